@@ -1,0 +1,47 @@
+// `npm run dev`: apply the local D1 migrations, seed the demo data, print how to use it, and
+// start `wrangler dev`. Arguments after `--` go to wrangler (e.g. `npm run dev -- --port 9000`).
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { DEMO, seedSql } from "./seed.mjs";
+
+const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
+const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
+const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+
+function run(args, what) {
+  const result = spawnSync(wrangler, args, { cwd: root, env, encoding: "utf8" });
+  if (result.status !== 0) {
+    process.stderr.write(result.stdout + result.stderr);
+    console.error(`npm run dev: ${what} failed`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+spawnSync(process.execPath, [path.join(root, "scripts", "copy-assets.mjs")], { stdio: "inherit" });
+run(["d1", "migrations", "apply", "DB", "--local"], "applying the D1 migrations");
+mkdirSync(path.join(root, ".wrangler"), { recursive: true });
+const seedFile = path.join(root, ".wrangler", "seed.sql");
+writeFileSync(seedFile, seedSql());
+run(["d1", "execute", "DB", "--local", "--file", seedFile], "seeding the demo data");
+
+const args = process.argv.slice(2);
+const portIndex = args.indexOf("--port");
+const port = portIndex >= 0 ? args[portIndex + 1] : "8787";
+const ipIndex = args.indexOf("--ip");
+const ip = ipIndex >= 0 ? args[ipIndex + 1] : "127.0.0.1";
+const base = `http://${ip}:${port}`;
+
+console.log(`
+Demo data is ready (local D1, .wrangler/state).
+  Organization  ${DEMO.organization.name}  ${DEMO.organization.id}
+  Owner         ${DEMO.owner.email} / ${DEMO.owner.password}
+  Operator      ${DEMO.operator.email} / ${DEMO.operator.password}
+  API key       ${DEMO.apiKey.value}  (permission: admin)
+API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
+`);
+
+const devArgs = ["dev", "--test-scheduled", "--ip", ip, "--port", port, ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i))];
+const child = spawn(wrangler, devArgs, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));

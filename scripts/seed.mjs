@@ -1,0 +1,38 @@
+// The demo data for local development, as idempotent SQL (INSERT OR IGNORE with fixed ids):
+// running it again changes nothing.
+import { pbkdf2Sync, createHash } from "node:crypto";
+
+const ITERATIONS = 100_000;
+
+function passwordHash(password, saltText) {
+  const salt = Buffer.from(saltText.padEnd(16, "-").slice(0, 16));
+  const hash = pbkdf2Sync(password, salt, ITERATIONS, 32, "sha256");
+  return `pbkdf2_sha256$${ITERATIONS}$${salt.toString("base64")}$${hash.toString("base64")}`;
+}
+
+export const DEMO = {
+  organization: { id: "org_d3m00000000000000000", name: "Demo Bank", slug: "demo-bank" },
+  owner: { id: "usr_d3m0wner000000000000", email: "owner@demo.example", password: "demo-owner-password", firstName: "Olivia", lastName: "Owner" },
+  operator: { id: "usr_d3m0p3rat0r000000000", email: "operator@demo.example", password: "demo-operator-password", firstName: "Oscar", lastName: "Operator" },
+  apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
+};
+
+const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+
+export function seedSql(at = Date.UTC(2026, 0, 1)) {
+  const { organization: org, owner, operator, apiKey } = DEMO;
+  const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
+  const monthEnd = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
+  const users = [owner, operator].map(
+    (u) =>
+      `INSERT OR IGNORE INTO users (id, email, password_hash, first_name, last_name, account_type, role, language, sms_notifications, ticket_reminders, created_at, updated_at) VALUES (${q(u.id)}, ${q(u.email)}, ${q(passwordHash(u.password, u.id))}, ${q(u.firstName)}, ${q(u.lastName)}, 'business', 'user', 'en', 1, 1, ${at}, ${at});`,
+  );
+  return [
+    ...users,
+    `INSERT OR IGNORE INTO organizations (id, name, slug, type, description, default_language, created_at, updated_at) VALUES (${q(org.id)}, ${q(org.name)}, ${q(org.slug)}, 'banking', 'The demo organization of npm run dev', 'en', ${at}, ${at});`,
+    `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(owner.id)}, 'owner', ${at}, ${at});`,
+    `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(operator.id)}, 'operator', ${at}, ${at});`,
+    `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,
+    `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at});`,
+  ].join("\n");
+}

@@ -1,0 +1,52 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
+import type { Context } from "hono";
+import { authenticate } from "./http/auth";
+import { bodyGuard } from "./http/body-guard";
+import type { AppEnv } from "./http/context";
+import { ApiError, validationError } from "./http/errors";
+import { rateLimit } from "./http/rate-limit";
+import { requestId } from "./http/request-id";
+import { errorBody } from "./http/respond";
+import { validationHook } from "./http/validation";
+import authRoutes from "./routes/auth";
+import { mountDocs } from "./routes/docs";
+import organizationRoutes from "./routes/organizations";
+
+function asApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 415) return new ApiError("UNSUPPORTED_MEDIA_TYPE", "Request bodies must be JSON", { field: "Content-Type" });
+    if (err.status === 413) return new ApiError("PAYLOAD_TOO_LARGE", "Request body too large");
+    if (err.status === 400) return validationError("body", "malformed JSON");
+    if (err.status === 401) return new ApiError("AUTHENTICATION_ERROR", "Missing or invalid credentials");
+  }
+  return new ApiError("INTERNAL_ERROR", "Something went wrong on our side; quote the request id if you contact us");
+}
+
+export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
+  const apiError = asApiError(err);
+  if (apiError.code === "INTERNAL_ERROR") {
+    console.error(JSON.stringify({ requestId: c.get("requestId"), error: String(err), stack: (err as Error)?.stack }));
+  }
+  const headers = { ...(c.get("rateLimitHeaders") ?? {}), ...apiError.headers };
+  return c.json(errorBody(c, apiError), apiError.status, headers);
+}
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.use("*", requestId);
+  app.use("/v1/*", async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
+  });
+  app.use("/v1/*", bodyGuard, authenticate, rateLimit);
+
+  app.route("/v1", authRoutes);
+  app.route("/v1", organizationRoutes);
+
+  mountDocs(app);
+  app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
+  app.onError(errorResponse);
+  return app;
+}

@@ -1,0 +1,213 @@
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  firstName: text("first_name").notNull(),
+  lastName: text("last_name").notNull(),
+  accountType: text("account_type", { enum: ["business", "customer"] }).notNull(),
+  role: text("role", { enum: ["user", "admin"] }).notNull().default("user"),
+  language: text("language", { enum: ["fr", "en"] }).notNull().default("en"),
+  smsNotifications: integer("sms_notifications", { mode: "boolean" }).notNull().default(true),
+  ticketReminders: integer("ticket_reminders", { mode: "boolean" }).notNull().default(true),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [uniqueIndex("users_email_unique").on(t.email)]);
+
+export const sessions = sqliteTable("sessions", {
+  tokenHash: text("token_hash").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  createdAt: integer("created_at").notNull(),
+  lastSeenAt: integer("last_seen_at").notNull(),
+  /** Idle expiry: slides forward on use, never past absoluteExpiresAt. */
+  expiresAt: integer("expires_at").notNull(),
+  absoluteExpiresAt: integer("absolute_expires_at").notNull(),
+  revokedAt: integer("revoked_at"),
+}, (t) => [index("sessions_user_idx").on(t.userId)]);
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  slug: text("slug").notNull(),
+  type: text("type", { enum: ["retail", "healthcare", "banking", "government", "other"] }).notNull().default("other"),
+  description: text("description"),
+  legalName: text("legal_name"),
+  siret: text("siret"),
+  vatNumber: text("vat_number"),
+  website: text("website"),
+  billingEmail: text("billing_email"),
+  availabilityRadiusKm: real("availability_radius_km"),
+  defaultLanguage: text("default_language", { enum: ["fr", "en"] }).notNull().default("en"),
+  logoUrl: text("logo_url"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)]);
+
+export const members = sqliteTable("members", {
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  role: text("role", { enum: ["owner", "admin", "manager", "operator"] }).notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("members_user_idx").on(t.userId)]);
+
+export const apiKeys = sqliteTable("api_keys", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  /** The first characters after `qk_live_`: the lookup handle, not a secret on its own. */
+  lookupPrefix: text("lookup_prefix").notNull(),
+  keyHash: text("key_hash").notNull(),
+  last4: text("last4").notNull(),
+  permissions: text("permissions", { mode: "json" }).$type<string[]>().notNull(),
+  createdById: text("created_by_id"),
+  createdAt: integer("created_at").notNull(),
+  lastUsedAt: integer("last_used_at"),
+  revokedAt: integer("revoked_at"),
+}, (t) => [uniqueIndex("api_keys_lookup_unique").on(t.lookupPrefix), index("api_keys_org_idx").on(t.organizationId)]);
+
+/** Plans, limits and quotas: the plan name here, its figures in src/domain/plans.ts. */
+export const subscriptions = sqliteTable("subscriptions", {
+  organizationId: text("organization_id").primaryKey().references(() => organizations.id, { onDelete: "cascade" }),
+  plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull().default("starter"),
+  billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull().default("monthly"),
+  status: text("status", { enum: ["active", "incomplete", "past_due", "cancelled"] }).notNull().default("active"),
+  currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull().default("EUR"),
+  currentPeriodStart: integer("current_period_start").notNull(),
+  currentPeriodEnd: integer("current_period_end").notNull(),
+  cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" }).notNull().default(false),
+  /** A rate tier given explicitly (e.g. "starter"), overriding the plan's default tier. */
+  rateTierOverride: text("rate_tier_override", { enum: ["free", "starter", "business", "enterprise"] }),
+  /** Enterprise custom limits; null means the tier default. */
+  customRatePerMinute: integer("custom_rate_per_minute"),
+  customRatePerDay: integer("custom_rate_per_day"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Exact monthly counters: incremented with a conditional UPDATE (used < limit). */
+export const usageCounters = sqliteTable("usage_counters", {
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  period: text("period").notNull(),
+  metric: text("metric", { enum: ["tickets", "api_calls", "sms", "webhook_deliveries"] }).notNull(),
+  used: integer("used").notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.organizationId, t.period, t.metric] })]);
+
+export const idempotencyKeys = sqliteTable("idempotency_keys", {
+  scope: text("scope").notNull(),
+  key: text("key").notNull(),
+  requestHash: text("request_hash").notNull(),
+  state: text("state", { enum: ["in_progress", "done"] }).notNull(),
+  responseStatus: integer("response_status"),
+  responseBody: text("response_body"),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)]);
+
+export const serviceTypes = sqliteTable("service_types", {
+  id: text("id").primaryKey(),
+  organizationType: text("organization_type", { enum: ["retail", "healthcare", "banking", "government", "other"] }).notNull(),
+  nameFr: text("name_fr").notNull(),
+  nameEn: text("name_en").notNull(),
+}, (t) => [index("service_types_org_type_idx").on(t.organizationType)]);
+
+export const locations = sqliteTable("locations", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  address: text("address").notNull(),
+  latitude: real("latitude").notNull(),
+  longitude: real("longitude").notNull(),
+  timezone: text("timezone").notNull().default("UTC"),
+  phone: text("phone"),
+  email: text("email"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  index("locations_org_idx").on(t.organizationId),
+  // Nearby search: a latitude band from this index, then a longitude filter and haversine.
+  index("locations_geo_idx").on(t.latitude, t.longitude),
+]);
+
+export const services = sqliteTable("services", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  description: text("description"),
+  serviceTypeId: text("service_type_id").notNull().references(() => serviceTypes.id),
+  isVirtual: integer("is_virtual", { mode: "boolean" }).notNull().default(false),
+  maxRemoteJoinRadiusKm: real("max_remote_join_radius_km"),
+  status: text("status", { enum: ["active", "inactive", "pending", "rejected"] }).notNull().default("active"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [index("services_org_idx").on(t.organizationId)]);
+
+export const serviceLocations = sqliteTable("service_locations", {
+  serviceId: text("service_id").notNull().references(() => services.id, { onDelete: "cascade" }),
+  locationId: text("location_id").notNull().references(() => locations.id, { onDelete: "cascade" }),
+}, (t) => [primaryKey({ columns: [t.serviceId, t.locationId] }), index("service_locations_location_idx").on(t.locationId)]);
+
+/**
+ * The catalog record of a queue. Its live state (status, counts, tickets) belongs to the
+ * queue's QueueRoom; `status` here is the room's projection, kept for listings and filters.
+ */
+export const queues = sqliteTable("queues", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  serviceId: text("service_id").notNull().references(() => services.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  description: text("description"),
+  maxCapacity: integer("max_capacity"),
+  letter: text("letter").notNull(),
+  status: text("status", { enum: ["active", "paused", "closed"] }).notNull().default("active"),
+  archivedAt: integer("archived_at"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  index("queues_org_idx").on(t.organizationId),
+  uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter),
+]);
+
+/** Read model of tickets for history, listings and analytics; written only by room outboxes. */
+export const tickets = sqliteTable("tickets", {
+  id: text("id").primaryKey(),
+  queueId: text("queue_id").notNull(),
+  serviceId: text("service_id").notNull(),
+  organizationId: text("organization_id").notNull(),
+  userId: text("user_id").notNull(),
+  number: integer("number").notNull(),
+  displayCode: text("display_code").notNull(),
+  status: text("status").notNull(),
+  partySize: integer("party_size").notNull(),
+  isPriority: integer("is_priority", { mode: "boolean" }).notNull(),
+  isGhostMode: integer("is_ghost_mode", { mode: "boolean" }).notNull(),
+  source: text("source").notNull(),
+  visitorName: text("visitor_name"),
+  assignedToId: text("assigned_to_id"),
+  calledAt: integer("called_at"),
+  servingAt: integer("serving_at"),
+  servedAt: integer("served_at"),
+  presentAt: integer("present_at"),
+  skipReason: text("skip_reason"),
+  recoveredFromId: text("recovered_from_id"),
+  transferredToId: text("transferred_to_id"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  /** The room's change counter for this ticket: an upsert never goes backwards. */
+  version: integer("version").notNull(),
+}, (t) => [
+  index("tickets_queue_status_idx").on(t.queueId, t.status),
+  index("tickets_org_created_idx").on(t.organizationId, t.createdAt),
+  index("tickets_user_idx").on(t.userId),
+]);
+
+/** Each room's earliest deadline, so the cron sweep wakes only rooms with work due. */
+export const roomDeadlines = sqliteTable("room_deadlines", {
+  queueId: text("queue_id").primaryKey(),
+  organizationId: text("organization_id").notNull(),
+  dueAt: integer("due_at").notNull(),
+}, (t) => [index("room_deadlines_due_idx").on(t.dueAt)]);
+

@@ -1,0 +1,39 @@
+// Domain events: every state change of a queue is one of these, written to the room's outbox
+// in the same storage transaction as the change, then delivered at least once.
+
+export const EVENT_TYPES = [
+  "ticket.created",
+  "ticket.almost_called",
+  "ticket.called",
+  "ticket.serving",
+  "ticket.served",
+  "ticket.cancelled",
+  "ticket.skipped",
+  "ticket.transferred",
+  "ticket.expired",
+  "ticket.no_show",
+  "ticket.recovered",
+  "ticket.auto_skipped",
+  "ticket.assigned",
+  "ticket.present",
+  "review.request",
+  "inactivity.warning",
+  "queue.status_changed",
+  "queue.capacity_warning",
+  "queue.long_wait",
+  "queue.cleared",
+  "queue.archived",
+  "member.joined",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What travels on the EVENTS queue; `id` (evt_…) de-duplicates deliveries. */
+export interface DomainEventMessage {
+  id: string;
+  type: EventType;
+  organizationId: string;
+  queueId: string | null;
+  ticketId: string | null;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}

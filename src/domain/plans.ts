@@ -1,0 +1,96 @@
+// Plans, rate tiers and quotas in one table (CONTRACT §9). Billing changes the plan name on
+// the subscription row; everything it entitles is read from here.
+
+export const PLANS = ["starter", "pro", "enterprise"] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const RATE_TIERS = ["free", "starter", "business", "enterprise"] as const;
+export type RateTier = (typeof RATE_TIERS)[number];
+
+/** null = unlimited */
+export type Limit = number | null;
+
+export interface RateLimits {
+  perMinute: number;
+  perDay: Limit;
+}
+
+export const RATE_TIER_LIMITS: Record<RateTier, RateLimits> = {
+  free: { perMinute: 60, perDay: 1_000 },
+  starter: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+  enterprise: { perMinute: 5_000, perDay: null },
+};
+
+export interface Quotas {
+  ticketsPerMonth: Limit;
+  apiCallsPerMonth: Limit;
+  webhooks: Limit;
+}
+
+export const RATE_TIER_QUOTAS: Record<RateTier, Quotas> = {
+  free: { ticketsPerMonth: 500, apiCallsPerMonth: 10_000, webhooks: 1 },
+  starter: { ticketsPerMonth: 5_000, apiCallsPerMonth: 100_000, webhooks: 5 },
+  business: { ticketsPerMonth: 50_000, apiCallsPerMonth: 1_000_000, webhooks: 25 },
+  enterprise: { ticketsPerMonth: null, apiCallsPerMonth: null, webhooks: null },
+};
+
+export interface PlanFeatures {
+  maxServices: Limit;
+  maxQueues: Limit;
+  ticketsPerMonth: Limit;
+  sms: boolean;
+  messagingApps: boolean;
+}
+
+export const PLAN_FEATURES: Record<Plan, PlanFeatures> = {
+  starter: { maxServices: 1, maxQueues: 1, ticketsPerMonth: 50, sms: false, messagingApps: false },
+  pro: { maxServices: null, maxQueues: null, ticketsPerMonth: null, sms: true, messagingApps: false },
+  enterprise: { maxServices: null, maxQueues: null, ticketsPerMonth: null, sms: true, messagingApps: true },
+};
+
+export const PLAN_RATE_TIER: Record<Plan, RateTier> = {
+  starter: "free",
+  pro: "business",
+  enterprise: "enterprise",
+};
+
+export interface SubscriptionLimitsInput {
+  plan: Plan;
+  rateTierOverride?: RateTier | null;
+  customRatePerMinute?: number | null;
+  customRatePerDay?: number | null;
+}
+
+export interface Entitlements {
+  plan: Plan;
+  rateTier: RateTier;
+  rate: RateLimits;
+  features: PlanFeatures;
+  quotas: Quotas;
+}
+
+function stricter(a: Limit, b: Limit): Limit {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}
+
+/** Everything a subscription entitles; where two stated limits differ, the stricter applies. */
+export function entitlements(sub: SubscriptionLimitsInput): Entitlements {
+  const rateTier = sub.rateTierOverride ?? PLAN_RATE_TIER[sub.plan];
+  const base = RATE_TIER_LIMITS[rateTier];
+  const rate: RateLimits =
+    rateTier === "enterprise"
+      ? { perMinute: sub.customRatePerMinute ?? base.perMinute, perDay: sub.customRatePerDay ?? base.perDay }
+      : base;
+  const features = PLAN_FEATURES[sub.plan];
+  const tierQuotas = RATE_TIER_QUOTAS[rateTier];
+  return {
+    plan: sub.plan,
+    rateTier,
+    rate,
+    features,
+    quotas: { ...tierQuotas, ticketsPerMonth: stricter(features.ticketsPerMonth, tierQuotas.ticketsPerMonth) },
+  };
+}

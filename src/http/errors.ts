@@ -1,0 +1,68 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  AUTHENTICATION_ERROR: 401,
+  TOKEN_EXPIRED: 401,
+  PLAN_REQUIRED: 402,
+  AUTHORIZATION_ERROR: 403,
+  KEY_REVOKED: 403,
+  QUOTA_EXCEEDED: 403,
+  REMOTE_JOIN_PENALTY: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_STATE: 409,
+  QUEUE_PAUSED: 409,
+  QUEUE_CLOSED: 409,
+  QUEUE_FULL: 409,
+  QUEUE_EMPTY: 409,
+  OPERATOR_UNAVAILABLE: 409,
+  QR_TOKEN_EXPIRED: 410,
+  QR_TOKEN_USED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  OUT_OF_RANGE: 422,
+  API_RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorDetails = Record<string, unknown>;
+
+/** The one error type: thrown anywhere, turned into the envelope by the app's onError. */
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetails = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function validationError(field: string, reason: string, extra: ErrorDetails = {}): ApiError {
+  return new ApiError("VALIDATION_ERROR", `Invalid value for ${field}: ${reason}`, { field, reason, ...extra });
+}
+
+export function notFound(what: string): ApiError {
+  return new ApiError("NOT_FOUND", `${what} not found`);
+}
+
+export function forbidden(message = "You are not allowed to do this"): ApiError {
+  return new ApiError("AUTHORIZATION_ERROR", message);
+}
+
+export function conflict(field: string, message: string): ApiError {
+  return new ApiError("CONFLICT", message, { field });
+}
+
+export function invalidState(status: string, allowed: readonly string[], message?: string): ApiError {
+  return new ApiError("INVALID_STATE", message ?? `Not allowed while the status is ${status}`, {
+    status,
+    allowed: [...allowed],
+  });
+}

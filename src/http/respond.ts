@@ -1,0 +1,25 @@
+import type { Context } from "hono";
+import { iso } from "../lib/time";
+import { now } from "../lib/clock";
+import type { ApiError } from "./errors";
+
+export function ok<T>(data: T) {
+  return { success: true as const, data };
+}
+
+export function okList<T>(data: T[], meta: { total: number; page: number; limit: number; hasMore: boolean }) {
+  return { success: true as const, data, meta };
+}
+
+export function errorBody(c: Context, err: ApiError) {
+  return {
+    success: false as const,
+    error: {
+      code: err.code,
+      message: err.message,
+      details: err.details,
+      timestamp: iso(now()),
+      requestId: (c.get("requestId") as string | undefined) ?? "",
+    },
+  };
+}

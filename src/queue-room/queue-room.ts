@@ -1,0 +1,5 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+
+/** One per queue: the single writer of that queue's tickets (built out by the queue-engine issue). */
+export class QueueRoom extends DurableObject<Env> {}

@@ -1,0 +1,175 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { deleteCookie, setCookie } from "hono/cookie";
+import { eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { members, users } from "../db/schema";
+import { requireUser, SESSION_COOKIE } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { ApiError, conflict } from "../http/errors";
+import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { assertLoginAllowed, recordFailedLogin } from "../http/rate-limit";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../lib/crypto";
+import { newId } from "../lib/ids";
+import { iso } from "../lib/time";
+import { createSession, revokeSession, SESSION_ABSOLUTE_MS, slideSession } from "../services/sessions";
+import { findUserByEmail, userRecord } from "../services/users";
+import { Email, Language, MembershipRecord, SessionRecord, UserRecord } from "./schemas";
+
+const app = router();
+const tags = ["Session"];
+
+const AuthResult = okEnvelope(z.object({ user: UserRecord, session: SessionRecord }));
+
+function setSessionCookie(c: Context<AppEnv>, token: string): void {
+  setCookie(c, SESSION_COOKIE, token, {
+    httpOnly: true,
+    secure: true,
+    sameSite: "Lax",
+    path: "/",
+    maxAge: SESSION_ABSOLUTE_MS / 1000,
+  });
+}
+
+const register = createRoute({
+  method: "post",
+  path: "/auth/register",
+  tags,
+  summary: "Create an account and log in",
+  security: SECURITY.none,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          email: Email,
+          password: z.string().min(10).max(256),
+          firstName: z.string().trim().min(1).max(100),
+          lastName: z.string().trim().min(1).max(100),
+          accountType: z.enum(["business", "customer"]),
+          language: Language.optional(),
+        })
+        .openapi("RegisterRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(AuthResult, "Account created; the session cookie is set"), ...errors(409) },
+});
+
+app.openapi(register, async (c) => {
+  const body = c.req.valid("json");
+  const db = database(c.env.DB);
+  const at = now();
+  if (await findUserByEmail(db, body.email)) throw conflict("email", "An account with this email already exists");
+  const user = {
+    id: newId("usr"),
+    email: body.email,
+    passwordHash: await hashPassword(body.password),
+    firstName: body.firstName,
+    lastName: body.lastName,
+    accountType: body.accountType,
+    role: "user" as const,
+    language: body.language ?? "en",
+    smsNotifications: true,
+    ticketReminders: true,
+    createdAt: at,
+    updatedAt: at,
+  };
+  try {
+    await db.insert(users).values(user);
+  } catch (err) {
+    if (String(err).includes("UNIQUE")) throw conflict("email", "An account with this email already exists");
+    throw err;
+  }
+  const session = await createSession(db, user.id, at);
+  setSessionCookie(c, session.token);
+  return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 201);
+});
+
+const login = createRoute({
+  method: "post",
+  path: "/auth/login",
+  tags,
+  summary: "Log in with email and password",
+  description:
+    "A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends.",
+  security: SECURITY.none,
+  request: {
+    body: jsonBody(z.strictObject({ email: Email, password: z.string().min(1).max(256) }).openapi("LoginRequest")),
+  },
+  responses: { 200: jsonResponse(AuthResult, "Logged in; the session cookie is set"), ...errors() },
+});
+
+app.openapi(login, async (c) => {
+  const { email, password } = c.req.valid("json");
+  await assertLoginAllowed(c, email);
+  const db = database(c.env.DB);
+  const user = await findUserByEmail(db, email);
+  const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
+  if (!user || !valid) {
+    await recordFailedLogin(c, email);
+    throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
+  }
+  const session = await createSession(db, user.id, now());
+  setSessionCookie(c, session.token);
+  return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);
+});
+
+const me = createRoute({
+  method: "get",
+  path: "/auth/me",
+  tags,
+  summary: "The logged-in user and their memberships",
+  security: SECURITY.session,
+  responses: {
+    200: jsonResponse(okEnvelope(z.object({ user: UserRecord, memberships: z.array(MembershipRecord) })), "The user"),
+    ...errors(),
+  },
+});
+
+app.openapi(me, async (c) => {
+  const { user } = requireUser(c);
+  const memberships = await database(c.env.DB)
+    .select({ organizationId: members.organizationId, role: members.role })
+    .from(members)
+    .where(eq(members.userId, user.id))
+    .orderBy(members.createdAt)
+    .all();
+  return c.json(ok({ user: userRecord(user), memberships }), 200);
+});
+
+const refresh = createRoute({
+  method: "post",
+  path: "/auth/session/refresh",
+  tags,
+  summary: "Keep the session alive",
+  description: "Moves the 12-hour idle expiry forward, never past the 30-day absolute lifetime.",
+  security: SECURITY.session,
+  responses: { 200: jsonResponse(okEnvelope(z.object({ expiresAt: z.string() })), "The new expiry"), ...errors() },
+});
+
+app.openapi(refresh, async (c) => {
+  const session = requireUser(c);
+  const expiresAt = await slideSession(database(c.env.DB), session, now(), true);
+  return c.json(ok({ expiresAt: iso(expiresAt) }), 200);
+});
+
+const logout = createRoute({
+  method: "post",
+  path: "/auth/logout",
+  tags,
+  summary: "End the session",
+  description: "The token stops working at once; the cookie is cleared.",
+  security: SECURITY.session,
+  responses: { 200: jsonResponse(okEnvelope(z.object({ loggedOut: z.literal(true) })), "Logged out"), ...errors() },
+});
+
+app.openapi(logout, async (c) => {
+  const session = requireUser(c);
+  await revokeSession(database(c.env.DB), session.tokenHash, now());
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true, httpOnly: true, sameSite: "Lax" });
+  return c.json(ok({ loggedOut: true as const }), 200);
+});
+
+export default app;

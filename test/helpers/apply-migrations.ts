@@ -1,0 +1,7 @@
+import { applyD1Migrations, env } from "cloudflare:test";
+import { afterEach } from "vitest";
+import { testClock } from "../../src/lib/clock";
+
+await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+afterEach(() => testClock.reset());
