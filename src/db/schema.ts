@@ -211,3 +211,56 @@ export const roomDeadlines = sqliteTable("room_deadlines", {
   dueAt: integer("due_at").notNull(),
 }, (t) => [index("room_deadlines_due_idx").on(t.dueAt)]);
 
+
+/**
+ * A QR code's token: the opaque string printed in the code. Scans look it up by `token`;
+ * `id` addresses the record in the management routes. Revoked tokens stay, so a scan of an
+ * old print can be told apart from an unknown code.
+ */
+export const qrTokens = sqliteTable("qr_tokens", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  purpose: text("purpose", {
+    enum: ["service_checkin", "queue_join", "operator_access", "verification", "single_use_invite"],
+  }).notNull(),
+  serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
+  queueId: text("queue_id").references(() => queues.id, { onDelete: "cascade" }),
+  token: text("token").notNull(),
+  expiresAt: integer("expires_at"),
+  usedAt: integer("used_at"),
+  usedByUserId: text("used_by_user_id"),
+  createdById: text("created_by_id"),
+  createdAt: integer("created_at").notNull(),
+  revokedAt: integer("revoked_at"),
+}, (t) => [
+  uniqueIndex("qr_tokens_token_unique").on(t.token),
+  index("qr_tokens_org_created_idx").on(t.organizationId, t.createdAt),
+]);
+
+/** An NFC tag placed at a location; a scan joins `queueId`. `nfcId` is the physical identifier. */
+export const nfcTags = sqliteTable("nfc_tags", {
+  id: text("id").primaryKey(),
+  nfcId: text("nfc_id").notNull(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+  kind: text("kind", { enum: ["physical", "virtual", "mobile_wallet"] }).notNull().default("physical"),
+  locationName: text("location_name").notNull(),
+  latitude: real("latitude").notNull(),
+  longitude: real("longitude").notNull(),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+  scanCount: integer("scan_count").notNull().default(0),
+  lastScannedAt: integer("last_scanned_at"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  uniqueIndex("nfc_tags_nfc_id_unique").on(t.nfcId),
+  index("nfc_tags_org_idx").on(t.organizationId),
+  index("nfc_tags_queue_idx").on(t.queueId),
+]);
+
+/** The devices that scanned a tag, one row each, so `uniqueDevices` is an exact count. */
+export const nfcTagDevices = sqliteTable("nfc_tag_devices", {
+  tagId: text("tag_id").notNull().references(() => nfcTags.id, { onDelete: "cascade" }),
+  deviceHash: text("device_hash").notNull(),
+  firstSeenAt: integer("first_seen_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.tagId, t.deviceHash] })]);
