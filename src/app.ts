@@ -12,6 +12,7 @@ import { validationHook } from "./http/validation";
 import authRoutes from "./routes/auth";
 import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
+import qrRoutes from "./routes/qr";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -44,6 +45,7 @@ export function createApp() {
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
+  app.route("/v1", qrRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

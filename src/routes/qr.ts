@@ -1,0 +1,187 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { QR_PURPOSES } from "../domain/qr";
+import { authorize, organizationOfRequest, requireCredential } from "../http/auth";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
+import { authorizeOn } from "../http/resource-access";
+import { ok, okList } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { qrPng, qrSvg, QR_IMAGE_SIZE } from "../services/qr-images";
+import { assertNotArchived } from "../services/channel-targets";
+import { createQrToken, listQrTokens, liveQrToken, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
+
+const app = router();
+const tags = ["QR codes"];
+
+const Purpose = z.enum(QR_PURPOSES);
+
+const generate = createRoute({
+  method: "get",
+  path: "/qr/generate",
+  tags,
+  summary: "Draw a QR code for a token",
+  description:
+    "Public: no credential needed (counted under the per-IP limit). The image depends only on the query, so it is cacheable for a day. " +
+    "Error correction level M, a 4-module quiet zone, each module a whole number of pixels, centred in a size × size image. " +
+    "A token too long to fit the size gets 400 on `size` with `details.minimum`.",
+  security: SECURITY.none,
+  request: {
+    query: z.object({
+      token: z
+        .string()
+        .min(1)
+        .max(512)
+        .openapi({ description: "The text to encode, 1–512 characters (usually a QR token's `token`)" }),
+      size: z.coerce
+        .number()
+        .int()
+        .min(QR_IMAGE_SIZE.min)
+        .max(QR_IMAGE_SIZE.max)
+        .default(QR_IMAGE_SIZE.default)
+        .openapi({ description: "Width and height in pixels, 64–1024, default 200" }),
+      format: z.enum(["png", "svg"]).default("png").openapi({ description: "png (default) or svg" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "The QR code image",
+      content: {
+        "image/png": { schema: z.string().openapi({ format: "binary" }) },
+        "image/svg+xml": { schema: z.string() },
+      },
+    },
+    ...errors(),
+  },
+});
+
+const IMAGE_CACHE = "public, max-age=86400, immutable";
+
+app.openapi(generate, async (c) => {
+  const { token, size, format } = c.req.valid("query");
+  if (format === "svg") {
+    return c.body(qrSvg(token, size), 200, { "Content-Type": "image/svg+xml; charset=utf-8", "Cache-Control": IMAGE_CACHE });
+  }
+  const png = await qrPng(token, size);
+  return c.body(png, 200, { "Content-Type": "image/png", "Cache-Control": IMAGE_CACHE });
+});
+
+const QrTokenRecord = z
+  .object({
+    id: z.string(),
+    purpose: Purpose,
+    serviceId: z.string().nullable(),
+    queueId: z.string().nullable(),
+    token: z.string().openapi({ description: "The opaque string to print in the code" }),
+    status: z.enum(["active", "expired", "used", "revoked"]),
+    expiresAt: z.string().nullable(),
+    usedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+    createdAt: z.string(),
+    imageUrl: z.string().openapi({ description: "Relative URL of the PNG (add &format=svg&size=… as needed)" }),
+  })
+  .openapi("QrToken");
+
+const FutureInstant = z
+  .union([z.iso.datetime({ offset: true }), z.iso.date()])
+  .transform((v) => Date.parse(v))
+  .refine((ms) => ms > now(), "must be in the future")
+  .openapi({ description: "ISO 8601 with Z or an offset, or a date (00:00 UTC)", example: "2026-12-31T23:59:59Z" });
+
+const create = createRoute({
+  method: "post",
+  path: "/qr-tokens",
+  tags,
+  summary: "Create a QR token",
+  description:
+    "queue_join and single_use_invite need `queueId`; service_checkin needs `serviceId` (and no queueId); " +
+    "verification and operator_access need one of the two. Given both, the queue must belong to the service. " +
+    "The organization is the queue's or service's; the caller needs QUEUE_MANAGE there.",
+  security: SECURITY.any,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          purpose: Purpose,
+          serviceId: z.string().min(1).max(64).optional(),
+          queueId: z.string().min(1).max(64).optional(),
+          expiresAt: FutureInstant.optional(),
+        })
+        .openapi("CreateQrTokenRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(okEnvelope(QrTokenRecord), "Created"), ...errors(409) },
+});
+
+app.openapi(create, async (c) => {
+  requireCredential(c);
+  const body = c.req.valid("json");
+  const db = database(c.env.DB);
+  const target = await resolveQrTarget(db, body.purpose, body);
+  const actor = await authorizeOn(c, target.organizationId, "QUEUE_MANAGE", target.queue ? "Queue" : "Service");
+  if (target.queue) assertNotArchived(target.queue);
+  const at = now();
+  const row = await createQrToken(db, { purpose: body.purpose, target, expiresAt: body.expiresAt ?? null, createdById: actor.userId }, at);
+  return c.json(ok(qrTokenRecord(row, at)), 201);
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/qr-tokens",
+  tags,
+  summary: "The organization's QR tokens (revoked ones left out), newest first",
+  description: "Organization from the API key, the X-Organization-Id header, or the user's only membership. Needs QUEUE_VIEW.",
+  security: SECURITY.any,
+  request: {
+    query: PaginationQuery.extend({
+      purpose: Purpose.optional(),
+      queueId: z.string().max(64).optional(),
+      serviceId: z.string().max(64).optional(),
+    }),
+  },
+  responses: { 200: jsonResponse(listEnvelope(QrTokenRecord), "A page of tokens"), ...errors() },
+});
+
+app.openapi(list, async (c) => {
+  const query = c.req.valid("query");
+  const organizationId = await organizationOfRequest(c);
+  await authorize(c, organizationId, "QUEUE_VIEW");
+  const window = pageWindow(query);
+  const { rows, total } = await listQrTokens(database(c.env.DB), organizationId, query, window);
+  const at = now();
+  return c.json(okList(rows.map((r) => qrTokenRecord(r, at)), pageMeta(total, window)), 200);
+});
+
+const revoke = createRoute({
+  method: "delete",
+  path: "/qr-tokens/{id}",
+  tags,
+  summary: "Revoke a QR token",
+  description: "Scans of a revoked token are refused from then on; it leaves the listing. Needs QUEUE_MANAGE.",
+  security: SECURITY.any,
+  request: { params: idParam("id", "qrt") },
+  responses: { 200: jsonResponse(okEnvelope(QrTokenRecord), "The revoked token"), ...errors() },
+});
+
+app.openapi(revoke, async (c) => {
+  requireCredential(c);
+  const { id } = c.req.valid("param");
+  const db = database(c.env.DB);
+  const token = await liveQrToken(db, id);
+  await authorizeOn(c, token.organizationId, "QUEUE_MANAGE", "QR token");
+  const at = now();
+  return c.json(ok(qrTokenRecord(await revokeQrToken(db, id, at), at)), 200);
+});
+
+export default app;
