@@ -13,6 +13,7 @@ import authRoutes from "./routes/auth";
 import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
 import qrRoutes from "./routes/qr";
+import nfcRoutes from "./routes/nfc";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -46,6 +47,7 @@ export function createApp() {
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
   app.route("/v1", qrRoutes);
+  app.route("/v1", nfcRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
