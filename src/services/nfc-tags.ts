@@ -66,8 +66,8 @@ export interface NfcTagChanges {
 }
 
 export async function updateNfcTag(db: Database, tagId: string, changes: NfcTagChanges, at: number): Promise<NfcTagRow> {
-  const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-  const row = await db.update(nfcTags).set({ ...set, updatedAt: at }).where(eq(nfcTags.id, tagId)).returning().get();
+  // Drizzle leaves out undefined values: only the fields named in the request change.
+  const row = await db.update(nfcTags).set({ ...changes, updatedAt: at }).where(eq(nfcTags.id, tagId)).returning().get();
   if (!row) throw notFound("NFC tag");
   return row;
 }

@@ -133,6 +133,7 @@ describe("PATCH /v1/nfc/tags/{nfcId}", () => {
     testClock.set("2026-04-02T10:00:00.000Z");
     const disabled = expectOk(await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token, body: { enabled: false } }));
     expect(disabled).toMatchObject({ status: "disabled", scanCount: 1, uniqueDevices: 1, updatedAt: "2026-04-02T10:00:00.000Z", createdAt: tag.createdAt });
+    expect(disabled).toMatchObject({ locationName: tag.locationName, latitude: tag.latitude, longitude: tag.longitude, queueId: tag.queueId });
     const enabled = expectOk(await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token, body: { enabled: true } }));
     expect(enabled.status).toBe("enabled");
   });
