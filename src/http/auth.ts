@@ -113,22 +113,28 @@ export async function memberRole(env: AppEnv["Bindings"], organizationId: string
 
 /**
  * The caller may act in this organization with this permission. A caller outside the
- * organization gets 404, so ids of other organizations are never confirmed to exist.
+ * organization gets the same 404 as for an id that does not exist (`what` names the resource
+ * looked up, message included), so ids of other organizations are never confirmed to exist.
  */
-export async function authorize(c: Context<AppEnv>, organizationId: string, permission: Permission): Promise<Actor> {
-  const actor = await actorIn(c, organizationId);
+export async function authorize(
+  c: Context<AppEnv>,
+  organizationId: string,
+  permission: Permission,
+  what = "Organization",
+): Promise<Actor> {
+  const actor = await actorIn(c, organizationId, what);
   if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
   return actor;
 }
 
-export async function actorIn(c: Context<AppEnv>, organizationId: string): Promise<Actor> {
+export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization"): Promise<Actor> {
   const p = requireCredential(c);
   if (p.kind === "apiKey") {
-    if (p.organizationId !== organizationId) throw notFound("Organization");
+    if (p.organizationId !== organizationId) throw notFound(what);
     return { organizationId, userId: null, apiKeyId: p.keyId, role: null, can: (perm) => p.permissions.has(perm) };
   }
   const role = await memberRole(c.env, organizationId, p.user.id);
-  if (!role) throw notFound("Organization");
+  if (!role) throw notFound(what);
   return { organizationId, userId: p.user.id, apiKeyId: null, role, can: (perm) => roleAllows(role, perm) };
 }
 

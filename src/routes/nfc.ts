@@ -3,7 +3,6 @@ import { database } from "../db/client";
 import { authorize, organizationOfRequest, requireCredential } from "../http/auth";
 import { notFound } from "../http/errors";
 import { errors, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
-import { authorizeOn } from "../http/resource-access";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -76,7 +75,7 @@ app.openapi(create, async (c) => {
   const body = c.req.valid("json");
   const db = database(c.env.DB);
   const queue = await queueTarget(db, body.queueId);
-  await authorizeOn(c, queue.organizationId, "QUEUE_MANAGE", "Queue");
+  await authorize(c, queue.organizationId, "QUEUE_MANAGE", "Queue");
   assertNotArchived(queue);
   const row = await createNfcTag(db, { ...body, kind: body.kind ?? "physical", organizationId: queue.organizationId }, now());
   return c.json(ok(nfcTagRecord(row, 0)), 201);
@@ -97,7 +96,7 @@ app.openapi(get, async (c) => {
   const { nfcId } = c.req.valid("param");
   const db = database(c.env.DB);
   const tag = await tagByNfcId(db, nfcId);
-  await authorizeOn(c, tag.organizationId, "QUEUE_VIEW", "NFC tag");
+  await authorize(c, tag.organizationId, "QUEUE_VIEW", "NFC tag");
   return c.json(ok(nfcTagRecord(tag, await uniqueDevicesOf(db, tag.id))), 200);
 });
 
@@ -134,7 +133,7 @@ app.openapi(update, async (c) => {
   const changes = c.req.valid("json");
   const db = database(c.env.DB);
   const tag = await tagByNfcId(db, nfcId);
-  await authorizeOn(c, tag.organizationId, "QUEUE_MANAGE", "NFC tag");
+  await authorize(c, tag.organizationId, "QUEUE_MANAGE", "NFC tag");
   if (changes.queueId !== undefined && changes.queueId !== tag.queueId) {
     const queue = await queueTarget(db, changes.queueId);
     // A tag never moves to another organization, even one the caller also manages.

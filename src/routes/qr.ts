@@ -14,7 +14,6 @@ import {
   PaginationQuery,
   SECURITY,
 } from "../http/openapi";
-import { authorizeOn } from "../http/resource-access";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -129,7 +128,7 @@ app.openapi(create, async (c) => {
   const body = c.req.valid("json");
   const db = database(c.env.DB);
   const target = await resolveQrTarget(db, body.purpose, body);
-  const actor = await authorizeOn(c, target.organizationId, "QUEUE_MANAGE", target.queue ? "Queue" : "Service");
+  const actor = await authorize(c, target.organizationId, "QUEUE_MANAGE", target.queue ? "Queue" : "Service");
   if (target.queue) assertNotArchived(target.queue);
   const at = now();
   const row = await createQrToken(db, { purpose: body.purpose, target, expiresAt: body.expiresAt ?? null, createdById: actor.userId }, at);
@@ -179,7 +178,7 @@ app.openapi(revoke, async (c) => {
   const { id } = c.req.valid("param");
   const db = database(c.env.DB);
   const token = await liveQrToken(db, id);
-  await authorizeOn(c, token.organizationId, "QUEUE_MANAGE", "QR token");
+  await authorize(c, token.organizationId, "QUEUE_MANAGE", "QR token");
   const at = now();
   return c.json(ok(qrTokenRecord(await revokeQrToken(db, id, at), at)), 200);
 });
