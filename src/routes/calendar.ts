@@ -18,7 +18,7 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { parseInstantInput, utcInstant } from "../lib/instant";
-import { DAY, iso } from "../lib/time";
+import { DAY, iso, utcDayStart } from "../lib/time";
 import { MAX_OCCURRENCES } from "../domain/recurrence";
 import { membersAvailability } from "../services/availability";
 import {
@@ -52,7 +52,7 @@ const Instant = z
     }
     return parsed;
   })
-  .openapi({ type: "string", example: "2026-03-20T09:00:00+01:00" });
+  .openapi({ example: "2026-03-20T09:00:00+01:00" });
 
 const Color = z
   .string()
@@ -255,7 +255,7 @@ app.openapi(list, async (c) => {
   await authorize(c, organizationId, "CALENDAR_VIEW");
   const q = c.req.valid("query");
   const given = { start: q.startDate && utcInstant(q.startDate), end: q.endDate && utcInstant(q.endDate) };
-  const start = given.start ?? (given.end !== undefined ? given.end - DEFAULT_RANGE : now() - (now() % DAY));
+  const start = given.start ?? (given.end !== undefined ? given.end - DEFAULT_RANGE : utcDayStart(now()));
   const end = given.end ?? start + DEFAULT_RANGE;
   if (end <= start) throw validationError("endDate", "must be after startDate");
   if (end - start > MAX_RANGE) throw validationError("endDate", "the range may span at most 366 days");

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { chunk, type Database } from "../db/client";
 import { calendarEvents, locations, members, services } from "../db/schema";
 import {
@@ -313,7 +313,6 @@ export async function occurrencesCovering(
 ): Promise<ExpandedOccurrence[]> {
   const filter = and(
     inArray(calendarEvents.eventType, [...eventTypes]),
-    lte(calendarEvents.startAt, at),
     serviceId === undefined ? undefined : eq(calendarEvents.serviceId, serviceId),
   );
   const events = await candidateEvents(db, organizationId, at, at + 1, filter);
