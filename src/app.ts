@@ -10,6 +10,7 @@ import { requestId } from "./http/request-id";
 import { errorBody } from "./http/respond";
 import { validationHook } from "./http/validation";
 import authRoutes from "./routes/auth";
+import calendarRoutes from "./routes/calendar";
 import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
 import qrRoutes from "./routes/qr";
@@ -48,6 +49,7 @@ export function createApp() {
   app.route("/v1", organizationRoutes);
   app.route("/v1", qrRoutes);
   app.route("/v1", nfcRoutes);
+  app.route("/v1", calendarRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -264,3 +264,34 @@ export const nfcTagDevices = sqliteTable("nfc_tag_devices", {
   deviceHash: text("device_hash").notNull(),
   firstSeenAt: integer("first_seen_at").notNull(),
 }, (t) => [primaryKey({ columns: [t.tagId, t.deviceHash] })]);
+
+/**
+ * Team calendar. Times are UTC instants; a recurring event repeats its local wall-clock time
+ * in its timezone (the location's, else the organization's first location's, else UTC), and
+ * is expanded into occurrences when read (src/domain/recurrence.ts).
+ */
+export const calendarEvents = sqliteTable("calendar_events", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  title: text("title").notNull(),
+  description: text("description"),
+  startAt: integer("start_at").notNull(),
+  endAt: integer("end_at").notNull(),
+  eventType: text("event_type", { enum: ["shift", "break", "closure", "event", "unavailability", "appointment"] }).notNull(),
+  // Cascade, not set null: a service closure whose service is gone must not turn into an
+  // organization-wide closure.
+  serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
+  // Set null: the event survives its location and falls back to the organization's timezone.
+  locationId: text("location_id").references(() => locations.id, { onDelete: "set null" }),
+  attendees: text("attendees", { mode: "json" }).$type<string[]>().notNull(),
+  color: text("color"),
+  recurrencePattern: text("recurrence_pattern", { enum: ["daily", "weekly", "monthly"] }),
+  /** The last instant an occurrence may start (inclusive); null repeats for ever. */
+  recurrenceEndAt: integer("recurrence_end_at"),
+  createdById: text("created_by_id").references(() => users.id, { onDelete: "set null" }),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  // Also serves lookups by organization alone (leftmost prefix).
+  index("calendar_events_org_start_idx").on(t.organizationId, t.startAt),
+]);
