@@ -12,6 +12,9 @@ import { validationHook } from "./http/validation";
 import authRoutes from "./routes/auth";
 import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
+import locationRoutes from "./routes/locations";
+import serviceRoutes from "./routes/services";
+import dashboardRoutes from "./routes/dashboard";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -44,6 +47,9 @@ export function createApp() {
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
+  app.route("/v1", locationRoutes);
+  app.route("/v1", serviceRoutes);
+  app.route("/v1", dashboardRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
