@@ -94,10 +94,14 @@ async function organizationContext(db: Database, organizationId: string): Promis
 /** Links inserted only if the service row exists, so a refused service leaves no link behind. */
 function linkStatements(db: Database, serviceId: string, locationIds: readonly string[]) {
   return chunk(locationIds, IDS_PER_STATEMENT).map((ids) =>
-    db.run(sql`INSERT OR IGNORE INTO service_locations (service_id, location_id)
-      SELECT ${serviceId}, id FROM locations
-      WHERE id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})
-        AND EXISTS (SELECT 1 FROM services WHERE id = ${serviceId})`),
+    db
+      .insert(serviceLocations)
+      .select(
+        sql`SELECT ${serviceId}, id FROM locations
+          WHERE id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})
+            AND EXISTS (SELECT 1 FROM services WHERE id = ${serviceId})`,
+      )
+      .onConflictDoNothing(),
   );
 }
 
@@ -134,8 +138,8 @@ export async function createService(db: Database, organizationId: string, input:
   const underLimit =
     maxServices === null ? sql`1` : sql`(SELECT count(*) FROM services WHERE organization_id = ${organizationId}) < ${maxServices}`;
   const [inserted] = await db.batch([
-    db.run(sql`INSERT INTO services (id, organization_id, name, description, service_type_id, is_virtual, max_remote_join_radius_km, status, created_at, updated_at)
-      SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
+    // Columns in the table's order: that is the order drizzle lists them in the INSERT.
+    db.insert(services).select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
         ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}
       WHERE ${underLimit}`),
     ...linkStatements(db, row.id, input.locationIds),
