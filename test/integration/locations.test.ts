@@ -1,10 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
-import { destination, distanceKm } from "../../src/domain/geo";
-import { boundingBox } from "../../src/domain/geo";
+import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
+import { testClock } from "../../src/lib/clock";
+import { newId } from "../../src/lib/ids";
 import { nearbyCandidates } from "../../src/services/locations";
-import { call, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
+import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
@@ -31,7 +32,7 @@ async function addMember(organizationId: string, role: string): Promise<TestUser
 }
 
 async function insertQueue(organizationId: string, serviceId: string, letter: string): Promise<string> {
-  const id = `que_${unique().padEnd(20, "0").slice(0, 20).replace(/[^0-9a-z]/g, "0").replace(/[ilou]/g, "0")}`;
+  const id = newId("que");
   await env.DB.prepare(
     "INSERT INTO queues (id, organization_id, service_id, name, letter, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', 0, 0)",
   )
@@ -77,7 +78,10 @@ describe("POST /v1/locations", () => {
 describe("GET /v1/business/locations", () => {
   it("pages through the organization's locations", async () => {
     const { user, org } = await owner();
-    for (let i = 0; i < 5; i++) await addLocation(user, org.id, { name: `Site ${i}` });
+    for (let i = 0; i < 5; i++) {
+      testClock.set(Date.parse("2026-03-02T10:00:00.000Z") + i * 1000);
+      await addLocation(user, org.id, { name: `Site ${i}` });
+    }
     const first = await call("GET", "/v1/business/locations?limit=2", { token: user.token });
     expect(expectOk(first).map((l: any) => l.name)).toEqual(["Site 0", "Site 1"]);
     expect(first.body.meta).toEqual({ total: 5, page: 1, limit: 2, hasMore: true });
@@ -270,6 +274,7 @@ describe("PATCH /v1/locations/{id}", () => {
 
 describe("DELETE /v1/locations/{id}", () => {
   it("deletes services linked only to it with their queues, and only unlinks shared ones", async () => {
+    testClock.set("2026-03-02T10:00:00.000Z");
     const user = await registerUser();
     const org = await createOrganization(user);
     await env.DB.prepare("UPDATE subscriptions SET plan = 'pro' WHERE organization_id = ?").bind(org.id).run();

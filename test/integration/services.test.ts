@@ -199,7 +199,10 @@ describe("GET /v1/business/services", () => {
   it("filters by ids and pages", async () => {
     const { user, loc } = await setup({ plan: "pro" });
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await addService(user, [loc.id], { name: `S${i}` })).id);
+    for (let i = 0; i < 4; i++) {
+      testClock.set(Date.parse("2026-03-02T10:00:00.000Z") + i * 1000);
+      ids.push((await addService(user, [loc.id], { name: `S${i}` })).id);
+    }
     const filtered = await call("GET", `/v1/business/services?ids=${ids[1]},${ids[3]}, ,svc_00000000000000000000`, { token: user.token });
     expect(expectOk(filtered).map((s: any) => s.id)).toEqual([ids[1], ids[3]]);
     expect(filtered.body.meta.total).toBe(2);
@@ -299,7 +302,9 @@ describe("GET/PATCH/DELETE /v1/services/{id}", () => {
 describe("GET /v1/services/organization/search", () => {
   it("finds active services by name by default, every status with activeOnly=false, for operators too", async () => {
     const { user, org, loc } = await setup({ plan: "pro" });
+    testClock.set("2026-03-02T10:00:00.000Z");
     await addService(user, [loc.id], { name: "Cash desk" });
+    testClock.advance(1000);
     const paused = await addService(user, [loc.id], { name: "Cash advance" });
     await addService(user, [loc.id], { name: "Loans" });
     expectOk(await call("PATCH", `/v1/services/${paused.id}`, { token: user.token, body: { status: "pending" } }));
