@@ -96,3 +96,27 @@ describe("GET /v1/business/dashboard", () => {
     expectError(await call("GET", "/v1/business/dashboard", { token: stranger.token, headers: { "X-Organization-Id": org.id } }), 404, "NOT_FOUND");
   });
 });
+
+describe("OpenAPI", () => {
+  it("documents the catalog routes", async () => {
+    const res = await call("GET", "/v1/openapi.json");
+    expect(res.status).toBe(200);
+    for (const path of [
+      "/v1/locations",
+      "/v1/business/locations",
+      "/v1/locations/search",
+      "/v1/locations/nearby",
+      "/v1/locations/{locationId}",
+      "/v1/services",
+      "/v1/services/types",
+      "/v1/business/services",
+      "/v1/services/{serviceId}",
+      "/v1/services/organization/search",
+      "/v1/business/dashboard",
+    ]) {
+      expect(res.body.paths, path).toHaveProperty([path]);
+    }
+    const nearby = res.body.paths["/v1/locations/nearby"].get;
+    expect(nearby.parameters.map((p: any) => p.name).sort()).toEqual(["lat", "limit", "lon", "radiusKm"]);
+  });
+});
