@@ -172,7 +172,8 @@ export async function listServices(
 ): Promise<{ rows: ServiceRow[]; total: number }> {
   const where = and(
     eq(services.organizationId, organizationId),
-    filter.ids ? inArray(services.id, [...filter.ids]) : undefined,
+    // One bound parameter for the whole id list, whatever its length.
+    filter.ids ? sql`${services.id} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))` : undefined,
     filter.q ? likeContains(services.name, filter.q) : undefined,
     filter.statuses ? inArray(services.status, [...filter.statuses]) : undefined,
   );

@@ -215,6 +215,8 @@ describe("GET /v1/business/services", () => {
     expect(expectOk(await call("GET", "/v1/business/services?limit=100", { token: user.token }))).toHaveLength(4);
     expectError(await call("GET", "/v1/business/services?limit=101", { token: user.token }), 400, "VALIDATION_ERROR", "limit");
     expectError(await call("GET", "/v1/business/services?offset=-1", { token: user.token }), 400, "VALIDATION_ERROR", "offset");
+    const hundred = [ids[0], ...Array.from({ length: 99 }, (_, i) => `svc_${i}`)].join(",");
+    expect(expectOk(await call("GET", `/v1/business/services?ids=${hundred}&limit=100`, { token: user.token })).map((s: any) => s.id)).toEqual([ids[0]]);
     const tooMany = Array.from({ length: 101 }, (_, i) => `svc_${i}`).join(",");
     expectError(await call("GET", `/v1/business/services?ids=${tooMany}`, { token: user.token }), 400, "VALIDATION_ERROR", "ids");
   });
