@@ -38,6 +38,9 @@ Demo data is ready (local D1, .wrangler/state).
   Owner         ${DEMO.owner.email} / ${DEMO.owner.password}
   Operator      ${DEMO.operator.email} / ${DEMO.operator.password}
   API key       ${DEMO.apiKey.value}  (permission: admin)
+  Location      ${DEMO.location.name}  ${DEMO.location.id}
+  Service       ${DEMO.service.name} (${DEMO.service.serviceTypeId})  ${DEMO.service.id}
+  Queue         ${DEMO.queue.name}, letter ${DEMO.queue.letter}  ${DEMO.queue.id}
 API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
 `);
 

@@ -15,12 +15,15 @@ export const DEMO = {
   owner: { id: "usr_d3m0wner000000000000", email: "owner@demo.example", password: "demo-owner-password", firstName: "Olivia", lastName: "Owner" },
   operator: { id: "usr_d3m0p3rat0r000000000", email: "operator@demo.example", password: "demo-operator-password", firstName: "Oscar", lastName: "Operator" },
   apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
+  location: { id: "loc_d3m0par1s00000000000", name: "Demo Bank Opéra", address: "1 place de l'Opéra, 75009 Paris", latitude: 48.8708, longitude: 2.3319, timezone: "Europe/Paris" },
+  service: { id: "svc_d3m0s3rv1c3000000000", name: "Teller", serviceTypeId: "st_bank_teller" },
+  queue: { id: "que_d3m0q000000000000000", name: "Main queue", letter: "A" },
 };
 
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
 
 export function seedSql(at = Date.UTC(2026, 0, 1)) {
-  const { organization: org, owner, operator, apiKey } = DEMO;
+  const { organization: org, owner, operator, apiKey, location: loc, service: svc, queue } = DEMO;
   const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
   const monthEnd = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
   const users = [owner, operator].map(
@@ -34,5 +37,9 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(operator.id)}, 'operator', ${at}, ${at});`,
     `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,
     `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at});`,
+    `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
+    `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
+    `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
+    `INSERT OR IGNORE INTO queues (id, organization_id, service_id, name, letter, status, created_at, updated_at) VALUES (${q(queue.id)}, ${q(org.id)}, ${q(svc.id)}, ${q(queue.name)}, ${q(queue.letter)}, 'active', ${at}, ${at});`,
   ].join("\n");
 }

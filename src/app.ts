@@ -15,6 +15,9 @@ import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
 import qrRoutes from "./routes/qr";
 import nfcRoutes from "./routes/nfc";
+import locationRoutes from "./routes/locations";
+import serviceRoutes from "./routes/services";
+import dashboardRoutes from "./routes/dashboard";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -50,6 +53,9 @@ export function createApp() {
   app.route("/v1", qrRoutes);
   app.route("/v1", nfcRoutes);
   app.route("/v1", calendarRoutes);
+  app.route("/v1", locationRoutes);
+  app.route("/v1", serviceRoutes);
+  app.route("/v1", dashboardRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
