@@ -12,6 +12,8 @@ import { validationHook } from "./http/validation";
 import authRoutes from "./routes/auth";
 import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
+import queueRoutes from "./routes/queues";
+import ticketRoutes from "./routes/tickets";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -44,6 +46,8 @@ export function createApp() {
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
+  app.route("/v1", queueRoutes);
+  app.route("/v1", ticketRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
