@@ -11,6 +11,6 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  queue: (batch, env) => consumeEvents(batch, env),
-  scheduled: (controller, env) => runSweeps(env, controller.scheduledTime),
+  queue: (batch, env, _ctx) => consumeEvents(batch, env),
+  scheduled: (controller, env, _ctx) => runSweeps(env, controller.scheduledTime),
 } satisfies ExportedHandler<Env, DomainEventMessage>;

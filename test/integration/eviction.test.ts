@@ -10,6 +10,7 @@ describe("eviction", () => {
     const sent: DomainEventMessage[] = [];
     const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
       for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
     });
     const created: string[] = [];
     try {

@@ -108,7 +108,7 @@ describe("QueueRoom against a model", () => {
               : await stub.recover(t.id, op.option, at);
             expect(r.ok, `${op.action} from ${t.status}: ${JSON.stringify(r)}`).toBe(allowed);
             if (!r.ok) {
-              expect(r.error.code).toBe("INVALID_STATE");
+              expect((r as any).error.code).toBe("INVALID_STATE");
               continue;
             }
             if (op.action === "serve") t.status = "serving";

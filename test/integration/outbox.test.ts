@@ -48,6 +48,7 @@ describe("outbox → D1 projection and EVENTS", () => {
     const sent: DomainEventMessage[] = [];
     const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
       for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
     });
     try {
       await settle(f.queueId);
@@ -85,6 +86,7 @@ describe("outbox → D1 projection and EVENTS", () => {
     const sent: DomainEventMessage[] = [];
     const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
       for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
     });
     try {
       const ids: string[] = [];
@@ -126,6 +128,7 @@ describe("no-show sweep", () => {
     const sent: DomainEventMessage[] = [];
     const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
       for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
     });
     try {
       await sweep(Date.parse("2026-06-01T09:05:00.000Z"));
