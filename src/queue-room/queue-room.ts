@@ -15,7 +15,6 @@ import {
   type QueueStatus,
   type RecoveryOption,
   type TicketOperation,
-  type TicketSource,
   type TicketStatus,
 } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
