@@ -18,6 +18,8 @@ import nfcRoutes from "./routes/nfc";
 import locationRoutes from "./routes/locations";
 import serviceRoutes from "./routes/services";
 import dashboardRoutes from "./routes/dashboard";
+import queueRoutes from "./routes/queues";
+import ticketRoutes from "./routes/tickets";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -56,6 +58,8 @@ export function createApp() {
   app.route("/v1", locationRoutes);
   app.route("/v1", serviceRoutes);
   app.route("/v1", dashboardRoutes);
+  app.route("/v1", queueRoutes);
+  app.route("/v1", ticketRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

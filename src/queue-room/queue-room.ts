@@ -1,11 +1,675 @@
 import { DurableObject } from "cloudflare:workers";
+import { displayCode } from "../domain/display-code";
+import type { EventType } from "../domain/events";
+import {
+  ALMOST_CALLED_AHEAD,
+  LANE,
+  allowedFrom,
+  allows,
+  capacityInUse,
+  crossesCapacityWarning,
+  firstCallable,
+  waitingLine,
+  type Lane,
+  type OrderedTicket,
+  type QueueStatus,
+  type RecoveryOption,
+  type TicketOperation,
+  type TicketStatus,
+} from "../domain/tickets";
+import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
+import { newTicketId } from "../lib/ids";
+import { drainOutbox, eventMessage, type ConfigRow, type TicketRow } from "./outbox";
+import { migrateRoom } from "./schema";
+import type {
+  NewTicket,
+  QueueSummary,
+  Reservation,
+  RoomConfig,
+  RoomError,
+  RoomResult,
+  TicketQuery,
+  TicketView,
+  TransferSnapshot,
+} from "./types";
 
-/** One per queue: the single writer of that queue's tickets (built out by the queue-engine issue). */
+/** Thrown inside a storage transaction to roll it back; returned to the caller as a value. */
+class Refusal extends Error {
+  constructor(readonly error: RoomError) {
+    super(error.message);
+  }
+}
+
+function refuse(code: RoomError["code"], message: string, details: Record<string, unknown> = {}): never {
+  throw new Refusal({ code, message, details });
+}
+
+function invalidState(status: string, allowed: readonly string[], message: string, extra: Record<string, unknown> = {}): never {
+  refuse("INVALID_STATE", message, { status, allowed: [...allowed], ...extra });
+}
+
+const CALL_HISTORY = 100;
+
+type Configured = ConfigRow & { organization_id: string; queue_id: string; service_id: string; letter: string };
+
+/**
+ * One per queue: the single writer of that queue's tickets. Every method that reads and then
+ * writes the order runs synchronously over its SQLite storage, so calls are serialized and
+ * none can interleave inside another. Each change writes its domain events to the outbox in
+ * the same transaction; the alarm delivers them (see outbox.ts).
+ */
 export class QueueRoom extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrateRoom(this.sql);
+  }
+
+  // ---- configuration and queue-level operations ------------------------------------------
+
+  /** Gives the room its catalog facts once; later calls change nothing (the room is the authority). */
+  configure(config: RoomConfig): void {
+    this.sql.exec(
+      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, status = ?, archived_at = ?
+       WHERE id = 1 AND organization_id IS NULL`,
+      config.queueId,
+      config.organizationId,
+      config.serviceId,
+      config.letter,
+      config.maxCapacity,
+      config.status,
+      config.archivedAt,
+    );
+  }
+
+  summary(at: number): QueueSummary | null {
+    const cfg = this.config();
+    if (cfg.organization_id === null || cfg.retired_at !== null) return null;
+    return this.summaryOf(cfg as Configured, at);
+  }
+
+  setStatus(status: QueueStatus, at: number): RoomResult<QueueSummary> {
+    return this.mutate(at, (cfg) => {
+      this.assertNotArchived(cfg);
+      if (cfg.status !== status) {
+        this.sql.exec("UPDATE room SET status = ? WHERE id = 1", status);
+        this.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: status });
+      }
+      return this.summaryOf(this.config() as Configured, at);
+    });
+  }
+
+  /** Cancels every waiting and called ticket (a ticket being served stays with its operator). */
+  clear(at: number): RoomResult<{ cancelled: number }> {
+    return this.mutate(at, (cfg) => {
+      this.assertNotArchived(cfg);
+      const cancelled = this.cancelLive(cfg, at, "cleared");
+      this.emit(cfg, "queue.cleared", null, at, { cancelled });
+      return { cancelled };
+    });
+  }
+
+  /**
+   * Closes the queue for good: waiting and called tickets are cancelled, tickets being served
+   * are completed, and every later change is refused. Tickets stay readable.
+   */
+  archive(at: number): RoomResult<QueueSummary> {
+    return this.mutate(at, (cfg) => {
+      this.assertNotArchived(cfg);
+      this.cancelLive(cfg, at, "archived");
+      for (const row of this.rowsWhere("status = 'serving'")) this.completeServing(cfg, row, at);
+      this.sql.exec("UPDATE room SET status = 'closed', archived_at = ? WHERE id = 1", at);
+      if (cfg.status !== "closed") this.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: "closed" });
+      this.emit(cfg, "queue.archived", null, at, {});
+      return this.summaryOf(this.config() as Configured, at);
+    });
+  }
+
   /**
    * The queue is being deleted (its service, location or organization went): cancel its live
    * tickets and refuse everything afterwards. Idempotent.
    */
-  async retire(_at: number): Promise<void> {}
+  retire(at: number): void {
+    this.ctx.storage.transactionSync(() => {
+      const cfg = this.config();
+      if (cfg.retired_at !== null) return;
+      if (cfg.organization_id !== null) this.cancelLive(cfg as Configured, at, "queue_deleted");
+      this.sql.exec("UPDATE room SET retired_at = ? WHERE id = 1", at);
+    });
+    this.armAlarm();
+  }
+
+  // ---- ticket creation ----------------------------------------------------------------------
+
+  join(input: NewTicket, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      this.assertAcceptsTickets(cfg, input.partySize);
+      const row = this.createTicket(cfg, input, at);
+      this.emit(cfg, "ticket.created", row, at, {});
+      return this.view(cfg, row.id, at);
+    });
+  }
+
+  /** Target side of a transfer between queues: idempotent by the source ticket's id. */
+  admitTransferred(snapshot: TransferSnapshot, prioritize: boolean, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const admission = this.sql
+        .exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE source_ticket_id = ?", snapshot.ticketId)
+        .toArray()[0];
+      if (admission?.ticket_id) return this.view(cfg, admission.ticket_id, at);
+      if (admission) refuse("TRANSFER_ABANDONED", "This hand-off was abandoned in favour of another one");
+      this.assertAcceptsTickets(cfg, snapshot.partySize);
+      const row = this.createTicket(
+        cfg,
+        {
+          userId: snapshot.userId,
+          partySize: snapshot.partySize,
+          isPriority: prioritize || snapshot.isPriority,
+          isGhostMode: snapshot.isGhostMode,
+          visitorName: snapshot.visitorName,
+          phone: snapshot.phone,
+          language: snapshot.language,
+          source: "transfer",
+        },
+        at,
+      );
+      this.sql.exec("INSERT INTO admissions (source_ticket_id, ticket_id) VALUES (?, ?)", snapshot.ticketId, row.id);
+      this.emit(cfg, "ticket.created", row, at, { transferredFromId: snapshot.ticketId });
+      return this.view(cfg, row.id, at);
+    });
+  }
+
+  /**
+   * Makes sure a hand-off from `sourceTicketId` is never admitted later: answers the ticket
+   * already admitted, or leaves a tombstone so a late admission is refused.
+   */
+  abandonTransfer(sourceTicketId: string): string | null {
+    return this.ctx.storage.transactionSync(() => {
+      const admission = this.sql
+        .exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE source_ticket_id = ?", sourceTicketId)
+        .toArray()[0];
+      if (admission) return admission.ticket_id;
+      this.sql.exec("INSERT INTO admissions (source_ticket_id, ticket_id) VALUES (?, NULL)", sourceTicketId);
+      return null;
+    });
+  }
+
+  // ---- operator actions on the order --------------------------------------------------------
+
+  /**
+   * Calls the first callable ticket for `operatorId`. The ticket that operator was serving is
+   * completed in the same transaction; nothing changes when there is no one to call.
+   */
+  callNext(operatorId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      if (cfg.archived_at !== null || cfg.status === "closed") {
+        refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
+      }
+      const next = firstCallable(this.rowsWhere("status = 'waiting'").map(ordered));
+      if (!next) refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
+      for (const serving of this.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
+        this.completeServing(cfg, serving, at);
+      }
+      this.update(next.row.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
+      this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
+      this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", CALL_HISTORY);
+      this.emit(cfg, "ticket.called", this.row(next.row.id), at, {});
+      return this.view(cfg, next.row.id, at);
+    });
+  }
+
+  present(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.transition(ticketId, "present", at, (cfg, row) => {
+      if (row.present_at === null) {
+        this.update(row.id, { present_at: at }, at);
+        this.emit(cfg, "ticket.present", this.row(row.id), at, {});
+      }
+    });
+  }
+
+  serve(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.transition(ticketId, "serve", at, (cfg, row) => {
+      this.update(row.id, { status: "serving", serving_at: at }, at);
+      this.emit(cfg, "ticket.serving", this.row(row.id), at, {});
+    });
+  }
+
+  complete(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.transition(ticketId, "complete", at, (cfg, row) => this.completeServing(cfg, row, at));
+  }
+
+  skipAbsent(ticketId: string, reason: string, at: number): RoomResult<TicketView> {
+    return this.transition(ticketId, "skip", at, (cfg, row) => {
+      this.update(row.id, { status: "skipped", skip_reason: reason }, at);
+      this.emit(cfg, "ticket.skipped", this.row(row.id), at, { reason });
+    });
+  }
+
+  cancel(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.transition(ticketId, "cancel", at, (cfg, row) => {
+      this.update(row.id, { status: "cancelled" }, at);
+      this.emit(cfg, "ticket.cancelled", this.row(row.id), at, { reason: "cancelled" });
+    });
+  }
+
+  assign(ticketId: string, operatorId: string, at: number): RoomResult<TicketView> {
+    return this.transition(ticketId, "transferOperator", at, (cfg, row) => {
+      this.update(row.id, { assigned_to_id: operatorId }, at);
+      this.emit(cfg, "ticket.assigned", this.row(row.id), at, { previousAssignedToId: row.assigned_to_id });
+    });
+  }
+
+  /**
+   * `restore` puts the same ticket back at the front; `rejoin` leaves it as it is and creates
+   * a new ticket at the back. A ticket is recovered at most once.
+   */
+  recover(ticketId: string, option: RecoveryOption, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const row = this.existing(ticketId);
+      if (row.transferring_to !== null) this.refuseTransferring(row, "recover");
+      if (!allows("recover", row.status)) invalidState(row.status, allowedFrom("recover"), `A ${row.status} ticket cannot be recovered`);
+      const successor = this.sql.exec<{ id: string }>("SELECT id FROM tickets WHERE recovered_from_id = ?", row.id).toArray()[0];
+      if (successor) {
+        invalidState(row.status, allowedFrom("recover"), "This ticket was already recovered", { recoveredToId: successor.id });
+      }
+      this.assertAcceptsTickets(cfg, row.party_size);
+      if (option === "restore") {
+        const seq = this.nextPrioritySeq();
+        this.update(
+          row.id,
+          { status: "waiting", lane: LANE.priority, order_key: seq, called_at: null, assigned_to_id: null, skip_reason: null },
+          at,
+        );
+        this.emit(cfg, "ticket.recovered", this.row(row.id), at, { recoveryOption: option });
+        return this.view(cfg, row.id, at);
+      }
+      const fresh = this.createTicket(
+        cfg,
+        {
+          userId: row.user_id,
+          partySize: row.party_size,
+          isPriority: false,
+          isGhostMode: row.is_ghost_mode === 1,
+          visitorName: row.visitor_name,
+          phone: row.phone,
+          language: row.language,
+          source: "recovery",
+        },
+        at,
+        row.id,
+      );
+      this.emit(cfg, "ticket.recovered", fresh, at, { recoveryOption: option, recoveredFromId: row.id });
+      return this.view(cfg, fresh.id, at);
+    });
+  }
+
+  /** Called by the sweep: called tickets past the no-show timeout become expired. */
+  expireDue(at: number): { expired: number; nextDeadline: number | null; gone: boolean } {
+    const cfg = this.config();
+    if (cfg.organization_id === null || cfg.retired_at !== null) return { expired: 0, nextDeadline: null, gone: true };
+    const result = this.mutate(at, (c) => {
+      const due = this.rowsWhere("status = 'called' AND called_at + ? <= ?", c.no_show_ms, at);
+      for (const row of due) {
+        this.update(row.id, { status: "expired" }, at);
+        const expired = this.row(row.id);
+        this.emit(c, "ticket.expired", expired, at, {});
+        this.emit(c, "ticket.no_show", expired, at, {});
+      }
+      return due.length;
+    });
+    return { expired: result.ok ? result.value : 0, nextDeadline: this.nextDeadline(), gone: false };
+  }
+
+  // ---- transfer between queues: source side -------------------------------------------------
+
+  /** Marks the ticket as leaving, so call-next skips it until the hand-off ends either way. */
+  reserveTransfer(ticketId: string, targetQueueId: string, at: number): RoomResult<Reservation> {
+    return this.mutate(at, (cfg) => {
+      const row = this.existing(ticketId);
+      if (row.transferring_to !== null) {
+        return { kind: "pending", targetQueueId: row.transferring_to, snapshot: this.snapshot(cfg, row) };
+      }
+      if (!allows("transferQueue", row.status)) {
+        invalidState(row.status, allowedFrom("transferQueue"), `A ${row.status} ticket cannot move to another queue`);
+      }
+      this.sql.exec("UPDATE tickets SET transferring_to = ? WHERE id = ?", targetQueueId, row.id);
+      return { kind: "reserved", snapshot: this.snapshot(cfg, row) };
+    });
+  }
+
+  /** The target refused: the ticket stays where it was, callable again. */
+  releaseTransfer(ticketId: string, targetQueueId: string): void {
+    this.sql.exec("UPDATE tickets SET transferring_to = NULL WHERE id = ? AND transferring_to = ?", ticketId, targetQueueId);
+  }
+
+  /** The target admitted the ticket: the source closes. Repeating it changes nothing. */
+  completeTransfer(ticketId: string, targetQueueId: string, newTicketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const row = this.existing(ticketId);
+      if (row.status === "waiting" || row.status === "called") {
+        this.update(row.id, { status: "cancelled", transferred_to_id: newTicketId, transferring_to: null }, at);
+        this.emit(cfg, "ticket.transferred", this.row(row.id), at, { targetQueueId, transferredToId: newTicketId });
+      } else if (row.transferring_to !== null) {
+        this.sql.exec("UPDATE tickets SET transferring_to = NULL WHERE id = ?", row.id);
+      }
+      return this.view(cfg, row.id, at);
+    });
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  getTicket(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.read((cfg) => this.view(cfg, this.existing(ticketId).id, at));
+  }
+
+  listTickets(query: TicketQuery, at: number): RoomResult<{ items: TicketView[]; total: number }> {
+    return this.read((cfg) => {
+      const perTicket = this.perTicket(at);
+      const positions = this.positions();
+      if (query.status === "waiting") {
+        const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered)).map((o) => o.row);
+        const page = line.slice(query.offset, query.offset + query.limit);
+        return { items: page.map((r) => this.toView(cfg, r, positions, perTicket)), total: line.length };
+      }
+      const filter = query.status === null ? "1 = 1" : "status = ?";
+      const args = query.status === null ? [] : [query.status];
+      const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
+      const rows = this.sql
+        .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} ORDER BY number LIMIT ? OFFSET ?`, ...args, query.limit, query.offset)
+        .toArray();
+      return { items: rows.map((r) => this.toView(cfg, r, positions, perTicket)), total };
+    });
+  }
+
+  // ---- outbox delivery ---------------------------------------------------------------------
+
+  /** At least once: every step of the drain is idempotent. */
+  override async alarm(): Promise<void> {
+    const more = await drainOutbox(this.sql, this.env, () => this.nextDeadline());
+    if (more) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  private config(): ConfigRow {
+    return this.sql.exec<ConfigRow>("SELECT * FROM room WHERE id = 1").one();
+  }
+
+  private configured(): Configured {
+    const cfg = this.config();
+    if (cfg.retired_at !== null) refuse("NOT_FOUND", "Queue not found");
+    if (cfg.organization_id === null) refuse("ROOM_UNCONFIGURED", "The room has not learnt its queue yet");
+    return cfg as Configured;
+  }
+
+  private read<T>(fn: (cfg: Configured) => T): RoomResult<T> {
+    try {
+      return { ok: true, value: fn(this.configured()) };
+    } catch (err) {
+      if (err instanceof Refusal) return { ok: false, error: err.error };
+      throw err;
+    }
+  }
+
+  /** One storage transaction: a refusal rolls back everything the function wrote. */
+  private mutate<T>(at: number, fn: (cfg: Configured) => T): RoomResult<T> {
+    try {
+      const value = this.ctx.storage.transactionSync(() => {
+        const out = fn(this.configured());
+        this.announceApproaching(this.config() as Configured, at);
+        return out;
+      });
+      this.armAlarm();
+      return { ok: true, value };
+    } catch (err) {
+      if (err instanceof Refusal) return { ok: false, error: err.error };
+      throw err;
+    }
+  }
+
+  private transition(
+    ticketId: string,
+    operation: TicketOperation,
+    at: number,
+    apply: (cfg: Configured, row: TicketRow) => void,
+  ): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const row = this.existing(ticketId);
+      if (row.transferring_to !== null) this.refuseTransferring(row, operation);
+      if (!allows(operation, row.status)) {
+        invalidState(row.status, allowedFrom(operation), `Not allowed while the ticket is ${row.status}`);
+      }
+      apply(cfg, row);
+      return this.view(cfg, row.id, at);
+    });
+  }
+
+  private refuseTransferring(row: TicketRow, operation: TicketOperation): never {
+    invalidState(row.status, allowedFrom(operation), "The ticket is being transferred to another queue", {
+      transferringTo: row.transferring_to,
+    });
+  }
+
+  private assertNotArchived(cfg: Configured): void {
+    if (cfg.archived_at !== null) invalidState("archived", ["active", "paused", "closed"], "This queue is archived");
+  }
+
+  private assertAcceptsTickets(cfg: Configured, partySize: number): void {
+    if (cfg.archived_at !== null) refuse("QUEUE_CLOSED", "This queue is archived", { status: "archived" });
+    if (cfg.status === "closed") refuse("QUEUE_CLOSED", "This queue is closed", { status: "closed" });
+    if (cfg.status === "paused") refuse("QUEUE_PAUSED", "This queue is paused and takes no new tickets", { status: "paused" });
+    if (cfg.max_capacity !== null) {
+      const used = capacityInUse(this.rowsWhere("status IN ('waiting', 'called')").map(asCapacity));
+      if (used + partySize > cfg.max_capacity) {
+        refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
+      }
+    }
+  }
+
+  private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
+    const used = capacityInUse(this.rowsWhere("status IN ('waiting', 'called')").map(asCapacity));
+    const number = this.sql.exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n").one().n;
+    const lane: Lane = input.isPriority ? LANE.priority : LANE.regular;
+    const orderKey = input.isPriority ? this.nextPrioritySeq() : number;
+    const id = newTicketId(cfg.queue_id);
+    this.sql.exec(
+      `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
+         visitor_name, phone, language, recovered_from_id, created_at, updated_at, version)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      number,
+      lane,
+      orderKey,
+      input.userId,
+      input.partySize,
+      input.isPriority ? 1 : 0,
+      input.isGhostMode ? 1 : 0,
+      input.source,
+      input.visitorName,
+      input.phone,
+      input.language,
+      recoveredFromId,
+      at,
+      at,
+      this.bumpVersion(),
+    );
+    // Someone who starts close to the front has nothing to "reach": only later moves announce.
+    if ((this.positions().get(id) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
+      this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", id);
+    }
+    if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
+      this.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
+    }
+    return this.row(id);
+  }
+
+  private completeServing(cfg: Configured, row: TicketRow, at: number): void {
+    this.update(row.id, { status: "served", served_at: at }, at);
+    const served = this.row(row.id);
+    this.emit(cfg, "ticket.served", served, at, {});
+    if (served.is_ghost_mode === 0) this.emit(cfg, "review.request", served, at, {});
+  }
+
+  private cancelLive(cfg: Configured, at: number, reason: string): number {
+    const live = this.rowsWhere("status IN ('waiting', 'called')");
+    for (const row of live) {
+      this.update(row.id, { status: "cancelled", transferring_to: null }, at);
+      this.emit(cfg, "ticket.cancelled", this.row(row.id), at, { reason });
+    }
+    return live.length;
+  }
+
+  /** `ticket.almost_called` once for each waiting ticket that comes within 3 of the front. */
+  private announceApproaching(cfg: Configured, at: number): void {
+    const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered)).slice(0, ALMOST_CALLED_AHEAD + 1);
+    for (const { row } of line) {
+      if (row.almost_called_sent === 1) continue;
+      this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", row.id);
+      this.emit(cfg, "ticket.almost_called", row, at, {});
+    }
+  }
+
+  private emit(cfg: Configured, type: EventType, ticket: TicketRow | null, at: number, data: Record<string, unknown>): void {
+    const message = eventMessage(type, cfg, ticket, at, data);
+    this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
+  }
+
+  /** The alarm's wall-clock time is delivery scheduling only; business time is `at`. */
+  private armAlarm(): void {
+    const pending = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
+    if (pending > 0) void this.ctx.storage.setAlarm(Date.now());
+  }
+
+  private bumpVersion(): number {
+    return this.sql.exec<{ version: number }>("UPDATE room SET version = version + 1 WHERE id = 1 RETURNING version").one().version;
+  }
+
+  private nextPrioritySeq(): number {
+    return this.sql.exec<{ seq: number }>("UPDATE room SET priority_seq = priority_seq + 1 WHERE id = 1 RETURNING priority_seq AS seq").one().seq;
+  }
+
+  private update(id: string, fields: Partial<Record<keyof TicketRow, string | number | null>>, at: number): void {
+    const columns = Object.keys(fields);
+    const values = Object.values(fields) as (string | number | null)[];
+    this.sql.exec(
+      `UPDATE tickets SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ?, version = ? WHERE id = ?`,
+      ...values,
+      at,
+      this.bumpVersion(),
+      id,
+    );
+  }
+
+  private row(id: string): TicketRow {
+    return this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one();
+  }
+
+  private existing(id: string): TicketRow {
+    const row = this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).toArray()[0];
+    if (!row) refuse("NOT_FOUND", "Ticket not found");
+    return row;
+  }
+
+  private rowsWhere(condition: string, ...args: (string | number | null)[]): TicketRow[] {
+    return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
+  }
+
+  private positions(): Map<string, number> {
+    const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered));
+    return new Map(line.map((o, i) => [o.row.id, i + 1]));
+  }
+
+  private perTicket(at: number): number {
+    const calls = this.sql.exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls").toArray();
+    return minutesPerTicket(calls.map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id })), at);
+  }
+
+  private nextDeadline(): number | null {
+    const cfg = this.config();
+    const row = this.sql.exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'").one();
+    return row.first === null ? null : row.first + cfg.no_show_ms;
+  }
+
+  private view(cfg: Configured, id: string, at: number): TicketView {
+    return this.toView(cfg, this.row(id), this.positions(), this.perTicket(at));
+  }
+
+  private toView(cfg: Configured, row: TicketRow, positions: Map<string, number>, perTicket: number): TicketView {
+    const position = row.status === "waiting" ? (positions.get(row.id) ?? null) : null;
+    return {
+      id: row.id,
+      queueId: cfg.queue_id,
+      serviceId: cfg.service_id,
+      organizationId: cfg.organization_id,
+      userId: row.user_id,
+      number: row.number,
+      displayCode: displayCode(cfg.letter, row.number),
+      status: row.status,
+      partySize: row.party_size,
+      isPriority: row.is_priority === 1,
+      isGhostMode: row.is_ghost_mode === 1,
+      visitorName: row.visitor_name,
+      assignedToId: row.assigned_to_id,
+      calledAt: row.called_at,
+      servedAt: row.served_at,
+      createdAt: row.created_at,
+      position,
+      estimatedWaitMinutes: position === null ? null : estimatedWaitMinutes(position, perTicket),
+      presentAt: row.present_at,
+      servingAt: row.serving_at,
+      skipReason: row.skip_reason,
+      recoveredFromId: row.recovered_from_id,
+      transferredToId: row.transferred_to_id,
+      source: row.source,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  private summaryOf(cfg: Configured, at: number): QueueSummary {
+    const counts = this.sql
+      .exec<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM tickets WHERE status IN ('waiting', 'serving') GROUP BY status")
+      .toArray();
+    const waitingCount = counts.find((c) => c.status === "waiting")?.n ?? 0;
+    return {
+      status: cfg.status,
+      archivedAt: cfg.archived_at,
+      maxCapacity: cfg.max_capacity,
+      waitingCount,
+      servingCount: counts.find((c) => c.status === "serving")?.n ?? 0,
+      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, this.perTicket(at)),
+    };
+  }
+
+  private snapshot(cfg: Configured, row: TicketRow): TransferSnapshot {
+    return {
+      ticketId: row.id,
+      organizationId: cfg.organization_id,
+      userId: row.user_id,
+      partySize: row.party_size,
+      isPriority: row.is_priority === 1,
+      isGhostMode: row.is_ghost_mode === 1,
+      visitorName: row.visitor_name,
+      phone: row.phone,
+      language: row.language,
+    };
+  }
+}
+
+function ordered(row: TicketRow): OrderedTicket & { row: TicketRow } {
+  return {
+    row,
+    status: row.status,
+    lane: row.lane,
+    orderKey: row.order_key,
+    source: row.source,
+    presentAt: row.present_at,
+    transferring: row.transferring_to !== null,
+  };
+}
+
+function asCapacity(row: TicketRow): { status: TicketStatus; partySize: number } {
+  return { status: row.status, partySize: row.party_size };
 }

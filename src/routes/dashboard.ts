@@ -19,7 +19,16 @@ export const Dashboard = z
     locations: z.object({ total: z.number().int() }),
     services: Counts(["active", "inactive", "pending", "rejected"]),
     queues: Counts(["active", "paused", "closed"]),
-    tickets: z.record(z.string(), z.unknown()).openapi({ description: "Ticket figures; today.byStatus counts tickets created since 00:00 UTC" }),
+    tickets: z
+      .object({
+        today: z.object({ total: z.number().int(), byStatus: z.record(z.string(), z.number().int()) }),
+        averageWaitMinutes: z.number().nullable(),
+        averageServiceMinutes: z.number().nullable(),
+      })
+      .openapi({
+        description:
+          "Tickets created since 00:00 UTC by status; average wait (join → call) and service time (serve → complete) of today's tickets, null before the first one",
+      }),
   })
   .openapi("Dashboard");
 

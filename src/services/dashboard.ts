@@ -1,11 +1,11 @@
-import { and, count, eq, gte, isNull, lt } from "drizzle-orm";
+import { and, count, eq, isNull } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { locations, queues, services, tickets } from "../db/schema";
-import { DAY, iso, utcDayStart } from "../lib/time";
+import { locations, queues, services } from "../db/schema";
+import { iso } from "../lib/time";
+import { ticketFigures } from "./ticket-stats";
 
 export const SERVICE_STATUSES = ["active", "inactive", "pending", "rejected"] as const;
 export const QUEUE_STATUSES = ["active", "paused", "closed"] as const;
-export const TICKET_STATUSES = ["waiting", "called", "serving", "served", "skipped", "expired", "cancelled"] as const;
 
 function tally<K extends string>(keys: readonly K[], rows: readonly { key: string; n: number }[]): { total: number; byStatus: Record<K, number> } {
   const byStatus = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
@@ -15,21 +15,6 @@ function tally<K extends string>(keys: readonly K[], rows: readonly { key: strin
     total += n;
   }
   return { total, byStatus };
-}
-
-/**
- * Tickets created today (UTC) by status, from the projection. Kept apart so the fuller
- * ticket analytics can take its place without touching the rest of the dashboard.
- */
-export async function ticketFigures(db: Database, organizationId: string, at: number) {
-  const start = utcDayStart(at);
-  const rows = await db
-    .select({ key: tickets.status, n: count() })
-    .from(tickets)
-    .where(and(eq(tickets.organizationId, organizationId), gte(tickets.createdAt, start), lt(tickets.createdAt, start + DAY)))
-    .groupBy(tickets.status)
-    .all();
-  return { today: tally(TICKET_STATUSES, rows) };
 }
 
 /** The counts of the business dashboard; archived queues are left out. */

@@ -56,6 +56,11 @@ describe("GET /v1/business/dashboard", () => {
     await insertTicket(q1, s1.id, org.id, "waiting", "2026-03-02T10:00:00.000Z");
     await insertTicket(q1, s1.id, org.id, "served", "2026-03-02T00:00:00.000Z");
     await insertTicket(q1, s1.id, org.id, "served", "2026-03-01T23:59:59.999Z");
+    // Today's served ticket: called 12 minutes after joining, served for 4 minutes.
+    const joined = Date.parse("2026-03-02T00:00:00.000Z");
+    await env.DB.prepare("UPDATE tickets SET called_at = ?, serving_at = ?, served_at = ? WHERE display_code = ? AND queue_id = ?")
+      .bind(joined + 12 * 60_000, joined + 13 * 60_000, joined + 17 * 60_000, `A-${n - 1}`, q1)
+      .run();
 
     const other = await registerUser();
     await createOrganization(other);
@@ -69,6 +74,8 @@ describe("GET /v1/business/dashboard", () => {
       queues: { total: 3, byStatus: { active: 1, paused: 1, closed: 1 } },
       tickets: {
         today: { total: 3, byStatus: { waiting: 2, called: 0, serving: 0, served: 1, skipped: 0, expired: 0, cancelled: 0 } },
+        averageWaitMinutes: 12,
+        averageServiceMinutes: 4,
       },
     });
   });

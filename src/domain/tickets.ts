@@ -1,0 +1,96 @@
+// The ticket state machine and the order of a queue (CONTRACT §4), as pure functions over
+// plain data. The QueueRoom applies them inside its storage transactions.
+
+export const TICKET_STATUSES = ["waiting", "called", "serving", "served", "skipped", "expired", "cancelled"] as const;
+export type TicketStatus = (typeof TICKET_STATUSES)[number];
+
+export const TICKET_SOURCES = ["app", "operator", "vip", "widget", "qr", "nfc", "remote", "transfer", "recovery"] as const;
+export type TicketSource = (typeof TICKET_SOURCES)[number];
+
+export const QUEUE_STATUSES = ["active", "paused", "closed"] as const;
+export type QueueStatus = (typeof QUEUE_STATUSES)[number];
+
+export const RECOVERY_OPTIONS = ["rejoin", "restore"] as const;
+export type RecoveryOption = (typeof RECOVERY_OPTIONS)[number];
+
+/** Operations on an existing ticket, each allowed only from the listed statuses. */
+export const TICKET_TRANSITIONS = {
+  call: ["waiting"],
+  present: ["waiting", "called"],
+  serve: ["called"],
+  complete: ["serving"],
+  skip: ["called"],
+  expire: ["called"],
+  cancel: ["waiting", "called"],
+  recover: ["skipped", "expired"],
+  transferQueue: ["waiting", "called"],
+  transferOperator: ["called", "serving"],
+} as const satisfies Record<string, readonly TicketStatus[]>;
+export type TicketOperation = keyof typeof TICKET_TRANSITIONS;
+
+export function allowedFrom(operation: TicketOperation): readonly TicketStatus[] {
+  return TICKET_TRANSITIONS[operation];
+}
+
+export function allows(operation: TicketOperation, status: TicketStatus): boolean {
+  return (TICKET_TRANSITIONS[operation] as readonly TicketStatus[]).includes(status);
+}
+
+export function isLive(status: TicketStatus): boolean {
+  return status === "waiting" || status === "called" || status === "serving";
+}
+
+/**
+ * Priority tickets (VIP, prioritized transfers, restores) come first, in the order they
+ * entered the priority lane; then regular tickets by number.
+ */
+export const LANE = { priority: 0, regular: 1 } as const;
+export type Lane = (typeof LANE)[keyof typeof LANE];
+
+export interface OrderedTicket {
+  status: TicketStatus;
+  lane: Lane;
+  /** Position inside the lane: the priority sequence, or the ticket number. */
+  orderKey: number;
+  source: TicketSource;
+  presentAt: number | null;
+  /** A hand-off to another queue is in flight: the ticket must not be called meanwhile. */
+  transferring: boolean;
+}
+
+export function compareQueueOrder(a: OrderedTicket, b: OrderedTicket): number {
+  return a.lane - b.lane || a.orderKey - b.orderKey;
+}
+
+/** Waiting tickets in the order they will be called; position = index + 1. */
+export function waitingLine<T extends OrderedTicket>(tickets: readonly T[]): T[] {
+  return tickets.filter((t) => t.status === "waiting").sort(compareQueueOrder);
+}
+
+/** Callable = waiting, not leaving for another queue, and, if joined remotely, arrived. */
+export function isCallable(t: OrderedTicket): boolean {
+  return t.status === "waiting" && !t.transferring && (t.source !== "remote" || t.presentAt !== null);
+}
+
+export function firstCallable<T extends OrderedTicket>(tickets: readonly T[]): T | null {
+  return waitingLine(tickets).find(isCallable) ?? null;
+}
+
+/** People counted against maxCapacity: the party sizes of waiting and called tickets. */
+export function capacityInUse(tickets: readonly { status: TicketStatus; partySize: number }[]): number {
+  return tickets.reduce((sum, t) => (t.status === "waiting" || t.status === "called" ? sum + t.partySize : sum), 0);
+}
+
+export const CAPACITY_WARNING_RATIO = 0.8;
+
+/** True when a change takes the queue from under 80% of its capacity to 80% or more. */
+export function crossesCapacityWarning(before: number, after: number, maxCapacity: number | null): boolean {
+  if (maxCapacity === null) return false;
+  const threshold = maxCapacity * CAPACITY_WARNING_RATIO;
+  return before < threshold && after >= threshold;
+}
+
+/** A ticket with this many people or fewer ahead of it gets `ticket.almost_called` (once). */
+export const ALMOST_CALLED_AHEAD = 3;
+
+export const DEFAULT_NO_SHOW_MS = 5 * 60_000;

@@ -1,0 +1,157 @@
+import { displayCode } from "../domain/display-code";
+import type { DomainEventMessage, EventType } from "../domain/events";
+import type { Lane, QueueStatus, TicketSource, TicketStatus } from "../domain/tickets";
+import type { Env } from "../env";
+import { newId } from "../lib/ids";
+import { iso } from "../lib/time";
+
+// The room's transactional outbox. Every change writes its events in the same storage
+// transaction; the alarm drains them, at least once, to:
+//  - the D1 `tickets` projection (upserts guarded by `version`, so a replay never goes back),
+//  - the D1 `queues.status`/`archived_at` projection,
+//  - `room_deadlines` (the room's next no-show deadline, for the cron sweep),
+//  - the EVENTS queue (consumers de-duplicate by event id).
+// Rows leave the outbox only after all of that succeeded.
+
+export type ConfigRow = {
+  id: number;
+  queue_id: string | null;
+  organization_id: string | null;
+  service_id: string | null;
+  letter: string | null;
+  max_capacity: number | null;
+  status: QueueStatus;
+  archived_at: number | null;
+  retired_at: number | null;
+  no_show_ms: number;
+  next_number: number;
+  priority_seq: number;
+  version: number;
+};
+
+export type TicketRow = {
+  id: string;
+  number: number;
+  lane: Lane;
+  order_key: number;
+  status: TicketStatus;
+  user_id: string;
+  party_size: number;
+  is_priority: number;
+  is_ghost_mode: number;
+  source: TicketSource;
+  visitor_name: string | null;
+  phone: string | null;
+  language: string | null;
+  assigned_to_id: string | null;
+  called_at: number | null;
+  serving_at: number | null;
+  served_at: number | null;
+  present_at: number | null;
+  skip_reason: string | null;
+  recovered_from_id: string | null;
+  transferred_to_id: string | null;
+  transferring_to: string | null;
+  almost_called_sent: number;
+  created_at: number;
+  updated_at: number;
+  version: number;
+};
+
+type Identity = { organization_id: string; queue_id: string; service_id: string; letter: string };
+
+/** Events carry what a notifier needs without reading anything back (ghost flag, owner, code). */
+export function eventMessage(
+  type: EventType,
+  cfg: Identity,
+  ticket: TicketRow | null,
+  at: number,
+  data: Record<string, unknown>,
+): DomainEventMessage {
+  const ticketData = ticket
+    ? {
+        userId: ticket.user_id,
+        displayCode: displayCode(cfg.letter, ticket.number),
+        status: ticket.status,
+        isGhostMode: ticket.is_ghost_mode === 1,
+        assignedToId: ticket.assigned_to_id,
+        serviceId: cfg.service_id,
+        phone: ticket.phone,
+        language: ticket.language,
+      }
+    : { serviceId: cfg.service_id };
+  return {
+    id: newId("evt"),
+    type,
+    organizationId: cfg.organization_id,
+    queueId: cfg.queue_id,
+    ticketId: ticket?.id ?? null,
+    occurredAt: iso(at),
+    data: { ...ticketData, ...data },
+  };
+}
+
+const DRAIN_BATCH = 50;
+
+const UPSERT_TICKET = `
+INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
+  is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
+  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
+ON CONFLICT (id) DO UPDATE SET
+  status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
+  serving_at = excluded.serving_at, served_at = excluded.served_at, present_at = excluded.present_at,
+  skip_reason = excluded.skip_reason, transferred_to_id = excluded.transferred_to_id,
+  is_priority = excluded.is_priority, updated_at = excluded.updated_at, version = excluded.version
+WHERE excluded.version > tickets.version`;
+
+/**
+ * Delivers the oldest outbox rows. Returns true when more are left. The room state read here
+ * is the latest, and each upsert carries its version, so an older replay cannot undo a newer one.
+ */
+export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () => number | null): Promise<boolean> {
+  const rows = sql.exec<{ seq: number; ticket_id: string | null; message: string }>(
+    "SELECT seq, ticket_id, message FROM outbox ORDER BY seq LIMIT ?",
+    DRAIN_BATCH,
+  ).toArray();
+  if (rows.length === 0) return false;
+  const cfg = sql.exec<ConfigRow>("SELECT * FROM room WHERE id = 1").one();
+  if (cfg.organization_id === null || cfg.queue_id === null || cfg.service_id === null || cfg.letter === null) {
+    throw new Error("outbox rows in a room that has no configuration");
+  }
+  const ids = [...new Set(rows.map((r) => r.ticket_id).filter((id): id is string => id !== null))];
+  const tickets = ids.map((id) => sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one());
+  const deadline = nextDeadline();
+  const lastSeq = rows[rows.length - 1]!.seq;
+
+  const db = env.DB;
+  const statements: D1PreparedStatement[] = tickets.map((t) =>
+    db.prepare(UPSERT_TICKET).bind(
+      t.id, cfg.queue_id, cfg.service_id, cfg.organization_id, t.user_id, t.number, displayCode(cfg.letter!, t.number),
+      t.status, t.party_size, t.is_priority, t.is_ghost_mode, t.source, t.visitor_name, t.assigned_to_id, t.called_at,
+      t.serving_at, t.served_at, t.present_at, t.skip_reason, t.recovered_from_id, t.transferred_to_id, t.created_at,
+      t.updated_at, t.version, cfg.organization_id,
+    ),
+  );
+  statements.push(
+    db
+      .prepare("UPDATE queues SET status = ?, archived_at = ? WHERE id = ? AND (status IS NOT ? OR archived_at IS NOT ?)")
+      .bind(cfg.status, cfg.archived_at, cfg.queue_id, cfg.status, cfg.archived_at),
+  );
+  statements.push(
+    deadline === null || cfg.retired_at !== null
+      ? db.prepare("DELETE FROM room_deadlines WHERE queue_id = ?").bind(cfg.queue_id)
+      : db
+          .prepare(
+            `INSERT INTO room_deadlines (queue_id, organization_id, due_at) SELECT ?, ?, ?
+             WHERE EXISTS (SELECT 1 FROM queues WHERE id = ?)
+             ON CONFLICT (queue_id) DO UPDATE SET due_at = excluded.due_at`,
+          )
+          .bind(cfg.queue_id, cfg.organization_id, deadline, cfg.queue_id),
+  );
+  await db.batch(statements);
+  await env.EVENTS.sendBatch(rows.map((r) => ({ body: JSON.parse(r.message) as DomainEventMessage, contentType: "json" as const })));
+  sql.exec("DELETE FROM outbox WHERE seq <= ?", lastSeq);
+  return sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n > 0;
+}

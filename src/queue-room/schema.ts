@@ -1,0 +1,75 @@
+// The QueueRoom's own SQLite schema. Migrations run in order, once each, when the object
+// starts; the applied count is kept in `room_schema` so a new step only runs where missing.
+
+export const ROOM_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE room (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     queue_id TEXT,
+     organization_id TEXT,
+     service_id TEXT,
+     letter TEXT,
+     max_capacity INTEGER,
+     status TEXT NOT NULL DEFAULT 'active',
+     archived_at INTEGER,
+     retired_at INTEGER,
+     no_show_ms INTEGER NOT NULL DEFAULT 300000,
+     next_number INTEGER NOT NULL DEFAULT 1,
+     priority_seq INTEGER NOT NULL DEFAULT 0,
+     version INTEGER NOT NULL DEFAULT 0
+   );
+   INSERT INTO room (id) VALUES (1);
+   CREATE TABLE tickets (
+     id TEXT PRIMARY KEY,
+     number INTEGER NOT NULL UNIQUE,
+     lane INTEGER NOT NULL,
+     order_key INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     party_size INTEGER NOT NULL,
+     is_priority INTEGER NOT NULL,
+     is_ghost_mode INTEGER NOT NULL,
+     source TEXT NOT NULL,
+     visitor_name TEXT,
+     phone TEXT,
+     language TEXT,
+     assigned_to_id TEXT,
+     called_at INTEGER,
+     serving_at INTEGER,
+     served_at INTEGER,
+     present_at INTEGER,
+     skip_reason TEXT,
+     recovered_from_id TEXT UNIQUE,
+     transferred_to_id TEXT,
+     transferring_to TEXT,
+     almost_called_sent INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     version INTEGER NOT NULL
+   );
+   CREATE INDEX tickets_status_order ON tickets (status, lane, order_key);
+   CREATE TABLE admissions (
+     source_ticket_id TEXT PRIMARY KEY,
+     ticket_id TEXT
+   );
+   CREATE TABLE calls (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     operator_id TEXT NOT NULL
+   );
+   CREATE TABLE outbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     ticket_id TEXT,
+     message TEXT NOT NULL
+   );`,
+];
+
+export function migrateRoom(sql: SqlStorage): void {
+  sql.exec("CREATE TABLE IF NOT EXISTS room_schema (applied INTEGER NOT NULL)");
+  const row = sql.exec<{ applied: number }>("SELECT applied FROM room_schema").toArray()[0];
+  const applied = row?.applied ?? 0;
+  if (!row) sql.exec("INSERT INTO room_schema (applied) VALUES (0)");
+  for (let i = applied; i < ROOM_MIGRATIONS.length; i++) {
+    sql.exec(ROOM_MIGRATIONS[i]!);
+    sql.exec("UPDATE room_schema SET applied = ?", i + 1);
+  }
+}

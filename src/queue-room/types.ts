@@ -1,0 +1,101 @@
+import type { ErrorCode } from "../http/errors";
+import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
+
+// What crosses the RPC boundary between the Worker and a QueueRoom: plain data only. Times
+// are epoch milliseconds; the Worker turns them into ISO strings.
+
+/** The catalog facts a room needs, from queue creation or, lazily, from the D1 row. */
+export interface RoomConfig {
+  queueId: string;
+  organizationId: string;
+  serviceId: string;
+  letter: string;
+  maxCapacity: number | null;
+  status: QueueStatus;
+  archivedAt: number | null;
+}
+
+export interface NewTicket {
+  userId: string;
+  partySize: number;
+  isPriority: boolean;
+  isGhostMode: boolean;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+  source: TicketSource;
+}
+
+export interface TicketView {
+  id: string;
+  queueId: string;
+  serviceId: string;
+  organizationId: string;
+  userId: string;
+  number: number;
+  displayCode: string;
+  status: TicketStatus;
+  partySize: number;
+  isPriority: boolean;
+  isGhostMode: boolean;
+  visitorName: string | null;
+  assignedToId: string | null;
+  calledAt: number | null;
+  servedAt: number | null;
+  createdAt: number;
+  position: number | null;
+  estimatedWaitMinutes: number | null;
+  presentAt: number | null;
+  servingAt: number | null;
+  skipReason: string | null;
+  recoveredFromId: string | null;
+  transferredToId: string | null;
+  source: TicketSource;
+  updatedAt: number;
+}
+
+export interface QueueSummary {
+  status: QueueStatus;
+  archivedAt: number | null;
+  maxCapacity: number | null;
+  waitingCount: number;
+  servingCount: number;
+  estimatedWaitMinutes: number;
+}
+
+/** What the target room needs to admit a ticket handed over by another queue. */
+export interface TransferSnapshot {
+  ticketId: string;
+  organizationId: string;
+  userId: string;
+  partySize: number;
+  isPriority: boolean;
+  isGhostMode: boolean;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+}
+
+export type Reservation =
+  | { kind: "reserved"; snapshot: TransferSnapshot }
+  /** An earlier hand-off of this ticket never finished: the caller resolves it first. */
+  | { kind: "pending"; targetQueueId: string; snapshot: TransferSnapshot };
+
+export interface TicketQuery {
+  status: TicketStatus | null;
+  offset: number;
+  limit: number;
+}
+
+export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED";
+
+export interface RoomError {
+  code: RoomErrorCode;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** Refusals are values, not exceptions: errors lose their shape across RPC. */
+export type RoomResult<T> = { ok: true; value: T } | { ok: false; error: RoomError };
+
+export type { RecoveryOption };

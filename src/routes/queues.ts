@@ -1,0 +1,305 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
+import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { notFound, validationError } from "../http/errors";
+import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import { ok, okList } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { archiveQueue, clearQueue, createQueue, describeQueue, findQueue, listQueues, setQueueStatus } from "../services/queues";
+import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
+import { Language } from "./schemas";
+import { TicketRecord } from "./tickets";
+
+const app = router();
+const tags = ["Queues"];
+
+export const QueueRecord = z
+  .object({
+    id: z.string(),
+    serviceId: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    maxCapacity: z.number().int().nullable(),
+    status: z.enum(QUEUE_STATUSES),
+    letter: z.string(),
+    waitingCount: z.number().int(),
+    servingCount: z.number().int(),
+    estimatedWaitMinutes: z.number().int(),
+    archivedAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Queue");
+
+const QueueParam = idParam("queueId", "que");
+const PartySize = z.number().int().min(1).max(50);
+const VisitorName = z.string().trim().min(1).max(100);
+
+/** A body the route accepts but does not require: no body at all means `{}`. */
+function optionalJsonBody<T extends z.ZodType>(schema: T) {
+  return { required: false, content: { "application/json": { schema } } };
+}
+
+/** Who acts on a queue: the user, or for an API key the key itself. */
+function actingId(actor: Actor): string {
+  return actor.userId ?? actor.apiKeyId!;
+}
+
+async function queueFor(c: Context<AppEnv>, queueId: string, permission: Parameters<typeof authorize>[2]) {
+  const queue = await findQueue(c.env, queueId);
+  const actor = await authorize(c, queue.organizationId, permission);
+  return { queue, actor };
+}
+
+const create = createRoute({
+  method: "post",
+  path: "/business/queues",
+  tags,
+  summary: "Create a queue for a service",
+  description: "The queue gets the first free display letter of its service (A, B, …). The starter plan allows one queue.",
+  security: SECURITY.any,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          serviceId: z.string().min(1).max(64),
+          name: z.string().trim().min(1).max(100),
+          description: z.string().max(1000).nullable().optional(),
+          maxCapacity: z.number().int().min(1).max(10_000).nullable().optional(),
+        })
+        .openapi("CreateQueueRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(okEnvelope(QueueRecord), "Created"), ...errors(402) },
+});
+
+app.openapi(create, async (c) => {
+  const organizationId = await organizationOfRequest(c);
+  await authorize(c, organizationId, "QUEUE_MANAGE");
+  return c.json(ok(await createQueue(c.env, organizationId, c.req.valid("json"), now())), 201);
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/business/queues",
+  tags,
+  summary: "The organization's queues (archived ones are hidden)",
+  security: SECURITY.any,
+  request: { query: PaginationQuery.extend({ serviceId: z.string().min(1).max(64).optional() }) },
+  responses: { 200: jsonResponse(listEnvelope(QueueRecord), "Queues"), ...errors() },
+});
+
+app.openapi(list, async (c) => {
+  const organizationId = await organizationOfRequest(c);
+  await authorize(c, organizationId, "QUEUE_VIEW");
+  const query = c.req.valid("query");
+  const window = pageWindow(query);
+  const { items, total } = await listQueues(c.env, organizationId, query.serviceId, window, now());
+  return c.json(okList(items, pageMeta(total, window)), 200);
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/queues/{queueId}",
+  tags,
+  summary: "A queue with its live counts",
+  description: "Any signed-in user may read a queue (customers look before they join); an API key only its organization's.",
+  security: SECURITY.any,
+  request: { params: QueueParam },
+  responses: { 200: jsonResponse(okEnvelope(QueueRecord), "The queue"), ...errors() },
+});
+
+app.openapi(get, async (c) => {
+  const principal = requireCredential(c);
+  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  if (principal.kind === "apiKey" && principal.organizationId !== queue.organizationId) throw notFound("Queue");
+  return c.json(ok(await describeQueue(c.env, queue, now())), 200);
+});
+
+const status = createRoute({
+  method: "patch",
+  path: "/business/queues/{queueId}/status",
+  tags,
+  summary: "Open (active), pause or close a queue",
+  description: "paused refuses new tickets but allows calling; closed refuses both. An archived queue cannot change.",
+  security: SECURITY.any,
+  request: { params: QueueParam, body: jsonBody(z.strictObject({ status: z.enum(QUEUE_STATUSES) }).openapi("QueueStatusRequest")) },
+  responses: { 200: jsonResponse(okEnvelope(QueueRecord), "The queue"), ...errors(409) },
+});
+
+app.openapi(status, async (c) => {
+  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await setQueueStatus(c.env, queue, c.req.valid("json").status, now())), 200);
+});
+
+const join = createRoute({
+  method: "post",
+  path: "/queues/{queueId}/join",
+  tags,
+  summary: "Take a ticket (customer)",
+  description: "Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue.",
+  security: SECURITY.session,
+  request: {
+    params: QueueParam,
+    body: optionalJsonBody(
+      z
+        .strictObject({
+          partySize: PartySize.optional(),
+          phone: z.string().regex(/^\+?[0-9 ().-]{6,20}$/, "a phone number").optional(),
+          language: Language.optional(),
+        })
+        .openapi("JoinQueueRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
+});
+
+app.openapi(join, async (c) => {
+  const { user } = requireUser(c);
+  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const body = c.req.valid("json");
+  const ticket = await issueTicket(
+    c.env,
+    queue,
+    {
+      userId: user.id,
+      partySize: body.partySize ?? 1,
+      isPriority: false,
+      isGhostMode: false,
+      visitorName: null,
+      phone: body.phone ?? null,
+      language: body.language ?? user.language,
+      source: "app",
+    },
+    now(),
+  );
+  return c.json(ok(ticketRecord(ticket)), 201);
+});
+
+const WalkInBody = z
+  .strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional() })
+  .openapi("WalkInTicketRequest");
+
+const operatorJoin = createRoute({
+  method: "post",
+  path: "/queues/{queueId}/operator-join",
+  tags,
+  summary: "Create a ticket for a walk-in visitor (ghost mode)",
+  description: "Needs QUEUE_OPERATE. The ticket's userId is the operator's and it sends no notification.",
+  security: SECURITY.any,
+  request: { params: QueueParam, body: optionalJsonBody(WalkInBody) },
+  responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
+});
+
+const vip = createRoute({
+  method: "post",
+  path: "/queues/{queueId}/vip-ticket",
+  tags,
+  summary: "Create a VIP ticket at the front of the line (ghost mode)",
+  description: "Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created.",
+  security: SECURITY.any,
+  request: { params: QueueParam, body: optionalJsonBody(WalkInBody) },
+  responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
+});
+
+for (const [route, isPriority] of [[operatorJoin, false], [vip, true]] as const) {
+  app.openapi(route, async (c) => {
+    const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
+    const body = c.req.valid("json");
+    const ticket = await issueTicket(
+      c.env,
+      queue,
+      {
+        userId: actingId(actor),
+        partySize: body.partySize ?? 1,
+        isPriority,
+        isGhostMode: true,
+        visitorName: body.visitorName ?? null,
+        phone: null,
+        language: null,
+        source: isPriority ? "vip" : "operator",
+      },
+      now(),
+    );
+    return c.json(ok(ticketRecord(ticket)), 201);
+  });
+}
+
+const callNextRoute = createRoute({
+  method: "post",
+  path: "/queues/{queueId}/call-next",
+  tags,
+  summary: "Call the next callable ticket",
+  description:
+    "Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. " +
+    "QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue.",
+  security: SECURITY.any,
+  request: {
+    params: QueueParam,
+    body: optionalJsonBody(z.strictObject({ serviceId: z.string().min(1).max(64).optional() }).openapi("CallNextRequest")),
+  },
+  responses: { 200: jsonResponse(okEnvelope(TicketRecord), "The called ticket"), ...errors(409) },
+});
+
+app.openapi(callNextRoute, async (c) => {
+  const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
+  const { serviceId } = c.req.valid("json");
+  if (serviceId !== undefined && serviceId !== queue.serviceId) throw validationError("serviceId", "not the service of this queue");
+  const ticket = await callNext(c.env, queue, actingId(actor), actor.userId, now());
+  return c.json(ok(ticketRecord(ticket)), 200);
+});
+
+const clear = createRoute({
+  method: "post",
+  path: "/queues/{queueId}/clear",
+  tags,
+  summary: "Cancel every waiting and called ticket",
+  security: SECURITY.any,
+  request: { params: QueueParam },
+  responses: { 200: jsonResponse(okEnvelope(z.object({ cancelled: z.number().int() })), "Cleared"), ...errors(409) },
+});
+
+app.openapi(clear, async (c) => {
+  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await clearQueue(c.env, queue, now())), 200);
+});
+
+const archive = createRoute({
+  method: "post",
+  path: "/queues/{queueId}/archive",
+  tags,
+  summary: "Close the queue for good and hide it from listings",
+  description: "Waiting and called tickets are cancelled, tickets being served are completed; all stay readable.",
+  security: SECURITY.any,
+  request: { params: QueueParam },
+  responses: { 200: jsonResponse(okEnvelope(QueueRecord), "Archived"), ...errors(409) },
+});
+
+app.openapi(archive, async (c) => {
+  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await archiveQueue(c.env, queue, now())), 200);
+});
+
+const tickets = createRoute({
+  method: "get",
+  path: "/queues/{queueId}/tickets",
+  tags,
+  summary: "The queue's tickets",
+  description: "status=waiting lists in calling order; otherwise by number.",
+  security: SECURITY.any,
+  request: { params: QueueParam, query: PaginationQuery.extend({ status: z.enum(TICKET_STATUSES).optional() }) },
+  responses: { 200: jsonResponse(listEnvelope(TicketRecord), "Tickets"), ...errors() },
+});
+
+app.openapi(tickets, async (c) => {
+  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_VIEW");
+  const query = c.req.valid("query");
+  const window = pageWindow(query);
+  const { items, total } = await listTickets(c.env, queue, query.status, window, now());
+  return c.json(okList(items.map(ticketRecord), pageMeta(total, window)), 200);
+});
+
+export default app;

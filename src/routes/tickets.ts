@@ -1,0 +1,220 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { RECOVERY_OPTIONS, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
+import type { Permission } from "../domain/permissions";
+import { actorIn, authorize, requireCredential } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { forbidden } from "../http/errors";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import type { QueueRoom } from "../queue-room/queue-room";
+import type { RoomResult, TicketView } from "../queue-room/types";
+import { inRoom, type QueueRow } from "../services/queues";
+import { getTicket, queueOfTicket, recoverTicket, ticketRecord, transferToOperator, transferToQueue } from "../services/tickets";
+
+const app = router();
+const tags = ["Tickets"];
+
+export const TicketRecord = z
+  .object({
+    id: z.string(),
+    queueId: z.string(),
+    serviceId: z.string(),
+    organizationId: z.string(),
+    userId: z.string(),
+    number: z.number().int(),
+    displayCode: z.string().openapi({ example: "A-042" }),
+    status: z.enum(TICKET_STATUSES),
+    partySize: z.number().int(),
+    isPriority: z.boolean(),
+    isGhostMode: z.boolean(),
+    visitorName: z.string().nullable(),
+    assignedToId: z.string().nullable(),
+    calledAt: z.string().nullable(),
+    servedAt: z.string().nullable(),
+    createdAt: z.string(),
+    position: z.number().int().nullable().openapi({ description: "1 = next; null when not waiting" }),
+    estimatedWaitMinutes: z.number().int().nullable(),
+    presentAt: z.string().nullable(),
+    servingAt: z.string().nullable(),
+    skipReason: z.string().nullable(),
+    recoveredFromId: z.string().nullable(),
+    transferredToId: z.string().nullable(),
+    source: z.enum(TICKET_SOURCES),
+    updatedAt: z.string(),
+  })
+  .openapi("Ticket");
+
+const TicketParam = idParam("ticketId", "tkt");
+const TicketResponse = jsonResponse(okEnvelope(TicketRecord), "The ticket");
+
+/** The ticket's queue, with the caller allowed `permission` in its organization. */
+async function operated(c: Context<AppEnv>, ticketId: string, permission: Permission = "QUEUE_OPERATE"): Promise<QueueRow> {
+  const queue = await queueOfTicket(c.env, ticketId);
+  await authorize(c, queue.organizationId, permission);
+  return queue;
+}
+
+/** The ticket's owner may act on it; anyone else needs `permission` in its organization. */
+async function ownedOr(c: Context<AppEnv>, ticketId: string, permission: Permission): Promise<{ queue: QueueRow; ticket: TicketView }> {
+  const principal = requireCredential(c);
+  const queue = await queueOfTicket(c.env, ticketId);
+  const at = now();
+  if (principal.kind === "session") {
+    const ticket = await getTicket(c.env, queue, ticketId, at);
+    if (ticket.userId === principal.user.id) return { queue, ticket };
+    const actor = await actorIn(c, queue.organizationId);
+    if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
+    return { queue, ticket };
+  }
+  await authorize(c, queue.organizationId, permission);
+  return { queue, ticket: await getTicket(c.env, queue, ticketId, at) };
+}
+
+const get = createRoute({
+  method: "get",
+  path: "/tickets/{ticketId}",
+  tags,
+  summary: "A ticket with its position and estimated wait",
+  description: "For its owner, or a member of the queue's organization with QUEUE_VIEW.",
+  security: SECURITY.any,
+  request: { params: TicketParam },
+  responses: { 200: TicketResponse, ...errors() },
+});
+
+app.openapi(get, async (c) => {
+  const { ticket } = await ownedOr(c, c.req.valid("param").ticketId, "QUEUE_VIEW");
+  return c.json(ok(ticketRecord(ticket)), 200);
+});
+
+const cancel = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/cancel",
+  tags,
+  summary: "Cancel a waiting or called ticket (its owner or an operator)",
+  security: SECURITY.any,
+  request: { params: TicketParam },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(cancel, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const { queue } = await ownedOr(c, ticketId, "QUEUE_OPERATE");
+  return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => room.cancel(ticketId, now())))), 200);
+});
+
+type SimpleOperation = (room: DurableObjectStub<QueueRoom>, ticketId: string, at: number) => Promise<RoomResult<TicketView>>;
+
+const simple: [string, string, SimpleOperation][] = [
+  ["serve", "Start serving a called ticket", (room, id, at) => room.serve(id, at)],
+  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", (room, id, at) => room.present(id, at)],
+  ["complete", "Finish serving a ticket", (room, id, at) => room.complete(id, at)],
+];
+
+for (const [name, summary, operation] of simple) {
+  const route = createRoute({
+    method: "post",
+    path: `/tickets/{ticketId}/${name}`,
+    tags,
+    summary,
+    description: "Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}.",
+    security: SECURITY.any,
+    request: { params: TicketParam },
+    responses: { 200: TicketResponse, ...errors(409) },
+  });
+  app.openapi(route, async (c) => {
+    const { ticketId } = c.req.valid("param");
+    const queue = await operated(c, ticketId);
+    return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => operation(room, ticketId, now())))), 200);
+  });
+}
+
+const skip = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/skip-absent",
+  tags,
+  summary: "Mark a called customer absent",
+  security: SECURITY.any,
+  request: {
+    params: TicketParam,
+    body: jsonBody(z.strictObject({ reason: z.string().trim().min(1).max(500) }).openapi("SkipAbsentRequest")),
+  },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(skip, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  const { reason } = c.req.valid("json");
+  return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => room.skipAbsent(ticketId, reason, now())))), 200);
+});
+
+const recover = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/recover",
+  tags,
+  summary: "Recover a skipped or expired ticket",
+  description: "`rejoin` creates a new ticket at the back (recoveredFromId set); `restore` puts the same ticket back at the front.",
+  security: SECURITY.any,
+  request: {
+    params: TicketParam,
+    body: jsonBody(z.strictObject({ recoveryOption: z.enum(RECOVERY_OPTIONS) }).openapi("RecoverTicketRequest")),
+  },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(recover, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  return c.json(ok(ticketRecord(await recoverTicket(c.env, queue, ticketId, c.req.valid("json").recoveryOption, now()))), 200);
+});
+
+const transferQueue = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/transfer-queue",
+  tags,
+  summary: "Move a waiting or called ticket to another queue of the organization",
+  description: "Answers the new ticket; the old one is cancelled with transferredToId. Safe to retry.",
+  security: SECURITY.any,
+  request: {
+    params: TicketParam,
+    body: jsonBody(
+      z
+        .strictObject({ targetQueueId: z.string().min(1).max(64), prioritize: z.boolean().optional() })
+        .openapi("TransferQueueRequest"),
+    ),
+  },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(transferQueue, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  const body = c.req.valid("json");
+  const moved = await transferToQueue(c.env, queue, ticketId, body.targetQueueId, body.prioritize ?? false, now());
+  return c.json(ok(ticketRecord(moved)), 200);
+});
+
+const transfer = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/transfer",
+  tags,
+  summary: "Hand a called or serving ticket to another operator",
+  security: SECURITY.any,
+  request: {
+    params: TicketParam,
+    body: jsonBody(z.strictObject({ targetOperatorId: z.string().min(1).max(64) }).openapi("TransferOperatorRequest")),
+  },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(transfer, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  const moved = await transferToOperator(c.env, queue, ticketId, c.req.valid("json").targetOperatorId, now());
+  return c.json(ok(ticketRecord(moved)), 200);
+});
+
+export default app;

@@ -1,0 +1,213 @@
+import { and, asc, count, eq, isNull } from "drizzle-orm";
+import { database } from "../db/client";
+import { queues, services, subscriptions } from "../db/schema";
+import { nextLetter } from "../domain/display-code";
+import { entitlements } from "../domain/plans";
+import type { QueueStatus } from "../domain/tickets";
+import type { Env } from "../env";
+import { ApiError, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { iso, isoOrNull } from "../lib/time";
+import type { QueueRoom } from "../queue-room/queue-room";
+import type { QueueSummary, RoomConfig, RoomError, RoomResult } from "../queue-room/types";
+import { isUniqueViolation } from "./organizations";
+import { roomOf } from "./queue-rooms";
+
+export type QueueRow = typeof queues.$inferSelect;
+type RoomStub = DurableObjectStub<QueueRoom>;
+
+export function roomConfig(q: QueueRow): RoomConfig {
+  return {
+    queueId: q.id,
+    organizationId: q.organizationId,
+    serviceId: q.serviceId,
+    letter: q.letter,
+    maxCapacity: q.maxCapacity,
+    status: q.status,
+    archivedAt: q.archivedAt,
+  };
+}
+
+export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
+  const row = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
+  if (!row) throw notFound("Queue");
+  return row;
+}
+
+export function roomFailure(error: RoomError): ApiError {
+  if (error.code === "TRANSFER_ABANDONED") return new ApiError("INVALID_STATE", error.message, error.details);
+  if (error.code === "ROOM_UNCONFIGURED") return new ApiError("INTERNAL_ERROR", error.message);
+  return new ApiError(error.code, error.message, error.details);
+}
+
+/**
+ * Runs one room operation. A room that has not met its queue yet (queues inserted by SQL, as
+ * the demo seed does) learns its configuration from the D1 row, then the call is repeated.
+ */
+export async function inRoom<T>(env: Env, queue: QueueRow, op: (room: RoomStub) => Promise<RoomResult<T>>): Promise<T> {
+  const room = roomOf(env, queue.id);
+  let result = await op(room);
+  if (!result.ok && result.error.code === "ROOM_UNCONFIGURED") {
+    await room.configure(roomConfig(queue));
+    result = await op(room);
+  }
+  if (!result.ok) throw roomFailure(result.error);
+  return result.value;
+}
+
+async function summaryOf(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
+  const room = roomOf(env, queue.id);
+  let summary = await room.summary(at);
+  if (summary === null) {
+    await room.configure(roomConfig(queue));
+    summary = await room.summary(at);
+  }
+  return (
+    summary ?? {
+      status: queue.status,
+      archivedAt: queue.archivedAt,
+      maxCapacity: queue.maxCapacity,
+      waitingCount: 0,
+      servingCount: 0,
+      estimatedWaitMinutes: 0,
+    }
+  );
+}
+
+/** The catalog fields from D1; status, capacity and live counts from the room, the authority. */
+export function queueRecord(q: QueueRow, s: QueueSummary) {
+  return {
+    id: q.id,
+    serviceId: q.serviceId,
+    name: q.name,
+    description: q.description,
+    maxCapacity: s.maxCapacity,
+    status: s.status,
+    letter: q.letter,
+    waitingCount: s.waitingCount,
+    servingCount: s.servingCount,
+    estimatedWaitMinutes: s.estimatedWaitMinutes,
+    archivedAt: isoOrNull(s.archivedAt),
+    createdAt: iso(q.createdAt),
+    updatedAt: iso(q.updatedAt),
+  };
+}
+export type QueueRecord = ReturnType<typeof queueRecord>;
+
+export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
+  return queueRecord(queue, await summaryOf(env, queue, at));
+}
+
+export interface NewQueue {
+  serviceId: string;
+  name: string;
+  description?: string | null | undefined;
+  maxCapacity?: number | null | undefined;
+}
+
+const LETTER_ATTEMPTS = 5;
+
+/**
+ * Creates a queue with the first free letter of its service. The plan's queue limit is checked
+ * by the insert itself (INSERT … SELECT … WHERE count < limit), so two concurrent creations
+ * cannot both pass; a letter taken concurrently is retried with the next one.
+ */
+export async function createQueue(env: Env, organizationId: string, input: NewQueue, at: number): Promise<QueueRecord> {
+  const db = database(env.DB);
+  const service = await db
+    .select({ id: services.id })
+    .from(services)
+    .where(and(eq(services.id, input.serviceId), eq(services.organizationId, organizationId)))
+    .get();
+  if (!service) throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
+  const sub = await db.select({ plan: subscriptions.plan }).from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
+  const plan = sub?.plan ?? "starter";
+  const maxQueues = entitlements({ plan }).features.maxQueues;
+
+  for (let attempt = 0; attempt < LETTER_ATTEMPTS; attempt++) {
+    const used = await db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all();
+    const row: QueueRow = {
+      id: newId("que"),
+      organizationId,
+      serviceId: input.serviceId,
+      name: input.name,
+      description: input.description ?? null,
+      maxCapacity: input.maxCapacity ?? null,
+      letter: nextLetter(used.map((u) => u.letter)),
+      status: "active",
+      archivedAt: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    try {
+      const result = await env.DB.prepare(
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, letter, status, archived_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?
+         WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
+      )
+        .bind(row.id, organizationId, row.serviceId, row.name, row.description, row.maxCapacity, row.letter, at, at, maxQueues, organizationId, maxQueues)
+        .run();
+      if (result.meta.changes === 0) {
+        throw new ApiError("PLAN_REQUIRED", `The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
+          requiredPlan: "pro",
+          currentPlan: plan,
+        });
+      }
+    } catch (err) {
+      if (isUniqueViolation(err, "letter")) continue;
+      throw err;
+    }
+    await roomOf(env, row.id).configure(roomConfig(row));
+    return describeQueue(env, row, at);
+  }
+  throw new ApiError("CONFLICT", "Too many queues are being created for this service at once; retry", { field: "serviceId" });
+}
+
+export async function listQueues(
+  env: Env,
+  organizationId: string,
+  serviceId: string | undefined,
+  window: { offset: number; limit: number },
+  at: number,
+): Promise<{ items: QueueRecord[]; total: number }> {
+  const db = database(env.DB);
+  const where = and(
+    eq(queues.organizationId, organizationId),
+    isNull(queues.archivedAt),
+    serviceId === undefined ? undefined : eq(queues.serviceId, serviceId),
+  );
+  const [rows, totals] = await Promise.all([
+    db.select().from(queues).where(where).orderBy(asc(queues.createdAt), asc(queues.id)).limit(window.limit).offset(window.offset).all(),
+    db.select({ n: count() }).from(queues).where(where).get(),
+  ]);
+  const items = await Promise.all(rows.map((q) => describeQueue(env, q, at)));
+  return { items, total: totals?.n ?? 0 };
+}
+
+/**
+ * The room decides; D1 is written through at once so listings agree right away, and the
+ * room's alarm writes the same projection again (it always carries the room's latest state).
+ */
+async function projectStatus(env: Env, queue: QueueRow, s: QueueSummary, at: number): Promise<QueueRow> {
+  const updated = { ...queue, status: s.status, archivedAt: s.archivedAt, updatedAt: at };
+  await database(env.DB)
+    .update(queues)
+    .set({ status: s.status, archivedAt: s.archivedAt, updatedAt: at })
+    .where(eq(queues.id, queue.id))
+    .run();
+  return updated;
+}
+
+export async function setQueueStatus(env: Env, queue: QueueRow, status: QueueStatus, at: number): Promise<QueueRecord> {
+  const summary = await inRoom(env, queue, (room) => room.setStatus(status, at));
+  return queueRecord(await projectStatus(env, queue, summary, at), summary);
+}
+
+export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
+  const summary = await inRoom(env, queue, (room) => room.archive(at));
+  return queueRecord(await projectStatus(env, queue, summary, at), summary);
+}
+
+export async function clearQueue(env: Env, queue: QueueRow, at: number): Promise<{ cancelled: number }> {
+  return inRoom(env, queue, (room) => room.clear(at));
+}

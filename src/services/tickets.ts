@@ -1,0 +1,183 @@
+import { and, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { members, services } from "../db/schema";
+import { roleAllows } from "../domain/permissions";
+import type { RecoveryOption, TicketStatus } from "../domain/tickets";
+import type { Env } from "../env";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { queueIdOfTicket } from "../lib/ids";
+import { iso, isoOrNull } from "../lib/time";
+import type { NewTicket, TicketView } from "../queue-room/types";
+import { operatorBlock, serviceClosure } from "./availability";
+import { findQueue, inRoom, roomFailure, type QueueRow } from "./queues";
+import { roomOf } from "./queue-rooms";
+import { takeTicketUnit } from "./quota";
+
+export function ticketRecord(t: TicketView) {
+  return {
+    id: t.id,
+    queueId: t.queueId,
+    serviceId: t.serviceId,
+    organizationId: t.organizationId,
+    userId: t.userId,
+    number: t.number,
+    displayCode: t.displayCode,
+    status: t.status,
+    partySize: t.partySize,
+    isPriority: t.isPriority,
+    isGhostMode: t.isGhostMode,
+    visitorName: t.visitorName,
+    assignedToId: t.assignedToId,
+    calledAt: isoOrNull(t.calledAt),
+    servedAt: isoOrNull(t.servedAt),
+    createdAt: iso(t.createdAt),
+    position: t.position,
+    estimatedWaitMinutes: t.estimatedWaitMinutes,
+    presentAt: isoOrNull(t.presentAt),
+    servingAt: isoOrNull(t.servingAt),
+    skipReason: t.skipReason,
+    recoveredFromId: t.recoveredFromId,
+    transferredToId: t.transferredToId,
+    source: t.source,
+    updatedAt: iso(t.updatedAt),
+  };
+}
+export type TicketRecord = ReturnType<typeof ticketRecord>;
+
+/** The queue a ticket id points to, read from the id itself; an id that is not one is unknown. */
+export async function queueOfTicket(env: Env, ticketId: string): Promise<QueueRow> {
+  const queueId = queueIdOfTicket(ticketId);
+  if (!queueId) throw notFound("Ticket");
+  try {
+    return await findQueue(env, queueId);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "NOT_FOUND") throw notFound("Ticket");
+    throw err;
+  }
+}
+
+export async function getTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.getTicket(ticketId, at));
+}
+
+/**
+ * Every way a ticket is created (customer join, operator walk-in, VIP): the service must be
+ * active and not closed by the calendar, the monthly quota must have room (taken before the
+ * room is asked, given back if the room refuses).
+ */
+export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number): Promise<TicketView> {
+  const service = await database(env.DB).select({ status: services.status }).from(services).where(eq(services.id, queue.serviceId)).get();
+  if (!service) throw notFound("Queue");
+  if (service.status !== "active") {
+    throw new ApiError("QUEUE_CLOSED", "This queue's service is not taking tickets", { reason: "service_inactive", serviceStatus: service.status });
+  }
+  const closure = await serviceClosure(env, queue.organizationId, queue.serviceId, at);
+  if (closure) {
+    throw new ApiError("QUEUE_CLOSED", "This service is closed right now", { reason: "closure", eventId: closure.eventId, until: iso(closure.until) });
+  }
+  const unit = await takeTicketUnit(env, queue.organizationId, at);
+  try {
+    return await inRoom(env, queue, (room) => room.join(input, at));
+  } catch (err) {
+    await unit.refund();
+    throw err;
+  }
+}
+
+export async function callNext(env: Env, queue: QueueRow, operatorId: string, userId: string | null, at: number): Promise<TicketView> {
+  if (userId !== null) {
+    const block = await operatorBlock(env, queue.organizationId, userId, at);
+    if (block) {
+      throw new ApiError("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
+        eventId: block.eventId,
+        until: iso(block.until),
+      });
+    }
+  }
+  return inRoom(env, queue, (room) => room.callNext(operatorId, at));
+}
+
+export async function listTickets(
+  env: Env,
+  queue: QueueRow,
+  status: TicketStatus | undefined,
+  window: { offset: number; limit: number },
+  at: number,
+): Promise<{ items: TicketView[]; total: number }> {
+  return inRoom(env, queue, (room) => room.listTickets({ status: status ?? null, offset: window.offset, limit: window.limit }, at));
+}
+
+export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string, option: RecoveryOption, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.recover(ticketId, option, at));
+}
+
+/** The new operator must be a member whose role may operate queues. */
+export async function transferToOperator(env: Env, queue: QueueRow, ticketId: string, targetOperatorId: string, at: number): Promise<TicketView> {
+  const member = await database(env.DB)
+    .select({ role: members.role })
+    .from(members)
+    .where(and(eq(members.organizationId, queue.organizationId), eq(members.userId, targetOperatorId)))
+    .get();
+  if (!member || !roleAllows(member.role, "QUEUE_OPERATE")) {
+    throw validationError("targetOperatorId", "not a member of this organization who may operate queues");
+  }
+  return inRoom(env, queue, (room) => room.assign(ticketId, targetOperatorId, at));
+}
+
+/**
+ * Moves a ticket to another queue of the same organization as a hand-off that is safe to
+ * retry after a failure at any step:
+ *  1. the source reserves the ticket (call-next skips it from now on);
+ *  2. the target admits it, idempotently by the source ticket id;
+ *  3. the source closes it (cancelled, transferredToId), idempotently.
+ * A reservation left by an interrupted hand-off to another target is resolved first: that
+ * target either already admitted the ticket (then the move is finished there) or is told
+ * never to admit it, so a late admission cannot make a second live ticket.
+ */
+export async function transferToQueue(
+  env: Env,
+  source: QueueRow,
+  ticketId: string,
+  targetQueueId: string,
+  prioritize: boolean,
+  at: number,
+): Promise<TicketView> {
+  if (targetQueueId === source.id) throw validationError("targetQueueId", "the ticket is already in this queue");
+  const target = await findQueue(env, targetQueueId).catch((err: unknown) => {
+    if (err instanceof ApiError && err.code === "NOT_FOUND") throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
+    throw err;
+  });
+  if (target.organizationId !== source.organizationId) {
+    throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
+  }
+  const sourceRoom = roomOf(env, source.id);
+
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const reservation = await inRoom(env, source, (room) => room.reserveTransfer(ticketId, target.id, at));
+    if (reservation.kind === "pending" && reservation.targetQueueId !== target.id) {
+      const admitted = await roomOf(env, reservation.targetQueueId).abandonTransfer(ticketId);
+      if (admitted !== null) {
+        await inRoom(env, source, (room) => room.completeTransfer(ticketId, reservation.targetQueueId, admitted, at));
+        throw new ApiError("INVALID_STATE", "The ticket was already moved to another queue", {
+          status: "cancelled",
+          allowed: ["waiting", "called"],
+          transferredToId: admitted,
+        });
+      }
+      await sourceRoom.releaseTransfer(ticketId, reservation.targetQueueId);
+      continue;
+    }
+    let admitted: TicketView;
+    try {
+      admitted = await inRoom(env, target, (room) => room.admitTransferred(reservation.snapshot, prioritize, at));
+    } catch (err) {
+      // Only a definite refusal frees the ticket; after a failure of unknown outcome the
+      // reservation stays, and a retry finds out whether the target admitted it.
+      if (err instanceof ApiError) await sourceRoom.releaseTransfer(ticketId, target.id);
+      throw err;
+    }
+    await inRoom(env, source, (room) => room.completeTransfer(ticketId, target.id, admitted.id, at));
+    return admitted;
+  }
+  throw roomFailure({ code: "CONFLICT", message: "The ticket is being moved by another request; retry", details: { field: "ticketId" } });
+}

@@ -1,0 +1,76 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { call, createOrganization, expectOk, registerUser, unique, type TestUser } from "./api";
+
+// Catalog fixtures written straight into D1 (the catalog routes belong to another area),
+// and helpers to settle a room's outbox deterministically.
+
+export async function insertService(organizationId: string, status = "active"): Promise<string> {
+  const at = Date.now();
+  const locationId = `loc_${unique("l").padEnd(20, "0").slice(0, 20)}`;
+  const serviceId = `svc_${unique("s").padEnd(20, "0").slice(0, 20)}`;
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (?, ?, 'Main', '1 Street', 48.85, 2.35, 'UTC', ?, ?)",
+    ).bind(locationId, organizationId, at, at),
+    env.DB.prepare(
+      "INSERT INTO services (id, organization_id, name, service_type_id, status, created_at, updated_at) VALUES (?, ?, 'Counter', 'st_retail_checkout', ?, ?, ?)",
+    ).bind(serviceId, organizationId, status, at, at),
+    env.DB.prepare("INSERT INTO service_locations (service_id, location_id) VALUES (?, ?)").bind(serviceId, locationId),
+  ]);
+  return serviceId;
+}
+
+export async function setPlan(organizationId: string, plan: "starter" | "pro" | "enterprise"): Promise<void> {
+  await env.DB.prepare("UPDATE subscriptions SET plan = ? WHERE organization_id = ?").bind(plan, organizationId).run();
+}
+
+export async function addMember(organizationId: string, role: string, overrides: Record<string, unknown> = {}): Promise<TestUser> {
+  const user = await registerUser(overrides);
+  const at = Date.now();
+  await env.DB.prepare("INSERT INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
+    .bind(organizationId, user.id, role, at, at)
+    .run();
+  return user;
+}
+
+export interface Fixture {
+  owner: TestUser;
+  organizationId: string;
+  serviceId: string;
+  queueId: string;
+}
+
+/** An organization (on `plan`), one active service and one queue created through the API. */
+export async function queueFixture(plan: "starter" | "pro" = "pro", queueBody: Record<string, unknown> = {}): Promise<Fixture> {
+  const owner = await registerUser();
+  const org = await createOrganization(owner, { type: "retail" });
+  await setPlan(org.id, plan);
+  const serviceId = await insertService(org.id);
+  const queue = expectOk(
+    await call("POST", "/v1/business/queues", { token: owner.token, body: { serviceId, name: "Main line", ...queueBody } }),
+    201,
+  );
+  return { owner, organizationId: org.id, serviceId, queueId: queue.id };
+}
+
+export async function addQueue(f: Fixture, body: Record<string, unknown> = {}): Promise<string> {
+  return expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: unique("q"), ...body } }), 201).id;
+}
+
+export function room(queueId: string) {
+  return env.QUEUE_ROOM.get(env.QUEUE_ROOM.idFromName(queueId));
+}
+
+export async function outboxSize(queueId: string): Promise<number> {
+  return runInDurableObject(room(queueId), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n);
+}
+
+/** Drains the room's outbox to D1 and the queue until it is empty (alarms may also fire on their own). */
+export async function settle(queueId: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await outboxSize(queueId)) === 0) return;
+    const ran = await runDurableObjectAlarm(room(queueId));
+    if (!ran) await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`outbox of ${queueId} did not drain`);
+}

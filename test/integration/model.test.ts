@@ -1,0 +1,157 @@
+
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { room } from "../helpers/catalog";
+
+// Model-based test: random operation sequences run against a real QueueRoom (over RPC) and a
+// tiny in-memory model written independently of src/domain; after every step the two must
+// agree and the queue's invariants must hold.
+
+type Status = "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
+interface ModelTicket {
+  id: string;
+  number: number;
+  status: Status;
+  priorityLane: boolean;
+  order: number;
+  assignedTo: string | null;
+  recovered: boolean;
+}
+
+const ALLOWED: Record<string, Status[]> = {
+  serve: ["called"],
+  complete: ["serving"],
+  skip: ["called"],
+  cancel: ["waiting", "called"],
+  present: ["waiting", "called"],
+  recover: ["skipped", "expired"],
+};
+
+type Op =
+  | { kind: "join"; vip: boolean }
+  | { kind: "callNext"; operator: "op1" | "op2" }
+  | { kind: "ticket"; action: keyof typeof ALLOWED; pick: number; option: "rejoin" | "restore" }
+  | { kind: "expire" };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.record({ kind: fc.constant("join" as const), vip: fc.boolean() }), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant("callNext" as const), operator: fc.constantFrom("op1" as const, "op2" as const) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant("ticket" as const),
+      action: fc.constantFrom(...(Object.keys(ALLOWED) as (keyof typeof ALLOWED)[])),
+      pick: fc.nat(),
+      option: fc.constantFrom("rejoin" as const, "restore" as const),
+    }),
+    weight: 4,
+  },
+  { arbitrary: fc.constant({ kind: "expire" as const }), weight: 1 },
+);
+
+function line(model: ModelTicket[]): ModelTicket[] {
+  return model
+    .filter((t) => t.status === "waiting")
+    .sort((a, b) => Number(b.priorityLane) - Number(a.priorityLane) || a.order - b.order);
+}
+
+let runs = 0;
+
+describe("QueueRoom against a model", () => {
+  it("keeps numbers unique, positions gapless, priority first and every ticket in one state", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 30 }), async (ops) => {
+        runs += 1;
+        const queueId = `que_m0de1${String(runs).padStart(5, "0")}${Math.random().toString(36).slice(2, 12).padEnd(10, "0")}`;
+        const stub = room(queueId);
+        await stub.configure({ queueId, organizationId: "org_model", serviceId: "svc_model", letter: "M", maxCapacity: null, status: "active", archivedAt: null });
+        const model: ModelTicket[] = [];
+        let prioritySeq = 0;
+        let at = Date.UTC(2026, 0, 5, 9);
+
+        for (const op of ops) {
+          at += 1_000;
+          if (op.kind === "join") {
+            const r = await stub.join(
+              { userId: "usr_model", partySize: 1, isPriority: op.vip, isGhostMode: op.vip, visitorName: null, phone: null, language: null, source: op.vip ? "vip" : "app" },
+              at,
+            );
+            expect(r.ok).toBe(true);
+            if (!r.ok) return;
+            const number = model.length + 1;
+            expect(r.value.number).toBe(number);
+            model.push({ id: r.value.id, number, status: "waiting", priorityLane: op.vip, order: op.vip ? ++prioritySeq : number, assignedTo: null, recovered: false });
+          } else if (op.kind === "callNext") {
+            const r = await stub.callNext(op.operator, at);
+            const next = line(model)[0];
+            if (!next) {
+              expect(r).toMatchObject({ ok: false, error: { code: "QUEUE_EMPTY" } });
+            } else {
+              expect(r.ok && r.value.id).toBe(next.id);
+              for (const t of model) if (t.status === "serving" && t.assignedTo === op.operator) t.status = "served";
+              next.status = "called";
+              next.assignedTo = op.operator;
+            }
+          } else if (op.kind === "expire") {
+            at += 6 * 60_000;
+            await stub.expireDue(at);
+            for (const t of model) if (t.status === "called") t.status = "expired";
+          } else {
+            if (model.length === 0) continue;
+            const t = model[op.pick % model.length]!;
+            const allowed = ALLOWED[op.action]!.includes(t.status) && !(op.action === "recover" && t.recovered);
+            const r =
+              op.action === "serve" ? await stub.serve(t.id, at)
+              : op.action === "complete" ? await stub.complete(t.id, at)
+              : op.action === "skip" ? await stub.skipAbsent(t.id, "absent", at)
+              : op.action === "cancel" ? await stub.cancel(t.id, at)
+              : op.action === "present" ? await stub.present(t.id, at)
+              : await stub.recover(t.id, op.option, at);
+            expect(r.ok, `${op.action} from ${t.status}: ${JSON.stringify(r)}`).toBe(allowed);
+            if (!r.ok) {
+              expect((r as any).error.code).toBe("INVALID_STATE");
+              continue;
+            }
+            if (op.action === "serve") t.status = "serving";
+            if (op.action === "complete") t.status = "served";
+            if (op.action === "skip") t.status = "skipped";
+            if (op.action === "cancel") t.status = "cancelled";
+            if (op.action === "recover") {
+              t.recovered = true;
+              if (op.option === "restore") {
+                t.status = "waiting";
+                t.priorityLane = true;
+                t.order = ++prioritySeq;
+                t.assignedTo = null;
+              } else {
+                const number = model.length + 1;
+                expect(r.value).toMatchObject({ number, recoveredFromId: t.id, status: "waiting" });
+                model.push({ id: r.value.id, number, status: "waiting", priorityLane: false, order: number, assignedTo: null, recovered: false });
+              }
+            }
+          }
+
+          const listed = await stub.listTickets({ status: null, offset: 0, limit: 1000 }, at);
+          expect(listed.ok).toBe(true);
+          if (!listed.ok) return;
+          const items = listed.value.items;
+          // nothing lost or invented, every ticket in exactly one (the model's) state
+          expect(items.map((i) => [i.id, i.status])).toEqual(model.map((m) => [m.id, m.status]));
+          // numbers unique and consecutive
+          expect(items.map((i) => i.number)).toEqual(model.map((_, k) => k + 1));
+          // positions 1..n in the model's order, null for everyone not waiting
+          const expectedLine = line(model);
+          const byId = new Map(items.map((i) => [i.id, i]));
+          expect(expectedLine.map((m) => byId.get(m.id)!.position)).toEqual(expectedLine.map((_, k) => k + 1));
+          for (const i of items) if (i.status !== "waiting") expect(i.position).toBeNull();
+          // priority (VIP, restored) strictly ahead of regular tickets
+          const lanes = expectedLine.map((m) => m.priorityLane);
+          expect(lanes).toEqual([...lanes].sort((a, b) => Number(b) - Number(a)));
+          const waitingIds = (await stub.listTickets({ status: "waiting", offset: 0, limit: 1000 }, at));
+          expect(waitingIds.ok && waitingIds.value.items.map((i) => i.id)).toEqual(expectedLine.map((m) => m.id));
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+

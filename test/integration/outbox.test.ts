@@ -1,0 +1,182 @@
+import worker from "../../src/index";
+import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import type { DomainEventMessage } from "../../src/domain/events";
+import { testClock } from "../../src/lib/clock";
+import { ticketFigures } from "../../src/services/ticket-stats";
+import { database } from "../../src/db/client";
+import { call, expectOk, registerUser } from "../helpers/api";
+import { queueFixture, room, settle } from "../helpers/catalog";
+
+async function sweep(at: number) {
+  const ctx = createExecutionContext();
+  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+async function projected(ticketId: string) {
+  return env.DB.prepare("SELECT status, version, display_code, called_at FROM tickets WHERE id = ?").bind(ticketId).first<any>();
+}
+
+describe("outbox → D1 projection and EVENTS", () => {
+  it("projects every change with a growing version, and a replayed older state never wins", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
+    await settle(f.queueId);
+    const first = await projected(t.id);
+    expect(first).toMatchObject({ status: "waiting", display_code: "A-001" });
+    await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
+    await call("POST", `/v1/tickets/${t.id}/serve`, { token: f.owner.token });
+    await settle(f.queueId);
+    const later = await projected(t.id);
+    expect(later.status).toBe("serving");
+    expect(later.version).toBeGreaterThan(first.version);
+    // an at-least-once replay of the first state must not move the projection backwards
+    await env.DB.prepare("UPDATE tickets SET status = 'serving' WHERE id = ?").bind(t.id).run();
+    const rows = await env.DB.prepare(
+      `INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size, is_priority, is_ghost_mode, source, created_at, updated_at, version)
+       VALUES (?, ?, ?, ?, ?, 1, 'A-001', 'waiting', 1, 0, 0, 'app', 0, 0, ?)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, version = excluded.version WHERE excluded.version > tickets.version`,
+    ).bind(t.id, f.queueId, f.serviceId, f.organizationId, customer.id, first.version).run();
+    expect(rows.meta.changes).toBe(0);
+    expect((await projected(t.id)).status).toBe("serving");
+  });
+
+  it("sends each event to EVENTS once per drain, with the DomainEventMessage shape", async () => {
+    const f = await queueFixture("pro");
+    const sent: DomainEventMessage[] = [];
+    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
+      for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
+    });
+    try {
+      await settle(f.queueId);
+      sent.length = 0;
+      const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: f.owner.token }), 201);
+      await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
+      await settle(f.queueId);
+    } finally {
+      spy.mockRestore();
+    }
+    const types = sent.map((e) => e.type);
+    expect(types).toEqual(["ticket.created", "ticket.called"]);
+    for (const e of sent) {
+      expect(e.id).toMatch(/^evt_/);
+      expect(e).toMatchObject({ organizationId: f.organizationId, queueId: f.queueId });
+      expect(e.data.isGhostMode).toBe(true);
+    }
+    expect(new Set(sent.map((e) => e.id)).size).toBe(sent.length);
+  });
+
+  it("keeps events in the outbox when delivery fails, and delivers them on the next alarm", async () => {
+    const f = await queueFixture("pro");
+    await settle(f.queueId);
+    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockRejectedValueOnce(new Error("queue down"));
+    await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token });
+    await settle(f.queueId).catch(() => undefined);
+    spy.mockRestore();
+    await settle(f.queueId);
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM tickets WHERE queue_id = ?").bind(f.queueId).first<{ n: number }>();
+    expect(rows?.n).toBe(1);
+  });
+
+  it("emits capacity_warning at 80% and almost_called when a ticket comes within 3 of the front", async () => {
+    const f = await queueFixture("pro", { maxCapacity: 10 });
+    const sent: DomainEventMessage[] = [];
+    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
+      for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
+    });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { partySize: 2 } }), 201).id);
+      await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
+      await settle(f.queueId);
+      expect(sent.filter((e) => e.type === "queue.capacity_warning")).toHaveLength(1);
+      const almost = sent.filter((e) => e.type === "ticket.almost_called");
+      expect(almost.map((e) => e.ticketId)).toEqual([ids[4]]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("the consumer acks every message", async () => {
+    const batch = createMessageBatch<DomainEventMessage>("queue-service-events", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { id: "evt_x", type: "ticket.created", organizationId: "org_x", queueId: null, ticketId: null, occurredAt: "", data: {} } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue!(batch, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks).toEqual(["m1"]);
+  });
+});
+
+describe("no-show sweep", () => {
+  it("expires due called tickets once, emits expired + no_show, and a second run changes nothing", async () => {
+    testClock.set("2026-06-01T09:00:00.000Z");
+    const f = await queueFixture("pro");
+    const a = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const b = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
+    testClock.advance(2 * 60_000);
+    await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
+    await settle(f.queueId);
+    const deadline = await env.DB.prepare("SELECT due_at FROM room_deadlines WHERE queue_id = ?").bind(f.queueId).first<{ due_at: number }>();
+    expect(deadline?.due_at).toBe(Date.parse("2026-06-01T09:05:00.000Z"));
+
+    const sent: DomainEventMessage[] = [];
+    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
+      for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
+    });
+    try {
+      await sweep(Date.parse("2026-06-01T09:05:00.000Z"));
+      await settle(f.queueId);
+      await sweep(Date.parse("2026-06-01T09:05:30.000Z"));
+      await settle(f.queueId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(expectOk(await call("GET", `/v1/tickets/${a.id}`, { token: f.owner.token })).status).toBe("expired");
+    expect(expectOk(await call("GET", `/v1/tickets/${b.id}`, { token: f.owner.token })).status).toBe("called");
+    expect(sent.map((e) => e.type)).toEqual(["ticket.expired", "ticket.no_show"]);
+    const next = await env.DB.prepare("SELECT due_at FROM room_deadlines WHERE queue_id = ?").bind(f.queueId).first<{ due_at: number }>();
+    expect(next?.due_at).toBe(Date.parse("2026-06-01T09:07:00.000Z"));
+    await sweep(Date.parse("2026-06-01T09:07:00.000Z"));
+    await settle(f.queueId);
+    expect(expectOk(await call("GET", `/v1/tickets/${b.id}`, { token: f.owner.token })).status).toBe("expired");
+    expect(await env.DB.prepare("SELECT due_at FROM room_deadlines WHERE queue_id = ?").bind(f.queueId).first()).toBeNull();
+  });
+});
+
+describe("retire and ticket figures", () => {
+  it("retire cancels live tickets and refuses everything afterwards", async () => {
+    const f = await queueFixture("pro");
+    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    await room(f.queueId).retire(Date.now());
+    await room(f.queueId).retire(Date.now());
+    await settle(f.queueId);
+    expect((await projected(t.id)).status).toBe("cancelled");
+    const refused = await room(f.queueId).getTicket(t.id, Date.now());
+    expect(refused).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+    expect(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })).toMatchObject({ status: 404 });
+  });
+
+  it("ticketFigures counts today's tickets by status and averages waits from the projection", async () => {
+    testClock.set("2026-07-01T08:00:00.000Z");
+    const f = await queueFixture("pro");
+    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token });
+    testClock.advance(4 * 60_000);
+    await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
+    await call("POST", `/v1/tickets/${t.id}/serve`, { token: f.owner.token });
+    testClock.advance(6 * 60_000);
+    await call("POST", `/v1/tickets/${t.id}/complete`, { token: f.owner.token });
+    await settle(f.queueId);
+    const figures = await ticketFigures(database(env.DB), f.organizationId, Date.parse("2026-07-01T12:00:00.000Z"));
+    expect(figures.today.byStatus).toMatchObject({ served: 1, waiting: 1, called: 0 });
+    expect(figures.averageWaitMinutes).toBe(4);
+    expect(figures.averageServiceMinutes).toBe(6);
+  });
+});

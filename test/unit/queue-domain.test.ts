@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { displayCode, letterAt, nextLetter } from "../../src/domain/display-code";
+import { allows, crossesCapacityWarning, firstCallable, waitingLine, type OrderedTicket } from "../../src/domain/tickets";
+import { DEFAULT_MINUTES_PER_TICKET, estimatedWaitMinutes, minutesPerTicket } from "../../src/domain/wait-estimate";
+
+const MIN = 60_000;
+
+describe("display codes", () => {
+  it("letters run A..Z then AA, and the first free one is taken", () => {
+    expect([letterAt(0), letterAt(25), letterAt(26), letterAt(27), letterAt(701), letterAt(702)]).toEqual(["A", "Z", "AA", "AB", "ZZ", "AAA"]);
+    expect(nextLetter(["A", "C"])).toBe("B");
+    expect(nextLetter([])).toBe("A");
+  });
+  it("pads to three digits and grows beyond", () => {
+    expect(displayCode("A", 42)).toBe("A-042");
+    expect(displayCode("B", 1234)).toBe("B-1234");
+  });
+});
+
+describe("ordering and transitions", () => {
+  const t = (over: Partial<OrderedTicket>): OrderedTicket => ({ status: "waiting", lane: 1, orderKey: 1, source: "app", presentAt: null, transferring: false, ...over });
+  it("puts the priority lane first, each lane in its own order", () => {
+    const line = waitingLine([t({ orderKey: 1 }), t({ lane: 0, orderKey: 2 }), t({ lane: 0, orderKey: 1 }), t({ orderKey: 3, status: "called" })]);
+    expect(line.map((x) => [x.lane, x.orderKey])).toEqual([[0, 1], [0, 2], [1, 1]]);
+  });
+  it("skips transferring tickets and remote tickets that have not arrived", () => {
+    const a = t({ orderKey: 1, transferring: true });
+    const b = t({ orderKey: 2, source: "remote" });
+    const c = t({ orderKey: 3, source: "remote", presentAt: 5 });
+    expect(firstCallable([a, b, c])).toBe(c);
+  });
+  it("allows only the table's transitions", () => {
+    expect(allows("serve", "called")).toBe(true);
+    expect(allows("serve", "waiting")).toBe(false);
+    expect(allows("recover", "expired")).toBe(true);
+    expect(allows("cancel", "serving")).toBe(false);
+  });
+  it("warns once when crossing 80% of capacity", () => {
+    expect(crossesCapacityWarning(7, 8, 10)).toBe(true);
+    expect(crossesCapacityWarning(8, 9, 10)).toBe(false);
+    expect(crossesCapacityWarning(1, 2, null)).toBe(false);
+  });
+});
+
+describe("wait estimate", () => {
+  const at = 10 * 60 * MIN;
+  it("defaults to 5 minutes a ticket before any history", () => {
+    expect(minutesPerTicket([], at)).toBe(DEFAULT_MINUTES_PER_TICKET);
+    expect(minutesPerTicket([{ at: at - MIN, operatorId: "a" }], at)).toBe(DEFAULT_MINUTES_PER_TICKET);
+  });
+  it("averages each operator's intervals and divides by operators active in the last hour", () => {
+    const calls = [
+      { at: at - 20 * MIN, operatorId: "a" },
+      { at: at - 14 * MIN, operatorId: "a" },
+      { at: at - 8 * MIN, operatorId: "a" },
+      { at: at - 10 * MIN, operatorId: "b" },
+    ];
+    expect(minutesPerTicket(calls, at)).toBe(3);
+    expect(estimatedWaitMinutes(4, 3)).toBe(12);
+  });
+  it("ignores gaps over an hour (breaks)", () => {
+    expect(minutesPerTicket([{ at: at - 3 * 60 * MIN, operatorId: "a" }, { at: at - MIN, operatorId: "a" }], at)).toBe(DEFAULT_MINUTES_PER_TICKET);
+  });
+});
