@@ -29,8 +29,13 @@ export function organizationRecord(o: OrganizationRow) {
   };
 }
 
+/** Drizzle wraps the driver's error, so the constraint message may be on a cause. */
 export function isUniqueViolation(err: unknown, column: string): boolean {
-  return String(err).includes("UNIQUE constraint failed") && String(err).includes(column);
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const text = String(e);
+    if (text.includes("UNIQUE constraint failed") && text.includes(column)) return true;
+  }
+  return false;
 }
 
 export interface NewOrganization {
