@@ -95,6 +95,9 @@ app.openapi(list, async (c) => {
 });
 
 const OrganizationParam = idParam("organizationId", "org");
+const AvailabilityRadius = z
+  .number()
+  .refine((km) => (AVAILABILITY_RADII as readonly number[]).includes(km), `one of ${AVAILABILITY_RADII.join(", ")}`);
 const HttpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain }).max(2048);
 
 const get = createRoute({
@@ -131,7 +134,7 @@ const update = createRoute({
           legalName: z.string().trim().min(1).max(200).nullable(),
           website: HttpsUrl.nullable(),
           billingEmail: Email.nullable(),
-          availabilityRadiusKm: z.literal(AVAILABILITY_RADII).nullable(),
+          availabilityRadiusKm: AvailabilityRadius.nullable().openapi({ enum: [...AVAILABILITY_RADII, null] }),
           siret: z.string().trim().min(1).max(32).nullable(),
           vatNumber: z.string().trim().min(1).max(32).nullable(),
           description: z.string().max(2000).nullable(),
