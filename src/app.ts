@@ -6,6 +6,7 @@ import { bodyGuard } from "./http/body-guard";
 import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
 import { idempotency } from "./http/idempotency";
+import { trackApiKeyUse } from "./http/key-usage";
 import { rateLimit } from "./http/rate-limit";
 import { requestId } from "./http/request-id";
 import { errorBody } from "./http/respond";
@@ -44,7 +45,7 @@ export function createApp() {
     for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
   });
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
-  app.use("/v1/*", idempotency);
+  app.use("/v1/*", idempotency, trackApiKeyUse);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);

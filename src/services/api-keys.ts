@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull } from "drizzle-orm";
+import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
 import type { KeyPermission } from "../domain/permissions";
@@ -73,4 +73,15 @@ export async function revokeApiKey(db: Database, organizationId: string, keyId: 
     .get();
   if (!revoked) throw notFound("API key");
   return revoked;
+}
+
+/** How stale `lastUsedAt` may get: one write per key per minute at most, whatever the traffic. */
+export const LAST_USED_GRANULARITY_MS = 60_000;
+
+export async function recordApiKeyUse(db: Database, keyId: string, at: number): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: at })
+    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at - LAST_USED_GRANULARITY_MS))))
+    .run();
 }

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { keyPermissions, ROLE_PERMISSIONS } from "../../src/domain/permissions";
+import { testClock } from "../../src/lib/clock";
 import { addMember, call, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
 
 async function orgWithOwner() {
@@ -96,5 +98,39 @@ describe("GET and DELETE /v1/organizations/{id}/api-keys", () => {
     const keyOfB = expectOk(await call("POST", b.path, { token: b.owner.token, body: { name: "b" } }), 201);
     expectError(await call("DELETE", `${a.path}/${keyOfB.id}`, { token: a.owner.token }), 404, "NOT_FOUND");
     expectOk(await call("GET", `/v1/organizations/${b.org.id}`, { apiKey: keyOfB.key }));
+  });
+});
+
+describe("key ceilings and usage", () => {
+  it("grants no key more than the admin role, so every key creator (ORG_MANAGE) may mint any key", () => {
+    for (const permission of keyPermissions(["admin", "write", "read", "widget", "manage:webhooks", "read:analytics"])) {
+      expect(ROLE_PERMISSIONS.admin.has(permission), permission).toBe(true);
+    }
+  });
+
+  it("records lastUsedAt, at most once a minute", async () => {
+    testClock.set("2026-03-02T10:00:00.000Z");
+    const { owner, org, path } = await orgWithOwner();
+    const created = expectOk(await call("POST", path, { token: owner.token, body: { name: "used" } }), 201);
+    const lastUsed = async () => {
+      for (let i = 0; i < 50; i++) {
+        const row = await env.DB.prepare("SELECT last_used_at AS t FROM api_keys WHERE id = ?").bind(created.id).first<{ t: number | null }>();
+        if (row?.t != null) return row.t;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return null;
+    };
+    expectOk(await call("GET", `/v1/organizations/${org.id}`, { apiKey: created.key }));
+    expect(await lastUsed()).toBe(Date.parse("2026-03-02T10:00:00.000Z"));
+    testClock.advance(30_000);
+    expectOk(await call("GET", `/v1/organizations/${org.id}`, { apiKey: created.key }));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await lastUsed()).toBe(Date.parse("2026-03-02T10:00:00.000Z"));
+    testClock.advance(31_000);
+    expectOk(await call("GET", `/v1/organizations/${org.id}`, { apiKey: created.key }));
+    for (let i = 0; i < 50 && (await lastUsed()) === Date.parse("2026-03-02T10:00:00.000Z"); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await lastUsed()).toBe(Date.parse("2026-03-02T10:01:01.000Z"));
+    const listed = expectOk(await call("GET", path, { token: owner.token }));
+    expect(listed[0].lastUsedAt).toBe("2026-03-02T10:01:01.000Z");
   });
 });
