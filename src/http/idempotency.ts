@@ -29,9 +29,37 @@ function scopeOf(c: Context<AppEnv>): string {
   return `ip:${clientIp(c)}`;
 }
 
-async function requestHash(c: Context<AppEnv>): Promise<string> {
+/**
+ * Kept answers can hold secrets (a new API key, a session token), so they are stored
+ * encrypted under a key derived from the caller's Idempotency-Key, which itself is stored
+ * only as a hash: the table alone reveals neither.
+ */
+async function answerKey(scope: string, key: string): Promise<CryptoKey> {
+  const material = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`idempotency-answer\n${scope}\n${key}`));
+  return crypto.subtle.importKey("raw", material, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+async function seal(secret: CryptoKey, text: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, secret, new TextEncoder().encode(text)));
+  const joined = new Uint8Array(iv.byteLength + sealed.byteLength);
+  joined.set(iv);
+  joined.set(sealed, iv.byteLength);
+  let binary = "";
+  for (const byte of joined) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+async function open(secret: CryptoKey, stored: string): Promise<string> {
+  const joined = Uint8Array.from(atob(stored), (ch) => ch.charCodeAt(0));
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: joined.slice(0, 12) }, secret, joined.slice(12));
+  return new TextDecoder().decode(plain);
+}
+
+/** Salted with the Idempotency-Key, so a stored hash cannot be used to guess a body (a password). */
+async function requestHash(c: Context<AppEnv>, key: string): Promise<string> {
   const url = new URL(c.req.url);
-  return sha256Hex(`${c.req.method}\n${url.pathname}${url.search}\n${await c.req.text()}`);
+  return sha256Hex(`${key}\n${c.req.method}\n${url.pathname}${url.search}\n${await c.req.text()}`);
 }
 
 /** Inserts the claim, or takes over an expired or abandoned one; true when this request owns the key. */
@@ -62,8 +90,9 @@ function find(db: Database, scope: string, key: string): Promise<Row | undefined
   return db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key))).get();
 }
 
-function replay(c: Context<AppEnv>, row: Row): Response {
-  return c.newResponse(row.responseBody ?? "", row.responseStatus as ContentfulStatusCode, {
+async function replay(c: Context<AppEnv>, row: Row, secret: CryptoKey): Promise<Response> {
+  const body = row.responseBody === null ? "" : await open(secret, row.responseBody);
+  return c.newResponse(body, row.responseStatus as ContentfulStatusCode, {
     "Content-Type": "application/json; charset=UTF-8",
     "Idempotent-Replayed": "true",
   });
@@ -93,17 +122,19 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
 
   const db = database(c.env.DB);
   const scope = scopeOf(c);
-  const hash = await requestHash(c);
+  const storedKey = await sha256Hex(key);
+  const hash = await requestHash(c, key);
+  const secret = await answerKey(scope, key);
 
   for (let attempt = 0; attempt <= POLL_ATTEMPTS; attempt++) {
-    if (await claim(db, scope, key, hash, now())) {
+    if (await claim(db, scope, storedKey, hash, now())) {
       await next();
-      await settle(db, scope, key, c.res);
+      await settle(db, scope, storedKey, c.res, secret);
       return;
     }
-    const row = await find(db, scope, key);
+    const row = await find(db, scope, storedKey);
     if (row && row.requestHash !== hash) throw keyMismatch();
-    if (row?.state === "done") return replay(c, row);
+    if (row?.state === "done") return replay(c, row, secret);
     if (attempt < POLL_ATTEMPTS) await sleep(POLL_INTERVAL_MS);
   }
   throw new ApiError("CONFLICT", "A request with this Idempotency-Key is still in progress; retry shortly", {
@@ -113,13 +144,13 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** Keeps a 2xx/4xx answer for replay; a 5xx releases the key so the caller can retry. */
-async function settle(db: Database, scope: string, key: string, res: Response): Promise<void> {
+async function settle(db: Database, scope: string, key: string, res: Response, secret: CryptoKey): Promise<void> {
   const where = and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key));
   if (res.status >= 500) {
     await db.delete(idempotencyKeys).where(where).run();
     return;
   }
-  const body = await res.clone().text();
+  const body = await seal(secret, await res.clone().text());
   await db
     .update(idempotencyKeys)
     .set({ state: "done", responseStatus: res.status, responseBody: body })

@@ -101,6 +101,21 @@ describe("Idempotency-Key", () => {
     expectError(res, 400, "VALIDATION_ERROR", "Idempotency-Key");
   });
 
+  it("stores neither the key nor a replayable secret in clear", async () => {
+    const user = await registerUser();
+    const org = await createOrganization(user);
+    const key = unique("secret-idem-");
+    const send = () =>
+      call("POST", `/v1/organizations/${org.id}/api-keys`, { token: user.token, body: { name: "k" }, headers: { "Idempotency-Key": key } });
+    const created = expectOk(await send(), 201);
+    const rows = await env.DB.prepare("SELECT * FROM idempotency_keys WHERE scope = ?").bind(`user:${user.id}`).all();
+    const dump = JSON.stringify(rows.results);
+    expect(rows.results).toHaveLength(1);
+    expect(dump).not.toContain(created.key);
+    expect(dump).not.toContain(key);
+    expect(expectOk(await send(), 201).key).toBe(created.key);
+  });
+
   it("ignores the header on other methods", async () => {
     const user = await registerUser();
     const org = await createOrganization(user);

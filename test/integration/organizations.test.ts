@@ -73,6 +73,8 @@ describe("PATCH /v1/organizations/{id}", () => {
     ["a mass-assigned id", { id: "org_x" }, "id"],
     ["an http website", { website: "http://example.com" }, "website"],
     ["a website that is not a URL", { website: "example" }, "website"],
+    ["a website on an IP literal", { website: "https://127.0.0.1/" }, "website"],
+    ["a logo on localhost", { logoUrl: "https://localhost/logo.png" }, "logoUrl"],
     ["a radius not in the list", { availabilityRadiusKm: 3 }, "availabilityRadiusKm"],
     ["a radius of the wrong type", { availabilityRadiusKm: "1" }, "availabilityRadiusKm"],
     ["a bad billing email", { billingEmail: "nope" }, "billingEmail"],
