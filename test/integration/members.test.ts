@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { addMember, call, createApiKey, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
 
 async function orgWithOwner() {
@@ -22,6 +22,21 @@ describe("POST /v1/organizations/{id}/members", () => {
     expect(member.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const me = expectOk(await call("GET", "/v1/auth/me", { token: user.token }));
     expect(me.memberships).toEqual([{ organizationId: org.id, role: "manager" }]);
+  });
+
+  it("emits member.joined on the EVENTS queue", async () => {
+    const send = vi.spyOn(env.EVENTS, "send");
+    try {
+      const { owner, org, path } = await orgWithOwner();
+      const user = await registerUser();
+      expectOk(await call("POST", path, { token: owner.token, body: { email: user.email, role: "operator" } }), 201);
+      const joined = send.mock.calls.map(([message]) => message).filter((m) => m.type === "member.joined");
+      expect(joined).toHaveLength(1);
+      expect(joined[0]).toMatchObject({ organizationId: org.id, queueId: null, ticketId: null, data: { userId: user.id, role: "operator", addedBy: owner.id } });
+      expect(joined[0]!.id).toMatch(/^evt_/);
+    } finally {
+      send.mockRestore();
+    }
   });
 
   it("answers 404 on email for an unknown account and 409 on email for a member", async () => {
