@@ -5,13 +5,17 @@ import { authenticate } from "./http/auth";
 import { bodyGuard } from "./http/body-guard";
 import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
+import { idempotency } from "./http/idempotency";
+import { trackApiKeyUse } from "./http/key-usage";
 import { rateLimit } from "./http/rate-limit";
 import { requestId } from "./http/request-id";
 import { errorBody } from "./http/respond";
 import { validationHook } from "./http/validation";
+import apiKeyRoutes from "./routes/api-keys";
 import authRoutes from "./routes/auth";
 import calendarRoutes from "./routes/calendar";
 import { mountDocs } from "./routes/docs";
+import memberRoutes from "./routes/members";
 import organizationRoutes from "./routes/organizations";
 import qrRoutes from "./routes/qr";
 import nfcRoutes from "./routes/nfc";
@@ -49,6 +53,7 @@ export function createApp() {
     for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
   });
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
+  app.use("/v1/*", idempotency, trackApiKeyUse);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
@@ -60,6 +65,8 @@ export function createApp() {
   app.route("/v1", dashboardRoutes);
   app.route("/v1", queueRoutes);
   app.route("/v1", ticketRoutes);
+  app.route("/v1", memberRoutes);
+  app.route("/v1", apiKeyRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -1,12 +1,21 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { requireUser } from "../http/auth";
-import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { actorIn, authorize, requireUser } from "../http/auth";
+import { forbidden, notFound } from "../http/errors";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { createOrganization, organizationRecord, organizationsOfUser } from "../services/organizations";
-import { OrganizationType, RoleSchema } from "./schemas";
+import {
+  createOrganization,
+  deleteOrganization,
+  findOrganization,
+  organizationRecord,
+  organizationsOfUser,
+  transferOwnership,
+  updateOrganization,
+} from "../services/organizations";
+import { Email, Language, OrganizationType, RoleSchema } from "./schemas";
 
 const app = router();
 const tags = ["Organizations"];
@@ -83,6 +92,124 @@ app.openapi(list, async (c) => {
   const { user } = requireUser(c);
   const rows = await organizationsOfUser(database(c.env.DB), user.id);
   return c.json(ok(rows.map((r) => ({ ...organizationRecord(r.organization), role: r.role }))), 200);
+});
+
+const OrganizationParam = idParam("organizationId", "org");
+const AvailabilityRadius = z
+  .number()
+  .refine((km) => (AVAILABILITY_RADII as readonly number[]).includes(km), `one of ${AVAILABILITY_RADII.join(", ")}`);
+const HttpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain }).max(2048);
+
+const get = createRoute({
+  method: "get",
+  path: "/organizations/{organizationId}",
+  tags,
+  summary: "One organization (any member, or any key of the organization but a widget key)",
+  security: SECURITY.any,
+  request: { params: OrganizationParam },
+  responses: { 200: jsonResponse(okEnvelope(OrganizationRecord), "The organization"), ...errors() },
+});
+
+app.openapi(get, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await actorIn(c, organizationId);
+  const principal = c.get("principal");
+  // A widget key is published in web pages: it reaches the widget routes and nothing else.
+  if (principal.kind === "apiKey" && principal.widgetOnly) throw forbidden("A widget key may only call the widget routes");
+  const org = await findOrganization(database(c.env.DB), organizationId);
+  if (!org) throw notFound("Organization");
+  return c.json(ok(organizationRecord(org)), 200);
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/organizations/{organizationId}",
+  tags,
+  summary: "Change an organization's details (ORG_MANAGE)",
+  description: "Send only the fields to change; `null` clears an optional field.",
+  security: SECURITY.any,
+  request: {
+    params: OrganizationParam,
+    body: jsonBody(
+      z
+        .strictObject({
+          name: z.string().trim().min(1).max(200),
+          legalName: z.string().trim().min(1).max(200).nullable(),
+          website: HttpsUrl.nullable(),
+          billingEmail: Email.nullable(),
+          availabilityRadiusKm: AvailabilityRadius.nullable().openapi({ enum: [...AVAILABILITY_RADII, null] }),
+          siret: z.string().trim().min(1).max(32).nullable(),
+          vatNumber: z.string().trim().min(1).max(32).nullable(),
+          description: z.string().max(2000).nullable(),
+          type: OrganizationType,
+          defaultLanguage: Language,
+          logoUrl: HttpsUrl.nullable(),
+        })
+        .partial()
+        .refine((body) => Object.keys(body).length > 0, { message: "send at least one field to change" })
+        .openapi("UpdateOrganizationRequest"),
+    ),
+  },
+  responses: { 200: jsonResponse(okEnvelope(OrganizationRecord), "Updated"), ...errors() },
+});
+
+app.openapi(update, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_MANAGE");
+  const org = await updateOrganization(database(c.env.DB), organizationId, c.req.valid("json"), now());
+  return c.json(ok(organizationRecord(org)), 200);
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/organizations/{organizationId}",
+  tags,
+  summary: "Delete the organization and everything it owns (owner only, ORG_DELETE)",
+  description: "Locations, services, queues (their live tickets are cancelled), members, API keys and the rest go with it.",
+  security: SECURITY.session,
+  request: { params: OrganizationParam },
+  responses: {
+    200: jsonResponse(okEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), "Deleted"),
+    ...errors(),
+  },
+});
+
+app.openapi(remove, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_DELETE");
+  await deleteOrganization(c.env, organizationId, now());
+  return c.json(ok({ id: organizationId, deleted: true as const }), 200);
+});
+
+const transfer = createRoute({
+  method: "post",
+  path: "/organizations/{organizationId}/transfer-ownership",
+  tags,
+  summary: "Make another member the owner; the previous owner becomes an admin (ORG_TRANSFER)",
+  security: SECURITY.session,
+  request: {
+    params: OrganizationParam,
+    body: jsonBody(z.strictObject({ newOwnerId: z.string().min(1).max(64) }).openapi("TransferOwnershipRequest")),
+  },
+  responses: {
+    200: jsonResponse(
+      okEnvelope(z.object({ organizationId: z.string(), ownerId: z.string(), previousOwnerId: z.string(), previousOwnerRole: z.literal("admin") })),
+      "Transferred",
+    ),
+    ...errors(409),
+  },
+});
+
+app.openapi(transfer, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  const { newOwnerId } = c.req.valid("json");
+  await authorize(c, organizationId, "ORG_TRANSFER");
+  const { user } = requireUser(c);
+  await transferOwnership(database(c.env.DB), organizationId, user.id, newOwnerId, now());
+  return c.json(
+    ok({ organizationId, ownerId: newOwnerId, previousOwnerId: user.id, previousOwnerRole: "admin" as const }),
+    200,
+  );
 });
 
 export default app;

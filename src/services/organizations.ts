@@ -1,9 +1,11 @@
-import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { members, organizations, subscriptions } from "../db/schema";
-import { conflict } from "../http/errors";
+import { and, eq, ne, sql } from "drizzle-orm";
+import { database, type Database } from "../db/client";
+import { members, organizations, queues, subscriptions } from "../db/schema";
+import type { Env } from "../env";
+import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
+import { retireQueues } from "./queue-rooms";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -27,8 +29,13 @@ export function organizationRecord(o: OrganizationRow) {
   };
 }
 
+/** Drizzle wraps the driver's error, so the constraint message may be on a cause. */
 export function isUniqueViolation(err: unknown, column: string): boolean {
-  return String(err).includes("UNIQUE constraint failed") && String(err).includes(column);
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const text = String(e);
+    if (text.includes("UNIQUE constraint failed") && text.includes(column)) return true;
+  }
+  return false;
 }
 
 export interface NewOrganization {
@@ -87,3 +94,95 @@ export async function organizationsOfUser(db: Database, userId: string) {
     .all();
 }
 
+
+export async function findOrganization(db: Database, organizationId: string): Promise<OrganizationRow | undefined> {
+  return db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+}
+
+/** The fields PATCH may change; `null` clears an optional one, an absent key leaves it alone. */
+export type OrganizationChanges = Partial<
+  Pick<
+    OrganizationRow,
+    | "name"
+    | "legalName"
+    | "website"
+    | "billingEmail"
+    | "availabilityRadiusKm"
+    | "siret"
+    | "vatNumber"
+    | "description"
+    | "type"
+    | "defaultLanguage"
+    | "logoUrl"
+  >
+>;
+
+export async function updateOrganization(
+  db: Database,
+  organizationId: string,
+  changes: OrganizationChanges,
+  at: number,
+): Promise<OrganizationRow> {
+  const updated = await db
+    .update(organizations)
+    .set({ ...changes, updatedAt: at })
+    .where(eq(organizations.id, organizationId))
+    .returning()
+    .get();
+  if (!updated) throw notFound("Organization");
+  return updated;
+}
+
+/**
+ * Deletes the organization; the schema's foreign keys cascade to everything it owns. Its
+ * queue ids are read first so their rooms can be retired once the catalog rows are gone.
+ */
+export async function deleteOrganization(env: Env, organizationId: string, at: number): Promise<void> {
+  const db = database(env.DB);
+  const owned = await db.select({ id: queues.id }).from(queues).where(eq(queues.organizationId, organizationId)).all();
+  await db.delete(organizations).where(eq(organizations.id, organizationId)).run();
+  await retireQueues(env, owned.map((q) => q.id), at);
+}
+
+/**
+ * Makes a member the owner and the previous owner an admin, in one batch. Each statement is
+ * conditional on the roles it expects, so a concurrent transfer or member removal leaves
+ * exactly one owner: the promotion only happens while the caller is still the owner, and the
+ * demotion only once someone else holds the role.
+ */
+export async function transferOwnership(
+  db: Database,
+  organizationId: string,
+  currentOwnerId: string,
+  newOwnerId: string,
+  at: number,
+): Promise<void> {
+  if (newOwnerId === currentOwnerId) throw validationError("newOwnerId", "you already own this organization");
+  const target = await db
+    .select({ role: members.role })
+    .from(members)
+    .where(and(eq(members.organizationId, organizationId), eq(members.userId, newOwnerId)))
+    .get();
+  if (!target) throw new ApiError("NOT_FOUND", "The new owner must be a member of the organization", { field: "newOwnerId" });
+  const ownerStill = sql`exists (select 1 from ${members} where ${members.organizationId} = ${organizationId} and ${members.userId} = ${currentOwnerId} and ${members.role} = 'owner')`;
+  const [promoted] = await db.batch([
+    db
+      .update(members)
+      .set({ role: "owner", updatedAt: at })
+      .where(and(eq(members.organizationId, organizationId), eq(members.userId, newOwnerId), ne(members.role, "owner"), ownerStill)),
+    db
+      .update(members)
+      .set({ role: "admin", updatedAt: at })
+      .where(
+        and(
+          eq(members.organizationId, organizationId),
+          eq(members.userId, currentOwnerId),
+          eq(members.role, "owner"),
+          sql`(select count(*) from ${members} where ${members.organizationId} = ${organizationId} and ${members.role} = 'owner') > 1`,
+        ),
+      ),
+  ]);
+  if (promoted.meta.changes !== 1) {
+    throw new ApiError("CONFLICT", "Ownership changed while this request ran; reload and try again", { field: "newOwnerId" });
+  }
+}

@@ -82,3 +82,19 @@ export async function createOrganization(owner: TestUser, overrides: Record<stri
   });
   return expectOk(res, 201);
 }
+
+/** Adds an existing user to the organization with this role (the owner's session does it). */
+export async function addMember(owner: TestUser, organizationId: string, user: TestUser, role: string): Promise<any> {
+  const res = await call("POST", `/v1/organizations/${organizationId}/members`, { token: owner.token, body: { email: user.email, role } });
+  return expectOk(res, 201);
+}
+
+/** Creates an API key for the organization and returns its full value and record. */
+export async function createApiKey(owner: TestUser, organizationId: string, permissions?: string[]): Promise<{ key: string; id: string }> {
+  const res = await call("POST", `/v1/organizations/${organizationId}/api-keys`, {
+    token: owner.token,
+    body: { name: unique("key"), ...(permissions ? { permissions } : {}) },
+  });
+  const data = expectOk(res, 201);
+  return { key: data.key, id: data.id };
+}

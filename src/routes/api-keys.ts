@@ -1,0 +1,108 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { authorize } from "../http/auth";
+import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import { ok, okList } from "../http/respond";
+import { router } from "../http/router";
+import { KEY_PERMISSION_VALUES } from "../domain/permissions";
+import { now } from "../lib/clock";
+import { apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "../services/api-keys";
+
+const app = router();
+const tags = ["API keys"];
+
+const ApiKeyRecord = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    maskedKey: z.string().openapi({ example: "qk_live_ab12cd34…wxyz" }),
+    permissions: z.array(z.string()),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+  })
+  .openapi("ApiKey");
+
+const OrganizationParam = idParam("organizationId", "org");
+
+const create = createRoute({
+  method: "post",
+  path: "/organizations/{organizationId}/api-keys",
+  tags,
+  summary: "Create an API key (ORG_MANAGE); the full key is in the answer only this once",
+  description:
+    "permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget) or the shorthands read, write, admin. None means read.",
+  security: SECURITY.any,
+  request: {
+    params: OrganizationParam,
+    body: jsonBody(
+      z
+        .strictObject({
+          name: z.string().trim().min(1).max(100),
+          permissions: z.array(z.enum(KEY_PERMISSION_VALUES)).max(KEY_PERMISSION_VALUES.length).optional(),
+        })
+        .openapi("CreateApiKeyRequest"),
+    ),
+  },
+  responses: {
+    201: jsonResponse(
+      okEnvelope(ApiKeyRecord.extend({ key: z.string().openapi({ description: "The full key, shown only once" }) })),
+      "Created",
+    ),
+    ...errors(),
+  },
+});
+
+app.openapi(create, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  // Only owners, admins and admin keys hold ORG_MANAGE, and each of them may already do
+  // everything any key can grant, so a key never carries more than its creator could do.
+  const actor = await authorize(c, organizationId, "ORG_MANAGE");
+  const body = c.req.valid("json");
+  const { key, record } = await createApiKey(
+    database(c.env.DB),
+    organizationId,
+    { name: body.name, permissions: body.permissions ?? [] },
+    actor.userId ?? actor.apiKeyId!,
+    now(),
+  );
+  return c.json(ok({ ...apiKeyRecord(record), key }), 201);
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/organizations/{organizationId}/api-keys",
+  tags,
+  summary: "Active API keys, values masked (ORG_MANAGE)",
+  security: SECURITY.any,
+  request: { params: OrganizationParam, query: PaginationQuery },
+  responses: { 200: jsonResponse(listEnvelope(ApiKeyRecord), "Active keys, newest first"), ...errors() },
+});
+
+app.openapi(list, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_MANAGE");
+  const window = pageWindow(c.req.valid("query"));
+  const { rows, total } = await listActiveApiKeys(database(c.env.DB), organizationId, window);
+  return c.json(okList(rows.map(apiKeyRecord), pageMeta(total, window)), 200);
+});
+
+const revoke = createRoute({
+  method: "delete",
+  path: "/organizations/{organizationId}/api-keys/{keyId}",
+  tags,
+  summary: "Revoke an API key for good (ORG_MANAGE)",
+  description: "A revoked key is refused with 403 KEY_REVOKED from then on.",
+  security: SECURITY.any,
+  request: { params: OrganizationParam.extend(idParam("keyId", "key").shape) },
+  responses: { 200: jsonResponse(okEnvelope(ApiKeyRecord), "Revoked"), ...errors() },
+});
+
+app.openapi(revoke, async (c) => {
+  const { organizationId, keyId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_MANAGE");
+  const revoked = await revokeApiKey(database(c.env.DB), organizationId, keyId, now());
+  return c.json(ok(apiKeyRecord(revoked)), 200);
+});
+
+export default app;

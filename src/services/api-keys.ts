@@ -1,0 +1,87 @@
+import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { apiKeys } from "../db/schema";
+import type { KeyPermission } from "../domain/permissions";
+import { notFound } from "../http/errors";
+import { sha256Hex } from "../lib/crypto";
+import { newId } from "../lib/ids";
+import { isoOrNull, iso } from "../lib/time";
+import { maskApiKey, mintApiKey, type ApiKeyRow } from "./api-key-auth";
+
+export function apiKeyRecord(k: ApiKeyRow) {
+  return {
+    id: k.id,
+    name: k.name,
+    maskedKey: maskApiKey(k.lookupPrefix, k.last4),
+    permissions: k.permissions,
+    createdAt: iso(k.createdAt),
+    lastUsedAt: isoOrNull(k.lastUsedAt),
+    revokedAt: isoOrNull(k.revokedAt),
+  };
+}
+
+/**
+ * Mints a key and stores only its hash. The full value is returned to the caller once and
+ * can never be read again. `createdBy` is the user or the key that asked for it.
+ */
+export async function createApiKey(
+  db: Database,
+  organizationId: string,
+  input: { name: string; permissions: KeyPermission[] },
+  createdBy: string,
+  at: number,
+): Promise<{ key: string; record: ApiKeyRow }> {
+  const minted = mintApiKey();
+  const record: ApiKeyRow = {
+    id: newId("key"),
+    organizationId,
+    name: input.name,
+    lookupPrefix: minted.lookupPrefix,
+    keyHash: await sha256Hex(minted.value),
+    last4: minted.last4,
+    permissions: input.permissions.length === 0 ? ["read"] : [...new Set(input.permissions)],
+    createdById: createdBy,
+    createdAt: at,
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  await db.insert(apiKeys).values(record);
+  return { key: minted.value, record };
+}
+
+const active = (organizationId: string) => and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt));
+
+/** Active keys only: a revoked key is gone for good, so it no longer appears. */
+export async function listActiveApiKeys(db: Database, organizationId: string, window: { offset: number; limit: number }) {
+  const [rows, total] = await Promise.all([
+    db.select().from(apiKeys).where(active(organizationId)).orderBy(desc(apiKeys.createdAt), apiKeys.id).limit(window.limit).offset(window.offset).all(),
+    db.select({ n: count() }).from(apiKeys).where(active(organizationId)).get(),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/**
+ * Revokes the key for good. The row stays so that the key is answered with KEY_REVOKED
+ * rather than "unknown", which tells an integrator what happened.
+ */
+export async function revokeApiKey(db: Database, organizationId: string, keyId: string, at: number): Promise<ApiKeyRow> {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: at })
+    .where(and(eq(apiKeys.id, keyId), active(organizationId)))
+    .returning()
+    .get();
+  if (!revoked) throw notFound("API key");
+  return revoked;
+}
+
+/** How stale `lastUsedAt` may get: one write per key per minute at most, whatever the traffic. */
+export const LAST_USED_GRANULARITY_MS = 60_000;
+
+export async function recordApiKeyUse(db: Database, keyId: string, at: number): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: at })
+    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at - LAST_USED_GRANULARITY_MS))))
+    .run();
+}
