@@ -14,6 +14,7 @@ import { mountDocs } from "./routes/docs";
 import organizationRoutes from "./routes/organizations";
 import qrRoutes from "./routes/qr";
 import nfcRoutes from "./routes/nfc";
+import embedRoutes from "./routes/embed";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -48,6 +49,7 @@ export function createApp() {
   app.route("/v1", organizationRoutes);
   app.route("/v1", qrRoutes);
   app.route("/v1", nfcRoutes);
+  app.route("/v1", embedRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
