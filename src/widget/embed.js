@@ -64,7 +64,7 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
 .call{display:flex;justify-content:space-between;align-items:baseline;gap:2vmin;padding:1.5vmin 2.5vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin-bottom:1.2vmin}
 .call .c{font-size:9vmin;font-weight:800}.call .w{font-size:3.5vmin}
 .call.old{background:none;color:var(--fg);border:2px solid var(--bd)}.call.old .c{font-size:5vmin}
-.board .code{font-size:3.5vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}
+.board .code{font-size:3.5vmin}.board .lbl{font-size:2vmin;margin-top:1vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}
 .snd{position:fixed;right:2vmin;bottom:2vmin;width:auto}`;
 
   /** A DOM element with text children only: server data never becomes markup. */
@@ -252,8 +252,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
             el("div", { class: "codes", "data-serving": "" },
               s.nowServing.length ? s.nowServing.map((c) => el("span", { class: "code" }, c)) : el("span", { class: "lbl" }, t.none))));
         const state = s.status === "paused" ? t.pausedMsg : s.status === "closed" ? t.closedMsg : null;
-        body.replaceChildren(head, stats, state && el("p", { class: "msg", role: "note" }, state),
-          ticket || (form && s.status === "active" && form), joinMsg);
+        body.replaceChildren(...[head, stats, state && el("p", { class: "msg", role: "note" }, state),
+          ticket || (form && s.status === "active" && form), joinMsg].filter(Boolean));
         if (prev && s.nowServing[0] && s.nowServing[0] !== prev.nowServing[0]) announce(fmt(t.nowServing, { code: s.nowServing[0] }));
         else if (prev && prev.status !== s.status && state) announce(state);
       }
