@@ -26,7 +26,6 @@ export function boardPage(o: BoardPageOptions): string {
     "data-theme": o.theme,
     "data-primary-color": o.primaryColor,
     "data-sound": String(o.sound),
-    "data-show-logo": "false",
   };
   const attributes = Object.entries(attrs)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
