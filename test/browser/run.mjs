@@ -260,6 +260,7 @@ const cases = [
       check(!text.includes("Attente estimée"), "showEstimatedWait=false still shows the wait");
       const cls = await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector(".qw").className);
       check(/\bdark\b/.test(cls) && /\bcompact\b/.test(cls), `classes: ${cls}`);
+      await shot(page, "status-fr-dark-compact-paused");
     },
   },
   {
