@@ -1,8 +1,9 @@
 /*! Queue widget: queue status, join form and display board. No dependencies; see README "Widget". */
 (() => {
   "use strict";
-  // Captured now: currentScript is only set while the script first runs (also when async).
-  const me = document.currentScript;
+  // Captured now: currentScript is only set while the script first runs (also when async);
+  // a tag manager that injects the script may leave it null, hence the lookup by path.
+  const me = document.currentScript || document.querySelector('script[src*="/v1/embed.js"]');
   const scriptOrigin = me && me.src ? new URL(me.src, location.href).origin : location.origin;
 
   const T = {
@@ -217,8 +218,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
     root.replaceChildren(el("style", {}, CSS), box);
     const announce = (text) => { sr.textContent = text; };
     const showError = (text) => body.replaceChildren(el("p", { class: "msg err", role: "alert" }, text));
-    let channel = null;
-    const instance = { destroy: () => channel && channel.stop() };
+    let channel = null, pending = 0;
+    const instance = { destroy: () => { clearTimeout(pending); if (channel) channel.stop(); } };
     host.__queueWidget = instance;
 
     if (o.type === "board") board();
@@ -323,7 +324,7 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
     function board() {
       if (!o.organizationId) return showError(fmt(t.config, { what: "organizationId" }));
       const seen = new Set();
-      let first = true, loaded = false, pending = 0;
+      let first = true, loaded = false;
       if (o.sound) {
         try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); } catch { audio = null; }
         // Browsers start audio suspended until someone touches the page: offer a button for that.
