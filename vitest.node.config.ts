@@ -1,9 +1,21 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 // Tests that need Node rather than workerd: the OpenAPI schema validator compiles JSON
 // schemas with `new Function` and reads its schemas from disk, which workerd forbids.
 export default defineConfig({
+  plugins: [
+    {
+      // The same as wrangler.toml's `Text` rule: the widget script is imported as a string.
+      name: "widget-script-as-text",
+      enforce: "pre",
+      load(id) {
+        if (id.endsWith("/widget/embed.js")) return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
+        return undefined;
+      },
+    },
+  ],
   resolve: {
     alias: { "cloudflare:workers": path.join(import.meta.dirname, "test/node/cloudflare-workers-shim.ts") },
   },

@@ -24,6 +24,7 @@ import serviceRoutes from "./routes/services";
 import dashboardRoutes from "./routes/dashboard";
 import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
+import embedRoutes from "./routes/embed";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -67,6 +68,7 @@ export function createApp() {
   app.route("/v1", ticketRoutes);
   app.route("/v1", memberRoutes);
   app.route("/v1", apiKeyRoutes);
+  app.route("/v1", embedRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

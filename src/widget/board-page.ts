@@ -1,0 +1,53 @@
+/** What the display-board page shows; every value is already validated by the route. */
+export interface BoardPageOptions {
+  organizationId: string;
+  apiKey: string;
+  queues?: string[];
+  language: "fr" | "en";
+  theme: "light" | "dark";
+  primaryColor?: string;
+  sound: boolean;
+}
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
+
+/**
+ * The full-screen call screen for waiting rooms. It is embed.js with type "board": the whole
+ * configuration travels in data-* attributes, so the page has no inline script and a strict CSP.
+ */
+export function boardPage(o: BoardPageOptions): string {
+  const attrs: Record<string, string | undefined> = {
+    "data-type": "board",
+    "data-organization": o.organizationId,
+    "data-api-key": o.apiKey,
+    "data-queues": o.queues?.join(","),
+    "data-language": o.language,
+    "data-theme": o.theme,
+    "data-primary-color": o.primaryColor,
+    "data-sound": String(o.sound),
+  };
+  const attributes = Object.entries(attrs)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([name, value]) => `${name}="${escapeHtml(value)}"`)
+    .join(" ");
+  const background = o.theme === "dark" ? "#111827" : "#fff";
+  return `<!doctype html>
+<html lang="${o.language}">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <meta name="robots" content="noindex" />
+    <title>${o.language === "fr" ? "Écran d'appel" : "Display board"}</title>
+    <style>html,body{margin:0;height:100%;background:${background}}#widget{min-height:100vh}</style>
+  </head>
+  <body>
+    <div id="widget" ${attributes}></div>
+    <script src="/v1/embed.js"></script>
+  </body>
+</html>`;
+}
+
+/** Inline style for the page background only; scripts and connections stay on this origin. */
+export const BOARD_PAGE_CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' https: data:; base-uri 'none'; frame-ancestors *";

@@ -1,0 +1,388 @@
+/*! Queue widget: queue status, join form and display board. No dependencies; see README "Widget". */
+(() => {
+  "use strict";
+  // Captured now: currentScript is only set while the script first runs (also when async);
+  // a tag manager that injects the script may leave it null, hence the lookup by path.
+  const me = document.currentScript || document.querySelector('script[src*="/v1/embed.js"]');
+  const scriptOrigin = me && me.src ? new URL(me.src, location.href).origin : location.origin;
+
+  const T = {
+    en: {
+      waiting: "Waiting", wait: "Estimated wait", min: "~{n} min", serving: "Now serving", next: "Next",
+      nowServing: "Now serving {code}", called: "{code}, {where}", none: "None yet",
+      active: "Open", paused: "Paused", closed: "Closed",
+      pausedMsg: "This queue is paused: taking a ticket is not possible right now.",
+      closedMsg: "This queue is closed.", fullMsg: "This queue is full. Please try again later.",
+      notFound: "Queue not found", orgNotFound: "Organization not found",
+      auth: "This widget's API key is missing or not valid.",
+      offline: "Cannot reach the queue service. Retrying…",
+      config: "Widget configuration is incomplete: {what} is missing.",
+      loading: "Loading…", failed: "Something went wrong.",
+      join: "Take a ticket", name: "Your name (optional)", phone: "Phone for notifications (optional, e.g. +33612345678)",
+      party: "Party size", sending: "Sending…", ticket: "Your ticket", position: "Position in line: {n}",
+      another: "Take another ticket", joinFailed: "Could not take a ticket: {msg}", yourTicket: "Your ticket is {code}",
+      noQueues: "No queue to display", sound: "Enable sound",
+    },
+    fr: {
+      waiting: "En attente", wait: "Attente estimée", min: "~{n} min", serving: "Numéros appelés", next: "Prochains",
+      nowServing: "Numéro appelé : {code}", called: "{code}, {where}", none: "Aucun pour l'instant",
+      active: "Ouverte", paused: "En pause", closed: "Fermée",
+      pausedMsg: "Cette file est en pause : impossible de prendre un ticket pour le moment.",
+      closedMsg: "Cette file est fermée.", fullMsg: "Cette file est complète. Réessayez plus tard.",
+      notFound: "File introuvable", orgNotFound: "Organisation introuvable",
+      auth: "La clé API de ce widget est absente ou invalide.",
+      offline: "Service de file d'attente injoignable. Nouvel essai…",
+      config: "Configuration du widget incomplète : {what} manquant.",
+      loading: "Chargement…", failed: "Une erreur est survenue.",
+      join: "Prendre un ticket", name: "Votre nom (facultatif)", phone: "Téléphone pour être prévenu (facultatif, ex. +33612345678)",
+      party: "Nombre de personnes", sending: "Envoi…", ticket: "Votre ticket", position: "Position dans la file : {n}",
+      another: "Prendre un autre ticket", joinFailed: "Impossible de prendre un ticket : {msg}", yourTicket: "Votre ticket est le {code}",
+      noQueues: "Aucune file à afficher", sound: "Activer le son",
+    },
+  };
+  const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => String(v[k]));
+  const enc = encodeURIComponent;
+
+  const CSS = `:host{all:initial;display:block}
+.qw{--bg:#fff;--fg:#111827;--mut:#4b5563;--bd:#e5e7eb;display:block;box-sizing:border-box;font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:12px;padding:16px;max-width:420px;text-align:left}
+.qw *{box-sizing:border-box}.qw.dark{--bg:#111827;--fg:#f9fafb;--mut:#d1d5db;--bd:#374151}
+.hd{display:flex;align-items:center;gap:10px;margin-bottom:12px}.logo{height:32px;border-radius:6px}
+.nm{font-weight:600;font-size:17px;flex:1;margin:0}
+.badge{font-size:12px;padding:2px 8px;border-radius:99px;background:var(--p);color:#fff}.badge.paused{background:#b45309}.badge.closed{background:#4b5563}
+.stats{display:flex;gap:24px;flex-wrap:wrap}.big{font-size:36px;font-weight:700;color:var(--p);line-height:1.1}
+.lbl{font-size:12px;color:var(--mut);text-transform:uppercase;letter-spacing:.04em}
+.codes{display:flex;flex-wrap:wrap;gap:6px;margin-top:4px}.code{font-weight:700;padding:2px 8px;border-radius:6px;border:2px solid var(--p)}
+.msg{margin-top:12px;padding:8px 10px;border-radius:8px;background:#fef3c7;color:#78350f}.msg.err{background:#fee2e2;color:#7f1d1d}
+form{display:grid;gap:8px;margin-top:14px}label{display:grid;gap:2px;font-size:13px;color:var(--mut)}
+input{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
+button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;border-radius:8px;padding:10px;cursor:pointer}button:disabled{opacity:.5}
+.ticket{text-align:center;margin-top:14px;padding:12px;border:2px dashed var(--p);border-radius:10px}.ticket .big{font-size:48px}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.compact{padding:8px 12px}.compact .hd{margin:0 0 4px}.compact .big{font-size:22px}.compact .stats{gap:12px}
+.board{max-width:none;min-height:100%;border:0;border-radius:0;padding:3vmin;font-size:2.2vmin}
+.board .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(40vmin,1fr));gap:3vmin}
+.board h2{font-size:4vmin;margin:0 0 1.5vmin}
+.call{display:flex;justify-content:space-between;align-items:baseline;gap:2vmin;padding:1.5vmin 2.5vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin-bottom:1.2vmin}
+.call .c{font-size:9vmin;font-weight:800}.call .w{font-size:3.5vmin}
+.call.old{background:none;color:var(--fg);border:2px solid var(--bd)}.call.old .c{font-size:5vmin}
+.board .code{font-size:3.5vmin}.board .lbl{font-size:2vmin;margin-top:1vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}
+.snd{position:fixed;right:2vmin;bottom:2vmin;width:auto}`;
+
+  /** A DOM element with text children only: server data never becomes markup. */
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
+    for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k);
+    return e;
+  }
+
+  const flag = (v, fallback) =>
+    v === undefined || v === null ? fallback : typeof v === "boolean" ? v : !/^(false|0|no|off)$/i.test(String(v));
+
+  /** window.QueueWidgetConfig (or mount()'s config) first, then the element's data-* attributes. */
+  function options(host, given) {
+    const data = host.dataset;
+    const pick = (key, attr) => (given[key] !== undefined ? given[key] : data[attr || key]);
+    const type = ["status", "join", "board"].includes(pick("type")) ? pick("type") : "status";
+    const lang = String(pick("language") || document.documentElement.lang || "en").slice(0, 2).toLowerCase();
+    const color = String(pick("primaryColor") || "");
+    let queues = pick("queues");
+    if (typeof queues === "string") queues = queues.split(",").map((q) => q.trim()).filter(Boolean);
+    return {
+      organizationId: pick("organizationId", "organization"),
+      queueId: pick("queueId", "queue"),
+      apiKey: pick("apiKey"),
+      type,
+      theme: pick("theme") === "dark" ? "dark" : "light",
+      primaryColor: /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.test(color) ? color : "#2563eb",
+      language: lang === "fr" ? "fr" : "en",
+      showLogo: flag(pick("showLogo"), true),
+      compact: flag(pick("compact"), false),
+      showEstimatedWait: flag(pick("showEstimatedWait"), true),
+      allowJoin: flag(pick("allowJoin"), type === "join"),
+      sound: flag(pick("sound"), false),
+      queues: Array.isArray(queues) && queues.length ? queues.map(String) : null,
+      onTicketCreated: typeof given.onTicketCreated === "function" ? given.onTicketCreated : null,
+      apiBase: String(pick("apiBase") || scriptOrigin).replace(/\/+$/, ""),
+    };
+  }
+
+  /** Calls the API; failures become {code, message} (code OFFLINE when the service is unreachable). */
+  async function api(o, method, path, body, withKey) {
+    const headers = {};
+    // The public status route gets no key, so it stays a simple CORS request (no preflight).
+    if (withKey && o.apiKey) headers["X-API-Key"] = o.apiKey;
+    if (body) headers["Content-Type"] = "application/json";
+    let res;
+    try {
+      res = await fetch(o.apiBase + path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+    } catch {
+      throw { code: "OFFLINE", message: "" };
+    }
+    const json = await res.json().catch(() => null);
+    if (res.ok && json && json.success) return json.data;
+    const e = (json && json.error) || {};
+    throw { code: e.code || (res.status === 404 ? "NOT_FOUND" : `HTTP_${res.status}`), message: e.message || "" };
+  }
+
+  function errorText(t, e, org) {
+    switch (e.code) {
+      case "OFFLINE": return t.offline;
+      case "NOT_FOUND": return org ? t.orgNotFound : t.notFound;
+      case "AUTHENTICATION_ERROR": case "KEY_REVOKED": case "AUTHORIZATION_ERROR": return t.auth;
+      case "QUEUE_PAUSED": return t.pausedMsg;
+      case "QUEUE_CLOSED": return t.closedMsg;
+      case "QUEUE_FULL": return t.fullMsg;
+      default: return e.message || t.failed;
+    }
+  }
+
+  /**
+   * The live channel: one WebSocket for all the widget's queues, reconnecting with capped
+   * exponential backoff and jitter; while it is down, `poll` runs every 30 s instead.
+   */
+  function live(o, onUpdate, poll) {
+    const queues = new Set();
+    const url = `${o.apiBase.replace(/^http/, "ws")}/v1/widget/ws`;
+    let ws = null, attempt = 0, retry = 0, pinger = 0, poller = 0, stopped = false;
+    const subscribe = (q) => ws && ws.readyState === 1 && ws.send(JSON.stringify({ action: "subscribe", queueId: q }));
+    function open() {
+      try {
+        ws = new WebSocket(url);
+      } catch {
+        return down();
+      }
+      ws.onopen = () => {
+        attempt = 0;
+        clearInterval(poller);
+        poller = 0;
+        queues.forEach(subscribe);
+        pinger = setInterval(() => ws && ws.readyState === 1 && ws.send("ping"), 25000);
+      };
+      ws.onmessage = (ev) => {
+        let m = null;
+        try { m = JSON.parse(ev.data); } catch { return; } // "pong"
+        if (m && m.type === "queue_update" && m.data) onUpdate(m.data);
+      };
+      ws.onclose = down;
+    }
+    function down() {
+      clearInterval(pinger);
+      ws = null;
+      if (stopped) return;
+      if (!poller) poller = setInterval(poll, 30000);
+      const cap = Math.min(30000, 1000 * 2 ** attempt++);
+      retry = setTimeout(open, cap / 2 + Math.random() * (cap / 2));
+    }
+    open();
+    return {
+      add(q) { if (!queues.has(q)) { queues.add(q); subscribe(q); } },
+      stop() {
+        stopped = true;
+        clearTimeout(retry); clearInterval(poller); clearInterval(pinger);
+        if (ws) { ws.onclose = null; ws.close(); }
+      },
+    };
+  }
+
+  let audio = null;
+  /** Two short tones from an oscillator: no audio file to fetch. */
+  function chime() {
+    try {
+      const a = audio;
+      if (!a || a.state !== "running") return;
+      [880, 660].forEach((f, i) => {
+        const t0 = a.currentTime + i * 0.25, osc = a.createOscillator(), gain = a.createGain();
+        osc.frequency.value = f;
+        gain.gain.setValueAtTime(0.0001, t0);
+        gain.gain.exponentialRampToValueAtTime(0.3, t0 + 0.02);
+        gain.gain.exponentialRampToValueAtTime(0.0001, t0 + 0.4);
+        osc.connect(gain).connect(a.destination);
+        osc.start(t0);
+        osc.stop(t0 + 0.45);
+      });
+    } catch { /* no audio on this device: the board still flashes */ }
+  }
+
+  function mount(target, config) {
+    const host = typeof target === "string" ? document.querySelector(target) : target;
+    if (!host) return null;
+    if (host.__queueWidget) host.__queueWidget.destroy();
+    const o = options(host, config || {});
+    const t = T[o.language];
+    const root = host.shadowRoot || host.attachShadow({ mode: "open" });
+    const box = el("div", { class: `qw ${o.theme}${o.compact ? " compact" : ""}${o.type === "board" ? " board" : ""}`, lang: o.language, style: `--p:${o.primaryColor}` });
+    const sr = el("div", { class: "sr", role: "status", "aria-live": "polite" });
+    const body = el("div", { class: "body" }, el("p", { class: "lbl" }, t.loading));
+    box.append(body, sr);
+    root.replaceChildren(el("style", {}, CSS), box);
+    const announce = (text) => { sr.textContent = text; };
+    const showError = (text) => body.replaceChildren(el("p", { class: "msg err", role: "alert" }, text));
+    let channel = null, pending = 0;
+    const instance = { destroy: () => { clearTimeout(pending); if (channel) channel.stop(); } };
+    host.__queueWidget = instance;
+
+    if (o.type === "board") board();
+    else queue();
+    return instance;
+
+    function queue() {
+      if (!o.queueId) return showError(fmt(t.config, { what: "queueId" }));
+      let last = null, logo = null, ticket = null, joinBusy = false;
+      const joinMsg = el("p", { class: "msg err", role: "alert", hidden: true });
+      const form = o.allowJoin ? joinForm() : null;
+
+      if (o.showLogo && o.organizationId && o.apiKey) {
+        api(o, "GET", `/v1/widget/organization/${enc(o.organizationId)}/info`, null, true)
+          .then((info) => { if (info.logoUrl) { logo = info.logoUrl; if (last) render(last); } })
+          .catch(() => { /* the logo is decoration: the status still shows */ });
+      }
+
+      function render(s) {
+        const prev = last;
+        last = s;
+        const head = el("div", { class: "hd" },
+          logo && el("img", { class: "logo", src: logo, alt: "" }),
+          el("h2", { class: "nm" }, s.name),
+          el("span", { class: `badge ${s.status}` }, t[s.status] || s.status));
+        const stats = el("div", { class: "stats" },
+          el("div", {}, el("div", { class: "lbl" }, t.waiting), el("div", { class: "big", "data-count": "" }, String(s.waitingCount))),
+          o.showEstimatedWait && s.estimatedWaitMinutes != null &&
+            el("div", {}, el("div", { class: "lbl" }, t.wait), el("div", { class: "big", "data-wait": "" }, fmt(t.min, { n: s.estimatedWaitMinutes }))),
+          !o.compact && el("div", {}, el("div", { class: "lbl" }, t.serving),
+            el("div", { class: "codes", "data-serving": "" },
+              s.nowServing.length ? s.nowServing.map((c) => el("span", { class: "code" }, c)) : el("span", { class: "lbl" }, t.none))));
+        const state = s.status === "paused" ? t.pausedMsg : s.status === "closed" ? t.closedMsg : null;
+        body.replaceChildren(...[head, stats, state && el("p", { class: "msg", role: "note" }, state),
+          ticket || (form && s.status === "active" && form), joinMsg].filter(Boolean));
+        if (prev && s.nowServing[0] && s.nowServing[0] !== prev.nowServing[0]) announce(fmt(t.nowServing, { code: s.nowServing[0] }));
+        else if (prev && prev.status !== s.status && state) announce(state);
+      }
+
+      async function refresh() {
+        try {
+          render(await api(o, "GET", `/v1/widget/queue/${enc(o.queueId)}/status`));
+        } catch (e) {
+          // A live status already on screen stays; only a first failure replaces it.
+          if (!last) showError(errorText(t, e, false));
+        }
+      }
+
+      function joinForm() {
+        const name = el("input", { name: "visitorName", autocomplete: "name", maxlength: "100" });
+        const phone = el("input", { name: "phone", type: "tel", autocomplete: "tel", placeholder: "+33612345678" });
+        const party = el("input", { name: "partySize", type: "number", min: "1", max: "50", value: "1" });
+        const button = el("button", { type: "submit" }, t.join);
+        const f = el("form", { novalidate: true },
+          el("label", {}, t.name, name), el("label", {}, t.phone, phone), el("label", {}, t.party, party), button);
+        f.addEventListener("submit", async (ev) => {
+          ev.preventDefault();
+          if (joinBusy) return;
+          const req = {};
+          if (name.value.trim()) req.visitorName = name.value.trim();
+          if (phone.value.trim()) req.phone = phone.value.replace(/[\s().-]/g, "");
+          if (party.value !== "") req.partySize = Number(party.value);
+          joinBusy = button.disabled = true;
+          button.textContent = t.sending;
+          joinMsg.hidden = true;
+          try {
+            const created = await api(o, "POST", `/v1/widget/queue/${enc(o.queueId)}/join`, req, true);
+            showTicket(created);
+          } catch (e) {
+            joinMsg.textContent = /^(QUEUE_|OFFLINE|AUTH|KEY_)/.test(e.code) ? errorText(t, e, false) : fmt(t.joinFailed, { msg: errorText(t, e, false) });
+            joinMsg.hidden = false;
+          } finally {
+            joinBusy = button.disabled = false;
+            button.textContent = t.join;
+          }
+        });
+        return f;
+      }
+
+      function showTicket(created) {
+        const again = el("button", { type: "button" }, t.another);
+        ticket = el("div", { class: "ticket", "data-ticket": created.id },
+          el("div", { class: "lbl" }, t.ticket),
+          el("div", { class: "big", "data-code": "" }, created.displayCode),
+          created.position != null && el("div", {}, fmt(t.position, { n: created.position })),
+          o.showEstimatedWait && created.estimatedWaitMinutes != null && el("div", {}, `${t.wait} ${fmt(t.min, { n: created.estimatedWaitMinutes })}`),
+          el("p", {}, again));
+        again.addEventListener("click", () => { ticket = null; if (last) render(last); });
+        if (last) render(last);
+        announce(fmt(t.yourTicket, { code: created.displayCode }));
+        host.dispatchEvent(new CustomEvent("queuewidget:ticket", { detail: created }));
+        if (o.onTicketCreated) {
+          try { o.onTicketCreated(created); } catch (err) { console.error("onTicketCreated failed", err); }
+        }
+      }
+
+      channel = live(o, (s) => { if (s.queueId === o.queueId) render(s); }, refresh);
+      channel.add(o.queueId);
+      refresh();
+    }
+
+    function board() {
+      if (!o.organizationId) return showError(fmt(t.config, { what: "organizationId" }));
+      const seen = new Set();
+      let first = true, loaded = false;
+      if (o.sound) {
+        try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); } catch { audio = null; }
+        // Browsers start audio suspended until someone touches the page: offer a button for that.
+        if (audio && audio.state !== "running") {
+          const b = el("button", { type: "button", class: "snd" }, t.sound);
+          b.addEventListener("click", () => audio.resume().then(() => b.remove()));
+          box.append(b);
+        }
+      }
+
+      function render(d) {
+        const queues = o.queues ? d.queues.filter((q) => o.queues.includes(q.queueId)) : d.queues;
+        const fresh = [];
+        const sections = queues.map((q) => {
+          channel.add(q.queueId);
+          const calls = q.called.slice(0, 4).map((c, i) => {
+            const id = `${q.queueId}|${c.displayCode}|${c.calledAt}`;
+            const isNew = !seen.has(id);
+            seen.add(id);
+            if (isNew && !first) fresh.push(c);
+            return el("div", { class: `call${i ? " old" : ""}${isNew && !first ? " new" : ""}`, "data-called": c.displayCode },
+              el("span", { class: "c" }, c.displayCode), el("span", { class: "w" }, c.assignedTo || ""));
+          });
+          return el("section", { class: "q", "data-queue": q.queueId },
+            el("h2", {}, q.name),
+            calls.length ? calls : el("p", { class: "lbl" }, t.none),
+            el("div", { class: "lbl" }, t.next),
+            el("div", { class: "codes" }, q.nextWaiting.map((c) => el("span", { class: "code" }, c))));
+        });
+        body.replaceChildren(sections.length ? el("div", { class: "grid" }, sections) : el("p", { class: "lbl" }, t.noQueues));
+        first = false;
+        if (fresh.length) {
+          chime();
+          announce(fresh.map((c) => fmt(t.called, { code: c.displayCode, where: c.assignedTo || "" })).join(". "));
+          fresh.forEach((c) => host.dispatchEvent(new CustomEvent("queuewidget:called", { detail: c })));
+        }
+      }
+
+      async function refresh() {
+        try {
+          render(await api(o, "GET", `/v1/widget/organization/${enc(o.organizationId)}/display-board`, null, true));
+          loaded = true;
+        } catch (e) {
+          if (!loaded) showError(errorText(t, e, true));
+        }
+      }
+
+      // Any change of any queue may change the board: refetch it, coalescing bursts of updates.
+      channel = live(o, () => { clearTimeout(pending); pending = setTimeout(refresh, 250); }, refresh);
+      refresh();
+    }
+  }
+
+  window.QueueWidget = { mount };
+  const auto = () => {
+    const config = window.QueueWidgetConfig || {};
+    mount(config.target || "#widget", config);
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", auto);
+  else auto();
+})();

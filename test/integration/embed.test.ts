@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { call, expectError } from "../helpers/api";
+
+describe("GET /v1/embed.js", () => {
+  it("serves the widget script cacheable and open to any origin", async () => {
+    const res = await call("GET", "/v1/embed.js", { headers: { Origin: "https://shop.example" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("text/javascript; charset=utf-8");
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=300");
+    expect(res.body).toContain("QueueWidgetConfig");
+    expect(res.body).toContain("attachShadow");
+  });
+
+  it("is small enough to embed (under 8 KB gzipped)", async () => {
+    const res = await call("GET", "/v1/embed.js");
+    const gzipped = await new Response(new Blob([res.body]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+    expect(gzipped.byteLength).toBeLessThan(8 * 1024);
+  });
+});
+
+describe("GET /v1/widget/board", () => {
+  const base = "/v1/widget/board?organization=org_abc&key=qk_live_abc";
+
+  it("renders the board page with the configuration in data attributes and a strict CSP", async () => {
+    const res = await call("GET", `${base}&queues=que_1,que_2&language=fr&theme=light&color=ff0066&sound=0`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    const html = res.body as string;
+    expect(html).toContain('<html lang="fr">');
+    expect(html).toContain('data-type="board"');
+    expect(html).toContain('data-organization="org_abc"');
+    expect(html).toContain('data-api-key="qk_live_abc"');
+    expect(html).toContain('data-queues="que_1,que_2"');
+    expect(html).toContain('data-theme="light"');
+    expect(html).toContain('data-primary-color="#ff0066"');
+    expect(html).toContain('data-sound="false"');
+    expect(html).toContain('<script src="/v1/embed.js"></script>');
+    expect(html).not.toMatch(/<script>/);
+  });
+
+  it("defaults to English, dark theme and sound on", async () => {
+    const html = (await call("GET", base)).body as string;
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('data-theme="dark"');
+    expect(html).toContain('data-sound="true"');
+    expect(html).not.toContain("data-queues");
+  });
+
+  it("requires the organization and the key", async () => {
+    expectError(await call("GET", "/v1/widget/board?key=qk_live_abc"), 400, "VALIDATION_ERROR", "organization");
+    expectError(await call("GET", "/v1/widget/board?organization=org_abc"), 400, "VALIDATION_ERROR", "key");
+  });
+
+  it("refuses values that could break out of the page", async () => {
+    expectError(await call("GET", `/v1/widget/board?organization=${encodeURIComponent('"><script>')}&key=k`), 400, "VALIDATION_ERROR", "organization");
+    expectError(await call("GET", `${base}&queues=${encodeURIComponent("q1,<b>")}`), 400, "VALIDATION_ERROR", "queues");
+    expectError(await call("GET", `${base}&color=${encodeURIComponent("red;}")}`), 400, "VALIDATION_ERROR", "color");
+  });
+
+  it("refuses out-of-range options", async () => {
+    expectError(await call("GET", `${base}&language=de`), 400, "VALIDATION_ERROR", "language");
+    expectError(await call("GET", `${base}&theme=blue`), 400, "VALIDATION_ERROR", "theme");
+    expectError(await call("GET", `${base}&sound=yes`), 400, "VALIDATION_ERROR", "sound");
+    expectError(await call("GET", `/v1/widget/board?organization=${"o".repeat(65)}&key=k`), 400, "VALIDATION_ERROR", "organization");
+  });
+});
+
+describe("OpenAPI", () => {
+  it("documents the script and the board page", async () => {
+    const doc = (await call("GET", "/v1/openapi.json")).body;
+    expect(doc.paths["/v1/embed.js"].get.responses["200"].content).toHaveProperty("text/javascript");
+    expect(doc.paths["/v1/widget/board"].get.responses["200"].content).toHaveProperty("text/html");
+  });
+});
