@@ -11,6 +11,13 @@ interface Tenant {
   org: { id: string };
   member: TestUser;
   key: { id: string; key: string };
+  locationId: string;
+  serviceId: string;
+  queueId: string;
+  ticketId: string;
+  eventId: string;
+  qrTokenId: string;
+  nfcId: string;
 }
 
 interface IsolationCase {
@@ -37,6 +44,46 @@ const ROUTES: IsolationCase[] = [
   { method: "PATCH", path: (a, b) => `/v1/organizations/${b.org.id}/members/${a.member.id}`, body: () => ({ role: "admin" }) },
   { method: "DELETE", path: (a, b) => `/v1/organizations/${b.org.id}/members/${a.member.id}` },
   { method: "DELETE", path: (a, b) => `/v1/organizations/${b.org.id}/api-keys/${a.key.id}` },
+  // Catalog
+  { method: "POST", path: () => "/v1/locations", body: (a) => ({ organizationId: a.org.id, name: "x", address: "x", latitude: 1, longitude: 1 }) },
+  { method: "PATCH", path: (a) => `/v1/locations/${a.locationId}`, body: () => ({ name: "Hijacked" }) },
+  { method: "DELETE", path: (a) => `/v1/locations/${a.locationId}` },
+  { method: "GET", path: (a) => `/v1/locations/search?organizationId=${a.org.id}&q=a` },
+  { method: "POST", path: () => "/v1/services", body: (a) => ({ name: "x", locationIds: [a.locationId], serviceTypeId: "st_other_general" }) },
+  { method: "GET", path: (a) => `/v1/services/${a.serviceId}` },
+  { method: "PATCH", path: (a) => `/v1/services/${a.serviceId}`, body: () => ({ name: "Hijacked" }) },
+  { method: "DELETE", path: (a) => `/v1/services/${a.serviceId}` },
+  { method: "GET", path: (a) => `/v1/services/organization/search?organizationId=${a.org.id}` },
+  // Queues and tickets
+  { method: "POST", path: () => "/v1/business/queues", body: (a) => ({ serviceId: a.serviceId, name: "x" }) },
+  { method: "PATCH", path: (a) => `/v1/business/queues/${a.queueId}/status`, body: () => ({ status: "closed" }) },
+  { method: "GET", path: (a) => `/v1/queues/${a.queueId}/tickets` },
+  { method: "POST", path: (a) => `/v1/queues/${a.queueId}/operator-join`, body: () => ({}) },
+  { method: "POST", path: (a) => `/v1/queues/${a.queueId}/vip-ticket`, body: () => ({}) },
+  { method: "POST", path: (a) => `/v1/queues/${a.queueId}/call-next`, body: () => ({}) },
+  { method: "POST", path: (a) => `/v1/queues/${a.queueId}/clear` },
+  { method: "POST", path: (a) => `/v1/queues/${a.queueId}/archive` },
+  { method: "GET", path: (a) => `/v1/tickets/${a.ticketId}` },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/serve` },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/present` },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/complete` },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/skip-absent`, body: () => ({ reason: "x" }) },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/cancel` },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/recover`, body: () => ({ recoveryOption: "rejoin" }) },
+  { method: "POST", path: (a, b) => `/v1/tickets/${a.ticketId}/transfer-queue`, body: (_a, b) => ({ targetQueueId: b.queueId, prioritize: false }) },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/transfer`, body: (_a, b) => ({ targetOperatorId: b.owner.id }) },
+  // B's ticket sent into A's queue
+  { method: "POST", path: (_a, b) => `/v1/tickets/${b.ticketId}/transfer-queue`, body: (a) => ({ targetQueueId: a.queueId, prioritize: true }) },
+  // Calendar
+  { method: "POST", path: (a) => `/v1/calendar/organization/${a.org.id}`, body: () => ({ title: "x", startDate: "2030-01-01T09:00:00Z", endDate: "2030-01-01T10:00:00Z" }) },
+  { method: "PATCH", path: (a) => `/v1/calendar/${a.eventId}`, body: () => ({ title: "Hijacked" }) },
+  { method: "DELETE", path: (a) => `/v1/calendar/${a.eventId}` },
+  // Entry channels
+  { method: "POST", path: () => "/v1/qr-tokens", body: (a) => ({ purpose: "queue_join", queueId: a.queueId }) },
+  { method: "DELETE", path: (a) => `/v1/qr-tokens/${a.qrTokenId}` },
+  { method: "POST", path: () => "/v1/nfc/tags", body: (a) => ({ nfcId: `nfc-${a.org.id}-2`, queueId: a.queueId, locationName: "x", latitude: 1, longitude: 1 }) },
+  { method: "GET", path: (a) => `/v1/nfc/tags/${a.nfcId}` },
+  { method: "PATCH", path: (a) => `/v1/nfc/tags/${a.nfcId}`, body: () => ({ enabled: false }) },
 ];
 
 async function tenant(): Promise<Tenant> {
@@ -45,7 +92,31 @@ async function tenant(): Promise<Tenant> {
   const member = await registerUser();
   await addMember(owner, org.id, member, "operator");
   const key = await createApiKey(owner, org.id, ["admin"]);
-  return { owner, org, member, key };
+  const token = owner.token;
+  const location = expectOk(
+    await call("POST", "/v1/locations", { token, body: { organizationId: org.id, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
+    201,
+  );
+  const service = expectOk(
+    await call("POST", "/v1/services", { token, body: { name: "Teller", locationIds: [location.id], serviceTypeId: "st_bank_teller" } }),
+    201,
+  );
+  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main" } }), 201);
+  const ticket = expectOk(await call("POST", `/v1/queues/${queue.id}/operator-join`, { token, body: {} }), 201);
+  const event = expectOk(
+    await call("POST", `/v1/calendar/organization/${org.id}`, {
+      token,
+      body: { title: "Shift", eventType: "shift", startDate: "2030-01-01T09:00:00Z", endDate: "2030-01-01T17:00:00Z" },
+    }),
+    201,
+  );
+  const qr = expectOk(await call("POST", "/v1/qr-tokens", { token, body: { purpose: "queue_join", queueId: queue.id } }), 201);
+  const nfcId = `nfc-${org.id}`;
+  expectOk(await call("POST", "/v1/nfc/tags", { token, body: { nfcId, queueId: queue.id, locationName: "Door", latitude: 48.85, longitude: 2.35 } }), 201);
+  return {
+    owner, org, member, key,
+    locationId: location.id, serviceId: service.id, queueId: queue.id, ticketId: ticket.id, eventId: event.id, qrTokenId: qr.id, nfcId,
+  };
 }
 
 describe("tenant isolation", () => {
@@ -71,6 +142,12 @@ describe("tenant isolation", () => {
     expect(members.map((m: any) => [m.userId, m.role]).sort()).toEqual([[a.owner.id, "owner"], [a.member.id, "operator"]].sort());
     const keys = expectOk(await call("GET", `/v1/organizations/${a.org.id}/api-keys`, { token: a.owner.token }));
     expect(keys.map((k: any) => k.id)).toEqual([a.key.id]);
+    const ticket = expectOk(await call("GET", `/v1/tickets/${a.ticketId}`, { token: a.owner.token }));
+    expect(ticket.status).toBe("waiting");
+    const queue = expectOk(await call("GET", `/v1/queues/${a.queueId}`, { token: a.owner.token }));
+    expect([queue.status, queue.waitingCount]).toEqual(["active", 1]);
+    expectOk(await call("GET", `/v1/services/${a.serviceId}`, { token: a.owner.token }));
+    expect(expectOk(await call("GET", `/v1/nfc/tags/${a.nfcId}`, { token: a.owner.token })).status).toBe("enabled");
     const bMembers = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ?").bind(b.org.id).first<{ n: number }>();
     expect(bMembers?.n).toBe(2);
   });

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../../src/domain/permissions";
 import {
@@ -6,6 +7,7 @@ import {
   createApiKey,
   createOrganization,
   expectError,
+  expectOk,
   registerUser,
   unique,
   type ApiResponse,
@@ -20,6 +22,9 @@ interface Fixture {
   org: { id: string };
   users: Record<Role, TestUser>;
   keys: Record<KeyKind, string>;
+  locationId: string;
+  serviceId: string;
+  queueId: string;
 }
 
 const KEY_KINDS = ["read", "write", "admin", "widget"] as const;
@@ -51,7 +56,29 @@ async function makeFixture(): Promise<Fixture> {
   }
   const keys = {} as Record<KeyKind, string>;
   for (const kind of KEY_KINDS) keys[kind] = (await createApiKey(owner, org.id, [kind])).key;
-  return { org, users, keys };
+  // On pro, so that every allowed creation is allowed by the plan too.
+  await env.DB.prepare("UPDATE subscriptions SET plan = 'pro' WHERE organization_id = ?").bind(org.id).run();
+  const token = owner.token;
+  const location = expectOk(
+    await call("POST", "/v1/locations", { token, body: { organizationId: org.id, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
+    201,
+  );
+  const service = expectOk(
+    await call("POST", "/v1/services", { token, body: { name: "Teller", locationIds: [location.id], serviceTypeId: "st_bank_teller" } }),
+    201,
+  );
+  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main" } }), 201);
+  return { org, users, keys, locationId: location.id, serviceId: service.id, queueId: queue.id };
+}
+
+async function newTicket(f: Fixture): Promise<Extra> {
+  const ticket = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.users.owner.token, body: {} }), 201);
+  return { ticketId: ticket.id };
+}
+
+async function newLocation(f: Fixture): Promise<Extra> {
+  const body = { organizationId: f.org.id, name: unique("loc"), address: "2 rue", latitude: 45, longitude: 4 };
+  return { locationId: expectOk(await call("POST", "/v1/locations", { token: f.users.owner.token, body }), 201).id };
 }
 
 async function newMember(f: Fixture): Promise<Extra> {
@@ -95,6 +122,55 @@ const ROUTES: RouteCase[] = [
     permission: "ORG_MANAGE",
     prepare: async (f) => ({ keyId: (await createApiKey(f.users.owner, f.org.id)).id }),
   },
+  // Catalog
+  {
+    method: "POST",
+    path: () => "/v1/locations",
+    body: (f) => ({ organizationId: f.org.id, name: unique("loc"), address: "x", latitude: 1, longitude: 1 }),
+    permission: "LOCATION_MANAGE",
+  },
+  { method: "GET", path: () => "/v1/business/locations", permission: "SERVICE_VIEW" },
+  { method: "PATCH", path: (f) => `/v1/locations/${f.locationId}`, body: () => ({ name: unique("n") }), permission: "LOCATION_MANAGE" },
+  { method: "DELETE", path: (_f, x) => `/v1/locations/${x.locationId}`, permission: "LOCATION_MANAGE", prepare: newLocation },
+  {
+    method: "POST",
+    path: () => "/v1/services",
+    body: (f) => ({ name: unique("svc"), locationIds: [f.locationId], serviceTypeId: "st_bank_teller" }),
+    permission: "SERVICE_MANAGE",
+  },
+  { method: "GET", path: () => "/v1/business/services", permission: "SERVICE_VIEW" },
+  { method: "GET", path: (f) => `/v1/services/${f.serviceId}`, permission: "SERVICE_VIEW" },
+  { method: "PATCH", path: (f) => `/v1/services/${f.serviceId}`, body: () => ({ description: unique("d") }), permission: "SERVICE_MANAGE" },
+  { method: "GET", path: (f) => `/v1/services/organization/search?organizationId=${f.org.id}`, permission: "SERVICE_VIEW" },
+  { method: "GET", path: () => "/v1/business/dashboard", permission: "ANALYTICS_VIEW" },
+  // Queues and tickets
+  { method: "POST", path: () => "/v1/business/queues", body: (f) => ({ serviceId: f.serviceId, name: unique("q") }), permission: "QUEUE_MANAGE" },
+  { method: "GET", path: () => "/v1/business/queues", permission: "QUEUE_VIEW" },
+  { method: "PATCH", path: (f) => `/v1/business/queues/${f.queueId}/status`, body: () => ({ status: "active" }), permission: "QUEUE_MANAGE" },
+  { method: "GET", path: (f) => `/v1/queues/${f.queueId}/tickets`, permission: "QUEUE_VIEW" },
+  { method: "POST", path: (f) => `/v1/queues/${f.queueId}/operator-join`, body: () => ({}), permission: "QUEUE_OPERATE" },
+  { method: "POST", path: (f) => `/v1/queues/${f.queueId}/vip-ticket`, body: () => ({}), permission: "QUEUE_OPERATE" },
+  { method: "POST", path: (f) => `/v1/queues/${f.queueId}/call-next`, body: () => ({}), permission: "QUEUE_OPERATE", prepare: newTicket },
+  { method: "POST", path: (_f, x) => `/v1/tickets/${x.ticketId}/cancel`, permission: "QUEUE_OPERATE", prepare: newTicket },
+  { method: "POST", path: (f) => `/v1/queues/${f.queueId}/clear`, permission: "QUEUE_MANAGE" },
+  // Calendar
+  { method: "GET", path: () => "/v1/business/calendar", permission: "CALENDAR_VIEW" },
+  { method: "GET", path: () => "/v1/business/calendar/availability", permission: "CALENDAR_VIEW" },
+  {
+    method: "POST",
+    path: (f) => `/v1/calendar/organization/${f.org.id}`,
+    body: () => ({ title: "Shift", eventType: "shift", startDate: "2030-01-01T09:00:00Z", endDate: "2030-01-01T17:00:00Z" }),
+    permission: "CALENDAR_MANAGE",
+  },
+  // Entry channels
+  { method: "POST", path: () => "/v1/qr-tokens", body: (f) => ({ purpose: "queue_join", queueId: f.queueId }), permission: "QUEUE_MANAGE" },
+  { method: "GET", path: () => "/v1/qr-tokens", permission: "QUEUE_VIEW" },
+  {
+    method: "POST",
+    path: () => "/v1/nfc/tags",
+    body: (f) => ({ nfcId: unique("tag"), queueId: f.queueId, locationName: "Door", latitude: 48.85, longitude: 2.35 }),
+    permission: "QUEUE_MANAGE",
+  },
 ];
 
 type Caller = { label: string; auth: { token: string } | { apiKey: string }; allowed: (route: RouteCase) => boolean };
@@ -120,7 +196,7 @@ function callers(f: Fixture): Caller[] {
 }
 
 /** Names the table's rows with their path templates. */
-const PLACEHOLDERS = { org: { id: "{organizationId}" } } as Fixture;
+const PLACEHOLDERS = { org: { id: "{organizationId}" }, locationId: "{locationId}", serviceId: "{serviceId}", queueId: "{queueId}" } as Fixture;
 const PLACEHOLDER_EXTRA: Extra = new Proxy({}, { get: (_target, name) => `{${String(name)}}` });
 
 function expectAllowed(res: ApiResponse, label: string): void {
