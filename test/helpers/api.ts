@@ -98,3 +98,18 @@ export async function createApiKey(owner: TestUser, organizationId: string, perm
   const data = expectOk(res, 201);
   return { key: data.key, id: data.id };
 }
+
+/** A location, a service at it and a queue of that service, created through the API by `owner`. */
+export async function createCatalog(owner: TestUser, organizationId: string): Promise<{ locationId: string; serviceId: string; queueId: string }> {
+  const token = owner.token;
+  const location = expectOk(
+    await call("POST", "/v1/locations", { token, body: { organizationId, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
+    201,
+  );
+  const service = expectOk(
+    await call("POST", "/v1/services", { token, body: { name: "Teller", locationIds: [location.id], serviceTypeId: "st_bank_teller" } }),
+    201,
+  );
+  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main" } }), 201);
+  return { locationId: location.id, serviceId: service.id, queueId: queue.id };
+}

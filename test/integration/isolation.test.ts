@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createApiKey, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { addMember, call, createApiKey, createCatalog, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 
 // Tenant isolation: the owner and an admin key of organization B call every route that takes
 // an id of organization A. Every one answers 404 NOT_FOUND, never 403: the caller cannot
@@ -93,16 +93,8 @@ async function tenant(): Promise<Tenant> {
   await addMember(owner, org.id, member, "operator");
   const key = await createApiKey(owner, org.id, ["admin"]);
   const token = owner.token;
-  const location = expectOk(
-    await call("POST", "/v1/locations", { token, body: { organizationId: org.id, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
-    201,
-  );
-  const service = expectOk(
-    await call("POST", "/v1/services", { token, body: { name: "Teller", locationIds: [location.id], serviceTypeId: "st_bank_teller" } }),
-    201,
-  );
-  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main" } }), 201);
-  const ticket = expectOk(await call("POST", `/v1/queues/${queue.id}/operator-join`, { token, body: {} }), 201);
+  const catalog = await createCatalog(owner, org.id);
+  const ticket = expectOk(await call("POST", `/v1/queues/${catalog.queueId}/operator-join`, { token, body: {} }), 201);
   const event = expectOk(
     await call("POST", `/v1/calendar/organization/${org.id}`, {
       token,
@@ -110,12 +102,12 @@ async function tenant(): Promise<Tenant> {
     }),
     201,
   );
-  const qr = expectOk(await call("POST", "/v1/qr-tokens", { token, body: { purpose: "queue_join", queueId: queue.id } }), 201);
+  const qr = expectOk(await call("POST", "/v1/qr-tokens", { token, body: { purpose: "queue_join", queueId: catalog.queueId } }), 201);
   const nfcId = `nfc-${org.id}`;
-  expectOk(await call("POST", "/v1/nfc/tags", { token, body: { nfcId, queueId: queue.id, locationName: "Door", latitude: 48.85, longitude: 2.35 } }), 201);
+  expectOk(await call("POST", "/v1/nfc/tags", { token, body: { nfcId, queueId: catalog.queueId, locationName: "Door", latitude: 48.85, longitude: 2.35 } }), 201);
   return {
     owner, org, member, key,
-    locationId: location.id, serviceId: service.id, queueId: queue.id, ticketId: ticket.id, eventId: event.id, qrTokenId: qr.id, nfcId,
+    ...catalog, ticketId: ticket.id, eventId: event.id, qrTokenId: qr.id, nfcId,
   };
 }
 

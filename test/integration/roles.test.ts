@@ -5,6 +5,7 @@ import {
   addMember,
   call,
   createApiKey,
+  createCatalog,
   createOrganization,
   expectError,
   expectOk,
@@ -58,17 +59,7 @@ async function makeFixture(): Promise<Fixture> {
   for (const kind of KEY_KINDS) keys[kind] = (await createApiKey(owner, org.id, [kind])).key;
   // On pro, so that every allowed creation is allowed by the plan too.
   await env.DB.prepare("UPDATE subscriptions SET plan = 'pro' WHERE organization_id = ?").bind(org.id).run();
-  const token = owner.token;
-  const location = expectOk(
-    await call("POST", "/v1/locations", { token, body: { organizationId: org.id, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
-    201,
-  );
-  const service = expectOk(
-    await call("POST", "/v1/services", { token, body: { name: "Teller", locationIds: [location.id], serviceTypeId: "st_bank_teller" } }),
-    201,
-  );
-  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main" } }), 201);
-  return { org, users, keys, locationId: location.id, serviceId: service.id, queueId: queue.id };
+  return { org, users, keys, ...(await createCatalog(owner, org.id)) };
 }
 
 async function newTicket(f: Fixture): Promise<Extra> {
