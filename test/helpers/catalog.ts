@@ -1,8 +1,10 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { newId } from "../../src/lib/ids";
 import { call, createOrganization, expectOk, registerUser, unique, type TestUser } from "./api";
 
-// Catalog fixtures written straight into D1 (the catalog routes belong to another area),
-// and helpers to settle a room's outbox deterministically.
+// Rows written straight into D1 when a test needs them without going through their own
+// routes (or needs what the routes refuse, like a back-dated location), and helpers to settle
+// a room's outbox deterministically. Fixtures through the API live in ./api.ts.
 
 export async function insertService(organizationId: string, status = "active"): Promise<string> {
   const at = Date.now();
@@ -18,6 +20,17 @@ export async function insertService(organizationId: string, status = "active"): 
     env.DB.prepare("INSERT INTO service_locations (service_id, location_id) VALUES (?, ?)").bind(serviceId, locationId),
   ]);
   return serviceId;
+}
+
+/** A location in `timezone`, optionally back-dated (the organization's first location sets its time zone). */
+export async function insertLocation(organizationId: string, timezone: string, createdAt = Date.now()): Promise<string> {
+  const id = newId("loc");
+  await env.DB.prepare(
+    "INSERT INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(id, organizationId, `Site ${timezone}`, "1 rue de la Paix", 48.86, 2.35, timezone, createdAt, createdAt)
+    .run();
+  return id;
 }
 
 export async function setPlan(organizationId: string, plan: "starter" | "pro" | "enterprise"): Promise<void> {

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../../src/lib/clock";
 import { operatorBlock, serviceClosure } from "../../src/services/availability";
 import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
-import { addMember, insertLocation, insertService } from "../helpers/org";
+import { addMember, insertLocation, insertService } from "../helpers/catalog";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -20,9 +20,9 @@ async function team(): Promise<Team> {
   const owner = await registerUser({ firstName: "Olga" });
   const org = await createOrganization(owner);
   const [manager, operator, operator2] = [
-    await addMember(org.id, "manager", "Manon"),
-    await addMember(org.id, "operator", "Oscar"),
-    await addMember(org.id, "operator", "Otto"),
+    await addMember(org.id, "manager", { firstName: "Manon" }),
+    await addMember(org.id, "operator", { firstName: "Oscar" }),
+    await addMember(org.id, "operator", { firstName: "Otto" }),
   ];
   return { orgId: org.id, owner, manager, operator, operator2 };
 }
