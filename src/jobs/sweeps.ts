@@ -31,6 +31,20 @@ export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: numbe
   return { rooms: due.results.length, expired };
 }
 
+/** Rows purged per sweep; a backlog drains over the next minutes instead of one long delete. */
+const PURGE_LIMIT = 1000;
+
+/** Idempotency keys are answered for 24 h only; after that their stored responses are dead weight. */
+export async function purgeIdempotencyKeys(env: Env, at: number): Promise<number> {
+  const result = await env.DB.prepare(
+    "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)",
+  )
+    .bind(at, PURGE_LIMIT)
+    .run();
+  return result.meta.changes;
+}
+
 export async function runSweeps(env: Env, scheduledTime: number): Promise<void> {
   await sweepNoShows(env, scheduledTime);
+  await purgeIdempotencyKeys(env, scheduledTime);
 }

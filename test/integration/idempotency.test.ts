@@ -1,6 +1,7 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import worker from "../../src/index";
+import { now, testClock } from "../../src/lib/clock";
 import { call, createApiKey, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
 
 async function orgCountWithSlug(slug: string): Promise<number> {
@@ -122,5 +123,28 @@ describe("Idempotency-Key", () => {
     const res = await call("GET", `/v1/organizations/${org.id}`, { token: user.token, headers: { "Idempotency-Key": "x" } });
     expectOk(res);
     expect(res.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it("forgets keys older than 24 h at the minute sweep, and only those", async () => {
+    testClock.set("2026-03-02T10:00:00.000Z");
+    const user = await registerUser();
+    const org = await createOrganization(user);
+    // An API key, because a session would expire during the wait.
+    const admin = await createApiKey(user, org.id, ["admin"]);
+    const send = (key: string) =>
+      call("POST", `/v1/organizations/${org.id}/api-keys`, { apiKey: admin.key, body: { name: "k" }, headers: { "Idempotency-Key": key } });
+    const stored = async () =>
+      (await env.DB.prepare("SELECT created_at FROM idempotency_keys WHERE scope = ? ORDER BY created_at").bind(`key:${admin.id}`).all<{ created_at: number }>()).results.map((r) => r.created_at);
+    expectOk(await send(unique("key-")), 201);
+    const oldAt = now();
+    testClock.advance(23 * 3_600_000);
+    expectOk(await send(unique("key-")), 201);
+    const freshAt = now();
+    expect(await stored()).toEqual([oldAt, freshAt]);
+    testClock.advance(3_600_000 + 1);
+    const ctx = createExecutionContext();
+    await worker.scheduled!(createScheduledController({ scheduledTime: now(), cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await stored()).toEqual([freshAt]);
   });
 });
