@@ -3,7 +3,6 @@ import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { isId } from "../lib/ids";
 import { roomOf } from "../services/queue-rooms";
 import type { RoomConfig } from "./types";
 
@@ -49,6 +48,8 @@ export interface BoardData {
 /** A display board subscribes to every queue of its organization; beyond this, ask for fewer. */
 export const MAX_SUBSCRIPTIONS = 50;
 const MAX_MESSAGE_CHARS = 512;
+/** The shape of an id; whether the queue exists is the lookup's answer (NOT_FOUND). */
+const QUEUE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What the subscribing room learnt from D1 about a queue. */
 export interface QueueFacts {
@@ -299,6 +300,6 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "The message must be a JSON object" };
   const { action, queueId } = value as Record<string, unknown>;
   if (action !== "subscribe" && action !== "unsubscribe") return { error: "action must be subscribe or unsubscribe" };
-  if (typeof queueId !== "string" || !isId("que", queueId)) return { error: "queueId must be a queue id" };
+  if (typeof queueId !== "string" || !QUEUE_ID.test(queueId)) return { error: "queueId must be a queue id" };
   return { action, queueId };
 }
