@@ -508,7 +508,7 @@ async function serverFixture(api) {
   });
   const token = registered.session.token;
   const org = await apiCall(api, token, "POST", "/v1/organizations", { name: "Widget Bakery", slug: `widget-${run}`, type: "retail" });
-  const admin = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "browser tests", permissions: ["admin"] })).key;
+  const admin = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 2", permissions: ["admin"] })).key;
   const widget = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 1", permissions: ["widget"] })).key;
   const location = await apiCall(api, token, "POST", "/v1/locations", { organizationId: org.id, name: "Shop", address: "1 rue du Pain", latitude: 48.85, longitude: 2.35 });
   const service = await apiCall(api, token, "POST", "/v1/services", { name: "Bread", locationIds: [location.id], serviceTypeId: "st_retail_checkout" });
