@@ -25,6 +25,7 @@ import dashboardRoutes from "./routes/dashboard";
 import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
+import widgetRoutes, { widgetCors } from "./routes/widget";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -53,6 +54,7 @@ export function createApp() {
     await next();
     for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
   });
+  app.use("/v1/widget/*", widgetCors);
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
   app.use("/v1/*", idempotency, trackApiKeyUse);
 
@@ -69,6 +71,7 @@ export function createApp() {
   app.route("/v1", memberRoutes);
   app.route("/v1", apiKeyRoutes);
   app.route("/v1", embedRoutes);
+  app.route("/v1", widgetRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

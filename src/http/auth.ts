@@ -45,6 +45,10 @@ function credentialOf(c: Context<AppEnv>): { type: "apiKey" | "session"; value: 
   return cookie ? { type: "session", value: cookie } : null;
 }
 
+function isWidgetPath(path: string): boolean {
+  return path.startsWith("/v1/widget/") || path === "/v1/embed.js";
+}
+
 /**
  * Resolves who is calling. A credential that is present but wrong is refused here, on every
  * route; routes then state what they need (requireUser, authorize).
@@ -61,12 +65,16 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const { key, subscription } = found;
     if (key.revokedAt !== null) throw new ApiError("KEY_REVOKED", "This API key has been revoked");
     const permissions = keyPermissions(key.permissions);
+    const widgetOnly = permissions.size === 1 && permissions.has("WIDGET");
+    // A widget key is published in web pages: whatever permission a route checks, it may only
+    // reach the widget routes.
+    if (widgetOnly && !isWidgetPath(c.req.path)) throw forbidden("A widget key may only call the widget routes");
     c.set("principal", {
       kind: "apiKey",
       keyId: key.id,
       organizationId: key.organizationId,
       permissions,
-      widgetOnly: permissions.size === 1 && permissions.has("WIDGET"),
+      widgetOnly,
       rate: entitlements(subscription ?? { plan: "starter" }).rate,
     });
   } else {

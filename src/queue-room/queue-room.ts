@@ -22,6 +22,7 @@ import type { Env } from "../env";
 import { newTicketId } from "../lib/ids";
 import { drainOutbox, eventMessage, type ConfigRow, type TicketRow } from "./outbox";
 import { migrateRoom } from "./schema";
+import { RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
 import type {
   NewTicket,
   QueueSummary,
@@ -61,11 +62,15 @@ type Configured = ConfigRow & { organization_id: string; queue_id: string; servi
  */
 export class QueueRoom extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly sockets: RoomSockets;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrateRoom(this.sql);
+    this.sockets = new RoomSockets(ctx, env, this.sql, (config) => this.configure(config));
+    // Keep-alives are answered without waking a hibernated room.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
   // ---- configuration and queue-level operations ------------------------------------------
@@ -140,6 +145,7 @@ export class QueueRoom extends DurableObject<Env> {
       this.sql.exec("UPDATE room SET retired_at = ? WHERE id = 1", at);
     });
     this.armAlarm();
+    this.sockets.changed(at);
   }
 
   // ---- ticket creation ----------------------------------------------------------------------
@@ -384,6 +390,44 @@ export class QueueRoom extends DurableObject<Env> {
     });
   }
 
+  // ---- widget live channel (sockets.ts) ------------------------------------------------------
+
+  /** A widget WebSocket forwarded by the Worker for this queue (GET /v1/widget/ws). */
+  override async fetch(request: Request): Promise<Response> {
+    return this.sockets.accept(request);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    await this.sockets.message(ws, message);
+  }
+
+  override webSocketClose(ws: WebSocket, code: number, reason: string): void {
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  /** The widget status of this queue; null until configured, or once deleted. */
+  widgetStatus(at: number): QueueStatusData | null {
+    return this.sockets.status(at);
+  }
+
+  /** Another room of the organization relays this queue's updates to its sockets. */
+  watch(watcherQueueId: string, config: RoomConfig, name: string): QueueStatusData | null {
+    return this.sockets.watch(watcherQueueId, config, name);
+  }
+
+  deliverUpdate(queueId: string, text: string): number {
+    return this.sockets.deliver(queueId, text);
+  }
+
+  /** The display board's part of this queue; null until configured, or once deleted. */
+  widgetBoard(at: number): BoardData | null {
+    return this.sockets.board(at);
+  }
+
   // ---- outbox delivery ---------------------------------------------------------------------
 
   /** At least once: every step of the drain is idempotent. */
@@ -423,6 +467,7 @@ export class QueueRoom extends DurableObject<Env> {
         return out;
       });
       this.armAlarm();
+      this.sockets.changed(at);
       return { ok: true, value };
     } catch (err) {
       if (err instanceof Refusal) return { ok: false, error: err.error };

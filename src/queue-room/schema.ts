@@ -61,6 +61,11 @@ export const ROOM_MIGRATIONS: readonly string[] = [
      ticket_id TEXT,
      message TEXT NOT NULL
    );`,
+  // Widget: the queue's display name (learnt from D1 when a socket subscribes) and the rooms
+  // that relay this queue's updates to sockets of theirs (see sockets.ts).
+  `CREATE TABLE widget (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT);
+   INSERT INTO widget (id) VALUES (1);
+   CREATE TABLE widget_watchers (queue_id TEXT PRIMARY KEY, generation INTEGER NOT NULL);`,
 ];
 
 export function migrateRoom(sql: SqlStorage): void {

@@ -141,9 +141,10 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
    * The live channel: one WebSocket for all the widget's queues, reconnecting with capped
    * exponential backoff and jitter; while it is down, `poll` runs every 30 s instead.
    */
-  function live(o, onUpdate, poll) {
+  function live(o, onUpdate, poll, first) {
     const queues = new Set();
-    const url = `${o.apiBase.replace(/^http/, "ws")}/v1/widget/ws`;
+    // Knowing a queue up front lets the server put the socket straight into its room.
+    const url = `${o.apiBase.replace(/^http/, "ws")}/v1/widget/ws${first ? `?queueId=${enc(first)}` : ""}`;
     let ws = null, attempt = 0, retry = 0, pinger = 0, poller = 0, stopped = false;
     const subscribe = (q) => ws && ws.readyState === 1 && ws.send(JSON.stringify({ action: "subscribe", queueId: q }));
     function open() {
@@ -316,7 +317,7 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
         }
       }
 
-      channel = live(o, (s) => { if (s.queueId === o.queueId) render(s); }, refresh);
+      channel = live(o, (s) => { if (s.queueId === o.queueId) render(s); }, refresh, o.queueId);
       channel.add(o.queueId);
       refresh();
     }

@@ -1,7 +1,7 @@
 // Browser tests of the embeddable widget: real headless Chromium, the service under
 // `wrangler dev` (scripts/dev.mjs), and a second origin serving the host pages.
 // Usage: npm run test:browser   (CHROMIUM_PATH overrides /usr/bin/chromium)
-// The last line is always "N passed, N failed" (skipped cases are listed above it).
+// The last line is always "N passed, N failed".
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -146,7 +146,7 @@ function startHostServer(port) {
     }
     res.writeHead(404).end();
   });
-  server.on("upgrade", (req, socket) => (req.url === "/stub/v1/widget/ws" ? acceptWebSocket(req, socket) : socket.destroy()));
+  server.on("upgrade", (req, socket) => (req.url.split("?")[0] === "/stub/v1/widget/ws" ? acceptWebSocket(req, socket) : socket.destroy()));
   return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(server)));
 }
 
@@ -402,22 +402,22 @@ const cases = [
   },
 
   // ------------------------------------------------ against the real widget routes
-  // Enable by removing `requiresServer` once src/routes/widget.ts and the QueueRoom WebSocket
-  // are merged; `serverQueue()` below may need the final queue-creation shapes.
+  // A fresh organization per run (serverFixture), seeded through the API.
   {
     name: "status against the service: renders the queue's waiting count",
-    requiresServer: true,
     async run({ page, api, open }) {
-      const queue = await serverQueue(api);
+      const { queue, admin } = await serverFixture(api);
+      await apiCall(api, admin, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Count test" });
       await open("real-status", hostPage({ api, config: `{ queueId: "${queue.id}" }` }));
       await waitForWidgetText(page, queue.name);
       const status = await (await fetch(`${api}/v1/widget/queue/${queue.id}/status`)).json();
-      await waitForWidgetText(page, String(status.data.waitingCount));
+      check(status.data.waitingCount >= 1, `status ${JSON.stringify(status)}`);
+      await page.waitForFunction((n) => document.querySelector("#widget").shadowRoot.querySelector("[data-count]")?.textContent === String(n), status.data.waitingCount, { timeout: STEP_MS });
+      await shot(page, "real-status");
     },
   },
   {
     name: "status against the service: unknown queue → 'Queue not found'",
-    requiresServer: true,
     async run({ page, api, open }) {
       await open("real-missing", hostPage({ api, config: `{ queueId: "que_doesnotexist00000000" }` }));
       await waitForWidgetText(page, "Queue not found");
@@ -425,77 +425,95 @@ const cases = [
   },
   {
     name: "status against the service: updates live over the WebSocket when a ticket is added from the API",
-    requiresServer: true,
     async run({ page, api, open }) {
-      const queue = await serverQueue(api);
+      const { queue, admin } = await serverFixture(api);
       await open("real-live", hostPage({ api, config: `{ queueId: "${queue.id}" }` }));
       await waitForWidgetText(page, queue.name);
       const before = Number(await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent));
-      await apiCall(api, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Live test" });
+      await apiCall(api, admin, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Live test" });
       // Well under the 30 s fallback poll: only the WebSocket can make it in time.
       await page.waitForFunction((n) => Number(document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent) === n, before + 1, { timeout: 10_000 });
     },
   },
   {
     name: "join against the service: takes a ticket and calls onTicketCreated with its displayCode",
-    requiresServer: true,
     async run({ page, api, open }) {
-      const queue = await serverQueue(api);
-      await open("real-join", hostPage({ api, config: `{ type: "join", queueId: "${queue.id}", organizationId: "${DEMO.organization.id}", apiKey: "${DEMO.apiKey.value}", onTicketCreated: (t) => window.tickets.push(t) }` }));
+      const { organizationId, queue, widget } = await serverFixture(api);
+      await open("real-join", hostPage({ api, config: `{ type: "join", queueId: "${queue.id}", organizationId: "${organizationId}", apiKey: "${widget}", onTicketCreated: (t) => window.tickets.push(t) }` }));
       await waitForWidgetText(page, "Take a ticket");
+      await page.locator("#widget input[name=phone]").fill("+33612345678", { timeout: STEP_MS });
       await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
       await page.waitForFunction(() => window.tickets.length === 1, null, { timeout: STEP_MS });
       const [ticket] = await page.evaluate(() => window.tickets);
-      check(/\S/.test(ticket.displayCode ?? ""), `ticket ${JSON.stringify(ticket)}`);
+      check(/^[A-Z]+-\d+$/.test(ticket.displayCode ?? "") && ticket.source === "widget", `ticket ${JSON.stringify(ticket)}`);
       await waitForWidgetText(page, ticket.displayCode);
+      await shot(page, "real-join-ticket");
+    },
+  },
+  {
+    name: "status against the service: switches to French",
+    async run({ page, api, open }) {
+      const { queue } = await serverFixture(api);
+      await open("real-fr", hostPage({ api, config: `{ queueId: "${queue.id}", language: "fr" }` }));
+      await waitForWidgetText(page, "En attente");
+      await waitForWidgetText(page, "Ouverte");
+      check((await widgetText(page)).includes(queue.name), "queue name");
+      await shot(page, "real-status-fr");
     },
   },
   {
     name: "display board against the service: shows a newly called code",
-    requiresServer: true,
     async run({ page, api }) {
-      const queue = await serverQueue(api);
-      await apiCall(api, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Board test" });
-      await page.goto(`${api}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.apiKey.value}&sound=0`, { timeout: STEP_MS });
+      const { organizationId, queue, admin, widget } = await serverFixture(api);
+      await apiCall(api, admin, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Board test" });
+      await page.setViewportSize({ width: 1280, height: 720 });
+      await page.goto(`${api}/v1/widget/board?organization=${organizationId}&key=${widget}&sound=0`, { timeout: STEP_MS });
       await waitForWidgetText(page, queue.name);
       await page.evaluate(() => {
         window.called = [];
         document.querySelector("#widget").addEventListener("queuewidget:called", (e) => window.called.push(e.detail.displayCode));
       });
-      const called = await apiCall(api, "POST", `/v1/queues/${queue.id}/call-next`, { serviceId: queue.serviceId });
+      const called = await apiCall(api, admin, "POST", `/v1/queues/${queue.id}/call-next`, { serviceId: queue.serviceId });
       await page.waitForFunction((code) => window.called.includes(code), called.displayCode, { timeout: 10_000 });
       await waitForWidgetText(page, called.displayCode);
+      await shot(page, "real-board");
+      await page.setViewportSize({ width: 900, height: 700 });
     },
   },
 ];
 
-// ---------------------------------------------------------------- service fixtures (requiresServer cases)
+// ---------------------------------------------------------------- service fixtures
 
-async function apiCall(api, method, pathname, body) {
-  const res = await fetch(`${api}${pathname}`, {
-    method,
-    headers: { "X-API-Key": DEMO.apiKey.value, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-    signal: AbortSignal.timeout(STEP_MS),
-  });
+async function apiCall(api, auth, method, pathname, body) {
+  const headers = { ...(body ? { "Content-Type": "application/json" } : {}) };
+  if (auth?.startsWith("qk_")) headers["X-API-Key"] = auth;
+  else if (auth) headers.Authorization = `Bearer ${auth}`;
+  const res = await fetch(`${api}${pathname}`, { method, headers, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(STEP_MS) });
   const json = await res.json();
   check(json.success, `${method} ${pathname} → ${res.status} ${JSON.stringify(json.error)}`);
   return json.data;
 }
 
-let fixtureQueue = null;
-/** The demo organization's queue (the starter plan allows one): reused, or created once. */
-async function serverQueue(api) {
-  if (fixtureQueue) return fixtureQueue;
-  const info = await apiCall(api, "GET", `/v1/widget/organization/${DEMO.organization.id}/info`);
-  if (info.queues.length > 0) {
-    const services = await apiCall(api, "GET", "/v1/business/services");
-    const service = services.find((s) => (s.queues ?? []).some((q) => q.id === info.queues[0].id)) ?? services[0];
-    return (fixtureQueue = { ...info.queues[0], serviceId: service?.id });
-  }
-  const service = await apiCall(api, "POST", "/v1/services", { organizationId: DEMO.organization.id, name: "Widget desk" });
-  const queue = await apiCall(api, "POST", "/v1/business/queues", { serviceId: service.id, name: "Widget queue", maxCapacity: 100 });
-  return (fixtureQueue = { id: queue.id, name: queue.name, serviceId: service.id });
+let fixture = null;
+/**
+ * A fresh organization for this run, made through the API as an integrator would: an owner,
+ * an admin key (for the test's own calls), a widget key (for the pages), a location, a
+ * service and a queue. Fresh each run, so the starter plan's monthly tickets never run out.
+ */
+async function serverFixture(api) {
+  if (fixture) return fixture;
+  const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const registered = await apiCall(api, null, "POST", "/v1/auth/register", {
+    email: `widget-${run}@example.com`, password: "browser tests password", firstName: "Wanda", lastName: "Widget", accountType: "business",
+  });
+  const token = registered.session.token;
+  const org = await apiCall(api, token, "POST", "/v1/organizations", { name: "Widget Bakery", slug: `widget-${run}`, type: "retail" });
+  const admin = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 2", permissions: ["admin"] })).key;
+  const widget = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 1", permissions: ["widget"] })).key;
+  const location = await apiCall(api, token, "POST", "/v1/locations", { organizationId: org.id, name: "Shop", address: "1 rue du Pain", latitude: 48.85, longitude: 2.35 });
+  const service = await apiCall(api, token, "POST", "/v1/services", { name: "Bread", locationIds: [location.id], serviceTypeId: "st_retail_checkout" });
+  const queue = await apiCall(api, token, "POST", "/v1/business/queues", { serviceId: service.id, name: "Bread counter" });
+  return (fixture = { organizationId: org.id, admin, widget, queue: { id: queue.id, name: queue.name, serviceId: service.id } });
 }
 
 // ---------------------------------------------------------------- main
@@ -546,13 +564,8 @@ async function main() {
     viewport: { width: 900, height: 700 },
   }));
 
-  let passed = 0, failed = 0, skipped = 0;
+  let passed = 0, failed = 0;
   for (const testCase of cases) {
-    if (testCase.requiresServer && !process.env.WIDGET_SERVER) {
-      skipped += 1;
-      console.log(`- skipped: waiting for widget routes: ${testCase.name}`);
-      continue;
-    }
     const page = await browser.newPage();
     const pageErrors = [];
     page.on("pageerror", (err) => pageErrors.push(String(err)));
@@ -575,7 +588,6 @@ async function main() {
       await page.close().catch(() => {});
     }
   }
-  if (skipped) console.log(`${skipped} skipped (set WIDGET_SERVER=1 to run them once the widget routes are merged)`);
   return { passed, failed };
 }
 

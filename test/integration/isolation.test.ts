@@ -84,6 +84,10 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: () => "/v1/nfc/tags", body: (a) => ({ nfcId: `nfc-${a.org.id}-2`, queueId: a.queueId, locationName: "x", latitude: 1, longitude: 1 }) },
   { method: "GET", path: (a) => `/v1/nfc/tags/${a.nfcId}` },
   { method: "PATCH", path: (a) => `/v1/nfc/tags/${a.nfcId}`, body: () => ({ enabled: false }) },
+  // Widget (the queue status route is public by design)
+  { method: "GET", path: (a) => `/v1/widget/organization/${a.org.id}/info` },
+  { method: "GET", path: (a) => `/v1/widget/organization/${a.org.id}/display-board` },
+  { method: "POST", path: (a) => `/v1/widget/queue/${a.queueId}/join`, body: () => ({ visitorName: "Intruder" }) },
 ];
 
 async function tenant(): Promise<Tenant> {

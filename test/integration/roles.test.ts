@@ -41,7 +41,7 @@ interface RouteCase {
   /** "member": any member of the organization; otherwise a permission of src/domain/permissions.ts. */
   permission: Permission | "member";
   /** What a key needs, when it differs from `permission`: "anyButWidget" = every key but a widget-only one. */
-  keyPermission?: Permission | "anyButWidget";
+  keyPermission?: Permission | "anyButWidget" | readonly Permission[];
   prepare?: (f: Fixture) => Promise<Extra>;
   /** The allowed call destroys the fixture (delete, transfer): the row gets its own organization. */
   destructive?: boolean;
@@ -162,6 +162,10 @@ const ROUTES: RouteCase[] = [
     body: (f) => ({ nfcId: unique("tag"), queueId: f.queueId, locationName: "Door", latitude: 48.85, longitude: 2.35 }),
     permission: "QUEUE_MANAGE",
   },
+  // Widget: any member or key may read; joining needs the widget permission or QUEUE_OPERATE.
+  { method: "GET", path: (f) => `/v1/widget/organization/${f.org.id}/info`, permission: "member" },
+  { method: "GET", path: (f) => `/v1/widget/organization/${f.org.id}/display-board`, permission: "member" },
+  { method: "POST", path: (f) => `/v1/widget/queue/${f.queueId}/join`, body: () => ({}), permission: "QUEUE_OPERATE", keyPermission: ["WIDGET", "QUEUE_OPERATE"] },
 ];
 
 type Caller = { label: string; auth: { token: string } | { apiKey: string }; allowed: (route: RouteCase) => boolean };
@@ -175,6 +179,7 @@ function callers(f: Fixture): Caller[] {
       const needed = route.keyPermission ?? route.permission;
       if (needed === "anyButWidget") return kind !== "widget";
       if (needed === "member") return true;
+      if (typeof needed !== "string") return needed.some((p) => keyPermissions([kind]).has(p));
       return keyPermissions([kind]).has(needed);
     },
   }));

@@ -1,0 +1,305 @@
+import { displayCode } from "../domain/display-code";
+import type { QueueStatus } from "../domain/tickets";
+import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
+import type { Env } from "../env";
+import { now } from "../lib/clock";
+import { roomOf } from "../services/queue-rooms";
+import type { RoomConfig } from "./types";
+
+// The widget's live channel inside a QueueRoom (README "Widget").
+//
+// Sockets are accepted with the hibernation API, so a room with only idle display boards
+// connected is evicted from memory and woken by the next change or message. Each socket's
+// subscriptions live in its attachment, which survives hibernation. A socket stays in the
+// room it first reached; subscribing it to another queue of the same organization registers
+// this room as a watcher in that queue's room, which then pushes its updates here by RPC.
+
+/** What the widget shows of a queue: the status route's data and the `queue_update` payload. */
+export interface QueueStatusData {
+  queueId: string;
+  name: string;
+  status: QueueStatus;
+  waitingCount: number;
+  estimatedWaitMinutes: number;
+  nowServing: string[];
+}
+
+export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND";
+
+export type WidgetMessage =
+  | { type: "queue_update"; data: QueueStatusData }
+  | { type: "error"; data: { code: WidgetErrorCode; message: string; queueId?: string } };
+
+interface Attachment {
+  queues: string[];
+}
+
+/** Codes on the status widget: the most recently called tickets still at a counter. */
+export const NOW_SERVING_LIMIT = 5;
+/** On the display board: the calls shown per queue, and the next codes. */
+export const BOARD_CALLED_LIMIT = 10;
+export const BOARD_NEXT_LIMIT = 5;
+
+export interface BoardData {
+  status: QueueStatusData;
+  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; calledAt: number }[];
+  nextWaiting: string[];
+}
+/** A display board subscribes to every queue of its organization; beyond this, ask for fewer. */
+export const MAX_SUBSCRIPTIONS = 50;
+const MAX_MESSAGE_CHARS = 512;
+/** The shape of an id; whether the queue exists is the lookup's answer (NOT_FOUND). */
+const QUEUE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** What the subscribing room learnt from D1 about a queue. */
+export interface QueueFacts {
+  config: RoomConfig;
+  name: string;
+}
+
+type RoomRow = {
+  queue_id: string | null;
+  organization_id: string | null;
+  letter: string | null;
+  status: QueueStatus;
+  retired_at: number | null;
+};
+
+export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string): string {
+  const data = queueId === undefined ? { code, message } : { code, message, queueId };
+  return JSON.stringify({ type: "error", data } satisfies WidgetMessage);
+}
+
+function send(ws: WebSocket, text: string): boolean {
+  try {
+    ws.send(text);
+    return true;
+  } catch {
+    return false; // closing already: its close handler tidies up
+  }
+}
+
+function subscriptions(ws: WebSocket): string[] {
+  const attachment = ws.deserializeAttachment() as Attachment | null;
+  return attachment?.queues ?? [];
+}
+
+/** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
+export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
+  const row = await env.DB.prepare(
+    "SELECT id, organization_id, service_id, name, letter, max_capacity, status, archived_at FROM queues WHERE id = ?",
+  )
+    .bind(queueId)
+    .first<{
+      id: string;
+      organization_id: string;
+      service_id: string;
+      name: string;
+      letter: string;
+      max_capacity: number | null;
+      status: QueueStatus;
+      archived_at: number | null;
+    }>();
+  if (!row) return null;
+  return {
+    name: row.name,
+    config: {
+      queueId: row.id,
+      organizationId: row.organization_id,
+      serviceId: row.service_id,
+      letter: row.letter,
+      maxCapacity: row.max_capacity,
+      status: row.status,
+      archivedAt: row.archived_at,
+    },
+  };
+}
+
+export class RoomSockets {
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly sql: SqlStorage,
+    /** The room's own configure(): a room reached first by a socket learns its queue here. */
+    private readonly configure: (config: RoomConfig) => void,
+  ) {}
+
+  /** Accepts a socket already subscribed to this room's queue (the Worker checked it exists). */
+  async accept(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("Expected a WebSocket upgrade", { status: 426 });
+    }
+    const queueId = new URL(request.url).searchParams.get("queueId") ?? "";
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server);
+    server.serializeAttachment({ queues: [] } satisfies Attachment);
+    await this.subscribe(server, queueId);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  async message(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
+    const parsed = parseMessage(raw);
+    if ("error" in parsed) {
+      send(ws, errorMessage("VALIDATION_ERROR", parsed.error));
+      return;
+    }
+    if (parsed.action === "unsubscribe") {
+      ws.serializeAttachment({ queues: subscriptions(ws).filter((q) => q !== parsed.queueId) } satisfies Attachment);
+      return;
+    }
+    await this.subscribe(ws, parsed.queueId);
+  }
+
+  /**
+   * Adds the queue to the socket's subscriptions and answers its status at once. Another
+   * organization's queue is answered exactly like an unknown one.
+   */
+  private async subscribe(ws: WebSocket, queueId: string): Promise<void> {
+    const notFound = () => send(ws, errorMessage("NOT_FOUND", "Queue not found", queueId));
+    const facts = await queueFacts(this.env, queueId);
+    if (!facts) return void notFound();
+    const own = this.room();
+    let status: QueueStatusData | null;
+    if (own.queue_id === null || own.queue_id === facts.config.queueId) {
+      this.configure(facts.config);
+      this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", facts.name);
+      status = this.status(now());
+    } else {
+      if (own.organization_id !== facts.config.organizationId) return void notFound();
+      status = await roomOf(this.env, queueId).watch(own.queue_id, facts.config, facts.name);
+    }
+    if (!status) return void notFound();
+    const queues = subscriptions(ws);
+    if (!queues.includes(queueId)) {
+      if (queues.length >= MAX_SUBSCRIPTIONS) {
+        send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_SUBSCRIPTIONS} queues per connection`, queueId));
+        return;
+      }
+      ws.serializeAttachment({ queues: [...queues, queueId] } satisfies Attachment);
+    }
+    send(ws, JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage));
+  }
+
+  /** Another room asks for this queue's updates; answers the current status (null: gone). */
+  watch(watcherQueueId: string, config: RoomConfig, name: string): QueueStatusData | null {
+    this.configure(config);
+    this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", name);
+    // A new generation, so that an empty delivery already in flight does not drop this watch.
+    this.sql.exec(
+      "INSERT INTO widget_watchers (queue_id, generation) VALUES (?, 1) ON CONFLICT (queue_id) DO UPDATE SET generation = generation + 1",
+      watcherQueueId,
+    );
+    return this.status(now());
+  }
+
+  /** Sends an update of `queueId` to the sockets here subscribed to it; answers how many. */
+  deliver(queueId: string, text: string): number {
+    let delivered = 0;
+    for (const ws of this.ctx.getWebSockets()) {
+      if (subscriptions(ws).includes(queueId) && send(ws, text)) delivered += 1;
+    }
+    return delivered;
+  }
+
+  /**
+   * After every committed change: one status computed by a few indexed SQL reads, one JSON
+   * text sent to each subscribed socket, and one RPC per watching room. Nothing when no one
+   * listens.
+   */
+  changed(at: number): void {
+    const sockets = this.ctx.getWebSockets();
+    const watchers = this.sql.exec<{ queue_id: string; generation: number }>("SELECT queue_id, generation FROM widget_watchers").toArray();
+    if (sockets.length === 0 && watchers.length === 0) return;
+    const room = this.room();
+    if (room.queue_id === null) return;
+    const queueId = room.queue_id;
+    const status = this.status(at);
+    const text = status
+      ? JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage)
+      : errorMessage("NOT_FOUND", "Queue not found", queueId);
+    for (const ws of sockets) if (subscriptions(ws).includes(queueId)) send(ws, text);
+    for (const { queue_id: watcher, generation } of watchers) {
+      // Fire and forget: a slow watcher must not hold this room's change. A watcher with no
+      // socket left for this queue is dropped.
+      const delivery = roomOf(this.env, watcher).deliverUpdate(queueId, text);
+      this.ctx.waitUntil(
+        delivery
+          .then((n) => {
+            if (n === 0) this.sql.exec("DELETE FROM widget_watchers WHERE queue_id = ? AND generation = ?", watcher, generation);
+          })
+          .catch(() => undefined),
+      );
+    }
+  }
+
+  /** This queue as the widget shows it, or null before it is configured or once it is deleted. */
+  status(at: number): QueueStatusData | null {
+    const room = this.room();
+    if (room.queue_id === null || room.letter === null || room.retired_at !== null) return null;
+    const name = this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
+    const waitingCount = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting'").one().n;
+    const serving = this.sql
+      .exec<{ number: number }>(
+        "SELECT number FROM tickets WHERE status IN ('called', 'serving') ORDER BY called_at DESC, number DESC LIMIT ?",
+        NOW_SERVING_LIMIT,
+      )
+      .toArray();
+    const calls = this.sql
+      .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
+      .toArray()
+      .map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id }));
+    return {
+      queueId: room.queue_id,
+      name: name ?? "",
+      status: room.status,
+      waitingCount,
+      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, minutesPerTicket(calls, at)),
+      nowServing: serving.map((s) => displayCode(room.letter!, s.number)),
+    };
+  }
+
+  /** Called and serving tickets, newest call first, and the next codes in call order (indexed reads). */
+  board(at: number): BoardData | null {
+    const room = this.room();
+    const status = this.status(at);
+    if (status === null || room.letter === null) return null;
+    const letter = room.letter;
+    const called = this.sql
+      .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; called_at: number }>(
+        `SELECT number, status, assigned_to_id, called_at FROM tickets WHERE status IN ('called', 'serving')
+         ORDER BY called_at DESC, number DESC LIMIT ?`,
+        BOARD_CALLED_LIMIT,
+      )
+      .toArray();
+    const next = this.sql
+      .exec<{ number: number }>("SELECT number FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?", BOARD_NEXT_LIMIT)
+      .toArray();
+    return {
+      status,
+      called: called.map((t) => ({ displayCode: displayCode(letter, t.number), status: t.status, assignedToId: t.assigned_to_id, calledAt: t.called_at })),
+      nextWaiting: next.map((t) => displayCode(letter, t.number)),
+    };
+  }
+
+  private room(): RoomRow {
+    return this.sql.exec<RoomRow>("SELECT queue_id, organization_id, letter, status, retired_at FROM room WHERE id = 1").one();
+  }
+}
+
+type Parsed = { action: "subscribe" | "unsubscribe"; queueId: string } | { error: string };
+
+/** The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; anything else is refused. */
+export function parseMessage(raw: string | ArrayBuffer): Parsed {
+  if (typeof raw !== "string" || raw.length > MAX_MESSAGE_CHARS) return { error: "Send a JSON text message of at most 512 characters" };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { error: "The message is not JSON" };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "The message must be a JSON object" };
+  const { action, queueId } = value as Record<string, unknown>;
+  if (action !== "subscribe" && action !== "unsubscribe") return { error: "action must be subscribe or unsubscribe" };
+  if (typeof queueId !== "string" || !QUEUE_ID.test(queueId)) return { error: "queueId must be a queue id" };
+  return { action, queueId };
+}

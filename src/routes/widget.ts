@@ -1,0 +1,264 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { cors } from "hono/cors";
+import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
+import { actorIn, type Actor } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { forbidden, validationError } from "../http/errors";
+import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { sha256Hex } from "../lib/crypto";
+import { findQueue } from "../services/queues";
+import { bridgeSocket, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "../services/widget";
+
+const app = router();
+const tags = ["Widget"];
+
+/**
+ * Widget routes are called from any web page: CORS is open to every origin, preflights are
+ * answered before authentication, and errors carry the headers too.
+ */
+export const widgetCors = cors({
+  origin: "*",
+  allowMethods: ["GET", "POST", "OPTIONS"],
+  allowHeaders: ["X-API-Key", "Content-Type", "Idempotency-Key", "X-Request-ID"],
+  exposeHeaders: [
+    "X-Request-ID",
+    "ETag",
+    "Retry-After",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "X-API-RateLimit-Limit",
+    "X-API-RateLimit-Remaining",
+    "X-API-RateLimit-Reset",
+  ],
+  maxAge: 600,
+});
+
+/** Short enough that a polling widget stays current, long enough to absorb a crowd's refreshes. */
+export const STATUS_CACHE_CONTROL = "public, max-age=5";
+
+/**
+ * A widget key may call these routes; so may the organization's other keys and members:
+ * `read` access (QUEUE_VIEW) for info, status and board, QUEUE_OPERATE (`write`, `admin`) to join.
+ */
+async function widgetActor(c: Context<AppEnv>, organizationId: string, need: "read" | "join", what = "Organization"): Promise<Actor> {
+  const actor = await actorIn(c, organizationId, what);
+  const other = need === "read" ? "QUEUE_VIEW" : "QUEUE_OPERATE";
+  if (!actor.can("WIDGET") && !actor.can(other)) throw forbidden(`This needs the widget permission or ${other}`);
+  return actor;
+}
+
+const OrganizationParam = idParam("organizationId", "org");
+const QueueParam = idParam("queueId", "que");
+
+export const WidgetStatus = z
+  .object({
+    queueId: z.string(),
+    name: z.string(),
+    status: z.enum(QUEUE_STATUSES),
+    waitingCount: z.number().int(),
+    estimatedWaitMinutes: z.number().int(),
+    nowServing: z.array(z.string()).openapi({ description: "Codes of the tickets called or being served, most recent call first (at most 5)" }),
+  })
+  .openapi("WidgetQueueStatus");
+
+const WidgetInfo = z
+  .object({
+    organizationId: z.string(),
+    name: z.string(),
+    logoUrl: z.string().nullable(),
+    defaultLanguage: z.enum(["fr", "en"]),
+    languages: z.array(z.enum(["en", "fr"])),
+    queues: z.array(z.object({ id: z.string(), name: z.string(), status: z.enum(QUEUE_STATUSES) })),
+  })
+  .openapi("WidgetOrganizationInfo");
+
+const WidgetTicket = z
+  .object({
+    id: z.string(),
+    queueId: z.string(),
+    number: z.number().int(),
+    displayCode: z.string().openapi({ example: "A-042" }),
+    status: z.enum(TICKET_STATUSES),
+    position: z.number().int().nullable(),
+    estimatedWaitMinutes: z.number().int().nullable(),
+    partySize: z.number().int(),
+    visitorName: z.string().nullable(),
+    source: z.enum(TICKET_SOURCES),
+    createdAt: z.string(),
+  })
+  .openapi("WidgetTicket");
+
+const DisplayBoard = z
+  .object({
+    organizationId: z.string(),
+    generatedAt: z.string(),
+    queues: z.array(
+      z.object({
+        queueId: z.string(),
+        name: z.string(),
+        status: z.enum(QUEUE_STATUSES),
+        waitingCount: z.number().int(),
+        estimatedWaitMinutes: z.number().int(),
+        called: z.array(
+          z.object({
+            displayCode: z.string(),
+            status: z.enum(["called", "serving"]),
+            assignedTo: z.string().nullable().openapi({ description: "First name of the member who called, or the name of the calling API key" }),
+            calledAt: z.string(),
+          }),
+        ),
+        nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
+      }),
+    ),
+  })
+  .openapi("DisplayBoard");
+
+// ---- info -----------------------------------------------------------------------------------
+
+const info = createRoute({
+  method: "get",
+  path: "/widget/organization/{organizationId}/info",
+  tags,
+  summary: "The organization as the widget shows it",
+  description: "Public name, logo, languages and open queues. A `widget` key, or any key or member with read access.",
+  security: SECURITY.any,
+  request: { params: OrganizationParam },
+  responses: { 200: jsonResponse(okEnvelope(WidgetInfo), "The organization's widget information"), ...errors() },
+});
+
+app.openapi(info, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await widgetActor(c, organizationId, "read");
+  return c.json(ok(await widgetInfo(c.env, organizationId)), 200);
+});
+
+// ---- status (public) --------------------------------------------------------------------------
+
+const status = createRoute({
+  method: "get",
+  path: "/widget/queue/{queueId}/status",
+  tags,
+  summary: "Live status of a queue (public)",
+  description:
+    "No credential. Cached for 5 seconds (`Cache-Control: public, max-age=5`) with an `ETag`: send `If-None-Match` to get " +
+    "`304 Not Modified` while nothing changed. Rate-limited per IP. The WebSocket pushes the same data on every change.",
+  security: SECURITY.none,
+  request: { params: QueueParam },
+  responses: {
+    200: jsonResponse(okEnvelope(WidgetStatus), "The queue's status"),
+    304: { description: "Unchanged since the ETag sent in If-None-Match" },
+    ...errors(),
+  },
+});
+
+app.openapi(status, async (c) => {
+  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const body = ok(await widgetStatus(c.env, queue, now()));
+  const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
+  const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
+  const match = c.req.header("If-None-Match");
+  if (match && match.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*")) {
+    return c.body(null, 304, headers);
+  }
+  return c.json(body, 200, headers);
+});
+
+// ---- join -------------------------------------------------------------------------------------
+
+const E164 = /^\+[1-9][0-9]{1,14}$/;
+
+const JoinBody = z
+  .strictObject({
+    visitorName: z.string().trim().min(1).max(100).optional(),
+    phone: z.string().regex(E164, "an E.164 phone number, e.g. +33612345678").optional().openapi({ example: "+33612345678" }),
+    partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
+  })
+  .openapi("WidgetJoinRequest");
+
+const join = createRoute({
+  method: "post",
+  path: "/widget/queue/{queueId}/join",
+  tags,
+  summary: "Take a ticket from the widget",
+  description:
+    "A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. " +
+    "Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets.",
+  security: SECURITY.any,
+  request: { params: QueueParam, body: { required: false, content: { "application/json": { schema: JoinBody } } } },
+  responses: { 201: jsonResponse(okEnvelope(WidgetTicket), "Ticket created"), ...errors(409) },
+});
+
+app.openapi(join, async (c) => {
+  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
+  const body = c.req.valid("json");
+  const ticket = await widgetJoin(
+    c.env,
+    queue,
+    { actingId: actor.userId ?? actor.apiKeyId!, visitorName: body.visitorName ?? null, phone: body.phone ?? null, partySize: body.partySize ?? 1 },
+    now(),
+  );
+  return c.json(ok(widgetTicket(ticket)), 201);
+});
+
+// ---- display board ----------------------------------------------------------------------------
+
+const board = createRoute({
+  method: "get",
+  path: "/widget/organization/{organizationId}/display-board",
+  tags,
+  summary: "Call screen data for waiting rooms",
+  description:
+    "Per open queue: the called and serving tickets with who called them, newest call first (at most 10), and the next codes " +
+    "(at most 5). A `widget` key, or any key or member with read access. Subscribe to the queues over the WebSocket to refresh on change.",
+  security: SECURITY.any,
+  request: { params: OrganizationParam },
+  responses: { 200: jsonResponse(okEnvelope(DisplayBoard), "The display board"), ...errors() },
+});
+
+app.openapi(board, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await widgetActor(c, organizationId, "read");
+  return c.json(ok(await displayBoard(c.env, organizationId, now())), 200);
+});
+
+// ---- WebSocket --------------------------------------------------------------------------------
+
+const socket = createRoute({
+  method: "get",
+  path: "/widget/ws",
+  tags,
+  summary: "Live queue updates over a WebSocket (public)",
+  description:
+    "Connect, then send `{\"action\": \"subscribe\", \"queueId\": \"que_…\"}`: the server answers `{\"type\": \"queue_update\", \"data\": <status>}` " +
+    "at once and after every change of that queue, and `{\"type\": \"error\", \"data\": {\"code\", \"message\", \"queueId\"?}}` for a bad message or " +
+    "an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; " +
+    "`{\"action\": \"unsubscribe\", \"queueId\"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. " +
+    "Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue).",
+  security: SECURITY.none,
+  request: {
+    query: z.object({
+      queueId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "a queue id").optional().openapi({ description: "Subscribe to this queue at connection time" }),
+    }),
+  },
+  responses: {
+    101: { description: "Switching protocols to a WebSocket" },
+    ...errors(),
+  },
+});
+
+app.openapi(socket, async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
+  }
+  const { queueId } = c.req.valid("query");
+  if (queueId === undefined) return bridgeSocket(c.env);
+  return connectToRoom(c.env, queueId);
+});
+
+export default app;

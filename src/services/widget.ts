@@ -1,0 +1,218 @@
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { database } from "../db/client";
+import { apiKeys, organizations, queues, users } from "../db/schema";
+import type { Env } from "../env";
+import { notFound } from "../http/errors";
+import { iso } from "../lib/time";
+import { errorMessage, parseMessage, queueFacts, type BoardData, type QueueStatusData } from "../queue-room/sockets";
+import type { NewTicket, TicketView } from "../queue-room/types";
+import { roomConfig, type QueueRow } from "./queues";
+import { roomOf } from "./queue-rooms";
+import { issueTicket } from "./tickets";
+
+export const WIDGET_LANGUAGES = ["en", "fr"] as const;
+
+/** The organization's public face for the widget: name, logo, languages and open queues. */
+export async function widgetInfo(env: Env, organizationId: string) {
+  const db = database(env.DB);
+  const [org, rows] = await Promise.all([
+    db.select().from(organizations).where(eq(organizations.id, organizationId)).get(),
+    db
+      .select({ id: queues.id, name: queues.name, status: queues.status })
+      .from(queues)
+      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .orderBy(asc(queues.createdAt), asc(queues.id))
+      .all(),
+  ]);
+  if (!org) throw notFound("Organization");
+  return {
+    organizationId: org.id,
+    name: org.name,
+    logoUrl: org.logoUrl,
+    defaultLanguage: org.defaultLanguage,
+    languages: [...WIDGET_LANGUAGES],
+    queues: rows,
+  };
+}
+
+/** The room answers null until it has met its queue (queues inserted by SQL): teach it, ask again. */
+async function fromRoom<T>(env: Env, queue: QueueRow, read: (room: ReturnType<typeof roomOf>) => Promise<T | null>): Promise<T> {
+  const room = roomOf(env, queue.id);
+  let value = await read(room);
+  if (value === null) {
+    await room.configure(roomConfig(queue));
+    value = await read(room);
+  }
+  if (value === null) throw notFound("Queue");
+  return value;
+}
+
+/** The name comes from D1 (renames show at once); the live figures from the room. */
+export async function widgetStatus(env: Env, queue: QueueRow, at: number): Promise<QueueStatusData> {
+  const status = await fromRoom(env, queue, (room) => room.widgetStatus(at));
+  return { ...status, name: queue.name };
+}
+
+export interface WidgetJoin {
+  actingId: string;
+  visitorName: string | null;
+  phone: string | null;
+  partySize: number;
+}
+
+export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, at: number): Promise<TicketView> {
+  const ticket: NewTicket = {
+    userId: input.actingId,
+    partySize: input.partySize,
+    isPriority: false,
+    isGhostMode: false,
+    visitorName: input.visitorName,
+    phone: input.phone,
+    language: null,
+    source: "widget",
+  };
+  return issueTicket(env, queue, ticket, at);
+}
+
+/** What a widget page sees of its ticket: no user, organization or internal ids. */
+export function widgetTicket(t: TicketView) {
+  return {
+    id: t.id,
+    queueId: t.queueId,
+    number: t.number,
+    displayCode: t.displayCode,
+    status: t.status,
+    position: t.position,
+    estimatedWaitMinutes: t.estimatedWaitMinutes,
+    partySize: t.partySize,
+    visitorName: t.visitorName,
+    source: t.source,
+    createdAt: iso(t.createdAt),
+  };
+}
+
+/** At most 100 bound parameters per D1 statement. */
+const ID_CHUNK = 90;
+
+/**
+ * Who is at each counter, as a waiting room may see it: a member's first name, or the name
+ * of the API key that called (a kiosk or counter integration names its key after the desk).
+ */
+async function callerNames(env: Env, organizationId: string, ids: string[]): Promise<Map<string, string>> {
+  const db = database(env.DB);
+  const names = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += ID_CHUNK) {
+    const chunk = ids.slice(i, i + ID_CHUNK);
+    const [people, keys] = await Promise.all([
+      db.select({ id: users.id, name: users.firstName }).from(users).where(inArray(users.id, chunk)).all(),
+      db
+        .select({ id: apiKeys.id, name: apiKeys.name })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.organizationId, organizationId), inArray(apiKeys.id, chunk)))
+        .all(),
+    ]);
+    for (const row of [...people, ...keys]) names.set(row.id, row.name);
+  }
+  return names;
+}
+
+/** Per open queue of the organization: calls newest first with who called, and the next codes. */
+export async function displayBoard(env: Env, organizationId: string, at: number) {
+  const rows = await database(env.DB)
+    .select()
+    .from(queues)
+    .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+    .orderBy(asc(queues.createdAt), asc(queues.id))
+    .all();
+  const boards = await Promise.all(
+    rows.map((q) => fromRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)),
+  );
+  const callerIds = [...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null))];
+  const names = await callerNames(env, organizationId, callerIds);
+  return {
+    organizationId,
+    generatedAt: iso(at),
+    queues: rows.flatMap((q, i) => {
+      const board = boards[i];
+      if (!board) return [];
+      return [
+        {
+          queueId: q.id,
+          name: q.name,
+          status: board.status.status,
+          waitingCount: board.status.waitingCount,
+          estimatedWaitMinutes: board.status.estimatedWaitMinutes,
+          called: board.called.map((c) => ({
+            displayCode: c.displayCode,
+            status: c.status,
+            assignedTo: c.assignedToId === null ? null : (names.get(c.assignedToId) ?? null),
+            calledAt: iso(c.calledAt),
+          })),
+          nextWaiting: board.nextWaiting,
+        },
+      ];
+    }),
+  };
+}
+
+// ---- the live channel ----------------------------------------------------------------------
+
+function roomSocketRequest(queueId: string): Request {
+  return new Request(`https://queue-room/ws?queueId=${encodeURIComponent(queueId)}`, { headers: { Upgrade: "websocket" } });
+}
+
+/** Fast path: the queue is known from the URL, so the socket goes straight to its room. */
+export async function connectToRoom(env: Env, queueId: string): Promise<Response> {
+  const facts = await queueFacts(env, queueId);
+  if (!facts) throw notFound("Queue");
+  return roomOf(env, queueId).fetch(roomSocketRequest(queueId));
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  // 1005, 1006 and 1015 report a close without a sendable code.
+  const sendable = code === 1005 || code === 1006 || code === 1015 ? 1000 : code;
+  try {
+    ws.close(sendable, reason);
+  } catch {
+    // already closed
+  }
+}
+
+/**
+ * The spec's flow (connect, then `{action: "subscribe", queueId}`): the Worker holds the
+ * client's socket until the first valid subscribe, then opens a socket to that queue's room
+ * and relays both ways. The room end hibernates like any other; later subscribes are relayed
+ * to the room, which handles them as on the fast path.
+ */
+export function bridgeSocket(env: Env): Response {
+  const { 0: client, 1: server } = new WebSocketPair();
+  server.accept();
+  let room: WebSocket | null = null;
+  let chain: Promise<void> = Promise.resolve();
+
+  async function handle(data: string | ArrayBuffer): Promise<void> {
+    if (room) return room.send(data);
+    if (data === "ping") return server.send("pong");
+    const parsed = parseMessage(data);
+    if ("error" in parsed) return server.send(errorMessage("VALIDATION_ERROR", parsed.error));
+    if (parsed.action === "unsubscribe") return;
+    const facts = await queueFacts(env, parsed.queueId);
+    if (!facts) return server.send(errorMessage("NOT_FOUND", "Queue not found", parsed.queueId));
+    const res = await roomOf(env, parsed.queueId).fetch(roomSocketRequest(parsed.queueId));
+    const upstream = res.webSocket;
+    if (!upstream) return server.send(errorMessage("NOT_FOUND", "Queue not found", parsed.queueId));
+    upstream.accept();
+    upstream.addEventListener("message", (ev) => server.send(ev.data));
+    upstream.addEventListener("close", (ev) => closeQuietly(server, ev.code, ev.reason));
+    upstream.addEventListener("error", () => closeQuietly(server, 1011, "upstream error"));
+    room = upstream;
+  }
+
+  server.addEventListener("message", (ev) => {
+    chain = chain.then(() => handle(ev.data)).catch(() => closeQuietly(server, 1011, "internal error"));
+  });
+  server.addEventListener("close", (ev) => {
+    if (room) closeQuietly(room, ev.code, ev.reason);
+  });
+  return new Response(null, { status: 101, webSocket: client });
+}
