@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { actorIn, authorize, requireUser } from "../http/auth";
-import { forbidden, notFound } from "../http/errors";
+import { notFound } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -113,9 +113,6 @@ const get = createRoute({
 app.openapi(get, async (c) => {
   const { organizationId } = c.req.valid("param");
   await actorIn(c, organizationId);
-  const principal = c.get("principal");
-  // A widget key is published in web pages: it reaches the widget routes and nothing else.
-  if (principal.kind === "apiKey" && principal.widgetOnly) throw forbidden("A widget key may only call the widget routes");
   const org = await findOrganization(database(c.env.DB), organizationId);
   if (!org) throw notFound("Organization");
   return c.json(ok(organizationRecord(org)), 200);
