@@ -25,6 +25,7 @@ import dashboardRoutes from "./routes/dashboard";
 import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
+import remoteJoinRoutes from "./routes/remote-join";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -69,6 +70,7 @@ export function createApp() {
   app.route("/v1", memberRoutes);
   app.route("/v1", apiKeyRoutes);
   app.route("/v1", embedRoutes);
+  app.route("/v1", remoteJoinRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

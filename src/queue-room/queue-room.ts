@@ -21,10 +21,14 @@ import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../doma
 import type { Env } from "../env";
 import { newTicketId } from "../lib/ids";
 import { drainOutbox, eventMessage, type ConfigRow, type TicketRow } from "./outbox";
+import { RemoteJoins } from "./remote";
 import { migrateRoom } from "./schema";
+import type { ConfirmMethod } from "../domain/remote-join";
 import type {
   NewTicket,
   QueueSummary,
+  RemoteJoinAndTicket,
+  RemoteLocation,
   Reservation,
   RoomConfig,
   RoomError,
@@ -61,11 +65,19 @@ type Configured = ConfigRow & { organization_id: string; queue_id: string; servi
  */
 export class QueueRoom extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly remote: RemoteJoins;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrateRoom(this.sql);
+    this.remote = new RemoteJoins(this.sql, {
+      queueId: () => (this.config() as Configured).queue_id,
+      row: (id) => this.row(id),
+      updateTicket: (id, fields, at) => this.update(id, fields, at),
+      emit: (type, ticket, at, data) => this.emit(this.config() as Configured, type, ticket, at, data),
+      refuse,
+    });
   }
 
   // ---- configuration and queue-level operations ------------------------------------------
@@ -147,7 +159,9 @@ export class QueueRoom extends DurableObject<Env> {
   join(input: NewTicket, at: number): RoomResult<TicketView> {
     return this.mutate(at, (cfg) => {
       this.assertAcceptsTickets(cfg, input.partySize);
+      if (input.source === "remote") this.remote.assertNoneActive(input.userId);
       const row = this.createTicket(cfg, input, at);
+      if (input.source === "remote") this.remote.start(row.id, at);
       this.emit(cfg, "ticket.created", row, at, {});
       return this.view(cfg, row.id, at);
     });
@@ -318,9 +332,52 @@ export class QueueRoom extends DurableObject<Env> {
         this.emit(c, "ticket.expired", expired, at, {});
         this.emit(c, "ticket.no_show", expired, at, {});
       }
-      return due.length;
+      return due.length + this.remote.enforce(at);
     });
     return { expired: result.ok ? result.value : 0, nextDeadline: this.nextDeadline(), gone: false };
+  }
+
+  // ---- remote join and entry scans ----------------------------------------------------------
+
+  remoteJoin(ticketId: string, at: number): RoomResult<RemoteJoinAndTicket> {
+    return this.read((cfg) => this.remoteView(cfg, ticketId, at));
+  }
+
+  updateRemoteLocation(ticketId: string, location: RemoteLocation, at: number): RoomResult<RemoteJoinAndTicket> {
+    return this.mutate(at, (cfg) => {
+      this.remote.updateLocation(ticketId, location, at);
+      return this.remoteView(cfg, ticketId, at);
+    });
+  }
+
+  confirmRemote(ticketId: string, method: ConfirmMethod, at: number): RoomResult<RemoteJoinAndTicket> {
+    return this.mutate(at, (cfg) => {
+      this.remote.confirm(ticketId, method, at);
+      return this.remoteView(cfg, ticketId, at);
+    });
+  }
+
+  /** The user's live (waiting or called) ticket here, the oldest first; null when none. */
+  liveTicketOf(userId: string, at: number): RoomResult<TicketView | null> {
+    return this.read((cfg) => {
+      const row = this.liveRowOf(userId);
+      return row ? this.view(cfg, row.id, at) : null;
+    });
+  }
+
+  /** A verification scan: the scanner's live ticket is present; a remote join arrives by qr_scan. */
+  presentOwn(userId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const row = this.liveRowOf(userId) ?? refuse("NOT_FOUND", "You hold no waiting or called ticket in this queue");
+      const remote = this.remote.find(row.id);
+      if (remote && remote.status !== "arrived" && row.status === "waiting") {
+        this.remote.confirm(row.id, "qr_scan", at);
+      } else if (row.present_at === null) {
+        this.update(row.id, { present_at: at }, at);
+        this.emit(cfg, "ticket.present", this.row(row.id), at, {});
+      }
+      return this.view(cfg, row.id, at);
+    });
   }
 
   // ---- transfer between queues: source side -------------------------------------------------
@@ -419,6 +476,7 @@ export class QueueRoom extends DurableObject<Env> {
     try {
       const value = this.ctx.storage.transactionSync(() => {
         const out = fn(this.configured());
+        this.remote.markFront(at);
         this.announceApproaching(this.config() as Configured, at);
         return out;
       });
@@ -561,6 +619,18 @@ export class QueueRoom extends DurableObject<Env> {
       this.bumpVersion(),
       id,
     );
+    this.remote.onTicketChange(id, fields, at);
+  }
+
+  private liveRowOf(userId: string): TicketRow | null {
+    return this.sql
+      .exec<TicketRow>("SELECT * FROM tickets WHERE user_id = ? AND status IN ('waiting', 'called') ORDER BY number LIMIT 1", userId)
+      .toArray()[0] ?? null;
+  }
+
+  private remoteView(cfg: Configured, ticketId: string, at: number): RemoteJoinAndTicket {
+    const remote = this.remote.existing(ticketId);
+    return { remoteJoin: this.remote.view(remote, this.row(ticketId)), ticket: this.view(cfg, ticketId, at) };
   }
 
   private row(id: string): TicketRow {
@@ -590,7 +660,10 @@ export class QueueRoom extends DurableObject<Env> {
   private nextDeadline(): number | null {
     const cfg = this.config();
     const row = this.sql.exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'").one();
-    return row.first === null ? null : row.first + cfg.no_show_ms;
+    const noShow = row.first === null ? null : row.first + cfg.no_show_ms;
+    const remote = this.remote.nextDeadline();
+    if (noShow === null || remote === null) return noShow ?? remote;
+    return Math.min(noShow, remote);
   }
 
   private view(cfg: Configured, id: string, at: number): TicketView {
