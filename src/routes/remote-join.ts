@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CONFIRM_METHODS, REMOTE_JOIN_STATUSES, type ConfirmMethod } from "../domain/remote-join";
-import { actorIn, requireCredential, requireUser } from "../http/auth";
+import { actorIn, authorize, requireCredential, requireUser } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, forbidden, notFound } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
@@ -60,7 +60,7 @@ const eligibilityRoute = createRoute({
   description:
     "The allowed radius is the service's maxRemoteJoinRadiusKm, else the organization's availabilityRadiusKm, else 5 km, " +
     "measured (haversine) to the nearest location of the service. `reason` (when not eligible): penalty, queue_paused, " +
-    "queue_closed, no_location or out_of_range. Any signed-in user; an API key only for its organization's queues.",
+    "queue_closed, no_location or out_of_range. Any signed-in user; an API key with QUEUE_VIEW, for its organization's queues only.",
   security: SECURITY.any,
   request: { params: idParam("queueId", "que"), body: jsonBody(Position.openapi("EligibilityRequest")) },
   responses: {
@@ -85,7 +85,7 @@ const eligibilityRoute = createRoute({
 app.openapi(eligibilityRoute, async (c) => {
   const principal = requireCredential(c);
   const queue = await findQueue(c.env, c.req.valid("param").queueId);
-  if (principal.kind === "apiKey" && principal.organizationId !== queue.organizationId) throw notFound("Queue");
+  if (principal.kind === "apiKey") await authorize(c, queue.organizationId, "QUEUE_VIEW", "Queue");
   const userId = principal.kind === "session" ? principal.user.id : null;
   return c.json(ok(await eligibility(c.env, queue, c.req.valid("json"), userId, now())), 200);
 });
@@ -128,7 +128,7 @@ const location = createRoute({
   method: "post",
   path: "/remote-join/{ticketId}/location",
   tags,
-  summary: "Send the customer's position (the ticket's owner only)",
+  summary: "Send the customer's position (the ticket's owner only; anyone else, API keys included, gets 404)",
   description:
     "Sets `within_geofence` when distance − accuracy ≤ the geofence radius (100 m) to the nearest location of the service, " +
     "else `travelling`, and restarts the inactivity clock (warning at 7 minutes, auto-skip at 10). `accuracy` is in metres, default 0.",
@@ -145,10 +145,10 @@ const location = createRoute({
 });
 
 app.openapi(location, async (c) => {
-  const { user } = requireUser(c);
+  const principal = requireCredential(c);
   const { ticketId } = c.req.valid("param");
   const { queue, ticket } = await remoteTicket(c, ticketId);
-  if (ticket.userId !== user.id) throw notFound("Remote join");
+  if (principal.kind !== "session" || ticket.userId !== principal.user.id) throw notFound("Remote join");
   const body = c.req.valid("json");
   const updated = await updateRemoteLocation(
     c.env,

@@ -84,6 +84,9 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: () => "/v1/nfc/tags", body: (a) => ({ nfcId: `nfc-${a.org.id}-2`, queueId: a.queueId, locationName: "x", latitude: 1, longitude: 1 }) },
   { method: "GET", path: (a) => `/v1/nfc/tags/${a.nfcId}` },
   { method: "PATCH", path: (a) => `/v1/nfc/tags/${a.nfcId}`, body: () => ({ enabled: false }) },
+  { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/confirm`, body: () => ({ method: "manual" }) },
+  { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/location`, body: () => ({ latitude: 48.85, longitude: 2.35 }) },
+  { method: "GET", path: (a) => `/v1/remote-join/${a.ticketId}` },
 ];
 
 async function tenant(): Promise<Tenant> {

@@ -14,11 +14,12 @@ const SITE = { latitude: 48.85, longitude: 2.35 };
 const near = (metres: number) => destination(SITE, 90, metres / 1000);
 const MIN = 60_000;
 
-let sent: DomainEventMessage[] = [];
+const sent: DomainEventMessage[] = [];
 let spy: MockInstance;
 beforeAll(() => {
   spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
     for (const m of messages) sent.push(m.body as DomainEventMessage);
+    return undefined as never;
   });
 });
 afterAll(() => spy.mockRestore());
@@ -272,6 +273,8 @@ describe("POST /v1/remote-join/{ticketId}/location", () => {
   it("is for the owner only: another user, even the organization's owner, gets 404", async () => {
     expectError(await locate(await customer(), ticketId, 10), 404, "NOT_FOUND");
     expectError(await locate(g.owner, ticketId, 10), 404, "NOT_FOUND");
+    const key = await createApiKey(g.owner, g.organizationId, ["admin"]);
+    expectError(await call("POST", `/v1/remote-join/${ticketId}/location`, { apiKey: key.key, body: near(10) }), 404, "NOT_FOUND");
     expectError(await locate(user, "tkt_000000000000000000000000000000000", 10), 404, "NOT_FOUND");
   });
 
