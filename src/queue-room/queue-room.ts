@@ -6,16 +6,13 @@ import {
   LANE,
   allowedFrom,
   allows,
-  capacityInUse,
   crossesCapacityWarning,
-  firstCallable,
   waitingLine,
   type Lane,
   type OrderedTicket,
   type QueueStatus,
   type RecoveryOption,
   type TicketOperation,
-  type TicketStatus,
 } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
@@ -222,16 +219,16 @@ export class QueueRoom extends DurableObject<Env> {
       if (cfg.archived_at !== null || cfg.status === "closed") {
         refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
       }
-      const next = firstCallable(this.rowsWhere("status = 'waiting'").map(ordered));
+      const next = this.firstCallableRow();
       if (!next) refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
       for (const serving of this.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
         this.completeServing(cfg, serving, at);
       }
-      this.update(next.row.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
+      this.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
       this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
       this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", CALL_HISTORY);
-      this.emit(cfg, "ticket.called", this.row(next.row.id), at, {});
-      return this.view(cfg, next.row.id, at);
+      this.emit(cfg, "ticket.called", this.row(next.id), at, {});
+      return this.view(cfg, next.id, at);
     });
   }
 
@@ -520,7 +517,7 @@ export class QueueRoom extends DurableObject<Env> {
     if (cfg.status === "closed") refuse("QUEUE_CLOSED", "This queue is closed", { status: "closed" });
     if (cfg.status === "paused") refuse("QUEUE_PAUSED", "This queue is paused and takes no new tickets", { status: "paused" });
     if (cfg.max_capacity !== null) {
-      const used = capacityInUse(this.rowsWhere("status IN ('waiting', 'called')").map(asCapacity));
+      const used = this.capacityUsed();
       if (used + partySize > cfg.max_capacity) {
         refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
       }
@@ -528,7 +525,7 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
-    const used = capacityInUse(this.rowsWhere("status IN ('waiting', 'called')").map(asCapacity));
+    const used = cfg.max_capacity === null ? 0 : this.capacityUsed();
     const number = this.sql.exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n").one().n;
     const lane: Lane = input.isPriority ? LANE.priority : LANE.regular;
     const orderKey = input.isPriority ? this.nextPrioritySeq() : number;
@@ -555,7 +552,7 @@ export class QueueRoom extends DurableObject<Env> {
       this.bumpVersion(),
     );
     // Someone who starts close to the front has nothing to "reach": only later moves announce.
-    if ((this.positions().get(id) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
+    if ((this.positionOf(this.row(id)) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
       this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", id);
     }
     if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
@@ -582,8 +579,10 @@ export class QueueRoom extends DurableObject<Env> {
 
   /** `ticket.almost_called` once for each waiting ticket that comes within 3 of the front. */
   private announceApproaching(cfg: Configured, at: number): void {
-    const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered)).slice(0, ALMOST_CALLED_AHEAD + 1);
-    for (const { row } of line) {
+    const line = this.sql
+      .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?", ALMOST_CALLED_AHEAD + 1)
+      .toArray();
+    for (const row of line) {
       if (row.almost_called_sent === 1) continue;
       this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", row.id);
       this.emit(cfg, "ticket.almost_called", row, at, {});
@@ -647,6 +646,36 @@ export class QueueRoom extends DurableObject<Env> {
     return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
   }
 
+  // The order index (status, lane, order_key) answers these without reading the whole line,
+  // so joining and calling stay cheap in a long queue.
+
+  /** The first callable ticket: the SQL form of the domain's isCallable, in queue order. */
+  private firstCallableRow(): TicketRow | null {
+    return (
+      this.sql
+        .exec<TicketRow>(
+          `SELECT * FROM tickets WHERE status = 'waiting' AND transferring_to IS NULL AND (source <> 'remote' OR present_at IS NOT NULL)
+           ORDER BY lane, order_key LIMIT 1`,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** 1 = next; null when not waiting. Counts the waiting tickets ahead in the order index. */
+  private positionOf(row: TicketRow): number | null {
+    if (row.status !== "waiting") return null;
+    const ahead = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)", row.lane, row.order_key)
+      .one().n;
+    return ahead + 1;
+  }
+
+  private capacityUsed(): number {
+    return this.sql
+      .exec<{ used: number }>("SELECT COALESCE(SUM(party_size), 0) AS used FROM tickets WHERE status IN ('waiting', 'called')")
+      .one().used;
+  }
+
   private positions(): Map<string, number> {
     const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered));
     return new Map(line.map((o, i) => [o.row.id, i + 1]));
@@ -667,7 +696,9 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   private view(cfg: Configured, id: string, at: number): TicketView {
-    return this.toView(cfg, this.row(id), this.positions(), this.perTicket(at));
+    const row = this.row(id);
+    const position = this.positionOf(row);
+    return this.toView(cfg, row, new Map(position === null ? [] : [[id, position]]), this.perTicket(at));
   }
 
   private toView(cfg: Configured, row: TicketRow, positions: Map<string, number>, perTicket: number): TicketView {
@@ -741,8 +772,4 @@ function ordered(row: TicketRow): OrderedTicket & { row: TicketRow } {
     presentAt: row.present_at,
     transferring: row.transferring_to !== null,
   };
-}
-
-function asCapacity(row: TicketRow): { status: TicketStatus; partySize: number } {
-  return { status: row.status, partySize: row.party_size };
 }

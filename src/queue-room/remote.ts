@@ -270,7 +270,8 @@ export class RemoteJoins {
   private onTheirWay(): RemoteJoinRow[] {
     return this.sql
       .exec<RemoteJoinRow>(
-        `SELECT r.* FROM remote_joins r JOIN tickets t ON t.id = r.ticket_id WHERE r.status IN (${ACTIVE_SQL}) AND t.status = 'waiting'`,
+        // CROSS JOIN keeps SQLite on the remote_joins status index rather than the waiting line.
+        `SELECT r.* FROM remote_joins r CROSS JOIN tickets t ON t.id = r.ticket_id WHERE r.status IN (${ACTIVE_SQL}) AND t.status = 'waiting'`,
       )
       .toArray();
   }
