@@ -26,6 +26,7 @@ import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
 import widgetRoutes, { widgetCors } from "./routes/widget";
+import remoteJoinRoutes from "./routes/remote-join";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -72,6 +73,7 @@ export function createApp() {
   app.route("/v1", apiKeyRoutes);
   app.route("/v1", embedRoutes);
   app.route("/v1", widgetRoutes);
+  app.route("/v1", remoteJoinRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

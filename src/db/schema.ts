@@ -295,3 +295,31 @@ export const calendarEvents = sqliteTable("calendar_events", {
   // Also serves lookups by organization alone (leftmost prefix).
   index("calendar_events_org_start_idx").on(t.organizationId, t.startAt),
 ]);
+
+/**
+ * Accepted QR and NFC scans, by user: the proof a remote join needs to confirm arrival by
+ * `qr_scan`/`nfc_scan` (a scan of the queue's code or tag in the last 10 minutes), and the
+ * device details an NFC scan reports.
+ */
+export const entryScans = sqliteTable("entry_scans", {
+  id: text("id").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  channel: text("channel", { enum: ["qr", "nfc"] }).notNull(),
+  /** The QR token's or NFC tag's record id. */
+  sourceId: text("source_id").notNull(),
+  serviceId: text("service_id"),
+  queueId: text("queue_id"),
+  phoneModel: text("phone_model"),
+  osVersion: text("os_version"),
+  scannedAt: integer("scanned_at").notNull(),
+}, (t) => [index("entry_scans_user_at_idx").on(t.userId, t.scannedAt)]);
+
+/** Remote joins that expired (never arrived), per user across queues: the penalty's evidence. */
+export const remoteJoinExpiries = sqliteTable("remote_join_expiries", {
+  ticketId: text("ticket_id").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  queueId: text("queue_id").notNull(),
+  expiredAt: integer("expired_at").notNull(),
+}, (t) => [index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt)]);

@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   "ticket.present",
   "review.request",
   "inactivity.warning",
+  "remote_join.arrived",
+  "remote_join.expired",
   "queue.status_changed",
   "queue.capacity_warning",
   "queue.long_wait",

@@ -6,27 +6,35 @@ const SWEEP_LIMIT = 500;
 const PARALLEL = 20;
 
 /**
- * The minute sweep: every room whose next no-show deadline has passed expires its overdue
- * called tickets. Running it twice changes nothing (a room only expires what is due). The
- * rooms themselves move `room_deadlines` forward through their outbox; only the row of a room
- * that no longer exists is removed here.
+ * The minute sweep: every room whose next deadline has passed applies what is due (no-show
+ * expiry of called tickets; remote joins' inactivity warning, auto-skip and front expiry).
+ * Running it twice changes nothing (a room only acts on what is due). The rooms move
+ * `room_deadlines` through their outbox; here only the row of a room that no longer exists is
+ * removed, and a row left behind by a deadline that moved later is moved on.
  */
 export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: number; expired: number }> {
-  const due = await env.DB.prepare("SELECT queue_id FROM room_deadlines WHERE due_at <= ? ORDER BY due_at LIMIT ?")
+  const due = await env.DB.prepare("SELECT queue_id, due_at FROM room_deadlines WHERE due_at <= ? ORDER BY due_at LIMIT ?")
     .bind(at, SWEEP_LIMIT)
-    .all<{ queue_id: string }>();
+    .all<{ queue_id: string; due_at: number }>();
   let expired = 0;
   for (let i = 0; i < due.results.length; i += PARALLEL) {
     const slice = due.results.slice(i, i + PARALLEL);
     const outcomes = await Promise.all(slice.map((r) => roomOf(env, r.queue_id).expireDue(at)));
-    const gone: string[] = [];
+    const writes: D1PreparedStatement[] = [];
     outcomes.forEach((o, j) => {
       expired += o.expired;
-      if (o.gone) gone.push(slice[j]!.queue_id);
+      const row = slice[j]!;
+      if (o.gone) writes.push(env.DB.prepare("DELETE FROM room_deadlines WHERE queue_id = ?").bind(row.queue_id));
+      // A deadline can move later without an outbox row (a remote join's location update
+      // restarts its inactivity clock): move the row on, unless the room's own drain already
+      // wrote a newer one since it was read.
+      else if (o.nextDeadline !== null && o.nextDeadline > row.due_at) {
+        writes.push(
+          env.DB.prepare("UPDATE room_deadlines SET due_at = ? WHERE queue_id = ? AND due_at = ?").bind(o.nextDeadline, row.queue_id, row.due_at),
+        );
+      }
     });
-    if (gone.length > 0) {
-      await env.DB.batch(gone.map((id) => env.DB.prepare("DELETE FROM room_deadlines WHERE queue_id = ?").bind(id)));
-    }
+    if (writes.length > 0) await env.DB.batch(writes);
   }
   return { rooms: due.results.length, expired };
 }

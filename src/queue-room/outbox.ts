@@ -4,6 +4,7 @@ import type { Lane, QueueStatus, TicketSource, TicketStatus } from "../domain/ti
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
+import { remoteExpiryProjection } from "./remote";
 
 // The room's transactional outbox. Every change writes its events in the same storage
 // transaction; the alarm drains them, at least once, to:
@@ -150,8 +151,10 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
           )
           .bind(cfg.queue_id, cfg.organization_id, deadline, cfg.queue_id),
   );
+  const messages = rows.map((r) => JSON.parse(r.message) as DomainEventMessage);
+  statements.push(...remoteExpiryProjection(db, messages));
   await db.batch(statements);
-  await env.EVENTS.sendBatch(rows.map((r) => ({ body: JSON.parse(r.message) as DomainEventMessage, contentType: "json" as const })));
+  await env.EVENTS.sendBatch(messages.map((body) => ({ body, contentType: "json" as const })));
   sql.exec("DELETE FROM outbox WHERE seq <= ?", lastSeq);
   return sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n > 0;
 }

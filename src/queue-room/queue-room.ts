@@ -6,26 +6,27 @@ import {
   LANE,
   allowedFrom,
   allows,
-  capacityInUse,
   crossesCapacityWarning,
-  firstCallable,
   waitingLine,
   type Lane,
   type OrderedTicket,
   type QueueStatus,
   type RecoveryOption,
   type TicketOperation,
-  type TicketStatus,
 } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { newTicketId } from "../lib/ids";
 import { drainOutbox, eventMessage, type ConfigRow, type TicketRow } from "./outbox";
+import { RemoteJoins } from "./remote";
 import { migrateRoom } from "./schema";
 import { RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
+import type { ConfirmMethod } from "../domain/remote-join";
 import type {
   NewTicket,
   QueueSummary,
+  RemoteJoinAndTicket,
+  RemoteLocation,
   Reservation,
   RoomConfig,
   RoomError,
@@ -63,6 +64,7 @@ type Configured = ConfigRow & { organization_id: string; queue_id: string; servi
 export class QueueRoom extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly sockets: RoomSockets;
+  private readonly remote: RemoteJoins;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -71,6 +73,13 @@ export class QueueRoom extends DurableObject<Env> {
     this.sockets = new RoomSockets(ctx, env, this.sql, (config) => this.configure(config));
     // Keep-alives are answered without waking a hibernated room.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+    this.remote = new RemoteJoins(this.sql, {
+      queueId: () => (this.config() as Configured).queue_id,
+      row: (id) => this.row(id),
+      updateTicket: (id, fields, at) => this.update(id, fields, at),
+      emit: (type, ticket, at, data) => this.emit(this.config() as Configured, type, ticket, at, data),
+      refuse,
+    });
   }
 
   // ---- configuration and queue-level operations ------------------------------------------
@@ -153,7 +162,9 @@ export class QueueRoom extends DurableObject<Env> {
   join(input: NewTicket, at: number): RoomResult<TicketView> {
     return this.mutate(at, (cfg) => {
       this.assertAcceptsTickets(cfg, input.partySize);
+      if (input.source === "remote") this.remote.assertNoneActive(input.userId);
       const row = this.createTicket(cfg, input, at);
+      if (input.source === "remote") this.remote.start(row.id, at);
       this.emit(cfg, "ticket.created", row, at, {});
       return this.view(cfg, row.id, at);
     });
@@ -214,16 +225,16 @@ export class QueueRoom extends DurableObject<Env> {
       if (cfg.archived_at !== null || cfg.status === "closed") {
         refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
       }
-      const next = firstCallable(this.rowsWhere("status = 'waiting'").map(ordered));
+      const next = this.firstCallableRow();
       if (!next) refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
       for (const serving of this.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
         this.completeServing(cfg, serving, at);
       }
-      this.update(next.row.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
+      this.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
       this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
       this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", CALL_HISTORY);
-      this.emit(cfg, "ticket.called", this.row(next.row.id), at, {});
-      return this.view(cfg, next.row.id, at);
+      this.emit(cfg, "ticket.called", this.row(next.id), at, {});
+      return this.view(cfg, next.id, at);
     });
   }
 
@@ -324,9 +335,52 @@ export class QueueRoom extends DurableObject<Env> {
         this.emit(c, "ticket.expired", expired, at, {});
         this.emit(c, "ticket.no_show", expired, at, {});
       }
-      return due.length;
+      return due.length + this.remote.enforce(at);
     });
     return { expired: result.ok ? result.value : 0, nextDeadline: this.nextDeadline(), gone: false };
+  }
+
+  // ---- remote join and entry scans ----------------------------------------------------------
+
+  remoteJoin(ticketId: string, at: number): RoomResult<RemoteJoinAndTicket> {
+    return this.read((cfg) => this.remoteView(cfg, ticketId, at));
+  }
+
+  updateRemoteLocation(ticketId: string, location: RemoteLocation, at: number): RoomResult<RemoteJoinAndTicket> {
+    return this.mutate(at, (cfg) => {
+      this.remote.updateLocation(ticketId, location, at);
+      return this.remoteView(cfg, ticketId, at);
+    });
+  }
+
+  confirmRemote(ticketId: string, method: ConfirmMethod, at: number): RoomResult<RemoteJoinAndTicket> {
+    return this.mutate(at, (cfg) => {
+      this.remote.confirm(ticketId, method, at);
+      return this.remoteView(cfg, ticketId, at);
+    });
+  }
+
+  /** The user's live (waiting or called) ticket here, the oldest first; null when none. */
+  liveTicketOf(userId: string, at: number): RoomResult<TicketView | null> {
+    return this.read((cfg) => {
+      const row = this.liveRowOf(userId);
+      return row ? this.view(cfg, row.id, at) : null;
+    });
+  }
+
+  /** A verification scan: the scanner's live ticket is present; a remote join arrives by qr_scan. */
+  presentOwn(userId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const row = this.liveRowOf(userId) ?? refuse("NOT_FOUND", "You hold no waiting or called ticket in this queue");
+      const remote = this.remote.find(row.id);
+      if (remote && remote.status !== "arrived" && row.status === "waiting") {
+        this.remote.confirm(row.id, "qr_scan", at);
+      } else if (row.present_at === null) {
+        this.update(row.id, { present_at: at }, at);
+        this.emit(cfg, "ticket.present", this.row(row.id), at, {});
+      }
+      return this.view(cfg, row.id, at);
+    });
   }
 
   // ---- transfer between queues: source side -------------------------------------------------
@@ -463,6 +517,7 @@ export class QueueRoom extends DurableObject<Env> {
     try {
       const value = this.ctx.storage.transactionSync(() => {
         const out = fn(this.configured());
+        this.remote.markFront(at);
         this.announceApproaching(this.config() as Configured, at);
         return out;
       });
@@ -507,7 +562,7 @@ export class QueueRoom extends DurableObject<Env> {
     if (cfg.status === "closed") refuse("QUEUE_CLOSED", "This queue is closed", { status: "closed" });
     if (cfg.status === "paused") refuse("QUEUE_PAUSED", "This queue is paused and takes no new tickets", { status: "paused" });
     if (cfg.max_capacity !== null) {
-      const used = capacityInUse(this.rowsWhere("status IN ('waiting', 'called')").map(asCapacity));
+      const used = this.capacityUsed();
       if (used + partySize > cfg.max_capacity) {
         refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
       }
@@ -515,7 +570,7 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
-    const used = capacityInUse(this.rowsWhere("status IN ('waiting', 'called')").map(asCapacity));
+    const used = cfg.max_capacity === null ? 0 : this.capacityUsed();
     const number = this.sql.exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n").one().n;
     const lane: Lane = input.isPriority ? LANE.priority : LANE.regular;
     const orderKey = input.isPriority ? this.nextPrioritySeq() : number;
@@ -542,7 +597,7 @@ export class QueueRoom extends DurableObject<Env> {
       this.bumpVersion(),
     );
     // Someone who starts close to the front has nothing to "reach": only later moves announce.
-    if ((this.positions().get(id) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
+    if ((this.positionOf(this.row(id)) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
       this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", id);
     }
     if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
@@ -569,8 +624,10 @@ export class QueueRoom extends DurableObject<Env> {
 
   /** `ticket.almost_called` once for each waiting ticket that comes within 3 of the front. */
   private announceApproaching(cfg: Configured, at: number): void {
-    const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered)).slice(0, ALMOST_CALLED_AHEAD + 1);
-    for (const { row } of line) {
+    const line = this.sql
+      .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?", ALMOST_CALLED_AHEAD + 1)
+      .toArray();
+    for (const row of line) {
       if (row.almost_called_sent === 1) continue;
       this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", row.id);
       this.emit(cfg, "ticket.almost_called", row, at, {});
@@ -606,6 +663,18 @@ export class QueueRoom extends DurableObject<Env> {
       this.bumpVersion(),
       id,
     );
+    this.remote.onTicketChange(id, fields, at);
+  }
+
+  private liveRowOf(userId: string): TicketRow | null {
+    return this.sql
+      .exec<TicketRow>("SELECT * FROM tickets WHERE user_id = ? AND status IN ('waiting', 'called') ORDER BY number LIMIT 1", userId)
+      .toArray()[0] ?? null;
+  }
+
+  private remoteView(cfg: Configured, ticketId: string, at: number): RemoteJoinAndTicket {
+    const remote = this.remote.existing(ticketId);
+    return { remoteJoin: this.remote.view(remote, this.row(ticketId)), ticket: this.view(cfg, ticketId, at) };
   }
 
   private row(id: string): TicketRow {
@@ -622,6 +691,36 @@ export class QueueRoom extends DurableObject<Env> {
     return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
   }
 
+  // The order index (status, lane, order_key) answers these without reading the whole line,
+  // so joining and calling stay cheap in a long queue.
+
+  /** The first callable ticket: the SQL form of the domain's isCallable, in queue order. */
+  private firstCallableRow(): TicketRow | null {
+    return (
+      this.sql
+        .exec<TicketRow>(
+          `SELECT * FROM tickets WHERE status = 'waiting' AND transferring_to IS NULL AND (source <> 'remote' OR present_at IS NOT NULL)
+           ORDER BY lane, order_key LIMIT 1`,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** 1 = next; null when not waiting. Counts the waiting tickets ahead in the order index. */
+  private positionOf(row: TicketRow): number | null {
+    if (row.status !== "waiting") return null;
+    const ahead = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)", row.lane, row.order_key)
+      .one().n;
+    return ahead + 1;
+  }
+
+  private capacityUsed(): number {
+    return this.sql
+      .exec<{ used: number }>("SELECT COALESCE(SUM(party_size), 0) AS used FROM tickets WHERE status IN ('waiting', 'called')")
+      .one().used;
+  }
+
   private positions(): Map<string, number> {
     const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered));
     return new Map(line.map((o, i) => [o.row.id, i + 1]));
@@ -635,11 +734,16 @@ export class QueueRoom extends DurableObject<Env> {
   private nextDeadline(): number | null {
     const cfg = this.config();
     const row = this.sql.exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'").one();
-    return row.first === null ? null : row.first + cfg.no_show_ms;
+    const noShow = row.first === null ? null : row.first + cfg.no_show_ms;
+    const remote = this.remote.nextDeadline();
+    if (noShow === null || remote === null) return noShow ?? remote;
+    return Math.min(noShow, remote);
   }
 
   private view(cfg: Configured, id: string, at: number): TicketView {
-    return this.toView(cfg, this.row(id), this.positions(), this.perTicket(at));
+    const row = this.row(id);
+    const position = this.positionOf(row);
+    return this.toView(cfg, row, new Map(position === null ? [] : [[id, position]]), this.perTicket(at));
   }
 
   private toView(cfg: Configured, row: TicketRow, positions: Map<string, number>, perTicket: number): TicketView {
@@ -713,8 +817,4 @@ function ordered(row: TicketRow): OrderedTicket & { row: TicketRow } {
     presentAt: row.present_at,
     transferring: row.transferring_to !== null,
   };
-}
-
-function asCapacity(row: TicketRow): { status: TicketStatus; partySize: number } {
-  return { status: row.status, partySize: row.party_size };
 }

@@ -66,6 +66,26 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `CREATE TABLE widget (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT);
    INSERT INTO widget (id) VALUES (1);
    CREATE TABLE widget_watchers (queue_id TEXT PRIMARY KEY, generation INTEGER NOT NULL);`,
+  // Entry channels: a remote join lives beside its ticket; the user index finds a scanner's ticket.
+  `CREATE TABLE remote_joins (
+     ticket_id TEXT PRIMARY KEY,
+     id TEXT NOT NULL,
+     status TEXT NOT NULL,
+     geofence_radius_m INTEGER NOT NULL,
+     latitude REAL,
+     longitude REAL,
+     accuracy_m REAL,
+     distance_m REAL,
+     last_location_at INTEGER NOT NULL,
+     warned_at INTEGER,
+     reached_front_at INTEGER,
+     arrived_at INTEGER,
+     confirm_method TEXT,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX remote_joins_status ON remote_joins (status);
+   CREATE INDEX tickets_user_status ON tickets (user_id, status);`,
 ];
 
 export function migrateRoom(sql: SqlStorage): void {

@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../http/errors";
+import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
 
 // What crosses the RPC boundary between the Worker and a QueueRoom: plain data only. Times
@@ -99,3 +100,38 @@ export interface RoomError {
 export type RoomResult<T> = { ok: true; value: T } | { ok: false; error: RoomError };
 
 export type { RecoveryOption };
+
+export interface RemoteJoinView {
+  id: string;
+  ticketId: string;
+  queueId: string;
+  userId: string;
+  status: RemoteJoinStatus;
+  geofenceRadiusM: number;
+  latitude: number | null;
+  longitude: number | null;
+  accuracyM: number | null;
+  distanceM: number | null;
+  lastLocationAt: number;
+  warnedAt: number | null;
+  reachedFrontAt: number | null;
+  /** When the join expires if it has not arrived: 30 minutes after it reached the front. */
+  expiresAt: number | null;
+  arrivedAt: number | null;
+  confirmMethod: ConfirmMethod | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface RemoteJoinAndTicket {
+  remoteJoin: RemoteJoinView;
+  ticket: TicketView;
+}
+
+/** A location update, measured by the Worker against the service's nearest location. */
+export interface RemoteLocation {
+  latitude: number;
+  longitude: number;
+  accuracyM: number;
+  distanceM: number;
+}

@@ -1,12 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { authorize, organizationOfRequest, requireCredential } from "../http/auth";
+import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { notFound } from "../http/errors";
 import { errors, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { assertNotArchived, queueTarget } from "../services/channel-targets";
+import { scanNfcTag, scanOutcomeRecord } from "../services/entry-scans";
+import { ScanResult } from "./qr";
 import { createNfcTag, listNfcTags, nfcTagRecord, tagByNfcId, uniqueDevicesOf, updateNfcTag } from "../services/nfc-tags";
 
 const app = router();
@@ -162,6 +164,44 @@ app.openapi(list, async (c) => {
   const window = pageWindow(query);
   const { rows, total } = await listNfcTags(database(c.env.DB), organizationId, query, window);
   return c.json(okList(rows.map((r) => nfcTagRecord(r.tag, r.uniqueDevices)), pageMeta(total, window)), 200);
+});
+
+const scan = createRoute({
+  method: "post",
+  path: "/nfc/scan",
+  tags,
+  summary: "Scan an NFC tag: join its queue",
+  description:
+    "Needs a user session. Refused when the tag is disabled (409 INVALID_STATE) or the scan is over 200 m from the tag " +
+    "(422 OUT_OF_RANGE). An accepted scan counts in the tag's statistics (a device is the user's phone model and OS version) " +
+    "and is recorded (it confirms a remote join by nfc_scan for 10 minutes). A scanner who already holds a live ticket in the " +
+    "queue gets it back (`already_in_queue`) instead of a second one.",
+  security: SECURITY.session,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          nfcId: NfcId,
+          latitude: Latitude,
+          longitude: Longitude,
+          deviceInfo: z
+            .strictObject({ phoneModel: z.string().trim().min(1).max(100), osVersion: z.string().trim().min(1).max(50) })
+            .optional(),
+        })
+        .openapi("NfcScanRequest"),
+    ),
+  },
+  responses: {
+    200: jsonResponse(okEnvelope(ScanResult), "Already in the queue"),
+    201: jsonResponse(okEnvelope(ScanResult), "Joined: a new ticket"),
+    ...errors(409, 422),
+  },
+});
+
+app.openapi(scan, async (c) => {
+  const { user } = requireUser(c);
+  const outcome = await scanNfcTag(c.env, user, c.req.valid("json"), now());
+  return c.json(ok(scanOutcomeRecord(outcome)), outcome.action === "joined" ? 201 : 200);
 });
 
 export default app;

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { QR_PURPOSES } from "../domain/qr";
-import { authorize, organizationOfRequest, requireCredential } from "../http/auth";
+import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import {
   errors,
   idParam,
@@ -19,6 +19,9 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { qrPng, qrSvg, QR_IMAGE_SIZE } from "../services/qr-images";
 import { assertNotArchived } from "../services/channel-targets";
+import { scanOutcomeRecord, scanQrToken } from "../services/entry-scans";
+import { QueueRecord } from "./queues";
+import { TicketRecord } from "./tickets";
 import { createQrToken, listQrTokens, liveQrToken, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
 
 const app = router();
@@ -181,6 +184,56 @@ app.openapi(revoke, async (c) => {
   await authorize(c, token.organizationId, "QUEUE_MANAGE", "QR token");
   const at = now();
   return c.json(ok(qrTokenRecord(await revokeQrToken(db, id, at), at)), 200);
+});
+
+export const ScanResult = z
+  .object({
+    action: z.enum(["joined", "already_in_queue", "present", "operator_access"]).openapi({
+      description:
+        "joined: a new ticket; already_in_queue: the scanner's live ticket in that queue (no second one); " +
+        "present: the scanner's ticket marked present; operator_access: the queues the code opens",
+    }),
+    ticket: TicketRecord.nullable(),
+    queues: z.array(QueueRecord),
+  })
+  .openapi("ScanResult");
+
+const scan = createRoute({
+  method: "post",
+  path: "/qr/scan",
+  tags,
+  summary: "Scan a QR code",
+  description:
+    "Needs a user session. queue_join and service_checkin (the service's first active queue) join; single_use_invite joins once, " +
+    "then the code is used; verification marks the scanner's waiting or called ticket present (a remote join arrives); " +
+    "operator_access answers the queues to an operator of the organization (403 for anyone else). " +
+    "A scanner who already holds a live ticket in the queue gets it back instead of a second one. " +
+    "Refused: unknown code 404, expired or withdrawn 410 QR_TOKEN_EXPIRED, used 410 QR_TOKEN_USED, " +
+    "farther than the allowed radius from the service's nearest location 422 OUT_OF_RANGE. Every accepted scan is recorded " +
+    "(it confirms a remote join by qr_scan for 10 minutes).",
+  security: SECURITY.session,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          token: z.string().min(1).max(512),
+          latitude: z.number().min(-90).max(90),
+          longitude: z.number().min(-180).max(180),
+        })
+        .openapi("QrScanRequest"),
+    ),
+  },
+  responses: {
+    200: jsonResponse(okEnvelope(ScanResult), "Done (no new ticket)"),
+    201: jsonResponse(okEnvelope(ScanResult), "Joined: a new ticket"),
+    ...errors(409, 410, 422),
+  },
+});
+
+app.openapi(scan, async (c) => {
+  const { user } = requireUser(c);
+  const outcome = await scanQrToken(c.env, user, c.req.valid("json"), now());
+  return c.json(ok(scanOutcomeRecord(outcome)), outcome.action === "joined" ? 201 : 200);
 });
 
 export default app;

@@ -88,6 +88,9 @@ const ROUTES: IsolationCase[] = [
   { method: "GET", path: (a) => `/v1/widget/organization/${a.org.id}/info` },
   { method: "GET", path: (a) => `/v1/widget/organization/${a.org.id}/display-board` },
   { method: "POST", path: (a) => `/v1/widget/queue/${a.queueId}/join`, body: () => ({ visitorName: "Intruder" }) },
+  { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/confirm`, body: () => ({ method: "manual" }) },
+  { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/location`, body: () => ({ latitude: 48.85, longitude: 2.35 }) },
+  { method: "GET", path: (a) => `/v1/remote-join/${a.ticketId}` },
 ];
 
 async function tenant(): Promise<Tenant> {

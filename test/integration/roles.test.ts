@@ -166,7 +166,17 @@ const ROUTES: RouteCase[] = [
   { method: "GET", path: (f) => `/v1/widget/organization/${f.org.id}/info`, permission: "member" },
   { method: "GET", path: (f) => `/v1/widget/organization/${f.org.id}/display-board`, permission: "member" },
   { method: "POST", path: (f) => `/v1/widget/queue/${f.queueId}/join`, body: () => ({}), permission: "QUEUE_OPERATE", keyPermission: ["WIDGET", "QUEUE_OPERATE"] },
+  { method: "POST", path: (f) => `/v1/queues/${f.queueId}/eligibility`, body: () => ({ latitude: 48.85, longitude: 2.35 }), permission: "member", keyPermission: "QUEUE_VIEW" },
+  { method: "POST", path: (_f, x) => `/v1/remote-join/${x.ticketId}/confirm`, body: () => ({ method: "manual" }), permission: "QUEUE_OPERATE", prepare: newRemoteJoin },
+  { method: "GET", path: (_f, x) => `/v1/remote-join/${x.ticketId}`, permission: "QUEUE_VIEW", prepare: newRemoteJoin },
 ];
+
+/** A customer's remote join in the fixture's queue: only the organization's operators act on it. */
+async function newRemoteJoin(f: Fixture): Promise<Extra> {
+  const user = await registerUser({ accountType: "customer" });
+  const res = await call("POST", `/v1/remote-join/${f.queueId}/start`, { token: user.token, body: { latitude: 48.85, longitude: 2.35 } });
+  return { ticketId: expectOk(res, 201).ticket.id };
+}
 
 type Caller = { label: string; auth: { token: string } | { apiKey: string }; allowed: (route: RouteCase) => boolean };
 
