@@ -1,6 +1,7 @@
 // Browser tests of the embeddable widget: real headless Chromium, the service under
 // `wrangler dev` (scripts/dev.mjs), and a second origin serving the host pages.
 // Usage: npm run test:browser   (CHROMIUM_PATH overrides /usr/bin/chromium)
+//        npm run test:browser -- --update-screenshots   (rewrites the committed screenshots)
 // The last line is always "N passed, N failed".
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -13,7 +14,11 @@ import { chromium } from "playwright-core";
 import { DEMO } from "../../scripts/seed.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
-const screenshots = path.join(root, "test", "browser", "screenshots");
+// Every run writes its screenshots to the ignored artifacts folder; the committed ones under
+// screenshots/ change only on request (codes and times differ from run to run).
+const screenshots = process.argv.includes("--update-screenshots")
+  ? path.join(root, "test", "browser", "screenshots")
+  : path.join(root, "test", "browser", ".artifacts", "screenshots");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const STEP_MS = 15_000;
 const SERVICE_START_MS = 180_000;
