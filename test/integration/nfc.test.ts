@@ -4,7 +4,7 @@ import { database } from "../../src/db/client";
 import { testClock } from "../../src/lib/clock";
 import { recordNfcScan } from "../../src/services/nfc-tags";
 import { call, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
-import { addMember, addQueue, createQueueFixture, type QueueFixture } from "../helpers/fixtures";
+import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
 
 let owner: TestUser;
 let org: any;
@@ -90,13 +90,12 @@ describe("POST /v1/nfc/tags", () => {
   });
 
   it("refuses an archived queue with INVALID_STATE", async () => {
-    const archived = await addQueue(fx, "Y", true);
+    const archived = await insertQueue(fx, "Y", true);
     expectError(await call("POST", "/v1/nfc/tags", { token: owner.token, body: tagBody({ queueId: archived }) }), 409, "INVALID_STATE");
   });
 
   it("needs QUEUE_MANAGE to register; an operator may read", async () => {
-    const operator = await registerUser();
-    await addMember(org.id, operator.id, "operator");
+    const operator = await addMember(org.id, "operator");
     expectError(await call("POST", "/v1/nfc/tags", { token: operator.token, body: tagBody() }), 403, "AUTHORIZATION_ERROR");
     const tag = await registerTag();
     expect(expectOk(await call("GET", `/v1/nfc/tags/${tag.nfcId}`, { token: operator.token })).id).toBe(tag.id);
@@ -140,7 +139,7 @@ describe("PATCH /v1/nfc/tags/{nfcId}", () => {
 
   it("moves a tag and points it at another queue of the organization", async () => {
     const tag = await registerTag();
-    const otherQueue = await addQueue(fx, "B");
+    const otherQueue = await insertQueue(fx, "B");
     const moved = expectOk(
       await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, {
         token: owner.token,
@@ -184,7 +183,7 @@ describe("GET /v1/nfc/tags", () => {
     const o = await registerUser();
     const own = await createOrganization(o);
     const q = await createQueueFixture(own.id);
-    const second = await addQueue(q, "B");
+    const second = await insertQueue(q, "B");
     const made: string[] = [];
     for (const [i, queueId] of [q.queueId, q.queueId, second].entries()) {
       testClock.set(Date.parse("2026-04-03T09:00:00.000Z") + i * 1000);

@@ -5,7 +5,7 @@ import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../../src/lib/clock";
 import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
-import { addMember, addQueue, createQueueFixture, type QueueFixture } from "../helpers/fixtures";
+import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
 
 async function fetchImage(query: string): Promise<Response> {
   return SELF.fetch(`https://api.test/v1/qr/generate?${query}`);
@@ -186,7 +186,7 @@ describe("QR tokens", () => {
   });
 
   it("refuses an archived queue with INVALID_STATE", async () => {
-    const archived = await addQueue(fx, "Z", true);
+    const archived = await insertQueue(fx, "Z", true);
     const res = await create({ purpose: "queue_join", queueId: archived });
     expectError(res, 409, "INVALID_STATE");
     expect(res.body.error.details.status).toBe("archived");
@@ -204,8 +204,7 @@ describe("QR tokens", () => {
   });
 
   it("needs QUEUE_MANAGE to create and revoke; an operator may list", async () => {
-    const operator = await registerUser();
-    await addMember(org.id, operator.id, "operator");
+    const operator = await addMember(org.id, "operator");
     const made = expectOk(await create({ purpose: "queue_join", queueId: fx.queueId }), 201);
     expectError(await create({ purpose: "queue_join", queueId: fx.queueId }, operator.token), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `/v1/qr-tokens/${made.id}`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
