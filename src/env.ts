@@ -9,6 +9,8 @@ export interface Env {
   EVENTS: Queue<DomainEventMessage>;
   ASSETS: Fetcher;
   ENVIRONMENT: string;
+  /** "1" only under `npm run bench` (`wrangler dev --var BENCH:1`); never set in wrangler.toml. */
+  BENCH?: string;
 }
 
 declare global {
@@ -20,7 +22,13 @@ declare global {
       EVENTS: Queue<DomainEventMessage>;
       ASSETS: Fetcher;
       ENVIRONMENT: string;
+      BENCH?: string;
       TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }
+}
+
+/** The benchmark mode: bench-only routes answer and rate limits step aside (see npm run bench). */
+export function benchMode(env: Pick<Env, "BENCH">): boolean {
+  return env.BENCH === "1";
 }

@@ -490,6 +490,11 @@ export class QueueRoom extends DurableObject<Env> {
     if (more) await this.ctx.storage.setAlarm(Date.now());
   }
 
+  /** An RPC that does nothing: the benchmark's baseline for a call into a room. */
+  ping(): number {
+    return 1;
+  }
+
   // ---- internals ---------------------------------------------------------------------------
 
   private config(): ConfigRow {

@@ -1,0 +1,312 @@
+// `npm run bench`: loads the Worker under `wrangler dev` and prints one markdown table of
+// figures, each beside a baseline measured in the same run. It asserts nothing about speed
+// (machines are noisy) but exits 1 when any request failed. Sizes and durations can be
+// changed with the BENCH_* variables below, e.g. BENCH_DURATION=2 for a quick look.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import { closeAll, grow, measureFanOut, openFileLimit } from "./fanout.mjs";
+import { client, failures, load, summarize, timeSequential } from "./load.mjs";
+import { startWorker } from "./server.mjs";
+
+const list = (name, fallback) => (process.env[name] ? process.env[name].split(",").map(Number) : fallback);
+const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
+const CONFIG = {
+  duration: num("BENCH_DURATION", 5),
+  connections: list("BENCH_CONNECTIONS", [1, 16, 64]),
+  callNextSeed: num("BENCH_CALL_NEXT_SEED", 600),
+  growthSizes: list("BENCH_GROWTH_SIZES", [10, 1_000, 10_000]),
+  growthRequests: num("BENCH_GROWTH_REQUESTS", 200),
+  seedBudgetSeconds: num("BENCH_SEED_BUDGET", 150),
+  fanoutSockets: list("BENCH_FANOUT_SOCKETS", [100, 1_000, 2_000]),
+  fanoutCalls: num("BENCH_FANOUT_CALLS", 10),
+  locations: list("BENCH_LOCATIONS", [10_000, 100_000]),
+};
+const NEARBY = { latitude: 45.76, longitude: 4.84, spreadKm: 50, radiusKm: 5 };
+/** Seeding requests are sized to take about this long: long ones upset workerd's connections. */
+const SEED_REQUEST_MS = 1_500;
+
+const started = performance.now();
+const notes = [];
+const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—");
+const ratio = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}` : "—");
+const log = (line) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
+
+function machine() {
+  const cpu = readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.+)/)?.[1] ?? os.cpus()[0]?.model ?? "unknown CPU";
+  return `${os.availableParallelism()} cores (nproc), ${cpu.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+const worker = await startWorker();
+const base = worker.direct ?? worker.base;
+if (!worker.direct) notes.push("The Worker's own port was not found: requests went through wrangler's dev proxy.");
+const call = client(base);
+/** Tickets each queue has had created, so the bench can wait for the outbox to project them. */
+const created = new Map();
+const sections = { throughput: [], growth: [], fanout: [] };
+
+async function register(accountType) {
+  const email = `${accountType}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@bench.example`;
+  const body = { email, password: "bench-password-123", firstName: "Bench", lastName: accountType, accountType };
+  const { data } = await call("POST", "/v1/auth/register", { body });
+  return { token: data.session.token, userId: data.user.id };
+}
+
+async function setup() {
+  const owner = await register("business");
+  const customer = await register("customer");
+  const org = (await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })).data;
+  await call("POST", `/__bench/organizations/${org.id}/enterprise`);
+  const location = (
+    await call("POST", "/v1/locations", {
+      token: owner.token,
+      body: { organizationId: org.id, name: "Bench", address: "1 bench street", latitude: NEARBY.latitude, longitude: NEARBY.longitude },
+    })
+  ).data;
+  const service = (
+    await call("POST", "/v1/services", { token: owner.token, body: { name: "Bench", locationIds: [location.id], serviceTypeId: "st_bank_teller" } })
+  ).data;
+  let count = 0;
+  const newQueue = async (label) => {
+    const { data } = await call("POST", "/v1/business/queues", { token: owner.token, body: { serviceId: service.id, name: `${label} ${++count}` } });
+    created.set(data.id, 0);
+    return data.id;
+  };
+  return { owner, customer, org, newQueue };
+}
+
+/** Seeds through the room's own join, in requests of about SEED_REQUEST_MS; stops at the budget. */
+async function seedTickets(ctx, queueId, count, deadline = Infinity) {
+  let done = 0;
+  let chunk = 50;
+  while (done < count && performance.now() < deadline) {
+    const n = Math.min(chunk, count - done);
+    const t = performance.now();
+    await call("POST", `/__bench/queues/${queueId}/tickets`, { body: { count: n, userId: ctx.customer.userId } });
+    done += n;
+    chunk = Math.max(5, Math.min(2_000, Math.floor(SEED_REQUEST_MS / ((performance.now() - t) / n))));
+  }
+  created.set(queueId, created.get(queueId) + done);
+  await settle(queueId);
+  return done;
+}
+
+/** Waits until the outbox has projected the queue's tickets to D1, so its drain does not run during a measure. */
+async function settle(queueId) {
+  const deadline = performance.now() + 120_000;
+  while (performance.now() < deadline) {
+    const { data } = await call("GET", `/__bench/queues/${queueId}/projected`);
+    if (data.tickets >= created.get(queueId)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  notes.push(`The outbox of ${queueId} had not drained after 120 s; later figures ran beside its drain.`);
+}
+
+async function measure(title, options) {
+  log(`${title}`);
+  return load({ base, title, duration: CONFIG.duration, ...options });
+}
+
+function row(route, baseline, connections, result, reference) {
+  sections.throughput.push({ route, baseline, connections, result, reference });
+}
+
+async function throughput(ctx) {
+  const pingQueue = await ctx.newQueue("ping");
+  const baselines = { A: new Map(), B: new Map() };
+  for (const c of CONFIG.connections) {
+    baselines.A.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
+    row("A: empty route", null, c, baselines.A.get(c), null);
+  }
+  for (const c of CONFIG.connections) {
+    baselines.B.set(c, await measure(`baseline B: empty room RPC, ${c} conn`, { connections: c, path: `/__bench/queues/${pingQueue}/ping` }));
+    row("B: empty room RPC", null, c, baselines.B.get(c), null);
+  }
+
+  for (const c of CONFIG.connections) {
+    const queueId = await ctx.newQueue("join");
+    const result = await measure(`join, ${c} conn`, { connections: c, method: "POST", path: `/v1/queues/${queueId}/join`, token: ctx.customer.token });
+    created.set(queueId, created.get(queueId) + result.count);
+    row("join (from an empty queue)", "B", c, result, baselines.B.get(c));
+    await settle(queueId);
+  }
+
+  for (const c of CONFIG.connections) {
+    const queueId = await ctx.newQueue("call-next");
+    const seeded = await seedTickets(ctx, queueId, CONFIG.callNextSeed);
+    const result = await measure(`call-next, ${c} conn`, {
+      connections: c,
+      method: "POST",
+      path: `/v1/queues/${queueId}/call-next`,
+      token: ctx.owner.token,
+      amount: seeded,
+    });
+    row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)`, "B", c, result, baselines.B.get(c));
+    await settle(queueId);
+  }
+
+  const ticketQueue = await ctx.newQueue("ticket");
+  await seedTickets(ctx, ticketQueue, 99);
+  const ticket = (await call("POST", `/v1/queues/${ticketQueue}/join`, { token: ctx.customer.token })).data;
+  created.set(ticketQueue, created.get(ticketQueue) + 1);
+  await settle(ticketQueue);
+  for (const c of CONFIG.connections) {
+    const result = await measure(`GET ticket, ${c} conn`, { connections: c, path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token });
+    row(`GET ticket (position ${ticket.position})`, "B", c, result, baselines.B.get(c));
+  }
+
+  const statusPath = `/v1/widget/queue/${ticketQueue}/status`;
+  const widget = await widgetRoutes(statusPath);
+  for (const c of CONFIG.connections) {
+    if (!widget) {
+      row("widget status", "B", c, null, null);
+      continue;
+    }
+    row("widget status (100 waiting)", "B", c, await measure(`widget status, ${c} conn`, { connections: c, path: statusPath }), baselines.B.get(c));
+  }
+
+  let inserted = 0;
+  for (const total of CONFIG.locations) {
+    const count = total - inserted;
+    if (count > 0) {
+      log(`seeding ${count} locations`);
+      await call("POST", "/__bench/locations", { body: { organizationId: ctx.org.id, count, latitude: NEARBY.latitude, longitude: NEARBY.longitude, spreadKm: NEARBY.spreadKm } });
+      inserted = total;
+    }
+    const path = `/v1/locations/nearby?lat=${NEARBY.latitude}&lon=${NEARBY.longitude}&radiusKm=${NEARBY.radiusKm}&limit=20`;
+    for (const c of CONFIG.connections) {
+      row(`nearby, ${total.toLocaleString("en-US")} locations`, "A", c, await measure(`nearby ${total}, ${c} conn`, { connections: c, path }), baselines.A.get(c));
+    }
+  }
+  return widget;
+}
+
+/** The widget routes come from another branch: a 404 that names no route means they are not merged. */
+async function widgetRoutes(statusPath) {
+  const res = await call("GET", statusPath, { expect: [200, 404] });
+  if (res.status === 200) return true;
+  if (/^No route for/.test(res.body?.error?.message ?? "")) return false;
+  throw new Error(`GET ${statusPath} answered 404: ${JSON.stringify(res.body)}`);
+}
+
+async function growth(ctx) {
+  const deadline = performance.now() + CONFIG.seedBudgetSeconds * 1000;
+  for (const size of CONFIG.growthSizes) {
+    const queueId = await ctx.newQueue("growth");
+    log(`growth: seeding ${size} waiting tickets`);
+    const reached = await seedTickets(ctx, queueId, size, deadline);
+    if (reached < size) notes.push(`Growth: only ${reached.toLocaleString("en-US")} of ${size.toLocaleString("en-US")} waiting tickets could be seeded within the ${CONFIG.seedBudgetSeconds} s seeding budget (each join costs more as the queue grows; see the README).`);
+    log(`growth: ${CONFIG.growthRequests} joins and call-nexts at ${reached} waiting`);
+    const join = [];
+    const next = [];
+    // Alternating keeps the number waiting where it was seeded.
+    for (let i = 0; i < CONFIG.growthRequests; i++) {
+      join.push(...(await timeSequential(call, 1, (c) => c("POST", `/v1/queues/${queueId}/join`, { token: ctx.customer.token }).catch(fail("growth join")))));
+      next.push(...(await timeSequential(call, 1, (c) => c("POST", `/v1/queues/${queueId}/call-next`, { token: ctx.owner.token }).catch(fail("growth call-next")))));
+    }
+    created.set(queueId, created.get(queueId) + CONFIG.growthRequests);
+    sections.growth.push({ size, reached, join: summarize(join), next: summarize(next) });
+    await settle(queueId);
+  }
+}
+
+function fail(what) {
+  return (err) => failures.push(`${what}: ${err.message}`);
+}
+
+async function fanout(ctx, widget) {
+  if (!widget) {
+    for (const n of CONFIG.fanoutSockets) sections.fanout.push({ n, missing: true });
+    return;
+  }
+  const limit = openFileLimit();
+  const cap = Math.max(0, limit - 512);
+  const queueId = await ctx.newQueue("fan-out");
+  await seedTickets(ctx, queueId, CONFIG.fanoutCalls * CONFIG.fanoutSockets.length + 10);
+  const wsBase = base.replace(/^http/, "ws");
+  const sockets = [];
+  try {
+    for (const wanted of CONFIG.fanoutSockets) {
+      const n = Math.min(wanted, cap);
+      if (n < wanted) notes.push(`Fan-out: ${wanted} sockets asked, ${n} opened: \`ulimit -n\` is ${limit}.`);
+      log(`fan-out: opening ${n} sockets`);
+      const seconds = await grow(sockets, n, wsBase, queueId);
+      if (sockets.length < n) break;
+      const result = await measureFanOut(sockets, CONFIG.fanoutCalls, () =>
+        call("POST", `/v1/queues/${queueId}/call-next`, { token: ctx.owner.token }).then((r) => r.data),
+      );
+      sections.fanout.push({ n, seconds, ...result });
+    }
+  } finally {
+    closeAll(sockets);
+  }
+}
+
+function table() {
+  const lines = [];
+  const total = (performance.now() - started) / 1000;
+  lines.push(`### Benchmark, ${new Date().toISOString().slice(0, 10)}: ${fmt(total, 0)} s in all`);
+  lines.push("");
+  lines.push(`Machine: ${machine()}. Each load run: ${CONFIG.duration} s (autocannon, keep-alive connections), Worker under \`wrangler dev\` (local D1 and Durable Objects).`);
+  lines.push("Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline A: an empty route of the Worker; B: an empty RPC into a queue's room.");
+  lines.push("");
+  lines.push("| Route | Conns | req/s | ÷ base | p50 ms | × base | p99 ms | × base |");
+  lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const { route, baseline, connections, result, reference } of sections.throughput) {
+    const label = baseline ? `${route} vs ${baseline}` : `**${route}**`;
+    if (!result) {
+      lines.push(`| ${label} | ${connections} | n/a (widget routes missing) | | | | | |`);
+      continue;
+    }
+    const r = reference;
+    lines.push(
+      `| ${label} | ${connections} | ${fmt(result.rps, 0)} | ${r ? ratio(result.rps / r.rps) : ""} | ${fmt(result.p50, 2)} | ${r ? ratio(result.p50 / r.p50) : ""} | ${fmt(result.p99, 2)} | ${r ? ratio(result.p99 / r.p99) : ""} |`,
+    );
+  }
+  lines.push("");
+  const g = sections.growth;
+  if (g.length > 0) {
+    const first = g[0];
+    const last = g[g.length - 1];
+    const sizeLabel = (s) => (s.reached === s.size ? s.size.toLocaleString("en-US") : `${s.reached.toLocaleString("en-US")} (of ${s.size.toLocaleString("en-US")})`);
+    lines.push(`Cost growth: ${CONFIG.growthRequests} joins and ${CONFIG.growthRequests} call-nexts, one at a time, alternating, at each number of waiting tickets (p50 / p99 ms).`);
+    lines.push("");
+    lines.push(`| Operation | ${g.map((s) => `${sizeLabel(s)} waiting`).join(" | ")} | p50 ratio ${sizeLabel(last)} / ${sizeLabel(first)} |`);
+    lines.push(`| --- | ${g.map(() => "---:").join(" | ")} | ---: |`);
+    for (const [name, key] of [["join", "join"], ["call-next", "next"]]) {
+      lines.push(`| ${name} | ${g.map((s) => `${fmt(s[key].p50, 1)} / ${fmt(s[key].p99, 1)}`).join(" | ")} | ${ratio(last[key].p50 / first[key].p50)} |`);
+    }
+    lines.push("");
+  }
+  if (sections.fanout.length > 0) {
+    lines.push(`Fan-out: time from sending call-next until every subscribed socket had the queue_update showing the called ticket, over ${CONFIG.fanoutCalls} calls.`);
+    lines.push("");
+    lines.push("| Sockets | subscribe all (s) | all updated p50 ms | all updated p99 ms | per socket p50 ms |");
+    lines.push("| ---: | ---: | ---: | ---: | ---: |");
+    for (const f of sections.fanout) {
+      if (f.missing) lines.push(`| ${f.n.toLocaleString("en-US")} | n/a (widget routes missing) | | | |`);
+      else lines.push(`| ${f.n.toLocaleString("en-US")} | ${fmt(f.seconds, 1)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${fmt(f.socketP50, 1)} |`);
+    }
+    lines.push("");
+  }
+  for (const note of notes) lines.push(`- ${note}`);
+  return lines.join("\n");
+}
+
+let exitCode = 0;
+try {
+  const ctx = await setup();
+  const widget = await throughput(ctx);
+  await growth(ctx);
+  await fanout(ctx, widget);
+} catch (err) {
+  failures.push(`the bench stopped: ${err.stack ?? err}`);
+} finally {
+  worker.stop();
+}
+console.log(table());
+if (failures.length > 0) {
+  exitCode = 1;
+  console.error(`\n${failures.length} failure(s):`);
+  for (const f of failures) console.error(`- ${f}`);
+}
+process.exit(exitCode);

@@ -1,0 +1,95 @@
+// Starts the Worker under `wrangler dev` for the benchmark: local D1 migrated into a fresh
+// temporary directory, 127.0.0.1 on free ports, quiet logs, and the BENCH var given on the
+// command line only (it turns on /__bench/* and steps the rate limits aside).
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { directWorkerUrl } from "./direct.mjs";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
+const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
+const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilUp(base, child, logFile, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      const res = await fetch(`${base}/__bench/empty`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`wrangler dev did not come up within ${timeoutMs / 1000} s:\n${readFileSync(logFile, "utf8").slice(-3000)}`);
+}
+
+/** True while the process group exists (signal 0 only checks). */
+function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves to { base, stop() }; stop() ends wrangler and removes the temporary state. */
+export async function startWorker() {
+  const dir = mkdtempSync(path.join(tmpdir(), "queue-bench-"));
+  const persist = path.join(dir, "state");
+  const logFile = path.join(dir, "wrangler.log");
+  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: root, env, encoding: "utf8" });
+  if (migrate.status !== 0) throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`);
+
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const log = openSync(logFile, "a");
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--log-level", process.env.BENCH_LOG_LEVEL ?? "error",
+    "--show-interactive-dev-session=false", "--persist-to", persist, "--var", "BENCH:1"];
+  // Its own process group, so stopping it also stops the workerd processes it started.
+  const child = spawn(wrangler, args, { cwd: root, env, stdio: ["ignore", log, log], detached: true });
+  const base = `http://127.0.0.1:${port}`;
+
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    signalGroup(child.pid, "SIGTERM");
+    // Synchronous, so it also works from the "exit" handler: give it 5 s, then force it.
+    const sleeper = new Int32Array(new SharedArrayBuffer(4));
+    for (let i = 0; i < 50 && signalGroup(child.pid, 0); i++) Atomics.wait(sleeper, 0, 0, 100);
+    signalGroup(child.pid, "SIGKILL");
+    if (process.env.BENCH_KEEP_STATE) console.error(`wrangler state and log kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  };
+  process.on("exit", stop);
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.on(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+  try {
+    await waitUntilUp(base, child, logFile, 90_000);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  const direct = await directWorkerUrl(child.pid, port);
+  return { base, direct, port, logFile, stop, log: () => readFileSync(logFile, "utf8") };
+}
