@@ -11,17 +11,22 @@ export interface QuotaUnit {
   refund(): Promise<void>;
 }
 
-/**
- * Takes one ticket of the organization's monthly quota, exactly under concurrency: a single
- * conditional upsert that only counts while `used < limit`, then a check of rows changed.
- */
-export async function takeTicketUnit(env: Env, organizationId: string, at: number): Promise<QuotaUnit> {
+/** The organization's monthly ticket quota (null = unlimited), from its plan. */
+export async function monthlyTicketLimit(env: Env, organizationId: string): Promise<number | null> {
   const sub = await database(env.DB)
     .select({ plan: subscriptions.plan, rateTierOverride: subscriptions.rateTierOverride })
     .from(subscriptions)
     .where(eq(subscriptions.organizationId, organizationId))
     .get();
-  const limit = entitlements(sub ?? { plan: "starter" }).quotas.ticketsPerMonth;
+  return entitlements(sub ?? { plan: "starter" }).quotas.ticketsPerMonth;
+}
+
+/**
+ * Takes one ticket of the organization's monthly quota (`limit`, from `monthlyTicketLimit`),
+ * exactly under concurrency: a single conditional upsert that only counts while
+ * `used < limit`, then a check of rows changed.
+ */
+export async function takeTicketUnit(env: Env, organizationId: string, limit: number | null, at: number): Promise<QuotaUnit> {
   const period = utcMonth(at);
   const result = await env.DB.prepare(
     `INSERT INTO usage_counters (organization_id, period, metric, used) VALUES (?, ?, 'tickets', 1)
