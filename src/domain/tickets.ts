@@ -47,40 +47,6 @@ export function isLive(status: TicketStatus): boolean {
 export const LANE = { priority: 0, regular: 1 } as const;
 export type Lane = (typeof LANE)[keyof typeof LANE];
 
-export interface OrderedTicket {
-  status: TicketStatus;
-  lane: Lane;
-  /** Position inside the lane: the priority sequence, or the ticket number. */
-  orderKey: number;
-  source: TicketSource;
-  presentAt: number | null;
-  /** A hand-off to another queue is in flight: the ticket must not be called meanwhile. */
-  transferring: boolean;
-}
-
-export function compareQueueOrder(a: OrderedTicket, b: OrderedTicket): number {
-  return a.lane - b.lane || a.orderKey - b.orderKey;
-}
-
-/** Waiting tickets in the order they will be called; position = index + 1. */
-export function waitingLine<T extends OrderedTicket>(tickets: readonly T[]): T[] {
-  return tickets.filter((t) => t.status === "waiting").sort(compareQueueOrder);
-}
-
-/** Callable = waiting, not leaving for another queue, and, if joined remotely, arrived. */
-export function isCallable(t: OrderedTicket): boolean {
-  return t.status === "waiting" && !t.transferring && (t.source !== "remote" || t.presentAt !== null);
-}
-
-export function firstCallable<T extends OrderedTicket>(tickets: readonly T[]): T | null {
-  return waitingLine(tickets).find(isCallable) ?? null;
-}
-
-/** People counted against maxCapacity: the party sizes of waiting and called tickets. */
-export function capacityInUse(tickets: readonly { status: TicketStatus; partySize: number }[]): number {
-  return tickets.reduce((sum, t) => (t.status === "waiting" || t.status === "called" ? sum + t.partySize : sum), 0);
-}
-
 export const CAPACITY_WARNING_RATIO = 0.8;
 
 /** True when a change takes the queue from under 80% of its capacity to 80% or more. */

@@ -7,9 +7,7 @@ import {
   allowedFrom,
   allows,
   crossesCapacityWarning,
-  waitingLine,
   type Lane,
-  type OrderedTicket,
   type QueueStatus,
   type RecoveryOption,
   type TicketOperation,
@@ -428,19 +426,20 @@ export class QueueRoom extends DurableObject<Env> {
   listTickets(query: TicketQuery, at: number): RoomResult<{ items: TicketView[]; total: number }> {
     return this.read((cfg) => {
       const perTicket = this.perTicket(at);
-      const positions = this.positions();
-      if (query.status === "waiting") {
-        const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered)).map((o) => o.row);
-        const page = line.slice(query.offset, query.offset + query.limit);
-        return { items: page.map((r) => this.toView(cfg, r, positions, perTicket)), total: line.length };
-      }
       const filter = query.status === null ? "1 = 1" : "status = ?";
       const args = query.status === null ? [] : [query.status];
       const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
+      if (query.status === "waiting") {
+        // The page is read from the order index: position = rank in the line, no full scan.
+        const rows = this.sql
+          .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ? OFFSET ?", query.limit, query.offset)
+          .toArray();
+        return { items: rows.map((r, i) => this.toView(cfg, r, query.offset + i + 1, perTicket)), total };
+      }
       const rows = this.sql
         .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} ORDER BY number LIMIT ? OFFSET ?`, ...args, query.limit, query.offset)
         .toArray();
-      return { items: rows.map((r) => this.toView(cfg, r, positions, perTicket)), total };
+      return { items: rows.map((r) => this.toView(cfg, r, this.positionOf(r), perTicket)), total };
     });
   }
 
@@ -699,7 +698,10 @@ export class QueueRoom extends DurableObject<Env> {
   // The order index (status, lane, order_key) answers these without reading the whole line,
   // so joining and calling stay cheap in a long queue.
 
-  /** The first callable ticket: the SQL form of the domain's isCallable, in queue order. */
+  /**
+   * The first callable ticket in queue order (priority lane, then by order key): waiting, not
+   * leaving for another queue, and, if joined remotely, arrived.
+   */
   private firstCallableRow(): TicketRow | null {
     return (
       this.sql
@@ -726,11 +728,6 @@ export class QueueRoom extends DurableObject<Env> {
       .one().used;
   }
 
-  private positions(): Map<string, number> {
-    const line = waitingLine(this.rowsWhere("status = 'waiting'").map(ordered));
-    return new Map(line.map((o, i) => [o.row.id, i + 1]));
-  }
-
   private perTicket(at: number): number {
     const calls = this.sql.exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls").toArray();
     return minutesPerTicket(calls.map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id })), at);
@@ -747,12 +744,11 @@ export class QueueRoom extends DurableObject<Env> {
 
   private view(cfg: Configured, id: string, at: number): TicketView {
     const row = this.row(id);
-    const position = this.positionOf(row);
-    return this.toView(cfg, row, new Map(position === null ? [] : [[id, position]]), this.perTicket(at));
+    return this.toView(cfg, row, this.positionOf(row), this.perTicket(at));
   }
 
-  private toView(cfg: Configured, row: TicketRow, positions: Map<string, number>, perTicket: number): TicketView {
-    const position = row.status === "waiting" ? (positions.get(row.id) ?? null) : null;
+  /** `position` comes from `positionOf` or from the rank in an ordered page; null unless waiting. */
+  private toView(cfg: Configured, row: TicketRow, position: number | null, perTicket: number): TicketView {
     return {
       id: row.id,
       queueId: cfg.queue_id,
@@ -812,14 +808,3 @@ export class QueueRoom extends DurableObject<Env> {
   }
 }
 
-function ordered(row: TicketRow): OrderedTicket & { row: TicketRow } {
-  return {
-    row,
-    status: row.status,
-    lane: row.lane,
-    orderKey: row.order_key,
-    source: row.source,
-    presentAt: row.present_at,
-    transferring: row.transferring_to !== null,
-  };
-}

@@ -161,6 +161,11 @@ describe("GET /v1/tickets/{id}, cancel by owner, lists", () => {
     expect(expectOk(waiting).map((t: any) => t.position)).toEqual([1, 2]);
     expect(waiting.body.data[0].id).toBe(vip.id);
     expect(waiting.body.meta).toEqual({ total: 4, page: 1, limit: 2, hasMore: true });
+    const second = await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&limit=2&page=2`, { token: f.owner.token });
+    expect(expectOk(second).map((t: any) => [t.number, t.position])).toEqual([[2, 3], [3, 4]]);
+    expect(second.body.meta).toEqual({ total: 4, page: 2, limit: 2, hasMore: false });
+    const byNumber = expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: f.owner.token }));
+    expect(byNumber.map((t: any) => [t.number, t.position])).toEqual([[1, 2], [2, 3], [3, 4], [4, 1]]);
     await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
     expect(expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets?status=called`, { token: f.owner.token })).map((t: any) => t.id)).toEqual([vip.id]);
     expect((await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: f.owner.token })).body.meta.total).toBe(4);

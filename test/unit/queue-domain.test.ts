@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { displayCode, letterAt, nextLetter } from "../../src/domain/display-code";
-import { allows, crossesCapacityWarning, firstCallable, waitingLine, type OrderedTicket } from "../../src/domain/tickets";
+import { allows, crossesCapacityWarning } from "../../src/domain/tickets";
 import { DEFAULT_MINUTES_PER_TICKET, estimatedWaitMinutes, minutesPerTicket } from "../../src/domain/wait-estimate";
 
 const MIN = 60_000;
@@ -17,18 +17,7 @@ describe("display codes", () => {
   });
 });
 
-describe("ordering and transitions", () => {
-  const t = (over: Partial<OrderedTicket>): OrderedTicket => ({ status: "waiting", lane: 1, orderKey: 1, source: "app", presentAt: null, transferring: false, ...over });
-  it("puts the priority lane first, each lane in its own order", () => {
-    const line = waitingLine([t({ orderKey: 1 }), t({ lane: 0, orderKey: 2 }), t({ lane: 0, orderKey: 1 }), t({ orderKey: 3, status: "called" })]);
-    expect(line.map((x) => [x.lane, x.orderKey])).toEqual([[0, 1], [0, 2], [1, 1]]);
-  });
-  it("skips transferring tickets and remote tickets that have not arrived", () => {
-    const a = t({ orderKey: 1, transferring: true });
-    const b = t({ orderKey: 2, source: "remote" });
-    const c = t({ orderKey: 3, source: "remote", presentAt: 5 });
-    expect(firstCallable([a, b, c])).toBe(c);
-  });
+describe("transitions", () => {
   it("allows only the table's transitions", () => {
     expect(allows("serve", "called")).toBe(true);
     expect(allows("serve", "waiting")).toBe(false);
