@@ -6,19 +6,29 @@ import { call, createOrganization, expectOk, registerUser, unique, type TestUser
 // routes (or needs what the routes refuse, like a back-dated location), and helpers to settle
 // a room's outbox deterministically. Fixtures through the API live in ./api.ts.
 
-export async function insertService(organizationId: string, status = "active"): Promise<string> {
+/**
+ * An active service. By default at a new location of its own; `locationId` links it to an
+ * existing one instead, and `null` leaves it at no location (the organization's time zone then
+ * stays that of its own first location).
+ */
+export async function insertService(organizationId: string, locationId?: string | null): Promise<string> {
   const at = Date.now();
-  const locationId = `loc_${unique("l").padEnd(20, "0").slice(0, 20)}`;
-  const serviceId = `svc_${unique("s").padEnd(20, "0").slice(0, 20)}`;
-  await env.DB.batch([
+  const serviceId = newId("svc");
+  const place = locationId === undefined ? newId("loc") : locationId;
+  const statements = [
     env.DB.prepare(
-      "INSERT INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (?, ?, 'Main', '1 Street', 48.85, 2.35, 'UTC', ?, ?)",
-    ).bind(locationId, organizationId, at, at),
-    env.DB.prepare(
-      "INSERT INTO services (id, organization_id, name, service_type_id, status, created_at, updated_at) VALUES (?, ?, 'Counter', 'st_retail_checkout', ?, ?, ?)",
-    ).bind(serviceId, organizationId, status, at, at),
-    env.DB.prepare("INSERT INTO service_locations (service_id, location_id) VALUES (?, ?)").bind(serviceId, locationId),
-  ]);
+      "INSERT INTO services (id, organization_id, name, service_type_id, status, created_at, updated_at) VALUES (?, ?, 'Counter', 'st_retail_checkout', 'active', ?, ?)",
+    ).bind(serviceId, organizationId, at, at),
+  ];
+  if (locationId === undefined) {
+    statements.unshift(
+      env.DB.prepare(
+        "INSERT INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (?, ?, 'Main', '1 Street', 48.85, 2.35, 'UTC', ?, ?)",
+      ).bind(place, organizationId, at, at),
+    );
+  }
+  if (place !== null) statements.push(env.DB.prepare("INSERT INTO service_locations (service_id, location_id) VALUES (?, ?)").bind(serviceId, place));
+  await env.DB.batch(statements);
   return serviceId;
 }
 

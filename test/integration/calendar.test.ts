@@ -44,7 +44,7 @@ beforeAll(async () => {
 
 describe("POST /v1/calendar/organization/{organizationId}", () => {
   it("creates an event with every field, eventType defaulting to event", async () => {
-    const serviceId = await insertService(t.orgId);
+    const serviceId = await insertService(t.orgId, null);
     const data = expectOk(
       await createEvent(t, t.manager, {
         ...base,
@@ -117,7 +117,7 @@ describe("POST /v1/calendar/organization/{organizationId}", () => {
 
   it("refuses a service or location of another organization with 404 on the field", async () => {
     const other = await team();
-    const foreignService = await insertService(other.orgId);
+    const foreignService = await insertService(other.orgId, null);
     const foreignLocation = await insertLocation(other.orgId, "UTC");
     expectError(await createEvent(t, t.manager, { ...base, serviceId: foreignService }), 404, "NOT_FOUND", "serviceId");
     expectError(await createEvent(t, t.manager, { ...base, locationId: foreignLocation }), 404, "NOT_FOUND", "locationId");
@@ -360,8 +360,8 @@ describe("availability", () => {
   it("operatorBlock and serviceClosure see recurring occurrences in the event's timezone", async () => {
     const t2 = await team();
     const locationId = await insertLocation(t2.orgId, "Europe/Paris");
-    const serviceId = await insertService(t2.orgId);
-    const otherService = await insertService(t2.orgId);
+    const serviceId = await insertService(t2.orgId, locationId);
+    const otherService = await insertService(t2.orgId, locationId);
     const brk = expectOk(
       await call("POST", `/v1/calendar/organization/${t2.orgId}/availability`, {
         token: t2.operator.token,
