@@ -53,6 +53,7 @@ export type TicketRow = {
   recovered_from_id: string | null;
   transferred_to_id: string | null;
   transferring_to: string | null;
+  transferring_since: number | null;
   almost_called_sent: number;
   created_at: number;
   updated_at: number;

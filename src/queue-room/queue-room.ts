@@ -14,7 +14,9 @@ import {
 } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
+import { now } from "../lib/clock";
 import { newTicketId } from "../lib/ids";
+import { roomOf } from "../services/queue-rooms";
 import { drainOutbox, eventMessage, type ConfigRow, type TicketRow } from "./outbox";
 import { RemoteJoins } from "./remote";
 import { migrateRoom } from "./schema";
@@ -50,6 +52,12 @@ function invalidState(status: string, allowed: readonly string[], message: strin
 }
 
 const CALL_HISTORY = 100;
+/**
+ * A hand-off to another queue takes milliseconds; one still open after this long was cut
+ * short (the Worker failed between reserving and completing it). The room's alarm then
+ * settles it with the target room, so the ticket is never left unusable.
+ */
+export const HAND_OFF_TIMEOUT_MS = 60_000;
 
 type Configured = ConfigRow & { organization_id: string; queue_id: string; service_id: string; letter: string };
 
@@ -393,7 +401,7 @@ export class QueueRoom extends DurableObject<Env> {
       if (!allows("transferQueue", row.status)) {
         invalidState(row.status, allowedFrom("transferQueue"), `A ${row.status} ticket cannot move to another queue`);
       }
-      this.sql.exec("UPDATE tickets SET transferring_to = ? WHERE id = ?", targetQueueId, row.id);
+      this.sql.exec("UPDATE tickets SET transferring_to = ?, transferring_since = ? WHERE id = ?", targetQueueId, at, row.id);
       return { kind: "reserved", snapshot: this.snapshot(cfg, row) };
     });
   }
@@ -486,7 +494,32 @@ export class QueueRoom extends DurableObject<Env> {
   /** At least once: every step of the drain is idempotent. */
   override async alarm(): Promise<void> {
     const more = await drainOutbox(this.sql, this.env, () => this.nextDeadline());
-    if (more) await this.ctx.storage.setAlarm(Date.now());
+    if (more) {
+      await this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
+    await this.settleStaleHandOffs(now());
+    this.armAlarm();
+  }
+
+  /**
+   * Each hand-off open for HAND_OFF_TIMEOUT_MS is closed the way a retry of the transfer
+   * would: if the target admitted the ticket, the source completes; otherwise the target
+   * is told never to admit it and the ticket is released here, callable again.
+   */
+  private async settleStaleHandOffs(at: number): Promise<void> {
+    const stale = this.sql
+      .exec<{ id: string; transferring_to: string }>(
+        "SELECT id, transferring_to FROM tickets WHERE transferring_to IS NOT NULL AND transferring_since <= ?",
+        at - HAND_OFF_TIMEOUT_MS,
+      )
+      .toArray();
+    for (const ticket of stale) {
+      const admitted = await roomOf(this.env, ticket.transferring_to).abandonTransfer(ticket.id);
+      // Both are idempotent and conditional, so a transfer retried meanwhile is not undone.
+      if (admitted !== null) this.completeTransfer(ticket.id, ticket.transferring_to, admitted, at);
+      else this.releaseTransfer(ticket.id, ticket.transferring_to);
+    }
   }
 
   /** An RPC that does nothing: the benchmark's baseline for a call into a room. */
@@ -644,9 +677,18 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   /** The alarm's wall-clock time is delivery scheduling only; business time is `at`. */
+  /** Now when the outbox has rows to deliver, else when the oldest open hand-off times out. */
   private armAlarm(): void {
     const pending = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
-    if (pending > 0) void this.ctx.storage.setAlarm(Date.now());
+    if (pending > 0) {
+      void this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
+    const since = this.sql
+      .exec<{ since: number | null }>("SELECT MIN(transferring_since) AS since FROM tickets WHERE transferring_to IS NOT NULL")
+      .one().since;
+    // The delay is taken on the service clock (tests move it) and scheduled in real time.
+    if (since !== null) void this.ctx.storage.setAlarm(Date.now() + Math.max(0, since + HAND_OFF_TIMEOUT_MS - now()));
   }
 
   private bumpVersion(): number {

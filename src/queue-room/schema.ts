@@ -86,6 +86,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX remote_joins_status ON remote_joins (status);
    CREATE INDEX tickets_user_status ON tickets (user_id, status);`,
+  // When a ticket's hand-off to another queue began: the alarm settles one left open.
+  // Hand-offs already open when this step runs count as old, so the next alarm settles them.
+  `ALTER TABLE tickets ADD COLUMN transferring_since INTEGER;
+   UPDATE tickets SET transferring_since = 0 WHERE transferring_to IS NOT NULL;`,
 ];
 
 export function migrateRoom(sql: SqlStorage): void {

@@ -1,6 +1,9 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { now, testClock } from "../../src/lib/clock";
+import { HAND_OFF_TIMEOUT_MS } from "../../src/queue-room/queue-room";
 import { call, expectError, expectOk, registerUser } from "../helpers/api";
-import { addQueue, queueFixture } from "../helpers/catalog";
+import { addQueue, queueFixture, room, settle } from "../helpers/catalog";
 
 describe("concurrency", () => {
   it("40 concurrent joins get 40 distinct numbers 1..40 and positions 1..40", async () => {
@@ -64,5 +67,57 @@ describe("concurrency", () => {
     for (const q of [f.queueId, a, b]) live.push(...expectOk(await call("GET", `/v1/queues/${q}/tickets?status=waiting`, { token: f.owner.token })));
     expect(live).toHaveLength(1);
     expect(results.some((r) => r.status === 200)).toBe(true);
+  });
+
+  // A Worker that fails between reserving a hand-off and completing it (a crash, a lost RPC)
+  // is simulated by calling the rooms' RPCs directly and then stopping.
+  describe("a hand-off left open", () => {
+    async function reserved() {
+      testClock.set("2026-05-04T09:00:00.000Z");
+      const f = await queueFixture("pro");
+      const target = await addQueue(f);
+      const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+      await settle(f.queueId);
+      const reservation = await room(f.queueId).reserveTransfer(t.id, target, now());
+      expect(reservation.ok).toBe(true);
+      return { f, target, t, reservation: reservation.ok ? reservation.value : null };
+    }
+
+    it("is released by the room's alarm when the target never admitted it: the ticket is callable again", async () => {
+      const { f, t } = await reserved();
+      expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }), 409, "QUEUE_EMPTY");
+      expectError(await call("POST", `/v1/tickets/${t.id}/cancel`, { token: f.owner.token }), 409, "INVALID_STATE");
+      // Half-way the alarm leaves it open and comes back for the rest of the delay (30 s of
+      // real time away, so it only runs when the test runs it).
+      testClock.advance(HAND_OFF_TIMEOUT_MS / 2);
+      expect(await runDurableObjectAlarm(room(f.queueId))).toBe(true);
+      expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }), 409, "QUEUE_EMPTY");
+      testClock.advance(HAND_OFF_TIMEOUT_MS / 2);
+      expect(await runDurableObjectAlarm(room(f.queueId))).toBe(true);
+      expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })).id).toBe(t.id);
+    });
+
+    it("completes when the target had admitted it: one live ticket, in the target", async () => {
+      const { f, target, t, reservation } = await reserved();
+      const admitted = await room(target).admitTransferred(reservation!.snapshot, false, now());
+      expect(admitted.ok).toBe(true);
+      const newId = admitted.ok ? admitted.value.id : "";
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      const source = expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }));
+      expect(source).toMatchObject({ status: "cancelled", transferredToId: newId });
+      const waiting = expectOk(await call("GET", `/v1/queues/${target}/tickets?status=waiting`, { token: f.owner.token }));
+      expect(waiting.map((x: any) => x.id)).toEqual([newId]);
+    });
+
+    it("is refused by the target once abandoned, so a late admission cannot duplicate the ticket", async () => {
+      const { f, target, t, reservation } = await reserved();
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      const late = await room(target).admitTransferred(reservation!.snapshot, false, now());
+      expect(late.ok).toBe(false);
+      expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("waiting");
+    });
   });
 });
