@@ -1,3 +1,4 @@
+import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
 import { roomOf } from "../services/queue-rooms";
 
@@ -52,7 +53,18 @@ export async function purgeIdempotencyKeys(env: Env, at: number): Promise<number
   return result.meta.changes;
 }
 
+/** Remote-join expiries older than the penalty rule can ever look back are dropped. */
+export async function purgeRemoteJoinExpiries(env: Env, at: number): Promise<number> {
+  const result = await env.DB.prepare(
+    "DELETE FROM remote_join_expiries WHERE rowid IN (SELECT rowid FROM remote_join_expiries WHERE expired_at < ? LIMIT ?)",
+  )
+    .bind(penaltyLookback(at), PURGE_LIMIT)
+    .run();
+  return result.meta.changes;
+}
+
 export async function runSweeps(env: Env, scheduledTime: number): Promise<void> {
   await sweepNoShows(env, scheduledTime);
   await purgeIdempotencyKeys(env, scheduledTime);
+  await purgeRemoteJoinExpiries(env, scheduledTime);
 }

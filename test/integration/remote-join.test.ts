@@ -496,6 +496,23 @@ describe("clocks run by the sweep", () => {
     await start(user, g.queueId, near(10));
   });
 
+  it("forgets an expiry at the sweep once the penalty rule can no longer count it", async () => {
+    const user = await customer();
+    const g = await queueFixture("pro");
+    const t0 = Date.parse("2026-09-01T09:00:00.000Z");
+    const old = await expireOne(user, g.queueId, t0);
+    const recent = await expireOne(user, g.queueId, t0 + 7 * 24 * 60 * MIN);
+    const stored = async () =>
+      (await env.DB.prepare("SELECT ticket_id FROM remote_join_expiries WHERE user_id = ? ORDER BY expired_at").bind(user.id).all<any>()).results.map(
+        (r) => r.ticket_id,
+      );
+    const oldExpiredAt = t0 + 30 * MIN;
+    await sweep(oldExpiredAt + 8 * 24 * 60 * MIN);
+    expect(await stored()).toEqual([old, recent]);
+    await sweep(oldExpiredAt + 8 * 24 * 60 * MIN + 1);
+    expect(await stored()).toEqual([recent]);
+  });
+
   it("does not penalise 3 expiries spread over more than 7 days", async () => {
     const user = await customer();
     const g = await queueFixture("pro");
