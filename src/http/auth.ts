@@ -135,13 +135,24 @@ export async function authorize(
   return actor;
 }
 
+/**
+ * Records the session user's role in an organization, read in the same query as another row
+ * (a queue and its caller's membership), so `authorize` does not read it a second time.
+ */
+export function rememberRole(c: Context<AppEnv>, organizationId: string, role: Role | null): void {
+  const known = c.get("knownRoles") ?? new Map<string, Role | null>();
+  known.set(organizationId, role);
+  c.set("knownRoles", known);
+}
+
 export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization"): Promise<Actor> {
   const p = requireCredential(c);
   if (p.kind === "apiKey") {
     if (p.organizationId !== organizationId) throw notFound(what);
     return { organizationId, userId: null, apiKeyId: p.keyId, role: null, can: (perm) => p.permissions.has(perm) };
   }
-  const role = await memberRole(c.env, organizationId, p.user.id);
+  const known = c.get("knownRoles");
+  const role = known?.has(organizationId) ? (known.get(organizationId) ?? null) : await memberRole(c.env, organizationId, p.user.id);
   if (!role) throw notFound(what);
   return { organizationId, userId: p.user.id, apiKeyId: null, role, can: (perm) => roleAllows(role, perm) };
 }

@@ -8,6 +8,7 @@ import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, page
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
+import { queueOfCaller } from "../http/queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, findQueue, listQueues, setQueueStatus } from "../services/queues";
 import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
 import { Language } from "./schemas";
@@ -49,7 +50,7 @@ function actingId(actor: Actor): string {
 }
 
 async function queueFor(c: Context<AppEnv>, queueId: string, permission: Parameters<typeof authorize>[2]) {
-  const queue = await findQueue(c.env, queueId);
+  const queue = await queueOfCaller(c, queueId);
   const actor = await authorize(c, queue.organizationId, permission);
   return { queue, actor };
 }

@@ -17,7 +17,8 @@ import {
   startRemoteJoin,
   updateRemoteLocation,
 } from "../services/remote-join";
-import { getTicket, queueOfTicket } from "../services/tickets";
+import { getTicket } from "../services/tickets";
+import { ticketQueueOfCaller } from "../http/queue-access";
 import { TicketRecord } from "./tickets";
 
 const app = router();
@@ -116,7 +117,7 @@ const TicketParam = idParam("ticketId", "tkt");
 /** The ticket behind a remote join; an unknown id and another user's look the same. */
 async function remoteTicket(c: Context<AppEnv>, ticketId: string): Promise<{ queue: QueueRow; ticket: TicketView }> {
   try {
-    const queue = await queueOfTicket(c.env, ticketId);
+    const queue = await ticketQueueOfCaller(c, ticketId);
     return { queue, ticket: await getTicket(c.env, queue, ticketId, now()) };
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND") throw notFound("Remote join");

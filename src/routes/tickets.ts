@@ -12,7 +12,8 @@ import { now } from "../lib/clock";
 import type { QueueRoom } from "../queue-room/queue-room";
 import type { RoomResult, TicketView } from "../queue-room/types";
 import { inRoom, type QueueRow } from "../services/queues";
-import { getTicket, queueOfTicket, recoverTicket, ticketRecord, transferToOperator, transferToQueue } from "../services/tickets";
+import { ticketQueueOfCaller } from "../http/queue-access";
+import { getTicket, recoverTicket, ticketRecord, transferToOperator, transferToQueue } from "../services/tickets";
 
 const app = router();
 const tags = ["Tickets"];
@@ -52,7 +53,7 @@ const TicketResponse = jsonResponse(okEnvelope(TicketRecord), "The ticket");
 
 /** The ticket's queue, with the caller allowed `permission` in its organization. */
 async function operated(c: Context<AppEnv>, ticketId: string, permission: Permission = "QUEUE_OPERATE"): Promise<QueueRow> {
-  const queue = await queueOfTicket(c.env, ticketId);
+  const queue = await ticketQueueOfCaller(c, ticketId);
   await authorize(c, queue.organizationId, permission);
   return queue;
 }
@@ -60,7 +61,7 @@ async function operated(c: Context<AppEnv>, ticketId: string, permission: Permis
 /** The ticket's owner may act on it; anyone else needs `permission` in its organization. */
 async function ownedOr(c: Context<AppEnv>, ticketId: string, permission: Permission): Promise<{ queue: QueueRow; ticket: TicketView }> {
   const principal = requireCredential(c);
-  const queue = await queueOfTicket(c.env, ticketId);
+  const queue = await ticketQueueOfCaller(c, ticketId);
   const at = now();
   if (principal.kind === "session") {
     const ticket = await getTicket(c.env, queue, ticketId, at);

@@ -1,7 +1,8 @@
 import { and, asc, count, eq, isNull } from "drizzle-orm";
 import { database } from "../db/client";
-import { queues, services, subscriptions } from "../db/schema";
+import { members, queues, services, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
+import type { Role } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
 import type { QueueStatus } from "../domain/tickets";
 import type { Env } from "../env";
@@ -32,6 +33,21 @@ export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
   const row = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
   if (!row) throw notFound("Queue");
   return row;
+}
+
+/**
+ * The queue and `userId`'s role in its organization (null: not a member) in one read: on the
+ * operator's hot path (call-next, serve…) this saves the membership round trip.
+ */
+export async function findQueueWithRole(env: Env, queueId: string, userId: string): Promise<{ queue: QueueRow; role: Role | null }> {
+  const row = await database(env.DB)
+    .select({ queue: queues, role: members.role })
+    .from(queues)
+    .leftJoin(members, and(eq(members.organizationId, queues.organizationId), eq(members.userId, userId)))
+    .where(eq(queues.id, queueId))
+    .get();
+  if (!row) throw notFound("Queue");
+  return { queue: row.queue, role: row.role ?? null };
 }
 
 export function roomFailure(error: RoomError): ApiError {

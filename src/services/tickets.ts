@@ -5,7 +5,6 @@ import { roleAllows } from "../domain/permissions";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
-import { queueIdOfTicket } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import type { NewTicket, TicketView } from "../queue-room/types";
 import { operatorBlock, serviceClosure } from "./availability";
@@ -43,18 +42,6 @@ export function ticketRecord(t: TicketView) {
   };
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
-
-/** The queue a ticket id points to, read from the id itself; an id that is not one is unknown. */
-export async function queueOfTicket(env: Env, ticketId: string): Promise<QueueRow> {
-  const queueId = queueIdOfTicket(ticketId);
-  if (!queueId) throw notFound("Ticket");
-  try {
-    return await findQueue(env, queueId);
-  } catch (err) {
-    if (err instanceof ApiError && err.code === "NOT_FOUND") throw notFound("Ticket");
-    throw err;
-  }
-}
 
 export async function getTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
   return inRoom(env, queue, (room) => room.getTicket(ticketId, at));
