@@ -35,6 +35,23 @@ export function minutesPerTicket(calls: readonly CallRecord[], at: number): numb
   return average / Math.max(1, active) / MINUTE;
 }
 
+/**
+ * A wait this long is abnormal (the spec's queue.long_wait): an hour is beyond what a
+ * customer joining a counter queue expects, whatever the business.
+ */
+export const LONG_WAIT_MINUTES = 60;
+
+/**
+ * Whether the wait a newly joined ticket faces starts or ends a long-wait episode: the event
+ * fires once when it crosses the threshold, and again only after it has fallen back below.
+ */
+export function longWaitChange(estimatedMinutes: number, inEpisode: boolean): "start" | "end" | null {
+  const long = estimatedMinutes >= LONG_WAIT_MINUTES;
+  if (long && !inEpisode) return "start";
+  if (!long && inEpisode) return "end";
+  return null;
+}
+
 /** Wait of the ticket at `position` (1 = next): every ticket up to and including it takes a turn. */
 export function estimatedWaitMinutes(position: number, perTicket: number): number {
   return Math.round(position * perTicket);

@@ -28,6 +28,8 @@ export type ConfigRow = {
   next_number: number;
   priority_seq: number;
   version: number;
+  /** When the current long-wait episode began (queue.long_wait sent); null when none. */
+  long_wait_at: number | null;
 };
 
 export type TicketRow = {

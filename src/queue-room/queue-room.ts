@@ -12,7 +12,7 @@ import {
   type RecoveryOption,
   type TicketOperation,
 } from "../domain/tickets";
-import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
+import { estimatedWaitMinutes, longWaitChange, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { newTicketId } from "../lib/ids";
@@ -172,7 +172,9 @@ export class QueueRoom extends DurableObject<Env> {
       const row = this.createTicket(cfg, input, at);
       if (input.source === "remote") this.remote.start(row.id, at);
       this.emit(cfg, "ticket.created", row, at, {});
-      return this.view(cfg, row.id, at);
+      const view = this.view(cfg, row.id, at);
+      this.watchLongWait(cfg, view, at);
+      return view;
     });
   }
 
@@ -643,6 +645,18 @@ export class QueueRoom extends DurableObject<Env> {
     return this.row(id);
   }
 
+  /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */
+  private watchLongWait(cfg: Configured, joined: TicketView, at: number): void {
+    if (joined.estimatedWaitMinutes === null || joined.position === null) return;
+    const change = longWaitChange(joined.estimatedWaitMinutes, cfg.long_wait_at !== null);
+    if (change === "start") {
+      this.sql.exec("UPDATE room SET long_wait_at = ? WHERE id = 1", at);
+      this.emit(cfg, "queue.long_wait", null, at, { estimatedWaitMinutes: joined.estimatedWaitMinutes, position: joined.position });
+    } else if (change === "end") {
+      this.sql.exec("UPDATE room SET long_wait_at = NULL WHERE id = 1");
+    }
+  }
+
   private completeServing(cfg: Configured, row: TicketRow, at: number): void {
     this.update(row.id, { status: "served", served_at: at }, at);
     const served = this.row(row.id);
@@ -676,8 +690,10 @@ export class QueueRoom extends DurableObject<Env> {
     this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
   }
 
-  /** The alarm's wall-clock time is delivery scheduling only; business time is `at`. */
-  /** Now when the outbox has rows to deliver, else when the oldest open hand-off times out. */
+  /**
+   * Now when the outbox has rows to deliver, else when the oldest open hand-off times out.
+   * The alarm's wall-clock time is delivery scheduling only; business time is `at`.
+   */
   private armAlarm(): void {
     const pending = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
     if (pending > 0) {

@@ -90,6 +90,8 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // Hand-offs already open when this step runs count as old, so the next alarm settles them.
   `ALTER TABLE tickets ADD COLUMN transferring_since INTEGER;
    UPDATE tickets SET transferring_since = 0 WHERE transferring_to IS NOT NULL;`,
+  // The start of the current long-wait episode, so queue.long_wait is sent once per episode.
+  `ALTER TABLE room ADD COLUMN long_wait_at INTEGER;`,
 ];
 
 export function migrateRoom(sql: SqlStorage): void {

@@ -101,6 +101,36 @@ describe("outbox → D1 projection and EVENTS", () => {
     }
   });
 
+  it("emits queue.long_wait once when a joiner's wait reaches an hour, and again only after it fell back", async () => {
+    const f = await queueFixture("pro");
+    const sent: DomainEventMessage[] = [];
+    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
+      for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
+    });
+    const longWaits = () => sent.filter((e) => e.type === "queue.long_wait" && e.queueId === f.queueId);
+    const walkIn = async () => expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    try {
+      // No call history yet: 5 minutes a ticket, so the 12th waiting ticket faces 60 minutes.
+      for (let i = 0; i < 11; i++) expect((await walkIn()).estimatedWaitMinutes).toBeLessThan(60);
+      await settle(f.queueId);
+      expect(longWaits()).toEqual([]);
+      const twelfth = await walkIn();
+      expect(twelfth.estimatedWaitMinutes).toBe(60);
+      await walkIn();
+      await settle(f.queueId);
+      expect(longWaits().map((e) => e.data)).toEqual([expect.objectContaining({ estimatedWaitMinutes: 60, position: 12 })]);
+      // Cleared, the next joiner waits 5 minutes: the episode ends; a new one is reported.
+      await call("POST", `/v1/queues/${f.queueId}/clear`, { token: f.owner.token });
+      await walkIn();
+      for (let i = 0; i < 11; i++) await walkIn();
+      await settle(f.queueId);
+      expect(longWaits()).toHaveLength(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("the consumer acks every message", async () => {
     const batch = createMessageBatch<DomainEventMessage>("queue-service-events", [
       { id: "m1", timestamp: new Date(), attempts: 1, body: { id: "evt_x", type: "ticket.created", organizationId: "org_x", queueId: null, ticketId: null, occurredAt: "", data: {} } },

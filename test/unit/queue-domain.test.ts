@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { displayCode, letterAt, nextLetter } from "../../src/domain/display-code";
 import { allows, crossesCapacityWarning } from "../../src/domain/tickets";
-import { DEFAULT_MINUTES_PER_TICKET, estimatedWaitMinutes, minutesPerTicket } from "../../src/domain/wait-estimate";
+import { DEFAULT_MINUTES_PER_TICKET, estimatedWaitMinutes, longWaitChange, minutesPerTicket } from "../../src/domain/wait-estimate";
 
 const MIN = 60_000;
 
@@ -32,6 +32,12 @@ describe("transitions", () => {
 });
 
 describe("wait estimate", () => {
+  it("starts a long-wait episode at 60 minutes and ends it below", () => {
+    expect(longWaitChange(59, false)).toBeNull();
+    expect(longWaitChange(60, false)).toBe("start");
+    expect(longWaitChange(90, true)).toBeNull();
+    expect(longWaitChange(59, true)).toBe("end");
+  });
   const at = 10 * 60 * MIN;
   it("defaults to 5 minutes a ticket before any history", () => {
     expect(minutesPerTicket([], at)).toBe(DEFAULT_MINUTES_PER_TICKET);
