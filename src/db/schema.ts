@@ -161,6 +161,8 @@ export const queues = sqliteTable("queues", {
   name: text("name").notNull(),
   description: text("description"),
   maxCapacity: integer("max_capacity"),
+  /** Mirror of the room's own value, for a room that learns its configuration from this row. */
+  noShowTimeoutMinutes: integer("no_show_timeout_minutes").notNull().default(5),
   letter: text("letter").notNull(),
   status: text("status", { enum: ["active", "paused", "closed"] }).notNull().default("active"),
   archivedAt: integer("archived_at"),

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   "remote_join.arrived",
   "remote_join.expired",
   "queue.status_changed",
+  "queue.updated",
   "queue.capacity_warning",
   "queue.long_wait",
   "queue.cleared",

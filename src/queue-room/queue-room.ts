@@ -31,6 +31,7 @@ import type {
   RoomConfig,
   RoomError,
   RoomResult,
+  RoomSettings,
   TicketQuery,
   TicketView,
   TransferSnapshot,
@@ -52,6 +53,7 @@ function invalidState(status: string, allowed: readonly string[], message: strin
 }
 
 const CALL_HISTORY = 100;
+const MINUTE_MS = 60_000;
 /**
  * A hand-off to another queue takes milliseconds; one still open after this long was cut
  * short (the Worker failed between reserving and completing it). The room's alarm then
@@ -93,16 +95,40 @@ export class QueueRoom extends DurableObject<Env> {
   /** Gives the room its catalog facts once; later calls change nothing (the room is the authority). */
   configure(config: RoomConfig): void {
     this.sql.exec(
-      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, status = ?, archived_at = ?
+      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?
        WHERE id = 1 AND organization_id IS NULL`,
       config.queueId,
       config.organizationId,
       config.serviceId,
       config.letter,
       config.maxCapacity,
+      config.noShowTimeoutMinutes * MINUTE_MS,
       config.status,
       config.archivedAt,
     );
+  }
+
+  /**
+   * Changes the settings the room enforces. A lower capacity refuses joins until the line is
+   * under it (nobody is removed); a new no-show timeout applies to tickets already called.
+   */
+  reconfigure(settings: RoomSettings, at: number): RoomResult<QueueSummary> {
+    return this.mutate(at, (cfg) => {
+      this.assertNotArchived(cfg);
+      const changes: Record<string, unknown> = {};
+      if (settings.maxCapacity !== undefined && settings.maxCapacity !== cfg.max_capacity) {
+        this.sql.exec("UPDATE room SET max_capacity = ? WHERE id = 1", settings.maxCapacity);
+        changes.maxCapacity = settings.maxCapacity;
+      }
+      const noShowMs = settings.noShowTimeoutMinutes === undefined ? undefined : settings.noShowTimeoutMinutes * MINUTE_MS;
+      if (noShowMs !== undefined && noShowMs !== cfg.no_show_ms) {
+        this.sql.exec("UPDATE room SET no_show_ms = ? WHERE id = 1", noShowMs);
+        changes.noShowTimeoutMinutes = settings.noShowTimeoutMinutes;
+      }
+      // The event also carries the room's new deadline to D1 through the outbox.
+      if (Object.keys(changes).length > 0) this.emit(cfg, "queue.updated", null, at, changes);
+      return this.summaryOf(this.config() as Configured, at);
+    });
   }
 
   summary(at: number): QueueSummary | null {
@@ -845,6 +871,7 @@ export class QueueRoom extends DurableObject<Env> {
       status: cfg.status,
       archivedAt: cfg.archived_at,
       maxCapacity: cfg.max_capacity,
+      noShowTimeoutMinutes: cfg.no_show_ms / MINUTE_MS,
       waitingCount,
       servingCount: counts.find((c) => c.status === "serving")?.n ?? 0,
       estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, this.perTicket(at)),

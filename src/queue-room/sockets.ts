@@ -87,7 +87,7 @@ function subscriptions(ws: WebSocket): string[] {
 /** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
 export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
   const row = await env.DB.prepare(
-    "SELECT id, organization_id, service_id, name, letter, max_capacity, status, archived_at FROM queues WHERE id = ?",
+    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, status, archived_at FROM queues WHERE id = ?",
   )
     .bind(queueId)
     .first<{
@@ -97,6 +97,7 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
       name: string;
       letter: string;
       max_capacity: number | null;
+      no_show_timeout_minutes: number;
       status: QueueStatus;
       archived_at: number | null;
     }>();
@@ -109,6 +110,7 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
       serviceId: row.service_id,
       letter: row.letter,
       maxCapacity: row.max_capacity,
+      noShowTimeoutMinutes: row.no_show_timeout_minutes,
       status: row.status,
       archivedAt: row.archived_at,
     },

@@ -12,8 +12,15 @@ export interface RoomConfig {
   serviceId: string;
   letter: string;
   maxCapacity: number | null;
+  noShowTimeoutMinutes: number;
   status: QueueStatus;
   archivedAt: number | null;
+}
+
+/** The settings of a queue its room enforces; absent fields stay as they are. */
+export interface RoomSettings {
+  maxCapacity?: number | null;
+  noShowTimeoutMinutes?: number;
 }
 
 export interface NewTicket {
@@ -59,6 +66,7 @@ export interface QueueSummary {
   status: QueueStatus;
   archivedAt: number | null;
   maxCapacity: number | null;
+  noShowTimeoutMinutes: number;
   waitingCount: number;
   servingCount: number;
   estimatedWaitMinutes: number;

@@ -9,7 +9,7 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { queueOfCaller } from "../http/queue-access";
-import { archiveQueue, clearQueue, createQueue, describeQueue, findQueue, listQueues, setQueueStatus } from "../services/queues";
+import { archiveQueue, clearQueue, createQueue, describeQueue, findQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
 import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
 import { Language } from "./schemas";
 import { TicketRecord } from "./tickets";
@@ -24,6 +24,7 @@ export const QueueRecord = z
     name: z.string(),
     description: z.string().nullable(),
     maxCapacity: z.number().int().nullable(),
+    noShowTimeoutMinutes: z.number().int(),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),
@@ -36,6 +37,8 @@ export const QueueRecord = z
   .openapi("Queue");
 
 const QueueParam = idParam("queueId", "que");
+const MaxCapacity = z.number().int().min(1).max(10_000);
+const NoShowTimeout = z.number().int().min(1).max(60).describe("Minutes a called ticket has to come forward before it expires (default 5)");
 const PartySize = z.number().int().min(1).max(50);
 const VisitorName = z.string().trim().min(1).max(100);
 
@@ -69,7 +72,8 @@ const create = createRoute({
           serviceId: z.string().min(1).max(64),
           name: z.string().trim().min(1).max(100),
           description: z.string().max(1000).nullable().optional(),
-          maxCapacity: z.number().int().min(1).max(10_000).nullable().optional(),
+          maxCapacity: MaxCapacity.nullable().optional(),
+          noShowTimeoutMinutes: NoShowTimeout.optional(),
         })
         .openapi("CreateQueueRequest"),
     ),
@@ -134,6 +138,36 @@ const status = createRoute({
 app.openapi(status, async (c) => {
   const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
   return c.json(ok(await setQueueStatus(c.env, queue, c.req.valid("json").status, now())), 200);
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/business/queues/{queueId}",
+  tags,
+  summary: "Rename a queue or change its capacity or no-show timeout",
+  description:
+    "Needs QUEUE_MANAGE. `null` clears the description or the capacity. A lower capacity refuses joins until the line is under it " +
+    "(nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).",
+  security: SECURITY.any,
+  request: {
+    params: QueueParam,
+    body: jsonBody(
+      z
+        .strictObject({
+          name: z.string().trim().min(1).max(100).optional(),
+          description: z.string().max(1000).nullable().optional(),
+          maxCapacity: MaxCapacity.nullable().optional(),
+          noShowTimeoutMinutes: NoShowTimeout.optional(),
+        })
+        .openapi("UpdateQueueRequest"),
+    ),
+  },
+  responses: { 200: jsonResponse(okEnvelope(QueueRecord), "The queue"), ...errors(409) },
+});
+
+app.openapi(update, async (c) => {
+  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await updateQueue(c.env, queue, c.req.valid("json"), now())), 200);
 });
 
 const join = createRoute({

@@ -10,7 +10,7 @@ import { ApiError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import type { QueueRoom } from "../queue-room/queue-room";
-import type { QueueSummary, RoomConfig, RoomError, RoomResult } from "../queue-room/types";
+import type { QueueSummary, RoomConfig, RoomError, RoomResult, RoomSettings } from "../queue-room/types";
 import { isUniqueViolation } from "./organizations";
 import { roomOf } from "./queue-rooms";
 
@@ -24,6 +24,7 @@ export function roomConfig(q: QueueRow): RoomConfig {
     serviceId: q.serviceId,
     letter: q.letter,
     maxCapacity: q.maxCapacity,
+    noShowTimeoutMinutes: q.noShowTimeoutMinutes,
     status: q.status,
     archivedAt: q.archivedAt,
   };
@@ -83,6 +84,7 @@ async function summaryOf(env: Env, queue: QueueRow, at: number): Promise<QueueSu
       status: queue.status,
       archivedAt: queue.archivedAt,
       maxCapacity: queue.maxCapacity,
+      noShowTimeoutMinutes: queue.noShowTimeoutMinutes,
       waitingCount: 0,
       servingCount: 0,
       estimatedWaitMinutes: 0,
@@ -98,6 +100,7 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
     name: q.name,
     description: q.description,
     maxCapacity: s.maxCapacity,
+    noShowTimeoutMinutes: s.noShowTimeoutMinutes,
     status: s.status,
     letter: q.letter,
     waitingCount: s.waitingCount,
@@ -119,7 +122,11 @@ export interface NewQueue {
   name: string;
   description?: string | null | undefined;
   maxCapacity?: number | null | undefined;
+  noShowTimeoutMinutes?: number | undefined;
 }
+
+/** CONTRACT §4: a called ticket expires after 5 minutes unless the queue says otherwise. */
+export const DEFAULT_NO_SHOW_MINUTES = 5;
 
 const LETTER_ATTEMPTS = 5;
 
@@ -149,6 +156,7 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
       name: input.name,
       description: input.description ?? null,
       maxCapacity: input.maxCapacity ?? null,
+      noShowTimeoutMinutes: input.noShowTimeoutMinutes ?? DEFAULT_NO_SHOW_MINUTES,
       letter: nextLetter(used.map((u) => u.letter)),
       status: "active",
       archivedAt: null,
@@ -157,11 +165,14 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
     };
     try {
       const result = await env.DB.prepare(
-        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, letter, status, archived_at, created_at, updated_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, letter, status, archived_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
       )
-        .bind(row.id, organizationId, row.serviceId, row.name, row.description, row.maxCapacity, row.letter, at, at, maxQueues, organizationId, maxQueues)
+        .bind(
+          row.id, organizationId, row.serviceId, row.name, row.description, row.maxCapacity, row.noShowTimeoutMinutes, row.letter,
+          at, at, maxQueues, organizationId, maxQueues,
+        )
         .run();
       if (result.meta.changes === 0) {
         throw new ApiError("PLAN_REQUIRED", `The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
@@ -217,6 +228,34 @@ async function projectStatus(env: Env, queue: QueueRow, s: QueueSummary, at: num
 export async function setQueueStatus(env: Env, queue: QueueRow, status: QueueStatus, at: number): Promise<QueueRecord> {
   const summary = await inRoom(env, queue, (room) => room.setStatus(status, at));
   return queueRecord(await projectStatus(env, queue, summary, at), summary);
+}
+
+export interface QueuePatch {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  maxCapacity?: number | null | undefined;
+  noShowTimeoutMinutes?: number | undefined;
+}
+
+/**
+ * The room takes the settings it enforces first (it refuses an archived queue); the D1 row
+ * then follows, names included. A failure in between leaves D1 behind the room, and the
+ * same PATCH repeated completes it.
+ */
+export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, at: number): Promise<QueueRecord> {
+  const settings: RoomSettings = {};
+  if (patch.maxCapacity !== undefined) settings.maxCapacity = patch.maxCapacity;
+  if (patch.noShowTimeoutMinutes !== undefined) settings.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
+  const summary = await inRoom(env, queue, (room) => room.reconfigure(settings, at));
+  const changes: Partial<QueueRow> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.description !== undefined) changes.description = patch.description;
+  if (patch.maxCapacity !== undefined) changes.maxCapacity = patch.maxCapacity;
+  if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
+  if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
+  changes.updatedAt = at;
+  const updated = await database(env.DB).update(queues).set(changes).where(eq(queues.id, queue.id)).returning().get();
+  return queueRecord(updated ?? { ...queue, ...changes }, summary);
 }
 
 export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {

@@ -57,6 +57,7 @@ const ROUTES: IsolationCase[] = [
   // Queues and tickets
   { method: "POST", path: () => "/v1/business/queues", body: (a) => ({ serviceId: a.serviceId, name: "x" }) },
   { method: "PATCH", path: (a) => `/v1/business/queues/${a.queueId}/status`, body: () => ({ status: "closed" }) },
+  { method: "PATCH", path: (a) => `/v1/business/queues/${a.queueId}`, body: () => ({ name: "Taken over" }) },
   { method: "GET", path: (a) => `/v1/queues/${a.queueId}/tickets` },
   { method: "POST", path: (a) => `/v1/queues/${a.queueId}/operator-join`, body: () => ({}) },
   { method: "POST", path: (a) => `/v1/queues/${a.queueId}/vip-ticket`, body: () => ({}) },

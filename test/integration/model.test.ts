@@ -63,7 +63,7 @@ describe("QueueRoom against a model", () => {
         runs += 1;
         const queueId = `que_m0de1${String(runs).padStart(5, "0")}${Math.random().toString(36).slice(2, 12).padEnd(10, "0")}`;
         const stub = room(queueId);
-        await stub.configure({ queueId, organizationId: "org_model", serviceId: "svc_model", letter: "M", maxCapacity: null, status: "active", archivedAt: null });
+        await stub.configure({ queueId, organizationId: "org_model", serviceId: "svc_model", letter: "M", maxCapacity: null, noShowTimeoutMinutes: 5, status: "active", archivedAt: null });
         const model: ModelTicket[] = [];
         let prioritySeq = 0;
         let at = Date.UTC(2026, 0, 5, 9);

@@ -1,5 +1,7 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { testClock } from "../../src/lib/clock";
 import { call, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
 import { addMember, insertService, queueFixture, setPlan, settle } from "../helpers/catalog";
 
@@ -161,5 +163,73 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
     expect(res.body.error.details).toEqual({ status: "archived", allowed: ["active", "paused", "closed"] });
     expectError(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }), 409, "INVALID_STATE");
     expectError(await call("POST", `/v1/queues/${f.queueId}/clear`, { token: f.owner.token }), 409, "INVALID_STATE");
+  });
+});
+
+describe("PATCH /v1/business/queues/{queueId}", () => {
+  async function sweep(at: number) {
+    const ctx = createExecutionContext();
+    await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+  }
+
+  it("renames, describes and sets capacity and no-show timeout; null clears", async () => {
+    const f = await queueFixture("pro", { description: "Front desk", maxCapacity: 20 });
+    const patched = expectOk(
+      await call("PATCH", `/v1/business/queues/${f.queueId}`, {
+        token: f.owner.token,
+        body: { name: "Counter 1", description: null, maxCapacity: 3, noShowTimeoutMinutes: 2 },
+      }),
+    );
+    expect(patched).toMatchObject({ name: "Counter 1", description: null, maxCapacity: 3, noShowTimeoutMinutes: 2, letter: "A" });
+    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token: f.owner.token }))).toMatchObject({ name: "Counter 1", maxCapacity: 3, noShowTimeoutMinutes: 2 });
+    expect(expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { maxCapacity: null } })).maxCapacity).toBeNull();
+    expect(expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: {} })).name).toBe("Counter 1");
+    const created = expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: "Lab", noShowTimeoutMinutes: 15 } }), 201);
+    expect(created.noShowTimeoutMinutes).toBe(15);
+  });
+
+  it("a lower capacity refuses joins until the line is under it, and removes nobody", async () => {
+    const f = await queueFixture("pro");
+    for (let i = 0; i < 3; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { maxCapacity: 2 } }));
+    expectError(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 409, "QUEUE_FULL");
+    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token: f.owner.token })).waitingCount).toBe(3);
+  });
+
+  it("a new no-show timeout applies to a ticket already called, through the minute sweep", async () => {
+    testClock.set("2026-05-06T10:00:00.000Z");
+    const f = await queueFixture("pro");
+    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    await settle(f.queueId);
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { noShowTimeoutMinutes: 2 } }));
+    await settle(f.queueId);
+    await sweep(Date.parse("2026-05-06T10:01:59.999Z"));
+    expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("called");
+    await sweep(Date.parse("2026-05-06T10:02:00.000Z"));
+    expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("expired");
+  });
+
+  it("refuses bad input on the field, operators, other organizations and archived queues", async () => {
+    const f = await queueFixture("pro");
+    const path = `/v1/business/queues/${f.queueId}`;
+    for (const [body, field] of [
+      [{ noShowTimeoutMinutes: 0 }, "noShowTimeoutMinutes"],
+      [{ noShowTimeoutMinutes: 61 }, "noShowTimeoutMinutes"],
+      [{ noShowTimeoutMinutes: "5" }, "noShowTimeoutMinutes"],
+      [{ maxCapacity: 0 }, "maxCapacity"],
+      [{ name: "  " }, "name"],
+      [{ name: null }, "name"],
+      [{ letter: "Z" }, "letter"],
+    ] as const) {
+      expectError(await call("PATCH", path, { token: f.owner.token, body }), 400, "VALIDATION_ERROR", field);
+    }
+    const operator = await addMember(f.organizationId, "operator");
+    expectError(await call("PATCH", path, { token: operator.token, body: { name: "Mine" } }), 403, "AUTHORIZATION_ERROR");
+    const stranger = await registerUser();
+    expectError(await call("PATCH", path, { token: stranger.token, body: { name: "Theirs" } }), 404, "NOT_FOUND");
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }));
+    expectError(await call("PATCH", path, { token: f.owner.token, body: { name: "Late" } }), 409, "INVALID_STATE");
   });
 });

@@ -138,6 +138,7 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: () => "/v1/business/queues", body: (f) => ({ serviceId: f.serviceId, name: unique("q") }), permission: "QUEUE_MANAGE" },
   { method: "GET", path: () => "/v1/business/queues", permission: "QUEUE_VIEW" },
   { method: "PATCH", path: (f) => `/v1/business/queues/${f.queueId}/status`, body: () => ({ status: "active" }), permission: "QUEUE_MANAGE" },
+  { method: "PATCH", path: (f) => `/v1/business/queues/${f.queueId}`, body: () => ({ description: "Renamed" }), permission: "QUEUE_MANAGE" },
   { method: "GET", path: (f) => `/v1/queues/${f.queueId}/tickets`, permission: "QUEUE_VIEW" },
   { method: "POST", path: (f) => `/v1/queues/${f.queueId}/operator-join`, body: () => ({}), permission: "QUEUE_OPERATE" },
   { method: "POST", path: (f) => `/v1/queues/${f.queueId}/vip-ticket`, body: () => ({}), permission: "QUEUE_OPERATE" },

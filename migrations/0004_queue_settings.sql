@@ -1,0 +1,1 @@
+ALTER TABLE `queues` ADD `no_show_timeout_minutes` integer DEFAULT 5 NOT NULL;
