@@ -37,6 +37,8 @@ export const QueueRecord = z
   .openapi("Queue");
 
 const QueueParam = idParam("queueId", "que");
+const QueueName = z.string().trim().min(1).max(100);
+const QueueDescription = z.string().max(1000).nullable();
 const MaxCapacity = z.number().int().min(1).max(10_000);
 const NoShowTimeout = z.number().int().min(1).max(60).describe("Minutes a called ticket has to come forward before it expires (default 5)");
 const PartySize = z.number().int().min(1).max(50);
@@ -70,8 +72,8 @@ const create = createRoute({
       z
         .strictObject({
           serviceId: z.string().min(1).max(64),
-          name: z.string().trim().min(1).max(100),
-          description: z.string().max(1000).nullable().optional(),
+          name: QueueName,
+          description: QueueDescription.optional(),
           maxCapacity: MaxCapacity.nullable().optional(),
           noShowTimeoutMinutes: NoShowTimeout.optional(),
         })
@@ -154,8 +156,8 @@ const update = createRoute({
     body: jsonBody(
       z
         .strictObject({
-          name: z.string().trim().min(1).max(100).optional(),
-          description: z.string().max(1000).nullable().optional(),
+          name: QueueName.optional(),
+          description: QueueDescription.optional(),
           maxCapacity: MaxCapacity.nullable().optional(),
           noShowTimeoutMinutes: NoShowTimeout.optional(),
         })
