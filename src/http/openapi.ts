@@ -62,8 +62,8 @@ export function errors(...statuses: number[]) {
 type SecurityRequirement = Record<string, string[]>;
 
 export const SECURITY: Record<"session" | "any" | "apiKey" | "none", SecurityRequirement[]> = {
-  session: [{ sessionCookie: [] }, { bearerAuth: [] }],
-  any: [{ sessionCookie: [] }, { bearerAuth: [] }, { apiKey: [] }],
+  session: [{ bearerAuth: [] }, { sessionCookie: [] }],
+  any: [{ apiKey: [] }, { bearerAuth: [] }, { sessionCookie: [] }],
   apiKey: [{ apiKey: [] }, { bearerAuth: [] }],
   none: [],
 };

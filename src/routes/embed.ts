@@ -21,7 +21,7 @@ const embed = createRoute({
   tags,
   summary: "The embeddable widget script",
   description:
-    "Public. Load it with `<script async src=\"…/v1/embed.js\">` on any site: it renders the widget into `#widget` " +
+    "Public. Load it on any site with an async script element whose src is `…/v1/embed.js`: it renders the widget into `#widget` " +
     "(status, join or display board) from `window.QueueWidgetConfig` or the element's data-* attributes. " +
     "Plain JavaScript without dependencies; cached for 5 minutes; CORS open to any origin.",
   security: SECURITY.none,

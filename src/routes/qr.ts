@@ -193,7 +193,7 @@ export const ScanResult = z
         "joined: a new ticket; already_in_queue: the scanner's live ticket in that queue (no second one); " +
         "present: the scanner's ticket marked present; operator_access: the queues the code opens",
     }),
-    ticket: TicketRecord.nullable(),
+    ticket: z.union([TicketRecord, z.null()]),
     queues: z.array(QueueRecord),
   })
   .openapi("ScanResult");

@@ -39,7 +39,9 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: "apiKey", in: "cookie", name: "service.session_token" });
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     const patch = doc.paths["/v1/organizations/{organizationId}"].patch;
-    expect(patch.responses["400"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    const badInput = doc.components.responses[patch.responses["400"].$ref.split("/").pop()];
+    expect(badInput.content["application/json"].schema.properties.error.properties.code.enum).toEqual(["VALIDATION_ERROR"]);
+    expect(badInput.headers["X-Request-ID"]).toEqual({ $ref: "#/components/headers/X-Request-ID" });
   });
 });
 

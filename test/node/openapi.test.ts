@@ -1,6 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import { unlistedOperations } from "../../src/http/openapi-document";
 
 /**
  * Renders /v1/openapi.json with the real app and route handler. The only bindings the
@@ -23,5 +24,28 @@ describe("the OpenAPI document", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
+  });
+});
+
+describe("the operations table (src/http/operations.ts)", () => {
+  it("names every operation of the document, with unique operation ids", async () => {
+    const doc = (await servedDocument()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    expect(unlistedOperations(doc)).toEqual([]);
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("declares every tag it uses and lists each route's own error codes", async () => {
+    const doc = (await servedDocument()) as any;
+    const used = new Set(Object.values(doc.paths).flatMap((item: any) => Object.values(item).flatMap((op: any) => op.tags ?? [])));
+    expect([...used].every((t) => doc.tags.some((d: { name: string }) => d.name === t))).toBe(true);
+    const callNext = doc.paths["/v1/queues/{queueId}/call-next"].post;
+    const conflict = doc.components.responses[callNext.responses["409"].$ref.split("/").pop()];
+    expect(conflict.content["application/json"].schema.properties.error.properties.code.enum).toEqual(
+      expect.arrayContaining(["QUEUE_EMPTY", "QUEUE_CLOSED", "OPERATOR_UNAVAILABLE"]),
+    );
+    expect(callNext.parameters.map((p: any) => p.$ref ?? p.name)).toContain("#/components/parameters/IdempotencyKey");
+    expect(doc.components.schemas.Ticket.type).toBe("object");
   });
 });

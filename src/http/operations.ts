@@ -1,0 +1,140 @@
+import type { ErrorCode } from "./errors";
+
+// The one table of operations: each route's stable operationId (the business verb, camelCase)
+// and the error codes it can answer beyond those every route of its kind answers. The OpenAPI
+// document's error responses, header parameters and tags are generated from here
+// (openapi-document.ts); a test fails when a route is missing from this table.
+
+export interface Operation {
+  id: string;
+  /** Codes this route answers beyond the defaults of its kind (see defaultErrors). */
+  errors?: ErrorCode[];
+  /** The organization comes from the request (API key, X-Organization-Id, only membership). */
+  organizationFromRequest?: boolean;
+}
+
+const STATE: ErrorCode[] = ["INVALID_STATE"];
+const JOIN: ErrorCode[] = ["QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "QUOTA_EXCEEDED"];
+
+export const OPERATIONS: Record<string, Operation> = {
+  "POST /v1/auth/register": { id: "register", errors: ["CONFLICT"] },
+  "POST /v1/auth/login": { id: "logIn" },
+  "GET /v1/auth/me": { id: "getMe" },
+  "POST /v1/auth/session/refresh": { id: "refreshSession" },
+  "POST /v1/auth/logout": { id: "logOut" },
+
+  "POST /v1/organizations": { id: "createOrganization", errors: ["CONFLICT"] },
+  "GET /v1/organizations": { id: "listOrganizations" },
+  "GET /v1/organizations/{organizationId}": { id: "getOrganization" },
+  "PATCH /v1/organizations/{organizationId}": { id: "updateOrganization" },
+  "DELETE /v1/organizations/{organizationId}": { id: "deleteOrganization" },
+  "POST /v1/organizations/{organizationId}/transfer-ownership": { id: "transferOwnership", errors: ["CONFLICT"] },
+  "GET /v1/business/dashboard": { id: "getDashboard", organizationFromRequest: true },
+
+  "GET /v1/organizations/{organizationId}/members": { id: "listMembers" },
+  "POST /v1/organizations/{organizationId}/members": { id: "addMember", errors: ["CONFLICT"] },
+  "PATCH /v1/organizations/{organizationId}/members/{userId}": { id: "updateMember" },
+  "DELETE /v1/organizations/{organizationId}/members/{userId}": { id: "removeMember" },
+
+  "POST /v1/organizations/{organizationId}/api-keys": { id: "createApiKey" },
+  "GET /v1/organizations/{organizationId}/api-keys": { id: "listApiKeys" },
+  "DELETE /v1/organizations/{organizationId}/api-keys/{keyId}": { id: "revokeApiKey" },
+
+  "POST /v1/locations": { id: "createLocation" },
+  "GET /v1/business/locations": { id: "listLocations", organizationFromRequest: true },
+  "GET /v1/locations/search": { id: "searchLocations" },
+  "GET /v1/locations/nearby": { id: "findNearbyLocations" },
+  "PATCH /v1/locations/{locationId}": { id: "updateLocation" },
+  "DELETE /v1/locations/{locationId}": { id: "deleteLocation" },
+
+  "GET /v1/services/types": { id: "listServiceTypes" },
+  "GET /v1/services/organization/search": { id: "searchServices" },
+  "POST /v1/services": { id: "createService", errors: ["PLAN_REQUIRED"] },
+  "GET /v1/business/services": { id: "listServices", organizationFromRequest: true },
+  "GET /v1/services/{serviceId}": { id: "getService" },
+  "PATCH /v1/services/{serviceId}": { id: "updateService" },
+  "DELETE /v1/services/{serviceId}": { id: "deleteService" },
+
+  "POST /v1/business/queues": { id: "createQueue", errors: ["PLAN_REQUIRED", "CONFLICT"], organizationFromRequest: true },
+  "GET /v1/business/queues": { id: "listQueues", organizationFromRequest: true },
+  "GET /v1/queues/{queueId}": { id: "getQueue" },
+  "PATCH /v1/business/queues/{queueId}/status": { id: "setQueueStatus", errors: STATE },
+  "PATCH /v1/business/queues/{queueId}": { id: "updateQueue", errors: STATE },
+  "POST /v1/queues/{queueId}/join": { id: "joinQueue", errors: JOIN },
+  "POST /v1/queues/{queueId}/operator-join": { id: "createWalkInTicket", errors: JOIN },
+  "POST /v1/queues/{queueId}/vip-ticket": { id: "createVipTicket", errors: JOIN },
+  "POST /v1/queues/{queueId}/call-next": { id: "callNext", errors: ["QUEUE_EMPTY", "QUEUE_CLOSED", "OPERATOR_UNAVAILABLE"] },
+  "POST /v1/queues/{queueId}/clear": { id: "clearQueue", errors: STATE },
+  "POST /v1/queues/{queueId}/archive": { id: "archiveQueue", errors: STATE },
+  "GET /v1/queues/{queueId}/tickets": { id: "listQueueTickets" },
+  "POST /v1/queues/{queueId}/eligibility": { id: "checkRemoteEligibility" },
+
+  "GET /v1/tickets/{ticketId}": { id: "getTicket" },
+  "POST /v1/tickets/{ticketId}/cancel": { id: "cancelTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/present": { id: "markTicketPresent", errors: STATE },
+  "POST /v1/tickets/{ticketId}/complete": { id: "completeTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/skip-absent": { id: "skipAbsentTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/recover": { id: "recoverTicket", errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL"] },
+  "POST /v1/tickets/{ticketId}/transfer-queue": { id: "transferTicketToQueue", errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "CONFLICT"] },
+  "POST /v1/tickets/{ticketId}/transfer": { id: "transferTicketToOperator", errors: STATE },
+
+  "POST /v1/remote-join/{queueId}/start": { id: "startRemoteJoin", errors: [...JOIN, "OUT_OF_RANGE", "REMOTE_JOIN_PENALTY", "CONFLICT"] },
+  "POST /v1/remote-join/{ticketId}/location": { id: "updateRemoteJoinLocation", errors: STATE },
+  "POST /v1/remote-join/{ticketId}/confirm": { id: "confirmRemoteJoin", errors: STATE },
+  "GET /v1/remote-join/{ticketId}": { id: "getRemoteJoin" },
+
+  "GET /v1/qr/generate": { id: "generateQrImage" },
+  "POST /v1/qr-tokens": { id: "createQrToken", errors: STATE },
+  "GET /v1/qr-tokens": { id: "listQrTokens", organizationFromRequest: true },
+  "DELETE /v1/qr-tokens/{id}": { id: "revokeQrToken" },
+  "POST /v1/qr/scan": { id: "scanQrCode", errors: [...JOIN, "QR_TOKEN_EXPIRED", "QR_TOKEN_USED", "OUT_OF_RANGE", "INVALID_STATE"] },
+
+  "POST /v1/nfc/tags": { id: "registerNfcTag", errors: ["CONFLICT"] },
+  "GET /v1/nfc/tags": { id: "listNfcTags", organizationFromRequest: true },
+  "GET /v1/nfc/tags/{nfcId}": { id: "getNfcTag" },
+  "PATCH /v1/nfc/tags/{nfcId}": { id: "updateNfcTag" },
+  "POST /v1/nfc/scan": { id: "scanNfcTag", errors: [...JOIN, "OUT_OF_RANGE"] },
+
+  "POST /v1/calendar/organization/{organizationId}": { id: "createCalendarEvent" },
+  "POST /v1/calendar/organization/{organizationId}/availability": { id: "declareUnavailability" },
+  "PATCH /v1/calendar/{eventId}": { id: "updateCalendarEvent" },
+  "DELETE /v1/calendar/{eventId}": { id: "deleteCalendarEvent" },
+  "GET /v1/business/calendar": { id: "listCalendarOccurrences", organizationFromRequest: true },
+  "GET /v1/business/calendar/availability": { id: "listMemberAvailability", organizationFromRequest: true },
+
+  "GET /v1/embed.js": { id: "getEmbedScript" },
+  "GET /v1/widget/board": { id: "getDisplayBoardPage" },
+  "GET /v1/widget/organization/{organizationId}/info": { id: "getWidgetInfo" },
+  "GET /v1/widget/queue/{queueId}/status": { id: "getWidgetQueueStatus" },
+  "POST /v1/widget/queue/{queueId}/join": { id: "joinQueueFromWidget", errors: JOIN },
+  "GET /v1/widget/organization/{organizationId}/display-board": { id: "getDisplayBoard" },
+  "GET /v1/widget/ws": { id: "openLiveUpdates" },
+};
+
+/** What a code means, for the error responses' descriptions. */
+export const ERROR_MEANINGS: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: "a field, query parameter or header is invalid; `details.field` names it",
+  AUTHENTICATION_ERROR: "no credential, or an unknown one",
+  TOKEN_EXPIRED: "the session has expired; log in again",
+  PLAN_REQUIRED: "the organization's plan does not include this; `details {requiredPlan, currentPlan, limit}`",
+  AUTHORIZATION_ERROR: "the role, scope or key does not allow this",
+  KEY_REVOKED: "the API key was revoked",
+  QUOTA_EXCEEDED: "a monthly quota is used up; `details {limit, used, resetsAt}`",
+  REMOTE_JOIN_PENALTY: "remote join is suspended for this user; `details.until`",
+  NOT_FOUND: "unknown id, or an id of another organization",
+  CONFLICT: "a unique value is taken, or a concurrent change won; `details.field`",
+  INVALID_STATE: "not allowed from the current state; `details {status, allowed}`",
+  QUEUE_PAUSED: "the queue takes no new tickets while paused",
+  QUEUE_CLOSED: "the queue is closed (or its service inactive, or a closure runs: `details.reason`)",
+  QUEUE_FULL: "the party does not fit the queue's capacity",
+  QUEUE_EMPTY: "no ticket can be called",
+  OPERATOR_UNAVAILABLE: "the caller is on a break, closure or unavailability; `details {eventId, until}`",
+  QR_TOKEN_EXPIRED: "the QR token has expired",
+  QR_TOKEN_USED: "the single-use QR token was used already",
+  PAYLOAD_TOO_LARGE: "the body is over 64 KiB",
+  UNSUPPORTED_MEDIA_TYPE: "the body is not `application/json`",
+  OUT_OF_RANGE: "the position is farther than allowed; `details {distanceKm, maxKm}`",
+  API_RATE_LIMIT_EXCEEDED: "too many requests; wait `Retry-After` seconds",
+  INTERNAL_ERROR: "a fault on our side; quote the request id",
+};
