@@ -1469,6 +1469,12 @@ export interface components {
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
             description?: string | null;
         };
+        PageMeta: {
+            total: number;
+            page: number;
+            limit: number;
+            hasMore: boolean;
+        };
         UpdateOrganizationRequest: {
             name?: string;
             legalName?: string | null;
@@ -1518,12 +1524,6 @@ export interface components {
              * @example 2026-12-31T23:59:59Z
              */
             expiresAt?: string;
-        };
-        PageMeta: {
-            total: number;
-            page: number;
-            limit: number;
-            hasMore: boolean;
         };
         ScanResult: {
             /**
@@ -1896,6 +1896,7 @@ export interface components {
         };
         JoinQueueRequest: {
             partySize?: number;
+            /** @example +33612345678 */
             phone?: string;
             /** @enum {string} */
             language?: "fr" | "en";
@@ -1908,7 +1909,8 @@ export interface components {
             serviceId?: string;
         };
         SkipAbsentRequest: {
-            reason: string;
+            /** @description Default "absent" */
+            reason?: string;
         };
         RecoverTicketRequest: {
             /** @enum {string} */
@@ -3142,7 +3144,14 @@ export interface operations {
     };
     listOrganizations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
             header?: {
                 /**
                  * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
@@ -3175,6 +3184,7 @@ export interface operations {
                             /** @enum {string} */
                             role: "owner" | "admin" | "manager" | "operator";
                         })[];
+                        meta: components["schemas"]["PageMeta"];
                     };
                 };
             };
@@ -5931,7 +5941,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["SkipAbsentRequest"];
             };

@@ -33,6 +33,11 @@ export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
   return { required: true, content: { "application/json": { schema } }, ...(description ? { description } : {}) };
 }
 
+/** A body the route accepts but does not require: no body at all means `{}`. */
+export function optionalJsonBody<T extends z.ZodType>(schema: T) {
+  return { required: false, content: { "application/json": { schema } } };
+}
+
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
 }

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { queueIdOfTicket } from "../lib/ids";
 import { findQueue, findQueueWithRole, type QueueRow } from "../services/queues";
-import { rememberRole } from "./auth";
+import type { Permission } from "../domain/permissions";
+import { authorize, rememberRole, type Actor } from "./auth";
 import type { AppEnv } from "./context";
 import { ApiError, notFound } from "./errors";
 
@@ -25,6 +26,25 @@ export async function ticketQueueOfCaller(c: Context<AppEnv>, ticketId: string):
     return await queueOfCaller(c, queueId);
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND") throw notFound("Ticket");
+    throw err;
+  }
+}
+
+/**
+ * `authorize` on a queue's organization. Queues are readable by any signed-in user, so a user
+ * outside the organization is told why (still 404, as for any id of another organization).
+ */
+export async function authorizeOnQueue(c: Context<AppEnv>, queue: QueueRow, permission: Permission): Promise<Actor> {
+  try {
+    return await authorize(c, queue.organizationId, permission);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "NOT_FOUND" && c.get("principal").kind === "session") {
+      throw new ApiError(
+        "NOT_FOUND",
+        "You are not a member of the organization that runs this queue: operating it needs a role there (owner, admin, manager or operator)",
+        { reason: "not_a_member", permission },
+      );
+    }
     throw err;
   }
 }

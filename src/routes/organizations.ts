@@ -2,8 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { actorIn, authorize, requireUser } from "../http/auth";
 import { notFound } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { ok } from "../http/respond";
+import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import {
@@ -82,16 +82,20 @@ const list = createRoute({
   tags,
   summary: "Organizations the caller is a member of, with the caller's role",
   security: SECURITY.session,
+  request: { query: PaginationQuery },
   responses: {
-    200: jsonResponse(okEnvelope(z.array(OrganizationRecord.extend({ role: RoleSchema }))), "Memberships"),
+    200: jsonResponse(listEnvelope(OrganizationRecord.extend({ role: RoleSchema })), "Memberships"),
     ...errors(),
   },
 });
 
 app.openapi(list, async (c) => {
   const { user } = requireUser(c);
+  const window = pageWindow(c.req.valid("query"));
+  // A user belongs to a handful of organizations: one read, paged in memory.
   const rows = await organizationsOfUser(database(c.env.DB), user.id);
-  return c.json(ok(rows.map((r) => ({ ...organizationRecord(r.organization), role: r.role }))), 200);
+  const page = rows.slice(window.offset, window.offset + window.limit);
+  return c.json(okList(page.map((r) => ({ ...organizationRecord(r.organization), role: r.role })), pageMeta(rows.length, window)), 200);
 });
 
 const OrganizationParam = idParam("organizationId", "org");

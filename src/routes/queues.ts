@@ -4,14 +4,14 @@ import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { notFound, validationError } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, optionalJsonBody, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { queueOfCaller } from "../http/queue-access";
+import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, findQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
 import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
-import { Language } from "./schemas";
+import { CustomerPhone, Language } from "./schemas";
 import { TicketRecord } from "./tickets";
 
 const app = router();
@@ -44,10 +44,6 @@ const NoShowTimeout = z.number().int().min(1).max(60).describe("Minutes a called
 const PartySize = z.number().int().min(1).max(50);
 const VisitorName = z.string().trim().min(1).max(100);
 
-/** A body the route accepts but does not require: no body at all means `{}`. */
-function optionalJsonBody<T extends z.ZodType>(schema: T) {
-  return { required: false, content: { "application/json": { schema } } };
-}
 
 /** Who acts on a queue: the user, or for an API key the key itself. */
 function actingId(actor: Actor): string {
@@ -56,7 +52,7 @@ function actingId(actor: Actor): string {
 
 async function queueFor(c: Context<AppEnv>, queueId: string, permission: Parameters<typeof authorize>[2]) {
   const queue = await queueOfCaller(c, queueId);
-  const actor = await authorize(c, queue.organizationId, permission);
+  const actor = await authorizeOnQueue(c, queue, permission);
   return { queue, actor };
 }
 
@@ -185,7 +181,7 @@ const join = createRoute({
       z
         .strictObject({
           partySize: PartySize.optional(),
-          phone: z.string().regex(/^\+?[0-9 ().-]{6,20}$/, "a phone number").optional(),
+          phone: CustomerPhone.optional(),
           language: Language.optional(),
         })
         .openapi("JoinQueueRequest"),

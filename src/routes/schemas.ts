@@ -4,6 +4,13 @@ import { z } from "@hono/zod-openapi";
 // VALIDATION_ERROR, so nothing can be set through a body that does not name it.
 
 export const Language = z.enum(["fr", "en"]);
+
+/** The one phone rule of every route that takes a customer's phone (SMS needs E.164). */
+export const E164_PHONE = /^\+[1-9][0-9]{6,14}$/;
+export const CustomerPhone = z
+  .string()
+  .regex(E164_PHONE, "an E.164 phone number: + then country code and number, no spaces, e.g. +33612345678")
+  .openapi({ example: "+33612345678" });
 export const Email = z.email().max(254).transform((v) => v.toLowerCase());
 export const OrganizationType = z.enum(["retail", "healthcare", "banking", "government", "other"]);
 export const RoleSchema = z.enum(["owner", "admin", "manager", "operator"]);

@@ -2,17 +2,16 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { RECOVERY_OPTIONS, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import type { Permission } from "../domain/permissions";
-import { actorIn, authorize, requireCredential } from "../http/auth";
+import { requireCredential } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { forbidden } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import type { QueueRoom } from "../queue-room/queue-room";
 import type { RoomResult, TicketView } from "../queue-room/types";
 import { inRoom, type QueueRow } from "../services/queues";
-import { ticketQueueOfCaller } from "../http/queue-access";
+import { authorizeOnQueue, ticketQueueOfCaller } from "../http/queue-access";
 import { getTicket, recoverTicket, ticketRecord, transferToOperator, transferToQueue } from "../services/tickets";
 
 const app = router();
@@ -54,7 +53,7 @@ const TicketResponse = jsonResponse(okEnvelope(TicketRecord), "The ticket");
 /** The ticket's queue, with the caller allowed `permission` in its organization. */
 async function operated(c: Context<AppEnv>, ticketId: string, permission: Permission = "QUEUE_OPERATE"): Promise<QueueRow> {
   const queue = await ticketQueueOfCaller(c, ticketId);
-  await authorize(c, queue.organizationId, permission);
+  await authorizeOnQueue(c, queue, permission);
   return queue;
 }
 
@@ -66,11 +65,10 @@ async function ownedOr(c: Context<AppEnv>, ticketId: string, permission: Permiss
   if (principal.kind === "session") {
     const ticket = await getTicket(c.env, queue, ticketId, at);
     if (ticket.userId === principal.user.id) return { queue, ticket };
-    const actor = await actorIn(c, queue.organizationId);
-    if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
+    await authorizeOnQueue(c, queue, permission);
     return { queue, ticket };
   }
-  await authorize(c, queue.organizationId, permission);
+  await authorizeOnQueue(c, queue, permission);
   return { queue, ticket: await getTicket(c.env, queue, ticketId, at) };
 }
 
@@ -140,7 +138,9 @@ const skip = createRoute({
   security: SECURITY.any,
   request: {
     params: TicketParam,
-    body: jsonBody(z.strictObject({ reason: z.string().trim().min(1).max(500) }).openapi("SkipAbsentRequest")),
+    body: optionalJsonBody(
+      z.strictObject({ reason: z.string().trim().min(1).max(500).optional().openapi({ description: 'Default "absent"' }) }).openapi("SkipAbsentRequest"),
+    ),
   },
   responses: { 200: TicketResponse, ...errors(409) },
 });
@@ -148,7 +148,7 @@ const skip = createRoute({
 app.openapi(skip, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  const { reason } = c.req.valid("json");
+  const reason = c.req.valid("json").reason ?? "absent";
   return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => room.skipAbsent(ticketId, reason, now())))), 200);
 });
 

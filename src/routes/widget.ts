@@ -6,6 +6,7 @@ import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { forbidden, validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CustomerPhone } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -170,12 +171,11 @@ app.openapi(status, async (c) => {
 
 // ---- join -------------------------------------------------------------------------------------
 
-const E164 = /^\+[1-9][0-9]{1,14}$/;
 
 const JoinBody = z
   .strictObject({
     visitorName: z.string().trim().min(1).max(100).optional(),
-    phone: z.string().regex(E164, "an E.164 phone number, e.g. +33612345678").optional().openapi({ example: "+33612345678" }),
+    phone: CustomerPhone.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
   })
   .openapi("WidgetJoinRequest");

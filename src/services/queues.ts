@@ -6,7 +6,7 @@ import type { Role } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
 import type { QueueStatus } from "../domain/tickets";
 import type { Env } from "../env";
-import { ApiError, notFound } from "../http/errors";
+import { ApiError, notFound, planRequired } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import type { QueueRoom } from "../queue-room/queue-room";
@@ -175,9 +175,10 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
         )
         .run();
       if (result.meta.changes === 0) {
-        throw new ApiError("PLAN_REQUIRED", `The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
-          requiredPlan: "pro",
+        throw planRequired(`The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
           currentPlan: plan,
+          limit: maxQueues,
+          feature: "queues",
         });
       }
     } catch (err) {

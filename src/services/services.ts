@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { chunk, type Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
 import { entitlements, type Plan } from "../domain/plans";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { ApiError, notFound, planRequired, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, utcDayStart } from "../lib/time";
 import { likeContains } from "./locations";
@@ -145,10 +145,10 @@ export async function createService(db: Database, organizationId: string, input:
     ...linkStatements(db, row.id, input.locationIds),
   ]);
   if (inserted.meta.changes === 0) {
-    throw new ApiError("PLAN_REQUIRED", `The ${org.plan} plan allows ${maxServices} service(s); upgrade to add more`, {
-      requiredPlan: "pro",
+    throw planRequired(`The ${org.plan} plan allows ${maxServices} service(s); upgrade to add more`, {
       currentPlan: org.plan,
       limit: maxServices,
+      feature: "services",
     });
   }
   return row;

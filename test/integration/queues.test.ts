@@ -52,7 +52,7 @@ describe("POST /v1/business/queues", () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     for (const r of results.filter((x) => x.status !== 201)) {
       expectError(r, 402, "PLAN_REQUIRED");
-      expect(r.body.error.details).toEqual({ requiredPlan: "pro", currentPlan: "starter" });
+      expect(r.body.error.details).toEqual({ requiredPlan: "pro", currentPlan: "starter", limit: 1, feature: "queues" });
     }
   });
 
