@@ -44,7 +44,7 @@ Demo data is ready (local D1, .wrangler/state).
 API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
 `);
 
-const devArgs = ["dev", "--test-scheduled", "--ip", ip, "--port", port, ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i))];
+const devArgs = ["dev", "--test-scheduled", "--var", "ENVIRONMENT:development", "--ip", ip, "--port", port, ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i))];
 const child = spawn(wrangler, devArgs, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));
