@@ -2908,6 +2908,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "owner@demo.example",
+                 *       "password": "demo-owner-password",
+                 *       "firstName": "Olivia",
+                 *       "lastName": "Owner",
+                 *       "accountType": "business",
+                 *       "language": "fr"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RegisterRequest"];
             };
         };
@@ -2925,6 +2935,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "user": {
+                     *           "id": "usr_d3m00000000000000000",
+                     *           "email": "owner@demo.example",
+                     *           "firstName": "Olivia",
+                     *           "lastName": "Owner",
+                     *           "role": "user",
+                     *           "accountType": "business",
+                     *           "language": "fr",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "session": {
+                     *           "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -2962,6 +2994,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "owner@demo.example",
+                 *       "password": "demo-owner-password"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LoginRequest"];
             };
         };
@@ -2979,6 +3017,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "user": {
+                     *           "id": "usr_d3m00000000000000000",
+                     *           "email": "owner@demo.example",
+                     *           "firstName": "Olivia",
+                     *           "lastName": "Owner",
+                     *           "role": "user",
+                     *           "accountType": "business",
+                     *           "language": "fr",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "session": {
+                     *           "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3024,6 +3084,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "user": {
+                     *           "id": "usr_d3m00000000000000000",
+                     *           "email": "owner@demo.example",
+                     *           "firstName": "Olivia",
+                     *           "lastName": "Owner",
+                     *           "role": "user",
+                     *           "accountType": "business",
+                     *           "language": "fr",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "memberships": [
+                     *           {
+                     *             "organizationId": "org_d3m00000000000000000",
+                     *             "role": "owner"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3074,6 +3158,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3124,6 +3216,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "loggedOut": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3177,6 +3277,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "org_d3m00000000000000000",
+                     *           "name": "Demo Bank",
+                     *           "slug": "demo-bank",
+                     *           "type": "banking",
+                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "legalName": "Demo Bank SA",
+                     *           "siret": "73282932000074",
+                     *           "vatNumber": "FR44732829320",
+                     *           "website": "https://demo-bank.example",
+                     *           "billingEmail": "billing@demo.example",
+                     *           "availabilityRadiusKm": 1,
+                     *           "defaultLanguage": "fr",
+                     *           "logoUrl": "https://demo-bank.example/logo.png",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "role": "owner"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3215,6 +3346,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Corner Bank",
+                 *       "slug": "corner-bank",
+                 *       "type": "banking",
+                 *       "description": "Deposits, withdrawals and transfers"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateOrganizationRequest"];
             };
         };
@@ -3232,6 +3371,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_d3m00000000000000000",
+                     *         "name": "Demo Bank",
+                     *         "slug": "demo-bank",
+                     *         "type": "banking",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "legalName": "Demo Bank SA",
+                     *         "siret": "73282932000074",
+                     *         "vatNumber": "FR44732829320",
+                     *         "website": "https://demo-bank.example",
+                     *         "billingEmail": "billing@demo.example",
+                     *         "availabilityRadiusKm": 1,
+                     *         "defaultLanguage": "fr",
+                     *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3279,6 +3440,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_d3m00000000000000000",
+                     *         "name": "Demo Bank",
+                     *         "slug": "demo-bank",
+                     *         "type": "banking",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "legalName": "Demo Bank SA",
+                     *         "siret": "73282932000074",
+                     *         "vatNumber": "FR44732829320",
+                     *         "website": "https://demo-bank.example",
+                     *         "billingEmail": "billing@demo.example",
+                     *         "availabilityRadiusKm": 1,
+                     *         "defaultLanguage": "fr",
+                     *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3323,6 +3506,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3358,6 +3550,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Demo Bank",
+                 *       "legalName": "Demo Bank SA",
+                 *       "website": "https://demo-bank.example",
+                 *       "billingEmail": "billing@demo.example",
+                 *       "availabilityRadiusKm": 1,
+                 *       "siret": "73282932000074",
+                 *       "vatNumber": "FR44732829320",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "type": "banking",
+                 *       "defaultLanguage": "fr",
+                 *       "logoUrl": "https://demo-bank.example/logo.png"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateOrganizationRequest"];
             };
         };
@@ -3375,6 +3582,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_d3m00000000000000000",
+                     *         "name": "Demo Bank",
+                     *         "slug": "demo-bank",
+                     *         "type": "banking",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "legalName": "Demo Bank SA",
+                     *         "siret": "73282932000074",
+                     *         "vatNumber": "FR44732829320",
+                     *         "website": "https://demo-bank.example",
+                     *         "billingEmail": "billing@demo.example",
+                     *         "availabilityRadiusKm": 1,
+                     *         "defaultLanguage": "fr",
+                     *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3413,6 +3642,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "newOwnerId": "usr_d3m0p3rat0r000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TransferOwnershipRequest"];
             };
         };
@@ -3430,6 +3664,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "ownerId": "own_d3m00000000000000000",
+                     *         "previousOwnerId": "pre_d3m00000000000000000",
+                     *         "previousOwnerRole": "admin"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3539,6 +3784,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "qrt_d3m00000000000000000",
+                     *           "purpose": "service_checkin",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *           "status": "active",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "usedAt": "2026-03-20T10:30:00.000Z",
+                     *           "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "imageUrl": "Demo"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3574,6 +3845,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "purpose": "service_checkin",
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "queueId": "que_d3m0q000000000000000",
+                 *       "expiresAt": "2026-12-31T23:59:59Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateQrTokenRequest"];
             };
         };
@@ -3591,6 +3870,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "qrt_d3m00000000000000000",
+                     *         "purpose": "service_checkin",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *         "status": "active",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "usedAt": "2026-03-20T10:30:00.000Z",
+                     *         "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "imageUrl": "Demo"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3638,6 +3935,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "qrt_d3m00000000000000000",
+                     *         "purpose": "service_checkin",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *         "status": "active",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "usedAt": "2026-03-20T10:30:00.000Z",
+                     *         "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "imageUrl": "Demo"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3672,6 +3987,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319
+                 *     }
+                 */
                 "application/json": components["schemas"]["QrScanRequest"];
             };
         };
@@ -3689,6 +4011,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "action": "joined",
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "queues": [
+                     *           {
+                     *             "id": "que_d3m00000000000000000",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "name": "Main queue",
+                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "maxCapacity": 60,
+                     *             "noShowTimeoutMinutes": 5,
+                     *             "status": "active",
+                     *             "letter": "A",
+                     *             "waitingCount": 4,
+                     *             "servingCount": 1,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3709,6 +4084,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "action": "joined",
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "queues": [
+                     *           {
+                     *             "id": "que_d3m00000000000000000",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "name": "Main queue",
+                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "maxCapacity": 60,
+                     *             "noShowTimeoutMinutes": 5,
+                     *             "status": "active",
+                     *             "letter": "A",
+                     *             "waitingCount": 4,
+                     *             "servingCount": 1,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3769,6 +4197,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "nfc_d3m00000000000000000",
+                     *           "nfcId": "04:A2:24:B2:5C:6F:80",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "kind": "physical",
+                     *           "locationName": "Entrance",
+                     *           "latitude": 48.8708,
+                     *           "longitude": 2.3319,
+                     *           "status": "enabled",
+                     *           "scanCount": 1,
+                     *           "uniqueDevices": 1,
+                     *           "lastScannedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3804,6 +4260,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "nfcId": "04:A2:3B:1C:5D:80",
+                 *       "queueId": "que_d3m0q000000000000000",
+                 *       "locationName": "Entrance",
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319,
+                 *       "kind": "physical"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateNfcTagRequest"];
             };
         };
@@ -3821,6 +4287,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "nfc_d3m00000000000000000",
+                     *         "nfcId": "04:A2:24:B2:5C:6F:80",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "kind": "physical",
+                     *         "locationName": "Entrance",
+                     *         "latitude": 48.8708,
+                     *         "longitude": 2.3319,
+                     *         "status": "enabled",
+                     *         "scanCount": 1,
+                     *         "uniqueDevices": 1,
+                     *         "lastScannedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3869,6 +4355,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "nfc_d3m00000000000000000",
+                     *         "nfcId": "04:A2:24:B2:5C:6F:80",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "kind": "physical",
+                     *         "locationName": "Entrance",
+                     *         "latitude": 48.8708,
+                     *         "longitude": 2.3319,
+                     *         "status": "enabled",
+                     *         "scanCount": 1,
+                     *         "uniqueDevices": 1,
+                     *         "lastScannedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3901,6 +4407,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "locationName": "Entrance",
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319,
+                 *       "queueId": "que_d3m0q000000000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateNfcTagRequest"];
             };
         };
@@ -3918,6 +4433,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "nfc_d3m00000000000000000",
+                     *         "nfcId": "04:A2:24:B2:5C:6F:80",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "kind": "physical",
+                     *         "locationName": "Entrance",
+                     *         "latitude": 48.8708,
+                     *         "longitude": 2.3319,
+                     *         "status": "enabled",
+                     *         "scanCount": 1,
+                     *         "uniqueDevices": 1,
+                     *         "lastScannedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3954,6 +4489,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "nfcId": "04:A2:3B:1C:5D:80",
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319,
+                 *       "deviceInfo": {
+                 *         "phoneModel": "Demo",
+                 *         "osVersion": "Demo"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["NfcScanRequest"];
             };
         };
@@ -3971,6 +4517,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "action": "joined",
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "queues": [
+                     *           {
+                     *             "id": "que_d3m00000000000000000",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "name": "Main queue",
+                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "maxCapacity": 60,
+                     *             "noShowTimeoutMinutes": 5,
+                     *             "status": "active",
+                     *             "letter": "A",
+                     *             "waitingCount": 4,
+                     *             "servingCount": 1,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -3991,6 +4590,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "action": "joined",
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "queues": [
+                     *           {
+                     *             "id": "que_d3m00000000000000000",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "name": "Main queue",
+                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "maxCapacity": 60,
+                     *             "noShowTimeoutMinutes": 5,
+                     *             "status": "active",
+                     *             "letter": "A",
+                     *             "waitingCount": 4,
+                     *             "servingCount": 1,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4031,6 +4683,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Lunch break",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "startDate": "2026-03-20T09:00:00+01:00",
+                 *       "endDate": "2026-03-20T09:00:00+01:00",
+                 *       "eventType": "shift",
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "locationId": "loc_d3m0par1s00000000000",
+                 *       "attendees": [
+                 *         "usr_d3m0p3rat0r000000000"
+                 *       ],
+                 *       "color": "#3366ff",
+                 *       "recurrencePattern": "daily",
+                 *       "recurrenceEndDate": "2026-03-20T09:00:00+01:00"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateCalendarEventRequest"];
             };
         };
@@ -4048,6 +4717,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "evt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "title": "Lunch break",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "startDate": "2026-03-20T10:30:00.000Z",
+                     *         "endDate": "2026-03-20T10:30:00.000Z",
+                     *         "eventType": "shift",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "attendees": [
+                     *           "usr_d3m0p3rat0r000000000"
+                     *         ],
+                     *         "color": "#2563eb",
+                     *         "recurrencePattern": "daily",
+                     *         "recurrenceEndDate": "2026-03-20T10:30:00.000Z",
+                     *         "timezone": "Europe/Paris",
+                     *         "createdById": "usr_d3m0wner000000000000",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4087,6 +4782,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Lunch break",
+                 *       "startDate": "2026-03-20T09:00:00+01:00",
+                 *       "endDate": "2026-03-20T09:00:00+01:00",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "recurrencePattern": "daily",
+                 *       "recurrenceEndDate": "2026-03-20T09:00:00+01:00"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateAvailabilityRequest"];
             };
         };
@@ -4104,6 +4809,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "evt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "title": "Lunch break",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "startDate": "2026-03-20T10:30:00.000Z",
+                     *         "endDate": "2026-03-20T10:30:00.000Z",
+                     *         "eventType": "shift",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "attendees": [
+                     *           "usr_d3m0p3rat0r000000000"
+                     *         ],
+                     *         "color": "#2563eb",
+                     *         "recurrencePattern": "daily",
+                     *         "recurrenceEndDate": "2026-03-20T10:30:00.000Z",
+                     *         "timezone": "Europe/Paris",
+                     *         "createdById": "usr_d3m0wner000000000000",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4151,6 +4882,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4186,6 +4926,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Lunch break",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "startDate": "2026-03-20T09:00:00+01:00",
+                 *       "endDate": "2026-03-20T09:00:00+01:00",
+                 *       "eventType": "shift",
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "locationId": "loc_d3m0par1s00000000000",
+                 *       "attendees": [
+                 *         "usr_d3m0p3rat0r000000000"
+                 *       ],
+                 *       "color": "#3366ff",
+                 *       "recurrencePattern": "daily",
+                 *       "recurrenceEndDate": "2026-03-20T09:00:00+01:00"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateCalendarEventRequest"];
             };
         };
@@ -4203,6 +4960,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "evt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "title": "Lunch break",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "startDate": "2026-03-20T10:30:00.000Z",
+                     *         "endDate": "2026-03-20T10:30:00.000Z",
+                     *         "eventType": "shift",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "attendees": [
+                     *           "usr_d3m0p3rat0r000000000"
+                     *         ],
+                     *         "color": "#2563eb",
+                     *         "recurrencePattern": "daily",
+                     *         "recurrenceEndDate": "2026-03-20T10:30:00.000Z",
+                     *         "timezone": "Europe/Paris",
+                     *         "createdById": "usr_d3m0wner000000000000",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4255,6 +5038,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "title": "Lunch break",
+                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "startDate": "2026-03-20T10:30:00.000Z",
+                     *           "endDate": "2026-03-20T10:30:00.000Z",
+                     *           "eventType": "shift",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "attendees": [
+                     *             "usr_d3m0p3rat0r000000000"
+                     *           ],
+                     *           "color": "#2563eb",
+                     *           "recurrencePattern": "daily",
+                     *           "recurrenceEndDate": "2026-03-20T10:30:00.000Z",
+                     *           "timezone": "Europe/Paris",
+                     *           "createdById": "usr_d3m0wner000000000000",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "occurrenceStart": "2026-03-20T10:30:00.000Z",
+                     *           "occurrenceEnd": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4311,6 +5130,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "firstName": "Olivia",
+                     *           "lastName": "Owner",
+                     *           "role": "owner",
+                     *           "available": false,
+                     *           "blockedBy": {
+                     *             "eventId": "eve_d3m00000000000000000",
+                     *             "eventType": "shift",
+                     *             "until": "Demo"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4346,6 +5190,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organizationId": "org_d3m00000000000000000",
+                 *       "name": "Demo Bank Opéra",
+                 *       "address": "1 place de l'Opéra, 75009 Paris",
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319,
+                 *       "timezone": "Europe/Paris",
+                 *       "phone": "+33 1 23 45 67 89",
+                 *       "email": "owner@demo.example"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateLocationRequest"];
             };
         };
@@ -4363,6 +5219,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "loc_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Demo Bank Opéra",
+                     *         "address": "1 place de l'Opéra, 75009 Paris",
+                     *         "latitude": 48.8708,
+                     *         "longitude": 2.3319,
+                     *         "timezone": "Europe/Paris",
+                     *         "phone": "+33612345678",
+                     *         "email": "owner@demo.example",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4420,6 +5294,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "loc_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "name": "Demo Bank Opéra",
+                     *           "address": "1 place de l'Opéra, 75009 Paris",
+                     *           "latitude": 48.8708,
+                     *           "longitude": 2.3319,
+                     *           "timezone": "Europe/Paris",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4473,6 +5373,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "loc_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "name": "Demo Bank Opéra",
+                     *           "address": "1 place de l'Opéra, 75009 Paris",
+                     *           "latitude": 48.8708,
+                     *           "longitude": 2.3319,
+                     *           "timezone": "Europe/Paris",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4522,6 +5448,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "loc_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "name": "Demo Bank Opéra",
+                     *           "address": "1 place de l'Opéra, 75009 Paris",
+                     *           "latitude": 48.8708,
+                     *           "longitude": 2.3319,
+                     *           "timezone": "Europe/Paris",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "distanceKm": 0.42,
+                     *           "organization": {
+                     *             "id": "loc_d3m00000000000000000",
+                     *             "name": "Demo Bank Opéra"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4566,6 +5517,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "deleted": true,
+                     *         "deletedServiceIds": [
+                     *           "Demo"
+                     *         ],
+                     *         "deletedQueueIds": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4603,6 +5569,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Demo Bank Opéra",
+                 *       "address": "1 place de l'Opéra, 75009 Paris",
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319,
+                 *       "timezone": "Europe/Paris",
+                 *       "phone": "+33 1 23 45 67 89",
+                 *       "email": "owner@demo.example"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateLocationRequest"];
             };
         };
@@ -4620,6 +5597,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "loc_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Demo Bank Opéra",
+                     *         "address": "1 place de l'Opéra, 75009 Paris",
+                     *         "latitude": 48.8708,
+                     *         "longitude": 2.3319,
+                     *         "timezone": "Europe/Paris",
+                     *         "phone": "+33612345678",
+                     *         "email": "owner@demo.example",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4666,6 +5661,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "Demo",
+                     *           "name": {
+                     *             "fr": "Demo",
+                     *             "en": "Demo"
+                     *           },
+                     *           "organizationType": "retail"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4719,6 +5729,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "svc_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "name": "Teller",
+                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "serviceTypeId": "st_bank_teller",
+                     *           "isVirtual": false,
+                     *           "maxRemoteJoinRadiusKm": 5,
+                     *           "status": "active",
+                     *           "locationIds": [
+                     *             "loc_d3m0par1s00000000000"
+                     *           ],
+                     *           "queues": [
+                     *             {
+                     *               "id": "svc_d3m00000000000000000",
+                     *               "name": "Teller",
+                     *               "letter": "A",
+                     *               "status": "active"
+                     *             }
+                     *           ],
+                     *           "statistics": {
+                     *             "queueCount": 1,
+                     *             "waitingCount": 4,
+                     *             "servedToday": 1
+                     *           },
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4754,6 +5805,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Teller",
+                 *       "locationIds": [
+                 *         "loc_d3m0par1s00000000000"
+                 *       ],
+                 *       "serviceTypeId": "st_bank_teller",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "isVirtual": false,
+                 *       "maxRemoteJoinRadiusKm": 5
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateServiceRequest"];
             };
         };
@@ -4771,6 +5834,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "svc_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Teller",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "serviceTypeId": "st_bank_teller",
+                     *         "isVirtual": false,
+                     *         "maxRemoteJoinRadiusKm": 5,
+                     *         "status": "active",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
+                     *         "queues": [
+                     *           {
+                     *             "id": "svc_d3m00000000000000000",
+                     *             "name": "Teller",
+                     *             "letter": "A",
+                     *             "status": "active"
+                     *           }
+                     *         ],
+                     *         "statistics": {
+                     *           "queueCount": 1,
+                     *           "waitingCount": 4,
+                     *           "servedToday": 1
+                     *         },
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4831,6 +5927,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "svc_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "name": "Teller",
+                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "serviceTypeId": "st_bank_teller",
+                     *           "isVirtual": false,
+                     *           "maxRemoteJoinRadiusKm": 5,
+                     *           "status": "active",
+                     *           "locationIds": [
+                     *             "loc_d3m0par1s00000000000"
+                     *           ],
+                     *           "queues": [
+                     *             {
+                     *               "id": "svc_d3m00000000000000000",
+                     *               "name": "Teller",
+                     *               "letter": "A",
+                     *               "status": "active"
+                     *             }
+                     *           ],
+                     *           "statistics": {
+                     *             "queueCount": 1,
+                     *             "waitingCount": 4,
+                     *             "servedToday": 1
+                     *           },
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4876,6 +6013,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "svc_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Teller",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "serviceTypeId": "st_bank_teller",
+                     *         "isVirtual": false,
+                     *         "maxRemoteJoinRadiusKm": 5,
+                     *         "status": "active",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
+                     *         "queues": [
+                     *           {
+                     *             "id": "svc_d3m00000000000000000",
+                     *             "name": "Teller",
+                     *             "letter": "A",
+                     *             "status": "active"
+                     *           }
+                     *         ],
+                     *         "statistics": {
+                     *           "queueCount": 1,
+                     *           "waitingCount": 4,
+                     *           "servedToday": 1
+                     *         },
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4920,6 +6090,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "deleted": true,
+                     *         "deletedQueueIds": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -4956,6 +6138,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Teller",
+                 *       "locationIds": [
+                 *         "loc_d3m0par1s00000000000"
+                 *       ],
+                 *       "serviceTypeId": "st_bank_teller",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "isVirtual": false,
+                 *       "maxRemoteJoinRadiusKm": 5,
+                 *       "status": "active"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateServiceRequest"];
             };
         };
@@ -4973,6 +6168,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "svc_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Teller",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "serviceTypeId": "st_bank_teller",
+                     *         "isVirtual": false,
+                     *         "maxRemoteJoinRadiusKm": 5,
+                     *         "status": "active",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
+                     *         "queues": [
+                     *           {
+                     *             "id": "svc_d3m00000000000000000",
+                     *             "name": "Teller",
+                     *             "letter": "A",
+                     *             "status": "active"
+                     *           }
+                     *         ],
+                     *         "statistics": {
+                     *           "queueCount": 1,
+                     *           "waitingCount": 4,
+                     *           "servedToday": 1
+                     *         },
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5022,6 +6250,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "generatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "locations": {
+                     *           "total": 1
+                     *         },
+                     *         "services": {
+                     *           "total": 1,
+                     *           "byStatus": {
+                     *             "active": 1,
+                     *             "inactive": 1,
+                     *             "pending": 1,
+                     *             "rejected": 1
+                     *           }
+                     *         },
+                     *         "queues": {
+                     *           "total": 1,
+                     *           "byStatus": {
+                     *             "active": 1,
+                     *             "paused": 1,
+                     *             "closed": 1
+                     *           }
+                     *         },
+                     *         "tickets": {
+                     *           "today": {
+                     *             "total": 1,
+                     *             "byStatus": {}
+                     *           },
+                     *           "averageWaitMinutes": 1,
+                     *           "averageServiceMinutes": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5077,6 +6342,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "que_d3m00000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "name": "Main queue",
+                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "maxCapacity": 60,
+                     *           "noShowTimeoutMinutes": 5,
+                     *           "status": "active",
+                     *           "letter": "A",
+                     *           "waitingCount": 4,
+                     *           "servingCount": 1,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5117,6 +6411,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "name": "Main queue",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "maxCapacity": 60,
+                 *       "noShowTimeoutMinutes": 5
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateQueueRequest"];
             };
         };
@@ -5134,6 +6437,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "que_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "name": "Main queue",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "maxCapacity": 60,
+                     *         "noShowTimeoutMinutes": 5,
+                     *         "status": "active",
+                     *         "letter": "A",
+                     *         "waitingCount": 4,
+                     *         "servingCount": 1,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5182,6 +6506,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "que_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "name": "Main queue",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "maxCapacity": 60,
+                     *         "noShowTimeoutMinutes": 5,
+                     *         "status": "active",
+                     *         "letter": "A",
+                     *         "waitingCount": 4,
+                     *         "servingCount": 1,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5213,6 +6558,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "active"
+                 *     }
+                 */
                 "application/json": components["schemas"]["QueueStatusRequest"];
             };
         };
@@ -5230,6 +6580,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "que_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "name": "Main queue",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "maxCapacity": 60,
+                     *         "noShowTimeoutMinutes": 5,
+                     *         "status": "active",
+                     *         "letter": "A",
+                     *         "waitingCount": 4,
+                     *         "servingCount": 1,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5264,6 +6635,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Main queue",
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "maxCapacity": 60,
+                 *       "noShowTimeoutMinutes": 5
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateQueueRequest"];
             };
         };
@@ -5281,6 +6660,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "que_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "name": "Main queue",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "maxCapacity": 60,
+                     *         "noShowTimeoutMinutes": 5,
+                     *         "status": "active",
+                     *         "letter": "A",
+                     *         "waitingCount": 4,
+                     *         "servingCount": 1,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5320,6 +6720,13 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "partySize": 2,
+                 *       "phone": "+33612345678",
+                 *       "language": "fr"
+                 *     }
+                 */
                 "application/json": components["schemas"]["JoinQueueRequest"];
             };
         };
@@ -5337,6 +6744,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5376,6 +6815,12 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "visitorName": "Awa Diallo",
+                 *       "partySize": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
             };
         };
@@ -5393,6 +6838,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": true,
+                     *         "visitorName": "Awa Diallo",
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "operator",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5432,6 +6909,12 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "visitorName": "Awa Diallo",
+                 *       "partySize": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
             };
         };
@@ -5449,6 +6932,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": true,
+                     *         "isGhostMode": true,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 1,
+                     *         "estimatedWaitMinutes": 3,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "vip",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5488,6 +7003,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CallNextRequest"];
             };
         };
@@ -5505,6 +7025,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "called",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5557,6 +7109,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cancelled": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5609,6 +7169,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "que_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "name": "Main queue",
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "maxCapacity": 60,
+                     *         "noShowTimeoutMinutes": 5,
+                     *         "status": "active",
+                     *         "letter": "A",
+                     *         "waitingCount": 4,
+                     *         "servingCount": 1,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "archivedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5662,6 +7243,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5707,6 +7328,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5756,6 +7409,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "cancelled",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5806,6 +7491,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "serving",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "presentAt": null,
+                     *         "servingAt": "2026-03-20T10:30:00.000Z",
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5856,6 +7573,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5906,6 +7655,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "served",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "presentAt": null,
+                     *         "servingAt": "2026-03-20T10:30:00.000Z",
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5943,6 +7724,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "absent"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SkipAbsentRequest"];
             };
         };
@@ -5960,6 +7746,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "skipped",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": "absent",
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -5999,6 +7817,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "recoveryOption": "restore"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RecoverTicketRequest"];
             };
         };
@@ -6016,6 +7839,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6055,6 +7910,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "targetQueueId": "que_d3m0q000000000000000",
+                 *       "prioritize": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["TransferQueueRequest"];
             };
         };
@@ -6072,6 +7933,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "transfer",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6111,6 +8004,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "targetOperatorId": "usr_d3m0p3rat0r000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TransferOperatorRequest"];
             };
         };
@@ -6128,6 +8026,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6182,6 +8112,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "email": "owner@demo.example",
+                     *           "firstName": "Olivia",
+                     *           "lastName": "Owner",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6219,6 +8171,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "owner@demo.example",
+                 *       "role": "owner"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AddMemberRequest"];
             };
         };
@@ -6236,6 +8194,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "email": "owner@demo.example",
+                     *         "firstName": "Olivia",
+                     *         "lastName": "Owner",
+                     *         "role": "owner",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6284,6 +8256,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "removed": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6320,6 +8301,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "owner"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateMemberRequest"];
             };
         };
@@ -6337,6 +8323,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "email": "owner@demo.example",
+                     *         "firstName": "Olivia",
+                     *         "lastName": "Owner",
+                     *         "role": "owner",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6390,6 +8390,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "key_d3m00000000000000000",
+                     *           "name": "Front desk",
+                     *           "maskedKey": "qk_live_ab12cd34…wxyz",
+                     *           "permissions": [
+                     *             "Demo"
+                     *           ],
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "lastUsedAt": "2026-03-20T10:30:00.000Z",
+                     *           "revokedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6427,6 +8451,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk",
+                 *       "permissions": [
+                 *         "read:services"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateApiKeyRequest"];
             };
         };
@@ -6444,6 +8476,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "key_d3m00000000000000000",
+                     *         "name": "Front desk",
+                     *         "maskedKey": "qk_live_ab12cd34…wxyz",
+                     *         "permissions": [
+                     *           "Demo"
+                     *         ],
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "lastUsedAt": "2026-03-20T10:30:00.000Z",
+                     *         "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *         "key": "Demo"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6495,6 +8544,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "key_d3m00000000000000000",
+                     *         "name": "Front desk",
+                     *         "maskedKey": "qk_live_ab12cd34…wxyz",
+                     *         "permissions": [
+                     *           "Demo"
+                     *         ],
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "lastUsedAt": "2026-03-20T10:30:00.000Z",
+                     *         "revokedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6624,6 +8689,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Demo Bank",
+                     *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "en"
+                     *         ],
+                     *         "queues": [
+                     *           {
+                     *             "id": "Demo",
+                     *             "name": "Demo Bank",
+                     *             "status": "active"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6671,6 +8757,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "name": "Main queue",
+                     *         "status": "active",
+                     *         "waitingCount": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "nowServing": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6719,6 +8820,13 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "visitorName": "Awa Diallo",
+                 *       "phone": "+33612345678",
+                 *       "partySize": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["WidgetJoinRequest"];
             };
         };
@@ -6736,6 +8844,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "partySize": 2,
+                     *         "visitorName": "Awa Diallo",
+                     *         "source": "widget",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6783,6 +8909,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "generatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "queues": [
+                     *           {
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "name": "Main queue",
+                     *             "status": "active",
+                     *             "waitingCount": 4,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "called": [
+                     *               {
+                     *                 "displayCode": "A-042",
+                     *                 "status": "called",
+                     *                 "assignedTo": "Demo",
+                     *                 "calledAt": "2026-03-20T10:30:00.000Z"
+                     *               }
+                     *             ],
+                     *             "nextWaiting": [
+                     *               "Demo"
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6855,6 +9010,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319
+                 *     }
+                 */
                 "application/json": components["schemas"]["EligibilityRequest"];
             };
         };
@@ -6872,6 +9033,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "eligible": false,
+                     *         "distanceKm": 0.42,
+                     *         "maxRadiusKm": 1,
+                     *         "reason": "penalty",
+                     *         "penaltyUntil": "Demo"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6911,6 +9084,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319
+                 *     }
+                 */
                 "application/json": components["schemas"]["RemoteJoinStartRequest"];
             };
         };
@@ -6928,6 +9107,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "remoteJoin": {
+                     *           "id": "rjn_d3m00000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "status": "pending",
+                     *           "geofenceRadiusM": 1,
+                     *           "lastLocation": {
+                     *             "latitude": 48.8708,
+                     *             "longitude": 2.3319,
+                     *             "accuracyM": 1,
+                     *             "distanceM": 1
+                     *           },
+                     *           "lastLocationAt": "2026-03-20T10:30:00.000Z",
+                     *           "warnedAt": "2026-03-20T10:30:00.000Z",
+                     *           "reachedFrontAt": "2026-03-20T10:30:00.000Z",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "arrivedAt": "2026-03-20T10:30:00.000Z",
+                     *           "confirmMethod": "geofence",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -6971,6 +9206,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "latitude": 48.8708,
+                 *       "longitude": 2.3319,
+                 *       "accuracy": 12
+                 *     }
+                 */
                 "application/json": components["schemas"]["RemoteJoinLocationRequest"];
             };
         };
@@ -6988,6 +9230,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "remoteJoin": {
+                     *           "id": "rjn_d3m00000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "status": "pending",
+                     *           "geofenceRadiusM": 1,
+                     *           "lastLocation": {
+                     *             "latitude": 48.8708,
+                     *             "longitude": 2.3319,
+                     *             "accuracyM": 1,
+                     *             "distanceM": 1
+                     *           },
+                     *           "lastLocationAt": "2026-03-20T10:30:00.000Z",
+                     *           "warnedAt": "2026-03-20T10:30:00.000Z",
+                     *           "reachedFrontAt": "2026-03-20T10:30:00.000Z",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "arrivedAt": "2026-03-20T10:30:00.000Z",
+                     *           "confirmMethod": "geofence",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -7030,6 +9328,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "method": "geofence"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RemoteJoinConfirmRequest"];
             };
         };
@@ -7047,6 +9350,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "remoteJoin": {
+                     *           "id": "rjn_d3m00000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "status": "pending",
+                     *           "geofenceRadiusM": 1,
+                     *           "lastLocation": {
+                     *             "latitude": 48.8708,
+                     *             "longitude": 2.3319,
+                     *             "accuracyM": 1,
+                     *             "distanceM": 1
+                     *           },
+                     *           "lastLocationAt": "2026-03-20T10:30:00.000Z",
+                     *           "warnedAt": "2026-03-20T10:30:00.000Z",
+                     *           "reachedFrontAt": "2026-03-20T10:30:00.000Z",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "arrivedAt": "2026-03-20T10:30:00.000Z",
+                     *           "confirmMethod": "geofence",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -7097,6 +9456,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "remoteJoin": {
+                     *           "id": "rjn_d3m00000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "status": "pending",
+                     *           "geofenceRadiusM": 1,
+                     *           "lastLocation": {
+                     *             "latitude": 48.8708,
+                     *             "longitude": 2.3319,
+                     *             "accuracyM": 1,
+                     *             "distanceM": 1
+                     *           },
+                     *           "lastLocationAt": "2026-03-20T10:30:00.000Z",
+                     *           "warnedAt": "2026-03-20T10:30:00.000Z",
+                     *           "reachedFrontAt": "2026-03-20T10:30:00.000Z",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "arrivedAt": "2026-03-20T10:30:00.000Z",
+                     *           "confirmMethod": "geofence",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;

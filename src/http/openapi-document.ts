@@ -1,4 +1,5 @@
 import { ERROR_STATUS, type ErrorCode } from "./errors";
+import { addExamples } from "./openapi-examples";
 import { ERROR_MEANINGS, OPERATIONS, type Operation } from "./operations";
 
 // Turns the document generated from the routes into the one integrators read: operation ids,
@@ -208,6 +209,7 @@ export function polishDocument(doc: Json): Json {
   }
   const used = new Set(Object.values(doc.paths ?? {}).flatMap((item: any) => METHODS.flatMap((m) => item[m]?.tags ?? [])));
   doc.tags = TAGS.filter((t) => used.has(t.name));
+  addExamples(doc);
   // Each error response carries its own narrowed envelope (errorSchema), so the generic one goes.
   const { Error: _generic, ...schemas } = doc.components?.schemas ?? {};
   doc.components = {

@@ -49,3 +49,26 @@ describe("the operations table (src/http/operations.ts)", () => {
     expect(doc.components.schemas.Ticket.type).toBe("object");
   });
 });
+
+describe("examples", () => {
+  it("every JSON request body and success response carries a realistic example", async () => {
+    const doc = (await servedDocument()) as any;
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const body = op.requestBody?.content?.["application/json"];
+        if (body && body.example === undefined) missing.push(`${method} ${path} request`);
+        for (const [status, res] of Object.entries<any>(op.responses)) {
+          const json = res.content?.["application/json"];
+          if (Number(status) < 400 && json && json.example === undefined) missing.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    const called = doc.paths["/v1/queues/{queueId}/call-next"].post.responses["200"].content["application/json"].example.data;
+    expect(called).toMatchObject({ status: "called", displayCode: "A-042", id: expect.stringMatching(/^tkt_/) });
+    expect(doc.paths["/v1/queues/{queueId}/call-next"].post.requestBody.content["application/json"].example).toEqual({
+      serviceId: "svc_d3m0s3rv1c3000000000",
+    });
+  });
+});
