@@ -485,6 +485,22 @@ const cases = [
       await page.setViewportSize({ width: 900, height: 700 });
     },
   },
+  {
+    name: "API reference: renders offline with the business flow first, X-API-Key as the credential and no online-only buttons",
+    async run({ page, api }) {
+      const external = [];
+      page.on("request", (r) => { if (!r.url().startsWith(api) && !r.url().startsWith("data:")) external.push(r.url()); });
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await page.goto(`${api}/v1/docs`, { timeout: STEP_MS });
+      await page.getByText("The flow in six calls").first().waitFor({ timeout: STEP_MS * 2 });
+      await page.getByText("X-API-Key").first().waitFor({ timeout: STEP_MS });
+      const text = await page.innerText("body");
+      for (const online of ["Ask AI", "Generate MCP", "Deploy", "Share"]) check(!text.includes(online), `the page shows "${online}"`);
+      check(external.length === 0, `the page fetched outside the service: ${external.slice(0, 3).join(", ")}`);
+      await page.screenshot({ path: path.join(screenshots, "api-reference.png"), timeout: STEP_MS });
+      await page.setViewportSize({ width: 900, height: 700 });
+    },
+  },
 ];
 
 // ---------------------------------------------------------------- service fixtures
