@@ -28,8 +28,11 @@ export const FAILED_CREDENTIALS_WINDOW_MS = 15 * MINUTE;
 export const PUBLIC_LIMIT_PER_MINUTE = 6_000;
 /** All public reads of one IP together, whatever queue they name (ids in paths are free to invent). */
 export const PUBLIC_TOTAL_PER_MINUTE = 20_000;
-/** A published `widget` key, per (key, IP): one visitor's phone or one waiting-room screen. */
-export const WIDGET_KEY_LIMIT_PER_MINUTE = 600;
+/**
+ * A published `widget` key, per (key, IP): the visitors and screens of one address, e.g. a
+ * waiting room of 20 boards refetching on every call.
+ */
+export const WIDGET_KEY_LIMIT_PER_MINUTE = 1_200;
 export const WIDGET_KEY_LIMIT_PER_DAY = 50_000;
 
 /**
@@ -100,7 +103,8 @@ function planOf(c: Context<AppEnv>): Plan {
   }
   const scope = publicReadScope(c.req.method, c.req.path, (name) => c.req.query(name));
   if (scope !== null && p.kind !== "apiKey") {
-    // Anonymous visitors and dashboard users reading what the public may read.
+    // Anonymous visitors and dashboard users reading what the public may read (a widget key, even
+    // here, keeps its own per-(key, IP) bucket below).
     const name = `public:${scope}`;
     return { subject: ipSubject(c), rules: [minuteRule(name, PUBLIC_LIMIT_PER_MINUTE), minuteRule("public", PUBLIC_TOTAL_PER_MINUTE)], minute: name, day: null };
   }

@@ -152,15 +152,15 @@ describe("widget keys", () => {
     const results = await inBatches(70, 35, () => call("GET", info, { ...from(ip), apiKey: widget.key }));
     expect(results.filter((r) => r.status === 200)).toHaveLength(70);
     const last = results.reduce((a, b) => (Number(a.headers.get("X-RateLimit-Remaining")) < Number(b.headers.get("X-RateLimit-Remaining")) ? a : b));
-    expect(last.headers.get("X-RateLimit-Limit")).toBe("600");
-    expect(last.headers.get("X-RateLimit-Remaining")).toBe(String(600 - 70));
+    expect(last.headers.get("X-RateLimit-Limit")).toBe("1200");
+    expect(last.headers.get("X-RateLimit-Remaining")).toBe(String(1200 - 70));
     expect(last.headers.get("X-API-RateLimit-Limit")).toBe("50000");
     expect(last.headers.get("X-API-RateLimit-Remaining")).toBe(String(50_000 - 70));
     expect(last.headers.get("X-API-RateLimit-Reset")).toBe(NEXT_UTC_MIDNIGHT_SECONDS);
 
     // Another visitor's address starts afresh with the same key.
     const elsewhere = await call("GET", info, { ...from(freshIp()), apiKey: widget.key });
-    expect(elsewhere.headers.get("X-RateLimit-Remaining")).toBe("599");
+    expect(elsewhere.headers.get("X-RateLimit-Remaining")).toBe("1199");
     // The organization's other key has used nothing of its minute or its day.
     const other = await call("GET", info, { ...from(ip), apiKey: read.key });
     expectOk(other);
