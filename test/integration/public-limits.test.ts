@@ -12,6 +12,9 @@ import { addQueue, queueFixture, setPlan } from "../helpers/catalog";
 const WINDOW_START = "2026-03-02T10:00:00.000Z";
 const NEXT_UTC_MIDNIGHT_SECONDS = String(Date.parse("2026-03-03T00:00:00.000Z") / 1000);
 
+/** Hundreds of requests: seconds alone, far more on a loaded machine. */
+const HEAVY_TEST_TIMEOUT_MS = 120_000;
+
 let ipCounter = 0;
 /** An address no other test of this file uses (each has its own buckets). */
 function freshIp(): string {
@@ -64,7 +67,7 @@ describe("public reads and sockets", () => {
     expectError(login, 401, "AUTHENTICATION_ERROR");
     expect(login.headers.get("X-RateLimit-Limit")).toBe("120");
     expect(login.headers.get("X-RateLimit-Remaining")).toBe("119");
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 
   it("status reads are counted per (IP, queue) in the generous public bucket, not the strict one", async () => {
     testClock.set(WINDOW_START);
@@ -82,7 +85,7 @@ describe("public reads and sockets", () => {
     const embed = await SELF.fetch("https://api.test/v1/embed.js", from(ip));
     expect(embed.status).toBe(200);
     expect(embed.headers.get("X-RateLimit-Limit")).toBe("6000");
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 });
 
 describe("failed credentials per IP", () => {
@@ -170,7 +173,7 @@ describe("widget keys", () => {
     // Nothing was counted in the widget key's own (tier) object either.
     const keyObject = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${widget.id}`));
     expect(await runInDurableObject(keyObject, (_i, state) => [...state.storage.kv.list()].length)).toBe(0);
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 });
 
 describe("daily headers", () => {
