@@ -4,6 +4,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO, seedSql } from "./seed.mjs";
+import { startCronTicker } from "./cron-ticker.mjs";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
@@ -48,3 +49,6 @@ const devArgs = ["dev", "--test-scheduled", "--var", "ENVIRONMENT:development", 
 const child = spawn(wrangler, devArgs, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));
+// wrangler dev does not fire the cron trigger: fire the scheduled handler every minute ourselves.
+const stopCron = startCronTicker(base);
+child.on("exit", stopCron);

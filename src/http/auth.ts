@@ -10,6 +10,7 @@ import { now } from "../lib/clock";
 import { isId } from "../lib/ids";
 import { findApiKey, looksLikeApiKey } from "../services/api-key-auth";
 import { findSession, slideSession, type UserRow } from "../services/sessions";
+import { credentialRefusal, recordFailedCredential } from "./rate-limit";
 import type { AppEnv } from "./context";
 import { ApiError, forbidden, notFound, validationError } from "./errors";
 
@@ -31,73 +32,116 @@ function unauthenticated(message = "Missing or invalid credentials"): ApiError {
   return new ApiError("AUTHENTICATION_ERROR", message);
 }
 
-function credentialOf(c: Context<AppEnv>): { type: "apiKey" | "session"; value: string } | null {
+/** Exactly what clears the session cookie in a browser (same attributes as when it was set). */
+export const CLEARED_SESSION_COOKIE = `${SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Lax`;
+
+/** The response will clear the session cookie, once, whatever else happens to the request. */
+export function clearSessionCookie(c: Context<AppEnv>): void {
+  c.set("clearSessionCookie", true);
+}
+
+interface Credential {
+  type: "apiKey" | "session";
+  value: string;
+  /** A cookie is sent by the browser on its own: it is optional, never a reason to refuse. */
+  fromCookie: boolean;
+}
+
+function credentialOf(c: Context<AppEnv>): Credential | null {
   const apiKey = c.req.header("X-API-Key");
-  if (apiKey) return { type: "apiKey", value: apiKey.trim() };
+  if (apiKey) return { type: "apiKey", value: apiKey.trim(), fromCookie: false };
   const authorization = c.req.header("Authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match) throw unauthenticated("Authorization must be 'Bearer <token>'");
     const token = match[1]!;
-    return { type: looksLikeApiKey(token) ? "apiKey" : "session", value: token };
+    return { type: looksLikeApiKey(token) ? "apiKey" : "session", value: token, fromCookie: false };
   }
   const cookie = getCookie(c, SESSION_COOKIE);
-  return cookie ? { type: "session", value: cookie } : null;
+  return cookie ? { type: "session", value: cookie, fromCookie: true } : null;
 }
 
 function isWidgetPath(path: string): boolean {
   return path.startsWith("/v1/widget/") || path === "/v1/embed.js";
 }
 
-/**
- * Resolves who is calling. A credential that is present but wrong is refused here, on every
- * route; routes then state what they need (requireUser, authorize).
- */
-export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
-  const credential = credentialOf(c);
+/** Signing in works whatever the browser still holds: these routes never read a credential. */
+const SIGN_IN_PATHS: ReadonlySet<string> = new Set(["/v1/auth/login", "/v1/auth/register"]);
+/** Logging out always succeeds in clearing the cookie, even when the session is already gone. */
+const LOGOUT_PATH = "/v1/auth/logout";
+
+/** The caller behind a credential, or why it is refused (unknown, expired or revoked). */
+async function resolve(c: Context<AppEnv>, credential: Credential, at: number): Promise<Principal | ApiError> {
   const db = database(c.env.DB);
-  const at = now();
-  if (!credential) {
-    c.set("principal", { kind: "anonymous" });
-  } else if (credential.type === "apiKey") {
+  if (credential.type === "apiKey") {
     const found = await findApiKey(db, credential.value);
-    if (!found) throw unauthenticated("Unknown API key");
+    if (!found) return unauthenticated("Unknown API key");
     const { key, subscription } = found;
-    if (key.revokedAt !== null) throw new ApiError("KEY_REVOKED", "This API key has been revoked");
+    if (key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
     const permissions = keyPermissions(key.permissions);
-    const widgetOnly = permissions.size === 1 && permissions.has("WIDGET");
-    // A widget key is published in web pages: whatever permission a route checks, it may only
-    // reach the widget routes.
-    if (widgetOnly && !isWidgetPath(c.req.path)) throw forbidden("A widget key may only call the widget routes");
-    c.set("principal", {
+    return {
       kind: "apiKey",
       keyId: key.id,
       organizationId: key.organizationId,
       permissions,
-      widgetOnly,
+      widgetOnly: permissions.size === 1 && permissions.has("WIDGET"),
       rate: entitlements(subscription ?? { plan: "starter" }).rate,
-    });
-  } else {
-    if (!credential.value.startsWith("sess_")) throw unauthenticated("Unknown session token");
-    const found = await findSession(db, credential.value, at);
-    if (found.state === "expired") throw new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
-    if (found.state === "unknown") throw unauthenticated("Unknown session token");
-    const expiresAt = await slideSession(db, found, at);
-    c.set("principal", { kind: "session", ...found, expiresAt });
+    };
+  }
+  if (!credential.value.startsWith("sess_")) return unauthenticated("Unknown session token");
+  const found = await findSession(db, credential.value, at);
+  if (found.state === "expired") return new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
+  if (found.state === "unknown") return unauthenticated("Unknown session token");
+  const expiresAt = await slideSession(db, found, at);
+  return { kind: "session", ...found, expiresAt };
+}
+
+/**
+ * Resolves who is calling. A wrong credential in a header is refused here, on every route; a
+ * wrong session cookie leaves the request anonymous (public routes answer as to anyone) and
+ * only routes that need a caller refuse it, with the cookie's error; the cookie is cleared.
+ * Wrong credentials count per IP, and an IP over its limit is refused before any lookup.
+ */
+export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("principal", { kind: "anonymous" });
+  const credential = SIGN_IN_PATHS.has(c.req.path) ? null : credentialOf(c);
+  if (credential) {
+    const lenient = credential.fromCookie || c.req.path === LOGOUT_PATH;
+    const refused = await credentialRefusal(c);
+    const outcome = refused ?? (await resolve(c, credential, now()));
+    if (outcome instanceof ApiError) {
+      if (!refused) await recordFailedCredential(c);
+      if (!lenient) throw outcome;
+      c.set("credentialError", outcome);
+      if (!refused && credential.fromCookie) clearSessionCookie(c);
+    } else {
+      // A widget key is published in web pages: whatever permission a route checks, it may only
+      // reach the widget routes.
+      if (outcome.kind === "apiKey" && outcome.widgetOnly && !isWidgetPath(c.req.path)) {
+        throw forbidden("A widget key may only call the widget routes");
+      }
+      c.set("principal", outcome);
+    }
   }
   await next();
+  if (c.get("clearSessionCookie")) c.header("Set-Cookie", CLEARED_SESSION_COOKIE, { append: true });
 });
+
+/** What an anonymous request is refused with: the rejected cookie's own error if there was one. */
+function anonymousRefusal(c: Context<AppEnv>): ApiError {
+  return c.get("credentialError") ?? unauthenticated();
+}
 
 export function requireUser(c: Context<AppEnv>): Extract<Principal, { kind: "session" }> {
   const p = c.get("principal");
   if (p.kind === "session") return p;
   if (p.kind === "apiKey") throw forbidden("This route needs a user session, not an API key");
-  throw unauthenticated();
+  throw anonymousRefusal(c);
 }
 
 export function requireCredential(c: Context<AppEnv>): Exclude<Principal, { kind: "anonymous" }> {
   const p = c.get("principal");
-  if (p.kind === "anonymous") throw unauthenticated();
+  if (p.kind === "anonymous") throw anonymousRefusal(c);
   return p;
 }
 

@@ -1,6 +1,7 @@
 import type { Env } from "../env";
 import type { Role } from "../domain/permissions";
 import type { Principal } from "./auth";
+import type { ApiError } from "./errors";
 
 /** The Hono environment every router shares. */
 export type AppEnv = {
@@ -11,5 +12,9 @@ export type AppEnv = {
     rateLimitHeaders: Record<string, string>;
     /** Roles of the session's user already read along with another row (see `rememberRole`). */
     knownRoles: Map<string, Role | null>;
+    /** Why an optional credential (the session cookie) was not accepted; thrown by routes that need one. */
+    credentialError: ApiError;
+    /** The response clears the session cookie (it was invalid, or the caller logged out). */
+    clearSessionCookie: boolean;
   };
 };

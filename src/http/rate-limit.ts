@@ -2,82 +2,192 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { benchMode } from "../env";
 import { now } from "../lib/clock";
+import { isId } from "../lib/ids";
 import { DAY, MINUTE } from "../lib/time";
-import type { RateDecision, WindowRule } from "../rate-limiter/rate-limiter";
+import type { RateDecision, WindowRule, WindowState } from "../rate-limiter/rate-limiter";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
 
-/** Secondary limit on requests without a credential (login, register, public widget, scans). */
+// The buckets (docs/limits.md, CONTRACT §9 and §10). Every bucket of one client address lives
+// in that address's RateLimiter object (`ip:<address>`), each under its own rule name; an API
+// key's tier lives in the key's object (`key:<id>`), a user's in the user's (`user:<id>`).
+
+/** Strict, per IP: login, register, other anonymous routes, and failed credentials. */
 export const IP_LIMIT_PER_MINUTE = 120;
 /** Requests made with a user session (dashboards), per user. */
 export const SESSION_LIMIT_PER_MINUTE = 600;
 export const FAILED_LOGINS_LIMIT = 10;
 export const FAILED_LOGINS_WINDOW_MS = 15 * MINUTE;
+/** Wrong keys or tokens from one IP; the next credential from it is refused before any lookup. */
+export const FAILED_CREDENTIALS_LIMIT = 30;
+export const FAILED_CREDENTIALS_WINDOW_MS = 15 * MINUTE;
+/**
+ * Public reads and socket upgrades, per (IP, queue or organization): a waiting room of 2,000
+ * phones behind one address each loading the status and opening a socket within a minute.
+ */
+export const PUBLIC_LIMIT_PER_MINUTE = 6_000;
+/** All public reads of one IP together, whatever queue they name (ids in paths are free to invent). */
+export const PUBLIC_TOTAL_PER_MINUTE = 20_000;
+/**
+ * A published `widget` key, per (key, IP): the visitors and screens of one address, e.g. a
+ * waiting room of 20 boards refetching on every call.
+ */
+export const WIDGET_KEY_LIMIT_PER_MINUTE = 1_200;
+export const WIDGET_KEY_LIMIT_PER_DAY = 50_000;
 
+/**
+ * The client's address. In production only Cloudflare's `CF-Connecting-IP` is trusted (any
+ * client can write X-Forwarded-For); development and tests may also use X-Forwarded-For.
+ */
 export function clientIp(c: Context<AppEnv>): string {
-  return c.req.header("CF-Connecting-IP") ?? c.req.header("X-Forwarded-For")?.split(",")[0]?.trim() ?? "unknown";
+  const cf = c.req.header("CF-Connecting-IP");
+  if (cf) return cf.trim();
+  const environment = c.env?.ENVIRONMENT;
+  if (environment === "development" || environment === "test") {
+    const forwarded = c.req.header("X-Forwarded-For")?.split(",")[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  return "unknown";
 }
 
 function limiter(c: Context<AppEnv>, subject: string) {
   return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
 }
 
-function subjectAndRules(c: Context<AppEnv>): { subject: string; rules: WindowRule[]; apiKey: boolean } {
+function ipSubject(c: Context<AppEnv>): string {
+  return `ip:${clientIp(c)}`;
+}
+
+const WIDGET_PREFIX = "/v1/widget/";
+
+/**
+ * The queue or organization a public read or socket upgrade is about, or null when the request
+ * is not a public read. Only GETs that anyone may make (with a widget key at most) qualify.
+ */
+export function publicReadScope(method: string, path: string, query: (name: string) => string | undefined): string | null {
+  if (method !== "GET") return null;
+  const scoped = (kind: "que" | "org", id: string | undefined) => (id && isId(kind, id) ? `${kind}:${id}` : `${kind}:?`);
+  if (path.startsWith(WIDGET_PREFIX)) {
+    const parts = path.slice(WIDGET_PREFIX.length).split("/");
+    if (parts[0] === "ws" && parts.length === 1) {
+      const queueId = query("queueId");
+      return queueId === undefined ? "ws" : scoped("que", queueId);
+    }
+    if (parts[0] === "queue" && parts[2] === "status" && parts.length === 3) return scoped("que", parts[1]);
+    if (parts[0] === "organization" && parts.length === 3 && (parts[2] === "info" || parts[2] === "display-board")) return scoped("org", parts[1]);
+    if (parts[0] === "board" && parts.length === 1) return scoped("org", query("organization"));
+    return null;
+  }
+  if (path === "/v1/embed.js") return "embed";
+  if (path === "/v1/qr/generate") return "qr";
+  if (path === "/v1/locations/nearby") return "nearby";
+  if (path === "/v1/services/types") return "catalog";
+  return null;
+}
+
+interface Plan {
+  subject: string;
+  rules: WindowRule[];
+  /** Rule names whose windows the headers show: the minute window, and an API key's daily budget. */
+  minute: string;
+  day: string | null;
+}
+
+const minuteRule = (name: string, limit: number | null): WindowRule => ({ name, limit, windowMs: MINUTE });
+const dayRule = (name: string, limit: number | null): WindowRule => ({ name, limit, windowMs: DAY });
+
+function planOf(c: Context<AppEnv>): Plan {
   const p = c.get("principal");
+  if (p.kind === "apiKey" && !p.widgetOnly) {
+    return { subject: `key:${p.keyId}`, rules: [minuteRule("minute", p.rate.perMinute), dayRule("day", p.rate.perDay)], minute: "minute", day: "day" };
+  }
+  const scope = publicReadScope(c.req.method, c.req.path, (name) => c.req.query(name));
+  if (scope !== null && p.kind !== "apiKey") {
+    // Anonymous visitors and dashboard users reading what the public may read (a widget key, even
+    // here, keeps its own per-(key, IP) bucket below).
+    const name = `public:${scope}`;
+    return { subject: ipSubject(c), rules: [minuteRule(name, PUBLIC_LIMIT_PER_MINUTE), minuteRule("public", PUBLIC_TOTAL_PER_MINUTE)], minute: name, day: null };
+  }
   if (p.kind === "apiKey") {
+    // A widget key is published in web pages: its budget is per (key, IP), never the organization's tier.
+    const name = `widget:${p.keyId}`;
     return {
-      subject: `key:${p.keyId}`,
-      apiKey: true,
-      rules: [
-        { name: "minute", limit: p.rate.perMinute, windowMs: MINUTE },
-        { name: "day", limit: p.rate.perDay, windowMs: DAY },
-      ],
+      subject: ipSubject(c),
+      rules: [minuteRule(`${name}:minute`, WIDGET_KEY_LIMIT_PER_MINUTE), dayRule(`${name}:day`, WIDGET_KEY_LIMIT_PER_DAY)],
+      minute: `${name}:minute`,
+      day: `${name}:day`,
     };
   }
   if (p.kind === "session") {
-    return { subject: `user:${p.user.id}`, apiKey: false, rules: [{ name: "minute", limit: SESSION_LIMIT_PER_MINUTE, windowMs: MINUTE }] };
+    return { subject: `user:${p.user.id}`, rules: [minuteRule("minute", SESSION_LIMIT_PER_MINUTE)], minute: "minute", day: null };
   }
-  return { subject: `ip:${clientIp(c)}`, apiKey: false, rules: [{ name: "minute", limit: IP_LIMIT_PER_MINUTE, windowMs: MINUTE }] };
+  return { subject: ipSubject(c), rules: [minuteRule("minute", IP_LIMIT_PER_MINUTE)], minute: "minute", day: null };
 }
 
-function headersOf(decision: RateDecision, apiKey: boolean): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const minute = decision.windows[0]!;
-  const reset = String(Math.floor(minute.resetAt / 1000));
-  headers["X-RateLimit-Limit"] = String(minute.limit);
-  headers["X-RateLimit-Remaining"] = String(minute.remaining);
-  headers["X-RateLimit-Reset"] = reset;
-  if (apiKey) {
-    headers["X-API-RateLimit-Limit"] = String(minute.limit);
-    headers["X-API-RateLimit-Remaining"] = String(minute.remaining);
-    headers["X-API-RateLimit-Reset"] = reset;
+const limitText = (limit: number | null) => (limit === null ? "unlimited" : String(limit));
+const resetSeconds = (window: WindowState) => String(Math.floor(window.resetAt / 1000));
+
+function headersOf(decision: RateDecision, plan: Plan): Record<string, string> {
+  const minute = decision.windows.find((w) => w.name === plan.minute)!;
+  const headers: Record<string, string> = {
+    "X-RateLimit-Limit": limitText(minute.limit),
+    "X-RateLimit-Remaining": limitText(minute.remaining),
+    "X-RateLimit-Reset": resetSeconds(minute),
+  };
+  const day = plan.day === null ? undefined : decision.windows.find((w) => w.name === plan.day);
+  if (day) {
+    headers["X-API-RateLimit-Limit"] = limitText(day.limit);
+    headers["X-API-RateLimit-Remaining"] = limitText(day.remaining);
+    headers["X-API-RateLimit-Reset"] = resetSeconds(day);
   }
   return headers;
 }
 
+function refusal(decision: RateDecision, message?: string): ApiError {
+  const refused = decision.windows.find((w) => w.remaining === 0)!;
+  const window = refused.name.endsWith("day") ? "day" : refused.name === "failed" ? "failed_credentials" : "minute";
+  return new ApiError(
+    "API_RATE_LIMIT_EXCEEDED",
+    message ?? `Rate limit of ${refused.limit} requests per ${window} exceeded`,
+    { retryAfter: decision.retryAfterSeconds, limit: refused.limit, reset: new Date(refused.resetAt).toISOString(), window },
+    { "Retry-After": String(decision.retryAfterSeconds) },
+  );
+}
+
 /**
- * Counts the request against its subject's windows (exact, in a Durable Object) and puts
- * the headers on the response, whether it succeeds or fails.
+ * Counts the request against its bucket (exact, in a Durable Object) and puts the headers on
+ * the response, whether it succeeds or fails.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   // npm run bench loads one Worker from one IP far above every tier: limits would only measure themselves.
   if (benchMode(c.env)) return next();
-  const { subject, rules, apiKey } = subjectAndRules(c);
-  const at = now();
-  const decision = await limiter(c, subject).hit(rules, at);
-  const headers = headersOf(decision, apiKey);
-  c.set("rateLimitHeaders", headers);
-  if (!decision.allowed) {
-    const refused = decision.windows.find((w) => w.remaining === 0)!;
-    throw new ApiError(
-      "API_RATE_LIMIT_EXCEEDED",
-      `Rate limit of ${refused.limit} requests per ${refused.name} exceeded`,
-      { retryAfter: decision.retryAfterSeconds, limit: refused.limit, reset: new Date(refused.resetAt).toISOString(), window: refused.name },
-      { "Retry-After": String(decision.retryAfterSeconds) },
-    );
-  }
+  const plan = planOf(c);
+  const decision = await limiter(c, plan.subject).hit(plan.rules, now());
+  c.set("rateLimitHeaders", headersOf(decision, plan));
+  if (!decision.allowed) throw refusal(decision);
   await next();
 });
+
+function failedCredentialRules(): WindowRule[] {
+  return [{ name: "failed", limit: FAILED_CREDENTIALS_LIMIT, windowMs: FAILED_CREDENTIALS_WINDOW_MS }];
+}
+
+/**
+ * Refuses (429) a credential from an IP that sent too many wrong ones, before the credential
+ * is looked up: guessing keys or tokens costs the guesser, not the database. Null when allowed.
+ */
+export async function credentialRefusal(c: Context<AppEnv>): Promise<ApiError | null> {
+  if (benchMode(c.env)) return null; // npm run bench only, as in rateLimit
+  const decision = await limiter(c, ipSubject(c)).peek(failedCredentialRules(), now());
+  if (decision.allowed) return null;
+  return refusal(decision, "Too many wrong credentials from this address; try again later");
+}
+
+/** A wrong credential counts towards the IP's failures and its strict per-minute bucket. */
+export async function recordFailedCredential(c: Context<AppEnv>): Promise<void> {
+  if (benchMode(c.env)) return; // npm run bench only, as in rateLimit
+  await limiter(c, ipSubject(c)).record([...failedCredentialRules(), minuteRule("minute", IP_LIMIT_PER_MINUTE)], now());
+}
 
 function failedLoginRules(): WindowRule[] {
   return [{ name: "failed", limit: FAILED_LOGINS_LIMIT, windowMs: FAILED_LOGINS_WINDOW_MS }];

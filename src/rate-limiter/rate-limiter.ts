@@ -26,7 +26,12 @@ export interface RateDecision {
 interface Counter {
   start: number;
   count: number;
+  /** When the window ends (absent on counters written before it was recorded). */
+  end?: number;
 }
+
+/** How often counters of finished windows are deleted (see `alarm`). */
+const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
  * Exact fixed-window counters for one subject (an API key, an IP, an email). A Durable
@@ -34,6 +39,8 @@ interface Counter {
  * counted exactly, which the platform's rate-limit binding does not promise.
  */
 export class RateLimiter extends DurableObject<Env> {
+  private pruneScheduled = false;
+
   /** Counts one request if every window has room; a refused request counts nowhere. */
   hit(rules: WindowRule[], at: number): RateDecision {
     return this.decide(rules, at, true);
@@ -48,8 +55,32 @@ export class RateLimiter extends DurableObject<Env> {
   record(rules: WindowRule[], at: number): void {
     for (const rule of rules) {
       const counter = this.counter(rule, at);
-      this.ctx.storage.kv.put(rule.name, { start: counter.start, count: counter.count + 1 });
+      this.ctx.storage.kv.put(rule.name, { start: counter.start, count: counter.count + 1, end: counter.start + rule.windowMs });
     }
+    this.schedulePrune();
+  }
+
+  /**
+   * Deletes the counters of finished windows. An IP's object holds one counter per queue or
+   * organization it read publicly (and per widget key it used): ids in paths are anyone's to
+   * invent, so without this the object would keep every name it ever saw.
+   */
+  override async alarm(): Promise<void> {
+    this.pruneScheduled = false;
+    const at = Date.now();
+    let kept = 0;
+    for (const [name, counter] of this.ctx.storage.kv.list<Counter>()) {
+      if (counter.end !== undefined && counter.end <= at) this.ctx.storage.kv.delete(name);
+      else kept++;
+    }
+    if (kept > 0) this.schedulePrune();
+  }
+
+  private schedulePrune(): void {
+    if (this.pruneScheduled) return;
+    this.pruneScheduled = true;
+    // An alarm already set (by this object before it was evicted) is kept, never pushed back.
+    void this.ctx.storage.getAlarm().then((alarm) => (alarm === null ? this.ctx.storage.setAlarm(Date.now() + PRUNE_EVERY_MS) : undefined));
   }
 
   private counter(rule: WindowRule, at: number): Counter {
@@ -65,8 +96,9 @@ export class RateLimiter extends DurableObject<Env> {
     if (allowed && count) {
       for (const { rule, counter } of counters) {
         counter.count += 1;
-        this.ctx.storage.kv.put(rule.name, counter);
+        this.ctx.storage.kv.put(rule.name, { ...counter, end: counter.start + rule.windowMs });
       }
+      this.schedulePrune();
     }
     const windows = counters.map(({ rule, counter }) => ({
       name: rule.name,

@@ -1,12 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { deleteCookie, setCookie } from "hono/cookie";
+import { setCookie } from "hono/cookie";
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { members, users } from "../db/schema";
-import { requireUser, SESSION_COOKIE } from "../http/auth";
+import { clearSessionCookie, requireUser, SESSION_COOKIE } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { ApiError, conflict } from "../http/errors";
+import { ApiError, conflict, forbidden } from "../http/errors";
 import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { assertLoginAllowed, recordFailedLogin } from "../http/rate-limit";
 import { ok } from "../http/respond";
@@ -39,6 +39,7 @@ const register = createRoute({
   path: "/auth/register",
   tags,
   summary: "Create an account and log in",
+  description: "Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.",
   security: SECURITY.none,
   request: {
     body: jsonBody(
@@ -93,7 +94,8 @@ const login = createRoute({
   tags,
   summary: "Log in with email and password",
   description:
-    "A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends.",
+    "A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends. " +
+    "Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.",
   security: SECURITY.none,
   request: {
     body: jsonBody(z.strictObject({ email: Email, password: z.string().min(1).max(256) }).openapi("LoginRequest")),
@@ -160,15 +162,18 @@ const logout = createRoute({
   path: "/auth/logout",
   tags,
   summary: "End the session",
-  description: "The token stops working at once; the cookie is cleared.",
+  description:
+    "The token stops working at once. The cookie is always cleared: without a valid session (expired, already logged out, " +
+    "or none) the answer is the same 200, so a browser can always sign out. An API key gets 403.",
   security: SECURITY.session,
   responses: { 200: jsonResponse(okEnvelope(z.object({ loggedOut: z.literal(true) })), "Logged out"), ...errors() },
 });
 
 app.openapi(logout, async (c) => {
-  const session = requireUser(c);
-  await revokeSession(database(c.env.DB), session.tokenHash, now());
-  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true, httpOnly: true, sameSite: "Lax" });
+  clearSessionCookie(c);
+  const p = c.get("principal");
+  if (p.kind === "apiKey") throw forbidden("This route needs a user session, not an API key");
+  if (p.kind === "session") await revokeSession(database(c.env.DB), p.tokenHash, now());
   return c.json(ok({ loggedOut: true as const }), 200);
 });
 

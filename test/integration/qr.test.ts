@@ -89,10 +89,10 @@ describe("GET /v1/qr/generate", () => {
     expect(readPng(new Uint8Array(await res.arrayBuffer())).text).toBe("%ED%A0%80");
   });
 
-  it("needs no credential and counts against the per-IP limit", async () => {
+  it("needs no credential and counts against the public per-IP bucket (docs/limits.md)", async () => {
     const res = await fetchImage("token=abc");
     expect(res.status).toBe(200);
-    expect(res.headers.get("X-RateLimit-Limit")).toBe("120");
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("6000");
   });
 
   it.each([

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_MINUTES_PER_TICKET,
+  estimatedWaitMinutes,
+  estimatedWaitRange,
+  minutesPerTicket,
+  serviceIntervals,
+  type CallRecord,
+} from "../../src/domain/wait-estimate";
+
+const SEC = 1000;
+const MIN = 60 * SEC;
+const START = Date.parse("2026-03-02T09:00:00.000Z");
+
+/** A recorded sequence: [offset from START in seconds, operator] per call. */
+function recorded(sequence: ReadonlyArray<readonly [number, string]>): CallRecord[] {
+  return sequence.map(([seconds, operatorId]) => ({ at: START + seconds * SEC, operatorId }));
+}
+
+describe("the estimate on recorded sequences", () => {
+  it("two quick calls right after the first do not bring the wait to 0 (the reported '~0 min' with 3 waiting)", () => {
+    // Opening: the operator calls, the first visitor is absent, two quick calls follow.
+    const calls = recorded([
+      [0, "a"],
+      [4, "a"],
+      [9, "a"],
+    ]);
+    const at = START + 10 * SEC;
+    expect(serviceIntervals(calls)).toEqual([]);
+    expect(minutesPerTicket(calls, at)).toBe(DEFAULT_MINUTES_PER_TICKET);
+    expect(estimatedWaitMinutes(3, minutesPerTicket(calls, at))).toBe(15);
+  });
+
+  it("quick skips, no-shows and recalls among real services are not service intervals", () => {
+    // 4-minute services, each followed by a skip 5 s later, a recall 12 s later or a no-show 20 s later.
+    const calls = recorded([
+      [0, "a"],
+      [240, "a"],
+      [245, "a"], // skip
+      [485, "a"],
+      [497, "a"], // recall
+      [737, "a"],
+      [757, "a"], // no-show
+      [997, "a"],
+    ]);
+    const at = START + 1000 * SEC;
+    expect(serviceIntervals(calls).map((ms) => ms / SEC)).toEqual([240, 240, 240, 240]);
+    expect(minutesPerTicket(calls, at)).toBe(4);
+    expect(estimatedWaitMinutes(3, minutesPerTicket(calls, at))).toBe(12);
+  });
+
+  it("a run of only quick calls keeps a floor: anyone waiting sees at least a minute", () => {
+    const calls = recorded(Array.from({ length: 12 }, (_, i) => [i * 31, "a"] as const));
+    const at = START + 400 * SEC;
+    const perTicket = minutesPerTicket(calls, at);
+    expect(perTicket).toBeGreaterThanOrEqual(0.5);
+    expect(estimatedWaitMinutes(1, perTicket)).toBeGreaterThanOrEqual(1);
+    expect(estimatedWaitMinutes(1, 0)).toBe(1);
+    expect(estimatedWaitMinutes(3, 0)).toBe(2); // 3 × the 0.5-minute floor, rounded
+    expect(estimatedWaitMinutes(0, 7)).toBe(0);
+  });
+
+  it("a lunch break (a gap over an hour) is ignored, and one long interval does not move the median", () => {
+    const calls = recorded([
+      [0, "a"],
+      [300, "a"],
+      [600, "a"],
+      [900, "a"],
+      [900 + 75 * 60, "a"], // back from a 75-minute break
+      [900 + 75 * 60 + 300, "a"],
+      [900 + 75 * 60 + 300 + 50 * 60, "a"], // a 50-minute phone call: kept, but the median holds
+      [900 + 75 * 60 + 300 + 50 * 60 + 300, "a"],
+    ]);
+    const last = START + (900 + 75 * 60 + 300 + 50 * 60 + 300) * SEC;
+    expect(serviceIntervals(calls).map((ms) => ms / MIN)).toEqual([5, 5, 5, 5, 50, 5]);
+    expect(minutesPerTicket(calls, last + MIN)).toBe(5);
+  });
+
+  it("two operators divide the time; one who stopped calling an hour ago no longer does", () => {
+    // a and b each take 6 minutes a ticket, in parallel.
+    const calls = recorded([
+      [0, "a"],
+      [180, "b"],
+      [360, "a"],
+      [540, "b"],
+      [720, "a"],
+      [900, "b"],
+    ]);
+    const at = START + 960 * SEC;
+    expect(minutesPerTicket(calls, at)).toBe(3);
+    expect(estimatedWaitMinutes(4, minutesPerTicket(calls, at))).toBe(12);
+    // b leaves after 900 s; a goes on alone for over an hour.
+    const alone = [...calls, ...recorded(Array.from({ length: 12 }, (_, i) => [1080 + i * 360, "a"] as const))];
+    const later = START + (1080 + 11 * 360 + 60) * SEC;
+    expect(minutesPerTicket(alone, later)).toBe(6);
+  });
+
+  it("the range brackets the estimate: quartiles of the recent services, the default ± 40 % before any", () => {
+    const calls = recorded([
+      [0, "a"],
+      [120, "a"], // 2 min
+      [360, "a"], // 4 min
+      [720, "a"], // 6 min
+      [1200, "a"], // 8 min
+      [1800, "a"], // 10 min
+    ]);
+    const at = START + 1860 * SEC;
+    expect(minutesPerTicket(calls, at)).toBe(6);
+    expect(estimatedWaitRange(2, calls, at)).toEqual({ low: 8, high: 16 });
+    expect(estimatedWaitMinutes(2, minutesPerTicket(calls, at))).toBe(12);
+    expect(estimatedWaitRange(2, [], at)).toEqual({ low: 6, high: 14 });
+    expect(estimatedWaitRange(0, calls, at)).toEqual({ low: 0, high: 0 });
+    const quick = recorded([
+      [0, "a"],
+      [3, "a"],
+    ]);
+    expect(estimatedWaitRange(1, quick, START + 4 * SEC).low).toBeGreaterThanOrEqual(1);
+  });
+});
