@@ -4,7 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { and, eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { members } from "../db/schema";
-import { entitlements, type RateLimits } from "../domain/plans";
+import { entitlements, type Limit, type RateLimits } from "../domain/plans";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../domain/permissions";
 import { now } from "../lib/clock";
 import { isId } from "../lib/ids";
@@ -25,6 +25,8 @@ export type Principal =
       permissions: ReadonlySet<Permission>;
       widgetOnly: boolean;
       rate: RateLimits;
+      /** The plan's monthly API-call quota (null = unlimited), read with the key on every request. */
+      apiCallsPerMonth: Limit;
     };
 
 function unauthenticated(message = "Missing or invalid credentials"): ApiError {
@@ -76,6 +78,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       permissions,
       widgetOnly,
       rate: entitlements(subscription ?? { plan: "starter" }).rate,
+      apiCallsPerMonth: entitlements(subscription ?? { plan: "starter" }).quotas.apiCallsPerMonth,
     });
   } else {
     if (!credential.value.startsWith("sess_")) throw unauthenticated("Unknown session token");
