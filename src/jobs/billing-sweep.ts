@@ -19,11 +19,16 @@ const SWEEP_LIMIT = 200;
  * Starter periods simply roll over to the current calendar month. Running it twice changes nothing more.
  */
 export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewed: number; fellBack: number }> {
+  // Only rows with something to do now, so Stripe subscriptions waiting for their renewal event
+  // (or past_due ones inside their grace) never crowd the others out of the batch.
   const due = await env.DB.prepare(
-    `SELECT * FROM subscriptions WHERE plan != 'starter' AND (current_period_end <= ? OR (status = 'past_due' AND grace_until <= ?))
-     ORDER BY current_period_end LIMIT ?`,
+    `SELECT * FROM subscriptions WHERE plan != 'starter' AND current_period_end <= ?1 AND (
+       cancel_at_period_end = 1 OR scheduled_plan = 'starter'
+       OR (status = 'past_due' AND grace_until <= ?1)
+       OR (status = 'active' AND (provider IN ('sandbox', 'fedapay') OR current_period_end <= ?2)))
+     ORDER BY current_period_end LIMIT ?3`,
   )
-    .bind(at, at, SWEEP_LIMIT)
+    .bind(at, at - GRACE_PERIOD_MS, SWEEP_LIMIT)
     .all<Record<string, unknown>>();
   let renewed = 0;
   let fellBack = 0;

@@ -62,7 +62,9 @@ beforeEach(() => {
 
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const name of ["FEDAPAY_SECRET_KEY", "FEDAPAY_WEBHOOK_SECRET", "FEDAPAY_API_BASE"]) delete (env as Record<string, unknown>)[name];
+  delete env.FEDAPAY_SECRET_KEY;
+  delete env.FEDAPAY_WEBHOOK_SECRET;
+  delete env.FEDAPAY_API_BASE;
 });
 
 async function sendFedaPay(event: unknown, opts: { secret?: string; atMs?: number } = {}) {

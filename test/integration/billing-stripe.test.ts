@@ -44,8 +44,8 @@ beforeEach(() => {
 
 afterEach(() => {
   vi.restoreAllMocks();
-  delete (env as Record<string, unknown>).STRIPE_SECRET_KEY;
-  delete (env as Record<string, unknown>).STRIPE_WEBHOOK_SECRET;
+  delete env.STRIPE_SECRET_KEY;
+  delete env.STRIPE_WEBHOOK_SECRET;
 });
 
 let eventCounter = 0;
