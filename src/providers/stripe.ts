@@ -169,3 +169,34 @@ function stripeChange(event: Stripe.Event): BillingChange {
 export async function cancelStripeSubscription(config: StripeConfig, subscriptionId: string): Promise<void> {
   await client(config).subscriptions.cancel(subscriptionId);
 }
+
+/**
+ * A downgrade between paid plans (or undoing one): the subscription's price changes with no
+ * proration, so Stripe charges the new price from the next renewal on, the end of the paid period.
+ */
+export async function setStripeRenewalPrice(
+  config: StripeConfig,
+  subscriptionId: string,
+  price: { plan: string; billingInterval: "monthly" | "yearly"; currency: string; amount: number },
+): Promise<void> {
+  const stripe = client(config);
+  const subscription = await stripe.subscriptions.retrieve(subscriptionId);
+  const item = subscription.items.data[0];
+  if (!item) throw new Error(`Stripe subscription ${subscriptionId} has no item`);
+  const product = typeof item.price.product === "string" ? item.price.product : item.price.product.id;
+  await stripe.subscriptions.update(subscriptionId, {
+    items: [
+      {
+        id: item.id,
+        price_data: {
+          currency: price.currency.toLowerCase(),
+          unit_amount: price.amount,
+          recurring: { interval: price.billingInterval === "yearly" ? "year" : "month" },
+          product,
+        },
+      },
+    ],
+    proration_behavior: "none",
+    metadata: { plan: price.plan },
+  });
+}

@@ -19,7 +19,7 @@ import { utcMonth } from "../lib/time";
 import type { CheckoutRequest, CheckoutSession } from "../providers/billing";
 import { createFedaPayCheckout } from "../providers/fedapay";
 import { createSandboxCheckout } from "../providers/sandbox";
-import { createStripeCheckout, setStripeCancelAtPeriodEnd } from "../providers/stripe";
+import { createStripeCheckout, setStripeCancelAtPeriodEnd, setStripeRenewalPrice } from "../providers/stripe";
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export type CheckoutRow = typeof billingCheckouts.$inferSelect;
@@ -64,6 +64,10 @@ async function atProvider<T>(what: string, call: () => Promise<T>): Promise<T> {
   }
 }
 
+function renewalPrice(sub: SubscriptionRow, plan: PaidPlan) {
+  return { plan, billingInterval: sub.billingInterval, currency: sub.currency, amount: priceOf(plan, sub.billingInterval, sub.currency) };
+}
+
 export interface PlanChangeInput {
   plan: Plan;
   billingInterval?: BillingInterval | undefined;
@@ -95,6 +99,7 @@ export async function changePlan(
   if (change === "schedule") {
     const stripeId = stripeOf(env, sub);
     if (input.plan === "starter" && stripeId) await atProvider("cancel at period end", () => setStripeCancelAtPeriodEnd(env, stripeId, true));
+    if (input.plan !== "starter" && stripeId) await atProvider("downgrade at renewal", () => setStripeRenewalPrice(env, stripeId, renewalPrice(sub, input.plan as PaidPlan)));
     await db
       .update(subscriptions)
       .set({ scheduledPlan: input.plan, cancelAtPeriodEnd: input.plan === "starter", updatedAt: at })
@@ -102,6 +107,10 @@ export async function changePlan(
   } else if (change === "resume") {
     const stripeId = stripeOf(env, sub);
     if (sub.cancelAtPeriodEnd && stripeId) await atProvider("resume", () => setStripeCancelAtPeriodEnd(env, stripeId, false));
+    if (sub.scheduledPlan && sub.scheduledPlan !== "starter" && stripeId && sub.plan !== "starter") {
+      const current = sub.plan;
+      await atProvider("undo downgrade", () => setStripeRenewalPrice(env, stripeId, renewalPrice(sub, current)));
+    }
     await db
       .update(subscriptions)
       .set({ scheduledPlan: null, cancelAtPeriodEnd: false, cancelReason: null, updatedAt: at })

@@ -36,7 +36,9 @@ beforeEach(() => {
       return Response.json({ id, object: "checkout.session", url: `https://checkout.stripe.com/c/pay/${id}` });
     }
     if (url.pathname.startsWith("/v1/subscriptions/")) {
-      return Response.json({ id: url.pathname.split("/")[3], object: "subscription", cancel_at_period_end: true });
+      const id = url.pathname.split("/")[3];
+      const items = { object: "list", data: [{ id: `si_${id}`, object: "subscription_item", price: { id: "price_1", product: "prod_plan" } }] };
+      return Response.json({ id, object: "subscription", cancel_at_period_end: request.method === "POST", items });
     }
     return Response.json({ error: { message: "unexpected" } }, { status: 404 });
   });
@@ -269,5 +271,36 @@ describe("Stripe webhooks", () => {
     testClock.set(ended);
     await sendStripe(stripeEvent("customer.subscription.deleted", { id: subscriptionId, object: "subscription", status: "canceled" }, ended), { timestampMs: ended });
     expect(await subscription(owner, org.id)).toMatchObject({ plan: "starter", status: "active", provider: null });
+  });
+
+  it("a downgrade between paid plans changes Stripe's price from the next renewal, with no proration; undoing it restores the price", async () => {
+    testClock.set(T0);
+    const f = await ownerWithOrganization();
+    const pending = expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "enterprise" } }));
+    const subscriptionId = `sub_d_${f.org.id.slice(4)}`;
+    await sendStripe(stripeEvent("checkout.session.completed", sessionCompleted(pending.checkout.id, "cs_d1", subscriptionId, "in_d1", 9900), T0));
+    stripeCalls = [];
+    const down = expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "pro" } }));
+    expect(down).toMatchObject({ plan: "enterprise", scheduledPlan: "pro" });
+    expect(stripeCalls.map((c) => `${c.method} ${new URL(c.url).pathname}`)).toEqual([
+      `GET /v1/subscriptions/${subscriptionId}`,
+      `POST /v1/subscriptions/${subscriptionId}`,
+    ]);
+    const form = new URLSearchParams(stripeCalls[1]!.body);
+    expect(form.get("proration_behavior")).toBe("none");
+    expect(form.get("items[0][id]")).toBe(`si_${subscriptionId}`);
+    expect(form.get("items[0][price_data][unit_amount]")).toBe("2900");
+    expect(form.get("items[0][price_data][product]")).toBe("prod_plan");
+
+    stripeCalls = [];
+    expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "enterprise" } }));
+    expect(new URLSearchParams(stripeCalls[1]!.body).get("items[0][price_data][unit_amount]")).toBe("9900");
+
+    // Downgrade again; the renewal Stripe sends at the lower price grants the lower plan.
+    expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "pro" } }));
+    const p1End = Date.parse("2026-07-01T10:00:00.000Z");
+    testClock.set(p1End + 60_000);
+    await sendStripe(stripeEvent("invoice.paid", invoice("in_d2", subscriptionId, "subscription_cycle", 2900, p1End, Date.parse("2026-08-01T10:00:00.000Z")), p1End + 60_000), { timestampMs: p1End + 60_000 });
+    expect(await subscription(f.owner, f.org.id)).toMatchObject({ plan: "pro", scheduledPlan: null, status: "active" });
   });
 });
