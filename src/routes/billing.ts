@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, count, desc, eq } from "drizzle-orm";
+import { count, desc, eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { invoices } from "../db/schema";
 import { BILLING_INTERVALS, PLANS } from "../domain/plans";
@@ -210,7 +210,7 @@ app.openapi(history, async (c) => {
   await authorizeBillingRead(c, organizationId);
   const window = pageWindow(c.req.valid("query"));
   const db = database(c.env.DB);
-  const where = and(eq(invoices.organizationId, organizationId));
+  const where = eq(invoices.organizationId, organizationId);
   const [rows, total] = await Promise.all([
     db.select().from(invoices).where(where).orderBy(desc(invoices.createdAt), desc(invoices.id)).limit(window.limit).offset(window.offset).all(),
     db.select({ n: count() }).from(invoices).where(where).get(),

@@ -9,7 +9,6 @@ import {
   priceOf,
   providerForCurrency,
   subscriptionRecord,
-  type OpenCheckout,
 } from "../domain/billing";
 import type { BillingInterval, Currency, PaidPlan, Plan } from "../domain/plans";
 import type { Env } from "../env";
@@ -40,15 +39,11 @@ export async function openCheckoutOf(env: Env, organizationId: string, at: numbe
   return row ?? null;
 }
 
-function pendingOf(row: CheckoutRow | null): OpenCheckout | null {
-  return row ? { ...row, url: row.url } : null;
-}
-
 export type SubscriptionRecord = ReturnType<typeof subscriptionRecord>;
 
 export async function describeSubscription(env: Env, organizationId: string, at: number): Promise<SubscriptionRecord> {
   const [sub, checkout] = await Promise.all([loadSubscription(env, organizationId), openCheckoutOf(env, organizationId, at)]);
-  return subscriptionRecord(sub, pendingOf(checkout));
+  return subscriptionRecord(sub, checkout);
 }
 
 function stripeOf(env: Env, sub: SubscriptionRow): string | null {
