@@ -36,6 +36,7 @@ const base = `http://${ip}:${port}`;
 console.log(`
 Demo data is ready (local D1, .wrangler/state).
   Organization  ${DEMO.organization.name}  ${DEMO.organization.id}
+  Plan          pro, paid through the sandbox provider (docs/billing.md)
   Owner         ${DEMO.owner.email} / ${DEMO.owner.password}
   Operator      ${DEMO.operator.email} / ${DEMO.operator.password}
   API key       ${DEMO.apiKey.value}  (permission: admin)

@@ -41,5 +41,26 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
     `INSERT OR IGNORE INTO queues (id, organization_id, service_id, name, letter, status, created_at, updated_at) VALUES (${q(queue.id)}, ${q(org.id)}, ${q(svc.id)}, ${q(queue.name)}, ${q(queue.letter)}, 'active', ${at}, ${at});`,
+    ...demoProSql(monthStart),
   ].join("\n");
+}
+
+/**
+ * The demo organization is on pro, paid through the sandbox provider (one yearly payment from
+ * the start of this month, recorded as a checkout, its provider event and a paid invoice), so a
+ * new user can try every feature. The sandbox renews it at the end of the year.
+ */
+function demoProSql(periodStart) {
+  const org = DEMO.organization.id;
+  const d = new Date(periodStart);
+  const periodEnd = Date.UTC(d.getUTCFullYear() + 1, d.getUTCMonth(), 1);
+  const checkoutId = "chk_d3m0pr00000000000000";
+  const amount = 29_000; // pro, yearly, EUR (src/domain/plans.ts PRICES)
+  return [
+    `INSERT OR IGNORE INTO billing_checkouts (id, organization_id, provider, provider_ref, plan, billing_interval, currency, amount, status, url, return_url, created_at, expires_at, completed_at) VALUES (${q(checkoutId)}, ${q(org)}, 'sandbox', ${q(checkoutId)}, 'pro', 'yearly', 'EUR', ${amount}, 'completed', NULL, NULL, ${periodStart}, ${periodStart}, ${periodStart});`,
+    `INSERT OR IGNORE INTO billing_events (provider, event_id, type, organization_id, received_at) VALUES ('sandbox', 'sbx_evt_d3m0pr0', 'checkout.paid', ${q(org)}, ${periodStart});`,
+    `INSERT OR IGNORE INTO invoices (id, organization_id, provider, provider_ref, checkout_id, plan, billing_interval, amount, currency, status, period_start, period_end, created_at, paid_at) VALUES ('inv_d3m0pr00000000000000', ${q(org)}, 'sandbox', 'sbx_inv_d3m0pr0', ${q(checkoutId)}, 'pro', 'yearly', ${amount}, 'EUR', 'paid', ${periodStart}, ${periodEnd}, ${periodStart}, ${periodStart});`,
+    // Only a demo still on the free plan it was created with (a fresh database, or one a user cancelled) is put back on pro.
+    `UPDATE subscriptions SET plan = 'pro', billing_interval = 'yearly', status = 'active', currency = 'EUR', current_period_start = ${periodStart}, current_period_end = ${periodEnd}, cancel_at_period_end = 0, provider = 'sandbox', provider_subscription_id = 'sbx_sub_d3m0pr0', scheduled_plan = NULL, grace_until = NULL, last_event_at = ${periodStart} WHERE organization_id = ${q(org)} AND plan = 'starter';`,
+  ];
 }

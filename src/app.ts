@@ -29,6 +29,9 @@ import widgetRoutes, { widgetCors } from "./routes/widget";
 import remoteJoinRoutes from "./routes/remote-join";
 import { benchRoutes } from "./routes/bench";
 import { benchMode } from "./env";
+import { apiCallQuota } from "./http/api-quota";
+import billingRoutes from "./routes/billing";
+import billingWebhookRoutes from "./routes/billing-webhooks";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -59,6 +62,7 @@ export function createApp() {
   });
   app.use("/v1/widget/*", widgetCors);
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
+  app.use("/v1/*", apiCallQuota);
   app.use("/v1/*", idempotency, trackApiKeyUse);
 
   app.route("/v1", authRoutes);
@@ -76,6 +80,8 @@ export function createApp() {
   app.route("/v1", embedRoutes);
   app.route("/v1", widgetRoutes);
   app.route("/v1", remoteJoinRoutes);
+  app.route("/v1", billingRoutes);
+  app.route("/v1", billingWebhookRoutes);
 
   mountDocs(app);
   // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.

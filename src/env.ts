@@ -11,6 +11,17 @@ export interface Env {
   ENVIRONMENT: string;
   /** "1" only under `npm run bench` (`wrangler dev --var BENCH:1`); never set in wrangler.toml. */
   BENCH?: string;
+  /** Billing (docs/billing.md). Without a provider's secret key its currencies go through the sandbox. */
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_WEBHOOK_SECRET?: string;
+  STRIPE_API_BASE?: string;
+  FEDAPAY_SECRET_KEY?: string;
+  FEDAPAY_WEBHOOK_SECRET?: string;
+  FEDAPAY_API_BASE?: string;
+  /** Signs the sandbox provider's events; a fixed local default when unset. */
+  SANDBOX_WEBHOOK_SECRET?: string;
+  /** The service's public origin (https://api.example.com), for checkout and return pages; default: the request's. */
+  PUBLIC_BASE_URL?: string;
 }
 
 declare global {
@@ -23,6 +34,14 @@ declare global {
       ASSETS: Fetcher;
       ENVIRONMENT: string;
       BENCH?: string;
+      STRIPE_SECRET_KEY?: string;
+      STRIPE_WEBHOOK_SECRET?: string;
+      STRIPE_API_BASE?: string;
+      FEDAPAY_SECRET_KEY?: string;
+      FEDAPAY_WEBHOOK_SECRET?: string;
+      FEDAPAY_API_BASE?: string;
+      SANDBOX_WEBHOOK_SECRET?: string;
+      PUBLIC_BASE_URL?: string;
       TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }

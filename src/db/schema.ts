@@ -86,7 +86,20 @@ export const subscriptions = sqliteTable("subscriptions", {
   customRatePerDay: integer("custom_rate_per_day"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
-});
+  /** Who collects the payments of a paid plan (null on starter). */
+  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }),
+  /** Stripe's subscription id (sub_…); null for FedaPay, which has no recurring payments. */
+  providerSubscriptionId: text("provider_subscription_id"),
+  /** A lower plan that takes over at currentPeriodEnd (cancel and downgrade). */
+  scheduledPlan: text("scheduled_plan", { enum: ["starter", "pro", "enterprise"] }),
+  /** past_due only: the paid plan is kept until then, then the organization falls back to starter. */
+  graceUntil: integer("grace_until"),
+  /** Creation time of the newest provider event applied: an older one never undoes it. */
+  lastEventAt: integer("last_event_at"),
+  cancelReason: text("cancel_reason"),
+  /** Sandbox only: the "card" given at checkout declines renewals (to try a failed renewal). */
+  sandboxRenewalsFail: integer("sandbox_renewals_fail", { mode: "boolean" }).notNull().default(false),
+}, (t) => [index("subscriptions_period_end_idx").on(t.currentPeriodEnd)]);
 
 /** Exact monthly counters: incremented with a conditional UPDATE (used < limit). */
 export const usageCounters = sqliteTable("usage_counters", {
@@ -325,3 +338,56 @@ export const remoteJoinExpiries = sqliteTable("remote_join_expiries", {
   queueId: text("queue_id").notNull(),
   expiredAt: integer("expired_at").notNull(),
 }, (t) => [index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt)]);
+
+/** A payment started for a plan change; the plan changes only when a verified provider event says it was paid. */
+export const billingCheckouts = sqliteTable("billing_checkouts", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
+  /** Stripe's Checkout Session id or FedaPay's transaction id. */
+  providerRef: text("provider_ref"),
+  plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull(),
+  billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull(),
+  currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull(),
+  /** Integer minor units (cents; XOF has none). */
+  amount: integer("amount").notNull(),
+  status: text("status", { enum: ["open", "completed", "failed", "expired"] }).notNull().default("open"),
+  url: text("url"),
+  returnUrl: text("return_url"),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+  completedAt: integer("completed_at"),
+}, (t) => [
+  index("billing_checkouts_org_idx").on(t.organizationId, t.createdAt),
+  index("billing_checkouts_provider_ref_idx").on(t.provider, t.providerRef),
+]);
+
+export const invoices = sqliteTable("invoices", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
+  /** The provider's invoice or transaction id: one invoice per provider payment. */
+  providerRef: text("provider_ref").notNull(),
+  checkoutId: text("checkout_id"),
+  plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull(),
+  billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull(),
+  amount: integer("amount").notNull(),
+  currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull(),
+  status: text("status", { enum: ["paid", "open", "failed", "void"] }).notNull(),
+  periodStart: integer("period_start").notNull(),
+  periodEnd: integer("period_end").notNull(),
+  createdAt: integer("created_at").notNull(),
+  paidAt: integer("paid_at"),
+}, (t) => [
+  uniqueIndex("invoices_provider_ref_unique").on(t.provider, t.providerRef),
+  index("invoices_org_idx").on(t.organizationId, t.createdAt),
+]);
+
+/** Provider events already applied, by the provider's own event id: a replay changes nothing. */
+export const billingEvents = sqliteTable("billing_events", {
+  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
+  eventId: text("event_id").notNull(),
+  type: text("type").notNull(),
+  organizationId: text("organization_id"),
+  receivedAt: integer("received_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.provider, t.eventId] })]);

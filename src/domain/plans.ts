@@ -94,3 +94,37 @@ export function entitlements(sub: SubscriptionLimitsInput): Entitlements {
     quotas: { ...tierQuotas, ticketsPerMonth: stricter(features.ticketsPerMonth, tierQuotas.ticketsPerMonth) },
   };
 }
+
+// Prices (billing). Integer minor units: cents for EUR and USD, whole francs for XOF (no
+// decimals). EUR and USD are collected through Stripe, XOF through FedaPay. A yearly price
+// is ten months of the monthly one.
+
+export const BILLING_INTERVALS = ["monthly", "yearly"] as const;
+export type BillingInterval = (typeof BILLING_INTERVALS)[number];
+
+export const CURRENCIES = ["EUR", "USD", "XOF"] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+export type PaidPlan = Exclude<Plan, "starter">;
+
+export const PRICES: Record<PaidPlan, Record<BillingInterval, Record<Currency, number>>> = {
+  pro: {
+    monthly: { EUR: 2_900, USD: 3_200, XOF: 19_000 },
+    yearly: { EUR: 29_000, USD: 32_000, XOF: 190_000 },
+  },
+  enterprise: {
+    monthly: { EUR: 9_900, USD: 10_900, XOF: 65_000 },
+    yearly: { EUR: 99_000, USD: 109_000, XOF: 650_000 },
+  },
+};
+
+/** Decimal places of each currency's minor unit (Stripe also treats XOF as zero-decimal). */
+export const CURRENCY_DECIMALS: Record<Currency, number> = { EUR: 2, USD: 2, XOF: 0 };
+
+/** Plans ordered by what they entitle: moving down is a downgrade, applied at period end. */
+export const PLAN_RANK: Record<Plan, number> = { starter: 0, pro: 1, enterprise: 2 };
+
+/** The monthly API-call quota (null = unlimited); widget keys' traffic does not count (CONTRACT §10). */
+export function apiCallsPerMonth(sub: SubscriptionLimitsInput): Limit {
+  return entitlements(sub).quotas.apiCallsPerMonth;
+}

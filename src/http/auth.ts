@@ -4,7 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { and, eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { members } from "../db/schema";
-import { entitlements, type RateLimits } from "../domain/plans";
+import { entitlements, type Limit, type RateLimits } from "../domain/plans";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../domain/permissions";
 import { now } from "../lib/clock";
 import { isId } from "../lib/ids";
@@ -26,6 +26,8 @@ export type Principal =
       permissions: ReadonlySet<Permission>;
       widgetOnly: boolean;
       rate: RateLimits;
+      /** The plan's monthly API-call quota (null = unlimited), read with the key on every request. */
+      apiCallsPerMonth: Limit;
     };
 
 function unauthenticated(message = "Missing or invalid credentials"): ApiError {
@@ -86,6 +88,7 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
       permissions,
       widgetOnly: permissions.size === 1 && permissions.has("WIDGET"),
       rate: entitlements(subscription ?? { plan: "starter" }).rate,
+      apiCallsPerMonth: entitlements(subscription ?? { plan: "starter" }).quotas.apiCallsPerMonth,
     };
   }
   if (!credential.value.startsWith("sess_")) return unauthenticated("Unknown session token");

@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   OUT_OF_RANGE: 422,
   API_RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
+  PAYMENT_PROVIDER_ERROR: 502,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

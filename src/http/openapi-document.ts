@@ -25,7 +25,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: "Widget", description: "The embeddable widget, display board and live WebSocket (publishable keys)." },
   { name: "Billing", description: "Subscription, usage, invoices and the payment providers' webhooks." },
   { name: "Notifications", description: "In-app notifications, preferences, push devices and SMS." },
-  { name: "Verification", description: "Proving ownership of a web domain." },
+  { name: "Domain verification", description: "Proving ownership of a web domain (unlocks origin-locked widget keys)." },
   { name: "Webhooks", description: "Signed event deliveries to the organization's own endpoints." },
 ];
 

@@ -54,6 +54,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: "Body is not JSON",
   422: "Out of range",
   429: "Rate limit exceeded",
+  502: "The payment provider could not be reached or refused the request",
 };
 
 /** The error responses a route can give, each described with the shared envelope. */

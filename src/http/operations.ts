@@ -110,6 +110,45 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/widget/queue/{queueId}/join": { id: "joinQueueFromWidget", errors: JOIN },
   "GET /v1/widget/organization/{organizationId}/display-board": { id: "getDisplayBoard" },
   "GET /v1/widget/ws": { id: "openLiveUpdates" },
+  "GET /v1/widget/push/public-key": { id: "getWebPushPublicKey" },
+  "POST /v1/widget/tickets/{ticketId}/push-subscription": { id: "subscribeVisitorToWebPush" },
+  "DELETE /v1/widget/tickets/{ticketId}/push-subscription": { id: "unsubscribeVisitorFromWebPush" },
+
+  "GET /v1/billing/subscription/{organizationId}": { id: "getSubscription" },
+  "PATCH /v1/billing/subscription/{organizationId}": { id: "changeSubscription", errors: ["PAYMENT_PROVIDER_ERROR"] },
+  "POST /v1/billing/subscription/{organizationId}/cancel": { id: "cancelSubscription", errors: STATE },
+  "GET /v1/billing/usage/{organizationId}": { id: "getUsage" },
+  "GET /v1/billing/usage/{organizationId}/history": { id: "listInvoices" },
+  "POST /v1/billing/fedapay/checkout": { id: "createFedapayCheckout", errors: ["PAYMENT_PROVIDER_ERROR"] },
+  "POST /v1/billing/webhooks/stripe": { id: "receiveStripeEvent" },
+  "POST /v1/billing/webhooks/fedapay": { id: "receiveFedapayEvent", errors: ["PAYMENT_PROVIDER_ERROR"] },
+  "POST /v1/billing/webhooks/sandbox": { id: "receiveSandboxEvent" },
+  "GET /v1/billing/checkouts/{checkoutId}": { id: "getCheckout" },
+  "POST /v1/billing/checkouts/{checkoutId}": { id: "paySandboxCheckout", errors: STATE },
+
+  "POST /v1/push/register": { id: "registerPushDevice" },
+  "DELETE /v1/push/unregister": { id: "unregisterPushDevice" },
+  "GET /v1/notifications/preferences": { id: "getNotificationPreferences" },
+  "PATCH /v1/notifications/preferences": { id: "updateNotificationPreferences" },
+  "GET /v1/notifications": { id: "listNotifications" },
+  "POST /v1/notifications/read-all": { id: "markAllNotificationsRead" },
+  "POST /v1/notifications/{notificationId}/read": { id: "markNotificationRead" },
+  "POST /v1/notifications/sms": { id: "sendSms", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED"], organizationFromRequest: true },
+  "GET /v1/organizations/{organizationId}/notification-deliveries": { id: "listNotificationDeliveries" },
+
+  "POST /v1/business/verification/generate-token": { id: "generateVerificationToken", organizationFromRequest: true },
+  "POST /v1/business/verification/verify": { id: "verifyDomain", organizationFromRequest: true },
+  "GET /v1/business/verification/status": { id: "getVerificationStatus", organizationFromRequest: true },
+
+  "POST /v1/organizations/{organizationId}/webhooks": { id: "createWebhook", errors: ["QUOTA_EXCEEDED"] },
+  "GET /v1/organizations/{organizationId}/webhooks": { id: "listWebhooks" },
+  "GET /v1/organizations/{organizationId}/webhooks/{webhookId}": { id: "getWebhook" },
+  "PATCH /v1/organizations/{organizationId}/webhooks/{webhookId}": { id: "updateWebhook" },
+  "DELETE /v1/organizations/{organizationId}/webhooks/{webhookId}": { id: "deleteWebhook" },
+  "POST /v1/organizations/{organizationId}/webhooks/{webhookId}/rotate-secret": { id: "rotateWebhookSecret" },
+  "POST /v1/organizations/{organizationId}/webhooks/{webhookId}/test": { id: "sendTestWebhook" },
+  "GET /v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries": { id: "listWebhookDeliveries" },
+  "POST /v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": { id: "redeliverWebhook" },
 };
 
 /** What a code means, for the error responses' descriptions. */
@@ -136,5 +175,6 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: "the body is not `application/json`",
   OUT_OF_RANGE: "the position is farther than allowed; `details {distanceKm, maxKm}`",
   API_RATE_LIMIT_EXCEEDED: "too many requests; wait `Retry-After` seconds",
+  PAYMENT_PROVIDER_ERROR: "the payment provider did not answer as expected; retry later",
   INTERNAL_ERROR: "a fault on our side; quote the request id",
 };

@@ -92,6 +92,17 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/confirm`, body: () => ({ method: "manual" }) },
   { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/location`, body: () => ({ latitude: 48.85, longitude: 2.35 }) },
   { method: "GET", path: (a) => `/v1/remote-join/${a.ticketId}` },
+  // Billing (issue 13)
+  { method: "GET", path: (a) => `/v1/billing/subscription/${a.org.id}` },
+  { method: "PATCH", path: (a) => `/v1/billing/subscription/${a.org.id}`, body: () => ({ plan: "pro" }) },
+  { method: "POST", path: (a) => `/v1/billing/subscription/${a.org.id}/cancel`, body: () => ({ reason: "hijack" }) },
+  { method: "GET", path: (a) => `/v1/billing/usage/${a.org.id}` },
+  { method: "GET", path: (a) => `/v1/billing/usage/${a.org.id}/history` },
+  {
+    method: "POST",
+    path: () => "/v1/billing/fedapay/checkout",
+    body: (a) => ({ organizationId: a.org.id, plan: "pro", billingInterval: "monthly", returnUrl: "https://shop.example.com/back" }),
+  },
 ];
 
 async function tenant(): Promise<Tenant> {
@@ -100,6 +111,8 @@ async function tenant(): Promise<Tenant> {
   const member = await registerUser();
   await addMember(owner, org.id, member, "operator");
   const key = await createApiKey(owner, org.id, ["admin"]);
+  // On pro (Business tier, 1,000/min): the table has more rows than the free tier's 60 calls a minute.
+  await env.DB.prepare("UPDATE subscriptions SET plan = 'pro' WHERE organization_id = ?").bind(org.id).run();
   const token = owner.token;
   const catalog = await createCatalog(owner, org.id);
   const ticket = expectOk(await call("POST", `/v1/queues/${catalog.queueId}/operator-join`, { token, body: {} }), 201);

@@ -170,6 +170,18 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: (f) => `/v1/queues/${f.queueId}/eligibility`, body: () => ({ latitude: 48.85, longitude: 2.35 }), permission: "member", keyPermission: "QUEUE_VIEW" },
   { method: "POST", path: (_f, x) => `/v1/remote-join/${x.ticketId}/confirm`, body: () => ({ method: "manual" }), permission: "QUEUE_OPERATE", prepare: newRemoteJoin },
   { method: "GET", path: (_f, x) => `/v1/remote-join/${x.ticketId}`, permission: "QUEUE_VIEW", prepare: newRemoteJoin },
+  // Billing (issue 13): owners and admins; keys read with read:analytics and change with admin.
+  { method: "GET", path: (f) => `/v1/billing/subscription/${f.org.id}`, permission: "ORG_MANAGE", keyPermission: "ANALYTICS_VIEW" },
+  { method: "PATCH", path: (f) => `/v1/billing/subscription/${f.org.id}`, body: () => ({ plan: "enterprise" }), permission: "ORG_MANAGE" },
+  { method: "POST", path: (f) => `/v1/billing/subscription/${f.org.id}/cancel`, body: () => ({ reason: "roles test" }), permission: "ORG_MANAGE" },
+  { method: "GET", path: (f) => `/v1/billing/usage/${f.org.id}`, permission: "ORG_MANAGE", keyPermission: "ANALYTICS_VIEW" },
+  { method: "GET", path: (f) => `/v1/billing/usage/${f.org.id}/history`, permission: "ORG_MANAGE", keyPermission: "ANALYTICS_VIEW" },
+  {
+    method: "POST",
+    path: () => "/v1/billing/fedapay/checkout",
+    body: (f) => ({ organizationId: f.org.id, plan: "enterprise", billingInterval: "monthly", returnUrl: "https://shop.example.com/back" }),
+    permission: "ORG_MANAGE",
+  },
 ];
 
 /** A customer's remote join in the fixture's queue: only the organization's operators act on it. */
