@@ -1,6 +1,7 @@
 import type { QueueRoom } from "./queue-room/queue-room";
 import type { RateLimiter } from "./rate-limiter/rate-limiter";
 import type { DomainEventMessage } from "./domain/events";
+import type { WebhookDeliveryMessage } from "./domain/webhooks";
 
 export interface Env {
   DB: D1Database;
@@ -11,6 +12,10 @@ export interface Env {
   ENVIRONMENT: string;
   /** "1" only under `npm run bench` (`wrangler dev --var BENCH:1`); never set in wrangler.toml. */
   BENCH?: string;
+  /** Webhook deliveries, one message per delivery (src/jobs/webhook-deliveries.ts). */
+  WEBHOOKS: Queue<WebhookDeliveryMessage>;
+  /** DNS-over-HTTPS JSON resolver for domain verification and the outbound guard. */
+  DOH_RESOLVER_URL?: string;
 }
 
 declare global {
@@ -23,6 +28,8 @@ declare global {
       ASSETS: Fetcher;
       ENVIRONMENT: string;
       BENCH?: string;
+      WEBHOOKS: Queue<WebhookDeliveryMessage>;
+      DOH_RESOLVER_URL?: string;
       TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }

@@ -25,6 +25,8 @@ export type Principal =
       permissions: ReadonlySet<Permission>;
       widgetOnly: boolean;
       rate: RateLimits;
+      /** A widget key locked to these origins (src/routes/widget.ts widgetOriginLock); null = any. */
+      allowedOrigins: string[] | null;
     };
 
 function unauthenticated(message = "Missing or invalid credentials"): ApiError {
@@ -76,6 +78,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       permissions,
       widgetOnly,
       rate: entitlements(subscription ?? { plan: "starter" }).rate,
+      allowedOrigins: key.allowedOrigins ?? null,
     });
   } else {
     if (!credential.value.startsWith("sess_")) throw unauthenticated("Unknown session token");
