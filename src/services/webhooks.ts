@@ -224,7 +224,10 @@ export async function redeliver(env: Env, organizationId: string, webhookId: str
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
     .get();
   if (!original) throw notFound("Delivery");
-  const row = { ...newDelivery(webhook, JSON.parse(original.payload) as WebhookPayload, at, original.id), payload: original.payload };
+  const row: DeliveryRow = {
+    ...newDelivery(webhook, { id: original.eventId, type: original.eventType } as WebhookPayload, at, original.id),
+    payload: original.payload,
+  };
   await database(env.DB).insert(webhookDeliveries).values(row);
   await env.WEBHOOKS.send({ deliveryId: row.id });
   return row;
