@@ -25,9 +25,11 @@ import dashboardRoutes from "./routes/dashboard";
 import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
-import widgetRoutes, { widgetCors } from "./routes/widget";
+import widgetRoutes, { widgetCors, widgetOriginLock } from "./routes/widget";
 import remoteJoinRoutes from "./routes/remote-join";
 import { benchRoutes } from "./routes/bench";
+import verificationRoutes from "./routes/verification";
+import webhookRoutes from "./routes/webhooks";
 import { benchMode } from "./env";
 import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
@@ -63,6 +65,7 @@ export function createApp() {
   app.use("/v1/widget/*", widgetCors);
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
   app.use("/v1/*", apiCallQuota);
+  app.use("/v1/widget/*", widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
 
   app.route("/v1", authRoutes);
@@ -82,6 +85,8 @@ export function createApp() {
   app.route("/v1", remoteJoinRoutes);
   app.route("/v1", billingRoutes);
   app.route("/v1", billingWebhookRoutes);
+  app.route("/v1", verificationRoutes);
+  app.route("/v1", webhookRoutes);
 
   mountDocs(app);
   // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.

@@ -1,6 +1,7 @@
 import type { QueueRoom } from "./queue-room/queue-room";
 import type { RateLimiter } from "./rate-limiter/rate-limiter";
 import type { DomainEventMessage } from "./domain/events";
+import type { WebhookDeliveryMessage } from "./domain/webhooks";
 
 export interface Env {
   DB: D1Database;
@@ -22,6 +23,10 @@ export interface Env {
   SANDBOX_WEBHOOK_SECRET?: string;
   /** The service's public origin (https://api.example.com), for checkout and return pages; default: the request's. */
   PUBLIC_BASE_URL?: string;
+  /** Webhook deliveries, one message per delivery (src/jobs/webhook-deliveries.ts). */
+  WEBHOOKS: Queue<WebhookDeliveryMessage>;
+  /** DNS-over-HTTPS JSON resolver for domain verification and the outbound guard. */
+  DOH_RESOLVER_URL?: string;
 }
 
 declare global {
@@ -42,6 +47,8 @@ declare global {
       FEDAPAY_API_BASE?: string;
       SANDBOX_WEBHOOK_SECRET?: string;
       PUBLIC_BASE_URL?: string;
+      WEBHOOKS: Queue<WebhookDeliveryMessage>;
+      DOH_RESOLVER_URL?: string;
       TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }

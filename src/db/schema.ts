@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
@@ -67,6 +68,8 @@ export const apiKeys = sqliteTable("api_keys", {
   createdAt: integer("created_at").notNull(),
   lastUsedAt: integer("last_used_at"),
   revokedAt: integer("revoked_at"),
+  /** A widget key locked to these origins (https, on verified domains); null = any origin. */
+  allowedOrigins: text("allowed_origins", { mode: "json" }).$type<string[]>(),
 }, (t) => [uniqueIndex("api_keys_lookup_unique").on(t.lookupPrefix), index("api_keys_org_idx").on(t.organizationId)]);
 
 /** Plans, limits and quotas: the plan name here, its figures in src/domain/plans.ts. */
@@ -391,3 +394,69 @@ export const billingEvents = sqliteTable("billing_events", {
   organizationId: text("organization_id"),
   receivedAt: integer("received_at").notNull(),
 }, (t) => [primaryKey({ columns: [t.provider, t.eventId] })]);
+/** The organization's current domain-verification token; regenerating replaces it. */
+export const verificationTokens = sqliteTable("verification_tokens", {
+  organizationId: text("organization_id").primaryKey().references(() => organizations.id, { onDelete: "cascade" }),
+  token: text("token").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** A domain an organization asked to verify, and what the last check found. */
+export const verifiedDomains = sqliteTable("verified_domains", {
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  domain: text("domain").notNull(),
+  status: text("status", { enum: ["verified", "pending", "failed"] }).notNull(),
+  method: text("method", { enum: ["dns", "file", "meta"] }).notNull(),
+  verifiedAt: integer("verified_at"),
+  lastCheckedAt: integer("last_checked_at"),
+  /** When the cron checks it again: daily while verified, hourly while pending. Null = never. */
+  nextCheckAt: integer("next_check_at"),
+  failureReason: text("failure_reason"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.organizationId, t.domain] }), index("verified_domains_next_check_idx").on(t.nextCheckAt)]);
+
+/** Webhook subscriptions. The signing secrets are kept (they sign every delivery). */
+export const webhooks = sqliteTable("webhooks", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  url: text("url").notNull(),
+  events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+  description: text("description"),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+  disabledReason: text("disabled_reason"),
+  secret: text("secret").notNull(),
+  /** After a rotation the old secret signs too, until previousSecretExpiresAt. */
+  previousSecret: text("previous_secret"),
+  previousSecretExpiresAt: integer("previous_secret_expires_at"),
+  /** First failed attempt since the last success; 3 days of that disables the subscription. */
+  failingSince: integer("failing_since"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [index("webhooks_org_idx").on(t.organizationId)]);
+
+/** One (event, subscription) delivery, or a redelivery of one. */
+export const webhookDeliveries = sqliteTable("webhook_deliveries", {
+  id: text("id").primaryKey(),
+  webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull(),
+  eventId: text("event_id").notNull(),
+  eventType: text("event_type").notNull(),
+  /** The exact JSON body sent (signed as is on every attempt). */
+  payload: text("payload").notNull(),
+  status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  responseStatus: integer("response_status"),
+  durationMs: integer("duration_ms"),
+  lastError: text("last_error"),
+  nextAttemptAt: integer("next_attempt_at"),
+  /** A consumer holds the delivery while it sends it, so two copies of a message never both send. */
+  leaseUntil: integer("lease_until"),
+  redeliveryOf: text("redelivery_of"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  completedAt: integer("completed_at"),
+}, (t) => [
+  index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt),
+  uniqueIndex("webhook_deliveries_event_unique").on(t.webhookId, t.eventId).where(sql`redelivery_of IS NULL`),
+]);

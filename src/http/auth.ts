@@ -28,6 +28,8 @@ export type Principal =
       rate: RateLimits;
       /** The plan's monthly API-call quota (null = unlimited), read with the key on every request. */
       apiCallsPerMonth: Limit;
+      /** A widget key locked to these origins (src/routes/widget.ts widgetOriginLock); null = any. */
+      allowedOrigins: string[] | null;
     };
 
 function unauthenticated(message = "Missing or invalid credentials"): ApiError {
@@ -88,6 +90,7 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
       permissions,
       widgetOnly: permissions.size === 1 && permissions.has("WIDGET"),
       rate: entitlements(subscription ?? { plan: "starter" }).rate,
+      allowedOrigins: key.allowedOrigins ?? null,
       apiCallsPerMonth: entitlements(subscription ?? { plan: "starter" }).quotas.apiCallsPerMonth,
     };
   }

@@ -2,6 +2,7 @@ import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
 import { roomOf } from "../services/queue-rooms";
 import { sweepSubscriptions } from "./billing-sweep";
+import { recheckDomains } from "../services/verification";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -69,4 +70,5 @@ export async function runSweeps(env: Env, scheduledTime: number): Promise<void> 
   await purgeIdempotencyKeys(env, scheduledTime);
   await purgeRemoteJoinExpiries(env, scheduledTime);
   await sweepSubscriptions(env, scheduledTime);
+  await recheckDomains(env, scheduledTime);
 }

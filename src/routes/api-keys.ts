@@ -6,7 +6,8 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { KEY_PERMISSION_VALUES } from "../domain/permissions";
 import { now } from "../lib/clock";
-import { apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "../services/api-keys";
+import { listDomains } from "../services/verification";
+import { allowedWidgetOrigins, apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "../services/api-keys";
 
 const app = router();
 const tags = ["API keys"];
@@ -20,6 +21,10 @@ const ApiKeyRecord = z
     createdAt: z.string(),
     lastUsedAt: z.string().nullable(),
     revokedAt: z.string().nullable(),
+    allowedOrigins: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "A widget key locked to these origins (on verified domains); null = any origin" }),
   })
   .openapi("ApiKey");
 
@@ -40,6 +45,16 @@ const create = createRoute({
         .strictObject({
           name: z.string().trim().min(1).max(100),
           permissions: z.array(z.enum(KEY_PERMISSION_VALUES)).max(KEY_PERMISSION_VALUES.length).optional(),
+          allowedOrigins: z
+            .array(z.string().max(300))
+            .min(1)
+            .max(20)
+            .optional()
+            .openapi({
+              description:
+                "Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, " +
+                "each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none.",
+            }),
         })
         .openapi("CreateApiKeyRequest"),
     ),
@@ -59,10 +74,13 @@ app.openapi(create, async (c) => {
   // everything any key can grant, so a key never carries more than its creator could do.
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
   const body = c.req.valid("json");
+  const allowedOrigins = body.allowedOrigins
+    ? allowedWidgetOrigins(body.permissions ?? [], body.allowedOrigins, (await listDomains(c.env, organizationId)).filter((d) => d.status === "verified").map((d) => d.domain))
+    : null;
   const { key, record } = await createApiKey(
     database(c.env.DB),
     organizationId,
-    { name: body.name, permissions: body.permissions ?? [] },
+    { name: body.name, permissions: body.permissions ?? [], allowedOrigins },
     actor.userId ?? actor.apiKeyId!,
     now(),
   );

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
 import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -37,6 +38,25 @@ export const widgetCors = cors({
     "X-API-RateLimit-Reset",
   ],
   maxAge: 600,
+});
+
+/**
+ * A widget key restricted to origins (`allowedOrigins`, on verified domains) is answered only
+ * from those origins: CORS names the caller's origin, and any other origin, or none, gets 403
+ * without CORS headers. Runs after authentication, on the widget routes.
+ */
+export const widgetOriginLock = createMiddleware<AppEnv>(async (c, next) => {
+  const principal = c.get("principal");
+  if (principal.kind !== "apiKey" || principal.allowedOrigins === null) return next();
+  const origin = c.req.header("Origin")?.toLowerCase();
+  if (!origin || !principal.allowedOrigins.includes(origin)) {
+    c.header("Access-Control-Allow-Origin", undefined);
+    c.header("Access-Control-Expose-Headers", undefined);
+    throw forbidden("This widget key is restricted to its allowed origins");
+  }
+  c.header("Access-Control-Allow-Origin", origin);
+  c.header("Vary", "Origin", { append: true });
+  await next();
 });
 
 /** Short enough that a polling widget stays current, long enough to absorb a crowd's refreshes. */

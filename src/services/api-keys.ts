@@ -2,7 +2,7 @@ import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
 import type { KeyPermission } from "../domain/permissions";
-import { notFound } from "../http/errors";
+import { notFound, validationError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isoOrNull, iso } from "../lib/time";
@@ -17,6 +17,7 @@ export function apiKeyRecord(k: ApiKeyRow) {
     createdAt: iso(k.createdAt),
     lastUsedAt: isoOrNull(k.lastUsedAt),
     revokedAt: isoOrNull(k.revokedAt),
+    allowedOrigins: k.allowedOrigins ?? null,
   };
 }
 
@@ -27,7 +28,7 @@ export function apiKeyRecord(k: ApiKeyRow) {
 export async function createApiKey(
   db: Database,
   organizationId: string,
-  input: { name: string; permissions: KeyPermission[] },
+  input: { name: string; permissions: KeyPermission[]; allowedOrigins?: string[] | null },
   createdBy: string,
   at: number,
 ): Promise<{ key: string; record: ApiKeyRow }> {
@@ -44,6 +45,7 @@ export async function createApiKey(
     createdAt: at,
     lastUsedAt: null,
     revokedAt: null,
+    allowedOrigins: input.allowedOrigins ?? null,
   };
   await db.insert(apiKeys).values(record);
   return { key: minted.value, record };
@@ -84,4 +86,36 @@ export async function recordApiKeyUse(db: Database, keyId: string, at: number): 
     .set({ lastUsedAt: at })
     .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, at - LAST_USED_GRANULARITY_MS))))
     .run();
+}
+
+/**
+ * The origins a widget key may be used from: each `https://<host>` whose host is one of the
+ * organization's verified domains or a subdomain of one. Returns them normalised.
+ */
+export function allowedWidgetOrigins(
+  permissions: readonly KeyPermission[],
+  origins: readonly string[],
+  verifiedDomains: readonly string[],
+): string[] {
+  if (permissions.length !== 1 || permissions[0] !== "widget") {
+    throw validationError("allowedOrigins", "only a key with the single permission widget can be restricted to origins");
+  }
+  const out = new Set<string>();
+  for (const raw of origins) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw validationError("allowedOrigins", `${raw} is not an origin (https://host)`);
+    }
+    if (url.protocol !== "https:" || url.origin !== raw.replace(/\/$/, "").toLowerCase()) {
+      throw validationError("allowedOrigins", `${raw} is not an https origin (https://host, no path)`);
+    }
+    const host = url.hostname;
+    if (!verifiedDomains.some((d) => host === d || host.endsWith(`.${d}`))) {
+      throw validationError("allowedOrigins", `${host} is not on a verified domain of the organization`);
+    }
+    out.add(url.origin);
+  }
+  return [...out];
 }

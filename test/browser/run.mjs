@@ -66,6 +66,8 @@ async function waitForUrl(url, ms, alive) {
 /** Host pages by name, registered by the cases, plus a canned API under /stub for the widget's error and render paths. */
 const pages = new Map();
 const stub = { requests: [], routes: new Map(), sockets: [] };
+/** TXT records served by the host server's DNS-over-HTTPS stand-in, by name. */
+const dnsTxt = new Map();
 
 /**
  * Just enough of RFC 6455 for the stub's live channel: the handshake, unfragmented text
@@ -134,6 +136,14 @@ function startHostServer(port) {
       const html = pages.get(url.pathname.slice("/page/".length));
       res.writeHead(html ? 200 : 404, { "Content-Type": "text/html; charset=utf-8" });
       return res.end(html ?? "no such page");
+    }
+    if (url.pathname === "/dns-query") {
+      // The service's DNS-over-HTTPS resolver in this run (DOH_RESOLVER_URL): TXT records the cases register.
+      const records = dnsTxt.get((url.searchParams.get("name") ?? "").toLowerCase());
+      const type = url.searchParams.get("type");
+      const answer = records && type === "TXT" ? { Status: 0, Answer: records.map((data) => ({ type: 16, TTL: 60, data })) } : { Status: 3 };
+      res.writeHead(200, { "Content-Type": "application/dns-json" });
+      return res.end(JSON.stringify(answer));
     }
     if (url.pathname.startsWith("/stub/")) {
       const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "X-API-Key, Content-Type", "Access-Control-Allow-Methods": "GET, POST" };
@@ -485,6 +495,48 @@ const cases = [
       await page.setViewportSize({ width: 900, height: 700 });
     },
   },
+  // A widget key locked to a verified domain (allowedOrigins). The page is served by the
+  // browser itself under https://<domain>/ (page.route, no network), and talks to the local
+  // service directly, so the browser sends its real Origin and enforces the CORS answer.
+  {
+    name: "origin lock: a widget key locked to a verified domain takes a ticket on that domain's page",
+    async run({ page, api }) {
+      const lock = await lockedFixture(api);
+      await serveLockedPage(page, api, lock, lock.domain);
+      await page.goto(`https://${lock.domain}/`, { timeout: STEP_MS });
+      await waitForWidgetText(page, "Take a ticket");
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      await page.waitForFunction(() => window.tickets.length === 1, null, { timeout: STEP_MS });
+      const [ticket] = await page.evaluate(() => window.tickets);
+      check(ticket.source === "widget" && /^[A-Z]+-\d+$/.test(ticket.displayCode ?? ""), `ticket ${JSON.stringify(ticket)}`);
+      const read = await readInfo(page, api, lock);
+      check(read === "read 200", `the allowed origin could not read the organization (${read})`);
+    },
+  },
+  {
+    name: "origin lock: the same key on another origin is refused (403, no CORS) and no ticket is taken",
+    async run({ page, api }) {
+      const lock = await lockedFixture(api);
+      await lock.count();
+      const other = `elsewhere-${lock.run}.com`;
+      await serveLockedPage(page, api, lock, other);
+      await page.goto(`https://${other}/`, { timeout: STEP_MS });
+      await waitForWidgetText(page, "Take a ticket");
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      await page.waitForTimeout(1000);
+      check((await page.evaluate(() => window.tickets.length)) === 0, "a ticket was taken from a refused origin");
+      // The service is reachable from this page (the public status answers CORS to anyone)…
+      const open = await page.evaluate(async ([base, queue]) => (await fetch(`${base}/v1/widget/queue/${queue}/status`)).status, [api, lock.queueId]);
+      check(open === 200, `public status from the other origin: ${open}`);
+      // …but the locked key's answer cannot be read there, and the service refused it outright.
+      const read = await readInfo(page, api, lock);
+      check(read === "blocked: TypeError", `the page could read the answer (${read})`);
+      const direct = await fetch(`${api}/v1/widget/organization/${lock.organizationId}/info`, { headers: { "X-API-Key": lock.key, Origin: `https://${other}` } });
+      check(direct.status === 403 && !direct.headers.has("access-control-allow-origin"), `the service answered ${direct.status} with CORS ${direct.headers.get("access-control-allow-origin")}`);
+      const tickets = await apiCall(api, lock.admin, "GET", `/v1/queues/${lock.queueId}/tickets?status=waiting&limit=100`);
+      check(tickets.length === lock.ticketsBefore(), `tickets in the queue: ${tickets.length}`);
+    },
+  },
   {
     name: "API reference: renders offline with the business flow first, X-API-Key as the credential and no online-only buttons",
     async run({ page, api }) {
@@ -504,6 +556,59 @@ const cases = [
 ];
 
 // ---------------------------------------------------------------- service fixtures
+
+/** Serves the join page at https://<host>/ from the browser itself; the widget calls the service directly. */
+async function serveLockedPage(page, api, lock, host) {
+  const config = `{ type: "join", queueId: "${lock.queueId}", organizationId: "${lock.organizationId}", apiKey: "${lock.key}", onTicketCreated: (t) => window.tickets.push(t) }`;
+  await page.route(`https://${host}/**`, (route) =>
+    route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: hostPage({ api, config }) }),
+  );
+}
+
+/** What the page gets when it reads the organization with the locked key. */
+function readInfo(page, api, lock) {
+  return page.evaluate(async ([base, org, key]) => {
+    try {
+      const res = await fetch(`${base}/v1/widget/organization/${org}/info`, { headers: { "X-API-Key": key } });
+      return `read ${res.status}`;
+    } catch (err) {
+      return `blocked: ${err.name}`;
+    }
+  }, [api, lock.organizationId, lock.key]);
+}
+
+let locked = null;
+/**
+ * An organization with a verified domain and a widget key locked to it. The domain is verified
+ * through the API with the dns method: the service asks its DoH resolver, which in this run is
+ * the host server's stand-in (DOH_RESOLVER_URL), answering the TXT record registered here.
+ */
+async function lockedFixture(api) {
+  if (locked) return locked;
+  const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const registered = await apiCall(api, null, "POST", "/v1/auth/register", {
+    email: `locked-${run}@example.com`, password: "browser tests password", firstName: "Lou", lastName: "Locked", accountType: "business",
+  });
+  const token = registered.session.token;
+  const org = await apiCall(api, token, "POST", "/v1/organizations", { name: "Locked Bakery", slug: `locked-${run}`, type: "retail" });
+  const admin = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Admin", permissions: ["admin"] })).key;
+  const domain = `shop-${run}.com`;
+  const { token: proof } = await apiCall(api, admin, "POST", "/v1/business/verification/generate-token");
+  dnsTxt.set(domain, [`"service-verification=${proof}"`]);
+  const verified = await apiCall(api, admin, "POST", "/v1/business/verification/verify", { domain, method: "dns" });
+  check(verified.status === "verified", `domain ${JSON.stringify(verified)}`);
+  const key = (await apiCall(api, admin, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Site", permissions: ["widget"], allowedOrigins: [`https://${domain}`] })).key;
+  const location = await apiCall(api, admin, "POST", "/v1/locations", { organizationId: org.id, name: "Shop", address: "2 rue du Pain", latitude: 48.85, longitude: 2.35 });
+  const service = await apiCall(api, admin, "POST", "/v1/services", { name: "Bread", locationIds: [location.id], serviceTypeId: "st_retail_checkout" });
+  const queue = await apiCall(api, admin, "POST", "/v1/business/queues", { serviceId: service.id, name: "Bread counter" });
+  let waiting = 0;
+  return (locked = {
+    run, domain, organizationId: org.id, key, admin, queueId: queue.id,
+    // Tickets the allowed-origin case took, so the refused case knows how many to expect.
+    ticketsBefore: () => waiting,
+    async count() { waiting = (await apiCall(api, admin, "GET", `/v1/queues/${queue.id}/tickets?status=waiting&limit=100`)).length; },
+  });
+}
 
 async function apiCall(api, auth, method, pathname, body) {
   const headers = { ...(body ? { "Content-Type": "application/json" } : {}) };
@@ -557,12 +662,12 @@ async function cleanup() {
 
 async function main() {
   mkdirSync(screenshots, { recursive: true });
-  const [apiPort, hostPort] = [await freePort(), await freePort()];
+  const [apiPort, hostPort] = [Number(process.env.BROWSER_API_PORT) || (await freePort()), await freePort()];
   const api = `http://127.0.0.1:${apiPort}`;
   const hostOrigin = `http://127.0.0.1:${hostPort}`;
   const stubBase = `${hostOrigin}/stub`;
 
-  const service = spawn(process.execPath, [path.join(root, "scripts", "dev.mjs"), "--port", String(apiPort), "--ip", "127.0.0.1"], {
+  const service = spawn(process.execPath, [path.join(root, "scripts", "dev.mjs"), "--port", String(apiPort), "--ip", "127.0.0.1", "--var", `DOH_RESOLVER_URL:${hostOrigin}/dns-query`], {
     cwd: root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
@@ -581,12 +686,17 @@ async function main() {
     executablePath: CHROMIUM,
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--autoplay-policy=no-user-gesture-required"],
+      "--disable-component-update", "--disable-sync", "--autoplay-policy=no-user-gesture-required",
+      // The origin-lock cases serve a page as https://<verified domain>/ from the browser itself;
+      // it must reach the service on 127.0.0.1, which local-network access checks would refuse.
+      "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults"],
     viewport: { width: 900, height: 700 },
   }));
 
   let passed = 0, failed = 0;
-  for (const testCase of cases) {
+  // `npm run test:browser -- --only=<words>` runs the cases whose name contains them.
+  const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+  for (const testCase of cases.filter((c) => !only || c.name.includes(only))) {
     const page = await browser.newPage();
     const pageErrors = [];
     page.on("pageerror", (err) => pageErrors.push(String(err)));

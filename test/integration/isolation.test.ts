@@ -18,6 +18,8 @@ interface Tenant {
   eventId: string;
   qrTokenId: string;
   nfcId: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 interface IsolationCase {
@@ -103,7 +105,38 @@ const ROUTES: IsolationCase[] = [
     path: () => "/v1/billing/fedapay/checkout",
     body: (a) => ({ organizationId: a.org.id, plan: "pro", billingInterval: "monthly", returnUrl: "https://shop.example.com/back" }),
   },
+  // Webhooks
+  { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/webhooks` },
+  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/webhooks`, body: () => ({ url: "https://hooks.example.com/x", events: ["*"] }) },
+  { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}` },
+  { method: "PATCH", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}`, body: () => ({ enabled: false }) },
+  { method: "DELETE", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}` },
+  { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}/deliveries` },
+  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}/deliveries/${a.deliveryId}/redeliver` },
+  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}/rotate-secret` },
+  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}/test` },
+  { method: "GET", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}` },
+  { method: "PATCH", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}`, body: () => ({ enabled: false }) },
+  { method: "DELETE", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}` },
+  { method: "GET", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}/deliveries` },
+  { method: "POST", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}/rotate-secret` },
+  { method: "POST", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}/test` },
+  { method: "POST", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${b.webhookId}/deliveries/${a.deliveryId}/redeliver` },
 ];
+
+/** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */
+async function seedWebhook(organizationId: string): Promise<{ webhookId: string; deliveryId: string }> {
+  const suffix = () => crypto.randomUUID().replace(/-/g, "").slice(0, 20);
+  const webhookId = `whk_${suffix()}`;
+  const deliveryId = `dlv_${suffix()}`;
+  await env.DB.batch([
+    env.DB.prepare("INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example.com/x', '[\"*\"]', 0, 'whsec_AAAA', 0, 0)").bind(webhookId, organizationId),
+    env.DB.prepare(
+      "INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, payload, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'ticket.called', '{}', 'succeeded', 0, 0)",
+    ).bind(deliveryId, webhookId, organizationId, `evt_${suffix()}`),
+  ]);
+  return { webhookId, deliveryId };
+}
 
 async function tenant(): Promise<Tenant> {
   const owner = await registerUser();
@@ -112,6 +145,7 @@ async function tenant(): Promise<Tenant> {
   await addMember(owner, org.id, member, "operator");
   const key = await createApiKey(owner, org.id, ["admin"]);
   // On pro (Business tier, 1,000/min): the table has more rows than the free tier's 60 calls a minute.
+  // Business rate tier (1,000/min): the key calls every row in well under a minute.
   await env.DB.prepare("UPDATE subscriptions SET plan = 'pro' WHERE organization_id = ?").bind(org.id).run();
   const token = owner.token;
   const catalog = await createCatalog(owner, org.id);
@@ -129,6 +163,7 @@ async function tenant(): Promise<Tenant> {
   return {
     owner, org, member, key,
     ...catalog, ticketId: ticket.id, eventId: event.id, qrTokenId: qr.id, nfcId,
+    ...(await seedWebhook(org.id)),
   };
 }
 

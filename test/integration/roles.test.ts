@@ -14,6 +14,7 @@ import {
   type ApiResponse,
   type TestUser,
 } from "../helpers/api";
+import { fakeInternet } from "../helpers/outbound";
 
 // The role and key-permission matrix: every route that acts inside an organization, tried by
 // every role and by keys of each permission value; allowed or 403 exactly as the table in
@@ -182,7 +183,57 @@ const ROUTES: RouteCase[] = [
     body: (f) => ({ organizationId: f.org.id, plan: "enterprise", billingInterval: "monthly", returnUrl: "https://shop.example.com/back" }),
     permission: "ORG_MANAGE",
   },
+  // Domain verification (ORG_MANAGE) and webhooks (WEBHOOK_MANAGE: manage:webhooks, admin keys, owner and admin)
+  { method: "POST", path: () => "/v1/business/verification/generate-token", permission: "ORG_MANAGE" },
+  { method: "GET", path: () => "/v1/business/verification/status", permission: "ORG_MANAGE" },
+  {
+    method: "POST",
+    path: () => "/v1/business/verification/verify",
+    body: () => ({ domain: "matrix-shop.com", method: "dns" }),
+    permission: "ORG_MANAGE",
+    prepare: async () => (fakeInternet(), {}),
+  },
+  { method: "GET", path: (f) => `/v1/organizations/${f.org.id}/webhooks`, permission: "WEBHOOK_MANAGE" },
+  {
+    method: "POST",
+    path: (f) => `/v1/organizations/${f.org.id}/webhooks`,
+    body: () => ({ url: "https://hooks.matrix-shop.com/in", events: ["*"] }),
+    permission: "WEBHOOK_MANAGE",
+    prepare: async () => (fakeInternet({ "hooks.matrix-shop.com": { A: ["93.184.216.34"] } }), {}),
+  },
+  { method: "GET", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  {
+    method: "PATCH",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`,
+    body: () => ({ description: unique("d") }),
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
+  { method: "DELETE", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  { method: "GET", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/deliveries`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  { method: "POST", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/rotate-secret`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  { method: "POST", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/test`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  {
+    method: "POST",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/deliveries/${x.deliveryId}/redeliver`,
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
 ];
+
+/** A disabled webhook and one finished delivery, written to D1 (creating one through the API needs DNS). */
+async function seededWebhook(f: Fixture): Promise<Extra> {
+  const suffix = () => crypto.randomUUID().replace(/-/g, "").slice(0, 20);
+  const webhookId = `whk_${suffix()}`;
+  const deliveryId = `dlv_${suffix()}`;
+  await env.DB.batch([
+    env.DB.prepare("INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.matrix-shop.com/in', '[\"*\"]', 0, 'whsec_AAAA', 0, 0)").bind(webhookId, f.org.id),
+    env.DB.prepare(
+      "INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, payload, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'ticket.called', '{}', 'succeeded', 0, 0)",
+    ).bind(deliveryId, webhookId, f.org.id, `evt_${suffix()}`),
+  ]);
+  return { webhookId, deliveryId };
+}
 
 /** A customer's remote join in the fixture's queue: only the organization's operators act on it. */
 async function newRemoteJoin(f: Fixture): Promise<Extra> {

@@ -1,0 +1,285 @@
+import { and, count, desc, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { subscriptions, webhookDeliveries, webhooks } from "../db/schema";
+import type { DomainEventMessage } from "../domain/events";
+import { entitlements } from "../domain/plans";
+import { subscribes, TEST_EVENT, type WebhookPayload, eventPayload } from "../domain/webhooks";
+import type { Env } from "../env";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { newId } from "../lib/ids";
+import { DAY, iso, isoOrNull } from "../lib/time";
+import { checkDestination, OutboundRefusal } from "../providers/safe-fetch";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/** After a rotation, the old secret keeps signing for this long. */
+export const ROTATION_OVERLAP_MS = DAY;
+
+export function webhookRecord(w: WebhookRow) {
+  return {
+    id: w.id,
+    organizationId: w.organizationId,
+    url: w.url,
+    events: w.events,
+    description: w.description,
+    enabled: w.enabled,
+    disabledReason: w.disabledReason,
+    previousSecretExpiresAt: isoOrNull(w.previousSecret ? w.previousSecretExpiresAt : null),
+    createdAt: iso(w.createdAt),
+    updatedAt: iso(w.updatedAt),
+  };
+}
+
+export function deliveryRecord(d: DeliveryRow) {
+  return {
+    id: d.id,
+    webhookId: d.webhookId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    responseStatus: d.responseStatus,
+    durationMs: d.durationMs,
+    lastError: d.lastError,
+    nextAttemptAt: isoOrNull(d.status === "pending" ? d.nextAttemptAt : null),
+    redeliveryOf: d.redeliveryOf,
+    createdAt: iso(d.createdAt),
+    completedAt: isoOrNull(d.completedAt),
+  };
+}
+
+/** `whsec_` + base64 of 32 random bytes: the Standard Webhooks secret format. */
+export function mintWebhookSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** The URL must pass the outbound guard now (shape and DNS), or the subscription is refused. */
+async function guardedUrl(env: Env, url: string): Promise<string> {
+  try {
+    return (await checkDestination(env, url)).toString();
+  } catch (err) {
+    if (err instanceof OutboundRefusal) throw validationError("url", err.reason);
+    throw err;
+  }
+}
+
+export async function findWebhook(env: Env, organizationId: string, webhookId: string): Promise<WebhookRow> {
+  const row = await database(env.DB)
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
+    .get();
+  if (!row) throw notFound("Webhook");
+  return row;
+}
+
+export interface WebhookInput {
+  url: string;
+  events: string[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/**
+ * Creates a subscription within the plan's webhook quota, exactly under concurrency: the
+ * insert itself counts the organization's subscriptions and inserts nothing at the limit.
+ */
+export async function createWebhook(env: Env, organizationId: string, input: WebhookInput, at: number): Promise<{ row: WebhookRow; secret: string }> {
+  const url = await guardedUrl(env, input.url);
+  const sub = await database(env.DB).select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
+  const limit = entitlements(sub ?? { plan: "starter" }).quotas.webhooks;
+  const secret = mintWebhookSecret();
+  const row: WebhookRow = {
+    id: newId("whk"),
+    organizationId,
+    url,
+    events: [...new Set(input.events)],
+    description: input.description ?? null,
+    enabled: input.enabled ?? true,
+    disabledReason: null,
+    secret,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const result = await env.DB.prepare(
+    `INSERT INTO webhooks (id, organization_id, url, events, description, enabled, secret, created_at, updated_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ? IS NULL OR (SELECT count(*) FROM webhooks WHERE organization_id = ?) < ?`,
+  )
+    .bind(row.id, organizationId, url, JSON.stringify(row.events), row.description, row.enabled ? 1 : 0, secret, at, at, limit, organizationId, limit)
+    .run();
+  if (result.meta.changes === 0) {
+    throw new ApiError("QUOTA_EXCEEDED", `The plan allows ${limit} webhook subscription${limit === 1 ? "" : "s"}`, {
+      limit,
+      used: limit,
+      resetsAt: null,
+    });
+  }
+  return { row, secret };
+}
+
+export async function listWebhooks(env: Env, organizationId: string, window: { offset: number; limit: number }) {
+  const db = database(env.DB);
+  const [rows, total] = await Promise.all([
+    db.select().from(webhooks).where(eq(webhooks.organizationId, organizationId)).orderBy(desc(webhooks.createdAt), webhooks.id).limit(window.limit).offset(window.offset).all(),
+    db.select({ n: count() }).from(webhooks).where(eq(webhooks.organizationId, organizationId)).get(),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+export async function updateWebhook(
+  env: Env,
+  organizationId: string,
+  webhookId: string,
+  patch: Partial<WebhookInput>,
+  at: number,
+): Promise<WebhookRow> {
+  await findWebhook(env, organizationId, webhookId);
+  const set: Partial<WebhookRow> = { updatedAt: at };
+  if (patch.url !== undefined) set.url = await guardedUrl(env, patch.url);
+  if (patch.events !== undefined) set.events = [...new Set(patch.events)];
+  if (patch.description !== undefined) set.description = patch.description;
+  if (patch.enabled !== undefined) {
+    set.enabled = patch.enabled;
+    // Turning a subscription back on starts its failure count afresh.
+    if (patch.enabled) Object.assign(set, { disabledReason: null, failingSince: null });
+  }
+  const row = await database(env.DB)
+    .update(webhooks)
+    .set(set)
+    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
+    .returning()
+    .get();
+  if (!row) throw notFound("Webhook");
+  return row;
+}
+
+export async function deleteWebhook(env: Env, organizationId: string, webhookId: string): Promise<WebhookRow> {
+  const row = await database(env.DB)
+    .delete(webhooks)
+    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
+    .returning()
+    .get();
+  if (!row) throw notFound("Webhook");
+  return row;
+}
+
+/** A new secret; the one it replaces keeps signing for 24 h so receivers can switch without a gap. */
+export async function rotateWebhookSecret(env: Env, organizationId: string, webhookId: string, at: number): Promise<{ row: WebhookRow; secret: string }> {
+  const current = await findWebhook(env, organizationId, webhookId);
+  const secret = mintWebhookSecret();
+  const row = await database(env.DB)
+    .update(webhooks)
+    .set({ secret, previousSecret: current.secret, previousSecretExpiresAt: at + ROTATION_OVERLAP_MS, updatedAt: at })
+    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId), eq(webhooks.secret, current.secret)))
+    .returning()
+    .get();
+  if (!row) throw new ApiError("CONFLICT", "The secret was rotated at the same moment; try again", { field: "secret" });
+  return { row, secret };
+}
+
+export async function listDeliveries(env: Env, organizationId: string, webhookId: string, window: { offset: number; limit: number }) {
+  await findWebhook(env, organizationId, webhookId);
+  const db = database(env.DB);
+  const where = eq(webhookDeliveries.webhookId, webhookId);
+  const [rows, total] = await Promise.all([
+    db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(window.limit).offset(window.offset).all(),
+    db.select({ n: count() }).from(webhookDeliveries).where(where).get(),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+function newDelivery(webhook: WebhookRow, payload: WebhookPayload, at: number, redeliveryOf: string | null): DeliveryRow {
+  return {
+    id: newId("dlv"),
+    webhookId: webhook.id,
+    organizationId: webhook.organizationId,
+    eventId: payload.id,
+    eventType: payload.type,
+    payload: JSON.stringify(payload),
+    status: "pending",
+    attempts: 0,
+    responseStatus: null,
+    durationMs: null,
+    lastError: null,
+    nextAttemptAt: at,
+    leaseUntil: null,
+    redeliveryOf,
+    createdAt: at,
+    updatedAt: at,
+    completedAt: null,
+  };
+}
+
+/** Sends the same event again as a new delivery (same body and `webhook-id`, new attempts). */
+export async function redeliver(env: Env, organizationId: string, webhookId: string, deliveryId: string, at: number): Promise<DeliveryRow> {
+  const webhook = await findWebhook(env, organizationId, webhookId);
+  const original = await database(env.DB)
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
+    .get();
+  if (!original) throw notFound("Delivery");
+  const row: DeliveryRow = {
+    ...newDelivery(webhook, { id: original.eventId, type: original.eventType } as WebhookPayload, at, original.id),
+    payload: original.payload,
+  };
+  await database(env.DB).insert(webhookDeliveries).values(row);
+  await env.WEBHOOKS.send({ deliveryId: row.id });
+  return row;
+}
+
+/** A `webhook.test` event sent to this subscription only, enabled or not. */
+export async function sendTestEvent(env: Env, organizationId: string, webhookId: string, at: number): Promise<DeliveryRow> {
+  const webhook = await findWebhook(env, organizationId, webhookId);
+  const payload: WebhookPayload = {
+    id: newId("evt"),
+    type: TEST_EVENT,
+    createdAt: iso(at),
+    organizationId,
+    data: { webhookId, message: "A test event: your endpoint is reachable and checks signatures." },
+  };
+  const row = newDelivery(webhook, payload, at, null);
+  await database(env.DB).insert(webhookDeliveries).values(row);
+  await env.WEBHOOKS.send({ deliveryId: row.id });
+  return row;
+}
+
+/**
+ * Fan-out of one domain event to the organization's enabled subscriptions for its type. Safe
+ * to run again for the same event (the EVENTS queue is at least once): the (event,
+ * subscription) row is unique, and a delivery not yet attempted is queued again in case the
+ * first run stopped between the insert and the send (two copies never both send: the
+ * consumer leases the row).
+ */
+export async function fanOutEvent(env: Env, event: DomainEventMessage, at: number): Promise<number> {
+  const subs = await database(env.DB)
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.organizationId, event.organizationId), eq(webhooks.enabled, true)))
+    .all();
+  const targets = subs.filter((w) => subscribes(w.events, event.type));
+  if (targets.length === 0) return 0;
+  const payload = eventPayload(event);
+  const rows = targets.map((w) => newDelivery(w, payload, at, null));
+  await env.DB.batch(
+    rows.map((r) =>
+      env.DB.prepare(
+        `INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, payload, status, attempts, next_attempt_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ).bind(r.id, r.webhookId, r.organizationId, r.eventId, r.eventType, r.payload, at, at, at),
+    ),
+  );
+  const unsent = await env.DB.prepare(
+    `SELECT id FROM webhook_deliveries
+     WHERE event_id = ? AND organization_id = ? AND redelivery_of IS NULL AND status = 'pending' AND attempts = 0`,
+  )
+    .bind(event.id, event.organizationId)
+    .all<{ id: string }>();
+  if (unsent.results.length > 0) await env.WEBHOOKS.sendBatch(unsent.results.map((r) => ({ body: { deliveryId: r.id } })));
+  return unsent.results.length;
+}
