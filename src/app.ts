@@ -28,6 +28,7 @@ import embedRoutes from "./routes/embed";
 import widgetRoutes, { widgetCors } from "./routes/widget";
 import remoteJoinRoutes from "./routes/remote-join";
 import { benchRoutes } from "./routes/bench";
+import notificationRoutes from "./routes/notifications";
 import { benchMode } from "./env";
 
 function asApiError(err: unknown): ApiError {
@@ -76,6 +77,7 @@ export function createApp() {
   app.route("/v1", embedRoutes);
   app.route("/v1", widgetRoutes);
   app.route("/v1", remoteJoinRoutes);
+  app.route("/v1", notificationRoutes);
 
   mountDocs(app);
   // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.

@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import type { DomainEventMessage } from "./domain/events";
 import type { Env } from "./env";
 import { consumeEvents } from "./jobs/events-consumer";
+import { consumeDeadDeliveries, consumeDeliveries, NOTIFICATIONS_DLQ, NOTIFICATIONS_QUEUE, type DeliveryMessage } from "./jobs/notifications-delivery";
 import { runSweeps } from "./jobs/sweeps";
 
 export { QueueRoom } from "./queue-room/queue-room";
@@ -11,6 +12,10 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  queue: (batch, env, _ctx) => consumeEvents(batch, env),
+  queue: (batch, env, _ctx) => {
+    if (batch.queue === NOTIFICATIONS_QUEUE) return consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env);
+    if (batch.queue === NOTIFICATIONS_DLQ) return consumeDeadDeliveries(batch as MessageBatch<DeliveryMessage>, env);
+    return consumeEvents(batch as MessageBatch<DomainEventMessage>, env);
+  },
   scheduled: (controller, env, _ctx) => runSweeps(env, controller.scheduledTime),
-} satisfies ExportedHandler<Env, DomainEventMessage>;
+} satisfies ExportedHandler<Env, DomainEventMessage | DeliveryMessage>;
