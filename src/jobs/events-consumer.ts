@@ -21,8 +21,8 @@ export async function consumeEvents(batch: MessageBatch<DomainEventMessage>, env
   } catch (err) {
     console.error(JSON.stringify({ consumer: "events", error: String(err) }));
     const attempts = Math.max(...batch.messages.map((m) => m.attempts), 1);
-    batch.retryAll({ delaySeconds: Math.min(30 * 2 ** (attempts - 1), 3600) });
+    for (const m of batch.messages) m.retry({ delaySeconds: Math.min(30 * 2 ** (attempts - 1), 3600) });
     return;
   }
-  batch.ackAll();
+  for (const m of batch.messages) m.ack();
 }

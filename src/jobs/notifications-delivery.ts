@@ -60,5 +60,5 @@ export async function consumeDeadDeliveries(batch: MessageBatch<DeliveryMessage>
     ),
   );
   for (const m of batch.messages) console.error(JSON.stringify({ notification: "dead_lettered", key: m.body.key }));
-  batch.ackAll();
+  for (const m of batch.messages) m.ack();
 }

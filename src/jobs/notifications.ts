@@ -205,7 +205,8 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
     if (user && REMINDER_TYPES.has(event.type) && user.ticket_reminders === 0) return [];
     if (user) toUser(user);
     const ticketLanguage = str(event.data.language);
-    const phone = str(event.data.phone);
+    // Joins accept spaces, dots and brackets in a number; providers want the bare digits.
+    const phone = str(event.data.phone)?.replace(/[\s().-]/g, "") ?? null;
     const plan = entitlements({ plan: org.plan ?? "starter" });
     if (phone && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
       const text = render(type, pickLanguage(user?.language, ticketLanguage, org.default_language), values);

@@ -1,11 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { actorIn, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
+import { actorIn, authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { forbidden } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import {
+  DELIVERY_STATUSES,
+  listDeliveries,
   getPreferences,
   listNotifications,
   markAllRead,
@@ -227,6 +229,44 @@ app.openapi(sms, async (c) => {
   const sentBy = principal.kind === "apiKey" ? principal.keyId : principal.user.id;
   const result = await sendBusinessSms(c.env, organizationId, { ...body, sentBy }, now());
   return c.json(ok(result), 201);
+});
+
+const DeliveryRecord = z
+  .object({
+    id: z.string(),
+    eventId: z.string(),
+    type: z.string(),
+    channel: z.enum(["in_app", "push", "sms", "web_push"]),
+    recipient: z.string().openapi({ description: "User id, phone, or the last 8 characters of a push token or endpoint" }),
+    provider: z.string().nullable(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.number().int(),
+    providerResponse: z.string().nullable().openapi({ description: "The provider's last answer (status and body, truncated)" }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("NotificationDelivery");
+
+const deliveries = createRoute({
+  method: "get",
+  path: "/organizations/{organizationId}/notification-deliveries",
+  tags,
+  summary: "The organization's notification deliveries, newest first (ORG_MANAGE)",
+  description:
+    "One record per (event, channel, recipient). `failed`: the provider refused for good (its answer is kept); `retrying`: a passing " +
+    "failure being retried with backoff; `dead_lettered`: retries ran out.",
+  security: SECURITY.any,
+  request: { params: idParam("organizationId", "org"), query: PaginationQuery.extend({ status: z.enum(DELIVERY_STATUSES).optional() }) },
+  responses: { 200: jsonResponse(listEnvelope(DeliveryRecord), "Deliveries"), ...errors() },
+});
+
+app.openapi(deliveries, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_MANAGE");
+  const q = c.req.valid("query");
+  const window = pageWindow(q);
+  const { rows, total } = await listDeliveries(c.env, organizationId, { status: q.status, offset: window.offset, limit: window.limit });
+  return c.json(okList(rows as z.infer<typeof DeliveryRecord>[], pageMeta(total, window)), 200);
 });
 
 export default app;

@@ -178,3 +178,54 @@ async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][num
   if (report.retrying > 0) return "queued";
   return "failed";
 }
+
+export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "failed", "dead_lettered"] as const;
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  type: string;
+  channel: string;
+  recipient: string;
+  provider: string | null;
+  status: string;
+  attempts: number;
+  provider_response: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Tokens and endpoints are credentials of a device: only their end is shown. */
+function maskRecipient(channel: string, recipient: string): string {
+  if (channel === "push" || channel === "web_push") return `…${recipient.slice(-8)}`;
+  return recipient;
+}
+
+/** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
+export async function listDeliveries(env: Env, organizationId: string, q: { status?: string; offset: number; limit: number }) {
+  const filter = q.status ? "AND status = ?" : "";
+  const args = q.status ? [organizationId, q.status] : [organizationId];
+  const [rows, total] = await env.DB.batch<any>([
+    env.DB.prepare(
+      `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response, created_at, updated_at
+       FROM notification_deliveries WHERE organization_id = ? ${filter} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+    ).bind(...args, q.limit, q.offset),
+    env.DB.prepare(`SELECT COUNT(*) AS n FROM notification_deliveries WHERE organization_id = ? ${filter}`).bind(...args),
+  ]);
+  return {
+    rows: ((rows?.results ?? []) as DeliveryRow[]).map((r) => ({
+      id: r.id,
+      eventId: r.event_id,
+      type: r.type,
+      channel: r.channel,
+      recipient: maskRecipient(r.channel, r.recipient),
+      provider: r.provider,
+      status: r.status,
+      attempts: r.attempts,
+      providerResponse: r.provider_response,
+      createdAt: iso(r.created_at),
+      updatedAt: iso(r.updated_at),
+    })),
+    total: (total?.results?.[0] as { n: number }).n,
+  };
+}

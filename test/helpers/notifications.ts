@@ -25,6 +25,10 @@ export function capture(): Captured {
     for (const m of messages) events.push(m.body as DomainEventMessage);
     return undefined as never;
   });
+  const single = vi.spyOn(env.EVENTS, "send").mockImplementation(async (body) => {
+    events.push(body as DomainEventMessage);
+    return undefined as never;
+  });
   const b = vi.spyOn(env.NOTIFICATIONS, "sendBatch").mockImplementation(async (messages) => {
     for (const m of messages) retries.push(m.body as DeliveryMessage);
     return undefined as never;
@@ -39,6 +43,7 @@ export function capture(): Captured {
     },
     restore() {
       a.mockRestore();
+      single.mockRestore();
       b.mockRestore();
     },
   };
@@ -57,9 +62,15 @@ export async function feed<T>(queue: string, bodies: T[], over: Partial<Env> = {
     queue,
     bodies.map((body) => ({ id: `m${++batchNo}`, timestamp: new Date(), attempts, body })),
   );
+  // The delay each retry asks for (getQueueResult lists retried ids only).
+  const delays: (number | undefined)[] = [];
+  for (const m of batch.messages) {
+    const retry = m.retry.bind(m);
+    Object.defineProperty(m, "retry", { value: (o?: QueueRetryOptions) => (delays.push(o?.delaySeconds), retry(o)) });
+  }
   const ctx = createExecutionContext();
   await worker.queue!(batch as MessageBatch<any>, { ...env, ...over } as Env, ctx);
-  return getQueueResult(batch, ctx);
+  return { ...(await getQueueResult(batch, ctx)), delays };
 }
 
 export const feedEvents = (events: DomainEventMessage[], over: Partial<Env> = {}) => feed("queue-service-events", events, over);
