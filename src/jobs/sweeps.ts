@@ -1,6 +1,7 @@
 import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
 import { roomOf } from "../services/queue-rooms";
+import { remindAppointments } from "./appointment-reminders";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -67,4 +68,5 @@ export async function runSweeps(env: Env, scheduledTime: number): Promise<void> 
   await sweepNoShows(env, scheduledTime);
   await purgeIdempotencyKeys(env, scheduledTime);
   await purgeRemoteJoinExpiries(env, scheduledTime);
+  await remindAppointments(env, scheduledTime);
 }
