@@ -29,6 +29,7 @@ import widgetRoutes, { widgetCors } from "./routes/widget";
 import remoteJoinRoutes from "./routes/remote-join";
 import { benchRoutes } from "./routes/bench";
 import notificationRoutes from "./routes/notifications";
+import visitorPushRoutes from "./routes/visitor-push";
 import { benchMode } from "./env";
 
 function asApiError(err: unknown): ApiError {
@@ -78,6 +79,7 @@ export function createApp() {
   app.route("/v1", widgetRoutes);
   app.route("/v1", remoteJoinRoutes);
   app.route("/v1", notificationRoutes);
+  app.route("/v1", visitorPushRoutes);
 
   mountDocs(app);
   // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.
