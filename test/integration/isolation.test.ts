@@ -92,6 +92,13 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/confirm`, body: () => ({ method: "manual" }) },
   { method: "POST", path: (a) => `/v1/remote-join/${a.ticketId}/location`, body: () => ({ latitude: 48.85, longitude: 2.35 }) },
   { method: "GET", path: (a) => `/v1/remote-join/${a.ticketId}` },
+  // Notifications (a user's own inbox and devices are tested in notifications.test.ts)
+  { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/notification-deliveries` },
+  {
+    method: "POST",
+    path: (a) => `/v1/widget/tickets/${a.ticketId}/push-subscription`,
+    body: () => ({ endpoint: "https://push.example/x", keys: { p256dh: `BA${"A".repeat(85)}`, auth: "AAAAAAAAAAAAAAAAAAAAAA" } }),
+  },
 ];
 
 async function tenant(): Promise<Tenant> {

@@ -170,6 +170,15 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: (f) => `/v1/queues/${f.queueId}/eligibility`, body: () => ({ latitude: 48.85, longitude: 2.35 }), permission: "member", keyPermission: "QUEUE_VIEW" },
   { method: "POST", path: (_f, x) => `/v1/remote-join/${x.ticketId}/confirm`, body: () => ({ method: "manual" }), permission: "QUEUE_OPERATE", prepare: newRemoteJoin },
   { method: "GET", path: (_f, x) => `/v1/remote-join/${x.ticketId}`, permission: "QUEUE_VIEW", prepare: newRemoteJoin },
+  // Notifications: a business's SMS (any operating member; keys that operate or manage), delivery records (ORG_MANAGE)
+  {
+    method: "POST",
+    path: () => "/v1/notifications/sms",
+    body: () => ({ phone: "+33612345678", message: "Hello", purpose: "announcement" }),
+    permission: "QUEUE_OPERATE",
+    keyPermission: ["QUEUE_OPERATE", "ORG_MANAGE"],
+  },
+  { method: "GET", path: (f) => `/v1/organizations/${f.org.id}/notification-deliveries`, permission: "ORG_MANAGE" },
 ];
 
 /** A customer's remote join in the fixture's queue: only the organization's operators act on it. */
