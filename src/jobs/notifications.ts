@@ -132,13 +132,20 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
   const [queues, orgs, members, browsers] = await db.batch<any>(statements);
   const memberRows = (members?.results ?? []) as MemberRow[];
   for (const m of memberRows) userIds.add(m.user_id);
-  const ids = [...userIds].slice(0, 100);
-  const [users, devices] = ids.length
-    ? await db.batch<any>([
-        db.prepare(`SELECT id, language, sms_notifications, ticket_reminders, first_name, last_name FROM users WHERE id IN (${placeholders(ids.length)})`).bind(...ids),
-        db.prepare(`SELECT user_id, token FROM push_devices WHERE user_id IN (${placeholders(ids.length)})`).bind(...ids),
-      ])
-    : [null, null];
+  // At most 100 bound values per statement: large organizations are read in chunks.
+  const ids = [...userIds];
+  const chunks: string[][] = [];
+  for (let i = 0; i < ids.length; i += 90) chunks.push(ids.slice(i, i + 90));
+  const read = chunks.length
+    ? await db.batch<any>(
+        chunks.flatMap((chunk) => [
+          db.prepare(`SELECT id, language, sms_notifications, ticket_reminders, first_name, last_name FROM users WHERE id IN (${placeholders(chunk.length)})`).bind(...chunk),
+          db.prepare(`SELECT user_id, token FROM push_devices WHERE user_id IN (${placeholders(chunk.length)})`).bind(...chunk),
+        ]),
+      )
+    : [];
+  const users = { results: read.filter((_r, i) => i % 2 === 0).flatMap((r) => r.results ?? []) };
+  const devices = { results: read.filter((_r, i) => i % 2 === 1).flatMap((r) => r.results ?? []) };
   const deviceMap = new Map<string, string[]>();
   for (const d of (devices?.results ?? []) as DeviceRow[]) deviceMap.set(d.user_id, [...(deviceMap.get(d.user_id) ?? []), d.token]);
   return {

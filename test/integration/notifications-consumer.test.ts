@@ -332,3 +332,70 @@ describe("FCM delivery", () => {
     expect((await deliveriesOf(ids(events))).find((r) => r.channel === "push")).toMatchObject({ status: "sent", attempts: 2 });
   });
 });
+
+describe("SMS providers, chosen by configuration", () => {
+  async function joinWithPhone() {
+    captured = capture();
+    const f = await queueFixture("pro");
+    const alice = await customer({ language: "fr" });
+    const t = await join(f, alice, { phone: "+2250701020304" });
+    return { f, t, events: await eventsOf(captured, f.queueId) };
+  }
+
+  function fakeFetch(answer: (url: string) => Response) {
+    const calls: { url: string; init: RequestInit }[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input);
+      calls.push({ url, init: init ?? {} });
+      return answer(url);
+    });
+    return calls;
+  }
+
+  it("Twilio: Basic auth, form body with To, From and the French text", async () => {
+    const { f, t, events } = await joinWithPhone();
+    const calls = fakeFetch(() => Response.json({ sid: "SM1", status: "queued" }, { status: 201 }));
+    await feedEvents(events, { SMS_PROVIDER: "twilio", TWILIO_ACCOUNT_SID: "AC123", TWILIO_AUTH_TOKEN: "secret", TWILIO_FROM: "+33700000000", SMS_BASE_URL: "https://twilio.test" });
+    expect(calls.map((c) => c.url)).toEqual(["https://twilio.test/2010-04-01/Accounts/AC123/Messages.json"]);
+    expect(new Headers(calls[0]!.init.headers).get("Authorization")).toBe(`Basic ${btoa("AC123:secret")}`);
+    const form = new URLSearchParams(String(calls[0]!.init.body));
+    expect(form.get("To")).toBe("+2250701020304");
+    expect(form.get("From")).toBe("+33700000000");
+    expect(form.get("Body")).toBe(`Ticket ${t.displayCode}: Vous êtes dans la file Main line, position 1, attente estimée ${t.estimatedWaitMinutes} min.`);
+    const sms = (await deliveriesOf(ids(events))).find((r) => r.channel === "sms");
+    expect(sms).toMatchObject({ provider: "twilio", status: "sent" });
+    expect(await smsUsed(f.organizationId)).toBe(1);
+  });
+
+  it("Orange: client-credentials token, then the outbound request; a 400 is final and gives the unit back", async () => {
+    const { f, events } = await joinWithPhone();
+    let refuse = false;
+    const calls = fakeFetch((url) => {
+      if (url.endsWith("/oauth/v3/token")) return Response.json({ access_token: "orange-token", expires_in: 3600 });
+      return refuse ? Response.json({ requestError: { policyException: { messageId: "POL0001" } } }, { status: 400 }) : Response.json({}, { status: 201 });
+    });
+    const over = { SMS_PROVIDER: "orange", ORANGE_CLIENT_ID: `id-${unique()}`, ORANGE_CLIENT_SECRET: "s", ORANGE_SENDER: "2250000000", SMS_BASE_URL: "https://orange.test" };
+    await feedEvents(events, over);
+    expect(calls.map((c) => c.url)).toEqual([
+      "https://orange.test/oauth/v3/token",
+      `https://orange.test/smsmessaging/v1/outbound/${encodeURIComponent("tel:+2250000000")}/requests`,
+    ]);
+    expect(String(calls[0]!.init.body)).toBe("grant_type=client_credentials");
+    const request = JSON.parse(String(calls[1]!.init.body)).outboundSMSMessageRequest;
+    expect(request).toMatchObject({ address: "tel:+2250701020304", senderAddress: "tel:+2250000000" });
+    expect(new Headers(calls[1]!.init.headers).get("Authorization")).toBe("Bearer orange-token");
+    expect(await smsUsed(f.organizationId)).toBe(1);
+
+    // Another customer's SMS refused for good: recorded with the answer, not retried, not counted.
+    refuse = true;
+    const bob = await customer();
+    await join(f, bob, { phone: "+2250799999999" });
+    const more = await eventsOf(captured, f.queueId);
+    await feedEvents(more, over);
+    const failed = (await deliveriesOf(ids(more))).find((r) => r.channel === "sms");
+    expect(failed).toMatchObject({ provider: "orange", status: "failed" });
+    expect(failed.provider_response).toContain("POL0001");
+    expect(captured.retries).toEqual([]);
+    expect(await smsUsed(f.organizationId)).toBe(1);
+  });
+});
