@@ -1,7 +1,7 @@
 import { createApp } from "./app";
 import type { DomainEventMessage } from "./domain/events";
 import type { Env } from "./env";
-import { consumeEvents } from "./jobs/events-consumer";
+import { consumeDeadEvents, consumeEvents, EVENTS_DLQ } from "./jobs/events-consumer";
 import { consumeDeadDeliveries, consumeDeliveries, NOTIFICATIONS_DLQ, NOTIFICATIONS_QUEUE, type DeliveryMessage } from "./jobs/notifications-delivery";
 import { runSweeps } from "./jobs/sweeps";
 
@@ -15,6 +15,7 @@ export default {
   queue: (batch, env, _ctx) => {
     if (batch.queue === NOTIFICATIONS_QUEUE) return consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env);
     if (batch.queue === NOTIFICATIONS_DLQ) return consumeDeadDeliveries(batch as MessageBatch<DeliveryMessage>, env);
+    if (batch.queue === EVENTS_DLQ) return consumeDeadEvents(batch as MessageBatch<DomainEventMessage>, env);
     return consumeEvents(batch as MessageBatch<DomainEventMessage>, env);
   },
   scheduled: (controller, env, _ctx) => runSweeps(env, controller.scheduledTime),

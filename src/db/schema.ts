@@ -360,7 +360,7 @@ export const notificationDeliveries = sqliteTable("notification_deliveries", {
   eventId: text("event_id").notNull(),
   organizationId: text("organization_id"),
   type: text("type").notNull(),
-  channel: text("channel", { enum: ["in_app", "push", "sms", "web_push"] }).notNull(),
+  channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
   recipient: text("recipient").notNull(),
   provider: text("provider"),
   status: text("status", { enum: ["pending", "retrying", "sent", "failed", "dead_lettered"] }).notNull(),

@@ -1,5 +1,6 @@
 import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
+import { newId } from "../lib/ids";
 import { notifyEvents } from "./notifications";
 
 /**
@@ -25,4 +26,38 @@ export async function consumeEvents(batch: MessageBatch<DomainEventMessage>, env
     return;
   }
   for (const m of batch.messages) m.ack();
+}
+
+export const EVENTS_DLQ = "queue-service-events-dlq";
+
+/**
+ * Events whose consumer failed every retry land here: each becomes a visible record (a
+ * delivery row of channel `event`, status `dead_lettered`, listed by
+ * GET /v1/organizations/{id}/notification-deliveries) instead of being dropped.
+ */
+export async function consumeDeadEvents(batch: MessageBatch<DomainEventMessage>, env: Env): Promise<void> {
+  const at = Date.now();
+  await env.DB.batch(
+    batch.messages.map((m) =>
+      env.DB.prepare(
+        `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, provider_response, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'event', 'consumer', NULL, 'dead_lettered', ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+      ).bind(
+        `${m.body.id}:event:consumer`,
+        newId("dlv"),
+        m.body.id,
+        m.body.organizationId,
+        m.body.type,
+        m.attempts,
+        JSON.stringify(m.body),
+        "the EVENTS consumer failed on every retry; the event was not processed",
+        at,
+        at,
+      ),
+    ),
+  );
+  for (const m of batch.messages) {
+    console.error(JSON.stringify({ event: "dead_lettered", id: m.body.id, type: m.body.type }));
+    m.ack();
+  }
 }

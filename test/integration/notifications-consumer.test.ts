@@ -399,3 +399,29 @@ describe("SMS providers, chosen by configuration", () => {
     expect(await smsUsed(f.organizationId)).toBe(1);
   });
 });
+
+describe("EVENTS dead letters", () => {
+  it("an event whose consumer failed every retry becomes a visible dead-lettered record", async () => {
+    captured = capture();
+    const f = await queueFixture("pro");
+    const alice = await customer();
+    await join(f, alice);
+    const events = await eventsOf(captured, f.queueId);
+    const result = await feed("queue-service-events-dlq", events);
+    expect(result.explicitAcks).toHaveLength(events.length);
+    await feed("queue-service-events-dlq", events); // redelivered: still one record
+    const listed = await call("GET", `/v1/organizations/${f.organizationId}/notification-deliveries?status=dead_lettered`, { token: f.owner.token });
+    expect(expectOk(listed).map((r: any) => [r.eventId, r.channel, r.type])).toEqual(events.map((e) => [e.id, "event", e.type]));
+  });
+
+  it("a consumer fault retries the whole EVENTS batch with backoff", async () => {
+    captured = capture();
+    const f = await queueFixture("pro");
+    await join(f, await customer());
+    const events = await eventsOf(captured, f.queueId);
+    vi.spyOn(env.DB, "batch").mockRejectedValueOnce(new Error("D1 unavailable"));
+    const result = await feedEvents(events);
+    expect(result.retryMessages).toHaveLength(events.length);
+    expect(result.delays.every((d) => d === 30)).toBe(true);
+  });
+});
