@@ -168,7 +168,15 @@ export async function sendBusinessSms(
     smsLimit: null,
   };
   const report = await deliverBusinessSms(env, d, at);
-  return { id, phone: input.phone, purpose: input.purpose, status: report, usage: { used: taken.used, limit, resetsAt: iso(period.end) }, createdAt: iso(at) };
+  let used = taken.used;
+  if (report === "failed") {
+    // Refused for good by the provider: nothing was sent, the unit goes back.
+    await env.DB.prepare("UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0")
+      .bind(organizationId, period.key)
+      .run();
+    used -= 1;
+  }
+  return { id, phone: input.phone, purpose: input.purpose, status: report, usage: { used, limit, resetsAt: iso(period.end) }, createdAt: iso(at) };
 }
 
 async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][number], at: number): Promise<"sent" | "queued" | "failed"> {

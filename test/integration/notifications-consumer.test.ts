@@ -422,6 +422,6 @@ describe("EVENTS dead letters", () => {
     vi.spyOn(env.DB, "batch").mockRejectedValueOnce(new Error("D1 unavailable"));
     const result = await feedEvents(events);
     expect(result.retryMessages).toHaveLength(events.length);
-    expect(result.delays.every((d) => d === 30)).toBe(true);
+    expect(result.delays).toEqual(events.map(() => 30));
   });
 });
