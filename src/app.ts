@@ -30,6 +30,8 @@ import remoteJoinRoutes from "./routes/remote-join";
 import { benchRoutes } from "./routes/bench";
 import verificationRoutes from "./routes/verification";
 import webhookRoutes from "./routes/webhooks";
+import notificationRoutes from "./routes/notifications";
+import visitorPushRoutes from "./routes/visitor-push";
 import { benchMode } from "./env";
 import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
@@ -87,6 +89,8 @@ export function createApp() {
   app.route("/v1", billingWebhookRoutes);
   app.route("/v1", verificationRoutes);
   app.route("/v1", webhookRoutes);
+  app.route("/v1", notificationRoutes);
+  app.route("/v1", visitorPushRoutes);
 
   mountDocs(app);
   // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.

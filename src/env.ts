@@ -2,6 +2,7 @@ import type { QueueRoom } from "./queue-room/queue-room";
 import type { RateLimiter } from "./rate-limiter/rate-limiter";
 import type { DomainEventMessage } from "./domain/events";
 import type { WebhookDeliveryMessage } from "./domain/webhooks";
+import type { DeliveryMessage } from "./jobs/notifications-delivery";
 
 export interface Env {
   DB: D1Database;
@@ -27,6 +28,23 @@ export interface Env {
   WEBHOOKS: Queue<WebhookDeliveryMessage>;
   /** DNS-over-HTTPS JSON resolver for domain verification and the outbound guard. */
   DOH_RESOLVER_URL?: string;
+  /** Per-delivery retries of push/SMS/web push (src/jobs/notifications-delivery.ts). */
+  NOTIFICATIONS: Queue<DeliveryMessage>;
+  /** Notification providers (docs/notifications.md); with none set, the outbox provider records sends. */
+  FCM_SERVICE_ACCOUNT?: string;
+  FCM_BASE_URL?: string;
+  FCM_TOKEN_URL?: string;
+  SMS_PROVIDER?: string;
+  SMS_BASE_URL?: string;
+  TWILIO_ACCOUNT_SID?: string;
+  TWILIO_AUTH_TOKEN?: string;
+  TWILIO_FROM?: string;
+  ORANGE_CLIENT_ID?: string;
+  ORANGE_CLIENT_SECRET?: string;
+  ORANGE_SENDER?: string;
+  VAPID_PUBLIC_KEY?: string;
+  VAPID_PRIVATE_KEY?: string;
+  VAPID_SUBJECT?: string;
 }
 
 declare global {
@@ -49,6 +67,23 @@ declare global {
       PUBLIC_BASE_URL?: string;
       WEBHOOKS: Queue<WebhookDeliveryMessage>;
       DOH_RESOLVER_URL?: string;
+      /** Per-delivery retries of push/SMS/web push (src/jobs/notifications-delivery.ts). */
+      NOTIFICATIONS: Queue<DeliveryMessage>;
+      /** Notification providers (docs/notifications.md); with none set, the outbox provider records sends. */
+      FCM_SERVICE_ACCOUNT?: string;
+      FCM_BASE_URL?: string;
+      FCM_TOKEN_URL?: string;
+      SMS_PROVIDER?: string;
+      SMS_BASE_URL?: string;
+      TWILIO_ACCOUNT_SID?: string;
+      TWILIO_AUTH_TOKEN?: string;
+      TWILIO_FROM?: string;
+      ORANGE_CLIENT_ID?: string;
+      ORANGE_CLIENT_SECRET?: string;
+      ORANGE_SENDER?: string;
+      VAPID_PUBLIC_KEY?: string;
+      VAPID_PRIVATE_KEY?: string;
+      VAPID_SUBJECT?: string;
       TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     }
   }

@@ -2,7 +2,8 @@ import { createApp } from "./app";
 import type { DomainEventMessage } from "./domain/events";
 import type { WebhookDeliveryMessage } from "./domain/webhooks";
 import type { Env } from "./env";
-import { consumeEvents } from "./jobs/events-consumer";
+import { consumeDeadEvents, consumeEvents, EVENTS_DLQ } from "./jobs/events-consumer";
+import { consumeDeadDeliveries, consumeDeliveries, NOTIFICATIONS_DLQ, NOTIFICATIONS_QUEUE, type DeliveryMessage } from "./jobs/notifications-delivery";
 import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
 
@@ -13,9 +14,12 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  queue: (batch, env, _ctx) =>
-    batch.queue === WEBHOOKS_QUEUE
-      ? consumeWebhookDeliveries(batch as MessageBatch<WebhookDeliveryMessage>, env)
-      : consumeEvents(batch as MessageBatch<DomainEventMessage>, env),
+  queue: (batch, env, _ctx) => {
+    if (batch.queue === WEBHOOKS_QUEUE) return consumeWebhookDeliveries(batch as MessageBatch<WebhookDeliveryMessage>, env);
+    if (batch.queue === NOTIFICATIONS_QUEUE) return consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env);
+    if (batch.queue === NOTIFICATIONS_DLQ) return consumeDeadDeliveries(batch as MessageBatch<DeliveryMessage>, env);
+    if (batch.queue === EVENTS_DLQ) return consumeDeadEvents(batch as MessageBatch<DomainEventMessage>, env);
+    return consumeEvents(batch as MessageBatch<DomainEventMessage>, env);
+  },
   scheduled: (controller, env, _ctx) => runSweeps(env, controller.scheduledTime),
-} satisfies ExportedHandler<Env, DomainEventMessage | WebhookDeliveryMessage>;
+} satisfies ExportedHandler<Env, DomainEventMessage | DeliveryMessage | WebhookDeliveryMessage>;

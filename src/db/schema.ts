@@ -460,3 +460,68 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt),
   uniqueIndex("webhook_deliveries_event_unique").on(t.webhookId, t.eventId).where(sql`redelivery_of IS NULL`),
 ]);
+/** A user's push-messaging token (FCM). A token belongs to the latest user who registered it. */
+export const pushDevices = sqliteTable("push_devices", {
+  id: text("id").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  platform: text("platform", { enum: ["ios", "android", "web"] }).notNull(),
+  token: text("token").notNull(),
+  deviceId: text("device_id"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [uniqueIndex("push_devices_token_unique").on(t.token), index("push_devices_user_idx").on(t.userId)]);
+
+/** In-app notifications, listed by their user (CONTRACT §7). */
+export const notifications = sqliteTable("notifications", {
+  id: text("id").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id"),
+  type: text("type").notNull(),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+  data: text("data", { mode: "json" }).$type<Record<string, string>>().notNull(),
+  readAt: integer("read_at"),
+  createdAt: integer("created_at").notNull(),
+}, (t) => [index("notifications_user_created_idx").on(t.userId, t.createdAt)]);
+
+/**
+ * One row per (event id, channel, recipient): `key` makes a redelivered event send nothing
+ * twice; `status` and `provider_response` are what support reads when a delivery failed.
+ */
+export const notificationDeliveries = sqliteTable("notification_deliveries", {
+  key: text("key").primaryKey(),
+  id: text("id").notNull(),
+  eventId: text("event_id").notNull(),
+  organizationId: text("organization_id"),
+  type: text("type").notNull(),
+  channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
+  recipient: text("recipient").notNull(),
+  provider: text("provider"),
+  status: text("status", { enum: ["pending", "retrying", "sent", "failed", "dead_lettered"] }).notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  payload: text("payload").notNull(),
+  providerResponse: text("provider_response"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  uniqueIndex("notification_deliveries_id_unique").on(t.id),
+  index("notification_deliveries_org_status_idx").on(t.organizationId, t.status, t.createdAt),
+]);
+
+/** A widget visitor's browser push subscription, tied to the ticket it was taken for. */
+export const visitorPushSubscriptions = sqliteTable("visitor_push_subscriptions", {
+  ticketId: text("ticket_id").notNull(),
+  endpoint: text("endpoint").notNull(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  p256dh: text("p256dh").notNull(),
+  auth: text("auth").notNull(),
+  language: text("language"),
+  createdAt: integer("created_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.ticketId, t.endpoint] })]);
+
+/** Appointment occurrences already reminded (once per occurrence, recurring ones included). */
+export const appointmentReminders = sqliteTable("appointment_reminders", {
+  eventId: text("event_id").notNull().references(() => calendarEvents.id, { onDelete: "cascade" }),
+  occurrenceStart: integer("occurrence_start").notNull(),
+  sentAt: integer("sent_at").notNull(),
+}, (t) => [primaryKey({ columns: [t.eventId, t.occurrenceStart] })]);

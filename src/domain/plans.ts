@@ -41,12 +41,14 @@ export interface PlanFeatures {
   ticketsPerMonth: Limit;
   sms: boolean;
   messagingApps: boolean;
+  /** SMS a month (POST /v1/notifications/sms and ticket SMS together); 0 = no SMS, null = unlimited. */
+  smsPerMonth: Limit;
 }
 
 export const PLAN_FEATURES: Record<Plan, PlanFeatures> = {
-  starter: { maxServices: 1, maxQueues: 1, ticketsPerMonth: 50, sms: false, messagingApps: false },
-  pro: { maxServices: null, maxQueues: null, ticketsPerMonth: null, sms: true, messagingApps: false },
-  enterprise: { maxServices: null, maxQueues: null, ticketsPerMonth: null, sms: true, messagingApps: true },
+  starter: { maxServices: 1, maxQueues: 1, ticketsPerMonth: 50, sms: false, messagingApps: false, smsPerMonth: 0 },
+  pro: { maxServices: null, maxQueues: null, ticketsPerMonth: null, sms: true, messagingApps: false, smsPerMonth: 1_000 },
+  enterprise: { maxServices: null, maxQueues: null, ticketsPerMonth: null, sms: true, messagingApps: true, smsPerMonth: 10_000 },
 };
 
 export const PLAN_RATE_TIER: Record<Plan, RateTier> = {

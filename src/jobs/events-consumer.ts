@@ -1,17 +1,65 @@
 import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { newId } from "../lib/ids";
 import { fanOutEvent } from "../services/webhooks";
+import { notifyEvents } from "./notifications";
 
 /**
- * The EVENTS queue consumer. Delivery is at least once; the notification and webhook work
- * (and its de-duplication by event id) hangs off here.
+ * The EVENTS queue consumer: a small dispatcher. Each handler takes the whole batch and is
+ * idempotent per event id (delivery is at least once). A handler that throws makes the whole
+ * batch retry with backoff; the others' de-duplication keeps the retry harmless.
  */
+const HANDLERS: ((env: Env, events: DomainEventMessage[]) => Promise<unknown>)[] = [
+  notifyEvents,
+  async (env, events) => {
+    for (const event of events) await fanOutEvent(env, event, now());
+  },
+];
+
 export async function consumeEvents(batch: MessageBatch<DomainEventMessage>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    const event = message.body;
-    console.log(JSON.stringify({ event: event.type, id: event.id, queueId: event.queueId, ticketId: event.ticketId }));
-    await fanOutEvent(env, event, now());
-    message.ack();
+  const events = batch.messages.map((m) => m.body);
+  try {
+    for (const handle of HANDLERS) await handle(env, events);
+  } catch (err) {
+    console.error(JSON.stringify({ consumer: "events", error: String(err) }));
+    const attempts = Math.max(...batch.messages.map((m) => m.attempts), 1);
+    for (const m of batch.messages) m.retry({ delaySeconds: Math.min(30 * 2 ** (attempts - 1), 3600) });
+    return;
+  }
+  for (const m of batch.messages) m.ack();
+}
+
+export const EVENTS_DLQ = "queue-service-events-dlq";
+
+/**
+ * Events whose consumer failed every retry land here: each becomes a visible record (a
+ * delivery row of channel `event`, status `dead_lettered`, listed by
+ * GET /v1/organizations/{id}/notification-deliveries) instead of being dropped.
+ */
+export async function consumeDeadEvents(batch: MessageBatch<DomainEventMessage>, env: Env): Promise<void> {
+  const at = Date.now();
+  await env.DB.batch(
+    batch.messages.map((m) =>
+      env.DB.prepare(
+        `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, provider_response, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'event', 'consumer', NULL, 'dead_lettered', ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+      ).bind(
+        `${m.body.id}:event:consumer`,
+        newId("dlv"),
+        m.body.id,
+        m.body.organizationId,
+        m.body.type,
+        m.attempts,
+        JSON.stringify(m.body),
+        "the EVENTS consumer failed on every retry; the event was not processed",
+        at,
+        at,
+      ),
+    ),
+  );
+  for (const m of batch.messages) {
+    console.error(JSON.stringify({ event: "dead_lettered", id: m.body.id, type: m.body.type }));
+    m.ack();
   }
 }

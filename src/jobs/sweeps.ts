@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { roomOf } from "../services/queue-rooms";
 import { sweepSubscriptions } from "./billing-sweep";
 import { recheckDomains } from "../services/verification";
+import { remindAppointments } from "./appointment-reminders";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -71,4 +72,5 @@ export async function runSweeps(env: Env, scheduledTime: number): Promise<void> 
   await purgeRemoteJoinExpiries(env, scheduledTime);
   await sweepSubscriptions(env, scheduledTime);
   await recheckDomains(env, scheduledTime);
+  await remindAppointments(env, scheduledTime);
 }

@@ -82,6 +82,7 @@ export function eventMessage(
         serviceId: cfg.service_id,
         phone: ticket.phone,
         language: ticket.language,
+        source: ticket.source,
       }
     : { serviceId: cfg.service_id };
   return {

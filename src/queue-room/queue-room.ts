@@ -197,8 +197,9 @@ export class QueueRoom extends DurableObject<Env> {
       if (input.source === "remote") this.remote.assertNoneActive(input.userId);
       const row = this.createTicket(cfg, input, at);
       if (input.source === "remote") this.remote.start(row.id, at);
-      this.emit(cfg, "ticket.created", row, at, {});
       const view = this.view(cfg, row.id, at);
+      // Position and wait at join time travel with the event (the customer's first notification).
+      this.emit(cfg, "ticket.created", row, at, { position: view.position, estimatedWaitMinutes: view.estimatedWaitMinutes });
       this.watchLongWait(cfg, view, at);
       return view;
     });
@@ -704,10 +705,10 @@ export class QueueRoom extends DurableObject<Env> {
     const line = this.sql
       .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?", ALMOST_CALLED_AHEAD + 1)
       .toArray();
-    for (const row of line) {
+    for (const [ahead, row] of line.entries()) {
       if (row.almost_called_sent === 1) continue;
       this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", row.id);
-      this.emit(cfg, "ticket.almost_called", row, at, {});
+      this.emit(cfg, "ticket.almost_called", row, at, { ahead });
     }
   }
 

@@ -24,7 +24,7 @@ const tags = ["Widget"];
  */
 export const widgetCors = cors({
   origin: "*",
-  allowMethods: ["GET", "POST", "OPTIONS"],
+  allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
   allowHeaders: ["X-API-Key", "Content-Type", "Idempotency-Key", "X-Request-ID"],
   exposeHeaders: [
     "X-Request-ID",

@@ -102,6 +102,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
       allowJoin: flag(pick("allowJoin"), type === "join"),
       sound: flag(pick("sound"), false),
       queues: Array.isArray(queues) && queues.length ? queues.map(String) : null,
+      webPush: flag(pick("webPush"), false),
+      pushWorker: String(pick("pushWorker") || "/queue-push-sw.js"),
       onTicketCreated: typeof given.onTicketCreated === "function" ? given.onTicketCreated : null,
       apiBase: String(pick("apiBase") || scriptOrigin).replace(/\/+$/, ""),
     };
@@ -123,6 +125,19 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
     if (res.ok && json && json.success) return json.data;
     const e = (json && json.error) || {};
     throw { code: e.code || (res.status === 404 ? "NOT_FOUND" : `HTTP_${res.status}`), message: e.message || "" };
+  }
+
+  /** Web push opt-in (webPush): the subscription is tied to the ticket by the key that took it (docs/notifications.md). */
+  async function optInPush(o, id) {
+    if (!o.webPush || !("serviceWorker" in navigator) || !window.PushManager) return;
+    try {
+      const { publicKey } = await api(o, "GET", "/v1/widget/push/public-key");
+      if (!publicKey || (await Notification.requestPermission()) !== "granted") return;
+      const reg = await navigator.serviceWorker.register(o.pushWorker);
+      const key = Uint8Array.from(atob(publicKey.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+      const { endpoint, keys } = (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })).toJSON();
+      await api(o, "POST", `/v1/widget/tickets/${enc(id)}/push-subscription`, { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth }, language: o.language }, true);
+    } catch (e) { console.warn("web push opt-in failed", e); }
   }
 
   function errorText(t, e, org) {
@@ -312,6 +327,7 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
         if (last) render(last);
         announce(fmt(t.yourTicket, { code: created.displayCode }));
         host.dispatchEvent(new CustomEvent("queuewidget:ticket", { detail: created }));
+        optInPush(o, created.id);
         if (o.onTicketCreated) {
           try { o.onTicketCreated(created); } catch (err) { console.error("onTicketCreated failed", err); }
         }

@@ -122,6 +122,13 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}/rotate-secret` },
   { method: "POST", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${a.webhookId}/test` },
   { method: "POST", path: (a, b) => `/v1/organizations/${b.org.id}/webhooks/${b.webhookId}/deliveries/${a.deliveryId}/redeliver` },
+  // Notifications (a user's own inbox and devices are tested in notifications.test.ts)
+  { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/notification-deliveries` },
+  {
+    method: "POST",
+    path: (a) => `/v1/widget/tickets/${a.ticketId}/push-subscription`,
+    body: () => ({ endpoint: "https://push.example/x", keys: { p256dh: `BA${"A".repeat(85)}`, auth: "AAAAAAAAAAAAAAAAAAAAAA" } }),
+  },
 ];
 
 /** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */

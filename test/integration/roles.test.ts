@@ -219,6 +219,15 @@ const ROUTES: RouteCase[] = [
     permission: "WEBHOOK_MANAGE",
     prepare: seededWebhook,
   },
+  // Notifications: a business's SMS (any operating member; keys that operate or manage), delivery records (ORG_MANAGE)
+  {
+    method: "POST",
+    path: () => "/v1/notifications/sms",
+    body: () => ({ phone: "+33612345678", message: "Hello", purpose: "announcement" }),
+    permission: "QUEUE_OPERATE",
+    keyPermission: ["QUEUE_OPERATE", "ORG_MANAGE"],
+  },
+  { method: "GET", path: (f) => `/v1/organizations/${f.org.id}/notification-deliveries`, permission: "ORG_MANAGE" },
 ];
 
 /** A disabled webhook and one finished delivery, written to D1 (creating one through the API needs DNS). */

@@ -1,0 +1,64 @@
+import type { Env } from "../env";
+import { now } from "../lib/clock";
+import { outcomeStatements, retryDelaySeconds, sendOne, type Channel, type Target } from "../services/notification-delivery";
+
+export type { DeliveryMessage } from "../services/notification-delivery";
+import type { DeliveryMessage } from "../services/notification-delivery";
+
+// The NOTIFICATIONS queue: one message per push/SMS/web push delivery whose provider failed
+// for a reason that may pass (5xx, 429, network). Each attempt re-reads the delivery row, so a
+// delivery that succeeded meanwhile is not sent again; after max_retries (wrangler.toml) the
+// message goes to the dead-letter queue, whose consumer marks the row `dead_lettered`.
+
+export const NOTIFICATIONS_QUEUE = "queue-service-notifications";
+export const NOTIFICATIONS_DLQ = "queue-service-notifications-dlq";
+
+interface Row {
+  key: string;
+  organization_id: string | null;
+  channel: Channel;
+  status: string;
+  attempts: number;
+  payload: string;
+}
+
+export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+  const keys = batch.messages.map((m) => m.body.key);
+  const rows = await env.DB.prepare(
+    `SELECT key, organization_id, channel, status, attempts, payload FROM notification_deliveries WHERE key IN (${keys.map(() => "?").join(", ")})`,
+  )
+    .bind(...keys)
+    .all<Row>();
+  const byKey = new Map(rows.results.map((r) => [r.key, r]));
+  const at = now();
+  const writes: D1PreparedStatement[] = [];
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      const row = byKey.get(message.body.key);
+      if (!row || (row.status !== "retrying" && row.status !== "pending")) {
+        message.ack();
+        return;
+      }
+      const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
+      const outcome = await sendOne(env, row.channel, payload);
+      writes.push(...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, row.channel === "sms"));
+      if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
+      else message.ack();
+    }),
+  );
+  if (writes.length > 0) await env.DB.batch(writes);
+}
+
+/** Dead letters become a visible record: the delivery row, `dead_lettered`, with the last answer. */
+export async function consumeDeadDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+  const at = now();
+  await env.DB.batch(
+    batch.messages.map((m) =>
+      env.DB.prepare(
+        "UPDATE notification_deliveries SET status = 'dead_lettered', updated_at = ? WHERE key = ? AND status IN ('pending', 'retrying')",
+      ).bind(at, m.body.key),
+    ),
+  );
+  for (const m of batch.messages) console.error(JSON.stringify({ notification: "dead_lettered", key: m.body.key }));
+  for (const m of batch.messages) m.ack();
+}

@@ -1,0 +1,258 @@
+import type { DomainEventMessage } from "../domain/events";
+import { pickLanguage, render, type Language, type TemplateKey, type TemplateValues } from "../domain/notification-templates";
+import { ROLES, roleAllows, type Role } from "../domain/permissions";
+import { entitlements, type Plan } from "../domain/plans";
+import type { Env } from "../env";
+import { now } from "../lib/clock";
+import { deliver, type Delivery, type DeliveryReport } from "../services/notification-delivery";
+
+// Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
+// in which language. Called by the EVENTS dispatcher (./events-consumer.ts) with a whole
+// batch, so the context is read in one D1 batch and written in a few.
+
+/** Events told to the ticket's customer. */
+const CUSTOMER_TYPES = new Set<string>([
+  "ticket.created",
+  "ticket.almost_called",
+  "ticket.called",
+  "ticket.served",
+  "ticket.cancelled",
+  "ticket.skipped",
+  "ticket.transferred",
+  "ticket.expired",
+  "ticket.recovered",
+  "ticket.auto_skipped",
+  "review.request",
+  "inactivity.warning",
+]);
+
+/** Events told to the organization's members who operate or manage queues. */
+const OPERATOR_TYPES = new Set<string>(["queue.status_changed", "queue.capacity_warning", "queue.long_wait", "ticket.no_show", "member.joined"]);
+
+/** The customer events worth an SMS (each one costs the business). */
+const SMS_TYPES = new Set<string>(["ticket.created", "ticket.almost_called", "ticket.called"]);
+
+/** Silenced by `ticketReminders: false`. */
+const REMINDER_TYPES = new Set<string>(["ticket.almost_called", "appointment.reminder"]);
+
+/** Sources whose ticket owner is not the customer (an operator's walk-in, a VIP, a widget key). */
+const NOT_CUSTOMER_SOURCES = new Set<string>(["operator", "vip", "widget"]);
+
+/** A ticket that is over: its visitor's browser subscriptions are dropped after this event. */
+const FINAL_TYPES = new Set<string>(["ticket.served", "ticket.cancelled", "ticket.expired", "ticket.auto_skipped", "ticket.transferred"]);
+
+interface UserRow {
+  id: string;
+  language: string;
+  sms_notifications: number;
+  ticket_reminders: number;
+  first_name: string;
+  last_name: string;
+}
+interface MemberRow {
+  organization_id: string;
+  user_id: string;
+  role: Role;
+}
+interface OrgRow {
+  id: string;
+  default_language: string;
+  plan: Plan | null;
+}
+interface DeviceRow {
+  user_id: string;
+  token: string;
+}
+interface BrowserRow {
+  ticket_id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  language: string | null;
+}
+
+export interface NotificationContext {
+  queues: Map<string, string>;
+  orgs: Map<string, OrgRow>;
+  users: Map<string, UserRow>;
+  members: Map<string, MemberRow[]>;
+  devices: Map<string, string[]>;
+  browsers: Map<string, BrowserRow[]>;
+}
+
+function placeholders(n: number): string {
+  return Array.from({ length: n }, () => "?").join(", ");
+}
+
+function group<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const r of rows) {
+    const list = out.get(key(r));
+    if (list) list.push(r);
+    else out.set(key(r), [r]);
+  }
+  return out;
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
+
+/** The ticket owner who is a customer with an account, if any. */
+function customerUserId(event: DomainEventMessage): string | null {
+  const userId = str(event.data.userId);
+  if (!userId || !userId.startsWith("usr_")) return null;
+  return NOT_CUSTOMER_SOURCES.has(String(event.data.source ?? "")) ? null : userId;
+}
+
+/** Everything the batch's events need, in one D1 round trip (at most 100 values per IN). */
+export async function loadContext(env: Env, events: DomainEventMessage[]): Promise<NotificationContext> {
+  const queueIds = [...new Set(events.map((e) => e.queueId).filter((q): q is string => !!q))].slice(0, 100);
+  const orgIds = [...new Set(events.map((e) => e.organizationId))].slice(0, 100);
+  const operatorOrgs = [...new Set(events.filter((e) => OPERATOR_TYPES.has(e.type)).map((e) => e.organizationId))].slice(0, 100);
+  const userIds = new Set<string>();
+  for (const e of events) {
+    const customer = customerUserId(e);
+    if (customer) userIds.add(customer);
+    if (e.type === "member.joined" && str(e.data.userId)) userIds.add(String(e.data.userId));
+  }
+  const ticketIds = [...new Set(events.map((e) => e.ticketId).filter((t): t is string => !!t))].slice(0, 100);
+  const db = env.DB;
+  const statements: D1PreparedStatement[] = [
+    db.prepare(`SELECT id, name FROM queues WHERE id IN (${placeholders(queueIds.length)})`).bind(...queueIds),
+    db
+      .prepare(
+        `SELECT o.id, o.default_language, s.plan FROM organizations o LEFT JOIN subscriptions s ON s.organization_id = o.id
+         WHERE o.id IN (${placeholders(orgIds.length)})`,
+      )
+      .bind(...orgIds),
+    db
+      .prepare(`SELECT organization_id, user_id, role FROM members WHERE organization_id IN (${placeholders(operatorOrgs.length)})`)
+      .bind(...operatorOrgs),
+    db.prepare(`SELECT ticket_id, endpoint, p256dh, auth, language FROM visitor_push_subscriptions WHERE ticket_id IN (${placeholders(ticketIds.length)})`).bind(...ticketIds),
+  ];
+  const [queues, orgs, members, browsers] = await db.batch<any>(statements);
+  const memberRows = (members?.results ?? []) as MemberRow[];
+  for (const m of memberRows) userIds.add(m.user_id);
+  // At most 100 bound values per statement: large organizations are read in chunks.
+  const ids = [...userIds];
+  const chunks: string[][] = [];
+  for (let i = 0; i < ids.length; i += 90) chunks.push(ids.slice(i, i + 90));
+  const read = chunks.length
+    ? await db.batch<any>(
+        chunks.flatMap((chunk) => [
+          db.prepare(`SELECT id, language, sms_notifications, ticket_reminders, first_name, last_name FROM users WHERE id IN (${placeholders(chunk.length)})`).bind(...chunk),
+          db.prepare(`SELECT user_id, token FROM push_devices WHERE user_id IN (${placeholders(chunk.length)})`).bind(...chunk),
+        ]),
+      )
+    : [];
+  const users = { results: read.filter((_r, i) => i % 2 === 0).flatMap((r) => r.results ?? []) };
+  const devices = { results: read.filter((_r, i) => i % 2 === 1).flatMap((r) => r.results ?? []) };
+  const deviceMap = new Map<string, string[]>();
+  for (const d of (devices?.results ?? []) as DeviceRow[]) deviceMap.set(d.user_id, [...(deviceMap.get(d.user_id) ?? []), d.token]);
+  return {
+    queues: new Map(((queues?.results ?? []) as { id: string; name: string }[]).map((q) => [q.id, q.name])),
+    orgs: new Map(((orgs?.results ?? []) as OrgRow[]).map((o) => [o.id, o])),
+    users: new Map(((users?.results ?? []) as UserRow[]).map((u) => [u.id, u])),
+    members: group(memberRows, (m) => m.organization_id),
+    devices: deviceMap,
+    browsers: group((browsers?.results ?? []) as BrowserRow[], (b) => b.ticket_id),
+  };
+}
+
+function valuesOf(event: DomainEventMessage, ctx: NotificationContext): TemplateValues {
+  const d = event.data;
+  const memberName = () => {
+    const u = ctx.users.get(String(d.userId));
+    return u ? `${u.first_name} ${u.last_name}` : null;
+  };
+  return {
+    code: str(d.displayCode),
+    queue: event.queueId ? (ctx.queues.get(event.queueId) ?? null) : null,
+    position: typeof d.position === "number" ? d.position : null,
+    wait: typeof d.estimatedWaitMinutes === "number" ? d.estimatedWaitMinutes : null,
+    ahead: typeof d.ahead === "number" ? d.ahead : 3,
+    reason: str(d.reason),
+    from: str(d.from),
+    to: str(d.to),
+    used: typeof d.used === "number" ? d.used : null,
+    max: typeof d.maxCapacity === "number" ? d.maxCapacity : null,
+    name: event.type === "member.joined" ? memberName() : null,
+    role: str(d.role),
+  };
+}
+
+function dataOf(event: DomainEventMessage): Record<string, string> {
+  const out: Record<string, string> = { type: event.type, eventId: event.id };
+  if (event.ticketId) out.ticketId = event.ticketId;
+  if (event.queueId) out.queueId = event.queueId;
+  if (typeof event.data.displayCode === "string") out.displayCode = event.data.displayCode;
+  return out;
+}
+
+/** The deliveries one event gives rise to (empty for ghost tickets and untold events). */
+export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContext): Delivery[] {
+  if (event.data.isGhostMode === true) return [];
+  const org = ctx.orgs.get(event.organizationId);
+  if (!org) return [];
+  const type = event.type as string as TemplateKey;
+  const values = valuesOf(event, ctx);
+  const data = dataOf(event);
+  const base = { eventId: event.id, organizationId: event.organizationId, type: event.type, data };
+  const out: Delivery[] = [];
+  const toUser = (user: UserRow) => {
+    const text = render(type, pickLanguage(user.language, org.default_language), values);
+    out.push({ ...base, ...text, channel: "in_app", target: { kind: "user", userId: user.id } });
+    for (const token of ctx.devices.get(user.id) ?? []) out.push({ ...base, ...text, channel: "push", target: { kind: "device", token } });
+  };
+
+  if (CUSTOMER_TYPES.has(event.type)) {
+    // A transfer's new ticket is announced by ticket.transferred on the old one.
+    if (event.type === "ticket.created" && event.data.transferredFromId) return [];
+    const userId = customerUserId(event);
+    const user = userId ? ctx.users.get(userId) : undefined;
+    if (user && REMINDER_TYPES.has(event.type) && user.ticket_reminders === 0) return [];
+    if (user) toUser(user);
+    const ticketLanguage = str(event.data.language);
+    // Joins accept spaces, dots and brackets in a number; providers want the bare digits.
+    const phone = str(event.data.phone)?.replace(/[\s().-]/g, "") ?? null;
+    const plan = entitlements({ plan: org.plan ?? "starter" });
+    if (phone && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
+      const text = render(type, pickLanguage(user?.language, ticketLanguage, org.default_language), values);
+      out.push({ ...base, ...text, channel: "sms", target: { kind: "phone", phone }, smsLimit: plan.features.smsPerMonth });
+    }
+    for (const b of event.ticketId ? (ctx.browsers.get(event.ticketId) ?? []) : []) {
+      const text = render(type, pickLanguage(b.language, ticketLanguage, org.default_language), values);
+      out.push({ ...base, ...text, channel: "web_push", target: { kind: "browser", endpoint: b.endpoint, p256dh: b.p256dh, auth: b.auth } });
+    }
+    return out;
+  }
+
+  if (OPERATOR_TYPES.has(event.type)) {
+    for (const m of ctx.members.get(event.organizationId) ?? []) {
+      if (!ROLES.includes(m.role) || !(roleAllows(m.role, "QUEUE_OPERATE") || roleAllows(m.role, "ORG_MANAGE"))) continue;
+      if (event.type === "member.joined" && m.user_id === event.data.userId) continue;
+      const user = ctx.users.get(m.user_id);
+      if (user) toUser(user);
+    }
+  }
+  return out;
+}
+
+/** Terminal ticket events end the visitor's browser subscriptions for that ticket. */
+function cleanupStatements(env: Env, events: DomainEventMessage[]): D1PreparedStatement[] {
+  const done = [...new Set(events.filter((e) => FINAL_TYPES.has(e.type) && e.ticketId).map((e) => e.ticketId!))];
+  return done.map((id) => env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE ticket_id = ?").bind(id));
+}
+
+/** Turns a batch of domain events into notifications; throws (so the batch is retried) only on D1 faults. */
+export async function notifyEvents(env: Env, events: DomainEventMessage[]): Promise<DeliveryReport> {
+  const relevant = events.filter((e) => (CUSTOMER_TYPES.has(e.type) || OPERATOR_TYPES.has(e.type)) && e.data?.isGhostMode !== true);
+  if (relevant.length === 0) return { inApp: 0, sent: 0, retrying: 0, failed: 0 };
+  const ctx = await loadContext(env, relevant);
+  const deliveries = relevant.flatMap((e) => deliveriesFor(e, ctx));
+  const report = await deliver(env, deliveries, now());
+  const cleanup = cleanupStatements(env, relevant);
+  if (cleanup.length > 0) await env.DB.batch(cleanup);
+  return report;
+}
+
+export type { Language };

@@ -1,0 +1,212 @@
+import type { Env } from "../env";
+import { newId } from "../lib/ids";
+import { utcMonth } from "../lib/time";
+import { sendPush, sendSms, sendWebPush, type SendOutcome } from "../providers";
+
+// Delivering notifications exactly once to the person, from an at-least-once queue.
+// Every delivery has a key (event id, channel, recipient). The first run that inserts the key
+// owns the send; a redelivered event finds the key and sends nothing again. A run that died
+// between claiming and sending leaves a `pending` row that a later redelivery reclaims once it
+// is older than STALE_CLAIM_MS. Failures that may pass are retried on the NOTIFICATIONS queue.
+
+export type Channel = "in_app" | "push" | "sms" | "web_push";
+
+export type Target =
+  | { kind: "user"; userId: string }
+  | { kind: "device"; token: string }
+  | { kind: "phone"; phone: string }
+  | { kind: "browser"; endpoint: string; p256dh: string; auth: string };
+
+export interface Delivery {
+  eventId: string;
+  organizationId: string | null;
+  type: string;
+  channel: Channel;
+  target: Target;
+  title: string;
+  body: string;
+  data: Record<string, string>;
+  /** SMS only: the organization's monthly SMS allowance (null = unlimited). */
+  smsLimit?: number | null;
+  /** SMS only: false when the unit was already taken (a business's own SMS). */
+  countUsage?: boolean;
+}
+
+/** What a retry message carries: the delivery row holds everything else. */
+export interface DeliveryMessage {
+  key: string;
+}
+
+export interface DeliveryReport {
+  inApp: number;
+  sent: number;
+  retrying: number;
+  failed: number;
+}
+
+const STALE_CLAIM_MS = 60_000;
+const SEND_PARALLEL = 10;
+
+export function recipientOf(target: Target): string {
+  switch (target.kind) {
+    case "user":
+      return target.userId;
+    case "device":
+      return target.token;
+    case "phone":
+      return target.phone;
+    case "browser":
+      return target.endpoint;
+  }
+}
+
+export function deliveryKey(d: Pick<Delivery, "eventId" | "channel" | "target">): string {
+  return `${d.eventId}:${d.channel}:${recipientOf(d.target)}`;
+}
+
+/** Backoff of the n-th retry (1-based): 30 s, 1 min, 2 min, 4 min, 8 min, … at most 1 h. */
+export function retryDelaySeconds(attempt: number): number {
+  return Math.min(30 * 2 ** Math.max(0, attempt - 1), 3600);
+}
+
+interface StoredPayload {
+  target: Target;
+  title: string;
+  body: string;
+  data: Record<string, string>;
+}
+
+export async function sendOne(env: Env, channel: Channel, p: StoredPayload): Promise<SendOutcome> {
+  const t = p.target;
+  if (channel === "push" && t.kind === "device") return sendPush(env, t.token, { title: p.title, body: p.body, data: p.data });
+  if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, p.title ? `${p.title}: ${p.body}` : p.body);
+  if (channel === "web_push" && t.kind === "browser") {
+    return sendWebPush(env, t, { title: p.title, body: p.body, data: p.data });
+  }
+  return { ok: false, provider: "none", transient: false, response: `no sender for ${channel} to ${t.kind}` };
+}
+
+async function inParallel<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  async function worker() {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** The statements that record one provider answer (and drop a dead token or refund an SMS). */
+export function outcomeStatements(env: Env, key: string, channel: Channel, target: Target, outcome: SendOutcome, at: number, organizationId: string | null, smsCounted: boolean): D1PreparedStatement[] {
+  const status = outcome.ok ? "sent" : outcome.transient ? "retrying" : "failed";
+  const out = [
+    env.DB.prepare(
+      "UPDATE notification_deliveries SET status = ?, attempts = attempts + 1, provider = ?, provider_response = ?, updated_at = ? WHERE key = ?",
+    ).bind(status, outcome.provider, outcome.response, at, key),
+  ];
+  if (!outcome.ok && outcome.deadToken) {
+    if (target.kind === "device") out.push(env.DB.prepare("DELETE FROM push_devices WHERE token = ?").bind(target.token));
+    if (target.kind === "browser") out.push(env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE endpoint = ?").bind(target.endpoint));
+  }
+  if (!outcome.ok && !outcome.transient && channel === "sms" && smsCounted && organizationId) {
+    // Nothing was sent: the unit goes back to the month's allowance.
+    out.push(
+      env.DB.prepare("UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0").bind(
+        organizationId,
+        utcMonth(at).key,
+      ),
+    );
+  }
+  return out;
+}
+
+/**
+ * Stores in-app notifications and sends the other channels, once per delivery key. D1 sees
+ * three batches at most (claim, SMS allowance, outcomes), whatever the number of deliveries.
+ */
+export async function deliver(env: Env, deliveries: Delivery[], at: number): Promise<DeliveryReport> {
+  const report: DeliveryReport = { inApp: 0, sent: 0, retrying: 0, failed: 0 };
+  if (deliveries.length === 0) return report;
+  const db = env.DB;
+  const claims: D1PreparedStatement[] = [];
+  const claimIndex: { index: number; delivery: Delivery; key: string }[] = [];
+  const inAppIndex: number[] = [];
+  for (const d of deliveries) {
+    const key = deliveryKey(d);
+    const payload = JSON.stringify({ target: d.target, title: d.title, body: d.body, data: d.data } satisfies StoredPayload);
+    if (d.channel === "in_app" && d.target.kind === "user") {
+      inAppIndex.push(claims.length);
+      claims.push(
+        db.prepare(
+          `INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at)
+           SELECT ?, ?, ?, ?, ?, ?, ?, NULL, ? WHERE NOT EXISTS (SELECT 1 FROM notification_deliveries WHERE key = ?)
+           AND EXISTS (SELECT 1 FROM users WHERE id = ?)`,
+        ).bind(newId("ntf"), d.target.userId, d.organizationId, d.type, d.title, d.body, JSON.stringify(d.data), at, key, d.target.userId),
+        db.prepare(
+          `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, 'in_app', ?, 'in_app', 'sent', 1, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+        ).bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, recipientOf(d.target), payload, at, at),
+      );
+      continue;
+    }
+    claimIndex.push({ index: claims.length, delivery: d, key });
+    claims.push(
+      db.prepare(
+        `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, status, attempts, payload, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
+         WHERE notification_deliveries.status = 'pending' AND notification_deliveries.updated_at < ?
+         RETURNING key`,
+      ).bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, d.channel, recipientOf(d.target), payload, at, at, at - STALE_CLAIM_MS),
+    );
+  }
+  const claimed = await db.batch(claims);
+  // A new in-app notification is one changed row of its INSERT.
+  for (const i of inAppIndex) if ((claimed[i]?.meta.changes ?? 0) > 0) report.inApp += 1;
+  const mine = claimIndex.filter((c) => (claimed[c.index]?.results?.length ?? 0) > 0);
+  if (mine.length === 0) return report;
+
+  // SMS: one unit of the month's allowance each, taken with a conditional upsert.
+  const smsClaims = mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false);
+  const overQuota = new Set<string>();
+  if (smsClaims.length > 0) {
+    const period = utcMonth(at).key;
+    const taken = await db.batch(
+      smsClaims.map((c) =>
+        db.prepare(
+          `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
+           ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
+           RETURNING used`,
+        ).bind(c.delivery.organizationId, period, c.delivery.smsLimit ?? null, c.delivery.smsLimit ?? null, c.delivery.smsLimit ?? null, c.delivery.smsLimit ?? null),
+      ),
+    );
+    smsClaims.forEach((c, i) => {
+      if ((taken[i]?.results?.length ?? 0) === 0) overQuota.add(c.key);
+    });
+  }
+
+  const outcomes = await inParallel(mine, SEND_PARALLEL, async (c): Promise<SendOutcome> => {
+    if (overQuota.has(c.key)) return { ok: false, provider: "quota", transient: false, response: "QUOTA_EXCEEDED: the organization's monthly SMS allowance is used up" };
+    const d = c.delivery;
+    return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data });
+  });
+
+  const writes: D1PreparedStatement[] = [];
+  const retries: MessageSendRequest<DeliveryMessage>[] = [];
+  mine.forEach((c, i) => {
+    const outcome = outcomes[i]!;
+    const counted = c.delivery.channel === "sms" && c.delivery.countUsage !== false && !overQuota.has(c.key);
+    writes.push(...outcomeStatements(env, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
+    if (outcome.ok) report.sent += 1;
+    else if (outcome.transient) {
+      report.retrying += 1;
+      retries.push({ body: { key: c.key }, contentType: "json", delaySeconds: retryDelaySeconds(1) });
+    } else report.failed += 1;
+  });
+  await db.batch(writes);
+  if (retries.length > 0) await env.NOTIFICATIONS.sendBatch(retries);
+  return report;
+}

@@ -1,0 +1,239 @@
+import type { Env } from "../env";
+import { entitlements, type Plan } from "../domain/plans";
+import { ApiError, notFound } from "../http/errors";
+import { newId, randomString } from "../lib/ids";
+import { iso, utcMonth } from "../lib/time";
+import { deliver } from "./notification-delivery";
+
+// The user-facing side of notifications: devices, preferences, the in-app inbox, and the
+// business's own SMS sends (counted in the month's SMS usage, like ticket SMS).
+
+export type Platform = "ios" | "android" | "web";
+
+/** Idempotent per token: a token that moves to another user is re-owned by the latest one. */
+export async function registerDevice(env: Env, userId: string, input: { platform: Platform; fcmToken: string; deviceId: string | null }, at: number) {
+  const row = await env.DB.prepare(
+    `INSERT INTO push_devices (id, user_id, platform, token, device_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
+       device_id = excluded.device_id, updated_at = excluded.updated_at
+     RETURNING id, user_id, platform, token, device_id, created_at, updated_at`,
+  )
+    .bind(`dev_${randomString(20)}`, userId, input.platform, input.fcmToken, input.deviceId, at, at)
+    .first<{ id: string; platform: Platform; token: string; device_id: string | null; created_at: number; updated_at: number }>();
+  return {
+    id: row!.id,
+    platform: row!.platform,
+    fcmToken: row!.token,
+    deviceId: row!.device_id,
+    createdAt: iso(row!.created_at),
+    updatedAt: iso(row!.updated_at),
+  };
+}
+
+/** Only the caller's own token goes; another user's token is the same 404 as an unknown one. */
+export async function unregisterDevice(env: Env, userId: string, token: string): Promise<void> {
+  const result = await env.DB.prepare("DELETE FROM push_devices WHERE token = ? AND user_id = ?").bind(token, userId).run();
+  if (result.meta.changes === 0) throw notFound("Push registration");
+}
+
+export interface Preferences {
+  smsNotifications: boolean;
+  ticketReminders: boolean;
+}
+
+export async function getPreferences(env: Env, userId: string): Promise<Preferences> {
+  const row = await env.DB.prepare("SELECT sms_notifications, ticket_reminders FROM users WHERE id = ?")
+    .bind(userId)
+    .first<{ sms_notifications: number; ticket_reminders: number }>();
+  if (!row) throw notFound("User");
+  return { smsNotifications: row.sms_notifications === 1, ticketReminders: row.ticket_reminders === 1 };
+}
+
+export async function updatePreferences(env: Env, userId: string, changes: Partial<Preferences>, at: number): Promise<Preferences> {
+  const row = await env.DB.prepare(
+    `UPDATE users SET sms_notifications = COALESCE(?, sms_notifications), ticket_reminders = COALESCE(?, ticket_reminders), updated_at = ?
+     WHERE id = ? RETURNING sms_notifications, ticket_reminders`,
+  )
+    .bind(
+      changes.smsNotifications === undefined ? null : changes.smsNotifications ? 1 : 0,
+      changes.ticketReminders === undefined ? null : changes.ticketReminders ? 1 : 0,
+      at,
+      userId,
+    )
+    .first<{ sms_notifications: number; ticket_reminders: number }>();
+  if (!row) throw notFound("User");
+  return { smsNotifications: row.sms_notifications === 1, ticketReminders: row.ticket_reminders === 1 };
+}
+
+interface NotificationRow {
+  id: string;
+  type: string;
+  title: string;
+  body: string;
+  data: string;
+  read_at: number | null;
+  created_at: number;
+}
+
+export function notificationRecord(r: NotificationRow) {
+  const data = JSON.parse(r.data) as Record<string, string>;
+  return {
+    id: r.id,
+    type: r.type,
+    title: r.title,
+    body: r.body,
+    data: { ...(data.ticketId ? { ticketId: data.ticketId } : {}), ...(data.queueId ? { queueId: data.queueId } : {}), ...(data.displayCode ? { displayCode: data.displayCode } : {}) },
+    readAt: r.read_at === null ? null : iso(r.read_at),
+    createdAt: iso(r.created_at),
+  };
+}
+
+/** Newest first; `unreadOnly` keeps those with readAt null. */
+export async function listNotifications(env: Env, userId: string, q: { unreadOnly: boolean; offset: number; limit: number }) {
+  const filter = q.unreadOnly ? "AND read_at IS NULL" : "";
+  const [rows, total] = await env.DB.batch<any>([
+    env.DB.prepare(
+      `SELECT id, type, title, body, data, read_at, created_at FROM notifications WHERE user_id = ? ${filter}
+       ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+    ).bind(userId, q.limit, q.offset),
+    env.DB.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ? ${filter}`).bind(userId),
+  ]);
+  return { rows: ((rows?.results ?? []) as NotificationRow[]).map(notificationRecord), total: (total?.results?.[0] as { n: number }).n };
+}
+
+/** Marks one of the caller's notifications read (the first read time stays). */
+export async function markRead(env: Env, userId: string, id: string, at: number) {
+  const row = await env.DB.prepare(
+    `UPDATE notifications SET read_at = COALESCE(read_at, ?) WHERE id = ? AND user_id = ?
+     RETURNING id, type, title, body, data, read_at, created_at`,
+  )
+    .bind(at, id, userId)
+    .first<NotificationRow>();
+  if (!row) throw notFound("Notification");
+  return notificationRecord(row);
+}
+
+export async function markAllRead(env: Env, userId: string, at: number): Promise<number> {
+  const result = await env.DB.prepare("UPDATE notifications SET read_at = ? WHERE user_id = ? AND read_at IS NULL").bind(at, userId).run();
+  return result.meta.changes;
+}
+
+export const SMS_PURPOSES = ["ticket_update", "reminder", "announcement", "appointment"] as const;
+export type SmsPurpose = (typeof SMS_PURPOSES)[number];
+
+async function planOf(env: Env, organizationId: string): Promise<Plan> {
+  const row = await env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId).first<{ plan: Plan }>();
+  return row?.plan ?? "starter";
+}
+
+/**
+ * A business's own SMS: 402 on a plan without SMS, 403 QUOTA_EXCEEDED once the month's
+ * allowance is used (the unit is taken before sending, exactly under concurrency).
+ */
+export async function sendBusinessSms(
+  env: Env,
+  organizationId: string,
+  input: { phone: string; message: string; purpose: SmsPurpose; sentBy: string },
+  at: number,
+) {
+  const plan = await planOf(env, organizationId);
+  const features = entitlements({ plan }).features;
+  if (!features.sms) throw new ApiError("PLAN_REQUIRED", "Sending SMS needs the pro plan", { requiredPlan: "pro", currentPlan: plan });
+  const limit = features.smsPerMonth;
+  const period = utcMonth(at);
+  const taken = await env.DB.prepare(
+    `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
+     ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
+     RETURNING used`,
+  )
+    .bind(organizationId, period.key, limit, limit, limit, limit)
+    .first<{ used: number }>();
+  if (!taken) {
+    const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'sms'")
+      .bind(organizationId, period.key)
+      .first<{ used: number }>();
+    throw new ApiError("QUOTA_EXCEEDED", `The monthly allowance of ${limit} SMS is used up`, { limit, used: row?.used ?? limit, resetsAt: iso(period.end) });
+  }
+  const id = newId("ntf");
+  // The unit is already counted, so the delivery row carries no allowance of its own (null).
+  const d = {
+    eventId: id,
+    organizationId,
+    type: `sms.${input.purpose}`,
+    channel: "sms" as const,
+    target: { kind: "phone" as const, phone: input.phone },
+    title: "",
+    body: input.message,
+    data: { purpose: input.purpose, sentBy: input.sentBy },
+    smsLimit: null,
+  };
+  const report = await deliverBusinessSms(env, d, at);
+  let used = taken.used;
+  if (report === "failed") {
+    // Refused for good by the provider: nothing was sent, the unit goes back.
+    await env.DB.prepare("UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0")
+      .bind(organizationId, period.key)
+      .run();
+    used -= 1;
+  }
+  return { id, phone: input.phone, purpose: input.purpose, status: report, usage: { used, limit, resetsAt: iso(period.end) }, createdAt: iso(at) };
+}
+
+async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][number], at: number): Promise<"sent" | "queued" | "failed"> {
+  // Counted above: `deliver` must not take a second unit (countUsage false).
+  const report = await deliver(env, [{ ...d, countUsage: false }], at);
+  if (report.sent > 0) return "sent";
+  if (report.retrying > 0) return "queued";
+  return "failed";
+}
+
+export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "failed", "dead_lettered"] as const;
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  type: string;
+  channel: string;
+  recipient: string;
+  provider: string | null;
+  status: string;
+  attempts: number;
+  provider_response: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Tokens and endpoints are credentials of a device: only their end is shown. */
+function maskRecipient(channel: string, recipient: string): string {
+  if (channel === "push" || channel === "web_push") return `…${recipient.slice(-8)}`;
+  return recipient;
+}
+
+/** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
+export async function listDeliveries(env: Env, organizationId: string, q: { status?: string; offset: number; limit: number }) {
+  const filter = q.status ? "AND status = ?" : "";
+  const args = q.status ? [organizationId, q.status] : [organizationId];
+  const [rows, total] = await env.DB.batch<any>([
+    env.DB.prepare(
+      `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response, created_at, updated_at
+       FROM notification_deliveries WHERE organization_id = ? ${filter} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+    ).bind(...args, q.limit, q.offset),
+    env.DB.prepare(`SELECT COUNT(*) AS n FROM notification_deliveries WHERE organization_id = ? ${filter}`).bind(...args),
+  ]);
+  return {
+    rows: ((rows?.results ?? []) as DeliveryRow[]).map((r) => ({
+      id: r.id,
+      eventId: r.event_id,
+      type: r.type,
+      channel: r.channel,
+      recipient: maskRecipient(r.channel, r.recipient),
+      provider: r.provider,
+      status: r.status,
+      attempts: r.attempts,
+      providerResponse: r.provider_response,
+      createdAt: iso(r.created_at),
+      updatedAt: iso(r.updated_at),
+    })),
+    total: (total?.results?.[0] as { n: number }).n,
+  };
+}

@@ -1,0 +1,59 @@
+import worker from "../../src/index";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, createOrganization, expectOk, registerUser } from "../helpers/api";
+import { addMember, insertLocation } from "../helpers/catalog";
+import { inbox } from "../helpers/notifications";
+
+// appointment.reminder from the minute sweep: 24 h before each occurrence, once, in the
+// attendee's language and the event's time zone.
+
+async function sweep(at: string) {
+  const ctx = createExecutionContext();
+  await worker.scheduled!(createScheduledController({ scheduledTime: new Date(at).getTime(), cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+describe("appointment reminders", () => {
+  it("reminds each occurrence of a weekly appointment once, 24 h before, in French and Paris time", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "healthcare" });
+    const locationId = await insertLocation(org.id, "Europe/Paris");
+    const amelie = await addMember(org.id, "operator", { language: "fr" });
+    const john = await addMember(org.id, "operator", { language: "en" });
+    const quiet = await addMember(org.id, "operator");
+    expectOk(await call("PATCH", "/v1/notifications/preferences", { token: quiet.token, body: { ticketReminders: false } }));
+    expectOk(
+      await call("POST", `/v1/calendar/organization/${org.id}`, {
+        token: owner.token,
+        body: {
+          title: "Consultation",
+          eventType: "appointment",
+          startDate: "2027-07-01T09:00:00Z",
+          endDate: "2027-07-01T09:30:00Z",
+          locationId,
+          attendees: [amelie.id, john.id, quiet.id],
+          recurrencePattern: "weekly",
+        },
+      }),
+      201,
+    );
+    await sweep("2027-06-30T08:58:00Z");
+    expect(await inbox(amelie.id)).toEqual([]);
+    await sweep("2027-06-30T09:00:00Z");
+    await sweep("2027-06-30T09:01:00Z");
+    const fr = await inbox(amelie.id);
+    expect(fr.map((n) => [n.type, n.title, n.body])).toEqual([
+      ["appointment.reminder", "Rappel de rendez-vous", "Consultation : jeudi 1 juillet 2027 à 11:00."],
+    ]);
+    expect((await inbox(john.id)).map((n) => n.body)).toEqual(["Consultation: Thursday, 1 July 2027 at 11:00."]);
+    expect(await inbox(quiet.id)).toEqual([]);
+    // The next week's occurrence is reminded on its own day, once.
+    await sweep("2027-07-07T09:00:00Z");
+    await sweep("2027-07-07T12:00:00Z");
+    expect((await inbox(amelie.id)).map((n) => n.body)).toEqual([
+      "Consultation : jeudi 1 juillet 2027 à 11:00.",
+      "Consultation : jeudi 8 juillet 2027 à 11:00.",
+    ]);
+  });
+});
