@@ -39,7 +39,7 @@ const Subscription = z
     endpoint: z
       .url({ protocol: /^https$/ })
       .max(2048)
-      .openapi({ example: "https://fcm.googleapis.com/fcm/send/abc…" }),
+      .openapi({ example: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu" }),
     keys: z.strictObject({
       p256dh: z.string().refine(decodesTo(65, 4), "the browser's P-256 public key, base64url (65 bytes, uncompressed)"),
       auth: z.string().refine(decodesTo(16), "the browser's auth secret, base64url (16 bytes)"),
