@@ -77,7 +77,7 @@ export class QueueRoom extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrateRoom(this.sql);
+    migrateRoom(ctx.storage);
     this.sockets = new RoomSockets(ctx, env, this.sql, (config) => this.configure(config));
     // Keep-alives are answered without waking a hibernated room.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
