@@ -3,7 +3,7 @@ import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { roomOf } from "../services/queue-rooms";
+import type { QueueRoom } from "./queue-room";
 import type { RoomConfig } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
@@ -124,6 +124,8 @@ export class RoomSockets {
     private readonly sql: SqlStorage,
     /** The room's own configure(): a room reached first by a socket learns its queue here. */
     private readonly configure: (config: RoomConfig) => void,
+    /** Another queue's room (a subscription to it, or a watcher to relay to). */
+    private readonly peer: (queueId: string) => DurableObjectStub<QueueRoom>,
   ) {}
 
   /** Accepts a socket already subscribed to this room's queue (the Worker checked it exists). */
@@ -168,7 +170,7 @@ export class RoomSockets {
       status = this.status(now());
     } else {
       if (own.organization_id !== facts.config.organizationId) return void notFound();
-      status = await roomOf(this.env, queueId).watch(own.queue_id, facts.config, facts.name);
+      status = await this.peer(queueId).watch(own.queue_id, facts.config, facts.name);
     }
     if (!status) return void notFound();
     const queues = subscriptions(ws);
@@ -223,7 +225,7 @@ export class RoomSockets {
     for (const { queue_id: watcher, generation } of watchers) {
       // Fire and forget: a slow watcher must not hold this room's change. A watcher with no
       // socket left for this queue is dropped.
-      const delivery = roomOf(this.env, watcher).deliverUpdate(queueId, text);
+      const delivery = this.peer(watcher).deliverUpdate(queueId, text);
       this.ctx.waitUntil(
         delivery
           .then((n) => {

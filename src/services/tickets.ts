@@ -155,7 +155,7 @@ export async function transferToQueue(
           transferredToId: admitted,
         });
       }
-      await sourceRoom.releaseTransfer(ticketId, reservation.targetQueueId);
+      await sourceRoom.releaseTransfer(ticketId, reservation.targetQueueId, at);
       continue;
     }
     let admitted: TicketView;
@@ -164,7 +164,7 @@ export async function transferToQueue(
     } catch (err) {
       // Only a definite refusal frees the ticket; after a failure of unknown outcome the
       // reservation stays, and a retry finds out whether the target admitted it.
-      if (err instanceof ApiError) await sourceRoom.releaseTransfer(ticketId, target.id);
+      if (err instanceof ApiError) await sourceRoom.releaseTransfer(ticketId, target.id, at);
       throw err;
     }
     await inRoom(env, source, (room) => room.completeTransfer(ticketId, target.id, admitted.id, at));
