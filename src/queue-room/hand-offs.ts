@@ -1,13 +1,15 @@
 import { allowedFrom, allows } from "../domain/tickets";
+import { randomString } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
 import type { Configured, RoomStore, TicketRow } from "./store";
 import type { NewTicket, Reservation, RoomResult, TicketView, TransferSnapshot } from "./types";
 
 // Moving a ticket to another queue of the organization: a hand-off between two rooms that is
 // safe to retry after a failure at any step (docs/queue-room.md, "Hand-offs").
-//  source: reserve (call-next skips the ticket) → complete (cancelled, transferredToId)
-//                                               or release (callable again);
-//  target: admit, idempotently by the hand-off, or abandon (a tombstone: never admit it).
+//  source: reserve (a new hand-off id; call-next skips the ticket)
+//          → complete (cancelled, transferredToId) or release (callable again);
+//  target: admit, at most once per hand-off id, or abandon (a tombstone for that hand-off
+//          only: a later hand-off of the same ticket is a new id and may be admitted).
 // A hand-off left open (the Worker failed midway) is settled by the source's alarm.
 
 /**
@@ -25,10 +27,14 @@ export interface HandOffHost {
   admit(cfg: Configured, input: NewTicket, at: number): TicketRow;
   view(cfg: Configured, ticketId: string, at: number): TicketView;
   /** Another queue's room. */
-  peer(queueId: string): { abandonTransfer(sourceTicketId: string): Promise<string | null> };
+  peer(queueId: string): { abandonTransfer(handOffId: string): Promise<string | null> };
 }
 
-type OpenHandOff = { id: string; transferring_to: string };
+type OpenHandOff = { id: string; transferring_to: string; hand_off_id: string };
+
+function newHandOffId(): string {
+  return `hof_${randomString(20)}`;
+}
 
 export class HandOffs {
   constructor(
@@ -42,37 +48,54 @@ export class HandOffs {
   /** Marks the ticket as leaving, so call-next skips it until the hand-off ends either way. */
   reserve(cfg: Configured, ticketId: string, targetQueueId: string, at: number): Reservation {
     const row = this.host.existing(ticketId);
-    if (row.transferring_to !== null) return { kind: "pending", targetQueueId: row.transferring_to, snapshot: snapshot(cfg, row) };
+    if (row.transferring_to !== null && row.hand_off_id !== null) {
+      return { kind: "pending", targetQueueId: row.transferring_to, snapshot: snapshot(cfg, row, row.hand_off_id) };
+    }
     if (!allows("transferQueue", row.status)) {
       invalidState(row.status, allowedFrom("transferQueue"), `A ${row.status} ticket cannot move to another queue`);
     }
-    this.store.update(row.id, { transferring_to: targetQueueId, transferring_since: at }, at);
-    return { kind: "reserved", snapshot: snapshot(cfg, row) };
+    const handOffId = newHandOffId();
+    this.store.update(row.id, { transferring_to: targetQueueId, transferring_since: at, hand_off_id: handOffId }, at);
+    return { kind: "reserved", snapshot: snapshot(cfg, row, handOffId) };
   }
 
-  /** The target will not admit it: the ticket stays where it was, callable again. */
-  release(ticketId: string, targetQueueId: string, at: number): void {
+  /** The target will not admit this hand-off: the ticket stays where it was, callable again. */
+  release(ticketId: string, handOffId: string, at: number): void {
     const row = this.host.existing(ticketId);
-    if (row.transferring_to !== targetQueueId) return;
-    this.store.update(row.id, { transferring_to: null, transferring_since: null }, at);
+    if (row.hand_off_id !== handOffId) return; // another hand-off, or already ended
+    this.store.update(row.id, { transferring_to: null, transferring_since: null, hand_off_id: null }, at);
   }
 
-  /** The target admitted the ticket: the source closes. Repeating it changes nothing. */
-  complete(cfg: Configured, ticketId: string, targetQueueId: string, newTicketId: string, at: number): TicketView {
+  /** The target admitted this hand-off as `newTicketId`: the source closes. Repeating it changes nothing. */
+  complete(cfg: Configured, ticketId: string, handOffId: string, newTicketId: string, at: number): TicketView {
     const row = this.host.existing(ticketId);
-    if (row.status === "waiting" || row.status === "called") {
-      this.store.update(row.id, { status: "cancelled", transferred_to_id: newTicketId, transferring_to: null, transferring_since: null }, at);
-      this.store.emit(cfg, "ticket.transferred", this.store.row(row.id), at, { targetQueueId, transferredToId: newTicketId });
-    } else if (row.transferring_to !== null) {
-      this.store.update(row.id, { transferring_to: null, transferring_since: null }, at);
+    if (row.hand_off_id === handOffId) {
+      const ended = { transferring_to: null, transferring_since: null, hand_off_id: null };
+      if (row.status === "waiting" || row.status === "called") {
+        this.store.update(row.id, { status: "cancelled", transferred_to_id: newTicketId, ...ended }, at);
+        this.store.emit(cfg, "ticket.transferred", this.store.row(row.id), at, { targetQueueId: row.transferring_to, transferredToId: newTicketId });
+      } else {
+        this.store.update(row.id, ended, at);
+      }
     }
     return this.host.view(cfg, row.id, at);
+  }
+
+  /** The ticket's open hand-off, if any. */
+  openOf(ticketId: string): OpenHandOff | null {
+    const row = this.host.existing(ticketId);
+    return row.transferring_to !== null && row.hand_off_id !== null
+      ? { id: row.id, transferring_to: row.transferring_to, hand_off_id: row.hand_off_id }
+      : null;
   }
 
   /** Hand-offs open for at least HAND_OFF_TIMEOUT_MS at `at`. */
   stale(at: number): OpenHandOff[] {
     return this.store.sql
-      .exec<OpenHandOff>("SELECT id, transferring_to FROM tickets WHERE transferring_to IS NOT NULL AND transferring_since <= ?", at - HAND_OFF_TIMEOUT_MS)
+      .exec<OpenHandOff>(
+        "SELECT id, transferring_to, hand_off_id FROM tickets WHERE transferring_to IS NOT NULL AND transferring_since <= ?",
+        at - HAND_OFF_TIMEOUT_MS,
+      )
       .toArray();
   }
 
@@ -90,23 +113,20 @@ export class HandOffs {
    * ticket is released here. Both steps are idempotent and conditional, so a transfer retried
    * meanwhile is not undone.
    */
-  async settle(open: OpenHandOff, at: number): Promise<void> {
-    const admitted = await this.host.peer(open.transferring_to).abandonTransfer(open.id);
-    this.host.mutate(at, (cfg) => {
-      if (admitted !== null) this.complete(cfg, open.id, open.transferring_to, admitted, at);
-      else this.release(open.id, open.transferring_to, at);
+  async settle(open: OpenHandOff, at: number): Promise<RoomResult<string | null>> {
+    const admitted = await this.host.peer(open.transferring_to).abandonTransfer(open.hand_off_id);
+    return this.host.mutate(at, (cfg) => {
+      if (admitted !== null) this.complete(cfg, open.id, open.hand_off_id, admitted, at);
+      else this.release(open.id, open.hand_off_id, at);
+      return admitted;
     });
-  }
-
-  async settleStale(at: number): Promise<void> {
-    for (const open of this.stale(at)) await this.settle(open, at);
   }
 
   // ---- target side -------------------------------------------------------------------------
 
-  /** Admits the ticket once: a repeat answers the ticket already admitted. */
+  /** Admits the hand-off once: a repeat answers the ticket already admitted. */
   admit(cfg: Configured, handed: TransferSnapshot, prioritize: boolean, at: number): TicketView {
-    const admission = this.admission(handed.ticketId);
+    const admission = this.admission(handed.handOffId);
     if (admission?.ticket_id) return this.host.view(cfg, admission.ticket_id, at);
     if (admission) refuse("TRANSFER_ABANDONED", "This hand-off was abandoned in favour of another one");
     const row = this.host.admit(
@@ -123,7 +143,7 @@ export class HandOffs {
       },
       at,
     );
-    this.store.sql.exec("INSERT INTO admissions (source_ticket_id, ticket_id) VALUES (?, ?)", handed.ticketId, row.id);
+    this.store.sql.exec("INSERT INTO admissions (hand_off_id, ticket_id) VALUES (?, ?)", handed.handOffId, row.id);
     this.store.emit(cfg, "ticket.created", row, at, { transferredFromId: handed.ticketId });
     return this.host.view(cfg, row.id, at);
   }
@@ -133,22 +153,23 @@ export class HandOffs {
    * leaves a tombstone so a late admission is refused. Protocol bookkeeping only: no ticket
    * of this queue changes, so it needs no version, event or update.
    */
-  abandon(sourceTicketId: string): string | null {
+  abandon(handOffId: string): string | null {
     return this.transaction(() => {
-      const admission = this.admission(sourceTicketId);
+      const admission = this.admission(handOffId);
       if (admission) return admission.ticket_id;
-      this.store.sql.exec("INSERT INTO admissions (source_ticket_id, ticket_id) VALUES (?, NULL)", sourceTicketId);
+      this.store.sql.exec("INSERT INTO admissions (hand_off_id, ticket_id) VALUES (?, NULL)", handOffId);
       return null;
     });
   }
 
   private admission(key: string): { ticket_id: string | null } | null {
-    return this.store.sql.exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE source_ticket_id = ?", key).toArray()[0] ?? null;
+    return this.store.sql.exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE hand_off_id = ?", key).toArray()[0] ?? null;
   }
 }
 
-function snapshot(cfg: Configured, row: TicketRow): TransferSnapshot {
+function snapshot(cfg: Configured, row: TicketRow, handOffId: string): TransferSnapshot {
   return {
+    handOffId,
     ticketId: row.id,
     organizationId: cfg.organization_id,
     userId: row.user_id,

@@ -215,20 +215,30 @@ export class QueueRoom extends DurableObject<Env> {
     return this.mutate(at, (cfg) => this.handOffs.reserve(cfg, ticketId, targetQueueId, at));
   }
 
-  releaseTransfer(ticketId: string, targetQueueId: string, at: number): RoomResult<void> {
-    return this.mutate(at, () => this.handOffs.release(ticketId, targetQueueId, at));
+  releaseTransfer(ticketId: string, handOffId: string, at: number): RoomResult<void> {
+    return this.mutate(at, () => this.handOffs.release(ticketId, handOffId, at));
   }
 
-  completeTransfer(ticketId: string, targetQueueId: string, newTicketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.handOffs.complete(cfg, ticketId, targetQueueId, newTicketId, at));
+  completeTransfer(ticketId: string, handOffId: string, newTicketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.handOffs.complete(cfg, ticketId, handOffId, newTicketId, at));
+  }
+
+  /**
+   * Settles the ticket's open hand-off with its target (as the alarm does for stale ones):
+   * answers the ticket the target admitted, or null once the hand-off is released here.
+   */
+  async settleTransfer(ticketId: string, at: number): Promise<RoomResult<string | null>> {
+    const open = this.read(() => this.handOffs.openOf(ticketId));
+    if (!open.ok || open.value === null) return open.ok ? { ok: true, value: null } : open;
+    return this.handOffs.settle(open.value, at);
   }
 
   admitTransferred(snapshot: TransferSnapshot, prioritize: boolean, at: number): RoomResult<TicketView> {
     return this.mutate(at, (cfg) => this.handOffs.admit(cfg, snapshot, prioritize, at));
   }
 
-  abandonTransfer(sourceTicketId: string): string | null {
-    return this.handOffs.abandon(sourceTicketId);
+  abandonTransfer(handOffId: string): string | null {
+    return this.handOffs.abandon(handOffId);
   }
 
   // ---- widget live channel (sockets.ts) -----------------------------------------------------
@@ -283,7 +293,7 @@ export class QueueRoom extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now());
       return;
     }
-    await this.handOffs.settleStale(now());
+    for (const open of this.handOffs.stale(now())) await this.handOffs.settle(open, now());
     this.armAlarm();
   }
 

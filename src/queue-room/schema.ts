@@ -92,6 +92,13 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    UPDATE tickets SET transferring_since = 0 WHERE transferring_to IS NOT NULL;`,
   // The start of the current long-wait episode, so queue.long_wait is sent once per episode.
   `ALTER TABLE room ADD COLUMN long_wait_at INTEGER;`,
+  // Each hand-off has its own id, and the target's admissions (and tombstones) are keyed by
+  // it, so settling one hand-off never bars a later transfer of the same ticket. A hand-off
+  // open when this step runs keeps its ticket id as its id, which is how the target already
+  // knows it; tombstones of settled ones, keyed by a ticket id, match no new hand-off.
+  `ALTER TABLE tickets ADD COLUMN hand_off_id TEXT;
+   UPDATE tickets SET hand_off_id = id WHERE transferring_to IS NOT NULL;
+   ALTER TABLE admissions RENAME COLUMN source_ticket_id TO hand_off_id;`,
 ];
 
 /**

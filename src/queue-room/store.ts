@@ -53,6 +53,8 @@ export type TicketRow = {
   transferred_to_id: string | null;
   transferring_to: string | null;
   transferring_since: number | null;
+  /** The open hand-off's id (hand-offs.ts); null when the ticket is not being moved. */
+  hand_off_id: string | null;
   almost_called_sent: number;
   created_at: number;
   updated_at: number;

@@ -119,5 +119,14 @@ describe("concurrency", () => {
       expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);
       expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("waiting");
     });
+
+    it("once settled, the same ticket can still be transferred to the same target", async () => {
+      const { f, target, t } = await reserved();
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      const moved = expectOk(await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }));
+      expect(moved).toMatchObject({ queueId: target, status: "waiting", source: "transfer" });
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: moved.id });
+    });
   });
 });
