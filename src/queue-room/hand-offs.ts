@@ -17,6 +17,8 @@ import type { NewTicket, Reservation, RoomResult, TicketView, TransferSnapshot }
  * alarm then settles it with the target, so the ticket is never left unusable.
  */
 export const HAND_OFF_TIMEOUT_MS = 60_000;
+/** After a settlement failed (the target threw or was unreachable), the alarm tries again this much later. */
+export const HAND_OFF_RETRY_MS = 30_000;
 
 /** What the room lends this module: its change path, its admission rules and other rooms. */
 export interface HandOffHost {
@@ -120,6 +122,25 @@ export class HandOffs {
       else this.release(open.id, open.hand_off_id, at);
       return admitted;
     });
+  }
+
+  /**
+   * Settles every stale hand-off, each on its own: a target that fails (or is unreachable)
+   * leaves its hand-off open for the next alarm and does not hold up the others. Answers how
+   * many failed, with the last error.
+   */
+  async settleStale(at: number): Promise<{ failed: number; error: unknown }> {
+    let failed = 0;
+    let error: unknown = null;
+    for (const open of this.stale(at)) {
+      try {
+        await this.settle(open, at);
+      } catch (err) {
+        failed += 1;
+        error = err;
+      }
+    }
+    return { failed, error };
   }
 
   // ---- target side -------------------------------------------------------------------------

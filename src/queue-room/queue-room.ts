@@ -4,7 +4,7 @@ import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { Commands } from "./commands";
-import { HandOffs } from "./hand-offs";
+import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
@@ -29,6 +29,12 @@ import { RoomViews } from "./views";
 export { HAND_OFF_TIMEOUT_MS } from "./hand-offs";
 
 const MINUTE_MS = 60_000;
+/** After a failed delivery of the outbox, the alarm tries again this much later. */
+const DELIVERY_RETRY_MS = 5_000;
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
 
 /**
  * One per queue: the single writer of that queue's tickets (docs/queue-room.md). This class is
@@ -286,15 +292,25 @@ export class QueueRoom extends DurableObject<Env> {
 
   // ---- outbox delivery and open hand-offs ---------------------------------------------------
 
-  /** At least once: every step of the drain is idempotent. */
+  /**
+   * Delivers the outbox (at least once: every step of the drain is idempotent), then settles
+   * the hand-offs left open. Nothing thrown here escapes: a failure is logged in one line and
+   * the alarm is always armed again, so a quiet queue still retries.
+   */
   override async alarm(): Promise<void> {
-    const more = await drainOutbox(this.ctx.storage.sql, this.env, () => this.commands.nextDeadline());
-    if (more) {
-      await this.ctx.storage.setAlarm(Date.now());
+    try {
+      if (await drainOutbox(this.ctx.storage.sql, this.env, () => this.commands.nextDeadline())) {
+        await this.ctx.storage.setAlarm(Date.now());
+        return;
+      }
+    } catch (err) {
+      console.warn(`queue room: outbox delivery failed, retrying in ${DELIVERY_RETRY_MS / 1000} s: ${describe(err)}`);
+      await this.ctx.storage.setAlarm(Date.now() + DELIVERY_RETRY_MS);
       return;
     }
-    for (const open of this.handOffs.stale(now())) await this.handOffs.settle(open, now());
-    this.armAlarm();
+    const { failed, error } = await this.handOffs.settleStale(now());
+    if (failed > 0) console.warn(`queue room: ${failed} hand-off(s) not settled, retrying in ${HAND_OFF_RETRY_MS / 1000} s: ${describe(error)}`);
+    this.armAlarm(failed > 0 ? HAND_OFF_RETRY_MS : 0);
   }
 
   // ---- the change path ----------------------------------------------------------------------
@@ -346,17 +362,18 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   /**
-   * Now when the outbox has rows to deliver, else when the oldest open hand-off times out.
-   * The alarm's wall-clock time is delivery scheduling only; business time is `at`.
+   * Now when the outbox has rows to deliver, else when the oldest open hand-off times out (or,
+   * after a failed settlement, `retryInMs` from now). The alarm's wall-clock time is delivery
+   * scheduling only; business time is `at`.
    */
-  private armAlarm(): void {
+  private armAlarm(retryInMs = 0): void {
     if (this.store.outboxSize() > 0) {
       void this.ctx.storage.setAlarm(Date.now());
       return;
     }
     const timeout = this.handOffs.nextTimeout();
     // The delay is taken on the service clock (tests move it) and scheduled in real time.
-    if (timeout !== null) void this.ctx.storage.setAlarm(Date.now() + Math.max(0, timeout - now()));
+    if (timeout !== null) void this.ctx.storage.setAlarm(Date.now() + Math.max(retryInMs, timeout - now()));
   }
 
   private remoteView(cfg: Configured, ticketId: string, at: number): RemoteJoinAndTicket {

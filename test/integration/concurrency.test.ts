@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { now, testClock } from "../../src/lib/clock";
 import { HAND_OFF_TIMEOUT_MS } from "../../src/queue-room/queue-room";
@@ -127,6 +127,28 @@ describe("concurrency", () => {
       const moved = expectOk(await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }));
       expect(moved).toMatchObject({ queueId: target, status: "waiting", source: "transfer" });
       expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: moved.id });
+    });
+
+    it("one target that fails does not stop the others from settling, and the alarm stays armed", async () => {
+      const { f, target, t } = await reserved();
+      const healthy = await addQueue(f);
+      const other = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+      expect((await room(f.queueId).reserveTransfer(other.id, healthy, now())).ok).toBe(true);
+      // The first target's storage is broken, so every call into it throws.
+      await runInDurableObject(room(target), (_object, state) => state.storage.sql.exec("DROP TABLE admissions"));
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      // The healthy hand-off was settled: its ticket is back in the line and callable.
+      expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })).id).toBe(other.id);
+      // The broken one stays open, and the alarm comes back for it later (not in a tight loop).
+      expectError(await call("POST", `/v1/tickets/${t.id}/cancel`, { token: f.owner.token }), 409, "INVALID_STATE");
+      await settle(f.queueId);
+      let alarm: number | null = null;
+      for (let i = 0; i < 50 && alarm === null; i++) {
+        alarm = await runInDurableObject(room(f.queueId), (_object, state) => state.storage.getAlarm());
+        if (alarm === null) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(alarm).toBeGreaterThan(Date.now() + 10_000);
     });
   });
 });
