@@ -62,10 +62,13 @@ export class Commands {
     return this.summary(at);
   }
 
-  /** Cancels the waiting and called tickets (a ticket being served stays with its operator). */
+  /**
+   * Cancels the waiting and called tickets (a ticket being served stays with its operator; one
+   * still in a hand-off, which the room could not settle first, ends with its hand-off).
+   */
   clear(cfg: Configured, at: number): { cancelled: number } {
     this.assertNotArchived(cfg);
-    const cancelled = this.cancelLive(cfg, at, "cleared");
+    const cancelled = this.cancelLive(cfg, at, "cleared", false);
     this.store.emit(cfg, "queue.cleared", null, at, { cancelled });
     return { cancelled };
   }
@@ -73,7 +76,7 @@ export class Commands {
   /** Closes the queue for good: waiting and called cancelled, serving completed, readable after. */
   archive(cfg: Configured, at: number): QueueSummary {
     this.assertNotArchived(cfg);
-    this.cancelLive(cfg, at, "archived");
+    this.cancelLive(cfg, at, "archived", false);
     for (const row of this.store.rowsWhere("status = 'serving'")) this.completeServing(cfg, row, at);
     this.store.setRoom({ status: "closed", archived_at: at });
     if (cfg.status !== "closed") this.store.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: "closed" });
@@ -81,9 +84,12 @@ export class Commands {
     return this.summary(at);
   }
 
-  /** The queue's catalog entry is gone: its live tickets are cancelled, everything refused after. */
+  /**
+   * The queue's catalog entry is gone: its live tickets are cancelled, everything refused
+   * after. A hand-off the room could not settle first is cut too: nothing here answers later.
+   */
   retire(cfg: Configured | null, at: number): void {
-    if (cfg !== null) this.cancelLive(cfg, at, "queue_deleted");
+    if (cfg !== null) this.cancelLive(cfg, at, "queue_deleted", true);
     this.store.setRoom({ retired_at: at });
   }
 
@@ -310,10 +316,10 @@ export class Commands {
     if (served.is_ghost_mode === 0) this.store.emit(cfg, "review.request", served, at, {});
   }
 
-  private cancelLive(cfg: Configured, at: number, reason: string): number {
-    const live = this.store.rowsWhere("status IN ('waiting', 'called')");
+  private cancelLive(cfg: Configured, at: number, reason: string, evenInHandOff: boolean): number {
+    const live = this.store.rowsWhere(`status IN ('waiting', 'called')${evenInHandOff ? "" : " AND transferring_to IS NULL"}`);
     for (const row of live) {
-      this.store.update(row.id, { status: "cancelled", transferring_to: null }, at);
+      this.store.update(row.id, { status: "cancelled", transferring_to: null, transferring_since: null, hand_off_id: null }, at);
       this.store.emit(cfg, "ticket.cancelled", this.store.row(row.id), at, { reason });
     }
     return live.length;

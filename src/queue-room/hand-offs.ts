@@ -61,11 +61,21 @@ export class HandOffs {
     return { kind: "reserved", snapshot: snapshot(cfg, row, handOffId) };
   }
 
-  /** The target will not admit this hand-off: the ticket stays where it was, callable again. */
-  release(ticketId: string, handOffId: string, at: number): void {
+  /**
+   * The target will not admit this hand-off: the ticket stays where it was, callable again;
+   * in a queue archived meanwhile it is cancelled, as the archive would have done.
+   */
+  release(cfg: Configured, ticketId: string, handOffId: string, at: number): void {
     const row = this.host.existing(ticketId);
     if (row.hand_off_id !== handOffId) return; // another hand-off, or already ended
-    this.store.update(row.id, { transferring_to: null, transferring_since: null, hand_off_id: null }, at);
+    const ended = { transferring_to: null, transferring_since: null, hand_off_id: null };
+    const live = row.status === "waiting" || row.status === "called";
+    if (cfg.archived_at !== null && live) {
+      this.store.update(row.id, { status: "cancelled", ...ended }, at);
+      this.store.emit(cfg, "ticket.cancelled", this.store.row(row.id), at, { reason: "archived" });
+    } else {
+      this.store.update(row.id, ended, at);
+    }
   }
 
   /** The target admitted this hand-off as `newTicketId`: the source closes. Repeating it changes nothing. */
@@ -89,6 +99,13 @@ export class HandOffs {
     return row.transferring_to !== null && row.hand_off_id !== null
       ? { id: row.id, transferring_to: row.transferring_to, hand_off_id: row.hand_off_id }
       : null;
+  }
+
+  /** Every open hand-off (clear and archive settle them all first). */
+  open(): OpenHandOff[] {
+    return this.store.sql
+      .exec<OpenHandOff>("SELECT id, transferring_to, hand_off_id FROM tickets WHERE transferring_to IS NOT NULL")
+      .toArray();
   }
 
   /** Hand-offs open for at least HAND_OFF_TIMEOUT_MS at `at`. */
@@ -119,20 +136,20 @@ export class HandOffs {
     const admitted = await this.host.peer(open.transferring_to).abandonTransfer(open.hand_off_id);
     return this.host.mutate(at, (cfg) => {
       if (admitted !== null) this.complete(cfg, open.id, open.hand_off_id, admitted, at);
-      else this.release(open.id, open.hand_off_id, at);
+      else this.release(cfg, open.id, open.hand_off_id, at);
       return admitted;
     });
   }
 
   /**
-   * Settles every stale hand-off, each on its own: a target that fails (or is unreachable)
-   * leaves its hand-off open for the next alarm and does not hold up the others. Answers how
-   * many failed, with the last error.
+   * Settles each hand-off on its own: a target that fails (or is unreachable) leaves its
+   * hand-off open for the alarm to retry and does not hold up the others. Answers how many
+   * failed, with the last error.
    */
-  async settleStale(at: number): Promise<{ failed: number; error: unknown }> {
+  async settleEach(handOffs: readonly OpenHandOff[], at: number): Promise<{ failed: number; error: unknown }> {
     let failed = 0;
     let error: unknown = null;
-    for (const open of this.stale(at)) {
+    for (const open of handOffs) {
       try {
         await this.settle(open, at);
       } catch (err) {

@@ -112,16 +112,25 @@ export class QueueRoom extends DurableObject<Env> {
     return this.mutate(at, (cfg) => this.commands.setStatus(cfg, status, at));
   }
 
-  clear(at: number): RoomResult<{ cancelled: number }> {
+  // clear, archive and retire never cancel a ticket that another queue may still admit: its
+  // hand-off is settled with the target first, outside any storage transaction (a room never
+  // holds one open across a call to another room). A hand-off that cannot be settled now, or
+  // that began meanwhile, is left to end on its own (see hand-offs.ts release).
+
+  async clear(at: number): Promise<RoomResult<{ cancelled: number }>> {
+    await this.settleOpenHandOffs(at);
     return this.mutate(at, (cfg) => this.commands.clear(cfg, at));
   }
 
-  archive(at: number): RoomResult<QueueSummary> {
+  async archive(at: number): Promise<RoomResult<QueueSummary>> {
+    await this.settleOpenHandOffs(at);
     return this.mutate(at, (cfg) => this.commands.archive(cfg, at));
   }
 
   /** The queue is being deleted (its service, location or organization went). Idempotent. */
-  retire(at: number): void {
+  async retire(at: number): Promise<void> {
+    if (this.store.room().retired_at !== null) return;
+    await this.settleOpenHandOffs(at);
     this.change(at, () => {
       const room = this.store.room();
       if (room.retired_at === null) this.commands.retire(configuredOf(room), at);
@@ -222,7 +231,7 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   releaseTransfer(ticketId: string, handOffId: string, at: number): RoomResult<void> {
-    return this.mutate(at, () => this.handOffs.release(ticketId, handOffId, at));
+    return this.mutate(at, (cfg) => this.handOffs.release(cfg, ticketId, handOffId, at));
   }
 
   completeTransfer(ticketId: string, handOffId: string, newTicketId: string, at: number): RoomResult<TicketView> {
@@ -308,9 +317,20 @@ export class QueueRoom extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + DELIVERY_RETRY_MS);
       return;
     }
-    const { failed, error } = await this.handOffs.settleStale(now());
-    if (failed > 0) console.warn(`queue room: ${failed} hand-off(s) not settled, retrying in ${HAND_OFF_RETRY_MS / 1000} s: ${describe(error)}`);
+    const failed = await this.settle(this.handOffs.stale(now()), now());
     this.armAlarm(failed > 0 ? HAND_OFF_RETRY_MS : 0);
+  }
+
+  private async settleOpenHandOffs(at: number): Promise<void> {
+    if (configuredOf(this.store.room()) !== null) await this.settle(this.handOffs.open(), at);
+  }
+
+  /** Settles each hand-off on its own; failures are logged in one line and left for the alarm. */
+  private async settle(handOffs: ReturnType<HandOffs["open"]>, at: number): Promise<number> {
+    if (handOffs.length === 0) return 0;
+    const { failed, error } = await this.handOffs.settleEach(handOffs, at);
+    if (failed > 0) console.warn(`queue room: ${failed} hand-off(s) not settled, retrying in ${HAND_OFF_RETRY_MS / 1000} s: ${describe(error)}`);
+    return failed;
   }
 
   // ---- the change path ----------------------------------------------------------------------
