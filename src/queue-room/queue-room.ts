@@ -268,11 +268,11 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   override webSocketClose(ws: WebSocket, code: number, reason: string): void {
-    try {
-      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
-    } catch {
-      // already closed
-    }
+    this.sockets.closed(ws, code, reason);
+  }
+
+  override webSocketError(ws: WebSocket, error: unknown): void {
+    this.sockets.error(ws, error);
   }
 
   /** The widget status of this queue; null until configured, or once deleted. */
