@@ -39,9 +39,9 @@ function describe(err: unknown): string {
 /**
  * One per queue: the single writer of that queue's tickets (docs/queue-room.md). This class is
  * the room's face: each RPC method runs one command of a module below through one of two paths.
- *  - `mutate`: one storage transaction (a refusal rolls it all back) in which ticket writes
- *    take a new version and events go to the outbox; then the alarm is armed and the sockets
- *    are told. Every state change takes it.
+ *  - `mutate` (over `change`, which `retire` takes directly): one storage transaction (a
+ *    refusal rolls it all back) in which ticket writes take a new version and events go to the
+ *    outbox; then the alarm is armed and the sockets are told. Every state change takes it.
  *  - `read`: the same checks, no writes.
  * Modules: store.ts (rows, order index, outbox rows), views.ts (what is answered),
  * commands.ts (the line), hand-offs.ts (transfers between rooms), remote.ts (remote joins),
