@@ -1,10 +1,10 @@
 import { displayCode } from "../domain/display-code";
 import type { DomainEventMessage, EventType } from "../domain/events";
-import type { Lane, QueueStatus, TicketSource, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { remoteExpiryProjection } from "./remote";
+import { readRoom, configuredOf, type Configured, type TicketRow } from "./store";
 
 // The room's transactional outbox. Every change writes its events in the same storage
 // transaction; the alarm drains them, at least once, to:
@@ -13,54 +13,6 @@ import { remoteExpiryProjection } from "./remote";
 //  - `room_deadlines` (the room's next no-show deadline, for the cron sweep),
 //  - the EVENTS queue (consumers de-duplicate by event id).
 // Rows leave the outbox only after all of that succeeded.
-
-export type ConfigRow = {
-  id: number;
-  queue_id: string | null;
-  organization_id: string | null;
-  service_id: string | null;
-  letter: string | null;
-  max_capacity: number | null;
-  status: QueueStatus;
-  archived_at: number | null;
-  retired_at: number | null;
-  no_show_ms: number;
-  next_number: number;
-  priority_seq: number;
-  version: number;
-  /** When the current long-wait episode began (queue.long_wait sent); null when none. */
-  long_wait_at: number | null;
-};
-
-export type TicketRow = {
-  id: string;
-  number: number;
-  lane: Lane;
-  order_key: number;
-  status: TicketStatus;
-  user_id: string;
-  party_size: number;
-  is_priority: number;
-  is_ghost_mode: number;
-  source: TicketSource;
-  visitor_name: string | null;
-  phone: string | null;
-  language: string | null;
-  assigned_to_id: string | null;
-  called_at: number | null;
-  serving_at: number | null;
-  served_at: number | null;
-  present_at: number | null;
-  skip_reason: string | null;
-  recovered_from_id: string | null;
-  transferred_to_id: string | null;
-  transferring_to: string | null;
-  transferring_since: number | null;
-  almost_called_sent: number;
-  created_at: number;
-  updated_at: number;
-  version: number;
-};
 
 type Identity = { organization_id: string; queue_id: string; service_id: string; letter: string };
 
@@ -112,6 +64,19 @@ ON CONFLICT (id) DO UPDATE SET
 WHERE excluded.version > tickets.version`;
 
 /**
+ * The D1 projection of one ticket as the room holds it. Guarded by `version`: applied again
+ * with an older row (an at-least-once replay) it changes nothing.
+ */
+export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1PreparedStatement {
+  return db.prepare(UPSERT_TICKET).bind(
+    t.id, cfg.queue_id, cfg.service_id, cfg.organization_id, t.user_id, t.number, displayCode(cfg.letter, t.number),
+    t.status, t.party_size, t.is_priority, t.is_ghost_mode, t.source, t.visitor_name, t.assigned_to_id, t.called_at,
+    t.serving_at, t.served_at, t.present_at, t.skip_reason, t.recovered_from_id, t.transferred_to_id, t.created_at,
+    t.updated_at, t.version, cfg.organization_id,
+  );
+}
+
+/**
  * Delivers the oldest outbox rows. Returns true when more are left. The room state read here
  * is the latest, and each upsert carries its version, so an older replay cannot undo a newer one.
  */
@@ -121,24 +86,15 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
     DRAIN_BATCH,
   ).toArray();
   if (rows.length === 0) return false;
-  const cfg = sql.exec<ConfigRow>("SELECT * FROM room WHERE id = 1").one();
-  if (cfg.organization_id === null || cfg.queue_id === null || cfg.service_id === null || cfg.letter === null) {
-    throw new Error("outbox rows in a room that has no configuration");
-  }
+  const cfg = configuredOf(readRoom(sql));
+  if (cfg === null) throw new Error("outbox rows in a room that has no configuration");
   const ids = [...new Set(rows.map((r) => r.ticket_id).filter((id): id is string => id !== null))];
   const tickets = ids.map((id) => sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one());
   const deadline = nextDeadline();
   const lastSeq = rows[rows.length - 1]!.seq;
 
   const db = env.DB;
-  const statements: D1PreparedStatement[] = tickets.map((t) =>
-    db.prepare(UPSERT_TICKET).bind(
-      t.id, cfg.queue_id, cfg.service_id, cfg.organization_id, t.user_id, t.number, displayCode(cfg.letter!, t.number),
-      t.status, t.party_size, t.is_priority, t.is_ghost_mode, t.source, t.visitor_name, t.assigned_to_id, t.called_at,
-      t.serving_at, t.served_at, t.present_at, t.skip_reason, t.recovered_from_id, t.transferred_to_id, t.created_at,
-      t.updated_at, t.version, cfg.organization_id,
-    ),
-  );
+  const statements: D1PreparedStatement[] = tickets.map((t) => ticketUpsert(db, cfg, t));
   statements.push(
     db
       .prepare("UPDATE queues SET status = ?, archived_at = ? WHERE id = ? AND (status IS NOT ? OR archived_at IS NOT ?)")

@@ -1,27 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
-import { displayCode } from "../domain/display-code";
-import type { EventType } from "../domain/events";
-import {
-  ALMOST_CALLED_AHEAD,
-  LANE,
-  allowedFrom,
-  allows,
-  crossesCapacityWarning,
-  type Lane,
-  type QueueStatus,
-  type RecoveryOption,
-  type TicketOperation,
-} from "../domain/tickets";
-import { estimatedWaitMinutes, longWaitChange, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
+import type { ConfirmMethod } from "../domain/remote-join";
+import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { newTicketId } from "../lib/ids";
-import { roomOf } from "../services/queue-rooms";
-import { drainOutbox, eventMessage, type ConfigRow, type TicketRow } from "./outbox";
+import { Commands } from "./commands";
+import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
+import { drainOutbox } from "./outbox";
+import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
 import { migrateRoom } from "./schema";
 import { RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
-import type { ConfirmMethod } from "../domain/remote-join";
+import { configuredOf, RoomStore, type Configured } from "./store";
 import type {
   NewTicket,
   QueueSummary,
@@ -29,72 +18,74 @@ import type {
   RemoteLocation,
   Reservation,
   RoomConfig,
-  RoomError,
   RoomResult,
   RoomSettings,
   TicketQuery,
   TicketView,
   TransferSnapshot,
 } from "./types";
+import { RoomViews } from "./views";
 
-/** Thrown inside a storage transaction to roll it back; returned to the caller as a value. */
-class Refusal extends Error {
-  constructor(readonly error: RoomError) {
-    super(error.message);
-  }
-}
+export { HAND_OFF_TIMEOUT_MS } from "./hand-offs";
 
-function refuse(code: RoomError["code"], message: string, details: Record<string, unknown> = {}): never {
-  throw new Refusal({ code, message, details });
-}
-
-function invalidState(status: string, allowed: readonly string[], message: string, extra: Record<string, unknown> = {}): never {
-  refuse("INVALID_STATE", message, { status, allowed: [...allowed], ...extra });
-}
-
-const CALL_HISTORY = 100;
 const MINUTE_MS = 60_000;
-/**
- * A hand-off to another queue takes milliseconds; one still open after this long was cut
- * short (the Worker failed between reserving and completing it). The room's alarm then
- * settles it with the target room, so the ticket is never left unusable.
- */
-export const HAND_OFF_TIMEOUT_MS = 60_000;
+/** After a failed delivery of the outbox, the alarm tries again this much later. */
+const DELIVERY_RETRY_MS = 5_000;
 
-type Configured = ConfigRow & { organization_id: string; queue_id: string; service_id: string; letter: string };
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
 
 /**
- * One per queue: the single writer of that queue's tickets. Every method that reads and then
- * writes the order runs synchronously over its SQLite storage, so calls are serialized and
- * none can interleave inside another. Each change writes its domain events to the outbox in
- * the same transaction; the alarm delivers them (see outbox.ts).
+ * One per queue: the single writer of that queue's tickets (docs/queue-room.md). This class is
+ * the room's face: each RPC method runs one command of a module below through one of two paths.
+ *  - `mutate` (over `change`, which `retire` takes directly): one storage transaction (a
+ *    refusal rolls it all back) in which ticket writes take a new version and events go to the
+ *    outbox; then the alarm is armed and the sockets are told. Every state change takes it.
+ *  - `read`: the same checks, no writes.
+ * Modules: store.ts (rows, order index, outbox rows), views.ts (what is answered),
+ * commands.ts (the line), hand-offs.ts (transfers between rooms), remote.ts (remote joins),
+ * sockets.ts (widget channel), outbox.ts (delivery), schema.ts (the room's SQLite schema).
  */
 export class QueueRoom extends DurableObject<Env> {
-  private readonly sql: SqlStorage;
-  private readonly sockets: RoomSockets;
+  private readonly store: RoomStore;
+  private readonly views: RoomViews;
   private readonly remote: RemoteJoins;
+  private readonly commands: Commands;
+  private readonly handOffs: HandOffs;
+  private readonly sockets: RoomSockets;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    migrateRoom(this.sql);
-    this.sockets = new RoomSockets(ctx, env, this.sql, (config) => this.configure(config));
-    // Keep-alives are answered without waking a hibernated room.
-    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
-    this.remote = new RemoteJoins(this.sql, {
-      queueId: () => (this.config() as Configured).queue_id,
-      row: (id) => this.row(id),
-      updateTicket: (id, fields, at) => this.update(id, fields, at),
-      emit: (type, ticket, at, data) => this.emit(this.config() as Configured, type, ticket, at, data),
+    migrateRoom(ctx.storage);
+    const sql = ctx.storage.sql;
+    this.store = new RoomStore(sql, (id, fields, at) => this.remote.onTicketChange(id, fields, at));
+    this.views = new RoomViews(this.store);
+    this.remote = new RemoteJoins(sql, {
+      queueId: () => this.configured().queue_id,
+      row: (id) => this.store.row(id),
+      updateTicket: (id, fields, at) => this.store.update(id, fields, at),
+      emit: (type, ticket, at, data) => this.store.emit(this.configured(), type, ticket, at, data),
       refuse,
     });
+    this.commands = new Commands(this.store, this.views, this.remote);
+    this.handOffs = new HandOffs(this.store, (fn) => ctx.storage.transactionSync(fn), {
+      mutate: (at, fn) => this.mutate(at, fn),
+      existing: (id) => this.commands.existing(id),
+      admit: (cfg, input, at) => this.commands.admit(cfg, input, at),
+      view: (cfg, id, at) => this.views.ticket(cfg, id, at),
+      peer: (queueId) => this.peer(queueId),
+    });
+    this.sockets = new RoomSockets(ctx, env, sql, (config) => this.configure(config), (queueId) => this.peer(queueId));
+    // Keep-alives are answered without waking a hibernated room.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
-  // ---- configuration and queue-level operations ------------------------------------------
+  // ---- the queue ----------------------------------------------------------------------------
 
   /** Gives the room its catalog facts once; later calls change nothing (the room is the authority). */
   configure(config: RoomConfig): void {
-    this.sql.exec(
+    this.ctx.storage.sql.exec(
       `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?
        WHERE id = 1 AND organization_id IS NULL`,
       config.queueId,
@@ -108,274 +99,112 @@ export class QueueRoom extends DurableObject<Env> {
     );
   }
 
-  /**
-   * Changes the settings the room enforces. A lower capacity refuses joins until the line is
-   * under it (nobody is removed); a new no-show timeout applies to tickets already called.
-   */
   reconfigure(settings: RoomSettings, at: number): RoomResult<QueueSummary> {
-    return this.mutate(at, (cfg) => {
-      this.assertNotArchived(cfg);
-      const changes: Record<string, unknown> = {};
-      if (settings.maxCapacity !== undefined && settings.maxCapacity !== cfg.max_capacity) {
-        this.sql.exec("UPDATE room SET max_capacity = ? WHERE id = 1", settings.maxCapacity);
-        changes.maxCapacity = settings.maxCapacity;
-      }
-      const noShowMs = settings.noShowTimeoutMinutes === undefined ? undefined : settings.noShowTimeoutMinutes * MINUTE_MS;
-      if (noShowMs !== undefined && noShowMs !== cfg.no_show_ms) {
-        this.sql.exec("UPDATE room SET no_show_ms = ? WHERE id = 1", noShowMs);
-        changes.noShowTimeoutMinutes = settings.noShowTimeoutMinutes;
-      }
-      // The event also carries the room's new deadline to D1 through the outbox.
-      if (Object.keys(changes).length > 0) this.emit(cfg, "queue.updated", null, at, changes);
-      return this.summaryOf(this.config() as Configured, at);
-    });
+    return this.mutate(at, (cfg) => this.commands.reconfigure(cfg, settings, at));
   }
 
   summary(at: number): QueueSummary | null {
-    const cfg = this.config();
-    if (cfg.organization_id === null || cfg.retired_at !== null) return null;
-    return this.summaryOf(cfg as Configured, at);
+    const cfg = configuredOf(this.store.room());
+    return cfg === null || cfg.retired_at !== null ? null : this.views.summary(cfg, at);
   }
 
   setStatus(status: QueueStatus, at: number): RoomResult<QueueSummary> {
-    return this.mutate(at, (cfg) => {
-      this.assertNotArchived(cfg);
-      if (cfg.status !== status) {
-        this.sql.exec("UPDATE room SET status = ? WHERE id = 1", status);
-        this.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: status });
-      }
-      return this.summaryOf(this.config() as Configured, at);
-    });
+    return this.mutate(at, (cfg) => this.commands.setStatus(cfg, status, at));
   }
 
-  /** Cancels every waiting and called ticket (a ticket being served stays with its operator). */
-  clear(at: number): RoomResult<{ cancelled: number }> {
-    return this.mutate(at, (cfg) => {
-      this.assertNotArchived(cfg);
-      const cancelled = this.cancelLive(cfg, at, "cleared");
-      this.emit(cfg, "queue.cleared", null, at, { cancelled });
-      return { cancelled };
-    });
+  // clear, archive and retire never cancel a ticket that another queue may still admit: its
+  // hand-off is settled with the target first, outside any storage transaction (a room never
+  // holds one open across a call to another room). A hand-off that cannot be settled now, or
+  // that began meanwhile, is left to end on its own (see hand-offs.ts release).
+
+  async clear(at: number): Promise<RoomResult<{ cancelled: number }>> {
+    await this.settleOpenHandOffs(at);
+    return this.mutate(at, (cfg) => this.commands.clear(cfg, at));
   }
 
-  /**
-   * Closes the queue for good: waiting and called tickets are cancelled, tickets being served
-   * are completed, and every later change is refused. Tickets stay readable.
-   */
-  archive(at: number): RoomResult<QueueSummary> {
-    return this.mutate(at, (cfg) => {
-      this.assertNotArchived(cfg);
-      this.cancelLive(cfg, at, "archived");
-      for (const row of this.rowsWhere("status = 'serving'")) this.completeServing(cfg, row, at);
-      this.sql.exec("UPDATE room SET status = 'closed', archived_at = ? WHERE id = 1", at);
-      if (cfg.status !== "closed") this.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: "closed" });
-      this.emit(cfg, "queue.archived", null, at, {});
-      return this.summaryOf(this.config() as Configured, at);
-    });
+  async archive(at: number): Promise<RoomResult<QueueSummary>> {
+    await this.settleOpenHandOffs(at);
+    return this.mutate(at, (cfg) => this.commands.archive(cfg, at));
   }
 
-  /**
-   * The queue is being deleted (its service, location or organization went): cancel its live
-   * tickets and refuse everything afterwards. Idempotent.
-   */
-  retire(at: number): void {
-    this.ctx.storage.transactionSync(() => {
-      const cfg = this.config();
-      if (cfg.retired_at !== null) return;
-      if (cfg.organization_id !== null) this.cancelLive(cfg as Configured, at, "queue_deleted");
-      this.sql.exec("UPDATE room SET retired_at = ? WHERE id = 1", at);
-    });
-    this.armAlarm();
-    this.sockets.changed(at);
-  }
-
-  // ---- ticket creation ----------------------------------------------------------------------
-
-  join(input: NewTicket, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      this.assertAcceptsTickets(cfg, input.partySize);
-      if (input.source === "remote") this.remote.assertNoneActive(input.userId);
-      const row = this.createTicket(cfg, input, at);
-      if (input.source === "remote") this.remote.start(row.id, at);
-      const view = this.view(cfg, row.id, at);
-      // Position and wait at join time travel with the event (the customer's first notification).
-      this.emit(cfg, "ticket.created", row, at, { position: view.position, estimatedWaitMinutes: view.estimatedWaitMinutes });
-      this.watchLongWait(cfg, view, at);
-      return view;
-    });
-  }
-
-  /** Target side of a transfer between queues: idempotent by the source ticket's id. */
-  admitTransferred(snapshot: TransferSnapshot, prioritize: boolean, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      const admission = this.sql
-        .exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE source_ticket_id = ?", snapshot.ticketId)
-        .toArray()[0];
-      if (admission?.ticket_id) return this.view(cfg, admission.ticket_id, at);
-      if (admission) refuse("TRANSFER_ABANDONED", "This hand-off was abandoned in favour of another one");
-      this.assertAcceptsTickets(cfg, snapshot.partySize);
-      const row = this.createTicket(
-        cfg,
-        {
-          userId: snapshot.userId,
-          partySize: snapshot.partySize,
-          isPriority: prioritize || snapshot.isPriority,
-          isGhostMode: snapshot.isGhostMode,
-          visitorName: snapshot.visitorName,
-          phone: snapshot.phone,
-          language: snapshot.language,
-          source: "transfer",
-        },
-        at,
-      );
-      this.sql.exec("INSERT INTO admissions (source_ticket_id, ticket_id) VALUES (?, ?)", snapshot.ticketId, row.id);
-      this.emit(cfg, "ticket.created", row, at, { transferredFromId: snapshot.ticketId });
-      return this.view(cfg, row.id, at);
-    });
-  }
-
-  /**
-   * Makes sure a hand-off from `sourceTicketId` is never admitted later: answers the ticket
-   * already admitted, or leaves a tombstone so a late admission is refused.
-   */
-  abandonTransfer(sourceTicketId: string): string | null {
-    return this.ctx.storage.transactionSync(() => {
-      const admission = this.sql
-        .exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE source_ticket_id = ?", sourceTicketId)
-        .toArray()[0];
-      if (admission) return admission.ticket_id;
-      this.sql.exec("INSERT INTO admissions (source_ticket_id, ticket_id) VALUES (?, NULL)", sourceTicketId);
-      return null;
-    });
-  }
-
-  // ---- operator actions on the order --------------------------------------------------------
-
-  /**
-   * Calls the first callable ticket for `operatorId`. The ticket that operator was serving is
-   * completed in the same transaction; nothing changes when there is no one to call.
-   */
-  callNext(operatorId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      if (cfg.archived_at !== null || cfg.status === "closed") {
-        refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
-      }
-      const next = this.firstCallableRow();
-      if (!next) refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
-      for (const serving of this.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
-        this.completeServing(cfg, serving, at);
-      }
-      this.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
-      this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
-      this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", CALL_HISTORY);
-      this.emit(cfg, "ticket.called", this.row(next.id), at, {});
-      return this.view(cfg, next.id, at);
-    });
-  }
-
-  present(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.transition(ticketId, "present", at, (cfg, row) => {
-      if (row.present_at === null) {
-        this.update(row.id, { present_at: at }, at);
-        this.emit(cfg, "ticket.present", this.row(row.id), at, {});
-      }
-    });
-  }
-
-  serve(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.transition(ticketId, "serve", at, (cfg, row) => {
-      this.update(row.id, { status: "serving", serving_at: at }, at);
-      this.emit(cfg, "ticket.serving", this.row(row.id), at, {});
-    });
-  }
-
-  complete(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.transition(ticketId, "complete", at, (cfg, row) => this.completeServing(cfg, row, at));
-  }
-
-  skipAbsent(ticketId: string, reason: string, at: number): RoomResult<TicketView> {
-    return this.transition(ticketId, "skip", at, (cfg, row) => {
-      this.update(row.id, { status: "skipped", skip_reason: reason }, at);
-      this.emit(cfg, "ticket.skipped", this.row(row.id), at, { reason });
-    });
-  }
-
-  cancel(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.transition(ticketId, "cancel", at, (cfg, row) => {
-      this.update(row.id, { status: "cancelled" }, at);
-      this.emit(cfg, "ticket.cancelled", this.row(row.id), at, { reason: "cancelled" });
-    });
-  }
-
-  assign(ticketId: string, operatorId: string, at: number): RoomResult<TicketView> {
-    return this.transition(ticketId, "transferOperator", at, (cfg, row) => {
-      this.update(row.id, { assigned_to_id: operatorId }, at);
-      this.emit(cfg, "ticket.assigned", this.row(row.id), at, { previousAssignedToId: row.assigned_to_id });
-    });
-  }
-
-  /**
-   * `restore` puts the same ticket back at the front; `rejoin` leaves it as it is and creates
-   * a new ticket at the back. A ticket is recovered at most once.
-   */
-  recover(ticketId: string, option: RecoveryOption, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      const row = this.existing(ticketId);
-      if (row.transferring_to !== null) this.refuseTransferring(row, "recover");
-      if (!allows("recover", row.status)) invalidState(row.status, allowedFrom("recover"), `A ${row.status} ticket cannot be recovered`);
-      const successor = this.sql.exec<{ id: string }>("SELECT id FROM tickets WHERE recovered_from_id = ?", row.id).toArray()[0];
-      if (successor) {
-        invalidState(row.status, allowedFrom("recover"), "This ticket was already recovered", { recoveredToId: successor.id });
-      }
-      this.assertAcceptsTickets(cfg, row.party_size);
-      if (option === "restore") {
-        const seq = this.nextPrioritySeq();
-        this.update(
-          row.id,
-          { status: "waiting", lane: LANE.priority, order_key: seq, called_at: null, assigned_to_id: null, skip_reason: null },
-          at,
-        );
-        this.emit(cfg, "ticket.recovered", this.row(row.id), at, { recoveryOption: option });
-        return this.view(cfg, row.id, at);
-      }
-      const fresh = this.createTicket(
-        cfg,
-        {
-          userId: row.user_id,
-          partySize: row.party_size,
-          isPriority: false,
-          isGhostMode: row.is_ghost_mode === 1,
-          visitorName: row.visitor_name,
-          phone: row.phone,
-          language: row.language,
-          source: "recovery",
-        },
-        at,
-        row.id,
-      );
-      this.emit(cfg, "ticket.recovered", fresh, at, { recoveryOption: option, recoveredFromId: row.id });
-      return this.view(cfg, fresh.id, at);
+  /** The queue is being deleted (its service, location or organization went). Idempotent. */
+  async retire(at: number): Promise<void> {
+    if (this.store.room().retired_at !== null) return;
+    await this.settleOpenHandOffs(at);
+    this.change(at, () => {
+      const room = this.store.room();
+      if (room.retired_at === null) this.commands.retire(configuredOf(room), at);
     });
   }
 
   /** Called by the sweep: called tickets past the no-show timeout become expired. */
   expireDue(at: number): { expired: number; nextDeadline: number | null; gone: boolean } {
-    const cfg = this.config();
-    if (cfg.organization_id === null || cfg.retired_at !== null) return { expired: 0, nextDeadline: null, gone: true };
-    const result = this.mutate(at, (c) => {
-      const due = this.rowsWhere("status = 'called' AND called_at + ? <= ?", c.no_show_ms, at);
-      for (const row of due) {
-        this.update(row.id, { status: "expired" }, at);
-        const expired = this.row(row.id);
-        this.emit(c, "ticket.expired", expired, at, {});
-        this.emit(c, "ticket.no_show", expired, at, {});
-      }
-      return due.length + this.remote.enforce(at);
-    });
-    return { expired: result.ok ? result.value : 0, nextDeadline: this.nextDeadline(), gone: false };
+    const cfg = configuredOf(this.store.room());
+    if (cfg === null || cfg.retired_at !== null) return { expired: 0, nextDeadline: null, gone: true };
+    const result = this.mutate(at, (c) => this.commands.expireDue(c, at));
+    return { expired: result.ok ? result.value : 0, nextDeadline: this.commands.nextDeadline(), gone: false };
   }
 
-  // ---- remote join and entry scans ----------------------------------------------------------
+  // ---- tickets ------------------------------------------------------------------------------
+
+  join(input: NewTicket, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.join(cfg, input, at));
+  }
+
+  callNext(operatorId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at));
+  }
+
+  present(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.present(cfg, ticketId, at));
+  }
+
+  serve(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.serve(cfg, ticketId, at));
+  }
+
+  complete(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.complete(cfg, ticketId, at));
+  }
+
+  skipAbsent(ticketId: string, reason: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.skip(cfg, ticketId, reason, at));
+  }
+
+  cancel(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.cancel(cfg, ticketId, at));
+  }
+
+  assign(ticketId: string, operatorId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.assign(cfg, ticketId, operatorId, at));
+  }
+
+  recover(ticketId: string, option: RecoveryOption, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.recover(cfg, ticketId, option, at));
+  }
+
+  /** A verification scan: the scanner's live ticket is present; a remote join arrives by qr_scan. */
+  presentOwn(userId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.presentOwn(cfg, userId, at));
+  }
+
+  getTicket(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.read((cfg) => this.views.ticket(cfg, this.commands.existing(ticketId).id, at));
+  }
+
+  listTickets(query: TicketQuery, at: number): RoomResult<{ items: TicketView[]; total: number }> {
+    return this.read((cfg) => this.views.list(cfg, query, at));
+  }
+
+  /** The user's live (waiting or called) ticket here, the oldest first; null when none. */
+  liveTicketOf(userId: string, at: number): RoomResult<TicketView | null> {
+    return this.read((cfg) => {
+      const row = this.store.liveRowOf(userId);
+      return row ? this.views.ticket(cfg, row.id, at) : null;
+    });
+  }
+
+  // ---- remote joins (remote.ts) -------------------------------------------------------------
 
   remoteJoin(ticketId: string, at: number): RoomResult<RemoteJoinAndTicket> {
     return this.read((cfg) => this.remoteView(cfg, ticketId, at));
@@ -395,92 +224,39 @@ export class QueueRoom extends DurableObject<Env> {
     });
   }
 
-  /** The user's live (waiting or called) ticket here, the oldest first; null when none. */
-  liveTicketOf(userId: string, at: number): RoomResult<TicketView | null> {
-    return this.read((cfg) => {
-      const row = this.liveRowOf(userId);
-      return row ? this.view(cfg, row.id, at) : null;
-    });
-  }
+  // ---- transfers between queues (hand-offs.ts) ----------------------------------------------
 
-  /** A verification scan: the scanner's live ticket is present; a remote join arrives by qr_scan. */
-  presentOwn(userId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      const row = this.liveRowOf(userId) ?? refuse("NOT_FOUND", "You hold no waiting or called ticket in this queue");
-      const remote = this.remote.find(row.id);
-      if (remote && remote.status !== "arrived" && row.status === "waiting") {
-        this.remote.confirm(row.id, "qr_scan", at);
-      } else if (row.present_at === null) {
-        this.update(row.id, { present_at: at }, at);
-        this.emit(cfg, "ticket.present", this.row(row.id), at, {});
-      }
-      return this.view(cfg, row.id, at);
-    });
-  }
-
-  // ---- transfer between queues: source side -------------------------------------------------
-
-  /** Marks the ticket as leaving, so call-next skips it until the hand-off ends either way. */
   reserveTransfer(ticketId: string, targetQueueId: string, at: number): RoomResult<Reservation> {
-    return this.mutate(at, (cfg) => {
-      const row = this.existing(ticketId);
-      if (row.transferring_to !== null) {
-        return { kind: "pending", targetQueueId: row.transferring_to, snapshot: this.snapshot(cfg, row) };
-      }
-      if (!allows("transferQueue", row.status)) {
-        invalidState(row.status, allowedFrom("transferQueue"), `A ${row.status} ticket cannot move to another queue`);
-      }
-      this.sql.exec("UPDATE tickets SET transferring_to = ?, transferring_since = ? WHERE id = ?", targetQueueId, at, row.id);
-      return { kind: "reserved", snapshot: this.snapshot(cfg, row) };
-    });
+    return this.mutate(at, (cfg) => this.handOffs.reserve(cfg, ticketId, targetQueueId, at));
   }
 
-  /** The target refused: the ticket stays where it was, callable again. */
-  releaseTransfer(ticketId: string, targetQueueId: string): void {
-    this.sql.exec("UPDATE tickets SET transferring_to = NULL WHERE id = ? AND transferring_to = ?", ticketId, targetQueueId);
+  releaseTransfer(ticketId: string, handOffId: string, at: number): RoomResult<void> {
+    return this.mutate(at, (cfg) => this.handOffs.release(cfg, ticketId, handOffId, at));
   }
 
-  /** The target admitted the ticket: the source closes. Repeating it changes nothing. */
-  completeTransfer(ticketId: string, targetQueueId: string, newTicketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      const row = this.existing(ticketId);
-      if (row.status === "waiting" || row.status === "called") {
-        this.update(row.id, { status: "cancelled", transferred_to_id: newTicketId, transferring_to: null }, at);
-        this.emit(cfg, "ticket.transferred", this.row(row.id), at, { targetQueueId, transferredToId: newTicketId });
-      } else if (row.transferring_to !== null) {
-        this.sql.exec("UPDATE tickets SET transferring_to = NULL WHERE id = ?", row.id);
-      }
-      return this.view(cfg, row.id, at);
-    });
+  completeTransfer(ticketId: string, handOffId: string, newTicketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.handOffs.complete(cfg, ticketId, handOffId, newTicketId, at));
   }
 
-  // ---- reads -------------------------------------------------------------------------------
-
-  getTicket(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.read((cfg) => this.view(cfg, this.existing(ticketId).id, at));
+  /**
+   * Settles the ticket's open hand-off with its target (as the alarm does for stale ones):
+   * answers the ticket the target admitted, or null once the hand-off is released here.
+   */
+  async settleTransfer(ticketId: string, at: number): Promise<RoomResult<string | null>> {
+    const open = this.read(() => this.handOffs.openOf(ticketId));
+    if (!open.ok || open.value === null) return open.ok ? { ok: true, value: null } : open;
+    return this.handOffs.settle(open.value, at);
   }
 
-  listTickets(query: TicketQuery, at: number): RoomResult<{ items: TicketView[]; total: number }> {
-    return this.read((cfg) => {
-      const perTicket = this.perTicket(at);
-      const filter = query.status === null ? "1 = 1" : "status = ?";
-      const args = query.status === null ? [] : [query.status];
-      const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
-      if (query.status === "waiting") {
-        // The page is read from the order index: position = rank in the line, no full scan.
-        const rows = this.sql
-          .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ? OFFSET ?", query.limit, query.offset)
-          .toArray();
-        return { items: rows.map((r, i) => this.toView(cfg, r, query.offset + i + 1, perTicket)), total };
-      }
-      const rows = this.sql
-        .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} ORDER BY number LIMIT ? OFFSET ?`, ...args, query.limit, query.offset)
-        .toArray();
-      return { items: rows.map((r) => this.toView(cfg, r, this.positionOf(r), perTicket)), total };
-    });
+  admitTransferred(snapshot: TransferSnapshot, prioritize: boolean, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.handOffs.admit(cfg, snapshot, prioritize, at));
   }
 
-  // ---- widget live channel (sockets.ts) ------------------------------------------------------
+  abandonTransfer(handOffId: string): string | null {
+    return this.handOffs.abandon(handOffId);
+  }
+
+  // ---- widget live channel (sockets.ts) -----------------------------------------------------
 
   /** A widget WebSocket forwarded by the Worker for this queue (GET /v1/widget/ws). */
   override async fetch(request: Request): Promise<Response> {
@@ -492,11 +268,11 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   override webSocketClose(ws: WebSocket, code: number, reason: string): void {
-    try {
-      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
-    } catch {
-      // already closed
-    }
+    this.sockets.closed(ws, code, reason);
+  }
+
+  override webSocketError(ws: WebSocket, error: unknown): void {
+    this.sockets.error(ws, error);
   }
 
   /** The widget status of this queue; null until configured, or once deleted. */
@@ -518,55 +294,52 @@ export class QueueRoom extends DurableObject<Env> {
     return this.sockets.board(at);
   }
 
-  // ---- outbox delivery ---------------------------------------------------------------------
-
-  /** At least once: every step of the drain is idempotent. */
-  override async alarm(): Promise<void> {
-    const more = await drainOutbox(this.sql, this.env, () => this.nextDeadline());
-    if (more) {
-      await this.ctx.storage.setAlarm(Date.now());
-      return;
-    }
-    await this.settleStaleHandOffs(now());
-    this.armAlarm();
-  }
-
-  /**
-   * Each hand-off open for HAND_OFF_TIMEOUT_MS is closed the way a retry of the transfer
-   * would: if the target admitted the ticket, the source completes; otherwise the target
-   * is told never to admit it and the ticket is released here, callable again.
-   */
-  private async settleStaleHandOffs(at: number): Promise<void> {
-    const stale = this.sql
-      .exec<{ id: string; transferring_to: string }>(
-        "SELECT id, transferring_to FROM tickets WHERE transferring_to IS NOT NULL AND transferring_since <= ?",
-        at - HAND_OFF_TIMEOUT_MS,
-      )
-      .toArray();
-    for (const ticket of stale) {
-      const admitted = await roomOf(this.env, ticket.transferring_to).abandonTransfer(ticket.id);
-      // Both are idempotent and conditional, so a transfer retried meanwhile is not undone.
-      if (admitted !== null) this.completeTransfer(ticket.id, ticket.transferring_to, admitted, at);
-      else this.releaseTransfer(ticket.id, ticket.transferring_to);
-    }
-  }
-
   /** An RPC that does nothing: the benchmark's baseline for a call into a room. */
   ping(): number {
     return 1;
   }
 
-  // ---- internals ---------------------------------------------------------------------------
+  // ---- outbox delivery and open hand-offs ---------------------------------------------------
 
-  private config(): ConfigRow {
-    return this.sql.exec<ConfigRow>("SELECT * FROM room WHERE id = 1").one();
+  /**
+   * Delivers the outbox (at least once: every step of the drain is idempotent), then settles
+   * the hand-offs left open. Nothing thrown here escapes: a failure is logged in one line and
+   * the alarm is always armed again, so a quiet queue still retries.
+   */
+  override async alarm(): Promise<void> {
+    try {
+      if (await drainOutbox(this.ctx.storage.sql, this.env, () => this.commands.nextDeadline())) {
+        await this.ctx.storage.setAlarm(Date.now());
+        return;
+      }
+    } catch (err) {
+      console.warn(`queue room: outbox delivery failed, retrying in ${DELIVERY_RETRY_MS / 1000} s: ${describe(err)}`);
+      await this.ctx.storage.setAlarm(Date.now() + DELIVERY_RETRY_MS);
+      return;
+    }
+    const failed = await this.settle(this.handOffs.stale(now()), now());
+    this.armAlarm(failed > 0 ? HAND_OFF_RETRY_MS : 0);
   }
 
+  private async settleOpenHandOffs(at: number): Promise<void> {
+    if (configuredOf(this.store.room()) !== null) await this.settle(this.handOffs.open(), at);
+  }
+
+  /** Settles each hand-off on its own; failures are logged in one line and left for the alarm. */
+  private async settle(handOffs: ReturnType<HandOffs["open"]>, at: number): Promise<number> {
+    if (handOffs.length === 0) return 0;
+    const { failed, error } = await this.handOffs.settleEach(handOffs, at);
+    if (failed > 0) console.warn(`queue room: ${failed} hand-off(s) not settled, retrying in ${HAND_OFF_RETRY_MS / 1000} s: ${describe(error)}`);
+    return failed;
+  }
+
+  // ---- the change path ----------------------------------------------------------------------
+
+  /** The room row, checked once: its queue is known and not deleted. */
   private configured(): Configured {
-    const cfg = this.config();
-    if (cfg.retired_at !== null) refuse("NOT_FOUND", "Queue not found");
-    if (cfg.organization_id === null) refuse("ROOM_UNCONFIGURED", "The room has not learnt its queue yet");
-    return cfg as Configured;
+    const room = this.store.room();
+    if (room.retired_at !== null) refuse("NOT_FOUND", "Queue not found");
+    return configuredOf(room) ?? refuse("ROOM_UNCONFIGURED", "The room has not learnt its queue yet");
   }
 
   private read<T>(fn: (cfg: Configured) => T): RoomResult<T> {
@@ -578,13 +351,25 @@ export class QueueRoom extends DurableObject<Env> {
     }
   }
 
-  /** One storage transaction: a refusal rolls back everything the function wrote. */
   private mutate<T>(at: number, fn: (cfg: Configured) => T): RoomResult<T> {
+    return this.change(at, () => fn(this.configured()));
+  }
+
+  /**
+   * The one path of every state change: one storage transaction (a refusal rolls back all of
+   * it; ticket writes take a new version and events go to the outbox inside), then the front
+   * of the line is re-read for remote-join clocks and almost-called notices, the alarm is
+   * armed for delivery, and the sockets are told.
+   */
+  private change<T>(at: number, fn: () => T): RoomResult<T> {
     try {
       const value = this.ctx.storage.transactionSync(() => {
-        const out = fn(this.configured());
-        this.remote.markFront(at);
-        this.announceApproaching(this.config() as Configured, at);
+        const out = fn();
+        const cfg = configuredOf(this.store.room());
+        if (cfg !== null && cfg.retired_at === null) {
+          this.remote.markFront(at);
+          this.commands.announceApproaching(cfg, at);
+        }
         return out;
       });
       this.armAlarm();
@@ -596,301 +381,27 @@ export class QueueRoom extends DurableObject<Env> {
     }
   }
 
-  private transition(
-    ticketId: string,
-    operation: TicketOperation,
-    at: number,
-    apply: (cfg: Configured, row: TicketRow) => void,
-  ): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      const row = this.existing(ticketId);
-      if (row.transferring_to !== null) this.refuseTransferring(row, operation);
-      if (!allows(operation, row.status)) {
-        invalidState(row.status, allowedFrom(operation), `Not allowed while the ticket is ${row.status}`);
-      }
-      apply(cfg, row);
-      return this.view(cfg, row.id, at);
-    });
-  }
-
-  private refuseTransferring(row: TicketRow, operation: TicketOperation): never {
-    invalidState(row.status, allowedFrom(operation), "The ticket is being transferred to another queue", {
-      transferringTo: row.transferring_to,
-    });
-  }
-
-  private assertNotArchived(cfg: Configured): void {
-    if (cfg.archived_at !== null) invalidState("archived", ["active", "paused", "closed"], "This queue is archived");
-  }
-
-  private assertAcceptsTickets(cfg: Configured, partySize: number): void {
-    if (cfg.archived_at !== null) refuse("QUEUE_CLOSED", "This queue is archived", { status: "archived" });
-    if (cfg.status === "closed") refuse("QUEUE_CLOSED", "This queue is closed", { status: "closed" });
-    if (cfg.status === "paused") refuse("QUEUE_PAUSED", "This queue is paused and takes no new tickets", { status: "paused" });
-    if (cfg.max_capacity !== null) {
-      const used = this.capacityUsed();
-      if (used + partySize > cfg.max_capacity) {
-        refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
-      }
-    }
-  }
-
-  private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
-    const used = cfg.max_capacity === null ? 0 : this.capacityUsed();
-    const number = this.sql.exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n").one().n;
-    const lane: Lane = input.isPriority ? LANE.priority : LANE.regular;
-    const orderKey = input.isPriority ? this.nextPrioritySeq() : number;
-    const id = newTicketId(cfg.queue_id);
-    this.sql.exec(
-      `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
-         visitor_name, phone, language, recovered_from_id, created_at, updated_at, version)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      id,
-      number,
-      lane,
-      orderKey,
-      input.userId,
-      input.partySize,
-      input.isPriority ? 1 : 0,
-      input.isGhostMode ? 1 : 0,
-      input.source,
-      input.visitorName,
-      input.phone,
-      input.language,
-      recoveredFromId,
-      at,
-      at,
-      this.bumpVersion(),
-    );
-    // Someone who starts close to the front has nothing to "reach": only later moves announce.
-    if ((this.positionOf(this.row(id)) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
-      this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", id);
-    }
-    if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
-      this.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
-    }
-    return this.row(id);
-  }
-
-  /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */
-  private watchLongWait(cfg: Configured, joined: TicketView, at: number): void {
-    if (joined.estimatedWaitMinutes === null || joined.position === null) return;
-    const change = longWaitChange(joined.estimatedWaitMinutes, cfg.long_wait_at !== null);
-    if (change === "start") {
-      this.sql.exec("UPDATE room SET long_wait_at = ? WHERE id = 1", at);
-      this.emit(cfg, "queue.long_wait", null, at, { estimatedWaitMinutes: joined.estimatedWaitMinutes, position: joined.position });
-    } else if (change === "end") {
-      this.sql.exec("UPDATE room SET long_wait_at = NULL WHERE id = 1");
-    }
-  }
-
-  private completeServing(cfg: Configured, row: TicketRow, at: number): void {
-    this.update(row.id, { status: "served", served_at: at }, at);
-    const served = this.row(row.id);
-    this.emit(cfg, "ticket.served", served, at, {});
-    if (served.is_ghost_mode === 0) this.emit(cfg, "review.request", served, at, {});
-  }
-
-  private cancelLive(cfg: Configured, at: number, reason: string): number {
-    const live = this.rowsWhere("status IN ('waiting', 'called')");
-    for (const row of live) {
-      this.update(row.id, { status: "cancelled", transferring_to: null }, at);
-      this.emit(cfg, "ticket.cancelled", this.row(row.id), at, { reason });
-    }
-    return live.length;
-  }
-
-  /** `ticket.almost_called` once for each waiting ticket that comes within 3 of the front. */
-  private announceApproaching(cfg: Configured, at: number): void {
-    const line = this.sql
-      .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?", ALMOST_CALLED_AHEAD + 1)
-      .toArray();
-    for (const [ahead, row] of line.entries()) {
-      if (row.almost_called_sent === 1) continue;
-      this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", row.id);
-      this.emit(cfg, "ticket.almost_called", row, at, { ahead });
-    }
-  }
-
-  private emit(cfg: Configured, type: EventType, ticket: TicketRow | null, at: number, data: Record<string, unknown>): void {
-    const message = eventMessage(type, cfg, ticket, at, data);
-    this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
-  }
-
   /**
-   * Now when the outbox has rows to deliver, else when the oldest open hand-off times out.
-   * The alarm's wall-clock time is delivery scheduling only; business time is `at`.
+   * Now when the outbox has rows to deliver, else when the oldest open hand-off times out (or,
+   * after a failed settlement, `retryInMs` from now). The alarm's wall-clock time is delivery
+   * scheduling only; business time is `at`.
    */
-  private armAlarm(): void {
-    const pending = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
-    if (pending > 0) {
+  private armAlarm(retryInMs = 0): void {
+    if (this.store.outboxSize() > 0) {
       void this.ctx.storage.setAlarm(Date.now());
       return;
     }
-    const since = this.sql
-      .exec<{ since: number | null }>("SELECT MIN(transferring_since) AS since FROM tickets WHERE transferring_to IS NOT NULL")
-      .one().since;
+    const timeout = this.handOffs.nextTimeout();
     // The delay is taken on the service clock (tests move it) and scheduled in real time.
-    if (since !== null) void this.ctx.storage.setAlarm(Date.now() + Math.max(0, since + HAND_OFF_TIMEOUT_MS - now()));
-  }
-
-  private bumpVersion(): number {
-    return this.sql.exec<{ version: number }>("UPDATE room SET version = version + 1 WHERE id = 1 RETURNING version").one().version;
-  }
-
-  private nextPrioritySeq(): number {
-    return this.sql.exec<{ seq: number }>("UPDATE room SET priority_seq = priority_seq + 1 WHERE id = 1 RETURNING priority_seq AS seq").one().seq;
-  }
-
-  private update(id: string, fields: Partial<Record<keyof TicketRow, string | number | null>>, at: number): void {
-    const columns = Object.keys(fields);
-    const values = Object.values(fields) as (string | number | null)[];
-    this.sql.exec(
-      `UPDATE tickets SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ?, version = ? WHERE id = ?`,
-      ...values,
-      at,
-      this.bumpVersion(),
-      id,
-    );
-    this.remote.onTicketChange(id, fields, at);
-  }
-
-  private liveRowOf(userId: string): TicketRow | null {
-    return this.sql
-      .exec<TicketRow>("SELECT * FROM tickets WHERE user_id = ? AND status IN ('waiting', 'called') ORDER BY number LIMIT 1", userId)
-      .toArray()[0] ?? null;
+    if (timeout !== null) void this.ctx.storage.setAlarm(Date.now() + Math.max(retryInMs, timeout - now()));
   }
 
   private remoteView(cfg: Configured, ticketId: string, at: number): RemoteJoinAndTicket {
     const remote = this.remote.existing(ticketId);
-    return { remoteJoin: this.remote.view(remote, this.row(ticketId)), ticket: this.view(cfg, ticketId, at) };
+    return { remoteJoin: this.remote.view(remote, this.store.row(ticketId)), ticket: this.views.ticket(cfg, ticketId, at) };
   }
 
-  private row(id: string): TicketRow {
-    return this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one();
-  }
-
-  private existing(id: string): TicketRow {
-    const row = this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).toArray()[0];
-    if (!row) refuse("NOT_FOUND", "Ticket not found");
-    return row;
-  }
-
-  private rowsWhere(condition: string, ...args: (string | number | null)[]): TicketRow[] {
-    return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
-  }
-
-  // The order index (status, lane, order_key) answers these without reading the whole line,
-  // so joining and calling stay cheap in a long queue.
-
-  /**
-   * The first callable ticket in queue order (priority lane, then by order key): waiting, not
-   * leaving for another queue, and, if joined remotely, arrived.
-   */
-  private firstCallableRow(): TicketRow | null {
-    return (
-      this.sql
-        .exec<TicketRow>(
-          `SELECT * FROM tickets WHERE status = 'waiting' AND transferring_to IS NULL AND (source <> 'remote' OR present_at IS NOT NULL)
-           ORDER BY lane, order_key LIMIT 1`,
-        )
-        .toArray()[0] ?? null
-    );
-  }
-
-  /** 1 = next; null when not waiting. Counts the waiting tickets ahead in the order index. */
-  private positionOf(row: TicketRow): number | null {
-    if (row.status !== "waiting") return null;
-    const ahead = this.sql
-      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)", row.lane, row.order_key)
-      .one().n;
-    return ahead + 1;
-  }
-
-  private capacityUsed(): number {
-    return this.sql
-      .exec<{ used: number }>("SELECT COALESCE(SUM(party_size), 0) AS used FROM tickets WHERE status IN ('waiting', 'called')")
-      .one().used;
-  }
-
-  private perTicket(at: number): number {
-    const calls = this.sql.exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls").toArray();
-    return minutesPerTicket(calls.map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id })), at);
-  }
-
-  private nextDeadline(): number | null {
-    const cfg = this.config();
-    const row = this.sql.exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'").one();
-    const noShow = row.first === null ? null : row.first + cfg.no_show_ms;
-    const remote = this.remote.nextDeadline();
-    if (noShow === null || remote === null) return noShow ?? remote;
-    return Math.min(noShow, remote);
-  }
-
-  private view(cfg: Configured, id: string, at: number): TicketView {
-    const row = this.row(id);
-    return this.toView(cfg, row, this.positionOf(row), this.perTicket(at));
-  }
-
-  /** `position` comes from `positionOf` or from the rank in an ordered page; null unless waiting. */
-  private toView(cfg: Configured, row: TicketRow, position: number | null, perTicket: number): TicketView {
-    return {
-      id: row.id,
-      queueId: cfg.queue_id,
-      serviceId: cfg.service_id,
-      organizationId: cfg.organization_id,
-      userId: row.user_id,
-      number: row.number,
-      displayCode: displayCode(cfg.letter, row.number),
-      status: row.status,
-      partySize: row.party_size,
-      isPriority: row.is_priority === 1,
-      isGhostMode: row.is_ghost_mode === 1,
-      visitorName: row.visitor_name,
-      assignedToId: row.assigned_to_id,
-      calledAt: row.called_at,
-      servedAt: row.served_at,
-      createdAt: row.created_at,
-      position,
-      estimatedWaitMinutes: position === null ? null : estimatedWaitMinutes(position, perTicket),
-      presentAt: row.present_at,
-      servingAt: row.serving_at,
-      skipReason: row.skip_reason,
-      recoveredFromId: row.recovered_from_id,
-      transferredToId: row.transferred_to_id,
-      source: row.source,
-      updatedAt: row.updated_at,
-    };
-  }
-
-  private summaryOf(cfg: Configured, at: number): QueueSummary {
-    const counts = this.sql
-      .exec<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM tickets WHERE status IN ('waiting', 'serving') GROUP BY status")
-      .toArray();
-    const waitingCount = counts.find((c) => c.status === "waiting")?.n ?? 0;
-    return {
-      status: cfg.status,
-      archivedAt: cfg.archived_at,
-      maxCapacity: cfg.max_capacity,
-      noShowTimeoutMinutes: cfg.no_show_ms / MINUTE_MS,
-      waitingCount,
-      servingCount: counts.find((c) => c.status === "serving")?.n ?? 0,
-      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, this.perTicket(at)),
-    };
-  }
-
-  private snapshot(cfg: Configured, row: TicketRow): TransferSnapshot {
-    return {
-      ticketId: row.id,
-      organizationId: cfg.organization_id,
-      userId: row.user_id,
-      partySize: row.party_size,
-      isPriority: row.is_priority === 1,
-      isGhostMode: row.is_ghost_mode === 1,
-      visitorName: row.visitor_name,
-      phone: row.phone,
-      language: row.language,
-    };
+  private peer(queueId: string): DurableObjectStub<QueueRoom> {
+    return this.env.QUEUE_ROOM.get(this.env.QUEUE_ROOM.idFromName(queueId));
   }
 }
-

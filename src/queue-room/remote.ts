@@ -12,7 +12,7 @@ import {
 } from "../domain/remote-join";
 import { iso } from "../lib/time";
 import { newId } from "../lib/ids";
-import type { TicketRow } from "./outbox";
+import type { TicketRow } from "./store";
 import type { RemoteJoinView, RemoteLocation, RoomError } from "./types";
 
 // The remote-join side of a QueueRoom: each remote ticket's journey (pending → travelling /

@@ -92,15 +92,31 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    UPDATE tickets SET transferring_since = 0 WHERE transferring_to IS NOT NULL;`,
   // The start of the current long-wait episode, so queue.long_wait is sent once per episode.
   `ALTER TABLE room ADD COLUMN long_wait_at INTEGER;`,
+  // Each hand-off has its own id, and the target's admissions (and tombstones) are keyed by
+  // it, so settling one hand-off never bars a later transfer of the same ticket. A hand-off
+  // open when this step runs keeps its ticket id as its id, which is how the target already
+  // knows it; tombstones of settled ones, keyed by a ticket id, match no new hand-off.
+  `ALTER TABLE tickets ADD COLUMN hand_off_id TEXT;
+   UPDATE tickets SET hand_off_id = id WHERE transferring_to IS NOT NULL;
+   ALTER TABLE admissions RENAME COLUMN source_ticket_id TO hand_off_id;`,
 ];
 
-export function migrateRoom(sql: SqlStorage): void {
-  sql.exec("CREATE TABLE IF NOT EXISTS room_schema (applied INTEGER NOT NULL)");
-  const row = sql.exec<{ applied: number }>("SELECT applied FROM room_schema").toArray()[0];
-  const applied = row?.applied ?? 0;
-  if (!row) sql.exec("INSERT INTO room_schema (applied) VALUES (0)");
-  for (let i = applied; i < ROOM_MIGRATIONS.length; i++) {
-    sql.exec(ROOM_MIGRATIONS[i]!);
-    sql.exec("UPDATE room_schema SET applied = ?", i + 1);
+/**
+ * Runs the steps this room has not applied yet, each in its own transaction together with
+ * the counter update (the model: cloudflare/actors' SQL schema migrations): a step that fails
+ * halfway rolls back whole, so the next start runs it again from a clean slate.
+ */
+export function migrateRoom(storage: DurableObjectStorage, steps: readonly string[] = ROOM_MIGRATIONS): void {
+  const sql = storage.sql;
+  storage.transactionSync(() => {
+    sql.exec("CREATE TABLE IF NOT EXISTS room_schema (applied INTEGER NOT NULL)");
+    if (sql.exec("SELECT 1 FROM room_schema").toArray().length === 0) sql.exec("INSERT INTO room_schema (applied) VALUES (0)");
+  });
+  const applied = sql.exec<{ applied: number }>("SELECT applied FROM room_schema").one().applied;
+  for (let i = applied; i < steps.length; i++) {
+    storage.transactionSync(() => {
+      sql.exec(steps[i]!);
+      sql.exec("UPDATE room_schema SET applied = ?", i + 1);
+    });
   }
 }

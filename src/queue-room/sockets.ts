@@ -1,9 +1,10 @@
+import { z } from "zod";
 import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { roomOf } from "../services/queue-rooms";
+import type { QueueRoom } from "./queue-room";
 import type { RoomConfig } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
@@ -24,7 +25,7 @@ export interface QueueStatusData {
   nowServing: string[];
 }
 
-export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND";
+export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR";
 
 export type WidgetMessage =
   | { type: "queue_update"; data: QueueStatusData }
@@ -79,6 +80,14 @@ function send(ws: WebSocket, text: string): boolean {
   }
 }
 
+function close(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // already closed
+  }
+}
+
 function subscriptions(ws: WebSocket): string[] {
   const attachment = ws.deserializeAttachment() as Attachment | null;
   return attachment?.queues ?? [];
@@ -124,6 +133,8 @@ export class RoomSockets {
     private readonly sql: SqlStorage,
     /** The room's own configure(): a room reached first by a socket learns its queue here. */
     private readonly configure: (config: RoomConfig) => void,
+    /** Another queue's room (a subscription to it, or a watcher to relay to). */
+    private readonly peer: (queueId: string) => DurableObjectStub<QueueRoom>,
   ) {}
 
   /** Accepts a socket already subscribed to this room's queue (the Worker checked it exists). */
@@ -139,17 +150,37 @@ export class RoomSockets {
     return new Response(null, { status: 101, webSocket: client });
   }
 
+  // The socket lifecycle (partyserver's is the model): nothing a client sends, and no
+  // failure while answering it, escapes into the room. A bad message or an internal error is
+  // answered with `{type: "error"}` and the socket stays open.
+
   async message(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
     const parsed = parseMessage(raw);
     if ("error" in parsed) {
       send(ws, errorMessage("VALIDATION_ERROR", parsed.error));
       return;
     }
-    if (parsed.action === "unsubscribe") {
-      ws.serializeAttachment({ queues: subscriptions(ws).filter((q) => q !== parsed.queueId) } satisfies Attachment);
-      return;
+    try {
+      if (parsed.action === "unsubscribe") {
+        ws.serializeAttachment({ queues: subscriptions(ws).filter((q) => q !== parsed.queueId) } satisfies Attachment);
+        return;
+      }
+      await this.subscribe(ws, parsed.queueId);
+    } catch (err) {
+      console.warn(`queue room: widget ${parsed.action} of ${parsed.queueId} failed: ${err instanceof Error ? err.message : String(err)}`);
+      send(ws, errorMessage("INTERNAL_ERROR", "Something went wrong; try again", parsed.queueId));
     }
-    await this.subscribe(ws, parsed.queueId);
+  }
+
+  /** A socket-level error (not a close): logged once; the socket is closed, its client reconnects. */
+  error(ws: WebSocket, error: unknown): void {
+    console.warn(`queue room: widget socket error: ${error instanceof Error ? error.message : String(error)}`);
+    close(ws, 1011, "socket error");
+  }
+
+  /** The client closed: complete the closing handshake. */
+  closed(ws: WebSocket, code: number, reason: string): void {
+    close(ws, code === 1005 || code === 1006 ? 1000 : code, reason);
   }
 
   /**
@@ -168,7 +199,7 @@ export class RoomSockets {
       status = this.status(now());
     } else {
       if (own.organization_id !== facts.config.organizationId) return void notFound();
-      status = await roomOf(this.env, queueId).watch(own.queue_id, facts.config, facts.name);
+      status = await this.peer(queueId).watch(own.queue_id, facts.config, facts.name);
     }
     if (!status) return void notFound();
     const queues = subscriptions(ws);
@@ -223,7 +254,7 @@ export class RoomSockets {
     for (const { queue_id: watcher, generation } of watchers) {
       // Fire and forget: a slow watcher must not hold this room's change. A watcher with no
       // socket left for this queue is dropped.
-      const delivery = roomOf(this.env, watcher).deliverUpdate(queueId, text);
+      const delivery = this.peer(watcher).deliverUpdate(queueId, text);
       this.ctx.waitUntil(
         delivery
           .then((n) => {
@@ -290,7 +321,13 @@ export class RoomSockets {
 
 type Parsed = { action: "subscribe" | "unsubscribe"; queueId: string } | { error: string };
 
-/** The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; anything else is refused. */
+/** The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; no other field. */
+const WidgetRequest = z.strictObject({
+  action: z.enum(["subscribe", "unsubscribe"], { error: "action must be subscribe or unsubscribe" }),
+  queueId: z.string({ error: "queueId must be a queue id" }).regex(QUEUE_ID, { error: "queueId must be a queue id" }),
+});
+
+/** Validates one client message; anything else is refused with the first problem found. */
 export function parseMessage(raw: string | ArrayBuffer): Parsed {
   if (typeof raw !== "string" || raw.length > MAX_MESSAGE_CHARS) return { error: "Send a JSON text message of at most 512 characters" };
   let value: unknown;
@@ -299,9 +336,11 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
   } catch {
     return { error: "The message is not JSON" };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "The message must be a JSON object" };
-  const { action, queueId } = value as Record<string, unknown>;
-  if (action !== "subscribe" && action !== "unsubscribe") return { error: "action must be subscribe or unsubscribe" };
-  if (typeof queueId !== "string" || !QUEUE_ID.test(queueId)) return { error: "queueId must be a queue id" };
-  return { action, queueId };
+  const parsed = WidgetRequest.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  if (issue === undefined || issue.path.length === 0) {
+    return { error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId" : "The message must be a JSON object" };
+  }
+  return { error: issue.message };
 }

@@ -74,6 +74,8 @@ export interface QueueSummary {
 
 /** What the target room needs to admit a ticket handed over by another queue. */
 export interface TransferSnapshot {
+  /** This hand-off (`hof_…`): the target admits it at most once, or never once abandoned. */
+  handOffId: string;
   ticketId: string;
   organizationId: string;
   userId: string;

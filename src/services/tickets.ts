@@ -117,13 +117,13 @@ export async function transferToOperator(env: Env, queue: QueueRow, ticketId: st
 
 /**
  * Moves a ticket to another queue of the same organization as a hand-off that is safe to
- * retry after a failure at any step:
- *  1. the source reserves the ticket (call-next skips it from now on);
- *  2. the target admits it, idempotently by the source ticket id;
- *  3. the source closes it (cancelled, transferredToId), idempotently.
- * A reservation left by an interrupted hand-off to another target is resolved first: that
- * target either already admitted the ticket (then the move is finished there) or is told
- * never to admit it, so a late admission cannot make a second live ticket.
+ * retry after a failure at any step (docs/queue-room.md, "Hand-offs"):
+ *  1. the source reserves the ticket under a new hand-off id (call-next skips it from now on);
+ *  2. the target admits that hand-off, at most once;
+ *  3. the source closes the ticket (cancelled, transferredToId), idempotently.
+ * A hand-off left open by an interrupted move to another target is settled first by the
+ * source room with that target: either it had admitted the ticket (then the move is finished
+ * there) or it is told never to admit that hand-off, and the ticket is free again.
  */
 export async function transferToQueue(
   env: Env,
@@ -141,21 +141,19 @@ export async function transferToQueue(
   if (target.organizationId !== source.organizationId) {
     throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
   }
-  const sourceRoom = roomOf(env, source.id);
 
   for (let attempt = 0; attempt < 2; attempt++) {
     const reservation = await inRoom(env, source, (room) => room.reserveTransfer(ticketId, target.id, at));
+    const { handOffId } = reservation.snapshot;
     if (reservation.kind === "pending" && reservation.targetQueueId !== target.id) {
-      const admitted = await roomOf(env, reservation.targetQueueId).abandonTransfer(ticketId);
+      const admitted = await inRoom(env, source, (room) => room.settleTransfer(ticketId, at));
       if (admitted !== null) {
-        await inRoom(env, source, (room) => room.completeTransfer(ticketId, reservation.targetQueueId, admitted, at));
         throw new ApiError("INVALID_STATE", "The ticket was already moved to another queue", {
           status: "cancelled",
           allowed: ["waiting", "called"],
           transferredToId: admitted,
         });
       }
-      await sourceRoom.releaseTransfer(ticketId, reservation.targetQueueId);
       continue;
     }
     let admitted: TicketView;
@@ -163,11 +161,11 @@ export async function transferToQueue(
       admitted = await inRoom(env, target, (room) => room.admitTransferred(reservation.snapshot, prioritize, at));
     } catch (err) {
       // Only a definite refusal frees the ticket; after a failure of unknown outcome the
-      // reservation stays, and a retry finds out whether the target admitted it.
-      if (err instanceof ApiError) await sourceRoom.releaseTransfer(ticketId, target.id);
+      // reservation stays, and a retry (or the source's alarm) finds out whether the target admitted it.
+      if (err instanceof ApiError) await roomOf(env, source.id).releaseTransfer(ticketId, handOffId, at);
       throw err;
     }
-    await inRoom(env, source, (room) => room.completeTransfer(ticketId, target.id, admitted.id, at));
+    await inRoom(env, source, (room) => room.completeTransfer(ticketId, handOffId, admitted.id, at));
     return admitted;
   }
   throw roomFailure({ code: "CONFLICT", message: "The ticket is being moved by another request; retry", details: { field: "ticketId" } });

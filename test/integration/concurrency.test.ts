@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { now, testClock } from "../../src/lib/clock";
 import { HAND_OFF_TIMEOUT_MS } from "../../src/queue-room/queue-room";
@@ -119,5 +119,89 @@ describe("concurrency", () => {
       expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);
       expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("waiting");
     });
+
+    it("once settled, the same ticket can still be transferred to the same target", async () => {
+      const { f, target, t } = await reserved();
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      const moved = expectOk(await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }));
+      expect(moved).toMatchObject({ queueId: target, status: "waiting", source: "transfer" });
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: moved.id });
+    });
+
+    it("one target that fails does not stop the others from settling, and the alarm stays armed", async () => {
+      const { f, target, t } = await reserved();
+      const healthy = await addQueue(f);
+      const other = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+      expect((await room(f.queueId).reserveTransfer(other.id, healthy, now())).ok).toBe(true);
+      // The first target's storage is broken, so every call into it throws.
+      await runInDurableObject(room(target), (_object, state) => state.storage.sql.exec("DROP TABLE admissions"));
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      // The healthy hand-off was settled: its ticket is back in the line and callable.
+      expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })).id).toBe(other.id);
+      // The broken one stays open, and the alarm comes back for it later (not in a tight loop).
+      expectError(await call("POST", `/v1/tickets/${t.id}/cancel`, { token: f.owner.token }), 409, "INVALID_STATE");
+      await settle(f.queueId);
+      let alarm: number | null = null;
+      for (let i = 0; i < 50 && alarm === null; i++) {
+        alarm = await runInDurableObject(room(f.queueId), (_object, state) => state.storage.getAlarm());
+        if (alarm === null) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(alarm).toBeGreaterThan(Date.now() + 10_000);
+    });
+  });
+
+  // clear and archive never cancel a ticket another queue may still admit: its hand-off is
+  // settled with the target first.
+  describe("clear and archive with a hand-off open", () => {
+    async function reservedAndAdmitted(admit: boolean) {
+      testClock.set("2026-05-04T09:00:00.000Z");
+      const f = await queueFixture("pro");
+      const target = await addQueue(f);
+      const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+      const reservation = await room(f.queueId).reserveTransfer(t.id, target, now());
+      if (!reservation.ok) throw new Error("not reserved");
+      let admittedId: string | null = null;
+      if (admit) {
+        const admitted = await room(target).admitTransferred(reservation.value.snapshot, false, now());
+        if (!admitted.ok) throw new Error("not admitted");
+        admittedId = admitted.value.id;
+      }
+      return { f, target, t, snapshot: reservation.value.snapshot, admittedId };
+    }
+
+    it("archive leaves a hand-off it cannot settle open; once settled, the ticket ends cancelled in the archived queue", async () => {
+      const { f, target, t } = await reservedAndAdmitted(false);
+      await runInDurableObject(room(target), (_object, state) => state.storage.sql.exec("DROP TABLE admissions"));
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }));
+      // Not cancelled while the target may still admit it.
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("waiting");
+      await runInDurableObject(room(target), (_object, state) =>
+        state.storage.sql.exec("CREATE TABLE admissions (hand_off_id TEXT PRIMARY KEY, ticket_id TEXT)"),
+      );
+      testClock.advance(HAND_OFF_TIMEOUT_MS);
+      await runDurableObjectAlarm(room(f.queueId));
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: null });
+    });
+
+    for (const action of ["clear", "archive"] as const) {
+      it(`${action}: a ticket the target already admitted ends as transferred, not ${action === "clear" ? "cleared" : "archived"}`, async () => {
+        const { f, target, t, admittedId } = await reservedAndAdmitted(true);
+        expectOk(await call("POST", `/v1/queues/${f.queueId}/${action}`, { token: f.owner.token }));
+        expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: admittedId });
+        const waiting = expectOk(await call("GET", `/v1/queues/${target}/tickets?status=waiting`, { token: f.owner.token }));
+        expect(waiting.map((x: any) => x.id)).toEqual([admittedId]);
+      });
+
+      it(`${action}: a ticket the target has not admitted is cancelled and the target will never admit it`, async () => {
+        const { f, target, t, snapshot } = await reservedAndAdmitted(false);
+        expectOk(await call("POST", `/v1/queues/${f.queueId}/${action}`, { token: f.owner.token }));
+        expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: null });
+        const late = await room(target).admitTransferred(snapshot, false, now());
+        expect(late.ok).toBe(false);
+        expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);
+      });
+    }
   });
 });

@@ -12,6 +12,8 @@ interface ModelTicket {
   id: string;
   number: number;
   status: Status;
+  /** Joined as VIP: the flag the room answers as isPriority (a restore moves the lane, not the flag). */
+  vip: boolean;
   priorityLane: boolean;
   order: number;
   assignedTo: string | null;
@@ -79,7 +81,7 @@ describe("QueueRoom against a model", () => {
             if (!r.ok) return;
             const number = model.length + 1;
             expect(r.value.number).toBe(number);
-            model.push({ id: r.value.id, number, status: "waiting", priorityLane: op.vip, order: op.vip ? ++prioritySeq : number, assignedTo: null, recovered: false });
+            model.push({ id: r.value.id, number, status: "waiting", vip: op.vip, priorityLane: op.vip, order: op.vip ? ++prioritySeq : number, assignedTo: null, recovered: false });
           } else if (op.kind === "callNext") {
             const r = await stub.callNext(op.operator, at);
             const next = line(model)[0];
@@ -125,7 +127,7 @@ describe("QueueRoom against a model", () => {
               } else {
                 const number = model.length + 1;
                 expect(r.value).toMatchObject({ number, recoveredFromId: t.id, status: "waiting" });
-                model.push({ id: r.value.id, number, status: "waiting", priorityLane: false, order: number, assignedTo: null, recovered: false });
+                model.push({ id: r.value.id, number, status: "waiting", vip: false, priorityLane: false, order: number, assignedTo: null, recovered: false });
               }
             }
           }
@@ -134,8 +136,8 @@ describe("QueueRoom against a model", () => {
           expect(listed.ok).toBe(true);
           if (!listed.ok) return;
           const items = listed.value.items;
-          // nothing lost or invented, every ticket in exactly one (the model's) state
-          expect(items.map((i) => [i.id, i.status])).toEqual(model.map((m) => [m.id, m.status]));
+          // nothing lost or invented, every ticket in exactly one (the model's) state and flag
+          expect(items.map((i) => [i.id, i.status, i.isPriority])).toEqual(model.map((m) => [m.id, m.status, m.vip]));
           // numbers unique and consecutive
           expect(items.map((i) => i.number)).toEqual(model.map((_, k) => k + 1));
           // positions 1..n in the model's order, null for everyone not waiting
@@ -143,11 +145,17 @@ describe("QueueRoom against a model", () => {
           const byId = new Map(items.map((i) => [i.id, i]));
           expect(expectedLine.map((m) => byId.get(m.id)!.position)).toEqual(expectedLine.map((_, k) => k + 1));
           for (const i of items) if (i.status !== "waiting") expect(i.position).toBeNull();
-          // priority (VIP, restored) strictly ahead of regular tickets
-          const lanes = expectedLine.map((m) => m.priorityLane);
+          // The room's own line: priority (VIP, restored) strictly ahead of regular tickets, then
+          // exactly the model's order, each ticket's position its rank.
+          const waiting = await stub.listTickets({ status: "waiting", offset: 0, limit: 1000 }, at);
+          expect(waiting.ok).toBe(true);
+          if (!waiting.ok) return;
+          const roomLine = waiting.value.items;
+          const modelOf = new Map(model.map((m) => [m.id, m]));
+          const lanes = roomLine.map((i) => modelOf.get(i.id)!.priorityLane);
           expect(lanes).toEqual([...lanes].sort((a, b) => Number(b) - Number(a)));
-          const waitingIds = (await stub.listTickets({ status: "waiting", offset: 0, limit: 1000 }, at));
-          expect(waitingIds.ok && waitingIds.value.items.map((i) => i.id)).toEqual(expectedLine.map((m) => m.id));
+          expect(roomLine.map((i) => i.id)).toEqual(expectedLine.map((m) => m.id));
+          expect(roomLine.map((i) => i.position)).toEqual(roomLine.map((_, k) => k + 1));
         }
       }),
       { numRuns: 25 },

@@ -276,6 +276,23 @@ describe("widget WebSocket", () => {
     });
   }
 
+  it("an internal failure answers an error and keeps the socket and the room alive", async () => {
+    const f = await widgetFixture();
+    const second = await addQueue(f);
+    const client = await Client.open(`?queueId=${f.queueId}`);
+    await client.next();
+    // The second queue's room is broken: subscribing to it fails inside this room.
+    await runInDurableObject(room(second), (_object, state) => state.storage.sql.exec("DROP TABLE widget_watchers"));
+    client.send({ action: "subscribe", queueId: second });
+    expect(await client.next()).toMatchObject({ type: "error", data: { code: "INTERNAL_ERROR", queueId: second } });
+    expectOk(await join(f), 201);
+    expect((await client.next()).data).toMatchObject({ queueId: f.queueId, waitingCount: 1 });
+    client.send({ action: "subscribe", queueId: f.queueId, extra: true });
+    expect(await client.next()).toMatchObject({ type: "error", data: { code: "VALIDATION_ERROR" } });
+    expect(client.closed).toBe(false);
+    client.close();
+  });
+
   it("one socket follows two queues of the organization; unsubscribe stops one", async () => {
     const f = await widgetFixture();
     const second = await addQueue(f);

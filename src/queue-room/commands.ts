@@ -1,0 +1,332 @@
+import {
+  ALMOST_CALLED_AHEAD,
+  LANE,
+  allowedFrom,
+  allows,
+  crossesCapacityWarning,
+  type QueueStatus,
+  type RecoveryOption,
+  type TicketOperation,
+} from "../domain/tickets";
+import { longWaitChange } from "../domain/wait-estimate";
+import { newTicketId } from "../lib/ids";
+import { invalidState, refuse } from "./refusals";
+import type { RemoteJoins } from "./remote";
+import type { Configured, RoomStore, TicketRow } from "./store";
+import type { NewTicket, QueueSummary, RoomSettings, TicketView } from "./types";
+import type { RoomViews } from "./views";
+
+// The room's commands on its own line: joining, calling, the ticket transitions, recovery and
+// the queue-level settings. Each runs inside the room's one change path (QueueRoom.mutate),
+// so it may refuse at any point and nothing it wrote remains.
+
+const CALL_HISTORY = 100;
+const MINUTE_MS = 60_000;
+
+export class Commands {
+  constructor(
+    private readonly store: RoomStore,
+    private readonly views: RoomViews,
+    private readonly remote: RemoteJoins,
+  ) {}
+
+  // ---- the queue ---------------------------------------------------------------------------
+
+  /**
+   * A lower capacity refuses joins until the line is under it (nobody is removed); a new
+   * no-show timeout applies to tickets already called.
+   */
+  reconfigure(cfg: Configured, settings: RoomSettings, at: number): QueueSummary {
+    this.assertNotArchived(cfg);
+    const changes: Record<string, unknown> = {};
+    if (settings.maxCapacity !== undefined && settings.maxCapacity !== cfg.max_capacity) {
+      this.store.setRoom({ max_capacity: settings.maxCapacity });
+      changes.maxCapacity = settings.maxCapacity;
+    }
+    const noShowMs = settings.noShowTimeoutMinutes === undefined ? undefined : settings.noShowTimeoutMinutes * MINUTE_MS;
+    if (noShowMs !== undefined && noShowMs !== cfg.no_show_ms) {
+      this.store.setRoom({ no_show_ms: noShowMs });
+      changes.noShowTimeoutMinutes = settings.noShowTimeoutMinutes;
+    }
+    // The event also carries the room's new deadline to D1 through the outbox.
+    if (Object.keys(changes).length > 0) this.store.emit(cfg, "queue.updated", null, at, changes);
+    return this.summary(at);
+  }
+
+  setStatus(cfg: Configured, status: QueueStatus, at: number): QueueSummary {
+    this.assertNotArchived(cfg);
+    if (cfg.status !== status) {
+      this.store.setRoom({ status });
+      this.store.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: status });
+    }
+    return this.summary(at);
+  }
+
+  /**
+   * Cancels the waiting and called tickets (a ticket being served stays with its operator; one
+   * still in a hand-off, which the room could not settle first, ends with its hand-off).
+   */
+  clear(cfg: Configured, at: number): { cancelled: number } {
+    this.assertNotArchived(cfg);
+    const cancelled = this.cancelLive(cfg, at, "cleared", false);
+    this.store.emit(cfg, "queue.cleared", null, at, { cancelled });
+    return { cancelled };
+  }
+
+  /** Closes the queue for good: waiting and called cancelled, serving completed, readable after. */
+  archive(cfg: Configured, at: number): QueueSummary {
+    this.assertNotArchived(cfg);
+    this.cancelLive(cfg, at, "archived", false);
+    for (const row of this.store.rowsWhere("status = 'serving'")) this.completeServing(cfg, row, at);
+    this.store.setRoom({ status: "closed", archived_at: at });
+    if (cfg.status !== "closed") this.store.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: "closed" });
+    this.store.emit(cfg, "queue.archived", null, at, {});
+    return this.summary(at);
+  }
+
+  /**
+   * The queue's catalog entry is gone: its live tickets are cancelled, everything refused
+   * after. A hand-off the room could not settle first is cut too: nothing here answers later.
+   */
+  retire(cfg: Configured | null, at: number): void {
+    if (cfg !== null) this.cancelLive(cfg, at, "queue_deleted", true);
+    this.store.setRoom({ retired_at: at });
+  }
+
+  /** Called tickets past the no-show timeout expire; remote joins past their clocks end. */
+  expireDue(cfg: Configured, at: number): number {
+    const due = this.store.rowsWhere("status = 'called' AND called_at + ? <= ?", cfg.no_show_ms, at);
+    for (const row of due) {
+      this.store.update(row.id, { status: "expired" }, at);
+      const expired = this.store.row(row.id);
+      this.store.emit(cfg, "ticket.expired", expired, at, {});
+      this.store.emit(cfg, "ticket.no_show", expired, at, {});
+    }
+    return due.length + this.remote.enforce(at);
+  }
+
+  // ---- tickets -----------------------------------------------------------------------------
+
+  join(cfg: Configured, input: NewTicket, at: number): TicketView {
+    this.assertAcceptsTickets(cfg, input.partySize);
+    if (input.source === "remote") this.remote.assertNoneActive(input.userId);
+    const row = this.createTicket(cfg, input, at);
+    if (input.source === "remote") this.remote.start(row.id, at);
+    const view = this.views.ticket(cfg, row.id, at);
+    // Position and wait at join time travel with the event (the customer's first notification).
+    this.store.emit(cfg, "ticket.created", row, at, { position: view.position, estimatedWaitMinutes: view.estimatedWaitMinutes });
+    this.watchLongWait(cfg, view, at);
+    return view;
+  }
+
+  /** A ticket admitted from another queue: the same acceptance rules as a join. */
+  admit(cfg: Configured, input: NewTicket, at: number): TicketRow {
+    this.assertAcceptsTickets(cfg, input.partySize);
+    return this.createTicket(cfg, input, at);
+  }
+
+  /**
+   * Calls the first callable ticket for `operatorId`. The ticket that operator was serving is
+   * completed in the same transaction; nothing changes when there is no one to call.
+   */
+  callNext(cfg: Configured, operatorId: string, at: number): TicketView {
+    if (cfg.archived_at !== null || cfg.status === "closed") {
+      refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
+    }
+    const next = this.store.firstCallable() ?? refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
+    for (const serving of this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
+      this.completeServing(cfg, serving, at);
+    }
+    this.store.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
+    this.store.recordCall(at, operatorId, CALL_HISTORY);
+    this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, {});
+    return this.views.ticket(cfg, next.id, at);
+  }
+
+  present(cfg: Configured, ticketId: string, at: number): TicketView {
+    return this.transition(cfg, ticketId, "present", at, (row) => this.markPresent(cfg, row, at));
+  }
+
+  serve(cfg: Configured, ticketId: string, at: number): TicketView {
+    return this.transition(cfg, ticketId, "serve", at, (row) => {
+      this.store.update(row.id, { status: "serving", serving_at: at }, at);
+      this.store.emit(cfg, "ticket.serving", this.store.row(row.id), at, {});
+    });
+  }
+
+  complete(cfg: Configured, ticketId: string, at: number): TicketView {
+    return this.transition(cfg, ticketId, "complete", at, (row) => this.completeServing(cfg, row, at));
+  }
+
+  skip(cfg: Configured, ticketId: string, reason: string, at: number): TicketView {
+    return this.transition(cfg, ticketId, "skip", at, (row) => {
+      this.store.update(row.id, { status: "skipped", skip_reason: reason }, at);
+      this.store.emit(cfg, "ticket.skipped", this.store.row(row.id), at, { reason });
+    });
+  }
+
+  cancel(cfg: Configured, ticketId: string, at: number): TicketView {
+    return this.transition(cfg, ticketId, "cancel", at, (row) => {
+      this.store.update(row.id, { status: "cancelled" }, at);
+      this.store.emit(cfg, "ticket.cancelled", this.store.row(row.id), at, { reason: "cancelled" });
+    });
+  }
+
+  assign(cfg: Configured, ticketId: string, operatorId: string, at: number): TicketView {
+    return this.transition(cfg, ticketId, "transferOperator", at, (row) => {
+      this.store.update(row.id, { assigned_to_id: operatorId }, at);
+      this.store.emit(cfg, "ticket.assigned", this.store.row(row.id), at, { previousAssignedToId: row.assigned_to_id });
+    });
+  }
+
+  /**
+   * `restore` puts the same ticket back at the front; `rejoin` leaves it as it is and creates
+   * a new ticket at the back. A ticket is recovered at most once.
+   */
+  recover(cfg: Configured, ticketId: string, option: RecoveryOption, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "recover");
+    if (!allows("recover", row.status)) invalidState(row.status, allowedFrom("recover"), `A ${row.status} ticket cannot be recovered`);
+    const successor = this.store.recoveredTo(row.id);
+    if (successor !== null) {
+      invalidState(row.status, allowedFrom("recover"), "This ticket was already recovered", { recoveredToId: successor });
+    }
+    this.assertAcceptsTickets(cfg, row.party_size);
+    if (option === "restore") {
+      const seq = this.store.nextPrioritySeq();
+      this.store.update(
+        row.id,
+        { status: "waiting", lane: LANE.priority, order_key: seq, called_at: null, assigned_to_id: null, skip_reason: null },
+        at,
+      );
+      this.store.emit(cfg, "ticket.recovered", this.store.row(row.id), at, { recoveryOption: option });
+      return this.views.ticket(cfg, row.id, at);
+    }
+    const fresh = this.createTicket(
+      cfg,
+      {
+        userId: row.user_id,
+        partySize: row.party_size,
+        isPriority: false,
+        isGhostMode: row.is_ghost_mode === 1,
+        visitorName: row.visitor_name,
+        phone: row.phone,
+        language: row.language,
+        source: "recovery",
+      },
+      at,
+      row.id,
+    );
+    this.store.emit(cfg, "ticket.recovered", fresh, at, { recoveryOption: option, recoveredFromId: row.id });
+    return this.views.ticket(cfg, fresh.id, at);
+  }
+
+  /** A verification scan: the scanner's live ticket is present; a remote join arrives by qr_scan. */
+  presentOwn(cfg: Configured, userId: string, at: number): TicketView {
+    const row = this.store.liveRowOf(userId) ?? refuse("NOT_FOUND", "You hold no waiting or called ticket in this queue");
+    const remote = this.remote.find(row.id);
+    if (remote && remote.status !== "arrived" && row.status === "waiting") this.remote.confirm(row.id, "qr_scan", at);
+    else this.markPresent(cfg, row, at);
+    return this.views.ticket(cfg, row.id, at);
+  }
+
+  existing(id: string): TicketRow {
+    return this.store.find(id) ?? refuse("NOT_FOUND", "Ticket not found");
+  }
+
+  /** After every change: `ticket.almost_called` once for each waiting ticket within 3 of the front. */
+  announceApproaching(cfg: Configured, at: number): void {
+    for (const [ahead, row] of this.store.waitingLine(ALMOST_CALLED_AHEAD + 1).entries()) {
+      if (row.almost_called_sent === 1) continue;
+      this.store.markAlmostCalled(row.id);
+      this.store.emit(cfg, "ticket.almost_called", row, at, { ahead });
+    }
+  }
+
+  /** The earliest no-show or remote-join deadline, for the cron sweep (through the outbox). */
+  nextDeadline(): number | null {
+    const first = this.store.firstCalledAt();
+    const noShow = first === null ? null : first + this.store.room().no_show_ms;
+    const remote = this.remote.nextDeadline();
+    if (noShow === null || remote === null) return noShow ?? remote;
+    return Math.min(noShow, remote);
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  /** Read after the change, so it shows the settings just written. */
+  private summary(at: number): QueueSummary {
+    return this.views.summary(this.store.room(), at);
+  }
+
+  private transition(cfg: Configured, ticketId: string, operation: TicketOperation, at: number, apply: (row: TicketRow) => void): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, operation);
+    if (!allows(operation, row.status)) invalidState(row.status, allowedFrom(operation), `Not allowed while the ticket is ${row.status}`);
+    apply(row);
+    return this.views.ticket(cfg, row.id, at);
+  }
+
+  private markPresent(cfg: Configured, row: TicketRow, at: number): void {
+    if (row.present_at !== null) return;
+    this.store.update(row.id, { present_at: at }, at);
+    this.store.emit(cfg, "ticket.present", this.store.row(row.id), at, {});
+  }
+
+  private assertNotArchived(cfg: Configured): void {
+    if (cfg.archived_at !== null) invalidState("archived", ["active", "paused", "closed"], "This queue is archived");
+  }
+
+  private assertAcceptsTickets(cfg: Configured, partySize: number): void {
+    if (cfg.archived_at !== null) refuse("QUEUE_CLOSED", "This queue is archived", { status: "archived" });
+    if (cfg.status === "closed") refuse("QUEUE_CLOSED", "This queue is closed", { status: "closed" });
+    if (cfg.status === "paused") refuse("QUEUE_PAUSED", "This queue is paused and takes no new tickets", { status: "paused" });
+    if (cfg.max_capacity !== null) {
+      const used = this.store.capacityUsed();
+      if (used + partySize > cfg.max_capacity) refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
+    }
+  }
+
+  private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
+    const used = cfg.max_capacity === null ? 0 : this.store.capacityUsed();
+    const row = this.store.insert(newTicketId(cfg.queue_id), input, at, recoveredFromId);
+    // Someone who starts close to the front has nothing to "reach": only later moves announce.
+    if ((this.store.positionOf(row) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) this.store.markAlmostCalled(row.id);
+    if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
+      this.store.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
+    }
+    return this.store.row(row.id);
+  }
+
+  /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */
+  private watchLongWait(cfg: Configured, joined: TicketView, at: number): void {
+    if (joined.estimatedWaitMinutes === null || joined.position === null) return;
+    const change = longWaitChange(joined.estimatedWaitMinutes, cfg.long_wait_at !== null);
+    if (change === "start") {
+      this.store.setRoom({ long_wait_at: at });
+      this.store.emit(cfg, "queue.long_wait", null, at, { estimatedWaitMinutes: joined.estimatedWaitMinutes, position: joined.position });
+    } else if (change === "end") {
+      this.store.setRoom({ long_wait_at: null });
+    }
+  }
+
+  private completeServing(cfg: Configured, row: TicketRow, at: number): void {
+    this.store.update(row.id, { status: "served", served_at: at }, at);
+    const served = this.store.row(row.id);
+    this.store.emit(cfg, "ticket.served", served, at, {});
+    if (served.is_ghost_mode === 0) this.store.emit(cfg, "review.request", served, at, {});
+  }
+
+  private cancelLive(cfg: Configured, at: number, reason: string, evenInHandOff: boolean): number {
+    const live = this.store.rowsWhere(`status IN ('waiting', 'called')${evenInHandOff ? "" : " AND transferring_to IS NULL"}`);
+    for (const row of live) {
+      this.store.update(row.id, { status: "cancelled", transferring_to: null, transferring_since: null, hand_off_id: null }, at);
+      this.store.emit(cfg, "ticket.cancelled", this.store.row(row.id), at, { reason });
+    }
+    return live.length;
+  }
+}
+
+export function refuseTransferring(row: TicketRow, operation: TicketOperation): never {
+  invalidState(row.status, allowedFrom(operation), "The ticket is being transferred to another queue", { transferringTo: row.transferring_to });
+}

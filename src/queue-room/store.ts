@@ -1,0 +1,261 @@
+import type { EventType } from "../domain/events";
+import { LANE, type Lane, type QueueStatus, type TicketSource, type TicketStatus } from "../domain/tickets";
+import type { CallRecord } from "../domain/wait-estimate";
+import { eventMessage } from "./outbox";
+import type { NewTicket } from "./types";
+
+// The room's rows: the one `room` row (its queue and counters), the tickets with the order
+// index, the call history and the outbox. Every read and write of them goes through here;
+// the room decides when (inside its one change path, see QueueRoom.mutate).
+
+export type ConfigRow = {
+  id: number;
+  queue_id: string | null;
+  organization_id: string | null;
+  service_id: string | null;
+  letter: string | null;
+  max_capacity: number | null;
+  status: QueueStatus;
+  archived_at: number | null;
+  retired_at: number | null;
+  no_show_ms: number;
+  next_number: number;
+  priority_seq: number;
+  version: number;
+  /** When the current long-wait episode began (queue.long_wait sent); null when none. */
+  long_wait_at: number | null;
+};
+
+/** A room that has learnt its queue: the identity every view and event carries is present. */
+export type Configured = ConfigRow & { queue_id: string; organization_id: string; service_id: string; letter: string };
+
+export type TicketRow = {
+  id: string;
+  number: number;
+  lane: Lane;
+  order_key: number;
+  status: TicketStatus;
+  user_id: string;
+  party_size: number;
+  is_priority: number;
+  is_ghost_mode: number;
+  source: TicketSource;
+  visitor_name: string | null;
+  phone: string | null;
+  language: string | null;
+  assigned_to_id: string | null;
+  called_at: number | null;
+  serving_at: number | null;
+  served_at: number | null;
+  present_at: number | null;
+  skip_reason: string | null;
+  recovered_from_id: string | null;
+  transferred_to_id: string | null;
+  transferring_to: string | null;
+  transferring_since: number | null;
+  /** The open hand-off's id (hand-offs.ts); null when the ticket is not being moved. */
+  hand_off_id: string | null;
+  almost_called_sent: number;
+  created_at: number;
+  updated_at: number;
+  version: number;
+};
+
+export type Cell = string | number | null;
+export type TicketFields = Partial<Record<keyof TicketRow, Cell>>;
+
+/** The room row checked once: its identity is present, or the room has not learnt its queue. */
+export function configuredOf(row: ConfigRow): Configured | null {
+  const { queue_id, organization_id, service_id, letter } = row;
+  if (queue_id === null || organization_id === null || service_id === null || letter === null) return null;
+  return { ...row, queue_id, organization_id, service_id, letter };
+}
+
+export function readRoom(sql: SqlStorage): ConfigRow {
+  return sql.exec<ConfigRow>("SELECT * FROM room WHERE id = 1").one();
+}
+
+export class RoomStore {
+  constructor(
+    readonly sql: SqlStorage,
+    /** Told of every ticket write, in the same transaction (the remote-join journey follows it). */
+    private readonly onTicketChange: (id: string, fields: TicketFields, at: number) => void,
+  ) {}
+
+  // ---- the room row ------------------------------------------------------------------------
+
+  room(): ConfigRow {
+    return readRoom(this.sql);
+  }
+
+  identity(): Configured | null {
+    return configuredOf(this.room());
+  }
+
+  setRoom(fields: Partial<Record<keyof ConfigRow, Cell>>): void {
+    const columns = Object.keys(fields);
+    if (columns.length === 0) return;
+    this.sql.exec(`UPDATE room SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = 1`, ...(Object.values(fields) as Cell[]));
+  }
+
+  /** Every ticket write carries the next room version, so the D1 projection never goes back. */
+  private bumpVersion(): number {
+    return this.sql.exec<{ version: number }>("UPDATE room SET version = version + 1 WHERE id = 1 RETURNING version").one().version;
+  }
+
+  nextPrioritySeq(): number {
+    return this.sql.exec<{ seq: number }>("UPDATE room SET priority_seq = priority_seq + 1 WHERE id = 1 RETURNING priority_seq AS seq").one().seq;
+  }
+
+  // ---- tickets -----------------------------------------------------------------------------
+
+  row(id: string): TicketRow {
+    return this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one();
+  }
+
+  find(id: string): TicketRow | null {
+    return this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).toArray()[0] ?? null;
+  }
+
+  rowsWhere(condition: string, ...args: Cell[]): TicketRow[] {
+    return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
+  }
+
+  /** A new waiting ticket at the back of its lane; answers its row. */
+  insert(id: string, draft: NewTicket, at: number, recoveredFromId: string | null): TicketRow {
+    const number = this.sql.exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n").one().n;
+    const lane: Lane = draft.isPriority ? LANE.priority : LANE.regular;
+    const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
+    this.sql.exec(
+      `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
+         visitor_name, phone, language, recovered_from_id, created_at, updated_at, version)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      number,
+      lane,
+      orderKey,
+      draft.userId,
+      draft.partySize,
+      draft.isPriority ? 1 : 0,
+      draft.isGhostMode ? 1 : 0,
+      draft.source,
+      draft.visitorName,
+      draft.phone,
+      draft.language,
+      recoveredFromId,
+      at,
+      at,
+      this.bumpVersion(),
+    );
+    return this.row(id);
+  }
+
+  /** The one ticket-writing method: a new version, a new `updated_at`, and the remote join kept in step. */
+  update(id: string, fields: TicketFields, at: number): void {
+    const columns = Object.keys(fields);
+    const values = Object.values(fields) as Cell[];
+    this.sql.exec(
+      `UPDATE tickets SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ?, version = ? WHERE id = ?`,
+      ...values,
+      at,
+      this.bumpVersion(),
+      id,
+    );
+    this.onTicketChange(id, fields, at);
+  }
+
+  /** A flag of the order's own bookkeeping (not part of the ticket as anyone sees it). */
+  markAlmostCalled(id: string): void {
+    this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", id);
+  }
+
+  liveRowOf(userId: string): TicketRow | null {
+    return (
+      this.sql
+        .exec<TicketRow>("SELECT * FROM tickets WHERE user_id = ? AND status IN ('waiting', 'called') ORDER BY number LIMIT 1", userId)
+        .toArray()[0] ?? null
+    );
+  }
+
+  recoveredTo(id: string): string | null {
+    return this.sql.exec<{ id: string }>("SELECT id FROM tickets WHERE recovered_from_id = ?", id).toArray()[0]?.id ?? null;
+  }
+
+  // The order index (status, lane, order_key) answers these without reading the whole line,
+  // so joining and calling stay cheap in a long queue.
+
+  /**
+   * The first callable ticket in queue order (priority lane, then by order key): waiting, not
+   * leaving for another queue, and, if joined remotely, arrived.
+   */
+  firstCallable(): TicketRow | null {
+    return (
+      this.sql
+        .exec<TicketRow>(
+          `SELECT * FROM tickets WHERE status = 'waiting' AND transferring_to IS NULL AND (source <> 'remote' OR present_at IS NOT NULL)
+           ORDER BY lane, order_key LIMIT 1`,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** The first `limit` waiting tickets in queue order, from `offset`. */
+  waitingLine(limit: number, offset = 0): TicketRow[] {
+    return this.sql
+      .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ? OFFSET ?", limit, offset)
+      .toArray();
+  }
+
+  /** 1 = next; null when not waiting. Counts the waiting tickets ahead in the order index. */
+  positionOf(row: TicketRow): number | null {
+    if (row.status !== "waiting") return null;
+    const ahead = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)", row.lane, row.order_key)
+      .one().n;
+    return ahead + 1;
+  }
+
+  capacityUsed(): number {
+    return this.sql
+      .exec<{ used: number }>("SELECT COALESCE(SUM(party_size), 0) AS used FROM tickets WHERE status IN ('waiting', 'called')")
+      .one().used;
+  }
+
+  countByStatus(statuses: readonly string[]): Map<string, number> {
+    const rows = this.sql
+      .exec<{ status: string; n: number }>(
+        `SELECT status, COUNT(*) AS n FROM tickets WHERE status IN (${statuses.map(() => "?").join(", ")}) GROUP BY status`,
+        ...statuses,
+      )
+      .toArray();
+    return new Map(rows.map((r) => [r.status, r.n]));
+  }
+
+  firstCalledAt(): number | null {
+    return this.sql.exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'").one().first;
+  }
+
+  // ---- call history and outbox -------------------------------------------------------------
+
+  recordCall(at: number, operatorId: string, keep: number): void {
+    this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
+    this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", keep);
+  }
+
+  calls(): CallRecord[] {
+    return this.sql
+      .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
+      .toArray()
+      .map((c) => ({ at: c.at, operatorId: c.operator_id }));
+  }
+
+  /** A domain event, written in the same transaction as the change it describes. */
+  emit(cfg: Configured, type: EventType, ticket: TicketRow | null, at: number, data: Record<string, unknown>): void {
+    const message = eventMessage(type, cfg, ticket, at, data);
+    this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
+  }
+
+  outboxSize(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
+  }
+}

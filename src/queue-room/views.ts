@@ -1,0 +1,84 @@
+import { displayCode } from "../domain/display-code";
+import { estimatedWaitMinutes, minutesPerTicket } from "../domain/wait-estimate";
+import type { ConfigRow, Configured, RoomStore, TicketRow } from "./store";
+import type { QueueSummary, TicketQuery, TicketView } from "./types";
+
+// What the room answers about its tickets and its queue: plain data for the Worker. Reads
+// only; positions come from the order index (store.ts).
+
+const MINUTE_MS = 60_000;
+
+export class RoomViews {
+  constructor(private readonly store: RoomStore) {}
+
+  /** Minutes one ticket takes the queue, from the room's recent calls. */
+  perTicket(at: number): number {
+    return minutesPerTicket(this.store.calls(), at);
+  }
+
+  ticket(cfg: Configured, id: string, at: number): TicketView {
+    const row = this.store.row(id);
+    return toView(cfg, row, this.store.positionOf(row), this.perTicket(at));
+  }
+
+  list(cfg: Configured, query: TicketQuery, at: number): { items: TicketView[]; total: number } {
+    const perTicket = this.perTicket(at);
+    const filter = query.status === null ? "1 = 1" : "status = ?";
+    const args = query.status === null ? [] : [query.status];
+    const total = this.store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
+    if (query.status === "waiting") {
+      // The page is read from the order index: position = rank in the line, no full scan.
+      const rows = this.store.waitingLine(query.limit, query.offset);
+      return { items: rows.map((r, i) => toView(cfg, r, query.offset + i + 1, perTicket)), total };
+    }
+    const rows = this.store.sql
+      .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} ORDER BY number LIMIT ? OFFSET ?`, ...args, query.limit, query.offset)
+      .toArray();
+    return { items: rows.map((r) => toView(cfg, r, this.store.positionOf(r), perTicket)), total };
+  }
+
+  summary(cfg: ConfigRow, at: number): QueueSummary {
+    const counts = this.store.countByStatus(["waiting", "serving"]);
+    const waitingCount = counts.get("waiting") ?? 0;
+    return {
+      status: cfg.status,
+      archivedAt: cfg.archived_at,
+      maxCapacity: cfg.max_capacity,
+      noShowTimeoutMinutes: cfg.no_show_ms / MINUTE_MS,
+      waitingCount,
+      servingCount: counts.get("serving") ?? 0,
+      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, this.perTicket(at)),
+    };
+  }
+}
+
+/** `position` comes from `positionOf` or from the rank in an ordered page; null unless waiting. */
+export function toView(cfg: Configured, row: TicketRow, position: number | null, perTicket: number): TicketView {
+  return {
+    id: row.id,
+    queueId: cfg.queue_id,
+    serviceId: cfg.service_id,
+    organizationId: cfg.organization_id,
+    userId: row.user_id,
+    number: row.number,
+    displayCode: displayCode(cfg.letter, row.number),
+    status: row.status,
+    partySize: row.party_size,
+    isPriority: row.is_priority === 1,
+    isGhostMode: row.is_ghost_mode === 1,
+    visitorName: row.visitor_name,
+    assignedToId: row.assigned_to_id,
+    calledAt: row.called_at,
+    servedAt: row.served_at,
+    createdAt: row.created_at,
+    position,
+    estimatedWaitMinutes: position === null ? null : estimatedWaitMinutes(position, perTicket),
+    presentAt: row.present_at,
+    servingAt: row.serving_at,
+    skipReason: row.skip_reason,
+    recoveredFromId: row.recovered_from_id,
+    transferredToId: row.transferred_to_id,
+    source: row.source,
+    updatedAt: row.updated_at,
+  };
+}
