@@ -4,7 +4,7 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../../src/lib/clock";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { call, createCatalog, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
 
 async function fetchImage(query: string): Promise<Response> {
@@ -201,6 +201,17 @@ describe("QR tokens", () => {
     expectError(foreign, 404, "NOT_FOUND");
     expect(foreign.body.error.message).toBe(unknown.body.error.message);
     expectError(await create({ purpose: "service_checkin", serviceId: fx.serviceId }, stranger.token), 404, "NOT_FOUND");
+  });
+
+  it("answers 404, not 400, for another organization's queue paired with the caller's own service", async () => {
+    const stranger = await registerUser();
+    const strangerOrg = await createOrganization(stranger);
+    const own = await createCatalog(stranger, strangerOrg.id);
+    const unknown = await create({ purpose: "verification", serviceId: own.serviceId, queueId: "que_00000000000000000000" }, stranger.token);
+    const foreign = await create({ purpose: "verification", serviceId: own.serviceId, queueId: fx.queueId }, stranger.token);
+    expectError(unknown, 404, "NOT_FOUND");
+    expectError(foreign, 404, "NOT_FOUND");
+    expect(foreign.body.error).toMatchObject({ message: unknown.body.error.message, details: unknown.body.error.details });
   });
 
   it("needs QUEUE_MANAGE to create and revoke; an operator may list", async () => {
