@@ -4,7 +4,7 @@ import { members, queues, services, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
-import type { QueueStatus } from "../domain/tickets";
+import { DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -124,9 +124,6 @@ export interface NewQueue {
   maxCapacity?: number | null | undefined;
   noShowTimeoutMinutes?: number | undefined;
 }
-
-/** CONTRACT §4: a called ticket expires after 5 minutes unless the queue says otherwise. */
-export const DEFAULT_NO_SHOW_MINUTES = 5;
 
 const LETTER_ATTEMPTS = 5;
 

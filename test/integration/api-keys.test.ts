@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { keyPermissions, ROLE_PERMISSIONS } from "../../src/domain/permissions";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { addMember, call, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
 
 async function orgWithOwner() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk, registerUser, unique } from "../helpers/api";
 
 const HOUR = 3_600_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { addMember, queueFixture } from "../helpers/catalog";
 

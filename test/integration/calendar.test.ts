@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { operatorBlock, serviceClosure } from "../../src/services/availability";
 import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 import { addMember, insertLocation, insertService } from "../helpers/catalog";

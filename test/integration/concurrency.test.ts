@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { now, testClock } from "../../src/lib/clock";
+import { now } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { HAND_OFF_TIMEOUT_MS } from "../../src/queue-room/queue-room";
 import { call, expectError, expectOk, registerUser } from "../helpers/api";
 import { addQueue, queueFixture, room, settle } from "../helpers/catalog";

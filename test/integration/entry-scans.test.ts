@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { destination } from "../../src/domain/geo";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createApiKey, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
 import { addMember, addQueue, queueFixture, type Fixture } from "../helpers/catalog";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createApiKey, createCatalog, createOrganization, expectOk, registerUser, type ApiResponse } from "../helpers/api";
 import { setPlan } from "../helpers/catalog";
 

@@ -1,7 +1,8 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { now, testClock } from "../../src/lib/clock";
+import { now } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createApiKey, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
 
 async function orgCountWithSlug(slug: string): Promise<number> {

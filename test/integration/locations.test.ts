@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
 import { nearbyCandidates } from "../../src/services/locations";
 import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { recordNfcScan } from "../../src/services/nfc-tags";
 import { call, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
 import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";

@@ -2,7 +2,7 @@ import worker from "../../src/index";
 import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { ticketFigures } from "../../src/services/ticket-stats";
 import { database } from "../../src/db/client";
 import { call, expectOk, registerUser } from "../helpers/api";

@@ -3,7 +3,7 @@ import { decode } from "fast-png";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createCatalog, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
 

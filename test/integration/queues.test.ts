@@ -1,7 +1,7 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
 import { addMember, insertService, queueFixture, setPlan, settle } from "../helpers/catalog";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createApiKey, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
 
 const WINDOW_START = "2026-03-02T10:00:00.000Z";

@@ -3,7 +3,7 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { destination } from "../../src/domain/geo";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, createApiKey, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 import { addMember, addQueue, queueFixture, settle, type Fixture } from "../helpers/catalog";
 

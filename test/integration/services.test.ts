@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
 import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk, registerUser } from "../helpers/api";
 import { addMember, addQueue, insertService, queueFixture } from "../helpers/catalog";
 

@@ -1,7 +1,7 @@
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { addMember, addQueue, queueFixture, settle, type Fixture } from "../helpers/catalog";
 
