@@ -208,23 +208,11 @@ export async function listQueues(
   return { items, total: totals?.n ?? 0 };
 }
 
-/**
- * The room decides; D1 is written through at once so listings agree right away, and the
- * room's alarm writes the same projection again (it always carries the room's latest state).
- */
-async function projectStatus(env: Env, queue: QueueRow, s: QueueSummary, at: number): Promise<QueueRow> {
-  const updated = { ...queue, status: s.status, archivedAt: s.archivedAt, updatedAt: at };
-  await database(env.DB)
-    .update(queues)
-    .set({ status: s.status, archivedAt: s.archivedAt, updatedAt: at })
-    .where(eq(queues.id, queue.id))
-    .run();
-  return updated;
-}
-
 export async function setQueueStatus(env: Env, queue: QueueRow, status: QueueStatus, at: number): Promise<QueueRecord> {
+  // D1's status follows through the room's outbox only: a second writer here could land
+  // after a later change had been drained, and leave D1 behind for good.
   const summary = await inRoom(env, queue, (room) => room.setStatus(status, at));
-  return queueRecord(await projectStatus(env, queue, summary, at), summary);
+  return queueRecord(queue, summary);
 }
 
 export interface QueuePatch {
@@ -257,7 +245,15 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
 
 export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
   const summary = await inRoom(env, queue, (room) => room.archive(at));
-  return queueRecord(await projectStatus(env, queue, summary, at), summary);
+  // Archiving is final (the room refuses every later change), so recording it at once cannot
+  // go stale: listings and the plan's queue count leave the queue out right away. The status
+  // column itself is still written by the room's outbox only.
+  await database(env.DB)
+    .update(queues)
+    .set({ archivedAt: summary.archivedAt, updatedAt: at })
+    .where(and(eq(queues.id, queue.id), isNull(queues.archivedAt)))
+    .run();
+  return queueRecord({ ...queue, updatedAt: at }, summary);
 }
 
 export async function clearQueue(env: Env, queue: QueueRow, at: number): Promise<{ cancelled: number }> {

@@ -1,5 +1,5 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { testClock } from "../helpers/clock";
 import { call, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
@@ -147,6 +147,52 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
     expect(row?.status).toBe("closed");
     expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token, body: { status: "active" } }));
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token }));
+  });
+
+  it("D1 keeps the room's latest status when an earlier change's request finishes last (the outbox is its one writer)", async () => {
+    const f = await queueFixture("pro");
+    const token = f.owner.token;
+    const path = `/v1/business/queues/${f.queueId}/status`;
+    // D1 is intercepted at its binding, as outbound HTTP is at fetch: the first statement a
+    // request sends that writes queues.status waits until the test lets it go.
+    let release!: () => void;
+    const late = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const prepare = env.DB.prepare.bind(env.DB);
+    const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      const statement = prepare(query);
+      if (held || !/^update "queues" set "status"/i.test(query)) return statement;
+      held = true;
+      const delayed = (s: D1PreparedStatement): D1PreparedStatement =>
+        new Proxy(s, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop, target);
+            if (typeof value !== "function") return value;
+            if (prop === "bind") return (...args: unknown[]) => delayed(value.apply(target, args));
+            if (["run", "all", "first", "raw"].includes(String(prop))) return async (...args: unknown[]) => (await late, value.apply(target, args));
+            return value.bind(target);
+          },
+        });
+      return delayed(statement);
+    });
+    try {
+      const first = call("PATCH", path, { token, body: { status: "paused" } });
+      let settled = false;
+      void first.finally(() => (settled = true));
+      while (!held && !settled) await new Promise((r) => setTimeout(r, 5));
+      // The room has paused the queue; now it is reopened, and that request finishes first.
+      expectOk(await call("PATCH", path, { token, body: { status: "active" } }));
+      await settle(f.queueId);
+      release();
+      expectOk(await first);
+      await settle(f.queueId);
+    } finally {
+      release();
+      spy.mockRestore();
+    }
+    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token })).status).toBe("active");
+    const row = await env.DB.prepare("SELECT status FROM queues WHERE id = ?").bind(f.queueId).first<{ status: string }>();
+    expect(row?.status).toBe("active");
   });
 
   it("refuses bad input, operators, and any change to an archived queue", async () => {
