@@ -27,8 +27,6 @@ import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
 import widgetRoutes, { widgetCors } from "./routes/widget";
 import remoteJoinRoutes from "./routes/remote-join";
-import { benchRoutes } from "./routes/bench";
-import { benchMode } from "./env";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -78,9 +76,6 @@ export function createApp() {
   app.route("/v1", remoteJoinRoutes);
 
   mountDocs(app);
-  // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.
-  const bench = benchRoutes().onError(errorResponse);
-  app.all("/__bench/*", (c) => (benchMode(c.env) ? bench.fetch(c.req.raw, c.env, c.executionCtx) : c.notFound()));
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
   app.onError(errorResponse);
   return app;

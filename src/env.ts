@@ -1,34 +1,21 @@
-import type { QueueRoom } from "./queue-room/queue-room";
-import type { RateLimiter } from "./rate-limiter/rate-limiter";
 import type { DomainEventMessage } from "./domain/events";
 
-export interface Env {
-  DB: D1Database;
-  QUEUE_ROOM: DurableObjectNamespace<QueueRoom>;
-  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-  EVENTS: Queue<DomainEventMessage>;
-  ASSETS: Fetcher;
-  ENVIRONMENT: string;
-  /** "1" only under `npm run bench` (`wrangler dev --var BENCH:1`); never set in wrangler.toml. */
-  BENCH?: string;
-}
+// The Worker's bindings are typed by the platform: `npm run types` (wrangler types) writes
+// worker-configuration.d.ts from wrangler.toml into the global `Cloudflare.Env`. This module
+// is what the code imports (`import type { Env } from "./env"`): the generated bindings, with
+// the events queue's message type, which wrangler.toml cannot say.
+//
+// Secrets and optional vars (not in wrangler.toml) are declared below, as optional strings,
+// in the global interface, so `env` from cloudflare:workers and cloudflare:test has them too.
 
 declare global {
   namespace Cloudflare {
     interface Env {
-      DB: D1Database;
-      QUEUE_ROOM: DurableObjectNamespace<QueueRoom>;
-      RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-      EVENTS: Queue<DomainEventMessage>;
-      ASSETS: Fetcher;
-      ENVIRONMENT: string;
-      BENCH?: string;
-      TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+      // Secrets go here, e.g. `STRIPE_SECRET_KEY?: string;` (and in .dev.vars.example).
     }
   }
 }
 
-/** The benchmark mode: bench-only routes answer and rate limits step aside (see npm run bench). */
-export function benchMode(env: Pick<Env, "BENCH">): boolean {
-  return env.BENCH === "1";
+export interface Env extends Cloudflare.Env {
+  EVENTS: Queue<DomainEventMessage>;
 }

@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { benchMode } from "../env";
 import { now } from "../lib/clock";
 import { DAY, MINUTE } from "../lib/time";
 import type { RateDecision, WindowRule } from "../rate-limiter/rate-limiter";
@@ -60,8 +59,6 @@ function headersOf(decision: RateDecision, apiKey: boolean): Record<string, stri
  * the headers on the response, whether it succeeds or fails.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  // npm run bench loads one Worker from one IP far above every tier: limits would only measure themselves.
-  if (benchMode(c.env)) return next();
   const { subject, rules, apiKey } = subjectAndRules(c);
   const at = now();
   const decision = await limiter(c, subject).hit(rules, at);
@@ -85,7 +82,6 @@ function failedLoginRules(): WindowRule[] {
 
 /** Refuses a login for an email that failed too often in the current 15-minute window. */
 export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Promise<void> {
-  if (benchMode(c.env)) return; // npm run bench only, as in rateLimit
   const decision = await limiter(c, `login:${email}`).peek(failedLoginRules(), now());
   if (!decision.allowed) {
     throw new ApiError(
@@ -103,6 +99,5 @@ export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Pro
 }
 
 export async function recordFailedLogin(c: Context<AppEnv>, email: string): Promise<void> {
-  if (benchMode(c.env)) return; // npm run bench only, as in rateLimit
   await limiter(c, `login:${email}`).record(failedLoginRules(), now());
 }

@@ -7,8 +7,6 @@ import type { Env } from "../env";
  */
 export async function consumeEvents(batch: MessageBatch<DomainEventMessage>, _env: Env): Promise<void> {
   for (const message of batch.messages) {
-    const event = message.body;
-    console.log(JSON.stringify({ event: event.type, id: event.id, queueId: event.queueId, ticketId: event.ticketId }));
     message.ack();
   }
 }

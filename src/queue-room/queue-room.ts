@@ -550,11 +550,6 @@ export class QueueRoom extends DurableObject<Env> {
     }
   }
 
-  /** An RPC that does nothing: the benchmark's baseline for a call into a room. */
-  ping(): number {
-    return 1;
-  }
-
   // ---- internals ---------------------------------------------------------------------------
 
   private config(): ConfigRow {

@@ -14,7 +14,8 @@ import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/types";
 import { recordNfcScan, tagByNfcId } from "./nfc-tags";
-import { describeQueue, findQueue, inRoom, type QueueRecord, type QueueRow } from "./queues";
+import { describeQueue, findQueue, type QueueRecord, type QueueRow } from "./queues";
+import { inRoom } from "./queue-rooms";
 import { isWithin, outOfRange, reachOf } from "./remote-join";
 import { issueTicket, ticketRecord } from "./tickets";
 

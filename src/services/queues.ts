@@ -9,26 +9,11 @@ import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
-import type { QueueRoom } from "../queue-room/queue-room";
-import type { QueueSummary, RoomConfig, RoomError, RoomResult, RoomSettings } from "../queue-room/types";
+import type { QueueSummary, RoomSettings } from "../queue-room/types";
 import { isUniqueViolation } from "./organizations";
-import { roomOf } from "./queue-rooms";
+import { inRoom, openRoom, readRoom } from "./queue-rooms";
 
 export type QueueRow = typeof queues.$inferSelect;
-type RoomStub = DurableObjectStub<QueueRoom>;
-
-export function roomConfig(q: QueueRow): RoomConfig {
-  return {
-    queueId: q.id,
-    organizationId: q.organizationId,
-    serviceId: q.serviceId,
-    letter: q.letter,
-    maxCapacity: q.maxCapacity,
-    noShowTimeoutMinutes: q.noShowTimeoutMinutes,
-    status: q.status,
-    archivedAt: q.archivedAt,
-  };
-}
 
 export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
   const row = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
@@ -49,47 +34,6 @@ export async function findQueueWithRole(env: Env, queueId: string, userId: strin
     .get();
   if (!row) throw notFound("Queue");
   return { queue: row.queue, role: row.role ?? null };
-}
-
-export function roomFailure(error: RoomError): ApiError {
-  if (error.code === "TRANSFER_ABANDONED") return new ApiError("INVALID_STATE", error.message, error.details);
-  if (error.code === "ROOM_UNCONFIGURED") return new ApiError("INTERNAL_ERROR", error.message);
-  return new ApiError(error.code, error.message, error.details);
-}
-
-/**
- * Runs one room operation. A room that has not met its queue yet (queues inserted by SQL, as
- * the demo seed does) learns its configuration from the D1 row, then the call is repeated.
- */
-export async function inRoom<T>(env: Env, queue: QueueRow, op: (room: RoomStub) => Promise<RoomResult<T>>): Promise<T> {
-  const room = roomOf(env, queue.id);
-  let result = await op(room);
-  if (!result.ok && result.error.code === "ROOM_UNCONFIGURED") {
-    await room.configure(roomConfig(queue));
-    result = await op(room);
-  }
-  if (!result.ok) throw roomFailure(result.error);
-  return result.value;
-}
-
-async function summaryOf(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
-  const room = roomOf(env, queue.id);
-  let summary = await room.summary(at);
-  if (summary === null) {
-    await room.configure(roomConfig(queue));
-    summary = await room.summary(at);
-  }
-  return (
-    summary ?? {
-      status: queue.status,
-      archivedAt: queue.archivedAt,
-      maxCapacity: queue.maxCapacity,
-      noShowTimeoutMinutes: queue.noShowTimeoutMinutes,
-      waitingCount: 0,
-      servingCount: 0,
-      estimatedWaitMinutes: 0,
-    }
-  );
 }
 
 /** The catalog fields from D1; status, capacity and live counts from the room, the authority. */
@@ -114,7 +58,7 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
 export type QueueRecord = ReturnType<typeof queueRecord>;
 
 export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
-  return queueRecord(queue, await summaryOf(env, queue, at));
+  return queueRecord(queue, await readRoom(env, queue, (room) => room.summary(at)));
 }
 
 export interface NewQueue {
@@ -128,7 +72,7 @@ export interface NewQueue {
 const LETTER_ATTEMPTS = 5;
 
 /**
- * Creates a queue with the first free letter of its service. The plan's queue limit is checked
+ * Creates a queue with the first free letter of its service, its room first. The plan's queue limit is checked
  * by the insert itself (INSERT … SELECT … WHERE count < limit), so two concurrent creations
  * cannot both pass; a letter taken concurrently is retried with the next one.
  */
@@ -143,6 +87,14 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
   const sub = await db.select({ plan: subscriptions.plan }).from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
   const plan = sub?.plan ?? "starter";
   const maxQueues = entitlements({ plan }).features.maxQueues;
+  const planRequired = () =>
+    new ApiError("PLAN_REQUIRED", `The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, { requiredPlan: "pro", currentPlan: plan });
+  if (maxQueues !== null) {
+    // Checked once before any room is opened, so a plan at its limit opens none; the insert
+    // below checks again, atomically, for concurrent creations.
+    const open = await db.select({ n: count() }).from(queues).where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt))).get();
+    if ((open?.n ?? 0) >= maxQueues) throw planRequired();
+  }
 
   for (let attempt = 0; attempt < LETTER_ATTEMPTS; attempt++) {
     const used = await db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all();
@@ -160,6 +112,9 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
       createdAt: at,
       updatedAt: at,
     };
+    // The room learns its queue before the row exists, so no D1 row ever names a room that
+    // does not know its queue. A refused insert leaves a configured room no id points at.
+    await openRoom(env, row);
     try {
       const result = await env.DB.prepare(
         `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, letter, status, archived_at, created_at, updated_at)
@@ -171,17 +126,11 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
           at, at, maxQueues, organizationId, maxQueues,
         )
         .run();
-      if (result.meta.changes === 0) {
-        throw new ApiError("PLAN_REQUIRED", `The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
-          requiredPlan: "pro",
-          currentPlan: plan,
-        });
-      }
+      if (result.meta.changes === 0) throw planRequired();
     } catch (err) {
       if (isUniqueViolation(err, "letter")) continue;
       throw err;
     }
-    await roomOf(env, row.id).configure(roomConfig(row));
     return describeQueue(env, row, at);
   }
   throw new ApiError("CONFLICT", "Too many queues are being created for this service at once; retry", { field: "serviceId" });

@@ -13,7 +13,8 @@ import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { RemoteJoinAndTicket, RemoteJoinView } from "../queue-room/types";
-import { inRoom, type QueueRow } from "./queues";
+import type { QueueRow } from "./queues";
+import { inRoom } from "./queue-rooms";
 import { issueTicket, ticketRecord } from "./tickets";
 
 /** Distances are reported to the metre. */
@@ -159,6 +160,11 @@ export async function startRemoteJoin(
     at,
   );
   return inRoom(env, queue, (room) => room.remoteJoin(ticket.id, at));
+}
+
+/** A remote join and its ticket as they stand. */
+export async function remoteJoinOf(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<RemoteJoinAndTicket> {
+  return inRoom(env, queue, (room) => room.remoteJoin(ticketId, at));
 }
 
 export async function updateRemoteLocation(

@@ -5,7 +5,8 @@ import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
 import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
 import { nearbyCandidates } from "../../src/services/locations";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 

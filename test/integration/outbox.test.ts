@@ -5,8 +5,9 @@ import type { DomainEventMessage } from "../../src/domain/events";
 import { testClock } from "../helpers/clock";
 import { ticketFigures } from "../../src/services/ticket-stats";
 import { database } from "../../src/db/client";
-import { call, expectOk, registerUser } from "../helpers/api";
-import { queueFixture, room, settle } from "../helpers/catalog";
+import { call, expectOk } from "../helpers/api";
+import { room, settle } from "../helpers/catalog";
+import { registerUser, queueFixture } from "../helpers/fixtures";
 
 async function sweep(at: number) {
   const ctx = createExecutionContext();

@@ -4,8 +4,8 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
-import { call, createCatalog, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
-import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createCatalog, createOrganization, registerUser, type TestUser, addMember, addArchivedQueue, addQueue, createQueueFixture, type QueueFixture } from "../helpers/fixtures";
 
 async function fetchImage(query: string): Promise<Response> {
   return SELF.fetch(`https://api.test/v1/qr/generate?${query}`);
@@ -135,7 +135,7 @@ describe("QR tokens", () => {
   beforeAll(async () => {
     owner = await registerUser();
     org = await createOrganization(owner);
-    fx = await createQueueFixture(org.id);
+    fx = await createQueueFixture(owner, org.id);
   });
 
   const create = (body: unknown, token = owner.token) => call("POST", "/v1/qr-tokens", { token, body });
@@ -181,12 +181,12 @@ describe("QR tokens", () => {
 
   it("refuses a queueId on service_checkin and a queue of another service", async () => {
     expectError(await create({ purpose: "service_checkin", serviceId: fx.serviceId, queueId: fx.queueId }), 400, "VALIDATION_ERROR", "queueId");
-    const other = await createQueueFixture(org.id);
+    const other = await createQueueFixture(owner, org.id);
     expectError(await create({ purpose: "verification", serviceId: other.serviceId, queueId: fx.queueId }), 400, "VALIDATION_ERROR", "serviceId");
   });
 
   it("refuses an archived queue with INVALID_STATE", async () => {
-    const archived = await insertQueue(fx, "Z", true);
+    const archived = await addArchivedQueue(fx);
     const res = await create({ purpose: "queue_join", queueId: archived });
     expectError(res, 409, "INVALID_STATE");
     expect(res.body.error.details.status).toBe("archived");
@@ -215,7 +215,7 @@ describe("QR tokens", () => {
   });
 
   it("needs QUEUE_MANAGE to create and revoke; an operator may list", async () => {
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(owner, org.id, "operator");
     const made = expectOk(await create({ purpose: "queue_join", queueId: fx.queueId }), 201);
     expectError(await create({ purpose: "queue_join", queueId: fx.queueId }, operator.token), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `/v1/qr-tokens/${made.id}`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
@@ -226,7 +226,7 @@ describe("QR tokens", () => {
   it("lists live tokens newest first, paginated and filtered, and revokes", async () => {
     const o = await registerUser();
     const own = await createOrganization(o);
-    const q = await createQueueFixture(own.id);
+    const q = await createQueueFixture(o, own.id);
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
       testClock.set(Date.parse("2026-06-01T10:00:00Z") + i * 1000);

@@ -2,8 +2,9 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { testClock } from "../helpers/clock";
-import { call, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
-import { addMember, insertService, queueFixture, setPlan, settle } from "../helpers/catalog";
+import { call, expectError, expectOk } from "../helpers/api";
+import { insertService, settle } from "../helpers/catalog";
+import { createOrganization, registerUser, addMember, queueFixture, setPlan } from "../helpers/fixtures";
 
 describe("POST /v1/business/queues", () => {
   it("creates queues with letters A, B, C per service and a full record", async () => {
@@ -72,7 +73,7 @@ describe("POST /v1/business/queues", () => {
     const f = await queueFixture("pro");
     const stranger = await queueFixture("pro");
     expectError(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: stranger.serviceId, name: "X" } }), 404, "NOT_FOUND", "serviceId");
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(
       await call("POST", "/v1/business/queues", { token: operator.token, headers: { "X-Organization-Id": f.organizationId }, body: { serviceId: f.serviceId, name: "X" } }),
       403,
@@ -201,7 +202,7 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
     expectError(await call("PATCH", path, { token: f.owner.token, body: { status: "open" } }), 400, "VALIDATION_ERROR", "status");
     expectError(await call("PATCH", path, { token: f.owner.token, body: {} }), 400, "VALIDATION_ERROR", "status");
     expectError(await call("PATCH", path, { token: f.owner.token, body: { status: "active", name: "x" } }), 400, "VALIDATION_ERROR", "name");
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(await call("PATCH", path, { token: operator.token, body: { status: "paused" } }), 403, "AUTHORIZATION_ERROR");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }));
     const res = await call("PATCH", path, { token: f.owner.token, body: { status: "active" } });
@@ -271,7 +272,7 @@ describe("PATCH /v1/business/queues/{queueId}", () => {
     ] as const) {
       expectError(await call("PATCH", path, { token: f.owner.token, body }), 400, "VALIDATION_ERROR", field);
     }
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(await call("PATCH", path, { token: operator.token, body: { name: "Mine" } }), 403, "AUTHORIZATION_ERROR");
     const stranger = await registerUser();
     expectError(await call("PATCH", path, { token: stranger.token, body: { name: "Theirs" } }), 404, "NOT_FOUND");

@@ -1,19 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../../src/domain/permissions";
-import {
-  addMember,
-  call,
-  createApiKey,
-  createCatalog,
-  createOrganization,
-  expectError,
-  expectOk,
-  registerUser,
-  unique,
-  type ApiResponse,
-  type TestUser,
-} from "../helpers/api";
+import { call, expectError, expectOk, unique, type ApiResponse } from "../helpers/api";
+import { addMember, createApiKey, createCatalog, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 // The role and key-permission matrix: every route that acts inside an organization, tried by
 // every role and by keys of each permission value; allowed or 403 exactly as the table in
@@ -53,7 +42,7 @@ async function makeFixture(): Promise<Fixture> {
   const users = { owner } as Record<Role, TestUser>;
   for (const role of ["admin", "manager", "operator"] as const) {
     users[role] = await registerUser();
-    await addMember(owner, org.id, users[role], role);
+    await addMember(owner, org.id, role, users[role]);
   }
   const keys = {} as Record<KeyKind, string>;
   for (const kind of KEY_KINDS) keys[kind] = (await createApiKey(owner, org.id, [kind])).key;
@@ -74,7 +63,7 @@ async function newLocation(f: Fixture): Promise<Extra> {
 
 async function newMember(f: Fixture): Promise<Extra> {
   const user = await registerUser();
-  await addMember(f.users.owner, f.org.id, user, "operator");
+  await addMember(f.users.owner, f.org.id, "operator", user);
   return { userId: user.id };
 }
 

@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
