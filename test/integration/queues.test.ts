@@ -114,20 +114,6 @@ describe("GET /v1/business/queues and /v1/queues/{id}", () => {
     expect(q).toMatchObject({ waitingCount: 2, servingCount: 0, estimatedWaitMinutes: 10 });
     expectError(await call("GET", "/v1/queues/que_00000000000000000000", { token: f.owner.token }), 404, "NOT_FOUND");
   });
-
-  it("lazily configures a room from a queue row inserted by SQL (as the demo seed does)", async () => {
-    const f = await queueFixture("pro");
-    const at = Date.now();
-    const queueId = "que_s33d0000000000000000";
-    await env.DB.prepare(
-      "INSERT INTO queues (id, organization_id, service_id, name, letter, status, max_capacity, created_at, updated_at) VALUES (?, ?, ?, 'Seeded', 'Z', 'paused', 3, ?, ?)",
-    ).bind(queueId, f.organizationId, f.serviceId, at, at).run();
-    const q = expectOk(await call("GET", `/v1/queues/${queueId}`, { token: f.owner.token }));
-    expect(q).toMatchObject({ status: "paused", letter: "Z", maxCapacity: 3 });
-    expectOk(await call("PATCH", `/v1/business/queues/${queueId}/status`, { token: f.owner.token, body: { status: "active" } }));
-    const t = expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token: f.owner.token }), 201);
-    expect(t.displayCode).toBe("Z-001");
-  });
 });
 
 describe("PATCH /v1/business/queues/{id}/status", () => {
