@@ -57,8 +57,16 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
 }
 export type QueueRecord = ReturnType<typeof queueRecord>;
 
+/**
+ * The queue's status, capacity and live counts as its room holds them now. D1's status column
+ * follows through the room's outbox a moment later: a decision on the status asks the room.
+ */
+export async function liveSummary(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
+  return readRoom(env, queue, (room) => room.summary(at));
+}
+
 export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
-  return queueRecord(queue, await readRoom(env, queue, (room) => room.summary(at)));
+  return queueRecord(queue, await liveSummary(env, queue, at));
 }
 
 export interface NewQueue {

@@ -96,7 +96,8 @@ export async function queueFixture(plan: "starter" | "pro" = "pro", queueBody: R
 }
 
 export async function addQueue(f: Fixture, body: Record<string, unknown> = {}): Promise<string> {
-  return expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: unique("q"), ...body } }), 201).id;
+  const headers = { "X-Organization-Id": f.organizationId };
+  return expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: unique("q"), ...body }, headers }), 201).id;
 }
 
 /** A queue fixture with its own location at `place` (for the scan and nearby tests). */
@@ -127,7 +128,10 @@ export async function createQueueFixture(
     }),
     201,
   );
-  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main queue" } }), 201);
+  const queue = expectOk(
+    await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main queue" }, headers: { "X-Organization-Id": organizationId } }),
+    201,
+  );
   return { owner, organizationId, locationId: location.id, serviceId: service.id, queueId: queue.id };
 }
 
