@@ -9,8 +9,7 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
-          // TEST_CLOCK lets tests move the service's clock (src/lib/clock.ts); never set in production.
-          bindings: { TEST_MIGRATIONS: migrations, TEST_CLOCK: "1", ENVIRONMENT: "test" },
+          bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
         },
       }),
     ],

@@ -1,9 +1,10 @@
-// `npm run dev`: apply the local D1 migrations, seed the demo data, print how to use it, and
-// start `wrangler dev`. Arguments after `--` go to wrangler (e.g. `npm run dev -- --port 9000`).
+// `npm run dev`: apply the local D1 migrations, seed the demo data, start `wrangler dev`, create
+// the demo queue through the API once it answers (as any queue is created, room included),
+// and print how to use it. Arguments after `--` go to wrangler (e.g. `npm run dev -- --port 9000`).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { DEMO, seedSql } from "./seed.mjs";
+import { DEMO, ensureDemoQueue, seedSql } from "./seed.mjs";
 import { startCronTicker } from "./cron-ticker.mjs";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
@@ -33,7 +34,26 @@ const ipIndex = args.indexOf("--ip");
 const ip = ipIndex >= 0 ? args[ipIndex + 1] : "127.0.0.1";
 const base = `http://${ip}:${port}`;
 
-console.log(`
+const devArgs = ["dev", "--test-scheduled", "--var", "ENVIRONMENT:development", "--ip", ip, "--port", port, ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i))];
+const child = spawn(wrangler, devArgs, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));
+
+/** Waits for wrangler dev to answer, then creates the demo queue (once) and prints the demo. */
+async function announce() {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) return;
+    try {
+      if ((await fetch(`${base}/v1/openapi.json`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) return console.error("npm run dev: wrangler dev did not answer within 2 minutes; the demo queue was not created");
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const queue = await ensureDemoQueue(base);
+  console.log(`
 Demo data is ready (local D1, .wrangler/state).
   Organization  ${DEMO.organization.name}  ${DEMO.organization.id}
   Plan          pro, paid through the sandbox provider (docs/billing.md)
@@ -42,14 +62,12 @@ Demo data is ready (local D1, .wrangler/state).
   API key       ${DEMO.apiKey.value}  (permission: admin)
   Location      ${DEMO.location.name}  ${DEMO.location.id}
   Service       ${DEMO.service.name} (${DEMO.service.serviceTypeId})  ${DEMO.service.id}
-  Queue         ${DEMO.queue.name}, letter ${DEMO.queue.letter}  ${DEMO.queue.id}
+  Queue         ${queue.name}, letter ${queue.letter}  ${queue.id}
 API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
 `);
+}
 
-const devArgs = ["dev", "--test-scheduled", "--var", "ENVIRONMENT:development", "--ip", ip, "--port", port, ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i))];
-const child = spawn(wrangler, devArgs, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" });
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
-child.on("exit", (code) => process.exit(code ?? 0));
+announce().catch((err) => console.error(`npm run dev: ${err.message}`));
 // wrangler dev does not fire the cron trigger: fire the scheduled handler every minute ourselves.
 const stopCron = startCronTicker(base);
 child.on("exit", stopCron);

@@ -1,5 +1,7 @@
 // The demo data for local development, as idempotent SQL (INSERT OR IGNORE with fixed ids):
-// running it again changes nothing.
+// running it again changes nothing. The demo queue is not in it: a queue and its room are
+// created together through the API (ensureDemoQueue, run by scripts/dev.mjs once the Worker
+// is up), so the demo's room is configured exactly as any other.
 import { pbkdf2Sync, createHash } from "node:crypto";
 
 const ITERATIONS = 100_000;
@@ -17,13 +19,13 @@ export const DEMO = {
   apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
   location: { id: "loc_d3m0par1s00000000000", name: "Demo Bank Opéra", address: "1 place de l'Opéra, 75009 Paris", latitude: 48.8708, longitude: 2.3319, timezone: "Europe/Paris" },
   service: { id: "svc_d3m0s3rv1c3000000000", name: "Teller", serviceTypeId: "st_bank_teller" },
-  queue: { id: "que_d3m0q000000000000000", name: "Main queue", letter: "A" },
+  queue: { name: "Main queue" },
 };
 
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
 
 export function seedSql(at = Date.UTC(2026, 0, 1)) {
-  const { organization: org, owner, operator, apiKey, location: loc, service: svc, queue } = DEMO;
+  const { organization: org, owner, operator, apiKey, location: loc, service: svc } = DEMO;
   const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
   const monthEnd = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
   const users = [owner, operator].map(
@@ -40,7 +42,6 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
-    `INSERT OR IGNORE INTO queues (id, organization_id, service_id, name, letter, status, created_at, updated_at) VALUES (${q(queue.id)}, ${q(org.id)}, ${q(svc.id)}, ${q(queue.name)}, ${q(queue.letter)}, 'active', ${at}, ${at});`,
     ...demoProSql(monthStart),
   ].join("\n");
 }
@@ -63,4 +64,24 @@ function demoProSql(periodStart) {
     // Only a demo still on the free plan it was created with (a fresh database, or one a user cancelled) is put back on pro.
     `UPDATE subscriptions SET plan = 'pro', billing_interval = 'yearly', status = 'active', currency = 'EUR', current_period_start = ${periodStart}, current_period_end = ${periodEnd}, cancel_at_period_end = 0, provider = 'sandbox', provider_subscription_id = 'sbx_sub_d3m0pr0', scheduled_plan = NULL, grace_until = NULL, last_event_at = ${periodStart} WHERE organization_id = ${q(org)} AND plan = 'starter';`,
   ];
+}
+
+/**
+ * The demo queue, created through the API with the demo key unless the demo service already
+ * has a queue: idempotent like the SQL above. Answers the queue record.
+ */
+export async function ensureDemoQueue(base) {
+  const headers = { "X-API-Key": DEMO.apiKey.value, "Content-Type": "application/json" };
+  const listed = await fetch(`${base}/v1/business/queues?serviceId=${DEMO.service.id}`, { headers });
+  const list = await listed.json();
+  if (!listed.ok) throw new Error(`listing the demo queues failed: ${listed.status} ${JSON.stringify(list)}`);
+  if (list.data.length > 0) return list.data[0];
+  const created = await fetch(`${base}/v1/business/queues`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ serviceId: DEMO.service.id, name: DEMO.queue.name }),
+  });
+  const body = await created.json();
+  if (!created.ok) throw new Error(`creating the demo queue failed: ${created.status} ${JSON.stringify(body)}`);
+  return body.data;
 }

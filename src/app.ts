@@ -27,12 +27,10 @@ import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
 import widgetRoutes, { widgetCors, widgetOriginLock } from "./routes/widget";
 import remoteJoinRoutes from "./routes/remote-join";
-import { benchRoutes } from "./routes/bench";
 import verificationRoutes from "./routes/verification";
 import webhookRoutes from "./routes/webhooks";
 import notificationRoutes from "./routes/notifications";
 import visitorPushRoutes from "./routes/visitor-push";
-import { benchMode } from "./env";
 import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
 import billingWebhookRoutes from "./routes/billing-webhooks";
@@ -93,9 +91,6 @@ export function createApp() {
   app.route("/v1", visitorPushRoutes);
 
   mountDocs(app);
-  // Bench-only routes answer only when this Worker runs with BENCH=1 (npm run bench); else 404.
-  const bench = benchRoutes().onError(errorResponse);
-  app.all("/__bench/*", (c) => (benchMode(c.env) ? bench.fetch(c.req.raw, c.env, c.executionCtx) : c.notFound()));
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
   app.onError(errorResponse);
   return app;

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
 
@@ -178,7 +179,7 @@ export const queues = sqliteTable("queues", {
   description: text("description"),
   maxCapacity: integer("max_capacity"),
   /** Mirror of the room's own value, for a room that learns its configuration from this row. */
-  noShowTimeoutMinutes: integer("no_show_timeout_minutes").notNull().default(5),
+  noShowTimeoutMinutes: integer("no_show_timeout_minutes").notNull().default(DEFAULT_NO_SHOW_MINUTES),
   letter: text("letter").notNull(),
   status: text("status", { enum: ["active", "paused", "closed"] }).notNull().default("active"),
   archivedAt: integer("archived_at"),

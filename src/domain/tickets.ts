@@ -36,10 +36,6 @@ export function allows(operation: TicketOperation, status: TicketStatus): boolea
   return (TICKET_TRANSITIONS[operation] as readonly TicketStatus[]).includes(status);
 }
 
-export function isLive(status: TicketStatus): boolean {
-  return status === "waiting" || status === "called" || status === "serving";
-}
-
 /**
  * Priority tickets (VIP, prioritized transfers, restores) come first, in the order they
  * entered the priority lane; then regular tickets by number.
@@ -59,4 +55,5 @@ export function crossesCapacityWarning(before: number, after: number, maxCapacit
 /** A ticket with this many people or fewer ahead of it gets `ticket.almost_called` (once). */
 export const ALMOST_CALLED_AHEAD = 3;
 
-export const DEFAULT_NO_SHOW_MS = 5 * 60_000;
+/** CONTRACT §4: a called ticket expires after 5 minutes unless its queue says otherwise. */
+export const DEFAULT_NO_SHOW_MINUTES = 5;

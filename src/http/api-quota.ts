@@ -1,5 +1,4 @@
 import { createMiddleware } from "hono/factory";
-import { benchMode } from "../env";
 import { now } from "../lib/clock";
 import { takeApiCall } from "../services/usage";
 import type { AppEnv } from "./context";
@@ -11,7 +10,7 @@ import type { AppEnv } from "./context";
  */
 export const apiCallQuota = createMiddleware<AppEnv>(async (c, next) => {
   const p = c.get("principal");
-  if (p.kind === "apiKey" && !p.widgetOnly && !benchMode(c.env)) {
+  if (p.kind === "apiKey" && !p.widgetOnly) {
     await takeApiCall(c.env, p.organizationId, p.apiCallsPerMonth, now());
   }
   await next();

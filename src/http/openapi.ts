@@ -76,7 +76,6 @@ export const SECURITY: Record<"session" | "any" | "apiKey" | "none", SecurityReq
 
 // Inputs shared by many routes.
 
-export const IsoTimestamp = z.string().openapi({ example: "2024-03-20T10:30:00.000Z" });
 
 export const PaginationQuery = z.object({
   page: z.coerce.number().int().min(1).optional().openapi({ description: "1-indexed page, default 1" }),

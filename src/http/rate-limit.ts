@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { benchMode } from "../env";
 import { now } from "../lib/clock";
 import { isId } from "../lib/ids";
 import { DAY, MINUTE } from "../lib/time";
@@ -159,8 +158,6 @@ function refusal(decision: RateDecision, message?: string): ApiError {
  * the response, whether it succeeds or fails.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  // npm run bench loads one Worker from one IP far above every tier: limits would only measure themselves.
-  if (benchMode(c.env)) return next();
   const plan = planOf(c);
   const decision = await limiter(c, plan.subject).hit(plan.rules, now());
   c.set("rateLimitHeaders", headersOf(decision, plan));
@@ -177,7 +174,6 @@ function failedCredentialRules(): WindowRule[] {
  * is looked up: guessing keys or tokens costs the guesser, not the database. Null when allowed.
  */
 export async function credentialRefusal(c: Context<AppEnv>): Promise<ApiError | null> {
-  if (benchMode(c.env)) return null; // npm run bench only, as in rateLimit
   const decision = await limiter(c, ipSubject(c)).peek(failedCredentialRules(), now());
   if (decision.allowed) return null;
   return refusal(decision, "Too many wrong credentials from this address; try again later");
@@ -185,7 +181,6 @@ export async function credentialRefusal(c: Context<AppEnv>): Promise<ApiError | 
 
 /** A wrong credential counts towards the IP's failures and its strict per-minute bucket. */
 export async function recordFailedCredential(c: Context<AppEnv>): Promise<void> {
-  if (benchMode(c.env)) return; // npm run bench only, as in rateLimit
   await limiter(c, ipSubject(c)).record([...failedCredentialRules(), minuteRule("minute", IP_LIMIT_PER_MINUTE)], now());
 }
 
@@ -195,7 +190,6 @@ function failedLoginRules(): WindowRule[] {
 
 /** Refuses a login for an email that failed too often in the current 15-minute window. */
 export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Promise<void> {
-  if (benchMode(c.env)) return; // npm run bench only, as in rateLimit
   const decision = await limiter(c, `login:${email}`).peek(failedLoginRules(), now());
   if (!decision.allowed) {
     throw new ApiError(
@@ -213,6 +207,5 @@ export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Pro
 }
 
 export async function recordFailedLogin(c: Context<AppEnv>, email: string): Promise<void> {
-  if (benchMode(c.env)) return; // npm run bench only, as in rateLimit
   await limiter(c, `login:${email}`).record(failedLoginRules(), now());
 }

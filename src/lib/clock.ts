@@ -1,19 +1,21 @@
-// The service's single source of "now". Tests move it (only where the TEST_CLOCK binding is
-// set) so that expiry, windows and sessions are checked without waiting in real time.
-let pinned: number | null = null;
+// The service's single source of "now": every rule that depends on time reads `now()`.
+// Production reads the system clock. `installClock` is the one injection point for another
+// time source; the tests install a movable one (test/helpers/clock.ts), nothing else does.
+
+export type Clock = () => number;
+
+const systemClock: Clock = () => Date.now();
+let current: Clock = systemClock;
 
 export function now(): number {
-  return pinned ?? Date.now();
+  return current();
 }
 
-export const testClock = {
-  set(ms: number | Date | string): void {
-    pinned = typeof ms === "number" ? ms : new Date(ms).getTime();
-  },
-  advance(ms: number): void {
-    pinned = now() + ms;
-  },
-  reset(): void {
-    pinned = null;
-  },
-};
+/** Makes `clock` the time source; answers a function that puts the previous one back. */
+export function installClock(clock: Clock): () => void {
+  const previous = current;
+  current = clock;
+  return () => {
+    current = previous;
+  };
+}

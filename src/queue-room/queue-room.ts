@@ -294,11 +294,6 @@ export class QueueRoom extends DurableObject<Env> {
     return this.sockets.board(at);
   }
 
-  /** An RPC that does nothing: the benchmark's baseline for a call into a room. */
-  ping(): number {
-    return 1;
-  }
-
   // ---- outbox delivery and open hand-offs ---------------------------------------------------
 
   /**

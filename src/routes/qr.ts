@@ -22,7 +22,7 @@ import { assertNotArchived } from "../services/channel-targets";
 import { scanOutcomeRecord, scanQrToken } from "../services/entry-scans";
 import { QueueRecord } from "./queues";
 import { TicketRecord } from "./tickets";
-import { createQrToken, listQrTokens, liveQrToken, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
+import { assertQueueOfService, createQrToken, listQrTokens, liveQrToken, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
 
 const app = router();
 const tags = ["QR codes"];
@@ -132,6 +132,7 @@ app.openapi(create, async (c) => {
   const db = database(c.env.DB);
   const target = await resolveQrTarget(db, body.purpose, body);
   const actor = await authorize(c, target.organizationId, "QUEUE_MANAGE", target.queue ? "Queue" : "Service");
+  assertQueueOfService(target, body.serviceId);
   if (target.queue) assertNotArchived(target.queue);
   const at = now();
   const row = await createQrToken(db, { purpose: body.purpose, target, expiresAt: body.expiresAt ?? null, createdById: actor.userId }, at);

@@ -9,11 +9,12 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import type { TicketView } from "../queue-room/types";
-import { findQueue, inRoom, type QueueRow } from "../services/queues";
+import { findQueue, type QueueRow } from "../services/queues";
 import {
   confirmArrival,
   eligibility,
   remoteJoinAndTicket,
+  remoteJoinOf,
   startRemoteJoin,
   updateRemoteLocation,
 } from "../services/remote-join";
@@ -221,7 +222,7 @@ app.openapi(get, async (c) => {
     const actor = await actorIn(c, queue.organizationId, "Remote join");
     if (!actor.can("QUEUE_VIEW")) throw forbidden("This needs the QUEUE_VIEW permission");
   }
-  return c.json(ok(remoteJoinAndTicket(await inRoom(c.env, queue, (room) => room.remoteJoin(ticketId, now())))), 200);
+  return c.json(ok(remoteJoinAndTicket(await remoteJoinOf(c.env, queue, ticketId, now()))), 200);
 });
 
 export default app;

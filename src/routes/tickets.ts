@@ -8,11 +8,21 @@ import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, 
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import type { QueueRoom } from "../queue-room/queue-room";
-import type { RoomResult, TicketView } from "../queue-room/types";
-import { inRoom, type QueueRow } from "../services/queues";
+import type { TicketView } from "../queue-room/types";
+import type { QueueRow } from "../services/queues";
 import { authorizeOnQueue, ticketQueueOfCaller } from "../http/queue-access";
-import { getTicket, recoverTicket, ticketRecord, transferToOperator, transferToQueue } from "../services/tickets";
+import {
+  cancelTicket,
+  completeTicket,
+  getTicket,
+  markPresent,
+  recoverTicket,
+  skipAbsent,
+  startServing,
+  ticketRecord,
+  transferToOperator,
+  transferToQueue,
+} from "../services/tickets";
 
 const app = router();
 const tags = ["Tickets"];
@@ -101,15 +111,15 @@ const cancel = createRoute({
 app.openapi(cancel, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { queue } = await ownedOr(c, ticketId, "QUEUE_OPERATE");
-  return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => room.cancel(ticketId, now())))), 200);
+  return c.json(ok(ticketRecord(await cancelTicket(c.env, queue, ticketId, now()))), 200);
 });
 
-type SimpleOperation = (room: DurableObjectStub<QueueRoom>, ticketId: string, at: number) => Promise<RoomResult<TicketView>>;
+type SimpleOperation = typeof startServing;
 
 const simple: [string, string, SimpleOperation][] = [
-  ["serve", "Start serving a called ticket", (room, id, at) => room.serve(id, at)],
-  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", (room, id, at) => room.present(id, at)],
-  ["complete", "Finish serving a ticket", (room, id, at) => room.complete(id, at)],
+  ["serve", "Start serving a called ticket", startServing],
+  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", markPresent],
+  ["complete", "Finish serving a ticket", completeTicket],
 ];
 
 for (const [name, summary, operation] of simple) {
@@ -126,7 +136,7 @@ for (const [name, summary, operation] of simple) {
   app.openapi(route, async (c) => {
     const { ticketId } = c.req.valid("param");
     const queue = await operated(c, ticketId);
-    return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => operation(room, ticketId, now())))), 200);
+    return c.json(ok(ticketRecord(await operation(c.env, queue, ticketId, now()))), 200);
   });
 }
 
@@ -149,7 +159,7 @@ app.openapi(skip, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
   const reason = c.req.valid("json").reason ?? "absent";
-  return c.json(ok(ticketRecord(await inRoom(c.env, queue, (room) => room.skipAbsent(ticketId, reason, now())))), 200);
+  return c.json(ok(ticketRecord(await skipAbsent(c.env, queue, ticketId, reason, now()))), 200);
 });
 
 const recover = createRoute({

@@ -14,7 +14,8 @@ import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/types";
 import { recordNfcScan, tagByNfcId } from "./nfc-tags";
-import { describeQueue, findQueue, inRoom, type QueueRecord, type QueueRow } from "./queues";
+import { describeQueue, findQueue, liveSummary, type QueueRecord, type QueueRow } from "./queues";
+import { inRoom } from "./queue-rooms";
 import { isWithin, outOfRange, reachOf } from "./remote-join";
 import { issueTicket, ticketRecord } from "./tickets";
 
@@ -74,6 +75,14 @@ async function queuesOfService(db: Database, serviceId: string): Promise<QueueRo
     .all();
 }
 
+/** The first of these queues whose room takes tickets now (the room holds the status). */
+async function firstActive(env: Env, candidates: QueueRow[], at: number): Promise<QueueRow | undefined> {
+  for (const queue of candidates) {
+    if ((await liveSummary(env, queue, at)).status === "active") return queue;
+  }
+  return undefined;
+}
+
 type QrTokenRow = typeof qrTokens.$inferSelect;
 
 function assertUsable(token: QrTokenRow, at: number): void {
@@ -101,7 +110,7 @@ export async function scanQrToken(env: Env, scanner: Scanner, input: { token: st
     case "queue_join":
       return joinOnce(env, scoped[0]!, scanner, "qr", at);
     case "service_checkin": {
-      const queue = scoped.find((q) => q.status === "active");
+      const queue = await firstActive(env, scoped, at);
       if (!queue) throw new ApiError("QUEUE_CLOSED", "No queue of this service is taking tickets", { reason: "no_active_queue" });
       return joinOnce(env, queue, scanner, "qr", at);
     }

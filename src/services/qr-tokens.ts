@@ -42,17 +42,23 @@ export interface QrTarget {
 /**
  * The organization, service and queue a new token points at. The service of a queue is
  * recorded even when only the queue was given, so a scan knows both without another read.
+ * Whether a given serviceId matches the queue is checked only after authorization
+ * (assertQueueOfService): before it, another organization's queue must stay a plain 404.
  */
 export async function resolveQrTarget(db: Database, purpose: QrPurpose, ids: { queueId?: string | undefined; serviceId?: string | undefined }): Promise<QrTarget> {
   const problem = qrTargetProblem(purpose, ids);
   if (problem) throw validationError(problem.field, problem.reason);
   if (ids.queueId) {
     const queue = await queueTarget(db, ids.queueId);
-    if (ids.serviceId && ids.serviceId !== queue.serviceId) throw validationError("serviceId", "the queue does not belong to this service");
     return { organizationId: queue.organizationId, serviceId: queue.serviceId, queueId: queue.id, queue };
   }
   const service = await serviceTarget(db, ids.serviceId!);
   return { organizationId: service.organizationId, serviceId: service.id, queueId: null, queue: null };
+}
+
+/** A serviceId given alongside a queueId must be that queue's; call once the caller may see the queue. */
+export function assertQueueOfService(target: QrTarget, serviceId: string | undefined): void {
+  if (target.queue && serviceId && serviceId !== target.queue.serviceId) throw validationError("serviceId", "the queue does not belong to this service");
 }
 
 export async function createQrToken(

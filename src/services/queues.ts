@@ -4,31 +4,16 @@ import { members, queues, services, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
-import type { QueueStatus } from "../domain/tickets";
+import { DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, notFound, planRequired } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
-import type { QueueRoom } from "../queue-room/queue-room";
-import type { QueueSummary, RoomConfig, RoomError, RoomResult, RoomSettings } from "../queue-room/types";
+import type { QueueSummary, RoomSettings } from "../queue-room/types";
 import { isUniqueViolation } from "./organizations";
-import { roomOf } from "./queue-rooms";
+import { inRoom, openRoom, readRoom } from "./queue-rooms";
 
 export type QueueRow = typeof queues.$inferSelect;
-type RoomStub = DurableObjectStub<QueueRoom>;
-
-export function roomConfig(q: QueueRow): RoomConfig {
-  return {
-    queueId: q.id,
-    organizationId: q.organizationId,
-    serviceId: q.serviceId,
-    letter: q.letter,
-    maxCapacity: q.maxCapacity,
-    noShowTimeoutMinutes: q.noShowTimeoutMinutes,
-    status: q.status,
-    archivedAt: q.archivedAt,
-  };
-}
 
 export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
   const row = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
@@ -49,47 +34,6 @@ export async function findQueueWithRole(env: Env, queueId: string, userId: strin
     .get();
   if (!row) throw notFound("Queue");
   return { queue: row.queue, role: row.role ?? null };
-}
-
-export function roomFailure(error: RoomError): ApiError {
-  if (error.code === "TRANSFER_ABANDONED") return new ApiError("INVALID_STATE", error.message, error.details);
-  if (error.code === "ROOM_UNCONFIGURED") return new ApiError("INTERNAL_ERROR", error.message);
-  return new ApiError(error.code, error.message, error.details);
-}
-
-/**
- * Runs one room operation. A room that has not met its queue yet (queues inserted by SQL, as
- * the demo seed does) learns its configuration from the D1 row, then the call is repeated.
- */
-export async function inRoom<T>(env: Env, queue: QueueRow, op: (room: RoomStub) => Promise<RoomResult<T>>): Promise<T> {
-  const room = roomOf(env, queue.id);
-  let result = await op(room);
-  if (!result.ok && result.error.code === "ROOM_UNCONFIGURED") {
-    await room.configure(roomConfig(queue));
-    result = await op(room);
-  }
-  if (!result.ok) throw roomFailure(result.error);
-  return result.value;
-}
-
-async function summaryOf(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
-  const room = roomOf(env, queue.id);
-  let summary = await room.summary(at);
-  if (summary === null) {
-    await room.configure(roomConfig(queue));
-    summary = await room.summary(at);
-  }
-  return (
-    summary ?? {
-      status: queue.status,
-      archivedAt: queue.archivedAt,
-      maxCapacity: queue.maxCapacity,
-      noShowTimeoutMinutes: queue.noShowTimeoutMinutes,
-      waitingCount: 0,
-      servingCount: 0,
-      estimatedWaitMinutes: 0,
-    }
-  );
 }
 
 /** The catalog fields from D1; status, capacity and live counts from the room, the authority. */
@@ -113,8 +57,16 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
 }
 export type QueueRecord = ReturnType<typeof queueRecord>;
 
+/**
+ * The queue's status, capacity and live counts as its room holds them now. D1's status column
+ * follows through the room's outbox a moment later: a decision on the status asks the room.
+ */
+export async function liveSummary(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
+  return readRoom(env, queue, (room) => room.summary(at));
+}
+
 export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
-  return queueRecord(queue, await summaryOf(env, queue, at));
+  return queueRecord(queue, await liveSummary(env, queue, at));
 }
 
 export interface NewQueue {
@@ -125,13 +77,10 @@ export interface NewQueue {
   noShowTimeoutMinutes?: number | undefined;
 }
 
-/** CONTRACT §4: a called ticket expires after 5 minutes unless the queue says otherwise. */
-export const DEFAULT_NO_SHOW_MINUTES = 5;
-
 const LETTER_ATTEMPTS = 5;
 
 /**
- * Creates a queue with the first free letter of its service. The plan's queue limit is checked
+ * Creates a queue with the first free letter of its service, its room first. The plan's queue limit is checked
  * by the insert itself (INSERT … SELECT … WHERE count < limit), so two concurrent creations
  * cannot both pass; a letter taken concurrently is retried with the next one.
  */
@@ -146,6 +95,14 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
   const sub = await db.select({ plan: subscriptions.plan }).from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
   const plan = sub?.plan ?? "starter";
   const maxQueues = entitlements({ plan }).features.maxQueues;
+  const queueLimitReached = () =>
+    planRequired(`The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, { currentPlan: plan, limit: maxQueues, feature: "queues" });
+  if (maxQueues !== null) {
+    // Checked once before any room is opened, so a plan at its limit opens none; the insert
+    // below checks again, atomically, for concurrent creations.
+    const open = await db.select({ n: count() }).from(queues).where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt))).get();
+    if ((open?.n ?? 0) >= maxQueues) throw queueLimitReached();
+  }
 
   for (let attempt = 0; attempt < LETTER_ATTEMPTS; attempt++) {
     const used = await db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all();
@@ -163,6 +120,9 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
       createdAt: at,
       updatedAt: at,
     };
+    // The room learns its queue before the row exists, so no D1 row ever names a room that
+    // does not know its queue. A refused insert leaves a configured room no id points at.
+    await openRoom(env, row);
     try {
       const result = await env.DB.prepare(
         `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, letter, status, archived_at, created_at, updated_at)
@@ -174,18 +134,11 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
           at, at, maxQueues, organizationId, maxQueues,
         )
         .run();
-      if (result.meta.changes === 0) {
-        throw planRequired(`The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
-          currentPlan: plan,
-          limit: maxQueues,
-          feature: "queues",
-        });
-      }
+      if (result.meta.changes === 0) throw queueLimitReached();
     } catch (err) {
       if (isUniqueViolation(err, "letter")) continue;
       throw err;
     }
-    await roomOf(env, row.id).configure(roomConfig(row));
     return describeQueue(env, row, at);
   }
   throw new ApiError("CONFLICT", "Too many queues are being created for this service at once; retry", { field: "serviceId" });
@@ -212,23 +165,11 @@ export async function listQueues(
   return { items, total: totals?.n ?? 0 };
 }
 
-/**
- * The room decides; D1 is written through at once so listings agree right away, and the
- * room's alarm writes the same projection again (it always carries the room's latest state).
- */
-async function projectStatus(env: Env, queue: QueueRow, s: QueueSummary, at: number): Promise<QueueRow> {
-  const updated = { ...queue, status: s.status, archivedAt: s.archivedAt, updatedAt: at };
-  await database(env.DB)
-    .update(queues)
-    .set({ status: s.status, archivedAt: s.archivedAt, updatedAt: at })
-    .where(eq(queues.id, queue.id))
-    .run();
-  return updated;
-}
-
 export async function setQueueStatus(env: Env, queue: QueueRow, status: QueueStatus, at: number): Promise<QueueRecord> {
+  // D1's status follows through the room's outbox only: a second writer here could land
+  // after a later change had been drained, and leave D1 behind for good.
   const summary = await inRoom(env, queue, (room) => room.setStatus(status, at));
-  return queueRecord(await projectStatus(env, queue, summary, at), summary);
+  return queueRecord(queue, summary);
 }
 
 export interface QueuePatch {
@@ -261,7 +202,15 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
 
 export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
   const summary = await inRoom(env, queue, (room) => room.archive(at));
-  return queueRecord(await projectStatus(env, queue, summary, at), summary);
+  // Archiving is final (the room refuses every later change), so recording it at once cannot
+  // go stale: listings and the plan's queue count leave the queue out right away. The status
+  // column itself is still written by the room's outbox only.
+  await database(env.DB)
+    .update(queues)
+    .set({ archivedAt: summary.archivedAt, updatedAt: at })
+    .where(and(eq(queues.id, queue.id), isNull(queues.archivedAt)))
+    .run();
+  return queueRecord({ ...queue, updatedAt: at }, summary);
 }
 
 export async function clearQueue(env: Env, queue: QueueRow, at: number): Promise<{ cancelled: number }> {

@@ -13,7 +13,8 @@ import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { RemoteJoinAndTicket, RemoteJoinView } from "../queue-room/types";
-import { inRoom, type QueueRow } from "./queues";
+import { liveSummary, type QueueRow } from "./queues";
+import { inRoom } from "./queue-rooms";
 import { issueTicket, ticketRecord } from "./tickets";
 
 /** Distances are reported to the metre. */
@@ -88,11 +89,15 @@ export interface Eligibility {
  */
 export async function eligibility(env: Env, queue: QueueRow, point: Point, userId: string | null, at: number): Promise<Eligibility> {
   const db = database(env.DB);
-  const [reach, penalty] = await Promise.all([reachOf(db, queue.serviceId, point), userId === null ? null : penaltyOf(db, userId, at)]);
+  const [reach, penalty, live] = await Promise.all([
+    reachOf(db, queue.serviceId, point),
+    userId === null ? null : penaltyOf(db, userId, at),
+    liveSummary(env, queue, at),
+  ]);
   const base = { distanceKm: reach.distanceKm === null ? null : roundKm(reach.distanceKm), maxRadiusKm: reach.maxRadiusKm };
   if (penalty !== null) return { eligible: false, ...base, reason: "penalty", penaltyUntil: iso(penalty) };
-  if (queue.archivedAt !== null || queue.status === "closed") return { eligible: false, ...base, reason: "queue_closed" };
-  if (queue.status === "paused") return { eligible: false, ...base, reason: "queue_paused" };
+  if (live.archivedAt !== null || live.status === "closed") return { eligible: false, ...base, reason: "queue_closed" };
+  if (live.status === "paused") return { eligible: false, ...base, reason: "queue_paused" };
   if (reach.distanceKm === null) return { eligible: false, ...base, reason: "no_location" };
   if (!isWithin(reach)) return { eligible: false, ...base, reason: "out_of_range" };
   return { eligible: true, ...base };
@@ -159,6 +164,11 @@ export async function startRemoteJoin(
     at,
   );
   return inRoom(env, queue, (room) => room.remoteJoin(ticket.id, at));
+}
+
+/** A remote join and its ticket as they stand. */
+export async function remoteJoinOf(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<RemoteJoinAndTicket> {
+  return inRoom(env, queue, (room) => room.remoteJoin(ticketId, at));
 }
 
 export async function updateRemoteLocation(

@@ -8,8 +8,8 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { NewTicket, TicketView } from "../queue-room/types";
 import { operatorBlock, serviceClosure } from "./availability";
-import { findQueue, inRoom, roomFailure, type QueueRow } from "./queues";
-import { roomOf } from "./queue-rooms";
+import { findQueue, type QueueRow } from "./queues";
+import { inRoom, roomFailure, roomOf } from "./queue-rooms";
 import { monthlyTicketLimit, takeTicketUnit } from "./quota";
 
 export function ticketRecord(t: TicketView) {
@@ -96,6 +96,28 @@ export async function listTickets(
   at: number,
 ): Promise<{ items: TicketView[]; total: number }> {
   return inRoom(env, queue, (room) => room.listTickets({ status: status ?? null, offset: window.offset, limit: window.limit }, at));
+}
+
+/** Cancels a waiting or called ticket (its owner or an operator: the route decides who may). */
+export async function cancelTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.cancel(ticketId, at));
+}
+
+/** The customer is here: a waiting or called ticket is marked present (a remote join becomes callable). */
+export async function markPresent(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.present(ticketId, at));
+}
+
+export async function startServing(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.serve(ticketId, at));
+}
+
+export async function completeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.complete(ticketId, at));
+}
+
+export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.skipAbsent(ticketId, reason, at));
 }
 
 export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string, option: RecoveryOption, at: number): Promise<TicketView> {

@@ -6,8 +6,8 @@ import { notFound } from "../http/errors";
 import { iso } from "../lib/time";
 import { errorMessage, parseMessage, queueFacts, type BoardData, type QueueStatusData } from "../queue-room/sockets";
 import type { NewTicket, TicketView } from "../queue-room/types";
-import { roomConfig, type QueueRow } from "./queues";
-import { roomOf } from "./queue-rooms";
+import type { QueueRow } from "./queues";
+import { readRoom, roomOf } from "./queue-rooms";
 import { issueTicket } from "./tickets";
 
 export const WIDGET_LANGUAGES = ["en", "fr"] as const;
@@ -35,21 +35,9 @@ export async function widgetInfo(env: Env, organizationId: string) {
   };
 }
 
-/** The room answers null until it has met its queue (queues inserted by SQL): teach it, ask again. */
-async function fromRoom<T>(env: Env, queue: QueueRow, read: (room: ReturnType<typeof roomOf>) => Promise<T | null>): Promise<T> {
-  const room = roomOf(env, queue.id);
-  let value = await read(room);
-  if (value === null) {
-    await room.configure(roomConfig(queue));
-    value = await read(room);
-  }
-  if (value === null) throw notFound("Queue");
-  return value;
-}
-
 /** The name comes from D1 (renames show at once); the live figures from the room. */
 export async function widgetStatus(env: Env, queue: QueueRow, at: number): Promise<QueueStatusData> {
-  const status = await fromRoom(env, queue, (room) => room.widgetStatus(at));
+  const status = await readRoom(env, queue, (room) => room.widgetStatus(at));
   return { ...status, name: queue.name };
 }
 
@@ -125,7 +113,7 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
     .orderBy(asc(queues.createdAt), asc(queues.id))
     .all();
   const boards = await Promise.all(
-    rows.map((q) => fromRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)),
+    rows.map((q) => readRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)),
   );
   const callerIds = [...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null))];
   const names = await callerNames(env, organizationId, callerIds);

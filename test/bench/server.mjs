@@ -1,6 +1,7 @@
-// Starts the Worker under `wrangler dev` for the benchmark: local D1 migrated into a fresh
-// temporary directory, 127.0.0.1 on free ports, quiet logs, and the BENCH var given on the
-// command line only (it turns on /__bench/* and steps the rate limits aside).
+// Starts the bench's Worker (test/bench/wrangler.toml: the production Worker wrapped with
+// /__bench/*, an empty Durable Object baseline and no rate limits, see ./worker.ts) under
+// `wrangler dev`: local D1 migrated into a fresh temporary directory, 127.0.0.1 on free
+// ports, quiet logs.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -11,6 +12,7 @@ import { directWorkerUrl } from "./direct.mjs";
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
 const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+const config = path.join(root, "test", "bench", "wrangler.toml");
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -54,13 +56,13 @@ export async function startWorker() {
   const dir = mkdtempSync(path.join(tmpdir(), "queue-bench-"));
   const persist = path.join(dir, "state");
   const logFile = path.join(dir, "wrangler.log");
-  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: root, env, encoding: "utf8" });
+  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], { cwd: root, env, encoding: "utf8" });
   if (migrate.status !== 0) throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`);
 
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const log = openSync(logFile, "a");
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--log-level", process.env.BENCH_LOG_LEVEL ?? "error",
-    "--show-interactive-dev-session=false", "--persist-to", persist, "--var", "BENCH:1"];
+    "--show-interactive-dev-session=false", "--persist-to", persist, "--config", config];
   // Its own process group, so stopping it also stops the workerd processes it started.
   const child = spawn(wrangler, args, { cwd: root, env, stdio: ["ignore", log, log], detached: true });
   const base = `http://127.0.0.1:${port}`;

@@ -2,6 +2,7 @@ import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 
 // A thin HTTP client over SELF.fetch: tests talk to the service as an integrator would.
+// The fixtures made through it live in ./fixtures.ts.
 
 export interface CallOptions {
   body?: unknown;
@@ -58,58 +59,4 @@ export function expectOk(res: ApiResponse, status = 200): any {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.body.success).toBe(true);
   return res.body.data;
-}
-
-export interface TestUser {
-  id: string;
-  email: string;
-  token: string;
-}
-
-export async function registerUser(overrides: Record<string, unknown> = {}): Promise<TestUser> {
-  const email = `${unique("user")}@example.com`;
-  const res = await call("POST", "/v1/auth/register", {
-    body: { email, password: "correct horse battery", firstName: "Test", lastName: "User", accountType: "business", ...overrides },
-  });
-  const data = expectOk(res, 201);
-  return { id: data.user.id, email: data.user.email, token: data.session.token };
-}
-
-export async function createOrganization(owner: TestUser, overrides: Record<string, unknown> = {}): Promise<any> {
-  const res = await call("POST", "/v1/organizations", {
-    token: owner.token,
-    body: { name: "Test organization", slug: unique("org"), type: "banking", ...overrides },
-  });
-  return expectOk(res, 201);
-}
-
-/** Adds an existing user to the organization with this role (the owner's session does it). */
-export async function addMember(owner: TestUser, organizationId: string, user: TestUser, role: string): Promise<any> {
-  const res = await call("POST", `/v1/organizations/${organizationId}/members`, { token: owner.token, body: { email: user.email, role } });
-  return expectOk(res, 201);
-}
-
-/** Creates an API key for the organization and returns its full value and record. */
-export async function createApiKey(owner: TestUser, organizationId: string, permissions?: string[]): Promise<{ key: string; id: string }> {
-  const res = await call("POST", `/v1/organizations/${organizationId}/api-keys`, {
-    token: owner.token,
-    body: { name: unique("key"), ...(permissions ? { permissions } : {}) },
-  });
-  const data = expectOk(res, 201);
-  return { key: data.key, id: data.id };
-}
-
-/** A location, a service at it and a queue of that service, created through the API by `owner`. */
-export async function createCatalog(owner: TestUser, organizationId: string): Promise<{ locationId: string; serviceId: string; queueId: string }> {
-  const token = owner.token;
-  const location = expectOk(
-    await call("POST", "/v1/locations", { token, body: { organizationId, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
-    201,
-  );
-  const service = expectOk(
-    await call("POST", "/v1/services", { token, body: { name: "Teller", locationIds: [location.id], serviceTypeId: "st_bank_teller" } }),
-    201,
-  );
-  const queue = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main" } }), 201);
-  return { locationId: location.id, serviceId: service.id, queueId: queue.id };
 }

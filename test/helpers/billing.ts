@@ -2,7 +2,8 @@ import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, env, SELF } from "cloudflare:test";
 import { waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
-import { call, createApiKey, createOrganization, expectOk, registerUser, type TestUser } from "./api";
+import { call, expectOk } from "./api";
+import { createApiKey, createOrganization, registerUser, type TestUser } from "./fixtures";
 
 // Billing fixtures, through the API: a business owner with an organization, the sandbox's
 // checkout paid by POSTing its URL, and the minute cron run at a chosen time.

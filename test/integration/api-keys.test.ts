@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { keyPermissions, ROLE_PERMISSIONS } from "../../src/domain/permissions";
-import { testClock } from "../../src/lib/clock";
-import { addMember, call, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { addMember, createOrganization, registerUser } from "../helpers/fixtures";
 
 async function orgWithOwner() {
   const owner = await registerUser();
@@ -36,8 +37,8 @@ describe("POST /v1/organizations/{id}/api-keys", () => {
     const { owner, org, path } = await orgWithOwner();
     const admin = await registerUser();
     const manager = await registerUser();
-    await addMember(owner, org.id, admin, "admin");
-    await addMember(owner, org.id, manager, "manager");
+    await addMember(owner, org.id, "admin", admin);
+    await addMember(owner, org.id, "manager", manager);
     expectOk(await call("POST", path, { token: admin.token, body: { name: "By admin", permissions: ["admin"] } }), 201);
     expectError(await call("POST", path, { token: manager.token, body: { name: "By manager" } }), 403, "AUTHORIZATION_ERROR");
     const writeKey = expectOk(await call("POST", path, { token: owner.token, body: { name: "w", permissions: ["write"] } }), 201);
@@ -87,7 +88,7 @@ describe("GET and DELETE /v1/organizations/{id}/api-keys", () => {
   it("refuses managers (403) and a limit above 100 (400)", async () => {
     const { owner, org, path } = await orgWithOwner();
     const manager = await registerUser();
-    await addMember(owner, org.id, manager, "manager");
+    await addMember(owner, org.id, "manager", manager);
     expectError(await call("GET", path, { token: manager.token }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("GET", `${path}?limit=101`, { token: owner.token }), 400, "VALIDATION_ERROR", "limit");
   });

@@ -1,8 +1,9 @@
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, createOrganization, expectOk, registerUser } from "../helpers/api";
-import { addMember, insertLocation } from "../helpers/catalog";
+import { call, expectOk } from "../helpers/api";
+import { insertLocation } from "../helpers/catalog";
+import { addMember, createOrganization, registerUser } from "../helpers/fixtures";
 import { inbox } from "../helpers/notifications";
 
 // appointment.reminder from the minute sweep: 24 h before each occurrence, once, in the
@@ -19,9 +20,9 @@ describe("appointment reminders", () => {
     const owner = await registerUser();
     const org = await createOrganization(owner, { type: "healthcare" });
     const locationId = await insertLocation(org.id, "Europe/Paris");
-    const amelie = await addMember(org.id, "operator", { language: "fr" });
-    const john = await addMember(org.id, "operator", { language: "en" });
-    const quiet = await addMember(org.id, "operator");
+    const amelie = await addMember(owner, org.id, "operator", { language: "fr" });
+    const john = await addMember(owner, org.id, "operator", { language: "en" });
+    const quiet = await addMember(owner, org.id, "operator");
     expectOk(await call("PATCH", "/v1/notifications/preferences", { token: quiet.token, body: { ticketReminders: false } }));
     expectOk(
       await call("POST", `/v1/calendar/organization/${org.id}`, {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, expectError, expectOk, registerUser, unique } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { registerUser } from "../helpers/fixtures";
 
 const HOUR = 3_600_000;
 

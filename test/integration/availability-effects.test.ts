@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, queueFixture } from "../helpers/catalog";
+import { addMember, queueFixture } from "../helpers/fixtures";
 
 // The calendar's effect on the queue engine (CONTRACT §6): breaks keep operators from calling,
 // closures keep customers from joining, and both end at the occurrence's end instant.
@@ -17,8 +17,8 @@ describe("calendar effects on the queue", () => {
   it("refuses call-next to an operator on a break until the break ends, and calls nobody meanwhile", async () => {
     testClock.set("2026-05-04T09:00:00.000Z");
     const f = await queueFixture();
-    const operator = await addMember(f.organizationId, "operator");
-    const colleague = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
+    const colleague = await addMember(f.owner, f.organizationId, "operator");
     await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: operator.token, body: { visitorName: "Walk-in" } });
     const event = await createEvent(f.owner.token, f.organizationId, {
       title: "Coffee break",
@@ -49,7 +49,7 @@ describe("calendar effects on the queue", () => {
   it("an organization-wide break (no attendees) blocks every operator", async () => {
     testClock.set("2026-05-04T09:00:00.000Z");
     const f = await queueFixture();
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     await createEvent(f.owner.token, f.organizationId, { title: "Staff meeting", eventType: "break", startDate: START, endDate: END });
     testClock.set("2026-05-04T10:05:00.000Z");
     expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: operator.token, body: {} }), 409, "OPERATOR_UNAVAILABLE");
@@ -58,7 +58,7 @@ describe("calendar effects on the queue", () => {
   it("a shift or appointment does not block anyone", async () => {
     testClock.set("2026-05-04T09:00:00.000Z");
     const f = await queueFixture();
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     await createEvent(f.owner.token, f.organizationId, { title: "Morning shift", eventType: "shift", startDate: START, endDate: END, attendees: [operator.id] });
     await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: operator.token, body: {} });
     testClock.set("2026-05-04T10:05:00.000Z");

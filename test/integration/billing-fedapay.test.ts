@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { sandboxSecret } from "../../src/providers/sandbox";
 import { call, expectError, expectOk } from "../helpers/api";
 import { adminKeyOf, hmacHex, ownerWithOrganization, postWebhook, subscription } from "../helpers/billing";

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { addMember, call, createApiKey, createCatalog, expectError, expectOk, registerUser } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, createApiKey, createCatalog, registerUser } from "../helpers/fixtures";
 import { adminKeyOf, ownerWithOrganization, paySandboxCheckout, runCron, subscription, upgradeThroughSandbox } from "../helpers/billing";
 
 // The subscription lifecycle through the sandbox provider: upgrade → paid → active, cancel at
@@ -239,8 +240,8 @@ describe("routes: bad input, roles, other organizations", () => {
     const { owner, org } = await ownerWithOrganization();
     const operator = await registerUser();
     const manager = await registerUser();
-    await addMember(owner, org.id, operator, "operator");
-    await addMember(owner, org.id, manager, "manager");
+    await addMember(owner, org.id, "operator", operator);
+    await addMember(owner, org.id, "manager", manager);
     const stranger = await ownerWithOrganization();
     const routes: [string, string, unknown?][] = [
       ["GET", `/v1/billing/subscription/${org.id}`],

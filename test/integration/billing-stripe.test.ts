@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import Stripe from "stripe";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { adminKeyOf, ownerWithOrganization, postWebhook, subscription } from "../helpers/billing";
 

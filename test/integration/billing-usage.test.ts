@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, createCatalog, expectError, expectOk } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createApiKey, createCatalog } from "../helpers/fixtures";
 import { adminKeyOf, ownerWithOrganization, upgradeThroughSandbox } from "../helpers/billing";
 
 // Usage of the current month and the monthly API-call quota: exact under concurrency, widget

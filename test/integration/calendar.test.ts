@@ -1,9 +1,10 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { operatorBlock, serviceClosure } from "../../src/services/availability";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
-import { addMember, insertLocation, insertService } from "../helpers/catalog";
+import { call, expectError, expectOk } from "../helpers/api";
+import { insertLocation, insertService } from "../helpers/catalog";
+import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -20,9 +21,9 @@ async function team(): Promise<Team> {
   const owner = await registerUser({ firstName: "Olga" });
   const org = await createOrganization(owner);
   const [manager, operator, operator2] = [
-    await addMember(org.id, "manager", { firstName: "Manon" }),
-    await addMember(org.id, "operator", { firstName: "Oscar" }),
-    await addMember(org.id, "operator", { firstName: "Otto" }),
+    await addMember(owner, org.id, "manager", { firstName: "Manon" }),
+    await addMember(owner, org.id, "operator", { firstName: "Oscar" }),
+    await addMember(owner, org.id, "operator", { firstName: "Otto" }),
   ];
   return { orgId: org.id, owner, manager, operator, operator2 };
 }

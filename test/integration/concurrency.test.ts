@@ -1,9 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { now, testClock } from "../../src/lib/clock";
+import { now } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { HAND_OFF_TIMEOUT_MS } from "../../src/queue-room/queue-room";
-import { call, expectError, expectOk, registerUser } from "../helpers/api";
-import { addQueue, queueFixture, room, settle } from "../helpers/catalog";
+import { call, expectError, expectOk } from "../helpers/api";
+import { room, settle } from "../helpers/catalog";
+import { addQueue, queueFixture, registerUser } from "../helpers/fixtures";
 
 describe("concurrency", () => {
   it("40 concurrent joins get 40 distinct numbers 1..40 and positions 1..40", async () => {

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
-import { call, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createOrganization, registerUser } from "../helpers/fixtures";
 
 const NOW = "2026-03-02T15:00:00.000Z";
 

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { destination } from "../../src/domain/geo";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
-import { addMember, addQueue, queueFixture, type Fixture } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { addMember, addQueue, createApiKey, type Fixture, queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 
 // POST /v1/qr/scan and POST /v1/nfc/scan: what each purpose does, the refusals, the distance
 // rules and the statistics, through HTTP.
@@ -97,7 +97,7 @@ describe("POST /v1/qr/scan", () => {
 
   it("operator_access answers the queues to an operator, 403 to anyone else", async () => {
     const qr = await token(f, { purpose: "operator_access", queueId: f.queueId });
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     const res = expectOk(await scanQr(operator, qr.token));
     expect(res.action).toBe("operator_access");
     expect(res.ticket).toBeNull();

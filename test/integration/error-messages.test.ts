@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call, createCatalog, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createCatalog, createOrganization, registerUser } from "../helpers/fixtures";
 
 // Messages that say what to do (issue: an API integrators enjoy). Each case names the fix.
 

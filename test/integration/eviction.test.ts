@@ -2,7 +2,8 @@ import { abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { call, expectOk } from "../helpers/api";
-import { queueFixture, settle } from "../helpers/catalog";
+import { settle } from "../helpers/catalog";
+import { queueFixture } from "../helpers/fixtures";
 
 describe("eviction", () => {
   it("loses and duplicates nothing when rooms are aborted mid-sequence; the projection converges", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, createCatalog, createOrganization, expectOk, registerUser, type ApiResponse } from "../helpers/api";
-import { setPlan } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { type ApiResponse, call, expectOk } from "../helpers/api";
+import { createApiKey, createCatalog, createOrganization, registerUser, setPlan } from "../helpers/fixtures";
 
 // Every documented operation, read from /v1/openapi.json (so a new route is covered the day it
 // is added), is sent hostile input: wrong types in every body field, extreme values, odd ids,

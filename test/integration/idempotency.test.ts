@@ -1,8 +1,10 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { now, testClock } from "../../src/lib/clock";
-import { call, createApiKey, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
+import { now } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
 
 async function orgCountWithSlug(slug: string): Promise<number> {
   const row = await env.DB.prepare("SELECT count(*) AS n FROM organizations WHERE slug = ?").bind(slug).first<{ n: number }>();

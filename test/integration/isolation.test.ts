@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createApiKey, createCatalog, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, createApiKey, createCatalog, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 // Tenant isolation: the owner and an admin key of organization B call every route that takes
 // an id of organization A. Every one answers 404 NOT_FOUND, never 403: the caller cannot
@@ -149,7 +150,7 @@ async function tenant(): Promise<Tenant> {
   const owner = await registerUser();
   const org = await createOrganization(owner);
   const member = await registerUser();
-  await addMember(owner, org.id, member, "operator");
+  await addMember(owner, org.id, "operator", member);
   const key = await createApiKey(owner, org.id, ["admin"]);
   // On pro (Business tier, 1,000/min): the table has more rows than the free tier's 60 calls a minute.
   // Business rate tier (1,000/min): the key calls every row in well under a minute.

@@ -2,10 +2,11 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
 import { nearbyCandidates } from "../../src/services/locations";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
@@ -21,14 +22,6 @@ function locationBody(organizationId: string, extra: Record<string, unknown> = {
 
 async function addLocation(user: TestUser, organizationId: string, extra: Record<string, unknown> = {}) {
   return expectOk(await call("POST", "/v1/locations", { token: user.token, body: locationBody(organizationId, extra) }), 201);
-}
-
-async function addMember(organizationId: string, role: string): Promise<TestUser> {
-  const user = await registerUser();
-  await env.DB.prepare("INSERT INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, 0, 0)")
-    .bind(organizationId, user.id, role)
-    .run();
-  return user;
 }
 
 async function insertQueue(organizationId: string, serviceId: string, letter: string): Promise<string> {
@@ -66,10 +59,10 @@ describe("POST /v1/locations", () => {
   });
 
   it("is 404 for another organization and 403 for an operator", async () => {
-    const { org } = await owner();
+    const { user, org } = await owner();
     const stranger = await registerUser();
     expectError(await call("POST", "/v1/locations", { token: stranger.token, body: locationBody(org.id) }), 404, "NOT_FOUND");
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(user, org.id, "operator");
     expectError(await call("POST", "/v1/locations", { token: operator.token, body: locationBody(org.id) }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("POST", "/v1/locations", { body: locationBody(org.id) }), 401, "AUTHENTICATION_ERROR");
   });
@@ -129,7 +122,7 @@ describe("GET /v1/locations/search", () => {
     expect(both).toHaveLength(1);
     const percent = expectOk(await call("GET", `/v1/locations/search?organizationId=${org.id}&q=${encodeURIComponent("%")}`, { token: user.token }));
     expect(percent.map((l: any) => l.name)).toEqual(["100% Montmartre"]);
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(user, org.id, "operator");
     const all = await call("GET", `/v1/locations/search?organizationId=${org.id}`, { token: operator.token });
     expect(all.body.meta.total).toBe(3);
   });
@@ -311,7 +304,7 @@ describe("DELETE /v1/locations/{id}", () => {
     const loc = await addLocation(user, org.id);
     const stranger = await registerUser();
     expectError(await call("DELETE", `/v1/locations/${loc.id}`, { token: stranger.token }), 404, "NOT_FOUND");
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(user, org.id, "operator");
     expectError(await call("DELETE", `/v1/locations/${loc.id}`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
   });
 });

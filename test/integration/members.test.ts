@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { addMember, call, createApiKey, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
+import type { Env } from "../../src/env";
 
 async function orgWithOwner() {
   const owner = await registerUser();
@@ -25,7 +27,7 @@ describe("POST /v1/organizations/{id}/members", () => {
   });
 
   it("emits member.joined on the EVENTS queue", async () => {
-    const send = vi.spyOn(env.EVENTS, "send");
+    const send = vi.spyOn(env.EVENTS as Env["EVENTS"], "send");
     try {
       const { owner, org, path } = await orgWithOwner();
       const user = await registerUser();
@@ -52,8 +54,8 @@ describe("POST /v1/organizations/{id}/members", () => {
     const { owner, org, path } = await orgWithOwner();
     const admin = await registerUser();
     const manager = await registerUser();
-    await addMember(owner, org.id, admin, "admin");
-    await addMember(owner, org.id, manager, "manager");
+    await addMember(owner, org.id, "admin", admin);
+    await addMember(owner, org.id, "manager", manager);
     const candidate = await registerUser();
     expectError(await call("POST", path, { token: owner.token, body: { email: candidate.email, role: "owner" } }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("POST", path, { token: admin.token, body: { email: candidate.email, role: "owner" } }), 403, "AUTHORIZATION_ERROR");
@@ -79,8 +81,8 @@ describe("GET /v1/organizations/{id}/members", () => {
   it("pages members for any member; a read key may not see them, an admin key may", async () => {
     const { owner, org, path } = await orgWithOwner();
     const operator = await registerUser();
-    await addMember(owner, org.id, operator, "operator");
-    for (let i = 0; i < 3; i++) await addMember(owner, org.id, await registerUser(), "operator");
+    await addMember(owner, org.id, "operator", operator);
+    for (let i = 0; i < 3; i++) await addMember(owner, org.id, "operator", await registerUser());
     const page = await call("GET", `${path}?limit=2&page=2`, { token: operator.token });
     expect(expectOk(page)).toHaveLength(2);
     expect(page.body.meta).toEqual({ total: 5, page: 2, limit: 2, hasMore: true });
@@ -106,7 +108,7 @@ describe("PATCH and DELETE /v1/organizations/{id}/members/{userId}", () => {
   it("changes a role and removes a member", async () => {
     const { owner, org, path } = await orgWithOwner();
     const user = await registerUser();
-    await addMember(owner, org.id, user, "operator");
+    await addMember(owner, org.id, "operator", user);
     expect(expectOk(await call("PATCH", `${path}/${user.id}`, { token: owner.token, body: { role: "manager" } })).role).toBe("manager");
     expect(expectOk(await call("DELETE", `${path}/${user.id}`, { token: owner.token }))).toEqual({ userId: user.id, removed: true });
     expectError(await call("GET", `/v1/organizations/${org.id}`, { token: user.token }), 404, "NOT_FOUND");
@@ -117,7 +119,7 @@ describe("PATCH and DELETE /v1/organizations/{id}/members/{userId}", () => {
   it("never demotes, removes or creates an owner (403): there is always exactly one", async () => {
     const { owner, org, path } = await orgWithOwner();
     const admin = await registerUser();
-    await addMember(owner, org.id, admin, "admin");
+    await addMember(owner, org.id, "admin", admin);
     expectError(await call("PATCH", `${path}/${owner.id}`, { token: admin.token, body: { role: "operator" } }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("PATCH", `${path}/${owner.id}`, { token: owner.token, body: { role: "admin" } }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `${path}/${owner.id}`, { token: admin.token }), 403, "AUTHORIZATION_ERROR");
@@ -130,8 +132,8 @@ describe("PATCH and DELETE /v1/organizations/{id}/members/{userId}", () => {
     const { owner, org, path } = await orgWithOwner();
     const manager = await registerUser();
     const operator = await registerUser();
-    await addMember(owner, org.id, manager, "manager");
-    await addMember(owner, org.id, operator, "operator");
+    await addMember(owner, org.id, "manager", manager);
+    await addMember(owner, org.id, "operator", operator);
     expectError(await call("PATCH", `${path}/${operator.id}`, { token: manager.token, body: { role: "manager" } }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `${path}/${manager.id}`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
   });
@@ -144,7 +146,7 @@ describe("PATCH and DELETE /v1/organizations/{id}/members/{userId}", () => {
   ])("PATCH refuses %s with 400", async (_label, body, field) => {
     const { owner, org, path } = await orgWithOwner();
     const user = await registerUser();
-    await addMember(owner, org.id, user, "operator");
+    await addMember(owner, org.id, "operator", user);
     expectError(await call("PATCH", `${path}/${user.id}`, { token: owner.token, body }), 400, "VALIDATION_ERROR", field);
   });
 });

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { recordNfcScan } from "../../src/services/nfc-tags";
-import { call, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
-import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { addArchivedQueue, addMember, addQueue, createOrganization, createQueueFixture, type QueueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 
 let owner: TestUser;
 let org: any;
@@ -14,7 +14,7 @@ let stranger: TestUser;
 beforeAll(async () => {
   owner = await registerUser();
   org = await createOrganization(owner);
-  fx = await createQueueFixture(org.id);
+  fx = await createQueueFixture(owner, org.id);
   stranger = await registerUser();
   await createOrganization(stranger);
 });
@@ -90,12 +90,12 @@ describe("POST /v1/nfc/tags", () => {
   });
 
   it("refuses an archived queue with INVALID_STATE", async () => {
-    const archived = await insertQueue(fx, "Y", true);
+    const archived = await addArchivedQueue(fx);
     expectError(await call("POST", "/v1/nfc/tags", { token: owner.token, body: tagBody({ queueId: archived }) }), 409, "INVALID_STATE");
   });
 
   it("needs QUEUE_MANAGE to register; an operator may read", async () => {
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(owner, org.id, "operator");
     expectError(await call("POST", "/v1/nfc/tags", { token: operator.token, body: tagBody() }), 403, "AUTHORIZATION_ERROR");
     const tag = await registerTag();
     expect(expectOk(await call("GET", `/v1/nfc/tags/${tag.nfcId}`, { token: operator.token })).id).toBe(tag.id);
@@ -139,7 +139,7 @@ describe("PATCH /v1/nfc/tags/{nfcId}", () => {
 
   it("moves a tag and points it at another queue of the organization", async () => {
     const tag = await registerTag();
-    const otherQueue = await insertQueue(fx, "B");
+    const otherQueue = await addQueue(fx);
     const moved = expectOk(
       await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, {
         token: owner.token,
@@ -153,7 +153,7 @@ describe("PATCH /v1/nfc/tags/{nfcId}", () => {
   it("never points a tag at another organization's queue, even one the caller manages", async () => {
     const tag = await registerTag();
     const secondOrg = await createOrganization(owner);
-    const elsewhere = await createQueueFixture(secondOrg.id);
+    const elsewhere = await createQueueFixture(owner, secondOrg.id);
     const res = await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token, body: { queueId: elsewhere.queueId } });
     expectError(res, 404, "NOT_FOUND");
   });
@@ -182,8 +182,8 @@ describe("GET /v1/nfc/tags", () => {
   it("lists the organization's tags newest first, filtered by queue", async () => {
     const o = await registerUser();
     const own = await createOrganization(o);
-    const q = await createQueueFixture(own.id);
-    const second = await insertQueue(q, "B");
+    const q = await createQueueFixture(o, own.id);
+    const second = await addQueue(q);
     const made: string[] = [];
     for (const [i, queueId] of [q.queueId, q.queueId, second].entries()) {
       testClock.set(Date.parse("2026-04-03T09:00:00.000Z") + i * 1000);

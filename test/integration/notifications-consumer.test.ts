@@ -2,8 +2,8 @@ import { env } from "cloudflare:test";
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI, jwtVerify } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
-import { call, createApiKey, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
-import { queueFixture, type Fixture } from "../helpers/catalog";
+import { call, expectOk, unique } from "../helpers/api";
+import { createApiKey, type Fixture, queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 import { capture, deliveriesOf, eventsOf, feed, feedEvents, inbox, smsUsed, type Captured } from "../helpers/notifications";
 
 // The EVENTS consumer with the events the rooms really produced (CONTRACT §7).

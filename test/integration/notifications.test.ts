@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { utcMonth } from "../../src/lib/time";
-import { call, createApiKey, expectError, expectOk, registerUser, unique } from "../helpers/api";
-import { addMember, queueFixture, setPlan } from "../helpers/catalog";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { addMember, createApiKey, queueFixture, registerUser, setPlan } from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, smsUsed, type Captured } from "../helpers/notifications";
 
 // The notification routes (spec §4.15, CONTRACT §7) through HTTP.
@@ -136,7 +136,7 @@ describe("business SMS", () => {
     expect(row).toMatchObject({ channel: "sms", provider: "outbox", status: "sent" });
     expect(JSON.parse(row.payload).body).toBe(body.message);
 
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectOk(await call("POST", "/v1/notifications/sms", { token: operator.token, body: { ...body, purpose: "announcement" } }), 201);
     const key = await createApiKey(f.owner, f.organizationId, ["write:queues"]);
     expectOk(await call("POST", "/v1/notifications/sms", { apiKey: key.key, body: { ...body, purpose: "reminder" } }), 201);

@@ -1,13 +1,14 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { addMember, call, createApiKey, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
 
 describe("GET /v1/organizations/{id}", () => {
   it("answers any member and any key of the organization", async () => {
     const owner = await registerUser();
     const org = await createOrganization(owner, { name: "Banque du Coin" });
     const operator = await registerUser();
-    await addMember(owner, org.id, operator, "operator");
+    await addMember(owner, org.id, "operator", operator);
     const { key } = await createApiKey(owner, org.id);
     for (const opts of [{ token: owner.token }, { token: operator.token }, { apiKey: key }]) {
       const data = expectOk(await call("GET", `/v1/organizations/${org.id}`, opts));
@@ -58,8 +59,8 @@ describe("PATCH /v1/organizations/{id}", () => {
     const org = await createOrganization(owner);
     const admin = await registerUser();
     const manager = await registerUser();
-    await addMember(owner, org.id, admin, "admin");
-    await addMember(owner, org.id, manager, "manager");
+    await addMember(owner, org.id, "admin", admin);
+    await addMember(owner, org.id, "manager", manager);
     const adminKey = await createApiKey(owner, org.id, ["admin"]);
     const readKey = await createApiKey(owner, org.id);
     expectOk(await call("PATCH", `/v1/organizations/${org.id}`, { token: admin.token, body: { name: "By admin" } }));
@@ -111,7 +112,7 @@ describe("DELETE /v1/organizations/{id}", () => {
     const owner = await registerUser();
     const org = await createOrganization(owner);
     const admin = await registerUser();
-    await addMember(owner, org.id, admin, "admin");
+    await addMember(owner, org.id, "admin", admin);
     const adminKey = await createApiKey(owner, org.id, ["admin"]);
     await seedQueue(org.id);
     expectError(await call("DELETE", `/v1/organizations/${org.id}`, { token: admin.token }), 403, "AUTHORIZATION_ERROR");
@@ -135,7 +136,7 @@ describe("POST /v1/organizations/{id}/transfer-ownership", () => {
     const owner = await registerUser();
     const org = await createOrganization(owner);
     const next = await registerUser();
-    await addMember(owner, org.id, next, "operator");
+    await addMember(owner, org.id, "operator", next);
     const res = await call("POST", `/v1/organizations/${org.id}/transfer-ownership`, { token: owner.token, body: { newOwnerId: next.id } });
     expect(expectOk(res)).toEqual({ organizationId: org.id, ownerId: next.id, previousOwnerId: owner.id, previousOwnerRole: "admin" });
     const list = expectOk(await call("GET", `/v1/organizations/${org.id}/members`, { token: next.token }));
@@ -150,7 +151,7 @@ describe("POST /v1/organizations/{id}/transfer-ownership", () => {
     const org = await createOrganization(owner);
     const admin = await registerUser();
     const outsider = await registerUser();
-    await addMember(owner, org.id, admin, "admin");
+    await addMember(owner, org.id, "admin", admin);
     const path = `/v1/organizations/${org.id}/transfer-ownership`;
     expectError(await call("POST", path, { token: owner.token, body: { newOwnerId: outsider.id } }), 404, "NOT_FOUND", "newOwnerId");
     expectError(await call("POST", path, { token: owner.token, body: { newOwnerId: owner.id } }), 400, "VALIDATION_ERROR", "newOwnerId");
@@ -165,8 +166,8 @@ describe("POST /v1/organizations/{id}/transfer-ownership", () => {
     const org = await createOrganization(owner);
     const a = await registerUser();
     const b = await registerUser();
-    await addMember(owner, org.id, a, "admin");
-    await addMember(owner, org.id, b, "admin");
+    await addMember(owner, org.id, "admin", a);
+    await addMember(owner, org.id, "admin", b);
     const path = `/v1/organizations/${org.id}/transfer-ownership`;
     const results = await Promise.all([
       call("POST", path, { token: owner.token, body: { newOwnerId: a.id } }),

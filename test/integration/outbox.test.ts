@@ -10,11 +10,12 @@ import {
 } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { ticketFigures } from "../../src/services/ticket-stats";
 import { database } from "../../src/db/client";
-import { call, expectOk, registerUser } from "../helpers/api";
-import { outboxSize, queueFixture, room, settle } from "../helpers/catalog";
+import { call, expectOk } from "../helpers/api";
+import { outboxSize, room, settle } from "../helpers/catalog";
+import { queueFixture, registerUser } from "../helpers/fixtures";
 import { ticketUpsert } from "../../src/queue-room/outbox";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 

@@ -1,9 +1,9 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, expectError, expectOk, unique } from "../helpers/api";
-import { addQueue, queueFixture, setPlan } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { addQueue, createApiKey, queueFixture, setPlan } from "../helpers/fixtures";
 
 // The buckets of docs/limits.md through HTTP: public reads and sockets per (IP, queue or
 // organization), failed credentials per IP before any lookup, widget keys per (key, IP), and

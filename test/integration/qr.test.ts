@@ -3,9 +3,9 @@ import { decode } from "fast-png";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
-import { addMember, createQueueFixture, insertQueue, type QueueFixture } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addArchivedQueue, addMember, addQueue, createCatalog, createOrganization, createQueueFixture, type QueueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 
 async function fetchImage(query: string): Promise<Response> {
   return SELF.fetch(`https://api.test/v1/qr/generate?${query}`);
@@ -135,7 +135,7 @@ describe("QR tokens", () => {
   beforeAll(async () => {
     owner = await registerUser();
     org = await createOrganization(owner);
-    fx = await createQueueFixture(org.id);
+    fx = await createQueueFixture(owner, org.id);
   });
 
   const create = (body: unknown, token = owner.token) => call("POST", "/v1/qr-tokens", { token, body });
@@ -181,12 +181,12 @@ describe("QR tokens", () => {
 
   it("refuses a queueId on service_checkin and a queue of another service", async () => {
     expectError(await create({ purpose: "service_checkin", serviceId: fx.serviceId, queueId: fx.queueId }), 400, "VALIDATION_ERROR", "queueId");
-    const other = await createQueueFixture(org.id);
+    const other = await createQueueFixture(owner, org.id);
     expectError(await create({ purpose: "verification", serviceId: other.serviceId, queueId: fx.queueId }), 400, "VALIDATION_ERROR", "serviceId");
   });
 
   it("refuses an archived queue with INVALID_STATE", async () => {
-    const archived = await insertQueue(fx, "Z", true);
+    const archived = await addArchivedQueue(fx);
     const res = await create({ purpose: "queue_join", queueId: archived });
     expectError(res, 409, "INVALID_STATE");
     expect(res.body.error.details.status).toBe("archived");
@@ -203,8 +203,19 @@ describe("QR tokens", () => {
     expectError(await create({ purpose: "service_checkin", serviceId: fx.serviceId }, stranger.token), 404, "NOT_FOUND");
   });
 
+  it("answers 404, not 400, for another organization's queue paired with the caller's own service", async () => {
+    const stranger = await registerUser();
+    const strangerOrg = await createOrganization(stranger);
+    const own = await createCatalog(stranger, strangerOrg.id);
+    const unknown = await create({ purpose: "verification", serviceId: own.serviceId, queueId: "que_00000000000000000000" }, stranger.token);
+    const foreign = await create({ purpose: "verification", serviceId: own.serviceId, queueId: fx.queueId }, stranger.token);
+    expectError(unknown, 404, "NOT_FOUND");
+    expectError(foreign, 404, "NOT_FOUND");
+    expect(foreign.body.error).toMatchObject({ message: unknown.body.error.message, details: unknown.body.error.details });
+  });
+
   it("needs QUEUE_MANAGE to create and revoke; an operator may list", async () => {
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(owner, org.id, "operator");
     const made = expectOk(await create({ purpose: "queue_join", queueId: fx.queueId }), 201);
     expectError(await create({ purpose: "queue_join", queueId: fx.queueId }, operator.token), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `/v1/qr-tokens/${made.id}`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
@@ -215,7 +226,7 @@ describe("QR tokens", () => {
   it("lists live tokens newest first, paginated and filtered, and revokes", async () => {
     const o = await registerUser();
     const own = await createOrganization(o);
-    const q = await createQueueFixture(own.id);
+    const q = await createQueueFixture(o, own.id);
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
       testClock.set(Date.parse("2026-06-01T10:00:00Z") + i * 1000);

@@ -1,9 +1,10 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { testClock } from "../../src/lib/clock";
-import { call, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
-import { addMember, insertService, queueFixture, setPlan, settle } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { insertService, settle } from "../helpers/catalog";
+import { addMember, createOrganization, queueFixture, registerUser, setPlan } from "../helpers/fixtures";
 
 describe("POST /v1/business/queues", () => {
   it("creates queues with letters A, B, C per service and a full record", async () => {
@@ -72,7 +73,7 @@ describe("POST /v1/business/queues", () => {
     const f = await queueFixture("pro");
     const stranger = await queueFixture("pro");
     expectError(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: stranger.serviceId, name: "X" } }), 404, "NOT_FOUND", "serviceId");
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(
       await call("POST", "/v1/business/queues", { token: operator.token, headers: { "X-Organization-Id": f.organizationId }, body: { serviceId: f.serviceId, name: "X" } }),
       403,
@@ -113,20 +114,6 @@ describe("GET /v1/business/queues and /v1/queues/{id}", () => {
     expect(q).toMatchObject({ waitingCount: 2, servingCount: 0, estimatedWaitMinutes: 10 });
     expectError(await call("GET", "/v1/queues/que_00000000000000000000", { token: f.owner.token }), 404, "NOT_FOUND");
   });
-
-  it("lazily configures a room from a queue row inserted by SQL (as the demo seed does)", async () => {
-    const f = await queueFixture("pro");
-    const at = Date.now();
-    const queueId = "que_s33d0000000000000000";
-    await env.DB.prepare(
-      "INSERT INTO queues (id, organization_id, service_id, name, letter, status, max_capacity, created_at, updated_at) VALUES (?, ?, ?, 'Seeded', 'Z', 'paused', 3, ?, ?)",
-    ).bind(queueId, f.organizationId, f.serviceId, at, at).run();
-    const q = expectOk(await call("GET", `/v1/queues/${queueId}`, { token: f.owner.token }));
-    expect(q).toMatchObject({ status: "paused", letter: "Z", maxCapacity: 3 });
-    expectOk(await call("PATCH", `/v1/business/queues/${queueId}/status`, { token: f.owner.token, body: { status: "active" } }));
-    const t = expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token: f.owner.token }), 201);
-    expect(t.displayCode).toBe("Z-001");
-  });
 });
 
 describe("PATCH /v1/business/queues/{id}/status", () => {
@@ -149,13 +136,59 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token }));
   });
 
+  it("D1 keeps the room's latest status when an earlier change's request finishes last (the outbox is its one writer)", async () => {
+    const f = await queueFixture("pro");
+    const token = f.owner.token;
+    const path = `/v1/business/queues/${f.queueId}/status`;
+    // D1 is intercepted at its binding, as outbound HTTP is at fetch: the first statement a
+    // request sends that writes queues.status waits until the test lets it go.
+    let release!: () => void;
+    const late = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const prepare = env.DB.prepare.bind(env.DB);
+    const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      const statement = prepare(query);
+      if (held || !/^update "queues" set "status"/i.test(query)) return statement;
+      held = true;
+      const delayed = (s: D1PreparedStatement): D1PreparedStatement =>
+        new Proxy(s, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop, target);
+            if (typeof value !== "function") return value;
+            if (prop === "bind") return (...args: unknown[]) => delayed(value.apply(target, args));
+            if (["run", "all", "first", "raw"].includes(String(prop))) return async (...args: unknown[]) => (await late, value.apply(target, args));
+            return value.bind(target);
+          },
+        });
+      return delayed(statement);
+    });
+    try {
+      const first = call("PATCH", path, { token, body: { status: "paused" } });
+      let settled = false;
+      void first.finally(() => (settled = true));
+      while (!held && !settled) await new Promise((r) => setTimeout(r, 5));
+      // The room has paused the queue; now it is reopened, and that request finishes first.
+      expectOk(await call("PATCH", path, { token, body: { status: "active" } }));
+      await settle(f.queueId);
+      release();
+      expectOk(await first);
+      await settle(f.queueId);
+    } finally {
+      release();
+      spy.mockRestore();
+    }
+    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token })).status).toBe("active");
+    const row = await env.DB.prepare("SELECT status FROM queues WHERE id = ?").bind(f.queueId).first<{ status: string }>();
+    expect(row?.status).toBe("active");
+  });
+
   it("refuses bad input, operators, and any change to an archived queue", async () => {
     const f = await queueFixture("pro");
     const path = `/v1/business/queues/${f.queueId}/status`;
     expectError(await call("PATCH", path, { token: f.owner.token, body: { status: "open" } }), 400, "VALIDATION_ERROR", "status");
     expectError(await call("PATCH", path, { token: f.owner.token, body: {} }), 400, "VALIDATION_ERROR", "status");
     expectError(await call("PATCH", path, { token: f.owner.token, body: { status: "active", name: "x" } }), 400, "VALIDATION_ERROR", "name");
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(await call("PATCH", path, { token: operator.token, body: { status: "paused" } }), 403, "AUTHORIZATION_ERROR");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }));
     const res = await call("PATCH", path, { token: f.owner.token, body: { status: "active" } });
@@ -225,7 +258,7 @@ describe("PATCH /v1/business/queues/{queueId}", () => {
     ] as const) {
       expectError(await call("PATCH", path, { token: f.owner.token, body }), 400, "VALIDATION_ERROR", field);
     }
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(await call("PATCH", path, { token: operator.token, body: { name: "Mine" } }), 403, "AUTHORIZATION_ERROR");
     const stranger = await registerUser();
     expectError(await call("PATCH", path, { token: stranger.token, body: { name: "Theirs" } }), 404, "NOT_FOUND");

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, createOrganization, expectError, expectOk, registerUser } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
 
 const WINDOW_START = "2026-03-02T10:00:00.000Z";
 const WINDOW_END_SECONDS = String(Date.parse("2026-03-02T10:01:00.000Z") / 1000);

@@ -3,9 +3,10 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { destination } from "../../src/domain/geo";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
-import { addMember, addQueue, queueFixture, settle, type Fixture } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { settle } from "../helpers/catalog";
+import { addMember, addQueue, createApiKey, type Fixture, queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 
 // Remote join through HTTP: eligibility, start, location updates, confirmation, and the clocks
 // (front expiry, inactivity, penalty) run by the minute sweep with an injected clock.
@@ -349,7 +350,7 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
     const joined = await start(user, g.queueId);
     const path = `/v1/remote-join/${joined.ticket.id}/confirm`;
     expectError(await call("POST", path, { token: user.token, body: { method: "manual" } }), 403, "AUTHORIZATION_ERROR");
-    const operator = await addMember(g.organizationId, "operator");
+    const operator = await addMember(g.owner, g.organizationId, "operator");
     expect(expectOk(await call("POST", path, { token: operator.token, body: { method: "manual" } })).remoteJoin.status).toBe("arrived");
   });
 

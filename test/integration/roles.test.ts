@@ -1,19 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../../src/domain/permissions";
-import {
-  addMember,
-  call,
-  createApiKey,
-  createCatalog,
-  createOrganization,
-  expectError,
-  expectOk,
-  registerUser,
-  unique,
-  type ApiResponse,
-  type TestUser,
-} from "../helpers/api";
+import { type ApiResponse, call, expectError, expectOk, unique } from "../helpers/api";
+import { addMember, createApiKey, createCatalog, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet } from "../helpers/outbound";
 
 // The role and key-permission matrix: every route that acts inside an organization, tried by
@@ -54,7 +43,7 @@ async function makeFixture(): Promise<Fixture> {
   const users = { owner } as Record<Role, TestUser>;
   for (const role of ["admin", "manager", "operator"] as const) {
     users[role] = await registerUser();
-    await addMember(owner, org.id, users[role], role);
+    await addMember(owner, org.id, role, users[role]);
   }
   const keys = {} as Record<KeyKind, string>;
   for (const kind of KEY_KINDS) keys[kind] = (await createApiKey(owner, org.id, [kind])).key;
@@ -75,7 +64,7 @@ async function newLocation(f: Fixture): Promise<Extra> {
 
 async function newMember(f: Fixture): Promise<Extra> {
   const user = await registerUser();
-  await addMember(f.users.owner, f.org.id, user, "operator");
+  await addMember(f.users.owner, f.org.id, "operator", user);
   return { userId: user.id };
 }
 

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { newId } from "../../src/lib/ids";
-import { call, createOrganization, expectError, expectOk, registerUser, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
@@ -26,14 +27,6 @@ async function addService(user: TestUser, locationIds: string[], extra: Record<s
     await call("POST", "/v1/services", { token: user.token, body: { name: "Teller", locationIds, serviceTypeId: "st_bank_teller", ...extra } }),
     201,
   );
-}
-
-async function addMember(organizationId: string, role: string): Promise<TestUser> {
-  const user = await registerUser();
-  await env.DB.prepare("INSERT INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, 0, 0)")
-    .bind(organizationId, user.id, role)
-    .run();
-  return user;
 }
 
 async function insertQueue(organizationId: string, serviceId: string, letter: string, extra: { status?: string; archivedAt?: number } = {}) {
@@ -159,7 +152,7 @@ describe("POST /v1/services", () => {
     const mixed = await call("POST", "/v1/services", { token: user.token, body: body([loc.id, other.loc.id]) });
     expectError(mixed, 404, "NOT_FOUND", "locationIds");
     expectError(await call("POST", "/v1/services", { token: user.token, body: body(["loc_00000000000000000000"]) }), 404, "NOT_FOUND", "locationIds");
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(user, org.id, "operator");
     expectError(await call("POST", "/v1/services", { token: operator.token, body: body([loc.id]) }), 403, "AUTHORIZATION_ERROR");
   });
 });
@@ -247,7 +240,7 @@ describe("GET/PATCH/DELETE /v1/services/{id}", () => {
     expect(updated.updatedAt > svc.updatedAt).toBe(true);
     const again = expectOk(await call("GET", `/v1/services/${svc.id}`, { token: user.token }));
     expect(again).toEqual(updated);
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(user, org.id, "operator");
     expect(expectOk(await call("GET", `/v1/services/${svc.id}`, { token: operator.token })).id).toBe(svc.id);
     expectError(await call("PATCH", `/v1/services/${svc.id}`, { token: operator.token, body: { name: "x" } }), 403, "AUTHORIZATION_ERROR");
   });
@@ -310,7 +303,7 @@ describe("GET /v1/services/organization/search", () => {
     const paused = await addService(user, [loc.id], { name: "Cash advance" });
     await addService(user, [loc.id], { name: "Loans" });
     expectOk(await call("PATCH", `/v1/services/${paused.id}`, { token: user.token, body: { status: "pending" } }));
-    const operator = await addMember(org.id, "operator");
+    const operator = await addMember(user, org.id, "operator");
     const active = expectOk(await call("GET", `/v1/services/organization/search?organizationId=${org.id}&q=CASH`, { token: operator.token }));
     expect(active.map((s: any) => s.name)).toEqual(["Cash desk"]);
     const all = expectOk(await call("GET", `/v1/services/organization/search?organizationId=${org.id}&q=cash&activeOnly=false`, { token: operator.token }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
-import { queueFixture } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 
 // A browser that still holds an old session cookie (CONTRACT §10): signing in is never blocked,
 // public routes answer it as anyone, and any 401 the cookie causes clears it.

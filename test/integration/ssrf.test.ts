@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { env } from "cloudflare:test";
-import { call, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet, slowAnswer } from "../helpers/outbound";
 
 // The outbound guard, seen from the API: customer-chosen domains (verification) and URLs

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
-import { call, expectError, expectOk, registerUser } from "../helpers/api";
-import { addMember, addQueue, insertService, queueFixture } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk } from "../helpers/api";
+import { insertService } from "../helpers/catalog";
+import { addMember, addQueue, queueFixture, registerUser } from "../helpers/fixtures";
 
 describe("POST /v1/queues/{id}/join", () => {
   it("creates a full ticket record with position and estimate", async () => {
@@ -101,7 +102,7 @@ describe("POST /v1/queues/{id}/join", () => {
 describe("operator-join and vip-ticket", () => {
   it("create ghost tickets owned by the operator; VIPs go first in arrival order", async () => {
     const f = await queueFixture("pro");
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     const regular = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: operator.token, body: { visitorName: "Ann", partySize: 2 } }), 201);
     expect(regular).toMatchObject({ userId: operator.id, isGhostMode: true, isPriority: false, visitorName: "Ann", partySize: 2, source: "operator", position: 1 });
     const vip1 = expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: operator.token }), 201);
@@ -142,7 +143,7 @@ describe("GET /v1/tickets/{id}, cancel by owner, lists", () => {
     const customer = await registerUser({ accountType: "customer" });
     const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
     expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: customer.token })).id).toBe(t.id);
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: operator.token })).id).toBe(t.id);
     const stranger = await registerUser();
     expectError(await call("GET", `/v1/tickets/${t.id}`, { token: stranger.token }), 404, "NOT_FOUND");
@@ -181,7 +182,7 @@ describe("GET /v1/tickets/{id}, cancel by owner, lists", () => {
     await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token });
     await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
     expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/clear`, { token: f.owner.token }))).toEqual({ cancelled: 2 });
-    const operator = await addMember(f.organizationId, "operator");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(await call("POST", `/v1/queues/${f.queueId}/clear`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
     expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token })).archivedAt).not.toBeNull();

@@ -1,9 +1,10 @@
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testClock } from "../../src/lib/clock";
+import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, addQueue, queueFixture, settle, type Fixture } from "../helpers/catalog";
+import { settle } from "../helpers/catalog";
+import { addMember, addQueue, type Fixture, queueFixture } from "../helpers/fixtures";
 
 // Every row of the CONTRACT §4 table, and every operation refused from every other status.
 
@@ -16,7 +17,7 @@ let spare: string;
 
 beforeAll(async () => {
   f = await queueFixture("pro");
-  operator = await addMember(f.organizationId, "operator");
+  operator = await addMember(f.owner, f.organizationId, "operator");
   spare = await addQueue(f);
 });
 

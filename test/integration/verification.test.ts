@@ -1,8 +1,9 @@
 import { createScheduledController } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { testClock } from "../../src/lib/clock";
-import { call, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet } from "../helpers/outbound";
 import { env } from "cloudflare:test";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { importJWK, jwtVerify } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { call, createApiKey, expectError, expectOk, registerUser } from "../helpers/api";
-import { queueFixture } from "../helpers/catalog";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createApiKey, queueFixture, registerUser } from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
 
 // Web push for widget visitors: the subscription is tied to the ticket by the widget key that

@@ -5,8 +5,9 @@ import type { DomainEventMessage } from "../../src/domain/events";
 import type { WebhookDeliveryMessage } from "../../src/domain/webhooks";
 import worker from "../../src/index";
 import { WEBHOOKS_QUEUE } from "../../src/jobs/webhook-deliveries";
-import { testClock } from "../../src/lib/clock";
-import { call, createApiKey, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { createApiKey, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet, type FakeInternet } from "../helpers/outbound";
 
 // Webhook subscriptions through the API; deliveries through the exported queue handler, with

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { call, createApiKey, createCatalog, createOrganization, expectError, expectOk, registerUser, unique, type TestUser } from "../helpers/api";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { createApiKey, createCatalog, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet } from "../helpers/outbound";
 
 // A widget key locked to the organization's verified domains: the widget routes answer CORS

@@ -1,7 +1,8 @@
 import { SELF, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, createApiKey, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
-import { addQueue, queueFixture, room, type Fixture } from "../helpers/catalog";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { room } from "../helpers/catalog";
+import { addQueue, createApiKey, createOrganization, type Fixture, queueFixture, registerUser } from "../helpers/fixtures";
 
 // The widget routes over HTTP and the live channel over real WebSockets (SELF.fetch upgrade).
 

@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, createOrganization, expectError, expectOk, registerUser, unique } from "../helpers/api";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { createOrganization, registerUser } from "../helpers/fixtures";
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

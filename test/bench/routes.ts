@@ -1,18 +1,20 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../http/context";
-import { validationError } from "../http/errors";
-import { ok } from "../http/respond";
-import { validationHook } from "../http/validation";
-import { now } from "../lib/clock";
-import type { NewTicket } from "../queue-room/types";
-import { findQueue, inRoom } from "../services/queues";
-import { roomOf } from "../services/queue-rooms";
+import type { AppEnv } from "../../src/http/context";
+import { validationError } from "../../src/http/errors";
+import { ok } from "../../src/http/respond";
+import { validationHook } from "../../src/http/validation";
+import { now } from "../../src/lib/clock";
+import type { NewTicket } from "../../src/queue-room/types";
+import { findQueue } from "../../src/services/queues";
+import { inRoom, readRoom } from "../../src/services/queue-rooms";
+import type { BenchEnv } from "./worker";
 
-// Routes for `npm run bench` only (test/bench/run.mjs): the two baselines the real routes are
-// compared with, and bulk seeding that would take minutes through the API. src/app.ts hands
-// requests to them only when the BENCH var is set; otherwise /__bench/* is a plain 404. They
-// are not part of the API, so they are not in the OpenAPI document.
+// Routes for `npm run bench` only (test/bench/run.mjs), served by the bench's own entry
+// (test/bench/worker.ts), never by the Worker that deploys: the two baselines the real routes
+// are compared with, and bulk seeding that would take minutes through the API.
+
+type BenchContext = Context<{ Bindings: BenchEnv; Variables: AppEnv["Variables"] }>;
 
 /** Tickets asked of a room at once while seeding: enough to keep it busy, few enough to stay polite. */
 const SEED_IN_FLIGHT = 50;
@@ -33,23 +35,23 @@ const SeedLocations = z.strictObject({
   spreadKm: z.number().gt(0).max(500),
 });
 
-async function body<T extends z.ZodType>(c: Context<AppEnv>, schema: T): Promise<z.infer<T>> {
+async function body<T extends z.ZodType>(c: BenchContext, schema: T): Promise<z.infer<T>> {
   const raw: unknown = await c.req.json().catch(() => {
     throw validationError("body", "malformed JSON");
   });
   const result = schema.safeParse(raw);
-  validationHook(result.success ? { success: true } : { success: false, error: result.error, target: "json" }, c);
+  validationHook(result.success ? { success: true } : { success: false, error: result.error, target: "json" }, c as unknown as Context<AppEnv>);
   return result.data as z.infer<T>;
 }
 
 export function benchRoutes() {
-  const app = new Hono<AppEnv>().basePath("/__bench");
+  const app = new Hono<{ Bindings: BenchEnv; Variables: AppEnv["Variables"] }>().basePath("/__bench");
 
   /** Baseline A: the Worker answering with no middleware, storage or room behind it. */
   app.get("/empty", (c) => c.json(ok(null)));
 
-  /** Baseline B: one RPC into the queue's room that does nothing. */
-  app.get("/queues/:queueId/ping", async (c) => c.json(ok(await roomOf(c.env, c.req.param("queueId")).ping())));
+  /** Baseline B: one RPC into a Durable Object (one per queue id, like rooms) that does nothing. */
+  app.get("/queues/:queueId/ping", async (c) => c.json(ok(await c.env.EMPTY_ROOM.get(c.env.EMPTY_ROOM.idFromName(c.req.param("queueId"))).ping())));
 
   /** Enterprise plan: no ticket quota, so join can be loaded without running out. */
   app.post("/organizations/:organizationId/enterprise", async (c) => {
@@ -78,8 +80,8 @@ export function benchRoutes() {
       const batch = Math.min(SEED_IN_FLIGHT, count - done);
       await Promise.all(Array.from({ length: batch }, () => inRoom(c.env, queue, (room) => room.join(ticket, now()))));
     }
-    const summary = await roomOf(c.env, queue.id).summary(now());
-    return c.json(ok({ seeded: count, waitingCount: summary?.waitingCount ?? 0 }));
+    const summary = await readRoom(c.env, queue, (room) => room.summary(now()));
+    return c.json(ok({ seeded: count, waitingCount: summary.waitingCount }));
   });
 
   /** How many of the queue's tickets the outbox has projected to D1: the bench waits for it to settle. */
