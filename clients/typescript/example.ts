@@ -4,6 +4,7 @@ import { QueueClient } from "./client";
 
 const baseUrl = "http://127.0.0.1:8787";
 const client = new QueueClient({ baseUrl, apiKey: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0" });
+// The demo queue id `npm run dev` prints (its queue is created through the API on first start).
 const queueId = "que_d3m0q000000000000000";
 
 export async function main(): Promise<void> {

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and log in
-         * @description Create an account and log in.
+         * @description Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.
          */
         post: operations["register"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends.
+         * @description A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.
          */
         post: operations["logIn"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * End the session
-         * @description The token stops working at once; the cookie is cleared.
+         * @description The token stops working at once. The cookie is always cleared: without a valid session (expired, already logged out, or none) the answer is the same 200, so a browser can always sign out. An API key gets 403.
          */
         post: operations["logOut"];
         delete?: never;
@@ -1400,6 +1400,594 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/billing/subscription/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's subscription (owners, admins, read:analytics keys)
+         * @description The organization's subscription (owners, admins, read:analytics keys).
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change plan or billing interval (ORG_MANAGE)
+         * @description An upgrade answers `status: incomplete` with a `checkoutUrl` and changes nothing until the provider confirms the payment. A downgrade (starter included) is scheduled for `currentPeriodEnd`. Asking for the plan in force drops a scheduled change. `currency` picks the provider: EUR and USD through Stripe, XOF through FedaPay (default: the subscription's currency).
+         */
+        patch: operations["changeSubscription"];
+        trace?: never;
+    };
+    "/v1/billing/subscription/{organizationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel at the end of the paid period (ORG_MANAGE)
+         * @description Access stays until `currentPeriodEnd` (`cancelAtPeriodEnd: true`), then the organization is on starter. An open checkout is dropped.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/usage/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This month's usage: tickets, API calls, SMS, webhook deliveries, each {used, limit, resetsAt}
+         * @description This month's usage: tickets, API calls, SMS, webhook deliveries, each {used, limit, resetsAt}.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/usage/{organizationId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Invoice history with payment statuses, newest first
+         * @description Invoice history with payment statuses, newest first.
+         */
+        get: operations["listInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/fedapay/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay a plan in XOF through FedaPay (WAEMU zone; ORG_MANAGE)
+         * @description Opens a FedaPay payment for the plan; the plan starts when FedaPay confirms the transaction. Answers the subscription (status incomplete) with the checkout.
+         */
+        post: operations["createFedapayCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/webhooks/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives Stripe's events (signed)
+         * @description Header `Stripe-Signature: t=…,v1=…`; secret STRIPE_WEBHOOK_SECRET. Used: checkout.session.completed, invoice.paid, invoice.payment_failed, customer.subscription.deleted, checkout.session.expired. The signature is checked on the raw body with a 5-minute window; a missing, wrong or stale signature is 400 and changes nothing. Each event id is applied once (a replay answers `applied: false`); event types not used are acknowledged.
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/webhooks/fedapay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives Fedapay's events (signed)
+         * @description Header `X-FEDAPAY-SIGNATURE: t=…,s=…`; secret FEDAPAY_WEBHOOK_SECRET. A transaction.approved is read back from FedaPay's API before the plan is granted. The signature is checked on the raw body with a 5-minute window; a missing, wrong or stale signature is 400 and changes nothing. Each event id is applied once (a replay answers `applied: false`); event types not used are acknowledged.
+         */
+        post: operations["receiveFedapayEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/webhooks/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives the sandbox provider's events (signed)
+         * @description Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET (a fixed default when unset). Sent by the sandbox's own checkout page and renewals. The signature is checked on the raw body with a 5-minute window; a missing, wrong or stale signature is 400 and changes nothing. Each event id is applied once (a replay answers `applied: false`); event types not used are acknowledged.
+         */
+        post: operations["receiveSandboxEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/checkouts/{checkoutId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A checkout's status; for the sandbox provider, its payment page (HTML when the browser asks for it)
+         * @description The checkout id is the capability: no credential is needed. The page of an open sandbox checkout has the Pay button.
+         */
+        get: operations["getCheckout"];
+        put?: never;
+        /**
+         * Pays an open sandbox checkout (sandbox provider only)
+         * @description The sandbox signs a `checkout.paid` event and hands it to the same receiver as /v1/billing/webhooks/sandbox: the plan starts exactly as with a real provider. `renewals=fail` pays with a card that declines the renewals (to try a failed renewal). A browser (Accept: text/html) is sent on to the checkout's return URL.
+         */
+        post: operations["paySandboxCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/business/verification/generate-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new verification token for the organization (the previous one stops counting)
+         * @description ORG_MANAGE (owner, admin, or an `admin` key). The organization is the key's, or X-Organization-Id for a session. Place it with one method, then call verify. Verified domains are re-checked daily with the current token.
+         */
+        post: operations["generateVerificationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/business/verification/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look for the proof on a domain now
+         * @description ORG_MANAGE (owner, admin, or an `admin` key). The organization is the key's, or X-Organization-Id for a session. dns: a TXT record `service-verification=<token>` on the domain or on `_service-verification.<domain>`; file: `https://<domain>/service-verification.html` containing `service-verification=<token>`; meta: `<meta name="service-verification" content="<token>">` in the head of `https://<domain>/`. Answers the domain's state: verified, failed (proof absent, with failureReason) or pending (could not check; retried hourly for 3 days). A domain that is not a public host name, or whose page would be fetched from a private address, is 400 VALIDATION_ERROR on `domain`.
+         */
+        post: operations["verifyDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/business/verification/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every domain of the organization with its verification state
+         * @description ORG_MANAGE (owner, admin, or an `admin` key). The organization is the key's, or X-Organization-Id for a session.
+         */
+        get: operations["getVerificationStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's webhook subscriptions, newest first
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe an endpoint to events; the signing secret is in the answer only this once
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. The URL must pass the outbound guard (https, public host, public addresses). The plan's webhook quota applies (403 QUOTA_EXCEEDED).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook subscription
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a subscription and its delivery log
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription's URL, events, description, or turn it on or off
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. Enabling a subscription the service disabled clears its reason and failure streak.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret, shown once; the old one keeps signing for 24 h
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. During the overlap every delivery carries two signatures (space-separated in webhook-signature).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event to this endpoint
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. Queued like any delivery (signed, retried); follow it in the deliveries list.
+         */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscription's deliveries, newest first
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. Status pending (being tried), succeeded (a 2xx answer) or failed (24 h of failures, or the subscription was disabled).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event again
+         * @description Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. A new delivery with the same body and webhook-id (receivers that de-duplicate by id will ignore it if they already have it).
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register this device's push token (idempotent per token)
+         * @description Registering a token again updates it; a token registered by another user moves to the caller (one phone, one account at a time).
+         */
+        post: operations["registerPushDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/unregister": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop pushes to this token
+         * @description Only the caller's own token; another user's or an unknown token is 404.
+         */
+        delete: operations["unregisterPushDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's notification preferences (both default true)
+         * @description The caller's notification preferences (both default true).
+         */
+        get: operations["getNotificationPreferences"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change notification preferences
+         * @description `smsNotifications: false` stops SMS about the caller's tickets; `ticketReminders: false` silences ticket.almost_called and appointment.reminder on every channel.
+         */
+        patch: operations["updateNotificationPreferences"];
+        trace?: never;
+    };
+    "/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's in-app notifications, newest first
+         * @description The caller's in-app notifications, newest first.
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark all the caller's notifications read
+         * @description Mark all the caller's notifications read.
+         */
+        post: operations["markAllNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/{notificationId}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark one notification read
+         * @description Another user's notification is 404, like an unknown id.
+         */
+        post: operations["markNotificationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an SMS from the business (pro plan; counted in the month's SMS usage)
+         * @description ORG_MANAGE or QUEUE_OPERATE. `purpose`: ticket_update, reminder, announcement, appointment. 402 PLAN_REQUIRED on starter; 403 QUOTA_EXCEEDED past the plan's monthly allowance (pro 1,000, enterprise 10,000). The organization is the API key's, else X-Organization-Id, else the caller's only membership. `status: queued` means the provider failed for a passing reason and it is retried.
+         */
+        post: operations["sendSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/notification-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's notification deliveries, newest first (ORG_MANAGE)
+         * @description One record per (event, channel, recipient). `failed`: the provider refused for good (its answer is kept); `retrying`: a passing failure being retried with backoff; `dead_lettered`: retries ran out.
+         */
+        get: operations["listNotificationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/push/public-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The VAPID public key browsers subscribe with (null: web push is not configured)
+         * @description The VAPID public key browsers subscribe with (null: web push is not configured).
+         */
+        get: operations["getWebPushPublicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/tickets/{ticketId}/push-subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Opt a widget visitor in to web push for their ticket
+         * @description Called by embed.js after a widget join, with the same API key that took the ticket and the browser's PushSubscription (`subscription.toJSON()`). Only a live widget ticket taken with this key is accepted (else 404). The visitor then gets the ticket's notifications (almost called, called, …) in `language` (else the organization's default) until the ticket ends.
+         */
+        post: operations["subscribeVisitorToWebPush"];
+        /**
+         * Opt a widget visitor out of web push for their ticket
+         * @description Opt a widget visitor out of web push for their ticket.
+         */
+        delete: operations["unsubscribeVisitorFromWebPush"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1952,10 +2540,14 @@ export interface components {
             createdAt: string;
             lastUsedAt: string | null;
             revokedAt: string | null;
+            /** @description A widget key locked to these origins (on verified domains); null = any origin */
+            allowedOrigins: string[] | null;
         };
         CreateApiKeyRequest: {
             name: string;
             permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read" | "write" | "admin")[];
+            /** @description Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none. */
+            allowedOrigins?: string[];
         };
         WidgetOrganizationInfo: {
             organizationId: string;
@@ -2080,6 +2672,305 @@ export interface components {
         RemoteJoinConfirmRequest: {
             /** @enum {string} */
             method?: "geofence" | "qr_scan" | "nfc_scan" | "manual";
+        };
+        Subscription: {
+            organizationId: string;
+            /**
+             * @description The plan being paid for while status is incomplete, else the plan in force
+             * @enum {string}
+             */
+            plan: "starter" | "pro" | "enterprise";
+            /** @enum {string} */
+            billingInterval: "monthly" | "yearly";
+            /** @enum {string} */
+            status: "active" | "incomplete" | "past_due" | "cancelled";
+            /** @enum {string} */
+            currency: "EUR" | "USD" | "XOF";
+            currentPeriodStart: string;
+            currentPeriodEnd: string;
+            cancelAtPeriodEnd: boolean;
+            /** @description Only while status is incomplete: where to pay */
+            checkoutUrl?: string;
+            /**
+             * @description The plan whose limits apply now
+             * @enum {string}
+             */
+            effectivePlan: "starter" | "pro" | "enterprise";
+            /**
+             * @description The plan that takes over at currentPeriodEnd (cancel, downgrade)
+             * @enum {string|null}
+             */
+            scheduledPlan: "starter" | "pro" | "enterprise" | null;
+            /** @description past_due only: when the organization falls back to starter */
+            graceUntil: string | null;
+            /** @enum {string|null} */
+            provider: "stripe" | "fedapay" | "sandbox" | null;
+            cancelReason: string | null;
+            /** @description Price of one period in minor units of currency */
+            amount: number;
+            checkout?: components["schemas"]["Checkout"];
+        };
+        Checkout: {
+            id: string;
+            /** @enum {string} */
+            provider: "stripe" | "fedapay" | "sandbox";
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @enum {string} */
+            billingInterval: "monthly" | "yearly";
+            /** @enum {string} */
+            currency: "EUR" | "USD" | "XOF";
+            /** @description Integer minor units (cents; XOF has none) */
+            amount: number;
+            checkoutUrl: string;
+            expiresAt: string;
+        };
+        ChangeSubscriptionRequest: {
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @enum {string} */
+            billingInterval?: "monthly" | "yearly";
+            /** @enum {string} */
+            currency?: "EUR" | "USD" | "XOF";
+            /**
+             * Format: uri
+             * @description Where the payer lands after the checkout (https)
+             */
+            returnUrl?: string;
+        };
+        CancelSubscriptionRequest: {
+            reason?: string;
+        };
+        Usage: {
+            organizationId: string;
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            periodStart: string;
+            periodEnd: string;
+            tickets: components["schemas"]["UsageMetric"];
+            apiCalls: components["schemas"]["UsageMetric"];
+            sms: components["schemas"]["UsageMetric"];
+            webhookDeliveries: components["schemas"]["UsageMetric"];
+        };
+        UsageMetric: {
+            used: number;
+            limit: number | null;
+            resetsAt: string;
+        };
+        Invoice: {
+            id: string;
+            organizationId: string;
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @enum {string} */
+            billingInterval: "monthly" | "yearly";
+            amount: number;
+            /** @enum {string} */
+            currency: "EUR" | "USD" | "XOF";
+            /** @enum {string} */
+            status: "paid" | "open" | "failed" | "void";
+            periodStart: string;
+            periodEnd: string;
+            /** @enum {string} */
+            provider: "stripe" | "fedapay" | "sandbox";
+            createdAt: string;
+            paidAt: string | null;
+        };
+        FedaPayCheckoutRequest: {
+            organizationId: string;
+            /** @enum {string} */
+            plan: "pro" | "enterprise";
+            /** @enum {string} */
+            billingInterval: "monthly" | "yearly";
+            /** Format: uri */
+            returnUrl: string;
+        };
+        WebhookReceipt: {
+            eventId: string;
+            type: string;
+            applied: boolean;
+        };
+        CheckoutStatus: {
+            id: string;
+            organizationId: string;
+            /** @enum {string} */
+            provider: "stripe" | "fedapay" | "sandbox";
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @enum {string} */
+            billingInterval: "monthly" | "yearly";
+            /** @enum {string} */
+            currency: "EUR" | "USD" | "XOF";
+            amount: number;
+            /** @enum {string} */
+            status: "open" | "completed" | "failed" | "expired";
+            expiresAt: string;
+        };
+        VerifiedDomain: {
+            domain: string;
+            /** @enum {string} */
+            status: "verified" | "pending" | "failed";
+            /** @enum {string} */
+            method: "dns" | "file" | "meta";
+            verifiedAt: string | null;
+            lastCheckedAt: string | null;
+            failureReason: string | null;
+        };
+        VerifyDomainRequest: {
+            /** @example shop.example.com */
+            domain: string;
+            /** @enum {string} */
+            method: "dns" | "file" | "meta";
+        };
+        Webhook: {
+            id: string;
+            organizationId: string;
+            url: string;
+            events: string[];
+            description: string | null;
+            enabled: boolean;
+            /** @description Why the service turned the subscription off (3 days of failures) */
+            disabledReason: string | null;
+            /** @description Until then the secret replaced by the last rotation signs too */
+            previousSecretExpiresAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        CreateWebhookRequest: {
+            /**
+             * @description https only, a public host name on port 443
+             * @example https://hooks.example.com/queue
+             */
+            url: string;
+            /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            description?: string;
+            enabled?: boolean;
+        };
+        UpdateWebhookRequest: {
+            /**
+             * @description https only, a public host name on port 443
+             * @example https://hooks.example.com/queue
+             */
+            url?: string;
+            /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            description?: string | null;
+            enabled?: boolean;
+        };
+        WebhookDelivery: {
+            id: string;
+            webhookId: string;
+            /** @description Also the webhook-id header and the body's id */
+            eventId: string;
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            responseStatus: number | null;
+            durationMs: number | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            redeliveryOf: string | null;
+            createdAt: string;
+            completedAt: string | null;
+        };
+        PushDevice: {
+            id: string;
+            /** @enum {string} */
+            platform: "ios" | "android" | "web";
+            fcmToken: string;
+            deviceId: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        RegisterPushRequest: {
+            /** @enum {string} */
+            platform: "ios" | "android" | "web";
+            fcmToken: string;
+            deviceId?: string;
+        };
+        UnregisterPushRequest: {
+            fcmToken: string;
+        };
+        NotificationPreferences: {
+            smsNotifications: boolean;
+            ticketReminders: boolean;
+        };
+        UpdateNotificationPreferencesRequest: {
+            smsNotifications?: boolean;
+            ticketReminders?: boolean;
+        };
+        Notification: {
+            id: string;
+            type: string;
+            title: string;
+            body: string;
+            data: {
+                ticketId?: string;
+                queueId?: string;
+                displayCode?: string;
+            };
+            readAt: string | null;
+            createdAt: string;
+        };
+        SmsSent: {
+            id: string;
+            phone: string;
+            /** @enum {string} */
+            purpose: "ticket_update" | "reminder" | "announcement" | "appointment";
+            /** @enum {string} */
+            status: "sent" | "queued" | "failed";
+            usage: {
+                used: number;
+                limit: number | null;
+                resetsAt: string;
+            };
+            createdAt: string;
+        };
+        SendSmsRequest: {
+            /** @example +33612345678 */
+            phone: string;
+            message: string;
+            /** @enum {string} */
+            purpose: "ticket_update" | "reminder" | "announcement" | "appointment";
+        };
+        NotificationDelivery: {
+            id: string;
+            eventId: string;
+            type: string;
+            /**
+             * @description `event`: the event itself could not be processed (EVENTS dead letter)
+             * @enum {string}
+             */
+            channel: "in_app" | "push" | "sms" | "web_push" | "event";
+            /** @description User id, phone, or the last 8 characters of a push token or endpoint */
+            recipient: string;
+            provider: string | null;
+            /** @enum {string} */
+            status: "pending" | "retrying" | "sent" | "failed" | "dead_lettered";
+            attempts: number;
+            /** @description The provider's last answer (status and body, truncated) */
+            providerResponse: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        VisitorPushSubscription: {
+            /**
+             * Format: uri
+             * @example https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu
+             */
+            endpoint: string;
+            keys: {
+                p256dh: string;
+                auth: string;
+            };
+            /** @enum {string} */
+            language?: "fr" | "en";
+        };
+        VisitorPushUnsubscribe: {
+            /** Format: uri */
+            endpoint: string;
         };
     };
     responses: {
@@ -2832,6 +3723,48 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                    };
+                };
+            };
+        };
+        /** @description `PAYMENT_PROVIDER_ERROR`: the payment provider did not answer as expected; retry later */
+        Error502: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_PROVIDER_ERROR",
+                 *         "message": "the payment provider did not answer as expected",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "PAYMENT_PROVIDER_ERROR";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -8403,7 +9336,10 @@ export interface operations {
                      *           ],
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "lastUsedAt": "2026-03-20T10:30:00.000Z",
-                     *           "revokedAt": "2026-03-20T10:30:00.000Z"
+                     *           "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *           "allowedOrigins": [
+                     *             "Demo"
+                     *           ]
                      *         }
                      *       ],
                      *       "meta": {
@@ -8456,6 +9392,9 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "permissions": [
                  *         "read:services"
+                 *       ],
+                 *       "allowedOrigins": [
+                 *         "Demo"
                  *       ]
                  *     }
                  */
@@ -8489,6 +9428,9 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "lastUsedAt": "2026-03-20T10:30:00.000Z",
                      *         "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *         "allowedOrigins": [
+                     *           "Demo"
+                     *         ],
                      *         "key": "Demo"
                      *       }
                      *     }
@@ -8556,7 +9498,10 @@ export interface operations {
                      *         ],
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "lastUsedAt": "2026-03-20T10:30:00.000Z",
-                     *         "revokedAt": "2026-03-20T10:30:00.000Z"
+                     *         "revokedAt": "2026-03-20T10:30:00.000Z",
+                     *         "allowedOrigins": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -9526,6 +10471,2556 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "plan": "pro",
+                     *         "billingInterval": "monthly",
+                     *         "status": "active",
+                     *         "currency": "EUR",
+                     *         "currentPeriodStart": "2026-03-20T10:30:00.000Z",
+                     *         "currentPeriodEnd": "2026-03-20T10:30:00.000Z",
+                     *         "cancelAtPeriodEnd": false,
+                     *         "checkoutUrl": "Demo",
+                     *         "effectivePlan": "starter",
+                     *         "scheduledPlan": "starter",
+                     *         "graceUntil": "Demo",
+                     *         "provider": "stripe",
+                     *         "cancelReason": "Demo",
+                     *         "amount": 2900,
+                     *         "checkout": {
+                     *           "id": "Demo",
+                     *           "provider": "stripe",
+                     *           "plan": "pro",
+                     *           "billingInterval": "monthly",
+                     *           "currency": "EUR",
+                     *           "amount": 2900,
+                     *           "checkoutUrl": "Demo",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    changeSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan": "pro",
+                 *       "billingInterval": "monthly",
+                 *       "currency": "EUR",
+                 *       "returnUrl": "https://demo-bank.example/billing/done"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChangeSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription after the change */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "plan": "pro",
+                     *         "billingInterval": "monthly",
+                     *         "status": "active",
+                     *         "currency": "EUR",
+                     *         "currentPeriodStart": "2026-03-20T10:30:00.000Z",
+                     *         "currentPeriodEnd": "2026-03-20T10:30:00.000Z",
+                     *         "cancelAtPeriodEnd": false,
+                     *         "checkoutUrl": "Demo",
+                     *         "effectivePlan": "starter",
+                     *         "scheduledPlan": "starter",
+                     *         "graceUntil": "Demo",
+                     *         "provider": "stripe",
+                     *         "cancelReason": "Demo",
+                     *         "amount": 2900,
+                     *         "checkout": {
+                     *           "id": "Demo",
+                     *           "provider": "stripe",
+                     *           "plan": "pro",
+                     *           "billingInterval": "monthly",
+                     *           "currency": "EUR",
+                     *           "amount": 2900,
+                     *           "checkoutUrl": "Demo",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            502: components["responses"]["Error502"];
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "absent"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CancelSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription, cancelling at period end */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "plan": "pro",
+                     *         "billingInterval": "monthly",
+                     *         "status": "active",
+                     *         "currency": "EUR",
+                     *         "currentPeriodStart": "2026-03-20T10:30:00.000Z",
+                     *         "currentPeriodEnd": "2026-03-20T10:30:00.000Z",
+                     *         "cancelAtPeriodEnd": false,
+                     *         "checkoutUrl": "Demo",
+                     *         "effectivePlan": "starter",
+                     *         "scheduledPlan": "starter",
+                     *         "graceUntil": "Demo",
+                     *         "provider": "stripe",
+                     *         "cancelReason": "Demo",
+                     *         "amount": 2900,
+                     *         "checkout": {
+                     *           "id": "Demo",
+                     *           "provider": "stripe",
+                     *           "plan": "pro",
+                     *           "billingInterval": "monthly",
+                     *           "currency": "EUR",
+                     *           "amount": 2900,
+                     *           "checkoutUrl": "Demo",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Usage of the current period */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "plan": "pro",
+                     *         "periodStart": "2026-03-20T10:30:00.000Z",
+                     *         "periodEnd": "2026-03-20T10:30:00.000Z",
+                     *         "tickets": {
+                     *           "used": 1,
+                     *           "limit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "apiCalls": {
+                     *           "used": 1,
+                     *           "limit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "sms": {
+                     *           "used": 1,
+                     *           "limit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "webhookDeliveries": {
+                     *           "used": 1,
+                     *           "limit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Usage"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listInvoices: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Invoices */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "inv_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "plan": "pro",
+                     *           "billingInterval": "monthly",
+                     *           "amount": 2900,
+                     *           "currency": "EUR",
+                     *           "status": "paid",
+                     *           "periodStart": "2026-03-20T10:30:00.000Z",
+                     *           "periodEnd": "2026-03-20T10:30:00.000Z",
+                     *           "provider": "stripe",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "paidAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invoice"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createFedapayCheckout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "organizationId": "org_d3m00000000000000000",
+                 *       "plan": "pro",
+                 *       "billingInterval": "monthly",
+                 *       "returnUrl": "https://demo-bank.example/billing/done"
+                 *     }
+                 */
+                "application/json": components["schemas"]["FedaPayCheckoutRequest"];
+            };
+        };
+        responses: {
+            /** @description Checkout opened */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "plan": "pro",
+                     *         "billingInterval": "monthly",
+                     *         "status": "active",
+                     *         "currency": "EUR",
+                     *         "currentPeriodStart": "2026-03-20T10:30:00.000Z",
+                     *         "currentPeriodEnd": "2026-03-20T10:30:00.000Z",
+                     *         "cancelAtPeriodEnd": false,
+                     *         "checkoutUrl": "Demo",
+                     *         "effectivePlan": "starter",
+                     *         "scheduledPlan": "starter",
+                     *         "graceUntil": "Demo",
+                     *         "provider": "stripe",
+                     *         "cancelReason": "Demo",
+                     *         "amount": 2900,
+                     *         "checkout": {
+                     *           "id": "Demo",
+                     *           "provider": "stripe",
+                     *           "plan": "pro",
+                     *           "billingInterval": "monthly",
+                     *           "currency": "EUR",
+                     *           "amount": 2900,
+                     *           "checkoutUrl": "Demo",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            502: components["responses"]["Error502"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "eventId": "eve_d3m00000000000000000",
+                     *         "type": "banking",
+                     *         "applied": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookReceipt"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    receiveFedapayEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "eventId": "eve_d3m00000000000000000",
+                     *         "type": "banking",
+                     *         "applied": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookReceipt"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+            502: components["responses"]["Error502"];
+        };
+    };
+    receiveSandboxEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "eventId": "eve_d3m00000000000000000",
+                     *         "type": "banking",
+                     *         "applied": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookReceipt"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getCheckout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                checkoutId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkout */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "provider": "stripe",
+                     *         "plan": "pro",
+                     *         "billingInterval": "monthly",
+                     *         "currency": "EUR",
+                     *         "amount": 2900,
+                     *         "status": "open",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CheckoutStatus"];
+                    };
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    paySandboxCheckout: {
+        parameters: {
+            query?: {
+                renewals?: "succeed" | "fail";
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                checkoutId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "checkout": {
+                     *           "id": "Demo",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "provider": "stripe",
+                     *           "plan": "pro",
+                     *           "billingInterval": "monthly",
+                     *           "currency": "EUR",
+                     *           "amount": 2900,
+                     *           "status": "open",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "eventId": "eve_d3m00000000000000000"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            checkout: components["schemas"]["CheckoutStatus"];
+                            eventId: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    generateVerificationToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Generated */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "instructions": {
+                     *           "dns": {
+                     *             "type": "TXT",
+                     *             "names": [
+                     *               "Demo"
+                     *             ],
+                     *             "value": "Demo"
+                     *           },
+                     *           "file": {
+                     *             "url": "https://demo-bank.example/hooks/queue",
+                     *             "content": "Demo"
+                     *           },
+                     *           "meta": {
+                     *             "url": "https://demo-bank.example/hooks/queue",
+                     *             "tag": "Demo"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            token: string;
+                            createdAt: string;
+                            instructions: {
+                                dns: {
+                                    /** @enum {string} */
+                                    type: "TXT";
+                                    names: string[];
+                                    value: string;
+                                };
+                                file: {
+                                    url: string;
+                                    content: string;
+                                };
+                                meta: {
+                                    url: string;
+                                    tag: string;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    verifyDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "domain": "shop.example.com",
+                 *       "method": "dns"
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The domain's state after the check */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "domain": "demo-bank.example",
+                     *         "status": "verified",
+                     *         "method": "dns",
+                     *         "verifiedAt": "2026-03-20T10:30:00.000Z",
+                     *         "lastCheckedAt": "2026-03-20T10:30:00.000Z",
+                     *         "failureReason": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VerifiedDomain"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getVerificationStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Verification status */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "tokenGeneratedAt": "2026-03-20T10:30:00.000Z",
+                     *         "verified": false,
+                     *         "domains": [
+                     *           {
+                     *             "domain": "demo-bank.example",
+                     *             "status": "verified",
+                     *             "method": "dns",
+                     *             "verifiedAt": "2026-03-20T10:30:00.000Z",
+                     *             "lastCheckedAt": "2026-03-20T10:30:00.000Z",
+                     *             "failureReason": "Demo"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            tokenGeneratedAt: string | null;
+                            verified: boolean;
+                            domains: components["schemas"]["VerifiedDomain"][];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subscriptions */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "whk_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "url": "https://demo-bank.example/hooks/queue",
+                     *           "events": [
+                     *             "Demo"
+                     *           ],
+                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "enabled": true,
+                     *           "disabledReason": "Demo",
+                     *           "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/queue",
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Subscribed */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "url": "https://demo-bank.example/hooks/queue",
+                     *         "events": [
+                     *           "Demo"
+                     *         ],
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "enabled": true,
+                     *         "disabledReason": "Demo",
+                     *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"] & {
+                            /**
+                             * @description The signing secret (whsec_…), shown only in this answer
+                             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                             */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "url": "https://demo-bank.example/hooks/queue",
+                     *         "events": [
+                     *           "Demo"
+                     *         ],
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "enabled": true,
+                     *         "disabledReason": "Demo",
+                     *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "url": "https://demo-bank.example/hooks/queue",
+                     *         "events": [
+                     *           "Demo"
+                     *         ],
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "enabled": true,
+                     *         "disabledReason": "Demo",
+                     *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/queue",
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "url": "https://demo-bank.example/hooks/queue",
+                     *         "events": [
+                     *           "Demo"
+                     *         ],
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "enabled": true,
+                     *         "disabledReason": "Demo",
+                     *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "url": "https://demo-bank.example/hooks/queue",
+                     *         "events": [
+                     *           "Demo"
+                     *         ],
+                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "enabled": true,
+                     *         "disabledReason": "Demo",
+                     *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"] & {
+                            /**
+                             * @description The signing secret (whsec_…), shown only in this answer
+                             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                             */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dlv_d3m00000000000000000",
+                     *         "webhookId": "web_d3m00000000000000000",
+                     *         "eventId": "eve_d3m00000000000000000",
+                     *         "eventType": "Demo",
+                     *         "status": "pending",
+                     *         "attempts": 1,
+                     *         "responseStatus": 1,
+                     *         "durationMs": 1,
+                     *         "lastError": "Demo",
+                     *         "nextAttemptAt": "2026-03-20T10:30:00.000Z",
+                     *         "redeliveryOf": "Demo",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "completedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "dlv_d3m00000000000000000",
+                     *           "webhookId": "web_d3m00000000000000000",
+                     *           "eventId": "eve_d3m00000000000000000",
+                     *           "eventType": "Demo",
+                     *           "status": "pending",
+                     *           "attempts": 1,
+                     *           "responseStatus": 1,
+                     *           "durationMs": 1,
+                     *           "lastError": "Demo",
+                     *           "nextAttemptAt": "2026-03-20T10:30:00.000Z",
+                     *           "redeliveryOf": "Demo",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "completedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                organizationId: string;
+                webhookId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dlv_d3m00000000000000000",
+                     *         "webhookId": "web_d3m00000000000000000",
+                     *         "eventId": "eve_d3m00000000000000000",
+                     *         "eventType": "Demo",
+                     *         "status": "pending",
+                     *         "attempts": 1,
+                     *         "responseStatus": 1,
+                     *         "durationMs": 1,
+                     *         "lastError": "Demo",
+                     *         "nextAttemptAt": "2026-03-20T10:30:00.000Z",
+                     *         "redeliveryOf": "Demo",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "completedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    registerPushDevice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "platform": "ios",
+                 *       "fcmToken": "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu",
+                 *       "deviceId": "pixel-8-awa"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterPushRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "platform": "ios",
+                     *         "fcmToken": "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu",
+                     *         "deviceId": "pixel-8-awa",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PushDevice"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    unregisterPushDevice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fcmToken": "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UnregisterPushRequest"];
+            };
+        };
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "fcmToken": "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu",
+                     *         "removed": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            fcmToken: string;
+                            /** @enum {boolean} */
+                            removed: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getNotificationPreferences: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preferences */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "smsNotifications": false,
+                     *         "ticketReminders": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["NotificationPreferences"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateNotificationPreferences: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "smsNotifications": false,
+                 *       "ticketReminders": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateNotificationPreferencesRequest"];
+            };
+        };
+        responses: {
+            /** @description Preferences */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "smsNotifications": false,
+                     *         "ticketReminders": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["NotificationPreferences"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+                unreadOnly?: boolean;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Notifications */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "ntf_d3m00000000000000000",
+                     *           "type": "banking",
+                     *           "title": "Lunch break",
+                     *           "body": "Demo",
+                     *           "data": {
+                     *             "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "displayCode": "A-042"
+                     *           },
+                     *           "readAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Notification"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    markAllNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were unread */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "updated": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            updated: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    markNotificationRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "ntf_d3m00000000000000000",
+                     *         "type": "banking",
+                     *         "title": "Lunch break",
+                     *         "body": "Demo",
+                     *         "data": {
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "displayCode": "A-042"
+                     *         },
+                     *         "readAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Notification"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    sendSms: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+33612345678",
+                 *       "message": "Your turn is coming: please come to counter 3.",
+                 *       "purpose": "ticket_update"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendSmsRequest"];
+            };
+        };
+        responses: {
+            /** @description Sent or queued */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "phone": "+33612345678",
+                     *         "purpose": "ticket_update",
+                     *         "status": "sent",
+                     *         "usage": {
+                     *           "used": 1,
+                     *           "limit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SmsSent"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+                status?: "pending" | "retrying" | "sent" | "failed" | "dead_lettered";
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "Demo",
+                     *           "eventId": "eve_d3m00000000000000000",
+                     *           "type": "banking",
+                     *           "channel": "in_app",
+                     *           "recipient": "Demo",
+                     *           "provider": "Demo",
+                     *           "status": "pending",
+                     *           "attempts": 1,
+                     *           "providerResponse": "Demo",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["NotificationDelivery"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getWebPushPublicKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "publicKey": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            publicKey: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    subscribeVisitorToWebPush: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "endpoint": "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu",
+                 *       "keys": {
+                 *         "p256dh": "Demo",
+                 *         "auth": "Demo"
+                 *       },
+                 *       "language": "fr"
+                 *     }
+                 */
+                "application/json": components["schemas"]["VisitorPushSubscription"];
+            };
+        };
+        responses: {
+            /** @description Subscribed */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "endpoint": "Demo",
+                     *         "subscribed": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ticketId: string;
+                            endpoint: string;
+                            /** @enum {boolean} */
+                            subscribed: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    unsubscribeVisitorFromWebPush: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "endpoint": "https://demo-bank.example"
+                 *     }
+                 */
+                "application/json": components["schemas"]["VisitorPushUnsubscribe"];
+            };
+        };
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "removed": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ticketId: string;
+                            /** @enum {boolean} */
+                            removed: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
