@@ -66,11 +66,25 @@ export async function purgeRemoteJoinExpiries(env: Env, at: number): Promise<num
   return result.meta.changes;
 }
 
+const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
+  ["no-shows", sweepNoShows],
+  ["idempotency keys", purgeIdempotencyKeys],
+  ["remote-join expiries", purgeRemoteJoinExpiries],
+  ["subscriptions", sweepSubscriptions],
+  ["domains", recheckDomains],
+  ["appointment reminders", remindAppointments],
+];
+
+/**
+ * The minute cron. Each sweep runs on its own: one that fails (a provider or a database hiccup)
+ * is logged and retried next minute, and never keeps the others from running.
+ */
 export async function runSweeps(env: Env, scheduledTime: number): Promise<void> {
-  await sweepNoShows(env, scheduledTime);
-  await purgeIdempotencyKeys(env, scheduledTime);
-  await purgeRemoteJoinExpiries(env, scheduledTime);
-  await sweepSubscriptions(env, scheduledTime);
-  await recheckDomains(env, scheduledTime);
-  await remindAppointments(env, scheduledTime);
+  for (const [name, sweep] of SWEEPS) {
+    try {
+      await sweep(env, scheduledTime);
+    } catch (err) {
+      console.error(JSON.stringify({ sweep: name, error: String(err) }));
+    }
+  }
 }

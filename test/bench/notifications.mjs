@@ -1,5 +1,5 @@
-// Notifications benchmark (issue 14), separate from `npm run bench` until the bench is moved:
-//   node test/bench/notifications.mjs
+// Notifications benchmark (issue 14), the last part of `npm run bench` (also alone:
+//   node test/bench/notifications.mjs).
 // Under `wrangler dev` (local Queues, D1, no provider secrets: the outbox provider), prints two
 // markdown rows:
 //  - throughput: 50 customers, each with a push device, wait in a queue; a `clear` cancels

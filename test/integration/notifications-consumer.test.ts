@@ -155,8 +155,8 @@ describe("domain events → notifications", () => {
     const alice = await customer();
     const quiet = await customer();
     expectOk(await call("PATCH", "/v1/notifications/preferences", { token: quiet.token, body: { smsNotifications: false } }));
-    await join(starter, alice, { phone: "+33 6 12 34 56 78" });
-    await join(pro, alice, { phone: "+33 6 12 34 56 78" });
+    await join(starter, alice, { phone: "+33612345678" });
+    await join(pro, alice, { phone: "+33612345678" });
     await join(pro, quiet, { phone: "+33611111111" });
     const key = await createApiKey(pro.owner, pro.organizationId, ["write:queues"]);
     expectOk(await call("POST", `/v1/widget/queue/${pro.queueId}/join`, { apiKey: key.key, body: { visitorName: "Awa", phone: "+2250700000000" } }), 201);
