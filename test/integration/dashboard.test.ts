@@ -125,6 +125,6 @@ describe("OpenAPI", () => {
       expect(res.body.paths, path).toHaveProperty([path]);
     }
     const nearby = res.body.paths["/v1/locations/nearby"].get;
-    expect(nearby.parameters.map((p: any) => p.name).sort()).toEqual(["lat", "limit", "lon", "radiusKm"]);
+    expect(nearby.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name).sort()).toEqual(["lat", "limit", "lon", "radiusKm"]);
   });
 });
