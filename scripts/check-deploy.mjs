@@ -10,7 +10,7 @@ const problems = [];
 
 const databaseId = /^database_id\s*=\s*"([^"]*)"/m.exec(config)?.[1] ?? "";
 if (/^[0-]*$/.test(databaseId)) {
-  problems.push('wrangler.toml: database_id is the placeholder; run `npx wrangler d1 create queue-service` and paste its id');
+  problems.push("wrangler.toml: database_id is the placeholder; run `npx wrangler d1 create queue-service` and paste its id");
 }
 const environment = /^ENVIRONMENT\s*=\s*"([^"]*)"/m.exec(config)?.[1];
 if (environment !== "production") problems.push(`wrangler.toml: [vars] ENVIRONMENT is "${environment}", not "production"`);
@@ -23,7 +23,9 @@ if (problems.length > 0) {
 // Secrets are optional (each provider falls back to its local stand-in), so only warn.
 const wanted = ["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "FEDAPAY_SECRET_KEY", "FEDAPAY_WEBHOOK_SECRET", "FCM_SERVICE_ACCOUNT"];
 try {
-  const listed = JSON.parse(execFileSync(path.join(root, "node_modules", ".bin", "wrangler"), ["secret", "list", "--format", "json"], { encoding: "utf8" }));
+  const listed = JSON.parse(
+    execFileSync(path.join(root, "node_modules", ".bin", "wrangler"), ["secret", "list", "--format", "json"], { encoding: "utf8" }),
+  );
   const names = new Set(listed.map((s) => s.name));
   const missing = wanted.filter((n) => !names.has(n));
   if (missing.length > 0) console.warn(`Warning: secrets not set (their providers stay in local stand-in mode): ${missing.join(", ")}`);

@@ -18,7 +18,10 @@ if (!existsSync(script) || !existsSync(stamp) || readFileSync(stamp, "utf8") !==
   const work = mkdtempSync(path.join(tmpdir(), "scalar-"));
   try {
     const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-    const tarball = execFileSync(npm, ["pack", SCALAR, "--silent", "--pack-destination", work], { cwd: work, encoding: "utf8" }).trim().split("\n").pop();
+    const tarball = execFileSync(npm, ["pack", SCALAR, "--silent", "--pack-destination", work], { cwd: work, encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .pop();
     execFileSync("tar", ["-xzf", path.join(work, tarball), "-C", work, "package/dist/browser/standalone.js"]);
     copyFileSync(path.join(work, "package", "dist", "browser", "standalone.js"), script);
     writeFileSync(stamp, SCALAR);

@@ -34,7 +34,17 @@ const ipIndex = args.indexOf("--ip");
 const ip = ipIndex >= 0 ? args[ipIndex + 1] : "127.0.0.1";
 const base = `http://${ip}:${port}`;
 
-const devArgs = ["dev", "--test-scheduled", "--var", "ENVIRONMENT:development", "--ip", ip, "--port", port, ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i))];
+const devArgs = [
+  "dev",
+  "--test-scheduled",
+  "--var",
+  "ENVIRONMENT:development",
+  "--ip",
+  ip,
+  "--port",
+  port,
+  ...args.filter((_, i) => ![portIndex, portIndex + 1, ipIndex, ipIndex + 1].includes(i)),
+];
 const child = spawn(wrangler, devArgs, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));
@@ -49,7 +59,8 @@ async function announce() {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) return console.error("npm run dev: wrangler dev did not answer within 2 minutes; the demo queue was not created");
+    if (Date.now() > deadline)
+      return console.error("npm run dev: wrangler dev did not answer within 2 minutes; the demo queue was not created");
     await new Promise((r) => setTimeout(r, 250));
   }
   const queue = await ensureDemoQueue(base);

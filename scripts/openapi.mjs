@@ -35,7 +35,9 @@ await build({
 });
 
 const { createApp } = await import(pathToFileURL(bundle).href);
-const limiter = { hit: async () => ({ allowed: true, retryAfterSeconds: 0, windows: [{ name: "minute", limit: 120, remaining: 119, resetAt: 0 }] }) };
+const limiter = {
+  hit: async () => ({ allowed: true, retryAfterSeconds: 0, windows: [{ name: "minute", limit: 120, remaining: 119, resetAt: 0 }] }),
+};
 const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB: {}, ENVIRONMENT: "production" };
 const res = await createApp().request("http://127.0.0.1:8787/v1/openapi.json", {}, env);
 if (res.status !== 200) throw new Error(`openapi.json answered ${res.status}: ${await res.text()}`);

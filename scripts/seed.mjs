@@ -14,10 +14,29 @@ function passwordHash(password, saltText) {
 
 export const DEMO = {
   organization: { id: "org_d3m00000000000000000", name: "Demo Bank", slug: "demo-bank" },
-  owner: { id: "usr_d3m0wner000000000000", email: "owner@demo.example", password: "demo-owner-password", firstName: "Olivia", lastName: "Owner" },
-  operator: { id: "usr_d3m0p3rat0r000000000", email: "operator@demo.example", password: "demo-operator-password", firstName: "Oscar", lastName: "Operator" },
+  owner: {
+    id: "usr_d3m0wner000000000000",
+    email: "owner@demo.example",
+    password: "demo-owner-password",
+    firstName: "Olivia",
+    lastName: "Owner",
+  },
+  operator: {
+    id: "usr_d3m0p3rat0r000000000",
+    email: "operator@demo.example",
+    password: "demo-operator-password",
+    firstName: "Oscar",
+    lastName: "Operator",
+  },
   apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
-  location: { id: "loc_d3m0par1s00000000000", name: "Demo Bank Opéra", address: "1 place de l'Opéra, 75009 Paris", latitude: 48.8708, longitude: 2.3319, timezone: "Europe/Paris" },
+  location: {
+    id: "loc_d3m0par1s00000000000",
+    name: "Demo Bank Opéra",
+    address: "1 place de l'Opéra, 75009 Paris",
+    latitude: 48.8708,
+    longitude: 2.3319,
+    timezone: "Europe/Paris",
+  },
   service: { id: "svc_d3m0s3rv1c3000000000", name: "Teller", serviceTypeId: "st_bank_teller" },
   queue: { name: "Main queue" },
 };

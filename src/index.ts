@@ -3,7 +3,13 @@ import type { DomainEventMessage } from "./domain/events";
 import type { WebhookDeliveryMessage } from "./domain/webhooks";
 import type { Env } from "./env";
 import { consumeDeadEvents, consumeEvents, EVENTS_DLQ } from "./jobs/events-consumer";
-import { consumeDeadDeliveries, consumeDeliveries, NOTIFICATIONS_DLQ, NOTIFICATIONS_QUEUE, type DeliveryMessage } from "./jobs/notifications-delivery";
+import {
+  consumeDeadDeliveries,
+  consumeDeliveries,
+  NOTIFICATIONS_DLQ,
+  NOTIFICATIONS_QUEUE,
+  type DeliveryMessage,
+} from "./jobs/notifications-delivery";
 import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
 

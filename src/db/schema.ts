@@ -4,525 +4,736 @@ import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
 
-export const users = sqliteTable("users", {
-  id: text("id").primaryKey(),
-  email: text("email").notNull(),
-  passwordHash: text("password_hash").notNull(),
-  firstName: text("first_name").notNull(),
-  lastName: text("last_name").notNull(),
-  accountType: text("account_type", { enum: ["business", "customer"] }).notNull(),
-  role: text("role", { enum: ["user", "admin"] }).notNull().default("user"),
-  language: text("language", { enum: ["fr", "en"] }).notNull().default("en"),
-  smsNotifications: integer("sms_notifications", { mode: "boolean" }).notNull().default(true),
-  ticketReminders: integer("ticket_reminders", { mode: "boolean" }).notNull().default(true),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [uniqueIndex("users_email_unique").on(t.email)]);
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    firstName: text("first_name").notNull(),
+    lastName: text("last_name").notNull(),
+    accountType: text("account_type", { enum: ["business", "customer"] }).notNull(),
+    role: text("role", { enum: ["user", "admin"] })
+      .notNull()
+      .default("user"),
+    language: text("language", { enum: ["fr", "en"] })
+      .notNull()
+      .default("en"),
+    smsNotifications: integer("sms_notifications", { mode: "boolean" }).notNull().default(true),
+    ticketReminders: integer("ticket_reminders", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email_unique").on(t.email)],
+);
 
-export const sessions = sqliteTable("sessions", {
-  tokenHash: text("token_hash").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  createdAt: integer("created_at").notNull(),
-  lastSeenAt: integer("last_seen_at").notNull(),
-  /** Idle expiry: slides forward on use, never past absoluteExpiresAt. */
-  expiresAt: integer("expires_at").notNull(),
-  absoluteExpiresAt: integer("absolute_expires_at").notNull(),
-  revokedAt: integer("revoked_at"),
-}, (t) => [index("sessions_user_idx").on(t.userId)]);
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    /** Idle expiry: slides forward on use, never past absoluteExpiresAt. */
+    expiresAt: integer("expires_at").notNull(),
+    absoluteExpiresAt: integer("absolute_expires_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
 
-export const organizations = sqliteTable("organizations", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  slug: text("slug").notNull(),
-  type: text("type", { enum: ["retail", "healthcare", "banking", "government", "other"] }).notNull().default("other"),
-  description: text("description"),
-  legalName: text("legal_name"),
-  siret: text("siret"),
-  vatNumber: text("vat_number"),
-  website: text("website"),
-  billingEmail: text("billing_email"),
-  availabilityRadiusKm: real("availability_radius_km"),
-  defaultLanguage: text("default_language", { enum: ["fr", "en"] }).notNull().default("en"),
-  logoUrl: text("logo_url"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)]);
+export const organizations = sqliteTable(
+  "organizations",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    slug: text("slug").notNull(),
+    type: text("type", { enum: ["retail", "healthcare", "banking", "government", "other"] })
+      .notNull()
+      .default("other"),
+    description: text("description"),
+    legalName: text("legal_name"),
+    siret: text("siret"),
+    vatNumber: text("vat_number"),
+    website: text("website"),
+    billingEmail: text("billing_email"),
+    availabilityRadiusKm: real("availability_radius_km"),
+    defaultLanguage: text("default_language", { enum: ["fr", "en"] })
+      .notNull()
+      .default("en"),
+    logoUrl: text("logo_url"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)],
+);
 
-export const members = sqliteTable("members", {
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  role: text("role", { enum: ["owner", "admin", "manager", "operator"] }).notNull(),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("members_user_idx").on(t.userId)]);
+export const members = sqliteTable(
+  "members",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["owner", "admin", "manager", "operator"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("members_user_idx").on(t.userId)],
+);
 
-export const apiKeys = sqliteTable("api_keys", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  /** The first characters after `qk_live_`: the lookup handle, not a secret on its own. */
-  lookupPrefix: text("lookup_prefix").notNull(),
-  keyHash: text("key_hash").notNull(),
-  last4: text("last4").notNull(),
-  permissions: text("permissions", { mode: "json" }).$type<string[]>().notNull(),
-  createdById: text("created_by_id"),
-  createdAt: integer("created_at").notNull(),
-  lastUsedAt: integer("last_used_at"),
-  revokedAt: integer("revoked_at"),
-  /** A widget key locked to these origins (https, on verified domains); null = any origin. */
-  allowedOrigins: text("allowed_origins", { mode: "json" }).$type<string[]>(),
-}, (t) => [uniqueIndex("api_keys_lookup_unique").on(t.lookupPrefix), index("api_keys_org_idx").on(t.organizationId)]);
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** The first characters after `qk_live_`: the lookup handle, not a secret on its own. */
+    lookupPrefix: text("lookup_prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    last4: text("last4").notNull(),
+    permissions: text("permissions", { mode: "json" }).$type<string[]>().notNull(),
+    createdById: text("created_by_id"),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+    /** A widget key locked to these origins (https, on verified domains); null = any origin. */
+    allowedOrigins: text("allowed_origins", { mode: "json" }).$type<string[]>(),
+  },
+  (t) => [uniqueIndex("api_keys_lookup_unique").on(t.lookupPrefix), index("api_keys_org_idx").on(t.organizationId)],
+);
 
 /** Plans, limits and quotas: the plan name here, its figures in src/domain/plans.ts. */
-export const subscriptions = sqliteTable("subscriptions", {
-  organizationId: text("organization_id").primaryKey().references(() => organizations.id, { onDelete: "cascade" }),
-  plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull().default("starter"),
-  billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull().default("monthly"),
-  status: text("status", { enum: ["active", "incomplete", "past_due", "cancelled"] }).notNull().default("active"),
-  currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull().default("EUR"),
-  currentPeriodStart: integer("current_period_start").notNull(),
-  currentPeriodEnd: integer("current_period_end").notNull(),
-  cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" }).notNull().default(false),
-  /** A rate tier given explicitly (e.g. "starter"), overriding the plan's default tier. */
-  rateTierOverride: text("rate_tier_override", { enum: ["free", "starter", "business", "enterprise"] }),
-  /** Enterprise custom limits; null means the tier default. */
-  customRatePerMinute: integer("custom_rate_per_minute"),
-  customRatePerDay: integer("custom_rate_per_day"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-  /** Who collects the payments of a paid plan (null on starter). */
-  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }),
-  /** Stripe's subscription id (sub_…); null for FedaPay, which has no recurring payments. */
-  providerSubscriptionId: text("provider_subscription_id"),
-  /** A lower plan that takes over at currentPeriodEnd (cancel and downgrade). */
-  scheduledPlan: text("scheduled_plan", { enum: ["starter", "pro", "enterprise"] }),
-  /** past_due only: the paid plan is kept until then, then the organization falls back to starter. */
-  graceUntil: integer("grace_until"),
-  /** Creation time of the newest provider event applied: an older one never undoes it. */
-  lastEventAt: integer("last_event_at"),
-  cancelReason: text("cancel_reason"),
-  /** Sandbox only: the "card" given at checkout declines renewals (to try a failed renewal). */
-  sandboxRenewalsFail: integer("sandbox_renewals_fail", { mode: "boolean" }).notNull().default(false),
-}, (t) => [index("subscriptions_period_end_idx").on(t.currentPeriodEnd)]);
+export const subscriptions = sqliteTable(
+  "subscriptions",
+  {
+    organizationId: text("organization_id")
+      .primaryKey()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    plan: text("plan", { enum: ["starter", "pro", "enterprise"] })
+      .notNull()
+      .default("starter"),
+    billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] })
+      .notNull()
+      .default("monthly"),
+    status: text("status", { enum: ["active", "incomplete", "past_due", "cancelled"] })
+      .notNull()
+      .default("active"),
+    currency: text("currency", { enum: ["EUR", "USD", "XOF"] })
+      .notNull()
+      .default("EUR"),
+    currentPeriodStart: integer("current_period_start").notNull(),
+    currentPeriodEnd: integer("current_period_end").notNull(),
+    cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" }).notNull().default(false),
+    /** A rate tier given explicitly (e.g. "starter"), overriding the plan's default tier. */
+    rateTierOverride: text("rate_tier_override", { enum: ["free", "starter", "business", "enterprise"] }),
+    /** Enterprise custom limits; null means the tier default. */
+    customRatePerMinute: integer("custom_rate_per_minute"),
+    customRatePerDay: integer("custom_rate_per_day"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    /** Who collects the payments of a paid plan (null on starter). */
+    provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }),
+    /** Stripe's subscription id (sub_…); null for FedaPay, which has no recurring payments. */
+    providerSubscriptionId: text("provider_subscription_id"),
+    /** A lower plan that takes over at currentPeriodEnd (cancel and downgrade). */
+    scheduledPlan: text("scheduled_plan", { enum: ["starter", "pro", "enterprise"] }),
+    /** past_due only: the paid plan is kept until then, then the organization falls back to starter. */
+    graceUntil: integer("grace_until"),
+    /** Creation time of the newest provider event applied: an older one never undoes it. */
+    lastEventAt: integer("last_event_at"),
+    cancelReason: text("cancel_reason"),
+    /** Sandbox only: the "card" given at checkout declines renewals (to try a failed renewal). */
+    sandboxRenewalsFail: integer("sandbox_renewals_fail", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [index("subscriptions_period_end_idx").on(t.currentPeriodEnd)],
+);
 
 /** Exact monthly counters: incremented with a conditional UPDATE (used < limit). */
-export const usageCounters = sqliteTable("usage_counters", {
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  period: text("period").notNull(),
-  metric: text("metric", { enum: ["tickets", "api_calls", "sms", "webhook_deliveries"] }).notNull(),
-  used: integer("used").notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.organizationId, t.period, t.metric] })]);
+export const usageCounters = sqliteTable(
+  "usage_counters",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    period: text("period").notNull(),
+    metric: text("metric", { enum: ["tickets", "api_calls", "sms", "webhook_deliveries"] }).notNull(),
+    used: integer("used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.period, t.metric] })],
+);
 
-export const idempotencyKeys = sqliteTable("idempotency_keys", {
-  scope: text("scope").notNull(),
-  key: text("key").notNull(),
-  requestHash: text("request_hash").notNull(),
-  state: text("state", { enum: ["in_progress", "done"] }).notNull(),
-  responseStatus: integer("response_status"),
-  responseBody: text("response_body"),
-  createdAt: integer("created_at").notNull(),
-  expiresAt: integer("expires_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)]);
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    state: text("state", { enum: ["in_progress", "done"] }).notNull(),
+    responseStatus: integer("response_status"),
+    responseBody: text("response_body"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)],
+);
 
-export const serviceTypes = sqliteTable("service_types", {
-  id: text("id").primaryKey(),
-  organizationType: text("organization_type", { enum: ["retail", "healthcare", "banking", "government", "other"] }).notNull(),
-  nameFr: text("name_fr").notNull(),
-  nameEn: text("name_en").notNull(),
-}, (t) => [index("service_types_org_type_idx").on(t.organizationType)]);
+export const serviceTypes = sqliteTable(
+  "service_types",
+  {
+    id: text("id").primaryKey(),
+    organizationType: text("organization_type", { enum: ["retail", "healthcare", "banking", "government", "other"] }).notNull(),
+    nameFr: text("name_fr").notNull(),
+    nameEn: text("name_en").notNull(),
+  },
+  (t) => [index("service_types_org_type_idx").on(t.organizationType)],
+);
 
-export const locations = sqliteTable("locations", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  address: text("address").notNull(),
-  latitude: real("latitude").notNull(),
-  longitude: real("longitude").notNull(),
-  timezone: text("timezone").notNull().default("UTC"),
-  phone: text("phone"),
-  email: text("email"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  index("locations_org_idx").on(t.organizationId),
-  // Nearby search: a latitude band from this index, then a longitude filter and haversine.
-  index("locations_geo_idx").on(t.latitude, t.longitude),
-]);
+export const locations = sqliteTable(
+  "locations",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    address: text("address").notNull(),
+    latitude: real("latitude").notNull(),
+    longitude: real("longitude").notNull(),
+    timezone: text("timezone").notNull().default("UTC"),
+    phone: text("phone"),
+    email: text("email"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("locations_org_idx").on(t.organizationId),
+    // Nearby search: a latitude band from this index, then a longitude filter and haversine.
+    index("locations_geo_idx").on(t.latitude, t.longitude),
+  ],
+);
 
-export const services = sqliteTable("services", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  description: text("description"),
-  serviceTypeId: text("service_type_id").notNull().references(() => serviceTypes.id),
-  isVirtual: integer("is_virtual", { mode: "boolean" }).notNull().default(false),
-  maxRemoteJoinRadiusKm: real("max_remote_join_radius_km"),
-  status: text("status", { enum: ["active", "inactive", "pending", "rejected"] }).notNull().default("active"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [index("services_org_idx").on(t.organizationId)]);
+export const services = sqliteTable(
+  "services",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    serviceTypeId: text("service_type_id")
+      .notNull()
+      .references(() => serviceTypes.id),
+    isVirtual: integer("is_virtual", { mode: "boolean" }).notNull().default(false),
+    maxRemoteJoinRadiusKm: real("max_remote_join_radius_km"),
+    status: text("status", { enum: ["active", "inactive", "pending", "rejected"] })
+      .notNull()
+      .default("active"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("services_org_idx").on(t.organizationId)],
+);
 
-export const serviceLocations = sqliteTable("service_locations", {
-  serviceId: text("service_id").notNull().references(() => services.id, { onDelete: "cascade" }),
-  locationId: text("location_id").notNull().references(() => locations.id, { onDelete: "cascade" }),
-}, (t) => [primaryKey({ columns: [t.serviceId, t.locationId] }), index("service_locations_location_idx").on(t.locationId)]);
+export const serviceLocations = sqliteTable(
+  "service_locations",
+  {
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    locationId: text("location_id")
+      .notNull()
+      .references(() => locations.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.serviceId, t.locationId] }), index("service_locations_location_idx").on(t.locationId)],
+);
 
 /**
  * The catalog record of a queue. Its live state (status, counts, tickets) belongs to the
  * queue's QueueRoom; `status` here is the room's projection, kept for listings and filters.
  */
-export const queues = sqliteTable("queues", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  serviceId: text("service_id").notNull().references(() => services.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  description: text("description"),
-  maxCapacity: integer("max_capacity"),
-  /** Mirror of the room's own value, for a room that learns its configuration from this row. */
-  noShowTimeoutMinutes: integer("no_show_timeout_minutes").notNull().default(DEFAULT_NO_SHOW_MINUTES),
-  letter: text("letter").notNull(),
-  status: text("status", { enum: ["active", "paused", "closed"] }).notNull().default("active"),
-  archivedAt: integer("archived_at"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  index("queues_org_idx").on(t.organizationId),
-  uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter),
-]);
+export const queues = sqliteTable(
+  "queues",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    maxCapacity: integer("max_capacity"),
+    /** Mirror of the room's own value, for a room that learns its configuration from this row. */
+    noShowTimeoutMinutes: integer("no_show_timeout_minutes").notNull().default(DEFAULT_NO_SHOW_MINUTES),
+    letter: text("letter").notNull(),
+    status: text("status", { enum: ["active", "paused", "closed"] })
+      .notNull()
+      .default("active"),
+    archivedAt: integer("archived_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
+);
 
 /** Read model of tickets for history, listings and analytics; written only by room outboxes. */
-export const tickets = sqliteTable("tickets", {
-  id: text("id").primaryKey(),
-  queueId: text("queue_id").notNull(),
-  serviceId: text("service_id").notNull(),
-  organizationId: text("organization_id").notNull(),
-  userId: text("user_id").notNull(),
-  number: integer("number").notNull(),
-  displayCode: text("display_code").notNull(),
-  status: text("status").notNull(),
-  partySize: integer("party_size").notNull(),
-  isPriority: integer("is_priority", { mode: "boolean" }).notNull(),
-  isGhostMode: integer("is_ghost_mode", { mode: "boolean" }).notNull(),
-  source: text("source").notNull(),
-  visitorName: text("visitor_name"),
-  assignedToId: text("assigned_to_id"),
-  calledAt: integer("called_at"),
-  servingAt: integer("serving_at"),
-  servedAt: integer("served_at"),
-  presentAt: integer("present_at"),
-  skipReason: text("skip_reason"),
-  recoveredFromId: text("recovered_from_id"),
-  transferredToId: text("transferred_to_id"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-  /** The room's change counter for this ticket: an upsert never goes backwards. */
-  version: integer("version").notNull(),
-}, (t) => [
-  index("tickets_queue_status_idx").on(t.queueId, t.status),
-  index("tickets_org_created_idx").on(t.organizationId, t.createdAt),
-  index("tickets_user_idx").on(t.userId),
-]);
+export const tickets = sqliteTable(
+  "tickets",
+  {
+    id: text("id").primaryKey(),
+    queueId: text("queue_id").notNull(),
+    serviceId: text("service_id").notNull(),
+    organizationId: text("organization_id").notNull(),
+    userId: text("user_id").notNull(),
+    number: integer("number").notNull(),
+    displayCode: text("display_code").notNull(),
+    status: text("status").notNull(),
+    partySize: integer("party_size").notNull(),
+    isPriority: integer("is_priority", { mode: "boolean" }).notNull(),
+    isGhostMode: integer("is_ghost_mode", { mode: "boolean" }).notNull(),
+    source: text("source").notNull(),
+    visitorName: text("visitor_name"),
+    assignedToId: text("assigned_to_id"),
+    calledAt: integer("called_at"),
+    servingAt: integer("serving_at"),
+    servedAt: integer("served_at"),
+    presentAt: integer("present_at"),
+    skipReason: text("skip_reason"),
+    recoveredFromId: text("recovered_from_id"),
+    transferredToId: text("transferred_to_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    /** The room's change counter for this ticket: an upsert never goes backwards. */
+    version: integer("version").notNull(),
+  },
+  (t) => [
+    index("tickets_queue_status_idx").on(t.queueId, t.status),
+    index("tickets_org_created_idx").on(t.organizationId, t.createdAt),
+    index("tickets_user_idx").on(t.userId),
+  ],
+);
 
 /** Each room's earliest deadline, so the cron sweep wakes only rooms with work due. */
-export const roomDeadlines = sqliteTable("room_deadlines", {
-  queueId: text("queue_id").primaryKey(),
-  organizationId: text("organization_id").notNull(),
-  dueAt: integer("due_at").notNull(),
-}, (t) => [index("room_deadlines_due_idx").on(t.dueAt)]);
-
+export const roomDeadlines = sqliteTable(
+  "room_deadlines",
+  {
+    queueId: text("queue_id").primaryKey(),
+    organizationId: text("organization_id").notNull(),
+    dueAt: integer("due_at").notNull(),
+  },
+  (t) => [index("room_deadlines_due_idx").on(t.dueAt)],
+);
 
 /**
  * A QR code's token: the opaque string printed in the code. Scans look it up by `token`;
  * `id` addresses the record in the management routes. Revoked tokens stay, so a scan of an
  * old print can be told apart from an unknown code.
  */
-export const qrTokens = sqliteTable("qr_tokens", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  purpose: text("purpose", {
-    enum: ["service_checkin", "queue_join", "operator_access", "verification", "single_use_invite"],
-  }).notNull(),
-  serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
-  queueId: text("queue_id").references(() => queues.id, { onDelete: "cascade" }),
-  token: text("token").notNull(),
-  expiresAt: integer("expires_at"),
-  usedAt: integer("used_at"),
-  usedByUserId: text("used_by_user_id"),
-  createdById: text("created_by_id"),
-  createdAt: integer("created_at").notNull(),
-  revokedAt: integer("revoked_at"),
-}, (t) => [
-  uniqueIndex("qr_tokens_token_unique").on(t.token),
-  index("qr_tokens_org_created_idx").on(t.organizationId, t.createdAt),
-]);
+export const qrTokens = sqliteTable(
+  "qr_tokens",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    purpose: text("purpose", {
+      enum: ["service_checkin", "queue_join", "operator_access", "verification", "single_use_invite"],
+    }).notNull(),
+    serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").references(() => queues.id, { onDelete: "cascade" }),
+    token: text("token").notNull(),
+    expiresAt: integer("expires_at"),
+    usedAt: integer("used_at"),
+    usedByUserId: text("used_by_user_id"),
+    createdById: text("created_by_id"),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("qr_tokens_token_unique").on(t.token), index("qr_tokens_org_created_idx").on(t.organizationId, t.createdAt)],
+);
 
 /** An NFC tag placed at a location; a scan joins `queueId`. `nfcId` is the physical identifier. */
-export const nfcTags = sqliteTable("nfc_tags", {
-  id: text("id").primaryKey(),
-  nfcId: text("nfc_id").notNull(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
-  kind: text("kind", { enum: ["physical", "virtual", "mobile_wallet"] }).notNull().default("physical"),
-  locationName: text("location_name").notNull(),
-  latitude: real("latitude").notNull(),
-  longitude: real("longitude").notNull(),
-  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-  scanCount: integer("scan_count").notNull().default(0),
-  lastScannedAt: integer("last_scanned_at"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("nfc_tags_nfc_id_unique").on(t.nfcId),
-  index("nfc_tags_org_idx").on(t.organizationId),
-  index("nfc_tags_queue_idx").on(t.queueId),
-]);
+export const nfcTags = sqliteTable(
+  "nfc_tags",
+  {
+    id: text("id").primaryKey(),
+    nfcId: text("nfc_id").notNull(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["physical", "virtual", "mobile_wallet"] })
+      .notNull()
+      .default("physical"),
+    locationName: text("location_name").notNull(),
+    latitude: real("latitude").notNull(),
+    longitude: real("longitude").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    scanCount: integer("scan_count").notNull().default(0),
+    lastScannedAt: integer("last_scanned_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("nfc_tags_nfc_id_unique").on(t.nfcId),
+    index("nfc_tags_org_idx").on(t.organizationId),
+    index("nfc_tags_queue_idx").on(t.queueId),
+  ],
+);
 
 /** The devices that scanned a tag, one row each, so `uniqueDevices` is an exact count. */
-export const nfcTagDevices = sqliteTable("nfc_tag_devices", {
-  tagId: text("tag_id").notNull().references(() => nfcTags.id, { onDelete: "cascade" }),
-  deviceHash: text("device_hash").notNull(),
-  firstSeenAt: integer("first_seen_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tagId, t.deviceHash] })]);
+export const nfcTagDevices = sqliteTable(
+  "nfc_tag_devices",
+  {
+    tagId: text("tag_id")
+      .notNull()
+      .references(() => nfcTags.id, { onDelete: "cascade" }),
+    deviceHash: text("device_hash").notNull(),
+    firstSeenAt: integer("first_seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tagId, t.deviceHash] })],
+);
 
 /**
  * Team calendar. Times are UTC instants; a recurring event repeats its local wall-clock time
  * in its timezone (the location's, else the organization's first location's, else UTC), and
  * is expanded into occurrences when read (src/domain/recurrence.ts).
  */
-export const calendarEvents = sqliteTable("calendar_events", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  title: text("title").notNull(),
-  description: text("description"),
-  startAt: integer("start_at").notNull(),
-  endAt: integer("end_at").notNull(),
-  eventType: text("event_type", { enum: ["shift", "break", "closure", "event", "unavailability", "appointment"] }).notNull(),
-  // Cascade, not set null: a service closure whose service is gone must not turn into an
-  // organization-wide closure.
-  serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
-  // Set null: the event survives its location and falls back to the organization's timezone.
-  locationId: text("location_id").references(() => locations.id, { onDelete: "set null" }),
-  attendees: text("attendees", { mode: "json" }).$type<string[]>().notNull(),
-  color: text("color"),
-  recurrencePattern: text("recurrence_pattern", { enum: ["daily", "weekly", "monthly"] }),
-  /** The last instant an occurrence may start (inclusive); null repeats for ever. */
-  recurrenceEndAt: integer("recurrence_end_at"),
-  createdById: text("created_by_id").references(() => users.id, { onDelete: "set null" }),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  // Also serves lookups by organization alone (leftmost prefix).
-  index("calendar_events_org_start_idx").on(t.organizationId, t.startAt),
-]);
+export const calendarEvents = sqliteTable(
+  "calendar_events",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    description: text("description"),
+    startAt: integer("start_at").notNull(),
+    endAt: integer("end_at").notNull(),
+    eventType: text("event_type", { enum: ["shift", "break", "closure", "event", "unavailability", "appointment"] }).notNull(),
+    // Cascade, not set null: a service closure whose service is gone must not turn into an
+    // organization-wide closure.
+    serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
+    // Set null: the event survives its location and falls back to the organization's timezone.
+    locationId: text("location_id").references(() => locations.id, { onDelete: "set null" }),
+    attendees: text("attendees", { mode: "json" }).$type<string[]>().notNull(),
+    color: text("color"),
+    recurrencePattern: text("recurrence_pattern", { enum: ["daily", "weekly", "monthly"] }),
+    /** The last instant an occurrence may start (inclusive); null repeats for ever. */
+    recurrenceEndAt: integer("recurrence_end_at"),
+    createdById: text("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // Also serves lookups by organization alone (leftmost prefix).
+    index("calendar_events_org_start_idx").on(t.organizationId, t.startAt),
+  ],
+);
 
 /**
  * Accepted QR and NFC scans, by user: the proof a remote join needs to confirm arrival by
  * `qr_scan`/`nfc_scan` (a scan of the queue's code or tag in the last 10 minutes), and the
  * device details an NFC scan reports.
  */
-export const entryScans = sqliteTable("entry_scans", {
-  id: text("id").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  channel: text("channel", { enum: ["qr", "nfc"] }).notNull(),
-  /** The QR token's or NFC tag's record id. */
-  sourceId: text("source_id").notNull(),
-  serviceId: text("service_id"),
-  queueId: text("queue_id"),
-  phoneModel: text("phone_model"),
-  osVersion: text("os_version"),
-  scannedAt: integer("scanned_at").notNull(),
-}, (t) => [index("entry_scans_user_at_idx").on(t.userId, t.scannedAt)]);
+export const entryScans = sqliteTable(
+  "entry_scans",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    channel: text("channel", { enum: ["qr", "nfc"] }).notNull(),
+    /** The QR token's or NFC tag's record id. */
+    sourceId: text("source_id").notNull(),
+    serviceId: text("service_id"),
+    queueId: text("queue_id"),
+    phoneModel: text("phone_model"),
+    osVersion: text("os_version"),
+    scannedAt: integer("scanned_at").notNull(),
+  },
+  (t) => [index("entry_scans_user_at_idx").on(t.userId, t.scannedAt)],
+);
 
 /** Remote joins that expired (never arrived), per user across queues: the penalty's evidence. */
-export const remoteJoinExpiries = sqliteTable("remote_join_expiries", {
-  ticketId: text("ticket_id").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  queueId: text("queue_id").notNull(),
-  expiredAt: integer("expired_at").notNull(),
-}, (t) => [index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt)]);
+export const remoteJoinExpiries = sqliteTable(
+  "remote_join_expiries",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").notNull(),
+    expiredAt: integer("expired_at").notNull(),
+  },
+  (t) => [index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt)],
+);
 
 /** A payment started for a plan change; the plan changes only when a verified provider event says it was paid. */
-export const billingCheckouts = sqliteTable("billing_checkouts", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
-  /** Stripe's Checkout Session id or FedaPay's transaction id. */
-  providerRef: text("provider_ref"),
-  plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull(),
-  billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull(),
-  currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull(),
-  /** Integer minor units (cents; XOF has none). */
-  amount: integer("amount").notNull(),
-  status: text("status", { enum: ["open", "completed", "failed", "expired"] }).notNull().default("open"),
-  url: text("url"),
-  returnUrl: text("return_url"),
-  createdAt: integer("created_at").notNull(),
-  expiresAt: integer("expires_at").notNull(),
-  completedAt: integer("completed_at"),
-}, (t) => [
-  index("billing_checkouts_org_idx").on(t.organizationId, t.createdAt),
-  index("billing_checkouts_provider_ref_idx").on(t.provider, t.providerRef),
-]);
+export const billingCheckouts = sqliteTable(
+  "billing_checkouts",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
+    /** Stripe's Checkout Session id or FedaPay's transaction id. */
+    providerRef: text("provider_ref"),
+    plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull(),
+    billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull(),
+    currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull(),
+    /** Integer minor units (cents; XOF has none). */
+    amount: integer("amount").notNull(),
+    status: text("status", { enum: ["open", "completed", "failed", "expired"] })
+      .notNull()
+      .default("open"),
+    url: text("url"),
+    returnUrl: text("return_url"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    completedAt: integer("completed_at"),
+  },
+  (t) => [
+    index("billing_checkouts_org_idx").on(t.organizationId, t.createdAt),
+    index("billing_checkouts_provider_ref_idx").on(t.provider, t.providerRef),
+  ],
+);
 
-export const invoices = sqliteTable("invoices", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
-  /** The provider's invoice or transaction id: one invoice per provider payment. */
-  providerRef: text("provider_ref").notNull(),
-  checkoutId: text("checkout_id"),
-  plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull(),
-  billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull(),
-  amount: integer("amount").notNull(),
-  currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull(),
-  status: text("status", { enum: ["paid", "open", "failed", "void"] }).notNull(),
-  periodStart: integer("period_start").notNull(),
-  periodEnd: integer("period_end").notNull(),
-  createdAt: integer("created_at").notNull(),
-  paidAt: integer("paid_at"),
-}, (t) => [
-  uniqueIndex("invoices_provider_ref_unique").on(t.provider, t.providerRef),
-  index("invoices_org_idx").on(t.organizationId, t.createdAt),
-]);
+export const invoices = sqliteTable(
+  "invoices",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
+    /** The provider's invoice or transaction id: one invoice per provider payment. */
+    providerRef: text("provider_ref").notNull(),
+    checkoutId: text("checkout_id"),
+    plan: text("plan", { enum: ["starter", "pro", "enterprise"] }).notNull(),
+    billingInterval: text("billing_interval", { enum: ["monthly", "yearly"] }).notNull(),
+    amount: integer("amount").notNull(),
+    currency: text("currency", { enum: ["EUR", "USD", "XOF"] }).notNull(),
+    status: text("status", { enum: ["paid", "open", "failed", "void"] }).notNull(),
+    periodStart: integer("period_start").notNull(),
+    periodEnd: integer("period_end").notNull(),
+    createdAt: integer("created_at").notNull(),
+    paidAt: integer("paid_at"),
+  },
+  (t) => [
+    uniqueIndex("invoices_provider_ref_unique").on(t.provider, t.providerRef),
+    index("invoices_org_idx").on(t.organizationId, t.createdAt),
+  ],
+);
 
 /** Provider events already applied, by the provider's own event id: a replay changes nothing. */
-export const billingEvents = sqliteTable("billing_events", {
-  provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
-  eventId: text("event_id").notNull(),
-  type: text("type").notNull(),
-  organizationId: text("organization_id"),
-  receivedAt: integer("received_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.provider, t.eventId] })]);
+export const billingEvents = sqliteTable(
+  "billing_events",
+  {
+    provider: text("provider", { enum: ["stripe", "fedapay", "sandbox"] }).notNull(),
+    eventId: text("event_id").notNull(),
+    type: text("type").notNull(),
+    organizationId: text("organization_id"),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.eventId] })],
+);
 /** The organization's current domain-verification token; regenerating replaces it. */
 export const verificationTokens = sqliteTable("verification_tokens", {
-  organizationId: text("organization_id").primaryKey().references(() => organizations.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
   token: text("token").notNull(),
   createdAt: integer("created_at").notNull(),
 });
 
 /** A domain an organization asked to verify, and what the last check found. */
-export const verifiedDomains = sqliteTable("verified_domains", {
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  domain: text("domain").notNull(),
-  status: text("status", { enum: ["verified", "pending", "failed"] }).notNull(),
-  method: text("method", { enum: ["dns", "file", "meta"] }).notNull(),
-  verifiedAt: integer("verified_at"),
-  lastCheckedAt: integer("last_checked_at"),
-  /** When the cron checks it again: daily while verified, hourly while pending. Null = never. */
-  nextCheckAt: integer("next_check_at"),
-  failureReason: text("failure_reason"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.organizationId, t.domain] }), index("verified_domains_next_check_idx").on(t.nextCheckAt)]);
+export const verifiedDomains = sqliteTable(
+  "verified_domains",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    domain: text("domain").notNull(),
+    status: text("status", { enum: ["verified", "pending", "failed"] }).notNull(),
+    method: text("method", { enum: ["dns", "file", "meta"] }).notNull(),
+    verifiedAt: integer("verified_at"),
+    lastCheckedAt: integer("last_checked_at"),
+    /** When the cron checks it again: daily while verified, hourly while pending. Null = never. */
+    nextCheckAt: integer("next_check_at"),
+    failureReason: text("failure_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.domain] }), index("verified_domains_next_check_idx").on(t.nextCheckAt)],
+);
 
 /** Webhook subscriptions. The signing secrets are kept (they sign every delivery). */
-export const webhooks = sqliteTable("webhooks", {
-  id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  url: text("url").notNull(),
-  events: text("events", { mode: "json" }).$type<string[]>().notNull(),
-  description: text("description"),
-  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-  disabledReason: text("disabled_reason"),
-  secret: text("secret").notNull(),
-  /** After a rotation the old secret signs too, until previousSecretExpiresAt. */
-  previousSecret: text("previous_secret"),
-  previousSecretExpiresAt: integer("previous_secret_expires_at"),
-  /** First failed attempt since the last success; 3 days of that disables the subscription. */
-  failingSince: integer("failing_since"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [index("webhooks_org_idx").on(t.organizationId)]);
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+    description: text("description"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    disabledReason: text("disabled_reason"),
+    secret: text("secret").notNull(),
+    /** After a rotation the old secret signs too, until previousSecretExpiresAt. */
+    previousSecret: text("previous_secret"),
+    previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    /** First failed attempt since the last success; 3 days of that disables the subscription. */
+    failingSince: integer("failing_since"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("webhooks_org_idx").on(t.organizationId)],
+);
 
 /** One (event, subscription) delivery, or a redelivery of one. */
-export const webhookDeliveries = sqliteTable("webhook_deliveries", {
-  id: text("id").primaryKey(),
-  webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
-  organizationId: text("organization_id").notNull(),
-  eventId: text("event_id").notNull(),
-  eventType: text("event_type").notNull(),
-  /** The exact JSON body sent (signed as is on every attempt). */
-  payload: text("payload").notNull(),
-  status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
-  attempts: integer("attempts").notNull().default(0),
-  responseStatus: integer("response_status"),
-  durationMs: integer("duration_ms"),
-  lastError: text("last_error"),
-  nextAttemptAt: integer("next_attempt_at"),
-  /** A consumer holds the delivery while it sends it, so two copies of a message never both send. */
-  leaseUntil: integer("lease_until"),
-  redeliveryOf: text("redelivery_of"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-  completedAt: integer("completed_at"),
-}, (t) => [
-  index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt),
-  uniqueIndex("webhook_deliveries_event_unique").on(t.webhookId, t.eventId).where(sql`redelivery_of IS NULL`),
-]);
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id").notNull(),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    /** The exact JSON body sent (signed as is on every attempt). */
+    payload: text("payload").notNull(),
+    status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    responseStatus: integer("response_status"),
+    durationMs: integer("duration_ms"),
+    lastError: text("last_error"),
+    nextAttemptAt: integer("next_attempt_at"),
+    /** A consumer holds the delivery while it sends it, so two copies of a message never both send. */
+    leaseUntil: integer("lease_until"),
+    redeliveryOf: text("redelivery_of"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    completedAt: integer("completed_at"),
+  },
+  (t) => [
+    index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt),
+    uniqueIndex("webhook_deliveries_event_unique")
+      .on(t.webhookId, t.eventId)
+      .where(sql`redelivery_of IS NULL`),
+  ],
+);
 /** A user's push-messaging token (FCM). A token belongs to the latest user who registered it. */
-export const pushDevices = sqliteTable("push_devices", {
-  id: text("id").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  platform: text("platform", { enum: ["ios", "android", "web"] }).notNull(),
-  token: text("token").notNull(),
-  deviceId: text("device_id"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [uniqueIndex("push_devices_token_unique").on(t.token), index("push_devices_user_idx").on(t.userId)]);
+export const pushDevices = sqliteTable(
+  "push_devices",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    platform: text("platform", { enum: ["ios", "android", "web"] }).notNull(),
+    token: text("token").notNull(),
+    deviceId: text("device_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("push_devices_token_unique").on(t.token), index("push_devices_user_idx").on(t.userId)],
+);
 
 /** In-app notifications, listed by their user (CONTRACT §7). */
-export const notifications = sqliteTable("notifications", {
-  id: text("id").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  organizationId: text("organization_id"),
-  type: text("type").notNull(),
-  title: text("title").notNull(),
-  body: text("body").notNull(),
-  data: text("data", { mode: "json" }).$type<Record<string, string>>().notNull(),
-  readAt: integer("read_at"),
-  createdAt: integer("created_at").notNull(),
-}, (t) => [index("notifications_user_created_idx").on(t.userId, t.createdAt)]);
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id"),
+    type: text("type").notNull(),
+    title: text("title").notNull(),
+    body: text("body").notNull(),
+    data: text("data", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    readAt: integer("read_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("notifications_user_created_idx").on(t.userId, t.createdAt)],
+);
 
 /**
  * One row per (event id, channel, recipient): `key` makes a redelivered event send nothing
  * twice; `status` and `provider_response` are what support reads when a delivery failed.
  */
-export const notificationDeliveries = sqliteTable("notification_deliveries", {
-  key: text("key").primaryKey(),
-  id: text("id").notNull(),
-  eventId: text("event_id").notNull(),
-  organizationId: text("organization_id"),
-  type: text("type").notNull(),
-  channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
-  recipient: text("recipient").notNull(),
-  provider: text("provider"),
-  status: text("status", { enum: ["pending", "retrying", "sent", "failed", "dead_lettered"] }).notNull(),
-  attempts: integer("attempts").notNull().default(0),
-  payload: text("payload").notNull(),
-  providerResponse: text("provider_response"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("notification_deliveries_id_unique").on(t.id),
-  index("notification_deliveries_org_status_idx").on(t.organizationId, t.status, t.createdAt),
-]);
+export const notificationDeliveries = sqliteTable(
+  "notification_deliveries",
+  {
+    key: text("key").primaryKey(),
+    id: text("id").notNull(),
+    eventId: text("event_id").notNull(),
+    organizationId: text("organization_id"),
+    type: text("type").notNull(),
+    channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
+    recipient: text("recipient").notNull(),
+    provider: text("provider"),
+    status: text("status", { enum: ["pending", "retrying", "sent", "failed", "dead_lettered"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    payload: text("payload").notNull(),
+    providerResponse: text("provider_response"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("notification_deliveries_id_unique").on(t.id),
+    index("notification_deliveries_org_status_idx").on(t.organizationId, t.status, t.createdAt),
+  ],
+);
 
 /** A widget visitor's browser push subscription, tied to the ticket it was taken for. */
-export const visitorPushSubscriptions = sqliteTable("visitor_push_subscriptions", {
-  ticketId: text("ticket_id").notNull(),
-  endpoint: text("endpoint").notNull(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  p256dh: text("p256dh").notNull(),
-  auth: text("auth").notNull(),
-  language: text("language"),
-  createdAt: integer("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.ticketId, t.endpoint] })]);
+export const visitorPushSubscriptions = sqliteTable(
+  "visitor_push_subscriptions",
+  {
+    ticketId: text("ticket_id").notNull(),
+    endpoint: text("endpoint").notNull(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    p256dh: text("p256dh").notNull(),
+    auth: text("auth").notNull(),
+    language: text("language"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ticketId, t.endpoint] })],
+);
 
 /** Appointment occurrences already reminded (once per occurrence, recurring ones included). */
-export const appointmentReminders = sqliteTable("appointment_reminders", {
-  eventId: text("event_id").notNull().references(() => calendarEvents.id, { onDelete: "cascade" }),
-  occurrenceStart: integer("occurrence_start").notNull(),
-  sentAt: integer("sent_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.eventId, t.occurrenceStart] })]);
+export const appointmentReminders = sqliteTable(
+  "appointment_reminders",
+  {
+    eventId: text("event_id")
+      .notNull()
+      .references(() => calendarEvents.id, { onDelete: "cascade" }),
+    occurrenceStart: integer("occurrence_start").notNull(),
+    sentAt: integer("sent_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.occurrenceStart] })],
+);

@@ -106,7 +106,10 @@ export function subscriptionRecord(sub: SubscriptionState, checkout: OpenCheckou
 }
 
 /** The collector of a currency: Stripe for EUR/USD, FedaPay for XOF; the sandbox when that provider has no secret key. */
-export function providerForCurrency(currency: Currency, configured: { stripe: boolean; fedapay: boolean }): "stripe" | "fedapay" | "sandbox" {
+export function providerForCurrency(
+  currency: Currency,
+  configured: { stripe: boolean; fedapay: boolean },
+): "stripe" | "fedapay" | "sandbox" {
   if (currency === "XOF") return configured.fedapay ? "fedapay" : "sandbox";
   return configured.stripe ? "stripe" : "sandbox";
 }

@@ -22,22 +22,8 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const STAFF: Permission[] = [
-  "SERVICE_VIEW",
-  "QUEUE_VIEW",
-  "CALENDAR_VIEW",
-  "QUEUE_OPERATE",
-  "CALENDAR_CREATE_OWN_AVAILABILITY",
-  "WIDGET",
-];
-const MANAGER: Permission[] = [
-  ...STAFF,
-  "LOCATION_MANAGE",
-  "SERVICE_MANAGE",
-  "QUEUE_MANAGE",
-  "CALENDAR_MANAGE",
-  "ANALYTICS_VIEW",
-];
+const STAFF: Permission[] = ["SERVICE_VIEW", "QUEUE_VIEW", "CALENDAR_VIEW", "QUEUE_OPERATE", "CALENDAR_CREATE_OWN_AVAILABILITY", "WIDGET"];
+const MANAGER: Permission[] = [...STAFF, "LOCATION_MANAGE", "SERVICE_MANAGE", "QUEUE_MANAGE", "CALENDAR_MANAGE", "ANALYTICS_VIEW"];
 const ADMIN: Permission[] = [...MANAGER, "ORG_MANAGE", "WEBHOOK_MANAGE"];
 const OWNER: Permission[] = [...ADMIN, "ORG_DELETE", "ORG_TRANSFER"];
 
@@ -90,7 +76,13 @@ export function keyPermissions(values: readonly string[]): Set<Permission> {
       continue;
     }
     const scopes: Scope[] =
-      value === "read" ? READ_SCOPES : value === "write" ? WRITE_SCOPES : (SCOPES as readonly string[]).includes(value) ? [value as Scope] : [];
+      value === "read"
+        ? READ_SCOPES
+        : value === "write"
+          ? WRITE_SCOPES
+          : (SCOPES as readonly string[]).includes(value)
+            ? [value as Scope]
+            : [];
     for (const scope of scopes) for (const p of SCOPE_PERMISSIONS[scope]) granted.add(p);
   }
   return granted;

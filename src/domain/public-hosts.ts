@@ -68,7 +68,10 @@ function ipv4Refusal(o: number[]): string | null {
 
 /** Expands an IPv6 address to 8 groups, with an embedded dotted IPv4 tail turned into 2 groups. */
 function ipv6Groups(address: string): number[] | null {
-  let text = address.toLowerCase().replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  let text = address
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/%.*$/, "");
   const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (tail) {
     const o = ipv4Octets(tail[1]!);

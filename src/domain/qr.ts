@@ -13,14 +13,19 @@ export type QrTargetProblem = { field: "queueId" | "serviceId"; reason: string }
  *   the two is required.
  * When both ids are given, the queue must belong to the service (checked against the catalog).
  */
-export function qrTargetProblem(purpose: QrPurpose, target: { queueId?: string | undefined; serviceId?: string | undefined }): QrTargetProblem {
+export function qrTargetProblem(
+  purpose: QrPurpose,
+  target: { queueId?: string | undefined; serviceId?: string | undefined },
+): QrTargetProblem {
   switch (purpose) {
     case "queue_join":
     case "single_use_invite":
       return target.queueId ? null : { field: "queueId", reason: `required for ${purpose}` };
     case "service_checkin":
       if (!target.serviceId) return { field: "serviceId", reason: "required for service_checkin" };
-      return target.queueId ? { field: "queueId", reason: "service_checkin uses the service's first active queue; leave queueId out" } : null;
+      return target.queueId
+        ? { field: "queueId", reason: "service_checkin uses the service's first active queue; leave queueId out" }
+        : null;
     case "verification":
     case "operator_access":
       return target.queueId || target.serviceId ? null : { field: "queueId", reason: `${purpose} needs a queueId or a serviceId` };

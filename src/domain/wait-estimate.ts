@@ -110,7 +110,11 @@ export function estimatedWaitRange(position: number, calls: readonly CallRecord[
   if (position <= 0) return { low: 0, high: 0 };
   const middle = estimatedWaitMinutes(position, minutesPerTicket(calls, at));
   const history = serviceIntervals(calls).length > 0;
-  const low = history ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.25)) : estimatedWaitMinutes(position, DEFAULT_MINUTES_PER_TICKET * 0.6);
-  const high = history ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.75)) : estimatedWaitMinutes(position, DEFAULT_MINUTES_PER_TICKET * 1.4);
+  const low = history
+    ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.25))
+    : estimatedWaitMinutes(position, DEFAULT_MINUTES_PER_TICKET * 0.6);
+  const high = history
+    ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.75))
+    : estimatedWaitMinutes(position, DEFAULT_MINUTES_PER_TICKET * 1.4);
   return { low: Math.min(low, middle), high: Math.max(high, middle) };
 }

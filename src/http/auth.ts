@@ -174,12 +174,7 @@ export async function memberRole(env: AppEnv["Bindings"], organizationId: string
  * organization gets the same 404 as for an id that does not exist (`what` names the resource
  * looked up, message included), so ids of other organizations are never confirmed to exist.
  */
-export async function authorize(
-  c: Context<AppEnv>,
-  organizationId: string,
-  permission: Permission,
-  what = "Organization",
-): Promise<Actor> {
+export async function authorize(c: Context<AppEnv>, organizationId: string, permission: Permission, what = "Organization"): Promise<Actor> {
   const actor = await actorIn(c, organizationId, what);
   if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
   return actor;

@@ -72,6 +72,14 @@ export function invalidState(status: string, allowed: readonly string[], message
  * The one shape of every 402: what the current plan allows, and the plan that allows more.
  * `limit` is the current plan's allowance (null when the feature is not included at all).
  */
-export function planRequired(message: string, details: { currentPlan: string; limit: number | null; feature: string; requiredPlan?: string }): ApiError {
-  return new ApiError("PLAN_REQUIRED", message, { requiredPlan: details.requiredPlan ?? "pro", currentPlan: details.currentPlan, limit: details.limit, feature: details.feature });
+export function planRequired(
+  message: string,
+  details: { currentPlan: string; limit: number | null; feature: string; requiredPlan?: string },
+): ApiError {
+  return new ApiError("PLAN_REQUIRED", message, {
+    requiredPlan: details.requiredPlan ?? "pro",
+    currentPlan: details.currentPlan,
+    limit: details.limit,
+    feature: details.feature,
+  });
 }

@@ -87,7 +87,11 @@ async function claim(db: Database, scope: string, key: string, hash: string, at:
 }
 
 function find(db: Database, scope: string, key: string): Promise<Row | undefined> {
-  return db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key))).get();
+  return db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)))
+    .get();
 }
 
 async function replay(c: Context<AppEnv>, row: Row, secret: CryptoKey): Promise<Response> {

@@ -44,7 +44,10 @@ function defaultErrors(op: Json, method: string): ErrorCode[] {
 }
 
 const HEADERS: Json = {
-  "X-Request-ID": { description: "The request's id (yours if you sent a valid one); quote it when asking for help", schema: { type: "string" } },
+  "X-Request-ID": {
+    description: "The request's id (yours if you sent a valid one); quote it when asking for help",
+    schema: { type: "string" },
+  },
   "X-RateLimit-Limit": { description: "Requests allowed in the current minute window", schema: { type: "integer" } },
   "X-RateLimit-Remaining": { description: "Requests left in the current minute window", schema: { type: "integer" } },
   "X-RateLimit-Reset": { description: "Unix time (s) when the minute window resets", schema: { type: "integer" } },
@@ -192,7 +195,8 @@ function polishOperation(key: string, op: Json, method: string, entry: Operation
 export function unlistedOperations(doc: Json): string[] {
   const missing: string[] = [];
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
-    for (const method of METHODS) if (item[method] && !OPERATIONS[`${method.toUpperCase()} ${path}`]) missing.push(`${method.toUpperCase()} ${path}`);
+    for (const method of METHODS)
+      if (item[method] && !OPERATIONS[`${method.toUpperCase()} ${path}`]) missing.push(`${method.toUpperCase()} ${path}`);
   }
   return missing;
 }
@@ -224,6 +228,9 @@ export function polishDocument(doc: Json): Json {
 
 /** A route not in the table still gets a unique id (and the test names it). */
 function fallbackId(method: string, path: string): string {
-  const words = path.replace(/^\/v1\//, "").split(/[/{}\-_]+/).filter(Boolean);
+  const words = path
+    .replace(/^\/v1\//, "")
+    .split(/[/{}\-_]+/)
+    .filter(Boolean);
   return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
 }

@@ -19,15 +19,45 @@ const WHEN = "2026-03-20T10:30:00.000Z";
 
 /** A ticket example is a waiting ticket unless its operation says otherwise (TICKET_AFTER). */
 const TICKET_NULL_WHILE_WAITING = new Set([
-  "assignedToId", "calledAt", "servedAt", "presentAt", "servingAt", "skipReason", "recoveredFromId", "transferredToId", "visitorName",
+  "assignedToId",
+  "calledAt",
+  "servedAt",
+  "presentAt",
+  "servingAt",
+  "skipReason",
+  "recoveredFromId",
+  "transferredToId",
+  "visitorName",
 ]);
 
 /** The ticket an operation answers, as it is after that operation. */
 const TICKET_AFTER: Record<string, Json> = {
   callNext: { status: "called", calledAt: WHEN, assignedToId: "usr_d3m0p3rat0r000000000", position: null, estimatedWaitMinutes: null },
-  serveTicket: { status: "serving", calledAt: WHEN, servingAt: WHEN, assignedToId: "usr_d3m0p3rat0r000000000", position: null, estimatedWaitMinutes: null },
-  completeTicket: { status: "served", calledAt: WHEN, servingAt: WHEN, servedAt: WHEN, assignedToId: "usr_d3m0p3rat0r000000000", position: null, estimatedWaitMinutes: null },
-  skipAbsentTicket: { status: "skipped", calledAt: WHEN, skipReason: "absent", assignedToId: "usr_d3m0p3rat0r000000000", position: null, estimatedWaitMinutes: null },
+  serveTicket: {
+    status: "serving",
+    calledAt: WHEN,
+    servingAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    position: null,
+    estimatedWaitMinutes: null,
+  },
+  completeTicket: {
+    status: "served",
+    calledAt: WHEN,
+    servingAt: WHEN,
+    servedAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    position: null,
+    estimatedWaitMinutes: null,
+  },
+  skipAbsentTicket: {
+    status: "skipped",
+    calledAt: WHEN,
+    skipReason: "absent",
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    position: null,
+    estimatedWaitMinutes: null,
+  },
   cancelTicket: { status: "cancelled", position: null, estimatedWaitMinutes: null },
   createWalkInTicket: { isGhostMode: true, source: "operator", visitorName: "Awa Diallo" },
   createVipTicket: { isGhostMode: true, isPriority: true, source: "vip", position: 1, estimatedWaitMinutes: 3 },
@@ -37,29 +67,101 @@ const TICKET_AFTER: Record<string, Json> = {
 
 /** The id prefix of the record a schema describes, from its component name. */
 const PREFIX_OF: Record<string, string> = {
-  Ticket: "tkt", Queue: "que", Organization: "org", Location: "loc", NearbyLocation: "loc", Service: "svc", User: "usr",
-  Member: "usr", ApiKey: "key", QrToken: "qrt", NfcTag: "nfc", CalendarEvent: "evt", CalendarOccurrence: "evt",
-  Notification: "ntf", Webhook: "whk", WebhookDelivery: "dlv", RemoteJoin: "rjn", Invoice: "inv",
+  Ticket: "tkt",
+  Queue: "que",
+  Organization: "org",
+  Location: "loc",
+  NearbyLocation: "loc",
+  Service: "svc",
+  User: "usr",
+  Member: "usr",
+  ApiKey: "key",
+  QrToken: "qrt",
+  NfcTag: "nfc",
+  CalendarEvent: "evt",
+  CalendarOccurrence: "evt",
+  Notification: "ntf",
+  Webhook: "whk",
+  WebhookDelivery: "dlv",
+  RemoteJoin: "rjn",
+  Invoice: "inv",
 };
 
 const BY_NAME: Record<string, unknown> = {
-  organizationId: DEMO.org, locationId: DEMO.loc, serviceId: DEMO.svc, queueId: DEMO.que, targetQueueId: DEMO.que,
-  ticketId: DEMO.tkt, transferredToId: null, recoveredFromId: null, userId: DEMO.usr, assignedToId: DEMO.usr,
-  targetOperatorId: DEMO.usr, newOwnerId: DEMO.usr, createdById: DEMO.owner, keyId: DEMO.key,
-  locationIds: [DEMO.loc], queueIds: [DEMO.que], attendees: [DEMO.usr],
-  displayCode: "A-042", number: 42, letter: "A", position: 4, estimatedWaitMinutes: 12, waitingCount: 4, servingCount: 1,
-  partySize: 2, maxCapacity: 60, noShowTimeoutMinutes: 5, email: "owner@demo.example", billingEmail: "billing@demo.example",
-  password: "demo-owner-password", firstName: "Olivia", lastName: "Owner", slug: "demo-bank", legalName: "Demo Bank SA",
-  address: "1 place de l'Opéra, 75009 Paris", latitude: 48.8708, longitude: 2.3319, timezone: "Europe/Paris",
-  phone: "+33612345678", visitorName: "Awa Diallo", language: "fr", defaultLanguage: "fr", reason: "absent",
-  description: "Deposits, withdrawals and transfers", title: "Lunch break", color: "#2563eb", radiusKm: 5,
-  distanceKm: 0.42, maxRemoteJoinRadiusKm: 5, availabilityRadiusKm: 1, website: "https://demo-bank.example",
-  logoUrl: "https://demo-bank.example/logo.png", returnUrl: "https://demo-bank.example/billing/done",
-  url: "https://demo-bank.example/hooks/queue", domain: "demo-bank.example", serviceTypeId: "st_bank_teller",
-  siret: "73282932000074", vatNumber: "FR44732829320", nfcId: "04:A2:24:B2:5C:6F:80", locationName: "Entrance",
-  token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3", fcmToken: "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu", deviceId: "pixel-8-awa",
-  message: "Your turn is coming: please come to counter 3.", purpose: "ticket_update", currency: "EUR", amount: 2900,
-  type: "banking", plan: "pro", billingInterval: "monthly", recoveryOption: "restore", method: "dns", accuracy: 12, size: 200,
+  organizationId: DEMO.org,
+  locationId: DEMO.loc,
+  serviceId: DEMO.svc,
+  queueId: DEMO.que,
+  targetQueueId: DEMO.que,
+  ticketId: DEMO.tkt,
+  transferredToId: null,
+  recoveredFromId: null,
+  userId: DEMO.usr,
+  assignedToId: DEMO.usr,
+  targetOperatorId: DEMO.usr,
+  newOwnerId: DEMO.usr,
+  createdById: DEMO.owner,
+  keyId: DEMO.key,
+  locationIds: [DEMO.loc],
+  queueIds: [DEMO.que],
+  attendees: [DEMO.usr],
+  displayCode: "A-042",
+  number: 42,
+  letter: "A",
+  position: 4,
+  estimatedWaitMinutes: 12,
+  waitingCount: 4,
+  servingCount: 1,
+  partySize: 2,
+  maxCapacity: 60,
+  noShowTimeoutMinutes: 5,
+  email: "owner@demo.example",
+  billingEmail: "billing@demo.example",
+  password: "demo-owner-password",
+  firstName: "Olivia",
+  lastName: "Owner",
+  slug: "demo-bank",
+  legalName: "Demo Bank SA",
+  address: "1 place de l'Opéra, 75009 Paris",
+  latitude: 48.8708,
+  longitude: 2.3319,
+  timezone: "Europe/Paris",
+  phone: "+33612345678",
+  visitorName: "Awa Diallo",
+  language: "fr",
+  defaultLanguage: "fr",
+  reason: "absent",
+  description: "Deposits, withdrawals and transfers",
+  title: "Lunch break",
+  color: "#2563eb",
+  radiusKm: 5,
+  distanceKm: 0.42,
+  maxRemoteJoinRadiusKm: 5,
+  availabilityRadiusKm: 1,
+  website: "https://demo-bank.example",
+  logoUrl: "https://demo-bank.example/logo.png",
+  returnUrl: "https://demo-bank.example/billing/done",
+  url: "https://demo-bank.example/hooks/queue",
+  domain: "demo-bank.example",
+  serviceTypeId: "st_bank_teller",
+  siret: "73282932000074",
+  vatNumber: "FR44732829320",
+  nfcId: "04:A2:24:B2:5C:6F:80",
+  locationName: "Entrance",
+  token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+  fcmToken: "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu",
+  deviceId: "pixel-8-awa",
+  message: "Your turn is coming: please come to counter 3.",
+  purpose: "ticket_update",
+  currency: "EUR",
+  amount: 2900,
+  type: "banking",
+  plan: "pro",
+  billingInterval: "monthly",
+  recoveryOption: "restore",
+  method: "dns",
+  accuracy: 12,
+  size: 200,
 };
 
 export function exampleFor(schema: Json, doc: Json, name?: string, owner?: string, depth = 0): unknown {
@@ -70,7 +172,8 @@ export function exampleFor(schema: Json, doc: Json, name?: string, owner?: strin
   }
   if (schema.example !== undefined) return schema.example;
   if (schema.const !== undefined) return schema.const;
-  if (schema.enum) return name !== undefined && schema.enum.includes(BY_NAME[name]) ? BY_NAME[name] : schema.enum.find((v: unknown) => v !== null);
+  if (schema.enum)
+    return name !== undefined && schema.enum.includes(BY_NAME[name]) ? BY_NAME[name] : schema.enum.find((v: unknown) => v !== null);
   const variants: Json[] | undefined = schema.anyOf ?? schema.oneOf;
   const nullable = variants !== undefined || (Array.isArray(schema.type) && schema.type.includes("null"));
   if (nullable && owner === "Ticket" && name !== undefined && TICKET_NULL_WHILE_WAITING.has(name)) return null;
@@ -97,7 +200,8 @@ export function exampleFor(schema: Json, doc: Json, name?: string, owner?: strin
 }
 
 function scalar(schema: Json, type: string | undefined, name: string | undefined, owner: string | undefined): unknown {
-  if (name === "id" && owner && PREFIX_OF[owner]) return PREFIX_OF[owner] === "tkt" ? DEMO.tkt : `${PREFIX_OF[owner]}_d3m0${"0".repeat(16)}`;
+  if (name === "id" && owner && PREFIX_OF[owner])
+    return PREFIX_OF[owner] === "tkt" ? DEMO.tkt : `${PREFIX_OF[owner]}_d3m0${"0".repeat(16)}`;
   if (name === "name") {
     if (owner === "CreateOrganizationRequest") return "Corner Bank";
     if (owner?.includes("Organization")) return "Demo Bank";

@@ -76,7 +76,6 @@ export const SECURITY: Record<"session" | "any" | "apiKey" | "none", SecurityReq
 
 // Inputs shared by many routes.
 
-
 export const PaginationQuery = z.object({
   page: z.coerce.number().int().min(1).optional().openapi({ description: "1-indexed page, default 1" }),
   limit: z.coerce.number().int().min(1).max(100).default(10).openapi({ description: "Default 10, maximum 100" }),
@@ -96,6 +95,10 @@ export function pageMeta(total: number, window: { offset: number; limit: number;
 
 export function idParam<N extends string>(name: N, prefix: string) {
   return z.object({
-    [name]: z.string().min(1).max(64).openapi({ param: { name, in: "path" }, example: `${prefix}_0123456789abcdefghjk` }),
+    [name]: z
+      .string()
+      .min(1)
+      .max(64)
+      .openapi({ param: { name, in: "path" }, example: `${prefix}_0123456789abcdefghjk` }),
   } as Record<N, z.ZodString>);
 }

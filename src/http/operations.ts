@@ -76,7 +76,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/tickets/{ticketId}/complete": { id: "completeTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/skip-absent": { id: "skipAbsentTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/recover": { id: "recoverTicket", errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL"] },
-  "POST /v1/tickets/{ticketId}/transfer-queue": { id: "transferTicketToQueue", errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "CONFLICT"] },
+  "POST /v1/tickets/{ticketId}/transfer-queue": {
+    id: "transferTicketToQueue",
+    errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "CONFLICT"],
+  },
   "POST /v1/tickets/{ticketId}/transfer": { id: "transferTicketToOperator", errors: STATE },
 
   "POST /v1/remote-join/{queueId}/start": { id: "startRemoteJoin", errors: [...JOIN, "OUT_OF_RANGE", "REMOTE_JOIN_PENALTY", "CONFLICT"] },

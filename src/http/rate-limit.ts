@@ -73,7 +73,8 @@ export function publicReadScope(method: string, path: string, query: (name: stri
       return queueId === undefined ? "ws" : scoped("que", queueId);
     }
     if (parts[0] === "queue" && parts[2] === "status" && parts.length === 3) return scoped("que", parts[1]);
-    if (parts[0] === "organization" && parts.length === 3 && (parts[2] === "info" || parts[2] === "display-board")) return scoped("org", parts[1]);
+    if (parts[0] === "organization" && parts.length === 3 && (parts[2] === "info" || parts[2] === "display-board"))
+      return scoped("org", parts[1]);
     if (parts[0] === "board" && parts.length === 1) return scoped("org", query("organization"));
     return null;
   }
@@ -98,14 +99,24 @@ const dayRule = (name: string, limit: number | null): WindowRule => ({ name, lim
 function planOf(c: Context<AppEnv>): Plan {
   const p = c.get("principal");
   if (p.kind === "apiKey" && !p.widgetOnly) {
-    return { subject: `key:${p.keyId}`, rules: [minuteRule("minute", p.rate.perMinute), dayRule("day", p.rate.perDay)], minute: "minute", day: "day" };
+    return {
+      subject: `key:${p.keyId}`,
+      rules: [minuteRule("minute", p.rate.perMinute), dayRule("day", p.rate.perDay)],
+      minute: "minute",
+      day: "day",
+    };
   }
   const scope = publicReadScope(c.req.method, c.req.path, (name) => c.req.query(name));
   if (scope !== null && p.kind !== "apiKey") {
     // Anonymous visitors and dashboard users reading what the public may read (a widget key, even
     // here, keeps its own per-(key, IP) bucket below).
     const name = `public:${scope}`;
-    return { subject: ipSubject(c), rules: [minuteRule(name, PUBLIC_LIMIT_PER_MINUTE), minuteRule("public", PUBLIC_TOTAL_PER_MINUTE)], minute: name, day: null };
+    return {
+      subject: ipSubject(c),
+      rules: [minuteRule(name, PUBLIC_LIMIT_PER_MINUTE), minuteRule("public", PUBLIC_TOTAL_PER_MINUTE)],
+      minute: name,
+      day: null,
+    };
   }
   if (p.kind === "apiKey") {
     // A widget key is published in web pages: its budget is per (key, IP), never the organization's tier.

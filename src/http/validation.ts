@@ -19,10 +19,7 @@ function reasonOf(issue: Issue): string {
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 /** The validator hook of every router: a zod failure becomes 400 VALIDATION_ERROR. */
-export function validationHook(
-  result: { success: true } | { success: false; error: ZodError; target?: string },
-  c: Context,
-): void {
+export function validationHook(result: { success: true } | { success: false; error: ZodError; target?: string }, c: Context): void {
   if (result.success) return;
   if (result.target === "json" && !JSON_TYPE.test(c.req.header("Content-Type") ?? "")) {
     throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "This route takes a JSON body (Content-Type: application/json)", {

@@ -42,7 +42,13 @@ export async function remindAppointments(env: Env, at: number): Promise<number> 
   const due: { row: AppointmentRow; start: number; zone: string }[] = [];
   for (const row of rows.results) {
     const zone = [row.timezone, row.fallback_timezone].find((z): z is string => !!z && isValidTimeZone(z)) ?? "UTC";
-    const event = { id: row.id, startAt: row.start_at, endAt: row.end_at, recurrencePattern: row.recurrence_pattern, recurrenceEndAt: row.recurrence_end_at };
+    const event = {
+      id: row.id,
+      startAt: row.start_at,
+      endAt: row.end_at,
+      recurrencePattern: row.recurrence_pattern,
+      recurrenceEndAt: row.recurrence_end_at,
+    };
     for (const o of expandOccurrences(event, at, horizon + 1, zone, 10)) {
       if (o.occurrenceStart > at && o.occurrenceStart <= horizon) due.push({ row, start: o.occurrenceStart, zone });
     }
@@ -51,11 +57,9 @@ export async function remindAppointments(env: Env, at: number): Promise<number> 
   // Claim each occurrence once; only the claims this run won are reminded.
   const claims = await env.DB.batch(
     due.map((d) =>
-      env.DB.prepare("INSERT INTO appointment_reminders (event_id, occurrence_start, sent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING event_id").bind(
-        d.row.id,
-        d.start,
-        at,
-      ),
+      env.DB.prepare(
+        "INSERT INTO appointment_reminders (event_id, occurrence_start, sent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING event_id",
+      ).bind(d.row.id, d.start, at),
     ),
   );
   const won = due.filter((_d, i) => (claims[i]?.results?.length ?? 0) > 0);
@@ -83,7 +87,8 @@ export async function remindAppointments(env: Env, at: number): Promise<number> 
         data: { type: "appointment.reminder", calendarEventId: d.row.id, occurrenceStart: new Date(d.start).toISOString() },
       };
       deliveries.push({ ...base, channel: "in_app", target: { kind: "user", userId } });
-      for (const t of tokens.filter((t) => t.user_id === userId)) deliveries.push({ ...base, channel: "push", target: { kind: "device", token: t.token } });
+      for (const t of tokens.filter((t) => t.user_id === userId))
+        deliveries.push({ ...base, channel: "push", target: { kind: "device", token: t.token } });
     }
   }
   const report = await deliver(env, deliveries, at);

@@ -39,7 +39,8 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
       fellBack += (await fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended).run()).meta.changes;
     } else if (sub.status === "past_due") {
       if (sub.graceUntil !== null && sub.graceUntil <= at) {
-        fellBack += (await fallToStarterStatement(env, sub.organizationId, at, "status = 'past_due' AND grace_until <= ?", at).run()).meta.changes;
+        fellBack += (await fallToStarterStatement(env, sub.organizationId, at, "status = 'past_due' AND grace_until <= ?", at).run()).meta
+          .changes;
       }
     } else if (sub.provider === "sandbox" && sub.providerSubscriptionId) {
       try {
@@ -72,7 +73,9 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
 /** The sandbox's recurring payment: one signed invoice event, through the same receiver as a provider's. */
 async function chargeSandboxRenewal(env: Env, sub: SubscriptionRow, at: number): Promise<void> {
   const plan = (
-    sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan] ? sub.scheduledPlan : sub.plan
+    sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan]
+      ? sub.scheduledPlan
+      : sub.plan
   ) as PaidPlan;
   const start = sub.currentPeriodEnd;
   const signed = await signSandboxEvent(

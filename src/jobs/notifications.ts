@@ -27,7 +27,13 @@ const CUSTOMER_TYPES = new Set<string>([
 ]);
 
 /** Events told to the organization's members who operate or manage queues. */
-const OPERATOR_TYPES = new Set<string>(["queue.status_changed", "queue.capacity_warning", "queue.long_wait", "ticket.no_show", "member.joined"]);
+const OPERATOR_TYPES = new Set<string>([
+  "queue.status_changed",
+  "queue.capacity_warning",
+  "queue.long_wait",
+  "ticket.no_show",
+  "member.joined",
+]);
 
 /** The customer events worth an SMS (each one costs the business). */
 const SMS_TYPES = new Set<string>(["ticket.created", "ticket.almost_called", "ticket.called"]);
@@ -127,7 +133,11 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
     db
       .prepare(`SELECT organization_id, user_id, role FROM members WHERE organization_id IN (${placeholders(operatorOrgs.length)})`)
       .bind(...operatorOrgs),
-    db.prepare(`SELECT ticket_id, endpoint, p256dh, auth, language FROM visitor_push_subscriptions WHERE ticket_id IN (${placeholders(ticketIds.length)})`).bind(...ticketIds),
+    db
+      .prepare(
+        `SELECT ticket_id, endpoint, p256dh, auth, language FROM visitor_push_subscriptions WHERE ticket_id IN (${placeholders(ticketIds.length)})`,
+      )
+      .bind(...ticketIds),
   ];
   const [queues, orgs, members, browsers] = await db.batch<any>(statements);
   const memberRows = (members?.results ?? []) as MemberRow[];
@@ -139,7 +149,11 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
   const read = chunks.length
     ? await db.batch<any>(
         chunks.flatMap((chunk) => [
-          db.prepare(`SELECT id, language, sms_notifications, ticket_reminders, first_name, last_name FROM users WHERE id IN (${placeholders(chunk.length)})`).bind(...chunk),
+          db
+            .prepare(
+              `SELECT id, language, sms_notifications, ticket_reminders, first_name, last_name FROM users WHERE id IN (${placeholders(chunk.length)})`,
+            )
+            .bind(...chunk),
           db.prepare(`SELECT user_id, token FROM push_devices WHERE user_id IN (${placeholders(chunk.length)})`).bind(...chunk),
         ]),
       )
@@ -221,7 +235,12 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
     }
     for (const b of event.ticketId ? (ctx.browsers.get(event.ticketId) ?? []) : []) {
       const text = render(type, pickLanguage(b.language, ticketLanguage, org.default_language), values);
-      out.push({ ...base, ...text, channel: "web_push", target: { kind: "browser", endpoint: b.endpoint, p256dh: b.p256dh, auth: b.auth } });
+      out.push({
+        ...base,
+        ...text,
+        channel: "web_push",
+        target: { kind: "browser", endpoint: b.endpoint, p256dh: b.p256dh, auth: b.auth },
+      });
     }
     return out;
   }

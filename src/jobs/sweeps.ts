@@ -34,7 +34,11 @@ export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: numbe
       // wrote a newer one since it was read.
       else if (o.nextDeadline !== null && o.nextDeadline > row.due_at) {
         writes.push(
-          env.DB.prepare("UPDATE room_deadlines SET due_at = ? WHERE queue_id = ? AND due_at = ?").bind(o.nextDeadline, row.queue_id, row.due_at),
+          env.DB.prepare("UPDATE room_deadlines SET due_at = ? WHERE queue_id = ? AND due_at = ?").bind(
+            o.nextDeadline,
+            row.queue_id,
+            row.due_at,
+          ),
         );
       }
     });

@@ -167,7 +167,14 @@ async function send(env: Env, webhook: WebhookRow, delivery: DeliveryRow, at: nu
  * Closes the delivery, while this consumer still holds it; a finished attempt counts once in
  * the period's webhook usage, in the same atomic batch.
  */
-async function finish(env: Env, delivery: DeliveryRow, status: "succeeded" | "failed", attempt: Attempt, at: number, attempted: boolean): Promise<void> {
+async function finish(
+  env: Env,
+  delivery: DeliveryRow,
+  status: "succeeded" | "failed",
+  attempt: Attempt,
+  at: number,
+  attempted: boolean,
+): Promise<void> {
   const held = "EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ? AND status = 'pending' AND lease_until = ?)";
   await env.DB.batch([
     env.DB.prepare(

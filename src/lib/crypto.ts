@@ -64,5 +64,4 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** A hash no password matches, verified on unknown emails so both failures cost the same. */
-export const DECOY_PASSWORD_HASH =
-  "pbkdf2_sha256$100000$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+export const DECOY_PASSWORD_HASH = "pbkdf2_sha256$100000$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";

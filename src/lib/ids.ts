@@ -5,8 +5,24 @@ const BODY_LENGTH = 20;
 const TICKET_SUFFIX_LENGTH = 12;
 
 export type IdPrefix =
-  | "org" | "loc" | "svc" | "que" | "tkt" | "usr" | "evt" | "key" | "qrt" | "nfc" | "ntf" | "whk"
-  | "rjn" | "inv" | "dlv" | "req" | "scn" | "chk";
+  | "org"
+  | "loc"
+  | "svc"
+  | "que"
+  | "tkt"
+  | "usr"
+  | "evt"
+  | "key"
+  | "qrt"
+  | "nfc"
+  | "ntf"
+  | "whk"
+  | "rjn"
+  | "inv"
+  | "dlv"
+  | "req"
+  | "scn"
+  | "chk";
 
 export function randomString(length: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(length));

@@ -2,9 +2,7 @@
 // offset, or a bare date `YYYY-MM-DD`. A date is kept as a date: what instant it stands for
 // (00:00 where?) is the caller's decision, made with the timezone that applies.
 
-export type InstantInput =
-  | { kind: "instant"; ms: number }
-  | { kind: "date"; year: number; month: number; day: number };
+export type InstantInput = { kind: "instant"; ms: number } | { kind: "date"; year: number; month: number; day: number };
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;

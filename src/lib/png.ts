@@ -55,12 +55,7 @@ export async function bilevelPng(width: number, height: number, dark: (x: number
   view.setUint32(4, height);
   header[8] = 1; // bit depth
   header[9] = 0; // grayscale; compression, filter and interlace stay 0
-  const parts = [
-    Uint8Array.from(SIGNATURE),
-    chunk("IHDR", header),
-    chunk("IDAT", await deflate(raw)),
-    chunk("IEND", new Uint8Array(0)),
-  ];
+  const parts = [Uint8Array.from(SIGNATURE), chunk("IHDR", header), chunk("IDAT", await deflate(raw)), chunk("IEND", new Uint8Array(0))];
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let offset = 0;
   for (const part of parts) {

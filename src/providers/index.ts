@@ -19,10 +19,20 @@ export function sendPush(env: Env, deviceToken: string, message: PushMessage): P
 export function smsProvider(env: Env): SmsProvider | null {
   const which = (env.SMS_PROVIDER ?? "twilio").toLowerCase();
   if (which === "twilio" && env.TWILIO_ACCOUNT_SID && env.TWILIO_AUTH_TOKEN && env.TWILIO_FROM) {
-    return twilio({ accountSid: env.TWILIO_ACCOUNT_SID, authToken: env.TWILIO_AUTH_TOKEN, from: env.TWILIO_FROM, baseUrl: env.SMS_BASE_URL });
+    return twilio({
+      accountSid: env.TWILIO_ACCOUNT_SID,
+      authToken: env.TWILIO_AUTH_TOKEN,
+      from: env.TWILIO_FROM,
+      baseUrl: env.SMS_BASE_URL,
+    });
   }
   if (which === "orange" && env.ORANGE_CLIENT_ID && env.ORANGE_CLIENT_SECRET && env.ORANGE_SENDER) {
-    return orange({ clientId: env.ORANGE_CLIENT_ID, clientSecret: env.ORANGE_CLIENT_SECRET, sender: env.ORANGE_SENDER, baseUrl: env.SMS_BASE_URL });
+    return orange({
+      clientId: env.ORANGE_CLIENT_ID,
+      clientSecret: env.ORANGE_CLIENT_SECRET,
+      sender: env.ORANGE_SENDER,
+      baseUrl: env.SMS_BASE_URL,
+    });
   }
   return null;
 }
@@ -34,6 +44,10 @@ export function sendSms(env: Env, to: string, body: string): Promise<SendOutcome
 
 export function sendWebPush(env: Env, sub: BrowserSubscription, message: unknown): Promise<SendOutcome> {
   if (!env.VAPID_PUBLIC_KEY || !env.VAPID_PRIVATE_KEY) return Promise.resolve(outboxSend("web_push", sub.endpoint, message));
-  const vapid = { publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY, subject: env.VAPID_SUBJECT ?? "mailto:support@example.com" };
+  const vapid = {
+    publicKey: env.VAPID_PUBLIC_KEY,
+    privateKey: env.VAPID_PRIVATE_KEY,
+    subject: env.VAPID_SUBJECT ?? "mailto:support@example.com",
+  };
   return webPushSend(vapid, sub, message);
 }

@@ -49,7 +49,9 @@ export async function checkResolvedHost(env: OutboundEnv, host: string): Promise
   const addresses = answers.flatMap((a) => (a.status === "ok" ? a.records : []));
   if (addresses.length === 0) {
     const failed = answers.find((a) => a.status === "error");
-    throw new OutboundRefusal(failed && failed.status === "error" ? `${host} could not be resolved: ${failed.reason}` : `${host} does not resolve`);
+    throw new OutboundRefusal(
+      failed && failed.status === "error" ? `${host} could not be resolved: ${failed.reason}` : `${host} does not resolve`,
+    );
   }
   for (const address of addresses) {
     const refusal = addressRefusal(address);
@@ -152,7 +154,8 @@ export async function safeFetch(env: OutboundEnv, raw: string, request: Outbound
         } catch (err) {
           throw new OutboundRefusal(`redirect refused: ${(err as OutboundRefusal).reason ?? "not a valid URL"}`);
         }
-        if (!sameSite(origin, normalizeHost(next.hostname))) throw new OutboundRefusal(`redirect off the domain refused (${next.hostname})`);
+        if (!sameSite(origin, normalizeHost(next.hostname)))
+          throw new OutboundRefusal(`redirect off the domain refused (${next.hostname})`);
         url = next;
         continue;
       }

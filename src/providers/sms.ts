@@ -73,7 +73,8 @@ export function orange(config: OrangeConfig): SmsProvider {
     } catch (err) {
       return networkFailure("orange", err);
     }
-    if (!res.ok) return { ok: false, provider: "orange", transient: isTransientStatus(res.status), response: `token: ${await answerOf(res)}` };
+    if (!res.ok)
+      return { ok: false, provider: "orange", transient: isTransientStatus(res.status), response: `token: ${await answerOf(res)}` };
     const body = (await res.json()) as { access_token: string; expires_in?: number };
     orangeTokens.set(config.clientId, { token: body.access_token, expiresAt: Date.now() + (body.expires_in ?? 3600) * 1000 });
     return body.access_token;

@@ -22,7 +22,10 @@ export interface BrowserSubscription {
 }
 
 export function b64urlDecode(text: string): Uint8Array {
-  const b64 = text.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(text.length / 4) * 4, "=");
+  const b64 = text
+    .replace(/-/g, "+")
+    .replace(/_/g, "/")
+    .padEnd(Math.ceil(text.length / 4) * 4, "=");
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 }
 
@@ -74,7 +77,9 @@ export async function encryptAes128gcm(payload: Uint8Array, sub: BrowserSubscrip
   const ua = await crypto.subtle.importKey("raw", uaPublic, { name: "ECDH", namedCurve: "P-256" }, false, []);
   const local = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])) as CryptoKeyPair;
   const asPublic = new Uint8Array((await crypto.subtle.exportKey("raw", local.publicKey)) as ArrayBuffer);
-  const ecdhSecret = new Uint8Array(await crypto.subtle.deriveBits({ name: "ECDH", public: ua } as unknown as SubtleCryptoDeriveKeyAlgorithm, local.privateKey, 256));
+  const ecdhSecret = new Uint8Array(
+    await crypto.subtle.deriveBits({ name: "ECDH", public: ua } as unknown as SubtleCryptoDeriveKeyAlgorithm, local.privateKey, 256),
+  );
   const salt = crypto.getRandomValues(new Uint8Array(16));
   const { cek, nonce } = await contentKeys(ecdhSecret, auth, uaPublic, asPublic, salt);
   const key = await crypto.subtle.importKey("raw", cek, "AES-GCM", false, ["encrypt"]);
@@ -129,5 +134,11 @@ export async function webPushSend(vapid: VapidConfig, sub: BrowserSubscription, 
   const answer = await answerOf(res);
   if (res.ok) return { ok: true, provider: "web_push", response: answer };
   // 404/410: the browser dropped the subscription; it is removed like a dead FCM token.
-  return { ok: false, provider: "web_push", transient: isTransientStatus(res.status), response: answer, deadToken: res.status === 404 || res.status === 410 };
+  return {
+    ok: false,
+    provider: "web_push",
+    transient: isTransientStatus(res.status),
+    response: answer,
+    deadToken: res.status === 404 || res.status === 410,
+  };
 }

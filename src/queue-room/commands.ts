@@ -259,7 +259,13 @@ export class Commands {
     return this.views.summary(this.store.room(), at);
   }
 
-  private transition(cfg: Configured, ticketId: string, operation: TicketOperation, at: number, apply: (row: TicketRow) => void): TicketView {
+  private transition(
+    cfg: Configured,
+    ticketId: string,
+    operation: TicketOperation,
+    at: number,
+    apply: (row: TicketRow) => void,
+  ): TicketView {
     const row = this.existing(ticketId);
     if (row.transferring_to !== null) refuseTransferring(row, operation);
     if (!allows(operation, row.status)) invalidState(row.status, allowedFrom(operation), `Not allowed while the ticket is ${row.status}`);
@@ -283,7 +289,8 @@ export class Commands {
     if (cfg.status === "paused") refuse("QUEUE_PAUSED", "This queue is paused and takes no new tickets", { status: "paused" });
     if (cfg.max_capacity !== null) {
       const used = this.store.capacityUsed();
-      if (used + partySize > cfg.max_capacity) refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
+      if (used + partySize > cfg.max_capacity)
+        refuse("QUEUE_FULL", "This queue is full", { maxCapacity: cfg.max_capacity, used, partySize });
     }
   }
 
@@ -328,5 +335,7 @@ export class Commands {
 }
 
 export function refuseTransferring(row: TicketRow, operation: TicketOperation): never {
-  invalidState(row.status, allowedFrom(operation), "The ticket is being transferred to another queue", { transferringTo: row.transferring_to });
+  invalidState(row.status, allowedFrom(operation), "The ticket is being transferred to another queue", {
+    transferringTo: row.transferring_to,
+  });
 }

@@ -85,7 +85,10 @@ export class HandOffs {
       const ended = { transferring_to: null, transferring_since: null, hand_off_id: null };
       if (row.status === "waiting" || row.status === "called") {
         this.store.update(row.id, { status: "cancelled", transferred_to_id: newTicketId, ...ended }, at);
-        this.store.emit(cfg, "ticket.transferred", this.store.row(row.id), at, { targetQueueId: row.transferring_to, transferredToId: newTicketId });
+        this.store.emit(cfg, "ticket.transferred", this.store.row(row.id), at, {
+          targetQueueId: row.transferring_to,
+          transferredToId: newTicketId,
+        });
       } else {
         this.store.update(row.id, ended, at);
       }
@@ -201,7 +204,9 @@ export class HandOffs {
   }
 
   private admission(key: string): { ticket_id: string | null } | null {
-    return this.store.sql.exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE hand_off_id = ?", key).toArray()[0] ?? null;
+    return (
+      this.store.sql.exec<{ ticket_id: string | null }>("SELECT ticket_id FROM admissions WHERE hand_off_id = ?", key).toArray()[0] ?? null
+    );
   }
 }
 

@@ -68,12 +68,35 @@ WHERE excluded.version > tickets.version`;
  * with an older row (an at-least-once replay) it changes nothing.
  */
 export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1PreparedStatement {
-  return db.prepare(UPSERT_TICKET).bind(
-    t.id, cfg.queue_id, cfg.service_id, cfg.organization_id, t.user_id, t.number, displayCode(cfg.letter, t.number),
-    t.status, t.party_size, t.is_priority, t.is_ghost_mode, t.source, t.visitor_name, t.assigned_to_id, t.called_at,
-    t.serving_at, t.served_at, t.present_at, t.skip_reason, t.recovered_from_id, t.transferred_to_id, t.created_at,
-    t.updated_at, t.version, cfg.organization_id,
-  );
+  return db
+    .prepare(UPSERT_TICKET)
+    .bind(
+      t.id,
+      cfg.queue_id,
+      cfg.service_id,
+      cfg.organization_id,
+      t.user_id,
+      t.number,
+      displayCode(cfg.letter, t.number),
+      t.status,
+      t.party_size,
+      t.is_priority,
+      t.is_ghost_mode,
+      t.source,
+      t.visitor_name,
+      t.assigned_to_id,
+      t.called_at,
+      t.serving_at,
+      t.served_at,
+      t.present_at,
+      t.skip_reason,
+      t.recovered_from_id,
+      t.transferred_to_id,
+      t.created_at,
+      t.updated_at,
+      t.version,
+      cfg.organization_id,
+    );
 }
 
 /**
@@ -81,10 +104,12 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
  * is the latest, and each upsert carries its version, so an older replay cannot undo a newer one.
  */
 export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () => number | null): Promise<boolean> {
-  const rows = sql.exec<{ seq: number; ticket_id: string | null; message: string }>(
-    "SELECT seq, ticket_id, message FROM outbox ORDER BY seq LIMIT ?",
-    DRAIN_BATCH,
-  ).toArray();
+  const rows = sql
+    .exec<{ seq: number; ticket_id: string | null; message: string }>(
+      "SELECT seq, ticket_id, message FROM outbox ORDER BY seq LIMIT ?",
+      DRAIN_BATCH,
+    )
+    .toArray();
   if (rows.length === 0) return false;
   const cfg = configuredOf(readRoom(sql));
   if (cfg === null) throw new Error("outbox rows in a room that has no configuration");

@@ -76,7 +76,13 @@ export class QueueRoom extends DurableObject<Env> {
       view: (cfg, id, at) => this.views.ticket(cfg, id, at),
       peer: (queueId) => this.peer(queueId),
     });
-    this.sockets = new RoomSockets(ctx, env, sql, (config) => this.configure(config), (queueId) => this.peer(queueId));
+    this.sockets = new RoomSockets(
+      ctx,
+      env,
+      sql,
+      (config) => this.configure(config),
+      (queueId) => this.peer(queueId),
+    );
     // Keep-alives are answered without waking a hibernated room.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
@@ -324,7 +330,8 @@ export class QueueRoom extends DurableObject<Env> {
   private async settle(handOffs: ReturnType<HandOffs["open"]>, at: number): Promise<number> {
     if (handOffs.length === 0) return 0;
     const { failed, error } = await this.handOffs.settleEach(handOffs, at);
-    if (failed > 0) console.warn(`queue room: ${failed} hand-off(s) not settled, retrying in ${HAND_OFF_RETRY_MS / 1000} s: ${describe(error)}`);
+    if (failed > 0)
+      console.warn(`queue room: ${failed} hand-off(s) not settled, retrying in ${HAND_OFF_RETRY_MS / 1000} s: ${describe(error)}`);
     return failed;
   }
 

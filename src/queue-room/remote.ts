@@ -68,7 +68,11 @@ export class RemoteJoins {
         userId,
       )
       .toArray()[0];
-    if (live) this.host.refuse("CONFLICT", "You already have a remote join on its way in this queue", { field: "queueId", ticketId: live.ticket_id });
+    if (live)
+      this.host.refuse("CONFLICT", "You already have a remote join on its way in this queue", {
+        field: "queueId",
+        ticketId: live.ticket_id,
+      });
   }
 
   start(ticketId: string, at: number): void {

@@ -28,8 +28,7 @@ export interface QueueStatusData {
 export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR";
 
 export type WidgetMessage =
-  | { type: "queue_update"; data: QueueStatusData }
-  | { type: "error"; data: { code: WidgetErrorCode; message: string; queueId?: string } };
+  { type: "queue_update"; data: QueueStatusData } | { type: "error"; data: { code: WidgetErrorCode; message: string; queueId?: string } };
 
 interface Attachment {
   queues: string[];
@@ -309,7 +308,12 @@ export class RoomSockets {
       .toArray();
     return {
       status,
-      called: called.map((t) => ({ displayCode: displayCode(letter, t.number), status: t.status, assignedToId: t.assigned_to_id, calledAt: t.called_at })),
+      called: called.map((t) => ({
+        displayCode: displayCode(letter, t.number),
+        status: t.status,
+        assignedToId: t.assigned_to_id,
+        calledAt: t.called_at,
+      })),
       nextWaiting: next.map((t) => displayCode(letter, t.number)),
     };
   }
@@ -340,7 +344,9 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   if (issue === undefined || issue.path.length === 0) {
-    return { error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId" : "The message must be a JSON object" };
+    return {
+      error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId" : "The message must be a JSON object",
+    };
   }
   return { error: issue.message };
 }

@@ -104,7 +104,9 @@ export class RoomStore {
   }
 
   nextPrioritySeq(): number {
-    return this.sql.exec<{ seq: number }>("UPDATE room SET priority_seq = priority_seq + 1 WHERE id = 1 RETURNING priority_seq AS seq").one().seq;
+    return this.sql
+      .exec<{ seq: number }>("UPDATE room SET priority_seq = priority_seq + 1 WHERE id = 1 RETURNING priority_seq AS seq")
+      .one().seq;
   }
 
   // ---- tickets -----------------------------------------------------------------------------
@@ -123,7 +125,9 @@ export class RoomStore {
 
   /** A new waiting ticket at the back of its lane; answers its row. */
   insert(id: string, draft: NewTicket, at: number, recoveredFromId: string | null): TicketRow {
-    const number = this.sql.exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n").one().n;
+    const number = this.sql
+      .exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n")
+      .one().n;
     const lane: Lane = draft.isPriority ? LANE.priority : LANE.regular;
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
     this.sql.exec(
@@ -210,7 +214,11 @@ export class RoomStore {
   positionOf(row: TicketRow): number | null {
     if (row.status !== "waiting") return null;
     const ahead = this.sql
-      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)", row.lane, row.order_key)
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)",
+        row.lane,
+        row.order_key,
+      )
       .one().n;
     return ahead + 1;
   }

@@ -1,7 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { authorize } from "../http/auth";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { KEY_PERMISSION_VALUES } from "../domain/permissions";
@@ -75,7 +86,11 @@ app.openapi(create, async (c) => {
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
   const body = c.req.valid("json");
   const allowedOrigins = body.allowedOrigins
-    ? allowedWidgetOrigins(body.permissions ?? [], body.allowedOrigins, (await listDomains(c.env, organizationId)).filter((d) => d.status === "verified").map((d) => d.domain))
+    ? allowedWidgetOrigins(
+        body.permissions ?? [],
+        body.allowedOrigins,
+        (await listDomains(c.env, organizationId)).filter((d) => d.status === "verified").map((d) => d.domain),
+      )
     : null;
   const { key, record } = await createApiKey(
     database(c.env.DB),

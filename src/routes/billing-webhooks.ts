@@ -39,15 +39,24 @@ async function receive(c: Context<AppEnv>, provider: ProviderName) {
 }
 
 app.openapi(
-  webhookRoute("stripe", "Header `Stripe-Signature: t=…,v1=…`; secret STRIPE_WEBHOOK_SECRET. Used: checkout.session.completed, invoice.paid, invoice.payment_failed, customer.subscription.deleted, checkout.session.expired."),
+  webhookRoute(
+    "stripe",
+    "Header `Stripe-Signature: t=…,v1=…`; secret STRIPE_WEBHOOK_SECRET. Used: checkout.session.completed, invoice.paid, invoice.payment_failed, customer.subscription.deleted, checkout.session.expired.",
+  ),
   (c) => receive(c, "stripe"),
 );
 app.openapi(
-  webhookRoute("fedapay", "Header `X-FEDAPAY-SIGNATURE: t=…,s=…`; secret FEDAPAY_WEBHOOK_SECRET. A transaction.approved is read back from FedaPay's API before the plan is granted."),
+  webhookRoute(
+    "fedapay",
+    "Header `X-FEDAPAY-SIGNATURE: t=…,s=…`; secret FEDAPAY_WEBHOOK_SECRET. A transaction.approved is read back from FedaPay's API before the plan is granted.",
+  ),
   (c) => receive(c, "fedapay"),
 );
 app.openapi(
-  webhookRoute("sandbox", "Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET (a fixed default when unset). Sent by the sandbox's own checkout page and renewals."),
+  webhookRoute(
+    "sandbox",
+    "Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET (a fixed default when unset). Sent by the sandbox's own checkout page and renewals.",
+  ),
   (c) => receive(c, "sandbox"),
 );
 

@@ -163,7 +163,8 @@ const cancel = createRoute({
   path: "/billing/subscription/{organizationId}/cancel",
   tags,
   summary: "Cancel at the end of the paid period (ORG_MANAGE)",
-  description: "Access stays until `currentPeriodEnd` (`cancelAtPeriodEnd: true`), then the organization is on starter. An open checkout is dropped.",
+  description:
+    "Access stays until `currentPeriodEnd` (`cancelAtPeriodEnd: true`), then the organization is on starter. An open checkout is dropped.",
   security: SECURITY.any,
   request: {
     params: OrganizationParam,
@@ -212,7 +213,14 @@ app.openapi(history, async (c) => {
   const db = database(c.env.DB);
   const where = eq(invoices.organizationId, organizationId);
   const [rows, total] = await Promise.all([
-    db.select().from(invoices).where(where).orderBy(desc(invoices.createdAt), desc(invoices.id)).limit(window.limit).offset(window.offset).all(),
+    db
+      .select()
+      .from(invoices)
+      .where(where)
+      .orderBy(desc(invoices.createdAt), desc(invoices.id))
+      .limit(window.limit)
+      .offset(window.offset)
+      .all(),
     db.select({ n: count() }).from(invoices).where(where).get(),
   ]);
   const items = rows.map((r) => ({
@@ -237,7 +245,8 @@ const fedapayCheckout = createRoute({
   path: "/billing/fedapay/checkout",
   tags,
   summary: "Pay a plan in XOF through FedaPay (WAEMU zone; ORG_MANAGE)",
-  description: "Opens a FedaPay payment for the plan; the plan starts when FedaPay confirms the transaction. Answers the subscription (status incomplete) with the checkout.",
+  description:
+    "Opens a FedaPay payment for the plan; the plan starts when FedaPay confirms the transaction. Answers the subscription (status incomplete) with the checkout.",
   security: SECURITY.any,
   request: {
     body: jsonBody(
@@ -258,7 +267,16 @@ app.openapi(fedapayCheckout, async (c) => {
   const body = c.req.valid("json");
   await authorize(c, body.organizationId, "ORG_MANAGE");
   const at = now();
-  const checkout = await startCheckout(c.env, body.organizationId, body.plan, body.billingInterval, "XOF", body.returnUrl, baseUrlOf(c), at);
+  const checkout = await startCheckout(
+    c.env,
+    body.organizationId,
+    body.plan,
+    body.billingInterval,
+    "XOF",
+    body.returnUrl,
+    baseUrlOf(c),
+    at,
+  );
   return c.json(ok({ ...(await describeSubscription(c.env, body.organizationId, at)), checkout }), 201);
 });
 

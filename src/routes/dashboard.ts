@@ -37,7 +37,8 @@ const get = createRoute({
   path: "/business/dashboard",
   tags: ["Organizations"],
   summary: "Counts of the caller's organization: locations, services, queues, tickets",
-  description: "Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (managers and up; keys with read:analytics). Archived queues are not counted.",
+  description:
+    "Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (managers and up; keys with read:analytics). Archived queues are not counted.",
   security: SECURITY.any,
   responses: { 200: jsonResponse(okEnvelope(Dashboard), "Dashboard data"), ...errors() },
 });

@@ -34,7 +34,12 @@ const embed = createRoute({
 app.openapi(embed, (c) => c.body(embedSource, 200, SCRIPT_HEADERS));
 
 // Ids and keys are opaque tokens of these characters; refusing anything else keeps the page inert.
-const Token = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
+const Token = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
 
 const board = createRoute({
   method: "get",

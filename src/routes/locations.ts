@@ -2,7 +2,18 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { notFound } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -83,9 +94,7 @@ const create = createRoute({
   description: "Needs LOCATION_MANAGE in that organization.",
   security: SECURITY.any,
   request: {
-    body: jsonBody(
-      z.strictObject({ organizationId: z.string().min(1).max(64), ...LocationFields }).openapi("CreateLocationRequest"),
-    ),
+    body: jsonBody(z.strictObject({ organizationId: z.string().min(1).max(64), ...LocationFields }).openapi("CreateLocationRequest")),
   },
   responses: { 201: jsonResponse(okEnvelope(LocationRecord), "Created"), ...errors() },
 });
@@ -216,7 +225,14 @@ const remove = createRoute({
   request: { params: idParam("locationId", "loc") },
   responses: {
     200: jsonResponse(
-      okEnvelope(z.object({ id: z.string(), deleted: z.literal(true), deletedServiceIds: z.array(z.string()), deletedQueueIds: z.array(z.string()) })),
+      okEnvelope(
+        z.object({
+          id: z.string(),
+          deleted: z.literal(true),
+          deletedServiceIds: z.array(z.string()),
+          deletedQueueIds: z.array(z.string()),
+        }),
+      ),
       "Deleted",
     ),
     ...errors(),

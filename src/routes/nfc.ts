@@ -163,7 +163,13 @@ app.openapi(list, async (c) => {
   await authorize(c, organizationId, "QUEUE_VIEW");
   const window = pageWindow(query);
   const { rows, total } = await listNfcTags(database(c.env.DB), organizationId, query, window);
-  return c.json(okList(rows.map((r) => nfcTagRecord(r.tag, r.uniqueDevices)), pageMeta(total, window)), 200);
+  return c.json(
+    okList(
+      rows.map((r) => nfcTagRecord(r.tag, r.uniqueDevices)),
+      pageMeta(total, window),
+    ),
+    200,
+  );
 });
 
 const scan = createRoute({

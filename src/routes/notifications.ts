@@ -1,7 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { actorIn, authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { forbidden } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -43,7 +54,8 @@ const register = createRoute({
   path: "/push/register",
   tags,
   summary: "Register this device's push token (idempotent per token)",
-  description: "Registering a token again updates it; a token registered by another user moves to the caller (one phone, one account at a time).",
+  description:
+    "Registering a token again updates it; a token registered by another user moves to the caller (one phone, one account at a time).",
   security: SECURITY.session,
   request: {
     body: jsonBody(
@@ -62,7 +74,12 @@ const register = createRoute({
 app.openapi(register, async (c) => {
   const { user } = requireUser(c);
   const body = c.req.valid("json");
-  const device = await registerDevice(c.env, user.id, { platform: body.platform, fcmToken: body.fcmToken, deviceId: body.deviceId ?? null }, now());
+  const device = await registerDevice(
+    c.env,
+    user.id,
+    { platform: body.platform, fcmToken: body.fcmToken, deviceId: body.deviceId ?? null },
+    now(),
+  );
   return c.json(ok(device), 201);
 });
 
@@ -105,11 +122,14 @@ const patchPrefs = createRoute({
   path: "/notifications/preferences",
   tags,
   summary: "Change notification preferences",
-  description: "`smsNotifications: false` stops SMS about the caller's tickets; `ticketReminders: false` silences ticket.almost_called and appointment.reminder on every channel.",
+  description:
+    "`smsNotifications: false` stops SMS about the caller's tickets; `ticketReminders: false` silences ticket.almost_called and appointment.reminder on every channel.",
   security: SECURITY.session,
   request: {
     body: jsonBody(
-      z.strictObject({ smsNotifications: z.boolean().optional(), ticketReminders: z.boolean().optional() }).openapi("UpdateNotificationPreferencesRequest"),
+      z
+        .strictObject({ smsNotifications: z.boolean().optional(), ticketReminders: z.boolean().optional() })
+        .openapi("UpdateNotificationPreferencesRequest"),
     ),
   },
   responses: { 200: jsonResponse(okEnvelope(Preferences), "Preferences"), ...errors() },
@@ -151,7 +171,11 @@ app.openapi(list, async (c) => {
   const { user } = requireUser(c);
   const q = c.req.valid("query");
   const window = pageWindow(q);
-  const { rows, total } = await listNotifications(c.env, user.id, { unreadOnly: q.unreadOnly ?? false, offset: window.offset, limit: window.limit });
+  const { rows, total } = await listNotifications(c.env, user.id, {
+    unreadOnly: q.unreadOnly ?? false,
+    offset: window.offset,
+    limit: window.limit,
+  });
   return c.json(okList(rows, pageMeta(total, window)), 200);
 });
 
@@ -236,7 +260,9 @@ const DeliveryRecord = z
     id: z.string(),
     eventId: z.string(),
     type: z.string(),
-    channel: z.enum(["in_app", "push", "sms", "web_push", "event"]).openapi({ description: "`event`: the event itself could not be processed (EVENTS dead letter)" }),
+    channel: z
+      .enum(["in_app", "push", "sms", "web_push", "event"])
+      .openapi({ description: "`event`: the event itself could not be processed (EVENTS dead letter)" }),
     recipient: z.string().openapi({ description: "User id, phone, or the last 8 characters of a push token or endpoint" }),
     provider: z.string().nullable(),
     status: z.enum(DELIVERY_STATUSES),

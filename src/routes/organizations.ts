@@ -2,7 +2,18 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { actorIn, authorize, requireUser } from "../http/auth";
 import { notFound } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -95,7 +106,13 @@ app.openapi(list, async (c) => {
   // A user belongs to a handful of organizations: one read, paged in memory.
   const rows = await organizationsOfUser(database(c.env.DB), user.id);
   const page = rows.slice(window.offset, window.offset + window.limit);
-  return c.json(okList(page.map((r) => ({ ...organizationRecord(r.organization), role: r.role })), pageMeta(rows.length, window)), 200);
+  return c.json(
+    okList(
+      page.map((r) => ({ ...organizationRecord(r.organization), role: r.role })),
+      pageMeta(rows.length, window),
+    ),
+    200,
+  );
 });
 
 const OrganizationParam = idParam("organizationId", "org");
@@ -194,7 +211,9 @@ const transfer = createRoute({
   },
   responses: {
     200: jsonResponse(
-      okEnvelope(z.object({ organizationId: z.string(), ownerId: z.string(), previousOwnerId: z.string(), previousOwnerRole: z.literal("admin") })),
+      okEnvelope(
+        z.object({ organizationId: z.string(), ownerId: z.string(), previousOwnerId: z.string(), previousOwnerRole: z.literal("admin") }),
+      ),
       "Transferred",
     ),
     ...errors(409),
@@ -207,10 +226,7 @@ app.openapi(transfer, async (c) => {
   await authorize(c, organizationId, "ORG_TRANSFER");
   const { user } = requireUser(c);
   await transferOwnership(database(c.env.DB), organizationId, user.id, newOwnerId, now());
-  return c.json(
-    ok({ organizationId, ownerId: newOwnerId, previousOwnerId: user.id, previousOwnerRole: "admin" as const }),
-    200,
-  );
+  return c.json(ok({ organizationId, ownerId: newOwnerId, previousOwnerId: user.id, previousOwnerRole: "admin" as const }), 200);
 });
 
 export default app;

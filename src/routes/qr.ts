@@ -22,7 +22,15 @@ import { assertNotArchived } from "../services/channel-targets";
 import { scanOutcomeRecord, scanQrToken } from "../services/entry-scans";
 import { QueueRecord } from "./queues";
 import { TicketRecord } from "./tickets";
-import { assertQueueOfService, createQrToken, listQrTokens, liveQrToken, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
+import {
+  assertQueueOfService,
+  createQrToken,
+  listQrTokens,
+  liveQrToken,
+  qrTokenRecord,
+  resolveQrTarget,
+  revokeQrToken,
+} from "../services/qr-tokens";
 
 const app = router();
 const tags = ["QR codes"];
@@ -41,11 +49,7 @@ const generate = createRoute({
   security: SECURITY.none,
   request: {
     query: z.object({
-      token: z
-        .string()
-        .min(1)
-        .max(512)
-        .openapi({ description: "The text to encode, 1–512 characters (usually a QR token's `token`)" }),
+      token: z.string().min(1).max(512).openapi({ description: "The text to encode, 1–512 characters (usually a QR token's `token`)" }),
       size: z.coerce
         .number()
         .int()
@@ -163,7 +167,13 @@ app.openapi(list, async (c) => {
   const window = pageWindow(query);
   const { rows, total } = await listQrTokens(database(c.env.DB), organizationId, query, window);
   const at = now();
-  return c.json(okList(rows.map((r) => qrTokenRecord(r, at)), pageMeta(total, window)), 200);
+  return c.json(
+    okList(
+      rows.map((r) => qrTokenRecord(r, at)),
+      pageMeta(total, window),
+    ),
+    200,
+  );
 });
 
 const revoke = createRoute({

@@ -4,12 +4,33 @@ import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { notFound, validationError } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, optionalJsonBody, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  optionalJsonBody,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
-import { archiveQueue, clearQueue, createQueue, describeQueue, findQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
+import {
+  archiveQueue,
+  clearQueue,
+  createQueue,
+  describeQueue,
+  findQueue,
+  listQueues,
+  setQueueStatus,
+  updateQueue,
+} from "../services/queues";
 import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
 import { CustomerPhone, Language } from "./schemas";
 import { TicketRecord } from "./tickets";
@@ -43,7 +64,6 @@ const MaxCapacity = z.number().int().min(1).max(10_000);
 const NoShowTimeout = z.number().int().min(1).max(60).describe("Minutes a called ticket has to come forward before it expires (default 5)");
 const PartySize = z.number().int().min(1).max(50);
 const VisitorName = z.string().trim().min(1).max(100);
-
 
 /** Who acts on a queue: the user, or for an API key the key itself. */
 function actingId(actor: Actor): string {
@@ -212,9 +232,7 @@ app.openapi(join, async (c) => {
   return c.json(ok(ticketRecord(ticket)), 201);
 });
 
-const WalkInBody = z
-  .strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional() })
-  .openapi("WalkInTicketRequest");
+const WalkInBody = z.strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional() }).openapi("WalkInTicketRequest");
 
 const operatorJoin = createRoute({
   method: "post",
@@ -238,7 +256,10 @@ const vip = createRoute({
   responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
 });
 
-for (const [route, isPriority] of [[operatorJoin, false], [vip, true]] as const) {
+for (const [route, isPriority] of [
+  [operatorJoin, false],
+  [vip, true],
+] as const) {
   app.openapi(route, async (c) => {
     const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
     const body = c.req.valid("json");

@@ -176,7 +176,9 @@ const confirm = createRoute({
     params: TicketParam,
     body: {
       required: false,
-      content: { "application/json": { schema: z.strictObject({ method: z.enum(CONFIRM_METHODS).optional() }).openapi("RemoteJoinConfirmRequest") } },
+      content: {
+        "application/json": { schema: z.strictObject({ method: z.enum(CONFIRM_METHODS).optional() }).openapi("RemoteJoinConfirmRequest") },
+      },
     },
   },
   responses: { 200: jsonResponse(RemoteJoinResponse, "Arrived"), ...errors(409) },

@@ -11,7 +11,10 @@ export const CustomerPhone = z
   .string()
   .regex(E164_PHONE, "an E.164 phone number: + then country code and number, no spaces, e.g. +33612345678")
   .openapi({ example: "+33612345678" });
-export const Email = z.email().max(254).transform((v) => v.toLowerCase());
+export const Email = z
+  .email()
+  .max(254)
+  .transform((v) => v.toLowerCase());
 export const OrganizationType = z.enum(["retail", "healthcare", "banking", "government", "other"]);
 export const RoleSchema = z.enum(["owner", "admin", "manager", "operator"]);
 

@@ -2,7 +2,18 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { notFound } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -72,7 +83,8 @@ const types = createRoute({
   path: "/services/types",
   tags,
   summary: "The predefined service types for an organization type",
-  description: "Public reference data. The types of that organization type plus the `other` types, which fit every organization; without organizationType, every type.",
+  description:
+    "Public reference data. The types of that organization type plus the `other` types, which fit every organization; without organizationType, every type.",
   security: [...SECURITY.any, {}],
   request: { query: z.object({ organizationType: OrganizationType.optional() }) },
   responses: { 200: jsonResponse(okEnvelope(z.array(ServiceType)), "Service types"), ...errors() },
@@ -141,7 +153,12 @@ app.openapi(create, async (c) => {
 
 const IdsFilter = z
   .string()
-  .transform((s) => s.split(",").map((id) => id.trim()).filter((id) => id !== ""))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((id) => id.trim())
+      .filter((id) => id !== ""),
+  )
   .pipe(z.array(z.string().max(64)).max(100, "at most 100 ids"))
   .optional()
   .openapi({ description: "Comma-separated service ids (at most 100)", type: "string" });
@@ -151,7 +168,8 @@ const listOwn = createRoute({
   path: "/business/services",
   tags,
   summary: "The services of the caller's organization, with queues and statistics",
-  description: "Organization from the API key, X-Organization-Id, or the user's only membership. Needs SERVICE_VIEW. Every status is listed.",
+  description:
+    "Organization from the API key, X-Organization-Id, or the user's only membership. Needs SERVICE_VIEW. Every status is listed.",
   security: SECURITY.any,
   request: { query: PaginationQuery.extend({ ids: IdsFilter }) },
   responses: { 200: jsonResponse(listEnvelope(ServiceRecord), "A page of services, oldest first"), ...errors() },

@@ -149,7 +149,9 @@ const skip = createRoute({
   request: {
     params: TicketParam,
     body: optionalJsonBody(
-      z.strictObject({ reason: z.string().trim().min(1).max(500).optional().openapi({ description: 'Default "absent"' }) }).openapi("SkipAbsentRequest"),
+      z
+        .strictObject({ reason: z.string().trim().min(1).max(500).optional().openapi({ description: 'Default "absent"' }) })
+        .openapi("SkipAbsentRequest"),
     ),
   },
   responses: { 200: TicketResponse, ...errors(409) },
@@ -192,9 +194,7 @@ const transferQueue = createRoute({
   request: {
     params: TicketParam,
     body: jsonBody(
-      z
-        .strictObject({ targetQueueId: z.string().min(1).max(64), prioritize: z.boolean().optional() })
-        .openapi("TransferQueueRequest"),
+      z.strictObject({ targetQueueId: z.string().min(1).max(64), prioritize: z.boolean().optional() }).openapi("TransferQueueRequest"),
     ),
   },
   responses: { 200: TicketResponse, ...errors(409) },

@@ -5,7 +5,14 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { iso } from "../lib/time";
-import { domainRecord, generateToken, proofInstructions, VERIFICATION_METHODS, verificationStatus, verifyDomain } from "../services/verification";
+import {
+  domainRecord,
+  generateToken,
+  proofInstructions,
+  VERIFICATION_METHODS,
+  verificationStatus,
+  verifyDomain,
+} from "../services/verification";
 
 const app = router();
 const tags = ["Domain verification"];

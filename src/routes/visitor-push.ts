@@ -121,7 +121,9 @@ app.openapi(unsubscribe, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { endpoint } = c.req.valid("json");
   await visitorTicket(c, ticketId);
-  const result = await c.env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE ticket_id = ? AND endpoint = ?").bind(ticketId, endpoint).run();
+  const result = await c.env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE ticket_id = ? AND endpoint = ?")
+    .bind(ticketId, endpoint)
+    .run();
   if (result.meta.changes === 0) throw notFound("Push subscription");
   return c.json(ok({ ticketId, removed: true as const }), 200);
 });

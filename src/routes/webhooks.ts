@@ -1,7 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { WEBHOOK_EVENT_NAMES } from "../domain/webhooks";
 import { authorize } from "../http/auth";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -31,14 +42,19 @@ const Webhook = z
     description: z.string().nullable(),
     enabled: z.boolean(),
     disabledReason: z.string().nullable().openapi({ description: "Why the service turned the subscription off (3 days of failures)" }),
-    previousSecretExpiresAt: z.string().nullable().openapi({ description: "Until then the secret replaced by the last rotation signs too" }),
+    previousSecretExpiresAt: z
+      .string()
+      .nullable()
+      .openapi({ description: "Until then the secret replaced by the last rotation signs too" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .openapi("Webhook");
 
 const WithSecret = Webhook.extend({
-  secret: z.string().openapi({ description: "The signing secret (whsec_…), shown only in this answer", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+  secret: z
+    .string()
+    .openapi({ description: "The signing secret (whsec_…), shown only in this answer", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
 });
 
 const Delivery = z
@@ -59,7 +75,10 @@ const Delivery = z
   })
   .openapi("WebhookDelivery");
 
-const Url = z.string().max(2048).openapi({ description: "https only, a public host name on port 443", example: "https://hooks.example.com/queue" });
+const Url = z
+  .string()
+  .max(2048)
+  .openapi({ description: "https only, a public host name on port 443", example: "https://hooks.example.com/queue" });
 const Events = z
   .array(z.enum(WEBHOOK_EVENT_NAMES))
   .min(1)
@@ -71,7 +90,12 @@ const CreateBody = z
   .strictObject({ url: Url, events: Events, description: Description.optional(), enabled: z.boolean().optional() })
   .openapi("CreateWebhookRequest");
 const UpdateBody = z
-  .strictObject({ url: Url.optional(), events: Events.optional(), description: Description.nullable().optional(), enabled: z.boolean().optional() })
+  .strictObject({
+    url: Url.optional(),
+    events: Events.optional(),
+    description: Description.nullable().optional(),
+    enabled: z.boolean().optional(),
+  })
   .openapi("UpdateWebhookRequest");
 
 const OrgParam = idParam("organizationId", "org");

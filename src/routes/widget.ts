@@ -83,7 +83,9 @@ export const WidgetStatus = z
     status: z.enum(QUEUE_STATUSES),
     waitingCount: z.number().int(),
     estimatedWaitMinutes: z.number().int(),
-    nowServing: z.array(z.string()).openapi({ description: "Codes of the tickets called or being served, most recent call first (at most 5)" }),
+    nowServing: z
+      .array(z.string())
+      .openapi({ description: "Codes of the tickets called or being served, most recent call first (at most 5)" }),
   })
   .openapi("WidgetQueueStatus");
 
@@ -129,7 +131,10 @@ const DisplayBoard = z
           z.object({
             displayCode: z.string(),
             status: z.enum(["called", "serving"]),
-            assignedTo: z.string().nullable().openapi({ description: "First name of the member who called, or the name of the calling API key" }),
+            assignedTo: z
+              .string()
+              .nullable()
+              .openapi({ description: "First name of the member who called, or the name of the calling API key" }),
             calledAt: z.string(),
           }),
         ),
@@ -191,7 +196,6 @@ app.openapi(status, async (c) => {
 
 // ---- join -------------------------------------------------------------------------------------
 
-
 const JoinBody = z
   .strictObject({
     visitorName: z.string().trim().min(1).max(100).optional(),
@@ -220,7 +224,12 @@ app.openapi(join, async (c) => {
   const ticket = await widgetJoin(
     c.env,
     queue,
-    { actingId: actor.userId ?? actor.apiKeyId!, visitorName: body.visitorName ?? null, phone: body.phone ?? null, partySize: body.partySize ?? 1 },
+    {
+      actingId: actor.userId ?? actor.apiKeyId!,
+      visitorName: body.visitorName ?? null,
+      phone: body.phone ?? null,
+      partySize: body.partySize ?? 1,
+    },
     now(),
   );
   return c.json(ok(widgetTicket(ticket)), 201);
@@ -255,15 +264,19 @@ const socket = createRoute({
   tags,
   summary: "Live queue updates over a WebSocket (public)",
   description:
-    "Connect, then send `{\"action\": \"subscribe\", \"queueId\": \"que_…\"}`: the server answers `{\"type\": \"queue_update\", \"data\": <status>}` " +
-    "at once and after every change of that queue, and `{\"type\": \"error\", \"data\": {\"code\", \"message\", \"queueId\"?}}` for a bad message or " +
+    'Connect, then send `{"action": "subscribe", "queueId": "que_…"}`: the server answers `{"type": "queue_update", "data": <status>}` ' +
+    'at once and after every change of that queue, and `{"type": "error", "data": {"code", "message", "queueId"?}}` for a bad message or ' +
     "an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; " +
-    "`{\"action\": \"unsubscribe\", \"queueId\"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. " +
+    '`{"action": "unsubscribe", "queueId"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. ' +
     "Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue).",
   security: SECURITY.none,
   request: {
     query: z.object({
-      queueId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "a queue id").optional().openapi({ description: "Subscribe to this queue at connection time" }),
+      queueId: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}$/, "a queue id")
+        .optional()
+        .openapi({ description: "Subscribe to this queue at connection time" }),
     }),
   },
   responses: {

@@ -30,10 +30,7 @@ export type SubscriptionRow = typeof subscriptions.$inferSelect;
  * Finds the key by its lookup prefix, then compares the whole key's hash in constant time.
  * The organization's subscription comes in the same read: the rate limit depends on it.
  */
-export async function findApiKey(
-  db: Database,
-  value: string,
-): Promise<{ key: ApiKeyRow; subscription: SubscriptionRow | null } | null> {
+export async function findApiKey(db: Database, value: string): Promise<{ key: ApiKeyRow; subscription: SubscriptionRow | null } | null> {
   if (!KEY_PATTERN.test(value)) return null;
   const row = await db
     .select({ key: apiKeys, subscription: subscriptions })

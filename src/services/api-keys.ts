@@ -56,7 +56,14 @@ const active = (organizationId: string) => and(eq(apiKeys.organizationId, organi
 /** Active keys only: a revoked key is gone for good, so it no longer appears. */
 export async function listActiveApiKeys(db: Database, organizationId: string, window: { offset: number; limit: number }) {
   const [rows, total] = await Promise.all([
-    db.select().from(apiKeys).where(active(organizationId)).orderBy(desc(apiKeys.createdAt), apiKeys.id).limit(window.limit).offset(window.offset).all(),
+    db
+      .select()
+      .from(apiKeys)
+      .where(active(organizationId))
+      .orderBy(desc(apiKeys.createdAt), apiKeys.id)
+      .limit(window.limit)
+      .offset(window.offset)
+      .all(),
     db.select({ n: count() }).from(apiKeys).where(active(organizationId)).get(),
   ]);
   return { rows, total: total?.n ?? 0 };

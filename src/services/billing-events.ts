@@ -107,12 +107,21 @@ async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<s
   }
 }
 
-async function checkoutOf(env: Env, provider: ProviderName, checkoutId: string | null, providerRef: string | null): Promise<CheckoutRow | null> {
+async function checkoutOf(
+  env: Env,
+  provider: ProviderName,
+  checkoutId: string | null,
+  providerRef: string | null,
+): Promise<CheckoutRow | null> {
   const db = database(env.DB);
   const row = checkoutId
     ? await db.select().from(billingCheckouts).where(eq(billingCheckouts.id, checkoutId)).get()
     : providerRef
-      ? await db.select().from(billingCheckouts).where(and(eq(billingCheckouts.provider, provider), eq(billingCheckouts.providerRef, providerRef))).get()
+      ? await db
+          .select()
+          .from(billingCheckouts)
+          .where(and(eq(billingCheckouts.provider, provider), eq(billingCheckouts.providerRef, providerRef)))
+          .get()
       : undefined;
   // An event only ever speaks for checkouts its own provider opened.
   return row && row.provider === provider ? row : null;
@@ -172,7 +181,9 @@ async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: Checkou
   const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
   if (!checkout) return null;
   if (change.paidAmount !== null && change.paidAmount !== checkout.amount) {
-    console.error(JSON.stringify({ billing: "amount mismatch", checkoutId: checkout.id, paid: change.paidAmount, expected: checkout.amount }));
+    console.error(
+      JSON.stringify({ billing: "amount mismatch", checkoutId: checkout.id, paid: change.paidAmount, expected: checkout.amount }),
+    );
     return checkout.organizationId;
   }
   const db = database(env.DB);
@@ -248,7 +259,10 @@ async function applyRenewal(env: Env, event: ProviderEvent, change: RenewalOutco
   const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
   if (!sub) return null;
   // A scheduled downgrade to another paid plan starts with the first renewal after it.
-  const renewedPlan: Plan = sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan] ? sub.scheduledPlan : sub.plan;
+  const renewedPlan: Plan =
+    sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan]
+      ? sub.scheduledPlan
+      : sub.plan;
   const invoice = upsertInvoice(
     env,
     {
@@ -308,4 +322,3 @@ async function applyRenewal(env: Env, event: ProviderEvent, change: RenewalOutco
   }
   return sub.organizationId;
 }
-

@@ -3,13 +3,7 @@
 import { and, desc, eq, gt } from "drizzle-orm";
 import { database } from "../db/client";
 import { billingCheckouts, organizations, subscriptions } from "../db/schema";
-import {
-  CHECKOUT_TTL_MS,
-  planChange,
-  priceOf,
-  providerForCurrency,
-  subscriptionRecord,
-} from "../domain/billing";
+import { CHECKOUT_TTL_MS, planChange, priceOf, providerForCurrency, subscriptionRecord } from "../domain/billing";
 import type { BillingInterval, Currency, PaidPlan, Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { ApiError, invalidState, notFound } from "../http/errors";
@@ -33,7 +27,9 @@ export async function openCheckoutOf(env: Env, organizationId: string, at: numbe
   const row = await database(env.DB)
     .select()
     .from(billingCheckouts)
-    .where(and(eq(billingCheckouts.organizationId, organizationId), eq(billingCheckouts.status, "open"), gt(billingCheckouts.expiresAt, at)))
+    .where(
+      and(eq(billingCheckouts.organizationId, organizationId), eq(billingCheckouts.status, "open"), gt(billingCheckouts.expiresAt, at)),
+    )
     .orderBy(desc(billingCheckouts.createdAt))
     .get();
   return row ?? null;
@@ -88,13 +84,24 @@ export async function changePlan(
   const db = database(env.DB);
   if (change === "checkout") {
     const currency = input.currency ?? sub.currency;
-    const checkout = await startCheckout(env, organizationId, input.plan as PaidPlan, interval, currency, input.returnUrl ?? null, baseUrl, at);
+    const checkout = await startCheckout(
+      env,
+      organizationId,
+      input.plan as PaidPlan,
+      interval,
+      currency,
+      input.returnUrl ?? null,
+      baseUrl,
+      at,
+    );
     return { ...(await describeSubscription(env, organizationId, at)), checkout };
   }
   if (change === "schedule") {
     const stripeId = stripeOf(env, sub);
-    if (input.plan === "starter" && stripeId) await atProvider("cancel at period end", () => setStripeCancelAtPeriodEnd(env, stripeId, true));
-    if (input.plan !== "starter" && stripeId) await atProvider("downgrade at renewal", () => setStripeRenewalPrice(env, stripeId, renewalPrice(sub, input.plan as PaidPlan)));
+    if (input.plan === "starter" && stripeId)
+      await atProvider("cancel at period end", () => setStripeCancelAtPeriodEnd(env, stripeId, true));
+    if (input.plan !== "starter" && stripeId)
+      await atProvider("downgrade at renewal", () => setStripeRenewalPrice(env, stripeId, renewalPrice(sub, input.plan as PaidPlan)));
     await db
       .update(subscriptions)
       .set({ scheduledPlan: input.plan, cancelAtPeriodEnd: input.plan === "starter", updatedAt: at })
@@ -123,7 +130,10 @@ export async function cancelSubscription(env: Env, organizationId: string, reaso
   }
   const db = database(env.DB);
   if (checkout) {
-    await db.update(billingCheckouts).set({ status: "expired" }).where(and(eq(billingCheckouts.id, checkout.id), eq(billingCheckouts.status, "open")));
+    await db
+      .update(billingCheckouts)
+      .set({ status: "expired" })
+      .where(and(eq(billingCheckouts.id, checkout.id), eq(billingCheckouts.status, "open")));
   }
   if (sub.plan !== "starter") {
     const stripeId = stripeOf(env, sub);
@@ -216,11 +226,26 @@ export async function startCheckout(
     throw err;
   }
   await db.update(billingCheckouts).set({ url: session.url, providerRef: session.providerRef }).where(eq(billingCheckouts.id, id));
-  return { id, provider, plan, billingInterval: interval, currency, amount, checkoutUrl: session.url, expiresAt: new Date(expiresAt).toISOString() };
+  return {
+    id,
+    provider,
+    plan,
+    billingInterval: interval,
+    currency,
+    amount,
+    checkoutUrl: session.url,
+    expiresAt: new Date(expiresAt).toISOString(),
+  };
 }
 
 /** The statement that puts an organization back on the free plan (a calendar-month period), when `extra` still holds. */
-export function fallToStarterStatement(env: Env, organizationId: string, at: number, extra: string, ...binds: unknown[]): D1PreparedStatement {
+export function fallToStarterStatement(
+  env: Env,
+  organizationId: string,
+  at: number,
+  extra: string,
+  ...binds: unknown[]
+): D1PreparedStatement {
   const month = utcMonth(at);
   return env.DB.prepare(
     `UPDATE subscriptions SET plan = 'starter', billing_interval = 'monthly', status = 'active', current_period_start = ?,

@@ -298,9 +298,7 @@ export async function occurrencesBetween(db: Database, organizationId: string, f
       throw validationError("endDate", `the range holds more than ${MAX_OCCURRENCES} occurrences; ask for a shorter one`);
     }
   }
-  return out.sort(
-    (a, b) => a.occurrence.occurrenceStart - b.occurrence.occurrenceStart || a.event.id.localeCompare(b.event.id),
-  );
+  return out.sort((a, b) => a.occurrence.occurrenceStart - b.occurrence.occurrenceStart || a.event.id.localeCompare(b.event.id));
 }
 
 /** Occurrences covering the instant `at`, among events of the given types. */

@@ -7,7 +7,10 @@ import { ticketFigures } from "./ticket-stats";
 export const SERVICE_STATUSES = ["active", "inactive", "pending", "rejected"] as const;
 export const QUEUE_STATUSES = ["active", "paused", "closed"] as const;
 
-function tally<K extends string>(keys: readonly K[], rows: readonly { key: string; n: number }[]): { total: number; byStatus: Record<K, number> } {
+function tally<K extends string>(
+  keys: readonly K[],
+  rows: readonly { key: string; n: number }[],
+): { total: number; byStatus: Record<K, number> } {
   const byStatus = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
   let total = 0;
   for (const { key, n } of rows) {
@@ -21,7 +24,11 @@ function tally<K extends string>(keys: readonly K[], rows: readonly { key: strin
 export async function dashboard(db: Database, organizationId: string, at: number) {
   const [locationRows, serviceRows, queueRows] = await db.batch([
     db.select({ n: count() }).from(locations).where(eq(locations.organizationId, organizationId)),
-    db.select({ key: services.status, n: count() }).from(services).where(eq(services.organizationId, organizationId)).groupBy(services.status),
+    db
+      .select({ key: services.status, n: count() })
+      .from(services)
+      .where(eq(services.organizationId, organizationId))
+      .groupBy(services.status),
     db
       .select({ key: queues.status, n: count() })
       .from(queues)

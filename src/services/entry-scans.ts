@@ -62,7 +62,16 @@ async function joinOnce(env: Env, queue: QueueRow, scanner: Scanner, source: Tic
 }
 
 function newTicketOf(scanner: Scanner, source: TicketSource) {
-  return { userId: scanner.id, partySize: 1, isPriority: false, isGhostMode: false, visitorName: null, phone: null, language: scanner.language, source };
+  return {
+    userId: scanner.id,
+    partySize: 1,
+    isPriority: false,
+    isGhostMode: false,
+    visitorName: null,
+    phone: null,
+    language: scanner.language,
+    source,
+  };
 }
 
 /** Queues a service-wide token works on: the service's queues that are not archived, oldest first. */
@@ -87,9 +96,11 @@ type QrTokenRow = typeof qrTokens.$inferSelect;
 
 function assertUsable(token: QrTokenRow, at: number): void {
   const status = qrTokenStatus(token, at);
-  if (status === "revoked") throw new ApiError("QR_TOKEN_EXPIRED", "This QR code has been withdrawn", { status, revokedAt: iso(token.revokedAt!) });
+  if (status === "revoked")
+    throw new ApiError("QR_TOKEN_EXPIRED", "This QR code has been withdrawn", { status, revokedAt: iso(token.revokedAt!) });
   if (status === "used") throw new ApiError("QR_TOKEN_USED", "This QR code has already been used", { status, usedAt: iso(token.usedAt!) });
-  if (status === "expired") throw new ApiError("QR_TOKEN_EXPIRED", "This QR code has expired", { status, expiredAt: iso(token.expiresAt!) });
+  if (status === "expired")
+    throw new ApiError("QR_TOKEN_EXPIRED", "This QR code has expired", { status, expiredAt: iso(token.expiresAt!) });
 }
 
 export async function scanQrToken(env: Env, scanner: Scanner, input: { token: string } & Point, at: number): Promise<ScanOutcome> {
@@ -101,7 +112,14 @@ export async function scanQrToken(env: Env, scanner: Scanner, input: { token: st
   if (!isWithin(reach)) throw outOfRange(reach);
   await recordScan(
     db,
-    { userId: scanner.id, organizationId: token.organizationId, channel: "qr", sourceId: token.id, serviceId: token.serviceId, queueId: token.queueId },
+    {
+      userId: scanner.id,
+      organizationId: token.organizationId,
+      channel: "qr",
+      sourceId: token.id,
+      serviceId: token.serviceId,
+      queueId: token.queueId,
+    },
     at,
   );
   const scoped = token.queueId !== null ? [await findQueue(env, token.queueId)] : await queuesOfService(db, token.serviceId!);

@@ -32,7 +32,15 @@ function isUniqueClash(err: unknown): boolean {
 
 export async function createNfcTag(
   db: Database,
-  input: { nfcId: string; organizationId: string; queueId: string; kind: NfcTagKind; locationName: string; latitude: number; longitude: number },
+  input: {
+    nfcId: string;
+    organizationId: string;
+    queueId: string;
+    kind: NfcTagKind;
+    locationName: string;
+    latitude: number;
+    longitude: number;
+  },
   at: number,
 ): Promise<NfcTagRow> {
   const row: NfcTagRow = { id: newId("nfc"), ...input, enabled: true, scanCount: 0, lastScannedAt: null, createdAt: at, updatedAt: at };
@@ -67,7 +75,12 @@ export interface NfcTagChanges {
 
 export async function updateNfcTag(db: Database, tagId: string, changes: NfcTagChanges, at: number): Promise<NfcTagRow> {
   // Drizzle leaves out undefined values: only the fields named in the request change.
-  const row = await db.update(nfcTags).set({ ...changes, updatedAt: at }).where(eq(nfcTags.id, tagId)).returning().get();
+  const row = await db
+    .update(nfcTags)
+    .set({ ...changes, updatedAt: at })
+    .where(eq(nfcTags.id, tagId))
+    .returning()
+    .get();
   if (!row) throw notFound("NFC tag");
   return row;
 }
@@ -84,7 +97,14 @@ export async function listNfcTags(
   const where = and(...conditions);
   const devices = sql<number>`(SELECT count(*) FROM ${nfcTagDevices} WHERE ${nfcTagDevices.tagId} = ${nfcTags.id})`;
   const [rows, totals] = await Promise.all([
-    db.select({ tag: nfcTags, uniqueDevices: devices }).from(nfcTags).where(where).orderBy(desc(nfcTags.createdAt), desc(nfcTags.id)).limit(window.limit).offset(window.offset).all(),
+    db
+      .select({ tag: nfcTags, uniqueDevices: devices })
+      .from(nfcTags)
+      .where(where)
+      .orderBy(desc(nfcTags.createdAt), desc(nfcTags.id))
+      .limit(window.limit)
+      .offset(window.offset)
+      .all(),
     db.select({ total: count() }).from(nfcTags).where(where).get(),
   ]);
   return { rows, total: totals?.total ?? 0 };

@@ -100,7 +100,16 @@ async function inParallel<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 }
 
 /** The statements that record one provider answer (and drop a dead token or refund an SMS). */
-export function outcomeStatements(env: Env, key: string, channel: Channel, target: Target, outcome: SendOutcome, at: number, organizationId: string | null, smsCounted: boolean): D1PreparedStatement[] {
+export function outcomeStatements(
+  env: Env,
+  key: string,
+  channel: Channel,
+  target: Target,
+  outcome: SendOutcome,
+  at: number,
+  organizationId: string | null,
+  smsCounted: boolean,
+): D1PreparedStatement[] {
   const status = outcome.ok ? "sent" : outcome.transient ? "retrying" : "failed";
   const out = [
     env.DB.prepare(
@@ -109,15 +118,15 @@ export function outcomeStatements(env: Env, key: string, channel: Channel, targe
   ];
   if (!outcome.ok && outcome.deadToken) {
     if (target.kind === "device") out.push(env.DB.prepare("DELETE FROM push_devices WHERE token = ?").bind(target.token));
-    if (target.kind === "browser") out.push(env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE endpoint = ?").bind(target.endpoint));
+    if (target.kind === "browser")
+      out.push(env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE endpoint = ?").bind(target.endpoint));
   }
   if (!outcome.ok && !outcome.transient && channel === "sms" && smsCounted && organizationId) {
     // Nothing was sent: the unit goes back to the month's allowance.
     out.push(
-      env.DB.prepare("UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0").bind(
-        organizationId,
-        utcMonth(at).key,
-      ),
+      env.DB.prepare(
+        "UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0",
+      ).bind(organizationId, utcMonth(at).key),
     );
   }
   return out;
@@ -140,27 +149,45 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
     if (d.channel === "in_app" && d.target.kind === "user") {
       inAppIndex.push(claims.length);
       claims.push(
-        db.prepare(
-          `INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at)
+        db
+          .prepare(
+            `INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at)
            SELECT ?, ?, ?, ?, ?, ?, ?, NULL, ? WHERE NOT EXISTS (SELECT 1 FROM notification_deliveries WHERE key = ?)
            AND EXISTS (SELECT 1 FROM users WHERE id = ?)`,
-        ).bind(newId("ntf"), d.target.userId, d.organizationId, d.type, d.title, d.body, JSON.stringify(d.data), at, key, d.target.userId),
-        db.prepare(
-          `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at)
+          )
+          .bind(newId("ntf"), d.target.userId, d.organizationId, d.type, d.title, d.body, JSON.stringify(d.data), at, key, d.target.userId),
+        db
+          .prepare(
+            `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, 'in_app', ?, 'in_app', 'sent', 1, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-        ).bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, recipientOf(d.target), payload, at, at),
+          )
+          .bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, recipientOf(d.target), payload, at, at),
       );
       continue;
     }
     claimIndex.push({ index: claims.length, delivery: d, key });
     claims.push(
-      db.prepare(
-        `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, status, attempts, payload, created_at, updated_at)
+      db
+        .prepare(
+          `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, status, attempts, payload, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
          WHERE notification_deliveries.status = 'pending' AND notification_deliveries.updated_at < ?
          RETURNING key`,
-      ).bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, d.channel, recipientOf(d.target), payload, at, at, at - STALE_CLAIM_MS),
+        )
+        .bind(
+          key,
+          newId("dlv"),
+          d.eventId,
+          d.organizationId,
+          d.type,
+          d.channel,
+          recipientOf(d.target),
+          payload,
+          at,
+          at,
+          at - STALE_CLAIM_MS,
+        ),
     );
   }
   const claimed = await db.batch(claims);
@@ -176,11 +203,20 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
     const period = utcMonth(at).key;
     const taken = await db.batch(
       smsClaims.map((c) =>
-        db.prepare(
-          `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
+        db
+          .prepare(
+            `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
            ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
            RETURNING used`,
-        ).bind(c.delivery.organizationId, period, c.delivery.smsLimit ?? null, c.delivery.smsLimit ?? null, c.delivery.smsLimit ?? null, c.delivery.smsLimit ?? null),
+          )
+          .bind(
+            c.delivery.organizationId,
+            period,
+            c.delivery.smsLimit ?? null,
+            c.delivery.smsLimit ?? null,
+            c.delivery.smsLimit ?? null,
+            c.delivery.smsLimit ?? null,
+          ),
       ),
     );
     smsClaims.forEach((c, i) => {
@@ -189,7 +225,13 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   }
 
   const outcomes = await inParallel(mine, SEND_PARALLEL, async (c): Promise<SendOutcome> => {
-    if (overQuota.has(c.key)) return { ok: false, provider: "quota", transient: false, response: "QUOTA_EXCEEDED: the organization's monthly SMS allowance is used up" };
+    if (overQuota.has(c.key))
+      return {
+        ok: false,
+        provider: "quota",
+        transient: false,
+        response: "QUOTA_EXCEEDED: the organization's monthly SMS allowance is used up",
+      };
     const d = c.delivery;
     return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data });
   });

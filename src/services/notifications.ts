@@ -11,7 +11,12 @@ import { deliver } from "./notification-delivery";
 export type Platform = "ios" | "android" | "web";
 
 /** Idempotent per token: a token that moves to another user is re-owned by the latest one. */
-export async function registerDevice(env: Env, userId: string, input: { platform: Platform; fcmToken: string; deviceId: string | null }, at: number) {
+export async function registerDevice(
+  env: Env,
+  userId: string,
+  input: { platform: Platform; fcmToken: string; deviceId: string | null },
+  at: number,
+) {
   const row = await env.DB.prepare(
     `INSERT INTO push_devices (id, user_id, platform, token, device_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
@@ -82,7 +87,11 @@ export function notificationRecord(r: NotificationRow) {
     type: r.type,
     title: r.title,
     body: r.body,
-    data: { ...(data.ticketId ? { ticketId: data.ticketId } : {}), ...(data.queueId ? { queueId: data.queueId } : {}), ...(data.displayCode ? { displayCode: data.displayCode } : {}) },
+    data: {
+      ...(data.ticketId ? { ticketId: data.ticketId } : {}),
+      ...(data.queueId ? { queueId: data.queueId } : {}),
+      ...(data.displayCode ? { displayCode: data.displayCode } : {}),
+    },
     readAt: r.read_at === null ? null : iso(r.read_at),
     createdAt: iso(r.created_at),
   };
@@ -152,7 +161,11 @@ export async function sendBusinessSms(
     const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'sms'")
       .bind(organizationId, period.key)
       .first<{ used: number }>();
-    throw new ApiError("QUOTA_EXCEEDED", `The monthly allowance of ${limit} SMS is used up`, { limit, used: row?.used ?? limit, resetsAt: iso(period.end) });
+    throw new ApiError("QUOTA_EXCEEDED", `The monthly allowance of ${limit} SMS is used up`, {
+      limit,
+      used: row?.used ?? limit,
+      resetsAt: iso(period.end),
+    });
   }
   const id = newId("ntf");
   // The unit is already counted, so the delivery row carries no allowance of its own (null).
@@ -171,12 +184,21 @@ export async function sendBusinessSms(
   let used = taken.used;
   if (report === "failed") {
     // Refused for good by the provider: nothing was sent, the unit goes back.
-    await env.DB.prepare("UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0")
+    await env.DB.prepare(
+      "UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0",
+    )
       .bind(organizationId, period.key)
       .run();
     used -= 1;
   }
-  return { id, phone: input.phone, purpose: input.purpose, status: report, usage: { used, limit, resetsAt: iso(period.end) }, createdAt: iso(at) };
+  return {
+    id,
+    phone: input.phone,
+    purpose: input.purpose,
+    status: report,
+    usage: { used, limit, resetsAt: iso(period.end) },
+    createdAt: iso(at),
+  };
 }
 
 async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][number], at: number): Promise<"sent" | "queued" | "failed"> {

@@ -94,7 +94,6 @@ export async function organizationsOfUser(db: Database, userId: string) {
     .all();
 }
 
-
 export async function findOrganization(db: Database, organizationId: string): Promise<OrganizationRow | undefined> {
   return db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
 }
@@ -141,7 +140,11 @@ export async function deleteOrganization(env: Env, organizationId: string, at: n
   const db = database(env.DB);
   const owned = await db.select({ id: queues.id }).from(queues).where(eq(queues.organizationId, organizationId)).all();
   await db.delete(organizations).where(eq(organizations.id, organizationId)).run();
-  await retireQueues(env, owned.map((q) => q.id), at);
+  await retireQueues(
+    env,
+    owned.map((q) => q.id),
+    at,
+  );
 }
 
 /**

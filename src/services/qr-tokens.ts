@@ -45,7 +45,11 @@ export interface QrTarget {
  * Whether a given serviceId matches the queue is checked only after authorization
  * (assertQueueOfService): before it, another organization's queue must stay a plain 404.
  */
-export async function resolveQrTarget(db: Database, purpose: QrPurpose, ids: { queueId?: string | undefined; serviceId?: string | undefined }): Promise<QrTarget> {
+export async function resolveQrTarget(
+  db: Database,
+  purpose: QrPurpose,
+  ids: { queueId?: string | undefined; serviceId?: string | undefined },
+): Promise<QrTarget> {
   const problem = qrTargetProblem(purpose, ids);
   if (problem) throw validationError(problem.field, problem.reason);
   if (ids.queueId) {
@@ -58,7 +62,8 @@ export async function resolveQrTarget(db: Database, purpose: QrPurpose, ids: { q
 
 /** A serviceId given alongside a queueId must be that queue's; call once the caller may see the queue. */
 export function assertQueueOfService(target: QrTarget, serviceId: string | undefined): void {
-  if (target.queue && serviceId && serviceId !== target.queue.serviceId) throw validationError("serviceId", "the queue does not belong to this service");
+  if (target.queue && serviceId && serviceId !== target.queue.serviceId)
+    throw validationError("serviceId", "the queue does not belong to this service");
 }
 
 export async function createQrToken(
@@ -103,7 +108,14 @@ export async function listQrTokens(
   if (filter.serviceId) conditions.push(eq(qrTokens.serviceId, filter.serviceId));
   const where = and(...conditions);
   const [rows, totals] = await Promise.all([
-    db.select().from(qrTokens).where(where).orderBy(desc(qrTokens.createdAt), desc(qrTokens.id)).limit(window.limit).offset(window.offset).all(),
+    db
+      .select()
+      .from(qrTokens)
+      .where(where)
+      .orderBy(desc(qrTokens.createdAt), desc(qrTokens.id))
+      .limit(window.limit)
+      .offset(window.offset)
+      .all(),
     db.select({ total: count() }).from(qrTokens).where(where).get(),
   ]);
   return { rows, total: totals?.total ?? 0 };
@@ -111,7 +123,11 @@ export async function listQrTokens(
 
 /** A token that is not revoked; a revoked one is gone as far as the management routes go. */
 export async function liveQrToken(db: Database, id: string): Promise<QrTokenRow> {
-  const row = await db.select().from(qrTokens).where(and(eq(qrTokens.id, id), isNull(qrTokens.revokedAt))).get();
+  const row = await db
+    .select()
+    .from(qrTokens)
+    .where(and(eq(qrTokens.id, id), isNull(qrTokens.revokedAt)))
+    .get();
   if (!row) throw notFound("QR token");
   return row;
 }

@@ -92,15 +92,27 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
     .where(and(eq(services.id, input.serviceId), eq(services.organizationId, organizationId)))
     .get();
   if (!service) throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
-  const sub = await db.select({ plan: subscriptions.plan }).from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
+  const sub = await db
+    .select({ plan: subscriptions.plan })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, organizationId))
+    .get();
   const plan = sub?.plan ?? "starter";
   const maxQueues = entitlements({ plan }).features.maxQueues;
   const queueLimitReached = () =>
-    planRequired(`The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, { currentPlan: plan, limit: maxQueues, feature: "queues" });
+    planRequired(`The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
+      currentPlan: plan,
+      limit: maxQueues,
+      feature: "queues",
+    });
   if (maxQueues !== null) {
     // Checked once before any room is opened, so a plan at its limit opens none; the insert
     // below checks again, atomically, for concurrent creations.
-    const open = await db.select({ n: count() }).from(queues).where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt))).get();
+    const open = await db
+      .select({ n: count() })
+      .from(queues)
+      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .get();
     if ((open?.n ?? 0) >= maxQueues) throw queueLimitReached();
   }
 
@@ -130,8 +142,19 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
       )
         .bind(
-          row.id, organizationId, row.serviceId, row.name, row.description, row.maxCapacity, row.noShowTimeoutMinutes, row.letter,
-          at, at, maxQueues, organizationId, maxQueues,
+          row.id,
+          organizationId,
+          row.serviceId,
+          row.name,
+          row.description,
+          row.maxCapacity,
+          row.noShowTimeoutMinutes,
+          row.letter,
+          at,
+          at,
+          maxQueues,
+          organizationId,
+          maxQueues,
         )
         .run();
       if (result.meta.changes === 0) throw queueLimitReached();

@@ -36,9 +36,7 @@ export async function takeTicketUnit(env: Env, organizationId: string, limit: nu
     .bind(organizationId, period.key, limit, limit)
     .run();
   if (result.meta.changes === 0) {
-    const row = await env.DB.prepare(
-      "SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'tickets'",
-    )
+    const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'tickets'")
       .bind(organizationId, period.key)
       .first<{ used: number }>();
     throw new ApiError("QUOTA_EXCEEDED", `The monthly quota of ${limit} tickets is used up`, {

@@ -2,13 +2,7 @@ import { and, eq, gt, gte, isNull, or } from "drizzle-orm";
 import { database, type Database } from "../db/client";
 import { entryScans, locations, organizations, remoteJoinExpiries, serviceLocations, services } from "../db/schema";
 import { distanceKm, type Point } from "../domain/geo";
-import {
-  allowedRadiusKm,
-  penaltyLookback,
-  penaltyUntil,
-  SCAN_PROOF_MS,
-  type ConfirmMethod,
-} from "../domain/remote-join";
+import { allowedRadiusKm, penaltyLookback, penaltyUntil, SCAN_PROOF_MS, type ConfirmMethod } from "../domain/remote-join";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
@@ -72,7 +66,10 @@ export async function penaltyOf(db: Database, userId: string, at: number): Promi
     .from(remoteJoinExpiries)
     .where(and(eq(remoteJoinExpiries.userId, userId), gt(remoteJoinExpiries.expiredAt, penaltyLookback(at))))
     .all();
-  return penaltyUntil(rows.map((r) => r.expiredAt), at);
+  return penaltyUntil(
+    rows.map((r) => r.expiredAt),
+    at,
+  );
 }
 
 export interface Eligibility {
@@ -216,11 +213,15 @@ export async function confirmArrival(
   if (method === "qr_scan" || method === "nfc_scan") {
     const channel = method === "qr_scan" ? "qr" : "nfc";
     if (!(await hasRecentScan(database(env.DB), ownerId, channel, queue, at))) {
-      throw new ApiError("INVALID_STATE", `No scan of this queue's ${method === "qr_scan" ? "QR code" : "NFC tag"} by the ticket's owner in the last 10 minutes`, {
-        status: "no_recent_scan",
-        allowed: ["recent_scan"],
-        method,
-      });
+      throw new ApiError(
+        "INVALID_STATE",
+        `No scan of this queue's ${method === "qr_scan" ? "QR code" : "NFC tag"} by the ticket's owner in the last 10 minutes`,
+        {
+          status: "no_recent_scan",
+          allowed: ["recent_scan"],
+          method,
+        },
+      );
     }
   }
   return inRoom(env, queue, (room) => room.confirmRemote(ticketId, method, at));

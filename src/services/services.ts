@@ -98,7 +98,10 @@ function linkStatements(db: Database, serviceId: string, locationIds: readonly s
       .insert(serviceLocations)
       .select(
         sql`SELECT ${serviceId}, id FROM locations
-          WHERE id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})
+          WHERE id IN (${sql.join(
+            ids.map((id) => sql`${id}`),
+            sql`, `,
+          )})
             AND EXISTS (SELECT 1 FROM services WHERE id = ${serviceId})`,
       )
       .onConflictDoNothing(),
@@ -139,7 +142,8 @@ export async function createService(db: Database, organizationId: string, input:
     maxServices === null ? sql`1` : sql`(SELECT count(*) FROM services WHERE organization_id = ${organizationId}) < ${maxServices}`;
   const [inserted] = await db.batch([
     // Columns in the table's order: that is the order drizzle lists them in the INSERT.
-    db.insert(services).select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
+    db.insert(services)
+      .select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
         ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}
       WHERE ${underLimit}`),
     ...linkStatements(db, row.id, input.locationIds),
@@ -274,7 +278,11 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
 }
 
 export async function serviceRecords(db: Database, rows: readonly ServiceRow[], at: number) {
-  const details = await serviceDetails(db, rows.map((r) => r.id), at);
+  const details = await serviceDetails(
+    db,
+    rows.map((r) => r.id),
+    at,
+  );
   return rows.map((r) => serviceRecord(r, details.get(r.id)!));
 }
 
@@ -300,7 +308,10 @@ export async function updateService(db: Database, current: ServiceRow, patch: Se
   if (Object.keys(changes).length === 0 && !locationIds) return current;
   const updated: ServiceRow = { ...current, ...changes, updatedAt: at };
   await db.batch([
-    db.update(services).set({ ...changes, updatedAt: at }).where(eq(services.id, current.id)),
+    db
+      .update(services)
+      .set({ ...changes, updatedAt: at })
+      .where(eq(services.id, current.id)),
     ...(locationIds
       ? [db.delete(serviceLocations).where(eq(serviceLocations.serviceId, current.id)), ...linkStatements(db, current.id, locationIds)]
       : []),

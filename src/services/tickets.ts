@@ -61,10 +61,17 @@ export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, a
   ]);
   if (!service) throw notFound("Queue");
   if (service.status !== "active") {
-    throw new ApiError("QUEUE_CLOSED", "This queue's service is not taking tickets", { reason: "service_inactive", serviceStatus: service.status });
+    throw new ApiError("QUEUE_CLOSED", "This queue's service is not taking tickets", {
+      reason: "service_inactive",
+      serviceStatus: service.status,
+    });
   }
   if (closure) {
-    throw new ApiError("QUEUE_CLOSED", "This service is closed right now", { reason: "closure", eventId: closure.eventId, until: iso(closure.until) });
+    throw new ApiError("QUEUE_CLOSED", "This service is closed right now", {
+      reason: "closure",
+      eventId: closure.eventId,
+      until: iso(closure.until),
+    });
   }
   const unit = await takeTicketUnit(env, queue.organizationId, limit, at);
   try {
@@ -125,7 +132,13 @@ export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string,
 }
 
 /** The new operator must be a member whose role may operate queues. */
-export async function transferToOperator(env: Env, queue: QueueRow, ticketId: string, targetOperatorId: string, at: number): Promise<TicketView> {
+export async function transferToOperator(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  targetOperatorId: string,
+  at: number,
+): Promise<TicketView> {
   const member = await database(env.DB)
     .select({ role: members.role })
     .from(members)

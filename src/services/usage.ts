@@ -73,9 +73,7 @@ export async function takeApiCall(env: Env, organizationId: string, limit: Limit
     .bind(organizationId, period.key, limit, limit, limit, limit)
     .run();
   if (result.meta.changes > 0) return;
-  const row = await env.DB.prepare(
-    "SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'api_calls'",
-  )
+  const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'api_calls'")
     .bind(organizationId, period.key)
     .first<{ used: number }>();
   throw new ApiError("QUOTA_EXCEEDED", `The monthly quota of ${limit} API calls is used up`, {

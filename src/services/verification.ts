@@ -69,7 +69,8 @@ async function fetchPage(env: Env, url: string): Promise<{ ok: true; body: strin
   try {
     const res = await safeFetch(env, url, { followRedirects: true, readBody: true });
     if (res.status >= 500) return { ok: false, check: { result: "unknown", reason: `${url} answered HTTP ${res.status}` } };
-    if (res.status < 200 || res.status >= 300) return { ok: false, check: { result: "absent", reason: `${url} answered HTTP ${res.status}` } };
+    if (res.status < 200 || res.status >= 300)
+      return { ok: false, check: { result: "absent", reason: `${url} answered HTTP ${res.status}` } };
     return { ok: true, body: res.body ?? "" };
   } catch (err) {
     if (err instanceof OutboundFailure) return { ok: false, check: { result: "absent", reason: `${url}: ${err.reason}` } };
@@ -98,7 +99,9 @@ async function checkMeta(env: Env, domain: string, token: string): Promise<Check
     })
     .transform(new Response(page.body, { headers: { "Content-Type": "text/html; charset=utf-8" } }))
     .arrayBuffer();
-  return found ? { result: "found" } : { result: "absent", reason: `no <meta name="${PROOF_NAME}" content="${token}"> in the head of ${url}` };
+  return found
+    ? { result: "found" }
+    : { result: "absent", reason: `no <meta name="${PROOF_NAME}" content="${token}"> in the head of ${url}` };
 }
 
 const CHECKS: Record<VerificationMethod, (env: Env, domain: string, token: string) => Promise<Check>> = {
@@ -133,7 +136,12 @@ async function lookForProof(env: Env, domain: string, method: VerificationMethod
 
 function nextState(previous: VerifiedDomainRow | undefined, check: Check, at: number) {
   if (check.result === "found") {
-    return { status: "verified" as const, verifiedAt: previous?.status === "verified" ? previous.verifiedAt : at, failureReason: null, nextCheckAt: at + RECHECK_VERIFIED_MS };
+    return {
+      status: "verified" as const,
+      verifiedAt: previous?.status === "verified" ? previous.verifiedAt : at,
+      failureReason: null,
+      nextCheckAt: at + RECHECK_VERIFIED_MS,
+    };
   }
   if (check.result === "unknown") {
     // Not conclusive (resolver down, site 5xx): a verified domain keeps its status until a
@@ -152,12 +160,22 @@ function nextState(previous: VerifiedDomainRow | undefined, check: Check, at: nu
   return { status: "failed" as const, verifiedAt: null, failureReason: check.reason, nextCheckAt: null };
 }
 
-export async function verifyDomain(env: Env, organizationId: string, rawDomain: string, method: VerificationMethod, at: number): Promise<VerifiedDomainRow> {
+export async function verifyDomain(
+  env: Env,
+  organizationId: string,
+  rawDomain: string,
+  method: VerificationMethod,
+  at: number,
+): Promise<VerifiedDomainRow> {
   const domain = verifiableDomain(rawDomain);
   const db = database(env.DB);
   const [token, previous] = await Promise.all([
     currentToken(env, organizationId),
-    db.select().from(verifiedDomains).where(and(eq(verifiedDomains.organizationId, organizationId), eq(verifiedDomains.domain, domain))).get(),
+    db
+      .select()
+      .from(verifiedDomains)
+      .where(and(eq(verifiedDomains.organizationId, organizationId), eq(verifiedDomains.domain, domain)))
+      .get(),
   ]);
   const check = await lookForProof(env, domain, method, token);
   // A new method starts a new attempt: its pending time counts from now.
@@ -175,13 +193,21 @@ export async function verifyDomain(env: Env, organizationId: string, rawDomain: 
   await db
     .insert(verifiedDomains)
     .values(row)
-    .onConflictDoUpdate({ target: [verifiedDomains.organizationId, verifiedDomains.domain], set: { ...row, organizationId: undefined, domain: undefined } })
+    .onConflictDoUpdate({
+      target: [verifiedDomains.organizationId, verifiedDomains.domain],
+      set: { ...row, organizationId: undefined, domain: undefined },
+    })
     .run();
   return row;
 }
 
 export async function listDomains(env: Env, organizationId: string): Promise<VerifiedDomainRow[]> {
-  return database(env.DB).select().from(verifiedDomains).where(eq(verifiedDomains.organizationId, organizationId)).orderBy(verifiedDomains.domain).all();
+  return database(env.DB)
+    .select()
+    .from(verifiedDomains)
+    .where(eq(verifiedDomains.organizationId, organizationId))
+    .orderBy(verifiedDomains.domain)
+    .all();
 }
 
 export async function verificationStatus(env: Env, organizationId: string) {
@@ -225,7 +251,11 @@ export async function recheckDomains(env: Env, at: number): Promise<{ checked: n
     }
     const state = nextState(previous, check, at);
     if (previous.status === "verified" && state.status === "failed") dropped += 1;
-    await db.update(verifiedDomains).set({ ...state, lastCheckedAt: at, updatedAt: at }).where(where).run();
+    await db
+      .update(verifiedDomains)
+      .set({ ...state, lastCheckedAt: at, updatedAt: at })
+      .where(where)
+      .run();
   }
   return { checked: due.results.length, dropped };
 }

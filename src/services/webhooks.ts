@@ -86,7 +86,12 @@ export interface WebhookInput {
  * Creates a subscription within the plan's webhook quota, exactly under concurrency: the
  * insert itself counts the organization's subscriptions and inserts nothing at the limit.
  */
-export async function createWebhook(env: Env, organizationId: string, input: WebhookInput, at: number): Promise<{ row: WebhookRow; secret: string }> {
+export async function createWebhook(
+  env: Env,
+  organizationId: string,
+  input: WebhookInput,
+  at: number,
+): Promise<{ row: WebhookRow; secret: string }> {
   const url = await guardedUrl(env, input.url);
   const sub = await database(env.DB).select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
   const limit = entitlements(sub ?? { plan: "starter" }).quotas.webhooks;
@@ -110,7 +115,20 @@ export async function createWebhook(env: Env, organizationId: string, input: Web
     `INSERT INTO webhooks (id, organization_id, url, events, description, enabled, secret, created_at, updated_at)
      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ? IS NULL OR (SELECT count(*) FROM webhooks WHERE organization_id = ?) < ?`,
   )
-    .bind(row.id, organizationId, url, JSON.stringify(row.events), row.description, row.enabled ? 1 : 0, secret, at, at, limit, organizationId, limit)
+    .bind(
+      row.id,
+      organizationId,
+      url,
+      JSON.stringify(row.events),
+      row.description,
+      row.enabled ? 1 : 0,
+      secret,
+      at,
+      at,
+      limit,
+      organizationId,
+      limit,
+    )
     .run();
   if (result.meta.changes === 0) {
     throw new ApiError("QUOTA_EXCEEDED", `The plan allows ${limit} webhook subscription${limit === 1 ? "" : "s"}`, {
@@ -125,7 +143,14 @@ export async function createWebhook(env: Env, organizationId: string, input: Web
 export async function listWebhooks(env: Env, organizationId: string, window: { offset: number; limit: number }) {
   const db = database(env.DB);
   const [rows, total] = await Promise.all([
-    db.select().from(webhooks).where(eq(webhooks.organizationId, organizationId)).orderBy(desc(webhooks.createdAt), webhooks.id).limit(window.limit).offset(window.offset).all(),
+    db
+      .select()
+      .from(webhooks)
+      .where(eq(webhooks.organizationId, organizationId))
+      .orderBy(desc(webhooks.createdAt), webhooks.id)
+      .limit(window.limit)
+      .offset(window.offset)
+      .all(),
     db.select({ n: count() }).from(webhooks).where(eq(webhooks.organizationId, organizationId)).get(),
   ]);
   return { rows, total: total?.n ?? 0 };
@@ -169,7 +194,12 @@ export async function deleteWebhook(env: Env, organizationId: string, webhookId:
 }
 
 /** A new secret; the one it replaces keeps signing for 24 h so receivers can switch without a gap. */
-export async function rotateWebhookSecret(env: Env, organizationId: string, webhookId: string, at: number): Promise<{ row: WebhookRow; secret: string }> {
+export async function rotateWebhookSecret(
+  env: Env,
+  organizationId: string,
+  webhookId: string,
+  at: number,
+): Promise<{ row: WebhookRow; secret: string }> {
   const current = await findWebhook(env, organizationId, webhookId);
   const secret = mintWebhookSecret();
   const row = await database(env.DB)
@@ -187,7 +217,14 @@ export async function listDeliveries(env: Env, organizationId: string, webhookId
   const db = database(env.DB);
   const where = eq(webhookDeliveries.webhookId, webhookId);
   const [rows, total] = await Promise.all([
-    db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(window.limit).offset(window.offset).all(),
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(where)
+      .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+      .limit(window.limit)
+      .offset(window.offset)
+      .all(),
     db.select({ n: count() }).from(webhookDeliveries).where(where).get(),
   ]);
   return { rows, total: total?.n ?? 0 };

@@ -112,10 +112,10 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
     .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
     .orderBy(asc(queues.createdAt), asc(queues.id))
     .all();
-  const boards = await Promise.all(
-    rows.map((q) => readRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)),
-  );
-  const callerIds = [...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null))];
+  const boards = await Promise.all(rows.map((q) => readRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)));
+  const callerIds = [
+    ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
+  ];
   const names = await callerNames(env, organizationId, callerIds);
   return {
     organizationId,

@@ -42,7 +42,11 @@ export function client(base) {
             // not JSON: keep the text for the message
           }
           if (!expect.includes(res.statusCode)) {
-            reject(new Error(`${method} ${path} answered ${res.statusCode}: ${String(typeof parsed === "string" ? parsed : JSON.stringify(parsed)).slice(0, 500)}`));
+            reject(
+              new Error(
+                `${method} ${path} answered ${res.statusCode}: ${String(typeof parsed === "string" ? parsed : JSON.stringify(parsed)).slice(0, 500)}`,
+              ),
+            );
           } else {
             resolve({ status: res.statusCode, body: parsed, data: parsed?.data });
           }
@@ -84,7 +88,10 @@ export function load({ base, title, connections, duration, amount, method = "GET
         if (err) return reject(err);
         const elapsed = (performance.now() - started) / 1000;
         const failed = result.non2xx + result.errors + result.timeouts;
-        if (failed > 0) failures.push(`${title}: ${result.non2xx} non-2xx ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts`);
+        if (failed > 0)
+          failures.push(
+            `${title}: ${result.non2xx} non-2xx ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts`,
+          );
         resolve({ ...summarize(latencies), rps: latencies.length / elapsed, failed, elapsed });
       },
     );

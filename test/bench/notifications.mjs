@@ -39,14 +39,26 @@ async function until(check, timeoutMs = 60_000) {
 
 try {
   const owner = await register("business");
-  const org = (await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })).data;
+  const org = (
+    await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })
+  ).data;
   await call("POST", `/__bench/organizations/${org.id}/enterprise`);
   const location = (
-    await call("POST", "/v1/locations", { token: owner.token, body: { organizationId: org.id, name: "Bench", address: "1 bench street", latitude: 45.76, longitude: 4.84 } })
+    await call("POST", "/v1/locations", {
+      token: owner.token,
+      body: { organizationId: org.id, name: "Bench", address: "1 bench street", latitude: 45.76, longitude: 4.84 },
+    })
   ).data;
-  const service = (await call("POST", "/v1/services", { token: owner.token, body: { name: "Bench", locationIds: [location.id], serviceTypeId: "st_bank_teller" } })).data;
-  const newQueue = async (name) => (await call("POST", "/v1/business/queues", { token: owner.token, body: { serviceId: service.id, name } })).data.id;
-  const deliveries = async () => (await call("GET", `/v1/organizations/${org.id}/notification-deliveries?limit=1`, { token: owner.token })).body.meta.total;
+  const service = (
+    await call("POST", "/v1/services", {
+      token: owner.token,
+      body: { name: "Bench", locationIds: [location.id], serviceTypeId: "st_bank_teller" },
+    })
+  ).data;
+  const newQueue = async (name) =>
+    (await call("POST", "/v1/business/queues", { token: owner.token, body: { serviceId: service.id, name } })).data.id;
+  const deliveries = async () =>
+    (await call("GET", `/v1/organizations/${org.id}/notification-deliveries?limit=1`, { token: owner.token })).body.meta.total;
 
   // Throughput: one batch of BATCH events, each to in-app + one push device.
   log(`registering ${BATCH} customers`);
@@ -85,7 +97,7 @@ try {
   console.log("| measure | figure |");
   console.log("|---|---|");
   console.log(
-    `| notifications delivered through the consumer (one batch of ${BATCH} events, in-app + push via outbox) | ${(2 * BATCH / elapsed).toFixed(1)} deliveries/s, ${(BATCH / elapsed).toFixed(1)} notifications/s (${elapsed.toFixed(2)} s from the clear's answer; clear took ${((tClear - t0) / 1000).toFixed(2)} s) |`,
+    `| notifications delivered through the consumer (one batch of ${BATCH} events, in-app + push via outbox) | ${((2 * BATCH) / elapsed).toFixed(1)} deliveries/s, ${(BATCH / elapsed).toFixed(1)} notifications/s (${elapsed.toFixed(2)} s from the clear's answer; clear took ${((tClear - t0) / 1000).toFixed(2)} s) |`,
   );
   console.log(`| call-next → in-app notification listed (${s.count} calls) | p50 ${s.p50.toFixed(0)} ms, p99 ${s.p99.toFixed(0)} ms |`);
 } finally {

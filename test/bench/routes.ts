@@ -40,7 +40,10 @@ async function body<T extends z.ZodType>(c: BenchContext, schema: T): Promise<z.
     throw validationError("body", "malformed JSON");
   });
   const result = schema.safeParse(raw);
-  validationHook(result.success ? { success: true } : { success: false, error: result.error, target: "json" }, c as unknown as Context<AppEnv>);
+  validationHook(
+    result.success ? { success: true } : { success: false, error: result.error, target: "json" },
+    c as unknown as Context<AppEnv>,
+  );
   return result.data as z.infer<T>;
 }
 
@@ -51,7 +54,9 @@ export function benchRoutes() {
   app.get("/empty", (c) => c.json(ok(null)));
 
   /** Baseline B: one RPC into a Durable Object (one per queue id, like rooms) that does nothing. */
-  app.get("/queues/:queueId/ping", async (c) => c.json(ok(await c.env.EMPTY_ROOM.get(c.env.EMPTY_ROOM.idFromName(c.req.param("queueId"))).ping())));
+  app.get("/queues/:queueId/ping", async (c) =>
+    c.json(ok(await c.env.EMPTY_ROOM.get(c.env.EMPTY_ROOM.idFromName(c.req.param("queueId"))).ping())),
+  );
 
   /** Enterprise plan: no ticket quota, so join can be loaded without running out. */
   app.post("/organizations/:organizationId/enterprise", async (c) => {
@@ -86,7 +91,9 @@ export function benchRoutes() {
 
   /** How many of the queue's tickets the outbox has projected to D1: the bench waits for it to settle. */
   app.get("/queues/:queueId/projected", async (c) => {
-    const row = await c.env.DB.prepare("SELECT COUNT(*) AS n FROM tickets WHERE queue_id = ?").bind(c.req.param("queueId")).first<{ n: number }>();
+    const row = await c.env.DB.prepare("SELECT COUNT(*) AS n FROM tickets WHERE queue_id = ?")
+      .bind(c.req.param("queueId"))
+      .first<{ n: number }>();
     return c.json(ok({ tickets: row?.n ?? 0 }));
   });
 

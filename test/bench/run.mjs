@@ -27,7 +27,8 @@ const SEED_REQUEST_MS = 1_500;
 
 const started = performance.now();
 const notes = [];
-const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—");
+const fmt = (n, digits = 1) =>
+  Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—";
 const ratio = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}` : "—");
 const log = (line) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
 
@@ -54,7 +55,9 @@ async function register(accountType) {
 async function setup() {
   const owner = await register("business");
   const customer = await register("customer");
-  const org = (await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })).data;
+  const org = (
+    await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })
+  ).data;
   await call("POST", `/__bench/organizations/${org.id}/enterprise`);
   const location = (
     await call("POST", "/v1/locations", {
@@ -63,11 +66,17 @@ async function setup() {
     })
   ).data;
   const service = (
-    await call("POST", "/v1/services", { token: owner.token, body: { name: "Bench", locationIds: [location.id], serviceTypeId: "st_bank_teller" } })
+    await call("POST", "/v1/services", {
+      token: owner.token,
+      body: { name: "Bench", locationIds: [location.id], serviceTypeId: "st_bank_teller" },
+    })
   ).data;
   let count = 0;
   const newQueue = async (label) => {
-    const { data } = await call("POST", "/v1/business/queues", { token: owner.token, body: { serviceId: service.id, name: `${label} ${++count}` } });
+    const { data } = await call("POST", "/v1/business/queues", {
+      token: owner.token,
+      body: { serviceId: service.id, name: `${label} ${++count}` },
+    });
     created.set(data.id, 0);
     return data.id;
   };
@@ -118,13 +127,21 @@ async function throughput(ctx) {
     row("A: empty route", null, c, baselines.A.get(c), null);
   }
   for (const c of CONFIG.connections) {
-    baselines.B.set(c, await measure(`baseline B: empty room RPC, ${c} conn`, { connections: c, path: `/__bench/queues/${pingQueue}/ping` }));
+    baselines.B.set(
+      c,
+      await measure(`baseline B: empty room RPC, ${c} conn`, { connections: c, path: `/__bench/queues/${pingQueue}/ping` }),
+    );
     row("B: empty room RPC", null, c, baselines.B.get(c), null);
   }
 
   for (const c of CONFIG.connections) {
     const queueId = await ctx.newQueue("join");
-    const result = await measure(`join, ${c} conn`, { connections: c, method: "POST", path: `/v1/queues/${queueId}/join`, token: ctx.customer.token });
+    const result = await measure(`join, ${c} conn`, {
+      connections: c,
+      method: "POST",
+      path: `/v1/queues/${queueId}/join`,
+      token: ctx.customer.token,
+    });
     created.set(queueId, created.get(queueId) + result.count);
     row("join (from an empty queue)", "B", c, result, baselines.B.get(c));
     await settle(queueId);
@@ -161,7 +178,13 @@ async function throughput(ctx) {
       row("widget status", "B", c, null, null);
       continue;
     }
-    row("widget status (100 waiting)", "B", c, await measure(`widget status, ${c} conn`, { connections: c, path: statusPath }), baselines.B.get(c));
+    row(
+      "widget status (100 waiting)",
+      "B",
+      c,
+      await measure(`widget status, ${c} conn`, { connections: c, path: statusPath }),
+      baselines.B.get(c),
+    );
   }
 
   let inserted = 0;
@@ -169,12 +192,20 @@ async function throughput(ctx) {
     const count = total - inserted;
     if (count > 0) {
       log(`seeding ${count} locations`);
-      await call("POST", "/__bench/locations", { body: { organizationId: ctx.org.id, count, latitude: NEARBY.latitude, longitude: NEARBY.longitude, spreadKm: NEARBY.spreadKm } });
+      await call("POST", "/__bench/locations", {
+        body: { organizationId: ctx.org.id, count, latitude: NEARBY.latitude, longitude: NEARBY.longitude, spreadKm: NEARBY.spreadKm },
+      });
       inserted = total;
     }
     const path = `/v1/locations/nearby?lat=${NEARBY.latitude}&lon=${NEARBY.longitude}&radiusKm=${NEARBY.radiusKm}&limit=20`;
     for (const c of CONFIG.connections) {
-      row(`nearby, ${total.toLocaleString("en-US")} locations`, "A", c, await measure(`nearby ${total}, ${c} conn`, { connections: c, path }), baselines.A.get(c));
+      row(
+        `nearby, ${total.toLocaleString("en-US")} locations`,
+        "A",
+        c,
+        await measure(`nearby ${total}, ${c} conn`, { connections: c, path }),
+        baselines.A.get(c),
+      );
     }
   }
   return widget;
@@ -194,14 +225,25 @@ async function growth(ctx) {
     const queueId = await ctx.newQueue("growth");
     log(`growth: seeding ${size} waiting tickets`);
     const reached = await seedTickets(ctx, queueId, size, deadline);
-    if (reached < size) notes.push(`Growth: only ${reached.toLocaleString("en-US")} of ${size.toLocaleString("en-US")} waiting tickets could be seeded within the ${CONFIG.seedBudgetSeconds} s seeding budget (each join costs more as the queue grows; see the README).`);
+    if (reached < size)
+      notes.push(
+        `Growth: only ${reached.toLocaleString("en-US")} of ${size.toLocaleString("en-US")} waiting tickets could be seeded within the ${CONFIG.seedBudgetSeconds} s seeding budget (each join costs more as the queue grows; see the README).`,
+      );
     log(`growth: ${CONFIG.growthRequests} joins and call-nexts at ${reached} waiting`);
     const join = [];
     const next = [];
     // Alternating keeps the number waiting where it was seeded.
     for (let i = 0; i < CONFIG.growthRequests; i++) {
-      join.push(...(await timeSequential(call, 1, (c) => c("POST", `/v1/queues/${queueId}/join`, { token: ctx.customer.token }).catch(fail("growth join")))));
-      next.push(...(await timeSequential(call, 1, (c) => c("POST", `/v1/queues/${queueId}/call-next`, { token: ctx.owner.token }).catch(fail("growth call-next")))));
+      join.push(
+        ...(await timeSequential(call, 1, (c) =>
+          c("POST", `/v1/queues/${queueId}/join`, { token: ctx.customer.token }).catch(fail("growth join")),
+        )),
+      );
+      next.push(
+        ...(await timeSequential(call, 1, (c) =>
+          c("POST", `/v1/queues/${queueId}/call-next`, { token: ctx.owner.token }).catch(fail("growth call-next")),
+        )),
+      );
     }
     created.set(queueId, created.get(queueId) + CONFIG.growthRequests);
     sections.growth.push({ size, reached, join: summarize(join), next: summarize(next) });
@@ -246,8 +288,12 @@ function table() {
   const total = (performance.now() - started) / 1000;
   lines.push(`### Benchmark, ${new Date().toISOString().slice(0, 10)}: ${fmt(total, 0)} s in all`);
   lines.push("");
-  lines.push(`Machine: ${machine()}. Each load run: ${CONFIG.duration} s (autocannon, keep-alive connections), Worker under \`wrangler dev\` (local D1 and Durable Objects).`);
-  lines.push("Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline A: an empty route of the Worker; B: an empty RPC into a queue's room.");
+  lines.push(
+    `Machine: ${machine()}. Each load run: ${CONFIG.duration} s (autocannon, keep-alive connections), Worker under \`wrangler dev\` (local D1 and Durable Objects).`,
+  );
+  lines.push(
+    "Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline A: an empty route of the Worker; B: an empty RPC into a queue's room.",
+  );
   lines.push("");
   lines.push("| Route | Conns | req/s | ÷ base | p50 ms | × base | p99 ms | × base |");
   lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
@@ -267,24 +313,39 @@ function table() {
   if (g.length > 0) {
     const first = g[0];
     const last = g[g.length - 1];
-    const sizeLabel = (s) => (s.reached === s.size ? s.size.toLocaleString("en-US") : `${s.reached.toLocaleString("en-US")} (of ${s.size.toLocaleString("en-US")})`);
-    lines.push(`Cost growth: ${CONFIG.growthRequests} joins and ${CONFIG.growthRequests} call-nexts, one at a time, alternating, at each number of waiting tickets (p50 / p99 ms).`);
+    const sizeLabel = (s) =>
+      s.reached === s.size ? s.size.toLocaleString("en-US") : `${s.reached.toLocaleString("en-US")} (of ${s.size.toLocaleString("en-US")})`;
+    lines.push(
+      `Cost growth: ${CONFIG.growthRequests} joins and ${CONFIG.growthRequests} call-nexts, one at a time, alternating, at each number of waiting tickets (p50 / p99 ms).`,
+    );
     lines.push("");
-    lines.push(`| Operation | ${g.map((s) => `${sizeLabel(s)} waiting`).join(" | ")} | p50 ratio ${sizeLabel(last)} / ${sizeLabel(first)} |`);
+    lines.push(
+      `| Operation | ${g.map((s) => `${sizeLabel(s)} waiting`).join(" | ")} | p50 ratio ${sizeLabel(last)} / ${sizeLabel(first)} |`,
+    );
     lines.push(`| --- | ${g.map(() => "---:").join(" | ")} | ---: |`);
-    for (const [name, key] of [["join", "join"], ["call-next", "next"]]) {
-      lines.push(`| ${name} | ${g.map((s) => `${fmt(s[key].p50, 1)} / ${fmt(s[key].p99, 1)}`).join(" | ")} | ${ratio(last[key].p50 / first[key].p50)} |`);
+    for (const [name, key] of [
+      ["join", "join"],
+      ["call-next", "next"],
+    ]) {
+      lines.push(
+        `| ${name} | ${g.map((s) => `${fmt(s[key].p50, 1)} / ${fmt(s[key].p99, 1)}`).join(" | ")} | ${ratio(last[key].p50 / first[key].p50)} |`,
+      );
     }
     lines.push("");
   }
   if (sections.fanout.length > 0) {
-    lines.push(`Fan-out: time from sending call-next until every subscribed socket had the queue_update showing the called ticket, over ${CONFIG.fanoutCalls} calls.`);
+    lines.push(
+      `Fan-out: time from sending call-next until every subscribed socket had the queue_update showing the called ticket, over ${CONFIG.fanoutCalls} calls.`,
+    );
     lines.push("");
     lines.push("| Sockets | subscribe all (s) | all updated p50 ms | all updated p99 ms | per socket p50 ms |");
     lines.push("| ---: | ---: | ---: | ---: | ---: |");
     for (const f of sections.fanout) {
       if (f.missing) lines.push(`| ${f.n.toLocaleString("en-US")} | n/a (widget routes missing) | | | |`);
-      else lines.push(`| ${f.n.toLocaleString("en-US")} | ${fmt(f.seconds, 1)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${fmt(f.socketP50, 1)} |`);
+      else
+        lines.push(
+          `| ${f.n.toLocaleString("en-US")} | ${fmt(f.seconds, 1)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${fmt(f.socketP50, 1)} |`,
+        );
     }
     lines.push("");
   }

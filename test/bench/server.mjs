@@ -56,13 +56,31 @@ export async function startWorker() {
   const dir = mkdtempSync(path.join(tmpdir(), "queue-bench-"));
   const persist = path.join(dir, "state");
   const logFile = path.join(dir, "wrangler.log");
-  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], { cwd: root, env, encoding: "utf8" });
+  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], {
+    cwd: root,
+    env,
+    encoding: "utf8",
+  });
   if (migrate.status !== 0) throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`);
 
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const log = openSync(logFile, "a");
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--log-level", process.env.BENCH_LOG_LEVEL ?? "error",
-    "--show-interactive-dev-session=false", "--persist-to", persist, "--config", config];
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--log-level",
+    process.env.BENCH_LOG_LEVEL ?? "error",
+    "--show-interactive-dev-session=false",
+    "--persist-to",
+    persist,
+    "--config",
+    config,
+  ];
   // Its own process group, so stopping it also stops the workerd processes it started.
   const child = spawn(wrangler, args, { cwd: root, env, stdio: ["ignore", log, log], detached: true });
   const base = `http://127.0.0.1:${port}`;

@@ -40,7 +40,9 @@ function within(ms, what, promise) {
   let timer;
   return Promise.race([
     promise,
-    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms); }),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+    }),
   ]).finally(() => clearTimeout(timer));
 }
 
@@ -55,7 +57,9 @@ async function waitForUrl(url, ms, alive) {
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (res.ok) return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error(`timed out after ${ms} ms waiting for ${url}`);
@@ -80,7 +84,8 @@ function acceptWebSocket(req, socket) {
     messages: [],
     send(text) {
       const payload = Buffer.from(text);
-      const header = payload.length < 126 ? Buffer.from([0x81, payload.length]) : Buffer.from([0x81, 126, payload.length >> 8, payload.length & 0xff]);
+      const header =
+        payload.length < 126 ? Buffer.from([0x81, payload.length]) : Buffer.from([0x81, 126, payload.length >> 8, payload.length & 0xff]);
       socket.write(Buffer.concat([header, payload]));
     },
     drop: () => socket.destroy(),
@@ -89,8 +94,12 @@ function acceptWebSocket(req, socket) {
   socket.on("data", (chunk) => {
     buffer = Buffer.concat([buffer, chunk]);
     for (;;) {
-      let length = buffer.length >= 2 ? buffer[1] & 0x7f : 0, offset = 2;
-      if (length === 126 && buffer.length >= 4) { length = buffer.readUInt16BE(2); offset = 4; }
+      let length = buffer.length >= 2 ? buffer[1] & 0x7f : 0,
+        offset = 2;
+      if (length === 126 && buffer.length >= 4) {
+        length = buffer.readUInt16BE(2);
+        offset = 4;
+      }
       if (buffer.length < 2 || buffer.length < offset + 4 + length) return;
       const mask = buffer.subarray(offset, offset + 4);
       const data = Buffer.from(buffer.subarray(offset + 4, offset + 4 + length).map((b, i) => b ^ mask[i % 4]));
@@ -141,19 +150,32 @@ function startHostServer(port) {
       // The service's DNS-over-HTTPS resolver in this run (DOH_RESOLVER_URL): TXT records the cases register.
       const records = dnsTxt.get((url.searchParams.get("name") ?? "").toLowerCase());
       const type = url.searchParams.get("type");
-      const answer = records && type === "TXT" ? { Status: 0, Answer: records.map((data) => ({ type: 16, TTL: 60, data })) } : { Status: 3 };
+      const answer =
+        records && type === "TXT" ? { Status: 0, Answer: records.map((data) => ({ type: 16, TTL: 60, data })) } : { Status: 3 };
       res.writeHead(200, { "Content-Type": "application/dns-json" });
       return res.end(JSON.stringify(answer));
     }
     if (url.pathname.startsWith("/stub/")) {
-      const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "X-API-Key, Content-Type", "Access-Control-Allow-Methods": "GET, POST" };
-      if (req.method === "OPTIONS") { res.writeHead(204, cors); return res.end(); }
+      const cors = {
+        "Access-Control-Allow-Origin": "*",
+        "Access-Control-Allow-Headers": "X-API-Key, Content-Type",
+        "Access-Control-Allow-Methods": "GET, POST",
+      };
+      if (req.method === "OPTIONS") {
+        res.writeHead(204, cors);
+        return res.end();
+      }
       let body = "";
-      req.on("data", (chunk) => { body += chunk; });
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
       req.on("end", () => {
         const route = `${req.method} ${url.pathname.slice("/stub".length)}`;
         stub.requests.push({ route, headers: req.headers, body: body ? JSON.parse(body) : null });
-        const answer = stub.routes.get(route) ?? [404, { success: false, error: { code: "NOT_FOUND", message: `No route for ${route}`, details: {} } }];
+        const answer = stub.routes.get(route) ?? [
+          404,
+          { success: false, error: { code: "NOT_FOUND", message: `No route for ${route}`, details: {} } },
+        ];
         res.writeHead(answer[0], { ...cors, "Content-Type": "application/json" });
         res.end(JSON.stringify(answer[1]));
       });
@@ -166,18 +188,33 @@ function startHostServer(port) {
 }
 
 const okBody = (data) => [200, { success: true, data }];
-const STATUS = { queueId: "que_stub", name: "Passport desk", status: "active", waitingCount: 7, estimatedWaitMinutes: 21, nowServing: ["A-041", "A-040"] };
+const STATUS = {
+  queueId: "que_stub",
+  name: "Passport desk",
+  status: "active",
+  waitingCount: 7,
+  estimatedWaitMinutes: 21,
+  nowServing: ["A-041", "A-040"],
+};
 const BOARD = {
   organizationId: "org_stub",
   generatedAt: "2026-01-01T10:00:00.000Z",
   queues: [
-    { queueId: "que_stub", name: "Passport desk", called: [
-      { displayCode: "A-042", status: "called", assignedTo: "Counter 3", calledAt: "2026-01-01T09:59:00.000Z" },
-      { displayCode: "A-041", status: "serving", assignedTo: "Oscar", calledAt: "2026-01-01T09:55:00.000Z" },
-    ], nextWaiting: ["A-043", "A-044", "A-045"] },
-    { queueId: "que_stub2", name: "Payments", called: [
-      { displayCode: "B-007", status: "called", assignedTo: "Counter 1", calledAt: "2026-01-01T09:58:00.000Z" },
-    ], nextWaiting: ["B-008"] },
+    {
+      queueId: "que_stub",
+      name: "Passport desk",
+      called: [
+        { displayCode: "A-042", status: "called", assignedTo: "Counter 3", calledAt: "2026-01-01T09:59:00.000Z" },
+        { displayCode: "A-041", status: "serving", assignedTo: "Oscar", calledAt: "2026-01-01T09:55:00.000Z" },
+      ],
+      nextWaiting: ["A-043", "A-044", "A-045"],
+    },
+    {
+      queueId: "que_stub2",
+      name: "Payments",
+      called: [{ displayCode: "B-007", status: "called", assignedTo: "Counter 1", calledAt: "2026-01-01T09:58:00.000Z" }],
+      nextWaiting: ["B-008"],
+    },
   ],
 };
 
@@ -241,7 +278,10 @@ const cases = [
       check(styles.title !== "rgb(255, 0, 0)" && styles.count !== "rgb(255, 0, 0)", `host colour leaked in: ${JSON.stringify(styles)}`);
       check(styles.countBorder === "0px", `host border leaked in: ${styles.countBorder}`);
       check(!/^serif$/.test(styles.font), `host font leaked in: ${styles.font}`);
-      check(styles.outsideColor === "rgb(255, 0, 0)" && styles.outsideFontSize !== "17px", `widget styles leaked out: ${JSON.stringify(styles)}`);
+      check(
+        styles.outsideColor === "rgb(255, 0, 0)" && styles.outsideFontSize !== "17px",
+        `widget styles leaked out: ${JSON.stringify(styles)}`,
+      );
     },
   },
   {
@@ -251,9 +291,12 @@ const cases = [
       await open("status", hostPage({ api, config: `{ queueId: "que_stub", apiBase: "${stubBase}", primaryColor: "#0f766e" }` }));
       await waitForWidgetText(page, "Passport desk");
       const text = await widgetText(page);
-      for (const part of ["Waiting", "7", "Estimated wait", "~21 min", "Now serving", "A-041", "A-040"]) check(text.includes(part), `missing "${part}" in: ${text}`);
+      for (const part of ["Waiting", "7", "Estimated wait", "~21 min", "Now serving", "A-041", "A-040"])
+        check(text.includes(part), `missing "${part}" in: ${text}`);
       check(!/null|undefined|NaN/.test(text), `stray value in: ${text}`);
-      const region = await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector("[aria-live=polite]")?.getAttribute("role"));
+      const region = await page.evaluate(() =>
+        document.querySelector("#widget").shadowRoot.querySelector("[aria-live=polite]")?.getAttribute("role"),
+      );
       check(region === "status", "no aria-live region");
       await shot(page, "status");
       const request = stub.requests.find((r) => r.route === "GET /v1/widget/queue/que_stub/status");
@@ -264,10 +307,13 @@ const cases = [
     name: "reads the data-* attributes when there is no QueueWidgetConfig (French, dark, compact, no wait)",
     async run({ page, api, stubBase, open }) {
       stub.routes.set("GET /v1/widget/queue/que_stub/status", okBody({ ...STATUS, status: "paused" }));
-      await open("attributes", hostPage({
-        api,
-        attributes: `data-queue="que_stub" data-language="fr" data-theme="dark" data-compact="true" data-show-estimated-wait="false" data-api-base="${stubBase}"`,
-      }));
+      await open(
+        "attributes",
+        hostPage({
+          api,
+          attributes: `data-queue="que_stub" data-language="fr" data-theme="dark" data-compact="true" data-show-estimated-wait="false" data-api-base="${stubBase}"`,
+        }),
+      );
       await waitForWidgetText(page, "Passport desk");
       const text = await widgetText(page);
       check(text.includes("En attente") && text.includes("En pause"), `not French: ${text}`);
@@ -300,8 +346,20 @@ const cases = [
     name: "join widget (stub API): posts the form, shows the displayCode, calls onTicketCreated; screenshot",
     async run({ page, api, stubBase, open }) {
       stub.routes.set("GET /v1/widget/queue/que_stub/status", okBody(STATUS));
-      stub.routes.set("POST /v1/widget/queue/que_stub/join", [201, { success: true, data: { id: "tkt_1", displayCode: "A-048", number: 48, status: "waiting", position: 8, estimatedWaitMinutes: 24 } }]);
-      await open("join", hostPage({ api, config: `{ type: "join", queueId: "que_stub", organizationId: "org_stub", apiKey: "qk_live_widget", showLogo: false, apiBase: "${stubBase}", onTicketCreated: (t) => window.tickets.push(t) }` }));
+      stub.routes.set("POST /v1/widget/queue/que_stub/join", [
+        201,
+        {
+          success: true,
+          data: { id: "tkt_1", displayCode: "A-048", number: 48, status: "waiting", position: 8, estimatedWaitMinutes: 24 },
+        },
+      ]);
+      await open(
+        "join",
+        hostPage({
+          api,
+          config: `{ type: "join", queueId: "que_stub", organizationId: "org_stub", apiKey: "qk_live_widget", showLogo: false, apiBase: "${stubBase}", onTicketCreated: (t) => window.tickets.push(t) }`,
+        }),
+      );
       await waitForWidgetText(page, "Take a ticket");
       await shot(page, "join");
       const form = page.locator("#widget form");
@@ -314,7 +372,10 @@ const cases = [
       check(tickets.length === 1 && tickets[0].displayCode === "A-048", `onTicketCreated got ${JSON.stringify(tickets)}`);
       const post = stub.requests.find((r) => r.route === "POST /v1/widget/queue/que_stub/join");
       check(post.headers["x-api-key"] === "qk_live_widget", "join without the API key");
-      check(JSON.stringify(post.body) === JSON.stringify({ visitorName: "Ada", phone: "+33612345678", partySize: 2 }), `join body ${JSON.stringify(post.body)}`);
+      check(
+        JSON.stringify(post.body) === JSON.stringify({ visitorName: "Ada", phone: "+33612345678", partySize: 2 }),
+        `join body ${JSON.stringify(post.body)}`,
+      );
       await shot(page, "join-ticket");
     },
   },
@@ -322,12 +383,18 @@ const cases = [
     name: "join failures (stub API): full queue message, and the server's message otherwise",
     async run({ page, api, stubBase, open }) {
       stub.routes.set("GET /v1/widget/queue/que_stub/status", okBody(STATUS));
-      stub.routes.set("POST /v1/widget/queue/que_stub/join", [409, { success: false, error: { code: "QUEUE_FULL", message: "The queue is full", details: {} } }]);
+      stub.routes.set("POST /v1/widget/queue/que_stub/join", [
+        409,
+        { success: false, error: { code: "QUEUE_FULL", message: "The queue is full", details: {} } },
+      ]);
       await open("join-full", hostPage({ api, config: `{ type: "join", queueId: "que_stub", apiBase: "${stubBase}", language: "fr" }` }));
       await waitForWidgetText(page, "Prendre un ticket");
       await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
       await waitForWidgetText(page, "Cette file est complète");
-      stub.routes.set("POST /v1/widget/queue/que_stub/join", [400, { success: false, error: { code: "VALIDATION_ERROR", message: "Invalid value for phone: not E.164", details: { field: "phone" } } }]);
+      stub.routes.set("POST /v1/widget/queue/que_stub/join", [
+        400,
+        { success: false, error: { code: "VALIDATION_ERROR", message: "Invalid value for phone: not E.164", details: { field: "phone" } } },
+      ]);
       await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
       await waitForWidgetText(page, "Invalid value for phone: not E.164");
     },
@@ -337,10 +404,17 @@ const cases = [
     async run({ page, api, stubBase, open }) {
       stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(BOARD));
       await page.setViewportSize({ width: 1280, height: 720 });
-      await open("board", hostPage({ api, config: `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", queues: ["que_stub"], theme: "dark", apiBase: "${stubBase}" }` }));
+      await open(
+        "board",
+        hostPage({
+          api,
+          config: `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", queues: ["que_stub"], theme: "dark", apiBase: "${stubBase}" }`,
+        }),
+      );
       await waitForWidgetText(page, "A-042");
       const text = await widgetText(page);
-      for (const part of ["Passport desk", "Counter 3", "A-041", "Oscar", "Next", "A-043"]) check(text.includes(part), `missing "${part}" in: ${text}`);
+      for (const part of ["Passport desk", "Counter 3", "A-041", "Oscar", "Next", "A-043"])
+        check(text.includes(part), `missing "${part}" in: ${text}`);
       check(!text.includes("Payments"), "the queues filter was ignored");
       await shot(page, "board");
       await page.setViewportSize({ width: 900, height: 700 });
@@ -350,12 +424,22 @@ const cases = [
     name: "board page /v1/widget/board runs embed.js under its CSP (French, from the Worker)",
     async run({ page, api }) {
       const violations = [];
-      page.on("console", (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
-      await page.goto(`${api}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.apiKey.value}&language=fr&sound=0`, { timeout: STEP_MS });
-      await page.waitForFunction(() => document.querySelector("#widget")?.shadowRoot?.querySelector(".qw.board"), null, { timeout: STEP_MS });
+      page.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      await page.goto(`${api}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.apiKey.value}&language=fr&sound=0`, {
+        timeout: STEP_MS,
+      });
+      await page.waitForFunction(() => document.querySelector("#widget")?.shadowRoot?.querySelector(".qw.board"), null, {
+        timeout: STEP_MS,
+      });
       check((await page.evaluate(() => document.documentElement.lang)) === "fr", "page language");
       // Until the display-board route exists the board shows its error state; after, the queues.
-      await page.waitForFunction(() => document.querySelector("#widget").shadowRoot.querySelector(".msg.err, .grid, .lbl:not(:empty)"), null, { timeout: STEP_MS });
+      await page.waitForFunction(
+        () => document.querySelector("#widget").shadowRoot.querySelector(".msg.err, .grid, .lbl:not(:empty)"),
+        null,
+        { timeout: STEP_MS },
+      );
       check(violations.length === 0, `CSP violations: ${violations.join(" | ")}`);
       await shot(page, "board-page");
     },
@@ -370,14 +454,20 @@ const cases = [
       const subscribed = (conn) => conn && conn.messages.some((m) => m === JSON.stringify({ action: "subscribe", queueId: "que_stub" }));
       await until("a subscribe message", () => subscribed(stub.sockets[0]));
       stub.sockets[0].send(JSON.stringify({ type: "queue_update", data: { ...STATUS, waitingCount: 6, nowServing: ["A-042", "A-041"] } }));
-      await page.waitForFunction(() => document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent === "6", null, { timeout: STEP_MS });
+      await page.waitForFunction(
+        () => document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent === "6",
+        null,
+        { timeout: STEP_MS },
+      );
       const spoken = await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector("[aria-live]").textContent);
       check(spoken === "Now serving A-042", `aria-live said "${spoken}"`);
       stub.sockets[0].send(JSON.stringify({ type: "error", data: { code: "VALIDATION_ERROR" } }));
       stub.sockets[0].drop();
       // First retry after 0.5–1 s (backoff with jitter); it subscribes again.
       await until("a reconnection that subscribes again", () => subscribed(stub.sockets[1]), 5000);
-      stub.sockets[1].send(JSON.stringify({ type: "queue_update", data: { ...STATUS, status: "closed", waitingCount: 0, nowServing: [] } }));
+      stub.sockets[1].send(
+        JSON.stringify({ type: "queue_update", data: { ...STATUS, status: "closed", waitingCount: 0, nowServing: [] } }),
+      );
       await waitForWidgetText(page, "This queue is closed.");
     },
   },
@@ -387,26 +477,47 @@ const cases = [
       await page.addInitScript(() => {
         window.oscillators = 0;
         const create = AudioContext.prototype.createOscillator;
-        AudioContext.prototype.createOscillator = function () { window.oscillators += 1; return create.call(this); };
+        AudioContext.prototype.createOscillator = function () {
+          window.oscillators += 1;
+          return create.call(this);
+        };
       });
       stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(BOARD));
-      await open("board-live", hostPage({ api, config: `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", sound: true, language: "fr", apiBase: "${stubBase}" }` }));
+      await open(
+        "board-live",
+        hostPage({
+          api,
+          config: `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", sound: true, language: "fr", apiBase: "${stubBase}" }`,
+        }),
+      );
       await waitForWidgetText(page, "Payments");
       await page.evaluate(() => {
         window.called = [];
         document.querySelector("#widget").addEventListener("queuewidget:called", (e) => window.called.push(e.detail.displayCode));
       });
-      await until("subscriptions to both queues", () => ["que_stub", "que_stub2"].every((q) => stub.sockets[0]?.messages.includes(JSON.stringify({ action: "subscribe", queueId: q }))));
+      await until("subscriptions to both queues", () =>
+        ["que_stub", "que_stub2"].every((q) => stub.sockets[0]?.messages.includes(JSON.stringify({ action: "subscribe", queueId: q }))),
+      );
       check((await page.evaluate(() => window.oscillators)) === 0, "chimed on the first load");
       const next = structuredClone(BOARD);
-      next.queues[0].called.unshift({ displayCode: "A-043", status: "called", assignedTo: "Guichet 2", calledAt: "2026-01-01T10:01:00.000Z" });
+      next.queues[0].called.unshift({
+        displayCode: "A-043",
+        status: "called",
+        assignedTo: "Guichet 2",
+        calledAt: "2026-01-01T10:01:00.000Z",
+      });
       next.queues[0].nextWaiting.shift();
       stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(next));
       stub.sockets[0].send(JSON.stringify({ type: "queue_update", data: { ...STATUS, nowServing: ["A-043"] } }));
       await page.waitForFunction(() => window.called.includes("A-043"), null, { timeout: STEP_MS });
       const state = await page.evaluate(() => {
         const inner = document.querySelector("#widget").shadowRoot;
-        return { fresh: [...inner.querySelectorAll(".call.new")].map((e) => e.dataset.called), spoken: inner.querySelector("[aria-live]").textContent, oscillators: window.oscillators, called: window.called };
+        return {
+          fresh: [...inner.querySelectorAll(".call.new")].map((e) => e.dataset.called),
+          spoken: inner.querySelector("[aria-live]").textContent,
+          oscillators: window.oscillators,
+          called: window.called,
+        };
       });
       check(JSON.stringify(state.fresh) === '["A-043"]', `flashing: ${JSON.stringify(state)}`);
       check(state.spoken === "A-043, Guichet 2", `aria-live said "${state.spoken}"`);
@@ -427,7 +538,11 @@ const cases = [
       await waitForWidgetText(page, queue.name);
       const status = await (await fetch(`${api}/v1/widget/queue/${queue.id}/status`)).json();
       check(status.data.waitingCount >= 1, `status ${JSON.stringify(status)}`);
-      await page.waitForFunction((n) => document.querySelector("#widget").shadowRoot.querySelector("[data-count]")?.textContent === String(n), status.data.waitingCount, { timeout: STEP_MS });
+      await page.waitForFunction(
+        (n) => document.querySelector("#widget").shadowRoot.querySelector("[data-count]")?.textContent === String(n),
+        status.data.waitingCount,
+        { timeout: STEP_MS },
+      );
       await shot(page, "real-status");
     },
   },
@@ -444,17 +559,29 @@ const cases = [
       const { queue, admin } = await serverFixture(api);
       await open("real-live", hostPage({ api, config: `{ queueId: "${queue.id}" }` }));
       await waitForWidgetText(page, queue.name);
-      const before = Number(await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent));
+      const before = Number(
+        await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent),
+      );
       await apiCall(api, admin, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Live test" });
       // Well under the 30 s fallback poll: only the WebSocket can make it in time.
-      await page.waitForFunction((n) => Number(document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent) === n, before + 1, { timeout: 10_000 });
+      await page.waitForFunction(
+        (n) => Number(document.querySelector("#widget").shadowRoot.querySelector("[data-count]").textContent) === n,
+        before + 1,
+        { timeout: 10_000 },
+      );
     },
   },
   {
     name: "join against the service: takes a ticket and calls onTicketCreated with its displayCode",
     async run({ page, api, open }) {
       const { organizationId, queue, widget } = await serverFixture(api);
-      await open("real-join", hostPage({ api, config: `{ type: "join", queueId: "${queue.id}", organizationId: "${organizationId}", apiKey: "${widget}", onTicketCreated: (t) => window.tickets.push(t) }` }));
+      await open(
+        "real-join",
+        hostPage({
+          api,
+          config: `{ type: "join", queueId: "${queue.id}", organizationId: "${organizationId}", apiKey: "${widget}", onTicketCreated: (t) => window.tickets.push(t) }`,
+        }),
+      );
       await waitForWidgetText(page, "Take a ticket");
       await page.locator("#widget input[name=phone]").fill("+33612345678", { timeout: STEP_MS });
       await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
@@ -526,13 +653,21 @@ const cases = [
       await page.waitForTimeout(1000);
       check((await page.evaluate(() => window.tickets.length)) === 0, "a ticket was taken from a refused origin");
       // The service is reachable from this page (the public status answers CORS to anyone)…
-      const open = await page.evaluate(async ([base, queue]) => (await fetch(`${base}/v1/widget/queue/${queue}/status`)).status, [api, lock.queueId]);
+      const open = await page.evaluate(
+        async ([base, queue]) => (await fetch(`${base}/v1/widget/queue/${queue}/status`)).status,
+        [api, lock.queueId],
+      );
       check(open === 200, `public status from the other origin: ${open}`);
       // …but the locked key's answer cannot be read there, and the service refused it outright.
       const read = await readInfo(page, api, lock);
       check(read === "blocked: TypeError", `the page could read the answer (${read})`);
-      const direct = await fetch(`${api}/v1/widget/organization/${lock.organizationId}/info`, { headers: { "X-API-Key": lock.key, Origin: `https://${other}` } });
-      check(direct.status === 403 && !direct.headers.has("access-control-allow-origin"), `the service answered ${direct.status} with CORS ${direct.headers.get("access-control-allow-origin")}`);
+      const direct = await fetch(`${api}/v1/widget/organization/${lock.organizationId}/info`, {
+        headers: { "X-API-Key": lock.key, Origin: `https://${other}` },
+      });
+      check(
+        direct.status === 403 && !direct.headers.has("access-control-allow-origin"),
+        `the service answered ${direct.status} with CORS ${direct.headers.get("access-control-allow-origin")}`,
+      );
       const tickets = await apiCall(api, lock.admin, "GET", `/v1/queues/${lock.queueId}/tickets?status=waiting&limit=100`);
       check(tickets.length === lock.ticketsBefore(), `tickets in the queue: ${tickets.length}`);
     },
@@ -541,10 +676,15 @@ const cases = [
     name: "API reference: renders offline with the business flow first, X-API-Key as the credential and no online-only buttons",
     async run({ page, api }) {
       const external = [];
-      page.on("request", (r) => { if (!r.url().startsWith(api) && !r.url().startsWith("data:")) external.push(r.url()); });
+      page.on("request", (r) => {
+        if (!r.url().startsWith(api) && !r.url().startsWith("data:")) external.push(r.url());
+      });
       await page.setViewportSize({ width: 1400, height: 900 });
       await page.goto(`${api}/v1/docs`, { timeout: STEP_MS });
-      await page.getByText("The flow in six calls").first().waitFor({ timeout: STEP_MS * 2 });
+      await page
+        .getByText("The flow in six calls")
+        .first()
+        .waitFor({ timeout: STEP_MS * 2 });
       await page.getByText("X-API-Key").first().waitFor({ timeout: STEP_MS });
       const text = await page.innerText("body");
       for (const online of ["Ask AI", "Generate MCP", "Deploy", "Share"]) check(!text.includes(online), `the page shows "${online}"`);
@@ -567,14 +707,17 @@ async function serveLockedPage(page, api, lock, host) {
 
 /** What the page gets when it reads the organization with the locked key. */
 function readInfo(page, api, lock) {
-  return page.evaluate(async ([base, org, key]) => {
-    try {
-      const res = await fetch(`${base}/v1/widget/organization/${org}/info`, { headers: { "X-API-Key": key } });
-      return `read ${res.status}`;
-    } catch (err) {
-      return `blocked: ${err.name}`;
-    }
-  }, [api, lock.organizationId, lock.key]);
+  return page.evaluate(
+    async ([base, org, key]) => {
+      try {
+        const res = await fetch(`${base}/v1/widget/organization/${org}/info`, { headers: { "X-API-Key": key } });
+        return `read ${res.status}`;
+      } catch (err) {
+        return `blocked: ${err.name}`;
+      }
+    },
+    [api, lock.organizationId, lock.key],
+  );
 }
 
 let locked = null;
@@ -587,7 +730,11 @@ async function lockedFixture(api) {
   if (locked) return locked;
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const registered = await apiCall(api, null, "POST", "/v1/auth/register", {
-    email: `locked-${run}@example.com`, password: "browser tests password", firstName: "Lou", lastName: "Locked", accountType: "business",
+    email: `locked-${run}@example.com`,
+    password: "browser tests password",
+    firstName: "Lou",
+    lastName: "Locked",
+    accountType: "business",
   });
   const token = registered.session.token;
   const org = await apiCall(api, token, "POST", "/v1/organizations", { name: "Locked Bakery", slug: `locked-${run}`, type: "retail" });
@@ -597,16 +744,39 @@ async function lockedFixture(api) {
   dnsTxt.set(domain, [`"service-verification=${proof}"`]);
   const verified = await apiCall(api, admin, "POST", "/v1/business/verification/verify", { domain, method: "dns" });
   check(verified.status === "verified", `domain ${JSON.stringify(verified)}`);
-  const key = (await apiCall(api, admin, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Site", permissions: ["widget"], allowedOrigins: [`https://${domain}`] })).key;
-  const location = await apiCall(api, admin, "POST", "/v1/locations", { organizationId: org.id, name: "Shop", address: "2 rue du Pain", latitude: 48.85, longitude: 2.35 });
-  const service = await apiCall(api, admin, "POST", "/v1/services", { name: "Bread", locationIds: [location.id], serviceTypeId: "st_retail_checkout" });
+  const key = (
+    await apiCall(api, admin, "POST", `/v1/organizations/${org.id}/api-keys`, {
+      name: "Site",
+      permissions: ["widget"],
+      allowedOrigins: [`https://${domain}`],
+    })
+  ).key;
+  const location = await apiCall(api, admin, "POST", "/v1/locations", {
+    organizationId: org.id,
+    name: "Shop",
+    address: "2 rue du Pain",
+    latitude: 48.85,
+    longitude: 2.35,
+  });
+  const service = await apiCall(api, admin, "POST", "/v1/services", {
+    name: "Bread",
+    locationIds: [location.id],
+    serviceTypeId: "st_retail_checkout",
+  });
   const queue = await apiCall(api, admin, "POST", "/v1/business/queues", { serviceId: service.id, name: "Bread counter" });
   let waiting = 0;
   return (locked = {
-    run, domain, organizationId: org.id, key, admin, queueId: queue.id,
+    run,
+    domain,
+    organizationId: org.id,
+    key,
+    admin,
+    queueId: queue.id,
     // Tickets the allowed-origin case took, so the refused case knows how many to expect.
     ticketsBefore: () => waiting,
-    async count() { waiting = (await apiCall(api, admin, "GET", `/v1/queues/${queue.id}/tickets?status=waiting&limit=100`)).length; },
+    async count() {
+      waiting = (await apiCall(api, admin, "GET", `/v1/queues/${queue.id}/tickets?status=waiting&limit=100`)).length;
+    },
   });
 }
 
@@ -614,7 +784,12 @@ async function apiCall(api, auth, method, pathname, body) {
   const headers = { ...(body ? { "Content-Type": "application/json" } : {}) };
   if (auth?.startsWith("qk_")) headers["X-API-Key"] = auth;
   else if (auth) headers.Authorization = `Bearer ${auth}`;
-  const res = await fetch(`${api}${pathname}`, { method, headers, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(STEP_MS) });
+  const res = await fetch(`${api}${pathname}`, {
+    method,
+    headers,
+    body: body ? JSON.stringify(body) : undefined,
+    signal: AbortSignal.timeout(STEP_MS),
+  });
   const json = await res.json();
   check(json.success, `${method} ${pathname} → ${res.status} ${JSON.stringify(json.error)}`);
   return json.data;
@@ -630,14 +805,30 @@ async function serverFixture(api) {
   if (fixture) return fixture;
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const registered = await apiCall(api, null, "POST", "/v1/auth/register", {
-    email: `widget-${run}@example.com`, password: "browser tests password", firstName: "Wanda", lastName: "Widget", accountType: "business",
+    email: `widget-${run}@example.com`,
+    password: "browser tests password",
+    firstName: "Wanda",
+    lastName: "Widget",
+    accountType: "business",
   });
   const token = registered.session.token;
   const org = await apiCall(api, token, "POST", "/v1/organizations", { name: "Widget Bakery", slug: `widget-${run}`, type: "retail" });
-  const admin = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 2", permissions: ["admin"] })).key;
-  const widget = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 1", permissions: ["widget"] })).key;
-  const location = await apiCall(api, token, "POST", "/v1/locations", { organizationId: org.id, name: "Shop", address: "1 rue du Pain", latitude: 48.85, longitude: 2.35 });
-  const service = await apiCall(api, token, "POST", "/v1/services", { name: "Bread", locationIds: [location.id], serviceTypeId: "st_retail_checkout" });
+  const admin = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 2", permissions: ["admin"] }))
+    .key;
+  const widget = (await apiCall(api, token, "POST", `/v1/organizations/${org.id}/api-keys`, { name: "Counter 1", permissions: ["widget"] }))
+    .key;
+  const location = await apiCall(api, token, "POST", "/v1/locations", {
+    organizationId: org.id,
+    name: "Shop",
+    address: "1 rue du Pain",
+    latitude: 48.85,
+    longitude: 2.35,
+  });
+  const service = await apiCall(api, token, "POST", "/v1/services", {
+    name: "Bread",
+    locationIds: [location.id],
+    serviceTypeId: "st_retail_checkout",
+  });
   const queue = await apiCall(api, token, "POST", "/v1/business/queues", { serviceId: service.id, name: "Bread counter" });
   return (fixture = { organizationId: org.id, admin, widget, queue: { id: queue.id, name: queue.name, serviceId: service.id } });
 }
@@ -655,7 +846,11 @@ async function cleanup() {
   hostServer?.close();
   for (const child of children) {
     // dev.mjs forwards signals to wrangler; the process group catches workerd too.
-    try { process.kill(-child.pid, "SIGTERM"); } catch { /* already gone */ }
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
   }
   rmSync(userDataDir, { recursive: true, force: true });
 }
@@ -667,33 +862,64 @@ async function main() {
   const hostOrigin = `http://127.0.0.1:${hostPort}`;
   const stubBase = `${hostOrigin}/stub`;
 
-  const service = spawn(process.execPath, [path.join(root, "scripts", "dev.mjs"), "--port", String(apiPort), "--ip", "127.0.0.1", "--var", `DOH_RESOLVER_URL:${hostOrigin}/dns-query`], {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-  });
+  const service = spawn(
+    process.execPath,
+    [
+      path.join(root, "scripts", "dev.mjs"),
+      "--port",
+      String(apiPort),
+      "--ip",
+      "127.0.0.1",
+      "--var",
+      `DOH_RESOLVER_URL:${hostOrigin}/dns-query`,
+    ],
+    {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    },
+  );
   children.push(service);
   let serviceAlive = true;
-  service.on("exit", () => { serviceAlive = false; });
-  for (const stream of [service.stdout, service.stderr]) stream.on("data", (d) => { serviceLog = (serviceLog + d).slice(-20_000); });
+  service.on("exit", () => {
+    serviceAlive = false;
+  });
+  for (const stream of [service.stdout, service.stderr])
+    stream.on("data", (d) => {
+      serviceLog = (serviceLog + d).slice(-20_000);
+    });
 
   hostServer = await startHostServer(hostPort);
   console.log(`service ${api}, host pages ${hostOrigin}: waiting for the service…`);
   await waitForUrl(`${api}/v1/openapi.json`, SERVICE_START_MS, () => serviceAlive);
 
-  browser = await within(STEP_MS * 2, "launching chromium", chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--autoplay-policy=no-user-gesture-required",
-      // The origin-lock cases serve a page as https://<verified domain>/ from the browser itself;
-      // it must reach the service on 127.0.0.1, which local-network access checks would refuse.
-      "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults"],
-    viewport: { width: 900, height: 700 },
-  }));
+  browser = await within(
+    STEP_MS * 2,
+    "launching chromium",
+    chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--autoplay-policy=no-user-gesture-required",
+        // The origin-lock cases serve a page as https://<verified domain>/ from the browser itself;
+        // it must reach the service on 127.0.0.1, which local-network access checks would refuse.
+        "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults",
+      ],
+      viewport: { width: 900, height: 700 },
+    }),
+  );
 
-  let passed = 0, failed = 0;
+  let passed = 0,
+    failed = 0;
   // `npm run test:browser -- --only=<words>` runs the cases whose name contains them.
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
   for (const testCase of cases.filter((c) => !only || c.name.includes(only))) {
@@ -714,7 +940,11 @@ async function main() {
       console.log(`✓ ${testCase.name}`);
     } catch (err) {
       failed += 1;
-      console.log(`✗ ${testCase.name}\n    ${String(err.message ?? err).split("\n").join("\n    ")}`);
+      console.log(
+        `✗ ${testCase.name}\n    ${String(err.message ?? err)
+          .split("\n")
+          .join("\n    ")}`,
+      );
     } finally {
       await page.close().catch(() => {});
     }

@@ -30,7 +30,11 @@ export async function paySandboxCheckout(checkoutUrl: string, renewals: "succeed
   return expectOk(res);
 }
 
-export async function upgradeThroughSandbox(owner: TestUser, organizationId: string, body: Record<string, unknown> = { plan: "pro" }): Promise<any> {
+export async function upgradeThroughSandbox(
+  owner: TestUser,
+  organizationId: string,
+  body: Record<string, unknown> = { plan: "pro" },
+): Promise<any> {
   const pending = expectOk(await call("PATCH", `/v1/billing/subscription/${organizationId}`, { token: owner.token, body }));
   expect(pending.status).toBe("incomplete");
   await paySandboxCheckout(pending.checkoutUrl);
@@ -48,7 +52,11 @@ export async function runCron(at: number): Promise<void> {
 }
 
 /** Sends a raw webhook body with one signature header, as a provider would. */
-export async function postWebhook(provider: string, rawBody: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+export async function postWebhook(
+  provider: string,
+  rawBody: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: any }> {
   const res = await SELF.fetch(`https://api.test/v1/billing/webhooks/${provider}`, {
     method: "POST",
     headers: { "Content-Type": "application/json", ...headers },

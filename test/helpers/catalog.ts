@@ -1,7 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { newId } from "../../src/lib/ids";
 
-
 // Storage-level helpers: rows written straight into D1 that the routes would refuse (a
 // back-dated location, a service at no location) and a room's outbox settled
 // deterministically. Everything else is made through the API, in ./fixtures.ts.
@@ -27,7 +26,8 @@ export async function insertService(organizationId: string, locationId?: string 
       ).bind(place, organizationId, at, at),
     );
   }
-  if (place !== null) statements.push(env.DB.prepare("INSERT INTO service_locations (service_id, location_id) VALUES (?, ?)").bind(serviceId, place));
+  if (place !== null)
+    statements.push(env.DB.prepare("INSERT INTO service_locations (service_id, location_id) VALUES (?, ?)").bind(serviceId, place));
   await env.DB.batch(statements);
   return serviceId;
 }
@@ -48,7 +48,10 @@ export function room(queueId: string) {
 }
 
 export async function outboxSize(queueId: string): Promise<number> {
-  return runInDurableObject(room(queueId), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n);
+  return runInDurableObject(
+    room(queueId),
+    (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n,
+  );
 }
 
 /** Drains the room's outbox to D1 and the queue until it is empty (alarms may also fire on their own). */

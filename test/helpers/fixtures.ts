@@ -41,7 +41,10 @@ export async function addMember(
   user?: TestUser | Record<string, unknown>,
 ): Promise<TestUser> {
   const member = user && "token" in user ? (user as TestUser) : await registerUser(user ?? {});
-  const res = await call("POST", `/v1/organizations/${organizationId}/members`, { token: owner.token, body: { email: member.email, role } });
+  const res = await call("POST", `/v1/organizations/${organizationId}/members`, {
+    token: owner.token,
+    body: { email: member.email, role },
+  });
   expectOk(res, 201);
   return member;
 }
@@ -57,10 +60,16 @@ export async function createApiKey(owner: TestUser, organizationId: string, perm
 }
 
 /** A location, a service at it and a queue of that service, created through the API by `owner`. */
-export async function createCatalog(owner: TestUser, organizationId: string): Promise<{ locationId: string; serviceId: string; queueId: string }> {
+export async function createCatalog(
+  owner: TestUser,
+  organizationId: string,
+): Promise<{ locationId: string; serviceId: string; queueId: string }> {
   const token = owner.token;
   const location = expectOk(
-    await call("POST", "/v1/locations", { token, body: { organizationId, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 } }),
+    await call("POST", "/v1/locations", {
+      token,
+      body: { organizationId, name: "Main", address: "1 rue", latitude: 48.85, longitude: 2.35 },
+    }),
     201,
   );
   const service = expectOk(
@@ -97,7 +106,14 @@ export async function queueFixture(plan: "starter" | "pro" = "pro", queueBody: R
 
 export async function addQueue(f: Fixture, body: Record<string, unknown> = {}): Promise<string> {
   const headers = { "X-Organization-Id": f.organizationId };
-  return expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: unique("q"), ...body }, headers }), 201).id;
+  return expectOk(
+    await call("POST", "/v1/business/queues", {
+      token: f.owner.token,
+      body: { serviceId: f.serviceId, name: unique("q"), ...body },
+      headers,
+    }),
+    201,
+  ).id;
 }
 
 /** A queue fixture with its own location at `place` (for the scan and nearby tests). */
@@ -129,7 +145,11 @@ export async function createQueueFixture(
     201,
   );
   const queue = expectOk(
-    await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Main queue" }, headers: { "X-Organization-Id": organizationId } }),
+    await call("POST", "/v1/business/queues", {
+      token,
+      body: { serviceId: service.id, name: "Main queue" },
+      headers: { "X-Organization-Id": organizationId },
+    }),
     201,
   );
   return { owner, organizationId, locationId: location.id, serviceId: service.id, queueId: queue.id };

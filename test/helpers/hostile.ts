@@ -10,10 +10,25 @@ import { createApiKey, createCatalog, createOrganization, registerUser, setPlan 
 
 type Operation = { method: string; path: string; bodyProperties: Record<string, { type?: string }> };
 
-const WRONG_TYPE: Record<string, unknown> = { string: 12345, number: "twelve", integer: 1.5, boolean: "yes", array: { not: "an array" }, object: ["not", "an", "object"] };
-const EXTREME: Record<string, unknown> = { string: "\u0000'\";--<script>".repeat(500), number: 1e308, integer: -9007199254740993, boolean: null, array: Array.from({ length: 500 }, (_, i) => i), object: { deep: { deeper: { deepest: [{}] } } } };
+const WRONG_TYPE: Record<string, unknown> = {
+  string: 12345,
+  number: "twelve",
+  integer: 1.5,
+  boolean: "yes",
+  array: { not: "an array" },
+  object: ["not", "an", "object"],
+};
+const EXTREME: Record<string, unknown> = {
+  string: "\u0000'\";--<script>".repeat(500),
+  number: 1e308,
+  integer: -9007199254740993,
+  boolean: null,
+  array: Array.from({ length: 500 }, (_, i) => i),
+  object: { deep: { deeper: { deepest: [{}] } } },
+};
 const ODD_IDS = ["%27%3B--", "x".repeat(300), "tkt_00000000000000000000", "..%2F..%2Fetc", "%F0%9F%92%A5"];
-const GARBAGE_QUERY = "?limit=-5&page=abc&offset=1e99&status=%E2%9C%93&startDate=nope&endDate=2026-13-45&format=gif&size=99999&token=&latitude=NaN&radiusKm=-1";
+const GARBAGE_QUERY =
+  "?limit=-5&page=abc&offset=1e99&status=%E2%9C%93&startDate=nope&endDate=2026-13-45&format=gif&size=99999&token=&latitude=NaN&radiusKm=-1";
 
 function operationsOf(doc: any): Operation[] {
   const ops: Operation[] = [];
@@ -30,7 +45,9 @@ function operationsOf(doc: any): Operation[] {
 }
 
 function bodyWith(op: Operation, values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(op.bodyProperties).map(([name, prop]) => [name, values[prop.type ?? "string"] ?? values.string]));
+  return Object.fromEntries(
+    Object.entries(op.bodyProperties).map(([name, prop]) => [name, values[prop.type ?? "string"] ?? values.string]),
+  );
 }
 
 function expectHandled(res: ApiResponse, what: string): void {

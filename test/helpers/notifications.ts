@@ -76,7 +76,9 @@ export async function feed<T>(queue: string, bodies: T[], over: Partial<Env> = {
 export const feedEvents = (events: DomainEventMessage[], over: Partial<Env> = {}) => feed("queue-service-events", events, over);
 
 export async function inbox(userId: string): Promise<{ id: string; type: string; title: string; body: string; data: string }[]> {
-  const rows = await env.DB.prepare("SELECT id, type, title, body, data FROM notifications WHERE user_id = ? ORDER BY created_at, rowid").bind(userId).all<any>();
+  const rows = await env.DB.prepare("SELECT id, type, title, body, data FROM notifications WHERE user_id = ? ORDER BY created_at, rowid")
+    .bind(userId)
+    .all<any>();
   return rows.results;
 }
 
@@ -91,6 +93,8 @@ export async function deliveriesOf(eventIds: string[]): Promise<any[]> {
 }
 
 export async function smsUsed(organizationId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT SUM(used) AS n FROM usage_counters WHERE organization_id = ? AND metric = 'sms'").bind(organizationId).first<{ n: number | null }>();
+  const row = await env.DB.prepare("SELECT SUM(used) AS n FROM usage_counters WHERE organization_id = ? AND metric = 'sms'")
+    .bind(organizationId)
+    .first<{ n: number | null }>();
   return row?.n ?? 0;
 }

@@ -14,7 +14,10 @@ async function orgWithOwner() {
 describe("POST /v1/organizations/{id}/api-keys", () => {
   it("returns the full key once, stores only its hash, and the key works", async () => {
     const { owner, org, path } = await orgWithOwner();
-    const created = expectOk(await call("POST", path, { token: owner.token, body: { name: "Kiosk", permissions: ["read:queues", "write:queues"] } }), 201);
+    const created = expectOk(
+      await call("POST", path, { token: owner.token, body: { name: "Kiosk", permissions: ["read:queues", "write:queues"] } }),
+      201,
+    );
     expect(created.key).toMatch(/^qk_live_[0-9a-z]{40}$/);
     expect(created).toMatchObject({ name: "Kiosk", permissions: ["read:queues", "write:queues"], lastUsedAt: null, revokedAt: null });
     expect(created.id).toMatch(/^key_/);
@@ -28,7 +31,9 @@ describe("POST /v1/organizations/{id}/api-keys", () => {
   it("gives a key with no permissions `read`, and drops duplicates", async () => {
     const { owner, path } = await orgWithOwner();
     expect(expectOk(await call("POST", path, { token: owner.token, body: { name: "Default" } }), 201).permissions).toEqual(["read"]);
-    expect(expectOk(await call("POST", path, { token: owner.token, body: { name: "Empty", permissions: [] } }), 201).permissions).toEqual(["read"]);
+    expect(expectOk(await call("POST", path, { token: owner.token, body: { name: "Empty", permissions: [] } }), 201).permissions).toEqual([
+      "read",
+    ]);
     const dup = expectOk(await call("POST", path, { token: owner.token, body: { name: "Dup", permissions: ["widget", "widget"] } }), 201);
     expect(dup.permissions).toEqual(["widget"]);
   });
@@ -42,7 +47,11 @@ describe("POST /v1/organizations/{id}/api-keys", () => {
     expectOk(await call("POST", path, { token: admin.token, body: { name: "By admin", permissions: ["admin"] } }), 201);
     expectError(await call("POST", path, { token: manager.token, body: { name: "By manager" } }), 403, "AUTHORIZATION_ERROR");
     const writeKey = expectOk(await call("POST", path, { token: owner.token, body: { name: "w", permissions: ["write"] } }), 201);
-    expectError(await call("POST", path, { apiKey: writeKey.key, body: { name: "By write key", permissions: ["admin"] } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("POST", path, { apiKey: writeKey.key, body: { name: "By write key", permissions: ["admin"] } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
     const adminKey = expectOk(await call("POST", path, { token: owner.token, body: { name: "a", permissions: ["admin"] } }), 201);
     expectOk(await call("POST", path, { apiKey: adminKey.key, body: { name: "By admin key" } }), 201);
   });
@@ -115,7 +124,9 @@ describe("key ceilings and usage", () => {
     const created = expectOk(await call("POST", path, { token: owner.token, body: { name: "used" } }), 201);
     const lastUsed = async () => {
       for (let i = 0; i < 50; i++) {
-        const row = await env.DB.prepare("SELECT last_used_at AS t FROM api_keys WHERE id = ?").bind(created.id).first<{ t: number | null }>();
+        const row = await env.DB.prepare("SELECT last_used_at AS t FROM api_keys WHERE id = ?")
+          .bind(created.id)
+          .first<{ t: number | null }>();
         if (row?.t != null) return row.t;
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -129,7 +140,8 @@ describe("key ceilings and usage", () => {
     expect(await lastUsed()).toBe(Date.parse("2026-03-02T10:00:00.000Z"));
     testClock.advance(31_000);
     expectOk(await call("GET", `/v1/organizations/${org.id}`, { apiKey: created.key }));
-    for (let i = 0; i < 50 && (await lastUsed()) === Date.parse("2026-03-02T10:00:00.000Z"); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && (await lastUsed()) === Date.parse("2026-03-02T10:00:00.000Z"); i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await lastUsed()).toBe(Date.parse("2026-03-02T10:01:01.000Z"));
     const listed = expectOk(await call("GET", path, { token: owner.token }));
     expect(listed[0].lastUsedAt).toBe("2026-03-02T10:01:01.000Z");

@@ -39,7 +39,14 @@ describe("register", () => {
     ["an unknown field", { role: "admin" }, "role"],
     ["an unknown language", { language: "de" }, "language"],
   ])("refuses %s", async (_label, patch, field) => {
-    const body = { email: `${unique()}@example.com`, password: "0123456789", firstName: "A", lastName: "B", accountType: "customer", ...patch };
+    const body = {
+      email: `${unique()}@example.com`,
+      password: "0123456789",
+      firstName: "A",
+      lastName: "B",
+      accountType: "customer",
+      ...patch,
+    };
     expectError(await call("POST", "/v1/auth/register", { body }), 400, "VALIDATION_ERROR", field);
   });
 });
@@ -70,7 +77,11 @@ describe("login", () => {
     testClock.set("2026-03-02T10:00:00.000Z");
     const user = await registerUser();
     for (let i = 0; i < 10; i++) {
-      expectError(await call("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong password" } }), 401, "AUTHENTICATION_ERROR");
+      expectError(
+        await call("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong password" } }),
+        401,
+        "AUTHENTICATION_ERROR",
+      );
     }
     const locked = await call("POST", "/v1/auth/login", { body: { email: user.email, password: "correct horse battery" } });
     expectError(locked, 429, "API_RATE_LIMIT_EXCEEDED");

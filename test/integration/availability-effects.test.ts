@@ -59,7 +59,13 @@ describe("calendar effects on the queue", () => {
     testClock.set("2026-05-04T09:00:00.000Z");
     const f = await queueFixture();
     const operator = await addMember(f.owner, f.organizationId, "operator");
-    await createEvent(f.owner.token, f.organizationId, { title: "Morning shift", eventType: "shift", startDate: START, endDate: END, attendees: [operator.id] });
+    await createEvent(f.owner.token, f.organizationId, {
+      title: "Morning shift",
+      eventType: "shift",
+      startDate: START,
+      endDate: END,
+      attendees: [operator.id],
+    });
     await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: operator.token, body: {} });
     testClock.set("2026-05-04T10:05:00.000Z");
     expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: operator.token, body: {} })).status).toBe("called");

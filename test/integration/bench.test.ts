@@ -98,11 +98,15 @@ describe("the bench's Worker (test/bench/worker.ts)", () => {
   it("puts an organization on the enterprise plan and seeds locations found by the nearby search", async () => {
     const f = await queueFixture("starter");
     expect(await bench("POST", `/__bench/organizations/${f.organizationId}/enterprise`)).toMatchObject({ status: 200 });
-    const plan = await env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(f.organizationId).first<{ plan: string }>();
+    const plan = await env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?")
+      .bind(f.organizationId)
+      .first<{ plan: string }>();
     expect(plan?.plan).toBe("enterprise");
 
     const at = { latitude: -33.87, longitude: 151.21 };
-    const seeded = await bench("POST", "/__bench/locations", { body: { organizationId: f.organizationId, count: 6_000, spreadKm: 10, ...at } });
+    const seeded = await bench("POST", "/__bench/locations", {
+      body: { organizationId: f.organizationId, count: 6_000, spreadKm: 10, ...at },
+    });
     expect(seeded).toMatchObject({ status: 200, body: { data: { inserted: 6_000 } } });
     const near = expectOk(await call("GET", `/v1/locations/nearby?lat=${at.latitude}&lon=${at.longitude}&radiusKm=10&limit=100`));
     expect(near).toHaveLength(100);

@@ -44,7 +44,8 @@ beforeEach(() => {
       return Response.json({ "v1/transaction": { id: nextId, status: "pending", amount: body.amount } });
     }
     const token = /^\/transactions\/(\d+)\/token$/.exec(path);
-    if (request.method === "POST" && token) return Response.json({ token: `tok_${token[1]}`, url: `https://process.fedapay.com/tok_${token[1]}` });
+    if (request.method === "POST" && token)
+      return Response.json({ token: `tok_${token[1]}`, url: `https://process.fedapay.com/tok_${token[1]}` });
     const read = /^\/transactions\/(\d+)$/.exec(path);
     if (request.method === "GET" && read && transactions[read[1]!]) {
       const tx = transactions[read[1]!]!;
@@ -75,7 +76,12 @@ async function sendFedaPay(event: unknown, opts: { secret?: string; atMs?: numbe
 }
 
 function approved(transactionId: string, eventId = `fp_evt_${transactionId}_${Math.random().toString(36).slice(2, 6)}`) {
-  return { id: eventId, name: "transaction.approved", entity: { id: Number(transactionId), status: "approved" }, created_at: new Date(T0).toISOString() };
+  return {
+    id: eventId,
+    name: "transaction.approved",
+    entity: { id: Number(transactionId), status: "approved" },
+    created_at: new Date(T0).toISOString(),
+  };
 }
 
 async function openCheckout(body: Record<string, unknown> = {}) {
@@ -91,7 +97,14 @@ async function openCheckout(body: Record<string, unknown> = {}) {
 describe("FedaPay checkout (XOF)", () => {
   it("creates the transaction for the XOF price and answers FedaPay's payment page", async () => {
     const { org, owner, pending } = await openCheckout({ plan: "enterprise", billingInterval: "yearly" });
-    expect(pending).toMatchObject({ status: "incomplete", plan: "enterprise", billingInterval: "yearly", currency: "XOF", amount: 650000, effectivePlan: "starter" });
+    expect(pending).toMatchObject({
+      status: "incomplete",
+      plan: "enterprise",
+      billingInterval: "yearly",
+      currency: "XOF",
+      amount: 650000,
+      effectivePlan: "starter",
+    });
     expect(pending.checkout).toMatchObject({ provider: "fedapay", amount: 650000, currency: "XOF" });
     expect(pending.checkoutUrl).toMatch(/^https:\/\/process\.fedapay\.com\/tok_\d+$/);
 
@@ -116,7 +129,13 @@ describe("FedaPay checkout (XOF)", () => {
     const res = await sendFedaPay(event);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(calls.at(-1)).toMatchObject({ method: "GET", path: `/transactions/${txId}` });
-    expect(await subscription(owner, org.id)).toMatchObject({ plan: "pro", status: "active", currency: "XOF", provider: "fedapay", amount: 19000 });
+    expect(await subscription(owner, org.id)).toMatchObject({
+      plan: "pro",
+      status: "active",
+      currency: "XOF",
+      provider: "fedapay",
+      amount: 19000,
+    });
     expect(pending.amount).toBe(19000);
     const replay = await sendFedaPay(event, { atMs: T0 + 30_000 });
     expect(replay.body.data.applied).toBe(false);
@@ -136,7 +155,12 @@ describe("FedaPay checkout (XOF)", () => {
     const { org, owner } = await openCheckout();
     transactions[String(nextId)]!.status = "approved";
     calls = [];
-    expectError({ ...(await sendFedaPay(approved(String(nextId)), { secret: "wrong" })), headers: new Headers() }, 400, "VALIDATION_ERROR", "X-FEDAPAY-SIGNATURE");
+    expectError(
+      { ...(await sendFedaPay(approved(String(nextId)), { secret: "wrong" })), headers: new Headers() },
+      400,
+      "VALIDATION_ERROR",
+      "X-FEDAPAY-SIGNATURE",
+    );
     expect((await sendFedaPay(approved(String(nextId)), { atMs: T0 - 301_000 })).status).toBe(400);
     expect(calls).toHaveLength(0);
     expect((await subscription(owner, org.id)).effectivePlan).toBe("starter");
@@ -168,7 +192,9 @@ describe("sandbox webhook receiver", () => {
     });
     const sign = async (secret: string, atMs: number) => `t=${atMs / 1000},v1=${await hmacHex(secret, `${atMs / 1000}.${raw}`)}`;
     expect((await postWebhook("sandbox", raw, { "Sandbox-Signature": await sign("not-the-secret", T0) })).status).toBe(400);
-    expect((await postWebhook("sandbox", raw, { "Sandbox-Signature": await sign(await sandboxSecret(env), T0 - 400_000) })).status).toBe(400);
+    expect((await postWebhook("sandbox", raw, { "Sandbox-Signature": await sign(await sandboxSecret(env), T0 - 400_000) })).status).toBe(
+      400,
+    );
     expect((await subscription(owner, org.id)).effectivePlan).toBe("starter");
     const ok = await postWebhook("sandbox", raw, { "Sandbox-Signature": await sign(await sandboxSecret(env), T0) });
     expect(ok.body.data.applied).toBe(true);

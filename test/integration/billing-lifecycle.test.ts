@@ -26,7 +26,14 @@ describe("upgrade through the sandbox", () => {
     expectError(await secondQueue(owner.token, serviceId), 402, "PLAN_REQUIRED");
 
     const pending = expectOk(await call("PATCH", `/v1/billing/subscription/${org.id}`, { token: owner.token, body: { plan: "pro" } }));
-    expect(pending).toMatchObject({ plan: "pro", status: "incomplete", effectivePlan: "starter", currency: "EUR", amount: 2900, billingInterval: "monthly" });
+    expect(pending).toMatchObject({
+      plan: "pro",
+      status: "incomplete",
+      effectivePlan: "starter",
+      currency: "EUR",
+      amount: 2900,
+      billingInterval: "monthly",
+    });
     expect(pending.checkoutUrl).toMatch(/^https:\/\/api\.test\/v1\/billing\/checkouts\/chk_/);
     expect(pending.checkout).toMatchObject({ provider: "sandbox", amount: 2900, currency: "EUR" });
     // Nothing changes before the payment.
@@ -47,7 +54,14 @@ describe("upgrade through the sandbox", () => {
 
     const invoices = expectOk(await call("GET", `/v1/billing/usage/${org.id}/history`, { token: owner.token }));
     expect(invoices).toHaveLength(1);
-    expect(invoices[0]).toMatchObject({ plan: "pro", amount: 2900, currency: "EUR", status: "paid", periodStart: "2026-03-10T12:00:00.000Z", periodEnd: "2026-04-10T12:00:00.000Z" });
+    expect(invoices[0]).toMatchObject({
+      plan: "pro",
+      amount: 2900,
+      currency: "EUR",
+      status: "paid",
+      periodStart: "2026-03-10T12:00:00.000Z",
+      periodEnd: "2026-04-10T12:00:00.000Z",
+    });
 
     // A checkout is paid once.
     const again = await call("POST", new URL(pending.checkoutUrl).pathname);
@@ -98,8 +112,16 @@ describe("cancel, renewal, failed renewal, downgrade", () => {
     await upgradeThroughSandbox(owner, org.id);
     const second = expectOk(await secondQueue(adminKeyOf(org.id), serviceId), 201);
 
-    const cancelled = expectOk(await call("POST", `/v1/billing/subscription/${org.id}/cancel`, { ...adminKeyOf(org.id), body: { reason: "Too expensive" } }));
-    expect(cancelled).toMatchObject({ plan: "pro", status: "active", cancelAtPeriodEnd: true, scheduledPlan: "starter", cancelReason: "Too expensive" });
+    const cancelled = expectOk(
+      await call("POST", `/v1/billing/subscription/${org.id}/cancel`, { ...adminKeyOf(org.id), body: { reason: "Too expensive" } }),
+    );
+    expect(cancelled).toMatchObject({
+      plan: "pro",
+      status: "active",
+      cancelAtPeriodEnd: true,
+      scheduledPlan: "starter",
+      cancelReason: "Too expensive",
+    });
 
     // A minute before the end: still pro.
     await runCron(Date.parse("2026-04-10T11:59:00.000Z"));
@@ -112,7 +134,11 @@ describe("cancel, renewal, failed renewal, downgrade", () => {
     expect(after).toMatchObject({ plan: "starter", status: "active", cancelAtPeriodEnd: false, provider: null, scheduledPlan: null });
     // Over-limit data is kept and readable; nothing new beyond the starter limits.
     expectOk(await call("GET", `/v1/queues/${second.id}`, { ...adminKeyOf(org.id) }));
-    expectError(await call("POST", "/v1/business/queues", { ...adminKeyOf(org.id), body: { serviceId, name: "Fourth" } }), 402, "PLAN_REQUIRED");
+    expectError(
+      await call("POST", "/v1/business/queues", { ...adminKeyOf(org.id), body: { serviceId, name: "Fourth" } }),
+      402,
+      "PLAN_REQUIRED",
+    );
     // Running the sweep again changes nothing and charges nothing.
     await runCron(Date.parse("2026-04-10T12:01:30.000Z"));
     expect(expectOk(await call("GET", `/v1/billing/usage/${org.id}/history`, { ...adminKeyOf(org.id) }))).toHaveLength(1);
@@ -168,7 +194,12 @@ describe("cancel, renewal, failed renewal, downgrade", () => {
     const again = expectOk(await call("PATCH", `/v1/billing/subscription/${org.id}`, { ...adminKeyOf(org.id), body: { plan: "pro" } }));
     expect(again.status).toBe("incomplete");
     await paySandboxCheckout(again.checkoutUrl);
-    expect(await subscription(owner, org.id)).toMatchObject({ plan: "pro", status: "active", currentPeriodEnd: "2026-05-11T09:00:00.000Z", graceUntil: null });
+    expect(await subscription(owner, org.id)).toMatchObject({
+      plan: "pro",
+      status: "active",
+      currentPeriodEnd: "2026-05-11T09:00:00.000Z",
+      graceUntil: null,
+    });
   });
 
   it("a downgrade to a lower paid plan waits for the period end; asking for the plan in force again drops it", async () => {
@@ -176,8 +207,16 @@ describe("cancel, renewal, failed renewal, downgrade", () => {
     const { owner, org } = await ownerWithOrganization();
     await upgradeThroughSandbox(owner, org.id, { plan: "enterprise" });
     const scheduled = expectOk(await call("PATCH", `/v1/billing/subscription/${org.id}`, { ...adminKeyOf(org.id), body: { plan: "pro" } }));
-    expect(scheduled).toMatchObject({ plan: "enterprise", effectivePlan: "enterprise", scheduledPlan: "pro", cancelAtPeriodEnd: false, status: "active" });
-    const resumed = expectOk(await call("PATCH", `/v1/billing/subscription/${org.id}`, { ...adminKeyOf(org.id), body: { plan: "enterprise" } }));
+    expect(scheduled).toMatchObject({
+      plan: "enterprise",
+      effectivePlan: "enterprise",
+      scheduledPlan: "pro",
+      cancelAtPeriodEnd: false,
+      status: "active",
+    });
+    const resumed = expectOk(
+      await call("PATCH", `/v1/billing/subscription/${org.id}`, { ...adminKeyOf(org.id), body: { plan: "enterprise" } }),
+    );
     expect(resumed.scheduledPlan).toBeNull();
     expectOk(await call("PATCH", `/v1/billing/subscription/${org.id}`, { ...adminKeyOf(org.id), body: { plan: "pro" } }));
 
@@ -186,7 +225,10 @@ describe("cancel, renewal, failed renewal, downgrade", () => {
     const after = await subscription(owner, org.id);
     expect(after).toMatchObject({ plan: "pro", scheduledPlan: null, status: "active", amount: 2900 });
     const invoices = expectOk(await call("GET", `/v1/billing/usage/${org.id}/history`, { ...adminKeyOf(org.id) }));
-    expect(invoices.map((i: any) => [i.plan, i.amount])).toEqual([["pro", 2900], ["enterprise", 9900]]);
+    expect(invoices.map((i: any) => [i.plan, i.amount])).toEqual([
+      ["pro", 2900],
+      ["enterprise", 9900],
+    ]);
   });
 
   it("PATCH starter on a paid plan is a cancel at period end; PATCH pro resumes", async () => {
@@ -249,10 +291,15 @@ describe("routes: bad input, roles, other organizations", () => {
       ["POST", `/v1/billing/subscription/${org.id}/cancel`, { reason: "no" }],
       ["GET", `/v1/billing/usage/${org.id}`],
       ["GET", `/v1/billing/usage/${org.id}/history`],
-      ["POST", "/v1/billing/fedapay/checkout", { organizationId: org.id, plan: "pro", billingInterval: "monthly", returnUrl: "https://shop.example.com" }],
+      [
+        "POST",
+        "/v1/billing/fedapay/checkout",
+        { organizationId: org.id, plan: "pro", billingInterval: "monthly", returnUrl: "https://shop.example.com" },
+      ],
     ];
     for (const [method, path, body] of routes) {
-      for (const user of [operator, manager]) expectError(await call(method, path, { token: user.token, body }), 403, "AUTHORIZATION_ERROR");
+      for (const user of [operator, manager])
+        expectError(await call(method, path, { token: user.token, body }), 403, "AUTHORIZATION_ERROR");
       expectError(await call(method, path, { token: stranger.owner.token, body }), 404, "NOT_FOUND");
     }
     expect((await subscription(owner, org.id)).status).toBe("active");
@@ -264,7 +311,11 @@ describe("routes: bad input, roles, other organizations", () => {
     expectOk(await call("GET", `/v1/billing/subscription/${org.id}`, { apiKey: key }));
     expectOk(await call("GET", `/v1/billing/usage/${org.id}`, { apiKey: key }));
     expectOk(await call("GET", `/v1/billing/usage/${org.id}/history`, { apiKey: key }));
-    expectError(await call("PATCH", `/v1/billing/subscription/${org.id}`, { apiKey: key, body: { plan: "pro" } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("PATCH", `/v1/billing/subscription/${org.id}`, { apiKey: key, body: { plan: "pro" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
     const { key: queuesKey } = await createApiKey(owner, org.id, ["read:queues"]);
     expectError(await call("GET", `/v1/billing/subscription/${org.id}`, { apiKey: queuesKey }), 403, "AUTHORIZATION_ERROR");
   });

@@ -37,7 +37,10 @@ beforeEach(() => {
     }
     if (url.pathname.startsWith("/v1/subscriptions/")) {
       const id = url.pathname.split("/")[3];
-      const items = { object: "list", data: [{ id: `si_${id}`, object: "subscription_item", price: { id: "price_1", product: "prod_plan" } }] };
+      const items = {
+        object: "list",
+        data: [{ id: `si_${id}`, object: "subscription_item", price: { id: "price_1", product: "prod_plan" } }],
+      };
       return Response.json({ id, object: "subscription", cancel_at_period_end: request.method === "POST", items });
     }
     return Response.json({ error: { message: "unexpected" } }, { status: 404 });
@@ -115,7 +118,13 @@ async function onStripePro() {
   const pending = expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "pro" } }));
   const subscriptionId = `sub_${f.org.id.slice(4)}`;
   const sessionId = new URL(pending.checkoutUrl).pathname.split("/").pop()!;
-  const res = await sendStripe(stripeEvent("checkout.session.completed", sessionCompleted(pending.checkout.id, sessionId, subscriptionId, `in_first_${sessionId}`, 2900), T0));
+  const res = await sendStripe(
+    stripeEvent(
+      "checkout.session.completed",
+      sessionCompleted(pending.checkout.id, sessionId, subscriptionId, `in_first_${sessionId}`, 2900),
+      T0,
+    ),
+  );
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return { ...f, pending, subscriptionId };
 }
@@ -153,7 +162,11 @@ describe("Stripe checkout", () => {
   it("a Stripe failure is 502 and leaves no open checkout", async () => {
     vi.mocked(globalThis.fetch).mockImplementation(async () => Response.json({ error: { message: "down" } }, { status: 500 }));
     const { owner, org } = await ownerWithOrganization();
-    expectError(await call("PATCH", `/v1/billing/subscription/${org.id}`, { token: owner.token, body: { plan: "pro" } }), 502, "PAYMENT_PROVIDER_ERROR");
+    expectError(
+      await call("PATCH", `/v1/billing/subscription/${org.id}`, { token: owner.token, body: { plan: "pro" } }),
+      502,
+      "PAYMENT_PROVIDER_ERROR",
+    );
     expect(await subscription(owner, org.id)).toMatchObject({ status: "active", plan: "starter" });
   });
 });
@@ -168,13 +181,25 @@ describe("Stripe webhooks", () => {
     expect(first.status).toBe(200);
     expect(first.body.data.applied).toBe(true);
     const active = await subscription(owner, org.id);
-    expect(active).toMatchObject({ plan: "pro", status: "active", provider: "stripe", currentPeriodStart: "2026-06-01T10:00:00.000Z", currentPeriodEnd: "2026-07-01T10:00:00.000Z" });
+    expect(active).toMatchObject({
+      plan: "pro",
+      status: "active",
+      provider: "stripe",
+      currentPeriodStart: "2026-06-01T10:00:00.000Z",
+      currentPeriodEnd: "2026-07-01T10:00:00.000Z",
+    });
 
     const replay = await sendStripe(payload, { timestampMs: T0 + 60_000 });
     expect(replay.status).toBe(200);
     expect(replay.body.data.applied).toBe(false);
     // Stripe's first invoice for the same payment: still one invoice.
-    await sendStripe(stripeEvent("invoice.paid", invoice("in_x1", "sub_x1", "subscription_create", 2900, T0, Date.parse("2026-07-01T10:00:00.000Z")), T0 + 1000));
+    await sendStripe(
+      stripeEvent(
+        "invoice.paid",
+        invoice("in_x1", "sub_x1", "subscription_create", 2900, T0, Date.parse("2026-07-01T10:00:00.000Z")),
+        T0 + 1000,
+      ),
+    );
     const invoices = await history(org.id);
     expect(invoices).toHaveLength(1);
     expect(invoices[0]).toMatchObject({ status: "paid", amount: 2900, currency: "EUR", provider: "stripe" });
@@ -188,7 +213,9 @@ describe("Stripe webhooks", () => {
     (first.parent.subscription_details as any).metadata = { checkoutId: pending.checkout.id };
     expect((await sendStripe(stripeEvent("invoice.paid", first, T0))).status).toBe(200);
     expect(await subscription(owner, org.id)).toMatchObject({ plan: "pro", status: "active" });
-    await sendStripe(stripeEvent("checkout.session.completed", sessionCompleted(pending.checkout.id, "cs_y1", "sub_y1", "in_y1", 2900), T0 - 1000));
+    await sendStripe(
+      stripeEvent("checkout.session.completed", sessionCompleted(pending.checkout.id, "cs_y1", "sub_y1", "in_y1", 2900), T0 - 1000),
+    );
     expect(await history(org.id)).toHaveLength(1);
   });
 
@@ -204,7 +231,12 @@ describe("Stripe webhooks", () => {
     const stale = await sendStripe(payload, { timestampMs: T0 - 301_000 });
     expect(stale.status).toBe(400);
     // The body changed after signing: refused.
-    const header = await Stripe.webhooks.generateTestHeaderStringAsync({ payload, secret: WEBHOOK_SECRET, timestamp: T0 / 1000, cryptoProvider: Stripe.createSubtleCryptoProvider() });
+    const header = await Stripe.webhooks.generateTestHeaderStringAsync({
+      payload,
+      secret: WEBHOOK_SECRET,
+      timestamp: T0 / 1000,
+      cryptoProvider: Stripe.createSubtleCryptoProvider(),
+    });
     const tampered = await postWebhook("stripe", payload.replace('"paid"', '"paid" '), { "Stripe-Signature": header });
     expect(tampered.status).toBe(400);
     expect(await subscription(owner, org.id)).toMatchObject({ status: "incomplete", effectivePlan: "starter" });
@@ -227,11 +259,20 @@ describe("Stripe webhooks", () => {
     const p1End = Date.parse("2026-07-01T10:00:00.000Z");
     const p2End = Date.parse("2026-08-01T10:00:00.000Z");
     testClock.set(p1End + 3600_000);
-    const res = await sendStripe(stripeEvent("invoice.paid", invoice("in_r2", subscriptionId, "subscription_cycle", 2900, p1End, p2End), p1End + 3600_000), { timestampMs: p1End + 3600_000 });
+    const res = await sendStripe(
+      stripeEvent("invoice.paid", invoice("in_r2", subscriptionId, "subscription_cycle", 2900, p1End, p2End), p1End + 3600_000),
+      { timestampMs: p1End + 3600_000 },
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(await subscription(owner, org.id)).toMatchObject({ status: "active", currentPeriodStart: "2026-07-01T10:00:00.000Z", currentPeriodEnd: "2026-08-01T10:00:00.000Z" });
+    expect(await subscription(owner, org.id)).toMatchObject({
+      status: "active",
+      currentPeriodStart: "2026-07-01T10:00:00.000Z",
+      currentPeriodEnd: "2026-08-01T10:00:00.000Z",
+    });
     // An older period's payment delivered late: recorded, period unchanged.
-    await sendStripe(stripeEvent("invoice.paid", invoice("in_r1b", subscriptionId, "subscription_cycle", 2900, T0, p1End), T0 + 10_000), { timestampMs: p1End + 3600_000 });
+    await sendStripe(stripeEvent("invoice.paid", invoice("in_r1b", subscriptionId, "subscription_cycle", 2900, T0, p1End), T0 + 10_000), {
+      timestampMs: p1End + 3600_000,
+    });
     expect((await subscription(owner, org.id)).currentPeriodEnd).toBe("2026-08-01T10:00:00.000Z");
   });
 
@@ -241,18 +282,37 @@ describe("Stripe webhooks", () => {
     const p2End = Date.parse("2026-08-01T10:00:00.000Z");
     const failedAt = p1End + 3600_000;
     testClock.set(failedAt);
-    const failedEvent = stripeEvent("invoice.payment_failed", invoice("in_f2", subscriptionId, "subscription_cycle", 2900, p1End, p2End), failedAt);
+    const failedEvent = stripeEvent(
+      "invoice.payment_failed",
+      invoice("in_f2", subscriptionId, "subscription_cycle", 2900, p1End, p2End),
+      failedAt,
+    );
     expect((await sendStripe(failedEvent, { timestampMs: failedAt })).status).toBe(200);
-    expect(await subscription(owner, org.id)).toMatchObject({ plan: "pro", status: "past_due", effectivePlan: "pro", graceUntil: "2026-07-08T11:00:00.000Z" });
+    expect(await subscription(owner, org.id)).toMatchObject({
+      plan: "pro",
+      status: "past_due",
+      effectivePlan: "pro",
+      graceUntil: "2026-07-08T11:00:00.000Z",
+    });
     expect((await history(org.id)).map((i: any) => i.status)).toEqual(["failed", "paid"]);
 
     const paidAt = failedAt + 2 * 86_400_000;
     testClock.set(paidAt);
-    await sendStripe(stripeEvent("invoice.paid", invoice("in_f2", subscriptionId, "subscription_cycle", 2900, p1End, p2End), paidAt), { timestampMs: paidAt });
-    expect(await subscription(owner, org.id)).toMatchObject({ status: "active", graceUntil: null, currentPeriodEnd: "2026-08-01T10:00:00.000Z" });
+    await sendStripe(stripeEvent("invoice.paid", invoice("in_f2", subscriptionId, "subscription_cycle", 2900, p1End, p2End), paidAt), {
+      timestampMs: paidAt,
+    });
+    expect(await subscription(owner, org.id)).toMatchObject({
+      status: "active",
+      graceUntil: null,
+      currentPeriodEnd: "2026-08-01T10:00:00.000Z",
+    });
     // The same invoice is now paid (one row), and a failure event created before the payment changes nothing.
     expect((await history(org.id)).map((i: any) => i.status)).toEqual(["paid", "paid"]);
-    const lateFailure = stripeEvent("invoice.payment_failed", invoice("in_f2", subscriptionId, "subscription_cycle", 2900, p1End, p2End), failedAt + 1000);
+    const lateFailure = stripeEvent(
+      "invoice.payment_failed",
+      invoice("in_f2", subscriptionId, "subscription_cycle", 2900, p1End, p2End),
+      failedAt + 1000,
+    );
     expect((await sendStripe(lateFailure, { timestampMs: paidAt })).status).toBe(200);
     expect((await subscription(owner, org.id)).status).toBe("active");
     expect((await history(org.id)).map((i: any) => i.status)).toEqual(["paid", "paid"]);
@@ -261,7 +321,9 @@ describe("Stripe webhooks", () => {
   it("cancel tells Stripe to stop at period end; customer.subscription.deleted moves the organization to starter", async () => {
     const { org, owner, subscriptionId } = await onStripePro();
     stripeCalls = [];
-    const cancelled = expectOk(await call("POST", `/v1/billing/subscription/${org.id}/cancel`, { token: owner.token, body: { reason: "moving" } }));
+    const cancelled = expectOk(
+      await call("POST", `/v1/billing/subscription/${org.id}/cancel`, { token: owner.token, body: { reason: "moving" } }),
+    );
     expect(cancelled).toMatchObject({ cancelAtPeriodEnd: true, plan: "pro" });
     expect(stripeCalls).toHaveLength(1);
     expect(stripeCalls[0]!.url).toBe(`https://api.stripe.com/v1/subscriptions/${subscriptionId}`);
@@ -269,16 +331,23 @@ describe("Stripe webhooks", () => {
 
     const ended = Date.parse("2026-07-01T10:00:05.000Z");
     testClock.set(ended);
-    await sendStripe(stripeEvent("customer.subscription.deleted", { id: subscriptionId, object: "subscription", status: "canceled" }, ended), { timestampMs: ended });
+    await sendStripe(
+      stripeEvent("customer.subscription.deleted", { id: subscriptionId, object: "subscription", status: "canceled" }, ended),
+      { timestampMs: ended },
+    );
     expect(await subscription(owner, org.id)).toMatchObject({ plan: "starter", status: "active", provider: null });
   });
 
   it("a downgrade between paid plans changes Stripe's price from the next renewal, with no proration; undoing it restores the price", async () => {
     testClock.set(T0);
     const f = await ownerWithOrganization();
-    const pending = expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "enterprise" } }));
+    const pending = expectOk(
+      await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "enterprise" } }),
+    );
     const subscriptionId = `sub_d_${f.org.id.slice(4)}`;
-    await sendStripe(stripeEvent("checkout.session.completed", sessionCompleted(pending.checkout.id, "cs_d1", subscriptionId, "in_d1", 9900), T0));
+    await sendStripe(
+      stripeEvent("checkout.session.completed", sessionCompleted(pending.checkout.id, "cs_d1", subscriptionId, "in_d1", 9900), T0),
+    );
     stripeCalls = [];
     const down = expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "pro" } }));
     expect(down).toMatchObject({ plan: "enterprise", scheduledPlan: "pro" });
@@ -300,7 +369,14 @@ describe("Stripe webhooks", () => {
     expectOk(await call("PATCH", `/v1/billing/subscription/${f.org.id}`, { token: f.owner.token, body: { plan: "pro" } }));
     const p1End = Date.parse("2026-07-01T10:00:00.000Z");
     testClock.set(p1End + 60_000);
-    await sendStripe(stripeEvent("invoice.paid", invoice("in_d2", subscriptionId, "subscription_cycle", 2900, p1End, Date.parse("2026-08-01T10:00:00.000Z")), p1End + 60_000), { timestampMs: p1End + 60_000 });
+    await sendStripe(
+      stripeEvent(
+        "invoice.paid",
+        invoice("in_d2", subscriptionId, "subscription_cycle", 2900, p1End, Date.parse("2026-08-01T10:00:00.000Z")),
+        p1End + 60_000,
+      ),
+      { timestampMs: p1End + 60_000 },
+    );
     expect(await subscription(f.owner, f.org.id)).toMatchObject({ plan: "pro", scheduledPlan: null, status: "active" });
   });
 });

@@ -70,7 +70,9 @@ describe("monthly API-call quota", () => {
       expectError(r, 403, "QUOTA_EXCEEDED");
       expect(r.body.error.details).toEqual({ limit: 10_000, used: 10_000, resetsAt: "2026-04-01T00:00:00.000Z" });
     }
-    const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = '2026-03' AND metric = 'api_calls'")
+    const row = await env.DB.prepare(
+      "SELECT used FROM usage_counters WHERE organization_id = ? AND period = '2026-03' AND metric = 'api_calls'",
+    )
       .bind(org.id)
       .first<{ used: number }>();
     expect(row?.used).toBe(10_000);

@@ -84,7 +84,13 @@ describe("POST /v1/calendar/organization/{organizationId}", () => {
   it("reads a bare date as 00:00 in the location's timezone and accepts offsets", async () => {
     const locationId = await insertLocation(t.orgId, "Europe/Paris");
     const data = expectOk(
-      await createEvent(t, t.manager, { title: "Closed", eventType: "closure", locationId, startDate: "2026-07-01", endDate: "2026-07-02T00:00:00+02:00" }),
+      await createEvent(t, t.manager, {
+        title: "Closed",
+        eventType: "closure",
+        locationId,
+        startDate: "2026-07-01",
+        endDate: "2026-07-02T00:00:00+02:00",
+      }),
       201,
     );
     expect(data.startDate).toBe("2026-06-30T22:00:00.000Z");
@@ -139,7 +145,12 @@ describe("POST /v1/calendar/organization/{organizationId}/availability", () => {
       body: { title: "Dentist", startDate: "2026-06-02T13:00:00Z", endDate: "2026-06-02T15:00:00Z", description: "back at 3" },
     });
     const data = expectOk(res, 201);
-    expect(data).toMatchObject({ eventType: "unavailability", attendees: [t.operator.id], createdById: t.operator.id, description: "back at 3" });
+    expect(data).toMatchObject({
+      eventType: "unavailability",
+      attendees: [t.operator.id],
+      createdById: t.operator.id,
+      description: "back at 3",
+    });
   });
 
   it.each([
@@ -149,30 +160,54 @@ describe("POST /v1/calendar/organization/{organizationId}/availability", () => {
     ["an endDate before startDate", { endDate: "2026-06-01T09:00:00Z" }, "endDate"],
     ["a bad recurrencePattern", { recurrencePattern: 1 }, "recurrencePattern"],
   ])("refuses %s with 400", async (_label, patch, field) => {
-    const res = await call("POST", `/v1/calendar/organization/${t.orgId}/availability`, { token: t.operator.token, body: { ...base, ...patch } });
+    const res = await call("POST", `/v1/calendar/organization/${t.orgId}/availability`, {
+      token: t.operator.token,
+      body: { ...base, ...patch },
+    });
     expectError(res, 400, "VALIDATION_ERROR", field);
   });
 
   it("refuses an outsider with 404", async () => {
-    const res = await call("POST", `/v1/calendar/organization/${t.orgId}/availability`, { token: (await registerUser()).token, body: base });
+    const res = await call("POST", `/v1/calendar/organization/${t.orgId}/availability`, {
+      token: (await registerUser()).token,
+      body: base,
+    });
     expectError(res, 404, "NOT_FOUND");
   });
 });
 
 describe("PATCH and DELETE /v1/calendar/{eventId}", () => {
   async function ownUnavailability(who: TestUser) {
-    const res = await call("POST", `/v1/calendar/organization/${t.orgId}/availability`, { token: who.token, body: { ...base, title: "Away" } });
+    const res = await call("POST", `/v1/calendar/organization/${t.orgId}/availability`, {
+      token: who.token,
+      body: { ...base, title: "Away" },
+    });
     return expectOk(res, 201).id as string;
   }
 
   it("lets a manager change any field, null clearing optional ones", async () => {
     const created = expectOk(
-      await createEvent(t, t.manager, { ...base, color: "#fff", description: "x", attendees: [t.operator.id], recurrencePattern: "daily", recurrenceEndDate: "2026-06-10" }),
+      await createEvent(t, t.manager, {
+        ...base,
+        color: "#fff",
+        description: "x",
+        attendees: [t.operator.id],
+        recurrencePattern: "daily",
+        recurrenceEndDate: "2026-06-10",
+      }),
       201,
     );
     const res = await call("PATCH", `/v1/calendar/${created.id}`, {
       token: t.manager.token,
-      body: { title: "Renamed", color: null, description: null, attendees: null, recurrencePattern: null, eventType: "shift", endDate: "2026-06-01T12:00:00Z" },
+      body: {
+        title: "Renamed",
+        color: null,
+        description: null,
+        attendees: null,
+        recurrencePattern: null,
+        eventType: "shift",
+        endDate: "2026-06-01T12:00:00Z",
+      },
     });
     expect(expectOk(res)).toMatchObject({
       id: created.id,
@@ -202,9 +237,15 @@ describe("PATCH and DELETE /v1/calendar/{eventId}", () => {
 
   it("lets an operator edit and delete their own unavailability, within its fields", async () => {
     const id = await ownUnavailability(t.operator);
-    const patched = expectOk(await call("PATCH", `/v1/calendar/${id}`, { token: t.operator.token, body: { title: "Doctor", endDate: "2026-06-01T12:00:00Z" } }));
+    const patched = expectOk(
+      await call("PATCH", `/v1/calendar/${id}`, { token: t.operator.token, body: { title: "Doctor", endDate: "2026-06-01T12:00:00Z" } }),
+    );
     expect(patched).toMatchObject({ title: "Doctor", endDate: "2026-06-01T12:00:00.000Z", eventType: "unavailability" });
-    for (const [field, value] of [["eventType", "break"], ["attendees", []], ["serviceId", null]] as const) {
+    for (const [field, value] of [
+      ["eventType", "break"],
+      ["attendees", []],
+      ["serviceId", null],
+    ] as const) {
       const res = await call("PATCH", `/v1/calendar/${id}`, { token: t.operator.token, body: { [field]: value } });
       expectError(res, 403, "AUTHORIZATION_ERROR", field);
     }
@@ -216,15 +257,25 @@ describe("PATCH and DELETE /v1/calendar/{eventId}", () => {
     const othersId = await ownUnavailability(t.operator2);
     const orgEvent = expectOk(await createEvent(t, t.manager, { ...base, eventType: "unavailability", attendees: [t.operator.id] }), 201);
     for (const id of [othersId, orgEvent.id]) {
-      expectError(await call("PATCH", `/v1/calendar/${id}`, { token: t.operator.token, body: { title: "Mine" } }), 403, "AUTHORIZATION_ERROR");
+      expectError(
+        await call("PATCH", `/v1/calendar/${id}`, { token: t.operator.token, body: { title: "Mine" } }),
+        403,
+        "AUTHORIZATION_ERROR",
+      );
       expectError(await call("DELETE", `/v1/calendar/${id}`, { token: t.operator.token }), 403, "AUTHORIZATION_ERROR");
     }
-    expect(expectOk(await call("PATCH", `/v1/calendar/${othersId}`, { token: t.manager.token, body: { title: "Fixed" } })).title).toBe("Fixed");
+    expect(expectOk(await call("PATCH", `/v1/calendar/${othersId}`, { token: t.manager.token, body: { title: "Fixed" } })).title).toBe(
+      "Fixed",
+    );
     expectOk(await call("DELETE", `/v1/calendar/${othersId}`, { token: t.manager.token }));
   });
 
   it("answers 404 for an unknown event and for an event of another organization", async () => {
-    expectError(await call("PATCH", "/v1/calendar/evt_00000000000000000000", { token: t.manager.token, body: { title: "x" } }), 404, "NOT_FOUND");
+    expectError(
+      await call("PATCH", "/v1/calendar/evt_00000000000000000000", { token: t.manager.token, body: { title: "x" } }),
+      404,
+      "NOT_FOUND",
+    );
     const created = expectOk(await createEvent(t, t.manager, base), 201);
     const outsider = await registerUser();
     expectError(await call("PATCH", `/v1/calendar/${created.id}`, { token: outsider.token, body: { title: "x" } }), 404, "NOT_FOUND");
@@ -237,7 +288,14 @@ describe("GET /v1/business/calendar", () => {
     const t2 = await team();
     const locationId = await insertLocation(t2.orgId, "Europe/Paris");
     const created = expectOk(
-      await createEvent(t2, t2.manager, { title: "Morning shift", eventType: "shift", locationId, startDate: "2026-03-16T09:00:00+01:00", endDate: "2026-03-16T17:00:00+01:00", recurrencePattern: "weekly" }),
+      await createEvent(t2, t2.manager, {
+        title: "Morning shift",
+        eventType: "shift",
+        locationId,
+        startDate: "2026-03-16T09:00:00+01:00",
+        endDate: "2026-03-16T17:00:00+01:00",
+        recurrencePattern: "weekly",
+      }),
       201,
     );
     const data = expectOk(await listCalendar(t2.operator, "?startDate=2026-03-20&endDate=2026-04-07"));
@@ -246,21 +304,44 @@ describe("GET /v1/business/calendar", () => {
       ["2026-03-30T07:00:00.000Z", "2026-03-30T15:00:00.000Z"],
       ["2026-04-06T07:00:00.000Z", "2026-04-06T15:00:00.000Z"],
     ]);
-    expect(data[0]).toMatchObject({ id: created.id, title: "Morning shift", eventType: "shift", timezone: "Europe/Paris", startDate: "2026-03-16T08:00:00.000Z" });
+    expect(data[0]).toMatchObject({
+      id: created.id,
+      title: "Morning shift",
+      eventType: "shift",
+      timezone: "Europe/Paris",
+      startDate: "2026-03-16T08:00:00.000Z",
+    });
   });
 
   it("uses the organization's first location's timezone when the event has none", async () => {
     const t2 = await team();
     await insertLocation(t2.orgId, "America/New_York", Date.now() - DAY);
     await insertLocation(t2.orgId, "Asia/Tokyo");
-    expectOk(await createEvent(t2, t2.manager, { title: "Standup", startDate: "2026-03-02T09:00:00-05:00", endDate: "2026-03-02T09:15:00-05:00", recurrencePattern: "weekly", recurrenceEndDate: "2026-03-09" }), 201);
+    expectOk(
+      await createEvent(t2, t2.manager, {
+        title: "Standup",
+        startDate: "2026-03-02T09:00:00-05:00",
+        endDate: "2026-03-02T09:15:00-05:00",
+        recurrencePattern: "weekly",
+        recurrenceEndDate: "2026-03-09",
+      }),
+      201,
+    );
     const data = expectOk(await listCalendar(t2.manager, "?startDate=2026-03-01&endDate=2026-04-01"));
     expect(data.map((o: any) => o.occurrenceStart)).toEqual(["2026-03-02T14:00:00.000Z", "2026-03-09T13:00:00.000Z"]);
   });
 
   it("includes an occurrence the range cuts, and only the range", async () => {
     const t2 = await team();
-    expectOk(await createEvent(t2, t2.manager, { title: "Daily", startDate: "2026-06-01T10:00:00Z", endDate: "2026-06-01T12:00:00Z", recurrencePattern: "daily" }), 201);
+    expectOk(
+      await createEvent(t2, t2.manager, {
+        title: "Daily",
+        startDate: "2026-06-01T10:00:00Z",
+        endDate: "2026-06-01T12:00:00Z",
+        recurrencePattern: "daily",
+      }),
+      201,
+    );
     const data = expectOk(await listCalendar(t2.manager, "?startDate=2026-06-03T11:00:00Z&endDate=2026-06-04T11:00:00%2B00:00"));
     expect(data.map((o: any) => o.occurrenceStart)).toEqual(["2026-06-03T10:00:00.000Z", "2026-06-04T10:00:00.000Z"]);
   });
@@ -269,8 +350,14 @@ describe("GET /v1/business/calendar", () => {
     const t2 = await team();
     const soon = new Date(Date.now() + DAY).toISOString();
     const later = new Date(Date.now() + 10 * DAY).toISOString();
-    expectOk(await createEvent(t2, t2.manager, { title: "Soon", startDate: soon, endDate: new Date(Date.parse(soon) + HOUR).toISOString() }), 201);
-    expectOk(await createEvent(t2, t2.manager, { title: "Later", startDate: later, endDate: new Date(Date.parse(later) + HOUR).toISOString() }), 201);
+    expectOk(
+      await createEvent(t2, t2.manager, { title: "Soon", startDate: soon, endDate: new Date(Date.parse(soon) + HOUR).toISOString() }),
+      201,
+    );
+    expectOk(
+      await createEvent(t2, t2.manager, { title: "Later", startDate: later, endDate: new Date(Date.parse(later) + HOUR).toISOString() }),
+      201,
+    );
     const res = await listCalendar(t2.manager, "");
     expect(expectOk(res).map((o: any) => o.title)).toEqual(["Soon"]);
     expect(res.body.meta).toMatchObject({ total: 1, page: 1, hasMore: false });
@@ -298,7 +385,15 @@ describe("GET /v1/business/calendar", () => {
   it("refuses a range holding more than 5,000 occurrences", async () => {
     const t2 = await team();
     for (let i = 0; i < 14; i++) {
-      expectOk(await createEvent(t2, t2.manager, { title: `Daily ${i}`, startDate: "2026-01-01T08:00:00Z", endDate: "2026-01-01T09:00:00Z", recurrencePattern: "daily" }), 201);
+      expectOk(
+        await createEvent(t2, t2.manager, {
+          title: `Daily ${i}`,
+          startDate: "2026-01-01T08:00:00Z",
+          endDate: "2026-01-01T09:00:00Z",
+          recurrencePattern: "daily",
+        }),
+        201,
+      );
     }
     expect(expectOk(await listCalendar(t2.manager, "?startDate=2026-01-01&endDate=2026-02-01"))).toHaveLength(14 * 31);
     expectError(await listCalendar(t2.manager, "?startDate=2026-01-01&endDate=2027-01-01"), 400, "VALIDATION_ERROR", "endDate");
@@ -315,7 +410,13 @@ describe("availability", () => {
     testClock.set(t0);
     const t2 = await team();
     const brk = expectOk(
-      await createEvent(t2, t2.manager, { title: "Coffee", eventType: "break", attendees: [t2.operator.id], startDate: "2030-05-06T09:00:00Z", endDate: "2030-05-06T09:30:00Z" }),
+      await createEvent(t2, t2.manager, {
+        title: "Coffee",
+        eventType: "break",
+        attendees: [t2.operator.id],
+        startDate: "2030-05-06T09:00:00Z",
+        endDate: "2030-05-06T09:30:00Z",
+      }),
       201,
     );
     const status = async () => Object.fromEntries(expectOk(await availabilityAt(t2)).map((m: any) => [m.userId, m]));
@@ -338,9 +439,34 @@ describe("availability", () => {
 
   it("blocks everyone during a closure without attendees, reporting the latest end", async () => {
     const t2 = await team();
-    expectOk(await createEvent(t2, t2.manager, { title: "Lunch", eventType: "break", startDate: "2026-06-01T12:00:00Z", endDate: "2026-06-01T13:00:00Z" }), 201);
-    const closure = expectOk(await createEvent(t2, t2.manager, { title: "Closed", eventType: "closure", startDate: "2026-06-01T11:00:00Z", endDate: "2026-06-01T15:00:00Z" }), 201);
-    expectOk(await createEvent(t2, t2.manager, { title: "Shift", eventType: "shift", attendees: [t2.operator.id], startDate: "2026-06-01T08:00:00Z", endDate: "2026-06-01T18:00:00Z" }), 201);
+    expectOk(
+      await createEvent(t2, t2.manager, {
+        title: "Lunch",
+        eventType: "break",
+        startDate: "2026-06-01T12:00:00Z",
+        endDate: "2026-06-01T13:00:00Z",
+      }),
+      201,
+    );
+    const closure = expectOk(
+      await createEvent(t2, t2.manager, {
+        title: "Closed",
+        eventType: "closure",
+        startDate: "2026-06-01T11:00:00Z",
+        endDate: "2026-06-01T15:00:00Z",
+      }),
+      201,
+    );
+    expectOk(
+      await createEvent(t2, t2.manager, {
+        title: "Shift",
+        eventType: "shift",
+        attendees: [t2.operator.id],
+        startDate: "2026-06-01T08:00:00Z",
+        endDate: "2026-06-01T18:00:00Z",
+      }),
+      201,
+    );
     const res = await availabilityAt(t2, "?at=2026-06-01T12:30:00Z&limit=2");
     const data = expectOk(res);
     expect(res.body.meta).toMatchObject({ total: 4, page: 1, limit: 2, hasMore: true });
@@ -366,12 +492,26 @@ describe("availability", () => {
     const brk = expectOk(
       await call("POST", `/v1/calendar/organization/${t2.orgId}/availability`, {
         token: t2.operator.token,
-        body: { title: "Pickup kids", startDate: "2026-03-23T16:00:00+01:00", endDate: "2026-03-23T17:00:00+01:00", recurrencePattern: "daily" },
+        body: {
+          title: "Pickup kids",
+          startDate: "2026-03-23T16:00:00+01:00",
+          endDate: "2026-03-23T17:00:00+01:00",
+          recurrencePattern: "daily",
+        },
       }),
       201,
     );
     const closure = expectOk(
-      await createEvent(t2, t2.manager, { title: "Maintenance", eventType: "closure", serviceId, locationId, attendees: [t2.manager.id], startDate: "2026-03-23T12:00:00+01:00", endDate: "2026-03-23T13:00:00+01:00", recurrencePattern: "weekly" }),
+      await createEvent(t2, t2.manager, {
+        title: "Maintenance",
+        eventType: "closure",
+        serviceId,
+        locationId,
+        attendees: [t2.manager.id],
+        startDate: "2026-03-23T12:00:00+01:00",
+        endDate: "2026-03-23T13:00:00+01:00",
+        recurrencePattern: "weekly",
+      }),
       201,
     );
     // A week later Paris is on summer time: 12:00 local is 10:00Z.
@@ -379,7 +519,10 @@ describe("availability", () => {
     expect(await serviceClosure(env, t2.orgId, serviceId, at)).toEqual({ eventId: closure.id, until: Date.parse("2026-03-30T11:00:00Z") });
     expect(await serviceClosure(env, t2.orgId, otherService, at)).toBeNull();
     expect(await serviceClosure(env, t2.orgId, serviceId, Date.parse("2026-03-30T11:30:00Z"))).toBeNull();
-    expect(await operatorBlock(env, t2.orgId, t2.manager.id, at)).toEqual({ eventId: closure.id, until: Date.parse("2026-03-30T11:00:00Z") });
+    expect(await operatorBlock(env, t2.orgId, t2.manager.id, at)).toEqual({
+      eventId: closure.id,
+      until: Date.parse("2026-03-30T11:00:00Z"),
+    });
     expect(await operatorBlock(env, t2.orgId, t2.operator.id, at)).toBeNull();
     // The unavailability has no location: the organization's first location (Paris) applies.
     expect(await operatorBlock(env, t2.orgId, t2.operator.id, Date.parse("2026-03-30T14:15:00Z"))).toEqual({

@@ -11,7 +11,9 @@ describe("concurrency", () => {
   it("40 concurrent joins get 40 distinct numbers 1..40 and positions 1..40", async () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
-    const results = await Promise.all(Array.from({ length: 40 }, () => call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token })),
+    );
     const numbers = results.map((r) => expectOk(r, 201).number).sort((a, b) => a - b);
     expect(numbers).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     const list = await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&limit=100`, { token: f.owner.token });
@@ -21,7 +23,9 @@ describe("concurrency", () => {
   it("45 concurrent call-next on 40 waiting tickets call 40 distinct tickets and answer 5 QUEUE_EMPTY", async () => {
     const f = await queueFixture("pro");
     await Promise.all(Array.from({ length: 40 }, () => call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })));
-    const results = await Promise.all(Array.from({ length: 45 }, () => call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })));
+    const results = await Promise.all(
+      Array.from({ length: 45 }, () => call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })),
+    );
     const ok = results.filter((r) => r.status === 200).map((r) => r.body.data.id);
     expect(new Set(ok).size).toBe(40);
     const refused = results.filter((r) => r.status !== 200);
@@ -39,9 +43,9 @@ describe("concurrency", () => {
         call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }),
       ]);
       const source = expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }));
-      const liveInTarget = expectOk(await call("GET", `/v1/queues/${target}/tickets?status=waiting&limit=100`, { token: f.owner.token })).filter(
-        (x: any) => x.id === moved.body.data?.id,
-      );
+      const liveInTarget = expectOk(
+        await call("GET", `/v1/queues/${target}/tickets?status=waiting&limit=100`, { token: f.owner.token }),
+      ).filter((x: any) => x.id === moved.body.data?.id);
       const sourceLive = ["waiting", "called", "serving"].includes(source.status);
       expect(Number(sourceLive) + liveInTarget.length).toBe(1);
       if (moved.status === 200) {
@@ -66,7 +70,8 @@ describe("concurrency", () => {
       call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: b } }),
     ]);
     const live = [];
-    for (const q of [f.queueId, a, b]) live.push(...expectOk(await call("GET", `/v1/queues/${q}/tickets?status=waiting`, { token: f.owner.token })));
+    for (const q of [f.queueId, a, b])
+      live.push(...expectOk(await call("GET", `/v1/queues/${q}/tickets?status=waiting`, { token: f.owner.token })));
     expect(live).toHaveLength(1);
     expect(results.some((r) => r.status === 200)).toBe(true);
   });
@@ -126,9 +131,14 @@ describe("concurrency", () => {
       const { f, target, t } = await reserved();
       testClock.advance(HAND_OFF_TIMEOUT_MS);
       await runDurableObjectAlarm(room(f.queueId));
-      const moved = expectOk(await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }));
+      const moved = expectOk(
+        await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }),
+      );
       expect(moved).toMatchObject({ queueId: target, status: "waiting", source: "transfer" });
-      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: moved.id });
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({
+        status: "cancelled",
+        transferredToId: moved.id,
+      });
     });
 
     it("one target that fails does not stop the others from settling, and the alarm stays armed", async () => {
@@ -184,14 +194,20 @@ describe("concurrency", () => {
       );
       testClock.advance(HAND_OFF_TIMEOUT_MS);
       await runDurableObjectAlarm(room(f.queueId));
-      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: null });
+      expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({
+        status: "cancelled",
+        transferredToId: null,
+      });
     });
 
     for (const action of ["clear", "archive"] as const) {
       it(`${action}: a ticket the target already admitted ends as transferred, not ${action === "clear" ? "cleared" : "archived"}`, async () => {
         const { f, target, t, admittedId } = await reservedAndAdmitted(true);
         expectOk(await call("POST", `/v1/queues/${f.queueId}/${action}`, { token: f.owner.token }));
-        expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: admittedId });
+        expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({
+          status: "cancelled",
+          transferredToId: admittedId,
+        });
         const waiting = expectOk(await call("GET", `/v1/queues/${target}/tickets?status=waiting`, { token: f.owner.token }));
         expect(waiting.map((x: any) => x.id)).toEqual([admittedId]);
       });
@@ -199,7 +215,10 @@ describe("concurrency", () => {
       it(`${action}: a ticket the target has not admitted is cancelled and the target will never admit it`, async () => {
         const { f, target, t, snapshot } = await reservedAndAdmitted(false);
         expectOk(await call("POST", `/v1/queues/${f.queueId}/${action}`, { token: f.owner.token }));
-        expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({ status: "cancelled", transferredToId: null });
+        expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token }))).toMatchObject({
+          status: "cancelled",
+          transferredToId: null,
+        });
         const late = await room(target).admitTransferred(snapshot, false, now());
         expect(late.ok).toBe(false);
         expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);

@@ -38,13 +38,18 @@ describe("GET /v1/business/dashboard", () => {
     const locIds: string[] = [];
     for (const name of ["A", "B"]) {
       const loc = expectOk(
-        await call("POST", "/v1/locations", { token: user.token, body: { organizationId: org.id, name, address: "x", latitude: 1, longitude: 1 } }),
+        await call("POST", "/v1/locations", {
+          token: user.token,
+          body: { organizationId: org.id, name, address: "x", latitude: 1, longitude: 1 },
+        }),
         201,
       );
       locIds.push(loc.id);
     }
     const svc = (name: string) =>
-      call("POST", "/v1/services", { token: user.token, body: { name, locationIds: locIds, serviceTypeId: "st_bank_teller" } }).then((r) => expectOk(r, 201));
+      call("POST", "/v1/services", { token: user.token, body: { name, locationIds: locIds, serviceTypeId: "st_bank_teller" } }).then((r) =>
+        expectOk(r, 201),
+      );
     const s1 = await svc("One");
     const s2 = await svc("Two");
     await svc("Three");
@@ -101,7 +106,11 @@ describe("GET /v1/business/dashboard", () => {
     );
     const stranger = await registerUser();
     await createOrganization(stranger);
-    expectError(await call("GET", "/v1/business/dashboard", { token: stranger.token, headers: { "X-Organization-Id": org.id } }), 404, "NOT_FOUND");
+    expectError(
+      await call("GET", "/v1/business/dashboard", { token: stranger.token, headers: { "X-Organization-Id": org.id } }),
+      404,
+      "NOT_FOUND",
+    );
   });
 });
 
@@ -125,6 +134,11 @@ describe("OpenAPI", () => {
       expect(res.body.paths, path).toHaveProperty([path]);
     }
     const nearby = res.body.paths["/v1/locations/nearby"].get;
-    expect(nearby.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name).sort()).toEqual(["lat", "limit", "lon", "radiusKm"]);
+    expect(
+      nearby.parameters
+        .filter((p: any) => p.in === "query")
+        .map((p: any) => p.name)
+        .sort(),
+    ).toEqual(["lat", "limit", "lon", "radiusKm"]);
   });
 });

@@ -55,7 +55,12 @@ describe("GET /v1/widget/board", () => {
   });
 
   it("refuses values that could break out of the page", async () => {
-    expectError(await call("GET", `/v1/widget/board?organization=${encodeURIComponent('"><script>')}&key=k`), 400, "VALIDATION_ERROR", "organization");
+    expectError(
+      await call("GET", `/v1/widget/board?organization=${encodeURIComponent('"><script>')}&key=k`),
+      400,
+      "VALIDATION_ERROR",
+      "organization",
+    );
     expectError(await call("GET", `${base}&queues=${encodeURIComponent("q1,<b>")}`), 400, "VALIDATION_ERROR", "queues");
     expectError(await call("GET", `${base}&color=${encodeURIComponent("red;}")}`), 400, "VALIDATION_ERROR", "color");
   });

@@ -166,7 +166,10 @@ describe("POST /v1/nfc/scan", () => {
   let nfcId: string;
   beforeAll(async () => {
     nfcId = `scan-${unique("tag")}`;
-    expectOk(await call("POST", "/v1/nfc/tags", { token: f.owner.token, body: { nfcId, queueId: f.queueId, locationName: "Door", ...SITE } }), 201);
+    expectOk(
+      await call("POST", "/v1/nfc/tags", { token: f.owner.token, body: { nfcId, queueId: f.queueId, locationName: "Door", ...SITE } }),
+      201,
+    );
   });
 
   function scanNfc(user: TestUser, extra: Record<string, unknown> = {}, at = near(30)) {
@@ -186,7 +189,9 @@ describe("POST /v1/nfc/scan", () => {
     expectOk(await scanNfc(await customer()), 201);
     const tag = expectOk(await call("GET", `/v1/nfc/tags/${nfcId}`, { token: f.owner.token }));
     expect(tag).toMatchObject({ scanCount: 3, uniqueDevices: 2, lastScannedAt: "2026-05-06T09:02:00.000Z", status: "enabled" });
-    const rows = await env.DB.prepare("SELECT phone_model, os_version FROM entry_scans WHERE user_id = ? AND channel = 'nfc'").bind(user.id).all();
+    const rows = await env.DB.prepare("SELECT phone_model, os_version FROM entry_scans WHERE user_id = ? AND channel = 'nfc'")
+      .bind(user.id)
+      .all();
     expect(rows.results).toEqual([
       { phone_model: "Pixel 8", os_version: "Android 15" },
       { phone_model: "Pixel 8", os_version: "Android 15" },
@@ -215,7 +220,10 @@ describe("POST /v1/nfc/scan", () => {
     expectError(await call("POST", "/v1/nfc/scan", { token: f.owner.token, body: { nfcId: "unknown-tag", ...SITE } }), 404, "NOT_FOUND");
     const g = await queueFixture("pro");
     const id = `arch-${unique("t")}`;
-    expectOk(await call("POST", "/v1/nfc/tags", { token: g.owner.token, body: { nfcId: id, queueId: g.queueId, locationName: "x", ...SITE } }), 201);
+    expectOk(
+      await call("POST", "/v1/nfc/tags", { token: g.owner.token, body: { nfcId: id, queueId: g.queueId, locationName: "x", ...SITE } }),
+      201,
+    );
     expectOk(await call("POST", `/v1/queues/${g.queueId}/archive`, { token: g.owner.token }));
     expectError(await call("POST", "/v1/nfc/scan", { token: (await customer()).token, body: { nfcId: id, ...SITE } }), 409, "QUEUE_CLOSED");
   });
@@ -231,8 +239,16 @@ describe("POST /v1/nfc/scan", () => {
     ["an nfcId with a space", { nfcId: "04 A2", latitude: 48.85, longitude: 2.35 }, "nfcId"],
     ["a latitude as a string", { nfcId: "x", latitude: "48.85", longitude: 2.35 }, "latitude"],
     ["a latitude over 90", { nfcId: "x", latitude: 95, longitude: 2.35 }, "latitude"],
-    ["a deviceInfo without osVersion", { nfcId: "x", latitude: 48.85, longitude: 2.35, deviceInfo: { phoneModel: "P" } }, "deviceInfo.osVersion"],
-    ["an unknown deviceInfo field", { nfcId: "x", latitude: 48.85, longitude: 2.35, deviceInfo: { phoneModel: "P", osVersion: "1", imei: "1" } }, "deviceInfo.imei"],
+    [
+      "a deviceInfo without osVersion",
+      { nfcId: "x", latitude: 48.85, longitude: 2.35, deviceInfo: { phoneModel: "P" } },
+      "deviceInfo.osVersion",
+    ],
+    [
+      "an unknown deviceInfo field",
+      { nfcId: "x", latitude: 48.85, longitude: 2.35, deviceInfo: { phoneModel: "P", osVersion: "1", imei: "1" } },
+      "deviceInfo.imei",
+    ],
     ["an unknown field", { nfcId: "x", latitude: 48.85, longitude: 2.35, queueId: "que_x" }, "queueId"],
   ])("refuses %s", async (_label, body, field) => {
     expectError(await call("POST", "/v1/nfc/scan", { token: f.owner.token, body }), 400, "VALIDATION_ERROR", field);

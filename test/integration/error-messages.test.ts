@@ -24,7 +24,13 @@ describe("error messages that say what to do", () => {
     const res = await call("POST", `/v1/queues/${queueId}/join`, { token: customer.token, body: { phone: "06 12 34 56 78" } });
     expectError(res, 400, "VALIDATION_ERROR", "phone");
     expect(res.body.error.details.reason).toMatch(/E\.164.*\+33612345678/);
-    const widgetKey = expectOk(await call("POST", `/v1/organizations/${org.id}/api-keys`, { token: owner.token, body: { name: "w", permissions: ["widget", "write"] } }), 201);
+    const widgetKey = expectOk(
+      await call("POST", `/v1/organizations/${org.id}/api-keys`, {
+        token: owner.token,
+        body: { name: "w", permissions: ["widget", "write"] },
+      }),
+      201,
+    );
     const widget = await call("POST", `/v1/widget/queue/${queueId}/join`, { apiKey: widgetKey.key, body: { phone: "06 12 34 56 78" } });
     expectError(widget, 400, "VALIDATION_ERROR", "phone");
     expect(widget.body.error.details.reason).toBe(res.body.error.details.reason);

@@ -16,7 +16,9 @@ describe("eviction", () => {
     const created: string[] = [];
     try {
       for (let round = 0; round < 4; round++) {
-        const batch = await Promise.all(Array.from({ length: 5 }, () => call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })));
+        const batch = await Promise.all(
+          Array.from({ length: 5 }, () => call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })),
+        );
         for (const r of batch) created.push(expectOk(r, 201).id);
         expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
         await abortAllDurableObjects();
@@ -41,7 +43,9 @@ describe("eviction", () => {
     expect(new Set(sent.filter((e) => e.type === "ticket.created").map((e) => e.ticketId)).size).toBe(20);
     expect(new Set(sent.filter((e) => e.type === "ticket.called").map((e) => e.id)).size).toBe(4);
 
-    const projection = await env.DB.prepare("SELECT id, status, number FROM tickets WHERE queue_id = ? ORDER BY number").bind(f.queueId).all<any>();
+    const projection = await env.DB.prepare("SELECT id, status, number FROM tickets WHERE queue_id = ? ORDER BY number")
+      .bind(f.queueId)
+      .all<any>();
     expect(projection.results.map((r) => [r.id, r.status])).toEqual(list.map((t: any) => [t.id, t.status]));
   });
 });

@@ -82,7 +82,11 @@ describe("Idempotency-Key", () => {
     const admin = await createApiKey(user, org.id, ["admin"]);
     const key = unique("key-");
     const send = () =>
-      call("POST", `/v1/organizations/${org.id}/api-keys`, { apiKey: admin.key, body: { name: "daily" }, headers: { "Idempotency-Key": key } });
+      call("POST", `/v1/organizations/${org.id}/api-keys`, {
+        apiKey: admin.key,
+        body: { name: "daily" },
+        headers: { "Idempotency-Key": key },
+      });
     const first = expectOk(await send(), 201);
     testClock.advance(23 * 3_600_000);
     const replayed = await send();
@@ -136,7 +140,11 @@ describe("Idempotency-Key", () => {
     const send = (key: string) =>
       call("POST", `/v1/organizations/${org.id}/api-keys`, { apiKey: admin.key, body: { name: "k" }, headers: { "Idempotency-Key": key } });
     const stored = async () =>
-      (await env.DB.prepare("SELECT created_at FROM idempotency_keys WHERE scope = ? ORDER BY created_at").bind(`key:${admin.id}`).all<{ created_at: number }>()).results.map((r) => r.created_at);
+      (
+        await env.DB.prepare("SELECT created_at FROM idempotency_keys WHERE scope = ? ORDER BY created_at")
+          .bind(`key:${admin.id}`)
+          .all<{ created_at: number }>()
+      ).results.map((r) => r.created_at);
     expectOk(await send(unique("key-")), 201);
     const oldAt = now();
     testClock.advance(23 * 3_600_000);

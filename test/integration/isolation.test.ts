@@ -48,11 +48,19 @@ const ROUTES: IsolationCase[] = [
   { method: "DELETE", path: (a, b) => `/v1/organizations/${b.org.id}/members/${a.member.id}` },
   { method: "DELETE", path: (a, b) => `/v1/organizations/${b.org.id}/api-keys/${a.key.id}` },
   // Catalog
-  { method: "POST", path: () => "/v1/locations", body: (a) => ({ organizationId: a.org.id, name: "x", address: "x", latitude: 1, longitude: 1 }) },
+  {
+    method: "POST",
+    path: () => "/v1/locations",
+    body: (a) => ({ organizationId: a.org.id, name: "x", address: "x", latitude: 1, longitude: 1 }),
+  },
   { method: "PATCH", path: (a) => `/v1/locations/${a.locationId}`, body: () => ({ name: "Hijacked" }) },
   { method: "DELETE", path: (a) => `/v1/locations/${a.locationId}` },
   { method: "GET", path: (a) => `/v1/locations/search?organizationId=${a.org.id}&q=a` },
-  { method: "POST", path: () => "/v1/services", body: (a) => ({ name: "x", locationIds: [a.locationId], serviceTypeId: "st_other_general" }) },
+  {
+    method: "POST",
+    path: () => "/v1/services",
+    body: (a) => ({ name: "x", locationIds: [a.locationId], serviceTypeId: "st_other_general" }),
+  },
   { method: "GET", path: (a) => `/v1/services/${a.serviceId}` },
   { method: "PATCH", path: (a) => `/v1/services/${a.serviceId}`, body: () => ({ name: "Hijacked" }) },
   { method: "DELETE", path: (a) => `/v1/services/${a.serviceId}` },
@@ -74,18 +82,34 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/skip-absent`, body: () => ({ reason: "x" }) },
   { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/cancel` },
   { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/recover`, body: () => ({ recoveryOption: "rejoin" }) },
-  { method: "POST", path: (a, b) => `/v1/tickets/${a.ticketId}/transfer-queue`, body: (_a, b) => ({ targetQueueId: b.queueId, prioritize: false }) },
+  {
+    method: "POST",
+    path: (a, b) => `/v1/tickets/${a.ticketId}/transfer-queue`,
+    body: (_a, b) => ({ targetQueueId: b.queueId, prioritize: false }),
+  },
   { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/transfer`, body: (_a, b) => ({ targetOperatorId: b.owner.id }) },
   // B's ticket sent into A's queue
-  { method: "POST", path: (_a, b) => `/v1/tickets/${b.ticketId}/transfer-queue`, body: (a) => ({ targetQueueId: a.queueId, prioritize: true }) },
+  {
+    method: "POST",
+    path: (_a, b) => `/v1/tickets/${b.ticketId}/transfer-queue`,
+    body: (a) => ({ targetQueueId: a.queueId, prioritize: true }),
+  },
   // Calendar
-  { method: "POST", path: (a) => `/v1/calendar/organization/${a.org.id}`, body: () => ({ title: "x", startDate: "2030-01-01T09:00:00Z", endDate: "2030-01-01T10:00:00Z" }) },
+  {
+    method: "POST",
+    path: (a) => `/v1/calendar/organization/${a.org.id}`,
+    body: () => ({ title: "x", startDate: "2030-01-01T09:00:00Z", endDate: "2030-01-01T10:00:00Z" }),
+  },
   { method: "PATCH", path: (a) => `/v1/calendar/${a.eventId}`, body: () => ({ title: "Hijacked" }) },
   { method: "DELETE", path: (a) => `/v1/calendar/${a.eventId}` },
   // Entry channels
   { method: "POST", path: () => "/v1/qr-tokens", body: (a) => ({ purpose: "queue_join", queueId: a.queueId }) },
   { method: "DELETE", path: (a) => `/v1/qr-tokens/${a.qrTokenId}` },
-  { method: "POST", path: () => "/v1/nfc/tags", body: (a) => ({ nfcId: `nfc-${a.org.id}-2`, queueId: a.queueId, locationName: "x", latitude: 1, longitude: 1 }) },
+  {
+    method: "POST",
+    path: () => "/v1/nfc/tags",
+    body: (a) => ({ nfcId: `nfc-${a.org.id}-2`, queueId: a.queueId, locationName: "x", latitude: 1, longitude: 1 }),
+  },
   { method: "GET", path: (a) => `/v1/nfc/tags/${a.nfcId}` },
   { method: "PATCH", path: (a) => `/v1/nfc/tags/${a.nfcId}`, body: () => ({ enabled: false }) },
   // Widget (the queue status route is public by design)
@@ -108,7 +132,11 @@ const ROUTES: IsolationCase[] = [
   },
   // Webhooks
   { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/webhooks` },
-  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/webhooks`, body: () => ({ url: "https://hooks.example.com/x", events: ["*"] }) },
+  {
+    method: "POST",
+    path: (a) => `/v1/organizations/${a.org.id}/webhooks`,
+    body: () => ({ url: "https://hooks.example.com/x", events: ["*"] }),
+  },
   { method: "GET", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}` },
   { method: "PATCH", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}`, body: () => ({ enabled: false }) },
   { method: "DELETE", path: (a) => `/v1/organizations/${a.org.id}/webhooks/${a.webhookId}` },
@@ -138,7 +166,9 @@ async function seedWebhook(organizationId: string): Promise<{ webhookId: string;
   const webhookId = `whk_${suffix()}`;
   const deliveryId = `dlv_${suffix()}`;
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example.com/x', '[\"*\"]', 0, 'whsec_AAAA', 0, 0)").bind(webhookId, organizationId),
+    env.DB.prepare(
+      "INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example.com/x', '[\"*\"]', 0, 'whsec_AAAA', 0, 0)",
+    ).bind(webhookId, organizationId),
     env.DB.prepare(
       "INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, payload, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'ticket.called', '{}', 'succeeded', 0, 0)",
     ).bind(deliveryId, webhookId, organizationId, `evt_${suffix()}`),
@@ -167,10 +197,23 @@ async function tenant(): Promise<Tenant> {
   );
   const qr = expectOk(await call("POST", "/v1/qr-tokens", { token, body: { purpose: "queue_join", queueId: catalog.queueId } }), 201);
   const nfcId = `nfc-${org.id}`;
-  expectOk(await call("POST", "/v1/nfc/tags", { token, body: { nfcId, queueId: catalog.queueId, locationName: "Door", latitude: 48.85, longitude: 2.35 } }), 201);
+  expectOk(
+    await call("POST", "/v1/nfc/tags", {
+      token,
+      body: { nfcId, queueId: catalog.queueId, locationName: "Door", latitude: 48.85, longitude: 2.35 },
+    }),
+    201,
+  );
   return {
-    owner, org, member, key,
-    ...catalog, ticketId: ticket.id, eventId: event.id, qrTokenId: qr.id, nfcId,
+    owner,
+    org,
+    member,
+    key,
+    ...catalog,
+    ticketId: ticket.id,
+    eventId: event.id,
+    qrTokenId: qr.id,
+    nfcId,
     ...(await seedWebhook(org.id)),
   };
 }
@@ -183,19 +226,27 @@ describe("tenant isolation", () => {
     b = await tenant();
   });
 
-  it.each(ROUTES.map((route, i) => [i, route.method, route] as const))("row %i (%s) answers 404 to another organization's session and key", async (_i, _m, route) => {
-    for (const auth of [{ token: b.owner.token }, { apiKey: b.key.key }]) {
-      const body = route.body?.(a, b);
-      const res = await call(route.method, route.path(a, b), { ...auth, ...(body === undefined ? {} : { body }) });
-      expectError(res, 404, "NOT_FOUND");
-    }
-  });
+  it.each(ROUTES.map((route, i) => [i, route.method, route] as const))(
+    "row %i (%s) answers 404 to another organization's session and key",
+    async (_i, _m, route) => {
+      for (const auth of [{ token: b.owner.token }, { apiKey: b.key.key }]) {
+        const body = route.body?.(a, b);
+        const res = await call(route.method, route.path(a, b), { ...auth, ...(body === undefined ? {} : { body }) });
+        expectError(res, 404, "NOT_FOUND");
+      }
+    },
+  );
 
   it("left organization A exactly as it was", async () => {
     const org = expectOk(await call("GET", `/v1/organizations/${a.org.id}`, { token: a.owner.token }));
     expect(org.name).toBe("Test organization");
     const members = expectOk(await call("GET", `/v1/organizations/${a.org.id}/members`, { token: a.owner.token }));
-    expect(members.map((m: any) => [m.userId, m.role]).sort()).toEqual([[a.owner.id, "owner"], [a.member.id, "operator"]].sort());
+    expect(members.map((m: any) => [m.userId, m.role]).sort()).toEqual(
+      [
+        [a.owner.id, "owner"],
+        [a.member.id, "operator"],
+      ].sort(),
+    );
     const keys = expectOk(await call("GET", `/v1/organizations/${a.org.id}/api-keys`, { token: a.owner.token }));
     expect(keys.map((k: any) => k.id)).toEqual([a.key.id]);
     const ticket = expectOk(await call("GET", `/v1/tickets/${a.ticketId}`, { token: a.owner.token }));
@@ -204,7 +255,9 @@ describe("tenant isolation", () => {
     expect([queue.status, queue.waitingCount]).toEqual(["active", 1]);
     expectOk(await call("GET", `/v1/services/${a.serviceId}`, { token: a.owner.token }));
     expect(expectOk(await call("GET", `/v1/nfc/tags/${a.nfcId}`, { token: a.owner.token })).status).toBe("enabled");
-    const bMembers = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ?").bind(b.org.id).first<{ n: number }>();
+    const bMembers = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ?")
+      .bind(b.org.id)
+      .first<{ n: number }>();
     expect(bMembers?.n).toBe(2);
   });
 });

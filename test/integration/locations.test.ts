@@ -55,7 +55,12 @@ describe("POST /v1/locations", () => {
     ["an unknown field", { status: "open" }, "status"],
   ])("refuses %s", async (_label, patch, field) => {
     const { user, org } = await owner();
-    expectError(await call("POST", "/v1/locations", { token: user.token, body: locationBody(org.id, patch) }), 400, "VALIDATION_ERROR", field);
+    expectError(
+      await call("POST", "/v1/locations", { token: user.token, body: locationBody(org.id, patch) }),
+      400,
+      "VALIDATION_ERROR",
+      field,
+    );
   });
 
   it("is 404 for another organization and 403 for an operator", async () => {
@@ -120,7 +125,9 @@ describe("GET /v1/locations/search", () => {
     expect(byAddress.map((l: any) => l.name)).toEqual(["Gare du Nord"]);
     const both = expectOk(await call("GET", `/v1/locations/search?organizationId=${org.id}&q=bastille`, { token: user.token }));
     expect(both).toHaveLength(1);
-    const percent = expectOk(await call("GET", `/v1/locations/search?organizationId=${org.id}&q=${encodeURIComponent("%")}`, { token: user.token }));
+    const percent = expectOk(
+      await call("GET", `/v1/locations/search?organizationId=${org.id}&q=${encodeURIComponent("%")}`, { token: user.token }),
+    );
     expect(percent.map((l: any) => l.name)).toEqual(["100% Montmartre"]);
     const operator = await addMember(user, org.id, "operator");
     const all = await call("GET", `/v1/locations/search?organizationId=${org.id}`, { token: operator.token });
@@ -164,7 +171,11 @@ describe("GET /v1/locations/nearby", () => {
     expect(found[0].organization).toEqual({ id: b.org.id, name: "Test organization" });
     expect(found[0].distanceKm).toBeCloseTo(1, 2);
     expect(found[2].distanceKm).toBeCloseTo(9.99, 2);
-    const limited = expectOk(await call("GET", `/v1/locations/nearby?lat=${CENTER.latitude}&lon=${CENTER.longitude}&radiusKm=100&limit=2`, { token: a.user.token }));
+    const limited = expectOk(
+      await call("GET", `/v1/locations/nearby?lat=${CENTER.latitude}&lon=${CENTER.longitude}&radiusKm=100&limit=2`, {
+        token: a.user.token,
+      }),
+    );
     expect(limited.map((l: any) => l.name)).toEqual(["P1", "P0"]);
     const wide = expectOk(await call("GET", `/v1/locations/nearby?lat=${CENTER.latitude}&lon=${CENTER.longitude}&radiusKm=100`));
     expect(wide.map((l: any) => l.name)).toEqual(["P1", "P0", "P2", "P3", "P4"]);
@@ -211,9 +222,9 @@ describe("GET /v1/locations/nearby", () => {
         return [id, org.id, `Geo ${n}`, "somewhere", -60 + (n % 120), -170 + ((n * 7) % 340), 0, 0];
       });
       statements.push(
-        env.DB.prepare(`INSERT INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES ${values}`).bind(
-          ...binds,
-        ),
+        env.DB.prepare(
+          `INSERT INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES ${values}`,
+        ).bind(...binds),
       );
     }
     for (let i = 0; i < statements.length; i += 100) await env.DB.batch(statements.slice(i, i + 100));
@@ -223,7 +234,9 @@ describe("GET /v1/locations/nearby", () => {
 
     for (const center of [PARIS, { latitude: -16.5, longitude: 179.99 }, { latitude: 89.95, longitude: 0 }]) {
       const query = nearbyCandidates(database(env.DB), boundingBox(center, 50)).toSQL();
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).bind(...query.params).all<{ detail: string }>();
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+        .bind(...query.params)
+        .all<{ detail: string }>();
       const details = plan.results.map((r) => r.detail).join("\n");
       expect(details).toMatch(/SEARCH locations USING INDEX locations_geo_idx \(latitude>\? AND latitude<\?\)/);
       expect(details).not.toMatch(/SCAN locations/);
@@ -238,7 +251,10 @@ describe("PATCH /v1/locations/{id}", () => {
     const { user, org } = await owner();
     const loc = await addLocation(user, org.id, { timezone: "Europe/Paris", phone: "+33 1 00 00 00 00", email: "a@b.example" });
     const updated = expectOk(
-      await call("PATCH", `/v1/locations/${loc.id}`, { token: user.token, body: { name: "Renamed", latitude: 10, timezone: null, phone: null, email: null } }),
+      await call("PATCH", `/v1/locations/${loc.id}`, {
+        token: user.token,
+        body: { name: "Renamed", latitude: 10, timezone: null, phone: null, email: null },
+      }),
     );
     expect(updated).toMatchObject({ name: "Renamed", latitude: 10, longitude: PARIS.longitude, timezone: "UTC", phone: null, email: null });
     const unchanged = expectOk(await call("PATCH", `/v1/locations/${loc.id}`, { token: user.token, body: {} }));
@@ -261,7 +277,11 @@ describe("PATCH /v1/locations/{id}", () => {
     const loc = await addLocation(user, org.id);
     const stranger = await registerUser();
     expectError(await call("PATCH", `/v1/locations/${loc.id}`, { token: stranger.token, body: { name: "x" } }), 404, "NOT_FOUND");
-    expectError(await call("PATCH", "/v1/locations/loc_00000000000000000000", { token: user.token, body: { name: "x" } }), 404, "NOT_FOUND");
+    expectError(
+      await call("PATCH", "/v1/locations/loc_00000000000000000000", { token: user.token, body: { name: "x" } }),
+      404,
+      "NOT_FOUND",
+    );
   });
 });
 
@@ -274,7 +294,10 @@ describe("DELETE /v1/locations/{id}", () => {
     const doomed = await addLocation(user, org.id, { name: "Doomed" });
     const kept = await addLocation(user, org.id, { name: "Kept" });
     const mkService = async (name: string, locationIds: string[]) =>
-      expectOk(await call("POST", "/v1/services", { token: user.token, body: { name, locationIds, serviceTypeId: "st_bank_teller" } }), 201);
+      expectOk(
+        await call("POST", "/v1/services", { token: user.token, body: { name, locationIds, serviceTypeId: "st_bank_teller" } }),
+        201,
+      );
     const onlyHere = await mkService("Only here", [doomed.id]);
     const shared = await mkService("Shared", [doomed.id, kept.id]);
     const elsewhere = await mkService("Elsewhere", [kept.id]);
@@ -292,7 +315,9 @@ describe("DELETE /v1/locations/{id}", () => {
     expect(sharedNow.locationIds).toEqual([kept.id]);
     expect(sharedNow.queues.map((q: any) => q.id)).toEqual([q3]);
     expect(expectOk(await call("GET", `/v1/services/${elsewhere.id}`, { token: user.token })).queues.map((q: any) => q.id)).toEqual([q4]);
-    const queuesLeft = await env.DB.prepare("SELECT id FROM queues WHERE organization_id = ? ORDER BY id").bind(org.id).all<{ id: string }>();
+    const queuesLeft = await env.DB.prepare("SELECT id FROM queues WHERE organization_id = ? ORDER BY id")
+      .bind(org.id)
+      .all<{ id: string }>();
     expect(queuesLeft.results.map((r) => r.id)).toEqual([q3, q4].sort());
     const locs = expectOk(await call("GET", "/v1/business/locations", { token: user.token }));
     expect(locs.map((l: any) => l.name)).toEqual(["Kept"]);

@@ -11,7 +11,9 @@ async function orgWithOwner() {
 }
 
 async function ownerCount(organizationId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ? AND role = 'owner'").bind(organizationId).first<{ n: number }>();
+  const row = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ? AND role = 'owner'")
+    .bind(organizationId)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }
 
@@ -19,7 +21,10 @@ describe("POST /v1/organizations/{id}/members", () => {
   it("adds an existing account with the role and lists it", async () => {
     const { owner, org, path } = await orgWithOwner();
     const user = await registerUser({ firstName: "Grace", lastName: "Hopper" });
-    const member = expectOk(await call("POST", path, { token: owner.token, body: { email: user.email.toUpperCase(), role: "manager" } }), 201);
+    const member = expectOk(
+      await call("POST", path, { token: owner.token, body: { email: user.email.toUpperCase(), role: "manager" } }),
+      201,
+    );
     expect(member).toMatchObject({ userId: user.id, email: user.email, firstName: "Grace", lastName: "Hopper", role: "manager" });
     expect(member.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const me = expectOk(await call("GET", "/v1/auth/me", { token: user.token }));
@@ -34,7 +39,12 @@ describe("POST /v1/organizations/{id}/members", () => {
       expectOk(await call("POST", path, { token: owner.token, body: { email: user.email, role: "operator" } }), 201);
       const joined = send.mock.calls.map(([message]) => message).filter((m) => m.type === "member.joined");
       expect(joined).toHaveLength(1);
-      expect(joined[0]).toMatchObject({ organizationId: org.id, queueId: null, ticketId: null, data: { userId: user.id, role: "operator", addedBy: owner.id } });
+      expect(joined[0]).toMatchObject({
+        organizationId: org.id,
+        queueId: null,
+        ticketId: null,
+        data: { userId: user.id, role: "operator", addedBy: owner.id },
+      });
       expect(joined[0]!.id).toMatch(/^evt_/);
     } finally {
       send.mockRestore();
@@ -43,7 +53,12 @@ describe("POST /v1/organizations/{id}/members", () => {
 
   it("answers 404 on email for an unknown account and 409 on email for a member", async () => {
     const { owner, path } = await orgWithOwner();
-    expectError(await call("POST", path, { token: owner.token, body: { email: "nobody-here@example.com", role: "operator" } }), 404, "NOT_FOUND", "email");
+    expectError(
+      await call("POST", path, { token: owner.token, body: { email: "nobody-here@example.com", role: "operator" } }),
+      404,
+      "NOT_FOUND",
+      "email",
+    );
     const user = await registerUser();
     await call("POST", path, { token: owner.token, body: { email: user.email, role: "operator" } });
     expectError(await call("POST", path, { token: owner.token, body: { email: user.email, role: "admin" } }), 409, "CONFLICT", "email");
@@ -57,9 +72,21 @@ describe("POST /v1/organizations/{id}/members", () => {
     await addMember(owner, org.id, "admin", admin);
     await addMember(owner, org.id, "manager", manager);
     const candidate = await registerUser();
-    expectError(await call("POST", path, { token: owner.token, body: { email: candidate.email, role: "owner" } }), 403, "AUTHORIZATION_ERROR");
-    expectError(await call("POST", path, { token: admin.token, body: { email: candidate.email, role: "owner" } }), 403, "AUTHORIZATION_ERROR");
-    expectError(await call("POST", path, { token: manager.token, body: { email: candidate.email, role: "operator" } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("POST", path, { token: owner.token, body: { email: candidate.email, role: "owner" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
+    expectError(
+      await call("POST", path, { token: admin.token, body: { email: candidate.email, role: "owner" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
+    expectError(
+      await call("POST", path, { token: manager.token, body: { email: candidate.email, role: "operator" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
     expectOk(await call("POST", path, { token: admin.token, body: { email: candidate.email, role: "admin" } }), 201);
     expect(await ownerCount(org.id)).toBe(1);
   });
@@ -134,7 +161,11 @@ describe("PATCH and DELETE /v1/organizations/{id}/members/{userId}", () => {
     const operator = await registerUser();
     await addMember(owner, org.id, "manager", manager);
     await addMember(owner, org.id, "operator", operator);
-    expectError(await call("PATCH", `${path}/${operator.id}`, { token: manager.token, body: { role: "manager" } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("PATCH", `${path}/${operator.id}`, { token: manager.token, body: { role: "manager" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
     expectError(await call("DELETE", `${path}/${manager.id}`, { token: operator.token }), 403, "AUTHORIZATION_ERROR");
   });
 

@@ -1,4 +1,3 @@
-
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { room } from "../helpers/catalog";
@@ -37,7 +36,10 @@ type Op =
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant("join" as const), vip: fc.boolean() }), weight: 4 },
-  { arbitrary: fc.record({ kind: fc.constant("callNext" as const), operator: fc.constantFrom("op1" as const, "op2" as const) }), weight: 3 },
+  {
+    arbitrary: fc.record({ kind: fc.constant("callNext" as const), operator: fc.constantFrom("op1" as const, "op2" as const) }),
+    weight: 3,
+  },
   {
     arbitrary: fc.record({
       kind: fc.constant("ticket" as const),
@@ -51,9 +53,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 
 function line(model: ModelTicket[]): ModelTicket[] {
-  return model
-    .filter((t) => t.status === "waiting")
-    .sort((a, b) => Number(b.priorityLane) - Number(a.priorityLane) || a.order - b.order);
+  return model.filter((t) => t.status === "waiting").sort((a, b) => Number(b.priorityLane) - Number(a.priorityLane) || a.order - b.order);
 }
 
 let runs = 0;
@@ -65,7 +65,16 @@ describe("QueueRoom against a model", () => {
         runs += 1;
         const queueId = `que_m0de1${String(runs).padStart(5, "0")}${Math.random().toString(36).slice(2, 12).padEnd(10, "0")}`;
         const stub = room(queueId);
-        await stub.configure({ queueId, organizationId: "org_model", serviceId: "svc_model", letter: "M", maxCapacity: null, noShowTimeoutMinutes: 5, status: "active", archivedAt: null });
+        await stub.configure({
+          queueId,
+          organizationId: "org_model",
+          serviceId: "svc_model",
+          letter: "M",
+          maxCapacity: null,
+          noShowTimeoutMinutes: 5,
+          status: "active",
+          archivedAt: null,
+        });
         const model: ModelTicket[] = [];
         let prioritySeq = 0;
         let at = Date.UTC(2026, 0, 5, 9);
@@ -74,14 +83,32 @@ describe("QueueRoom against a model", () => {
           at += 1_000;
           if (op.kind === "join") {
             const r = await stub.join(
-              { userId: "usr_model", partySize: 1, isPriority: op.vip, isGhostMode: op.vip, visitorName: null, phone: null, language: null, source: op.vip ? "vip" : "app" },
+              {
+                userId: "usr_model",
+                partySize: 1,
+                isPriority: op.vip,
+                isGhostMode: op.vip,
+                visitorName: null,
+                phone: null,
+                language: null,
+                source: op.vip ? "vip" : "app",
+              },
               at,
             );
             expect(r.ok).toBe(true);
             if (!r.ok) return;
             const number = model.length + 1;
             expect(r.value.number).toBe(number);
-            model.push({ id: r.value.id, number, status: "waiting", vip: op.vip, priorityLane: op.vip, order: op.vip ? ++prioritySeq : number, assignedTo: null, recovered: false });
+            model.push({
+              id: r.value.id,
+              number,
+              status: "waiting",
+              vip: op.vip,
+              priorityLane: op.vip,
+              order: op.vip ? ++prioritySeq : number,
+              assignedTo: null,
+              recovered: false,
+            });
           } else if (op.kind === "callNext") {
             const r = await stub.callNext(op.operator, at);
             const next = line(model)[0];
@@ -102,12 +129,17 @@ describe("QueueRoom against a model", () => {
             const t = model[op.pick % model.length]!;
             const allowed = ALLOWED[op.action]!.includes(t.status) && !(op.action === "recover" && t.recovered);
             const r =
-              op.action === "serve" ? await stub.serve(t.id, at)
-              : op.action === "complete" ? await stub.complete(t.id, at)
-              : op.action === "skip" ? await stub.skipAbsent(t.id, "absent", at)
-              : op.action === "cancel" ? await stub.cancel(t.id, at)
-              : op.action === "present" ? await stub.present(t.id, at)
-              : await stub.recover(t.id, op.option, at);
+              op.action === "serve"
+                ? await stub.serve(t.id, at)
+                : op.action === "complete"
+                  ? await stub.complete(t.id, at)
+                  : op.action === "skip"
+                    ? await stub.skipAbsent(t.id, "absent", at)
+                    : op.action === "cancel"
+                      ? await stub.cancel(t.id, at)
+                      : op.action === "present"
+                        ? await stub.present(t.id, at)
+                        : await stub.recover(t.id, op.option, at);
             expect(r.ok, `${op.action} from ${t.status}: ${JSON.stringify(r)}`).toBe(allowed);
             if (!r.ok) {
               expect((r as any).error.code).toBe("INVALID_STATE");
@@ -127,7 +159,16 @@ describe("QueueRoom against a model", () => {
               } else {
                 const number = model.length + 1;
                 expect(r.value).toMatchObject({ number, recoveredFromId: t.id, status: "waiting" });
-                model.push({ id: r.value.id, number, status: "waiting", vip: false, priorityLane: false, order: number, assignedTo: null, recovered: false });
+                model.push({
+                  id: r.value.id,
+                  number,
+                  status: "waiting",
+                  vip: false,
+                  priorityLane: false,
+                  order: number,
+                  assignedTo: null,
+                  recovered: false,
+                });
               }
             }
           }
@@ -162,4 +203,3 @@ describe("QueueRoom against a model", () => {
     );
   });
 });
-

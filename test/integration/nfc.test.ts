@@ -4,7 +4,16 @@ import { database } from "../../src/db/client";
 import { testClock } from "../helpers/clock";
 import { recordNfcScan } from "../../src/services/nfc-tags";
 import { call, expectError, expectOk, unique } from "../helpers/api";
-import { addArchivedQueue, addMember, addQueue, createOrganization, createQueueFixture, type QueueFixture, registerUser, type TestUser } from "../helpers/fixtures";
+import {
+  addArchivedQueue,
+  addMember,
+  addQueue,
+  createOrganization,
+  createQueueFixture,
+  type QueueFixture,
+  registerUser,
+  type TestUser,
+} from "../helpers/fixtures";
 
 let owner: TestUser;
 let org: any;
@@ -20,7 +29,14 @@ beforeAll(async () => {
 });
 
 function tagBody(overrides: Record<string, unknown> = {}) {
-  return { nfcId: `04:${unique("T")}`, queueId: fx.queueId, locationName: "Entrance door", latitude: 48.8566, longitude: 2.3522, ...overrides };
+  return {
+    nfcId: `04:${unique("T")}`,
+    queueId: fx.queueId,
+    locationName: "Entrance door",
+    latitude: 48.8566,
+    longitude: 2.3522,
+    ...overrides,
+  };
 }
 
 async function registerTag(overrides: Record<string, unknown> = {}): Promise<any> {
@@ -99,11 +115,19 @@ describe("POST /v1/nfc/tags", () => {
     expectError(await call("POST", "/v1/nfc/tags", { token: operator.token, body: tagBody() }), 403, "AUTHORIZATION_ERROR");
     const tag = await registerTag();
     expect(expectOk(await call("GET", `/v1/nfc/tags/${tag.nfcId}`, { token: operator.token })).id).toBe(tag.id);
-    expectError(await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: operator.token, body: { enabled: false } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: operator.token, body: { enabled: false } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
   });
 
   it("needs a credential", async () => {
-    expectError(await call("POST", "/v1/nfc/tags", { body: tagBody({ queueId: "que_00000000000000000000" }) }), 401, "AUTHENTICATION_ERROR");
+    expectError(
+      await call("POST", "/v1/nfc/tags", { body: tagBody({ queueId: "que_00000000000000000000" }) }),
+      401,
+      "AUTHENTICATION_ERROR",
+    );
     expectError(await call("GET", "/v1/nfc/tags/unknown-tag"), 401, "AUTHENTICATION_ERROR");
   });
 });
@@ -131,8 +155,19 @@ describe("PATCH /v1/nfc/tags/{nfcId}", () => {
     await recordNfcScan(database(env.DB), tag.id, "device-a", Date.parse("2026-04-02T09:30:00.000Z"));
     testClock.set("2026-04-02T10:00:00.000Z");
     const disabled = expectOk(await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token, body: { enabled: false } }));
-    expect(disabled).toMatchObject({ status: "disabled", scanCount: 1, uniqueDevices: 1, updatedAt: "2026-04-02T10:00:00.000Z", createdAt: tag.createdAt });
-    expect(disabled).toMatchObject({ locationName: tag.locationName, latitude: tag.latitude, longitude: tag.longitude, queueId: tag.queueId });
+    expect(disabled).toMatchObject({
+      status: "disabled",
+      scanCount: 1,
+      uniqueDevices: 1,
+      updatedAt: "2026-04-02T10:00:00.000Z",
+      createdAt: tag.createdAt,
+    });
+    expect(disabled).toMatchObject({
+      locationName: tag.locationName,
+      latitude: tag.latitude,
+      longitude: tag.longitude,
+      queueId: tag.queueId,
+    });
     const enabled = expectOk(await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token, body: { enabled: true } }));
     expect(enabled.status).toBe("enabled");
   });

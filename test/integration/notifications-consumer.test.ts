@@ -93,7 +93,10 @@ describe("domain events → notifications", () => {
     await callNext(f);
     await feedEvents(await eventsOf(captured, f.queueId));
     const called = (await inbox(amelie.id)).find((n) => n.type === "ticket.called");
-    expect(called).toMatchObject({ title: "C'est votre tour", body: `Ticket ${t.displayCode} : présentez-vous maintenant (file Main line).` });
+    expect(called).toMatchObject({
+      title: "C'est votre tour",
+      body: `Ticket ${t.displayCode} : présentez-vous maintenant (file Main line).`,
+    });
     const created = (await inbox(amelie.id)).find((n) => n.type === "ticket.created");
     expect(created?.body).toMatch(/^Vous êtes dans la file Main line, position 1/);
   });
@@ -159,7 +162,13 @@ describe("domain events → notifications", () => {
     await join(pro, alice, { phone: "+33612345678" });
     await join(pro, quiet, { phone: "+33611111111" });
     const key = await createApiKey(pro.owner, pro.organizationId, ["write:queues"]);
-    expectOk(await call("POST", `/v1/widget/queue/${pro.queueId}/join`, { apiKey: key.key, body: { visitorName: "Awa", phone: "+2250700000000" } }), 201);
+    expectOk(
+      await call("POST", `/v1/widget/queue/${pro.queueId}/join`, {
+        apiKey: key.key,
+        body: { visitorName: "Awa", phone: "+2250700000000" },
+      }),
+      201,
+    );
     const events = [...(await eventsOf(captured, starter.queueId)), ...(await eventsOf(captured, pro.queueId))];
     await feedEvents(events);
     const sms = (await deliveriesOf(ids(events))).filter((r) => r.channel === "sms");
@@ -177,7 +186,13 @@ describe("domain events → notifications", () => {
     captured = capture();
     const f = await queueFixture("pro");
     const newcomer = await registerUser();
-    expectOk(await call("POST", `/v1/organizations/${f.organizationId}/members`, { token: f.owner.token, body: { email: newcomer.email, role: "operator" } }), 201);
+    expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/members`, {
+        token: f.owner.token,
+        body: { email: newcomer.email, role: "operator" },
+      }),
+      201,
+    );
     expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token: f.owner.token, body: { status: "paused" } }));
     const events = await eventsOf(captured, f.queueId);
     await feedEvents(events);
@@ -190,7 +205,12 @@ describe("FCM delivery", () => {
   async function serviceAccount() {
     const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
     const email = `${unique("svc")}@proj.iam.gserviceaccount.com`;
-    const json = JSON.stringify({ client_email: email, private_key: await exportPKCS8(privateKey), project_id: "proj-1", token_uri: "https://oauth.test/token" });
+    const json = JSON.stringify({
+      client_email: email,
+      private_key: await exportPKCS8(privateKey),
+      project_id: "proj-1",
+      token_uri: "https://oauth.test/token",
+    });
     return { json, email, publicKey: await importSPKI(await exportSPKI(publicKey), "RS256") };
   }
 
@@ -200,7 +220,8 @@ describe("FCM delivery", () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
       const url = String(input instanceof Request ? input.url : input);
       calls.push({ url, init: init ?? {} });
-      if (url === "https://oauth.test/token") return Response.json({ access_token: "ya29.test-token", expires_in: 3600, token_type: "Bearer" });
+      if (url === "https://oauth.test/token")
+        return Response.json({ access_token: "ya29.test-token", expires_in: 3600, token_type: "Bearer" });
       if (url.startsWith("https://fcm.test/")) {
         const a = send();
         return Response.json(a.body, { status: a.status });
@@ -246,13 +267,18 @@ describe("FCM delivery", () => {
       message: {
         token,
         notification: { title: "It's your turn", body: `Ticket ${t.displayCode}: please come forward now (Main line queue).` },
-        data: { type: "ticket.called", eventId: expect.stringMatching(/^evt_/), ticketId: t.id, queueId: t.queueId, displayCode: t.displayCode },
+        data: {
+          type: "ticket.called",
+          eventId: expect.stringMatching(/^evt_/),
+          ticketId: t.id,
+          queueId: t.queueId,
+          displayCode: t.displayCode,
+        },
       },
     });
     for (const v of Object.values(body.message.data)) expect(typeof v).toBe("string");
     const push = (await deliveriesOf(ids(events))).find((r) => r.channel === "push");
     expect(push).toMatchObject({ provider: "fcm", status: "sent", attempts: 1 });
-
   });
 
   it("reuses the access token until near expiry", async () => {
@@ -271,7 +297,16 @@ describe("FCM delivery", () => {
   it("an UNREGISTERED answer removes the device and records the answer", async () => {
     const account = await serviceAccount();
     const { token, events } = await calledCustomer();
-    fakeGoogle(() => ({ status: 404, body: { error: { code: 404, status: "NOT_FOUND", details: [{ "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: "UNREGISTERED" }] } } }));
+    fakeGoogle(() => ({
+      status: 404,
+      body: {
+        error: {
+          code: 404,
+          status: "NOT_FOUND",
+          details: [{ "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: "UNREGISTERED" }],
+        },
+      },
+    }));
     const result = await feedEvents(events, { FCM_SERVICE_ACCOUNT: account.json, FCM_BASE_URL: "https://fcm.test" });
     expect(result.retryMessages).toEqual([]);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM push_devices WHERE token = ?").bind(token).first("n")).toBe(0);
@@ -307,8 +342,12 @@ describe("FCM delivery", () => {
     row = (await deliveriesOf(ids(events))).find((r) => r.channel === "push");
     expect(row).toMatchObject({ status: "dead_lettered", attempts: 3 });
     expect(row.provider_response).toContain("500");
-    const listed = await call("GET", `/v1/organizations/${f.organizationId}/notification-deliveries?status=dead_lettered`, { token: f.owner.token });
-    expect(expectOk(listed)).toEqual([expect.objectContaining({ channel: "push", status: "dead_lettered", type: "ticket.called", attempts: 3 })]);
+    const listed = await call("GET", `/v1/organizations/${f.organizationId}/notification-deliveries?status=dead_lettered`, {
+      token: f.owner.token,
+    });
+    expect(expectOk(listed)).toEqual([
+      expect.objectContaining({ channel: "push", status: "dead_lettered", type: "ticket.called", attempts: 3 }),
+    ]);
 
     // A redelivered dead letter or a late retry message changes nothing more.
     await feed("queue-service-notifications", [{ key }], over, 4);
@@ -355,13 +394,21 @@ describe("SMS providers, chosen by configuration", () => {
   it("Twilio: Basic auth, form body with To, From and the French text", async () => {
     const { f, t, events } = await joinWithPhone();
     const calls = fakeFetch(() => Response.json({ sid: "SM1", status: "queued" }, { status: 201 }));
-    await feedEvents(events, { SMS_PROVIDER: "twilio", TWILIO_ACCOUNT_SID: "AC123", TWILIO_AUTH_TOKEN: "secret", TWILIO_FROM: "+33700000000", SMS_BASE_URL: "https://twilio.test" });
+    await feedEvents(events, {
+      SMS_PROVIDER: "twilio",
+      TWILIO_ACCOUNT_SID: "AC123",
+      TWILIO_AUTH_TOKEN: "secret",
+      TWILIO_FROM: "+33700000000",
+      SMS_BASE_URL: "https://twilio.test",
+    });
     expect(calls.map((c) => c.url)).toEqual(["https://twilio.test/2010-04-01/Accounts/AC123/Messages.json"]);
     expect(new Headers(calls[0]!.init.headers).get("Authorization")).toBe(`Basic ${btoa("AC123:secret")}`);
     const form = new URLSearchParams(String(calls[0]!.init.body));
     expect(form.get("To")).toBe("+2250701020304");
     expect(form.get("From")).toBe("+33700000000");
-    expect(form.get("Body")).toBe(`Ticket ${t.displayCode}: Vous êtes dans la file Main line, position 1, attente estimée ${t.estimatedWaitMinutes} min.`);
+    expect(form.get("Body")).toBe(
+      `Ticket ${t.displayCode}: Vous êtes dans la file Main line, position 1, attente estimée ${t.estimatedWaitMinutes} min.`,
+    );
     const sms = (await deliveriesOf(ids(events))).find((r) => r.channel === "sms");
     expect(sms).toMatchObject({ provider: "twilio", status: "sent" });
     expect(await smsUsed(f.organizationId)).toBe(1);
@@ -372,9 +419,17 @@ describe("SMS providers, chosen by configuration", () => {
     let refuse = false;
     const calls = fakeFetch((url) => {
       if (url.endsWith("/oauth/v3/token")) return Response.json({ access_token: "orange-token", expires_in: 3600 });
-      return refuse ? Response.json({ requestError: { policyException: { messageId: "POL0001" } } }, { status: 400 }) : Response.json({}, { status: 201 });
+      return refuse
+        ? Response.json({ requestError: { policyException: { messageId: "POL0001" } } }, { status: 400 })
+        : Response.json({}, { status: 201 });
     });
-    const over = { SMS_PROVIDER: "orange", ORANGE_CLIENT_ID: `id-${unique()}`, ORANGE_CLIENT_SECRET: "s", ORANGE_SENDER: "2250000000", SMS_BASE_URL: "https://orange.test" };
+    const over = {
+      SMS_PROVIDER: "orange",
+      ORANGE_CLIENT_ID: `id-${unique()}`,
+      ORANGE_CLIENT_SECRET: "s",
+      ORANGE_SENDER: "2250000000",
+      SMS_BASE_URL: "https://orange.test",
+    };
     await feedEvents(events, over);
     expect(calls.map((c) => c.url)).toEqual([
       "https://orange.test/oauth/v3/token",
@@ -410,7 +465,9 @@ describe("EVENTS dead letters", () => {
     const result = await feed("queue-service-events-dlq", events);
     expect(result.explicitAcks).toHaveLength(events.length);
     await feed("queue-service-events-dlq", events); // redelivered: still one record
-    const listed = await call("GET", `/v1/organizations/${f.organizationId}/notification-deliveries?status=dead_lettered`, { token: f.owner.token });
+    const listed = await call("GET", `/v1/organizations/${f.organizationId}/notification-deliveries?status=dead_lettered`, {
+      token: f.owner.token,
+    });
     expect(expectOk(listed).map((r: any) => [r.eventId, r.channel, r.type])).toEqual(events.map((e) => [e.id, "event", e.type]));
   });
 

@@ -18,9 +18,15 @@ describe("push registration", () => {
     const alice = await registerUser({ accountType: "customer" });
     const bob = await registerUser({ accountType: "customer" });
     const token = unique("fcm");
-    const first = expectOk(await call("POST", "/v1/push/register", { token: alice.token, body: { platform: "android", fcmToken: token, deviceId: "pixel-8" } }), 201);
+    const first = expectOk(
+      await call("POST", "/v1/push/register", { token: alice.token, body: { platform: "android", fcmToken: token, deviceId: "pixel-8" } }),
+      201,
+    );
     expect(first).toMatchObject({ platform: "android", fcmToken: token, deviceId: "pixel-8" });
-    const again = expectOk(await call("POST", "/v1/push/register", { token: alice.token, body: { platform: "android", fcmToken: token } }), 201);
+    const again = expectOk(
+      await call("POST", "/v1/push/register", { token: alice.token, body: { platform: "android", fcmToken: token } }),
+      201,
+    );
     expect(again.id).toBe(first.id);
     const rows = await env.DB.prepare("SELECT user_id FROM push_devices WHERE token = ?").bind(token).all<{ user_id: string }>();
     expect(rows.results).toEqual([{ user_id: alice.id }]);
@@ -37,11 +43,35 @@ describe("push registration", () => {
 
   it("refuses an unknown platform, an empty token, unknown fields and a missing session", async () => {
     const user = await registerUser({ accountType: "customer" });
-    expectError(await call("POST", "/v1/push/register", { token: user.token, body: { platform: "windows", fcmToken: "x" } }), 400, "VALIDATION_ERROR", "platform");
-    expectError(await call("POST", "/v1/push/register", { token: user.token, body: { platform: "web", fcmToken: "" } }), 400, "VALIDATION_ERROR", "fcmToken");
-    expectError(await call("POST", "/v1/push/register", { token: user.token, body: { platform: "web", fcmToken: "   " } }), 400, "VALIDATION_ERROR", "fcmToken");
-    expectError(await call("POST", "/v1/push/register", { token: user.token, body: { platform: "web", fcmToken: "x", userId: "usr_x" } }), 400, "VALIDATION_ERROR");
-    expectError(await call("DELETE", "/v1/push/unregister", { token: user.token, body: { fcmToken: "" } }), 400, "VALIDATION_ERROR", "fcmToken");
+    expectError(
+      await call("POST", "/v1/push/register", { token: user.token, body: { platform: "windows", fcmToken: "x" } }),
+      400,
+      "VALIDATION_ERROR",
+      "platform",
+    );
+    expectError(
+      await call("POST", "/v1/push/register", { token: user.token, body: { platform: "web", fcmToken: "" } }),
+      400,
+      "VALIDATION_ERROR",
+      "fcmToken",
+    );
+    expectError(
+      await call("POST", "/v1/push/register", { token: user.token, body: { platform: "web", fcmToken: "   " } }),
+      400,
+      "VALIDATION_ERROR",
+      "fcmToken",
+    );
+    expectError(
+      await call("POST", "/v1/push/register", { token: user.token, body: { platform: "web", fcmToken: "x", userId: "usr_x" } }),
+      400,
+      "VALIDATION_ERROR",
+    );
+    expectError(
+      await call("DELETE", "/v1/push/unregister", { token: user.token, body: { fcmToken: "" } }),
+      400,
+      "VALIDATION_ERROR",
+      "fcmToken",
+    );
     expectError(await call("POST", "/v1/push/register", { body: { platform: "web", fcmToken: "x" } }), 401, "AUTHENTICATION_ERROR");
   });
 });
@@ -49,18 +79,43 @@ describe("push registration", () => {
 describe("preferences", () => {
   it("default to true, change one at a time, and refuse non-booleans", async () => {
     const user = await registerUser({ accountType: "customer" });
-    expect(expectOk(await call("GET", "/v1/notifications/preferences", { token: user.token }))).toEqual({ smsNotifications: true, ticketReminders: true });
-    expect(expectOk(await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { ticketReminders: false } }))).toEqual({
+    expect(expectOk(await call("GET", "/v1/notifications/preferences", { token: user.token }))).toEqual({
+      smsNotifications: true,
+      ticketReminders: true,
+    });
+    expect(expectOk(await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { ticketReminders: false } }))).toEqual(
+      {
+        smsNotifications: true,
+        ticketReminders: false,
+      },
+    );
+    expect(expectOk(await call("GET", "/v1/notifications/preferences", { token: user.token }))).toEqual({
       smsNotifications: true,
       ticketReminders: false,
     });
-    expect(expectOk(await call("GET", "/v1/notifications/preferences", { token: user.token }))).toEqual({ smsNotifications: true, ticketReminders: false });
-    expectError(await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { smsNotifications: "no" } }), 400, "VALIDATION_ERROR", "smsNotifications");
-    expectError(await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { ticketReminders: 0 } }), 400, "VALIDATION_ERROR", "ticketReminders");
-    expectError(await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { email: true } }), 400, "VALIDATION_ERROR");
+    expectError(
+      await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { smsNotifications: "no" } }),
+      400,
+      "VALIDATION_ERROR",
+      "smsNotifications",
+    );
+    expectError(
+      await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { ticketReminders: 0 } }),
+      400,
+      "VALIDATION_ERROR",
+      "ticketReminders",
+    );
+    expectError(
+      await call("PATCH", "/v1/notifications/preferences", { token: user.token, body: { email: true } }),
+      400,
+      "VALIDATION_ERROR",
+    );
     // Another user's preferences are untouched.
     const other = await registerUser({ accountType: "customer" });
-    expect(expectOk(await call("GET", "/v1/notifications/preferences", { token: other.token }))).toEqual({ smsNotifications: true, ticketReminders: true });
+    expect(expectOk(await call("GET", "/v1/notifications/preferences", { token: other.token }))).toEqual({
+      smsNotifications: true,
+      ticketReminders: true,
+    });
   });
 });
 
@@ -132,7 +187,9 @@ describe("business SMS", () => {
     const sent = expectOk(await call("POST", "/v1/notifications/sms", { token: f.owner.token, body }), 201);
     expect(sent).toMatchObject({ phone: body.phone, purpose: "ticket_update", status: "sent", usage: { used: 1, limit: 1000 } });
     expect(await smsUsed(f.organizationId)).toBe(1);
-    const row = await env.DB.prepare("SELECT channel, provider, status, payload FROM notification_deliveries WHERE event_id = ?").bind(sent.id).first<any>();
+    const row = await env.DB.prepare("SELECT channel, provider, status, payload FROM notification_deliveries WHERE event_id = ?")
+      .bind(sent.id)
+      .first<any>();
     expect(row).toMatchObject({ channel: "sms", provider: "outbox", status: "sent" });
     expect(JSON.parse(row.payload).body).toBe(body.message);
 
@@ -146,11 +203,36 @@ describe("business SMS", () => {
   it("refuses a malformed phone, a message too long or empty, an unknown purpose, and a non-member", async () => {
     const f = await queueFixture("pro");
     const t = f.owner.token;
-    expectError(await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, phone: "0612345678" } }), 400, "VALIDATION_ERROR", "phone");
-    expectError(await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, phone: "+33 6 12" } }), 400, "VALIDATION_ERROR", "phone");
-    expectError(await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, message: "x".repeat(481) } }), 400, "VALIDATION_ERROR", "message");
-    expectError(await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, message: "" } }), 400, "VALIDATION_ERROR", "message");
-    expectError(await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, purpose: "marketing" } }), 400, "VALIDATION_ERROR", "purpose");
+    expectError(
+      await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, phone: "0612345678" } }),
+      400,
+      "VALIDATION_ERROR",
+      "phone",
+    );
+    expectError(
+      await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, phone: "+33 6 12" } }),
+      400,
+      "VALIDATION_ERROR",
+      "phone",
+    );
+    expectError(
+      await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, message: "x".repeat(481) } }),
+      400,
+      "VALIDATION_ERROR",
+      "message",
+    );
+    expectError(
+      await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, message: "" } }),
+      400,
+      "VALIDATION_ERROR",
+      "message",
+    );
+    expectError(
+      await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, purpose: "marketing" } }),
+      400,
+      "VALIDATION_ERROR",
+      "purpose",
+    );
     expectOk(await call("POST", "/v1/notifications/sms", { token: t, body: { ...body, message: "x".repeat(480) } }), 201);
     const customer = await registerUser({ accountType: "customer" });
     expectError(
@@ -164,7 +246,9 @@ describe("business SMS", () => {
   it("403 QUOTA_EXCEEDED past the month's allowance, with limit, used and resetsAt", async () => {
     const f = await queueFixture("pro");
     const period = utcMonth(Date.now());
-    await env.DB.prepare("INSERT INTO usage_counters (organization_id, period, metric, used) VALUES (?, ?, 'sms', 999)").bind(f.organizationId, period.key).run();
+    await env.DB.prepare("INSERT INTO usage_counters (organization_id, period, metric, used) VALUES (?, ?, 'sms', 999)")
+      .bind(f.organizationId, period.key)
+      .run();
     expectOk(await call("POST", "/v1/notifications/sms", { token: f.owner.token, body }), 201);
     const res = await call("POST", "/v1/notifications/sms", { token: f.owner.token, body });
     expectError(res, 403, "QUOTA_EXCEEDED");

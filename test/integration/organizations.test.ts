@@ -47,9 +47,18 @@ describe("PATCH /v1/organizations/{id}", () => {
     expect(Date.parse(updated.updatedAt)).toBeGreaterThanOrEqual(Date.parse(org.updatedAt));
 
     const cleared = expectOk(
-      await call("PATCH", `/v1/organizations/${org.id}`, { token: owner.token, body: { website: null, availabilityRadiusKm: null, description: null } }),
+      await call("PATCH", `/v1/organizations/${org.id}`, {
+        token: owner.token,
+        body: { website: null, availabilityRadiusKm: null, description: null },
+      }),
     );
-    expect(cleared).toMatchObject({ website: null, availabilityRadiusKm: null, description: null, name: "New name", siret: "73282932000074" });
+    expect(cleared).toMatchObject({
+      website: null,
+      availabilityRadiusKm: null,
+      description: null,
+      name: "New name",
+      siret: "73282932000074",
+    });
     const read = expectOk(await call("GET", `/v1/organizations/${org.id}`, { token: owner.token }));
     expect(read).toEqual(cleared);
   });
@@ -65,8 +74,16 @@ describe("PATCH /v1/organizations/{id}", () => {
     const readKey = await createApiKey(owner, org.id);
     expectOk(await call("PATCH", `/v1/organizations/${org.id}`, { token: admin.token, body: { name: "By admin" } }));
     expectOk(await call("PATCH", `/v1/organizations/${org.id}`, { apiKey: adminKey.key, body: { name: "By key" } }));
-    expectError(await call("PATCH", `/v1/organizations/${org.id}`, { token: manager.token, body: { name: "x" } }), 403, "AUTHORIZATION_ERROR");
-    expectError(await call("PATCH", `/v1/organizations/${org.id}`, { apiKey: readKey.key, body: { name: "x" } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("PATCH", `/v1/organizations/${org.id}`, { token: manager.token, body: { name: "x" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
+    expectError(
+      await call("PATCH", `/v1/organizations/${org.id}`, { apiKey: readKey.key, body: { name: "x" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
   });
 
   it.each([
@@ -97,13 +114,15 @@ async function seedQueue(organizationId: string): Promise<void> {
   const at = Date.now();
   const suffix = organizationId.slice(4);
   await env.DB.batch([
-    env.DB.prepare("INSERT OR IGNORE INTO service_types (id, organization_type, name_fr, name_en) VALUES ('st_test_other', 'other', 'Autre', 'Other')"),
-    env.DB.prepare("INSERT INTO services (id, organization_id, name, service_type_id, created_at, updated_at) VALUES (?, ?, 'Desk', 'st_test_other', ?, ?)").bind(
-      `svc_${suffix}`, organizationId, at, at,
+    env.DB.prepare(
+      "INSERT OR IGNORE INTO service_types (id, organization_type, name_fr, name_en) VALUES ('st_test_other', 'other', 'Autre', 'Other')",
     ),
-    env.DB.prepare("INSERT INTO queues (id, organization_id, service_id, name, letter, created_at, updated_at) VALUES (?, ?, ?, 'Main', 'A', ?, ?)").bind(
-      `que_${suffix}`, organizationId, `svc_${suffix}`, at, at,
-    ),
+    env.DB.prepare(
+      "INSERT INTO services (id, organization_id, name, service_type_id, created_at, updated_at) VALUES (?, ?, 'Desk', 'st_test_other', ?, ?)",
+    ).bind(`svc_${suffix}`, organizationId, at, at),
+    env.DB.prepare(
+      "INSERT INTO queues (id, organization_id, service_id, name, letter, created_at, updated_at) VALUES (?, ?, ?, 'Main', 'A', ?, ?)",
+    ).bind(`que_${suffix}`, organizationId, `svc_${suffix}`, at, at),
   ]);
 }
 
@@ -123,7 +142,9 @@ describe("DELETE /v1/organizations/{id}", () => {
     expectError(await call("GET", `/v1/organizations/${org.id}`, { apiKey: adminKey.key }), 401, "AUTHENTICATION_ERROR");
     const me = expectOk(await call("GET", "/v1/auth/me", { token: admin.token }));
     expect(me.memberships).toEqual([]);
-    const left = await env.DB.prepare("SELECT (SELECT count(*) FROM members WHERE organization_id = ?1) + (SELECT count(*) FROM subscriptions WHERE organization_id = ?1) + (SELECT count(*) FROM queues WHERE organization_id = ?1) + (SELECT count(*) FROM services WHERE organization_id = ?1) AS n")
+    const left = await env.DB.prepare(
+      "SELECT (SELECT count(*) FROM members WHERE organization_id = ?1) + (SELECT count(*) FROM subscriptions WHERE organization_id = ?1) + (SELECT count(*) FROM queues WHERE organization_id = ?1) + (SELECT count(*) FROM services WHERE organization_id = ?1) AS n",
+    )
       .bind(org.id)
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
@@ -158,7 +179,12 @@ describe("POST /v1/organizations/{id}/transfer-ownership", () => {
     expectError(await call("POST", path, { token: admin.token, body: { newOwnerId: admin.id } }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("POST", path, { token: owner.token, body: {} }), 400, "VALIDATION_ERROR", "newOwnerId");
     expectError(await call("POST", path, { token: owner.token, body: { newOwnerId: 42 } }), 400, "VALIDATION_ERROR", "newOwnerId");
-    expectError(await call("POST", path, { token: owner.token, body: { newOwnerId: admin.id, keepRole: true } }), 400, "VALIDATION_ERROR", "keepRole");
+    expectError(
+      await call("POST", path, { token: owner.token, body: { newOwnerId: admin.id, keepRole: true } }),
+      400,
+      "VALIDATION_ERROR",
+      "keepRole",
+    );
   });
 
   it("leaves exactly one owner when two transfers race", async () => {
@@ -174,7 +200,9 @@ describe("POST /v1/organizations/{id}/transfer-ownership", () => {
       call("POST", path, { token: owner.token, body: { newOwnerId: b.id } }),
     ]);
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
-    const owners = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ? AND role = 'owner'").bind(org.id).first<{ n: number }>();
+    const owners = await env.DB.prepare("SELECT count(*) AS n FROM members WHERE organization_id = ? AND role = 'owner'")
+      .bind(org.id)
+      .first<{ n: number }>();
     expect(owners?.n).toBe(1);
   });
 });
@@ -183,6 +211,11 @@ describe("POST /v1/organizations", () => {
   it("answers 409 CONFLICT on slug when the slug is taken", async () => {
     const owner = await registerUser();
     const org = await createOrganization(owner);
-    expectError(await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Again", slug: org.slug } }), 409, "CONFLICT", "slug");
+    expectError(
+      await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Again", slug: org.slug } }),
+      409,
+      "CONFLICT",
+      "slug",
+    );
   });
 });

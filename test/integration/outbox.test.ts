@@ -119,7 +119,10 @@ describe("outbox → D1 projection and EVENTS", () => {
     });
     try {
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { partySize: 2 } }), 201).id);
+      for (let i = 0; i < 5; i++)
+        ids.push(
+          expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { partySize: 2 } }), 201).id,
+        );
       await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
       await settle(f.queueId);
       expect(sent.filter((e) => e.type === "queue.capacity_warning")).toHaveLength(1);
@@ -162,7 +165,12 @@ describe("outbox → D1 projection and EVENTS", () => {
 
   it("the consumer acks every message", async () => {
     const batch = createMessageBatch<DomainEventMessage>("queue-service-events", [
-      { id: "m1", timestamp: new Date(), attempts: 1, body: { id: "evt_x", type: "ticket.created", organizationId: "org_x", queueId: null, ticketId: null, occurredAt: "", data: {} } },
+      {
+        id: "m1",
+        timestamp: new Date(),
+        attempts: 1,
+        body: { id: "evt_x", type: "ticket.created", organizationId: "org_x", queueId: null, ticketId: null, occurredAt: "", data: {} },
+      },
     ]);
     const ctx = createExecutionContext();
     await worker.queue!(batch, env, ctx);
@@ -181,7 +189,9 @@ describe("no-show sweep", () => {
     testClock.advance(2 * 60_000);
     await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
     await settle(f.queueId);
-    const deadline = await env.DB.prepare("SELECT due_at FROM room_deadlines WHERE queue_id = ?").bind(f.queueId).first<{ due_at: number }>();
+    const deadline = await env.DB.prepare("SELECT due_at FROM room_deadlines WHERE queue_id = ?")
+      .bind(f.queueId)
+      .first<{ due_at: number }>();
     expect(deadline?.due_at).toBe(Date.parse("2026-06-01T09:05:00.000Z"));
 
     const sent: DomainEventMessage[] = [];

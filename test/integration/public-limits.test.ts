@@ -40,52 +40,65 @@ async function inBatches<T>(count: number, batch: number, one: (i: number) => Pr
 }
 
 describe("public reads and sockets", () => {
-  it("300 WebSocket upgrades from one address all connect, and leave the strict per-IP bucket untouched", async () => {
-    testClock.set(WINDOW_START);
-    const f = await queueFixture("starter");
-    const ip = freshIp();
-    const sockets: WebSocket[] = [];
-    const statuses = await inBatches(300, 50, async (i) => {
-      // Half follow the spec (connect, then subscribe), half subscribe at connection time.
-      const query = i % 2 === 0 ? `?queueId=${f.queueId}` : "";
-      const res = await SELF.fetch(`https://api.test/v1/widget/ws${query}`, { headers: { Upgrade: "websocket", "CF-Connecting-IP": ip } });
-      if (res.webSocket) {
-        res.webSocket.accept();
-        sockets.push(res.webSocket);
-      }
-      return res.status;
-    });
-    expect(statuses.filter((s) => s === 101)).toHaveLength(300);
-    for (const ws of sockets) ws.close(1000, "done");
+  it(
+    "300 WebSocket upgrades from one address all connect, and leave the strict per-IP bucket untouched",
+    async () => {
+      testClock.set(WINDOW_START);
+      const f = await queueFixture("starter");
+      const ip = freshIp();
+      const sockets: WebSocket[] = [];
+      const statuses = await inBatches(300, 50, async (i) => {
+        // Half follow the spec (connect, then subscribe), half subscribe at connection time.
+        const query = i % 2 === 0 ? `?queueId=${f.queueId}` : "";
+        const res = await SELF.fetch(`https://api.test/v1/widget/ws${query}`, {
+          headers: { Upgrade: "websocket", "CF-Connecting-IP": ip },
+        });
+        if (res.webSocket) {
+          res.webSocket.accept();
+          sockets.push(res.webSocket);
+        }
+        return res.status;
+      });
+      expect(statuses.filter((s) => s === 101)).toHaveLength(300);
+      for (const ws of sockets) ws.close(1000, "done");
 
-    const counters = await countersOf(ip);
-    expect(counters[`public:que:${f.queueId}`]?.count).toBe(150);
-    expect(counters["public:ws"]?.count).toBe(150);
-    expect(counters.public?.count).toBe(300);
-    // Login from the same address still has its whole strict budget.
-    const login = await call("POST", "/v1/auth/login", { ...from(ip), body: { email: `${unique("nobody")}@example.com`, password: "wrong password" } });
-    expectError(login, 401, "AUTHENTICATION_ERROR");
-    expect(login.headers.get("X-RateLimit-Limit")).toBe("120");
-    expect(login.headers.get("X-RateLimit-Remaining")).toBe("119");
-  }, HEAVY_TEST_TIMEOUT_MS);
+      const counters = await countersOf(ip);
+      expect(counters[`public:que:${f.queueId}`]?.count).toBe(150);
+      expect(counters["public:ws"]?.count).toBe(150);
+      expect(counters.public?.count).toBe(300);
+      // Login from the same address still has its whole strict budget.
+      const login = await call("POST", "/v1/auth/login", {
+        ...from(ip),
+        body: { email: `${unique("nobody")}@example.com`, password: "wrong password" },
+      });
+      expectError(login, 401, "AUTHENTICATION_ERROR");
+      expect(login.headers.get("X-RateLimit-Limit")).toBe("120");
+      expect(login.headers.get("X-RateLimit-Remaining")).toBe("119");
+    },
+    HEAVY_TEST_TIMEOUT_MS,
+  );
 
-  it("status reads are counted per (IP, queue) in the generous public bucket, not the strict one", async () => {
-    testClock.set(WINDOW_START);
-    const f = await queueFixture("pro");
-    const other = await addQueue(f);
-    const ip = freshIp();
-    const reads = await inBatches(150, 50, () => call("GET", `/v1/widget/queue/${f.queueId}/status`, from(ip)));
-    expect(reads.filter((r) => r.status === 200)).toHaveLength(150);
-    expect(reads[0]!.headers.get("X-RateLimit-Limit")).toBe("6000");
-    expect(Math.min(...reads.map((r) => Number(r.headers.get("X-RateLimit-Remaining"))))).toBe(6000 - 150);
-    expect(reads[0]!.headers.get("X-API-RateLimit-Limit")).toBeNull();
-    const otherQueue = await call("GET", `/v1/widget/queue/${other}/status`, from(ip));
-    expectOk(otherQueue);
-    expect(otherQueue.headers.get("X-RateLimit-Remaining")).toBe("5999");
-    const embed = await SELF.fetch("https://api.test/v1/embed.js", from(ip));
-    expect(embed.status).toBe(200);
-    expect(embed.headers.get("X-RateLimit-Limit")).toBe("6000");
-  }, HEAVY_TEST_TIMEOUT_MS);
+  it(
+    "status reads are counted per (IP, queue) in the generous public bucket, not the strict one",
+    async () => {
+      testClock.set(WINDOW_START);
+      const f = await queueFixture("pro");
+      const other = await addQueue(f);
+      const ip = freshIp();
+      const reads = await inBatches(150, 50, () => call("GET", `/v1/widget/queue/${f.queueId}/status`, from(ip)));
+      expect(reads.filter((r) => r.status === 200)).toHaveLength(150);
+      expect(reads[0]!.headers.get("X-RateLimit-Limit")).toBe("6000");
+      expect(Math.min(...reads.map((r) => Number(r.headers.get("X-RateLimit-Remaining"))))).toBe(6000 - 150);
+      expect(reads[0]!.headers.get("X-API-RateLimit-Limit")).toBeNull();
+      const otherQueue = await call("GET", `/v1/widget/queue/${other}/status`, from(ip));
+      expectOk(otherQueue);
+      expect(otherQueue.headers.get("X-RateLimit-Remaining")).toBe("5999");
+      const embed = await SELF.fetch("https://api.test/v1/embed.js", from(ip));
+      expect(embed.status).toBe(200);
+      expect(embed.headers.get("X-RateLimit-Limit")).toBe("6000");
+    },
+    HEAVY_TEST_TIMEOUT_MS,
+  );
 });
 
 describe("failed credentials per IP", () => {
@@ -145,35 +158,41 @@ describe("failed credentials per IP", () => {
 });
 
 describe("widget keys", () => {
-  it("are limited per (key, IP) with their own daily budget, not the organization's tier, and leave its other keys' counters alone", async () => {
-    testClock.set(WINDOW_START);
-    const f = await queueFixture("starter"); // free tier: 60 a minute, 1,000 a day per key
-    const widget = await createApiKey(f.owner, f.organizationId, ["widget"]);
-    const read = await createApiKey(f.owner, f.organizationId, ["read"]);
-    const ip = freshIp();
-    const info = `/v1/widget/organization/${f.organizationId}/info`;
-    const results = await inBatches(70, 35, () => call("GET", info, { ...from(ip), apiKey: widget.key }));
-    expect(results.filter((r) => r.status === 200)).toHaveLength(70);
-    const last = results.reduce((a, b) => (Number(a.headers.get("X-RateLimit-Remaining")) < Number(b.headers.get("X-RateLimit-Remaining")) ? a : b));
-    expect(last.headers.get("X-RateLimit-Limit")).toBe("1200");
-    expect(last.headers.get("X-RateLimit-Remaining")).toBe(String(1200 - 70));
-    expect(last.headers.get("X-API-RateLimit-Limit")).toBe("50000");
-    expect(last.headers.get("X-API-RateLimit-Remaining")).toBe(String(50_000 - 70));
-    expect(last.headers.get("X-API-RateLimit-Reset")).toBe(NEXT_UTC_MIDNIGHT_SECONDS);
+  it(
+    "are limited per (key, IP) with their own daily budget, not the organization's tier, and leave its other keys' counters alone",
+    async () => {
+      testClock.set(WINDOW_START);
+      const f = await queueFixture("starter"); // free tier: 60 a minute, 1,000 a day per key
+      const widget = await createApiKey(f.owner, f.organizationId, ["widget"]);
+      const read = await createApiKey(f.owner, f.organizationId, ["read"]);
+      const ip = freshIp();
+      const info = `/v1/widget/organization/${f.organizationId}/info`;
+      const results = await inBatches(70, 35, () => call("GET", info, { ...from(ip), apiKey: widget.key }));
+      expect(results.filter((r) => r.status === 200)).toHaveLength(70);
+      const last = results.reduce((a, b) =>
+        Number(a.headers.get("X-RateLimit-Remaining")) < Number(b.headers.get("X-RateLimit-Remaining")) ? a : b,
+      );
+      expect(last.headers.get("X-RateLimit-Limit")).toBe("1200");
+      expect(last.headers.get("X-RateLimit-Remaining")).toBe(String(1200 - 70));
+      expect(last.headers.get("X-API-RateLimit-Limit")).toBe("50000");
+      expect(last.headers.get("X-API-RateLimit-Remaining")).toBe(String(50_000 - 70));
+      expect(last.headers.get("X-API-RateLimit-Reset")).toBe(NEXT_UTC_MIDNIGHT_SECONDS);
 
-    // Another visitor's address starts afresh with the same key.
-    const elsewhere = await call("GET", info, { ...from(freshIp()), apiKey: widget.key });
-    expect(elsewhere.headers.get("X-RateLimit-Remaining")).toBe("1199");
-    // The organization's other key has used nothing of its minute or its day.
-    const other = await call("GET", info, { ...from(ip), apiKey: read.key });
-    expectOk(other);
-    expect(other.headers.get("X-RateLimit-Limit")).toBe("60");
-    expect(other.headers.get("X-RateLimit-Remaining")).toBe("59");
-    expect(other.headers.get("X-API-RateLimit-Remaining")).toBe("999");
-    // Nothing was counted in the widget key's own (tier) object either.
-    const keyObject = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${widget.id}`));
-    expect(await runInDurableObject(keyObject, (_i, state) => [...state.storage.kv.list()].length)).toBe(0);
-  }, HEAVY_TEST_TIMEOUT_MS);
+      // Another visitor's address starts afresh with the same key.
+      const elsewhere = await call("GET", info, { ...from(freshIp()), apiKey: widget.key });
+      expect(elsewhere.headers.get("X-RateLimit-Remaining")).toBe("1199");
+      // The organization's other key has used nothing of its minute or its day.
+      const other = await call("GET", info, { ...from(ip), apiKey: read.key });
+      expectOk(other);
+      expect(other.headers.get("X-RateLimit-Limit")).toBe("60");
+      expect(other.headers.get("X-RateLimit-Remaining")).toBe("59");
+      expect(other.headers.get("X-API-RateLimit-Remaining")).toBe("999");
+      // Nothing was counted in the widget key's own (tier) object either.
+      const keyObject = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${widget.id}`));
+      expect(await runInDurableObject(keyObject, (_i, state) => [...state.storage.kv.list()].length)).toBe(0);
+    },
+    HEAVY_TEST_TIMEOUT_MS,
+  );
 });
 
 describe("daily headers", () => {
@@ -206,7 +225,12 @@ describe("daily headers", () => {
 describe("the client's address", () => {
   const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
   async function remaining(environment: string, forwardedFor: string): Promise<string | null> {
-    const res = await createApp().request("https://api.test/v1/docs", { headers: { "X-Forwarded-For": forwardedFor } }, { ...env, ENVIRONMENT: environment }, ctx);
+    const res = await createApp().request(
+      "https://api.test/v1/docs",
+      { headers: { "X-Forwarded-For": forwardedFor } },
+      { ...env, ENVIRONMENT: environment },
+      ctx,
+    );
     expect(res.status).toBe(200);
     return res.headers.get("X-RateLimit-Remaining");
   }

@@ -5,7 +5,17 @@ import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addArchivedQueue, addMember, addQueue, createCatalog, createOrganization, createQueueFixture, type QueueFixture, registerUser, type TestUser } from "../helpers/fixtures";
+import {
+  addArchivedQueue,
+  addMember,
+  addQueue,
+  createCatalog,
+  createOrganization,
+  createQueueFixture,
+  type QueueFixture,
+  registerUser,
+  type TestUser,
+} from "../helpers/fixtures";
 
 async function fetchImage(query: string): Promise<Response> {
   return SELF.fetch(`https://api.test/v1/qr/generate?${query}`);
@@ -118,7 +128,12 @@ describe("GET /v1/qr/generate", () => {
     const op = doc.paths["/v1/qr/generate"].get;
     expect(Object.keys(op.responses["200"].content).sort()).toEqual(["image/png", "image/svg+xml"]);
     expect(op.security).toEqual([]);
-    expect(op.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name).sort()).toEqual(["format", "size", "token"]);
+    expect(
+      op.parameters
+        .filter((p: any) => p.in === "query")
+        .map((p: any) => p.name)
+        .sort(),
+    ).toEqual(["format", "size", "token"]);
   });
 });
 
@@ -142,7 +157,14 @@ describe("QR tokens", () => {
 
   it("creates a queue_join token whose image decodes to its token", async () => {
     const data = expectOk(await create({ purpose: "queue_join", queueId: fx.queueId }), 201);
-    expect(data).toMatchObject({ purpose: "queue_join", queueId: fx.queueId, serviceId: fx.serviceId, status: "active", expiresAt: null, usedAt: null });
+    expect(data).toMatchObject({
+      purpose: "queue_join",
+      queueId: fx.queueId,
+      serviceId: fx.serviceId,
+      status: "active",
+      expiresAt: null,
+      usedAt: null,
+    });
     expect(data.id).toMatch(/^qrt_[0-9a-z]{20}$/);
     expect(data.token).toMatch(/^[0-9a-z]{32}$/);
     expect(data.imageUrl).toBe(`/v1/qr/generate?token=${data.token}`);
@@ -152,7 +174,10 @@ describe("QR tokens", () => {
 
   it("creates service_checkin, verification and operator_access tokens with an expiry", async () => {
     testClock.set("2026-05-01T10:00:00.000Z");
-    const checkin = expectOk(await create({ purpose: "service_checkin", serviceId: fx.serviceId, expiresAt: "2026-05-01T12:00:00+01:00" }), 201);
+    const checkin = expectOk(
+      await create({ purpose: "service_checkin", serviceId: fx.serviceId, expiresAt: "2026-05-01T12:00:00+01:00" }),
+      201,
+    );
     expect(checkin).toMatchObject({ serviceId: fx.serviceId, queueId: null, expiresAt: "2026-05-01T11:00:00.000Z" });
     expect(checkin.status).toBe("active");
     const verification = expectOk(await create({ purpose: "verification", serviceId: fx.serviceId, expiresAt: "2026-05-02" }), 201);
@@ -180,9 +205,19 @@ describe("QR tokens", () => {
   });
 
   it("refuses a queueId on service_checkin and a queue of another service", async () => {
-    expectError(await create({ purpose: "service_checkin", serviceId: fx.serviceId, queueId: fx.queueId }), 400, "VALIDATION_ERROR", "queueId");
+    expectError(
+      await create({ purpose: "service_checkin", serviceId: fx.serviceId, queueId: fx.queueId }),
+      400,
+      "VALIDATION_ERROR",
+      "queueId",
+    );
     const other = await createQueueFixture(owner, org.id);
-    expectError(await create({ purpose: "verification", serviceId: other.serviceId, queueId: fx.queueId }), 400, "VALIDATION_ERROR", "serviceId");
+    expectError(
+      await create({ purpose: "verification", serviceId: other.serviceId, queueId: fx.queueId }),
+      400,
+      "VALIDATION_ERROR",
+      "serviceId",
+    );
   });
 
   it("refuses an archived queue with INVALID_STATE", async () => {
@@ -207,7 +242,10 @@ describe("QR tokens", () => {
     const stranger = await registerUser();
     const strangerOrg = await createOrganization(stranger);
     const own = await createCatalog(stranger, strangerOrg.id);
-    const unknown = await create({ purpose: "verification", serviceId: own.serviceId, queueId: "que_00000000000000000000" }, stranger.token);
+    const unknown = await create(
+      { purpose: "verification", serviceId: own.serviceId, queueId: "que_00000000000000000000" },
+      stranger.token,
+    );
     const foreign = await create({ purpose: "verification", serviceId: own.serviceId, queueId: fx.queueId }, stranger.token);
     expectError(unknown, 404, "NOT_FOUND");
     expectError(foreign, 404, "NOT_FOUND");

@@ -25,18 +25,29 @@ describe("POST /v1/business/queues", () => {
     });
     expect(first.id).toMatch(/^que_[0-9a-z]{20}$/);
     expect(first.createdAt).toMatch(/Z$/);
-    const b = expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: "Second" } }), 201);
-    const c = expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: "Third" } }), 201);
+    const b = expectOk(
+      await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: "Second" } }),
+      201,
+    );
+    const c = expectOk(
+      await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: "Third" } }),
+      201,
+    );
     expect([b.letter, c.letter]).toEqual(["B", "C"]);
     const other = await insertService(f.organizationId);
-    const a2 = expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: other, name: "Other" } }), 201);
+    const a2 = expectOk(
+      await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: other, name: "Other" } }),
+      201,
+    );
     expect(a2.letter).toBe("A");
   });
 
   it("gives concurrent creations on one service distinct letters", async () => {
     const f = await queueFixture("pro");
     const results = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: `Q${i}` } })),
+      Array.from({ length: 5 }, (_, i) =>
+        call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: `Q${i}` } }),
+      ),
     );
     const letters = results.map((r) => expectOk(r, 201).letter);
     expect(new Set(letters).size).toBe(5);
@@ -72,10 +83,19 @@ describe("POST /v1/business/queues", () => {
   it("answers 404 for a service of another organization and 403 for an operator", async () => {
     const f = await queueFixture("pro");
     const stranger = await queueFixture("pro");
-    expectError(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: stranger.serviceId, name: "X" } }), 404, "NOT_FOUND", "serviceId");
+    expectError(
+      await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: stranger.serviceId, name: "X" } }),
+      404,
+      "NOT_FOUND",
+      "serviceId",
+    );
     const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(
-      await call("POST", "/v1/business/queues", { token: operator.token, headers: { "X-Organization-Id": f.organizationId }, body: { serviceId: f.serviceId, name: "X" } }),
+      await call("POST", "/v1/business/queues", {
+        token: operator.token,
+        headers: { "X-Organization-Id": f.organizationId },
+        body: { serviceId: f.serviceId, name: "X" },
+      }),
       403,
       "AUTHORIZATION_ERROR",
     );
@@ -88,7 +108,10 @@ describe("GET /v1/business/queues and /v1/queues/{id}", () => {
     const f = await queueFixture("pro");
     const ids = [f.queueId];
     for (let i = 0; i < 3; i++) {
-      ids.push(expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: `Q${i}` } }), 201).id);
+      ids.push(
+        expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: `Q${i}` } }), 201)
+          .id,
+      );
     }
     const otherService = await insertService(f.organizationId);
     await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: otherService, name: "Other" } });
@@ -156,7 +179,8 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
             const value = Reflect.get(target, prop, target);
             if (typeof value !== "function") return value;
             if (prop === "bind") return (...args: unknown[]) => delayed(value.apply(target, args));
-            if (["run", "all", "first", "raw"].includes(String(prop))) return async (...args: unknown[]) => (await late, value.apply(target, args));
+            if (["run", "all", "first", "raw"].includes(String(prop)))
+              return async (...args: unknown[]) => (await late, value.apply(target, args));
             return value.bind(target);
           },
         });
@@ -187,7 +211,12 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
     const path = `/v1/business/queues/${f.queueId}/status`;
     expectError(await call("PATCH", path, { token: f.owner.token, body: { status: "open" } }), 400, "VALIDATION_ERROR", "status");
     expectError(await call("PATCH", path, { token: f.owner.token, body: {} }), 400, "VALIDATION_ERROR", "status");
-    expectError(await call("PATCH", path, { token: f.owner.token, body: { status: "active", name: "x" } }), 400, "VALIDATION_ERROR", "name");
+    expectError(
+      await call("PATCH", path, { token: f.owner.token, body: { status: "active", name: "x" } }),
+      400,
+      "VALIDATION_ERROR",
+      "name",
+    );
     const operator = await addMember(f.owner, f.organizationId, "operator");
     expectError(await call("PATCH", path, { token: operator.token, body: { status: "paused" } }), 403, "AUTHORIZATION_ERROR");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }));
@@ -215,10 +244,22 @@ describe("PATCH /v1/business/queues/{queueId}", () => {
       }),
     );
     expect(patched).toMatchObject({ name: "Counter 1", description: null, maxCapacity: 3, noShowTimeoutMinutes: 2, letter: "A" });
-    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token: f.owner.token }))).toMatchObject({ name: "Counter 1", maxCapacity: 3, noShowTimeoutMinutes: 2 });
-    expect(expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { maxCapacity: null } })).maxCapacity).toBeNull();
+    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token: f.owner.token }))).toMatchObject({
+      name: "Counter 1",
+      maxCapacity: 3,
+      noShowTimeoutMinutes: 2,
+    });
+    expect(
+      expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { maxCapacity: null } })).maxCapacity,
+    ).toBeNull();
     expect(expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: {} })).name).toBe("Counter 1");
-    const created = expectOk(await call("POST", "/v1/business/queues", { token: f.owner.token, body: { serviceId: f.serviceId, name: "Lab", noShowTimeoutMinutes: 15 } }), 201);
+    const created = expectOk(
+      await call("POST", "/v1/business/queues", {
+        token: f.owner.token,
+        body: { serviceId: f.serviceId, name: "Lab", noShowTimeoutMinutes: 15 },
+      }),
+      201,
+    );
     expect(created.noShowTimeoutMinutes).toBe(15);
   });
 

@@ -67,7 +67,9 @@ describe("per API key", () => {
     testClock.set("2026-03-02T23:50:00.000Z");
     const { org, key, path } = await starterKey();
     // An enterprise organization with a small custom daily limit keeps this test fast.
-    await env.DB.prepare("UPDATE subscriptions SET plan = 'enterprise', custom_rate_per_minute = 30, custom_rate_per_day = 70 WHERE organization_id = ?")
+    await env.DB.prepare(
+      "UPDATE subscriptions SET plan = 'enterprise', custom_rate_per_minute = 30, custom_rate_per_day = 70 WHERE organization_id = ?",
+    )
       .bind(org.id)
       .run();
     let allowed = 0;
@@ -78,7 +80,9 @@ describe("per API key", () => {
         else {
           expectError(res, 429, "API_RATE_LIMIT_EXCEEDED");
           expect(res.body.error.details).toMatchObject({ limit: 70, reset: "2026-03-03T00:00:00.000Z" });
-          expect(Number(res.headers.get("Retry-After"))).toBe(Math.ceil((Date.parse("2026-03-03T00:00:00.000Z") - Date.parse("2026-03-02T23:52:00.000Z")) / 1000));
+          expect(Number(res.headers.get("Retry-After"))).toBe(
+            Math.ceil((Date.parse("2026-03-03T00:00:00.000Z") - Date.parse("2026-03-02T23:52:00.000Z")) / 1000),
+          );
         }
       }
       testClock.advance(60_000);
@@ -103,9 +107,7 @@ describe("per IP without a credential", () => {
   it("allows 120 requests a minute per IP, then 429; other IPs are unaffected", { timeout: 120_000 }, async () => {
     testClock.set(WINDOW_START);
     const ip = "203.0.113.7";
-    const results = await Promise.all(
-      Array.from({ length: 125 }, () => call("GET", "/v1/docs", { headers: { "CF-Connecting-IP": ip } })),
-    );
+    const results = await Promise.all(Array.from({ length: 125 }, () => call("GET", "/v1/docs", { headers: { "CF-Connecting-IP": ip } })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(120);
     const refused = results.filter((r) => r.status === 429);
     expect(refused).toHaveLength(5);

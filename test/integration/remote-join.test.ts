@@ -114,7 +114,11 @@ describe("POST /v1/queues/{queueId}/eligibility", () => {
     const other = await queueFixture("pro");
     const stranger = await createApiKey(other.owner, other.organizationId, ["admin"]);
     expectError(await call("POST", `/v1/queues/${f.queueId}/eligibility`, { apiKey: stranger.key, body: near(10) }), 404, "NOT_FOUND");
-    expectError(await call("POST", "/v1/queues/que_00000000000000000000/eligibility", { token: f.owner.token, body: near(10) }), 404, "NOT_FOUND");
+    expectError(
+      await call("POST", "/v1/queues/que_00000000000000000000/eligibility", { token: f.owner.token, body: near(10) }),
+      404,
+      "NOT_FOUND",
+    );
   });
 
   it.each([
@@ -175,14 +179,22 @@ describe("POST /v1/remote-join/{queueId}/start", () => {
   it("follows the queue's rules: paused queues refuse", async () => {
     const g = await queueFixture("pro");
     expectOk(await call("PATCH", `/v1/business/queues/${g.queueId}/status`, { token: g.owner.token, body: { status: "paused" } }));
-    expectError(await call("POST", `/v1/remote-join/${g.queueId}/start`, { token: (await customer()).token, body: near(10) }), 409, "QUEUE_PAUSED");
+    expectError(
+      await call("POST", `/v1/remote-join/${g.queueId}/start`, { token: (await customer()).token, body: near(10) }),
+      409,
+      "QUEUE_PAUSED",
+    );
   });
 
   it("needs a user session", async () => {
     const key = await createApiKey(f.owner, f.organizationId, ["admin"]);
     expectError(await call("POST", `/v1/remote-join/${f.queueId}/start`, { apiKey: key.key, body: near(10) }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("POST", `/v1/remote-join/${f.queueId}/start`, { body: near(10) }), 401, "AUTHENTICATION_ERROR");
-    expectError(await call("POST", "/v1/remote-join/que_00000000000000000000/start", { token: f.owner.token, body: near(10) }), 404, "NOT_FOUND");
+    expectError(
+      await call("POST", "/v1/remote-join/que_00000000000000000000/start", { token: f.owner.token, body: near(10) }),
+      404,
+      "NOT_FOUND",
+    );
   });
 
   it.each([
@@ -317,7 +329,10 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
     const joined = await start(user, g.queueId);
     const confirm = () => call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body: { method: "qr_scan" } });
     expectError(await confirm(), 409, "INVALID_STATE");
-    const qr = expectOk(await call("POST", "/v1/qr-tokens", { token: g.owner.token, body: { purpose: "queue_join", queueId: g.queueId } }), 201);
+    const qr = expectOk(
+      await call("POST", "/v1/qr-tokens", { token: g.owner.token, body: { purpose: "queue_join", queueId: g.queueId } }),
+      201,
+    );
     // Scanning the door's code on arrival gives back the ticket held, not a second one.
     const scan = expectOk(await call("POST", "/v1/qr/scan", { token: user.token, body: { token: qr.token, ...near(20) } }));
     expect([scan.action, scan.ticket.id]).toEqual(["already_in_queue", joined.ticket.id]);
@@ -335,12 +350,17 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
     const confirm = () => call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body: { method: "nfc_scan" } });
     expectError(await confirm(), 409, "INVALID_STATE");
     const nfcId = `rj-${g.queueId}`;
-    expectOk(await call("POST", "/v1/nfc/tags", { token: g.owner.token, body: { nfcId, queueId: g.queueId, locationName: "Door", ...SITE } }), 201);
+    expectOk(
+      await call("POST", "/v1/nfc/tags", { token: g.owner.token, body: { nfcId, queueId: g.queueId, locationName: "Door", ...SITE } }),
+      201,
+    );
     // Someone else's scan is no proof of this owner's arrival.
     const other = await customer();
     expectOk(await call("POST", "/v1/nfc/scan", { token: other.token, body: { nfcId, ...near(5) } }), 201);
     expectError(await confirm(), 409, "INVALID_STATE");
-    expect(expectOk(await call("POST", "/v1/nfc/scan", { token: user.token, body: { nfcId, ...near(5) } })).action).toBe("already_in_queue");
+    expect(expectOk(await call("POST", "/v1/nfc/scan", { token: user.token, body: { nfcId, ...near(5) } })).action).toBe(
+      "already_in_queue",
+    );
     expect(expectOk(await confirm()).remoteJoin).toMatchObject({ status: "arrived", confirmMethod: "nfc_scan" });
   });
 
@@ -378,7 +398,12 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
   ])("refuses %s", async (_label, body, field) => {
     const user = await customer();
     const joined = await start(user, f.queueId, near(10));
-    expectError(await call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body }), 400, "VALIDATION_ERROR", field);
+    expectError(
+      await call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body }),
+      400,
+      "VALIDATION_ERROR",
+      field,
+    );
   });
 });
 
@@ -416,7 +441,11 @@ describe("clocks run by the sweep", () => {
     // Restored, it starts its journey again with fresh clocks.
     testClock.set(t0 + 11 * MIN);
     expectOk(await call("POST", `/v1/tickets/${id}/recover`, { token: g.owner.token, body: { recoveryOption: "restore" } }));
-    expect((await remote(id, user.token)).remoteJoin).toMatchObject({ status: "pending", lastLocationAt: "2026-06-01T09:11:00.000Z", warnedAt: null });
+    expect((await remote(id, user.token)).remoteJoin).toMatchObject({
+      status: "pending",
+      lastLocationAt: "2026-06-01T09:11:00.000Z",
+      warnedAt: null,
+    });
   });
 
   it("a location update restarts the inactivity clock and clears the warning", async () => {
@@ -484,7 +513,11 @@ describe("clocks run by the sweep", () => {
     expectError(res, 403, "REMOTE_JOIN_PENALTY");
     expect(res.body.error.details).toEqual({ status: "penalty", until: new Date(penaltyEnd).toISOString() });
     const other = await queueFixture("pro");
-    expectError(await call("POST", `/v1/remote-join/${other.queueId}/start`, { token: user.token, body: near(10) }), 403, "REMOTE_JOIN_PENALTY");
+    expectError(
+      await call("POST", `/v1/remote-join/${other.queueId}/start`, { token: user.token, body: near(10) }),
+      403,
+      "REMOTE_JOIN_PENALTY",
+    );
     expect(expectOk(await call("POST", `/v1/queues/${g.queueId}/eligibility`, { token: user.token, body: near(10) }))).toMatchObject({
       eligible: false,
       reason: "penalty",
@@ -504,9 +537,9 @@ describe("clocks run by the sweep", () => {
     const old = await expireOne(user, g.queueId, t0);
     const recent = await expireOne(user, g.queueId, t0 + 7 * 24 * 60 * MIN);
     const stored = async () =>
-      (await env.DB.prepare("SELECT ticket_id FROM remote_join_expiries WHERE user_id = ? ORDER BY expired_at").bind(user.id).all<any>()).results.map(
-        (r) => r.ticket_id,
-      );
+      (
+        await env.DB.prepare("SELECT ticket_id FROM remote_join_expiries WHERE user_id = ? ORDER BY expired_at").bind(user.id).all<any>()
+      ).results.map((r) => r.ticket_id);
     const oldExpiredAt = t0 + 30 * MIN;
     await sweep(oldExpiredAt + 8 * 24 * 60 * MIN);
     expect(await stored()).toEqual([old, recent]);

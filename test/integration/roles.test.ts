@@ -125,10 +125,25 @@ const ROUTES: RouteCase[] = [
   { method: "GET", path: (f) => `/v1/services/organization/search?organizationId=${f.org.id}`, permission: "SERVICE_VIEW" },
   { method: "GET", path: () => "/v1/business/dashboard", permission: "ANALYTICS_VIEW" },
   // Queues and tickets
-  { method: "POST", path: () => "/v1/business/queues", body: (f) => ({ serviceId: f.serviceId, name: unique("q") }), permission: "QUEUE_MANAGE" },
+  {
+    method: "POST",
+    path: () => "/v1/business/queues",
+    body: (f) => ({ serviceId: f.serviceId, name: unique("q") }),
+    permission: "QUEUE_MANAGE",
+  },
   { method: "GET", path: () => "/v1/business/queues", permission: "QUEUE_VIEW" },
-  { method: "PATCH", path: (f) => `/v1/business/queues/${f.queueId}/status`, body: () => ({ status: "active" }), permission: "QUEUE_MANAGE" },
-  { method: "PATCH", path: (f) => `/v1/business/queues/${f.queueId}`, body: () => ({ description: "Renamed" }), permission: "QUEUE_MANAGE" },
+  {
+    method: "PATCH",
+    path: (f) => `/v1/business/queues/${f.queueId}/status`,
+    body: () => ({ status: "active" }),
+    permission: "QUEUE_MANAGE",
+  },
+  {
+    method: "PATCH",
+    path: (f) => `/v1/business/queues/${f.queueId}`,
+    body: () => ({ description: "Renamed" }),
+    permission: "QUEUE_MANAGE",
+  },
   { method: "GET", path: (f) => `/v1/queues/${f.queueId}/tickets`, permission: "QUEUE_VIEW" },
   { method: "POST", path: (f) => `/v1/queues/${f.queueId}/operator-join`, body: () => ({}), permission: "QUEUE_OPERATE" },
   { method: "POST", path: (f) => `/v1/queues/${f.queueId}/vip-ticket`, body: () => ({}), permission: "QUEUE_OPERATE" },
@@ -156,14 +171,37 @@ const ROUTES: RouteCase[] = [
   // Widget: any member or key may read; joining needs the widget permission or QUEUE_OPERATE.
   { method: "GET", path: (f) => `/v1/widget/organization/${f.org.id}/info`, permission: "member" },
   { method: "GET", path: (f) => `/v1/widget/organization/${f.org.id}/display-board`, permission: "member" },
-  { method: "POST", path: (f) => `/v1/widget/queue/${f.queueId}/join`, body: () => ({}), permission: "QUEUE_OPERATE", keyPermission: ["WIDGET", "QUEUE_OPERATE"] },
-  { method: "POST", path: (f) => `/v1/queues/${f.queueId}/eligibility`, body: () => ({ latitude: 48.85, longitude: 2.35 }), permission: "member", keyPermission: "QUEUE_VIEW" },
-  { method: "POST", path: (_f, x) => `/v1/remote-join/${x.ticketId}/confirm`, body: () => ({ method: "manual" }), permission: "QUEUE_OPERATE", prepare: newRemoteJoin },
+  {
+    method: "POST",
+    path: (f) => `/v1/widget/queue/${f.queueId}/join`,
+    body: () => ({}),
+    permission: "QUEUE_OPERATE",
+    keyPermission: ["WIDGET", "QUEUE_OPERATE"],
+  },
+  {
+    method: "POST",
+    path: (f) => `/v1/queues/${f.queueId}/eligibility`,
+    body: () => ({ latitude: 48.85, longitude: 2.35 }),
+    permission: "member",
+    keyPermission: "QUEUE_VIEW",
+  },
+  {
+    method: "POST",
+    path: (_f, x) => `/v1/remote-join/${x.ticketId}/confirm`,
+    body: () => ({ method: "manual" }),
+    permission: "QUEUE_OPERATE",
+    prepare: newRemoteJoin,
+  },
   { method: "GET", path: (_f, x) => `/v1/remote-join/${x.ticketId}`, permission: "QUEUE_VIEW", prepare: newRemoteJoin },
   // Billing (issue 13): owners and admins; keys read with read:analytics and change with admin.
   { method: "GET", path: (f) => `/v1/billing/subscription/${f.org.id}`, permission: "ORG_MANAGE", keyPermission: "ANALYTICS_VIEW" },
   { method: "PATCH", path: (f) => `/v1/billing/subscription/${f.org.id}`, body: () => ({ plan: "enterprise" }), permission: "ORG_MANAGE" },
-  { method: "POST", path: (f) => `/v1/billing/subscription/${f.org.id}/cancel`, body: () => ({ reason: "roles test" }), permission: "ORG_MANAGE" },
+  {
+    method: "POST",
+    path: (f) => `/v1/billing/subscription/${f.org.id}/cancel`,
+    body: () => ({ reason: "roles test" }),
+    permission: "ORG_MANAGE",
+  },
   { method: "GET", path: (f) => `/v1/billing/usage/${f.org.id}`, permission: "ORG_MANAGE", keyPermission: "ANALYTICS_VIEW" },
   { method: "GET", path: (f) => `/v1/billing/usage/${f.org.id}/history`, permission: "ORG_MANAGE", keyPermission: "ANALYTICS_VIEW" },
   {
@@ -190,7 +228,12 @@ const ROUTES: RouteCase[] = [
     permission: "WEBHOOK_MANAGE",
     prepare: async () => (fakeInternet({ "hooks.matrix-shop.com": { A: ["93.184.216.34"] } }), {}),
   },
-  { method: "GET", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  {
+    method: "GET",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`,
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
   {
     method: "PATCH",
     path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`,
@@ -198,10 +241,30 @@ const ROUTES: RouteCase[] = [
     permission: "WEBHOOK_MANAGE",
     prepare: seededWebhook,
   },
-  { method: "DELETE", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
-  { method: "GET", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/deliveries`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
-  { method: "POST", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/rotate-secret`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
-  { method: "POST", path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/test`, permission: "WEBHOOK_MANAGE", prepare: seededWebhook },
+  {
+    method: "DELETE",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}`,
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
+  {
+    method: "GET",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/deliveries`,
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
+  {
+    method: "POST",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/rotate-secret`,
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
+  {
+    method: "POST",
+    path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/test`,
+    permission: "WEBHOOK_MANAGE",
+    prepare: seededWebhook,
+  },
   {
     method: "POST",
     path: (f, x) => `/v1/organizations/${f.org.id}/webhooks/${x.webhookId}/deliveries/${x.deliveryId}/redeliver`,
@@ -225,7 +288,9 @@ async function seededWebhook(f: Fixture): Promise<Extra> {
   const webhookId = `whk_${suffix()}`;
   const deliveryId = `dlv_${suffix()}`;
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.matrix-shop.com/in', '[\"*\"]', 0, 'whsec_AAAA', 0, 0)").bind(webhookId, f.org.id),
+    env.DB.prepare(
+      "INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.matrix-shop.com/in', '[\"*\"]', 0, 'whsec_AAAA', 0, 0)",
+    ).bind(webhookId, f.org.id),
     env.DB.prepare(
       "INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, payload, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'ticket.called', '{}', 'succeeded', 0, 0)",
     ).bind(deliveryId, webhookId, f.org.id, `evt_${suffix()}`),
@@ -264,7 +329,12 @@ function callers(f: Fixture): Caller[] {
 }
 
 /** Names the table's rows with their path templates. */
-const PLACEHOLDERS = { org: { id: "{organizationId}" }, locationId: "{locationId}", serviceId: "{serviceId}", queueId: "{queueId}" } as Fixture;
+const PLACEHOLDERS = {
+  org: { id: "{organizationId}" },
+  locationId: "{locationId}",
+  serviceId: "{serviceId}",
+  queueId: "{queueId}",
+} as Fixture;
 const PLACEHOLDER_EXTRA: Extra = new Proxy({}, { get: (_target, name) => `{${String(name)}}` });
 
 function expectAllowed(res: ApiResponse, label: string): void {

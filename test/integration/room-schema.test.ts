@@ -7,7 +7,10 @@ import { room } from "../helpers/catalog";
 // the next start runs it again from a clean slate.
 
 function tables(storage: DurableObjectStorage): string[] {
-  return storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((r) => r.name);
+  return storage.sql
+    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+    .toArray()
+    .map((r) => r.name);
 }
 
 function applied(storage: DurableObjectStorage): number {

@@ -19,17 +19,28 @@ async function setup(opts: { plan?: "starter" | "pro"; type?: string } = {}) {
 }
 
 async function addLocation(user: TestUser, organizationId: string, name = "Branch") {
-  return expectOk(await call("POST", "/v1/locations", { token: user.token, body: { organizationId, name, address: "2 rue", ...PARIS } }), 201);
-}
-
-async function addService(user: TestUser, locationIds: string[], extra: Record<string, unknown> = {}) {
   return expectOk(
-    await call("POST", "/v1/services", { token: user.token, body: { name: "Teller", locationIds, serviceTypeId: "st_bank_teller", ...extra } }),
+    await call("POST", "/v1/locations", { token: user.token, body: { organizationId, name, address: "2 rue", ...PARIS } }),
     201,
   );
 }
 
-async function insertQueue(organizationId: string, serviceId: string, letter: string, extra: { status?: string; archivedAt?: number } = {}) {
+async function addService(user: TestUser, locationIds: string[], extra: Record<string, unknown> = {}) {
+  return expectOk(
+    await call("POST", "/v1/services", {
+      token: user.token,
+      body: { name: "Teller", locationIds, serviceTypeId: "st_bank_teller", ...extra },
+    }),
+    201,
+  );
+}
+
+async function insertQueue(
+  organizationId: string,
+  serviceId: string,
+  letter: string,
+  extra: { status?: string; archivedAt?: number } = {},
+) {
   const id = newId("que");
   await env.DB.prepare(
     "INSERT INTO queues (id, organization_id, service_id, name, letter, status, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)",
@@ -40,14 +51,32 @@ async function insertQueue(organizationId: string, serviceId: string, letter: st
 }
 
 let ticketNumber = 0;
-async function insertTicket(t: { queueId: string; serviceId: string; organizationId: string; status: string; servedAt?: number; createdAt?: number }) {
+async function insertTicket(t: {
+  queueId: string;
+  serviceId: string;
+  organizationId: string;
+  status: string;
+  servedAt?: number;
+  createdAt?: number;
+}) {
   ticketNumber += 1;
   const at = t.createdAt ?? Date.parse("2026-03-02T09:00:00.000Z");
   await env.DB.prepare(
     `INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size, is_priority, is_ghost_mode, source, served_at, created_at, updated_at, version)
      VALUES (?, ?, ?, ?, 'usr_x', ?, ?, ?, 1, 0, 0, 'app', ?, ?, ?, 1)`,
   )
-    .bind(`tkt_${t.queueId.slice(4)}${String(ticketNumber).padStart(12, "0")}`, t.queueId, t.serviceId, t.organizationId, ticketNumber, `A-${ticketNumber}`, t.status, t.servedAt ?? null, at, at)
+    .bind(
+      `tkt_${t.queueId.slice(4)}${String(ticketNumber).padStart(12, "0")}`,
+      t.queueId,
+      t.serviceId,
+      t.organizationId,
+      ticketNumber,
+      `A-${ticketNumber}`,
+      t.status,
+      t.servedAt ?? null,
+      at,
+      at,
+    )
     .run();
 }
 
@@ -58,7 +87,11 @@ describe("GET /v1/services/types", () => {
     expect(ids).toContain("st_bank_teller");
     expect(ids).toContain("st_other_reception");
     expect(ids).not.toContain("st_health_lab");
-    expect(types.find((t: any) => t.id === "st_bank_teller")).toEqual({ id: "st_bank_teller", name: { fr: "Guichet", en: "Teller" }, organizationType: "banking" });
+    expect(types.find((t: any) => t.id === "st_bank_teller")).toEqual({
+      id: "st_bank_teller",
+      name: { fr: "Guichet", en: "Teller" },
+      organizationType: "banking",
+    });
     const all = expectOk(await call("GET", "/v1/services/types"));
     expect(all.length).toBeGreaterThan(types.length);
   });
@@ -91,7 +124,10 @@ describe("POST /v1/services", () => {
   it("accepts an `other` type for any organization and refuses a type of another organization type", async () => {
     const { user, loc } = await setup({ type: "healthcare" });
     expectError(
-      await call("POST", "/v1/services", { token: user.token, body: { name: "x", locationIds: [loc.id], serviceTypeId: "st_bank_teller" } }),
+      await call("POST", "/v1/services", {
+        token: user.token,
+        body: { name: "x", locationIds: [loc.id], serviceTypeId: "st_bank_teller" },
+      }),
       400,
       "VALIDATION_ERROR",
       "serviceTypeId",
@@ -108,13 +144,20 @@ describe("POST /v1/services", () => {
   it("allows one service on starter: the second is 402 PLAN_REQUIRED, and leaves nothing behind", async () => {
     const { user, org, loc } = await setup();
     await addService(user, [loc.id]);
-    const res = await call("POST", "/v1/services", { token: user.token, body: { name: "Second", locationIds: [loc.id], serviceTypeId: "st_bank_teller" } });
+    const res = await call("POST", "/v1/services", {
+      token: user.token,
+      body: { name: "Second", locationIds: [loc.id], serviceTypeId: "st_bank_teller" },
+    });
     expectError(res, 402, "PLAN_REQUIRED");
     expect(res.body.error.details).toMatchObject({ requiredPlan: "pro", currentPlan: "starter" });
-    const links = await env.DB.prepare("SELECT count(*) AS n FROM service_locations WHERE location_id = ?").bind(loc.id).first<{ n: number }>();
+    const links = await env.DB.prepare("SELECT count(*) AS n FROM service_locations WHERE location_id = ?")
+      .bind(loc.id)
+      .first<{ n: number }>();
     expect(links?.n).toBe(1);
     const racing = await Promise.all(
-      [1, 2, 3].map(() => call("POST", "/v1/services", { token: user.token, body: { name: "Race", locationIds: [loc.id], serviceTypeId: "st_bank_teller" } })),
+      [1, 2, 3].map(() =>
+        call("POST", "/v1/services", { token: user.token, body: { name: "Race", locationIds: [loc.id], serviceTypeId: "st_bank_teller" } }),
+      ),
     );
     expect(racing.every((r) => r.status === 402)).toBe(true);
     await env.DB.prepare("UPDATE subscriptions SET plan = 'pro' WHERE organization_id = ?").bind(org.id).run();
@@ -124,7 +167,12 @@ describe("POST /v1/services", () => {
   it("counts exactly under concurrency on starter", async () => {
     const { user, loc } = await setup();
     const results = await Promise.all(
-      [1, 2, 3, 4].map((i) => call("POST", "/v1/services", { token: user.token, body: { name: `S${i}`, locationIds: [loc.id], serviceTypeId: "st_bank_teller" } })),
+      [1, 2, 3, 4].map((i) =>
+        call("POST", "/v1/services", {
+          token: user.token,
+          body: { name: `S${i}`, locationIds: [loc.id], serviceTypeId: "st_bank_teller" },
+        }),
+      ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 402)).toHaveLength(3);
@@ -151,7 +199,12 @@ describe("POST /v1/services", () => {
     expectError(await call("POST", "/v1/services", { token: user.token, body: body([other.loc.id]) }), 404, "NOT_FOUND");
     const mixed = await call("POST", "/v1/services", { token: user.token, body: body([loc.id, other.loc.id]) });
     expectError(mixed, 404, "NOT_FOUND", "locationIds");
-    expectError(await call("POST", "/v1/services", { token: user.token, body: body(["loc_00000000000000000000"]) }), 404, "NOT_FOUND", "locationIds");
+    expectError(
+      await call("POST", "/v1/services", { token: user.token, body: body(["loc_00000000000000000000"]) }),
+      404,
+      "NOT_FOUND",
+      "locationIds",
+    );
     const operator = await addMember(user, org.id, "operator");
     expectError(await call("POST", "/v1/services", { token: operator.token, body: body([loc.id]) }), 403, "AUTHORIZATION_ERROR");
   });
@@ -186,7 +239,10 @@ describe("GET /v1/business/services", () => {
       ],
       statistics: { queueCount: 2, waitingCount: 3, servedToday: 1 },
     });
-    expect(list.find((s: any) => s.id === empty.id)).toMatchObject({ queues: [], statistics: { queueCount: 0, waitingCount: 0, servedToday: 0 } });
+    expect(list.find((s: any) => s.id === empty.id)).toMatchObject({
+      queues: [],
+      statistics: { queueCount: 0, waitingCount: 0, servedToday: 0 },
+    });
   });
 
   it("filters by ids and pages", async () => {
@@ -209,7 +265,9 @@ describe("GET /v1/business/services", () => {
     expectError(await call("GET", "/v1/business/services?limit=101", { token: user.token }), 400, "VALIDATION_ERROR", "limit");
     expectError(await call("GET", "/v1/business/services?offset=-1", { token: user.token }), 400, "VALIDATION_ERROR", "offset");
     const hundred = [ids[0], ...Array.from({ length: 99 }, (_, i) => `svc_${i}`)].join(",");
-    expect(expectOk(await call("GET", `/v1/business/services?ids=${hundred}&limit=100`, { token: user.token })).map((s: any) => s.id)).toEqual([ids[0]]);
+    expect(
+      expectOk(await call("GET", `/v1/business/services?ids=${hundred}&limit=100`, { token: user.token })).map((s: any) => s.id),
+    ).toEqual([ids[0]]);
     const tooMany = Array.from({ length: 101 }, (_, i) => `svc_${i}`).join(",");
     expectError(await call("GET", `/v1/business/services?ids=${tooMany}`, { token: user.token }), 400, "VALIDATION_ERROR", "ids");
   });
@@ -233,10 +291,24 @@ describe("GET/PATCH/DELETE /v1/services/{id}", () => {
     const updated = expectOk(
       await call("PATCH", `/v1/services/${svc.id}`, {
         token: user.token,
-        body: { name: "Renamed", status: "inactive", locationIds: [other.id], description: null, maxRemoteJoinRadiusKm: null, serviceTypeId: "st_other_general" },
+        body: {
+          name: "Renamed",
+          status: "inactive",
+          locationIds: [other.id],
+          description: null,
+          maxRemoteJoinRadiusKm: null,
+          serviceTypeId: "st_other_general",
+        },
       }),
     );
-    expect(updated).toMatchObject({ name: "Renamed", status: "inactive", locationIds: [other.id], description: null, maxRemoteJoinRadiusKm: null, serviceTypeId: "st_other_general" });
+    expect(updated).toMatchObject({
+      name: "Renamed",
+      status: "inactive",
+      locationIds: [other.id],
+      description: null,
+      maxRemoteJoinRadiusKm: null,
+      serviceTypeId: "st_other_general",
+    });
     expect(updated.updatedAt > svc.updatedAt).toBe(true);
     const again = expectOk(await call("GET", `/v1/services/${svc.id}`, { token: user.token }));
     expect(again).toEqual(updated);
@@ -261,8 +333,18 @@ describe("GET/PATCH/DELETE /v1/services/{id}", () => {
     const { user, loc } = await setup();
     const other = await setup();
     const svc = await addService(user, [loc.id]);
-    expectError(await call("PATCH", `/v1/services/${svc.id}`, { token: user.token, body: { locationIds: [other.loc.id] } }), 404, "NOT_FOUND", "locationIds");
-    expectError(await call("PATCH", `/v1/services/${svc.id}`, { token: user.token, body: { serviceTypeId: "st_health_lab" } }), 400, "VALIDATION_ERROR", "serviceTypeId");
+    expectError(
+      await call("PATCH", `/v1/services/${svc.id}`, { token: user.token, body: { locationIds: [other.loc.id] } }),
+      404,
+      "NOT_FOUND",
+      "locationIds",
+    );
+    expectError(
+      await call("PATCH", `/v1/services/${svc.id}`, { token: user.token, body: { serviceTypeId: "st_health_lab" } }),
+      400,
+      "VALIDATION_ERROR",
+      "serviceTypeId",
+    );
     expect(expectOk(await call("GET", `/v1/services/${svc.id}`, { token: user.token })).locationIds).toEqual([loc.id]);
   });
 
@@ -304,11 +386,17 @@ describe("GET /v1/services/organization/search", () => {
     await addService(user, [loc.id], { name: "Loans" });
     expectOk(await call("PATCH", `/v1/services/${paused.id}`, { token: user.token, body: { status: "pending" } }));
     const operator = await addMember(user, org.id, "operator");
-    const active = expectOk(await call("GET", `/v1/services/organization/search?organizationId=${org.id}&q=CASH`, { token: operator.token }));
+    const active = expectOk(
+      await call("GET", `/v1/services/organization/search?organizationId=${org.id}&q=CASH`, { token: operator.token }),
+    );
     expect(active.map((s: any) => s.name)).toEqual(["Cash desk"]);
-    const all = expectOk(await call("GET", `/v1/services/organization/search?organizationId=${org.id}&q=cash&activeOnly=false`, { token: operator.token }));
+    const all = expectOk(
+      await call("GET", `/v1/services/organization/search?organizationId=${org.id}&q=cash&activeOnly=false`, { token: operator.token }),
+    );
     expect(all.map((s: any) => s.name)).toEqual(["Cash desk", "Cash advance"]);
-    const everything = await call("GET", `/v1/services/organization/search?organizationId=${org.id}&activeOnly=false`, { token: user.token });
+    const everything = await call("GET", `/v1/services/organization/search?organizationId=${org.id}&activeOnly=false`, {
+      token: user.token,
+    });
     expect(everything.body.meta.total).toBe(3);
   });
 
@@ -322,7 +410,11 @@ describe("GET /v1/services/organization/search", () => {
       "VALIDATION_ERROR",
       "activeOnly",
     );
-    expectError(await call("GET", `/v1/services/organization/search?organizationId=${other.org.id}`, { token: user.token }), 404, "NOT_FOUND");
+    expectError(
+      await call("GET", `/v1/services/organization/search?organizationId=${other.org.id}`, { token: user.token }),
+      404,
+      "NOT_FOUND",
+    );
     expectError(await call("GET", `/v1/services/organization/search?organizationId=${other.org.id}`), 401, "AUTHENTICATION_ERROR");
   });
 });

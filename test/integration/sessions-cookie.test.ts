@@ -34,7 +34,10 @@ const setCookies = (headers: Headers) => (headers as Headers & { getSetCookie():
 describe("a stale cookie never blocks signing in", () => {
   it("login with an expired cookie logs in and replaces it", async () => {
     const user = await staleUser();
-    const res = await call("POST", "/v1/auth/login", { ...withCookie(user.token, freshIp()), body: { email: user.email, password: "correct horse battery" } });
+    const res = await call("POST", "/v1/auth/login", {
+      ...withCookie(user.token, freshIp()),
+      body: { email: user.email, password: "correct horse battery" },
+    });
     const data = expectOk(res);
     expect(data.session.token).not.toBe(user.token);
     expect(setCookies(res.headers)).toEqual([expect.stringMatching(/^service\.session_token=sess_/)]);
@@ -45,7 +48,13 @@ describe("a stale cookie never blocks signing in", () => {
     for (const cookie of ["garbage", stale.token, "sess_unknown0000000000"]) {
       const res = await call("POST", "/v1/auth/register", {
         ...withCookie(cookie, freshIp()),
-        body: { email: `${unique("fresh")}@example.com`, password: "correct horse battery", firstName: "A", lastName: "B", accountType: "customer" },
+        body: {
+          email: `${unique("fresh")}@example.com`,
+          password: "correct horse battery",
+          firstName: "A",
+          lastName: "B",
+          accountType: "customer",
+        },
       });
       expectOk(res, 201);
     }
@@ -101,7 +110,10 @@ describe("a 401 caused by the cookie clears it", () => {
     const user = await staleUser();
     const f = await queueFixture("pro");
     testClock.advance(IDLE_EXPIRY_MS + 60_000);
-    const res = await call("GET", `/v1/widget/queue/${f.queueId}/status`, { token: user.token, headers: { "CF-Connecting-IP": freshIp() } });
+    const res = await call("GET", `/v1/widget/queue/${f.queueId}/status`, {
+      token: user.token,
+      headers: { "CF-Connecting-IP": freshIp() },
+    });
     expectError(res, 401, "TOKEN_EXPIRED");
     expect(setCookies(res.headers)).toEqual([]);
   });
@@ -128,7 +140,11 @@ describe("logout always clears the cookie", () => {
 
   it("with an expired, unknown or no cookie: answers 200 and clears it", async () => {
     const user = await staleUser();
-    for (const opts of [withCookie(user.token, freshIp()), withCookie("sess_unknown0000000000", freshIp()), { headers: { "CF-Connecting-IP": freshIp() } }]) {
+    for (const opts of [
+      withCookie(user.token, freshIp()),
+      withCookie("sess_unknown0000000000", freshIp()),
+      { headers: { "CF-Connecting-IP": freshIp() } },
+    ]) {
       const res = await call("POST", "/v1/auth/logout", opts);
       expect(expectOk(res)).toEqual({ loggedOut: true });
       expect(setCookies(res.headers)).toEqual([CLEARED]);
@@ -138,7 +154,10 @@ describe("logout always clears the cookie", () => {
   it("with an API key: 403, and the cookie is cleared all the same", async () => {
     testClock.set("2026-03-02T08:00:00.000Z");
     const f = await queueFixture("pro");
-    const key = expectOk(await call("POST", `/v1/organizations/${f.organizationId}/api-keys`, { token: f.owner.token, body: { name: unique("k") } }), 201).key;
+    const key = expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/api-keys`, { token: f.owner.token, body: { name: unique("k") } }),
+      201,
+    ).key;
     const res = await call("POST", "/v1/auth/logout", { apiKey: key, headers: { "CF-Connecting-IP": freshIp() } });
     expectError(res, 403, "AUTHORIZATION_ERROR");
     expect(setCookies(res.headers)).toEqual([CLEARED]);

@@ -19,14 +19,33 @@ beforeAll(async () => {
   orgId = (await createOrganization(owner)).id;
   // Enterprise: the webhook quota never stands in the way of these refusals.
   await env.DB.prepare("UPDATE subscriptions SET plan = 'enterprise' WHERE organization_id = ?").bind(orgId).run();
-  token = expectOk(await call("POST", "/v1/business/verification/generate-token", { token: owner.token, headers: { "X-Organization-Id": orgId } }), 201).token;
+  token = expectOk(
+    await call("POST", "/v1/business/verification/generate-token", { token: owner.token, headers: { "X-Organization-Id": orgId } }),
+    201,
+  ).token;
 });
 
 const verify = (domain: string, method = "file") =>
-  call("POST", "/v1/business/verification/verify", { token: owner.token, headers: { "X-Organization-Id": orgId }, body: { domain, method } });
-const subscribe = (url: string) => call("POST", `/v1/organizations/${orgId}/webhooks`, { token: owner.token, body: { url, events: ["*"] } });
+  call("POST", "/v1/business/verification/verify", {
+    token: owner.token,
+    headers: { "X-Organization-Id": orgId },
+    body: { domain, method },
+  });
+const subscribe = (url: string) =>
+  call("POST", `/v1/organizations/${orgId}/webhooks`, { token: owner.token, body: { url, events: ["*"] } });
 
-const LITERALS = ["127.0.0.1", "localhost", "10.0.0.8", "[::1]", "169.254.169.254", "0x7f000001", "[::ffff:127.0.0.1]", "2130706433", "127.1", "[fd00:ec2::254]"];
+const LITERALS = [
+  "127.0.0.1",
+  "localhost",
+  "10.0.0.8",
+  "[::1]",
+  "169.254.169.254",
+  "0x7f000001",
+  "[::ffff:127.0.0.1]",
+  "2130706433",
+  "127.1",
+  "[fd00:ec2::254]",
+];
 
 describe("refused before any request", () => {
   it.each(LITERALS)("%s as a verification domain and as a webhook host", async (host) => {
@@ -68,7 +87,10 @@ describe("refused after the DNS lookup", () => {
       const host = `${unique("h")}.shop.com`;
       // One public address beside the private one does not make it acceptable.
       const zone = type === "A" ? { A: ["93.184.216.34", address] } : { A: ["93.184.216.34"], AAAA: [address] };
-      const net = fakeInternet({ [host]: zone }, { [`https://${host}/service-verification.html`]: () => new Response(`service-verification=${token}`) });
+      const net = fakeInternet(
+        { [host]: zone },
+        { [`https://${host}/service-verification.html`]: () => new Response(`service-verification=${token}`) },
+      );
       const res = await verify(host);
       expectError(res, 400, "VALIDATION_ERROR", "domain");
       expect(res.body.error.details.reason).toContain(address);
@@ -93,7 +115,8 @@ describe("redirects", () => {
     const net = fakeInternet(
       { [host]: { A: ["93.184.216.34"] }, [sub]: { A: ["10.0.0.8"] }, "other.com": { A: ["93.184.216.35"] } },
       {
-        [`https://${host}/service-verification.html`]: () => new Response(null, { status: 302, headers: { Location: `https://${sub}/service-verification.html` } }),
+        [`https://${host}/service-verification.html`]: () =>
+          new Response(null, { status: 302, headers: { Location: `https://${sub}/service-verification.html` } }),
         [`https://${host}/`]: () => new Response(null, { status: 307, headers: { Location: "https://127.0.0.1/" } }),
         [`https://${sub}/service-verification.html`]: () => new Response(`service-verification=${token}`),
       },
@@ -110,7 +133,8 @@ describe("redirects", () => {
       { [hop]: { A: ["93.184.216.34"] } },
       {
         [`https://${hop}/`]: () => new Response(null, { status: 302, headers: { Location: "https://other.com/" } }),
-        [`https://${hop}/service-verification.html`]: () => new Response(null, { status: 302, headers: { Location: "/service-verification.html" } }),
+        [`https://${hop}/service-verification.html`]: () =>
+          new Response(null, { status: 302, headers: { Location: "/service-verification.html" } }),
       },
     );
     expect((await verify(hop, "meta")).body.error.details.reason).toContain("off the domain");
@@ -123,20 +147,23 @@ describe("limits", () => {
   it("a 2 MiB body is cut off at 1 MiB", async () => {
     const host = `${unique("h")}.shop.com`;
     let sent = 0;
-    fakeInternet({ [host]: { A: ["93.184.216.34"] } }, {
-      [`https://${host}/service-verification.html`]: () => {
-        const chunk = new Uint8Array(64 * 1024).fill(0x61);
-        let left = 32;
-        const stream = new ReadableStream<Uint8Array>({
-          pull(controller) {
-            if (left-- === 0) return controller.close();
-            sent += chunk.byteLength;
-            controller.enqueue(chunk);
-          },
-        });
-        return new Response(stream);
+    fakeInternet(
+      { [host]: { A: ["93.184.216.34"] } },
+      {
+        [`https://${host}/service-verification.html`]: () => {
+          const chunk = new Uint8Array(64 * 1024).fill(0x61);
+          let left = 32;
+          const stream = new ReadableStream<Uint8Array>({
+            pull(controller) {
+              if (left-- === 0) return controller.close();
+              sent += chunk.byteLength;
+              controller.enqueue(chunk);
+            },
+          });
+          return new Response(stream);
+        },
       },
-    });
+    );
     const res = expectOk(await verify(host, "file"));
     expect(res.status).toBe("failed");
     expect(res.failureReason).toContain("larger than 1 MiB");
@@ -145,15 +172,21 @@ describe("limits", () => {
 
   it("a declared 2 MiB body is not read at all", async () => {
     const host = `${unique("h")}.shop.com`;
-    fakeInternet({ [host]: { A: ["93.184.216.34"] } }, {
-      [`https://${host}/`]: () => new Response("x".repeat(2 * 1024 * 1024), { headers: { "Content-Length": String(2 * 1024 * 1024) } }),
-    });
+    fakeInternet(
+      { [host]: { A: ["93.184.216.34"] } },
+      {
+        [`https://${host}/`]: () => new Response("x".repeat(2 * 1024 * 1024), { headers: { "Content-Length": String(2 * 1024 * 1024) } }),
+      },
+    );
     expect(expectOk(await verify(host, "meta")).failureReason).toContain("larger than 1 MiB");
   });
 
   it("a 10 s answer is cut off at 5 s", async () => {
     const host = `${unique("h")}.shop.com`;
-    fakeInternet({ [host]: { A: ["93.184.216.34"] } }, { [`https://${host}/service-verification.html`]: slowAnswer(10_000, `service-verification=${token}`) });
+    fakeInternet(
+      { [host]: { A: ["93.184.216.34"] } },
+      { [`https://${host}/service-verification.html`]: slowAnswer(10_000, `service-verification=${token}`) },
+    );
     const started = Date.now();
     const res = expectOk(await verify(host, "file"));
     const elapsed = Date.now() - started;
@@ -166,12 +199,15 @@ describe("limits", () => {
   it("sends no cookie or credential of ours", async () => {
     const host = `${unique("h")}.shop.com`;
     let seen: Headers | null = null;
-    fakeInternet({ [host]: { A: ["93.184.216.34"] } }, {
-      [`https://${host}/service-verification.html`]: (req) => {
-        seen = req.headers;
-        return new Response(`service-verification=${token}`);
+    fakeInternet(
+      { [host]: { A: ["93.184.216.34"] } },
+      {
+        [`https://${host}/service-verification.html`]: (req) => {
+          seen = req.headers;
+          return new Response(`service-verification=${token}`);
+        },
       },
-    });
+    );
     const res = await call("POST", "/v1/business/verification/verify", {
       token: owner.token,
       headers: { "X-Organization-Id": orgId, Cookie: `service.session_token=${owner.token}` },

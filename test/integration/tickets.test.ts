@@ -9,7 +9,13 @@ describe("POST /v1/queues/{id}/join", () => {
   it("creates a full ticket record with position and estimate", async () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
-    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: { partySize: 3, phone: "+33612345678", language: "fr" } }), 201);
+    const t = expectOk(
+      await call("POST", `/v1/queues/${f.queueId}/join`, {
+        token: customer.token,
+        body: { partySize: 3, phone: "+33612345678", language: "fr" },
+      }),
+      201,
+    );
     expect(t).toMatchObject({
       queueId: f.queueId,
       serviceId: f.serviceId,
@@ -84,7 +90,9 @@ describe("POST /v1/queues/{id}/join", () => {
     await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token: f.owner.token, body: { status: "active" } });
     const results = await Promise.all(
       Array.from({ length: 55 }, (_, i) =>
-        i % 2 === 0 ? call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }) : call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }),
+        i % 2 === 0
+          ? call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token })
+          : call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }),
       ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(50);
@@ -103,10 +111,24 @@ describe("operator-join and vip-ticket", () => {
   it("create ghost tickets owned by the operator; VIPs go first in arrival order", async () => {
     const f = await queueFixture("pro");
     const operator = await addMember(f.owner, f.organizationId, "operator");
-    const regular = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: operator.token, body: { visitorName: "Ann", partySize: 2 } }), 201);
-    expect(regular).toMatchObject({ userId: operator.id, isGhostMode: true, isPriority: false, visitorName: "Ann", partySize: 2, source: "operator", position: 1 });
+    const regular = expectOk(
+      await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: operator.token, body: { visitorName: "Ann", partySize: 2 } }),
+      201,
+    );
+    expect(regular).toMatchObject({
+      userId: operator.id,
+      isGhostMode: true,
+      isPriority: false,
+      visitorName: "Ann",
+      partySize: 2,
+      source: "operator",
+      position: 1,
+    });
     const vip1 = expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: operator.token }), 201);
-    const vip2 = expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: operator.token, body: { visitorName: "Bob" } }), 201);
+    const vip2 = expectOk(
+      await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: operator.token, body: { visitorName: "Bob" } }),
+      201,
+    );
     expect(vip1).toMatchObject({ isPriority: true, isGhostMode: true, source: "vip", position: 1 });
     expect(vip2.position).toBe(2);
     expect(expectOk(await call("GET", `/v1/tickets/${regular.id}`, { token: operator.token })).position).toBe(3);
@@ -117,9 +139,24 @@ describe("operator-join and vip-ticket", () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
     expectError(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: customer.token }), 404, "NOT_FOUND");
-    expectError(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: f.owner.token, body: { isPriority: false } }), 400, "VALIDATION_ERROR", "isPriority");
-    expectError(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: f.owner.token, body: { partySize: -1 } }), 400, "VALIDATION_ERROR", "partySize");
-    expectError(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { visitorName: 5 } }), 400, "VALIDATION_ERROR", "visitorName");
+    expectError(
+      await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: f.owner.token, body: { isPriority: false } }),
+      400,
+      "VALIDATION_ERROR",
+      "isPriority",
+    );
+    expectError(
+      await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { token: f.owner.token, body: { partySize: -1 } }),
+      400,
+      "VALIDATION_ERROR",
+      "partySize",
+    );
+    expectError(
+      await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { visitorName: 5 } }),
+      400,
+      "VALIDATION_ERROR",
+      "visitorName",
+    );
   });
 });
 
@@ -128,9 +165,24 @@ describe("call-next input", () => {
     const f = await queueFixture("pro");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
     const other = await insertService(f.organizationId);
-    expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { serviceId: other } }), 400, "VALIDATION_ERROR", "serviceId");
-    expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { serviceId: 1 } }), 400, "VALIDATION_ERROR", "serviceId");
-    expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { next: true } }), 400, "VALIDATION_ERROR", "next");
+    expectError(
+      await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { serviceId: other } }),
+      400,
+      "VALIDATION_ERROR",
+      "serviceId",
+    );
+    expectError(
+      await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { serviceId: 1 } }),
+      400,
+      "VALIDATION_ERROR",
+      "serviceId",
+    );
+    expectError(
+      await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { next: true } }),
+      400,
+      "VALIDATION_ERROR",
+      "next",
+    );
     const customer = await registerUser();
     expectError(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: customer.token }), 404, "NOT_FOUND");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { serviceId: f.serviceId } }));
@@ -163,14 +215,29 @@ describe("GET /v1/tickets/{id}, cancel by owner, lists", () => {
     expect(waiting.body.data[0].id).toBe(vip.id);
     expect(waiting.body.meta).toEqual({ total: 4, page: 1, limit: 2, hasMore: true });
     const second = await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&limit=2&page=2`, { token: f.owner.token });
-    expect(expectOk(second).map((t: any) => [t.number, t.position])).toEqual([[2, 3], [3, 4]]);
+    expect(expectOk(second).map((t: any) => [t.number, t.position])).toEqual([
+      [2, 3],
+      [3, 4],
+    ]);
     expect(second.body.meta).toEqual({ total: 4, page: 2, limit: 2, hasMore: false });
     const byNumber = expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: f.owner.token }));
-    expect(byNumber.map((t: any) => [t.number, t.position])).toEqual([[1, 2], [2, 3], [3, 4], [4, 1]]);
+    expect(byNumber.map((t: any) => [t.number, t.position])).toEqual([
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 1],
+    ]);
     await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
-    expect(expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets?status=called`, { token: f.owner.token })).map((t: any) => t.id)).toEqual([vip.id]);
+    expect(
+      expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets?status=called`, { token: f.owner.token })).map((t: any) => t.id),
+    ).toEqual([vip.id]);
     expect((await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: f.owner.token })).body.meta.total).toBe(4);
-    expectError(await call("GET", `/v1/queues/${f.queueId}/tickets?status=gone`, { token: f.owner.token }), 400, "VALIDATION_ERROR", "status");
+    expectError(
+      await call("GET", `/v1/queues/${f.queueId}/tickets?status=gone`, { token: f.owner.token }),
+      400,
+      "VALIDATION_ERROR",
+      "status",
+    );
     expectError(await call("GET", `/v1/queues/${f.queueId}/tickets?page=0`, { token: f.owner.token }), 400, "VALIDATION_ERROR", "page");
     const customer = await registerUser();
     expectError(await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: customer.token }), 404, "NOT_FOUND");
@@ -200,7 +267,12 @@ describe("transfers: input", () => {
     expectError(await post("transfer-queue", { targetQueueId: stranger.queueId }), 404, "NOT_FOUND", "targetQueueId");
     expectError(await post("transfer-queue", { targetQueueId: f.queueId }), 400, "VALIDATION_ERROR", "targetQueueId");
     expectError(await post("transfer-queue", {}), 400, "VALIDATION_ERROR", "targetQueueId");
-    expectError(await post("transfer-queue", { targetQueueId: await addQueue(f), prioritize: "yes" }), 400, "VALIDATION_ERROR", "prioritize");
+    expectError(
+      await post("transfer-queue", { targetQueueId: await addQueue(f), prioritize: "yes" }),
+      400,
+      "VALIDATION_ERROR",
+      "prioritize",
+    );
     await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token });
     const customer = await registerUser();
     expectError(await post("transfer", { targetOperatorId: customer.id }), 400, "VALIDATION_ERROR", "targetOperatorId");
@@ -214,7 +286,11 @@ describe("transfers: input", () => {
     const target = await addQueue(f);
     await call("PATCH", `/v1/business/queues/${target}/status`, { token: f.owner.token, body: { status: "closed" } });
     const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-    expectError(await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }), 409, "QUEUE_CLOSED");
+    expectError(
+      await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: target } }),
+      409,
+      "QUEUE_CLOSED",
+    );
     expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })).id).toBe(t.id);
   });
 });

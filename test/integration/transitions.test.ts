@@ -64,7 +64,12 @@ const OPERATIONS: Operation[] = [
   { name: "present", allowed: ["waiting", "called"], check: (d) => expect(d.presentAt).not.toBeNull() },
   { name: "serve", allowed: ["called"], check: (d) => expect(d).toMatchObject({ status: "serving", servingAt: expect.any(String) }) },
   { name: "complete", allowed: ["serving"], check: (d) => expect(d).toMatchObject({ status: "served", servedAt: expect.any(String) }) },
-  { name: "skip-absent", allowed: ["called"], body: () => ({ reason: "absent" }), check: (d) => expect(d).toMatchObject({ status: "skipped", skipReason: "absent" }) },
+  {
+    name: "skip-absent",
+    allowed: ["called"],
+    body: () => ({ reason: "absent" }),
+    check: (d) => expect(d).toMatchObject({ status: "skipped", skipReason: "absent" }),
+  },
   { name: "cancel", allowed: ["waiting", "called"], check: (d) => expect(d.status).toBe("cancelled") },
   {
     name: "recover",
@@ -128,8 +133,16 @@ describe("recover rejoin and no-show expiry", () => {
   it("rejoin leaves the old ticket and adds a new one at the back, once", async () => {
     const { queueId, ticketId } = await ticketIn("skipped");
     const other = expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token: f.owner.token }), 201);
-    const fresh = expectOk(await call("POST", `/v1/tickets/${ticketId}/recover`, { token: f.owner.token, body: { recoveryOption: "rejoin" } }));
-    expect(fresh).toMatchObject({ status: "waiting", recoveredFromId: ticketId, source: "recovery", number: other.number + 1, position: 2 });
+    const fresh = expectOk(
+      await call("POST", `/v1/tickets/${ticketId}/recover`, { token: f.owner.token, body: { recoveryOption: "rejoin" } }),
+    );
+    expect(fresh).toMatchObject({
+      status: "waiting",
+      recoveredFromId: ticketId,
+      source: "recovery",
+      number: other.number + 1,
+      position: 2,
+    });
     expect(expectOk(await call("GET", `/v1/tickets/${ticketId}`, { token: f.owner.token })).status).toBe("skipped");
     const again = await call("POST", `/v1/tickets/${ticketId}/recover`, { token: f.owner.token, body: { recoveryOption: "rejoin" } });
     expectError(again, 409, "INVALID_STATE");

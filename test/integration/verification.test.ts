@@ -56,7 +56,9 @@ describe("dns", () => {
   it("accepts the record on _service-verification.<host>, split in two strings", async () => {
     const host = site("shop.com");
     const half = token.length / 2;
-    const net = fakeInternet({ [`_service-verification.${host}`]: { TXT: [`"service-verification=${token.slice(0, half)}" "${token.slice(half)}"`] } });
+    const net = fakeInternet({
+      [`_service-verification.${host}`]: { TXT: [`"service-verification=${token.slice(0, half)}" "${token.slice(half)}"`] },
+    });
     expect(expectOk(await verify(host.toUpperCase() + ".", "dns"))).toMatchObject({ domain: host, status: "verified" });
     expect(net.pageCalls()).toEqual([]);
   });
@@ -69,7 +71,9 @@ describe("dns", () => {
     expectOk(await call("POST", "/v1/business/verification/generate-token", { token: other.token, headers: h }), 201);
     const host = site("shop.com");
     fakeInternet({ [host]: { TXT: [`"service-verification=${first}"`] } });
-    const res = expectOk(await call("POST", "/v1/business/verification/verify", { token: other.token, headers: h, body: { domain: host, method: "dns" } }));
+    const res = expectOk(
+      await call("POST", "/v1/business/verification/verify", { token: other.token, headers: h, body: { domain: host, method: "dns" } }),
+    );
     expect(res.status).toBe("failed");
   });
 
@@ -112,7 +116,8 @@ describe("file", () => {
     fakeInternet(
       { [host]: { A: ["93.184.216.34"] }, [`www.${host}`]: { AAAA: ["2606:2800:220:1:248:1893:25c8:1946"] } },
       {
-        [`https://${host}/service-verification.html`]: () => new Response(null, { status: 301, headers: { Location: `https://www.${host}/service-verification.html` } }),
+        [`https://${host}/service-verification.html`]: () =>
+          new Response(null, { status: 301, headers: { Location: `https://www.${host}/service-verification.html` } }),
         [`https://www.${host}/service-verification.html`]: () => new Response(`service-verification=${token}`),
       },
     );
@@ -128,8 +133,12 @@ describe("meta", () => {
     fakeInternet(
       { [good]: { A: ["93.184.216.34"] }, [inBody]: { A: ["93.184.216.34"] }, [wrong]: { A: ["93.184.216.34"] } },
       {
-        [`https://${good}/`]: () => new Response(`<!doctype html><HTML><HEAD><TITLE>x</TITLE><META NAME="Service-Verification" CONTENT="${token}"></HEAD><body></body></HTML>`),
-        [`https://${inBody}/`]: () => new Response(`<html><head></head><body><meta name="service-verification" content="${token}"></body></html>`),
+        [`https://${good}/`]: () =>
+          new Response(
+            `<!doctype html><HTML><HEAD><TITLE>x</TITLE><META NAME="Service-Verification" CONTENT="${token}"></HEAD><body></body></HTML>`,
+          ),
+        [`https://${inBody}/`]: () =>
+          new Response(`<html><head></head><body><meta name="service-verification" content="${token}"></body></html>`),
         [`https://${wrong}/`]: () => new Response(`<html><head><meta name="service-verification" content="nope"></head></html>`),
       },
     );
@@ -158,7 +167,11 @@ describe("status and the daily re-check", () => {
 
     // Before a day has passed, nothing is checked.
     testClock.set("2026-05-02T09:59:00.000Z");
-    await worker.scheduled(createScheduledController({ scheduledTime: Date.parse("2026-05-02T09:59:00.000Z"), cron: "* * * * *" }), env, {} as ExecutionContext);
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: Date.parse("2026-05-02T09:59:00.000Z"), cron: "* * * * *" }),
+      env,
+      {} as ExecutionContext,
+    );
     let status = expectOk(await call("GET", "/v1/business/verification/status", { token: user.token, headers: h }));
     expect(status.domains.map((d: any) => d.status)).toEqual(["verified", "verified"]);
 
@@ -167,7 +180,11 @@ describe("status and the daily re-check", () => {
     await worker.scheduled(createScheduledController({ scheduledTime: later, cron: "* * * * *" }), env, {} as ExecutionContext);
     status = expectOk(await call("GET", "/v1/business/verification/status", { token: user.token, headers: h }));
     const byName = Object.fromEntries(status.domains.map((d: any) => [d.domain, d]));
-    expect(byName[stays]).toMatchObject({ status: "verified", verifiedAt: "2026-05-01T10:00:00.000Z", lastCheckedAt: "2026-05-02T10:01:00.000Z" });
+    expect(byName[stays]).toMatchObject({
+      status: "verified",
+      verifiedAt: "2026-05-01T10:00:00.000Z",
+      lastCheckedAt: "2026-05-02T10:01:00.000Z",
+    });
     expect(byName[goes]).toMatchObject({ status: "failed", verifiedAt: null, lastCheckedAt: "2026-05-02T10:01:00.000Z" });
     expect(byName[goes].failureReason).toContain("no TXT record");
     expect(status.verified).toBe(true);
@@ -176,6 +193,10 @@ describe("status and the daily re-check", () => {
   it("needs ORG_MANAGE", async () => {
     const operator = await registerUser();
     await call("POST", `/v1/organizations/${orgId}/members`, { token: owner.token, body: { email: operator.email, role: "operator" } });
-    expectError(await call("GET", "/v1/business/verification/status", { token: operator.token, headers: headers() }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("GET", "/v1/business/verification/status", { token: operator.token, headers: headers() }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
   });
 });

@@ -16,8 +16,20 @@ afterEach(() => {
 });
 
 const b64url = (bytes: ArrayBuffer | Uint8Array) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-const unb64url = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(s.length / 4) * 4, "=")), (c) => c.charCodeAt(0));
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+const unb64url = (s: string) =>
+  Uint8Array.from(
+    atob(
+      s
+        .replace(/-/g, "+")
+        .replace(/_/g, "/")
+        .padEnd(Math.ceil(s.length / 4) * 4, "="),
+    ),
+    (c) => c.charCodeAt(0),
+  );
 
 async function vapidKeys() {
   const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
@@ -87,12 +99,33 @@ describe("widget visitors' web push", () => {
     expectError(await call("POST", path, { apiKey: strangerKey.key, body: b.subscription }), 404, "NOT_FOUND");
     const customer = await registerUser({ accountType: "customer" });
     const appTicket = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
-    expectError(await call("POST", `/v1/widget/tickets/${appTicket.id}/push-subscription`, { apiKey: key.key, body: b.subscription }), 404, "NOT_FOUND");
-    expectError(await call("POST", "/v1/widget/tickets/tkt_nonsense/push-subscription", { apiKey: key.key, body: b.subscription }), 404, "NOT_FOUND");
+    expectError(
+      await call("POST", `/v1/widget/tickets/${appTicket.id}/push-subscription`, { apiKey: key.key, body: b.subscription }),
+      404,
+      "NOT_FOUND",
+    );
+    expectError(
+      await call("POST", "/v1/widget/tickets/tkt_nonsense/push-subscription", { apiKey: key.key, body: b.subscription }),
+      404,
+      "NOT_FOUND",
+    );
 
-    expectError(await call("POST", path, { apiKey: key.key, body: { ...b.subscription, endpoint: "http://push.test/x" } }), 400, "VALIDATION_ERROR", "endpoint");
-    expectError(await call("POST", path, { apiKey: key.key, body: { ...b.subscription, keys: { ...b.subscription.keys, p256dh: "abc" } } }), 400, "VALIDATION_ERROR");
-    expectError(await call("POST", path, { apiKey: key.key, body: { ...b.subscription, keys: { ...b.subscription.keys, auth: "" } } }), 400, "VALIDATION_ERROR");
+    expectError(
+      await call("POST", path, { apiKey: key.key, body: { ...b.subscription, endpoint: "http://push.test/x" } }),
+      400,
+      "VALIDATION_ERROR",
+      "endpoint",
+    );
+    expectError(
+      await call("POST", path, { apiKey: key.key, body: { ...b.subscription, keys: { ...b.subscription.keys, p256dh: "abc" } } }),
+      400,
+      "VALIDATION_ERROR",
+    );
+    expectError(
+      await call("POST", path, { apiKey: key.key, body: { ...b.subscription, keys: { ...b.subscription.keys, auth: "" } } }),
+      400,
+      "VALIDATION_ERROR",
+    );
 
     expectOk(await call("DELETE", path, { apiKey: key.key, body: { endpoint: b.endpoint } }));
     expectError(await call("DELETE", path, { apiKey: key.key, body: { endpoint: b.endpoint } }), 404, "NOT_FOUND");
@@ -103,7 +136,10 @@ describe("widget visitors' web push", () => {
     const vapid = await vapidKeys();
     const { f, key, t } = await widgetTicket();
     const b = await browser();
-    expectOk(await call("POST", `/v1/widget/tickets/${t.id}/push-subscription`, { apiKey: key.key, body: { ...b.subscription, language: "fr" } }), 201);
+    expectOk(
+      await call("POST", `/v1/widget/tickets/${t.id}/push-subscription`, { apiKey: key.key, body: { ...b.subscription, language: "fr" } }),
+      201,
+    );
     await eventsOf(captured, f.queueId);
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
     const sent: { url: string; init: RequestInit }[] = [];

@@ -27,12 +27,15 @@ interface Received {
 /** The receiver: answers `status()` and records what it got. DNS for its host is public. */
 function receiver(status: () => number = () => 200): { net: FakeInternet; received: Received[] } {
   const received: Received[] = [];
-  const net = fakeInternet({ [HOOK_HOST]: { A: ["93.184.216.34"] } }, {
-    [HOOK_URL]: async (req) => {
-      received.push({ headers: Object.fromEntries(req.headers), body: await req.text() });
-      return new Response("ok", { status: status() });
+  const net = fakeInternet(
+    { [HOOK_HOST]: { A: ["93.184.216.34"] } },
+    {
+      [HOOK_URL]: async (req) => {
+        received.push({ headers: Object.fromEntries(req.headers), body: await req.text() });
+        return new Response("ok", { status: status() });
+      },
     },
-  });
+  );
   return { net, received };
 }
 
@@ -43,12 +46,27 @@ const stubQueue = {
 };
 const testEnv = () => ({ ...env, WEBHOOKS: stubQueue }) as unknown as typeof env;
 
-function event(organizationId: string, type = "ticket.called", data: Record<string, unknown> = { displayCode: "A-001" }): DomainEventMessage {
-  return { id: `evt_${unique("e").padEnd(20, "0").slice(0, 20)}`, type: type as DomainEventMessage["type"], organizationId, queueId: "que_x", ticketId: "tkt_x", occurredAt: new Date().toISOString(), data };
+function event(
+  organizationId: string,
+  type = "ticket.called",
+  data: Record<string, unknown> = { displayCode: "A-001" },
+): DomainEventMessage {
+  return {
+    id: `evt_${unique("e").padEnd(20, "0").slice(0, 20)}`,
+    type: type as DomainEventMessage["type"],
+    organizationId,
+    queueId: "que_x",
+    ticketId: "tkt_x",
+    occurredAt: new Date().toISOString(),
+    data,
+  };
 }
 
 async function publish(...events: DomainEventMessage[]) {
-  const batch = createMessageBatch("queue-service-events", events.map((e, i) => ({ id: `m${i}${unique()}`, timestamp: new Date(), attempts: 1, body: e })));
+  const batch = createMessageBatch(
+    "queue-service-events",
+    events.map((e, i) => ({ id: `m${i}${unique()}`, timestamp: new Date(), attempts: 1, body: e })),
+  );
   const ctx = createExecutionContext();
   await worker.queue(batch as MessageBatch<any>, testEnv(), ctx);
   return getQueueResult(batch, ctx);
@@ -56,7 +74,9 @@ async function publish(...events: DomainEventMessage[]) {
 
 /** Delivers one WEBHOOKS message through the exported handler; answers what the handler decided. */
 async function deliver(deliveryId: string) {
-  const batch = createMessageBatch<WebhookDeliveryMessage>(WEBHOOKS_QUEUE, [{ id: unique("msg"), timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
+  const batch = createMessageBatch<WebhookDeliveryMessage>(WEBHOOKS_QUEUE, [
+    { id: unique("msg"), timestamp: new Date(), attempts: 1, body: { deliveryId } },
+  ]);
   // The queue result names retried messages but not their delays: record what retry() was asked.
   const retryDelays: number[] = [];
   const message = batch.messages[0]!;
@@ -95,14 +115,25 @@ describe("subscriptions", () => {
     receiver();
     const created = expectOk(await subscribe(orgId, { events: ["ticket.called", "queue.status_changed"], description: "CRM sync" }), 201);
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(created).toMatchObject({ url: HOOK_URL, events: ["ticket.called", "queue.status_changed"], description: "CRM sync", enabled: true, disabledReason: null });
+    expect(created).toMatchObject({
+      url: HOOK_URL,
+      events: ["ticket.called", "queue.status_changed"],
+      description: "CRM sync",
+      enabled: true,
+      disabledReason: null,
+    });
     expect(created.id).toMatch(/^whk_/);
     const listed = await call("GET", `/v1/organizations/${orgId}/webhooks`, { token: owner.token });
     expect(listed.body.meta).toMatchObject({ total: 1, page: 1 });
     expect(JSON.stringify(listed.body)).not.toContain(created.secret);
     const one = expectOk(await call("GET", `/v1/organizations/${orgId}/webhooks/${created.id}`, { token: owner.token }));
     expect(one.secret).toBeUndefined();
-    const patched = expectOk(await call("PATCH", `/v1/organizations/${orgId}/webhooks/${created.id}`, { token: owner.token, body: { description: null, enabled: false } }));
+    const patched = expectOk(
+      await call("PATCH", `/v1/organizations/${orgId}/webhooks/${created.id}`, {
+        token: owner.token,
+        body: { description: null, enabled: false },
+      }),
+    );
     expect(patched).toMatchObject({ description: null, enabled: false });
     expectOk(await call("DELETE", `/v1/organizations/${orgId}/webhooks/${created.id}`, { token: owner.token }));
     expectError(await call("GET", `/v1/organizations/${orgId}/webhooks/${created.id}`, { token: owner.token }), 404, "NOT_FOUND");
@@ -130,7 +161,10 @@ describe("subscriptions", () => {
     receiver();
     const hooksKey = await createApiKey(owner, orgId, ["manage:webhooks"]);
     const readKey = await createApiKey(owner, orgId, ["read"]);
-    expectOk(await call("POST", `/v1/organizations/${orgId}/webhooks`, { apiKey: hooksKey.key, body: { url: HOOK_URL, events: ["*"] } }), 201);
+    expectOk(
+      await call("POST", `/v1/organizations/${orgId}/webhooks`, { apiKey: hooksKey.key, body: { url: HOOK_URL, events: ["*"] } }),
+      201,
+    );
     expectError(await call("GET", `/v1/organizations/${orgId}/webhooks`, { apiKey: readKey.key }), 403, "AUTHORIZATION_ERROR");
   });
 
@@ -174,16 +208,31 @@ describe("deliveries", () => {
     expect(headers["webhook-id"]).toBe(e.id);
     expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     const payload = new Webhook(hook.secret).verify(body, headers) as any;
-    expect(payload).toEqual({ id: e.id, type: "ticket.called", createdAt: e.occurredAt, organizationId: orgId, data: { displayCode: "A-007", queueId: "que_x", ticketId: "tkt_x" } });
+    expect(payload).toEqual({
+      id: e.id,
+      type: "ticket.called",
+      createdAt: e.occurredAt,
+      organizationId: orgId,
+      data: { displayCode: "A-007", queueId: "que_x", ticketId: "tkt_x" },
+    });
     expect(() => new Webhook(`whsec_${btoa("another secret of 24 bytes!")}`).verify(body, headers)).toThrow(WebhookVerificationError);
     expect(() => new Webhook(hook.secret).verify(body.replace("A-007", "A-008"), headers)).toThrow(WebhookVerificationError);
 
     const log = await call("GET", `/v1/organizations/${orgId}/webhooks/${hook.id}/deliveries`, { token: owner.token });
     expect(log.body.data).toEqual([
-      expect.objectContaining({ eventId: e.id, eventType: "ticket.called", status: "succeeded", attempts: 1, responseStatus: 200, lastError: null }),
+      expect.objectContaining({
+        eventId: e.id,
+        eventType: "ticket.called",
+        status: "succeeded",
+        attempts: 1,
+        responseStatus: 200,
+        lastError: null,
+      }),
     ]);
     expect(typeof log.body.data[0].durationMs).toBe("number");
-    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND metric = 'webhook_deliveries'").bind(orgId).first<{ used: number }>();
+    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND metric = 'webhook_deliveries'")
+      .bind(orgId)
+      .first<{ used: number }>();
     expect(usage?.used).toBe(1);
   });
 
@@ -248,7 +297,13 @@ describe("deliveries", () => {
     expect(received).toHaveLength(delays.length + 1);
 
     const log = expectOk(await call("GET", `/v1/organizations/${orgId}/webhooks/${hook.id}/deliveries`, { token: owner.token }));
-    expect(log[0]).toMatchObject({ status: "failed", attempts: delays.length + 1, responseStatus: 500, lastError: "HTTP 500", nextAttemptAt: null });
+    expect(log[0]).toMatchObject({
+      status: "failed",
+      attempts: delays.length + 1,
+      responseStatus: 500,
+      lastError: "HTTP 500",
+      nextAttemptAt: null,
+    });
     expect(log[0].completedAt).not.toBeNull();
     expect(expectOk(await call("GET", `/v1/organizations/${orgId}/webhooks/${hook.id}`, { token: owner.token })).enabled).toBe(true);
 
@@ -301,7 +356,10 @@ describe("deliveries", () => {
     const first = new Webhook(hook.secret).verify(received[0]!.body, received[0]!.headers) as any;
     expect(first).toMatchObject({ id: test.eventId, type: "webhook.test", organizationId: orgId, data: { webhookId: hook.id } });
 
-    const again = expectOk(await call("POST", `/v1/organizations/${orgId}/webhooks/${hook.id}/deliveries/${test.id}/redeliver`, { token: owner.token }), 202);
+    const again = expectOk(
+      await call("POST", `/v1/organizations/${orgId}/webhooks/${hook.id}/deliveries/${test.id}/redeliver`, { token: owner.token }),
+      202,
+    );
     expect(again).toMatchObject({ eventId: test.eventId, redeliveryOf: test.id, status: "pending" });
     await deliver(again.id);
     await deliver(again.id);

@@ -21,12 +21,18 @@ beforeAll(async () => {
   const token = expectOk(await call("POST", "/v1/business/verification/generate-token", { token: owner.token, headers: h }), 201).token;
   domain = `${unique("shop")}.com`;
   fakeInternet({ [domain]: { TXT: [`"service-verification=${token}"`] } });
-  expect(expectOk(await call("POST", "/v1/business/verification/verify", { token: owner.token, headers: h, body: { domain, method: "dns" } })).status).toBe("verified");
+  expect(
+    expectOk(await call("POST", "/v1/business/verification/verify", { token: owner.token, headers: h, body: { domain, method: "dns" } }))
+      .status,
+  ).toBe("verified");
   vi.restoreAllMocks();
 });
 
 async function lockedKey(origins: string[]) {
-  return call("POST", `/v1/organizations/${orgId}/api-keys`, { token: owner.token, body: { name: unique("k"), permissions: ["widget"], allowedOrigins: origins } });
+  return call("POST", `/v1/organizations/${orgId}/api-keys`, {
+    token: owner.token,
+    body: { name: unique("k"), permissions: ["widget"], allowedOrigins: origins },
+  });
 }
 
 describe("creating a locked widget key", () => {
@@ -37,7 +43,13 @@ describe("creating a locked widget key", () => {
   });
 
   it("refuses an unverified domain, http, a path, and keys that are not widget-only", async () => {
-    for (const origin of ["https://unverified-shop.com", `http://${domain}`, `https://${domain}/shop`, `https://not${domain}`, "not a url"]) {
+    for (const origin of [
+      "https://unverified-shop.com",
+      `http://${domain}`,
+      `https://${domain}/shop`,
+      `https://not${domain}`,
+      "not a url",
+    ]) {
       expectError(await lockedKey([origin]), 400, "VALIDATION_ERROR", "allowedOrigins");
     }
     const res = await call("POST", `/v1/organizations/${orgId}/api-keys`, {
@@ -63,15 +75,26 @@ describe("the widget routes with a locked key", () => {
       expectError(refused, 403, "AUTHORIZATION_ERROR");
       expect(refused.headers.get("Access-Control-Allow-Origin")).toBeNull();
     }
-    const join = await call("POST", `/v1/widget/queue/${queueId}/join`, { apiKey: key, headers: { Origin: "https://evil.example.com" }, body: {} });
+    const join = await call("POST", `/v1/widget/queue/${queueId}/join`, {
+      apiKey: key,
+      headers: { Origin: "https://evil.example.com" },
+      body: {},
+    });
     expectError(join, 403, "AUTHORIZATION_ERROR");
-    const joined = await call("POST", `/v1/widget/queue/${queueId}/join`, { apiKey: key, headers: { Origin: `https://${domain}` }, body: { visitorName: "Ada" } });
+    const joined = await call("POST", `/v1/widget/queue/${queueId}/join`, {
+      apiKey: key,
+      headers: { Origin: `https://${domain}` },
+      body: { visitorName: "Ada" },
+    });
     expect(expectOk(joined, 201).source).toBe("widget");
   });
 
   it("an unrestricted widget key and the public status keep answering any origin", async () => {
     const open = await createApiKey(owner, orgId, ["widget"]);
-    const res = await call("GET", `/v1/widget/organization/${orgId}/info`, { apiKey: open.key, headers: { Origin: "https://anywhere.example.com" } });
+    const res = await call("GET", `/v1/widget/organization/${orgId}/info`, {
+      apiKey: open.key,
+      headers: { Origin: "https://anywhere.example.com" },
+    });
     expectOk(res);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
     const status = await call("GET", `/v1/widget/queue/${queueId}/status`, { headers: { Origin: "https://anywhere.example.com" } });

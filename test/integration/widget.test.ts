@@ -128,7 +128,14 @@ describe("widget HTTP routes", () => {
   it("status is public, cached briefly with an ETag, and answers 304 while unchanged", async () => {
     const f = await widgetFixture();
     const res = await call("GET", `/v1/widget/queue/${f.queueId}/status`, { headers: { Origin: "https://shop.example" } });
-    expect(expectOk(res)).toEqual({ queueId: f.queueId, name: "Main line", status: "active", waitingCount: 0, estimatedWaitMinutes: 0, nowServing: [] });
+    expect(expectOk(res)).toEqual({
+      queueId: f.queueId,
+      name: "Main line",
+      status: "active",
+      waitingCount: 0,
+      estimatedWaitMinutes: 0,
+      nowServing: [],
+    });
     expect(res.headers.get("Cache-Control")).toBe("public, max-age=5");
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(res.headers.get("Access-Control-Expose-Headers")).toContain("X-Request-ID");
@@ -150,7 +157,10 @@ describe("widget HTTP routes", () => {
     const res = await call("GET", "/v1/widget/queue/que_doesnotexist00000000/status", { headers: { Origin: "https://shop.example" } });
     expectError(res, 404, "NOT_FOUND");
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
-    const bad = await call("GET", `/v1/widget/queue/${f.queueId}/status`, { apiKey: "qk_live_notakeynotakeynotakeynotakey", headers: { Origin: "https://x.example" } });
+    const bad = await call("GET", `/v1/widget/queue/${f.queueId}/status`, {
+      apiKey: "qk_live_notakeynotakeynotakeynotakey",
+      headers: { Origin: "https://x.example" },
+    });
     expectError(bad, 401, "AUTHENTICATION_ERROR");
     expect(bad.headers.get("Access-Control-Allow-Origin")).toBe("*");
   });
@@ -159,7 +169,11 @@ describe("widget HTTP routes", () => {
     const f = await widgetFixture();
     const res = await SELF.fetch(`https://api.test/v1/widget/queue/${f.queueId}/join`, {
       method: "OPTIONS",
-      headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key, content-type" },
+      headers: {
+        Origin: "https://shop.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x-api-key, content-type",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
@@ -171,7 +185,16 @@ describe("widget HTTP routes", () => {
   it("join takes a widget ticket and validates its body", async () => {
     const f = await widgetFixture();
     const ticket = expectOk(await join(f, { visitorName: "Ada", phone: "+33612345678", partySize: 2 }), 201);
-    expect(ticket).toMatchObject({ queueId: f.queueId, displayCode: "A-001", number: 1, status: "waiting", position: 1, partySize: 2, visitorName: "Ada", source: "widget" });
+    expect(ticket).toMatchObject({
+      queueId: f.queueId,
+      displayCode: "A-001",
+      number: 1,
+      status: "waiting",
+      position: 1,
+      partySize: 2,
+      visitorName: "Ada",
+      source: "widget",
+    });
     expect(typeof ticket.estimatedWaitMinutes).toBe("number");
     expect(ticket).not.toHaveProperty("userId");
     expect(expectOk(await join(f), 201).position).toBe(2);
@@ -201,7 +224,10 @@ describe("widget HTTP routes", () => {
     for (let i = 0; i < 4; i++) expectOk(await join(f), 201);
     const first = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
     const counter = await createApiKey(f.owner, f.organizationId, ["write"]);
-    await call("PATCH", `/v1/organizations/${f.organizationId}/api-keys/${counter.id}`, { token: f.owner.token, body: { name: "Counter 3" } });
+    await call("PATCH", `/v1/organizations/${f.organizationId}/api-keys/${counter.id}`, {
+      token: f.owner.token,
+      body: { name: "Counter 3" },
+    });
     const second = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { apiKey: counter.key }));
     const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: f.widgetKey }));
     expect(board.organizationId).toBe(f.organizationId);
@@ -245,8 +271,17 @@ describe("widget WebSocket", () => {
     expect((await client.next()).data.waitingCount).toBe(1);
     client.close();
 
-    expectError(await call("GET", "/v1/widget/ws?queueId=que_doesnotexist00000000", { headers: { Upgrade: "websocket" } }), 404, "NOT_FOUND");
-    expectError(await call("GET", "/v1/widget/ws?queueId=no%20pe", { headers: { Upgrade: "websocket" } }), 400, "VALIDATION_ERROR", "queueId");
+    expectError(
+      await call("GET", "/v1/widget/ws?queueId=que_doesnotexist00000000", { headers: { Upgrade: "websocket" } }),
+      404,
+      "NOT_FOUND",
+    );
+    expectError(
+      await call("GET", "/v1/widget/ws?queueId=no%20pe", { headers: { Upgrade: "websocket" } }),
+      400,
+      "VALIDATION_ERROR",
+      "queueId",
+    );
     expectError(await call("GET", "/v1/widget/ws"), 400, "VALIDATION_ERROR", "Upgrade");
   });
 
@@ -263,7 +298,10 @@ describe("widget WebSocket", () => {
       client.send({ action: "subscribe", queueId: 42 });
       expect(await client.next()).toMatchObject({ type: "error", data: { code: "VALIDATION_ERROR" } });
       client.send({ action: "subscribe", queueId: "que_doesnotexist00000000" });
-      expect(await client.next()).toEqual({ type: "error", data: { code: "NOT_FOUND", message: "Queue not found", queueId: "que_doesnotexist00000000" } });
+      expect(await client.next()).toEqual({
+        type: "error",
+        data: { code: "NOT_FOUND", message: "Queue not found", queueId: "que_doesnotexist00000000" },
+      });
       if (path === "room") {
         client.send({ action: "subscribe", queueId: other.queueId });
         expect(await client.next()).toMatchObject({ type: "error", data: { code: "NOT_FOUND", queueId: other.queueId } });

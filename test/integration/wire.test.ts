@@ -29,7 +29,11 @@ describe("request bodies", () => {
 
   it("answers 400 on body to malformed JSON", async () => {
     const user = await registerUser();
-    const res = await call("POST", "/v1/organizations", { token: user.token, rawBody: '{"name": "x",', headers: { "Content-Type": "application/json" } });
+    const res = await call("POST", "/v1/organizations", {
+      token: user.token,
+      rawBody: '{"name": "x",',
+      headers: { "Content-Type": "application/json" },
+    });
     expectError(res, 400, "VALIDATION_ERROR", "body");
   });
 
@@ -84,7 +88,12 @@ describe("envelope and headers", () => {
   it("refuses limit > 100 with 400 on limit", async () => {
     const user = await registerUser();
     const org = await createOrganization(user);
-    expectError(await call("GET", `/v1/organizations/${org.id}/members?limit=101`, { token: user.token }), 400, "VALIDATION_ERROR", "limit");
+    expectError(
+      await call("GET", `/v1/organizations/${org.id}/members?limit=101`, { token: user.token }),
+      400,
+      "VALIDATION_ERROR",
+      "limit",
+    );
     const page = await call("GET", `/v1/organizations/${org.id}/members?limit=100`, { token: user.token });
     expect(page.body.meta).toEqual({ total: 1, page: 1, limit: 100, hasMore: false });
   });

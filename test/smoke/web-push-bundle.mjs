@@ -66,7 +66,12 @@ async function verifyVapid(authorization) {
   const [, jwt, k] = /^vapid t=([^,]+), k=(.+)$/.exec(authorization) ?? [];
   if (k !== vapidPublic) throw new Error("wrong k");
   const [h, p, s] = jwt.split(".");
-  const ok = await subtle.verify({ name: "ECDSA", hash: "SHA-256" }, vapid.publicKey, Buffer.from(s, "base64url"), new TextEncoder().encode(`${h}.${p}`));
+  const ok = await subtle.verify(
+    { name: "ECDSA", hash: "SHA-256" },
+    vapid.publicKey,
+    Buffer.from(s, "base64url"),
+    new TextEncoder().encode(`${h}.${p}`),
+  );
   if (!ok) throw new Error("VAPID signature does not verify");
   return JSON.parse(Buffer.from(p, "base64url").toString());
 }
@@ -75,13 +80,27 @@ const worker = await startWorker();
 try {
   const call = client(worker.direct ?? worker.base);
   const email = `smoke-${Date.now()}@example.com`;
-  const owner = (await call("POST", "/v1/auth/register", { body: { email, password: "smoke-password-123", firstName: "S", lastName: "M", accountType: "business" } })).data;
+  const owner = (
+    await call("POST", "/v1/auth/register", {
+      body: { email, password: "smoke-password-123", firstName: "S", lastName: "M", accountType: "business" },
+    })
+  ).data;
   const token = owner.session.token;
-  const org = (await call("POST", "/v1/organizations", { token, body: { name: "Smoke", slug: `smoke-${Date.now()}`, type: "banking" } })).data;
-  const location = (await call("POST", "/v1/locations", { token, body: { organizationId: org.id, name: "S", address: "1 rue", latitude: 48.85, longitude: 2.35 } })).data;
-  const service = (await call("POST", "/v1/services", { token, body: { name: "S", locationIds: [location.id], serviceTypeId: "st_bank_teller" } })).data;
+  const org = (await call("POST", "/v1/organizations", { token, body: { name: "Smoke", slug: `smoke-${Date.now()}`, type: "banking" } }))
+    .data;
+  const location = (
+    await call("POST", "/v1/locations", {
+      token,
+      body: { organizationId: org.id, name: "S", address: "1 rue", latitude: 48.85, longitude: 2.35 },
+    })
+  ).data;
+  const service = (
+    await call("POST", "/v1/services", { token, body: { name: "S", locationIds: [location.id], serviceTypeId: "st_bank_teller" } })
+  ).data;
   const queue = (await call("POST", "/v1/business/queues", { token, body: { serviceId: service.id, name: "Accueil" } })).data;
-  const key = (await call("POST", `/v1/organizations/${org.id}/api-keys`, { token, body: { name: "widget", permissions: ["write:queues"] } })).data.key;
+  const key = (
+    await call("POST", `/v1/organizations/${org.id}/api-keys`, { token, body: { name: "widget", permissions: ["write:queues"] } })
+  ).data.key;
   const ticket = (await call("POST", `/v1/widget/queue/${queue.id}/join`, { token: key, body: { visitorName: "Awa" } })).data;
   await call("POST", `/v1/widget/tickets/${ticket.id}/push-subscription`, {
     token: key,
@@ -89,7 +108,11 @@ try {
   });
   const persist = path.join(path.dirname(worker.logFile), "state");
   const sql = `UPDATE visitor_push_subscriptions SET endpoint = '${receiverUrl}' WHERE ticket_id = '${ticket.id}'`;
-  const edit = spawnSync(path.join(root, "node_modules", ".bin", "wrangler"), ["d1", "execute", "DB", "--local", "--persist-to", persist, "--command", sql], { cwd: root, encoding: "utf8" });
+  const edit = spawnSync(
+    path.join(root, "node_modules", ".bin", "wrangler"),
+    ["d1", "execute", "DB", "--local", "--persist-to", persist, "--command", sql],
+    { cwd: root, encoding: "utf8" },
+  );
   if (edit.status !== 0) throw new Error(`d1 execute failed: ${edit.stderr}`);
   await call("POST", `/v1/queues/${queue.id}/call-next`, { token, body: {} });
   const push = await Promise.race([got, new Promise((_, reject) => setTimeout(() => reject(new Error("no push within 30 s")), 30_000))]);

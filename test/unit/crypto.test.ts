@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { DECOY_PASSWORD_HASH, hashPassword, parsePasswordHash, PBKDF2_ITERATIONS, PBKDF2_MAX_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
+import {
+  DECOY_PASSWORD_HASH,
+  hashPassword,
+  parsePasswordHash,
+  PBKDF2_ITERATIONS,
+  PBKDF2_MAX_ITERATIONS,
+  verifyPassword,
+} from "../../src/lib/crypto";
 
 // Workers cap PBKDF2 at 100,000 iterations in production while local workerd does not, so
 // nothing but this test would notice a higher count before every login failed in production.

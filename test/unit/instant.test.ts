@@ -19,8 +19,16 @@ describe("parseInstantInput", () => {
     expect(parseInstantInput("2028-02-29")).toEqual({ kind: "date", year: 2028, month: 2, day: 29 });
   });
 
-  it.each(["2026-02-29", "2026-13-01", "2026-03-20T24:00:00Z", "2026-03-20T10:60Z", "2026-03-20T10:30:00", "2026-03-20T10:30:00+15:00", "1969-12-31", "20260320", "tomorrow", ""])(
-    "refuses %j",
-    (text) => expect(parseInstantInput(text)).toBeNull(),
-  );
+  it.each([
+    "2026-02-29",
+    "2026-13-01",
+    "2026-03-20T24:00:00Z",
+    "2026-03-20T10:60Z",
+    "2026-03-20T10:30:00",
+    "2026-03-20T10:30:00+15:00",
+    "1969-12-31",
+    "20260320",
+    "tomorrow",
+    "",
+  ])("refuses %j", (text) => expect(parseInstantInput(text)).toBeNull());
 });

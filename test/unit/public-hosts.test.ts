@@ -30,9 +30,12 @@ describe("hostNameRefusal", () => {
 });
 
 describe("addressRefusal", () => {
-  it.each(["93.184.216.34", "8.8.8.8", "2606:4700::1111", "2a00:1450:4007:80e::200e", "172.32.0.1", "100.128.0.1"])("accepts the public address %s", (a) => {
-    expect(addressRefusal(a)).toBeNull();
-  });
+  it.each(["93.184.216.34", "8.8.8.8", "2606:4700::1111", "2a00:1450:4007:80e::200e", "172.32.0.1", "100.128.0.1"])(
+    "accepts the public address %s",
+    (a) => {
+      expect(addressRefusal(a)).toBeNull();
+    },
+  );
 
   it.each([
     ["10.1.2.3", "private"],

@@ -7,7 +7,14 @@ const MIN = 60_000;
 
 describe("display codes", () => {
   it("letters run A..Z then AA, and the first free one is taken", () => {
-    expect([letterAt(0), letterAt(25), letterAt(26), letterAt(27), letterAt(701), letterAt(702)]).toEqual(["A", "Z", "AA", "AB", "ZZ", "AAA"]);
+    expect([letterAt(0), letterAt(25), letterAt(26), letterAt(27), letterAt(701), letterAt(702)]).toEqual([
+      "A",
+      "Z",
+      "AA",
+      "AB",
+      "ZZ",
+      "AAA",
+    ]);
     expect(nextLetter(["A", "C"])).toBe("B");
     expect(nextLetter([])).toBe("A");
   });
@@ -54,6 +61,14 @@ describe("wait estimate", () => {
     expect(estimatedWaitMinutes(4, 3)).toBe(12);
   });
   it("ignores gaps over an hour (breaks)", () => {
-    expect(minutesPerTicket([{ at: at - 3 * 60 * MIN, operatorId: "a" }, { at: at - MIN, operatorId: "a" }], at)).toBe(DEFAULT_MINUTES_PER_TICKET);
+    expect(
+      minutesPerTicket(
+        [
+          { at: at - 3 * 60 * MIN, operatorId: "a" },
+          { at: at - MIN, operatorId: "a" },
+        ],
+        at,
+      ),
+    ).toBe(DEFAULT_MINUTES_PER_TICKET);
   });
 });

@@ -14,7 +14,12 @@ const HOUR = 3_600_000;
 const t = (s: string) => Date.parse(s);
 const isoList = (occ: { occurrenceStart: number }[]) => occ.map((o) => new Date(o.occurrenceStart).toISOString());
 
-function event(start: string, end: string, recurrencePattern: RecurrencePattern | null, recurrenceEndAt: number | null = null): RecurringEvent {
+function event(
+  start: string,
+  end: string,
+  recurrencePattern: RecurrencePattern | null,
+  recurrenceEndAt: number | null = null,
+): RecurringEvent {
   return { id: "evt_test", startAt: t(start), endAt: t(end), recurrencePattern, recurrenceEndAt };
 }
 
@@ -210,7 +215,13 @@ describe("expandOccurrences: bounds", () => {
         fc.integer({ min: 0, max: 500 * 24 }),
         fc.integer({ min: 1, max: 60 * 24 }),
         (startH, lengthH, pattern, zone, fromH, spanH) => {
-          const e: RecurringEvent = { id: "e", startAt: base + startH * HOUR, endAt: base + (startH + lengthH) * HOUR, recurrencePattern: pattern, recurrenceEndAt: null };
+          const e: RecurringEvent = {
+            id: "e",
+            startAt: base + startH * HOUR,
+            endAt: base + (startH + lengthH) * HOUR,
+            recurrencePattern: pattern,
+            recurrenceEndAt: null,
+          };
           const from = base + fromH * HOUR;
           const to = from + spanH * HOUR;
           const all = expandOccurrences(e, e.startAt, to, zone, 100_000);

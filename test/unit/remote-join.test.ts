@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  allowedRadiusKm,
-  geofenceStatus,
-  nextRemoteDeadline,
-  penaltyUntil,
-  remoteDeadlines,
-} from "../../src/domain/remote-join";
+import { allowedRadiusKm, geofenceStatus, nextRemoteDeadline, penaltyUntil, remoteDeadlines } from "../../src/domain/remote-join";
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -32,7 +26,11 @@ describe("remote deadlines", () => {
 
   it("warns at 7 minutes, skips at 10, expires 30 minutes after the front", () => {
     expect(remoteDeadlines(base)).toEqual({ warning: 7 * MIN, autoSkip: 10 * MIN, expiry: null });
-    expect(remoteDeadlines({ ...base, warnedAt: 7 * MIN, reachedFrontAt: 2 * MIN })).toEqual({ warning: null, autoSkip: 10 * MIN, expiry: 32 * MIN });
+    expect(remoteDeadlines({ ...base, warnedAt: 7 * MIN, reachedFrontAt: 2 * MIN })).toEqual({
+      warning: null,
+      autoSkip: 10 * MIN,
+      expiry: 32 * MIN,
+    });
     expect(nextRemoteDeadline({ ...base, lastLocationAt: 40 * MIN, reachedFrontAt: 0 })).toBe(30 * MIN);
   });
 
