@@ -71,7 +71,13 @@ export async function takeApiCall(env: Env, organizationId: string, limit: Limit
      WHERE ? IS NULL OR used < ?`,
   )
     .bind(organizationId, period.key, limit, limit, limit, limit)
-    .run();
+    .run()
+    .catch((err: unknown) => {
+      // The organization was deleted while this request was on its way (its keys go with it).
+      if (String(err).includes("FOREIGN KEY constraint failed"))
+        throw new ApiError("AUTHENTICATION_ERROR", "This API key's organization no longer exists");
+      throw err;
+    });
   if (result.meta.changes > 0) return;
   const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'api_calls'")
     .bind(organizationId, period.key)
