@@ -29,7 +29,7 @@ export interface HandOffHost {
   admit(cfg: Configured, input: NewTicket, at: number): TicketRow;
   view(cfg: Configured, ticketId: string, at: number): TicketView;
   /** Another queue's room. */
-  peer(queueId: string): { abandonTransfer(handOffId: string): Promise<string | null> };
+  peer(queueId: string): { abandonTransfer(handOffId: string): Promise<RoomResult<string | null>> };
 }
 
 type OpenHandOff = { id: string; transferring_to: string; hand_off_id: string };
@@ -136,7 +136,9 @@ export class HandOffs {
    * meanwhile is not undone.
    */
   async settle(open: OpenHandOff, at: number): Promise<RoomResult<string | null>> {
-    const admitted = await this.host.peer(open.transferring_to).abandonTransfer(open.hand_off_id);
+    const answer = await this.host.peer(open.transferring_to).abandonTransfer(open.hand_off_id);
+    if (!answer.ok) return answer; // the target could not answer: the hand-off stays open
+    const admitted = answer.value;
     return this.host.mutate(at, (cfg) => {
       if (admitted !== null) this.complete(cfg, open.id, open.hand_off_id, admitted, at);
       else this.release(cfg, open.id, open.hand_off_id, at);
@@ -154,9 +156,13 @@ export class HandOffs {
     let error: unknown = null;
     for (const open of handOffs) {
       try {
-        await this.settle(open, at);
+        const settled = await this.settle(open, at);
+        if (!settled.ok) {
+          failed += 1;
+          error = new Error(settled.error.message);
+        }
       } catch (err) {
-        failed += 1;
+        failed += 1; // unreachable target
         error = err;
       }
     }

@@ -258,8 +258,8 @@ export class QueueRoom extends DurableObject<Env> {
     return this.mutate(at, (cfg) => this.handOffs.admit(cfg, snapshot, prioritize, at));
   }
 
-  abandonTransfer(handOffId: string): string | null {
-    return this.handOffs.abandon(handOffId);
+  abandonTransfer(handOffId: string): RoomResult<string | null> {
+    return answerPeer("abandon a hand-off", () => this.handOffs.abandon(handOffId));
   }
 
   // ---- widget live channel (sockets.ts) -----------------------------------------------------
@@ -287,8 +287,8 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   /** Another room of the organization relays this queue's updates to its sockets. */
-  watch(watcherQueueId: string, config: RoomConfig, name: string): QueueStatusData | null {
-    return this.sockets.watch(watcherQueueId, config, name);
+  watch(watcherQueueId: string, config: RoomConfig, name: string): RoomResult<QueueStatusData | null> {
+    return answerPeer("relay updates", () => this.sockets.watch(watcherQueueId, config, name));
   }
 
   deliverUpdate(queueId: string, text: string): number {
@@ -405,5 +405,20 @@ export class QueueRoom extends DurableObject<Env> {
 
   private peer(queueId: string): DurableObjectStub<QueueRoom> {
     return this.env.QUEUE_ROOM.get(this.env.QUEUE_ROOM.idFromName(queueId));
+  }
+}
+
+/**
+ * What a room answers another room. A failure inside this room (its storage failed) is
+ * answered as a value, not thrown across RPC: the asking room owns the decision (retry later,
+ * answer its socket an error) and logs it in one line, and an expected failure leaves no
+ * "uncaught exception" stack behind in this room.
+ */
+function answerPeer<T>(what: string, act: () => T): RoomResult<T> {
+  try {
+    return { ok: true, value: act() };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return { ok: false, error: { code: "ROOM_UNAVAILABLE", message: `The queue's room could not ${what}: ${reason}`, details: {} } };
   }
 }

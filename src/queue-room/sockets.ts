@@ -4,8 +4,7 @@ import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import type { QueueRoom } from "./queue-room";
-import type { RoomConfig } from "./types";
+import type { RoomConfig, RoomResult } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
 //
@@ -64,6 +63,12 @@ type RoomRow = {
   status: QueueStatus;
   retired_at: number | null;
 };
+
+/** What this room asks another queue's room (the QueueRoom stub, seen through what is used). */
+export interface PeerRoom {
+  watch(watcherQueueId: string, config: RoomConfig, name: string): Promise<RoomResult<QueueStatusData | null>>;
+  deliverUpdate(queueId: string, text: string): Promise<number>;
+}
 
 export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string): string {
   const data = queueId === undefined ? { code, message } : { code, message, queueId };
@@ -133,7 +138,7 @@ export class RoomSockets {
     /** The room's own configure(): a room reached first by a socket learns its queue here. */
     private readonly configure: (config: RoomConfig) => void,
     /** Another queue's room (a subscription to it, or a watcher to relay to). */
-    private readonly peer: (queueId: string) => DurableObjectStub<QueueRoom>,
+    private readonly peer: (queueId: string) => PeerRoom,
   ) {}
 
   /** Accepts a socket already subscribed to this room's queue (the Worker checked it exists). */
@@ -198,7 +203,9 @@ export class RoomSockets {
       status = this.status(now());
     } else {
       if (own.organization_id !== facts.config.organizationId) return void notFound();
-      status = await this.peer(queueId).watch(own.queue_id, facts.config, facts.name);
+      const answer = await this.peer(queueId).watch(own.queue_id, facts.config, facts.name);
+      if (!answer.ok) throw new Error(answer.error.message);
+      status = answer.value;
     }
     if (!status) return void notFound();
     const queues = subscriptions(ws);

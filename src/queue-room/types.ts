@@ -98,7 +98,9 @@ export interface TicketQuery {
   limit: number;
 }
 
-export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED";
+// ROOM_UNAVAILABLE: a room asked by another room could not answer (its storage failed); the
+// asking room decides what to do (leave a hand-off open, answer the socket an error).
+export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED" | "ROOM_UNAVAILABLE";
 
 export interface RoomError {
   code: RoomErrorCode;

@@ -43,7 +43,7 @@ export function roomFailure(error: RoomError): ApiError {
   if (error.code === "TRANSFER_ABANDONED") return new ApiError("INVALID_STATE", error.message, error.details);
   // Every queue's room is configured before its D1 row exists: a room that does not know its
   // queue is a fault, not something a caller can fix.
-  if (error.code === "ROOM_UNCONFIGURED") return new ApiError("INTERNAL_ERROR", error.message);
+  if (error.code === "ROOM_UNCONFIGURED" || error.code === "ROOM_UNAVAILABLE") return new ApiError("INTERNAL_ERROR", error.message);
   return new ApiError(error.code, error.message, error.details);
 }
 
