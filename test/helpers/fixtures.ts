@@ -161,3 +161,29 @@ export async function addArchivedQueue(f: Fixture): Promise<string> {
   expectOk(await call("POST", `/v1/queues/${queueId}/archive`, { token: f.owner.token }));
   return queueId;
 }
+
+export type QueueState = "active" | "paused" | "closed" | "archived";
+
+/**
+ * A queue of `serviceId` made through the API (so its room is configured as in production),
+ * then paused, closed or archived the way a manager would. The organization's plan must allow it.
+ */
+export async function createQueue(
+  user: TestUser,
+  organizationId: string,
+  serviceId: string,
+  opts: { name?: string; state?: QueueState } = {},
+): Promise<string> {
+  const headers = { "X-Organization-Id": organizationId };
+  const token = user.token;
+  const queue = expectOk(
+    await call("POST", "/v1/business/queues", { token, headers, body: { serviceId, name: opts.name ?? unique("q") } }),
+    201,
+  );
+  const state = opts.state ?? "active";
+  if (state === "archived") expectOk(await call("POST", `/v1/queues/${queue.id}/archive`, { token, headers }));
+  else if (state !== "active") {
+    expectOk(await call("PATCH", `/v1/business/queues/${queue.id}/status`, { token, headers, body: { status: state } }));
+  }
+  return queue.id;
+}

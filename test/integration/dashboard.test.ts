@@ -1,21 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
-import { newId } from "../../src/lib/ids";
 import { call, expectError, expectOk } from "../helpers/api";
-import { createOrganization, registerUser } from "../helpers/fixtures";
+import { createOrganization, createQueue, registerUser } from "../helpers/fixtures";
 
 const NOW = "2026-03-02T15:00:00.000Z";
-
-async function insertQueue(organizationId: string, serviceId: string, letter: string, status: string, archivedAt: number | null = null) {
-  const id = newId("que");
-  await env.DB.prepare(
-    "INSERT INTO queues (id, organization_id, service_id, name, letter, status, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)",
-  )
-    .bind(id, organizationId, serviceId, `Queue ${letter}`, letter, status, archivedAt)
-    .run();
-  return id;
-}
 
 let n = 0;
 async function insertTicket(queueId: string, serviceId: string, organizationId: string, status: string, createdAt: string) {
@@ -53,11 +42,11 @@ describe("GET /v1/business/dashboard", () => {
     const s1 = await svc("One");
     const s2 = await svc("Two");
     await svc("Three");
+    const q1 = await createQueue(user, org.id, s1.id);
+    await createQueue(user, org.id, s1.id, { state: "paused" });
+    await createQueue(user, org.id, s2.id, { state: "closed" });
+    await createQueue(user, org.id, s2.id, { state: "archived" });
     expectOk(await call("PATCH", `/v1/services/${s2.id}`, { token: user.token, body: { status: "inactive" } }));
-    const q1 = await insertQueue(org.id, s1.id, "A", "active");
-    await insertQueue(org.id, s1.id, "B", "paused");
-    await insertQueue(org.id, s2.id, "A", "closed");
-    await insertQueue(org.id, s2.id, "B", "closed", 1);
     await insertTicket(q1, s1.id, org.id, "waiting", "2026-03-02T09:00:00.000Z");
     await insertTicket(q1, s1.id, org.id, "waiting", "2026-03-02T10:00:00.000Z");
     await insertTicket(q1, s1.id, org.id, "served", "2026-03-02T00:00:00.000Z");

@@ -3,10 +3,9 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
 import { testClock } from "../helpers/clock";
-import { newId } from "../../src/lib/ids";
 import { nearbyCandidates } from "../../src/services/locations";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
+import { addMember, createOrganization, createQueue, registerUser, type TestUser } from "../helpers/fixtures";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
@@ -22,16 +21,6 @@ function locationBody(organizationId: string, extra: Record<string, unknown> = {
 
 async function addLocation(user: TestUser, organizationId: string, extra: Record<string, unknown> = {}) {
   return expectOk(await call("POST", "/v1/locations", { token: user.token, body: locationBody(organizationId, extra) }), 201);
-}
-
-async function insertQueue(organizationId: string, serviceId: string, letter: string): Promise<string> {
-  const id = newId("que");
-  await env.DB.prepare(
-    "INSERT INTO queues (id, organization_id, service_id, name, letter, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', 0, 0)",
-  )
-    .bind(id, organizationId, serviceId, `Queue ${letter}`, letter)
-    .run();
-  return id;
 }
 
 describe("POST /v1/locations", () => {
@@ -301,10 +290,10 @@ describe("DELETE /v1/locations/{id}", () => {
     const onlyHere = await mkService("Only here", [doomed.id]);
     const shared = await mkService("Shared", [doomed.id, kept.id]);
     const elsewhere = await mkService("Elsewhere", [kept.id]);
-    const q1 = await insertQueue(org.id, onlyHere.id, "A");
-    const q2 = await insertQueue(org.id, onlyHere.id, "B");
-    const q3 = await insertQueue(org.id, shared.id, "A");
-    const q4 = await insertQueue(org.id, elsewhere.id, "A");
+    const q1 = await createQueue(user, org.id, onlyHere.id);
+    const q2 = await createQueue(user, org.id, onlyHere.id);
+    const q3 = await createQueue(user, org.id, shared.id);
+    const q4 = await createQueue(user, org.id, elsewhere.id);
 
     const res = expectOk(await call("DELETE", `/v1/locations/${doomed.id}`, { token: user.token }));
     expect(res.deletedServiceIds).toEqual([onlyHere.id]);

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
+import { insertService } from "../helpers/catalog";
+import { addMember, createApiKey, createOrganization, createQueue, registerUser } from "../helpers/fixtures";
 
 describe("GET /v1/organizations/{id}", () => {
   it("answers any member and any key of the organization", async () => {
@@ -109,23 +110,6 @@ describe("PATCH /v1/organizations/{id}", () => {
   });
 });
 
-/** A service and a queue written straight to D1: the catalog routes belong to another area. */
-async function seedQueue(organizationId: string): Promise<void> {
-  const at = Date.now();
-  const suffix = organizationId.slice(4);
-  await env.DB.batch([
-    env.DB.prepare(
-      "INSERT OR IGNORE INTO service_types (id, organization_type, name_fr, name_en) VALUES ('st_test_other', 'other', 'Autre', 'Other')",
-    ),
-    env.DB.prepare(
-      "INSERT INTO services (id, organization_id, name, service_type_id, created_at, updated_at) VALUES (?, ?, 'Desk', 'st_test_other', ?, ?)",
-    ).bind(`svc_${suffix}`, organizationId, at, at),
-    env.DB.prepare(
-      "INSERT INTO queues (id, organization_id, service_id, name, letter, created_at, updated_at) VALUES (?, ?, ?, 'Main', 'A', ?, ?)",
-    ).bind(`que_${suffix}`, organizationId, `svc_${suffix}`, at, at),
-  ]);
-}
-
 describe("DELETE /v1/organizations/{id}", () => {
   it("is for the owner only and removes the organization with its members and keys", async () => {
     const owner = await registerUser();
@@ -133,7 +117,8 @@ describe("DELETE /v1/organizations/{id}", () => {
     const admin = await registerUser();
     await addMember(owner, org.id, "admin", admin);
     const adminKey = await createApiKey(owner, org.id, ["admin"]);
-    await seedQueue(org.id);
+    const serviceId = await insertService(org.id);
+    await createQueue(owner, org.id, serviceId);
     expectError(await call("DELETE", `/v1/organizations/${org.id}`, { token: admin.token }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `/v1/organizations/${org.id}`, { apiKey: adminKey.key }), 403, "AUTHORIZATION_ERROR");
 

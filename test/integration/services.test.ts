@@ -1,9 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
-import { newId } from "../../src/lib/ids";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
+import { addMember, createOrganization, createQueue, registerUser, type TestUser } from "../helpers/fixtures";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
@@ -33,21 +32,6 @@ async function addService(user: TestUser, locationIds: string[], extra: Record<s
     }),
     201,
   );
-}
-
-async function insertQueue(
-  organizationId: string,
-  serviceId: string,
-  letter: string,
-  extra: { status?: string; archivedAt?: number } = {},
-) {
-  const id = newId("que");
-  await env.DB.prepare(
-    "INSERT INTO queues (id, organization_id, service_id, name, letter, status, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)",
-  )
-    .bind(id, organizationId, serviceId, `Queue ${letter}`, letter, extra.status ?? "active", extra.archivedAt ?? null)
-    .run();
-  return id;
 }
 
 let ticketNumber = 0;
@@ -216,9 +200,9 @@ describe("GET /v1/business/services", () => {
     const { user, org, loc } = await setup({ plan: "pro" });
     const svc = await addService(user, [loc.id]);
     const empty = await addService(user, [loc.id], { name: "Empty" });
-    const qa = await insertQueue(org.id, svc.id, "A");
-    const qb = await insertQueue(org.id, svc.id, "B", { status: "paused" });
-    await insertQueue(org.id, svc.id, "C", { status: "closed", archivedAt: 1 });
+    const qa = await createQueue(user, org.id, svc.id, { name: "Queue A" });
+    const qb = await createQueue(user, org.id, svc.id, { name: "Queue B", state: "paused" });
+    await createQueue(user, org.id, svc.id, { name: "Queue C", state: "archived" });
     const base = { serviceId: svc.id, organizationId: org.id };
     await insertTicket({ ...base, queueId: qa, status: "waiting" });
     await insertTicket({ ...base, queueId: qa, status: "waiting" });
@@ -362,9 +346,9 @@ describe("GET/PATCH/DELETE /v1/services/{id}", () => {
     const { user, org, loc } = await setup({ plan: "pro" });
     const doomed = await addService(user, [loc.id]);
     const kept = await addService(user, [loc.id], { name: "Kept" });
-    const q1 = await insertQueue(org.id, doomed.id, "A");
-    const q2 = await insertQueue(org.id, doomed.id, "B");
-    const q3 = await insertQueue(org.id, kept.id, "A");
+    const q1 = await createQueue(user, org.id, doomed.id);
+    const q2 = await createQueue(user, org.id, doomed.id);
+    const q3 = await createQueue(user, org.id, kept.id);
     const res = expectOk(await call("DELETE", `/v1/services/${doomed.id}`, { token: user.token }));
     expect(res).toMatchObject({ id: doomed.id, deleted: true });
     expect(res.deletedQueueIds.sort()).toEqual([q1, q2].sort());
