@@ -14,6 +14,13 @@ const DEMO = {
   usr: "usr_d3m0p3rat0r000000000",
   owner: "usr_d3m0wner000000000000",
   key: "key_d3m0k3y0000000000000",
+  keyValue: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0",
+  evt: "evt_d3m0sh1ft00000000000",
+  whk: "whk_d3m0h00k000000000000",
+  dlv: "dlv_d3m0d3l1v3ry000000000",
+  ntf: "ntf_d3m0n0t1f000000000000",
+  chk: "chk_d3m0pr00000000000000",
+  qrt: "qrt_d3m0qr000000000000000",
 };
 const WHEN = "2026-03-20T10:30:00.000Z";
 
@@ -63,6 +70,56 @@ const TICKET_AFTER: Record<string, Json> = {
   createVipTicket: { isGhostMode: true, isPriority: true, source: "vip", position: 1, estimatedWaitMinutes: 3 },
   joinQueueFromWidget: { source: "widget" },
   transferTicketToQueue: { source: "transfer" },
+};
+
+/**
+ * Request bodies that read as one step of the demo's day, where the value derived from the
+ * field's name alone would not make sense for this operation (a shift that ends after it
+ * starts, a new colleague rather than the seeded owner, …). Merged over the derived example.
+ */
+const REQUEST_AS: Record<string, Json> = {
+  register: {
+    email: "nadia@demo.example",
+    password: "nadia-demo-password",
+    firstName: "Nadia",
+    lastName: "Mensah",
+    accountType: "business",
+  },
+  addMember: { email: "nadia@demo.example", role: "operator" },
+  updateMember: { role: "manager" },
+  // A widget key locked to the organization's own site (verifyDomain proves the domain first;
+  // a name under the reserved .example TLD is not public, so the demo's site is under example.com).
+  createApiKey: { name: "Lobby widget", permissions: ["widget"], allowedOrigins: ["https://demo-bank.example.com"] },
+  verifyDomain: { domain: "demo-bank.example.com", method: "dns" },
+  // queue_join names its queue; service_checkin would name the service instead (and no queue).
+  createQrToken: { purpose: "queue_join", serviceId: undefined, queueId: DEMO.que },
+  subscribeVisitorToWebPush: {
+    endpoint: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu",
+    keys: { p256dh: "BNooveV1HGW7sIpCtyXUUIETx71xZpJrq7sA55mO4tlUx0MhpDtCaaqsM4MWr4zX_48CpADr2A019b9uSqf-Ns0", auth: "1ncU4Zi9gD_sBCScwyXkrQ" },
+    language: "fr",
+  },
+  unsubscribeVisitorFromWebPush: { endpoint: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu" },
+  createCalendarEvent: {
+    title: "Morning shift",
+    description: "Counter 3",
+    startDate: "2026-03-20T09:00:00+01:00",
+    endDate: "2026-03-20T13:00:00+01:00",
+    recurrenceEndDate: "2026-03-27T13:00:00+01:00",
+  },
+  updateCalendarEvent: {
+    title: "Morning shift",
+    description: "Counter 4",
+    startDate: "2026-03-20T09:30:00+01:00",
+    endDate: "2026-03-20T13:30:00+01:00",
+    recurrenceEndDate: "2026-03-27T13:30:00+01:00",
+  },
+  declareUnavailability: {
+    title: "Lunch break",
+    description: "Back at 13:00",
+    startDate: "2026-03-20T12:00:00+01:00",
+    endDate: "2026-03-20T13:00:00+01:00",
+    recurrenceEndDate: "2026-03-27T13:00:00+01:00",
+  },
 };
 
 /** The id prefix of the record a schema describes, from its component name. */
@@ -238,10 +295,47 @@ function fitting(value: unknown, schema: Json): unknown {
   return value;
 }
 
+/**
+ * Path and query parameters name the demo's records (the ids `npm run dev` seeds, or the ones an
+ * earlier example creates), so a request example reads as one call of the business flow.
+ */
+const PARAMETER_EXAMPLES: Record<string, unknown> = {
+  organizationId: DEMO.org,
+  organization: DEMO.org,
+  locationId: DEMO.loc,
+  serviceId: DEMO.svc,
+  queueId: DEMO.que,
+  ticketId: DEMO.tkt,
+  userId: DEMO.usr,
+  keyId: DEMO.key,
+  key: DEMO.keyValue,
+  eventId: DEMO.evt,
+  webhookId: DEMO.whk,
+  deliveryId: DEMO.dlv,
+  notificationId: DEMO.ntf,
+  checkoutId: DEMO.chk,
+  id: DEMO.qrt,
+  token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+  // A week of calendar from the documented day (a range must end after it starts).
+  startDate: "2026-03-20T00:00:00+01:00",
+  endDate: "2026-03-27T00:00:00+01:00",
+};
+
+function exampleParameters(op: Json): void {
+  for (const param of (op.parameters ?? []) as Json[]) {
+    if (param.$ref || !(param.name in PARAMETER_EXAMPLES)) continue;
+    if (param.in !== "path" && param.in !== "query") continue;
+    const value = PARAMETER_EXAMPLES[param.name];
+    param.example = value;
+    if (param.schema?.example !== undefined) param.schema.example = value;
+  }
+}
+
 /** Puts an example on every JSON request body and success response that has none. */
 export function addExamples(doc: Json): void {
   for (const item of Object.values(doc.paths ?? {}) as Json[]) {
     for (const op of Object.values(item) as Json[]) {
+      exampleParameters(op);
       const media: Json[] = [];
       const body = op?.requestBody?.content?.["application/json"];
       if (body) media.push(body);
@@ -251,8 +345,12 @@ export function addExamples(doc: Json): void {
       }
       for (const m of media) {
         if (m.example !== undefined || m.examples !== undefined || !m.schema) continue;
-        const example = exampleFor(m.schema, doc);
+        let example = exampleFor(m.schema, doc);
         if (example === undefined) continue;
+        if (m === body && REQUEST_AS[op.operationId]) {
+          example = { ...(example as Json), ...REQUEST_AS[op.operationId] };
+          for (const [k, v] of Object.entries(example as Json)) if (v === undefined) delete (example as Json)[k];
+        }
         const after = m !== body ? TICKET_AFTER[op.operationId] : undefined;
         const data = (example as Json).data;
         if (after && data && typeof data === "object" && "displayCode" in data) Object.assign(data, after);
