@@ -95,9 +95,14 @@ const REQUEST_AS: Record<string, Json> = {
   createQrToken: { purpose: "queue_join", serviceId: undefined, queueId: DEMO.que },
   subscribeVisitorToWebPush: {
     endpoint: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu",
-    keys: { p256dh: "BNooveV1HGW7sIpCtyXUUIETx71xZpJrq7sA55mO4tlUx0MhpDtCaaqsM4MWr4zX_48CpADr2A019b9uSqf-Ns0", auth: "1ncU4Zi9gD_sBCScwyXkrQ" },
+    keys: {
+      p256dh: "BNooveV1HGW7sIpCtyXUUIETx71xZpJrq7sA55mO4tlUx0MhpDtCaaqsM4MWr4zX_48CpADr2A019b9uSqf-Ns0",
+      auth: "1ncU4Zi9gD_sBCScwyXkrQ",
+    },
     language: "fr",
   },
+  scanNfcTag: { deviceInfo: { phoneModel: "Pixel 8", osVersion: "Android 15" } },
+  cancelSubscription: { reason: "Seasonal business: closed until spring" },
   unsubscribeVisitorFromWebPush: { endpoint: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu" },
   createCalendarEvent: {
     title: "Morning shift",

@@ -79,7 +79,8 @@ export function schemaErrors(schema: Json | boolean, value: unknown, root: Json,
   }
   if (schema.type !== undefined) {
     const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => hasType(value, t))) return [...errors, `${at}: expected ${types.join("|")}, got ${typeOf(value)} ${JSON.stringify(value)}`];
+    if (!types.some((t) => hasType(value, t)))
+      return [...errors, `${at}: expected ${types.join("|")}, got ${typeOf(value)} ${JSON.stringify(value)}`];
   }
   if (schema.enum && !schema.enum.some((v: unknown) => JSON.stringify(v) === JSON.stringify(value)))
     errors.push(`${at}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`);
@@ -87,9 +88,11 @@ export function schemaErrors(schema: Json | boolean, value: unknown, root: Json,
     errors.push(`${at}: ${JSON.stringify(value)} is not ${JSON.stringify(schema.const)}`);
 
   if (typeof value === "string") {
-    if (typeof schema.minLength === "number" && [...value].length < schema.minLength) errors.push(`${at}: shorter than ${schema.minLength}`);
+    if (typeof schema.minLength === "number" && [...value].length < schema.minLength)
+      errors.push(`${at}: shorter than ${schema.minLength}`);
     if (typeof schema.maxLength === "number" && [...value].length > schema.maxLength) errors.push(`${at}: longer than ${schema.maxLength}`);
-    if (schema.pattern && !new RegExp(schema.pattern, "u").test(value)) errors.push(`${at}: ${JSON.stringify(value)} does not match ${schema.pattern}`);
+    if (schema.pattern && !new RegExp(schema.pattern, "u").test(value))
+      errors.push(`${at}: ${JSON.stringify(value)} does not match ${schema.pattern}`);
     if (schema.format && FORMATS[schema.format] && !FORMATS[schema.format]!(value))
       errors.push(`${at}: ${JSON.stringify(value)} is not a ${schema.format}`);
     if (schema.format && !FORMATS[schema.format]) throw new Error(`json-schema.ts does not know the format "${schema.format}" (at ${at})`);
@@ -97,8 +100,10 @@ export function schemaErrors(schema: Json | boolean, value: unknown, root: Json,
   if (typeof value === "number") {
     if (typeof schema.minimum === "number" && value < schema.minimum) errors.push(`${at}: ${value} < ${schema.minimum}`);
     if (typeof schema.maximum === "number" && value > schema.maximum) errors.push(`${at}: ${value} > ${schema.maximum}`);
-    if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum) errors.push(`${at}: ${value} <= ${schema.exclusiveMinimum}`);
-    if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum) errors.push(`${at}: ${value} >= ${schema.exclusiveMaximum}`);
+    if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum)
+      errors.push(`${at}: ${value} <= ${schema.exclusiveMinimum}`);
+    if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum)
+      errors.push(`${at}: ${value} >= ${schema.exclusiveMaximum}`);
   }
   if (Array.isArray(value)) {
     if (typeof schema.minItems === "number" && value.length < schema.minItems) errors.push(`${at}: fewer than ${schema.minItems} items`);
@@ -111,7 +116,8 @@ export function schemaErrors(schema: Json | boolean, value: unknown, root: Json,
     const properties: Json = schema.properties ?? {};
     for (const [name, sub] of Object.entries(object)) {
       if (name in properties) errors.push(...schemaErrors(properties[name], sub, root, `${at}.${name}`));
-      else if (schema.additionalProperties !== undefined) errors.push(...schemaErrors(schema.additionalProperties, sub, root, `${at}.${name}`));
+      else if (schema.additionalProperties !== undefined)
+        errors.push(...schemaErrors(schema.additionalProperties, sub, root, `${at}.${name}`));
     }
   }
   for (const sub of schema.allOf ?? []) errors.push(...schemaErrors(sub, value, root, at));

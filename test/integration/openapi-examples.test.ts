@@ -14,9 +14,11 @@ import { schemaErrors } from "../helpers/json-schema";
 // the document gives them — in the order of STEPS, and expects the documented success status.
 // Every example response, and every answer the app gives here, must fit its schema.
 //
-// Records the API names itself (tickets, calendar events, webhooks, …) cannot carry the
-// documented id: ID_STANDS_FOR is the one place where a documented id stands for the record a
-// step made, and each step says which record that is.
+// Records the API names itself (tickets, calendar events, webhooks, …) cannot carry their
+// documented id. DOC lists the documented ids; the demo queue and the owner's notification are
+// written straight into storage with theirs (beforeAll); any other stands, in a step, for the
+// record that step's `prepare` names (`madeBy`: one an earlier step answered; `ticket(state)`:
+// a new ticket in that state). STEPS is the one place where that mapping is made.
 
 type Json = Record<string, any>;
 
@@ -47,7 +49,8 @@ const EXCLUDED: Record<string, string> = {
   openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
   receiveStripeEvent: "the body is Stripe's own signed event; the document has no request example (billing-stripe.test.ts signs real ones)",
   receiveFedapayEvent: "the body is FedaPay's own signed event; the document has no request example (billing-fedapay.test.ts)",
-  receiveSandboxEvent: "the body is the sandbox provider's signed event; the document has no request example (billing-lifecycle.test.ts)",
+  receiveSandboxEvent:
+    "the body is the sandbox provider's signed event; the document has no request example (billing-fedapay.test.ts signs sandbox events too)",
 };
 
 interface Context {
@@ -405,7 +408,9 @@ describe("the document's examples", () => {
       ctx.answers.set(step.id, res);
       const success = Object.keys(op.responses).filter((s) => Number(s) < 400);
       if (!success.includes(String(res.status))) {
-        failures.push(`${step.id} ${request.method} ${request.url} ${JSON.stringify(request.body)} → ${res.status} ${JSON.stringify(res.body)}`);
+        failures.push(
+          `${step.id} ${request.method} ${request.url} ${JSON.stringify(request.body)} → ${res.status} ${JSON.stringify(res.body)}`,
+        );
         continue;
       }
       if (resolve(op.responses[String(res.status)]).content?.["application/json"]) validated += 1;

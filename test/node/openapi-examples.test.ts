@@ -50,7 +50,8 @@ describe("the document's examples, checked by ajv", () => {
     for (const [path, item] of Object.entries<Json>(doc.paths)) {
       for (const [method, op] of Object.entries<Json>(item)) {
         const key = `${method.toUpperCase()} ${path}`;
-        for (const param of (op.parameters ?? []).map(resolve) as Json[]) check(`${key} parameter ${param.name}`, param.schema, param.example);
+        for (const param of (op.parameters ?? []).map(resolve) as Json[])
+          check(`${key} parameter ${param.name}`, param.schema, param.example);
         const body = op.requestBody?.content?.["application/json"];
         check(`${key} request`, body?.schema, body?.example);
         for (const [status, ref] of Object.entries<Json>(op.responses ?? {})) {
