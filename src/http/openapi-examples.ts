@@ -127,6 +127,81 @@ const REQUEST_AS: Record<string, Json> = {
   },
 };
 
+/**
+ * What each payment provider sends its receiver. The receivers read the raw body (the signature
+ * covers its exact bytes) and no schema validates it; the document shows one event each, for
+ * whoever points a provider (or a replay tool) at them. `t` is the Unix time of signing and the
+ * signature is the hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint's secret.
+ */
+const PROVIDER_EVENTS: Record<string, { header: string; scheme: string; example: Json }> = {
+  receiveStripeEvent: {
+    header: "Stripe-Signature",
+    scheme: "v1",
+    example: {
+      id: "evt_1R2d3m0Str1peEv3nt0001",
+      object: "event",
+      type: "checkout.session.expired",
+      created: 1774000200,
+      livemode: false,
+      data: {
+        object: {
+          id: "cs_test_d3m0S3ss10n0001",
+          object: "checkout.session",
+          client_reference_id: "chk_d3m0str1pe00000000000",
+          status: "expired",
+        },
+      },
+    },
+  },
+  receiveFedapayEvent: {
+    header: "X-FEDAPAY-SIGNATURE",
+    scheme: "s",
+    example: {
+      id: "evt_d3m0f3dapay0001",
+      name: "transaction.canceled",
+      created_at: "2026-03-20T10:30:00.000Z",
+      entity: {
+        id: 104538,
+        status: "canceled",
+        amount: 19000,
+        currency: { iso: "XOF" },
+        custom_metadata: { checkoutId: "chk_d3m0f3dapay000000000" },
+      },
+    },
+  },
+  receiveSandboxEvent: {
+    header: "Sandbox-Signature",
+    scheme: "v1",
+    example: {
+      id: "sbx_evt_d3m0r3n3wal00000000001",
+      type: "invoice.paid",
+      created: 1774000200,
+      data: { subscriptionId: "sbx_sub_d3m0other0000000000000", invoiceId: "sbx_inv_d3m0r3n3wal0000000000", amount: 2900, currency: "EUR" },
+    },
+  },
+};
+
+function documentProviderEvent(op: Json): void {
+  const event = PROVIDER_EVENTS[op.operationId];
+  if (!event || op.requestBody) return;
+  op.requestBody = {
+    required: true,
+    description: "The provider's event, exactly as it sends it (its own format; the signature covers these bytes)",
+    content: { "application/json": { schema: { type: "object", additionalProperties: {} }, example: event.example } },
+  };
+  op.parameters = [
+    ...(op.parameters ?? []),
+    {
+      name: event.header,
+      in: "header",
+      required: true,
+      description: `\`t=<unix seconds>,${event.scheme}=<hex HMAC-SHA256(secret, "<t>.<raw body>")>\`; refused outside a 5-minute window`,
+      schema: { type: "string" },
+      example: `t=1774000200,${event.scheme}=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd`,
+    },
+  ];
+}
+
 /** The id prefix of the record a schema describes, from its component name. */
 const PREFIX_OF: Record<string, string> = {
   Ticket: "tkt",
@@ -341,6 +416,7 @@ export function addExamples(doc: Json): void {
   for (const item of Object.values(doc.paths ?? {}) as Json[]) {
     for (const op of Object.values(item) as Json[]) {
       exampleParameters(op);
+      documentProviderEvent(op);
       const media: Json[] = [];
       const body = op?.requestBody?.content?.["application/json"];
       if (body) media.push(body);

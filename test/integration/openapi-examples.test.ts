@@ -6,6 +6,9 @@ import { insertQueue } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { fakeInternet, type FakeInternet } from "../helpers/outbound";
 import { schemaErrors } from "../helpers/json-schema";
+import { now } from "../../src/lib/clock";
+import { signHeader } from "../../src/lib/signed-header";
+import { sandboxSecret } from "../../src/providers/sandbox";
 
 // The document's examples are a walk through the demo organization `npm run dev` seeds. This
 // file seeds exactly that demo (scripts/seed.mjs: organization, owner, operator, admin key,
@@ -47,11 +50,10 @@ const DOCUMENTED_NOW = "2026-03-20T09:30:00.000Z";
  */
 const EXCLUDED: Record<string, string> = {
   openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
-  receiveStripeEvent: "the body is Stripe's own signed event; the document has no request example (billing-stripe.test.ts signs real ones)",
-  receiveFedapayEvent: "the body is FedaPay's own signed event; the document has no request example (billing-fedapay.test.ts)",
-  receiveSandboxEvent:
-    "the body is the sandbox provider's signed event; the document has no request example (billing-fedapay.test.ts signs sandbox events too)",
 };
+
+/** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
+const WEBHOOK_SECRETS = { STRIPE_WEBHOOK_SECRET: "whsec_examples_test", FEDAPAY_WEBHOOK_SECRET: "wh_sandbox_examples_test" };
 
 interface Context {
   /** Session of the demo owner (the logIn example). */
@@ -71,6 +73,8 @@ interface Step {
   prepare?: (ctx: Context) => Promise<void>;
   /** Credential to send when the operation accepts a session (default: the demo owner's). */
   token?: (ctx: Context) => string;
+  /** A provider's webhook: the documented event is signed, as the provider would, with this secret and header scheme. */
+  signed?: { header: string; scheme: string; secret: () => Promise<string> };
 }
 
 /** A new queue of the demo service, made through the API with the demo key (answers its id). */
@@ -216,6 +220,16 @@ const STEPS: Step[] = [
   { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
   { id: "unsubscribeVisitorFromWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
 
+  // The providers' events, signed here with the secrets the receivers are configured with.
+  {
+    id: "receiveStripeEvent",
+    signed: { header: "Stripe-Signature", scheme: "v1", secret: async () => WEBHOOK_SECRETS.STRIPE_WEBHOOK_SECRET },
+  },
+  {
+    id: "receiveFedapayEvent",
+    signed: { header: "X-FEDAPAY-SIGNATURE", scheme: "s", secret: async () => WEBHOOK_SECRETS.FEDAPAY_WEBHOOK_SECRET },
+  },
+  { id: "receiveSandboxEvent", signed: { header: "Sandbox-Signature", scheme: "v1", secret: () => sandboxSecret(env) } },
   { id: "getSubscription" },
   { id: "getUsage" },
   { id: "listInvoices" },
@@ -393,6 +407,7 @@ describe("the document's examples", () => {
     // The outside world the examples name: the webhook endpoint's host and the demo's own domain.
     ctx.net = fakeInternet({ "hooks.example.com": { A: ["93.184.215.14"] }, "demo-bank.example.com": { A: ["93.184.215.15"] } });
     testClock.set(DOCUMENTED_NOW);
+    Object.assign(env, WEBHOOK_SECRETS);
     for (const step of STEPS) {
       testClock.advance(1_000);
       ctx.ids.clear();
@@ -404,6 +419,10 @@ describe("the document's examples", () => {
       }
       const { op } = operation(step.id);
       const request = exampleRequest(step.id);
+      if (step.signed) {
+        const raw = JSON.stringify(request.body);
+        request.headers[step.signed.header] = await signHeader(await step.signed.secret(), raw, now(), step.signed.scheme);
+      }
       const res = await call(request.method, request.url, { ...credential(step, op), headers: request.headers, body: request.body });
       ctx.answers.set(step.id, res);
       const success = Object.keys(op.responses).filter((s) => Number(s) < 400);
@@ -418,6 +437,8 @@ describe("the document's examples", () => {
       if (errors.length) failures.push(`${step.id} answer: ${errors.join("; ")}`);
       if (step.id === "logIn" || step.id === "refreshSession") ctx.ownerToken = res.body.data.session?.token ?? ctx.ownerToken;
     }
+    delete env.STRIPE_WEBHOOK_SECRET;
+    delete env.FEDAPAY_WEBHOOK_SECRET;
     expect(failures).toEqual([]);
     // Nearly every answer is JSON with a schema (the script, page and image routes are not).
     expect(validated).toBeGreaterThan(STEPS.length - 6);
