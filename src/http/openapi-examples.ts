@@ -14,6 +14,13 @@ const DEMO = {
   usr: "usr_d3m0p3rat0r000000000",
   owner: "usr_d3m0wner000000000000",
   key: "key_d3m0k3y0000000000000",
+  keyValue: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0",
+  evt: "evt_d3m0sh1ft00000000000",
+  whk: "whk_d3m0h00k000000000000",
+  dlv: "dlv_d3m0d3l1v3ry000000000",
+  ntf: "ntf_d3m0n0t1f000000000000",
+  chk: "chk_d3m0pr00000000000000",
+  qrt: "qrt_d3m0qr000000000000000",
 };
 const WHEN = "2026-03-20T10:30:00.000Z";
 
@@ -64,6 +71,136 @@ const TICKET_AFTER: Record<string, Json> = {
   joinQueueFromWidget: { source: "widget" },
   transferTicketToQueue: { source: "transfer" },
 };
+
+/**
+ * Request bodies that read as one step of the demo's day, where the value derived from the
+ * field's name alone would not make sense for this operation (a shift that ends after it
+ * starts, a new colleague rather than the seeded owner, …). Merged over the derived example.
+ */
+const REQUEST_AS: Record<string, Json> = {
+  register: {
+    email: "nadia@demo.example",
+    password: "nadia-demo-password",
+    firstName: "Nadia",
+    lastName: "Mensah",
+    accountType: "business",
+  },
+  addMember: { email: "nadia@demo.example", role: "operator" },
+  updateMember: { role: "manager" },
+  // A widget key locked to the organization's own site (verifyDomain proves the domain first;
+  // a name under the reserved .example TLD is not public, so the demo's site is under example.com).
+  createApiKey: { name: "Lobby widget", permissions: ["widget"], allowedOrigins: ["https://demo-bank.example.com"] },
+  verifyDomain: { domain: "demo-bank.example.com", method: "dns" },
+  // queue_join names its queue; service_checkin would name the service instead (and no queue).
+  createQrToken: { purpose: "queue_join", serviceId: undefined, queueId: DEMO.que },
+  subscribeVisitorToWebPush: {
+    endpoint: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu",
+    keys: {
+      p256dh: "BNooveV1HGW7sIpCtyXUUIETx71xZpJrq7sA55mO4tlUx0MhpDtCaaqsM4MWr4zX_48CpADr2A019b9uSqf-Ns0",
+      auth: "1ncU4Zi9gD_sBCScwyXkrQ",
+    },
+    language: "fr",
+  },
+  scanNfcTag: { deviceInfo: { phoneModel: "Pixel 8", osVersion: "Android 15" } },
+  cancelSubscription: { reason: "Seasonal business: closed until spring" },
+  unsubscribeVisitorFromWebPush: { endpoint: "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu" },
+  createCalendarEvent: {
+    title: "Morning shift",
+    description: "Counter 3",
+    startDate: "2026-03-20T09:00:00+01:00",
+    endDate: "2026-03-20T13:00:00+01:00",
+    recurrenceEndDate: "2026-03-27T13:00:00+01:00",
+  },
+  updateCalendarEvent: {
+    title: "Morning shift",
+    description: "Counter 4",
+    startDate: "2026-03-20T09:30:00+01:00",
+    endDate: "2026-03-20T13:30:00+01:00",
+    recurrenceEndDate: "2026-03-27T13:30:00+01:00",
+  },
+  declareUnavailability: {
+    title: "Lunch break",
+    description: "Back at 13:00",
+    startDate: "2026-03-20T12:00:00+01:00",
+    endDate: "2026-03-20T13:00:00+01:00",
+    recurrenceEndDate: "2026-03-27T13:00:00+01:00",
+  },
+};
+
+/**
+ * What each payment provider sends its receiver. The receivers read the raw body (the signature
+ * covers its exact bytes) and no schema validates it; the document shows one event each, for
+ * whoever points a provider (or a replay tool) at them. `t` is the Unix time of signing and the
+ * signature is the hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint's secret.
+ */
+const PROVIDER_EVENTS: Record<string, { header: string; scheme: string; example: Json }> = {
+  receiveStripeEvent: {
+    header: "Stripe-Signature",
+    scheme: "v1",
+    example: {
+      id: "evt_1R2d3m0Str1peEv3nt0001",
+      object: "event",
+      type: "checkout.session.expired",
+      created: 1774000200,
+      livemode: false,
+      data: {
+        object: {
+          id: "cs_test_d3m0S3ss10n0001",
+          object: "checkout.session",
+          client_reference_id: "chk_d3m0str1pe00000000000",
+          status: "expired",
+        },
+      },
+    },
+  },
+  receiveFedapayEvent: {
+    header: "X-FEDAPAY-SIGNATURE",
+    scheme: "s",
+    example: {
+      id: "evt_d3m0f3dapay0001",
+      name: "transaction.canceled",
+      created_at: "2026-03-20T10:30:00.000Z",
+      entity: {
+        id: 104538,
+        status: "canceled",
+        amount: 19000,
+        currency: { iso: "XOF" },
+        custom_metadata: { checkoutId: "chk_d3m0f3dapay000000000" },
+      },
+    },
+  },
+  receiveSandboxEvent: {
+    header: "Sandbox-Signature",
+    scheme: "v1",
+    example: {
+      id: "sbx_evt_d3m0r3n3wal00000000001",
+      type: "invoice.paid",
+      created: 1774000200,
+      data: { subscriptionId: "sbx_sub_d3m0other0000000000000", invoiceId: "sbx_inv_d3m0r3n3wal0000000000", amount: 2900, currency: "EUR" },
+    },
+  },
+};
+
+function documentProviderEvent(op: Json): void {
+  const event = PROVIDER_EVENTS[op.operationId];
+  if (!event || op.requestBody) return;
+  op.requestBody = {
+    required: true,
+    description: "The provider's event, exactly as it sends it (its own format; the signature covers these bytes)",
+    content: { "application/json": { schema: { type: "object", additionalProperties: {} }, example: event.example } },
+  };
+  op.parameters = [
+    ...(op.parameters ?? []),
+    {
+      name: event.header,
+      in: "header",
+      required: true,
+      description: `\`t=<unix seconds>,${event.scheme}=<hex HMAC-SHA256(secret, "<t>.<raw body>")>\`; refused outside a 5-minute window`,
+      schema: { type: "string" },
+      example: `t=1774000200,${event.scheme}=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd`,
+    },
+  ];
+}
 
 /** The id prefix of the record a schema describes, from its component name. */
 const PREFIX_OF: Record<string, string> = {
@@ -238,10 +375,48 @@ function fitting(value: unknown, schema: Json): unknown {
   return value;
 }
 
+/**
+ * Path and query parameters name the demo's records (the ids `npm run dev` seeds, or the ones an
+ * earlier example creates), so a request example reads as one call of the business flow.
+ */
+const PARAMETER_EXAMPLES: Record<string, unknown> = {
+  organizationId: DEMO.org,
+  organization: DEMO.org,
+  locationId: DEMO.loc,
+  serviceId: DEMO.svc,
+  queueId: DEMO.que,
+  ticketId: DEMO.tkt,
+  userId: DEMO.usr,
+  keyId: DEMO.key,
+  key: DEMO.keyValue,
+  eventId: DEMO.evt,
+  webhookId: DEMO.whk,
+  deliveryId: DEMO.dlv,
+  notificationId: DEMO.ntf,
+  checkoutId: DEMO.chk,
+  id: DEMO.qrt,
+  token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+  // A week of calendar from the documented day (a range must end after it starts).
+  startDate: "2026-03-20T00:00:00+01:00",
+  endDate: "2026-03-27T00:00:00+01:00",
+};
+
+function exampleParameters(op: Json): void {
+  for (const param of (op.parameters ?? []) as Json[]) {
+    if (param.$ref || !(param.name in PARAMETER_EXAMPLES)) continue;
+    if (param.in !== "path" && param.in !== "query") continue;
+    const value = PARAMETER_EXAMPLES[param.name];
+    param.example = value;
+    if (param.schema?.example !== undefined) param.schema.example = value;
+  }
+}
+
 /** Puts an example on every JSON request body and success response that has none. */
 export function addExamples(doc: Json): void {
   for (const item of Object.values(doc.paths ?? {}) as Json[]) {
     for (const op of Object.values(item) as Json[]) {
+      exampleParameters(op);
+      documentProviderEvent(op);
       const media: Json[] = [];
       const body = op?.requestBody?.content?.["application/json"];
       if (body) media.push(body);
@@ -251,8 +426,12 @@ export function addExamples(doc: Json): void {
       }
       for (const m of media) {
         if (m.example !== undefined || m.examples !== undefined || !m.schema) continue;
-        const example = exampleFor(m.schema, doc);
+        let example = exampleFor(m.schema, doc);
         if (example === undefined) continue;
+        if (m === body && REQUEST_AS[op.operationId]) {
+          example = { ...(example as Json), ...REQUEST_AS[op.operationId] };
+          for (const [k, v] of Object.entries(example as Json)) if (v === undefined) delete (example as Json)[k];
+        }
         const after = m !== body ? TICKET_AFTER[op.operationId] : undefined;
         const data = (example as Json).data;
         if (after && data && typeof data === "object" && "displayCode" in data) Object.assign(data, after);

@@ -1,5 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { newId } from "../../src/lib/ids";
+import { openRoom } from "../../src/services/queue-rooms";
 
 // Storage-level helpers: rows written straight into D1 that the routes would refuse (a
 // back-dated location, a service at no location) and a room's outbox settled
@@ -62,4 +63,29 @@ export async function settle(queueId: string): Promise<void> {
     if (!ran) await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`outbox of ${queueId} did not drain`);
+}
+
+/**
+ * A queue with an id of the caller's choosing (the API names queues itself), configured like
+ * one the API creates: its room learns the queue before the D1 row exists. Letter A, active.
+ */
+export async function insertQueue(queue: { id: string; organizationId: string; serviceId: string; name: string }): Promise<void> {
+  const at = Date.now();
+  const row = {
+    ...queue,
+    description: null,
+    maxCapacity: null,
+    noShowTimeoutMinutes: 5,
+    letter: "A",
+    status: "active" as const,
+    archivedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await openRoom(env, row);
+  await env.DB.prepare(
+    "INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, letter, status, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, 5, 'A', 'active', NULL, ?, ?)",
+  )
+    .bind(row.id, row.organizationId, row.serviceId, row.name, at, at)
+    .run();
 }

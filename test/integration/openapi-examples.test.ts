@@ -1,0 +1,446 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DEMO, seedSql } from "../../scripts/seed.mjs";
+import { call, type ApiResponse } from "../helpers/api";
+import { insertQueue } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { fakeInternet, type FakeInternet } from "../helpers/outbound";
+import { schemaErrors } from "../helpers/json-schema";
+import { now } from "../../src/lib/clock";
+import { signHeader } from "../../src/lib/signed-header";
+import { sandboxSecret } from "../../src/providers/sandbox";
+
+// The document's examples are a walk through the demo organization `npm run dev` seeds. This
+// file seeds exactly that demo (scripts/seed.mjs: organization, owner, operator, admin key,
+// location and service, with their documented ids) plus the demo queue with its documented id,
+// then sends every operation's request example — path and query parameters, headers, body, as
+// the document gives them — in the order of STEPS, and expects the documented success status.
+// Every example response, and every answer the app gives here, must fit its schema.
+//
+// Records the API names itself (tickets, calendar events, webhooks, …) cannot carry their
+// documented id. DOC lists the documented ids; the demo queue and the owner's notification are
+// written straight into storage with theirs (beforeAll); any other stands, in a step, for the
+// record that step's `prepare` names (`madeBy`: one an earlier step answered; `ticket(state)`:
+// a new ticket in that state). STEPS is the one place where that mapping is made.
+
+type Json = Record<string, any>;
+
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+/** The documented ids of records the API names itself. */
+const DOC = {
+  ticket: "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+  event: "evt_d3m0sh1ft00000000000",
+  webhook: "whk_d3m0h00k000000000000",
+  delivery: "dlv_d3m0d3l1v3ry000000000",
+  notification: "ntf_d3m0n0t1f000000000000",
+  checkout: "chk_d3m0pr00000000000000",
+  qrToken: "qrt_d3m0qr000000000000000",
+  queue: "que_d3m0q000000000000000",
+  operator: DEMO.operator.id,
+  qrValue: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+};
+
+/** The documented day: the examples' dates (a shift on 20 March 2026, a QR token valid to the year's end) read from it. */
+const DOCUMENTED_NOW = "2026-03-20T09:30:00.000Z";
+
+/**
+ * Operations not sent, each with its reason. Everything else in the document must be in STEPS
+ * (the test fails otherwise), so a new route is either exercised here or explained here.
+ */
+const EXCLUDED: Record<string, string> = {
+  openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
+};
+
+/** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
+const WEBHOOK_SECRETS = { STRIPE_WEBHOOK_SECRET: "whsec_examples_test", FEDAPAY_WEBHOOK_SECRET: "wh_sandbox_examples_test" };
+
+interface Context {
+  /** Session of the demo owner (the logIn example). */
+  ownerToken: string;
+  /** Session of the demo operator, the owner after transferOwnership. */
+  operatorToken: string;
+  net: FakeInternet;
+  /** What a documented id stands for in the step being sent. */
+  ids: Map<string, string>;
+  /** Answers of the steps sent so far, by operationId. */
+  answers: Map<string, ApiResponse>;
+}
+
+interface Step {
+  id: string;
+  /** Makes the state the example assumes; may say which record a documented id stands for. */
+  prepare?: (ctx: Context) => Promise<void>;
+  /** Credential to send when the operation accepts a session (default: the demo owner's). */
+  token?: (ctx: Context) => string;
+  /** A provider's webhook: the documented event is signed, as the provider would, with this secret and header scheme. */
+  signed?: { header: string; scheme: string; secret: () => Promise<string> };
+}
+
+/** A new queue of the demo service, made through the API with the demo key (answers its id). */
+async function newQueue(): Promise<string> {
+  const res = await call("POST", "/v1/business/queues", {
+    apiKey: DEMO.apiKey.value,
+    body: { serviceId: DEMO.service.id, name: `Side queue ${crypto.randomUUID().slice(0, 8)}` },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.id;
+}
+
+/** A ticket in `state`, alone in a queue of its own, made through the API with the demo key. */
+async function ticketIn(state: "waiting" | "called" | "serving" | "skipped"): Promise<string> {
+  const apiKey = DEMO.apiKey.value;
+  const queueId = await newQueue();
+  const made = await call("POST", `/v1/queues/${queueId}/operator-join`, { apiKey, body: { visitorName: "Side visitor" } });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  const ticketId: string = made.body.data.id;
+  const steps: [string, unknown][] = [];
+  if (state !== "waiting") steps.push([`/v1/queues/${queueId}/call-next`, {}]);
+  if (state === "serving") steps.push([`/v1/tickets/${ticketId}/serve`, undefined]);
+  if (state === "skipped") steps.push([`/v1/tickets/${ticketId}/skip-absent`, { reason: "absent" }]);
+  for (const [path, body] of steps) {
+    const res = await call("POST", path, { apiKey, body });
+    expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(200);
+  }
+  return ticketId;
+}
+
+/** The documented ticket stands for a new one in `state`. */
+function ticket(state: "waiting" | "called" | "serving" | "skipped") {
+  return async (c: Context) => {
+    c.ids.set(DOC.ticket, await ticketIn(state));
+  };
+}
+
+/** The documented id stands for the record an earlier step answered (`data.id` unless `pick` says). */
+function madeBy(documented: string, stepId: string, pick: (data: any) => string = (d) => d.id) {
+  return async (c: Context) => {
+    const answer = c.answers.get(stepId);
+    if (!answer?.body?.data) throw new Error(`${stepId} has not answered a record`);
+    c.ids.set(documented, pick(answer.body.data));
+  };
+}
+
+/** The demo domain's TXT record carries the token generateVerificationToken answered. */
+async function publishDnsProof(c: Context): Promise<void> {
+  const { token } = c.answers.get("generateVerificationToken")!.body.data;
+  c.net.dns["demo-bank.example.com"] = { ...c.net.dns["demo-bank.example.com"], TXT: [`"service-verification=${token}"`] };
+}
+
+async function logInOperator(c: Context): Promise<void> {
+  const res = await call("POST", "/v1/auth/login", { body: { email: DEMO.operator.email, password: DEMO.operator.password } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  c.operatorToken = res.body.data.session.token;
+}
+
+/** The order of the business flow: accounts, organization, catalog, queue and tickets, then the deletions. */
+const STEPS: Step[] = [
+  { id: "register" },
+  { id: "logIn" },
+  { id: "getMe" },
+  { id: "refreshSession" },
+  { id: "createOrganization" },
+  { id: "listOrganizations" },
+  { id: "getOrganization" },
+  { id: "updateOrganization" },
+  { id: "getDashboard" },
+  { id: "listMembers" },
+  { id: "addMember" },
+  { id: "updateMember" },
+  // The widget key's allowed origin must be on a verified domain: the DNS proof comes first.
+  { id: "generateVerificationToken" },
+  { id: "verifyDomain", prepare: publishDnsProof },
+  { id: "getVerificationStatus" },
+  { id: "createApiKey" },
+  { id: "listApiKeys" },
+
+  { id: "createLocation" },
+  { id: "listLocations" },
+  { id: "searchLocations" },
+  { id: "findNearbyLocations" },
+  { id: "updateLocation" },
+  { id: "listServiceTypes" },
+  { id: "createService" },
+  { id: "listServices" },
+  { id: "searchServices" },
+  { id: "getService" },
+  { id: "updateService" },
+
+  { id: "createQueue" },
+  { id: "listQueues" },
+  { id: "getQueue" },
+  { id: "updateQueue" },
+  { id: "setQueueStatus" },
+  { id: "joinQueue" },
+  { id: "getTicket", prepare: madeBy(DOC.ticket, "joinQueue") },
+  { id: "listQueueTickets" },
+  { id: "createWalkInTicket" },
+  { id: "createVipTicket" },
+  { id: "callNext" },
+  { id: "serveTicket", prepare: ticket("called") },
+  { id: "markTicketPresent", prepare: ticket("called") },
+  { id: "completeTicket", prepare: ticket("serving") },
+  { id: "skipAbsentTicket", prepare: ticket("called") },
+  { id: "recoverTicket", prepare: ticket("skipped") },
+  { id: "cancelTicket", prepare: ticket("waiting") },
+  { id: "transferTicketToQueue", prepare: ticket("waiting") },
+  { id: "transferTicketToOperator", prepare: ticket("called") },
+
+  { id: "checkRemoteEligibility" },
+  { id: "startRemoteJoin" },
+  { id: "updateRemoteJoinLocation", prepare: madeBy(DOC.ticket, "startRemoteJoin", (d) => d.ticket.id) },
+  { id: "getRemoteJoin", prepare: madeBy(DOC.ticket, "startRemoteJoin", (d) => d.ticket.id) },
+  { id: "confirmRemoteJoin", prepare: madeBy(DOC.ticket, "startRemoteJoin", (d) => d.ticket.id) },
+
+  { id: "createQrToken" },
+  { id: "listQrTokens" },
+  { id: "generateQrImage", prepare: madeBy(DOC.qrValue, "createQrToken", (d) => d.token) },
+  { id: "scanQrCode", prepare: madeBy(DOC.qrValue, "createQrToken", (d) => d.token) },
+  { id: "revokeQrToken", prepare: madeBy(DOC.qrToken, "createQrToken") },
+  { id: "registerNfcTag" },
+  { id: "listNfcTags" },
+  { id: "getNfcTag" },
+  { id: "updateNfcTag" },
+  { id: "scanNfcTag" },
+
+  { id: "createCalendarEvent" },
+  { id: "declareUnavailability" },
+  { id: "updateCalendarEvent", prepare: madeBy(DOC.event, "createCalendarEvent") },
+  { id: "listCalendarOccurrences" },
+  { id: "listMemberAvailability" },
+  { id: "deleteCalendarEvent", prepare: madeBy(DOC.event, "createCalendarEvent") },
+
+  { id: "getEmbedScript" },
+  { id: "getDisplayBoardPage" },
+  { id: "getWidgetInfo" },
+  { id: "getWidgetQueueStatus" },
+  { id: "joinQueueFromWidget" },
+  { id: "getDisplayBoard" },
+  { id: "getWebPushPublicKey" },
+  { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
+  { id: "unsubscribeVisitorFromWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
+
+  // The providers' events, signed here with the secrets the receivers are configured with.
+  {
+    id: "receiveStripeEvent",
+    signed: { header: "Stripe-Signature", scheme: "v1", secret: async () => WEBHOOK_SECRETS.STRIPE_WEBHOOK_SECRET },
+  },
+  {
+    id: "receiveFedapayEvent",
+    signed: { header: "X-FEDAPAY-SIGNATURE", scheme: "s", secret: async () => WEBHOOK_SECRETS.FEDAPAY_WEBHOOK_SECRET },
+  },
+  { id: "receiveSandboxEvent", signed: { header: "Sandbox-Signature", scheme: "v1", secret: () => sandboxSecret(env) } },
+  { id: "getSubscription" },
+  { id: "getUsage" },
+  { id: "listInvoices" },
+  { id: "getCheckout" },
+  { id: "changeSubscription" },
+  { id: "paySandboxCheckout", prepare: madeBy(DOC.checkout, "changeSubscription", (d) => d.checkoutUrl.split("/").pop()) },
+  { id: "createFedapayCheckout" },
+  { id: "cancelSubscription" },
+
+  { id: "createWebhook" },
+  { id: "listWebhooks" },
+  { id: "getWebhook", prepare: madeBy(DOC.webhook, "createWebhook") },
+  { id: "updateWebhook", prepare: madeBy(DOC.webhook, "createWebhook") },
+  { id: "rotateWebhookSecret", prepare: madeBy(DOC.webhook, "createWebhook") },
+  { id: "sendTestWebhook", prepare: madeBy(DOC.webhook, "createWebhook") },
+  { id: "listWebhookDeliveries", prepare: madeBy(DOC.webhook, "createWebhook") },
+  {
+    id: "redeliverWebhook",
+    prepare: async (c) => {
+      await madeBy(DOC.webhook, "createWebhook")(c);
+      await madeBy(DOC.delivery, "listWebhookDeliveries", (list) => list[0]?.id)(c);
+    },
+  },
+  { id: "deleteWebhook", prepare: madeBy(DOC.webhook, "createWebhook") },
+
+  { id: "registerPushDevice" },
+  { id: "unregisterPushDevice" },
+  { id: "getNotificationPreferences" },
+  { id: "updateNotificationPreferences" },
+  { id: "listNotifications" },
+  { id: "markNotificationRead" },
+  { id: "markAllNotificationsRead" },
+  { id: "sendSms" },
+  { id: "listNotificationDeliveries" },
+
+  // The deletions, last: each removes something the steps above use.
+  { id: "clearQueue" },
+  { id: "archiveQueue" },
+  // The operator stays (the ownership goes to them below); the colleague added above leaves.
+  { id: "removeMember", prepare: madeBy(DOC.operator, "register", (d) => d.user.id) },
+  { id: "deleteService" },
+  { id: "deleteLocation" },
+  { id: "revokeApiKey" },
+  { id: "transferOwnership" },
+  { id: "logOut" },
+  // Only the owner deletes: since transferOwnership that is the operator.
+  { id: "deleteOrganization", prepare: logInOperator, token: (c) => c.operatorToken },
+];
+
+const ORDER = STEPS.map((s) => s.id);
+
+let doc: Json;
+const ctx = { ownerToken: "", operatorToken: "", ids: new Map(), answers: new Map() } as unknown as Context;
+
+function operations(): { key: string; path: string; method: string; op: Json }[] {
+  return Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op: item[method] })),
+  );
+}
+
+function operation(id: string): { path: string; method: string; op: Json } {
+  const found = operations().find((o) => o.op.operationId === id);
+  if (!found) throw new Error(`no operation ${id} in the document`);
+  return found;
+}
+
+function resolve(node: Json): Json {
+  if (!node?.$ref) return node;
+  return (node.$ref as string)
+    .replace(/^#\//, "")
+    .split("/")
+    .reduce((n: Json, part) => n[part], doc);
+}
+
+/** Documented ids replaced by what they stand for in this step (whole string values only). */
+function swap<T>(value: T): T {
+  if (typeof value === "string") return (ctx.ids.get(value) ?? value) as T;
+  if (Array.isArray(value)) return value.map(swap) as T;
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, swap(v)])) as T;
+  return value;
+}
+
+/** The request the document gives as this operation's example. */
+function exampleRequest(id: string): { method: string; url: string; headers: Record<string, string>; body?: unknown } {
+  const { path, method, op } = operation(id);
+  let url = path;
+  const query = new URLSearchParams();
+  const headers: Record<string, string> = {};
+  for (const param of (op.parameters ?? []).map(resolve) as Json[]) {
+    const example = param.example ?? param.schema?.example;
+    if (example === undefined) {
+      if (param.required) throw new Error(`${id}: the required ${param.in} parameter ${param.name} has no example`);
+      continue;
+    }
+    const value = String(swap(example));
+    if (param.in === "path") url = url.replace(`{${param.name}}`, encodeURIComponent(value));
+    else if (param.in === "query") query.set(param.name, value);
+    else if (param.in === "header") headers[param.name] = value;
+  }
+  // The documented Idempotency-Key is one value: sent again with another body it is, by design,
+  // a 409. Each request here gets its own key, in the documented shape.
+  if (headers["Idempotency-Key"]) headers["Idempotency-Key"] = crypto.randomUUID();
+  const body = op.requestBody?.content?.["application/json"]?.example;
+  const qs = query.toString();
+  return { method: method.toUpperCase(), url: qs ? `${url}?${qs}` : url, headers, ...(body !== undefined ? { body: swap(body) } : {}) };
+}
+
+function credential(step: Step, op: Json): { token?: string; apiKey?: string } {
+  const first = Object.keys(op.security?.[0] ?? {})[0];
+  if (first === undefined) return {};
+  if (first === "apiKey") return { apiKey: DEMO.apiKey.value };
+  return { token: step.token ? step.token(ctx) : ctx.ownerToken };
+}
+
+/** The errors of `body` against the response `status` documents (a status it does not document is one). */
+function responseErrors(op: Json, status: number, body: unknown): string[] {
+  const response = op.responses?.[String(status)];
+  if (!response) return [`status ${status} is not documented`];
+  const schema = resolve(response).content?.["application/json"]?.schema;
+  return schema ? schemaErrors(schema, body, doc) : [];
+}
+
+beforeAll(async () => {
+  await env.DB.batch(
+    seedSql()
+      .split("\n")
+      .map((sql) => env.DB.prepare(sql)),
+  );
+  await insertQueue({ id: DOC.queue, organizationId: DEMO.organization.id, serviceId: DEMO.service.id, name: DEMO.queue.name });
+  // An unread notification of the owner, for markNotificationRead.
+  await env.DB.prepare(
+    "INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at) VALUES (?, ?, ?, 'ticket_called', 'A-042 called', 'Counter 3', '{}', NULL, ?)",
+  )
+    .bind(DOC.notification, DEMO.owner.id, DEMO.organization.id, Date.parse(DOCUMENTED_NOW))
+    .run();
+  const res = await call("GET", "/v1/openapi.json");
+  expect(res.status).toBe(200);
+  doc = res.body;
+});
+
+describe("the document's examples", () => {
+  it("every example request and response fits its schema", () => {
+    const errors: string[] = [];
+    const check = (where: string, schema: Json | undefined, example: unknown) => {
+      if (schema && example !== undefined) errors.push(...schemaErrors(schema, example, doc).map((e) => `${where} ${e}`));
+    };
+    let checked = 0;
+    for (const { key, op } of operations()) {
+      for (const param of (op.parameters ?? []).map(resolve) as Json[]) {
+        check(`${key} parameter ${param.name}:`, param.schema, param.example);
+        checked += param.example === undefined ? 0 : 1;
+      }
+      const body = op.requestBody?.content?.["application/json"];
+      check(`${key} request:`, body?.schema, body?.example);
+      for (const [status, ref] of Object.entries<Json>(op.responses ?? {})) {
+        const json = resolve(ref).content?.["application/json"];
+        check(`${key} ${status}:`, json?.schema, json?.example);
+        checked += json?.example === undefined ? 0 : 1;
+      }
+    }
+    expect(errors).toEqual([]);
+    expect(checked).toBeGreaterThan(200);
+  });
+
+  it("every operation is sent or excluded with a reason, once", () => {
+    const ids = operations().map((o) => o.op.operationId as string);
+    expect(ids.filter((id) => !ORDER.includes(id) && !(id in EXCLUDED))).toEqual([]);
+    expect([...ORDER, ...Object.keys(EXCLUDED)].filter((id) => !ids.includes(id))).toEqual([]);
+    expect(new Set(ORDER).size).toBe(ORDER.length);
+  });
+
+  it("every example request succeeds when sent in the flow's order, and its answer fits the documented schema", async () => {
+    const failures: string[] = [];
+    let validated = 0;
+    // The outside world the examples name: the webhook endpoint's host and the demo's own domain.
+    ctx.net = fakeInternet({ "hooks.example.com": { A: ["93.184.215.14"] }, "demo-bank.example.com": { A: ["93.184.215.15"] } });
+    testClock.set(DOCUMENTED_NOW);
+    Object.assign(env, WEBHOOK_SECRETS);
+    for (const step of STEPS) {
+      testClock.advance(1_000);
+      ctx.ids.clear();
+      try {
+        await step.prepare?.(ctx);
+      } catch (err) {
+        failures.push(`${step.id} prepare: ${String(err)}`);
+        continue;
+      }
+      const { op } = operation(step.id);
+      const request = exampleRequest(step.id);
+      if (step.signed) {
+        const raw = JSON.stringify(request.body);
+        request.headers[step.signed.header] = await signHeader(await step.signed.secret(), raw, now(), step.signed.scheme);
+      }
+      const res = await call(request.method, request.url, { ...credential(step, op), headers: request.headers, body: request.body });
+      ctx.answers.set(step.id, res);
+      const success = Object.keys(op.responses).filter((s) => Number(s) < 400);
+      if (!success.includes(String(res.status))) {
+        failures.push(
+          `${step.id} ${request.method} ${request.url} ${JSON.stringify(request.body)} → ${res.status} ${JSON.stringify(res.body)}`,
+        );
+        continue;
+      }
+      if (resolve(op.responses[String(res.status)]).content?.["application/json"]) validated += 1;
+      const errors = responseErrors(op, res.status, res.body);
+      if (errors.length) failures.push(`${step.id} answer: ${errors.join("; ")}`);
+      if (step.id === "logIn" || step.id === "refreshSession") ctx.ownerToken = res.body.data.session?.token ?? ctx.ownerToken;
+    }
+    delete env.STRIPE_WEBHOOK_SECRET;
+    delete env.FEDAPAY_WEBHOOK_SECRET;
+    expect(failures).toEqual([]);
+    // Nearly every answer is JSON with a schema (the script, page and image routes are not).
+    expect(validated).toBeGreaterThan(STEPS.length - 6);
+  });
+});
