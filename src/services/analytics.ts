@@ -13,8 +13,8 @@ import {
   summaryFigures,
   type AggregateFigures,
 } from "../domain/analytics";
-import { wallTimeAt, zonedWallTimeToUtc, type WallTime } from "../domain/recurrence";
-import { HOUR, iso } from "../lib/time";
+import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
+import { DAY, HOUR, iso } from "../lib/time";
 import type { AnalyticsScope, ZoneScope } from "./analytics-scope";
 
 export const GROUP_BY = ["hour", "day", "week"] as const;
@@ -48,13 +48,15 @@ function hourRange(zone: { from: number; to: number }): { from: number; to: numb
   return { from: Math.floor(zone.from / HOUR) * HOUR, to: Math.ceil(zone.to / HOUR) * HOUR };
 }
 
-/** The hot query: primary key (queue_id, hour_start) ranges, one per queue. */
-export const HOURLY_QUERY = `SELECT * FROM analytics_hourly
+/** The hot query: primary key (queue_id, hour_start) ranges, one per queue; each read takes only its columns. */
+export function hourlyQuery(columns: readonly (keyof HourlyRecord)[] | "*"): string {
+  return `SELECT ${columns === "*" ? "*" : columns.join(", ")} FROM analytics_hourly
   WHERE queue_id IN (SELECT value FROM json_each(?1)) AND hour_start >= ?2 AND hour_start < ?3`;
+}
 
-async function hourlyRows(db: D1Database, zone: ZoneScope): Promise<HourlyRecord[]> {
+async function hourlyRows<K extends keyof HourlyRecord>(db: D1Database, zone: ZoneScope, columns: readonly K[] | "*"): Promise<Pick<HourlyRecord, K>[]> {
   const range = hourRange(zone);
-  const rows = await db.prepare(HOURLY_QUERY).bind(JSON.stringify(zone.queueIds), range.from, range.to).all<HourlyRecord>();
+  const rows = await db.prepare(hourlyQuery(columns)).bind(JSON.stringify(zone.queueIds), range.from, range.to).all<Pick<HourlyRecord, K>>();
   return rows.results;
 }
 
@@ -82,25 +84,66 @@ function figuresOf(r: HourlyRecord): AggregateFigures {
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 const dateLabel = (w: { year: number; month: number; day: number }) => `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}`;
 
-/** "+01:00": the zone's offset at that instant (distinguishes the two 01:00s of a fall-back night). */
-function offsetLabel(utcMs: number, w: WallTime): string {
-  const minutes = Math.round((Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute) - Math.floor(utcMs / 60_000) * 60_000) / 60_000);
+/**
+ * Wall-clock readings of one zone, fast: Intl is asked for the offset at the two ends of each
+ * UTC day (a year: ~730 calls, not one per hour row); only a day whose two ends differ (a DST
+ * change) is read hour by hour.
+ */
+class ZoneClock {
+  private readonly byDay = new Map<number, number | null>();
+
+  constructor(readonly timeZone: string) {}
+
+  private exactOffset(ms: number): number {
+    const w = wallTimeAt(ms, this.timeZone);
+    return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - Math.floor(ms / 1000) * 1000;
+  }
+
+  offset(ms: number): number {
+    const day = Math.floor(ms / DAY);
+    let known = this.byDay.get(day);
+    if (known === undefined) {
+      const start = this.exactOffset(day * DAY);
+      known = start === this.exactOffset(day * DAY + DAY - 1000) ? start : null;
+      this.byDay.set(day, known);
+    }
+    return known ?? this.exactOffset(ms);
+  }
+
+  /** Local date and time at `ms`, and the offset in force. */
+  read(ms: number) {
+    const offset = this.offset(ms);
+    const d = new Date(ms + offset);
+    return {
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      /** 0 = Monday … 6 = Sunday */
+      weekday: (d.getUTCDay() + 6) % 7,
+      offset,
+    };
+  }
+}
+
+/** "+01:00": distinguishes the two 01:00s of a fall-back night. */
+function offsetLabel(offsetMs: number): string {
+  const minutes = Math.round(offsetMs / 60_000);
   const sign = minutes < 0 ? "-" : "+";
   return `${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
 }
 
-/** The bucket an hour row falls in, read in its zone: its label and the instant it starts. */
-function bucketOf(hourStart: number, timeZone: string, groupBy: GroupBy): { label: string; startsAt: number } {
-  const w = wallTimeAt(hourStart, timeZone);
-  if (groupBy === "hour") return { label: `${dateLabel(w)}T${pad(w.hour)}:${pad(w.minute)}${offsetLabel(hourStart, w)}`, startsAt: hourStart };
+/** The bucket an hour row falls in, read in its zone: its label, and how to find the instant it starts. */
+function bucketOf(hourStart: number, clock: ZoneClock, groupBy: GroupBy): { label: string; startsAt: () => number } {
+  const w = clock.read(hourStart);
+  if (groupBy === "hour") return { label: `${dateLabel(w)}T${pad(w.hour)}:${pad(w.minute)}${offsetLabel(w.offset)}`, startsAt: () => hourStart };
   let day = { year: w.year, month: w.month, day: w.day };
   if (groupBy === "week") {
-    const date = new Date(Date.UTC(w.year, w.month - 1, w.day));
-    const back = (date.getUTCDay() + 6) % 7; // days since Monday
-    date.setUTCDate(date.getUTCDate() - back);
+    const date = new Date(Date.UTC(w.year, w.month - 1, w.day - w.weekday));
     day = { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
   }
-  return { label: dateLabel(day), startsAt: zonedWallTimeToUtc(day.year, day.month, day.day, 0, 0, 0, timeZone) };
+  return { label: dateLabel(day), startsAt: () => zonedWallTimeToUtc(day.year, day.month, day.day, 0, 0, 0, clock.timeZone) };
 }
 
 function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
@@ -114,18 +157,19 @@ function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
 export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, groupBy: GroupBy) {
   const totals = emptyFigures();
   const buckets = new Map<string, { label: string; startsAt: number; figures: AggregateFigures }>();
-  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone) })));
+  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, "*") })));
   for (const { zone, rows } of zoneRows) {
+    const clock = new ZoneClock(zone.timeZone);
     for (const row of rows) {
       const figures = figuresOf(row);
-      addFigures(totals, figures);
-      const { label, startsAt } = bucketOf(row.hour_start, zone.timeZone, groupBy);
+      const { label, startsAt } = bucketOf(row.hour_start, clock, groupBy);
       let bucket = buckets.get(label);
-      if (!bucket) buckets.set(label, (bucket = { label, startsAt, figures: emptyFigures() }));
-      bucket.startsAt = Math.min(bucket.startsAt, startsAt);
+      if (!bucket) buckets.set(label, (bucket = { label, startsAt: startsAt(), figures: emptyFigures() }));
       addFigures(bucket.figures, figures);
     }
   }
+  // Totals from the buckets: one merge per bucket rather than one more per hour row.
+  for (const bucket of buckets.values()) addFigures(totals, bucket.figures);
   const singleZone = scope.zones.length <= 1;
   return {
     ...coveredRange(scope),
@@ -135,7 +179,7 @@ export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, gr
     totals: summaryFigures(totals),
     channels: channelFigures(totals),
     buckets: [...buckets.values()]
-      .sort((a, b) => a.startsAt - b.startsAt || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+      .sort((a, b) => (singleZone ? a.startsAt - b.startsAt : 0) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
       .map((b) => ({ label: b.label, startsAt: singleZone ? iso(b.startsAt) : null, ...summaryFigures(b.figures) })),
   };
 }
@@ -143,13 +187,13 @@ export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, gr
 export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
   const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
   let total = 0;
-  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone) })));
+  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, ["hour_start", "created"]) })));
   for (const { zone, rows } of zoneRows) {
+    const clock = new ZoneClock(zone.timeZone);
     for (const row of rows) {
       if (row.created === 0) continue;
-      const w = wallTimeAt(row.hour_start, zone.timeZone);
-      const weekday = (new Date(Date.UTC(w.year, w.month - 1, w.day)).getUTCDay() + 6) % 7;
-      arrivals[weekday]![w.hour]! += row.created;
+      const w = clock.read(row.hour_start);
+      arrivals[w.weekday]![w.hour]! += row.created;
       total += row.created;
     }
   }
@@ -159,10 +203,17 @@ export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
 export async function analyticsEstimates(db: D1Database, scope: AnalyticsScope) {
   const perQueue = new Map<string, AggregateFigures>(scope.queueIds.map((id) => [id, emptyFigures()]));
   const totals = emptyFigures();
-  const zoneRows = await Promise.all(scope.zones.map((zone) => hourlyRows(db, zone)));
+  const columns = ["queue_id", "estimated", "estimate_error_ms", "estimate_bias_ms", "estimate_error_hist"] as const;
+  const zoneRows = await Promise.all(scope.zones.map((zone) => hourlyRows(db, zone, columns)));
   for (const rows of zoneRows) {
     for (const row of rows) {
-      const figures = figuresOf(row);
+      const figures = {
+        ...emptyFigures(),
+        estimated: row.estimated,
+        estimateErrorMs: row.estimate_error_ms,
+        estimateBiasMs: row.estimate_bias_ms,
+        estimateErrorHist: JSON.parse(row.estimate_error_hist) as Record<string, number>,
+      };
       addFigures(perQueue.get(row.queue_id)!, figures);
       addFigures(totals, figures);
     }
