@@ -110,6 +110,15 @@ class ZoneClock {
     return known ?? this.exactOffset(ms);
   }
 
+  /** 00:00 of a local date, as an instant (the offsets already read; Intl only when 00:00 is not on the clock that day). */
+  startOfDay(year: number, month: number, day: number): number {
+    const naive = Date.UTC(year, month - 1, day);
+    const utc = naive - this.offset(naive - this.offset(naive));
+    const check = this.read(utc);
+    if (check.year === year && check.month === month && check.day === day && check.hour === 0 && check.minute === 0) return utc;
+    return zonedWallTimeToUtc(year, month, day, 0, 0, 0, this.timeZone);
+  }
+
   /** Local date and time at `ms`, and the offset in force. */
   read(ms: number) {
     const offset = this.offset(ms);
@@ -143,7 +152,7 @@ function bucketOf(hourStart: number, clock: ZoneClock, groupBy: GroupBy): { labe
     const date = new Date(Date.UTC(w.year, w.month - 1, w.day - w.weekday));
     day = { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
   }
-  return { label: dateLabel(day), startsAt: () => zonedWallTimeToUtc(day.year, day.month, day.day, 0, 0, 0, clock.timeZone) };
+  return { label: dateLabel(day), startsAt: () => clock.startOfDay(day.year, day.month, day.day) };
 }
 
 function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
