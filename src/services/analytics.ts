@@ -60,8 +60,9 @@ async function hourlyRows<K extends keyof HourlyRecord>(db: D1Database, zone: Zo
   return rows.results;
 }
 
-function figuresOf(r: HourlyRecord): AggregateFigures {
+function figuresOf(r: Pick<HourlyRecord, (typeof SUMMARY_COLUMNS)[number]>): AggregateFigures {
   return {
+    ...emptyFigures(),
     created: r.created,
     served: r.served,
     noShow: r.no_show,
@@ -73,10 +74,6 @@ function figuresOf(r: HourlyRecord): AggregateFigures {
     serviced: r.serviced,
     serviceMs: r.service_ms,
     serviceHist: JSON.parse(r.service_hist),
-    estimated: r.estimated,
-    estimateErrorMs: r.estimate_error_ms,
-    estimateBiasMs: r.estimate_bias_ms,
-    estimateErrorHist: JSON.parse(r.estimate_error_hist),
     channels: JSON.parse(r.channels),
   };
 }
@@ -163,10 +160,27 @@ function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
   };
 }
 
+/** What a summary reads of each hour row (not the estimate columns: those are for estimates). */
+const SUMMARY_COLUMNS = [
+  "hour_start",
+  "created",
+  "served",
+  "no_show",
+  "cancelled",
+  "transferred",
+  "waited",
+  "wait_ms",
+  "wait_hist",
+  "serviced",
+  "service_ms",
+  "service_hist",
+  "channels",
+] as const;
+
 export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, groupBy: GroupBy) {
   const totals = emptyFigures();
   const buckets = new Map<string, { label: string; startsAt: number; figures: AggregateFigures }>();
-  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, "*") })));
+  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, SUMMARY_COLUMNS) })));
   for (const { zone, rows } of zoneRows) {
     const clock = new ZoneClock(zone.timeZone);
     for (const row of rows) {
