@@ -274,7 +274,10 @@ export function channelFigures(f: AggregateFigures) {
         },
       ];
     }),
-  ) as Record<AnalyticsChannel, { created: number; served: number; noShow: number; cancelled: number; transferred: number; meanWaitMinutes: number | null }>;
+  ) as Record<
+    AnalyticsChannel,
+    { created: number; served: number; noShow: number; cancelled: number; transferred: number; meanWaitMinutes: number | null }
+  >;
 }
 
 export function estimateFigures(f: AggregateFigures) {

@@ -54,14 +54,23 @@ const Summary = z
     timeZones: z.array(z.string()).openapi({ description: "Time zones of the queues in scope", example: ["Europe/Paris"] }),
     queues: z.number().int().openapi({ description: "Queues in scope" }),
     totals: z.object(Figures),
-    channels: z.object(Object.fromEntries(ANALYTICS_CHANNELS.map((c) => [c, ChannelFigures])) as Record<(typeof ANALYTICS_CHANNELS)[number], typeof ChannelFigures>),
+    channels: z.object(
+      Object.fromEntries(ANALYTICS_CHANNELS.map((c) => [c, ChannelFigures])) as Record<
+        (typeof ANALYTICS_CHANNELS)[number],
+        typeof ChannelFigures
+      >,
+    ),
     buckets: z.array(
       z.object({
         label: z.string().openapi({
-          description: "Local hour with its offset (2026-03-29T03:00+02:00), local date (day), or the local date of the week's Monday (week)",
+          description:
+            "Local hour with its offset (2026-03-29T03:00+02:00), local date (day), or the local date of the week's Monday (week)",
           example: "2026-03-20",
         }),
-        startsAt: z.string().nullable().openapi({ description: "The bucket's first instant; null when the scope spans several time zones" }),
+        startsAt: z
+          .string()
+          .nullable()
+          .openapi({ description: "The bucket's first instant; null when the scope spans several time zones" }),
         ...Figures,
       }),
     ),
@@ -105,7 +114,10 @@ const EstimateFigures = {
   meanAbsoluteErrorMinutes: z.number().nullable(),
   p50AbsoluteErrorMinutes: z.number().nullable(),
   p90AbsoluteErrorMinutes: z.number().nullable(),
-  meanBiasMinutes: z.number().nullable().openapi({ description: "Actual − promised wait: positive when people waited longer than promised" }),
+  meanBiasMinutes: z
+    .number()
+    .nullable()
+    .openapi({ description: "Actual − promised wait: positive when people waited longer than promised" }),
 };
 
 const Estimates = z

@@ -300,7 +300,11 @@ type ProjectionRow = TicketForAnalytics & { queue_id: string };
  * quiet (a drain between the delete and the rewrite would be overwritten by the rewrite, which
  * already reflects it only if it read the projection after that drain).
  */
-export async function rebuildAnalytics(db: D1Database, organizationId: string, queueIds?: readonly string[]): Promise<{ tickets: number; hours: number }> {
+export async function rebuildAnalytics(
+  db: D1Database,
+  organizationId: string,
+  queueIds?: readonly string[],
+): Promise<{ tickets: number; hours: number }> {
   const only = queueIds ? new Set(queueIds) : null;
   const scope = only ? `AND queue_id IN (SELECT value FROM json_each(?2))` : "";
   const scopeBinds = only ? [JSON.stringify([...only])] : [];

@@ -80,7 +80,13 @@ interface QueueZoneRow {
   timezone: string | null;
 }
 
-async function assertOwned(db: D1Database, table: "locations" | "services" | "queues", field: string, id: string | undefined, organizationId: string) {
+async function assertOwned(
+  db: D1Database,
+  table: "locations" | "services" | "queues",
+  field: string,
+  id: string | undefined,
+  organizationId: string,
+) {
   if (id === undefined) return;
   const row = await db.prepare(`SELECT 1 AS found FROM ${table} WHERE id = ? AND organization_id = ?`).bind(id, organizationId).first();
   const what = table === "locations" ? "Location" : table === "services" ? "Service" : "Queue";
@@ -147,7 +153,11 @@ function checkedRange(from: InstantInput, to: InstantInput, timeZone: string): R
  * Resolves an analytics request into its scope, or throws the error the caller gets (see the
  * header for the order). `feature` names the feature in a 402 (e.g. "analytics_export").
  */
-export async function resolveAnalyticsScope(c: Context<AppEnv>, input: AnalyticsScopeInput, feature = "analytics"): Promise<AnalyticsScope> {
+export async function resolveAnalyticsScope(
+  c: Context<AppEnv>,
+  input: AnalyticsScopeInput,
+  feature = "analytics",
+): Promise<AnalyticsScope> {
   const organizationId = await organizationOfRequest(c);
   await authorize(c, organizationId, "ANALYTICS_VIEW");
   const db = c.env.DB;

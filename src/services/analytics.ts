@@ -54,9 +54,16 @@ export function hourlyQuery(columns: readonly (keyof HourlyRecord)[] | "*"): str
   WHERE queue_id IN (SELECT value FROM json_each(?1)) AND hour_start >= ?2 AND hour_start < ?3`;
 }
 
-async function hourlyRows<K extends keyof HourlyRecord>(db: D1Database, zone: ZoneScope, columns: readonly K[] | "*"): Promise<Pick<HourlyRecord, K>[]> {
+async function hourlyRows<K extends keyof HourlyRecord>(
+  db: D1Database,
+  zone: ZoneScope,
+  columns: readonly K[] | "*",
+): Promise<Pick<HourlyRecord, K>[]> {
   const range = hourRange(zone);
-  const rows = await db.prepare(hourlyQuery(columns)).bind(JSON.stringify(zone.queueIds), range.from, range.to).all<Pick<HourlyRecord, K>>();
+  const rows = await db
+    .prepare(hourlyQuery(columns))
+    .bind(JSON.stringify(zone.queueIds), range.from, range.to)
+    .all<Pick<HourlyRecord, K>>();
   return rows.results;
 }
 
@@ -143,7 +150,8 @@ function offsetLabel(offsetMs: number): string {
 /** The bucket an hour row falls in, read in its zone: its label, and how to find the instant it starts. */
 function bucketOf(hourStart: number, clock: ZoneClock, groupBy: GroupBy): { label: string; startsAt: () => number } {
   const w = clock.read(hourStart);
-  if (groupBy === "hour") return { label: `${dateLabel(w)}T${pad(w.hour)}:${pad(w.minute)}${offsetLabel(w.offset)}`, startsAt: () => hourStart };
+  if (groupBy === "hour")
+    return { label: `${dateLabel(w)}T${pad(w.hour)}:${pad(w.minute)}${offsetLabel(w.offset)}`, startsAt: () => hourStart };
   let day = { year: w.year, month: w.month, day: w.day };
   if (groupBy === "week") {
     const date = new Date(Date.UTC(w.year, w.month - 1, w.day - w.weekday));
@@ -210,7 +218,9 @@ export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, gr
 export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
   const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
   let total = 0;
-  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, ["hour_start", "created"]) })));
+  const zoneRows = await Promise.all(
+    scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, ["hour_start", "created"]) })),
+  );
   for (const { zone, rows } of zoneRows) {
     const clock = new ZoneClock(zone.timeZone);
     for (const row of rows) {

@@ -289,7 +289,8 @@ async function analytics(ctx) {
   );
   const path = `/v1/analytics/summary?from=2025-01-01&to=2025-12-31&queueId=${queueId}&groupBy=day`;
   for (const c of CONFIG.analyticsConnections) {
-    if (!baselines.has(c)) baselines.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
+    if (!baselines.has(c))
+      baselines.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
     const result = await measure(`analytics summary, ${c} conn`, { connections: c, path, token: ctx.owner.token });
     row(`analytics summary, a year of ${total.toLocaleString("en-US")} tickets (by day)`, "A", c, result, baselines.get(c));
   }

@@ -53,7 +53,21 @@ function generate(queueId: string, n: number, operators: string[], random: () =>
     const source = SOURCES[Math.floor(random() * SOURCES.length)]!;
     const roll = random();
     const status =
-      roll < 0.55 ? "served" : roll < 0.63 ? "expired" : roll < 0.68 ? "skipped" : roll < 0.78 ? "cancelled" : roll < 0.84 ? "transfer" : roll < 0.92 ? "waiting" : roll < 0.96 ? "called" : "serving";
+      roll < 0.55
+        ? "served"
+        : roll < 0.63
+          ? "expired"
+          : roll < 0.68
+            ? "skipped"
+            : roll < 0.78
+              ? "cancelled"
+              : roll < 0.84
+                ? "transfer"
+                : roll < 0.92
+                  ? "waiting"
+                  : roll < 0.96
+                    ? "called"
+                    : "serving";
     // Waits from seconds to a few hours (a long tail reaching the coarse buckets).
     const wait = Math.floor((random() < 0.9 ? random() * 50 : 50 + random() * 400) * MINUTE);
     const called = !(status === "waiting" || (status === "cancelled" && random() < 0.5) || status === "transfer");
@@ -81,20 +95,22 @@ function generate(queueId: string, n: number, operators: string[], random: () =>
 async function insertTickets(organizationId: string, serviceId: string, tickets: Gen[]): Promise<void> {
   const statements = [];
   for (let i = 0; i < tickets.length; i += 400) {
-    const rows = tickets.slice(i, i + 400).map((t, k) => [
-      t.id,
-      t.queue_id,
-      t.status,
-      t.source,
-      t.assigned_to_id,
-      t.called_at,
-      t.serving_at,
-      t.served_at,
-      t.transferred_to_id,
-      t.first_estimate_minutes,
-      t.created_at,
-      i + k + 1,
-    ]);
+    const rows = tickets
+      .slice(i, i + 400)
+      .map((t, k) => [
+        t.id,
+        t.queue_id,
+        t.status,
+        t.source,
+        t.assigned_to_id,
+        t.called_at,
+        t.serving_at,
+        t.served_at,
+        t.transferred_to_id,
+        t.first_estimate_minutes,
+        t.created_at,
+        i + k + 1,
+      ]);
     statements.push(
       env.DB.prepare(
         `INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size, is_priority,
@@ -116,11 +132,23 @@ const wallFormat = new Map<string, Intl.DateTimeFormat>();
 function local(ms: number, timeZone: string) {
   let f = wallFormat.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat("en-GB", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", hourCycle: "h23", weekday: "short" });
+    f = new Intl.DateTimeFormat("en-GB", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      hourCycle: "h23",
+      weekday: "short",
+    });
     wallFormat.set(timeZone, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  return { date: `${p.year}-${p.month}-${p.day}`, hour: Number(p.hour), weekday: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(p.weekday!) };
+  return {
+    date: `${p.year}-${p.month}-${p.day}`,
+    hour: Number(p.hour),
+    weekday: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(p.weekday!),
+  };
 }
 
 /** Nearest-rank quantile of exact values (minutes). */
@@ -148,7 +176,16 @@ function expected(tickets: Gen[]) {
   const transferred = tickets.filter((t) => t.status === "cancelled" && t.transferred_to_id !== null).length;
   const cancelled = tickets.filter((t) => t.status === "cancelled" && t.transferred_to_id === null).length;
   const ended = served + noShow + cancelled;
-  return { created: tickets.length, served, noShow, cancelled, transferred, abandonment: ended === 0 ? null : (noShow + cancelled) / ended, waits, services };
+  return {
+    created: tickets.length,
+    served,
+    noShow,
+    cancelled,
+    transferred,
+    abandonment: ended === 0 ? null : (noShow + cancelled) / ended,
+    waits,
+    services,
+  };
 }
 
 function expectDuration(actual: { count: number; mean: number | null; p50: number | null; p90: number | null }, values: number[]) {
@@ -169,7 +206,13 @@ function expectDuration(actual: { count: number; mean: number | null; p50: numbe
 
 function expectFigures(actual: any, tickets: Gen[]) {
   const e = expected(tickets);
-  expect(actual).toMatchObject({ created: e.created, served: e.served, noShow: e.noShow, cancelled: e.cancelled, transferred: e.transferred });
+  expect(actual).toMatchObject({
+    created: e.created,
+    served: e.served,
+    noShow: e.noShow,
+    cancelled: e.cancelled,
+    transferred: e.transferred,
+  });
   if (e.abandonment === null) expect(actual.abandonmentRate).toBeNull();
   else expect(Math.abs(actual.abandonmentRate - e.abandonment)).toBeLessThanOrEqual(0.00006);
   expectDuration(actual.waitMinutes, e.waits);
@@ -191,7 +234,11 @@ let world: World;
 
 async function createQueue(owner: TestUser, orgId: string, serviceId: string): Promise<string> {
   return expectOk(
-    await call("POST", "/v1/business/queues", { token: owner.token, body: { serviceId, name: `Q ${serviceId.slice(-4)}` }, headers: { "X-Organization-Id": orgId } }),
+    await call("POST", "/v1/business/queues", {
+      token: owner.token,
+      body: { serviceId, name: `Q ${serviceId.slice(-4)}` },
+      headers: { "X-Organization-Id": orgId },
+    }),
     201,
   ).id;
 }
@@ -210,7 +257,11 @@ beforeAll(async () => {
     await addMember(owner, org.id, "operator", user);
     operators.push(user);
   }
-  const paris = { locationId: parisLocation, serviceId: parisService, queueIds: [await createQueue(owner, org.id, parisService), await createQueue(owner, org.id, parisService)] };
+  const paris = {
+    locationId: parisLocation,
+    serviceId: parisService,
+    queueIds: [await createQueue(owner, org.id, parisService), await createQueue(owner, org.id, parisService)],
+  };
   const newYork = { locationId: newYorkLocation, serviceId: newYorkService, queueIds: [await createQueue(owner, org.id, newYorkService)] };
   const random = prng(20260323);
   const ids = operators.map((o) => o.id);
@@ -238,7 +289,9 @@ describe("GET /v1/analytics/summary over a generated history", () => {
     // March 1–31 in Paris: from 00:00 CET on the 1st to 00:00 CEST on April 1 (the DST change on the 29th).
     const from = Date.UTC(2026, 1, 28, 23);
     const to = Date.UTC(2026, 2, 31, 22);
-    const data = expectOk(await get(`/v1/analytics/summary?from=2026-03-01&to=2026-03-31&locationId=${world.paris.locationId}&groupBy=day`));
+    const data = expectOk(
+      await get(`/v1/analytics/summary?from=2026-03-01&to=2026-03-31&locationId=${world.paris.locationId}&groupBy=day`),
+    );
     expect(data.from).toBe(new Date(from).toISOString());
     expect(data.to).toBe(new Date(to).toISOString());
     expect(data.timeZones).toEqual(["Europe/Paris"]);
@@ -249,11 +302,18 @@ describe("GET /v1/analytics/summary over a generated history", () => {
     for (const source of SOURCES) {
       const of = scoped.filter((t) => t.source === source);
       const e = expected(of);
-      expect(data.channels[source]).toMatchObject({ created: e.created, served: e.served, noShow: e.noShow, cancelled: e.cancelled, transferred: e.transferred });
+      expect(data.channels[source]).toMatchObject({
+        created: e.created,
+        served: e.served,
+        noShow: e.noShow,
+        cancelled: e.cancelled,
+        transferred: e.transferred,
+      });
       expect(Math.abs(data.channels[source].meanWaitMinutes - mean(e.waits)!)).toBeLessThanOrEqual(0.006);
     }
     const byDay = new Map<string, Gen[]>();
-    for (const t of scoped) byDay.set(local(t.created_at, "Europe/Paris").date, [...(byDay.get(local(t.created_at, "Europe/Paris").date) ?? []), t]);
+    for (const t of scoped)
+      byDay.set(local(t.created_at, "Europe/Paris").date, [...(byDay.get(local(t.created_at, "Europe/Paris").date) ?? []), t]);
     expect(data.buckets.map((b: any) => b.label)).toEqual([...byDay.keys()].sort());
     expect(data.buckets).toHaveLength(31);
     for (const bucket of data.buckets) expectFigures(bucket, byDay.get(bucket.label)!);
@@ -265,7 +325,9 @@ describe("GET /v1/analytics/summary over a generated history", () => {
   });
 
   it("New York, by hour across the spring-forward night: local hours with their offsets, 02:00 missing", async () => {
-    const data = expectOk(await get(`/v1/analytics/summary?from=2026-03-08&to=2026-03-08&locationId=${world.newYork.locationId}&groupBy=hour`));
+    const data = expectOk(
+      await get(`/v1/analytics/summary?from=2026-03-08&to=2026-03-08&locationId=${world.newYork.locationId}&groupBy=hour`),
+    );
     // March 8 in New York: 00:00 EST (05:00 UTC) to 00:00 EDT (04:00 UTC the 9th), 23 hours.
     expect(data.from).toBe("2026-03-08T05:00:00.000Z");
     expect(data.to).toBe("2026-03-09T04:00:00.000Z");
@@ -316,7 +378,10 @@ describe("GET /v1/analytics/summary over a generated history", () => {
     expect(data.from).toBe("2026-03-10T08:00:00.000Z");
     expect(data.to).toBe("2026-03-12T17:00:00.000Z");
     expect(data.queues).toBe(1);
-    expectFigures(data.totals, world.tickets.filter((t) => inRange(t, [queueId], Date.UTC(2026, 2, 10, 8), Date.UTC(2026, 2, 12, 17))));
+    expectFigures(
+      data.totals,
+      world.tickets.filter((t) => inRange(t, [queueId], Date.UTC(2026, 2, 10, 8), Date.UTC(2026, 2, 12, 17))),
+    );
   });
 });
 
@@ -346,11 +411,22 @@ describe("heatmap, estimates and operators over the same history", () => {
       expect(actual.estimated).toBe(measured.length);
       expect(Math.abs(actual.meanAbsoluteErrorMinutes - mean(errors)!)).toBeLessThanOrEqual(0.006);
       expect(Math.abs(actual.meanBiasMinutes - mean(bias)!)).toBeLessThanOrEqual(0.006);
-      expect(Math.abs(actual.p50AbsoluteErrorMinutes - exactQuantile(errors, 0.5)!)).toBeLessThanOrEqual(allowedError(exactQuantile(errors, 0.5)!));
-      expect(Math.abs(actual.p90AbsoluteErrorMinutes - exactQuantile(errors, 0.9)!)).toBeLessThanOrEqual(allowedError(exactQuantile(errors, 0.9)!));
+      expect(Math.abs(actual.p50AbsoluteErrorMinutes - exactQuantile(errors, 0.5)!)).toBeLessThanOrEqual(
+        allowedError(exactQuantile(errors, 0.5)!),
+      );
+      expect(Math.abs(actual.p90AbsoluteErrorMinutes - exactQuantile(errors, 0.9)!)).toBeLessThanOrEqual(
+        allowedError(exactQuantile(errors, 0.9)!),
+      );
     };
-    for (const q of data.queues) check(q, world.tickets.filter((t) => inRange(t, [q.queueId], from, to)));
-    check(data.totals, world.tickets.filter((t) => inRange(t, world.paris.queueIds, from, to)));
+    for (const q of data.queues)
+      check(
+        q,
+        world.tickets.filter((t) => inRange(t, [q.queueId], from, to)),
+      );
+    check(
+      data.totals,
+      world.tickets.filter((t) => inRange(t, world.paris.queueIds, from, to)),
+    );
   });
 
   it("operators: calls, served, no-shows, mean service time and active hours per operator", async () => {
@@ -373,15 +449,25 @@ describe("heatmap, estimates and operators over the same history", () => {
         desk: null,
       });
       expect(row.name).toMatch(/^(Ada|Grace|Linus) User$/);
-      expect(Math.abs(row.meanServiceMinutes - mean(served.map((t) => (t.served_at! - t.serving_at!) / MINUTE))!)).toBeLessThanOrEqual(0.006);
+      expect(Math.abs(row.meanServiceMinutes - mean(served.map((t) => (t.served_at! - t.serving_at!) / MINUTE))!)).toBeLessThanOrEqual(
+        0.006,
+      );
     }
   });
 
   it("the hot queries use their indexes (EXPLAIN QUERY PLAN through D1)", async () => {
     const plan = async (sql: string, ...binds: unknown[]) =>
-      (await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...binds).all<{ detail: string }>()).results.map((r) => r.detail).join(" | ");
+      (
+        await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .bind(...binds)
+          .all<{ detail: string }>()
+      ).results
+        .map((r) => r.detail)
+        .join(" | ");
     const hourly = await plan(hourlyQuery("*"), JSON.stringify(world.paris.queueIds), 0, Date.UTC(2027, 0, 1));
-    expect(hourly).toMatch(/SEARCH h?\s*analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/);
+    expect(hourly).toMatch(
+      /SEARCH h?\s*analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
+    );
     expect(hourly).not.toMatch(/SCAN analytics_hourly/);
     const operators = await plan(OPERATORS_QUERY, world.orgId, 0, Date.UTC(2027, 0, 1), JSON.stringify(world.paris.queueIds));
     expect(operators).toMatch(/SEARCH t USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
@@ -437,7 +523,9 @@ describe("who may read analytics, on which plan, over which range", () => {
     expectError(await get(`/v1/analytics/summary?${range}&locationId=${otherLocation}`), 404, "NOT_FOUND", "locationId");
     expectError(await get(`/v1/analytics/operators?${range}&serviceId=${otherService}`), 404, "NOT_FOUND", "serviceId");
     expectError(await get(`/v1/analytics/estimates?${range}&queueId=que_00000000000000000000`), 404, "NOT_FOUND", "queueId");
-    const empty = expectOk(await get(`/v1/analytics/summary?${range}&serviceId=${world.newYork.serviceId}&queueId=${world.paris.queueIds[0]}`));
+    const empty = expectOk(
+      await get(`/v1/analytics/summary?${range}&serviceId=${world.newYork.serviceId}&queueId=${world.paris.queueIds[0]}`),
+    );
     expect(empty).toMatchObject({ queues: 0, timeZones: [], buckets: [], totals: { created: 0, abandonmentRate: null } });
   });
 });

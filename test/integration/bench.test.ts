@@ -122,12 +122,19 @@ describe("the bench's Worker (test/bench/worker.ts)", () => {
     const f = await queueFixture("pro");
     const start = Date.UTC(2025, 0, 1);
     for (const from of [0, 1_500]) {
-      const seeded = await bench("POST", "/__bench/analytics/history", { body: { queueId: f.queueId, from, count: 1_500, perDay: 100, start } });
+      const seeded = await bench("POST", "/__bench/analytics/history", {
+        body: { queueId: f.queueId, from, count: 1_500, perDay: 100, start },
+      });
       expect(seeded).toMatchObject({ status: 200, body: { data: { inserted: 1_500 } } });
     }
     // 100 a day from 08:00 to 20:00 UTC: 30 days of 12 hours each.
-    expect(await bench("POST", `/__bench/analytics/rebuild/${f.queueId}`)).toMatchObject({ status: 200, body: { data: { tickets: 3_000, hours: 360 } } });
-    const summary = expectOk(await call("GET", `/v1/analytics/summary?from=2025-01-01&to=2025-12-31&queueId=${f.queueId}`, { token: f.owner.token }));
+    expect(await bench("POST", `/__bench/analytics/rebuild/${f.queueId}`)).toMatchObject({
+      status: 200,
+      body: { data: { tickets: 3_000, hours: 360 } },
+    });
+    const summary = expectOk(
+      await call("GET", `/v1/analytics/summary?from=2025-01-01&to=2025-12-31&queueId=${f.queueId}`, { token: f.owner.token }),
+    );
     expect(summary.totals).toMatchObject({ created: 3_000, served: 2_100, noShow: 600, cancelled: 300 });
     expect(summary.buckets).toHaveLength(30);
   });
