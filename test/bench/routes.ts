@@ -6,6 +6,7 @@ import { ok } from "../../src/http/respond";
 import { validationHook } from "../../src/http/validation";
 import { now } from "../../src/lib/clock";
 import type { NewTicket } from "../../src/queue-room/types";
+import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
 import { findQueue } from "../../src/services/queues";
 import { inRoom, readRoom } from "../../src/services/queue-rooms";
 import type { BenchEnv } from "./worker";
@@ -26,6 +27,18 @@ const SeedTickets = z.strictObject({
   count: z.number().int().min(1).max(20_000),
   userId: z.string().min(1).max(64),
 });
+
+const SeedHistory = z.strictObject({
+  queueId: z.string().min(1).max(64),
+  /** First ticket index of this request (requests of a history follow one another). */
+  from: z.number().int().min(0),
+  count: z.number().int().min(1).max(50_000),
+  perDay: z.number().int().min(1).max(5_000),
+  /** 00:00 UTC of the history's first day. */
+  start: z.number().int().min(0),
+});
+/** Rows per INSERT … SELECT of a history (a recursive CTE: no bound parameter per row). */
+const HISTORY_ROWS_PER_STATEMENT = 10_000;
 
 const SeedLocations = z.strictObject({
   organizationId: z.string().min(1).max(64),
@@ -128,6 +141,47 @@ export function benchRoutes() {
     }
     await c.env.DB.batch(statements);
     return c.json(ok({ inserted: input.count }));
+  });
+
+  /**
+   * A served history, written straight into the ticket projection: `perDay` tickets a day from
+   * 08:00 to 20:00 UTC, ticket i on day floor(i / perDay); outcomes, channels, operators, waits
+   * and service times spread by i (70% served, 10% no-show, 10% skipped, 10% cancelled).
+   */
+  app.post("/analytics/history", async (c) => {
+    const input = await body(c, SeedHistory);
+    const queue = await findQueue(c.env, input.queueId);
+    const statements: D1PreparedStatement[] = [];
+    for (let from = input.from; from < input.from + input.count; from += HISTORY_ROWS_PER_STATEMENT) {
+      const to = Math.min(input.from + input.count, from + HISTORY_ROWS_PER_STATEMENT);
+      statements.push(
+        c.env.DB.prepare(
+          `WITH RECURSIVE seq(i) AS (SELECT CAST(?1 AS INTEGER) UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?2),
+             p(per, start) AS (SELECT CAST(?5 AS INTEGER), CAST(?6 AS INTEGER)),
+             t(i, created) AS (SELECT i, start + (i / per) * 86400000 + 28800000 + ((i % per) * 43200000) / per FROM seq, p)
+           INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
+             is_priority, is_ghost_mode, source, assigned_to_id, called_at, serving_at, served_at, first_estimate_minutes,
+             created_at, updated_at, version)
+           SELECT printf('tkt_bench%s%012d', substr(?3, 5, 8), i), ?3, ?4, ?7, 'usr_bench_visitor', i + 1, 'A-' || (i % 1000),
+             CASE i % 10 WHEN 7 THEN 'expired' WHEN 8 THEN 'skipped' WHEN 9 THEN 'cancelled' ELSE 'served' END, 1, 0, 1,
+             CASE i % 7 WHEN 0 THEN 'app' WHEN 1 THEN 'widget' WHEN 2 THEN 'qr' WHEN 3 THEN 'nfc' WHEN 4 THEN 'remote' WHEN 5 THEN 'operator' ELSE 'vip' END,
+             CASE WHEN i % 10 = 9 THEN NULL ELSE 'usr_bench_op' || (i % 5) END,
+             CASE WHEN i % 10 = 9 THEN NULL ELSE created + (i * 7919) % 3600000 END,
+             CASE WHEN i % 10 < 7 THEN created + (i * 7919) % 3600000 + 30000 END,
+             CASE WHEN i % 10 < 7 THEN created + (i * 7919) % 3600000 + 90000 + (i * 104729) % 1200000 END,
+             (i * 31) % 45, created, created, 1
+           FROM t`,
+        ).bind(from, to, queue.id, queue.serviceId, input.perDay, input.start, queue.organizationId),
+      );
+    }
+    await c.env.DB.batch(statements);
+    return c.json(ok({ inserted: input.count }));
+  });
+
+  /** The queue's aggregates rebuilt from the projection (what a migration of existing data runs). */
+  app.post("/analytics/rebuild/:queueId", async (c) => {
+    const queue = await findQueue(c.env, c.req.param("queueId"));
+    return c.json(ok(await rebuildAnalytics(c.env.DB, queue.organizationId, [queue.id])));
   });
 
   return app;

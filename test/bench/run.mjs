@@ -20,7 +20,13 @@ const CONFIG = {
   fanoutSockets: list("BENCH_FANOUT_SOCKETS", [100, 1_000, 2_000]),
   fanoutCalls: num("BENCH_FANOUT_CALLS", 10),
   locations: list("BENCH_LOCATIONS", [10_000, 100_000]),
+  analyticsTickets: num("BENCH_ANALYTICS_TICKETS", 200_000),
+  /** A year's summary is a report, not a hot path: one connection by default (more only queue up behind it). */
+  analyticsConnections: list("BENCH_ANALYTICS_CONNECTIONS", [1]),
+  /** Only these sections (comma-separated: throughput, growth, fanout, analytics); all when unset. */
+  only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()) : null,
 };
+const wanted = (section) => CONFIG.only === null || CONFIG.only.includes(section);
 const NEARBY = { latitude: 45.76, longitude: 4.84, spreadKm: 50, radiusKm: 5 };
 /** Seeding requests are sized to take about this long: long ones upset workerd's connections. */
 const SEED_REQUEST_MS = 1_500;
@@ -119,13 +125,20 @@ function row(route, baseline, connections, result, reference) {
   sections.throughput.push({ route, baseline, connections, result, reference });
 }
 
+/** Baseline A at each number of connections, measured once (by the first section that needs it). */
+const baselineA = new Map();
+async function measureBaselineA() {
+  if (baselineA.size > 0) return baselineA;
+  for (const c of CONFIG.connections) {
+    baselineA.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
+    row("A: empty route", null, c, baselineA.get(c), null);
+  }
+  return baselineA;
+}
+
 async function throughput(ctx) {
   const pingQueue = await ctx.newQueue("ping");
-  const baselines = { A: new Map(), B: new Map() };
-  for (const c of CONFIG.connections) {
-    baselines.A.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
-    row("A: empty route", null, c, baselines.A.get(c), null);
-  }
+  const baselines = { A: await measureBaselineA(), B: new Map() };
   for (const c of CONFIG.connections) {
     baselines.B.set(
       c,
@@ -251,6 +264,38 @@ async function growth(ctx) {
   }
 }
 
+/**
+ * Analytics: the summary of a year of one busy queue. The history is written straight into
+ * the ticket projection (08:00–20:00 every day) and the aggregates rebuilt from it, as a
+ * migration of existing data would; the summary then reads the queue's hourly rows.
+ */
+async function analytics(ctx) {
+  const baselines = await measureBaselineA();
+  const queueId = await ctx.newQueue("analytics");
+  const total = CONFIG.analyticsTickets;
+  const perDay = Math.ceil(total / 365);
+  const start = Date.UTC(2025, 0, 1);
+  log(`analytics: seeding ${total} tickets`);
+  for (let from = 0; from < total; from += 50_000) {
+    await call("POST", "/__bench/analytics/history", {
+      body: { queueId, from, count: Math.min(50_000, total - from), perDay, start },
+    });
+  }
+  log("analytics: rebuilding the aggregates");
+  const t = performance.now();
+  const { data } = await call("POST", `/__bench/analytics/rebuild/${queueId}`);
+  notes.push(
+    `Analytics: ${data.tickets.toLocaleString("en-US")} tickets rebuilt into ${data.hours.toLocaleString("en-US")} hourly rows in ${fmt((performance.now() - t) / 1000, 1)} s (one request).`,
+  );
+  const path = `/v1/analytics/summary?from=2025-01-01&to=2025-12-31&queueId=${queueId}&groupBy=day`;
+  for (const c of CONFIG.analyticsConnections) {
+    if (!baselines.has(c))
+      baselines.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
+    const result = await measure(`analytics summary, ${c} conn`, { connections: c, path, token: ctx.owner.token });
+    row(`analytics summary, a year of ${total.toLocaleString("en-US")} tickets (by day)`, "A", c, result, baselines.get(c));
+  }
+}
+
 function fail(what) {
   return (err) => failures.push(`${what}: ${err.message}`);
 }
@@ -356,9 +401,10 @@ function table() {
 let exitCode = 0;
 try {
   const ctx = await setup();
-  const widget = await throughput(ctx);
-  await growth(ctx);
-  await fanout(ctx, widget);
+  const widget = wanted("throughput") ? await throughput(ctx) : false;
+  if (wanted("growth")) await growth(ctx);
+  if (wanted("fanout")) await fanout(ctx, widget);
+  if (wanted("analytics")) await analytics(ctx);
 } catch (err) {
   failures.push(`the bench stopped: ${err.stack ?? err}`);
 } finally {

@@ -41,6 +41,8 @@ describe("the deployable Worker", () => {
     ["POST", "/__bench/queues/que_00000000000000000000/tickets"],
     ["POST", "/__bench/organizations/org_00000000000000000000/enterprise"],
     ["POST", "/__bench/locations"],
+    ["POST", "/__bench/analytics/history"],
+    ["POST", "/__bench/analytics/rebuild/que_00000000000000000000"],
     ["GET", "/__bench/anything"],
   ])("%s %s answers 404 NOT_FOUND", async (method, path) => {
     const res = await call(method, path, method === "POST" ? { body: { count: 1, userId: "usr_x" } } : {});
@@ -114,5 +116,26 @@ describe("the bench's Worker (test/bench/worker.ts)", () => {
 
     const missing = await bench("POST", "/__bench/locations", { body: { organizationId: "org_nope", count: 1, spreadKm: 1, ...at } });
     expect(missing.body.error).toMatchObject({ code: "VALIDATION_ERROR", details: { field: "organizationId" } });
+  });
+
+  it("seeds a served history into the projection and rebuilds its aggregates for the summary", async () => {
+    const f = await queueFixture("pro");
+    const start = Date.UTC(2025, 0, 1);
+    for (const from of [0, 1_500]) {
+      const seeded = await bench("POST", "/__bench/analytics/history", {
+        body: { queueId: f.queueId, from, count: 1_500, perDay: 100, start },
+      });
+      expect(seeded).toMatchObject({ status: 200, body: { data: { inserted: 1_500 } } });
+    }
+    // 100 a day from 08:00 to 20:00 UTC: 30 days of 12 hours each.
+    expect(await bench("POST", `/__bench/analytics/rebuild/${f.queueId}`)).toMatchObject({
+      status: 200,
+      body: { data: { tickets: 3_000, hours: 360 } },
+    });
+    const summary = expectOk(
+      await call("GET", `/v1/analytics/summary?from=2025-01-01&to=2025-12-31&queueId=${f.queueId}`, { token: f.owner.token }),
+    );
+    expect(summary.totals).toMatchObject({ created: 3_000, served: 2_100, noShow: 600, cancelled: 300 });
+    expect(summary.buckets).toHaveLength(30);
   });
 });

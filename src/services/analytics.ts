@@ -1,0 +1,336 @@
+// The analytics reads. Summary, heatmap and estimates read the hourly aggregates (a year of
+// one queue is at most 8,784 rows); operators read the ticket projection (an aggregate per
+// operator would cost a row per operator per hour for one figure set). Every read takes the
+// scope of analytics-scope.ts and rounds its range out to whole UTC hours, the aggregates'
+// resolution.
+
+import {
+  addFigures,
+  channelFigures,
+  emptyFigures,
+  estimateFigures,
+  minutesOf,
+  summaryFigures,
+  type AggregateFigures,
+} from "../domain/analytics";
+import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
+import { DAY, HOUR, iso } from "../lib/time";
+import type { AnalyticsScope, ZoneScope } from "./analytics-scope";
+
+export const GROUP_BY = ["hour", "day", "week"] as const;
+export type GroupBy = (typeof GROUP_BY)[number];
+
+export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
+
+interface HourlyRecord {
+  queue_id: string;
+  hour_start: number;
+  created: number;
+  served: number;
+  no_show: number;
+  cancelled: number;
+  transferred: number;
+  waited: number;
+  wait_ms: number;
+  wait_hist: string;
+  serviced: number;
+  service_ms: number;
+  service_hist: string;
+  estimated: number;
+  estimate_error_ms: number;
+  estimate_bias_ms: number;
+  estimate_error_hist: string;
+  channels: string;
+}
+
+/** The zone's range rounded out to whole UTC hours. */
+function hourRange(zone: { from: number; to: number }): { from: number; to: number } {
+  return { from: Math.floor(zone.from / HOUR) * HOUR, to: Math.ceil(zone.to / HOUR) * HOUR };
+}
+
+/** The hot query: primary key (queue_id, hour_start) ranges, one per queue; each read takes only its columns. */
+export function hourlyQuery(columns: readonly (keyof HourlyRecord)[] | "*"): string {
+  return `SELECT ${columns === "*" ? "*" : columns.join(", ")} FROM analytics_hourly
+  WHERE queue_id IN (SELECT value FROM json_each(?1)) AND hour_start >= ?2 AND hour_start < ?3`;
+}
+
+async function hourlyRows<K extends keyof HourlyRecord>(
+  db: D1Database,
+  zone: ZoneScope,
+  columns: readonly K[] | "*",
+): Promise<Pick<HourlyRecord, K>[]> {
+  const range = hourRange(zone);
+  const rows = await db
+    .prepare(hourlyQuery(columns))
+    .bind(JSON.stringify(zone.queueIds), range.from, range.to)
+    .all<Pick<HourlyRecord, K>>();
+  return rows.results;
+}
+
+function figuresOf(r: Pick<HourlyRecord, (typeof SUMMARY_COLUMNS)[number]>): AggregateFigures {
+  return {
+    ...emptyFigures(),
+    created: r.created,
+    served: r.served,
+    noShow: r.no_show,
+    cancelled: r.cancelled,
+    transferred: r.transferred,
+    waited: r.waited,
+    waitMs: r.wait_ms,
+    waitHist: JSON.parse(r.wait_hist),
+    serviced: r.serviced,
+    serviceMs: r.service_ms,
+    serviceHist: JSON.parse(r.service_hist),
+    channels: JSON.parse(r.channels),
+  };
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+const dateLabel = (w: { year: number; month: number; day: number }) => `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}`;
+
+/**
+ * Wall-clock readings of one zone, fast: Intl is asked for the offset at the two ends of each
+ * UTC day (a year: ~730 calls, not one per hour row); only a day whose two ends differ (a DST
+ * change) is read hour by hour.
+ */
+class ZoneClock {
+  private readonly byDay = new Map<number, number | null>();
+
+  constructor(readonly timeZone: string) {}
+
+  private exactOffset(ms: number): number {
+    const w = wallTimeAt(ms, this.timeZone);
+    return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - Math.floor(ms / 1000) * 1000;
+  }
+
+  offset(ms: number): number {
+    const day = Math.floor(ms / DAY);
+    let known = this.byDay.get(day);
+    if (known === undefined) {
+      const start = this.exactOffset(day * DAY);
+      known = start === this.exactOffset(day * DAY + DAY - 1000) ? start : null;
+      this.byDay.set(day, known);
+    }
+    return known ?? this.exactOffset(ms);
+  }
+
+  /** 00:00 of a local date, as an instant (the offsets already read; Intl only when 00:00 is not on the clock that day). */
+  startOfDay(year: number, month: number, day: number): number {
+    const naive = Date.UTC(year, month - 1, day);
+    const utc = naive - this.offset(naive - this.offset(naive));
+    const check = this.read(utc);
+    if (check.year === year && check.month === month && check.day === day && check.hour === 0 && check.minute === 0) return utc;
+    return zonedWallTimeToUtc(year, month, day, 0, 0, 0, this.timeZone);
+  }
+
+  /** Local date and time at `ms`, and the offset in force. */
+  read(ms: number) {
+    const offset = this.offset(ms);
+    const d = new Date(ms + offset);
+    return {
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      /** 0 = Monday … 6 = Sunday */
+      weekday: (d.getUTCDay() + 6) % 7,
+      offset,
+    };
+  }
+}
+
+/** "+01:00": distinguishes the two 01:00s of a fall-back night. */
+function offsetLabel(offsetMs: number): string {
+  const minutes = Math.round(offsetMs / 60_000);
+  const sign = minutes < 0 ? "-" : "+";
+  return `${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
+}
+
+/** The bucket an hour row falls in, read in its zone: its label, and how to find the instant it starts. */
+function bucketOf(hourStart: number, clock: ZoneClock, groupBy: GroupBy): { label: string; startsAt: () => number } {
+  const w = clock.read(hourStart);
+  if (groupBy === "hour")
+    return { label: `${dateLabel(w)}T${pad(w.hour)}:${pad(w.minute)}${offsetLabel(w.offset)}`, startsAt: () => hourStart };
+  let day = { year: w.year, month: w.month, day: w.day };
+  if (groupBy === "week") {
+    const date = new Date(Date.UTC(w.year, w.month - 1, w.day - w.weekday));
+    day = { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
+  }
+  return { label: dateLabel(day), startsAt: () => clock.startOfDay(day.year, day.month, day.day) };
+}
+
+function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
+  const zones = scope.zones.length > 0 ? scope.zones : [scope];
+  return {
+    from: iso(Math.min(...zones.map((z) => hourRange(z).from))),
+    to: iso(Math.max(...zones.map((z) => hourRange(z).to))),
+  };
+}
+
+/** What a summary reads of each hour row (not the estimate columns: those are for estimates). */
+const SUMMARY_COLUMNS = [
+  "hour_start",
+  "created",
+  "served",
+  "no_show",
+  "cancelled",
+  "transferred",
+  "waited",
+  "wait_ms",
+  "wait_hist",
+  "serviced",
+  "service_ms",
+  "service_hist",
+  "channels",
+] as const;
+
+export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, groupBy: GroupBy) {
+  const totals = emptyFigures();
+  const buckets = new Map<string, { label: string; startsAt: number; figures: AggregateFigures }>();
+  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, SUMMARY_COLUMNS) })));
+  for (const { zone, rows } of zoneRows) {
+    const clock = new ZoneClock(zone.timeZone);
+    for (const row of rows) {
+      const figures = figuresOf(row);
+      const { label, startsAt } = bucketOf(row.hour_start, clock, groupBy);
+      let bucket = buckets.get(label);
+      if (!bucket) buckets.set(label, (bucket = { label, startsAt: startsAt(), figures: emptyFigures() }));
+      addFigures(bucket.figures, figures);
+    }
+  }
+  // Totals from the buckets: one merge per bucket rather than one more per hour row.
+  for (const bucket of buckets.values()) addFigures(totals, bucket.figures);
+  const singleZone = scope.zones.length <= 1;
+  return {
+    ...coveredRange(scope),
+    groupBy,
+    timeZones: scope.zones.map((z) => z.timeZone),
+    queues: scope.queueIds.length,
+    totals: summaryFigures(totals),
+    channels: channelFigures(totals),
+    buckets: [...buckets.values()]
+      .sort((a, b) => (singleZone ? a.startsAt - b.startsAt : 0) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+      .map((b) => ({ label: b.label, startsAt: singleZone ? iso(b.startsAt) : null, ...summaryFigures(b.figures) })),
+  };
+}
+
+export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
+  const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
+  let total = 0;
+  const zoneRows = await Promise.all(
+    scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, ["hour_start", "created"]) })),
+  );
+  for (const { zone, rows } of zoneRows) {
+    const clock = new ZoneClock(zone.timeZone);
+    for (const row of rows) {
+      if (row.created === 0) continue;
+      const w = clock.read(row.hour_start);
+      arrivals[w.weekday]![w.hour]! += row.created;
+      total += row.created;
+    }
+  }
+  return { ...coveredRange(scope), timeZones: scope.zones.map((z) => z.timeZone), weekdays: [...WEEKDAYS], total, arrivals };
+}
+
+export async function analyticsEstimates(db: D1Database, scope: AnalyticsScope) {
+  const perQueue = new Map<string, AggregateFigures>(scope.queueIds.map((id) => [id, emptyFigures()]));
+  const totals = emptyFigures();
+  const columns = ["queue_id", "estimated", "estimate_error_ms", "estimate_bias_ms", "estimate_error_hist"] as const;
+  const zoneRows = await Promise.all(scope.zones.map((zone) => hourlyRows(db, zone, columns)));
+  for (const rows of zoneRows) {
+    for (const row of rows) {
+      const figures = {
+        ...emptyFigures(),
+        estimated: row.estimated,
+        estimateErrorMs: row.estimate_error_ms,
+        estimateBiasMs: row.estimate_bias_ms,
+        estimateErrorHist: JSON.parse(row.estimate_error_hist) as Record<string, number>,
+      };
+      addFigures(perQueue.get(row.queue_id)!, figures);
+      addFigures(totals, figures);
+    }
+  }
+  const names = await queueNames(db, scope.queueIds);
+  return {
+    ...coveredRange(scope),
+    totals: estimateFigures(totals),
+    queues: [...perQueue.entries()].map(([queueId, f]) => ({ queueId, name: names.get(queueId) ?? null, ...estimateFigures(f) })),
+  };
+}
+
+async function queueNames(db: D1Database, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .prepare("SELECT id, name FROM queues WHERE id IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(ids))
+    .all<{ id: string; name: string }>();
+  return new Map(rows.results.map((r) => [r.id, r.name]));
+}
+
+/** Per final operator of each ticket created in the range (see docs/analytics.md). */
+export const OPERATORS_QUERY = `SELECT t.assigned_to_id AS operator_id,
+    count(*) AS calls,
+    sum(t.status = 'served') AS served,
+    sum(t.status IN ('expired', 'skipped')) AS no_shows,
+    sum(CASE WHEN t.status = 'served' AND t.serving_at IS NOT NULL AND t.served_at IS NOT NULL THEN 1 ELSE 0 END) AS serviced,
+    sum(CASE WHEN t.status = 'served' AND t.serving_at IS NOT NULL AND t.served_at IS NOT NULL THEN max(0, t.served_at - t.serving_at) ELSE 0 END) AS service_ms,
+    count(DISTINCT t.called_at / 3600000) AS active_hours
+  FROM tickets AS t
+  WHERE t.organization_id = ?1 AND t.created_at >= ?2 AND t.created_at < ?3
+    AND t.queue_id IN (SELECT value FROM json_each(?4))
+    AND t.called_at IS NOT NULL AND t.assigned_to_id IS NOT NULL
+  GROUP BY t.assigned_to_id`;
+
+interface OperatorRecord {
+  operator_id: string;
+  calls: number;
+  served: number;
+  no_shows: number;
+  serviced: number;
+  service_ms: number;
+  active_hours: number;
+}
+
+export async function analyticsOperators(db: D1Database, scope: AnalyticsScope) {
+  const merged = new Map<string, OperatorRecord>();
+  for (const zone of scope.zones) {
+    const range = hourRange(zone);
+    const rows = await db
+      .prepare(OPERATORS_QUERY)
+      .bind(scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds))
+      .all<OperatorRecord>();
+    for (const r of rows.results) {
+      const into = merged.get(r.operator_id);
+      if (!into) merged.set(r.operator_id, { ...r });
+      else for (const k of ["calls", "served", "no_shows", "serviced", "service_ms", "active_hours"] as const) into[k] += r[k];
+    }
+  }
+  const ids = [...merged.keys()];
+  const names = new Map<string, string>();
+  if (ids.length > 0) {
+    const rows = await db
+      .prepare("SELECT id, first_name, last_name FROM users WHERE id IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(ids))
+      .all<{ id: string; first_name: string; last_name: string }>();
+    for (const r of rows.results) names.set(r.id, `${r.first_name} ${r.last_name}`.trim());
+  }
+  return {
+    ...coveredRange(scope),
+    operators: [...merged.values()]
+      .sort((a, b) => b.served - a.served || (a.operator_id < b.operator_id ? -1 : 1))
+      .map((r) => ({
+        operatorId: r.operator_id,
+        name: names.get(r.operator_id) ?? null,
+        calls: r.calls,
+        served: r.served,
+        noShows: r.no_shows,
+        meanServiceMinutes: r.serviced === 0 ? null : minutesOf(r.service_ms / r.serviced),
+        activeHours: r.active_hours,
+        servedPerActiveHour: r.active_hours === 0 ? null : Math.round((r.served / r.active_hours) * 100) / 100,
+        // The operator's-day work (issue: recalls and desks) adds these; until then none are recorded.
+        recalls: 0,
+        desk: null,
+      })),
+  };
+}
