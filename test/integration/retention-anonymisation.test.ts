@@ -39,7 +39,7 @@ async function servedVisitor(o: Org, name: string): Promise<{ id: string; delive
   const phone = "+33612345678";
   const deliveryKey = `${eventId}:sms:${phone}`;
   const webhookId = newId("whk");
-  const webhookDeliveryId = newId("whd");
+  const webhookDeliveryId = newId("dlv");
   const body = { id: eventId, type: "ticket.called", data: { phone, displayCode: t.displayCode, ticketId: t.id } };
   await env.DB.batch([
     env.DB.prepare(
