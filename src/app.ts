@@ -22,6 +22,7 @@ import nfcRoutes from "./routes/nfc";
 import locationRoutes from "./routes/locations";
 import serviceRoutes from "./routes/services";
 import dashboardRoutes from "./routes/dashboard";
+import analyticsRoutes from "./routes/analytics";
 import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
@@ -89,6 +90,7 @@ export function createApp() {
   app.route("/v1", webhookRoutes);
   app.route("/v1", notificationRoutes);
   app.route("/v1", visitorPushRoutes);
+  app.route("/v1", analyticsRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -316,6 +316,8 @@ export const tickets = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** The room's change counter for this ticket: an upsert never goes backwards. */
     version: integer("version").notNull(),
+    /** The wait (minutes) the join answered, kept for estimate accuracy; null when none was given. */
+    firstEstimateMinutes: real("first_estimate_minutes"),
   },
   (t) => [
     index("tickets_queue_status_idx").on(t.queueId, t.status),
@@ -751,4 +753,64 @@ export const appointmentReminders = sqliteTable(
     sentAt: integer("sent_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.eventId, t.occurrenceStart] })],
+);
+
+/**
+ * What each ticket currently counts for in `analytics_hourly` (src/domain/analytics.ts
+ * ticketFacts), with the ticket version counted: the drain replaces a ticket's contribution
+ * only with a newer version, so a replayed batch counts nothing twice.
+ */
+export const analyticsTicketFacts = sqliteTable(
+  "analytics_ticket_facts",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    queueId: text("queue_id").notNull(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    hourStart: integer("hour_start").notNull(),
+    channel: text("channel").notNull(),
+    served: integer("served").notNull(),
+    noShow: integer("no_show").notNull(),
+    cancelled: integer("cancelled").notNull(),
+    transferred: integer("transferred").notNull(),
+    waitMs: integer("wait_ms"),
+    waitBucket: integer("wait_bucket"),
+    serviceMs: integer("service_ms"),
+    serviceBucket: integer("service_bucket"),
+    estimateErrorMs: integer("estimate_error_ms"),
+    estimateErrorBucket: integer("estimate_error_bucket"),
+    estimateBiasMs: integer("estimate_bias_ms"),
+    version: integer("version").notNull(),
+  },
+  (t) => [index("analytics_ticket_facts_queue_hour_idx").on(t.queueId, t.hourStart)],
+);
+
+/** Per queue per UTC hour (of ticket creation): counts, sums and sparse duration histograms. */
+export const analyticsHourly = sqliteTable(
+  "analytics_hourly",
+  {
+    queueId: text("queue_id").notNull(),
+    hourStart: integer("hour_start").notNull(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    created: integer("created").notNull().default(0),
+    served: integer("served").notNull().default(0),
+    noShow: integer("no_show").notNull().default(0),
+    cancelled: integer("cancelled").notNull().default(0),
+    transferred: integer("transferred").notNull().default(0),
+    waited: integer("waited").notNull().default(0),
+    waitMs: integer("wait_ms").notNull().default(0),
+    waitHist: text("wait_hist").notNull().default("{}"),
+    serviced: integer("serviced").notNull().default(0),
+    serviceMs: integer("service_ms").notNull().default(0),
+    serviceHist: text("service_hist").notNull().default("{}"),
+    estimated: integer("estimated").notNull().default(0),
+    estimateErrorMs: integer("estimate_error_ms").notNull().default(0),
+    estimateBiasMs: integer("estimate_bias_ms").notNull().default(0),
+    estimateErrorHist: text("estimate_error_hist").notNull().default("{}"),
+    channels: text("channels").notNull().default("{}"),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.hourStart] }), index("analytics_hourly_org_idx").on(t.organizationId)],
 );

@@ -27,6 +27,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: "Notifications", description: "In-app notifications, preferences, push devices and SMS." },
   { name: "Domain verification", description: "Proving ownership of a web domain (unlocks origin-locked widget keys)." },
   { name: "Webhooks", description: "Signed event deliveries to the organization's own endpoints." },
+  { name: "Analytics", description: "Figures over a range (pro and enterprise): summary, operators, arrival heatmap, accuracy of estimates." },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;

@@ -152,6 +152,11 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/organizations/{organizationId}/webhooks/{webhookId}/test": { id: "sendTestWebhook" },
   "GET /v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries": { id: "listWebhookDeliveries" },
   "POST /v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": { id: "redeliverWebhook" },
+
+  "GET /v1/analytics/summary": { id: "getAnalyticsSummary", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/operators": { id: "getOperatorAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
 };
 
 /** What a code means, for the error responses' descriptions. */

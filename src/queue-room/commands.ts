@@ -113,6 +113,8 @@ export class Commands {
     const row = this.createTicket(cfg, input, at);
     if (input.source === "remote") this.remote.start(row.id, at);
     const view = this.views.ticket(cfg, row.id, at);
+    // The promised wait stays with the ticket (not a change of the ticket: no version of its own).
+    this.store.recordFirstEstimate(row.id, view.estimatedWaitMinutes);
     // Position and wait at join time travel with the event (the customer's first notification).
     this.store.emit(cfg, "ticket.created", row, at, { position: view.position, estimatedWaitMinutes: view.estimatedWaitMinutes });
     this.watchLongWait(cfg, view, at);

@@ -3,6 +3,7 @@ import type { DomainEventMessage, EventType } from "../domain/events";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
+import { analyticsDrainStatements } from "../services/analytics-aggregates";
 import { remoteExpiryProjection } from "./remote";
 import { readRoom, configuredOf, type Configured, type TicketRow } from "./store";
 
@@ -53,14 +54,15 @@ const DRAIN_BATCH = 50;
 const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
-  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
   serving_at = excluded.serving_at, served_at = excluded.served_at, present_at = excluded.present_at,
   skip_reason = excluded.skip_reason, transferred_to_id = excluded.transferred_to_id,
-  is_priority = excluded.is_priority, updated_at = excluded.updated_at, version = excluded.version
+  is_priority = excluded.is_priority, updated_at = excluded.updated_at, version = excluded.version,
+  first_estimate_minutes = coalesce(tickets.first_estimate_minutes, excluded.first_estimate_minutes)
 WHERE excluded.version > tickets.version`;
 
 /**
@@ -95,6 +97,7 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.created_at,
       t.updated_at,
       t.version,
+      t.first_estimate_minutes ?? null,
       cfg.organization_id,
     );
 }
@@ -120,6 +123,8 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
 
   const db = env.DB;
   const statements: D1PreparedStatement[] = tickets.map((t) => ticketUpsert(db, cfg, t));
+  // The analytics aggregates move in the same transaction, once per ticket version.
+  statements.push(...analyticsDrainStatements(db, cfg, tickets));
   statements.push(
     db
       .prepare("UPDATE queues SET status = ?, archived_at = ? WHERE id = ? AND (status IS NOT ? OR archived_at IS NOT ?)")

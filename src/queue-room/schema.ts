@@ -99,6 +99,9 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `ALTER TABLE tickets ADD COLUMN hand_off_id TEXT;
    UPDATE tickets SET hand_off_id = id WHERE transferring_to IS NOT NULL;
    ALTER TABLE admissions RENAME COLUMN source_ticket_id TO hand_off_id;`,
+  // Analytics: the wait the join answered, kept with the ticket (projected to D1) so the
+  // accuracy of estimates can be measured once the ticket is called.
+  `ALTER TABLE tickets ADD COLUMN first_estimate_minutes REAL;`,
   // Retention (archive.ts): finished tickets are found by their last change, and a ticket an
   // outbox row still names is kept, both through an index so the archive step stays cheap.
   `CREATE INDEX tickets_status_updated ON tickets (status, updated_at);

@@ -55,6 +55,8 @@ export type TicketRow = {
   transferring_since: number | null;
   /** The open hand-off's id (hand-offs.ts); null when the ticket is not being moved. */
   hand_off_id: string | null;
+  /** The wait (minutes) the join answered, kept for estimate accuracy (null: none, or a row from before the column). */
+  first_estimate_minutes: number | null;
   almost_called_sent: number;
   created_at: number;
   updated_at: number;
@@ -110,6 +112,11 @@ export class RoomStore {
   }
 
   // ---- tickets -----------------------------------------------------------------------------
+
+  /** Kept once, at join; only the projection and analytics read it. */
+  recordFirstEstimate(id: string, minutes: number | null): void {
+    this.sql.exec("UPDATE tickets SET first_estimate_minutes = ? WHERE id = ? AND first_estimate_minutes IS NULL", minutes, id);
+  }
 
   row(id: string): TicketRow {
     return this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one();

@@ -158,6 +158,11 @@ const ROUTES: IsolationCase[] = [
     path: (a) => `/v1/widget/tickets/${a.ticketId}/push-subscription`,
     body: () => ({ endpoint: "https://push.example/x", keys: { p256dh: `BA${"A".repeat(85)}`, auth: "AAAAAAAAAAAAAAAAAAAAAA" } }),
   },
+  // Analytics: another organization's location, service or queue as a filter
+  { method: "GET", path: (a) => `/v1/analytics/summary?from=2026-01-01&to=2026-01-31&queueId=${a.queueId}` },
+  { method: "GET", path: (a) => `/v1/analytics/operators?from=2026-01-01&to=2026-01-31&serviceId=${a.serviceId}` },
+  { method: "GET", path: (a) => `/v1/analytics/heatmap?from=2026-01-01&to=2026-01-31&locationId=${a.locationId}` },
+  { method: "GET", path: (a) => `/v1/analytics/estimates?from=2026-01-01&to=2026-01-31&queueId=${a.queueId}` },
 ];
 
 /** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */

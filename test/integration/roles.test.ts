@@ -124,6 +124,10 @@ const ROUTES: RouteCase[] = [
   { method: "PATCH", path: (f) => `/v1/services/${f.serviceId}`, body: () => ({ description: unique("d") }), permission: "SERVICE_MANAGE" },
   { method: "GET", path: (f) => `/v1/services/organization/search?organizationId=${f.org.id}`, permission: "SERVICE_VIEW" },
   { method: "GET", path: () => "/v1/business/dashboard", permission: "ANALYTICS_VIEW" },
+  { method: "GET", path: () => "/v1/analytics/summary?from=2026-01-01&to=2026-01-31", permission: "ANALYTICS_VIEW" },
+  { method: "GET", path: (f) => `/v1/analytics/operators?from=2026-01-01&to=2026-01-31&queueId=${f.queueId}`, permission: "ANALYTICS_VIEW" },
+  { method: "GET", path: (f) => `/v1/analytics/heatmap?from=2026-01-01&to=2026-01-31&locationId=${f.locationId}`, permission: "ANALYTICS_VIEW" },
+  { method: "GET", path: (f) => `/v1/analytics/estimates?from=2026-01-01&to=2026-01-31&serviceId=${f.serviceId}`, permission: "ANALYTICS_VIEW" },
   // Queues and tickets
   {
     method: "POST",
