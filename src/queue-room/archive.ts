@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { analyticsDrainStatements } from "../services/analytics-aggregates";
 import { ticketUpsert } from "./outbox";
 import type { Configured, TicketRow } from "./store";
 
@@ -98,9 +99,11 @@ export class RoomArchive {
     const held = new Map(first.results.map((r) => [r.id, r.version]));
     const behind = rows.filter((r) => (held.get(r.id) ?? -1) < r.version);
     if (behind.length === 0) return held;
-    // Upserts in slices (a D1 batch is one transaction; keep it a reasonable size).
-    for (let i = 0; i < behind.length; i += 100) {
-      await db.batch(behind.slice(i, i + 100).map((t) => ticketUpsert(db, cfg, t)));
+    // As the drain does: the projection and the analytics aggregates in one batch (both safe
+    // to repeat), in slices so a batch stays a reasonable size.
+    for (let i = 0; i < behind.length; i += 50) {
+      const slice = behind.slice(i, i + 50);
+      await db.batch([...slice.map((t) => ticketUpsert(db, cfg, t)), ...analyticsDrainStatements(db, cfg, slice)]);
     }
     const second = await read().all<{ id: string; version: number }>();
     return new Map(second.results.map((r) => [r.id, r.version]));

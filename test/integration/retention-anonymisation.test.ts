@@ -71,6 +71,14 @@ async function personalData(organizationId: string) {
   return { tickets: tickets!.results, deliveries: deliveries!.results, hooks: hooks!.results, push: push!.results };
 }
 
+async function aggregates(organizationId: string) {
+  const [hourly, facts] = await env.DB.batch<any>([
+    env.DB.prepare("SELECT * FROM analytics_hourly WHERE organization_id = ? ORDER BY queue_id, hour_start").bind(organizationId),
+    env.DB.prepare("SELECT * FROM analytics_ticket_facts WHERE organization_id = ? ORDER BY ticket_id").bind(organizationId),
+  ]);
+  return { hourly: hourly!.results, facts: facts!.results };
+}
+
 describe("personal-data anonymisation", () => {
   it("after the retention period (90 days by default, or as set) names, phones and delivery addresses are anonymised; figures stay", async () => {
     testClock.set("2026-01-10T09:00:00.000Z");
@@ -98,6 +106,8 @@ describe("personal-data anonymisation", () => {
     const a = await servedVisitor(byDefault, "Awa Diallo");
     const b = await servedVisitor(short, "Jean Dupont");
     const before = { a: await personalData(byDefault.organizationId), b: await personalData(short.organizationId) };
+    const aggregatesBefore = await aggregates(short.organizationId);
+    expect(aggregatesBefore.hourly.length).toBeGreaterThan(0);
     expect(before.a.tickets[0].visitor_name).toBe("Awa Diallo");
 
     // Day 29: nothing is due anywhere.
@@ -117,6 +127,8 @@ describe("personal-data anonymisation", () => {
     expect(JSON.parse(shortAfter.hooks[0].payload)).toMatchObject({ data: { phone: null, ticketId: b.id } });
     expect(shortAfter.push).toEqual([]);
     expect(await personalData(byDefault.organizationId)).toEqual(before.a);
+    // The analytics aggregates are not touched.
+    expect(await aggregates(short.organizationId)).toEqual(aggregatesBefore);
 
     // The archived ticket, read back through the API, shows no name any more.
     await runDurableObjectAlarm(room(short.queueId));
