@@ -23,6 +23,7 @@ import locationRoutes from "./routes/locations";
 import serviceRoutes from "./routes/services";
 import dashboardRoutes from "./routes/dashboard";
 import analyticsRoutes from "./routes/analytics";
+import analyticsExportRoutes from "./routes/analytics-export";
 import queueRoutes from "./routes/queues";
 import ticketRoutes from "./routes/tickets";
 import embedRoutes from "./routes/embed";
@@ -91,6 +92,7 @@ export function createApp() {
   app.route("/v1", notificationRoutes);
   app.route("/v1", visitorPushRoutes);
   app.route("/v1", analyticsRoutes);
+  app.route("/v1", analyticsExportRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

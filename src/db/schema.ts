@@ -66,6 +66,8 @@ export const organizations = sqliteTable(
     logoUrl: text("logo_url"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Days after which visitors' personal data is anonymised (docs/retention.md). */
+    dataRetentionDays: integer("data_retention_days").notNull().default(90),
   },
   (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)],
 );
@@ -321,6 +323,10 @@ export const tickets = sqliteTable(
     index("tickets_queue_status_idx").on(t.queueId, t.status),
     index("tickets_org_created_idx").on(t.organizationId, t.createdAt),
     index("tickets_user_idx").on(t.userId),
+    // Only the rows still holding a visitor's name: what the anonymisation sweep has left to do.
+    index("tickets_named_org_created_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`visitor_name IS NOT NULL`),
   ],
 );
 
@@ -644,6 +650,9 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex("webhook_deliveries_event_unique")
       .on(t.webhookId, t.eventId)
       .where(sql`redelivery_of IS NULL`),
+    index("webhook_deliveries_personal_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`json_extract(payload, '$.data.phone') IS NOT NULL`),
   ],
 );
 /** A user's push-messaging token (FCM). A token belongs to the latest user who registered it. */
@@ -707,6 +716,9 @@ export const notificationDeliveries = sqliteTable(
   (t) => [
     uniqueIndex("notification_deliveries_id_unique").on(t.id),
     index("notification_deliveries_org_status_idx").on(t.organizationId, t.status, t.createdAt),
+    index("notification_deliveries_personal_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`recipient <> '(anonymised)'`),
   ],
 );
 
@@ -724,7 +736,10 @@ export const visitorPushSubscriptions = sqliteTable(
     language: text("language"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.ticketId, t.endpoint] })],
+  (t) => [
+    primaryKey({ columns: [t.ticketId, t.endpoint] }),
+    index("visitor_push_subscriptions_org_created_idx").on(t.organizationId, t.createdAt),
+  ],
 );
 
 /** Appointment occurrences already reminded (once per occurrence, recurring ones included). */

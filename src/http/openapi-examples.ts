@@ -252,6 +252,7 @@ const BY_NAME: Record<string, unknown> = {
   partySize: 2,
   maxCapacity: 60,
   noShowTimeoutMinutes: 5,
+  dataRetentionDays: 90,
   email: "owner@demo.example",
   billingEmail: "billing@demo.example",
   password: "demo-owner-password",

@@ -157,6 +157,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/operators": { id: "getOperatorAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/export.csv": { id: "exportTicketsCsv", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
 };
 
 /** What a code means, for the error responses' descriptions. */

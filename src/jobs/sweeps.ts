@@ -4,6 +4,7 @@ import { roomOf } from "../services/queue-rooms";
 import { sweepSubscriptions } from "./billing-sweep";
 import { recheckDomains } from "../services/verification";
 import { remindAppointments } from "./appointment-reminders";
+import { anonymisePersonalData } from "./anonymisation";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -77,6 +78,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["subscriptions", sweepSubscriptions],
   ["domains", recheckDomains],
   ["appointment reminders", remindAppointments],
+  ["personal data", anonymisePersonalData],
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { ConfirmMethod } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { ARCHIVE_RETRY_MS, RoomArchive, type ArchiveResult } from "./archive";
 import { Commands } from "./commands";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
@@ -54,6 +55,7 @@ export class QueueRoom extends DurableObject<Env> {
   private readonly commands: Commands;
   private readonly handOffs: HandOffs;
   private readonly sockets: RoomSockets;
+  private readonly archiveStep: RoomArchive;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -83,6 +85,7 @@ export class QueueRoom extends DurableObject<Env> {
       (config) => this.configure(config),
       (queueId) => this.peer(queueId),
     );
+    this.archiveStep = new RoomArchive(ctx.storage, env);
     // Keep-alives are answered without waking a hibernated room.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
@@ -300,6 +303,18 @@ export class QueueRoom extends DurableObject<Env> {
     return this.sockets.board(at);
   }
 
+  // ---- retention (archive.ts) ---------------------------------------------------------------
+
+  /**
+   * Moves one chunk of finished tickets out of the room once D1 holds them (the alarm runs it;
+   * `more` when another chunk is due now). An unconfigured room has nothing to archive.
+   */
+  async archiveFinished(at: number): Promise<ArchiveResult> {
+    const cfg = configuredOf(this.store.room());
+    if (cfg === null) return { archived: 0, more: false };
+    return this.archiveStep.archiveChunk(cfg, at);
+  }
+
   // ---- outbox delivery and open hand-offs ---------------------------------------------------
 
   /**
@@ -319,6 +334,16 @@ export class QueueRoom extends DurableObject<Env> {
       return;
     }
     const failed = await this.settle(this.handOffs.stale(now()), now());
+    let more = false;
+    try {
+      more = (await this.archiveFinished(now())).more;
+    } catch (err) {
+      console.warn(`queue room: archive step failed, retrying in ${ARCHIVE_RETRY_MS / 60_000} min: ${describe(err)}`);
+    }
+    if (more) {
+      await this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
     this.armAlarm(failed > 0 ? HAND_OFF_RETRY_MS : 0);
   }
 
@@ -385,17 +410,23 @@ export class QueueRoom extends DurableObject<Env> {
 
   /**
    * Now when the outbox has rows to deliver, else when the oldest open hand-off times out (or,
-   * after a failed settlement, `retryInMs` from now). The alarm's wall-clock time is delivery
-   * scheduling only; business time is `at`.
+   * after a failed settlement, `retryInMs` from now) or the oldest finished ticket is due for
+   * the archive step (ARCHIVE_RETRY_MS from now when a due one stayed behind). The alarm's
+   * wall-clock time is delivery scheduling only; business time is `at`.
    */
   private armAlarm(retryInMs = 0): void {
     if (this.store.outboxSize() > 0) {
       void this.ctx.storage.setAlarm(Date.now());
       return;
     }
+    const at = now();
     const timeout = this.handOffs.nextTimeout();
-    // The delay is taken on the service clock (tests move it) and scheduled in real time.
-    if (timeout !== null) void this.ctx.storage.setAlarm(Date.now() + Math.max(retryInMs, timeout - now()));
+    const archiveDue = this.archiveStep.nextDue();
+    // The delays are taken on the service clock (tests move it) and scheduled in real time.
+    const delays: number[] = [];
+    if (timeout !== null) delays.push(Math.max(retryInMs, timeout - at));
+    if (archiveDue !== null) delays.push(archiveDue > at ? archiveDue - at : ARCHIVE_RETRY_MS);
+    if (delays.length > 0) void this.ctx.storage.setAlarm(Date.now() + Math.min(...delays));
   }
 
   private remoteView(cfg: Configured, ticketId: string, at: number): RemoteJoinAndTicket {

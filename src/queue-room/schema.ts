@@ -102,6 +102,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // Analytics: the wait the join answered, kept with the ticket (projected to D1) so the
   // accuracy of estimates can be measured once the ticket is called.
   `ALTER TABLE tickets ADD COLUMN first_estimate_minutes REAL;`,
+  // Retention (archive.ts): finished tickets are found by their last change, and a ticket an
+  // outbox row still names is kept, both through an index so the archive step stays cheap.
+  `CREATE INDEX tickets_status_updated ON tickets (status, updated_at);
+   CREATE INDEX outbox_ticket ON outbox (ticket_id);`,
 ];
 
 /**

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { DATA_RETENTION_DEFAULT_DAYS, DATA_RETENTION_MAX_DAYS, DATA_RETENTION_MIN_DAYS } from "../domain/retention";
 import { database } from "../db/client";
 import { actorIn, authorize, requireUser } from "../http/auth";
 import { notFound } from "../http/errors";
@@ -54,6 +55,9 @@ export const OrganizationRecord = z
     availabilityRadiusKm: z.number().nullable(),
     defaultLanguage: z.enum(["fr", "en"]),
     logoUrl: z.string().nullable(),
+    dataRetentionDays: z.number().int().openapi({
+      description: `Days after which visitors' personal data is anonymised (${DATA_RETENTION_MIN_DAYS}–${DATA_RETENTION_MAX_DAYS}; default ${DATA_RETENTION_DEFAULT_DAYS})`,
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -162,6 +166,7 @@ const update = createRoute({
           type: OrganizationType,
           defaultLanguage: Language,
           logoUrl: HttpsUrl.nullable(),
+          dataRetentionDays: z.number().int().min(DATA_RETENTION_MIN_DAYS).max(DATA_RETENTION_MAX_DAYS),
         })
         .partial()
         .refine((body) => Object.keys(body).length > 0, { message: "send at least one field to change" })

@@ -1,4 +1,5 @@
 import { and, eq, ne, sql } from "drizzle-orm";
+import { DATA_RETENTION_DEFAULT_DAYS } from "../domain/retention";
 import { database, type Database } from "../db/client";
 import { members, organizations, queues, subscriptions } from "../db/schema";
 import type { Env } from "../env";
@@ -24,6 +25,7 @@ export function organizationRecord(o: OrganizationRow) {
     availabilityRadiusKm: o.availabilityRadiusKm,
     defaultLanguage: o.defaultLanguage,
     logoUrl: o.logoUrl,
+    dataRetentionDays: o.dataRetentionDays,
     createdAt: iso(o.createdAt),
     updatedAt: iso(o.updatedAt),
   };
@@ -61,6 +63,7 @@ export async function createOrganization(db: Database, ownerId: string, input: N
     availabilityRadiusKm: null,
     defaultLanguage: "en",
     logoUrl: null,
+    dataRetentionDays: DATA_RETENTION_DEFAULT_DAYS,
     createdAt: at,
     updatedAt: at,
   };
@@ -113,6 +116,7 @@ export type OrganizationChanges = Partial<
     | "type"
     | "defaultLanguage"
     | "logoUrl"
+    | "dataRetentionDays"
   >
 >;
 

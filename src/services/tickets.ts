@@ -1,12 +1,12 @@
 import { and, eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { members, services } from "../db/schema";
+import { members, services, tickets } from "../db/schema";
 import { roleAllows } from "../domain/permissions";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
-import type { NewTicket, TicketView } from "../queue-room/types";
+import type { NewTicket, RoomResult, TicketView } from "../queue-room/types";
 import { operatorBlock, serviceClosure } from "./availability";
 import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf } from "./queue-rooms";
@@ -44,7 +44,51 @@ export function ticketRecord(t: TicketView) {
 export type TicketRecord = ReturnType<typeof ticketRecord>;
 
 export async function getTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.getTicket(ticketId, at));
+  const result = (await roomOf(env, queue.id).getTicket(ticketId, at)) as RoomResult<TicketView>;
+  if (result.ok) return result.value;
+  // A finished ticket the room archived (docs/retention.md) is read from its D1 projection.
+  if (result.error.code === "NOT_FOUND") {
+    const archived = await archivedTicket(env, queue.id, ticketId);
+    if (archived) return archived;
+  }
+  throw roomFailure(result.error);
+}
+
+/** A ticket as D1 holds it once its room let it go: finished, so no position nor wait. */
+async function archivedTicket(env: Env, queueId: string, ticketId: string): Promise<TicketView | null> {
+  const t = await database(env.DB)
+    .select()
+    .from(tickets)
+    .where(and(eq(tickets.id, ticketId), eq(tickets.queueId, queueId)))
+    .get();
+  if (!t) return null;
+  return {
+    id: t.id,
+    queueId: t.queueId,
+    serviceId: t.serviceId,
+    organizationId: t.organizationId,
+    userId: t.userId,
+    number: t.number,
+    displayCode: t.displayCode,
+    status: t.status as TicketStatus,
+    partySize: t.partySize,
+    isPriority: t.isPriority,
+    isGhostMode: t.isGhostMode,
+    visitorName: t.visitorName,
+    assignedToId: t.assignedToId,
+    calledAt: t.calledAt,
+    servedAt: t.servedAt,
+    createdAt: t.createdAt,
+    position: null,
+    estimatedWaitMinutes: null,
+    presentAt: t.presentAt,
+    servingAt: t.servingAt,
+    skipReason: t.skipReason,
+    recoveredFromId: t.recoveredFromId,
+    transferredToId: t.transferredToId,
+    source: t.source as TicketView["source"],
+    updatedAt: t.updatedAt,
+  };
 }
 
 /**

@@ -163,6 +163,7 @@ const ROUTES: IsolationCase[] = [
   { method: "GET", path: (a) => `/v1/analytics/operators?from=2026-01-01&to=2026-01-31&serviceId=${a.serviceId}` },
   { method: "GET", path: (a) => `/v1/analytics/heatmap?from=2026-01-01&to=2026-01-31&locationId=${a.locationId}` },
   { method: "GET", path: (a) => `/v1/analytics/estimates?from=2026-01-01&to=2026-01-31&queueId=${a.queueId}` },
+  { method: "GET", path: (a) => `/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31&queueId=${a.queueId}` },
 ];
 
 /** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */
