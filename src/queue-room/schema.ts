@@ -99,6 +99,20 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `ALTER TABLE tickets ADD COLUMN hand_off_id TEXT;
    UPDATE tickets SET hand_off_id = id WHERE transferring_to IS NOT NULL;
    ALTER TABLE admissions RENAME COLUMN source_ticket_id TO hand_off_id;`,
+  // The visitor's ticket (followers.ts): the SHA-256 of each live ticket's token (never the
+  // token), the rooms whose sockets follow a ticket with the last update sent, the counter
+  // labels learnt from D1; and, in a socket hub (a room that only holds spec-flow sockets),
+  // the hub's name.
+  `CREATE TABLE ticket_tokens (ticket_id TEXT PRIMARY KEY, hash TEXT NOT NULL);
+   CREATE TABLE ticket_watchers (
+     ticket_id TEXT NOT NULL,
+     watcher TEXT NOT NULL,
+     generation INTEGER NOT NULL,
+     PRIMARY KEY (ticket_id, watcher)
+   );
+   CREATE TABLE ticket_pushes (ticket_id TEXT PRIMARY KEY, text TEXT NOT NULL);
+   CREATE TABLE counter_labels (operator_id TEXT PRIMARY KEY, label TEXT, fetched_at INTEGER NOT NULL);
+   ALTER TABLE widget ADD COLUMN hub TEXT;`,
 ];
 
 /**
