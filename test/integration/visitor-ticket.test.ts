@@ -244,7 +244,7 @@ describe("spec-flow sockets live in the socket hubs", () => {
     await Promise.all(clients.map((c) => c.received(2, 20_000)));
     expect(clients.every((c) => c.messages[1].type === "queue_update" && c.messages[1].data.waitingCount === 1)).toBe(true);
     for (const c of clients) c.close();
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("the per-socket message bucket", () => {
