@@ -4,6 +4,7 @@ import { sha256Hex } from "../../src/lib/crypto";
 import { SOCKET_BURST } from "../../src/queue-room/sockets";
 import { call, expectError, expectOk } from "../helpers/api";
 import { room } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
 import { createApiKey, type Fixture, queueFixture } from "../helpers/fixtures";
 import { SocketClient, hubSocketCount, hubs } from "../helpers/widget-socket";
 
@@ -247,7 +248,45 @@ describe("spec-flow sockets live in the socket hubs", () => {
   }, 120_000);
 });
 
+describe("socket hubs keep a socket to one organization", () => {
+  it("a hub's socket subscribed to one organization's queue gets NOT_FOUND for another's", async () => {
+    const f = await widgetFixture();
+    const other = await widgetFixture();
+    const client = await SocketClient.open();
+    client.send({ action: "subscribe", queueId: f.queueId });
+    expect((await client.next()).data.queueId).toBe(f.queueId);
+    client.send({ action: "subscribe", queueId: other.queueId });
+    expect(await client.next()).toMatchObject({ type: "error", data: { code: "NOT_FOUND", queueId: other.queueId } });
+    await join(other);
+    await client.quiet();
+    client.close();
+  });
+});
+
 describe("the per-socket message bucket", () => {
+  it("lives in the socket's attachment: an evicted room still remembers a spent bucket", async () => {
+    const f = await widgetFixture();
+    testClock.set(Date.now());
+    const client = await SocketClient.open(`?queueId=${f.queueId}`);
+    await client.next();
+    for (let i = 0; i < SOCKET_BURST; i++) client.send({ action: "unsubscribe", queueId: "que_nothing" });
+    client.send({ action: "subscribe", queueId: f.queueId });
+    await client.received(2);
+    expect(client.messages.slice(1)).toEqual([expect.objectContaining({ type: "error", data: expect.objectContaining({ code: "RATE_LIMITED" }) })]);
+    const instance = await runInDurableObject(room(f.queueId), (object) => object);
+    await new Promise((r) => setTimeout(r, 15_000));
+    expect(await runInDurableObject(room(f.queueId), (object) => object)).not.toBe(instance);
+    // The clock has not moved: a bucket kept in memory would be full again after the eviction.
+    client.send({ action: "subscribe", queueId: f.queueId });
+    await client.received(3);
+    expect(client.messages[2]).toMatchObject({ type: "error", data: { code: "RATE_LIMITED", retryAfter: 1 } });
+    testClock.advance(1_000);
+    client.send({ action: "subscribe", queueId: f.queueId });
+    await client.received(4);
+    expect(client.messages[3]).toMatchObject({ type: "queue_update", data: { queueId: f.queueId } });
+    client.close();
+  }, 40_000);
+
   it("1,000 subscribes on one socket are throttled (RATE_LIMITED, socket open) without 1,000 D1 reads", async () => {
     const f = await widgetFixture();
     const client = await SocketClient.open(`?queueId=${f.queueId}`);
