@@ -737,8 +737,10 @@ const cases = [
       // Another ticket, then leave the queue with it.
       await page.locator("#widget .ticket button").click({ timeout: STEP_MS });
       await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
-      await page.waitForFunction(() => window.tickets.length === 2, null, { timeout: STEP_MS });
-      const second = (await page.evaluate(() => window.tickets))[1];
+      // The reload above emptied window.tickets: this is the page's first ticket since.
+      await page.waitForFunction(() => window.tickets.length === 1, null, { timeout: STEP_MS });
+      const [second] = await page.evaluate(() => window.tickets);
+      check(second.id !== ticket.id, "the second join answered the first ticket");
       await waitForWidgetText(page, "Position in line: 1");
       const token = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)).token, fresh.id);
       await page.locator("#widget [data-leave]").click({ timeout: STEP_MS });
