@@ -113,6 +113,8 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/widget/queue/{queueId}/join": { id: "joinQueueFromWidget", errors: JOIN },
   "GET /v1/widget/organization/{organizationId}/display-board": { id: "getDisplayBoard" },
   "GET /v1/widget/ws": { id: "openLiveUpdates" },
+  "GET /v1/widget/tickets/{ticketId}": { id: "getVisitorTicket" },
+  "POST /v1/widget/tickets/{ticketId}/cancel": { id: "leaveQueueFromWidget", errors: STATE },
   "GET /v1/widget/push/public-key": { id: "getWebPushPublicKey" },
   "POST /v1/widget/tickets/{ticketId}/push-subscription": { id: "subscribeVisitorToWebPush" },
   "DELETE /v1/widget/tickets/{ticketId}/push-subscription": { id: "unsubscribeVisitorFromWebPush" },

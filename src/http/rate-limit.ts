@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { now } from "../lib/clock";
-import { isId } from "../lib/ids";
+import { isId, queueIdOfTicket } from "../lib/ids";
 import { DAY, MINUTE } from "../lib/time";
 import type { RateDecision, WindowRule, WindowState } from "../rate-limiter/rate-limiter";
 import type { AppEnv } from "./context";
@@ -76,6 +76,8 @@ export function publicReadScope(method: string, path: string, query: (name: stri
     if (parts[0] === "organization" && parts.length === 3 && (parts[2] === "info" || parts[2] === "display-board"))
       return scoped("org", parts[1]);
     if (parts[0] === "board" && parts.length === 1) return scoped("org", query("organization"));
+    // A visitor polling their own ticket: the crowd of one queue shares its scope.
+    if (parts[0] === "tickets" && parts.length === 2) return scoped("que", queueIdOfTicket(parts[1] ?? "") ?? undefined);
     return null;
   }
   if (path === "/v1/embed.js") return "embed";

@@ -5,12 +5,13 @@ import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { ARCHIVE_RETRY_MS, RoomArchive, type ArchiveResult } from "./archive";
 import { Commands } from "./commands";
+import { TicketFollowers, type VisitorTicketData } from "./followers";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
 import { migrateRoom } from "./schema";
-import { RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
+import { queueFacts, RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
 import { configuredOf, RoomStore, type Configured } from "./store";
 import type {
   NewTicket,
@@ -25,7 +26,7 @@ import type {
   TicketView,
   TransferSnapshot,
 } from "./types";
-import { RoomViews } from "./views";
+import { RoomViews, toView } from "./views";
 
 export { HAND_OFF_TIMEOUT_MS } from "./hand-offs";
 
@@ -46,7 +47,8 @@ function describe(err: unknown): string {
  *  - `read`: the same checks, no writes.
  * Modules: store.ts (rows, order index, outbox rows), views.ts (what is answered),
  * commands.ts (the line), hand-offs.ts (transfers between rooms), remote.ts (remote joins),
- * sockets.ts (widget channel), outbox.ts (delivery), schema.ts (the room's SQLite schema).
+ * sockets.ts (widget channel), followers.ts (the visitor's ticket and its token), outbox.ts
+ * (delivery), schema.ts (the room's SQLite schema).
  */
 export class QueueRoom extends DurableObject<Env> {
   private readonly store: RoomStore;
@@ -56,12 +58,16 @@ export class QueueRoom extends DurableObject<Env> {
   private readonly handOffs: HandOffs;
   private readonly sockets: RoomSockets;
   private readonly archiveStep: RoomArchive;
+  private readonly followers: TicketFollowers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     migrateRoom(ctx.storage);
     const sql = ctx.storage.sql;
-    this.store = new RoomStore(sql, (id, fields, at) => this.remote.onTicketChange(id, fields, at));
+    this.store = new RoomStore(sql, (id, fields, at) => {
+      this.remote.onTicketChange(id, fields, at);
+      this.followers.onTicketChange(id, fields.status);
+    });
     this.views = new RoomViews(this.store);
     this.remote = new RemoteJoins(sql, {
       queueId: () => this.configured().queue_id,
@@ -84,6 +90,15 @@ export class QueueRoom extends DurableObject<Env> {
       sql,
       (config) => this.configure(config),
       (queueId) => this.peer(queueId),
+      () => this.followers,
+    );
+    this.followers = new TicketFollowers(
+      ctx,
+      env,
+      sql,
+      (id, at) => this.visitorView(id, at),
+      (name) => this.peer(name),
+      (id, text, final) => this.sockets.deliverTicket(id, text, final),
     );
     this.archiveStep = new RoomArchive(ctx.storage, env);
     // Keep-alives are answered without waking a hibernated room.
@@ -156,8 +171,13 @@ export class QueueRoom extends DurableObject<Env> {
 
   // ---- tickets ------------------------------------------------------------------------------
 
-  join(input: NewTicket, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.join(cfg, input, at));
+  /** With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts). */
+  join(input: NewTicket, at: number, tokenHash?: string): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      const ticket = this.commands.join(cfg, input, at);
+      if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
+      return ticket;
+    });
   }
 
   callNext(operatorId: string, at: number): RoomResult<TicketView> {
@@ -211,6 +231,48 @@ export class QueueRoom extends DurableObject<Env> {
       const row = this.store.liveRowOf(userId);
       return row ? this.views.ticket(cfg, row.id, at) : null;
     });
+  }
+
+  // ---- the visitor's ticket (followers.ts) --------------------------------------------------
+
+  /** The ticket for the holder of its token; null for a wrong token or a finished ticket. */
+  async visitorTicket(ticketId: string, tokenHash: string, queueName: string, at: number): Promise<VisitorTicketData | null> {
+    this.learnName(queueName);
+    return this.followers.read(ticketId, tokenHash, at);
+  }
+
+  /** "Leave the queue": cancels the ticket for the holder of its token (null: wrong token). */
+  async visitorCancel(ticketId: string, tokenHash: string, queueName: string, at: number): Promise<RoomResult<VisitorTicketData | null>> {
+    this.learnName(queueName);
+    if (!this.followers.holds(ticketId, tokenHash)) return { ok: true, value: null };
+    const cancelled = this.mutate(at, (cfg) => this.commands.cancel(cfg, ticketId, at));
+    if (!cancelled.ok) return cancelled;
+    return { ok: true, value: await this.followers.after(ticketId, at) };
+  }
+
+  /** A socket in room `watcher` follows a ticket of this queue with its token. */
+  async watchTicket(watcher: string, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
+    const room = this.store.room();
+    if (room.queue_id !== null && this.sockets.queueName() === null) {
+      const facts = await queueFacts(this.env, room.queue_id);
+      if (facts) this.learnName(facts.name);
+    }
+    return this.followers.watch(watcher, ticketId, token, at);
+  }
+
+  deliverTicketUpdate(ticketId: string, text: string, final: boolean): number {
+    return this.sockets.deliverTicket(ticketId, text, final);
+  }
+
+  private learnName(name: string): void {
+    this.ctx.storage.sql.exec("UPDATE widget SET name = ? WHERE id = 1 AND name IS NOT ?", name, name);
+  }
+
+  private visitorView(ticketId: string, at: number): TicketView | null {
+    const cfg = configuredOf(this.store.room());
+    if (cfg === null || cfg.retired_at !== null) return null;
+    const row = this.store.find(ticketId);
+    return row ? toView(cfg, row, this.store.positionOf(row), this.views.perTicket(at)) : null;
   }
 
   // ---- remote joins (remote.ts) -------------------------------------------------------------

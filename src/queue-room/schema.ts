@@ -106,6 +106,20 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // outbox row still names is kept, both through an index so the archive step stays cheap.
   `CREATE INDEX tickets_status_updated ON tickets (status, updated_at);
    CREATE INDEX outbox_ticket ON outbox (ticket_id);`,
+  // The visitor's ticket (followers.ts): the SHA-256 of each live ticket's token (never the
+  // token), the rooms whose sockets follow a ticket with the last update sent, the counter
+  // labels learnt from D1; and, in a socket hub (a room that only holds spec-flow sockets),
+  // the hub's name.
+  `CREATE TABLE ticket_tokens (ticket_id TEXT PRIMARY KEY, hash TEXT NOT NULL);
+   CREATE TABLE ticket_watchers (
+     ticket_id TEXT NOT NULL,
+     watcher TEXT NOT NULL,
+     generation INTEGER NOT NULL,
+     PRIMARY KEY (ticket_id, watcher)
+   );
+   CREATE TABLE ticket_pushes (ticket_id TEXT PRIMARY KEY, text TEXT NOT NULL);
+   CREATE TABLE counter_labels (operator_id TEXT PRIMARY KEY, label TEXT, fetched_at INTEGER NOT NULL);
+   ALTER TABLE widget ADD COLUMN hub TEXT;`,
 ];
 
 /**

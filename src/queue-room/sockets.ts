@@ -4,6 +4,8 @@ import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { queueIdOfTicket } from "../lib/ids";
+import type { TicketFollowers, TicketMessage, VisitorTicketData } from "./followers";
 import type { RoomConfig, RoomResult } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
@@ -13,6 +15,11 @@ import type { RoomConfig, RoomResult } from "./types";
 // subscriptions live in its attachment, which survives hibernation. A socket stays in the
 // room it first reached; subscribing it to another queue of the same organization registers
 // this room as a watcher in that queue's room, which then pushes its updates here by RPC.
+// A socket that connects without `?queueId=` (the spec's flow) is accepted the same way by a
+// socket hub: a room that holds no queue, named `hub:<n>`, where every subscription is a
+// watch of the queue's room. Following a ticket (with its token) works the same way through
+// followers.ts. Every message a socket sends takes a token from its own bucket, kept in its
+// attachment: a flood is answered RATE_LIMITED without reaching D1 or another room.
 
 /** What the widget shows of a queue: the status route's data and the `queue_update` payload. */
 export interface QueueStatusData {
@@ -24,14 +31,34 @@ export interface QueueStatusData {
   nowServing: string[];
 }
 
-export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR";
+export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR" | "RATE_LIMITED";
 
-export type WidgetMessage =
-  { type: "queue_update"; data: QueueStatusData } | { type: "error"; data: { code: WidgetErrorCode; message: string; queueId?: string } };
+type ErrorData = { code: WidgetErrorCode; message: string; queueId?: string; ticketId?: string; retryAfter?: number };
+
+export type WidgetMessage = { type: "queue_update"; data: QueueStatusData } | TicketMessage | { type: "error"; data: ErrorData };
 
 interface Attachment {
   queues: string[];
+  /** Tickets followed with their token. */
+  tickets?: string[];
+  /** In a hub: the organization of the socket's first queue (a socket follows one organization's queues). */
+  organizationId?: string | null;
+  /** The message bucket: tokens left, as of `at` (ms). */
+  tokens?: number;
+  at?: number;
 }
+
+/**
+ * Messages per socket: a burst of this many (a display board subscribing to every queue of
+ * its organization fits), then one a second. A flood of subscribes is refused before any
+ * read, so 1,000 subscribes cost at most the burst in D1 reads.
+ */
+export const SOCKET_BURST = 60;
+export const SOCKET_REFILL_PER_SECOND = 1;
+/** Tickets one socket may follow at once (a family's phones each follow their own). */
+export const MAX_TICKET_SUBSCRIPTIONS = 10;
+/** Socket hubs for the spec's flow; each connection picks one at random. */
+export const SOCKET_HUBS = 8;
 
 /** Codes on the status widget: the most recently called tickets still at a counter. */
 export const NOW_SERVING_LIMIT = 5;
@@ -68,10 +95,11 @@ type RoomRow = {
 export interface PeerRoom {
   watch(watcherQueueId: string, config: RoomConfig, name: string): Promise<RoomResult<QueueStatusData | null>>;
   deliverUpdate(queueId: string, text: string): Promise<number>;
+  watchTicket(watcher: string, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null>;
 }
 
-export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string): string {
-  const data = queueId === undefined ? { code, message } : { code, message, queueId };
+export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string, extra: Partial<ErrorData> = {}): string {
+  const data: ErrorData = queueId === undefined ? { code, message, ...extra } : { code, message, queueId, ...extra };
   return JSON.stringify({ type: "error", data } satisfies WidgetMessage);
 }
 
@@ -92,9 +120,32 @@ function close(ws: WebSocket, code: number, reason: string): void {
   }
 }
 
+function attachmentOf(ws: WebSocket): Attachment {
+  return (ws.deserializeAttachment() as Attachment | null) ?? { queues: [] };
+}
+
 function subscriptions(ws: WebSocket): string[] {
-  const attachment = ws.deserializeAttachment() as Attachment | null;
-  return attachment?.queues ?? [];
+  return attachmentOf(ws).queues;
+}
+
+function attach(ws: WebSocket, change: Partial<Attachment>): void {
+  ws.serializeAttachment({ ...attachmentOf(ws), ...change } satisfies Attachment);
+}
+
+/**
+ * Takes one token from the socket's bucket; answers 0 when allowed, else the seconds until
+ * the next token. The bucket lives in the attachment, so it survives hibernation.
+ */
+export function takeToken(ws: WebSocket, at: number): number {
+  const a = attachmentOf(ws);
+  const elapsed = Math.max(0, at - (a.at ?? at));
+  const tokens = Math.min(SOCKET_BURST, (a.tokens ?? SOCKET_BURST) + (elapsed / 1000) * SOCKET_REFILL_PER_SECOND);
+  if (tokens < 1) {
+    ws.serializeAttachment({ ...a, tokens, at } satisfies Attachment);
+    return Math.ceil((1 - tokens) / SOCKET_REFILL_PER_SECOND);
+  }
+  ws.serializeAttachment({ ...a, tokens: tokens - 1, at } satisfies Attachment);
+  return 0;
 }
 
 /** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
@@ -137,21 +188,45 @@ export class RoomSockets {
     private readonly sql: SqlStorage,
     /** The room's own configure(): a room reached first by a socket learns its queue here. */
     private readonly configure: (config: RoomConfig) => void,
-    /** Another queue's room (a subscription to it, or a watcher to relay to). */
+    /** Another queue's room (a subscription to it, or a watcher to relay to), or a hub, by name. */
     private readonly peer: (queueId: string) => PeerRoom,
+    /** The tickets followed with their token (followers.ts). */
+    private readonly followers: () => TicketFollowers,
   ) {}
 
-  /** Accepts a socket already subscribed to this room's queue (the Worker checked it exists). */
+  /**
+   * Accepts a socket already subscribed to this room's queue (the Worker checked it exists),
+   * or, with `?hub=`, a spec-flow socket that subscribes later (this room is then that hub).
+   */
   async accept(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
       return new Response("Expected a WebSocket upgrade", { status: 426 });
     }
-    const queueId = new URL(request.url).searchParams.get("queueId") ?? "";
+    const url = new URL(request.url);
+    const hub = url.searchParams.get("hub");
+    if (hub !== null) {
+      if (this.room().queue_id !== null) return new Response("A queue's room is not a hub", { status: 409 });
+      this.sql.exec("UPDATE widget SET hub = ? WHERE id = 1 AND hub IS NULL", hub);
+    }
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment({ queues: [] } satisfies Attachment);
-    await this.subscribe(server, queueId);
+    server.serializeAttachment({ queues: [], tickets: [], organizationId: null } satisfies Attachment);
+    if (hub === null) await this.subscribe(server, url.searchParams.get("queueId") ?? "");
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** The name other rooms reach this one by: its hub name, or its queue id. */
+  self(): string | null {
+    return this.hub() ?? this.room().queue_id;
+  }
+
+  /** The queue's display name as learnt from D1; null before any socket or visitor asked. */
+  queueName(): string | null {
+    return this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
+  }
+
+  private hub(): string | null {
+    return this.sql.exec<{ hub: string | null }>("SELECT hub FROM widget WHERE id = 1").one().hub;
   }
 
   // The socket lifecycle (partyserver's is the model): nothing a client sends, and no
@@ -159,21 +234,73 @@ export class RoomSockets {
   // answered with `{type: "error"}` and the socket stays open.
 
   async message(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
+    const wait = takeToken(ws, now());
+    if (wait > 0) {
+      send(ws, errorMessage("RATE_LIMITED", `Too many messages on this connection; wait ${wait} s`, undefined, { retryAfter: wait }));
+      return;
+    }
     const parsed = parseMessage(raw);
     if ("error" in parsed) {
       send(ws, errorMessage("VALIDATION_ERROR", parsed.error));
       return;
     }
     try {
+      if ("ticketId" in parsed) {
+        if (parsed.action === "unsubscribe") attach(ws, { tickets: (attachmentOf(ws).tickets ?? []).filter((t) => t !== parsed.ticketId) });
+        else await this.followTicket(ws, parsed.ticketId, parsed.token);
+        return;
+      }
       if (parsed.action === "unsubscribe") {
-        ws.serializeAttachment({ queues: subscriptions(ws).filter((q) => q !== parsed.queueId) } satisfies Attachment);
+        attach(ws, { queues: subscriptions(ws).filter((q) => q !== parsed.queueId) });
         return;
       }
       await this.subscribe(ws, parsed.queueId);
     } catch (err) {
-      console.warn(`queue room: widget ${parsed.action} of ${parsed.queueId} failed: ${err instanceof Error ? err.message : String(err)}`);
-      send(ws, errorMessage("INTERNAL_ERROR", "Something went wrong; try again", parsed.queueId));
+      const about = "ticketId" in parsed ? parsed.ticketId : parsed.queueId;
+      console.warn(`queue room: widget ${parsed.action} of ${about} failed: ${err instanceof Error ? err.message : String(err)}`);
+      if ("ticketId" in parsed) {
+        send(ws, errorMessage("INTERNAL_ERROR", "Something went wrong; try again", undefined, { ticketId: parsed.ticketId }));
+      } else {
+        send(ws, errorMessage("INTERNAL_ERROR", "Something went wrong; try again", parsed.queueId));
+      }
     }
+  }
+
+  /**
+   * Follows one ticket with its token: answers its data at once and every change of it after.
+   * A wrong token, an unknown or finished ticket all answer the same NOT_FOUND.
+   */
+  private async followTicket(ws: WebSocket, ticketId: string, token: string): Promise<void> {
+    const notFound = () => send(ws, errorMessage("NOT_FOUND", "Ticket not found", undefined, { ticketId }));
+    const queueId = queueIdOfTicket(ticketId);
+    const self = this.self();
+    if (queueId === null || self === null) return void notFound();
+    const data =
+      self === queueId
+        ? await this.followers().watch(self, ticketId, token, now())
+        : await this.peer(queueId).watchTicket(self, ticketId, token, now());
+    if (data === null) return void notFound();
+    const tickets = attachmentOf(ws).tickets ?? [];
+    if (!tickets.includes(ticketId)) {
+      if (tickets.length >= MAX_TICKET_SUBSCRIPTIONS) {
+        send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_TICKET_SUBSCRIPTIONS} tickets per connection`, undefined, { ticketId }));
+        return;
+      }
+      attach(ws, { tickets: [...tickets, ticketId] });
+    }
+    send(ws, JSON.stringify({ type: "ticket_update", data } satisfies WidgetMessage));
+  }
+
+  /** A followed ticket moved: sent to the sockets here following it; answers how many. */
+  deliverTicket(ticketId: string, text: string, final: boolean): number {
+    let delivered = 0;
+    for (const ws of this.ctx.getWebSockets()) {
+      const tickets = attachmentOf(ws).tickets ?? [];
+      if (!tickets.includes(ticketId)) continue;
+      if (send(ws, text)) delivered += 1;
+      if (final) attach(ws, { tickets: tickets.filter((t) => t !== ticketId) });
+    }
+    return delivered;
   }
 
   /** A socket-level error (not a close): logged once; the socket is closed, its client reconnects. */
@@ -196,8 +323,17 @@ export class RoomSockets {
     const facts = await queueFacts(this.env, queueId);
     if (!facts) return void notFound();
     const own = this.room();
+    const hub = this.hub();
     let status: QueueStatusData | null;
-    if (own.queue_id === null || own.queue_id === facts.config.queueId) {
+    if (hub !== null) {
+      // A hub's socket follows the queues of one organization, the first it subscribed to.
+      const organizationId = attachmentOf(ws).organizationId ?? null;
+      if (organizationId !== null && organizationId !== facts.config.organizationId) return void notFound();
+      const answer = await this.peer(queueId).watch(hub, facts.config, facts.name);
+      if (!answer.ok) throw new Error(answer.error.message);
+      status = answer.value;
+      if (status && organizationId === null) attach(ws, { organizationId: facts.config.organizationId });
+    } else if (own.queue_id === null || own.queue_id === facts.config.queueId) {
       this.configure(facts.config);
       this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", facts.name);
       status = this.status(now());
@@ -214,7 +350,7 @@ export class RoomSockets {
         send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_SUBSCRIPTIONS} queues per connection`, queueId));
         return;
       }
-      ws.serializeAttachment({ queues: [...queues, queueId] } satisfies Attachment);
+      attach(ws, { queues: [...queues, queueId] });
     }
     send(ws, JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage));
   }
@@ -246,6 +382,7 @@ export class RoomSockets {
    * listens.
    */
   changed(at: number): void {
+    this.followers().changed(at, this.room().queue_id);
     const sockets = this.ctx.getWebSockets();
     const watchers = this.sql.exec<{ queue_id: string; generation: number }>("SELECT queue_id, generation FROM widget_watchers").toArray();
     if (sockets.length === 0 && watchers.length === 0) return;
@@ -330,13 +467,30 @@ export class RoomSockets {
   }
 }
 
-type Parsed = { action: "subscribe" | "unsubscribe"; queueId: string } | { error: string };
+type Parsed =
+  | { action: "subscribe" | "unsubscribe"; queueId: string }
+  | { action: "subscribe"; ticketId: string; token: string }
+  | { action: "unsubscribe"; ticketId: string }
+  | { error: string };
 
 /** The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; no other field. */
-const WidgetRequest = z.strictObject({
+const QueueRequest = z.strictObject({
   action: z.enum(["subscribe", "unsubscribe"], { error: "action must be subscribe or unsubscribe" }),
   queueId: z.string({ error: "queueId must be a queue id" }).regex(QUEUE_ID, { error: "queueId must be a queue id" }),
 });
+const TICKET_ID = /^tkt_[A-Za-z0-9]{1,64}$/;
+/** The visitor's ticket: `{action: "subscribe", ticketId, token}`, `{action: "unsubscribe", ticketId}`. */
+const TicketRequest = z.union([
+  z.strictObject({
+    action: z.literal("subscribe"),
+    ticketId: z.string({ error: "ticketId must be a ticket id" }).regex(TICKET_ID, { error: "ticketId must be a ticket id" }),
+    token: z.string({ error: "token must be the ticket's token" }).min(1).max(128),
+  }),
+  z.strictObject({
+    action: z.literal("unsubscribe"),
+    ticketId: z.string({ error: "ticketId must be a ticket id" }).regex(TICKET_ID, { error: "ticketId must be a ticket id" }),
+  }),
+]);
 
 /** Validates one client message; anything else is refused with the first problem found. */
 export function parseMessage(raw: string | ArrayBuffer): Parsed {
@@ -347,12 +501,21 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
   } catch {
     return { error: "The message is not JSON" };
   }
-  const parsed = WidgetRequest.safeParse(value);
+  if (typeof value === "object" && value !== null && "ticketId" in value) {
+    const ticket = TicketRequest.safeParse(value);
+    if (ticket.success) return ticket.data;
+    const issue = ticket.error.issues[0];
+    if (issue?.code === "invalid_union") {
+      return { error: "A ticket message is {action: subscribe, ticketId, token} or {action: unsubscribe, ticketId}" };
+    }
+    return { error: issue?.message ?? "The message must be a JSON object" };
+  }
+  const parsed = QueueRequest.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   if (issue === undefined || issue.path.length === 0) {
     return {
-      error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId" : "The message must be a JSON object",
+      error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId (or ticketId and token)" : "The message must be a JSON object",
     };
   }
   return { error: issue.message };

@@ -5,15 +5,18 @@ import { createMiddleware } from "hono/factory";
 import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { forbidden, validationError } from "../http/errors";
+import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CustomerPhone } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
-import { findQueue } from "../services/queues";
-import { bridgeSocket, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "../services/widget";
+import { queueIdOfTicket } from "../lib/ids";
+import { credentialRefusal, recordFailedCredential } from "../http/rate-limit";
+import { findQueue, type QueueRow } from "../services/queues";
+import { leaveQueue, readVisitorTicket, TICKET_TOKEN } from "../services/visitor-tickets";
+import { connectToHub, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "../services/widget";
 
 const app = router();
 const tags = ["Widget"];
@@ -25,7 +28,7 @@ const tags = ["Widget"];
 export const widgetCors = cors({
   origin: "*",
   allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-  allowHeaders: ["X-API-Key", "Content-Type", "Idempotency-Key", "X-Request-ID"],
+  allowHeaders: ["X-API-Key", "Content-Type", "Idempotency-Key", "X-Request-ID", "X-Ticket-Token"],
   exposeHeaders: [
     "X-Request-ID",
     "ETag",
@@ -115,6 +118,32 @@ const WidgetTicket = z
     createdAt: z.string(),
   })
   .openapi("WidgetTicket");
+
+const JoinedTicket = WidgetTicket.extend({
+  ticketToken: z.string().openapi({
+    description:
+      "The visitor's capability for this one ticket (256 random bits, base64url), answered once: send it as `X-Ticket-Token` " +
+      "to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.",
+    example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8",
+  }),
+}).openapi("WidgetJoinedTicket");
+
+export const VisitorTicket = z
+  .object({
+    ticketId: z.string(),
+    queueId: z.string(),
+    queueName: z.string().openapi({ example: "Main line" }),
+    displayCode: z.string().openapi({ example: "A-042" }),
+    status: z.enum(TICKET_STATUSES),
+    position: z.number().int().nullable().openapi({ description: "1 = next; null unless waiting" }),
+    estimatedWaitMinutes: z.number().int().nullable(),
+    counter: z
+      .string()
+      .nullable()
+      .openapi({ description: "Who called the ticket (member's first name or the calling key's name); null until called", example: "Desk 3" }),
+    calledAt: z.string().nullable(),
+  })
+  .openapi("VisitorTicket");
 
 const DisplayBoard = z
   .object({
@@ -214,14 +243,14 @@ const join = createRoute({
     "Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets.",
   security: SECURITY.any,
   request: { params: QueueParam, body: { required: false, content: { "application/json": { schema: JoinBody } } } },
-  responses: { 201: jsonResponse(okEnvelope(WidgetTicket), "Ticket created"), ...errors(409) },
+  responses: { 201: jsonResponse(okEnvelope(JoinedTicket), "Ticket created, with the visitor's ticket token"), ...errors(409) },
 });
 
 app.openapi(join, async (c) => {
   const queue = await findQueue(c.env, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
   const body = c.req.valid("json");
-  const ticket = await widgetJoin(
+  const { ticket, token } = await widgetJoin(
     c.env,
     queue,
     {
@@ -232,7 +261,83 @@ app.openapi(join, async (c) => {
     },
     now(),
   );
-  return c.json(ok(widgetTicket(ticket)), 201);
+  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token }), 201);
+});
+
+// ---- the visitor's ticket (its token) ---------------------------------------------------------
+
+export const TICKET_TOKEN_HEADER = "X-Ticket-Token";
+const TicketParam = idParam("ticketId", "tkt");
+const TicketTokenHeader = z.object({
+  [TICKET_TOKEN_HEADER]: z
+    .string()
+    .optional()
+    .openapi({ description: "The `ticketToken` the widget join answered", example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8" }),
+});
+
+/**
+ * Runs `use` for the holder of the ticket's token. A missing or wrong token, an unknown or
+ * finished ticket all answer 404 (nothing tells the ticket exists) and count as a failed
+ * credential of the caller's IP; an IP over that limit is refused before any lookup.
+ */
+async function withTicketToken<T>(
+  c: Context<AppEnv>,
+  ticketId: string,
+  use: (queue: QueueRow, token: string) => Promise<T | null>,
+): Promise<T> {
+  const refused = await credentialRefusal(c);
+  if (refused) throw refused;
+  const token = c.req.header(TICKET_TOKEN_HEADER)?.trim();
+  const queueId = queueIdOfTicket(ticketId);
+  let result: T | null = null;
+  if (token && TICKET_TOKEN.test(token) && queueId) {
+    const queue = await findQueue(c.env, queueId).catch(() => null);
+    if (queue) result = await use(queue, token);
+  }
+  if (result === null) {
+    await recordFailedCredential(c);
+    throw notFound("Ticket");
+  }
+  return result;
+}
+
+const visitorTicket = createRoute({
+  method: "get",
+  path: "/widget/tickets/{ticketId}",
+  tags,
+  summary: "The visitor's ticket, read with its token",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, " +
+    "wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404 and " +
+    "counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The visitor's ticket"), ...errors() },
+});
+
+app.openapi(visitorTicket, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const data = await withTicketToken(c, ticketId, (queue, token) => readVisitorTicket(c.env, queue, ticketId, token, now()));
+  return c.json(ok(data), 200);
+});
+
+const leave = createRoute({
+  method: "post",
+  path: "/widget/tickets/{ticketId}/cancel",
+  tags,
+  summary: "Leave the queue: the visitor cancels their ticket with its token",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`. Cancels a waiting or called ticket and answers it (`cancelled`); the " +
+    "token dies with it. 409 INVALID_STATE once the ticket is being served. A missing or wrong token is 404, as for the read.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The ticket, cancelled"), ...errors(409) },
+});
+
+app.openapi(leave, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const data = await withTicketToken(c, ticketId, (queue, token) => leaveQueue(c.env, queue, ticketId, token, now()));
+  return c.json(ok(data), 200);
 });
 
 // ---- display board ----------------------------------------------------------------------------
@@ -290,7 +395,7 @@ app.openapi(socket, async (c) => {
     throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
   }
   const { queueId } = c.req.valid("query");
-  if (queueId === undefined) return bridgeSocket(c.env);
+  if (queueId === undefined) return connectToHub(c.env);
   return connectToRoom(c.env, queueId);
 });
 

@@ -96,7 +96,7 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
  * active and not closed by the calendar, the monthly quota must have room (taken before the
  * room is asked, given back if the room refuses).
  */
-export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number): Promise<TicketView> {
+export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number, tokenHash?: string): Promise<TicketView> {
   // Three independent reads at once: on the join path every D1 round trip is latency.
   const [service, closure, limit] = await Promise.all([
     database(env.DB).select({ status: services.status }).from(services).where(eq(services.id, queue.serviceId)).get(),
@@ -119,7 +119,7 @@ export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, a
   }
   const unit = await takeTicketUnit(env, queue.organizationId, limit, at);
   try {
-    return await inRoom(env, queue, (room) => room.join(input, at));
+    return await inRoom(env, queue, (room) => room.join(input, at, tokenHash));
   } catch (err) {
     await unit.refund();
     throw err;

@@ -4,11 +4,11 @@ import { apiKeys, organizations, queues, users } from "../db/schema";
 import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { iso } from "../lib/time";
-import { errorMessage, parseMessage, queueFacts, type BoardData, type QueueStatusData } from "../queue-room/sockets";
+import { queueFacts, SOCKET_HUBS, type BoardData, type QueueStatusData } from "../queue-room/sockets";
 import type { NewTicket, TicketView } from "../queue-room/types";
 import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
-import { issueTicket } from "./tickets";
+import { issueVisitorTicket } from "./visitor-tickets";
 
 export const WIDGET_LANGUAGES = ["en", "fr"] as const;
 
@@ -48,7 +48,8 @@ export interface WidgetJoin {
   partySize: number;
 }
 
-export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, at: number): Promise<TicketView> {
+/** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
+export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, at: number): Promise<{ ticket: TicketView; token: string }> {
   const ticket: NewTicket = {
     userId: input.actingId,
     partySize: input.partySize,
@@ -59,7 +60,7 @@ export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, a
     language: null,
     source: "widget",
   };
-  return issueTicket(env, queue, ticket, at);
+  return issueVisitorTicket(env, queue, ticket, at);
 }
 
 /** What a widget page sees of its ticket: no user, organization or internal ids. */
@@ -156,51 +157,19 @@ export async function connectToRoom(env: Env, queueId: string): Promise<Response
   return roomOf(env, queueId).fetch(roomSocketRequest(queueId));
 }
 
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  // 1005, 1006 and 1015 report a close without a sendable code.
-  const sendable = code === 1005 || code === 1006 || code === 1015 ? 1000 : code;
-  try {
-    ws.close(sendable, reason);
-  } catch {
-    // already closed
-  }
+/** The hub a spec-flow socket lands in (`hub:<n>`, a room that holds no queue). */
+export function hubName(shard: number): string {
+  return `hub:${shard}`;
 }
 
 /**
- * The spec's flow (connect, then `{action: "subscribe", queueId}`): the Worker holds the
- * client's socket until the first valid subscribe, then opens a socket to that queue's room
- * and relays both ways. The room end hibernates like any other; later subscribes are relayed
- * to the room, which handles them as on the fast path.
+ * The spec's flow (connect, then `{action: "subscribe", queueId}`): the socket is handed at
+ * once to a socket hub, picked at random, which accepts it with the hibernation API like a
+ * queue's room does on the fast path; no Worker invocation stays open per socket. The hub
+ * answers subscribes by watching the queues' rooms (sockets.ts).
  */
-export function bridgeSocket(env: Env): Response {
-  const { 0: client, 1: server } = new WebSocketPair();
-  server.accept();
-  let room: WebSocket | null = null;
-  let chain: Promise<void> = Promise.resolve();
-
-  async function handle(data: string | ArrayBuffer): Promise<void> {
-    if (room) return room.send(data);
-    if (data === "ping") return server.send("pong");
-    const parsed = parseMessage(data);
-    if ("error" in parsed) return server.send(errorMessage("VALIDATION_ERROR", parsed.error));
-    if (parsed.action === "unsubscribe") return;
-    const facts = await queueFacts(env, parsed.queueId);
-    if (!facts) return server.send(errorMessage("NOT_FOUND", "Queue not found", parsed.queueId));
-    const res = await roomOf(env, parsed.queueId).fetch(roomSocketRequest(parsed.queueId));
-    const upstream = res.webSocket;
-    if (!upstream) return server.send(errorMessage("NOT_FOUND", "Queue not found", parsed.queueId));
-    upstream.accept();
-    upstream.addEventListener("message", (ev) => server.send(ev.data));
-    upstream.addEventListener("close", (ev) => closeQuietly(server, ev.code, ev.reason));
-    upstream.addEventListener("error", () => closeQuietly(server, 1011, "upstream error"));
-    room = upstream;
-  }
-
-  server.addEventListener("message", (ev) => {
-    chain = chain.then(() => handle(ev.data)).catch(() => closeQuietly(server, 1011, "internal error"));
-  });
-  server.addEventListener("close", (ev) => {
-    if (room) closeQuietly(room, ev.code, ev.reason);
-  });
-  return new Response(null, { status: 101, webSocket: client });
+export async function connectToHub(env: Env): Promise<Response> {
+  const name = hubName(Math.floor(Math.random() * SOCKET_HUBS));
+  const request = new Request(`https://queue-room/ws?hub=${encodeURIComponent(name)}`, { headers: { Upgrade: "websocket" } });
+  return roomOf(env, name).fetch(request);
 }

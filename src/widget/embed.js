@@ -22,6 +22,9 @@
       party: "Party size", sending: "Sending…", ticket: "Your ticket", position: "Position in line: {n}",
       another: "Take another ticket", joinFailed: "Could not take a ticket: {msg}", yourTicket: "Your ticket is {code}",
       noQueues: "No queue to display", sound: "Enable sound",
+      yourTurn: "It's your turn — go to {counter}", yourTurnNow: "It's your turn!", leave: "Leave the queue",
+      left: "You left the queue.", served: "You have been served. Thank you!", missed: "Your turn has passed.",
+      ended: "This ticket is no longer active.", calledAt: "Called {code}",
     },
     fr: {
       waiting: "En attente", wait: "Attente estimée", min: "~{n} min", serving: "Numéros appelés", next: "Prochains",
@@ -38,6 +41,9 @@
       party: "Nombre de personnes", sending: "Envoi…", ticket: "Votre ticket", position: "Position dans la file : {n}",
       another: "Prendre un autre ticket", joinFailed: "Impossible de prendre un ticket : {msg}", yourTicket: "Votre ticket est le {code}",
       noQueues: "Aucune file à afficher", sound: "Activer le son",
+      yourTurn: "C'est votre tour — rendez-vous à : {counter}", yourTurnNow: "C'est votre tour !", leave: "Quitter la file",
+      left: "Vous avez quitté la file.", served: "Vous avez été servi. Merci !", missed: "Votre tour est passé.",
+      ended: "Ce ticket n'est plus actif.", calledAt: "Appel du {code}",
     },
   };
   const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => String(v[k]));
@@ -57,6 +63,9 @@ form{display:grid;gap:8px;margin-top:14px}label{display:grid;gap:2px;font-size:1
 input{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
 button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;border-radius:8px;padding:10px;cursor:pointer}button:disabled{opacity:.5}
 .ticket{text-align:center;margin-top:14px;padding:12px;border:2px dashed var(--p);border-radius:10px}.ticket .big{font-size:48px}
+.ticket.turn{background:var(--p);color:#fff;border-style:solid}.ticket.turn .big,.ticket.turn .lbl{color:#fff}
+.turnmsg{font-size:20px;font-weight:700;margin:8px 0}.ticket.done{border-style:solid;border-color:var(--bd)}
+button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-top:8px}.ticket.turn button.sec{color:#fff}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .compact{padding:8px 12px}.compact .hd{margin:0 0 4px}.compact .big{font-size:22px}.compact .stats{gap:12px}
 .board{max-width:none;min-height:100%;border:0;border-radius:0;padding:3vmin;font-size:2.2vmin}
@@ -110,8 +119,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
   }
 
   /** Calls the API; failures become {code, message} (code OFFLINE when the service is unreachable). */
-  async function api(o, method, path, body, withKey) {
-    const headers = {};
+  async function api(o, method, path, body, withKey, extraHeaders) {
+    const headers = { ...(extraHeaders || {}) };
     // The public status route gets no key, so it stays a simple CORS request (no preflight).
     if (withKey && o.apiKey) headers["X-API-Key"] = o.apiKey;
     if (body) headers["Content-Type"] = "application/json";
@@ -156,12 +165,14 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
    * The live channel: one WebSocket for all the widget's queues, reconnecting with capped
    * exponential backoff and jitter; while it is down, `poll` runs every 30 s instead.
    */
-  function live(o, onUpdate, poll, first) {
+  function live(o, onUpdate, poll, first, onTicket) {
     const queues = new Set();
+    const tickets = new Map(); // ticketId → token: the visitor's own ticket, followed with its token
     // Knowing a queue up front lets the server put the socket straight into its room.
     const url = `${o.apiBase.replace(/^http/, "ws")}/v1/widget/ws${first ? `?queueId=${enc(first)}` : ""}`;
     let ws = null, attempt = 0, retry = 0, pinger = 0, poller = 0, stopped = false;
     const subscribe = (q) => ws && ws.readyState === 1 && ws.send(JSON.stringify({ action: "subscribe", queueId: q }));
+    const follow = (id, token) => ws && ws.readyState === 1 && ws.send(JSON.stringify({ action: "subscribe", ticketId: id, token }));
     function open() {
       try {
         ws = new WebSocket(url);
@@ -173,12 +184,14 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
         clearInterval(poller);
         poller = 0;
         queues.forEach(subscribe);
+        tickets.forEach((token, id) => follow(id, token));
         pinger = setInterval(() => ws && ws.readyState === 1 && ws.send("ping"), 25000);
       };
       ws.onmessage = (ev) => {
         let m = null;
         try { m = JSON.parse(ev.data); } catch { return; } // "pong"
         if (m && m.type === "queue_update" && m.data) onUpdate(m.data);
+        if (m && m.type === "ticket_update" && m.data && onTicket) onTicket(m.data);
       };
       ws.onclose = down;
     }
@@ -193,6 +206,9 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
     open();
     return {
       add(q) { if (!queues.has(q)) { queues.add(q); subscribe(q); } },
+      follow(id, token) { tickets.set(id, token); follow(id, token); },
+      unfollow(id) { if (tickets.delete(id) && ws && ws.readyState === 1) ws.send(JSON.stringify({ action: "unsubscribe", ticketId: id })); },
+      connected: () => !!ws && ws.readyState === 1,
       stop() {
         stopped = true;
         clearTimeout(retry); clearInterval(poller); clearInterval(pinger);
@@ -235,7 +251,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
     const announce = (text) => { sr.textContent = text; };
     const showError = (text) => body.replaceChildren(el("p", { class: "msg err", role: "alert" }, text));
     let channel = null, pending = 0;
-    const instance = { destroy: () => { clearTimeout(pending); if (channel) channel.stop(); } };
+    let stopTicket = () => {};
+    const instance = { destroy: () => { clearTimeout(pending); stopTicket(); if (channel) channel.stop(); } };
     host.__queueWidget = instance;
 
     if (o.type === "board") board();
@@ -245,6 +262,10 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
     function queue() {
       if (!o.queueId) return showError(fmt(t.config, { what: "queueId" }));
       let last = null, logo = null, ticket = null, joinBusy = false;
+      // The visitor's own ticket ({ticketId, token, queueId}), kept in localStorage so a reload
+      // follows it again; `mine.data` is its last known state (docs/widget.md).
+      const storeKey = `queueWidget:ticket:${o.queueId}`;
+      let mine = null, ticketPoll = 0;
       const joinMsg = el("p", { class: "msg err", role: "alert", hidden: true });
       const form = o.allowJoin ? joinForm() : null;
 
@@ -276,11 +297,99 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
       }
 
       async function refresh() {
+        if (mine) readMine();
         try {
           render(await api(o, "GET", `/v1/widget/queue/${enc(o.queueId)}/status`));
         } catch (e) {
           // A live status already on screen stays; only a first failure replaces it.
           if (!last) showError(errorText(t, e, false));
+        }
+      }
+
+      function stored() {
+        try {
+          const v = JSON.parse(localStorage.getItem(storeKey) || "null");
+          return v && v.ticketId && v.token && v.queueId === o.queueId ? v : null;
+        } catch { return null; }
+      }
+      function store(v) {
+        try { if (v) localStorage.setItem(storeKey, JSON.stringify(v)); else localStorage.removeItem(storeKey); } catch { /* private mode */ }
+      }
+
+      /** Follows the visitor's ticket: over the socket, and by polling the read while the socket is down. */
+      function followMine(v, initial) {
+        mine = { ticketId: v.ticketId, token: v.token, data: initial || null };
+        store({ ticketId: v.ticketId, token: v.token, queueId: o.queueId });
+        if (initial) showMine(initial);
+        channel.follow(v.ticketId, v.token);
+        readMine();
+        clearInterval(ticketPoll);
+        ticketPoll = setInterval(() => { if (mine && !channel.connected()) readMine(); }, 15000);
+        stopTicket = () => clearInterval(ticketPoll);
+      }
+
+      async function readMine() {
+        const m = mine;
+        try {
+          const data = await api(o, "GET", `/v1/widget/tickets/${enc(m.ticketId)}`, null, false, { "X-Ticket-Token": m.token });
+          if (mine === m) showMine(data);
+        } catch (e) {
+          // The token dies with the ticket: a finished ticket reads as not found.
+          if (e.code === "NOT_FOUND" && mine === m) endMine(m.data && m.data.status !== "waiting" && m.data.status !== "called" && m.data.status !== "serving" ? m.data : null);
+        }
+      }
+
+      function endMine(data) {
+        clearInterval(ticketPoll);
+        if (mine) channel.unfollow(mine.ticketId);
+        store(null);
+        const m = mine;
+        mine = null;
+        const status = data ? data.status : null;
+        const text = status === "served" ? t.served : status === "cancelled" ? t.left : status === "skipped" || status === "expired" ? t.missed : t.ended;
+        const again = el("button", { type: "button" }, t.another);
+        again.addEventListener("click", () => { ticket = null; if (last) render(last); });
+        ticket = el("div", { class: "ticket done", "data-ticket": m ? m.ticketId : "", "data-state": status || "ended" },
+          data && el("div", { class: "big", "data-code": "" }, data.displayCode),
+          el("p", { class: "turnmsg" }, text), el("p", {}, again));
+        if (last) render(last);
+        announce(text);
+      }
+
+      function showMine(data) {
+        if (!mine || data.ticketId !== mine.ticketId) return;
+        const before = mine.data;
+        mine.data = data;
+        if (!["waiting", "called", "serving"].includes(data.status)) return endMine(data);
+        const turn = data.status === "called" || data.status === "serving";
+        const turnText = data.counter ? fmt(t.yourTurn, { counter: data.counter }) : t.yourTurnNow;
+        const leave = el("button", { type: "button", class: "sec", "data-leave": "" }, t.leave);
+        leave.addEventListener("click", leaveQueue);
+        ticket = el("div", { class: `ticket${turn ? " turn" : ""}`, "data-ticket": data.ticketId, "data-state": data.status },
+          el("div", { class: "lbl" }, t.ticket),
+          el("div", { class: "big", "data-code": "" }, data.displayCode),
+          turn ? el("p", { class: "turnmsg", role: "alert" }, turnText)
+            : data.position != null && el("div", { "data-position": "" }, fmt(t.position, { n: data.position })),
+          !turn && o.showEstimatedWait && data.estimatedWaitMinutes != null && el("div", {}, `${t.wait} ${fmt(t.min, { n: data.estimatedWaitMinutes })}`),
+          data.status !== "serving" && leave);
+        if (last) render(last);
+        else body.replaceChildren(ticket);
+        if (turn && (!before || (before.status !== "called" && before.status !== "serving"))) {
+          announce(turnText);
+          chime();
+          try { if (navigator.vibrate) navigator.vibrate([300, 120, 300]); } catch { /* not allowed here */ }
+        }
+      }
+
+      async function leaveQueue() {
+        const m = mine;
+        if (!m) return;
+        try {
+          const data = await api(o, "POST", `/v1/widget/tickets/${enc(m.ticketId)}/cancel`, null, false, { "X-Ticket-Token": m.token });
+          if (mine === m) endMine(data);
+        } catch (e) {
+          if (e.code === "NOT_FOUND" && mine === m) endMine(null);
+          else { joinMsg.textContent = errorText(t, e, false); joinMsg.hidden = false; }
         }
       }
 
@@ -299,6 +408,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
           if (phone.value.trim()) req.phone = phone.value.replace(/[\s().-]/g, "");
           if (party.value !== "") req.partySize = Number(party.value);
           joinBusy = button.disabled = true;
+          // The click may start audio, so "your turn" can chime later (browsers need a gesture).
+          try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); audio.resume(); } catch { audio = null; }
           button.textContent = t.sending;
           joinMsg.hidden = true;
           try {
@@ -316,6 +427,20 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
       }
 
       function showTicket(created) {
+        if (created.ticketToken) {
+          const { ticketToken, ...rest } = created;
+          announce(fmt(t.yourTicket, { code: created.displayCode }));
+          followMine({ ticketId: created.id, token: ticketToken }, {
+            ticketId: created.id, queueId: o.queueId, queueName: last ? last.name : "", displayCode: created.displayCode, status: created.status,
+            position: created.position, estimatedWaitMinutes: created.estimatedWaitMinutes, counter: null, calledAt: null,
+          });
+          host.dispatchEvent(new CustomEvent("queuewidget:ticket", { detail: rest }));
+          optInPush(o, created.id);
+          if (o.onTicketCreated) {
+            try { o.onTicketCreated(rest); } catch (err) { console.error("onTicketCreated failed", err); }
+          }
+          return;
+        }
         const again = el("button", { type: "button" }, t.another);
         ticket = el("div", { class: "ticket", "data-ticket": created.id },
           el("div", { class: "lbl" }, t.ticket),
@@ -333,8 +458,10 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
         }
       }
 
-      channel = live(o, (s) => { if (s.queueId === o.queueId) render(s); }, refresh, o.queueId);
+      channel = live(o, (s) => { if (s.queueId === o.queueId) render(s); }, refresh, o.queueId, showMine);
       channel.add(o.queueId);
+      const kept = stored();
+      if (kept) followMine(kept, null);
       refresh();
     }
 

@@ -13,9 +13,14 @@ export function openFileLimit() {
   return out === "unlimited" ? Infinity : Number(out) || 1024;
 }
 
-function subscribe(wsBase, queueId) {
+/**
+ * One socket subscribed to the queue. The fast path names the queue in the URL; the spec's flow
+ * (`spec`) connects to /v1/widget/ws alone and subscribes by message (a socket hub holds it).
+ */
+function subscribe(wsBase, queueId, spec = false) {
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${wsBase}/v1/widget/ws?queueId=${encodeURIComponent(queueId)}`, { perMessageDeflate: false });
+    const url = spec ? `${wsBase}/v1/widget/ws` : `${wsBase}/v1/widget/ws?queueId=${encodeURIComponent(queueId)}`;
+    const socket = new WebSocket(url, { perMessageDeflate: false });
     socket.updates = [];
     const timer = setTimeout(() => {
       socket.terminate();
@@ -45,11 +50,11 @@ function subscribe(wsBase, queueId) {
 }
 
 /** Opens sockets until `sockets` has `target` of them; answers the seconds it took. */
-export async function grow(sockets, target, wsBase, queueId) {
+export async function grow(sockets, target, wsBase, queueId, spec = false) {
   const started = performance.now();
   while (sockets.length < target) {
     const batch = Math.min(CONNECT_BATCH, target - sockets.length);
-    const opened = await Promise.allSettled(Array.from({ length: batch }, () => subscribe(wsBase, queueId)));
+    const opened = await Promise.allSettled(Array.from({ length: batch }, () => subscribe(wsBase, queueId, spec)));
     for (const result of opened) {
       if (result.status === "fulfilled") sockets.push(result.value);
       else failures.push(`fan-out: a socket could not subscribe: ${result.reason?.message ?? result.reason}`);

@@ -18,6 +18,9 @@ const POLL_MS = 10;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (line) => process.stderr.write(`[bench notifications] ${line}\n`);
 
+// `BENCH_ONLY=<parts>` (see run.mjs) runs this part only when it names `notifications`.
+if (process.env.BENCH_ONLY && !process.env.BENCH_ONLY.split(",").includes("notifications")) process.exit(0);
+
 const worker = await startWorker();
 const call = client(worker.direct ?? worker.base);
 

@@ -2,6 +2,8 @@
 // figures, each beside a baseline measured in the same run. It asserts nothing about speed
 // (machines are noisy) but exits 1 when any request failed. Sizes and durations can be
 // changed with the BENCH_* variables below, e.g. BENCH_DURATION=2 for a quick look.
+// One part alone: `BENCH_ONLY=sockets npm run bench` (or `node test/bench/run.mjs --only sockets`)
+// runs only the spec-flow sockets row; parts: throughput, growth, fanout, sockets, analytics.
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import { closeAll, grow, measureFanOut, openFileLimit } from "./fanout.mjs";
@@ -23,10 +25,11 @@ const CONFIG = {
   analyticsTickets: num("BENCH_ANALYTICS_TICKETS", 200_000),
   /** A year's summary is a report, not a hot path: one connection by default (more only queue up behind it). */
   analyticsConnections: list("BENCH_ANALYTICS_CONNECTIONS", [1]),
-  /** Only these sections (comma-separated: throughput, growth, fanout, analytics); all when unset. */
-  only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()) : null,
+  specSockets: list("BENCH_SPEC_SOCKETS", [2_000]),
 };
-const wanted = (section) => CONFIG.only === null || CONFIG.only.includes(section);
+const onlyArg = process.argv.indexOf("--only");
+const ONLY = (onlyArg >= 0 ? process.argv[onlyArg + 1] : process.env.BENCH_ONLY)?.split(",").map((s) => s.trim()) ?? null;
+const runs = (part) => ONLY === null || ONLY.includes(part);
 const NEARBY = { latitude: 45.76, longitude: 4.84, spreadKm: 50, radiusKm: 5 };
 /** Seeding requests are sized to take about this long: long ones upset workerd's connections. */
 const SEED_REQUEST_MS = 1_500;
@@ -49,7 +52,7 @@ if (!worker.direct) notes.push("The Worker's own port was not found: requests we
 const call = client(base);
 /** Tickets each queue has had created, so the bench can wait for the outbox to project them. */
 const created = new Map();
-const sections = { throughput: [], growth: [], fanout: [] };
+const sections = { throughput: [], growth: [], fanout: [], sockets: [] };
 
 async function register(accountType) {
   const email = `${accountType}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@bench.example`;
@@ -328,6 +331,35 @@ async function fanout(ctx, widget) {
   }
 }
 
+/**
+ * Spec-flow sockets: `n` sockets from one address connect to /v1/widget/ws without a queue and
+ * subscribe by message (each lands in a socket hub), then call-next: the time until every one
+ * has the update. Target: p99 ≤ 300 ms at 2,000.
+ */
+async function specSockets(ctx) {
+  const limit = openFileLimit();
+  const cap = Math.max(0, limit - 512);
+  const queueId = await ctx.newQueue("spec-flow");
+  await seedTickets(ctx, queueId, CONFIG.fanoutCalls * CONFIG.specSockets.length + 10);
+  const wsBase = base.replace(/^http/, "ws");
+  const sockets = [];
+  try {
+    for (const wanted of CONFIG.specSockets) {
+      const n = Math.min(wanted, cap);
+      if (n < wanted) notes.push(`Spec-flow sockets: ${wanted} asked, ${n} opened: \`ulimit -n\` is ${limit}.`);
+      log(`spec-flow sockets: opening ${n}`);
+      const seconds = await grow(sockets, n, wsBase, queueId, true);
+      if (sockets.length < n) break;
+      const result = await measureFanOut(sockets, CONFIG.fanoutCalls, () =>
+        call("POST", `/v1/queues/${queueId}/call-next`, { token: ctx.owner.token }).then((r) => r.data),
+      );
+      sections.sockets.push({ n, seconds, ...result });
+    }
+  } finally {
+    closeAll(sockets);
+  }
+}
+
 function table() {
   const lines = [];
   const total = (performance.now() - started) / 1000;
@@ -394,6 +426,18 @@ function table() {
     }
     lines.push("");
   }
+  if (sections.sockets.length > 0) {
+    lines.push(
+      `Spec-flow sockets (connect to /v1/widget/ws, then subscribe; all from one address, held by the socket hubs): time from sending call-next until every socket had the update, over ${CONFIG.fanoutCalls} calls. Target: p99 ≤ 300 ms at 2,000.`,
+    );
+    lines.push("");
+    lines.push("| Sockets | connect and subscribe all (s) | all updated p50 ms | all updated p99 ms | per socket p50 ms |");
+    lines.push("| ---: | ---: | ---: | ---: | ---: |");
+    for (const f of sections.sockets) {
+      lines.push(`| ${f.n.toLocaleString("en-US")} | ${fmt(f.seconds, 1)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${fmt(f.socketP50, 1)} |`);
+    }
+    lines.push("");
+  }
   for (const note of notes) lines.push(`- ${note}`);
   return lines.join("\n");
 }
@@ -401,10 +445,11 @@ function table() {
 let exitCode = 0;
 try {
   const ctx = await setup();
-  const widget = wanted("throughput") ? await throughput(ctx) : false;
-  if (wanted("growth")) await growth(ctx);
-  if (wanted("fanout")) await fanout(ctx, widget);
-  if (wanted("analytics")) await analytics(ctx);
+  const widget = runs("throughput") ? await throughput(ctx) : await widgetRoutes(`/v1/widget/queue/${await ctx.newQueue("probe")}/status`);
+  if (runs("growth")) await growth(ctx);
+  if (runs("fanout")) await fanout(ctx, widget);
+  if (runs("sockets")) await specSockets(ctx);
+  if (runs("analytics")) await analytics(ctx);
 } catch (err) {
   failures.push(`the bench stopped: ${err.stack ?? err}`);
 } finally {

@@ -693,6 +693,81 @@ const cases = [
       await page.setViewportSize({ width: 900, height: 700 });
     },
   },
+  // ---- visitor
+  {
+    name: "visitor: the join widget follows its ticket: waiting → called (your turn) → served, survives a reload, leaves the queue",
+    async run({ page, api, open }) {
+      // An organization of its own: its queue starts empty and no earlier case's ticket is stored for it.
+      const { organizationId, admin, widget, queue } = await serverFixture(api, { fresh: true });
+      const fresh = queue;
+      await apiCall(api, admin, "POST", `/v1/widget/queue/${fresh.id}/join`, { visitorName: "Ahead" });
+      await page.addInitScript(() => {
+        window.vibrations = [];
+        navigator.vibrate = (p) => (window.vibrations.push(p), true);
+      });
+      const config = `{ type: "join", queueId: "${fresh.id}", organizationId: "${organizationId}", apiKey: "${widget}", showLogo: false, onTicketCreated: (t) => window.tickets.push(t) }`;
+      await open("visitor", hostPage({ api, config }));
+      await waitForWidgetText(page, "Take a ticket");
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      await page.waitForFunction(() => window.tickets.length === 1, null, { timeout: STEP_MS });
+      const [ticket] = await page.evaluate(() => window.tickets);
+      check(ticket.ticketToken === undefined, "onTicketCreated must not hand the token to the host page");
+      await waitForWidgetText(page, "Position in line: 2");
+      const kept = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)), fresh.id);
+      check(kept && kept.ticketId === ticket.id && /^[A-Za-z0-9_-]{43}$/.test(kept.token) && kept.queueId === fresh.id, `stored ${JSON.stringify(kept)}`);
+      await shot(page, "visitor-waiting");
+
+      // The one ahead is called: the position moves live (well under the 15 s poll).
+      await apiCall(api, admin, "POST", `/v1/queues/${fresh.id}/call-next`, { serviceId: queue.serviceId });
+      await waitForWidgetText(page, "Position in line: 1");
+      await page.reload({ timeout: STEP_MS });
+      await waitForWidgetText(page, "Position in line: 1");
+      await waitForWidgetText(page, ticket.displayCode);
+
+      await apiCall(api, admin, "POST", `/v1/queues/${fresh.id}/call-next`, { serviceId: queue.serviceId });
+      await waitForWidgetText(page, "It's your turn — go to Counter 2");
+      check((await page.evaluate(() => window.vibrations.length)) === 1, "no vibration on your turn");
+      await shot(page, "visitor-your-turn");
+      await apiCall(api, admin, "POST", `/v1/tickets/${ticket.id}/serve`);
+      await apiCall(api, admin, "POST", `/v1/tickets/${ticket.id}/complete`);
+      await waitForWidgetText(page, "You have been served. Thank you!");
+      check((await page.evaluate((q) => localStorage.getItem(`queueWidget:ticket:${q}`), fresh.id)) === null, "storage not cleared");
+      await shot(page, "visitor-served");
+
+      // Another ticket, then leave the queue with it.
+      await page.locator("#widget .ticket button").click({ timeout: STEP_MS });
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      // The reload above emptied window.tickets: this is the page's first ticket since.
+      await page.waitForFunction(() => window.tickets.length === 1, null, { timeout: STEP_MS });
+      const [second] = await page.evaluate(() => window.tickets);
+      check(second.id !== ticket.id, "the second join answered the first ticket");
+      await waitForWidgetText(page, "Position in line: 1");
+      const token = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)).token, fresh.id);
+      await page.locator("#widget [data-leave]").click({ timeout: STEP_MS });
+      await waitForWidgetText(page, "You left the queue.");
+      check((await page.evaluate((q) => localStorage.getItem(`queueWidget:ticket:${q}`), fresh.id)) === null, "storage not cleared on leave");
+      const after = await fetch(`${api}/v1/widget/tickets/${second.id}`, { headers: { "X-Ticket-Token": token } });
+      check(after.status === 404, `the left ticket still reads (${after.status})`);
+      await shot(page, "visitor-left");
+      await page.reload({ timeout: STEP_MS });
+      await waitForWidgetText(page, "Take a ticket");
+    },
+  },
+  {
+    name: "visitor: your turn in French",
+    async run({ page, api, open }) {
+      const { organizationId, admin, widget, queue } = await serverFixture(api, { fresh: true });
+      const fresh = queue;
+      const config = `{ type: "join", queueId: "${fresh.id}", organizationId: "${organizationId}", apiKey: "${widget}", showLogo: false, language: "fr" }`;
+      await open("visitor-fr", hostPage({ api, config }));
+      await waitForWidgetText(page, "Prendre un ticket");
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      await waitForWidgetText(page, "Position dans la file : 1");
+      await apiCall(api, admin, "POST", `/v1/queues/${fresh.id}/call-next`, { serviceId: queue.serviceId });
+      await waitForWidgetText(page, "C'est votre tour — rendez-vous à : Counter 2");
+      await shot(page, "visitor-your-turn-fr");
+    },
+  },
 ];
 
 // ---------------------------------------------------------------- service fixtures
@@ -801,8 +876,8 @@ let fixture = null;
  * an admin key (for the test's own calls), a widget key (for the pages), a location, a
  * service and a queue. Fresh each run, so the starter plan's monthly tickets never run out.
  */
-async function serverFixture(api) {
-  if (fixture) return fixture;
+async function serverFixture(api, { fresh = false } = {}) {
+  if (fixture && !fresh) return fixture;
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const registered = await apiCall(api, null, "POST", "/v1/auth/register", {
     email: `widget-${run}@example.com`,
@@ -830,7 +905,9 @@ async function serverFixture(api) {
     serviceTypeId: "st_retail_checkout",
   });
   const queue = await apiCall(api, token, "POST", "/v1/business/queues", { serviceId: service.id, name: "Bread counter" });
-  return (fixture = { organizationId: org.id, admin, widget, queue: { id: queue.id, name: queue.name, serviceId: service.id } });
+  const made = { organizationId: org.id, admin, widget, queue: { id: queue.id, name: queue.name, serviceId: service.id } };
+  if (!fresh) fixture = made;
+  return made;
 }
 
 // ---------------------------------------------------------------- main

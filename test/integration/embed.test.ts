@@ -12,10 +12,11 @@ describe("GET /v1/embed.js", () => {
     expect(res.body).toContain("attachShadow");
   });
 
-  it("is small enough to embed (under 8 KB gzipped)", async () => {
+  // 8 KB until the join widget learnt to follow its ticket (live position, your turn, leave).
+  it("is small enough to embed (under 12 KB gzipped)", async () => {
     const res = await call("GET", "/v1/embed.js");
     const gzipped = await new Response(new Blob([res.body]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
-    expect(gzipped.byteLength).toBeLessThan(8 * 1024);
+    expect(gzipped.byteLength).toBeLessThan(12 * 1024);
   });
 });
 

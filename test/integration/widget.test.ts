@@ -285,7 +285,7 @@ describe("widget WebSocket", () => {
     expectError(await call("GET", "/v1/widget/ws"), 400, "VALIDATION_ERROR", "Upgrade");
   });
 
-  for (const path of ["bridge", "room"] as const) {
+  for (const path of ["hub", "room"] as const) {
     it(`errors keep the socket open (${path}): garbage, bad action, unknown queue, another organization's queue`, async () => {
       const f = await widgetFixture();
       const other = await widgetFixture();
@@ -382,7 +382,7 @@ describe("widget WebSocket", () => {
     client.close();
   }, 40_000);
 
-  it("the bridge relays updates and later subscribes to the room", async () => {
+  it("a spec-flow socket (held by a hub) follows two queues", async () => {
     const f = await widgetFixture();
     const second = await addQueue(f);
     const client = await Client.open();

@@ -1,0 +1,201 @@
+import type { TicketStatus } from "../domain/tickets";
+import type { Env } from "../env";
+import { constantTimeEqual, sha256Hex } from "../lib/crypto";
+import { isoOrNull } from "../lib/time";
+import type { QueueRoom } from "./queue-room";
+import type { TicketView } from "./types";
+
+// The visitor's ticket inside a QueueRoom (docs/widget.md). A widget join hands the visitor a
+// token for that one ticket; the room keeps only its SHA-256, beside the ticket, and forgets it
+// once the ticket is no longer live (served, cancelled, skipped, expired, transferred), so a
+// token dies with its ticket. Sockets follow a ticket with its token: the rooms holding them
+// (this one, or another room or socket hub) are this ticket's watchers, and after every change
+// each followed ticket whose view moved is pushed to them once.
+
+/** A ticket the visitor may still follow and leave; the token dies past these. */
+export const LIVE_STATUSES: readonly TicketStatus[] = ["waiting", "called", "serving"];
+/** A counter label read from D1 is trusted this long (a renamed desk shows within it). */
+const LABEL_TTL_MS = 10 * 60_000;
+
+/** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
+export interface VisitorTicketData {
+  ticketId: string;
+  queueId: string;
+  queueName: string;
+  displayCode: string;
+  status: TicketStatus;
+  /** 1 = next; null unless waiting. */
+  position: number | null;
+  estimatedWaitMinutes: number | null;
+  /** Who called the ticket (the counter's or operator's label); null until called. */
+  counter: string | null;
+  calledAt: string | null;
+}
+
+export type TicketMessage = { type: "ticket_update"; data: VisitorTicketData };
+
+type Watcher = { ticket_id: string; watcher: string; generation: number };
+
+export class TicketFollowers {
+  /** Pushes leave in the order of the changes that made them (labels may need a D1 read). */
+  private pushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly sql: SqlStorage,
+    /** The ticket as the room answers it; null when unknown here, or the room is not (or no longer) a queue. */
+    private readonly view: (ticketId: string, at: number) => TicketView | null,
+    /** Another room, by its name (a queue id or a hub's name). */
+    private readonly peer: (name: string) => DurableObjectStub<QueueRoom>,
+    /** Delivers to this room's own sockets; answers how many took it. */
+    private readonly deliverHere: (ticketId: string, text: string, final: boolean) => number,
+  ) {}
+
+  /** Inside the join's transaction: the token's hash beside its new ticket. */
+  issue(ticketId: string, tokenHash: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO ticket_tokens (ticket_id, hash) VALUES (?, ?)", ticketId, tokenHash);
+  }
+
+  /** Inside every ticket write: a ticket that stops being live takes its token with it. */
+  onTicketChange(ticketId: string, status: unknown): void {
+    if (typeof status === "string" && !LIVE_STATUSES.includes(status as TicketStatus)) {
+      this.sql.exec("DELETE FROM ticket_tokens WHERE ticket_id = ?", ticketId);
+    }
+  }
+
+  /** True when `tokenHash` is the live ticket's (compared in constant time). */
+  holds(ticketId: string, tokenHash: string): boolean {
+    const row = this.sql.exec<{ hash: string }>("SELECT hash FROM ticket_tokens WHERE ticket_id = ?", ticketId).toArray()[0];
+    // Compare against something of the same shape even when there is no row, so the answer's
+    // time does not tell whether the ticket exists.
+    const equal = constantTimeEqual(row?.hash ?? "0".repeat(64), tokenHash);
+    return row !== undefined && equal;
+  }
+
+  /** The ticket for its token's holder; null for a wrong token, an unknown or finished ticket. */
+  async read(ticketId: string, tokenHash: string, at: number): Promise<VisitorTicketData | null> {
+    if (!this.holds(ticketId, tokenHash)) return null;
+    const view = this.view(ticketId, at);
+    return view ? this.data(view) : null;
+  }
+
+  /** The ticket as it is after a change (no token check: the caller checked before changing it). */
+  async after(ticketId: string, at: number): Promise<VisitorTicketData | null> {
+    const view = this.view(ticketId, at);
+    return view ? this.data(view) : null;
+  }
+
+  /**
+   * A socket in room `watcher` follows the ticket: answers its data now (null for a wrong
+   * token), and from then on every change of it.
+   */
+  async watch(watcher: string, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
+    const data = await this.read(ticketId, await sha256Hex(token), at);
+    if (data === null) return null;
+    this.sql.exec(
+      `INSERT INTO ticket_watchers (ticket_id, watcher, generation) VALUES (?, ?, 1)
+       ON CONFLICT (ticket_id, watcher) DO UPDATE SET generation = generation + 1`,
+      ticketId,
+      watcher,
+    );
+    this.sql.exec("INSERT OR REPLACE INTO ticket_pushes (ticket_id, text) VALUES (?, ?)", ticketId, fingerprint(this.view(ticketId, at)!));
+    return data;
+  }
+
+  /**
+   * After every committed change: each followed ticket whose view moved (position, wait,
+   * status, counter) is pushed once to each of its watchers. Nothing when no one follows.
+   */
+  changed(at: number, self: string | null): void {
+    const watchers = this.sql.exec<Watcher>("SELECT ticket_id, watcher, generation FROM ticket_watchers").toArray();
+    if (watchers.length === 0) return;
+    const byTicket = new Map<string, Watcher[]>();
+    for (const w of watchers) byTicket.set(w.ticket_id, [...(byTicket.get(w.ticket_id) ?? []), w]);
+    const pushes: { view: TicketView | null; ticketId: string; to: Watcher[] }[] = [];
+    for (const [ticketId, to] of byTicket) {
+      const view = this.view(ticketId, at);
+      const print = view ? fingerprint(view) : "gone";
+      const last = this.sql.exec<{ text: string }>("SELECT text FROM ticket_pushes WHERE ticket_id = ?", ticketId).toArray()[0];
+      if (last?.text === print) continue;
+      this.sql.exec("INSERT OR REPLACE INTO ticket_pushes (ticket_id, text) VALUES (?, ?)", ticketId, print);
+      pushes.push({ view, ticketId, to });
+    }
+    if (pushes.length === 0) return;
+    this.pushing = this.pushing.then(() => this.push(pushes, self)).catch((err) => {
+      console.warn(`queue room: ticket push failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    this.ctx.waitUntil(this.pushing);
+  }
+
+  private async push(pushes: { view: TicketView | null; ticketId: string; to: Watcher[] }[], self: string | null): Promise<void> {
+    for (const { view, ticketId, to } of pushes) {
+      // A ticket gone from this room (a deleted queue) or no longer live gets its last update,
+      // then no one follows it any more.
+      const final = view === null || !LIVE_STATUSES.includes(view.status);
+      const text = view === null ? null : JSON.stringify({ type: "ticket_update", data: await this.data(view) } satisfies TicketMessage);
+      for (const w of to) {
+        let delivered = 0;
+        if (text !== null) {
+          try {
+            delivered =
+              w.watcher === self ? this.deliverHere(ticketId, text, final) : await this.peer(w.watcher).deliverTicketUpdate(ticketId, text, final);
+          } catch {
+            delivered = 1; // a watcher that could not be reached now keeps its place for the next change
+          }
+        }
+        if (delivered === 0 || final) {
+          this.sql.exec("DELETE FROM ticket_watchers WHERE ticket_id = ? AND watcher = ? AND generation = ?", ticketId, w.watcher, w.generation);
+        }
+      }
+      if (final) this.sql.exec("DELETE FROM ticket_pushes WHERE ticket_id = ?", ticketId);
+    }
+  }
+
+  private async data(view: TicketView): Promise<VisitorTicketData> {
+    const name = this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
+    const called = view.status === "called" || view.status === "serving";
+    return {
+      ticketId: view.id,
+      queueId: view.queueId,
+      queueName: name ?? "",
+      displayCode: view.displayCode,
+      status: view.status,
+      position: view.position,
+      estimatedWaitMinutes: view.estimatedWaitMinutes,
+      counter: called && view.assignedToId !== null ? await this.label(view.organizationId, view.assignedToId) : null,
+      calledAt: isoOrNull(view.calledAt),
+    };
+  }
+
+  /**
+   * Who called, as a waiting visitor may see it: a member's first name, or the name of the
+   * calling API key (a counter integration names its key after the desk). Read from D1 once
+   * in a while per operator; a failed read shows no label rather than failing the update.
+   */
+  private async label(organizationId: string, operatorId: string): Promise<string | null> {
+    const at = Date.now();
+    const cached = this.sql
+      .exec<{ label: string | null; fetched_at: number }>("SELECT label, fetched_at FROM counter_labels WHERE operator_id = ?", operatorId)
+      .toArray()[0];
+    if (cached && at - cached.fetched_at < LABEL_TTL_MS) return cached.label;
+    try {
+      const row = await this.env.DB.prepare(
+        `SELECT first_name AS label FROM users WHERE id = ?1
+         UNION ALL SELECT name AS label FROM api_keys WHERE id = ?1 AND organization_id = ?2 LIMIT 1`,
+      )
+        .bind(operatorId, organizationId)
+        .first<{ label: string }>();
+      const label = row?.label ?? null;
+      this.sql.exec("INSERT OR REPLACE INTO counter_labels (operator_id, label, fetched_at) VALUES (?, ?, ?)", operatorId, label, at);
+      return label;
+    } catch {
+      return cached?.label ?? null;
+    }
+  }
+}
+
+/** What a push depends on: a ticket whose fingerprint did not move is not pushed again. */
+function fingerprint(view: TicketView): string {
+  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.assignedToId, view.calledAt]);
+}

@@ -1,0 +1,43 @@
+import type { Env } from "../env";
+import { sha256Hex } from "../lib/crypto";
+import type { VisitorTicketData } from "../queue-room/followers";
+import type { NewTicket, TicketView } from "../queue-room/types";
+import type { QueueRow } from "./queues";
+import { inRoom, roomOf } from "./queue-rooms";
+import { issueTicket } from "./tickets";
+
+// The visitor's ticket token (docs/widget.md): a capability for one ticket, handed once by the
+// widget join. 256 random bits, base64url; the queue's room keeps only its SHA-256 and forgets
+// it when the ticket is cancelled or finished.
+
+const TOKEN_BYTES = 32;
+/** The shape of a token (43 base64url characters); anything else is a wrong token. */
+export const TICKET_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+function base64url(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function newTicketToken(): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES)));
+}
+
+/** Takes a ticket whose token is kept (as its hash) by the room in the same change. */
+export async function issueVisitorTicket(env: Env, queue: QueueRow, input: NewTicket, at: number): Promise<{ ticket: TicketView; token: string }> {
+  const token = newTicketToken();
+  const ticket = await issueTicket(env, queue, input, at, await sha256Hex(token));
+  return { ticket, token };
+}
+
+/** The ticket for its token's holder; null for a wrong token or a ticket no longer live. */
+export async function readVisitorTicket(env: Env, queue: QueueRow, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
+  return roomOf(env, queue.id).visitorTicket(ticketId, await sha256Hex(token), queue.name, at);
+}
+
+/** "Leave the queue"; null for a wrong token. A ticket the room cannot cancel (being served) is its refusal. */
+export async function leaveQueue(env: Env, queue: QueueRow, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
+  const hash = await sha256Hex(token);
+  return inRoom(env, queue, (room) => room.visitorCancel(ticketId, hash, queue.name, at));
+}
