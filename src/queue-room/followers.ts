@@ -122,9 +122,11 @@ export class TicketFollowers {
       pushes.push({ view, ticketId, to });
     }
     if (pushes.length === 0) return;
-    this.pushing = this.pushing.then(() => this.push(pushes, self)).catch((err) => {
-      console.warn(`queue room: ticket push failed: ${err instanceof Error ? err.message : String(err)}`);
-    });
+    this.pushing = this.pushing
+      .then(() => this.push(pushes, self))
+      .catch((err) => {
+        console.warn(`queue room: ticket push failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
     this.ctx.waitUntil(this.pushing);
   }
 
@@ -139,13 +141,20 @@ export class TicketFollowers {
         if (text !== null) {
           try {
             delivered =
-              w.watcher === self ? this.deliverHere(ticketId, text, final) : await this.peer(w.watcher).deliverTicketUpdate(ticketId, text, final);
+              w.watcher === self
+                ? this.deliverHere(ticketId, text, final)
+                : await this.peer(w.watcher).deliverTicketUpdate(ticketId, text, final);
           } catch {
             delivered = 1; // a watcher that could not be reached now keeps its place for the next change
           }
         }
         if (delivered === 0 || final) {
-          this.sql.exec("DELETE FROM ticket_watchers WHERE ticket_id = ? AND watcher = ? AND generation = ?", ticketId, w.watcher, w.generation);
+          this.sql.exec(
+            "DELETE FROM ticket_watchers WHERE ticket_id = ? AND watcher = ? AND generation = ?",
+            ticketId,
+            w.watcher,
+            w.generation,
+          );
         }
       }
       if (final) this.sql.exec("DELETE FROM ticket_pushes WHERE ticket_id = ?", ticketId);

@@ -515,7 +515,10 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
   const issue = parsed.error.issues[0];
   if (issue === undefined || issue.path.length === 0) {
     return {
-      error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId (or ticketId and token)" : "The message must be a JSON object",
+      error:
+        issue?.code === "unrecognized_keys"
+          ? "The message takes only action and queueId (or ticketId and token)"
+          : "The message must be a JSON object",
     };
   }
   return { error: issue.message };

@@ -140,7 +140,10 @@ export const VisitorTicket = z
     counter: z
       .string()
       .nullable()
-      .openapi({ description: "Who called the ticket (member's first name or the calling key's name); null until called", example: "Desk 3" }),
+      .openapi({
+        description: "Who called the ticket (member's first name or the calling key's name); null until called",
+        example: "Desk 3",
+      }),
     calledAt: z.string().nullable(),
   })
   .openapi("VisitorTicket");

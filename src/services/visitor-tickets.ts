@@ -25,19 +25,36 @@ export function newTicketToken(): string {
 }
 
 /** Takes a ticket whose token is kept (as its hash) by the room in the same change. */
-export async function issueVisitorTicket(env: Env, queue: QueueRow, input: NewTicket, at: number): Promise<{ ticket: TicketView; token: string }> {
+export async function issueVisitorTicket(
+  env: Env,
+  queue: QueueRow,
+  input: NewTicket,
+  at: number,
+): Promise<{ ticket: TicketView; token: string }> {
   const token = newTicketToken();
   const ticket = await issueTicket(env, queue, input, at, await sha256Hex(token));
   return { ticket, token };
 }
 
 /** The ticket for its token's holder; null for a wrong token or a ticket no longer live. */
-export async function readVisitorTicket(env: Env, queue: QueueRow, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
+export async function readVisitorTicket(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  token: string,
+  at: number,
+): Promise<VisitorTicketData | null> {
   return roomOf(env, queue.id).visitorTicket(ticketId, await sha256Hex(token), queue.name, at);
 }
 
 /** "Leave the queue"; null for a wrong token. A ticket the room cannot cancel (being served) is its refusal. */
-export async function leaveQueue(env: Env, queue: QueueRow, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
+export async function leaveQueue(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  token: string,
+  at: number,
+): Promise<VisitorTicketData | null> {
   const hash = await sha256Hex(token);
   return inRoom(env, queue, (room) => room.visitorCancel(ticketId, hash, queue.name, at));
 }

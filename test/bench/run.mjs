@@ -434,7 +434,9 @@ function table() {
     lines.push("| Sockets | connect and subscribe all (s) | all updated p50 ms | all updated p99 ms | per socket p50 ms |");
     lines.push("| ---: | ---: | ---: | ---: | ---: |");
     for (const f of sections.sockets) {
-      lines.push(`| ${f.n.toLocaleString("en-US")} | ${fmt(f.seconds, 1)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${fmt(f.socketP50, 1)} |`);
+      lines.push(
+        `| ${f.n.toLocaleString("en-US")} | ${fmt(f.seconds, 1)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${fmt(f.socketP50, 1)} |`,
+      );
     }
     lines.push("");
   }

@@ -134,7 +134,11 @@ describe("the visitor's ticket over HTTP", () => {
 
   it("CORS lets a page send the token", async () => {
     const res = await call("OPTIONS", "/v1/widget/tickets/tkt_x", {
-      headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-ticket-token" },
+      headers: {
+        Origin: "https://shop.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-ticket-token",
+      },
     });
     expect(res.status).toBeLessThan(300);
     expect(res.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-ticket-token");
@@ -272,7 +276,9 @@ describe("the per-socket message bucket", () => {
     for (let i = 0; i < SOCKET_BURST; i++) client.send({ action: "unsubscribe", queueId: "que_nothing" });
     client.send({ action: "subscribe", queueId: f.queueId });
     await client.received(2);
-    expect(client.messages.slice(1)).toEqual([expect.objectContaining({ type: "error", data: expect.objectContaining({ code: "RATE_LIMITED" }) })]);
+    expect(client.messages.slice(1)).toEqual([
+      expect.objectContaining({ type: "error", data: expect.objectContaining({ code: "RATE_LIMITED" }) }),
+    ]);
     const instance = await runInDurableObject(room(f.queueId), (object) => object);
     await new Promise((r) => setTimeout(r, 15_000));
     expect(await runInDurableObject(room(f.queueId), (object) => object)).not.toBe(instance);
