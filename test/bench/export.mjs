@@ -48,7 +48,11 @@ async function api(method, p, { token, body, headers = {} } = {}, attempt = 0) {
 function fetchOnce(method, p, { token, body, headers }) {
   return fetch(`${base}${p}`, {
     method,
-    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
+    headers: {
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "Content-Type": "application/json" } : {}),
+      ...headers,
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
 }
@@ -114,18 +118,31 @@ async function measure(wranglerPid, token, organizationId, days) {
     const upTo = timeline.filter(([b]) => b <= (bytes * (i + 1)) / 10);
     return Math.round(Math.max(baseline, ...upTo.map(([, r]) => r)) / 1024);
   });
-  return { tenths, samples, rows: records - 1, bytes, seconds: (Date.now() - started) / 1000, baselineMiB: baseline / 1024, peakMiB: peak / 1024, growthMiB: (peak - baseline) / 1024 };
+  return {
+    tenths,
+    samples,
+    rows: records - 1,
+    bytes,
+    seconds: (Date.now() - started) / 1000,
+    baselineMiB: baseline / 1024,
+    peakMiB: peak / 1024,
+    growthMiB: (peak - baseline) / 1024,
+  };
 }
 
 /** `wrangler dev` on PORT over the state directory; resolves once it answers. */
 async function startDev() {
   const log = openSync(path.join(dir, "wrangler.log"), "a");
-  const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", persist, "--var", "ENVIRONMENT:development"], {
-    cwd: root,
-    env,
-    detached: true,
-    stdio: ["ignore", log, log],
-  });
+  const child = spawn(
+    wrangler,
+    ["dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", persist, "--var", "ENVIRONMENT:development"],
+    {
+      cwd: root,
+      env,
+      detached: true,
+      stdio: ["ignore", log, log],
+    },
+  );
   running = child;
   for (let i = 0; ; i++) {
     try {
@@ -169,13 +186,20 @@ try {
     body: { email, password, firstName: "Bench", lastName: "Export", accountType: "business" },
   });
   let token = session.token;
-  const org = await api("POST", "/v1/organizations", { token, body: { name: "Export bench", slug: `export-bench-${Date.now()}`, type: "banking" } });
+  const org = await api("POST", "/v1/organizations", {
+    token,
+    body: { name: "Export bench", slug: `export-bench-${Date.now()}`, type: "banking" },
+  });
   const headers = { "X-Organization-Id": org.id };
   const location = await api("POST", "/v1/locations", {
     token,
     body: { organizationId: org.id, name: "Main", address: "1 rue de la Paix", latitude: 48.8566, longitude: 2.3522 },
   });
-  const service = await api("POST", "/v1/services", { token, headers, body: { name: "Counter", locationIds: [location.id], serviceTypeId: "st_other_general" } });
+  const service = await api("POST", "/v1/services", {
+    token,
+    headers,
+    body: { name: "Counter", locationIds: [location.id], serviceTypeId: "st_other_general" },
+  });
   const queue = await api("POST", "/v1/business/queues", { token, headers, body: { serviceId: service.id, name: "Main queue" } });
   await stopDev();
 
