@@ -80,7 +80,14 @@ async function queueFacts(db: D1Database, scope: AnalyticsScope, locationId: str
        WHERE q.id IN (SELECT value FROM json_each(?2))`,
     )
     .bind(locationId ?? null, JSON.stringify(scope.queueIds))
-    .all<{ id: string; name: string; service_id: string; service_name: string; location_id: string | null; location_name: string | null }>();
+    .all<{
+      id: string;
+      name: string;
+      service_id: string;
+      service_name: string;
+      location_id: string | null;
+      location_name: string | null;
+    }>();
   const zoneOf = new Map<string, string>();
   for (const zone of scope.zones) for (const id of zone.queueIds) zoneOf.set(id, zone.timeZone);
   return new Map(
@@ -141,7 +148,11 @@ function record(r: ExportRow, q: QueueFacts | undefined): string {
  * The export as a byte stream: the BOM and header first, then one page per pull, zone by
  * zone (each zone's range is read in its own time zone, as the analytics reads are).
  */
-export async function ticketsCsvStream(db: D1Database, scope: AnalyticsScope, locationId: string | undefined): Promise<ReadableStream<Uint8Array>> {
+export async function ticketsCsvStream(
+  db: D1Database,
+  scope: AnalyticsScope,
+  locationId: string | undefined,
+): Promise<ReadableStream<Uint8Array>> {
   const facts = await queueFacts(db, scope, locationId);
   const zones = scope.zones.filter((z) => z.queueIds.length > 0);
   const encoder = new TextEncoder();

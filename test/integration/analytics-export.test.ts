@@ -83,7 +83,7 @@ describe("GET /v1/analytics/export.csv", () => {
       201,
     ).id;
     const { key } = await createApiKey(f.owner, f.organizationId, ["admin"]);
-    const names = ['Smith, "Bob"', "=HYPERLINK(\"http://x\")", "line one\nline two", "@SUM(1+1)", "-2+3", "+33 6 12", "Zoë 東京"];
+    const names = ['Smith, "Bob"', '=HYPERLINK("http://x")', "line one\nline two", "@SUM(1+1)", "-2+3", "+33 6 12", "Zoë 東京"];
     const ids: string[] = [];
     for (const visitorName of names) {
       testClock.advance(1); // one millisecond apart: the export is in creation order
@@ -113,7 +113,7 @@ describe("GET /v1/analytics/export.csv", () => {
     // Quoting and formula neutralising, read back by an independent parser.
     expect(rows.map((r) => r.visitorName)).toEqual([
       'Smith, "Bob"',
-      "'=HYPERLINK(\"http://x\")",
+      '\'=HYPERLINK("http://x")',
       "line one\nline two",
       "'@SUM(1+1)",
       "'-2+3",
@@ -185,7 +185,9 @@ describe("GET /v1/analytics/export.csv", () => {
   });
 
   it("a page is one range read of the (organization, created_at) index", async () => {
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${EXPORT_PAGE_SQL}`).bind("org_x", 0, 1, "[]", 0, "", 10).all<{ detail: string }>();
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${EXPORT_PAGE_SQL}`)
+      .bind("org_x", 0, 1, "[]", 0, "", 10)
+      .all<{ detail: string }>();
     const detail = plan.results.map((r) => r.detail).join(" | ");
     expect(detail).toMatch(/SEARCH tickets USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
     expect(detail).not.toMatch(/SCAN tickets/);
@@ -197,8 +199,17 @@ describe("GET /v1/analytics/export.csv", () => {
     const starter = await call("GET", "/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31", { apiKey: key });
     expectError(starter, 402, "PLAN_REQUIRED");
     await setPlan(f.organizationId, "pro");
-    expectError(await call("GET", "/v1/analytics/export.csv?from=2025-01-01&to=2026-06-01", { apiKey: key }), 400, "VALIDATION_ERROR", "to");
+    expectError(
+      await call("GET", "/v1/analytics/export.csv?from=2025-01-01&to=2026-06-01", { apiKey: key }),
+      400,
+      "VALIDATION_ERROR",
+      "to",
+    );
     const { key: queuesOnly } = await createApiKey(f.owner, f.organizationId, ["read:queues"]);
-    expectError(await call("GET", "/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31", { apiKey: queuesOnly }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("GET", "/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31", { apiKey: queuesOnly }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
   });
 });

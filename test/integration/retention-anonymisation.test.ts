@@ -1,7 +1,12 @@
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, env, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ANONYMISE_NOTIFICATION_DELIVERIES, ANONYMISE_TICKETS, ANONYMISE_WEBHOOK_DELIVERIES, DELETE_VISITOR_PUSH } from "../../src/jobs/anonymisation";
+import {
+  ANONYMISE_NOTIFICATION_DELIVERIES,
+  ANONYMISE_TICKETS,
+  ANONYMISE_WEBHOOK_DELIVERIES,
+  DELETE_VISITOR_PUSH,
+} from "../../src/jobs/anonymisation";
 import { newId } from "../../src/lib/ids";
 import { now } from "../../src/lib/clock";
 import { call, expectError, expectOk } from "../helpers/api";
@@ -45,7 +50,16 @@ async function servedVisitor(o: Org, name: string): Promise<{ id: string; delive
     env.DB.prepare(
       `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, provider_response, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'ticket.called', 'sms', ?, 'sandbox', 'sent', 1, ?, '{"to":"${phone}"}', ?, ?)`,
-    ).bind(deliveryKey, newId("dlv"), eventId, o.organizationId, phone, JSON.stringify({ target: { kind: "phone", phone }, title: "", body: `${name}, your turn` }), at, at),
+    ).bind(
+      deliveryKey,
+      newId("dlv"),
+      eventId,
+      o.organizationId,
+      phone,
+      JSON.stringify({ target: { kind: "phone", phone }, title: "", body: `${name}, your turn` }),
+      at,
+      at,
+    ),
     env.DB.prepare(
       `INSERT INTO webhooks (id, organization_id, url, events, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example/x', '["appointment.confirmed"]', 'whsec_x', ?, ?)`,
     ).bind(webhookId, o.organizationId, at, at),
@@ -63,8 +77,12 @@ async function servedVisitor(o: Org, name: string): Promise<{ id: string; delive
 
 async function personalData(organizationId: string) {
   const [tickets, deliveries, hooks, push] = await env.DB.batch<any>([
-    env.DB.prepare("SELECT id, visitor_name, status, served_at, created_at FROM tickets WHERE organization_id = ? ORDER BY id").bind(organizationId),
-    env.DB.prepare("SELECT key, recipient, payload, provider_response, status FROM notification_deliveries WHERE organization_id = ?").bind(organizationId),
+    env.DB.prepare("SELECT id, visitor_name, status, served_at, created_at FROM tickets WHERE organization_id = ? ORDER BY id").bind(
+      organizationId,
+    ),
+    env.DB.prepare("SELECT key, recipient, payload, provider_response, status FROM notification_deliveries WHERE organization_id = ?").bind(
+      organizationId,
+    ),
     env.DB.prepare("SELECT id, payload FROM webhook_deliveries WHERE organization_id = ?").bind(organizationId),
     env.DB.prepare("SELECT ticket_id FROM visitor_push_subscriptions WHERE organization_id = ?").bind(organizationId),
   ]);
@@ -85,7 +103,9 @@ describe("personal-data anonymisation", () => {
     const byDefault = await org();
     const short = await org();
     // The retention is the organization's own setting, within documented bounds.
-    expect(expectOk(await call("GET", `/v1/organizations/${short.organizationId}`, { token: short.owner.token })).dataRetentionDays).toBe(90);
+    expect(expectOk(await call("GET", `/v1/organizations/${short.organizationId}`, { token: short.owner.token })).dataRetentionDays).toBe(
+      90,
+    );
     expectError(
       await call("PATCH", `/v1/organizations/${short.organizationId}`, { token: short.owner.token, body: { dataRetentionDays: 6 } }),
       400,
