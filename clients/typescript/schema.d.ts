@@ -1260,6 +1260,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/widget/tickets/{ticketId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The visitor's ticket, read with its token
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404 and counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
+         */
+        get: operations["getVisitorTicket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/tickets/{ticketId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Leave the queue: the visitor cancels their ticket with its token
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Cancels a waiting or called ticket and answers it (`cancelled`); the token dies with it. 409 INVALID_STATE once the ticket is being served. A missing or wrong token is 404, as for the read.
+         */
+        post: operations["leaveQueueFromWidget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/widget/organization/{organizationId}/display-board": {
         parameters: {
             query?: never;
@@ -1988,6 +2028,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tickets created, served, no-show, cancelled, transferred; wait and service times; abandonment; per channel and per bucket
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md.
+         */
+        get: operations["getAnalyticsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per operator: calls, served, no-shows, mean service time, throughput
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Read from the tickets (each ticket counts for the operator it was last assigned to). Recalls and desks are not recorded yet: 0 and null.
+         */
+        get: operations["getOperatorAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Arrivals by weekday × hour, in the location's time zone
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md.
+         */
+        get: operations["getArrivalHeatmap"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/estimates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How right the promised waits were: absolute error (mean, p50, p90) and bias, per queue
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Each ticket keeps the wait its join answered; the error is |actual wait − that estimate|.
+         */
+        get: operations["getEstimateAccuracy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tickets of the range as CSV, one row per ticket (streamed)
+         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName. See docs/retention.md.
+         */
+        get: operations["exportTicketsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2047,6 +2187,8 @@ export interface components {
             /** @enum {string} */
             defaultLanguage: "fr" | "en";
             logoUrl: string | null;
+            /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
+            dataRetentionDays: number;
             createdAt: string;
             updatedAt: string;
         };
@@ -2081,6 +2223,7 @@ export interface components {
             defaultLanguage?: "fr" | "en";
             /** Format: uri */
             logoUrl?: string | null;
+            dataRetentionDays?: number;
         };
         TransferOwnershipRequest: {
             newOwnerId: string;
@@ -2573,6 +2716,13 @@ export interface components {
             /** @description Codes of the tickets called or being served, most recent call first (at most 5) */
             nowServing: string[];
         };
+        WidgetJoinedTicket: components["schemas"]["WidgetTicket"] & {
+            /**
+             * @description The visitor's capability for this one ticket (256 random bits, base64url), answered once: send it as `X-Ticket-Token` to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.
+             * @example q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8
+             */
+            ticketToken: string;
+        };
         WidgetTicket: {
             id: string;
             queueId: string;
@@ -2595,6 +2745,25 @@ export interface components {
             phone?: string;
             /** @description 1 to 50, default 1 */
             partySize?: number;
+        };
+        VisitorTicket: {
+            ticketId: string;
+            queueId: string;
+            /** @example Main line */
+            queueName: string;
+            /** @example A-042 */
+            displayCode: string;
+            /** @enum {string} */
+            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
+            /** @description 1 = next; null unless waiting */
+            position: number | null;
+            estimatedWaitMinutes: number | null;
+            /**
+             * @description Who called the ticket (member's first name or the calling key's name); null until called
+             * @example Desk 3
+             */
+            counter: string | null;
+            calledAt: string | null;
         };
         DisplayBoard: {
             organizationId: string;
@@ -2971,6 +3140,178 @@ export interface components {
         VisitorPushUnsubscribe: {
             /** Format: uri */
             endpoint: string;
+        };
+        AnalyticsSummary: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            /** @enum {string} */
+            groupBy: "hour" | "day" | "week";
+            /**
+             * @description Time zones of the queues in scope
+             * @example [
+             *       "Europe/Paris"
+             *     ]
+             */
+            timeZones: string[];
+            /** @description Queues in scope */
+            queues: number;
+            totals: {
+                created: number;
+                served: number;
+                /** @description Expired after being called, or skipped by an operator */
+                noShow: number;
+                /** @description Cancelled, transfers excepted */
+                cancelled: number;
+                /** @description Moved to another queue */
+                transferred: number;
+                /**
+                 * @description (noShow + cancelled) / (served + noShow + cancelled); null when none ended
+                 * @example 0.12
+                 */
+                abandonmentRate: number | null;
+                waitMinutes: components["schemas"]["AnalyticsMinutes"];
+                serviceMinutes: components["schemas"]["AnalyticsMinutes"] & unknown;
+            };
+            channels: {
+                app: components["schemas"]["AnalyticsChannelFigures"];
+                widget: components["schemas"]["AnalyticsChannelFigures"];
+                qr: components["schemas"]["AnalyticsChannelFigures"];
+                nfc: components["schemas"]["AnalyticsChannelFigures"];
+                remote: components["schemas"]["AnalyticsChannelFigures"];
+                operator: components["schemas"]["AnalyticsChannelFigures"];
+                vip: components["schemas"]["AnalyticsChannelFigures"];
+                transfer: components["schemas"]["AnalyticsChannelFigures"];
+                recovery: components["schemas"]["AnalyticsChannelFigures"];
+            };
+            buckets: {
+                /**
+                 * @description Local hour with its offset (2026-03-29T03:00+02:00), local date (day), or the local date of the week's Monday (week)
+                 * @example 2026-03-20
+                 */
+                label: string;
+                /** @description The bucket's first instant; null when the scope spans several time zones */
+                startsAt: string | null;
+                created: number;
+                served: number;
+                /** @description Expired after being called, or skipped by an operator */
+                noShow: number;
+                /** @description Cancelled, transfers excepted */
+                cancelled: number;
+                /** @description Moved to another queue */
+                transferred: number;
+                /**
+                 * @description (noShow + cancelled) / (served + noShow + cancelled); null when none ended
+                 * @example 0.12
+                 */
+                abandonmentRate: number | null;
+                waitMinutes: components["schemas"]["AnalyticsMinutes"];
+                serviceMinutes: components["schemas"]["AnalyticsMinutes"] & unknown;
+            }[];
+        };
+        /** @description Join → call, over tickets called */
+        AnalyticsMinutes: {
+            /** @description Tickets measured */
+            count: number;
+            mean: number | null;
+            /** @description Median, from fixed buckets (error bound in docs/analytics.md) */
+            p50: number | null;
+            p90: number | null;
+        };
+        AnalyticsChannelFigures: {
+            created: number;
+            served: number;
+            /** @description Expired after being called, or skipped by an operator */
+            noShow: number;
+            /** @description Cancelled, transfers excepted */
+            cancelled: number;
+            /** @description Moved to another queue */
+            transferred: number;
+            meanWaitMinutes: number | null;
+        };
+        AnalyticsOperators: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            operators: {
+                operatorId: string;
+                name: string | null;
+                /** @description Tickets this operator called (their last operator), created in the range */
+                calls: number;
+                served: number;
+                noShows: number;
+                meanServiceMinutes: number | null;
+                /** @description Clock hours in which they called at least one of these tickets */
+                activeHours: number;
+                servedPerActiveHour: number | null;
+                /** @description Always 0 for now: recalls are not recorded yet */
+                recalls: number;
+                /** @description Always null for now: desks are not recorded yet */
+                desk: string | null;
+            }[];
+        };
+        AnalyticsHeatmap: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            timeZones: string[];
+            weekdays: ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[];
+            total: number;
+            /** @description arrivals[weekday][hour]: tickets created, weekday 0 = Monday, local hour 0–23 */
+            arrivals: number[][];
+        };
+        AnalyticsEstimates: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            totals: {
+                /** @description Tickets called that had an estimate at join */
+                estimated: number;
+                meanAbsoluteErrorMinutes: number | null;
+                p50AbsoluteErrorMinutes: number | null;
+                p90AbsoluteErrorMinutes: number | null;
+                /** @description Actual − promised wait: positive when people waited longer than promised */
+                meanBiasMinutes: number | null;
+            };
+            queues: {
+                queueId: string;
+                name: string | null;
+                /** @description Tickets called that had an estimate at join */
+                estimated: number;
+                meanAbsoluteErrorMinutes: number | null;
+                p50AbsoluteErrorMinutes: number | null;
+                p90AbsoluteErrorMinutes: number | null;
+                /** @description Actual − promised wait: positive when people waited longer than promised */
+                meanBiasMinutes: number | null;
+            }[];
         };
     };
     responses: {
@@ -3843,10 +4184,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "owner@demo.example",
-                 *       "password": "demo-owner-password",
-                 *       "firstName": "Olivia",
-                 *       "lastName": "Owner",
+                 *       "email": "nadia@demo.example",
+                 *       "password": "nadia-demo-password",
+                 *       "firstName": "Nadia",
+                 *       "lastName": "Mensah",
                  *       "accountType": "business",
                  *       "language": "fr"
                  *     }
@@ -4228,6 +4569,7 @@ export interface operations {
                      *           "availabilityRadiusKm": 1,
                      *           "defaultLanguage": "fr",
                      *           "logoUrl": "https://demo-bank.example/logo.png",
+                     *           "dataRetentionDays": 90,
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z",
                      *           "role": "owner"
@@ -4321,6 +4663,7 @@ export interface operations {
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
                      *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -4354,6 +4697,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -4390,6 +4734,7 @@ export interface operations {
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
                      *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -4420,6 +4765,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -4477,6 +4823,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -4495,7 +4842,8 @@ export interface operations {
                  *       "description": "Deposits, withdrawals and transfers",
                  *       "type": "banking",
                  *       "defaultLanguage": "fr",
-                 *       "logoUrl": "https://demo-bank.example/logo.png"
+                 *       "logoUrl": "https://demo-bank.example/logo.png",
+                 *       "dataRetentionDays": 90
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateOrganizationRequest"];
@@ -4532,6 +4880,7 @@ export interface operations {
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
                      *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -4569,6 +4918,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -4634,7 +4984,10 @@ export interface operations {
     generateQrImage: {
         parameters: {
             query: {
-                /** @description The text to encode, 1–512 characters (usually a QR token's `token`) */
+                /**
+                 * @description The text to encode, 1–512 characters (usually a QR token's `token`)
+                 * @example k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3
+                 */
                 token: string;
                 /** @description Width and height in pixels, 64–1024, default 200 */
                 size?: number;
@@ -4684,7 +5037,9 @@ export interface operations {
                 /** @description Alternative to page */
                 offset?: number | null;
                 purpose?: "service_checkin" | "queue_join" | "operator_access" | "verification" | "single_use_invite";
+                /** @example que_d3m0q000000000000000 */
                 queueId?: string;
+                /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId?: string;
             };
             header?: {
@@ -4780,8 +5135,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "purpose": "service_checkin",
-                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "purpose": "queue_join",
                  *       "queueId": "que_d3m0q000000000000000",
                  *       "expiresAt": "2026-12-31T23:59:59Z"
                  *     }
@@ -4849,6 +5203,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example qrt_d3m0qr000000000000000 */
                 id: string;
             };
             cookie?: never;
@@ -5098,6 +5453,7 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @example que_d3m0q000000000000000 */
                 queueId?: string;
             };
             header?: {
@@ -5428,8 +5784,8 @@ export interface operations {
                  *       "latitude": 48.8708,
                  *       "longitude": 2.3319,
                  *       "deviceInfo": {
-                 *         "phoneModel": "Demo",
-                 *         "osVersion": "Demo"
+                 *         "phoneModel": "Pixel 8",
+                 *         "osVersion": "Android 15"
                  *       }
                  *     }
                  */
@@ -5610,6 +5966,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -5618,10 +5975,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "title": "Lunch break",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "title": "Morning shift",
+                 *       "description": "Counter 3",
                  *       "startDate": "2026-03-20T09:00:00+01:00",
-                 *       "endDate": "2026-03-20T09:00:00+01:00",
+                 *       "endDate": "2026-03-20T13:00:00+01:00",
                  *       "eventType": "shift",
                  *       "serviceId": "svc_d3m0s3rv1c3000000000",
                  *       "locationId": "loc_d3m0par1s00000000000",
@@ -5630,7 +5987,7 @@ export interface operations {
                  *       ],
                  *       "color": "#3366ff",
                  *       "recurrencePattern": "daily",
-                 *       "recurrenceEndDate": "2026-03-20T09:00:00+01:00"
+                 *       "recurrenceEndDate": "2026-03-27T13:00:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateCalendarEventRequest"];
@@ -5709,6 +6066,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -5718,11 +6076,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "title": "Lunch break",
-                 *       "startDate": "2026-03-20T09:00:00+01:00",
-                 *       "endDate": "2026-03-20T09:00:00+01:00",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "startDate": "2026-03-20T12:00:00+01:00",
+                 *       "endDate": "2026-03-20T13:00:00+01:00",
+                 *       "description": "Back at 13:00",
                  *       "recurrencePattern": "daily",
-                 *       "recurrenceEndDate": "2026-03-20T09:00:00+01:00"
+                 *       "recurrenceEndDate": "2026-03-27T13:00:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAvailabilityRequest"];
@@ -5796,6 +6154,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example evt_d3m0sh1ft00000000000 */
                 eventId: string;
             };
             cookie?: never;
@@ -5853,6 +6212,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example evt_d3m0sh1ft00000000000 */
                 eventId: string;
             };
             cookie?: never;
@@ -5861,10 +6221,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "title": "Lunch break",
-                 *       "description": "Deposits, withdrawals and transfers",
-                 *       "startDate": "2026-03-20T09:00:00+01:00",
-                 *       "endDate": "2026-03-20T09:00:00+01:00",
+                 *       "title": "Morning shift",
+                 *       "description": "Counter 4",
+                 *       "startDate": "2026-03-20T09:30:00+01:00",
+                 *       "endDate": "2026-03-20T13:30:00+01:00",
                  *       "eventType": "shift",
                  *       "serviceId": "svc_d3m0s3rv1c3000000000",
                  *       "locationId": "loc_d3m0par1s00000000000",
@@ -5873,7 +6233,7 @@ export interface operations {
                  *       ],
                  *       "color": "#3366ff",
                  *       "recurrencePattern": "daily",
-                 *       "recurrenceEndDate": "2026-03-20T09:00:00+01:00"
+                 *       "recurrenceEndDate": "2026-03-27T13:30:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateCalendarEventRequest"];
@@ -5938,7 +6298,9 @@ export interface operations {
     listCalendarOccurrences: {
         parameters: {
             query?: {
+                /** @example 2026-03-20T00:00:00+01:00 */
                 startDate?: string;
+                /** @example 2026-03-27T00:00:00+01:00 */
                 endDate?: string;
             };
             header?: {
@@ -6277,6 +6639,7 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
                 /** @description Matches name or address; empty lists all */
                 q?: string;
@@ -6431,6 +6794,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example loc_d3m0par1s00000000000 */
                 locationId: string;
             };
             cookie?: never;
@@ -6496,6 +6860,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example loc_d3m0par1s00000000000 */
                 locationId: string;
             };
             cookie?: never;
@@ -6632,6 +6997,7 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
                 q?: string;
                 /** @description Default true */
@@ -6927,6 +7293,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId: string;
             };
             cookie?: never;
@@ -7004,6 +7371,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId: string;
             };
             cookie?: never;
@@ -7065,6 +7433,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId: string;
             };
             cookie?: never;
@@ -7243,6 +7612,7 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId?: string;
             };
             header?: {
@@ -7420,6 +7790,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -7485,6 +7856,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -7562,6 +7934,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -7647,6 +8020,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -7742,6 +8116,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -7836,6 +8211,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -7930,6 +8306,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -8023,6 +8400,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -8083,6 +8461,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -8157,6 +8536,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -8242,6 +8622,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8323,6 +8704,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8405,6 +8787,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8487,6 +8870,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8569,6 +8953,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8651,6 +9036,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8744,6 +9130,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8837,6 +9224,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -8931,6 +9319,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -9026,6 +9415,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -9098,6 +9488,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -9106,8 +9497,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "owner@demo.example",
-                 *       "role": "owner"
+                 *       "email": "nadia@demo.example",
+                 *       "role": "operator"
                  *     }
                  */
                 "application/json": components["schemas"]["AddMemberRequest"];
@@ -9169,7 +9560,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example usr_d3m0p3rat0r000000000 */
                 userId: string;
             };
             cookie?: never;
@@ -9227,7 +9620,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example usr_d3m0p3rat0r000000000 */
                 userId: string;
             };
             cookie?: never;
@@ -9236,7 +9631,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "role": "owner"
+                 *       "role": "manager"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateMemberRequest"];
@@ -9304,6 +9699,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -9381,6 +9777,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -9389,12 +9786,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk",
+                 *       "name": "Lobby widget",
                  *       "permissions": [
-                 *         "read:services"
+                 *         "widget"
                  *       ],
                  *       "allowedOrigins": [
-                 *         "Demo"
+                 *         "https://demo-bank.example.com"
                  *       ]
                  *     }
                  */
@@ -9466,7 +9863,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example key_d3m0k3y0000000000000 */
                 keyId: string;
             };
             cookie?: never;
@@ -9557,9 +9956,15 @@ export interface operations {
     getDisplayBoardPage: {
         parameters: {
             query: {
-                /** @description The organization id */
+                /**
+                 * @description The organization id
+                 * @example org_d3m00000000000000000
+                 */
                 organization: string;
-                /** @description An API key of the organization, preferably with the `widget` permission only */
+                /**
+                 * @description An API key of the organization, preferably with the `widget` permission only
+                 * @example qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0
+                 */
                 key: string;
                 /** @description Comma-separated queue ids to show; default every queue of the board */
                 queues?: string;
@@ -9615,6 +10020,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -9682,6 +10088,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -9759,6 +10166,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -9776,7 +10184,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Ticket created */
+            /** @description Ticket created, with the visitor's ticket token */
             201: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -9803,14 +10211,15 @@ export interface operations {
                      *         "partySize": 2,
                      *         "visitorName": "Awa Diallo",
                      *         "source": "widget",
-                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8"
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["WidgetTicket"];
+                        data: components["schemas"]["WidgetJoinedTicket"];
                     };
                 };
             };
@@ -9821,6 +10230,134 @@ export interface operations {
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getVisitorTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The visitor's ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "queueName": "Main line",
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "counter": "Desk 3",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VisitorTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    leaveQueueFromWidget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket, cancelled */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "queueName": "Main line",
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "counter": "Desk 3",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VisitorTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
         };
     };
@@ -9835,6 +10372,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -9900,7 +10438,10 @@ export interface operations {
     openLiveUpdates: {
         parameters: {
             query?: {
-                /** @description Subscribe to this queue at connection time */
+                /**
+                 * @description Subscribe to this queue at connection time
+                 * @example que_d3m0q000000000000000
+                 */
                 queueId?: string;
             };
             header?: {
@@ -9949,6 +10490,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -10023,6 +10565,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example que_d3m0q000000000000000 */
                 queueId: string;
             };
             cookie?: never;
@@ -10145,6 +10688,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -10267,6 +10811,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -10382,6 +10927,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -10485,6 +11031,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -10561,6 +11108,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -10657,6 +11205,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -10665,7 +11214,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "reason": "absent"
+                 *       "reason": "Seasonal business: closed until spring"
                  *     }
                  */
                 "application/json": components["schemas"]["CancelSubscriptionRequest"];
@@ -10745,6 +11294,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -10827,6 +11377,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -10986,7 +11537,7 @@ export interface operations {
     receiveStripeEvent: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
                  * @example checkout-7f3a
@@ -10997,11 +11548,40 @@ export interface operations {
                  * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`; refused outside a 5-minute window
+                 * @example t=1774000200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "Stripe-Signature": string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The provider's event, exactly as it sends it (its own format; the signature covers these bytes) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1R2d3m0Str1peEv3nt0001",
+                 *       "object": "event",
+                 *       "type": "checkout.session.expired",
+                 *       "created": 1774000200,
+                 *       "livemode": false,
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cs_test_d3m0S3ss10n0001",
+                 *           "object": "checkout.session",
+                 *           "client_reference_id": "chk_d3m0str1pe00000000000",
+                 *           "status": "expired"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Received */
             200: {
@@ -11041,7 +11621,7 @@ export interface operations {
     receiveFedapayEvent: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
                  * @example checkout-7f3a
@@ -11052,11 +11632,41 @@ export interface operations {
                  * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description `t=<unix seconds>,s=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`; refused outside a 5-minute window
+                 * @example t=1774000200,s=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "X-FEDAPAY-SIGNATURE": string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The provider's event, exactly as it sends it (its own format; the signature covers these bytes) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_d3m0f3dapay0001",
+                 *       "name": "transaction.canceled",
+                 *       "created_at": "2026-03-20T10:30:00.000Z",
+                 *       "entity": {
+                 *         "id": 104538,
+                 *         "status": "canceled",
+                 *         "amount": 19000,
+                 *         "currency": {
+                 *           "iso": "XOF"
+                 *         },
+                 *         "custom_metadata": {
+                 *           "checkoutId": "chk_d3m0f3dapay000000000"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Received */
             200: {
@@ -11097,7 +11707,7 @@ export interface operations {
     receiveSandboxEvent: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
                  * @example checkout-7f3a
@@ -11108,11 +11718,36 @@ export interface operations {
                  * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`; refused outside a 5-minute window
+                 * @example t=1774000200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "Sandbox-Signature": string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The provider's event, exactly as it sends it (its own format; the signature covers these bytes) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "sbx_evt_d3m0r3n3wal00000000001",
+                 *       "type": "invoice.paid",
+                 *       "created": 1774000200,
+                 *       "data": {
+                 *         "subscriptionId": "sbx_sub_d3m0other0000000000000",
+                 *         "invoiceId": "sbx_inv_d3m0r3n3wal0000000000",
+                 *         "amount": 2900,
+                 *         "currency": "EUR"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Received */
             200: {
@@ -11160,6 +11795,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example chk_d3m0pr00000000000000 */
                 checkoutId: string;
             };
             cookie?: never;
@@ -11226,6 +11862,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example chk_d3m0pr00000000000000 */
                 checkoutId: string;
             };
             cookie?: never;
@@ -11405,7 +12042,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "domain": "shop.example.com",
+                 *       "domain": "demo-bank.example.com",
                  *       "method": "dns"
                  *     }
                  */
@@ -11544,6 +12181,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -11621,6 +12259,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -11708,7 +12347,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
             };
             cookie?: never;
@@ -11772,7 +12413,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
             };
             cookie?: never;
@@ -11836,7 +12479,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
             };
             cookie?: never;
@@ -11921,7 +12566,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
             };
             cookie?: never;
@@ -11998,7 +12645,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
             };
             cookie?: never;
@@ -12071,7 +12720,9 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
             };
             cookie?: never;
@@ -12150,8 +12801,11 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
+                /** @example whk_d3m0h00k000000000000 */
                 webhookId: string;
+                /** @example dlv_d3m0d3l1v3ry000000000 */
                 deliveryId: string;
             };
             cookie?: never;
@@ -12611,6 +13265,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example ntf_d3m0n0t1f000000000000 */
                 notificationId: string;
             };
             cookie?: never;
@@ -12766,6 +13421,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example org_d3m00000000000000000 */
                 organizationId: string;
             };
             cookie?: never;
@@ -12891,6 +13547,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -12901,8 +13558,8 @@ export interface operations {
                  * @example {
                  *       "endpoint": "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu",
                  *       "keys": {
-                 *         "p256dh": "Demo",
-                 *         "auth": "Demo"
+                 *         "p256dh": "BNooveV1HGW7sIpCtyXUUIETx71xZpJrq7sA55mO4tlUx0MhpDtCaaqsM4MWr4zX_48CpADr2A019b9uSqf-Ns0",
+                 *         "auth": "1ncU4Zi9gD_sBCScwyXkrQ"
                  *       },
                  *       "language": "fr"
                  *     }
@@ -12967,6 +13624,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
                 ticketId: string;
             };
             cookie?: never;
@@ -12975,7 +13633,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "https://demo-bank.example"
+                 *       "endpoint": "https://fcm.googleapis.com/fcm/send/dXN1YWxseS1hLXRva2Vu"
                  *     }
                  */
                 "application/json": components["schemas"]["VisitorPushUnsubscribe"];
@@ -13021,6 +13679,547 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getAnalyticsSummary: {
+        parameters: {
+            query: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
+                from: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
+                to: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+                /** @description Bucket size, in the location's time zone (default day) */
+                groupBy?: "hour" | "day" | "week";
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "groupBy": "hour",
+                     *         "timeZones": [
+                     *           "Europe/Paris"
+                     *         ],
+                     *         "queues": 1,
+                     *         "totals": {
+                     *           "created": 1,
+                     *           "served": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "transferred": 1,
+                     *           "abandonmentRate": 0.12,
+                     *           "waitMinutes": {
+                     *             "count": 1,
+                     *             "mean": 1,
+                     *             "p50": 1,
+                     *             "p90": 1
+                     *           },
+                     *           "serviceMinutes": {
+                     *             "count": 1,
+                     *             "mean": 1,
+                     *             "p50": 1,
+                     *             "p90": 1
+                     *           }
+                     *         },
+                     *         "channels": {
+                     *           "app": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "widget": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "qr": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "nfc": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "remote": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "operator": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "vip": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "transfer": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           },
+                     *           "recovery": {
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "meanWaitMinutes": 1
+                     *           }
+                     *         },
+                     *         "buckets": [
+                     *           {
+                     *             "label": "2026-03-20",
+                     *             "startsAt": "2026-03-20T10:30:00.000Z",
+                     *             "created": 1,
+                     *             "served": 1,
+                     *             "noShow": 1,
+                     *             "cancelled": 1,
+                     *             "transferred": 1,
+                     *             "abandonmentRate": 0.12,
+                     *             "waitMinutes": {
+                     *               "count": 1,
+                     *               "mean": 1,
+                     *               "p50": 1,
+                     *               "p90": 1
+                     *             },
+                     *             "serviceMinutes": {
+                     *               "count": 1,
+                     *               "mean": 1,
+                     *               "p50": 1,
+                     *               "p90": 1
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getOperatorAnalytics: {
+        parameters: {
+            query: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
+                from: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
+                to: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Operators' figures */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "operators": [
+                     *           {
+                     *             "operatorId": "ope_d3m00000000000000000",
+                     *             "name": "Main queue",
+                     *             "calls": 1,
+                     *             "served": 1,
+                     *             "noShows": 1,
+                     *             "meanServiceMinutes": 1,
+                     *             "activeHours": 1,
+                     *             "servedPerActiveHour": 1,
+                     *             "recalls": 1,
+                     *             "desk": "Demo"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsOperators"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getArrivalHeatmap: {
+        parameters: {
+            query: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
+                from: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
+                to: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Arrivals */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "timeZones": [
+                     *           "Demo"
+                     *         ],
+                     *         "weekdays": [
+                     *           "monday"
+                     *         ],
+                     *         "total": 1,
+                     *         "arrivals": [
+                     *           [
+                     *             1
+                     *           ]
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsHeatmap"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getEstimateAccuracy: {
+        parameters: {
+            query: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
+                from: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
+                to: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accuracy of estimates */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "totals": {
+                     *           "estimated": 1,
+                     *           "meanAbsoluteErrorMinutes": 1,
+                     *           "p50AbsoluteErrorMinutes": 1,
+                     *           "p90AbsoluteErrorMinutes": 1,
+                     *           "meanBiasMinutes": 1
+                     *         },
+                     *         "queues": [
+                     *           {
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "name": "Main queue",
+                     *             "estimated": 1,
+                     *             "meanAbsoluteErrorMinutes": 1,
+                     *             "p50AbsoluteErrorMinutes": 1,
+                     *             "p90AbsoluteErrorMinutes": 1,
+                     *             "meanBiasMinutes": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsEstimates"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportTicketsCsv: {
+        parameters: {
+            query: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
+                from: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
+                to: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file (Content-Disposition: attachment) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
     };
