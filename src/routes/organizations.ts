@@ -55,9 +55,12 @@ export const OrganizationRecord = z
     availabilityRadiusKm: z.number().nullable(),
     defaultLanguage: z.enum(["fr", "en"]),
     logoUrl: z.string().nullable(),
-    dataRetentionDays: z.number().int().openapi({
-      description: `Days after which visitors' personal data is anonymised (${DATA_RETENTION_MIN_DAYS}–${DATA_RETENTION_MAX_DAYS}; default ${DATA_RETENTION_DEFAULT_DAYS})`,
-    }),
+    dataRetentionDays: z
+      .number()
+      .int()
+      .openapi({
+        description: `Days after which visitors' personal data is anonymised (${DATA_RETENTION_MIN_DAYS}–${DATA_RETENTION_MAX_DAYS}; default ${DATA_RETENTION_DEFAULT_DAYS})`,
+      }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

@@ -137,13 +137,10 @@ export const VisitorTicket = z
     status: z.enum(TICKET_STATUSES),
     position: z.number().int().nullable().openapi({ description: "1 = next; null unless waiting" }),
     estimatedWaitMinutes: z.number().int().nullable(),
-    counter: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "Who called the ticket (member's first name or the calling key's name); null until called",
-        example: "Desk 3",
-      }),
+    counter: z.string().nullable().openapi({
+      description: "Who called the ticket (member's first name or the calling key's name); null until called",
+      example: "Desk 3",
+    }),
     calledAt: z.string().nullable(),
   })
   .openapi("VisitorTicket");

@@ -714,7 +714,10 @@ const cases = [
       check(ticket.ticketToken === undefined, "onTicketCreated must not hand the token to the host page");
       await waitForWidgetText(page, "Position in line: 2");
       const kept = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)), fresh.id);
-      check(kept && kept.ticketId === ticket.id && /^[A-Za-z0-9_-]{43}$/.test(kept.token) && kept.queueId === fresh.id, `stored ${JSON.stringify(kept)}`);
+      check(
+        kept && kept.ticketId === ticket.id && /^[A-Za-z0-9_-]{43}$/.test(kept.token) && kept.queueId === fresh.id,
+        `stored ${JSON.stringify(kept)}`,
+      );
       await shot(page, "visitor-waiting");
 
       // The one ahead is called: the position moves live (well under the 15 s poll).
@@ -745,7 +748,10 @@ const cases = [
       const token = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)).token, fresh.id);
       await page.locator("#widget [data-leave]").click({ timeout: STEP_MS });
       await waitForWidgetText(page, "You left the queue.");
-      check((await page.evaluate((q) => localStorage.getItem(`queueWidget:ticket:${q}`), fresh.id)) === null, "storage not cleared on leave");
+      check(
+        (await page.evaluate((q) => localStorage.getItem(`queueWidget:ticket:${q}`), fresh.id)) === null,
+        "storage not cleared on leave",
+      );
       const after = await fetch(`${api}/v1/widget/tickets/${second.id}`, { headers: { "X-Ticket-Token": token } });
       check(after.status === 404, `the left ticket still reads (${after.status})`);
       await shot(page, "visitor-left");

@@ -140,7 +140,11 @@ const ROUTES: RouteCase[] = [
     path: (f) => `/v1/analytics/estimates?from=2026-01-01&to=2026-01-31&serviceId=${f.serviceId}`,
     permission: "ANALYTICS_VIEW",
   },
-  { method: "GET", path: (f) => `/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31&queueId=${f.queueId}`, permission: "ANALYTICS_VIEW" },
+  {
+    method: "GET",
+    path: (f) => `/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31&queueId=${f.queueId}`,
+    permission: "ANALYTICS_VIEW",
+  },
   // Queues and tickets
   {
     method: "POST",
