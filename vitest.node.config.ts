@@ -11,7 +11,8 @@ export default defineConfig({
       name: "widget-script-as-text",
       enforce: "pre",
       load(id) {
-        if (id.endsWith("/widget/embed.js")) return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
+        if (id.endsWith("/widget/embed.js") || id.endsWith("/widget/board.js"))
+          return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
         return undefined;
       },
     },

@@ -35,11 +35,20 @@ const TICKET_NULL_WHILE_WAITING = new Set([
   "recoveredFromId",
   "transferredToId",
   "visitorName",
+  "counter",
 ]);
 
 /** The ticket an operation answers, as it is after that operation. */
 const TICKET_AFTER: Record<string, Json> = {
-  callNext: { status: "called", calledAt: WHEN, assignedToId: "usr_d3m0p3rat0r000000000", position: null, estimatedWaitMinutes: null },
+  callNext: {
+    status: "called",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    counter: "Guichet 3",
+    position: null,
+    estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
+  },
   serveTicket: {
     status: "serving",
     calledAt: WHEN,
@@ -47,6 +56,7 @@ const TICKET_AFTER: Record<string, Json> = {
     assignedToId: "usr_d3m0p3rat0r000000000",
     position: null,
     estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
   },
   completeTicket: {
     status: "served",
@@ -56,6 +66,7 @@ const TICKET_AFTER: Record<string, Json> = {
     assignedToId: "usr_d3m0p3rat0r000000000",
     position: null,
     estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
   },
   skipAbsentTicket: {
     status: "skipped",
@@ -64,10 +75,18 @@ const TICKET_AFTER: Record<string, Json> = {
     assignedToId: "usr_d3m0p3rat0r000000000",
     position: null,
     estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
   },
-  cancelTicket: { status: "cancelled", position: null, estimatedWaitMinutes: null },
+  cancelTicket: { status: "cancelled", position: null, estimatedWaitMinutes: null, estimatedWaitRange: null },
   createWalkInTicket: { isGhostMode: true, source: "operator", visitorName: "Awa Diallo" },
-  createVipTicket: { isGhostMode: true, isPriority: true, source: "vip", position: 1, estimatedWaitMinutes: 3 },
+  createVipTicket: {
+    isGhostMode: true,
+    isPriority: true,
+    source: "vip",
+    position: 1,
+    estimatedWaitMinutes: 3,
+    estimatedWaitRange: { low: 2, high: 4 },
+  },
   joinQueueFromWidget: { source: "widget" },
   transferTicketToQueue: { source: "transfer" },
 };
@@ -247,6 +266,11 @@ const BY_NAME: Record<string, unknown> = {
   letter: "A",
   position: 4,
   estimatedWaitMinutes: 12,
+  low: 9,
+  high: 16,
+  defaultServiceMinutes: 5,
+  counter: "Guichet 3",
+  timeZone: "Europe/Paris",
   waitingCount: 4,
   servingCount: 1,
   partySize: 2,

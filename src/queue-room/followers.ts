@@ -1,5 +1,5 @@
 import type { TicketStatus } from "../domain/tickets";
-import type { Env } from "../env";
+import type { WaitRange } from "../domain/wait-estimate";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
 import { isoOrNull } from "../lib/time";
 import type { QueueRoom } from "./queue-room";
@@ -14,8 +14,6 @@ import type { TicketView } from "./types";
 
 /** A ticket the visitor may still follow and leave; the token dies past these. */
 export const LIVE_STATUSES: readonly TicketStatus[] = ["waiting", "called", "serving"];
-/** A counter label read from D1 is trusted this long (a renamed desk shows within it). */
-const LABEL_TTL_MS = 10 * 60_000;
 
 /** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
 export interface VisitorTicketData {
@@ -27,7 +25,8 @@ export interface VisitorTicketData {
   /** 1 = next; null unless waiting. */
   position: number | null;
   estimatedWaitMinutes: number | null;
-  /** Who called the ticket (the counter's or operator's label); null until called. */
+  estimatedWaitRange: WaitRange | null;
+  /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
   counter: string | null;
   calledAt: string | null;
 }
@@ -42,7 +41,6 @@ export class TicketFollowers {
 
   constructor(
     private readonly ctx: DurableObjectState,
-    private readonly env: Env,
     private readonly sql: SqlStorage,
     /** The ticket as the room answers it; null when unknown here, or the room is not (or no longer) a queue. */
     private readonly view: (ticketId: string, at: number) => TicketView | null,
@@ -172,39 +170,14 @@ export class TicketFollowers {
       status: view.status,
       position: view.position,
       estimatedWaitMinutes: view.estimatedWaitMinutes,
-      counter: called && view.assignedToId !== null ? await this.label(view.organizationId, view.assignedToId) : null,
+      estimatedWaitRange: view.estimatedWaitRange,
+      counter: called ? view.counter : null,
       calledAt: isoOrNull(view.calledAt),
     };
-  }
-
-  /**
-   * Who called, as a waiting visitor may see it: a member's first name, or the name of the
-   * calling API key (a counter integration names its key after the desk). Read from D1 once
-   * in a while per operator; a failed read shows no label rather than failing the update.
-   */
-  private async label(organizationId: string, operatorId: string): Promise<string | null> {
-    const at = Date.now();
-    const cached = this.sql
-      .exec<{ label: string | null; fetched_at: number }>("SELECT label, fetched_at FROM counter_labels WHERE operator_id = ?", operatorId)
-      .toArray()[0];
-    if (cached && at - cached.fetched_at < LABEL_TTL_MS) return cached.label;
-    try {
-      const row = await this.env.DB.prepare(
-        `SELECT first_name AS label FROM users WHERE id = ?1
-         UNION ALL SELECT name AS label FROM api_keys WHERE id = ?1 AND organization_id = ?2 LIMIT 1`,
-      )
-        .bind(operatorId, organizationId)
-        .first<{ label: string }>();
-      const label = row?.label ?? null;
-      this.sql.exec("INSERT OR REPLACE INTO counter_labels (operator_id, label, fetched_at) VALUES (?, ?, ?)", operatorId, label, at);
-      return label;
-    } catch {
-      return cached?.label ?? null;
-    }
   }
 }
 
 /** What a push depends on: a ticket whose fingerprint did not move is not pushed again. */
 function fingerprint(view: TicketView): string {
-  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.assignedToId, view.calledAt]);
+  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.counter, view.calledAt]);
 }

@@ -94,7 +94,6 @@ export class QueueRoom extends DurableObject<Env> {
     );
     this.followers = new TicketFollowers(
       ctx,
-      env,
       sql,
       (id, at) => this.visitorView(id, at),
       (name) => this.peer(name),
@@ -110,7 +109,8 @@ export class QueueRoom extends DurableObject<Env> {
   /** Gives the room its catalog facts once; later calls change nothing (the room is the authority). */
   configure(config: RoomConfig): void {
     this.ctx.storage.sql.exec(
-      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?
+      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?,
+         default_service_minutes = COALESCE(?, default_service_minutes)
        WHERE id = 1 AND organization_id IS NULL`,
       config.queueId,
       config.organizationId,
@@ -120,6 +120,7 @@ export class QueueRoom extends DurableObject<Env> {
       config.noShowTimeoutMinutes * MINUTE_MS,
       config.status,
       config.archivedAt,
+      config.defaultServiceMinutes ?? null,
     );
   }
 
@@ -180,8 +181,8 @@ export class QueueRoom extends DurableObject<Env> {
     });
   }
 
-  callNext(operatorId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at));
+  callNext(operatorId: string, at: number, counter: string | null = null): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter));
   }
 
   present(ticketId: string, at: number): RoomResult<TicketView> {
@@ -272,7 +273,7 @@ export class QueueRoom extends DurableObject<Env> {
     const cfg = configuredOf(this.store.room());
     if (cfg === null || cfg.retired_at !== null) return null;
     const row = this.store.find(ticketId);
-    return row ? toView(cfg, row, this.store.positionOf(row), this.views.perTicket(at)) : null;
+    return row ? toView(cfg, row, this.store.positionOf(row), this.views.pace(cfg, at)) : null;
   }
 
   // ---- remote joins (remote.ts) -------------------------------------------------------------
@@ -356,8 +357,8 @@ export class QueueRoom extends DurableObject<Env> {
     return answerPeer("relay updates", () => this.sockets.watch(watcherQueueId, config, name));
   }
 
-  deliverUpdate(queueId: string, text: string): number {
-    return this.sockets.deliver(queueId, text);
+  deliverUpdate(queueId: string, text: string, boardText?: string): number {
+    return this.sockets.deliver(queueId, text, boardText);
   }
 
   /** The display board's part of this queue; null until configured, or once deleted. */

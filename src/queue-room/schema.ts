@@ -107,8 +107,7 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `CREATE INDEX tickets_status_updated ON tickets (status, updated_at);
    CREATE INDEX outbox_ticket ON outbox (ticket_id);`,
   // The visitor's ticket (followers.ts): the SHA-256 of each live ticket's token (never the
-  // token), the rooms whose sockets follow a ticket with the last update sent, the counter
-  // labels learnt from D1; and, in a socket hub (a room that only holds spec-flow sockets),
+  // token), the rooms whose sockets follow a ticket with the last update sent; and, in a socket hub (a room that only holds spec-flow sockets),
   // the hub's name.
   `CREATE TABLE ticket_tokens (ticket_id TEXT PRIMARY KEY, hash TEXT NOT NULL);
    CREATE TABLE ticket_watchers (
@@ -118,8 +117,11 @@ export const ROOM_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (ticket_id, watcher)
    );
    CREATE TABLE ticket_pushes (ticket_id TEXT PRIMARY KEY, text TEXT NOT NULL);
-   CREATE TABLE counter_labels (operator_id TEXT PRIMARY KEY, label TEXT, fetched_at INTEGER NOT NULL);
    ALTER TABLE widget ADD COLUMN hub TEXT;`,
+  // The queue's minutes per service before there is call history (wait-estimate.ts), and the
+  // counter label each call was made with, which the display board shows.
+  `ALTER TABLE room ADD COLUMN default_service_minutes INTEGER NOT NULL DEFAULT 5;
+   ALTER TABLE tickets ADD COLUMN counter TEXT;`,
 ];
 
 /**

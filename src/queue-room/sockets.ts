@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
-import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
+import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { queueIdOfTicket } from "../lib/ids";
+import { iso } from "../lib/time";
 import type { TicketFollowers, TicketMessage, VisitorTicketData } from "./followers";
 import type { RoomConfig, RoomResult } from "./types";
 
@@ -28,17 +29,43 @@ export interface QueueStatusData {
   status: QueueStatus;
   waitingCount: number;
   estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
   nowServing: string[];
+}
+
+/**
+ * One queue as the display board renders it: the `board_update` payload, and an item of the
+ * display-board route's `queues`. `generatedAt` lets the board age its calls by the server's clock.
+ */
+export interface BoardQueueData {
+  queueId: string;
+  name: string;
+  status: QueueStatus;
+  waitingCount: number;
+  estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
+  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string }[];
+  nextWaiting: string[];
+  generatedAt: string;
 }
 
 export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR" | "RATE_LIMITED";
 
 type ErrorData = { code: WidgetErrorCode; message: string; queueId?: string; ticketId?: string; retryAfter?: number };
 
-export type WidgetMessage = { type: "queue_update"; data: QueueStatusData } | TicketMessage | { type: "error"; data: ErrorData };
+export type WidgetMessage =
+  | { type: "queue_update"; data: QueueStatusData }
+  | { type: "board_update"; data: BoardQueueData }
+  | TicketMessage
+  | { type: "error"; data: ErrorData };
+
+/** What a subscription asks for: the status widget's `queue_update`, or the board's `board_update`. */
+export type SubscriptionView = "status" | "board";
 
 interface Attachment {
   queues: string[];
+  /** The queues among `queues` this socket follows as a display board (absent: none). */
+  boards?: string[];
   /** Tickets followed with their token. */
   tickets?: string[];
   /** In a hub: the organization of the socket's first queue (a socket follows one organization's queues). */
@@ -68,8 +95,24 @@ export const BOARD_NEXT_LIMIT = 5;
 
 export interface BoardData {
   status: QueueStatusData;
-  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; calledAt: number }[];
+  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; counter: string | null; calledAt: number }[];
   nextWaiting: string[];
+}
+
+/** The board's wire form of one queue (names from the room; times as ISO strings). */
+export function boardQueue(board: BoardData, at: number): BoardQueueData {
+  const s = board.status;
+  return {
+    queueId: s.queueId,
+    name: s.name,
+    status: s.status,
+    waitingCount: s.waitingCount,
+    estimatedWaitMinutes: s.estimatedWaitMinutes,
+    estimatedWaitRange: s.estimatedWaitRange,
+    called: board.called.map((c) => ({ displayCode: c.displayCode, status: c.status, counter: c.counter, calledAt: iso(c.calledAt) })),
+    nextWaiting: board.nextWaiting,
+    generatedAt: iso(at),
+  };
 }
 /** A display board subscribes to every queue of its organization; beyond this, ask for fewer. */
 export const MAX_SUBSCRIPTIONS = 50;
@@ -94,7 +137,8 @@ type RoomRow = {
 /** What this room asks another queue's room (the QueueRoom stub, seen through what is used). */
 export interface PeerRoom {
   watch(watcherQueueId: string, config: RoomConfig, name: string): Promise<RoomResult<QueueStatusData | null>>;
-  deliverUpdate(queueId: string, text: string): Promise<number>;
+  deliverUpdate(queueId: string, text: string, boardText?: string): Promise<number>;
+  widgetBoard(at: number): Promise<BoardData | null>;
   watchTicket(watcher: string, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null>;
 }
 
@@ -148,10 +192,22 @@ export function takeToken(ws: WebSocket, at: number): number {
   return 0;
 }
 
+function boardSubscriptions(ws: WebSocket): string[] {
+  const attachment = ws.deserializeAttachment() as Attachment | null;
+  return attachment?.boards ?? [];
+}
+
+/** The message of `queueId` this socket wants, or null when it does not follow the queue. */
+function wants(ws: WebSocket, queueId: string): SubscriptionView | null {
+  const attachment = ws.deserializeAttachment() as Attachment | null;
+  if (!attachment?.queues.includes(queueId)) return null;
+  return attachment.boards?.includes(queueId) ? "board" : "status";
+}
+
 /** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
 export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
   const row = await env.DB.prepare(
-    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, status, archived_at FROM queues WHERE id = ?",
+    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, default_service_minutes, status, archived_at FROM queues WHERE id = ?",
   )
     .bind(queueId)
     .first<{
@@ -162,6 +218,7 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
       letter: string;
       max_capacity: number | null;
       no_show_timeout_minutes: number;
+      default_service_minutes: number;
       status: QueueStatus;
       archived_at: number | null;
     }>();
@@ -175,6 +232,7 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
       letter: row.letter,
       maxCapacity: row.max_capacity,
       noShowTimeoutMinutes: row.no_show_timeout_minutes,
+      defaultServiceMinutes: row.default_service_minutes,
       status: row.status,
       archivedAt: row.archived_at,
     },
@@ -208,10 +266,11 @@ export class RoomSockets {
       if (this.room().queue_id !== null) return new Response("A queue's room is not a hub", { status: 409 });
       this.sql.exec("UPDATE widget SET hub = ? WHERE id = 1 AND hub IS NULL", hub);
     }
+    const view: SubscriptionView = url.searchParams.get("view") === "board" ? "board" : "status";
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);
     server.serializeAttachment({ queues: [], tickets: [], organizationId: null } satisfies Attachment);
-    if (hub === null) await this.subscribe(server, url.searchParams.get("queueId") ?? "");
+    if (hub === null) await this.subscribe(server, url.searchParams.get("queueId") ?? "", view);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -251,10 +310,13 @@ export class RoomSockets {
         return;
       }
       if (parsed.action === "unsubscribe") {
-        attach(ws, { queues: subscriptions(ws).filter((q) => q !== parsed.queueId) });
+        attach(ws, {
+          queues: subscriptions(ws).filter((q) => q !== parsed.queueId),
+          boards: boardSubscriptions(ws).filter((q) => q !== parsed.queueId),
+        });
         return;
       }
-      await this.subscribe(ws, parsed.queueId);
+      await this.subscribe(ws, parsed.queueId, parsed.view ?? "status");
     } catch (err) {
       const about = "ticketId" in parsed ? parsed.ticketId : parsed.queueId;
       console.warn(`queue room: widget ${parsed.action} of ${about} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -315,44 +377,57 @@ export class RoomSockets {
   }
 
   /**
-   * Adds the queue to the socket's subscriptions and answers its status at once. Another
-   * organization's queue is answered exactly like an unknown one.
+   * Adds the queue to the socket's subscriptions and answers its status (or, for a display
+   * board, its board) at once. Another organization's queue is answered exactly like an
+   * unknown one.
    */
-  private async subscribe(ws: WebSocket, queueId: string): Promise<void> {
+  private async subscribe(ws: WebSocket, queueId: string, view: SubscriptionView = "status"): Promise<void> {
     const notFound = () => send(ws, errorMessage("NOT_FOUND", "Queue not found", queueId));
     const facts = await queueFacts(this.env, queueId);
     if (!facts) return void notFound();
     const own = this.room();
     const hub = this.hub();
-    let status: QueueStatusData | null;
-    if (hub !== null) {
-      // A hub's socket follows the queues of one organization, the first it subscribed to.
-      const organizationId = attachmentOf(ws).organizationId ?? null;
-      if (organizationId !== null && organizationId !== facts.config.organizationId) return void notFound();
-      const answer = await this.peer(queueId).watch(hub, facts.config, facts.name);
-      if (!answer.ok) throw new Error(answer.error.message);
-      status = answer.value;
-      if (status && organizationId === null) attach(ws, { organizationId: facts.config.organizationId });
-    } else if (own.queue_id === null || own.queue_id === facts.config.queueId) {
+    const at = now();
+    let message: WidgetMessage | null;
+    if (hub === null && (own.queue_id === null || own.queue_id === facts.config.queueId)) {
       this.configure(facts.config);
       this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", facts.name);
-      status = this.status(now());
+      message = this.messageFor(view, at);
     } else {
       if (own.organization_id !== facts.config.organizationId) return void notFound();
-      const answer = await this.peer(queueId).watch(own.queue_id, facts.config, facts.name);
+      // A hub's socket follows the queues of one organization, the first it subscribed to.
+      const organizationId = hub !== null ? (attachmentOf(ws).organizationId ?? null) : own.organization_id;
+      if (organizationId !== null && organizationId !== facts.config.organizationId) return void notFound();
+      const peer = this.peer(queueId);
+      const answer = await peer.watch(hub ?? own.queue_id ?? "", facts.config, facts.name);
       if (!answer.ok) throw new Error(answer.error.message);
-      status = answer.value;
+      const status = answer.value;
+      const board = status && view === "board" ? await peer.widgetBoard(at) : null;
+      message = !status ? null : board ? { type: "board_update", data: boardQueue(board, at) } : { type: "queue_update", data: status };
+      if (message && hub !== null && organizationId === null) attach(ws, { organizationId: facts.config.organizationId });
     }
-    if (!status) return void notFound();
+    if (!message) return void notFound();
     const queues = subscriptions(ws);
-    if (!queues.includes(queueId)) {
-      if (queues.length >= MAX_SUBSCRIPTIONS) {
-        send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_SUBSCRIPTIONS} queues per connection`, queueId));
-        return;
-      }
-      attach(ws, { queues: [...queues, queueId] });
+    const boards = boardSubscriptions(ws).filter((q) => q !== queueId);
+    if (!queues.includes(queueId) && queues.length >= MAX_SUBSCRIPTIONS) {
+      send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_SUBSCRIPTIONS} queues per connection`, queueId));
+      return;
     }
-    send(ws, JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage));
+    attach(ws, {
+      queues: queues.includes(queueId) ? queues : [...queues, queueId],
+      boards: view === "board" ? [...boards, queueId] : boards,
+    });
+    send(ws, JSON.stringify(message));
+  }
+
+  /** This queue's message for one view, or null before it is configured or once it is deleted. */
+  private messageFor(view: SubscriptionView, at: number): WidgetMessage | null {
+    if (view === "board") {
+      const board = this.board(at);
+      return board && { type: "board_update", data: boardQueue(board, at) };
+    }
+    const status = this.status(at);
+    return status && { type: "queue_update", data: status };
   }
 
   /** Another room asks for this queue's updates; answers the current status (null: gone). */
@@ -367,11 +442,15 @@ export class RoomSockets {
     return this.status(now());
   }
 
-  /** Sends an update of `queueId` to the sockets here subscribed to it; answers how many. */
-  deliver(queueId: string, text: string): number {
+  /**
+   * Sends an update of `queueId` to the sockets here subscribed to it (`boardText` to display
+   * boards, when the sending room made one); answers how many.
+   */
+  deliver(queueId: string, text: string, boardText?: string): number {
     let delivered = 0;
     for (const ws of this.ctx.getWebSockets()) {
-      if (subscriptions(ws).includes(queueId) && send(ws, text)) delivered += 1;
+      const view = wants(ws, queueId);
+      if (view !== null && send(ws, view === "board" && boardText !== undefined ? boardText : text)) delivered += 1;
     }
     return delivered;
   }
@@ -393,11 +472,21 @@ export class RoomSockets {
     const text = status
       ? JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage)
       : errorMessage("NOT_FOUND", "Queue not found", queueId);
-    for (const ws of sockets) if (subscriptions(ws).includes(queueId)) send(ws, text);
+    // Display boards get the whole board of the queue, so they never refetch it over HTTP. It
+    // is built only when a board here follows the queue or another room may relay it.
+    const views = sockets.map((ws) => wants(ws, queueId));
+    let boardText: string | undefined;
+    if (status && (watchers.length > 0 || views.includes("board"))) {
+      const board = this.board(at);
+      if (board) boardText = JSON.stringify({ type: "board_update", data: boardQueue(board, at) } satisfies WidgetMessage);
+    }
+    sockets.forEach((ws, i) => {
+      if (views[i] !== null) send(ws, views[i] === "board" && boardText !== undefined ? boardText : text);
+    });
     for (const { queue_id: watcher, generation } of watchers) {
       // Fire and forget: a slow watcher must not hold this room's change. A watcher with no
       // socket left for this queue is dropped.
-      const delivery = this.peer(watcher).deliverUpdate(queueId, text);
+      const delivery = this.peer(watcher).deliverUpdate(queueId, text, boardText);
       this.ctx.waitUntil(
         delivery
           .then((n) => {
@@ -424,12 +513,14 @@ export class RoomSockets {
       .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
       .toArray()
       .map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id }));
+    const defaultMinutes = this.sql.exec<{ m: number }>("SELECT default_service_minutes AS m FROM room WHERE id = 1").one().m;
     return {
       queueId: room.queue_id,
       name: name ?? "",
       status: room.status,
       waitingCount,
-      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, minutesPerTicket(calls, at)),
+      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, minutesPerTicket(calls, at, defaultMinutes)),
+      estimatedWaitRange: estimatedWaitRange(waitingCount, calls, at, defaultMinutes),
       nowServing: serving.map((s) => displayCode(room.letter!, s.number)),
     };
   }
@@ -441,8 +532,8 @@ export class RoomSockets {
     if (status === null || room.letter === null) return null;
     const letter = room.letter;
     const called = this.sql
-      .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; called_at: number }>(
-        `SELECT number, status, assigned_to_id, called_at FROM tickets WHERE status IN ('called', 'serving')
+      .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; counter: string | null; called_at: number }>(
+        `SELECT number, status, assigned_to_id, counter, called_at FROM tickets WHERE status IN ('called', 'serving')
          ORDER BY called_at DESC, number DESC LIMIT ?`,
         BOARD_CALLED_LIMIT,
       )
@@ -456,6 +547,7 @@ export class RoomSockets {
         displayCode: displayCode(letter, t.number),
         status: t.status,
         assignedToId: t.assigned_to_id,
+        counter: t.counter,
         calledAt: t.called_at,
       })),
       nextWaiting: next.map((t) => displayCode(letter, t.number)),
@@ -468,15 +560,19 @@ export class RoomSockets {
 }
 
 type Parsed =
-  | { action: "subscribe" | "unsubscribe"; queueId: string }
+  | { action: "subscribe" | "unsubscribe"; queueId: string; view?: SubscriptionView | undefined }
   | { action: "subscribe"; ticketId: string; token: string }
   | { action: "unsubscribe"; ticketId: string }
   | { error: string };
 
-/** The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; no other field. */
+/**
+ * The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; a display board adds
+ * `view: "board"` to receive `board_update` instead of `queue_update`. No other field.
+ */
 const QueueRequest = z.strictObject({
   action: z.enum(["subscribe", "unsubscribe"], { error: "action must be subscribe or unsubscribe" }),
   queueId: z.string({ error: "queueId must be a queue id" }).regex(QUEUE_ID, { error: "queueId must be a queue id" }),
+  view: z.enum(["status", "board"], { error: "view must be status or board" }).optional(),
 });
 const TICKET_ID = /^tkt_[A-Za-z0-9]{1,64}$/;
 /** The visitor's ticket: `{action: "subscribe", ticketId, token}`, `{action: "unsubscribe", ticketId}`. */
@@ -517,7 +613,7 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
     return {
       error:
         issue?.code === "unrecognized_keys"
-          ? "The message takes only action and queueId (or ticketId and token)"
+          ? "The message takes only action, queueId and view (or ticketId and token)"
           : "The message must be a JSON object",
     };
   }

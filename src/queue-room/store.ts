@@ -24,6 +24,8 @@ export type ConfigRow = {
   version: number;
   /** When the current long-wait episode began (queue.long_wait sent); null when none. */
   long_wait_at: number | null;
+  /** One operator's minutes per visitor before there is call history (wait-estimate.ts). */
+  default_service_minutes: number;
 };
 
 /** A room that has learnt its queue: the identity every view and event carries is present. */
@@ -57,6 +59,8 @@ export type TicketRow = {
   hand_off_id: string | null;
   /** The wait (minutes) the join answered, kept for estimate accuracy (null: none, or a row from before the column). */
   first_estimate_minutes: number | null;
+  /** The counter label of the call (shown on the display board); null before any call. */
+  counter: string | null;
   almost_called_sent: number;
   created_at: number;
   updated_at: number;

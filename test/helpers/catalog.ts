@@ -76,6 +76,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     description: null,
     maxCapacity: null,
     noShowTimeoutMinutes: 5,
+    defaultServiceMinutes: 5,
     letter: "A",
     status: "active" as const,
     archivedAt: null,

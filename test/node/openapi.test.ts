@@ -66,9 +66,10 @@ describe("examples", () => {
     }
     expect(missing).toEqual([]);
     const called = doc.paths["/v1/queues/{queueId}/call-next"].post.responses["200"].content["application/json"].example.data;
-    expect(called).toMatchObject({ status: "called", displayCode: "A-042", id: expect.stringMatching(/^tkt_/) });
+    expect(called).toMatchObject({ status: "called", displayCode: "A-042", id: expect.stringMatching(/^tkt_/), counter: "Guichet 3" });
     expect(doc.paths["/v1/queues/{queueId}/call-next"].post.requestBody.content["application/json"].example).toEqual({
       serviceId: "svc_d3m0s3rv1c3000000000",
+      counter: "Guichet 3",
     });
   });
 });
