@@ -30,6 +30,7 @@ const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 /** The documented ids of records the API names itself. */
 const DOC = {
   ticket: "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+  ticketToken: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8",
   event: "evt_d3m0sh1ft00000000000",
   webhook: "whk_d3m0h00k000000000000",
   delivery: "dlv_d3m0d3l1v3ry000000000",
@@ -127,6 +128,14 @@ async function publishDnsProof(c: Context): Promise<void> {
   c.net.dns["demo-bank.example.com"] = { ...c.net.dns["demo-bank.example.com"], TXT: [`"service-verification=${token}"`] };
 }
 
+/** The widget join's ticket and its token stand for the documented ones (the visitor's own ticket). */
+async function visitorsOwnTicket(c: Context): Promise<void> {
+  const joined = c.answers.get("joinQueueFromWidget")?.body?.data;
+  if (!joined) throw new Error("joinQueueFromWidget has not answered a ticket");
+  c.ids.set(DOC.ticket, joined.id);
+  c.ids.set(DOC.ticketToken, joined.ticketToken);
+}
+
 async function logInOperator(c: Context): Promise<void> {
   const res = await call("POST", "/v1/auth/login", { body: { email: DEMO.operator.email, password: DEMO.operator.password } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -215,10 +224,12 @@ const STEPS: Step[] = [
   { id: "getWidgetInfo" },
   { id: "getWidgetQueueStatus" },
   { id: "joinQueueFromWidget" },
+  { id: "getVisitorTicket", prepare: visitorsOwnTicket },
   { id: "getDisplayBoard" },
   { id: "getWebPushPublicKey" },
   { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
   { id: "unsubscribeVisitorFromWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
+  { id: "leaveQueueFromWidget", prepare: visitorsOwnTicket },
 
   // The providers' events, signed here with the secrets the receivers are configured with.
   {
@@ -264,6 +275,13 @@ const STEPS: Step[] = [
   { id: "markAllNotificationsRead" },
   { id: "sendSms" },
   { id: "listNotificationDeliveries" },
+
+  // Analytics of the tickets above (the demo organization is on pro).
+  { id: "getAnalyticsSummary" },
+  { id: "getOperatorAnalytics" },
+  { id: "getArrivalHeatmap" },
+  { id: "getEstimateAccuracy" },
+  { id: "exportTicketsCsv" },
 
   // The deletions, last: each removes something the steps above use.
   { id: "clearQueue" },
