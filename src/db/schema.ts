@@ -274,6 +274,8 @@ export const queues = sqliteTable(
     maxCapacity: integer("max_capacity"),
     /** Mirror of the room's own value, for a room that learns its configuration from this row. */
     noShowTimeoutMinutes: integer("no_show_timeout_minutes").notNull().default(DEFAULT_NO_SHOW_MINUTES),
+    /** Mirror of the room's own value: one operator's minutes per visitor before there is history. */
+    defaultServiceMinutes: integer("default_service_minutes").notNull().default(5),
     letter: text("letter").notNull(),
     status: text("status", { enum: ["active", "paused", "closed"] })
       .notNull()

@@ -5,13 +5,17 @@
 // previous one is a skip, a no-show, a recall or a double click, and a gap over an hour is a
 // break or a quiet period; both are left out. The queue's time per ticket is the median of the
 // most recent remaining intervals (one long coffee break does not move it), divided by the
-// number of operators who called in the last hour (they work in parallel). Before there is any
-// service interval, a ticket is assumed to take 5 minutes. Whatever the history says, a ticket
-// never takes less than MIN_MINUTES_PER_TICKET and a waiting visitor never reads "~0 min".
+// number of operators who called in the last hour (they work in parallel). Until there are
+// MIN_HISTORY service intervals, the queue's own default (`defaultServiceMinutes`: what one
+// operator spends on one visitor, 5 unless set) stands in for each missing one, so one odd first interval does not set the pace.
+// Whatever the history says, a ticket never takes less than MIN_MINUTES_PER_TICKET and a
+// waiting visitor never reads "~0 min". The rule for integrators: docs/wait-estimate.md.
 
 import { HOUR, MINUTE } from "../lib/time";
 
 export const DEFAULT_MINUTES_PER_TICKET = 5;
+/** Below this many service intervals, the queue's default fills the gap (see above). */
+export const MIN_HISTORY = 3;
 /** How many recent per-operator service intervals the estimate looks at. */
 export const AVERAGE_WINDOW = 10;
 /** A gap longer than this is a break or a quiet period, not the time a ticket took. */
@@ -59,15 +63,18 @@ function quantile(values: readonly number[], q: number): number {
 }
 
 /** Minutes per ticket for the queue at a quantile of its recent service intervals. */
-function perTicketAt(calls: readonly CallRecord[], at: number, q: number): number {
+function perTicketAt(calls: readonly CallRecord[], at: number, q: number, defaultMinutes: number): number {
   const recent = serviceIntervals(calls).slice(-AVERAGE_WINDOW);
-  if (recent.length === 0) return DEFAULT_MINUTES_PER_TICKET;
-  return Math.max(MIN_MINUTES_PER_TICKET, quantile(recent, q) / activeOperators(calls, at) / MINUTE);
+  const fill = Array.from({ length: Math.max(0, MIN_HISTORY - recent.length) }, () => defaultMinutes * MINUTE);
+  return Math.max(MIN_MINUTES_PER_TICKET, quantile([...recent, ...fill], q) / activeOperators(calls, at) / MINUTE);
 }
 
-/** Minutes one ticket takes the queue as a whole; `calls` in any order. */
-export function minutesPerTicket(calls: readonly CallRecord[], at: number): number {
-  return perTicketAt(calls, at, 0.5);
+/**
+ * Minutes one ticket takes the queue as a whole; `calls` in any order. `defaultMinutes` is
+ * the queue's time per service before there is history (its `defaultServiceMinutes`).
+ */
+export function minutesPerTicket(calls: readonly CallRecord[], at: number, defaultMinutes = DEFAULT_MINUTES_PER_TICKET): number {
+  return perTicketAt(calls, at, 0.5, defaultMinutes);
 }
 
 /**
@@ -104,17 +111,24 @@ export interface WaitRange {
 /**
  * The likely range of the wait at `position`: from the faster quarter to the slower quarter
  * of the recent service intervals (before any history, the default ± 40 %). Always contains
- * estimatedWaitMinutes(position, minutesPerTicket(calls, at)). Not yet shown by the room.
+ * estimatedWaitMinutes(position, minutesPerTicket(calls, at, defaultMinutes)); low ≥ 1 while
+ * anyone waits.
  */
-export function estimatedWaitRange(position: number, calls: readonly CallRecord[], at: number): WaitRange {
+export function estimatedWaitRange(
+  position: number,
+  calls: readonly CallRecord[],
+  at: number,
+  defaultMinutes = DEFAULT_MINUTES_PER_TICKET,
+): WaitRange {
   if (position <= 0) return { low: 0, high: 0 };
-  const middle = estimatedWaitMinutes(position, minutesPerTicket(calls, at));
+  const perTicket = minutesPerTicket(calls, at, defaultMinutes);
+  const middle = estimatedWaitMinutes(position, perTicket);
   const history = serviceIntervals(calls).length > 0;
   const low = history
-    ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.25))
-    : estimatedWaitMinutes(position, DEFAULT_MINUTES_PER_TICKET * 0.6);
+    ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.25, defaultMinutes))
+    : estimatedWaitMinutes(position, perTicket * 0.6);
   const high = history
-    ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.75))
-    : estimatedWaitMinutes(position, DEFAULT_MINUTES_PER_TICKET * 1.4);
+    ? estimatedWaitMinutes(position, perTicketAt(calls, at, 0.75, defaultMinutes))
+    : estimatedWaitMinutes(position, perTicket * 1.4);
   return { low: Math.min(low, middle), high: Math.max(high, middle) };
 }

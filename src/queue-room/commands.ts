@@ -48,6 +48,10 @@ export class Commands {
       this.store.setRoom({ no_show_ms: noShowMs });
       changes.noShowTimeoutMinutes = settings.noShowTimeoutMinutes;
     }
+    if (settings.defaultServiceMinutes !== undefined && settings.defaultServiceMinutes !== cfg.default_service_minutes) {
+      this.store.setRoom({ default_service_minutes: settings.defaultServiceMinutes });
+      changes.defaultServiceMinutes = settings.defaultServiceMinutes;
+    }
     // The event also carries the room's new deadline to D1 through the outbox.
     if (Object.keys(changes).length > 0) this.store.emit(cfg, "queue.updated", null, at, changes);
     return this.summary(at);
@@ -129,7 +133,7 @@ export class Commands {
    * Calls the first callable ticket for `operatorId`. The ticket that operator was serving is
    * completed in the same transaction; nothing changes when there is no one to call.
    */
-  callNext(cfg: Configured, operatorId: string, at: number): TicketView {
+  callNext(cfg: Configured, operatorId: string, at: number, counter: string | null = null): TicketView {
     if (cfg.archived_at !== null || cfg.status === "closed") {
       refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
     }
@@ -137,7 +141,7 @@ export class Commands {
     for (const serving of this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
       this.completeServing(cfg, serving, at);
     }
-    this.store.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId }, at);
+    this.store.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId, counter }, at);
     this.store.recordCall(at, operatorId, CALL_HISTORY);
     this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, {});
     return this.views.ticket(cfg, next.id, at);

@@ -92,7 +92,8 @@ export class QueueRoom extends DurableObject<Env> {
   /** Gives the room its catalog facts once; later calls change nothing (the room is the authority). */
   configure(config: RoomConfig): void {
     this.ctx.storage.sql.exec(
-      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?
+      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?,
+         default_service_minutes = COALESCE(?, default_service_minutes)
        WHERE id = 1 AND organization_id IS NULL`,
       config.queueId,
       config.organizationId,
@@ -102,6 +103,7 @@ export class QueueRoom extends DurableObject<Env> {
       config.noShowTimeoutMinutes * MINUTE_MS,
       config.status,
       config.archivedAt,
+      config.defaultServiceMinutes ?? null,
     );
   }
 
@@ -157,8 +159,8 @@ export class QueueRoom extends DurableObject<Env> {
     return this.mutate(at, (cfg) => this.commands.join(cfg, input, at));
   }
 
-  callNext(operatorId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at));
+  callNext(operatorId: string, at: number, counter: string | null = null): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter));
   }
 
   present(ticketId: string, at: number): RoomResult<TicketView> {
@@ -291,8 +293,8 @@ export class QueueRoom extends DurableObject<Env> {
     return answerPeer("relay updates", () => this.sockets.watch(watcherQueueId, config, name));
   }
 
-  deliverUpdate(queueId: string, text: string): number {
-    return this.sockets.deliver(queueId, text);
+  deliverUpdate(queueId: string, text: string, boardText?: string): number {
+    return this.sockets.deliver(queueId, text, boardText);
   }
 
   /** The display board's part of this queue; null until configured, or once deleted. */

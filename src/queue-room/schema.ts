@@ -99,6 +99,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `ALTER TABLE tickets ADD COLUMN hand_off_id TEXT;
    UPDATE tickets SET hand_off_id = id WHERE transferring_to IS NOT NULL;
    ALTER TABLE admissions RENAME COLUMN source_ticket_id TO hand_off_id;`,
+  // The queue's minutes per service before there is call history (wait-estimate.ts), and the
+  // counter label each call was made with, which the display board shows.
+  `ALTER TABLE room ADD COLUMN default_service_minutes INTEGER NOT NULL DEFAULT 5;
+   ALTER TABLE tickets ADD COLUMN counter TEXT;`,
 ];
 
 /**

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
-import { estimatedWaitMinutes, minutesPerTicket, type CallRecord } from "../domain/wait-estimate";
+import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { iso } from "../lib/time";
 import type { RoomConfig, RoomResult } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
@@ -21,16 +22,40 @@ export interface QueueStatusData {
   status: QueueStatus;
   waitingCount: number;
   estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
   nowServing: string[];
+}
+
+/**
+ * One queue as the display board renders it: the `board_update` payload, and an item of the
+ * display-board route's `queues`. `generatedAt` lets the board age its calls by the server's clock.
+ */
+export interface BoardQueueData {
+  queueId: string;
+  name: string;
+  status: QueueStatus;
+  waitingCount: number;
+  estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
+  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string }[];
+  nextWaiting: string[];
+  generatedAt: string;
 }
 
 export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR";
 
 export type WidgetMessage =
-  { type: "queue_update"; data: QueueStatusData } | { type: "error"; data: { code: WidgetErrorCode; message: string; queueId?: string } };
+  | { type: "queue_update"; data: QueueStatusData }
+  | { type: "board_update"; data: BoardQueueData }
+  | { type: "error"; data: { code: WidgetErrorCode; message: string; queueId?: string } };
+
+/** What a subscription asks for: the status widget's `queue_update`, or the board's `board_update`. */
+export type SubscriptionView = "status" | "board";
 
 interface Attachment {
   queues: string[];
+  /** The queues among `queues` this socket follows as a display board (absent: none). */
+  boards?: string[];
 }
 
 /** Codes on the status widget: the most recently called tickets still at a counter. */
@@ -41,8 +66,24 @@ export const BOARD_NEXT_LIMIT = 5;
 
 export interface BoardData {
   status: QueueStatusData;
-  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; calledAt: number }[];
+  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; counter: string | null; calledAt: number }[];
   nextWaiting: string[];
+}
+
+/** The board's wire form of one queue (names from the room; times as ISO strings). */
+export function boardQueue(board: BoardData, at: number): BoardQueueData {
+  const s = board.status;
+  return {
+    queueId: s.queueId,
+    name: s.name,
+    status: s.status,
+    waitingCount: s.waitingCount,
+    estimatedWaitMinutes: s.estimatedWaitMinutes,
+    estimatedWaitRange: s.estimatedWaitRange,
+    called: board.called.map((c) => ({ displayCode: c.displayCode, status: c.status, counter: c.counter, calledAt: iso(c.calledAt) })),
+    nextWaiting: board.nextWaiting,
+    generatedAt: iso(at),
+  };
 }
 /** A display board subscribes to every queue of its organization; beyond this, ask for fewer. */
 export const MAX_SUBSCRIPTIONS = 50;
@@ -67,7 +108,8 @@ type RoomRow = {
 /** What this room asks another queue's room (the QueueRoom stub, seen through what is used). */
 export interface PeerRoom {
   watch(watcherQueueId: string, config: RoomConfig, name: string): Promise<RoomResult<QueueStatusData | null>>;
-  deliverUpdate(queueId: string, text: string): Promise<number>;
+  deliverUpdate(queueId: string, text: string, boardText?: string): Promise<number>;
+  widgetBoard(at: number): Promise<BoardData | null>;
 }
 
 export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string): string {
@@ -97,10 +139,22 @@ function subscriptions(ws: WebSocket): string[] {
   return attachment?.queues ?? [];
 }
 
+function boardSubscriptions(ws: WebSocket): string[] {
+  const attachment = ws.deserializeAttachment() as Attachment | null;
+  return attachment?.boards ?? [];
+}
+
+/** The message of `queueId` this socket wants, or null when it does not follow the queue. */
+function wants(ws: WebSocket, queueId: string): SubscriptionView | null {
+  const attachment = ws.deserializeAttachment() as Attachment | null;
+  if (!attachment?.queues.includes(queueId)) return null;
+  return attachment.boards?.includes(queueId) ? "board" : "status";
+}
+
 /** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
 export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
   const row = await env.DB.prepare(
-    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, status, archived_at FROM queues WHERE id = ?",
+    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, default_service_minutes, status, archived_at FROM queues WHERE id = ?",
   )
     .bind(queueId)
     .first<{
@@ -111,6 +165,7 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
       letter: string;
       max_capacity: number | null;
       no_show_timeout_minutes: number;
+      default_service_minutes: number;
       status: QueueStatus;
       archived_at: number | null;
     }>();
@@ -124,6 +179,7 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
       letter: row.letter,
       maxCapacity: row.max_capacity,
       noShowTimeoutMinutes: row.no_show_timeout_minutes,
+      defaultServiceMinutes: row.default_service_minutes,
       status: row.status,
       archivedAt: row.archived_at,
     },
@@ -146,11 +202,13 @@ export class RoomSockets {
     if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
       return new Response("Expected a WebSocket upgrade", { status: 426 });
     }
-    const queueId = new URL(request.url).searchParams.get("queueId") ?? "";
+    const params = new URL(request.url).searchParams;
+    const queueId = params.get("queueId") ?? "";
+    const view: SubscriptionView = params.get("view") === "board" ? "board" : "status";
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);
     server.serializeAttachment({ queues: [] } satisfies Attachment);
-    await this.subscribe(server, queueId);
+    await this.subscribe(server, queueId, view);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -166,10 +224,13 @@ export class RoomSockets {
     }
     try {
       if (parsed.action === "unsubscribe") {
-        ws.serializeAttachment({ queues: subscriptions(ws).filter((q) => q !== parsed.queueId) } satisfies Attachment);
+        ws.serializeAttachment({
+          queues: subscriptions(ws).filter((q) => q !== parsed.queueId),
+          boards: boardSubscriptions(ws).filter((q) => q !== parsed.queueId),
+        } satisfies Attachment);
         return;
       }
-      await this.subscribe(ws, parsed.queueId);
+      await this.subscribe(ws, parsed.queueId, parsed.view ?? "status");
     } catch (err) {
       console.warn(`queue room: widget ${parsed.action} of ${parsed.queueId} failed: ${err instanceof Error ? err.message : String(err)}`);
       send(ws, errorMessage("INTERNAL_ERROR", "Something went wrong; try again", parsed.queueId));
@@ -188,35 +249,52 @@ export class RoomSockets {
   }
 
   /**
-   * Adds the queue to the socket's subscriptions and answers its status at once. Another
-   * organization's queue is answered exactly like an unknown one.
+   * Adds the queue to the socket's subscriptions and answers its status (or, for a display
+   * board, its board) at once. Another organization's queue is answered exactly like an
+   * unknown one.
    */
-  private async subscribe(ws: WebSocket, queueId: string): Promise<void> {
+  private async subscribe(ws: WebSocket, queueId: string, view: SubscriptionView = "status"): Promise<void> {
     const notFound = () => send(ws, errorMessage("NOT_FOUND", "Queue not found", queueId));
     const facts = await queueFacts(this.env, queueId);
     if (!facts) return void notFound();
     const own = this.room();
-    let status: QueueStatusData | null;
+    const at = now();
+    let message: WidgetMessage | null;
     if (own.queue_id === null || own.queue_id === facts.config.queueId) {
       this.configure(facts.config);
       this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", facts.name);
-      status = this.status(now());
+      message = this.messageFor(view, at);
     } else {
       if (own.organization_id !== facts.config.organizationId) return void notFound();
-      const answer = await this.peer(queueId).watch(own.queue_id, facts.config, facts.name);
+      const peer = this.peer(queueId);
+      const answer = await peer.watch(own.queue_id, facts.config, facts.name);
       if (!answer.ok) throw new Error(answer.error.message);
-      status = answer.value;
+      const status = answer.value;
+      const board = status && view === "board" ? await peer.widgetBoard(at) : null;
+      message = !status ? null : board ? { type: "board_update", data: boardQueue(board, at) } : { type: "queue_update", data: status };
     }
-    if (!status) return void notFound();
+    if (!message) return void notFound();
     const queues = subscriptions(ws);
-    if (!queues.includes(queueId)) {
-      if (queues.length >= MAX_SUBSCRIPTIONS) {
-        send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_SUBSCRIPTIONS} queues per connection`, queueId));
-        return;
-      }
-      ws.serializeAttachment({ queues: [...queues, queueId] } satisfies Attachment);
+    const boards = boardSubscriptions(ws).filter((q) => q !== queueId);
+    if (!queues.includes(queueId) && queues.length >= MAX_SUBSCRIPTIONS) {
+      send(ws, errorMessage("VALIDATION_ERROR", `At most ${MAX_SUBSCRIPTIONS} queues per connection`, queueId));
+      return;
     }
-    send(ws, JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage));
+    ws.serializeAttachment({
+      queues: queues.includes(queueId) ? queues : [...queues, queueId],
+      boards: view === "board" ? [...boards, queueId] : boards,
+    } satisfies Attachment);
+    send(ws, JSON.stringify(message));
+  }
+
+  /** This queue's message for one view, or null before it is configured or once it is deleted. */
+  private messageFor(view: SubscriptionView, at: number): WidgetMessage | null {
+    if (view === "board") {
+      const board = this.board(at);
+      return board && { type: "board_update", data: boardQueue(board, at) };
+    }
+    const status = this.status(at);
+    return status && { type: "queue_update", data: status };
   }
 
   /** Another room asks for this queue's updates; answers the current status (null: gone). */
@@ -231,11 +309,15 @@ export class RoomSockets {
     return this.status(now());
   }
 
-  /** Sends an update of `queueId` to the sockets here subscribed to it; answers how many. */
-  deliver(queueId: string, text: string): number {
+  /**
+   * Sends an update of `queueId` to the sockets here subscribed to it (`boardText` to display
+   * boards, when the sending room made one); answers how many.
+   */
+  deliver(queueId: string, text: string, boardText?: string): number {
     let delivered = 0;
     for (const ws of this.ctx.getWebSockets()) {
-      if (subscriptions(ws).includes(queueId) && send(ws, text)) delivered += 1;
+      const view = wants(ws, queueId);
+      if (view !== null && send(ws, view === "board" && boardText !== undefined ? boardText : text)) delivered += 1;
     }
     return delivered;
   }
@@ -256,11 +338,21 @@ export class RoomSockets {
     const text = status
       ? JSON.stringify({ type: "queue_update", data: status } satisfies WidgetMessage)
       : errorMessage("NOT_FOUND", "Queue not found", queueId);
-    for (const ws of sockets) if (subscriptions(ws).includes(queueId)) send(ws, text);
+    // Display boards get the whole board of the queue, so they never refetch it over HTTP. It
+    // is built only when a board here follows the queue or another room may relay it.
+    const views = sockets.map((ws) => wants(ws, queueId));
+    let boardText: string | undefined;
+    if (status && (watchers.length > 0 || views.includes("board"))) {
+      const board = this.board(at);
+      if (board) boardText = JSON.stringify({ type: "board_update", data: boardQueue(board, at) } satisfies WidgetMessage);
+    }
+    sockets.forEach((ws, i) => {
+      if (views[i] !== null) send(ws, views[i] === "board" && boardText !== undefined ? boardText : text);
+    });
     for (const { queue_id: watcher, generation } of watchers) {
       // Fire and forget: a slow watcher must not hold this room's change. A watcher with no
       // socket left for this queue is dropped.
-      const delivery = this.peer(watcher).deliverUpdate(queueId, text);
+      const delivery = this.peer(watcher).deliverUpdate(queueId, text, boardText);
       this.ctx.waitUntil(
         delivery
           .then((n) => {
@@ -287,12 +379,14 @@ export class RoomSockets {
       .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
       .toArray()
       .map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id }));
+    const defaultMinutes = this.sql.exec<{ m: number }>("SELECT default_service_minutes AS m FROM room WHERE id = 1").one().m;
     return {
       queueId: room.queue_id,
       name: name ?? "",
       status: room.status,
       waitingCount,
-      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, minutesPerTicket(calls, at)),
+      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, minutesPerTicket(calls, at, defaultMinutes)),
+      estimatedWaitRange: estimatedWaitRange(waitingCount, calls, at, defaultMinutes),
       nowServing: serving.map((s) => displayCode(room.letter!, s.number)),
     };
   }
@@ -304,8 +398,8 @@ export class RoomSockets {
     if (status === null || room.letter === null) return null;
     const letter = room.letter;
     const called = this.sql
-      .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; called_at: number }>(
-        `SELECT number, status, assigned_to_id, called_at FROM tickets WHERE status IN ('called', 'serving')
+      .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; counter: string | null; called_at: number }>(
+        `SELECT number, status, assigned_to_id, counter, called_at FROM tickets WHERE status IN ('called', 'serving')
          ORDER BY called_at DESC, number DESC LIMIT ?`,
         BOARD_CALLED_LIMIT,
       )
@@ -319,6 +413,7 @@ export class RoomSockets {
         displayCode: displayCode(letter, t.number),
         status: t.status,
         assignedToId: t.assigned_to_id,
+        counter: t.counter,
         calledAt: t.called_at,
       })),
       nextWaiting: next.map((t) => displayCode(letter, t.number)),
@@ -330,12 +425,16 @@ export class RoomSockets {
   }
 }
 
-type Parsed = { action: "subscribe" | "unsubscribe"; queueId: string } | { error: string };
+type Parsed = { action: "subscribe" | "unsubscribe"; queueId: string; view?: SubscriptionView | undefined } | { error: string };
 
-/** The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; no other field. */
+/**
+ * The spec's `{action: "subscribe", queueId}`, and `unsubscribe` alike; a display board adds
+ * `view: "board"` to receive `board_update` instead of `queue_update`. No other field.
+ */
 const WidgetRequest = z.strictObject({
   action: z.enum(["subscribe", "unsubscribe"], { error: "action must be subscribe or unsubscribe" }),
   queueId: z.string({ error: "queueId must be a queue id" }).regex(QUEUE_ID, { error: "queueId must be a queue id" }),
+  view: z.enum(["status", "board"], { error: "view must be status or board" }).optional(),
 });
 
 /** Validates one client message; anything else is refused with the first problem found. */
@@ -352,7 +451,7 @@ export function parseMessage(raw: string | ArrayBuffer): Parsed {
   const issue = parsed.error.issues[0];
   if (issue === undefined || issue.path.length === 0) {
     return {
-      error: issue?.code === "unrecognized_keys" ? "The message takes only action and queueId" : "The message must be a JSON object",
+      error: issue?.code === "unrecognized_keys" ? "The message takes only action, queueId and view" : "The message must be a JSON object",
     };
   }
   return { error: issue.message };

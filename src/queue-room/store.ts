@@ -24,6 +24,8 @@ export type ConfigRow = {
   version: number;
   /** When the current long-wait episode began (queue.long_wait sent); null when none. */
   long_wait_at: number | null;
+  /** One operator's minutes per visitor before there is call history (wait-estimate.ts). */
+  default_service_minutes: number;
 };
 
 /** A room that has learnt its queue: the identity every view and event carries is present. */
@@ -55,6 +57,8 @@ export type TicketRow = {
   transferring_since: number | null;
   /** The open hand-off's id (hand-offs.ts); null when the ticket is not being moved. */
   hand_off_id: string | null;
+  /** The counter label of the call (shown on the display board); null before any call. */
+  counter: string | null;
   almost_called_sent: number;
   created_at: number;
   updated_at: number;

@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../http/errors";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
+import type { WaitRange } from "../domain/wait-estimate";
 
 // What crosses the RPC boundary between the Worker and a QueueRoom: plain data only. Times
 // are epoch milliseconds; the Worker turns them into ISO strings.
@@ -15,12 +16,15 @@ export interface RoomConfig {
   noShowTimeoutMinutes: number;
   status: QueueStatus;
   archivedAt: number | null;
+  /** Absent from a config made before the setting existed: the room keeps its default. */
+  defaultServiceMinutes?: number;
 }
 
 /** The settings of a queue its room enforces; absent fields stay as they are. */
 export interface RoomSettings {
   maxCapacity?: number | null;
   noShowTimeoutMinutes?: number;
+  defaultServiceMinutes?: number;
 }
 
 export interface NewTicket {
@@ -53,6 +57,9 @@ export interface TicketView {
   createdAt: number;
   position: number | null;
   estimatedWaitMinutes: number | null;
+  estimatedWaitRange: WaitRange | null;
+  /** The counter label the ticket was called to (call-next's `counter`, else the member's first name). */
+  counter: string | null;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;
@@ -67,9 +74,11 @@ export interface QueueSummary {
   archivedAt: number | null;
   maxCapacity: number | null;
   noShowTimeoutMinutes: number;
+  defaultServiceMinutes: number;
   waitingCount: number;
   servingCount: number;
   estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
 }
 
 /** What the target room needs to admit a ticket handed over by another queue. */

@@ -1,5 +1,5 @@
 import { displayCode } from "../domain/display-code";
-import { estimatedWaitMinutes, minutesPerTicket } from "../domain/wait-estimate";
+import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import type { ConfigRow, Configured, RoomStore, TicketRow } from "./store";
 import type { QueueSummary, TicketQuery, TicketView } from "./types";
 
@@ -11,18 +11,18 @@ const MINUTE_MS = 60_000;
 export class RoomViews {
   constructor(private readonly store: RoomStore) {}
 
-  /** Minutes one ticket takes the queue, from the room's recent calls. */
-  perTicket(at: number): number {
-    return minutesPerTicket(this.store.calls(), at);
+  /** The room's recent calls and its default, read once per answer. */
+  pace(cfg: ConfigRow, at: number): Pace {
+    return { calls: this.store.calls(), at, defaultMinutes: cfg.default_service_minutes };
   }
 
   ticket(cfg: Configured, id: string, at: number): TicketView {
     const row = this.store.row(id);
-    return toView(cfg, row, this.store.positionOf(row), this.perTicket(at));
+    return toView(cfg, row, this.store.positionOf(row), this.pace(cfg, at));
   }
 
   list(cfg: Configured, query: TicketQuery, at: number): { items: TicketView[]; total: number } {
-    const perTicket = this.perTicket(at);
+    const perTicket = this.pace(cfg, at);
     const filter = query.status === null ? "1 = 1" : "status = ?";
     const args = query.status === null ? [] : [query.status];
     const total = this.store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
@@ -45,15 +45,32 @@ export class RoomViews {
       archivedAt: cfg.archived_at,
       maxCapacity: cfg.max_capacity,
       noShowTimeoutMinutes: cfg.no_show_ms / MINUTE_MS,
+      defaultServiceMinutes: cfg.default_service_minutes,
       waitingCount,
       servingCount: counts.get("serving") ?? 0,
-      estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, this.perTicket(at)),
+      ...waitAt(waitingCount, this.pace(cfg, at)),
     };
   }
 }
 
+/** What the estimate is computed from (wait-estimate.ts). */
+export interface Pace {
+  calls: readonly CallRecord[];
+  at: number;
+  defaultMinutes: number;
+}
+
+/** The wait at `position` (1 = next) and its range; a newcomer to the queue waits at `waitingCount`. */
+export function waitAt(position: number, pace: Pace): { estimatedWaitMinutes: number; estimatedWaitRange: WaitRange } {
+  return {
+    estimatedWaitMinutes: estimatedWaitMinutes(position, minutesPerTicket(pace.calls, pace.at, pace.defaultMinutes)),
+    estimatedWaitRange: estimatedWaitRange(position, pace.calls, pace.at, pace.defaultMinutes),
+  };
+}
+
 /** `position` comes from `positionOf` or from the rank in an ordered page; null unless waiting. */
-export function toView(cfg: Configured, row: TicketRow, position: number | null, perTicket: number): TicketView {
+export function toView(cfg: Configured, row: TicketRow, position: number | null, pace: Pace): TicketView {
+  const wait = position === null ? null : waitAt(position, pace);
   return {
     id: row.id,
     queueId: cfg.queue_id,
@@ -72,7 +89,9 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     servedAt: row.served_at,
     createdAt: row.created_at,
     position,
-    estimatedWaitMinutes: position === null ? null : estimatedWaitMinutes(position, perTicket),
+    estimatedWaitMinutes: wait?.estimatedWaitMinutes ?? null,
+    estimatedWaitRange: wait?.estimatedWaitRange ?? null,
+    counter: row.counter,
     presentAt: row.present_at,
     servingAt: row.serving_at,
     skipReason: row.skip_reason,

@@ -32,7 +32,7 @@ import {
   updateQueue,
 } from "../services/queues";
 import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
-import { CustomerPhone, Language } from "./schemas";
+import { CounterLabel, CustomerPhone, DefaultServiceMinutes, Language, WaitRangeSchema } from "./schemas";
 import { TicketRecord } from "./tickets";
 
 const app = router();
@@ -46,11 +46,13 @@ export const QueueRecord = z
     description: z.string().nullable(),
     maxCapacity: z.number().int().nullable(),
     noShowTimeoutMinutes: z.number().int(),
+    defaultServiceMinutes: z.number().int(),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),
     servingCount: z.number().int(),
     estimatedWaitMinutes: z.number().int(),
+    estimatedWaitRange: WaitRangeSchema,
     archivedAt: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -92,6 +94,7 @@ const create = createRoute({
           description: QueueDescription.optional(),
           maxCapacity: MaxCapacity.nullable().optional(),
           noShowTimeoutMinutes: NoShowTimeout.optional(),
+          defaultServiceMinutes: DefaultServiceMinutes.optional(),
         })
         .openapi("CreateQueueRequest"),
     ),
@@ -176,6 +179,7 @@ const update = createRoute({
           description: QueueDescription.optional(),
           maxCapacity: MaxCapacity.nullable().optional(),
           noShowTimeoutMinutes: NoShowTimeout.optional(),
+          defaultServiceMinutes: DefaultServiceMinutes.optional(),
         })
         .openapi("UpdateQueueRequest"),
     ),
@@ -289,20 +293,34 @@ const callNextRoute = createRoute({
   summary: "Call the next callable ticket",
   description:
     "Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. " +
+    '`counter` names where the visitor goes ("Guichet 3"); the display board shows it beside the code. Without it, a member\'s ' +
+    "call shows their first name and an API key's call shows no label (a key's name is never shown). " +
     "QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue.",
   security: SECURITY.any,
   request: {
     params: QueueParam,
-    body: optionalJsonBody(z.strictObject({ serviceId: z.string().min(1).max(64).optional() }).openapi("CallNextRequest")),
+    body: optionalJsonBody(
+      z
+        .strictObject({
+          serviceId: z.string().min(1).max(64).optional(),
+          counter: CounterLabel.optional().openapi({
+            description: "The counter or desk label shown on the display board (1 to 40 characters)",
+          }),
+        })
+        .openapi("CallNextRequest"),
+    ),
   },
   responses: { 200: jsonResponse(okEnvelope(TicketRecord), "The called ticket"), ...errors(409) },
 });
 
 app.openapi(callNextRoute, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
-  const { serviceId } = c.req.valid("json");
+  const { serviceId, counter } = c.req.valid("json");
   if (serviceId !== undefined && serviceId !== queue.serviceId) throw validationError("serviceId", "not the service of this queue");
-  const ticket = await callNext(c.env, queue, actingId(actor), actor.userId, now());
+  // The board shows the chosen label, else the member's first name; never an API key's name.
+  const principal = c.get("principal");
+  const label = counter ?? (principal.kind === "session" ? principal.user.firstName : null);
+  const ticket = await callNext(c.env, queue, actingId(actor), actor.userId, now(), label);
   return c.json(ok(ticketRecord(ticket)), 200);
 });
 

@@ -35,3 +35,21 @@ export const UserRecord = z
 export const SessionRecord = z.object({ token: z.string(), expiresAt: z.string() }).openapi("Session");
 
 export const MembershipRecord = z.object({ organizationId: z.string(), role: RoleSchema }).openapi("Membership");
+
+/** The likely wait (docs/wait-estimate.md): `estimatedWaitMinutes` lies within it; both 0 when nobody is ahead. */
+export const WaitRangeSchema = z
+  .object({ low: z.number().int(), high: z.number().int() })
+  .openapi("WaitRange", {
+    description: "Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead",
+  });
+
+/** One operator's minutes per visitor, used until the queue has call history. */
+export const DefaultServiceMinutes = z
+  .number()
+  .int()
+  .min(1)
+  .max(240)
+  .describe("Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5)");
+
+/** The counter a ticket is called to, as the display board shows it. */
+export const CounterLabel = z.string().trim().min(1).max(40);

@@ -7,6 +7,7 @@ import type { AppEnv } from "../http/context";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
+import { CounterLabel, WaitRangeSchema } from "./schemas";
 import { now } from "../lib/clock";
 import type { TicketView } from "../queue-room/types";
 import type { QueueRow } from "../services/queues";
@@ -47,6 +48,11 @@ export const TicketRecord = z
     createdAt: z.string(),
     position: z.number().int().nullable().openapi({ description: "1 = next; null when not waiting" }),
     estimatedWaitMinutes: z.number().int().nullable(),
+    estimatedWaitRange: WaitRangeSchema.nullable(),
+    counter: CounterLabel.nullable().openapi({
+      description:
+        "Where the ticket was called to: call-next's `counter`, else the calling member's first name; null for a key without one",
+    }),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),

@@ -7,7 +7,7 @@ import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { forbidden, validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { CustomerPhone } from "./schemas";
+import { CounterLabel, CustomerPhone, WaitRangeSchema } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -83,6 +83,7 @@ export const WidgetStatus = z
     status: z.enum(QUEUE_STATUSES),
     waitingCount: z.number().int(),
     estimatedWaitMinutes: z.number().int(),
+    estimatedWaitRange: WaitRangeSchema,
     nowServing: z
       .array(z.string())
       .openapi({ description: "Codes of the tickets called or being served, most recent call first (at most 5)" }),
@@ -109,6 +110,7 @@ const WidgetTicket = z
     status: z.enum(TICKET_STATUSES),
     position: z.number().int().nullable(),
     estimatedWaitMinutes: z.number().int().nullable(),
+    estimatedWaitRange: WaitRangeSchema.nullable(),
     partySize: z.number().int(),
     visitorName: z.string().nullable(),
     source: z.enum(TICKET_SOURCES),
@@ -116,29 +118,56 @@ const WidgetTicket = z
   })
   .openapi("WidgetTicket");
 
+/** One queue on the board: an item of the display-board route and the WebSocket's `board_update` data. */
+export const DisplayBoardQueue = z
+  .object({
+    queueId: z.string(),
+    name: z.string(),
+    status: z.enum(QUEUE_STATUSES),
+    waitingCount: z.number().int(),
+    estimatedWaitMinutes: z.number().int(),
+    estimatedWaitRange: WaitRangeSchema,
+    called: z.array(
+      z.object({
+        displayCode: z.string(),
+        status: z.enum(["called", "serving"]),
+        counter: CounterLabel.nullable().openapi({
+          description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
+        }),
+        calledAt: z.string(),
+      }),
+    ),
+    nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
+    generatedAt: z.string().openapi({ description: "The server's time of this data, to age the calls by" }),
+  })
+  .openapi("DisplayBoardQueue");
+
 const DisplayBoard = z
   .object({
     organizationId: z.string(),
+    organization: z.object({ name: z.string(), logoUrl: z.string().nullable() }),
+    timeZone: z
+      .string()
+      .openapi({ description: "IANA time zone of the clock: the organization's first location's, else UTC", example: "Europe/Paris" }),
     generatedAt: z.string(),
     queues: z.array(
-      z.object({
-        queueId: z.string(),
-        name: z.string(),
-        status: z.enum(QUEUE_STATUSES),
-        waitingCount: z.number().int(),
-        estimatedWaitMinutes: z.number().int(),
+      DisplayBoardQueue.extend({
         called: z.array(
           z.object({
             displayCode: z.string(),
             status: z.enum(["called", "serving"]),
+            counter: CounterLabel.nullable().openapi({
+              description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
+            }),
             assignedTo: z
               .string()
               .nullable()
-              .openapi({ description: "First name of the member who called, or the name of the calling API key" }),
+              .openapi({
+                description: "Deprecated (use `counter`): first name of the member who called, or the name of the calling API key",
+              }),
             calledAt: z.string(),
           }),
         ),
-        nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
       }),
     ),
   })
@@ -268,7 +297,10 @@ const socket = createRoute({
     'at once and after every change of that queue, and `{"type": "error", "data": {"code", "message", "queueId"?}}` for a bad message or ' +
     "an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; " +
     '`{"action": "unsubscribe", "queueId"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. ' +
-    "Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue).",
+    "Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue). " +
+    'A display board adds `"view": "board"` to its subscribe messages (or `&view=board` to the URL): it then receives ' +
+    '`{"type": "board_update", "data": <DisplayBoardQueue>}` instead of `queue_update` (the calls with their counter, the next ' +
+    "codes, the waiting count and wait), so it never refetches the display-board route.",
   security: SECURITY.none,
   request: {
     query: z.object({
@@ -277,6 +309,7 @@ const socket = createRoute({
         .regex(/^[A-Za-z0-9_-]{1,64}$/, "a queue id")
         .optional()
         .openapi({ description: "Subscribe to this queue at connection time" }),
+      view: z.enum(["status", "board"]).optional().openapi({ description: "board: the `?queueId=` subscription receives board_update" }),
     }),
   },
   responses: {
@@ -289,9 +322,9 @@ app.openapi(socket, async (c) => {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
     throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
   }
-  const { queueId } = c.req.valid("query");
+  const { queueId, view } = c.req.valid("query");
   if (queueId === undefined) return bridgeSocket(c.env);
-  return connectToRoom(c.env, queueId);
+  return connectToRoom(c.env, queueId, view ?? "status");
 });
 
 export default app;

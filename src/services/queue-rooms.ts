@@ -28,6 +28,7 @@ export function roomConfig(q: QueueRow): RoomConfig {
     letter: q.letter,
     maxCapacity: q.maxCapacity,
     noShowTimeoutMinutes: q.noShowTimeoutMinutes,
+    defaultServiceMinutes: q.defaultServiceMinutes,
     status: q.status,
     archivedAt: q.archivedAt,
   };

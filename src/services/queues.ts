@@ -5,6 +5,7 @@ import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
 import { DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
+import { DEFAULT_MINUTES_PER_TICKET } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { ApiError, notFound, planRequired } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -45,11 +46,13 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
     description: q.description,
     maxCapacity: s.maxCapacity,
     noShowTimeoutMinutes: s.noShowTimeoutMinutes,
+    defaultServiceMinutes: s.defaultServiceMinutes,
     status: s.status,
     letter: q.letter,
     waitingCount: s.waitingCount,
     servingCount: s.servingCount,
     estimatedWaitMinutes: s.estimatedWaitMinutes,
+    estimatedWaitRange: s.estimatedWaitRange,
     archivedAt: isoOrNull(s.archivedAt),
     createdAt: iso(q.createdAt),
     updatedAt: iso(q.updatedAt),
@@ -75,6 +78,7 @@ export interface NewQueue {
   description?: string | null | undefined;
   maxCapacity?: number | null | undefined;
   noShowTimeoutMinutes?: number | undefined;
+  defaultServiceMinutes?: number | undefined;
 }
 
 const LETTER_ATTEMPTS = 5;
@@ -126,6 +130,7 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
       description: input.description ?? null,
       maxCapacity: input.maxCapacity ?? null,
       noShowTimeoutMinutes: input.noShowTimeoutMinutes ?? DEFAULT_NO_SHOW_MINUTES,
+      defaultServiceMinutes: input.defaultServiceMinutes ?? DEFAULT_MINUTES_PER_TICKET,
       letter: nextLetter(used.map((u) => u.letter)),
       status: "active",
       archivedAt: null,
@@ -137,8 +142,8 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
     await openRoom(env, row);
     try {
       const result = await env.DB.prepare(
-        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, letter, status, archived_at, created_at, updated_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
       )
         .bind(
@@ -149,6 +154,7 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
           row.description,
           row.maxCapacity,
           row.noShowTimeoutMinutes,
+          row.defaultServiceMinutes,
           row.letter,
           at,
           at,
@@ -200,6 +206,7 @@ export interface QueuePatch {
   description?: string | null | undefined;
   maxCapacity?: number | null | undefined;
   noShowTimeoutMinutes?: number | undefined;
+  defaultServiceMinutes?: number | undefined;
 }
 
 /**
@@ -211,12 +218,14 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   const settings: RoomSettings = {};
   if (patch.maxCapacity !== undefined) settings.maxCapacity = patch.maxCapacity;
   if (patch.noShowTimeoutMinutes !== undefined) settings.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
+  if (patch.defaultServiceMinutes !== undefined) settings.defaultServiceMinutes = patch.defaultServiceMinutes;
   const summary = await inRoom(env, queue, (room) => room.reconfigure(settings, at));
   const changes: Partial<QueueRow> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.description !== undefined) changes.description = patch.description;
   if (patch.maxCapacity !== undefined) changes.maxCapacity = patch.maxCapacity;
   if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
+  if (patch.defaultServiceMinutes !== undefined) changes.defaultServiceMinutes = patch.defaultServiceMinutes;
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
   changes.updatedAt = at;
   const updated = await database(env.DB).update(queues).set(changes).where(eq(queues.id, queue.id)).returning().get();

@@ -32,6 +32,8 @@ export function ticketRecord(t: TicketView) {
     createdAt: iso(t.createdAt),
     position: t.position,
     estimatedWaitMinutes: t.estimatedWaitMinutes,
+    estimatedWaitRange: t.estimatedWaitRange,
+    counter: t.counter,
     presentAt: isoOrNull(t.presentAt),
     servingAt: isoOrNull(t.servingAt),
     skipReason: t.skipReason,
@@ -82,7 +84,14 @@ export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, a
   }
 }
 
-export async function callNext(env: Env, queue: QueueRow, operatorId: string, userId: string | null, at: number): Promise<TicketView> {
+export async function callNext(
+  env: Env,
+  queue: QueueRow,
+  operatorId: string,
+  userId: string | null,
+  at: number,
+  counter: string | null = null,
+): Promise<TicketView> {
   if (userId !== null) {
     const block = await operatorBlock(env, queue.organizationId, userId, at);
     if (block) {
@@ -92,7 +101,7 @@ export async function callNext(env: Env, queue: QueueRow, operatorId: string, us
       });
     }
   }
-  return inRoom(env, queue, (room) => room.callNext(operatorId, at));
+  return inRoom(env, queue, (room) => room.callNext(operatorId, at, counter));
 }
 
 export async function listTickets(

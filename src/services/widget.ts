@@ -1,10 +1,18 @@
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
 import { database } from "../db/client";
-import { apiKeys, organizations, queues, users } from "../db/schema";
+import { apiKeys, locations, organizations, queues, users } from "../db/schema";
 import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { iso } from "../lib/time";
-import { errorMessage, parseMessage, queueFacts, type BoardData, type QueueStatusData } from "../queue-room/sockets";
+import {
+  boardQueue,
+  errorMessage,
+  parseMessage,
+  queueFacts,
+  type BoardData,
+  type QueueStatusData,
+  type SubscriptionView,
+} from "../queue-room/sockets";
 import type { NewTicket, TicketView } from "../queue-room/types";
 import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
@@ -72,6 +80,7 @@ export function widgetTicket(t: TicketView) {
     status: t.status,
     position: t.position,
     estimatedWaitMinutes: t.estimatedWaitMinutes,
+    estimatedWaitRange: t.estimatedWaitRange,
     partySize: t.partySize,
     visitorName: t.visitorName,
     source: t.source,
@@ -104,14 +113,34 @@ async function callerNames(env: Env, organizationId: string, ids: string[]): Pro
   return names;
 }
 
-/** Per open queue of the organization: calls newest first with who called, and the next codes. */
+/**
+ * Per open queue of the organization: calls newest first with their counter, and the next
+ * codes; with the organization's name, logo and the time zone of the board's clock (its first
+ * location's, else UTC).
+ */
 export async function displayBoard(env: Env, organizationId: string, at: number) {
-  const rows = await database(env.DB)
-    .select()
-    .from(queues)
-    .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
-    .orderBy(asc(queues.createdAt), asc(queues.id))
-    .all();
+  const db = database(env.DB);
+  const [org, place, rows] = await Promise.all([
+    db
+      .select({ name: organizations.name, logoUrl: organizations.logoUrl })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .get(),
+    db
+      .select({ timezone: locations.timezone })
+      .from(locations)
+      .where(eq(locations.organizationId, organizationId))
+      .orderBy(asc(locations.createdAt), asc(locations.id))
+      .limit(1)
+      .get(),
+    db
+      .select()
+      .from(queues)
+      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .orderBy(asc(queues.createdAt), asc(queues.id))
+      .all(),
+  ]);
+  if (!org) throw notFound("Organization");
   const boards = await Promise.all(rows.map((q) => readRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)));
   const callerIds = [
     ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
@@ -119,24 +148,22 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
   const names = await callerNames(env, organizationId, callerIds);
   return {
     organizationId,
+    organization: { name: org.name, logoUrl: org.logoUrl },
+    timeZone: place?.timezone ?? "UTC",
     generatedAt: iso(at),
     queues: rows.flatMap((q, i) => {
       const board = boards[i];
       if (!board) return [];
+      // The D1 name (renames show at once); the rest as the socket's board_update carries it.
+      const wire = boardQueue(board, at);
       return [
         {
-          queueId: q.id,
+          ...wire,
           name: q.name,
-          status: board.status.status,
-          waitingCount: board.status.waitingCount,
-          estimatedWaitMinutes: board.status.estimatedWaitMinutes,
-          called: board.called.map((c) => ({
-            displayCode: c.displayCode,
-            status: c.status,
+          called: board.called.map((c, j) => ({
+            ...wire.called[j]!,
             assignedTo: c.assignedToId === null ? null : (names.get(c.assignedToId) ?? null),
-            calledAt: iso(c.calledAt),
           })),
-          nextWaiting: board.nextWaiting,
         },
       ];
     }),
@@ -145,15 +172,16 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
 
 // ---- the live channel ----------------------------------------------------------------------
 
-function roomSocketRequest(queueId: string): Request {
-  return new Request(`https://queue-room/ws?queueId=${encodeURIComponent(queueId)}`, { headers: { Upgrade: "websocket" } });
+function roomSocketRequest(queueId: string, view: SubscriptionView = "status"): Request {
+  const url = `https://queue-room/ws?queueId=${encodeURIComponent(queueId)}${view === "board" ? "&view=board" : ""}`;
+  return new Request(url, { headers: { Upgrade: "websocket" } });
 }
 
 /** Fast path: the queue is known from the URL, so the socket goes straight to its room. */
-export async function connectToRoom(env: Env, queueId: string): Promise<Response> {
+export async function connectToRoom(env: Env, queueId: string, view: SubscriptionView = "status"): Promise<Response> {
   const facts = await queueFacts(env, queueId);
   if (!facts) throw notFound("Queue");
-  return roomOf(env, queueId).fetch(roomSocketRequest(queueId));
+  return roomOf(env, queueId).fetch(roomSocketRequest(queueId, view));
 }
 
 function closeQuietly(ws: WebSocket, code: number, reason: string): void {
@@ -186,7 +214,7 @@ export function bridgeSocket(env: Env): Response {
     if (parsed.action === "unsubscribe") return;
     const facts = await queueFacts(env, parsed.queueId);
     if (!facts) return server.send(errorMessage("NOT_FOUND", "Queue not found", parsed.queueId));
-    const res = await roomOf(env, parsed.queueId).fetch(roomSocketRequest(parsed.queueId));
+    const res = await roomOf(env, parsed.queueId).fetch(roomSocketRequest(parsed.queueId, parsed.view));
     const upstream = res.webSocket;
     if (!upstream) return server.send(errorMessage("NOT_FOUND", "Queue not found", parsed.queueId));
     upstream.accept();

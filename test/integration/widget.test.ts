@@ -134,6 +134,7 @@ describe("widget HTTP routes", () => {
       status: "active",
       waitingCount: 0,
       estimatedWaitMinutes: 0,
+      estimatedWaitRange: { low: 0, high: 0 },
       nowServing: [],
     });
     expect(res.headers.get("Cache-Control")).toBe("public, max-age=5");
@@ -249,7 +250,15 @@ describe("widget WebSocket", () => {
     client.send({ action: "subscribe", queueId: f.queueId });
     expect(await client.next()).toEqual({
       type: "queue_update",
-      data: { queueId: f.queueId, name: "Main line", status: "active", waitingCount: 0, estimatedWaitMinutes: 0, nowServing: [] },
+      data: {
+        queueId: f.queueId,
+        name: "Main line",
+        status: "active",
+        waitingCount: 0,
+        estimatedWaitMinutes: 0,
+        estimatedWaitRange: { low: 0, high: 0 },
+        nowServing: [],
+      },
     });
     expectOk(await join(f), 201);
     expect((await client.next()).data).toMatchObject({ waitingCount: 1, nowServing: [] });

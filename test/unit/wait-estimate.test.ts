@@ -116,4 +116,56 @@ describe("the estimate on recorded sequences", () => {
     ]);
     expect(estimatedWaitRange(1, quick, START + 4 * SEC).low).toBeGreaterThanOrEqual(1);
   });
+
+  it("before 3 timed services the queue's default fills in: one odd first interval does not set the pace", () => {
+    const opening = recorded([
+      [0, "a"],
+      [60, "a"], // a 1-minute first service
+    ]);
+    const at = START + 70 * SEC;
+    // Median of [1, 8, 8]: the default (8) holds until history outweighs it.
+    expect(minutesPerTicket(opening, at, 8)).toBe(8);
+    expect(minutesPerTicket([], at, 8)).toBe(8);
+    expect(estimatedWaitRange(3, [], at, 8)).toEqual({ low: 14, high: 34 });
+    const three = recorded([
+      [0, "a"],
+      [120, "a"],
+      [240, "a"],
+      [360, "a"],
+    ]);
+    expect(minutesPerTicket(three, START + 400 * SEC, 8)).toBe(2);
+    // Two operators share the default too: each takes 10 minutes, in parallel.
+    const pair = recorded([
+      [0, "a"],
+      [5, "b"],
+    ]);
+    expect(minutesPerTicket(pair, START + 10 * SEC, 10)).toBe(5);
+  });
+
+  it("quick skips between two operators' services, then a break: never below a minute for anyone waiting", () => {
+    // a and b serve 6 minutes each; a skips twice within seconds; then both stop for 70 minutes.
+    const calls = recorded([
+      [0, "a"],
+      [60, "b"],
+      [360, "a"],
+      [363, "a"], // skip
+      [366, "a"], // skip
+      [420, "b"],
+      [726, "a"],
+      [780, "b"],
+      [780 + 70 * 60, "a"], // back from the break
+      [780 + 70 * 60 + 4, "a"], // no-show, next
+    ]);
+    expect(serviceIntervals(calls).map((ms) => ms / MIN)).toEqual([6, 6, 6, 6]);
+    const at = START + (780 + 70 * 60 + 10) * SEC;
+    // Only a called in the last hour: 6 minutes a ticket, not 3.
+    expect(minutesPerTicket(calls, at)).toBe(6);
+    const range = estimatedWaitRange(1, calls, at);
+    expect(range.low).toBeGreaterThanOrEqual(1);
+    expect(estimatedWaitMinutes(1, minutesPerTicket(calls, at))).toBe(6);
+    for (let position = 1; position <= 20; position++) {
+      expect(estimatedWaitMinutes(position, minutesPerTicket(calls, at))).toBeGreaterThan(0);
+      expect(estimatedWaitRange(position, calls, at).low).toBeGreaterThan(0);
+    }
+  });
 });

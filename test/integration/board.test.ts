@@ -1,0 +1,218 @@
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, expectError, expectOk } from "../helpers/api";
+import { insertLocation } from "../helpers/catalog";
+import { addMember, addQueue, createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
+
+// The display board's data: the counter label of each call (call-next's `counter`, else the
+// member's first name, never a key's name), the display-board route's organization, clock time
+// zone and waits, and the WebSocket's board_update, which carries all of it so the board never
+// refetches over HTTP.
+
+interface Board extends Fixture {
+  widgetKey: string;
+}
+
+async function boardFixture(): Promise<Board> {
+  const f = await queueFixture("pro");
+  return { ...f, widgetKey: (await createApiKey(f.owner, f.organizationId, ["widget"])).key };
+}
+
+async function walkIn(f: Fixture, queueId = f.queueId): Promise<any> {
+  return expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token: f.owner.token, body: {} }), 201);
+}
+
+function callNext(f: Fixture, auth: { token?: string; apiKey?: string }, body?: Record<string, unknown>, queueId = f.queueId) {
+  return call("POST", `/v1/queues/${queueId}/call-next`, { ...auth, body });
+}
+
+/** A WebSocket client that keeps every message it receives, in order. */
+class Client {
+  readonly messages: any[] = [];
+  private read = 0;
+  private waiter: (() => void) | null = null;
+
+  constructor(readonly ws: WebSocket) {
+    ws.accept();
+    ws.addEventListener("message", (ev) => {
+      const text = ev.data as string;
+      this.messages.push(text === "pong" ? text : JSON.parse(text));
+      this.waiter?.();
+    });
+  }
+
+  static async open(query = ""): Promise<Client> {
+    const res = await SELF.fetch(`https://api.test/v1/widget/ws${query}`, { headers: { Upgrade: "websocket" } });
+    expect(res.status).toBe(101);
+    return new Client(res.webSocket!);
+  }
+
+  send(value: unknown): void {
+    this.ws.send(JSON.stringify(value));
+  }
+
+  async next(ms = 5000): Promise<any> {
+    const deadline = Date.now() + ms;
+    while (this.read >= this.messages.length) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no message within ${ms} ms; got ${JSON.stringify(this.messages)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiter = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return this.messages[this.read++];
+  }
+
+  close(): void {
+    this.ws.close(1000, "done");
+  }
+}
+
+describe("the counter label of a call", () => {
+  it("is call-next's counter, else the member's first name; an API key's call without one has none", async () => {
+    const f = await boardFixture();
+    for (let i = 0; i < 4; i++) await walkIn(f);
+    const desk = expectOk(await callNext(f, { token: f.owner.token }, { counter: "  Guichet 3 " }));
+    expect(desk.counter).toBe("Guichet 3");
+    const operator = await addMember(f.owner, f.organizationId, "operator", { firstName: "Amina" });
+    const named = expectOk(await callNext(f, { token: operator.token }));
+    expect(named.counter).toBe("Amina");
+    const key = await createApiKey(f.owner, f.organizationId, ["write"]);
+    const keyCall = expectOk(await callNext(f, { apiKey: key.key }));
+    expect(keyCall.counter).toBeNull();
+    const keyDesk = expectOk(await callNext(f, { apiKey: key.key }, { counter: "Desk 7" }));
+    expect(keyDesk.counter).toBe("Desk 7");
+    // The ticket keeps it.
+    expect(expectOk(await call("GET", `/v1/tickets/${desk.id}`, { token: f.owner.token })).counter).toBe("Guichet 3");
+  });
+
+  it("refuses an empty, blank or over-long label", async () => {
+    const f = await boardFixture();
+    await walkIn(f);
+    for (const counter of ["", "   ", "x".repeat(41), 3, null]) {
+      expectError(await callNext(f, { token: f.owner.token }, { counter }), 400, "VALIDATION_ERROR", "counter");
+    }
+  });
+});
+
+describe("display-board route", () => {
+  it("carries the organization's name and logo, the clock's time zone, waits and each call's counter", async () => {
+    const f = await boardFixture();
+    const empty = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: f.widgetKey }));
+    expect(empty).toMatchObject({ organization: { name: "Test organization", logoUrl: null }, timeZone: "UTC" });
+    expect(empty.queues[0]).toMatchObject({
+      waitingCount: 0,
+      estimatedWaitMinutes: 0,
+      estimatedWaitRange: { low: 0, high: 0 },
+      called: [],
+    });
+
+    expectOk(
+      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
+        token: f.owner.token,
+        body: { logoUrl: "https://cdn.example/logo.png" },
+      }),
+    );
+    // The clock follows the organization's first location (back-dated before the fixture's own).
+    await insertLocation(f.organizationId, "Europe/Paris", Date.parse("2020-01-01T00:00:00Z"));
+    for (let i = 0; i < 3; i++) await walkIn(f);
+    const called = expectOk(await callNext(f, { token: f.owner.token }, { counter: "Guichet 3" }));
+    const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: f.widgetKey }));
+    expect(board).toMatchObject({
+      organization: { name: "Test organization", logoUrl: "https://cdn.example/logo.png" },
+      timeZone: "Europe/Paris",
+    });
+    const q = board.queues[0];
+    expect(q).toMatchObject({
+      waitingCount: 2,
+      estimatedWaitMinutes: 10,
+      estimatedWaitRange: { low: 6, high: 14 },
+      nextWaiting: ["A-002", "A-003"],
+    });
+    expect(q.called).toEqual([
+      {
+        displayCode: called.displayCode,
+        status: "called",
+        counter: "Guichet 3",
+        assignedTo: "Test",
+        calledAt: expect.stringMatching(/Z$/),
+      },
+    ]);
+    expect(q.generatedAt).toBe(board.generatedAt);
+  });
+});
+
+describe("board_update over the WebSocket", () => {
+  it("a board subscription gets the whole board of the queue at once and after every change; a status one still gets queue_update", async () => {
+    const f = await boardFixture();
+    const board = await Client.open(`?queueId=${f.queueId}&view=board`);
+    const status = await Client.open(`?queueId=${f.queueId}`);
+    const first = await board.next();
+    expect(first).toEqual({
+      type: "board_update",
+      data: {
+        queueId: f.queueId,
+        name: "Main line",
+        status: "active",
+        waitingCount: 0,
+        estimatedWaitMinutes: 0,
+        estimatedWaitRange: { low: 0, high: 0 },
+        called: [],
+        nextWaiting: [],
+        generatedAt: expect.stringMatching(/Z$/),
+      },
+    });
+    expect((await status.next()).type).toBe("queue_update");
+
+    await walkIn(f);
+    await walkIn(f);
+    expect((await board.next()).data).toMatchObject({ waitingCount: 1, nextWaiting: ["A-001"] });
+    expect((await board.next()).data).toMatchObject({ waitingCount: 2, estimatedWaitMinutes: 10, nextWaiting: ["A-001", "A-002"] });
+    expectOk(await callNext(f, { token: f.owner.token }, { counter: "Guichet 3" }));
+    const afterCall = await board.next();
+    expect(afterCall.type).toBe("board_update");
+    expect(afterCall.data).toMatchObject({
+      waitingCount: 1,
+      nextWaiting: ["A-002"],
+      called: [{ displayCode: "A-001", status: "called", counter: "Guichet 3", calledAt: expect.stringMatching(/Z$/) }],
+    });
+    // The status widget is unchanged: its smaller message, no board.
+    await status.next();
+    await status.next();
+    const statusAfterCall = await status.next();
+    expect(statusAfterCall).toMatchObject({ type: "queue_update", data: { waitingCount: 1, nowServing: ["A-001"] } });
+    expect(statusAfterCall.data).not.toHaveProperty("called");
+    board.close();
+    status.close();
+  });
+
+  it("the spec's flow with view board, on two queues of the organization (one relayed by another room)", async () => {
+    const f = await boardFixture();
+    const second = await addQueue(f, { name: "Second line" });
+    const client = await Client.open();
+    client.send({ action: "subscribe", queueId: f.queueId, view: "board" });
+    expect(await client.next()).toMatchObject({ type: "board_update", data: { queueId: f.queueId, called: [] } });
+    client.send({ action: "subscribe", queueId: second, view: "board" });
+    expect(await client.next()).toMatchObject({ type: "board_update", data: { queueId: second, name: "Second line", called: [] } });
+
+    await walkIn(f, second);
+    expect(await client.next()).toMatchObject({ type: "board_update", data: { queueId: second, waitingCount: 1, nextWaiting: ["B-001"] } });
+    expectOk(await callNext(f, { token: f.owner.token }, { counter: "Desk 2" }, second));
+    expect(await client.next()).toMatchObject({
+      type: "board_update",
+      data: { queueId: second, waitingCount: 0, called: [{ displayCode: "B-001", counter: "Desk 2" }] },
+    });
+    // Back to the status view for one queue: queue_update again.
+    client.send({ action: "subscribe", queueId: f.queueId });
+    expect(await client.next()).toMatchObject({ type: "queue_update", data: { queueId: f.queueId } });
+    await walkIn(f);
+    expect(await client.next()).toMatchObject({ type: "queue_update", data: { queueId: f.queueId, waitingCount: 1 } });
+    client.send({ action: "subscribe", queueId: f.queueId, view: "wall" });
+    expect(await client.next()).toMatchObject({ type: "error", data: { code: "VALIDATION_ERROR" } });
+    client.close();
+  });
+});
