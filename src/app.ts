@@ -34,6 +34,7 @@ import visitorPushRoutes from "./routes/visitor-push";
 import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
 import billingWebhookRoutes from "./routes/billing-webhooks";
+import deskRoutes from "./routes/desks";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -89,6 +90,7 @@ export function createApp() {
   app.route("/v1", webhookRoutes);
   app.route("/v1", notificationRoutes);
   app.route("/v1", visitorPushRoutes);
+  app.route("/v1", deskRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -28,6 +28,7 @@ const TICKET_NULL_WHILE_WAITING = new Set([
   "recoveredFromId",
   "transferredToId",
   "visitorName",
+  "deskId",
 ]);
 
 /** The ticket an operation answers, as it is after that operation. */
@@ -63,6 +64,15 @@ const TICKET_AFTER: Record<string, Json> = {
   createVipTicket: { isGhostMode: true, isPriority: true, source: "vip", position: 1, estimatedWaitMinutes: 3 },
   joinQueueFromWidget: { source: "widget" },
   transferTicketToQueue: { source: "transfer" },
+  callDeskNext: {
+    status: "called",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    deskId: "dsk_d3m0gu1ch3t300000000",
+    counter: "Guichet 3",
+    position: null,
+    estimatedWaitMinutes: null,
+  },
 };
 
 /** The id prefix of the record a schema describes, from its component name. */
@@ -85,6 +95,7 @@ const PREFIX_OF: Record<string, string> = {
   WebhookDelivery: "dlv",
   RemoteJoin: "rjn",
   Invoice: "inv",
+  Desk: "dsk",
 };
 
 const BY_NAME: Record<string, unknown> = {
@@ -104,6 +115,8 @@ const BY_NAME: Record<string, unknown> = {
   keyId: DEMO.key,
   locationIds: [DEMO.loc],
   queueIds: [DEMO.que],
+  deskId: "dsk_d3m0gu1ch3t300000000",
+  displayName: "Guichet 3",
   attendees: [DEMO.usr],
   displayCode: "A-042",
   number: 42,

@@ -82,6 +82,18 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   "POST /v1/tickets/{ticketId}/transfer": { id: "transferTicketToOperator", errors: STATE },
 
+  "POST /v1/locations/{locationId}/desks": { id: "createDesk" },
+  "GET /v1/locations/{locationId}/desks": { id: "listDesks" },
+  "GET /v1/desks/{deskId}": { id: "getDesk" },
+  "PATCH /v1/desks/{deskId}": { id: "updateDesk" },
+  "DELETE /v1/desks/{deskId}": { id: "deleteDesk" },
+  "POST /v1/desks/{deskId}/open": { id: "openDesk", errors: ["CONFLICT"] },
+  "POST /v1/desks/{deskId}/close": { id: "closeDesk", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/desks/{deskId}/call-next": {
+    id: "callDeskNext",
+    errors: ["INVALID_STATE", "CONFLICT", "QUEUE_EMPTY", "OPERATOR_UNAVAILABLE"],
+  },
+
   "POST /v1/remote-join/{queueId}/start": { id: "startRemoteJoin", errors: [...JOIN, "OUT_OF_RANGE", "REMOTE_JOIN_PENALTY", "CONFLICT"] },
   "POST /v1/remote-join/{ticketId}/location": { id: "updateRemoteJoinLocation", errors: STATE },
   "POST /v1/remote-join/{ticketId}/confirm": { id: "confirmRemoteJoin", errors: STATE },

@@ -8,6 +8,7 @@ import {
   type RecoveryOption,
   type TicketOperation,
 } from "../domain/tickets";
+import { compareCandidates, type DeskCandidate } from "../domain/desks";
 import { longWaitChange } from "../domain/wait-estimate";
 import { newTicketId } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
@@ -133,18 +134,37 @@ export class Commands {
    * Calls the first callable ticket for `operatorId`. The ticket that operator was serving is
    * completed in the same transaction; nothing changes when there is no one to call.
    */
-  callNext(cfg: Configured, operatorId: string, at: number, counter: string | null = null): TicketView {
+  callNext(cfg: Configured, operatorId: string, at: number, counter: string | null = null, desk: DeskCall | null = null): TicketView {
     if (cfg.archived_at !== null || cfg.status === "closed") {
       refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
     }
     const next = this.store.firstCallable() ?? refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
+    // A desk call: this queue's head must still rank before the best head the desk saw in its
+    // other queues, else the desk reads the heads again (docs/desks.md, the cross-room step).
+    if (desk !== null && desk.bound !== null && compareCandidates(candidateOf(cfg, next), desk.bound) > 0) {
+      refuse("HEAD_MOVED", "Another queue of the desk now has the ticket to call", {});
+    }
     for (const serving of this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
       this.completeServing(cfg, serving, at);
     }
-    this.store.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId, counter }, at);
+    this.store.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId, counter, desk_id: desk?.deskId ?? null }, at);
     this.store.recordCall(at, operatorId, CALL_HISTORY);
     this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, {});
     return this.views.ticket(cfg, next.id, at);
+  }
+
+  /** A desk's read: the ticket this queue would call next, or null (nothing callable, or closed). */
+  deskHead(cfg: Configured): DeskCandidate | null {
+    if (cfg.archived_at !== null || cfg.status === "closed") return null;
+    const next = this.store.firstCallable();
+    return next === null ? null : candidateOf(cfg, next);
+  }
+
+  /** After a desk call in another queue: what this operator was serving here is completed. */
+  finishServingOf(cfg: Configured, operatorId: string, at: number): number {
+    const serving = this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId);
+    for (const row of serving) this.completeServing(cfg, row, at);
+    return serving.length;
   }
 
   present(cfg: Configured, ticketId: string, at: number): TicketView {
@@ -200,7 +220,7 @@ export class Commands {
       const seq = this.store.nextPrioritySeq();
       this.store.update(
         row.id,
-        { status: "waiting", lane: LANE.priority, order_key: seq, called_at: null, assigned_to_id: null, skip_reason: null },
+        { status: "waiting", lane: LANE.priority, order_key: seq, lined_up_at: at, called_at: null, assigned_to_id: null, skip_reason: null },
         at,
       );
       this.store.emit(cfg, "ticket.recovered", this.store.row(row.id), at, { recoveryOption: option });
@@ -342,4 +362,14 @@ export function refuseTransferring(row: TicketRow, operation: TicketOperation): 
   invalidState(row.status, allowedFrom(operation), "The ticket is being transferred to another queue", {
     transferringTo: row.transferring_to,
   });
+}
+
+/** A call made at a desk: the desk, and the best head the desk saw in its other queues. */
+export interface DeskCall {
+  deskId: string;
+  bound: DeskCandidate | null;
+}
+
+export function candidateOf(cfg: Configured, row: TicketRow): DeskCandidate {
+  return { ticketId: row.id, queueId: cfg.queue_id, lane: row.lane, linedUpAt: row.lined_up_at ?? row.created_at, orderKey: row.order_key };
 }

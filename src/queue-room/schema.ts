@@ -103,6 +103,11 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // counter label each call was made with, which the display board shows.
   `ALTER TABLE room ADD COLUMN default_service_minutes INTEGER NOT NULL DEFAULT 5;
    ALTER TABLE tickets ADD COLUMN counter TEXT;`,
+  // Desks (docs/desks.md): the desk a ticket was called at, and when the ticket took its place
+  // in its lane (the join, or the restore that put it back), which a desk compares across queues.
+  `ALTER TABLE tickets ADD COLUMN desk_id TEXT;
+   ALTER TABLE tickets ADD COLUMN lined_up_at INTEGER;
+   UPDATE tickets SET lined_up_at = created_at;`,
 ];
 
 /**

@@ -57,6 +57,10 @@ export type TicketRow = {
   transferring_since: number | null;
   /** The open hand-off's id (hand-offs.ts); null when the ticket is not being moved. */
   hand_off_id: string | null;
+  /** The desk the ticket was called at (docs/desks.md); null for a call made on the queue. */
+  desk_id: string | null;
+  /** When the ticket took its place in its lane: never decreases along a lane (domain/desks.ts). */
+  lined_up_at: number | null;
   /** The counter label of the call (shown on the display board); null before any call. */
   counter: string | null;
   almost_called_sent: number;
@@ -136,8 +140,8 @@ export class RoomStore {
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
     this.sql.exec(
       `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
-         visitor_name, phone, language, recovered_from_id, created_at, updated_at, version)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       number,
       lane,
@@ -151,6 +155,7 @@ export class RoomStore {
       draft.phone,
       draft.language,
       recoveredFromId,
+      at,
       at,
       at,
       this.bumpVersion(),

@@ -53,6 +53,7 @@ export const TicketRecord = z
       description:
         "Where the ticket was called to: call-next's `counter`, else the calling member's first name; null for a key without one",
     }),
+    deskId: z.string().nullable().openapi({ description: "The desk the ticket was called at (`dsk_…`); null for a call made on the queue" }),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),

@@ -34,6 +34,7 @@ export function ticketRecord(t: TicketView) {
     estimatedWaitMinutes: t.estimatedWaitMinutes,
     estimatedWaitRange: t.estimatedWaitRange,
     counter: t.counter,
+    deskId: t.deskId,
     presentAt: isoOrNull(t.presentAt),
     servingAt: isoOrNull(t.servingAt),
     skipReason: t.skipReason,
