@@ -35,6 +35,7 @@ import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
 import billingWebhookRoutes from "./routes/billing-webhooks";
 import deskRoutes from "./routes/desks";
+import ticketMoveRoutes from "./routes/ticket-moves";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -91,6 +92,7 @@ export function createApp() {
   app.route("/v1", notificationRoutes);
   app.route("/v1", visitorPushRoutes);
   app.route("/v1", deskRoutes);
+  app.route("/v1", ticketMoveRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -29,6 +29,7 @@ const TICKET_NULL_WHILE_WAITING = new Set([
   "transferredToId",
   "visitorName",
   "deskId",
+  "recalledAt",
 ]);
 
 /** The ticket an operation answers, as it is after that operation. */
@@ -64,6 +65,15 @@ const TICKET_AFTER: Record<string, Json> = {
   createVipTicket: { isGhostMode: true, isPriority: true, source: "vip", position: 1, estimatedWaitMinutes: 3 },
   joinQueueFromWidget: { source: "widget" },
   transferTicketToQueue: { source: "transfer" },
+  recallTicket: {
+    status: "called",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    recallCount: 1,
+    recalledAt: WHEN,
+    position: null,
+    estimatedWaitMinutes: null,
+  },
   callDeskNext: {
     status: "called",
     calledAt: WHEN,

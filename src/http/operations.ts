@@ -82,6 +82,8 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   "POST /v1/tickets/{ticketId}/transfer": { id: "transferTicketToOperator", errors: STATE },
 
+  "POST /v1/tickets/{ticketId}/return": { id: "returnTicketToLine", errors: STATE },
+  "POST /v1/tickets/{ticketId}/recall": { id: "recallTicket", errors: ["INVALID_STATE", "RECALL_LIMIT_REACHED"] },
   "POST /v1/locations/{locationId}/desks": { id: "createDesk" },
   "GET /v1/locations/{locationId}/desks": { id: "listDesks" },
   "GET /v1/desks/{deskId}": { id: "getDesk" },
@@ -184,6 +186,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   QUEUE_FULL: "the party does not fit the queue's capacity",
   QUEUE_EMPTY: "no ticket can be called",
   OPERATOR_UNAVAILABLE: "the caller is on a break, closure or unavailability; `details {eventId, until}`",
+  RECALL_LIMIT_REACHED: "the called ticket was recalled as many times as allowed; `details {recallCount, limit}`",
   QR_TOKEN_EXPIRED: "the QR token has expired",
   QR_TOKEN_USED: "the single-use QR token was used already",
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",

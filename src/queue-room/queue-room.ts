@@ -4,7 +4,7 @@ import type { ConfirmMethod } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { Commands } from "./commands";
+import { Commands, type ReturnPlace } from "./commands";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
@@ -180,6 +180,14 @@ export class QueueRoom extends DurableObject<Env> {
   /** A desk call in another queue completes what this operator was serving here. */
   finishServingOf(operatorId: string, at: number): RoomResult<number> {
     return this.mutate(at, (cfg) => this.commands.finishServingOf(cfg, operatorId, at));
+  }
+
+  returnToLine(ticketId: string, place: ReturnPlace, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.returnToLine(cfg, ticketId, place, at));
+  }
+
+  recall(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.recall(cfg, ticketId, at));
   }
 
   present(ticketId: string, at: number): RoomResult<TicketView> {

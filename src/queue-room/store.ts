@@ -61,6 +61,9 @@ export type TicketRow = {
   desk_id: string | null;
   /** When the ticket took its place in its lane: never decreases along a lane (domain/desks.ts). */
   lined_up_at: number | null;
+  /** Times the called ticket was announced again (docs/desks.md, recall); reset by a new call. */
+  recall_count: number;
+  recalled_at: number | null;
   /** The counter label of the call (shown on the display board); null before any call. */
   counter: string | null;
   almost_called_sent: number;

@@ -62,6 +62,8 @@ export interface TicketView {
   counter: string | null;
   /** The desk the ticket was called at (docs/desks.md); null for a call made on the queue. */
   deskId: string | null;
+  recallCount: number;
+  recalledAt: number | null;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;

@@ -6,6 +6,7 @@ import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
+import type { ReturnPlace } from "../queue-room/commands";
 import type { NewTicket, TicketView } from "../queue-room/types";
 import { operatorBlock, serviceClosure } from "./availability";
 import { findQueue, type QueueRow } from "./queues";
@@ -35,6 +36,8 @@ export function ticketRecord(t: TicketView) {
     estimatedWaitRange: t.estimatedWaitRange,
     counter: t.counter,
     deskId: t.deskId,
+    recallCount: t.recallCount,
+    recalledAt: isoOrNull(t.recalledAt),
     presentAt: isoOrNull(t.presentAt),
     servingAt: isoOrNull(t.servingAt),
     skipReason: t.skipReason,
@@ -121,6 +124,14 @@ export async function cancelTicket(env: Env, queue: QueueRow, ticketId: string, 
 }
 
 /** The customer is here: a waiting or called ticket is marked present (a remote join becomes callable). */
+export async function returnTicket(env: Env, queue: QueueRow, ticketId: string, place: ReturnPlace, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.returnToLine(ticketId, place, at));
+}
+
+export async function recallTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.recall(ticketId, at));
+}
+
 export async function markPresent(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
   return inRoom(env, queue, (room) => room.present(ticketId, at));
 }
