@@ -121,6 +121,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/business/calendar/availability": { id: "listMemberAvailability", organizationFromRequest: true },
 
   "GET /v1/embed.js": { id: "getEmbedScript" },
+  "GET /v1/board.js": { id: "getBoardScript" },
   "GET /v1/widget/board": { id: "getDisplayBoardPage" },
   "GET /v1/widget/organization/{organizationId}/info": { id: "getWidgetInfo" },
   "GET /v1/widget/queue/{queueId}/status": { id: "getWidgetQueueStatus" },

@@ -4,6 +4,7 @@ import { router } from "../http/router";
 import { BOARD_PAGE_CSP, boardPage } from "../widget/board-page";
 // Imported as text (wrangler.toml [[rules]]): the file is served byte for byte, never bundled.
 import embedSource from "../widget/embed.js";
+import boardSource from "../widget/board.js";
 
 const app = router();
 const tags = ["Widget"];
@@ -33,6 +34,23 @@ const embed = createRoute({
 
 app.openapi(embed, (c) => c.body(embedSource, 200, SCRIPT_HEADERS));
 
+const boardScript = createRoute({
+  method: "get",
+  path: "/board.js",
+  tags,
+  summary: "The display board's part of the widget script",
+  description:
+    "Public. embed.js loads it by itself for a widget of type board (the board page loads it first), so pages with a status or " +
+    "join widget never download it. Cached for 5 minutes; CORS open to any origin.",
+  security: SECURITY.none,
+  responses: {
+    200: { description: "The display board script", content: { "text/javascript": { schema: z.string() } } },
+    ...errors(),
+  },
+});
+
+app.openapi(boardScript, (c) => c.body(boardSource, 200, SCRIPT_HEADERS));
+
 // Ids and keys are opaque tokens of these characters; refusing anything else keeps the page inert.
 const Token = (max: number) =>
   z
@@ -47,9 +65,11 @@ const board = createRoute({
   tags,
   summary: "Full-screen display board page for waiting-room screens",
   description:
-    "Public HTML page built on embed.js (type board): the codes being called with their counter or operator, the next codes, " +
-    "and a short chime when a code is called. The page itself needs no credential; it calls the display-board route with " +
-    "`key`, so use a key with the `widget` permission. Live over the widget WebSocket, polling every 30 s when disconnected.",
+    "Public HTML page built on embed.js (type board): the organization's name and logo, a clock in its first location's time zone, " +
+    "per queue the waiting count, the estimated wait, the codes called in the last `callMinutes` with their counter, and the next " +
+    "codes; a short chime when a code is called. The page itself needs no credential; it loads the display-board route once with " +
+    "`key` (use a key with the `widget` permission), then lives on the WebSocket's board_update (polling every 30 s only while " +
+    "disconnected). Legible at 3 m on a 1080p screen, landscape or portrait. See docs/display-board.md.",
   security: SECURITY.none,
   request: {
     query: z.object({
@@ -69,6 +89,19 @@ const board = createRoute({
         .optional()
         .openapi({ description: "Primary colour as hex without '#', e.g. 2563eb" }),
       sound: z.enum(["0", "1"]).default("1").openapi({ description: "1 (default) to chime when a code is called, 0 for silence" }),
+      kiosk: z
+        .enum(["0", "1"])
+        .default("0")
+        .openapi({
+          description:
+            "1 for an unattended screen: no 'enable sound' button, no cursor, the screen kept awake. Start the kiosk's Chromium with " +
+            "`--autoplay-policy=no-user-gesture-required` so the chime plays without a touch (without it the board stays silent, and still flashes)",
+        }),
+      callMinutes: z
+        .string()
+        .regex(/^([1-9]|[1-5][0-9]|60)$/, "whole minutes from 1 to 60")
+        .default("5")
+        .openapi({ description: "Minutes a called code stays on screen, 1 to 60, default 5" }),
     }),
   },
   responses: {
@@ -87,6 +120,8 @@ app.openapi(board, (c) => {
     theme: q.theme,
     primaryColor: q.color ? `#${q.color}` : undefined,
     sound: q.sound === "1",
+    kiosk: q.kiosk === "1",
+    callMinutes: Number(q.callMinutes),
   });
   // The key is in the URL: keep the page out of caches and referrers.
   return c.body(page, 200, {

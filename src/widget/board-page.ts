@@ -7,6 +7,10 @@ export interface BoardPageOptions {
   theme: "light" | "dark";
   primaryColor?: string;
   sound: boolean;
+  /** Unattended screen: no sound button, no cursor, screen kept awake (docs/display-board.md). */
+  kiosk: boolean;
+  /** Minutes a call stays on screen. */
+  callMinutes: number;
 }
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -26,6 +30,8 @@ export function boardPage(o: BoardPageOptions): string {
     "data-theme": o.theme,
     "data-primary-color": o.primaryColor,
     "data-sound": String(o.sound),
+    "data-kiosk": String(o.kiosk),
+    "data-call-minutes": String(o.callMinutes),
   };
   const attributes = Object.entries(attrs)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
@@ -39,10 +45,11 @@ export function boardPage(o: BoardPageOptions): string {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="robots" content="noindex" />
     <title>${o.language === "fr" ? "Écran d'appel" : "Display board"}</title>
-    <style>html,body{margin:0;height:100%;background:${background}}#widget{min-height:100vh}</style>
+    <style>html,body{margin:0;height:100%;background:${background}}#widget{min-height:100vh}${o.kiosk ? "html{cursor:none}" : ""}</style>
   </head>
   <body>
     <div id="widget" ${attributes}></div>
+    <script src="/v1/board.js"></script>
     <script src="/v1/embed.js"></script>
   </body>
 </html>`;

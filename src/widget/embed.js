@@ -101,6 +101,8 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
       showEstimatedWait: flag(pick("showEstimatedWait"), true),
       allowJoin: flag(pick("allowJoin"), type === "join"),
       sound: flag(pick("sound"), false),
+      kiosk: flag(pick("kiosk"), false),
+      callMinutes: Math.min(60, Math.max(1, Number(pick("callMinutes")) || 5)),
       queues: Array.isArray(queues) && queues.length ? queues.map(String) : null,
       webPush: flag(pick("webPush"), false),
       pushWorker: String(pick("pushWorker") || "/queue-push-sw.js"),
@@ -156,12 +158,13 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
    * The live channel: one WebSocket for all the widget's queues, reconnecting with capped
    * exponential backoff and jitter; while it is down, `poll` runs every 30 s instead.
    */
-  function live(o, onUpdate, poll, first) {
+  function live(o, onUpdate, poll, first, view) {
     const queues = new Set();
-    // Knowing a queue up front lets the server put the socket straight into its room.
-    const url = `${o.apiBase.replace(/^http/, "ws")}/v1/widget/ws${first ? `?queueId=${enc(first)}` : ""}`;
+    // Knowing a queue up front lets the server put the socket straight into its room. A board
+    // asks for `board_update` (the whole board of each queue), so it never refetches over HTTP.
+    const url = `${o.apiBase.replace(/^http/, "ws")}/v1/widget/ws${first ? `?queueId=${enc(first)}${view ? `&view=${view}` : ""}` : ""}`;
     let ws = null, attempt = 0, retry = 0, pinger = 0, poller = 0, stopped = false;
-    const subscribe = (q) => ws && ws.readyState === 1 && ws.send(JSON.stringify({ action: "subscribe", queueId: q }));
+    const subscribe = (q) => ws && ws.readyState === 1 && ws.send(JSON.stringify(view ? { action: "subscribe", queueId: q, view } : { action: "subscribe", queueId: q }));
     function open() {
       try {
         ws = new WebSocket(url);
@@ -178,7 +181,7 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
       ws.onmessage = (ev) => {
         let m = null;
         try { m = JSON.parse(ev.data); } catch { return; } // "pong"
-        if (m && m.type === "queue_update" && m.data) onUpdate(m.data);
+        if (m && (m.type === "queue_update" || m.type === "board_update") && m.data) onUpdate(m.data, m.type);
       };
       ws.onclose = down;
     }
@@ -206,7 +209,10 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
   function chime() {
     try {
       const a = audio;
-      if (!a || a.state !== "running") return;
+      if (!a) return;
+      // Suspended (no touch yet): a kiosk started with the autoplay flag resumes here; any
+      // other browser refuses quietly, and the board still flashes.
+      if (a.state !== "running") return void a.resume().then(() => { if (a.state === "running") chime(); }).catch(() => undefined);
       [880, 660].forEach((f, i) => {
         const t0 = a.currentTime + i * 0.25, osc = a.createOscillator(), gain = a.createGain();
         osc.frequency.value = f;
@@ -338,60 +344,21 @@ button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;bord
       refresh();
     }
 
+    // The display board lives in its own script (board.js), so pages with a status or join
+    // widget do not download it: the board page loads it first, anywhere else it is fetched here.
     function board() {
       if (!o.organizationId) return showError(fmt(t.config, { what: "organizationId" }));
-      const seen = new Set();
-      let first = true, loaded = false;
-      if (o.sound) {
-        try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); } catch { audio = null; }
-        // Browsers start audio suspended until someone touches the page: offer a button for that.
-        if (audio && audio.state !== "running") {
-          const b = el("button", { type: "button", class: "snd" }, t.sound);
-          b.addEventListener("click", () => audio.resume().then(() => b.remove()));
-          box.append(b);
-        }
-      }
-
-      function render(d) {
-        const queues = o.queues ? d.queues.filter((q) => o.queues.includes(q.queueId)) : d.queues;
-        const fresh = [];
-        const sections = queues.map((q) => {
-          channel.add(q.queueId);
-          const calls = q.called.slice(0, 4).map((c, i) => {
-            const id = `${q.queueId}|${c.displayCode}|${c.calledAt}`;
-            const isNew = !seen.has(id);
-            seen.add(id);
-            if (isNew && !first) fresh.push(c);
-            return el("div", { class: `call${i ? " old" : ""}${isNew && !first ? " new" : ""}`, "data-called": c.displayCode },
-              el("span", { class: "c" }, c.displayCode), el("span", { class: "w" }, c.assignedTo || ""));
-          });
-          return el("section", { class: "q", "data-queue": q.queueId },
-            el("h2", {}, q.name),
-            calls.length ? calls : el("p", { class: "lbl" }, t.none),
-            el("div", { class: "lbl" }, t.next),
-            el("div", { class: "codes" }, q.nextWaiting.map((c) => el("span", { class: "code" }, c))));
-        });
-        body.replaceChildren(sections.length ? el("div", { class: "grid" }, sections) : el("p", { class: "lbl" }, t.noQueues));
-        first = false;
-        if (fresh.length) {
-          chime();
-          announce(fresh.map((c) => fmt(t.called, { code: c.displayCode, where: c.assignedTo || "" })).join(". "));
-          fresh.forEach((c) => host.dispatchEvent(new CustomEvent("queuewidget:called", { detail: c })));
-        }
-      }
-
-      async function refresh() {
-        try {
-          render(await api(o, "GET", `/v1/widget/organization/${enc(o.organizationId)}/display-board`, null, true));
-          loaded = true;
-        } catch (e) {
-          if (!loaded) showError(errorText(t, e, true));
-        }
-      }
-
-      // Any change of any queue may change the board: refetch it, coalescing bursts of updates.
-      channel = live(o, () => { clearTimeout(pending); pending = setTimeout(refresh, 250); }, refresh);
-      refresh();
+      const kit = {
+        o, t, el, fmt, enc, api, live, chime, errorText, host, root, box, body, announce, showError, instance,
+        audio: () => { try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); } catch { audio = null; } return audio; },
+        setChannel: (c) => { channel = c; },
+        hasChannel: () => channel !== null,
+      };
+      if (window.QueueWidgetBoard) return window.QueueWidgetBoard(kit);
+      const script = el("script", { src: `${scriptOrigin}/v1/board.js` });
+      script.addEventListener("load", () => window.QueueWidgetBoard ? window.QueueWidgetBoard(kit) : showError(t.failed));
+      script.addEventListener("error", () => showError(t.offline));
+      document.head.append(script);
     }
   }
 

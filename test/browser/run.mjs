@@ -204,15 +204,15 @@ const BOARD = {
       queueId: "que_stub",
       name: "Passport desk",
       called: [
-        { displayCode: "A-042", status: "called", assignedTo: "Counter 3", calledAt: "2026-01-01T09:59:00.000Z" },
-        { displayCode: "A-041", status: "serving", assignedTo: "Oscar", calledAt: "2026-01-01T09:55:00.000Z" },
+        { displayCode: "A-042", status: "called", counter: "Counter 3", assignedTo: "Counter 3", calledAt: "2026-01-01T09:59:00.000Z" },
+        { displayCode: "A-041", status: "serving", counter: "Oscar", assignedTo: "Oscar", calledAt: "2026-01-01T09:57:00.000Z" },
       ],
       nextWaiting: ["A-043", "A-044", "A-045"],
     },
     {
       queueId: "que_stub2",
       name: "Payments",
-      called: [{ displayCode: "B-007", status: "called", assignedTo: "Counter 1", calledAt: "2026-01-01T09:58:00.000Z" }],
+      called: [{ displayCode: "B-007", status: "called", counter: "Counter 1", assignedTo: "Counter 1", calledAt: "2026-01-01T09:58:00.000Z" }],
       nextWaiting: ["B-008"],
     },
   ],
@@ -496,19 +496,22 @@ const cases = [
         document.querySelector("#widget").addEventListener("queuewidget:called", (e) => window.called.push(e.detail.displayCode));
       });
       await until("subscriptions to both queues", () =>
-        ["que_stub", "que_stub2"].every((q) => stub.sockets[0]?.messages.includes(JSON.stringify({ action: "subscribe", queueId: q }))),
+        ["que_stub", "que_stub2"].every((q) =>
+          stub.sockets[0]?.messages.includes(JSON.stringify({ action: "subscribe", queueId: q, view: "board" })),
+        ),
       );
       check((await page.evaluate(() => window.oscillators)) === 0, "chimed on the first load");
       const next = structuredClone(BOARD);
       next.queues[0].called.unshift({
         displayCode: "A-043",
         status: "called",
-        assignedTo: "Guichet 2",
+        counter: "Guichet 2",
         calledAt: "2026-01-01T10:01:00.000Z",
       });
       next.queues[0].nextWaiting.shift();
-      stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(next));
-      stub.sockets[0].send(JSON.stringify({ type: "queue_update", data: { ...STATUS, nowServing: ["A-043"] } }));
+      // The push carries the queue's whole board: no refetch of the display-board route.
+      const fetched = stub.requests.length;
+      stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...next.queues[0], generatedAt: "2026-01-01T10:01:00.000Z" } }));
       await page.waitForFunction(() => window.called.includes("A-043"), null, { timeout: STEP_MS });
       const state = await page.evaluate(() => {
         const inner = document.querySelector("#widget").shadowRoot;
@@ -523,6 +526,7 @@ const cases = [
       check(state.spoken === "A-043, Guichet 2", `aria-live said "${state.spoken}"`);
       check(state.oscillators === 2, `chime oscillators: ${state.oscillators}`);
       check(JSON.stringify(state.called) === '["A-043"]', `called events: ${JSON.stringify(state.called)}`);
+      check(stub.requests.length === fetched, `the board refetched over HTTP: ${JSON.stringify(stub.requests.slice(fetched).map((r) => r.route))}`);
       await shot(page, "board-called");
     },
   },
@@ -690,6 +694,131 @@ const cases = [
       for (const online of ["Ask AI", "Generate MCP", "Deploy", "Share"]) check(!text.includes(online), `the page shows "${online}"`);
       check(external.length === 0, `the page fetched outside the service: ${external.slice(0, 3).join(", ")}`);
       await page.screenshot({ path: path.join(screenshots, "api-reference.png"), timeout: STEP_MS });
+      await page.setViewportSize({ width: 900, height: 700 });
+    },
+  },
+  // ---- board
+  // The display board as a waiting room sees it: screenshots in both orientations and both
+  // languages (stub data aged against the real clock), and the real service's push.
+  ...[
+    ["landscape", 1920, 1080],
+    ["portrait", 1080, 1920],
+  ].flatMap(([orientation, width, height]) =>
+    ["en", "fr"].map((language) => ({
+      name: `board screen (${orientation}, ${language}): organization, clock, waits, counters; old calls gone; empty state; kiosk; screenshot`,
+      async run({ page, api, stubBase, open }) {
+        const now = Date.now();
+        const ago = (minutes) => new Date(now - minutes * 60_000).toISOString();
+        const logo =
+          "data:image/svg+xml," +
+          encodeURIComponent(
+            '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="120"><rect width="120" height="120" rx="24" fill="#2563eb"/><text x="60" y="80" font-size="64" text-anchor="middle" fill="#fff" font-family="sans-serif">M</text></svg>',
+          );
+        const fr = language === "fr";
+        stub.routes.set(
+          "GET /v1/widget/organization/org_screen/display-board",
+          okBody({
+            organizationId: "org_screen",
+            organization: { name: fr ? "Mairie du 3e arrondissement" : "Town hall, 3rd district", logoUrl: logo },
+            timeZone: "Europe/Paris",
+            generatedAt: new Date(now).toISOString(),
+            queues: [
+              {
+                queueId: "que_civil",
+                name: fr ? "État civil" : "Civil registry",
+                status: "active",
+                waitingCount: 7,
+                estimatedWaitMinutes: 18,
+                estimatedWaitRange: { low: 12, high: 25 },
+                called: [
+                  { displayCode: "A-042", status: "called", counter: fr ? "Guichet 3" : "Desk 3", calledAt: ago(0.5) },
+                  { displayCode: "A-041", status: "serving", counter: "Amina", calledAt: ago(2) },
+                  { displayCode: "A-040", status: "serving", counter: fr ? "Guichet 1" : "Desk 1", calledAt: ago(4) },
+                  { displayCode: "A-035", status: "serving", counter: fr ? "Guichet 2" : "Desk 2", calledAt: ago(12) },
+                ],
+                nextWaiting: ["A-043", "A-044", "A-045", "A-046", "A-047"],
+                generatedAt: new Date(now).toISOString(),
+              },
+              {
+                queueId: "que_passports",
+                name: fr ? "Passeports" : "Passports",
+                status: "active",
+                waitingCount: 0,
+                estimatedWaitMinutes: 0,
+                estimatedWaitRange: { low: 0, high: 0 },
+                called: [{ displayCode: "B-007", status: "serving", counter: fr ? "Guichet 5" : "Desk 5", calledAt: ago(9) }],
+                nextWaiting: [],
+                generatedAt: new Date(now).toISOString(),
+              },
+            ],
+          }),
+        );
+        await page.setViewportSize({ width, height });
+        await open(
+          `board-${orientation}-${language}`,
+          `<!doctype html><html lang="${language}"><head><meta charset="utf-8"><title>Board</title>
+<style>html,body{margin:0;height:100%;background:#111827}#widget{min-height:100vh}</style></head>
+<body><div id="widget"></div>
+<script>window.QueueWidgetConfig = { type: "board", organizationId: "org_screen", apiKey: "qk_live_widget", language: "${language}", theme: "dark", sound: true, kiosk: true, apiBase: "${stubBase}" };</script>
+<script async src="${api}/v1/embed.js"></script></body></html>`,
+        );
+        await waitForWidgetText(page, "A-042");
+        const seen = await page.evaluate(() => {
+          const inner = document.querySelector("#widget").shadowRoot;
+          return {
+            text: inner.textContent,
+            clock: inner.querySelector("[data-clock]")?.textContent,
+            calls: [...inner.querySelectorAll("[data-called]")].map((e) => e.dataset.called),
+            empty: [...inner.querySelectorAll("[data-empty]")].map((e) => e.closest("[data-queue]").dataset.queue),
+            soundButton: inner.querySelector(".snd") !== null,
+            logo: inner.querySelector(".blogo")?.naturalWidth ?? 0,
+            overflow: document.documentElement.scrollWidth > window.innerWidth,
+            bottom: Math.max(...[...inner.querySelectorAll("section.q")].map((e) => e.getBoundingClientRect().bottom)),
+            top: inner.querySelector(".call .c").getBoundingClientRect().height,
+          };
+        });
+        const t = fr
+          ? ["Mairie du 3e arrondissement", "État civil", "En attente", "Attente estimée", "~18 min", "→ Guichet 3", "Aucun appel en cours", "Prochains"]
+          : ["Town hall, 3rd district", "Civil registry", "Waiting", "Estimated wait", "~18 min", "→ Desk 3", "No one called right now", "Next"];
+        for (const part of t) check(seen.text.includes(part), `missing "${part}" in: ${seen.text}`);
+        const paris = (at) =>
+          new Intl.DateTimeFormat(fr ? "fr-FR" : "en-GB", { hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "Europe/Paris" }).format(at);
+        check([paris(now), paris(now + 60_000)].includes(seen.clock), `clock "${seen.clock}" is not Paris time ${paris(now)}`);
+        check(JSON.stringify(seen.calls) === '["A-042","A-041","A-040"]', `calls on screen: ${JSON.stringify(seen.calls)} (A-035 and B-007 are too old)`);
+        check(JSON.stringify(seen.empty) === '["que_passports"]', `empty state: ${JSON.stringify(seen.empty)}`);
+        check(!seen.soundButton, "a kiosk shows no sound button");
+        check(seen.logo > 0, "the logo did not load");
+        check(!seen.overflow, "the board overflows the screen horizontally");
+        check(seen.bottom <= height, `the queues end at ${seen.bottom}px, below the ${height}px screen`);
+        // Legible at 3 m: the latest code is at least 9 % of the screen's short side.
+        check(seen.top >= Math.min(width, height) * 0.09, `latest code only ${seen.top}px tall`);
+        await shot(page, `board-${orientation}-${language}`);
+        await page.setViewportSize({ width: 900, height: 700 });
+      },
+    })),
+  ),
+  {
+    name: "board page against the service (kiosk): a call arrives by board_update with its counter, no HTTP refetch, no page error",
+    async run({ page, api }) {
+      const { organizationId, queue, admin, widget } = await serverFixture(api);
+      await apiCall(api, admin, "POST", `/v1/widget/queue/${queue.id}/join`, { visitorName: "Board push" });
+      const boardFetches = [];
+      page.on("request", (r) => {
+        if (r.url().includes("/display-board")) boardFetches.push(r.url());
+      });
+      const frames = [];
+      page.on("websocket", (ws) => ws.on("framereceived", (f) => frames.push(String(f.payload))));
+      await page.setViewportSize({ width: 1920, height: 1080 });
+      await page.goto(`${api}/v1/widget/board?organization=${organizationId}&key=${widget}&kiosk=1&language=fr&callMinutes=3`, {
+        timeout: STEP_MS,
+      });
+      await waitForWidgetText(page, queue.name);
+      await until("a first board_update", () => frames.some((f) => f.includes('"board_update"')));
+      check((await page.evaluate(() => document.querySelector("#widget").shadowRoot.querySelector(".snd"))) === null, "kiosk: no sound button");
+      const called = await apiCall(api, admin, "POST", `/v1/queues/${queue.id}/call-next`, { counter: "Guichet 3" });
+      await waitForWidgetText(page, `→ Guichet 3`);
+      await waitForWidgetText(page, called.displayCode);
+      check(boardFetches.length === 1, `the board fetched the display-board route ${boardFetches.length} times`);
       await page.setViewportSize({ width: 900, height: 700 });
     },
   },

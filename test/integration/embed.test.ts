@@ -80,3 +80,34 @@ describe("OpenAPI", () => {
     expect(doc.paths["/v1/widget/board"].get.responses["200"].content).toHaveProperty("text/html");
   });
 });
+
+describe("GET /v1/board.js", () => {
+  it("serves the display board's script apart from embed.js, which the board page loads first", async () => {
+    const res = await call("GET", "/v1/board.js");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("text/javascript; charset=utf-8");
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(res.body as string).toContain("window.QueueWidgetBoard = function board(kit)");
+    // embed.js only fetches it for a board: a status or join page never downloads the board.
+    const embed = (await call("GET", "/v1/embed.js")).body as string;
+    expect(embed).not.toContain("BOARD_CSS");
+    expect(embed).toContain("/v1/board.js");
+    const html = (await call("GET", "/v1/widget/board?organization=org_abc&key=qk_live_abc&kiosk=1&callMinutes=3")).body as string;
+    expect(html.indexOf('<script src="/v1/board.js"></script>')).toBeGreaterThan(0);
+    expect(html.indexOf('<script src="/v1/board.js"></script>')).toBeLessThan(html.indexOf('<script src="/v1/embed.js"></script>'));
+    expect(html).toContain('data-kiosk="true"');
+    expect(html).toContain('data-call-minutes="3"');
+  });
+
+  it("refuses a call duration outside 1 to 60 minutes and a kiosk flag other than 0 or 1", async () => {
+    for (const bad of ["0", "61", "2.5", "x"]) {
+      expectError(
+        await call("GET", `/v1/widget/board?organization=org_abc&key=qk_live_abc&callMinutes=${bad}`),
+        400,
+        "VALIDATION_ERROR",
+        "callMinutes",
+      );
+    }
+    expectError(await call("GET", "/v1/widget/board?organization=org_abc&key=qk_live_abc&kiosk=yes"), 400, "VALIDATION_ERROR", "kiosk");
+  });
+});

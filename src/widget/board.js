@@ -1,0 +1,168 @@
+/*! Queue widget: the display board (loaded by embed.js for type "board", or first by the board page). See docs/display-board.md. */
+(() => {
+  "use strict";
+  // ---- display board: its own strings and styles (legible at 3 m on 1080p, landscape or portrait)
+  const TB = {
+    en: { goTo: "→ {counter}", noCall: "No one called right now" },
+    fr: { goTo: "→ {counter}", noCall: "Aucun appel en cours" },
+  };
+  const BOARD_CSS = `.qw.board{display:flex;flex-direction:column;min-height:100vh;padding:2.5vmin 3.5vmin;font-size:3vmin}
+.qw.board.kiosk{height:100vh;overflow:hidden;cursor:none}
+.board .body{display:flex;flex-direction:column;gap:2.5vmin;flex:1;min-height:0}
+.bhd{display:flex;align-items:center;gap:3vmin;padding-bottom:1.5vmin;border-bottom:.4vmin solid var(--bd)}
+.blogo{height:8vmin;max-width:30vmin;object-fit:contain;border-radius:1vmin}
+.borg{flex:1;margin:0;font-size:4.6vmin;font-weight:700;line-height:1.1}
+.bclock{text-align:right;white-space:nowrap}.bt{display:block;font-size:6.5vmin;font-weight:700;font-variant-numeric:tabular-nums;line-height:1}
+.bd{font-size:2.6vmin;color:var(--mut)}
+.board .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,56vmin),1fr));gap:2.5vmin;align-items:start}
+.board .q{display:flex;flex-direction:column;gap:1.8vmin;padding:2.2vmin 2.5vmin;border:.3vmin solid var(--bd);border-radius:2vmin}
+.qh{display:flex;align-items:center;gap:2vmin;flex-wrap:wrap}.board h2{font-size:4.6vmin;margin:0;flex:1;line-height:1.1;min-width:30vmin}
+.board .badge{font-size:2.6vmin;padding:.5vmin 2vmin}
+.bstats{display:flex;gap:4vmin;text-align:right}.board .big{font-size:5vmin}.board .lbl{font-size:2.6vmin;letter-spacing:.05em}
+.calls{display:flex;flex-direction:column;gap:1.5vmin}
+.board .call{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;column-gap:3vmin;padding:1.2vmin 3vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin:0}
+.board .call .c{font-size:11vmin;font-weight:800;line-height:1.05;font-variant-numeric:tabular-nums;white-space:nowrap;flex-shrink:0}
+.board .call .w{flex:1 0 auto;max-width:100%;font-size:5vmin;font-weight:700;text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.board .call.old{background:none;color:var(--fg);border:.3vmin solid var(--bd)}.board .call.old .c{font-size:6vmin}.board .call.old .w{font-size:3.8vmin}
+.empty{margin:0;padding:3vmin;font-size:3.6vmin;color:var(--mut);text-align:center;border:.3vmin dashed var(--bd);border-radius:1.5vmin}
+.empty.all{flex:1;display:flex;align-items:center;justify-content:center;font-size:5vmin;border:0}
+.nx{display:flex;flex-wrap:wrap;align-items:center;gap:1.5vmin}.board .codes{gap:1.2vmin;margin:0}.board .code{font-size:3.6vmin;padding:.2vmin 1.2vmin;border-width:.3vmin}
+.board .snd{font-size:2.5vmin;padding:1.5vmin 3vmin}
+@media (orientation:portrait){.board .grid{grid-template-columns:1fr}.bhd{flex-wrap:wrap}}`;
+
+  window.QueueWidgetBoard = function board(kit) {
+    const { o, t, el, fmt, enc, api, live, chime, errorText, host, root, box, body, announce, showError, instance } = kit;
+    const b = TB[o.language];
+    box.classList.add(o.kiosk ? "kiosk" : "attended");
+    const style = el("style", {}, BOARD_CSS);
+    root.insertBefore(style, box);
+    const seen = new Set();
+    // The board's state: the organization from the first load, then each queue as its
+    // board_update last said. `skew` turns this device's clock into the server's.
+    let org = null, zone = "UTC", order = [], byId = new Map(), skew = 0, first = true, loaded = false, ticker = 0;
+    const serverNow = () => Date.now() + skew;
+    const learnTime = (iso) => { const at = Date.parse(iso); if (!Number.isNaN(at)) skew = at - Date.now(); };
+    if (o.sound) {
+      const audio = kit.audio();
+      // A kiosk's browser is started with --autoplay-policy=no-user-gesture-required: audio
+      // runs without a touch. Elsewhere browsers start it suspended: offer a button for that
+      // (a kiosk without the flag stays silent, and still flashes).
+      if (audio && audio.state !== "running") {
+        const started = audio.resume().catch(() => undefined);
+        if (!o.kiosk) {
+          const button = el("button", { type: "button", class: "snd" }, t.sound);
+          button.addEventListener("click", () => audio.resume().then(() => button.remove()).catch(() => undefined));
+          box.append(button);
+          started.then(() => { if (audio.state === "running") button.remove(); });
+        }
+      }
+    }
+    if (o.kiosk && navigator.wakeLock) {
+      // Keep the screen on; refused (hidden tab, no permission) is fine.
+      const lock = () => navigator.wakeLock.request("screen").catch(() => undefined);
+      lock();
+      document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") lock(); });
+    }
+
+    let clockFormat = null, dateFormat = null;
+    function formats() {
+      const locale = o.language === "fr" ? "fr-FR" : "en-GB";
+      for (const tz of [zone, "UTC"]) {
+        try {
+          clockFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: tz });
+          dateFormat = new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", timeZone: tz });
+          return;
+        } catch { /* an unknown time zone: UTC */ }
+      }
+    }
+
+    function head() {
+      const now = new Date(serverNow());
+      return el("header", { class: "bhd" },
+        org && org.logoUrl && el("img", { class: "blogo", src: org.logoUrl, alt: "" }),
+        el("h1", { class: "borg" }, org ? org.name : ""),
+        clockFormat && el("div", { class: "bclock" },
+          el("time", { class: "bt", "data-clock": "" }, clockFormat.format(now)),
+          el("div", { class: "bd" }, dateFormat.format(now))));
+    }
+
+    function section(q, fresh) {
+      const keep = o.callMinutes * 60000, now = serverNow();
+      const recent = q.called.filter((c) => now - Date.parse(c.calledAt) < keep).slice(0, 3);
+      const calls = recent.map((c, i) => {
+        const id = `${q.queueId}|${c.displayCode}|${c.calledAt}`;
+        const isNew = !seen.has(id);
+        seen.add(id);
+        if (isNew && !first) fresh.push(c);
+        return el("div", { class: `call${i ? " old" : ""}${isNew && !first ? " new" : ""}`, "data-called": c.displayCode },
+          el("span", { class: "c" }, c.displayCode),
+          c.counter ? el("span", { class: "w" }, fmt(b.goTo, { counter: c.counter })) : null);
+      });
+      const wait = q.waitingCount > 0 && q.estimatedWaitMinutes != null ? fmt(t.min, { n: q.estimatedWaitMinutes }) : "–";
+      return el("section", { class: "q", "data-queue": q.queueId },
+        el("div", { class: "qh" },
+          el("h2", {}, q.name),
+          q.status && q.status !== "active" && el("span", { class: `badge ${q.status}` }, t[q.status] || q.status),
+          el("div", { class: "bstats" },
+            el("div", {}, el("div", { class: "lbl" }, t.waiting), el("div", { class: "big", "data-count": "" }, String(q.waitingCount ?? 0))),
+            el("div", {}, el("div", { class: "lbl" }, t.wait), el("div", { class: "big", "data-wait": "" }, wait)))),
+        el("div", { class: "calls" }, calls.length ? calls : el("p", { class: "empty", "data-empty": "" }, b.noCall)),
+        q.nextWaiting.length > 0 && el("div", { class: "nx" }, el("span", { class: "lbl" }, t.next),
+          el("span", { class: "codes" }, q.nextWaiting.map((c) => el("span", { class: "code" }, c)))));
+    }
+
+    function render() {
+      const fresh = [];
+      const queues = order.map((id) => byId.get(id)).filter(Boolean);
+      const main = queues.length
+        ? el("div", { class: "grid", "data-count": String(queues.length) }, queues.map((q) => section(q, fresh)))
+        : el("p", { class: "empty all" }, t.noQueues);
+      body.replaceChildren(head(), main);
+      first = false;
+      if (fresh.length) {
+        chime();
+        announce(fresh.map((c) => (c.counter ? fmt(t.called, { code: c.displayCode, where: c.counter }) : c.displayCode)).join(". "));
+        fresh.forEach((c) => host.dispatchEvent(new CustomEvent("queuewidget:called", { detail: c })));
+      }
+    }
+
+    function load(d) {
+      if (d.organization) org = d.organization;
+      if (d.timeZone && d.timeZone !== zone) { zone = d.timeZone; clockFormat = null; }
+      if (!clockFormat) formats();
+      learnTime(d.generatedAt);
+      const queues = o.queues ? d.queues.filter((q) => o.queues.includes(q.queueId)) : d.queues;
+      order = queues.map((q) => q.queueId);
+      byId = new Map(queues.map((q) => [q.queueId, q]));
+      render();
+    }
+
+    async function refresh() {
+      try {
+        load(await api(o, "GET", `/v1/widget/organization/${enc(o.organizationId)}/display-board`, null, true));
+        loaded = true;
+      } catch (e) {
+        if (!loaded) showError(errorText(t, e, true));
+        return;
+      }
+      if (!kit.hasChannel() && order.length) {
+        // After the first load the socket's board_update carries everything: no more HTTP
+        // while it is up (the 30 s poll runs only while it is down).
+        const channel = live(o, (data, type) => {
+          if (type !== "board_update" || !byId.has(data.queueId)) return;
+          learnTime(data.generatedAt);
+          byId.set(data.queueId, data);
+          render();
+        }, refresh, order[0], "board");
+        kit.setChannel(channel);
+        order.forEach((q) => channel.add(q));
+      }
+    }
+
+    // The clock and the calls' age move without any update: redraw every 10 s.
+    ticker = setInterval(() => { if (loaded) render(); }, 10000);
+    const stop = instance.destroy;
+    instance.destroy = () => { clearInterval(ticker); stop(); };
+    refresh();
+  };
+})();
