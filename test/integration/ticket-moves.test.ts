@@ -4,6 +4,7 @@ import type { DomainEventMessage } from "../../src/domain/events";
 import { render } from "../../src/domain/notification-templates";
 import { call, expectError, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
 import { createApiKey, queueFixture } from "../helpers/fixtures";
 
 // The operator's verbs on one ticket beyond the spec's (docs/desks.md): recall, return to the line.
@@ -16,8 +17,10 @@ async function calledTicket(f: { owner: { token: string }; queueId: string }, co
 describe("recall", () => {
   it("announces a called ticket again: no state change, recallCount + 1, event ticket.recalled with the counter", async () => {
     const f = await queueFixture("pro");
+    testClock.set("2026-03-20T10:00:00.000Z");
     const ticket = await calledTicket(f);
     await settle(f.queueId);
+    testClock.advance(20_000);
     const sent: DomainEventMessage[] = [];
     const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
       for (const m of messages) sent.push(m.body as DomainEventMessage);
@@ -34,6 +37,11 @@ describe("recall", () => {
     expect(typeof recalled.recalledAt).toBe("string");
     expect(sent.map((e) => e.type)).toEqual(["ticket.recalled"]);
     expect(sent[0]!.data).toMatchObject({ recallCount: 1, counter: "Guichet 2", displayCode: ticket.displayCode });
+    // The display board sees a new announcement of the code: it flashes it again.
+    const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { token: f.owner.token }));
+    const queue = board.queues.find((q: any) => q.queueId === f.queueId);
+    expect(queue.called[0]).toMatchObject({ displayCode: ticket.displayCode, counter: "Guichet 2", calledAt: recalled.recalledAt });
+    expect(recalled.recalledAt).not.toBe(ticket.calledAt);
     expect(render("ticket.recalled", "en", { code: "A-042", counter: "Guichet 2", queue: "Main" }).body).toBe(
       "Ticket A-042: please come forward now to Guichet 2 (Main queue).",
     );
