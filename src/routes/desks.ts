@@ -1,7 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { DESK_NAME_MAX, DESK_QUEUES_MAX } from "../domain/desks";
 import { authorize, type Actor } from "../http/auth";
-import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";

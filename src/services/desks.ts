@@ -212,7 +212,13 @@ export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, us
     const heads = await Promise.all(live.map((id) => readHead(env, id, at)));
     const choice = pickCandidate(heads);
     if (choice === null) throw new ApiError("QUEUE_EMPTY", "No ticket is waiting to be called at this desk's queues", { deskId: desk.id });
-    const result = (await roomOf(env, choice.pick.queueId).callAtDesk(operatorId, desk.id, label, choice.bound, at)) as RoomResult<TicketView>;
+    const result = (await roomOf(env, choice.pick.queueId).callAtDesk(
+      operatorId,
+      desk.id,
+      label,
+      choice.bound,
+      at,
+    )) as RoomResult<TicketView>;
     if (result.ok) {
       await finishElsewhere(env, live, choice.pick.queueId, operatorId, at);
       return result.value;

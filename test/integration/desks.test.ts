@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import { addMember, addQueue, createApiKey, createOrganization, createQueueFixture, registerUser, type TestUser } from "../helpers/fixtures";
+import {
+  addMember,
+  addQueue,
+  createApiKey,
+  createOrganization,
+  createQueueFixture,
+  registerUser,
+  type TestUser,
+} from "../helpers/fixtures";
 
 // Desks (docs/desks.md): CRUD, open/close (one operator per desk, one desk per operator,
 // exact under concurrency) and call-next over several queues (the rule and the cross-room step).
@@ -25,7 +33,10 @@ async function world(): Promise<World> {
 
 async function createDesk(w: World, queueIds: string[], body: Record<string, unknown> = {}): Promise<any> {
   return expectOk(
-    await call("POST", `/v1/locations/${w.locationId}/desks`, { token: w.owner.token, body: { name: unique("Guichet "), queueIds, ...body } }),
+    await call("POST", `/v1/locations/${w.locationId}/desks`, {
+      token: w.owner.token,
+      body: { name: unique("Guichet "), queueIds, ...body },
+    }),
     201,
   );
 }
@@ -35,14 +46,23 @@ async function openDesk(user: TestUser, deskId: string): Promise<any> {
 }
 
 async function walkIn(w: World, queueId: string, vip = false): Promise<any> {
-  return expectOk(await call("POST", `/v1/queues/${queueId}/${vip ? "vip-ticket" : "operator-join"}`, { token: w.owner.token, body: {} }), 201);
+  return expectOk(
+    await call("POST", `/v1/queues/${queueId}/${vip ? "vip-ticket" : "operator-join"}`, { token: w.owner.token, body: {} }),
+    201,
+  );
 }
 
 describe("desks: create, read, change, delete", () => {
   it("creates a desk over the organization's queues, lists, reads, changes and deletes it", async () => {
     const w = await world();
     const desk = await createDesk(w, [w.queueA, w.queueB, w.queueA], { name: "Guichet 3", displayName: "G3" });
-    expect(desk).toMatchObject({ name: "Guichet 3", displayName: "G3", queueIds: [w.queueA, w.queueB], status: "closed", operatorId: null });
+    expect(desk).toMatchObject({
+      name: "Guichet 3",
+      displayName: "G3",
+      queueIds: [w.queueA, w.queueB],
+      status: "closed",
+      operatorId: null,
+    });
     expect(desk.id).toMatch(/^dsk_/);
     const list = await call("GET", `/v1/locations/${w.locationId}/desks`, { token: w.owner.token });
     expect(expectOk(list).map((d: any) => d.id)).toEqual([desk.id]);
@@ -127,7 +147,10 @@ describe("desks: open and close", () => {
 
     // Ben may not close Ana's desk (no QUEUE_MANAGE); Ana may.
     expectError(await call("POST", `/v1/desks/${d1.id}/close`, { token: ben.token }), 409, "CONFLICT");
-    expect(expectOk(await call("POST", `/v1/desks/${d1.id}/close`, { token: ana.token }))).toMatchObject({ status: "closed", operatorId: null });
+    expect(expectOk(await call("POST", `/v1/desks/${d1.id}/close`, { token: ana.token }))).toMatchObject({
+      status: "closed",
+      operatorId: null,
+    });
     const again = await call("POST", `/v1/desks/${d1.id}/close`, { token: ana.token });
     expectError(again, 409, "INVALID_STATE");
     expect(again.body.error.details).toMatchObject({ status: "closed", allowed: ["open"] });

@@ -102,7 +102,10 @@ describe("return to the line", () => {
     const c2 = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} }));
     expect(c2.id).toBe(t2.id);
     expectOk(await call("POST", `/v1/tickets/${t2.id}/serve`, { token: f.owner.token }));
-    const after = await call("POST", `/v1/tickets/${t2.id}/return`, { token: f.owner.token, body: { position: "after", afterTicketId: t3.id } });
+    const after = await call("POST", `/v1/tickets/${t2.id}/return`, {
+      token: f.owner.token,
+      body: { position: "after", afterTicketId: t3.id },
+    });
     expect(expectOk(after).position).toBe(2);
     expect(await line(f)).toEqual([t3.id, t2.id, t4.id, t1.id, t5.id]);
 
@@ -112,7 +115,9 @@ describe("return to the line", () => {
     expect(await line(f)).toEqual([t3.id, t2.id, t4.id, t1.id, t5.id]);
     // Twice "after" the same ticket: the later one goes right behind it, ahead of the earlier.
     const c4 = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} }));
-    expectOk(await call("POST", `/v1/tickets/${c4.id}/return`, { token: f.owner.token, body: { position: "after", afterTicketId: t5.id } }));
+    expectOk(
+      await call("POST", `/v1/tickets/${c4.id}/return`, { token: f.owner.token, body: { position: "after", afterTicketId: t5.id } }),
+    );
     expect(await line(f)).toEqual([t2.id, t4.id, t1.id, t5.id, t3.id]);
   });
 
@@ -132,7 +137,10 @@ describe("return to the line", () => {
     const other = await queueFixture("pro");
     const foreign = expectOk(await call("POST", `/v1/queues/${other.queueId}/operator-join`, { token: other.owner.token, body: {} }), 201);
     expectError(
-      await call("POST", `/v1/tickets/${called.id}/return`, { token: f.owner.token, body: { position: "after", afterTicketId: foreign.id } }),
+      await call("POST", `/v1/tickets/${called.id}/return`, {
+        token: f.owner.token,
+        body: { position: "after", afterTicketId: foreign.id },
+      }),
       404,
       "NOT_FOUND",
     );
