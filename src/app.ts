@@ -36,6 +36,8 @@ import visitorPushRoutes from "./routes/visitor-push";
 import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
 import billingWebhookRoutes from "./routes/billing-webhooks";
+import deskRoutes from "./routes/desks";
+import ticketMoveRoutes from "./routes/ticket-moves";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -93,6 +95,8 @@ export function createApp() {
   app.route("/v1", visitorPushRoutes);
   app.route("/v1", analyticsRoutes);
   app.route("/v1", analyticsExportRoutes);
+  app.route("/v1", deskRoutes);
+  app.route("/v1", ticketMoveRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -816,3 +816,33 @@ export const analyticsHourly = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.queueId, t.hourStart] }), index("analytics_hourly_org_idx").on(t.organizationId)],
 );
+
+/**
+ * A desk (counter) at a location: the queues its operator calls from (docs/desks.md).
+ * `operatorId` is who has it open; the partial unique index keeps one desk per operator.
+ */
+export const desks = sqliteTable(
+  "desks",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    locationId: text("location_id")
+      .notNull()
+      .references(() => locations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    displayName: text("display_name"),
+    queueIds: text("queue_ids", { mode: "json" }).$type<string[]>().notNull(),
+    operatorId: text("operator_id"),
+    openedAt: integer("opened_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("desks_location_idx").on(t.locationId),
+    uniqueIndex("desks_operator_unique")
+      .on(t.operatorId)
+      .where(sql`${t.operatorId} is not null`),
+  ],
+);

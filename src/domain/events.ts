@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   "ticket.auto_skipped",
   "ticket.assigned",
   "ticket.present",
+  "ticket.recalled",
+  "ticket.returned",
   "review.request",
   "inactivity.warning",
   "remote_join.arrived",

@@ -26,6 +26,7 @@ export const TEMPLATE_KEYS = [
   "ticket.no_show",
   "member.joined",
   "system.announcement",
+  "ticket.recalled",
 ] as const;
 export type TemplateKey = (typeof TEMPLATE_KEYS)[number];
 
@@ -46,6 +47,10 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
   "ticket.called": {
     fr: { title: "C'est votre tour", body: "Ticket {code} : présentez-vous maintenant (file {queue})." },
     en: { title: "It's your turn", body: "Ticket {code}: please come forward now ({queue} queue)." },
+  },
+  "ticket.recalled": {
+    fr: { title: "On vous attend", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] (file {queue})." },
+    en: { title: "We are waiting for you", body: "Ticket {code}: please come forward now[ to {counter}] ({queue} queue)." },
   },
   "ticket.served": {
     fr: { title: "Merci de votre visite", body: "Ticket {code} servi (file {queue})." },

@@ -25,6 +25,8 @@ export const TICKET_TRANSITIONS = {
   recover: ["skipped", "expired"],
   transferQueue: ["waiting", "called"],
   transferOperator: ["called", "serving"],
+  recall: ["called"],
+  return: ["called", "serving"],
 } as const satisfies Record<string, readonly TicketStatus[]>;
 export type TicketOperation = keyof typeof TICKET_TRANSITIONS;
 

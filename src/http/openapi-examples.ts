@@ -36,6 +36,8 @@ const TICKET_NULL_WHILE_WAITING = new Set([
   "transferredToId",
   "visitorName",
   "counter",
+  "deskId",
+  "recalledAt",
 ]);
 
 /** The ticket an operation answers, as it is after that operation. */
@@ -89,6 +91,24 @@ const TICKET_AFTER: Record<string, Json> = {
   },
   joinQueueFromWidget: { source: "widget" },
   transferTicketToQueue: { source: "transfer" },
+  recallTicket: {
+    status: "called",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    recallCount: 1,
+    recalledAt: WHEN,
+    position: null,
+    estimatedWaitMinutes: null,
+  },
+  callDeskNext: {
+    status: "called",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    deskId: "dsk_d3m0gu1ch3t300000000",
+    counter: "Guichet 3",
+    position: null,
+    estimatedWaitMinutes: null,
+  },
 };
 
 /**
@@ -241,6 +261,7 @@ const PREFIX_OF: Record<string, string> = {
   WebhookDelivery: "dlv",
   RemoteJoin: "rjn",
   Invoice: "inv",
+  Desk: "dsk",
 };
 
 const BY_NAME: Record<string, unknown> = {
@@ -260,6 +281,8 @@ const BY_NAME: Record<string, unknown> = {
   keyId: DEMO.key,
   locationIds: [DEMO.loc],
   queueIds: [DEMO.que],
+  deskId: "dsk_d3m0gu1ch3t300000000",
+  displayName: "Guichet 3",
   attendees: [DEMO.usr],
   displayCode: "A-042",
   number: 42,

@@ -82,6 +82,20 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   "POST /v1/tickets/{ticketId}/transfer": { id: "transferTicketToOperator", errors: STATE },
 
+  "POST /v1/tickets/{ticketId}/return": { id: "returnTicketToLine", errors: STATE },
+  "POST /v1/tickets/{ticketId}/recall": { id: "recallTicket", errors: ["INVALID_STATE", "RECALL_LIMIT_REACHED"] },
+  "POST /v1/locations/{locationId}/desks": { id: "createDesk" },
+  "GET /v1/locations/{locationId}/desks": { id: "listDesks" },
+  "GET /v1/desks/{deskId}": { id: "getDesk" },
+  "PATCH /v1/desks/{deskId}": { id: "updateDesk" },
+  "DELETE /v1/desks/{deskId}": { id: "deleteDesk" },
+  "POST /v1/desks/{deskId}/open": { id: "openDesk", errors: ["CONFLICT"] },
+  "POST /v1/desks/{deskId}/close": { id: "closeDesk", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/desks/{deskId}/call-next": {
+    id: "callDeskNext",
+    errors: ["INVALID_STATE", "CONFLICT", "QUEUE_EMPTY", "OPERATOR_UNAVAILABLE"],
+  },
+
   "POST /v1/remote-join/{queueId}/start": { id: "startRemoteJoin", errors: [...JOIN, "OUT_OF_RANGE", "REMOTE_JOIN_PENALTY", "CONFLICT"] },
   "POST /v1/remote-join/{ticketId}/location": { id: "updateRemoteJoinLocation", errors: STATE },
   "POST /v1/remote-join/{ticketId}/confirm": { id: "confirmRemoteJoin", errors: STATE },
@@ -181,6 +195,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   QUEUE_FULL: "the party does not fit the queue's capacity",
   QUEUE_EMPTY: "no ticket can be called",
   OPERATOR_UNAVAILABLE: "the caller is on a break, closure or unavailability; `details {eventId, until}`",
+  RECALL_LIMIT_REACHED: "the called ticket was recalled as many times as allowed; `details {recallCount, limit}`",
   QR_TOKEN_EXPIRED: "the QR token has expired",
   QR_TOKEN_USED: "the single-use QR token was used already",
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",

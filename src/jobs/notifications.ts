@@ -15,6 +15,7 @@ const CUSTOMER_TYPES = new Set<string>([
   "ticket.created",
   "ticket.almost_called",
   "ticket.called",
+  "ticket.recalled",
   "ticket.served",
   "ticket.cancelled",
   "ticket.skipped",
@@ -36,7 +37,7 @@ const OPERATOR_TYPES = new Set<string>([
 ]);
 
 /** The customer events worth an SMS (each one costs the business). */
-const SMS_TYPES = new Set<string>(["ticket.created", "ticket.almost_called", "ticket.called"]);
+const SMS_TYPES = new Set<string>(["ticket.created", "ticket.almost_called", "ticket.called", "ticket.recalled"]);
 
 /** Silenced by `ticketReminders: false`. */
 const REMINDER_TYPES = new Set<string>(["ticket.almost_called", "appointment.reminder"]);
@@ -191,6 +192,7 @@ function valuesOf(event: DomainEventMessage, ctx: NotificationContext): Template
     max: typeof d.maxCapacity === "number" ? d.maxCapacity : null,
     name: event.type === "member.joined" ? memberName() : null,
     role: str(d.role),
+    counter: str(d.counter),
   };
 }
 

@@ -22,7 +22,8 @@ export type IdPrefix =
   | "dlv"
   | "req"
   | "scn"
-  | "chk";
+  | "chk"
+  | "dsk";
 
 export function randomString(length: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(length));

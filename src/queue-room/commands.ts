@@ -8,6 +8,7 @@ import {
   type RecoveryOption,
   type TicketOperation,
 } from "../domain/tickets";
+import { compareCandidates, type DeskCandidate } from "../domain/desks";
 import { longWaitChange } from "../domain/wait-estimate";
 import { newTicketId } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
@@ -135,18 +136,151 @@ export class Commands {
    * Calls the first callable ticket for `operatorId`. The ticket that operator was serving is
    * completed in the same transaction; nothing changes when there is no one to call.
    */
-  callNext(cfg: Configured, operatorId: string, at: number, counter: string | null = null): TicketView {
+  callNext(cfg: Configured, operatorId: string, at: number, counter: string | null = null, desk: DeskCall | null = null): TicketView {
     if (cfg.archived_at !== null || cfg.status === "closed") {
       refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
     }
     const next = this.store.firstCallable() ?? refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
+    // A desk call: this queue's head must still rank before the best head the desk saw in its
+    // other queues, else the desk reads the heads again (docs/desks.md, the cross-room step).
+    if (desk !== null && desk.bound !== null && compareCandidates(candidateOf(cfg, next), desk.bound) > 0) {
+      refuse("HEAD_MOVED", "Another queue of the desk now has the ticket to call", {});
+    }
     for (const serving of this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
       this.completeServing(cfg, serving, at);
     }
-    this.store.update(next.id, { status: "called", called_at: at, assigned_to_id: operatorId, counter }, at);
+    this.store.update(
+      next.id,
+      {
+        status: "called",
+        called_at: at,
+        assigned_to_id: operatorId,
+        counter,
+        desk_id: desk?.deskId ?? null,
+        recall_count: 0,
+        recalled_at: null,
+      },
+      at,
+    );
     this.store.recordCall(at, operatorId, CALL_HISTORY);
     this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, {});
     return this.views.ticket(cfg, next.id, at);
+  }
+
+  /** A desk's read: the ticket this queue would call next, or null (nothing callable, or closed). */
+  deskHead(cfg: Configured): DeskCandidate | null {
+    if (cfg.archived_at !== null || cfg.status === "closed") return null;
+    const next = this.store.firstCallable();
+    return next === null ? null : candidateOf(cfg, next);
+  }
+
+  /** After a desk call in another queue: what this operator was serving here is completed. */
+  finishServingOf(cfg: Configured, operatorId: string, at: number): number {
+    const serving = this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId);
+    for (const row of serving) this.completeServing(cfg, row, at);
+    return serving.length;
+  }
+
+  /**
+   * Announces a called ticket again (the board flashes it, the customer is told): no change of
+   * state, `recall_count` + 1, at most `RECALL_LIMIT` times per call.
+   */
+  recall(cfg: Configured, ticketId: string, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "recall");
+    if (!allows("recall", row.status)) invalidState(row.status, allowedFrom("recall"), `A ${row.status} ticket cannot be recalled`);
+    if (row.recall_count >= RECALL_LIMIT) {
+      refuse("RECALL_LIMIT_REACHED", `This ticket was already recalled ${RECALL_LIMIT} times`, {
+        recallCount: row.recall_count,
+        limit: RECALL_LIMIT,
+      });
+    }
+    this.store.update(row.id, { recall_count: row.recall_count + 1, recalled_at: at }, at);
+    this.store.emit(cfg, "ticket.recalled", this.store.row(row.id), at, { recallCount: row.recall_count + 1, counter: row.counter });
+    return this.views.ticket(cfg, row.id, at);
+  }
+
+  /**
+   * A called or serving ticket goes back to the line (the customer needs a document): first
+   * (ahead of everyone, priority lane), last (behind everyone now waiting), or right after a
+   * waiting ticket. Its place is an order key between its neighbours' (keys may be fractional);
+   * its `lined_up_at` is chosen so it never decreases along the lane (domain/desks.ts).
+   */
+  returnToLine(cfg: Configured, ticketId: string, place: ReturnPlace, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "return");
+    if (!allows("return", row.status)) invalidState(row.status, allowedFrom("return"), `A ${row.status} ticket cannot go back to the line`);
+    const spot = this.placeFor(row, place, at);
+    this.store.update(
+      row.id,
+      {
+        status: "waiting",
+        ...spot,
+        called_at: null,
+        serving_at: null,
+        assigned_to_id: null,
+        counter: null,
+        desk_id: null,
+        recall_count: 0,
+        recalled_at: null,
+      },
+      at,
+    );
+    const view = this.views.ticket(cfg, row.id, at);
+    this.store.emit(cfg, "ticket.returned", this.store.row(row.id), at, {
+      position: view.position,
+      place: place.position,
+      ...(place.position === "after" ? { afterTicketId: place.afterTicketId } : {}),
+    });
+    return view;
+  }
+
+  private placeFor(row: TicketRow, place: ReturnPlace, at: number): { lane: number; order_key: number; lined_up_at: number } {
+    const sql = this.store.sql;
+    const room = this.store.room();
+    if (place.position === "first") {
+      const front = sql
+        .exec<{ k: number | null; t: number | null }>(
+          "SELECT MIN(order_key) AS k, MIN(lined_up_at) AS t FROM tickets WHERE status = 'waiting' AND lane = ?",
+          LANE.priority,
+        )
+        .one();
+      return {
+        lane: LANE.priority,
+        order_key: Math.min(front.k ?? room.priority_seq + 1, room.priority_seq + 1) - 1,
+        lined_up_at: Math.min(front.t ?? at, at),
+      };
+    }
+    if (place.position === "last") {
+      const back = sql
+        .exec<{ k: number | null }>("SELECT MAX(order_key) AS k FROM tickets WHERE status = 'waiting' AND lane = ?", LANE.regular)
+        .one();
+      const upper = room.next_number;
+      const lower = Math.max(back.k ?? upper - 1, upper - 1);
+      return { lane: LANE.regular, order_key: (lower + upper) / 2, lined_up_at: at };
+    }
+    if (place.afterTicketId === row.id)
+      invalidState(row.status, allowedFrom("return"), "A ticket cannot go back after itself", { field: "afterTicketId" });
+    const anchor = this.store.find(place.afterTicketId) ?? refuse("NOT_FOUND", "Ticket not found", { field: "afterTicketId" });
+    if (anchor.status !== "waiting") {
+      invalidState(anchor.status, ["waiting"], "The ticket to go back after is not waiting", {
+        field: "afterTicketId",
+        afterTicketId: anchor.id,
+      });
+    }
+    const next = sql
+      .exec<{ k: number | null }>(
+        "SELECT MIN(order_key) AS k FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key > ?",
+        anchor.lane,
+        anchor.order_key,
+      )
+      .one().k;
+    const upper =
+      next ??
+      (anchor.lane === LANE.priority
+        ? Math.max(room.priority_seq + 1, anchor.order_key + 1)
+        : Math.max(room.next_number, anchor.order_key + 1));
+    return { lane: anchor.lane, order_key: (anchor.order_key + upper) / 2, lined_up_at: anchor.lined_up_at ?? anchor.created_at };
   }
 
   present(cfg: Configured, ticketId: string, at: number): TicketView {
@@ -202,7 +336,15 @@ export class Commands {
       const seq = this.store.nextPrioritySeq();
       this.store.update(
         row.id,
-        { status: "waiting", lane: LANE.priority, order_key: seq, called_at: null, assigned_to_id: null, skip_reason: null },
+        {
+          status: "waiting",
+          lane: LANE.priority,
+          order_key: seq,
+          lined_up_at: at,
+          called_at: null,
+          assigned_to_id: null,
+          skip_reason: null,
+        },
         at,
       );
       this.store.emit(cfg, "ticket.recovered", this.store.row(row.id), at, { recoveryOption: option });
@@ -345,3 +487,19 @@ export function refuseTransferring(row: TicketRow, operation: TicketOperation): 
     transferringTo: row.transferring_to,
   });
 }
+
+/** A call made at a desk: the desk, and the best head the desk saw in its other queues. */
+export interface DeskCall {
+  deskId: string;
+  bound: DeskCandidate | null;
+}
+
+export function candidateOf(cfg: Configured, row: TicketRow): DeskCandidate {
+  return { ticketId: row.id, queueId: cfg.queue_id, lane: row.lane, linedUpAt: row.lined_up_at ?? row.created_at, orderKey: row.order_key };
+}
+
+/** How many times one call of a ticket may be announced again. */
+export const RECALL_LIMIT = 3;
+
+/** Where a ticket goes back in the line (POST /v1/tickets/{id}/return). */
+export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };

@@ -1,10 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
+import type { DeskCandidate } from "../domain/desks";
 import type { ConfirmMethod } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { ARCHIVE_RETRY_MS, RoomArchive, type ArchiveResult } from "./archive";
-import { Commands } from "./commands";
+import { Commands, type ReturnPlace } from "./commands";
 import { TicketFollowers, type VisitorTicketData } from "./followers";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
@@ -183,6 +184,32 @@ export class QueueRoom extends DurableObject<Env> {
 
   callNext(operatorId: string, at: number, counter: string | null = null): RoomResult<TicketView> {
     return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter));
+  }
+
+  // ---- desks (docs/desks.md) ----------------------------------------------------------------
+
+  /** The ticket this queue would call next, as a desk compares it; null when none (or closed). */
+  deskHead(at: number): RoomResult<DeskCandidate | null> {
+    void at;
+    return this.read((cfg) => this.commands.deskHead(cfg));
+  }
+
+  /** Call-next from a desk: refused HEAD_MOVED when this queue's head no longer beats `bound`. */
+  callAtDesk(operatorId: string, deskId: string, counter: string | null, bound: DeskCandidate | null, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter, { deskId, bound }));
+  }
+
+  /** A desk call in another queue completes what this operator was serving here. */
+  finishServingOf(operatorId: string, at: number): RoomResult<number> {
+    return this.mutate(at, (cfg) => this.commands.finishServingOf(cfg, operatorId, at));
+  }
+
+  returnToLine(ticketId: string, place: ReturnPlace, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.returnToLine(cfg, ticketId, place, at));
+  }
+
+  recall(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.recall(cfg, ticketId, at));
   }
 
   present(ticketId: string, at: number): RoomResult<TicketView> {

@@ -122,6 +122,14 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // counter label each call was made with, which the display board shows.
   `ALTER TABLE room ADD COLUMN default_service_minutes INTEGER NOT NULL DEFAULT 5;
    ALTER TABLE tickets ADD COLUMN counter TEXT;`,
+  // Desks (docs/desks.md): the desk a ticket was called at, when the ticket took its place in
+  // its lane (the join, or the restore that put it back), which a desk compares across queues,
+  // and the recalls of a called ticket.
+  `ALTER TABLE tickets ADD COLUMN desk_id TEXT;
+   ALTER TABLE tickets ADD COLUMN lined_up_at INTEGER;
+   UPDATE tickets SET lined_up_at = created_at;
+   ALTER TABLE tickets ADD COLUMN recall_count INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE tickets ADD COLUMN recalled_at INTEGER;`,
 ];
 
 /**

@@ -533,8 +533,10 @@ export class RoomSockets {
     const letter = room.letter;
     const called = this.sql
       .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; counter: string | null; called_at: number }>(
-        `SELECT number, status, assigned_to_id, counter, called_at FROM tickets WHERE status IN ('called', 'serving')
-         ORDER BY called_at DESC, number DESC LIMIT ?`,
+        // A recall announces the ticket again: the board sees a new announcement time and
+        // flashes the code again (docs/desks.md).
+        `SELECT number, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at FROM tickets
+         WHERE status IN ('called', 'serving') ORDER BY COALESCE(recalled_at, called_at) DESC, number DESC LIMIT ?`,
         BOARD_CALLED_LIMIT,
       )
       .toArray();

@@ -59,6 +59,13 @@ export type TicketRow = {
   hand_off_id: string | null;
   /** The wait (minutes) the join answered, kept for estimate accuracy (null: none, or a row from before the column). */
   first_estimate_minutes: number | null;
+  /** The desk the ticket was called at (docs/desks.md); null for a call made on the queue. */
+  desk_id: string | null;
+  /** When the ticket took its place in its lane: never decreases along a lane (domain/desks.ts). */
+  lined_up_at: number | null;
+  /** Times the called ticket was announced again (docs/desks.md, recall); reset by a new call. */
+  recall_count: number;
+  recalled_at: number | null;
   /** The counter label of the call (shown on the display board); null before any call. */
   counter: string | null;
   almost_called_sent: number;
@@ -143,8 +150,8 @@ export class RoomStore {
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
     this.sql.exec(
       `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
-         visitor_name, phone, language, recovered_from_id, created_at, updated_at, version)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       number,
       lane,
@@ -158,6 +165,7 @@ export class RoomStore {
       draft.phone,
       draft.language,
       recoveredFromId,
+      at,
       at,
       at,
       this.bumpVersion(),

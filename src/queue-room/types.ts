@@ -60,6 +60,10 @@ export interface TicketView {
   estimatedWaitRange: WaitRange | null;
   /** The counter label the ticket was called to (call-next's `counter`, else the member's first name). */
   counter: string | null;
+  /** The desk the ticket was called at (docs/desks.md); null for a call made on the queue. */
+  deskId: string | null;
+  recallCount: number;
+  recalledAt: number | null;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;
@@ -109,7 +113,8 @@ export interface TicketQuery {
 
 // ROOM_UNAVAILABLE: a room asked by another room could not answer (its storage failed); the
 // asking room decides what to do (leave a hand-off open, answer the socket an error).
-export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED" | "ROOM_UNAVAILABLE";
+// HEAD_MOVED: a desk call's bound no longer holds; the desk reads the heads again (desks.ts).
+export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED" | "ROOM_UNAVAILABLE" | "HEAD_MOVED";
 
 export interface RoomError {
   code: RoomErrorCode;

@@ -37,11 +37,9 @@ export const SessionRecord = z.object({ token: z.string(), expiresAt: z.string()
 export const MembershipRecord = z.object({ organizationId: z.string(), role: RoleSchema }).openapi("Membership");
 
 /** The likely wait (docs/wait-estimate.md): `estimatedWaitMinutes` lies within it; both 0 when nobody is ahead. */
-export const WaitRangeSchema = z
-  .object({ low: z.number().int(), high: z.number().int() })
-  .openapi("WaitRange", {
-    description: "Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead",
-  });
+export const WaitRangeSchema = z.object({ low: z.number().int(), high: z.number().int() }).openapi("WaitRange", {
+  description: "Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead",
+});
 
 /** One operator's minutes per visitor, used until the queue has call history. */
 export const DefaultServiceMinutes = z

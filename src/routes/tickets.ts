@@ -53,6 +53,12 @@ export const TicketRecord = z
       description:
         "Where the ticket was called to: call-next's `counter`, else the calling member's first name; null for a key without one",
     }),
+    deskId: z
+      .string()
+      .nullable()
+      .openapi({ description: "The desk the ticket was called at (`dsk_…`); null for a call made on the queue" }),
+    recallCount: z.number().int().openapi({ description: "Times this call was announced again (POST /v1/tickets/{ticketId}/recall)" }),
+    recalledAt: z.string().nullable(),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),

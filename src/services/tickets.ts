@@ -6,6 +6,7 @@ import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
+import type { ReturnPlace } from "../queue-room/commands";
 import type { NewTicket, RoomResult, TicketView } from "../queue-room/types";
 import { operatorBlock, serviceClosure } from "./availability";
 import { findQueue, type QueueRow } from "./queues";
@@ -34,6 +35,9 @@ export function ticketRecord(t: TicketView) {
     estimatedWaitMinutes: t.estimatedWaitMinutes,
     estimatedWaitRange: t.estimatedWaitRange,
     counter: t.counter,
+    deskId: t.deskId,
+    recallCount: t.recallCount,
+    recalledAt: isoOrNull(t.recalledAt),
     presentAt: isoOrNull(t.presentAt),
     servingAt: isoOrNull(t.servingAt),
     skipReason: t.skipReason,
@@ -84,8 +88,11 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     position: null,
     estimatedWaitMinutes: null,
     estimatedWaitRange: null,
-    // The counter label lives in the room only; an archived ticket's call is long over.
+    // The call's details live in the room only; an archived ticket's call is long over.
     counter: null,
+    deskId: null,
+    recallCount: 0,
+    recalledAt: null,
     presentAt: t.presentAt,
     servingAt: t.servingAt,
     skipReason: t.skipReason,
@@ -167,6 +174,14 @@ export async function cancelTicket(env: Env, queue: QueueRow, ticketId: string, 
 }
 
 /** The customer is here: a waiting or called ticket is marked present (a remote join becomes callable). */
+export async function returnTicket(env: Env, queue: QueueRow, ticketId: string, place: ReturnPlace, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.returnToLine(ticketId, place, at));
+}
+
+export async function recallTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.recall(ticketId, at));
+}
+
 export async function markPresent(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
   return inRoom(env, queue, (room) => room.present(ticketId, at));
 }

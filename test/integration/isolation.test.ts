@@ -21,6 +21,7 @@ interface Tenant {
   nfcId: string;
   webhookId: string;
   deliveryId: string;
+  deskId: string;
 }
 
 interface IsolationCase {
@@ -164,6 +165,17 @@ const ROUTES: IsolationCase[] = [
   { method: "GET", path: (a) => `/v1/analytics/heatmap?from=2026-01-01&to=2026-01-31&locationId=${a.locationId}` },
   { method: "GET", path: (a) => `/v1/analytics/estimates?from=2026-01-01&to=2026-01-31&queueId=${a.queueId}` },
   { method: "GET", path: (a) => `/v1/analytics/export.csv?from=2026-01-01&to=2026-01-31&queueId=${a.queueId}` },
+  // Desks
+  { method: "POST", path: (a) => `/v1/locations/${a.locationId}/desks`, body: (a) => ({ name: "G1", queueIds: [a.queueId] }) },
+  { method: "POST", path: (a, b) => `/v1/locations/${b.locationId}/desks`, body: (a) => ({ name: "G1", queueIds: [a.queueId] }) },
+  { method: "GET", path: (a) => `/v1/locations/${a.locationId}/desks` },
+  { method: "GET", path: (a) => `/v1/desks/${a.deskId}` },
+  { method: "PATCH", path: (a) => `/v1/desks/${a.deskId}`, body: () => ({ name: "Hijacked" }) },
+  { method: "PATCH", path: (a, b) => `/v1/desks/${b.deskId}`, body: (a) => ({ queueIds: [a.queueId] }) },
+  { method: "DELETE", path: (a) => `/v1/desks/${a.deskId}` },
+  { method: "POST", path: (a) => `/v1/desks/${a.deskId}/open` },
+  { method: "POST", path: (a) => `/v1/desks/${a.deskId}/close` },
+  { method: "POST", path: (a) => `/v1/desks/${a.deskId}/call-next` },
 ];
 
 /** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */
@@ -210,7 +222,12 @@ async function tenant(): Promise<Tenant> {
     }),
     201,
   );
+  const desk = expectOk(
+    await call("POST", `/v1/locations/${catalog.locationId}/desks`, { token, body: { name: "Guichet 1", queueIds: [catalog.queueId] } }),
+    201,
+  );
   return {
+    deskId: desk.id,
     owner,
     org,
     member,

@@ -301,7 +301,31 @@ const ROUTES: RouteCase[] = [
     keyPermission: ["QUEUE_OPERATE", "ORG_MANAGE"],
   },
   { method: "GET", path: (f) => `/v1/organizations/${f.org.id}/notification-deliveries`, permission: "ORG_MANAGE" },
+  // Desks (close and call-next depend on who holds the desk: test/integration/desks.test.ts)
+  {
+    method: "POST",
+    path: (f) => `/v1/locations/${f.locationId}/desks`,
+    body: (f) => ({ name: unique("Guichet "), queueIds: [f.queueId] }),
+    permission: "QUEUE_MANAGE",
+  },
+  { method: "GET", path: (f) => `/v1/locations/${f.locationId}/desks`, permission: "QUEUE_OPERATE" },
+  { method: "GET", path: (_f, x) => `/v1/desks/${x.deskId}`, permission: "QUEUE_OPERATE", prepare: newDesk },
+  {
+    method: "PATCH",
+    path: (_f, x) => `/v1/desks/${x.deskId}`,
+    body: () => ({ name: unique("G") }),
+    permission: "QUEUE_MANAGE",
+    prepare: newDesk,
+  },
+  { method: "DELETE", path: (_f, x) => `/v1/desks/${x.deskId}`, permission: "QUEUE_MANAGE", prepare: newDesk },
+  // Each caller opens one desk only in this table (one desk per operator).
+  { method: "POST", path: (_f, x) => `/v1/desks/${x.deskId}/open`, permission: "QUEUE_OPERATE", prepare: newDesk },
 ];
+
+async function newDesk(f: Fixture): Promise<Extra> {
+  const body = { name: unique("Guichet "), queueIds: [f.queueId] };
+  return { deskId: expectOk(await call("POST", `/v1/locations/${f.locationId}/desks`, { token: f.users.owner.token, body }), 201).id };
+}
 
 /** A disabled webhook and one finished delivery, written to D1 (creating one through the API needs DNS). */
 async function seededWebhook(f: Fixture): Promise<Extra> {

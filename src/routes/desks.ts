@@ -1,0 +1,231 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { DESK_NAME_MAX, DESK_QUEUES_MAX } from "../domain/desks";
+import { authorize, type Actor } from "../http/auth";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
+import { ok, okList } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import {
+  callAtDesk,
+  closeDesk,
+  createDesk,
+  deleteDesk,
+  deskRecord,
+  findDesk,
+  findDeskLocation,
+  listDesks,
+  openDesk,
+  updateDesk,
+} from "../services/desks";
+import { ticketRecord } from "../services/tickets";
+import { TicketRecord } from "./tickets";
+
+// Desks (counters) and calling from them (docs/desks.md). Thin: the rules are in
+// services/desks.ts and domain/desks.ts.
+
+const app = router();
+const tags = ["Desks"];
+
+export const DeskRecord = z
+  .object({
+    id: z.string(),
+    organizationId: z.string(),
+    locationId: z.string(),
+    name: z.string(),
+    displayName: z.string().nullable(),
+    queueIds: z.array(z.string()),
+    status: z.enum(["open", "closed"]),
+    operatorId: z.string().nullable().openapi({ description: "Who has the desk open; null when closed" }),
+    openedAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Desk");
+
+const DeskName = z.string().trim().min(1).max(DESK_NAME_MAX);
+const QueueIds = z.array(z.string().min(1).max(64)).min(1).max(DESK_QUEUES_MAX);
+const LocationParam = idParam("locationId", "loc");
+const DeskParam = idParam("deskId", "dsk");
+
+/** Who acts at a desk: the user, or for an API key the key itself. */
+function actingId(actor: Actor): string {
+  return actor.userId ?? actor.apiKeyId!;
+}
+
+const create = createRoute({
+  method: "post",
+  path: "/locations/{locationId}/desks",
+  tags,
+  summary: "Create a desk (counter) at a location",
+  description:
+    "Needs QUEUE_MANAGE. `queueIds` are the queues the desk calls from (queues of the location's organization, else 404). " +
+    '`displayName` is what the board shows ("A-042 → Guichet 3"); `name` is shown when it is absent.',
+  security: SECURITY.any,
+  request: {
+    params: LocationParam,
+    body: jsonBody(
+      z.strictObject({ name: DeskName, displayName: DeskName.nullable().optional(), queueIds: QueueIds }).openapi("CreateDeskRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(okEnvelope(DeskRecord), "Created"), ...errors() },
+});
+
+app.openapi(create, async (c) => {
+  const location = await findDeskLocation(c.env, c.req.valid("param").locationId);
+  await authorize(c, location.organizationId, "QUEUE_MANAGE", "Location");
+  const row = await createDesk(c.env, location, c.req.valid("json"), now());
+  return c.json(ok(deskRecord(row)), 201);
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/locations/{locationId}/desks",
+  tags,
+  summary: "The desks of a location",
+  description: "Needs QUEUE_OPERATE (an operator picks a desk to open). Oldest first.",
+  security: SECURITY.any,
+  request: { params: LocationParam, query: PaginationQuery },
+  responses: { 200: jsonResponse(listEnvelope(DeskRecord), "The location's desks"), ...errors() },
+});
+
+app.openapi(list, async (c) => {
+  const location = await findDeskLocation(c.env, c.req.valid("param").locationId);
+  await authorize(c, location.organizationId, "QUEUE_OPERATE", "Location");
+  const window = pageWindow(c.req.valid("query"));
+  const { rows, total } = await listDesks(c.env, location.id, window);
+  return c.json(okList(rows.map(deskRecord), pageMeta(total, window)), 200);
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/desks/{deskId}",
+  tags,
+  summary: "A desk",
+  description: "Needs QUEUE_OPERATE.",
+  security: SECURITY.any,
+  request: { params: DeskParam },
+  responses: { 200: jsonResponse(okEnvelope(DeskRecord), "The desk"), ...errors() },
+});
+
+app.openapi(get, async (c) => {
+  const desk = await findDesk(c.env, c.req.valid("param").deskId);
+  await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  return c.json(ok(deskRecord(desk)), 200);
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/desks/{deskId}",
+  tags,
+  summary: "Change a desk",
+  description: "Needs QUEUE_MANAGE. Any creation field; `displayName: null` clears it. An open desk stays open.",
+  security: SECURITY.any,
+  request: {
+    params: DeskParam,
+    body: jsonBody(
+      z
+        .strictObject({ name: DeskName.optional(), displayName: DeskName.nullable().optional(), queueIds: QueueIds.optional() })
+        .openapi("UpdateDeskRequest"),
+    ),
+  },
+  responses: { 200: jsonResponse(okEnvelope(DeskRecord), "Updated"), ...errors() },
+});
+
+app.openapi(update, async (c) => {
+  const desk = await findDesk(c.env, c.req.valid("param").deskId);
+  await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk");
+  const row = await updateDesk(c.env, desk, c.req.valid("json"), now());
+  return c.json(ok(deskRecord(row)), 200);
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/desks/{deskId}",
+  tags,
+  summary: "Delete a desk",
+  description: "Needs QUEUE_MANAGE. Tickets called at it keep its id.",
+  security: SECURITY.any,
+  request: { params: DeskParam },
+  responses: { 200: jsonResponse(okEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), "Deleted"), ...errors() },
+});
+
+app.openapi(remove, async (c) => {
+  const desk = await findDesk(c.env, c.req.valid("param").deskId);
+  await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk");
+  await deleteDesk(c.env, desk);
+  return c.json(ok({ id: desk.id, deleted: true as const }), 200);
+});
+
+const open = createRoute({
+  method: "post",
+  path: "/desks/{deskId}/open",
+  tags,
+  summary: "Open a desk for one's shift",
+  description:
+    "Needs QUEUE_OPERATE. One operator per desk and one desk per operator: 409 CONFLICT with `details.reason` " +
+    "`desk_occupied` (someone else has it) or `operator_has_desk` (`details.deskId`: close that one first). Opening one's own open desk changes nothing.",
+  security: SECURITY.any,
+  request: { params: DeskParam },
+  responses: { 200: jsonResponse(okEnvelope(DeskRecord), "Open, by the caller"), ...errors(409) },
+});
+
+app.openapi(open, async (c) => {
+  const desk = await findDesk(c.env, c.req.valid("param").deskId);
+  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  const row = await openDesk(c.env, desk, actingId(actor), now());
+  return c.json(ok(deskRecord(row)), 200);
+});
+
+const close = createRoute({
+  method: "post",
+  path: "/desks/{deskId}/close",
+  tags,
+  summary: "Close a desk",
+  description:
+    "By the operator who has it open, or by anyone with QUEUE_MANAGE (end of day). 409 INVALID_STATE when it is not open, " +
+    "409 CONFLICT (`desk_occupied`) for another operator without QUEUE_MANAGE.",
+  security: SECURITY.any,
+  request: { params: DeskParam },
+  responses: { 200: jsonResponse(okEnvelope(DeskRecord), "Closed"), ...errors(409) },
+});
+
+app.openapi(close, async (c) => {
+  const desk = await findDesk(c.env, c.req.valid("param").deskId);
+  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  const row = await closeDesk(c.env, desk, actingId(actor), actor.can("QUEUE_MANAGE"), now());
+  return c.json(ok(deskRecord(row)), 200);
+});
+
+const callNextRoute = createRoute({
+  method: "post",
+  path: "/desks/{deskId}/call-next",
+  tags,
+  summary: "Call the next ticket over the desk's queues",
+  description:
+    "By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). " +
+    "Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest " +
+    "(docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.",
+  security: SECURITY.any,
+  request: { params: DeskParam },
+  responses: { 200: jsonResponse(okEnvelope(TicketRecord), "The called ticket"), ...errors(409) },
+});
+
+app.openapi(callNextRoute, async (c) => {
+  const desk = await findDesk(c.env, c.req.valid("param").deskId);
+  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  const ticket = await callAtDesk(c.env, desk, actingId(actor), actor.userId, now());
+  return c.json(ok(ticketRecord(ticket)), 200);
+});
+
+export default app;
