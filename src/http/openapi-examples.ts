@@ -21,6 +21,7 @@ const DEMO = {
   ntf: "ntf_d3m0n0t1f000000000000",
   chk: "chk_d3m0pr00000000000000",
   qrt: "qrt_d3m0qr000000000000000",
+  dsk: "dsk_d3m0gu1ch3t3000000000",
 };
 const WHEN = "2026-03-20T10:30:00.000Z";
 
@@ -117,6 +118,8 @@ const TICKET_AFTER: Record<string, Json> = {
  * starts, a new colleague rather than the seeded owner, …). Merged over the derived example.
  */
 const REQUEST_AS: Record<string, Json> = {
+  // The customer went to fetch a document: back at the end of the line.
+  returnTicketToLine: { position: "last", afterTicketId: undefined },
   register: {
     email: "nadia@demo.example",
     password: "nadia-demo-password",
@@ -442,6 +445,7 @@ const PARAMETER_EXAMPLES: Record<string, unknown> = {
   deliveryId: DEMO.dlv,
   notificationId: DEMO.ntf,
   checkoutId: DEMO.chk,
+  deskId: DEMO.dsk,
   id: DEMO.qrt,
   token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
   // A week of calendar from the documented day (a range must end after it starts).

@@ -38,6 +38,7 @@ export const MembershipRecord = z.object({ organizationId: z.string(), role: Rol
 
 /** The likely wait (docs/wait-estimate.md): `estimatedWaitMinutes` lies within it; both 0 when nobody is ahead. */
 export const WaitRangeSchema = z.object({ low: z.number().int(), high: z.number().int() }).openapi("WaitRange", {
+  example: { low: 8, high: 15 },
   description: "Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead",
 });
 

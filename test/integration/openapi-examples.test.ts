@@ -38,6 +38,7 @@ const DOC = {
   checkout: "chk_d3m0pr00000000000000",
   qrToken: "qrt_d3m0qr000000000000000",
   queue: "que_d3m0q000000000000000",
+  desk: "dsk_d3m0gu1ch3t3000000000",
   operator: DEMO.operator.id,
   qrValue: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
 };
@@ -194,6 +195,17 @@ const STEPS: Step[] = [
   { id: "cancelTicket", prepare: ticket("waiting") },
   { id: "transferTicketToQueue", prepare: ticket("waiting") },
   { id: "transferTicketToOperator", prepare: ticket("called") },
+  { id: "recallTicket", prepare: ticket("called") },
+  { id: "returnTicketToLine", prepare: ticket("called") },
+  // A desk at the demo location over the demo queue: the owner opens it and calls from it.
+  { id: "createDesk" },
+  { id: "listDesks" },
+  { id: "getDesk", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "updateDesk", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "openDesk", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "callDeskNext", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "closeDesk", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "deleteDesk", prepare: madeBy(DOC.desk, "createDesk") },
 
   { id: "checkRemoteEligibility" },
   { id: "startRemoteJoin" },
@@ -223,6 +235,7 @@ const STEPS: Step[] = [
   { id: "getDisplayBoardPage" },
   { id: "getWidgetInfo" },
   { id: "getWidgetQueueStatus" },
+  { id: "getBoardScript" },
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
   { id: "getDisplayBoard" },
