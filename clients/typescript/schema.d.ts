@@ -819,7 +819,7 @@ export interface paths {
         put?: never;
         /**
          * Call the next callable ticket
-         * @description Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue.
+         * @description Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. `counter` names where the visitor goes ("Guichet 3"); the display board shows it beside the code. Without it, a member's call shows their first name and an API key's call shows no label (a key's name is never shown). QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue.
          */
         post: operations["callNext"];
         delete?: never;
@@ -1180,6 +1180,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/board.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The display board's part of the widget script
+         * @description Public. embed.js loads it by itself for a widget of type board (the board page loads it first), so pages with a status or join widget never download it. Cached for 5 minutes; CORS open to any origin.
+         */
+        get: operations["getBoardScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/widget/board": {
         parameters: {
             query?: never;
@@ -1189,7 +1209,7 @@ export interface paths {
         };
         /**
          * Full-screen display board page for waiting-room screens
-         * @description Public HTML page built on embed.js (type board): the codes being called with their counter or operator, the next codes, and a short chime when a code is called. The page itself needs no credential; it calls the display-board route with `key`, so use a key with the `widget` permission. Live over the widget WebSocket, polling every 30 s when disconnected.
+         * @description Public HTML page built on embed.js (type board): the organization's name and logo, a clock in its first location's time zone, per queue the waiting count, the estimated wait, the codes called in the last `callMinutes` with their counter, and the next codes; a short chime when a code is called. The page itself needs no credential; it loads the display-board route once with `key` (use a key with the `widget` permission), then lives on the WebSocket's board_update (polling every 30 s only while disconnected). Legible at 3 m on a 1080p screen, landscape or portrait. See docs/display-board.md.
          */
         get: operations["getDisplayBoardPage"];
         put?: never;
@@ -1329,7 +1349,7 @@ export interface paths {
         };
         /**
          * Live queue updates over a WebSocket (public)
-         * @description Connect, then send `{"action": "subscribe", "queueId": "que_…"}`: the server answers `{"type": "queue_update", "data": <status>}` at once and after every change of that queue, and `{"type": "error", "data": {"code", "message", "queueId"?}}` for a bad message or an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; `{"action": "unsubscribe", "queueId"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue).
+         * @description Connect, then send `{"action": "subscribe", "queueId": "que_…"}`: the server answers `{"type": "queue_update", "data": <status>}` at once and after every change of that queue, and `{"type": "error", "data": {"code", "message", "queueId"?}}` for a bad message or an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; `{"action": "unsubscribe", "queueId"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue). A display board adds `"view": "board"` to its subscribe messages (or `&view=board` to the URL): it then receives `{"type": "board_update", "data": <DisplayBoardQueue>}` instead of `queue_update` (the calls with their counter, the next codes, the waiting count and wait), so it never refetches the display-board route.
          */
         get: operations["openLiveUpdates"];
         put?: never;
@@ -2128,6 +2148,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/locations/{locationId}/desks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The desks of a location
+         * @description Needs QUEUE_OPERATE (an operator picks a desk to open). Oldest first.
+         */
+        get: operations["listDesks"];
+        put?: never;
+        /**
+         * Create a desk (counter) at a location
+         * @description Needs QUEUE_MANAGE. `queueIds` are the queues the desk calls from (queues of the location's organization, else 404). `displayName` is what the board shows ("A-042 → Guichet 3"); `name` is shown when it is absent.
+         */
+        post: operations["createDesk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/desks/{deskId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A desk
+         * @description Needs QUEUE_OPERATE.
+         */
+        get: operations["getDesk"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a desk
+         * @description Needs QUEUE_MANAGE. Tickets called at it keep its id.
+         */
+        delete: operations["deleteDesk"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a desk
+         * @description Needs QUEUE_MANAGE. Any creation field; `displayName: null` clears it. An open desk stays open.
+         */
+        patch: operations["updateDesk"];
+        trace?: never;
+    };
+    "/v1/desks/{deskId}/open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a desk for one's shift
+         * @description Needs QUEUE_OPERATE. One operator per desk and one desk per operator: 409 CONFLICT with `details.reason` `desk_occupied` (someone else has it) or `operator_has_desk` (`details.deskId`: close that one first). Opening one's own open desk changes nothing.
+         */
+        post: operations["openDesk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/desks/{deskId}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a desk
+         * @description By the operator who has it open, or by anyone with QUEUE_MANAGE (end of day). 409 INVALID_STATE when it is not open, 409 CONFLICT (`desk_occupied`) for another operator without QUEUE_MANAGE.
+         */
+        post: operations["closeDesk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/desks/{deskId}/call-next": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the next ticket over the desk's queues
+         * @description By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest (docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.
+         */
+        post: operations["callDeskNext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/recall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Announce a called ticket again
+         * @description Needs QUEUE_OPERATE. The ticket stays called; `recallCount` + 1, event `ticket.recalled` (webhooks, the customer's notification), the display board flashes the code again. At most 3 recalls per call (409 RECALL_LIMIT_REACHED); a ticket that is not called is 409 INVALID_STATE.
+         */
+        post: operations["recallTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a called or serving ticket back to the line
+         * @description Needs QUEUE_OPERATE. The customer needs a document; the operator takes the next one. `first`: ahead of everyone; `last`: behind everyone now waiting; `after`: right behind `afterTicketId` (a waiting ticket of the same queue, 404 otherwise, 409 INVALID_STATE if it is not waiting). The ticket is waiting again (no operator, no desk), event `ticket.returned`. Any other state is 409 INVALID_STATE with details {status, allowed}.
+         */
+        post: operations["returnTicketToLine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2287,6 +2459,14 @@ export interface components {
             /** @description 1 = next; null when not waiting */
             position: number | null;
             estimatedWaitMinutes: number | null;
+            estimatedWaitRange: components["schemas"]["WaitRange"];
+            /** @description Where the ticket was called to: call-next's `counter`, else the calling member's first name; null for a key without one */
+            counter: string | null;
+            /** @description The desk the ticket was called at (`dsk_…`); null for a call made on the queue */
+            deskId: string | null;
+            /** @description Times this call was announced again (POST /v1/tickets/{ticketId}/recall) */
+            recallCount: number;
+            recalledAt: string | null;
             presentAt: string | null;
             servingAt: string | null;
             skipReason: string | null;
@@ -2296,6 +2476,17 @@ export interface components {
             source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
             updatedAt: string;
         };
+        /**
+         * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
+         * @example {
+         *       "low": 8,
+         *       "high": 15
+         *     }
+         */
+        WaitRange: {
+            low: number;
+            high: number;
+        } | null;
         Queue: {
             id: string;
             serviceId: string;
@@ -2303,12 +2494,14 @@ export interface components {
             description: string | null;
             maxCapacity: number | null;
             noShowTimeoutMinutes: number;
+            defaultServiceMinutes: number;
             /** @enum {string} */
             status: "active" | "paused" | "closed";
             letter: string;
             waitingCount: number;
             servingCount: number;
             estimatedWaitMinutes: number;
+            estimatedWaitRange: components["schemas"]["WaitRange"];
             archivedAt: string | null;
             createdAt: string;
             updatedAt: string;
@@ -2613,6 +2806,8 @@ export interface components {
             maxCapacity?: number | null;
             /** @description Minutes a called ticket has to come forward before it expires (default 5) */
             noShowTimeoutMinutes?: number;
+            /** @description Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5) */
+            defaultServiceMinutes?: number;
         };
         QueueStatusRequest: {
             /** @enum {string} */
@@ -2624,6 +2819,8 @@ export interface components {
             maxCapacity?: number | null;
             /** @description Minutes a called ticket has to come forward before it expires (default 5) */
             noShowTimeoutMinutes?: number;
+            /** @description Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5) */
+            defaultServiceMinutes?: number;
         };
         JoinQueueRequest: {
             partySize?: number;
@@ -2638,6 +2835,8 @@ export interface components {
         };
         CallNextRequest: {
             serviceId?: string;
+            /** @description The counter or desk label shown on the display board (1 to 40 characters) */
+            counter?: string;
         };
         SkipAbsentRequest: {
             /** @description Default "absent" */
@@ -2713,6 +2912,7 @@ export interface components {
             status: "active" | "paused" | "closed";
             waitingCount: number;
             estimatedWaitMinutes: number;
+            estimatedWaitRange: components["schemas"]["WaitRange"];
             /** @description Codes of the tickets called or being served, most recent call first (at most 5) */
             nowServing: string[];
         };
@@ -2733,6 +2933,7 @@ export interface components {
             status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
             position: number | null;
             estimatedWaitMinutes: number | null;
+            estimatedWaitRange: components["schemas"]["WaitRange"];
             partySize: number;
             visitorName: string | null;
             /** @enum {string} */
@@ -2758,15 +2959,25 @@ export interface components {
             /** @description 1 = next; null unless waiting */
             position: number | null;
             estimatedWaitMinutes: number | null;
+            estimatedWaitRange: components["schemas"]["WaitRange"];
             /**
-             * @description Who called the ticket (member's first name or the calling key's name); null until called
-             * @example Desk 3
+             * @description Where to go: call-next's `counter`, else the calling member's first name; null until called (or for a key's call without one)
+             * @example Guichet 3
              */
             counter: string | null;
             calledAt: string | null;
         };
         DisplayBoard: {
             organizationId: string;
+            organization: {
+                name: string;
+                logoUrl: string | null;
+            };
+            /**
+             * @description IANA time zone of the clock: the organization's first location's, else UTC
+             * @example Europe/Paris
+             */
+            timeZone: string;
             generatedAt: string;
             queues: {
                 queueId: string;
@@ -2775,16 +2986,21 @@ export interface components {
                 status: "active" | "paused" | "closed";
                 waitingCount: number;
                 estimatedWaitMinutes: number;
+                estimatedWaitRange: components["schemas"]["WaitRange"];
                 called: {
                     displayCode: string;
                     /** @enum {string} */
                     status: "called" | "serving";
-                    /** @description First name of the member who called, or the name of the calling API key */
+                    /** @description Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one */
+                    counter: string | null;
+                    /** @description Deprecated (use `counter`): first name of the member who called, or the name of the calling API key */
                     assignedTo: string | null;
                     calledAt: string;
                 }[];
                 /** @description The next codes in call order (at most 5) */
                 nextWaiting: string[];
+                /** @description The server's time of this data, to age the calls by */
+                generatedAt: string;
             }[];
         };
         Eligibility: {
@@ -3012,7 +3228,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3023,7 +3239,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -3312,6 +3528,37 @@ export interface components {
                 /** @description Actual − promised wait: positive when people waited longer than promised */
                 meanBiasMinutes: number | null;
             }[];
+        };
+        Desk: {
+            id: string;
+            organizationId: string;
+            locationId: string;
+            name: string;
+            displayName: string | null;
+            queueIds: string[];
+            /** @enum {string} */
+            status: "open" | "closed";
+            /** @description Who has the desk open; null when closed */
+            operatorId: string | null;
+            openedAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        CreateDeskRequest: {
+            name: string;
+            displayName?: string | null;
+            queueIds: string[];
+        };
+        UpdateDeskRequest: {
+            name?: string;
+            displayName?: string | null;
+            queueIds?: string[];
+        };
+        ReturnTicketRequest: {
+            /** @enum {string} */
+            position: "first" | "last" | "after";
+            /** @description With `after` only */
+            afterTicketId?: string;
         };
     };
     responses: {
@@ -4106,6 +4353,90 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "PAYMENT_PROVIDER_ERROR";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_EMPTY`: no ticket can be called; `OPERATOR_UNAVAILABLE`: the caller is on a break, closure or unavailability; `details {eventId, until}` */
+        Error409_7: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `RECALL_LIMIT_REACHED`: the called ticket was recalled as many times as allowed; `details {recallCount, limit}` */
+        Error409_8: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "RECALL_LIMIT_REACHED";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -5323,6 +5654,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -5339,11 +5678,16 @@ export interface operations {
                      *             "description": "Deposits, withdrawals and transfers",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
+                     *             "defaultServiceMinutes": 5,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
                      *             "servingCount": 1,
                      *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
                      *             "archivedAt": "2026-03-20T10:30:00.000Z",
                      *             "createdAt": "2026-03-20T10:30:00.000Z",
                      *             "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -5396,6 +5740,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -5412,11 +5764,16 @@ export interface operations {
                      *             "description": "Deposits, withdrawals and transfers",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
+                     *             "defaultServiceMinutes": 5,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
                      *             "servingCount": 1,
                      *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
                      *             "archivedAt": "2026-03-20T10:30:00.000Z",
                      *             "createdAt": "2026-03-20T10:30:00.000Z",
                      *             "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -5830,6 +6187,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -5846,11 +6211,16 @@ export interface operations {
                      *             "description": "Deposits, withdrawals and transfers",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
+                     *             "defaultServiceMinutes": 5,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
                      *             "servingCount": 1,
                      *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
                      *             "archivedAt": "2026-03-20T10:30:00.000Z",
                      *             "createdAt": "2026-03-20T10:30:00.000Z",
                      *             "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -5903,6 +6273,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -5919,11 +6297,16 @@ export interface operations {
                      *             "description": "Deposits, withdrawals and transfers",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
+                     *             "defaultServiceMinutes": 5,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
                      *             "servingCount": 1,
                      *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
                      *             "archivedAt": "2026-03-20T10:30:00.000Z",
                      *             "createdAt": "2026-03-20T10:30:00.000Z",
                      *             "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -7656,11 +8039,16 @@ export interface operations {
                      *           "description": "Deposits, withdrawals and transfers",
                      *           "maxCapacity": 60,
                      *           "noShowTimeoutMinutes": 5,
+                     *           "defaultServiceMinutes": 5,
                      *           "status": "active",
                      *           "letter": "A",
                      *           "waitingCount": 4,
                      *           "servingCount": 1,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
                      *           "archivedAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -7720,7 +8108,8 @@ export interface operations {
                  *       "name": "Main queue",
                  *       "description": "Deposits, withdrawals and transfers",
                  *       "maxCapacity": 60,
-                 *       "noShowTimeoutMinutes": 5
+                 *       "noShowTimeoutMinutes": 5,
+                 *       "defaultServiceMinutes": 5
                  *     }
                  */
                 "application/json": components["schemas"]["CreateQueueRequest"];
@@ -7750,11 +8139,16 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
+                     *         "defaultServiceMinutes": 5,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
                      *         "servingCount": 1,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "archivedAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -7820,11 +8214,16 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
+                     *         "defaultServiceMinutes": 5,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
                      *         "servingCount": 1,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "archivedAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -7895,11 +8294,16 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
+                     *         "defaultServiceMinutes": 5,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
                      *         "servingCount": 1,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "archivedAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -7946,7 +8350,8 @@ export interface operations {
                  *       "name": "Main queue",
                  *       "description": "Deposits, withdrawals and transfers",
                  *       "maxCapacity": 60,
-                 *       "noShowTimeoutMinutes": 5
+                 *       "noShowTimeoutMinutes": 5,
+                 *       "defaultServiceMinutes": 5
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateQueueRequest"];
@@ -7976,11 +8381,16 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
+                     *         "defaultServiceMinutes": 5,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
                      *         "servingCount": 1,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "archivedAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -8073,6 +8483,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8168,6 +8586,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8263,6 +8689,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 1,
                      *         "estimatedWaitMinutes": 3,
+                     *         "estimatedWaitRange": {
+                     *           "low": 2,
+                     *           "high": 4
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8315,7 +8749,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "serviceId": "svc_d3m0s3rv1c3000000000"
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "counter": "Guichet 3"
                  *     }
                  */
                 "application/json": components["schemas"]["CallNextRequest"];
@@ -8357,6 +8792,11 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": null,
                      *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": "Guichet 3",
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8491,11 +8931,16 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
+                     *         "defaultServiceMinutes": 5,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
                      *         "servingCount": 1,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "archivedAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -8579,6 +9024,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -8664,6 +9117,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8746,6 +9207,11 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": null,
                      *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8829,6 +9295,11 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": null,
                      *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -8912,6 +9383,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8995,6 +9474,11 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": null,
                      *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -9087,6 +9571,11 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": null,
                      *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": "absent",
@@ -9181,6 +9670,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9276,6 +9773,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9370,6 +9875,14 @@ export interface operations {
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9953,6 +10466,41 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getBoardScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The display board script */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getDisplayBoardPage: {
         parameters: {
             query: {
@@ -9976,6 +10524,10 @@ export interface operations {
                 color?: string;
                 /** @description 1 (default) to chime when a code is called, 0 for silence */
                 sound?: "0" | "1";
+                /** @description 1 for an unattended screen: no 'enable sound' button, no cursor, the screen kept awake. Start the kiosk's Chromium with `--autoplay-policy=no-user-gesture-required` so the chime plays without a touch (without it the board stays silent, and still flashes) */
+                kiosk?: "0" | "1";
+                /** @description Minutes a called code stays on screen, 1 to 60, default 5 */
+                callMinutes?: string;
             };
             header?: {
                 /**
@@ -10118,6 +10670,10 @@ export interface operations {
                      *         "status": "active",
                      *         "waitingCount": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "nowServing": [
                      *           "Demo"
                      *         ]
@@ -10208,6 +10764,10 @@ export interface operations {
                      *         "status": "waiting",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
                      *         "partySize": 2,
                      *         "visitorName": "Awa Diallo",
                      *         "source": "widget",
@@ -10277,7 +10837,11 @@ export interface operations {
                      *         "status": "waiting",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
-                     *         "counter": "Desk 3",
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z"
                      *       }
                      *     }
@@ -10343,7 +10907,11 @@ export interface operations {
                      *         "status": "waiting",
                      *         "position": 4,
                      *         "estimatedWaitMinutes": 12,
-                     *         "counter": "Desk 3",
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z"
                      *       }
                      *     }
@@ -10397,6 +10965,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
+                     *         "organization": {
+                     *           "name": "Main queue",
+                     *           "logoUrl": "https://demo-bank.example/logo.png"
+                     *         },
+                     *         "timeZone": "Europe/Paris",
                      *         "generatedAt": "2026-03-20T10:30:00.000Z",
                      *         "queues": [
                      *           {
@@ -10405,17 +10978,23 @@ export interface operations {
                      *             "status": "active",
                      *             "waitingCount": 4,
                      *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
                      *             "called": [
                      *               {
                      *                 "displayCode": "A-042",
                      *                 "status": "called",
+                     *                 "counter": "Guichet 3",
                      *                 "assignedTo": "Demo",
                      *                 "calledAt": "2026-03-20T10:30:00.000Z"
                      *               }
                      *             ],
                      *             "nextWaiting": [
                      *               "Demo"
-                     *             ]
+                     *             ],
+                     *             "generatedAt": "2026-03-20T10:30:00.000Z"
                      *           }
                      *         ]
                      *       }
@@ -10443,6 +11022,8 @@ export interface operations {
                  * @example que_d3m0q000000000000000
                  */
                 queueId?: string;
+                /** @description board: the `?queueId=` subscription receives board_update */
+                view?: "status" | "board";
             };
             header?: {
                 /**
@@ -10640,6 +11221,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -10764,6 +11353,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -10885,6 +11482,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -10992,6 +11597,14 @@ export interface operations {
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "position": 4,
                      *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -14220,6 +14833,802 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listDesks: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The location's desks */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "dsk_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "name": "Main queue",
+                     *           "displayName": "Guichet 3",
+                     *           "queueIds": [
+                     *             "que_d3m0q000000000000000"
+                     *           ],
+                     *           "status": "open",
+                     *           "operatorId": "ope_d3m00000000000000000",
+                     *           "openedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Desk"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createDesk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Main queue",
+                 *       "displayName": "Guichet 3",
+                 *       "queueIds": [
+                 *         "que_d3m0q000000000000000"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateDeskRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dsk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "name": "Main queue",
+                     *         "displayName": "Guichet 3",
+                     *         "queueIds": [
+                     *           "que_d3m0q000000000000000"
+                     *         ],
+                     *         "status": "open",
+                     *         "operatorId": "ope_d3m00000000000000000",
+                     *         "openedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Desk"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getDesk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The desk */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dsk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "name": "Main queue",
+                     *         "displayName": "Guichet 3",
+                     *         "queueIds": [
+                     *           "que_d3m0q000000000000000"
+                     *         ],
+                     *         "status": "open",
+                     *         "operatorId": "ope_d3m00000000000000000",
+                     *         "openedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Desk"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteDesk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "Demo",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateDesk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Main queue",
+                 *       "displayName": "Guichet 3",
+                 *       "queueIds": [
+                 *         "que_d3m0q000000000000000"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateDeskRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dsk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "name": "Main queue",
+                     *         "displayName": "Guichet 3",
+                     *         "queueIds": [
+                     *           "que_d3m0q000000000000000"
+                     *         ],
+                     *         "status": "open",
+                     *         "operatorId": "ope_d3m00000000000000000",
+                     *         "openedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Desk"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    openDesk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Open, by the caller */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dsk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "name": "Main queue",
+                     *         "displayName": "Guichet 3",
+                     *         "queueIds": [
+                     *           "que_d3m0q000000000000000"
+                     *         ],
+                     *         "status": "open",
+                     *         "operatorId": "ope_d3m00000000000000000",
+                     *         "openedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Desk"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    closeDesk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Closed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dsk_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "name": "Main queue",
+                     *         "displayName": "Guichet 3",
+                     *         "queueIds": [
+                     *           "que_d3m0q000000000000000"
+                     *         ],
+                     *         "status": "open",
+                     *         "operatorId": "ope_d3m00000000000000000",
+                     *         "openedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Desk"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    callDeskNext: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The called ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "called",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": "Guichet 3",
+                     *         "deskId": "dsk_d3m0gu1ch3t300000000",
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_7"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    recallTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "called",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": "2026-03-20T10:30:00.000Z",
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_8"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    returnTicketToLine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "position": "last"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReturnTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };

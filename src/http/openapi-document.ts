@@ -18,6 +18,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: "Services", description: "What the organization offers at its locations; each has queues." },
   { name: "Queues", description: "Waiting lines: create, open, pause, close, join and call." },
   { name: "Tickets", description: "A customer's place in a queue and every operation on it." },
+  { name: "Desks", description: "Counters at a location: an operator opens one and calls across its queues." },
   { name: "Remote join", description: "Joining from a distance, confirmed on arrival (geofence, QR, NFC)." },
   { name: "QR codes", description: "QR tokens, their images and scans." },
   { name: "NFC tags", description: "NFC tags placed on site and their scans." },

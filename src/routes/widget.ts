@@ -150,28 +150,28 @@ export const VisitorTicket = z
   .openapi("VisitorTicket");
 
 /** One queue on the board: an item of the display-board route and the WebSocket's `board_update` data. */
-export const DisplayBoardQueue = z
-  .object({
-    queueId: z.string(),
-    name: z.string(),
-    status: z.enum(QUEUE_STATUSES),
-    waitingCount: z.number().int(),
-    estimatedWaitMinutes: z.number().int(),
-    estimatedWaitRange: WaitRangeSchema,
-    called: z.array(
-      z.object({
-        displayCode: z.string(),
-        status: z.enum(["called", "serving"]),
-        counter: CounterLabel.nullable().openapi({
-          description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
-        }),
-        calledAt: z.string(),
+const boardQueueShape = {
+  queueId: z.string(),
+  name: z.string(),
+  status: z.enum(QUEUE_STATUSES),
+  waitingCount: z.number().int(),
+  estimatedWaitMinutes: z.number().int(),
+  estimatedWaitRange: WaitRangeSchema,
+  called: z.array(
+    z.object({
+      displayCode: z.string(),
+      status: z.enum(["called", "serving"]),
+      counter: CounterLabel.nullable().openapi({
+        description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
       }),
-    ),
-    nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
-    generatedAt: z.string().openapi({ description: "The server's time of this data, to age the calls by" }),
-  })
-  .openapi("DisplayBoardQueue");
+      calledAt: z.string(),
+    }),
+  ),
+  nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
+  generatedAt: z.string().openapi({ description: "The server's time of this data, to age the calls by" }),
+};
+
+export const DisplayBoardQueue = z.object(boardQueueShape).openapi("DisplayBoardQueue");
 
 const DisplayBoard = z
   .object({
@@ -182,7 +182,9 @@ const DisplayBoard = z
       .openapi({ description: "IANA time zone of the clock: the organization's first location's, else UTC", example: "Europe/Paris" }),
     generatedAt: z.string(),
     queues: z.array(
-      DisplayBoardQueue.extend({
+      // The board route's calls also carry the deprecated `assignedTo` (the socket's do not).
+      z.object({
+        ...boardQueueShape,
         called: z.array(
           z.object({
             displayCode: z.string(),
