@@ -394,7 +394,6 @@ export class RoomSockets {
       this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", facts.name);
       message = this.messageFor(view, at);
     } else {
-      if (own.organization_id !== facts.config.organizationId) return void notFound();
       // A hub's socket follows the queues of one organization, the first it subscribed to.
       const organizationId = hub !== null ? (attachmentOf(ws).organizationId ?? null) : own.organization_id;
       if (organizationId !== null && organizationId !== facts.config.organizationId) return void notFound();

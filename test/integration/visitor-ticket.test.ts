@@ -66,6 +66,7 @@ describe("the visitor's ticket over HTTP", () => {
       status: "waiting",
       position: 2,
       estimatedWaitMinutes: expect.any(Number),
+      estimatedWaitRange: { low: expect.any(Number), high: expect.any(Number) },
       counter: null,
       calledAt: null,
     });
