@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation } from "../helpers/catalog";
 import { addMember, addQueue, createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
+import { SocketClient as Client } from "../helpers/widget-socket";
 
 // The display board's data: the counter label of each call (call-next's `counter`, else the
 // member's first name, never a key's name), the display-board route's organization, clock time
@@ -24,52 +25,6 @@ async function walkIn(f: Fixture, queueId = f.queueId): Promise<any> {
 
 function callNext(f: Fixture, auth: { token?: string; apiKey?: string }, body?: Record<string, unknown>, queueId = f.queueId) {
   return call("POST", `/v1/queues/${queueId}/call-next`, { ...auth, body });
-}
-
-/** A WebSocket client that keeps every message it receives, in order. */
-class Client {
-  readonly messages: any[] = [];
-  private read = 0;
-  private waiter: (() => void) | null = null;
-
-  constructor(readonly ws: WebSocket) {
-    ws.accept();
-    ws.addEventListener("message", (ev) => {
-      const text = ev.data as string;
-      this.messages.push(text === "pong" ? text : JSON.parse(text));
-      this.waiter?.();
-    });
-  }
-
-  static async open(query = ""): Promise<Client> {
-    const res = await SELF.fetch(`https://api.test/v1/widget/ws${query}`, { headers: { Upgrade: "websocket" } });
-    expect(res.status).toBe(101);
-    return new Client(res.webSocket!);
-  }
-
-  send(value: unknown): void {
-    this.ws.send(JSON.stringify(value));
-  }
-
-  async next(ms = 5000): Promise<any> {
-    const deadline = Date.now() + ms;
-    while (this.read >= this.messages.length) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no message within ${ms} ms; got ${JSON.stringify(this.messages)}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiter = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-    return this.messages[this.read++];
-  }
-
-  close(): void {
-    this.ws.close(1000, "done");
-  }
 }
 
 describe("the counter label of a call", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { room } from "../helpers/catalog";
 import { addQueue, createApiKey, createOrganization, type Fixture, queueFixture, registerUser } from "../helpers/fixtures";
+import { SocketClient as Client } from "../helpers/widget-socket";
 
 // The widget routes over HTTP and the live channel over real WebSockets (SELF.fetch upgrade).
 
@@ -22,63 +23,6 @@ async function widgetFixture(): Promise<Widget> {
 
 function join(f: Widget, body: Record<string, unknown> = {}, queueId = f.queueId) {
   return call("POST", `/v1/widget/queue/${queueId}/join`, { apiKey: f.widgetKey, body });
-}
-
-/** A WebSocket client that keeps every message it receives, in order. */
-class Client {
-  readonly messages: any[] = [];
-  private read = 0;
-  private waiter: (() => void) | null = null;
-  closed = false;
-
-  constructor(readonly ws: WebSocket) {
-    ws.accept();
-    ws.addEventListener("message", (ev) => {
-      const text = ev.data as string;
-      this.messages.push(text === "pong" ? text : JSON.parse(text));
-      this.waiter?.();
-    });
-    ws.addEventListener("close", () => {
-      this.closed = true;
-    });
-  }
-
-  static async open(query = ""): Promise<Client> {
-    const res = await SELF.fetch(`https://api.test/v1/widget/ws${query}`, { headers: { Upgrade: "websocket" } });
-    expect(res.status).toBe(101);
-    return new Client(res.webSocket!);
-  }
-
-  send(value: unknown): void {
-    this.ws.send(typeof value === "string" ? value : JSON.stringify(value));
-  }
-
-  /** The next message not read yet. */
-  async next(ms = 5000): Promise<any> {
-    const deadline = Date.now() + ms;
-    while (this.read >= this.messages.length) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no message within ${ms} ms; got ${JSON.stringify(this.messages)}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiter = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-    return this.messages[this.read++];
-  }
-
-  /** Nothing arrives for a while. */
-  async quiet(ms = 300): Promise<void> {
-    await new Promise((r) => setTimeout(r, ms));
-    expect(this.messages.slice(this.read)).toEqual([]);
-  }
-
-  close(): void {
-    this.ws.close(1000, "done");
-  }
 }
 
 describe("widget HTTP routes", () => {
