@@ -330,7 +330,10 @@ export class Commands {
     if (row.transferring_to !== null) refuseTransferring(row, "stepBack");
     if (!allows("stepBack", row.status)) invalidState(row.status, allowedFrom("stepBack"), `A ${row.status} ticket cannot step back`);
     if (row.stepped_back_places !== null) {
-      refuse("CONFLICT", "This ticket already stepped back once", { reason: "already_stepped_back", steppedBackPlaces: row.stepped_back_places });
+      refuse("CONFLICT", "This ticket already stepped back once", {
+        reason: "already_stepped_back",
+        steppedBackPlaces: row.stepped_back_places,
+      });
     }
     const behind = this.store.sql
       .exec<TicketRow>(
@@ -340,7 +343,8 @@ export class Commands {
         places,
       )
       .toArray();
-    const anchor = behind[behind.length - 1] ?? refuse("CONFLICT", "Nobody is behind this ticket", { reason: "nobody_behind", field: "places" });
+    const anchor =
+      behind[behind.length - 1] ?? refuse("CONFLICT", "Nobody is behind this ticket", { reason: "nobody_behind", field: "places" });
     const spot = this.placeFor(row, { position: "after", afterTicketId: anchor.id }, at);
     this.store.update(row.id, { ...spot, stepped_back_places: behind.length }, at);
     const view = this.views.ticket(cfg, row.id, at);

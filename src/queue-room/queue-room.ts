@@ -225,7 +225,13 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   /** The visitor's "let others pass" with the ticket's token (null: wrong token). */
-  async visitorStepBack(ticketId: string, tokenHash: string, places: number, queueName: string, at: number): Promise<RoomResult<VisitorTicketData | null>> {
+  async visitorStepBack(
+    ticketId: string,
+    tokenHash: string,
+    places: number,
+    queueName: string,
+    at: number,
+  ): Promise<RoomResult<VisitorTicketData | null>> {
     this.learnName(queueName);
     if (!this.followers.holds(ticketId, tokenHash)) return { ok: true, value: null };
     const moved = this.mutate(at, (cfg) => this.commands.stepBack(cfg, ticketId, places, at));

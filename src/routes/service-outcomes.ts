@@ -51,7 +51,9 @@ const create = createRoute({
   request: {
     params: ServiceParam,
     body: jsonBody(
-      z.strictObject({ code: OutcomeCode, label: z.string().trim().min(1).max(100).openapi({ example: "Account opened" }) }).openapi("CreateServiceOutcomeRequest"),
+      z
+        .strictObject({ code: OutcomeCode, label: z.string().trim().min(1).max(100).openapi({ example: "Account opened" }) })
+        .openapi("CreateServiceOutcomeRequest"),
     ),
   },
   responses: { 201: jsonResponse(okEnvelope(ServiceOutcome), "The outcome"), ...errors(409) },
@@ -86,7 +88,13 @@ const remove = createRoute({
   description: "Needs SERVICE_MANAGE. Tickets completed with it keep its code; new completions may no longer name it.",
   security: SECURITY.any,
   request: {
-    params: ServiceParam.extend({ code: z.string().min(1).max(64).openapi({ param: { name: "code", in: "path" }, example: "account_opened" }) }),
+    params: ServiceParam.extend({
+      code: z
+        .string()
+        .min(1)
+        .max(64)
+        .openapi({ param: { name: "code", in: "path" }, example: "account_opened" }),
+    }),
   },
   responses: { 200: jsonResponse(okEnvelope(z.object({ code: z.string(), deleted: z.literal(true) })), "Removed"), ...errors() },
 });

@@ -176,7 +176,12 @@ const complete = createRoute({
     body: optionalJsonBody(
       z
         .strictObject({
-          outcome: z.string().min(1).max(64).optional().openapi({ description: "One of the service's outcome codes", example: "account_opened" }),
+          outcome: z
+            .string()
+            .min(1)
+            .max(64)
+            .optional()
+            .openapi({ description: "One of the service's outcome codes", example: "account_opened" }),
           note: z.string().trim().min(1).max(COMPLETION_NOTE_MAX).optional().openapi({ example: "Brings the signed form on Monday" }),
         })
         .openapi("CompleteTicketRequest"),

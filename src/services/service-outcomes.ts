@@ -43,7 +43,13 @@ export async function addOutcome(
       limit: MAX_OUTCOMES_PER_SERVICE,
     });
   }
-  const row: OutcomeRow = { serviceId: service.id, organizationId: service.organizationId, code: input.code, label: input.label, createdAt: at };
+  const row: OutcomeRow = {
+    serviceId: service.id,
+    organizationId: service.organizationId,
+    code: input.code,
+    label: input.label,
+    createdAt: at,
+  };
   const inserted = await db.insert(serviceOutcomes).values(row).onConflictDoNothing().returning().all();
   if (inserted.length === 0) throw conflict("code", "This service already has an outcome with this code");
   return row;

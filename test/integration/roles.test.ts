@@ -321,7 +321,13 @@ const ROUTES: RouteCase[] = [
   // Each caller opens one desk only in this table (one desk per operator).
   { method: "POST", path: (_f, x) => `/v1/desks/${x.deskId}/open`, permission: "QUEUE_OPERATE", prepare: newDesk },
   // The operator's verbs (docs/desks.md: hold, resume, outcomes, step back; a ticket's owner may step back too: ticket-verbs.test.ts)
-  { method: "POST", path: (_f, x) => `/v1/tickets/${x.ticketId}/hold`, body: () => ({}), permission: "QUEUE_OPERATE", prepare: ticketIn("called") },
+  {
+    method: "POST",
+    path: (_f, x) => `/v1/tickets/${x.ticketId}/hold`,
+    body: () => ({}),
+    permission: "QUEUE_OPERATE",
+    prepare: ticketIn("called"),
+  },
   { method: "POST", path: (_f, x) => `/v1/tickets/${x.ticketId}/resume`, permission: "QUEUE_OPERATE", prepare: ticketIn("held") },
   {
     method: "POST",

@@ -233,7 +233,10 @@ describe("outcomes and notes at completion", () => {
     const other = await queueFixture("pro");
     expectError(await call("GET", base, { token: other.owner.token }), 404, "NOT_FOUND");
     expectError(await post(base, other.owner.token, { code: "x", label: "X" }), 404, "NOT_FOUND");
-    expect(expectOk(await call("DELETE", `${base}/second_visit`, { token: f.owner.token }))).toEqual({ code: "second_visit", deleted: true });
+    expect(expectOk(await call("DELETE", `${base}/second_visit`, { token: f.owner.token }))).toEqual({
+      code: "second_visit",
+      deleted: true,
+    });
     expectError(await call("DELETE", `${base}/second_visit`, { token: f.owner.token }), 404, "NOT_FOUND");
     expect(expectOk(await call("GET", base, { token: f.owner.token })).map((o: any) => o.code)).toEqual(["account_opened"]);
   });
@@ -246,7 +249,9 @@ describe("outcomes and notes at completion", () => {
     expectOk(await post(`/v1/tickets/${t.id}/serve`, f.owner.token));
     let done: any;
     const events = await eventsOf(f.queueId, async () => {
-      done = expectOk(await post(`/v1/tickets/${t.id}/complete`, f.owner.token, { outcome: "account_opened", note: "  Brings the form Monday " }));
+      done = expectOk(
+        await post(`/v1/tickets/${t.id}/complete`, f.owner.token, { outcome: "account_opened", note: "  Brings the form Monday " }),
+      );
     });
     expect(done).toMatchObject({ status: "served", outcome: "account_opened", note: "Brings the form Monday" });
     const served = events.find((e) => e.type === "ticket.served")!;
@@ -255,7 +260,10 @@ describe("outcomes and notes at completion", () => {
     expect(row).toEqual({ outcome: "account_opened", note: "Brings the form Monday" });
     const csv = await call("GET", `/v1/analytics/export.csv?from=2026-05-10&to=2026-05-11&queueId=${f.queueId}`, { token: f.owner.token });
     expect(csv.status, String(csv.body)).toBe(200);
-    const lines = String(csv.body).replace(/^\uFEFF/, "").trim().split(/\r?\n/);
+    const lines = String(csv.body)
+      .replace(/^\uFEFF/, "")
+      .trim()
+      .split(/\r?\n/);
     const header = lines[0]!.split(",");
     const line = lines.find((l) => l.startsWith(t.id))!.split(",");
     expect(line[header.indexOf("serviceOutcome")]).toBe("account_opened");
@@ -280,7 +288,11 @@ describe("outcomes and notes at completion", () => {
     expectError(await post(`/v1/tickets/${t.id}/complete`, f.owner.token, { note: "n".repeat(501) }), 400, "VALIDATION_ERROR", "note");
     expectError(await post(`/v1/tickets/${t.id}/complete`, f.owner.token, { outcome: "done", extra: 1 }), 400, "VALIDATION_ERROR");
     const readOnly = await createApiKey(f.owner as any, f.organizationId, ["read"]);
-    expectError(await call("POST", `/v1/tickets/${t.id}/complete`, { apiKey: readOnly.key, body: { outcome: "done" } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("POST", `/v1/tickets/${t.id}/complete`, { apiKey: readOnly.key, body: { outcome: "done" } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
     expectError(await post(`/v1/tickets/${t.id}/complete`, other.owner.token, { outcome: "done" }), 404, "NOT_FOUND");
     expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("serving");
     const done = await replays(`/v1/tickets/${t.id}/complete`, f.owner.token, { outcome: "done", note: "n".repeat(500) });
@@ -316,7 +328,8 @@ describe("step back (let others pass)", () => {
     expect(first).toMatchObject({ position: 4, steppedBackPlaces: 3 });
     // Call-next follows the new order.
     const calls = [];
-    for (let i = 0; i < 4; i++) calls.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} })).id);
+    for (let i = 0; i < 4; i++)
+      calls.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} })).id);
     expect(calls).toEqual([others[1].id, mine.id, others[2].id, others[0].id]);
   });
 
@@ -333,7 +346,11 @@ describe("step back (let others pass)", () => {
     const stranger = await registerUser();
     expectError(await post(`/v1/tickets/${mine.id}/step-back`, stranger.token, { places: 1 }), 404, "NOT_FOUND");
     const readOnly = await createApiKey(f.owner as any, f.organizationId, ["read"]);
-    expectError(await call("POST", `/v1/tickets/${mine.id}/step-back`, { apiKey: readOnly.key, body: { places: 1 } }), 403, "AUTHORIZATION_ERROR");
+    expectError(
+      await call("POST", `/v1/tickets/${mine.id}/step-back`, { apiKey: readOnly.key, body: { places: 1 } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
     const other = await queueFixture("pro");
     expectError(await post(`/v1/tickets/${mine.id}/step-back`, other.owner.token, { places: 1 }), 404, "NOT_FOUND");
     const stepped = await replays(`/v1/tickets/${mine.id}/step-back`, customer.token, { places: 1 });
