@@ -50,12 +50,12 @@ async function sweep(at: number): Promise<void> {
 }
 
 /** An Idempotency-Key sent twice: the second answer is the first's, replayed, and nothing ran again. */
-async function replays(path: string, token: string, body?: unknown): Promise<any> {
+async function replays(path: string, token: string, body?: unknown, status = 200): Promise<any> {
   const key = unique("idem-");
   const first = await post(path, token, body, { "Idempotency-Key": key });
-  const data = expectOk(first);
+  const data = expectOk(first, status);
   const again = await post(path, token, body, { "Idempotency-Key": key });
-  expect(again.status).toBe(200);
+  expect(again.status).toBe(status);
   expect(again.headers.get("Idempotent-Replayed")).toBe("true");
   expect(again.body).toEqual(first.body);
   return data;
@@ -221,7 +221,8 @@ describe("outcomes and notes at completion", () => {
     const base = `/v1/services/${f.serviceId}/outcomes`;
     const created = expectOk(await post(base, f.owner.token, { code: "account_opened", label: "Account opened" }), 201);
     expect(created).toMatchObject({ serviceId: f.serviceId, code: "account_opened", label: "Account opened" });
-    expectOk(await post(base, f.owner.token, { code: "second_visit", label: "Needs a second visit" }), 201);
+    // Replayed by its Idempotency-Key: the same answer, no duplicate (which would be 409).
+    await replays(base, f.owner.token, { code: "second_visit", label: "Needs a second visit" }, 201);
     expectError(await post(base, f.owner.token, { code: "account_opened", label: "Again" }), 409, "CONFLICT", "code");
     expectError(await post(base, f.owner.token, { code: "Not A Code", label: "x" }), 400, "VALIDATION_ERROR", "code");
     expectError(await post(base, f.owner.token, { code: "ok", label: "" }), 400, "VALIDATION_ERROR", "label");
