@@ -459,7 +459,8 @@ describe("roles and key permissions", () => {
       }
     },
     // A row is 8 callers, each maybe preparing a ticket in a state (made, called, served, held):
-    // up to 40 requests, slow on a loaded machine.
-    120_000,
+    // up to 40 requests. Alone such a row takes ~6 s; at the end of the whole file on the shared
+    // (loaded) machine every row runs ~20× slower, and these took up to 122 s.
+    240_000,
   );
 });
