@@ -38,6 +38,7 @@ import billingRoutes from "./routes/billing";
 import billingWebhookRoutes from "./routes/billing-webhooks";
 import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
+import serviceOutcomeRoutes from "./routes/service-outcomes";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -97,6 +98,7 @@ export function createApp() {
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);
   app.route("/v1", ticketMoveRoutes);
+  app.route("/v1", serviceOutcomeRoutes);
 
   mountDocs(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));

@@ -320,6 +320,13 @@ export const tickets = sqliteTable(
     version: integer("version").notNull(),
     /** The wait (minutes) the join answered, kept for estimate accuracy; null when none was given. */
     firstEstimateMinutes: real("first_estimate_minutes"),
+    /** The completion's outcome code (one of the service's outcomes) and the operator's note (docs/desks.md). */
+    outcome: text("outcome"),
+    note: text("note"),
+    /** When the ticket was set aside (held); null unless held. */
+    heldAt: integer("held_at"),
+    /** Places its owner stepped back (once); null until then. */
+    steppedBackPlaces: integer("stepped_back_places"),
   },
   (t) => [
     index("tickets_queue_status_idx").on(t.queueId, t.status),
@@ -845,4 +852,19 @@ export const desks = sqliteTable(
       .on(t.operatorId)
       .where(sql`${t.operatorId} is not null`),
   ],
+);
+
+/** The outcomes an operator may record when completing a ticket of the service (docs/desks.md). */
+export const serviceOutcomes = sqliteTable(
+  "service_outcomes",
+  {
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id").notNull(),
+    code: text("code").notNull(),
+    label: text("label").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.serviceId, t.code] })],
 );

@@ -27,6 +27,9 @@ export const TEMPLATE_KEYS = [
   "member.joined",
   "system.announcement",
   "ticket.recalled",
+  "ticket.held",
+  "ticket.resumed",
+  "ticket.stepped_back",
 ] as const;
 export type TemplateKey = (typeof TEMPLATE_KEYS)[number];
 
@@ -51,6 +54,18 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
   "ticket.recalled": {
     fr: { title: "On vous attend", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] (file {queue})." },
     en: { title: "We are waiting for you", body: "Ticket {code}: please come forward now[ to {counter}] ({queue} queue)." },
+  },
+  "ticket.held": {
+    fr: { title: "Ticket en attente", body: "Ticket {code} mis en attente : le guichet vous rappellera (file {queue})." },
+    en: { title: "Ticket on hold", body: "Ticket {code} is on hold: the desk will call you back ({queue} queue)." },
+  },
+  "ticket.resumed": {
+    fr: { title: "On vous attend", body: "Ticket {code} : revenez maintenant[ au {counter}] (file {queue})." },
+    en: { title: "We are ready for you", body: "Ticket {code}: please come back now[ to {counter}] ({queue} queue)." },
+  },
+  "ticket.stepped_back": {
+    fr: { title: "Vous avez laissé passer", body: "Ticket {code} : vous êtes maintenant[ en position {position}] dans la file {queue}." },
+    en: { title: "You let others pass", body: "Ticket {code}: you are now[ at position {position}] in the {queue} queue." },
   },
   "ticket.served": {
     fr: { title: "Merci de votre visite", body: "Ticket {code} servi (file {queue})." },

@@ -1,7 +1,9 @@
 // The ticket state machine and the order of a queue (CONTRACT §4), as pure functions over
 // plain data. The QueueRoom applies them inside its storage transactions.
 
-export const TICKET_STATUSES = ["waiting", "called", "serving", "served", "skipped", "expired", "cancelled"] as const;
+// `held` (docs/desks.md, hold): a called or serving ticket the operator set aside; not in the
+// line, not expiring. After the spec's seven so their order is unchanged.
+export const TICKET_STATUSES = ["waiting", "called", "serving", "served", "skipped", "expired", "cancelled", "held"] as const;
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
 
 export const TICKET_SOURCES = ["app", "operator", "vip", "widget", "qr", "nfc", "remote", "transfer", "recovery"] as const;
@@ -27,6 +29,9 @@ export const TICKET_TRANSITIONS = {
   transferOperator: ["called", "serving"],
   recall: ["called"],
   return: ["called", "serving"],
+  hold: ["called", "serving"],
+  resume: ["held"],
+  stepBack: ["waiting"],
 } as const satisfies Record<string, readonly TicketStatus[]>;
 export type TicketOperation = keyof typeof TICKET_TRANSITIONS;
 
@@ -59,3 +64,13 @@ export const ALMOST_CALLED_AHEAD = 3;
 
 /** CONTRACT §4: a called ticket expires after 5 minutes unless its queue says otherwise. */
 export const DEFAULT_NO_SHOW_MINUTES = 5;
+
+/** A held ticket goes back to the state it was held from (docs/desks.md, hold). */
+export const HOLDABLE_STATUSES = ["called", "serving"] as const;
+export type HoldableStatus = (typeof HOLDABLE_STATUSES)[number];
+
+/** How far a ticket's owner may step back, once (docs/desks.md, let others pass). */
+export const STEP_BACK_MAX_PLACES = 10;
+
+/** An operator's note at completion (docs/desks.md, outcomes). */
+export const COMPLETION_NOTE_MAX = 500;

@@ -39,6 +39,11 @@ const TICKET_NULL_WHILE_WAITING = new Set([
   "counter",
   "deskId",
   "recalledAt",
+  "heldAt",
+  "holdReason",
+  "outcome",
+  "note",
+  "steppedBackPlaces",
 ]);
 
 /** The ticket an operation answers, as it is after that operation. */
@@ -66,6 +71,8 @@ const TICKET_AFTER: Record<string, Json> = {
     calledAt: WHEN,
     servingAt: WHEN,
     servedAt: WHEN,
+    outcome: "account_opened",
+    note: "Brings the signed form on Monday",
     assignedToId: "usr_d3m0p3rat0r000000000",
     position: null,
     estimatedWaitMinutes: null,
@@ -101,6 +108,28 @@ const TICKET_AFTER: Record<string, Json> = {
     position: null,
     estimatedWaitMinutes: null,
   },
+  holdTicket: {
+    status: "held",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    counter: "Guichet 3",
+    heldAt: WHEN,
+    holdReason: "Fetching the passport from the car",
+    position: null,
+    estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
+  },
+  resumeTicket: {
+    status: "called",
+    calledAt: WHEN,
+    assignedToId: "usr_d3m0p3rat0r000000000",
+    counter: "Guichet 3",
+    position: null,
+    estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
+  },
+  // Two customers passed: from 4th to 6th.
+  stepBackTicket: { position: 6, steppedBackPlaces: 2, estimatedWaitMinutes: 18, estimatedWaitRange: { low: 14, high: 24 } },
   callDeskNext: {
     status: "called",
     calledAt: WHEN,

@@ -84,6 +84,13 @@ export const OPERATIONS: Record<string, Operation> = {
 
   "POST /v1/tickets/{ticketId}/return": { id: "returnTicketToLine", errors: STATE },
   "POST /v1/tickets/{ticketId}/recall": { id: "recallTicket", errors: ["INVALID_STATE", "RECALL_LIMIT_REACHED"] },
+  "POST /v1/tickets/{ticketId}/hold": { id: "holdTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/resume": { id: "resumeTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/step-back": { id: "stepBackTicket", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/widget/tickets/{ticketId}/step-back": { id: "stepBackVisitorTicket", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/services/{serviceId}/outcomes": { id: "createServiceOutcome", errors: ["CONFLICT"] },
+  "GET /v1/services/{serviceId}/outcomes": { id: "listServiceOutcomes" },
+  "DELETE /v1/services/{serviceId}/outcomes/{code}": { id: "deleteServiceOutcome" },
   "POST /v1/locations/{locationId}/desks": { id: "createDesk" },
   "GET /v1/locations/{locationId}/desks": { id: "listDesks" },
   "GET /v1/desks/{deskId}": { id: "getDesk" },

@@ -4,6 +4,7 @@ import {
   allowedFrom,
   allows,
   crossesCapacityWarning,
+  type HoldableStatus,
   type QueueStatus,
   type RecoveryOption,
   type TicketOperation,
@@ -81,7 +82,7 @@ export class Commands {
   /** Closes the queue for good: waiting and called cancelled, serving completed, readable after. */
   archive(cfg: Configured, at: number): QueueSummary {
     this.assertNotArchived(cfg);
-    this.cancelLive(cfg, at, "archived", false);
+    this.cancelLive(cfg, at, "archived", false, true);
     for (const row of this.store.rowsWhere("status = 'serving'")) this.completeServing(cfg, row, at);
     this.store.setRoom({ status: "closed", archived_at: at });
     if (cfg.status !== "closed") this.store.emit(cfg, "queue.status_changed", null, at, { from: cfg.status, to: "closed" });
@@ -94,7 +95,7 @@ export class Commands {
    * after. A hand-off the room could not settle first is cut too: nothing here answers later.
    */
   retire(cfg: Configured | null, at: number): void {
-    if (cfg !== null) this.cancelLive(cfg, at, "queue_deleted", true);
+    if (cfg !== null) this.cancelLive(cfg, at, "queue_deleted", true, true);
     this.store.setRoom({ retired_at: at });
   }
 
@@ -283,6 +284,78 @@ export class Commands {
     return { lane: anchor.lane, order_key: (anchor.order_key + upper) / 2, lined_up_at: anchor.lined_up_at ?? anchor.created_at };
   }
 
+  /**
+   * Sets a called or serving ticket aside (docs/desks.md, hold): out of the line, out of the
+   * no-show sweep (which only expires `called`), off the board; its operator, desk and counter
+   * stay, so `resume` brings it back to them.
+   */
+  hold(cfg: Configured, ticketId: string, reason: string | null, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "hold");
+    if (!allows("hold", row.status)) invalidState(row.status, allowedFrom("hold"), `A ${row.status} ticket cannot be held`);
+    const from = row.status as HoldableStatus;
+    this.store.update(row.id, { status: "held", held_at: at, held_from: from, hold_reason: reason }, at);
+    this.store.emit(cfg, "ticket.held", this.store.row(row.id), at, { heldFrom: from, reason, counter: row.counter });
+    return this.views.ticket(cfg, row.id, at);
+  }
+
+  /**
+   * A held ticket goes back to the state it was held from, with the same operator and desk:
+   * `serving` again as it was, or `called` again as a new announcement (a new `calledAt`, so
+   * the no-show timeout starts over and the board shows the code again; recalls start at 0).
+   */
+  resume(cfg: Configured, ticketId: string, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (!allows("resume", row.status)) invalidState(row.status, allowedFrom("resume"), `A ${row.status} ticket is not held`);
+    const to: HoldableStatus = row.held_from ?? "called";
+    const cleared = { held_at: null, held_from: null, hold_reason: null };
+    if (to === "called") this.store.update(row.id, { status: "called", called_at: at, recall_count: 0, recalled_at: null, ...cleared }, at);
+    else this.store.update(row.id, { status: "serving", ...cleared }, at);
+    this.store.emit(cfg, "ticket.resumed", this.store.row(row.id), at, {
+      resumedTo: to,
+      heldForSeconds: Math.max(0, Math.round((at - (row.held_at ?? at)) / 1000)),
+      counter: row.counter,
+    });
+    return this.views.ticket(cfg, row.id, at);
+  }
+
+  /**
+   * "Let others pass" (docs/desks.md): a waiting ticket moves behind the `places` waiting
+   * tickets after it (fewer when fewer are behind it), once per ticket. It lands right after
+   * the last one it lets pass, in that ticket's lane, with that ticket's `lined_up_at`, so the
+   * desk rule's order along a lane still holds.
+   */
+  stepBack(cfg: Configured, ticketId: string, places: number, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "stepBack");
+    if (!allows("stepBack", row.status)) invalidState(row.status, allowedFrom("stepBack"), `A ${row.status} ticket cannot step back`);
+    if (row.stepped_back_places !== null) {
+      refuse("CONFLICT", "This ticket already stepped back once", {
+        reason: "already_stepped_back",
+        steppedBackPlaces: row.stepped_back_places,
+      });
+    }
+    const behind = this.store.sql
+      .exec<TicketRow>(
+        "SELECT * FROM tickets WHERE status = 'waiting' AND (lane, order_key) > (?, ?) ORDER BY lane, order_key LIMIT ?",
+        row.lane,
+        row.order_key,
+        places,
+      )
+      .toArray();
+    const anchor =
+      behind[behind.length - 1] ?? refuse("CONFLICT", "Nobody is behind this ticket", { reason: "nobody_behind", field: "places" });
+    const spot = this.placeFor(row, { position: "after", afterTicketId: anchor.id }, at);
+    this.store.update(row.id, { ...spot, stepped_back_places: behind.length }, at);
+    const view = this.views.ticket(cfg, row.id, at);
+    this.store.emit(cfg, "ticket.stepped_back", this.store.row(row.id), at, {
+      places: behind.length,
+      requestedPlaces: places,
+      position: view.position,
+    });
+    return view;
+  }
+
   present(cfg: Configured, ticketId: string, at: number): TicketView {
     return this.transition(cfg, ticketId, "present", at, (row) => this.markPresent(cfg, row, at));
   }
@@ -294,8 +367,9 @@ export class Commands {
     });
   }
 
-  complete(cfg: Configured, ticketId: string, at: number): TicketView {
-    return this.transition(cfg, ticketId, "complete", at, (row) => this.completeServing(cfg, row, at));
+  /** With the service's outcome (checked by the caller against D1) and the operator's note, if given. */
+  complete(cfg: Configured, ticketId: string, at: number, result: Completion = {}): TicketView {
+    return this.transition(cfg, ticketId, "complete", at, (row) => this.completeServing(cfg, row, at, result));
   }
 
   skip(cfg: Configured, ticketId: string, reason: string, at: number): TicketView {
@@ -465,15 +539,21 @@ export class Commands {
     }
   }
 
-  private completeServing(cfg: Configured, row: TicketRow, at: number): void {
-    this.store.update(row.id, { status: "served", served_at: at }, at);
+  private completeServing(cfg: Configured, row: TicketRow, at: number, result: Completion = {}): void {
+    const { outcome = null, outcomeLabel = null, note = null } = result;
+    this.store.update(row.id, { status: "served", served_at: at, ...(outcome !== null || note !== null ? { outcome, note } : {}) }, at);
     const served = this.store.row(row.id);
-    this.store.emit(cfg, "ticket.served", served, at, {});
+    this.store.emit(cfg, "ticket.served", served, at, {
+      ...(outcome !== null ? { outcome, outcomeLabel } : {}),
+      ...(note !== null ? { note } : {}),
+    });
     if (served.is_ghost_mode === 0) this.store.emit(cfg, "review.request", served, at, {});
   }
 
-  private cancelLive(cfg: Configured, at: number, reason: string, evenInHandOff: boolean): number {
-    const live = this.store.rowsWhere(`status IN ('waiting', 'called')${evenInHandOff ? "" : " AND transferring_to IS NULL"}`);
+  /** `alsoHeld`: the queue ends (archive, deletion), so a ticket set aside ends with it; a clear leaves it with its operator. */
+  private cancelLive(cfg: Configured, at: number, reason: string, evenInHandOff: boolean, alsoHeld = false): number {
+    const statuses = alsoHeld ? "'waiting', 'called', 'held'" : "'waiting', 'called'";
+    const live = this.store.rowsWhere(`status IN (${statuses})${evenInHandOff ? "" : " AND transferring_to IS NULL"}`);
     for (const row of live) {
       this.store.update(row.id, { status: "cancelled", transferring_to: null, transferring_since: null, hand_off_id: null }, at);
       this.store.emit(cfg, "ticket.cancelled", this.store.row(row.id), at, { reason });
@@ -496,6 +576,13 @@ export interface DeskCall {
 
 export function candidateOf(cfg: Configured, row: TicketRow): DeskCandidate {
   return { ticketId: row.id, queueId: cfg.queue_id, lane: row.lane, linedUpAt: row.lined_up_at ?? row.created_at, orderKey: row.order_key };
+}
+
+/** What a completion records (docs/desks.md, outcomes): the outcome's code and label, the operator's note. */
+export interface Completion {
+  outcome?: string | null;
+  outcomeLabel?: string | null;
+  note?: string | null;
 }
 
 /** How many times one call of a ticket may be announced again. */

@@ -13,7 +13,7 @@ import type { TicketView } from "./types";
 // each followed ticket whose view moved is pushed to them once.
 
 /** A ticket the visitor may still follow and leave; the token dies past these. */
-export const LIVE_STATUSES: readonly TicketStatus[] = ["waiting", "called", "serving"];
+export const LIVE_STATUSES: readonly TicketStatus[] = ["waiting", "called", "serving", "held"];
 
 /** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
 export interface VisitorTicketData {

@@ -5,7 +5,7 @@ import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { ARCHIVE_RETRY_MS, RoomArchive, type ArchiveResult } from "./archive";
-import { Commands, type ReturnPlace } from "./commands";
+import { Commands, type Completion, type ReturnPlace } from "./commands";
 import { TicketFollowers, type VisitorTicketData } from "./followers";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
@@ -212,6 +212,33 @@ export class QueueRoom extends DurableObject<Env> {
     return this.mutate(at, (cfg) => this.commands.recall(cfg, ticketId, at));
   }
 
+  hold(ticketId: string, reason: string | null, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.hold(cfg, ticketId, reason, at));
+  }
+
+  resume(ticketId: string, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.resume(cfg, ticketId, at));
+  }
+
+  stepBack(ticketId: string, places: number, at: number): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.stepBack(cfg, ticketId, places, at));
+  }
+
+  /** The visitor's "let others pass" with the ticket's token (null: wrong token). */
+  async visitorStepBack(
+    ticketId: string,
+    tokenHash: string,
+    places: number,
+    queueName: string,
+    at: number,
+  ): Promise<RoomResult<VisitorTicketData | null>> {
+    this.learnName(queueName);
+    if (!this.followers.holds(ticketId, tokenHash)) return { ok: true, value: null };
+    const moved = this.mutate(at, (cfg) => this.commands.stepBack(cfg, ticketId, places, at));
+    if (!moved.ok) return moved;
+    return { ok: true, value: await this.followers.after(ticketId, at) };
+  }
+
   present(ticketId: string, at: number): RoomResult<TicketView> {
     return this.mutate(at, (cfg) => this.commands.present(cfg, ticketId, at));
   }
@@ -220,8 +247,8 @@ export class QueueRoom extends DurableObject<Env> {
     return this.mutate(at, (cfg) => this.commands.serve(cfg, ticketId, at));
   }
 
-  complete(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.complete(cfg, ticketId, at));
+  complete(ticketId: string, at: number, result: Completion = {}): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.complete(cfg, ticketId, at, result));
   }
 
   skipAbsent(ticketId: string, reason: string, at: number): RoomResult<TicketView> {

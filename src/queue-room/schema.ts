@@ -130,6 +130,14 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    UPDATE tickets SET lined_up_at = created_at;
    ALTER TABLE tickets ADD COLUMN recall_count INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE tickets ADD COLUMN recalled_at INTEGER;`,
+  // The operator's verbs (docs/desks.md): a held ticket (when, why, and the state it goes back
+  // to on resume), the outcome and note of a completion, and the owner's one step back.
+  `ALTER TABLE tickets ADD COLUMN held_at INTEGER;
+   ALTER TABLE tickets ADD COLUMN held_from TEXT;
+   ALTER TABLE tickets ADD COLUMN hold_reason TEXT;
+   ALTER TABLE tickets ADD COLUMN outcome TEXT;
+   ALTER TABLE tickets ADD COLUMN note TEXT;
+   ALTER TABLE tickets ADD COLUMN stepped_back_places INTEGER;`,
 ];
 
 /**

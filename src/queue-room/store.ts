@@ -68,6 +68,15 @@ export type TicketRow = {
   recalled_at: number | null;
   /** The counter label of the call (shown on the display board); null before any call. */
   counter: string | null;
+  /** Set aside by the operator (docs/desks.md, hold): when, the state resume goes back to, why. */
+  held_at: number | null;
+  held_from: "called" | "serving" | null;
+  hold_reason: string | null;
+  /** The completion's outcome code (one of the service's) and the operator's note. */
+  outcome: string | null;
+  note: string | null;
+  /** Places the owner stepped back (once per ticket); null until then. */
+  stepped_back_places: number | null;
   almost_called_sent: number;
   created_at: number;
   updated_at: number;

@@ -64,6 +64,14 @@ export interface TicketView {
   deskId: string | null;
   recallCount: number;
   recalledAt: number | null;
+  /** Set aside by the operator (docs/desks.md, hold); null unless held. */
+  heldAt: number | null;
+  holdReason: string | null;
+  /** The completion's outcome code and note (docs/desks.md, outcomes); null until completed with them. */
+  outcome: string | null;
+  note: string | null;
+  /** Places the owner stepped back (once); null until then. */
+  steppedBackPlaces: number | null;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;

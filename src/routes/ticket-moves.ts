@@ -2,18 +2,20 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Permission } from "../domain/permissions";
 import type { AppEnv } from "../http/context";
-import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { validationError } from "../http/errors";
 import { authorizeOnQueue, ticketQueueOfCaller } from "../http/queue-access";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import type { QueueRow } from "../services/queues";
-import { recallTicket, returnTicket, ticketRecord } from "../services/tickets";
+import { requireCredential } from "../http/auth";
+import { STEP_BACK_MAX_PLACES } from "../domain/tickets";
+import { getTicket, holdTicket, recallTicket, resumeTicket, returnTicket, stepBackTicket, ticketRecord } from "../services/tickets";
 import { TicketRecord } from "./tickets";
 
-// The operator's verbs beyond the spec's (docs/desks.md): recall, return to the line. Each is one command of the
-// ticket's room.
+// The operator's verbs beyond the spec's (docs/desks.md): recall, return to the line, hold and resume, and the
+// owner's step back. Each is one command of the ticket's room.
 
 const app = router();
 const tags = ["Tickets"];
@@ -79,6 +81,89 @@ app.openapi(returnRoute, async (c) => {
   const queue = await operated(c, ticketId);
   const place = position === "after" ? { position, afterTicketId: afterTicketId! } : { position };
   return c.json(ok(ticketRecord(await returnTicket(c.env, queue, ticketId, place, now()))), 200);
+});
+
+const hold = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/hold",
+  tags,
+  summary: "Set a called or serving ticket aside",
+  description:
+    "Needs QUEUE_OPERATE. The ticket becomes `held`: out of the line, never expired by the no-show timeout, off the display " +
+    "board's called list; its operator, desk and counter stay. `reason` (≤ 200 characters) is kept as `holdReason`. Event " +
+    "`ticket.held`. Any state but called or serving is 409 INVALID_STATE with details {status, allowed}.",
+  security: SECURITY.any,
+  request: {
+    params: TicketParam,
+    body: optionalJsonBody(
+      z
+        .strictObject({ reason: z.string().trim().min(1).max(200).optional().openapi({ example: "Fetching the passport from the car" }) })
+        .openapi("HoldTicketRequest"),
+    ),
+  },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(hold, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  return c.json(ok(ticketRecord(await holdTicket(c.env, queue, ticketId, c.req.valid("json").reason ?? null, now()))), 200);
+});
+
+const resume = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/resume",
+  tags,
+  summary: "Bring a held ticket back to its operator and desk",
+  description:
+    "Needs QUEUE_OPERATE. The ticket goes back to the state it was held from, with the same operator, desk and counter: " +
+    "`serving` as it was, or `called` as a new call (a new `calledAt`: the no-show timeout starts over and the display " +
+    "board shows the code again). Event `ticket.resumed`. A ticket that is not held is 409 INVALID_STATE.",
+  security: SECURITY.any,
+  request: { params: TicketParam },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(resume, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  return c.json(ok(ticketRecord(await resumeTicket(c.env, queue, ticketId, now()))), 200);
+});
+
+export const StepBackRequest = z
+  .strictObject({
+    places: z
+      .number()
+      .int()
+      .min(1)
+      .max(STEP_BACK_MAX_PLACES)
+      .openapi({ example: 2, description: `Tickets to let pass, 1 to ${STEP_BACK_MAX_PLACES}; fewer when fewer are behind` }),
+  })
+  .openapi("StepBackRequest");
+
+const stepBack = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/step-back",
+  tags,
+  summary: "Let others pass: the ticket's owner steps back a few places, once",
+  description:
+    "For the ticket's owner (the customer who joined), or a member with QUEUE_OPERATE acting for them. A waiting ticket " +
+    `moves behind the next \`places\` waiting tickets (1 to ${STEP_BACK_MAX_PLACES}; fewer when fewer are behind it), once ` +
+    "per ticket: a second time is 409 CONFLICT `already_stepped_back`; nobody behind is 409 CONFLICT `nobody_behind`. " +
+    "Event `ticket.stepped_back`. Any state but waiting is 409 INVALID_STATE.",
+  security: SECURITY.any,
+  request: { params: TicketParam, body: jsonBody(StepBackRequest) },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(stepBack, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await ticketQueueOfCaller(c, ticketId);
+  const principal = requireCredential(c);
+  const at = now();
+  const own = principal.kind === "session" && (await getTicket(c.env, queue, ticketId, at)).userId === principal.user.id;
+  if (!own) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
+  return c.json(ok(ticketRecord(await stepBackTicket(c.env, queue, ticketId, c.req.valid("json").places, at))), 200);
 });
 
 export default app;

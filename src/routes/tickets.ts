@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { RECOVERY_OPTIONS, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
+import { COMPLETION_NOTE_MAX, RECOVERY_OPTIONS, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import type { Permission } from "../domain/permissions";
 import { requireCredential } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -59,6 +59,15 @@ export const TicketRecord = z
       .openapi({ description: "The desk the ticket was called at (`dsk_…`); null for a call made on the queue" }),
     recallCount: z.number().int().openapi({ description: "Times this call was announced again (POST /v1/tickets/{ticketId}/recall)" }),
     recalledAt: z.string().nullable(),
+    heldAt: z.string().nullable().openapi({ description: "When the ticket was set aside (status `held`); null otherwise" }),
+    holdReason: z.string().nullable(),
+    outcome: z.string().nullable().openapi({ description: "The completion's outcome code (one of the service's outcomes)" }),
+    note: z.string().nullable().openapi({ description: "The operator's note at completion" }),
+    steppedBackPlaces: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then" }),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),
@@ -131,7 +140,6 @@ type SimpleOperation = typeof startServing;
 const simple: [string, string, SimpleOperation][] = [
   ["serve", "Start serving a called ticket", startServing],
   ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", markPresent],
-  ["complete", "Finish serving a ticket", completeTicket],
 ];
 
 for (const [name, summary, operation] of simple) {
@@ -151,6 +159,43 @@ for (const [name, summary, operation] of simple) {
     return c.json(ok(ticketRecord(await operation(c.env, queue, ticketId, now()))), 200);
   });
 }
+
+const complete = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/complete",
+  tags,
+  summary: "Finish serving a ticket, with an outcome and a note if given",
+  description:
+    "Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 " +
+    "VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are " +
+    "kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with " +
+    "details {status, allowed}.",
+  security: SECURITY.any,
+  request: {
+    params: TicketParam,
+    body: optionalJsonBody(
+      z
+        .strictObject({
+          outcome: z
+            .string()
+            .min(1)
+            .max(64)
+            .optional()
+            .openapi({ description: "One of the service's outcome codes", example: "account_opened" }),
+          note: z.string().trim().min(1).max(COMPLETION_NOTE_MAX).optional().openapi({ example: "Brings the signed form on Monday" }),
+        })
+        .openapi("CompleteTicketRequest"),
+    ),
+  },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(complete, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  const { outcome, note } = c.req.valid("json");
+  return c.json(ok(ticketRecord(await completeTicket(c.env, queue, ticketId, now(), { outcome, note }))), 200);
+});
 
 const skip = createRoute({
   method: "post",

@@ -6,7 +6,7 @@ import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/ticke
 import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { forbidden, notFound, validationError } from "../http/errors";
-import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CounterLabel, CustomerPhone, WaitRangeSchema } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -15,7 +15,8 @@ import { sha256Hex } from "../lib/crypto";
 import { queueIdOfTicket } from "../lib/ids";
 import { credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../services/queues";
-import { leaveQueue, readVisitorTicket, TICKET_TOKEN } from "../services/visitor-tickets";
+import { leaveQueue, readVisitorTicket, TICKET_TOKEN, visitorStepBack } from "../services/visitor-tickets";
+import { StepBackRequest } from "./ticket-moves";
 import { connectToHub, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "../services/widget";
 
 const app = router();
@@ -367,6 +368,27 @@ const leave = createRoute({
 app.openapi(leave, async (c) => {
   const { ticketId } = c.req.valid("param");
   const data = await withTicketToken(c, ticketId, (queue, token) => leaveQueue(c.env, queue, ticketId, token, now()));
+  return c.json(ok(data), 200);
+});
+
+const visitorStepBackRoute = createRoute({
+  method: "post",
+  path: "/widget/tickets/{ticketId}/step-back",
+  tags,
+  summary: "Let others pass: the visitor steps back a few places with the ticket's token, once",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`. As POST /v1/tickets/{ticketId}/step-back (docs/desks.md): a waiting " +
+    "ticket moves behind the next `places` waiting tickets, once (a second time 409 CONFLICT). A missing or wrong token is " +
+    "404, as for the read.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader, body: jsonBody(StepBackRequest) },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The ticket at its new place"), ...errors(409) },
+});
+
+app.openapi(visitorStepBackRoute, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const { places } = c.req.valid("json");
+  const data = await withTicketToken(c, ticketId, (queue, token) => visitorStepBack(c.env, queue, ticketId, token, places, now()));
   return c.json(ok(data), 200);
 });
 

@@ -31,6 +31,8 @@ export const EXPORT_COLUMNS = [
   "desk",
   "ghost",
   "visitorName",
+  // The operator's outcome at completion, one of the service's codes (docs/desks.md); appended last.
+  "serviceOutcome",
 ] as const;
 
 interface QueueFacts {
@@ -56,11 +58,12 @@ interface ExportRow {
   serving_at: number | null;
   served_at: number | null;
   transferred_to_id: string | null;
+  outcome: string | null;
 }
 
 /** One keyset page: tickets of these queues created in [from, to), after the cursor. */
 export const EXPORT_PAGE_SQL = `SELECT id, queue_id, display_code, status, source, visitor_name, assigned_to_id, is_ghost_mode,
-  created_at, called_at, serving_at, served_at, transferred_to_id
+  created_at, called_at, serving_at, served_at, transferred_to_id, outcome
   FROM tickets
   WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3
     AND queue_id IN (SELECT value FROM json_each(?4))
@@ -140,6 +143,7 @@ function record(r: ExportRow, q: QueueFacts | undefined): string {
     null, // desk: desks are not recorded yet
     r.is_ghost_mode === 1,
     r.visitor_name,
+    r.outcome,
   ];
   return csvRecord(values);
 }

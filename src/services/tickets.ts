@@ -12,6 +12,7 @@ import { operatorBlock, serviceClosure } from "./availability";
 import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf } from "./queue-rooms";
 import { monthlyTicketLimit, takeTicketUnit } from "./quota";
+import { outcomeOfService } from "./service-outcomes";
 
 export function ticketRecord(t: TicketView) {
   return {
@@ -38,6 +39,11 @@ export function ticketRecord(t: TicketView) {
     deskId: t.deskId,
     recallCount: t.recallCount,
     recalledAt: isoOrNull(t.recalledAt),
+    heldAt: isoOrNull(t.heldAt),
+    holdReason: t.holdReason,
+    outcome: t.outcome,
+    note: t.note,
+    steppedBackPlaces: t.steppedBackPlaces,
     presentAt: isoOrNull(t.presentAt),
     servingAt: isoOrNull(t.servingAt),
     skipReason: t.skipReason,
@@ -93,6 +99,11 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     deskId: null,
     recallCount: 0,
     recalledAt: null,
+    heldAt: t.heldAt,
+    holdReason: null,
+    outcome: t.outcome,
+    note: t.note,
+    steppedBackPlaces: t.steppedBackPlaces,
     presentAt: t.presentAt,
     servingAt: t.servingAt,
     skipReason: t.skipReason,
@@ -190,8 +201,32 @@ export async function startServing(env: Env, queue: QueueRow, ticketId: string, 
   return inRoom(env, queue, (room) => room.serve(ticketId, at));
 }
 
-export async function completeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.complete(ticketId, at));
+/** With an outcome, it must be one of the queue's service's (400 VALIDATION_ERROR, field outcome, otherwise). */
+export async function completeTicket(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  at: number,
+  given: { outcome?: string | undefined; note?: string | undefined } = {},
+): Promise<TicketView> {
+  const outcome = given.outcome === undefined ? null : await outcomeOfService(env, queue.serviceId, given.outcome);
+  const result = { outcome: outcome?.code ?? null, outcomeLabel: outcome?.label ?? null, note: given.note ?? null };
+  return inRoom(env, queue, (room) => room.complete(ticketId, at, result));
+}
+
+/** Sets a called or serving ticket aside (docs/desks.md, hold). */
+export async function holdTicket(env: Env, queue: QueueRow, ticketId: string, reason: string | null, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.hold(ticketId, reason, at));
+}
+
+/** A held ticket goes back to the state it was held from, with its operator and desk. */
+export async function resumeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.resume(ticketId, at));
+}
+
+/** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */
+export async function stepBackTicket(env: Env, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.stepBack(ticketId, places, at));
 }
 
 export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {

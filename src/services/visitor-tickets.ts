@@ -58,3 +58,16 @@ export async function leaveQueue(
   const hash = await sha256Hex(token);
   return inRoom(env, queue, (room) => room.visitorCancel(ticketId, hash, queue.name, at));
 }
+
+/** "Let others pass" for the holder of the ticket's token; null for a wrong token. */
+export async function visitorStepBack(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  token: string,
+  places: number,
+  at: number,
+): Promise<VisitorTicketData | null> {
+  const hash = await sha256Hex(token);
+  return inRoom(env, queue, (room) => room.visitorStepBack(ticketId, hash, places, queue.name, at));
+}

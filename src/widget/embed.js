@@ -25,6 +25,7 @@
       yourTurn: "It's your turn — go to {counter}", yourTurnNow: "It's your turn!", leave: "Leave the queue",
       left: "You left the queue.", served: "You have been served. Thank you!", missed: "Your turn has passed.",
       ended: "This ticket is no longer active.", calledAt: "Called {code}",
+      onHold: "Your ticket is on hold: the desk will call you back.",
     },
     fr: {
       waiting: "En attente", wait: "Attente estimée", min: "~{n} min", serving: "Numéros appelés", next: "Prochains",
@@ -44,8 +45,11 @@
       yourTurn: "C'est votre tour — rendez-vous à : {counter}", yourTurnNow: "C'est votre tour !", leave: "Quitter la file",
       left: "Vous avez quitté la file.", served: "Vous avez été servi. Merci !", missed: "Votre tour est passé.",
       ended: "Ce ticket n'est plus actif.", calledAt: "Appel du {code}",
+      onHold: "Votre ticket est en attente : le guichet vous rappellera.",
     },
   };
+  /** The statuses of a ticket the visitor still holds (a held one comes back to the desk). */
+  const LIVE = ["waiting", "called", "serving", "held"];
   const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => String(v[k]));
   const enc = encodeURIComponent;
 
@@ -341,7 +345,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
           if (mine === m) showMine(data);
         } catch (e) {
           // The token dies with the ticket: a finished ticket reads as not found.
-          if (e.code === "NOT_FOUND" && mine === m) endMine(m.data && m.data.status !== "waiting" && m.data.status !== "called" && m.data.status !== "serving" ? m.data : null);
+          if (e.code === "NOT_FOUND" && mine === m) endMine(m.data && !LIVE.includes(m.data.status) ? m.data : null);
         }
       }
 
@@ -366,8 +370,10 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
         if (!mine || data.ticketId !== mine.ticketId) return;
         const before = mine.data;
         mine.data = data;
-        if (!["waiting", "called", "serving"].includes(data.status)) return endMine(data);
+        if (!LIVE.includes(data.status)) return endMine(data);
         const turn = data.status === "called" || data.status === "serving";
+        // Set aside by the desk (docs/desks.md, hold): still the visitor's, not their turn now.
+        const held = data.status === "held";
         const turnText = data.counter ? fmt(t.yourTurn, { counter: data.counter }) : t.yourTurnNow;
         const leave = el("button", { type: "button", class: "sec", "data-leave": "" }, t.leave);
         leave.addEventListener("click", leaveQueue);
@@ -375,11 +381,13 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
           el("div", { class: "lbl" }, t.ticket),
           el("div", { class: "big", "data-code": "" }, data.displayCode),
           turn ? el("p", { class: "turnmsg", role: "alert" }, turnText)
+            : held ? el("p", { class: "turnmsg", "data-held": "" }, t.onHold)
             : data.position != null && el("div", { "data-position": "" }, fmt(t.position, { n: data.position })),
           !turn && o.showEstimatedWait && data.estimatedWaitMinutes != null && el("div", {}, `${t.wait} ${fmt(t.min, { n: data.estimatedWaitMinutes })}`),
-          data.status !== "serving" && leave);
+          data.status !== "serving" && !held && leave);
         if (last) render(last);
         else body.replaceChildren(ticket);
+        if (held && (!before || before.status !== "held")) announce(t.onHold);
         if (turn && (!before || (before.status !== "called" && before.status !== "serving"))) {
           announce(turnText);
           chime();

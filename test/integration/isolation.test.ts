@@ -176,6 +176,14 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: (a) => `/v1/desks/${a.deskId}/open` },
   { method: "POST", path: (a) => `/v1/desks/${a.deskId}/close` },
   { method: "POST", path: (a) => `/v1/desks/${a.deskId}/call-next` },
+  // The operator's verbs (docs/desks.md)
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/hold`, body: () => ({ reason: "x" }) },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/resume` },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/step-back`, body: () => ({ places: 1 }) },
+  { method: "POST", path: (a) => `/v1/tickets/${a.ticketId}/complete`, body: () => ({ outcome: "done", note: "x" }) },
+  { method: "POST", path: (a) => `/v1/services/${a.serviceId}/outcomes`, body: () => ({ code: "stolen", label: "Stolen" }) },
+  { method: "GET", path: (a) => `/v1/services/${a.serviceId}/outcomes` },
+  { method: "DELETE", path: (a) => `/v1/services/${a.serviceId}/outcomes/done` },
 ];
 
 /** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */
@@ -226,6 +234,7 @@ async function tenant(): Promise<Tenant> {
     await call("POST", `/v1/locations/${catalog.locationId}/desks`, { token, body: { name: "Guichet 1", queueIds: [catalog.queueId] } }),
     201,
   );
+  expectOk(await call("POST", `/v1/services/${catalog.serviceId}/outcomes`, { token, body: { code: "done", label: "Done" } }), 201);
   return {
     deskId: desk.id,
     owner,

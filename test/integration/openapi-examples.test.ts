@@ -7,6 +7,7 @@ import { testClock } from "../helpers/clock";
 import { fakeInternet, type FakeInternet } from "../helpers/outbound";
 import { schemaErrors } from "../helpers/json-schema";
 import { now } from "../../src/lib/clock";
+import { queueIdOfTicket } from "../../src/lib/ids";
 import { signHeader } from "../../src/lib/signed-header";
 import { sandboxSecret } from "../../src/providers/sandbox";
 
@@ -90,7 +91,7 @@ async function newQueue(): Promise<string> {
 }
 
 /** A ticket in `state`, alone in a queue of its own, made through the API with the demo key. */
-async function ticketIn(state: "waiting" | "called" | "serving" | "skipped"): Promise<string> {
+async function ticketIn(state: "waiting" | "called" | "serving" | "skipped" | "held"): Promise<string> {
   const apiKey = DEMO.apiKey.value;
   const queueId = await newQueue();
   const made = await call("POST", `/v1/queues/${queueId}/operator-join`, { apiKey, body: { visitorName: "Side visitor" } });
@@ -100,6 +101,7 @@ async function ticketIn(state: "waiting" | "called" | "serving" | "skipped"): Pr
   if (state !== "waiting") steps.push([`/v1/queues/${queueId}/call-next`, {}]);
   if (state === "serving") steps.push([`/v1/tickets/${ticketId}/serve`, undefined]);
   if (state === "skipped") steps.push([`/v1/tickets/${ticketId}/skip-absent`, { reason: "absent" }]);
+  if (state === "held") steps.push([`/v1/tickets/${ticketId}/hold`, {}]);
   for (const [path, body] of steps) {
     const res = await call("POST", path, { apiKey, body });
     expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(200);
@@ -108,7 +110,7 @@ async function ticketIn(state: "waiting" | "called" | "serving" | "skipped"): Pr
 }
 
 /** The documented ticket stands for a new one in `state`. */
-function ticket(state: "waiting" | "called" | "serving" | "skipped") {
+function ticket(state: "waiting" | "called" | "serving" | "skipped" | "held") {
   return async (c: Context) => {
     c.ids.set(DOC.ticket, await ticketIn(state));
   };
@@ -135,6 +137,21 @@ async function visitorsOwnTicket(c: Context): Promise<void> {
   if (!joined) throw new Error("joinQueueFromWidget has not answered a ticket");
   c.ids.set(DOC.ticket, joined.id);
   c.ids.set(DOC.ticketToken, joined.ticketToken);
+}
+
+/** A waiting ticket with another one behind it (someone to let pass), in a queue of its own. */
+async function waitingWithOneBehind(c: Context): Promise<void> {
+  const ticketId = await ticketIn("waiting");
+  const behind = await call("POST", `/v1/queues/${queueIdOfTicket(ticketId)}/operator-join`, { apiKey: DEMO.apiKey.value, body: {} });
+  expect(behind.status, JSON.stringify(behind.body)).toBe(201);
+  c.ids.set(DOC.ticket, ticketId);
+}
+
+/** The visitor's own ticket, with a walk-in behind it on the demo queue. */
+async function visitorWithOneBehind(c: Context): Promise<void> {
+  await visitorsOwnTicket(c);
+  const behind = await call("POST", `/v1/queues/${DOC.queue}/operator-join`, { apiKey: DEMO.apiKey.value, body: {} });
+  expect(behind.status, JSON.stringify(behind.body)).toBe(201);
 }
 
 async function logInOperator(c: Context): Promise<void> {
@@ -175,6 +192,9 @@ const STEPS: Step[] = [
   { id: "searchServices" },
   { id: "getService" },
   { id: "updateService" },
+  // The outcomes an operator records at completion (completeTicket names one).
+  { id: "createServiceOutcome" },
+  { id: "listServiceOutcomes" },
 
   { id: "createQueue" },
   { id: "listQueues" },
@@ -197,6 +217,9 @@ const STEPS: Step[] = [
   { id: "transferTicketToOperator", prepare: ticket("called") },
   { id: "recallTicket", prepare: ticket("called") },
   { id: "returnTicketToLine", prepare: ticket("called") },
+  { id: "holdTicket", prepare: ticket("called") },
+  { id: "resumeTicket", prepare: ticket("held") },
+  { id: "stepBackTicket", prepare: waitingWithOneBehind },
   // A desk at the demo location over the demo queue: the owner opens it and calls from it.
   { id: "createDesk" },
   { id: "listDesks" },
@@ -242,6 +265,7 @@ const STEPS: Step[] = [
   { id: "getWebPushPublicKey" },
   { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
   { id: "unsubscribeVisitorFromWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
+  { id: "stepBackVisitorTicket", prepare: visitorWithOneBehind },
   { id: "leaveQueueFromWidget", prepare: visitorsOwnTicket },
 
   // The providers' events, signed here with the secrets the receivers are configured with.
@@ -301,6 +325,7 @@ const STEPS: Step[] = [
   { id: "archiveQueue" },
   // The operator stays (the ownership goes to them below); the colleague added above leaves.
   { id: "removeMember", prepare: madeBy(DOC.operator, "register", (d) => d.user.id) },
+  { id: "deleteServiceOutcome" },
   { id: "deleteService" },
   { id: "deleteLocation" },
   { id: "revokeApiKey" },

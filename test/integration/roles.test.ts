@@ -320,7 +320,60 @@ const ROUTES: RouteCase[] = [
   { method: "DELETE", path: (_f, x) => `/v1/desks/${x.deskId}`, permission: "QUEUE_MANAGE", prepare: newDesk },
   // Each caller opens one desk only in this table (one desk per operator).
   { method: "POST", path: (_f, x) => `/v1/desks/${x.deskId}/open`, permission: "QUEUE_OPERATE", prepare: newDesk },
+  // The operator's verbs (docs/desks.md: hold, resume, outcomes, step back; a ticket's owner may step back too: ticket-verbs.test.ts)
+  {
+    method: "POST",
+    path: (_f, x) => `/v1/tickets/${x.ticketId}/hold`,
+    body: () => ({}),
+    permission: "QUEUE_OPERATE",
+    prepare: ticketIn("called"),
+  },
+  { method: "POST", path: (_f, x) => `/v1/tickets/${x.ticketId}/resume`, permission: "QUEUE_OPERATE", prepare: ticketIn("held") },
+  {
+    method: "POST",
+    path: (_f, x) => `/v1/tickets/${x.ticketId}/complete`,
+    body: () => ({ note: "matrix" }),
+    permission: "QUEUE_OPERATE",
+    prepare: ticketIn("serving"),
+  },
+  {
+    method: "POST",
+    path: (_f, x) => `/v1/tickets/${x.ticketId}/step-back`,
+    body: () => ({ places: 1 }),
+    permission: "QUEUE_OPERATE",
+    prepare: async (f) => {
+      const first = await newTicket(f);
+      await newTicket(f);
+      return first;
+    },
+  },
+  {
+    method: "POST",
+    path: (f) => `/v1/services/${f.serviceId}/outcomes`,
+    body: () => ({ code: unique("oc"), label: "Matrix" }),
+    permission: "SERVICE_MANAGE",
+  },
+  { method: "GET", path: (f) => `/v1/services/${f.serviceId}/outcomes`, permission: "SERVICE_VIEW" },
+  { method: "DELETE", path: (f, x) => `/v1/services/${f.serviceId}/outcomes/${x.code}`, permission: "SERVICE_MANAGE", prepare: newOutcome },
 ];
+
+/** A ticket of the fixture's queue in `state`: the owner calls the front of the line (whichever ticket that is). */
+function ticketIn(state: "called" | "serving" | "held") {
+  return async (f: Fixture): Promise<Extra> => {
+    await newTicket(f);
+    const owner = f.users.owner.token;
+    const called = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: owner, body: {} }));
+    if (state === "serving") expectOk(await call("POST", `/v1/tickets/${called.id}/serve`, { token: owner }));
+    if (state === "held") expectOk(await call("POST", `/v1/tickets/${called.id}/hold`, { token: owner, body: {} }));
+    return { ticketId: called.id };
+  };
+}
+
+async function newOutcome(f: Fixture): Promise<Extra> {
+  const body = { code: unique("oc"), label: "Matrix" };
+  expectOk(await call("POST", `/v1/services/${f.serviceId}/outcomes`, { token: f.users.owner.token, body }), 201);
+  return { code: body.code };
+}
 
 async function newDesk(f: Fixture): Promise<Extra> {
   const body = { name: unique("Guichet "), queueIds: [f.queueId] };
@@ -405,5 +458,9 @@ describe("roles and key permissions", () => {
         else expectError(res, 403, "AUTHORIZATION_ERROR");
       }
     },
+    // A row is 8 callers, each maybe preparing a ticket in a state (made, called, served, held):
+    // up to 40 requests. Alone such a row takes ~6 s; at the end of the whole file on the shared
+    // (loaded) machine every row runs ~20× slower, and these took up to 122 s.
+    240_000,
   );
 });
