@@ -320,6 +320,11 @@ export const tickets = sqliteTable(
     version: integer("version").notNull(),
     /** The wait (minutes) the join answered, kept for estimate accuracy; null when none was given. */
     firstEstimateMinutes: real("first_estimate_minutes"),
+    /** The latest call's counter label, desk and recalls (docs/desks.md), kept once the room lets the ticket go. */
+    counter: text("counter"),
+    deskId: text("desk_id"),
+    recallCount: integer("recall_count").notNull().default(0),
+    recalledAt: integer("recalled_at"),
   },
   (t) => [
     index("tickets_queue_status_idx").on(t.queueId, t.status),
@@ -834,6 +839,8 @@ export const desks = sqliteTable(
     name: text("name").notNull(),
     displayName: text("display_name"),
     queueIds: text("queue_ids", { mode: "json" }).$type<string[]>().notNull(),
+    /** Queue id → weight (1..10) in the desk's rule; a queue not listed weighs 1 (docs/desks.md). */
+    queueWeights: text("queue_weights", { mode: "json" }).$type<Record<string, number>>().notNull().default({}),
     operatorId: text("operator_id"),
     openedAt: integer("opened_at"),
     createdAt: integer("created_at").notNull(),

@@ -54,15 +54,18 @@ const DRAIN_BATCH = 50;
 const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
-  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
+  counter, desk_id, recall_count, recalled_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
   serving_at = excluded.serving_at, served_at = excluded.served_at, present_at = excluded.present_at,
   skip_reason = excluded.skip_reason, transferred_to_id = excluded.transferred_to_id,
   is_priority = excluded.is_priority, updated_at = excluded.updated_at, version = excluded.version,
-  first_estimate_minutes = coalesce(tickets.first_estimate_minutes, excluded.first_estimate_minutes)
+  first_estimate_minutes = coalesce(tickets.first_estimate_minutes, excluded.first_estimate_minutes),
+  counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
+  recalled_at = excluded.recalled_at
 WHERE excluded.version > tickets.version`;
 
 /**
@@ -98,6 +101,10 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.updated_at,
       t.version,
       t.first_estimate_minutes ?? null,
+      t.counter,
+      t.desk_id,
+      t.recall_count,
+      t.recalled_at,
       cfg.organization_id,
     );
 }

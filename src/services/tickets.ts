@@ -88,11 +88,11 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     position: null,
     estimatedWaitMinutes: null,
     estimatedWaitRange: null,
-    // The call's details live in the room only; an archived ticket's call is long over.
-    counter: null,
-    deskId: null,
-    recallCount: 0,
-    recalledAt: null,
+    // Its latest call as the projection kept it: where it was called, how often announced again.
+    counter: t.counter,
+    deskId: t.deskId,
+    recallCount: t.recallCount,
+    recalledAt: t.recalledAt,
     presentAt: t.presentAt,
     servingAt: t.servingAt,
     skipReason: t.skipReason,
