@@ -65,7 +65,6 @@ const Weights = z
     description:
       "Queue id → weight 1..10 (default 1): the desk ranks a regular head by its wait times its queue's weight; " +
       "priority first still (docs/desks.md). Only the desk's queueIds.",
-    example: { que_0123456789abcdefghjk: 3 },
   });
 const LocationParam = idParam("locationId", "loc");
 const DeskParam = idParam("deskId", "dsk");
