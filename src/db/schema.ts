@@ -327,6 +327,11 @@ export const tickets = sqliteTable(
     heldAt: integer("held_at"),
     /** Places its owner stepped back (once); null until then. */
     steppedBackPlaces: integer("stepped_back_places"),
+    /** The latest call's counter label, desk and recalls (docs/desks.md), kept once the room lets the ticket go. */
+    counter: text("counter"),
+    deskId: text("desk_id"),
+    recallCount: integer("recall_count").notNull().default(0),
+    recalledAt: integer("recalled_at"),
   },
   (t) => [
     index("tickets_queue_status_idx").on(t.queueId, t.status),
@@ -841,6 +846,8 @@ export const desks = sqliteTable(
     name: text("name").notNull(),
     displayName: text("display_name"),
     queueIds: text("queue_ids", { mode: "json" }).$type<string[]>().notNull(),
+    /** Queue id → weight (1..10) in the desk's rule; a queue not listed weighs 1 (docs/desks.md). */
+    queueWeights: text("queue_weights", { mode: "json" }).$type<Record<string, number>>().notNull().default({}),
     operatorId: text("operator_id"),
     openedAt: integer("opened_at"),
     createdAt: integer("created_at").notNull(),

@@ -314,6 +314,7 @@ const BY_NAME: Record<string, unknown> = {
   locationIds: [DEMO.loc],
   queueIds: [DEMO.que],
   deskId: "dsk_d3m0gu1ch3t300000000",
+  weights: { [DEMO.que]: 2 },
   displayName: "Guichet 3",
   attendees: [DEMO.usr],
   displayCode: "A-042",

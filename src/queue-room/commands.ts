@@ -144,7 +144,7 @@ export class Commands {
     const next = this.store.firstCallable() ?? refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
     // A desk call: this queue's head must still rank before the best head the desk saw in its
     // other queues, else the desk reads the heads again (docs/desks.md, the cross-room step).
-    if (desk !== null && desk.bound !== null && compareCandidates(candidateOf(cfg, next), desk.bound) > 0) {
+    if (desk !== null && desk.bound !== null && compareCandidates(candidateOf(cfg, next), desk.bound, { at, weights: desk.weights }) > 0) {
       refuse("HEAD_MOVED", "Another queue of the desk now has the ticket to call", {});
     }
     for (const serving of this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
@@ -568,10 +568,11 @@ export function refuseTransferring(row: TicketRow, operation: TicketOperation): 
   });
 }
 
-/** A call made at a desk: the desk, and the best head the desk saw in its other queues. */
+/** A call made at a desk: the desk, the best head the desk saw in its other queues, its queue weights. */
 export interface DeskCall {
   deskId: string;
   bound: DeskCandidate | null;
+  weights: Readonly<Record<string, number>>;
 }
 
 export function candidateOf(cfg: Configured, row: TicketRow): DeskCandidate {

@@ -194,9 +194,19 @@ export class QueueRoom extends DurableObject<Env> {
     return this.read((cfg) => this.commands.deskHead(cfg));
   }
 
-  /** Call-next from a desk: refused HEAD_MOVED when this queue's head no longer beats `bound`. */
-  callAtDesk(operatorId: string, deskId: string, counter: string | null, bound: DeskCandidate | null, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter, { deskId, bound }));
+  /**
+   * Call-next from a desk: refused HEAD_MOVED when this queue's head no longer beats `bound`,
+   * both ranked with the desk's queue weights at `at` (docs/desks.md).
+   */
+  callAtDesk(
+    operatorId: string,
+    deskId: string,
+    counter: string | null,
+    bound: DeskCandidate | null,
+    at: number,
+    weights: Record<string, number> = {},
+  ): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter, { deskId, bound, weights }));
   }
 
   /** A desk call in another queue completes what this operator was serving here. */

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { DESK_NAME_MAX, DESK_QUEUES_MAX } from "../domain/desks";
+import { DESK_NAME_MAX, DESK_QUEUES_MAX, DESK_WEIGHT_MAX } from "../domain/desks";
 import { authorize, type Actor } from "../http/auth";
 import {
   errors,
@@ -45,6 +45,9 @@ export const DeskRecord = z
     name: z.string(),
     displayName: z.string().nullable(),
     queueIds: z.array(z.string()),
+    weights: z
+      .record(z.string(), z.number().int())
+      .openapi({ description: "Queue id → weight (1..10) in the calling rule; a queue not listed weighs 1" }),
     status: z.enum(["open", "closed"]),
     operatorId: z.string().nullable().openapi({ description: "Who has the desk open; null when closed" }),
     openedAt: z.string().nullable(),
@@ -55,6 +58,14 @@ export const DeskRecord = z
 
 const DeskName = z.string().trim().min(1).max(DESK_NAME_MAX);
 const QueueIds = z.array(z.string().min(1).max(64)).min(1).max(DESK_QUEUES_MAX);
+const Weights = z
+  .record(z.string().min(1).max(64), z.number().int().min(1).max(DESK_WEIGHT_MAX))
+  .refine((w) => Object.keys(w).length <= DESK_QUEUES_MAX, { message: `At most ${DESK_QUEUES_MAX} weights` })
+  .openapi({
+    description:
+      "Queue id → weight 1..10 (default 1): the desk ranks a regular head by its wait times its queue's weight; " +
+      "priority first still (docs/desks.md). Only the desk's queueIds.",
+  });
 const LocationParam = idParam("locationId", "loc");
 const DeskParam = idParam("deskId", "dsk");
 
@@ -69,13 +80,16 @@ const create = createRoute({
   tags,
   summary: "Create a desk (counter) at a location",
   description:
-    "Needs QUEUE_MANAGE. `queueIds` are the queues the desk calls from (queues of the location's organization, else 404). " +
+    "Needs QUEUE_MANAGE. `queueIds` are the queues the desk calls from (queues of the location's organization, else 404); " +
+    "`weights` optionally weights them in the calling rule (1..10, default 1). " +
     '`displayName` is what the board shows ("A-042 → Guichet 3"); `name` is shown when it is absent.',
   security: SECURITY.any,
   request: {
     params: LocationParam,
     body: jsonBody(
-      z.strictObject({ name: DeskName, displayName: DeskName.nullable().optional(), queueIds: QueueIds }).openapi("CreateDeskRequest"),
+      z
+        .strictObject({ name: DeskName, displayName: DeskName.nullable().optional(), queueIds: QueueIds, weights: Weights.optional() })
+        .openapi("CreateDeskRequest"),
     ),
   },
   responses: { 201: jsonResponse(okEnvelope(DeskRecord), "Created"), ...errors() },
@@ -129,13 +143,20 @@ const update = createRoute({
   path: "/desks/{deskId}",
   tags,
   summary: "Change a desk",
-  description: "Needs QUEUE_MANAGE. Any creation field; `displayName: null` clears it. An open desk stays open.",
+  description:
+    "Needs QUEUE_MANAGE. Any creation field; `displayName: null` clears it; `weights` replaces the desk's weights " +
+    "(`null` clears them), and new `queueIds` alone keep the weights of the queues that stay. An open desk stays open.",
   security: SECURITY.any,
   request: {
     params: DeskParam,
     body: jsonBody(
       z
-        .strictObject({ name: DeskName.optional(), displayName: DeskName.nullable().optional(), queueIds: QueueIds.optional() })
+        .strictObject({
+          name: DeskName.optional(),
+          displayName: DeskName.nullable().optional(),
+          queueIds: QueueIds.optional(),
+          weights: Weights.nullable().optional(),
+        })
         .openapi("UpdateDeskRequest"),
     ),
   },
@@ -215,7 +236,7 @@ const callNextRoute = createRoute({
   description:
     "By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). " +
     "Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest " +
-    "(docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.",
+    "(times its queue's weight at this desk, when the desk has weights; docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.",
   security: SECURITY.any,
   request: { params: DeskParam },
   responses: { 200: jsonResponse(okEnvelope(TicketRecord), "The called ticket"), ...errors(409) },

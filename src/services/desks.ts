@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { desks, locations, queues } from "../db/schema";
 import { DESK_CALL_ATTEMPTS, pickCandidate, type DeskCandidate } from "../domain/desks";
 import type { Env } from "../env";
-import { ApiError, invalidState, notFound } from "../http/errors";
+import { ApiError, invalidState, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import type { RoomResult, TicketView } from "../queue-room/types";
@@ -25,6 +25,7 @@ export function deskRecord(d: DeskRow) {
     name: d.name,
     displayName: d.displayName,
     queueIds: d.queueIds,
+    weights: d.queueWeights,
     status: d.operatorId === null ? ("closed" as const) : ("open" as const),
     operatorId: d.operatorId,
     openedAt: isoOrNull(d.openedAt),
@@ -72,10 +73,20 @@ export interface DeskFields {
   name: string;
   displayName?: string | null;
   queueIds: string[];
+  /** Queue id → 1..10; a queue not listed weighs 1. Replaced whole on a change; null clears. */
+  weights?: Record<string, number> | null;
+}
+
+/** Weights name only the desk's own queues (400 `weights` otherwise, with the stray `queueId`). */
+function checkWeights(weights: Record<string, number>, queueIds: readonly string[]): Record<string, number> {
+  const stray = Object.keys(weights).find((id) => !queueIds.includes(id));
+  if (stray !== undefined) throw validationError("weights", "weights may only name the desk's queueIds", { queueId: stray });
+  return Object.fromEntries(queueIds.filter((id) => Object.hasOwn(weights, id)).map((id) => [id, weights[id]!]));
 }
 
 export async function createDesk(env: Env, location: { id: string; organizationId: string }, input: DeskFields, at: number) {
   const queueIds = await checkQueues(env, location.organizationId, input.queueIds);
+  const queueWeights = checkWeights(input.weights ?? {}, queueIds);
   const row: DeskRow = {
     id: newId("dsk"),
     organizationId: location.organizationId,
@@ -83,6 +94,7 @@ export async function createDesk(env: Env, location: { id: string; organizationI
     name: input.name,
     displayName: input.displayName ?? null,
     queueIds,
+    queueWeights,
     operatorId: null,
     openedAt: null,
     createdAt: at,
@@ -111,9 +123,20 @@ export async function updateDesk(env: Env, desk: DeskRow, patch: Partial<DeskFie
   if (patch.name !== undefined) set.name = patch.name;
   if (patch.displayName !== undefined) set.displayName = patch.displayName;
   if (patch.queueIds !== undefined) set.queueIds = await checkQueues(env, desk.organizationId, patch.queueIds);
+  // New weights replace the old; new queues alone keep the weights of the queues that stay.
+  if (patch.weights !== undefined || set.queueIds !== undefined) {
+    set.queueWeights = checkWeights(
+      patch.weights === undefined ? pickWeights(desk.queueWeights, set.queueIds!) : (patch.weights ?? {}),
+      set.queueIds ?? desk.queueIds,
+    );
+  }
   const row = await database(env.DB).update(desks).set(set).where(eq(desks.id, desk.id)).returning().get();
   if (!row) throw notFound("Desk");
   return row;
+}
+
+function pickWeights(weights: Record<string, number>, queueIds: readonly string[]): Record<string, number> {
+  return Object.fromEntries(Object.entries(weights).filter(([id]) => queueIds.includes(id)));
 }
 
 export async function deleteDesk(env: Env, desk: DeskRow): Promise<void> {
@@ -210,7 +233,9 @@ export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, us
   const label = deskLabel(desk);
   for (let attempt = 0; attempt < DESK_CALL_ATTEMPTS; attempt++) {
     const heads = await Promise.all(live.map((id) => readHead(env, id, at)));
-    const choice = pickCandidate(heads);
+    // Every head is ranked at the call's one instant, here and in the room (docs/desks.md).
+    const weighting = { at, weights: desk.queueWeights };
+    const choice = pickCandidate(heads, weighting);
     if (choice === null) throw new ApiError("QUEUE_EMPTY", "No ticket is waiting to be called at this desk's queues", { deskId: desk.id });
     const result = (await roomOf(env, choice.pick.queueId).callAtDesk(
       operatorId,
@@ -218,6 +243,7 @@ export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, us
       label,
       choice.bound,
       at,
+      desk.queueWeights,
     )) as RoomResult<TicketView>;
     if (result.ok) {
       await finishElsewhere(env, live, choice.pick.queueId, operatorId, at);

@@ -53,6 +53,7 @@ const call = client(base);
 /** Tickets each queue has had created, so the bench can wait for the outbox to project them. */
 const created = new Map();
 const sections = { throughput: [], growth: [], fanout: [], sockets: [] };
+sections.desks = [];
 
 async function register(accountType) {
   const email = `${accountType}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@bench.example`;
@@ -360,6 +361,69 @@ async function specSockets(ctx) {
   }
 }
 
+/**
+ * Desks (docs/desks.md): a desk's call-next over 2 queues against a plain call-next on 1 queue,
+ * the same number waiting (CONFIG.callNextSeed, split evenly over the desk's two queues), at
+ * each number of connections, all in this run. A desk call reads both queues' heads (2 room
+ * RPCs) and then calls in one room; concurrent calls at one desk may have to read again.
+ */
+async function desksBench(ctx) {
+  const location = (await call("GET", `/v1/services/${await serviceOf(ctx)}`, { token: ctx.owner.token })).data.locationIds[0];
+  let open = null;
+  for (const c of CONFIG.connections) {
+    const single = await ctx.newQueue("desk-single");
+    const seeded = await seedTickets(ctx, single, CONFIG.callNextSeed);
+    const plain = await measure(`desks: call-next on 1 queue, ${c} conn`, {
+      connections: c,
+      method: "POST",
+      path: `/v1/queues/${single}/call-next`,
+      token: ctx.owner.token,
+      amount: seeded,
+    });
+    await settle(single);
+
+    const pair = [await ctx.newQueue("desk-a"), await ctx.newQueue("desk-b")];
+    const split = (await seedTickets(ctx, pair[0], Math.ceil(seeded / 2))) + (await seedTickets(ctx, pair[1], Math.floor(seeded / 2)));
+    // One desk per operator: the bench's owner closes the previous desk before opening the next.
+    if (open) await call("POST", `/v1/desks/${open}/close`, { token: ctx.owner.token });
+    open = (await call("POST", `/v1/locations/${location}/desks`, { token: ctx.owner.token, body: { name: `Bench desk ${c}`, queueIds: pair } }))
+      .data.id;
+    await call("POST", `/v1/desks/${open}/open`, { token: ctx.owner.token });
+    const desk = await measure(`desks: desk call-next over 2 queues, ${c} conn`, {
+      connections: c,
+      method: "POST",
+      path: `/v1/desks/${open}/call-next`,
+      token: ctx.owner.token,
+      amount: split,
+    });
+    for (const q of pair) await settle(q);
+    sections.desks.push({ connections: c, seeded, plain, desk });
+  }
+}
+
+/** The bench organization's service (setup() keeps it in a closure): the first queue's service. */
+async function serviceOf(ctx) {
+  const probe = await ctx.newQueue("desk-probe");
+  return (await call("GET", `/v1/queues/${probe}`, { token: ctx.owner.token })).data.serviceId;
+}
+
+function desksTable(lines) {
+  if (sections.desks.length === 0) return;
+  const [one, five, fifteen] = os.loadavg();
+  lines.push(
+    `Desks: a desk's call-next over 2 queues vs call-next on 1 queue, the same number waiting (split evenly over the desk's queues), same run. Load average at the end: ${fmt(one, 2)} / ${fmt(five, 2)} / ${fmt(fifteen, 2)}.`,
+  );
+  lines.push("");
+  lines.push("| Conns | waiting | 1 queue req/s | desk req/s | ÷ | 1 queue p50 ms | desk p50 ms | × | 1 queue p99 ms | desk p99 ms | × |");
+  lines.push("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const { connections, seeded, plain, desk } of sections.desks) {
+    lines.push(
+      `| ${connections} | ${seeded.toLocaleString("en-US")} | ${fmt(plain.rps, 0)} | ${fmt(desk.rps, 0)} | ${ratio(desk.rps / plain.rps)} | ${fmt(plain.p50, 2)} | ${fmt(desk.p50, 2)} | ${ratio(desk.p50 / plain.p50)} | ${fmt(plain.p99, 2)} | ${fmt(desk.p99, 2)} | ${ratio(desk.p99 / plain.p99)} |`,
+    );
+  }
+  lines.push("");
+}
+
 function table() {
   const lines = [];
   const total = (performance.now() - started) / 1000;
@@ -440,6 +504,7 @@ function table() {
     }
     lines.push("");
   }
+  desksTable(lines);
   for (const note of notes) lines.push(`- ${note}`);
   return lines.join("\n");
 }
@@ -452,6 +517,7 @@ try {
   if (runs("fanout")) await fanout(ctx, widget);
   if (runs("sockets")) await specSockets(ctx);
   if (runs("analytics")) await analytics(ctx);
+  if (runs("desks")) await desksBench(ctx);
 } catch (err) {
   failures.push(`the bench stopped: ${err.stack ?? err}`);
 } finally {

@@ -937,6 +937,55 @@ const cases = [
       await page.setViewportSize({ width: 900, height: 700 });
     },
   },
+  // ---- deskmodel
+  {
+    name: "board page against the service: a desk call shows 'A-0xx → Guichet 3', a recall flashes it again; screenshot",
+    async run({ page, api }) {
+      const { organizationId, queue, admin, widget } = await serverFixture(api, { fresh: true });
+      const [locationId] = (await apiCall(api, admin, "GET", `/v1/services/${queue.serviceId}`)).locationIds;
+      const desk = await apiCall(api, admin, "POST", `/v1/locations/${locationId}/desks`, {
+        name: "Desk 3",
+        displayName: "Guichet 3",
+        queueIds: [queue.id],
+      });
+      await apiCall(api, admin, "POST", `/v1/desks/${desk.id}/open`);
+      await apiCall(api, admin, "POST", `/v1/queues/${queue.id}/operator-join`, {});
+      await apiCall(api, admin, "POST", `/v1/queues/${queue.id}/operator-join`, {});
+      await page.setViewportSize({ width: 1280, height: 720 });
+      await page.goto(`${api}/v1/widget/board?organization=${organizationId}&key=${widget}&kiosk=1&language=fr&callMinutes=3`, {
+        timeout: STEP_MS,
+      });
+      await waitForWidgetText(page, queue.name);
+      await page.evaluate(() => {
+        window.called = [];
+        document.querySelector("#widget").addEventListener("queuewidget:called", (e) => window.called.push(e.detail));
+      });
+      const called = await apiCall(api, admin, "POST", `/v1/desks/${desk.id}/call-next`);
+      check(called.deskId === desk.id && called.counter === "Guichet 3", `desk call: ${JSON.stringify(called)}`);
+      await waitForWidgetText(page, "→ Guichet 3");
+      await waitForWidgetText(page, called.displayCode);
+      await page.waitForFunction((code) => window.called.some((c) => c.displayCode === code), called.displayCode, { timeout: STEP_MS });
+      // Let the first flash end, then recall: the same code is announced and flashes again.
+      await new Promise((r) => setTimeout(r, 1_200));
+      await page.evaluate(() => (window.called = []));
+      const recalled = await apiCall(api, admin, "POST", `/v1/tickets/${called.id}/recall`);
+      check(recalled.recallCount === 1 && recalled.status === "called", `recall: ${JSON.stringify(recalled)}`);
+      await page.waitForFunction((code) => window.called.some((c) => c.displayCode === code), called.displayCode, { timeout: STEP_MS });
+      const state = await page.evaluate(() => {
+        const inner = document.querySelector("#widget").shadowRoot;
+        return {
+          fresh: [...inner.querySelectorAll(".call.new")].map((e) => e.dataset.called),
+          text: [...inner.querySelectorAll(".call.new")].map((e) => e.textContent).join(" | "),
+          announced: window.called.map((c) => `${c.displayCode}|${c.counter}`),
+        };
+      });
+      check(JSON.stringify(state.fresh) === JSON.stringify([called.displayCode]), `flashing after the recall: ${JSON.stringify(state)}`);
+      check(JSON.stringify(state.announced) === JSON.stringify([`${called.displayCode}|Guichet 3`]), `announced: ${JSON.stringify(state)}`);
+      check(state.text.includes(called.displayCode) && state.text.includes("→ Guichet 3"), `the flashing call reads: ${state.text}`);
+      await shot(page, "board-desk-recall");
+      await page.setViewportSize({ width: 900, height: 700 });
+    },
+  },
 ];
 
 // ---------------------------------------------------------------- service fixtures
