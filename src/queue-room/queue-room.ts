@@ -180,10 +180,18 @@ export class QueueRoom extends DurableObject<Env> {
 
   /**
    * With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts).
-   * The rules (rules.ts; `rulesVersion` from the queue's row) are checked first, then a unit of
-   * the organization's monthly quota is taken from its ledger, given back if the join is refused.
+   * With `rulesVersion` (the queue row's; the Worker always sends it), the rules are checked
+   * first (rules.ts), then a unit of the organization's monthly quota is taken from its ledger,
+   * given back if the join is refused. Without it (a room driven directly: the model test, the
+   * benchmark's seeding) the room's own checks alone apply, as before rules lived here.
    */
-  async join(input: NewTicket, at: number, tokenHash?: string, rulesVersion = 0): Promise<RoomResult<TicketView>> {
+  async join(input: NewTicket, at: number, tokenHash?: string, rulesVersion?: number): Promise<RoomResult<TicketView>> {
+    const create = (cfg: Configured) => {
+      const ticket = this.commands.join(cfg, input, at);
+      if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
+      return ticket;
+    };
+    if (rulesVersion === undefined) return this.mutate(at, create);
     const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
     if (!allowed.ok) return allowed;
     const ledger = ledgerOf(this.env, this.configured().organization_id);
@@ -194,9 +202,7 @@ export class QueueRoom extends DurableObject<Env> {
       joined = this.mutate(at, (cfg) => {
         // Checked again in the transaction: a copy pushed while the unit was taken applies.
         this.rules.assertJoin(at, rulesVersion);
-        const ticket = this.commands.join(cfg, input, at);
-        if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
-        return ticket;
+        return create(cfg);
       });
     } catch (err) {
       await ledger.refund(unit.value.period);
