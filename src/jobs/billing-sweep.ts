@@ -37,7 +37,12 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
     const sub = rowOf(raw);
     const ended = sub.currentPeriodEnd;
     if (sub.cancelAtPeriodEnd || sub.scheduledPlan === "starter") {
-      fellBack += await fellToStarter(env, sub.organizationId, at, fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended));
+      fellBack += await fellToStarter(
+        env,
+        sub.organizationId,
+        at,
+        fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended),
+      );
     } else if (sub.status === "past_due") {
       if (sub.graceUntil !== null && sub.graceUntil <= at) {
         fellBack += await fellToStarter(
@@ -63,7 +68,12 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
         .run();
     } else if (ended + GRACE_PERIOD_MS <= at) {
       // Stripe never told us about this period: after the grace period, nothing paid means starter.
-      fellBack += await fellToStarter(env, sub.organizationId, at, fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended));
+      fellBack += await fellToStarter(
+        env,
+        sub.organizationId,
+        at,
+        fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended),
+      );
     }
   }
   const month = utcMonth(at);

@@ -195,7 +195,9 @@ export class QueueRoom extends DurableObject<Env> {
     const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
     if (!allowed.ok) return allowed;
     const ledger = ledgerOf(this.env, this.configured().organization_id);
-    const unit = (await ledger.take(this.configured().organization_id, at, allowed.value.ticketsPerMonth)) as RoomResult<{ period: string }>;
+    const unit = (await ledger.take(this.configured().organization_id, at, allowed.value.ticketsPerMonth)) as RoomResult<{
+      period: string;
+    }>;
     if (!unit.ok) return unit;
     let joined: RoomResult<TicketView>;
     try {
@@ -213,7 +215,13 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   /** `userId`: the calling member, refused while a break, closure or unavailability covers them. */
-  callNext(operatorId: string, at: number, counter: string | null = null, userId: string | null = null, rulesVersion = 0): RoomResult<TicketView> {
+  callNext(
+    operatorId: string,
+    at: number,
+    counter: string | null = null,
+    userId: string | null = null,
+    rulesVersion = 0,
+  ): RoomResult<TicketView> {
     return this.mutate(at, (cfg) => {
       this.rules.assertMayCall(userId, at, rulesVersion);
       return this.commands.callNext(cfg, operatorId, at, counter);

@@ -66,7 +66,11 @@ export class RoomRules {
     }
     const closure = this.latestCovering(at, "closes_service = 1");
     if (closure) {
-      refuse("QUEUE_CLOSED", "This service is closed right now", { reason: "closure", eventId: closure.event_id, until: iso(closure.end_at) });
+      refuse("QUEUE_CLOSED", "This service is closed right now", {
+        reason: "closure",
+        eventId: closure.event_id,
+        until: iso(closure.end_at),
+      });
     }
     return { ticketsPerMonth: rules.tickets_per_month };
   }
@@ -85,7 +89,10 @@ export class RoomRules {
   }
 
   private row(): RulesRow | null {
-    return this.sql.exec<RulesRow>("SELECT version, valid_from, valid_until, service_status, tickets_per_month FROM room_rules").toArray()[0] ?? null;
+    return (
+      this.sql.exec<RulesRow>("SELECT version, valid_from, valid_until, service_status, tickets_per_month FROM room_rules").toArray()[0] ??
+      null
+    );
   }
 
   private fresh(at: number, version: number): RulesRow {

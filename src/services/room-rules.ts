@@ -33,13 +33,20 @@ interface QueueCopy {
 }
 
 /** A rule of the organization changed (in D1 already): every room it concerns gets the new rules now. */
-export async function rulesChanged(env: Env, organizationId: string, at: number, scope: { serviceId: string } | null = null): Promise<void> {
+export async function rulesChanged(
+  env: Env,
+  organizationId: string,
+  at: number,
+  scope: { serviceId: string } | null = null,
+): Promise<void> {
   const copies = await loadCopies(env, organizationId, scope, at, true);
   const pushed = await Promise.allSettled(copies.map(({ queueId, copy }) => roomOf(env, queueId).applyRules(copy)));
   const failed = pushed.filter((p) => p.status === "rejected");
   if (failed.length > 0) {
     // Their queues' rows name the new version: those rooms refresh before they act again.
-    console.warn(`room rules: ${failed.length} of ${copies.length} room(s) not reached, they refresh at their next join or call: ${String(failed[0]!.reason)}`);
+    console.warn(
+      `room rules: ${failed.length} of ${copies.length} room(s) not reached, they refresh at their next join or call: ${String(failed[0]!.reason)}`,
+    );
   }
 }
 
@@ -78,8 +85,14 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
     scope !== null && "queueId" in scope ? eq(queues.id, scope.queueId) : undefined,
     scope !== null && "serviceId" in scope ? eq(queues.serviceId, scope.serviceId) : undefined,
   );
-  const queueRead = db.select({ id: queues.id, serviceId: queues.serviceId, rulesVersion: queues.rulesVersion }).from(queues).where(inScope);
-  const serviceRead = db.select({ id: services.id, status: services.status }).from(services).where(eq(services.organizationId, organizationId));
+  const queueRead = db
+    .select({ id: queues.id, serviceId: queues.serviceId, rulesVersion: queues.rulesVersion })
+    .from(queues)
+    .where(inScope);
+  const serviceRead = db
+    .select({ id: services.id, status: services.status })
+    .from(services)
+    .where(eq(services.organizationId, organizationId));
   const eventRead = candidateEventsQuery(db, organizationId, from, until, inArray(calendarEvents.eventType, [...BLOCKING_TYPES]));
   const zoneRead = organizationZonesQuery(db, organizationId);
   const planRead = db
@@ -145,6 +158,11 @@ export async function calendarChanged(
 }
 
 /** A service was changed: its queues' rooms learn a new status. */
-export async function serviceChanged(env: Env, before: { id: string; organizationId: string; status: string }, after: { status: string }, at: number) {
+export async function serviceChanged(
+  env: Env,
+  before: { id: string; organizationId: string; status: string },
+  after: { status: string },
+  at: number,
+) {
   if (before.status !== after.status) await rulesChanged(env, before.organizationId, at, { serviceId: before.id });
 }

@@ -1,10 +1,10 @@
 import { and, eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { members, services, tickets } from "../db/schema";
+import { members, tickets } from "../db/schema";
 import { roleAllows } from "../domain/permissions";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { ReturnPlace } from "../queue-room/commands";
 import type { NewTicket, RoomResult, TicketView } from "../queue-room/types";
@@ -109,7 +109,12 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
  * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
  */
 export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number, tokenHash?: string): Promise<TicketView> {
-  return withRules(env, queue, at, () => roomOf(env, queue.id).join(input, at, tokenHash, queue.rulesVersion) as Promise<RoomResult<TicketView>>);
+  return withRules(
+    env,
+    queue,
+    at,
+    () => roomOf(env, queue.id).join(input, at, tokenHash, queue.rulesVersion) as Promise<RoomResult<TicketView>>,
+  );
 }
 
 /** Refused OPERATOR_UNAVAILABLE while a break, closure or unavailability covers the calling member (the room's copy). */

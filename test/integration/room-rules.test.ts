@@ -153,13 +153,17 @@ describe("the organization's monthly ticket quota", () => {
       expect(r.body.error.details).toEqual({ limit: 50_000, used: 50_000, resetsAt: "2026-07-01T00:00:00.000Z" });
     }
     const lines = await Promise.all(
-      [f.queueId, second].map(async (q) => expectOk(await call("GET", `/v1/queues/${q}/tickets?status=waiting&limit=100`, { token: f.owner.token }))),
+      [f.queueId, second].map(async (q) =>
+        expectOk(await call("GET", `/v1/queues/${q}/tickets?status=waiting&limit=100`, { token: f.owner.token })),
+      ),
     );
     expect(lines[0].length + lines[1].length).toBe(20);
 
     const usage = expectOk(await call("GET", `/v1/billing/usage/${f.organizationId}`, { token: f.owner.token }));
     expect(usage.tickets).toEqual({ used: 50_000, limit: 50_000, resetsAt: "2026-07-01T00:00:00.000Z" });
-    const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = '2026-06' AND metric = 'tickets'")
+    const row = await env.DB.prepare(
+      "SELECT used FROM usage_counters WHERE organization_id = ? AND period = '2026-06' AND metric = 'tickets'",
+    )
       .bind(f.organizationId)
       .first<{ used: number }>();
     expect(row?.used).toBe(50_000);
