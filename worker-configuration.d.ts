@@ -14,6 +14,7 @@ declare namespace Cloudflare {
 		ENVIRONMENT: string;
 		QUEUE_ROOM: DurableObjectNamespace<import("./src/index").QueueRoom>;
 		RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
+		ORG_LEDGER: DurableObjectNamespace<import("./src/index").OrganizationLedger>;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -15,6 +15,7 @@ import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliver
 
 export { QueueRoom } from "./queue-room/queue-room";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
+export { OrganizationLedger } from "./ledger/ledger";
 
 const app = createApp();
 

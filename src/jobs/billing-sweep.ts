@@ -5,6 +5,7 @@ import type { Env } from "../env";
 import { utcMonth } from "../lib/time";
 import { newSandboxRef, signSandboxEvent } from "../providers/sandbox";
 import { fallToStarterStatement, type SubscriptionRow } from "../services/billing";
+import { rulesChanged } from "../services/room-rules";
 import { receiveProviderEvent } from "../services/billing-events";
 
 const SWEEP_LIMIT = 200;
@@ -36,11 +37,20 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
     const sub = rowOf(raw);
     const ended = sub.currentPeriodEnd;
     if (sub.cancelAtPeriodEnd || sub.scheduledPlan === "starter") {
-      fellBack += (await fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended).run()).meta.changes;
+      fellBack += await fellToStarter(
+        env,
+        sub.organizationId,
+        at,
+        fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended),
+      );
     } else if (sub.status === "past_due") {
       if (sub.graceUntil !== null && sub.graceUntil <= at) {
-        fellBack += (await fallToStarterStatement(env, sub.organizationId, at, "status = 'past_due' AND grace_until <= ?", at).run()).meta
-          .changes;
+        fellBack += await fellToStarter(
+          env,
+          sub.organizationId,
+          at,
+          fallToStarterStatement(env, sub.organizationId, at, "status = 'past_due' AND grace_until <= ?", at),
+        );
       }
     } else if (sub.provider === "sandbox" && sub.providerSubscriptionId) {
       try {
@@ -58,7 +68,12 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
         .run();
     } else if (ended + GRACE_PERIOD_MS <= at) {
       // Stripe never told us about this period: after the grace period, nothing paid means starter.
-      fellBack += (await fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended).run()).meta.changes;
+      fellBack += await fellToStarter(
+        env,
+        sub.organizationId,
+        at,
+        fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended),
+      );
     }
   }
   const month = utcMonth(at);
@@ -68,6 +83,13 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
     .bind(month.start, month.end, at, at)
     .run();
   return { renewed, fellBack };
+}
+
+/** Runs a move back to starter; when it applied, the organization's rooms learn the starter limits. */
+async function fellToStarter(env: Env, organizationId: string, at: number, statement: D1PreparedStatement): Promise<number> {
+  const changed = (await statement.run()).meta.changes;
+  if (changed > 0) await rulesChanged(env, organizationId, at);
+  return changed;
 }
 
 /** The sandbox's recurring payment: one signed invoice event, through the same receiver as a provider's. */

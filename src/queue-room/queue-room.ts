@@ -11,6 +11,8 @@ import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
+import { RoomRules } from "./rules";
+import { ledgerOf } from "../services/quota";
 import { migrateRoom } from "./schema";
 import { queueFacts, RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
 import { configuredOf, RoomStore, type Configured } from "./store";
@@ -22,6 +24,7 @@ import type {
   Reservation,
   RoomConfig,
   RoomResult,
+  RoomRulesCopy,
   RoomSettings,
   TicketQuery,
   TicketView,
@@ -60,6 +63,7 @@ export class QueueRoom extends DurableObject<Env> {
   private readonly sockets: RoomSockets;
   private readonly archiveStep: RoomArchive;
   private readonly followers: TicketFollowers;
+  private readonly rules: RoomRules;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -101,6 +105,7 @@ export class QueueRoom extends DurableObject<Env> {
       (id, text, final) => this.sockets.deliverTicket(id, text, final),
     );
     this.archiveStep = new RoomArchive(ctx.storage, env);
+    this.rules = new RoomRules(sql);
     // Keep-alives are answered without waking a hibernated room.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
@@ -173,25 +178,73 @@ export class QueueRoom extends DurableObject<Env> {
 
   // ---- tickets ------------------------------------------------------------------------------
 
-  /** With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts). */
-  join(input: NewTicket, at: number, tokenHash?: string): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
+  /**
+   * With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts).
+   * With `rulesVersion` (the queue row's; the Worker always sends it), the rules are checked
+   * first (rules.ts), then a unit of the organization's monthly quota is taken from its ledger,
+   * given back if the join is refused. Without it (a room driven directly: the model test, the
+   * benchmark's seeding) the room's own checks alone apply, as before rules lived here.
+   */
+  async join(input: NewTicket, at: number, tokenHash?: string, rulesVersion?: number): Promise<RoomResult<TicketView>> {
+    const create = (cfg: Configured) => {
       const ticket = this.commands.join(cfg, input, at);
       if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
       return ticket;
+    };
+    if (rulesVersion === undefined) return this.mutate(at, create);
+    const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
+    if (!allowed.ok) return allowed;
+    const ledger = ledgerOf(this.env, this.configured().organization_id);
+    const unit = (await ledger.take(this.configured().organization_id, at, allowed.value.ticketsPerMonth)) as RoomResult<{
+      period: string;
+    }>;
+    if (!unit.ok) return unit;
+    let joined: RoomResult<TicketView>;
+    try {
+      joined = this.mutate(at, (cfg) => {
+        // Checked again in the transaction: a copy pushed while the unit was taken applies.
+        this.rules.assertJoin(at, rulesVersion);
+        return create(cfg);
+      });
+    } catch (err) {
+      await ledger.refund(unit.value.period);
+      throw err;
+    }
+    if (!joined.ok) await ledger.refund(unit.value.period);
+    return joined;
+  }
+
+  /** `userId`: the calling member, refused while a break, closure or unavailability covers them. */
+  callNext(
+    operatorId: string,
+    at: number,
+    counter: string | null = null,
+    userId: string | null = null,
+    rulesVersion = 0,
+  ): RoomResult<TicketView> {
+    return this.mutate(at, (cfg) => {
+      this.rules.assertMayCall(userId, at, rulesVersion);
+      return this.commands.callNext(cfg, operatorId, at, counter);
     });
   }
 
-  callNext(operatorId: string, at: number, counter: string | null = null): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter));
+  /** A new copy of the rules (services/room-rules.ts); an older one than the room holds is ignored. */
+  applyRules(copy: RoomRulesCopy): boolean {
+    if (this.store.room().retired_at !== null) return false;
+    return this.ctx.storage.transactionSync(() => this.rules.apply(copy));
   }
 
   // ---- desks (docs/desks.md) ----------------------------------------------------------------
 
-  /** The ticket this queue would call next, as a desk compares it; null when none (or closed). */
-  deskHead(at: number): RoomResult<DeskCandidate | null> {
-    void at;
-    return this.read((cfg) => this.commands.deskHead(cfg));
+  /**
+   * The ticket this queue would call next, as a desk compares it; null when none (or closed).
+   * Refused OPERATOR_UNAVAILABLE when the calling member (`userId`) may not call now.
+   */
+  deskHead(at: number, userId: string | null = null, rulesVersion = 0): RoomResult<DeskCandidate | null> {
+    return this.read((cfg) => {
+      this.rules.assertMayCall(userId, at, rulesVersion);
+      return this.commands.deskHead(cfg);
+    });
   }
 
   /**

@@ -138,6 +138,26 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    ALTER TABLE tickets ADD COLUMN outcome TEXT;
    ALTER TABLE tickets ADD COLUMN note TEXT;
    ALTER TABLE tickets ADD COLUMN stepped_back_places INTEGER;`,
+  // The rules a join and a call-next check (rules.ts, docs/room-rules.md): a versioned copy of
+  // the service's status and plan limit, valid over [valid_from, valid_until), and the
+  // occurrences of closures and breaks over that window, expanded by the Worker.
+  `CREATE TABLE room_rules (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     version INTEGER NOT NULL,
+     valid_from INTEGER NOT NULL,
+     valid_until INTEGER NOT NULL,
+     service_status TEXT NOT NULL,
+     tickets_per_month INTEGER
+   );
+   CREATE TABLE room_blocks (
+     seq INTEGER NOT NULL,
+     closes_service INTEGER NOT NULL,
+     user_id TEXT,
+     event_id TEXT NOT NULL,
+     start_at INTEGER NOT NULL,
+     end_at INTEGER NOT NULL
+   );
+   CREATE INDEX room_blocks_end ON room_blocks (end_at);`,
 ];
 
 /**

@@ -122,7 +122,9 @@ export interface TicketQuery {
 // ROOM_UNAVAILABLE: a room asked by another room could not answer (its storage failed); the
 // asking room decides what to do (leave a hand-off open, answer the socket an error).
 // HEAD_MOVED: a desk call's bound no longer holds; the desk reads the heads again (desks.ts).
-export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED" | "ROOM_UNAVAILABLE" | "HEAD_MOVED";
+// RULES_STALE: the room's copy of the rules is older than the queue's row says, or the instant
+// is outside the window it covers; the Worker gives it a fresh copy and asks again (rules.ts).
+export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED" | "ROOM_UNAVAILABLE" | "HEAD_MOVED" | "RULES_STALE";
 
 export interface RoomError {
   code: RoomErrorCode;
@@ -168,4 +170,30 @@ export interface RemoteLocation {
   longitude: number;
   accuracyM: number;
   distanceM: number;
+}
+
+/** An occurrence of a closure, break or unavailability, as the room's copy of the rules holds it. */
+export interface RuleBlock {
+  eventId: string;
+  start: number;
+  end: number;
+  /** The members it makes unavailable; empty: everyone. */
+  attendees: string[];
+  /** A closure of this queue's service: joins are refused while it runs. */
+  closesService: boolean;
+}
+
+/**
+ * What a join and a call-next check, as the Worker loads it from D1 (services/room-rules.ts):
+ * valid for instants in [validFrom, validUntil); `blocks` in the order D1's reads gave them
+ * (the first of the latest-ending covering ones is the one answered).
+ */
+export interface RoomRulesCopy {
+  version: number;
+  validFrom: number;
+  validUntil: number;
+  serviceStatus: string;
+  /** The organization's monthly ticket quota (null: unlimited). */
+  ticketsPerMonth: number | null;
+  blocks: RuleBlock[];
 }

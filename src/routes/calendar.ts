@@ -32,6 +32,7 @@ import {
   occurrencesBetween,
   updateEvent,
 } from "../services/calendar";
+import { calendarChanged } from "../services/room-rules";
 import { RoleSchema } from "./schemas";
 
 const app = router();
@@ -130,7 +131,9 @@ const create = createRoute({
 app.openapi(create, async (c) => {
   const { organizationId } = c.req.valid("param");
   const actor = await authorize(c, organizationId, "CALENDAR_MANAGE");
-  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, actor.userId, c.req.valid("json"), now());
+  const at = now();
+  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, actor.userId, c.req.valid("json"), at);
+  await calendarChanged(c.env, organizationId, [event], at);
   return c.json(ok(eventRecord(event, timeZone)), 201);
 });
 
@@ -164,7 +167,9 @@ app.openapi(createAvailability, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "CALENDAR_CREATE_OWN_AVAILABILITY");
   const input = { ...c.req.valid("json"), eventType: "unavailability" as const, attendees: [user.id] };
-  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, user.id, input, now());
+  const at = now();
+  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, user.id, input, at);
+  await calendarChanged(c.env, organizationId, [event], at);
   return c.json(ok(eventRecord(event, timeZone)), 201);
 });
 
@@ -207,7 +212,9 @@ app.openapi(update, async (c) => {
   const current = await findEvent(db, c.req.valid("param").eventId);
   const actor = await authorize(c, current.organizationId, "CALENDAR_VIEW");
   assertMayChange(actor, current, Object.keys(patch));
-  const { event, timeZone } = await updateEvent(db, current, patch, now());
+  const at = now();
+  const { event, timeZone } = await updateEvent(db, current, patch, at);
+  await calendarChanged(c.env, current.organizationId, [current, event], at);
   return c.json(ok(eventRecord(event, timeZone)), 200);
 });
 
@@ -230,6 +237,7 @@ app.openapi(remove, async (c) => {
   const event = await findEvent(db, c.req.valid("param").eventId);
   assertMayChange(await authorize(c, event.organizationId, "CALENDAR_VIEW"), event);
   await deleteEvent(db, event.id);
+  await calendarChanged(c.env, event.organizationId, [event], now());
   return c.json(ok({ id: event.id, deleted: true as const }), 200);
 });
 

@@ -27,6 +27,7 @@ import {
   updateLocation,
 } from "../services/locations";
 import { retireQueues } from "../services/queue-rooms";
+import { rulesChanged } from "../services/room-rules";
 import { Email } from "./schemas";
 
 const app = router();
@@ -210,7 +211,10 @@ app.openapi(update, async (c) => {
   const current = await findLocation(db, c.req.valid("param").locationId);
   if (!current) throw notFound("Location");
   await authorize(c, current.organizationId, "LOCATION_MANAGE");
-  const row = await updateLocation(db, current, c.req.valid("json"), now());
+  const at = now();
+  const row = await updateLocation(db, current, c.req.valid("json"), at);
+  // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
+  if (row.timezone !== current.timezone) await rulesChanged(c.env, current.organizationId, at);
   return c.json(ok(locationRecord(row)), 200);
 });
 
@@ -246,6 +250,8 @@ app.openapi(remove, async (c) => {
   await authorize(c, current.organizationId, "LOCATION_MANAGE");
   const { serviceIds, queueIds } = await deleteLocation(db, current.id);
   await retireQueues(c.env, queueIds, now());
+  // Events of this location now take the organization's fallback timezone.
+  await rulesChanged(c.env, current.organizationId, now());
   return c.json(ok({ id: current.id, deleted: true as const, deletedServiceIds: serviceIds, deletedQueueIds: queueIds }), 200);
 });
 

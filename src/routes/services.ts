@@ -18,6 +18,7 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { retireQueues } from "../services/queue-rooms";
+import { serviceChanged } from "../services/room-rules";
 import {
   createService,
   deleteService,
@@ -243,6 +244,7 @@ app.openapi(update, async (c) => {
   const { db, row } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
   const at = now();
   const updated = await updateService(db, row, c.req.valid("json"), at);
+  await serviceChanged(c.env, row, updated, at);
   const [record] = await serviceRecords(db, [updated], at);
   return c.json(ok(record!), 200);
 });

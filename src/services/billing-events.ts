@@ -13,6 +13,7 @@ import { FEDAPAY_SIGNATURE_HEADER, parseFedaPayEvent } from "../providers/fedapa
 import { parseSandboxEvent, SANDBOX_SIGNATURE_HEADER } from "../providers/sandbox";
 import { cancelStripeSubscription, parseStripeEvent } from "../providers/stripe";
 import { fallToStarterStatement, type CheckoutRow } from "./billing";
+import { rulesChanged } from "./room-rules";
 
 export const SIGNATURE_HEADERS: Record<ProviderName, string> = {
   stripe: "Stripe-Signature",
@@ -62,6 +63,8 @@ export async function receiveProviderEvent(
       await env.DB.prepare("UPDATE billing_events SET organization_id = ? WHERE provider = ? AND event_id = ?")
         .bind(organizationId, provider, event.id)
         .run();
+      // The plan may have changed: the rooms learn its limits before the provider is answered.
+      await rulesChanged(env, organizationId, at);
     }
   } catch (err) {
     // Not applied: let the provider's retry try again.

@@ -32,12 +32,19 @@ export interface OrganizationZones {
 }
 
 export async function organizationZones(db: Database, organizationId: string): Promise<OrganizationZones> {
-  const rows = await db
+  return zonesOf(await organizationZonesQuery(db, organizationId).all());
+}
+
+/** The read behind `organizationZones`, for a caller that batches it with others. */
+export function organizationZonesQuery(db: Database, organizationId: string) {
+  return db
     .select({ id: locations.id, timezone: locations.timezone })
     .from(locations)
     .where(eq(locations.organizationId, organizationId))
-    .orderBy(asc(locations.createdAt), asc(locations.id))
-    .all();
+    .orderBy(asc(locations.createdAt), asc(locations.id));
+}
+
+export function zonesOf(rows: readonly { id: string; timezone: string }[]): OrganizationZones {
   const byLocation = new Map(rows.map((r) => [r.id, isValidTimeZone(r.timezone) ? r.timezone : "UTC"]));
   return { byLocation, fallback: rows[0] ? byLocation.get(rows[0].id)! : "UTC" };
 }
@@ -255,6 +262,11 @@ export function assertMayChange(actor: Actor, event: EventRow, patchedFields: re
  * day of slack for wall-clock lengths stretched by a DST change.
  */
 export async function candidateEvents(db: Database, organizationId: string, from: number, to: number, extra?: SQL): Promise<EventRow[]> {
+  return candidateEventsQuery(db, organizationId, from, to, extra).all();
+}
+
+/** The read behind `candidateEvents`, for a caller that batches it with others. */
+export function candidateEventsQuery(db: Database, organizationId: string, from: number, to: number, extra?: SQL) {
   return db
     .select()
     .from(calendarEvents)
@@ -275,8 +287,7 @@ export async function candidateEvents(db: Database, organizationId: string, from
         extra,
       ),
     )
-    .orderBy(asc(calendarEvents.startAt), asc(calendarEvents.id))
-    .all();
+    .orderBy(asc(calendarEvents.startAt), asc(calendarEvents.id));
 }
 
 export interface ExpandedOccurrence {

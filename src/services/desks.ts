@@ -10,6 +10,7 @@ import type { RoomResult, TicketView } from "../queue-room/types";
 import { operatorBlock } from "./availability";
 import { isUniqueViolation } from "./organizations";
 import { roomFailure, roomOf } from "./queue-rooms";
+import { withRules } from "./room-rules";
 
 // Desks (counters): where an operator sits and the queues they call from (docs/desks.md).
 // The desk row is D1's; the tickets stay their rooms'. A desk call reads each queue's head,
@@ -210,29 +211,22 @@ function assertAtDesk(desk: DeskRow, operatorId: string): void {
  */
 export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, userId: string | null, at: number): Promise<TicketView> {
   assertAtDesk(desk, operatorId);
-  if (userId !== null) {
-    const block = await operatorBlock(env, desk.organizationId, userId, at);
-    if (block) {
-      throw new ApiError("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
-        eventId: block.eventId,
-        until: iso(block.until),
-      });
-    }
-  }
   // Queues deleted since the desk was set up are left out (their rows are gone).
-  const live =
+  const liveQueues =
     desk.queueIds.length === 0
       ? []
-      : (
-          await database(env.DB)
-            .select({ id: queues.id })
-            .from(queues)
-            .where(and(eq(queues.organizationId, desk.organizationId), inArray(queues.id, desk.queueIds)))
-            .all()
-        ).map((q) => q.id);
+      : await database(env.DB)
+          .select({ id: queues.id, organizationId: queues.organizationId, rulesVersion: queues.rulesVersion })
+          .from(queues)
+          .where(and(eq(queues.organizationId, desk.organizationId), inArray(queues.id, desk.queueIds)))
+          .all();
+  const live = liveQueues.map((q) => q.id);
+  // Each room checks the member's breaks on its copy of the rules as it answers its head; with
+  // no queue left to ask, the calendar is read.
+  if (userId !== null && liveQueues.length === 0) await assertMayCall(env, desk.organizationId, userId, at);
   const label = deskLabel(desk);
   for (let attempt = 0; attempt < DESK_CALL_ATTEMPTS; attempt++) {
-    const heads = await Promise.all(live.map((id) => readHead(env, id, at)));
+    const heads = await Promise.all(liveQueues.map((q) => readHead(env, q, userId, at)));
     // Every head is ranked at the call's one instant, here and in the room (docs/desks.md).
     const weighting = { at, weights: desk.queueWeights };
     const choice = pickCandidate(heads, weighting);
@@ -256,11 +250,30 @@ export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, us
   throw new ApiError("CONFLICT", "The desk's queues are changing too fast; call again", { reason: "desk_contended", deskId: desk.id });
 }
 
-async function readHead(env: Env, queueId: string, at: number): Promise<DeskCandidate | null> {
-  const result = (await roomOf(env, queueId).deskHead(at)) as RoomResult<DeskCandidate | null>;
-  if (result.ok) return result.value;
-  if (result.error.code === "NOT_FOUND") return null; // deleted meanwhile
-  throw roomFailure(result.error);
+async function assertMayCall(env: Env, organizationId: string, userId: string, at: number): Promise<void> {
+  const block = await operatorBlock(env, organizationId, userId, at);
+  if (block) {
+    throw new ApiError("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
+      eventId: block.eventId,
+      until: iso(block.until),
+    });
+  }
+}
+
+type LiveQueue = { id: string; organizationId: string; rulesVersion: number };
+
+async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: number): Promise<DeskCandidate | null> {
+  try {
+    return await withRules(
+      env,
+      queue,
+      at,
+      () => roomOf(env, queue.id).deskHead(at, userId, queue.rulesVersion) as Promise<RoomResult<DeskCandidate | null>>,
+    );
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "NOT_FOUND") return null; // deleted meanwhile
+    throw err;
+  }
 }
 
 /** As a call on one queue completes what the operator was serving there, a desk call does at all its queues. */

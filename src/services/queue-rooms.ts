@@ -44,7 +44,9 @@ export function roomFailure(error: RoomError): ApiError {
   if (error.code === "TRANSFER_ABANDONED") return new ApiError("INVALID_STATE", error.message, error.details);
   // Every queue's room is configured before its D1 row exists: a room that does not know its
   // queue is a fault, not something a caller can fix.
-  if (error.code === "ROOM_UNCONFIGURED" || error.code === "ROOM_UNAVAILABLE") return new ApiError("INTERNAL_ERROR", error.message);
+  // RULES_STALE is answered by a fresh copy and one retry (room-rules.ts); one left is a fault.
+  if (error.code === "ROOM_UNCONFIGURED" || error.code === "ROOM_UNAVAILABLE" || error.code === "RULES_STALE")
+    return new ApiError("INTERNAL_ERROR", error.message);
   // Handled by the desk call (services/desks.ts); should one escape, the caller may retry.
   if (error.code === "HEAD_MOVED") return new ApiError("CONFLICT", error.message, error.details);
   return new ApiError(error.code, error.message, error.details);

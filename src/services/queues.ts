@@ -136,6 +136,8 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
       archivedAt: null,
       createdAt: at,
       updatedAt: at,
+      // Its room holds no rules yet: the first join or call-next loads them (room-rules.ts).
+      rulesVersion: 0,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.

@@ -1,18 +1,17 @@
 import { and, eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { members, services, tickets } from "../db/schema";
+import { members, tickets } from "../db/schema";
 import { roleAllows } from "../domain/permissions";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { ReturnPlace } from "../queue-room/commands";
 import type { NewTicket, RoomResult, TicketView } from "../queue-room/types";
-import { operatorBlock, serviceClosure } from "./availability";
 import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf } from "./queue-rooms";
-import { monthlyTicketLimit, takeTicketUnit } from "./quota";
 import { outcomeOfService } from "./service-outcomes";
+import { withRules } from "./room-rules";
 
 export function ticketRecord(t: TicketView) {
   return {
@@ -115,40 +114,21 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
 }
 
 /**
- * Every way a ticket is created (customer join, operator walk-in, VIP): the service must be
- * active and not closed by the calendar, the monthly quota must have room (taken before the
- * room is asked, given back if the room refuses).
+ * Every way a ticket is created (customer join, operator walk-in, VIP). The room decides alone
+ * (docs/room-rules.md): the service must be active and not closed by the calendar (its copy of
+ * the rules, at least as new as the queue row's `rulesVersion`), and the organization's
+ * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
  */
 export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number, tokenHash?: string): Promise<TicketView> {
-  // Three independent reads at once: on the join path every D1 round trip is latency.
-  const [service, closure, limit] = await Promise.all([
-    database(env.DB).select({ status: services.status }).from(services).where(eq(services.id, queue.serviceId)).get(),
-    serviceClosure(env, queue.organizationId, queue.serviceId, at),
-    monthlyTicketLimit(env, queue.organizationId),
-  ]);
-  if (!service) throw notFound("Queue");
-  if (service.status !== "active") {
-    throw new ApiError("QUEUE_CLOSED", "This queue's service is not taking tickets", {
-      reason: "service_inactive",
-      serviceStatus: service.status,
-    });
-  }
-  if (closure) {
-    throw new ApiError("QUEUE_CLOSED", "This service is closed right now", {
-      reason: "closure",
-      eventId: closure.eventId,
-      until: iso(closure.until),
-    });
-  }
-  const unit = await takeTicketUnit(env, queue.organizationId, limit, at);
-  try {
-    return await inRoom(env, queue, (room) => room.join(input, at, tokenHash));
-  } catch (err) {
-    await unit.refund();
-    throw err;
-  }
+  return withRules(
+    env,
+    queue,
+    at,
+    () => roomOf(env, queue.id).join(input, at, tokenHash, queue.rulesVersion) as Promise<RoomResult<TicketView>>,
+  );
 }
 
+/** Refused OPERATOR_UNAVAILABLE while a break, closure or unavailability covers the calling member (the room's copy). */
 export async function callNext(
   env: Env,
   queue: QueueRow,
@@ -157,16 +137,12 @@ export async function callNext(
   at: number,
   counter: string | null = null,
 ): Promise<TicketView> {
-  if (userId !== null) {
-    const block = await operatorBlock(env, queue.organizationId, userId, at);
-    if (block) {
-      throw new ApiError("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
-        eventId: block.eventId,
-        until: iso(block.until),
-      });
-    }
-  }
-  return inRoom(env, queue, (room) => room.callNext(operatorId, at, counter));
+  return withRules(
+    env,
+    queue,
+    at,
+    () => roomOf(env, queue.id).callNext(operatorId, at, counter, userId, queue.rulesVersion) as Promise<RoomResult<TicketView>>,
+  );
 }
 
 export async function listTickets(

@@ -6,6 +6,7 @@ import { subscriptions, usageCounters } from "../db/schema";
 import { entitlements, type Limit } from "../domain/plans";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
+import { flushTicketCount } from "./quota";
 import { iso, utcMonth } from "../lib/time";
 
 export const USAGE_METRICS = ["tickets", "api_calls", "sms", "webhook_deliveries"] as const;
@@ -27,6 +28,8 @@ function smsLimit(features: object & { sms: boolean }): Limit {
 
 export async function currentUsage(env: Env, organizationId: string, at: number) {
   const period = utcMonth(at);
+  // The tickets count lives in the organization's ledger; D1 holds it once flushed.
+  await flushTicketCount(env, organizationId);
   const db = database(env.DB);
   const [sub, rows] = await Promise.all([
     db.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get(),

@@ -82,6 +82,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     archivedAt: null,
     createdAt: at,
     updatedAt: at,
+    rulesVersion: 0,
   };
   await openRoom(env, row);
   await env.DB.prepare(

@@ -1,0 +1,134 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { iso, utcMonth } from "../lib/time";
+import type { RoomResult } from "../queue-room/types";
+
+// The organization's monthly ticket ledger (docs/room-rules.md, "Quota"): one object per
+// organization, the single writer of its `tickets` count. A room takes one unit per join
+// before it creates the ticket and gives it back when the join is refused after all, so the
+// count is exact across every queue of the organization without a D1 write per join.
+//
+// D1's usage_counters row is a projection of this count: written by the alarm a moment after
+// a change (coalesced: one write for a burst), and on demand before the usage route reads it
+// (`flush`). The first take of a month starts from D1's row, so a count kept before this
+// object existed carries on.
+
+/** How long after a change the count is written to D1: one write for every change meanwhile. */
+const FLUSH_DELAY_MS = 1_000;
+/** After a failed write, the alarm tries again this much later. */
+const FLUSH_RETRY_MS = 5_000;
+
+type PeriodRow = {
+  period: string;
+  used: number;
+  flushed: number;
+};
+
+export class OrganizationLedger extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  /** Months whose D1 count is being read, so concurrent first takes wait for the same read. */
+  private readonly loading = new Map<string, Promise<void>>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS ledger_meta (id INTEGER PRIMARY KEY CHECK (id = 1), organization_id TEXT NOT NULL);
+       CREATE TABLE IF NOT EXISTS ticket_periods (period TEXT PRIMARY KEY, used INTEGER NOT NULL, flushed INTEGER NOT NULL);`,
+    );
+  }
+
+  /**
+   * Takes one ticket of the month of `at` when fewer than `limit` (null: unlimited) are used.
+   * Answers the month's key, which a refund names.
+   */
+  async take(organizationId: string, at: number, limit: number | null): Promise<RoomResult<{ period: string }>> {
+    const period = utcMonth(at);
+    await this.load(organizationId, period.key);
+    // No await from here to the write: the check and the count are one step of this object.
+    const used = this.periodRow(period.key)!.used;
+    if (limit !== null && used >= limit) {
+      return {
+        ok: false,
+        error: {
+          code: "QUOTA_EXCEEDED",
+          message: `The monthly quota of ${limit} tickets is used up`,
+          details: { limit, used, resetsAt: iso(period.end) },
+        },
+      };
+    }
+    this.sql.exec("UPDATE ticket_periods SET used = used + 1 WHERE period = ?", period.key);
+    this.scheduleFlush();
+    return { ok: true, value: { period: period.key } };
+  }
+
+  /** Gives back a unit taken for a ticket that was not created. */
+  refund(period: string): void {
+    this.sql.exec("UPDATE ticket_periods SET used = used - 1 WHERE period = ? AND used > 0", period);
+    this.scheduleFlush();
+  }
+
+  /** Writes every count D1 does not hold yet; the usage route calls it before reading D1. */
+  async flush(): Promise<void> {
+    const organizationId = this.organizationId();
+    if (organizationId === null) return;
+    const behind = this.sql.exec<PeriodRow>("SELECT period, used, flushed FROM ticket_periods WHERE used != flushed").toArray();
+    if (behind.length === 0) return;
+    await this.env.DB.batch(
+      behind.map((row) =>
+        this.env.DB.prepare(
+          `INSERT INTO usage_counters (organization_id, period, metric, used) VALUES (?, ?, 'tickets', ?)
+           ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = excluded.used`,
+        ).bind(organizationId, row.period, row.used),
+      ),
+    );
+    // Only what was written is marked written: a take during the write stays behind.
+    for (const row of behind) this.sql.exec("UPDATE ticket_periods SET flushed = ? WHERE period = ?", row.used, row.period);
+  }
+
+  override async alarm(): Promise<void> {
+    try {
+      await this.flush();
+    } catch (err) {
+      console.warn(`organization ledger: usage write failed, retrying in ${FLUSH_RETRY_MS / 1000} s: ${String(err)}`);
+      await this.ctx.storage.setAlarm(Date.now() + FLUSH_RETRY_MS);
+      return;
+    }
+    if (this.sql.exec("SELECT 1 FROM ticket_periods WHERE used != flushed").toArray().length > 0) this.scheduleFlush();
+  }
+
+  private organizationId(): string | null {
+    return this.sql.exec<{ organization_id: string }>("SELECT organization_id FROM ledger_meta").toArray()[0]?.organization_id ?? null;
+  }
+
+  private periodRow(period: string): PeriodRow | null {
+    return this.sql.exec<PeriodRow>("SELECT period, used, flushed FROM ticket_periods WHERE period = ?", period).toArray()[0] ?? null;
+  }
+
+  /** The month's count starts from D1's (read once per month, shared by concurrent takes). */
+  private async load(organizationId: string, period: string): Promise<void> {
+    if (this.periodRow(period) !== null) return;
+    let pending = this.loading.get(period);
+    if (!pending) {
+      pending = (async () => {
+        const row = await this.env.DB.prepare(
+          "SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'tickets'",
+        )
+          .bind(organizationId, period)
+          .first<{ used: number }>();
+        const used = row?.used ?? 0;
+        this.sql.exec("INSERT OR IGNORE INTO ledger_meta (id, organization_id) VALUES (1, ?)", organizationId);
+        this.sql.exec("INSERT OR IGNORE INTO ticket_periods (period, used, flushed) VALUES (?, ?, ?)", period, used, used);
+      })().finally(() => this.loading.delete(period));
+      this.loading.set(period, pending);
+    }
+    await pending;
+  }
+
+  /** One alarm covers every change until it runs (an armed alarm is left as it is). */
+  private scheduleFlush(): void {
+    void this.ctx.storage.getAlarm().then((armed) => {
+      if (armed === null) return this.ctx.storage.setAlarm(Date.now() + FLUSH_DELAY_MS);
+    });
+  }
+}
