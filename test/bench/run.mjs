@@ -386,8 +386,9 @@ async function desksBench(ctx) {
     const split = (await seedTickets(ctx, pair[0], Math.ceil(seeded / 2))) + (await seedTickets(ctx, pair[1], Math.floor(seeded / 2)));
     // One desk per operator: the bench's owner closes the previous desk before opening the next.
     if (open) await call("POST", `/v1/desks/${open}/close`, { token: ctx.owner.token });
-    open = (await call("POST", `/v1/locations/${location}/desks`, { token: ctx.owner.token, body: { name: `Bench desk ${c}`, queueIds: pair } }))
-      .data.id;
+    open = (
+      await call("POST", `/v1/locations/${location}/desks`, { token: ctx.owner.token, body: { name: `Bench desk ${c}`, queueIds: pair } })
+    ).data.id;
     await call("POST", `/v1/desks/${open}/open`, { token: ctx.owner.token });
     const desk = await measure(`desks: desk call-next over 2 queues, ${c} conn`, {
       connections: c,

@@ -40,18 +40,27 @@ type Op =
 const queueArb = fc.constantFrom<QueueIndex>(0, 1);
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant("call" as const), desk: fc.constantFrom<0 | 1 | 2>(0, 1, 2) }), weight: 5 },
-  { arbitrary: fc.record({ kind: fc.constant("join" as const), queue: queueArb, vip: fc.integer({ min: 0, max: 3 }).map((n) => n === 0) }), weight: 3 },
+  {
+    arbitrary: fc.record({ kind: fc.constant("join" as const), queue: queueArb, vip: fc.integer({ min: 0, max: 3 }).map((n) => n === 0) }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant("transfer" as const), pick: fc.nat(), prioritize: fc.boolean() }), weight: 1 },
 );
 const weightArb = fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined });
 const scenarioArb = fc.record({
-  initial: fc.array(fc.record({ queue: queueArb, vip: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }), { minLength: 4, maxLength: 18 }),
-  weights: fc.tuple(fc.tuple(weightArb, weightArb), fc.tuple(weightArb, weightArb)),
-  waves: fc.array(fc.record({ pauseMs: fc.constantFrom(0, 1, 700, 4_000, 15_000), ops: fc.array(opArb, { minLength: 1, maxLength: 10 }) }), {
-    minLength: 1,
-    maxLength: 4,
+  initial: fc.array(fc.record({ queue: queueArb, vip: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }), {
+    minLength: 4,
+    maxLength: 18,
   }),
+  weights: fc.tuple(fc.tuple(weightArb, weightArb), fc.tuple(weightArb, weightArb)),
+  waves: fc.array(
+    fc.record({ pauseMs: fc.constantFrom(0, 1, 700, 4_000, 15_000), ops: fc.array(opArb, { minLength: 1, maxLength: 10 }) }),
+    {
+      minLength: 1,
+      maxLength: 4,
+    },
+  ),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
@@ -236,7 +245,9 @@ async function play(s: Scenario, base: number): Promise<void> {
           expect(moved.queueId, where).toBe(other(t.queueId));
           // Priority when it was, or when the transfer prioritized it. Two transfers of one ticket at
           // once may both answer with the same hand-off's ticket, admitted with either's flag.
-          const flags = wave.ops.filter((o) => o.kind === "transfer" && target(o.pick)?.id === t.id).map((o) => (o as { prioritize: boolean }).prioritize);
+          const flags = wave.ops
+            .filter((o) => o.kind === "transfer" && target(o.pick)?.id === t.id)
+            .map((o) => (o as { prioritize: boolean }).prioritize);
           const possible = new Set(flags.map((p) => p || t.isPriority));
           expect(possible.has(moved.isPriority), where).toBe(true);
           const earlier = transferredNow.get(t.id);
@@ -287,12 +298,15 @@ async function play(s: Scenario, base: number): Promise<void> {
     }
 
     // Callable from before to after the wave, untouched by it: in the running for every call of the wave.
-    const stable = [...after.values()].filter((t) => t.status === "waiting" && before.get(t.id)?.status === "waiting" && !touched.has(t.id));
+    const stable = [...after.values()].filter(
+      (t) => t.status === "waiting" && before.get(t.id)?.status === "waiting" && !touched.has(t.id),
+    );
     for (const { d, t } of calls) {
       for (const u of stable.filter((u) => d.queueIds.includes(u.queueId))) {
-        expect(rankedBefore(d, at, t, u), `desk ${w.desks.indexOf(d) + 1} called ${t.id} (${JSON.stringify(t)}) before ${JSON.stringify(u)}`).toBe(
-          true,
-        );
+        expect(
+          rankedBefore(d, at, t, u),
+          `desk ${w.desks.indexOf(d) + 1} called ${t.id} (${JSON.stringify(t)}) before ${JSON.stringify(u)}`,
+        ).toBe(true);
       }
     }
     exercised.calls += calls.length;
@@ -302,7 +316,10 @@ async function play(s: Scenario, base: number): Promise<void> {
     exercised.checks += calls.reduce((n, { d }) => n + stable.filter((u) => d.queueIds.includes(u.queueId)).length, 0);
     for (const d of empties) {
       const waiting = stable.filter((u) => d.queueIds.includes(u.queueId));
-      expect(waiting.map((u) => u.id), `QUEUE_EMPTY at desk ${w.desks.indexOf(d) + 1} with tickets waiting`).toEqual([]);
+      expect(
+        waiting.map((u) => u.id),
+        `QUEUE_EMPTY at desk ${w.desks.indexOf(d) + 1} with tickets waiting`,
+      ).toEqual([]);
     }
     if (draining) {
       expect(empties, "QUEUE_EMPTY answers of the drain wave").toHaveLength(6);
