@@ -5,6 +5,7 @@ import { createMiddleware } from "hono/factory";
 import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
+import { publicQueue, queueOfCaller } from "../http/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CounterLabel, CustomerPhone, WaitRangeSchema } from "./schemas";
@@ -242,7 +243,7 @@ const status = createRoute({
 });
 
 app.openapi(status, async (c) => {
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await publicQueue(c, c.req.valid("param").queueId);
   const body = ok(await widgetStatus(c.env, queue, now()));
   const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
   const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
@@ -277,7 +278,7 @@ const join = createRoute({
 });
 
 app.openapi(join, async (c) => {
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
   const body = c.req.valid("json");
   const { ticket, token } = await widgetJoin(
