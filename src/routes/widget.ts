@@ -322,7 +322,10 @@ async function withTicketToken<T>(
   const queueId = queueIdOfTicket(ticketId);
   let result: T | null = null;
   if (token && TICKET_TOKEN.test(token) && queueId) {
-    const queue = await findQueue(c.env, queueId).catch(() => null);
+    // A visitor polling their ticket reads like the status: the queue row may come from memory
+    // (its name only; the room checks the token and knows a deleted queue). Leaving reads D1.
+    const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(c.env, queueId);
+    const queue = await read.catch(() => null);
     if (queue) result = await use(queue, token);
   }
   if (result === null) {

@@ -44,7 +44,10 @@ export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string) {
     .select()
     .from(subscriptions)
     .where(
-      eq(subscriptions.organizationId, sql`(SELECT ${apiKeys.organizationId} FROM ${apiKeys} WHERE ${apiKeys.lookupPrefix} = ${lookupPrefix})`),
+      eq(
+        subscriptions.organizationId,
+        sql`(SELECT ${apiKeys.organizationId} FROM ${apiKeys} WHERE ${apiKeys.lookupPrefix} = ${lookupPrefix})`,
+      ),
     )
     .limit(1);
 }
@@ -52,7 +55,11 @@ export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string) {
 export type FoundApiKey = { key: ApiKeyRow; subscription: SubscriptionRow | null };
 
 /** The key found by `apiKeyQuery`, if the whole key's hash matches (compared in constant time). */
-export async function apiKeyOf(key: ApiKeyRow | undefined, subscription: SubscriptionRow | undefined, value: string): Promise<FoundApiKey | null> {
+export async function apiKeyOf(
+  key: ApiKeyRow | undefined,
+  subscription: SubscriptionRow | undefined,
+  value: string,
+): Promise<FoundApiKey | null> {
   if (!key) return null;
   return constantTimeEqual(await sha256Hex(value), key.keyHash) ? { key, subscription: subscription ?? null } : null;
 }

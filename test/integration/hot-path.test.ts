@@ -120,4 +120,13 @@ describe("public reads of a queue", () => {
     expectOk(await call("DELETE", `/v1/services/${f.serviceId}`, { token: f.owner.token }));
     expectError(await call("GET", `/v1/widget/queue/${f.queueId}/status`), 404, "NOT_FOUND");
   });
+
+  it("a visitor's ticket read answers 404 at once once its queue is deleted", async () => {
+    const f = await queueFixture();
+    const joined = expectOk(await call("POST", `/v1/widget/queue/${f.queueId}/join`, { token: f.owner.token, body: {} }), 201);
+    const holder = { headers: { "X-Ticket-Token": joined.ticketToken } };
+    expect(expectOk(await call("GET", `/v1/widget/tickets/${joined.id}`, holder)).position).toBe(1);
+    expectOk(await call("DELETE", `/v1/services/${f.serviceId}`, { token: f.owner.token }));
+    expectError(await call("GET", `/v1/widget/tickets/${joined.id}`, holder), 404, "NOT_FOUND");
+  });
 });

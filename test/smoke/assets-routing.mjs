@@ -9,7 +9,8 @@ import { startWorker } from "../bench/server.mjs";
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 for (const file of ["wrangler.toml", "test/bench/wrangler.toml"]) {
   const toml = readFileSync(path.join(root, file), "utf8");
-  if (!/run_worker_first = \["\/v1\/\*", "!\/v1\/docs\/\*"/.test(toml)) throw new Error(`${file}: run_worker_first is not ["/v1/*", "!/v1/docs/*", …]`);
+  if (!/run_worker_first = \["\/v1\/\*", "!\/v1\/docs\/\*"/.test(toml))
+    throw new Error(`${file}: run_worker_first is not ["/v1/*", "!/v1/docs/*", …]`);
 }
 
 const worker = await startWorker();
@@ -18,7 +19,10 @@ const expect = (what, ok) => (ok ? console.log(`ok  ${what}`) : failures.push(wh
 try {
   const script = await fetch(`${worker.base}/v1/docs/scalar.js`);
   const text = await script.text();
-  expect("GET /v1/docs/scalar.js is the static file", script.status === 200 && /javascript/.test(script.headers.get("content-type") ?? "") && text.length > 1000);
+  expect(
+    "GET /v1/docs/scalar.js is the static file",
+    script.status === 200 && /javascript/.test(script.headers.get("content-type") ?? "") && text.length > 1000,
+  );
   const docs = await fetch(`${worker.base}/v1/docs`);
   expect("GET /v1/docs is the Worker's page naming the script", docs.status === 200 && (await docs.text()).includes("/v1/docs/scalar.js"));
   const missing = await fetch(`${worker.base}/v1/no-such-route`);
