@@ -7,9 +7,11 @@ import { members } from "../db/schema";
 import { entitlements, type Limit, type RateLimits } from "../domain/plans";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../domain/permissions";
 import { now } from "../lib/clock";
-import { isId } from "../lib/ids";
-import { findApiKey, looksLikeApiKey } from "../services/api-key-auth";
-import { findSession, slideSession, type UserRow } from "../services/sessions";
+import { sha256Hex } from "../lib/crypto";
+import { isId, queueIdOfTicket } from "../lib/ids";
+import { apiKeyLookupPrefix, apiKeyOf, apiKeyQuery, apiKeySubscriptionQuery, looksLikeApiKey } from "../services/api-key-auth";
+import { queueQuery, sessionRoleInQueueQuery } from "../services/queues";
+import { sessionOf, sessionQuery, sessionUserQuery, slidExpiry, writeSlide, type UserRow } from "../services/sessions";
 import { credentialRefusal, recordFailedCredential } from "./rate-limit";
 import type { AppEnv } from "./context";
 import { ApiError, forbidden, notFound, validationError } from "./errors";
@@ -30,6 +32,8 @@ export type Principal =
       apiCallsPerMonth: Limit;
       /** A widget key locked to these origins (src/routes/widget.ts widgetOriginLock); null = any. */
       allowedOrigins: string[] | null;
+      /** When the key was last recorded as used, read with it (src/http/key-usage.ts). */
+      lastUsedAt: number | null;
     };
 
 function unauthenticated(message = "Missing or invalid credentials"): ApiError {
@@ -74,31 +78,75 @@ const SIGN_IN_PATHS: ReadonlySet<string> = new Set(["/v1/auth/login", "/v1/auth/
 /** Logging out always succeeds in clearing the cookie, even when the session is already gone. */
 const LOGOUT_PATH = "/v1/auth/logout";
 
-/** The caller behind a credential, or why it is refused (unknown, expired or revoked). */
+/**
+ * The queue a route names in its path (`queues/{queueId}`, the widget's `queue/{queueId}`, or
+ * `tickets/{ticketId}`, whose id carries its queue's): read in the same D1 round trip as the
+ * credential (docs/hot-path.md), for `queueOfCaller`.
+ */
+export function queueIdOfPath(path: string): string | null {
+  const match = /\/(queues?|tickets)\/([^/]+)/.exec(path);
+  if (!match) return null;
+  const id = match[2]!;
+  if (match[1] === "tickets") return queueIdOfTicket(id);
+  return isId("que", id) ? id : null;
+}
+
+/** Runs a write after the response, off the request's path (logged, never thrown). */
+function afterResponse(c: Context<AppEnv>, write: Promise<unknown>, what: string): void {
+  c.executionCtx.waitUntil(
+    write.catch((err: unknown) => console.error(JSON.stringify({ requestId: c.get("requestId"), error: `${what}: ${String(err)}` }))),
+  );
+}
+
+/**
+ * The caller behind a credential, or why it is refused (unknown, expired or revoked). One D1
+ * round trip: the credential's row, and the queue the path names (with the session user's role
+ * in its organization) in the same batch.
+ */
 async function resolve(c: Context<AppEnv>, credential: Credential, at: number): Promise<Principal | ApiError> {
   const db = database(c.env.DB);
+  const queueId = queueIdOfPath(c.req.path);
   if (credential.type === "apiKey") {
-    const found = await findApiKey(db, credential.value);
+    const lookupPrefix = apiKeyLookupPrefix(credential.value);
+    if (lookupPrefix === null) return unauthenticated("Unknown API key");
+    const keyReads = [apiKeyQuery(db, lookupPrefix), apiKeySubscriptionQuery(db, lookupPrefix)] as const;
+    const [[key], [subscription], queueRows] =
+      queueId === null ? [...(await db.batch(keyReads)), null] : await db.batch([...keyReads, queueQuery(db, queueId)]);
+    const found = await apiKeyOf(key, subscription, credential.value);
     if (!found) return unauthenticated("Unknown API key");
-    const { key, subscription } = found;
-    if (key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
-    const permissions = keyPermissions(key.permissions);
+    if (found.key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
+    if (queueId !== null && queueRows) c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: null });
+    const plan = entitlements(found.subscription ?? { plan: "starter" });
+    const permissions = keyPermissions(found.key.permissions);
     return {
       kind: "apiKey",
-      keyId: key.id,
-      organizationId: key.organizationId,
+      keyId: found.key.id,
+      organizationId: found.key.organizationId,
       permissions,
       widgetOnly: permissions.size === 1 && permissions.has("WIDGET"),
-      rate: entitlements(subscription ?? { plan: "starter" }).rate,
-      allowedOrigins: key.allowedOrigins ?? null,
-      apiCallsPerMonth: entitlements(subscription ?? { plan: "starter" }).quotas.apiCallsPerMonth,
+      rate: plan.rate,
+      allowedOrigins: found.key.allowedOrigins ?? null,
+      apiCallsPerMonth: plan.quotas.apiCallsPerMonth,
+      lastUsedAt: found.key.lastUsedAt,
     };
   }
   if (!credential.value.startsWith("sess_")) return unauthenticated("Unknown session token");
-  const found = await findSession(db, credential.value, at);
+  const tokenHash = await sha256Hex(credential.value);
+  const sessionReads = [sessionQuery(db, tokenHash), sessionUserQuery(db, tokenHash)] as const;
+  const [[session], [user], queueRows, roleRows] =
+    queueId === null
+      ? [...(await db.batch(sessionReads)), null, null]
+      : await db.batch([...sessionReads, queueQuery(db, queueId), sessionRoleInQueueQuery(db, queueId, tokenHash)]);
+  const found = sessionOf(session, user, tokenHash, at);
   if (found.state === "expired") return new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
   if (found.state === "unknown") return unauthenticated("Unknown session token");
-  const expiresAt = await slideSession(db, found, at);
+  if (queueId !== null && queueRows && roleRows) {
+    // The role was read for the user of this very token (a subquery on the same session row).
+    c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: roleRows[0]?.role ?? null });
+  }
+  // The idle expiry slides without a write on most requests, and never with one on the path.
+  const { expiresAt, write } = slidExpiry(found, at);
+  if (write) afterResponse(c, writeSlide(db, tokenHash, at, expiresAt), "session slide");
   return { kind: "session", ...found, expiresAt };
 }
 

@@ -2,6 +2,7 @@ import type { Env } from "../env";
 import type { Role } from "../domain/permissions";
 import type { Principal } from "./auth";
 import type { ApiError } from "./errors";
+import type { QueueRow } from "../services/queues";
 
 /** The Hono environment every router shares. */
 export type AppEnv = {
@@ -16,5 +17,7 @@ export type AppEnv = {
     credentialError: ApiError;
     /** The response clears the session cookie (it was invalid, or the caller logged out). */
     clearSessionCookie: boolean;
+    /** The queue the path names, read with the credential (null: no such queue); see `queueOfCaller`. */
+    prefetchedQueue: { queueId: string; queue: QueueRow | null; role: Role | null };
   };
 };

@@ -12,9 +12,38 @@ import { ApiError, notFound } from "./errors";
  */
 export async function queueOfCaller(c: Context<AppEnv>, queueId: string): Promise<QueueRow> {
   const principal = c.get("principal");
+  // Read along with the credential when the path named this queue (src/http/auth.ts).
+  const prefetched = c.get("prefetchedQueue");
+  if (prefetched?.queueId === queueId) {
+    if (!prefetched.queue) throw notFound("Queue");
+    if (principal.kind === "session") rememberRole(c, prefetched.queue.organizationId, prefetched.role);
+    return prefetched.queue;
+  }
   if (principal.kind !== "session") return findQueue(c.env, queueId);
   const { queue, role } = await findQueueWithRole(c.env, queueId, principal.user.id);
   rememberRole(c, queue.organizationId, role);
+  return queue;
+}
+
+/** How long a public read may serve a queue row from this isolate's memory (docs/hot-path.md). */
+export const PUBLIC_QUEUE_TTL_MS = 5_000;
+const PUBLIC_QUEUE_CACHE_SIZE = 1_000;
+const publicQueues = new Map<string, { queue: QueueRow; until: number }>();
+
+/**
+ * The queue of a public read (the widget's status): from this isolate's memory for up to
+ * PUBLIC_QUEUE_TTL_MS, the time the answer itself may be cached (`max-age=5`). Only the name
+ * and the organization are used from it: the organization never changes, the status and counts
+ * come from the room, and a deleted queue's room answers 404 itself. Unknown ids are not kept.
+ */
+export async function publicQueue(c: Context<AppEnv>, queueId: string): Promise<QueueRow> {
+  const at = Date.now();
+  const cached = publicQueues.get(queueId);
+  if (cached && cached.until > at) return cached.queue;
+  const queue = await findQueue(c.env, queueId);
+  publicQueues.delete(queueId);
+  if (publicQueues.size >= PUBLIC_QUEUE_CACHE_SIZE) publicQueues.delete(publicQueues.keys().next().value!);
+  publicQueues.set(queueId, { queue, until: at + PUBLIC_QUEUE_TTL_MS });
   return queue;
 }
 

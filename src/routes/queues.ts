@@ -26,7 +26,6 @@ import {
   clearQueue,
   createQueue,
   describeQueue,
-  findQueue,
   listQueues,
   setQueueStatus,
   updateQueue,
@@ -140,7 +139,7 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const principal = requireCredential(c);
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   if (principal.kind === "apiKey" && principal.organizationId !== queue.organizationId) throw notFound("Queue");
   return c.json(ok(await describeQueue(c.env, queue, now())), 200);
 });
@@ -216,7 +215,7 @@ const join = createRoute({
 
 app.openapi(join, async (c) => {
   const { user } = requireUser(c);
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const body = c.req.valid("json");
   const ticket = await issueTicket(
     c.env,

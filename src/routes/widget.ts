@@ -5,6 +5,7 @@ import { createMiddleware } from "hono/factory";
 import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
+import { publicQueue, queueOfCaller } from "../http/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CounterLabel, CustomerPhone, WaitRangeSchema } from "./schemas";
@@ -243,7 +244,7 @@ const status = createRoute({
 });
 
 app.openapi(status, async (c) => {
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await publicQueue(c, c.req.valid("param").queueId);
   const body = ok(await widgetStatus(c.env, queue, now()));
   const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
   const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
@@ -278,7 +279,7 @@ const join = createRoute({
 });
 
 app.openapi(join, async (c) => {
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
   const body = c.req.valid("json");
   const { ticket, token } = await widgetJoin(
@@ -322,7 +323,10 @@ async function withTicketToken<T>(
   const queueId = queueIdOfTicket(ticketId);
   let result: T | null = null;
   if (token && TICKET_TOKEN.test(token) && queueId) {
-    const queue = await findQueue(c.env, queueId).catch(() => null);
+    // A visitor polling their ticket reads like the status: the queue row may come from memory
+    // (its name only; the room checks the token and knows a deleted queue). Leaving reads D1.
+    const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(c.env, queueId);
+    const queue = await read.catch(() => null);
     if (queue) result = await use(queue, token);
   }
   if (result === null) {

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys, subscriptions } from "../db/schema";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
@@ -26,18 +26,48 @@ export function looksLikeApiKey(value: string): boolean {
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
-/**
- * Finds the key by its lookup prefix, then compares the whole key's hash in constant time.
- * The organization's subscription comes in the same read: the rate limit depends on it.
- */
-export async function findApiKey(db: Database, value: string): Promise<{ key: ApiKeyRow; subscription: SubscriptionRow | null } | null> {
-  if (!KEY_PATTERN.test(value)) return null;
-  const row = await db
-    .select({ key: apiKeys, subscription: subscriptions })
-    .from(apiKeys)
-    .leftJoin(subscriptions, eq(subscriptions.organizationId, apiKeys.organizationId))
-    .where(eq(apiKeys.lookupPrefix, value.slice(KEY_PREFIX.length, KEY_PREFIX.length + LOOKUP_LENGTH)))
-    .get();
-  if (!row) return null;
-  return constantTimeEqual(await sha256Hex(value), row.key.keyHash) ? row : null;
+/** The key's lookup prefix, or null when the value cannot be one of our keys (no lookup then). */
+export function apiKeyLookupPrefix(value: string): string | null {
+  return KEY_PATTERN.test(value) ? value.slice(KEY_PREFIX.length, KEY_PREFIX.length + LOOKUP_LENGTH) : null;
+}
+
+// One table per statement, so they go in one `db.batch` with others (see sessionQuery).
+
+/** The key with this lookup prefix. */
+export function apiKeyQuery(db: Database, lookupPrefix: string) {
+  return db.select().from(apiKeys).where(eq(apiKeys.lookupPrefix, lookupPrefix)).limit(1);
+}
+
+/** The subscription of the organization of the key with this lookup prefix (the rate limit depends on it). */
+export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string) {
+  return db
+    .select()
+    .from(subscriptions)
+    .where(
+      eq(
+        subscriptions.organizationId,
+        sql`(SELECT ${apiKeys.organizationId} FROM ${apiKeys} WHERE ${apiKeys.lookupPrefix} = ${lookupPrefix})`,
+      ),
+    )
+    .limit(1);
+}
+
+export type FoundApiKey = { key: ApiKeyRow; subscription: SubscriptionRow | null };
+
+/** The key found by `apiKeyQuery`, if the whole key's hash matches (compared in constant time). */
+export async function apiKeyOf(
+  key: ApiKeyRow | undefined,
+  subscription: SubscriptionRow | undefined,
+  value: string,
+): Promise<FoundApiKey | null> {
+  if (!key) return null;
+  return constantTimeEqual(await sha256Hex(value), key.keyHash) ? { key, subscription: subscription ?? null } : null;
+}
+
+/** Finds the key by its lookup prefix, then compares the whole key's hash in constant time. */
+export async function findApiKey(db: Database, value: string): Promise<FoundApiKey | null> {
+  const lookupPrefix = apiKeyLookupPrefix(value);
+  if (lookupPrefix === null) return null;
+  const [[key], [subscription]] = await db.batch([apiKeyQuery(db, lookupPrefix), apiKeySubscriptionQuery(db, lookupPrefix)]);
+  return apiKeyOf(key, subscription, value);
 }

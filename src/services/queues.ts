@@ -1,6 +1,6 @@
-import { and, asc, count, eq, isNull } from "drizzle-orm";
-import { database } from "../db/client";
-import { members, queues, services, subscriptions } from "../db/schema";
+import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
+import { database, type Database } from "../db/client";
+import { members, queues, services, sessions, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
@@ -35,6 +35,28 @@ export async function findQueueWithRole(env: Env, queueId: string, userId: strin
     .get();
   if (!row) throw notFound("Queue");
   return { queue: row.queue, role: row.role ?? null };
+}
+
+/** The statement that reads a queue row: batchable with the credential's (src/http/auth.ts). */
+export function queueQuery(db: Database, queueId: string) {
+  return db.select().from(queues).where(eq(queues.id, queueId)).limit(1);
+}
+
+/**
+ * The role, in the queue's organization, of the user whose session has this token hash (no
+ * row: not a member): batched with the session's own read, so both cost one round trip.
+ */
+export function sessionRoleInQueueQuery(db: Database, queueId: string, tokenHash: string) {
+  return db
+    .select({ role: members.role })
+    .from(members)
+    .where(
+      and(
+        eq(members.organizationId, sql`(SELECT ${queues.organizationId} FROM ${queues} WHERE ${queues.id} = ${queueId})`),
+        eq(members.userId, sql`(SELECT ${sessions.userId} FROM ${sessions} WHERE ${sessions.tokenHash} = ${tokenHash})`),
+      ),
+    )
+    .limit(1);
 }
 
 /** The catalog fields from D1; status, capacity and live counts from the room, the authority. */

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, lt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { sessions, users } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
@@ -7,8 +7,11 @@ import { DAY, HOUR, MINUTE } from "../lib/time";
 
 export const SESSION_IDLE_MS = 12 * HOUR;
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
-/** Sliding the idle window writes to D1 at most this often per session. */
-const SLIDE_GRANULARITY_MS = MINUTE;
+/**
+ * Sliding the idle window writes to D1 at most this often per session (docs/hot-path.md): an
+ * idle session may end up to this much before 12 idle hours, never after.
+ */
+export const SLIDE_GRANULARITY_MS = 5 * MINUTE;
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -32,36 +35,81 @@ export type SessionLookup =
   | { state: "expired" }
   | { state: "unknown" };
 
-export async function findSession(db: Database, token: string, at: number): Promise<SessionLookup> {
-  const tokenHash = await sha256Hex(token);
-  const row = await db
-    .select({ session: sessions, user: users })
+// The statements below read one table each, so they can go in one `db.batch` with others:
+// drizzle maps a batch's rows by column name, and two joined tables' `created_at` would collide.
+
+/** The live (not revoked) session with this token hash. */
+export function sessionQuery(db: Database, tokenHash: string) {
+  return db
+    .select()
     .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
     .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt)))
-    .get();
-  if (!row) return { state: "unknown" };
-  if (row.session.expiresAt <= at) return { state: "expired" };
+    .limit(1);
+}
+
+/** The user of the session with this token hash. */
+export function sessionUserQuery(db: Database, tokenHash: string) {
+  return db
+    .select()
+    .from(users)
+    .where(eq(users.id, sql`(SELECT ${sessions.userId} FROM ${sessions} WHERE ${sessions.tokenHash} = ${tokenHash})`))
+    .limit(1);
+}
+
+/** What the rows found by `sessionQuery` and `sessionUserQuery` mean at `at`. */
+export function sessionOf(
+  session: typeof sessions.$inferSelect | undefined,
+  user: UserRow | undefined,
+  tokenHash: string,
+  at: number,
+): SessionLookup {
+  if (!session || !user) return { state: "unknown" };
+  if (session.expiresAt <= at) return { state: "expired" };
   return {
     state: "valid",
-    user: row.user,
+    user,
     tokenHash,
-    expiresAt: row.session.expiresAt,
-    lastSeenAt: row.session.lastSeenAt,
-    absoluteExpiresAt: row.session.absoluteExpiresAt,
+    expiresAt: session.expiresAt,
+    lastSeenAt: session.lastSeenAt,
+    absoluteExpiresAt: session.absoluteExpiresAt,
   };
 }
 
-/** Moves the idle expiry forward; returns the new expiry (unchanged if slid recently). */
-export async function slideSession(
-  db: Database,
-  s: { tokenHash: string; lastSeenAt: number; absoluteExpiresAt: number; expiresAt: number },
-  at: number,
-  force = false,
-): Promise<number> {
-  if (!force && at - s.lastSeenAt < SLIDE_GRANULARITY_MS) return s.expiresAt;
-  const expiresAt = Math.min(at + SESSION_IDLE_MS, s.absoluteExpiresAt);
-  await db.update(sessions).set({ lastSeenAt: at, expiresAt }).where(eq(sessions.tokenHash, s.tokenHash));
+export async function findSession(db: Database, token: string, at: number): Promise<SessionLookup> {
+  const tokenHash = await sha256Hex(token);
+  const [[session], [user]] = await db.batch([sessionQuery(db, tokenHash), sessionUserQuery(db, tokenHash)]);
+  return sessionOf(session, user, tokenHash, at);
+}
+
+interface Sliding {
+  tokenHash: string;
+  lastSeenAt: number;
+  absoluteExpiresAt: number;
+  expiresAt: number;
+}
+
+/**
+ * The session's idle expiry after a use at `at`, and whether it moved enough to be written:
+ * a session used all day long is written once per SLIDE_GRANULARITY_MS, not once per request.
+ */
+export function slidExpiry(s: Sliding, at: number, force = false): { expiresAt: number; write: boolean } {
+  if (!force && at - s.lastSeenAt < SLIDE_GRANULARITY_MS) return { expiresAt: s.expiresAt, write: false };
+  return { expiresAt: Math.min(at + SESSION_IDLE_MS, s.absoluteExpiresAt), write: true };
+}
+
+/** Writes the slid expiry (only ever forward: a slower, older write never moves it back). */
+export async function writeSlide(db: Database, tokenHash: string, at: number, expiresAt: number): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ lastSeenAt: at, expiresAt })
+    .where(and(eq(sessions.tokenHash, tokenHash), lt(sessions.expiresAt, expiresAt)))
+    .run();
+}
+
+/** Moves the idle expiry forward now; returns the new expiry (unchanged if slid recently). */
+export async function slideSession(db: Database, s: Sliding, at: number, force = false): Promise<number> {
+  const { expiresAt, write } = slidExpiry(s, at, force);
+  if (write) await writeSlide(db, s.tokenHash, at, expiresAt);
   return expiresAt;
 }
 
