@@ -846,3 +846,17 @@ export const desks = sqliteTable(
       .where(sql`${t.operatorId} is not null`),
   ],
 );
+
+/**
+ * Organizations whose tickets predate the analytics aggregates (migration 0017 lists them):
+ * the minute sweep counts their tickets a page at a time after the keyset cursor, and deletes
+ * the row when done (src/jobs/analytics-backfill.ts).
+ */
+export const analyticsBackfill = sqliteTable("analytics_backfill", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  afterCreatedAt: integer("after_created_at").notNull().default(-1),
+  afterId: text("after_id").notNull().default(""),
+  tickets: integer("tickets").notNull().default(0),
+});
