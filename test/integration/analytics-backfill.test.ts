@@ -35,7 +35,7 @@ async function insertOldTickets(organizationId: string, serviceId: string, queue
       ["app", "widget", "qr", "operator"][i % 4],
       called,
       status === "served" ? called! + MINUTE : null,
-      status === "served" ? called! + ((i * 13) % 20 + 2) * MINUTE : null,
+      status === "served" ? called! + (((i * 13) % 20) + 2) * MINUTE : null,
       i % 3 === 0 ? null : (i * 7) % 40,
       created,
     ];
