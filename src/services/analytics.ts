@@ -10,7 +10,7 @@ import {
   channelFigures,
   emptyFigures,
   estimateFigures,
-  mergeHistogram,
+  BUCKET_EDGES_MS,
   minutesOf,
   summaryFigures,
   type AggregateFigures,
@@ -207,9 +207,41 @@ interface SummaryRecord {
   service_hists: string;
 }
 
-/** Adds the histograms of a bucket's hours (their JSON texts joined by commas). */
-function mergeHistograms(into: Record<string, number>, joined: string): void {
-  for (const histogram of JSON.parse(`[${joined}]`) as Record<string, number>[]) mergeHistogram(into, histogram);
+/**
+ * Adds a bucket's hour histograms, as SQL joined them (`{"12":3,"40":1},{"7":2}`: sparse JSON
+ * objects, bucket index → count), into a dense array by one scan of the characters: no object
+ * is built per hour row. Keys and counts are non-negative integers (the drain casts them).
+ */
+export function addHistogramText(into: Float64Array, text: string | null): void {
+  if (text === null) return;
+  let key = 0;
+  let value = 0;
+  let state = 0; // 0 between entries, 1 in a key, 2 after the key, 3 in a count
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (state === 1) key = key * 10 + (c - 48);
+      else if (state === 3) value = value * 10 + (c - 48);
+    } else if (c === 34 /* " */) {
+      if (state === 0) {
+        state = 1;
+        key = 0;
+      } else if (state === 1) state = 2;
+    } else if (c === 58 /* : */ && state === 2) {
+      state = 3;
+      value = 0;
+    } else if ((c === 44 /* , */ || c === 125) /* } */ && state === 3) {
+      if (key < into.length) into[key] = into[key]! + value;
+      state = 0;
+    }
+  }
+}
+
+/** The dense array as the sparse histogram the figures read. */
+function sparse(dense: Float64Array): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < dense.length; i++) if (dense[i]! !== 0) out[i] = dense[i]!;
+  return out;
 }
 
 const dayOf = (dayNumber: number) => {
@@ -219,7 +251,10 @@ const dayOf = (dayNumber: number) => {
 
 export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, groupBy: GroupBy) {
   const totals = emptyFigures();
-  const buckets = new Map<string, { label: string; startsAt: number; figures: AggregateFigures }>();
+  const buckets = new Map<
+    string,
+    { label: string; startsAt: number; figures: AggregateFigures; wait: Float64Array; service: Float64Array }
+  >();
   const zoneReads = await Promise.all(
     scope.zones.map(async (zone) => {
       const clock = new ZoneClock(zone.timeZone);
@@ -244,7 +279,17 @@ export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, gr
         startsAt = () => clock.startOfDay(day.year, day.month, day.day);
       }
       let bucket = buckets.get(label);
-      if (!bucket) buckets.set(label, (bucket = { label, startsAt: startsAt(), figures: emptyFigures() }));
+      if (!bucket)
+        buckets.set(
+          label,
+          (bucket = {
+            label,
+            startsAt: startsAt(),
+            figures: emptyFigures(),
+            wait: new Float64Array(BUCKET_EDGES_MS.length),
+            service: new Float64Array(BUCKET_EDGES_MS.length),
+          }),
+        );
       const f = bucket.figures;
       f.created += row.created;
       f.served += row.served;
@@ -255,12 +300,16 @@ export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, gr
       f.waitMs += row.wait_ms;
       f.serviced += row.serviced;
       f.serviceMs += row.service_ms;
-      mergeHistograms(f.waitHist, row.wait_hists);
-      mergeHistograms(f.serviceHist, row.service_hists);
+      addHistogramText(bucket.wait, row.wait_hists);
+      addHistogramText(bucket.service, row.service_hists);
     }
   }
   // Totals from the buckets: one merge per bucket rather than one more per hour row.
-  for (const bucket of buckets.values()) addFigures(totals, bucket.figures);
+  for (const bucket of buckets.values()) {
+    bucket.figures.waitHist = sparse(bucket.wait);
+    bucket.figures.serviceHist = sparse(bucket.service);
+    addFigures(totals, bucket.figures);
+  }
   const singleZone = scope.zones.length <= 1;
   return {
     ...coveredRange(scope),

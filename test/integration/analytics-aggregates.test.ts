@@ -21,7 +21,7 @@ async function roomRows(queueId: string, ticketId: string): Promise<{ cfg: Confi
 
 async function hourlyRows(queueId: string) {
   const rows = await env.DB.prepare("SELECT * FROM analytics_hourly WHERE queue_id = ? ORDER BY hour_start").bind(queueId).all<any>();
-  return rows.results.map((r) => ({
+  return rows.results.map((r): any => ({
     ...Object.fromEntries(Object.entries(r).filter(([column]) => !CHANNEL_COLUMNS.includes(column))),
     wait_hist: nonZero(JSON.parse(r.wait_hist)),
     service_hist: nonZero(JSON.parse(r.service_hist)),
