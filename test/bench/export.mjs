@@ -102,12 +102,23 @@ async function openInspector() {
       pending.delete(msg.id);
     }
   });
+  // A method the runtime does not answer would hang the probe: each call gives up after 2 s.
   const send = (method, params = {}) =>
     new Promise((resolve) => {
       const n = ++id;
-      pending.set(n, resolve);
+      const timer = setTimeout(() => {
+        pending.delete(n);
+        resolve({ error: "timeout" });
+      }, 2000);
+      pending.set(n, (msg) => {
+        clearTimeout(timer);
+        resolve(msg);
+      });
       ws.send(JSON.stringify({ id: n, method, params }));
     });
+  await send("Runtime.enable");
+  const probe = await send("Runtime.getHeapUsage");
+  console.error(`inspector ${target.webSocketDebuggerUrl}: Runtime.getHeapUsage answered ${JSON.stringify(probe).slice(0, 200)}`);
   return {
     /** Used heap, bytes (null when the runtime does not answer). */
     async heapUsed() {
@@ -149,13 +160,14 @@ async function measure(wranglerPid, token, organizationId, days, inspector) {
   const from = new Date(START).toISOString().slice(0, 10);
   const to = new Date(START + (days - 1) * DAY).toISOString().slice(0, 10);
   await inspector.collectGarbage();
-  const heapBefore = await inspector.heapUsed();
+  const heapBefore = (await inspector.heapUsed()) ?? NaN;
   let heapPeak = heapBefore;
   let heapSampling = true;
   const heapLoop = (async () => {
     while (heapSampling) {
       const used = await inspector.heapUsed();
       if (used !== null) heapPeak = Math.max(heapPeak, used);
+      else if (Number.isNaN(heapBefore)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
