@@ -1,6 +1,7 @@
-// `npm run dev`: apply the local D1 migrations, seed the demo data, start `wrangler dev`, create
-// the demo queue through the API once it answers (as any queue is created, room included),
-// and print how to use it. Arguments after `--` go to wrangler (e.g. `npm run dev -- --port 9000`).
+// `npm run dev`: apply the local D1 migrations, seed the demo data, start `wrangler dev` on the
+// dev Worker (scripts/dev-worker.ts: the production Worker plus /__dev/demo-queue, with the
+// bindings of wrangler.toml), create the demo queue under its documented id once it answers
+// (by the API's own createQueue, room included), and print how to use it. Arguments after `--` go to wrangler (e.g. `npm run dev -- --port 9000`).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -36,6 +37,7 @@ const base = `http://${ip}:${port}`;
 
 const devArgs = [
   "dev",
+  path.join("scripts", "dev-worker.ts"),
   "--test-scheduled",
   "--var",
   "ENVIRONMENT:development",

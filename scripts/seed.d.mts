@@ -6,7 +6,7 @@ export declare const DEMO: {
   apiKey: { id: string; value: string; name: string };
   location: { id: string; name: string; address: string; latitude: number; longitude: number; timezone: string };
   service: { id: string; name: string; serviceTypeId: string };
-  queue: { name: string };
+  queue: { id: string; name: string };
 };
 export declare function seedSql(at?: number): string;
 export declare function ensureDemoQueue(base: string): Promise<{ id: string }>;

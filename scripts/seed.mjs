@@ -1,7 +1,8 @@
 // The demo data for local development, as idempotent SQL (INSERT OR IGNORE with fixed ids):
 // running it again changes nothing. The demo queue is not in it: a queue and its room are
-// created together through the API (ensureDemoQueue, run by scripts/dev.mjs once the Worker
-// is up), so the demo's room is configured exactly as any other.
+// created together by the API's own createQueue (ensureDemoQueue, run by scripts/dev.mjs once
+// the Worker is up, through the dev Worker's /__dev/demo-queue so it gets its documented id),
+// so the demo's room is configured exactly as any other.
 import { pbkdf2Sync, createHash } from "node:crypto";
 
 const ITERATIONS = 100_000;
@@ -38,7 +39,8 @@ export const DEMO = {
     timezone: "Europe/Paris",
   },
   service: { id: "svc_d3m0s3rv1c3000000000", name: "Teller", serviceTypeId: "st_bank_teller" },
-  queue: { name: "Main queue" },
+  // The id the documentation's examples name (src/http/openapi-examples.ts).
+  queue: { id: "que_d3m0q000000000000000", name: "Main queue" },
 };
 
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
@@ -86,19 +88,15 @@ function demoProSql(periodStart) {
 }
 
 /**
- * The demo queue, created through the API with the demo key unless the demo service already
- * has a queue: idempotent like the SQL above. Answers the queue record.
+ * The demo queue under its documented id, created by the dev Worker (scripts/dev-worker.ts,
+ * the API's createQueue with that id) unless it exists: idempotent like the SQL above.
+ * Answers the queue record.
  */
 export async function ensureDemoQueue(base) {
-  const headers = { "X-API-Key": DEMO.apiKey.value, "Content-Type": "application/json" };
-  const listed = await fetch(`${base}/v1/business/queues?serviceId=${DEMO.service.id}`, { headers });
-  const list = await listed.json();
-  if (!listed.ok) throw new Error(`listing the demo queues failed: ${listed.status} ${JSON.stringify(list)}`);
-  if (list.data.length > 0) return list.data[0];
-  const created = await fetch(`${base}/v1/business/queues`, {
+  const created = await fetch(`${base}/__dev/demo-queue`, {
     method: "POST",
-    headers,
-    body: JSON.stringify({ serviceId: DEMO.service.id, name: DEMO.queue.name }),
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ id: DEMO.queue.id, organizationId: DEMO.organization.id, serviceId: DEMO.service.id, name: DEMO.queue.name }),
   });
   const body = await created.json();
   if (!created.ok) throw new Error(`creating the demo queue failed: ${created.status} ${JSON.stringify(body)}`);

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
+import { CHANNEL_COLUMNS } from "../domain/analytics";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
 
@@ -802,7 +803,7 @@ export const analyticsTicketFacts = sqliteTable(
   (t) => [index("analytics_ticket_facts_queue_hour_idx").on(t.queueId, t.hourStart)],
 );
 
-/** Per queue per UTC hour (of ticket creation): counts, sums and sparse duration histograms. */
+/** Per queue per UTC hour (of ticket creation): counts, sums, sparse duration histograms and per-channel counts. */
 export const analyticsHourly = sqliteTable(
   "analytics_hourly",
   {
@@ -826,7 +827,8 @@ export const analyticsHourly = sqliteTable(
     estimateErrorMs: integer("estimate_error_ms").notNull().default(0),
     estimateBiasMs: integer("estimate_bias_ms").notNull().default(0),
     estimateErrorHist: text("estimate_error_hist").notNull().default("{}"),
-    channels: text("channels").notNull().default("{}"),
+    // Per channel and metric ("app_c", … "recovery_wm"; src/domain/analytics.ts CHANNEL_COLUMNS), migration 0017.
+    ...Object.fromEntries(CHANNEL_COLUMNS.map((column) => [column, integer(column).notNull().default(0)])),
   },
   (t) => [primaryKey({ columns: [t.queueId, t.hourStart] }), index("analytics_hourly_org_idx").on(t.organizationId)],
 );
@@ -877,3 +879,17 @@ export const serviceOutcomes = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.serviceId, t.code] })],
 );
+
+/**
+ * Organizations whose tickets predate the analytics aggregates (migration 0017 lists them):
+ * the minute sweep counts their tickets a page at a time after the keyset cursor, and deletes
+ * the row when done (src/jobs/analytics-backfill.ts).
+ */
+export const analyticsBackfill = sqliteTable("analytics_backfill", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  afterCreatedAt: integer("after_created_at").notNull().default(-1),
+  afterId: text("after_id").notNull().default(""),
+  tickets: integer("tickets").notNull().default(0),
+});

@@ -21,6 +21,17 @@ import { HOUR, MINUTE } from "../lib/time";
 export const ANALYTICS_CHANNELS = ["app", "widget", "qr", "nfc", "remote", "operator", "vip", "transfer", "recovery"] as const;
 export type AnalyticsChannel = (typeof ANALYTICS_CHANNELS)[number];
 
+/**
+ * The per-channel figures an hour row keeps, one integer column each ("<channel>_<metric>"):
+ * c(reated) s(erved) n(o-show) x (cancelled) t(ransferred) w(aited) wm (wait ms).
+ */
+export const CHANNEL_METRICS = ["c", "s", "n", "x", "t", "w", "wm"] as const;
+export type ChannelMetric = (typeof CHANNEL_METRICS)[number];
+export const channelColumn = (channel: AnalyticsChannel, metric: ChannelMetric) => `${channel}_${metric}`;
+export const CHANNEL_COLUMNS: readonly string[] = ANALYTICS_CHANNELS.flatMap((channel) =>
+  CHANNEL_METRICS.map((metric) => channelColumn(channel, metric)),
+);
+
 /** A ticket's source is its channel; every source has its own channel name. */
 export function channelOf(source: string): AnalyticsChannel {
   return (ANALYTICS_CHANNELS as readonly string[]).includes(source) ? (source as AnalyticsChannel) : "app";
@@ -181,7 +192,7 @@ export interface AggregateFigures {
   estimateErrorMs: number;
   estimateBiasMs: number;
   estimateErrorHist: Histogram;
-  /** "<channel>:<metric>" → number; metrics c(reated) s(erved) n(o-show) x (cancelled) t(ransferred) w(aited) wm (wait ms). */
+  /** channelColumn(channel, metric) → number (see CHANNEL_METRICS). */
   channels: Record<string, number>;
 }
 
@@ -260,7 +271,7 @@ export function summaryFigures(f: AggregateFigures) {
 export function channelFigures(f: AggregateFigures) {
   return Object.fromEntries(
     ANALYTICS_CHANNELS.map((channel) => {
-      const get = (metric: string) => f.channels[`${channel}:${metric}`] ?? 0;
+      const get = (metric: ChannelMetric) => f.channels[channelColumn(channel, metric)] ?? 0;
       const waited = get("w");
       return [
         channel,

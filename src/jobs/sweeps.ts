@@ -5,6 +5,7 @@ import { sweepSubscriptions } from "./billing-sweep";
 import { recheckDomains } from "../services/verification";
 import { remindAppointments } from "./appointment-reminders";
 import { anonymisePersonalData } from "./anonymisation";
+import { backfillAnalytics } from "./analytics-backfill";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -79,6 +80,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["domains", recheckDomains],
   ["appointment reminders", remindAppointments],
   ["personal data", anonymisePersonalData],
+  ["analytics backfill", backfillAnalytics],
 ];
 
 /**

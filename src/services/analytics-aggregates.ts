@@ -15,7 +15,17 @@
 // the same or a newer version: steps 2 and 3 do nothing. A ticket's queue, creation hour and
 // channel never change, so its old and new facts always belong to the same row and channel.
 
-import { hourStartOf, ticketFacts, type TicketFacts, type TicketForAnalytics } from "../domain/analytics";
+import {
+  ANALYTICS_CHANNELS,
+  CHANNEL_COLUMNS,
+  CHANNEL_METRICS,
+  channelColumn,
+  hourStartOf,
+  ticketFacts,
+  type ChannelMetric,
+  type TicketFacts,
+  type TicketForAnalytics,
+} from "../domain/analytics";
 
 interface Owner {
   organization_id: string;
@@ -31,23 +41,17 @@ function moveCount(column: string, from: string, to: string): string {
   return `CASE WHEN ${to} IS NULL THEN ${removed} ELSE json_set(${removed}, ${path(to)}, coalesce(json_extract(${removed}, ${path(to)}), 0) + 1) END`;
 }
 
-/** Channel metrics, as stored in `channels` under "<channel>:<metric>", and the delta of each. */
-const CHANNEL_METRICS: readonly [string, string][] = [
-  ["c", "d.dc"],
-  ["s", "d.ds"],
-  ["n", "d.dn"],
-  ["x", "d.dx"],
-  ["t", "d.dt"],
-  ["w", "d.dw"],
-  ["wm", "d.dwm"],
-];
+/** The delta of each channel metric (CHANNEL_METRICS), in the APPLY_DELTA subquery `d`. */
+const CHANNEL_DELTAS: Record<ChannelMetric, string> = { c: "d.dc", s: "d.ds", n: "d.dn", x: "d.dx", t: "d.dt", w: "d.dw", wm: "d.dwm" };
 
+/** Each channel column moves by its metric's delta when it is the ticket's channel (a comparison is 0 or 1). */
 function channelUpdate(): string {
-  const key = (metric: string) => `d.channel || ':${metric}'`;
-  const pairs = CHANNEL_METRICS.map(
-    ([metric, delta]) => `${path(key(metric))}, coalesce(json_extract(h.channels, ${path(key(metric))}), 0) + ${delta}`,
-  );
-  return `json_set(h.channels, ${pairs.join(", ")})`;
+  return ANALYTICS_CHANNELS.flatMap((channel) =>
+    CHANNEL_METRICS.map((metric) => {
+      const column = channelColumn(channel, metric);
+      return `${column} = h.${column} + (d.channel = '${channel}') * ${CHANNEL_DELTAS[metric]}`;
+    }),
+  ).join(",\n  ");
 }
 
 // ?1 ticket id, ?2 version, ?3 channel, ?4 served, ?5 no_show, ?6 cancelled, ?7 transferred,
@@ -62,7 +66,7 @@ UPDATE analytics_hourly AS h SET
   serviced = h.serviced + d.dsv, service_ms = h.service_ms + d.dsm, service_hist = ${moveCount("h.service_hist", "d.osb", "d.nsb")},
   estimated = h.estimated + d.de, estimate_error_ms = h.estimate_error_ms + d.dem, estimate_bias_ms = h.estimate_bias_ms + d.deb,
   estimate_error_hist = ${moveCount("h.estimate_error_hist", "d.oeb", "d.neb")},
-  channels = ${channelUpdate()}
+  ${channelUpdate()}
 FROM (
   SELECT ?3 AS channel,
     (o.ticket_id IS NULL) AS dc,
@@ -208,18 +212,18 @@ function addToRow(row: HourlyRow, f: TicketFacts): void {
   row.noShow += f.noShow;
   row.cancelled += f.cancelled;
   row.transferred += f.transferred;
-  const ch = f.channel;
-  bump(row.channels, `${ch}:c`);
-  bump(row.channels, `${ch}:s`, f.served);
-  bump(row.channels, `${ch}:n`, f.noShow);
-  bump(row.channels, `${ch}:x`, f.cancelled);
-  bump(row.channels, `${ch}:t`, f.transferred);
+  const ch = (metric: ChannelMetric) => channelColumn(f.channel, metric);
+  bump(row.channels, ch("c"));
+  bump(row.channels, ch("s"), f.served);
+  bump(row.channels, ch("n"), f.noShow);
+  bump(row.channels, ch("x"), f.cancelled);
+  bump(row.channels, ch("t"), f.transferred);
   if (f.waitMs !== null) {
     row.waited += 1;
     row.waitMs += f.waitMs;
     bump(row.waitHist, f.waitBucket!);
-    bump(row.channels, `${ch}:w`);
-    bump(row.channels, `${ch}:wm`, f.waitMs);
+    bump(row.channels, ch("w"));
+    bump(row.channels, ch("wm"), f.waitMs);
   }
   if (f.serviceMs !== null) {
     row.serviced += 1;
@@ -252,8 +256,8 @@ const HOURLY_COLUMNS = [
   "estimate_error_ms",
   "estimate_bias_ms",
   "estimate_error_hist",
-  "channels",
-] as const;
+  ...CHANNEL_COLUMNS,
+];
 
 function hourlyTuple(r: HourlyRow): (string | number)[] {
   return [
@@ -274,7 +278,7 @@ function hourlyTuple(r: HourlyRow): (string | number)[] {
     r.estimateErrorMs,
     r.estimateBiasMs,
     JSON.stringify(r.estimateErrorHist),
-    JSON.stringify(r.channels),
+    ...CHANNEL_COLUMNS.map((column) => r.channels[column] ?? 0),
   ];
 }
 

@@ -6,9 +6,11 @@
 
 import {
   addFigures,
+  CHANNEL_COLUMNS,
   channelFigures,
   emptyFigures,
   estimateFigures,
+  BUCKET_EDGES_MS,
   minutesOf,
   summaryFigures,
   type AggregateFigures,
@@ -40,7 +42,6 @@ interface HourlyRecord {
   estimate_error_ms: number;
   estimate_bias_ms: number;
   estimate_error_hist: string;
-  channels: string;
 }
 
 /** The zone's range rounded out to whole UTC hours. */
@@ -65,24 +66,6 @@ async function hourlyRows<K extends keyof HourlyRecord>(
     .bind(JSON.stringify(zone.queueIds), range.from, range.to)
     .all<Pick<HourlyRecord, K>>();
   return rows.results;
-}
-
-function figuresOf(r: Pick<HourlyRecord, (typeof SUMMARY_COLUMNS)[number]>): AggregateFigures {
-  return {
-    ...emptyFigures(),
-    created: r.created,
-    served: r.served,
-    noShow: r.no_show,
-    cancelled: r.cancelled,
-    transferred: r.transferred,
-    waited: r.waited,
-    waitMs: r.wait_ms,
-    waitHist: JSON.parse(r.wait_hist),
-    serviced: r.serviced,
-    serviceMs: r.service_ms,
-    serviceHist: JSON.parse(r.service_hist),
-    channels: JSON.parse(r.channels),
-  };
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
@@ -168,39 +151,165 @@ function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
   };
 }
 
-/** What a summary reads of each hour row (not the estimate columns: those are for estimates). */
-const SUMMARY_COLUMNS = [
-  "hour_start",
-  "created",
-  "served",
-  "no_show",
-  "cancelled",
-  "transferred",
-  "waited",
-  "wait_ms",
-  "wait_hist",
-  "serviced",
-  "service_ms",
-  "service_hist",
-  "channels",
-] as const;
+/**
+ * The zone's offset at each hour start of [from, to) as a SQL expression of `hour_start`: a
+ * constant, or a CASE over the few hours where it changes (DST). Read with the zone's clock,
+ * hour by hour, so SQL buckets each row exactly as `clock.read(hour_start)` would.
+ */
+function offsetSql(clock: ZoneClock, from: number, to: number): string {
+  const changes: [number, number][] = [];
+  for (let hour = from; hour < to; hour += HOUR) {
+    const offset = clock.offset(hour);
+    if (changes.length === 0 || changes[changes.length - 1]![1] !== offset) changes.push([hour, offset]);
+  }
+  if (changes.length <= 1) return String(changes[0]?.[1] ?? 0);
+  const whens = changes.slice(1).map(([startsAt], i) => `WHEN hour_start < ${startsAt} THEN ${changes[i]![1]}`);
+  return `(CASE ${whens.join(" ")} ELSE ${changes[changes.length - 1]![1]} END)`;
+}
+
+/** The bucket of an hour row as SQL: its hour start, its local day number, or its local week's Monday as a day number. */
+function bucketSql(groupBy: GroupBy, offset: string): string {
+  if (groupBy === "hour") return "hour_start";
+  const day = `((hour_start + ${offset}) / ${DAY})`;
+  // Day 0 (1970-01-01) was a Thursday: (day + 3) % 7 is 0 on Mondays.
+  return groupBy === "day" ? day : `(${day} - (${day} + 3) % 7)`;
+}
+
+const HOURLY_SCOPE = "queue_id IN (SELECT value FROM json_each(?1)) AND hour_start >= ?2 AND hour_start < ?3";
+
+/**
+ * The summary's read: one row per bucket, summed by SQL on the primary key range, the hours'
+ * sparse histograms concatenated (parsed once per bucket, not once per hour row).
+ */
+export function summaryQuery(groupBy: GroupBy, offset: string): string {
+  return `SELECT ${bucketSql(groupBy, offset)} AS bucket, sum(created) AS created, sum(served) AS served, sum(no_show) AS no_show,
+    sum(cancelled) AS cancelled, sum(transferred) AS transferred, sum(waited) AS waited, sum(wait_ms) AS wait_ms,
+    sum(serviced) AS serviced, sum(service_ms) AS service_ms,
+    group_concat(wait_hist) AS wait_hists, group_concat(service_hist) AS service_hists
+  FROM analytics_hourly WHERE ${HOURLY_SCOPE} GROUP BY bucket`;
+}
+
+/** The range's per-channel totals (the summary shows channels for the whole range only). */
+const CHANNELS_QUERY = `SELECT ${CHANNEL_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(", ")} FROM analytics_hourly WHERE ${HOURLY_SCOPE}`;
+
+interface SummaryRecord {
+  bucket: number;
+  created: number;
+  served: number;
+  no_show: number;
+  cancelled: number;
+  transferred: number;
+  waited: number;
+  wait_ms: number;
+  serviced: number;
+  service_ms: number;
+  wait_hists: string;
+  service_hists: string;
+}
+
+/**
+ * Adds a bucket's hour histograms, as SQL joined them (`{"12":3,"40":1},{"7":2}`: sparse JSON
+ * objects, bucket index → count), into a dense array by one scan of the characters: no object
+ * is built per hour row. Keys and counts are non-negative integers (the drain casts them).
+ */
+export function addHistogramText(into: Float64Array, text: string | null): void {
+  if (text === null) return;
+  let key = 0;
+  let value = 0;
+  let state = 0; // 0 between entries, 1 in a key, 2 after the key, 3 in a count
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (state === 1) key = key * 10 + (c - 48);
+      else if (state === 3) value = value * 10 + (c - 48);
+    } else if (c === 34 /* " */) {
+      if (state === 0) {
+        state = 1;
+        key = 0;
+      } else if (state === 1) state = 2;
+    } else if (c === 58 /* : */ && state === 2) {
+      state = 3;
+      value = 0;
+    } else if ((c === 44 /* , */ || c === 125) /* } */ && state === 3) {
+      if (key < into.length) into[key] = into[key]! + value;
+      state = 0;
+    }
+  }
+}
+
+/** The dense array as the sparse histogram the figures read. */
+function sparse(dense: Float64Array): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < dense.length; i++) if (dense[i]! !== 0) out[i] = dense[i]!;
+  return out;
+}
+
+const dayOf = (dayNumber: number) => {
+  const d = new Date(dayNumber * DAY);
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+};
 
 export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, groupBy: GroupBy) {
   const totals = emptyFigures();
-  const buckets = new Map<string, { label: string; startsAt: number; figures: AggregateFigures }>();
-  const zoneRows = await Promise.all(scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, SUMMARY_COLUMNS) })));
-  for (const { zone, rows } of zoneRows) {
-    const clock = new ZoneClock(zone.timeZone);
+  const buckets = new Map<
+    string,
+    { label: string; startsAt: number; figures: AggregateFigures; wait: Float64Array; service: Float64Array }
+  >();
+  const zoneReads = await Promise.all(
+    scope.zones.map(async (zone) => {
+      const clock = new ZoneClock(zone.timeZone);
+      const range = hourRange(zone);
+      const binds = [JSON.stringify(zone.queueIds), range.from, range.to];
+      const [rows, channels] = await db.batch<unknown>([
+        db.prepare(summaryQuery(groupBy, offsetSql(clock, range.from, range.to))).bind(...binds),
+        db.prepare(CHANNELS_QUERY).bind(...binds),
+      ]);
+      return { clock, rows: rows!.results as SummaryRecord[], channels: (channels!.results[0] ?? {}) as Record<string, number | null> };
+    }),
+  );
+  for (const { clock, rows, channels } of zoneReads) {
+    for (const column of CHANNEL_COLUMNS) totals.channels[column] = (totals.channels[column] ?? 0) + (channels[column] ?? 0);
     for (const row of rows) {
-      const figures = figuresOf(row);
-      const { label, startsAt } = bucketOf(row.hour_start, clock, groupBy);
+      let label: string;
+      let startsAt: () => number;
+      if (groupBy === "hour") ({ label, startsAt } = bucketOf(row.bucket, clock, groupBy));
+      else {
+        const day = dayOf(row.bucket);
+        label = dateLabel(day);
+        startsAt = () => clock.startOfDay(day.year, day.month, day.day);
+      }
       let bucket = buckets.get(label);
-      if (!bucket) buckets.set(label, (bucket = { label, startsAt: startsAt(), figures: emptyFigures() }));
-      addFigures(bucket.figures, figures);
+      if (!bucket)
+        buckets.set(
+          label,
+          (bucket = {
+            label,
+            startsAt: startsAt(),
+            figures: emptyFigures(),
+            wait: new Float64Array(BUCKET_EDGES_MS.length),
+            service: new Float64Array(BUCKET_EDGES_MS.length),
+          }),
+        );
+      const f = bucket.figures;
+      f.created += row.created;
+      f.served += row.served;
+      f.noShow += row.no_show;
+      f.cancelled += row.cancelled;
+      f.transferred += row.transferred;
+      f.waited += row.waited;
+      f.waitMs += row.wait_ms;
+      f.serviced += row.serviced;
+      f.serviceMs += row.service_ms;
+      addHistogramText(bucket.wait, row.wait_hists);
+      addHistogramText(bucket.service, row.service_hists);
     }
   }
   // Totals from the buckets: one merge per bucket rather than one more per hour row.
-  for (const bucket of buckets.values()) addFigures(totals, bucket.figures);
+  for (const bucket of buckets.values()) {
+    bucket.figures.waitHist = sparse(bucket.wait);
+    bucket.figures.serviceHist = sparse(bucket.service);
+    addFigures(totals, bucket.figures);
+  }
   const singleZone = scope.zones.length <= 1;
   return {
     ...coveredRange(scope),
@@ -215,18 +324,29 @@ export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, gr
   };
 }
 
+/** Arrivals by local weekday (0 = Monday) and hour, summed by SQL. */
+export function heatmapQuery(offset: string): string {
+  const local = `(hour_start + ${offset})`;
+  return `SELECT ((${local} / ${DAY}) + 3) % 7 AS weekday, (${local} / ${HOUR}) % 24 AS hour, sum(created) AS created
+  FROM analytics_hourly WHERE ${HOURLY_SCOPE} GROUP BY weekday, hour`;
+}
+
 export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
   const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
   let total = 0;
   const zoneRows = await Promise.all(
-    scope.zones.map(async (zone) => ({ zone, rows: await hourlyRows(db, zone, ["hour_start", "created"]) })),
+    scope.zones.map(async (zone) => {
+      const range = hourRange(zone);
+      const rows = await db
+        .prepare(heatmapQuery(offsetSql(new ZoneClock(zone.timeZone), range.from, range.to)))
+        .bind(JSON.stringify(zone.queueIds), range.from, range.to)
+        .all<{ weekday: number; hour: number; created: number }>();
+      return rows.results;
+    }),
   );
-  for (const { zone, rows } of zoneRows) {
-    const clock = new ZoneClock(zone.timeZone);
+  for (const rows of zoneRows) {
     for (const row of rows) {
-      if (row.created === 0) continue;
-      const w = clock.read(row.hour_start);
-      arrivals[w.weekday]![w.hour]! += row.created;
+      arrivals[row.weekday]![row.hour]! += row.created;
       total += row.created;
     }
   }

@@ -110,7 +110,14 @@ const LETTER_ATTEMPTS = 5;
  * by the insert itself (INSERT … SELECT … WHERE count < limit), so two concurrent creations
  * cannot both pass; a letter taken concurrently is retried with the next one.
  */
-export async function createQueue(env: Env, organizationId: string, input: NewQueue, at: number): Promise<QueueRecord> {
+export async function createQueue(
+  env: Env,
+  organizationId: string,
+  input: NewQueue,
+  at: number,
+  /** Only the dev seed names its queue (scripts/dev-worker.ts: the documented demo id); the API never does. */
+  id?: string,
+): Promise<QueueRecord> {
   const db = database(env.DB);
   const service = await db
     .select({ id: services.id })
@@ -145,7 +152,7 @@ export async function createQueue(env: Env, organizationId: string, input: NewQu
   for (let attempt = 0; attempt < LETTER_ATTEMPTS; attempt++) {
     const used = await db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all();
     const row: QueueRow = {
-      id: newId("que"),
+      id: id ?? newId("que"),
       organizationId,
       serviceId: input.serviceId,
       name: input.name,

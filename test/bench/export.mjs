@@ -1,12 +1,16 @@
-// Memory of the CSV export (GET /v1/analytics/export.csv) while it streams 100,000 tickets:
-// starts `wrangler dev` on 127.0.0.1:8794 with a fresh local state, makes an organization on
-// the pro plan with one queue through the API, writes 100,000 tickets into the local D1
-// projection (1,000 a day over 100 days), then downloads the export of 10 days (10,000 rows)
-// and of 100 days (100,000 rows), sampling the resident memory (RSS) of the workerd process
-// every 50 ms. Flat memory: the peak over the baseline does not grow with the rows.
+// Memory of the CSV export (GET /v1/analytics/export.csv) while it streams up to 200,000
+// tickets: starts `wrangler dev` on 127.0.0.1:8794 with a fresh local state, makes an
+// organization on the pro plan with one queue through the API, writes 200,000 tickets into the
+// local D1 projection (1,000 a day over 200 days), then downloads the export of 25, 50, 100 and
+// 200 days (25,000 … 200,000 rows). During each download it samples, every 50 ms, the Worker
+// isolate's own JS heap (V8's Runtime.getHeapUsage through wrangler's inspector: what the
+// export's code holds, garbage included) and the resident memory (RSS) of the workerd process;
+// each file is parsed as RFC 4180 CSV (every record has the header's 20 fields, one per ticket).
+// Flat memory: the heap's peak over its level before the download does not grow with the rows.
 //
 //   node test/bench/export.mjs            (about a minute; not part of npm run bench)
 import { spawn, spawnSync } from "node:child_process";
+import WebSocket from "ws";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -16,7 +20,9 @@ const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
 const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
 const PORT = 8794;
 const base = `http://127.0.0.1:${PORT}`;
-const TICKETS = 100_000;
+const TICKETS = 200_000;
+const INSPECTOR_PORT = 9235;
+const SIZES_DAYS = [25, 50, 100, 200];
 const PER_DAY = 1_000;
 const DAY = 86_400_000;
 const START = Date.UTC(2026, 0, 1);
@@ -77,9 +83,94 @@ function workerdRssKiB(wranglerPid) {
   return workerd.length === 0 ? null : workerd.reduce((sum, p) => sum + p.rss, 0);
 }
 
-async function measure(wranglerPid, token, organizationId, days) {
+/** The Worker isolate's inspector (wrangler's proxy lists it at /json): Runtime.getHeapUsage on demand. */
+async function openInspector() {
+  const targets = await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json`)).json();
+  const target = targets.find((t) => t.webSocketDebuggerUrl) ?? null;
+  if (!target) throw new Error(`no inspector target: ${JSON.stringify(targets)}`);
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  let id = 0;
+  const pending = new Map();
+  ws.on("message", (data) => {
+    const msg = JSON.parse(String(data));
+    if (msg.id !== undefined && pending.has(msg.id)) {
+      pending.get(msg.id)(msg);
+      pending.delete(msg.id);
+    }
+  });
+  // A method the runtime does not answer would hang the probe: each call gives up after 2 s.
+  const send = (method, params = {}) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      const timer = setTimeout(() => {
+        pending.delete(n);
+        resolve({ error: "timeout" });
+      }, 2000);
+      pending.set(n, (msg) => {
+        clearTimeout(timer);
+        resolve(msg);
+      });
+      ws.send(JSON.stringify({ id: n, method, params }));
+    });
+  await send("Runtime.enable");
+  const probe = await send("Runtime.getHeapUsage");
+  console.error(`inspector ${target.webSocketDebuggerUrl}: Runtime.getHeapUsage answered ${JSON.stringify(probe).slice(0, 200)}`);
+  return {
+    /** Used heap, bytes (null when the runtime does not answer). */
+    async heapUsed() {
+      const r = await send("Runtime.getHeapUsage");
+      return r.result?.usedSize ?? null;
+    },
+    async collectGarbage() {
+      await send("HeapProfiler.collectGarbage");
+    },
+    close: () => ws.close(),
+  };
+}
+
+/** RFC 4180: the records of a CSV text (quoted fields with doubled quotes, CRLF ends). */
+function parseCsv(text) {
+  const records = [];
+  let field = "";
+  let record = [];
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++);
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"' && field === "") quoted = true;
+    else if (c === ",") (record.push(field), (field = ""));
+    else if (c === "\r" && text[i + 1] === "\n") {
+      record.push(field);
+      records.push(record);
+      ((field = ""), (record = []), i++);
+    } else field += c;
+  }
+  if (field !== "" || record.length > 0) (record.push(field), records.push(record));
+  return records;
+}
+
+async function measure(wranglerPid, token, organizationId, days, inspector) {
   const from = new Date(START).toISOString().slice(0, 10);
   const to = new Date(START + (days - 1) * DAY).toISOString().slice(0, 10);
+  await inspector.collectGarbage();
+  const heapBefore = (await inspector.heapUsed()) ?? NaN;
+  let heapPeak = heapBefore;
+  let heapSampling = true;
+  const heapLoop = (async () => {
+    while (heapSampling) {
+      const used = await inspector.heapUsed();
+      if (used !== null) heapPeak = Math.max(heapPeak, used);
+      else if (Number.isNaN(heapBefore)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
   const baseline = workerdRssKiB(wranglerPid);
   if (baseline === null) throw new Error("no workerd process under wrangler");
   let peak = baseline;
@@ -103,25 +194,40 @@ async function measure(wranglerPid, token, organizationId, days) {
     headers: { Authorization: `Bearer ${token}`, "X-Organization-Id": organizationId },
   });
   if (res.status !== 200) throw new Error(`export: ${res.status} ${await res.text()}`);
-  let records = 0;
   const reader = res.body.getReader();
+  const chunks = [];
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     bytes += value.length;
-    for (const b of value) if (b === 0x0a) records += 1;
+    chunks.push(value);
   }
   clearInterval(timer);
   sample();
+  heapSampling = false;
+  await heapLoop;
+  const text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  if (!text.startsWith("\uFEFF")) throw new Error("no byte order mark");
+  const parsed = parseCsv(text.slice(1));
+  const width = parsed[0].length;
+  const bad = parsed.filter((r) => r.length !== width).length;
+  if (bad > 0) throw new Error(`${bad} records do not have the header's ${width} fields`);
+  const ticketIds = new Set(parsed.slice(1).map((r) => r[0]));
+  if (ticketIds.size !== parsed.length - 1) throw new Error("a ticket appears twice");
+  const records = parsed.length;
   if (missed > 0) throw new Error(`workerd was not found in ${missed} of ${samples + missed} samples (restarted?)`);
   const tenths = Array.from({ length: 10 }, (_, i) => {
     const upTo = timeline.filter(([b]) => b <= (bytes * (i + 1)) / 10);
     return Math.round(Math.max(baseline, ...upTo.map(([, r]) => r)) / 1024);
   });
   return {
+    heapBeforeMiB: heapBefore / 2 ** 20,
+    heapPeakMiB: heapPeak / 2 ** 20,
+    heapGrowthMiB: (heapPeak - heapBefore) / 2 ** 20,
+    fields: width,
     tenths,
     samples,
-    rows: records - 1,
+    rows: parsed.length - 1,
     bytes,
     seconds: (Date.now() - started) / 1000,
     baselineMiB: baseline / 1024,
@@ -135,7 +241,19 @@ async function startDev() {
   const log = openSync(path.join(dir, "wrangler.log"), "a");
   const child = spawn(
     wrangler,
-    ["dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", persist, "--var", "ENVIRONMENT:development"],
+    [
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(PORT),
+      "--inspector-port",
+      String(INSPECTOR_PORT),
+      "--persist-to",
+      persist,
+      "--var",
+      "ENVIRONMENT:development",
+    ],
     {
       cwd: root,
       env,
@@ -227,35 +345,21 @@ try {
     "writing the tickets",
   );
 
-  // 3. The downloads, the server's memory sampled meanwhile.
+  // 3. The downloads, the isolate's heap and workerd's RSS sampled meanwhile.
   const child = await startDev();
   token = (await api("POST", "/v1/auth/login", { body: { email, password } })).session.token;
-  await measure(child.pid, token, org.id, 1); // warm-up
-  const small = await measure(child.pid, token, org.id, 10);
-  const large = await measure(child.pid, token, org.id, TICKETS / PER_DAY);
-  // Control: the same 30 MB as many downloads of the OpenAPI document (no D1, no stream of
-  // ours). If the runtime's RSS grows as much here, the growth is the dev runtime's, not the export's.
-  const controlBefore = workerdRssKiB(child.pid);
-  let controlBytes = 0;
-  while (controlBytes < large.bytes) controlBytes += (await (await fetch(`${base}/v1/openapi.json`)).arrayBuffer()).byteLength;
-  const controlAfter = workerdRssKiB(child.pid);
-  console.log(
-    `control: ${(controlBytes / 1e6).toFixed(1)} MB of GET /v1/openapi.json: workerd RSS ${(controlBefore / 1024).toFixed(0)} → ${(controlAfter / 1024).toFixed(0)} MiB (+${((controlAfter - controlBefore) / 1024).toFixed(1)} MiB)`,
-  );
-  // The same download again, four times: live memory that stays flat shows as a plateau of
-  // the peaks (what grows at first is the runtime's heap and caches settling, not rows kept).
-  const repeats = [];
-  for (let i = 0; i < 4; i++) repeats.push(await measure(child.pid, token, org.id, TICKETS / PER_DAY));
-  const again = repeats[repeats.length - 1];
+  const inspector = await openInspector();
+  await measure(child.pid, token, org.id, 2, inspector); // warm-up
+  const runs = [];
+  for (const days of SIZES_DAYS) runs.push(await measure(child.pid, token, org.id, days, inspector));
+  inspector.close();
   const fmt = (r) =>
-    `${String(r.rows).padStart(7)} rows  ${(r.bytes / 1e6).toFixed(1).padStart(5)} MB  ${r.seconds.toFixed(1).padStart(5)} s  workerd RSS ${r.baselineMiB.toFixed(0)} MiB → peak ${r.peakMiB.toFixed(0)} MiB (+${r.growthMiB.toFixed(1)} MiB), ${r.samples} samples`;
-  console.log("CSV export, workerd resident memory while streaming:");
-  console.log(`  10 days:  ${fmt(small)}`);
-  console.log(`  100 days: ${fmt(large)}`);
-  repeats.forEach((r, i) => console.log(`  again #${i + 1}: ${fmt(r)}`));
-  console.log(`  peak RSS (MiB) by tenth of the download, first 100 days: ${large.tenths.join(" ")}`);
-  console.log(`  peak RSS (MiB) by tenth of the download, again:          ${again.tenths.join(" ")}`);
-  if (large.rows !== TICKETS) throw new Error(`expected ${TICKETS} rows, got ${large.rows}`);
+    `| ${r.rows.toLocaleString("en-US")} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.seconds.toFixed(1)} s | ${r.heapBeforeMiB.toFixed(1)} → ${r.heapPeakMiB.toFixed(1)} MiB (+${r.heapGrowthMiB.toFixed(1)}) | ${r.baselineMiB.toFixed(0)} → ${r.peakMiB.toFixed(0)} MiB (+${r.growthMiB.toFixed(1)}) | ${r.fields} fields, ${r.rows.toLocaleString("en-US")} distinct tickets |`;
+  console.log("| rows | bytes | time | isolate JS heap (used, before → peak) | workerd RSS (before → peak) | parsed as CSV |");
+  console.log("|---:|---:|---:|---|---|---|");
+  for (const r of runs) console.log(fmt(r));
+  for (const [i, days] of SIZES_DAYS.entries())
+    if (runs[i].rows !== days * PER_DAY) throw new Error(`expected ${days * PER_DAY} rows, got ${runs[i].rows}`);
 } catch (err) {
   console.error(readFileSync(path.join(dir, "wrangler.log"), "utf8").slice(-6000));
   console.error(err);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
-import { hourlyQuery, OPERATORS_QUERY } from "../../src/services/analytics";
+import { hourlyQuery, OPERATORS_QUERY, summaryQuery } from "../../src/services/analytics";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService } from "../helpers/catalog";
 import { addMember, createApiKey, createOrganization, registerUser, setPlan, type TestUser } from "../helpers/fixtures";
@@ -469,6 +469,17 @@ describe("heatmap, estimates and operators over the same history", () => {
       /SEARCH h?\s*analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
     );
     expect(hourly).not.toMatch(/SCAN analytics_hourly/);
+    // The summary's grouped read (a DST change inside the range: the offset is a CASE) reads the same key range.
+    const summary = await plan(
+      summaryQuery("day", "(CASE WHEN hour_start < 1774746000000 THEN 3600000 ELSE 7200000 END)"),
+      JSON.stringify(world.paris.queueIds),
+      0,
+      Date.UTC(2027, 0, 1),
+    );
+    expect(summary).toMatch(
+      /SEARCH analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
+    );
+    expect(summary).not.toMatch(/SCAN analytics_hourly/);
     const operators = await plan(OPERATORS_QUERY, world.orgId, 0, Date.UTC(2027, 0, 1), JSON.stringify(world.paris.queueIds));
     expect(operators).toMatch(/SEARCH t USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
   });

@@ -1,0 +1,51 @@
+// The analytics of tickets that existed before the aggregates (migration 0008 added them,
+// 0017 lists every organization that already had tickets). Each minute the sweep takes the
+// next page of one listed organization's tickets, oldest first, and counts them with the
+// drain's own statements (analyticsDrainStatements): those add a ticket's figures only when
+// its stored facts are absent or older than the ticket's version, in one D1 batch with the
+// cursor's move. So the backfill may run while the rooms drain the same tickets, a page may
+// be replayed after a failure, and a ticket the drain already counted is not counted again:
+// the aggregates end equal to a rebuild from the projection, with no manual step and a
+// bounded cost per run (one page of one organization).
+
+import type { TicketForAnalytics } from "../domain/analytics";
+import type { Env } from "../env";
+import { analyticsDrainStatements } from "../services/analytics-aggregates";
+
+/** Tickets counted per run: one D1 batch of about as many statements. */
+export const BACKFILL_PAGE = 250;
+
+type ProjectionRow = TicketForAnalytics & { queue_id: string };
+
+export async function backfillAnalytics(env: Env, _at: number): Promise<{ organizationId: string | null; tickets: number; done: boolean }> {
+  const db = env.DB;
+  const next = await db
+    .prepare("SELECT organization_id, after_created_at, after_id FROM analytics_backfill ORDER BY organization_id LIMIT 1")
+    .first<{ organization_id: string; after_created_at: number; after_id: string }>();
+  if (!next) return { organizationId: null, tickets: 0, done: true };
+  const page = await db
+    .prepare(
+      `SELECT id, queue_id, status, source, called_at, serving_at, served_at, transferred_to_id, first_estimate_minutes, created_at, version
+       FROM tickets WHERE organization_id = ?1 AND (created_at > ?2 OR (created_at = ?2 AND id > ?3))
+       ORDER BY created_at, id LIMIT ${BACKFILL_PAGE}`,
+    )
+    .bind(next.organization_id, next.after_created_at, next.after_id)
+    .all<ProjectionRow>();
+  const tickets = page.results;
+  const byQueue = new Map<string, ProjectionRow[]>();
+  for (const t of tickets) byQueue.set(t.queue_id, [...(byQueue.get(t.queue_id) ?? []), t]);
+  const statements: D1PreparedStatement[] = [];
+  for (const [queueId, rows] of byQueue)
+    statements.push(...analyticsDrainStatements(db, { organization_id: next.organization_id, queue_id: queueId }, rows));
+  const done = tickets.length < BACKFILL_PAGE;
+  const last = tickets[tickets.length - 1];
+  statements.push(
+    done
+      ? db.prepare("DELETE FROM analytics_backfill WHERE organization_id = ?1").bind(next.organization_id)
+      : db
+          .prepare("UPDATE analytics_backfill SET after_created_at = ?2, after_id = ?3, tickets = tickets + ?4 WHERE organization_id = ?1")
+          .bind(next.organization_id, last!.created_at, last!.id, tickets.length),
+  );
+  await db.batch(statements);
+  return { organizationId: next.organization_id, tickets: tickets.length, done };
+}

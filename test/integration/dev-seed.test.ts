@@ -1,0 +1,59 @@
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import devWorker from "../../scripts/dev-worker";
+import { DEMO, seedSql } from "../../scripts/seed.mjs";
+import { call } from "../helpers/api";
+
+// `npm run dev` gives the demo queue the id the documentation's examples name, through the dev
+// Worker's /__dev/demo-queue (scripts/dev-worker.ts), which the deployable Worker does not have.
+
+async function devFetch(request: Request): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await devWorker.fetch(request as Request<unknown, IncomingRequestCfProperties>, env, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+const demoQueue = () =>
+  new Request("http://127.0.0.1/__dev/demo-queue", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ id: DEMO.queue.id, organizationId: DEMO.organization.id, serviceId: DEMO.service.id, name: DEMO.queue.name }),
+  });
+
+beforeAll(async () => {
+  await env.DB.batch(
+    seedSql()
+      .split("\n")
+      .map((sql) => env.DB.prepare(sql)),
+  );
+});
+
+describe("the dev seed's demo queue", () => {
+  it("is created under its documented id by the API's createQueue, once, and takes tickets", async () => {
+    expect(DEMO.queue.id).toBe("que_d3m0q000000000000000");
+    const first = await devFetch(demoQueue());
+    expect(first.status).toBe(201);
+    const created = ((await first.json()) as any).data;
+    expect(created).toMatchObject({ id: DEMO.queue.id, letter: "A", status: "active", serviceId: DEMO.service.id });
+    const again = await devFetch(demoQueue());
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as any).data.id).toBe(DEMO.queue.id);
+
+    // Its room was configured as the API configures any queue's: the documented samples work.
+    const joined = await call("POST", `/v1/queues/${DEMO.queue.id}/operator-join`, {
+      apiKey: DEMO.apiKey.value,
+      body: { visitorName: "Awa Diallo" },
+    });
+    expect(joined.status, JSON.stringify(joined.body)).toBe(201);
+    expect(joined.body.data.displayCode).toMatch(/^A-\d+$/);
+    const read = await call("GET", `/v1/queues/${DEMO.queue.id}`, { apiKey: DEMO.apiKey.value });
+    expect(read.status).toBe(200);
+    expect(read.body.data.waitingCount).toBe(1);
+  });
+
+  it("the deployable Worker has no /__dev route", async () => {
+    const res = await SELF.fetch(demoQueue());
+    expect(res.status).toBe(404);
+  });
+});
