@@ -8,7 +8,9 @@ import { remoteExpiryProjection } from "./remote";
 import { readRoom, configuredOf, type Configured, type TicketRow } from "./store";
 
 // The room's transactional outbox. Every change writes its events in the same storage
-// transaction; the alarm drains them, at least once, to:
+// transaction; the alarm drains them, at least once, and once for a burst of changes (the
+// alarm is set DRAIN_DELAY_MS after the first change not yet drained, and every change until
+// it fires rides along: one D1 batch and one queue send per drain, see QueueRoom.armAlarm), to:
 //  - the D1 `tickets` projection (upserts guarded by `version`, so a replay never goes back),
 //  - the D1 `queues.status`/`archived_at` projection,
 //  - `room_deadlines` (the room's next no-show deadline, for the cron sweep),
@@ -49,7 +51,17 @@ export function eventMessage(
   };
 }
 
-const DRAIN_BATCH = 50;
+/**
+ * Outbox rows delivered per drain: one queue `sendBatch` takes at most 100 messages, and the
+ * D1 batch stays a few hundred statements (about two per ticket).
+ */
+export const DRAIN_BATCH = 100;
+
+/**
+ * How long after a change the drain runs: every change in that window rides in the same D1
+ * batch and queue send. Short enough that the D1 projection follows within a second.
+ */
+export const DRAIN_DELAY_MS = 150;
 
 const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
@@ -115,8 +127,10 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
 }
 
 /**
- * Delivers the oldest outbox rows. Returns true when more are left. The room state read here
- * is the latest, and each upsert carries its version, so an older replay cannot undo a newer one.
+ * Delivers the oldest outbox rows. Returns true when rows that were already waiting are left
+ * (a backlog longer than one drain: drain again at once); rows written while this drain was
+ * delivering have armed their own alarm. The room state read here is the latest, and each
+ * upsert carries its version, so an older replay cannot undo a newer one.
  */
 export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () => number | null): Promise<boolean> {
   const rows = sql
@@ -158,5 +172,5 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
   await db.batch(statements);
   await env.EVENTS.sendBatch(messages.map((body) => ({ body, contentType: "json" as const })));
   sql.exec("DELETE FROM outbox WHERE seq <= ?", lastSeq);
-  return sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n > 0;
+  return rows.length === DRAIN_BATCH && sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n > 0;
 }

@@ -8,7 +8,7 @@ import { ARCHIVE_RETRY_MS, RoomArchive, type ArchiveResult } from "./archive";
 import { Commands, type Completion, type ReturnPlace } from "./commands";
 import { TicketFollowers, type VisitorTicketData } from "./followers";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
-import { drainOutbox } from "./outbox";
+import { DRAIN_DELAY_MS, drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
 import { RoomRules } from "./rules";
@@ -64,6 +64,13 @@ export class QueueRoom extends DurableObject<Env> {
   private readonly archiveStep: RoomArchive;
   private readonly followers: TicketFollowers;
   private readonly rules: RoomRules;
+  /**
+   * When the alarm this instance last set will fire (wall clock); null once it began to run.
+   * A change finds the drain already armed within DRAIN_DELAY_MS and leaves it: a burst of
+   * changes is delivered by one drain. A new instance (after an eviction) does not know the
+   * stored alarm and arms one again, at most DRAIN_DELAY_MS later than it was.
+   */
+  private alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -503,14 +510,16 @@ export class QueueRoom extends DurableObject<Env> {
    * the alarm is always armed again, so a quiet queue still retries.
    */
   override async alarm(): Promise<void> {
+    // Changes from now on arm the next drain themselves (see armAlarm).
+    this.alarmAt = null;
     try {
       if (await drainOutbox(this.ctx.storage.sql, this.env, () => this.commands.nextDeadline())) {
-        await this.ctx.storage.setAlarm(Date.now());
+        await this.setAlarm(Date.now());
         return;
       }
     } catch (err) {
       console.warn(`queue room: outbox delivery failed, retrying in ${DELIVERY_RETRY_MS / 1000} s: ${describe(err)}`);
-      await this.ctx.storage.setAlarm(Date.now() + DELIVERY_RETRY_MS);
+      await this.setAlarm(Date.now() + DELIVERY_RETRY_MS);
       return;
     }
     const failed = await this.settle(this.handOffs.stale(now()), now());
@@ -521,10 +530,15 @@ export class QueueRoom extends DurableObject<Env> {
       console.warn(`queue room: archive step failed, retrying in ${ARCHIVE_RETRY_MS / 60_000} min: ${describe(err)}`);
     }
     if (more) {
-      await this.ctx.storage.setAlarm(Date.now());
+      await this.setAlarm(Date.now());
       return;
     }
     this.armAlarm(failed > 0 ? HAND_OFF_RETRY_MS : 0);
+  }
+
+  private setAlarm(at: number): Promise<void> {
+    this.alarmAt = at;
+    return this.ctx.storage.setAlarm(at);
   }
 
   private async settleOpenHandOffs(at: number): Promise<void> {
@@ -589,14 +603,16 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   /**
-   * Now when the outbox has rows to deliver, else when the oldest open hand-off times out (or,
-   * after a failed settlement, `retryInMs` from now) or the oldest finished ticket is due for
-   * the archive step (ARCHIVE_RETRY_MS from now when a due one stayed behind). The alarm's
-   * wall-clock time is delivery scheduling only; business time is `at`.
+   * DRAIN_DELAY_MS from now when the outbox has rows to deliver and no drain is armed sooner
+   * (so a burst of changes is delivered by one drain), else when the oldest open hand-off
+   * times out (or, after a failed settlement, `retryInMs` from now) or the oldest finished
+   * ticket is due for the archive step (ARCHIVE_RETRY_MS from now when a due one stayed
+   * behind). The alarm's wall-clock time is delivery scheduling only; business time is `at`.
    */
   private armAlarm(retryInMs = 0): void {
     if (this.store.outboxSize() > 0) {
-      void this.ctx.storage.setAlarm(Date.now());
+      const due = Date.now() + DRAIN_DELAY_MS;
+      if (this.alarmAt === null || this.alarmAt > due) void this.setAlarm(due);
       return;
     }
     const at = now();
@@ -606,7 +622,7 @@ export class QueueRoom extends DurableObject<Env> {
     const delays: number[] = [];
     if (timeout !== null) delays.push(Math.max(retryInMs, timeout - at));
     if (archiveDue !== null) delays.push(archiveDue > at ? archiveDue - at : ARCHIVE_RETRY_MS);
-    if (delays.length > 0) void this.ctx.storage.setAlarm(Date.now() + Math.min(...delays));
+    if (delays.length > 0) void this.setAlarm(Date.now() + Math.min(...delays));
   }
 
   private remoteView(cfg: Configured, ticketId: string, at: number): RemoteJoinAndTicket {

@@ -158,6 +158,33 @@ export const ROOM_MIGRATIONS: readonly string[] = [
      end_at INTEGER NOT NULL
    );
    CREATE INDEX room_blocks_end ON room_blocks (end_at);`,
+  // The line's counters (store.ts lineCounts): tickets and people per live status and lane,
+  // kept by triggers on every write of a ticket, so a join, a position, the capacity check and
+  // the widget's waiting count read a few rows instead of counting the whole line.
+  `CREATE TABLE line_counts (
+     status TEXT NOT NULL,
+     lane INTEGER NOT NULL,
+     tickets INTEGER NOT NULL,
+     people INTEGER NOT NULL,
+     PRIMARY KEY (status, lane)
+   );
+   INSERT INTO line_counts (status, lane, tickets, people)
+     SELECT status, lane, COUNT(*), SUM(party_size) FROM tickets WHERE status IN ('waiting', 'called', 'serving') GROUP BY status, lane;
+   CREATE TRIGGER line_counts_insert AFTER INSERT ON tickets WHEN NEW.status IN ('waiting', 'called', 'serving') BEGIN
+     INSERT INTO line_counts (status, lane, tickets, people) VALUES (NEW.status, NEW.lane, 1, NEW.party_size)
+       ON CONFLICT (status, lane) DO UPDATE SET tickets = tickets + 1, people = people + excluded.people;
+   END;
+   CREATE TRIGGER line_counts_delete AFTER DELETE ON tickets WHEN OLD.status IN ('waiting', 'called', 'serving') BEGIN
+     UPDATE line_counts SET tickets = tickets - 1, people = people - OLD.party_size WHERE status = OLD.status AND lane = OLD.lane;
+   END;
+   CREATE TRIGGER line_counts_update AFTER UPDATE OF status, lane, party_size ON tickets
+   WHEN OLD.status IS NOT NEW.status OR OLD.lane IS NOT NEW.lane OR OLD.party_size IS NOT NEW.party_size BEGIN
+     UPDATE line_counts SET tickets = tickets - 1, people = people - OLD.party_size
+       WHERE status = OLD.status AND lane = OLD.lane AND OLD.status IN ('waiting', 'called', 'serving');
+     INSERT INTO line_counts (status, lane, tickets, people)
+       SELECT NEW.status, NEW.lane, 1, NEW.party_size WHERE NEW.status IN ('waiting', 'called', 'serving')
+       ON CONFLICT (status, lane) DO UPDATE SET tickets = tickets + 1, people = people + excluded.people;
+   END;`,
 ];
 
 /**

@@ -240,6 +240,10 @@ export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts 
 }
 
 export class RoomSockets {
+  /** What the last change sent (in memory: a new instance sends the next change again). */
+  private lastText: string | null = null;
+  private lastBoardText: string | undefined;
+
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
@@ -479,6 +483,11 @@ export class RoomSockets {
       const board = this.board(at);
       if (board) boardText = JSON.stringify({ type: "board_update", data: boardQueue(board, at) } satisfies WidgetMessage);
     }
+    // A change the sockets do not see (a serve, a presence, a transfer's bookkeeping) sends
+    // nothing: every socket and watcher already has this text, or got it when it subscribed.
+    if (text === this.lastText && boardText === this.lastBoardText) return;
+    this.lastText = text;
+    this.lastBoardText = boardText;
     sockets.forEach((ws, i) => {
       if (views[i] !== null) send(ws, views[i] === "board" && boardText !== undefined ? boardText : text);
     });

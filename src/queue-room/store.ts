@@ -238,33 +238,61 @@ export class RoomStore {
       .toArray();
   }
 
-  /** 1 = next; null when not waiting. Counts the waiting tickets ahead in the order index. */
+  /**
+   * 1 = next; null when not waiting. The waiting tickets of the lanes before come from the
+   * line's counters; within its own lane the shorter side is counted in the order index (the
+   * tickets behind when it is in the back half, as a new ticket is), so a join at the back of
+   * a long line counts nothing.
+   */
   positionOf(row: TicketRow): number | null {
     if (row.status !== "waiting") return null;
-    const ahead = this.sql
+    let before = 0;
+    let inLane = 0;
+    for (const c of this.lineCounts()) {
+      if (c.status !== "waiting") continue;
+      if (c.lane < row.lane) before += c.tickets;
+      else if (c.lane === row.lane) inLane = c.tickets;
+    }
+    const half = Math.floor(inLane / 2);
+    const behind = this.sql
       .exec<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND (lane, order_key) < (?, ?)",
+        "SELECT COUNT(*) AS n FROM (SELECT 1 FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key > ? LIMIT ?)",
         row.lane,
         row.order_key,
+        half + 1,
       )
       .one().n;
-    return ahead + 1;
+    if (behind <= half) return before + inLane - behind;
+    const ahead = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key < ?", row.lane, row.order_key)
+      .one().n;
+    return before + ahead + 1;
+  }
+
+  /** Tickets and people per live status and lane, kept by triggers (schema.ts). */
+  lineCounts(): { status: string; lane: number; tickets: number; people: number }[] {
+    return this.sql
+      .exec<{ status: string; lane: number; tickets: number; people: number }>("SELECT status, lane, tickets, people FROM line_counts")
+      .toArray();
+  }
+
+  /** Tickets waiting, in every lane. */
+  waitingCount(): number {
+    return this.countByStatus(["waiting"]).get("waiting") ?? 0;
   }
 
   capacityUsed(): number {
-    return this.sql
-      .exec<{ used: number }>("SELECT COALESCE(SUM(party_size), 0) AS used FROM tickets WHERE status IN ('waiting', 'called')")
-      .one().used;
+    let used = 0;
+    for (const c of this.lineCounts()) if (c.status === "waiting" || c.status === "called") used += c.people;
+    return used;
   }
 
   countByStatus(statuses: readonly string[]): Map<string, number> {
-    const rows = this.sql
-      .exec<{ status: string; n: number }>(
-        `SELECT status, COUNT(*) AS n FROM tickets WHERE status IN (${statuses.map(() => "?").join(", ")}) GROUP BY status`,
-        ...statuses,
-      )
-      .toArray();
-    return new Map(rows.map((r) => [r.status, r.n]));
+    const counts = new Map<string, number>();
+    for (const c of this.lineCounts()) {
+      if (statuses.includes(c.status) && c.tickets > 0) counts.set(c.status, (counts.get(c.status) ?? 0) + c.tickets);
+    }
+    return counts;
   }
 
   firstCalledAt(): number | null {

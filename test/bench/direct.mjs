@@ -1,6 +1,7 @@
 // Finds the address where the Worker itself listens under `wrangler dev`, behind wrangler's
 // dev-only proxy: the loopback ports that the processes of wrangler's group listen on, each
 // asked GET /__bench/empty; the one that answers and is not the public port is the Worker.
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 function listeningPorts(pid) {
@@ -62,4 +63,36 @@ export async function directWorkerUrl(pgid, publicPort) {
     }
   }
   return null;
+}
+
+let ticksPerSecond = null;
+function clockTicks() {
+  if (ticksPerSecond === null) {
+    const out = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
+    ticksPerSecond = Number(out.stdout?.trim()) || 100;
+  }
+  return ticksPerSecond;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by the processes of wrangler's group, split into
+ * workerd (the runtime that runs the Worker and its objects) and the rest (wrangler's Node
+ * process, which relays every D1, Queue and Durable Object subrequest in `wrangler dev`).
+ */
+export function groupCpu(pgid) {
+  const cpu = { workerd: 0, node: 0 };
+  for (const pid of groupPids(pgid)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command.
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
+      if (comm.startsWith("workerd")) cpu.workerd += ms;
+      else cpu.node += ms;
+    } catch {
+      // process ended meanwhile
+    }
+  }
+  return cpu;
 }

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import { closeAll, grow, measureFanOut, openFileLimit } from "./fanout.mjs";
 import { client, failures, load, summarize, timeSequential } from "./load.mjs";
-import { startWorker } from "./server.mjs";
+import { startBareWorker, startWorker } from "./server.mjs";
 
 const list = (name, fallback) => (process.env[name] ? process.env[name].split(",").map(Number) : fallback);
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -46,7 +46,21 @@ function machine() {
   return `${os.availableParallelism()} cores (nproc), ${cpu.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
 }
 
-const worker = await startWorker();
+let worker;
+let bare = null;
+try {
+  worker = await startWorker();
+  // The bare fetch-handler baseline runs in its own wrangler; without it the bench still runs.
+  bare = await startBareWorker().catch((err) => {
+    notes.push(`The bare fetch-handler Worker did not start, so the empty route has no baseline 0: ${String(err.message).split("\n")[0]}`);
+    return null;
+  });
+} catch (err) {
+  // Fail fast: a Worker that does not build or start ends the run with wrangler's own words.
+  console.error(`npm run bench: the Worker did not start.\n${err.message ?? err}`);
+  worker?.stop();
+  process.exit(1);
+}
 const base = worker.direct ?? worker.base;
 if (!worker.direct) notes.push("The Worker's own port was not found: requests went through wrangler's dev proxy.");
 const call = client(base);
@@ -120,22 +134,36 @@ async function settle(queueId) {
   notes.push(`The outbox of ${queueId} had not drained after 120 s; later figures ran beside its drain.`);
 }
 
-async function measure(title, options) {
+/**
+ * One load run, with the CPU time its processes spent per request: workerd (the Worker, its
+ * Durable Objects, local D1) apart from wrangler's Node process, which relays every D1, Queue
+ * and Durable Object subrequest under `wrangler dev` and would otherwise blur the comparison.
+ */
+async function measure(title, options, target = worker) {
   log(`${title}`);
-  return load({ base, title, duration: CONFIG.duration, ...options });
+  const before = target.cpu();
+  const result = await load({ base: target.direct ?? target.base, title, duration: CONFIG.duration, ...options });
+  const after = target.cpu();
+  const n = Math.max(1, result.count);
+  return { ...result, workerdCpu: (after.workerd - before.workerd) / n, nodeCpu: (after.node - before.node) / n };
 }
 
 function row(route, baseline, connections, result, reference) {
   sections.throughput.push({ route, baseline, connections, result, reference });
 }
 
-/** Baseline A at each number of connections, measured once (by the first section that needs it). */
+/**
+ * Baseline A at each number of connections, measured once (by the first section that needs
+ * it), each beside baseline 0: a bare fetch-handler Worker in its own wrangler (./bare.ts).
+ */
 const baselineA = new Map();
 async function measureBaselineA() {
   if (baselineA.size > 0) return baselineA;
   for (const c of CONFIG.connections) {
+    const zero = bare ? await measure(`baseline 0: bare fetch Worker, ${c} conn`, { connections: c, path: "/" }, bare) : null;
+    if (zero) row("0: bare fetch-handler Worker", null, c, zero, null);
     baselineA.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
-    row("A: empty route", null, c, baselineA.get(c), null);
+    row("A: empty route", zero ? "0" : null, c, baselineA.get(c), zero);
   }
   return baselineA;
 }
@@ -434,20 +462,21 @@ function table() {
     `Machine: ${machine()}. Each load run: ${CONFIG.duration} s (autocannon, keep-alive connections), Worker under \`wrangler dev\` (local D1 and Durable Objects).`,
   );
   lines.push(
-    "Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline A: an empty route of the Worker; B: an empty RPC into a queue's room.",
+    "Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline 0: a bare fetch-handler Worker (its own `wrangler dev`, same run); A: an empty route of the Worker; B: an empty RPC into a queue's room. CPU ms/req: user + system time of the workerd process (the Worker, its objects, local D1) and of wrangler's Node process (which relays D1, Queue and Durable Object subrequests in dev), per answered request.",
   );
+  lines.push(`Load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(", ")}.`);
   lines.push("");
-  lines.push("| Route | Conns | req/s | ÷ base | p50 ms | × base | p99 ms | × base |");
-  lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  lines.push("| Route | Conns | req/s | ÷ base | p50 ms | × base | p99 ms | × base | workerd CPU ms/req | node CPU ms/req |");
+  lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const { route, baseline, connections, result, reference } of sections.throughput) {
     const label = baseline ? `${route} vs ${baseline}` : `**${route}**`;
     if (!result) {
-      lines.push(`| ${label} | ${connections} | n/a (widget routes missing) | | | | | |`);
+      lines.push(`| ${label} | ${connections} | n/a (widget routes missing) | | | | | | | |`);
       continue;
     }
     const r = reference;
     lines.push(
-      `| ${label} | ${connections} | ${fmt(result.rps, 0)} | ${r ? ratio(result.rps / r.rps) : ""} | ${fmt(result.p50, 2)} | ${r ? ratio(result.p50 / r.p50) : ""} | ${fmt(result.p99, 2)} | ${r ? ratio(result.p99 / r.p99) : ""} |`,
+      `| ${label} | ${connections} | ${fmt(result.rps, 0)} | ${r ? ratio(result.rps / r.rps) : ""} | ${fmt(result.p50, 2)} | ${r ? ratio(result.p50 / r.p50) : ""} | ${fmt(result.p99, 2)} | ${r ? ratio(result.p99 / r.p99) : ""} | ${fmt(result.workerdCpu, 2)} | ${fmt(result.nodeCpu, 2)} |`,
     );
   }
   lines.push("");
@@ -523,6 +552,7 @@ try {
   failures.push(`the bench stopped: ${err.stack ?? err}`);
 } finally {
   worker.stop();
+  bare?.stop();
 }
 console.log(table());
 if (failures.length > 0) {

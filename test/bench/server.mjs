@@ -1,13 +1,16 @@
 // Starts the bench's Worker (test/bench/wrangler.toml: the production Worker wrapped with
 // /__bench/*, an empty Durable Object baseline and no rate limits, see ./worker.ts) under
 // `wrangler dev`: local D1 migrated into a fresh temporary directory, 127.0.0.1 on free
-// ports, quiet logs.
+// ports, quiet logs. `startBareWorker` starts the bare fetch-handler baseline (./bare.toml)
+// the same way, in its own wrangler. A wrangler that fails to build, exits or never answers
+// fails the start within the timeout with the tail of its log (a build error does not end
+// `wrangler dev`, and its proxy holds requests until a build succeeds: every probe is bounded).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { directWorkerUrl } from "./direct.mjs";
+import { directWorkerUrl, groupCpu } from "./direct.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
@@ -26,19 +29,33 @@ function freePort() {
   });
 }
 
+/** What wrangler prints when it cannot build or start the Worker (it then waits for a file change). */
+const STARTUP_ERROR = /\[ERROR\]|Build failed|Could not resolve|No loader is configured|Error: /;
+
+function logTail(logFile) {
+  try {
+    return readFileSync(logFile, "utf8").slice(-3000);
+  } catch {
+    return "(no log)";
+  }
+}
+
 async function waitUntilUp(base, child, logFile, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) break;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`wrangler dev exited (${child.exitCode ?? child.signalCode}) before answering:\n${logTail(logFile)}`);
+    }
+    if (STARTUP_ERROR.test(logTail(logFile))) throw new Error(`wrangler dev failed to start the Worker:\n${logTail(logFile)}`);
     try {
-      const res = await fetch(`${base}/__bench/empty`);
+      const res = await fetch(`${base}/__bench/empty`, { signal: AbortSignal.timeout(2_000) });
       if (res.ok) return;
     } catch {
-      // not listening yet
+      // not listening yet, or the proxy is holding the request until a build succeeds
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`wrangler dev did not come up within ${timeoutMs / 1000} s:\n${readFileSync(logFile, "utf8").slice(-3000)}`);
+  throw new Error(`wrangler dev did not come up within ${timeoutMs / 1000} s:\n${logTail(logFile)}`);
 }
 
 /** True while the process group exists (signal 0 only checks). */
@@ -53,15 +70,30 @@ function signalGroup(pid, signal) {
 
 /** Resolves to { base, stop() }; stop() ends wrangler and removes the temporary state. */
 export async function startWorker() {
+  return start(config, true);
+}
+
+/** The bare fetch-handler Worker (./bare.ts): the floor of what any Worker's route costs here. */
+export async function startBareWorker() {
+  return start(path.join(root, "test", "bench", "bare.toml"), false);
+}
+
+async function start(config, migrations) {
   const dir = mkdtempSync(path.join(tmpdir(), "queue-bench-"));
   const persist = path.join(dir, "state");
   const logFile = path.join(dir, "wrangler.log");
-  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], {
-    cwd: root,
-    env,
-    encoding: "utf8",
-  });
-  if (migrate.status !== 0) throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`);
+  if (migrations) {
+    const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "--config", config], {
+      cwd: root,
+      env,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    if (migrate.status !== 0) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}${migrate.error ?? ""}`);
+    }
+  }
 
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const log = openSync(logFile, "a");
@@ -111,5 +143,5 @@ export async function startWorker() {
     throw err;
   }
   const direct = await directWorkerUrl(child.pid, port);
-  return { base, direct, port, logFile, stop, log: () => readFileSync(logFile, "utf8") };
+  return { base, direct, port, logFile, stop, log: () => readFileSync(logFile, "utf8"), cpu: () => groupCpu(child.pid) };
 }

@@ -91,3 +91,16 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     .bind(row.id, row.organizationId, row.serviceId, row.name, at, at)
     .run();
 }
+
+/**
+ * Waits, without running the alarm, until the room's own alarm has drained its outbox (the
+ * drain is armed a short moment after a change, see DRAIN_DELAY_MS); fails after `withinMs`.
+ */
+export async function drained(queueId: string, withinMs = 1_000): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started <= withinMs) {
+    if ((await outboxSize(queueId)) === 0) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`outbox of ${queueId} was not drained by its alarm within ${withinMs} ms`);
+}
