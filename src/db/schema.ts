@@ -827,7 +827,7 @@ export const analyticsHourly = sqliteTable(
     estimateErrorMs: integer("estimate_error_ms").notNull().default(0),
     estimateBiasMs: integer("estimate_bias_ms").notNull().default(0),
     estimateErrorHist: text("estimate_error_hist").notNull().default("{}"),
-    // Per channel and metric ("app_c", … "recovery_wm"; src/domain/analytics.ts CHANNEL_COLUMNS), migration 0017.
+    // Per channel and metric ("app_c", … "recovery_wm"; src/domain/analytics.ts CHANNEL_COLUMNS), migration 0015.
     ...Object.fromEntries(CHANNEL_COLUMNS.map((column) => [column, integer(column).notNull().default(0)])),
   },
   (t) => [primaryKey({ columns: [t.queueId, t.hourStart] }), index("analytics_hourly_org_idx").on(t.organizationId)],
@@ -881,7 +881,7 @@ export const serviceOutcomes = sqliteTable(
 );
 
 /**
- * Organizations whose tickets predate the analytics aggregates (migration 0017 lists them):
+ * Organizations whose tickets predate the analytics aggregates (migration 0015 lists them):
  * the minute sweep counts their tickets a page at a time after the keyset cursor, and deletes
  * the row when done (src/jobs/analytics-backfill.ts).
  */

@@ -1,5 +1,5 @@
 // The analytics of tickets that existed before the aggregates (migration 0008 added them,
-// 0017 lists every organization that already had tickets). Each minute the sweep takes the
+// 0015 lists every organization that already had tickets). Each minute the sweep takes the
 // next page of one listed organization's tickets, oldest first, and counts them with the
 // drain's own statements (analyticsDrainStatements): those add a ticket's figures only when
 // its stored facts are absent or older than the ticket's version, in one D1 batch with the

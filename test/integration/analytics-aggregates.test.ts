@@ -26,7 +26,7 @@ async function hourlyRows(queueId: string) {
     wait_hist: nonZero(JSON.parse(r.wait_hist)),
     service_hist: nonZero(JSON.parse(r.service_hist)),
     estimate_error_hist: nonZero(JSON.parse(r.estimate_error_hist)),
-    // The per-channel columns (migration 0017) that are not zero, as "<channel>_<metric>".
+    // The per-channel columns (migration 0015) that are not zero, as "<channel>_<metric>".
     channels: nonZero(Object.fromEntries(CHANNEL_COLUMNS.map((column) => [column, r[column]]))),
   }));
 }

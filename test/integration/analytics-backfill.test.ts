@@ -9,7 +9,7 @@ import { testClock } from "../helpers/clock";
 import { addQueue, queueFixture, registerUser } from "../helpers/fixtures";
 
 // Tickets that existed before the aggregates (migration 0008) are counted by the minute sweep
-// for every organization migration 0017 listed: a bounded page per run, through the drain's
+// for every organization migration 0015 listed: a bounded page per run, through the drain's
 // own version-guarded statements, so tickets the drain already counted are not counted again
 // and the result equals a rebuild from the projection.
 
@@ -74,7 +74,7 @@ describe("analytics backfill of tickets older than the aggregates", () => {
     await insertOldTickets(f.organizationId, f.serviceId, [f.queueId, second], old, start + HOUR);
     expect((await summary(f)).totals.created).toBe(1);
 
-    // What migration 0017 does for every organization that already has tickets.
+    // What migration 0015 does for every organization that already has tickets.
     await env.DB.prepare("INSERT INTO analytics_backfill (organization_id) VALUES (?)").bind(f.organizationId).run();
     await sweep(start + 2 * HOUR);
     // The join's ticket is the oldest: the first page holds it and 249 old ones, and it is not counted again.
