@@ -264,7 +264,11 @@ export class RoomStore {
       .one().n;
     if (behind <= half) return before + inLane - behind;
     const ahead = this.sql
-      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key < ?", row.lane, row.order_key)
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key < ?",
+        row.lane,
+        row.order_key,
+      )
       .one().n;
     return before + ahead + 1;
   }

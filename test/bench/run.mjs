@@ -464,7 +464,12 @@ function table() {
   lines.push(
     "Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline 0: a bare fetch-handler Worker (its own `wrangler dev`, same run); A: an empty route of the Worker; B: an empty RPC into a queue's room. CPU ms/req: user + system time of the workerd process (the Worker, its objects, local D1) and of wrangler's Node process (which relays D1, Queue and Durable Object subrequests in dev), per answered request.",
   );
-  lines.push(`Load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(", ")}.`);
+  lines.push(
+    `Load average at the end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")}.`,
+  );
   lines.push("");
   lines.push("| Route | Conns | req/s | ÷ base | p50 ms | × base | p99 ms | × base | workerd CPU ms/req | node CPU ms/req |");
   lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");

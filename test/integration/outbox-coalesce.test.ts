@@ -23,9 +23,8 @@ function spySends(queueId: string): DomainEventMessage[][] {
 }
 
 async function projected(queueId: string): Promise<{ id: string; status: string; number: number }[]> {
-  return (
-    await env.DB.prepare("SELECT id, status, number FROM tickets WHERE queue_id = ? ORDER BY number").bind(queueId).all<any>()
-  ).results;
+  return (await env.DB.prepare("SELECT id, status, number FROM tickets WHERE queue_id = ? ORDER BY number").bind(queueId).all<any>())
+    .results;
 }
 
 const BURST = 16;
@@ -82,7 +81,12 @@ describe("coalesced drains", () => {
     await drained(f.queueId, 1_000);
     expect(sends.length).toBeGreaterThan(0);
     expect(sends.length).toBeLessThanOrEqual(3);
-    expect(sends.flat().filter((e) => e.type === "ticket.created").map((e) => e.ticketId)).toEqual(ids);
+    expect(
+      sends
+        .flat()
+        .filter((e) => e.type === "ticket.created")
+        .map((e) => e.ticketId),
+    ).toEqual(ids);
   });
 
   it("a change, then more changes before the drain: the projection converges to the latest version", async () => {
@@ -109,7 +113,16 @@ describe("coalesced drains", () => {
     await abortAllDurableObjects();
     await drained(f.queueId, 2_000);
     // At least once: a replay repeats an event (same id), never loses one.
-    expect([...new Set(sends.flat().filter((e) => e.type === "ticket.created").map((e) => e.ticketId))].sort()).toEqual([...ids].sort());
+    expect(
+      [
+        ...new Set(
+          sends
+            .flat()
+            .filter((e) => e.type === "ticket.created")
+            .map((e) => e.ticketId),
+        ),
+      ].sort(),
+    ).toEqual([...ids].sort());
     expect((await projected(f.queueId)).map((t) => t.id).sort()).toEqual([...ids].sort());
   });
 });
