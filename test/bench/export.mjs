@@ -162,11 +162,12 @@ async function measure(wranglerPid, token, organizationId, days, inspector) {
   await inspector.collectGarbage();
   const heapBefore = (await inspector.heapUsed()) ?? NaN;
   let heapPeak = heapBefore;
+  let heapSamples = 0;
   let heapSampling = true;
   const heapLoop = (async () => {
     while (heapSampling) {
       const used = await inspector.heapUsed();
-      if (used !== null) heapPeak = Math.max(heapPeak, used);
+      if (used !== null) ((heapPeak = Math.max(heapPeak, used)), (heapSamples += 1));
       else if (Number.isNaN(heapBefore)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -206,7 +207,10 @@ async function measure(wranglerPid, token, organizationId, days, inspector) {
   sample();
   heapSampling = false;
   await heapLoop;
-  const text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  const heapAfter = await inspector.heapUsed();
+  await inspector.collectGarbage();
+  const heapAfterGc = await inspector.heapUsed();
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
   if (!text.startsWith("\uFEFF")) throw new Error("no byte order mark");
   const parsed = parseCsv(text.slice(1));
   const width = parsed[0].length;
@@ -224,6 +228,9 @@ async function measure(wranglerPid, token, organizationId, days, inspector) {
     heapBeforeMiB: heapBefore / 2 ** 20,
     heapPeakMiB: heapPeak / 2 ** 20,
     heapGrowthMiB: (heapPeak - heapBefore) / 2 ** 20,
+    heapSamples,
+    heapAfterMiB: heapAfter / 2 ** 20,
+    heapAfterGcMiB: heapAfterGc / 2 ** 20,
     fields: width,
     tenths,
     samples,
@@ -354,8 +361,10 @@ try {
   for (const days of SIZES_DAYS) runs.push(await measure(child.pid, token, org.id, days, inspector));
   inspector.close();
   const fmt = (r) =>
-    `| ${r.rows.toLocaleString("en-US")} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.seconds.toFixed(1)} s | ${r.heapBeforeMiB.toFixed(1)} → ${r.heapPeakMiB.toFixed(1)} MiB (+${r.heapGrowthMiB.toFixed(1)}) | ${r.baselineMiB.toFixed(0)} → ${r.peakMiB.toFixed(0)} MiB (+${r.growthMiB.toFixed(1)}) | ${r.fields} fields, ${r.rows.toLocaleString("en-US")} distinct tickets |`;
-  console.log("| rows | bytes | time | isolate JS heap (used, before → peak) | workerd RSS (before → peak) | parsed as CSV |");
+    `| ${r.rows.toLocaleString("en-US")} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.seconds.toFixed(1)} s | ${r.heapBeforeMiB.toFixed(1)} → peak ${r.heapPeakMiB.toFixed(1)} (${r.heapSamples} samples) → end ${r.heapAfterMiB.toFixed(1)} → after GC ${r.heapAfterGcMiB.toFixed(1)} MiB | ${r.baselineMiB.toFixed(0)} → ${r.peakMiB.toFixed(0)} MiB (+${r.growthMiB.toFixed(1)}) | ${r.fields} fields, ${r.rows.toLocaleString("en-US")} distinct tickets |`;
+  console.log(
+    "| rows | bytes | time | isolate JS heap used (after GC before → peak while streaming → at the end → after GC) | workerd RSS (before → peak) | parsed as CSV |",
+  );
   console.log("|---:|---:|---:|---|---|---|");
   for (const r of runs) console.log(fmt(r));
   for (const [i, days] of SIZES_DAYS.entries())
