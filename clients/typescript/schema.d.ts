@@ -978,8 +978,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Finish serving a ticket
-         * @description Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}.
+         * Finish serving a ticket, with an outcome and a note if given
+         * @description Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with details {status, allowed}.
          */
         post: operations["completeTicket"];
         delete?: never;
@@ -1314,6 +1314,26 @@ export interface paths {
          * @description Send the join's `ticketToken` as `X-Ticket-Token`. Cancels a waiting or called ticket and answers it (`cancelled`); the token dies with it. 409 INVALID_STATE once the ticket is being served. A missing or wrong token is 404, as for the read.
          */
         post: operations["leaveQueueFromWidget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/tickets/{ticketId}/step-back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let others pass: the visitor steps back a few places with the ticket's token, once
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. As POST /v1/tickets/{ticketId}/step-back (docs/desks.md): a waiting ticket moves behind the next `places` waiting tickets, once (a second time 409 CONFLICT). A missing or wrong token is 404, as for the read.
+         */
+        post: operations["stepBackVisitorTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2137,7 +2157,7 @@ export interface paths {
         };
         /**
          * Tickets of the range as CSV, one row per ticket (streamed)
-         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName. See docs/retention.md.
+         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome. See docs/retention.md.
          */
         get: operations["exportTicketsCsv"];
         put?: never;
@@ -2163,7 +2183,7 @@ export interface paths {
         put?: never;
         /**
          * Create a desk (counter) at a location
-         * @description Needs QUEUE_MANAGE. `queueIds` are the queues the desk calls from (queues of the location's organization, else 404). `displayName` is what the board shows ("A-042 → Guichet 3"); `name` is shown when it is absent.
+         * @description Needs QUEUE_MANAGE. `queueIds` are the queues the desk calls from (queues of the location's organization, else 404); `weights` optionally weights them in the calling rule (1..10, default 1). `displayName` is what the board shows ("A-042 → Guichet 3"); `name` is shown when it is absent.
          */
         post: operations["createDesk"];
         delete?: never;
@@ -2195,7 +2215,7 @@ export interface paths {
         head?: never;
         /**
          * Change a desk
-         * @description Needs QUEUE_MANAGE. Any creation field; `displayName: null` clears it. An open desk stays open.
+         * @description Needs QUEUE_MANAGE. Any creation field; `displayName: null` clears it; `weights` replaces the desk's weights (`null` clears them), and new `queueIds` alone keep the weights of the queues that stay. An open desk stays open.
          */
         patch: operations["updateDesk"];
         trace?: never;
@@ -2251,7 +2271,7 @@ export interface paths {
         put?: never;
         /**
          * Call the next ticket over the desk's queues
-         * @description By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest (docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.
+         * @description By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest (times its queue's weight at this desk, when the desk has weights; docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.
          */
         post: operations["callDeskNext"];
         delete?: never;
@@ -2295,6 +2315,110 @@ export interface paths {
          */
         post: operations["returnTicketToLine"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a called or serving ticket aside
+         * @description Needs QUEUE_OPERATE. The ticket becomes `held`: out of the line, never expired by the no-show timeout, off the display board's called list; its operator, desk and counter stay. `reason` (≤ 200 characters) is kept as `holdReason`. Event `ticket.held`. Any state but called or serving is 409 INVALID_STATE with details {status, allowed}.
+         */
+        post: operations["holdTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring a held ticket back to its operator and desk
+         * @description Needs QUEUE_OPERATE. The ticket goes back to the state it was held from, with the same operator, desk and counter: `serving` as it was, or `called` as a new call (a new `calledAt`: the no-show timeout starts over and the display board shows the code again). Event `ticket.resumed`. A ticket that is not held is 409 INVALID_STATE.
+         */
+        post: operations["resumeTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/step-back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let others pass: the ticket's owner steps back a few places, once
+         * @description For the ticket's owner (the customer who joined), or a member with QUEUE_OPERATE acting for them. A waiting ticket moves behind the next `places` waiting tickets (1 to 10; fewer when fewer are behind it), once per ticket: a second time is 409 CONFLICT `already_stepped_back`; nobody behind is 409 CONFLICT `nobody_behind`. Event `ticket.stepped_back`. Any state but waiting is 409 INVALID_STATE.
+         */
+        post: operations["stepBackTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/services/{serviceId}/outcomes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The outcomes of a service, oldest first
+         * @description Needs SERVICE_VIEW (operators have it). At most 50, so not paginated.
+         */
+        get: operations["listServiceOutcomes"];
+        put?: never;
+        /**
+         * Add an outcome operators may record when completing a ticket of this service
+         * @description Needs SERVICE_MANAGE. `code` is unique within the service (409 CONFLICT, details.field `code`); at most 50 outcomes per service. Completing a ticket with `{outcome: code}` records it.
+         */
+        post: operations["createServiceOutcome"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/services/{serviceId}/outcomes/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an outcome
+         * @description Needs SERVICE_MANAGE. Tickets completed with it keep its code; new completions may no longer name it.
+         */
+        delete: operations["deleteServiceOutcome"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2447,7 +2571,7 @@ export interface components {
             /** @example A-042 */
             displayCode: string;
             /** @enum {string} */
-            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
+            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held";
             partySize: number;
             isPriority: boolean;
             isGhostMode: boolean;
@@ -2467,6 +2591,15 @@ export interface components {
             /** @description Times this call was announced again (POST /v1/tickets/{ticketId}/recall) */
             recallCount: number;
             recalledAt: string | null;
+            /** @description When the ticket was set aside (status `held`); null otherwise */
+            heldAt: string | null;
+            holdReason: string | null;
+            /** @description The completion's outcome code (one of the service's outcomes) */
+            outcome: string | null;
+            /** @description The operator's note at completion */
+            note: string | null;
+            /** @description Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then */
+            steppedBackPlaces: number | null;
             presentAt: string | null;
             servingAt: string | null;
             skipReason: string | null;
@@ -2838,6 +2971,15 @@ export interface components {
             /** @description The counter or desk label shown on the display board (1 to 40 characters) */
             counter?: string;
         };
+        CompleteTicketRequest: {
+            /**
+             * @description One of the service's outcome codes
+             * @example account_opened
+             */
+            outcome?: string;
+            /** @example Brings the signed form on Monday */
+            note?: string;
+        };
         SkipAbsentRequest: {
             /** @description Default "absent" */
             reason?: string;
@@ -2930,7 +3072,7 @@ export interface components {
             /** @example A-042 */
             displayCode: string;
             /** @enum {string} */
-            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
+            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held";
             position: number | null;
             estimatedWaitMinutes: number | null;
             estimatedWaitRange: components["schemas"]["WaitRange"];
@@ -2955,7 +3097,7 @@ export interface components {
             /** @example A-042 */
             displayCode: string;
             /** @enum {string} */
-            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
+            status: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held";
             /** @description 1 = next; null unless waiting */
             position: number | null;
             estimatedWaitMinutes: number | null;
@@ -2966,6 +3108,13 @@ export interface components {
              */
             counter: string | null;
             calledAt: string | null;
+        };
+        StepBackRequest: {
+            /**
+             * @description Tickets to let pass, 1 to 10; fewer when fewer are behind
+             * @example 2
+             */
+            places: number;
         };
         DisplayBoard: {
             organizationId: string;
@@ -3228,7 +3377,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3239,7 +3388,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -3536,6 +3685,10 @@ export interface components {
             name: string;
             displayName: string | null;
             queueIds: string[];
+            /** @description Queue id → weight (1..10) in the calling rule; a queue not listed weighs 1 */
+            weights: {
+                [key: string]: number;
+            };
             /** @enum {string} */
             status: "open" | "closed";
             /** @description Who has the desk open; null when closed */
@@ -3548,17 +3701,49 @@ export interface components {
             name: string;
             displayName?: string | null;
             queueIds: string[];
+            /** @description Queue id → weight 1..10 (default 1): the desk ranks a regular head by its wait times its queue's weight; priority first still (docs/desks.md). Only the desk's queueIds. */
+            weights?: {
+                [key: string]: number;
+            };
         };
         UpdateDeskRequest: {
             name?: string;
             displayName?: string | null;
             queueIds?: string[];
+            /** @description Queue id → weight 1..10 (default 1): the desk ranks a regular head by its wait times its queue's weight; priority first still (docs/desks.md). Only the desk's queueIds. */
+            weights?: {
+                [key: string]: number;
+            } | null;
         };
         ReturnTicketRequest: {
             /** @enum {string} */
             position: "first" | "last" | "after";
             /** @description With `after` only */
             afterTicketId?: string;
+        };
+        HoldTicketRequest: {
+            /** @example Fetching the passport from the car */
+            reason?: string;
+        };
+        ServiceOutcome: {
+            serviceId: string;
+            /**
+             * @description Lowercase letters, digits, `_` and `-`; at most 40
+             * @example account_opened
+             */
+            code: string;
+            /** @example Account opened */
+            label: string;
+            createdAt: string;
+        };
+        CreateServiceOutcomeRequest: {
+            /**
+             * @description Lowercase letters, digits, `_` and `-`; at most 40
+             * @example account_opened
+             */
+            code: string;
+            /** @example Account opened */
+            label: string;
         };
     };
     responses: {
@@ -5662,6 +5847,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -5748,6 +5938,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -6195,6 +6390,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -6281,6 +6481,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -8491,6 +8696,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8594,6 +8804,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8697,6 +8912,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8797,6 +9017,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -8971,7 +9196,7 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
-                status?: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled";
+                status?: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held";
             };
             header?: {
                 /**
@@ -9032,6 +9257,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -9125,6 +9355,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9212,6 +9447,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9300,6 +9540,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -9391,6 +9636,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9437,7 +9687,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "outcome": "account_opened",
+                 *       "note": "Brings the signed form on Monday"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CompleteTicketRequest"];
+            };
+        };
         responses: {
             /** @description The ticket */
             200: {
@@ -9479,6 +9739,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": "account_opened",
+                     *         "note": "Brings the signed form on Monday",
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -9501,6 +9766,8 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
@@ -9576,6 +9843,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": "absent",
@@ -9678,6 +9950,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9781,6 +10058,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -9883,6 +10165,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -10929,6 +11216,88 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    stepBackVisitorTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "places": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["StepBackRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket at its new place */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "queueName": "Main line",
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": "Guichet 3",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VisitorTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getDisplayBoard: {
         parameters: {
             query?: never;
@@ -11229,6 +11598,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -11361,6 +11735,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -11490,6 +11869,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -11605,6 +11989,11 @@ export interface operations {
                      *           "deskId": null,
                      *           "recallCount": 1,
                      *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -14887,6 +15276,7 @@ export interface operations {
                      *           "queueIds": [
                      *             "que_d3m0q000000000000000"
                      *           ],
+                     *           "weights": {},
                      *           "status": "open",
                      *           "operatorId": "ope_d3m00000000000000000",
                      *           "openedAt": "2026-03-20T10:30:00.000Z",
@@ -14946,7 +15336,8 @@ export interface operations {
                  *       "displayName": "Guichet 3",
                  *       "queueIds": [
                  *         "que_d3m0q000000000000000"
-                 *       ]
+                 *       ],
+                 *       "weights": {}
                  *     }
                  */
                 "application/json": components["schemas"]["CreateDeskRequest"];
@@ -14978,6 +15369,7 @@ export interface operations {
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
                      *         ],
+                     *         "weights": {},
                      *         "status": "open",
                      *         "operatorId": "ope_d3m00000000000000000",
                      *         "openedAt": "2026-03-20T10:30:00.000Z",
@@ -15046,6 +15438,7 @@ export interface operations {
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
                      *         ],
+                     *         "weights": {},
                      *         "status": "open",
                      *         "operatorId": "ope_d3m00000000000000000",
                      *         "openedAt": "2026-03-20T10:30:00.000Z",
@@ -15150,7 +15543,8 @@ export interface operations {
                  *       "displayName": "Guichet 3",
                  *       "queueIds": [
                  *         "que_d3m0q000000000000000"
-                 *       ]
+                 *       ],
+                 *       "weights": {}
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateDeskRequest"];
@@ -15182,6 +15576,7 @@ export interface operations {
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
                      *         ],
+                     *         "weights": {},
                      *         "status": "open",
                      *         "operatorId": "ope_d3m00000000000000000",
                      *         "openedAt": "2026-03-20T10:30:00.000Z",
@@ -15254,6 +15649,7 @@ export interface operations {
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
                      *         ],
+                     *         "weights": {},
                      *         "status": "open",
                      *         "operatorId": "ope_d3m00000000000000000",
                      *         "openedAt": "2026-03-20T10:30:00.000Z",
@@ -15325,6 +15721,7 @@ export interface operations {
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
                      *         ],
+                     *         "weights": {},
                      *         "status": "open",
                      *         "operatorId": "ope_d3m00000000000000000",
                      *         "openedAt": "2026-03-20T10:30:00.000Z",
@@ -15414,6 +15811,11 @@ export interface operations {
                      *         "deskId": "dsk_d3m0gu1ch3t300000000",
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -15505,6 +15907,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": "2026-03-20T10:30:00.000Z",
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -15605,6 +16012,11 @@ export interface operations {
                      *         "deskId": null,
                      *         "recallCount": 1,
                      *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -15629,6 +16041,501 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    holdTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Fetching the passport from the car"
+                 *     }
+                 */
+                "application/json": components["schemas"]["HoldTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "held",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": "Guichet 3",
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": "2026-03-20T10:30:00.000Z",
+                     *         "holdReason": "Fetching the passport from the car",
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    resumeTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "called",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": "usr_d3m0p3rat0r000000000",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": null,
+                     *         "estimatedWaitMinutes": null,
+                     *         "estimatedWaitRange": null,
+                     *         "counter": "Guichet 3",
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    stepBackTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "places": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["StepBackRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 6,
+                     *         "estimatedWaitMinutes": 18,
+                     *         "estimatedWaitRange": {
+                     *           "low": 14,
+                     *           "high": 24
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": 2,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listServiceOutcomes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The outcomes */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "code": "account_opened",
+                     *           "label": "Account opened",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ServiceOutcome"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    createServiceOutcome: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "account_opened",
+                 *       "label": "Account opened"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateServiceOutcomeRequest"];
+            };
+        };
+        responses: {
+            /** @description The outcome */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "code": "account_opened",
+                     *         "label": "Account opened",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ServiceOutcome"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteServiceOutcome: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
+                serviceId: string;
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "code": "Demo",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            code: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
     };

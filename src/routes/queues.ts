@@ -21,15 +21,7 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
-import {
-  archiveQueue,
-  clearQueue,
-  createQueue,
-  describeQueue,
-  listQueues,
-  setQueueStatus,
-  updateQueue,
-} from "../services/queues";
+import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
 import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
 import { CounterLabel, CustomerPhone, DefaultServiceMinutes, Language, WaitRangeSchema } from "./schemas";
 import { TicketRecord } from "./tickets";
