@@ -68,7 +68,7 @@ describe("GET /v1/business/dashboard", () => {
       services: { total: 3, byStatus: { active: 2, inactive: 1, pending: 0, rejected: 0 } },
       queues: { total: 3, byStatus: { active: 1, paused: 1, closed: 1 } },
       tickets: {
-        today: { total: 3, byStatus: { waiting: 2, called: 0, serving: 0, served: 1, skipped: 0, expired: 0, cancelled: 0 } },
+        today: { total: 3, byStatus: { waiting: 2, called: 0, serving: 0, served: 1, skipped: 0, expired: 0, cancelled: 0, held: 0 } },
         averageWaitMinutes: 12,
         averageServiceMinutes: 4,
       },
