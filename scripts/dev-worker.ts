@@ -15,7 +15,7 @@ import worker from "../src/index";
 import { now } from "../src/lib/clock";
 import { createQueue, describeQueue, findQueue } from "../src/services/queues";
 
-export { QueueRoom, RateLimiter } from "../src/index";
+export { OrganizationLedger, QueueRoom, RateLimiter } from "../src/index";
 
 interface DemoQueue {
   id: string;
