@@ -6,6 +6,7 @@ import { bodyGuard } from "./http/body-guard";
 import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
 import { idempotency } from "./http/idempotency";
+import { methodTable } from "./http/method-not-allowed";
 import { trackApiKeyUse } from "./http/key-usage";
 import { rateLimit } from "./http/rate-limit";
 import { requestId } from "./http/request-id";
@@ -101,7 +102,16 @@ export function createApp() {
   app.route("/v1", serviceOutcomeRoutes);
 
   mountDocs(app);
-  app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
+  const allowedMethods = methodTable(app);
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allowed = allowedMethods(path).filter((m) => m !== c.req.method);
+    if (allowed.length > 0) {
+      const message = `${path} does not take ${c.req.method}; it takes ${allowed.join(", ")}`;
+      return errorResponse(new ApiError("METHOD_NOT_ALLOWED", message, { allowed }, { Allow: allowed.join(", ") }), c);
+    }
+    return errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${path}`), c);
+  });
   app.onError(errorResponse);
   return app;
 }

@@ -48,8 +48,8 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
     en: { title: "Your turn is near", body: "Ticket {code}: {ahead} people ahead of you in the {queue} queue." },
   },
   "ticket.called": {
-    fr: { title: "C'est votre tour", body: "Ticket {code} : présentez-vous maintenant (file {queue})." },
-    en: { title: "It's your turn", body: "Ticket {code}: please come forward now ({queue} queue)." },
+    fr: { title: "C'est votre tour", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] (file {queue})." },
+    en: { title: "It's your turn", body: "Ticket {code}: please come forward now[ to {counter}] ({queue} queue)." },
   },
   "ticket.recalled": {
     fr: { title: "On vous attend", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] (file {queue})." },

@@ -195,6 +195,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   QUOTA_EXCEEDED: "a monthly quota is used up; `details {limit, used, resetsAt}`",
   REMOTE_JOIN_PENALTY: "remote join is suspended for this user; `details.until`",
   NOT_FOUND: "unknown id, or an id of another organization",
+  METHOD_NOT_ALLOWED: "the path takes other methods; `Allow` and `details.allowed` list them",
   CONFLICT: "a unique value is taken, or a concurrent change won; `details.field`",
   INVALID_STATE: "not allowed from the current state; `details {status, allowed}`",
   QUEUE_PAUSED: "the queue takes no new tickets while paused",

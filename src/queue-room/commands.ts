@@ -164,7 +164,7 @@ export class Commands {
       at,
     );
     this.store.recordCall(at, operatorId, CALL_HISTORY);
-    this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, {});
+    this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, { counter });
     return this.views.ticket(cfg, next.id, at);
   }
 

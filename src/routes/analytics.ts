@@ -90,8 +90,11 @@ const Operators = z
         meanServiceMinutes: z.number().nullable(),
         activeHours: z.number().int().openapi({ description: "Clock hours in which they called at least one of these tickets" }),
         servedPerActiveHour: z.number().nullable(),
-        recalls: z.number().int().openapi({ description: "Always 0 for now: recalls are not recorded yet" }),
-        desk: z.string().nullable().openapi({ description: "Always null for now: desks are not recorded yet" }),
+        recalls: z.number().int().openapi({ description: "Recalls of the calls counted (each announcement again of a called ticket)" }),
+        desk: z
+          .string()
+          .nullable()
+          .openapi({ description: "The desk this operator called most of these tickets from; null when none was called from a desk" }),
       }),
     ),
   })
@@ -157,7 +160,7 @@ const operators = createRoute({
   path: "/analytics/operators",
   tags,
   summary: "Per operator: calls, served, no-shows, mean service time, throughput",
-  description: `${ACCESS} Read from the tickets (each ticket counts for the operator it was last assigned to). Recalls and desks are not recorded yet: 0 and null.`,
+  description: `${ACCESS} Read from the tickets (each ticket counts for the operator it was last assigned to). Recalls count their announcements again; the desk is the one they called most of them from.`,
   security: SECURITY.any,
   request: { query: AnalyticsScopeQuery },
   responses: { 200: jsonResponse(okEnvelope(Operators), "Operators' figures"), ...errors(402) },

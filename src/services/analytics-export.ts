@@ -33,6 +33,10 @@ export const EXPORT_COLUMNS = [
   "visitorName",
   // The operator's outcome at completion, one of the service's codes (docs/desks.md); appended last.
   "serviceOutcome",
+  // The desk of the latest call (its id: `desk` is its name, which a manager may change) and the
+  // counter label the call announced.
+  "deskId",
+  "counter",
 ] as const;
 
 interface QueueFacts {
@@ -59,11 +63,13 @@ interface ExportRow {
   served_at: number | null;
   transferred_to_id: string | null;
   outcome: string | null;
+  desk_id: string | null;
+  counter: string | null;
 }
 
 /** One keyset page: tickets of these queues created in [from, to), after the cursor. */
 export const EXPORT_PAGE_SQL = `SELECT id, queue_id, display_code, status, source, visitor_name, assigned_to_id, is_ghost_mode,
-  created_at, called_at, serving_at, served_at, transferred_to_id, outcome
+  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter
   FROM tickets
   WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3
     AND queue_id IN (SELECT value FROM json_each(?4))
@@ -119,7 +125,16 @@ export function outcomeOf(status: string, transferredToId: string | null): strin
 const minutesBetween = (start: number | null, end: number | null): number | null =>
   start === null || end === null ? null : Math.round(((end - start) / 60_000) * 100) / 100;
 
-function record(r: ExportRow, q: QueueFacts | undefined): string {
+/** The organization's desks by id (a branch has a handful; read once per export). */
+async function deskNames(db: D1Database, organizationId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .prepare("SELECT id, name FROM desks WHERE organization_id = ?1")
+    .bind(organizationId)
+    .all<{ id: string; name: string }>();
+  return new Map(rows.results.map((r) => [r.id, r.name]));
+}
+
+function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, string>): string {
   const zone = q?.timeZone ?? "UTC";
   const at = (ms: number | null) => (ms === null ? null : isoInZone(ms, zone));
   const values: CsvValue[] = [
@@ -140,10 +155,12 @@ function record(r: ExportRow, q: QueueFacts | undefined): string {
     r.status,
     outcomeOf(r.status, r.transferred_to_id),
     r.assigned_to_id,
-    null, // desk: desks are not recorded yet
+    r.desk_id === null ? null : (desks.get(r.desk_id) ?? null),
     r.is_ghost_mode === 1,
     r.visitor_name,
     r.outcome,
+    r.desk_id,
+    r.counter,
   ];
   return csvRecord(values);
 }
@@ -157,7 +174,7 @@ export async function ticketsCsvStream(
   scope: AnalyticsScope,
   locationId: string | undefined,
 ): Promise<ReadableStream<Uint8Array>> {
-  const facts = await queueFacts(db, scope, locationId);
+  const [facts, desks] = await Promise.all([queueFacts(db, scope, locationId), deskNames(db, scope.organizationId)]);
   const zones = scope.zones.filter((z) => z.queueIds.length > 0);
   const encoder = new TextEncoder();
   let zoneIndex = 0;
@@ -188,7 +205,7 @@ export async function ticketsCsvStream(
             cursor = { at: last.created_at, id: last.id };
           }
           if (rows.length > 0) {
-            controller.enqueue(encoder.encode(rows.map((r) => record(r, facts.get(r.queue_id))).join("")));
+            controller.enqueue(encoder.encode(rows.map((r) => record(r, facts.get(r.queue_id), desks)).join("")));
             return;
           }
         }

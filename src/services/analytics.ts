@@ -395,7 +395,8 @@ export const OPERATORS_QUERY = `SELECT t.assigned_to_id AS operator_id,
     sum(t.status IN ('expired', 'skipped')) AS no_shows,
     sum(CASE WHEN t.status = 'served' AND t.serving_at IS NOT NULL AND t.served_at IS NOT NULL THEN 1 ELSE 0 END) AS serviced,
     sum(CASE WHEN t.status = 'served' AND t.serving_at IS NOT NULL AND t.served_at IS NOT NULL THEN max(0, t.served_at - t.serving_at) ELSE 0 END) AS service_ms,
-    count(DISTINCT t.called_at / 3600000) AS active_hours
+    count(DISTINCT t.called_at / 3600000) AS active_hours,
+    coalesce(sum(t.recall_count), 0) AS recalls
   FROM tickets AS t
   WHERE t.organization_id = ?1 AND t.created_at >= ?2 AND t.created_at < ?3
     AND t.queue_id IN (SELECT value FROM json_each(?4))
@@ -410,21 +411,47 @@ interface OperatorRecord {
   serviced: number;
   service_ms: number;
   active_hours: number;
+  recalls: number;
 }
+
+/** Per operator, the desk they called most of the range's tickets from (ties: the desk's id). */
+export const OPERATOR_DESKS_QUERY = `SELECT t.assigned_to_id AS operator_id, t.desk_id, count(*) AS calls
+  FROM tickets AS t
+  WHERE t.organization_id = ?1 AND t.created_at >= ?2 AND t.created_at < ?3
+    AND t.queue_id IN (SELECT value FROM json_each(?4))
+    AND t.called_at IS NOT NULL AND t.assigned_to_id IS NOT NULL AND t.desk_id IS NOT NULL
+  GROUP BY t.assigned_to_id, t.desk_id`;
 
 export async function analyticsOperators(db: D1Database, scope: AnalyticsScope) {
   const merged = new Map<string, OperatorRecord>();
+  const deskCalls = new Map<string, Map<string, number>>();
   for (const zone of scope.zones) {
     const range = hourRange(zone);
-    const rows = await db
-      .prepare(OPERATORS_QUERY)
-      .bind(scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds))
-      .all<OperatorRecord>();
-    for (const r of rows.results) {
+    const args = [scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds)];
+    const [rows, desks] = await db.batch([db.prepare(OPERATORS_QUERY).bind(...args), db.prepare(OPERATOR_DESKS_QUERY).bind(...args)]);
+    for (const r of rows!.results as OperatorRecord[]) {
       const into = merged.get(r.operator_id);
       if (!into) merged.set(r.operator_id, { ...r });
-      else for (const k of ["calls", "served", "no_shows", "serviced", "service_ms", "active_hours"] as const) into[k] += r[k];
+      else for (const k of ["calls", "served", "no_shows", "serviced", "service_ms", "active_hours", "recalls"] as const) into[k] += r[k];
     }
+    for (const r of desks!.results as { operator_id: string; desk_id: string; calls: number }[]) {
+      const perDesk = deskCalls.get(r.operator_id) ?? new Map<string, number>();
+      perDesk.set(r.desk_id, (perDesk.get(r.desk_id) ?? 0) + r.calls);
+      deskCalls.set(r.operator_id, perDesk);
+    }
+  }
+  const mainDesk = new Map<string, string>();
+  for (const [operatorId, perDesk] of deskCalls) {
+    const [deskId] = [...perDesk].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+    mainDesk.set(operatorId, deskId);
+  }
+  const deskNames = new Map<string, string>();
+  if (mainDesk.size > 0) {
+    const rows = await db
+      .prepare("SELECT id, name FROM desks WHERE id IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify([...new Set(mainDesk.values())]))
+      .all<{ id: string; name: string }>();
+    for (const r of rows.results) deskNames.set(r.id, r.name);
   }
   const ids = [...merged.keys()];
   const names = new Map<string, string>();
@@ -448,9 +475,8 @@ export async function analyticsOperators(db: D1Database, scope: AnalyticsScope) 
         meanServiceMinutes: r.serviced === 0 ? null : minutesOf(r.service_ms / r.serviced),
         activeHours: r.active_hours,
         servedPerActiveHour: r.active_hours === 0 ? null : Math.round((r.served / r.active_hours) * 100) / 100,
-        // The operator's-day work (issue: recalls and desks) adds these; until then none are recorded.
-        recalls: 0,
-        desk: null,
+        recalls: r.recalls,
+        desk: deskNames.get(mainDesk.get(r.operator_id) ?? "") ?? null,
       })),
   };
 }

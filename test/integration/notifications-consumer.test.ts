@@ -29,7 +29,7 @@ async function walkIns(f: Fixture, n: number) {
 }
 
 async function callNext(f: Fixture) {
-  return expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+  return expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { counter: "Guichet 2" } }));
 }
 
 async function registerDevice(user: TestUser, token = unique("fcm")) {
@@ -95,7 +95,7 @@ describe("domain events → notifications", () => {
     const called = (await inbox(amelie.id)).find((n) => n.type === "ticket.called");
     expect(called).toMatchObject({
       title: "C'est votre tour",
-      body: `Ticket ${t.displayCode} : présentez-vous maintenant (file Main line).`,
+      body: `Ticket ${t.displayCode} : présentez-vous maintenant au Guichet 2 (file Main line).`,
     });
     const created = (await inbox(amelie.id)).find((n) => n.type === "ticket.created");
     expect(created?.body).toMatch(/^Vous êtes dans la file Main line, position 1/);
@@ -266,7 +266,7 @@ describe("FCM delivery", () => {
     expect(body).toEqual({
       message: {
         token,
-        notification: { title: "It's your turn", body: `Ticket ${t.displayCode}: please come forward now (Main line queue).` },
+        notification: { title: "It's your turn", body: `Ticket ${t.displayCode}: please come forward now to Guichet 2 (Main line queue).` },
         data: {
           type: "ticket.called",
           eventId: expect.stringMatching(/^evt_/),
