@@ -43,15 +43,20 @@ export function checkUrlShape(raw: string | URL): URL {
   return url;
 }
 
+/**
+ * Our resolver failed, so nothing is known of the host yet: not the customer's fault, and worth
+ * trying again (a delivery retries; a subscription is stored and checked at each delivery).
+ */
+export class ResolverUnavailable extends OutboundFailure {}
+
 /** Looks the host up (A and AAAA over DoH) and refuses it unless every address is public. */
 export async function checkResolvedHost(env: OutboundEnv, host: string): Promise<void> {
   const answers = await Promise.all([resolve(env.DOH_RESOLVER_URL, host, "A"), resolve(env.DOH_RESOLVER_URL, host, "AAAA")]);
   const addresses = answers.flatMap((a) => (a.status === "ok" ? a.records : []));
   if (addresses.length === 0) {
     const failed = answers.find((a) => a.status === "error");
-    throw new OutboundRefusal(
-      failed && failed.status === "error" ? `${host} could not be resolved: ${failed.reason}` : `${host} does not resolve`,
-    );
+    if (failed && failed.status === "error") throw new ResolverUnavailable(`${host} could not be resolved: ${failed.reason}`);
+    throw new OutboundRefusal(`${host} does not resolve`);
   }
   for (const address of addresses) {
     const refusal = addressRefusal(address);

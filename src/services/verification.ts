@@ -8,7 +8,7 @@ import { randomString } from "../lib/ids";
 import { DAY, HOUR, iso, isoOrNull } from "../lib/time";
 import { ApiError } from "../http/errors";
 import { resolve, txtText } from "../providers/doh";
-import { OutboundFailure, OutboundRefusal, safeFetch } from "../providers/safe-fetch";
+import { OutboundFailure, OutboundRefusal, ResolverUnavailable, safeFetch } from "../providers/safe-fetch";
 
 export const VERIFICATION_METHODS = ["dns", "file", "meta"] as const;
 export type VerificationMethod = (typeof VERIFICATION_METHODS)[number];
@@ -73,6 +73,7 @@ async function fetchPage(env: Env, url: string): Promise<{ ok: true; body: strin
       return { ok: false, check: { result: "absent", reason: `${url} answered HTTP ${res.status}` } };
     return { ok: true, body: res.body ?? "" };
   } catch (err) {
+    if (err instanceof ResolverUnavailable) return { ok: false, check: { result: "unknown", reason: `${url}: ${err.reason}` } };
     if (err instanceof OutboundFailure) return { ok: false, check: { result: "absent", reason: `${url}: ${err.reason}` } };
     throw err;
   }

@@ -8,7 +8,7 @@ import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { DAY, iso, isoOrNull } from "../lib/time";
-import { checkDestination, OutboundRefusal } from "../providers/safe-fetch";
+import { checkDestination, checkUrlShape, OutboundRefusal, ResolverUnavailable } from "../providers/safe-fetch";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -55,12 +55,17 @@ export function mintWebhookSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** The URL must pass the outbound guard now (shape and DNS), or the subscription is refused. */
+/**
+ * The URL must pass the outbound guard now (shape and DNS), or the subscription is refused. When
+ * our own resolver cannot be reached the URL is kept on its shape alone: every delivery checks
+ * the address again, which is where it matters, and our outage is not the customer's error.
+ */
 async function guardedUrl(env: Env, url: string): Promise<string> {
   try {
     return (await checkDestination(env, url)).toString();
   } catch (err) {
     if (err instanceof OutboundRefusal) throw validationError("url", err.reason);
+    if (err instanceof ResolverUnavailable) return checkUrlShape(url).toString();
     throw err;
   }
 }

@@ -5,7 +5,8 @@ import { render } from "../../src/domain/notification-templates";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
-import { createApiKey, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
+import { createApiKey, createOrganization, createQueueFixture, registerUser, setPlan } from "../helpers/fixtures";
+import { fakeInternet } from "../helpers/outbound";
 
 // Frictions a newcomer hit while integrating (issue #32): each one fixed with the test below.
 
@@ -84,5 +85,27 @@ describe("desks and counters in what an integrator reads", () => {
 
     const operators = expectOk(await call("GET", `/v1/analytics/operators?from=2026-06-10&to=2026-06-11`, { apiKey: key }));
     expect(operators.operators).toEqual([expect.objectContaining({ operatorId: owner.id, served: 1, recalls: 1, desk: desk.name })]);
+  });
+});
+
+describe("webhooks when our DNS resolver cannot be reached", () => {
+  it("a subscription is created (the address is checked again at every delivery); a private or unknown host is still refused", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner);
+    await setPlan(org.id, "pro");
+    const subscribe = (url: string) =>
+      call("POST", `/v1/organizations/${org.id}/webhooks`, { token: owner.token, body: { url, events: ["*"] } });
+
+    const resolverDown = vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("getaddrinfo ENOTFOUND cloudflare-dns.com"));
+    const created = expectOk(await subscribe("https://hooks.example.com/queue"), 201);
+    expect(created.url).toBe("https://hooks.example.com/queue");
+    expect(resolverDown).toHaveBeenCalled();
+    resolverDown.mockRestore();
+
+    const net = fakeInternet({ "private.example": { A: ["10.0.0.8"] } });
+
+    expectError(await subscribe("https://private.example/queue"), 400, "VALIDATION_ERROR", "url");
+    expectError(await subscribe("https://nowhere.example/queue"), 400, "VALIDATION_ERROR", "url");
+    expect(net.calls.every((u) => new URL(u).hostname === "cloudflare-dns.com")).toBe(true);
   });
 });
