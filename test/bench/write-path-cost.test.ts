@@ -1,86 +1,16 @@
-import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { drained, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { type Cost, meter } from "../helpers/meter";
 
 // The write path's cost per request, counted at the bindings (docs/benchmarks.md, "Write-path
 // cost"): D1 round trips (each statement run alone, each batch once), D1 rows written (from
 // D1's own `meta.rows_written`), Durable Object stubs taken (rooms and rate limiters), and the
-// room's drain (D1 batches and queue sends) after a burst. The figures are printed for the
-// table; the assertions hold what this file's subject guarantees: the drain is shared.
-
-interface Cost {
-  d1RoundTrips: number;
-  d1Statements: number;
-  d1RowsWritten: number;
-  rooms: number;
-  limiters: number;
-}
-
-function meter(): { cost: Cost; reset: () => void } {
-  const cost: Cost = { d1RoundTrips: 0, d1Statements: 0, d1RowsWritten: 0, rooms: 0, limiters: 0 };
-  const written = (result: unknown) => {
-    const meta = (result as { meta?: { rows_written?: number } } | null)?.meta;
-    cost.d1RowsWritten += meta?.rows_written ?? 0;
-  };
-  const prepare = env.DB.prepare.bind(env.DB);
-  vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
-    const statement = prepare(query);
-    for (const method of ["first", "all", "run", "raw"] as const) {
-      const original = (statement as any)[method].bind(statement);
-      (statement as any)[method] = async (...args: unknown[]) => {
-        cost.d1RoundTrips += 1;
-        cost.d1Statements += 1;
-        const result = await original(...args);
-        if (method !== "first" && method !== "raw") written(result);
-        return result;
-      };
-    }
-    const bind = statement.bind.bind(statement);
-    (statement as any).bind = (...values: unknown[]) => {
-      const bound = bind(...values);
-      for (const method of ["first", "all", "run", "raw"] as const) {
-        const original = (bound as any)[method].bind(bound);
-        (bound as any)[method] = async (...args: unknown[]) => {
-          cost.d1RoundTrips += 1;
-          cost.d1Statements += 1;
-          const result = await original(...args);
-          if (method !== "first" && method !== "raw") written(result);
-          return result;
-        };
-      }
-      return bound;
-    };
-    return statement;
-  });
-  const batch = env.DB.batch.bind(env.DB);
-  vi.spyOn(env.DB, "batch").mockImplementation(async (statements: D1PreparedStatement[]) => {
-    cost.d1RoundTrips += 1;
-    cost.d1Statements += statements.length;
-    const results = await batch(statements);
-    for (const r of results) written(r);
-    return results;
-  });
-  const roomGet = env.QUEUE_ROOM.get.bind(env.QUEUE_ROOM);
-  vi.spyOn(env.QUEUE_ROOM, "get").mockImplementation((id) => {
-    cost.rooms += 1;
-    return roomGet(id);
-  });
-  const limiterGet = env.RATE_LIMITER.get.bind(env.RATE_LIMITER);
-  vi.spyOn(env.RATE_LIMITER, "get").mockImplementation((id) => {
-    cost.limiters += 1;
-    return limiterGet(id);
-  });
-  return {
-    cost,
-    reset: () => Object.assign(cost, { d1RoundTrips: 0, d1Statements: 0, d1RowsWritten: 0, rooms: 0, limiters: 0 }),
-  };
-}
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+// room's drain (D1 batches and queue sends) after a burst. A measurement, not a test: it prints
+// the table and runs with `npm run bench:write-path`, outside `npm test`. What of it is a
+// guarantee (one batch per drain, a burst's drains shared) is asserted by
+// test/integration/write-path-cost.test.ts.
 
 describe("write-path cost per request", () => {
   it("counts join, call-next, GET ticket, widget status and the drain of a burst", async () => {
@@ -130,10 +60,7 @@ describe("write-path cost per request", () => {
         )
         .join("\n"),
     );
-    // One drain (one D1 batch) for the single join, and far fewer than ten for the burst.
-    expect(rows["drain of that join"]!.d1RoundTrips).toBe(1);
-    expect(rows["drain of 10 joins at once"]!.d1RoundTrips).toBeGreaterThan(0);
-    expect(rows["drain of 10 joins at once"]!.d1RoundTrips).toBeLessThanOrEqual(3);
+    // The meter saw the requests (a table of zeros would mean it counted nothing).
     expect(rows.join!.d1RoundTrips).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { call, expectOk } from "../helpers/api";
+import { drained, settle } from "../helpers/catalog";
+import { queueFixture } from "../helpers/fixtures";
+import { meter } from "../helpers/meter";
+
+// What the write path guarantees in hops, counted at the bindings (test/helpers/meter.ts): the
+// room projects a change to D1 in one batch, and a burst of changes shares its drains. The
+// whole table of costs per request is a measurement: test/bench/write-path-cost.test.ts
+// (`npm run bench:write-path`).
+
+describe("write-path hops", () => {
+  it("one D1 round trip drains a join; a burst of 10 joins drains in at most 3", async () => {
+    const f = await queueFixture("pro");
+    // Warm: the room configured, the first drain done, the analytics hour row made.
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    await settle(f.queueId);
+    const { cost, reset } = meter();
+
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    expect(cost.d1RoundTrips).toBeGreaterThan(0);
+    reset();
+    await drained(f.queueId, 2_000);
+    expect(cost.d1RoundTrips).toBe(1);
+
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })),
+    );
+    for (const r of burst) expectOk(r, 201);
+    reset();
+    await drained(f.queueId, 2_000);
+    expect(cost.d1RoundTrips).toBeGreaterThan(0);
+    expect(cost.d1RoundTrips).toBeLessThanOrEqual(3);
+  });
+});
