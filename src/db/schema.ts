@@ -464,6 +464,8 @@ export const calendarEvents = sqliteTable(
   (t) => [
     // Also serves lookups by organization alone (leftmost prefix).
     index("calendar_events_org_start_idx").on(t.organizationId, t.startAt),
+    // The minute sweep's appointment reminders (migration 0020).
+    index("calendar_events_type_start_idx").on(t.eventType, t.startAt),
   ],
 );
 
@@ -508,7 +510,11 @@ export const remoteJoinExpiries = sqliteTable(
     queueId: text("queue_id").notNull(),
     expiredAt: integer("expired_at").notNull(),
   },
-  (t) => [index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt)],
+  (t) => [
+    index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt),
+    // The minute sweep's purge of old expiries (migration 0020).
+    index("remote_join_expiries_expired_idx").on(t.expiredAt),
+  ],
 );
 
 /** A payment started for a plan change; the plan changes only when a verified provider event says it was paid. */
@@ -670,6 +676,8 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_personal_idx")
       .on(t.organizationId, t.createdAt)
       .where(sql`json_extract(payload, '$.data.phone') IS NOT NULL`),
+    // fanOutEvent reads back one event's deliveries (migration 0020).
+    index("webhook_deliveries_event_idx").on(t.eventId),
   ],
 );
 /** A user's push-messaging token (FCM). A token belongs to the latest user who registered it. */

@@ -1,5 +1,7 @@
-import { SELF } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
+import type { components } from "../../clients/typescript/schema";
+import worker from "../../src/index";
 
 // A thin HTTP client over SELF.fetch: tests talk to the service as an integrator would.
 // The fixtures made through it live in ./fixtures.ts.
@@ -20,6 +22,28 @@ export interface ApiResponse<T = any> {
 }
 
 export async function call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
+  return send<T>(method, path, opts, (request) => SELF.fetch(request));
+}
+
+/**
+ * `call`, answered by the Worker's own handler in an execution context that the test then waits
+ * on: when it returns, everything the Worker left running after its answer (ctx.waitUntil: a
+ * session's slide, a key's lastUsedAt) has finished, so a test may assert that something did
+ * NOT happen without sleeping first.
+ */
+export async function callSettled<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
+  const ctx = createExecutionContext();
+  const res = await send<T>(method, path, opts, async (request) => worker.fetch(request, env, ctx));
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+async function send<T>(
+  method: string,
+  path: string,
+  opts: CallOptions,
+  fetcher: (request: Request) => Promise<Response>,
+): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
   if (opts.apiKey) headers["X-API-Key"] = opts.apiKey;
@@ -28,7 +52,7 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
     body = JSON.stringify(opts.body);
     headers["Content-Type"] ??= "application/json";
   }
-  const res = await SELF.fetch(`https://api.test${path}`, { method, headers, body });
+  const res = await fetcher(new Request(`https://api.test${path}`, { method, headers, body }));
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -55,8 +79,15 @@ export function expectError(res: ApiResponse, status: number, code: string, fiel
   if (field !== undefined) expect(res.body.error.details.field).toBe(field);
 }
 
-export function expectOk(res: ApiResponse, status = 200): any {
+/** The documented bodies, as the generated client declares them (clients/typescript/schema.d.ts). */
+export type Schemas = components["schemas"];
+
+/**
+ * The envelope's data after checking the status and `success`. Untyped unless the caller names
+ * the documented schema it expects: `expectOk<Schemas["Ticket"]>(res, 201)`.
+ */
+export function expectOk<T = any>(res: ApiResponse, status = 200): T {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.body.success).toBe(true);
-  return res.body.data;
+  return res.body.data as T;
 }

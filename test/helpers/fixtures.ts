@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { call, expectOk, unique } from "./api";
+import { call, expectOk, type Schemas, unique } from "./api";
 import { insertService, settle } from "./catalog";
 
 // The one fixture module: users, organizations, members, keys, locations, services and queues
@@ -189,4 +189,17 @@ export async function createQueue(
   // next see the state they asked for.
   if (state !== "active") await settle(queue.id);
   return queue.id;
+}
+
+/** Who acts: a member's session (a TestUser will do) or an API key. */
+export type Caller = { token: string } | { apiKey: string };
+
+/**
+ * A walk-in registered at the counter by `caller` (operator-join; `vip` for a VIP ticket at the
+ * front of the line): the ticket made, typed as documented.
+ */
+export async function walkIn(caller: Caller, queueId: string, opts: { vip?: boolean } = {}): Promise<Schemas["Ticket"]> {
+  const auth = "token" in caller ? { token: caller.token } : { apiKey: caller.apiKey };
+  const path = `/v1/queues/${queueId}/${opts.vip ? "vip-ticket" : "operator-join"}`;
+  return expectOk<Schemas["Ticket"]>(await call("POST", path, { ...auth, body: {} }), 201);
 }

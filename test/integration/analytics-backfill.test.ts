@@ -1,5 +1,4 @@
-import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { BACKFILL_PAGE } from "../../src/jobs/analytics-backfill";
 import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
@@ -7,6 +6,7 @@ import { call, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { addQueue, queueFixture, registerUser } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
 
 // Tickets that existed before the aggregates (migration 0008) are counted by the minute sweep
 // for every organization migration 0015 listed: a bounded page per run, through the drain's
@@ -15,12 +15,6 @@ import { addQueue, queueFixture, registerUser } from "../helpers/fixtures";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-
-async function sweep(at: number): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 /** Old tickets written straight into the projection, as they were before the aggregates existed. */
 async function insertOldTickets(organizationId: string, serviceId: string, queueIds: string[], n: number, start: number) {

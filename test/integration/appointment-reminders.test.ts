@@ -1,19 +1,12 @@
-import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { insertLocation } from "../helpers/catalog";
 import { addMember, createOrganization, registerUser } from "../helpers/fixtures";
 import { inbox } from "../helpers/notifications";
+import { sweep } from "../helpers/cron";
 
 // appointment.reminder from the minute sweep: 24 h before each occurrence, once, in the
 // attendee's language and the event's time zone.
-
-async function sweep(at: string) {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: new Date(at).getTime(), cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 describe("appointment reminders", () => {
   it("reminds each occurrence of a weekly appointment once, 24 h before, in French and Paris time", async () => {

@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation } from "../helpers/catalog";
-import { addMember, addQueue, createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
+import { addMember, addQueue, createApiKey, queueFixture, type Fixture, walkIn } from "../helpers/fixtures";
 import { SocketClient as Client } from "../helpers/widget-socket";
 
 // The display board's data: the counter label of each call (call-next's `counter`, else the
@@ -19,10 +19,6 @@ async function boardFixture(): Promise<Board> {
   return { ...f, widgetKey: (await createApiKey(f.owner, f.organizationId, ["widget"])).key };
 }
 
-async function walkIn(f: Fixture, queueId = f.queueId): Promise<any> {
-  return expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token: f.owner.token, body: {} }), 201);
-}
-
 function callNext(f: Fixture, auth: { token?: string; apiKey?: string }, body?: Record<string, unknown>, queueId = f.queueId) {
   return call("POST", `/v1/queues/${queueId}/call-next`, { ...auth, body });
 }
@@ -30,7 +26,7 @@ function callNext(f: Fixture, auth: { token?: string; apiKey?: string }, body?: 
 describe("the counter label of a call", () => {
   it("is call-next's counter, else the member's first name; an API key's call without one has none", async () => {
     const f = await boardFixture();
-    for (let i = 0; i < 4; i++) await walkIn(f);
+    for (let i = 0; i < 4; i++) await walkIn(f.owner, f.queueId);
     const desk = expectOk(await callNext(f, { token: f.owner.token }, { counter: "  Guichet 3 " }));
     expect(desk.counter).toBe("Guichet 3");
     const operator = await addMember(f.owner, f.organizationId, "operator", { firstName: "Amina" });
@@ -47,7 +43,7 @@ describe("the counter label of a call", () => {
 
   it("refuses an empty, blank or over-long label", async () => {
     const f = await boardFixture();
-    await walkIn(f);
+    await walkIn(f.owner, f.queueId);
     for (const counter of ["", "   ", "x".repeat(41), 3, null]) {
       expectError(await callNext(f, { token: f.owner.token }, { counter }), 400, "VALIDATION_ERROR", "counter");
     }
@@ -74,7 +70,7 @@ describe("display-board route", () => {
     );
     // The clock follows the organization's first location (back-dated before the fixture's own).
     await insertLocation(f.organizationId, "Europe/Paris", Date.parse("2020-01-01T00:00:00Z"));
-    for (let i = 0; i < 3; i++) await walkIn(f);
+    for (let i = 0; i < 3; i++) await walkIn(f.owner, f.queueId);
     const called = expectOk(await callNext(f, { token: f.owner.token }, { counter: "Guichet 3" }));
     const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: f.widgetKey }));
     expect(board).toMatchObject({
@@ -123,8 +119,8 @@ describe("board_update over the WebSocket", () => {
     });
     expect((await status.next()).type).toBe("queue_update");
 
-    await walkIn(f);
-    await walkIn(f);
+    await walkIn(f.owner, f.queueId);
+    await walkIn(f.owner, f.queueId);
     expect((await board.next()).data).toMatchObject({ waitingCount: 1, nextWaiting: ["A-001"] });
     expect((await board.next()).data).toMatchObject({ waitingCount: 2, estimatedWaitMinutes: 10, nextWaiting: ["A-001", "A-002"] });
     expectOk(await callNext(f, { token: f.owner.token }, { counter: "Guichet 3" }));
@@ -154,7 +150,7 @@ describe("board_update over the WebSocket", () => {
     client.send({ action: "subscribe", queueId: second, view: "board" });
     expect(await client.next()).toMatchObject({ type: "board_update", data: { queueId: second, name: "Second line", called: [] } });
 
-    await walkIn(f, second);
+    await walkIn(f.owner, second);
     expect(await client.next()).toMatchObject({ type: "board_update", data: { queueId: second, waitingCount: 1, nextWaiting: ["B-001"] } });
     expectOk(await callNext(f, { token: f.owner.token }, { counter: "Desk 2" }, second));
     expect(await client.next()).toMatchObject({
@@ -164,7 +160,7 @@ describe("board_update over the WebSocket", () => {
     // Back to the status view for one queue: queue_update again.
     client.send({ action: "subscribe", queueId: f.queueId });
     expect(await client.next()).toMatchObject({ type: "queue_update", data: { queueId: f.queueId } });
-    await walkIn(f);
+    await walkIn(f.owner, f.queueId);
     expect(await client.next()).toMatchObject({ type: "queue_update", data: { queueId: f.queueId, waitingCount: 1 } });
     client.send({ action: "subscribe", queueId: f.queueId, view: "wall" });
     expect(await client.next()).toMatchObject({ type: "error", data: { code: "VALIDATION_ERROR" } });

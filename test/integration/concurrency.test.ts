@@ -6,6 +6,7 @@ import { HAND_OFF_TIMEOUT_MS } from "../../src/queue-room/queue-room";
 import { call, expectError, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { addQueue, queueFixture, registerUser } from "../helpers/fixtures";
+import { expectLogs } from "../helpers/console";
 
 describe("concurrency", () => {
   it("40 concurrent joins get 40 distinct numbers 1..40 and positions 1..40", async () => {
@@ -146,7 +147,8 @@ describe("concurrency", () => {
       const healthy = await addQueue(f);
       const other = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
       expect((await room(f.queueId).reserveTransfer(other.id, healthy, now())).ok).toBe(true);
-      // The first target's storage is broken, so every call into it throws.
+      // The first target's storage is broken, so every call into it throws (and the room warns).
+      expectLogs("warn", /no such table: admissions/);
       await runInDurableObject(room(target), (_object, state) => state.storage.sql.exec("DROP TABLE admissions"));
       testClock.advance(HAND_OFF_TIMEOUT_MS);
       await runDurableObjectAlarm(room(f.queueId));
@@ -185,6 +187,8 @@ describe("concurrency", () => {
 
     it("archive leaves a hand-off it cannot settle open; once settled, the ticket ends cancelled in the archived queue", async () => {
       const { f, target, t } = await reservedAndAdmitted(false);
+      // The target's storage is broken until re-created below (the room warns meanwhile).
+      expectLogs("warn", /no such table: admissions/);
       await runInDurableObject(room(target), (_object, state) => state.storage.sql.exec("DROP TABLE admissions"));
       expectOk(await call("POST", `/v1/queues/${f.queueId}/archive`, { token: f.owner.token }));
       // Not cancelled while the target may still admit it.

@@ -5,7 +5,7 @@ import { now } from "../../src/lib/clock";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
-import { addQueue, createApiKey, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
+import { addQueue, createApiKey, createOrganization, createQueueFixture, registerUser, walkIn } from "../helpers/fixtures";
 
 // Desk queue weights (docs/desks.md, the calling rule) and the desk call's fields in the D1
 // ticket projection, so an archived ticket still tells where it was called.
@@ -30,10 +30,6 @@ async function world(): Promise<World> {
 
 async function createDesk(w: World, body: Record<string, unknown>) {
   return call("POST", `/v1/locations/${w.locationId}/desks`, { apiKey: w.key, body: { name: unique("Guichet "), ...body } });
-}
-
-async function walkIn(w: World, queueId: string, vip = false): Promise<any> {
-  return expectOk(await call("POST", `/v1/queues/${queueId}/${vip ? "vip-ticket" : "operator-join"}`, { apiKey: w.key, body: {} }), 201);
 }
 
 async function callAt(w: World, deskId: string): Promise<any> {
@@ -97,16 +93,16 @@ describe("desk weights: the calling rule", () => {
     expectOk(await call("POST", `/v1/desks/${weighted.id}/open`, { apiKey: w.key }));
 
     testClock.set("2026-04-02T09:00:00.000Z");
-    const b1 = await walkIn(w, w.queueB); // waits 11 s at the call
+    const b1 = await walkIn({ apiKey: w.key }, w.queueB); // waits 11 s at the call
     testClock.advance(7_000);
-    const a1 = await walkIn(w, w.queueA); // waits 4 s × 3 = 12 at the call
+    const a1 = await walkIn({ apiKey: w.key }, w.queueA); // waits 4 s × 3 = 12 at the call
     testClock.advance(4_000);
     // Unweighted, B1 (joined first) would be called; weighted, A1 is.
     expect((await callAt(w, weighted.id)).id).toBe(a1.id);
 
-    const a2 = await walkIn(w, w.queueA);
+    const a2 = await walkIn({ apiKey: w.key }, w.queueA);
     testClock.advance(2_000);
-    const vip = await walkIn(w, w.queueB, true);
+    const vip = await walkIn({ apiKey: w.key }, w.queueB, { vip: true });
     // B1 has waited 13 s, A2 2 s × 3 = 6: B's VIP first (priority, whatever the weights), then B1, then A2.
     expect((await callAt(w, weighted.id)).id).toBe(vip.id);
     expect((await callAt(w, weighted.id)).id).toBe(b1.id);
@@ -119,11 +115,11 @@ describe("desk weights: the calling rule", () => {
     const desk = expectOk(await createDesk(w, { queueIds: [w.queueA, w.queueB] }), 201);
     expectOk(await call("POST", `/v1/desks/${desk.id}/open`, { apiKey: w.key }));
     testClock.set("2026-04-02T09:00:00.000Z");
-    const b1 = await walkIn(w, w.queueB);
+    const b1 = await walkIn({ apiKey: w.key }, w.queueB);
     testClock.advance(1_000);
-    const b2 = await walkIn(w, w.queueB);
+    const b2 = await walkIn({ apiKey: w.key }, w.queueB);
     testClock.advance(7_000);
-    const a1 = await walkIn(w, w.queueA);
+    const a1 = await walkIn({ apiKey: w.key }, w.queueA);
     testClock.advance(4_000);
     // Unweighted: B1 (12 s) before A1 (4 s).
     expect((await callAt(w, desk.id)).id).toBe(b1.id);
@@ -140,7 +136,7 @@ describe("the desk call in the D1 projection", () => {
     const w = await world();
     const desk = expectOk(await createDesk(w, { queueIds: [w.queueA, w.queueB], displayName: "Guichet 3" }), 201);
     expectOk(await call("POST", `/v1/desks/${desk.id}/open`, { apiKey: w.key }));
-    const t = await walkIn(w, w.queueA);
+    const t = await walkIn({ apiKey: w.key }, w.queueA);
     testClock.advance(60_000);
     expect((await callAt(w, desk.id)).id).toBe(t.id);
     testClock.advance(30_000);

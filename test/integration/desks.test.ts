@@ -9,6 +9,7 @@ import {
   createQueueFixture,
   registerUser,
   type TestUser,
+  walkIn,
 } from "../helpers/fixtures";
 
 // Desks (docs/desks.md): CRUD, open/close (one operator per desk, one desk per operator,
@@ -43,13 +44,6 @@ async function createDesk(w: World, queueIds: string[], body: Record<string, unk
 
 async function openDesk(user: TestUser, deskId: string): Promise<any> {
   return expectOk(await call("POST", `/v1/desks/${deskId}/open`, { token: user.token }));
-}
-
-async function walkIn(w: World, queueId: string, vip = false): Promise<any> {
-  return expectOk(
-    await call("POST", `/v1/queues/${queueId}/${vip ? "vip-ticket" : "operator-join"}`, { token: w.owner.token, body: {} }),
-    201,
-  );
 }
 
 describe("desks: create, read, change, delete", () => {
@@ -186,13 +180,13 @@ describe("desks: call-next over several queues", () => {
     const operator = await addMember(w.owner, w.organizationId, "operator");
     const desk = await createDesk(w, [w.queueA, w.queueB], { name: "Guichet 3" });
     testClock.set("2026-03-20T09:00:00.000Z");
-    const a1 = await walkIn(w, w.queueA);
+    const a1 = await walkIn(w.owner, w.queueA);
     testClock.advance(1000);
-    const b1 = await walkIn(w, w.queueB);
+    const b1 = await walkIn(w.owner, w.queueB);
     testClock.advance(1000);
-    const a2 = await walkIn(w, w.queueA);
+    const a2 = await walkIn(w.owner, w.queueA);
     testClock.advance(1000);
-    const bVip = await walkIn(w, w.queueB, true);
+    const bVip = await walkIn(w.owner, w.queueB, { vip: true });
 
     const closed = await call("POST", `/v1/desks/${desk.id}/call-next`, { token: operator.token });
     expectError(closed, 409, "INVALID_STATE");
@@ -217,9 +211,9 @@ describe("desks: call-next over several queues", () => {
     const desk = await createDesk(w, [w.queueA, w.queueB], { displayName: "G7" });
     await openDesk(w.owner, desk.id);
     testClock.set("2026-03-20T09:00:00.000Z");
-    await walkIn(w, w.queueA);
+    await walkIn(w.owner, w.queueA);
     testClock.advance(1000);
-    await walkIn(w, w.queueB);
+    await walkIn(w.owner, w.queueB);
     const first = expectOk(await call("POST", `/v1/desks/${desk.id}/call-next`, { token: w.owner.token }));
     expect(first.queueId).toBe(w.queueA);
     expect(first.counter).toBe("G7");
@@ -235,7 +229,7 @@ describe("desks: call-next over several queues", () => {
     const ben = await addMember(w.owner, w.organizationId, "operator");
     const desk = await createDesk(w, [w.queueA]);
     await openDesk(ana, desk.id);
-    await walkIn(w, w.queueA);
+    await walkIn(w.owner, w.queueA);
     const other = await call("POST", `/v1/desks/${desk.id}/call-next`, { token: ben.token });
     expectError(other, 409, "CONFLICT");
     expect(other.body.error.details.reason).toBe("desk_occupied");
@@ -278,7 +272,7 @@ describe("desks: call-next over several queues", () => {
     const vipAt = new Set([7, 20, 33]);
     for (let i = 0; i < 50; i++) {
       testClock.advance(1000);
-      tickets.push(await walkIn(w, i % 2 === 0 ? w.queueA : w.queueB, vipAt.has(i)));
+      tickets.push(await walkIn(w.owner, i % 2 === 0 ? w.queueA : w.queueB, { vip: vipAt.has(i) }));
     }
     const rank = (t: any) => [t.isPriority ? 0 : 1, Date.parse(t.createdAt)];
     const before = (x: any, y: any) => {

@@ -5,6 +5,7 @@ import type { DomainEventMessage } from "../../src/domain/events";
 import { call, expectOk, unique } from "../helpers/api";
 import { createApiKey, type Fixture, queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
 import { capture, deliveriesOf, eventsOf, feed, feedEvents, inbox, smsUsed, type Captured } from "../helpers/notifications";
+import { expectLogs } from "../helpers/console";
 
 // The EVENTS consumer with the events the rooms really produced (CONTRACT §7).
 
@@ -476,8 +477,10 @@ describe("EVENTS dead letters", () => {
     const f = await queueFixture("pro");
     await join(f, await customer());
     const events = await eventsOf(captured, f.queueId);
+    const reported = expectLogs("error", /D1 unavailable/);
     vi.spyOn(env.DB, "batch").mockRejectedValueOnce(new Error("D1 unavailable"));
     const result = await feedEvents(events);
+    expect(reported).toHaveLength(1);
     expect(result.retryMessages).toHaveLength(events.length);
     expect(result.delays).toEqual(events.map(() => 30));
   });

@@ -1,13 +1,5 @@
 import worker from "../../src/index";
-import {
-  createExecutionContext,
-  createMessageBatch,
-  createScheduledController,
-  env,
-  getQueueResult,
-  runInDurableObject,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { testClock } from "../helpers/clock";
@@ -18,12 +10,8 @@ import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
 import { ticketUpsert } from "../../src/queue-room/outbox";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
-
-async function sweep(at: number) {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
+import { expectLogs } from "../helpers/console";
+import { sweep } from "../helpers/cron";
 
 /** The room's own rows for a ticket, as the drain reads them. */
 async function roomRows(queueId: string, ticketId: string): Promise<{ cfg: Configured; ticket: TicketRow }> {
@@ -90,6 +78,7 @@ describe("outbox → D1 projection and EVENTS", () => {
     const f = await queueFixture("pro");
     await settle(f.queueId);
     const attempts: DomainEventMessage[][] = [];
+    const reported = expectLogs("warn", /outbox delivery failed.*queue down/);
     const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
       attempts.push([...messages].map((m) => m.body as DomainEventMessage));
       if (attempts.length === 1) throw new Error("queue down");
@@ -108,6 +97,8 @@ describe("outbox → D1 projection and EVENTS", () => {
     // The very event of the failed attempt (same id, so consumers de-duplicate) went out on a later alarm.
     expect(retried.flat()).toContainEqual(created);
     expect(await outboxSize(f.queueId)).toBe(0);
+    // The failed attempt was reported once, as a warning the room retries after.
+    expect(reported).toHaveLength(1);
   });
 
   it("emits capacity_warning at 80% and almost_called when a ticket comes within 3 of the front", async () => {

@@ -1,10 +1,10 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertService, settle } from "../helpers/catalog";
 import { addMember, createOrganization, queueFixture, registerUser, setPlan } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
 
 describe("POST /v1/business/queues", () => {
   it("creates queues with letters A, B, C per service and a full record", async () => {
@@ -229,12 +229,6 @@ describe("PATCH /v1/business/queues/{id}/status", () => {
 });
 
 describe("PATCH /v1/business/queues/{queueId}", () => {
-  async function sweep(at: number) {
-    const ctx = createExecutionContext();
-    await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-    await waitOnExecutionContext(ctx);
-  }
-
   it("renames, describes and sets capacity and no-show timeout; null clears", async () => {
     const f = await queueFixture("pro", { description: "Front desk", maxCapacity: 20 });
     const patched = expectOk(

@@ -1,5 +1,4 @@
-import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   ANONYMISE_NOTIFICATION_DELIVERIES,
@@ -13,17 +12,12 @@ import { call, expectError, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
 
 // Personal data (visitor names and phones, delivery addresses) is anonymised by the cron sweep
 // once older than the organization's retention (default 90 days); nothing else changes.
 
 const DAY = 86_400_000;
-
-async function sweep(at: number): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 type Org = Fixture & { key: string };
 

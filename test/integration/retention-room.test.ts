@@ -4,7 +4,7 @@ import { ARCHIVE_CANDIDATES_SQL, ROOM_KEEP_MS } from "../../src/queue-room/archi
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
-import { createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
+import { createApiKey, queueFixture, type Fixture, walkIn } from "../helpers/fixtures";
 import { now } from "../../src/lib/clock";
 
 // The room keeps only live and recent tickets: finished ones leave its SQLite once D1 holds
@@ -30,10 +30,6 @@ async function fixture(): Promise<Fixture> {
   const f = await queueFixture("pro");
   keys.set(f.queueId, (await createApiKey(f.owner, f.organizationId, ["admin"])).key);
   return f;
-}
-
-async function walkIn(f: Fixture): Promise<any> {
-  return expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, auth(f)), 201);
 }
 
 async function callServeComplete(f: Fixture): Promise<any> {
@@ -64,9 +60,9 @@ describe("room archive step", () => {
   it("archives finished tickets past the keep window once D1 holds them; live ones, recent ones and ones with an undrained event stay", async () => {
     testClock.set("2026-06-01T08:00:00.000Z");
     const f = await fixture();
-    const served = await walkIn(f);
-    const cancelled = await walkIn(f);
-    const waiting = await walkIn(f);
+    const served = await walkIn(auth(f), f.queueId);
+    const cancelled = await walkIn(auth(f), f.queueId);
+    const waiting = await walkIn(auth(f), f.queueId);
     await callServeComplete(f);
     expectOk(await call("POST", `/v1/tickets/${cancelled.id}/cancel`, auth(f)));
     await settle(f.queueId);
@@ -102,8 +98,8 @@ describe("room archive step", () => {
   it("a finished ticket D1 lacks (or holds at an older version) is projected first, then archived", async () => {
     testClock.set("2026-06-02T08:00:00.000Z");
     const f = await fixture();
-    const a = await walkIn(f);
-    const b = await walkIn(f);
+    const a = await walkIn(auth(f), f.queueId);
+    const b = await walkIn(auth(f), f.queueId);
     await callServeComplete(f);
     await callServeComplete(f);
     await settle(f.queueId);
@@ -123,7 +119,7 @@ describe("room archive step", () => {
   it("a skipped ticket stays recoverable within the keep window; the original of a live recovery stays", async () => {
     testClock.set("2026-06-03T08:00:00.000Z");
     const f = await fixture();
-    const t = await walkIn(f);
+    const t = await walkIn(auth(f), f.queueId);
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, auth(f)));
     expectOk(await call("POST", `/v1/tickets/${t.id}/skip-absent`, { ...auth(f), body: { reason: "absent" } }));
     await settle(f.queueId);
@@ -192,7 +188,7 @@ describe("room archive step", () => {
       const before = await stats();
       expect(before.rows).toBe(HISTORY);
       // A change arms the room's alarm, which starts archiving on its own.
-      const live = await walkIn(f);
+      const live = await walkIn(auth(f), f.queueId);
 
       // The hot queries read through indexes, whatever the history (the same SQL as store.ts,
       // remote.ts and archive.ts): their cost does not grow with it.
@@ -240,7 +236,7 @@ describe("room archive step", () => {
       console.log(`room storage: ${before.size} bytes with 100,000 history rows; ${again.size} after archiving 200,000`);
 
       // Join and call-next still behave.
-      const joined = await walkIn(f);
+      const joined = await walkIn(auth(f), f.queueId);
       expect(joined.position).toBe(2);
       expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, auth(f))).id).toBe(live.id);
       expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, auth(f))).id).toBe(joined.id);

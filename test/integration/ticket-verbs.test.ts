@@ -1,24 +1,20 @@
-import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { render } from "../../src/domain/notification-templates";
 import { call, expectError, expectOk, unique, type ApiResponse } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
-import { addMember, createApiKey, createOrganization, createQueueFixture, queueFixture, registerUser } from "../helpers/fixtures";
+import { addMember, createApiKey, createOrganization, createQueueFixture, queueFixture, registerUser, walkIn } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
 
 // The operator's verbs of issue #19 beyond recall and return (docs/desks.md): hold and resume,
 // outcomes and notes at completion, and the owner's step back ("let others pass").
 
 type F = { owner: { token: string; id?: string }; queueId: string; organizationId: string; serviceId: string };
 
-async function walkIn(f: F): Promise<any> {
-  return expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: {} }), 201);
-}
-
 async function calledTicket(f: F, counter = "Guichet 2"): Promise<any> {
-  await walkIn(f);
+  await walkIn(f.owner, f.queueId);
   return expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { counter } }));
 }
 
@@ -41,12 +37,6 @@ async function eventsOf(queueId: string, act: () => Promise<void>): Promise<Doma
     spy.mockRestore();
   }
   return sent;
-}
-
-async function sweep(at: number): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
 }
 
 /** An Idempotency-Key sent twice: the second answer is the first's, replayed, and nothing ran again. */
@@ -72,8 +62,8 @@ describe("hold and resume", () => {
     );
     expectOk(await call("POST", `/v1/desks/${desk.id}/open`, { token: owner.token }));
     testClock.set("2026-03-20T10:00:00.000Z");
-    await walkIn({ ...f, owner });
-    const next = await walkIn({ ...f, owner });
+    await walkIn(owner, f.queueId);
+    const next = await walkIn(owner, f.queueId);
     const called = expectOk(await call("POST", `/v1/desks/${desk.id}/call-next`, { token: owner.token }));
     expect(called).toMatchObject({ status: "called", deskId: desk.id, counter: "Guichet 3" });
 
@@ -140,7 +130,7 @@ describe("hold and resume", () => {
     expectOk(await post(`/v1/tickets/${t.id}/serve`, f.owner.token));
     const held = expectOk(await post(`/v1/tickets/${t.id}/hold`, f.owner.token));
     expect(held).toMatchObject({ status: "held", holdReason: null, servingAt: expect.any(String) });
-    await walkIn(f);
+    await walkIn(f.owner, f.queueId);
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} }));
     const resumed = expectOk(await post(`/v1/tickets/${t.id}/resume`, f.owner.token));
     expect(resumed).toMatchObject({ status: "serving", servingAt: held.servingAt, calledAt: t.calledAt, counter: "Guichet 2" });
@@ -149,7 +139,7 @@ describe("hold and resume", () => {
 
   it("refuses the wrong state (409 INVALID_STATE with allowed), a key without QUEUE_OPERATE (403), another organization (404)", async () => {
     const f = await queueFixture("pro");
-    const waiting = await walkIn(f);
+    const waiting = await walkIn(f.owner, f.queueId);
     const hold = await post(`/v1/tickets/${waiting.id}/hold`, f.owner.token);
     expectError(hold, 409, "INVALID_STATE");
     expect(hold.body.error.details).toEqual({ status: "waiting", allowed: ["called", "serving"] });
@@ -306,7 +296,7 @@ describe("step back (let others pass)", () => {
     const f = await queueFixture("pro");
     const customer = await registerUser();
     const mine = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: {} }), 201);
-    const others = [await walkIn(f), await walkIn(f), await walkIn(f)];
+    const others = [await walkIn(f.owner, f.queueId), await walkIn(f.owner, f.queueId), await walkIn(f.owner, f.queueId)] as const;
     let moved: any;
     const events = await eventsOf(f.queueId, async () => {
       moved = expectOk(await post(`/v1/tickets/${mine.id}/step-back`, customer.token, { places: 2 }));
@@ -338,8 +328,8 @@ describe("step back (let others pass)", () => {
     const f = await queueFixture("pro");
     const customer = await registerUser();
     const mine = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: {} }), 201);
-    await walkIn(f);
-    await walkIn(f);
+    await walkIn(f.owner, f.queueId);
+    await walkIn(f.owner, f.queueId);
     for (const places of [0, 11, 1.5, "2"]) {
       expectError(await post(`/v1/tickets/${mine.id}/step-back`, customer.token, { places }), 400, "VALIDATION_ERROR", "places");
     }
@@ -367,7 +357,7 @@ describe("step back (let others pass)", () => {
     const f = await queueFixture("pro");
     const widgetKey = (await createApiKey(f.owner as any, f.organizationId, ["widget"])).key;
     const joined = expectOk(await call("POST", `/v1/widget/queue/${f.queueId}/join`, { apiKey: widgetKey, body: {} }), 201);
-    await walkIn(f);
+    await walkIn(f.owner, f.queueId);
     const path = `/v1/widget/tickets/${joined.id}/step-back`;
     expectError(await call("POST", path, { body: { places: 1 } }), 404, "NOT_FOUND");
     expectError(await call("POST", path, { body: { places: 1 }, headers: { "X-Ticket-Token": "A".repeat(43) } }), 404, "NOT_FOUND");
@@ -382,7 +372,7 @@ describe("step back (let others pass)", () => {
     const customer = await registerUser();
     for (let round = 0; round < 5; round++) {
       const mine = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: {} }), 201);
-      const behind = [await walkIn(f), await walkIn(f), await walkIn(f)];
+      const behind = [await walkIn(f.owner, f.queueId), await walkIn(f.owner, f.queueId), await walkIn(f.owner, f.queueId)] as const;
       const [step, ...calls] = await Promise.all([
         post(`/v1/tickets/${mine.id}/step-back`, customer.token, { places: 2 }),
         call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} }),

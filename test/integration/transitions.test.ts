@@ -1,10 +1,9 @@
-import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, waitOnExecutionContext, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { addMember, addQueue, type Fixture, queueFixture } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
 
 // Every row of the CONTRACT §4 table, and every operation refused from every other status.
 
@@ -20,12 +19,6 @@ beforeAll(async () => {
   operator = await addMember(f.owner, f.organizationId, "operator");
   spare = await addQueue(f);
 });
-
-async function sweep(at: number) {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 /** A fresh queue holding one ticket in `status`. */
 async function ticketIn(status: Status): Promise<{ queueId: string; ticketId: string }> {

@@ -1,16 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import { createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
+import { createApiKey, queueFixture, type Fixture, walkIn } from "../helpers/fixtures";
 
 // The estimate as the API answers it (docs/wait-estimate.md): the queue's default before
 // there is history, a range beside every estimatedWaitMinutes, and never 0 with anyone ahead.
 
 const START = "2026-03-02T09:00:00.000Z";
-
-async function walkIn(f: Fixture): Promise<any> {
-  return expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: {} }), 201);
-}
 
 async function queue(f: Fixture): Promise<any> {
   return expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token: f.owner.token }));
@@ -25,9 +21,9 @@ describe("the queue's default time per service", () => {
     testClock.set(START);
     const f = await queueFixture("pro", { defaultServiceMinutes: 8 });
     expect(await queue(f)).toMatchObject({ defaultServiceMinutes: 8, estimatedWaitMinutes: 0, estimatedWaitRange: { low: 0, high: 0 } });
-    await walkIn(f);
-    await walkIn(f);
-    const third = await walkIn(f);
+    await walkIn(f.owner, f.queueId);
+    await walkIn(f.owner, f.queueId);
+    const third = await walkIn(f.owner, f.queueId);
     expect(third).toMatchObject({ position: 3, estimatedWaitMinutes: 24, estimatedWaitRange: { low: 14, high: 34 } });
     expect(await queue(f)).toMatchObject({ waitingCount: 3, estimatedWaitMinutes: 24, estimatedWaitRange: { low: 14, high: 34 } });
     const widget = expectOk(await call("GET", `/v1/widget/queue/${f.queueId}/status`));
@@ -65,7 +61,7 @@ describe("the estimate never reads 0 with someone ahead", () => {
   it("two quick calls after opening (the reported '~0 min' with 3 waiting) keep the default pace", async () => {
     testClock.set(START);
     const f = await queueFixture();
-    for (let i = 0; i < 5; i++) await walkIn(f);
+    for (let i = 0; i < 5; i++) await walkIn(f.owner, f.queueId);
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
     testClock.advance(4_000);
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
@@ -84,7 +80,7 @@ describe("the estimate never reads 0 with someone ahead", () => {
     testClock.set(START);
     const f = await queueFixture();
     const widgetKey = (await createApiKey(f.owner, f.organizationId, ["widget"])).key;
-    for (let i = 0; i < 12; i++) await walkIn(f);
+    for (let i = 0; i < 12; i++) await walkIn(f.owner, f.queueId);
     for (let i = 0; i < 10; i++) {
       expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
       testClock.advance(31_000);
