@@ -17,6 +17,7 @@ import authRoutes from "./routes/auth";
 import calendarRoutes from "./routes/calendar";
 import { mountDocs } from "./routes/docs";
 import memberRoutes from "./routes/members";
+import invitationRoutes from "./routes/invitations";
 import organizationRoutes from "./routes/organizations";
 import qrRoutes from "./routes/qr";
 import nfcRoutes from "./routes/nfc";
@@ -85,6 +86,7 @@ export function createApp() {
   app.route("/v1", queueRoutes);
   app.route("/v1", ticketRoutes);
   app.route("/v1", memberRoutes);
+  app.route("/v1", invitationRoutes);
   app.route("/v1", apiKeyRoutes);
   app.route("/v1", embedRoutes);
   app.route("/v1", widgetRoutes);

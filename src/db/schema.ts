@@ -24,6 +24,8 @@ export const users = sqliteTable(
     ticketReminders: integer("ticket_reminders", { mode: "boolean" }).notNull().default(true),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Where a request that names no organization goes when the user has several (migration 0017). */
+    defaultOrganizationId: text("default_organization_id"),
   },
   (t) => [uniqueIndex("users_email_unique").on(t.email)],
 );
@@ -87,6 +89,35 @@ export const members = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("members_user_idx").on(t.userId)],
+);
+
+/**
+ * An offer of membership (migration 0017): membership starts only when the invitee accepts
+ * with their own session. The id doubles as the link token (accepting also needs the e-mail).
+ */
+export const invitations = sqliteTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: text("role", { enum: ["admin", "manager", "operator"] }).notNull(),
+    status: text("status", { enum: ["pending", "accepted", "declined", "revoked"] })
+      .notNull()
+      .default("pending"),
+    invitedBy: text("invited_by"),
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("invitations_pending_unique")
+      .on(t.organizationId, t.email)
+      .where(sql`status = 'pending'`),
+    index("invitations_email_idx").on(t.email, t.status),
+  ],
 );
 
 export const apiKeys = sqliteTable(

@@ -8,13 +8,19 @@ import { wallTimeAt } from "./recurrence";
 //    strip before reading a formula) is prefixed with a single quote, so Excel, LibreOffice
 //    and Google Sheets show it as text instead of running it (OWASP's advice). Numbers and
 //    ISO times are written by us and never start with those (negative numbers are not emitted);
+//  - the same inside a field, after any character a spreadsheet may split on (`,` `;` tab `|`,
+//    CR, LF), even through the quotes: French and German Excel split a comma file on `;`
+//    without honouring quotes that open mid-line, so `Jean;=cmd|…` would start a cell with `=`
+//    (issue 26). Each such place gets the single quote, and a field holding `;` or a
+//    neutralised place is quoted too;
 //  - the file starts with a UTF-8 byte order mark, so Excel reads it as UTF-8.
 
 export const UTF8_BOM = "\uFEFF";
 export const CSV_EOL = "\r\n";
 
-const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
+/** A place a spreadsheet may start a cell (the field's start or after a delimiter), then a formula's first character. */
+const FORMULA_AFTER_SPLIT = /(^|[,;|\t\r\n])([ ]*)(?=[=+\-@\t\r])/g;
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 
 export type CsvValue = string | number | boolean | null | undefined;
 
@@ -23,8 +29,9 @@ export function csvField(value: CsvValue): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
   if (typeof value === "boolean") return value ? "true" : "false";
-  const text = FORMULA_START.test(value) ? `'${value}` : value;
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const text = value.replace(FORMULA_AFTER_SPLIT, "$1'$2");
+  const neutralisedInside = text.length > value.length && !(text.startsWith("'") && text.length === value.length + 1);
+  return NEEDS_QUOTES.test(text) || neutralisedInside ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 export function csvRecord(values: readonly CsvValue[]): string {

@@ -10,6 +10,7 @@ import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { isId, queueIdOfTicket } from "../lib/ids";
 import { apiKeyLookupPrefix, apiKeyOf, apiKeyQuery, apiKeySubscriptionQuery, looksLikeApiKey } from "../services/api-key-auth";
+import { defaultOrganizationOf } from "../services/members";
 import { queueQuery, sessionRoleInQueueQuery } from "../services/queues";
 import { sessionOf, sessionQuery, sessionUserQuery, slidExpiry, writeSlide, type UserRow } from "../services/sessions";
 import { credentialRefusal, recordFailedCredential } from "./rate-limit";
@@ -252,7 +253,7 @@ export async function actorIn(c: Context<AppEnv>, organizationId: string, what =
 
 /**
  * The organization of a route with no organization id in its path: the API key's, else the
- * X-Organization-Id header, else the user's only membership (CONTRACT §2).
+ * X-Organization-Id header, else the user's only membership (CONTRACT §2), else their chosen default.
  */
 export async function organizationOfRequest(c: Context<AppEnv>): Promise<string> {
   const p = requireCredential(c);
@@ -262,15 +263,13 @@ export async function organizationOfRequest(c: Context<AppEnv>): Promise<string>
     if (!isId("org", header)) throw validationError("X-Organization-Id", "not an organization id");
     return header;
   }
-  const rows = await database(c.env.DB)
-    .select({ organizationId: members.organizationId })
-    .from(members)
-    .where(eq(members.userId, p.user.id))
-    .limit(2)
-    .all();
-  if (rows.length === 1) return rows[0]!.organizationId;
+  // The only membership, else the user's chosen default (PATCH /v1/auth/me), issue 26.
+  const { organizationId, memberships } = await defaultOrganizationOf(database(c.env.DB), p.user.id);
+  if (organizationId) return organizationId;
   throw validationError(
     "X-Organization-Id",
-    rows.length === 0 ? "you are not a member of any organization" : "required when you belong to several organizations",
+    memberships === 0
+      ? "you are not a member of any organization"
+      : "required when you belong to several organizations and have chosen no default (PATCH /v1/auth/me)",
   );
 }

@@ -21,9 +21,16 @@ const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
 
 type Row = typeof idempotencyKeys.$inferSelect;
 
-/** Keys are per credential: two callers may use the same key without seeing each other. */
-function scopeOf(c: Context<AppEnv>): string {
+/**
+ * Keys are per credential: two callers may use the same key without seeing each other. A
+ * widget (publishable) key is no one caller: every visitor of the page that embeds it holds
+ * it, so its scope is also the visitor's address and the request itself (issue 26). Another
+ * visitor reusing a key then runs their own request instead of receiving someone's ticket
+ * and token; the same visitor's retry (same address, key and body) still replays.
+ */
+function scopeOf(c: Context<AppEnv>, requestHash: string): string {
   const p = c.get("principal");
+  if (p.kind === "apiKey" && p.widgetOnly) return `key:${p.keyId}:ip:${clientIp(c)}:req:${requestHash}`;
   if (p.kind === "apiKey") return `key:${p.keyId}`;
   if (p.kind === "session") return `user:${p.user.id}`;
   return `ip:${clientIp(c)}`;
@@ -125,9 +132,9 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   if (!KEY_PATTERN.test(key)) throw validationError(IDEMPOTENCY_HEADER, "must be 1 to 255 printable ASCII characters");
 
   const db = database(c.env.DB);
-  const scope = scopeOf(c);
   const storedKey = await sha256Hex(key);
   const hash = await requestHash(c, key);
+  const scope = scopeOf(c, hash);
   const secret = await answerKey(scope, key);
 
   for (let attempt = 0; attempt <= POLL_ATTEMPTS; attempt++) {

@@ -22,6 +22,7 @@ const DEMO = {
   chk: "chk_d3m0pr00000000000000",
   qrt: "qrt_d3m0qr000000000000000",
   dsk: "dsk_d3m0gu1ch3t3000000000",
+  ivt: "ivt_d3m0nv1tat10n0000000",
 };
 const WHEN = "2026-03-20T10:30:00.000Z";
 
@@ -294,6 +295,7 @@ const PREFIX_OF: Record<string, string> = {
   RemoteJoin: "rjn",
   Invoice: "inv",
   Desk: "dsk",
+  Invitation: "ivt",
 };
 
 const BY_NAME: Record<string, unknown> = {
@@ -310,6 +312,8 @@ const BY_NAME: Record<string, unknown> = {
   targetOperatorId: DEMO.usr,
   newOwnerId: DEMO.usr,
   createdById: DEMO.owner,
+  defaultOrganizationId: DEMO.org,
+  invitationId: DEMO.ivt,
   keyId: DEMO.key,
   locationIds: [DEMO.loc],
   queueIds: [DEMO.que],
@@ -476,6 +480,7 @@ const PARAMETER_EXAMPLES: Record<string, unknown> = {
   notificationId: DEMO.ntf,
   checkoutId: DEMO.chk,
   deskId: DEMO.dsk,
+  invitationId: DEMO.ivt,
   id: DEMO.qrt,
   token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
   // A week of calendar from the documented day (a range must end after it starts).

@@ -32,9 +32,15 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/business/dashboard": { id: "getDashboard", organizationFromRequest: true },
 
   "GET /v1/organizations/{organizationId}/members": { id: "listMembers" },
-  "POST /v1/organizations/{organizationId}/members": { id: "addMember", errors: ["CONFLICT"] },
+  "POST /v1/organizations/{organizationId}/members": { id: "addMember", errors: ["CONFLICT", "QUOTA_EXCEEDED"] },
   "PATCH /v1/organizations/{organizationId}/members/{userId}": { id: "updateMember" },
   "DELETE /v1/organizations/{organizationId}/members/{userId}": { id: "removeMember" },
+  "GET /v1/organizations/{organizationId}/invitations": { id: "listInvitations" },
+  "DELETE /v1/organizations/{organizationId}/invitations/{invitationId}": { id: "revokeInvitation", errors: STATE },
+  "GET /v1/invitations": { id: "listMyInvitations" },
+  "POST /v1/invitations/{invitationId}/accept": { id: "acceptInvitation", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/invitations/{invitationId}/decline": { id: "declineInvitation", errors: STATE },
+  "PATCH /v1/auth/me": { id: "updateMe" },
 
   "POST /v1/organizations/{organizationId}/api-keys": { id: "createApiKey" },
   "GET /v1/organizations/{organizationId}/api-keys": { id: "listApiKeys" },

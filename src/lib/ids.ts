@@ -23,7 +23,8 @@ export type IdPrefix =
   | "req"
   | "scn"
   | "chk"
-  | "dsk";
+  | "dsk"
+  | "ivt";
 
 export function randomString(length: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(length));

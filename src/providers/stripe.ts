@@ -72,6 +72,10 @@ export async function parseStripeEvent(
   atMs: number,
 ): Promise<ProviderEvent | null> {
   if (!signature || !config.STRIPE_WEBHOOK_SECRET) return null;
+  // The SDK only refuses timestamps too old; one dated ahead of now by more than the tolerance
+  // is refused here, so the window applies both ways (docs/billing.md, issue 26).
+  const t = /(?:^|,)\s*t=(\d+)/.exec(signature);
+  if (t && Number(t[1]) - atMs / 1000 > SIGNATURE_TOLERANCE_SECONDS) return null;
   let event: Stripe.Event;
   try {
     event = await Stripe.webhooks.constructEventAsync(

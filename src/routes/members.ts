@@ -17,11 +17,9 @@ import {
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { newId } from "../lib/ids";
-import { iso } from "../lib/time";
-import { publishEvent } from "../services/domain-events";
-import { addMember, changeMemberRole, listMembers, memberRecord, removeMember } from "../services/members";
-import { Email, RoleSchema } from "./schemas";
+import { invitationRecord, inviteMember } from "../services/invitations";
+import { changeMemberRole, leaveOrganization, listMembers, memberRecord, removeMember } from "../services/members";
+import { Email, InvitationRecord, RoleSchema } from "./schemas";
 
 const app = router();
 const tags = ["Members"];
@@ -69,14 +67,18 @@ const add = createRoute({
   method: "post",
   path: "/organizations/{organizationId}/members",
   tags,
-  summary: "Add an existing account as a member (ORG_MANAGE)",
-  description: "The account must exist (else 404 on `email`). `owner` cannot be given here: use transfer-ownership.",
+  summary: "Invite a person to become a member (ORG_MANAGE)",
+  description:
+    "Sends an invitation valid 7 days (an in-app notification if the e-mail has an account, and an e-mail). " +
+    "Membership starts only when the invitee accepts (`POST /v1/invitations/{invitationId}/accept`). The answer is the " +
+    "same `202` whether or not the e-mail has an account. Inviting a pending e-mail again refreshes its invitation. " +
+    "`owner` cannot be given here: use transfer-ownership.",
   security: SECURITY.any,
   request: {
     params: OrganizationParam,
     body: jsonBody(z.strictObject({ email: Email, role: RoleSchema }).openapi("AddMemberRequest")),
   },
-  responses: { 201: jsonResponse(okEnvelope(MemberRecord), "Added"), ...errors(409) },
+  responses: { 202: jsonResponse(okEnvelope(InvitationRecord), "Invitation sent"), ...errors(409) },
 });
 
 app.openapi(add, async (c) => {
@@ -85,17 +87,12 @@ app.openapi(add, async (c) => {
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
   refuseOwnerRole(role);
   const at = now();
-  const member = await addMember(database(c.env.DB), organizationId, email, role, at);
-  await publishEvent(c.env, {
-    id: newId("evt"),
-    type: "member.joined",
-    organizationId,
-    queueId: null,
-    ticketId: null,
-    occurredAt: iso(at),
-    data: { userId: member.userId, role, addedBy: actor.userId ?? actor.apiKeyId },
-  });
-  return c.json(ok(memberRecord(member)), 201);
+  const invitation = await inviteMember(
+    c.env,
+    { organizationId, email, role, invitedBy: actor.userId ?? actor.apiKeyId, origin: new URL(c.req.url).origin },
+    at,
+  );
+  return c.json(ok(invitationRecord(invitation, at)), 202);
 });
 
 const update = createRoute({
@@ -124,7 +121,7 @@ const remove = createRoute({
   method: "delete",
   path: "/organizations/{organizationId}/members/{userId}",
   tags,
-  summary: "Remove a member (ORG_MANAGE); the owner cannot be removed",
+  summary: "Remove a member (ORG_MANAGE), or leave: any member may remove themself, except the owner",
   security: SECURITY.any,
   request: { params: MemberParams },
   responses: {
@@ -135,8 +132,14 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const { organizationId, userId } = c.req.valid("param");
-  await authorize(c, organizationId, "ORG_MANAGE");
-  await removeMember(database(c.env.DB), organizationId, userId);
+  const actor = await actorIn(c, organizationId);
+  if (actor.userId === userId) {
+    // Leaving needs no permission: nobody is kept in an organization against their will.
+    await leaveOrganization(database(c.env.DB), organizationId, userId);
+  } else {
+    await authorize(c, organizationId, "ORG_MANAGE");
+    await removeMember(database(c.env.DB), organizationId, userId);
+  }
   return c.json(ok({ userId, removed: true as const }), 200);
 });
 

@@ -146,7 +146,13 @@ const NotificationRecord = z
     type: z.string(),
     title: z.string(),
     body: z.string(),
-    data: z.object({ ticketId: z.string().optional(), queueId: z.string().optional(), displayCode: z.string().optional() }),
+    data: z.object({
+      ticketId: z.string().optional(),
+      queueId: z.string().optional(),
+      displayCode: z.string().optional(),
+      invitationId: z.string().optional().openapi({ description: "On a member.invited notification: accept or decline it" }),
+      organizationId: z.string().optional(),
+    }),
     readAt: z.string().nullable(),
     createdAt: z.string(),
   })

@@ -27,10 +27,28 @@ export const UserRecord = z
     role: z.enum(["user", "admin"]),
     accountType: z.enum(["business", "customer"]),
     language: Language,
+    defaultOrganizationId: z
+      .string()
+      .nullable()
+      .openapi({ description: "Used when a request names no organization and you have several memberships" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .openapi("User");
+
+export const InvitationRecord = z
+  .object({
+    id: z.string().openapi({ description: "Also the token of the invitation link; accepting needs the invitee's session" }),
+    organizationId: z.string(),
+    organizationName: z.string().optional(),
+    email: z.string(),
+    role: z.enum(["admin", "manager", "operator"]),
+    status: z.enum(["pending", "accepted", "declined", "revoked", "expired"]),
+    expiresAt: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Invitation");
 
 export const SessionRecord = z.object({ token: z.string(), expiresAt: z.string() }).openapi("Session");
 

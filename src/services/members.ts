@@ -1,11 +1,10 @@
-import { and, count, eq, ne } from "drizzle-orm";
+import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { members, users } from "../db/schema";
 import type { Role } from "../domain/permissions";
 import { ApiError, conflict, forbidden, notFound } from "../http/errors";
 import { iso } from "../lib/time";
 import { isUniqueViolation } from "./organizations";
-import { findUserByEmail } from "./users";
 
 /** Roles these routes may give; the owner role only moves through transfer-ownership. */
 export type GrantableRole = Exclude<Role, "owner">;
@@ -64,17 +63,63 @@ export async function listMembers(db: Database, organizationId: string, window: 
   return { rows, total: total?.n ?? 0 };
 }
 
-/** Adds an existing account to the organization. */
-export async function addMember(db: Database, organizationId: string, email: string, role: GrantableRole, at: number): Promise<MemberRow> {
-  const user = await findUserByEmail(db, email);
-  if (!user) throw new ApiError("NOT_FOUND", "No account uses this email; the person must register first", { field: "email" });
+/**
+ * One change to who belongs where. Every write to `members` in the code base is built by
+ * `membershipStatement` and followed by `membershipsChanged`, so a cache of memberships (the
+ * per-account object of issue 33) has exactly one place to hook.
+ */
+export type MembershipWrite =
+  | { kind: "grant"; organizationId: string; userId: string; role: Role; at: number }
+  | { kind: "role"; organizationId: string; userId: string; role: Role; at: number; only?: SQL }
+  | { kind: "revoke"; organizationId: string; userId: string; only?: SQL };
+
+export function membershipStatement(db: Database, w: MembershipWrite) {
+  const row = and(eq(members.organizationId, w.organizationId), eq(members.userId, w.userId));
+  switch (w.kind) {
+    case "grant":
+      return db
+        .insert(members)
+        .values({ organizationId: w.organizationId, userId: w.userId, role: w.role, createdAt: w.at, updatedAt: w.at });
+    case "role":
+      return db
+        .update(members)
+        .set({ role: w.role, updatedAt: w.at })
+        .where(w.only ? and(row, w.only) : row);
+    case "revoke":
+      return db.delete(members).where(w.only ? and(row, w.only) : row);
+  }
+}
+
+/**
+ * Called after every committed membership write with the accounts whose memberships may have
+ * changed. Nothing caches memberships yet; this is where that cache is told to forget.
+ */
+export async function membershipsChanged(_userIds: readonly string[]): Promise<void> {}
+
+/** Runs one membership write and reports it; answers the rows it changed. */
+async function writeMembership(db: Database, w: MembershipWrite): Promise<number> {
+  const result = await membershipStatement(db, w).run();
+  await membershipsChanged([w.userId]);
+  return result.meta.changes;
+}
+
+/**
+ * Makes an account a member: only ever called when the person accepted an invitation
+ * (services/invitations.ts), never on someone else's say-so.
+ */
+export async function grantMembership(
+  db: Database,
+  organizationId: string,
+  userId: string,
+  role: GrantableRole,
+  at: number,
+): Promise<void> {
   try {
-    await db.insert(members).values({ organizationId, userId: user.id, role, createdAt: at, updatedAt: at });
+    await writeMembership(db, { kind: "grant", organizationId, userId, role, at });
   } catch (err) {
-    if (isUniqueViolation(err, "members.")) throw conflict("email", "This person is already a member");
+    if (isUniqueViolation(err, "members.")) throw conflict("invitationId", "You are already a member of this organization");
     throw err;
   }
-  return { userId: user.id, role, email: user.email, firstName: user.firstName, lastName: user.lastName, createdAt: at, updatedAt: at };
 }
 
 /**
@@ -88,23 +133,54 @@ export async function changeMemberRole(
   role: GrantableRole,
   at: number,
 ): Promise<MemberRow> {
-  const result = await db
-    .update(members)
-    .set({ role, updatedAt: at })
-    .where(and(eq(members.organizationId, organizationId), eq(members.userId, userId), ne(members.role, "owner")))
-    .run();
-  if (result.meta.changes === 0) await explainUntouched(db, organizationId, userId);
+  const changes = await writeMembership(db, { kind: "role", organizationId, userId, role, at, only: ne(members.role, "owner") });
+  if (changes === 0) await explainUntouched(db, organizationId, userId);
   const updated = await findMember(db, organizationId, userId);
   if (!updated) throw notFound("Member");
   return updated;
 }
 
 export async function removeMember(db: Database, organizationId: string, userId: string): Promise<void> {
-  const result = await db
-    .delete(members)
-    .where(and(eq(members.organizationId, organizationId), eq(members.userId, userId), ne(members.role, "owner")))
-    .run();
-  if (result.meta.changes === 0) await explainUntouched(db, organizationId, userId);
+  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
+  if (changes === 0) await explainUntouched(db, organizationId, userId);
+}
+
+/**
+ * A member leaves on their own: any organization but one they own (the owner transfers
+ * ownership first, or deletes the organization).
+ */
+export async function leaveOrganization(db: Database, organizationId: string, userId: string): Promise<void> {
+  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
+  if (changes === 0) {
+    const existing = await findMember(db, organizationId, userId);
+    if (!existing) throw notFound("Member");
+    throw forbidden("The owner cannot leave; transfer ownership or delete the organization first");
+  }
+}
+
+/**
+ * The organization a session request that names none works in: the only membership, else the
+ * user's chosen default while they are still a member there (a stale default is ignored).
+ */
+export async function defaultOrganizationOf(db: Database, userId: string): Promise<{ organizationId: string | null; memberships: number }> {
+  const preferred = sql<number>`${members.organizationId} = (select ${users.defaultOrganizationId} from ${users} where ${users.id} = ${userId})`;
+  const rows = await db
+    .select({ organizationId: members.organizationId, preferred })
+    .from(members)
+    .where(eq(members.userId, userId))
+    .orderBy(desc(preferred))
+    .limit(2)
+    .all();
+  if (rows.length === 1 || (rows[0] && rows[0].preferred)) return { organizationId: rows[0]!.organizationId, memberships: rows.length };
+  return { organizationId: null, memberships: rows.length };
+}
+
+/** Sets (or with null clears) the user's default organization; they must be a member of it. */
+export async function setDefaultOrganization(db: Database, userId: string, organizationId: string | null, at: number): Promise<void> {
+  if (organizationId !== null && !(await findMember(db, organizationId, userId))) {
+    throw new ApiError("NOT_FOUND", "You are not a member of this organization", { field: "defaultOrganizationId" });
+  }
+  await db.update(users).set({ defaultOrganizationId: organizationId, updatedAt: at }).where(eq(users.id, userId)).run();
 }
 
 async function explainUntouched(db: Database, organizationId: string, userId: string): Promise<never> {

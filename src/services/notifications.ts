@@ -91,6 +91,7 @@ export function notificationRecord(r: NotificationRow) {
       ...(data.ticketId ? { ticketId: data.ticketId } : {}),
       ...(data.queueId ? { queueId: data.queueId } : {}),
       ...(data.displayCode ? { displayCode: data.displayCode } : {}),
+      ...(data.invitationId ? { invitationId: data.invitationId, organizationId: data.organizationId } : {}),
     },
     readAt: r.read_at === null ? null : iso(r.read_at),
     createdAt: iso(r.created_at),

@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
+import { membershipsChanged, membershipStatement } from "./members";
 import { retireQueues } from "./queue-rooms";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -71,7 +72,7 @@ export async function createOrganization(db: Database, ownerId: string, input: N
   try {
     await db.batch([
       db.insert(organizations).values(row),
-      db.insert(members).values({ organizationId: row.id, userId: ownerId, role: "owner", createdAt: at, updatedAt: at }),
+      membershipStatement(db, { kind: "grant", organizationId: row.id, userId: ownerId, role: "owner", at }),
       db.insert(subscriptions).values({
         organizationId: row.id,
         currentPeriodStart: period.start,
@@ -80,6 +81,7 @@ export async function createOrganization(db: Database, ownerId: string, input: N
         updatedAt: at,
       }),
     ]);
+    await membershipsChanged([ownerId]);
   } catch (err) {
     if (isUniqueViolation(err, "slug")) throw conflict("slug", "This slug is already taken");
     throw err;
@@ -143,7 +145,10 @@ export async function updateOrganization(
 export async function deleteOrganization(env: Env, organizationId: string, at: number): Promise<void> {
   const db = database(env.DB);
   const owned = await db.select({ id: queues.id }).from(queues).where(eq(queues.organizationId, organizationId)).all();
+  const people = await db.select({ userId: members.userId }).from(members).where(eq(members.organizationId, organizationId)).all();
+  // The members rows go by cascade: still a membership write, so the hook hears of it.
   await db.delete(organizations).where(eq(organizations.id, organizationId)).run();
+  await membershipsChanged(people.map((p) => p.userId));
   await retireQueues(
     env,
     owned.map((q) => q.id),
@@ -173,22 +178,27 @@ export async function transferOwnership(
   if (!target) throw new ApiError("NOT_FOUND", "The new owner must be a member of the organization", { field: "newOwnerId" });
   const ownerStill = sql`exists (select 1 from ${members} where ${members.organizationId} = ${organizationId} and ${members.userId} = ${currentOwnerId} and ${members.role} = 'owner')`;
   const [promoted] = await db.batch([
-    db
-      .update(members)
-      .set({ role: "owner", updatedAt: at })
-      .where(and(eq(members.organizationId, organizationId), eq(members.userId, newOwnerId), ne(members.role, "owner"), ownerStill)),
-    db
-      .update(members)
-      .set({ role: "admin", updatedAt: at })
-      .where(
-        and(
-          eq(members.organizationId, organizationId),
-          eq(members.userId, currentOwnerId),
-          eq(members.role, "owner"),
-          sql`(select count(*) from ${members} where ${members.organizationId} = ${organizationId} and ${members.role} = 'owner') > 1`,
-        ),
+    membershipStatement(db, {
+      kind: "role",
+      organizationId,
+      userId: newOwnerId,
+      role: "owner",
+      at,
+      only: and(ne(members.role, "owner"), ownerStill),
+    }),
+    membershipStatement(db, {
+      kind: "role",
+      organizationId,
+      userId: currentOwnerId,
+      role: "admin",
+      at,
+      only: and(
+        eq(members.role, "owner"),
+        sql`(select count(*) from ${members} where ${members.organizationId} = ${organizationId} and ${members.role} = 'owner') > 1`,
       ),
+    }),
   ]);
+  await membershipsChanged([newOwnerId, currentOwnerId]);
   if (promoted.meta.changes !== 1) {
     throw new ApiError("CONFLICT", "Ownership changed while this request ran; reload and try again", { field: "newOwnerId" });
   }

@@ -4,7 +4,7 @@ import { users } from "../db/schema";
 import { iso } from "../lib/time";
 import type { UserRow } from "./sessions";
 
-export function userRecord(u: UserRow) {
+export function userRecord(u: Omit<UserRow, "defaultOrganizationId"> & { defaultOrganizationId?: string | null }) {
   return {
     id: u.id,
     email: u.email,
@@ -13,6 +13,7 @@ export function userRecord(u: UserRow) {
     role: u.role,
     accountType: u.accountType,
     language: u.language,
+    defaultOrganizationId: u.defaultOrganizationId ?? null,
     createdAt: iso(u.createdAt),
     updatedAt: iso(u.updatedAt),
   };

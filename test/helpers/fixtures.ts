@@ -31,22 +31,35 @@ export async function createOrganization(owner: TestUser, overrides: Record<stri
 }
 
 /**
- * Adds a member with this role through the owner's session: `user` when given, else a new
- * user registered with `overrides` (e.g. a first name). Answers the member as a TestUser.
+ * Adds a member with this role as in production: `inviter` (the owner, or any ORG_MANAGE
+ * session) invites, and the person accepts with their own session (issue 26: no membership
+ * without consent). `user` when given, else a new user registered with `overrides` (e.g. a
+ * first name). Answers the member as a TestUser.
  */
 export async function addMember(
-  owner: TestUser,
+  inviter: TestUser,
   organizationId: string,
   role: string,
   user?: TestUser | Record<string, unknown>,
 ): Promise<TestUser> {
   const member = user && "token" in user ? (user as TestUser) : await registerUser(user ?? {});
-  const res = await call("POST", `/v1/organizations/${organizationId}/members`, {
-    token: owner.token,
-    body: { email: member.email, role },
-  });
-  expectOk(res, 201);
+  await inviteMember(inviter, organizationId, member.email, role);
+  await acceptInvitation(member, organizationId);
   return member;
+}
+
+/** The inviter's POST …/members (202): answers the invitation record. */
+export async function inviteMember(inviter: TestUser, organizationId: string, email: string, role: string): Promise<any> {
+  const res = await call("POST", `/v1/organizations/${organizationId}/members`, { token: inviter.token, body: { email, role } });
+  return expectOk(res, 202);
+}
+
+/** The invitee finds their pending invitation to this organization and accepts it. */
+export async function acceptInvitation(member: TestUser, organizationId: string): Promise<any> {
+  const mine = expectOk(await call("GET", "/v1/invitations", { token: member.token })) as any[];
+  const invitation = mine.find((i) => i.organizationId === organizationId);
+  if (!invitation) throw new Error(`no pending invitation to ${organizationId} for ${member.email}`);
+  return expectOk(await call("POST", `/v1/invitations/${invitation.id}/accept`, { token: member.token }));
 }
 
 /** Creates an API key for the organization and returns its full value and record. */

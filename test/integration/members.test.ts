@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
+import { acceptInvitation, addMember, createApiKey, createOrganization, inviteMember, registerUser } from "../helpers/fixtures";
 import type { Env } from "../../src/env";
 
 async function orgWithOwner() {
@@ -18,25 +18,31 @@ async function ownerCount(organizationId: string): Promise<number> {
 }
 
 describe("POST /v1/organizations/{id}/members", () => {
-  it("adds an existing account with the role and lists it", async () => {
+  it("invites; the person becomes a member with the role once they accept, and is listed", async () => {
     const { owner, org, path } = await orgWithOwner();
     const user = await registerUser({ firstName: "Grace", lastName: "Hopper" });
-    const member = expectOk(
+    const invitation = expectOk(
       await call("POST", path, { token: owner.token, body: { email: user.email.toUpperCase(), role: "manager" } }),
-      201,
+      202,
     );
-    expect(member).toMatchObject({ userId: user.id, email: user.email, firstName: "Grace", lastName: "Hopper", role: "manager" });
-    expect(member.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(invitation).toMatchObject({ organizationId: org.id, email: user.email, role: "manager", status: "pending" });
+    expect(expectOk(await call("GET", "/v1/auth/me", { token: user.token })).memberships).toEqual([]);
+    await acceptInvitation(user, org.id);
+    const listed = expectOk(await call("GET", path, { token: owner.token })).find((m: any) => m.userId === user.id);
+    expect(listed).toMatchObject({ userId: user.id, email: user.email, firstName: "Grace", lastName: "Hopper", role: "manager" });
+    expect(listed.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const me = expectOk(await call("GET", "/v1/auth/me", { token: user.token }));
     expect(me.memberships).toEqual([{ organizationId: org.id, role: "manager" }]);
   });
 
-  it("emits member.joined on the EVENTS queue", async () => {
+  it("emits member.joined on the EVENTS queue when the invitee accepts, not before", async () => {
     const send = vi.spyOn(env.EVENTS as Env["EVENTS"], "send");
     try {
-      const { owner, org, path } = await orgWithOwner();
+      const { owner, org } = await orgWithOwner();
       const user = await registerUser();
-      expectOk(await call("POST", path, { token: owner.token, body: { email: user.email, role: "operator" } }), 201);
+      await inviteMember(owner, org.id, user.email, "operator");
+      expect(send.mock.calls.map(([message]) => message).filter((m) => m.type === "member.joined")).toEqual([]);
+      await acceptInvitation(user, org.id);
       const joined = send.mock.calls.map(([message]) => message).filter((m) => m.type === "member.joined");
       expect(joined).toHaveLength(1);
       expect(joined[0]).toMatchObject({
@@ -51,16 +57,10 @@ describe("POST /v1/organizations/{id}/members", () => {
     }
   });
 
-  it("answers 404 on email for an unknown account and 409 on email for a member", async () => {
-    const { owner, path } = await orgWithOwner();
-    expectError(
-      await call("POST", path, { token: owner.token, body: { email: "nobody-here@example.com", role: "operator" } }),
-      404,
-      "NOT_FOUND",
-      "email",
-    );
+  it("answers 409 on email for someone already a member", async () => {
+    const { owner, org, path } = await orgWithOwner();
     const user = await registerUser();
-    await call("POST", path, { token: owner.token, body: { email: user.email, role: "operator" } });
+    await addMember(owner, org.id, "operator", user);
     expectError(await call("POST", path, { token: owner.token, body: { email: user.email, role: "admin" } }), 409, "CONFLICT", "email");
     expectError(await call("POST", path, { token: owner.token, body: { email: owner.email, role: "admin" } }), 409, "CONFLICT", "email");
   });
@@ -87,7 +87,7 @@ describe("POST /v1/organizations/{id}/members", () => {
       403,
       "AUTHORIZATION_ERROR",
     );
-    expectOk(await call("POST", path, { token: admin.token, body: { email: candidate.email, role: "admin" } }), 201);
+    expectOk(await call("POST", path, { token: admin.token, body: { email: candidate.email, role: "admin" } }), 202);
     expect(await ownerCount(org.id)).toBe(1);
   });
 

@@ -40,6 +40,7 @@ const DOC = {
   qrToken: "qrt_d3m0qr000000000000000",
   queue: "que_d3m0q000000000000000",
   desk: "dsk_d3m0gu1ch3t3000000000",
+  invitation: "ivt_d3m0nv1tat10n0000000",
   operator: DEMO.operator.id,
   qrValue: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
 };
@@ -63,6 +64,8 @@ interface Context {
   ownerToken: string;
   /** Session of the demo operator, the owner after transferOwnership. */
   operatorToken: string;
+  /** Session of a person invited in a step's prepare (declineInvitation). */
+  inviteeToken: string;
   net: FakeInternet;
   /** What a documented id stands for in the step being sent. */
   ids: Map<string, string>;
@@ -154,6 +157,34 @@ async function visitorWithOneBehind(c: Context): Promise<void> {
   expect(behind.status, JSON.stringify(behind.body)).toBe(201);
 }
 
+/** The session of the person the register example made (Nadia, invited by addMember). */
+function registered(c: Context): string {
+  return c.answers.get("register")!.body.data.session.token;
+}
+
+/** A new account invited to the demo organization: the documented invitation stands for theirs. */
+async function invitedNewcomer(c: Context): Promise<void> {
+  const email = `newcomer-${crypto.randomUUID().slice(0, 8)}@demo.example`;
+  const made = await call("POST", "/v1/auth/register", {
+    body: { email, password: "newcomer-password", firstName: "New", lastName: "Comer", accountType: "business" },
+  });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  c.inviteeToken = made.body.data.session.token;
+  await invitation(email)(c);
+}
+
+/** The documented invitation stands for a new one to `email` (`undefined`: an address with no account). */
+function invitation(email?: string) {
+  return async (c: Context) => {
+    const res = await call("POST", `/v1/organizations/${DEMO.organization.id}/members`, {
+      token: c.ownerToken,
+      body: { email: email ?? `nobody-${crypto.randomUUID().slice(0, 8)}@demo.example`, role: "operator" },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    c.ids.set(DOC.invitation, res.body.data.id);
+  };
+}
+
 async function logInOperator(c: Context): Promise<void> {
   const res = await call("POST", "/v1/auth/login", { body: { email: DEMO.operator.email, password: DEMO.operator.password } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -165,6 +196,7 @@ const STEPS: Step[] = [
   { id: "register" },
   { id: "logIn" },
   { id: "getMe" },
+  { id: "updateMe" },
   { id: "refreshSession" },
   { id: "createOrganization" },
   { id: "listOrganizations" },
@@ -172,7 +204,13 @@ const STEPS: Step[] = [
   { id: "updateOrganization" },
   { id: "getDashboard" },
   { id: "listMembers" },
+  // Adding a member invites them; Nadia (the register example) accepts with her own session.
   { id: "addMember" },
+  { id: "listInvitations" },
+  { id: "listMyInvitations", token: registered },
+  { id: "acceptInvitation", prepare: madeBy(DOC.invitation, "addMember"), token: registered },
+  { id: "declineInvitation", prepare: invitedNewcomer, token: (c) => c.inviteeToken },
+  { id: "revokeInvitation", prepare: invitation() },
   { id: "updateMember" },
   // The widget key's allowed origin must be on a verified domain: the DNS proof comes first.
   { id: "generateVerificationToken" },
@@ -498,5 +536,5 @@ describe("the document's examples", () => {
     expect(failures).toEqual([]);
     // Nearly every answer is JSON with a schema (the script, page and image routes are not).
     expect(validated).toBeGreaterThan(STEPS.length - 6);
-  });
+  }, 90_000); // ~120 requests in order: 30 s is too short on a loaded machine
 });

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk, unique } from "../helpers/api";
-import { createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
+import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet } from "../helpers/outbound";
 import { env } from "cloudflare:test";
 
@@ -191,8 +191,7 @@ describe("status and the daily re-check", () => {
   });
 
   it("needs ORG_MANAGE", async () => {
-    const operator = await registerUser();
-    await call("POST", `/v1/organizations/${orgId}/members`, { token: owner.token, body: { email: operator.email, role: "operator" } });
+    const operator = await addMember(owner, orgId, "operator");
     expectError(
       await call("GET", "/v1/business/verification/status", { token: operator.token, headers: headers() }),
       403,
