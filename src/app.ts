@@ -40,6 +40,7 @@ import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
 import floorRoutes from "./routes/floor";
+import receiptRoutes from "./routes/receipts";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -99,6 +100,7 @@ export function createApp() {
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);
   app.route("/v1", floorRoutes);
+  app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
 

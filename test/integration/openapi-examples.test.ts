@@ -262,6 +262,7 @@ const STEPS: Step[] = [
   { id: "getBoardScript" },
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
+  { id: "getTicketReceipt", prepare: visitorsOwnTicket },
   { id: "getDisplayBoard" },
   { id: "getWebPushPublicKey" },
   { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
