@@ -41,6 +41,8 @@ import billingWebhookRoutes from "./routes/billing-webhooks";
 import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
+import floorRoutes from "./routes/floor";
+import receiptRoutes from "./routes/receipts";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -100,6 +102,8 @@ export function createApp() {
   app.route("/v1", analyticsRoutes);
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);
+  app.route("/v1", floorRoutes);
+  app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
 

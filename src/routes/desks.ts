@@ -6,6 +6,7 @@ import {
   idParam,
   jsonBody,
   jsonResponse,
+  optionalJsonBody,
   listEnvelope,
   okEnvelope,
   pageMeta,
@@ -17,7 +18,6 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import {
-  callAtDesk,
   closeDesk,
   createDesk,
   deleteDesk,
@@ -28,7 +28,9 @@ import {
   openDesk,
   updateDesk,
 } from "../services/desks";
+import { callAtDeskAfterPrevious } from "../services/previous-call";
 import { ticketRecord } from "../services/tickets";
+import { PreviousCallMeta, PreviousOutcomeField } from "./schemas";
 import { TicketRecord } from "./tickets";
 
 // Desks (counters) and calling from them (docs/desks.md). Thin: the rules are in
@@ -236,17 +238,25 @@ const callNextRoute = createRoute({
   description:
     "By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). " +
     "Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest " +
-    "(times its queue's weight at this desk, when the desk has weights; docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.",
+    "(times its queue's weight at this desk, when the desk has weights; docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call. " +
+    "`previousOutcome` says what became of the caller's previous call at this desk that was never started (docs/floor.md); `meta` reports it.",
   security: SECURITY.any,
-  request: { params: DeskParam },
-  responses: { 200: jsonResponse(okEnvelope(TicketRecord), "The called ticket"), ...errors(409) },
+  request: {
+    params: DeskParam,
+    body: optionalJsonBody(z.strictObject({ previousOutcome: PreviousOutcomeField.optional() }).openapi("CallDeskNextRequest")),
+  },
+  responses: {
+    200: jsonResponse(okEnvelope(TicketRecord).extend({ meta: PreviousCallMeta }), "The called ticket"),
+    ...errors(409),
+  },
 });
 
 app.openapi(callNextRoute, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
   const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
-  const ticket = await callAtDesk(c.env, desk, actingId(actor), actor.userId, now());
-  return c.json(ok(ticketRecord(ticket)), 200);
+  const { previousOutcome } = c.req.valid("json");
+  const { ticket, previous } = await callAtDeskAfterPrevious(c.env, desk, actingId(actor), actor.userId, now(), previousOutcome);
+  return c.json({ ...ok(ticketRecord(ticket)), meta: previous }, 200);
 });
 
 export default app;

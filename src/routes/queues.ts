@@ -22,8 +22,17 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
-import { callNext, issueTicket, listTickets, ticketRecord } from "../services/tickets";
-import { CounterLabel, CustomerPhone, DefaultServiceMinutes, Language, WaitRangeSchema } from "./schemas";
+import { callNextAfterPrevious } from "../services/previous-call";
+import { issueTicket, listTickets, ticketRecord } from "../services/tickets";
+import {
+  CounterLabel,
+  CustomerPhone,
+  DefaultServiceMinutes,
+  Language,
+  PreviousCallMeta,
+  PreviousOutcomeField,
+  WaitRangeSchema,
+} from "./schemas";
 import { TicketRecord } from "./tickets";
 
 const app = router();
@@ -286,7 +295,8 @@ const callNextRoute = createRoute({
     "Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. " +
     '`counter` names where the visitor goes ("Guichet 3"); the display board shows it beside the code. Without it, a member\'s ' +
     "call shows their first name and an API key's call shows no label (a key's name is never shown). " +
-    "QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue.",
+    "QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue. `previousOutcome` says what became of the " +
+    "caller's previous call in this queue that was never started (docs/floor.md); `meta` reports it.",
   security: SECURITY.any,
   request: {
     params: QueueParam,
@@ -297,22 +307,26 @@ const callNextRoute = createRoute({
           counter: CounterLabel.optional().openapi({
             description: "The counter or desk label shown on the display board (1 to 40 characters)",
           }),
+          previousOutcome: PreviousOutcomeField.optional(),
         })
         .openapi("CallNextRequest"),
     ),
   },
-  responses: { 200: jsonResponse(okEnvelope(TicketRecord), "The called ticket"), ...errors(409) },
+  responses: {
+    200: jsonResponse(okEnvelope(TicketRecord).extend({ meta: PreviousCallMeta }), "The called ticket"),
+    ...errors(409),
+  },
 });
 
 app.openapi(callNextRoute, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
-  const { serviceId, counter } = c.req.valid("json");
+  const { serviceId, counter, previousOutcome } = c.req.valid("json");
   if (serviceId !== undefined && serviceId !== queue.serviceId) throw validationError("serviceId", "not the service of this queue");
   // The board shows the chosen label, else the member's first name; never an API key's name.
   const principal = c.get("principal");
   const label = counter ?? (principal.kind === "session" ? principal.user.firstName : null);
-  const ticket = await callNext(c.env, queue, actingId(actor), actor.userId, now(), label);
-  return c.json(ok(ticketRecord(ticket)), 200);
+  const { ticket, previous } = await callNextAfterPrevious(c.env, queue, actingId(actor), actor.userId, now(), label, previousOutcome);
+  return c.json({ ...ok(ticketRecord(ticket)), meta: previous }, 200);
 });
 
 const clear = createRoute({

@@ -70,3 +70,24 @@ export const DefaultServiceMinutes = z
 
 /** The counter a ticket is called to, as the display board shows it. */
 export const CounterLabel = z.string().trim().min(1).max(40);
+
+/** What became of the caller's previous call, sent with call-next (docs/floor.md). */
+export const PreviousOutcomeField = z.enum(["served", "no_show"]).openapi({
+  description:
+    "What became of the caller's previous call there that was never started: `served` completes it, `no_show` marks it " +
+    "absent (skipped, reason `no_show`), before the next call. Without it the previous call stays as it is and the answer's " +
+    "`meta.previousCallOpen` names it.",
+});
+
+/** The answer's meta of a call-next: the caller's previous call, left open or closed by `previousOutcome`. */
+export const PreviousCallMeta = z
+  .object({
+    previousCallOpen: z
+      .object({ ticketId: z.string(), displayCode: z.string(), calledAt: z.string() })
+      .nullable()
+      .openapi({ description: "The caller's latest call there never started (no previousOutcome sent); null when none" }),
+    previousCallsClosed: z
+      .array(z.object({ ticketId: z.string(), displayCode: z.string(), status: z.enum(["served", "skipped"]) }))
+      .openapi({ description: "The calls previousOutcome closed (normally one); [] when none" }),
+  })
+  .openapi("PreviousCallMeta");

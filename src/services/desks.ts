@@ -189,7 +189,7 @@ export async function closeDesk(env: Env, desk: DeskRow, operatorId: string, for
 }
 
 /** The desk the caller works at: open, and by them. */
-function assertAtDesk(desk: DeskRow, operatorId: string): void {
+export function assertAtDesk(desk: DeskRow, operatorId: string): void {
   if (desk.operatorId === null) throw invalidState("closed", ["open"], "Open this desk before calling from it");
   if (desk.operatorId !== operatorId) {
     throw new ApiError("CONFLICT", "Another operator has this desk open", { reason: "desk_occupied", operatorId: desk.operatorId });

@@ -265,6 +265,7 @@ const STEPS: Step[] = [
   { id: "updateDesk", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "openDesk", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "callDeskNext", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "getLocationFloor" },
   { id: "closeDesk", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "deleteDesk", prepare: madeBy(DOC.desk, "createDesk") },
 
@@ -299,6 +300,7 @@ const STEPS: Step[] = [
   { id: "getBoardScript" },
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
+  { id: "getTicketReceipt", prepare: visitorsOwnTicket },
   { id: "getDisplayBoard" },
   { id: "getWebPushPublicKey" },
   { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },
@@ -534,7 +536,7 @@ describe("the document's examples", () => {
     delete env.STRIPE_WEBHOOK_SECRET;
     delete env.FEDAPAY_WEBHOOK_SECRET;
     expect(failures).toEqual([]);
-    // Nearly every answer is JSON with a schema (the script, page and image routes are not).
-    expect(validated).toBeGreaterThan(STEPS.length - 6);
+    // Nearly every answer is JSON with a schema (the script, page, image and receipt routes are not).
+    expect(validated).toBeGreaterThan(STEPS.length - 7);
   }, 90_000); // ~120 requests in order: 30 s is too short on a loaded machine
 });

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { call, expectError, expectOk, unique } from "../helpers/api";
+import { settle } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { addMember, addQueue, createApiKey, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
+
+// The floor of a location (docs/floor.md): desks with their operator and the ticket at them,
+// queues with their line, read through HTTP by each role, refused to outsiders.
+
+async function branch() {
+  const owner = await registerUser();
+  const org = await createOrganization(owner, { type: "banking" });
+  const f = await createQueueFixture(owner, org.id);
+  const queueB = await addQueue(f, { name: "Accounts" });
+  const token = owner.token;
+  const deskA = expectOk(
+    await call("POST", `/v1/locations/${f.locationId}/desks`, {
+      token,
+      body: { name: "Desk 1", displayName: "Guichet 1", queueIds: [f.queueId, queueB] },
+    }),
+    201,
+  );
+  const deskB = expectOk(
+    await call("POST", `/v1/locations/${f.locationId}/desks`, { token, body: { name: "Guichet 2", queueIds: [queueB] } }),
+    201,
+  );
+  const clerk = await addMember(owner, org.id, "operator", { firstName: "Awa", lastName: "Koné" });
+  return { owner, clerk, organizationId: org.id, locationId: f.locationId, queueA: f.queueId, queueB, deskA, deskB };
+}
+
+async function walkIn(token: string, queueId: string): Promise<any> {
+  return expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token, body: {} }), 201);
+}
+
+describe("GET /v1/locations/{locationId}/floor", () => {
+  it("shows each desk's operator and ticket, and each queue's line, held and served today", async () => {
+    const b = await branch();
+    const owner = b.owner.token;
+    const t0 = Date.parse("2026-03-20T09:00:00.000Z");
+    testClock.set(t0);
+    const first = await walkIn(owner, b.queueA);
+    testClock.set(t0 + 60_000);
+    await walkIn(owner, b.queueA);
+    await walkIn(owner, b.queueB);
+    await walkIn(owner, b.queueB);
+
+    // The clerk opens Guichet 1 and calls from it: the longest waiting (A's first) comes.
+    expectOk(await call("POST", `/v1/desks/${b.deskA.id}/open`, { token: b.clerk.token }));
+    testClock.set(t0 + 120_000);
+    const called = expectOk(await call("POST", `/v1/desks/${b.deskA.id}/call-next`, { token: b.clerk.token }));
+    expect(called.id).toBe(first.id);
+    // The owner serves B's head from the queue, holds it, then serves and completes another.
+    const heldOne = expectOk(await call("POST", `/v1/queues/${b.queueB}/call-next`, { token: owner, body: {} }));
+    expectOk(await call("POST", `/v1/tickets/${heldOne.id}/hold`, { token: owner, body: {} }));
+    const servedOne = expectOk(await call("POST", `/v1/queues/${b.queueB}/call-next`, { token: owner, body: {} }));
+    expectOk(await call("POST", `/v1/tickets/${servedOne.id}/serve`, { token: owner }));
+    expectOk(await call("POST", `/v1/tickets/${servedOne.id}/complete`, { token: owner, body: {} }));
+    await settle(b.queueB);
+
+    testClock.set(t0 + 180_000);
+    const floor = expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: b.clerk.token }));
+    expect(floor.locationId).toBe(b.locationId);
+    expect(floor.at).toBe("2026-03-20T09:03:00.000Z");
+    expect(floor.desks).toEqual([
+      {
+        id: b.deskA.id,
+        name: "Guichet 1",
+        status: "open",
+        operator: { id: b.clerk.id, name: "Awa Koné" },
+        current: { ticketId: first.id, displayCode: first.displayCode, status: "called", since: "2026-03-20T09:02:00.000Z" },
+      },
+      { id: b.deskB.id, name: "Guichet 2", status: "closed", operator: null, current: null },
+    ]);
+    const byId = new Map(floor.queues.map((q: any) => [q.id, q]));
+    expect(byId.get(b.queueA)).toMatchObject({
+      name: "Main queue",
+      letter: "A",
+      waitingCount: 1,
+      longestWaitSeconds: 120,
+      heldCount: 0,
+      servedToday: 0,
+    });
+    expect(byId.get(b.queueB)).toMatchObject({ name: "Accounts", waitingCount: 0, longestWaitSeconds: 0, heldCount: 1, servedToday: 1 });
+  });
+
+  it("shows a ticket served at a desk as the desk's current one, with when service started", async () => {
+    const b = await branch();
+    await walkIn(b.owner.token, b.queueB);
+    expectOk(await call("POST", `/v1/desks/${b.deskB.id}/open`, { token: b.clerk.token }));
+    const t = expectOk(await call("POST", `/v1/desks/${b.deskB.id}/call-next`, { token: b.clerk.token }));
+    const serving = expectOk(await call("POST", `/v1/tickets/${t.id}/serve`, { token: b.clerk.token }));
+    const floor = expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: b.owner.token }));
+    const desk = floor.desks.find((d: any) => d.id === b.deskB.id);
+    expect(desk.current).toEqual({ ticketId: t.id, displayCode: t.displayCode, status: "serving", since: serving.servingAt });
+  });
+
+  it("is read by every role of the organization and a key with read:queues", async () => {
+    const b = await branch();
+    for (const role of ["admin", "manager", "operator"]) {
+      const member = await addMember(b.owner, b.organizationId, role);
+      expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: member.token }));
+    }
+    const key = await createApiKey(b.owner, b.organizationId, ["read:queues"]);
+    expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { apiKey: key.key }));
+  });
+
+  it("is refused to a key without QUEUE_VIEW, to another organization, and without credential", async () => {
+    const b = await branch();
+    const widgetKey = await createApiKey(b.owner, b.organizationId, ["widget"]);
+    expectError(await call("GET", `/v1/locations/${b.locationId}/floor`, { apiKey: widgetKey.key }), 403, "AUTHORIZATION_ERROR");
+    const servicesKey = await createApiKey(b.owner, b.organizationId, ["read:services"]);
+    expectError(await call("GET", `/v1/locations/${b.locationId}/floor`, { apiKey: servicesKey.key }), 403, "AUTHORIZATION_ERROR");
+
+    const stranger = await registerUser();
+    await createOrganization(stranger);
+    expectError(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: stranger.token }), 404, "NOT_FOUND");
+    const customer = await registerUser({ accountType: "customer" });
+    expectError(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: customer.token }), 404, "NOT_FOUND");
+    expectError(await call("GET", `/v1/locations/${b.locationId}/floor`), 401, "AUTHENTICATION_ERROR");
+    expectError(await call("GET", `/v1/locations/loc_${unique("nope")}/floor`, { token: b.owner.token }), 404, "NOT_FOUND");
+  });
+});

@@ -1,0 +1,103 @@
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, expectError, expectOk } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { decodeEscpos } from "../helpers/escpos";
+import { addMember, createApiKey, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
+
+// GET /v1/tickets/{ticketId}/receipt (docs/receipts.md): the ESC/POS bytes a thermal printer
+// takes, parsed by a decoder, and the 80 mm HTML receipt; readable with the ticket's token or by staff.
+
+async function kioskTicket() {
+  const owner = await registerUser();
+  const org = await createOrganization(owner, { type: "banking", name: "Banque Élan" });
+  const f = await createQueueFixture(owner, org.id);
+  expectOk(
+    await call("PATCH", `/v1/locations/${f.locationId}`, {
+      token: owner.token,
+      body: { timezone: "Europe/Paris", name: "Agence Plateau" },
+    }),
+  );
+  expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: owner.token, body: { name: "Opérations de caisse" } }));
+  const widget = await createApiKey(owner, org.id, ["widget"]);
+  testClock.set("2026-03-20T09:30:00.000Z");
+  const joined = expectOk(await call("POST", `/v1/widget/queue/${f.queueId}/join`, { apiKey: widget.key, body: {} }), 201);
+  testClock.reset();
+  return { owner, organizationId: org.id, f, widget, ticket: joined, token: joined.ticketToken as string };
+}
+
+async function fetchReceipt(ticketId: string, query: string, headers: Record<string, string> = {}) {
+  return SELF.fetch(`https://api.test/v1/tickets/${ticketId}/receipt${query}`, { headers });
+}
+
+describe("ESC/POS receipt", () => {
+  it("holds the centred double-size code, the service, the place, the local time, a QR of the status page, and is cut", async () => {
+    const k = await kioskTicket();
+    const res = await fetchReceipt(k.ticket.id, "?format=escpos&language=fr", { "X-Ticket-Token": k.token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/octet-stream");
+    const doc = decodeEscpos(new Uint8Array(await res.arrayBuffer()));
+
+    expect(doc.commands[0]).toBe("init");
+    expect(doc.commands.at(-1)).toBe("cut 66");
+    expect(doc.codePage).toBe(16);
+    const code = doc.lines.find((l) => l.text === k.ticket.displayCode);
+    expect(code).toMatchObject({ align: "centre", width: 2, height: 2 });
+    const texts = doc.lines.map((l) => l.text);
+    expect(texts).toContain("Banque Élan");
+    expect(texts).toContain("Opérations de caisse");
+    expect(texts).toContain("Agence Plateau");
+    // 09:30 UTC is 10:30 in Paris in March.
+    expect(texts).toContain("20 mars 2026, 10:30");
+    expect(doc.qr).toEqual({
+      model: 2,
+      moduleSize: 6,
+      errorCorrection: "M",
+      data: `https://api.test/t/${k.ticket.id}#token=${k.token}`,
+      printed: true,
+    });
+  });
+
+  it("is read by staff without the token, then with no QR (the server keeps only the token's hash)", async () => {
+    const k = await kioskTicket();
+    const operator = await addMember(k.owner, k.organizationId, "operator");
+    const res = await fetchReceipt(k.ticket.id, "", { Authorization: `Bearer ${operator.token}` });
+    expect(res.status).toBe(200);
+    const doc = decodeEscpos(new Uint8Array(await res.arrayBuffer()));
+    expect(doc.lines.map((l) => l.text)).toContain(k.ticket.displayCode);
+    expect(doc.lines.map((l) => l.text)).toContain("20 Mar 2026, 10:30");
+    expect(doc.qr).toBeNull();
+  });
+
+  it("refuses a wrong token, no credential, a widget key, another organization and a bad format", async () => {
+    const k = await kioskTicket();
+    const path = `/v1/tickets/${k.ticket.id}/receipt`;
+    expectError(await call("GET", path, { headers: { "X-Ticket-Token": "x".repeat(43) } }), 404, "NOT_FOUND");
+    expectError(await call("GET", path), 401, "AUTHENTICATION_ERROR");
+    expectError(await call("GET", path, { apiKey: k.widget.key }), 403, "AUTHORIZATION_ERROR");
+    const stranger = await registerUser();
+    await createOrganization(stranger);
+    expectError(await call("GET", path, { token: stranger.token }), 404, "NOT_FOUND");
+    expectError(await call("GET", `${path}?format=pdf`, { token: k.owner.token }), 400, "VALIDATION_ERROR", "format");
+  });
+});
+
+describe("HTML receipt", () => {
+  it("is a page for 80 mm paper with the code, the service and the status page's QR as SVG", async () => {
+    const k = await kioskTicket();
+    const res = await fetchReceipt(k.ticket.id, "?format=html", { "X-Ticket-Token": k.token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    const html = await res.text();
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain("@page{size:80mm auto;margin:0}");
+    expect(html).toMatch(/\.receipt\{width:72mm;/);
+    expect(html).toContain(`<p class="code" data-code>${k.ticket.displayCode}</p>`);
+    expect(html).toContain("Opérations de caisse");
+    expect(html).toContain("20 Mar 2026, 10:30");
+    expect(html).toMatch(/<div class="qr" role="img" aria-label="[^"]+"><svg /);
+    // Nothing in it reaches out: no script, no external resource.
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+  });
+});
