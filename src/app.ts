@@ -39,6 +39,8 @@ import billingWebhookRoutes from "./routes/billing-webhooks";
 import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
+import { mountPages } from "./http/pages";
+import kioskRoutes from "./routes/kiosk";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -87,6 +89,7 @@ export function createApp() {
   app.route("/v1", apiKeyRoutes);
   app.route("/v1", embedRoutes);
   app.route("/v1", widgetRoutes);
+  app.route("/v1", kioskRoutes);
   app.route("/v1", remoteJoinRoutes);
   app.route("/v1", billingRoutes);
   app.route("/v1", billingWebhookRoutes);
@@ -101,6 +104,7 @@ export function createApp() {
   app.route("/v1", serviceOutcomeRoutes);
 
   mountDocs(app);
+  mountPages(app);
   app.notFound((c) => errorResponse(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c));
   app.onError(errorResponse);
   return app;

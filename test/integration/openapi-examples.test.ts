@@ -257,6 +257,7 @@ const STEPS: Step[] = [
   { id: "getEmbedScript" },
   { id: "getDisplayBoardPage" },
   { id: "getWidgetInfo" },
+  { id: "getKioskInfo" },
   { id: "getWidgetQueueStatus" },
   { id: "getBoardScript" },
   { id: "joinQueueFromWidget" },

@@ -1,0 +1,2 @@
+import "../shared/base.css";
+document.getElementById("app")!.textContent = "…";
