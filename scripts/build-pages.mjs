@@ -5,7 +5,7 @@
 // (src/http/pages.ts). public/ is not committed: this runs on install (scripts/copy-assets.mjs),
 // before `npm run dev` and before the browser suite, so nobody runs it by hand.
 // `node scripts/build-pages.mjs --sizes` also prints each page's gzip size (docs/benchmarks.md).
-import { mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 
@@ -71,6 +71,8 @@ export async function buildPages({ quiet = false } = {}) {
     const gz = (name) => (name ? gzipSync(readFileSync(path.join(out, name)), { level: 9 }).length : 0);
     sizes[page] = { js, jsGzip: gz(js), cssGzip: gz(css) };
   }
+  // The status page's service worker keeps a fixed name: a browser finds its registration by URL.
+  copyFileSync(path.join(root, "src", "pages", "status", "push-sw.js"), path.join(out, "push-sw.js"));
   return sizes;
 }
 
