@@ -324,7 +324,7 @@ function App() {
   const can = {
     recall: current?.status === "called",
     serve: current?.status === "called",
-    complete: current?.status === "serving" || current?.status === "called",
+    complete: current?.status === "serving",
     noShow: current?.status === "called",
     hold: !!current || held.length > 0,
     back: !!current,
