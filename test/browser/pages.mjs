@@ -233,6 +233,61 @@ export function pageCases() {
       },
     },
     {
+      name: "pages flow 4: the console's verbs by keyboard: VIP walk-in, recall, the previous call's fate (absent), hold and resume, transfer to a colleague",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          await p.keyboard.press("w");
+          await p.getByLabel("Customer's name (optional)").fill("Walk In");
+          await p.getByLabel("VIP (served first)").check();
+          await p.getByRole("button", { name: "Add the ticket" }).click();
+          await p.getByRole("cell", { name: "Walk In" }).waitFor({ timeout: STEP_MS });
+          const regular = await widgetJoin(api, { visitorName: "Regular" });
+          await p.getByRole("cell", { name: "Regular" }).waitFor({ timeout: STEP_MS });
+
+          await p.keyboard.press("n");
+          await p.locator(".current .ticket .mark.vip").waitFor({ timeout: STEP_MS });
+          const walkInId = await p.locator(".current .ticket").getAttribute("data-ticket");
+          await p.keyboard.press("r");
+          await p.waitForFunction(() => document.querySelector(".current .ticket dl")?.textContent?.includes("Recalls1"), null, {
+            timeout: STEP_MS,
+          });
+
+          // Calling next while the walk-in was never started asks what became of them.
+          await p.keyboard.press("n");
+          await p.getByRole("dialog", { name: /What became of/ }).waitFor({ timeout: STEP_MS });
+          await p.getByRole("button", { name: "Absent" }).click();
+          await p.waitForFunction((id) => document.querySelector(".current .ticket")?.getAttribute("data-ticket") === id, regular.id, {
+            timeout: STEP_MS,
+          });
+          const walkIn = await must(api, "GET", `/tickets/${walkInId}`);
+          check(walkIn.status === "skipped" && walkIn.source === "vip", `the walk-in after "absent": ${walkIn.status} (${walkIn.source})`);
+
+          await p.keyboard.press("s");
+          await p.getByText("being served").waitFor({ timeout: STEP_MS });
+          await p.keyboard.press("h");
+          await p.locator(".held li").first().waitFor({ timeout: STEP_MS });
+          check((await must(api, "GET", `/tickets/${regular.id}`)).status === "held", "not held after H");
+          await p.keyboard.press("h");
+          await p.locator(".current .ticket").waitFor({ timeout: STEP_MS });
+          check((await must(api, "GET", `/tickets/${regular.id}`)).status === "serving", "not serving again after the second H");
+
+          await p.keyboard.press("t");
+          await p.getByLabel("To a queue or a colleague").selectOption({ label: `${DEMO.owner.firstName} ${DEMO.owner.lastName}` });
+          await p.getByRole("button", { name: "Transfer", exact: true }).last().click();
+          await p.getByText("No customer at the desk").waitFor({ timeout: STEP_MS });
+          const moved = await must(api, "GET", `/tickets/${regular.id}`);
+          check(moved.assignedToId === DEMO.owner.id, `after the transfer the ticket is assigned to ${moved.assignedToId}`);
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
       name: "pages: the floor view shows the desks and queues (axe), once the floor route exists",
       async run({ browser, api }) {
         const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });

@@ -8,6 +8,7 @@ import {
   api,
   ApiRefusal,
   defaultHeaders,
+  type Schemas,
   type Desk,
   type Location,
   type Membership,
@@ -21,6 +22,7 @@ import { openLive, type LiveState } from "../shared/live";
 import { REFUSALS, TEXT, type ConsoleText } from "./i18n";
 
 type Me = { user: User; memberships: Membership[] };
+type Member = Schemas["Member"];
 type Dialog = null | { kind: "complete" } | { kind: "previous"; ticket: Ticket } | { kind: "transfer" } | { kind: "walkin" };
 type Notice = { kind: "error" | "ok" | "info"; text: string } | null;
 
@@ -89,6 +91,7 @@ function App() {
   const [desk, setDesk] = useState<Desk | null>(null);
   const [queues, setQueues] = useState<Queue[]>([]);
   const [allQueues, setAllQueues] = useState<Queue[]>([]);
+  const [colleagues, setColleagues] = useState<Member[]>([]);
   const [serviceNames, setServiceNames] = useState<Record<string, string>>({});
   const [outcomes, setOutcomes] = useState<Record<string, ServiceOutcome[]>>({});
   const [waiting, setWaiting] = useState<Ticket[]>([]);
@@ -150,6 +153,11 @@ function App() {
       api<Queue[]>("GET", "/business/queues?limit=100").catch(() => [] as Queue[]),
     ]);
     const deskQueues = qs.filter((q): q is Queue => q !== null);
+    const org = defaultHeaders["X-Organization-Id"];
+    if (org)
+      api<Member[]>("GET", `/organizations/${org}/members?limit=100`)
+        .then((list) => setColleagues(list.filter((m) => m.userId !== state.current.me?.user.id)))
+        .catch(() => setColleagues([]));
     setQueues(deskQueues);
     setAllQueues(all);
     const serviceIds = [...new Set(deskQueues.map((q) => q.serviceId))];
@@ -582,6 +590,7 @@ function App() {
           current={current}
           outcomes={current ? (outcomes[current.serviceId] ?? []) : []}
           queues={allQueues.filter((q) => q.id !== current?.queueId)}
+          colleagues={colleagues}
           deskQueues={queues}
           onClose={() => setDialog(null)}
           onComplete={(outcome, note) => {
@@ -589,9 +598,11 @@ function App() {
             void verb("complete", { ...(outcome ? { outcome } : {}), ...(note ? { note } : {}) });
           }}
           onPrevious={settlePrevious}
-          onTransfer={(targetQueueId, prioritize) => {
+          onTransfer={(target, prioritize) => {
             setDialog(null);
-            void verb("transfer-queue", { targetQueueId, prioritize });
+            // "usr_…" hands the customer to a colleague (same ticket); a queue id moves the ticket to that queue.
+            if (target.startsWith("usr_")) void verb("transfer", { targetOperatorId: target });
+            else void verb("transfer-queue", { targetQueueId: target, prioritize });
           }}
           onWalkIn={(queueId, visitorName, vip) => {
             setDialog(null);
@@ -615,6 +626,7 @@ function DialogView(p: {
   current: Ticket | null;
   outcomes: ServiceOutcome[];
   queues: Queue[];
+  colleagues: Member[];
   deskQueues: Queue[];
   onClose: () => void;
   onComplete: (outcome: string, note: string) => void;
@@ -695,11 +707,22 @@ function DialogView(p: {
         }}
       >
         <label>
-          {t.targetQueue}
+          {t.transferTo}
           <select name="queue" required>
-            {p.queues.map((q) => (
-              <option value={q.id}>{q.name}</option>
-            ))}
+            {p.queues.length > 0 && (
+              <optgroup label={t.queues}>
+                {p.queues.map((q) => (
+                  <option value={q.id}>{q.name}</option>
+                ))}
+              </optgroup>
+            )}
+            {p.colleagues.length > 0 && (
+              <optgroup label={t.colleagues}>
+                {p.colleagues.map((m) => (
+                  <option value={m.userId}>{`${m.firstName} ${m.lastName}`}</option>
+                ))}
+              </optgroup>
+            )}
           </select>
         </label>
         <label class="check">
@@ -707,7 +730,7 @@ function DialogView(p: {
         </label>
         <div class="actions">
           {cancel}
-          <button class="primary" type="submit" disabled={p.queues.length === 0}>
+          <button class="primary" type="submit" disabled={p.queues.length + p.colleagues.length === 0}>
             {t.confirmTransfer}
           </button>
         </div>
