@@ -31,3 +31,13 @@ if (!existsSync(script) || !existsSync(stamp) || readFileSync(stamp, "utf8") !==
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+// The pages (/console, /kiosk, /t/…, /console/floor): bundled into public/pages on every install
+// and before `npm run dev` (docs/pages.md). esbuild is a devDependency: an install without it
+// (production-only) skips the pages with a warning.
+try {
+  const { buildPages } = await import("./build-pages.mjs");
+  await buildPages({ quiet: true });
+} catch (err) {
+  console.warn(`copy-assets: the pages were not built (${err.message.split("\n")[0]})`);
+}

@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { DEMO, ensureDemoQueue, seedSql } from "./seed.mjs";
+import { DEMO, ensureDemoDesks, ensureDemoQueue, seedSql } from "./seed.mjs";
 import { startCronTicker } from "./cron-ticker.mjs";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
@@ -77,6 +77,13 @@ Demo data is ready (local D1, .wrangler/state).
   Service       ${DEMO.service.name} (${DEMO.service.serviceTypeId})  ${DEMO.service.id}
   Queue         ${queue.name}, letter ${queue.letter}  ${queue.id}
 API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
+`);
+  // The pages (docs/pages.md): the operator signs in at the console, a walk-in takes a ticket at the kiosk.
+  const desks = await ensureDemoDesks(base);
+  console.log(`Pages (${desks.map((d) => d.name).join(", ")} at ${DEMO.location.name}):
+  Console  ${base}/console   (${DEMO.operator.email} / ${DEMO.operator.password})
+  Floor    ${base}/console/floor   (${DEMO.owner.email})
+  Kiosk    ${base}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}
 `);
 }
 

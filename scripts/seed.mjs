@@ -30,6 +30,10 @@ export const DEMO = {
     lastName: "Operator",
   },
   apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
+  // A publishable key (permission `widget`) for the kiosk and the display board's URLs.
+  widgetKey: { id: "key_d3m0w1dg3t0000000000", value: "qk_live_d3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dg", name: "Demo kiosk and board" },
+  // The counters of the demo location, created through the API by ensureDemoDesks.
+  desks: [{ name: "Guichet 1" }, { name: "Guichet 2" }],
   location: {
     id: "loc_d3m0par1s00000000000",
     name: "Demo Bank Opéra",
@@ -60,6 +64,7 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(operator.id)}, 'operator', ${at}, ${at});`,
     `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,
     `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at});`,
+    `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(DEMO.widgetKey.id)}, ${q(org.id)}, ${q(DEMO.widgetKey.name)}, ${q(DEMO.widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(DEMO.widgetKey.value).digest("hex"))}, ${q(DEMO.widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at});`,
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
@@ -101,4 +106,25 @@ export async function ensureDemoQueue(base) {
   const body = await created.json();
   if (!created.ok) throw new Error(`creating the demo queue failed: ${created.status} ${JSON.stringify(body)}`);
   return body.data;
+}
+
+/**
+ * The demo location's desks (DEMO.desks, each calling the demo queue), created through the API
+ * with the demo admin key unless the location has desks already: idempotent. Answers the desks.
+ */
+export async function ensureDemoDesks(base) {
+  const headers = { "X-API-Key": DEMO.apiKey.value, "Content-Type": "application/json" };
+  const url = `${base}/v1/locations/${DEMO.location.id}/desks`;
+  const listed = await (await fetch(url, { headers })).json();
+  if (!listed.success) throw new Error(`listing the demo desks failed: ${JSON.stringify(listed.error)}`);
+  if (listed.data.length > 0) return listed.data;
+  const made = [];
+  for (const desk of DEMO.desks) {
+    const body = await (
+      await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: desk.name, queueIds: [DEMO.queue.id] }) })
+    ).json();
+    if (!body.success) throw new Error(`creating the demo desk ${desk.name} failed: ${JSON.stringify(body.error)}`);
+    made.push(body.data);
+  }
+  return made;
 }

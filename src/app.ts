@@ -43,6 +43,8 @@ import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
 import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
+import { mountPages } from "./http/pages";
+import kioskRoutes from "./routes/kiosk";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -92,6 +94,7 @@ export function createApp() {
   app.route("/v1", apiKeyRoutes);
   app.route("/v1", embedRoutes);
   app.route("/v1", widgetRoutes);
+  app.route("/v1", kioskRoutes);
   app.route("/v1", remoteJoinRoutes);
   app.route("/v1", billingRoutes);
   app.route("/v1", billingWebhookRoutes);
@@ -108,6 +111,7 @@ export function createApp() {
   app.route("/v1", serviceOutcomeRoutes);
 
   mountDocs(app);
+  mountPages(app);
   const allowedMethods = methodTable(app);
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;

@@ -139,6 +139,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/board.js": { id: "getBoardScript" },
   "GET /v1/widget/board": { id: "getDisplayBoardPage" },
   "GET /v1/widget/organization/{organizationId}/info": { id: "getWidgetInfo" },
+  "GET /v1/widget/locations/{locationId}/kiosk": { id: "getKioskInfo" },
   "GET /v1/widget/queue/{queueId}/status": { id: "getWidgetQueueStatus" },
   "POST /v1/widget/queue/{queueId}/join": { id: "joinQueueFromWidget", errors: JOIN },
   "GET /v1/widget/organization/{organizationId}/display-board": { id: "getDisplayBoard" },

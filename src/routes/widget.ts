@@ -71,7 +71,12 @@ export const STATUS_CACHE_CONTROL = "public, max-age=5";
  * A widget key may call these routes; so may the organization's other keys and members:
  * `read` access (QUEUE_VIEW) for info, status and board, QUEUE_OPERATE (`write`, `admin`) to join.
  */
-async function widgetActor(c: Context<AppEnv>, organizationId: string, need: "read" | "join", what = "Organization"): Promise<Actor> {
+export async function widgetActor(
+  c: Context<AppEnv>,
+  organizationId: string,
+  need: "read" | "join",
+  what = "Organization",
+): Promise<Actor> {
   const actor = await actorIn(c, organizationId, what);
   const other = need === "read" ? "QUEUE_VIEW" : "QUEUE_OPERATE";
   if (!actor.can("WIDGET") && !actor.can(other)) throw forbidden(`This needs the widget permission or ${other}`);

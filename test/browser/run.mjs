@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
 import { DEMO } from "../../scripts/seed.mjs";
+import { runPageSuite } from "./pages.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 // Every run writes its screenshots to the ignored artifacts folder; the committed ones under
@@ -1243,6 +1244,18 @@ async function main() {
     } finally {
       await page.close().catch(() => {});
     }
+  }
+  // The pages' flows (test/browser/pages.mjs) in a browser of their own: each actor needs its own context.
+  const pagesBrowser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  try {
+    const pagesResult = await runPageSuite({ api, browser: pagesBrowser, screenshots: path.join(screenshots, "pages"), only });
+    passed += pagesResult.passed;
+    failed += pagesResult.failed;
+  } finally {
+    await pagesBrowser.close();
   }
   return { passed, failed };
 }

@@ -296,6 +296,7 @@ const STEPS: Step[] = [
   { id: "getEmbedScript" },
   { id: "getDisplayBoardPage" },
   { id: "getWidgetInfo" },
+  { id: "getKioskInfo" },
   { id: "getWidgetQueueStatus" },
   { id: "getBoardScript" },
   { id: "joinQueueFromWidget" },

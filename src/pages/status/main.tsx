@@ -1,0 +1,230 @@
+// The visitor's status page (/t/{ticketId}#token=…): the token stays in the fragment (never sent
+// to a server, never in a log) and in this browser's storage. Follows the ticket over the widget
+// socket (ticket_update carries the whole VisitorTicket); leave, step back, web-push opt-in.
+import { render, useEffect, useState } from "hono/jsx/dom";
+import "../shared/base.css";
+import "./status.css";
+import { api, ApiRefusal, type VisitorTicket } from "../shared/api";
+import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
+import { openLive, type LiveState } from "../shared/live";
+
+const TEXT = {
+  en: {
+    title: "Your ticket",
+    position: "Position",
+    ahead: (n: number) => (n <= 1 ? "You are next" : `${n - 1} before you`),
+    estimate: "Estimated wait",
+    yourTurn: "It's your turn",
+    goTo: (counter: string) => `Please go to ${counter}`,
+    serving: "You are being served",
+    held: "Your ticket is on hold: stay close",
+    served: "Thank you for your visit",
+    cancelled: "You left the queue",
+    skipped: "Your turn was missed",
+    expired: "Your turn was missed",
+    leave: "Leave the queue",
+    confirmLeave: "Leave the queue? Your place is lost.",
+    stepBack: "Let the next person go first",
+    steppedBack: "You let the next person go first.",
+    notify: "Notify me on this phone",
+    notifyOn: "Notifications are on.",
+    notifyUnsupported: "This browser cannot receive notifications.",
+    notFound: "This ticket is not followed any more (finished, or the link is incomplete).",
+    reconnecting: "Connection lost — reconnecting…",
+    language: "Français",
+  },
+  fr: {
+    title: "Votre ticket",
+    position: "Position",
+    ahead: (n: number) => (n <= 1 ? "Vous êtes le prochain" : `${n - 1} avant vous`),
+    estimate: "Attente estimée",
+    yourTurn: "C'est votre tour",
+    goTo: (counter: string) => `Rendez-vous à : ${counter}`,
+    serving: "Vous êtes en cours de service",
+    held: "Votre ticket est en suspens : restez à proximité",
+    served: "Merci de votre visite",
+    cancelled: "Vous avez quitté la file",
+    skipped: "Votre tour est passé",
+    expired: "Votre tour est passé",
+    leave: "Quitter la file",
+    confirmLeave: "Quitter la file ? Vous perdrez votre place.",
+    stepBack: "Laisser passer la personne suivante",
+    steppedBack: "Vous avez laissé passer la personne suivante.",
+    notify: "Me prévenir sur ce téléphone",
+    notifyOn: "Les notifications sont activées.",
+    notifyUnsupported: "Ce navigateur ne peut pas recevoir de notifications.",
+    notFound: "Ce ticket n'est plus suivi (terminé, ou lien incomplet).",
+    reconnecting: "Connexion perdue — reconnexion…",
+    language: "English",
+  },
+};
+
+const ticketId = decodeURIComponent(location.pathname.split("/")[2] ?? "");
+const storageKey = `pages:ticket:${ticketId}`;
+const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? localStorage.getItem(storageKey) ?? "";
+if (token) localStorage.setItem(storageKey, token);
+
+const FINAL = new Set(["served", "cancelled", "skipped", "expired"]);
+
+function App() {
+  const [lang, setLang] = useState<Lang>(browserLang());
+  const t = TEXT[lang];
+  const [ticket, setTicket] = useState<VisitorTicket | null>(null);
+  const [missing, setMissing] = useState(!token);
+  const [live, setLive] = useState<LiveState>("connecting");
+  const [note, setNote] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const show = (next: VisitorTicket) => {
+    setTicket((before) => {
+      if (next.status === "called" && before?.status !== "called") navigator.vibrate?.([300, 150, 300]);
+      return next;
+    });
+    if (FINAL.has(next.status)) localStorage.removeItem(storageKey);
+  };
+
+  const read = () =>
+    api<VisitorTicket>("GET", `/widget/tickets/${ticketId}`, { headers: { "X-Ticket-Token": token } })
+      .then(show)
+      .catch((err: unknown) => {
+        if (err instanceof ApiRefusal && err.status === 404) setMissing(true);
+      });
+
+  useEffect(() => {
+    if (!token) return;
+    const channel = openLive({
+      subscriptions: () => [{ action: "subscribe", ticketId, token }],
+      onMessage: (m) => {
+        if (m.type === "ticket_update") show(m.data as VisitorTicket);
+      },
+      onOpen: () => void read(),
+      onState: setLive,
+    });
+    return () => channel.close();
+  }, []);
+
+  const act = async (what: () => Promise<unknown>) => {
+    setBusy(true);
+    try {
+      await what();
+    } catch (err) {
+      setNote(err instanceof ApiRefusal ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const leave = () =>
+    act(async () => {
+      if (!confirm(t.confirmLeave)) return;
+      show(await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/cancel`, { headers: { "X-Ticket-Token": token } }));
+    });
+
+  const stepBack = () =>
+    act(async () => {
+      show(
+        await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/step-back`, {
+          headers: { "X-Ticket-Token": token },
+          body: { places: 1 },
+        }),
+      );
+      setNote(t.steppedBack);
+    });
+
+  const notify = () =>
+    act(async () => {
+      if (!("serviceWorker" in navigator) || !("PushManager" in window)) return setNote(t.notifyUnsupported);
+      const { publicKey } = await api<{ publicKey: string | null }>("GET", "/widget/push/public-key");
+      if (!publicKey) return setNote(t.notifyUnsupported);
+      const registration = await navigator.serviceWorker.register("/pages/push-sw.js");
+      const key = Uint8Array.from(atob(publicKey.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0));
+      const subscription = (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })).toJSON();
+      await api("POST", `/widget/tickets/${ticketId}/push-subscription`, {
+        headers: { "X-Ticket-Token": token },
+        body: { endpoint: subscription.endpoint, keys: subscription.keys, language: lang },
+      });
+      setNote(t.notifyOn);
+    });
+
+  const switchLang = () => {
+    const next: Lang = lang === "fr" ? "en" : "fr";
+    setLang(next);
+    rememberLang(next);
+  };
+
+  const header = (
+    <header class="bar">
+      <h1>{ticket ? ticket.queueName : t.title}</h1>
+      <span class="spacer" />
+      {live === "offline" && <span class="live offline">{t.reconnecting}</span>}
+      <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
+        {t.language}
+      </button>
+    </header>
+  );
+
+  if (missing && !ticket)
+    return (
+      <div>
+        {header}
+        <p class="notice error status-box" role="alert">
+          {t.notFound}
+        </p>
+      </div>
+    );
+  if (!ticket) return <div>{header}</div>;
+
+  const finalText = FINAL.has(ticket.status) ? t[ticket.status as "served" | "cancelled" | "skipped" | "expired"] : null;
+  return (
+    <div class={`status-page s-${ticket.status}`}>
+      {header}
+      <section class="status-box" aria-labelledby="code">
+        <p class="label">{t.title}</p>
+        <p class="big-code" id="code">
+          {ticket.displayCode}
+        </p>
+        {ticket.status === "waiting" && (
+          <dl>
+            <dt>{t.position}</dt>
+            <dd data-position>{ticket.position ? t.ahead(ticket.position) : "—"}</dd>
+            <dt>{t.estimate}</dt>
+            <dd>{ticket.estimatedWaitMinutes !== null ? `~${minutes(ticket.estimatedWaitMinutes, lang)}` : "—"}</dd>
+          </dl>
+        )}
+        {ticket.status === "called" && (
+          <div class="turn" role="alert">
+            <p class="turn-title">{t.yourTurn}</p>
+            {ticket.counter && <p class="turn-counter">{t.goTo(ticket.counter)}</p>}
+          </div>
+        )}
+        {ticket.status === "serving" && <p class="state">{t.serving}</p>}
+        {ticket.status === "held" && <p class="state">{t.held}</p>}
+        {finalText && <p class="state">{finalText}</p>}
+        {note && (
+          <p class="notice" role="status">
+            {note}
+          </p>
+        )}
+        {(ticket.status === "waiting" || ticket.status === "called") && (
+          <div class="actions">
+            {ticket.status === "waiting" && (
+              <button type="button" onClick={stepBack} disabled={busy}>
+                {t.stepBack}
+              </button>
+            )}
+            {ticket.status === "waiting" && (
+              <button type="button" onClick={notify} disabled={busy}>
+                {t.notify}
+              </button>
+            )}
+            <button type="button" class="danger" onClick={leave} disabled={busy}>
+              {t.leave}
+            </button>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

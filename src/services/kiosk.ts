@@ -1,0 +1,47 @@
+import { and, asc, eq, isNull } from "drizzle-orm";
+import { database } from "../db/client";
+import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
+import type { Env } from "../env";
+import { notFound } from "../http/errors";
+import { WIDGET_LANGUAGES } from "./widget";
+
+/**
+ * What a ticket kiosk at one location shows (GET /v1/widget/locations/{locationId}/kiosk): the
+ * location, its organization's public face, and the queues of the location's active services
+ * that take tickets now (status `active`, not archived), one button each.
+ */
+export async function kioskInfo(env: Env, locationId: string) {
+  const db = database(env.DB);
+  const location = await db.select().from(locations).where(eq(locations.id, locationId)).get();
+  if (!location) throw notFound("Location");
+  const [org, rows] = await Promise.all([
+    db.select().from(organizations).where(eq(organizations.id, location.organizationId)).get(),
+    db
+      .select({ queueId: queues.id, queueName: queues.name, letter: queues.letter, serviceId: services.id, serviceName: services.name })
+      .from(serviceLocations)
+      .innerJoin(services, eq(services.id, serviceLocations.serviceId))
+      .innerJoin(queues, eq(queues.serviceId, services.id))
+      .where(
+        and(
+          eq(serviceLocations.locationId, locationId),
+          eq(services.status, "active"),
+          eq(queues.status, "active"),
+          isNull(queues.archivedAt),
+        ),
+      )
+      .orderBy(asc(services.name), asc(queues.letter), asc(queues.id))
+      .all(),
+  ]);
+  if (!org) throw notFound("Location");
+  return {
+    locationId: location.id,
+    organizationId: org.id,
+    name: location.name,
+    organizationName: org.name,
+    logoUrl: org.logoUrl,
+    timezone: location.timezone,
+    defaultLanguage: org.defaultLanguage,
+    languages: [...WIDGET_LANGUAGES],
+    queues: rows,
+  };
+}

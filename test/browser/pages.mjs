@@ -1,0 +1,424 @@
+// Browser flows of the pages (docs/pages.md): the counter console, the kiosk, the visitor's status
+// page and the floor view, against the dev Worker with the demo organization (scripts/seed.mjs).
+// Run by `npm run test:browser` (test/browser/run.mjs calls runPageSuite against the Worker it
+// starts), or alone against a running `npm run dev`:
+//   node test/browser/pages.mjs --api=http://127.0.0.1:8787 [--update-screenshots] [--only=words]
+import { readFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { chromium } from "playwright-core";
+import { DEMO } from "../../scripts/seed.mjs";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
+const STEP_MS = 15_000;
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+async function apiCall(api, method, pathname, body, headers = {}) {
+  const res = await fetch(`${api}/v1${pathname}`, {
+    method,
+    headers: { "X-API-Key": DEMO.apiKey.value, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
+    body: body ? JSON.stringify(body) : undefined,
+    signal: AbortSignal.timeout(STEP_MS),
+  });
+  const json = await res.json();
+  return { status: res.status, ...json };
+}
+
+async function must(api, method, pathname, body, headers) {
+  const res = await apiCall(api, method, pathname, body, headers);
+  check(res.success, `${method} ${pathname} → ${res.status} ${JSON.stringify(res.error)}`);
+  return res.data;
+}
+
+/** The demo's starting point: desks closed, the demo queue empty, one outcome on the service. */
+async function resetDemo(api) {
+  // npm run dev creates the demo queue and desks once the Worker answers: wait for them.
+  let desks = [];
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+    const listed = await apiCall(api, "GET", `/locations/${DEMO.location.id}/desks`);
+    desks = listed.success ? listed.data : [];
+    if (desks.length >= 2) break;
+  }
+  check(desks.length >= 2, "the demo desks were not created (scripts/dev.mjs ensureDemoDesks)");
+  for (const desk of desks) if (desk.status === "open") await must(api, "POST", `/desks/${desk.id}/close`);
+  await must(api, "POST", `/queues/${DEMO.queue.id}/clear`);
+  for (const status of ["called", "serving", "held"]) {
+    for (const t of await must(api, "GET", `/queues/${DEMO.queue.id}/tickets?status=${status}&limit=100`)) {
+      if (status === "called") await apiCall(api, "POST", `/tickets/${t.id}/skip-absent`, { reason: "test reset" });
+      if (status === "held") await apiCall(api, "POST", `/tickets/${t.id}/resume`, {});
+      if (status !== "called") {
+        await apiCall(api, "POST", `/tickets/${t.id}/serve`);
+        await apiCall(api, "POST", `/tickets/${t.id}/complete`, {});
+      }
+    }
+  }
+  const outcomes = await must(api, "GET", `/services/${DEMO.service.id}/outcomes`);
+  if (!outcomes.some((o) => o.code === "deposit_made"))
+    await must(api, "POST", `/services/${DEMO.service.id}/outcomes`, { code: "deposit_made", label: "Deposit made" });
+  return desks;
+}
+
+async function widgetJoin(api, body = {}) {
+  return must(api, "POST", `/widget/queue/${DEMO.queue.id}/join`, body, { "X-API-Key": DEMO.widgetKey.value });
+}
+
+/** Runs axe-core in the page; answers the serious and critical violations. */
+async function axe(page) {
+  // Evaluated over the DevTools protocol, so the page's CSP (scripts of its own origin only) stays on.
+  await page.evaluate(AXE);
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  return result;
+}
+
+async function checkAxe(page, what) {
+  const violations = await axe(page);
+  check(violations.length === 0, `axe on ${what}: ${violations.join(" | ")}`);
+}
+
+async function signIn(page, api, who) {
+  await page.goto(`${api}/console`, { timeout: STEP_MS });
+  await page.getByLabel(/^(Email|E-mail)$/).fill(who.email, { timeout: STEP_MS });
+  await page.getByLabel(/^(Password|Mot de passe)$/).fill(who.password);
+  await page.getByRole("button", { name: /^(Sign in|Se connecter)$/ }).click();
+}
+
+async function openDesk(page, name) {
+  await page.getByRole("button", { name: new RegExp(name) }).click({ timeout: STEP_MS });
+  await page.getByRole("button", { name: /Call next|Appeler le suivant/ }).waitFor({ timeout: STEP_MS });
+  await page.waitForSelector('[data-live="live"]', { timeout: STEP_MS });
+}
+
+const currentCode = (page) => page.evaluate(() => document.querySelector(".current .ticket .code")?.firstChild?.textContent ?? null);
+const waitingCodes = (page) =>
+  page.evaluate(() => [...document.querySelectorAll(".line tbody .code-cell")].map((c) => c.firstChild?.textContent));
+
+export function pageCases() {
+  return [
+    {
+      name: "pages flow 1: console signs in and opens a desk; a kiosk ticket appears live; call-next shortcut; the visitor's page says your turn; complete with an outcome",
+      async run({ browser, api, figures }) {
+        await resetDemo(api);
+        const clerk = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        const kiosk = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: "en-GB" });
+        const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-GB", isMobile: true, hasTouch: true });
+        try {
+          const console_ = await clerk.newPage();
+          await signIn(console_, api, DEMO.operator);
+          await openDesk(console_, "Guichet 1");
+          await checkAxe(console_, "the console");
+
+          const k = await kiosk.newPage();
+          await k.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}`, { timeout: STEP_MS });
+          await checkAxe(k, "the kiosk");
+          await k.getByLabel(/Your name/).fill("Ada");
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Teller/ }).click();
+          const ticket = (await (await joined).json()).data;
+          const issuedAt = Date.now();
+          await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          const qr = await k.locator(".qr svg").count();
+          check(qr === 1, "the kiosk shows no QR code");
+
+          // The console shows the new ticket without a reload.
+          await console_.waitForFunction(
+            (code) => [...document.querySelectorAll(".line tbody .code-cell")].some((c) => c.textContent.startsWith(code)),
+            ticket.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          figures.kioskToConsoleMs = Date.now() - issuedAt;
+          check(figures.kioskToConsoleMs <= 1000, `the console showed the kiosk's ticket after ${figures.kioskToConsoleMs} ms (> 1 s)`);
+
+          const visitor = await phone.newPage();
+          await visitor.goto(`${api}/t/${ticket.id}#token=${ticket.ticketToken}`, { timeout: STEP_MS });
+          await visitor.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          await visitor.getByText(/You are next|before you/).waitFor({ timeout: STEP_MS });
+          await checkAxe(visitor, "the status page");
+
+          await console_.keyboard.press("n");
+          await console_.waitForFunction(
+            (code) => document.querySelector(".current .ticket .code")?.textContent?.startsWith(code),
+            ticket.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          await visitor.getByText("It's your turn").waitFor({ timeout: STEP_MS });
+          await visitor.getByText("Please go to Guichet 1").waitFor({ timeout: STEP_MS });
+
+          await console_.keyboard.press("s");
+          await console_.getByText("being served").waitFor({ timeout: STEP_MS });
+          await console_.keyboard.press("c");
+          await console_.getByLabel("Outcome").selectOption("deposit_made", { timeout: STEP_MS });
+          await console_.getByLabel("Note").fill("Brought the form");
+          await console_.getByRole("button", { name: "Complete the ticket" }).click();
+          await console_.getByText("No customer at the desk").waitFor({ timeout: STEP_MS });
+          const done = await must(api, "GET", `/tickets/${ticket.id}`);
+          check(
+            done.status === "served" && done.outcome === "deposit_made" && done.note === "Brought the form",
+            `ticket after complete: ${JSON.stringify(done)}`,
+          );
+          await visitor.getByText("Thank you for your visit").waitFor({ timeout: STEP_MS });
+        } finally {
+          await Promise.all([clerk.close(), kiosk.close(), phone.close()]);
+        }
+      },
+    },
+    {
+      name: "pages flow 2: two consoles on two desks press call-next at the same moment and show two different tickets",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const a = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const b = await browser.newContext({ viewport: { width: 768, height: 1024 } });
+        try {
+          const [pa, pb] = [await a.newPage(), await b.newPage()];
+          await signIn(pa, api, DEMO.operator);
+          await openDesk(pa, "Guichet 1");
+          await signIn(pb, api, DEMO.owner);
+          await openDesk(pb, "Guichet 2");
+          const t1 = await widgetJoin(api);
+          const t2 = await widgetJoin(api);
+          for (const p of [pa, pb])
+            await p.waitForFunction(() => document.querySelectorAll(".line tbody .code-cell").length >= 2, null, { timeout: STEP_MS });
+          await Promise.all([pa.keyboard.press("n"), pb.keyboard.press("n")]);
+          for (const p of [pa, pb]) await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
+          const [ca, cb] = [await currentCode(pa), await currentCode(pb)];
+          check(ca && cb && ca !== cb, `the two consoles show ${ca} and ${cb}`);
+          check(
+            [t1.displayCode, t2.displayCode].sort().join() === [ca, cb].sort().join(),
+            `called ${ca}, ${cb}; issued ${t1.displayCode}, ${t2.displayCode}`,
+          );
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      },
+    },
+    {
+      name: "pages flow 3: the console goes offline and back, says so, and shows a ticket taken meanwhile",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          await ctx.setOffline(true);
+          await p.getByText("Connection lost — reconnecting…").first().waitFor({ timeout: STEP_MS });
+          const meanwhile = await widgetJoin(api, { visitorName: "Grace" });
+          await new Promise((r) => setTimeout(r, 500));
+          check(!(await waitingCodes(p)).includes(meanwhile.displayCode), "the offline console already shows the new ticket");
+          await ctx.setOffline(false);
+          await p.waitForFunction(
+            (code) => [...document.querySelectorAll(".line tbody .code-cell")].some((c) => c.textContent.startsWith(code)),
+            meanwhile.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          await p.getByText("Connection back: the list is up to date.").waitFor({ timeout: STEP_MS });
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages flow 4: the console's verbs by keyboard: VIP walk-in, recall, the previous call's fate (absent), hold and resume, transfer to a colleague",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          await p.keyboard.press("w");
+          await p.getByLabel("Customer's name (optional)").fill("Walk In");
+          await p.getByLabel("VIP (served first)").check();
+          await p.getByRole("button", { name: "Add the ticket" }).click();
+          await p.getByRole("cell", { name: "Walk In" }).waitFor({ timeout: STEP_MS });
+          const regular = await widgetJoin(api, { visitorName: "Regular" });
+          await p.getByRole("cell", { name: "Regular" }).waitFor({ timeout: STEP_MS });
+
+          await p.keyboard.press("n");
+          await p.locator(".current .ticket .mark.vip").waitFor({ timeout: STEP_MS });
+          const walkInId = await p.locator(".current .ticket").getAttribute("data-ticket");
+          await p.keyboard.press("r");
+          await p.waitForFunction(() => document.querySelector(".current .ticket dl")?.textContent?.includes("Recalls1"), null, {
+            timeout: STEP_MS,
+          });
+
+          // Calling next while the walk-in was never started asks what became of them.
+          await p.keyboard.press("n");
+          await p.getByRole("dialog", { name: /What became of/ }).waitFor({ timeout: STEP_MS });
+          await p.getByRole("button", { name: "Absent" }).click();
+          await p.waitForFunction((id) => document.querySelector(".current .ticket")?.getAttribute("data-ticket") === id, regular.id, {
+            timeout: STEP_MS,
+          });
+          const walkIn = await must(api, "GET", `/tickets/${walkInId}`);
+          check(walkIn.status === "skipped" && walkIn.source === "vip", `the walk-in after "absent": ${walkIn.status} (${walkIn.source})`);
+
+          await p.keyboard.press("s");
+          await p.getByText("being served").waitFor({ timeout: STEP_MS });
+          await p.keyboard.press("h");
+          await p.locator(".held li").first().waitFor({ timeout: STEP_MS });
+          check((await must(api, "GET", `/tickets/${regular.id}`)).status === "held", "not held after H");
+          await p.keyboard.press("h");
+          await p.locator(".current .ticket").waitFor({ timeout: STEP_MS });
+          check((await must(api, "GET", `/tickets/${regular.id}`)).status === "serving", "not serving again after the second H");
+
+          await p.keyboard.press("t");
+          await p.getByLabel("To a queue or a colleague").selectOption({ label: `${DEMO.owner.firstName} ${DEMO.owner.lastName}` });
+          await p.getByRole("button", { name: "Transfer", exact: true }).last().click();
+          await p.getByText("No customer at the desk").waitFor({ timeout: STEP_MS });
+          const moved = await must(api, "GET", `/tickets/${regular.id}`);
+          check(moved.assignedToId === DEMO.owner.id, `after the transfer the ticket is assigned to ${moved.assignedToId}`);
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages: the floor view shows the desks and queues (axe), once the floor route exists",
+      async run({ browser, api }) {
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.owner);
+          await p
+            .getByRole("button", { name: /Call next|Guichet/ })
+            .first()
+            .waitFor({ timeout: STEP_MS });
+          await p.goto(`${api}/console/floor`, { timeout: STEP_MS });
+          await p.waitForSelector("table, .notice", { timeout: STEP_MS });
+          await checkAxe(p, "the floor view");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+  ];
+}
+
+/** Screenshots of every page at 1280×800 and 768×1024, in English and French. */
+export async function pageScreenshots({ browser, api, dir }) {
+  mkdirSync(dir, { recursive: true });
+  await resetDemo(api);
+  const issued = [];
+  for (const name of ["Ada Lovelace", null, "Grace Hopper"]) issued.push(await widgetJoin(api, name ? { visitorName: name } : {}));
+  await must(api, "POST", `/queues/${DEMO.queue.id}/vip-ticket`, { visitorName: "Marie Curie" });
+  for (const lang of ["en", "fr"]) {
+    for (const [w, h] of [
+      [1280, 800],
+      [768, 1024],
+    ]) {
+      const size = `${w}x${h}`;
+      const ctx = await browser.newContext({ viewport: { width: w, height: h }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+      ctx.setDefaultTimeout(STEP_MS * 4);
+      try {
+        const p = await ctx.newPage();
+        await p.goto(`${api}/console?lang=${lang}`);
+        await p.getByLabel(/^(Email|E-mail)$/).waitFor({ timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `console-signin-${lang}-${size}.png`) });
+        await signIn(p, api, DEMO.operator);
+        await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
+        if (lang === "fr") await p.getByRole("button", { name: "Français" }).click();
+        await p.screenshot({ path: path.join(dir, `console-desks-${lang}-${size}.png`) });
+        await p.getByRole("button", { name: /Guichet 1/ }).click();
+        await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
+        await p.keyboard.press("n");
+        await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `console-desk-${lang}-${size}.png`) });
+        // The called ticket goes back to the front for the next screenshots.
+        await p.keyboard.press("f");
+        await p.waitForSelector(".current .ticket", { state: "detached", timeout: STEP_MS });
+        await must(
+          api,
+          "POST",
+          `/desks/${(await must(api, "GET", `/locations/${DEMO.location.id}/desks`)).find((d) => d.name === "Guichet 1").id}/close`,
+        );
+
+        await p.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&lang=${lang}`);
+        await p.waitForSelector(".service-button", { timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `kiosk-${lang}-${size}.png`) });
+        await p.locator(".service-button").first().click();
+        await p.waitForSelector("[data-code]", { timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `kiosk-ticket-${lang}-${size}.png`) });
+
+        const t = issued[0];
+        await p.goto(`${api}/t/${t.id}?lang=${lang}#token=${t.ticketToken}`);
+        await p.waitForSelector("#code", { timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `status-${lang}-${size}.png`) });
+
+        await signIn(p, api, DEMO.owner).catch(() => {});
+        await p.goto(`${api}/console/floor?lang=${lang}`);
+        await p.waitForSelector("table, .notice", { timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `floor-${lang}-${size}.png`) });
+      } finally {
+        await ctx.close();
+      }
+    }
+  }
+}
+
+/** Runs the cases (and the screenshots) against `api`; answers {passed, failed, figures}. */
+export async function runPageSuite({ api, browser, screenshots, only, log = console.log }) {
+  const figures = {};
+  let passed = 0,
+    failed = 0;
+  for (const testCase of pageCases().filter((c) => !only || c.name.includes(only))) {
+    try {
+      await testCase.run({ browser, api, figures });
+      passed += 1;
+      log(`✓ ${testCase.name}`);
+    } catch (err) {
+      failed += 1;
+      log(
+        `✗ ${testCase.name}\n    ${String(err.message ?? err)
+          .split("\n")
+          .join("\n    ")}`,
+      );
+    }
+  }
+  if (screenshots && (!only || "screenshots".includes(only))) {
+    try {
+      await pageScreenshots({ browser, api, dir: screenshots });
+      passed += 1;
+      log(`✓ pages: screenshots of every page at 1280×800 and 768×1024 in English and French (${screenshots})`);
+    } catch (err) {
+      failed += 1;
+      log(`✗ pages: screenshots\n    ${String(err.message ?? err)}`);
+    }
+  }
+  if (figures.kioskToConsoleMs !== undefined) log(`  kiosk ticket → console: ${figures.kioskToConsoleMs} ms`);
+  return { passed, failed, figures };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const api = process.argv.find((a) => a.startsWith("--api="))?.slice("--api=".length) ?? "http://127.0.0.1:8787";
+  const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+  const screenshots = process.argv.includes("--update-screenshots")
+    ? path.join(root, "test", "browser", "screenshots", "pages")
+    : path.join(root, "test", "browser", ".artifacts", "screenshots", "pages");
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  let result = { passed: 0, failed: 1 };
+  try {
+    result = await runPageSuite({ api, browser, screenshots, only });
+  } finally {
+    await browser.close();
+  }
+  console.log(`${result.passed} passed, ${result.failed} failed`);
+  process.exit(result.failed > 0 ? 1 : 0);
+}
