@@ -34,6 +34,7 @@ import remoteJoinRoutes from "./routes/remote-join";
 import verificationRoutes from "./routes/verification";
 import webhookRoutes from "./routes/webhooks";
 import notificationRoutes from "./routes/notifications";
+import smsPolicyRoutes from "./routes/sms-policy";
 import visitorPushRoutes from "./routes/visitor-push";
 import { apiCallQuota } from "./http/api-quota";
 import billingRoutes from "./routes/billing";
@@ -101,6 +102,7 @@ export function createApp() {
   app.route("/v1", verificationRoutes);
   app.route("/v1", webhookRoutes);
   app.route("/v1", notificationRoutes);
+  app.route("/v1", smsPolicyRoutes);
   app.route("/v1", visitorPushRoutes);
   app.route("/v1", analyticsRoutes);
   app.route("/v1", analyticsExportRoutes);

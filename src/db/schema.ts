@@ -932,3 +932,34 @@ export const analyticsBackfill = sqliteTable("analytics_backfill", {
   afterId: text("after_id").notNull().default(""),
   tickets: integer("tickets").notNull().default(0),
 });
+
+/** An organization's SMS policy (docs/limits.md); a null column is the documented default. */
+export const smsPolicies = sqliteTable("sms_policies", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  /** JSON array of ISO 3166 alpha-2 codes. */
+  allowedCountries: text("allowed_countries"),
+  perPhonePerDay: integer("per_phone_per_day"),
+  perAddressPerDay: integer("per_address_per_day"),
+  perWidgetKeyPerDay: integer("per_widget_key_per_day"),
+  perTicket: integer("per_ticket"),
+  dailyCeiling: integer("daily_ceiling"),
+  businessReservePercent: integer("business_reserve_percent"),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Exact counters of the SMS caps, taken with a conditional upsert (used < limit). */
+export const smsCounters = sqliteTable(
+  "sms_counters",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    scope: text("scope", { enum: ["phone", "address", "widget_key", "ticket", "day", "alert"] }).notNull(),
+    subject: text("subject").notNull(),
+    day: text("day").notNull(),
+    used: integer("used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.scope, t.subject, t.day] })],
+);

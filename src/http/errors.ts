@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   API_RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   PAYMENT_PROVIDER_ERROR: 502,
+  PROVIDER_UNAVAILABLE: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -55,6 +55,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: "Out of range",
   429: "Rate limit exceeded",
   502: "The payment provider could not be reached or refused the request",
+  503: "No payment provider is configured for this currency (PROVIDER_UNAVAILABLE)",
 };
 
 /** The error responses a route can give, each described with the shared envelope. */

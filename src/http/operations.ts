@@ -151,11 +151,14 @@ export const OPERATIONS: Record<string, Operation> = {
   "DELETE /v1/widget/tickets/{ticketId}/push-subscription": { id: "unsubscribeVisitorFromWebPush" },
 
   "GET /v1/billing/subscription/{organizationId}": { id: "getSubscription" },
-  "PATCH /v1/billing/subscription/{organizationId}": { id: "changeSubscription", errors: ["PAYMENT_PROVIDER_ERROR"] },
+  "PATCH /v1/billing/subscription/{organizationId}": {
+    id: "changeSubscription",
+    errors: ["PAYMENT_PROVIDER_ERROR", "PROVIDER_UNAVAILABLE"],
+  },
   "POST /v1/billing/subscription/{organizationId}/cancel": { id: "cancelSubscription", errors: STATE },
   "GET /v1/billing/usage/{organizationId}": { id: "getUsage" },
   "GET /v1/billing/usage/{organizationId}/history": { id: "listInvoices" },
-  "POST /v1/billing/fedapay/checkout": { id: "createFedapayCheckout", errors: ["PAYMENT_PROVIDER_ERROR"] },
+  "POST /v1/billing/fedapay/checkout": { id: "createFedapayCheckout", errors: ["PAYMENT_PROVIDER_ERROR", "PROVIDER_UNAVAILABLE"] },
   "POST /v1/billing/webhooks/stripe": { id: "receiveStripeEvent" },
   "POST /v1/billing/webhooks/fedapay": { id: "receiveFedapayEvent", errors: ["PAYMENT_PROVIDER_ERROR"] },
   "POST /v1/billing/webhooks/sandbox": { id: "receiveSandboxEvent" },
@@ -171,6 +174,8 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/notifications/{notificationId}/read": { id: "markNotificationRead" },
   "POST /v1/notifications/sms": { id: "sendSms", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED"], organizationFromRequest: true },
   "GET /v1/organizations/{organizationId}/notification-deliveries": { id: "listNotificationDeliveries" },
+  "GET /v1/organizations/{organizationId}/sms-policy": { id: "getSmsPolicy" },
+  "PATCH /v1/organizations/{organizationId}/sms-policy": { id: "updateSmsPolicy" },
 
   "POST /v1/business/verification/generate-token": { id: "generateVerificationToken", organizationFromRequest: true },
   "POST /v1/business/verification/verify": { id: "verifyDomain", organizationFromRequest: true },
@@ -218,7 +223,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",
   UNSUPPORTED_MEDIA_TYPE: "the body is not `application/json`",
   OUT_OF_RANGE: "the position is farther than allowed; `details {distanceKm, maxKm}`",
-  API_RATE_LIMIT_EXCEEDED: "too many requests; wait `Retry-After` seconds",
+  API_RATE_LIMIT_EXCEEDED: "too many requests, or a phone's SMS cap (`details.field: phone`); wait `Retry-After` seconds",
   PAYMENT_PROVIDER_ERROR: "the payment provider did not answer as expected; retry later",
+  PROVIDER_UNAVAILABLE: "no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md)",
   INTERNAL_ERROR: "a fault on our side; quote the request id",
 };

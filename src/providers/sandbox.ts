@@ -4,18 +4,35 @@
 // hand it to the same receiver the provider webhooks go through.
 import { randomString } from "../lib/ids";
 import { checkSignedHeader, signHeader } from "../lib/signed-header";
-import { sha256Hex } from "../lib/crypto";
 import { currencyOf, type BillingChange, type CheckoutRequest, type CheckoutSession, type ProviderEvent } from "./billing";
 
 export interface SandboxConfig {
   SANDBOX_WEBHOOK_SECRET?: string;
+  ENVIRONMENT?: string;
+}
+
+/**
+ * The sandbox exists only where no money is at stake: with ENVIRONMENT=production its routes
+ * answer 404 and a currency whose provider has no keys is 503 PROVIDER_UNAVAILABLE, never a free plan.
+ */
+export function sandboxEnabled(config: SandboxConfig): boolean {
+  return config.ENVIRONMENT !== "production";
 }
 
 export const SANDBOX_SIGNATURE_HEADER = "Sandbox-Signature";
 
-/** Stable without configuration, so a restarted `npm run dev` still accepts its own events. */
+let isolateSecret: string | null = null;
+
+/**
+ * SANDBOX_WEBHOOK_SECRET, else a random secret of this isolate (drawn on first use: workerd
+ * refuses randomness at global scope). The sandbox signs and checks its events within one
+ * request (the Pay button, the renewal sweep), so nothing outside the isolate ever needs it,
+ * and no one can derive it from the source.
+ */
 export async function sandboxSecret(config: SandboxConfig): Promise<string> {
-  return config.SANDBOX_WEBHOOK_SECRET ?? `sbx_${await sha256Hex("queue-service sandbox webhooks v1")}`;
+  if (config.SANDBOX_WEBHOOK_SECRET) return config.SANDBOX_WEBHOOK_SECRET;
+  isolateSecret ??= `sbx_${randomString(43)}`;
+  return isolateSecret;
 }
 
 export function sandboxCheckoutUrl(baseUrl: string, checkoutId: string): string {

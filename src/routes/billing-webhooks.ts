@@ -7,8 +7,8 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import type { ProviderName } from "../providers/billing";
-import { newSandboxRef, signSandboxEvent } from "../providers/sandbox";
-import { findCheckout, type CheckoutRow } from "../services/billing";
+import { newSandboxRef, sandboxEnabled, signSandboxEvent } from "../providers/sandbox";
+import { findCheckout, verifiedDomainsOf, type CheckoutRow } from "../services/billing";
 import { receiveProviderEvent, SIGNATURE_HEADERS } from "../services/billing-events";
 
 // The providers' webhook receivers, and the checkout page the sandbox provider serves.
@@ -55,7 +55,7 @@ app.openapi(
 app.openapi(
   webhookRoute(
     "sandbox",
-    "Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET (a fixed default when unset). Sent by the sandbox's own checkout page and renewals.",
+    "Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET, else a random secret of the isolate. Sent by the sandbox's own checkout page and renewals. 404 with ENVIRONMENT=production (the sandbox does not exist there).",
   ),
   (c) => receive(c, "sandbox"),
 );
@@ -139,11 +139,39 @@ const showCheckout = createRoute({
   },
 });
 
+/**
+ * The page is a payment form: it is never framed (clickjacking the Pay button), loads nothing
+ * from elsewhere, and its form may only post to this service and go on to the return URL.
+ */
+function protectPage(c: Context<AppEnv>, returnTo: string | null): void {
+  const formTargets = ["'self'", ...(returnTo ? [new URL(returnTo).origin] : [])].join(" ");
+  c.header(
+    "Content-Security-Policy",
+    `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action ${formTargets}; frame-ancestors 'none'; base-uri 'none'`,
+  );
+  c.header("X-Frame-Options", "DENY");
+  c.header("Referrer-Policy", "no-referrer");
+}
+
+/** Where the page may send the payer on: the service's own origin or a verified domain of the organization (or below it). */
+async function safeReturnUrl(c: Context<AppEnv>, row: CheckoutRow): Promise<string | null> {
+  if (!row.returnUrl) return null;
+  const url = new URL(row.returnUrl);
+  const own = new URL(c.env.PUBLIC_BASE_URL ?? c.req.url).origin;
+  if (url.origin === own) return url.toString();
+  const host = url.hostname.toLowerCase();
+  const domains = await verifiedDomainsOf(c.env, row.organizationId);
+  return url.protocol === "https:" && domains.some((d) => host === d || host.endsWith(`.${d}`)) ? url.toString() : null;
+}
+
 app.openapi(showCheckout, async (c) => {
   const row = await findCheckout(c.env, c.req.valid("param").checkoutId);
   if (!row) throw notFound("Checkout");
   const status = checkoutStatus(row, now());
-  if (wantsHtml(c)) return c.html(checkoutPage(status), 200) as never;
+  if (wantsHtml(c)) {
+    protectPage(c, await safeReturnUrl(c, row));
+    return c.html(checkoutPage(status), 200) as never;
+  }
   return c.json(ok(status), 200);
 });
 
@@ -155,7 +183,9 @@ const payCheckout = createRoute({
   description:
     "The sandbox signs a `checkout.paid` event and hands it to the same receiver as /v1/billing/webhooks/sandbox: the plan starts " +
     "exactly as with a real provider. `renewals=fail` pays with a card that declines the renewals (to try a failed renewal). " +
-    "A browser (Accept: text/html) is sent on to the checkout's return URL.",
+    "A browser (Accept: text/html) is sent on to the checkout's return URL when it is on the service's own origin or on a " +
+    "verified domain of the organization (or below it); any other return URL gets the paid page instead. The page is sent " +
+    "with `Content-Security-Policy` (`frame-ancestors 'none'`) and `X-Frame-Options: DENY`. 404 with ENVIRONMENT=production.",
   security: SECURITY.none,
   request: {
     params: CheckoutParam,
@@ -166,6 +196,8 @@ const payCheckout = createRoute({
 
 app.openapi(payCheckout, async (c) => {
   const at = now();
+  // In production the sandbox does not exist (docs/billing.md): nothing is paid here.
+  if (!sandboxEnabled(c.env)) throw notFound("Route");
   const row = await findCheckout(c.env, c.req.valid("param").checkoutId);
   // Only the sandbox's own checkouts are paid here; a real provider's are paid on its page.
   if (!row || row.provider !== "sandbox") throw notFound("Checkout");
@@ -187,7 +219,9 @@ app.openapi(payCheckout, async (c) => {
   const receipt = await receiveProviderEvent(c.env, "sandbox", signed.rawBody, signed.signature, at);
   const after = checkoutStatus((await findCheckout(c.env, row.id))!, at);
   if (wantsHtml(c)) {
-    if (row.returnUrl) return c.redirect(row.returnUrl, 303) as never;
+    const returnTo = await safeReturnUrl(c, row);
+    protectPage(c, returnTo);
+    if (returnTo) return c.redirect(returnTo, 303) as never;
     return c.html(checkoutPage(after, "Paid. You can close this page."), 200) as never;
   }
   return c.json(ok({ checkout: after, eventId: receipt.eventId }), 200);

@@ -24,11 +24,14 @@ import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
 import { callNextAfterPrevious } from "../services/previous-call";
 import { issueTicket, listTickets, ticketRecord } from "../services/tickets";
+import { admitVisitorPhone } from "../services/sms-guard";
+import { clientIp } from "../http/rate-limit";
 import {
   CounterLabel,
   CustomerPhone,
   DefaultServiceMinutes,
   Language,
+  PHONE_RULES,
   PreviousCallMeta,
   PreviousOutcomeField,
   WaitRangeSchema,
@@ -197,7 +200,7 @@ const join = createRoute({
   path: "/queues/{queueId}/join",
   tags,
   summary: "Take a ticket (customer)",
-  description: "Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue.",
+  description: `Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue. ${PHONE_RULES}`,
   security: SECURITY.session,
   request: {
     params: QueueParam,
@@ -218,6 +221,10 @@ app.openapi(join, async (c) => {
   const { user } = requireUser(c);
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const body = c.req.valid("json");
+  if (body.phone) {
+    const phone = { organizationId: queue.organizationId, phone: body.phone, address: clientIp(c), widgetKeyId: null };
+    await admitVisitorPhone(c.env, phone, now());
+  }
   const ticket = await issueTicket(
     c.env,
     queue,

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { typePhone } from "../domain/sms-policy";
 
 // Request and record schemas shared across areas. Bodies are strict: an unknown field is a
 // VALIDATION_ERROR, so nothing can be set through a body that does not name it.
@@ -10,7 +11,20 @@ export const E164_PHONE = /^\+[1-9][0-9]{6,14}$/;
 export const CustomerPhone = z
   .string()
   .regex(E164_PHONE, "an E.164 phone number: + then country code and number, no spaces, e.g. +33612345678")
-  .openapi({ example: "+33612345678" });
+  // Premium, shared-cost and satellite ranges are what SMS pumping texts (docs/limits.md).
+  .superRefine((v, ctx) => {
+    const verdict = typePhone(v);
+    if (!verdict.ok) ctx.addIssue({ code: "custom", message: verdict.reason });
+  })
+  .openapi({
+    example: "+33612345678",
+    description: "A personal mobile number in E.164 (premium, shared-cost and satellite ranges are refused)",
+  });
+/** What a join's `phone` must be, for the routes' descriptions (docs/limits.md). */
+export const PHONE_RULES =
+  "A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); " +
+  "SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and " +
+  "`details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy.";
 export const Email = z
   .email()
   .max(254)

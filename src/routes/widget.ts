@@ -8,13 +8,13 @@ import type { AppEnv } from "../http/context";
 import { publicQueue, queueOfCaller } from "../http/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { CounterLabel, CustomerPhone, WaitRangeSchema } from "./schemas";
+import { CounterLabel, CustomerPhone, PHONE_RULES, WaitRangeSchema } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { queueIdOfTicket } from "../lib/ids";
-import { credentialRefusal, recordFailedCredential } from "../http/rate-limit";
+import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../services/queues";
 import { leaveQueue, readVisitorTicket, TICKET_TOKEN, visitorStepBack } from "../services/visitor-tickets";
 import { StepBackRequest } from "./ticket-moves";
@@ -277,7 +277,8 @@ const join = createRoute({
   summary: "Take a ticket from the widget",
   description:
     "A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. " +
-    "Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets.",
+    "Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets. " +
+    PHONE_RULES,
   security: SECURITY.any,
   request: { params: QueueParam, body: { required: false, content: { "application/json": { schema: JoinBody } } } },
   responses: { 201: jsonResponse(okEnvelope(JoinedTicket), "Ticket created, with the visitor's ticket token"), ...errors(409) },
@@ -295,6 +296,8 @@ app.openapi(join, async (c) => {
       visitorName: body.visitorName ?? null,
       phone: body.phone ?? null,
       partySize: body.partySize ?? 1,
+      address: clientIp(c),
+      widgetKeyId: actor.apiKeyId ?? null,
     },
     now(),
   );

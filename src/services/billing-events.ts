@@ -6,11 +6,11 @@ import { billingCheckouts, subscriptions } from "../db/schema";
 import { GRACE_PERIOD_MS, periodEnd } from "../domain/billing";
 import { PLAN_RANK, type Plan } from "../domain/plans";
 import type { Env } from "../env";
-import { ApiError } from "../http/errors";
+import { ApiError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import type { CheckoutPaid, ProviderEvent, ProviderName, RenewalOutcome } from "../providers/billing";
 import { FEDAPAY_SIGNATURE_HEADER, parseFedaPayEvent } from "../providers/fedapay";
-import { parseSandboxEvent, SANDBOX_SIGNATURE_HEADER } from "../providers/sandbox";
+import { parseSandboxEvent, SANDBOX_SIGNATURE_HEADER, sandboxEnabled } from "../providers/sandbox";
 import { cancelStripeSubscription, parseStripeEvent } from "../providers/stripe";
 import { fallToStarterStatement, type CheckoutRow } from "./billing";
 import { rulesChanged } from "./room-rules";
@@ -39,6 +39,8 @@ export async function receiveProviderEvent(
   signature: string | undefined,
   at: number,
 ): Promise<Receipt> {
+  // In production the sandbox does not exist: its events are not even read.
+  if (provider === "sandbox" && !sandboxEnabled(env)) throw notFound("Route");
   const event =
     provider === "stripe"
       ? await parseStripeEvent(env, rawBody, signature, at)

@@ -11,7 +11,7 @@ import { newId } from "../lib/ids";
 import { utcMonth } from "../lib/time";
 import type { CheckoutRequest, CheckoutSession } from "../providers/billing";
 import { createFedaPayCheckout } from "../providers/fedapay";
-import { createSandboxCheckout } from "../providers/sandbox";
+import { createSandboxCheckout, sandboxEnabled } from "../providers/sandbox";
 import { createStripeCheckout, setStripeCancelAtPeriodEnd, setStripeRenewalPrice } from "../providers/stripe";
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
@@ -179,6 +179,16 @@ export async function startCheckout(
     .get();
   if (!org) throw notFound("Organization");
   const provider = providerForCurrency(currency, { stripe: Boolean(env.STRIPE_SECRET_KEY), fedapay: Boolean(env.FEDAPAY_SECRET_KEY) });
+  if (provider === "sandbox" && !sandboxEnabled(env)) {
+    // Production without this currency's provider keys: refused, never a free sandbox checkout.
+    const missing = currency === "XOF" ? "FEDAPAY_SECRET_KEY" : "STRIPE_SECRET_KEY";
+    throw new ApiError("PROVIDER_UNAVAILABLE", `Payments in ${currency} are not available: the payment provider is not configured`, {
+      field: "currency",
+      currency,
+      provider: currency === "XOF" ? "fedapay" : "stripe",
+      missing,
+    });
+  }
   const id = newId("chk");
   const amount = priceOf(plan, interval, currency);
   const expiresAt = at + CHECKOUT_TTL_MS;
@@ -257,4 +267,12 @@ export function fallToStarterStatement(
 
 export async function findCheckout(env: Env, id: string): Promise<CheckoutRow | null> {
   return (await database(env.DB).select().from(billingCheckouts).where(eq(billingCheckouts.id, id)).get()) ?? null;
+}
+
+/** The organization's verified domains (lower case): where a checkout may send the payer back to. */
+export async function verifiedDomainsOf(env: Env, organizationId: string): Promise<string[]> {
+  const rows = await env.DB.prepare("SELECT domain FROM verified_domains WHERE organization_id = ? AND status = 'verified'")
+    .bind(organizationId)
+    .all<{ domain: string }>();
+  return rows.results.map((r) => r.domain.toLowerCase());
 }

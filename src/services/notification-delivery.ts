@@ -2,6 +2,7 @@ import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { utcMonth } from "../lib/time";
 import { sendPush, sendSms, sendWebPush, type SendOutcome } from "../providers";
+import { gatePublicSms } from "./sms-guard";
 
 // Delivering notifications exactly once to the person, from an at-least-once queue.
 // Every delivery has a key (event id, channel, recipient). The first run that inserts the key
@@ -196,8 +197,14 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const mine = claimIndex.filter((c) => (claimed[c.index]?.results?.length ?? 0) > 0);
   if (mine.length === 0) return report;
 
+  // Visitors' SMS first pass the organization's caps (./sms-guard.ts); the business's own do not.
+  const refusedByPolicy = await gatePublicSms(
+    env,
+    mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false),
+    at,
+  );
   // SMS: one unit of the month's allowance each, taken with a conditional upsert.
-  const smsClaims = mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false);
+  const smsClaims = mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false && !refusedByPolicy.has(c.key));
   const overQuota = new Set<string>();
   if (smsClaims.length > 0) {
     const period = utcMonth(at).key;
@@ -225,6 +232,8 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   }
 
   const outcomes = await inParallel(mine, SEND_PARALLEL, async (c): Promise<SendOutcome> => {
+    const policy = refusedByPolicy.get(c.key);
+    if (policy) return { ok: false, provider: "policy", transient: false, response: policy.reason };
     if (overQuota.has(c.key))
       return {
         ok: false,
@@ -240,7 +249,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const retries: MessageSendRequest<DeliveryMessage>[] = [];
   mine.forEach((c, i) => {
     const outcome = outcomes[i]!;
-    const counted = c.delivery.channel === "sms" && c.delivery.countUsage !== false && !overQuota.has(c.key);
+    const counted = c.delivery.channel === "sms" && c.delivery.countUsage !== false && !overQuota.has(c.key) && !refusedByPolicy.has(c.key);
     writes.push(...outcomeStatements(env, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
     if (outcome.ok) report.sent += 1;
     else if (outcome.transient) {

@@ -4,6 +4,7 @@ import { ApiError, notFound } from "../http/errors";
 import { newId, randomString } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
 import { deliver } from "./notification-delivery";
+import { takeBusinessSms } from "./sms-guard";
 
 // The user-facing side of notifications: devices, preferences, the in-app inbox, and the
 // business's own SMS sends (counted in the month's SMS usage, like ticket SMS).
@@ -151,6 +152,8 @@ export async function sendBusinessSms(
   if (!features.sms) throw new ApiError("PLAN_REQUIRED", "Sending SMS needs the pro plan", { requiredPlan: "pro", currentPlan: plan });
   const limit = features.smsPerMonth;
   const period = utcMonth(at);
+  // The day's ceiling first (whole, the public's share plus the business's reserve), then the month.
+  const giveBackDay = await takeBusinessSms(env, organizationId, input.phone, at);
   const taken = await env.DB.prepare(
     `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
      ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
@@ -159,6 +162,7 @@ export async function sendBusinessSms(
     .bind(organizationId, period.key, limit, limit, limit, limit)
     .first<{ used: number }>();
   if (!taken) {
+    await giveBackDay();
     const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'sms'")
       .bind(organizationId, period.key)
       .first<{ used: number }>();

@@ -8,6 +8,7 @@ import { boardQueue, queueFacts, SOCKET_HUBS, type BoardData, type QueueStatusDa
 import type { NewTicket, TicketView } from "../queue-room/types";
 import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
+import { admitVisitorPhone } from "./sms-guard";
 import { issueVisitorTicket } from "./visitor-tickets";
 
 export const WIDGET_LANGUAGES = ["en", "fr"] as const;
@@ -46,10 +47,20 @@ export interface WidgetJoin {
   visitorName: string | null;
   phone: string | null;
   partySize: number;
+  /** The caller's address and widget key: what the SMS caps count (./sms-guard.ts). */
+  address: string;
+  widgetKeyId: string | null;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
 export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, at: number): Promise<{ ticket: TicketView; token: string }> {
+  if (input.phone) {
+    await admitVisitorPhone(
+      env,
+      { organizationId: queue.organizationId, phone: input.phone, address: input.address, widgetKeyId: input.widgetKeyId },
+      at,
+    );
+  }
   const ticket: NewTicket = {
     userId: input.actingId,
     partySize: input.partySize,

@@ -353,6 +353,8 @@ const STEPS: Step[] = [
   { id: "markAllNotificationsRead" },
   { id: "sendSms" },
   { id: "listNotificationDeliveries" },
+  { id: "getSmsPolicy" },
+  { id: "updateSmsPolicy" },
 
   // Analytics of the tickets above (the demo organization is on pro).
   { id: "getAnalyticsSummary" },

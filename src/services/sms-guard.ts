@@ -1,0 +1,353 @@
+import {
+  alertThreshold,
+  allowedCountries,
+  CEILING_ALERT_PERCENT,
+  publicShare,
+  resolvePolicy,
+  typePhone,
+  type SmsPolicy,
+  type SmsPolicySettings,
+} from "../domain/sms-policy";
+import { entitlements, type Plan } from "../domain/plans";
+import type { Env } from "../env";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { DAY, iso, utcDayStart } from "../lib/time";
+import { deliver, type Delivery } from "./notification-delivery";
+
+// The SMS an organization pays for, guarded against toll fraud (docs/limits.md, "SMS and
+// messaging caps"). Two moments: a visitor giving a phone at a join (country, per-number,
+// per-address and per-widget-key caps, so a refused number never reaches a ticket), and each
+// send (per-ticket cap, the day's ceiling with the business's reserve, the owners' alert).
+// Every cap is a conditional upsert on `sms_counters`, exact under concurrency.
+
+export interface OrganizationSmsPolicy {
+  policy: SmsPolicy;
+  /** The countries a number may be in; null = any (no list and no location phone). */
+  countries: string[] | null;
+  smsPerMonth: number | null;
+}
+
+interface PolicyRow {
+  allowed_countries: string | null;
+  per_phone_per_day: number | null;
+  per_address_per_day: number | null;
+  per_widget_key_per_day: number | null;
+  per_ticket: number | null;
+  daily_ceiling: number | null;
+  business_reserve_percent: number | null;
+}
+
+function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
+  if (!row) return {};
+  return {
+    allowedCountries: row.allowed_countries === null ? null : (JSON.parse(row.allowed_countries) as string[]),
+    perPhonePerDay: row.per_phone_per_day,
+    perAddressPerDay: row.per_address_per_day,
+    perWidgetKeyPerDay: row.per_widget_key_per_day,
+    perTicket: row.per_ticket,
+    dailyCeiling: row.daily_ceiling,
+    businessReservePercent: row.business_reserve_percent,
+  };
+}
+
+/** The policy in force, in one D1 round trip. */
+export async function loadSmsPolicy(env: Env, organizationId: string): Promise<OrganizationSmsPolicy> {
+  const [policy, plan, phones] = await env.DB.batch<any>([
+    env.DB.prepare(
+      `SELECT allowed_countries, per_phone_per_day, per_address_per_day, per_widget_key_per_day, per_ticket, daily_ceiling,
+       business_reserve_percent FROM sms_policies WHERE organization_id = ?`,
+    ).bind(organizationId),
+    env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId),
+    env.DB.prepare("SELECT phone FROM locations WHERE organization_id = ? AND phone IS NOT NULL").bind(organizationId),
+  ]);
+  const smsPerMonth = entitlements({ plan: ((plan?.results?.[0] as { plan: Plan } | undefined)?.plan ?? "starter") as Plan }).features
+    .smsPerMonth;
+  const resolved = resolvePolicy(settingsOf((policy?.results?.[0] as PolicyRow | undefined) ?? null), smsPerMonth);
+  const locationPhones = ((phones?.results ?? []) as { phone: string | null }[]).map((r) => r.phone);
+  return { policy: resolved, countries: allowedCountries(resolved, locationPhones), smsPerMonth };
+}
+
+/** Why a number is not texted by this organization, or null when it may be. */
+export function refusalOf(phone: string, countries: string[] | null): string | null {
+  const verdict = typePhone(phone);
+  if (!verdict.ok) return verdict.reason;
+  if (countries && !countries.includes(verdict.country)) {
+    return `this organization does not text numbers of ${verdict.country} (allowed: ${countries.join(", ")})`;
+  }
+  return null;
+}
+
+const dayKey = (at: number) => iso(at).slice(0, 10);
+
+/** Takes one unit of a counter if it is under `limit`; answers whether it was taken. */
+function take(env: Env, organizationId: string, scope: string, subject: string, day: string, limit: number) {
+  return env.DB.prepare(
+    `INSERT INTO sms_counters (organization_id, scope, subject, day, used) SELECT ?, ?, ?, ?, 1 WHERE ? > 0
+     ON CONFLICT (organization_id, scope, subject, day) DO UPDATE SET used = used + 1 WHERE used < ?
+     RETURNING used`,
+  ).bind(organizationId, scope, subject, day, limit, limit);
+}
+
+function giveBack(env: Env, organizationId: string, scope: string, subject: string, day: string) {
+  return env.DB.prepare(
+    "UPDATE sms_counters SET used = used - 1 WHERE organization_id = ? AND scope = ? AND subject = ? AND day = ? AND used > 0",
+  ).bind(organizationId, scope, subject, day);
+}
+
+export interface VisitorPhone {
+  organizationId: string;
+  phone: string;
+  /** The caller's address (CF-Connecting-IP). */
+  address: string;
+  /** The widget key the join came through; null for a customer's own account. */
+  widgetKeyId: string | null;
+}
+
+/**
+ * A join that gives a phone: 400 naming `phone` for a number the organization never texts, 429
+ * when the number, the address or the widget key has had its day's share of SMS-enabled joins.
+ * The units are taken before the ticket exists, so a refused join costs neither a ticket nor an SMS.
+ */
+export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<void> {
+  const { policy, countries } = await loadSmsPolicy(env, input.organizationId);
+  const refusal = refusalOf(input.phone, countries);
+  if (refusal) throw validationError("phone", refusal);
+  const day = dayKey(at);
+  const caps: { scope: string; subject: string; limit: number; name: string }[] = [
+    { scope: "phone", subject: input.phone, limit: policy.perPhonePerDay, name: "perPhonePerDay" },
+    { scope: "address", subject: input.address, limit: policy.perAddressPerDay, name: "perAddressPerDay" },
+  ];
+  if (input.widgetKeyId)
+    caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
+  const taken = await env.DB.batch(caps.map((c) => take(env, input.organizationId, c.scope, c.subject, day, c.limit)));
+  const refused = caps.findIndex((_c, i) => (taken[i]?.results?.length ?? 0) === 0);
+  if (refused === -1) return;
+  const back = caps.filter((_c, i) => (taken[i]?.results?.length ?? 0) > 0);
+  if (back.length > 0) await env.DB.batch(back.map((c) => giveBack(env, input.organizationId, c.scope, c.subject, day)));
+  const cap = caps[refused]!;
+  const reset = utcDayStart(at) + DAY;
+  const retryAfter = Math.max(1, Math.ceil((reset - at) / 1000));
+  throw new ApiError(
+    "API_RATE_LIMIT_EXCEEDED",
+    `This ${cap.scope.replace("_", " ")} has had its ${cap.limit} SMS-enabled joins of the day: join without a phone, or tomorrow`,
+    { field: "phone", cap: cap.name, limit: cap.limit, retryAfter, reset: Math.floor(reset / 1000), window: "sms" },
+    { "Retry-After": String(retryAfter) },
+  );
+}
+
+/** The message of a refused send, as the delivery row records it. */
+export interface SmsRefusal {
+  reason: string;
+}
+
+/**
+ * The public SMS of a batch of deliveries (visitors' ticket messages): answers, per delivery
+ * key, why it must not be sent; those that may be sent have taken their ticket and day units,
+ * and their `smsLimit` is lowered to the public share of the month's allowance.
+ */
+export async function gatePublicSms(env: Env, claims: { key: string; delivery: Delivery }[], at: number): Promise<Map<string, SmsRefusal>> {
+  const refused = new Map<string, SmsRefusal>();
+  if (claims.length === 0) return refused;
+  const policies = new Map<string, OrganizationSmsPolicy>();
+  for (const orgId of new Set(claims.map((c) => c.delivery.organizationId).filter((o): o is string => !!o))) {
+    policies.set(orgId, await loadSmsPolicy(env, orgId));
+  }
+  const day = dayKey(at);
+  const open: { key: string; delivery: Delivery; org: string; ticket: string | null }[] = [];
+  for (const c of claims) {
+    const org = c.delivery.organizationId;
+    const p = org ? policies.get(org) : undefined;
+    if (!org || !p || c.delivery.target.kind !== "phone") {
+      refused.set(c.key, { reason: "SMS_REFUSED: no organization" });
+      continue;
+    }
+    const why = refusalOf(c.delivery.target.phone, p.countries);
+    if (why) {
+      refused.set(c.key, { reason: `SMS_REFUSED: ${why}` });
+      continue;
+    }
+    open.push({ key: c.key, delivery: c.delivery, org, ticket: c.delivery.data.ticketId ?? null });
+  }
+  if (open.length === 0) return refused;
+
+  // A number is texted again only once a first message it asked for (the join's) went out.
+  const later = open.filter((o) => o.delivery.type !== "ticket.created");
+  if (later.length > 0) {
+    const proven = await env.DB.batch<{ ok: number }>(
+      later.map((o) =>
+        env.DB.prepare(
+          `SELECT 1 AS ok FROM notification_deliveries WHERE organization_id = ? AND channel = 'sms' AND recipient = ? AND status = 'sent' LIMIT 1`,
+        ).bind(o.org, (o.delivery.target as { phone: string }).phone),
+      ),
+    );
+    later.forEach((o, i) => {
+      if ((proven[i]?.results?.length ?? 0) === 0)
+        refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
+    });
+  }
+  const candidates = open.filter((o) => !refused.has(o.key));
+  if (candidates.length === 0) return refused;
+
+  // Per ticket (its lifetime), then the day's public share of the ceiling; in this order, in one batch.
+  const statements: D1PreparedStatement[] = [];
+  for (const o of candidates) {
+    const p = policies.get(o.org)!.policy;
+    statements.push(take(env, o.org, "ticket", o.ticket ?? o.key, "-", p.perTicket));
+    statements.push(take(env, o.org, "day", "org", day, publicShare(p.dailyCeiling, p.businessReservePercent)));
+  }
+  const taken = await env.DB.batch(statements);
+  const refunds: D1PreparedStatement[] = [];
+  const alerts = new Map<string, number>();
+  candidates.forEach((o, i) => {
+    const ticketOk = (taken[2 * i]?.results?.length ?? 0) > 0;
+    const dayRow = taken[2 * i + 1]?.results?.[0] as { used: number } | undefined;
+    const p = policies.get(o.org)!;
+    if (!ticketOk || !dayRow) {
+      if (ticketOk) refunds.push(giveBack(env, o.org, "ticket", o.ticket ?? o.key, "-"));
+      if (dayRow) refunds.push(giveBack(env, o.org, "day", "org", day));
+      refused.set(o.key, {
+        reason: ticketOk
+          ? `SMS_REFUSED: the day's public share of the ceiling (${publicShare(p.policy.dailyCeiling, p.policy.businessReservePercent)} of ${p.policy.dailyCeiling}) is used`
+          : `SMS_REFUSED: this ticket had its ${p.policy.perTicket} SMS`,
+      });
+      return;
+    }
+    alerts.set(o.org, Math.max(alerts.get(o.org) ?? 0, dayRow.used));
+    if (p.smsPerMonth !== null) o.delivery.smsLimit = publicShare(p.smsPerMonth, p.policy.businessReservePercent);
+  });
+  if (refunds.length > 0) await env.DB.batch(refunds);
+  for (const [org, used] of alerts) await alertIfNearCeiling(env, org, used, policies.get(org)!.policy, at);
+  return refused;
+}
+
+/**
+ * A business's own SMS takes one unit of the day's whole ceiling (the reserve included): 400
+ * naming `phone` for a number it may not text, 403 QUOTA_EXCEEDED when the day is used up.
+ * Answers the function that gives the unit back (when the month's allowance then refuses).
+ */
+export async function takeBusinessSms(env: Env, organizationId: string, phone: string, at: number): Promise<() => Promise<void>> {
+  const { policy, countries } = await loadSmsPolicy(env, organizationId);
+  const refusal = refusalOf(phone, countries);
+  if (refusal) throw validationError("phone", refusal);
+  const day = dayKey(at);
+  const row = await take(env, organizationId, "day", "org", day, policy.dailyCeiling).first<{ used: number }>();
+  if (!row) {
+    throw new ApiError("QUOTA_EXCEEDED", `The day's ceiling of ${policy.dailyCeiling} SMS is reached`, {
+      limit: policy.dailyCeiling,
+      used: policy.dailyCeiling,
+      resetsAt: iso(utcDayStart(at) + DAY),
+    });
+  }
+  await alertIfNearCeiling(env, organizationId, row.used, policy, at);
+  return async () => {
+    await giveBack(env, organizationId, "day", "org", day).run();
+  };
+}
+
+const ALERT_TEXT = {
+  en: (used: number, ceiling: number) => ({
+    title: "SMS: 80 % of today's ceiling",
+    body: `${used} of the ${ceiling} SMS allowed today are sent. Visitors' messages stop at ${CEILING_ALERT_PERCENT} %; yours keep the rest. Check for abuse, or raise the ceiling in the SMS policy.`,
+  }),
+  fr: (used: number, ceiling: number) => ({
+    title: "SMS : 80 % du plafond du jour",
+    body: `${used} des ${ceiling} SMS autorisés aujourd'hui sont envoyés. Les messages des visiteurs s'arrêtent à ${CEILING_ALERT_PERCENT} % ; les vôtres gardent le reste. Vérifiez les abus, ou relevez le plafond dans la politique SMS.`,
+  }),
+};
+
+/** Once a UTC day, the owners hear (in-app and push) that the day's SMS reached 80 % of the ceiling. */
+async function alertIfNearCeiling(env: Env, organizationId: string, used: number, policy: SmsPolicy, at: number): Promise<void> {
+  if (used < alertThreshold(policy.dailyCeiling)) return;
+  const day = dayKey(at);
+  const first = await env.DB.prepare(
+    "INSERT INTO sms_counters (organization_id, scope, subject, day, used) VALUES (?, 'alert', 'ceiling', ?, 1) ON CONFLICT DO NOTHING",
+  )
+    .bind(organizationId, day)
+    .run();
+  if (first.meta.changes === 0) return;
+  const owners = await env.DB.prepare(
+    `SELECT u.id, u.language, d.token FROM members m JOIN users u ON u.id = m.user_id
+     LEFT JOIN push_devices d ON d.user_id = u.id WHERE m.organization_id = ? AND m.role = 'owner'`,
+  )
+    .bind(organizationId)
+    .all<{ id: string; language: string; token: string | null }>();
+  const eventId = `sms_ceiling:${organizationId}:${day}`;
+  const deliveries: Delivery[] = [];
+  const told = new Set<string>();
+  for (const o of owners.results) {
+    const text = (o.language === "fr" ? ALERT_TEXT.fr : ALERT_TEXT.en)(used, policy.dailyCeiling);
+    const base = { eventId, organizationId, type: "sms.ceiling_warning", data: { type: "sms.ceiling_warning" }, ...text };
+    if (!told.has(o.id)) deliveries.push({ ...base, channel: "in_app", target: { kind: "user", userId: o.id } });
+    told.add(o.id);
+    if (o.token) deliveries.push({ ...base, channel: "push", target: { kind: "device", token: o.token } });
+  }
+  await deliver(env, deliveries, at);
+}
+
+// ---- the settings route's side --------------------------------------------------------------
+
+export interface SmsPolicyView extends SmsPolicy {
+  /** The countries in force: the list, else the locations' countries; null = any. */
+  effectiveCountries: string[] | null;
+  alertAtPercent: number;
+  today: { sent: number; publicLimit: number; resetsAt: string };
+}
+
+export async function readSmsPolicy(env: Env, organizationId: string, at: number): Promise<SmsPolicyView> {
+  const { policy, countries } = await loadSmsPolicy(env, organizationId);
+  const row = await env.DB.prepare(
+    "SELECT used FROM sms_counters WHERE organization_id = ? AND scope = 'day' AND subject = 'org' AND day = ?",
+  )
+    .bind(organizationId, dayKey(at))
+    .first<{ used: number }>();
+  return {
+    ...policy,
+    effectiveCountries: countries,
+    alertAtPercent: CEILING_ALERT_PERCENT,
+    today: {
+      sent: row?.used ?? 0,
+      publicLimit: publicShare(policy.dailyCeiling, policy.businessReservePercent),
+      resetsAt: iso(utcDayStart(at) + DAY),
+    },
+  };
+}
+
+const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries">, string> = {
+  perPhonePerDay: "per_phone_per_day",
+  perAddressPerDay: "per_address_per_day",
+  perWidgetKeyPerDay: "per_widget_key_per_day",
+  perTicket: "per_ticket",
+  dailyCeiling: "daily_ceiling",
+  businessReservePercent: "business_reserve_percent",
+};
+
+/** A PATCH: a named field is set (null = back to its default); an unnamed one stays. */
+export async function updateSmsPolicy(
+  env: Env,
+  organizationId: string,
+  changes: Partial<SmsPolicySettings>,
+  at: number,
+): Promise<SmsPolicyView> {
+  const exists = await env.DB.prepare("SELECT 1 AS ok FROM organizations WHERE id = ?").bind(organizationId).first();
+  if (!exists) throw notFound("Organization");
+  const sets: string[] = [];
+  const values: unknown[] = [];
+  if (changes.allowedCountries !== undefined) {
+    sets.push("allowed_countries = ?");
+    values.push(changes.allowedCountries === null ? null : JSON.stringify([...new Set(changes.allowedCountries)].sort()));
+  }
+  for (const [field, column] of Object.entries(COLUMNS) as [keyof typeof COLUMNS, string][]) {
+    if (changes[field] === undefined) continue;
+    sets.push(`${column} = ?`);
+    values.push(changes[field]);
+  }
+  await env.DB.batch([
+    env.DB.prepare("INSERT INTO sms_policies (organization_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(organizationId, at),
+    env.DB.prepare(`UPDATE sms_policies SET ${[...sets, "updated_at = ?"].join(", ")} WHERE organization_id = ?`).bind(
+      ...values,
+      at,
+      organizationId,
+    ),
+  ]);
+  return readSmsPolicy(env, organizationId, at);
+}
