@@ -32,3 +32,22 @@ try {
 } catch {
   console.warn("Warning: could not list the Worker's secrets (not logged in yet?); check them with `npx wrangler secret list`");
 }
+
+// TOKEN_SECRET signs every session token, API key and ticket token (src/lib/credentials.ts):
+// without it the deployed Worker can neither issue nor accept one, so it is required, not
+// optional. (The development value is public and refused by the Worker in production.)
+try {
+  const listed = JSON.parse(
+    execFileSync(path.join(root, "node_modules", ".bin", "wrangler"), ["secret", "list", "--format", "json"], { encoding: "utf8" }),
+  );
+  if (!listed.some((s) => s.name === "TOKEN_SECRET")) {
+    console.error(
+      "Not deploying: the secret TOKEN_SECRET is not set. Set a long random value:\n" +
+        "  openssl rand -base64 48 | npx wrangler secret put TOKEN_SECRET\n" +
+        "(when rotating later, put the old value in TOKEN_SECRET_PREVIOUS for the grace period; docs/hot-path.md)",
+    );
+    process.exit(1);
+  }
+} catch {
+  console.warn("Warning: could not check that the secret TOKEN_SECRET is set; the Worker refuses every credential without it");
+}
