@@ -24,7 +24,14 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
-          bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
+          // TOKEN_SECRET: the public development value (the demo key of scripts/seed.mjs is signed
+          // with it); TOKEN_SECRET_PREVIOUS lets a test prove that a rotated-out secret still verifies.
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ENVIRONMENT: "test",
+            TOKEN_SECRET: "development-token-secret-not-for-production",
+            TOKEN_SECRET_PREVIOUS: "test-token-secret-before-rotation",
+          },
         },
       }),
     ],

@@ -67,6 +67,16 @@ if (secrets) {
   }
 }
 
+// TOKEN_SECRET signs every session token, API key and ticket token (src/lib/credentials.ts):
+// without it the deployed Worker can neither issue nor accept one, so it is required. (The
+// development value is public and refused by the Worker in production.)
+if (secrets && !secrets.has("TOKEN_SECRET")) {
+  problems.push(
+    "the secret TOKEN_SECRET is not set (it signs every credential): `openssl rand -base64 48 | npx wrangler secret put TOKEN_SECRET`" +
+      " (when rotating, keep the old value in TOKEN_SECRET_PREVIOUS for the grace period; docs/hot-path.md)",
+  );
+}
+
 if (problems.length > 0) {
   console.error(`Not deploying:\n- ${problems.join("\n- ")}`);
   process.exit(1);

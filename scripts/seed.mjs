@@ -29,9 +29,18 @@ export const DEMO = {
     firstName: "Oscar",
     lastName: "Operator",
   },
-  apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
-  // A publishable key (permission `widget`) for the kiosk and the display board's URLs.
-  widgetKey: { id: "key_d3m0w1dg3t0000000000", value: "qk_live_d3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dg", name: "Demo kiosk and board" },
+  // Signed with the development TOKEN_SECRET (DEVELOPMENT_TOKEN_SECRET, src/lib/credentials.ts).
+  apiKey: {
+    id: "key_d3m0k3y0000000000000",
+    value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0425da9cb21993fe76dd98937c7f325a8",
+    name: "Demo admin key",
+  },
+  // A publishable key (permission `widget`) for the kiosk and the display board's URLs, signed the same way.
+  widgetKey: {
+    id: "key_d3m0w1dg3t0000000000",
+    value: "qk_live_d3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dg9dcd71261df46fc9c529303218e67575",
+    name: "Demo kiosk and board",
+  },
   // The counters of the demo location, created through the API by ensureDemoDesks.
   desks: [{ name: "Guichet 1" }, { name: "Guichet 2" }],
   location: {
@@ -63,8 +72,10 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(owner.id)}, 'owner', ${at}, ${at});`,
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(operator.id)}, 'operator', ${at}, ${at});`,
     `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,
-    `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at});`,
-    `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(DEMO.widgetKey.id)}, ${q(org.id)}, ${q(DEMO.widgetKey.name)}, ${q(DEMO.widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(DEMO.widgetKey.value).digest("hex"))}, ${q(DEMO.widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at});`,
+    // The demo key is signed with the development TOKEN_SECRET (src/lib/credentials.ts); a local
+    // database seeded before keys were signed gets it replaced, not kept.
+    `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at}, 1) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1;`,
+    `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed) VALUES (${q(DEMO.widgetKey.id)}, ${q(org.id)}, ${q(DEMO.widgetKey.name)}, ${q(DEMO.widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(DEMO.widgetKey.value).digest("hex"))}, ${q(DEMO.widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at}, 1) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1;`,
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,

@@ -14,6 +14,13 @@ import type { DeliveryMessage } from "./jobs/notifications-delivery";
 declare global {
   namespace Cloudflare {
     interface Env {
+      /**
+       * Signs session tokens, API keys and ticket tokens (src/lib/credentials.ts). Required in
+       * production (scripts/check-deploy.mjs); `npm run dev` and the tests use a public fixed value.
+       */
+      TOKEN_SECRET?: string;
+      /** The secret before the last rotation: what it signed stays valid while this is set. */
+      TOKEN_SECRET_PREVIOUS?: string;
       /** Billing (docs/billing.md). Without a provider's secret key its currencies go through the sandbox. */
       STRIPE_SECRET_KEY?: string;
       STRIPE_WEBHOOK_SECRET?: string;

@@ -139,6 +139,8 @@ export const apiKeys = sqliteTable(
     revokedAt: integer("revoked_at"),
     /** A widget key locked to these origins (https, on verified domains); null = any origin. */
     allowedOrigins: text("allowed_origins", { mode: "json" }).$type<string[]>(),
+    /** The key ends with a MAC (src/lib/credentials.ts); false for keys minted before (legacy, to rotate). */
+    signed: integer("signed", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [uniqueIndex("api_keys_lookup_unique").on(t.lookupPrefix), index("api_keys_org_idx").on(t.organizationId)],
 );

@@ -9,10 +9,11 @@ import { keyPermissions, roleAllows, type Permission, type Role } from "../domai
 import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { isId, queueIdOfTicket } from "../lib/ids";
-import { apiKeyLookupPrefix, apiKeyOf, apiKeyQuery, apiKeySubscriptionQuery, looksLikeApiKey } from "../services/api-key-auth";
+import type { CredentialForm } from "../lib/credentials";
+import { apiKeyForm, apiKeyLookupPrefix, apiKeyOf, apiKeyQuery, apiKeySubscriptionQuery, looksLikeApiKey } from "../services/api-key-auth";
 import { defaultOrganizationOf } from "../services/members";
 import { queueQuery, sessionRoleInQueueQuery } from "../services/queues";
-import { sessionOf, sessionQuery, sessionUserQuery, slidExpiry, writeSlide, type UserRow } from "../services/sessions";
+import { sessionOf, sessionQuery, sessionTokenForm, sessionUserQuery, slidExpiry, writeSlide, type UserRow } from "../services/sessions";
 import { credentialRefusal, recordFailedCredential } from "./rate-limit";
 import type { AppEnv } from "./context";
 import { ApiError, forbidden, notFound, validationError } from "./errors";
@@ -131,7 +132,6 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
       lastUsedAt: found.key.lastUsedAt,
     };
   }
-  if (!credential.value.startsWith("sess_")) return unauthenticated("Unknown session token");
   const tokenHash = await sha256Hex(credential.value);
   const sessionReads = [sessionQuery(db, tokenHash), sessionUserQuery(db, tokenHash)] as const;
   const [[session], [user], queueRows, roleRows] =
@@ -151,24 +151,44 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
   return { kind: "session", ...found, expiresAt };
 }
 
+function formOf(c: Context<AppEnv>, credential: Credential): Promise<CredentialForm> {
+  return credential.type === "apiKey" ? apiKeyForm(c.env, credential.value) : sessionTokenForm(c.env, credential.value);
+}
+
 /**
  * Resolves who is calling. A wrong credential in a header is refused here, on every route; a
  * wrong session cookie leaves the request anonymous (public routes answer as to anyone) and
  * only routes that need a caller refuse it, with the cookie's error; the cookie is cleared.
- * Wrong credentials count per IP, and an IP over its limit is refused before any lookup.
+ *
+ * CONTRACT §10: a credential whose MAC does not verify was not issued by us and is refused
+ * before any lookup or object call, counted nowhere. A signed credential is looked up whatever
+ * its address's failed-credential count: a valid one is always served. Only the unsigned
+ * formats issued before (legacy keys and sessions) need a lookup to be judged: those alone sit
+ * behind the per-address limit, and their failures alone count (a cookie's never do: the
+ * browser sends it on its own, e.g. a stale one on every public read).
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   c.set("principal", { kind: "anonymous" });
   const credential = SIGN_IN_PATHS.has(c.req.path) ? null : credentialOf(c);
   if (credential) {
     const lenient = credential.fromCookie || c.req.path === LOGOUT_PATH;
-    const refused = await credentialRefusal(c);
-    const outcome = refused ?? (await resolve(c, credential, now()));
+    const form = await formOf(c, credential);
+    let outcome: Principal | ApiError;
+    let counted = false;
+    if (form === "forged") {
+      outcome = unauthenticated(credential.type === "apiKey" ? "Unknown API key" : "Unknown session token");
+    } else if (form === "legacy") {
+      const refused = await credentialRefusal(c);
+      outcome = refused ?? (await resolve(c, credential, now()));
+      counted = !refused && !credential.fromCookie;
+    } else {
+      outcome = await resolve(c, credential, now());
+    }
     if (outcome instanceof ApiError) {
-      if (!refused) await recordFailedCredential(c);
+      if (counted) await recordFailedCredential(c);
       if (!lenient) throw outcome;
       c.set("credentialError", outcome);
-      if (!refused && credential.fromCookie) clearSessionCookie(c);
+      if (credential.fromCookie && outcome.code !== "API_RATE_LIMIT_EXCEEDED") clearSessionCookie(c);
     } else {
       // A widget key is published in web pages: whatever permission a route checks, it may only
       // reach the widget routes.

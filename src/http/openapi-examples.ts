@@ -14,7 +14,7 @@ const DEMO = {
   usr: "usr_d3m0p3rat0r000000000",
   owner: "usr_d3m0wner000000000000",
   key: "key_d3m0k3y0000000000000",
-  keyValue: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0",
+  keyValue: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0425da9cb21993fe76dd98937c7f325a8",
   evt: "evt_d3m0sh1ft00000000000",
   whk: "whk_d3m0h00k000000000000",
   dlv: "dlv_d3m0d3l1v3ry000000000",

@@ -36,6 +36,11 @@ const ApiKeyRecord = z
       .array(z.string())
       .nullable()
       .openapi({ description: "A widget key locked to these origins (on verified domains); null = any origin" }),
+    legacy: z.boolean().openapi({
+      description:
+        "Minted before keys carried a signature (docs/hot-path.md): still accepted, but checked by a lookup behind the per-address limit on wrong credentials; replace it with a new key",
+      example: false,
+    }),
   })
   .openapi("ApiKey");
 
@@ -94,6 +99,7 @@ app.openapi(create, async (c) => {
     : null;
   const { key, record } = await createApiKey(
     database(c.env.DB),
+    c.env,
     organizationId,
     { name: body.name, permissions: body.permissions ?? [], allowedOrigins },
     actor.userId ?? actor.apiKeyId!,

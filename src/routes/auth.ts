@@ -83,7 +83,7 @@ app.openapi(register, async (c) => {
     if (String(err).includes("UNIQUE")) throw conflict("email", "An account with this email already exists");
     throw err;
   }
-  const session = await createSession(db, user.id, at);
+  const session = await createSession(db, c.env, user.id, at);
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 201);
 });
@@ -113,7 +113,7 @@ app.openapi(login, async (c) => {
     await recordFailedLogin(c, email);
     throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
   }
-  const session = await createSession(db, user.id, now());
+  const session = await createSession(db, c.env, user.id, now());
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);
 });

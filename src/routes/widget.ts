@@ -16,7 +16,7 @@ import { sha256Hex } from "../lib/crypto";
 import { queueIdOfTicket } from "../lib/ids";
 import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../services/queues";
-import { leaveQueue, readVisitorTicket, TICKET_TOKEN, visitorStepBack } from "../services/visitor-tickets";
+import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorStepBack } from "../services/visitor-tickets";
 import { StepBackRequest } from "./ticket-moves";
 import { connectToHub, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "../services/widget";
 
@@ -131,9 +131,9 @@ const WidgetTicket = z
 const JoinedTicket = WidgetTicket.extend({
   ticketToken: z.string().openapi({
     description:
-      "The visitor's capability for this one ticket (256 random bits, base64url), answered once: send it as `X-Ticket-Token` " +
+      "The visitor's capability for this one ticket (128 random bits and their signature, base64url), answered once: send it as `X-Ticket-Token` " +
       "to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.",
-    example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8",
+    example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
   }),
 }).openapi("WidgetJoinedTicket");
 
@@ -312,33 +312,37 @@ const TicketTokenHeader = z.object({
   [TICKET_TOKEN_HEADER]: z
     .string()
     .optional()
-    .openapi({ description: "The `ticketToken` the widget join answered", example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8" }),
+    .openapi({ description: "The `ticketToken` the widget join answered", example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A" }),
 });
 
 /**
  * Runs `use` for the holder of the ticket's token. A missing or wrong token, an unknown or
- * finished ticket all answer 404 (nothing tells the ticket exists) and count as a failed
- * credential of the caller's IP; an IP over that limit is refused before any lookup.
+ * finished ticket all answer 404 (nothing tells the ticket exists). A token we did not sign is
+ * refused on the spot (no lookup, nothing counted); a signed token whose ticket has ended is a
+ * visitor still polling, not a guess, so it counts nowhere. Only a token of the unsigned format
+ * handed before needs the room to judge it: that lookup sits behind the address's
+ * failed-credential limit, and its failure counts (CONTRACT §10).
  */
 async function withTicketToken<T>(
   c: Context<AppEnv>,
   ticketId: string,
   use: (queue: QueueRow, token: string) => Promise<T | null>,
 ): Promise<T> {
-  const refused = await credentialRefusal(c);
-  if (refused) throw refused;
   const token = c.req.header(TICKET_TOKEN_HEADER)?.trim();
   const queueId = queueIdOfTicket(ticketId);
-  let result: T | null = null;
-  if (token && TICKET_TOKEN.test(token) && queueId) {
-    // A visitor polling their ticket reads like the status: the queue row may come from memory
-    // (its name only; the room checks the token and knows a deleted queue). Leaving reads D1.
-    const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(c.env, queueId);
-    const queue = await read.catch(() => null);
-    if (queue) result = await use(queue, token);
+  const form = token && queueId ? await ticketTokenForm(c.env, token) : "forged";
+  if (form === "forged" || !token || !queueId) throw notFound("Ticket");
+  if (form === "legacy") {
+    const refused = await credentialRefusal(c);
+    if (refused) throw refused;
   }
+  // A visitor polling their ticket reads like the status: the queue row may come from memory
+  // (its name only; the room checks the token and knows a deleted queue). Leaving reads D1.
+  const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(c.env, queueId);
+  const queue = await read.catch(() => null);
+  const result = queue ? await use(queue, token) : null;
   if (result === null) {
-    await recordFailedCredential(c);
+    if (form === "legacy") await recordFailedCredential(c);
     throw notFound("Ticket");
   }
   return result;
@@ -351,8 +355,8 @@ const visitorTicket = createRoute({
   summary: "The visitor's ticket, read with its token",
   description:
     "Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, " +
-    "wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404 and " +
-    "counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.",
+    "wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404; only a token of " +
+    "the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.",
   security: SECURITY.none,
   request: { params: TicketParam, headers: TicketTokenHeader },
   responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The visitor's ticket"), ...errors() },

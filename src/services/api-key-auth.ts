@@ -2,16 +2,26 @@ import { eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys, subscriptions } from "../db/schema";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
+import { credentialForm, MAC_HEX_LENGTH, signCredential, type CredentialForm } from "../lib/credentials";
 import { randomString } from "../lib/ids";
 
 export const KEY_PREFIX = "qk_live_";
 const LOOKUP_LENGTH = 8;
 const SECRET_LENGTH = 32;
-const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9a-z]{${LOOKUP_LENGTH + SECRET_LENGTH}}$`);
+/** Keys issued before they were signed: judged by a lookup only (listed as `legacy`). */
+const LEGACY_KEY = new RegExp(`^${KEY_PREFIX}[0-9a-z]{${LOOKUP_LENGTH + SECRET_LENGTH}}$`);
+/** `qk_live_` + lookup handle + secret + the MAC of all three (src/lib/credentials.ts). */
+const SIGNED_KEY = new RegExp(`^${KEY_PREFIX}[0-9a-z]{${LOOKUP_LENGTH + SECRET_LENGTH}}[0-9a-f]{${MAC_HEX_LENGTH}}$`);
 
-export function mintApiKey(): { value: string; lookupPrefix: string; last4: string } {
+export function apiKeyForm(env: Parameters<typeof credentialForm>[0], value: string): Promise<CredentialForm> {
+  return credentialForm(env, value, { signed: SIGNED_KEY, legacy: LEGACY_KEY });
+}
+
+export async function mintApiKey(
+  env: Parameters<typeof signCredential>[0],
+): Promise<{ value: string; lookupPrefix: string; last4: string }> {
   const lookupPrefix = randomString(LOOKUP_LENGTH);
-  const value = `${KEY_PREFIX}${lookupPrefix}${randomString(SECRET_LENGTH)}`;
+  const value = await signCredential(env, `${KEY_PREFIX}${lookupPrefix}${randomString(SECRET_LENGTH)}`);
   return { value, lookupPrefix, last4: value.slice(-4) };
 }
 
@@ -28,7 +38,7 @@ export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 /** The key's lookup prefix, or null when the value cannot be one of our keys (no lookup then). */
 export function apiKeyLookupPrefix(value: string): string | null {
-  return KEY_PATTERN.test(value) ? value.slice(KEY_PREFIX.length, KEY_PREFIX.length + LOOKUP_LENGTH) : null;
+  return LEGACY_KEY.test(value) || SIGNED_KEY.test(value) ? value.slice(KEY_PREFIX.length, KEY_PREFIX.length + LOOKUP_LENGTH) : null;
 }
 
 // One table per statement, so they go in one `db.batch` with others (see sessionQuery).

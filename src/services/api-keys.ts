@@ -18,6 +18,9 @@ export function apiKeyRecord(k: ApiKeyRow) {
     lastUsedAt: isoOrNull(k.lastUsedAt),
     revokedAt: isoOrNull(k.revokedAt),
     allowedOrigins: k.allowedOrigins ?? null,
+    // Minted before keys were signed: still accepted (through a lookup, behind the per-address
+    // failed-credential limit), but to be replaced by a new key.
+    legacy: !k.signed,
   };
 }
 
@@ -27,12 +30,13 @@ export function apiKeyRecord(k: ApiKeyRow) {
  */
 export async function createApiKey(
   db: Database,
+  env: Parameters<typeof mintApiKey>[0],
   organizationId: string,
   input: { name: string; permissions: KeyPermission[]; allowedOrigins?: string[] | null },
   createdBy: string,
   at: number,
 ): Promise<{ key: string; record: ApiKeyRow }> {
-  const minted = mintApiKey();
+  const minted = await mintApiKey(env);
   const record: ApiKeyRow = {
     id: newId("key"),
     organizationId,
@@ -46,6 +50,7 @@ export async function createApiKey(
     lastUsedAt: null,
     revokedAt: null,
     allowedOrigins: input.allowedOrigins ?? null,
+    signed: true,
   };
   await db.insert(apiKeys).values(record);
   return { key: minted.value, record };

@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { sessions, users } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
+import { credentialForm, signCredential, type CredentialForm } from "../lib/credentials";
 import { randomString } from "../lib/ids";
 import { DAY, HOUR, MINUTE } from "../lib/time";
 
@@ -15,8 +16,17 @@ export const SLIDE_GRANULARITY_MS = 5 * MINUTE;
 
 export type UserRow = typeof users.$inferSelect;
 
-export async function createSession(db: Database, userId: string, at: number) {
-  const token = `sess_${randomString(40)}`;
+/** `sess_` + 40 random characters + the MAC of both (src/lib/credentials.ts). */
+const SIGNED_SESSION = /^sess_[0-9a-z]{40}[0-9a-f]{32}$/;
+/** Tokens issued before they were signed: judged by a lookup only. */
+const LEGACY_SESSION = /^sess_[0-9a-z]{40}$/;
+
+export function sessionTokenForm(env: Parameters<typeof credentialForm>[0], token: string): Promise<CredentialForm> {
+  return credentialForm(env, token, { signed: SIGNED_SESSION, legacy: LEGACY_SESSION });
+}
+
+export async function createSession(db: Database, env: Parameters<typeof signCredential>[0], userId: string, at: number) {
+  const token = await signCredential(env, `sess_${randomString(40)}`);
   const absoluteExpiresAt = at + SESSION_ABSOLUTE_MS;
   const expiresAt = Math.min(at + SESSION_IDLE_MS, absoluteExpiresAt);
   await db.insert(sessions).values({

@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
+import { credentialForm, signCredential, type CredentialForm } from "../lib/credentials";
 import type { VisitorTicketData } from "../queue-room/followers";
 import type { NewTicket, TicketView } from "../queue-room/types";
 import type { QueueRow } from "./queues";
@@ -7,12 +8,18 @@ import { inRoom, roomOf } from "./queue-rooms";
 import { issueTicket } from "./tickets";
 
 // The visitor's ticket token (docs/widget.md): a capability for one ticket, handed once by the
-// widget join. 256 random bits, base64url; the queue's room keeps only its SHA-256 and forgets
-// it when the ticket is cancelled or finished.
+// widget join. 128 random bits and their MAC (src/lib/credentials.ts), base64url; the queue's
+// room keeps only its SHA-256 and forgets it when the ticket is cancelled or finished.
 
-const TOKEN_BYTES = 32;
-/** The shape of a token (43 base64url characters); anything else is a wrong token. */
-export const TICKET_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const TOKEN_BYTES = 16;
+/** A token we signed: 22 base64url characters of randomness, then 22 of their MAC. */
+const SIGNED_TICKET_TOKEN = /^[A-Za-z0-9_-]{44}$/;
+/** The tokens handed before they were signed (256 random bits): judged by the room only. */
+const LEGACY_TICKET_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export function ticketTokenForm(env: Env, token: string): Promise<CredentialForm> {
+  return credentialForm(env, token, { signed: SIGNED_TICKET_TOKEN, legacy: LEGACY_TICKET_TOKEN }, "base64url");
+}
 
 function base64url(bytes: Uint8Array): string {
   let s = "";
@@ -20,8 +27,8 @@ function base64url(bytes: Uint8Array): string {
   return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-export function newTicketToken(): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES)));
+export function newTicketToken(env: Env): Promise<string> {
+  return signCredential(env, base64url(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES))), "base64url");
 }
 
 /** Takes a ticket whose token is kept (as its hash) by the room in the same change. */
@@ -31,7 +38,7 @@ export async function issueVisitorTicket(
   input: NewTicket,
   at: number,
 ): Promise<{ ticket: TicketView; token: string }> {
-  const token = newTicketToken();
+  const token = await newTicketToken(env);
   const ticket = await issueTicket(env, queue, input, at, await sha256Hex(token));
   return { ticket, token };
 }

@@ -18,7 +18,7 @@ describe("POST /v1/organizations/{id}/api-keys", () => {
       await call("POST", path, { token: owner.token, body: { name: "Kiosk", permissions: ["read:queues", "write:queues"] } }),
       201,
     );
-    expect(created.key).toMatch(/^qk_live_[0-9a-z]{40}$/);
+    expect(created.key).toMatch(/^qk_live_[0-9a-z]{40}[0-9a-f]{32}$/);
     expect(created).toMatchObject({ name: "Kiosk", permissions: ["read:queues", "write:queues"], lastUsedAt: null, revokedAt: null });
     expect(created.id).toMatch(/^key_/);
     expect(created.maskedKey).toBe(`${created.key.slice(0, 16)}…${created.key.slice(-4)}`);

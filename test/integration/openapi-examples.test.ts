@@ -31,7 +31,7 @@ const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 /** The documented ids of records the API names itself. */
 const DOC = {
   ticket: "tkt_d3m0q000000000000000k7x2m9p4w8n3",
-  ticketToken: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8",
+  ticketToken: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
   event: "evt_d3m0sh1ft00000000000",
   webhook: "whk_d3m0h00k000000000000",
   delivery: "dlv_d3m0d3l1v3ry000000000",

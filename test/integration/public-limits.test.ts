@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk, unique } from "../helpers/api";
+import { insertLegacyApiKey, insertLegacySession, legacyShapedApiKey, legacyShapedSessionToken } from "../helpers/credentials";
 import { addQueue, createApiKey, queueFixture, setPlan } from "../helpers/fixtures";
 
 // The buckets of docs/limits.md through HTTP: public reads and sockets per (IP, queue or
@@ -102,56 +103,64 @@ describe("public reads and sockets", () => {
 });
 
 describe("failed credentials per IP", () => {
-  it("30 wrong keys or tokens from one IP get 401; the 31st gets 429 before any lookup, even a valid key", async () => {
+  it("30 wrong keys or tokens of the unsigned formats from one IP get 401; the 31st such credential gets 429 before any lookup, even a valid legacy key", async () => {
     testClock.set(WINDOW_START);
     const f = await queueFixture("starter");
     const valid = await createApiKey(f.owner, f.organizationId);
+    const legacy = await insertLegacyApiKey(f.organizationId);
     const ip = freshIp();
     const path = `/v1/organizations/${f.organizationId}`;
     for (let i = 0; i < 30; i++) {
       const wrong =
         i % 3 === 0
-          ? { apiKey: `qk_live_${"x".repeat(40)}${String(i).padStart(2, "0")}` }
+          ? { apiKey: legacyShapedApiKey() }
           : i % 3 === 1
-            ? { token: `sess_${unique("guess")}` }
-            : { headers: { Authorization: `Bearer ${valid.key.slice(0, -4)}zzzz` } };
+            ? { token: legacyShapedSessionToken() }
+            : { headers: { Authorization: `Bearer ${legacy.key.slice(0, -4)}zzzz` } };
       const res = await call("GET", path, { ...wrong, headers: { ...from(ip).headers, ...("headers" in wrong ? wrong.headers : {}) } });
       expectError(res, 401, "AUTHENTICATION_ERROR");
     }
     expect((await countersOf(ip)).failed?.count).toBe(30);
 
-    // The 31st: a valid key would pass its lookup, so a 429 proves none happened.
-    const refused = await call("GET", path, { ...from(ip), apiKey: valid.key });
+    // The 31st: a valid legacy key would pass its lookup, so a 429 proves none happened.
+    const refused = await call("GET", path, { ...from(ip), apiKey: legacy.key });
     expectError(refused, 429, "API_RATE_LIMIT_EXCEEDED");
     expect(refused.body.error.details).toMatchObject({ window: "failed_credentials", limit: 30, reset: "2026-03-02T10:15:00.000Z" });
     expect(refused.headers.get("Retry-After")).toBe(String(15 * 60));
-    const unknown = await call("GET", path, { ...from(ip), apiKey: `qk_live_${"y".repeat(42)}` });
+    const unknown = await call("GET", path, { ...from(ip), apiKey: legacyShapedApiKey() });
     expectError(unknown, 429, "API_RATE_LIMIT_EXCEEDED");
     // Refused attempts are not failures of their own (the counter stays at the limit).
     expect((await countersOf(ip)).failed?.count).toBe(30);
+    // A signed key proves itself: it is served whatever the address's count (CONTRACT §10).
+    expectOk(await call("GET", path, { ...from(ip), apiKey: valid.key }));
 
     // The failures also used the strict bucket of that address: 30 of its 120.
     const anonymous = await call("GET", "/v1/docs", from(ip));
     expect(anonymous.status).toBe(200);
     expect(anonymous.headers.get("X-RateLimit-Remaining")).toBe(String(120 - 30 - 1));
-    // The public side still answers that address, the key still works elsewhere, and the window ends.
+    // The public side still answers that address, the legacy key still works elsewhere, and the window ends.
     expectOk(await call("GET", `/v1/widget/queue/${f.queueId}/status`, from(ip)));
-    expectOk(await call("GET", path, { ...from(freshIp()), apiKey: valid.key }));
+    expectOk(await call("GET", path, { ...from(freshIp()), apiKey: legacy.key }));
     testClock.advance(15 * 60_000);
-    expectOk(await call("GET", path, { ...from(ip), apiKey: valid.key }));
+    expectOk(await call("GET", path, { ...from(ip), apiKey: legacy.key }));
   });
 
-  it("a revoked key and an expired session count as failures too", async () => {
+  it("a revoked legacy key and an expired legacy session count as failures; signed ones do not", async () => {
     testClock.set(WINDOW_START);
     const f = await queueFixture("starter");
-    const revoked = await createApiKey(f.owner, f.organizationId);
-    expectOk(await call("DELETE", `/v1/organizations/${f.organizationId}/api-keys/${revoked.id}`, { token: f.owner.token }));
+    const revoked = await insertLegacyApiKey(f.organizationId);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(Date.parse(WINDOW_START), revoked.id).run();
+    const signedRevoked = await createApiKey(f.owner, f.organizationId);
+    expectOk(await call("DELETE", `/v1/organizations/${f.organizationId}/api-keys/${signedRevoked.id}`, { token: f.owner.token }));
+    const legacySession = await insertLegacySession(f.owner.id, Date.parse(WINDOW_START));
     const ip = freshIp();
     expectError(await call("GET", `/v1/organizations/${f.organizationId}`, { ...from(ip), apiKey: revoked.key }), 403, "KEY_REVOKED");
+    expectError(await call("GET", `/v1/organizations/${f.organizationId}`, { ...from(ip), apiKey: signedRevoked.key }), 403, "KEY_REVOKED");
     expect((await countersOf(ip)).failed?.count).toBe(1);
-    // 13 idle hours later (a new 15-minute window), the session has expired.
-    testClock.advance(13 * 60 * 60_000);
-    expectError(await call("GET", "/v1/auth/me", { ...from(ip), token: f.owner.token }), 401, "TOKEN_EXPIRED");
+    // 25 idle hours later (a new 15-minute window), both sessions have expired.
+    testClock.advance(25 * 60 * 60_000);
+    expectError(await call("GET", "/v1/auth/me", { ...from(ip), token: legacySession }), 401, "TOKEN_EXPIRED");
+    expectError(await call("GET", "/v1/auth/me", { ...from(ip), token: legacySession }), 401, "TOKEN_EXPIRED");
     expectError(await call("GET", "/v1/auth/me", { ...from(ip), token: f.owner.token }), 401, "TOKEN_EXPIRED");
     expect((await countersOf(ip)).failed?.count).toBe(2);
   });

@@ -55,7 +55,7 @@ describe("the visitor's ticket over HTTP", () => {
     const f = await widgetFixture();
     const first = await join(f);
     const mine = await join(f);
-    expect(mine.ticketToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(mine.ticketToken).toMatch(/^[A-Za-z0-9_-]{44}$/);
     expect(mine.ticketToken).not.toBe(first.ticketToken);
 
     expect(expectOk(await read(mine.id, mine.ticketToken))).toEqual({
@@ -121,14 +121,18 @@ describe("the visitor's ticket over HTTP", () => {
     expectError(await leave(behind.id, behind.ticketToken), 409, "INVALID_STATE");
   });
 
-  it("wrong tokens count as failed credentials of the IP: the 31st try is refused before any lookup", async () => {
+  it("wrong tokens of the unsigned format count as failed credentials of the IP; the 31st such try is refused before any lookup, a signed token never", async () => {
     const f = await widgetFixture();
     const mine = await join(f);
     const ip = address();
     for (let i = 0; i < 30; i++) expectError(await read(mine.id, "y".repeat(43), ip), 404, "NOT_FOUND");
-    const refused = await read(mine.id, mine.ticketToken, ip);
+    const refused = await read(mine.id, "z".repeat(43), ip);
     expectError(refused, 429, "API_RATE_LIMIT_EXCEEDED");
     expect(refused.body.error.details.window).toBe("failed_credentials");
+    // The visitor's own (signed) token is served from that address all the same (CONTRACT §10),
+    // and a forged signed-shape token is a plain 404 that counts nowhere.
+    expectOk(await read(mine.id, mine.ticketToken, ip));
+    expectError(await read(mine.id, "y".repeat(44), ip), 404, "NOT_FOUND");
     // Another address is not affected.
     expectOk(await read(mine.id, mine.ticketToken));
   });

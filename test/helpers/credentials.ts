@@ -1,0 +1,90 @@
+import { env } from "cloudflare:test";
+import { vi } from "vitest";
+
+// Credentials of the unsigned formats issued before keys and tokens carried a MAC (written
+// straight into D1, as an older deployment left them), and a meter of the bindings a request
+// reaches: D1 statements and Durable Object stubs (src/lib/credentials.ts, CONTRACT §10).
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+function randomBody(length: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(length));
+  return [...bytes].map((b) => ALPHABET[b & 31]).join("");
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** An API key of the format minted before signatures (`qk_live_` + 40 characters), stored as it was. */
+export async function insertLegacyApiKey(organizationId: string, permissions: string[] = ["admin"]): Promise<{ id: string; key: string }> {
+  const body = randomBody(40);
+  const key = `qk_live_${body}`;
+  const id = `key_${randomBody(20)}`;
+  await env.DB.prepare(
+    "INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(id, organizationId, "Legacy key", body.slice(0, 8), await sha256Hex(key), key.slice(-4), JSON.stringify(permissions), Date.now())
+    .run();
+  return { id, key };
+}
+
+/** A session token of the format issued before signatures (`sess_` + 40 characters), live for a day. */
+export async function insertLegacySession(userId: string, at = Date.now()): Promise<string> {
+  const token = `sess_${randomBody(40)}`;
+  await env.DB.prepare(
+    "INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at, absolute_expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+  )
+    .bind(await sha256Hex(token), userId, at, at, at + 86_400_000, at + 30 * 86_400_000)
+    .run();
+  return token;
+}
+
+/** A well-shaped credential whose MAC is wrong: what a guesser can make. */
+export function forgedApiKey(): string {
+  return `qk_live_${randomBody(40)}${"0".repeat(32)}`;
+}
+export function forgedSessionToken(): string {
+  return `sess_${randomBody(40)}${"f".repeat(32)}`;
+}
+/** Unsigned shapes: only a lookup can judge them. */
+export function legacyShapedApiKey(): string {
+  return `qk_live_${randomBody(40)}`;
+}
+export function legacyShapedSessionToken(): string {
+  return `sess_${randomBody(40)}`;
+}
+
+export interface BindingCount {
+  d1: number;
+  /** Durable Object stubs of every class (rooms, rate limiters, ledgers). */
+  objects: number;
+  /** Of which rooms and ledgers: what a ticket token's lookup would reach. */
+  rooms: number;
+}
+
+/** Counts D1 statements and Durable Object stubs taken from now on (spies restored by the caller). */
+export function meterBindings(): { count: BindingCount; reset: () => void } {
+  const count: BindingCount = { d1: 0, objects: 0, rooms: 0 };
+  const prepare = env.DB.prepare.bind(env.DB);
+  vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+    count.d1 += 1;
+    return prepare(query);
+  });
+  const batch = env.DB.batch.bind(env.DB);
+  vi.spyOn(env.DB, "batch").mockImplementation((statements: D1PreparedStatement[]) => {
+    count.d1 += 1;
+    return batch(statements);
+  });
+  for (const namespace of [env.QUEUE_ROOM, env.RATE_LIMITER, env.ORG_LEDGER] as unknown as DurableObjectNamespace[]) {
+    const get = namespace.get.bind(namespace);
+    const isRoom = namespace !== (env.RATE_LIMITER as unknown);
+    vi.spyOn(namespace, "get").mockImplementation((id, options) => {
+      count.objects += 1;
+      if (isRoom) count.rooms += 1;
+      return get(id, options);
+    });
+  }
+  return { count, reset: () => Object.assign(count, { d1: 0, objects: 0, rooms: 0 }) };
+}
