@@ -13,7 +13,7 @@ import { findQueue } from "../services/queues";
 import { RECEIPT_PAGE_CSP } from "../domain/receipt";
 import { receiptBytes, receiptContent, receiptPage } from "../services/receipts";
 import { getTicket } from "../services/tickets";
-import { readVisitorTicket, TICKET_TOKEN } from "../services/visitor-tickets";
+import { readVisitorTicket, ticketTokenForm } from "../services/visitor-tickets";
 import { Language } from "./schemas";
 import { TICKET_TOKEN_HEADER } from "./widget";
 
@@ -62,13 +62,19 @@ const receipt = createRoute({
 async function readableTicket(c: Context<AppEnv>, ticketId: string, at: number): Promise<{ ticket: TicketView; token: string | null }> {
   const token = c.req.header(TICKET_TOKEN_HEADER)?.trim();
   if (token) {
-    const refused = await credentialRefusal(c);
-    if (refused) throw refused;
+    // As the widget's token routes judge a token: one we did not sign is refused on the spot;
+    // only the unsigned format handed before is looked up behind the failed-credential limit.
     const queueId = queueIdOfTicket(ticketId);
-    const queue = queueId && TICKET_TOKEN.test(token) ? await findQueue(c.env, queueId).catch(() => null) : null;
+    const form = queueId ? await ticketTokenForm(c.env, token) : "forged";
+    if (form === "forged" || !queueId) throw notFound("Ticket");
+    if (form === "legacy") {
+      const refused = await credentialRefusal(c);
+      if (refused) throw refused;
+    }
+    const queue = await findQueue(c.env, queueId).catch(() => null);
     const visitor = queue ? await readVisitorTicket(c.env, queue, ticketId, token, at) : null;
     if (!queue || !visitor) {
-      await recordFailedCredential(c);
+      if (form === "legacy") await recordFailedCredential(c);
       throw notFound("Ticket");
     }
     return { ticket: await getTicket(c.env, queue, ticketId, at), token };
