@@ -263,9 +263,9 @@ function App() {
     }
   };
 
-  const callNextNow = () =>
+  const callNextNow = (previousOutcome?: "served" | "no_show") =>
     act(
-      () => api<Ticket>("POST", `/desks/${desk!.id}/call-next`),
+      () => api<Ticket>("POST", `/desks/${desk!.id}/call-next`, previousOutcome ? { body: { previousOutcome } } : {}),
       (ticket) => ({ kind: "ok", text: t.called((ticket as Ticket).displayCode, desk!.displayName ?? desk!.name) }),
     );
 
@@ -276,15 +276,10 @@ function App() {
     return callNextNow();
   };
 
-  const settlePrevious = async (ticket: Ticket, outcome: "served" | "absent") => {
+  // One request: the desk's call-next closes the never-started call as served or absent, then calls.
+  const settlePrevious = async (_ticket: Ticket, outcome: "served" | "absent") => {
     setDialog(null);
-    await act(async () => {
-      if (outcome === "served") {
-        await api("POST", `/tickets/${ticket.id}/serve`);
-        await api("POST", `/tickets/${ticket.id}/complete`, { body: {} });
-      } else await api("POST", `/tickets/${ticket.id}/skip-absent`, { body: { reason: "absent" } });
-    });
-    await callNextNow();
+    await callNextNow(outcome === "served" ? "served" : "no_show");
   };
 
   const verb = (path: string, body?: unknown) =>
