@@ -1,12 +1,12 @@
-import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
-import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
+import { env } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { destination } from "../../src/domain/geo";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { addMember, addQueue, createApiKey, type Fixture, queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
 
 // Remote join through HTTP: eligibility, start, location updates, confirmation, and the clocks
 // (front expiry, inactivity, penalty) run by the minute sweep with an injected clock.
@@ -15,21 +15,20 @@ const SITE = { latitude: 48.85, longitude: 2.35 };
 const near = (metres: number) => destination(SITE, 90, metres / 1000);
 const MIN = 60_000;
 
+// Every event the file emits, in order, kept out of the EVENTS queue for the whole file (the
+// fixtures of `beforeAll` hooks and the rooms' drains between tests included). A plain stand-in
+// rather than a vi spy: the setup file restores spies after each test.
 const sent: DomainEventMessage[] = [];
-let spy: MockInstance;
+const realSendBatch = env.EVENTS.sendBatch;
 beforeAll(() => {
-  spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
+  env.EVENTS.sendBatch = async (messages) => {
     for (const m of messages) sent.push(m.body as DomainEventMessage);
     return undefined as never;
-  });
+  };
 });
-afterAll(() => spy.mockRestore());
-
-async function sweep(at: number): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
+afterAll(() => {
+  env.EVENTS.sendBatch = realSendBatch;
+});
 
 function customer(): Promise<TestUser> {
   return registerUser({ accountType: "customer" });
