@@ -78,6 +78,12 @@ Demo data is ready (local D1, .wrangler/state).
   Queue         ${queue.name}, letter ${queue.letter}  ${queue.id}
 API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
 `);
+  // The board is shown on a TV: it gets the widget key (publishable), never the admin key.
+  const board = `${base}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.widgetKey.value}`;
+  console.log(`Display board (widget key ${DEMO.widgetKey.value}):
+  ${board}&language=fr
+  ${board}&language=en&layout=desks
+`);
 }
 
 announce().catch((err) => console.error(`npm run dev: ${err.message}`));

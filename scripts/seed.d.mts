@@ -4,6 +4,7 @@ export declare const DEMO: {
   owner: { id: string; email: string; password: string; firstName: string; lastName: string };
   operator: { id: string; email: string; password: string; firstName: string; lastName: string };
   apiKey: { id: string; value: string; name: string };
+  widgetKey: { id: string; value: string; name: string };
   location: { id: string; name: string; address: string; latitude: number; longitude: number; timezone: string };
   service: { id: string; name: string; serviceTypeId: string };
   queue: { id: string; name: string };

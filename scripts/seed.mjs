@@ -30,6 +30,12 @@ export const DEMO = {
     lastName: "Operator",
   },
   apiKey: { id: "key_d3m0k3y0000000000000", value: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0", name: "Demo admin key" },
+  // Publishable (permission widget only): the one key a screen, a kiosk or a web page may show.
+  widgetKey: {
+    id: "key_d3m0w1dg3t0000000000",
+    value: "qk_live_d3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dgd3m0w1dg",
+    name: "Demo widget key (screens and kiosks)",
+  },
   location: {
     id: "loc_d3m0par1s00000000000",
     name: "Demo Bank Opéra",
@@ -46,7 +52,7 @@ export const DEMO = {
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
 
 export function seedSql(at = Date.UTC(2026, 0, 1)) {
-  const { organization: org, owner, operator, apiKey, location: loc, service: svc } = DEMO;
+  const { organization: org, owner, operator, apiKey, widgetKey, location: loc, service: svc } = DEMO;
   const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
   const monthEnd = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
   const users = [owner, operator].map(
@@ -60,6 +66,7 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(operator.id)}, 'operator', ${at}, ${at});`,
     `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,
     `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at});`,
+    `INSERT OR IGNORE INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at) VALUES (${q(widgetKey.id)}, ${q(org.id)}, ${q(widgetKey.name)}, ${q(widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(widgetKey.value).digest("hex"))}, ${q(widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at});`,
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
