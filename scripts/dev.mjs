@@ -85,6 +85,12 @@ API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
   Floor    ${base}/console/floor   (${DEMO.owner.email})
   Kiosk    ${base}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}
 `);
+  // The board is shown on a TV: it gets the widget key (publishable), never the admin key.
+  const board = `${base}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.widgetKey.value}`;
+  console.log(`Display board (widget key ${DEMO.widgetKey.value}):
+  ${board}&language=fr
+  ${board}&language=en&layout=desks
+`);
 }
 
 announce().catch((err) => console.error(`npm run dev: ${err.message}`));

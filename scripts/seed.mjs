@@ -59,7 +59,7 @@ export const DEMO = {
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
 
 export function seedSql(at = Date.UTC(2026, 0, 1)) {
-  const { organization: org, owner, operator, apiKey, location: loc, service: svc } = DEMO;
+  const { organization: org, owner, operator, apiKey, widgetKey, location: loc, service: svc } = DEMO;
   const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
   const monthEnd = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1);
   const users = [owner, operator].map(

@@ -102,6 +102,14 @@ const board = createRoute({
         .regex(/^([1-9]|[1-5][0-9]|60)$/, "whole minutes from 1 to 60")
         .default("5")
         .openapi({ description: "Minutes a called code stays on screen, 1 to 60, default 5" }),
+      voice: z
+        .enum(["0", "1"])
+        .default("1")
+        .openapi({ description: "1 (default) to say each call aloud after the chime, in the board's language; 0 keeps the chime only" }),
+      layout: z
+        .enum(["queues", "desks"])
+        .default("queues")
+        .openapi({ description: "queues (default): a section per queue; desks: one column per desk with its latest call" }),
     }),
   },
   responses: {
@@ -122,6 +130,8 @@ app.openapi(board, (c) => {
     sound: q.sound === "1",
     kiosk: q.kiosk === "1",
     callMinutes: Number(q.callMinutes),
+    voice: q.voice === "1",
+    layout: q.layout,
   });
   // The key is in the URL: keep the page out of caches and referrers.
   return c.body(page, 200, {

@@ -188,6 +188,11 @@ const DisplayBoard = z
       .string()
       .openapi({ description: "IANA time zone of the clock: the organization's first location's, else UTC", example: "Europe/Paris" }),
     generatedAt: z.string(),
+    closures: z.array(z.object({ start: z.string(), end: z.string() })).openapi({
+      description:
+        "The calendar's closures of the whole organization (or of the board's location) in the next 24 hours: the board shows " +
+        "its closed screen while one runs (docs/display-board.md)",
+    }),
     queues: z.array(
       // The board route's calls also carry the deprecated `assignedTo` (the socket's do not).
       z.object({

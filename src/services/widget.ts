@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, isNull } from "drizzle-orm";
 import { database } from "../db/client";
 import { apiKeys, locations, organizations, queues, users } from "../db/schema";
 import type { Env } from "../env";
-import { notFound } from "../http/errors";
+import { ApiError, notFound } from "../http/errors";
 import { iso } from "../lib/time";
 import { boardQueue, queueFacts, SOCKET_HUBS, type BoardData, type QueueStatusData, type SubscriptionView } from "../queue-room/sockets";
 import type { NewTicket, TicketView } from "../queue-room/types";
@@ -10,6 +10,7 @@ import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
 import { admitVisitorPhone } from "./sms-guard";
 import { issueVisitorTicket } from "./visitor-tickets";
+import { occurrencesBetween } from "./calendar";
 
 export const WIDGET_LANGUAGES = ["en", "fr"] as const;
 
@@ -131,7 +132,7 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
       .where(eq(organizations.id, organizationId))
       .get(),
     db
-      .select({ timezone: locations.timezone })
+      .select({ id: locations.id, timezone: locations.timezone })
       .from(locations)
       .where(eq(locations.organizationId, organizationId))
       .orderBy(asc(locations.createdAt), asc(locations.id))
@@ -149,12 +150,16 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
   const callerIds = [
     ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
   ];
-  const names = await callerNames(env, organizationId, callerIds);
+  const [names, closures] = await Promise.all([
+    callerNames(env, organizationId, callerIds),
+    boardClosures(env, organizationId, place?.id ?? null, at),
+  ]);
   return {
     organizationId,
     organization: { name: org.name, logoUrl: org.logoUrl },
     timeZone: place?.timezone ?? "UTC",
     generatedAt: iso(at),
+    closures,
     queues: rows.flatMap((q, i) => {
       const board = boards[i];
       if (!board) return [];
@@ -172,6 +177,32 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
       ];
     }),
   };
+}
+
+/** How far ahead the board learns the closures (it reloads them every hour). */
+const BOARD_CLOSURES_AHEAD_MS = 24 * 3_600_000;
+
+/**
+ * The closures that close the whole branch in the next 24 hours: calendar closures with no
+ * service and no attendees, of the whole organization or of the board's location. A calendar
+ * too busy to expand (the range's cap) leaves the board open rather than failing it.
+ */
+async function boardClosures(env: Env, organizationId: string, locationId: string | null, at: number) {
+  try {
+    const occurrences = await occurrencesBetween(database(env.DB), organizationId, at, at + BOARD_CLOSURES_AHEAD_MS);
+    return occurrences
+      .filter(
+        (o) =>
+          o.event.eventType === "closure" &&
+          o.event.serviceId === null &&
+          o.event.attendees.length === 0 &&
+          (o.event.locationId === null || o.event.locationId === locationId),
+      )
+      .map((o) => ({ start: iso(o.occurrence.occurrenceStart), end: iso(o.occurrence.occurrenceEnd) }));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "VALIDATION_ERROR") return [];
+    throw err;
+  }
 }
 
 // ---- the live channel ----------------------------------------------------------------------

@@ -11,6 +11,10 @@ export interface BoardPageOptions {
   kiosk: boolean;
   /** Minutes a call stays on screen. */
   callMinutes: number;
+  /** Calls said aloud after the chime (speech synthesis); false keeps the chime only. */
+  voice: boolean;
+  /** "desks": one column per desk with its latest call; "queues": one section per queue. */
+  layout: "queues" | "desks";
 }
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -32,6 +36,8 @@ export function boardPage(o: BoardPageOptions): string {
     "data-sound": String(o.sound),
     "data-kiosk": String(o.kiosk),
     "data-call-minutes": String(o.callMinutes),
+    "data-voice": String(o.voice),
+    "data-layout": o.layout,
   };
   const attributes = Object.entries(attrs)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)

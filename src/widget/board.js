@@ -3,9 +3,33 @@
   "use strict";
   // ---- display board: its own strings and styles (legible at 3 m on 1080p, landscape or portrait)
   const TB = {
-    en: { goTo: "→ {counter}", noCall: "No one called right now" },
-    fr: { goTo: "→ {counter}", noCall: "Aucun appel en cours" },
+    en: {
+      goTo: "→ {counter}",
+      noCall: "No one called right now",
+      say: "Ticket {code}, {counter}",
+      sayCode: "Ticket {code}",
+      closed: "Closed",
+      reopens: "We reopen at {time}",
+    },
+    fr: {
+      goTo: "→ {counter}",
+      noCall: "Aucun appel en cours",
+      say: "Numéro {code}, {counter}",
+      sayCode: "Numéro {code}",
+      closed: "Fermé",
+      reopens: "Réouverture à {time}",
+    },
   };
+  // A French counter label that names a place reads "au guichet 3"; a first name is said as it is.
+  const FR_PLACE = /^(guichet|bureau|comptoir|poste|box|stand)\b/i;
+  /** "A-042" is said "A 42": the letter, then the number without its zeros. */
+  const spokenCode = (code) => String(code).replace(/^([A-Za-z]+)-0*(\d+)$/, "$1 $2");
+  function spokenCall(lang, c) {
+    const code = spokenCode(c.displayCode);
+    if (!c.counter) return TB[lang].sayCode.replace("{code}", code);
+    const counter = lang === "fr" && FR_PLACE.test(c.counter) ? `au ${c.counter.charAt(0).toLowerCase()}${c.counter.slice(1)}` : c.counter;
+    return TB[lang].say.replace("{code}", code).replace("{counter}", counter);
+  }
   const BOARD_CSS = `.qw.board{display:flex;flex-direction:column;min-height:100vh;padding:2.5vmin 3.5vmin;font-size:3vmin}
 .qw.board.kiosk{height:100vh;overflow:hidden;cursor:none}
 .board .body{display:flex;flex-direction:column;gap:2.5vmin;flex:1;min-height:0}
@@ -28,6 +52,14 @@
 .empty.all{flex:1;display:flex;align-items:center;justify-content:center;font-size:5vmin;border:0}
 .nx{display:flex;flex-wrap:wrap;align-items:center;gap:1.5vmin}.board .codes{gap:1.2vmin;margin:0}.board .code{font-size:3.6vmin;padding:.2vmin 1.2vmin;border-width:.3vmin}
 .board .snd{font-size:2.5vmin;padding:1.5vmin 3vmin}
+.board .desks{flex:1;display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34vmin),1fr));gap:2.5vmin;align-content:center}
+.board .desk{display:flex;flex-direction:column;align-items:center;justify-content:center;gap:2vmin;padding:4vmin 2vmin;border:.3vmin solid var(--bd);border-radius:2vmin;text-align:center;min-height:42vmin}
+.board .desk h2{flex:0;min-width:0;font-size:5.5vmin}
+.board .desk{container-type:inline-size}.board .desk .c{font-size:min(13vmin,26cqi);font-weight:800;line-height:1;white-space:nowrap;font-variant-numeric:tabular-nums}
+.board .desk .qn{font-size:3vmin;color:var(--mut)}
+.board .desk.new{background:var(--p);color:#fff;border-color:var(--p)}.board .desk.new .qn{color:#fff}
+.board .closed{flex:1;display:flex;flex-direction:column;align-items:center;justify-content:center;gap:3vmin;text-align:center}
+.board .closed h2{flex:0;font-size:14vmin;margin:0}.board .closed p{margin:0;font-size:5vmin;color:var(--mut)}
 @media (orientation:portrait){.board .grid{grid-template-columns:1fr}.bhd{flex-wrap:wrap}}`;
 
   window.QueueWidgetBoard = function board(kit) {
@@ -37,6 +69,44 @@
     const style = el("style", {}, BOARD_CSS);
     root.insertBefore(style, box);
     const seen = new Set();
+    // Spoken calls (docs/display-board.md): after the chime, one utterance at a time, in the
+    // order of the calls; a call arriving while one is spoken waits for it to end (never cut).
+    const speech = o.sound && o.voice && window.speechSynthesis && window.SpeechSynthesisUtterance ? window.speechSynthesis : null;
+    const CHIME_MS = 800;
+    const spoken = [];
+    let speaking = false,
+      chimedAt = 0;
+    function speakNext() {
+      if (speaking || !spoken.length) return;
+      const wait = chimedAt + CHIME_MS - Date.now();
+      if (wait > 0) return void setTimeout(speakNext, wait);
+      speaking = true;
+      const text = spoken.shift();
+      const u = new window.SpeechSynthesisUtterance(text);
+      u.lang = o.language === "fr" ? "fr-FR" : "en-GB";
+      u.rate = 0.9;
+      let guard = 0;
+      const done = () => {
+        if (!speaking) return;
+        speaking = false;
+        clearTimeout(guard);
+        speakNext();
+      };
+      u.onend = done;
+      u.onerror = done;
+      // An engine with no voice may never end an utterance: the next call must still be said.
+      guard = setTimeout(done, 4000 + 120 * text.length);
+      try {
+        speech.speak(u);
+      } catch {
+        done();
+      }
+    }
+    function say(calls) {
+      if (!speech) return;
+      calls.forEach((c) => spoken.push(spokenCall(o.language, c)));
+      speakNext();
+    }
     // The board's state: the organization from the first load, then each queue as its
     // board_update last said. `skew` turns this device's clock into the server's.
     let org = null,
@@ -167,20 +237,73 @@
       );
     }
 
+    /** layout=desks: one column per counter with its latest call (the counters seen since the board loaded stay). */
+    const deskOrder = [];
+    function desks(queues, fresh) {
+      const latest = new Map();
+      for (const q of queues) {
+        for (const c of q.called) {
+          if (!c.counter) continue;
+          const id = `${q.queueId}|${c.displayCode}|${c.calledAt}`;
+          if (!seen.has(id)) {
+            seen.add(id);
+            if (!first) fresh.push(c);
+          }
+          const known = latest.get(c.counter);
+          if (!known || Date.parse(c.calledAt) > Date.parse(known.call.calledAt)) latest.set(c.counter, { call: c, queue: q, id });
+        }
+      }
+      for (const counter of latest.keys()) if (!deskOrder.includes(counter)) deskOrder.push(counter);
+      deskOrder.sort((a, b) => a.localeCompare(b, o.language, { numeric: true }));
+      if (!deskOrder.length) return el("p", { class: "empty all", "data-empty": "" }, b.noCall);
+      const freshIds = new Set(fresh.map((c) => `${c.displayCode}|${c.calledAt}`));
+      return el(
+        "div",
+        { class: "desks", "data-count": String(deskOrder.length) },
+        deskOrder.map((counter) => {
+          const l = latest.get(counter);
+          const isNew = l && freshIds.has(`${l.call.displayCode}|${l.call.calledAt}`);
+          return el(
+            "section",
+            { class: `desk${isNew ? " new" : ""}`, "data-desk": counter },
+            el("h2", {}, counter),
+            l ? el("span", { class: "c", "data-called": l.call.displayCode }, l.call.displayCode) : el("span", { class: "c" }, "–"),
+            l ? el("span", { class: "qn" }, l.queue.name) : null,
+          );
+        }),
+      );
+    }
+
+    /** The closure running now on the server's clock (the calendar's, docs/display-board.md), or null. */
+    let closures = [];
+    function closedNow() {
+      const now = serverNow();
+      return closures.find((c) => Date.parse(c.start) <= now && now < Date.parse(c.end)) || null;
+    }
+
     function render() {
       const fresh = [];
       const queues = order.map((id) => byId.get(id)).filter(Boolean);
-      const main = queues.length
-        ? el(
-            "div",
-            { class: "grid", "data-count": String(queues.length) },
-            queues.map((q) => section(q, fresh)),
-          )
-        : el("p", { class: "empty all" }, t.noQueues);
+      const closure = closedNow();
+      const reopen = closure && clockFormat ? fmt(b.reopens, { time: clockFormat.format(new Date(closure.end)) }) : null;
+      const main = closure
+        ? el("div", { class: "closed", "data-closed": "" }, el("h2", {}, b.closed), reopen && el("p", {}, reopen))
+        : !queues.length
+          ? el("p", { class: "empty all" }, t.noQueues)
+          : o.layout === "desks"
+            ? desks(queues, fresh)
+            : el(
+                "div",
+                { class: "grid", "data-count": String(queues.length) },
+                queues.map((q) => section(q, fresh)),
+              );
       body.replaceChildren(head(), main);
       first = false;
+      if (closure) fresh.length = 0;
       if (fresh.length) {
         chime();
+        chimedAt = Date.now();
+        say(fresh);
         announce(fresh.map((c) => (c.counter ? fmt(t.called, { code: c.displayCode, where: c.counter }) : c.displayCode)).join(". "));
         fresh.forEach((c) => host.dispatchEvent(new CustomEvent("queuewidget:called", { detail: c })));
       }
@@ -188,6 +311,7 @@
 
     function load(d) {
       if (d.organization) org = d.organization;
+      if (Array.isArray(d.closures)) closures = d.closures;
       if (d.timeZone && d.timeZone !== zone) {
         zone = d.timeZone;
         clockFormat = null;
@@ -232,9 +356,14 @@
     ticker = setInterval(() => {
       if (loaded) render();
     }, 10000);
+    // The closures are learnt 24 h ahead: learn them again every hour (one request).
+    const closuresTicker = setInterval(() => {
+      if (loaded && kit.hasChannel()) refresh();
+    }, 3600000);
     const stop = instance.destroy;
     instance.destroy = () => {
       clearInterval(ticker);
+      clearInterval(closuresTicker);
       stop();
     };
     refresh();

@@ -116,6 +116,8 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
       sound: flag(pick("sound"), false),
       kiosk: flag(pick("kiosk"), false),
       callMinutes: Math.min(60, Math.max(1, Number(pick("callMinutes")) || 5)),
+      voice: flag(pick("voice"), true),
+      layout: pick("layout") === "desks" ? "desks" : "queues",
       queues: Array.isArray(queues) && queues.length ? queues.map(String) : null,
       webPush: flag(pick("webPush"), false),
       pushWorker: String(pick("pushWorker") || "/queue-push-sw.js"),

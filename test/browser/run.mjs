@@ -537,6 +537,183 @@ const cases = [
     },
   },
 
+  {
+    name: "board speaks calls (stub WebSocket): after the chime, in order, none cut; a recall again; voice=0 chime only",
+    async run({ page, api, stubBase, open }) {
+      // The spy is installed before the page loads: it records each utterance's text and
+      // language, and ends it 600 ms later as a voice would; an utterance started while
+      // another is still being said is recorded as overlapping (a cut or a jumble).
+      await page.addInitScript(() => {
+        window.utterances = [];
+        window.cancels = 0;
+        let busy = false;
+        SpeechSynthesis.prototype.speak = function (u) {
+          window.utterances.push({ text: u.text, lang: u.lang, overlapping: busy });
+          busy = true;
+          setTimeout(() => {
+            busy = false;
+            if (u.onend) u.onend(new Event("end"));
+          }, 600);
+        };
+        SpeechSynthesis.prototype.cancel = function () {
+          window.cancels += 1;
+        };
+      });
+      stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(BOARD));
+      await open(
+        "board-voice",
+        hostPage({
+          api,
+          config: `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", sound: true, kiosk: true, language: "fr", apiBase: "${stubBase}" }`,
+        }),
+      );
+      await waitForWidgetText(page, "Payments");
+      await until("subscriptions to both queues", () =>
+        ["que_stub", "que_stub2"].every((q) =>
+          stub.sockets[0]?.messages.includes(JSON.stringify({ action: "subscribe", queueId: q, view: "board" })),
+        ),
+      );
+      check((await page.evaluate(() => window.utterances.length)) === 0, "spoke the calls already on screen at load");
+      const a = structuredClone(BOARD.queues[0]);
+      a.called.unshift({ displayCode: "A-043", status: "called", counter: "Guichet 2", calledAt: "2026-01-01T10:01:00.000Z" });
+      const b = structuredClone(BOARD.queues[1]);
+      b.called.unshift({ displayCode: "B-008", status: "called", counter: "Guichet 1", calledAt: "2026-01-01T10:01:00.300Z" });
+      // Two calls 300 ms apart.
+      stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...a, generatedAt: "2026-01-01T10:01:00.000Z" } }));
+      await new Promise((r) => setTimeout(r, 300));
+      stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...b, generatedAt: "2026-01-01T10:01:00.300Z" } }));
+      await page.waitForFunction(() => window.utterances.length >= 2, null, { timeout: STEP_MS });
+      // A recall of A-043 (a new announcement time) is said again.
+      a.called[0] = { ...a.called[0], calledAt: "2026-01-01T10:01:30.000Z" };
+      stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...a, generatedAt: "2026-01-01T10:01:30.000Z" } }));
+      await page.waitForFunction(() => window.utterances.length >= 3, null, { timeout: STEP_MS });
+      await new Promise((r) => setTimeout(r, 700));
+      const said = await page.evaluate(() => ({ utterances: window.utterances, cancels: window.cancels }));
+      check(
+        JSON.stringify(said.utterances.map((u) => u.text)) ===
+          JSON.stringify(["Numéro A 43, au guichet 2", "Numéro B 8, au guichet 1", "Numéro A 43, au guichet 2"]),
+        `spoken: ${JSON.stringify(said)}`,
+      );
+      check(
+        said.utterances.every((u) => u.lang === "fr-FR"),
+        `languages: ${JSON.stringify(said.utterances.map((u) => u.lang))}`,
+      );
+      check(!said.utterances.some((u) => u.overlapping) && said.cancels === 0, `an utterance was cut: ${JSON.stringify(said)}`);
+
+      // voice=0: the chime, no voice.
+      await page.evaluate(() => {
+        window.utterances = [];
+      });
+      stub.sockets.length = 0;
+      await open(
+        "board-no-voice",
+        hostPage({
+          api,
+          config: `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", sound: true, voice: false, kiosk: true, language: "en", apiBase: "${stubBase}" }`,
+        }),
+      );
+      await waitForWidgetText(page, "Payments");
+      await until("the board's socket", () => stub.sockets[0]?.messages.length >= 2);
+      stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...a, generatedAt: "2026-01-01T10:02:00.000Z" } }));
+      await waitForWidgetText(page, "A-043");
+      await new Promise((r) => setTimeout(r, 1500));
+      check((await page.evaluate(() => window.utterances.length)) === 0, "voice=0 still spoke");
+    },
+  },
+  ...["fr", "en"].map((language) => ({
+    name: `board layout=desks (${language}, 1280x800): one column per desk with its latest call, spoken in ${language}; screenshot`,
+    async run({ page, api, stubBase, open }) {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.addInitScript(() => {
+        window.utterances = [];
+        SpeechSynthesis.prototype.speak = function (u) {
+          window.utterances.push({ text: u.text, lang: u.lang });
+          setTimeout(() => u.onend && u.onend(new Event("end")), 100);
+        };
+      });
+      const board = structuredClone(BOARD);
+      const at = new Date(Date.now() - 60_000).toISOString();
+      board.generatedAt = new Date().toISOString();
+      board.organization = { name: language === "fr" ? "Banque du Plateau" : "Plateau Bank", logoUrl: null };
+      board.timeZone = "Africa/Abidjan";
+      board.queues[0].name = language === "fr" ? "Opérations de caisse" : "Cash desk";
+      board.queues[0].called = [
+        { displayCode: "A-042", status: "called", counter: "Guichet 3", calledAt: at },
+        { displayCode: "A-041", status: "serving", counter: "Guichet 1", calledAt: at },
+      ];
+      board.queues[1].name = language === "fr" ? "Conseil clientèle" : "Advice";
+      board.queues[1].called = [{ displayCode: "B-007", status: "serving", counter: "Guichet 2", calledAt: at }];
+      stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(board));
+      await open(
+        `board-desks-${language}`,
+        `<!doctype html><html lang="${language}"><head><meta charset="utf-8"><title>Board</title>
+<style>html,body{margin:0;height:100%;background:#111827}#widget{min-height:100vh}</style></head>
+<body><div id="widget"></div>
+<script>window.QueueWidgetConfig = { type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", language: "${language}", theme: "dark", sound: true, kiosk: true, layout: "desks", apiBase: "${stubBase}" };</script>
+<script src="${api}/v1/board.js"></script><script src="${api}/v1/embed.js"></script></body></html>`,
+      );
+      await waitForWidgetText(page, "Guichet 3");
+      const columns = await page.evaluate(() =>
+        [...document.querySelector("#widget").shadowRoot.querySelectorAll("[data-desk]")].map((d) => [
+          d.dataset.desk,
+          d.querySelector("[data-called]")?.dataset.called,
+        ]),
+      );
+      check(
+        JSON.stringify(columns) ===
+          JSON.stringify([
+            ["Guichet 1", "A-041"],
+            ["Guichet 2", "B-007"],
+            ["Guichet 3", "A-042"],
+          ]),
+        `desk columns: ${JSON.stringify(columns)}`,
+      );
+      await until("the board's socket", () => stub.sockets[0]?.messages.length >= 2);
+      const next = structuredClone(board.queues[1]);
+      next.called.unshift({ displayCode: "B-008", status: "called", counter: "Guichet 2", calledAt: new Date().toISOString() });
+      stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...next, generatedAt: new Date().toISOString() } }));
+      await page.waitForFunction(() => window.utterances.length >= 1, null, { timeout: STEP_MS });
+      const said = await page.evaluate(() => window.utterances[0]);
+      const expected =
+        language === "fr" ? { text: "Numéro B 8, au guichet 2", lang: "fr-FR" } : { text: "Ticket B 8, Guichet 2", lang: "en-GB" };
+      check(JSON.stringify(said) === JSON.stringify(expected), `spoken: ${JSON.stringify(said)}`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+      check(!overflow, "the desks layout overflows 1280 px");
+      // The new call's column blinks three times (1 s each): take the picture once it is steady.
+      await new Promise((r) => setTimeout(r, 3200));
+      await shot(page, `board-desks-${language}`);
+    },
+  })),
+
+  ...["fr", "en"].map((language) => ({
+    name: `board closed screen (${language}, 1280x800): a calendar closure running now shows "closed" and the reopening time; screenshot`,
+    async run({ page, api, stubBase, open }) {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      const board = structuredClone(BOARD);
+      const now = Date.now();
+      board.generatedAt = new Date(now).toISOString();
+      board.organization = { name: language === "fr" ? "Banque du Plateau" : "Plateau Bank", logoUrl: null };
+      board.timeZone = "UTC";
+      const end = new Date(Math.ceil((now + 3_600_000) / 1_800_000) * 1_800_000);
+      board.closures = [{ start: new Date(now - 60_000).toISOString(), end: end.toISOString() }];
+      stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(board));
+      await open(
+        `board-closed-${language}`,
+        `<!doctype html><html lang="${language}"><head><meta charset="utf-8"><title>Board</title>
+<style>html,body{margin:0;height:100%;background:#111827}#widget{min-height:100vh}</style></head>
+<body><div id="widget"></div>
+<script>window.QueueWidgetConfig = { type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", language: "${language}", theme: "dark", sound: true, kiosk: true, apiBase: "${stubBase}" };</script>
+<script src="${api}/v1/board.js"></script><script src="${api}/v1/embed.js"></script></body></html>`,
+      );
+      const hhmm = `${String(end.getUTCHours()).padStart(2, "0")}:${String(end.getUTCMinutes()).padStart(2, "0")}`;
+      await waitForWidgetText(page, language === "fr" ? `Réouverture à ${hhmm}` : `We reopen at ${hhmm}`);
+      const text = await widgetText(page);
+      check(text.includes(language === "fr" ? "Fermé" : "Closed"), `closed screen: ${text}`);
+      check(!text.includes("A-042"), "calls are shown while closed");
+      await shot(page, `board-closed-${language}`);
+    },
+  })),
+
   // ------------------------------------------------ against the real widget routes
   // A fresh organization per run (serverFixture), seeded through the API.
   {
