@@ -96,6 +96,8 @@ async function openDesk(page, name) {
   await page.getByRole("button", { name: new RegExp(name) }).click({ timeout: STEP_MS });
   await page.getByRole("button", { name: /Call next|Appeler le suivant/ }).waitFor({ timeout: STEP_MS });
   await page.waitForSelector('[data-live="live"]', { timeout: STEP_MS });
+  // The shortcuts wait for the desk's first read (the buttons are disabled while a verb runs).
+  await page.waitForSelector('button[aria-keyshortcuts="N"]:not([disabled])', { timeout: STEP_MS });
 }
 
 const currentCode = (page) => page.evaluate(() => document.querySelector(".current .ticket .code")?.firstChild?.textContent ?? null);
@@ -333,7 +335,7 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
         if (lang === "fr") await p.getByRole("button", { name: "Français" }).click();
         await p.screenshot({ path: path.join(dir, `console-desks-${lang}-${size}.png`) });
-        await p.getByRole("button", { name: /Guichet 1/ }).click();
+        await openDesk(p, "Guichet 1");
         await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
         await p.keyboard.press("n");
         await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
