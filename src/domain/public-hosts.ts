@@ -89,12 +89,41 @@ function ipv6Groups(address: string): number[] | null {
   return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : null;
 }
 
+const octetsOf = (hi: number, lo: number): number[] => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff];
+
+/**
+ * Transition and embedding prefixes carry an IPv4 address the traffic ends up at (issue 26):
+ * `always` ones only ever reach IPv4 hosts and are refused whatever they embed; 6to4 and Teredo
+ * are ordinary routable IPv6 and are refused when an embedded IPv4 address is not public.
+ */
+function embeddedIpv4(g: number[]): { kind: string; always: boolean; v4: number[][] } | null {
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const tail = octetsOf(g[6]!, g[7]!);
+  if (zeros(0, 5) && g[5] === 0xffff) return { kind: "IPv4-mapped", always: true, v4: [tail] };
+  if (zeros(0, 6)) return { kind: "IPv4-compatible", always: true, v4: [tail] };
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return { kind: "SIIT (IPv4-translated)", always: true, v4: [tail] };
+  // 64:ff9b::/96 (well-known) and 64:ff9b:1::/48 (local use, RFC 8215), where the IPv4 address
+  // may sit at any RFC 6052 offset: refused whole.
+  if (g[0] === 0x64 && g[1] === 0xff9b) return { kind: "NAT64 (IPv4-mapped)", always: true, v4: zeros(2, 6) ? [tail] : [] };
+  if (g[0] === 0x2002) return { kind: "6to4", always: false, v4: [octetsOf(g[1]!, g[2]!)] };
+  // Teredo 2001:0::/32: the server's address, then the client's stored bit-inverted at the end.
+  if (g[0] === 0x2001 && g[1] === 0) {
+    return { kind: "Teredo", always: false, v4: [octetsOf(g[2]!, g[3]!), octetsOf(~g[6]! & 0xffff, ~g[7]! & 0xffff)] };
+  }
+  return null;
+}
+
 function ipv6Refusal(g: number[]): string | null {
   if (g.every((x) => x === 0)) return "unspecified address";
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return "loopback address";
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible) and 64:ff9b::a.b.c.d (NAT64) reach IPv4 hosts.
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return "IPv4-mapped address";
-  if (g[0] === 0x64 && g[1] === 0xff9b) return "IPv4-mapped address";
+  const embedded = embeddedIpv4(g);
+  if (embedded) {
+    for (const o of embedded.v4) {
+      const refusal = ipv4Refusal(o);
+      if (refusal) return `${embedded.kind} address embedding a ${refusal} (${o.join(".")})`;
+    }
+    if (embedded.always) return `${embedded.kind} address`;
+  }
   if ((g[0]! & 0xfe00) === 0xfc00) return "private address";
   if ((g[0]! & 0xffc0) === 0xfe80) return "link-local address";
   if ((g[0]! & 0xffc0) === 0xfec0) return "site-local address";

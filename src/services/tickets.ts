@@ -1,7 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { members, tickets } from "../db/schema";
+import { members, subscriptions, tickets } from "../db/schema";
 import { roleAllows } from "../domain/permissions";
+import { entitlements } from "../domain/plans";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
@@ -10,6 +11,7 @@ import type { ReturnPlace } from "../queue-room/commands";
 import type { NewTicket, RoomResult, TicketView } from "../queue-room/types";
 import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf } from "./queue-rooms";
+import { ledgerOf } from "./quota";
 import { outcomeOfService } from "./service-outcomes";
 import { withRules } from "./room-rules";
 
@@ -209,8 +211,34 @@ export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, re
   return inRoom(env, queue, (room) => room.skipAbsent(ticketId, reason, at));
 }
 
+/**
+ * `rejoin` creates a ticket, so it takes a unit of the organization's monthly quota from its
+ * ledger first, as a join does, and gives it back if the room refuses (issue 26: rejoins went
+ * past the quota). `restore` creates nothing and is not counted.
+ */
 export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string, option: RecoveryOption, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.recover(ticketId, option, at));
+  if (option !== "rejoin") return inRoom(env, queue, (room) => room.recover(ticketId, option, at));
+  const subscription = await database(env.DB)
+    .select({ plan: subscriptions.plan, rateTierOverride: subscriptions.rateTierOverride })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, queue.organizationId))
+    .get();
+  const limit = entitlements(subscription ?? { plan: "starter" }).quotas.ticketsPerMonth;
+  const ledger = ledgerOf(env, queue.organizationId);
+  const unit = (await ledger.take(queue.organizationId, at, limit)) as RoomResult<{ period: string }>;
+  if (!unit.ok) throw roomFailure(unit.error);
+  let recovered: RoomResult<TicketView>;
+  try {
+    recovered = (await roomOf(env, queue.id).recover(ticketId, option, at)) as RoomResult<TicketView>;
+  } catch (err) {
+    await ledger.refund(unit.value.period);
+    throw err;
+  }
+  if (!recovered.ok) {
+    await ledger.refund(unit.value.period);
+    throw roomFailure(recovered.error);
+  }
+  return recovered.value;
 }
 
 /** The new operator must be a member whose role may operate queues. */

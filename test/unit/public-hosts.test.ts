@@ -63,6 +63,33 @@ describe("addressRefusal", () => {
   });
 });
 
+describe("addressRefusal: IPv6 transition and embedding prefixes (issue 26)", () => {
+  // Each embeds an IPv4 address the packet ends up at: the embedded one is what is checked.
+  it.each([
+    ["2002:7f00:1::1", "6to4", "loopback"],
+    ["2002:a00:1::", "6to4", "private"],
+    ["2002:a9fe:a9fe::1", "6to4", "metadata"],
+    // Teredo: server 65.54.227.120, client 127.0.0.1 stored inverted (0x80ff:0xfffe).
+    ["2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo", "loopback"],
+    ["2001:0:a00:1:8000:63bf:3fff:fdd2", "Teredo", "private"],
+    ["::ffff:0:7f00:1", "SIIT", "loopback"],
+    ["::ffff:0:127.0.0.1", "SIIT", "loopback"],
+    ["::127.0.0.1", "IPv4-compatible", "loopback"],
+    ["64:ff9b:1::a00:1", "NAT64", ""],
+    ["64:ff9b::7f00:1", "NAT64", "loopback"],
+    ["::ffff:169.254.169.254", "IPv4-mapped", "metadata"],
+  ])("refuses %s (%s embedding a %s address)", (a, kind, reason) => {
+    const refusal = addressRefusal(a);
+    expect(refusal).toContain(kind);
+    expect(refusal).toContain(reason);
+  });
+
+  it("lets 6to4 and Teredo addresses that embed public IPv4 addresses through", () => {
+    expect(addressRefusal("2002:5db8:d70e::1")).toBeNull();
+    expect(addressRefusal("2001:0:4136:e378:8000:63bf:a247:28f1")).toBeNull();
+  });
+});
+
 describe("sameSite", () => {
   it("keeps redirects on the host, its subdomains and its www form", () => {
     expect(sameSite("shop.com", "www.shop.com")).toBe(true);
