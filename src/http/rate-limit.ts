@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { now } from "../lib/clock";
 import { isId, queueIdOfTicket } from "../lib/ids";
 import { DAY, MINUTE } from "../lib/time";
-import type { RateDecision, WindowRule, WindowState } from "../rate-limiter/rate-limiter";
+import type { LoginRules, RateDecision, WindowRule, WindowState } from "../rate-limiter/rate-limiter";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
 
@@ -15,8 +15,11 @@ import { ApiError } from "./errors";
 export const IP_LIMIT_PER_MINUTE = 120;
 /** Requests made with a user session (dashboards), per user. */
 export const SESSION_LIMIT_PER_MINUTE = 600;
+/** Failed logins per (account, address) in a sliding window (the account's back-off aside). */
 export const FAILED_LOGINS_LIMIT = 10;
 export const FAILED_LOGINS_WINDOW_MS = 15 * MINUTE;
+/** An account's recent failures before its back-off starts (1 s, then doubling). */
+export const LOGIN_FREE_FAILURES = 3;
 /** Wrong keys or tokens from one IP; the next credential from it is refused before any lookup. */
 export const FAILED_CREDENTIALS_LIMIT = 30;
 export const FAILED_CREDENTIALS_WINDOW_MS = 15 * MINUTE;
@@ -197,21 +200,33 @@ export async function recordFailedCredential(c: Context<AppEnv>): Promise<void> 
   await limiter(c, ipSubject(c)).record([...failedCredentialRules(), minuteRule("minute", IP_LIMIT_PER_MINUTE)], now());
 }
 
-function failedLoginRules(): WindowRule[] {
-  return [{ name: "failed", limit: FAILED_LOGINS_LIMIT, windowMs: FAILED_LOGINS_WINDOW_MS }];
-}
+/**
+ * Sign-in (#26, docs/limits.md): per account, an exponential back-off over the failures of the
+ * last 15 minutes (sliding), and at most 10 failures per (account, address) in that window. An
+ * address with no recent failure on the account is always let through: wrong passwords sent
+ * from elsewhere cannot hold the account shut against its owner.
+ */
+const LOGIN_RULES: LoginRules = {
+  windowMs: FAILED_LOGINS_WINDOW_MS,
+  perAddress: FAILED_LOGINS_LIMIT,
+  freeFailures: LOGIN_FREE_FAILURES,
+  maxDelayMs: FAILED_LOGINS_WINDOW_MS,
+};
 
-/** Refuses a login for an email that failed too often in the current 15-minute window. */
+/** Refuses (429) a login attempt for this email from this address while it must wait. */
 export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Promise<void> {
-  const decision = await limiter(c, `login:${email}`).peek(failedLoginRules(), now());
+  const at = now();
+  const decision = await limiter(c, `login:${email}`).loginAllowed(clientIp(c), LOGIN_RULES, at);
   if (!decision.allowed) {
     throw new ApiError(
       "API_RATE_LIMIT_EXCEEDED",
-      "Too many failed logins for this account; try again later",
+      decision.reason === "address"
+        ? "Too many failed logins for this account from this address; try again later"
+        : "Too many recent failed logins for this account; wait before trying again",
       {
         retryAfter: decision.retryAfterSeconds,
         limit: FAILED_LOGINS_LIMIT,
-        reset: new Date(decision.windows[0]!.resetAt).toISOString(),
+        reset: new Date(at + decision.retryAfterSeconds * 1000).toISOString(),
         window: "failed_logins",
       },
       { "Retry-After": String(decision.retryAfterSeconds) },
@@ -220,5 +235,5 @@ export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Pro
 }
 
 export async function recordFailedLogin(c: Context<AppEnv>, email: string): Promise<void> {
-  await limiter(c, `login:${email}`).record(failedLoginRules(), now());
+  await limiter(c, `login:${email}`).recordLoginFailure(clientIp(c), LOGIN_RULES, now());
 }

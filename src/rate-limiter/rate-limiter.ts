@@ -30,6 +30,34 @@ interface Counter {
   end?: number;
 }
 
+/** An account's recent failed logins (`login:<email>` objects only), newest last. */
+interface LoginFailures {
+  failures: { at: number; address: string }[];
+  /** When the newest failure leaves the sliding window: `alarm` deletes the entry after that. */
+  end: number;
+}
+
+export interface LoginRules {
+  windowMs: number;
+  /** Failures per (account, address) within the sliding window. */
+  perAddress: number;
+  /** Failures of the account (from anywhere) before any delay. */
+  freeFailures: number;
+  /** The longest delay the back-off reaches. */
+  maxDelayMs: number;
+}
+
+export interface LoginDecision {
+  allowed: boolean;
+  retryAfterSeconds: number;
+  /** Which rule refused: the address's own failures, or the account's back-off. */
+  reason: "address" | "backoff" | null;
+}
+
+const LOGIN_FAILURES = "login-failures";
+/** A bound on what one account's object keeps, whatever the number of guessers. */
+const MAX_LOGIN_FAILURES_KEPT = 256;
+
 /** How often counters of finished windows are deleted (see `alarm`). */
 const PRUNE_EVERY_MS = 60 * 60_000;
 
@@ -58,6 +86,44 @@ export class RateLimiter extends DurableObject<Env> {
       this.ctx.storage.kv.put(rule.name, { start: counter.start, count: counter.count + 1, end: counter.start + rule.windowMs });
     }
     this.schedulePrune();
+  }
+
+  /**
+   * May this address try a password for this account now? (CONTRACT §9, #26.) An address with no
+   * recent failure on the account is always let through, so guesses sent from elsewhere never
+   * lock the owner out. Otherwise: at most `perAddress` failures per sliding window, and the
+   * account's exponential back-off: after `freeFailures` recent failures, each one doubles the
+   * wait after the newest (1 s, 2 s, 4 s … up to `maxDelayMs`).
+   */
+  loginAllowed(address: string, rules: LoginRules, at: number): LoginDecision {
+    const recent = this.recentLoginFailures(rules, at);
+    const mine = recent.filter((f) => f.address === address);
+    if (mine.length === 0) return { allowed: true, retryAfterSeconds: 0, reason: null };
+    const seconds = (until: number) => Math.max(1, Math.ceil((until - at) / 1000));
+    if (mine.length >= rules.perAddress) {
+      // Sliding: the address may try again once enough of its failures have left the window.
+      const until = mine[mine.length - rules.perAddress]!.at + rules.windowMs;
+      return { allowed: false, retryAfterSeconds: seconds(until), reason: "address" };
+    }
+    const beyondFree = recent.length - rules.freeFailures;
+    if (beyondFree > 0) {
+      const delay = Math.min(rules.maxDelayMs, 1000 * 2 ** (beyondFree - 1));
+      const until = recent[recent.length - 1]!.at + delay;
+      if (at < until) return { allowed: false, retryAfterSeconds: seconds(until), reason: "backoff" };
+    }
+    return { allowed: true, retryAfterSeconds: 0, reason: null };
+  }
+
+  /** Records a failed login of this account from this address. */
+  recordLoginFailure(address: string, rules: LoginRules, at: number): void {
+    const failures = [...this.recentLoginFailures(rules, at), { at, address }].slice(-MAX_LOGIN_FAILURES_KEPT);
+    this.ctx.storage.kv.put<LoginFailures>(LOGIN_FAILURES, { failures, end: at + rules.windowMs });
+    this.schedulePrune();
+  }
+
+  private recentLoginFailures(rules: LoginRules, at: number): LoginFailures["failures"] {
+    const stored = this.ctx.storage.kv.get<LoginFailures>(LOGIN_FAILURES);
+    return (stored?.failures ?? []).filter((f) => f.at > at - rules.windowMs);
   }
 
   /**

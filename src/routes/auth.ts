@@ -94,7 +94,9 @@ const login = createRoute({
   tags,
   summary: "Log in with email and password",
   description:
-    "A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends. " +
+    "A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, " +
+    "up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); " +
+    "an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. " +
     "Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.",
   security: SECURITY.none,
   request: {
