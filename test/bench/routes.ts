@@ -96,9 +96,11 @@ export function benchRoutes() {
     };
     for (let done = 0; done < count; done += SEED_IN_FLIGHT) {
       const batch = Math.min(SEED_IN_FLIGHT, count - done);
-      await Promise.all(Array.from({ length: batch }, () => inRoom(c.env, queue, (room) => room.join(ticket, now()))));
+      await Promise.all(
+        Array.from({ length: batch }, () => inRoom(c.env, queue, (room) => room.command({ verb: "join", input: ticket, at: now() }))),
+      );
     }
-    const summary = await readRoom(c.env, queue, (room) => room.summary(now()));
+    const summary = await readRoom(c.env, queue, (room) => room.query({ question: "summary", at: now() }));
     return c.json(ok({ seeded: count, waitingCount: summary.waitingCount }));
   });
 

@@ -1,5 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { newId } from "../../src/lib/ids";
+import { roomClient, type RoomClient } from "../../src/queue-room/contract";
+import type { QueueRoom } from "../../src/queue-room/queue-room";
 import { openRoom } from "../../src/services/queue-rooms";
 
 // Storage-level helpers: rows written straight into D1 that the routes would refuse (a
@@ -44,8 +46,9 @@ export async function insertLocation(organizationId: string, timezone: string, c
   return id;
 }
 
-export function room(queueId: string) {
-  return env.QUEUE_ROOM.get(env.QUEUE_ROOM.idFromName(queueId));
+/** A queue's room: the contract's client (queue-room/contract.ts), and a stub for runInDurableObject. */
+export function room(queueId: string): RoomClient & DurableObjectStub<QueueRoom> {
+  return roomClient(env.QUEUE_ROOM, queueId) as RoomClient & DurableObjectStub<QueueRoom>;
 }
 
 export async function outboxSize(queueId: string): Promise<number> {

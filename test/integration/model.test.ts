@@ -82,8 +82,9 @@ describe("QueueRoom against a model", () => {
         for (const op of ops) {
           at += 1_000;
           if (op.kind === "join") {
-            const r = await stub.join(
-              {
+            const r = await stub.command({
+              verb: "join",
+              input: {
                 userId: "usr_model",
                 partySize: 1,
                 isPriority: op.vip,
@@ -94,7 +95,7 @@ describe("QueueRoom against a model", () => {
                 source: op.vip ? "vip" : "app",
               },
               at,
-            );
+            });
             expect(r.ok).toBe(true);
             if (!r.ok) return;
             const number = model.length + 1;
@@ -110,7 +111,7 @@ describe("QueueRoom against a model", () => {
               recovered: false,
             });
           } else if (op.kind === "callNext") {
-            const r = await stub.callNext(op.operator, at);
+            const r = await stub.command({ verb: "callNext", operatorId: op.operator, at });
             const next = line(model)[0];
             if (!next) {
               expect(r).toMatchObject({ ok: false, error: { code: "QUEUE_EMPTY" } });
@@ -122,7 +123,7 @@ describe("QueueRoom against a model", () => {
             }
           } else if (op.kind === "expire") {
             at += 6 * 60_000;
-            await stub.expireDue(at);
+            await stub.command({ verb: "expireDue", at });
             for (const t of model) if (t.status === "called") t.status = "expired";
           } else {
             if (model.length === 0) continue;
@@ -130,16 +131,16 @@ describe("QueueRoom against a model", () => {
             const allowed = ALLOWED[op.action]!.includes(t.status) && !(op.action === "recover" && t.recovered);
             const r =
               op.action === "serve"
-                ? await stub.serve(t.id, at)
+                ? await stub.command({ verb: "serve", ticketId: t.id, at })
                 : op.action === "complete"
-                  ? await stub.complete(t.id, at)
+                  ? await stub.command({ verb: "complete", ticketId: t.id, at })
                   : op.action === "skip"
-                    ? await stub.skipAbsent(t.id, "absent", at)
+                    ? await stub.command({ verb: "skipAbsent", ticketId: t.id, reason: "absent", at })
                     : op.action === "cancel"
-                      ? await stub.cancel(t.id, at)
+                      ? await stub.command({ verb: "cancel", ticketId: t.id, at })
                       : op.action === "present"
-                        ? await stub.present(t.id, at)
-                        : await stub.recover(t.id, op.option, at);
+                        ? await stub.command({ verb: "present", ticketId: t.id, at })
+                        : await stub.command({ verb: "recover", ticketId: t.id, option: op.option, at });
             expect(r.ok, `${op.action} from ${t.status}: ${JSON.stringify(r)}`).toBe(allowed);
             if (!r.ok) {
               expect((r as any).error.code).toBe("INVALID_STATE");
@@ -173,7 +174,7 @@ describe("QueueRoom against a model", () => {
             }
           }
 
-          const listed = await stub.listTickets({ status: null, offset: 0, limit: 1000 }, at);
+          const listed = await stub.query({ question: "tickets", query: { status: null, offset: 0, limit: 1000 }, at });
           expect(listed.ok).toBe(true);
           if (!listed.ok) return;
           const items = listed.value.items;
@@ -188,7 +189,7 @@ describe("QueueRoom against a model", () => {
           for (const i of items) if (i.status !== "waiting") expect(i.position).toBeNull();
           // The room's own line: priority (VIP, restored) strictly ahead of regular tickets, then
           // exactly the model's order, each ticket's position its rank.
-          const waiting = await stub.listTickets({ status: "waiting", offset: 0, limit: 1000 }, at);
+          const waiting = await stub.query({ question: "tickets", query: { status: "waiting", offset: 0, limit: 1000 }, at });
           expect(waiting.ok).toBe(true);
           if (!waiting.ok) return;
           const roomLine = waiting.value.items;

@@ -74,7 +74,7 @@ describe("coalesced drains", () => {
     // Straight to the room (as the join route does after its checks), so the ten changes fit
     // in one drain's moment even on a busy machine; without coalescing each has its own drain.
     for (let i = 0; i < 10; i++) {
-      const joined = await room(f.queueId).join({ ...WALK_IN, userId: f.owner.id }, now());
+      const joined = await room(f.queueId).command({ verb: "join", input: { ...WALK_IN, userId: f.owner.id }, at: now() });
       if (!joined.ok) throw new Error("the room refused the join");
       ids.push(joined.value.id);
     }

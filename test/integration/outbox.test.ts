@@ -223,11 +223,11 @@ describe("retire and ticket figures", () => {
   it("retire cancels live tickets and refuses everything afterwards", async () => {
     const f = await queueFixture("pro");
     const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-    await room(f.queueId).retire(Date.now());
-    await room(f.queueId).retire(Date.now());
+    await room(f.queueId).command({ verb: "retire", at: Date.now() });
+    await room(f.queueId).command({ verb: "retire", at: Date.now() });
     await settle(f.queueId);
     expect((await projected(t.id)).status).toBe("cancelled");
-    const refused = await room(f.queueId).getTicket(t.id, Date.now());
+    const refused = await room(f.queueId).query({ question: "ticket", ticketId: t.id, at: Date.now() });
     expect(refused).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     expect(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })).toMatchObject({ status: 404 });
   });
