@@ -1,7 +1,6 @@
 import type { Env } from "../env";
-import { analyticsDrainStatements } from "../services/analytics-aggregates";
-import { ticketUpsert } from "./outbox";
-import type { Configured, TicketRow } from "./store";
+import { analyticsDrainStatements, ticketUpsert } from "./projection";
+import type { Configured, TicketRow } from "./rows";
 import type { ArchiveResult } from "./types";
 
 // The room keeps only live and recent tickets (docs/retention.md). A finished ticket leaves

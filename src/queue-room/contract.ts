@@ -38,6 +38,9 @@ import type {
 
 export type * from "./types";
 
+/** The analytics drain's statements, which the backfill job replays over D1's projection (jobs/analytics-backfill.ts). */
+export { analyticsDrainStatements } from "./projection";
+
 // ---- commands: each changes the line in one storage transaction ------------------------------
 
 export type RoomCommand =
@@ -51,9 +54,10 @@ export type RoomCommand =
   /**
    * With `tokenHash`, the visitor's token for the new ticket is kept beside it. The rules of
    * `rulesVersion` (the queue row's) are checked first, then a unit of the organization's
-   * monthly quota is taken from its ledger, given back if the join is refused.
+   * monthly quota is taken from its ledger, given back if the join is refused. Every join
+   * goes through both: there is no path around the rules and the quota.
    */
-  | { verb: "join"; input: NewTicket; at: number; tokenHash?: string; rulesVersion?: number }
+  | { verb: "join"; input: NewTicket; at: number; tokenHash?: string; rulesVersion: number }
   /** `userId`: the calling member, refused while a break, closure or unavailability covers them. */
   | { verb: "callNext"; operatorId: string; at: number; counter?: string | null; userId?: string | null; rulesVersion?: number }
   /** Refused HEAD_MOVED when this queue's head no longer beats `bound` (docs/desks.md). */

@@ -22,9 +22,9 @@ import { DRAIN_DELAY_MS, drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
 import { RoomRules } from "./rules";
-import { ledgerOf } from "../services/quota";
 import { migrateRoom } from "./schema";
-import { queueFacts, RoomSockets } from "./sockets";
+import type { RoomPorts } from "./ports";
+import { RoomSockets } from "./sockets";
 import { configuredOf, RoomStore, type Configured } from "./store";
 import type { ArchiveResult, NewTicket, RemoteJoinAndTicket, RoomConfig, RoomResult, TicketView, VisitorTicketData } from "./types";
 import { RoomViews, toView } from "./views";
@@ -69,7 +69,16 @@ export class QueueRoom extends DurableObject<Env> {
    */
   private alarmAt: number | null = null;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /**
+   * `ports`: the ledger and the catalog, given by the composition root (src/room-host.ts, the
+   * class the platform instantiates), so the room imports neither the Worker's services nor D1's
+   * catalog queries.
+   */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly ports: RoomPorts,
+  ) {
     super(ctx, env);
     migrateRoom(ctx.storage);
     const sql = ctx.storage.sql;
@@ -95,7 +104,7 @@ export class QueueRoom extends DurableObject<Env> {
     });
     this.sockets = new RoomSockets(
       ctx,
-      env,
+      ports.catalog,
       sql,
       (config) => this.learnConfig(config),
       (name) => this.roomNamed(name),
@@ -268,7 +277,7 @@ export class QueueRoom extends DurableObject<Env> {
     watchTicket: async (m) => {
       const room = this.store.room();
       if (room.queue_id !== null && this.sockets.queueName() === null) {
-        const facts = await queueFacts(this.env, room.queue_id);
+        const facts = await this.ports.catalog.queueFacts(room.queue_id);
         if (facts) this.learnName(facts.name);
       }
       return this.followers.watch(m.watcher, m.ticketId, m.token, m.at);
@@ -317,24 +326,20 @@ export class QueueRoom extends DurableObject<Env> {
 
   /**
    * With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts).
-   * With `rulesVersion` (the queue row's; the Worker always sends it), the rules are checked
-   * first (rules.ts), then a unit of the organization's monthly quota is taken from its ledger,
-   * given back if the join is refused. Without it (a room driven directly: the model test, the
-   * benchmark's seeding) the room's own checks alone apply, as before rules lived here.
+   * The rules of `rulesVersion` (the queue row's) are checked first (rules.ts), then a unit of
+   * the organization's monthly quota is taken from its ledger, given back if the join is refused.
    */
-  private async join(input: NewTicket, at: number, tokenHash?: string, rulesVersion?: number): Promise<RoomResult<TicketView>> {
+  private async join(input: NewTicket, at: number, tokenHash: string | undefined, rulesVersion: number): Promise<RoomResult<TicketView>> {
     const create = (cfg: Configured) => {
       const ticket = this.commands.join(cfg, input, at);
       if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
       return ticket;
     };
-    if (rulesVersion === undefined) return this.mutate(at, create);
     const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
     if (!allowed.ok) return allowed;
-    const ledger = ledgerOf(this.env, this.configured().organization_id);
-    const unit = (await ledger.take(this.configured().organization_id, at, allowed.value.ticketsPerMonth)) as RoomResult<{
-      period: string;
-    }>;
+    const { ledger } = this.ports;
+    const organizationId = this.configured().organization_id;
+    const unit = await ledger.take(organizationId, at, allowed.value.ticketsPerMonth);
     if (!unit.ok) return unit;
     let joined: RoomResult<TicketView>;
     try {
@@ -344,10 +349,10 @@ export class QueueRoom extends DurableObject<Env> {
         return create(cfg);
       });
     } catch (err) {
-      await ledger.refund(unit.value.period);
+      await ledger.refund(organizationId, unit.value.period);
       throw err;
     }
-    if (!joined.ok) await ledger.refund(unit.value.period);
+    if (!joined.ok) await ledger.refund(organizationId, unit.value.period);
     return joined;
   }
 

@@ -2,12 +2,12 @@ import { z } from "zod";
 import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
-import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { queueIdOfTicket } from "../lib/ids";
 import { iso } from "../lib/time";
 import { boardQueue, type RoomClient } from "./contract";
 import type { TicketFollowers } from "./followers";
+import type { Catalog } from "./ports";
 import type { BoardData, QueueStatusData, RoomConfig, SubscriptionView, TicketMessage, BoardQueueData } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
@@ -67,12 +67,6 @@ export const MAX_SUBSCRIPTIONS = 50;
 const MAX_MESSAGE_CHARS = 512;
 /** The shape of an id; whether the queue exists is the lookup's answer (NOT_FOUND). */
 const QUEUE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** What the subscribing room learnt from D1 about a queue. */
-export interface QueueFacts {
-  config: RoomConfig;
-  name: string;
-}
 
 type RoomRow = {
   queue_id: string | null;
@@ -144,41 +138,6 @@ function wants(ws: WebSocket, queueId: string): SubscriptionView | null {
   return attachment.boards?.includes(queueId) ? "board" : "status";
 }
 
-/** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
-export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
-  const row = await env.DB.prepare(
-    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, default_service_minutes, status, archived_at FROM queues WHERE id = ?",
-  )
-    .bind(queueId)
-    .first<{
-      id: string;
-      organization_id: string;
-      service_id: string;
-      name: string;
-      letter: string;
-      max_capacity: number | null;
-      no_show_timeout_minutes: number;
-      default_service_minutes: number;
-      status: QueueStatus;
-      archived_at: number | null;
-    }>();
-  if (!row) return null;
-  return {
-    name: row.name,
-    config: {
-      queueId: row.id,
-      organizationId: row.organization_id,
-      serviceId: row.service_id,
-      letter: row.letter,
-      maxCapacity: row.max_capacity,
-      noShowTimeoutMinutes: row.no_show_timeout_minutes,
-      defaultServiceMinutes: row.default_service_minutes,
-      status: row.status,
-      archivedAt: row.archived_at,
-    },
-  };
-}
-
 export class RoomSockets {
   /** What the last change sent (in memory: a new instance sends the next change again). */
   private lastText: string | null = null;
@@ -186,7 +145,8 @@ export class RoomSockets {
 
   constructor(
     private readonly ctx: DurableObjectState,
-    private readonly env: Env,
+    /** The catalog's facts of a queue (ports.ts): the room itself only knows its own queue. */
+    private readonly catalog: Catalog,
     private readonly sql: SqlStorage,
     /** The room's own configure(): a room reached first by a socket learns its queue here. */
     private readonly configure: (config: RoomConfig) => void,
@@ -327,7 +287,7 @@ export class RoomSockets {
    */
   private async subscribe(ws: WebSocket, queueId: string, view: SubscriptionView = "status"): Promise<void> {
     const notFound = () => send(ws, errorMessage("NOT_FOUND", "Queue not found", queueId));
-    const facts = await queueFacts(this.env, queueId);
+    const facts = await this.catalog.queueFacts(queueId);
     if (!facts) return void notFound();
     const own = this.room();
     const hub = this.hub();

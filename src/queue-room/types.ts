@@ -283,3 +283,9 @@ export interface BoardData {
 }
 
 export type ArchiveResult = { archived: number; more: boolean };
+
+/** What a room learns from the catalog (D1) about a queue: its facts and its display name. */
+export interface QueueFacts {
+  config: RoomConfig;
+  name: string;
+}

@@ -1,6 +1,7 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { room } from "../helpers/catalog";
+import { beforeAll, describe, expect, it } from "vitest";
+import { OPEN_RULES, room } from "../helpers/catalog";
+import { createOrganization, registerUser } from "../helpers/fixtures";
 
 // Model-based test: random operation sequences run against a real QueueRoom (over RPC) and a
 // tiny in-memory model written independently of src/domain; after every step the two must
@@ -59,6 +60,12 @@ function line(model: ModelTicket[]): ModelTicket[] {
 let runs = 0;
 
 describe("QueueRoom against a model", () => {
+  // A real organization: every join takes a unit of its monthly ledger (written to D1 after).
+  let organizationId = "";
+  beforeAll(async () => {
+    organizationId = (await createOrganization(await registerUser())).id;
+  });
+
   it("keeps numbers unique, positions gapless, priority first and every ticket in one state", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 30 }), async (ops) => {
@@ -67,7 +74,7 @@ describe("QueueRoom against a model", () => {
         const stub = room(queueId);
         await stub.configure({
           queueId,
-          organizationId: "org_model",
+          organizationId,
           serviceId: "svc_model",
           letter: "M",
           maxCapacity: null,
@@ -75,6 +82,7 @@ describe("QueueRoom against a model", () => {
           status: "active",
           archivedAt: null,
         });
+        await stub.command({ verb: "applyRules", copy: OPEN_RULES });
         const model: ModelTicket[] = [];
         let prioritySeq = 0;
         let at = Date.UTC(2026, 0, 5, 9);
@@ -95,6 +103,7 @@ describe("QueueRoom against a model", () => {
                 source: op.vip ? "vip" : "app",
               },
               at,
+              rulesVersion: OPEN_RULES.version,
             });
             expect(r.ok).toBe(true);
             if (!r.ok) return;

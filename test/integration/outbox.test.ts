@@ -16,7 +16,7 @@ import { database } from "../../src/db/client";
 import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
-import { ticketUpsert } from "../../src/queue-room/outbox";
+import { ticketUpsert } from "../../src/queue-room/projection";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 
 async function sweep(at: number) {
