@@ -1,6 +1,6 @@
 import type { DomainEventMessage } from "./domain/events";
 import type { WebhookDeliveryMessage } from "./domain/webhooks";
-import type { DeliveryMessage } from "./jobs/notifications-delivery";
+import type { DeliveryMessage } from "./domain/deliveries";
 
 // The Worker's bindings are typed by the platform: `npm run types` (wrangler types) writes
 // worker-configuration.d.ts from wrangler.toml into the global `Cloudflare.Env`. This module

@@ -13,7 +13,7 @@ import {
 import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
 
-export { QueueRoom } from "./queue-room/queue-room";
+export { QueueRoom } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
 export { OrganizationLedger } from "./ledger/ledger";
 

@@ -300,3 +300,42 @@ export function estimateFigures(f: AggregateFigures) {
     meanBiasMinutes: f.estimated === 0 ? null : minutesOf(f.estimateBiasMs / f.estimated),
   };
 }
+
+/** The columns of `analytics_ticket_facts` a ticket's facts fill, in the order of `factTuple` (the drain and the rebuild). */
+export const FACT_COLUMNS = [
+  "ticket_id",
+  "hour_start",
+  "channel",
+  "served",
+  "no_show",
+  "cancelled",
+  "transferred",
+  "wait_ms",
+  "wait_bucket",
+  "service_ms",
+  "service_bucket",
+  "estimate_error_ms",
+  "estimate_error_bucket",
+  "estimate_bias_ms",
+  "version",
+] as const;
+
+export function factTuple(f: TicketFacts): (string | number | null)[] {
+  return [
+    f.ticketId,
+    f.hourStart,
+    f.channel,
+    f.served,
+    f.noShow,
+    f.cancelled,
+    f.transferred,
+    f.waitMs,
+    f.waitBucket,
+    f.serviceMs,
+    f.serviceBucket,
+    f.estimateErrorMs,
+    f.estimateErrorBucket,
+    f.estimateBiasMs,
+    f.version,
+  ];
+}

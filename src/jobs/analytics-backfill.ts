@@ -10,7 +10,7 @@
 
 import type { TicketForAnalytics } from "../domain/analytics";
 import type { Env } from "../env";
-import { analyticsDrainStatements } from "../services/analytics-aggregates";
+import { analyticsDrainStatements } from "../queue-room/contract";
 
 /** Tickets counted per run: one D1 batch of about as many statements. */
 export const BACKFILL_PAGE = 250;

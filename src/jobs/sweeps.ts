@@ -25,7 +25,7 @@ export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: numbe
   let expired = 0;
   for (let i = 0; i < due.results.length; i += PARALLEL) {
     const slice = due.results.slice(i, i + PARALLEL);
-    const outcomes = await Promise.all(slice.map((r) => roomOf(env, r.queue_id).expireDue(at)));
+    const outcomes = await Promise.all(slice.map((r) => roomOf(env, r.queue_id).command({ verb: "expireDue", at })));
     const writes: D1PreparedStatement[] = [];
     outcomes.forEach((o, j) => {
       expired += o.expired;

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { iso, utcMonth } from "../lib/time";
-import type { RoomResult } from "../queue-room/types";
+import type { Result } from "../lib/result";
 
 // The organization's monthly ticket ledger (docs/room-rules.md, "Quota"): one object per
 // organization, the single writer of its `tickets` count. A room takes one unit per join
@@ -17,6 +17,13 @@ import type { RoomResult } from "../queue-room/types";
 const FLUSH_DELAY_MS = 1_000;
 /** After a failed write, the alarm tries again this much later. */
 const FLUSH_RETRY_MS = 5_000;
+
+/** The ledger's one refusal: the month's quota is used up (the API's QUOTA_EXCEEDED). */
+export interface QuotaRefusal {
+  code: "QUOTA_EXCEEDED";
+  message: string;
+  details: { limit: number; used: number; resetsAt: string };
+}
 
 type PeriodRow = {
   period: string;
@@ -42,7 +49,7 @@ export class OrganizationLedger extends DurableObject<Env> {
    * Takes one ticket of the month of `at` when fewer than `limit` (null: unlimited) are used.
    * Answers the month's key, which a refund names.
    */
-  async take(organizationId: string, at: number, limit: number | null): Promise<RoomResult<{ period: string }>> {
+  async take(organizationId: string, at: number, limit: number | null): Promise<Result<{ period: string }, QuotaRefusal>> {
     const period = utcMonth(at);
     await this.load(organizationId, period.key);
     // No await from here to the write: the check and the count are one step of this object.

@@ -1,7 +1,7 @@
 import type { Env } from "../env";
-import { analyticsDrainStatements } from "../services/analytics-aggregates";
-import { ticketUpsert } from "./outbox";
-import type { Configured, TicketRow } from "./store";
+import { analyticsDrainStatements, ticketUpsert } from "./projection";
+import type { Configured, TicketRow } from "./rows";
+import type { ArchiveResult } from "./types";
 
 // The room keeps only live and recent tickets (docs/retention.md). A finished ticket leaves
 // the room's SQLite once D1 is known to hold its latest version and nothing in the room can
@@ -38,8 +38,6 @@ export const ARCHIVE_CANDIDATES_SQL = `SELECT * FROM tickets t
     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.ticket_id = t.id)
     AND NOT EXISTS (SELECT 1 FROM tickets r WHERE r.recovered_from_id = t.id)
   LIMIT ?`;
-
-export type ArchiveResult = { archived: number; more: boolean };
 
 export class RoomArchive {
   constructor(

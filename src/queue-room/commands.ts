@@ -15,7 +15,7 @@ import { newTicketId } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
 import type { RemoteJoins } from "./remote";
 import type { Configured, RoomStore, TicketRow } from "./store";
-import type { NewTicket, QueueSummary, RoomSettings, TicketView } from "./types";
+import type { Completion, NewTicket, QueueSummary, ReturnPlace, RoomSettings, TicketView } from "./types";
 import type { RoomViews } from "./views";
 
 // The room's commands on its own line: joining, calling, the ticket transitions, recovery and
@@ -579,15 +579,5 @@ export function candidateOf(cfg: Configured, row: TicketRow): DeskCandidate {
   return { ticketId: row.id, queueId: cfg.queue_id, lane: row.lane, linedUpAt: row.lined_up_at ?? row.created_at, orderKey: row.order_key };
 }
 
-/** What a completion records (docs/desks.md, outcomes): the outcome's code and label, the operator's note. */
-export interface Completion {
-  outcome?: string | null;
-  outcomeLabel?: string | null;
-  note?: string | null;
-}
-
 /** How many times one call of a ticket may be announced again. */
 export const RECALL_LIMIT = 3;
-
-/** Where a ticket goes back in the line (POST /v1/tickets/{id}/return). */
-export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };

@@ -1,9 +1,8 @@
 import type { TicketStatus } from "../domain/tickets";
-import type { WaitRange } from "../domain/wait-estimate";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
 import { isoOrNull } from "../lib/time";
-import type { QueueRoom } from "./queue-room";
-import type { TicketView } from "./types";
+import type { RoomClient } from "./contract";
+import type { TicketMessage, TicketView, VisitorTicketData } from "./types";
 
 // The visitor's ticket inside a QueueRoom (docs/widget.md). A widget join hands the visitor a
 // token for that one ticket; the room keeps only its SHA-256, beside the ticket, and forgets it
@@ -14,24 +13,6 @@ import type { TicketView } from "./types";
 
 /** A ticket the visitor may still follow and leave; the token dies past these. */
 export const LIVE_STATUSES: readonly TicketStatus[] = ["waiting", "called", "serving", "held"];
-
-/** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
-export interface VisitorTicketData {
-  ticketId: string;
-  queueId: string;
-  queueName: string;
-  displayCode: string;
-  status: TicketStatus;
-  /** 1 = next; null unless waiting. */
-  position: number | null;
-  estimatedWaitMinutes: number | null;
-  estimatedWaitRange: WaitRange | null;
-  /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
-  counter: string | null;
-  calledAt: string | null;
-}
-
-export type TicketMessage = { type: "ticket_update"; data: VisitorTicketData };
 
 type Watcher = { ticket_id: string; watcher: string; generation: number };
 
@@ -45,7 +26,7 @@ export class TicketFollowers {
     /** The ticket as the room answers it; null when unknown here, or the room is not (or no longer) a queue. */
     private readonly view: (ticketId: string, at: number) => TicketView | null,
     /** Another room, by its name (a queue id or a hub's name). */
-    private readonly peer: (name: string) => DurableObjectStub<QueueRoom>,
+    private readonly peer: (name: string) => Pick<RoomClient, "peer">,
     /** Delivers to this room's own sockets; answers how many took it. */
     private readonly deliverHere: (ticketId: string, text: string, final: boolean) => number,
   ) {}
@@ -141,7 +122,7 @@ export class TicketFollowers {
             delivered =
               w.watcher === self
                 ? this.deliverHere(ticketId, text, final)
-                : await this.peer(w.watcher).deliverTicketUpdate(ticketId, text, final);
+                : await this.peer(w.watcher).peer({ kind: "deliverTicketUpdate", ticketId, text, final });
           } catch {
             delivered = 1; // a watcher that could not be reached now keeps its place for the next change
           }

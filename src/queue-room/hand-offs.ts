@@ -1,6 +1,7 @@
 import { allowedFrom, allows } from "../domain/tickets";
 import { randomString } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
+import type { RoomClient } from "./contract";
 import type { Configured, RoomStore, TicketRow } from "./store";
 import type { NewTicket, Reservation, RoomResult, TicketView, TransferSnapshot } from "./types";
 
@@ -29,7 +30,7 @@ export interface HandOffHost {
   admit(cfg: Configured, input: NewTicket, at: number): TicketRow;
   view(cfg: Configured, ticketId: string, at: number): TicketView;
   /** Another queue's room. */
-  peer(queueId: string): { abandonTransfer(handOffId: string): Promise<RoomResult<string | null>> };
+  peer(queueId: string): Pick<RoomClient, "peer">;
 }
 
 type OpenHandOff = { id: string; transferring_to: string; hand_off_id: string };
@@ -136,7 +137,7 @@ export class HandOffs {
    * meanwhile is not undone.
    */
   async settle(open: OpenHandOff, at: number): Promise<RoomResult<string | null>> {
-    const answer = await this.host.peer(open.transferring_to).abandonTransfer(open.hand_off_id);
+    const answer = await this.host.peer(open.transferring_to).peer({ kind: "abandonTransfer", handOffId: open.hand_off_id });
     if (!answer.ok) return answer; // the target could not answer: the hand-off stays open
     const admitted = answer.value;
     return this.host.mutate(at, (cfg) => {

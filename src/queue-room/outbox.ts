@@ -3,9 +3,8 @@ import type { DomainEventMessage, EventType } from "../domain/events";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
-import { analyticsDrainStatements } from "../services/analytics-aggregates";
-import { remoteExpiryProjection } from "./remote";
-import { readRoom, configuredOf, type Configured, type TicketRow } from "./store";
+import { drainStatements } from "./projection";
+import { configuredOf, readRoom, type TicketRow } from "./rows";
 
 // The room's transactional outbox. Every change writes its events in the same storage
 // transaction; the alarm drains them, at least once, and once for a burst of changes (the
@@ -63,69 +62,6 @@ export const DRAIN_BATCH = 100;
  */
 export const DRAIN_DELAY_MS = 150;
 
-const UPSERT_TICKET = `
-INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
-  is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
-  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
-ON CONFLICT (id) DO UPDATE SET
-  status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
-  serving_at = excluded.serving_at, served_at = excluded.served_at, present_at = excluded.present_at,
-  skip_reason = excluded.skip_reason, transferred_to_id = excluded.transferred_to_id,
-  is_priority = excluded.is_priority, updated_at = excluded.updated_at, version = excluded.version,
-  first_estimate_minutes = coalesce(tickets.first_estimate_minutes, excluded.first_estimate_minutes),
-  outcome = excluded.outcome, note = excluded.note, held_at = excluded.held_at, stepped_back_places = excluded.stepped_back_places,
-  counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
-  recalled_at = excluded.recalled_at
-WHERE excluded.version > tickets.version`;
-
-/**
- * The D1 projection of one ticket as the room holds it. Guarded by `version`: applied again
- * with an older row (an at-least-once replay) it changes nothing.
- */
-export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1PreparedStatement {
-  return db
-    .prepare(UPSERT_TICKET)
-    .bind(
-      t.id,
-      cfg.queue_id,
-      cfg.service_id,
-      cfg.organization_id,
-      t.user_id,
-      t.number,
-      displayCode(cfg.letter, t.number),
-      t.status,
-      t.party_size,
-      t.is_priority,
-      t.is_ghost_mode,
-      t.source,
-      t.visitor_name,
-      t.assigned_to_id,
-      t.called_at,
-      t.serving_at,
-      t.served_at,
-      t.present_at,
-      t.skip_reason,
-      t.recovered_from_id,
-      t.transferred_to_id,
-      t.created_at,
-      t.updated_at,
-      t.version,
-      t.first_estimate_minutes ?? null,
-      t.outcome ?? null,
-      t.note ?? null,
-      t.held_at ?? null,
-      t.stepped_back_places ?? null,
-      t.counter,
-      t.desk_id,
-      t.recall_count,
-      t.recalled_at,
-      cfg.organization_id,
-    );
-}
-
 /**
  * Delivers the oldest outbox rows. Returns true when rows that were already waiting are left
  * (a backlog longer than one drain: drain again at once); rows written while this drain was
@@ -147,29 +83,9 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
   const deadline = nextDeadline();
   const lastSeq = rows[rows.length - 1]!.seq;
 
-  const db = env.DB;
-  const statements: D1PreparedStatement[] = tickets.map((t) => ticketUpsert(db, cfg, t));
-  // The analytics aggregates move in the same transaction, once per ticket version.
-  statements.push(...analyticsDrainStatements(db, cfg, tickets));
-  statements.push(
-    db
-      .prepare("UPDATE queues SET status = ?, archived_at = ? WHERE id = ? AND (status IS NOT ? OR archived_at IS NOT ?)")
-      .bind(cfg.status, cfg.archived_at, cfg.queue_id, cfg.status, cfg.archived_at),
-  );
-  statements.push(
-    deadline === null || cfg.retired_at !== null
-      ? db.prepare("DELETE FROM room_deadlines WHERE queue_id = ?").bind(cfg.queue_id)
-      : db
-          .prepare(
-            `INSERT INTO room_deadlines (queue_id, organization_id, due_at) SELECT ?, ?, ?
-             WHERE EXISTS (SELECT 1 FROM queues WHERE id = ?)
-             ON CONFLICT (queue_id) DO UPDATE SET due_at = excluded.due_at`,
-          )
-          .bind(cfg.queue_id, cfg.organization_id, deadline, cfg.queue_id),
-  );
   const messages = rows.map((r) => JSON.parse(r.message) as DomainEventMessage);
-  statements.push(...remoteExpiryProjection(db, messages));
-  await db.batch(statements);
+  const db = env.DB;
+  await db.batch(drainStatements(db, cfg, tickets, deadline, messages));
   await env.EVENTS.sendBatch(messages.map((body) => ({ body, contentType: "json" as const })));
   sql.exec("DELETE FROM outbox WHERE seq <= ?", lastSeq);
   return rows.length === DRAIN_BATCH && sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n > 0;

@@ -1,35 +1,32 @@
 import { DurableObject } from "cloudflare:workers";
-import type { DeskCandidate } from "../domain/desks";
-import type { ConfirmMethod } from "../domain/remote-join";
-import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { ARCHIVE_RETRY_MS, RoomArchive, type ArchiveResult } from "./archive";
-import { Commands, type Completion, type ReturnPlace } from "./commands";
-import { TicketFollowers, type VisitorTicketData } from "./followers";
+import { ARCHIVE_RETRY_MS, RoomArchive } from "./archive";
+import { Commands } from "./commands";
+import {
+  roomClient,
+  type CommandHandlers,
+  type CommandResult,
+  type PeerHandlers,
+  type PeerMessage,
+  type PeerResult,
+  type QueryHandlers,
+  type QueryResult,
+  type RoomClient,
+  type RoomCommand,
+  type RoomQuery,
+} from "./contract";
+import { TicketFollowers } from "./followers";
 import { HAND_OFF_RETRY_MS, HandOffs } from "./hand-offs";
 import { DRAIN_DELAY_MS, drainOutbox } from "./outbox";
 import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
 import { RoomRules } from "./rules";
-import { ledgerOf } from "../services/quota";
 import { migrateRoom } from "./schema";
-import { queueFacts, RoomSockets, type BoardData, type QueueStatusData } from "./sockets";
+import type { RoomPorts } from "./ports";
+import { RoomSockets } from "./sockets";
 import { configuredOf, RoomStore, type Configured } from "./store";
-import type {
-  NewTicket,
-  QueueSummary,
-  RemoteJoinAndTicket,
-  RemoteLocation,
-  Reservation,
-  RoomConfig,
-  RoomResult,
-  RoomRulesCopy,
-  RoomSettings,
-  TicketQuery,
-  TicketView,
-  TransferSnapshot,
-} from "./types";
+import type { ArchiveResult, NewTicket, RemoteJoinAndTicket, RoomConfig, RoomResult, TicketView, VisitorTicketData } from "./types";
 import { RoomViews, toView } from "./views";
 
 export { HAND_OFF_TIMEOUT_MS } from "./hand-offs";
@@ -72,7 +69,16 @@ export class QueueRoom extends DurableObject<Env> {
    */
   private alarmAt: number | null = null;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /**
+   * `ports`: the ledger and the catalog, given by the composition root (src/room-host.ts, the
+   * class the platform instantiates), so the room imports neither the Worker's services nor D1's
+   * catalog queries.
+   */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly ports: RoomPorts,
+  ) {
     super(ctx, env);
     migrateRoom(ctx.storage);
     const sql = ctx.storage.sql;
@@ -94,21 +100,21 @@ export class QueueRoom extends DurableObject<Env> {
       existing: (id) => this.commands.existing(id),
       admit: (cfg, input, at) => this.commands.admit(cfg, input, at),
       view: (cfg, id, at) => this.views.ticket(cfg, id, at),
-      peer: (queueId) => this.peer(queueId),
+      peer: (queueId) => this.roomNamed(queueId),
     });
     this.sockets = new RoomSockets(
       ctx,
-      env,
+      ports.catalog,
       sql,
-      (config) => this.configure(config),
-      (queueId) => this.peer(queueId),
+      (config) => this.learnConfig(config),
+      (name) => this.roomNamed(name),
       () => this.followers,
     );
     this.followers = new TicketFollowers(
       ctx,
       sql,
       (id, at) => this.visitorView(id, at),
-      (name) => this.peer(name),
+      (name) => this.roomNamed(name),
       (id, text, final) => this.sockets.deliverTicket(id, text, final),
     );
     this.archiveStep = new RoomArchive(ctx.storage, env);
@@ -117,342 +123,170 @@ export class QueueRoom extends DurableObject<Env> {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
-  // ---- the queue ----------------------------------------------------------------------------
+  // ---- the room's face: four calls and the platform's handlers (contract.ts) -----------------
 
   /** Gives the room its catalog facts once; later calls change nothing (the room is the authority). */
-  configure(config: RoomConfig): void {
-    this.ctx.storage.sql.exec(
-      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?,
-         default_service_minutes = COALESCE(?, default_service_minutes)
-       WHERE id = 1 AND organization_id IS NULL`,
-      config.queueId,
-      config.organizationId,
-      config.serviceId,
-      config.letter,
-      config.maxCapacity,
-      config.noShowTimeoutMinutes * MINUTE_MS,
-      config.status,
-      config.archivedAt,
-      config.defaultServiceMinutes ?? null,
-    );
+  async configure(config: RoomConfig): Promise<void> {
+    this.learnConfig(config);
   }
 
-  reconfigure(settings: RoomSettings, at: number): RoomResult<QueueSummary> {
-    return this.mutate(at, (cfg) => this.commands.reconfigure(cfg, settings, at));
+  /** One change of the line: the member's handler runs on the change path (see `mutate`). */
+  async command<C extends RoomCommand>(command: C): Promise<CommandResult<C>> {
+    // The table pairs each verb with its handler; TypeScript cannot follow that pairing
+    // through a union, so the lookup is widened once here.
+    const handler = this.commands_[command.verb] as (command: RoomCommand) => CommandResult<C> | Promise<CommandResult<C>>;
+    return handler(command);
   }
 
-  summary(at: number): QueueSummary | null {
-    const cfg = configuredOf(this.store.room());
-    return cfg === null || cfg.retired_at !== null ? null : this.views.summary(cfg, at);
+  /** One read: the same checks as a change, no writes. */
+  async query<Q extends RoomQuery>(query: Q): Promise<QueryResult<Q>> {
+    const handler = this.queries[query.question] as (query: RoomQuery) => QueryResult<Q> | Promise<QueryResult<Q>>;
+    return handler(query);
   }
 
-  setStatus(status: QueueStatus, at: number): RoomResult<QueueSummary> {
-    return this.mutate(at, (cfg) => this.commands.setStatus(cfg, status, at));
+  /** What another room or a socket hub asks this one (contract.ts, PeerMessage). */
+  async peer<M extends PeerMessage>(message: M): Promise<PeerResult<M>> {
+    const handler = this.peerHandlers[message.kind] as (message: PeerMessage) => PeerResult<M> | Promise<PeerResult<M>>;
+    return handler(message);
   }
 
-  // clear, archive and retire never cancel a ticket that another queue may still admit: its
-  // hand-off is settled with the target first, outside any storage transaction (a room never
-  // holds one open across a call to another room). A hand-off that cannot be settled now, or
-  // that began meanwhile, is left to end on its own (see hand-offs.ts release).
+  // ---- the handler tables: one entry per member of the contract's unions -------------------
 
-  async clear(at: number): Promise<RoomResult<{ cancelled: number }>> {
-    await this.settleOpenHandOffs(at);
-    return this.mutate(at, (cfg) => this.commands.clear(cfg, at));
-  }
-
-  async archive(at: number): Promise<RoomResult<QueueSummary>> {
-    await this.settleOpenHandOffs(at);
-    return this.mutate(at, (cfg) => this.commands.archive(cfg, at));
-  }
-
-  /** The queue is being deleted (its service, location or organization went). Idempotent. */
-  async retire(at: number): Promise<void> {
-    if (this.store.room().retired_at !== null) return;
-    await this.settleOpenHandOffs(at);
-    this.change(at, () => {
-      const room = this.store.room();
-      if (room.retired_at === null) this.commands.retire(configuredOf(room), at);
-    });
-  }
-
-  /** Called by the sweep: called tickets past the no-show timeout become expired. */
-  expireDue(at: number): { expired: number; nextDeadline: number | null; gone: boolean } {
-    const cfg = configuredOf(this.store.room());
-    if (cfg === null || cfg.retired_at !== null) return { expired: 0, nextDeadline: null, gone: true };
-    const result = this.mutate(at, (c) => this.commands.expireDue(c, at));
-    return { expired: result.ok ? result.value : 0, nextDeadline: this.commands.nextDeadline(), gone: false };
-  }
-
-  // ---- tickets ------------------------------------------------------------------------------
-
-  /**
-   * With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts).
-   * With `rulesVersion` (the queue row's; the Worker always sends it), the rules are checked
-   * first (rules.ts), then a unit of the organization's monthly quota is taken from its ledger,
-   * given back if the join is refused. Without it (a room driven directly: the model test, the
-   * benchmark's seeding) the room's own checks alone apply, as before rules lived here.
-   */
-  async join(input: NewTicket, at: number, tokenHash?: string, rulesVersion?: number): Promise<RoomResult<TicketView>> {
-    const create = (cfg: Configured) => {
-      const ticket = this.commands.join(cfg, input, at);
-      if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
-      return ticket;
-    };
-    if (rulesVersion === undefined) return this.mutate(at, create);
-    const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
-    if (!allowed.ok) return allowed;
-    const ledger = ledgerOf(this.env, this.configured().organization_id);
-    const unit = (await ledger.take(this.configured().organization_id, at, allowed.value.ticketsPerMonth)) as RoomResult<{
-      period: string;
-    }>;
-    if (!unit.ok) return unit;
-    let joined: RoomResult<TicketView>;
-    try {
-      joined = this.mutate(at, (cfg) => {
-        // Checked again in the transaction: a copy pushed while the unit was taken applies.
-        this.rules.assertJoin(at, rulesVersion);
-        return create(cfg);
+  private readonly commands_: CommandHandlers = {
+    reconfigure: (c) => this.mutate(c.at, (cfg) => this.commands.reconfigure(cfg, c.settings, c.at)),
+    setStatus: (c) => this.mutate(c.at, (cfg) => this.commands.setStatus(cfg, c.status, c.at)),
+    // clear, archive and retire never cancel a ticket that another queue may still admit: its
+    // hand-off is settled with the target first, outside any storage transaction (a room never
+    // holds one open across a call to another room). A hand-off that cannot be settled now, or
+    // that began meanwhile, is left to end on its own (see hand-offs.ts release).
+    clear: async (c) => {
+      await this.settleOpenHandOffs(c.at);
+      return this.mutate(c.at, (cfg) => this.commands.clear(cfg, c.at));
+    },
+    archive: async (c) => {
+      await this.settleOpenHandOffs(c.at);
+      return this.mutate(c.at, (cfg) => this.commands.archive(cfg, c.at));
+    },
+    // The queue is being deleted (its service, location or organization went). Idempotent.
+    retire: async (c) => {
+      if (this.store.room().retired_at !== null) return null;
+      await this.settleOpenHandOffs(c.at);
+      this.change(c.at, () => {
+        const room = this.store.room();
+        if (room.retired_at === null) this.commands.retire(configuredOf(room), c.at);
       });
-    } catch (err) {
-      await ledger.refund(unit.value.period);
-      throw err;
-    }
-    if (!joined.ok) await ledger.refund(unit.value.period);
-    return joined;
-  }
+      return null;
+    },
+    // Called by the sweep: called tickets past the no-show timeout become expired.
+    expireDue: (c) => {
+      const cfg = configuredOf(this.store.room());
+      if (cfg === null || cfg.retired_at !== null) return { expired: 0, nextDeadline: null, gone: true };
+      const result = this.mutate(c.at, (x) => this.commands.expireDue(x, c.at));
+      return { expired: result.ok ? result.value : 0, nextDeadline: this.commands.nextDeadline(), gone: false };
+    },
+    // A new copy of the rules (services/room-rules.ts); an older one than the room holds is ignored.
+    applyRules: (c) => {
+      if (this.store.room().retired_at !== null) return false;
+      return this.ctx.storage.transactionSync(() => this.rules.apply(c.copy));
+    },
+    join: (c) => this.join(c.input, c.at, c.tokenHash, c.rulesVersion),
+    callNext: (c) =>
+      this.mutate(c.at, (cfg) => {
+        this.rules.assertMayCall(c.userId ?? null, c.at, c.rulesVersion ?? 0);
+        return this.commands.callNext(cfg, c.operatorId, c.at, c.counter ?? null);
+      }),
+    callAtDesk: (c) =>
+      this.mutate(c.at, (cfg) =>
+        this.commands.callNext(cfg, c.operatorId, c.at, c.counter, { deskId: c.deskId, bound: c.bound, weights: c.weights ?? {} }),
+      ),
+    // A desk call in another queue completes what this operator was serving here.
+    finishServingOf: (c) => this.mutate(c.at, (cfg) => this.commands.finishServingOf(cfg, c.operatorId, c.at)),
+    returnToLine: (c) => this.mutate(c.at, (cfg) => this.commands.returnToLine(cfg, c.ticketId, c.place, c.at)),
+    recall: (c) => this.mutate(c.at, (cfg) => this.commands.recall(cfg, c.ticketId, c.at)),
+    hold: (c) => this.mutate(c.at, (cfg) => this.commands.hold(cfg, c.ticketId, c.reason, c.at)),
+    resume: (c) => this.mutate(c.at, (cfg) => this.commands.resume(cfg, c.ticketId, c.at)),
+    stepBack: (c) => this.mutate(c.at, (cfg) => this.commands.stepBack(cfg, c.ticketId, c.places, c.at)),
+    present: (c) => this.mutate(c.at, (cfg) => this.commands.present(cfg, c.ticketId, c.at)),
+    serve: (c) => this.mutate(c.at, (cfg) => this.commands.serve(cfg, c.ticketId, c.at)),
+    complete: (c) => this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {})),
+    skipAbsent: (c) => this.mutate(c.at, (cfg) => this.commands.skip(cfg, c.ticketId, c.reason, c.at)),
+    cancel: (c) => this.mutate(c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
+    assign: (c) => this.mutate(c.at, (cfg) => this.commands.assign(cfg, c.ticketId, c.operatorId, c.at)),
+    recover: (c) => this.mutate(c.at, (cfg) => this.commands.recover(cfg, c.ticketId, c.option, c.at)),
+    presentOwn: (c) => this.mutate(c.at, (cfg) => this.commands.presentOwn(cfg, c.userId, c.at)),
+    visitorStepBack: (c) =>
+      this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.stepBack(cfg, c.ticketId, c.places, c.at)),
+    visitorCancel: (c) => this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
+    updateRemoteLocation: (c) =>
+      this.mutate(c.at, (cfg) => {
+        this.remote.updateLocation(c.ticketId, c.location, c.at);
+        return this.remoteView(cfg, c.ticketId, c.at);
+      }),
+    confirmRemote: (c) =>
+      this.mutate(c.at, (cfg) => {
+        this.remote.confirm(c.ticketId, c.method, c.at);
+        return this.remoteView(cfg, c.ticketId, c.at);
+      }),
+    reserveTransfer: (c) => this.mutate(c.at, (cfg) => this.handOffs.reserve(cfg, c.ticketId, c.targetQueueId, c.at)),
+    releaseTransfer: (c) =>
+      this.mutate(c.at, (cfg) => {
+        this.handOffs.release(cfg, c.ticketId, c.handOffId, c.at);
+        return null;
+      }),
+    completeTransfer: (c) => this.mutate(c.at, (cfg) => this.handOffs.complete(cfg, c.ticketId, c.handOffId, c.newTicketId, c.at)),
+    // Settles the ticket's open hand-off with its target (as the alarm does for stale ones).
+    settleTransfer: async (c) => {
+      const open = this.read(() => this.handOffs.openOf(c.ticketId));
+      if (!open.ok || open.value === null) return open.ok ? { ok: true, value: null } : open;
+      return this.handOffs.settle(open.value, c.at);
+    },
+    admitTransferred: (c) => this.mutate(c.at, (cfg) => this.handOffs.admit(cfg, c.snapshot, c.prioritize, c.at)),
+    archiveFinished: (c) => this.archiveFinished(c.at),
+  };
 
-  /** `userId`: the calling member, refused while a break, closure or unavailability covers them. */
-  callNext(
-    operatorId: string,
-    at: number,
-    counter: string | null = null,
-    userId: string | null = null,
-    rulesVersion = 0,
-  ): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => {
-      this.rules.assertMayCall(userId, at, rulesVersion);
-      return this.commands.callNext(cfg, operatorId, at, counter);
-    });
-  }
+  private readonly queries: QueryHandlers = {
+    summary: (q) => {
+      const cfg = configuredOf(this.store.room());
+      return cfg === null || cfg.retired_at !== null ? null : this.views.summary(cfg, q.at);
+    },
+    deskHead: (q) =>
+      this.read((cfg) => {
+        this.rules.assertMayCall(q.userId ?? null, q.at, q.rulesVersion ?? 0);
+        return this.commands.deskHead(cfg);
+      }),
+    ticket: (q) => this.read((cfg) => this.views.ticket(cfg, this.commands.existing(q.ticketId).id, q.at)),
+    tickets: (q) => this.read((cfg) => this.views.list(cfg, q.query, q.at)),
+    liveTicketOf: (q) =>
+      this.read((cfg) => {
+        const row = this.store.liveRowOf(q.userId);
+        return row ? this.views.ticket(cfg, row.id, q.at) : null;
+      }),
+    visitorTicket: (q) => {
+      this.learnName(q.queueName);
+      return this.followers.read(q.ticketId, q.tokenHash, q.at);
+    },
+    remoteJoin: (q) => this.read((cfg) => this.remoteView(cfg, q.ticketId, q.at)),
+    widgetStatus: (q) => this.sockets.status(q.at),
+    widgetBoard: (q) => this.sockets.board(q.at),
+  };
 
-  /** A new copy of the rules (services/room-rules.ts); an older one than the room holds is ignored. */
-  applyRules(copy: RoomRulesCopy): boolean {
-    if (this.store.room().retired_at !== null) return false;
-    return this.ctx.storage.transactionSync(() => this.rules.apply(copy));
-  }
+  private readonly peerHandlers: PeerHandlers = {
+    watch: (m) => answerPeer("relay updates", () => this.sockets.watch(m.watcher, m.config, m.name)),
+    deliverUpdate: (m) => this.sockets.deliver(m.queueId, m.text, m.boardText),
+    board: (m) => this.sockets.board(m.at),
+    watchTicket: async (m) => {
+      const room = this.store.room();
+      if (room.queue_id !== null && this.sockets.queueName() === null) {
+        const facts = await this.ports.catalog.queueFacts(room.queue_id);
+        if (facts) this.learnName(facts.name);
+      }
+      return this.followers.watch(m.watcher, m.ticketId, m.token, m.at);
+    },
+    deliverTicketUpdate: (m) => this.sockets.deliverTicket(m.ticketId, m.text, m.final),
+    abandonTransfer: (m) => answerPeer("abandon a hand-off", () => this.handOffs.abandon(m.handOffId)),
+  };
 
-  // ---- desks (docs/desks.md) ----------------------------------------------------------------
-
-  /**
-   * The ticket this queue would call next, as a desk compares it; null when none (or closed).
-   * Refused OPERATOR_UNAVAILABLE when the calling member (`userId`) may not call now.
-   */
-  deskHead(at: number, userId: string | null = null, rulesVersion = 0): RoomResult<DeskCandidate | null> {
-    return this.read((cfg) => {
-      this.rules.assertMayCall(userId, at, rulesVersion);
-      return this.commands.deskHead(cfg);
-    });
-  }
-
-  /**
-   * Call-next from a desk: refused HEAD_MOVED when this queue's head no longer beats `bound`,
-   * both ranked with the desk's queue weights at `at` (docs/desks.md).
-   */
-  callAtDesk(
-    operatorId: string,
-    deskId: string,
-    counter: string | null,
-    bound: DeskCandidate | null,
-    at: number,
-    weights: Record<string, number> = {},
-  ): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.callNext(cfg, operatorId, at, counter, { deskId, bound, weights }));
-  }
-
-  /** A desk call in another queue completes what this operator was serving here. */
-  finishServingOf(operatorId: string, at: number): RoomResult<number> {
-    return this.mutate(at, (cfg) => this.commands.finishServingOf(cfg, operatorId, at));
-  }
-
-  returnToLine(ticketId: string, place: ReturnPlace, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.returnToLine(cfg, ticketId, place, at));
-  }
-
-  recall(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.recall(cfg, ticketId, at));
-  }
-
-  hold(ticketId: string, reason: string | null, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.hold(cfg, ticketId, reason, at));
-  }
-
-  resume(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.resume(cfg, ticketId, at));
-  }
-
-  stepBack(ticketId: string, places: number, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.stepBack(cfg, ticketId, places, at));
-  }
-
-  /** The visitor's "let others pass" with the ticket's token (null: wrong token). */
-  async visitorStepBack(
-    ticketId: string,
-    tokenHash: string,
-    places: number,
-    queueName: string,
-    at: number,
-  ): Promise<RoomResult<VisitorTicketData | null>> {
-    this.learnName(queueName);
-    if (!this.followers.holds(ticketId, tokenHash)) return { ok: true, value: null };
-    const moved = this.mutate(at, (cfg) => this.commands.stepBack(cfg, ticketId, places, at));
-    if (!moved.ok) return moved;
-    return { ok: true, value: await this.followers.after(ticketId, at) };
-  }
-
-  present(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.present(cfg, ticketId, at));
-  }
-
-  serve(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.serve(cfg, ticketId, at));
-  }
-
-  complete(ticketId: string, at: number, result: Completion = {}): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.complete(cfg, ticketId, at, result));
-  }
-
-  skipAbsent(ticketId: string, reason: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.skip(cfg, ticketId, reason, at));
-  }
-
-  cancel(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.cancel(cfg, ticketId, at));
-  }
-
-  assign(ticketId: string, operatorId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.assign(cfg, ticketId, operatorId, at));
-  }
-
-  recover(ticketId: string, option: RecoveryOption, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.recover(cfg, ticketId, option, at));
-  }
-
-  /** A verification scan: the scanner's live ticket is present; a remote join arrives by qr_scan. */
-  presentOwn(userId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.commands.presentOwn(cfg, userId, at));
-  }
-
-  getTicket(ticketId: string, at: number): RoomResult<TicketView> {
-    return this.read((cfg) => this.views.ticket(cfg, this.commands.existing(ticketId).id, at));
-  }
-
-  listTickets(query: TicketQuery, at: number): RoomResult<{ items: TicketView[]; total: number }> {
-    return this.read((cfg) => this.views.list(cfg, query, at));
-  }
-
-  /** The user's live (waiting or called) ticket here, the oldest first; null when none. */
-  liveTicketOf(userId: string, at: number): RoomResult<TicketView | null> {
-    return this.read((cfg) => {
-      const row = this.store.liveRowOf(userId);
-      return row ? this.views.ticket(cfg, row.id, at) : null;
-    });
-  }
-
-  // ---- the visitor's ticket (followers.ts) --------------------------------------------------
-
-  /** The ticket for the holder of its token; null for a wrong token or a finished ticket. */
-  async visitorTicket(ticketId: string, tokenHash: string, queueName: string, at: number): Promise<VisitorTicketData | null> {
-    this.learnName(queueName);
-    return this.followers.read(ticketId, tokenHash, at);
-  }
-
-  /** "Leave the queue": cancels the ticket for the holder of its token (null: wrong token). */
-  async visitorCancel(ticketId: string, tokenHash: string, queueName: string, at: number): Promise<RoomResult<VisitorTicketData | null>> {
-    this.learnName(queueName);
-    if (!this.followers.holds(ticketId, tokenHash)) return { ok: true, value: null };
-    const cancelled = this.mutate(at, (cfg) => this.commands.cancel(cfg, ticketId, at));
-    if (!cancelled.ok) return cancelled;
-    return { ok: true, value: await this.followers.after(ticketId, at) };
-  }
-
-  /** A socket in room `watcher` follows a ticket of this queue with its token. */
-  async watchTicket(watcher: string, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null> {
-    const room = this.store.room();
-    if (room.queue_id !== null && this.sockets.queueName() === null) {
-      const facts = await queueFacts(this.env, room.queue_id);
-      if (facts) this.learnName(facts.name);
-    }
-    return this.followers.watch(watcher, ticketId, token, at);
-  }
-
-  deliverTicketUpdate(ticketId: string, text: string, final: boolean): number {
-    return this.sockets.deliverTicket(ticketId, text, final);
-  }
-
-  private learnName(name: string): void {
-    this.ctx.storage.sql.exec("UPDATE widget SET name = ? WHERE id = 1 AND name IS NOT ?", name, name);
-  }
-
-  private visitorView(ticketId: string, at: number): TicketView | null {
-    const cfg = configuredOf(this.store.room());
-    if (cfg === null || cfg.retired_at !== null) return null;
-    const row = this.store.find(ticketId);
-    return row ? toView(cfg, row, this.store.positionOf(row), this.views.pace(cfg, at)) : null;
-  }
-
-  // ---- remote joins (remote.ts) -------------------------------------------------------------
-
-  remoteJoin(ticketId: string, at: number): RoomResult<RemoteJoinAndTicket> {
-    return this.read((cfg) => this.remoteView(cfg, ticketId, at));
-  }
-
-  updateRemoteLocation(ticketId: string, location: RemoteLocation, at: number): RoomResult<RemoteJoinAndTicket> {
-    return this.mutate(at, (cfg) => {
-      this.remote.updateLocation(ticketId, location, at);
-      return this.remoteView(cfg, ticketId, at);
-    });
-  }
-
-  confirmRemote(ticketId: string, method: ConfirmMethod, at: number): RoomResult<RemoteJoinAndTicket> {
-    return this.mutate(at, (cfg) => {
-      this.remote.confirm(ticketId, method, at);
-      return this.remoteView(cfg, ticketId, at);
-    });
-  }
-
-  // ---- transfers between queues (hand-offs.ts) ----------------------------------------------
-
-  reserveTransfer(ticketId: string, targetQueueId: string, at: number): RoomResult<Reservation> {
-    return this.mutate(at, (cfg) => this.handOffs.reserve(cfg, ticketId, targetQueueId, at));
-  }
-
-  releaseTransfer(ticketId: string, handOffId: string, at: number): RoomResult<void> {
-    return this.mutate(at, (cfg) => this.handOffs.release(cfg, ticketId, handOffId, at));
-  }
-
-  completeTransfer(ticketId: string, handOffId: string, newTicketId: string, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.handOffs.complete(cfg, ticketId, handOffId, newTicketId, at));
-  }
-
-  /**
-   * Settles the ticket's open hand-off with its target (as the alarm does for stale ones):
-   * answers the ticket the target admitted, or null once the hand-off is released here.
-   */
-  async settleTransfer(ticketId: string, at: number): Promise<RoomResult<string | null>> {
-    const open = this.read(() => this.handOffs.openOf(ticketId));
-    if (!open.ok || open.value === null) return open.ok ? { ok: true, value: null } : open;
-    return this.handOffs.settle(open.value, at);
-  }
-
-  admitTransferred(snapshot: TransferSnapshot, prioritize: boolean, at: number): RoomResult<TicketView> {
-    return this.mutate(at, (cfg) => this.handOffs.admit(cfg, snapshot, prioritize, at));
-  }
-
-  abandonTransfer(handOffId: string): RoomResult<string | null> {
-    return answerPeer("abandon a hand-off", () => this.handOffs.abandon(handOffId));
-  }
-
-  // ---- widget live channel (sockets.ts) -----------------------------------------------------
+  // ---- the platform's handlers: widget sockets (sockets.ts) and the alarm ------------------
 
   /** A widget WebSocket forwarded by the Worker for this queue (GET /v1/widget/ws). */
   override async fetch(request: Request): Promise<Response> {
@@ -471,32 +305,88 @@ export class QueueRoom extends DurableObject<Env> {
     this.sockets.error(ws, error);
   }
 
-  /** The widget status of this queue; null until configured, or once deleted. */
-  widgetStatus(at: number): QueueStatusData | null {
-    return this.sockets.status(at);
+  // ---- what the handlers share -------------------------------------------------------------
+
+  private learnConfig(config: RoomConfig): void {
+    this.ctx.storage.sql.exec(
+      `UPDATE room SET queue_id = ?, organization_id = ?, service_id = ?, letter = ?, max_capacity = ?, no_show_ms = ?, status = ?, archived_at = ?,
+         default_service_minutes = COALESCE(?, default_service_minutes)
+       WHERE id = 1 AND organization_id IS NULL`,
+      config.queueId,
+      config.organizationId,
+      config.serviceId,
+      config.letter,
+      config.maxCapacity,
+      config.noShowTimeoutMinutes * MINUTE_MS,
+      config.status,
+      config.archivedAt,
+      config.defaultServiceMinutes ?? null,
+    );
   }
 
-  /** Another room of the organization relays this queue's updates to its sockets. */
-  watch(watcherQueueId: string, config: RoomConfig, name: string): RoomResult<QueueStatusData | null> {
-    return answerPeer("relay updates", () => this.sockets.watch(watcherQueueId, config, name));
+  /**
+   * With `tokenHash`, the visitor's token for the new ticket is kept beside it (followers.ts).
+   * The rules of `rulesVersion` (the queue row's) are checked first (rules.ts), then a unit of
+   * the organization's monthly quota is taken from its ledger, given back if the join is refused.
+   */
+  private async join(input: NewTicket, at: number, tokenHash: string | undefined, rulesVersion: number): Promise<RoomResult<TicketView>> {
+    const create = (cfg: Configured) => {
+      const ticket = this.commands.join(cfg, input, at);
+      if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
+      return ticket;
+    };
+    const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
+    if (!allowed.ok) return allowed;
+    const { ledger } = this.ports;
+    const organizationId = this.configured().organization_id;
+    const unit = await ledger.take(organizationId, at, allowed.value.ticketsPerMonth);
+    if (!unit.ok) return unit;
+    let joined: RoomResult<TicketView>;
+    try {
+      joined = this.mutate(at, (cfg) => {
+        // Checked again in the transaction: a copy pushed while the unit was taken applies.
+        this.rules.assertJoin(at, rulesVersion);
+        return create(cfg);
+      });
+    } catch (err) {
+      await ledger.refund(organizationId, unit.value.period);
+      throw err;
+    }
+    if (!joined.ok) await ledger.refund(organizationId, unit.value.period);
+    return joined;
   }
 
-  deliverUpdate(queueId: string, text: string, boardText?: string): number {
-    return this.sockets.deliver(queueId, text, boardText);
+  /** A visitor's change with the ticket's token: null for a wrong token, else the ticket after it. */
+  private async asVisitor(
+    ticketId: string,
+    tokenHash: string,
+    queueName: string,
+    at: number,
+    change: (cfg: Configured) => TicketView,
+  ): Promise<RoomResult<VisitorTicketData | null>> {
+    this.learnName(queueName);
+    if (!this.followers.holds(ticketId, tokenHash)) return { ok: true, value: null };
+    const changed = this.mutate(at, change);
+    if (!changed.ok) return changed;
+    return { ok: true, value: await this.followers.after(ticketId, at) };
   }
 
-  /** The display board's part of this queue; null until configured, or once deleted. */
-  widgetBoard(at: number): BoardData | null {
-    return this.sockets.board(at);
+  private learnName(name: string): void {
+    this.ctx.storage.sql.exec("UPDATE widget SET name = ? WHERE id = 1 AND name IS NOT ?", name, name);
   }
 
-  // ---- retention (archive.ts) ---------------------------------------------------------------
+  private visitorView(ticketId: string, at: number): TicketView | null {
+    const cfg = configuredOf(this.store.room());
+    if (cfg === null || cfg.retired_at !== null) return null;
+    const row = this.store.find(ticketId);
+    return row ? toView(cfg, row, this.store.positionOf(row), this.views.pace(cfg, at)) : null;
+  }
 
   /**
    * Moves one chunk of finished tickets out of the room once D1 holds them (the alarm runs it;
    * `more` when another chunk is due now). An unconfigured room has nothing to archive.
    */
-  async archiveFinished(at: number): Promise<ArchiveResult> {
+  private async archiveFinished(at: number): Promise<ArchiveResult> {
     const cfg = configuredOf(this.store.room());
     if (cfg === null) return { archived: 0, more: false };
     return this.archiveStep.archiveChunk(cfg, at);
@@ -630,8 +520,9 @@ export class QueueRoom extends DurableObject<Env> {
     return { remoteJoin: this.remote.view(remote, this.store.row(ticketId)), ticket: this.views.ticket(cfg, ticketId, at) };
   }
 
-  private peer(queueId: string): DurableObjectStub<QueueRoom> {
-    return this.env.QUEUE_ROOM.get(this.env.QUEUE_ROOM.idFromName(queueId));
+  /** Another queue's room, or a socket hub, by its name. */
+  private roomNamed(name: string): RoomClient {
+    return roomClient(this.env.QUEUE_ROOM, name);
   }
 }
 

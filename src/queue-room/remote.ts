@@ -12,7 +12,7 @@ import {
 } from "../domain/remote-join";
 import { iso } from "../lib/time";
 import { newId } from "../lib/ids";
-import type { TicketRow } from "./store";
+import type { TicketRow } from "./rows";
 import type { RemoteJoinView, RemoteLocation, RoomError } from "./types";
 
 // The remote-join side of a QueueRoom: each remote ticket's journey (pending → travelling /
@@ -313,22 +313,4 @@ function clockOf(remote: RemoteJoinRow) {
     warnedAt: remote.warned_at,
     reachedFrontAt: remote.reached_front_at,
   };
-}
-
-/**
- * D1 statements that record the remote joins expired in this outbox batch, so the penalty
- * (counted per user across every queue) is read without asking each room. Replays insert nothing new.
- */
-export function remoteExpiryProjection(db: D1Database, messages: readonly DomainEventMessage[]): D1PreparedStatement[] {
-  return messages
-    .filter((m) => m.type === "remote_join.expired" && m.ticketId !== null && m.queueId !== null)
-    .map((m) =>
-      db
-        .prepare(
-          `INSERT INTO remote_join_expiries (ticket_id, user_id, organization_id, queue_id, expired_at)
-           SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) AND EXISTS (SELECT 1 FROM organizations WHERE id = ?)
-           ON CONFLICT (ticket_id) DO NOTHING`,
-        )
-        .bind(m.ticketId, m.data.userId, m.organizationId, m.queueId, Date.parse(m.occurredAt), m.data.userId, m.organizationId),
-    );
 }

@@ -2,12 +2,13 @@ import { z } from "zod";
 import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
-import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { queueIdOfTicket } from "../lib/ids";
 import { iso } from "../lib/time";
-import type { TicketFollowers, TicketMessage, VisitorTicketData } from "./followers";
-import type { RoomConfig, RoomResult } from "./types";
+import { boardQueue, type RoomClient } from "./contract";
+import type { TicketFollowers } from "./followers";
+import type { Catalog } from "./ports";
+import type { BoardData, QueueStatusData, RoomConfig, SubscriptionView, TicketMessage, BoardQueueData } from "./types";
 
 // The widget's live channel inside a QueueRoom (README "Widget").
 //
@@ -22,33 +23,6 @@ import type { RoomConfig, RoomResult } from "./types";
 // followers.ts. Every message a socket sends takes a token from its own bucket, kept in its
 // attachment: a flood is answered RATE_LIMITED without reaching D1 or another room.
 
-/** What the widget shows of a queue: the status route's data and the `queue_update` payload. */
-export interface QueueStatusData {
-  queueId: string;
-  name: string;
-  status: QueueStatus;
-  waitingCount: number;
-  estimatedWaitMinutes: number;
-  estimatedWaitRange: WaitRange;
-  nowServing: string[];
-}
-
-/**
- * One queue as the display board renders it: the `board_update` payload, and an item of the
- * display-board route's `queues`. `generatedAt` lets the board age its calls by the server's clock.
- */
-export interface BoardQueueData {
-  queueId: string;
-  name: string;
-  status: QueueStatus;
-  waitingCount: number;
-  estimatedWaitMinutes: number;
-  estimatedWaitRange: WaitRange;
-  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string }[];
-  nextWaiting: string[];
-  generatedAt: string;
-}
-
 export type WidgetErrorCode = "VALIDATION_ERROR" | "NOT_FOUND" | "INTERNAL_ERROR" | "RATE_LIMITED";
 
 type ErrorData = { code: WidgetErrorCode; message: string; queueId?: string; ticketId?: string; retryAfter?: number };
@@ -58,9 +32,6 @@ export type WidgetMessage =
   | { type: "board_update"; data: BoardQueueData }
   | TicketMessage
   | { type: "error"; data: ErrorData };
-
-/** What a subscription asks for: the status widget's `queue_update`, or the board's `board_update`. */
-export type SubscriptionView = "status" | "board";
 
 interface Attachment {
   queues: string[];
@@ -84,8 +55,6 @@ export const SOCKET_BURST = 60;
 export const SOCKET_REFILL_PER_SECOND = 1;
 /** Tickets one socket may follow at once (a family's phones each follow their own). */
 export const MAX_TICKET_SUBSCRIPTIONS = 10;
-/** Socket hubs for the spec's flow; each connection picks one at random. */
-export const SOCKET_HUBS = 8;
 
 /** Codes on the status widget: the most recently called tickets still at a counter. */
 export const NOW_SERVING_LIMIT = 5;
@@ -93,38 +62,11 @@ export const NOW_SERVING_LIMIT = 5;
 export const BOARD_CALLED_LIMIT = 10;
 export const BOARD_NEXT_LIMIT = 5;
 
-export interface BoardData {
-  status: QueueStatusData;
-  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; counter: string | null; calledAt: number }[];
-  nextWaiting: string[];
-}
-
-/** The board's wire form of one queue (names from the room; times as ISO strings). */
-export function boardQueue(board: BoardData, at: number): BoardQueueData {
-  const s = board.status;
-  return {
-    queueId: s.queueId,
-    name: s.name,
-    status: s.status,
-    waitingCount: s.waitingCount,
-    estimatedWaitMinutes: s.estimatedWaitMinutes,
-    estimatedWaitRange: s.estimatedWaitRange,
-    called: board.called.map((c) => ({ displayCode: c.displayCode, status: c.status, counter: c.counter, calledAt: iso(c.calledAt) })),
-    nextWaiting: board.nextWaiting,
-    generatedAt: iso(at),
-  };
-}
 /** A display board subscribes to every queue of its organization; beyond this, ask for fewer. */
 export const MAX_SUBSCRIPTIONS = 50;
 const MAX_MESSAGE_CHARS = 512;
 /** The shape of an id; whether the queue exists is the lookup's answer (NOT_FOUND). */
 const QUEUE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** What the subscribing room learnt from D1 about a queue. */
-export interface QueueFacts {
-  config: RoomConfig;
-  name: string;
-}
 
 type RoomRow = {
   queue_id: string | null;
@@ -133,14 +75,6 @@ type RoomRow = {
   status: QueueStatus;
   retired_at: number | null;
 };
-
-/** What this room asks another queue's room (the QueueRoom stub, seen through what is used). */
-export interface PeerRoom {
-  watch(watcherQueueId: string, config: RoomConfig, name: string): Promise<RoomResult<QueueStatusData | null>>;
-  deliverUpdate(queueId: string, text: string, boardText?: string): Promise<number>;
-  widgetBoard(at: number): Promise<BoardData | null>;
-  watchTicket(watcher: string, ticketId: string, token: string, at: number): Promise<VisitorTicketData | null>;
-}
 
 export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string, extra: Partial<ErrorData> = {}): string {
   const data: ErrorData = queueId === undefined ? { code, message, ...extra } : { code, message, queueId, ...extra };
@@ -204,41 +138,6 @@ function wants(ws: WebSocket, queueId: string): SubscriptionView | null {
   return attachment.boards?.includes(queueId) ? "board" : "status";
 }
 
-/** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
-export async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
-  const row = await env.DB.prepare(
-    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, default_service_minutes, status, archived_at FROM queues WHERE id = ?",
-  )
-    .bind(queueId)
-    .first<{
-      id: string;
-      organization_id: string;
-      service_id: string;
-      name: string;
-      letter: string;
-      max_capacity: number | null;
-      no_show_timeout_minutes: number;
-      default_service_minutes: number;
-      status: QueueStatus;
-      archived_at: number | null;
-    }>();
-  if (!row) return null;
-  return {
-    name: row.name,
-    config: {
-      queueId: row.id,
-      organizationId: row.organization_id,
-      serviceId: row.service_id,
-      letter: row.letter,
-      maxCapacity: row.max_capacity,
-      noShowTimeoutMinutes: row.no_show_timeout_minutes,
-      defaultServiceMinutes: row.default_service_minutes,
-      status: row.status,
-      archivedAt: row.archived_at,
-    },
-  };
-}
-
 export class RoomSockets {
   /** What the last change sent (in memory: a new instance sends the next change again). */
   private lastText: string | null = null;
@@ -246,12 +145,13 @@ export class RoomSockets {
 
   constructor(
     private readonly ctx: DurableObjectState,
-    private readonly env: Env,
+    /** The catalog's facts of a queue (ports.ts): the room itself only knows its own queue. */
+    private readonly catalog: Catalog,
     private readonly sql: SqlStorage,
     /** The room's own configure(): a room reached first by a socket learns its queue here. */
     private readonly configure: (config: RoomConfig) => void,
     /** Another queue's room (a subscription to it, or a watcher to relay to), or a hub, by name. */
-    private readonly peer: (queueId: string) => PeerRoom,
+    private readonly peer: (queueId: string) => Pick<RoomClient, "peer">,
     /** The tickets followed with their token (followers.ts). */
     private readonly followers: () => TicketFollowers,
   ) {}
@@ -344,7 +244,7 @@ export class RoomSockets {
     const data =
       self === queueId
         ? await this.followers().watch(self, ticketId, token, now())
-        : await this.peer(queueId).watchTicket(self, ticketId, token, now());
+        : await this.peer(queueId).peer({ kind: "watchTicket", watcher: self, ticketId, token, at: now() });
     if (data === null) return void notFound();
     const tickets = attachmentOf(ws).tickets ?? [];
     if (!tickets.includes(ticketId)) {
@@ -387,7 +287,7 @@ export class RoomSockets {
    */
   private async subscribe(ws: WebSocket, queueId: string, view: SubscriptionView = "status"): Promise<void> {
     const notFound = () => send(ws, errorMessage("NOT_FOUND", "Queue not found", queueId));
-    const facts = await queueFacts(this.env, queueId);
+    const facts = await this.catalog.queueFacts(queueId);
     if (!facts) return void notFound();
     const own = this.room();
     const hub = this.hub();
@@ -402,10 +302,10 @@ export class RoomSockets {
       const organizationId = hub !== null ? (attachmentOf(ws).organizationId ?? null) : own.organization_id;
       if (organizationId !== null && organizationId !== facts.config.organizationId) return void notFound();
       const peer = this.peer(queueId);
-      const answer = await peer.watch(hub ?? own.queue_id ?? "", facts.config, facts.name);
+      const answer = await peer.peer({ kind: "watch", watcher: hub ?? own.queue_id ?? "", config: facts.config, name: facts.name });
       if (!answer.ok) throw new Error(answer.error.message);
       const status = answer.value;
-      const board = status && view === "board" ? await peer.widgetBoard(at) : null;
+      const board = status && view === "board" ? await peer.peer({ kind: "board", at }) : null;
       message = !status ? null : board ? { type: "board_update", data: boardQueue(board, at) } : { type: "queue_update", data: status };
       if (message && hub !== null && organizationId === null) attach(ws, { organizationId: facts.config.organizationId });
     }
@@ -494,7 +394,7 @@ export class RoomSockets {
     for (const { queue_id: watcher, generation } of watchers) {
       // Fire and forget: a slow watcher must not hold this room's change. A watcher with no
       // socket left for this queue is dropped.
-      const delivery = this.peer(watcher).deliverUpdate(queueId, text, boardText);
+      const delivery = this.peer(watcher).peer({ kind: "deliverUpdate", queueId, text, ...(boardText === undefined ? {} : { boardText }) });
       this.ctx.waitUntil(
         delivery
           .then((n) => {

@@ -1,7 +1,7 @@
-import type { ErrorCode } from "../http/errors";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
 import type { WaitRange } from "../domain/wait-estimate";
+import type { Result } from "../lib/result";
 
 // What crosses the RPC boundary between the Worker and a QueueRoom: plain data only. Times
 // are epoch milliseconds; the Worker turns them into ISO strings.
@@ -119,12 +119,32 @@ export interface TicketQuery {
   limit: number;
 }
 
-// ROOM_UNAVAILABLE: a room asked by another room could not answer (its storage failed); the
-// asking room decides what to do (leave a hand-off open, answer the socket an error).
-// HEAD_MOVED: a desk call's bound no longer holds; the desk reads the heads again (desks.ts).
-// RULES_STALE: the room's copy of the rules is older than the queue's row says, or the instant
-// is outside the window it covers; the Worker gives it a fresh copy and asks again (rules.ts).
-export type RoomErrorCode = ErrorCode | "ROOM_UNCONFIGURED" | "TRANSFER_ABANDONED" | "ROOM_UNAVAILABLE" | "HEAD_MOVED" | "RULES_STALE";
+/**
+ * Every refusal a room answers. The first codes are the API's own (services/queue-rooms.ts
+ * answers them as they are: the compiler checks each is one of the API's error codes); the
+ * last are the room's, which the Worker translates:
+ * ROOM_UNAVAILABLE: a room asked by another room could not answer (its storage failed); the
+ * asking room decides what to do (leave a hand-off open, answer the socket an error).
+ * HEAD_MOVED: a desk call's bound no longer holds; the desk reads the heads again (desks.ts).
+ * RULES_STALE: the room's copy of the rules is older than the queue's row says, or the instant
+ * is outside the window it covers; the Worker gives it a fresh copy and asks again (rules.ts).
+ */
+export type RoomErrorCode =
+  | "NOT_FOUND"
+  | "INVALID_STATE"
+  | "CONFLICT"
+  | "QUEUE_CLOSED"
+  | "QUEUE_EMPTY"
+  | "QUEUE_FULL"
+  | "QUEUE_PAUSED"
+  | "RECALL_LIMIT_REACHED"
+  | "OPERATOR_UNAVAILABLE"
+  | "QUOTA_EXCEEDED"
+  | "ROOM_UNCONFIGURED"
+  | "TRANSFER_ABANDONED"
+  | "ROOM_UNAVAILABLE"
+  | "HEAD_MOVED"
+  | "RULES_STALE";
 
 export interface RoomError {
   code: RoomErrorCode;
@@ -133,7 +153,7 @@ export interface RoomError {
 }
 
 /** Refusals are values, not exceptions: errors lose their shape across RPC. */
-export type RoomResult<T> = { ok: true; value: T } | { ok: false; error: RoomError };
+export type RoomResult<T> = Result<T, RoomError>;
 
 export type { RecoveryOption };
 
@@ -196,4 +216,76 @@ export interface RoomRulesCopy {
   /** The organization's monthly ticket quota (null: unlimited). */
   ticketsPerMonth: number | null;
   blocks: RuleBlock[];
+}
+
+/** What a completion records (docs/desks.md, outcomes): the outcome's code and label, the operator's note. */
+export interface Completion {
+  outcome?: string | null;
+  outcomeLabel?: string | null;
+  note?: string | null;
+}
+
+/** Where a ticket goes back in the line (POST /v1/tickets/{id}/return). */
+export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };
+
+/** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
+export interface VisitorTicketData {
+  ticketId: string;
+  queueId: string;
+  queueName: string;
+  displayCode: string;
+  status: TicketStatus;
+  /** 1 = next; null unless waiting. */
+  position: number | null;
+  estimatedWaitMinutes: number | null;
+  estimatedWaitRange: WaitRange | null;
+  /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
+  counter: string | null;
+  calledAt: string | null;
+}
+
+export type TicketMessage = { type: "ticket_update"; data: VisitorTicketData };
+
+/** What the widget shows of a queue: the status route's data and the `queue_update` payload. */
+export interface QueueStatusData {
+  queueId: string;
+  name: string;
+  status: QueueStatus;
+  waitingCount: number;
+  estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
+  nowServing: string[];
+}
+
+/**
+ * One queue as the display board renders it: the `board_update` payload, and an item of the
+ * display-board route's `queues`. `generatedAt` lets the board age its calls by the server's clock.
+ */
+export interface BoardQueueData {
+  queueId: string;
+  name: string;
+  status: QueueStatus;
+  waitingCount: number;
+  estimatedWaitMinutes: number;
+  estimatedWaitRange: WaitRange;
+  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string }[];
+  nextWaiting: string[];
+  generatedAt: string;
+}
+
+/** What a subscription asks for: the status widget's `queue_update`, or the board's `board_update`. */
+export type SubscriptionView = "status" | "board";
+
+export interface BoardData {
+  status: QueueStatusData;
+  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; counter: string | null; calledAt: number }[];
+  nextWaiting: string[];
+}
+
+export type ArchiveResult = { archived: number; more: boolean };
+
+/** What a room learns from the catalog (D1) about a queue: its facts and its display name. */
+export interface QueueFacts {
+  config: RoomConfig;
+  name: string;
 }

@@ -8,7 +8,7 @@ import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from ".
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import type { TicketView } from "../queue-room/types";
+import type { TicketView } from "../services/tickets";
 import { findQueue, type QueueRow } from "../services/queues";
 import {
   confirmArrival,

@@ -9,7 +9,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { CounterLabel, WaitRangeSchema } from "./schemas";
 import { now } from "../lib/clock";
-import type { TicketView } from "../queue-room/types";
+import type { TicketView } from "../services/tickets";
 import type { QueueRow } from "../services/queues";
 import { authorizeOnQueue, ticketQueueOfCaller } from "../http/queue-access";
 import {

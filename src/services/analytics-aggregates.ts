@@ -16,10 +16,10 @@
 // channel never change, so its old and new facts always belong to the same row and channel.
 
 import {
-  ANALYTICS_CHANNELS,
   CHANNEL_COLUMNS,
-  CHANNEL_METRICS,
+  FACT_COLUMNS,
   channelColumn,
+  factTuple,
   hourStartOf,
   ticketFacts,
   type ChannelMetric,
@@ -27,157 +27,7 @@ import {
   type TicketForAnalytics,
 } from "../domain/analytics";
 
-interface Owner {
-  organization_id: string;
-  queue_id: string;
-}
-
-/** JSON path of a sparse histogram or channel key. */
-const path = (key: string) => `'$."' || ${key} || '"'`;
-
-/** A sparse histogram column with one count moved from bucket `from` to bucket `to` (either may be NULL). */
-function moveCount(column: string, from: string, to: string): string {
-  const removed = `CASE WHEN ${from} IS NULL THEN ${column} ELSE json_set(${column}, ${path(from)}, coalesce(json_extract(${column}, ${path(from)}), 0) - 1) END`;
-  return `CASE WHEN ${to} IS NULL THEN ${removed} ELSE json_set(${removed}, ${path(to)}, coalesce(json_extract(${removed}, ${path(to)}), 0) + 1) END`;
-}
-
-/** The delta of each channel metric (CHANNEL_METRICS), in the APPLY_DELTA subquery `d`. */
-const CHANNEL_DELTAS: Record<ChannelMetric, string> = { c: "d.dc", s: "d.ds", n: "d.dn", x: "d.dx", t: "d.dt", w: "d.dw", wm: "d.dwm" };
-
-/** Each channel column moves by its metric's delta when it is the ticket's channel (a comparison is 0 or 1). */
-function channelUpdate(): string {
-  return ANALYTICS_CHANNELS.flatMap((channel) =>
-    CHANNEL_METRICS.map((metric) => {
-      const column = channelColumn(channel, metric);
-      return `${column} = h.${column} + (d.channel = '${channel}') * ${CHANNEL_DELTAS[metric]}`;
-    }),
-  ).join(",\n  ");
-}
-
-// ?1 ticket id, ?2 version, ?3 channel, ?4 served, ?5 no_show, ?6 cancelled, ?7 transferred,
-// ?8 wait_ms, ?9 wait_bucket, ?10 service_ms, ?11 service_bucket, ?12 estimate_error_ms,
-// ?13 estimate_error_bucket, ?14 estimate_bias_ms, ?15 queue id, ?16 hour start. Numbers are
-// cast: D1 binds a JS number as REAL, and a bucket must read "16", not "16.0", as a key.
-const APPLY_DELTA = `
-UPDATE analytics_hourly AS h SET
-  created = h.created + d.dc, served = h.served + d.ds, no_show = h.no_show + d.dn,
-  cancelled = h.cancelled + d.dx, transferred = h.transferred + d.dt,
-  waited = h.waited + d.dw, wait_ms = h.wait_ms + d.dwm, wait_hist = ${moveCount("h.wait_hist", "d.owb", "d.nwb")},
-  serviced = h.serviced + d.dsv, service_ms = h.service_ms + d.dsm, service_hist = ${moveCount("h.service_hist", "d.osb", "d.nsb")},
-  estimated = h.estimated + d.de, estimate_error_ms = h.estimate_error_ms + d.dem, estimate_bias_ms = h.estimate_bias_ms + d.deb,
-  estimate_error_hist = ${moveCount("h.estimate_error_hist", "d.oeb", "d.neb")},
-  ${channelUpdate()}
-FROM (
-  SELECT ?3 AS channel,
-    (o.ticket_id IS NULL) AS dc,
-    CAST(?4 AS INTEGER) - coalesce(o.served, 0) AS ds, CAST(?5 AS INTEGER) - coalesce(o.no_show, 0) AS dn,
-    CAST(?6 AS INTEGER) - coalesce(o.cancelled, 0) AS dx, CAST(?7 AS INTEGER) - coalesce(o.transferred, 0) AS dt,
-    (CAST(?8 AS INTEGER) IS NOT NULL) - (o.wait_ms IS NOT NULL) AS dw, coalesce(CAST(?8 AS INTEGER), 0) - coalesce(o.wait_ms, 0) AS dwm,
-    o.wait_bucket AS owb, CAST(?9 AS INTEGER) AS nwb,
-    (CAST(?10 AS INTEGER) IS NOT NULL) - (o.service_ms IS NOT NULL) AS dsv, coalesce(CAST(?10 AS INTEGER), 0) - coalesce(o.service_ms, 0) AS dsm,
-    o.service_bucket AS osb, CAST(?11 AS INTEGER) AS nsb,
-    (CAST(?12 AS INTEGER) IS NOT NULL) - (o.estimate_error_ms IS NOT NULL) AS de, coalesce(CAST(?12 AS INTEGER), 0) - coalesce(o.estimate_error_ms, 0) AS dem,
-    coalesce(CAST(?14 AS INTEGER), 0) - coalesce(o.estimate_bias_ms, 0) AS deb,
-    o.estimate_error_bucket AS oeb, CAST(?13 AS INTEGER) AS neb
-  FROM (SELECT ?1 AS ticket_id) AS n
-  LEFT JOIN analytics_ticket_facts AS o ON o.ticket_id = n.ticket_id
-  WHERE o.ticket_id IS NULL OR o.version < CAST(?2 AS INTEGER)
-) AS d
-WHERE h.queue_id = ?15 AND h.hour_start = CAST(?16 AS INTEGER)`;
-
-const FACT_COLUMNS = [
-  "ticket_id",
-  "hour_start",
-  "channel",
-  "served",
-  "no_show",
-  "cancelled",
-  "transferred",
-  "wait_ms",
-  "wait_bucket",
-  "service_ms",
-  "service_bucket",
-  "estimate_error_ms",
-  "estimate_error_bucket",
-  "estimate_bias_ms",
-  "version",
-] as const;
-
-function factTuple(f: TicketFacts): (string | number | null)[] {
-  return [
-    f.ticketId,
-    f.hourStart,
-    f.channel,
-    f.served,
-    f.noShow,
-    f.cancelled,
-    f.transferred,
-    f.waitMs,
-    f.waitBucket,
-    f.serviceMs,
-    f.serviceBucket,
-    f.estimateErrorMs,
-    f.estimateErrorBucket,
-    f.estimateBiasMs,
-    f.version,
-  ];
-}
-
-/** ?1 queue id, ?2 organization id, ?3 JSON array of fact tuples (FACT_COLUMNS order). */
-const UPSERT_FACTS = `
-INSERT INTO analytics_ticket_facts (queue_id, organization_id, ${FACT_COLUMNS.join(", ")})
-SELECT ?1, ?2, ${FACT_COLUMNS.map((_, i) => `json_extract(j.value, '$[${i}]')`).join(", ")}
-FROM json_each(?3) AS j
-WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?2)
-ON CONFLICT (ticket_id) DO UPDATE SET
-  ${FACT_COLUMNS.filter((c) => c !== "ticket_id")
-    .map((c) => `${c} = excluded.${c}`)
-    .join(", ")}
-WHERE excluded.version > analytics_ticket_facts.version`;
-
-/** ?1 queue id, ?2 organization id, ?3 JSON array of hour starts. */
-const ENSURE_ROWS = `
-INSERT INTO analytics_hourly (queue_id, hour_start, organization_id)
-SELECT ?1, j.value, ?2 FROM json_each(?3) AS j
-WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?2)
-ON CONFLICT (queue_id, hour_start) DO NOTHING`;
-
-/**
- * The statements that bring the aggregates up to date with these tickets (the room's current
- * rows), for the drain's batch. Safe to run any number of times (see the header).
- */
-export function analyticsDrainStatements(db: D1Database, owner: Owner, tickets: readonly TicketForAnalytics[]): D1PreparedStatement[] {
-  if (tickets.length === 0) return [];
-  const facts = tickets.map(ticketFacts);
-  const hours = [...new Set(facts.map((f) => f.hourStart))];
-  const statements = [db.prepare(ENSURE_ROWS).bind(owner.queue_id, owner.organization_id, JSON.stringify(hours))];
-  for (const f of facts) {
-    statements.push(
-      db
-        .prepare(APPLY_DELTA)
-        .bind(
-          f.ticketId,
-          f.version,
-          f.channel,
-          f.served,
-          f.noShow,
-          f.cancelled,
-          f.transferred,
-          f.waitMs,
-          f.waitBucket,
-          f.serviceMs,
-          f.serviceBucket,
-          f.estimateErrorMs,
-          f.estimateErrorBucket,
-          f.estimateBiasMs,
-          owner.queue_id,
-          f.hourStart,
-        ),
-    );
-  }
-  statements.push(db.prepare(UPSERT_FACTS).bind(owner.queue_id, owner.organization_id, JSON.stringify(facts.map(factTuple))));
-  return statements;
-}
+// The drain's statements live with the room (queue-room/projection.ts, analyticsDrainStatements).
 
 // ---- rebuild from the projection -------------------------------------------------------------
 

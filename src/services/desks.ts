@@ -6,7 +6,7 @@ import type { Env } from "../env";
 import { ApiError, invalidState, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
-import type { RoomResult, TicketView } from "../queue-room/types";
+import type { TicketView } from "../queue-room/contract";
 import { operatorBlock } from "./availability";
 import { isUniqueViolation } from "./organizations";
 import { roomFailure, roomOf } from "./queue-rooms";
@@ -231,14 +231,15 @@ export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, us
     const weighting = { at, weights: desk.queueWeights };
     const choice = pickCandidate(heads, weighting);
     if (choice === null) throw new ApiError("QUEUE_EMPTY", "No ticket is waiting to be called at this desk's queues", { deskId: desk.id });
-    const result = (await roomOf(env, choice.pick.queueId).callAtDesk(
+    const result = await roomOf(env, choice.pick.queueId).command({
+      verb: "callAtDesk",
       operatorId,
-      desk.id,
-      label,
-      choice.bound,
+      deskId: desk.id,
+      counter: label,
+      bound: choice.bound,
       at,
-      desk.queueWeights,
-    )) as RoomResult<TicketView>;
+      weights: desk.queueWeights,
+    });
     if (result.ok) {
       await finishElsewhere(env, live, choice.pick.queueId, operatorId, at);
       return result.value;
@@ -264,11 +265,8 @@ type LiveQueue = { id: string; organizationId: string; rulesVersion: number };
 
 async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: number): Promise<DeskCandidate | null> {
   try {
-    return await withRules(
-      env,
-      queue,
-      at,
-      () => roomOf(env, queue.id).deskHead(at, userId, queue.rulesVersion) as Promise<RoomResult<DeskCandidate | null>>,
+    return await withRules(env, queue, at, () =>
+      roomOf(env, queue.id).query({ question: "deskHead", at, userId, rulesVersion: queue.rulesVersion }),
     );
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND") return null; // deleted meanwhile
@@ -278,5 +276,7 @@ async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: n
 
 /** As a call on one queue completes what the operator was serving there, a desk call does at all its queues. */
 async function finishElsewhere(env: Env, queueIds: readonly string[], calledIn: string, operatorId: string, at: number): Promise<void> {
-  await Promise.all(queueIds.filter((id) => id !== calledIn).map((id) => roomOf(env, id).finishServingOf(operatorId, at)));
+  await Promise.all(
+    queueIds.filter((id) => id !== calledIn).map((id) => roomOf(env, id).command({ verb: "finishServingOf", operatorId, at })),
+  );
 }

@@ -12,7 +12,7 @@ import { roleAllows } from "../domain/permissions";
 import { sha256Hex } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
-import type { TicketView } from "../queue-room/types";
+import type { TicketView } from "../queue-room/contract";
 import { recordNfcScan, tagByNfcId } from "./nfc-tags";
 import { describeQueue, findQueue, liveSummary, type QueueRecord, type QueueRow } from "./queues";
 import { inRoom } from "./queue-rooms";
@@ -55,7 +55,7 @@ async function recordScan(db: Database, scan: ScanRecord, at: number): Promise<v
  * the door on arrival must not give someone who joined remotely a second place.
  */
 async function joinOnce(env: Env, queue: QueueRow, scanner: Scanner, source: TicketSource, at: number): Promise<ScanOutcome> {
-  const live = await inRoom(env, queue, (room) => room.liveTicketOf(scanner.id, at));
+  const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
   if (live) return { action: "already_in_queue", ticket: live, queues: [] };
   const ticket = await issueTicket(env, queue, newTicketOf(scanner, source), at);
   return { action: "joined", ticket, queues: [] };
@@ -149,7 +149,7 @@ export async function scanQrToken(env: Env, scanner: Scanner, input: { token: st
  * both use it) and handed back if the join is refused.
  */
 async function joinWithInvite(env: Env, token: QrTokenRow, queue: QueueRow, scanner: Scanner, at: number): Promise<ScanOutcome> {
-  const live = await inRoom(env, queue, (room) => room.liveTicketOf(scanner.id, at));
+  const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
   if (live) return { action: "already_in_queue", ticket: live, queues: [] };
   const db = database(env.DB);
   const claimed = await db
@@ -173,8 +173,13 @@ async function joinWithInvite(env: Env, token: QrTokenRow, queue: QueueRow, scan
 /** Marks present the scanner's live ticket in the token's queue (or the first of the service's queues holding one). */
 async function verifyPresence(env: Env, scoped: QueueRow[], scanner: Scanner, at: number): Promise<ScanOutcome> {
   for (const queue of scoped) {
-    const live = await inRoom(env, queue, (room) => room.liveTicketOf(scanner.id, at));
-    if (live) return { action: "present", ticket: await inRoom(env, queue, (room) => room.presentOwn(scanner.id, at)), queues: [] };
+    const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
+    if (live)
+      return {
+        action: "present",
+        ticket: await inRoom(env, queue, (room) => room.command({ verb: "presentOwn", userId: scanner.id, at })),
+        queues: [],
+      };
   }
   throw notFound("Ticket");
 }

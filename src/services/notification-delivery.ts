@@ -34,9 +34,8 @@ export interface Delivery {
 }
 
 /** What a retry message carries: the delivery row holds everything else. */
-export interface DeliveryMessage {
-  key: string;
-}
+export type { DeliveryMessage } from "../domain/deliveries";
+import type { DeliveryMessage } from "../domain/deliveries";
 
 export interface DeliveryReport {
   inApp: number;

@@ -1,22 +1,22 @@
 import type { queues } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
-import type { QueueRoom } from "../queue-room/queue-room";
-import type { RoomConfig, RoomError, RoomResult } from "../queue-room/types";
+import { roomClient, type RoomClient, type RoomConfig, type RoomError, type RoomResult } from "../queue-room/contract";
 
-// The Worker's one way to reach a queue's room. Services (never routes) go through here:
+// The Worker's one way to reach a queue's room (queue-room/contract.ts). Services (never
+// routes) go through here:
 //  - `openRoom` teaches a new queue's room its queue, once, before the queue exists in D1
 //    (createQueue is the only caller; the demo seed creates its queue through the API), so
 //    a room reached through a D1 row always knows its queue;
-//  - `inRoom` runs one command and turns the room's refusal into an ApiError;
+//  - `inRoom` runs one command (or a query answering a result) and turns the room's refusal
+//    into an ApiError;
 //  - `readRoom` reads what the room answers null for once its queue is gone.
 
 type QueueRow = typeof queues.$inferSelect;
-export type RoomStub = DurableObjectStub<QueueRoom>;
 
-/** The stub of a queue's room. Services use the functions below; the rooms call each other with it. */
-export function roomOf(env: Env, queueId: string): RoomStub {
-  return env.QUEUE_ROOM.get(env.QUEUE_ROOM.idFromName(queueId));
+/** A queue's room. Services use the functions below; the rooms reach each other by the contract. */
+export function roomOf(env: Env, queueId: string): RoomClient {
+  return roomClient(env.QUEUE_ROOM, queueId);
 }
 
 /** What a room learns of its queue from the catalog row. */
@@ -52,15 +52,19 @@ export function roomFailure(error: RoomError): ApiError {
   return new ApiError(error.code, error.message, error.details);
 }
 
-/** Runs one command in the queue's room; a refusal is thrown as its ApiError. */
-export async function inRoom<T>(env: Env, queue: { id: string }, command: (room: RoomStub) => Promise<RoomResult<T>>): Promise<T> {
-  const result = await command(roomOf(env, queue.id));
+/** The value of a room's answer; a refusal is thrown as its ApiError. */
+export function unwrap<T>(result: RoomResult<T>): T {
   if (!result.ok) throw roomFailure(result.error);
   return result.value;
 }
 
+/** Runs one command (or query) in the queue's room; a refusal is thrown as its ApiError. */
+export async function inRoom<T>(env: Env, queue: { id: string }, command: (room: RoomClient) => Promise<RoomResult<T>>): Promise<T> {
+  return unwrap(await command(roomOf(env, queue.id)));
+}
+
 /** A read the room answers null once its queue is gone (deleted): that is a 404. */
-export async function readRoom<T>(env: Env, queue: { id: string }, read: (room: RoomStub) => Promise<T | null>): Promise<T> {
+export async function readRoom<T>(env: Env, queue: { id: string }, read: (room: RoomClient) => Promise<T | null>): Promise<T> {
   const value = await read(roomOf(env, queue.id));
   if (value === null) throw notFound("Queue");
   return value;
@@ -68,5 +72,5 @@ export async function readRoom<T>(env: Env, queue: { id: string }, read: (room: 
 
 /** Called after queues are deleted from the catalog, so their rooms cancel what was live. */
 export async function retireQueues(env: Env, queueIds: readonly string[], at: number): Promise<void> {
-  await Promise.all(queueIds.map((id) => roomOf(env, id).retire(at)));
+  await Promise.all(queueIds.map((id) => roomOf(env, id).command({ verb: "retire", at })));
 }

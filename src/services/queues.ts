@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { ApiError, notFound, planRequired } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
-import type { QueueSummary, RoomSettings } from "../queue-room/types";
+import type { QueueSummary, RoomSettings } from "../queue-room/contract";
 import { isUniqueViolation } from "./organizations";
 import { inRoom, openRoom, readRoom } from "./queue-rooms";
 
@@ -87,7 +87,7 @@ export type QueueRecord = ReturnType<typeof queueRecord>;
  * follows through the room's outbox a moment later: a decision on the status asks the room.
  */
 export async function liveSummary(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
-  return readRoom(env, queue, (room) => room.summary(at));
+  return readRoom(env, queue, (room) => room.query({ question: "summary", at }));
 }
 
 export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
@@ -228,7 +228,7 @@ export async function listQueues(
 export async function setQueueStatus(env: Env, queue: QueueRow, status: QueueStatus, at: number): Promise<QueueRecord> {
   // D1's status follows through the room's outbox only: a second writer here could land
   // after a later change had been drained, and leave D1 behind for good.
-  const summary = await inRoom(env, queue, (room) => room.setStatus(status, at));
+  const summary = await inRoom(env, queue, (room) => room.command({ verb: "setStatus", status, at }));
   return queueRecord(queue, summary);
 }
 
@@ -250,7 +250,7 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (patch.maxCapacity !== undefined) settings.maxCapacity = patch.maxCapacity;
   if (patch.noShowTimeoutMinutes !== undefined) settings.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
   if (patch.defaultServiceMinutes !== undefined) settings.defaultServiceMinutes = patch.defaultServiceMinutes;
-  const summary = await inRoom(env, queue, (room) => room.reconfigure(settings, at));
+  const summary = await inRoom(env, queue, (room) => room.command({ verb: "reconfigure", settings, at }));
   const changes: Partial<QueueRow> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.description !== undefined) changes.description = patch.description;
@@ -264,7 +264,7 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
 }
 
 export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
-  const summary = await inRoom(env, queue, (room) => room.archive(at));
+  const summary = await inRoom(env, queue, (room) => room.command({ verb: "archive", at }));
   // Archiving is final (the room refuses every later change), so recording it at once cannot
   // go stale: listings and the plan's queue count leave the queue out right away. The status
   // column itself is still written by the room's outbox only.
@@ -277,5 +277,5 @@ export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promi
 }
 
 export async function clearQueue(env: Env, queue: QueueRow, at: number): Promise<{ cancelled: number }> {
-  return inRoom(env, queue, (room) => room.clear(at));
+  return inRoom(env, queue, (room) => room.command({ verb: "clear", at }));
 }

@@ -6,7 +6,7 @@ import { allowedRadiusKm, penaltyLookback, penaltyUntil, SCAN_PROOF_MS, type Con
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
-import type { RemoteJoinAndTicket, RemoteJoinView } from "../queue-room/types";
+import type { RemoteJoinAndTicket, RemoteJoinView } from "../queue-room/contract";
 import { liveSummary, type QueueRow } from "./queues";
 import { inRoom } from "./queue-rooms";
 import { issueTicket, ticketRecord } from "./tickets";
@@ -160,12 +160,12 @@ export async function startRemoteJoin(
     },
     at,
   );
-  return inRoom(env, queue, (room) => room.remoteJoin(ticket.id, at));
+  return inRoom(env, queue, (room) => room.query({ question: "remoteJoin", ticketId: ticket.id, at }));
 }
 
 /** A remote join and its ticket as they stand. */
 export async function remoteJoinOf(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<RemoteJoinAndTicket> {
-  return inRoom(env, queue, (room) => room.remoteJoin(ticketId, at));
+  return inRoom(env, queue, (room) => room.query({ question: "remoteJoin", ticketId, at }));
 }
 
 export async function updateRemoteLocation(
@@ -178,7 +178,7 @@ export async function updateRemoteLocation(
   const reach = await reachOf(database(env.DB), queue.serviceId, location);
   // A service without a location has no geofence to enter: the join stays travelling.
   const distanceM = reach.distanceKm === null ? Number.MAX_SAFE_INTEGER : reach.distanceKm * 1000;
-  return inRoom(env, queue, (room) => room.updateRemoteLocation(ticketId, { ...location, distanceM }, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "updateRemoteLocation", ticketId, location: { ...location, distanceM }, at }));
 }
 
 /**
@@ -224,5 +224,5 @@ export async function confirmArrival(
       );
     }
   }
-  return inRoom(env, queue, (room) => room.confirmRemote(ticketId, method, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "confirmRemote", ticketId, method, at }));
 }

@@ -5,7 +5,7 @@ import { entitlements } from "../domain/plans";
 import { expandOccurrences, MAX_OCCURRENCES } from "../domain/recurrence";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
-import type { RoomResult, RoomRulesCopy, RuleBlock } from "../queue-room/types";
+import type { RoomResult, RoomRulesCopy, RuleBlock } from "../queue-room/contract";
 import { BLOCKING_TYPES } from "./availability";
 import { candidateEventsQuery, organizationZonesQuery, zoneOf, zonesOf } from "./calendar";
 import { roomFailure, roomOf } from "./queue-rooms";
@@ -40,7 +40,7 @@ export async function rulesChanged(
   scope: { serviceId: string } | null = null,
 ): Promise<void> {
   const copies = await loadCopies(env, organizationId, scope, at, true);
-  const pushed = await Promise.allSettled(copies.map(({ queueId, copy }) => roomOf(env, queueId).applyRules(copy)));
+  const pushed = await Promise.allSettled(copies.map(({ queueId, copy }) => roomOf(env, queueId).command({ verb: "applyRules", copy })));
   const failed = pushed.filter((p) => p.status === "rejected");
   if (failed.length > 0) {
     // Their queues' rows name the new version: those rooms refresh before they act again.
@@ -53,7 +53,7 @@ export async function rulesChanged(
 /** Loads the queue's rules from D1 and gives them to its room. */
 export async function refreshRoomRules(env: Env, queue: { id: string; organizationId: string }, at: number): Promise<void> {
   const copies = await loadCopies(env, queue.organizationId, { queueId: queue.id }, at, false);
-  await Promise.all(copies.map(({ queueId, copy }) => roomOf(env, queueId).applyRules(copy)));
+  await Promise.all(copies.map(({ queueId, copy }) => roomOf(env, queueId).command({ verb: "applyRules", copy })));
 }
 
 /** Runs a command that checks the rules; a room whose copy is stale gets a fresh one and is asked once more. */

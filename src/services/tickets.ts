@@ -7,8 +7,9 @@ import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
-import type { ReturnPlace } from "../queue-room/commands";
-import type { NewTicket, RoomResult, TicketView } from "../queue-room/types";
+import type { NewTicket, ReturnPlace, RoomResult, TicketView } from "../queue-room/contract";
+
+export type { TicketView };
 import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf } from "./queue-rooms";
 import { ledgerOf } from "./quota";
@@ -57,7 +58,7 @@ export function ticketRecord(t: TicketView) {
 export type TicketRecord = ReturnType<typeof ticketRecord>;
 
 export async function getTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  const result = (await roomOf(env, queue.id).getTicket(ticketId, at)) as RoomResult<TicketView>;
+  const result = await roomOf(env, queue.id).query({ question: "ticket", ticketId, at });
   if (result.ok) return result.value;
   // A finished ticket the room archived (docs/retention.md) is read from its D1 projection.
   if (result.error.code === "NOT_FOUND") {
@@ -122,11 +123,8 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
  * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
  */
 export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number, tokenHash?: string): Promise<TicketView> {
-  return withRules(
-    env,
-    queue,
-    at,
-    () => roomOf(env, queue.id).join(input, at, tokenHash, queue.rulesVersion) as Promise<RoomResult<TicketView>>,
+  return withRules(env, queue, at, () =>
+    roomOf(env, queue.id).command({ verb: "join", input, at, tokenHash, rulesVersion: queue.rulesVersion }),
   );
 }
 
@@ -139,11 +137,8 @@ export async function callNext(
   at: number,
   counter: string | null = null,
 ): Promise<TicketView> {
-  return withRules(
-    env,
-    queue,
-    at,
-    () => roomOf(env, queue.id).callNext(operatorId, at, counter, userId, queue.rulesVersion) as Promise<RoomResult<TicketView>>,
+  return withRules(env, queue, at, () =>
+    roomOf(env, queue.id).command({ verb: "callNext", operatorId, at, counter, userId, rulesVersion: queue.rulesVersion }),
   );
 }
 
@@ -154,29 +149,31 @@ export async function listTickets(
   window: { offset: number; limit: number },
   at: number,
 ): Promise<{ items: TicketView[]; total: number }> {
-  return inRoom(env, queue, (room) => room.listTickets({ status: status ?? null, offset: window.offset, limit: window.limit }, at));
+  return inRoom(env, queue, (room) =>
+    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit }, at }),
+  );
 }
 
 /** Cancels a waiting or called ticket (its owner or an operator: the route decides who may). */
 export async function cancelTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.cancel(ticketId, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "cancel", ticketId, at }));
 }
 
 /** The customer is here: a waiting or called ticket is marked present (a remote join becomes callable). */
 export async function returnTicket(env: Env, queue: QueueRow, ticketId: string, place: ReturnPlace, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.returnToLine(ticketId, place, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "returnToLine", ticketId, place, at }));
 }
 
 export async function recallTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.recall(ticketId, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "recall", ticketId, at }));
 }
 
 export async function markPresent(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.present(ticketId, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "present", ticketId, at }));
 }
 
 export async function startServing(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.serve(ticketId, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at }));
 }
 
 /** With an outcome, it must be one of the queue's service's (400 VALIDATION_ERROR, field outcome, otherwise). */
@@ -189,26 +186,26 @@ export async function completeTicket(
 ): Promise<TicketView> {
   const outcome = given.outcome === undefined ? null : await outcomeOfService(env, queue.serviceId, given.outcome);
   const result = { outcome: outcome?.code ?? null, outcomeLabel: outcome?.label ?? null, note: given.note ?? null };
-  return inRoom(env, queue, (room) => room.complete(ticketId, at, result));
+  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result }));
 }
 
 /** Sets a called or serving ticket aside (docs/desks.md, hold). */
 export async function holdTicket(env: Env, queue: QueueRow, ticketId: string, reason: string | null, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.hold(ticketId, reason, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "hold", ticketId, reason, at }));
 }
 
 /** A held ticket goes back to the state it was held from, with its operator and desk. */
 export async function resumeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.resume(ticketId, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "resume", ticketId, at }));
 }
 
 /** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */
 export async function stepBackTicket(env: Env, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.stepBack(ticketId, places, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "stepBack", ticketId, places, at }));
 }
 
 export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.skipAbsent(ticketId, reason, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "skipAbsent", ticketId, reason, at }));
 }
 
 /**
@@ -217,7 +214,7 @@ export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, re
  * past the quota). `restore` creates nothing and is not counted.
  */
 export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string, option: RecoveryOption, at: number): Promise<TicketView> {
-  if (option !== "rejoin") return inRoom(env, queue, (room) => room.recover(ticketId, option, at));
+  if (option !== "rejoin") return inRoom(env, queue, (room) => room.command({ verb: "recover", ticketId, option, at }));
   const subscription = await database(env.DB)
     .select({ plan: subscriptions.plan, rateTierOverride: subscriptions.rateTierOverride })
     .from(subscriptions)
@@ -229,7 +226,7 @@ export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string,
   if (!unit.ok) throw roomFailure(unit.error);
   let recovered: RoomResult<TicketView>;
   try {
-    recovered = (await roomOf(env, queue.id).recover(ticketId, option, at)) as RoomResult<TicketView>;
+    recovered = await roomOf(env, queue.id).command({ verb: "recover", ticketId, option, at });
   } catch (err) {
     await ledger.refund(unit.value.period);
     throw err;
@@ -257,7 +254,7 @@ export async function transferToOperator(
   if (!member || !roleAllows(member.role, "QUEUE_OPERATE")) {
     throw validationError("targetOperatorId", "not a member of this organization who may operate queues");
   }
-  return inRoom(env, queue, (room) => room.assign(ticketId, targetOperatorId, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "assign", ticketId, operatorId: targetOperatorId, at }));
 }
 
 /**
@@ -288,10 +285,12 @@ export async function transferToQueue(
   }
 
   for (let attempt = 0; attempt < 2; attempt++) {
-    const reservation = await inRoom(env, source, (room) => room.reserveTransfer(ticketId, target.id, at));
+    const reservation = await inRoom(env, source, (room) =>
+      room.command({ verb: "reserveTransfer", ticketId, targetQueueId: target.id, at }),
+    );
     const { handOffId } = reservation.snapshot;
     if (reservation.kind === "pending" && reservation.targetQueueId !== target.id) {
-      const admitted = await inRoom(env, source, (room) => room.settleTransfer(ticketId, at));
+      const admitted = await inRoom(env, source, (room) => room.command({ verb: "settleTransfer", ticketId, at }));
       if (admitted !== null) {
         throw new ApiError("INVALID_STATE", "The ticket was already moved to another queue", {
           status: "cancelled",
@@ -303,14 +302,16 @@ export async function transferToQueue(
     }
     let admitted: TicketView;
     try {
-      admitted = await inRoom(env, target, (room) => room.admitTransferred(reservation.snapshot, prioritize, at));
+      admitted = await inRoom(env, target, (room) =>
+        room.command({ verb: "admitTransferred", snapshot: reservation.snapshot, prioritize, at }),
+      );
     } catch (err) {
       // Only a definite refusal frees the ticket; after a failure of unknown outcome the
       // reservation stays, and a retry (or the source's alarm) finds out whether the target admitted it.
-      if (err instanceof ApiError) await roomOf(env, source.id).releaseTransfer(ticketId, handOffId, at);
+      if (err instanceof ApiError) await roomOf(env, source.id).command({ verb: "releaseTransfer", ticketId, handOffId, at });
       throw err;
     }
-    await inRoom(env, source, (room) => room.completeTransfer(ticketId, handOffId, admitted.id, at));
+    await inRoom(env, source, (room) => room.command({ verb: "completeTransfer", ticketId, handOffId, newTicketId: admitted.id, at }));
     return admitted;
   }
   throw roomFailure({ code: "CONFLICT", message: "The ticket is being moved by another request; retry", details: { field: "ticketId" } });

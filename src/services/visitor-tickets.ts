@@ -1,8 +1,7 @@
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { credentialForm, signCredential, type CredentialForm } from "../lib/credentials";
-import type { VisitorTicketData } from "../queue-room/followers";
-import type { NewTicket, TicketView } from "../queue-room/types";
+import type { NewTicket, TicketView, VisitorTicketData } from "../queue-room/contract";
 import type { QueueRow } from "./queues";
 import { inRoom, roomOf } from "./queue-rooms";
 import { issueTicket } from "./tickets";
@@ -51,7 +50,7 @@ export async function readVisitorTicket(
   token: string,
   at: number,
 ): Promise<VisitorTicketData | null> {
-  return roomOf(env, queue.id).visitorTicket(ticketId, await sha256Hex(token), queue.name, at);
+  return roomOf(env, queue.id).query({ question: "visitorTicket", ticketId, tokenHash: await sha256Hex(token), queueName: queue.name, at });
 }
 
 /** "Leave the queue"; null for a wrong token. A ticket the room cannot cancel (being served) is its refusal. */
@@ -63,7 +62,7 @@ export async function leaveQueue(
   at: number,
 ): Promise<VisitorTicketData | null> {
   const hash = await sha256Hex(token);
-  return inRoom(env, queue, (room) => room.visitorCancel(ticketId, hash, queue.name, at));
+  return inRoom(env, queue, (room) => room.command({ verb: "visitorCancel", ticketId, tokenHash: hash, queueName: queue.name, at }));
 }
 
 /** "Let others pass" for the holder of the ticket's token; null for a wrong token. */
@@ -76,5 +75,7 @@ export async function visitorStepBack(
   at: number,
 ): Promise<VisitorTicketData | null> {
   const hash = await sha256Hex(token);
-  return inRoom(env, queue, (room) => room.visitorStepBack(ticketId, hash, places, queue.name, at));
+  return inRoom(env, queue, (room) =>
+    room.command({ verb: "visitorStepBack", ticketId, tokenHash: hash, places, queueName: queue.name, at }),
+  );
 }

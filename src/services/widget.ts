@@ -4,8 +4,16 @@ import { apiKeys, locations, organizations, queues, users } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { iso } from "../lib/time";
-import { boardQueue, queueFacts, SOCKET_HUBS, type BoardData, type QueueStatusData, type SubscriptionView } from "../queue-room/sockets";
-import type { NewTicket, TicketView } from "../queue-room/types";
+import {
+  boardQueue,
+  hubName,
+  SOCKET_HUBS,
+  type BoardData,
+  type NewTicket,
+  type QueueStatusData,
+  type SubscriptionView,
+  type TicketView,
+} from "../queue-room/contract";
 import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
 import { admitVisitorPhone } from "./sms-guard";
@@ -39,7 +47,7 @@ export async function widgetInfo(env: Env, organizationId: string) {
 
 /** The name comes from D1 (renames show at once); the live figures from the room. */
 export async function widgetStatus(env: Env, queue: QueueRow, at: number): Promise<QueueStatusData> {
-  const status = await readRoom(env, queue, (room) => room.widgetStatus(at));
+  const status = await readRoom(env, queue, (room) => room.query({ question: "widgetStatus", at }));
   return { ...status, name: queue.name };
 }
 
@@ -146,7 +154,9 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
       .all(),
   ]);
   if (!org) throw notFound("Organization");
-  const boards = await Promise.all(rows.map((q) => readRoom<BoardData>(env, q, (room) => room.widgetBoard(at)).catch(() => null)));
+  const boards = await Promise.all(
+    rows.map((q) => readRoom<BoardData>(env, q, (room) => room.query({ question: "widgetBoard", at })).catch(() => null)),
+  );
   const callerIds = [
     ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
   ];
@@ -214,14 +224,10 @@ function roomSocketRequest(queueId: string, view: SubscriptionView = "status"): 
 
 /** Fast path: the queue is known from the URL, so the socket goes straight to its room. */
 export async function connectToRoom(env: Env, queueId: string, view: SubscriptionView = "status"): Promise<Response> {
-  const facts = await queueFacts(env, queueId);
-  if (!facts) throw notFound("Queue");
+  const db = database(env.DB);
+  const queue = await db.select({ id: queues.id }).from(queues).where(eq(queues.id, queueId)).get();
+  if (!queue) throw notFound("Queue");
   return roomOf(env, queueId).fetch(roomSocketRequest(queueId, view));
-}
-
-/** The hub a spec-flow socket lands in (`hub:<n>`, a room that holds no queue). */
-export function hubName(shard: number): string {
-  return `hub:${shard}`;
 }
 
 /**

@@ -8,7 +8,8 @@ import { now } from "../../src/lib/clock";
 import type { NewTicket } from "../../src/queue-room/types";
 import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
 import { findQueue } from "../../src/services/queues";
-import { inRoom, readRoom } from "../../src/services/queue-rooms";
+import { readRoom } from "../../src/services/queue-rooms";
+import { issueTicket } from "../../src/services/tickets";
 import type { BenchEnv } from "./worker";
 
 // Routes for `npm run bench` only (test/bench/run.mjs), served by the bench's own entry
@@ -80,7 +81,7 @@ export function benchRoutes() {
     return c.json(ok({ plan: "enterprise" }));
   });
 
-  /** `count` waiting tickets through the room's own join, as the real route would add them. */
+  /** `count` waiting tickets through the join service (rules and quota), as the real route adds them. */
   app.post("/queues/:queueId/tickets", async (c) => {
     const { count, userId } = await body(c, SeedTickets);
     const queue = await findQueue(c.env, c.req.param("queueId"));
@@ -96,9 +97,9 @@ export function benchRoutes() {
     };
     for (let done = 0; done < count; done += SEED_IN_FLIGHT) {
       const batch = Math.min(SEED_IN_FLIGHT, count - done);
-      await Promise.all(Array.from({ length: batch }, () => inRoom(c.env, queue, (room) => room.join(ticket, now()))));
+      await Promise.all(Array.from({ length: batch }, () => issueTicket(c.env, queue, ticket, now())));
     }
-    const summary = await readRoom(c.env, queue, (room) => room.summary(now()));
+    const summary = await readRoom(c.env, queue, (room) => room.query({ question: "summary", at: now() }));
     return c.json(ok({ seeded: count, waitingCount: summary.waitingCount }));
   });
 

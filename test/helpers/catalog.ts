@@ -1,5 +1,9 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { newId } from "../../src/lib/ids";
+import { roomClient, type RoomClient, type RoomRulesCopy } from "../../src/queue-room/contract";
+import { findQueue } from "../../src/services/queues";
+import { refreshRoomRules } from "../../src/services/room-rules";
+import type { QueueRoom } from "../../src/queue-room/queue-room";
 import { openRoom } from "../../src/services/queue-rooms";
 
 // Storage-level helpers: rows written straight into D1 that the routes would refuse (a
@@ -44,8 +48,32 @@ export async function insertLocation(organizationId: string, timezone: string, c
   return id;
 }
 
-export function room(queueId: string) {
-  return env.QUEUE_ROOM.get(env.QUEUE_ROOM.idFromName(queueId));
+/** A queue's room: the contract's client (queue-room/contract.ts), and a stub for runInDurableObject. */
+export function room(queueId: string): RoomClient & DurableObjectStub<QueueRoom> {
+  return roomClient(env.QUEUE_ROOM, queueId) as RoomClient & DurableObjectStub<QueueRoom>;
+}
+
+/**
+ * Rules that refuse nothing (no closure, no break, no quota), for a room driven directly by a
+ * test: every join names the version of the rules it was checked against, as the Worker's do.
+ */
+export const OPEN_RULES: RoomRulesCopy = {
+  version: 1,
+  validFrom: 0,
+  validUntil: Date.UTC(2100, 0, 1),
+  serviceStatus: "active",
+  ticketsPerMonth: null,
+  blocks: [],
+};
+
+/**
+ * Gives a queue's room its rules from D1, as the Worker does before a join, and answers the
+ * version a join then names (for tests that send commands to the room directly).
+ */
+export async function rulesVersionOf(queueId: string, at = Date.now()): Promise<number> {
+  const queue = await findQueue(env, queueId);
+  await refreshRoomRules(env, queue, at);
+  return queue.rulesVersion;
 }
 
 export async function outboxSize(queueId: string): Promise<number> {

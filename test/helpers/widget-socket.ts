@@ -1,7 +1,6 @@
 import { SELF, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
-import { SOCKET_HUBS } from "../../src/queue-room/sockets";
-import { hubName } from "../../src/services/widget";
+import { hubName, SOCKET_HUBS } from "../../src/queue-room/contract";
 import { room } from "./catalog";
 
 // A widget WebSocket client over SELF.fetch (the test sees what a browser would), and the

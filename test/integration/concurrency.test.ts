@@ -86,7 +86,7 @@ describe("concurrency", () => {
       const target = await addQueue(f);
       const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
       await settle(f.queueId);
-      const reservation = await room(f.queueId).reserveTransfer(t.id, target, now());
+      const reservation = await room(f.queueId).command({ verb: "reserveTransfer", ticketId: t.id, targetQueueId: target, at: now() });
       expect(reservation.ok).toBe(true);
       return { f, target, t, reservation: reservation.ok ? reservation.value : null };
     }
@@ -107,7 +107,12 @@ describe("concurrency", () => {
 
     it("completes when the target had admitted it: one live ticket, in the target", async () => {
       const { f, target, t, reservation } = await reserved();
-      const admitted = await room(target).admitTransferred(reservation!.snapshot, false, now());
+      const admitted = await room(target).command({
+        verb: "admitTransferred",
+        snapshot: reservation!.snapshot,
+        prioritize: false,
+        at: now(),
+      });
       expect(admitted.ok).toBe(true);
       const newId = admitted.ok ? admitted.value.id : "";
       testClock.advance(HAND_OFF_TIMEOUT_MS);
@@ -122,7 +127,7 @@ describe("concurrency", () => {
       const { f, target, t, reservation } = await reserved();
       testClock.advance(HAND_OFF_TIMEOUT_MS);
       await runDurableObjectAlarm(room(f.queueId));
-      const late = await room(target).admitTransferred(reservation!.snapshot, false, now());
+      const late = await room(target).command({ verb: "admitTransferred", snapshot: reservation!.snapshot, prioritize: false, at: now() });
       expect(late.ok).toBe(false);
       expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);
       expect(expectOk(await call("GET", `/v1/tickets/${t.id}`, { token: f.owner.token })).status).toBe("waiting");
@@ -146,7 +151,9 @@ describe("concurrency", () => {
       const { f, target, t } = await reserved();
       const healthy = await addQueue(f);
       const other = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-      expect((await room(f.queueId).reserveTransfer(other.id, healthy, now())).ok).toBe(true);
+      expect((await room(f.queueId).command({ verb: "reserveTransfer", ticketId: other.id, targetQueueId: healthy, at: now() })).ok).toBe(
+        true,
+      );
       // The first target's storage is broken, so every call into it throws (and the room warns).
       expectLogs("warn", /no such table: admissions/);
       await runInDurableObject(room(target), (_object, state) => state.storage.sql.exec("DROP TABLE admissions"));
@@ -174,11 +181,16 @@ describe("concurrency", () => {
       const f = await queueFixture("pro");
       const target = await addQueue(f);
       const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-      const reservation = await room(f.queueId).reserveTransfer(t.id, target, now());
+      const reservation = await room(f.queueId).command({ verb: "reserveTransfer", ticketId: t.id, targetQueueId: target, at: now() });
       if (!reservation.ok) throw new Error("not reserved");
       let admittedId: string | null = null;
       if (admit) {
-        const admitted = await room(target).admitTransferred(reservation.value.snapshot, false, now());
+        const admitted = await room(target).command({
+          verb: "admitTransferred",
+          snapshot: reservation.value.snapshot,
+          prioritize: false,
+          at: now(),
+        });
         if (!admitted.ok) throw new Error("not admitted");
         admittedId = admitted.value.id;
       }
@@ -223,7 +235,7 @@ describe("concurrency", () => {
           status: "cancelled",
           transferredToId: null,
         });
-        const late = await room(target).admitTransferred(snapshot, false, now());
+        const late = await room(target).command({ verb: "admitTransferred", snapshot: snapshot, prioritize: false, at: now() });
         expect(late.ok).toBe(false);
         expect(expectOk(await call("GET", `/v1/queues/${target}/tickets`, { token: f.owner.token }))).toEqual([]);
       });

@@ -160,7 +160,7 @@ describe("the desk call in the D1 projection", () => {
     // Past the room's keep window the finished ticket leaves the room; reads fall back to D1.
     testClock.advance(ROOM_KEEP_MS + 3_600_000);
     for (let i = 0; i < 100; i++) {
-      const r = await room(w.queueA).archiveFinished(now());
+      const r = await room(w.queueA).command({ verb: "archiveFinished", at: now() });
       if (r.more) continue;
       const left = await runInDurableObject(room(w.queueA), (_o, state) =>
         state.storage.sql.exec("SELECT id FROM tickets WHERE id = ?", t.id).toArray(),

@@ -1,6 +1,7 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { room } from "../helpers/catalog";
+import { beforeAll, describe, expect, it } from "vitest";
+import { OPEN_RULES, room } from "../helpers/catalog";
+import { createOrganization, registerUser } from "../helpers/fixtures";
 
 // Model-based test: random operation sequences run against a real QueueRoom (over RPC) and a
 // tiny in-memory model written independently of src/domain; after every step the two must
@@ -59,6 +60,12 @@ function line(model: ModelTicket[]): ModelTicket[] {
 let runs = 0;
 
 describe("QueueRoom against a model", () => {
+  // A real organization: every join takes a unit of its monthly ledger (written to D1 after).
+  let organizationId = "";
+  beforeAll(async () => {
+    organizationId = (await createOrganization(await registerUser())).id;
+  });
+
   it("keeps numbers unique, positions gapless, priority first and every ticket in one state", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 30 }), async (ops) => {
@@ -67,7 +74,7 @@ describe("QueueRoom against a model", () => {
         const stub = room(queueId);
         await stub.configure({
           queueId,
-          organizationId: "org_model",
+          organizationId,
           serviceId: "svc_model",
           letter: "M",
           maxCapacity: null,
@@ -75,6 +82,7 @@ describe("QueueRoom against a model", () => {
           status: "active",
           archivedAt: null,
         });
+        await stub.command({ verb: "applyRules", copy: OPEN_RULES });
         const model: ModelTicket[] = [];
         let prioritySeq = 0;
         let at = Date.UTC(2026, 0, 5, 9);
@@ -82,8 +90,9 @@ describe("QueueRoom against a model", () => {
         for (const op of ops) {
           at += 1_000;
           if (op.kind === "join") {
-            const r = await stub.join(
-              {
+            const r = await stub.command({
+              verb: "join",
+              input: {
                 userId: "usr_model",
                 partySize: 1,
                 isPriority: op.vip,
@@ -94,7 +103,8 @@ describe("QueueRoom against a model", () => {
                 source: op.vip ? "vip" : "app",
               },
               at,
-            );
+              rulesVersion: OPEN_RULES.version,
+            });
             expect(r.ok).toBe(true);
             if (!r.ok) return;
             const number = model.length + 1;
@@ -110,7 +120,7 @@ describe("QueueRoom against a model", () => {
               recovered: false,
             });
           } else if (op.kind === "callNext") {
-            const r = await stub.callNext(op.operator, at);
+            const r = await stub.command({ verb: "callNext", operatorId: op.operator, at });
             const next = line(model)[0];
             if (!next) {
               expect(r).toMatchObject({ ok: false, error: { code: "QUEUE_EMPTY" } });
@@ -122,7 +132,7 @@ describe("QueueRoom against a model", () => {
             }
           } else if (op.kind === "expire") {
             at += 6 * 60_000;
-            await stub.expireDue(at);
+            await stub.command({ verb: "expireDue", at });
             for (const t of model) if (t.status === "called") t.status = "expired";
           } else {
             if (model.length === 0) continue;
@@ -130,16 +140,16 @@ describe("QueueRoom against a model", () => {
             const allowed = ALLOWED[op.action]!.includes(t.status) && !(op.action === "recover" && t.recovered);
             const r =
               op.action === "serve"
-                ? await stub.serve(t.id, at)
+                ? await stub.command({ verb: "serve", ticketId: t.id, at })
                 : op.action === "complete"
-                  ? await stub.complete(t.id, at)
+                  ? await stub.command({ verb: "complete", ticketId: t.id, at })
                   : op.action === "skip"
-                    ? await stub.skipAbsent(t.id, "absent", at)
+                    ? await stub.command({ verb: "skipAbsent", ticketId: t.id, reason: "absent", at })
                     : op.action === "cancel"
-                      ? await stub.cancel(t.id, at)
+                      ? await stub.command({ verb: "cancel", ticketId: t.id, at })
                       : op.action === "present"
-                        ? await stub.present(t.id, at)
-                        : await stub.recover(t.id, op.option, at);
+                        ? await stub.command({ verb: "present", ticketId: t.id, at })
+                        : await stub.command({ verb: "recover", ticketId: t.id, option: op.option, at });
             expect(r.ok, `${op.action} from ${t.status}: ${JSON.stringify(r)}`).toBe(allowed);
             if (!r.ok) {
               expect((r as any).error.code).toBe("INVALID_STATE");
@@ -173,7 +183,7 @@ describe("QueueRoom against a model", () => {
             }
           }
 
-          const listed = await stub.listTickets({ status: null, offset: 0, limit: 1000 }, at);
+          const listed = await stub.query({ question: "tickets", query: { status: null, offset: 0, limit: 1000 }, at });
           expect(listed.ok).toBe(true);
           if (!listed.ok) return;
           const items = listed.value.items;
@@ -188,7 +198,7 @@ describe("QueueRoom against a model", () => {
           for (const i of items) if (i.status !== "waiting") expect(i.position).toBeNull();
           // The room's own line: priority (VIP, restored) strictly ahead of regular tickets, then
           // exactly the model's order, each ticket's position its rank.
-          const waiting = await stub.listTickets({ status: "waiting", offset: 0, limit: 1000 }, at);
+          const waiting = await stub.query({ question: "tickets", query: { status: "waiting", offset: 0, limit: 1000 }, at });
           expect(waiting.ok).toBe(true);
           if (!waiting.ok) return;
           const roomLine = waiting.value.items;

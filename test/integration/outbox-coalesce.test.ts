@@ -4,7 +4,7 @@ import type { DomainEventMessage } from "../../src/domain/events";
 import { call, expectOk } from "../helpers/api";
 import { now } from "../../src/lib/clock";
 import type { NewTicket } from "../../src/queue-room/types";
-import { drained, room, settle } from "../helpers/catalog";
+import { drained, room, rulesVersionOf, settle } from "../helpers/catalog";
 import { queueFixture } from "../helpers/fixtures";
 
 // The room's outbox is drained once for a burst of changes (docs/queue-room.md, "Delivery"):
@@ -71,10 +71,11 @@ describe("coalesced drains", () => {
     await settle(f.queueId);
     const sends = spySends(f.queueId);
     const ids: string[] = [];
+    const rulesVersion = await rulesVersionOf(f.queueId);
     // Straight to the room (as the join route does after its checks), so the ten changes fit
     // in one drain's moment even on a busy machine; without coalescing each has its own drain.
     for (let i = 0; i < 10; i++) {
-      const joined = await room(f.queueId).join({ ...WALK_IN, userId: f.owner.id }, now());
+      const joined = await room(f.queueId).command({ verb: "join", input: { ...WALK_IN, userId: f.owner.id }, at: now(), rulesVersion });
       if (!joined.ok) throw new Error("the room refused the join");
       ids.push(joined.value.id);
     }

@@ -8,7 +8,7 @@ import { database } from "../../src/db/client";
 import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
-import { ticketUpsert } from "../../src/queue-room/outbox";
+import { ticketUpsert } from "../../src/queue-room/projection";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 import { expectLogs } from "../helpers/console";
 import { sweep } from "../helpers/cron";
@@ -214,11 +214,11 @@ describe("retire and ticket figures", () => {
   it("retire cancels live tickets and refuses everything afterwards", async () => {
     const f = await queueFixture("pro");
     const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-    await room(f.queueId).retire(Date.now());
-    await room(f.queueId).retire(Date.now());
+    await room(f.queueId).command({ verb: "retire", at: Date.now() });
+    await room(f.queueId).command({ verb: "retire", at: Date.now() });
     await settle(f.queueId);
     expect((await projected(t.id)).status).toBe("cancelled");
-    const refused = await room(f.queueId).getTicket(t.id, Date.now());
+    const refused = await room(f.queueId).query({ question: "ticket", ticketId: t.id, at: Date.now() });
     expect(refused).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     expect(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token })).toMatchObject({ status: 404 });
   });

@@ -45,7 +45,7 @@ async function callServeComplete(f: Fixture): Promise<any> {
  */
 async function archiveAll(queueId: string, at: number): Promise<void> {
   for (let i = 0; i < 1000; i++) {
-    const r = await room(queueId).archiveFinished(at);
+    const r = await room(queueId).command({ verb: "archiveFinished", at });
     if (r.more) continue;
     const due = await runInDurableObject(
       room(queueId),
