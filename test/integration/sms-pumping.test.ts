@@ -138,4 +138,34 @@ describe("SMS pumping through a published widget key (issue 26)", () => {
     const today = expectOk(await call("GET", `/v1/organizations/${f.organizationId}/sms-policy`, { token: f.owner.token })).today;
     expect(today).toMatchObject({ sent: 83, publicLimit: 80 });
   }, 180_000);
+
+  it("a ticket gets at most perTicket SMS, and a number whose first SMS failed gets no later one", async () => {
+    captured = capture();
+    const f = await queueFixture("pro");
+    const { key } = await createApiKey(f.owner, f.organizationId, ["widget"]);
+    await policy(f, { perTicket: 1 });
+    expectOk(await widgetJoin(f, key, "+33611223344", "192.0.2.10"), 201);
+    expectOk(await widgetJoin(f, key, "+33655667788", "192.0.2.11"), 201);
+    /** Every SMS the provider was asked to send, refused or not. */
+    const sent: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input: RequestInfo | URL, init?: RequestInit) => {
+      const to = new URLSearchParams(String(init?.body)).get("To")!;
+      sent.push(to);
+      if (to === "+33655667788") return Response.json({ code: 21614, message: "not a mobile number" }, { status: 400 });
+      return Response.json({ sid: "SM1" }, { status: 201 });
+    });
+    await feedEvents(await eventsOf(captured, f.queueId), TWILIO);
+    expect(sent.sort()).toEqual(["+33611223344", "+33655667788"]);
+
+    // The first ticket is called: it had its one SMS.
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    await feedEvents(await eventsOf(captured, f.queueId), TWILIO);
+    expect(sent.sort()).toEqual(["+33611223344", "+33655667788"]);
+
+    // With room per ticket, the second is called: its number never received a first message.
+    await policy(f, { perTicket: 5 });
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    await feedEvents(await eventsOf(captured, f.queueId), TWILIO);
+    expect(sent.sort()).toEqual(["+33611223344", "+33655667788"]);
+  });
 });
