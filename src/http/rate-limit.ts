@@ -170,10 +170,41 @@ function refusal(decision: RateDecision, message?: string): ApiError {
 }
 
 /**
+ * A payment provider's events, per provider (#26): a provider sends many a minute from few
+ * addresses, so a signed event counts in its provider's bucket (keyed by the secret that
+ * verified it), never in the anonymous per-address one; a forged one counts there instead.
+ */
+export const PROVIDER_WEBHOOK_LIMIT_PER_MINUTE = 6_000;
+const PROVIDER_WEBHOOK_PATH = /^\/v1\/billing\/webhooks\/(stripe|fedapay|sandbox)$/;
+
+function isProviderWebhook(c: Context<AppEnv>): boolean {
+  return c.req.method === "POST" && PROVIDER_WEBHOOK_PATH.test(c.req.path) && c.get("principal").kind === "anonymous";
+}
+
+async function count(c: Context<AppEnv>, plan: Plan): Promise<void> {
+  const decision = await limiter(c, plan.subject).hit(plan.rules, now());
+  c.set("rateLimitHeaders", headersOf(decision, plan));
+  if (!decision.allowed) throw refusal(decision);
+}
+
+/** A provider's event whose signature verified: its provider's bucket. */
+export function countVerifiedWebhook(c: Context<AppEnv>, provider: string): Promise<void> {
+  const name = `webhook:${provider}`;
+  return count(c, { subject: name, rules: [minuteRule(name, PROVIDER_WEBHOOK_LIMIT_PER_MINUTE)], minute: name, day: null });
+}
+
+/** A webhook whose signature failed: the strict bucket of its address, as any anonymous request. */
+export function countUnverifiedWebhook(c: Context<AppEnv>): Promise<void> {
+  return count(c, { subject: ipSubject(c), rules: [minuteRule("minute", IP_LIMIT_PER_MINUTE)], minute: "minute", day: null });
+}
+
+/**
  * Counts the request against its bucket (exact, in a Durable Object) and puts the headers on
- * the response, whether it succeeds or fails.
+ * the response, whether it succeeds or fails. Provider webhooks are counted by their route,
+ * once their signature is checked (countVerifiedWebhook, countUnverifiedWebhook).
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
+  if (isProviderWebhook(c)) return next();
   const plan = planOf(c);
   const decision = await limiter(c, plan.subject).hit(plan.rules, now());
   c.set("rateLimitHeaders", headersOf(decision, plan));

@@ -1,8 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
-import { invalidState, notFound } from "../http/errors";
+import { ApiError, invalidState, notFound } from "../http/errors";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { countUnverifiedWebhook, countVerifiedWebhook } from "../http/rate-limit";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -34,8 +35,17 @@ function webhookRoute(provider: ProviderName, description: string) {
 
 async function receive(c: Context<AppEnv>, provider: ProviderName) {
   const raw = await c.req.text();
-  const receipt = await receiveProviderEvent(c.env, provider, raw, c.req.header(SIGNATURE_HEADERS[provider]), now());
-  return c.json(ok(receipt), 200);
+  const signature = c.req.header(SIGNATURE_HEADERS[provider]);
+  try {
+    const receipt = await receiveProviderEvent(c.env, provider, raw, signature, now(), () => countVerifiedWebhook(c, provider));
+    return c.json(ok(receipt), 200);
+  } catch (err) {
+    // Not signed by the provider: anyone's anonymous request, in the strict bucket of its address.
+    if (err instanceof ApiError && err.code === "VALIDATION_ERROR" && err.details.field === SIGNATURE_HEADERS[provider]) {
+      await countUnverifiedWebhook(c);
+    }
+    throw err;
+  }
 }
 
 app.openapi(

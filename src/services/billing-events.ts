@@ -38,6 +38,8 @@ export async function receiveProviderEvent(
   rawBody: string,
   signature: string | undefined,
   at: number,
+  /** Runs once the signature has verified, before the event is applied (the provider's rate bucket). */
+  verified: () => Promise<void> = async () => {},
 ): Promise<Receipt> {
   // In production the sandbox does not exist: its events are not even read.
   if (provider === "sandbox" && !sandboxEnabled(env)) throw notFound("Route");
@@ -53,6 +55,7 @@ export async function receiveProviderEvent(
       reason: "signature verification failed",
     });
   }
+  await verified();
   const claim = await env.DB.prepare(
     "INSERT OR IGNORE INTO billing_events (provider, event_id, type, organization_id, received_at) VALUES (?, ?, ?, NULL, ?)",
   )
