@@ -22,3 +22,7 @@ CREATE INDEX `invitations_email_idx` ON `invitations` (`email`,`status`);
 --> statement-breakpoint
 -- The organization a user with several memberships works in when a request names none.
 ALTER TABLE `users` ADD `default_organization_id` text;
+--> statement-breakpoint
+-- Webhook secrets replaced before the last rotation but younger than 24 h (issue 26): a second
+-- rotation within the day no longer retires the first secret at once. JSON [{secret, expiresAt}].
+ALTER TABLE `webhooks` ADD `retired_secrets` text DEFAULT '[]' NOT NULL;

@@ -667,6 +667,8 @@ export const webhooks = sqliteTable(
     /** After a rotation the old secret signs too, until previousSecretExpiresAt. */
     previousSecret: text("previous_secret"),
     previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    /** Secrets replaced before the previous one and still inside their 24 h (migration 0017). */
+    retiredSecrets: text("retired_secrets", { mode: "json" }).$type<{ secret: string; expiresAt: number }[]>().notNull().default([]),
     /** First failed attempt since the last success; 3 days of that disables the subscription. */
     failingSince: integer("failing_since"),
     createdAt: integer("created_at").notNull(),

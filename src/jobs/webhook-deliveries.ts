@@ -34,10 +34,11 @@ export async function consumeWebhookDeliveries(batch: MessageBatch<WebhookDelive
   );
 }
 
-/** Standard Webhooks signatures: the current secret, plus the previous one during its 24 h overlap. */
+/** Standard Webhooks signatures: the current secret, plus every replaced one younger than 24 h. */
 export function signatureHeader(webhook: WebhookRow, id: string, at: number, body: string): string {
   const secrets = [webhook.secret];
   if (webhook.previousSecret && (webhook.previousSecretExpiresAt ?? 0) > at) secrets.push(webhook.previousSecret);
+  for (const r of webhook.retiredSecrets ?? []) if (r.expiresAt > at) secrets.push(r.secret);
   const timestamp = new Date(Math.floor(at / 1000) * 1000);
   return secrets.map((s) => new Webhook(s).sign(id, timestamp, body)).join(" ");
 }
@@ -89,6 +90,7 @@ async function loadWebhook(env: Env, webhookId: string): Promise<WebhookRow | nu
     secret: r.secret as string,
     previousSecret: r.previous_secret as string | null,
     previousSecretExpiresAt: r.previous_secret_expires_at as number | null,
+    retiredSecrets: JSON.parse((r.retired_secrets as string | undefined) ?? "[]") as { secret: string; expiresAt: number }[],
     failingSince: r.failing_since as number | null,
     createdAt: r.created_at as number,
     updatedAt: r.updated_at as number,

@@ -112,6 +112,7 @@ export async function createWebhook(
     secret,
     previousSecret: null,
     previousSecretExpiresAt: null,
+    retiredSecrets: [],
     failingSince: null,
     createdAt: at,
     updatedAt: at,
@@ -207,9 +208,17 @@ export async function rotateWebhookSecret(
 ): Promise<{ row: WebhookRow; secret: string }> {
   const current = await findWebhook(env, organizationId, webhookId);
   const secret = mintWebhookSecret();
+  // Every secret younger than 24 h keeps signing (issue 26): the one being replaced, and the
+  // earlier ones still inside their overlap.
+  const retiredSecrets = [
+    ...(current.previousSecret && (current.previousSecretExpiresAt ?? 0) > at
+      ? [{ secret: current.previousSecret, expiresAt: current.previousSecretExpiresAt! }]
+      : []),
+    ...(current.retiredSecrets ?? []).filter((r) => r.expiresAt > at),
+  ];
   const row = await database(env.DB)
     .update(webhooks)
-    .set({ secret, previousSecret: current.secret, previousSecretExpiresAt: at + ROTATION_OVERLAP_MS, updatedAt: at })
+    .set({ secret, previousSecret: current.secret, previousSecretExpiresAt: at + ROTATION_OVERLAP_MS, retiredSecrets, updatedAt: at })
     .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId), eq(webhooks.secret, current.secret)))
     .returning()
     .get();

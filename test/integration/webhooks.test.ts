@@ -324,6 +324,20 @@ describe("deliveries", () => {
     expect(takeQueued()).toEqual([]);
   });
 
+  it("a second rotation within 24 h keeps the first secret signing too (issue 26)", async () => {
+    const orgId = await proOrganization();
+    const { received } = receiver();
+    const hook = expectOk(await subscribe(orgId), 201);
+    const path = `/v1/organizations/${orgId}/webhooks/${hook.id}/rotate-secret`;
+    const second = expectOk(await call("POST", path, { token: owner.token }));
+    const third = expectOk(await call("POST", path, { token: owner.token }));
+    await publish(event(orgId));
+    await deliver(takeQueued()[0]!);
+    const { headers, body } = received[0]!;
+    expect(headers["webhook-signature"]!.split(" ")).toHaveLength(3);
+    for (const secret of [hook.secret, second.secret, third.secret]) expect(new Webhook(secret).verify(body, headers)).toBeTruthy();
+  });
+
   it("rotation: both secrets sign for 24 h, then only the new one", async () => {
     const orgId = await proOrganization();
     const { received } = receiver();
