@@ -6,7 +6,7 @@ import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { iso } from "../lib/time";
-import type { RoomResult, TicketView } from "../queue-room/types";
+import type { TicketView } from "../queue-room/contract";
 import { roomOf } from "./queue-rooms";
 
 // The floor of a location (docs/floor.md): what a branch manager watches — per desk its
@@ -77,7 +77,7 @@ interface QueueLive {
 async function readQueue(env: Env, queueId: string, at: number): Promise<QueueLive | null> {
   const room = roomOf(env, queueId);
   const page = (status: TicketStatus, limit: number) =>
-    room.listTickets({ status, offset: 0, limit }, at) as Promise<RoomResult<{ items: TicketView[]; total: number }>>;
+    room.query({ question: "tickets", query: { status, offset: 0, limit }, at });
   const [waiting, called, serving, held] = await Promise.all([
     page("waiting", FLOOR_LINE_WINDOW),
     page("called", FLOOR_AT_DESK_MAX),

@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { iso } from "../lib/time";
-import type { RoomResult, TicketView } from "../queue-room/types";
+import type { RoomResult, TicketView } from "../queue-room/contract";
 import { assertAtDesk, callAtDesk, type DeskRow } from "./desks";
 import type { QueueRow } from "./queues";
 import { roomFailure, roomOf } from "./queue-rooms";
@@ -44,9 +44,7 @@ export async function settlePreviousCalls(
   const pages = await Promise.all(
     queueIds.map(
       (id) =>
-        roomOf(env, id).listTickets({ status: "called", offset: 0, limit: CALLED_READ_MAX }, at) as Promise<
-          RoomResult<{ items: TicketView[]; total: number }>
-        >,
+        roomOf(env, id).query({ question: "tickets", query: { status: "called", offset: 0, limit: CALLED_READ_MAX }, at }),
     ),
   );
   const open = pages
@@ -71,10 +69,10 @@ async function closeCall(env: Env, t: TicketView, outcome: PreviousOutcome, at: 
   const steps: (() => Promise<RoomResult<TicketView>>)[] =
     outcome === "served"
       ? [
-          () => room.serve(t.id, at) as Promise<RoomResult<TicketView>>,
-          () => room.complete(t.id, at, {}) as Promise<RoomResult<TicketView>>,
+          () => room.command({ verb: "serve", ticketId: t.id, at }),
+          () => room.command({ verb: "complete", ticketId: t.id, at, result: {} }),
         ]
-      : [() => room.skipAbsent(t.id, NO_SHOW_REASON, at) as Promise<RoomResult<TicketView>>];
+      : [() => room.command({ verb: "skipAbsent", ticketId: t.id, reason: NO_SHOW_REASON, at })];
   let last: TicketView | null = null;
   for (const step of steps) {
     const result = await step();

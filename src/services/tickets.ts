@@ -222,7 +222,7 @@ export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string,
     .get();
   const limit = entitlements(subscription ?? { plan: "starter" }).quotas.ticketsPerMonth;
   const ledger = ledgerOf(env, queue.organizationId);
-  const unit = (await ledger.take(queue.organizationId, at, limit)) as RoomResult<{ period: string }>;
+  const unit = await ledger.take(queue.organizationId, at, limit);
   if (!unit.ok) throw roomFailure(unit.error);
   let recovered: RoomResult<TicketView>;
   try {
