@@ -5,3 +5,27 @@
 export interface DeliveryMessage {
   key: string;
 }
+
+// One notification to one recipient on one channel, as the services hand it to the delivery step.
+export type Channel = "in_app" | "push" | "sms" | "web_push";
+
+export type Target =
+  | { kind: "user"; userId: string }
+  | { kind: "device"; token: string }
+  | { kind: "phone"; phone: string }
+  | { kind: "browser"; endpoint: string; p256dh: string; auth: string };
+
+export interface Delivery {
+  eventId: string;
+  organizationId: string | null;
+  type: string;
+  channel: Channel;
+  target: Target;
+  title: string;
+  body: string;
+  data: Record<string, string>;
+  /** SMS only: the organization's monthly SMS allowance (null = unlimited). */
+  smsLimit?: number | null;
+  /** SMS only: false when the unit was already taken (a business's own SMS). */
+  countUsage?: boolean;
+}

@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
 import { authorize, requireUser } from "../http/auth";
 import {
   errors,
@@ -49,7 +48,7 @@ app.openapi(listPending, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listOrganizationInvitations(database(c.env.DB), organizationId, window);
+  const { rows, total } = await listOrganizationInvitations(c.env.DB, organizationId, window);
   const at = now();
   return c.json(
     okList(
@@ -74,7 +73,7 @@ app.openapi(revoke, async (c) => {
   const { organizationId, invitationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const at = now();
-  const row = await revokeInvitation(database(c.env.DB), organizationId, invitationId, at);
+  const row = await revokeInvitation(c.env.DB, organizationId, invitationId, at);
   return c.json(ok(invitationRecord(row, at)), 200);
 });
 
@@ -90,7 +89,7 @@ const mine = createRoute({
 app.openapi(mine, async (c) => {
   const { user } = requireUser(c);
   const at = now();
-  const rows = await listMyInvitations(database(c.env.DB), user, at);
+  const rows = await listMyInvitations(c.env.DB, user, at);
   return c.json(ok(rows.map((r) => invitationRecord(r.invitation, at, r.organizationName))), 200);
 });
 
@@ -144,7 +143,7 @@ const setDefault = createRoute({
 app.openapi(setDefault, async (c) => {
   const { user } = requireUser(c);
   const { defaultOrganizationId } = c.req.valid("json");
-  await setDefaultOrganization(database(c.env.DB), user.id, defaultOrganizationId, now());
+  await setDefaultOrganization(c.env.DB, user.id, defaultOrganizationId, now());
   return c.json(ok({ defaultOrganizationId }), 200);
 });
 

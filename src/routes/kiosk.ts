@@ -2,10 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
-import { database } from "../db/client";
-import { findLocation } from "../services/locations";
 import { kioskInfo } from "../services/kiosk";
-import { notFound } from "../http/errors";
 import { widgetActor } from "./widget";
 
 // The ticket kiosk's one read (the /kiosk page, docs/pages.md): a widget key may call only the
@@ -51,10 +48,8 @@ const kiosk = createRoute({
 
 app.openapi(kiosk, async (c) => {
   const { locationId } = c.req.valid("param");
-  const location = await findLocation(database(c.env.DB), locationId);
-  if (!location) throw notFound("Location");
-  await widgetActor(c, location.organizationId, "read", "Location");
-  return c.json(ok(await kioskInfo(c.env, locationId)), 200);
+  const info = await kioskInfo(c.env, locationId, (organizationId) => widgetActor(c, organizationId, "read", "Location"));
+  return c.json(ok(info), 200);
 });
 
 export default app;

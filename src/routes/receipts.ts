@@ -8,7 +8,7 @@ import { credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { queueIdOfTicket } from "../lib/ids";
-import type { TicketView } from "../queue-room/types";
+import type { TicketView } from "../services/tickets";
 import { findQueue } from "../services/queues";
 import { RECEIPT_PAGE_CSP } from "../domain/receipt";
 import { receiptBytes, receiptContent, receiptPage } from "../services/receipts";

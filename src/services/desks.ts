@@ -8,7 +8,7 @@ import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import type { TicketView } from "../queue-room/contract";
 import { operatorBlock } from "./availability";
-import { isUniqueViolation } from "./organizations";
+import { isUniqueViolation } from "../db/errors";
 import { roomFailure, roomOf } from "./queue-rooms";
 import { withRules } from "./room-rules";
 

@@ -132,7 +132,8 @@ async function deliverInvitation(
 }
 
 /** Pending invitations of an organization, newest first (expired ones included, marked). */
-export async function listOrganizationInvitations(db: Database, organizationId: string, window: { offset: number; limit: number }) {
+export async function listOrganizationInvitations(d1: D1Database, organizationId: string, window: { offset: number; limit: number }) {
+  const db = database(d1);
   const where = and(eq(invitations.organizationId, organizationId), eq(invitations.status, "pending"));
   const [rows, total] = await Promise.all([
     db
@@ -149,7 +150,8 @@ export async function listOrganizationInvitations(db: Database, organizationId: 
 }
 
 /** Pending, unexpired invitations addressed to the signed-in user's e-mail. */
-export async function listMyInvitations(db: Database, user: UserRow, at: number) {
+export async function listMyInvitations(d1: D1Database, user: UserRow, at: number) {
+  const db = database(d1);
   return db
     .select({ invitation: invitations, organizationName: organizations.name })
     .from(invitations)
@@ -160,7 +162,8 @@ export async function listMyInvitations(db: Database, user: UserRow, at: number)
     .all();
 }
 
-export async function revokeInvitation(db: Database, organizationId: string, invitationId: string, at: number): Promise<InvitationRow> {
+export async function revokeInvitation(d1: D1Database, organizationId: string, invitationId: string, at: number): Promise<InvitationRow> {
+  const db = database(d1);
   const row = await db
     .update(invitations)
     .set({ status: "revoked", updatedAt: at })

@@ -10,10 +10,12 @@ import { WIDGET_LANGUAGES } from "./widget";
  * location, its organization's public face, and the queues of the location's active services
  * that take tickets now (status `active`, not archived), one button each.
  */
-export async function kioskInfo(env: Env, locationId: string) {
+export async function kioskInfo(env: Env, locationId: string, allow: (organizationId: string) => Promise<unknown>) {
   const db = database(env.DB);
   const location = await db.select().from(locations).where(eq(locations.id, locationId)).get();
   if (!location) throw notFound("Location");
+  // Who may read it depends on the location's organization, known only now.
+  await allow(location.organizationId);
   const [org, rows] = await Promise.all([
     db.select().from(organizations).where(eq(organizations.id, location.organizationId)).get(),
     db

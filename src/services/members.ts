@@ -1,10 +1,11 @@
+import { database } from "../db/client";
 import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { members, users } from "../db/schema";
 import type { Role } from "../domain/permissions";
 import { ApiError, conflict, forbidden, notFound } from "../http/errors";
 import { iso } from "../lib/time";
-import { isUniqueViolation } from "./organizations";
+import { isUniqueViolation } from "../db/errors";
 
 /** Roles these routes may give; the owner role only moves through transfer-ownership. */
 export type GrantableRole = Exclude<Role, "owner">;
@@ -176,7 +177,8 @@ export async function defaultOrganizationOf(db: Database, userId: string): Promi
 }
 
 /** Sets (or with null clears) the user's default organization; they must be a member of it. */
-export async function setDefaultOrganization(db: Database, userId: string, organizationId: string | null, at: number): Promise<void> {
+export async function setDefaultOrganization(d1: D1Database, userId: string, organizationId: string | null, at: number): Promise<void> {
+  const db = database(d1);
   if (organizationId !== null && !(await findMember(db, organizationId, userId))) {
     throw new ApiError("NOT_FOUND", "You are not a member of this organization", { field: "defaultOrganizationId" });
   }

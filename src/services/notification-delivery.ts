@@ -10,28 +10,8 @@ import { gatePublicSms } from "./sms-guard";
 // between claiming and sending leaves a `pending` row that a later redelivery reclaims once it
 // is older than STALE_CLAIM_MS. Failures that may pass are retried on the NOTIFICATIONS queue.
 
-export type Channel = "in_app" | "push" | "sms" | "web_push";
-
-export type Target =
-  | { kind: "user"; userId: string }
-  | { kind: "device"; token: string }
-  | { kind: "phone"; phone: string }
-  | { kind: "browser"; endpoint: string; p256dh: string; auth: string };
-
-export interface Delivery {
-  eventId: string;
-  organizationId: string | null;
-  type: string;
-  channel: Channel;
-  target: Target;
-  title: string;
-  body: string;
-  data: Record<string, string>;
-  /** SMS only: the organization's monthly SMS allowance (null = unlimited). */
-  smsLimit?: number | null;
-  /** SMS only: false when the unit was already taken (a business's own SMS). */
-  countUsage?: boolean;
-}
+export type { Channel, Delivery, Target } from "../domain/deliveries";
+import type { Channel, Delivery, Target } from "../domain/deliveries";
 
 /** What a retry message carries: the delivery row holds everything else. */
 export type { DeliveryMessage } from "../domain/deliveries";
@@ -201,6 +181,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
     env,
     mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false),
     at,
+    deliver,
   );
   // SMS: one unit of the month's allowance each, taken with a conditional upsert.
   const smsClaims = mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false && !refusedByPolicy.has(c.key));

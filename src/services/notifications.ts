@@ -153,7 +153,7 @@ export async function sendBusinessSms(
   const limit = features.smsPerMonth;
   const period = utcMonth(at);
   // The day's ceiling first (whole, the public's share plus the business's reserve), then the month.
-  const giveBackDay = await takeBusinessSms(env, organizationId, input.phone, at);
+  const giveBackDay = await takeBusinessSms(env, organizationId, input.phone, at, deliver);
   const taken = await env.DB.prepare(
     `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
      ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?

@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
+import { isUniqueViolation } from "../db/errors";
 import { membershipsChanged, membershipStatement } from "./members";
 import { retireQueues } from "./queue-rooms";
 
@@ -30,15 +31,6 @@ export function organizationRecord(o: OrganizationRow) {
     createdAt: iso(o.createdAt),
     updatedAt: iso(o.updatedAt),
   };
-}
-
-/** Drizzle wraps the driver's error, so the constraint message may be on a cause. */
-export function isUniqueViolation(err: unknown, column: string): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    const text = String(e);
-    if (text.includes("UNIQUE constraint failed") && text.includes(column)) return true;
-  }
-  return false;
 }
 
 export interface NewOrganization {

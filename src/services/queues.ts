@@ -11,7 +11,7 @@ import { ApiError, notFound, planRequired } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import type { QueueSummary, RoomSettings } from "../queue-room/contract";
-import { isUniqueViolation } from "./organizations";
+import { isUniqueViolation } from "../db/errors";
 import { inRoom, openRoom, readRoom } from "./queue-rooms";
 
 export type QueueRow = typeof queues.$inferSelect;

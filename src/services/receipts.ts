@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { locations, organizations, serviceLocations, services } from "../db/schema";
 import { escposReceipt, htmlReceipt, receiptTime, type ReceiptContent, type ReceiptLanguage } from "../domain/receipt";
 import type { Env } from "../env";
-import type { TicketView } from "../queue-room/types";
+import type { TicketView } from "../queue-room/contract";
 import { qrSvg } from "./qr-images";
 
 // A ticket's receipt (docs/receipts.md): what it prints is looked up here, the bytes and the

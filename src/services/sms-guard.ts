@@ -12,7 +12,10 @@ import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { DAY, iso, utcDayStart } from "../lib/time";
-import { deliver, type Delivery } from "./notification-delivery";
+import type { Delivery } from "../domain/deliveries";
+
+/** How the owners' alert goes out: the delivery step, handed in (it calls this guard first). */
+export type Deliver = (env: Env, deliveries: Delivery[], at: number) => Promise<unknown>;
 
 // The SMS an organization pays for, guarded against toll fraud (docs/limits.md, "SMS and
 // messaging caps"). Two moments: a visitor giving a phone at a join (country, per-number,
@@ -145,7 +148,12 @@ export interface SmsRefusal {
  * key, why it must not be sent; those that may be sent have taken their ticket and day units,
  * and their `smsLimit` is lowered to the public share of the month's allowance.
  */
-export async function gatePublicSms(env: Env, claims: { key: string; delivery: Delivery }[], at: number): Promise<Map<string, SmsRefusal>> {
+export async function gatePublicSms(
+  env: Env,
+  claims: { key: string; delivery: Delivery }[],
+  at: number,
+  deliver: Deliver,
+): Promise<Map<string, SmsRefusal>> {
   const refused = new Map<string, SmsRefusal>();
   if (claims.length === 0) return refused;
   const policies = new Map<string, OrganizationSmsPolicy>();
@@ -216,7 +224,7 @@ export async function gatePublicSms(env: Env, claims: { key: string; delivery: D
     if (p.smsPerMonth !== null) o.delivery.smsLimit = publicShare(p.smsPerMonth, p.policy.businessReservePercent);
   });
   if (refunds.length > 0) await env.DB.batch(refunds);
-  for (const [org, used] of alerts) await alertIfNearCeiling(env, org, used, policies.get(org)!.policy, at);
+  for (const [org, used] of alerts) await alertIfNearCeiling(env, org, used, policies.get(org)!.policy, at, deliver);
   return refused;
 }
 
@@ -225,7 +233,13 @@ export async function gatePublicSms(env: Env, claims: { key: string; delivery: D
  * naming `phone` for a number it may not text, 403 QUOTA_EXCEEDED when the day is used up.
  * Answers the function that gives the unit back (when the month's allowance then refuses).
  */
-export async function takeBusinessSms(env: Env, organizationId: string, phone: string, at: number): Promise<() => Promise<void>> {
+export async function takeBusinessSms(
+  env: Env,
+  organizationId: string,
+  phone: string,
+  at: number,
+  deliver: Deliver,
+): Promise<() => Promise<void>> {
   const { policy, countries } = await loadSmsPolicy(env, organizationId);
   const refusal = refusalOf(phone, countries);
   if (refusal) throw validationError("phone", refusal);
@@ -238,7 +252,7 @@ export async function takeBusinessSms(env: Env, organizationId: string, phone: s
       resetsAt: iso(utcDayStart(at) + DAY),
     });
   }
-  await alertIfNearCeiling(env, organizationId, row.used, policy, at);
+  await alertIfNearCeiling(env, organizationId, row.used, policy, at, deliver);
   return async () => {
     await giveBack(env, organizationId, "day", "org", day).run();
   };
@@ -256,7 +270,14 @@ const ALERT_TEXT = {
 };
 
 /** Once a UTC day, the owners hear (in-app and push) that the day's SMS reached 80 % of the ceiling. */
-async function alertIfNearCeiling(env: Env, organizationId: string, used: number, policy: SmsPolicy, at: number): Promise<void> {
+async function alertIfNearCeiling(
+  env: Env,
+  organizationId: string,
+  used: number,
+  policy: SmsPolicy,
+  at: number,
+  deliver: Deliver,
+): Promise<void> {
   if (used < alertThreshold(policy.dailyCeiling)) return;
   const day = dayKey(at);
   const first = await env.DB.prepare(
