@@ -2,7 +2,9 @@
 // 32-letter alphabet carry 100 random bits.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 const BODY_LENGTH = 20;
-const TICKET_SUFFIX_LENGTH = 12;
+/** A ticket's own random part: 20 characters, 100 bits (issue 26; ids made before carry 12, 60 bits, and keep working). */
+const TICKET_SUFFIX_LENGTH = 20;
+const OLD_TICKET_SUFFIX_LENGTH = 12;
 
 export type IdPrefix =
   | "org"
@@ -39,7 +41,7 @@ export function newId(prefix: IdPrefix): string {
 
 const BODY = `[${ALPHABET}]{${BODY_LENGTH}}`;
 const ID_PATTERN = new RegExp(`^[a-z]{3}_${BODY}$`);
-const TICKET_PATTERN = new RegExp(`^tkt_(${BODY})[${ALPHABET}]{${TICKET_SUFFIX_LENGTH}}$`);
+const TICKET_PATTERN = new RegExp(`^tkt_(${BODY})(?:[${ALPHABET}]{${TICKET_SUFFIX_LENGTH}}|[${ALPHABET}]{${OLD_TICKET_SUFFIX_LENGTH}})$`);
 
 export function isId(prefix: IdPrefix, value: string): boolean {
   return value.startsWith(`${prefix}_`) && ID_PATTERN.test(value);
