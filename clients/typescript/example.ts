@@ -3,7 +3,7 @@
 import { QueueClient } from "./client";
 
 const baseUrl = "http://127.0.0.1:8787";
-const client = new QueueClient({ baseUrl, apiKey: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0" });
+const client = new QueueClient({ baseUrl, apiKey: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0425da9cb21993fe76dd98937c7f325a8" });
 // The demo queue id `npm run dev` prints (its queue is created through the API on first start).
 const queueId = "que_d3m0q000000000000000";
 

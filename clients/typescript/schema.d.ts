@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description A wrong email and a wrong password get the same answer in about the same time. After 10 failed logins for one email within 15 minutes, further attempts get 429 until the window ends. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.
+         * @description A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.
          */
         post: operations["logIn"];
         delete?: never;
@@ -61,7 +61,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Choose the default organization (used when a request sends no X-Organization-Id)
+         * @description `defaultOrganizationId` must be one of your memberships (else 404 on that field); `null` clears it. With several memberships and no default, routes without an organization in their path need `X-Organization-Id`.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/v1/auth/session/refresh": {
@@ -759,7 +763,7 @@ export interface paths {
         put?: never;
         /**
          * Take a ticket (customer)
-         * @description Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue.
+         * @description Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue. A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and `details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy.
          */
         post: operations["joinQueue"];
         delete?: never;
@@ -819,7 +823,7 @@ export interface paths {
         put?: never;
         /**
          * Call the next callable ticket
-         * @description Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. `counter` names where the visitor goes ("Guichet 3"); the display board shows it beside the code. Without it, a member's call shows their first name and an API key's call shows no label (a key's name is never shown). QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue.
+         * @description Needs QUEUE_OPERATE. Completes the ticket the caller was serving. `serviceId`, if sent, must be the queue's service. `counter` names where the visitor goes ("Guichet 3"); the display board shows it beside the code. Without it, a member's call shows their first name and an API key's call shows no label (a key's name is never shown). QUEUE_EMPTY when no ticket can be called, QUEUE_CLOSED on a closed queue. `previousOutcome` says what became of the caller's previous call in this queue that was never started (docs/floor.md); `meta` reports it.
          */
         post: operations["callNext"];
         delete?: never;
@@ -1082,8 +1086,8 @@ export interface paths {
         get: operations["listMembers"];
         put?: never;
         /**
-         * Add an existing account as a member (ORG_MANAGE)
-         * @description The account must exist (else 404 on `email`). `owner` cannot be given here: use transfer-ownership.
+         * Invite a person to become a member (ORG_MANAGE)
+         * @description Sends an invitation valid 7 days (an in-app notification if the e-mail has an account, and an e-mail). Membership starts only when the invitee accepts (`POST /v1/invitations/{invitationId}/accept`). The answer is the same `202` whether or not the e-mail has an account. Inviting a pending e-mail again refreshes its invitation. `owner` cannot be given here: use transfer-ownership.
          */
         post: operations["addMember"];
         delete?: never;
@@ -1103,8 +1107,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove a member (ORG_MANAGE); the owner cannot be removed
-         * @description Remove a member (ORG_MANAGE); the owner cannot be removed.
+         * Remove a member (ORG_MANAGE), or leave: any member may remove themself, except the owner
+         * @description Remove a member (ORG_MANAGE), or leave: any member may remove themself, except the owner.
          */
         delete: operations["removeMember"];
         options?: never;
@@ -1114,6 +1118,106 @@ export interface paths {
          * @description Change a member's role (ORG_MANAGE); the owner's role only changes by transfer.
          */
         patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pending invitations of the organization, newest first (ORG_MANAGE)
+         * @description Pending invitations of the organization, newest first (ORG_MANAGE).
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a pending invitation (ORG_MANAGE)
+         * @description Revoke a pending invitation (ORG_MANAGE).
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pending invitations addressed to the signed-in user's e-mail
+         * @description Pending invitations addressed to the signed-in user's e-mail.
+         */
+        get: operations["listMyInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{invitationId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: membership starts now (the invitee's session, signed in with the invited e-mail)
+         * @description Someone else's invitation answers 404; an invitation already answered, revoked or past its 7 days answers 409 INVALID_STATE with its status.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{invitationId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an invitation (the invitee's session)
+         * @description Someone else's invitation answers 404; an invitation already answered, revoked or past its 7 days answers 409 INVALID_STATE with its status.
+         */
+        post: operations["declineInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/organizations/{organizationId}/api-keys": {
@@ -1271,7 +1375,7 @@ export interface paths {
         put?: never;
         /**
          * Take a ticket from the widget
-         * @description A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets.
+         * @description A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets. A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and `details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy.
          */
         post: operations["joinQueueFromWidget"];
         delete?: never;
@@ -1289,7 +1393,7 @@ export interface paths {
         };
         /**
          * The visitor's ticket, read with its token
-         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404 and counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404; only a token of the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
          */
         get: operations["getVisitorTicket"];
         put?: never;
@@ -1372,6 +1476,26 @@ export interface paths {
          * @description Connect, then send `{"action": "subscribe", "queueId": "que_…"}`: the server answers `{"type": "queue_update", "data": <status>}` at once and after every change of that queue, and `{"type": "error", "data": {"code", "message", "queueId"?}}` for a bad message or an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; `{"action": "unsubscribe", "queueId"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue). A display board adds `"view": "board"` to its subscribe messages (or `&view=board` to the URL): it then receives `{"type": "board_update", "data": <DisplayBoardQueue>}` instead of `queue_update` (the calls with their counter, the next codes, the waiting count and wait), so it never refetches the display-board route.
          */
         get: operations["openLiveUpdates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/locations/{locationId}/kiosk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a ticket kiosk at this location offers
+         * @description The location, its organization's name and logo, and the queues of its active services that take tickets now (one kiosk button each). A `widget` key, or any key or member with read access to the organization.
+         */
+        get: operations["getKioskInfo"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1635,7 +1759,7 @@ export interface paths {
         put?: never;
         /**
          * Receives the sandbox provider's events (signed)
-         * @description Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET (a fixed default when unset). Sent by the sandbox's own checkout page and renewals. The signature is checked on the raw body with a 5-minute window; a missing, wrong or stale signature is 400 and changes nothing. Each event id is applied once (a replay answers `applied: false`); event types not used are acknowledged.
+         * @description Header `Sandbox-Signature: t=…,v1=…`; secret SANDBOX_WEBHOOK_SECRET, else a random secret of the isolate. Sent by the sandbox's own checkout page and renewals. 404 with ENVIRONMENT=production (the sandbox does not exist there). The signature is checked on the raw body with a 5-minute window; a missing, wrong or stale signature is 400 and changes nothing. Each event id is applied once (a replay answers `applied: false`); event types not used are acknowledged.
          */
         post: operations["receiveSandboxEvent"];
         delete?: never;
@@ -1659,7 +1783,7 @@ export interface paths {
         put?: never;
         /**
          * Pays an open sandbox checkout (sandbox provider only)
-         * @description The sandbox signs a `checkout.paid` event and hands it to the same receiver as /v1/billing/webhooks/sandbox: the plan starts exactly as with a real provider. `renewals=fail` pays with a card that declines the renewals (to try a failed renewal). A browser (Accept: text/html) is sent on to the checkout's return URL.
+         * @description The sandbox signs a `checkout.paid` event and hands it to the same receiver as /v1/billing/webhooks/sandbox: the plan starts exactly as with a real provider. `renewals=fail` pays with a card that declines the renewals (to try a failed renewal). A browser (Accept: text/html) is sent on to the checkout's return URL when it is on the service's own origin or on a verified domain of the organization (or below it); any other return URL gets the paid page instead. The page is sent with `Content-Security-Policy` (`frame-ancestors 'none'`) and `X-Frame-Options: DENY`. 404 with ENVIRONMENT=production.
          */
         post: operations["paySandboxCheckout"];
         delete?: never;
@@ -2024,6 +2148,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/sms-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's SMS policy: allowed countries, caps, and today's count (ORG_MANAGE)
+         * @description The organization's SMS policy: allowed countries, caps, and today's count (ORG_MANAGE).
+         */
+        get: operations["getSmsPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the SMS policy (ORG_MANAGE); null puts a field back to its default
+         * @description Change the SMS policy (ORG_MANAGE); null puts a field back to its default.
+         */
+        patch: operations["updateSmsPolicy"];
+        trace?: never;
+    };
     "/v1/widget/push/public-key": {
         parameters: {
             query?: never;
@@ -2097,7 +2245,7 @@ export interface paths {
         };
         /**
          * Per operator: calls, served, no-shows, mean service time, throughput
-         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Read from the tickets (each ticket counts for the operator it was last assigned to). Recalls and desks are not recorded yet: 0 and null.
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Read from the tickets (each ticket counts for the operator it was last assigned to). Recalls count their announcements again; the desk is the one they called most of them from.
          */
         get: operations["getOperatorAnalytics"];
         put?: never;
@@ -2157,7 +2305,7 @@ export interface paths {
         };
         /**
          * Tickets of the range as CSV, one row per ticket (streamed)
-         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome. See docs/retention.md.
+         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter. See docs/retention.md.
          */
         get: operations["exportTicketsCsv"];
         put?: never;
@@ -2271,9 +2419,49 @@ export interface paths {
         put?: never;
         /**
          * Call the next ticket over the desk's queues
-         * @description By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest (times its queue's weight at this desk, when the desk has weights; docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call.
+         * @description By the operator who has the desk open (409 INVALID_STATE when it is closed, CONFLICT `desk_occupied` for someone else). Calls, among the heads of the desk's queues, a priority ticket first, then the one that has waited longest (times its queue's weight at this desk, when the desk has weights; docs/desks.md). The ticket carries `deskId` and the desk's label as `counter`. QUEUE_EMPTY when no queue has one to call. `previousOutcome` says what became of the caller's previous call at this desk that was never started (docs/floor.md); `meta` reports it.
          */
         post: operations["callDeskNext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/locations/{locationId}/floor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The floor of a location, live
+         * @description Needs QUEUE_VIEW: owners, admins, managers and operators (an operator sees which colleague serves whom). Per desk its operator and the ticket at it; per queue of the location (and every queue a desk there calls from) the waiting count, the longest wait, held tickets and tickets served today. Read from the queues' rooms: poll it or follow the rooms' sockets.
+         */
+        get: operations["getLocationFloor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ticket's printed receipt (ESC/POS or 80 mm HTML)
+         * @description Readable with the ticket's token (`X-Ticket-Token`, what a kiosk got from the widget join) or by staff with QUEUE_VIEW. `format=escpos` (default) answers the bytes a thermal printer takes: initialise, the code centred in double size, the service, the location, the time in the location's zone, the visitor's status page as a native QR symbol (`GS ( k`), cut. `format=html` answers the same receipt as a page sized for 80 mm paper. The status page's QR (`/t/{ticketId}#token=…`) is printed only when the token is sent: the server keeps only its hash. A wrong token is 404 and counts as a wrong credential.
+         */
+        get: operations["getTicketReceipt"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2439,6 +2627,8 @@ export interface components {
             accountType: "business" | "customer";
             /** @enum {string} */
             language: "fr" | "en";
+            /** @description Used when a request names no organization and you have several memberships */
+            defaultOrganizationId: string | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -2957,7 +3147,10 @@ export interface components {
         };
         JoinQueueRequest: {
             partySize?: number;
-            /** @example +33612345678 */
+            /**
+             * @description A personal mobile number in E.164 (premium, shared-cost and satellite ranges are refused)
+             * @example +33612345678
+             */
             phone?: string;
             /** @enum {string} */
             language?: "fr" | "en";
@@ -2966,10 +3159,30 @@ export interface components {
             visitorName?: string;
             partySize?: number;
         };
+        PreviousCallMeta: {
+            /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
+            previousCallOpen: {
+                ticketId: string;
+                displayCode: string;
+                calledAt: string;
+            } | null;
+            /** @description The calls previousOutcome closed (normally one); [] when none */
+            previousCallsClosed: {
+                ticketId: string;
+                displayCode: string;
+                /** @enum {string} */
+                status: "served" | "skipped";
+            }[];
+        };
         CallNextRequest: {
             serviceId?: string;
             /** @description The counter or desk label shown on the display board (1 to 40 characters) */
             counter?: string;
+            /**
+             * @description What became of the caller's previous call there that was never started: `served` completes it, `no_show` marks it absent (skipped, reason `no_show`), before the next call. Without it the previous call stays as it is and the answer's `meta.previousCallOpen` names it.
+             * @enum {string}
+             */
+            previousOutcome?: "served" | "no_show";
         };
         CompleteTicketRequest: {
             /**
@@ -3005,6 +3218,20 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
+        Invitation: {
+            /** @description Also the token of the invitation link; accepting needs the invitee's session */
+            id: string;
+            organizationId: string;
+            organizationName?: string;
+            email: string;
+            /** @enum {string} */
+            role: "admin" | "manager" | "operator";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "declined" | "revoked" | "expired";
+            expiresAt: string;
+            createdAt: string;
+            updatedAt: string;
+        };
         AddMemberRequest: {
             /** Format: email */
             email: string;
@@ -3014,6 +3241,9 @@ export interface components {
         UpdateMemberRequest: {
             /** @enum {string} */
             role: "owner" | "admin" | "manager" | "operator";
+        };
+        UpdateMeRequest: {
+            defaultOrganizationId: string | null;
         };
         ApiKey: {
             id: string;
@@ -3026,6 +3256,11 @@ export interface components {
             revokedAt: string | null;
             /** @description A widget key locked to these origins (on verified domains); null = any origin */
             allowedOrigins: string[] | null;
+            /**
+             * @description Minted before keys carried a signature (docs/hot-path.md): still accepted, but checked by a lookup behind the per-address limit on wrong credentials; replace it with a new key
+             * @example false
+             */
+            legacy: boolean;
         };
         CreateApiKeyRequest: {
             name: string;
@@ -3060,8 +3295,8 @@ export interface components {
         };
         WidgetJoinedTicket: components["schemas"]["WidgetTicket"] & {
             /**
-             * @description The visitor's capability for this one ticket (256 random bits, base64url), answered once: send it as `X-Ticket-Token` to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.
-             * @example q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8
+             * @description The visitor's capability for this one ticket (128 random bits and their signature, base64url), answered once: send it as `X-Ticket-Token` to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.
+             * @example q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A
              */
             ticketToken: string;
         };
@@ -3084,7 +3319,10 @@ export interface components {
         };
         WidgetJoinRequest: {
             visitorName?: string;
-            /** @example +33612345678 */
+            /**
+             * @description A personal mobile number in E.164 (premium, shared-cost and satellite ranges are refused)
+             * @example +33612345678
+             */
             phone?: string;
             /** @description 1 to 50, default 1 */
             partySize?: number;
@@ -3128,6 +3366,11 @@ export interface components {
              */
             timeZone: string;
             generatedAt: string;
+            /** @description The calendar's closures of the whole organization (or of the board's location) in the next 24 hours: the board shows its closed screen while one runs (docs/display-board.md) */
+            closures: {
+                start: string;
+                end: string;
+            }[];
             queues: {
                 queueId: string;
                 name: string;
@@ -3150,6 +3393,27 @@ export interface components {
                 nextWaiting: string[];
                 /** @description The server's time of this data, to age the calls by */
                 generatedAt: string;
+            }[];
+        };
+        KioskInfo: {
+            locationId: string;
+            organizationId: string;
+            /** @description The location's name */
+            name: string;
+            organizationName: string;
+            logoUrl: string | null;
+            /** @description IANA zone of the location (times on the receipt; the phone field's country) */
+            timezone: string;
+            /** @enum {string} */
+            defaultLanguage: "fr" | "en";
+            languages: ("en" | "fr")[];
+            /** @description Queues of the location's active services that take tickets now, by service name */
+            queues: {
+                queueId: string;
+                queueName: string;
+                letter: string;
+                serviceId: string;
+                serviceName: string;
             }[];
         };
         Eligibility: {
@@ -3444,6 +3708,9 @@ export interface components {
                 ticketId?: string;
                 queueId?: string;
                 displayCode?: string;
+                /** @description On a member.invited notification: accept or decline it */
+                invitationId?: string;
+                organizationId?: string;
             };
             readAt: string | null;
             createdAt: string;
@@ -3488,6 +3755,65 @@ export interface components {
             providerResponse: string | null;
             createdAt: string;
             updatedAt: string;
+        };
+        SmsPolicy: {
+            allowedCountries: string[] | null;
+            /** @description The countries in force: the list, else the locations' countries; null = any country */
+            effectiveCountries: string[] | null;
+            perPhonePerDay: number;
+            perAddressPerDay: number;
+            perWidgetKeyPerDay: number;
+            perTicket: number;
+            dailyCeiling: number;
+            businessReservePercent: number;
+            /** @description The owners are told once a day when the day's SMS reach this share */
+            alertAtPercent: number;
+            today: {
+                sent: number;
+                /** @description What visitors' messages may use today (the ceiling less the reserve) */
+                publicLimit: number;
+                resetsAt: string;
+            };
+        };
+        UpdateSmsPolicyRequest: {
+            /**
+             * @description Countries whose mobile numbers may be texted; null = the countries of the locations' phone numbers
+             * @example [
+             *       "FR",
+             *       "CI"
+             *     ]
+             */
+            allowedCountries?: string[] | null;
+            /**
+             * @description SMS-enabled joins per number and UTC day (default 3)
+             * @example 3
+             */
+            perPhonePerDay?: number | null;
+            /**
+             * @description SMS-enabled joins per IP address and UTC day (default 10)
+             * @example 10
+             */
+            perAddressPerDay?: number | null;
+            /**
+             * @description SMS-enabled joins per widget key and UTC day (default 300)
+             * @example 300
+             */
+            perWidgetKeyPerDay?: number | null;
+            /**
+             * @description SMS per ticket over its life (default 4)
+             * @example 4
+             */
+            perTicket?: number | null;
+            /**
+             * @description SMS per UTC day, visitors' and the business's together (default a tenth of the plan's monthly allowance, at least 100)
+             * @example 100
+             */
+            dailyCeiling?: number | null;
+            /**
+             * @description Share of the daily ceiling and the monthly allowance that only the business's own SMS may use (default 20)
+             * @example 20
+             */
+            businessReservePercent?: number | null;
         };
         VisitorPushSubscription: {
             /**
@@ -3623,9 +3949,9 @@ export interface components {
                 /** @description Clock hours in which they called at least one of these tickets */
                 activeHours: number;
                 servedPerActiveHour: number | null;
-                /** @description Always 0 for now: recalls are not recorded yet */
+                /** @description Recalls of the calls counted (each announcement again of a called ticket) */
                 recalls: number;
-                /** @description Always null for now: desks are not recorded yet */
+                /** @description The desk this operator called most of these tickets from; null when none was called from a desk */
                 desk: string | null;
             }[];
         };
@@ -3714,6 +4040,50 @@ export interface components {
             weights?: {
                 [key: string]: number;
             } | null;
+        };
+        CallDeskNextRequest: {
+            /**
+             * @description What became of the caller's previous call there that was never started: `served` completes it, `no_show` marks it absent (skipped, reason `no_show`), before the next call. Without it the previous call stays as it is and the answer's `meta.previousCallOpen` names it.
+             * @enum {string}
+             */
+            previousOutcome?: "served" | "no_show";
+        };
+        Floor: {
+            locationId: string;
+            /** @description The instant the floor was read */
+            at: string;
+            desks: {
+                id: string;
+                /** @description The desk's label (its displayName, else its name) */
+                name: string;
+                /** @enum {string} */
+                status: "open" | "closed";
+                /** @description Who has the desk open (a member's full name, or an API key's name); null when closed */
+                operator: {
+                    id: string;
+                    name: string;
+                } | null;
+                /** @description The ticket at the desk: serving first, else the latest called, else held; null when none */
+                current: {
+                    ticketId: string;
+                    displayCode: string;
+                    /** @enum {string} */
+                    status: "called" | "serving" | "held";
+                    /** @description When it was called, started, or set aside */
+                    since: string;
+                } | null;
+            }[];
+            queues: {
+                id: string;
+                name: string;
+                letter: string;
+                waitingCount: number;
+                /** @description The longest wait among the first 50 in line (since each joined); 0 when nobody waits */
+                longestWaitSeconds: number;
+                heldCount: number;
+                /** @description Tickets completed since 00:00 on the location's clocks */
+                servedToday: number;
+            }[];
         };
         ReturnTicketRequest: {
             /** @enum {string} */
@@ -3918,7 +4288,7 @@ export interface components {
                 };
             };
         };
-        /** @description `API_RATE_LIMIT_EXCEEDED`: too many requests; wait `Retry-After` seconds */
+        /** @description `API_RATE_LIMIT_EXCEEDED`: too many requests, or a phone's SMS cap (`details.field: phone`); wait `Retry-After` seconds */
         Error429: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3937,7 +4307,7 @@ export interface components {
                  *       "success": false,
                  *       "error": {
                  *         "code": "API_RATE_LIMIT_EXCEEDED",
-                 *         "message": "too many requests",
+                 *         "message": "too many requests, or a phone's SMS cap (`details.field: phone`)",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
                  *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
@@ -4549,6 +4919,48 @@ export interface components {
                 };
             };
         };
+        /** @description `PROVIDER_UNAVAILABLE`: no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md) */
+        Error503: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PROVIDER_UNAVAILABLE",
+                 *         "message": "no payment provider is configured for this currency",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "PROVIDER_UNAVAILABLE";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                    };
+                };
+            };
+        };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_EMPTY`: no ticket can be called; `OPERATOR_UNAVAILABLE`: the caller is on a break, closure or unavailability; `details {eventId, until}` */
         Error409_7: {
             headers: {
@@ -4737,6 +5149,7 @@ export interface operations {
                      *           "role": "user",
                      *           "accountType": "business",
                      *           "language": "fr",
+                     *           "defaultOrganizationId": "org_d3m00000000000000000",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         },
@@ -4819,6 +5232,7 @@ export interface operations {
                      *           "role": "user",
                      *           "accountType": "business",
                      *           "language": "fr",
+                     *           "defaultOrganizationId": "org_d3m00000000000000000",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         },
@@ -4886,6 +5300,7 @@ export interface operations {
                      *           "role": "user",
                      *           "accountType": "business",
                      *           "language": "fr",
+                     *           "defaultOrganizationId": "org_d3m00000000000000000",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         },
@@ -4912,6 +5327,69 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "defaultOrganizationId": "org_d3m00000000000000000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateMeRequest"];
+            };
+        };
+        responses: {
+            /** @description Saved */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "defaultOrganizationId": "org_d3m00000000000000000"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            defaultOrganizationId: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
@@ -8970,7 +9448,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "serviceId": "svc_d3m0s3rv1c3000000000",
-                 *       "counter": "Guichet 3"
+                 *       "counter": "Guichet 3",
+                 *       "previousOutcome": "served"
                  *     }
                  */
                 "application/json": components["schemas"]["CallNextRequest"];
@@ -9029,6 +9508,20 @@ export interface operations {
                      *         "transferredToId": null,
                      *         "source": "app",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "previousCallOpen": {
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "displayCode": "A-042",
+                     *           "calledAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "previousCallsClosed": [
+                     *           {
+                     *             "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *             "displayCode": "A-042",
+                     *             "status": "served"
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -9036,6 +9529,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Ticket"];
+                        meta: components["schemas"]["PreviousCallMeta"];
                     };
                 };
             };
@@ -10305,8 +10799,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Added */
-            201: {
+            /** @description Invitation sent */
+            202: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10322,11 +10816,13 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "id": "ivt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "organizationName": "Demo",
                      *         "email": "owner@demo.example",
-                     *         "firstName": "Olivia",
-                     *         "lastName": "Owner",
-                     *         "role": "owner",
+                     *         "role": "admin",
+                     *         "status": "pending",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -10335,13 +10831,13 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Member"];
+                        data: components["schemas"]["Invitation"];
                     };
                 };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -10481,6 +10977,341 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    listInvitations: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending invitations (expired ones show status expired) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "ivt_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "organizationName": "Demo",
+                     *           "email": "owner@demo.example",
+                     *           "role": "admin",
+                     *           "status": "pending",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invitation"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+                /** @example ivt_d3m0nv1tat10n0000000 */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "ivt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "organizationName": "Demo",
+                     *         "email": "owner@demo.example",
+                     *         "role": "admin",
+                     *         "status": "pending",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invitation"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_5"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listMyInvitations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up to 100, newest first */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "ivt_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "organizationName": "Demo",
+                     *           "email": "owner@demo.example",
+                     *           "role": "admin",
+                     *           "status": "pending",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invitation"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example ivt_d3m0nv1tat10n0000000 */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "ivt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "organizationName": "Demo",
+                     *         "email": "owner@demo.example",
+                     *         "role": "admin",
+                     *         "status": "pending",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invitation"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    declineInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example ivt_d3m0nv1tat10n0000000 */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Declined */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "ivt_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "organizationName": "Demo",
+                     *         "email": "owner@demo.example",
+                     *         "role": "admin",
+                     *         "status": "pending",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invitation"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -10535,7 +11366,8 @@ export interface operations {
                      *           "revokedAt": "2026-03-20T10:30:00.000Z",
                      *           "allowedOrigins": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "legacy": false
                      *         }
                      *       ],
                      *       "meta": {
@@ -10628,6 +11460,7 @@ export interface operations {
                      *         "allowedOrigins": [
                      *           "Demo"
                      *         ],
+                     *         "legacy": false,
                      *         "key": "Demo"
                      *       }
                      *     }
@@ -10700,7 +11533,8 @@ export interface operations {
                      *         "revokedAt": "2026-03-20T10:30:00.000Z",
                      *         "allowedOrigins": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "legacy": false
                      *       }
                      *     }
                      */
@@ -10798,7 +11632,7 @@ export interface operations {
                 organization: string;
                 /**
                  * @description An API key of the organization, preferably with the `widget` permission only
-                 * @example qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0
+                 * @example qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0425da9cb21993fe76dd98937c7f325a8
                  */
                 key: string;
                 /** @description Comma-separated queue ids to show; default every queue of the board */
@@ -10815,6 +11649,10 @@ export interface operations {
                 kiosk?: "0" | "1";
                 /** @description Minutes a called code stays on screen, 1 to 60, default 5 */
                 callMinutes?: string;
+                /** @description 1 (default) to say each call aloud after the chime, in the board's language; 0 keeps the chime only */
+                voice?: "0" | "1";
+                /** @description queues (default): a section per queue; desks: one column per desk with its latest call */
+                layout?: "queues" | "desks";
             };
             header?: {
                 /**
@@ -11059,7 +11897,7 @@ export interface operations {
                      *         "visitorName": "Awa Diallo",
                      *         "source": "widget",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
-                     *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8"
+                     *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A"
                      *       }
                      *     }
                      */
@@ -11340,6 +12178,12 @@ export interface operations {
                      *         },
                      *         "timeZone": "Europe/Paris",
                      *         "generatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "closures": [
+                     *           {
+                     *             "start": "Demo",
+                     *             "end": "Demo"
+                     *           }
+                     *         ],
                      *         "queues": [
                      *           {
                      *             "queueId": "que_d3m0q000000000000000",
@@ -11421,6 +12265,77 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["Error400"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getKioskInfo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kiosk's choices */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "name": "Main queue",
+                     *         "organizationName": "Demo",
+                     *         "logoUrl": "https://demo-bank.example/logo.png",
+                     *         "timezone": "Europe/Paris",
+                     *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "en"
+                     *         ],
+                     *         "queues": [
+                     *           {
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "queueName": "Demo",
+                     *             "letter": "A",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "serviceName": "Demo"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["KioskInfo"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
     };
@@ -12189,6 +13104,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     cancelSubscription: {
@@ -12534,6 +13450,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     receiveStripeEvent: {
@@ -14164,7 +15081,9 @@ export interface operations {
                      *           "data": {
                      *             "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *             "queueId": "que_d3m0q000000000000000",
-                     *             "displayCode": "A-042"
+                     *             "displayCode": "A-042",
+                     *             "invitationId": "ivt_d3m0nv1tat10n0000000",
+                     *             "organizationId": "org_d3m00000000000000000"
                      *           },
                      *           "readAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z"
@@ -14298,7 +15217,9 @@ export interface operations {
                      *         "data": {
                      *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *           "queueId": "que_d3m0q000000000000000",
-                     *           "displayCode": "A-042"
+                     *           "displayCode": "A-042",
+                     *           "invitationId": "ivt_d3m0nv1tat10n0000000",
+                     *           "organizationId": "org_d3m00000000000000000"
                      *         },
                      *         "readAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z"
@@ -14481,6 +15402,166 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getSmsPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "allowedCountries": [
+                     *           "Demo"
+                     *         ],
+                     *         "effectiveCountries": [
+                     *           "Demo"
+                     *         ],
+                     *         "perPhonePerDay": 1,
+                     *         "perAddressPerDay": 1,
+                     *         "perWidgetKeyPerDay": 1,
+                     *         "perTicket": 1,
+                     *         "dailyCeiling": 1,
+                     *         "businessReservePercent": 1,
+                     *         "alertAtPercent": 1,
+                     *         "today": {
+                     *           "sent": 1,
+                     *           "publicLimit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SmsPolicy"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    updateSmsPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allowedCountries": [
+                 *         "FR",
+                 *         "CI"
+                 *       ],
+                 *       "perPhonePerDay": 3,
+                 *       "perAddressPerDay": 10,
+                 *       "perWidgetKeyPerDay": 300,
+                 *       "perTicket": 4,
+                 *       "dailyCeiling": 100,
+                 *       "businessReservePercent": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateSmsPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The policy in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "allowedCountries": [
+                     *           "Demo"
+                     *         ],
+                     *         "effectiveCountries": [
+                     *           "Demo"
+                     *         ],
+                     *         "perPhonePerDay": 1,
+                     *         "perAddressPerDay": 1,
+                     *         "perWidgetKeyPerDay": 1,
+                     *         "perTicket": 1,
+                     *         "dailyCeiling": 1,
+                     *         "businessReservePercent": 1,
+                     *         "alertAtPercent": 1,
+                     *         "today": {
+                     *           "sent": 1,
+                     *           "publicLimit": 1,
+                     *           "resetsAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SmsPolicy"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
@@ -15766,7 +16847,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "previousOutcome": "served"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CallDeskNextRequest"];
+            };
+        };
         responses: {
             /** @description The called ticket */
             200: {
@@ -15823,6 +16913,20 @@ export interface operations {
                      *         "transferredToId": null,
                      *         "source": "app",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "previousCallOpen": {
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "displayCode": "A-042",
+                     *           "calledAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "previousCallsClosed": [
+                     *           {
+                     *             "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *             "displayCode": "A-042",
+                     *             "status": "served"
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -15830,6 +16934,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Ticket"];
+                        meta: components["schemas"]["PreviousCallMeta"];
                     };
                 };
             };
@@ -15838,6 +16943,139 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_7"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getLocationFloor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The floor */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "at": "Demo",
+                     *         "desks": [
+                     *           {
+                     *             "id": "Demo",
+                     *             "name": "Main queue",
+                     *             "status": "open",
+                     *             "operator": {
+                     *               "id": "Demo",
+                     *               "name": "Main queue"
+                     *             },
+                     *             "current": {
+                     *               "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *               "displayCode": "A-042",
+                     *               "status": "called",
+                     *               "since": "Demo"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "queues": [
+                     *           {
+                     *             "id": "Demo",
+                     *             "name": "Main queue",
+                     *             "letter": "A",
+                     *             "waitingCount": 4,
+                     *             "longestWaitSeconds": 1,
+                     *             "heldCount": 1,
+                     *             "servedToday": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Floor"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getTicketReceipt: {
+        parameters: {
+            query?: {
+                /** @description escpos (default) or html */
+                format?: "escpos" | "html";
+                /** @description The receipt's language: fr or en (default) */
+                language?: "fr" | "en";
+            };
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
     };

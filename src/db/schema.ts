@@ -497,7 +497,7 @@ export const calendarEvents = sqliteTable(
   (t) => [
     // Also serves lookups by organization alone (leftmost prefix).
     index("calendar_events_org_start_idx").on(t.organizationId, t.startAt),
-    // The minute sweep's appointment reminders (migration 0020).
+    // The minute sweep's appointment reminders (migration 0019).
     index("calendar_events_type_start_idx").on(t.eventType, t.startAt),
   ],
 );
@@ -545,7 +545,7 @@ export const remoteJoinExpiries = sqliteTable(
   },
   (t) => [
     index("remote_join_expiries_user_at_idx").on(t.userId, t.expiredAt),
-    // The minute sweep's purge of old expiries (migration 0020).
+    // The minute sweep's purge of old expiries (migration 0019).
     index("remote_join_expiries_expired_idx").on(t.expiredAt),
   ],
 );
@@ -711,7 +711,7 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_personal_idx")
       .on(t.organizationId, t.createdAt)
       .where(sql`json_extract(payload, '$.data.phone') IS NOT NULL`),
-    // fanOutEvent reads back one event's deliveries (migration 0020).
+    // fanOutEvent reads back one event's deliveries (migration 0019).
     index("webhook_deliveries_event_idx").on(t.eventId),
   ],
 );

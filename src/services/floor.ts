@@ -76,8 +76,7 @@ interface QueueLive {
 /** One room's live line; null when the room no longer has the queue (deleted meanwhile). */
 async function readQueue(env: Env, queueId: string, at: number): Promise<QueueLive | null> {
   const room = roomOf(env, queueId);
-  const page = (status: TicketStatus, limit: number) =>
-    room.query({ question: "tickets", query: { status, offset: 0, limit }, at });
+  const page = (status: TicketStatus, limit: number) => room.query({ question: "tickets", query: { status, offset: 0, limit }, at });
   const [waiting, called, serving, held] = await Promise.all([
     page("waiting", FLOOR_LINE_WINDOW),
     page("called", FLOOR_AT_DESK_MAX),

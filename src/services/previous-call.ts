@@ -42,9 +42,8 @@ export async function settlePreviousCalls(
   at: number,
 ): Promise<PreviousCallReport> {
   const pages = await Promise.all(
-    queueIds.map(
-      (id) =>
-        roomOf(env, id).query({ question: "tickets", query: { status: "called", offset: 0, limit: CALLED_READ_MAX }, at }),
+    queueIds.map((id) =>
+      roomOf(env, id).query({ question: "tickets", query: { status: "called", offset: 0, limit: CALLED_READ_MAX }, at }),
     ),
   );
   const open = pages
