@@ -107,13 +107,29 @@ const waitingCodes = (page) =>
 export function pageCases() {
   return [
     {
-      name: "pages flow 1: console signs in and opens a desk; a kiosk ticket appears live; call-next shortcut; the visitor's page says your turn; complete with an outcome",
+      name: "pages flow 1: console signs in and opens a desk; a kiosk ticket appears live; call-next shortcut; the board shows and speaks the call; the visitor's page says your turn; complete with an outcome",
       async run({ browser, api, figures }) {
         await resetDemo(api);
         const clerk = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
         const kiosk = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: "en-GB" });
         const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-GB", isMobile: true, hasTouch: true });
+        const screen = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
         try {
+          // The waiting room's call screen, with a spy on speech installed before it loads.
+          const board = await screen.newPage();
+          await board.addInitScript(() => {
+            window.utterances = [];
+            SpeechSynthesis.prototype.speak = function (u) {
+              window.utterances.push({ text: u.text, lang: u.lang });
+              setTimeout(() => u.onend?.(new Event("end")), 300);
+            };
+          });
+          await board.goto(`${api}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.widgetKey.value}&language=en&kiosk=1`, {
+            timeout: STEP_MS,
+          });
+          await board.getByText(DEMO.queue.name).first().waitFor({ timeout: STEP_MS });
+          await checkAxe(board, "the display board");
+
           const console_ = await clerk.newPage();
           await signIn(console_, api, DEMO.operator);
           await openDesk(console_, "Guichet 1");
@@ -158,6 +174,15 @@ export function pageCases() {
           );
           await visitor.getByText("It's your turn").waitFor({ timeout: STEP_MS });
           await visitor.getByText("Please go to Guichet 1").waitFor({ timeout: STEP_MS });
+          // The board shows the call and says it aloud, in its language.
+          const number = String(Number(ticket.displayCode.split("-")[1]));
+          await board.waitForFunction((n) => window.utterances.some((u) => u.text.includes(` ${n},`)), number, { timeout: STEP_MS });
+          const said = await board.evaluate(() => window.utterances);
+          check(
+            said.some((u) => u.text.includes(`A ${number}`) && u.text.includes("Guichet 1") && u.lang.startsWith("en")),
+            `the board said ${JSON.stringify(said)}`,
+          );
+          await board.getByText(ticket.displayCode).first().waitFor({ timeout: STEP_MS });
 
           await console_.keyboard.press("s");
           await console_.getByText("being served").waitFor({ timeout: STEP_MS });
@@ -173,7 +198,7 @@ export function pageCases() {
           );
           await visitor.getByText("Thank you for your visit").waitFor({ timeout: STEP_MS });
         } finally {
-          await Promise.all([clerk.close(), kiosk.close(), phone.close()]);
+          await Promise.all([clerk.close(), kiosk.close(), phone.close(), screen.close()]);
         }
       },
     },
@@ -290,7 +315,7 @@ export function pageCases() {
       },
     },
     {
-      name: "pages: the floor view shows the desks and queues (axe), once the floor route exists",
+      name: "pages: the floor view shows the desks and the queues with their waiting line (axe)",
       async run({ browser, api }) {
         const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         try {
@@ -300,8 +325,12 @@ export function pageCases() {
             .getByRole("button", { name: /Call next|Guichet/ })
             .first()
             .waitFor({ timeout: STEP_MS });
+          // A walk-in waiting, so the floor has a line to show.
+          await widgetJoin(api, { visitorName: "Floor" });
           await p.goto(`${api}/console/floor`, { timeout: STEP_MS });
-          await p.waitForSelector("table, .notice", { timeout: STEP_MS });
+          await p.waitForSelector("table", { timeout: STEP_MS });
+          check((await p.getByText("not available").count()) === 0, "the floor view says the floor route is missing");
+          for (const name of ["Guichet 1", "Guichet 2", DEMO.queue.name]) await p.getByText(name).first().waitFor({ timeout: STEP_MS });
           await checkAxe(p, "the floor view");
         } finally {
           await ctx.close();
