@@ -43,7 +43,7 @@ const receipt = createRoute({
       [TICKET_TOKEN_HEADER]: z
         .string()
         .optional()
-        .openapi({ description: "The `ticketToken` the widget join answered", example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8" }),
+        .openapi({ description: "The `ticketToken` the widget join answered", example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A" }),
     }),
   },
   responses: {
