@@ -5,32 +5,12 @@
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./floor.css";
-import { api, ApiRefusal, defaultHeaders, type Location, type Membership, type User } from "../shared/api";
+import { api, ApiRefusal, defaultHeaders, type Location, type Membership, type Schemas, type User } from "../shared/api";
 import { browserLang, minutes, rememberLang, since, type Lang } from "../shared/i18n";
 import { openLive, type LiveState } from "../shared/live";
 
-// GET /v1/locations/{locationId}/floor (the counter engineer's route, issue #27). Written out here
-// until the generated client is regenerated at merge.
-interface Floor {
-  locationId: string;
-  at: string;
-  desks: Array<{
-    id: string;
-    name: string;
-    status: "open" | "closed";
-    operator: { id: string; name: string } | null;
-    current: { ticketId: string; displayCode: string; status: string; since: string } | null;
-  }>;
-  queues: Array<{
-    id: string;
-    name: string;
-    letter: string;
-    waitingCount: number;
-    longestWaitSeconds: number;
-    heldCount: number;
-    servedToday: number;
-  }>;
-}
+// GET /v1/locations/{locationId}/floor (src/routes/floor.ts).
+type Floor = Schemas["Floor"];
 
 const TEXT = {
   en: {

@@ -5,22 +5,11 @@ import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import { renderSVG } from "uqr";
 import "../shared/base.css";
 import "./kiosk.css";
-import { api, ApiRefusal, defaultHeaders, type WidgetTicket } from "../shared/api";
+import { api, ApiRefusal, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
 import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
 
-// GET /v1/widget/locations/{locationId}/kiosk (src/routes/kiosk.ts). Written out here until the
-// generated client is regenerated at merge; then it is Schemas["KioskInfo"].
-type KioskInfo = {
-  locationId: string;
-  organizationId: string;
-  name: string;
-  organizationName: string;
-  logoUrl: string | null;
-  timezone: string;
-  defaultLanguage: "fr" | "en";
-  languages: Array<"fr" | "en">;
-  queues: Array<{ queueId: string; queueName: string; letter: string; serviceId: string; serviceName: string }>;
-};
+// GET /v1/widget/locations/{locationId}/kiosk (src/routes/kiosk.ts).
+type KioskInfo = Schemas["KioskInfo"];
 type Issued = WidgetTicket & { ticketToken: string };
 
 const IDLE_MS = 20_000;
