@@ -20,23 +20,8 @@ import { ApiError, forbidden, notFound, validationError } from "./errors";
 
 export const SESSION_COOKIE = "service.session_token";
 
-export type Principal =
-  | { kind: "anonymous" }
-  | { kind: "session"; user: UserRow; tokenHash: string; expiresAt: number; absoluteExpiresAt: number; lastSeenAt: number }
-  | {
-      kind: "apiKey";
-      keyId: string;
-      organizationId: string;
-      permissions: ReadonlySet<Permission>;
-      widgetOnly: boolean;
-      rate: RateLimits;
-      /** The plan's monthly API-call quota (null = unlimited), read with the key on every request. */
-      apiCallsPerMonth: Limit;
-      /** A widget key locked to these origins (src/routes/widget.ts widgetOriginLock); null = any. */
-      allowedOrigins: string[] | null;
-      /** When the key was last recorded as used, read with it (src/http/key-usage.ts). */
-      lastUsedAt: number | null;
-    };
+export type { Principal } from "./context";
+import type { Principal } from "./context";
 
 function unauthenticated(message = "Missing or invalid credentials"): ApiError {
   return new ApiError("AUTHENTICATION_ERROR", message);

@@ -1,8 +1,29 @@
 import type { Env } from "../env";
 import type { Role } from "../domain/permissions";
-import type { Principal } from "./auth";
+import type { Limit, RateLimits } from "../domain/plans";
+import type { Permission } from "../domain/permissions";
+import type { UserRow } from "../services/sessions";
 import type { ApiError } from "./errors";
 import type { QueueRow } from "../services/queues";
+
+/** Who is calling: set by the authenticate middleware (./auth.ts), read by every route. */
+export type Principal =
+  | { kind: "anonymous" }
+  | { kind: "session"; user: UserRow; tokenHash: string; expiresAt: number; absoluteExpiresAt: number; lastSeenAt: number }
+  | {
+      kind: "apiKey";
+      keyId: string;
+      organizationId: string;
+      permissions: ReadonlySet<Permission>;
+      widgetOnly: boolean;
+      rate: RateLimits;
+      /** The plan's monthly API-call quota (null = unlimited), read with the key on every request. */
+      apiCallsPerMonth: Limit;
+      /** A widget key locked to these origins (src/routes/widget.ts widgetOriginLock); null = any. */
+      allowedOrigins: string[] | null;
+      /** When the key was last recorded as used, read with it (src/http/key-usage.ts). */
+      lastUsedAt: number | null;
+    };
 
 /** The Hono environment every router shares. */
 export type AppEnv = {
