@@ -25,7 +25,10 @@ async function inProduction(
     body: opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body),
   });
   const ctx = createExecutionContext();
-  const res = await worker.fetch!(request as any, { ...env, ENVIRONMENT: "production", ...over } as Env, ctx);
+  // Production refuses the public development TOKEN_SECRET: a secret of its own, with the
+  // development one as the previous (rotated-out) secret so the test's sessions still verify.
+  const secrets = { TOKEN_SECRET: "a-production-token-secret-for-this-test", TOKEN_SECRET_PREVIOUS: env.TOKEN_SECRET };
+  const res = await worker.fetch!(request as any, { ...env, ENVIRONMENT: "production", ...secrets, ...over } as Env, ctx);
   await waitOnExecutionContext(ctx);
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }

@@ -141,7 +141,7 @@ describe("widget visitors' web push", () => {
       201,
     );
     await eventsOf(captured, f.queueId);
-    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { counter: "Guichet 4" } }));
     const sent: { url: string; init: RequestInit }[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
       sent.push({ url: String(input), init: init ?? {} });
@@ -164,7 +164,7 @@ describe("widget visitors' web push", () => {
     expect(idlen).toBe(65);
     expect(message).toEqual({
       title: "C'est votre tour",
-      body: `Ticket ${t.displayCode} : présentez-vous maintenant (file Main line).`,
+      body: `Ticket ${t.displayCode} : présentez-vous maintenant au Guichet 4 (file Main line).`,
       data: expect.objectContaining({ type: "ticket.called", ticketId: t.id, displayCode: t.displayCode }),
     });
 
