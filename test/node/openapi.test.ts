@@ -70,6 +70,7 @@ describe("examples", () => {
     expect(doc.paths["/v1/queues/{queueId}/call-next"].post.requestBody.content["application/json"].example).toEqual({
       serviceId: "svc_d3m0s3rv1c3000000000",
       counter: "Guichet 3",
+      previousOutcome: "served",
     });
   });
 });
