@@ -902,7 +902,7 @@ const cases = [
       await waitForWidgetText(page, "Position in line: 2");
       const kept = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)), fresh.id);
       check(
-        kept && kept.ticketId === ticket.id && /^[A-Za-z0-9_-]{43}$/.test(kept.token) && kept.queueId === fresh.id,
+        kept && kept.ticketId === ticket.id && /^[A-Za-z0-9_-]{44}$/.test(kept.token) && kept.queueId === fresh.id,
         `stored ${JSON.stringify(kept)}`,
       );
       await shot(page, "visitor-waiting");
