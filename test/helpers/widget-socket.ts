@@ -51,6 +51,18 @@ export class SocketClient {
     return this.messages[this.read++];
   }
 
+  /**
+   * The next message not read yet that is not of `type`: a room may broadcast its status at any
+   * moment (an alarm, a sweep), so an answer is looked for past those.
+   */
+  async nextExcept(type: string, ms = 10_000): Promise<any> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const message = await this.next(Math.max(1, deadline - Date.now()));
+      if (message?.type !== type) return message;
+    }
+  }
+
   /** Waits until `count` messages have arrived in all. */
   async received(count: number, ms = 10_000): Promise<void> {
     const deadline = Date.now() + ms;
