@@ -19,6 +19,7 @@ import { KEY_PERMISSION_VALUES } from "../domain/permissions";
 import { now } from "../lib/clock";
 import { listDomains } from "../services/verification";
 import { allowedWidgetOrigins, apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "../services/api-keys";
+import { PublicLine } from "./schemas";
 
 const app = router();
 const tags = ["API keys"];
@@ -59,7 +60,7 @@ const create = createRoute({
     body: jsonBody(
       z
         .strictObject({
-          name: z.string().trim().min(1).max(100),
+          name: PublicLine(100),
           permissions: z.array(z.enum(KEY_PERMISSION_VALUES)).max(KEY_PERMISSION_VALUES.length).optional(),
           allowedOrigins: z
             .array(z.string().max(300))

@@ -17,7 +17,7 @@ import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { createSession, revokeSession, SESSION_ABSOLUTE_MS, slideSession } from "../services/sessions";
 import { findUserByEmail, userRecord } from "../services/users";
-import { Email, Language, MembershipRecord, SessionRecord, UserRecord } from "./schemas";
+import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "./schemas";
 
 const app = router();
 const tags = ["Session"];
@@ -47,8 +47,8 @@ const register = createRoute({
         .strictObject({
           email: Email,
           password: z.string().min(10).max(256),
-          firstName: z.string().trim().min(1).max(100),
-          lastName: z.string().trim().min(1).max(100),
+          firstName: PublicLine(100),
+          lastName: PublicLine(100),
           accountType: z.enum(["business", "customer"]),
           language: Language.optional(),
         })

@@ -33,7 +33,7 @@ import {
   updateEvent,
 } from "../services/calendar";
 import { calendarChanged } from "../services/room-rules";
-import { RoleSchema } from "./schemas";
+import { PublicLine, PublicParagraph, RoleSchema } from "./schemas";
 
 const app = router();
 const tags = ["Calendar"];
@@ -62,8 +62,8 @@ const Color = z
 const RefId = z.string().min(1).max(64);
 const EventType = z.enum(EVENT_TYPES);
 const Recurrence = z.enum(["daily", "weekly", "monthly"]);
-const Title = z.string().trim().min(1).max(200);
-const Description = z.string().max(2000);
+const Title = PublicLine(200);
+const Description = PublicParagraph(2000);
 const Attendees = z.array(RefId).max(500);
 
 const EventRecord = z

@@ -30,7 +30,7 @@ import {
 } from "../services/desks";
 import { callAtDeskAfterPrevious } from "../services/previous-call";
 import { ticketRecord } from "../services/tickets";
-import { PreviousCallMeta, PreviousOutcomeField } from "./schemas";
+import { PreviousCallMeta, PreviousOutcomeField, PublicLine } from "./schemas";
 import { TicketRecord } from "./tickets";
 
 // Desks (counters) and calling from them (docs/desks.md). Thin: the rules are in
@@ -58,7 +58,7 @@ export const DeskRecord = z
   })
   .openapi("Desk");
 
-const DeskName = z.string().trim().min(1).max(DESK_NAME_MAX);
+const DeskName = PublicLine(DESK_NAME_MAX);
 const QueueIds = z.array(z.string().min(1).max(64)).min(1).max(DESK_QUEUES_MAX);
 const Weights = z
   .record(z.string().min(1).max(64), z.number().int().min(1).max(DESK_WEIGHT_MAX))

@@ -28,7 +28,7 @@ import {
 } from "../services/locations";
 import { retireQueues } from "../services/queue-rooms";
 import { rulesChanged } from "../services/room-rules";
-import { Email } from "./schemas";
+import { Email, PublicLine } from "./schemas";
 
 const app = router();
 const tags = ["Locations"];
@@ -57,8 +57,8 @@ const Latitude = z.number().min(-90).max(90);
 const Longitude = z.number().min(-180).max(180);
 
 const LocationFields = {
-  name: z.string().trim().min(1).max(200),
-  address: z.string().trim().min(1).max(500),
+  name: PublicLine(200),
+  address: PublicLine(500),
   latitude: Latitude,
   longitude: Longitude,
   timezone: Timezone.nullable().optional().openapi({ description: "IANA zone name, default UTC" }),

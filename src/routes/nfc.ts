@@ -10,6 +10,7 @@ import { assertNotArchived, queueTarget } from "../services/channel-targets";
 import { scanNfcTag, scanOutcomeRecord } from "../services/entry-scans";
 import { ScanResult } from "./qr";
 import { createNfcTag, listNfcTags, nfcTagRecord, tagByNfcId, uniqueDevicesOf, updateNfcTag } from "../services/nfc-tags";
+import { PublicLine } from "./schemas";
 
 const app = router();
 const tags = ["NFC tags"];
@@ -21,7 +22,7 @@ const NfcId = z
   .regex(/^[A-Za-z0-9:_-]+$/, "letters, digits, ':', '_' and '-' only")
   .openapi({ description: "The tag's physical identifier (e.g. its UID), case-sensitive", example: "04:A2:3B:1C:5D:80" });
 const Kind = z.enum(["physical", "virtual", "mobile_wallet"]);
-const LocationName = z.string().trim().min(1).max(200);
+const LocationName = PublicLine(200);
 const Latitude = z.number().min(-90).max(90);
 const Longitude = z.number().min(-180).max(180);
 const QueueId = z.string().min(1).max(64);

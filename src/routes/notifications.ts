@@ -29,6 +29,7 @@ import {
   unregisterDevice,
   updatePreferences,
 } from "../services/notifications";
+import { PublicParagraph } from "./schemas";
 
 // Spec §4.15 with CONTRACT §7. Devices, preferences and the inbox belong to the signed-in
 // user (a session); the SMS route is the business's (ORG_MANAGE or QUEUE_OPERATE, key or member).
@@ -241,7 +242,7 @@ const sms = createRoute({
       z
         .strictObject({
           phone: z.string().regex(E164, "an E.164 phone number, e.g. +33612345678").openapi({ example: "+33612345678" }),
-          message: z.string().min(1).max(480),
+          message: PublicParagraph(480).min(1),
           purpose: z.enum(SMS_PURPOSES),
         })
         .openapi("SendSmsRequest"),

@@ -27,7 +27,7 @@ import {
   transferOwnership,
   updateOrganization,
 } from "../services/organizations";
-import { Email, Language, OrganizationType, RoleSchema } from "./schemas";
+import { Email, Language, OrganizationType, PublicLine, PublicParagraph, RoleSchema } from "./schemas";
 
 const app = router();
 const tags = ["Organizations"];
@@ -77,10 +77,10 @@ const create = createRoute({
     body: jsonBody(
       z
         .strictObject({
-          name: z.string().trim().min(1).max(200),
+          name: PublicLine(200),
           slug: Slug,
           type: OrganizationType.optional(),
-          description: z.string().max(2000).nullable().optional(),
+          description: PublicParagraph(2000).nullable().optional(),
         })
         .openapi("CreateOrganizationRequest"),
     ),
@@ -158,14 +158,14 @@ const update = createRoute({
     body: jsonBody(
       z
         .strictObject({
-          name: z.string().trim().min(1).max(200),
-          legalName: z.string().trim().min(1).max(200).nullable(),
+          name: PublicLine(200),
+          legalName: PublicLine(200).nullable(),
           website: HttpsUrl.nullable(),
           billingEmail: Email.nullable(),
           availabilityRadiusKm: AvailabilityRadius.nullable().openapi({ enum: [...AVAILABILITY_RADII, null] }),
           siret: z.string().trim().min(1).max(32).nullable(),
           vatNumber: z.string().trim().min(1).max(32).nullable(),
-          description: z.string().max(2000).nullable(),
+          description: PublicParagraph(2000).nullable(),
           type: OrganizationType,
           defaultLanguage: Language,
           logoUrl: HttpsUrl.nullable(),

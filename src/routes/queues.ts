@@ -34,6 +34,8 @@ import {
   PHONE_RULES,
   PreviousCallMeta,
   PreviousOutcomeField,
+  PublicLine,
+  PublicParagraph,
   WaitRangeSchema,
 } from "./schemas";
 import { TicketRecord } from "./tickets";
@@ -63,12 +65,12 @@ export const QueueRecord = z
   .openapi("Queue");
 
 const QueueParam = idParam("queueId", "que");
-const QueueName = z.string().trim().min(1).max(100);
-const QueueDescription = z.string().max(1000).nullable();
+const QueueName = PublicLine(100);
+const QueueDescription = PublicParagraph(1000).nullable();
 const MaxCapacity = z.number().int().min(1).max(10_000);
 const NoShowTimeout = z.number().int().min(1).max(60).describe("Minutes a called ticket has to come forward before it expires (default 5)");
 const PartySize = z.number().int().min(1).max(50);
-const VisitorName = z.string().trim().min(1).max(100);
+const VisitorName = PublicLine(100);
 
 /** Who acts on a queue: the user, or for an API key the key itself. */
 function actingId(actor: Actor): string {

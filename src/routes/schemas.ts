@@ -1,10 +1,19 @@
 import { z } from "@hono/zod-openapi";
+import { isPublicLine, isPublicParagraph, PUBLIC_LINE_RULE, PUBLIC_PARAGRAPH_RULE } from "../domain/public-text";
 import { typePhone } from "../domain/sms-policy";
 
 // Request and record schemas shared across areas. Bodies are strict: an unknown field is a
 // VALIDATION_ERROR, so nothing can be set through a body that does not name it.
 
 export const Language = z.enum(["fr", "en"]);
+
+/**
+ * A name or title people see (CONTRACT §10): trimmed, 1 to `max` characters, one line without
+ * control characters, bidi overrides or lone surrogates (src/domain/public-text.ts).
+ */
+export const PublicLine = (max: number) => z.string().trim().min(1).max(max).refine(isPublicLine, PUBLIC_LINE_RULE);
+/** A description or note people see: up to `max` characters; line breaks and tabs allowed. */
+export const PublicParagraph = (max: number) => z.string().max(max).refine(isPublicParagraph, PUBLIC_PARAGRAPH_RULE);
 
 /** The one phone rule of every route that takes a customer's phone (SMS needs E.164). */
 export const E164_PHONE = /^\+[1-9][0-9]{6,14}$/;
@@ -83,7 +92,7 @@ export const DefaultServiceMinutes = z
   .describe("Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5)");
 
 /** The counter a ticket is called to, as the display board shows it. */
-export const CounterLabel = z.string().trim().min(1).max(40);
+export const CounterLabel = PublicLine(40);
 
 /** What became of the caller's previous call, sent with call-next (docs/floor.md). */
 export const PreviousOutcomeField = z.enum(["served", "no_show"]).openapi({

@@ -10,6 +10,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { findService } from "../services/services";
 import { addOutcome, listOutcomes, MAX_OUTCOMES_PER_SERVICE, outcomeRecord, removeOutcome } from "../services/service-outcomes";
+import { PublicLine } from "./schemas";
 
 // The outcomes a service offers at completion (docs/desks.md, outcomes).
 
@@ -52,7 +53,7 @@ const create = createRoute({
     params: ServiceParam,
     body: jsonBody(
       z
-        .strictObject({ code: OutcomeCode, label: z.string().trim().min(1).max(100).openapi({ example: "Account opened" }) })
+        .strictObject({ code: OutcomeCode, label: PublicLine(100).openapi({ example: "Account opened" }) })
         .openapi("CreateServiceOutcomeRequest"),
     ),
   },

@@ -29,7 +29,7 @@ import {
   serviceRecords,
   updateService,
 } from "../services/services";
-import { OrganizationType } from "./schemas";
+import { OrganizationType, PublicLine, PublicParagraph } from "./schemas";
 
 const app = router();
 const tags = ["Services"];
@@ -45,10 +45,10 @@ const LocationIds = z
   .openapi({ description: "At least one location of the organization; duplicates are ignored" });
 
 const ServiceFields = {
-  name: z.string().trim().min(1).max(200),
+  name: PublicLine(200),
   locationIds: LocationIds,
   serviceTypeId: z.string().min(1).max(64).openapi({ example: "st_bank_teller" }),
-  description: z.string().max(2000).nullable().optional(),
+  description: PublicParagraph(2000).nullable().optional(),
   isVirtual: z.boolean().optional(),
   maxRemoteJoinRadiusKm: z.number().gt(0).max(100).nullable().optional().openapi({ description: "Over 0, at most 100" }),
 };

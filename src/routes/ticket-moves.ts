@@ -13,6 +13,7 @@ import { requireCredential } from "../http/auth";
 import { STEP_BACK_MAX_PLACES } from "../domain/tickets";
 import { getTicket, holdTicket, recallTicket, resumeTicket, returnTicket, stepBackTicket, ticketRecord } from "../services/tickets";
 import { TicketRecord } from "./tickets";
+import { PublicLine } from "./schemas";
 
 // The operator's verbs beyond the spec's (docs/desks.md): recall, return to the line, hold and resume, and the
 // owner's step back. Each is one command of the ticket's room.
@@ -97,7 +98,7 @@ const hold = createRoute({
     params: TicketParam,
     body: optionalJsonBody(
       z
-        .strictObject({ reason: z.string().trim().min(1).max(200).optional().openapi({ example: "Fetching the passport from the car" }) })
+        .strictObject({ reason: PublicLine(200).optional().openapi({ example: "Fetching the passport from the car" }) })
         .openapi("HoldTicketRequest"),
     ),
   },

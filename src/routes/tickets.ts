@@ -7,7 +7,7 @@ import type { AppEnv } from "../http/context";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
-import { CounterLabel, WaitRangeSchema } from "./schemas";
+import { CounterLabel, PublicParagraph, WaitRangeSchema } from "./schemas";
 import { now } from "../lib/clock";
 import type { TicketView } from "../services/tickets";
 import type { QueueRow } from "../services/queues";
@@ -182,7 +182,7 @@ const complete = createRoute({
             .max(64)
             .optional()
             .openapi({ description: "One of the service's outcome codes", example: "account_opened" }),
-          note: z.string().trim().min(1).max(COMPLETION_NOTE_MAX).optional().openapi({ example: "Brings the signed form on Monday" }),
+          note: PublicParagraph(COMPLETION_NOTE_MAX).trim().min(1).optional().openapi({ example: "Brings the signed form on Monday" }),
         })
         .openapi("CompleteTicketRequest"),
     ),

@@ -29,6 +29,7 @@ import {
   updateWebhook,
   webhookRecord,
 } from "../services/webhooks";
+import { PublicParagraph } from "./schemas";
 
 const app = router();
 const tags = ["Webhooks"];
@@ -84,7 +85,7 @@ const Events = z
   .min(1)
   .max(WEBHOOK_EVENT_NAMES.length)
   .openapi({ description: "Event types to receive, or `*` for all (see docs/webhooks.md)" });
-const Description = z.string().trim().max(500);
+const Description = PublicParagraph(500).trim();
 
 const CreateBody = z
   .strictObject({ url: Url, events: Events, description: Description.optional(), enabled: z.boolean().optional() })

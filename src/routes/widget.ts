@@ -8,7 +8,7 @@ import type { AppEnv } from "../http/context";
 import { publicQueue, queueOfCaller } from "../http/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { CounterLabel, CustomerPhone, PHONE_RULES, WaitRangeSchema } from "./schemas";
+import { CounterLabel, CustomerPhone, PHONE_RULES, PublicLine, WaitRangeSchema } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -269,7 +269,7 @@ app.openapi(status, async (c) => {
 
 const JoinBody = z
   .strictObject({
-    visitorName: z.string().trim().min(1).max(100).optional(),
+    visitorName: PublicLine(100).optional(),
     phone: CustomerPhone.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
   })
