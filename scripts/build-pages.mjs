@@ -71,6 +71,16 @@ export async function buildPages({ quiet = false } = {}) {
     const gz = (name) => (name ? gzipSync(readFileSync(path.join(out, name)), { level: 9 }).length : 0);
     sizes[page] = { js, jsGzip: gz(js), cssGzip: gz(css) };
   }
+  // The assets serve the shells under /pages/ too (/pages/console): with the Worker's headers, so
+  // that no path to a page leaves it framable or without its CSP (src/http/page-headers.json).
+  const headers = JSON.parse(readFileSync(path.join(root, "src", "http", "page-headers.json"), "utf8"));
+  writeFileSync(
+    path.join(root, "public", "_headers"),
+    "# Written by scripts/build-pages.mjs from src/http/page-headers.json: do not edit.\n/pages/*\n" +
+      Object.entries(headers)
+        .map(([name, value]) => `  ${name}: ${value}\n`)
+        .join(""),
+  );
   // The status page's service worker keeps a fixed name: a browser finds its registration by URL.
   copyFileSync(path.join(root, "src", "pages", "status", "push-sw.js"), path.join(out, "push-sw.js"));
   return sizes;

@@ -5,6 +5,7 @@
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
+import PAGE_HEADERS from "./page-headers.json";
 
 const PAGE_OF: Record<string, string> = {
   "/console": "console",
@@ -13,11 +14,9 @@ const PAGE_OF: Record<string, string> = {
   "/kiosk": "kiosk",
 };
 
-// Scripts and styles are our own hashed files; sockets and API calls go to this origin only.
-const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; " +
-  "manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
+// Scripts and styles are our own hashed files; sockets and API calls go to this origin only. The
+// same headers reach the files under /pages/ that the assets serve directly: scripts/build-pages.mjs
+// writes them into public/_headers from this one file.
 async function servePage(c: Context<AppEnv>, page: string): Promise<Response> {
   const asset = await c.env.ASSETS.fetch(new URL(`/pages/${page}`, c.req.url));
   // Not built (an install that skipped scripts/build-pages.mjs): say so rather than a blank page.
@@ -25,9 +24,7 @@ async function servePage(c: Context<AppEnv>, page: string): Promise<Response> {
   const headers = new Headers({
     "Content-Type": "text/html; charset=utf-8",
     "Cache-Control": "no-store",
-    "Content-Security-Policy": CSP,
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
+    ...PAGE_HEADERS,
   });
   return new Response(asset.body, { status: 200, headers });
 }

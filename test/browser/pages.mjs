@@ -337,6 +337,17 @@ export function pageCases() {
         }
       },
     },
+    {
+      name: "pages: every path to a page carries its CSP, whether the Worker or the assets serve it (/console, /pages/console, /pages/console.html)",
+      async run({ api }) {
+        const expected = JSON.parse(readFileSync(new URL("../../src/http/page-headers.json", import.meta.url), "utf8"));
+        for (const p of ["/console", "/kiosk", "/pages/console", "/pages/kiosk.html", "/pages/status"]) {
+          const res = await fetch(`${api}${p}`, { redirect: "manual" });
+          for (const [name, value] of Object.entries(expected))
+            if (res.headers.get(name) !== value) throw new Error(`${p} (${res.status}): ${name} is ${res.headers.get(name)}`);
+        }
+      },
+    },
   ];
 }
 
