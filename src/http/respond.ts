@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { iso } from "../lib/time";
 import { now } from "../lib/clock";
-import type { ApiError } from "./errors";
+import { errorDocUrl, type ApiError } from "./errors";
 
 export function ok<T>(data: T) {
   return { success: true as const, data };
@@ -20,6 +20,7 @@ export function errorBody(c: Context, err: ApiError) {
       details: err.details,
       timestamp: iso(now()),
       requestId: (c.get("requestId") as string | undefined) ?? "",
+      docUrl: errorDocUrl(new URL(c.req.url).origin, err.code),
     },
   };
 }

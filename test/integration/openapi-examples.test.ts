@@ -362,6 +362,8 @@ const STEPS: Step[] = [
   { id: "getArrivalHeatmap" },
   { id: "getEstimateAccuracy" },
   { id: "exportTicketsCsv" },
+  { id: "listErrorCodes" },
+  { id: "getErrorCode" },
 
   // The deletions, last: each removes something the steps above use.
   { id: "clearQueue" },
