@@ -7,7 +7,7 @@ export function ok<T>(data: T) {
   return { success: true as const, data };
 }
 
-export function okList<T>(data: T[], meta: { total: number; page: number; limit: number; hasMore: boolean }) {
+export function okList<T, M extends { total: number; page: number | null; limit: number; hasMore: boolean }>(data: T[], meta: M) {
   return { success: true as const, data, meta };
 }
 
