@@ -363,6 +363,7 @@ const STEPS: Step[] = [
   { id: "getEstimateAccuracy" },
   { id: "exportTicketsCsv" },
   { id: "listErrorCodes" },
+  { id: "listEvents" },
   { id: "getErrorCode" },
 
   // The deletions, last: each removes something the steps above use.
