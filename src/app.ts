@@ -46,6 +46,8 @@ import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
 import { mountPages } from "./http/pages";
 import kioskRoutes from "./routes/kiosk";
+import errorCodeRoutes from "./routes/errors";
+import eventRoutes from "./routes/events";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -111,6 +113,8 @@ export function createApp() {
   app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
+  app.route("/v1", errorCodeRoutes);
+  app.route("/v1", eventRoutes);
 
   mountDocs(app);
   mountPages(app);

@@ -967,3 +967,22 @@ export const smsCounters = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.scope, t.subject, t.day] })],
 );
+
+// ---- Integrators (issue #32) ----
+
+/** Every domain event of an organization, kept 24 h for GET /v1/events (migration 0025). */
+export const organizationEvents = sqliteTable(
+  "organization_events",
+  {
+    /** Recording order: the stream's order, never reused (AUTOINCREMENT). */
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull().unique(),
+    organizationId: text("organization_id").notNull(),
+    type: text("type").notNull(),
+    queueId: text("queue_id"),
+    /** The webhook envelope of the event (domain/webhooks.ts eventPayload), as JSON. */
+    payload: text("payload").notNull(),
+    recordedAt: integer("recorded_at").notNull(),
+  },
+  (t) => [index("organization_events_org_seq_idx").on(t.organizationId, t.seq), index("organization_events_recorded_idx").on(t.recordedAt)],
+);

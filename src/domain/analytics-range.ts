@@ -6,7 +6,7 @@
 
 import type { InstantInput } from "../lib/instant";
 import { DAY } from "../lib/time";
-import { zonedWallTimeToUtc } from "./recurrence";
+import { wallTimeAt, zonedWallTimeToUtc } from "./recurrence";
 
 /** A year and a day: any calendar year (leap or not) plus a DST hour fits. */
 export const MAX_ANALYTICS_RANGE_MS = 366 * DAY;
@@ -17,14 +17,31 @@ export interface ResolvedRange {
   to: number;
 }
 
+/**
+ * A bound the caller left out: today, as a date in the time zone it is read in (issue #32: a
+ * dashboard asking for "today" near midnight in Paris must not get the UTC day's zeros).
+ */
+export type RangeBound = InstantInput | { kind: "today" };
+
+/** The local date in `timeZone` at the instant `at`. */
+function todayIn(timeZone: string, at: number): Extract<InstantInput, { kind: "date" }> {
+  const wall = wallTimeAt(at, timeZone);
+  return { kind: "date", year: wall.year, month: wall.month, day: wall.day };
+}
+
 /** 00:00 of a date in `timeZone`, as a UTC instant. */
 function startOfDate(input: Extract<InstantInput, { kind: "date" }>, timeZone: string, plusDays = 0): number {
   const day = new Date(Date.UTC(input.year, input.month - 1, input.day + plusDays));
   return zonedWallTimeToUtc(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), 0, 0, 0, timeZone);
 }
 
-/** The instants [from, to) the inputs stand for in `timeZone` (see the header). */
-export function resolveRange(from: InstantInput, to: InstantInput, timeZone: string): ResolvedRange {
+/**
+ * The instants [from, to) the inputs stand for in `timeZone` (see the header); a bound left out
+ * is today there (`at` is now), so no bounds at all is today, whole.
+ */
+export function resolveRange(fromBound: RangeBound, toBound: RangeBound, timeZone: string, at: number): ResolvedRange {
+  const from = fromBound.kind === "today" ? todayIn(timeZone, at) : fromBound;
+  const to = toBound.kind === "today" ? todayIn(timeZone, at) : toBound;
   return {
     from: from.kind === "instant" ? from.ms : startOfDate(from, timeZone),
     to: to.kind === "instant" ? to.ms : startOfDate(to, timeZone, 1),

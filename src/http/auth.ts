@@ -23,8 +23,22 @@ export const SESSION_COOKIE = "service.session_token";
 export type { Principal } from "./context";
 import type { Principal } from "./context";
 
-function unauthenticated(message = "Missing or invalid credentials"): ApiError {
-  return new ApiError("AUTHENTICATION_ERROR", message);
+/** The credentials a route accepts, named in every 401 so a newcomer knows what to send (issue #32). */
+export const EXPECTED_CREDENTIALS = [
+  "X-API-Key: qk_live_…",
+  "Authorization: Bearer qk_live_…",
+  "Authorization: Bearer sess_… (POST /v1/auth/login)",
+  "Cookie: service.session_token",
+] as const;
+
+const UNKNOWN_KEY =
+  "Unknown API key: X-API-Key (or Authorization: Bearer) must carry a key created with POST /v1/organizations/{organizationId}/api-keys";
+const UNKNOWN_SESSION = "Unknown session token: log in (POST /v1/auth/login) and send its token as Authorization: Bearer sess_…";
+
+function unauthenticated(
+  message = "No credential: send an API key in the X-API-Key header, or a session token as Authorization: Bearer sess_…",
+): ApiError {
+  return new ApiError("AUTHENTICATION_ERROR", message, { expected: [...EXPECTED_CREDENTIALS] });
 }
 
 /** Exactly what clears the session cookie in a browser (same attributes as when it was set). */
@@ -48,7 +62,7 @@ function credentialOf(c: Context<AppEnv>): Credential | null {
   const authorization = c.req.header("Authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    if (!match) throw unauthenticated("Authorization must be 'Bearer <token>'");
+    if (!match) throw unauthenticated("The Authorization header must be 'Bearer <token>' (an API key qk_live_… or a session token sess_…)");
     const token = match[1]!;
     return { type: looksLikeApiKey(token) ? "apiKey" : "session", value: token, fromCookie: false };
   }
@@ -95,12 +109,12 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
   const queueId = queueIdOfPath(c.req.path);
   if (credential.type === "apiKey") {
     const lookupPrefix = apiKeyLookupPrefix(credential.value);
-    if (lookupPrefix === null) return unauthenticated("Unknown API key");
+    if (lookupPrefix === null) return unauthenticated(UNKNOWN_KEY);
     const keyReads = [apiKeyQuery(db, lookupPrefix), apiKeySubscriptionQuery(db, lookupPrefix)] as const;
     const [[key], [subscription], queueRows] =
       queueId === null ? [...(await db.batch(keyReads)), null] : await db.batch([...keyReads, queueQuery(db, queueId)]);
     const found = await apiKeyOf(key, subscription, credential.value);
-    if (!found) return unauthenticated("Unknown API key");
+    if (!found) return unauthenticated(UNKNOWN_KEY);
     if (found.key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
     if (queueId !== null && queueRows) c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: null });
     const plan = entitlements(found.subscription ?? { plan: "starter" });
@@ -125,7 +139,7 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
       : await db.batch([...sessionReads, queueQuery(db, queueId), sessionRoleInQueueQuery(db, queueId, tokenHash)]);
   const found = sessionOf(session, user, tokenHash, at);
   if (found.state === "expired") return new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
-  if (found.state === "unknown") return unauthenticated("Unknown session token");
+  if (found.state === "unknown") return unauthenticated(UNKNOWN_SESSION);
   if (queueId !== null && queueRows && roleRows) {
     // The role was read for the user of this very token (a subquery on the same session row).
     c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: roleRows[0]?.role ?? null });
@@ -161,7 +175,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     let outcome: Principal | ApiError;
     let counted = false;
     if (form === "forged") {
-      outcome = unauthenticated(credential.type === "apiKey" ? "Unknown API key" : "Unknown session token");
+      outcome = unauthenticated(credential.type === "apiKey" ? UNKNOWN_KEY : UNKNOWN_SESSION);
     } else if (form === "legacy") {
       const refused = await credentialRefusal(c);
       outcome = refused ?? (await resolve(c, credential, now()));

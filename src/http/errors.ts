@@ -86,3 +86,11 @@ export function planRequired(
     feature: details.feature,
   });
 }
+
+/**
+ * Where a code is explained (`GET /v1/errors/{code}`, src/routes/errors.ts), on the deployment
+ * that answered, absolute so it opens as is: every error envelope carries it as `docUrl`.
+ */
+export function errorDocUrl(origin: string, code: ErrorCode): string {
+  return `${origin}/v1/errors/${code}`;
+}

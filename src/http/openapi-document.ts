@@ -32,6 +32,7 @@ export const TAGS: { name: string; description: string }[] = [
     name: "Analytics",
     description: "Figures over a range (pro and enterprise): summary, operators, arrival heatmap, accuracy of estimates.",
   },
+  { name: "Errors", description: "What each error code means; every error's `docUrl` points here." },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -123,8 +124,9 @@ function errorSchema(codes: ErrorCode[]): Json {
           details: { type: "object", additionalProperties: {} },
           timestamp: { type: "string", format: "date-time" },
           requestId: { type: "string" },
+          docUrl: { type: "string", description: "Where this code is explained: GET /v1/errors/{code}" },
         },
-        required: ["code", "message", "details", "timestamp", "requestId"],
+        required: ["code", "message", "details", "timestamp", "requestId", "docUrl"],
       },
     },
     required: ["success", "error"],
@@ -148,6 +150,7 @@ function errorResponse(status: number, codes: ErrorCode[]): Json {
             details: first === "VALIDATION_ERROR" ? { field: "name", reason: "required" } : {},
             timestamp: "2026-03-20T10:30:00.000Z",
             requestId: "req_8kz2m4q7w1x9c3v5b6n0",
+            docUrl: `https://api.example.com/v1/errors/${first}`,
           },
         },
       },

@@ -196,6 +196,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/export.csv": { id: "exportTicketsCsv", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+
+  "GET /v1/errors": { id: "listErrorCodes" },
+  "GET /v1/events": { id: "listEvents", organizationFromRequest: true },
+  "GET /v1/errors/{code}": { id: "getErrorCode" },
 };
 
 /** What a code means, for the error responses' descriptions. */

@@ -1,13 +1,13 @@
 import type { Context } from "hono";
 import { iso } from "../lib/time";
 import { now } from "../lib/clock";
-import type { ApiError } from "./errors";
+import { errorDocUrl, type ApiError } from "./errors";
 
 export function ok<T>(data: T) {
   return { success: true as const, data };
 }
 
-export function okList<T>(data: T[], meta: { total: number; page: number; limit: number; hasMore: boolean }) {
+export function okList<T, M extends { total: number; page: number | null; limit: number; hasMore: boolean }>(data: T[], meta: M) {
   return { success: true as const, data, meta };
 }
 
@@ -20,6 +20,7 @@ export function errorBody(c: Context, err: ApiError) {
       details: err.details,
       timestamp: iso(now()),
       requestId: (c.get("requestId") as string | undefined) ?? "",
+      docUrl: errorDocUrl(new URL(c.req.url).origin, err.code),
     },
   };
 }

@@ -2,6 +2,7 @@ import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { newId } from "../lib/ids";
+import { recordEvents } from "../services/event-stream";
 import { fanOutEvent } from "../services/webhooks";
 import { notifyEvents } from "./notifications";
 
@@ -12,6 +13,7 @@ import { notifyEvents } from "./notifications";
  */
 const HANDLERS: ((env: Env, events: DomainEventMessage[]) => Promise<unknown>)[] = [
   notifyEvents,
+  (env, events) => recordEvents(env, events, now()),
   async (env, events) => {
     for (const event of events) await fanOutEvent(env, event, now());
   },

@@ -18,6 +18,7 @@ import type {
   RoomResult,
   RoomRulesCopy,
   RoomSettings,
+  TicketPage,
   TicketQuery,
   TicketView,
   TransferSnapshot,
@@ -157,7 +158,7 @@ export interface QueryResults {
   summary: QueueSummary | null;
   deskHead: RoomResult<DeskCandidate | null>;
   ticket: RoomResult<TicketView>;
-  tickets: RoomResult<{ items: TicketView[]; total: number }>;
+  tickets: RoomResult<TicketPage>;
   liveTicketOf: RoomResult<TicketView | null>;
   visitorTicket: VisitorTicketData | null;
   remoteJoin: RoomResult<RemoteJoinAndTicket>;

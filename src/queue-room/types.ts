@@ -117,6 +117,18 @@ export interface TicketQuery {
   status: TicketStatus | null;
   offset: number;
   limit: number;
+  /** Cursor pagination (src/http/cursor.ts): the page right after / right before this ticket, in the list's order. */
+  startingAfter?: string | null;
+  endingBefore?: string | null;
+}
+
+/** A page of tickets; with a cursor, `hasMore` says whether more lie beyond it in that direction. */
+export interface TicketPage {
+  items: TicketView[];
+  total: number;
+  hasMore?: boolean;
+  /** The cursor's ticket is not (or no longer) in this room: the caller refuses the cursor. */
+  anchorMissing?: boolean;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { displayCode } from "../domain/display-code";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import type { ConfigRow, Configured, RoomStore, TicketRow } from "./store";
-import type { QueueSummary, TicketQuery, TicketView } from "./types";
+import type { QueueSummary, TicketPage, TicketQuery, TicketView } from "./types";
 
 // What the room answers about its tickets and its queue: plain data for the Worker. Reads
 // only; positions come from the order index (store.ts).
@@ -21,11 +21,13 @@ export class RoomViews {
     return toView(cfg, row, this.store.positionOf(row), this.pace(cfg, at));
   }
 
-  list(cfg: Configured, query: TicketQuery, at: number): { items: TicketView[]; total: number } {
+  list(cfg: Configured, query: TicketQuery, at: number): TicketPage {
     const perTicket = this.pace(cfg, at);
     const filter = query.status === null ? "1 = 1" : "status = ?";
     const args = query.status === null ? [] : [query.status];
     const total = this.store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
+    const anchorId = query.startingAfter ?? query.endingBefore ?? null;
+    if (anchorId !== null) return { ...this.pageFrom(cfg, query, anchorId, filter, args, perTicket), total };
     if (query.status === "waiting") {
       // The page is read from the order index: position = rank in the line, no full scan.
       const rows = this.store.waitingLine(query.limit, query.offset);
@@ -35,6 +37,44 @@ export class RoomViews {
       .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} ORDER BY number LIMIT ? OFFSET ?`, ...args, query.limit, query.offset)
       .toArray();
     return { items: rows.map((r) => toView(cfg, r, this.store.positionOf(r), perTicket)), total };
+  }
+
+  /**
+   * A page next to a ticket, read by key rather than by offset (issue #32): the waiting line by
+   * (lane, order_key), anything else by number. Tickets that join or leave meanwhile move no
+   * other row across the cursor, so reading page after page neither skips nor repeats one. The
+   * anchor's keys are read from its row even once it left the status listed (called, served).
+   */
+  private pageFrom(
+    cfg: Configured,
+    query: TicketQuery,
+    anchorId: string,
+    filter: string,
+    args: string[],
+    perTicket: Pace,
+  ): Omit<TicketPage, "total"> {
+    const anchor = this.store.find(anchorId);
+    if (!anchor) return { items: [], hasMore: false, anchorMissing: true };
+    const forward = query.startingAfter != null;
+    const line = query.status === "waiting";
+    const keyOrder = line ? "lane, order_key" : "number";
+    const beyond = line ? (forward ? "(lane, order_key) > (?, ?)" : "(lane, order_key) < (?, ?)") : forward ? "number > ?" : "number < ?";
+    const keys = line ? [anchor.lane, anchor.order_key] : [anchor.number];
+    const direction = forward ? "ASC" : "DESC";
+    const order = keyOrder
+      .split(", ")
+      .map((k) => `${k} ${direction}`)
+      .join(", ");
+    const rows = this.store.sql
+      .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} AND ${beyond} ORDER BY ${order} LIMIT ?`, ...args, ...keys, query.limit + 1)
+      .toArray();
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    if (!forward) page.reverse();
+    const first = page[0];
+    const firstPosition = line && first ? this.store.positionOf(first) : null;
+    const items = page.map((r, i) => toView(cfg, r, firstPosition !== null ? firstPosition + i : this.store.positionOf(r), perTicket));
+    return { items, hasMore };
   }
 
   summary(cfg: ConfigRow, at: number): QueueSummary {

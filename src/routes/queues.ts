@@ -19,6 +19,7 @@ import {
 } from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
+import { cursorListEnvelope, cursorMeta, cursorOf, CursorQuery, unknownCursor } from "../http/cursor";
 import { now } from "../lib/clock";
 import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
@@ -374,18 +375,22 @@ const tickets = createRoute({
   path: "/queues/{queueId}/tickets",
   tags,
   summary: "The queue's tickets",
-  description: "status=waiting lists in calling order; otherwise by number.",
+  description:
+    "status=waiting lists in calling order; otherwise by number. Read page after page with startingAfter=meta.nextCursor: tickets joining or leaving meanwhile are neither skipped nor repeated (page and offset still work).",
   security: SECURITY.any,
-  request: { params: QueueParam, query: PaginationQuery.extend({ status: z.enum(TICKET_STATUSES).optional() }) },
-  responses: { 200: jsonResponse(listEnvelope(TicketRecord), "Tickets"), ...errors() },
+  request: { params: QueueParam, query: CursorQuery.extend({ status: z.enum(TICKET_STATUSES).optional() }) },
+  responses: { 200: jsonResponse(cursorListEnvelope(TicketRecord), "Tickets"), ...errors() },
 });
 
 app.openapi(tickets, async (c) => {
   const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_VIEW");
   const query = c.req.valid("query");
+  const cursor = cursorOf(query);
   const window = pageWindow(query);
-  const { items, total } = await listTickets(c.env, queue, query.status, window, now());
-  return c.json(okList(items.map(ticketRecord), pageMeta(total, window)), 200);
+  const page = await listTickets(c.env, queue, query.status, window, now(), cursor);
+  if (page.anchorMissing && cursor) unknownCursor(cursor);
+  const read = cursor ? { cursor, hasMore: page.hasMore ?? false } : { cursor, page: window.page, offset: window.offset };
+  return c.json(okList(page.items.map(ticketRecord), cursorMeta(page.items, { total: page.total, limit: window.limit, ...read })), 200);
 });
 
 export default app;

@@ -8,13 +8,14 @@
 
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { MAX_ANALYTICS_RANGE_DAYS, rangeProblem, resolveRange, type ResolvedRange } from "../domain/analytics-range";
+import { MAX_ANALYTICS_RANGE_DAYS, rangeProblem, resolveRange, type RangeBound, type ResolvedRange } from "../domain/analytics-range";
 import type { Plan } from "../domain/plans";
 import { isValidTimeZone } from "../domain/recurrence";
 import { authorize, organizationOfRequest } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, planRequired, validationError } from "../http/errors";
-import { parseInstantInput, type InstantInput } from "../lib/instant";
+import { now } from "../lib/clock";
+import { parseInstantInput } from "../lib/instant";
 
 /** Plans that include analytics beyond the dashboard's counts. */
 export const ANALYTICS_PLANS: readonly Plan[] = ["pro", "enterprise"];
@@ -31,6 +32,7 @@ const Instant = (name: "from" | "to", description: string) =>
       }
       return parsed;
     })
+    .optional()
     .openapi({ param: { name, in: "query" }, description, example: name === "from" ? "2026-03-01" : "2026-03-31" });
 
 const FilterId = (name: string, prefix: string, description: string) =>
@@ -45,11 +47,11 @@ const FilterId = (name: string, prefix: string, description: string) =>
 export const AnalyticsScopeQuery = z.object({
   from: Instant(
     "from",
-    "Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location",
+    "Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there",
   ),
   to: Instant(
     "to",
-    `End of the range, after from and at most ${MAX_ANALYTICS_RANGE_DAYS} days later: an instant (exclusive), or a date (that whole day included)`,
+    `End of the range, after from and at most ${MAX_ANALYTICS_RANGE_DAYS} days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today)`,
   ),
   locationId: FilterId("locationId", "loc", "Only queues of services offered at this location; dates and buckets use its time zone"),
   serviceId: FilterId("serviceId", "svc", "Only this service's queues"),
@@ -142,8 +144,8 @@ export function assertAnalyticsPlan(plan: Plan, feature = "analytics"): void {
   }
 }
 
-function checkedRange(from: InstantInput, to: InstantInput, timeZone: string): ResolvedRange {
-  const range = resolveRange(from, to, timeZone);
+function checkedRange(from: RangeBound, to: RangeBound, timeZone: string, at: number): ResolvedRange {
+  const range = resolveRange(from, to, timeZone, at);
   const problem = rangeProblem(range);
   if (problem) throw validationError(problem.field, problem.reason, { maxDays: MAX_ANALYTICS_RANGE_DAYS });
   return range;
@@ -174,10 +176,13 @@ export async function resolveAnalyticsScope(
     byZone.set(zone, [...(byZone.get(zone) ?? []), row.id]);
   }
   // The range is checked even when no queue matches, so a bad range is refused the same way.
+  const at = now();
+  const from: RangeBound = input.from ?? { kind: "today" };
+  const to: RangeBound = input.to ?? { kind: "today" };
   const zones: ZoneScope[] = [...byZone.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([timeZone, queueIds]) => ({ timeZone, queueIds, ...checkedRange(input.from, input.to, timeZone) }));
-  const covering = zones.length > 0 ? null : checkedRange(input.from, input.to, "UTC");
+    .map(([timeZone, queueIds]) => ({ timeZone, queueIds, ...checkedRange(from, to, timeZone, at) }));
+  const covering = zones.length > 0 ? null : checkedRange(from, to, "UTC", at);
   return {
     organizationId,
     plan,

@@ -7,7 +7,7 @@ import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
-import type { NewTicket, ReturnPlace, RoomResult, TicketView } from "../queue-room/contract";
+import type { NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from "../queue-room/contract";
 
 export type { TicketView };
 import { findQueue, type QueueRow } from "./queues";
@@ -148,9 +148,10 @@ export async function listTickets(
   status: TicketStatus | undefined,
   window: { offset: number; limit: number },
   at: number,
-): Promise<{ items: TicketView[]; total: number }> {
+  cursor: { startingAfter: string | null; endingBefore: string | null } | null = null,
+): Promise<TicketPage> {
   return inRoom(env, queue, (room) =>
-    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit }, at }),
+    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, ...cursor }, at }),
   );
 }
 

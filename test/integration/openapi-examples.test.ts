@@ -362,6 +362,9 @@ const STEPS: Step[] = [
   { id: "getArrivalHeatmap" },
   { id: "getEstimateAccuracy" },
   { id: "exportTicketsCsv" },
+  { id: "listErrorCodes" },
+  { id: "listEvents" },
+  { id: "getErrorCode" },
 
   // The deletions, last: each removes something the steps above use.
   { id: "clearQueue" },
