@@ -46,6 +46,8 @@ import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
 import { mountPages } from "./http/pages";
 import kioskRoutes from "./routes/kiosk";
+import inboundRoutes from "./routes/inbound";
+import ticketMessageRoutes from "./routes/ticket-messages";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -111,6 +113,8 @@ export function createApp() {
   app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
+  app.route("/v1", inboundRoutes);
+  app.route("/v1", ticketMessageRoutes);
 
   mountDocs(app);
   mountPages(app);

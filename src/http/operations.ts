@@ -196,6 +196,11 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/export.csv": { id: "exportTicketsCsv", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+
+  // Conversations (issue 30, docs/conversations.md).
+  "POST /v1/inbound/sms/twilio": { id: "receiveTwilioSms", errors: ["PROVIDER_UNAVAILABLE"] },
+  "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
+  "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
 };
 
 /** What a code means, for the error responses' descriptions. */

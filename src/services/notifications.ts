@@ -141,10 +141,11 @@ async function planOf(env: Env, organizationId: string): Promise<Plan> {
  * A business's own SMS: 402 on a plan without SMS, 403 QUOTA_EXCEEDED once the month's
  * allowance is used (the unit is taken before sending, exactly under concurrency).
  */
-export async function sendBusinessSms(
+export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   env: Env,
   organizationId: string,
-  input: { phone: string; message: string; purpose: SmsPurpose; sentBy: string },
+  // "ticket_reply": a member's answer in a ticket's conversation (./conversations.ts).
+  input: { phone: string; message: string; purpose: P; sentBy: string },
   at: number,
 ) {
   const plan = await planOf(env, organizationId);
