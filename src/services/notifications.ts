@@ -5,6 +5,7 @@ import { newId, randomString } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
 import { deliver } from "./notification-delivery";
 import { takeBusinessSms } from "./sms-guard";
+import { isOptedOut } from "./opt-outs";
 
 // The user-facing side of notifications: devices, preferences, the in-app inbox, and the
 // business's own SMS sends (counted in the month's SMS usage, like ticket SMS).
@@ -151,6 +152,12 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   const plan = await planOf(env, organizationId);
   const features = entitlements({ plan }).features;
   if (!features.sms) throw new ApiError("PLAN_REQUIRED", "Sending SMS needs the pro plan", { requiredPlan: "pro", currentPlan: plan });
+  if (await isOptedOut(env, organizationId, input.phone)) {
+    throw new ApiError("CONFLICT", "This number sent STOP: nothing is sent to it until it sends START", {
+      field: "phone",
+      reason: "opted_out",
+    });
+  }
   const limit = features.smsPerMonth;
   const period = utcMonth(at);
   // The day's ceiling first (whole, the public's share plus the business's reserve), then the month.
