@@ -48,6 +48,8 @@ import { mountPages } from "./http/pages";
 import kioskRoutes from "./routes/kiosk";
 import errorCodeRoutes from "./routes/errors";
 import eventRoutes from "./routes/events";
+import inboundRoutes from "./routes/inbound";
+import ticketMessageRoutes from "./routes/ticket-messages";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -115,6 +117,8 @@ export function createApp() {
   app.route("/v1", serviceOutcomeRoutes);
   app.route("/v1", errorCodeRoutes);
   app.route("/v1", eventRoutes);
+  app.route("/v1", inboundRoutes);
+  app.route("/v1", ticketMessageRoutes);
 
   mountDocs(app);
   mountPages(app);

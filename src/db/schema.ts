@@ -368,8 +368,13 @@ export const tickets = sqliteTable(
     deskId: text("desk_id"),
     recallCount: integer("recall_count").notNull().default(0),
     recalledAt: integer("recalled_at"),
+    /** The phone given at the join (E.164, bare), for matching a customer's SMS (issue 30). */
+    phone: text("phone"),
   },
   (t) => [
+    index("tickets_phone_created_idx")
+      .on(t.phone, t.createdAt)
+      .where(sql`phone IS NOT NULL`),
     index("tickets_queue_status_idx").on(t.queueId, t.status),
     index("tickets_org_created_idx").on(t.organizationId, t.createdAt),
     index("tickets_user_idx").on(t.userId),
@@ -985,4 +990,46 @@ export const organizationEvents = sqliteTable(
     recordedAt: integer("recorded_at").notNull(),
   },
   (t) => [index("organization_events_org_seq_idx").on(t.organizationId, t.seq), index("organization_events_recorded_idx").on(t.recordedAt)],
+);
+
+// ---- Conversations (issue 30, docs/conversations.md) ------------------------------------------
+
+/** One message of a ticket's conversation, either way; an outbound one names its delivery. */
+export const ticketMessages = sqliteTable(
+  "ticket_messages",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    ticketId: text("ticket_id").notNull(),
+    queueId: text("queue_id").notNull(),
+    direction: text("direction", { enum: ["in", "out"] }).notNull(),
+    channel: text("channel", { enum: ["sms", "whatsapp", "ussd"] }).notNull(),
+    phone: text("phone").notNull(),
+    body: text("body").notNull(),
+    /** The keyword an inbound message was read as (HERE, LATE, …); null for free text. */
+    keyword: text("keyword"),
+    /** The member who wrote an outbound reply; null for the service's own answers. */
+    authorId: text("author_id"),
+    /** notification_deliveries.event_id of an outbound message. */
+    deliveryEventId: text("delivery_event_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ticket_messages_ticket_idx").on(t.ticketId, t.createdAt)],
+);
+
+/** A number that sent STOP to an organization: nothing more goes to it until START. */
+export const optOuts = sqliteTable(
+  "opt_outs",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    phone: text("phone").notNull(),
+    /** The channel the STOP came through. */
+    channel: text("channel").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.phone] })],
 );

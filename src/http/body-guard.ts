@@ -4,6 +4,9 @@ import type { AppEnv } from "./context";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+/** Messaging providers post forms (Twilio, USSD aggregators): only their inbound routes take one (docs/conversations.md). */
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
+const FORM_ROUTES = /^\/v1\/inbound\//;
 
 function tooLarge(): ApiError {
   return new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes`, {
@@ -23,6 +26,10 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const hasBody = declared > 0 || c.req.header("Transfer-Encoding") !== undefined;
   if (!hasBody) return next();
   const contentType = c.req.header("Content-Type");
+  if (contentType && FORM_TYPE.test(contentType) && FORM_ROUTES.test(c.req.path)) {
+    if (new TextEncoder().encode(await c.req.text()).byteLength > MAX_BODY_BYTES) throw tooLarge();
+    return next();
+  }
   if (!contentType || !JSON_TYPE.test(contentType)) {
     throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Request bodies must be JSON (Content-Type: application/json)", {
       field: "Content-Type",

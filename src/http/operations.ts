@@ -172,7 +172,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/notifications": { id: "listNotifications" },
   "POST /v1/notifications/read-all": { id: "markAllNotificationsRead" },
   "POST /v1/notifications/{notificationId}/read": { id: "markNotificationRead" },
-  "POST /v1/notifications/sms": { id: "sendSms", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED"], organizationFromRequest: true },
+  "POST /v1/notifications/sms": { id: "sendSms", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"], organizationFromRequest: true },
   "GET /v1/organizations/{organizationId}/notification-deliveries": { id: "listNotificationDeliveries" },
   "GET /v1/organizations/{organizationId}/sms-policy": { id: "getSmsPolicy" },
   "PATCH /v1/organizations/{organizationId}/sms-policy": { id: "updateSmsPolicy" },
@@ -200,6 +200,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/errors": { id: "listErrorCodes" },
   "GET /v1/events": { id: "listEvents", organizationFromRequest: true },
   "GET /v1/errors/{code}": { id: "getErrorCode" },
+  // Conversations (issue 30, docs/conversations.md).
+  "POST /v1/inbound/sms/twilio": { id: "receiveTwilioSms", errors: ["PROVIDER_UNAVAILABLE"] },
+  "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
+  "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
 };
 
 /** What a code means, for the error responses' descriptions. */

@@ -5,6 +5,7 @@ import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { deliver, type Delivery, type DeliveryReport } from "../services/notification-delivery";
+import { optedOutAmong, barePhone } from "../services/opt-outs";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
 // in which language. Called by the EVENTS dispatcher (./events-consumer.ts) with a whole
@@ -267,12 +268,24 @@ function cleanupStatements(env: Env, events: DomainEventMessage[]): D1PreparedSt
   return done.map((id) => env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE ticket_id = ?").bind(id));
 }
 
+/** The customer events whose ticket's phone sent STOP to the organization (docs/conversations.md). */
+async function silencedEvents(env: Env, events: DomainEventMessage[]): Promise<Set<string>> {
+  const withPhone = events
+    .filter((e) => CUSTOMER_TYPES.has(e.type) && str(e.data.phone))
+    .map((e) => ({ eventId: e.id, organizationId: e.organizationId, phone: barePhone(String(e.data.phone)) }));
+  if (withPhone.length === 0) return new Set();
+  const out = await optedOutAmong(env, withPhone);
+  return new Set(withPhone.filter((p) => out.has(`${p.organizationId}|${p.phone}`)).map((p) => p.eventId));
+}
+
 /** Turns a batch of domain events into notifications; throws (so the batch is retried) only on D1 faults. */
 export async function notifyEvents(env: Env, events: DomainEventMessage[]): Promise<DeliveryReport> {
   const relevant = events.filter((e) => (CUSTOMER_TYPES.has(e.type) || OPERATOR_TYPES.has(e.type)) && e.data?.isGhostMode !== true);
   if (relevant.length === 0) return { inApp: 0, sent: 0, retrying: 0, failed: 0 };
   const ctx = await loadContext(env, relevant);
-  const deliveries = relevant.flatMap((e) => deliveriesFor(e, ctx));
+  const silenced = await silencedEvents(env, relevant);
+  // A number that sent STOP hears nothing more of that ticket: no SMS, push nor web push (the in-app list stays).
+  const deliveries = relevant.flatMap((e) => deliveriesFor(e, ctx)).filter((d) => d.channel === "in_app" || !silenced.has(d.eventId));
   const report = await deliver(env, deliveries, now());
   const cleanup = cleanupStatements(env, relevant);
   if (cleanup.length > 0) await env.DB.batch(cleanup);

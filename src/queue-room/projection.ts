@@ -136,8 +136,8 @@ const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
@@ -149,6 +149,11 @@ ON CONFLICT (id) DO UPDATE SET
   counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
   recalled_at = excluded.recalled_at
 WHERE excluded.version > tickets.version`;
+
+/** The number as providers write it (joins accept spaces, dots and brackets): an inbound SMS finds it (issue 30). */
+function barePhoneOf(t: TicketRow): string | null {
+  return t.phone === null ? null : t.phone.replace(/[\s().-]/g, "");
+}
 
 /**
  * The D1 projection of one ticket as the room holds it. Guarded by `version`: applied again
@@ -191,6 +196,7 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.desk_id,
       t.recall_count,
       t.recalled_at,
+      barePhoneOf(t),
       cfg.organization_id,
     );
 }

@@ -5,6 +5,7 @@ import { newId, randomString } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
 import { deliver } from "./notification-delivery";
 import { takeBusinessSms } from "./sms-guard";
+import { isOptedOut } from "./opt-outs";
 
 // The user-facing side of notifications: devices, preferences, the in-app inbox, and the
 // business's own SMS sends (counted in the month's SMS usage, like ticket SMS).
@@ -141,15 +142,22 @@ async function planOf(env: Env, organizationId: string): Promise<Plan> {
  * A business's own SMS: 402 on a plan without SMS, 403 QUOTA_EXCEEDED once the month's
  * allowance is used (the unit is taken before sending, exactly under concurrency).
  */
-export async function sendBusinessSms(
+export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   env: Env,
   organizationId: string,
-  input: { phone: string; message: string; purpose: SmsPurpose; sentBy: string },
+  // "ticket_reply": a member's answer in a ticket's conversation (./conversations.ts).
+  input: { phone: string; message: string; purpose: P; sentBy: string },
   at: number,
 ) {
   const plan = await planOf(env, organizationId);
   const features = entitlements({ plan }).features;
   if (!features.sms) throw new ApiError("PLAN_REQUIRED", "Sending SMS needs the pro plan", { requiredPlan: "pro", currentPlan: plan });
+  if (await isOptedOut(env, organizationId, input.phone)) {
+    throw new ApiError("CONFLICT", "This number sent STOP: nothing is sent to it until it sends START", {
+      field: "phone",
+      reason: "opted_out",
+    });
+  }
   const limit = features.smsPerMonth;
   const period = utcMonth(at);
   // The day's ceiling first (whole, the public's share plus the business's reserve), then the month.

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEMO, seedSql } from "../../scripts/seed.mjs";
 import { call, type ApiResponse } from "../helpers/api";
-import { insertQueue } from "../helpers/catalog";
+import { insertQueue, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { fakeInternet, type FakeInternet } from "../helpers/outbound";
 import { schemaErrors } from "../helpers/json-schema";
@@ -54,6 +54,8 @@ const DOCUMENTED_NOW = "2026-03-20T09:30:00.000Z";
  */
 const EXCLUDED: Record<string, string> = {
   openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
+  receiveTwilioSms:
+    "Twilio's form-encoded webhook, signed over the URL and parameters: test/integration/inbound-sms.test.ts sends real and forged signatures",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
@@ -126,6 +128,12 @@ function madeBy(documented: string, stepId: string, pick: (data: any) => string 
     if (!answer?.body?.data) throw new Error(`${stepId} has not answered a record`);
     c.ids.set(documented, pick(answer.body.data));
   };
+}
+
+/** The ticket joinQueue answered, once its room's outbox reached D1 (issue 30: the reply reads its phone there). */
+async function joinedTicketDrained(c: Context): Promise<void> {
+  await madeBy(DOC.ticket, "joinQueue")(c);
+  await settle(DOC.queue);
 }
 
 /** The demo domain's TXT record carries the token generateVerificationToken answered. */
@@ -241,6 +249,9 @@ const STEPS: Step[] = [
   { id: "setQueueStatus" },
   { id: "joinQueue" },
   { id: "getTicket", prepare: madeBy(DOC.ticket, "joinQueue") },
+  // The joined ticket's phone is read from the D1 projection: its room drains first.
+  { id: "sendTicketMessage", prepare: joinedTicketDrained },
+  { id: "listTicketMessages", prepare: madeBy(DOC.ticket, "joinQueue") },
   { id: "listQueueTickets" },
   { id: "createWalkInTicket" },
   { id: "createVipTicket" },
