@@ -46,6 +46,7 @@ import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
 import { mountPages } from "./http/pages";
 import kioskRoutes from "./routes/kiosk";
+import auditRoutes from "./routes/audit";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -111,6 +112,7 @@ export function createApp() {
   app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
+  app.route("/v1", auditRoutes);
 
   mountDocs(app);
   mountPages(app);

@@ -196,6 +196,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/export.csv": { id: "exportTicketsCsv", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+
+  "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
+  "GET /v1/organizations/{organizationId}/audit-events/export.csv": { id: "exportAuditEventsCsv" },
+  "GET /v1/organizations/{organizationId}/audit-events/verify": { id: "verifyAuditChain" },
 };
 
 /** What a code means, for the error responses' descriptions. */
