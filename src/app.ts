@@ -50,6 +50,7 @@ import errorCodeRoutes from "./routes/errors";
 import eventRoutes from "./routes/events";
 import inboundRoutes from "./routes/inbound";
 import ticketMessageRoutes from "./routes/ticket-messages";
+import auditRoutes from "./routes/audit";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -119,6 +120,7 @@ export function createApp() {
   app.route("/v1", eventRoutes);
   app.route("/v1", inboundRoutes);
   app.route("/v1", ticketMessageRoutes);
+  app.route("/v1", auditRoutes);
 
   mountDocs(app);
   mountPages(app);

@@ -1033,3 +1033,43 @@ export const optOuts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.phone] })],
 );
+// ── Audit log and secrets at rest (issue 31, docs/security.md, migration 0023) ──
+
+/**
+ * One change made by a person or a key. Written with `seq`/`prevHash`/`hash` null in the batch
+ * of the change itself; sealing (src/services/audit.ts) chains it to the organization's
+ * previous entry. Never updated otherwise, deleted only by retention.
+ */
+export const auditEvents = sqliteTable(
+  "audit_events",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id").notNull(),
+    seq: integer("seq"),
+    actorType: text("actor_type", { enum: ["user", "api_key", "system"] }).notNull(),
+    actorId: text("actor_id"),
+    entityType: text("entity_type").notNull(),
+    entityId: text("entity_id").notNull(),
+    action: text("action").notNull(),
+    /** JSON {field: {before, after}}; secrets never. */
+    changes: text("changes").notNull().default("{}"),
+    ip: text("ip"),
+    requestId: text("request_id"),
+    createdAt: integer("created_at").notNull(),
+    prevHash: text("prev_hash"),
+    hash: text("hash"),
+  },
+  (t) => [
+    uniqueIndex("audit_events_chain_idx").on(t.organizationId, t.seq),
+    index("audit_events_org_time_idx").on(t.organizationId, t.createdAt),
+    index("audit_events_entity_idx").on(t.organizationId, t.entityType, t.entityId),
+  ],
+);
+
+/** The last entry retention deleted from an organization's chain: where the kept chain starts. */
+export const auditChainAnchors = sqliteTable("audit_chain_anchors", {
+  organizationId: text("organization_id").primaryKey(),
+  seq: integer("seq").notNull(),
+  hash: text("hash").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

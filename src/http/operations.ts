@@ -204,6 +204,9 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/inbound/sms/twilio": { id: "receiveTwilioSms", errors: ["PROVIDER_UNAVAILABLE"] },
   "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
   "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
+  "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
+  "GET /v1/organizations/{organizationId}/audit-events/export.csv": { id: "exportAuditEventsCsv" },
+  "GET /v1/organizations/{organizationId}/audit-events/verify": { id: "verifyAuditChain" },
 };
 
 /** What a code means, for the error responses' descriptions. */

@@ -6,6 +6,7 @@ import { recheckDomains } from "../services/verification";
 import { remindAppointments } from "./appointment-reminders";
 import { anonymisePersonalData } from "./anonymisation";
 import { backfillAnalytics } from "./analytics-backfill";
+import { sweepAuditLog } from "../services/audit";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -81,6 +82,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["appointment reminders", remindAppointments],
   ["personal data", anonymisePersonalData],
   ["analytics backfill", backfillAnalytics],
+  ["audit log", (env, at) => sweepAuditLog(env.DB, at)],
 ];
 
 /**

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { authorize } from "../http/auth";
 import {
   errors,
@@ -53,7 +54,7 @@ const create = createRoute({
   tags,
   summary: "Create an API key (ORG_MANAGE); the full key is in the answer only this once",
   description:
-    "permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget) or the shorthands read, write, admin. None means read.",
+    "permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit) or the shorthands read, write, admin (read:audit is in none but admin). None means read.",
   security: SECURITY.any,
   request: {
     params: OrganizationParam,
@@ -105,6 +106,7 @@ app.openapi(create, async (c) => {
     { name: body.name, permissions: body.permissions ?? [], allowedOrigins },
     actor.userId ?? actor.apiKeyId!,
     now(),
+    auditOrigin(c, actor),
   );
   return c.json(ok({ ...apiKeyRecord(record), key }), 201);
 });
@@ -140,8 +142,8 @@ const revoke = createRoute({
 
 app.openapi(revoke, async (c) => {
   const { organizationId, keyId } = c.req.valid("param");
-  await authorize(c, organizationId, "ORG_MANAGE");
-  const revoked = await revokeApiKey(database(c.env.DB), organizationId, keyId, now());
+  const actor = await authorize(c, organizationId, "ORG_MANAGE");
+  const revoked = await revokeApiKey(database(c.env.DB), organizationId, keyId, now(), auditOrigin(c, actor));
   return c.json(ok(apiKeyRecord(revoked)), 200);
 });
 

@@ -6,6 +6,8 @@ import { notFound, validationError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isoOrNull, iso } from "../lib/time";
+import { changedFields, type AuditOrigin } from "../domain/audit";
+import { auditInsert, auditInsertIfChanged } from "./audit";
 import { maskApiKey, mintApiKey, type ApiKeyRow } from "./api-key-auth";
 
 export function apiKeyRecord(k: ApiKeyRow) {
@@ -35,6 +37,7 @@ export async function createApiKey(
   input: { name: string; permissions: KeyPermission[]; allowedOrigins?: string[] | null },
   createdBy: string,
   at: number,
+  origin?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRow }> {
   const minted = await mintApiKey(env);
   const record: ApiKeyRow = {
@@ -52,9 +55,22 @@ export async function createApiKey(
     allowedOrigins: input.allowedOrigins ?? null,
     signed: true,
   };
-  await db.insert(apiKeys).values(record);
+  const insert = db.insert(apiKeys).values(record);
+  if (origin) {
+    const changes = changedFields(
+      null,
+      { name: record.name, permissions: record.permissions, allowedOrigins: record.allowedOrigins },
+      API_KEY_AUDITED,
+    );
+    const entry = { organizationId, entityType: "api_key", entityId: record.id, action: "api_key.created", changes };
+    await db.batch([insert, auditInsert(db, origin, entry, at)]);
+  } else {
+    await insert.run();
+  }
   return { key: minted.value, record };
 }
+
+const API_KEY_AUDITED = ["name", "permissions", "allowedOrigins"] as const;
 
 const active = (organizationId: string) => and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt));
 
@@ -78,13 +94,22 @@ export async function listActiveApiKeys(db: Database, organizationId: string, wi
  * Revokes the key for good. The row stays so that the key is answered with KEY_REVOKED
  * rather than "unknown", which tells an integrator what happened.
  */
-export async function revokeApiKey(db: Database, organizationId: string, keyId: string, at: number): Promise<ApiKeyRow> {
-  const revoked = await db
-    .update(apiKeys)
-    .set({ revokedAt: at })
-    .where(and(eq(apiKeys.id, keyId), active(organizationId)))
-    .returning()
-    .get();
+export async function revokeApiKey(
+  db: Database,
+  organizationId: string,
+  keyId: string,
+  at: number,
+  origin: AuditOrigin,
+): Promise<ApiKeyRow> {
+  // The entry is written in the same batch, only if the revocation changed a row.
+  const [[revoked]] = await db.batch([
+    db
+      .update(apiKeys)
+      .set({ revokedAt: at })
+      .where(and(eq(apiKeys.id, keyId), active(organizationId)))
+      .returning(),
+    auditInsertIfChanged(db, origin, { organizationId, entityType: "api_key", entityId: keyId, action: "api_key.revoked" }, at),
+  ]);
   if (!revoked) throw notFound("API key");
   return revoked;
 }

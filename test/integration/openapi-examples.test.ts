@@ -376,6 +376,10 @@ const STEPS: Step[] = [
   { id: "listErrorCodes" },
   { id: "listEvents" },
   { id: "getErrorCode" },
+  // The audit log of every change above.
+  { id: "listAuditEvents" },
+  { id: "exportAuditEventsCsv" },
+  { id: "verifyAuditChain" },
 
   // The deletions, last: each removes something the steps above use.
   { id: "clearQueue" },
@@ -553,7 +557,7 @@ describe("the document's examples", () => {
     delete env.STRIPE_WEBHOOK_SECRET;
     delete env.FEDAPAY_WEBHOOK_SECRET;
     expect(failures).toEqual([]);
-    // Nearly every answer is JSON with a schema (the script, page, image and receipt routes are not).
-    expect(validated).toBeGreaterThan(STEPS.length - 7);
+    // Nearly every answer is JSON with a schema (the script, page, image, receipt and CSV routes are not).
+    expect(validated).toBeGreaterThan(STEPS.length - 8);
   }, 90_000); // ~120 requests in order: 30 s is too short on a loaded machine
 });

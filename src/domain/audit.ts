@@ -1,0 +1,163 @@
+import type { Plan } from "./plans";
+
+// The audit log's rules (docs/security.md, "Audit log"): what an entry says, which fields
+// never appear in it, how its hash is computed and how long it is kept.
+
+export type AuditActorType = "user" | "api_key" | "system";
+
+/** The person or key that made a change (system: a job acting on its own, e.g. retention). */
+export interface AuditActor {
+  type: AuditActorType;
+  id: string | null;
+}
+
+/** Where a request came from: written with every entry it causes. */
+export interface AuditOrigin {
+  actor: AuditActor;
+  ip: string | null;
+  requestId: string | null;
+}
+
+export interface FieldChange {
+  before: unknown;
+  after: unknown;
+}
+
+export type AuditChanges = Record<string, FieldChange>;
+
+/** The change to record, before the origin and time are added. */
+export interface AuditChange {
+  organizationId: string;
+  entityType: string;
+  entityId: string;
+  action: string;
+  changes?: AuditChanges;
+}
+
+/** The stored entry as the chain hashes it. */
+export interface AuditEntry {
+  id: string;
+  organizationId: string;
+  seq: number;
+  actorType: AuditActorType;
+  actorId: string | null;
+  entityType: string;
+  entityId: string;
+  action: string;
+  changes: string;
+  ip: string | null;
+  requestId: string | null;
+  createdAt: number;
+  prevHash: string | null;
+}
+
+/**
+ * Field names whose value is never written to the log, whatever the entity: a change to one is
+ * recorded as `"[redacted]"` on both sides, so the log still says the secret changed.
+ */
+const SECRET_FIELD = /secret|password|token|keyhash|key_hash|apikey|^key$|credential|private/i;
+export const REDACTED = "[redacted]";
+
+export function isSecretField(name: string): boolean {
+  return SECRET_FIELD.test(name);
+}
+
+function comparable(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * The fields of `fields` whose value differs between `before` and `after` (absent = null),
+ * secrets redacted. Missing `before` (a creation) or `after` (a deletion) records one side only.
+ */
+export function changedFields(
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+  fields: readonly string[],
+): AuditChanges {
+  const out: AuditChanges = {};
+  for (const field of fields) {
+    const b = before ? (before[field] ?? null) : null;
+    const a = after ? (after[field] ?? null) : null;
+    if (before && after && comparable(b) === comparable(a)) continue;
+    if (!before && a === null) continue;
+    if (!after && b === null) continue;
+    out[field] = isSecretField(field) ? { before: before ? REDACTED : null, after: after ? REDACTED : null } : { before: b, after: a };
+  }
+  return out;
+}
+
+/**
+ * The text an entry's hash is computed over: every stored field in a fixed order, and the hash
+ * of the entry before it, so changing, removing or reordering any entry breaks every later hash.
+ */
+export function auditHashInput(e: AuditEntry): string {
+  return JSON.stringify([
+    e.prevHash,
+    e.seq,
+    e.id,
+    e.organizationId,
+    e.actorType,
+    e.actorId,
+    e.entityType,
+    e.entityId,
+    e.action,
+    e.changes,
+    e.ip,
+    e.requestId,
+    e.createdAt,
+  ]);
+}
+
+const DAY_MS = 86_400_000;
+
+/** How long entries are kept, per plan (issue 31): starter 30 days, pro 1 year, enterprise 7 years. */
+export const AUDIT_RETENTION_DAYS: Record<Plan, number> = { starter: 30, pro: 365, enterprise: 7 * 365 };
+
+export function auditRetentionCutoff(plan: Plan, at: number): number {
+  return at - AUDIT_RETENTION_DAYS[plan] * DAY_MS;
+}
+
+/** The opaque cursor of a listing: the number of the last entry returned (lists go newest first). */
+export function encodeAuditCursor(seq: number): string {
+  return btoa(`seq:${seq}`).replaceAll("=", "");
+}
+
+export function decodeAuditCursor(cursor: string): number | null {
+  try {
+    const match = /^seq:(\d{1,15})$/.exec(atob(cursor));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The actions the log records (docs/security.md lists them with their entity types). */
+export const AUDIT_ACTIONS = [
+  "location.created",
+  "location.updated",
+  "location.deleted",
+  "service.created",
+  "service.updated",
+  "service.deleted",
+  "queue.created",
+  "queue.updated",
+  "queue.status_changed",
+  "queue.cleared",
+  "queue.archived",
+  "api_key.created",
+  "api_key.revoked",
+  "member.role_changed",
+  "member.removed",
+  "member.joined",
+  "subscription.plan_changed",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
+  "webhook.secret_rotated",
+  "export.analytics",
+  "export.audit",
+  "export.data_subject",
+  "session.signed_in",
+  "data_subject.erased",
+] as const;

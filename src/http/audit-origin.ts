@@ -1,0 +1,15 @@
+import type { Context } from "hono";
+import type { AuditOrigin } from "../domain/audit";
+import type { Actor } from "./auth";
+import type { AppEnv } from "./context";
+import { clientIp } from "./rate-limit";
+
+/** Who made a change and from where, as the audit log records it (docs/security.md). */
+export function auditOrigin(c: Context<AppEnv>, actor: Pick<Actor, "userId" | "apiKeyId">): AuditOrigin {
+  const ip = clientIp(c);
+  return {
+    actor: actor.userId ? { type: "user", id: actor.userId } : { type: "api_key", id: actor.apiKeyId },
+    ip: ip === "unknown" ? null : ip,
+    requestId: c.get("requestId") ?? null,
+  };
+}

@@ -1,0 +1,363 @@
+import { sql } from "drizzle-orm";
+import { database, type Database } from "../db/client";
+import { auditEvents } from "../db/schema";
+import {
+  auditHashInput,
+  auditRetentionCutoff,
+  type AuditActorType,
+  type AuditChange,
+  type AuditEntry,
+  type AuditOrigin,
+} from "../domain/audit";
+import type { Plan } from "../domain/plans";
+import { sha256Hex } from "../lib/crypto";
+import { randomString } from "../lib/ids";
+import { iso } from "../lib/time";
+
+// The audit log (docs/security.md, "Audit log"). A change and its entry are written in one D1
+// batch (`auditInsert` is a statement to put in it), so an entry exists exactly when the change
+// does. Entries are then sealed into their organization's hash chain: each gets the next number
+// and the hash of the entry before it. Sealing is a conditional update guarded by the unique
+// index on (organization_id, seq), so two sealers at once cannot fork the chain: the loser's
+// batch fails as a whole and it starts again from the chain's new head. Sealing is
+// deterministic (same head, same order, same hashes), so a sealer that lost the race to one
+// doing the very same work finds its updates already made.
+
+export function newAuditId(): string {
+  return `aud_${randomString(20)}`;
+}
+
+/** The insert of one entry, to run in the batch of the change it records. */
+export function auditInsert(db: Database, origin: AuditOrigin, change: AuditChange, at: number) {
+  return db.insert(auditEvents).values({
+    id: newAuditId(),
+    organizationId: change.organizationId,
+    seq: null,
+    actorType: origin.actor.type,
+    actorId: origin.actor.id,
+    entityType: change.entityType,
+    entityId: change.entityId,
+    action: change.action,
+    changes: JSON.stringify(change.changes ?? {}),
+    ip: origin.ip,
+    requestId: origin.requestId,
+    createdAt: at,
+  });
+}
+
+/**
+ * The insert of one entry that happens only if the statement just before it in the batch
+ * changed a row (SQLite's changes()): for a conditional update whose condition decides whether
+ * the change happened at all (a revocation of a key not revoked yet).
+ */
+export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: AuditChange, at: number) {
+  // Drizzle's insert … select names every column of the table, in the schema's order.
+  return db.insert(auditEvents).select(
+    sql`SELECT ${newAuditId()}, ${change.organizationId}, NULL, ${origin.actor.type}, ${origin.actor.id}, ${change.entityType},
+      ${change.entityId}, ${change.action}, ${JSON.stringify(change.changes ?? {})}, ${origin.ip}, ${origin.requestId}, ${at}, NULL, NULL
+    WHERE changes() > 0`,
+  );
+}
+
+/** Records an entry on its own: for a change that has no write of ours to share a batch with (an export, a sign-in). */
+export async function recordAudit(d1: D1Database, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
+  await auditInsert(database(d1), origin, change, at).run();
+}
+
+interface AuditRow {
+  id: string;
+  organization_id: string;
+  seq: number | null;
+  actor_type: AuditActorType;
+  actor_id: string | null;
+  entity_type: string;
+  entity_id: string;
+  action: string;
+  changes: string;
+  ip: string | null;
+  request_id: string | null;
+  created_at: number;
+  prev_hash: string | null;
+  hash: string | null;
+}
+
+function entryOf(row: AuditRow, seq: number, prevHash: string | null): AuditEntry {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    seq,
+    actorType: row.actor_type,
+    actorId: row.actor_id,
+    entityType: row.entity_type,
+    entityId: row.entity_id,
+    action: row.action,
+    changes: row.changes,
+    ip: row.ip,
+    requestId: row.request_id,
+    createdAt: row.created_at,
+    prevHash,
+  };
+}
+
+const SEAL_PAGE = 50;
+const SEAL_ATTEMPTS = 8;
+
+/** The chain's last sealed entry, else the anchor left by retention, else the chain's start. */
+async function chainHead(d1: D1Database, organizationId: string): Promise<{ seq: number; hash: string | null }> {
+  const [last, anchor] = await d1.batch<{ seq: number; hash: string }>([
+    d1
+      .prepare("SELECT seq, hash FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1")
+      .bind(organizationId),
+    d1.prepare("SELECT seq, hash FROM audit_chain_anchors WHERE organization_id = ?").bind(organizationId),
+  ]);
+  const row = last!.results[0] ?? anchor!.results[0];
+  return row ? { seq: row.seq, hash: row.hash } : { seq: 0, hash: null };
+}
+
+/** Chains every entry of the organization not sealed yet; answers how many it sealed. */
+export async function sealAuditChain(d1: D1Database, organizationId: string): Promise<number> {
+  let sealed = 0;
+  for (let attempt = 0; attempt < SEAL_ATTEMPTS;) {
+    const head = await chainHead(d1, organizationId);
+    const pending = await d1
+      .prepare("SELECT * FROM audit_events WHERE organization_id = ? AND seq IS NULL ORDER BY created_at, id LIMIT ?")
+      .bind(organizationId, SEAL_PAGE)
+      .all<AuditRow>();
+    if (pending.results.length === 0) return sealed;
+    let { seq, hash } = head;
+    const updates: D1PreparedStatement[] = [];
+    for (const row of pending.results) {
+      seq += 1;
+      const entry = entryOf(row, seq, hash);
+      const next = await sha256Hex(auditHashInput(entry));
+      updates.push(
+        d1.prepare("UPDATE audit_events SET seq = ?, prev_hash = ?, hash = ? WHERE id = ? AND seq IS NULL").bind(seq, hash, next, row.id),
+      );
+      hash = next;
+    }
+    try {
+      await d1.batch(updates);
+      sealed += updates.length;
+    } catch (err) {
+      // Another sealer took one of these numbers first: read the new head and go again.
+      if (!/UNIQUE/i.test(String(err))) throw err;
+      attempt += 1;
+    }
+  }
+  return sealed;
+}
+
+export interface AuditFilters {
+  entityType?: string;
+  entityId?: string;
+  actorId?: string;
+  action?: string;
+  from?: number;
+  to?: number;
+}
+
+function whereOf(organizationId: string, f: AuditFilters, beforeSeq: number | null): { sql: string; params: unknown[] } {
+  const clauses = ["organization_id = ?", "seq IS NOT NULL"];
+  const params: unknown[] = [organizationId];
+  const add = (clause: string, value: unknown) => {
+    clauses.push(clause);
+    params.push(value);
+  };
+  if (f.entityType !== undefined) add("entity_type = ?", f.entityType);
+  if (f.entityId !== undefined) add("entity_id = ?", f.entityId);
+  if (f.actorId !== undefined) add("actor_id = ?", f.actorId);
+  if (f.action !== undefined) add("action = ?", f.action);
+  if (f.from !== undefined) add("created_at >= ?", f.from);
+  if (f.to !== undefined) add("created_at < ?", f.to);
+  if (beforeSeq !== null) add("seq < ?", beforeSeq);
+  return { sql: clauses.join(" AND "), params };
+}
+
+export function auditRecord(row: AuditRow) {
+  return {
+    id: row.id,
+    sequence: row.seq!,
+    actor: { type: row.actor_type, id: row.actor_id },
+    entityType: row.entity_type,
+    entityId: row.entity_id,
+    action: row.action,
+    changes: JSON.parse(row.changes) as Record<string, { before: unknown; after: unknown }>,
+    ipAddress: row.ip,
+    requestId: row.request_id,
+    createdAt: iso(row.created_at),
+    previousHash: row.prev_hash,
+    hash: row.hash!,
+  };
+}
+export type AuditRecord = ReturnType<typeof auditRecord>;
+
+/** One page, newest first, after the cursor (the number of the last entry of the page before). */
+export async function listAuditEvents(
+  d1: D1Database,
+  organizationId: string,
+  filters: AuditFilters,
+  page: { limit: number; beforeSeq: number | null },
+): Promise<{ rows: AuditRecord[]; hasMore: boolean }> {
+  await sealAuditChain(d1, organizationId);
+  const where = whereOf(organizationId, filters, page.beforeSeq);
+  const result = await d1
+    .prepare(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ?`)
+    .bind(...where.params, page.limit + 1)
+    .all<AuditRow>();
+  const rows = result.results.slice(0, page.limit).map(auditRecord);
+  return { rows, hasMore: result.results.length > page.limit };
+}
+
+export const AUDIT_CSV_COLUMNS = [
+  "sequence",
+  "createdAt",
+  "actorType",
+  "actorId",
+  "entityType",
+  "entityId",
+  "action",
+  "changes",
+  "ipAddress",
+  "requestId",
+  "hash",
+] as const;
+
+/** Every matching entry, newest first, a page at a time, as CSV rows (domain/csv.ts). */
+export async function* auditCsvRows(d1: D1Database, organizationId: string, filters: AuditFilters): AsyncGenerator<unknown[]> {
+  let beforeSeq: number | null = null;
+  for (;;) {
+    const { rows, hasMore } = await listAuditEvents(d1, organizationId, filters, { limit: 100, beforeSeq });
+    for (const r of rows) {
+      yield [
+        r.sequence,
+        r.createdAt,
+        r.actor.type,
+        r.actor.id,
+        r.entityType,
+        r.entityId,
+        r.action,
+        JSON.stringify(r.changes),
+        r.ipAddress,
+        r.requestId,
+        r.hash,
+      ];
+    }
+    if (!hasMore || rows.length === 0) return;
+    beforeSeq = rows[rows.length - 1]!.sequence;
+  }
+}
+
+export interface ChainBreak {
+  sequence: number;
+  entryId: string | null;
+  reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry";
+}
+
+export interface ChainVerdict {
+  valid: boolean;
+  checked: number;
+  firstSequence: number | null;
+  lastSequence: number | null;
+  brokenAt: ChainBreak | null;
+}
+
+const VERIFY_PAGE = 500;
+
+/**
+ * Walks the organization's chain from its start (or retention's anchor) and recomputes every
+ * hash: an entry altered in place no longer matches its hash, one removed leaves a gap in the
+ * numbers, and one re-hashed by hand no longer matches the next entry's previous hash.
+ */
+export async function verifyAuditChain(d1: D1Database, organizationId: string): Promise<ChainVerdict> {
+  await sealAuditChain(d1, organizationId);
+  const anchor = await d1
+    .prepare("SELECT seq, hash FROM audit_chain_anchors WHERE organization_id = ?")
+    .bind(organizationId)
+    .first<{ seq: number; hash: string }>();
+  let expectedSeq = (anchor?.seq ?? 0) + 1;
+  let prevHash: string | null = anchor?.hash ?? null;
+  let checked = 0;
+  let firstSequence: number | null = null;
+  const verdict = (brokenAt: ChainBreak | null): ChainVerdict => ({
+    valid: brokenAt === null,
+    checked,
+    firstSequence,
+    lastSequence: checked === 0 ? null : expectedSeq - 1,
+    brokenAt,
+  });
+  for (;;) {
+    const page = await d1
+      .prepare("SELECT * FROM audit_events WHERE organization_id = ? AND seq >= ? ORDER BY seq LIMIT ?")
+      .bind(organizationId, expectedSeq, VERIFY_PAGE)
+      .all<AuditRow>();
+    for (const row of page.results) {
+      if (row.seq !== expectedSeq) return verdict({ sequence: expectedSeq, entryId: null, reason: "missing_entry" });
+      if (row.prev_hash !== prevHash) return verdict({ sequence: row.seq, entryId: row.id, reason: "previous_hash_mismatch" });
+      const hash = await sha256Hex(auditHashInput(entryOf(row, row.seq, row.prev_hash)));
+      if (hash !== row.hash) return verdict({ sequence: row.seq, entryId: row.id, reason: "hash_mismatch" });
+      firstSequence ??= row.seq;
+      checked += 1;
+      prevHash = row.hash;
+      expectedSeq += 1;
+    }
+    if (page.results.length < VERIFY_PAGE) return verdict(null);
+  }
+}
+
+/**
+ * Retention (issue 31: starter 30 days, pro 1 year, enterprise 7 years): the oldest sealed
+ * entries past their plan's limit are deleted, and the last one deleted becomes the anchor the
+ * kept chain starts from, in the same batch.
+ */
+export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000): Promise<number> {
+  const orgs = await d1
+    .prepare(
+      `SELECT a.organization_id AS organization_id, COALESCE(s.plan, 'starter') AS plan
+       FROM (SELECT DISTINCT organization_id FROM audit_events WHERE created_at < ?) a
+       LEFT JOIN subscriptions s ON s.organization_id = a.organization_id LIMIT 100`,
+    )
+    .bind(auditRetentionCutoff("starter", at))
+    .all<{ organization_id: string; plan: Plan }>();
+  let deleted = 0;
+  for (const { organization_id: organizationId, plan } of orgs.results) {
+    const cutoff = auditRetentionCutoff(plan, at);
+    // Only a run of the chain's oldest entries goes (never past a kept one), so the kept chain has no hole.
+    const bounds = await d1
+      .prepare(
+        `SELECT MIN(seq) AS first, MAX(seq) AS last,
+           (SELECT MIN(seq) FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL AND created_at >= ?) AS first_kept
+         FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL`,
+      )
+      .bind(organizationId, cutoff, organizationId)
+      .first<{ first: number | null; last: number | null; first_kept: number | null }>();
+    if (bounds?.first == null || bounds.last == null) continue;
+    const throughSeq = Math.min(bounds.first_kept === null ? bounds.last : bounds.first_kept - 1, bounds.first + limit - 1);
+    if (throughSeq < bounds.first) continue;
+    const through = await d1
+      .prepare("SELECT seq, hash FROM audit_events WHERE organization_id = ? AND seq = ?")
+      .bind(organizationId, throughSeq)
+      .first<{ seq: number; hash: string }>();
+    if (!through) continue;
+    const [, removed] = await d1.batch([
+      d1
+        .prepare(
+          `INSERT INTO audit_chain_anchors (organization_id, seq, hash, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (organization_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, updated_at = excluded.updated_at
+           WHERE excluded.seq > audit_chain_anchors.seq`,
+        )
+        .bind(organizationId, through.seq, through.hash, at),
+      d1.prepare("DELETE FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL AND seq <= ?").bind(organizationId, through.seq),
+    ]);
+    deleted += removed!.meta.changes;
+  }
+  return deleted;
+}
+
+/** The minute sweep: seals what requests left unsealed, then applies retention. */
+export async function sweepAuditLog(d1: D1Database, at: number): Promise<void> {
+  const pending = await d1
+    .prepare("SELECT DISTINCT organization_id FROM audit_events WHERE seq IS NULL LIMIT 100")
+    .all<{ organization_id: string }>();
+  for (const { organization_id } of pending.results) await sealAuditChain(d1, organization_id);
+  await pruneAuditEvents(d1, at);
+}
