@@ -87,6 +87,8 @@ export const members = sqliteTable(
     role: text("role", { enum: ["owner", "admin", "manager", "operator"] }).notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** The locations this member works at (migration 0024); null = the whole organization. */
+    locationIds: text("location_ids", { mode: "json" }).$type<string[]>(),
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("members_user_idx").on(t.userId)],
 );
@@ -111,6 +113,8 @@ export const invitations = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** The membership's locations once accepted (migration 0024); null = the whole organization. */
+    locationIds: text("location_ids", { mode: "json" }).$type<string[]>(),
   },
   (t) => [
     uniqueIndex("invitations_pending_unique")

@@ -6,6 +6,7 @@ import { database } from "../db/client";
 import { members } from "../db/schema";
 import { entitlements, type Limit, type RateLimits } from "../domain/plans";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../domain/permissions";
+import { reaches, type LocationScope } from "../domain/location-scope";
 import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { isId, queueIdOfTicket } from "../lib/ids";
@@ -116,7 +117,7 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
     const found = await apiKeyOf(key, subscription, credential.value);
     if (!found) return unauthenticated(UNKNOWN_KEY);
     if (found.key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
-    if (queueId !== null && queueRows) c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: null });
+    if (queueId !== null && queueRows) c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: null, membership: null });
     const plan = entitlements(found.subscription ?? { plan: "starter" });
     const permissions = keyPermissions(found.key.permissions);
     return {
@@ -142,7 +143,8 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
   if (found.state === "unknown") return unauthenticated(UNKNOWN_SESSION);
   if (queueId !== null && queueRows && roleRows) {
     // The role was read for the user of this very token (a subquery on the same session row).
-    c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: roleRows[0]?.role ?? null });
+    const membership = roleRows[0] ? { role: roleRows[0].role, locationIds: roleRows[0].locationIds ?? null } : null;
+    c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: membership?.role ?? null, membership });
   }
   // The idle expiry slides without a write on most requests, and never with one on the path.
   const { expiresAt, write } = slidExpiry(found, at);
@@ -225,25 +227,50 @@ export interface Actor {
   userId: string | null;
   apiKeyId: string | null;
   role: Role | null;
+  /** The locations a scoped member works at (issue 31); null = the whole organization (and every key). */
+  locationIds: LocationScope;
   can(permission: Permission): boolean;
 }
 
+/** A user's place in an organization: their role and, if scoped, their locations. */
+export interface Membership {
+  role: Role;
+  locationIds: LocationScope;
+}
+
 export async function memberRole(env: AppEnv["Bindings"], organizationId: string, userId: string): Promise<Role | null> {
+  return (await membershipOf(env, organizationId, userId))?.role ?? null;
+}
+
+export async function membershipOf(env: AppEnv["Bindings"], organizationId: string, userId: string): Promise<Membership | null> {
   const row = await database(env.DB)
-    .select({ role: members.role })
+    .select({ role: members.role, locationIds: members.locationIds })
     .from(members)
     .where(and(eq(members.organizationId, organizationId), eq(members.userId, userId)))
     .get();
-  return row?.role ?? null;
+  return row ? { role: row.role, locationIds: row.locationIds ?? null } : null;
 }
+
+/**
+ * The locations of the resource a route acts on, for a member scoped to some locations: given
+ * as ids, or as a read that runs only when the caller is scoped (the whole organization's
+ * members, and keys, pay nothing for it).
+ */
+export type ResourceLocations = readonly string[] | (() => Promise<readonly string[]>);
 
 /**
  * The caller may act in this organization with this permission. A caller outside the
  * organization gets the same 404 as for an id that does not exist (`what` names the resource
  * looked up, message included), so ids of other organizations are never confirmed to exist.
  */
-export async function authorize(c: Context<AppEnv>, organizationId: string, permission: Permission, what = "Organization"): Promise<Actor> {
-  const actor = await actorIn(c, organizationId, what);
+export async function authorize(
+  c: Context<AppEnv>,
+  organizationId: string,
+  permission: Permission,
+  what = "Organization",
+  at?: ResourceLocations,
+): Promise<Actor> {
+  const actor = await actorIn(c, organizationId, what, at);
   if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
   return actor;
 }
@@ -252,22 +279,45 @@ export async function authorize(c: Context<AppEnv>, organizationId: string, perm
  * Records the session user's role in an organization, read in the same query as another row
  * (a queue and its caller's membership), so `authorize` does not read it a second time.
  */
-export function rememberRole(c: Context<AppEnv>, organizationId: string, role: Role | null): void {
-  const known = c.get("knownRoles") ?? new Map<string, Role | null>();
-  known.set(organizationId, role);
+export function rememberRole(c: Context<AppEnv>, organizationId: string, membership: Membership | null): void {
+  const known = c.get("knownRoles") ?? new Map<string, Membership | null>();
+  known.set(organizationId, membership);
   c.set("knownRoles", known);
 }
 
-export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization"): Promise<Actor> {
+/**
+ * The caller inside an organization: the one place where a caller's reach is decided. A member
+ * scoped to some locations who names a resource at none of them (`at`) gets the same 404 as a
+ * caller from another organization (issue 31).
+ */
+export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization", at?: ResourceLocations): Promise<Actor> {
   const p = requireCredential(c);
   if (p.kind === "apiKey") {
     if (p.organizationId !== organizationId) throw notFound(what);
-    return { organizationId, userId: null, apiKeyId: p.keyId, role: null, can: (perm) => p.permissions.has(perm) };
+    return { organizationId, userId: null, apiKeyId: p.keyId, role: null, locationIds: null, can: (perm) => p.permissions.has(perm) };
   }
   const known = c.get("knownRoles");
-  const role = known?.has(organizationId) ? (known.get(organizationId) ?? null) : await memberRole(c.env, organizationId, p.user.id);
-  if (!role) throw notFound(what);
-  return { organizationId, userId: p.user.id, apiKeyId: null, role, can: (perm) => roleAllows(role, perm) };
+  const membership = known?.has(organizationId)
+    ? (known.get(organizationId) ?? null)
+    : await membershipOf(c.env, organizationId, p.user.id);
+  if (!membership) throw notFound(what);
+  const { role, locationIds } = membership;
+  const actor: Actor = { organizationId, userId: p.user.id, apiKeyId: null, role, locationIds, can: (perm) => roleAllows(role, perm) };
+  if (at !== undefined) await requireReach(actor, at, what);
+  return actor;
+}
+
+/**
+ * A scoped actor names a resource at none of their locations: the same 404 as an id of another
+ * organization. For the resources a route finds after `authorize` (a body's serviceId, a
+ * service's new locations). Every location of `at` must be reached when `all` is set.
+ */
+export async function requireReach(actor: Actor, at: ResourceLocations, what: string, all = false): Promise<void> {
+  if (actor.locationIds === null) return;
+  const resourceLocations = typeof at === "function" ? await at() : at;
+  const scope = actor.locationIds;
+  const ok = all ? resourceLocations.every((id) => scope.includes(id)) : reaches(scope, resourceLocations);
+  if (!ok) throw notFound(what);
 }
 
 /**

@@ -33,12 +33,18 @@ export type AppEnv = {
     principal: Principal;
     rateLimitHeaders: Record<string, string>;
     /** Roles of the session's user already read along with another row (see `rememberRole`). */
-    knownRoles: Map<string, Role | null>;
+    knownRoles: Map<string, { role: Role; locationIds: readonly string[] | null } | null>;
     /** Why an optional credential (the session cookie) was not accepted; thrown by routes that need one. */
     credentialError: ApiError;
     /** The response clears the session cookie (it was invalid, or the caller logged out). */
     clearSessionCookie: boolean;
     /** The queue the path names, read with the credential (null: no such queue); see `queueOfCaller`. */
-    prefetchedQueue: { queueId: string; queue: QueueRow | null; role: Role | null };
+    prefetchedQueue: {
+      queueId: string;
+      queue: QueueRow | null;
+      role: Role | null;
+      /** The caller's membership of the queue's organization, with its locations (issue 31). */
+      membership: { role: Role; locationIds: readonly string[] | null } | null;
+    };
   };
 };

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { queueIdOfTicket } from "../lib/ids";
 import { findQueue, findQueueWithRole, type QueueRow } from "../services/queues";
+import { locationsOfService } from "../services/location-scope";
 import type { Permission } from "../domain/permissions";
 import { authorize, rememberRole, type Actor } from "./auth";
 import type { AppEnv } from "./context";
@@ -16,12 +17,12 @@ export async function queueOfCaller(c: Context<AppEnv>, queueId: string): Promis
   const prefetched = c.get("prefetchedQueue");
   if (prefetched?.queueId === queueId) {
     if (!prefetched.queue) throw notFound("Queue");
-    if (principal.kind === "session") rememberRole(c, prefetched.queue.organizationId, prefetched.role);
+    if (principal.kind === "session") rememberRole(c, prefetched.queue.organizationId, prefetched.membership);
     return prefetched.queue;
   }
   if (principal.kind !== "session") return findQueue(c.env, queueId);
-  const { queue, role } = await findQueueWithRole(c.env, queueId, principal.user.id);
-  rememberRole(c, queue.organizationId, role);
+  const { queue, role, locationIds } = await findQueueWithRole(c.env, queueId, principal.user.id);
+  rememberRole(c, queue.organizationId, role ? { role, locationIds } : null);
   return queue;
 }
 
@@ -65,7 +66,8 @@ export async function ticketQueueOfCaller(c: Context<AppEnv>, ticketId: string):
  */
 export async function authorizeOnQueue(c: Context<AppEnv>, queue: QueueRow, permission: Permission): Promise<Actor> {
   try {
-    return await authorize(c, queue.organizationId, permission);
+    // A member scoped to some locations reaches the queues of their services only (issue 31).
+    return await authorize(c, queue.organizationId, permission, "Organization", () => locationsOfService(c.env.DB, queue.serviceId));
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND" && c.get("principal").kind === "session") {
       throw new ApiError(

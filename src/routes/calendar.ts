@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { authorize, organizationOfRequest, requireUser } from "../http/auth";
-import { validationError } from "../http/errors";
+import { authorize, organizationOfRequest, requireReach, requireUser, type Actor } from "../http/auth";
+import { forbidden, validationError } from "../http/errors";
+import { eventLocations, eventsWithin, locationsOfService } from "../services/location-scope";
 import {
   errors,
   idParam,
@@ -93,6 +94,24 @@ const OccurrenceRecord = EventRecord.extend({ occurrenceStart: z.string(), occur
 const OrganizationParam = idParam("organizationId", "org");
 const EventParam = idParam("eventId", "evt");
 
+/**
+ * A scoped manager (issue 31) plans for their locations only: an event they create or move names
+ * one of them (by location or service); one for the whole organization is not theirs to make.
+ */
+async function scopedEventTarget(
+  c: Parameters<typeof authorize>[0],
+  actor: Actor,
+  input: { locationId?: string | null; serviceId?: string | null },
+  creating = false,
+): Promise<void> {
+  if (actor.locationIds === null) return;
+  if (input.locationId) await requireReach(actor, [input.locationId], "Location");
+  if (input.serviceId) await requireReach(actor, () => locationsOfService(c.env.DB, input.serviceId!), "Service");
+  if (creating && !input.locationId && !input.serviceId) {
+    throw forbidden("A member limited to some locations creates events for a location or a service of theirs");
+  }
+}
+
 const TIME_NOTE =
   "Times: ISO 8601 with Z or an offset, or a date YYYY-MM-DD meaning 00:00 in the event's timezone " +
   "(its location's, else the organization's first location's, else UTC). A date as recurrenceEndDate " +
@@ -131,8 +150,10 @@ const create = createRoute({
 app.openapi(create, async (c) => {
   const { organizationId } = c.req.valid("param");
   const actor = await authorize(c, organizationId, "CALENDAR_MANAGE");
+  const input = c.req.valid("json");
+  await scopedEventTarget(c, actor, input, true);
   const at = now();
-  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, actor.userId, c.req.valid("json"), at);
+  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, actor.userId, input, at);
   await calendarChanged(c.env, organizationId, [event], at);
   return c.json(ok(eventRecord(event, timeZone)), 201);
 });
@@ -210,7 +231,8 @@ app.openapi(update, async (c) => {
   const db = database(c.env.DB);
   const patch = c.req.valid("json");
   const current = await findEvent(db, c.req.valid("param").eventId);
-  const actor = await authorize(c, current.organizationId, "CALENDAR_VIEW");
+  const actor = await authorize(c, current.organizationId, "CALENDAR_VIEW", "Organization", eventLocations(c.env.DB, current));
+  await scopedEventTarget(c, actor, patch);
   assertMayChange(actor, current, Object.keys(patch));
   const at = now();
   const { event, timeZone } = await updateEvent(db, current, patch, at);
@@ -235,7 +257,7 @@ const remove = createRoute({
 app.openapi(remove, async (c) => {
   const db = database(c.env.DB);
   const event = await findEvent(db, c.req.valid("param").eventId);
-  assertMayChange(await authorize(c, event.organizationId, "CALENDAR_VIEW"), event);
+  assertMayChange(await authorize(c, event.organizationId, "CALENDAR_VIEW", "Organization", eventLocations(c.env.DB, event)), event);
   await deleteEvent(db, event.id);
   await calendarChanged(c.env, event.organizationId, [event], now());
   return c.json(ok({ id: event.id, deleted: true as const }), 200);
@@ -260,14 +282,16 @@ const list = createRoute({
 
 app.openapi(list, async (c) => {
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "CALENDAR_VIEW");
+  const actor = await authorize(c, organizationId, "CALENDAR_VIEW");
   const q = c.req.valid("query");
   const given = { start: q.startDate && utcInstant(q.startDate), end: q.endDate && utcInstant(q.endDate) };
   const start = given.start ?? (given.end !== undefined ? given.end - DEFAULT_RANGE : utcDayStart(now()));
   const end = given.end ?? start + DEFAULT_RANGE;
   if (end <= start) throw validationError("endDate", "must be after startDate");
   if (end - start > MAX_RANGE) throw validationError("endDate", "the range may span at most 366 days");
-  const items = await occurrencesBetween(database(c.env.DB), organizationId, start, end);
+  const db = database(c.env.DB);
+  const only = actor.locationIds === null ? undefined : eventsWithin(db, actor.locationIds);
+  const items = await occurrencesBetween(db, organizationId, start, end, only);
   const data = items.map((i) => occurrenceRecord(i.event, i.occurrence, i.timeZone));
   return c.json(okList(data, { total: data.length, page: 1, limit: MAX_OCCURRENCES, hasMore: false }), 200);
 });

@@ -45,8 +45,8 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "ANALYTICS_VIEW");
-  return c.json(ok(await dashboard(database(c.env.DB), organizationId, now())), 200);
+  const actor = await authorize(c, organizationId, "ANALYTICS_VIEW");
+  return c.json(ok(await dashboard(database(c.env.DB), organizationId, now(), actor.locationIds)), 200);
 });
 
 export default app;

@@ -99,8 +99,8 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const location = await findDeskLocation(c.env, c.req.valid("param").locationId);
-  await authorize(c, location.organizationId, "QUEUE_MANAGE", "Location");
-  const row = await createDesk(c.env, location, c.req.valid("json"), now());
+  const actor = await authorize(c, location.organizationId, "QUEUE_MANAGE", "Location", [location.id]);
+  const row = await createDesk(c.env, location, c.req.valid("json"), now(), actor.locationIds);
   return c.json(ok(deskRecord(row)), 201);
 });
 
@@ -117,7 +117,7 @@ const list = createRoute({
 
 app.openapi(list, async (c) => {
   const location = await findDeskLocation(c.env, c.req.valid("param").locationId);
-  await authorize(c, location.organizationId, "QUEUE_OPERATE", "Location");
+  await authorize(c, location.organizationId, "QUEUE_OPERATE", "Location", [location.id]);
   const window = pageWindow(c.req.valid("query"));
   const { rows, total } = await listDesks(c.env, location.id, window);
   return c.json(okList(rows.map(deskRecord), pageMeta(total, window)), 200);
@@ -136,7 +136,7 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
   return c.json(ok(deskRecord(desk)), 200);
 });
 
@@ -167,8 +167,8 @@ const update = createRoute({
 
 app.openapi(update, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk");
-  const row = await updateDesk(c.env, desk, c.req.valid("json"), now());
+  const actor = await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk", [desk.locationId]);
+  const row = await updateDesk(c.env, desk, c.req.valid("json"), now(), actor.locationIds);
   return c.json(ok(deskRecord(row)), 200);
 });
 
@@ -185,7 +185,7 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk");
+  await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk", [desk.locationId]);
   await deleteDesk(c.env, desk);
   return c.json(ok({ id: desk.id, deleted: true as const }), 200);
 });
@@ -205,7 +205,7 @@ const open = createRoute({
 
 app.openapi(open, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
   const row = await openDesk(c.env, desk, actingId(actor), now());
   return c.json(ok(deskRecord(row)), 200);
 });
@@ -225,7 +225,7 @@ const close = createRoute({
 
 app.openapi(close, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
   const row = await closeDesk(c.env, desk, actingId(actor), actor.can("QUEUE_MANAGE"), now());
   return c.json(ok(deskRecord(row)), 200);
 });
@@ -253,9 +253,17 @@ const callNextRoute = createRoute({
 
 app.openapi(callNextRoute, async (c) => {
   const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk");
+  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
   const { previousOutcome } = c.req.valid("json");
-  const { ticket, previous } = await callAtDeskAfterPrevious(c.env, desk, actingId(actor), actor.userId, now(), previousOutcome);
+  const { ticket, previous } = await callAtDeskAfterPrevious(
+    c.env,
+    desk,
+    actingId(actor),
+    actor.userId,
+    now(),
+    previousOutcome,
+    actor.locationIds,
+  );
   return c.json({ ...ok(ticketRecord(ticket)), meta: previous }, 200);
 });
 

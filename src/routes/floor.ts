@@ -70,7 +70,7 @@ const floor = createRoute({
 
 app.openapi(floor, async (c) => {
   const location = await findFloorLocation(c.env, c.req.valid("param").locationId);
-  await authorize(c, location.organizationId, "QUEUE_VIEW", "Location");
+  await authorize(c, location.organizationId, "QUEUE_VIEW", "Location", [location.id]);
   return c.json(ok(await locationFloor(c.env, location, now())), 200);
 });
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { authorize, organizationOfRequest } from "../http/auth";
-import { notFound } from "../http/errors";
+import { forbidden, notFound } from "../http/errors";
 import {
   errors,
   idParam,
@@ -102,7 +102,9 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const { organizationId, ...fields } = c.req.valid("json");
-  await authorize(c, organizationId, "LOCATION_MANAGE");
+  const actor = await authorize(c, organizationId, "LOCATION_MANAGE");
+  // A manager of some locations does not open new ones: that is for the whole organization's.
+  if (actor.locationIds !== null) throw forbidden("A member limited to some locations cannot create locations");
   const row = await createLocation(database(c.env.DB), organizationId, fields, now());
   return c.json(ok(locationRecord(row)), 201);
 });
@@ -120,9 +122,9 @@ const listOwn = createRoute({
 
 app.openapi(listOwn, async (c) => {
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "SERVICE_VIEW");
+  const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listLocations(database(c.env.DB), organizationId, window);
+  const { rows, total } = await listLocations(database(c.env.DB), organizationId, window, undefined, actor.locationIds);
   return c.json(okList(rows.map(locationRecord), pageMeta(total, window)), 200);
 });
 
@@ -144,9 +146,9 @@ const search = createRoute({
 
 app.openapi(search, async (c) => {
   const { organizationId, q, ...page } = c.req.valid("query");
-  await authorize(c, organizationId, "SERVICE_VIEW");
+  const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const window = pageWindow(page);
-  const { rows, total } = await listLocations(database(c.env.DB), organizationId, window, q || undefined);
+  const { rows, total } = await listLocations(database(c.env.DB), organizationId, window, q || undefined, actor.locationIds);
   return c.json(okList(rows.map(locationRecord), pageMeta(total, window)), 200);
 });
 
@@ -210,7 +212,7 @@ app.openapi(update, async (c) => {
   const db = database(c.env.DB);
   const current = await findLocation(db, c.req.valid("param").locationId);
   if (!current) throw notFound("Location");
-  await authorize(c, current.organizationId, "LOCATION_MANAGE");
+  await authorize(c, current.organizationId, "LOCATION_MANAGE", "Organization", [current.id]);
   const at = now();
   const row = await updateLocation(db, current, c.req.valid("json"), at);
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
@@ -247,7 +249,7 @@ app.openapi(remove, async (c) => {
   const db = database(c.env.DB);
   const current = await findLocation(db, c.req.valid("param").locationId);
   if (!current) throw notFound("Location");
-  await authorize(c, current.organizationId, "LOCATION_MANAGE");
+  await authorize(c, current.organizationId, "LOCATION_MANAGE", "Organization", [current.id]);
   const { serviceIds, queueIds } = await deleteLocation(db, current.id);
   await retireQueues(c.env, queueIds, now());
   // Events of this location now take the organization's fallback timezone.

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { actorIn, authorize } from "../http/auth";
-import { forbidden } from "../http/errors";
+import { forbidden, validationError } from "../http/errors";
+import { MAX_SCOPED_LOCATIONS, normaliseScope } from "../domain/location-scope";
 import {
   errors,
   idParam,
@@ -18,7 +19,16 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { invitationRecord, inviteMember } from "../services/invitations";
-import { changeMemberRole, leaveOrganization, listMembers, memberRecord, removeMember } from "../services/members";
+import {
+  changeMemberRole,
+  leaveOrganization,
+  listMembers,
+  memberRecord,
+  removeMember,
+  scopeOfUnscopedRole,
+  UNSCOPED_ROLES,
+} from "../services/members";
+import { locationsOfOrganization } from "../services/location-scope";
 import { Email, InvitationRecord, RoleSchema } from "./schemas";
 
 const app = router();
@@ -31,6 +41,9 @@ const MemberRecord = z
     firstName: z.string(),
     lastName: z.string(),
     role: RoleSchema,
+    locationIds: z.array(z.string()).nullable().openapi({
+      description: "The locations this member works at: they see and act on nothing elsewhere. null = the whole organization",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -38,6 +51,33 @@ const MemberRecord = z
 
 const OrganizationParam = idParam("organizationId", "org");
 const MemberParams = OrganizationParam.extend(idParam("userId", "usr").shape);
+
+/**
+ * Roles per location (issue 31): the locations a manager or operator works at. Absent or null =
+ * the whole organization; every id must be one of the organization's locations.
+ */
+const LocationIds = z
+  .array(z.string().min(1).max(64))
+  .min(1, "name at least one location, or null for the whole organization")
+  .max(MAX_SCOPED_LOCATIONS)
+  .nullable()
+  .optional()
+  .openapi({ description: "Locations the member works at (managers and operators only); absent or null = the whole organization" });
+
+async function checkedScope(
+  c: Parameters<typeof authorize>[0],
+  organizationId: string,
+  role: z.infer<typeof RoleSchema> | undefined,
+  ids: string[] | null | undefined,
+): Promise<string[] | null | undefined> {
+  const scope = ids === undefined ? undefined : normaliseScope(ids);
+  if (!scope) return scope;
+  if (role && UNSCOPED_ROLES.includes(role)) throw scopeOfUnscopedRole(role);
+  const known = await locationsOfOrganization(c.env.DB, organizationId, scope);
+  const unknown = scope.find((id) => !known.has(id));
+  if (unknown) throw validationError("locationIds", `${unknown} is not a location of this organization`);
+  return scope;
+}
 
 function refuseOwnerRole(role: z.infer<typeof RoleSchema>): asserts role is Exclude<typeof role, "owner"> {
   if (role === "owner") throw forbidden("Nobody becomes owner through the members routes; use transfer-ownership");
@@ -76,20 +116,21 @@ const add = createRoute({
   security: SECURITY.any,
   request: {
     params: OrganizationParam,
-    body: jsonBody(z.strictObject({ email: Email, role: RoleSchema }).openapi("AddMemberRequest")),
+    body: jsonBody(z.strictObject({ email: Email, role: RoleSchema, locationIds: LocationIds }).openapi("AddMemberRequest")),
   },
   responses: { 202: jsonResponse(okEnvelope(InvitationRecord), "Invitation sent"), ...errors(409) },
 });
 
 app.openapi(add, async (c) => {
   const { organizationId } = c.req.valid("param");
-  const { email, role } = c.req.valid("json");
+  const { email, role, locationIds } = c.req.valid("json");
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
   refuseOwnerRole(role);
+  const scope = await checkedScope(c, organizationId, role, locationIds);
   const at = now();
   const invitation = await inviteMember(
     c.env,
-    { organizationId, email, role, invitedBy: actor.userId ?? actor.apiKeyId, origin: new URL(c.req.url).origin },
+    { organizationId, email, role, locationIds: scope, invitedBy: actor.userId ?? actor.apiKeyId, origin: new URL(c.req.url).origin },
     at,
   );
   return c.json(ok(invitationRecord(invitation, at)), 202);
@@ -99,21 +140,29 @@ const update = createRoute({
   method: "patch",
   path: "/organizations/{organizationId}/members/{userId}",
   tags,
-  summary: "Change a member's role (ORG_MANAGE); the owner's role only changes by transfer",
+  summary: "Change a member's role or locations (ORG_MANAGE); the owner's role only changes by transfer",
+  description:
+    "`locationIds` limits a manager or operator to some locations (null: the whole organization again); becoming admin drops the limit.",
   security: SECURITY.any,
   request: {
     params: MemberParams,
-    body: jsonBody(z.strictObject({ role: RoleSchema }).openapi("UpdateMemberRequest")),
+    body: jsonBody(
+      z
+        .strictObject({ role: RoleSchema.optional(), locationIds: LocationIds })
+        .refine((b) => b.role !== undefined || b.locationIds !== undefined, { message: "give role or locationIds", path: ["role"] })
+        .openapi("UpdateMemberRequest"),
+    ),
   },
   responses: { 200: jsonResponse(okEnvelope(MemberRecord), "Updated"), ...errors() },
 });
 
 app.openapi(update, async (c) => {
   const { organizationId, userId } = c.req.valid("param");
-  const { role } = c.req.valid("json");
+  const { role, locationIds } = c.req.valid("json");
   await authorize(c, organizationId, "ORG_MANAGE");
-  refuseOwnerRole(role);
-  const member = await changeMemberRole(database(c.env.DB), organizationId, userId, role, now());
+  if (role) refuseOwnerRole(role);
+  const scope = await checkedScope(c, organizationId, role, locationIds);
+  const member = await changeMemberRole(database(c.env.DB), organizationId, userId, { role, locationIds: scope }, now());
   return c.json(ok(memberRecord(member)), 200);
 });
 

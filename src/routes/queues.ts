@@ -3,7 +3,9 @@ import type { Context } from "hono";
 import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { notFound, validationError } from "../http/errors";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { reaches } from "../domain/location-scope";
+import { locationsOfService } from "../services/location-scope";
 import {
   errors,
   idParam,
@@ -110,8 +112,13 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "QUEUE_MANAGE");
-  return c.json(ok(await createQueue(c.env, organizationId, c.req.valid("json"), now())), 201);
+  const actor = await authorize(c, organizationId, "QUEUE_MANAGE");
+  const input = c.req.valid("json");
+  // A scoped manager adds queues to their locations' services only (issue 31).
+  if (actor.locationIds !== null && !reaches(actor.locationIds, await locationsOfService(c.env.DB, input.serviceId))) {
+    throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
+  }
+  return c.json(ok(await createQueue(c.env, organizationId, input, now())), 201);
 });
 
 const list = createRoute({
@@ -126,10 +133,10 @@ const list = createRoute({
 
 app.openapi(list, async (c) => {
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "QUEUE_VIEW");
+  const actor = await authorize(c, organizationId, "QUEUE_VIEW");
   const query = c.req.valid("query");
   const window = pageWindow(query);
-  const { items, total } = await listQueues(c.env, organizationId, query.serviceId, window, now());
+  const { items, total } = await listQueues(c.env, organizationId, query.serviceId, window, now(), actor.locationIds);
   return c.json(okList(items, pageMeta(total, window)), 200);
 });
 

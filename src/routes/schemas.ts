@@ -66,6 +66,10 @@ export const InvitationRecord = z
     organizationName: z.string().optional(),
     email: z.string(),
     role: z.enum(["admin", "manager", "operator"]),
+    locationIds: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "The locations the membership is limited to once accepted; null = the whole organization" }),
     status: z.enum(["pending", "accepted", "declined", "revoked", "expired"]),
     expiresAt: z.string(),
     createdAt: z.string(),

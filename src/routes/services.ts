@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { authorize, organizationOfRequest } from "../http/auth";
+import { authorize, organizationOfRequest, requireReach } from "../http/auth";
+import { locationsOfService } from "../services/location-scope";
 import { notFound } from "../http/errors";
 import {
   errors,
@@ -120,12 +121,13 @@ const search = createRoute({
 
 app.openapi(search, async (c) => {
   const { organizationId, q, activeOnly, ...page } = c.req.valid("query");
-  await authorize(c, organizationId, "SERVICE_VIEW");
+  const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const db = database(c.env.DB);
   const window = pageWindow(page);
   const { rows, total } = await listServices(db, organizationId, window, {
     q: q || undefined,
     statuses: activeOnly ? ["active"] : undefined,
+    scope: actor.locationIds,
   });
   return c.json(okList(await serviceRecords(db, rows, now()), pageMeta(total, window)), 200);
 });
@@ -145,7 +147,10 @@ const create = createRoute({
 app.openapi(create, async (c) => {
   const input = c.req.valid("json");
   const db = database(c.env.DB);
-  const organizationId = await organizationOfLocations(db, input.locationIds, (org) => authorize(c, org, "SERVICE_MANAGE"));
+  // A scoped manager offers services at their own locations only (issue 31).
+  const organizationId = await organizationOfLocations(db, input.locationIds, async (org) =>
+    requireReach(await authorize(c, org, "SERVICE_MANAGE"), input.locationIds, "Location", true),
+  );
   const at = now();
   const row = await createService(db, organizationId, input, at);
   const [record] = await serviceRecords(db, [row], at);
@@ -179,10 +184,10 @@ const listOwn = createRoute({
 app.openapi(listOwn, async (c) => {
   const { ids, ...page } = c.req.valid("query");
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "SERVICE_VIEW");
+  const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const db = database(c.env.DB);
   const window = pageWindow(page);
-  const { rows, total } = await listServices(db, organizationId, window, { ids });
+  const { rows, total } = await listServices(db, organizationId, window, { ids, scope: actor.locationIds });
   return c.json(okList(await serviceRecords(db, rows, now()), pageMeta(total, window)), 200);
 });
 
@@ -192,8 +197,8 @@ async function serviceOf(c: Parameters<typeof authorize>[0], id: string, permiss
   const db = database(c.env.DB);
   const row = await findService(db, id);
   if (!row) throw notFound("Service");
-  await authorize(c, row.organizationId, permission);
-  return { db, row };
+  const actor = await authorize(c, row.organizationId, permission, "Organization", () => locationsOfService(c.env.DB, row.id));
+  return { db, row, actor };
 }
 
 const get = createRoute({
@@ -241,9 +246,11 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const { db, row } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
+  const { db, row, actor } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
+  const input = c.req.valid("json");
+  if (input.locationIds) await requireReach(actor, input.locationIds, "Location", true);
   const at = now();
-  const updated = await updateService(db, row, c.req.valid("json"), at);
+  const updated = await updateService(db, row, input, at);
   await serviceChanged(c.env, row, updated, at);
   const [record] = await serviceRecords(db, [updated], at);
   return c.json(ok(record!), 200);

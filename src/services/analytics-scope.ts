@@ -16,6 +16,9 @@ import type { AppEnv } from "../http/context";
 import { ApiError, planRequired, validationError } from "../http/errors";
 import { now } from "../lib/clock";
 import { parseInstantInput } from "../lib/instant";
+import { parseInstantInput, type InstantInput } from "../lib/instant";
+import { reaches, type LocationScope } from "../domain/location-scope";
+import { locationsOfService } from "./location-scope";
 
 /** Plans that include analytics beyond the dashboard's counts. */
 export const ANALYTICS_PLANS: readonly Plan[] = ["pro", "enterprise"];
@@ -100,7 +103,12 @@ async function assertOwned(
  * given, else the first location (oldest) its service is offered at; UTC when it has none or
  * the stored zone is not a valid IANA name.
  */
-async function queuesInScope(db: D1Database, organizationId: string, input: AnalyticsScopeInput): Promise<QueueZoneRow[]> {
+async function queuesInScope(
+  db: D1Database,
+  organizationId: string,
+  input: AnalyticsScopeInput,
+  scope: LocationScope = null,
+): Promise<QueueZoneRow[]> {
   const where = ["q.organization_id = ?"];
   const binds: (string | null)[] = [input.locationId ?? null, input.locationId ?? null, organizationId];
   if (input.queueId !== undefined) {
@@ -110,6 +118,13 @@ async function queuesInScope(db: D1Database, organizationId: string, input: Anal
   if (input.serviceId !== undefined) {
     where.push("q.service_id = ?");
     binds.push(input.serviceId);
+  }
+  if (scope !== null) {
+    // A scoped member's analytics cover their locations' services only (issue 31).
+    where.push(
+      "EXISTS (SELECT 1 FROM service_locations y WHERE y.service_id = q.service_id AND y.location_id IN (SELECT value FROM json_each(?)))",
+    );
+    binds.push(JSON.stringify(scope));
   }
   if (input.locationId !== undefined) {
     where.push("EXISTS (SELECT 1 FROM service_locations x WHERE x.service_id = q.service_id AND x.location_id = ?)");
@@ -126,6 +141,25 @@ async function queuesInScope(db: D1Database, organizationId: string, input: Anal
     .bind(...binds)
     .all<QueueZoneRow>();
   return rows.results;
+}
+
+/** A filter naming another location's resource answers as for another organization's (404, `details.field`). */
+async function assertWithinLocations(db: D1Database, scope: readonly string[], input: AnalyticsScopeInput): Promise<void> {
+  if (input.locationId !== undefined && !scope.includes(input.locationId)) {
+    throw new ApiError("NOT_FOUND", "Location not found", { field: "locationId" });
+  }
+  if (input.serviceId !== undefined && !reaches(scope, await locationsOfService(db, input.serviceId))) {
+    throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
+  }
+  if (input.queueId !== undefined) {
+    const queue = await db
+      .prepare("SELECT service_id AS serviceId FROM queues WHERE id = ?")
+      .bind(input.queueId)
+      .first<{ serviceId: string }>();
+    if (!queue || !reaches(scope, await locationsOfService(db, queue.serviceId))) {
+      throw new ApiError("NOT_FOUND", "Queue not found", { field: "queueId" });
+    }
+  }
 }
 
 async function planOf(db: D1Database, organizationId: string): Promise<Plan> {
@@ -161,15 +195,16 @@ export async function resolveAnalyticsScope(
   feature = "analytics",
 ): Promise<AnalyticsScope> {
   const organizationId = await organizationOfRequest(c);
-  await authorize(c, organizationId, "ANALYTICS_VIEW");
+  const actor = await authorize(c, organizationId, "ANALYTICS_VIEW");
   const db = c.env.DB;
   const plan = await planOf(db, organizationId);
   assertAnalyticsPlan(plan, feature);
   await assertOwned(db, "locations", "locationId", input.locationId, organizationId);
   await assertOwned(db, "services", "serviceId", input.serviceId, organizationId);
   await assertOwned(db, "queues", "queueId", input.queueId, organizationId);
+  if (actor.locationIds !== null) await assertWithinLocations(db, actor.locationIds, input);
 
-  const rows = await queuesInScope(db, organizationId, input);
+  const rows = await queuesInScope(db, organizationId, input, actor.locationIds);
   const byZone = new Map<string, string[]>();
   for (const row of rows) {
     const zone = row.timezone !== null && isValidTimeZone(row.timezone) ? row.timezone : "UTC";

@@ -297,8 +297,15 @@ export interface ExpandedOccurrence {
 }
 
 /** Every occurrence overlapping [from, to), in start order; more than MAX_OCCURRENCES is refused. */
-export async function occurrencesBetween(db: Database, organizationId: string, from: number, to: number): Promise<ExpandedOccurrence[]> {
-  const [events, zones] = await Promise.all([candidateEvents(db, organizationId, from, to), organizationZones(db, organizationId)]);
+export async function occurrencesBetween(
+  db: Database,
+  organizationId: string,
+  from: number,
+  to: number,
+  /** Only these events (a scoped member's, issue 31); absent = every event of the organization. */
+  only?: SQL,
+): Promise<ExpandedOccurrence[]> {
+  const [events, zones] = await Promise.all([candidateEvents(db, organizationId, from, to, only), organizationZones(db, organizationId)]);
   const out: ExpandedOccurrence[] = [];
   for (const event of events) {
     const timeZone = zoneOf(zones, event.locationId);

@@ -1,6 +1,8 @@
-import { and, count, eq, isNull } from "drizzle-orm";
+import { and, count, eq, inArray, isNull } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { locations, queues, services } from "../db/schema";
+import { locations, queues, services, tickets } from "../db/schema";
+import type { LocationScope } from "../domain/location-scope";
+import { scopeIds, servicesAt } from "./location-scope";
 import { iso } from "../lib/time";
 import { ticketFigures } from "./ticket-stats";
 
@@ -21,18 +23,29 @@ function tally<K extends string>(
 }
 
 /** The counts of the business dashboard; archived queues are left out. */
-export async function dashboard(db: Database, organizationId: string, at: number) {
+export async function dashboard(db: Database, organizationId: string, at: number, scope: LocationScope = null) {
+  // A scoped member (issue 31) counts their locations' catalogue and tickets only.
+  const within = scopeIds(scope);
   const [locationRows, serviceRows, queueRows] = await db.batch([
-    db.select({ n: count() }).from(locations).where(eq(locations.organizationId, organizationId)),
+    db
+      .select({ n: count() })
+      .from(locations)
+      .where(and(eq(locations.organizationId, organizationId), within ? inArray(locations.id, within) : undefined)),
     db
       .select({ key: services.status, n: count() })
       .from(services)
-      .where(eq(services.organizationId, organizationId))
+      .where(and(eq(services.organizationId, organizationId), within ? inArray(services.id, servicesAt(db, within)) : undefined))
       .groupBy(services.status),
     db
       .select({ key: queues.status, n: count() })
       .from(queues)
-      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .where(
+        and(
+          eq(queues.organizationId, organizationId),
+          isNull(queues.archivedAt),
+          within ? inArray(queues.serviceId, servicesAt(db, within)) : undefined,
+        ),
+      )
       .groupBy(queues.status),
   ]);
   return {
@@ -41,6 +54,6 @@ export async function dashboard(db: Database, organizationId: string, at: number
     locations: { total: locationRows[0]?.n ?? 0 },
     services: tally(SERVICE_STATUSES, serviceRows),
     queues: tally(QUEUE_STATUSES, queueRows),
-    tickets: await ticketFigures(db, organizationId, at),
+    tickets: await ticketFigures(db, organizationId, at, within ? inArray(tickets.serviceId, servicesAt(db, within)) : undefined),
   };
 }

@@ -11,6 +11,8 @@ import { operatorBlock } from "./availability";
 import { isUniqueViolation } from "../db/errors";
 import { roomFailure, roomOf } from "./queue-rooms";
 import { withRules } from "./room-rules";
+import type { LocationScope } from "../domain/location-scope";
+import { servicesAt } from "./location-scope";
 
 // Desks (counters): where an operator sits and the queues they call from (docs/desks.md).
 // The desk row is D1's; the tickets stay their rooms'. A desk call reads each queue's head,
@@ -56,13 +58,23 @@ export async function findDeskLocation(env: Env, locationId: string): Promise<{ 
   return row;
 }
 
-/** Every queue id must be a queue of the organization (404 otherwise, as for any other id). */
-async function checkQueues(env: Env, organizationId: string, queueIds: readonly string[]): Promise<string[]> {
+/**
+ * Every queue id must be a queue of the organization (404 otherwise, as for any other id), and
+ * for a scoped manager one of their locations' queues (issue 31).
+ */
+async function checkQueues(env: Env, organizationId: string, queueIds: readonly string[], scope: LocationScope = null): Promise<string[]> {
   const unique = [...new Set(queueIds)];
-  const found = await database(env.DB)
+  const db = database(env.DB);
+  const found = await db
     .select({ id: queues.id })
     .from(queues)
-    .where(and(eq(queues.organizationId, organizationId), inArray(queues.id, unique)))
+    .where(
+      and(
+        eq(queues.organizationId, organizationId),
+        inArray(queues.id, unique),
+        scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+      ),
+    )
     .all();
   const known = new Set(found.map((q) => q.id));
   const missing = unique.find((id) => !known.has(id));
@@ -85,8 +97,14 @@ function checkWeights(weights: Record<string, number>, queueIds: readonly string
   return Object.fromEntries(queueIds.filter((id) => Object.hasOwn(weights, id)).map((id) => [id, weights[id]!]));
 }
 
-export async function createDesk(env: Env, location: { id: string; organizationId: string }, input: DeskFields, at: number) {
-  const queueIds = await checkQueues(env, location.organizationId, input.queueIds);
+export async function createDesk(
+  env: Env,
+  location: { id: string; organizationId: string },
+  input: DeskFields,
+  at: number,
+  scope: LocationScope = null,
+) {
+  const queueIds = await checkQueues(env, location.organizationId, input.queueIds, scope);
   const queueWeights = checkWeights(input.weights ?? {}, queueIds);
   const row: DeskRow = {
     id: newId("dsk"),
@@ -119,11 +137,17 @@ export async function listDesks(
   return { rows, total: counted?.n ?? 0 };
 }
 
-export async function updateDesk(env: Env, desk: DeskRow, patch: Partial<DeskFields>, at: number): Promise<DeskRow> {
+export async function updateDesk(
+  env: Env,
+  desk: DeskRow,
+  patch: Partial<DeskFields>,
+  at: number,
+  scope: LocationScope = null,
+): Promise<DeskRow> {
   const set: Partial<DeskRow> = { updatedAt: at };
   if (patch.name !== undefined) set.name = patch.name;
   if (patch.displayName !== undefined) set.displayName = patch.displayName;
-  if (patch.queueIds !== undefined) set.queueIds = await checkQueues(env, desk.organizationId, patch.queueIds);
+  if (patch.queueIds !== undefined) set.queueIds = await checkQueues(env, desk.organizationId, patch.queueIds, scope);
   // New weights replace the old; new queues alone keep the weights of the queues that stay.
   if (patch.weights !== undefined || set.queueIds !== undefined) {
     set.queueWeights = checkWeights(
@@ -209,16 +233,31 @@ export function assertAtDesk(desk: DeskRow, operatorId: string): void {
  * called it, unless a queue gained a better head after it was read (a join racing the call,
  * which may be ordered after it). Two desks never get the same ticket: only its room calls it.
  */
-export async function callAtDesk(env: Env, desk: DeskRow, operatorId: string, userId: string | null, at: number): Promise<TicketView> {
+export async function callAtDesk(
+  env: Env,
+  desk: DeskRow,
+  operatorId: string,
+  userId: string | null,
+  at: number,
+  /** A scoped caller's locations (issue 31): a desk listing another location's queue never calls there for them. */
+  scope: LocationScope = null,
+): Promise<TicketView> {
   assertAtDesk(desk, operatorId);
+  const db = database(env.DB);
   // Queues deleted since the desk was set up are left out (their rows are gone).
   const liveQueues =
     desk.queueIds.length === 0
       ? []
-      : await database(env.DB)
+      : await db
           .select({ id: queues.id, organizationId: queues.organizationId, rulesVersion: queues.rulesVersion })
           .from(queues)
-          .where(and(eq(queues.organizationId, desk.organizationId), inArray(queues.id, desk.queueIds)))
+          .where(
+            and(
+              eq(queues.organizationId, desk.organizationId),
+              inArray(queues.id, desk.queueIds),
+              scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+            ),
+          )
           .all();
   const live = liveQueues.map((q) => q.id);
   // Each room checks the member's breaks on its copy of the rules as it answers its head; with

@@ -29,6 +29,7 @@ export function invitationRecord(i: InvitationRow, at: number, organizationName?
     ...(organizationName === undefined ? {} : { organizationName }),
     email: i.email,
     role: i.role,
+    locationIds: i.locationIds ?? null,
     status: i.status === "pending" && i.expiresAt <= at ? ("expired" as const) : i.status,
     expiresAt: iso(i.expiresAt),
     createdAt: iso(i.createdAt),
@@ -42,11 +43,20 @@ export function invitationRecord(i: InvitationRow, at: number, organizationName?
  */
 export async function inviteMember(
   env: Env,
-  input: { organizationId: string; email: string; role: GrantableRole; invitedBy: string | null; origin: string },
+  input: {
+    organizationId: string;
+    email: string;
+    role: GrantableRole;
+    invitedBy: string | null;
+    origin: string;
+    /** The locations the membership will be limited to (issue 31); null = the whole organization. */
+    locationIds?: string[] | null;
+  },
   at: number,
 ): Promise<InvitationRow> {
   const db = database(env.DB);
   const { organizationId, email, role } = input;
+  const locationIds = input.locationIds ?? null;
   const [organization, account] = await Promise.all([
     db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).get(),
     findUserByEmail(db, email),
@@ -59,7 +69,7 @@ export async function inviteMember(
   const pending = and(eq(invitations.organizationId, organizationId), eq(invitations.email, email), eq(invitations.status, "pending"));
   let invitation = await db
     .update(invitations)
-    .set({ role, invitedBy: input.invitedBy, expiresAt, updatedAt: at })
+    .set({ role, locationIds, invitedBy: input.invitedBy, expiresAt, updatedAt: at })
     .where(pending)
     .returning()
     .get();
@@ -82,6 +92,7 @@ export async function inviteMember(
         organizationId,
         email,
         role,
+        locationIds,
         status: "pending",
         invitedBy: input.invitedBy,
         expiresAt,
@@ -207,7 +218,7 @@ export async function answerInvitation(
     throw invalidState(status, ["pending"], `This invitation is ${status}`);
   }
   if (answer === "accepted") {
-    await grantMembership(db, row.organizationId, user.id, row.role, at);
+    await grantMembership(db, row.organizationId, user.id, row.role, at, row.locationIds ?? null);
     await publishEvent(env, {
       id: newId("evt"),
       type: "member.joined",

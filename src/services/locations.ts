@@ -4,6 +4,8 @@ import type { Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
 import { boundingBox, distanceKm, type BoundingBox, type Point } from "../domain/geo";
 import { newId } from "../lib/ids";
+import type { LocationScope } from "../domain/location-scope";
+import { scopeIds } from "./location-scope";
 import { iso } from "../lib/time";
 
 export type LocationRow = typeof locations.$inferSelect;
@@ -71,9 +73,13 @@ export async function listLocations(
   organizationId: string,
   window: { offset: number; limit: number },
   q?: string,
+  /** A scoped member's locations (issue 31): the others are not listed. null = all. */
+  scope: LocationScope = null,
 ): Promise<{ rows: LocationRow[]; total: number }> {
+  const within = scopeIds(scope);
   const where = and(
     eq(locations.organizationId, organizationId),
+    within ? inArray(locations.id, within) : undefined,
     q ? or(likeContains(locations.name, q), likeContains(locations.address, q)) : undefined,
   );
   const [rows, totals] = await db.batch([

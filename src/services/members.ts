@@ -3,7 +3,7 @@ import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { members, users } from "../db/schema";
 import type { Role } from "../domain/permissions";
-import { ApiError, conflict, forbidden, notFound } from "../http/errors";
+import { ApiError, conflict, forbidden, notFound, validationError } from "../http/errors";
 import { iso } from "../lib/time";
 import { isUniqueViolation } from "../db/errors";
 
@@ -13,6 +13,7 @@ export type GrantableRole = Exclude<Role, "owner">;
 const memberColumns = {
   userId: members.userId,
   role: members.role,
+  locationIds: members.locationIds,
   email: users.email,
   firstName: users.firstName,
   lastName: users.lastName,
@@ -20,7 +21,19 @@ const memberColumns = {
   updatedAt: members.updatedAt,
 };
 
-type MemberRow = { userId: string; role: Role; email: string; firstName: string; lastName: string; createdAt: number; updatedAt: number };
+type MemberRow = {
+  userId: string;
+  role: Role;
+  locationIds: string[] | null;
+  email: string;
+  firstName: string;
+  lastName: string;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** Roles that act on the whole organization: only managers and operators are scoped to locations. */
+export const UNSCOPED_ROLES: readonly Role[] = ["owner", "admin"];
 
 export function memberRecord(m: MemberRow) {
   return {
@@ -29,6 +42,7 @@ export function memberRecord(m: MemberRow) {
     firstName: m.firstName,
     lastName: m.lastName,
     role: m.role,
+    locationIds: m.locationIds ?? null,
     createdAt: iso(m.createdAt),
     updatedAt: iso(m.updatedAt),
   };
@@ -70,21 +84,35 @@ export async function listMembers(db: Database, organizationId: string, window: 
  * per-account object of issue 33) has exactly one place to hook.
  */
 export type MembershipWrite =
-  | { kind: "grant"; organizationId: string; userId: string; role: Role; at: number }
-  | { kind: "role"; organizationId: string; userId: string; role: Role; at: number; only?: SQL }
+  | { kind: "grant"; organizationId: string; userId: string; role: Role; at: number; locationIds?: string[] | null }
+  | { kind: "role"; organizationId: string; userId: string; role?: Role; at: number; only?: SQL; locationIds?: string[] | null }
   | { kind: "revoke"; organizationId: string; userId: string; only?: SQL };
 
 export function membershipStatement(db: Database, w: MembershipWrite) {
   const row = and(eq(members.organizationId, w.organizationId), eq(members.userId, w.userId));
   switch (w.kind) {
     case "grant":
-      return db
-        .insert(members)
-        .values({ organizationId: w.organizationId, userId: w.userId, role: w.role, createdAt: w.at, updatedAt: w.at });
+      return db.insert(members).values({
+        organizationId: w.organizationId,
+        userId: w.userId,
+        role: w.role,
+        locationIds: w.locationIds ?? null,
+        createdAt: w.at,
+        updatedAt: w.at,
+      });
     case "role":
       return db
         .update(members)
-        .set({ role: w.role, updatedAt: w.at })
+        .set({
+          ...(w.role === undefined ? {} : { role: w.role }),
+          // Owners and admins act on the whole organization: becoming one drops a location scope.
+          ...(w.role !== undefined && UNSCOPED_ROLES.includes(w.role)
+            ? { locationIds: null }
+            : w.locationIds === undefined
+              ? {}
+              : { locationIds: w.locationIds }),
+          updatedAt: w.at,
+        })
         .where(w.only ? and(row, w.only) : row);
     case "revoke":
       return db.delete(members).where(w.only ? and(row, w.only) : row);
@@ -114,9 +142,10 @@ export async function grantMembership(
   userId: string,
   role: GrantableRole,
   at: number,
+  locationIds: string[] | null = null,
 ): Promise<void> {
   try {
-    await writeMembership(db, { kind: "grant", organizationId, userId, role, at });
+    await writeMembership(db, { kind: "grant", organizationId, userId, role, at, locationIds });
   } catch (err) {
     if (isUniqueViolation(err, "members.")) throw conflict("invitationId", "You are already a member of this organization");
     throw err;
@@ -131,10 +160,24 @@ export async function changeMemberRole(
   db: Database,
   organizationId: string,
   userId: string,
-  role: GrantableRole,
+  change: { role?: GrantableRole; locationIds?: string[] | null },
   at: number,
 ): Promise<MemberRow> {
-  const changes = await writeMembership(db, { kind: "role", organizationId, userId, role, at, only: ne(members.role, "owner") });
+  const { role, locationIds } = change;
+  if (locationIds && role === undefined) {
+    // Only managers and operators work at some locations; an admin keeps the whole organization.
+    const current = await findMember(db, organizationId, userId);
+    if (current && UNSCOPED_ROLES.includes(current.role)) throw scopeOfUnscopedRole(current.role);
+  }
+  const changes = await writeMembership(db, {
+    kind: "role",
+    organizationId,
+    userId,
+    role,
+    locationIds,
+    at,
+    only: ne(members.role, "owner"),
+  });
   if (changes === 0) await explainUntouched(db, organizationId, userId);
   const updated = await findMember(db, organizationId, userId);
   if (!updated) throw notFound("Member");
@@ -183,6 +226,11 @@ export async function setDefaultOrganization(d1: D1Database, userId: string, org
     throw new ApiError("NOT_FOUND", "You are not a member of this organization", { field: "defaultOrganizationId" });
   }
   await db.update(users).set({ defaultOrganizationId: organizationId, updatedAt: at }).where(eq(users.id, userId)).run();
+}
+
+/** An owner or admin acts on the whole organization: a location scope would be a lie. */
+export function scopeOfUnscopedRole(role: Role): ApiError {
+  return validationError("locationIds", `a ${role} acts on the whole organization; only managers and operators work at some locations`);
 }
 
 async function explainUntouched(db: Database, organizationId: string, userId: string): Promise<never> {

@@ -2,6 +2,7 @@ import type { Env } from "../env";
 import { iso } from "../lib/time";
 import type { RoomResult, TicketView } from "../queue-room/contract";
 import { assertAtDesk, callAtDesk, type DeskRow } from "./desks";
+import type { LocationScope } from "../domain/location-scope";
 import type { QueueRow } from "./queues";
 import { roomFailure, roomOf } from "./queue-rooms";
 import { callNext } from "./tickets";
@@ -107,9 +108,11 @@ export async function callAtDeskAfterPrevious(
   userId: string | null,
   at: number,
   outcome: PreviousOutcome | undefined,
+  /** The caller's locations if they are scoped (issue 31): the desk's other queues are not theirs to call. */
+  scope: LocationScope = null,
 ): Promise<{ ticket: TicketView; previous: PreviousCallReport }> {
   assertAtDesk(desk, operatorId);
   const previous = await settlePreviousCalls(env, desk.queueIds, (t) => t.deskId === desk.id && t.assignedToId === operatorId, outcome, at);
-  const ticket = await callAtDesk(env, desk, operatorId, userId, at);
+  const ticket = await callAtDesk(env, desk, operatorId, userId, at, scope);
   return { ticket, previous };
 }

@@ -1,8 +1,10 @@
-import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
 import { database, type Database } from "../db/client";
 import { members, queues, services, sessions, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
+import type { LocationScope } from "../domain/location-scope";
+import { servicesAt } from "./location-scope";
 import { entitlements } from "../domain/plans";
 import { DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
 import { DEFAULT_MINUTES_PER_TICKET } from "../domain/wait-estimate";
@@ -26,15 +28,19 @@ export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
  * The queue and `userId`'s role in its organization (null: not a member) in one read: on the
  * operator's hot path (call-next, serve…) this saves the membership round trip.
  */
-export async function findQueueWithRole(env: Env, queueId: string, userId: string): Promise<{ queue: QueueRow; role: Role | null }> {
+export async function findQueueWithRole(
+  env: Env,
+  queueId: string,
+  userId: string,
+): Promise<{ queue: QueueRow; role: Role | null; locationIds: string[] | null }> {
   const row = await database(env.DB)
-    .select({ queue: queues, role: members.role })
+    .select({ queue: queues, role: members.role, locationIds: members.locationIds })
     .from(queues)
     .leftJoin(members, and(eq(members.organizationId, queues.organizationId), eq(members.userId, userId)))
     .where(eq(queues.id, queueId))
     .get();
   if (!row) throw notFound("Queue");
-  return { queue: row.queue, role: row.role ?? null };
+  return { queue: row.queue, role: row.role ?? null, locationIds: row.locationIds ?? null };
 }
 
 /** The statement that reads a queue row: batchable with the credential's (src/http/auth.ts). */
@@ -48,7 +54,7 @@ export function queueQuery(db: Database, queueId: string) {
  */
 export function sessionRoleInQueueQuery(db: Database, queueId: string, tokenHash: string) {
   return db
-    .select({ role: members.role })
+    .select({ role: members.role, locationIds: members.locationIds })
     .from(members)
     .where(
       and(
@@ -210,10 +216,13 @@ export async function listQueues(
   serviceId: string | undefined,
   window: { offset: number; limit: number },
   at: number,
+  /** A scoped member's locations (issue 31): only the queues of services offered there. */
+  scope: LocationScope = null,
 ): Promise<{ items: QueueRecord[]; total: number }> {
   const db = database(env.DB);
   const where = and(
     eq(queues.organizationId, organizationId),
+    scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
     isNull(queues.archivedAt),
     serviceId === undefined ? undefined : eq(queues.serviceId, serviceId),
   );

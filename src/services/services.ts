@@ -6,6 +6,8 @@ import { ApiError, notFound, planRequired, validationError } from "../http/error
 import { newId } from "../lib/ids";
 import { iso, utcDayStart } from "../lib/time";
 import { likeContains } from "./locations";
+import type { LocationScope } from "../domain/location-scope";
+import { servicesAt } from "./location-scope";
 
 export type ServiceRow = typeof services.$inferSelect;
 export type ServiceStatus = ServiceRow["status"];
@@ -166,6 +168,8 @@ export interface ServiceFilter {
   ids?: readonly string[] | undefined;
   q?: string | undefined;
   statuses?: readonly ServiceStatus[] | undefined;
+  /** A scoped member's locations (issue 31): only services offered at one of them. */
+  scope?: LocationScope | undefined;
 }
 
 export async function listServices(
@@ -180,6 +184,7 @@ export async function listServices(
     filter.ids ? sql`${services.id} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))` : undefined,
     filter.q ? likeContains(services.name, filter.q) : undefined,
     filter.statuses ? inArray(services.status, [...filter.statuses]) : undefined,
+    filter.scope ? inArray(services.id, servicesAt(db, filter.scope)) : undefined,
   );
   const [rows, totals] = await db.batch([
     db.select().from(services).where(where).orderBy(asc(services.createdAt), asc(services.id)).limit(window.limit).offset(window.offset),

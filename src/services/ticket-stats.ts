@@ -1,4 +1,4 @@
-import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
+import { and, eq, gte, isNotNull, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { tickets } from "../db/schema";
 import { TICKET_STATUSES, type TicketStatus } from "../domain/tickets";
@@ -17,24 +17,30 @@ function minutes(ms: number | null | undefined): number | null {
 }
 
 /** Today's figures from the tickets projection (the rooms' outboxes keep it up to date). */
-export async function ticketFigures(db: Database, organizationId: string, at: number): Promise<TicketFigures> {
+export async function ticketFigures(
+  db: Database,
+  organizationId: string,
+  at: number,
+  /** Only these tickets (a scoped member's locations, issue 31); absent = the whole organization. */
+  only?: SQL,
+): Promise<TicketFigures> {
   const dayStart = utcDayStart(at);
   const [counts, wait, service] = await Promise.all([
     db
       .select({ status: tickets.status, n: sql<number>`count(*)` })
       .from(tickets)
-      .where(and(eq(tickets.organizationId, organizationId), gte(tickets.createdAt, dayStart)))
+      .where(and(eq(tickets.organizationId, organizationId), only, gte(tickets.createdAt, dayStart)))
       .groupBy(tickets.status)
       .all(),
     db
       .select({ avg: sql<number | null>`avg(${tickets.calledAt} - ${tickets.createdAt})` })
       .from(tickets)
-      .where(and(eq(tickets.organizationId, organizationId), gte(tickets.calledAt, dayStart)))
+      .where(and(eq(tickets.organizationId, organizationId), only, gte(tickets.calledAt, dayStart)))
       .get(),
     db
       .select({ avg: sql<number | null>`avg(${tickets.servedAt} - ${tickets.servingAt})` })
       .from(tickets)
-      .where(and(eq(tickets.organizationId, organizationId), gte(tickets.servedAt, dayStart), isNotNull(tickets.servingAt)))
+      .where(and(eq(tickets.organizationId, organizationId), only, gte(tickets.servedAt, dayStart), isNotNull(tickets.servingAt)))
       .get(),
   ]);
   const byStatus = Object.fromEntries(TICKET_STATUSES.map((s) => [s, 0])) as Record<TicketStatus, number>;
