@@ -2,6 +2,9 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
+import type { OpeningHours } from "../domain/opening-hours";
+import type { BookingSettings } from "../domain/slots";
+import type { BlendPolicy } from "../domain/blend";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
 
@@ -251,6 +254,8 @@ export const locations = sqliteTable(
     email: text("email"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Weekly opening hours in the location's timezone (docs/appointments.md); null: open all day. */
+    openingHours: text("opening_hours", { mode: "json" }).$type<OpeningHours>(),
   },
   (t) => [
     index("locations_org_idx").on(t.organizationId),
@@ -278,6 +283,8 @@ export const services = sqliteTable(
       .default("active"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Booking settings (docs/appointments.md); null: the service takes no appointments. */
+    booking: text("booking", { mode: "json" }).$type<BookingSettings>(),
   },
   (t) => [index("services_org_idx").on(t.organizationId)],
 );
@@ -325,6 +332,8 @@ export const queues = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Version of the rules its room must hold (docs/room-rules.md): bumped by every change of them. */
     rulesVersion: integer("rules_version").notNull().default(0),
+    /** How appointments and walk-ins share the line (docs/appointments.md); null: the defaults. */
+    blend: text("blend", { mode: "json" }).$type<BlendPolicy>(),
   },
   (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
 );
@@ -1077,3 +1086,52 @@ export const auditChainAnchors = sqliteTable("audit_chain_anchors", {
   hash: text("hash").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+// ── Appointments (issue 28, docs/appointments.md) ────────────────────────────────────────
+
+/**
+ * A booked slot of a service at a location. Written with a conditional INSERT ... SELECT
+ * (slot capacity, staff member free) so booking stays exact under concurrency.
+ */
+export const appointments = sqliteTable(
+  "appointments",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    locationId: text("location_id")
+      .notNull()
+      .references(() => locations.id, { onDelete: "cascade" }),
+    staffId: text("staff_id").references(() => users.id, { onDelete: "set null" }),
+    startAt: integer("start_at").notNull(),
+    endAt: integer("end_at").notNull(),
+    status: text("status", { enum: ["booked", "checked_in", "cancelled", "no_show"] })
+      .notNull()
+      .default("booked"),
+    customerName: text("customer_name").notNull(),
+    customerPhone: text("customer_phone"),
+    customerEmail: text("customer_email"),
+    language: text("language").notNull().default("fr"),
+    notes: text("notes"),
+    customerUserId: text("customer_user_id").references(() => users.id, { onDelete: "set null" }),
+    calendarEventId: text("calendar_event_id"),
+    /** SHA-256 of the manage token (the customer's capability, like the visitor's ticket token). */
+    tokenHash: text("token_hash").notNull(),
+    ticketId: text("ticket_id"),
+    queueId: text("queue_id"),
+    checkedInAt: integer("checked_in_at"),
+    cancelledAt: integer("cancelled_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("appointments_slot_idx").on(t.serviceId, t.locationId, t.startAt),
+    index("appointments_staff_idx").on(t.staffId, t.startAt),
+    index("appointments_location_start_idx").on(t.locationId, t.startAt),
+    index("appointments_customer_idx").on(t.customerUserId, t.startAt),
+    index("appointments_status_start_idx").on(t.status, t.startAt),
+  ],
+);

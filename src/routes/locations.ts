@@ -29,6 +29,8 @@ import {
 import { retireQueues } from "../services/queue-rooms";
 import { rulesChanged } from "../services/room-rules";
 import { Email, PublicLine } from "./schemas";
+import { Email } from "./schemas";
+import { rangesProblem, WEEKDAYS, type Weekday } from "../domain/opening-hours";
 
 const app = router();
 const tags = ["Locations"];
@@ -56,6 +58,40 @@ const Phone = z
 const Latitude = z.number().min(-90).max(90);
 const Longitude = z.number().min(-180).max(180);
 
+// Weekly opening hours (docs/appointments.md), wall-clock times in the location's timezone.
+const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM, 00:00 to 23:59");
+const OpeningRange = z.strictObject({
+  open: ClockTime.openapi({ example: "08:30" }),
+  close: z
+    .union([ClockTime, z.literal("24:00")])
+    .openapi({ example: "12:00", description: "HH:MM; 24:00 is midnight at the end of the day" }),
+});
+const DayHours = z
+  .array(OpeningRange)
+  .max(6)
+  .superRefine((ranges, ctx) => {
+    const problem = rangesProblem(ranges);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .optional()
+  .openapi({ description: "The day's opening ranges, in order; absent or [] closes the day" });
+export const OpeningHoursSchema = z
+  .strictObject(Object.fromEntries(WEEKDAYS.map((d) => [d, DayHours])) as Record<Weekday, typeof DayHours>)
+  .openapi("OpeningHours", {
+    description: "Weekly hours in the location's timezone. Joins outside them are refused like a closure (QUEUE_CLOSED).",
+    example: {
+      mon: [{ open: "08:00", close: "19:00" }],
+      tue: [{ open: "08:00", close: "19:00" }],
+      wed: [
+        { open: "08:00", close: "12:30" },
+        { open: "13:30", close: "19:00" },
+      ],
+      thu: [{ open: "08:00", close: "19:00" }],
+      fri: [{ open: "08:00", close: "19:00" }],
+      sat: [{ open: "09:00", close: "12:00" }],
+    },
+  });
+
 const LocationFields = {
   name: PublicLine(200),
   address: PublicLine(500),
@@ -77,6 +113,7 @@ export const LocationRecord = z
     timezone: z.string(),
     phone: z.string().nullable(),
     email: z.string().nullable(),
+    openingHours: OpeningHoursSchema.nullable().openapi({ description: "null: open all day" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -187,7 +224,8 @@ const update = createRoute({
   path: "/locations/{locationId}",
   tags,
   summary: "Change a location",
-  description: "Any creation field except organizationId; null clears timezone (back to UTC), phone and email.",
+  description:
+    "Any creation field except organizationId, and openingHours; null clears timezone (back to UTC), phone, email and openingHours (open all day).",
   security: SECURITY.any,
   request: {
     params: idParam("locationId", "loc"),
@@ -201,6 +239,9 @@ const update = createRoute({
           timezone: LocationFields.timezone,
           phone: LocationFields.phone,
           email: LocationFields.email,
+          openingHours: OpeningHoursSchema.nullable()
+            .optional()
+            .openapi({ description: "Weekly opening hours in the location's timezone; null: open all day (the default)" }),
         })
         .openapi("UpdateLocationRequest"),
     ),
@@ -216,7 +257,9 @@ app.openapi(update, async (c) => {
   const at = now();
   const row = await updateLocation(db, current, c.req.valid("json"), at);
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
-  if (row.timezone !== current.timezone) await rulesChanged(c.env, current.organizationId, at);
+  // Opening hours close the queues of the location's services outside them, like a closure.
+  if (row.timezone !== current.timezone || JSON.stringify(row.openingHours) !== JSON.stringify(current.openingHours))
+    await rulesChanged(c.env, current.organizationId, at);
   return c.json(ok(locationRecord(row)), 200);
 });
 

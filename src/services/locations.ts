@@ -3,6 +3,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
 import { boundingBox, distanceKm, type BoundingBox, type Point } from "../domain/geo";
+import type { OpeningHours } from "../domain/opening-hours";
 import { newId } from "../lib/ids";
 import type { LocationScope } from "../domain/location-scope";
 import { scopeIds } from "./location-scope";
@@ -21,6 +22,7 @@ export function locationRecord(l: LocationRow) {
     timezone: l.timezone,
     phone: l.phone,
     email: l.email,
+    openingHours: l.openingHours,
     createdAt: iso(l.createdAt),
     updatedAt: iso(l.updatedAt),
   };
@@ -47,6 +49,7 @@ export async function createLocation(db: Database, organizationId: string, input
     timezone: input.timezone ?? "UTC",
     phone: input.phone ?? null,
     email: input.email ?? null,
+    openingHours: null,
     createdAt: at,
     updatedAt: at,
   };
@@ -124,7 +127,7 @@ export async function findNearby(db: Database, center: Point, radiusKm: number, 
     .slice(0, limit);
 }
 
-export type LocationPatch = Partial<LocationFields>;
+export type LocationPatch = Partial<LocationFields> & { openingHours?: OpeningHours | null | undefined };
 
 export async function updateLocation(db: Database, current: LocationRow, patch: LocationPatch, at: number): Promise<LocationRow> {
   const changes: Partial<LocationRow> = {};
@@ -135,6 +138,7 @@ export async function updateLocation(db: Database, current: LocationRow, patch: 
   if (patch.timezone !== undefined) changes.timezone = patch.timezone ?? "UTC";
   if (patch.phone !== undefined) changes.phone = patch.phone;
   if (patch.email !== undefined) changes.email = patch.email;
+  if (patch.openingHours !== undefined) changes.openingHours = patch.openingHours;
   if (Object.keys(changes).length === 0) return current;
   changes.updatedAt = at;
   const updated = await db.update(locations).set(changes).where(eq(locations.id, current.id)).returning().get();

@@ -1,8 +1,9 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { database } from "../db/client";
-import { calendarEvents, queues, services, subscriptions } from "../db/schema";
+import { calendarEvents, locations, queues, serviceLocations, services, subscriptions } from "../db/schema";
+import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { entitlements } from "../domain/plans";
-import { expandOccurrences, MAX_OCCURRENCES } from "../domain/recurrence";
+import { expandOccurrences, isValidTimeZone, MAX_OCCURRENCES } from "../domain/recurrence";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
 import type { RoomResult, RoomRulesCopy, RuleBlock } from "../queue-room/contract";
@@ -103,9 +104,14 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
     .update(queues)
     .set({ rulesVersion: sql`${queues.rulesVersion} + 1` })
     .where(inScope);
-  const [queueRows, serviceRows, events, zoneRows, planRows] = bump
-    ? await db.batch([bumpVersions, queueRead, serviceRead, eventRead, zoneRead, planRead]).then(([, ...reads]) => reads)
-    : await db.batch([queueRead, serviceRead, eventRead, zoneRead, planRead]);
+  const placesRead = db
+    .select({ serviceId: serviceLocations.serviceId, timeZone: locations.timezone, openingHours: locations.openingHours })
+    .from(serviceLocations)
+    .innerJoin(locations, eq(locations.id, serviceLocations.locationId))
+    .where(eq(locations.organizationId, organizationId));
+  const [queueRows, serviceRows, events, zoneRows, planRows, placeRows] = bump
+    ? await db.batch([bumpVersions, queueRead, serviceRead, eventRead, zoneRead, planRead, placesRead]).then(([, ...reads]) => reads)
+    : await db.batch([queueRead, serviceRead, eventRead, zoneRead, planRead, placesRead]);
   if (queueRows.length === 0) return [];
 
   // The occurrences in the order the calendar's own reads give them (availability.ts): events
@@ -133,6 +139,7 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
   const statusOf = new Map(serviceRows.map((s) => [s.id, s.status]));
   const plan = planRows[0] ?? { plan: "starter" as const };
   const ticketsPerMonth = entitlements(plan).quotas.ticketsPerMonth;
+  const hoursOf = hoursClosures(placeRows, from, validUntil);
   return queueRows.map((q) => ({
     queueId: q.id,
     copy: {
@@ -141,9 +148,48 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
       validUntil,
       serviceStatus: statusOf.get(q.serviceId) ?? "deleted",
       ticketsPerMonth,
-      blocks: kept.map((o) => ({ ...o.block, closesService: o.closureOf !== null && o.closureOf === q.serviceId })),
+      blocks: [
+        ...kept.map((o) => ({ ...o.block, closesService: o.closureOf !== null && o.closureOf === q.serviceId })),
+        ...(hoursOf.get(q.serviceId) ?? []),
+      ],
     },
   }));
+}
+
+/** What a join refused outside the opening hours names as the closure's `eventId`. */
+export const OPENING_HOURS_EVENT_ID = "opening_hours";
+const HOURS_LOOKAHEAD_MS = 8 * DAY;
+
+/**
+ * The opening hours of each service's locations (docs/appointments.md) as closures of the
+ * service: a join outside them is refused exactly like one during a calendar closure
+ * (QUEUE_CLOSED, reason closure). Their one attendee is "" (no member): the hours close
+ * joins, not the staff, who may still call the tickets taken before closing time.
+ */
+function hoursClosures(
+  places: readonly { serviceId: string; timeZone: string; openingHours: OpeningHours | null }[],
+  from: number,
+  until: number,
+): Map<string, RuleBlock[]> {
+  const byService = new Map<string, { openingHours: OpeningHours | null; timeZone: string }[]>();
+  for (const p of places) {
+    const list = byService.get(p.serviceId) ?? [];
+    list.push({ openingHours: p.openingHours, timeZone: isValidTimeZone(p.timeZone) ? p.timeZone : "UTC" });
+    byService.set(p.serviceId, list);
+  }
+  const out = new Map<string, RuleBlock[]>();
+  for (const [serviceId, list] of byService) {
+    // Computed past the copy's window so a closure running at its end reports its real end
+    // (`until` in the refusal); only those starting inside the window are kept.
+    const closed = closedByHours(list, from, until + HOURS_LOOKAHEAD_MS).filter((i) => i.start < until);
+    if (closed.length > 0) {
+      out.set(
+        serviceId,
+        closed.map((i) => ({ eventId: OPENING_HOURS_EVENT_ID, start: i.start, end: i.end, attendees: [""], closesService: true })),
+      );
+    }
+  }
+  return out;
 }
 
 /** A calendar event was created, changed or deleted: rooms learn it when a closure, break or unavailability is involved. */

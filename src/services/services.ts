@@ -135,6 +135,7 @@ export async function createService(db: Database, organizationId: string, input:
     description: input.description ?? null,
     serviceTypeId: input.serviceTypeId,
     isVirtual: input.isVirtual ?? false,
+    booking: null,
     maxRemoteJoinRadiusKm: input.maxRemoteJoinRadiusKm ?? null,
     status: "active",
     createdAt: at,
@@ -146,7 +147,7 @@ export async function createService(db: Database, organizationId: string, input:
     // Columns in the table's order: that is the order drizzle lists them in the INSERT.
     db.insert(services)
       .select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
-        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}
+        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}, NULL
       WHERE ${underLimit}`),
     ...linkStatements(db, row.id, input.locationIds),
   ]);

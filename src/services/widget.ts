@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { database } from "../db/client";
 import { apiKeys, locations, organizations, queues, users } from "../db/schema";
 import type { Env } from "../env";
@@ -140,7 +141,7 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
       .where(eq(organizations.id, organizationId))
       .get(),
     db
-      .select({ id: locations.id, timezone: locations.timezone })
+      .select({ id: locations.id, timezone: locations.timezone, openingHours: locations.openingHours })
       .from(locations)
       .where(eq(locations.organizationId, organizationId))
       .orderBy(asc(locations.createdAt), asc(locations.id))
@@ -162,7 +163,7 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
   ];
   const [names, closures] = await Promise.all([
     callerNames(env, organizationId, callerIds),
-    boardClosures(env, organizationId, place?.id ?? null, at),
+    boardClosures(env, organizationId, place ?? null, at),
   ]);
   return {
     organizationId,
@@ -197,7 +198,18 @@ const BOARD_CLOSURES_AHEAD_MS = 24 * 3_600_000;
  * service and no attendees, of the whole organization or of the board's location. A calendar
  * too busy to expand (the range's cap) leaves the board open rather than failing it.
  */
-async function boardClosures(env: Env, organizationId: string, locationId: string | null, at: number) {
+async function boardClosures(
+  env: Env,
+  organizationId: string,
+  place: { id: string; timezone: string; openingHours: OpeningHours | null } | null,
+  at: number,
+) {
+  const locationId = place?.id ?? null;
+  // Outside its location's opening hours the board shows its closed screen too (docs/appointments.md).
+  const hours = place
+    ? closedByHours([{ openingHours: place.openingHours, timeZone: place.timezone }], at, at + BOARD_CLOSURES_AHEAD_MS)
+    : [];
+  const closedHours = hours.map((i) => ({ start: iso(i.start), end: iso(i.end) }));
   try {
     const occurrences = await occurrencesBetween(database(env.DB), organizationId, at, at + BOARD_CLOSURES_AHEAD_MS);
     return occurrences
@@ -208,9 +220,11 @@ async function boardClosures(env: Env, organizationId: string, locationId: strin
           o.event.attendees.length === 0 &&
           (o.event.locationId === null || o.event.locationId === locationId),
       )
-      .map((o) => ({ start: iso(o.occurrence.occurrenceStart), end: iso(o.occurrence.occurrenceEnd) }));
+      .map((o) => ({ start: iso(o.occurrence.occurrenceStart), end: iso(o.occurrence.occurrenceEnd) }))
+      .concat(closedHours)
+      .sort((a, b) => a.start.localeCompare(b.start));
   } catch (err) {
-    if (err instanceof ApiError && err.code === "VALIDATION_ERROR") return [];
+    if (err instanceof ApiError && err.code === "VALIDATION_ERROR") return closedHours;
     throw err;
   }
 }
