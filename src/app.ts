@@ -42,6 +42,7 @@ import billingWebhookRoutes from "./routes/billing-webhooks";
 import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
+import intakeRoutes from "./routes/intake";
 import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
 import { mountPages } from "./http/pages";
@@ -111,6 +112,7 @@ export function createApp() {
   app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
+  app.route("/v1", intakeRoutes);
 
   mountDocs(app);
   mountPages(app);

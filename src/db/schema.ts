@@ -368,6 +368,9 @@ export const tickets = sqliteTable(
     deskId: text("desk_id"),
     recallCount: integer("recall_count").notNull().default(0),
     recalledAt: integer("recalled_at"),
+    /** Intake answers (docs/visits.md), JSON: the open ones, and the personal ones retention erases. */
+    intake: text("intake"),
+    intakePersonal: text("intake_personal"),
   },
   (t) => [
     index("tickets_queue_status_idx").on(t.queueId, t.status),
@@ -377,6 +380,10 @@ export const tickets = sqliteTable(
     index("tickets_named_org_created_idx")
       .on(t.organizationId, t.createdAt)
       .where(sql`visitor_name IS NOT NULL`),
+    // Only the rows still holding personal intake answers (docs/visits.md).
+    index("tickets_intake_personal_org_created_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`intake_personal IS NOT NULL`),
   ],
 );
 
@@ -967,3 +974,15 @@ export const smsCounters = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.scope, t.subject, t.day] })],
 );
+
+// ---- visits (issue 29, docs/visits.md) -------------------------------------------------------
+
+/** A service's intake questions (domain/intake.ts), one JSON array per service. */
+export const serviceIntake = sqliteTable("service_intake", {
+  serviceId: text("service_id")
+    .primaryKey()
+    .references(() => services.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull(),
+  fields: text("fields", { mode: "json" }).$type<import("../domain/intake").IntakeField[]>().notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

@@ -30,6 +30,7 @@ import {
   CounterLabel,
   CustomerPhone,
   DefaultServiceMinutes,
+  IntakeAnswersBody,
   Language,
   PHONE_RULES,
   PreviousCallMeta,
@@ -210,6 +211,7 @@ const join = createRoute({
           partySize: PartySize.optional(),
           phone: CustomerPhone.optional(),
           language: Language.optional(),
+          intake: IntakeAnswersBody.optional(),
         })
         .openapi("JoinQueueRequest"),
     ),
@@ -237,13 +239,16 @@ app.openapi(join, async (c) => {
       phone: body.phone ?? null,
       language: body.language ?? user.language,
       source: "app",
+      answers: body.intake,
     },
     now(),
   );
   return c.json(ok(ticketRecord(ticket)), 201);
 });
 
-const WalkInBody = z.strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional() }).openapi("WalkInTicketRequest");
+const WalkInBody = z
+  .strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional(), intake: IntakeAnswersBody.optional() })
+  .openapi("WalkInTicketRequest");
 
 const operatorJoin = createRoute({
   method: "post",
@@ -286,6 +291,7 @@ for (const [route, isPriority] of [
         phone: null,
         language: null,
         source: isPriority ? "vip" : "operator",
+        answers: body.intake,
       },
       now(),
     );

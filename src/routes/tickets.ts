@@ -7,7 +7,7 @@ import type { AppEnv } from "../http/context";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
-import { CounterLabel, WaitRangeSchema } from "./schemas";
+import { CounterLabel, IntakeAnswersRecord, WaitRangeSchema } from "./schemas";
 import { now } from "../lib/clock";
 import type { TicketView } from "../services/tickets";
 import type { QueueRow } from "../services/queues";
@@ -75,6 +75,7 @@ export const TicketRecord = z
     transferredToId: z.string().nullable(),
     source: z.enum(TICKET_SOURCES),
     updatedAt: z.string(),
+    intake: IntakeAnswersRecord,
   })
   .openapi("Ticket");
 

@@ -9,7 +9,6 @@ import {
   hubName,
   SOCKET_HUBS,
   type BoardData,
-  type NewTicket,
   type QueueStatusData,
   type SubscriptionView,
   type TicketView,
@@ -18,6 +17,8 @@ import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
 import { admitVisitorPhone } from "./sms-guard";
 import { issueVisitorTicket } from "./visitor-tickets";
+import type { JoinInput } from "./tickets";
+import type { IntakeValue } from "../domain/intake";
 import { occurrencesBetween } from "./calendar";
 
 export const WIDGET_LANGUAGES = ["en", "fr"] as const;
@@ -59,6 +60,8 @@ export interface WidgetJoin {
   /** The caller's address and widget key: what the SMS caps count (./sms-guard.ts). */
   address: string;
   widgetKeyId: string | null;
+  /** The visitor's intake answers, checked with the join (docs/visits.md). */
+  answers?: Record<string, IntakeValue | null> | undefined;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -70,7 +73,7 @@ export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, a
       at,
     );
   }
-  const ticket: NewTicket = {
+  const ticket: JoinInput = {
     userId: input.actingId,
     partySize: input.partySize,
     isPriority: false,
@@ -79,6 +82,7 @@ export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, a
     phone: input.phone,
     language: null,
     source: "widget",
+    answers: input.answers,
   };
   return issueVisitorTicket(env, queue, ticket, at);
 }
@@ -98,6 +102,8 @@ export function widgetTicket(t: TicketView) {
     visitorName: t.visitorName,
     source: t.source,
     createdAt: iso(t.createdAt),
+    // The visitor's own answers, echoed to the page that just gave them.
+    intake: t.intake,
   };
 }
 

@@ -233,6 +233,9 @@ const STEPS: Step[] = [
   // The outcomes an operator records at completion (completeTicket names one).
   { id: "createServiceOutcome" },
   { id: "listServiceOutcomes" },
+  // The questions the joins below answer (their examples' `intake`).
+  { id: "putServiceIntake" },
+  { id: "getServiceIntake" },
 
   { id: "createQueue" },
   { id: "listQueues" },
@@ -241,6 +244,7 @@ const STEPS: Step[] = [
   { id: "setQueueStatus" },
   { id: "joinQueue" },
   { id: "getTicket", prepare: madeBy(DOC.ticket, "joinQueue") },
+  { id: "editTicketIntake", prepare: madeBy(DOC.ticket, "joinQueue") },
   { id: "listQueueTickets" },
   { id: "createWalkInTicket" },
   { id: "createVipTicket" },
@@ -299,6 +303,7 @@ const STEPS: Step[] = [
   { id: "getKioskInfo" },
   { id: "getWidgetQueueStatus" },
   { id: "getBoardScript" },
+  { id: "getWidgetQueueIntake" },
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
   { id: "getTicketReceipt", prepare: visitorsOwnTicket },
