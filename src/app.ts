@@ -42,6 +42,7 @@ import billingWebhookRoutes from "./routes/billing-webhooks";
 import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
+import intakeRoutes from "./routes/intake";
 import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
 import { mountPages } from "./http/pages";
@@ -121,6 +122,7 @@ export function createApp() {
   app.route("/v1", inboundRoutes);
   app.route("/v1", ticketMessageRoutes);
   app.route("/v1", auditRoutes);
+  app.route("/v1", intakeRoutes);
 
   mountDocs(app);
   mountPages(app);

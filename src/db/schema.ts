@@ -383,6 +383,11 @@ export const tickets = sqliteTable(
     recalledAt: integer("recalled_at"),
     /** The phone given at the join (E.164, bare), for matching a customer's SMS (issue 30). */
     phone: text("phone"),
+);
+
+    /** Intake answers (docs/visits.md), JSON: the open ones, and the personal ones retention erases. */
+    intake: text("intake"),
+    intakePersonal: text("intake_personal"),
   },
   (t) => [
     index("tickets_phone_created_idx")
@@ -395,6 +400,10 @@ export const tickets = sqliteTable(
     index("tickets_named_org_created_idx")
       .on(t.organizationId, t.createdAt)
       .where(sql`visitor_name IS NOT NULL`),
+    // Only the rows still holding personal intake answers (docs/visits.md).
+    index("tickets_intake_personal_org_created_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`intake_personal IS NOT NULL`),
   ],
 );
 
@@ -1135,3 +1144,14 @@ export const appointments = sqliteTable(
     index("appointments_status_start_idx").on(t.status, t.startAt),
   ],
 );
+// ---- visits (issue 29, docs/visits.md) -------------------------------------------------------
+
+/** A service's intake questions (domain/intake.ts), one JSON array per service. */
+export const serviceIntake = sqliteTable("service_intake", {
+  serviceId: text("service_id")
+    .primaryKey()
+    .references(() => services.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull(),
+  fields: text("fields", { mode: "json" }).$type<import("../domain/intake").IntakeField[]>().notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

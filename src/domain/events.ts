@@ -32,6 +32,8 @@ export const EVENT_TYPES = [
   "queue.cleared",
   "queue.archived",
   "member.joined",
+  // Visits (docs/visits.md)
+  "ticket.intake_updated",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

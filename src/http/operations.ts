@@ -97,6 +97,11 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/services/{serviceId}/outcomes": { id: "createServiceOutcome", errors: ["CONFLICT"] },
   "GET /v1/services/{serviceId}/outcomes": { id: "listServiceOutcomes" },
   "DELETE /v1/services/{serviceId}/outcomes/{code}": { id: "deleteServiceOutcome" },
+  // Visits (docs/visits.md)
+  "PUT /v1/services/{serviceId}/intake": { id: "putServiceIntake" },
+  "GET /v1/services/{serviceId}/intake": { id: "getServiceIntake" },
+  "GET /v1/widget/queue/{queueId}/intake": { id: "getWidgetQueueIntake" },
+  "PATCH /v1/tickets/{ticketId}/intake": { id: "editTicketIntake" },
   "POST /v1/locations/{locationId}/desks": { id: "createDesk" },
   "GET /v1/locations/{locationId}/desks": { id: "listDesks" },
   "GET /v1/desks/{deskId}": { id: "getDesk" },

@@ -4,7 +4,7 @@ import { DAY } from "../lib/time";
 // The personal-data sweep (docs/retention.md): past each organization's `data_retention_days`,
 // the records that still hold a visitor's personal data are anonymised in place. What is
 // anonymised, per table:
-//  - tickets (the D1 projection): `visitor_name` → NULL;
+//  - tickets (the D1 projection): `visitor_name` → NULL, `intake_personal` → NULL (docs/visits.md);
 //  - notification_deliveries (finished ones): the recipient (phone number, push token,
 //    endpoint, user id) and the stored payload (its target and the text sent) are replaced; the
 //    key, which embeds the recipient, becomes `<event>:<channel>:(anonymised):<id>`;
@@ -34,6 +34,10 @@ function due(table: string, index: string, key: string, personal: string, extra 
 export const ANONYMISE_TICKETS = `UPDATE tickets SET visitor_name = NULL
   WHERE rowid IN (${due("tickets", "tickets_named_org_created_idx", "rowid", "d.visitor_name IS NOT NULL")})`;
 
+/** Personal intake answers (docs/visits.md) go with the name; the open answers stay, like the ticket's other facts. */
+export const ANONYMISE_TICKET_INTAKE = `UPDATE tickets SET intake_personal = NULL
+  WHERE rowid IN (${due("tickets", "tickets_intake_personal_org_created_idx", "rowid", "d.intake_personal IS NOT NULL")})`;
+
 export const ANONYMISE_NOTIFICATION_DELIVERIES = `UPDATE notification_deliveries
   SET recipient = '${ANONYMISED}', key = event_id || ':' || channel || ':${ANONYMISED}:' || id,
       payload = '{"anonymised":true}', provider_response = NULL
@@ -56,13 +60,14 @@ export type AnonymisationCounts = { tickets: number; notificationDeliveries: num
 
 /** One bounded pass over every table; running it again changes nothing already done. */
 export async function anonymisePersonalData(env: Env, at: number): Promise<AnonymisationCounts> {
-  const [tickets, notificationDeliveries, webhookDeliveries, pushSubscriptions] = await env.DB.batch(
-    [ANONYMISE_TICKETS, ANONYMISE_NOTIFICATION_DELIVERIES, ANONYMISE_WEBHOOK_DELIVERIES, DELETE_VISITOR_PUSH].map((q) =>
-      env.DB.prepare(q).bind(at, CHUNK),
+  const [tickets, notificationDeliveries, webhookDeliveries, pushSubscriptions, ticketIntake] = await env.DB.batch(
+    [ANONYMISE_TICKETS, ANONYMISE_NOTIFICATION_DELIVERIES, ANONYMISE_WEBHOOK_DELIVERIES, DELETE_VISITOR_PUSH, ANONYMISE_TICKET_INTAKE].map(
+      (q) => env.DB.prepare(q).bind(at, CHUNK),
     ),
   );
   return {
-    tickets: tickets!.meta.changes,
+    // A ticket counts once per statement that changed it (its name, its personal answers).
+    tickets: tickets!.meta.changes + ticketIntake!.meta.changes,
     notificationDeliveries: notificationDeliveries!.meta.changes,
     webhookDeliveries: webhookDeliveries!.meta.changes,
     pushSubscriptions: pushSubscriptions!.meta.changes,

@@ -14,9 +14,10 @@ import { longWaitChange } from "../domain/wait-estimate";
 import { newTicketId } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
 import type { RemoteJoins } from "./remote";
-import type { Configured, RoomStore, TicketRow } from "./store";
+import { answersJson, type Configured, type RoomStore, type TicketRow } from "./store";
+import type { IntakeAnswers } from "../domain/intake";
 import type { Completion, NewTicket, QueueSummary, ReturnPlace, RoomSettings, TicketView } from "./types";
-import type { RoomViews } from "./views";
+import { parseAnswers, type RoomViews } from "./views";
 
 // The room's commands on its own line: joining, calling, the ticket transitions, recovery and
 // the queue-level settings. Each runs inside the room's one change path (QueueRoom.mutate),
@@ -435,6 +436,8 @@ export class Commands {
         phone: row.phone,
         language: row.language,
         source: "recovery",
+        intake: parseAnswers(row.intake),
+        intakePersonal: parseAnswers(row.intake_personal),
       },
       at,
       row.id,
@@ -525,6 +528,17 @@ export class Commands {
       this.store.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
     }
     return this.store.row(row.id);
+  }
+
+  /**
+   * Staff's change of the intake answers (docs/visits.md), checked by the Worker against the
+   * service's questions: written whole, at any status (a correction after service counts too).
+   */
+  setIntake(cfg: Configured, ticketId: string, intake: IntakeAnswers | null, intakePersonal: IntakeAnswers | null, at: number): TicketView {
+    const row = this.existing(ticketId);
+    this.store.update(row.id, { intake: answersJson(intake), intake_personal: answersJson(intakePersonal) }, at);
+    this.store.emit(cfg, "ticket.intake_updated", this.store.row(row.id), at, {});
+    return this.views.ticket(cfg, row.id, at);
   }
 
   /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */

@@ -1,4 +1,5 @@
 import type { DeskCandidate } from "../domain/desks";
+import type { IntakeAnswers } from "../domain/intake";
 import type { ConfirmMethod } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption } from "../domain/tickets";
 import { iso } from "../lib/time";
@@ -98,7 +99,9 @@ export type RoomCommand =
   | { verb: "settleTransfer"; ticketId: string; at: number }
   | { verb: "admitTransferred"; snapshot: TransferSnapshot; prioritize: boolean; at: number }
   /** One chunk of finished tickets leaves the room once D1 holds them (the alarm runs it). */
-  | { verb: "archiveFinished"; at: number };
+  | { verb: "archiveFinished"; at: number }
+  /** Staff's intake answers, checked by the Worker (docs/visits.md). */
+  | { verb: "setIntake"; ticketId: string; intake: IntakeAnswers | null; intakePersonal: IntakeAnswers | null; at: number };
 
 export interface CommandResults {
   reconfigure: RoomResult<QueueSummary>;
@@ -135,6 +138,7 @@ export interface CommandResults {
   settleTransfer: RoomResult<string | null>;
   admitTransferred: RoomResult<TicketView>;
   archiveFinished: ArchiveResult;
+  setIntake: RoomResult<TicketView>;
 }
 
 // ---- queries: reads, no change of the line ---------------------------------------------------

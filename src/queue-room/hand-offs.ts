@@ -3,6 +3,7 @@ import { randomString } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
 import type { RoomClient } from "./contract";
 import type { Configured, RoomStore, TicketRow } from "./store";
+import { parseAnswers } from "./views";
 import type { NewTicket, Reservation, RoomResult, TicketView, TransferSnapshot } from "./types";
 
 // Moving a ticket to another queue of the organization: a hand-off between two rooms that is
@@ -188,6 +189,8 @@ export class HandOffs {
         phone: handed.phone,
         language: handed.language,
         source: "transfer",
+        intake: handed.intake ?? null,
+        intakePersonal: handed.intakePersonal ?? null,
       },
       at,
     );
@@ -229,5 +232,7 @@ function snapshot(cfg: Configured, row: TicketRow, handOffId: string): TransferS
     visitorName: row.visitor_name,
     phone: row.phone,
     language: row.language,
+    intake: parseAnswers(row.intake),
+    intakePersonal: parseAnswers(row.intake_personal),
   };
 }

@@ -37,6 +37,9 @@ export function eventMessage(
         phone: ticket.phone,
         language: ticket.language,
         source: ticket.source,
+        // Only the open intake answers (docs/visits.md): personal ones never travel in events,
+        // so no webhook nor notification carries them. Absent when the ticket has none.
+        ...(ticket.intake ? { intake: JSON.parse(ticket.intake) as unknown } : {}),
       }
     : { serviceId: cfg.service_id };
   return {

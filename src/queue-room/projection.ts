@@ -138,6 +138,8 @@ INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
   outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone)
 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, intake, intake_personal)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
@@ -147,7 +149,8 @@ ON CONFLICT (id) DO UPDATE SET
   first_estimate_minutes = coalesce(tickets.first_estimate_minutes, excluded.first_estimate_minutes),
   outcome = excluded.outcome, note = excluded.note, held_at = excluded.held_at, stepped_back_places = excluded.stepped_back_places,
   counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
-  recalled_at = excluded.recalled_at
+  recalled_at = excluded.recalled_at, intake = excluded.intake,
+  intake_personal = excluded.intake_personal
 WHERE excluded.version > tickets.version`;
 
 /** The number as providers write it (joins accept spaces, dots and brackets): an inbound SMS finds it (issue 30). */
@@ -197,6 +200,8 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.recall_count,
       t.recalled_at,
       barePhoneOf(t),
+      t.intake ?? null,
+      t.intake_personal ?? null,
       cfg.organization_id,
     );
 }

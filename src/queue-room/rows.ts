@@ -74,6 +74,9 @@ export type TicketRow = {
   /** Places the owner stepped back (once per ticket); null until then. */
   stepped_back_places: number | null;
   almost_called_sent: number;
+  /** Intake answers (docs/visits.md), JSON objects: open ones, personal ones; null when none. */
+  intake: string | null;
+  intake_personal: string | null;
   created_at: number;
   updated_at: number;
   version: number;

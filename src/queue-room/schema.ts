@@ -185,6 +185,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
        SELECT NEW.status, NEW.lane, 1, NEW.party_size WHERE NEW.status IN ('waiting', 'called', 'serving')
        ON CONFLICT (status, lane) DO UPDATE SET tickets = tickets + 1, people = people + excluded.people;
    END;`,
+  // Visits (docs/visits.md): the intake answers, JSON, on the ticket they describe: the open
+  // ones and the personal ones (never in webhooks, erased by retention in D1).
+  `ALTER TABLE tickets ADD COLUMN intake TEXT;
+   ALTER TABLE tickets ADD COLUMN intake_personal TEXT;`,
 ];
 
 /**

@@ -73,8 +73,8 @@ export class RoomStore {
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
     this.sql.exec(
       `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
-         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       number,
       lane,
@@ -92,6 +92,8 @@ export class RoomStore {
       at,
       at,
       this.bumpVersion(),
+      answersJson(draft.intake),
+      answersJson(draft.intakePersonal),
     );
     return this.row(id);
   }
@@ -240,4 +242,9 @@ export class RoomStore {
   outboxSize(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }
+}
+
+/** Intake answers as a ticket row keeps them: a JSON object, or null when there are none. */
+export function answersJson(answers: Record<string, unknown> | null | undefined): string | null {
+  return answers && Object.keys(answers).length > 0 ? JSON.stringify(answers) : null;
 }

@@ -1,3 +1,4 @@
+import type { IntakeAnswers } from "../domain/intake";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
 import type { WaitRange } from "../domain/wait-estimate";
@@ -36,6 +37,9 @@ export interface NewTicket {
   phone: string | null;
   language: string | null;
   source: TicketSource;
+  /** Intake answers checked by the Worker against the service's questions (docs/visits.md). */
+  intake?: IntakeAnswers | null;
+  intakePersonal?: IntakeAnswers | null;
 }
 
 export interface TicketView {
@@ -79,6 +83,8 @@ export interface TicketView {
   transferredToId: string | null;
   source: TicketSource;
   updatedAt: number;
+  /** Every intake answer, open and personal (docs/visits.md); {} when none. */
+  intake: IntakeAnswers;
 }
 
 export interface QueueSummary {
@@ -106,6 +112,9 @@ export interface TransferSnapshot {
   visitorName: string | null;
   phone: string | null;
   language: string | null;
+  /** The intake answers travel with the visitor (absent in a snapshot from before they existed). */
+  intake?: IntakeAnswers | null;
+  intakePersonal?: IntakeAnswers | null;
 }
 
 export type Reservation =

@@ -1,4 +1,5 @@
 import { displayCode } from "../domain/display-code";
+import type { IntakeAnswers } from "../domain/intake";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import type { ConfigRow, Configured, RoomStore, TicketRow } from "./store";
 import type { QueueSummary, TicketPage, TicketQuery, TicketView } from "./types";
@@ -147,5 +148,11 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     transferredToId: row.transferred_to_id,
     source: row.source,
     updatedAt: row.updated_at,
+    intake: { ...parseAnswers(row.intake), ...parseAnswers(row.intake_personal) },
   };
+}
+
+/** A row's JSON answers (store.ts answersJson); {} for none. */
+export function parseAnswers(json: string | null): IntakeAnswers {
+  return json === null ? {} : (JSON.parse(json) as IntakeAnswers);
 }

@@ -33,6 +33,7 @@ import {
   CounterLabel,
   CustomerPhone,
   DefaultServiceMinutes,
+  IntakeAnswersBody,
   Language,
   PHONE_RULES,
   PreviousCallMeta,
@@ -220,6 +221,7 @@ const join = createRoute({
           partySize: PartySize.optional(),
           phone: CustomerPhone.optional(),
           language: Language.optional(),
+          intake: IntakeAnswersBody.optional(),
         })
         .openapi("JoinQueueRequest"),
     ),
@@ -247,13 +249,16 @@ app.openapi(join, async (c) => {
       phone: body.phone ?? null,
       language: body.language ?? user.language,
       source: "app",
+      answers: body.intake,
     },
     now(),
   );
   return c.json(ok(ticketRecord(ticket)), 201);
 });
 
-const WalkInBody = z.strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional() }).openapi("WalkInTicketRequest");
+const WalkInBody = z
+  .strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional(), intake: IntakeAnswersBody.optional() })
+  .openapi("WalkInTicketRequest");
 
 const operatorJoin = createRoute({
   method: "post",
@@ -296,6 +301,7 @@ for (const [route, isPriority] of [
         phone: null,
         language: null,
         source: isPriority ? "vip" : "operator",
+        answers: body.intake,
       },
       now(),
     );

@@ -8,6 +8,7 @@ import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from ".
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
+import { IntakeAnswersBody } from "./schemas";
 import type { TicketView } from "../services/tickets";
 import { findQueue, type QueueRow } from "../services/queues";
 import {
@@ -102,14 +103,18 @@ const start = createRoute({
     "it keeps its place). 403 REMOTE_JOIN_PENALTY while penalised (3 expired remote joins in 7 days → 24 hours), " +
     "422 OUT_OF_RANGE outside the allowed radius, 409 CONFLICT while the user already has a remote join on its way here.",
   security: SECURITY.session,
-  request: { params: idParam("queueId", "que"), body: jsonBody(Position.openapi("RemoteJoinStartRequest")) },
+  request: {
+    params: idParam("queueId", "que"),
+    body: jsonBody(Position.extend({ intake: IntakeAnswersBody.optional() }).openapi("RemoteJoinStartRequest")),
+  },
   responses: { 201: jsonResponse(RemoteJoinResponse, "Started"), ...errors(409, 422) },
 });
 
 app.openapi(start, async (c) => {
   const { user } = requireUser(c);
   const queue = await findQueue(c.env, c.req.valid("param").queueId);
-  const started = await startRemoteJoin(c.env, queue, user, c.req.valid("json"), now());
+  const { intake, ...point } = c.req.valid("json");
+  const started = await startRemoteJoin(c.env, queue, user, point, now(), intake);
   return c.json(ok(remoteJoinAndTicket(started)), 201);
 });
 

@@ -118,3 +118,23 @@ export const PreviousCallMeta = z
       .openapi({ description: "The calls previousOutcome closed (normally one); [] when none" }),
   })
   .openapi("PreviousCallMeta");
+
+// ---- visits (docs/visits.md) -----------------------------------------------------------------
+
+const IntakeValueSchema = z.union([z.string().max(2000), z.number(), z.boolean()]);
+
+/** The visitor's answers at a join, checked against the service's intake questions (400 names `intake.<key>`). */
+export const IntakeAnswersBody = z
+  .record(z.string().max(64), IntakeValueSchema.nullable())
+  .refine((r) => Object.keys(r).length <= 50, "at most 50 answers")
+  .openapi("IntakeAnswers", {
+    description:
+      "Answers to the service's intake questions (GET /v1/services/{serviceId}/intake), by question key. Each wrong or missing " +
+      "`at_join` answer is a 400 VALIDATION_ERROR naming `intake.<key>` (all of them in `details.issues`).",
+    example: { reason: "passport", account: "FR76-1234" },
+  });
+
+/** A ticket's answers as staff and its owner see them; {} when none. */
+export const IntakeAnswersRecord = z.record(z.string(), IntakeValueSchema).openapi({
+  description: "The ticket's intake answers by question key (docs/visits.md); {} when none",
+});

@@ -8,6 +8,7 @@ import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, 
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { CounterLabel, PublicParagraph, WaitRangeSchema } from "./schemas";
+import { CounterLabel, IntakeAnswersRecord, WaitRangeSchema } from "./schemas";
 import { now } from "../lib/clock";
 import type { TicketView } from "../services/tickets";
 import type { QueueRow } from "../services/queues";
@@ -75,6 +76,7 @@ export const TicketRecord = z
     transferredToId: z.string().nullable(),
     source: z.enum(TICKET_SOURCES),
     updatedAt: z.string(),
+    intake: IntakeAnswersRecord,
   })
   .openapi("Ticket");
 

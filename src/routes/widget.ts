@@ -9,6 +9,7 @@ import { publicQueue, queueOfCaller } from "../http/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CounterLabel, CustomerPhone, PHONE_RULES, PublicLine, WaitRangeSchema } from "./schemas";
+import { CounterLabel, CustomerPhone, IntakeAnswersBody, IntakeAnswersRecord, PHONE_RULES, WaitRangeSchema } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -125,6 +126,7 @@ const WidgetTicket = z
     visitorName: z.string().nullable(),
     source: z.enum(TICKET_SOURCES),
     createdAt: z.string(),
+    intake: IntakeAnswersRecord,
   })
   .openapi("WidgetTicket");
 
@@ -272,6 +274,7 @@ const JoinBody = z
     visitorName: PublicLine(100).optional(),
     phone: CustomerPhone.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
+    intake: IntakeAnswersBody.optional(),
   })
   .openapi("WidgetJoinRequest");
 
@@ -303,6 +306,7 @@ app.openapi(join, async (c) => {
       partySize: body.partySize ?? 1,
       address: clientIp(c),
       widgetKeyId: actor.apiKeyId ?? null,
+      answers: body.intake,
     },
     now(),
   );

@@ -37,6 +37,9 @@ export const EXPORT_COLUMNS = [
   // counter label the call announced.
   "deskId",
   "counter",
+  // The intake answers (docs/visits.md), open and personal, as one JSON object ("" when none):
+  // the export is staff's own record, like visitorName; retention erases the personal ones.
+  "intake",
 ] as const;
 
 interface QueueFacts {
@@ -65,11 +68,13 @@ interface ExportRow {
   outcome: string | null;
   desk_id: string | null;
   counter: string | null;
+  intake: string | null;
+  intake_personal: string | null;
 }
 
 /** One keyset page: tickets of these queues created in [from, to), after the cursor. */
 export const EXPORT_PAGE_SQL = `SELECT id, queue_id, display_code, status, source, visitor_name, assigned_to_id, is_ghost_mode,
-  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter
+  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter, intake, intake_personal
   FROM tickets
   WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3
     AND queue_id IN (SELECT value FROM json_each(?4))
@@ -134,6 +139,12 @@ async function deskNames(db: D1Database, organizationId: string): Promise<Map<st
   return new Map(rows.results.map((r) => [r.id, r.name]));
 }
 
+/** Both sides of the answers as one JSON object; null (an empty cell) when there are none. */
+function intakeCell(open: string | null, personal: string | null): string | null {
+  if (open === null && personal === null) return null;
+  return JSON.stringify({ ...(open === null ? {} : JSON.parse(open)), ...(personal === null ? {} : JSON.parse(personal)) });
+}
+
 function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, string>): string {
   const zone = q?.timeZone ?? "UTC";
   const at = (ms: number | null) => (ms === null ? null : isoInZone(ms, zone));
@@ -161,6 +172,7 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
     r.outcome,
     r.desk_id,
     r.counter,
+    intakeCell(r.intake, r.intake_personal),
   ];
   return csvRecord(values);
 }

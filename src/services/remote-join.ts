@@ -1,4 +1,5 @@
 import { and, eq, gt, gte, isNull, or } from "drizzle-orm";
+import type { IntakeValue } from "../domain/intake";
 import { database, type Database } from "../db/client";
 import { entryScans, locations, organizations, remoteJoinExpiries, serviceLocations, services } from "../db/schema";
 import { distanceKm, type Point } from "../domain/geo";
@@ -134,6 +135,7 @@ export async function startRemoteJoin(
   user: { id: string; language: string },
   point: Point,
   at: number,
+  answers?: Record<string, IntakeValue | null>,
 ): Promise<RemoteJoinAndTicket> {
   const db = database(env.DB);
   const penalty = await penaltyOf(db, user.id, at);
@@ -157,6 +159,7 @@ export async function startRemoteJoin(
       phone: null,
       language: user.language,
       source: "remote",
+      answers,
     },
     at,
   );

@@ -15,6 +15,8 @@ import { inRoom, roomFailure, roomOf } from "./queue-rooms";
 import { ledgerOf } from "./quota";
 import { outcomeOfService } from "./service-outcomes";
 import { withRules } from "./room-rules";
+import { answersAtJoin } from "./intake";
+import type { IntakeAnswers, IntakeValue } from "../domain/intake";
 
 export function ticketRecord(t: TicketView) {
   return {
@@ -53,6 +55,7 @@ export function ticketRecord(t: TicketView) {
     transferredToId: t.transferredToId,
     source: t.source,
     updatedAt: iso(t.updatedAt),
+    intake: t.intake,
   };
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
@@ -113,6 +116,7 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     transferredToId: t.transferredToId,
     source: t.source as TicketView["source"],
     updatedAt: t.updatedAt,
+    intake: { ...parseJsonAnswers(t.intake), ...parseJsonAnswers(t.intakePersonal) },
   };
 }
 
@@ -122,10 +126,21 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
  * the rules, at least as new as the queue row's `rulesVersion`), and the organization's
  * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
  */
-export async function issueTicket(env: Env, queue: QueueRow, input: NewTicket, at: number, tokenHash?: string): Promise<TicketView> {
+export async function issueTicket(env: Env, queue: QueueRow, given: JoinInput, at: number, tokenHash?: string): Promise<TicketView> {
+  // The intake answers are checked against the service's questions first (docs/visits.md).
+  const { answers, ...rest } = given;
+  const { open, personal } = await answersAtJoin(env, queue.serviceId, answers);
+  const input: NewTicket = { ...rest, intake: open, intakePersonal: personal };
   return withRules(env, queue, at, () =>
     roomOf(env, queue.id).command({ verb: "join", input, at, tokenHash, rulesVersion: queue.rulesVersion }),
   );
+}
+
+/** A join as an entry channel gives it: the ticket's facts and the visitor's intake answers, unchecked. */
+export type JoinInput = NewTicket & { answers?: Record<string, IntakeValue | null> | undefined };
+
+function parseJsonAnswers(json: string | null): IntakeAnswers {
+  return json === null ? {} : (JSON.parse(json) as IntakeAnswers);
 }
 
 /** Refused OPERATOR_UNAVAILABLE while a break, closure or unavailability covers the calling member (the room's copy). */

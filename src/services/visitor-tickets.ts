@@ -1,10 +1,10 @@
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { credentialForm, signCredential, type CredentialForm } from "../lib/credentials";
-import type { NewTicket, TicketView, VisitorTicketData } from "../queue-room/contract";
+import type { TicketView, VisitorTicketData } from "../queue-room/contract";
 import type { QueueRow } from "./queues";
 import { inRoom, roomOf } from "./queue-rooms";
-import { issueTicket } from "./tickets";
+import { issueTicket, type JoinInput } from "./tickets";
 
 // The visitor's ticket token (docs/widget.md): a capability for one ticket, handed once by the
 // widget join. 128 random bits and their MAC (src/lib/credentials.ts), base64url; the queue's
@@ -34,7 +34,7 @@ export function newTicketToken(env: Env): Promise<string> {
 export async function issueVisitorTicket(
   env: Env,
   queue: QueueRow,
-  input: NewTicket,
+  input: JoinInput,
   at: number,
 ): Promise<{ ticket: TicketView; token: string }> {
   const token = await newTicketToken(env);

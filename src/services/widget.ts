@@ -10,7 +10,6 @@ import {
   hubName,
   SOCKET_HUBS,
   type BoardData,
-  type NewTicket,
   type QueueStatusData,
   type SubscriptionView,
   type TicketView,
@@ -19,6 +18,8 @@ import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
 import { admitVisitorPhone } from "./sms-guard";
 import { issueVisitorTicket } from "./visitor-tickets";
+import type { JoinInput } from "./tickets";
+import type { IntakeValue } from "../domain/intake";
 import { occurrencesBetween } from "./calendar";
 
 export const WIDGET_LANGUAGES = ["en", "fr"] as const;
@@ -60,6 +61,8 @@ export interface WidgetJoin {
   /** The caller's address and widget key: what the SMS caps count (./sms-guard.ts). */
   address: string;
   widgetKeyId: string | null;
+  /** The visitor's intake answers, checked with the join (docs/visits.md). */
+  answers?: Record<string, IntakeValue | null> | undefined;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -71,7 +74,7 @@ export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, a
       at,
     );
   }
-  const ticket: NewTicket = {
+  const ticket: JoinInput = {
     userId: input.actingId,
     partySize: input.partySize,
     isPriority: false,
@@ -80,6 +83,7 @@ export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, a
     phone: input.phone,
     language: null,
     source: "widget",
+    answers: input.answers,
   };
   return issueVisitorTicket(env, queue, ticket, at);
 }
@@ -99,6 +103,8 @@ export function widgetTicket(t: TicketView) {
     visitorName: t.visitorName,
     source: t.source,
     createdAt: iso(t.createdAt),
+    // The visitor's own answers, echoed to the page that just gave them.
+    intake: t.intake,
   };
 }
 

@@ -241,6 +241,9 @@ const STEPS: Step[] = [
   // The outcomes an operator records at completion (completeTicket names one).
   { id: "createServiceOutcome" },
   { id: "listServiceOutcomes" },
+  // The questions the joins below answer (their examples' `intake`).
+  { id: "putServiceIntake" },
+  { id: "getServiceIntake" },
 
   { id: "createQueue" },
   { id: "listQueues" },
@@ -252,6 +255,7 @@ const STEPS: Step[] = [
   // The joined ticket's phone is read from the D1 projection: its room drains first.
   { id: "sendTicketMessage", prepare: joinedTicketDrained },
   { id: "listTicketMessages", prepare: madeBy(DOC.ticket, "joinQueue") },
+  { id: "editTicketIntake", prepare: madeBy(DOC.ticket, "joinQueue") },
   { id: "listQueueTickets" },
   { id: "createWalkInTicket" },
   { id: "createVipTicket" },
@@ -310,6 +314,7 @@ const STEPS: Step[] = [
   { id: "getKioskInfo" },
   { id: "getWidgetQueueStatus" },
   { id: "getBoardScript" },
+  { id: "getWidgetQueueIntake" },
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
   { id: "getTicketReceipt", prepare: visitorsOwnTicket },
