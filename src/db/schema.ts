@@ -383,8 +383,6 @@ export const tickets = sqliteTable(
     recalledAt: integer("recalled_at"),
     /** The phone given at the join (E.164, bare), for matching a customer's SMS (issue 30). */
     phone: text("phone"),
-);
-
     /** Intake answers (docs/visits.md), JSON: the open ones, and the personal ones retention erases. */
     intake: text("intake"),
     intakePersonal: text("intake_personal"),

@@ -29,7 +29,6 @@ import {
 import { retireQueues } from "../services/queue-rooms";
 import { rulesChanged } from "../services/room-rules";
 import { Email, PublicLine } from "./schemas";
-import { Email } from "./schemas";
 import { rangesProblem, WEEKDAYS, type Weekday } from "../domain/opening-hours";
 
 const app = router();

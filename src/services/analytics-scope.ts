@@ -15,7 +15,6 @@ import { authorize, organizationOfRequest } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, planRequired, validationError } from "../http/errors";
 import { now } from "../lib/clock";
-import { parseInstantInput } from "../lib/instant";
 import { parseInstantInput, type InstantInput } from "../lib/instant";
 import { reaches, type LocationScope } from "../domain/location-scope";
 import { locationsOfService } from "./location-scope";
