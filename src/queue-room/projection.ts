@@ -136,8 +136,8 @@ const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, intake, intake_personal)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, intake, intake_personal, labels)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
@@ -148,7 +148,7 @@ ON CONFLICT (id) DO UPDATE SET
   outcome = excluded.outcome, note = excluded.note, held_at = excluded.held_at, stepped_back_places = excluded.stepped_back_places,
   counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
   recalled_at = excluded.recalled_at, intake = excluded.intake,
-  intake_personal = excluded.intake_personal
+  intake_personal = excluded.intake_personal, labels = excluded.labels
 WHERE excluded.version > tickets.version`;
 
 /**
@@ -194,6 +194,7 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.recalled_at,
       t.intake ?? null,
       t.intake_personal ?? null,
+      t.labels ?? null,
       cfg.organization_id,
     );
 }

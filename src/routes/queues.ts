@@ -32,6 +32,7 @@ import {
   DefaultServiceMinutes,
   IntakeAnswersBody,
   Language,
+  TicketLabel,
   PHONE_RULES,
   PreviousCallMeta,
   PreviousOutcomeField,
@@ -378,9 +379,12 @@ const tickets = createRoute({
   path: "/queues/{queueId}/tickets",
   tags,
   summary: "The queue's tickets",
-  description: "status=waiting lists in calling order; otherwise by number.",
+  description: "status=waiting lists in calling order; otherwise by number. `label` keeps the tickets carrying that label.",
   security: SECURITY.any,
-  request: { params: QueueParam, query: PaginationQuery.extend({ status: z.enum(TICKET_STATUSES).optional() }) },
+  request: {
+    params: QueueParam,
+    query: PaginationQuery.extend({ status: z.enum(TICKET_STATUSES).optional(), label: TicketLabel.optional() }),
+  },
   responses: { 200: jsonResponse(listEnvelope(TicketRecord), "Tickets"), ...errors() },
 });
 
@@ -388,7 +392,7 @@ app.openapi(tickets, async (c) => {
   const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_VIEW");
   const query = c.req.valid("query");
   const window = pageWindow(query);
-  const { items, total } = await listTickets(c.env, queue, query.status, window, now());
+  const { items, total } = await listTickets(c.env, queue, query.status, window, now(), query.label ?? null);
   return c.json(okList(items.map(ticketRecord), pageMeta(total, window)), 200);
 });
 
