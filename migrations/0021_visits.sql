@@ -17,3 +17,14 @@ ALTER TABLE `tickets` ADD `intake_personal` text;
 --> statement-breakpoint
 -- Only the rows still holding personal answers: what the anonymisation sweep has left to do.
 CREATE INDEX `tickets_intake_personal_org_created_idx` ON `tickets` (`organization_id`,`created_at`) WHERE intake_personal IS NOT NULL;
+--> statement-breakpoint
+-- Labels (docs/visits.md): a ticket's labels, JSON array, projected from its room; and the
+-- organization's label list, grown by every label staff put on a ticket.
+ALTER TABLE `tickets` ADD `labels` text;
+--> statement-breakpoint
+CREATE TABLE `organization_labels` (
+	`organization_id` text NOT NULL REFERENCES `organizations`(`id`) ON DELETE CASCADE,
+	`label` text NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`organization_id`, `label`)
+);

@@ -43,6 +43,7 @@ import deskRoutes from "./routes/desks";
 import ticketMoveRoutes from "./routes/ticket-moves";
 import serviceOutcomeRoutes from "./routes/service-outcomes";
 import intakeRoutes from "./routes/intake";
+import labelRoutes from "./routes/labels";
 import floorRoutes from "./routes/floor";
 import receiptRoutes from "./routes/receipts";
 import { mountPages } from "./http/pages";
@@ -123,6 +124,7 @@ export function createApp() {
   app.route("/v1", ticketMessageRoutes);
   app.route("/v1", auditRoutes);
   app.route("/v1", intakeRoutes);
+  app.route("/v1", labelRoutes);
 
   mountDocs(app);
   mountPages(app);

@@ -386,6 +386,8 @@ export const tickets = sqliteTable(
     /** Intake answers (docs/visits.md), JSON: the open ones, and the personal ones retention erases. */
     intake: text("intake"),
     intakePersonal: text("intake_personal"),
+    /** Staff's labels (docs/visits.md), a JSON array; null when none. */
+    labels: text("labels"),
   },
   (t) => [
     index("tickets_phone_created_idx")
@@ -1153,3 +1155,16 @@ export const serviceIntake = sqliteTable("service_intake", {
   fields: text("fields", { mode: "json" }).$type<import("../domain/intake").IntakeField[]>().notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/** The labels an organization's staff have put on tickets (docs/visits.md): the list to pick from. */
+export const organizationLabels = sqliteTable(
+  "organization_labels",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    label: text("label").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.label] })],
+);

@@ -34,6 +34,8 @@ export const EVENT_TYPES = [
   "member.joined",
   // Visits (docs/visits.md)
   "ticket.intake_updated",
+  "ticket.label_added",
+  "ticket.label_removed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

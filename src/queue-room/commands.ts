@@ -541,6 +541,29 @@ export class Commands {
     return this.views.ticket(cfg, row.id, at);
   }
 
+  /**
+   * Puts a label on a ticket or takes it off (docs/visits.md), at any status. Putting one it has,
+   * or taking one it lacks, changes nothing and emits nothing; at most MAX_TICKET_LABELS.
+   */
+  label(cfg: Configured, ticketId: string, label: string, add: boolean, at: number): TicketView {
+    const row = this.existing(ticketId);
+    const labels: string[] = row.labels === null ? [] : (JSON.parse(row.labels) as string[]);
+    const has = labels.includes(label);
+    if (add && !has && labels.length >= MAX_TICKET_LABELS) {
+      refuse("CONFLICT", `A ticket carries at most ${MAX_TICKET_LABELS} labels`, {
+        field: "label",
+        reason: "too_many_labels",
+        limit: MAX_TICKET_LABELS,
+      });
+    }
+    if (add !== has) {
+      const next = add ? [...labels, label] : labels.filter((l) => l !== label);
+      this.store.update(row.id, { labels: next.length === 0 ? null : JSON.stringify(next) }, at);
+      this.store.emit(cfg, add ? "ticket.label_added" : "ticket.label_removed", this.store.row(row.id), at, { label });
+    }
+    return this.views.ticket(cfg, row.id, at);
+  }
+
   /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */
   private watchLongWait(cfg: Configured, joined: TicketView, at: number): void {
     if (joined.estimatedWaitMinutes === null || joined.position === null) return;
@@ -592,6 +615,9 @@ export interface DeskCall {
 export function candidateOf(cfg: Configured, row: TicketRow): DeskCandidate {
   return { ticketId: row.id, queueId: cfg.queue_id, lane: row.lane, linedUpAt: row.lined_up_at ?? row.created_at, orderKey: row.order_key };
 }
+
+/** Labels one ticket may carry (docs/visits.md). */
+export const MAX_TICKET_LABELS = 10;
 
 /** How many times one call of a ticket may be announced again. */
 export const RECALL_LIMIT = 3;

@@ -101,7 +101,9 @@ export type RoomCommand =
   /** One chunk of finished tickets leaves the room once D1 holds them (the alarm runs it). */
   | { verb: "archiveFinished"; at: number }
   /** Staff's intake answers, checked by the Worker (docs/visits.md). */
-  | { verb: "setIntake"; ticketId: string; intake: IntakeAnswers | null; intakePersonal: IntakeAnswers | null; at: number };
+  | { verb: "setIntake"; ticketId: string; intake: IntakeAnswers | null; intakePersonal: IntakeAnswers | null; at: number }
+  /** Staff put a label on a ticket (`add`) or take it off (docs/visits.md). */
+  | { verb: "label"; ticketId: string; label: string; add: boolean; at: number };
 
 export interface CommandResults {
   reconfigure: RoomResult<QueueSummary>;
@@ -139,6 +141,7 @@ export interface CommandResults {
   admitTransferred: RoomResult<TicketView>;
   archiveFinished: ArchiveResult;
   setIntake: RoomResult<TicketView>;
+  label: RoomResult<TicketView>;
 }
 
 // ---- queries: reads, no change of the line ---------------------------------------------------

@@ -40,6 +40,7 @@ export function eventMessage(
         // Only the open intake answers (docs/visits.md): personal ones never travel in events,
         // so no webhook nor notification carries them. Absent when the ticket has none.
         ...(ticket.intake ? { intake: JSON.parse(ticket.intake) as unknown } : {}),
+        ...(ticket.labels ? { labels: JSON.parse(ticket.labels) as unknown } : {}),
       }
     : { serviceId: cfg.service_id };
   return {

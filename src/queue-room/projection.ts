@@ -137,6 +137,7 @@ INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
   outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal)
+  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, intake, intake_personal, labels)
 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
@@ -148,7 +149,7 @@ ON CONFLICT (id) DO UPDATE SET
   outcome = excluded.outcome, note = excluded.note, held_at = excluded.held_at, stepped_back_places = excluded.stepped_back_places,
   counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
   recalled_at = excluded.recalled_at, intake = excluded.intake,
-  intake_personal = excluded.intake_personal
+  intake_personal = excluded.intake_personal, labels = excluded.labels
 WHERE excluded.version > tickets.version`;
 
 /** The number as providers write it (joins accept spaces, dots and brackets): an inbound SMS finds it (issue 30). */
@@ -200,6 +201,7 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       barePhoneOf(t),
       t.intake ?? null,
       t.intake_personal ?? null,
+      t.labels ?? null,
       cfg.organization_id,
     );
 }

@@ -243,6 +243,7 @@ export class QueueRoom extends DurableObject<Env> {
     admitTransferred: (c) => this.mutate(c.at, (cfg) => this.handOffs.admit(cfg, c.snapshot, c.prioritize, c.at)),
     archiveFinished: (c) => this.archiveFinished(c.at),
     setIntake: (c) => this.mutate(c.at, (cfg) => this.commands.setIntake(cfg, c.ticketId, c.intake, c.intakePersonal, c.at)),
+    label: (c) => this.mutate(c.at, (cfg) => this.commands.label(cfg, c.ticketId, c.label, c.add, c.at)),
   };
 
   private readonly queries: QueryHandlers = {

@@ -77,6 +77,8 @@ export type TicketRow = {
   /** Intake answers (docs/visits.md), JSON objects: open ones, personal ones; null when none. */
   intake: string | null;
   intake_personal: string | null;
+  /** Staff's labels (docs/visits.md), a JSON array; null when none. */
+  labels: string | null;
   created_at: number;
   updated_at: number;
   version: number;

@@ -187,8 +187,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    END;`,
   // Visits (docs/visits.md): the intake answers, JSON, on the ticket they describe: the open
   // ones and the personal ones (never in webhooks, erased by retention in D1).
+  // And staff's labels, a JSON array.
   `ALTER TABLE tickets ADD COLUMN intake TEXT;
-   ALTER TABLE tickets ADD COLUMN intake_personal TEXT;`,
+   ALTER TABLE tickets ADD COLUMN intake_personal TEXT;
+   ALTER TABLE tickets ADD COLUMN labels TEXT;`,
 ];
 
 /**

@@ -85,6 +85,8 @@ export interface TicketView {
   updatedAt: number;
   /** Every intake answer, open and personal (docs/visits.md); {} when none. */
   intake: IntakeAnswers;
+  /** Staff's labels (docs/visits.md), in the order they were put; [] when none. */
+  labels: string[];
 }
 
 export interface QueueSummary {
@@ -124,6 +126,8 @@ export type Reservation =
 
 export interface TicketQuery {
   status: TicketStatus | null;
+  /** Only tickets carrying this label (docs/visits.md); absent or null: all. */
+  label?: string | null;
   offset: number;
   limit: number;
   /** Cursor pagination (src/http/cursor.ts): the page right after / right before this ticket, in the list's order. */

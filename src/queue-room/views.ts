@@ -24,6 +24,8 @@ export class RoomViews {
 
   list(cfg: Configured, query: TicketQuery, at: number): TicketPage {
     const perTicket = this.pace(cfg, at);
+    const label = query.label ?? null;
+    if (label !== null) return this.labelled(cfg, query, label, perTicket);
     const filter = query.status === null ? "1 = 1" : "status = ?";
     const args = query.status === null ? [] : [query.status];
     const total = this.store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
@@ -76,6 +78,18 @@ export class RoomViews {
     const firstPosition = line && first ? this.store.positionOf(first) : null;
     const items = page.map((r, i) => toView(cfg, r, firstPosition !== null ? firstPosition + i : this.store.positionOf(r), perTicket));
     return { items, hasMore };
+   * The tickets carrying `label` (docs/visits.md): few, so each position is counted on its own;
+   * waiting ones in calling order, the others by number, as the unfiltered list.
+   */
+  private labelled(cfg: Configured, query: TicketQuery, label: string, pace: Pace): { items: TicketView[]; total: number } {
+    const filter = `labels IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(tickets.labels) WHERE value = ?)${query.status === null ? "" : " AND status = ?"}`;
+    const args = query.status === null ? [label] : [label, query.status];
+    const order = query.status === "waiting" ? "lane, order_key" : "number";
+    const total = this.store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tickets WHERE ${filter}`, ...args).one().n;
+    const rows = this.store.sql
+      .exec<TicketRow>(`SELECT * FROM tickets WHERE ${filter} ORDER BY ${order} LIMIT ? OFFSET ?`, ...args, query.limit, query.offset)
+      .toArray();
+    return { items: rows.map((r) => toView(cfg, r, this.store.positionOf(r), pace)), total };
   }
 
   summary(cfg: ConfigRow, at: number): QueueSummary {
@@ -149,6 +163,7 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     source: row.source,
     updatedAt: row.updated_at,
     intake: { ...parseAnswers(row.intake), ...parseAnswers(row.intake_personal) },
+    labels: row.labels === null ? [] : (JSON.parse(row.labels) as string[]),
   };
 }
 

@@ -35,6 +35,7 @@ import {
   DefaultServiceMinutes,
   IntakeAnswersBody,
   Language,
+  TicketLabel,
   PHONE_RULES,
   PreviousCallMeta,
   PreviousOutcomeField,
@@ -393,6 +394,13 @@ const tickets = createRoute({
   security: SECURITY.any,
   request: { params: QueueParam, query: CursorQuery.extend({ status: z.enum(TICKET_STATUSES).optional() }) },
   responses: { 200: jsonResponse(cursorListEnvelope(TicketRecord), "Tickets"), ...errors() },
+  description: "status=waiting lists in calling order; otherwise by number. `label` keeps the tickets carrying that label.",
+  security: SECURITY.any,
+  request: {
+    params: QueueParam,
+    query: PaginationQuery.extend({ status: z.enum(TICKET_STATUSES).optional(), label: TicketLabel.optional() }),
+  },
+  responses: { 200: jsonResponse(listEnvelope(TicketRecord), "Tickets"), ...errors() },
 });
 
 app.openapi(tickets, async (c) => {
@@ -404,6 +412,8 @@ app.openapi(tickets, async (c) => {
   if (page.anchorMissing && cursor) unknownCursor(cursor);
   const read = cursor ? { cursor, hasMore: page.hasMore ?? false } : { cursor, page: window.page, offset: window.offset };
   return c.json(okList(page.items.map(ticketRecord), cursorMeta(page.items, { total: page.total, limit: window.limit, ...read })), 200);
+  const { items, total } = await listTickets(c.env, queue, query.status, window, now(), query.label ?? null);
+  return c.json(okList(items.map(ticketRecord), pageMeta(total, window)), 200);
 });
 
 export default app;

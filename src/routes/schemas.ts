@@ -138,3 +138,11 @@ export const IntakeAnswersBody = z
 export const IntakeAnswersRecord = z.record(z.string(), IntakeValueSchema).openapi({
   description: "The ticket's intake answers by question key (docs/visits.md); {} when none",
 });
+
+/** A ticket label (docs/visits.md): lowercase, so a filter matches what staff meant. */
+export const TicketLabel = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "lowercase letters, digits, _ and -, at most 32, starting with a letter or digit")
+  .openapi({ example: "interpreter", description: "Letters a–z, digits, `_` and `-`; at most 32; sent in any case, kept in lowercase" });

@@ -76,6 +76,7 @@ export const TicketRecord = z
     source: z.enum(TICKET_SOURCES),
     updatedAt: z.string(),
     intake: IntakeAnswersRecord,
+    labels: z.array(z.string()).openapi({ description: "Staff's labels (POST /v1/tickets/{ticketId}/labels); [] when none" }),
   })
   .openapi("Ticket");
 

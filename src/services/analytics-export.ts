@@ -40,6 +40,8 @@ export const EXPORT_COLUMNS = [
   // The intake answers (docs/visits.md), open and personal, as one JSON object ("" when none):
   // the export is staff's own record, like visitorName; retention erases the personal ones.
   "intake",
+  // Staff's labels (docs/visits.md), separated by spaces ("" when none).
+  "labels",
 ] as const;
 
 interface QueueFacts {
@@ -70,11 +72,12 @@ interface ExportRow {
   counter: string | null;
   intake: string | null;
   intake_personal: string | null;
+  labels: string | null;
 }
 
 /** One keyset page: tickets of these queues created in [from, to), after the cursor. */
 export const EXPORT_PAGE_SQL = `SELECT id, queue_id, display_code, status, source, visitor_name, assigned_to_id, is_ghost_mode,
-  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter, intake, intake_personal
+  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter, intake, intake_personal, labels
   FROM tickets
   WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3
     AND queue_id IN (SELECT value FROM json_each(?4))
@@ -173,6 +176,7 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
     r.desk_id,
     r.counter,
     intakeCell(r.intake, r.intake_personal),
+    r.labels === null ? null : (JSON.parse(r.labels) as string[]).join(" "),
   ];
   return csvRecord(values);
 }

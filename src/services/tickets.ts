@@ -56,6 +56,7 @@ export function ticketRecord(t: TicketView) {
     source: t.source,
     updatedAt: iso(t.updatedAt),
     intake: t.intake,
+    labels: t.labels,
   };
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
@@ -117,6 +118,7 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     source: t.source as TicketView["source"],
     updatedAt: t.updatedAt,
     intake: { ...parseJsonAnswers(t.intake), ...parseJsonAnswers(t.intakePersonal) },
+    labels: t.labels === null ? [] : (JSON.parse(t.labels) as string[]),
   };
 }
 
@@ -167,6 +169,10 @@ export async function listTickets(
 ): Promise<TicketPage> {
   return inRoom(env, queue, (room) =>
     room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, ...cursor }, at }),
+  label: string | null = null,
+): Promise<{ items: TicketView[]; total: number }> {
+  return inRoom(env, queue, (room) =>
+    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, label }, at }),
   );
 }
 

@@ -188,6 +188,34 @@ describe("PATCH /v1/tickets/{ticketId}/intake", () => {
   });
 });
 
+describe("answers follow the visitor", () => {
+  it("a transfer to another queue and a rejoin recovery keep the answers, personal ones included", async () => {
+    const s = await setup();
+    const other = expectOk(
+      await call("POST", "/v1/business/queues", {
+        apiKey: s.admin,
+        body: { serviceId: s.serviceId, name: unique("q") },
+      }),
+      201,
+    );
+    const answers = { reason: "lost_card", account: "FR76 9999" };
+    const ticket = ticketOf(await channels(s).walkIn(answers));
+    const moved = expectOk(
+      await call("POST", `/v1/tickets/${ticket.id}/transfer-queue`, { apiKey: s.admin, body: { targetQueueId: other.id } }),
+    );
+    const newId = moved.transferredToId ?? moved.id;
+    const admitted = expectOk(await call("GET", `/v1/tickets/${newId}`, { apiKey: s.admin }));
+    expect(admitted.queueId).toBe(other.id);
+    expect(admitted.intake).toEqual(answers);
+
+    expectOk(await call("POST", `/v1/queues/${other.id}/call-next`, { apiKey: s.admin }));
+    expectOk(await call("POST", `/v1/tickets/${newId}/skip-absent`, { apiKey: s.admin, body: { reason: "absent" } }));
+    const recovered = expectOk(await call("POST", `/v1/tickets/${newId}/recover`, { apiKey: s.admin, body: { recoveryOption: "rejoin" } }));
+    expect(recovered.id).not.toBe(newId);
+    expect(recovered.intake).toEqual(answers);
+  });
+});
+
 describe("answers beyond the ticket: webhooks, export, retention", () => {
   it("webhooks carry the open answers only; the export carries all; retention erases the personal ones in D1", async () => {
     testClock.set("2026-03-10T09:00:00.000Z");
@@ -235,7 +263,7 @@ describe("answers beyond the ticket: webhooks, export, retention", () => {
       .replace(/^\uFEFF/, "")
       .trim()
       .split("\r\n");
-    expect(header!.split(",").at(-1)).toBe("intake");
+    expect(header!.split(",").slice(-2)).toEqual(["intake", "labels"]);
     expect(row).toContain(`"{""reason"":""passport"",""people"":2,""account"":""FR76 1234"",""birth"":""1990-04-01""}"`);
 
     // Retention (90 days by default): the personal answers go, the open ones stay.
