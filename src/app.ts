@@ -48,6 +48,7 @@ import { mountPages } from "./http/pages";
 import kioskRoutes from "./routes/kiosk";
 import errorCodeRoutes from "./routes/errors";
 import eventRoutes from "./routes/events";
+import { apiVersioning } from "./http/versioning";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -81,6 +82,7 @@ export function createApp() {
   app.use("/v1/*", apiCallQuota);
   app.use("/v1/widget/*", widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
+  app.use("/v1/*", apiVersioning);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);

@@ -1,3 +1,4 @@
+import { CURRENT_API_VERSION } from "../domain/api-versions";
 import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
@@ -51,6 +52,7 @@ export async function createApiKey(
     revokedAt: null,
     allowedOrigins: input.allowedOrigins ?? null,
     signed: true,
+    apiVersion: CURRENT_API_VERSION,
   };
   await db.insert(apiKeys).values(record);
   return { key: minted.value, record };
