@@ -17,3 +17,8 @@ CREATE UNIQUE INDEX `organization_events_id_unique` ON `organization_events` (`i
 CREATE INDEX `organization_events_org_seq_idx` ON `organization_events` (`organization_id`,`seq`);
 --> statement-breakpoint
 CREATE INDEX `organization_events_recorded_idx` ON `organization_events` (`recorded_at`);
+--> statement-breakpoint
+-- Dated API versions (issue #32, docs/changelog.md): a key answers in the version that was
+-- current when it was created, unless a request names another in `Queue-Version`. Keys made
+-- before versions existed (NULL) answer in the first one, 2026-11-01.
+ALTER TABLE `api_keys` ADD `api_version` text;

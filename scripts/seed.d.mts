@@ -13,3 +13,4 @@ export declare const DEMO: {
 export declare function seedSql(at?: number): string;
 export declare function ensureDemoQueue(base: string): Promise<{ id: string }>;
 export declare function ensureDemoDesks(base: string): Promise<Array<{ id: string; name: string }>>;
+export declare const DEMO_API_VERSION: string;

@@ -56,6 +56,9 @@ export const DEMO = {
   queue: { id: "que_d3m0q000000000000000", name: "Main queue" },
 };
 
+/** The demo keys answer in the current API version (CURRENT_API_VERSION, src/domain/api-versions.ts; a test checks they agree). */
+export const DEMO_API_VERSION = "2026-11-26";
+
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
 
 export function seedSql(at = Date.UTC(2026, 0, 1)) {
@@ -74,8 +77,8 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,
     // The demo key is signed with the development TOKEN_SECRET (src/lib/credentials.ts); a local
     // database seeded before keys were signed gets it replaced, not kept.
-    `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at}, 1) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1;`,
-    `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed) VALUES (${q(DEMO.widgetKey.id)}, ${q(org.id)}, ${q(DEMO.widgetKey.name)}, ${q(DEMO.widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(DEMO.widgetKey.value).digest("hex"))}, ${q(DEMO.widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at}, 1) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1;`,
+    `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed, api_version) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at}, 1, ${q(DEMO_API_VERSION)}) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1, api_version = excluded.api_version;`,
+    `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed, api_version) VALUES (${q(DEMO.widgetKey.id)}, ${q(org.id)}, ${q(DEMO.widgetKey.name)}, ${q(DEMO.widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(DEMO.widgetKey.value).digest("hex"))}, ${q(DEMO.widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at}, 1, ${q(DEMO_API_VERSION)}) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1, api_version = excluded.api_version;`,
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,

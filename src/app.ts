@@ -53,6 +53,7 @@ import eventRoutes from "./routes/events";
 import inboundRoutes from "./routes/inbound";
 import ticketMessageRoutes from "./routes/ticket-messages";
 import auditRoutes from "./routes/audit";
+import { apiVersioning } from "./http/versioning";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -86,6 +87,7 @@ export function createApp() {
   app.use("/v1/*", apiCallQuota);
   app.use("/v1/widget/*", widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
+  app.use("/v1/*", apiVersioning);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);

@@ -148,6 +148,8 @@ export const apiKeys = sqliteTable(
     allowedOrigins: text("allowed_origins", { mode: "json" }).$type<string[]>(),
     /** The key ends with a MAC (src/lib/credentials.ts); false for keys minted before (legacy, to rotate). */
     signed: integer("signed", { mode: "boolean" }).notNull().default(false),
+    /** The API version this key answers in (src/http/versioning.ts); null = the first, 2026-11-01 (migration 0025). */
+    apiVersion: text("api_version"),
   },
   (t) => [uniqueIndex("api_keys_lookup_unique").on(t.lookupPrefix), index("api_keys_org_idx").on(t.organizationId)],
 );

@@ -130,6 +130,7 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
       allowedOrigins: found.key.allowedOrigins ?? null,
       apiCallsPerMonth: plan.quotas.apiCallsPerMonth,
       lastUsedAt: found.key.lastUsedAt,
+      apiVersion: found.key.apiVersion,
     };
   }
   const tokenHash = await sha256Hex(credential.value);

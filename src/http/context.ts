@@ -23,6 +23,8 @@ export type Principal =
       allowedOrigins: string[] | null;
       /** When the key was last recorded as used, read with it (src/http/key-usage.ts). */
       lastUsedAt: number | null;
+      /** The API version the key is pinned to (src/http/versioning.ts); null = the first. */
+      apiVersion: string | null;
     };
 
 /** The Hono environment every router shares. */

@@ -1,3 +1,4 @@
+import { CURRENT_API_VERSION } from "../domain/api-versions";
 import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
@@ -54,6 +55,7 @@ export async function createApiKey(
     revokedAt: null,
     allowedOrigins: input.allowedOrigins ?? null,
     signed: true,
+    apiVersion: CURRENT_API_VERSION,
   };
   const insert = db.insert(apiKeys).values(record);
   if (origin) {

@@ -1,0 +1,78 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { API_VERSIONS, CURRENT_API_VERSION, FIRST_API_VERSION, isApiVersion, isBefore, type ApiVersion } from "../domain/api-versions";
+import type { AppEnv } from "./context";
+import { validationError } from "./errors";
+
+// Dated versions (issue #32; docs/changelog.md). The routes always answer in the current
+// shape; this is the one layer that turns an answer back into an older version's shape, one
+// "down" step per change, applied newest first. A future renamed field is one more entry of
+// CHANGES, not a branch in a route.
+
+export const VERSION_HEADER = "Queue-Version";
+
+interface Change {
+  /** The version that introduced the change: requests in any earlier version get `down` applied. */
+  version: ApiVersion;
+  describe: string;
+  /** Does this answer carry the changed shape? (method, route pattern, status) */
+  applies(method: string, path: string, status: number): boolean;
+  /** The answer's body as the version before `version` had it. */
+  down(body: any): any;
+}
+
+const TICKET_LIST = /^\/v1\/queues\/[^/]+\/tickets$/;
+
+/** Newest first. */
+const CHANGES: Change[] = [
+  {
+    version: "2026-11-26",
+    describe:
+      "Ticket lists are cursor-paginated: meta gains nextCursor and previousCursor, and meta.page is null on a page read with a cursor.",
+    applies: (method, path, status) => method === "GET" && status === 200 && TICKET_LIST.test(path),
+    down: (body) => {
+      if (!body?.meta) return body;
+      const { total, page, limit, hasMore } = body.meta;
+      return { ...body, meta: { total, page: page ?? 1, limit, hasMore } };
+    },
+  },
+];
+
+/** What each version changed, newest first (docs/changelog.md says the same in prose). */
+export const CHANGELOG = CHANGES.map((c) => ({ version: c.version, change: c.describe }));
+
+/** The version a request is answered in: its header, else its key's pin, else the current one. */
+function versionOf(c: Context<AppEnv>): ApiVersion {
+  const asked = c.req.header(VERSION_HEADER)?.trim();
+  if (asked !== undefined && asked !== "") {
+    if (!isApiVersion(asked)) {
+      throw validationError(VERSION_HEADER, `unknown version ${asked}; versions are ${API_VERSIONS.join(", ")}`, {
+        versions: [...API_VERSIONS],
+      });
+    }
+    return asked;
+  }
+  const principal = c.get("principal");
+  if (principal.kind === "apiKey") {
+    const pinned = principal.apiVersion;
+    return pinned !== null && isApiVersion(pinned) ? pinned : FIRST_API_VERSION;
+  }
+  // Sessions are the console's and people's: they follow the current version.
+  return CURRENT_API_VERSION;
+}
+
+/** Runs after authentication (it reads the key's pin); echoes the version in every answer. */
+export const apiVersioning = createMiddleware<AppEnv>(async (c, next) => {
+  const version = versionOf(c);
+  await next();
+  // A WebSocket upgrade (101) is the room's own answer: nothing to echo or reshape there.
+  if (c.res.status === 101) return;
+  c.header(VERSION_HEADER, version);
+  const older = CHANGES.filter((change) => isBefore(version, change.version) && change.applies(c.req.method, c.req.path, c.res.status));
+  if (older.length === 0 || !c.res.headers.get("Content-Type")?.includes("application/json")) return;
+  let body = await c.res.json();
+  for (const change of older) body = change.down(body);
+  const headers = new Headers(c.res.headers);
+  headers.delete("Content-Length");
+  c.res = new Response(JSON.stringify(body), { status: c.res.status, headers });
+});
