@@ -78,6 +78,9 @@ export class RoomViews {
     const firstPosition = line && first ? this.store.positionOf(first) : null;
     const items = page.map((r, i) => toView(cfg, r, firstPosition !== null ? firstPosition + i : this.store.positionOf(r), perTicket));
     return { items, hasMore };
+  }
+
+  /**
    * The tickets carrying `label` (docs/visits.md): few, so each position is counted on its own;
    * waiting ones in calling order, the others by number, as the unfiltered list.
    */

@@ -166,13 +166,10 @@ export async function listTickets(
   window: { offset: number; limit: number },
   at: number,
   cursor: { startingAfter: string | null; endingBefore: string | null } | null = null,
+  label: string | null = null,
 ): Promise<TicketPage> {
   return inRoom(env, queue, (room) =>
-    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, ...cursor }, at }),
-  label: string | null = null,
-): Promise<{ items: TicketView[]; total: number }> {
-  return inRoom(env, queue, (room) =>
-    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, label }, at }),
+    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, label, ...cursor }, at }),
   );
 }
 
