@@ -7,9 +7,6 @@ ALTER TABLE `locations` ADD `opening_hours` text;
 -- A service's booking settings (JSON, docs/appointments.md); null: not bookable.
 ALTER TABLE `services` ADD `booking` text;
 --> statement-breakpoint
--- A queue's blend policy between appointments and walk-ins (JSON); null: the defaults.
-ALTER TABLE `queues` ADD `blend` text;
---> statement-breakpoint
 -- One appointment. Booking is exact under concurrency through a conditional INSERT ... SELECT
 -- (capacity of the slot, staff member free) that D1 runs as one statement: see
 -- src/services/appointments.ts.

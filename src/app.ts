@@ -23,6 +23,7 @@ import qrRoutes from "./routes/qr";
 import nfcRoutes from "./routes/nfc";
 import locationRoutes from "./routes/locations";
 import serviceRoutes from "./routes/services";
+import appointmentRoutes from "./routes/appointments";
 import dashboardRoutes from "./routes/dashboard";
 import analyticsRoutes from "./routes/analytics";
 import analyticsExportRoutes from "./routes/analytics-export";
@@ -127,6 +128,7 @@ export function createApp() {
   app.route("/v1", auditRoutes);
   app.route("/v1", intakeRoutes);
   app.route("/v1", labelRoutes);
+  app.route("/v1", appointmentRoutes);
 
   mountDocs(app);
   mountPages(app);

@@ -4,7 +4,6 @@ import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
 import type { BookingSettings } from "../domain/slots";
-import type { BlendPolicy } from "../domain/blend";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
 
@@ -334,8 +333,6 @@ export const queues = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Version of the rules its room must hold (docs/room-rules.md): bumped by every change of them. */
     rulesVersion: integer("rules_version").notNull().default(0),
-    /** How appointments and walk-ins share the line (docs/appointments.md); null: the defaults. */
-    blend: text("blend", { mode: "json" }).$type<BlendPolicy>(),
   },
   (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
 );

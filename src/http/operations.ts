@@ -60,6 +60,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/services/{serviceId}": { id: "getService" },
   "PATCH /v1/services/{serviceId}": { id: "updateService" },
   "DELETE /v1/services/{serviceId}": { id: "deleteService" },
+  "GET /v1/services/{serviceId}/slots": { id: "listServiceSlots" },
 
   "POST /v1/business/queues": { id: "createQueue", errors: ["PLAN_REQUIRED", "CONFLICT"], organizationFromRequest: true },
   "GET /v1/business/queues": { id: "listQueues", organizationFromRequest: true },

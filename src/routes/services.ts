@@ -19,7 +19,8 @@ import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { retireQueues } from "../services/queue-rooms";
-import { serviceChanged } from "../services/room-rules";
+import { rulesChanged, serviceChanged } from "../services/room-rules";
+import { BookingSettingsSchema } from "./appointments";
 import {
   createService,
   deleteService,
@@ -68,6 +69,9 @@ export const ServiceRecord = z
     isVirtual: z.boolean(),
     maxRemoteJoinRadiusKm: z.number().nullable(),
     status: ServiceStatus,
+    booking: BookingSettingsSchema.nullable().openapi({
+      description: "Booking settings; null: takes no appointments (docs/appointments.md)",
+    }),
     locationIds: z.array(z.string()),
     queues: z.array(z.object({ id: z.string(), name: z.string(), letter: z.string(), status: z.enum(["active", "paused", "closed"]) })),
     statistics: z.object({
@@ -238,6 +242,9 @@ const update = createRoute({
           isVirtual: ServiceFields.isVirtual,
           maxRemoteJoinRadiusKm: ServiceFields.maxRemoteJoinRadiusKm,
           status: ServiceStatus.optional(),
+          booking: BookingSettingsSchema.nullable()
+            .optional()
+            .openapi({ description: "Booking settings (missing fields take their defaults); null: no appointments" }),
         })
         .openapi("UpdateServiceRequest"),
     ),
@@ -252,6 +259,8 @@ app.openapi(update, async (c) => {
   const at = now();
   const updated = await updateService(db, row, input, at);
   await serviceChanged(c.env, row, updated, at);
+  // Its locations' opening hours close its queues: new links, new hours (docs/appointments.md).
+  if (c.req.valid("json").locationIds) await rulesChanged(c.env, row.organizationId, at, { serviceId: row.id });
   const [record] = await serviceRecords(db, [updated], at);
   return c.json(ok(record!), 200);
 });

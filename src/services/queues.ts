@@ -164,7 +164,6 @@ export async function createQueue(
       name: input.name,
       description: input.description ?? null,
       maxCapacity: input.maxCapacity ?? null,
-      blend: null,
       noShowTimeoutMinutes: input.noShowTimeoutMinutes ?? DEFAULT_NO_SHOW_MINUTES,
       defaultServiceMinutes: input.defaultServiceMinutes ?? DEFAULT_MINUTES_PER_TICKET,
       letter: nextLetter(used.map((u) => u.letter)),

@@ -1,4 +1,5 @@
 import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import type { BookingSettings } from "../domain/slots";
 import { chunk, type Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
 import { entitlements, type Plan } from "../domain/plans";
@@ -275,6 +276,7 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
     isVirtual: s.isVirtual,
     maxRemoteJoinRadiusKm: s.maxRemoteJoinRadiusKm,
     status: s.status,
+    booking: s.booking,
     locationIds: d.locationIds,
     queues: d.queues,
     statistics: d.statistics,
@@ -300,6 +302,7 @@ export interface ServicePatch {
   maxRemoteJoinRadiusKm?: number | null | undefined;
   status?: ServiceStatus | undefined;
   locationIds?: string[] | undefined;
+  booking?: BookingSettings | null | undefined;
 }
 
 /** Changes the fields given; `locationIds` replaces every link, in the same batch. */

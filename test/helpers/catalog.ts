@@ -111,7 +111,6 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     createdAt: at,
     updatedAt: at,
     rulesVersion: 0,
-    blend: null,
   };
   await openRoom(env, row);
   await env.DB.prepare(

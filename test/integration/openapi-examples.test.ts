@@ -238,6 +238,8 @@ const STEPS: Step[] = [
   { id: "searchServices" },
   { id: "getService" },
   { id: "updateService" },
+  // The demo service takes appointments from updateService's example (its booking settings).
+  { id: "listServiceSlots" },
   // The outcomes an operator records at completion (completeTicket names one).
   { id: "createServiceOutcome" },
   { id: "listServiceOutcomes" },
