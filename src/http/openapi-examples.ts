@@ -158,7 +158,8 @@ const REQUEST_AS: Record<string, Json> = {
     accountType: "business",
   },
   addMember: { email: "nadia@demo.example", role: "operator" },
-  updateMember: { role: "manager" },
+  // A manager of the Paris branch only (issue 31): they see and act on nothing elsewhere.
+  updateMember: { role: "manager", locationIds: [DEMO.loc] },
   // A widget key locked to the organization's own site (verifyDomain proves the domain first;
   // a name under the reserved .example TLD is not public, so the demo's site is under example.com).
   createApiKey: { name: "Lobby widget", permissions: ["widget"], allowedOrigins: ["https://demo-bank.example.com"] },

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { COMPLETION_NOTE_MAX, RECOVERY_OPTIONS, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
 import type { Permission } from "../domain/permissions";
-import { requireCredential } from "../http/auth";
+import { actorIn, requireCredential } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
@@ -263,7 +263,9 @@ app.openapi(transferQueue, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
   const body = c.req.valid("json");
-  const moved = await transferToQueue(c.env, queue, ticketId, body.targetQueueId, body.prioritize ?? false, now());
+  // The caller's membership was read by `operated`: this costs no second read.
+  const { locationIds } = await actorIn(c, queue.organizationId);
+  const moved = await transferToQueue(c.env, queue, ticketId, body.targetQueueId, body.prioritize ?? false, now(), locationIds);
   return c.json(ok(ticketRecord(moved)), 200);
 });
 

@@ -14,6 +14,8 @@ import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf } from "./queue-rooms";
 import { ledgerOf } from "./quota";
 import { outcomeOfService } from "./service-outcomes";
+import { reaches, type LocationScope } from "../domain/location-scope";
+import { locationsOfService } from "./location-scope";
 import { withRules } from "./room-rules";
 import { answersAtJoin } from "./intake";
 import type { IntakeAnswers, IntakeValue } from "../domain/intake";
@@ -293,13 +295,18 @@ export async function transferToQueue(
   targetQueueId: string,
   prioritize: boolean,
   at: number,
+  /** The caller's locations if scoped (issue 31): another location's queue is not theirs to send to. */
+  scope: LocationScope = null,
 ): Promise<TicketView> {
   if (targetQueueId === source.id) throw validationError("targetQueueId", "the ticket is already in this queue");
   const target = await findQueue(env, targetQueueId).catch((err: unknown) => {
     if (err instanceof ApiError && err.code === "NOT_FOUND") throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
     throw err;
   });
-  if (target.organizationId !== source.organizationId) {
+  if (
+    target.organizationId !== source.organizationId ||
+    (scope !== null && !reaches(scope, await locationsOfService(env.DB, target.serviceId)))
+  ) {
     throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
   }
 

@@ -160,7 +160,7 @@ describe("a Lyon-scoped member on Paris resources", () => {
     expect(expectOk(await call("GET", `/v1/queues/${paris.queueId}`, { token: owner.token })).status).toBe("active");
   });
 
-  it("cannot put Paris into Lyon's things: a service at Paris, a queue of Paris's service, a desk calling Paris", async () => {
+  it("cannot put Paris into Lyon's things: a service at Paris, a queue of Paris's service, a desk calling Paris, a ticket sent there", async () => {
     const token = lyonManager.token;
     expectError(
       await call("POST", "/v1/services", {
@@ -187,6 +187,17 @@ describe("a Lyon-scoped member on Paris resources", () => {
       "NOT_FOUND",
       "queueIds",
     );
+    const lyonTicket = await walkIn(lyonOperator, lyon.queueId);
+    expectError(
+      await call("POST", `/v1/tickets/${lyonTicket.id}/transfer-queue`, {
+        token: lyonOperator.token,
+        body: { targetQueueId: paris.queueId },
+      }),
+      404,
+      "NOT_FOUND",
+      "targetQueueId",
+    );
+    expectOk(await call("POST", `/v1/tickets/${lyonTicket.id}/cancel`, { token: lyonOperator.token, body: {} }));
     expectError(
       await call("POST", "/v1/locations", {
         token,
