@@ -32,6 +32,10 @@ export const TAGS: { name: string; description: string }[] = [
     name: "Analytics",
     description: "Figures over a range (pro and enterprise): summary, operators, arrival heatmap, accuracy of estimates.",
   },
+  {
+    name: "Conversations",
+    description: "Customers answer back by SMS (keywords, STOP/START) and staff answer them (docs/conversations.md).",
+  },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
