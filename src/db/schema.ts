@@ -792,7 +792,7 @@ export const notificationDeliveries = sqliteTable(
     channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
     recipient: text("recipient").notNull(),
     provider: text("provider"),
-    status: text("status", { enum: ["pending", "retrying", "sent", "failed", "dead_lettered"] }).notNull(),
+    status: text("status", { enum: ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     payload: text("payload").notNull(),
     providerResponse: text("provider_response"),

@@ -33,6 +33,10 @@ export const TAGS: { name: string; description: string }[] = [
     description: "Figures over a range (pro and enterprise): summary, operators, arrival heatmap, accuracy of estimates.",
   },
   { name: "Errors", description: "What each error code means; every error's `docUrl` points here." },
+  {
+    name: "Conversations",
+    description: "Customers answer back by SMS (keywords, STOP/START) and staff answer them (docs/conversations.md).",
+  },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;

@@ -211,6 +211,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/errors/{code}": { id: "getErrorCode" },
   // Conversations (issue 30, docs/conversations.md).
   "POST /v1/inbound/sms/twilio": { id: "receiveTwilioSms", errors: ["PROVIDER_UNAVAILABLE"] },
+  "POST /v1/inbound/sms/twilio/status": { id: "receiveTwilioSmsStatus", errors: ["PROVIDER_UNAVAILABLE"] },
   "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
   "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },

@@ -40,7 +40,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
         return;
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
-      const outcome = await sendOne(env, row.channel, payload);
+      const outcome = await sendOne(env, row.channel, payload, row.key);
       writes.push(...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, row.channel === "sms"));
       if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
       else message.ack();

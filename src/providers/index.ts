@@ -37,9 +37,9 @@ export function smsProvider(env: Env): SmsProvider | null {
   return null;
 }
 
-export function sendSms(env: Env, to: string, body: string): Promise<SendOutcome> {
+export function sendSms(env: Env, to: string, body: string, statusCallback?: string): Promise<SendOutcome> {
   const provider = smsProvider(env);
-  return provider ? provider.send(to, body) : Promise.resolve(outboxSend("sms", to, { body }));
+  return provider ? provider.send(to, body, statusCallback) : Promise.resolve(outboxSend("sms", to, { body }));
 }
 
 export function sendWebPush(env: Env, sub: BrowserSubscription, message: unknown): Promise<SendOutcome> {

@@ -5,7 +5,8 @@ import { answerOf, isTransientStatus, networkFailure, trimUrl, type SendOutcome 
 
 export interface SmsProvider {
   name: string;
-  send(to: string, body: string): Promise<SendOutcome>;
+  /** `statusCallback`: where the provider reports the message's fate (Twilio's StatusCallback), when it can. */
+  send(to: string, body: string, statusCallback?: string): Promise<SendOutcome>;
 }
 
 export interface TwilioConfig {
@@ -20,9 +21,10 @@ export function twilio(config: TwilioConfig): SmsProvider {
   const base = trimUrl(config.baseUrl ?? "https://api.twilio.com");
   return {
     name: "twilio",
-    async send(to, body) {
+    async send(to, body, statusCallback) {
       const form = new URLSearchParams({ To: to, Body: body });
       form.set(config.from.startsWith("MG") ? "MessagingServiceSid" : "From", config.from);
+      if (statusCallback) form.set("StatusCallback", statusCallback);
       let res: Response;
       try {
         res = await fetch(`${base}/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`, {

@@ -6,8 +6,10 @@ import { errors, SECURITY } from "../http/openapi";
 import { countUnverifiedWebhook, countVerifiedWebhook } from "../http/rate-limit";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { isTwilioSigned, TWILIO_SIGNATURE_HEADER, twiml } from "../providers/twilio-inbound";
+import { deliveryStateOf, isTwilioSigned, TWILIO_SIGNATURE_HEADER, twiml } from "../providers/twilio-inbound";
 import { receiveText } from "../services/inbound";
+import { applyDeliveryReport } from "../services/inbound-status";
+import { ok } from "../http/respond";
 
 // What customers send us (docs/conversations.md). Providers call these routes, signed with
 // their secret; without the secret (local development) the routes take unsigned messages, so a
@@ -21,12 +23,10 @@ const TwimlResponse = {
   description: "TwiML: the reply Twilio texts back to the customer (an empty <Response/> when none)",
   content: {
     "text/xml": {
-      schema: z
-        .string()
-        .openapi({
-          example:
-            '<?xml version="1.0" encoding="UTF-8"?><Response><Message>A-042 : merci, l\'accueil sait que vous êtes là.</Message></Response>',
-        }),
+      schema: z.string().openapi({
+        example:
+          '<?xml version="1.0" encoding="UTF-8"?><Response><Message>A-042 : merci, l\'accueil sait que vous êtes là.</Message></Response>',
+      }),
     },
   },
 };
@@ -98,6 +98,40 @@ app.openapi(twilioSms, async (c) => {
     console.log(JSON.stringify({ conversation: "reply", channel: "sms", to: from, action: outcome.action, body: outcome.reply }));
   }
   return c.body(twiml(outcome.reply), 200, { "Content-Type": "text/xml; charset=utf-8" }) as never;
+});
+
+const twilioStatus = createRoute({
+  method: "post",
+  path: "/inbound/sms/twilio/status",
+  tags,
+  summary: "Receives Twilio's status callback for an SMS we sent (signed)",
+  description:
+    "The `StatusCallback` each SMS is sent with when PUBLIC_BASE_URL is set: `?delivery=<delivery key>` and the form's " +
+    "`MessageStatus` (queued, sent, delivered, undelivered, failed…), signed like the inbound SMS. The delivery moves forward " +
+    "only (sent → delivered, or → failed), shown in the delivery listing and the ticket's conversation.",
+  security: SECURITY.none,
+  request: { query: z.object({ delivery: z.string().min(1).max(300).openapi({ description: "The delivery's key" }) }) },
+  responses: {
+    200: {
+      description: "Received",
+      content: {
+        "application/json": { schema: z.object({ success: z.literal(true), data: z.object({ state: z.string(), applied: z.boolean() }) }) },
+      },
+    },
+    ...errors(503),
+  },
+});
+
+app.openapi(twilioStatus, async (c) => {
+  const form = await verifiedTwilioForm(c);
+  const reported = field(form, "MessageStatus");
+  const state = deliveryStateOf(reported);
+  if (!state)
+    throw new ApiError("VALIDATION_ERROR", `Invalid value for MessageStatus: unknown status ${reported}`, { field: "MessageStatus" });
+  const answer =
+    `callback ${reported}${form.get("ErrorCode") ? ` error ${form.get("ErrorCode")}` : ""} ${form.get("MessageSid") ?? ""}`.trim();
+  const applied = await applyDeliveryReport(c.env, c.req.valid("query").delivery, state, answer, now());
+  return c.json(ok({ state, applied }), 200);
 });
 
 export default app;

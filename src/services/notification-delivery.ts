@@ -56,10 +56,20 @@ interface StoredPayload {
   data: Record<string, string>;
 }
 
-export async function sendOne(env: Env, channel: Channel, p: StoredPayload): Promise<SendOutcome> {
+/**
+ * Where Twilio reports an SMS's fate (delivered, failed: docs/conversations.md), signed like any
+ * of its webhooks; only with a public origin to give it.
+ */
+function statusCallbackOf(env: Env, key: string | undefined): string | undefined {
+  const base = env.PUBLIC_BASE_URL?.replace(/\/+$/, "");
+  return base && key ? `${base}/v1/inbound/sms/twilio/status?delivery=${encodeURIComponent(key)}` : undefined;
+}
+
+export async function sendOne(env: Env, channel: Channel, p: StoredPayload, key?: string): Promise<SendOutcome> {
   const t = p.target;
   if (channel === "push" && t.kind === "device") return sendPush(env, t.token, { title: p.title, body: p.body, data: p.data });
-  if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, p.title ? `${p.title}: ${p.body}` : p.body);
+  if (channel === "sms" && t.kind === "phone")
+    return sendSms(env, t.phone, p.title ? `${p.title}: ${p.body}` : p.body, statusCallbackOf(env, key));
   if (channel === "web_push" && t.kind === "browser") {
     return sendWebPush(env, t, { title: p.title, body: p.body, data: p.data });
   }
@@ -222,7 +232,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
         response: "QUOTA_EXCEEDED: the organization's monthly SMS allowance is used up",
       };
     const d = c.delivery;
-    return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data });
+    return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data }, c.key);
   });
 
   const writes: D1PreparedStatement[] = [];

@@ -222,7 +222,8 @@ async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][num
   return "failed";
 }
 
-export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "failed", "dead_lettered"] as const;
+/** `delivered`: the provider's status callback confirmed it reached the phone (docs/conversations.md). */
+export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] as const;
 
 interface DeliveryRow {
   id: string;

@@ -106,6 +106,24 @@ describe("Twilio's signature", () => {
     expect((await ticketNow(f, ticket.id)).presentAt).not.toBeNull();
   });
 
+  it("without TWILIO_AUTH_TOKEN outside production (the local stand-in), an unsigned text acts and the reply is printed", async () => {
+    const f = await queueFixture("pro");
+    const phone = randomMobile();
+    const ticket = await customerTicket(f, phone);
+    const printed: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: unknown) => void printed.push(String(line)));
+    const reply = replyOf(await twilioPost({ From: phone, Body: "STATUT" }, { signature: null, over: { TWILIO_AUTH_TOKEN: undefined } }));
+    expect(reply).toContain("n°1 dans la file");
+    expect(printed.map((l) => JSON.parse(l))).toContainEqual({
+      conversation: "reply",
+      channel: "sms",
+      to: phone,
+      action: "status",
+      body: reply,
+    });
+    expect(ticket.status).toBe("waiting");
+  });
+
   it("in production, no TWILIO_AUTH_TOKEN means no inbound SMS (503), even unsigned", async () => {
     const res = await twilioPost(
       { From: randomMobile(), Body: "HELP" },

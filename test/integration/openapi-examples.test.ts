@@ -56,6 +56,8 @@ const EXCLUDED: Record<string, string> = {
   openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
   receiveTwilioSms:
     "Twilio's form-encoded webhook, signed over the URL and parameters: test/integration/inbound-sms.test.ts sends real and forged signatures",
+  receiveTwilioSmsStatus:
+    "Twilio's form-encoded status callback, signed over the URL and parameters: test/integration/inbound-status.test.ts sends real and forged ones",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
