@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { notFound } from "../http/errors";
 import {
@@ -210,9 +211,9 @@ app.openapi(update, async (c) => {
   const db = database(c.env.DB);
   const current = await findLocation(db, c.req.valid("param").locationId);
   if (!current) throw notFound("Location");
-  await authorize(c, current.organizationId, "LOCATION_MANAGE");
+  const actor = await authorize(c, current.organizationId, "LOCATION_MANAGE");
   const at = now();
-  const row = await updateLocation(db, current, c.req.valid("json"), at);
+  const row = await updateLocation(db, current, c.req.valid("json"), at, auditOrigin(c, actor));
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
   if (row.timezone !== current.timezone) await rulesChanged(c.env, current.organizationId, at);
   return c.json(ok(locationRecord(row)), 200);

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { actorIn, authorize } from "../http/auth";
 import { forbidden } from "../http/errors";
 import {
@@ -111,9 +112,9 @@ const update = createRoute({
 app.openapi(update, async (c) => {
   const { organizationId, userId } = c.req.valid("param");
   const { role } = c.req.valid("json");
-  await authorize(c, organizationId, "ORG_MANAGE");
+  const actor = await authorize(c, organizationId, "ORG_MANAGE");
   refuseOwnerRole(role);
-  const member = await changeMemberRole(database(c.env.DB), organizationId, userId, role, now());
+  const member = await changeMemberRole(database(c.env.DB), organizationId, userId, role, now(), auditOrigin(c, actor));
   return c.json(ok(memberRecord(member)), 200);
 });
 
@@ -138,7 +139,7 @@ app.openapi(remove, async (c) => {
     await leaveOrganization(database(c.env.DB), organizationId, userId);
   } else {
     await authorize(c, organizationId, "ORG_MANAGE");
-    await removeMember(database(c.env.DB), organizationId, userId);
+    await removeMember(database(c.env.DB), organizationId, userId, auditOrigin(c, actor), now());
   }
   return c.json(ok({ userId, removed: true as const }), 200);
 });

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { notFound } from "../http/errors";
 import {
@@ -192,8 +193,8 @@ async function serviceOf(c: Parameters<typeof authorize>[0], id: string, permiss
   const db = database(c.env.DB);
   const row = await findService(db, id);
   if (!row) throw notFound("Service");
-  await authorize(c, row.organizationId, permission);
-  return { db, row };
+  const actor = await authorize(c, row.organizationId, permission);
+  return { db, row, actor };
 }
 
 const get = createRoute({
@@ -241,9 +242,9 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const { db, row } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
+  const { db, row, actor } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
   const at = now();
-  const updated = await updateService(db, row, c.req.valid("json"), at);
+  const updated = await updateService(db, row, c.req.valid("json"), at, auditOrigin(c, actor));
   await serviceChanged(c.env, row, updated, at);
   const [record] = await serviceRecords(db, [updated], at);
   return c.json(ok(record!), 200);

@@ -1,3 +1,5 @@
+import type { AuditChange, AuditOrigin } from "../domain/audit";
+import { auditInsertIfChanged } from "./audit";
 import { database } from "../db/client";
 import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -98,8 +100,15 @@ export function membershipStatement(db: Database, w: MembershipWrite) {
 export async function membershipsChanged(_userIds: readonly string[]): Promise<void> {}
 
 /** Runs one membership write and reports it; answers the rows it changed. */
-async function writeMembership(db: Database, w: MembershipWrite): Promise<number> {
-  const result = await membershipStatement(db, w).run();
+async function writeMembership(
+  db: Database,
+  w: MembershipWrite,
+  audit?: { origin: AuditOrigin; change: AuditChange; at: number },
+): Promise<number> {
+  // The audit entry, if any, is written in the same batch and only if the write changed a row.
+  const result = audit
+    ? (await db.batch([membershipStatement(db, w), auditInsertIfChanged(db, audit.origin, audit.change, audit.at)]))[0]
+    : await membershipStatement(db, w).run();
   await membershipsChanged([w.userId]);
   return result.meta.changes;
 }
@@ -133,16 +142,47 @@ export async function changeMemberRole(
   userId: string,
   role: GrantableRole,
   at: number,
+  origin?: AuditOrigin,
 ): Promise<MemberRow> {
-  const changes = await writeMembership(db, { kind: "role", organizationId, userId, role, at, only: ne(members.role, "owner") });
+  const before = origin ? await findMember(db, organizationId, userId) : undefined;
+  const audit =
+    origin && before && before.role !== role
+      ? {
+          origin,
+          at,
+          change: {
+            organizationId,
+            entityType: "member",
+            entityId: userId,
+            action: "member.role_changed",
+            changes: { role: { before: before.role, after: role } },
+          },
+        }
+      : undefined;
+  const changes = await writeMembership(db, { kind: "role", organizationId, userId, role, at, only: ne(members.role, "owner") }, audit);
   if (changes === 0) await explainUntouched(db, organizationId, userId);
   const updated = await findMember(db, organizationId, userId);
   if (!updated) throw notFound("Member");
   return updated;
 }
 
-export async function removeMember(db: Database, organizationId: string, userId: string): Promise<void> {
-  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
+export async function removeMember(db: Database, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
+  const before = origin ? await findMember(db, organizationId, userId) : undefined;
+  const audit =
+    origin && before
+      ? {
+          origin,
+          at,
+          change: {
+            organizationId,
+            entityType: "member",
+            entityId: userId,
+            action: "member.removed",
+            changes: { role: { before: before.role, after: null } },
+          },
+        }
+      : undefined;
+  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") }, audit);
   if (changes === 0) await explainUntouched(db, organizationId, userId);
 }
 
