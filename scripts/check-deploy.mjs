@@ -77,6 +77,15 @@ if (secrets && !secrets.has("TOKEN_SECRET")) {
   );
 }
 
+// SECRETS_KEY seals the secrets D1 keeps (webhook signing secrets, src/lib/secret-box.ts): the
+// Worker refuses to seal or open one without it in production (docs/security.md).
+if (secrets && !secrets.has("SECRETS_KEY")) {
+  problems.push(
+    "the secret SECRETS_KEY is not set (it encrypts the webhook signing secrets in D1): `openssl rand -base64 32 | npx wrangler secret put SECRETS_KEY`" +
+      " (when rotating, keep the old value in SECRETS_KEY_PREVIOUS with its id in SECRETS_KEY_PREVIOUS_ID; docs/security.md)",
+  );
+}
+
 if (problems.length > 0) {
   console.error(`Not deploying:\n- ${problems.join("\n- ")}`);
   process.exit(1);

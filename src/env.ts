@@ -21,6 +21,15 @@ declare global {
       TOKEN_SECRET?: string;
       /** The secret before the last rotation: what it signed stays valid while this is set. */
       TOKEN_SECRET_PREVIOUS?: string;
+      /**
+       * AES-256-GCM key (32 bytes, base64) sealing the secrets D1 keeps, webhook signing secrets
+       * (src/lib/secret-box.ts, docs/security.md). Required in production; SECRETS_KEY_ID names it
+       * (default k1). After a rotation the old key stays readable as SECRETS_KEY_PREVIOUS(_ID).
+       */
+      SECRETS_KEY?: string;
+      SECRETS_KEY_ID?: string;
+      SECRETS_KEY_PREVIOUS?: string;
+      SECRETS_KEY_PREVIOUS_ID?: string;
       /** Billing (docs/billing.md). Without a provider's secret key its currencies go through the sandbox. */
       STRIPE_SECRET_KEY?: string;
       STRIPE_WEBHOOK_SECRET?: string;

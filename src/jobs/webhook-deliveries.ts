@@ -1,6 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { FAILING_DISABLE_MS, RETRY_WINDOW_MS, retryDelaySeconds, type WebhookDeliveryMessage } from "../domain/webhooks";
 import type { Env } from "../env";
+import { openSecret } from "../lib/secret-box";
 import { now } from "../lib/clock";
 import { utcMonth } from "../lib/time";
 import { OutboundFailure, OutboundRefusal, safeFetch } from "../providers/safe-fetch";
@@ -87,10 +88,16 @@ async function loadWebhook(env: Env, webhookId: string): Promise<WebhookRow | nu
     description: r.description as string | null,
     enabled: Boolean(r.enabled),
     disabledReason: r.disabled_reason as string | null,
-    secret: r.secret as string,
-    previousSecret: r.previous_secret as string | null,
+    // Stored sealed (src/lib/secret-box.ts); opened here, only to sign.
+    secret: await openSecret(env, r.secret as string),
+    previousSecret: r.previous_secret === null ? null : await openSecret(env, r.previous_secret as string),
     previousSecretExpiresAt: r.previous_secret_expires_at as number | null,
-    retiredSecrets: JSON.parse((r.retired_secrets as string | undefined) ?? "[]") as { secret: string; expiresAt: number }[],
+    retiredSecrets: await Promise.all(
+      (JSON.parse((r.retired_secrets as string | undefined) ?? "[]") as { secret: string; expiresAt: number }[]).map(async (x) => ({
+        secret: await openSecret(env, x.secret),
+        expiresAt: x.expiresAt,
+      })),
+    ),
     failingSince: r.failing_since as number | null,
     createdAt: r.created_at as number,
     updatedAt: r.updated_at as number,

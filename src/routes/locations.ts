@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { forbidden, notFound } from "../http/errors";
 import {
@@ -252,9 +253,9 @@ app.openapi(update, async (c) => {
   const db = database(c.env.DB);
   const current = await findLocation(db, c.req.valid("param").locationId);
   if (!current) throw notFound("Location");
-  await authorize(c, current.organizationId, "LOCATION_MANAGE", "Organization", [current.id]);
+  const actor = await authorize(c, current.organizationId, "LOCATION_MANAGE", "Organization", [current.id]);
   const at = now();
-  const row = await updateLocation(db, current, c.req.valid("json"), at);
+  const row = await updateLocation(db, current, c.req.valid("json"), at, auditOrigin(c, actor));
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
   // Opening hours close the queues of the location's services outside them, like a closure.
   if (row.timezone !== current.timezone || JSON.stringify(row.openingHours) !== JSON.stringify(current.openingHours))

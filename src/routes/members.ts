@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { actorIn, authorize } from "../http/auth";
 import { forbidden, validationError } from "../http/errors";
 import { MAX_SCOPED_LOCATIONS, normaliseScope } from "../domain/location-scope";
@@ -159,10 +160,17 @@ const update = createRoute({
 app.openapi(update, async (c) => {
   const { organizationId, userId } = c.req.valid("param");
   const { role, locationIds } = c.req.valid("json");
-  await authorize(c, organizationId, "ORG_MANAGE");
+  const actor = await authorize(c, organizationId, "ORG_MANAGE");
   if (role) refuseOwnerRole(role);
   const scope = await checkedScope(c, organizationId, role, locationIds);
-  const member = await changeMemberRole(database(c.env.DB), organizationId, userId, { role, locationIds: scope }, now());
+  const member = await changeMemberRole(
+    database(c.env.DB),
+    organizationId,
+    userId,
+    { role, locationIds: scope },
+    now(),
+    auditOrigin(c, actor),
+  );
   return c.json(ok(memberRecord(member)), 200);
 });
 
@@ -187,7 +195,7 @@ app.openapi(remove, async (c) => {
     await leaveOrganization(database(c.env.DB), organizationId, userId);
   } else {
     await authorize(c, organizationId, "ORG_MANAGE");
-    await removeMember(database(c.env.DB), organizationId, userId);
+    await removeMember(database(c.env.DB), organizationId, userId, auditOrigin(c, actor), now());
   }
   return c.json(ok({ userId, removed: true as const }), 200);
 });

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
+import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, notFound, validationError } from "../http/errors";
@@ -172,8 +173,8 @@ const status = createRoute({
 });
 
 app.openapi(status, async (c) => {
-  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await setQueueStatus(c.env, queue, c.req.valid("json").status, now())), 200);
+  const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await setQueueStatus(c.env, queue, c.req.valid("json").status, now(), auditOrigin(c, actor))), 200);
 });
 
 const update = createRoute({
@@ -203,8 +204,8 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await updateQueue(c.env, queue, c.req.valid("json"), now())), 200);
+  const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await updateQueue(c.env, queue, c.req.valid("json"), now(), auditOrigin(c, actor))), 200);
 });
 
 const join = createRoute({
@@ -364,8 +365,8 @@ const clear = createRoute({
 });
 
 app.openapi(clear, async (c) => {
-  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await clearQueue(c.env, queue, now())), 200);
+  const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await clearQueue(c.env, queue, now(), auditOrigin(c, actor))), 200);
 });
 
 const archive = createRoute({
@@ -380,8 +381,8 @@ const archive = createRoute({
 });
 
 app.openapi(archive, async (c) => {
-  const { queue } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await archiveQueue(c.env, queue, now())), 200);
+  const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
+  return c.json(ok(await archiveQueue(c.env, queue, now(), auditOrigin(c, actor))), 200);
 });
 
 const tickets = createRoute({

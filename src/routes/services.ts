@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest, requireReach } from "../http/auth";
 import { locationsOfService } from "../services/location-scope";
 import { notFound } from "../http/errors";
@@ -257,7 +258,7 @@ app.openapi(update, async (c) => {
   const input = c.req.valid("json");
   if (input.locationIds) await requireReach(actor, input.locationIds, "Location", true);
   const at = now();
-  const updated = await updateService(db, row, input, at);
+  const updated = await updateService(db, row, input, at, auditOrigin(c, actor));
   await serviceChanged(c.env, row, updated, at);
   // Its locations' opening hours close its queues: new links, new hours (docs/appointments.md).
   if (c.req.valid("json").locationIds) await rulesChanged(c.env, row.organizationId, at, { serviceId: row.id });

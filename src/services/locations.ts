@@ -1,3 +1,5 @@
+import { changedFields, type AuditOrigin } from "../domain/audit";
+import { auditInsert } from "./audit";
 import { and, asc, between, count, eq, inArray, ne, notExists, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
@@ -129,7 +131,13 @@ export async function findNearby(db: Database, center: Point, radiusKm: number, 
 
 export type LocationPatch = Partial<LocationFields> & { openingHours?: OpeningHours | null | undefined };
 
-export async function updateLocation(db: Database, current: LocationRow, patch: LocationPatch, at: number): Promise<LocationRow> {
+export async function updateLocation(
+  db: Database,
+  current: LocationRow,
+  patch: LocationPatch,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<LocationRow> {
   const changes: Partial<LocationRow> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.address !== undefined) changes.address = patch.address;
@@ -140,8 +148,27 @@ export async function updateLocation(db: Database, current: LocationRow, patch: 
   if (patch.email !== undefined) changes.email = patch.email;
   if (patch.openingHours !== undefined) changes.openingHours = patch.openingHours;
   if (Object.keys(changes).length === 0) return current;
+  const audited = changedFields(current, changes, Object.keys(changes));
   changes.updatedAt = at;
-  const updated = await db.update(locations).set(changes).where(eq(locations.id, current.id)).returning().get();
+  const update = db.update(locations).set(changes).where(eq(locations.id, current.id)).returning();
+  const [[updated]] =
+    origin && Object.keys(audited).length > 0
+      ? await db.batch([
+          update,
+          auditInsert(
+            db,
+            origin,
+            {
+              organizationId: current.organizationId,
+              entityType: "location",
+              entityId: current.id,
+              action: "location.updated",
+              changes: audited,
+            },
+            at,
+          ),
+        ])
+      : [await update.all()];
   return updated ?? { ...current, ...changes };
 }
 

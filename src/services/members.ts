@@ -1,3 +1,5 @@
+import type { AuditChange, AuditChanges, AuditOrigin } from "../domain/audit";
+import { auditInsertIfChanged } from "./audit";
 import { database } from "../db/client";
 import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -126,8 +128,15 @@ export function membershipStatement(db: Database, w: MembershipWrite) {
 export async function membershipsChanged(_userIds: readonly string[]): Promise<void> {}
 
 /** Runs one membership write and reports it; answers the rows it changed. */
-async function writeMembership(db: Database, w: MembershipWrite): Promise<number> {
-  const result = await membershipStatement(db, w).run();
+async function writeMembership(
+  db: Database,
+  w: MembershipWrite,
+  audit?: { origin: AuditOrigin; change: AuditChange; at: number },
+): Promise<number> {
+  // The audit entry, if any, is written in the same batch and only if the write changed a row.
+  const result = audit
+    ? (await db.batch([membershipStatement(db, w), auditInsertIfChanged(db, audit.origin, audit.change, audit.at)]))[0]
+    : await membershipStatement(db, w).run();
   await membershipsChanged([w.userId]);
   return result.meta.changes;
 }
@@ -162,6 +171,7 @@ export async function changeMemberRole(
   userId: string,
   change: { role?: GrantableRole; locationIds?: string[] | null },
   at: number,
+  origin?: AuditOrigin,
 ): Promise<MemberRow> {
   const { role, locationIds } = change;
   if (locationIds && role === undefined) {
@@ -169,23 +179,53 @@ export async function changeMemberRole(
     const current = await findMember(db, organizationId, userId);
     if (current && UNSCOPED_ROLES.includes(current.role)) throw scopeOfUnscopedRole(current.role);
   }
-  const changes = await writeMembership(db, {
-    kind: "role",
-    organizationId,
-    userId,
-    role,
-    locationIds,
-    at,
-    only: ne(members.role, "owner"),
-  });
+  const before = origin ? await findMember(db, organizationId, userId) : undefined;
+  const audited: AuditChanges = {};
+  if (before && role !== undefined && before.role !== role) audited.role = { before: before.role, after: role };
+  if (before && locationIds !== undefined && JSON.stringify(before.locationIds ?? null) !== JSON.stringify(locationIds ?? null))
+    audited.locationIds = { before: before.locationIds ?? null, after: locationIds ?? null };
+  const audit =
+    origin && Object.keys(audited).length > 0
+      ? {
+          origin,
+          at,
+          change: {
+            organizationId,
+            entityType: "member",
+            entityId: userId,
+            action: "member.role_changed",
+            changes: audited,
+          },
+        }
+      : undefined;
+  const changes = await writeMembership(
+    db,
+    { kind: "role", organizationId, userId, role, locationIds, at, only: ne(members.role, "owner") },
+    audit,
+  );
   if (changes === 0) await explainUntouched(db, organizationId, userId);
   const updated = await findMember(db, organizationId, userId);
   if (!updated) throw notFound("Member");
   return updated;
 }
 
-export async function removeMember(db: Database, organizationId: string, userId: string): Promise<void> {
-  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
+export async function removeMember(db: Database, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
+  const before = origin ? await findMember(db, organizationId, userId) : undefined;
+  const audit =
+    origin && before
+      ? {
+          origin,
+          at,
+          change: {
+            organizationId,
+            entityType: "member",
+            entityId: userId,
+            action: "member.removed",
+            changes: { role: { before: before.role, after: null } },
+          },
+        }
+      : undefined;
+  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") }, audit);
   if (changes === 0) await explainUntouched(db, organizationId, userId);
 }
 

@@ -1,3 +1,5 @@
+import { changedFields, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
+import { auditInsert, recordAudit } from "./audit";
 import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
 import { database, type Database } from "../db/client";
 import { members, queues, services, sessions, subscriptions } from "../db/schema";
@@ -234,10 +236,20 @@ export async function listQueues(
   return { items, total: totals?.n ?? 0 };
 }
 
-export async function setQueueStatus(env: Env, queue: QueueRow, status: QueueStatus, at: number): Promise<QueueRecord> {
+export async function setQueueStatus(
+  env: Env,
+  queue: QueueRow,
+  status: QueueStatus,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<QueueRecord> {
   // D1's status follows through the room's outbox only: a second writer here could land
   // after a later change had been drained, and leave D1 behind for good.
   const summary = await inRoom(env, queue, (room) => room.command({ verb: "setStatus", status, at }));
+  // The room committed the change: the entry follows it (the room has no D1 batch to share).
+  if (origin && queue.status !== status) {
+    await recordAudit(env.DB, origin, queueChange(queue, "queue.status_changed", { status: { before: queue.status, after: status } }), at);
+  }
   return queueRecord(queue, summary);
 }
 
@@ -254,7 +266,7 @@ export interface QueuePatch {
  * then follows, names included. A failure in between leaves D1 behind the room, and the
  * same PATCH repeated completes it.
  */
-export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, at: number): Promise<QueueRecord> {
+export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
   const settings: RoomSettings = {};
   if (patch.maxCapacity !== undefined) settings.maxCapacity = patch.maxCapacity;
   if (patch.noShowTimeoutMinutes !== undefined) settings.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
@@ -267,13 +279,20 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
   if (patch.defaultServiceMinutes !== undefined) changes.defaultServiceMinutes = patch.defaultServiceMinutes;
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
+  const audited = changedFields(queue, changes, Object.keys(changes));
   changes.updatedAt = at;
-  const updated = await database(env.DB).update(queues).set(changes).where(eq(queues.id, queue.id)).returning().get();
+  const db = database(env.DB);
+  const update = db.update(queues).set(changes).where(eq(queues.id, queue.id)).returning();
+  const [[updated]] =
+    origin && Object.keys(audited).length > 0
+      ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
+      : [await update.all()];
   return queueRecord(updated ?? { ...queue, ...changes }, summary);
 }
 
-export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
+export async function archiveQueue(env: Env, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
   const summary = await inRoom(env, queue, (room) => room.command({ verb: "archive", at }));
+  if (origin && queue.archivedAt === null) await recordAudit(env.DB, origin, queueChange(queue, "queue.archived"), at);
   // Archiving is final (the room refuses every later change), so recording it at once cannot
   // go stale: listings and the plan's queue count leave the queue out right away. The status
   // column itself is still written by the room's outbox only.
@@ -285,6 +304,20 @@ export async function archiveQueue(env: Env, queue: QueueRow, at: number): Promi
   return queueRecord({ ...queue, updatedAt: at }, summary);
 }
 
-export async function clearQueue(env: Env, queue: QueueRow, at: number): Promise<{ cancelled: number }> {
-  return inRoom(env, queue, (room) => room.command({ verb: "clear", at }));
+export async function clearQueue(env: Env, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<{ cancelled: number }> {
+  const cleared = await inRoom(env, queue, (room) => room.command({ verb: "clear", at }));
+  if (origin) {
+    await recordAudit(
+      env.DB,
+      origin,
+      queueChange(queue, "queue.cleared", { cancelledTickets: { before: null, after: cleared.cancelled } }),
+      at,
+    );
+  }
+  return cleared;
+}
+
+/** A queue's audit entry (docs/security.md). */
+function queueChange(queue: QueueRow, action: string, changes: AuditChanges = {}): AuditChange {
+  return { organizationId: queue.organizationId, entityType: "queue", entityId: queue.id, action, changes };
 }

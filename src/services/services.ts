@@ -1,3 +1,5 @@
+import { changedFields, type AuditOrigin } from "../domain/audit";
+import { auditInsert } from "./audit";
 import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { BookingSettings } from "../domain/slots";
 import { chunk, type Database } from "../db/client";
@@ -306,7 +308,13 @@ export interface ServicePatch {
 }
 
 /** Changes the fields given; `locationIds` replaces every link, in the same batch. */
-export async function updateService(db: Database, current: ServiceRow, patch: ServicePatch, at: number): Promise<ServiceRow> {
+export async function updateService(
+  db: Database,
+  current: ServiceRow,
+  patch: ServicePatch,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<ServiceRow> {
   if (patch.serviceTypeId !== undefined && patch.serviceTypeId !== current.serviceTypeId) {
     const org = await organizationContext(db, current.organizationId);
     await assertServiceTypeFits(db, patch.serviceTypeId, org.type);
@@ -316,6 +324,8 @@ export async function updateService(db: Database, current: ServiceRow, patch: Se
   const changes: Partial<ServiceRow> = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   if (Object.keys(changes).length === 0 && !locationIds) return current;
   const updated: ServiceRow = { ...current, ...changes, updatedAt: at };
+  const audited = changedFields(current, changes, Object.keys(changes));
+  if (locationIds) audited.locationIds = { before: null, after: locationIds };
   await db.batch([
     db
       .update(services)
@@ -323,6 +333,22 @@ export async function updateService(db: Database, current: ServiceRow, patch: Se
       .where(eq(services.id, current.id)),
     ...(locationIds
       ? [db.delete(serviceLocations).where(eq(serviceLocations.serviceId, current.id)), ...linkStatements(db, current.id, locationIds)]
+      : []),
+    ...(origin && Object.keys(audited).length > 0
+      ? [
+          auditInsert(
+            db,
+            origin,
+            {
+              organizationId: current.organizationId,
+              entityType: "service",
+              entityId: current.id,
+              action: "service.updated",
+              changes: audited,
+            },
+            at,
+          ),
+        ]
       : []),
   ]);
   return updated;

@@ -171,7 +171,11 @@ export async function listTickets(
   label: string | null = null,
 ): Promise<TicketPage> {
   return inRoom(env, queue, (room) =>
-    room.query({ question: "tickets", query: { status: status ?? null, offset: window.offset, limit: window.limit, label, ...cursor }, at }),
+    room.query({
+      question: "tickets",
+      query: { status: status ?? null, offset: window.offset, limit: window.limit, label, ...cursor },
+      at,
+    }),
   );
 }
 

@@ -7,6 +7,7 @@ import { subscribes, TEST_EVENT, type WebhookPayload, eventPayload } from "../do
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
+import { sealSecret } from "../lib/secret-box";
 import { DAY, iso, isoOrNull } from "../lib/time";
 import { checkDestination, checkUrlShape, OutboundRefusal, ResolverUnavailable } from "../providers/safe-fetch";
 
@@ -128,7 +129,7 @@ export async function createWebhook(
       JSON.stringify(row.events),
       row.description,
       row.enabled ? 1 : 0,
-      secret,
+      await sealSecret(env, secret),
       at,
       at,
       limit,
@@ -218,7 +219,13 @@ export async function rotateWebhookSecret(
   ];
   const row = await database(env.DB)
     .update(webhooks)
-    .set({ secret, previousSecret: current.secret, previousSecretExpiresAt: at + ROTATION_OVERLAP_MS, retiredSecrets, updatedAt: at })
+    .set({
+      secret: await sealSecret(env, secret),
+      previousSecret: current.secret,
+      previousSecretExpiresAt: at + ROTATION_OVERLAP_MS,
+      retiredSecrets,
+      updatedAt: at,
+    })
     .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId), eq(webhooks.secret, current.secret)))
     .returning()
     .get();

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
+import { testClock } from "../helpers/clock";
+import { sweep } from "../helpers/cron";
 import { addMember, createApiKey, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 
 // The audit log through HTTP (issue 31, docs/security.md): entries, access, the chain.
@@ -182,5 +184,25 @@ describe("audit log: the hash chain", () => {
     await Promise.all(Array.from({ length: 4 }, () => auditOf(owner, organizationId)));
     const verdict = expectOk(await call("GET", `/v1/organizations/${organizationId}/audit-events/verify`, { token: owner.token }));
     expect(verdict).toMatchObject({ valid: true, checked: 12, firstSequence: 1, lastSequence: 12 });
+  });
+});
+
+describe("audit log: retention per plan", () => {
+  it("the minute cron drops starter entries older than 30 days, and the kept chain verifies from its anchor", async () => {
+    const { owner, organizationId } = await orgWithOwner();
+    const admin = await createApiKey(owner, organizationId, ["admin"]);
+    const later = Date.now() + 31 * 86_400_000;
+    testClock.set(later);
+    try {
+      const path = `/v1/organizations/${organizationId}/api-keys`;
+      expectOk(await call("POST", path, { apiKey: admin.key, body: { name: "A month later" } }), 201);
+      await sweep(later);
+      const kept = await env.DB.prepare("SELECT seq FROM audit_events WHERE organization_id = ? ORDER BY seq").bind(organizationId).all();
+      expect(kept.results.map((r) => r.seq)).toEqual([2]);
+      const verdict = expectOk(await call("GET", `/v1/organizations/${organizationId}/audit-events/verify`, { apiKey: admin.key }));
+      expect(verdict).toMatchObject({ valid: true, checked: 1, firstSequence: 2, lastSequence: 2 });
+    } finally {
+      testClock.reset();
+    }
   });
 });
