@@ -535,7 +535,7 @@ export interface paths {
         head?: never;
         /**
          * Change a location
-         * @description Any creation field except organizationId; null clears timezone (back to UTC), phone and email.
+         * @description Any creation field except organizationId, and openingHours; null clears timezone (back to UTC), phone, email and openingHours (open all day).
          */
         patch: operations["updateLocation"];
         trace?: never;
@@ -881,7 +881,7 @@ export interface paths {
         };
         /**
          * The queue's tickets
-         * @description status=waiting lists in calling order; otherwise by number.
+         * @description status=waiting lists in calling order; otherwise by number. Read page after page with startingAfter=meta.nextCursor: tickets joining or leaving meanwhile are neither skipped nor repeated (page and offset still work). `label` keeps the tickets carrying that label (read by page and offset).
          */
         get: operations["listQueueTickets"];
         put?: never;
@@ -1114,8 +1114,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a member's role (ORG_MANAGE); the owner's role only changes by transfer
-         * @description Change a member's role (ORG_MANAGE); the owner's role only changes by transfer.
+         * Change a member's role or locations (ORG_MANAGE); the owner's role only changes by transfer
+         * @description `locationIds` limits a manager or operator to some locations (null: the whole organization again); becoming admin drops the limit.
          */
         patch: operations["updateMember"];
         trace?: never;
@@ -1235,7 +1235,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key (ORG_MANAGE); the full key is in the answer only this once
-         * @description permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget) or the shorthands read, write, admin. None means read.
+         * @description permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit) or the shorthands read, write, admin (read:audit is in none but admin). None means read.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -2305,7 +2305,7 @@ export interface paths {
         };
         /**
          * Tickets of the range as CSV, one row per ticket (streamed)
-         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter. See docs/retention.md.
+         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter, intake, labels. See docs/retention.md.
          */
         get: operations["exportTicketsCsv"];
         put?: never;
@@ -2612,6 +2612,334 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every error code the API answers, with its HTTP status and meaning
+         * @description Every error code the API answers, with its HTTP status and meaning.
+         */
+        get: operations["listErrorCodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/errors/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One error code: its HTTP status and what it means (the docUrl of every error)
+         * @description One error code: its HTTP status and what it means (the docUrl of every error).
+         */
+        get: operations["getErrorCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's events of the last 24 hours, oldest first, resumable from the last one seen
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. Every event is listed once, in the order it was recorded: poll with startingAfter=meta.nextCursor and nothing is skipped or repeated. `npm run webhooks:listen` forwards them to a local URL.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbound/sms/twilio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives a customer's SMS from Twilio (signed)
+         * @description Twilio's incoming-message webhook: form-encoded `From`, `To`, `Body`, `MessageSid`, …, signed with `X-Twilio-Signature` (base64 HMAC-SHA1 with TWILIO_AUTH_TOKEN over the full URL and the sorted parameters). A missing or wrong signature is 400 and changes nothing. The text is matched to the sender's newest live ticket and read as a keyword (HERE/ICI, LATE/RETARD, CANCEL/ANNULER, STATUS/STATUT, STOP/ARRET, START, HELP/AIDE; case and accents ignored) or kept as a message on the ticket; the answer is TwiML carrying the reply. Without TWILIO_AUTH_TOKEN, unsigned messages are taken outside production (the local stand-in, docs/conversations.md) and 503 in production.
+         */
+        post: operations["receiveTwilioSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbound/sms/twilio/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives Twilio's status callback for an SMS we sent (signed)
+         * @description The `StatusCallback` each SMS is sent with when PUBLIC_BASE_URL is set: `?delivery=<delivery key>` and the form's `MessageStatus` (queued, sent, delivered, undelivered, failed…), signed like the inbound SMS. The delivery moves forward only (sent → delivered, or → failed), shown in the delivery listing and the ticket's conversation.
+         */
+        post: operations["receiveTwilioSmsStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A ticket's conversation with its customer, both ways
+         * @description Oldest first, with each answer's delivery state. Members with QUEUE_VIEW in the queue's organization.
+         */
+        get: operations["listTicketMessages"];
+        put?: never;
+        /**
+         * Answers the ticket's customer with a free text (SMS)
+         * @description Sent through the customer's channel (the phone given at the join) as the business's own SMS: the pro plan, the day's ceiling and the month's allowance apply (402, 403 QUOTA_EXCEEDED). 409 CONFLICT with `details.reason` `no_phone` when the customer gave no number, `opted_out` when the number sent STOP. Members with QUEUE_OPERATE.
+         */
+        post: operations["sendTicketMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's audit log, newest first (admins, owners, keys with read:audit)
+         * @description Every change made by a person or a key: who, what (entity and action), the changed fields before and after (secrets never), when, from which address, with which request id. Filters combine; pages follow meta.nextCursor. Kept per plan: starter 30 days, pro 1 year, enterprise 7 years.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/audit-events/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log as CSV, newest first (same access and filters as the list); the export is itself audited
+         * @description The audit log as CSV, newest first (same access and filters as the list); the export is itself audited.
+         */
+        get: operations["exportAuditEventsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/audit-events/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Walks the organization's hash chain and says where it breaks (admins, owners, keys with read:audit)
+         * @description Recomputes each entry's hash from its fields and the previous entry's hash. An entry changed in the database no longer matches (hash_mismatch), a removed one leaves a gap (missing_entry), one re-hashed by hand no longer matches the next entry (previous_hash_mismatch).
+         */
+        get: operations["verifyAuditChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/services/{serviceId}/intake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The questions of this service
+         * @description Needs SERVICE_VIEW (operators have it). `fields` is [] when the service asks nothing.
+         */
+        get: operations["getServiceIntake"];
+        /**
+         * Set the questions a visitor answers when taking a ticket of this service
+         * @description Needs SERVICE_MANAGE. Replaces the whole list (at most 20; keys unique; a select needs options). Answers already given stay on their tickets. Every entry channel (app join, widget and kiosk, remote join, walk-in) takes `intake {key: value}`; a QR or NFC scan gives none, so a service with an `at_join` question refuses scans.
+         */
+        put: operations["putServiceIntake"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/queue/{queueId}/intake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The questions the widget or kiosk asks before joining this queue
+         * @description A `widget` key, or any key or member with read access to the organization. Send the answers as the join's `intake`.
+         */
+        get: operations["getWidgetQueueIntake"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/intake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a ticket's intake answers (staff)
+         * @description Needs QUEUE_OPERATE. Only the keys sent change; `null` clears an answer (not an `at_join` one). Each answer is checked against the service's questions (400 naming `intake.<key>`). Emits `ticket.intake_updated`.
+         */
+        patch: operations["editTicketIntake"];
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a label on a ticket (staff)
+         * @description Needs QUEUE_OPERATE. At any status; putting a label the ticket has changes nothing. At most 10 labels per ticket and 200 per organization (409 CONFLICT, field `label`). The label joins the organization's list. Emits `ticket.label_added`. Find labelled tickets with `GET /v1/queues/{queueId}/tickets?label=`.
+         */
+        post: operations["addTicketLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/labels/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a label off a ticket (staff)
+         * @description Needs QUEUE_OPERATE. Taking off a label the ticket lacks changes nothing. Emits `ticket.label_removed`.
+         */
+        delete: operations["removeTicketLabel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The labels the organization's staff have used, by name
+         * @description Needs QUEUE_VIEW. At most 200, so not paginated.
+         */
+        get: operations["listOrganizationLabels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/services/{serviceId}/slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The free slots of a service at one of its locations
+         * @description From the location's opening hours and closures, the staff's shifts, breaks and unavailability (the team calendar), the service's duration and what is already booked; only slots from now + leadTimeMinutes to now + horizonDays. At most 31 days per request. Any signed-in user (customers book too), or an API key of the service's organization.
+         */
+        get: operations["listServiceSlots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2798,6 +3126,12 @@ export interface components {
             /** @enum {string} */
             source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
             updatedAt: string;
+            /** @description The ticket's intake answers by question key (docs/visits.md); {} when none */
+            intake: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description Staff's labels (POST /v1/tickets/{ticketId}/labels); [] when none */
+            labels: string[];
         };
         /**
          * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
@@ -2985,9 +3319,127 @@ export interface components {
             timezone: string;
             phone: string | null;
             email: string | null;
+            openingHours: components["schemas"]["OpeningHours"];
             createdAt: string;
             updatedAt: string;
         };
+        /**
+         * @description null: open all day
+         * @example {
+         *       "mon": [
+         *         {
+         *           "open": "08:00",
+         *           "close": "19:00"
+         *         }
+         *       ],
+         *       "tue": [
+         *         {
+         *           "open": "08:00",
+         *           "close": "19:00"
+         *         }
+         *       ],
+         *       "wed": [
+         *         {
+         *           "open": "08:00",
+         *           "close": "12:30"
+         *         },
+         *         {
+         *           "open": "13:30",
+         *           "close": "19:00"
+         *         }
+         *       ],
+         *       "thu": [
+         *         {
+         *           "open": "08:00",
+         *           "close": "19:00"
+         *         }
+         *       ],
+         *       "fri": [
+         *         {
+         *           "open": "08:00",
+         *           "close": "19:00"
+         *         }
+         *       ],
+         *       "sat": [
+         *         {
+         *           "open": "09:00",
+         *           "close": "12:00"
+         *         }
+         *       ]
+         *     }
+         */
+        OpeningHours: {
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            mon?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            tue?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            wed?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            thu?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            fri?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            sat?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+            /** @description The day's opening ranges, in order; absent or [] closes the day */
+            sun?: {
+                /** @example 08:30 */
+                open: string;
+                /**
+                 * @description HH:MM; 24:00 is midnight at the end of the day
+                 * @example 12:00
+                 */
+                close: string | "24:00";
+            }[];
+        } | null;
         CreateLocationRequest: {
             organizationId: string;
             name: string;
@@ -3025,6 +3477,123 @@ export interface components {
             phone?: string | null;
             /** Format: email */
             email?: string | null;
+            /**
+             * @description Weekly opening hours in the location's timezone; null: open all day (the default)
+             * @example {
+             *       "mon": [
+             *         {
+             *           "open": "08:00",
+             *           "close": "19:00"
+             *         }
+             *       ],
+             *       "tue": [
+             *         {
+             *           "open": "08:00",
+             *           "close": "19:00"
+             *         }
+             *       ],
+             *       "wed": [
+             *         {
+             *           "open": "08:00",
+             *           "close": "12:30"
+             *         },
+             *         {
+             *           "open": "13:30",
+             *           "close": "19:00"
+             *         }
+             *       ],
+             *       "thu": [
+             *         {
+             *           "open": "08:00",
+             *           "close": "19:00"
+             *         }
+             *       ],
+             *       "fri": [
+             *         {
+             *           "open": "08:00",
+             *           "close": "19:00"
+             *         }
+             *       ],
+             *       "sat": [
+             *         {
+             *           "open": "09:00",
+             *           "close": "12:00"
+             *         }
+             *       ]
+             *     }
+             */
+            openingHours?: {
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                mon?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                tue?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                wed?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                thu?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                fri?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                sat?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+                /** @description The day's opening ranges, in order; absent or [] closes the day */
+                sun?: {
+                    /** @example 08:30 */
+                    open: string;
+                    /**
+                     * @description HH:MM; 24:00 is midnight at the end of the day
+                     * @example 12:00
+                     */
+                    close: string | "24:00";
+                }[];
+            } | null;
         };
         ServiceType: {
             id: string;
@@ -3045,6 +3614,7 @@ export interface components {
             maxRemoteJoinRadiusKm: number | null;
             /** @enum {string} */
             status: "active" | "inactive" | "pending" | "rejected";
+            booking: components["schemas"]["BookingSettings"];
             locationIds: string[];
             queues: {
                 id: string;
@@ -3063,6 +3633,62 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
+        /**
+         * @description Booking settings; null: takes no appointments (docs/appointments.md)
+         * @example {
+         *       "enabled": true,
+         *       "durationMinutes": 30,
+         *       "slotStepMinutes": 30,
+         *       "capacityPerSlot": 1,
+         *       "leadTimeMinutes": 60,
+         *       "horizonDays": 30,
+         *       "checkInOpensMinutes": 30,
+         *       "lateGraceMinutes": 10,
+         *       "lateBecomes": "walk_in"
+         *     }
+         */
+        BookingSettings: {
+            /** @default true */
+            enabled: boolean;
+            /** @default 30 */
+            durationMinutes: number;
+            /**
+             * @description Slots start every this many minutes from the opening
+             * @default 30
+             */
+            slotStepMinutes: number;
+            /**
+             * @description Appointments one slot takes
+             * @default 1
+             */
+            capacityPerSlot: number;
+            /**
+             * @description A slot is bookable up to this long before it starts
+             * @default 60
+             */
+            leadTimeMinutes: number;
+            /**
+             * @description …and at most this many days ahead
+             * @default 30
+             */
+            horizonDays: number;
+            /**
+             * @description Check-in opens this long before the start
+             * @default 30
+             */
+            checkInOpensMinutes: number;
+            /**
+             * @description Past start + this, the appointment is late
+             * @default 10
+             */
+            lateGraceMinutes: number;
+            /**
+             * @description What a late check-in becomes
+             * @default walk_in
+             * @enum {string}
+             */
+            lateBecomes: "walk_in" | "no_show";
+        } | null;
         CreateServiceRequest: {
             name: string;
             /** @description At least one location of the organization; duplicates are ignored */
@@ -3086,6 +3712,62 @@ export interface components {
             maxRemoteJoinRadiusKm?: number | null;
             /** @enum {string} */
             status?: "active" | "inactive" | "pending" | "rejected";
+            /**
+             * @description Booking settings (missing fields take their defaults); null: no appointments
+             * @example {
+             *       "enabled": true,
+             *       "durationMinutes": 30,
+             *       "slotStepMinutes": 30,
+             *       "capacityPerSlot": 1,
+             *       "leadTimeMinutes": 60,
+             *       "horizonDays": 30,
+             *       "checkInOpensMinutes": 30,
+             *       "lateGraceMinutes": 10,
+             *       "lateBecomes": "walk_in"
+             *     }
+             */
+            booking?: {
+                /** @default true */
+                enabled: boolean;
+                /** @default 30 */
+                durationMinutes: number;
+                /**
+                 * @description Slots start every this many minutes from the opening
+                 * @default 30
+                 */
+                slotStepMinutes: number;
+                /**
+                 * @description Appointments one slot takes
+                 * @default 1
+                 */
+                capacityPerSlot: number;
+                /**
+                 * @description A slot is bookable up to this long before it starts
+                 * @default 60
+                 */
+                leadTimeMinutes: number;
+                /**
+                 * @description …and at most this many days ahead
+                 * @default 30
+                 */
+                horizonDays: number;
+                /**
+                 * @description Check-in opens this long before the start
+                 * @default 30
+                 */
+                checkInOpensMinutes: number;
+                /**
+                 * @description Past start + this, the appointment is late
+                 * @default 10
+                 */
+                lateGraceMinutes: number;
+                /**
+                 * @description What a late check-in becomes
+                 * @default walk_in
+                 * @enum {string}
+                 */
+                lateBecomes: "walk_in" | "no_show";
+            } | null;
         };
         Dashboard: {
             organizationId: string;
@@ -3154,10 +3836,22 @@ export interface components {
             phone?: string;
             /** @enum {string} */
             language?: "fr" | "en";
+            intake?: components["schemas"]["IntakeAnswers"];
+        };
+        /**
+         * @description Answers to the service's intake questions (GET /v1/services/{serviceId}/intake), by question key. Each wrong or missing `at_join` answer is a 400 VALIDATION_ERROR naming `intake.<key>` (all of them in `details.issues`).
+         * @example {
+         *       "reason": "passport",
+         *       "account": "FR76-1234"
+         *     }
+         */
+        IntakeAnswers: {
+            [key: string]: string | number | boolean | null;
         };
         WalkInTicketRequest: {
             visitorName?: string;
             partySize?: number;
+            intake?: components["schemas"]["IntakeAnswers"];
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -3183,6 +3877,21 @@ export interface components {
              * @enum {string}
              */
             previousOutcome?: "served" | "no_show";
+        };
+        CursorPageMeta: {
+            total: number;
+            /** @description The page number; null when the page was read with a cursor */
+            page: number | null;
+            limit: number;
+            /** @description More records lie beyond this page, in the direction read */
+            hasMore: boolean;
+            /**
+             * @description Send as startingAfter for the next page; null when there is none
+             * @example tkt_d3m0q000000000000000k7x2m9p4w8n3
+             */
+            nextCursor: string | null;
+            /** @description Send as endingBefore for the page before; null on a page read from the start */
+            previousCursor: string | null;
         };
         CompleteTicketRequest: {
             /**
@@ -3215,6 +3924,8 @@ export interface components {
             lastName: string;
             /** @enum {string} */
             role: "owner" | "admin" | "manager" | "operator";
+            /** @description The locations this member works at: they see and act on nothing elsewhere. null = the whole organization */
+            locationIds: string[] | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -3226,6 +3937,8 @@ export interface components {
             email: string;
             /** @enum {string} */
             role: "admin" | "manager" | "operator";
+            /** @description The locations the membership is limited to once accepted; null = the whole organization */
+            locationIds: string[] | null;
             /** @enum {string} */
             status: "pending" | "accepted" | "declined" | "revoked" | "expired";
             expiresAt: string;
@@ -3237,10 +3950,14 @@ export interface components {
             email: string;
             /** @enum {string} */
             role: "owner" | "admin" | "manager" | "operator";
+            /** @description Locations the member works at (managers and operators only); absent or null = the whole organization */
+            locationIds?: string[] | null;
         };
         UpdateMemberRequest: {
             /** @enum {string} */
-            role: "owner" | "admin" | "manager" | "operator";
+            role?: "owner" | "admin" | "manager" | "operator";
+            /** @description Locations the member works at (managers and operators only); absent or null = the whole organization */
+            locationIds?: string[] | null;
         };
         UpdateMeRequest: {
             defaultOrganizationId: string | null;
@@ -3264,7 +3981,7 @@ export interface components {
         };
         CreateApiKeyRequest: {
             name: string;
-            permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read" | "write" | "admin")[];
+            permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read:audit" | "read" | "write" | "admin")[];
             /** @description Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none. */
             allowedOrigins?: string[];
         };
@@ -3316,6 +4033,10 @@ export interface components {
             /** @enum {string} */
             source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
             createdAt: string;
+            /** @description The ticket's intake answers by question key (docs/visits.md); {} when none */
+            intake: {
+                [key: string]: string | number | boolean;
+            };
         };
         WidgetJoinRequest: {
             visitorName?: string;
@@ -3326,6 +4047,7 @@ export interface components {
             phone?: string;
             /** @description 1 to 50, default 1 */
             partySize?: number;
+            intake?: components["schemas"]["IntakeAnswers"];
         };
         VisitorTicket: {
             ticketId: string;
@@ -3461,6 +4183,7 @@ export interface components {
         RemoteJoinStartRequest: {
             latitude: number;
             longitude: number;
+            intake?: components["schemas"]["IntakeAnswers"];
         };
         RemoteJoinLocationRequest: {
             latitude: number;
@@ -3641,7 +4364,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed")[];
             description?: string;
             enabled?: boolean;
         };
@@ -3652,7 +4375,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -3749,7 +4472,7 @@ export interface components {
             recipient: string;
             provider: string | null;
             /** @enum {string} */
-            status: "pending" | "retrying" | "sent" | "failed" | "dead_lettered";
+            status: "pending" | "retrying" | "sent" | "delivered" | "failed" | "dead_lettered";
             attempts: number;
             /** @description The provider's last answer (status and body, truncated) */
             providerResponse: string | null;
@@ -4115,6 +4838,218 @@ export interface components {
             /** @example Account opened */
             label: string;
         };
+        ErrorCodeDoc: {
+            /** @enum {string} */
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            /** @example 409 */
+            status: number;
+            /** @example no ticket can be called */
+            meaning: string;
+            /** @example https://api.example.com/v1/errors/QUEUE_EMPTY */
+            docUrl: string;
+        };
+        Event: {
+            /** @example evt_d3m0sh1ft00000000000 */
+            id: string;
+            /** @example ticket.called */
+            type: string;
+            createdAt: string;
+            organizationId: string;
+            /** @description As in the webhook delivery: the event's fields, queueId and ticketId */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        EventsMeta: {
+            limit: number;
+            /** @description More events are already recorded after this page: ask again at once */
+            hasMore: boolean;
+            /** @description Send as startingAfter next time: the last event of this page, or the cursor you sent when the page is empty (null before any event) */
+            nextCursor: string | null;
+        };
+        TicketMessage: {
+            /** @example msg_d3m0m3ss4g3000000000 */
+            id: string;
+            /**
+             * @description `in`: the customer wrote; `out`: we answered
+             * @enum {string}
+             */
+            direction: "in" | "out";
+            /** @enum {string} */
+            channel: "sms" | "whatsapp" | "ussd";
+            body: string;
+            /** @description What an inbound text was read as (here, late, cancel, status, stop, start, help); null for free text */
+            keyword: string | null;
+            /** @description The member who wrote an answer; null for the service's automatic replies */
+            authorId: string | null;
+            /**
+             * @description `received` for inbound texts; for answers, their delivery's state (provider status callbacks move it)
+             * @enum {string}
+             */
+            status: "received" | "queued" | "sent" | "delivered" | "failed";
+            /** @description The delivery's `eventId` in GET /v1/notifications/deliveries; null for automatic replies */
+            deliveryEventId: string | null;
+            createdAt: string;
+        };
+        TicketMessageRequest: {
+            /** @example Nous vous appelons dans 5 minutes. */
+            text: string;
+        };
+        AuditEvent: {
+            id: string;
+            /** @description The entry's number in its organization's chain (1, 2, …) */
+            sequence: number;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+                id: string | null;
+            };
+            entityType: string;
+            entityId: string;
+            action: string;
+            /** @description Changed fields, before and after; secrets never appear */
+            changes: {
+                [key: string]: {
+                    before?: unknown;
+                    after?: unknown;
+                };
+            };
+            ipAddress: string | null;
+            requestId: string | null;
+            createdAt: string;
+            previousHash: string | null;
+            hash: string;
+        };
+        AuditChainVerdict: {
+            valid: boolean;
+            checked: number;
+            firstSequence: number | null;
+            lastSequence: number | null;
+            brokenAt: {
+                sequence: number;
+                entryId: string | null;
+                /** @enum {string} */
+                reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry";
+            } | null;
+        };
+        ServiceIntake: {
+            serviceId: string;
+            fields: components["schemas"]["IntakeField"][];
+            /** @description null while the service has never had questions */
+            updatedAt: string | null;
+        };
+        IntakeField: {
+            /**
+             * @description How answers name the question: `intake.<key>`
+             * @example reason
+             */
+            key: string;
+            /**
+             * @example {
+             *       "fr": "Motif de la visite",
+             *       "en": "Reason for the visit"
+             *     }
+             */
+            label: {
+                fr: string;
+                en: string;
+            };
+            /** @enum {string} */
+            type: "text" | "number" | "select" | "date" | "phone" | "email" | "consent";
+            /** @description A select's choices (1–50); only a select has options */
+            options?: {
+                value: string;
+                /**
+                 * @example {
+                 *       "fr": "Motif de la visite",
+                 *       "en": "Reason for the visit"
+                 *     }
+                 */
+                label: {
+                    fr: string;
+                    en: string;
+                };
+            }[];
+            /**
+             * @description `at_join`: a join without it is refused (400 naming `intake.<key>`); `at_serve`: staff fill it in; `never`: optional
+             * @default never
+             * @enum {string}
+             */
+            required: "at_join" | "at_serve" | "never";
+            /**
+             * @description Personal data (an account number, a birth date): never sent to webhooks, erased by retention with the visitor's name
+             * @default false
+             */
+            personal: boolean;
+        };
+        /**
+         * @example {
+         *       "fields": [
+         *         {
+         *           "key": "reason",
+         *           "label": {
+         *             "fr": "Motif de la visite",
+         *             "en": "Reason for the visit"
+         *           },
+         *           "type": "select",
+         *           "options": [
+         *             {
+         *               "value": "passport",
+         *               "label": {
+         *                 "fr": "Passeport",
+         *                 "en": "Passport"
+         *               }
+         *             },
+         *             {
+         *               "value": "lost_card",
+         *               "label": {
+         *                 "fr": "Carte perdue",
+         *                 "en": "Lost card"
+         *               }
+         *             }
+         *           ],
+         *           "required": "never",
+         *           "personal": false
+         *         },
+         *         {
+         *           "key": "account",
+         *           "label": {
+         *             "fr": "Numéro de compte",
+         *             "en": "Account number"
+         *           },
+         *           "type": "text",
+         *           "required": "never",
+         *           "personal": true
+         *         }
+         *       ]
+         *     }
+         */
+        PutServiceIntakeRequest: {
+            fields: components["schemas"]["IntakeField"][];
+        };
+        EditTicketIntakeRequest: {
+            answers: components["schemas"]["IntakeAnswers"];
+        };
+        AddTicketLabelRequest: {
+            /**
+             * @description Letters a–z, digits, `_` and `-`; at most 32; sent in any case, kept in lowercase
+             * @example interpreter
+             */
+            label: string;
+        };
+        OrganizationLabel: {
+            label: string;
+            createdAt: string;
+        };
+        Slot: {
+            start: string;
+            end: string;
+            capacity: number;
+            /** @description Appointments this slot still takes (> 0: free) */
+            remaining: number;
+            /** @description Staff members free for all of it; empty when the calendar has no shifts */
+            staffIds: string[];
+        };
     };
     responses: {
         /** @description `VALIDATION_ERROR`: a field, query parameter or header is invalid; `details.field` names it */
@@ -4141,7 +5076,8 @@ export interface components {
                  *           "reason": "required"
                  *         },
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/VALIDATION_ERROR"
                  *       }
                  *     }
                  */
@@ -4158,6 +5094,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4183,7 +5121,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -4200,6 +5139,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4225,7 +5166,8 @@ export interface components {
                  *         "message": "the body is over 64 KiB",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/PAYLOAD_TOO_LARGE"
                  *       }
                  *     }
                  */
@@ -4242,6 +5184,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4267,7 +5211,8 @@ export interface components {
                  *         "message": "the body is not `application/json`",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/UNSUPPORTED_MEDIA_TYPE"
                  *       }
                  *     }
                  */
@@ -4284,6 +5229,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4310,7 +5257,8 @@ export interface components {
                  *         "message": "too many requests, or a phone's SMS cap (`details.field: phone`)",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/API_RATE_LIMIT_EXCEEDED"
                  *       }
                  *     }
                  */
@@ -4327,6 +5275,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4352,7 +5302,8 @@ export interface components {
                  *         "message": "no credential, or an unknown one",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/AUTHENTICATION_ERROR"
                  *       }
                  *     }
                  */
@@ -4369,6 +5320,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4394,7 +5347,8 @@ export interface components {
                  *         "message": "the role, scope or key does not allow this",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/AUTHORIZATION_ERROR"
                  *       }
                  *     }
                  */
@@ -4411,6 +5365,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4436,7 +5392,8 @@ export interface components {
                  *         "message": "unknown id, or an id of another organization",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/NOT_FOUND"
                  *       }
                  *     }
                  */
@@ -4453,6 +5410,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4478,7 +5437,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -4495,6 +5455,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4520,7 +5482,8 @@ export interface components {
                  *         "message": "the role, scope or key does not allow this",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/AUTHORIZATION_ERROR"
                  *       }
                  *     }
                  */
@@ -4537,6 +5500,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4562,7 +5527,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -4579,6 +5545,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4604,7 +5572,8 @@ export interface components {
                  *         "message": "the QR token has expired",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/QR_TOKEN_EXPIRED"
                  *       }
                  *     }
                  */
@@ -4621,6 +5590,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4646,7 +5617,8 @@ export interface components {
                  *         "message": "the position is farther than allowed",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/OUT_OF_RANGE"
                  *       }
                  *     }
                  */
@@ -4663,6 +5635,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4688,7 +5662,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -4705,6 +5680,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4730,7 +5707,8 @@ export interface components {
                  *         "message": "the organization's plan does not include this",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/PLAN_REQUIRED"
                  *       }
                  *     }
                  */
@@ -4747,6 +5725,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4772,7 +5752,8 @@ export interface components {
                  *         "message": "not allowed from the current state",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/INVALID_STATE"
                  *       }
                  *     }
                  */
@@ -4789,6 +5770,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4814,7 +5797,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -4831,6 +5815,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4856,7 +5842,8 @@ export interface components {
                  *         "message": "the role, scope or key does not allow this",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/AUTHORIZATION_ERROR"
                  *       }
                  *     }
                  */
@@ -4873,6 +5860,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4898,7 +5887,8 @@ export interface components {
                  *         "message": "the payment provider did not answer as expected",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/PAYMENT_PROVIDER_ERROR"
                  *       }
                  *     }
                  */
@@ -4915,6 +5905,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4940,7 +5932,8 @@ export interface components {
                  *         "message": "no payment provider is configured for this currency",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/PROVIDER_UNAVAILABLE"
                  *       }
                  *     }
                  */
@@ -4957,6 +5950,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -4982,7 +5977,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -4999,6 +5995,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -5024,7 +6022,8 @@ export interface components {
                  *         "message": "a unique value is taken, or a concurrent change won",
                  *         "details": {},
                  *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0"
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
                  *       }
                  *     }
                  */
@@ -5041,6 +6040,8 @@ export interface components {
                         /** Format: date-time */
                         timestamp: string;
                         requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
                     };
                 };
             };
@@ -6336,7 +7337,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         },
                      *         "queues": [
                      *           {
@@ -6427,7 +7432,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         },
                      *         "queues": [
                      *           {
@@ -6879,7 +7888,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         },
                      *         "queues": [
                      *           {
@@ -6970,7 +7983,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         },
                      *         "queues": [
                      *           {
@@ -7593,6 +8610,48 @@ export interface operations {
                      *         "timezone": "Europe/Paris",
                      *         "phone": "+33612345678",
                      *         "email": "owner@demo.example",
+                     *         "openingHours": {
+                     *           "mon": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "tue": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "wed": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "12:30"
+                     *             },
+                     *             {
+                     *               "open": "13:30",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "thu": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "fri": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "sat": [
+                     *             {
+                     *               "open": "09:00",
+                     *               "close": "12:00"
+                     *             }
+                     *           ]
+                     *         },
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -7669,6 +8728,48 @@ export interface operations {
                      *           "timezone": "Europe/Paris",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
+                     *           "openingHours": {
+                     *             "mon": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "tue": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "wed": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "12:30"
+                     *               },
+                     *               {
+                     *                 "open": "13:30",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "thu": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "fri": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "sat": [
+                     *               {
+                     *                 "open": "09:00",
+                     *                 "close": "12:00"
+                     *               }
+                     *             ]
+                     *           },
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
@@ -7749,6 +8850,48 @@ export interface operations {
                      *           "timezone": "Europe/Paris",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
+                     *           "openingHours": {
+                     *             "mon": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "tue": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "wed": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "12:30"
+                     *               },
+                     *               {
+                     *                 "open": "13:30",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "thu": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "fri": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "sat": [
+                     *               {
+                     *                 "open": "09:00",
+                     *                 "close": "12:00"
+                     *               }
+                     *             ]
+                     *           },
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
@@ -7824,6 +8967,48 @@ export interface operations {
                      *           "timezone": "Europe/Paris",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
+                     *           "openingHours": {
+                     *             "mon": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "tue": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "wed": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "12:30"
+                     *               },
+                     *               {
+                     *                 "open": "13:30",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "thu": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "fri": [
+                     *               {
+                     *                 "open": "08:00",
+                     *                 "close": "19:00"
+                     *               }
+                     *             ],
+                     *             "sat": [
+                     *               {
+                     *                 "open": "09:00",
+                     *                 "close": "12:00"
+                     *               }
+                     *             ]
+                     *           },
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z",
                      *           "distanceKm": 0.42,
@@ -7941,7 +9126,49 @@ export interface operations {
                  *       "longitude": 2.3319,
                  *       "timezone": "Europe/Paris",
                  *       "phone": "+33 1 23 45 67 89",
-                 *       "email": "owner@demo.example"
+                 *       "email": "owner@demo.example",
+                 *       "openingHours": {
+                 *         "mon": [
+                 *           {
+                 *             "open": "08:00",
+                 *             "close": "19:00"
+                 *           }
+                 *         ],
+                 *         "tue": [
+                 *           {
+                 *             "open": "08:00",
+                 *             "close": "19:00"
+                 *           }
+                 *         ],
+                 *         "wed": [
+                 *           {
+                 *             "open": "08:00",
+                 *             "close": "12:30"
+                 *           },
+                 *           {
+                 *             "open": "13:30",
+                 *             "close": "19:00"
+                 *           }
+                 *         ],
+                 *         "thu": [
+                 *           {
+                 *             "open": "08:00",
+                 *             "close": "19:00"
+                 *           }
+                 *         ],
+                 *         "fri": [
+                 *           {
+                 *             "open": "08:00",
+                 *             "close": "19:00"
+                 *           }
+                 *         ],
+                 *         "sat": [
+                 *           {
+                 *             "open": "09:00",
+                 *             "close": "12:00"
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateLocationRequest"];
@@ -7974,6 +9201,48 @@ export interface operations {
                      *         "timezone": "Europe/Paris",
                      *         "phone": "+33612345678",
                      *         "email": "owner@demo.example",
+                     *         "openingHours": {
+                     *           "mon": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "tue": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "wed": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "12:30"
+                     *             },
+                     *             {
+                     *               "open": "13:30",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "thu": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "fri": [
+                     *             {
+                     *               "open": "08:00",
+                     *               "close": "19:00"
+                     *             }
+                     *           ],
+                     *           "sat": [
+                     *             {
+                     *               "open": "09:00",
+                     *               "close": "12:00"
+                     *             }
+                     *           ]
+                     *         },
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -8107,6 +9376,17 @@ export interface operations {
                      *           "isVirtual": false,
                      *           "maxRemoteJoinRadiusKm": 5,
                      *           "status": "active",
+                     *           "booking": {
+                     *             "enabled": true,
+                     *             "durationMinutes": 30,
+                     *             "slotStepMinutes": 30,
+                     *             "capacityPerSlot": 1,
+                     *             "leadTimeMinutes": 60,
+                     *             "horizonDays": 30,
+                     *             "checkInOpensMinutes": 30,
+                     *             "lateGraceMinutes": 10,
+                     *             "lateBecomes": "walk_in"
+                     *           },
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -8211,6 +9491,17 @@ export interface operations {
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
                      *         "status": "active",
+                     *         "booking": {
+                     *           "enabled": true,
+                     *           "durationMinutes": 30,
+                     *           "slotStepMinutes": 30,
+                     *           "capacityPerSlot": 1,
+                     *           "leadTimeMinutes": 60,
+                     *           "horizonDays": 30,
+                     *           "checkInOpensMinutes": 30,
+                     *           "lateGraceMinutes": 10,
+                     *           "lateBecomes": "walk_in"
+                     *         },
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -8305,6 +9596,17 @@ export interface operations {
                      *           "isVirtual": false,
                      *           "maxRemoteJoinRadiusKm": 5,
                      *           "status": "active",
+                     *           "booking": {
+                     *             "enabled": true,
+                     *             "durationMinutes": 30,
+                     *             "slotStepMinutes": 30,
+                     *             "capacityPerSlot": 1,
+                     *             "leadTimeMinutes": 60,
+                     *             "horizonDays": 30,
+                     *             "checkInOpensMinutes": 30,
+                     *             "lateGraceMinutes": 10,
+                     *             "lateBecomes": "walk_in"
+                     *           },
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -8391,6 +9693,17 @@ export interface operations {
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
                      *         "status": "active",
+                     *         "booking": {
+                     *           "enabled": true,
+                     *           "durationMinutes": 30,
+                     *           "slotStepMinutes": 30,
+                     *           "capacityPerSlot": 1,
+                     *           "leadTimeMinutes": 60,
+                     *           "horizonDays": 30,
+                     *           "checkInOpensMinutes": 30,
+                     *           "lateGraceMinutes": 10,
+                     *           "lateBecomes": "walk_in"
+                     *         },
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -8516,7 +9829,18 @@ export interface operations {
                  *       "description": "Deposits, withdrawals and transfers",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5,
-                 *       "status": "active"
+                 *       "status": "active",
+                 *       "booking": {
+                 *         "enabled": true,
+                 *         "durationMinutes": 30,
+                 *         "slotStepMinutes": 30,
+                 *         "capacityPerSlot": 1,
+                 *         "leadTimeMinutes": 60,
+                 *         "horizonDays": 30,
+                 *         "checkInOpensMinutes": 30,
+                 *         "lateGraceMinutes": 10,
+                 *         "lateBecomes": "walk_in"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateServiceRequest"];
@@ -8548,6 +9872,17 @@ export interface operations {
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
                      *         "status": "active",
+                     *         "booking": {
+                     *           "enabled": true,
+                     *           "durationMinutes": 30,
+                     *           "slotStepMinutes": 30,
+                     *           "capacityPerSlot": 1,
+                     *           "leadTimeMinutes": 60,
+                     *           "horizonDays": 30,
+                     *           "checkInOpensMinutes": 30,
+                     *           "lateGraceMinutes": 10,
+                     *           "lateBecomes": "walk_in"
+                     *         },
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -9124,7 +10459,11 @@ export interface operations {
                  * @example {
                  *       "partySize": 2,
                  *       "phone": "+33612345678",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["JoinQueueRequest"];
@@ -9185,7 +10524,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -9232,7 +10575,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "visitorName": "Awa Diallo",
-                 *       "partySize": 2
+                 *       "partySize": 2,
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -9293,7 +10640,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "operator",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -9340,7 +10691,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "visitorName": "Awa Diallo",
-                 *       "partySize": 2
+                 *       "partySize": 2,
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -9401,7 +10756,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "vip",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -9507,7 +10866,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -9690,7 +11053,13 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 status?: "waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held";
+                /** @description Letters a–z, digits, `_` and `-`; at most 32; sent in any case, kept in lowercase */
+                label?: string;
             };
             header?: {
                 /**
@@ -9762,14 +11131,20 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         }
                      *       ],
                      *       "meta": {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9777,7 +11152,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Ticket"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9860,7 +11235,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -9952,7 +11331,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10045,7 +11428,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10141,7 +11528,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10244,7 +11635,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10348,7 +11743,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10455,7 +11854,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10563,7 +11966,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "transfer",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10670,7 +12077,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -10739,6 +12150,9 @@ export interface operations {
                      *           "firstName": "Olivia",
                      *           "lastName": "Owner",
                      *           "role": "owner",
+                     *           "locationIds": [
+                     *             "loc_d3m0par1s00000000000"
+                     *           ],
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
@@ -10792,7 +12206,10 @@ export interface operations {
                 /**
                  * @example {
                  *       "email": "nadia@demo.example",
-                 *       "role": "operator"
+                 *       "role": "operator",
+                 *       "locationIds": [
+                 *         "loc_d3m0par1s00000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["AddMemberRequest"];
@@ -10821,6 +12238,9 @@ export interface operations {
                      *         "organizationName": "Demo",
                      *         "email": "owner@demo.example",
                      *         "role": "admin",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -10927,7 +12347,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "role": "manager"
+                 *       "role": "manager",
+                 *       "locationIds": [
+                 *         "loc_d3m0par1s00000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateMemberRequest"];
@@ -10956,6 +12379,9 @@ export interface operations {
                      *         "firstName": "Olivia",
                      *         "lastName": "Owner",
                      *         "role": "owner",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -11025,6 +12451,9 @@ export interface operations {
                      *           "organizationName": "Demo",
                      *           "email": "owner@demo.example",
                      *           "role": "admin",
+                     *           "locationIds": [
+                     *             "loc_d3m0par1s00000000000"
+                     *           ],
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -11096,6 +12525,9 @@ export interface operations {
                      *         "organizationName": "Demo",
                      *         "email": "owner@demo.example",
                      *         "role": "admin",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -11156,6 +12588,9 @@ export interface operations {
                      *           "organizationName": "Demo",
                      *           "email": "owner@demo.example",
                      *           "role": "admin",
+                     *           "locationIds": [
+                     *             "loc_d3m0par1s00000000000"
+                     *           ],
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -11223,6 +12658,9 @@ export interface operations {
                      *         "organizationName": "Demo",
                      *         "email": "owner@demo.example",
                      *         "role": "admin",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -11290,6 +12728,9 @@ export interface operations {
                      *         "organizationName": "Demo",
                      *         "email": "owner@demo.example",
                      *         "role": "admin",
+                     *         "locationIds": [
+                     *           "loc_d3m0par1s00000000000"
+                     *         ],
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -11858,7 +13299,11 @@ export interface operations {
                  * @example {
                  *       "visitorName": "Awa Diallo",
                  *       "phone": "+33612345678",
-                 *       "partySize": 2
+                 *       "partySize": 2,
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["WidgetJoinRequest"];
@@ -11897,6 +13342,7 @@ export interface operations {
                      *         "visitorName": "Awa Diallo",
                      *         "source": "widget",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
                      *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A"
                      *       }
                      *     }
@@ -12440,7 +13886,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "latitude": 48.8708,
-                 *       "longitude": 2.3319
+                 *       "longitude": 2.3319,
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["RemoteJoinStartRequest"];
@@ -12524,7 +13974,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         }
                      *       }
                      *     }
@@ -12661,7 +14115,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         }
                      *       }
                      *     }
@@ -12795,7 +14253,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         }
                      *       }
                      *     }
@@ -12915,7 +14377,11 @@ export interface operations {
                      *           "recoveredFromId": null,
                      *           "transferredToId": null,
                      *           "source": "app",
-                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ]
                      *         }
                      *       }
                      *     }
@@ -15334,7 +16800,7 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
-                status?: "pending" | "retrying" | "sent" | "failed" | "dead_lettered";
+                status?: "pending" | "retrying" | "sent" | "delivered" | "failed" | "dead_lettered";
             };
             header?: {
                 /**
@@ -15767,11 +17233,11 @@ export interface operations {
     };
     getAnalyticsSummary: {
         parameters: {
-            query: {
-                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
-                from: string;
-                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
-                to: string;
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
                 /**
                  * @description Only queues of services offered at this location; dates and buckets use its time zone
                  * @example loc_d3m0par1s00000000000
@@ -15969,11 +17435,11 @@ export interface operations {
     };
     getOperatorAnalytics: {
         parameters: {
-            query: {
-                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
-                from: string;
-                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
-                to: string;
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
                 /**
                  * @description Only queues of services offered at this location; dates and buckets use its time zone
                  * @example loc_d3m0par1s00000000000
@@ -16060,11 +17526,11 @@ export interface operations {
     };
     getArrivalHeatmap: {
         parameters: {
-            query: {
-                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
-                from: string;
-                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
-                to: string;
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
                 /**
                  * @description Only queues of services offered at this location; dates and buckets use its time zone
                  * @example loc_d3m0par1s00000000000
@@ -16149,11 +17615,11 @@ export interface operations {
     };
     getEstimateAccuracy: {
         parameters: {
-            query: {
-                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
-                from: string;
-                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
-                to: string;
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
                 /**
                  * @description Only queues of services offered at this location; dates and buckets use its time zone
                  * @example loc_d3m0par1s00000000000
@@ -16244,11 +17710,11 @@ export interface operations {
     };
     exportTicketsCsv: {
         parameters: {
-            query: {
-                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location */
-                from: string;
-                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included) */
-                to: string;
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
                 /**
                  * @description Only queues of services offered at this location; dates and buckets use its time zone
                  * @example loc_d3m0par1s00000000000
@@ -16912,7 +18378,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -17156,7 +18626,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -17261,7 +18735,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -17365,7 +18843,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -17460,7 +18942,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -17565,7 +19051,11 @@ export interface operations {
                      *         "recoveredFromId": null,
                      *         "transferredToId": null,
                      *         "source": "app",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -17767,6 +19257,1361 @@ export interface operations {
                             /** @enum {boolean} */
                             deleted: true;
                         };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listErrorCodes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The codes */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "code": "VALIDATION_ERROR",
+                     *           "status": 409,
+                     *           "meaning": "no ticket can be called",
+                     *           "docUrl": "https://api.example.com/v1/errors/QUEUE_EMPTY"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ErrorCodeDoc"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getErrorCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "status": 409,
+                     *         "meaning": "no ticket can be called",
+                     *         "docUrl": "https://api.example.com/v1/errors/QUEUE_EMPTY"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ErrorCodeDoc"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Events recorded after this one (the last id you saw: meta.nextCursor) */
+                startingAfter?: string;
+                /** @description Only these event types, comma-separated */
+                types?: string;
+                /** @description Only events of these queues, comma-separated */
+                queueIds?: string;
+                /** @description Default 50, maximum 100 */
+                limit?: number;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_d3m0sh1ft00000000000",
+                     *           "type": "ticket.called",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "data": {}
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 1,
+                     *         "hasMore": false,
+                     *         "nextCursor": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Event"][];
+                        meta: components["schemas"]["EventsMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    receiveTwilioSms: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description TwiML: the reply Twilio texts back to the customer (an empty <Response/> when none) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    receiveTwilioSmsStatus: {
+        parameters: {
+            query: {
+                /** @description The delivery's key */
+                delivery: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "state": "Demo",
+                     *         "applied": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            state: string;
+                            applied: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listTicketMessages: {
+        parameters: {
+            query?: {
+                /** @description 1-indexed page, default 1 */
+                page?: number;
+                /** @description Default 10, maximum 100 */
+                limit?: number;
+                /** @description Alternative to page */
+                offset?: number | null;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "msg_d3m0m3ss4g3000000000",
+                     *           "direction": "in",
+                     *           "channel": "sms",
+                     *           "body": "Demo",
+                     *           "keyword": "Demo",
+                     *           "authorId": "aut_d3m00000000000000000",
+                     *           "status": "received",
+                     *           "deliveryEventId": "del_d3m00000000000000000",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketMessage"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    sendTicketMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Nous vous appelons dans 5 minutes."
+                 *     }
+                 */
+                "application/json": components["schemas"]["TicketMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer, as sent */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "msg_d3m0m3ss4g3000000000",
+                     *         "direction": "in",
+                     *         "channel": "sms",
+                     *         "body": "Demo",
+                     *         "keyword": "Demo",
+                     *         "authorId": "aut_d3m00000000000000000",
+                     *         "status": "received",
+                     *         "deliveryEventId": "del_d3m00000000000000000",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                entityType?: string;
+                entityId?: string;
+                /** @description A user id (usr_…) or an API key id (key_…) */
+                actorId?: string;
+                action?: string;
+                /** @description Entries at or after this instant */
+                from?: string;
+                /** @description Entries before this instant */
+                to?: string;
+                /** @description Default 50, maximum 100 */
+                limit?: number;
+                /** @description meta.nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Entries, newest first */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "Demo",
+                     *           "sequence": 1,
+                     *           "actor": {
+                     *             "type": "user",
+                     *             "id": "Demo"
+                     *           },
+                     *           "entityType": "Demo",
+                     *           "entityId": "ent_d3m00000000000000000",
+                     *           "action": "Demo",
+                     *           "changes": {},
+                     *           "ipAddress": "Demo",
+                     *           "requestId": "req_d3m00000000000000000",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "previousHash": "Demo",
+                     *           "hash": "Demo"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 1,
+                     *         "hasMore": false,
+                     *         "nextCursor": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEvent"][];
+                        meta: {
+                            limit: number;
+                            hasMore: boolean;
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportAuditEventsCsv: {
+        parameters: {
+            query?: {
+                entityType?: string;
+                entityId?: string;
+                /** @description A user id (usr_…) or an API key id (key_…) */
+                actorId?: string;
+                action?: string;
+                /** @description Entries at or after this instant */
+                from?: string;
+                /** @description Entries before this instant */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file (Content-Disposition: attachment) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    verifyAuditChain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "valid": false,
+                     *         "checked": 1,
+                     *         "firstSequence": 1,
+                     *         "lastSequence": 1,
+                     *         "brokenAt": {
+                     *           "sequence": 1,
+                     *           "entryId": "ent_d3m00000000000000000",
+                     *           "reason": "hash_mismatch"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditChainVerdict"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getServiceIntake: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The questions */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "fields": [
+                     *           {
+                     *             "key": "reason",
+                     *             "label": {
+                     *               "fr": "Motif de la visite",
+                     *               "en": "Reason for the visit"
+                     *             },
+                     *             "type": "text",
+                     *             "options": [
+                     *               {
+                     *                 "value": "Demo",
+                     *                 "label": {
+                     *                   "fr": "Motif de la visite",
+                     *                   "en": "Reason for the visit"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "required": "at_join",
+                     *             "personal": false
+                     *           }
+                     *         ],
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ServiceIntake"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    putServiceIntake: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fields": [
+                 *         {
+                 *           "key": "reason",
+                 *           "label": {
+                 *             "fr": "Motif de la visite",
+                 *             "en": "Reason for the visit"
+                 *           },
+                 *           "type": "select",
+                 *           "options": [
+                 *             {
+                 *               "value": "passport",
+                 *               "label": {
+                 *                 "fr": "Passeport",
+                 *                 "en": "Passport"
+                 *               }
+                 *             },
+                 *             {
+                 *               "value": "lost_card",
+                 *               "label": {
+                 *                 "fr": "Carte perdue",
+                 *                 "en": "Lost card"
+                 *               }
+                 *             }
+                 *           ],
+                 *           "required": "never",
+                 *           "personal": false
+                 *         },
+                 *         {
+                 *           "key": "account",
+                 *           "label": {
+                 *             "fr": "Numéro de compte",
+                 *             "en": "Account number"
+                 *           },
+                 *           "type": "text",
+                 *           "required": "never",
+                 *           "personal": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PutServiceIntakeRequest"];
+            };
+        };
+        responses: {
+            /** @description The questions */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "fields": [
+                     *           {
+                     *             "key": "reason",
+                     *             "label": {
+                     *               "fr": "Motif de la visite",
+                     *               "en": "Reason for the visit"
+                     *             },
+                     *             "type": "text",
+                     *             "options": [
+                     *               {
+                     *                 "value": "Demo",
+                     *                 "label": {
+                     *                   "fr": "Motif de la visite",
+                     *                   "en": "Reason for the visit"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "required": "at_join",
+                     *             "personal": false
+                     *           }
+                     *         ],
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ServiceIntake"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getWidgetQueueIntake: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example que_d3m0q000000000000000 */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The questions */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "fields": [
+                     *           {
+                     *             "key": "reason",
+                     *             "label": {
+                     *               "fr": "Motif de la visite",
+                     *               "en": "Reason for the visit"
+                     *             },
+                     *             "type": "text",
+                     *             "options": [
+                     *               {
+                     *                 "value": "Demo",
+                     *                 "label": {
+                     *                   "fr": "Motif de la visite",
+                     *                   "en": "Reason for the visit"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "required": "at_join",
+                     *             "personal": false
+                     *           }
+                     *         ],
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ServiceIntake"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    editTicketIntake: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "answers": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EditTicketIntakeRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    addTicketLabel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "interpreter"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AddTicketLabelRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    removeTicketLabel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+                /** @description Letters a–z, digits, `_` and `-`; at most 32; sent in any case, kept in lowercase */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listOrganizationLabels: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The labels */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "label": "Demo",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["OrganizationLabel"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listServiceSlots: {
+        parameters: {
+            query: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+                from: string;
+                to: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example svc_d3m0s3rv1c3000000000 */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The free slots, in start order */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "start": "Demo",
+                     *           "end": "Demo",
+                     *           "capacity": 1,
+                     *           "remaining": 1,
+                     *           "staffIds": [
+                     *             "Demo"
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Slot"][];
                     };
                 };
             };

@@ -54,13 +54,10 @@ export const CursorPageMeta = z
     page: z.number().int().nullable().openapi({ description: "The page number; null when the page was read with a cursor" }),
     limit: z.number().int(),
     hasMore: z.boolean().openapi({ description: "More records lie beyond this page, in the direction read" }),
-    nextCursor: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "Send as startingAfter for the next page; null when there is none",
-        example: "tkt_d3m0q000000000000000k7x2m9p4w8n3",
-      }),
+    nextCursor: z.string().nullable().openapi({
+      description: "Send as startingAfter for the next page; null when there is none",
+      example: "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+    }),
     previousCursor: z
       .string()
       .nullable()

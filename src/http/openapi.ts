@@ -13,12 +13,10 @@ export const ErrorEnvelope = z
       details: z.record(z.string(), z.unknown()),
       timestamp: z.string(),
       requestId: z.string(),
-      docUrl: z
-        .string()
-        .openapi({
-          description: "Where this code is explained (GET /v1/errors/{code})",
-          example: "https://api.example.com/v1/errors/QUEUE_EMPTY",
-        }),
+      docUrl: z.string().openapi({
+        description: "Where this code is explained (GET /v1/errors/{code})",
+        example: "https://api.example.com/v1/errors/QUEUE_EMPTY",
+      }),
     }),
   })
   .openapi("Error");
