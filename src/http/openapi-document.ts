@@ -33,6 +33,11 @@ export const TAGS: { name: string; description: string }[] = [
     description: "Figures over a range (pro and enterprise): summary, operators, arrival heatmap, accuracy of estimates.",
   },
   { name: "Errors", description: "What each error code means; every error's `docUrl` points here." },
+  { name: "Audit log", description: "Who changed what and when, hash-chained per organization (docs/security.md)." },
+  {
+    name: "Appointments",
+    description: "Bookable time: a service's free slots from opening hours, shifts and bookings (docs/appointments.md).",
+  },
   {
     name: "Conversations",
     description: "Customers answer back by SMS (keywords, STOP/START) and staff answer them (docs/conversations.md).",
