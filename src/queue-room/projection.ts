@@ -136,9 +136,8 @@ const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal)
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, intake, intake_personal, labels)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal, labels)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
