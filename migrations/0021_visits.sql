@@ -22,6 +22,10 @@ CREATE INDEX `tickets_intake_personal_org_created_idx` ON `tickets` (`organizati
 -- organization's label list, grown by every label staff put on a ticket.
 ALTER TABLE `tickets` ADD `labels` text;
 --> statement-breakpoint
+-- How many questions its service asks, copied on each queue so that a join of a service with none
+-- reads nothing more than before (the join's hot path: docs/hot-path.md).
+ALTER TABLE `queues` ADD `intake_questions` integer DEFAULT 0 NOT NULL;
+--> statement-breakpoint
 CREATE TABLE `organization_labels` (
 	`organization_id` text NOT NULL REFERENCES `organizations`(`id`) ON DELETE CASCADE,
 	`label` text NOT NULL,

@@ -333,6 +333,8 @@ export const queues = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Version of the rules its room must hold (docs/room-rules.md): bumped by every change of them. */
     rulesVersion: integer("rules_version").notNull().default(0),
+    /** How many intake questions its service asks (docs/visits.md): 0 = a join reads none. */
+    intakeQuestions: integer("intake_questions").notNull().default(0),
   },
   (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
 );

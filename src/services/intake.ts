@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { serviceIntake } from "../db/schema";
+import { queues, serviceIntake } from "../db/schema";
 import {
   checkEdit,
   checkJoinAnswers,
@@ -57,10 +57,15 @@ export async function getIntake(env: Env, service: ServiceRow) {
 export async function putIntake(env: Env, service: ServiceRow, fields: IntakeField[], at: number) {
   refuseIssues(definitionIssues(fields));
   const row: IntakeRow = { serviceId: service.id, organizationId: service.organizationId, fields, updatedAt: at };
-  await database(env.DB)
-    .insert(serviceIntake)
-    .values(row)
-    .onConflictDoUpdate({ target: serviceIntake.serviceId, set: { fields, updatedAt: at } });
+  const db = database(env.DB);
+  // The service's queues learn how many questions it asks in the same batch.
+  await db.batch([
+    db
+      .insert(serviceIntake)
+      .values(row)
+      .onConflictDoUpdate({ target: serviceIntake.serviceId, set: { fields, updatedAt: at } }),
+    db.update(queues).set({ intakeQuestions: fields.length }).where(eq(queues.serviceId, service.id)),
+  ]);
   return intakeRecord(service.id, fields, at);
 }
 
@@ -82,10 +87,12 @@ function refuseIssues(issues: readonly IntakeIssue[]): void {
  */
 export async function answersAtJoin(
   env: Env,
-  serviceId: string,
+  queue: QueueRow,
   given: Record<string, IntakeValue | null> | undefined,
 ): Promise<SplitAnswers> {
-  const fields = await intakeFields(env, serviceId);
+  // The queue row says whether its service asks anything: a service without questions costs
+  // its joins no read (the join's hot path); answers given to it are refused as unknown keys.
+  const fields = queue.intakeQuestions > 0 ? await intakeFields(env, queue.serviceId) : [];
   if (fields.length === 0 && (given === undefined || Object.keys(given).length === 0)) return { open: null, personal: null };
   const checked = checkJoinAnswers(fields, given ?? {});
   if (!checked.ok) {

@@ -175,14 +175,17 @@ export async function createQueue(
       updatedAt: at,
       // Its room holds no rules yet: the first join or call-next loads them (room-rules.ts).
       rulesVersion: 0,
+      // Copied from its service's questions by the insert below (docs/visits.md).
+      intakeQuestions: 0,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.
     await openRoom(env, row);
     try {
       const result = await env.DB.prepare(
-        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?,
+           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0)
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
       )
         .bind(
@@ -197,6 +200,7 @@ export async function createQueue(
           row.letter,
           at,
           at,
+          row.serviceId,
           maxQueues,
           organizationId,
           maxQueues,

@@ -133,7 +133,7 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
 export async function issueTicket(env: Env, queue: QueueRow, given: JoinInput, at: number, tokenHash?: string): Promise<TicketView> {
   // The intake answers are checked against the service's questions first (docs/visits.md).
   const { answers, ...rest } = given;
-  const { open, personal } = await answersAtJoin(env, queue.serviceId, answers);
+  const { open, personal } = await answersAtJoin(env, queue, answers);
   const input: NewTicket = { ...rest, intake: open, intakePersonal: personal };
   return withRules(env, queue, at, () =>
     roomOf(env, queue.id).command({ verb: "join", input, at, tokenHash, rulesVersion: queue.rulesVersion }),

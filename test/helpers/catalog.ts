@@ -111,6 +111,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     createdAt: at,
     updatedAt: at,
     rulesVersion: 0,
+    intakeQuestions: 0,
   };
   await openRoom(env, row);
   await env.DB.prepare(

@@ -213,13 +213,28 @@ describe("GET /v1/tickets/{id}, cancel by owner, lists", () => {
     const waiting = await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&limit=2`, { token: f.owner.token });
     expect(expectOk(waiting).map((t: any) => t.position)).toEqual([1, 2]);
     expect(waiting.body.data[0].id).toBe(vip.id);
-    expect(waiting.body.meta).toEqual({ total: 4, page: 1, limit: 2, hasMore: true });
+    // A page read by number also names the cursors to read on from (issue #32, src/http/cursor.ts).
+    expect(waiting.body.meta).toEqual({
+      total: 4,
+      page: 1,
+      limit: 2,
+      hasMore: true,
+      nextCursor: waiting.body.data[1].id,
+      previousCursor: null,
+    });
     const second = await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&limit=2&page=2`, { token: f.owner.token });
     expect(expectOk(second).map((t: any) => [t.number, t.position])).toEqual([
       [2, 3],
       [3, 4],
     ]);
-    expect(second.body.meta).toEqual({ total: 4, page: 2, limit: 2, hasMore: false });
+    expect(second.body.meta).toEqual({
+      total: 4,
+      page: 2,
+      limit: 2,
+      hasMore: false,
+      nextCursor: null,
+      previousCursor: second.body.data[0].id,
+    });
     const byNumber = expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: f.owner.token }));
     expect(byNumber.map((t: any) => [t.number, t.position])).toEqual([
       [1, 2],
