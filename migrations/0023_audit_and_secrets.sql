@@ -35,3 +35,8 @@ CREATE TABLE `audit_chain_anchors` (
 	`hash` text NOT NULL,
 	`updated_at` integer NOT NULL
 );
+--> statement-breakpoint
+-- The minute sweep's reads: entries past a retention limit, and entries not sealed yet.
+CREATE INDEX `audit_events_created_idx` ON `audit_events` (`created_at`,`organization_id`);
+--> statement-breakpoint
+CREATE INDEX `audit_events_unsealed_idx` ON `audit_events` (`organization_id`) WHERE seq IS NULL;

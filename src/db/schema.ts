@@ -1085,6 +1085,11 @@ export const auditEvents = sqliteTable(
   (t) => [
     uniqueIndex("audit_events_chain_idx").on(t.organizationId, t.seq),
     index("audit_events_org_time_idx").on(t.organizationId, t.createdAt),
+    // The minute sweep's reads: entries past a retention limit, and entries not sealed yet.
+    index("audit_events_created_idx").on(t.createdAt, t.organizationId),
+    index("audit_events_unsealed_idx")
+      .on(t.organizationId)
+      .where(sql`seq IS NULL`),
     index("audit_events_entity_idx").on(t.organizationId, t.entityType, t.entityId),
   ],
 );

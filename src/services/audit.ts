@@ -9,7 +9,7 @@ import {
   type AuditEntry,
   type AuditOrigin,
 } from "../domain/audit";
-import type { Plan } from "../domain/plans";
+import { PLANS, type Plan } from "../domain/plans";
 import { sha256Hex } from "../lib/crypto";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
@@ -310,14 +310,21 @@ export async function verifyAuditChain(d1: D1Database, organizationId: string): 
  * kept chain starts from, in the same batch.
  */
 export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000): Promise<number> {
-  const orgs = await d1
-    .prepare(
-      `SELECT a.organization_id AS organization_id, COALESCE(s.plan, 'starter') AS plan
-       FROM (SELECT DISTINCT organization_id FROM audit_events WHERE created_at < ?) a
-       LEFT JOIN subscriptions s ON s.organization_id = a.organization_id LIMIT 100`,
-    )
-    .bind(auditRetentionCutoff("starter", at))
-    .all<{ organization_id: string; plan: Plan }>();
+  // Per plan, the organizations with an entry past that plan's limit (read through
+  // audit_events_created_idx): an enterprise organization's month-old entries never take the
+  // place of a starter organization's due ones.
+  const due = await d1.batch(
+    PLANS.map((plan) =>
+      d1
+        .prepare(
+          `SELECT DISTINCT e.organization_id AS organization_id, ? AS plan
+           FROM audit_events e LEFT JOIN subscriptions s ON s.organization_id = e.organization_id
+           WHERE e.created_at < ? AND COALESCE(s.plan, 'starter') = ? LIMIT 100`,
+        )
+        .bind(plan, auditRetentionCutoff(plan, at), plan),
+    ),
+  );
+  const orgs = { results: due.flatMap((r) => r.results as { organization_id: string; plan: Plan }[]) };
   let deleted = 0;
   for (const { organization_id: organizationId, plan } of orgs.results) {
     const cutoff = auditRetentionCutoff(plan, at);
@@ -356,7 +363,7 @@ export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000)
 /** The minute sweep: seals what requests left unsealed, then applies retention. */
 export async function sweepAuditLog(d1: D1Database, at: number): Promise<void> {
   const pending = await d1
-    .prepare("SELECT DISTINCT organization_id FROM audit_events WHERE seq IS NULL LIMIT 100")
+    .prepare("SELECT DISTINCT organization_id FROM audit_events INDEXED BY audit_events_unsealed_idx WHERE seq IS NULL LIMIT 100")
     .all<{ organization_id: string }>();
   for (const { organization_id } of pending.results) await sealAuditChain(d1, organization_id);
   await pruneAuditEvents(d1, at);
