@@ -48,6 +48,14 @@ export function forgedApiKey(): string {
 export function forgedSessionToken(): string {
   return `sess_${randomBody(40)}${"f".repeat(32)}`;
 }
+/**
+ * `value` with its last `count` characters replaced by others of the same alphabet, each one
+ * different from the one it replaces (a fixed substitute matches the original 1 time in 16).
+ */
+export function alterTail(value: string, count = 1): string {
+  const tail = [...value.slice(-count)].map((c) => (c === "0" ? "1" : "0")).join("");
+  return `${value.slice(0, -count)}${tail}`;
+}
 /** Unsigned shapes: only a lookup can judge them. */
 export function legacyShapedApiKey(): string {
   return `qk_live_${randomBody(40)}`;
