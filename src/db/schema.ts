@@ -405,6 +405,10 @@ export const tickets = sqliteTable(
     index("tickets_intake_personal_org_created_idx")
       .on(t.organizationId, t.createdAt)
       .where(sql`intake_personal IS NOT NULL`),
+    // Only the rows still holding a phone (docs/retention.md).
+    index("tickets_phone_org_created_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`phone IS NOT NULL`),
   ],
 );
 
@@ -1039,7 +1043,13 @@ export const ticketMessages = sqliteTable(
     deliveryEventId: text("delivery_event_id"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("ticket_messages_ticket_idx").on(t.ticketId, t.createdAt)],
+  (t) => [
+    index("ticket_messages_ticket_idx").on(t.ticketId, t.createdAt),
+    // Only the messages still holding a number and a text (docs/retention.md).
+    index("ticket_messages_personal_idx")
+      .on(t.organizationId, t.createdAt)
+      .where(sql`phone <> '(anonymised)'`),
+  ],
 );
 
 /** A number that sent STOP to an organization: nothing more goes to it until START. */

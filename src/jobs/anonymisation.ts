@@ -4,7 +4,10 @@ import { DAY } from "../lib/time";
 // The personal-data sweep (docs/retention.md): past each organization's `data_retention_days`,
 // the records that still hold a visitor's personal data are anonymised in place. What is
 // anonymised, per table:
-//  - tickets (the D1 projection): `visitor_name` → NULL, `intake_personal` → NULL (docs/visits.md);
+//  - tickets (the D1 projection): `visitor_name` → NULL, `intake_personal` → NULL (docs/visits.md),
+//    `phone` → NULL;
+//  - ticket_messages: `phone` and `body` → "(anonymised)"; opt_outs stay (a STOP is the
+//    customer's own order, kept so that they are never texted again);
 //  - notification_deliveries (finished ones): the recipient (phone number, push token,
 //    endpoint, user id) and the stored payload (its target and the text sent) are replaced; the
 //    key, which embeds the recipient, becomes `<event>:<channel>:(anonymised):<id>`;
@@ -38,6 +41,14 @@ export const ANONYMISE_TICKETS = `UPDATE tickets SET visitor_name = NULL
 export const ANONYMISE_TICKET_INTAKE = `UPDATE tickets SET intake_personal = NULL
   WHERE rowid IN (${due("tickets", "tickets_intake_personal_org_created_idx", "rowid", "d.intake_personal IS NOT NULL")})`;
 
+/** The number a ticket keeps for conversations (docs/conversations.md). */
+export const ANONYMISE_TICKET_PHONES = `UPDATE tickets SET phone = NULL
+  WHERE rowid IN (${due("tickets", "tickets_phone_org_created_idx", "rowid", "d.phone IS NOT NULL")})`;
+
+/** Texts exchanged with a ticket: the number and the words go, the fact of a message stays. */
+export const ANONYMISE_TICKET_MESSAGES = `UPDATE ticket_messages SET phone = '${ANONYMISED}', body = '${ANONYMISED}'
+  WHERE rowid IN (${due("ticket_messages", "ticket_messages_personal_idx", "rowid", `d.phone <> '${ANONYMISED}'`)})`;
+
 export const ANONYMISE_NOTIFICATION_DELIVERIES = `UPDATE notification_deliveries
   SET recipient = '${ANONYMISED}', key = event_id || ':' || channel || ':${ANONYMISED}:' || id,
       payload = '{"anonymised":true}', provider_response = NULL
@@ -56,18 +67,32 @@ export const ANONYMISE_WEBHOOK_DELIVERIES = `UPDATE webhook_deliveries
 export const DELETE_VISITOR_PUSH = `DELETE FROM visitor_push_subscriptions
   WHERE rowid IN (${due("visitor_push_subscriptions", "visitor_push_subscriptions_org_created_idx", "rowid", "1 = 1")})`;
 
-export type AnonymisationCounts = { tickets: number; notificationDeliveries: number; webhookDeliveries: number; pushSubscriptions: number };
+export type AnonymisationCounts = {
+  tickets: number;
+  ticketMessages: number;
+  notificationDeliveries: number;
+  webhookDeliveries: number;
+  pushSubscriptions: number;
+};
 
 /** One bounded pass over every table; running it again changes nothing already done. */
 export async function anonymisePersonalData(env: Env, at: number): Promise<AnonymisationCounts> {
-  const [tickets, notificationDeliveries, webhookDeliveries, pushSubscriptions, ticketIntake] = await env.DB.batch(
-    [ANONYMISE_TICKETS, ANONYMISE_NOTIFICATION_DELIVERIES, ANONYMISE_WEBHOOK_DELIVERIES, DELETE_VISITOR_PUSH, ANONYMISE_TICKET_INTAKE].map(
-      (q) => env.DB.prepare(q).bind(at, CHUNK),
-    ),
-  );
+  const [tickets, notificationDeliveries, webhookDeliveries, pushSubscriptions, ticketIntake, ticketPhones, ticketMessages] =
+    await env.DB.batch(
+      [
+        ANONYMISE_TICKETS,
+        ANONYMISE_NOTIFICATION_DELIVERIES,
+        ANONYMISE_WEBHOOK_DELIVERIES,
+        DELETE_VISITOR_PUSH,
+        ANONYMISE_TICKET_INTAKE,
+        ANONYMISE_TICKET_PHONES,
+        ANONYMISE_TICKET_MESSAGES,
+      ].map((q) => env.DB.prepare(q).bind(at, CHUNK)),
+    );
   return {
-    // A ticket counts once per statement that changed it (its name, its personal answers).
-    tickets: tickets!.meta.changes + ticketIntake!.meta.changes,
+    // A ticket counts once per statement that changed it (its name, its personal answers, its phone).
+    tickets: tickets!.meta.changes + ticketIntake!.meta.changes + ticketPhones!.meta.changes,
+    ticketMessages: ticketMessages!.meta.changes,
     notificationDeliveries: notificationDeliveries!.meta.changes,
     webhookDeliveries: webhookDeliveries!.meta.changes,
     pushSubscriptions: pushSubscriptions!.meta.changes,

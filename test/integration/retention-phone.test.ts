@@ -1,0 +1,76 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ANONYMISE_TICKET_MESSAGES, ANONYMISE_TICKET_PHONES } from "../../src/jobs/anonymisation";
+import { newId } from "../../src/lib/ids";
+import { now } from "../../src/lib/clock";
+import { call, expectOk } from "../helpers/api";
+import { settle } from "../helpers/catalog";
+import { testClock } from "../helpers/clock";
+import { queueFixture, registerUser } from "../helpers/fixtures";
+import { sweep } from "../helpers/cron";
+
+// A ticket's phone (kept since conversations, docs/conversations.md) and the texts exchanged with
+// it are personal data like the visitor's name: past the organization's retention the sweep
+// clears them. An opt-out (STOP) is kept: it is the customer's own order not to be texted again.
+
+const DAY = 86_400_000;
+
+describe("the anonymisation sweep and a ticket's phone", () => {
+  it("past the retention, the ticket's phone and its conversation's numbers and texts are gone; opt-outs stay", async () => {
+    testClock.set("2026-02-01T09:00:00.000Z");
+    const f = await queueFixture("pro");
+    expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token: f.owner.token, body: { dataRetentionDays: 30 } }));
+    const customer = await registerUser({ accountType: "customer" });
+    const phone = "+33612345679";
+    const ticket = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: { phone } }), 201);
+    await settle(f.queueId);
+    const at = now();
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO ticket_messages (id, organization_id, ticket_id, queue_id, direction, channel, phone, body, created_at)
+         VALUES (?, ?, ?, ?, 'in', 'sms', ?, 'Je suis garé devant, Jean Dupont', ?)`,
+      ).bind(newId("msg"), f.organizationId, ticket.id, f.queueId, phone, at),
+      env.DB.prepare("INSERT INTO opt_outs (organization_id, phone, channel, created_at) VALUES (?, ?, 'sms', ?)").bind(
+        f.organizationId,
+        phone,
+        at,
+      ),
+    ]);
+    const stored = async () => {
+      const [tickets, messages, optOuts] = await env.DB.batch<any>([
+        env.DB.prepare("SELECT id, phone FROM tickets WHERE organization_id = ?").bind(f.organizationId),
+        env.DB.prepare("SELECT phone, body, direction FROM ticket_messages WHERE organization_id = ?").bind(f.organizationId),
+        env.DB.prepare("SELECT phone FROM opt_outs WHERE organization_id = ?").bind(f.organizationId),
+      ]);
+      return { tickets: tickets!.results, messages: messages!.results, optOuts: optOuts!.results };
+    };
+    expect((await stored()).tickets).toEqual([{ id: ticket.id, phone }]);
+
+    testClock.advance(29 * DAY);
+    await sweep(now());
+    expect((await stored()).messages).toEqual([{ phone, body: "Je suis garé devant, Jean Dupont", direction: "in" }]);
+
+    testClock.advance(2 * DAY);
+    await sweep(now());
+    const after = await stored();
+    expect(after.tickets).toEqual([{ id: ticket.id, phone: null }]);
+    expect(after.messages).toEqual([{ phone: "(anonymised)", body: "(anonymised)", direction: "in" }]);
+    expect(after.optOuts).toEqual([{ phone }]);
+    // A second run finds nothing left to do.
+    await sweep(now());
+    expect(await stored()).toEqual(after);
+  });
+
+  it("both statements read only the partial indexes of rows still holding a phone", async () => {
+    for (const [q, index] of [
+      [ANONYMISE_TICKET_PHONES, "tickets_phone_org_created_idx"],
+      [ANONYMISE_TICKET_MESSAGES, "ticket_messages_personal_idx"],
+    ] as const) {
+      const plan = (await env.DB.prepare(`EXPLAIN QUERY PLAN ${q}`).bind(0, 500).all<{ detail: string }>()).results
+        .map((r) => r.detail)
+        .join(" | ");
+      expect(plan).toMatch(new RegExp(`SEARCH d USING (COVERING )?INDEX ${index}`));
+      expect(plan).not.toMatch(/SCAN d/);
+    }
+  });
+});
