@@ -1,9 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ANONYMISE_TICKET_MESSAGES, ANONYMISE_TICKET_PHONES } from "../../src/jobs/anonymisation";
-import { newId } from "../../src/lib/ids";
 import { now } from "../../src/lib/clock";
-import { call, expectOk } from "../helpers/api";
+import { call, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { queueFixture, registerUser } from "../helpers/fixtures";
@@ -29,7 +28,7 @@ describe("the anonymisation sweep and a ticket's phone", () => {
       env.DB.prepare(
         `INSERT INTO ticket_messages (id, organization_id, ticket_id, queue_id, direction, channel, phone, body, created_at)
          VALUES (?, ?, ?, ?, 'in', 'sms', ?, 'Je suis garé devant, Jean Dupont', ?)`,
-      ).bind(newId("msg"), f.organizationId, ticket.id, f.queueId, phone, at),
+      ).bind(`msg_${unique()}`, f.organizationId, ticket.id, f.queueId, phone, at),
       env.DB.prepare("INSERT INTO opt_outs (organization_id, phone, channel, created_at) VALUES (?, ?, 'sms', ?)").bind(
         f.organizationId,
         phone,
