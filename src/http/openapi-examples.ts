@@ -130,6 +130,8 @@ const TICKET_AFTER: Record<string, Json> = {
     estimatedWaitRange: null,
   },
   // Two customers passed: from 4th to 6th.
+  // Marked VIP at the counter: behind the one VIP already waiting, ahead of every regular ticket.
+  prioritizeTicket: { isPriority: true, position: 2, estimatedWaitMinutes: 6, estimatedWaitRange: { low: 4, high: 8 } },
   stepBackTicket: { position: 6, steppedBackPlaces: 2, estimatedWaitMinutes: 18, estimatedWaitRange: { low: 14, high: 24 } },
   callDeskNext: {
     status: "called",
