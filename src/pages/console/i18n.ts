@@ -77,6 +77,14 @@ const en = {
   language: "Français",
   network: "The service cannot be reached. Check the connection.",
   queues: "Queues",
+  phone: "Phone",
+  labels: "Labels",
+  intake: "Visit details",
+  yes: "Yes",
+  no: "No",
+  actions: "Action",
+  markVip: (code: string) => `Mark ${code} VIP`,
+  markedVip: (code: string) => `${code} is now VIP: served before the regular line.`,
 } as const;
 
 type Dict = {
@@ -164,6 +172,14 @@ const fr: Dict = {
   language: "English",
   network: "Le service est injoignable. Vérifiez la connexion.",
   queues: "Files",
+  phone: "Téléphone",
+  labels: "Étiquettes",
+  intake: "Motif et renseignements",
+  yes: "Oui",
+  no: "Non",
+  actions: "Action",
+  markVip: (code: string) => `Passer ${code} en VIP`,
+  markedVip: (code: string) => `${code} passe en VIP : servi avant la file normale.`,
 };
 
 export const TEXT: Record<Lang, Dict> = { en: en as unknown as Dict, fr };
