@@ -38,6 +38,7 @@ export const EVENT_TYPES = [
   "ticket.label_removed",
   // The console's "mark VIP" (issue 27): a waiting ticket moved into the priority lane.
   "ticket.prioritized",
+  "ticket.priority_removed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -105,7 +105,8 @@ export type RoomCommand =
   /** Staff put a label on a ticket (`add`) or take it off (docs/visits.md). */
   | { verb: "label"; ticketId: string; label: string; add: boolean; at: number }
   /** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
-  | { verb: "prioritize"; ticketId: string; at: number };
+  | { verb: "prioritize"; ticketId: string; at: number }
+  | { verb: "unprioritize"; ticketId: string; at: number };
 
 export interface CommandResults {
   reconfigure: RoomResult<QueueSummary>;
@@ -145,6 +146,7 @@ export interface CommandResults {
   setIntake: RoomResult<TicketView>;
   label: RoomResult<TicketView>;
   prioritize: RoomResult<TicketView>;
+  unprioritize: RoomResult<TicketView>;
 }
 
 // ---- queries: reads, no change of the line ---------------------------------------------------

@@ -20,6 +20,7 @@ import {
   returnTicket,
   stepBackTicket,
   ticketRecord,
+  unprioritizeTicket,
 } from "../services/tickets";
 import { TicketRecord } from "./tickets";
 import { PublicLine } from "./schemas";
@@ -197,6 +198,27 @@ app.openapi(vip, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
   return c.json(ok(ticketRecord(await prioritizeTicket(c.env, queue, ticketId, now()))), 200);
+});
+
+const unVip = createRoute({
+  method: "delete",
+  path: "/tickets/{ticketId}/vip",
+  tags,
+  summary: "Undo a VIP mark: the waiting ticket goes back to the regular line",
+  description:
+    "Needs QUEUE_OPERATE. `isPriority` becomes false and the ticket goes back to the regular line at the place its number " +
+    "gives it (behind the waiting tickets numbered before it), as if it had never been VIP; this works for a ticket created " +
+    "VIP too. Event `ticket.priority_removed` {position}. Not VIP: 200 unchanged, no event. Any state but waiting is 409 " +
+    "INVALID_STATE with details {status, allowed}.",
+  security: SECURITY.any,
+  request: { params: TicketParam },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(unVip, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  return c.json(ok(ticketRecord(await unprioritizeTicket(c.env, queue, ticketId, now()))), 200);
 });
 
 export default app;

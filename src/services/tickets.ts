@@ -232,6 +232,11 @@ export async function prioritizeTicket(env: Env, queue: QueueRow, ticketId: stri
   return inRoom(env, queue, (room) => room.command({ verb: "prioritize", ticketId, at }));
 }
 
+/** Undoes a VIP mark: the waiting ticket goes back to the regular line at its number's place. */
+export async function unprioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "unprioritize", ticketId, at }));
+}
+
 /** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */
 export async function stepBackTicket(env: Env, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
   return inRoom(env, queue, (room) => room.command({ verb: "stepBack", ticketId, places, at }));

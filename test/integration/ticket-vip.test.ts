@@ -31,6 +31,7 @@ async function waitingLine(f: Fixture): Promise<{ code: string; position: number
 }
 
 const vip = (ticketId: string, auth: { token: string } | { apiKey: string }) => call("POST", `/v1/tickets/${ticketId}/vip`, auth);
+const unVip = (ticketId: string, auth: { token: string } | { apiKey: string }) => call("DELETE", `/v1/tickets/${ticketId}/vip`, auth);
 
 describe("POST /v1/tickets/{ticketId}/vip", () => {
   it("moves a waiting ticket behind the VIPs already waiting and ahead of every regular one; call-next calls it in that order", async () => {
@@ -123,5 +124,66 @@ describe("POST /v1/tickets/{ticketId}/vip", () => {
     expect(expectOk(await vip(second.id, { token: operator.token })).isPriority).toBe(true);
     const writer = await createApiKey(f.owner as any, f.organizationId, ["write:queues"]);
     expectOk(await vip(second.id, { apiKey: writer.key }));
+  });
+});
+
+describe("DELETE /v1/tickets/{ticketId}/vip", () => {
+  it("sends a ticket marked VIP back to the place its number gives it in the regular line; a ticket created VIP too", async () => {
+    const f = await queueFixture("pro");
+    const a1 = await walkIn(f.owner, f.queueId);
+    const a2 = await walkIn(f.owner, f.queueId);
+    const a3 = await walkIn(f.owner, f.queueId);
+    expectOk(await vip(a2.id, { token: f.owner.token }));
+    expect((await waitingLine(f)).map((t) => t.code)).toEqual([a2.displayCode, a1.displayCode, a3.displayCode]);
+
+    let undone: any;
+    const events = await eventsOf(f.queueId, async () => {
+      undone = expectOk(await unVip(a2.id, { token: f.owner.token }));
+    });
+    expect(undone).toMatchObject({ id: a2.id, status: "waiting", isPriority: false, position: 2 });
+    expect(events.filter((e) => e.type === "ticket.priority_removed")).toEqual([
+      expect.objectContaining({ ticketId: a2.id, data: expect.objectContaining({ position: 2 }) }),
+    ]);
+    expect(await waitingLine(f)).toEqual([
+      { code: a1.displayCode, position: 1, isPriority: false },
+      { code: a2.displayCode, position: 2, isPriority: false },
+      { code: a3.displayCode, position: 3, isPriority: false },
+    ]);
+
+    // Created VIP after a3, then undone: behind a3, ahead of a later walk-in.
+    const v4 = await walkIn(f.owner, f.queueId, { vip: true });
+    const a5 = await walkIn(f.owner, f.queueId);
+    expect(expectOk(await unVip(v4.id, { token: f.owner.token }))).toMatchObject({ isPriority: false, position: 4 });
+    expect((await waitingLine(f)).map((t) => t.code)).toEqual([
+      a1.displayCode,
+      a2.displayCode,
+      a3.displayCode,
+      v4.displayCode,
+      a5.displayCode,
+    ]);
+    const called: string[] = [];
+    for (let i = 0; i < 5; i++) called.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })).id);
+    expect(called).toEqual([a1.id, a2.id, a3.id, v4.id, a5.id]);
+  });
+
+  it("answers a ticket that is not VIP unchanged (no event); refuses the wrong state (409), another organization (404), a widget key (403)", async () => {
+    const f = await queueFixture("pro");
+    const regular = await walkIn(f.owner, f.queueId);
+    let same: any;
+    const events = await eventsOf(f.queueId, async () => {
+      same = expectOk(await unVip(regular.id, { token: f.owner.token }));
+    });
+    expect(same).toMatchObject({ isPriority: false, position: 1, updatedAt: regular.updatedAt });
+    expect(events.filter((e) => e.type === "ticket.priority_removed")).toEqual([]);
+
+    const v = await walkIn(f.owner, f.queueId, { vip: true });
+    const other = await queueFixture("pro");
+    expectError(await unVip(v.id, { token: other.owner.token }), 404, "NOT_FOUND");
+    const widget = await createApiKey(f.owner as any, f.organizationId, ["widget"]);
+    expect((await unVip(v.id, { apiKey: widget.key })).status).toBe(403);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    const refused = await unVip(v.id, { token: f.owner.token });
+    expectError(refused, 409, "INVALID_STATE");
+    expect(refused.body.error.details).toEqual({ status: "called", allowed: ["waiting"] });
   });
 });
