@@ -356,6 +356,24 @@ export function pageCases() {
           check((await p.locator(`tr[data-ticket="${ada.id}"] .mark.vip`).count()) === 1, "the marked row shows no VIP mark");
           check((await p.getByRole("button", { name: `Mark ${ada.displayCode} VIP` }).count()) === 0, "a VIP row still offers 'Mark VIP'");
           check((await must(api, "GET", `/tickets/${ada.id}`)).isPriority === true, "the API does not say the ticket is VIP");
+          // Marked by mistake: undone from the same row, she goes back behind the first; marked again.
+          await p.getByRole("button", { name: `Undo VIP for ${ada.displayCode}` }).click({ timeout: STEP_MS });
+          await p.getByText(`${ada.displayCode} is back in the regular line.`).waitFor({ timeout: STEP_MS });
+          await p.waitForFunction(
+            (code) => document.querySelector(".line tbody .code-cell")?.firstChild?.textContent === code,
+            first.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          await p.getByRole("button", { name: `Mark ${ada.displayCode} VIP` }).click({ timeout: STEP_MS });
+          await p.waitForFunction(
+            (code) => document.querySelector(".line tbody .code-cell")?.firstChild?.textContent === code,
+            ada.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
 
           await p.keyboard.press("n");
           await p.waitForFunction((id) => document.querySelector(".current .ticket")?.getAttribute("data-ticket") === id, ada.id, {

@@ -290,10 +290,10 @@ function App() {
   };
 
   // Any waiting ticket of the desk's queues, not only the current one: the row's own button.
-  const markVip = (tk: Ticket) =>
+  const markVip = (tk: Ticket, on: boolean) =>
     act(
-      () => api<Ticket>("POST", `/tickets/${tk.id}/vip`),
-      () => ({ kind: "ok", text: t.markedVip(tk.displayCode) }),
+      () => api<Ticket>(on ? "POST" : "DELETE", `/tickets/${tk.id}/vip`),
+      () => ({ kind: "ok", text: on ? t.markedVip(tk.displayCode) : t.unmarkedVip(tk.displayCode) }),
     );
 
   const verb = (path: string, body?: unknown) =>
@@ -616,11 +616,22 @@ function App() {
                         <button
                           type="button"
                           class="small"
-                          onClick={() => markVip(tk)}
+                          onClick={() => markVip(tk, true)}
                           disabled={busy}
                           aria-label={t.markVip(tk.displayCode)}
                         >
                           {t.vip}
+                        </button>
+                      )}
+                      {tk.isPriority && tk.source !== "transfer" && (
+                        <button
+                          type="button"
+                          class="small undo"
+                          onClick={() => markVip(tk, false)}
+                          disabled={busy}
+                          aria-label={t.unmarkVip(tk.displayCode)}
+                        >
+                          {t.undoVip}
                         </button>
                       )}
                     </td>
