@@ -36,6 +36,9 @@ export const EVENT_TYPES = [
   "ticket.intake_updated",
   "ticket.label_added",
   "ticket.label_removed",
+  // The console's "mark VIP" (issue 27): a waiting ticket moved into the priority lane.
+  "ticket.prioritized",
+  "ticket.priority_removed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -32,6 +32,7 @@ export const TICKET_TRANSITIONS = {
   hold: ["called", "serving"],
   resume: ["held"],
   stepBack: ["waiting"],
+  prioritize: ["waiting"],
 } as const satisfies Record<string, readonly TicketStatus[]>;
 export type TicketOperation = keyof typeof TICKET_TRANSITIONS;
 

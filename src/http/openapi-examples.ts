@@ -130,6 +130,10 @@ const TICKET_AFTER: Record<string, Json> = {
     estimatedWaitRange: null,
   },
   // Two customers passed: from 4th to 6th.
+  // Marked VIP at the counter: behind the one VIP already waiting, ahead of every regular ticket.
+  prioritizeTicket: { isPriority: true, position: 2, estimatedWaitMinutes: 6, estimatedWaitRange: { low: 4, high: 8 } },
+  // The VIP mark undone: back at the place its number gives it in the regular line.
+  unprioritizeTicket: { isPriority: false, position: 4, estimatedWaitMinutes: 12, estimatedWaitRange: { low: 9, high: 16 } },
   stepBackTicket: { position: 6, steppedBackPlaces: 2, estimatedWaitMinutes: 18, estimatedWaitRange: { low: 14, high: 24 } },
   callDeskNext: {
     status: "called",

@@ -95,6 +95,8 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/tickets/{ticketId}/resume": { id: "resumeTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/step-back": { id: "stepBackTicket", errors: ["INVALID_STATE", "CONFLICT"] },
   "POST /v1/widget/tickets/{ticketId}/step-back": { id: "stepBackVisitorTicket", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/tickets/{ticketId}/vip": { id: "prioritizeTicket", errors: STATE },
+  "DELETE /v1/tickets/{ticketId}/vip": { id: "unprioritizeTicket", errors: STATE },
   "POST /v1/services/{serviceId}/outcomes": { id: "createServiceOutcome", errors: ["CONFLICT"] },
   "GET /v1/services/{serviceId}/outcomes": { id: "listServiceOutcomes" },
   "DELETE /v1/services/{serviceId}/outcomes/{code}": { id: "deleteServiceOutcome" },

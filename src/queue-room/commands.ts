@@ -564,6 +564,90 @@ export class Commands {
     return this.views.ticket(cfg, row.id, at);
   }
 
+  /**
+   * Staff make a waiting ticket VIP (issue 27, the console's "mark VIP"): `is_priority` set, and
+   * the ticket goes to the back of the priority lane, so ahead of every regular ticket and behind
+   * the VIPs already waiting, as a VIP ticket created now would. One already in the priority lane
+   * (returned first, restored) keeps its place. Already VIP: nothing changes, nothing is emitted.
+   */
+  prioritize(cfg: Configured, ticketId: string, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "prioritize");
+    if (!allows("prioritize", row.status)) {
+      invalidState(row.status, allowedFrom("prioritize"), `A ${row.status} ticket cannot be made VIP: only a waiting one`);
+    }
+    if (row.is_priority === 1) return this.views.ticket(cfg, row.id, at);
+    const spot = row.lane === LANE.priority ? {} : this.backOfPriorityLane(at);
+    this.store.update(row.id, { is_priority: 1, ...spot }, at);
+    const view = this.views.ticket(cfg, row.id, at);
+    this.store.emit(cfg, "ticket.prioritized", this.store.row(row.id), at, { position: view.position });
+    return view;
+  }
+
+  /**
+   * Undoes `prioritize` (a VIP marked by mistake): `is_priority` cleared, and a ticket in the
+   * priority lane goes back to the regular line where its number puts it (between the waiting
+   * tickets numbered before and after it), as if it had never been VIP. Not VIP: nothing changes.
+   */
+  unprioritize(cfg: Configured, ticketId: string, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "prioritize");
+    if (!allows("prioritize", row.status)) {
+      invalidState(
+        row.status,
+        allowedFrom("prioritize"),
+        `A ${row.status} ticket is not in the line: only a waiting one can stop being VIP`,
+      );
+    }
+    if (row.is_priority === 0) return this.views.ticket(cfg, row.id, at);
+    const spot = row.lane === LANE.priority ? this.regularPlaceOf(row) : {};
+    this.store.update(row.id, { is_priority: 0, ...spot }, at);
+    const view = this.views.ticket(cfg, row.id, at);
+    this.store.emit(cfg, "ticket.priority_removed", this.store.row(row.id), at, { position: view.position });
+    return view;
+  }
+
+  /**
+   * A regular-lane key for the ticket's own number: the number itself unless a waiting ticket
+   * already holds it (a return placed there), then just before it. `lined_up_at` stays between
+   * the neighbours' so it never decreases along the lane (domain/desks.ts).
+   */
+  private regularPlaceOf(row: TicketRow): { lane: number; order_key: number; lined_up_at: number } {
+    const sql = this.store.sql;
+    const before = sql
+      .exec<{ k: number; t: number | null; c: number }>(
+        "SELECT order_key AS k, lined_up_at AS t, created_at AS c FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key < ? ORDER BY order_key DESC LIMIT 1",
+        LANE.regular,
+        row.number,
+      )
+      .toArray()[0];
+    const after = sql
+      .exec<{ k: number; t: number | null; c: number }>(
+        "SELECT order_key AS k, lined_up_at AS t, created_at AS c FROM tickets WHERE status = 'waiting' AND lane = ? AND order_key >= ? ORDER BY order_key LIMIT 1",
+        LANE.regular,
+        row.number,
+      )
+      .toArray()[0];
+    const key = after !== undefined && after.k === row.number ? ((before?.k ?? row.number - 1) + row.number) / 2 : row.number;
+    const low = before === undefined ? row.created_at : Math.max(row.created_at, before.t ?? before.c);
+    const high = after === undefined ? low : (after.t ?? after.c);
+    return { lane: LANE.regular, order_key: key, lined_up_at: Math.min(low, high) };
+  }
+
+  /**
+   * The next key of the priority lane, past every key now in it: keys placed "after" a ticket may
+   * reach beyond the room's counter, so the counter follows the key (the next VIP lands behind).
+   */
+  private backOfPriorityLane(at: number): { lane: number; order_key: number; lined_up_at: number } {
+    const seq = this.store.nextPrioritySeq();
+    const back = this.store.sql
+      .exec<{ k: number | null }>("SELECT MAX(order_key) AS k FROM tickets WHERE status = 'waiting' AND lane = ?", LANE.priority)
+      .one().k;
+    const key = back === null || back < seq ? seq : Math.floor(back) + 1;
+    if (key !== seq) this.store.setRoom({ priority_seq: key });
+    return { lane: LANE.priority, order_key: key, lined_up_at: at };
+  }
+
   /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */
   private watchLongWait(cfg: Configured, joined: TicketView, at: number): void {
     if (joined.estimatedWaitMinutes === null || joined.position === null) return;

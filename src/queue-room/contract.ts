@@ -103,7 +103,10 @@ export type RoomCommand =
   /** Staff's intake answers, checked by the Worker (docs/visits.md). */
   | { verb: "setIntake"; ticketId: string; intake: IntakeAnswers | null; intakePersonal: IntakeAnswers | null; at: number }
   /** Staff put a label on a ticket (`add`) or take it off (docs/visits.md). */
-  | { verb: "label"; ticketId: string; label: string; add: boolean; at: number };
+  | { verb: "label"; ticketId: string; label: string; add: boolean; at: number }
+  /** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
+  | { verb: "prioritize"; ticketId: string; at: number }
+  | { verb: "unprioritize"; ticketId: string; at: number };
 
 export interface CommandResults {
   reconfigure: RoomResult<QueueSummary>;
@@ -142,6 +145,8 @@ export interface CommandResults {
   archiveFinished: ArchiveResult;
   setIntake: RoomResult<TicketView>;
   label: RoomResult<TicketView>;
+  prioritize: RoomResult<TicketView>;
+  unprioritize: RoomResult<TicketView>;
 }
 
 // ---- queries: reads, no change of the line ---------------------------------------------------

@@ -244,6 +244,8 @@ export class QueueRoom extends DurableObject<Env> {
     archiveFinished: (c) => this.archiveFinished(c.at),
     setIntake: (c) => this.mutate(c.at, (cfg) => this.commands.setIntake(cfg, c.ticketId, c.intake, c.intakePersonal, c.at)),
     label: (c) => this.mutate(c.at, (cfg) => this.commands.label(cfg, c.ticketId, c.label, c.add, c.at)),
+    prioritize: (c) => this.mutate(c.at, (cfg) => this.commands.prioritize(cfg, c.ticketId, c.at)),
+    unprioritize: (c) => this.mutate(c.at, (cfg) => this.commands.unprioritize(cfg, c.ticketId, c.at)),
   };
 
   private readonly queries: QueryHandlers = {

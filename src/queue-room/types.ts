@@ -87,6 +87,8 @@ export interface TicketView {
   intake: IntakeAnswers;
   /** Staff's labels (docs/visits.md), in the order they were put; [] when none. */
   labels: string[];
+  /** The visitor's phone masked for staff ("+33 6 •• •• •• 78", domain/phone-mask.ts); null when none. */
+  phoneMasked: string | null;
 }
 
 export interface QueueSummary {

@@ -1,5 +1,6 @@
 import { displayCode } from "../domain/display-code";
 import type { IntakeAnswers } from "../domain/intake";
+import { maskPhone } from "../domain/phone-mask";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import type { ConfigRow, Configured, RoomStore, TicketRow } from "./store";
 import type { QueueSummary, TicketPage, TicketQuery, TicketView } from "./types";
@@ -167,6 +168,7 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     updatedAt: row.updated_at,
     intake: { ...parseAnswers(row.intake), ...parseAnswers(row.intake_personal) },
     labels: row.labels === null ? [] : (JSON.parse(row.labels) as string[]),
+    phoneMasked: maskPhone(row.phone),
   };
 }
 

@@ -11,7 +11,17 @@ import { now } from "../lib/clock";
 import type { QueueRow } from "../services/queues";
 import { requireCredential } from "../http/auth";
 import { STEP_BACK_MAX_PLACES } from "../domain/tickets";
-import { getTicket, holdTicket, recallTicket, resumeTicket, returnTicket, stepBackTicket, ticketRecord } from "../services/tickets";
+import {
+  getTicket,
+  holdTicket,
+  prioritizeTicket,
+  recallTicket,
+  resumeTicket,
+  returnTicket,
+  stepBackTicket,
+  ticketRecord,
+  unprioritizeTicket,
+} from "../services/tickets";
 import { TicketRecord } from "./tickets";
 import { PublicLine } from "./schemas";
 
@@ -165,6 +175,50 @@ app.openapi(stepBack, async (c) => {
   const own = principal.kind === "session" && (await getTicket(c.env, queue, ticketId, at)).userId === principal.user.id;
   if (!own) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
   return c.json(ok(ticketRecord(await stepBackTicket(c.env, queue, ticketId, c.req.valid("json").places, at))), 200);
+});
+
+const vip = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/vip",
+  tags,
+  summary: "Make a waiting ticket VIP",
+  description:
+    'Needs QUEUE_OPERATE. The counter\'s "mark VIP" on a ticket already in the line (POST /v1/queues/{queueId}/vip-ticket ' +
+    "creates one): the ticket gets `isPriority: true` and moves into the priority lane, ahead of every regular waiting " +
+    "ticket and behind the VIP tickets already waiting, so the next call-next calls it once those are called. A ticket " +
+    "already in the priority lane (returned first, restored) keeps its place. Event `ticket.prioritized` {position}; the " +
+    "queue's sockets see the move. Already VIP: 200 with the ticket unchanged, no event. Any state but waiting is 409 " +
+    "INVALID_STATE with details {status, allowed}.",
+  security: SECURITY.any,
+  request: { params: TicketParam },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(vip, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  return c.json(ok(ticketRecord(await prioritizeTicket(c.env, queue, ticketId, now()))), 200);
+});
+
+const unVip = createRoute({
+  method: "delete",
+  path: "/tickets/{ticketId}/vip",
+  tags,
+  summary: "Undo a VIP mark: the waiting ticket goes back to the regular line",
+  description:
+    "Needs QUEUE_OPERATE. `isPriority` becomes false and the ticket goes back to the regular line at the place its number " +
+    "gives it (behind the waiting tickets numbered before it), as if it had never been VIP; this works for a ticket created " +
+    "VIP too. Event `ticket.priority_removed` {position}. Not VIP: 200 unchanged, no event. Any state but waiting is 409 " +
+    "INVALID_STATE with details {status, allowed}.",
+  security: SECURITY.any,
+  request: { params: TicketParam },
+  responses: { 200: TicketResponse, ...errors(409) },
+});
+
+app.openapi(unVip, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const queue = await operated(c, ticketId);
+  return c.json(ok(ticketRecord(await unprioritizeTicket(c.env, queue, ticketId, now()))), 200);
 });
 
 export default app;

@@ -77,6 +77,15 @@ export const TicketRecord = z
     updatedAt: z.string(),
     intake: IntakeAnswersRecord,
     labels: z.array(z.string()).openapi({ description: "Staff's labels (POST /v1/tickets/{ticketId}/labels); [] when none" }),
+    phoneMasked: z
+      .string()
+      .nullable()
+      .openapi({
+        example: "+33 6 •• •• •• 78",
+        description:
+          "The visitor's phone for the counter: country code, first digit and last two digits, the rest hidden; null when the " +
+          "ticket has no phone. The full number is never in a ticket.",
+      }),
   })
   .openapi("Ticket");
 

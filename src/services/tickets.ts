@@ -19,6 +19,7 @@ import { locationsOfService } from "./location-scope";
 import { withRules } from "./room-rules";
 import { answersAtJoin } from "./intake";
 import type { IntakeAnswers, IntakeValue } from "../domain/intake";
+import { maskPhone } from "../domain/phone-mask";
 
 export function ticketRecord(t: TicketView) {
   return {
@@ -59,6 +60,7 @@ export function ticketRecord(t: TicketView) {
     updatedAt: iso(t.updatedAt),
     intake: t.intake,
     labels: t.labels,
+    phoneMasked: t.phoneMasked,
   };
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
@@ -121,6 +123,7 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     updatedAt: t.updatedAt,
     intake: { ...parseJsonAnswers(t.intake), ...parseJsonAnswers(t.intakePersonal) },
     labels: t.labels === null ? [] : (JSON.parse(t.labels) as string[]),
+    phoneMasked: maskPhone(t.phone),
   };
 }
 
@@ -222,6 +225,16 @@ export async function holdTicket(env: Env, queue: QueueRow, ticketId: string, re
 /** A held ticket goes back to the state it was held from, with its operator and desk. */
 export async function resumeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
   return inRoom(env, queue, (room) => room.command({ verb: "resume", ticketId, at }));
+}
+
+/** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
+export async function prioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "prioritize", ticketId, at }));
+}
+
+/** Undoes a VIP mark: the waiting ticket goes back to the regular line at its number's place. */
+export async function unprioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "unprioritize", ticketId, at }));
 }
 
 /** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */

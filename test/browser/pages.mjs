@@ -59,8 +59,23 @@ async function resetDemo(api) {
   const outcomes = await must(api, "GET", `/services/${DEMO.service.id}/outcomes`);
   if (!outcomes.some((o) => o.code === "deposit_made"))
     await must(api, "POST", `/services/${DEMO.service.id}/outcomes`, { code: "deposit_made", label: "Deposit made" });
+  // One optional intake question, so the console's card has an answer to show (the kiosk asks nothing).
+  await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
+  // The flows join with a phone on every run, from one address, against the same local D1: the day's caps must not refuse them.
+  await must(api, "PATCH", `/organizations/${DEMO.organization.id}/sms-policy`, { perPhonePerDay: 1000, perAddressPerDay: 100000 });
   return desks;
 }
+
+const REASON_QUESTION = {
+  key: "reason",
+  label: { fr: "Motif de la visite", en: "Reason for the visit" },
+  type: "select",
+  options: [
+    { value: "account", label: { fr: "Ouvrir un compte", en: "Open an account" } },
+    { value: "card", label: { fr: "Problème de carte", en: "Card issue" } },
+  ],
+  required: "never",
+};
 
 async function widgetJoin(api, body = {}) {
   return must(api, "POST", `/widget/queue/${DEMO.queue.id}/join`, body, { "X-API-Key": DEMO.widgetKey.value });
@@ -315,6 +330,68 @@ export function pageCases() {
       },
     },
     {
+      name: "pages flow 5: a waiting ticket marked VIP from its row moves first and is the one call-next calls; the card shows its masked phone, intake answer and label",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          const first = await widgetJoin(api, { visitorName: "First In" });
+          const ada = await widgetJoin(api, { visitorName: "Ada", phone: "+33698765432", intake: { reason: "account" } });
+          await must(api, "POST", `/tickets/${ada.id}/labels`, { label: "Wheelchair" });
+          await p.waitForFunction((n) => document.querySelectorAll(".line tbody .code-cell").length === n, 2, { timeout: STEP_MS });
+          check((await waitingCodes(p)).join() === [first.displayCode, ada.displayCode].join(), `line before: ${await waitingCodes(p)}`);
+
+          await p.getByRole("button", { name: `Mark ${ada.displayCode} VIP` }).click({ timeout: STEP_MS });
+          await p.getByText(`${ada.displayCode} is now VIP`).waitFor({ timeout: STEP_MS });
+          await p.waitForFunction(
+            (code) => document.querySelector(".line tbody .code-cell")?.firstChild?.textContent === code,
+            ada.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          check((await p.locator(`tr[data-ticket="${ada.id}"] .mark.vip`).count()) === 1, "the marked row shows no VIP mark");
+          check((await p.getByRole("button", { name: `Mark ${ada.displayCode} VIP` }).count()) === 0, "a VIP row still offers 'Mark VIP'");
+          check((await must(api, "GET", `/tickets/${ada.id}`)).isPriority === true, "the API does not say the ticket is VIP");
+          // Marked by mistake: undone from the same row, she goes back behind the first; marked again.
+          await p.getByRole("button", { name: `Undo VIP for ${ada.displayCode}` }).click({ timeout: STEP_MS });
+          await p.getByText(`${ada.displayCode} is back in the regular line.`).waitFor({ timeout: STEP_MS });
+          await p.waitForFunction(
+            (code) => document.querySelector(".line tbody .code-cell")?.firstChild?.textContent === code,
+            first.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          await p.getByRole("button", { name: `Mark ${ada.displayCode} VIP` }).click({ timeout: STEP_MS });
+          await p.waitForFunction(
+            (code) => document.querySelector(".line tbody .code-cell")?.firstChild?.textContent === code,
+            ada.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+
+          await p.keyboard.press("n");
+          await p.waitForFunction((id) => document.querySelector(".current .ticket")?.getAttribute("data-ticket") === id, ada.id, {
+            timeout: STEP_MS,
+          });
+          const card = await p.locator(".current .ticket").innerText();
+          check(card.includes("+33 6 •• •• •• 32"), `the card shows no masked phone: ${card}`);
+          check(!/98 ?76 ?54|698765432/.test(card), `the card shows the full phone: ${card}`);
+          check(card.includes("Reason for the visit") && card.includes("Open an account"), `the card shows no intake answer: ${card}`);
+          check(card.includes("wheelchair"), `the card shows no label (labels are kept in lower case): ${card}`);
+          check((await waitingCodes(p)).join() === first.displayCode, `line after the call: ${await waitingCodes(p)}`);
+          await checkAxe(p, "the console with a full card");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
       name: "pages: the floor view shows the desks and the queues with their waiting line (axe)",
       async run({ browser, api }) {
         const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -356,8 +433,12 @@ export async function pageScreenshots({ browser, api, dir }) {
   mkdirSync(dir, { recursive: true });
   await resetDemo(api);
   const issued = [];
-  for (const name of ["Ada Lovelace", null, "Grace Hopper"]) issued.push(await widgetJoin(api, name ? { visitorName: name } : {}));
-  await must(api, "POST", `/queues/${DEMO.queue.id}/vip-ticket`, { visitorName: "Marie Curie" });
+  // Ada gave a phone and a reason, and the branch marked her VIP: the console's card shows them.
+  issued.push(await widgetJoin(api, { visitorName: "Ada Lovelace", phone: "+33612345678", intake: { reason: "account" } }));
+  for (const name of [null, "Grace Hopper"]) issued.push(await widgetJoin(api, name ? { visitorName: name } : {}));
+  await must(api, "POST", `/queues/${DEMO.queue.id}/operator-join`, { visitorName: "Marie Curie" });
+  await must(api, "POST", `/tickets/${issued[0].id}/labels`, { label: "Wheelchair" });
+  await must(api, "POST", `/tickets/${issued[0].id}/vip`);
   for (const lang of ["en", "fr"]) {
     for (const [w, h] of [
       [1280, 800],
@@ -377,8 +458,13 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.screenshot({ path: path.join(dir, `console-desks-${lang}-${size}.png`) });
         await openDesk(p, "Guichet 1");
         await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
+        await p
+          .getByRole("button", { name: lang === "fr" ? /^Passer .+ en VIP$/ : /^Mark .+ VIP$/ })
+          .first()
+          .waitFor({ timeout: STEP_MS });
         await p.keyboard.press("n");
         await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
+        await p.waitForSelector(".current .intake", { timeout: STEP_MS });
         await p.screenshot({ path: path.join(dir, `console-desk-${lang}-${size}.png`) });
         // The called ticket goes back to the front for the next screenshots.
         await p.keyboard.press("f");

@@ -280,6 +280,8 @@ const STEPS: Step[] = [
   { id: "holdTicket", prepare: ticket("called") },
   { id: "resumeTicket", prepare: ticket("held") },
   { id: "stepBackTicket", prepare: waitingWithOneBehind },
+  { id: "prioritizeTicket", prepare: ticket("waiting") },
+  { id: "unprioritizeTicket", prepare: madeBy(DOC.ticket, "prioritizeTicket") },
   // A desk at the demo location over the demo queue: the owner opens it and calls from it.
   { id: "createDesk" },
   { id: "listDesks" },

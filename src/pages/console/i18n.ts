@@ -77,6 +77,18 @@ const en = {
   language: "Français",
   network: "The service cannot be reached. Check the connection.",
   queues: "Queues",
+  phone: "Phone",
+  labels: "Labels",
+  intake: "Visit details",
+  yes: "Yes",
+  no: "No",
+  actions: "Action",
+  markVip: (code: string) => `Mark ${code} VIP`,
+  markedVip: (code: string) => `${code} is now VIP: served before the regular line.`,
+  undoVip: "Undo VIP",
+  // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
+  unmarkVip: (code: string) => `Undo VIP for ${code}`,
+  unmarkedVip: (code: string) => `${code} is back in the regular line.`,
 } as const;
 
 type Dict = {
@@ -164,6 +176,17 @@ const fr: Dict = {
   language: "English",
   network: "Le service est injoignable. Vérifiez la connexion.",
   queues: "Files",
+  phone: "Téléphone",
+  labels: "Étiquettes",
+  intake: "Motif et renseignements",
+  yes: "Oui",
+  no: "Non",
+  actions: "Action",
+  markVip: (code: string) => `Passer ${code} en VIP`,
+  markedVip: (code: string) => `${code} passe en VIP : servi avant la file normale.`,
+  undoVip: "Retirer VIP",
+  unmarkVip: (code: string) => `Retirer VIP pour ${code}`,
+  unmarkedVip: (code: string) => `${code} revient dans la file normale.`,
 };
 
 export const TEXT: Record<Lang, Dict> = { en: en as unknown as Dict, fr };

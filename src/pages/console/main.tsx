@@ -23,6 +23,7 @@ import { REFUSALS, TEXT, type ConsoleText } from "./i18n";
 
 type Me = { user: User; memberships: Membership[] };
 type Member = Schemas["Member"];
+type IntakeField = Schemas["IntakeField"];
 type Dialog = null | { kind: "complete" } | { kind: "previous"; ticket: Ticket } | { kind: "transfer" } | { kind: "walkin" };
 type Notice = { kind: "error" | "ok" | "info"; text: string } | null;
 
@@ -94,6 +95,8 @@ function App() {
   const [colleagues, setColleagues] = useState<Member[]>([]);
   const [serviceNames, setServiceNames] = useState<Record<string, string>>({});
   const [outcomes, setOutcomes] = useState<Record<string, ServiceOutcome[]>>({});
+  // The services' intake questions, read once per service when the desk opens: the card labels the answers with them.
+  const [questions, setQuestions] = useState<Record<string, IntakeField[]>>({});
   const [waiting, setWaiting] = useState<Ticket[]>([]);
   const [held, setHeld] = useState<Ticket[]>([]);
   const [current, setCurrent] = useState<Ticket | null>(null);
@@ -163,18 +166,22 @@ function App() {
     const serviceIds = [...new Set(deskQueues.map((q) => q.serviceId))];
     const names: Record<string, string> = {};
     const outs: Record<string, ServiceOutcome[]> = {};
+    const asks: Record<string, IntakeField[]> = {};
     await Promise.all(
       serviceIds.map(async (id) => {
-        const [service, list] = await Promise.all([
+        const [service, list, intake] = await Promise.all([
           api<{ name: string }>("GET", `/services/${id}`).catch(() => null),
           api<ServiceOutcome[]>("GET", `/services/${id}/outcomes`).catch(() => [] as ServiceOutcome[]),
+          api<Schemas["ServiceIntake"]>("GET", `/services/${id}/intake`).catch(() => null),
         ]);
         if (service) names[id] = service.name;
         outs[id] = list;
+        asks[id] = intake?.fields ?? [];
       }),
     );
     setServiceNames(names);
     setOutcomes(outs);
+    setQuestions(asks);
     setPhase("desk");
     await refresh();
   };
@@ -281,6 +288,13 @@ function App() {
     setDialog(null);
     await callNextNow(outcome === "served" ? "served" : "no_show");
   };
+
+  // Any waiting ticket of the desk's queues, not only the current one: the row's own button.
+  const markVip = (tk: Ticket, on: boolean) =>
+    act(
+      () => api<Ticket>(on ? "POST" : "DELETE", `/tickets/${tk.id}/vip`),
+      () => ({ kind: "ok", text: on ? t.markedVip(tk.displayCode) : t.unmarkedVip(tk.displayCode) }),
+    );
 
   const verb = (path: string, body?: unknown) =>
     current && act(() => api("POST", `/tickets/${current.id}/${path}`, body === undefined ? {} : { body }));
@@ -457,10 +471,19 @@ function App() {
 
   const queueName = (id: string) => queues.find((q) => q.id === id)?.name ?? allQueues.find((q) => q.id === id)?.name ?? id;
   const serviceOf = (tk: Ticket) => serviceNames[tk.serviceId] ?? "";
+  /** The intake answers with their questions' labels in the clerk's language; a choice shows its option's label. */
+  const answersOf = (tk: Ticket) =>
+    Object.entries(tk.intake ?? {}).map(([key, value]) => {
+      const field = (questions[tk.serviceId] ?? []).find((f) => f.key === key);
+      const option = field?.options?.find((o) => o.value === value);
+      const shown = option !== undefined ? option.label[lang] : typeof value === "boolean" ? (value ? t.yes : t.no) : String(value);
+      return { key, label: field?.label[lang] ?? key, shown };
+    });
   const marks = (tk: Ticket) => (
     <>
-      {tk.source === "vip" && <span class="mark vip">{t.vip}</span>}
-      {tk.isPriority && tk.source !== "vip" && <span class="mark vip">{t.priority}</span>}
+      {/* A VIP ticket, created so or marked at the counter; a transfer sent to the front is "priority". */}
+      {tk.isPriority && tk.source !== "transfer" && <span class="mark vip">{t.vip}</span>}
+      {tk.isPriority && tk.source === "transfer" && <span class="mark vip">{t.priority}</span>}
     </>
   );
   const Btn = (p: { k: string; label: string; on: () => unknown; enabled: boolean; kind?: string }) => (
@@ -499,6 +522,24 @@ function App() {
                 <dd>{minutes((Date.parse(current.calledAt ?? current.createdAt) - Date.parse(current.createdAt)) / 60_000, lang)}</dd>
                 <dt>{t.recalls}</dt>
                 <dd>{current.recallCount}</dd>
+                {current.phoneMasked && (
+                  <>
+                    <dt>{t.phone}</dt>
+                    <dd class="phone" translate="no">
+                      {current.phoneMasked}
+                    </dd>
+                  </>
+                )}
+                {current.labels.length > 0 && (
+                  <>
+                    <dt>{t.labels}</dt>
+                    <dd class="labels">
+                      {current.labels.map((l) => (
+                        <span class="mark label">{l}</span>
+                      ))}
+                    </dd>
+                  </>
+                )}
                 {current.note && (
                   <>
                     <dt>{t.note}</dt>
@@ -506,6 +547,19 @@ function App() {
                   </>
                 )}
               </dl>
+              {answersOf(current).length > 0 && (
+                <section class="intake" aria-labelledby="intake-title">
+                  <h3 id="intake-title">{t.intake}</h3>
+                  <dl>
+                    {answersOf(current).map((a) => (
+                      <>
+                        <dt>{a.label}</dt>
+                        <dd data-intake={a.key}>{a.shown}</dd>
+                      </>
+                    ))}
+                  </dl>
+                </section>
+              )}
             </div>
           ) : (
             <p class="muted">{t.noCurrent}</p>
@@ -542,6 +596,9 @@ function App() {
                   <th scope="col">{t.name}</th>
                   <th scope="col">{t.service}</th>
                   <th scope="col">{t.waited}</th>
+                  <th scope="col">
+                    <span class="sr-only">{t.actions}</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -554,6 +611,30 @@ function App() {
                     <td>{tk.visitorName ?? "—"}</td>
                     <td>{queues.length > 1 ? `${serviceOf(tk)} · ${queueName(tk.queueId)}` : serviceOf(tk)}</td>
                     <td>{minutes(since(tk.createdAt, clock), lang)}</td>
+                    <td class="row-actions">
+                      {!tk.isPriority && (
+                        <button
+                          type="button"
+                          class="small"
+                          onClick={() => markVip(tk, true)}
+                          disabled={busy}
+                          aria-label={t.markVip(tk.displayCode)}
+                        >
+                          {t.vip}
+                        </button>
+                      )}
+                      {tk.isPriority && tk.source !== "transfer" && (
+                        <button
+                          type="button"
+                          class="small undo"
+                          onClick={() => markVip(tk, false)}
+                          disabled={busy}
+                          aria-label={t.unmarkVip(tk.displayCode)}
+                        >
+                          {t.undoVip}
+                        </button>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
