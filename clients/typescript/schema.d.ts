@@ -2568,6 +2568,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tickets/{ticketId}/vip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a waiting ticket VIP
+         * @description Needs QUEUE_OPERATE. The counter's "mark VIP" on a ticket already in the line (POST /v1/queues/{queueId}/vip-ticket creates one): the ticket gets `isPriority: true` and moves into the priority lane, ahead of every regular waiting ticket and behind the VIP tickets already waiting, so the next call-next calls it once those are called. A ticket already in the priority lane (returned first, restored) keeps its place. Event `ticket.prioritized` {position}; the queue's sockets see the move. Already VIP: 200 with the ticket unchanged, no event. Any state but waiting is 409 INVALID_STATE with details {status, allowed}.
+         */
+        post: operations["prioritizeTicket"];
+        /**
+         * Undo a VIP mark: the waiting ticket goes back to the regular line
+         * @description Needs QUEUE_OPERATE. `isPriority` becomes false and the ticket goes back to the regular line at the place its number gives it (behind the waiting tickets numbered before it), as if it had never been VIP; this works for a ticket created VIP too. Event `ticket.priority_removed` {position}. Not VIP: 200 unchanged, no event. Any state but waiting is 409 INVALID_STATE with details {status, allowed}.
+         */
+        delete: operations["unprioritizeTicket"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/services/{serviceId}/outcomes": {
         parameters: {
             query?: never;
@@ -3132,6 +3156,11 @@ export interface components {
             };
             /** @description Staff's labels (POST /v1/tickets/{ticketId}/labels); [] when none */
             labels: string[];
+            /**
+             * @description The visitor's phone for the counter: country code, first digit and last two digits, the rest hidden; null when the ticket has no phone. The full number is never in a ticket.
+             * @example +33 6 •• •• •• 78
+             */
+            phoneMasked: string | null;
         };
         /**
          * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
@@ -4364,7 +4393,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed")[];
             description?: string;
             enabled?: boolean;
         };
@@ -4375,7 +4404,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -7341,7 +7370,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         },
                      *         "queues": [
                      *           {
@@ -7436,7 +7466,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         },
                      *         "queues": [
                      *           {
@@ -7892,7 +7923,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         },
                      *         "queues": [
                      *           {
@@ -7987,7 +8019,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         },
                      *         "queues": [
                      *           {
@@ -10528,7 +10561,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -10644,7 +10678,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -10760,7 +10795,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -10870,7 +10906,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -11135,7 +11172,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         }
                      *       ],
                      *       "meta": {
@@ -11239,7 +11277,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11335,7 +11374,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11432,7 +11472,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11532,7 +11573,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11639,7 +11681,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11747,7 +11790,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11858,7 +11902,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -11970,7 +12015,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -12081,7 +12127,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -13978,7 +14025,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         }
                      *       }
                      *     }
@@ -14119,7 +14167,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         }
                      *       }
                      *     }
@@ -14257,7 +14306,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         }
                      *       }
                      *     }
@@ -14381,7 +14431,8 @@ export interface operations {
                      *           "intake": {},
                      *           "labels": [
                      *             "Demo"
-                     *           ]
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78"
                      *         }
                      *       }
                      *     }
@@ -18382,7 +18433,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -18630,7 +18682,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -18739,7 +18792,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -18847,7 +18901,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -18946,7 +19001,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -19055,7 +19111,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -19073,6 +19130,203 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    prioritizeTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": true,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 2,
+                     *         "estimatedWaitMinutes": 6,
+                     *         "estimatedWaitRange": {
+                     *           "low": 4,
+                     *           "high": 8
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    unprioritizeTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 9,
+                     *           "high": 16
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_5"];
             429: components["responses"]["Error429"];
         };
     };
@@ -20273,7 +20527,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -20383,7 +20638,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */
@@ -20482,7 +20738,8 @@ export interface operations {
                      *         "intake": {},
                      *         "labels": [
                      *           "Demo"
-                     *         ]
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78"
                      *       }
                      *     }
                      */

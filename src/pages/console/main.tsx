@@ -206,13 +206,12 @@ function App() {
         ),
       );
       const all = lists.flat();
+      // One queue: its own order (a ticket returned "first" is called first without being VIP).
       // Across queues the desk calls the priority lane first, then the longest wait (docs/desks.md).
+      const byPosition = (a: Ticket, b: Ticket) => (a.position ?? 0) - (b.position ?? 0) || a.createdAt.localeCompare(b.createdAt);
       const line = all
         .filter((x) => x.status === "waiting")
-        .sort(
-          (a, b) =>
-            Number(b.isPriority) - Number(a.isPriority) || (a.position ?? 0) - (b.position ?? 0) || a.createdAt.localeCompare(b.createdAt),
-        );
+        .sort(d.queueIds.length === 1 ? byPosition : (a, b) => Number(b.isPriority) - Number(a.isPriority) || byPosition(a, b));
       setWaiting(line);
       setHeld(all.filter((x) => x.status === "held"));
       const mine = all.filter((x) => x.assignedToId === who.user.id && (x.status === "called" || x.status === "serving"));
