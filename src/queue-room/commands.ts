@@ -634,18 +634,9 @@ export class Commands {
     return { lane: LANE.regular, order_key: key, lined_up_at: Math.min(low, high) };
   }
 
-  /**
-   * The next key of the priority lane, past every key now in it: keys placed "after" a ticket may
-   * reach beyond the room's counter, so the counter follows the key (the next VIP lands behind).
-   */
+  /** The back of the priority lane (store.nextPrioritySeq: past every key now in it). */
   private backOfPriorityLane(at: number): { lane: number; order_key: number; lined_up_at: number } {
-    const seq = this.store.nextPrioritySeq();
-    const back = this.store.sql
-      .exec<{ k: number | null }>("SELECT MAX(order_key) AS k FROM tickets WHERE status = 'waiting' AND lane = ?", LANE.priority)
-      .one().k;
-    const key = back === null || back < seq ? seq : Math.floor(back) + 1;
-    if (key !== seq) this.store.setRoom({ priority_seq: key });
-    return { lane: LANE.priority, order_key: key, lined_up_at: at };
+    return { lane: LANE.priority, order_key: this.store.nextPrioritySeq(), lined_up_at: at };
   }
 
   /** The wait a new ticket faces starts or ends a long-wait episode (see longWaitChange). */

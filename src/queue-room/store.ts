@@ -39,9 +39,20 @@ export class RoomStore {
     return this.sql.exec<{ version: number }>("UPDATE room SET version = version + 1 WHERE id = 1 RETURNING version").one().version;
   }
 
+  /**
+   * The next key of the priority lane, past every key now in it (a new VIP, a restored ticket,
+   * one marked VIP land behind the lane's back): a ticket returned "after" another may hold a key
+   * beyond the counter, so the counter jumps past it rather than give two tickets one key.
+   */
   nextPrioritySeq(): number {
+    const back = this.sql
+      .exec<{ k: number | null }>("SELECT MAX(order_key) AS k FROM tickets WHERE status = 'waiting' AND lane = ?", LANE.priority)
+      .one().k;
     return this.sql
-      .exec<{ seq: number }>("UPDATE room SET priority_seq = priority_seq + 1 WHERE id = 1 RETURNING priority_seq AS seq")
+      .exec<{ seq: number }>(
+        "UPDATE room SET priority_seq = MAX(priority_seq + 1, ?) WHERE id = 1 RETURNING priority_seq AS seq",
+        back === null ? 0 : Math.floor(back) + 1,
+      )
       .one().seq;
   }
 
