@@ -38,6 +38,7 @@ interface PolicyRow {
   per_ticket: number | null;
   daily_ceiling: number | null;
   business_reserve_percent: number | null;
+  require_phone_code: number | null;
 }
 
 function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
@@ -50,6 +51,7 @@ function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
     perTicket: row.per_ticket,
     dailyCeiling: row.daily_ceiling,
     businessReservePercent: row.business_reserve_percent,
+    requirePhoneCode: row.require_phone_code === null ? null : row.require_phone_code === 1,
   };
 }
 
@@ -58,7 +60,7 @@ export async function loadSmsPolicy(env: Env, organizationId: string): Promise<O
   const [policy, plan, phones] = await env.DB.batch<any>([
     env.DB.prepare(
       `SELECT allowed_countries, per_phone_per_day, per_address_per_day, per_widget_key_per_day, per_ticket, daily_ceiling,
-       business_reserve_percent FROM sms_policies WHERE organization_id = ?`,
+       business_reserve_percent, require_phone_code FROM sms_policies WHERE organization_id = ?`,
     ).bind(organizationId),
     env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId),
     env.DB.prepare("SELECT phone FROM locations WHERE organization_id = ? AND phone IS NOT NULL").bind(organizationId),
@@ -333,7 +335,7 @@ export async function readSmsPolicy(env: Env, organizationId: string, at: number
   };
 }
 
-const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries">, string> = {
+const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries" | "requirePhoneCode">, string> = {
   perPhonePerDay: "per_phone_per_day",
   perAddressPerDay: "per_address_per_day",
   perWidgetKeyPerDay: "per_widget_key_per_day",
@@ -356,6 +358,10 @@ export async function updateSmsPolicy(
   if (changes.allowedCountries !== undefined) {
     sets.push("allowed_countries = ?");
     values.push(changes.allowedCountries === null ? null : JSON.stringify([...new Set(changes.allowedCountries)].sort()));
+  }
+  if (changes.requirePhoneCode !== undefined) {
+    sets.push("require_phone_code = ?");
+    values.push(changes.requirePhoneCode === null ? null : changes.requirePhoneCode ? 1 : 0);
   }
   for (const [field, column] of Object.entries(COLUMNS) as [keyof typeof COLUMNS, string][]) {
     if (changes[field] === undefined) continue;
