@@ -1187,6 +1187,9 @@ export const phoneVerifications = sqliteTable(
     organizationId: text("organization_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
+    /** The number the code went to (bare E.164) and the ticket's language: what a resend needs. */
+    phone: text("phone").notNull(),
+    language: text("language"),
     codeHash: text("code_hash").notNull(),
     expiresAt: integer("expires_at").notNull(),
     failedAttempts: integer("failed_attempts").notNull().default(0),

@@ -9,6 +9,7 @@ import {
   type SmsPolicySettings,
 } from "../domain/sms-policy";
 import { entitlements, type Plan } from "../domain/plans";
+import { PHONE_CODE_MESSAGE } from "../domain/phone-codes";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { DAY, iso, utcDayStart } from "../lib/time";
@@ -112,9 +113,11 @@ export interface VisitorPhone {
  * A join that gives a phone: 400 naming `phone` for a number the organization never texts, 429
  * when the number, the address or the widget key has had its day's share of SMS-enabled joins.
  * The units are taken before the ticket exists, so a refused join costs neither a ticket nor an SMS.
+ * Answers the policy in force.
  */
-export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<void> {
-  const { policy, countries } = await loadSmsPolicy(env, input.organizationId);
+export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<OrganizationSmsPolicy> {
+  const loaded = await loadSmsPolicy(env, input.organizationId);
+  const { policy, countries } = loaded;
   const refusal = refusalOf(input.phone, countries);
   if (refusal) throw validationError("phone", refusal);
   const day = dayKey(at);
@@ -126,7 +129,8 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
     caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
   const taken = await env.DB.batch(caps.map((c) => take(env, input.organizationId, c.scope, c.subject, day, c.limit)));
   const refused = caps.findIndex((_c, i) => (taken[i]?.results?.length ?? 0) === 0);
-  if (refused === -1) return;
+  // The policy admitted under: the join's phone code (./phone-verification.ts) follows it.
+  if (refused === -1) return loaded;
   const back = caps.filter((_c, i) => (taken[i]?.results?.length ?? 0) > 0);
   if (back.length > 0) await env.DB.batch(back.map((c) => giveBack(env, input.organizationId, c.scope, c.subject, day)));
   const cap = caps[refused]!;
@@ -180,19 +184,28 @@ export async function gatePublicSms(
   }
   if (open.length === 0) return refused;
 
-  // A number is texted again only once a first message it asked for (the join's) went out.
-  const later = open.filter((o) => o.delivery.type !== "ticket.created");
+  // A number is texted again only once a first message it asked for (the join's) went out. Where
+  // the organization requires a code (./phone-verification.ts), the code is that first message and
+  // a ticket's every other one (its join's included) waits for the code to come back; a ticket
+  // with no code to give back (its join was before the setting, or a transfer's new ticket) keeps
+  // the first-message rule.
+  const coded = (o: { org: string }) => policies.get(o.org)!.policy.requirePhoneCode;
+  const later = open.filter((o) => o.delivery.type !== PHONE_CODE_MESSAGE && (o.delivery.type !== "ticket.created" || coded(o)));
   if (later.length > 0) {
-    const proven = await env.DB.batch<{ ok: number }>(
+    const proven = await env.DB.batch<{ sent: number; has_code: number; verified: number }>(
       later.map((o) =>
         env.DB.prepare(
-          `SELECT 1 AS ok FROM notification_deliveries WHERE organization_id = ? AND channel = 'sms' AND recipient = ? AND status = 'sent' LIMIT 1`,
-        ).bind(o.org, (o.delivery.target as { phone: string }).phone),
+          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ? AND channel = 'sms' AND recipient = ? AND status = 'sent') AS sent,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?) AS has_code,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ? AND verified_at IS NOT NULL) AS verified`,
+        ).bind(o.org, (o.delivery.target as { phone: string }).phone, o.ticket ?? "", o.ticket ?? ""),
       ),
     );
     later.forEach((o, i) => {
-      if ((proven[i]?.results?.length ?? 0) === 0)
-        refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
+      const row = proven[i]?.results?.[0];
+      if (coded(o) && (row?.has_code || o.delivery.type === "ticket.created")) {
+        if (!row?.verified) refused.set(o.key, { reason: "SMS_REFUSED: the number was not verified" });
+      } else if (!row?.sent) refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
     });
   }
   const candidates = open.filter((o) => !refused.has(o.key));
