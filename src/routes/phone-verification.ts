@@ -8,7 +8,7 @@ import { authorizeOnQueue, ticketQueueOfCaller } from "../http/queue-access";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { resendPhoneCode, verifyPhoneCode, type CodeTicket } from "../services/phone-verification";
+import { phoneVerificationOf, resendPhoneCode, verifyPhoneCode, type CodeTicket } from "../services/phone-verification";
 import { getTicket } from "../services/tickets";
 import { readVisitorTicket } from "../services/visitor-tickets";
 import { PhoneVerificationSchema } from "./schemas";
@@ -47,6 +47,25 @@ async function codeTicketOf(c: Context<AppEnv>, ticketId: string): Promise<CodeT
   if (principal.kind !== "session" || ticket.userId !== principal.user.id) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
   return { id: ticket.id, organizationId: ticket.organizationId, displayCode: ticket.displayCode, queueName: queue.name };
 }
+
+const read = createRoute({
+  method: "get",
+  path: "/tickets/{ticketId}/phone-verification",
+  tags,
+  summary: "Where the ticket's number stands: no code, a code to give back, expired, or verified",
+  description:
+    "Authorised as POST /v1/tickets/{ticketId}/phone-verification (the ticket's token, the customer who joined, or staff with " +
+    "QUEUE_OPERATE). What a status page reads to show the code field while the status is `pending` (or `expired`: offer a new code).",
+  security: [...SECURITY.any, {}],
+  request: { params: TicketParam, headers: TokenHeader },
+  responses: { 200: jsonResponse(okEnvelope(VerificationRecord), "The ticket's phone verification"), ...errors() },
+});
+
+app.openapi(read, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const ticket = await codeTicketOf(c, ticketId);
+  return c.json(ok({ ticketId: ticket.id, ...(await phoneVerificationOf(c.env, ticket.id, now())) }), 200);
+});
 
 const verify = createRoute({
   method: "post",

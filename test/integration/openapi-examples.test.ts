@@ -343,6 +343,7 @@ const STEPS: Step[] = [
   { id: "getTicketReceipt", prepare: visitorsOwnTicket },
   // The widget visitor gives back the code the join texted (requirePhoneCode), then asks again: already verified.
   { id: "verifyTicketPhone", prepare: visitorsPendingPhoneCode },
+  { id: "getTicketPhoneVerification", prepare: visitorsOwnTicket },
   { id: "resendTicketPhoneCode", prepare: visitorsOwnTicket },
   { id: "getDisplayBoard" },
   { id: "getWebPushPublicKey" },

@@ -171,6 +171,12 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     expect(payloads.results).toHaveLength(2);
     for (const p of payloads.results) expect(p.payload).not.toContain(code);
 
+    // Its status page reads where the number stands.
+    const before = await viaTwilio("GET", `/v1/tickets/${first.id}/phone-verification`, {
+      headers: { "X-Ticket-Token": first.ticketToken },
+    });
+    expect(expectOk(before)).toEqual({ ticketId: first.id, ...first.phoneVerification });
+
     // A wrong code: 400 naming `code`, 4 attempts left.
     const bad = await verify(first.id, wrong(code), { ticketToken: first.ticketToken });
     expectError(bad, 400, "VALIDATION_ERROR", "code");
@@ -179,6 +185,10 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     const good = expectOk(await verify(first.id, code, { ticketToken: first.ticketToken }));
     expect(good).toMatchObject({ ticketId: first.id, status: "verified" });
     expect(expectOk(await verify(first.id, code, { ticketToken: first.ticketToken })).status).toBe("verified");
+    const after = await viaTwilio("GET", `/v1/tickets/${first.id}/phone-verification`, {
+      headers: { "X-Ticket-Token": first.ticketToken },
+    });
+    expect(expectOk(after)).toEqual({ ticketId: first.id, status: "verified", expiresAt: null });
 
     // The verified ticket is called: its "called" SMS goes out.
     await callNext(f);
@@ -254,6 +264,8 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     const late = await verify(t.id, codeIn(sent[0]!.body), { ticketToken: t.ticketToken });
     expectError(late, 409, "INVALID_STATE");
     expect(late.body.error.details).toMatchObject({ status: "expired", reason: "expired" });
+    const read = await viaTwilio("GET", `/v1/tickets/${t.id}/phone-verification`, { headers: { "X-Ticket-Token": t.ticketToken } });
+    expect(expectOk(read)).toEqual({ ticketId: t.id, status: "expired", expiresAt: null });
   });
 
   it("another visitor's token cannot verify this ticket (404); its owner's session and staff with QUEUE_OPERATE can", async () => {
@@ -267,6 +279,11 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     expectError(await verify(mine.id, code, { ticketToken: other.ticketToken }), 404, "NOT_FOUND");
     expectError(await verify(mine.id, code, {}), 401, "AUTHENTICATION_ERROR");
     expectError(await resend(mine.id, { ticketToken: other.ticketToken }), 404, "NOT_FOUND");
+    expectError(
+      await viaTwilio("GET", `/v1/tickets/${mine.id}/phone-verification`, { headers: { "X-Ticket-Token": other.ticketToken } }),
+      404,
+      "NOT_FOUND",
+    );
     // A stranger's session: the ticket does not exist for them.
     const stranger = await registerUser({ accountType: "customer" });
     expectError(await verify(mine.id, code, { token: stranger.token }), 404, "NOT_FOUND");
