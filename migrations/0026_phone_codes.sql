@@ -21,3 +21,5 @@ CREATE TABLE `phone_verifications` (
 );
 --> statement-breakpoint
 CREATE INDEX `phone_verifications_org_created_idx` ON `phone_verifications` (`organization_id`,`created_at`);
+--> statement-breakpoint
+CREATE INDEX `phone_verifications_org_phone_idx` ON `phone_verifications` (`organization_id`,`phone`);

@@ -1198,5 +1198,8 @@ export const phoneVerifications = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("phone_verifications_org_created_idx").on(t.organizationId, t.createdAt)],
+  (t) => [
+    index("phone_verifications_org_created_idx").on(t.organizationId, t.createdAt),
+    index("phone_verifications_org_phone_idx").on(t.organizationId, t.phone),
+  ],
 );

@@ -186,25 +186,32 @@ export async function gatePublicSms(
 
   // A number is texted again only once a first message it asked for (the join's) went out. Where
   // the organization requires a code (./phone-verification.ts), the code is that first message and
-  // a ticket's every other one (its join's included) waits for the code to come back; a ticket
-  // with no code to give back (its join was before the setting, or a transfer's new ticket) keeps
-  // the first-message rule.
+  // a ticket's every other one (its join's included) waits for the code to come back. A ticket
+  // with no code of its own (a transfer's or a rejoin's new ticket) goes by its number: texted once
+  // the number was verified on another ticket, silent while a code to it is unanswered; a number
+  // never sent a code (joined before the setting) keeps the first-message rule.
   const coded = (o: { org: string }) => policies.get(o.org)!.policy.requirePhoneCode;
   const later = open.filter((o) => o.delivery.type !== PHONE_CODE_MESSAGE && (o.delivery.type !== "ticket.created" || coded(o)));
   if (later.length > 0) {
-    const proven = await env.DB.batch<{ sent: number; has_code: number; verified: number }>(
-      later.map((o) =>
-        env.DB.prepare(
-          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ? AND channel = 'sms' AND recipient = ? AND status = 'sent') AS sent,
-           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?) AS has_code,
-           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ? AND verified_at IS NOT NULL) AS verified`,
-        ).bind(o.org, (o.delivery.target as { phone: string }).phone, o.ticket ?? "", o.ticket ?? ""),
-      ),
+    const proven = await env.DB.batch<{ sent: number; has_code: number; verified: number; phone_coded: number; phone_verified: number }>(
+      later.map((o) => {
+        const phone = (o.delivery.target as { phone: string }).phone;
+        return env.DB.prepare(
+          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ?1 AND channel = 'sms' AND recipient = ?2 AND status = 'sent') AS sent,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3) AS has_code,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3 AND verified_at IS NOT NULL) AS verified,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2) AS phone_coded,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2 AND verified_at IS NOT NULL) AS phone_verified`,
+        ).bind(o.org, phone, o.ticket ?? "");
+      }),
     );
+    const NOT_VERIFIED = "SMS_REFUSED: the number was not verified";
     later.forEach((o, i) => {
       const row = proven[i]?.results?.[0];
       if (coded(o) && (row?.has_code || o.delivery.type === "ticket.created")) {
-        if (!row?.verified) refused.set(o.key, { reason: "SMS_REFUSED: the number was not verified" });
+        if (!row?.verified) refused.set(o.key, { reason: NOT_VERIFIED });
+      } else if (coded(o) && row?.phone_coded) {
+        if (!row.phone_verified) refused.set(o.key, { reason: NOT_VERIFIED });
       } else if (!row?.sent) refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
     });
   }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { call, expectError, expectOk, type ApiResponse } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import { addMember, createApiKey, queueFixture, registerUser, type Fixture } from "../helpers/fixtures";
+import { addMember, addQueue, createApiKey, queueFixture, registerUser, type Fixture } from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
 
 // Issue 26, the part left unbuilt: where the organization requires it, a visitor's number is
@@ -305,6 +305,32 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     const theirs = codeIn(sent.at(-1)!.body);
     expectError(await verify(ticket.id, theirs, { token: stranger.token }), 404, "NOT_FOUND");
     expect(expectOk(await verify(ticket.id, theirs, { token: customer.token })).status).toBe("verified");
+  });
+
+  it("a ticket moved to another queue keeps its number's standing: unverified stays silent, verified is texted", async () => {
+    captured = capture();
+    const f = await queueFixture("pro");
+    const other = await addQueue(f);
+    const { key } = await createApiKey(f.owner, f.organizationId, ["widget"]);
+    await policy(f, { requirePhoneCode: true });
+    const sent = twilio();
+    const unproven = expectOk(await widgetJoin(f, key, "+33611000010"), 201);
+    const proven = expectOk(await widgetJoin(f, key, "+33611000011"), 201);
+    const code = codeIn(sent.find((s) => s.to === "+33611000011")!.body);
+    expect(expectOk(await verify(proven.id, code, { ticketToken: proven.ticketToken })).status).toBe("verified");
+    for (const t of [unproven, proven]) {
+      expectOk(await call("POST", `/v1/tickets/${t.id}/transfer-queue`, { token: f.owner.token, body: { targetQueueId: other } }));
+    }
+    await feedEvents(await eventsOf(captured, f.queueId), TWILIO);
+    await feedEvents(await eventsOf(captured, other), TWILIO);
+    const before = sent.length;
+    // The moved tickets are new tickets of the other queue: the first called is the unproven number's.
+    for (let i = 0; i < 2; i++) {
+      expectOk(await call("POST", `/v1/queues/${other}/call-next`, { token: f.owner.token }));
+      await feedEvents(await eventsOf(captured, other), TWILIO);
+    }
+    const called = sent.slice(before).filter((s) => s.body.includes("It's your turn"));
+    expect(called.map((s) => s.to)).toEqual(["+33611000011"]);
   });
 
   it("the setting off keeps today's behaviour: no code, the join's message goes out", async () => {
