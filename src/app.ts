@@ -55,6 +55,7 @@ import inboundRoutes from "./routes/inbound";
 import ticketMessageRoutes from "./routes/ticket-messages";
 import auditRoutes from "./routes/audit";
 import { apiVersioning } from "./http/versioning";
+import phoneVerificationRoutes from "./routes/phone-verification";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -84,6 +85,8 @@ export function createApp() {
     for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
   });
   app.use("/v1/widget/*", widgetCors);
+  // A widget on any page gives back its visitor's phone code (docs/limits.md).
+  app.use("/v1/tickets/:ticketId/phone-verification/*", widgetCors);
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
   app.use("/v1/*", apiCallQuota);
   app.use("/v1/widget/*", widgetOriginLock);
@@ -129,6 +132,7 @@ export function createApp() {
   app.route("/v1", intakeRoutes);
   app.route("/v1", labelRoutes);
   app.route("/v1", appointmentRoutes);
+  app.route("/v1", phoneVerificationRoutes);
 
   mountDocs(app);
   mountPages(app);

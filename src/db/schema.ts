@@ -983,6 +983,8 @@ export const smsPolicies = sqliteTable("sms_policies", {
   dailyCeiling: integer("daily_ceiling"),
   businessReservePercent: integer("business_reserve_percent"),
   updatedAt: integer("updated_at").notNull(),
+  /** 1 = a visitor's number is texted only after its one-time code (migration 0026); null = default (off). */
+  requirePhoneCode: integer("require_phone_code"),
 });
 
 /** Exact counters of the SMS caps, taken with a conditional upsert (used < limit). */
@@ -1183,4 +1185,31 @@ export const organizationLabels = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.label] })],
+);
+
+// ---- phone codes (issue 26, docs/limits.md "SMS and messaging caps") ---------------------------
+
+/** A ticket's one-time code proving its visitor's number: only the code's HMAC is kept. */
+export const phoneVerifications = sqliteTable(
+  "phone_verifications",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** The number the code went to (bare E.164) and the ticket's language: what a resend needs. */
+    phone: text("phone").notNull(),
+    language: text("language"),
+    codeHash: text("code_hash").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    failedAttempts: integer("failed_attempts").notNull().default(0),
+    codesSent: integer("codes_sent").notNull().default(1),
+    verifiedAt: integer("verified_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("phone_verifications_org_created_idx").on(t.organizationId, t.createdAt),
+    index("phone_verifications_org_phone_idx").on(t.organizationId, t.phone),
+  ],
 );

@@ -30,6 +30,7 @@ export const TEMPLATE_KEYS = [
   "ticket.held",
   "ticket.resumed",
   "ticket.stepped_back",
+  "phone.code",
 ] as const;
 export type TemplateKey = (typeof TEMPLATE_KEYS)[number];
 
@@ -134,6 +135,11 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
   "system.announcement": {
     fr: { title: "Annonce", body: "{message}" },
     en: { title: "Announcement", body: "{message}" },
+  },
+  // The one-time code of a number (docs/limits.md): the code first, so a phone offers to fill it in.
+  "phone.code": {
+    fr: { title: "", body: "Votre code : {otp}. Il confirme votre numéro pour le ticket {code} (file {queue}), valable 10 min." },
+    en: { title: "", body: "Your code: {otp}. It confirms your number for ticket {code} ({queue} queue), valid for 10 min." },
   },
 };
 

@@ -36,6 +36,8 @@ export interface SmsPolicy {
   perTicket: number;
   dailyCeiling: number;
   businessReservePercent: number;
+  /** A visitor's number gets a one-time code as its first SMS, and nothing more until the code is given back. */
+  requirePhoneCode: boolean;
 }
 
 /** The settable fields, as stored (null = the default). */
@@ -47,6 +49,7 @@ export const SMS_POLICY_DEFAULTS = {
   perWidgetKeyPerDay: 300,
   perTicket: 4,
   businessReservePercent: 20,
+  requirePhoneCode: false,
 } as const;
 
 /** The alert to the owners fires once a UTC day, when the day's SMS reach this share of the ceiling. */
@@ -68,6 +71,7 @@ export function resolvePolicy(settings: Partial<SmsPolicySettings> | null, smsPe
     perTicket: s.perTicket ?? SMS_POLICY_DEFAULTS.perTicket,
     dailyCeiling: s.dailyCeiling ?? defaultDailyCeiling(smsPerMonth),
     businessReservePercent: s.businessReservePercent ?? SMS_POLICY_DEFAULTS.businessReservePercent,
+    requirePhoneCode: s.requirePhoneCode ?? SMS_POLICY_DEFAULTS.requirePhoneCode,
   };
 }
 

@@ -146,6 +146,12 @@ const TICKET_AFTER: Record<string, Json> = {
   },
 };
 
+/** Answers that read as their operation's outcome where the derived one would not (merged over `data`). */
+const RESPONSE_AS: Record<string, Json> = {
+  // The visitor typed the code their SMS gave: the number is proven (docs/limits.md).
+  verifyTicketPhone: { status: "verified", expiresAt: null },
+};
+
 /**
  * Request bodies that read as one step of the demo's day, where the value derived from the
  * field's name alone would not make sense for this operation (a shift that ends after it
@@ -195,6 +201,8 @@ const REQUEST_AS: Record<string, Json> = {
     endDate: "2026-03-20T13:30:00+01:00",
     recurrenceEndDate: "2026-03-27T13:30:00+01:00",
   },
+  // The 6 digits the demo visitor's SMS gave.
+  verifyTicketPhone: { code: "482915" },
   declareUnavailability: {
     title: "Lunch break",
     description: "Back at 13:00",
@@ -527,6 +535,7 @@ export function addExamples(doc: Json): void {
         const after = m !== body ? TICKET_AFTER[op.operationId] : undefined;
         const data = (example as Json).data;
         if (after && data && typeof data === "object" && "displayCode" in data) Object.assign(data, after);
+        if (m !== body && RESPONSE_AS[op.operationId] && data && typeof data === "object") Object.assign(data, RESPONSE_AS[op.operationId]);
         m.example = example;
       }
     }

@@ -219,6 +219,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
   "GET /v1/organizations/{organizationId}/audit-events/export.csv": { id: "exportAuditEventsCsv" },
   "GET /v1/organizations/{organizationId}/audit-events/verify": { id: "verifyAuditChain" },
+  // One-time phone codes (issue 26, docs/limits.md).
+  "GET /v1/tickets/{ticketId}/phone-verification": { id: "getTicketPhoneVerification" },
+  "POST /v1/tickets/{ticketId}/phone-verification": { id: "verifyTicketPhone", errors: STATE },
+  "POST /v1/tickets/{ticketId}/phone-verification/resend": { id: "resendTicketPhoneCode", errors: STATE },
 };
 
 /** What a code means, for the error responses' descriptions. */

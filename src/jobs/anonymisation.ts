@@ -13,7 +13,8 @@ import { DAY } from "../lib/time";
 //    key, which embeds the recipient, becomes `<event>:<channel>:(anonymised):<id>`;
 //  - webhook_deliveries (finished ones): `data.phone` and `data.visitorName` of the stored body
 //    → null (a later redelivery sends the anonymised body);
-//  - visitor_push_subscriptions: deleted (the endpoint and keys are the visitor's browser).
+//  - visitor_push_subscriptions: deleted (the endpoint and keys are the visitor's browser);
+//  - phone_verifications: deleted (the number a one-time code went to, docs/limits.md).
 // Ticket counts, times, statuses and the analytics aggregates are left as they are: only
 // personal fields change, so every figure computed from them stays the same.
 //
@@ -67,28 +68,41 @@ export const ANONYMISE_WEBHOOK_DELIVERIES = `UPDATE webhook_deliveries
 export const DELETE_VISITOR_PUSH = `DELETE FROM visitor_push_subscriptions
   WHERE rowid IN (${due("visitor_push_subscriptions", "visitor_push_subscriptions_org_created_idx", "rowid", "1 = 1")})`;
 
+export const DELETE_PHONE_VERIFICATIONS = `DELETE FROM phone_verifications
+  WHERE rowid IN (${due("phone_verifications", "phone_verifications_org_created_idx", "rowid", "1 = 1")})`;
+
 export type AnonymisationCounts = {
   tickets: number;
   ticketMessages: number;
   notificationDeliveries: number;
   webhookDeliveries: number;
   pushSubscriptions: number;
+  phoneVerifications: number;
 };
 
 /** One bounded pass over every table; running it again changes nothing already done. */
 export async function anonymisePersonalData(env: Env, at: number): Promise<AnonymisationCounts> {
-  const [tickets, notificationDeliveries, webhookDeliveries, pushSubscriptions, ticketIntake, ticketPhones, ticketMessages] =
-    await env.DB.batch(
-      [
-        ANONYMISE_TICKETS,
-        ANONYMISE_NOTIFICATION_DELIVERIES,
-        ANONYMISE_WEBHOOK_DELIVERIES,
-        DELETE_VISITOR_PUSH,
-        ANONYMISE_TICKET_INTAKE,
-        ANONYMISE_TICKET_PHONES,
-        ANONYMISE_TICKET_MESSAGES,
-      ].map((q) => env.DB.prepare(q).bind(at, CHUNK)),
-    );
+  const [
+    tickets,
+    notificationDeliveries,
+    webhookDeliveries,
+    pushSubscriptions,
+    ticketIntake,
+    ticketPhones,
+    ticketMessages,
+    phoneVerifications,
+  ] = await env.DB.batch(
+    [
+      ANONYMISE_TICKETS,
+      ANONYMISE_NOTIFICATION_DELIVERIES,
+      ANONYMISE_WEBHOOK_DELIVERIES,
+      DELETE_VISITOR_PUSH,
+      ANONYMISE_TICKET_INTAKE,
+      ANONYMISE_TICKET_PHONES,
+      ANONYMISE_TICKET_MESSAGES,
+      DELETE_PHONE_VERIFICATIONS,
+    ].map((q) => env.DB.prepare(q).bind(at, CHUNK)),
+  );
   return {
     // A ticket counts once per statement that changed it (its name, its personal answers, its phone).
     tickets: tickets!.meta.changes + ticketIntake!.meta.changes + ticketPhones!.meta.changes,
@@ -96,5 +110,6 @@ export async function anonymisePersonalData(env: Env, at: number): Promise<Anony
     notificationDeliveries: notificationDeliveries!.meta.changes,
     webhookDeliveries: webhookDeliveries!.meta.changes,
     pushSubscriptions: pushSubscriptions!.meta.changes,
+    phoneVerifications: phoneVerifications!.meta.changes,
   };
 }

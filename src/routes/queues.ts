@@ -29,6 +29,7 @@ import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQu
 import { callNextAfterPrevious } from "../services/previous-call";
 import { issueTicket, listTickets, ticketRecord } from "../services/tickets";
 import { admitVisitorPhone } from "../services/sms-guard";
+import { NO_PHONE_VERIFICATION, startPhoneVerification } from "../services/phone-verification";
 import { clientIp } from "../http/rate-limit";
 import {
   CounterLabel,
@@ -44,6 +45,7 @@ import {
   PublicParagraph,
   WaitRangeSchema,
 } from "./schemas";
+import { PhoneVerificationSchema } from "./schemas";
 import { TicketRecord } from "./tickets";
 
 const app = router();
@@ -228,17 +230,22 @@ const join = createRoute({
         .openapi("JoinQueueRequest"),
     ),
   },
-  responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
+  responses: {
+    201: jsonResponse(
+      okEnvelope(TicketRecord.extend({ phoneVerification: PhoneVerificationSchema }).openapi("JoinedTicket")),
+      "Ticket created",
+    ),
+    ...errors(409),
+  },
 });
 
 app.openapi(join, async (c) => {
   const { user } = requireUser(c);
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const body = c.req.valid("json");
-  if (body.phone) {
-    const phone = { organizationId: queue.organizationId, phone: body.phone, address: clientIp(c), widgetKeyId: null };
-    await admitVisitorPhone(c.env, phone, now());
-  }
+  const phone = body.phone ? { organizationId: queue.organizationId, phone: body.phone, address: clientIp(c), widgetKeyId: null } : null;
+  const admitted = phone ? await admitVisitorPhone(c.env, phone, now()) : null;
+  const language = body.language ?? user.language;
   const ticket = await issueTicket(
     c.env,
     queue,
@@ -249,13 +256,18 @@ app.openapi(join, async (c) => {
       isGhostMode: false,
       visitorName: null,
       phone: body.phone ?? null,
-      language: body.language ?? user.language,
+      language,
       source: "app",
       answers: body.intake,
     },
     now(),
   );
-  return c.json(ok(ticketRecord(ticket)), 201);
+  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md).
+  const phoneVerification =
+    admitted && body.phone
+      ? await startPhoneVerification(c.env, { ...ticket, queueName: queue.name }, body.phone, language, admitted, now())
+      : NO_PHONE_VERIFICATION;
+  return c.json(ok({ ...ticketRecord(ticket), phoneVerification }), 201);
 });
 
 const WalkInBody = z

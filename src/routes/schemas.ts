@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { isPublicLine, isPublicParagraph, PUBLIC_LINE_RULE, PUBLIC_PARAGRAPH_RULE } from "../domain/public-text";
 import { typePhone } from "../domain/sms-policy";
+import { PHONE_VERIFICATION_STATUSES } from "../domain/phone-codes";
 
 // Request and record schemas shared across areas. Bodies are strict: an unknown field is a
 // VALIDATION_ERROR, so nothing can be set through a body that does not name it.
@@ -33,7 +34,9 @@ export const CustomerPhone = z
 export const PHONE_RULES =
   "A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); " +
   "SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and " +
-  "`details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy.";
+  "`details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy. Where the organization " +
+  "requires it (`requirePhoneCode`), the number's first SMS is a 6-digit code and `phoneVerification.status` is `pending`: " +
+  "nothing else is texted to it until the code comes back (POST /v1/tickets/{ticketId}/phone-verification).";
 export const Email = z
   .email()
   .max(254)
@@ -146,3 +149,20 @@ export const TicketLabel = z
   .toLowerCase()
   .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "lowercase letters, digits, _ and -, at most 32, starting with a letter or digit")
   .openapi({ example: "interpreter", description: "Letters a–z, digits, `_` and `-`; at most 32; sent in any case, kept in lowercase" });
+
+/** What a join's answer says of the number it gave (docs/limits.md, one-time codes). */
+export const PhoneVerificationSchema = z
+  .object({
+    status: z.enum(PHONE_VERIFICATION_STATUSES).openapi({
+      description:
+        "`none`: no phone, or the organization asks no code (nothing to do); `pending`: a 6-digit code was texted, give it back " +
+        "with POST /v1/tickets/{ticketId}/phone-verification before `expiresAt` (no other SMS until then); `expired`: too late or " +
+        "5 wrong codes, ask for a new one (…/phone-verification/resend); `verified`: the ticket's SMS go out",
+      example: "pending",
+    }),
+    expiresAt: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the code stops working; null unless pending", example: "2026-03-20T10:40:00.000Z" }),
+  })
+  .openapi("PhoneVerification");

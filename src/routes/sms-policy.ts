@@ -76,6 +76,15 @@ const fields = {
       description: `Share of the daily ceiling and the monthly allowance that only the business's own SMS may use (default ${SMS_POLICY_DEFAULTS.businessReservePercent})`,
       example: 20,
     }),
+  requirePhoneCode: z
+    .boolean()
+    .nullable()
+    .openapi({
+      description:
+        "A visitor's number is texted a 6-digit one-time code at the join, and nothing more until the code is given back " +
+        "(POST /v1/tickets/{ticketId}/phone-verification); default false",
+      example: true,
+    }),
 };
 
 const SmsPolicyRecord = z
@@ -91,6 +100,7 @@ const SmsPolicyRecord = z
     perTicket: z.number().int(),
     dailyCeiling: z.number().int(),
     businessReservePercent: z.number().int(),
+    requirePhoneCode: z.boolean().openapi({ description: "Visitors' numbers are proven by a one-time code before any other SMS" }),
     alertAtPercent: z.number().int().openapi({ description: "The owners are told once a day when the day's SMS reach this share" }),
     today: z.object({
       sent: z.number().int(),
@@ -109,6 +119,7 @@ const UpdateBody = z
     perTicket: fields.perTicket.optional(),
     dailyCeiling: fields.dailyCeiling.optional(),
     businessReservePercent: fields.businessReservePercent.optional(),
+    requirePhoneCode: fields.requirePhoneCode.optional(),
   })
   .openapi("UpdateSmsPolicyRequest");
 

@@ -9,6 +9,7 @@ import { publicQueue, queueOfCaller } from "../http/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CounterLabel, CustomerPhone, IntakeAnswersBody, IntakeAnswersRecord, PHONE_RULES, PublicLine, WaitRangeSchema } from "./schemas";
+import { PhoneVerificationSchema } from "./schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -136,6 +137,7 @@ const JoinedTicket = WidgetTicket.extend({
       "to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.",
     example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
   }),
+  phoneVerification: PhoneVerificationSchema,
 }).openapi("WidgetJoinedTicket");
 
 export const VisitorTicket = z
@@ -295,7 +297,7 @@ app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
   const body = c.req.valid("json");
-  const { ticket, token } = await widgetJoin(
+  const { ticket, token, phoneVerification } = await widgetJoin(
     c.env,
     queue,
     {
@@ -309,7 +311,7 @@ app.openapi(join, async (c) => {
     },
     now(),
   );
-  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token }), 201);
+  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token, phoneVerification }), 201);
 });
 
 // ---- the visitor's ticket (its token) ---------------------------------------------------------
@@ -331,7 +333,7 @@ const TicketTokenHeader = z.object({
  * handed before needs the room to judge it: that lookup sits behind the address's
  * failed-credential limit, and its failure counts (CONTRACT §10).
  */
-async function withTicketToken<T>(
+export async function withTicketToken<T>(
   c: Context<AppEnv>,
   ticketId: string,
   use: (queue: QueueRow, token: string) => Promise<T | null>,

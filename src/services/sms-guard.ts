@@ -9,6 +9,7 @@ import {
   type SmsPolicySettings,
 } from "../domain/sms-policy";
 import { entitlements, type Plan } from "../domain/plans";
+import { PHONE_CODE_MESSAGE } from "../domain/phone-codes";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { DAY, iso, utcDayStart } from "../lib/time";
@@ -38,6 +39,7 @@ interface PolicyRow {
   per_ticket: number | null;
   daily_ceiling: number | null;
   business_reserve_percent: number | null;
+  require_phone_code: number | null;
 }
 
 function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
@@ -50,6 +52,7 @@ function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
     perTicket: row.per_ticket,
     dailyCeiling: row.daily_ceiling,
     businessReservePercent: row.business_reserve_percent,
+    requirePhoneCode: row.require_phone_code === null ? null : row.require_phone_code === 1,
   };
 }
 
@@ -58,7 +61,7 @@ export async function loadSmsPolicy(env: Env, organizationId: string): Promise<O
   const [policy, plan, phones] = await env.DB.batch<any>([
     env.DB.prepare(
       `SELECT allowed_countries, per_phone_per_day, per_address_per_day, per_widget_key_per_day, per_ticket, daily_ceiling,
-       business_reserve_percent FROM sms_policies WHERE organization_id = ?`,
+       business_reserve_percent, require_phone_code FROM sms_policies WHERE organization_id = ?`,
     ).bind(organizationId),
     env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId),
     env.DB.prepare("SELECT phone FROM locations WHERE organization_id = ? AND phone IS NOT NULL").bind(organizationId),
@@ -110,9 +113,11 @@ export interface VisitorPhone {
  * A join that gives a phone: 400 naming `phone` for a number the organization never texts, 429
  * when the number, the address or the widget key has had its day's share of SMS-enabled joins.
  * The units are taken before the ticket exists, so a refused join costs neither a ticket nor an SMS.
+ * Answers the policy in force.
  */
-export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<void> {
-  const { policy, countries } = await loadSmsPolicy(env, input.organizationId);
+export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<OrganizationSmsPolicy> {
+  const loaded = await loadSmsPolicy(env, input.organizationId);
+  const { policy, countries } = loaded;
   const refusal = refusalOf(input.phone, countries);
   if (refusal) throw validationError("phone", refusal);
   const day = dayKey(at);
@@ -124,7 +129,8 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
     caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
   const taken = await env.DB.batch(caps.map((c) => take(env, input.organizationId, c.scope, c.subject, day, c.limit)));
   const refused = caps.findIndex((_c, i) => (taken[i]?.results?.length ?? 0) === 0);
-  if (refused === -1) return;
+  // The policy admitted under: the join's phone code (./phone-verification.ts) follows it.
+  if (refused === -1) return loaded;
   const back = caps.filter((_c, i) => (taken[i]?.results?.length ?? 0) > 0);
   if (back.length > 0) await env.DB.batch(back.map((c) => giveBack(env, input.organizationId, c.scope, c.subject, day)));
   const cap = caps[refused]!;
@@ -178,19 +184,35 @@ export async function gatePublicSms(
   }
   if (open.length === 0) return refused;
 
-  // A number is texted again only once a first message it asked for (the join's) went out.
-  const later = open.filter((o) => o.delivery.type !== "ticket.created");
+  // A number is texted again only once a first message it asked for (the join's) went out. Where
+  // the organization requires a code (./phone-verification.ts), the code is that first message and
+  // a ticket's every other one (its join's included) waits for the code to come back. A ticket
+  // with no code of its own (a transfer's or a rejoin's new ticket) goes by its number: texted once
+  // the number was verified on another ticket, silent while a code to it is unanswered; a number
+  // never sent a code (joined before the setting) keeps the first-message rule.
+  const coded = (o: { org: string }) => policies.get(o.org)!.policy.requirePhoneCode;
+  const later = open.filter((o) => o.delivery.type !== PHONE_CODE_MESSAGE && (o.delivery.type !== "ticket.created" || coded(o)));
   if (later.length > 0) {
-    const proven = await env.DB.batch<{ ok: number }>(
-      later.map((o) =>
-        env.DB.prepare(
-          `SELECT 1 AS ok FROM notification_deliveries WHERE organization_id = ? AND channel = 'sms' AND recipient = ? AND status = 'sent' LIMIT 1`,
-        ).bind(o.org, (o.delivery.target as { phone: string }).phone),
-      ),
+    const proven = await env.DB.batch<{ sent: number; has_code: number; verified: number; phone_coded: number; phone_verified: number }>(
+      later.map((o) => {
+        const phone = (o.delivery.target as { phone: string }).phone;
+        return env.DB.prepare(
+          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ?1 AND channel = 'sms' AND recipient = ?2 AND status = 'sent') AS sent,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3) AS has_code,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3 AND verified_at IS NOT NULL) AS verified,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2) AS phone_coded,
+           EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2 AND verified_at IS NOT NULL) AS phone_verified`,
+        ).bind(o.org, phone, o.ticket ?? "");
+      }),
     );
+    const NOT_VERIFIED = "SMS_REFUSED: the number was not verified";
     later.forEach((o, i) => {
-      if ((proven[i]?.results?.length ?? 0) === 0)
-        refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
+      const row = proven[i]?.results?.[0];
+      if (coded(o) && (row?.has_code || o.delivery.type === "ticket.created")) {
+        if (!row?.verified) refused.set(o.key, { reason: NOT_VERIFIED });
+      } else if (coded(o) && row?.phone_coded) {
+        if (!row.phone_verified) refused.set(o.key, { reason: NOT_VERIFIED });
+      } else if (!row?.sent) refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
     });
   }
   const candidates = open.filter((o) => !refused.has(o.key));
@@ -333,7 +355,7 @@ export async function readSmsPolicy(env: Env, organizationId: string, at: number
   };
 }
 
-const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries">, string> = {
+const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries" | "requirePhoneCode">, string> = {
   perPhonePerDay: "per_phone_per_day",
   perAddressPerDay: "per_address_per_day",
   perWidgetKeyPerDay: "per_widget_key_per_day",
@@ -356,6 +378,10 @@ export async function updateSmsPolicy(
   if (changes.allowedCountries !== undefined) {
     sets.push("allowed_countries = ?");
     values.push(changes.allowedCountries === null ? null : JSON.stringify([...new Set(changes.allowedCountries)].sort()));
+  }
+  if (changes.requirePhoneCode !== undefined) {
+    sets.push("require_phone_code = ?");
+    values.push(changes.requirePhoneCode === null ? null : changes.requirePhoneCode ? 1 : 0);
   }
   for (const [field, column] of Object.entries(COLUMNS) as [keyof typeof COLUMNS, string][]) {
     if (changes[field] === undefined) continue;

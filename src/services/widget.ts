@@ -17,6 +17,7 @@ import {
 import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
 import { admitVisitorPhone } from "./sms-guard";
+import { NO_PHONE_VERIFICATION, startPhoneVerification, type PhoneVerificationView } from "./phone-verification";
 import { issueVisitorTicket } from "./visitor-tickets";
 import type { JoinInput } from "./tickets";
 import type { IntakeValue } from "../domain/intake";
@@ -66,14 +67,19 @@ export interface WidgetJoin {
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
-export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, at: number): Promise<{ ticket: TicketView; token: string }> {
-  if (input.phone) {
-    await admitVisitorPhone(
-      env,
-      { organizationId: queue.organizationId, phone: input.phone, address: input.address, widgetKeyId: input.widgetKeyId },
-      at,
-    );
-  }
+export async function widgetJoin(
+  env: Env,
+  queue: QueueRow,
+  input: WidgetJoin,
+  at: number,
+): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView }> {
+  const admitted = input.phone
+    ? await admitVisitorPhone(
+        env,
+        { organizationId: queue.organizationId, phone: input.phone, address: input.address, widgetKeyId: input.widgetKeyId },
+        at,
+      )
+    : null;
   const ticket: JoinInput = {
     userId: input.actingId,
     partySize: input.partySize,
@@ -85,7 +91,13 @@ export async function widgetJoin(env: Env, queue: QueueRow, input: WidgetJoin, a
     source: "widget",
     answers: input.answers,
   };
-  return issueVisitorTicket(env, queue, ticket, at);
+  const issued = await issueVisitorTicket(env, queue, ticket, at);
+  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md).
+  const phoneVerification =
+    admitted && input.phone
+      ? await startPhoneVerification(env, { ...issued.ticket, queueName: queue.name }, input.phone, null, admitted, at)
+      : NO_PHONE_VERIFICATION;
+  return { ...issued, phoneVerification };
 }
 
 /** What a widget page sees of its ticket: no user, organization or internal ids. */

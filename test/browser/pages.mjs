@@ -415,6 +415,38 @@ export function pageCases() {
       },
     },
     {
+      name: "pages: the status page asks for the phone code while the number is unproven (requirePhoneCode), EN and FR (axe)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const policy = `/organizations/${DEMO.organization.id}/sms-policy`;
+        await must(api, "PATCH", policy, { requirePhoneCode: true, allowedCountries: ["FR"] });
+        const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-GB", isMobile: true, hasTouch: true });
+        let ticket;
+        try {
+          ticket = await must(api, "POST", `/widget/queue/${DEMO.queue.id}/join`, { phone: "+33612340001" });
+          check(ticket.phoneVerification.status === "pending", `the join answered ${JSON.stringify(ticket.phoneVerification)}`);
+          const page = await phone.newPage();
+          await page.goto(`${api}/t/${ticket.id}?lang=en#token=${ticket.ticketToken}`, { timeout: STEP_MS });
+          const field = page.getByLabel("Code received by text message");
+          await field.waitFor({ timeout: STEP_MS });
+          await page.getByRole("form", { name: "Confirm your phone number" }).waitFor({ timeout: STEP_MS });
+          await checkAxe(page, "the status page with its code field");
+          await field.fill("000000");
+          await page.getByRole("button", { name: "Confirm my number" }).click();
+          // (000000 is the code once in a million: then the page says the number is confirmed.)
+          await page.getByText(/Wrong code: 4 tries left\.|Your number is confirmed/).waitFor({ timeout: STEP_MS });
+          await page.goto(`${api}/t/${ticket.id}?lang=fr#token=${ticket.ticketToken}`, { timeout: STEP_MS });
+          await page.getByLabel("Code reçu par SMS").waitFor({ timeout: STEP_MS });
+          await page.getByRole("button", { name: "M'envoyer un nouveau code" }).waitFor({ timeout: STEP_MS });
+          await checkAxe(page, "the status page with its code field, in French");
+        } finally {
+          await phone.close();
+          if (ticket) await apiCall(api, "POST", `/tickets/${ticket.id}/cancel`);
+          await must(api, "PATCH", policy, { requirePhoneCode: null, allowedCountries: null });
+        }
+      },
+    },
+    {
       name: "pages: every path to a page carries its CSP, whether the Worker or the assets serve it (/console, /pages/console, /pages/console.html)",
       async run({ api }) {
         const expected = JSON.parse(readFileSync(new URL("../../src/http/page-headers.json", import.meta.url), "utf8"));

@@ -9,6 +9,7 @@ import { schemaErrors } from "../helpers/json-schema";
 import { now } from "../../src/lib/clock";
 import { queueIdOfTicket } from "../../src/lib/ids";
 import { signHeader } from "../../src/lib/signed-header";
+import { MAC_HEX_LENGTH, signCredential } from "../../src/lib/credentials";
 import { sandboxSecret } from "../../src/providers/sandbox";
 
 // The document's examples are a walk through the demo organization `npm run dev` seeds. This
@@ -150,6 +151,21 @@ async function visitorsOwnTicket(c: Context): Promise<void> {
   if (!joined) throw new Error("joinQueueFromWidget has not answered a ticket");
   c.ids.set(DOC.ticket, joined.id);
   c.ids.set(DOC.ticketToken, joined.ticketToken);
+}
+
+/** The documented phone code: the visitor's own ticket has a pending one (its MAC stored as the join stores it). */
+const DOCUMENTED_PHONE_CODE = "482915";
+
+async function visitorsPendingPhoneCode(c: Context): Promise<void> {
+  await visitorsOwnTicket(c);
+  const ticketId = c.ids.get(DOC.ticket)!;
+  const hash = (await signCredential(env, `phone-code:${ticketId}:${DOCUMENTED_PHONE_CODE}`)).slice(-MAC_HEX_LENGTH);
+  await env.DB.prepare(
+    `INSERT INTO phone_verifications (ticket_id, organization_id, phone, language, code_hash, expires_at, failed_attempts, codes_sent,
+     verified_at, created_at, updated_at) VALUES (?, ?, '+33612345678', 'fr', ?, ?, 0, 1, NULL, ?, ?)`,
+  )
+    .bind(ticketId, DEMO.organization.id, hash, now() + 10 * 60_000, now(), now())
+    .run();
 }
 
 /** A waiting ticket with another one behind it (someone to let pass), in a queue of its own. */
@@ -327,6 +343,10 @@ const STEPS: Step[] = [
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
   { id: "getTicketReceipt", prepare: visitorsOwnTicket },
+  // The widget visitor gives back the code the join texted (requirePhoneCode), then asks again: already verified.
+  { id: "verifyTicketPhone", prepare: visitorsPendingPhoneCode },
+  { id: "getTicketPhoneVerification", prepare: visitorsOwnTicket },
+  { id: "resendTicketPhoneCode", prepare: visitorsOwnTicket },
   { id: "getDisplayBoard" },
   { id: "getWebPushPublicKey" },
   { id: "subscribeVisitorToWebPush", prepare: madeBy(DOC.ticket, "joinQueueFromWidget") },

@@ -32,6 +32,16 @@ const TEXT = {
     notFound: "This ticket is not followed any more (finished, or the link is incomplete).",
     reconnecting: "Connection lost — reconnecting…",
     language: "Français",
+    phoneTitle: "Confirm your phone number",
+    phoneHint: "Enter the 6-digit code we texted you: until then, we send you no other text message.",
+    phoneExpired: "Your code has expired. Ask for a new one.",
+    codeLabel: "Code received by text message",
+    confirmCode: "Confirm my number",
+    newCode: "Send me a new code",
+    codeSent: "A new code is on its way.",
+    wrongCode: (left: number) =>
+      left > 0 ? `Wrong code: ${left} ${left === 1 ? "try" : "tries"} left.` : "Wrong code. Ask for a new one.",
+    phoneVerified: "Your number is confirmed: we will text you when your turn comes.",
   },
   fr: {
     title: "Votre ticket",
@@ -56,6 +66,16 @@ const TEXT = {
     notFound: "Ce ticket n'est plus suivi (terminé, ou lien incomplet).",
     reconnecting: "Connexion perdue — reconnexion…",
     language: "English",
+    phoneTitle: "Confirmez votre numéro",
+    phoneHint: "Saisissez le code à 6 chiffres reçu par SMS : d'ici là, nous ne vous envoyons aucun autre SMS.",
+    phoneExpired: "Votre code a expiré. Demandez-en un nouveau.",
+    codeLabel: "Code reçu par SMS",
+    confirmCode: "Confirmer mon numéro",
+    newCode: "M'envoyer un nouveau code",
+    codeSent: "Un nouveau code est en route.",
+    wrongCode: (left: number) =>
+      left > 0 ? `Code incorrect : encore ${left} essai${left === 1 ? "" : "s"}.` : "Code incorrect. Demandez-en un nouveau.",
+    phoneVerified: "Votre numéro est confirmé : nous vous préviendrons par SMS.",
   },
 };
 
@@ -66,6 +86,13 @@ if (token) localStorage.setItem(storageKey, token);
 
 const FINAL = new Set(["served", "cancelled", "skipped", "expired"]);
 
+/** Where the ticket's number stands (GET /v1/tickets/{ticketId}/phone-verification, docs/limits.md). */
+interface PhoneCheck {
+  status: "none" | "pending" | "expired" | "verified";
+  expiresAt: string | null;
+}
+const phonePath = `/tickets/${ticketId}/phone-verification`;
+
 function App() {
   const [lang, setLang] = useState<Lang>(browserLang());
   const t = TEXT[lang];
@@ -74,6 +101,8 @@ function App() {
   const [live, setLive] = useState<LiveState>("connecting");
   const [note, setNote] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [phone, setPhone] = useState<PhoneCheck | null>(null);
+  const [code, setCode] = useState("");
 
   const show = (next: VisitorTicket) => {
     setTicket((before) => {
@@ -89,6 +118,14 @@ function App() {
       .catch((err: unknown) => {
         if (err instanceof ApiRefusal && err.status === 404) setMissing(true);
       });
+
+  // Once: a number the organization wants proven shows the code field until it is.
+  useEffect(() => {
+    if (!token) return;
+    api<PhoneCheck>("GET", phonePath, { headers: { "X-Ticket-Token": token } })
+      .then(setPhone)
+      .catch(() => undefined);
+  }, []);
 
   useEffect(() => {
     if (!token) return;
@@ -146,6 +183,28 @@ function App() {
       setNote(t.notifyOn);
     });
 
+  const confirmCode = (e: Event) => {
+    e.preventDefault();
+    void act(async () => {
+      try {
+        setPhone(await api<PhoneCheck>("POST", phonePath, { headers: { "X-Ticket-Token": token }, body: { code: code.trim() } }));
+        setNote(t.phoneVerified);
+      } catch (err) {
+        const left = err instanceof ApiRefusal ? err.details.attemptsLeft : undefined;
+        if (typeof left === "number") return setNote(t.wrongCode(left));
+        if (err instanceof ApiRefusal && err.code === "INVALID_STATE") return setPhone({ status: "expired", expiresAt: null });
+        throw err;
+      }
+    });
+  };
+
+  const newCode = () =>
+    act(async () => {
+      setPhone(await api<PhoneCheck>("POST", `${phonePath}/resend`, { headers: { "X-Ticket-Token": token } }));
+      setCode("");
+      setNote(t.codeSent);
+    });
+
   const switchLang = () => {
     const next: Lang = lang === "fr" ? "en" : "fr";
     setLang(next);
@@ -200,6 +259,35 @@ function App() {
         {ticket.status === "serving" && <p class="state">{t.serving}</p>}
         {ticket.status === "held" && <p class="state">{t.held}</p>}
         {finalText && <p class="state">{finalText}</p>}
+        {(phone?.status === "pending" || phone?.status === "expired") && (ticket.status === "waiting" || ticket.status === "called") && (
+          <form class="phone-code" onSubmit={confirmCode} aria-labelledby="phone-title">
+            <h2 id="phone-title">{t.phoneTitle}</h2>
+            <p>{phone.status === "expired" ? t.phoneExpired : t.phoneHint}</p>
+            {phone.status === "pending" && (
+              <label>
+                {t.codeLabel}
+                <input
+                  name="code"
+                  value={code}
+                  onInput={(e: Event) => setCode((e.target as HTMLInputElement).value)}
+                  inputmode="numeric"
+                  autocomplete="one-time-code"
+                  pattern="[0-9]{6}"
+                  maxlength={6}
+                  required
+                />
+              </label>
+            )}
+            {phone.status === "pending" && (
+              <button type="submit" class="primary" disabled={busy}>
+                {t.confirmCode}
+              </button>
+            )}
+            <button type="button" onClick={newCode} disabled={busy}>
+              {t.newCode}
+            </button>
+          </form>
+        )}
         {note && (
           <p class="notice" role="status">
             {note}
