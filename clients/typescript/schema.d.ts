@@ -763,7 +763,7 @@ export interface paths {
         put?: never;
         /**
          * Take a ticket (customer)
-         * @description Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue. A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and `details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy.
+         * @description Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue. A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and `details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy. Where the organization requires it (`requirePhoneCode`), the number's first SMS is a 6-digit code and `phoneVerification.status` is `pending`: nothing else is texted to it until the code comes back (POST /v1/tickets/{ticketId}/phone-verification).
          */
         post: operations["joinQueue"];
         delete?: never;
@@ -1375,7 +1375,7 @@ export interface paths {
         put?: never;
         /**
          * Take a ticket from the widget
-         * @description A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets. A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and `details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy.
+         * @description A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets. A `phone` must be a personal mobile number in a country the organization texts (else 400 VALIDATION_ERROR naming `phone`); SMS-enabled joins are capped per number, per address and per widget key each UTC day (429 with `details.field: phone` and `details.cap`): join again without a phone. See GET /v1/organizations/{organizationId}/sms-policy. Where the organization requires it (`requirePhoneCode`), the number's first SMS is a 6-digit code and `phoneVerification.status` is `pending`: nothing else is texted to it until the code comes back (POST /v1/tickets/{ticketId}/phone-verification).
          */
         post: operations["joinQueueFromWidget"];
         delete?: never;
@@ -2964,6 +2964,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tickets/{ticketId}/phone-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the ticket's number stands: no code, a code to give back, expired, or verified
+         * @description Authorised as POST /v1/tickets/{ticketId}/phone-verification (the ticket's token, the customer who joined, or staff with QUEUE_OPERATE). What a status page reads to show the code field while the status is `pending` (or `expired`: offer a new code).
+         */
+        get: operations["getTicketPhoneVerification"];
+        put?: never;
+        /**
+         * Give back the one-time code texted to the ticket's number
+         * @description Where the organization requires it (`requirePhoneCode` on the SMS policy), a join that gives a `phone` texts a 6-digit code and nothing else until the code comes back here. With the ticket's token (`X-Ticket-Token`), as the customer who joined, or as staff with QUEUE_OPERATE. 200 `verified` (also when it already was). A wrong code is 400 VALIDATION_ERROR naming `code` with `details.attemptsLeft`; the 5th wrong code kills it. A code past its 10 minutes or killed is 409 INVALID_STATE (`details.status: expired`, `details.reason: expired | too_many_attempts`): ask for a new one with …/phone-verification/resend. A ticket with no code (no phone, or none required) is 409 INVALID_STATE (`details.status: none`). A wrong or missing token is 404, as for the visitor's other ticket routes.
+         */
+        post: operations["verifyTicketPhone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/phone-verification/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Text a new one-time code to the ticket's number
+         * @description Authorised as POST /v1/tickets/{ticketId}/phone-verification. Sends a new code, valid 10 minutes with 5 tries; the previous one stops working. Each code is an SMS of the ticket: it counts against the per-ticket cap (`perTicket`, the join's code included), the day's ceiling and the month's allowance; past them 429 API_RATE_LIMIT_EXCEEDED with `details.reason` and the previous code left as it was. A verified number is answered `verified` and nothing is sent; a ticket with no code is 409 INVALID_STATE.
+         */
+        post: operations["resendTicketPhoneCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3856,6 +3900,22 @@ export interface components {
             /** @description Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5) */
             defaultServiceMinutes?: number;
         };
+        JoinedTicket: components["schemas"]["Ticket"] & {
+            phoneVerification: components["schemas"]["PhoneVerification"];
+        };
+        PhoneVerification: {
+            /**
+             * @description `none`: no phone, or the organization asks no code (nothing to do); `pending`: a 6-digit code was texted, give it back with POST /v1/tickets/{ticketId}/phone-verification before `expiresAt` (no other SMS until then); `expired`: too late or 5 wrong codes, ask for a new one (…/phone-verification/resend); `verified`: the ticket's SMS go out
+             * @example pending
+             * @enum {string}
+             */
+            status: "none" | "pending" | "expired" | "verified";
+            /**
+             * @description When the code stops working; null unless pending
+             * @example 2026-03-20T10:40:00.000Z
+             */
+            expiresAt: string | null;
+        };
         JoinQueueRequest: {
             partySize?: number;
             /**
@@ -4045,6 +4105,7 @@ export interface components {
              * @example q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A
              */
             ticketToken: string;
+            phoneVerification: components["schemas"]["PhoneVerification"];
         };
         WidgetTicket: {
             id: string;
@@ -4518,6 +4579,8 @@ export interface components {
             perTicket: number;
             dailyCeiling: number;
             businessReservePercent: number;
+            /** @description Visitors' numbers are proven by a one-time code before any other SMS */
+            requirePhoneCode: boolean;
             /** @description The owners are told once a day when the day's SMS reach this share */
             alertAtPercent: number;
             today: {
@@ -4566,6 +4629,11 @@ export interface components {
              * @example 20
              */
             businessReservePercent?: number | null;
+            /**
+             * @description A visitor's number is texted a 6-digit one-time code at the join, and nothing more until the code is given back (POST /v1/tickets/{ticketId}/phone-verification); default false
+             * @example true
+             */
+            requirePhoneCode?: boolean | null;
         };
         VisitorPushSubscription: {
             /**
@@ -5079,6 +5147,17 @@ export interface components {
             /** @description Staff members free for all of it; empty when the calendar has no shifts */
             staffIds: string[];
         };
+        TicketPhoneVerification: components["schemas"]["PhoneVerification"] & {
+            ticketId: string;
+        };
+        PhoneVerificationRequest: {
+            /**
+             * @description The 6 digits the SMS gave
+             * @example 482915
+             */
+            code: string;
+        };
+        PhoneCodeResendRequest: Record<string, never>;
     };
     responses: {
         /** @description `VALIDATION_ERROR`: a field, query parameter or header is invalid; `details.field` names it */
@@ -10562,14 +10641,18 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "phoneVerification": {
+                     *           "status": "pending",
+                     *           "expiresAt": "2026-03-20T10:40:00.000Z"
+                     *         }
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Ticket"];
+                        data: components["schemas"]["JoinedTicket"];
                     };
                 };
             };
@@ -13390,7 +13473,11 @@ export interface operations {
                      *         "source": "widget",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "intake": {},
-                     *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A"
+                     *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
+                     *         "phoneVerification": {
+                     *           "status": "pending",
+                     *           "expiresAt": "2026-03-20T10:40:00.000Z"
+                     *         }
                      *       }
                      *     }
                      */
@@ -16969,6 +17056,7 @@ export interface operations {
                      *         "perTicket": 1,
                      *         "dailyCeiling": 1,
                      *         "businessReservePercent": 1,
+                     *         "requirePhoneCode": false,
                      *         "alertAtPercent": 1,
                      *         "today": {
                      *           "sent": 1,
@@ -17021,7 +17109,8 @@ export interface operations {
                  *       "perWidgetKeyPerDay": 300,
                  *       "perTicket": 4,
                  *       "dailyCeiling": 100,
-                 *       "businessReservePercent": 20
+                 *       "businessReservePercent": 20,
+                 *       "requirePhoneCode": true
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateSmsPolicyRequest"];
@@ -17057,6 +17146,7 @@ export interface operations {
                      *         "perTicket": 1,
                      *         "dailyCeiling": 1,
                      *         "businessReservePercent": 1,
+                     *         "requirePhoneCode": false,
                      *         "alertAtPercent": 1,
                      *         "today": {
                      *           "sent": 1,
@@ -20876,6 +20966,207 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getTicketPhoneVerification: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered (a visitor without an account) */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket's phone verification */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "status": "pending",
+                     *         "expiresAt": "2026-03-20T10:40:00.000Z",
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketPhoneVerification"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    verifyTicketPhone: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered (a visitor without an account) */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "482915"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhoneVerificationRequest"];
+            };
+        };
+        responses: {
+            /** @description The number is verified */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "status": "verified",
+                     *         "expiresAt": null,
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketPhoneVerification"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    resendTicketPhoneCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered (a visitor without an account) */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["PhoneCodeResendRequest"];
+            };
+        };
+        responses: {
+            /** @description A new code was texted (or the number is already verified) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "status": "pending",
+                     *         "expiresAt": "2026-03-20T10:40:00.000Z",
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketPhoneVerification"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
