@@ -32,8 +32,18 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
  * NOT happen without sleeping first.
  */
 export async function callSettled<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
+  return callSettledIn(env, method, path, opts);
+}
+
+/** `callSettled` with these bindings (a test's metered or reconfigured copy of `env`). */
+export async function callSettledIn<T = any>(
+  bindings: typeof env,
+  method: string,
+  path: string,
+  opts: CallOptions = {},
+): Promise<ApiResponse<T>> {
   const ctx = createExecutionContext();
-  const res = await send<T>(method, path, opts, async (request) => worker.fetch(request, env, ctx));
+  const res = await send<T>(method, path, opts, async (request) => worker.fetch(request, bindings, ctx));
   await waitOnExecutionContext(ctx);
   return res;
 }

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { vi } from "vitest";
+import { callSettledIn, type ApiResponse, type CallOptions } from "./api";
 
 // Credentials of the unsigned formats issued before keys and tokens carried a MAC (written
 // straight into D1, as an older deployment left them), and a meter of the bindings a request
@@ -72,27 +72,45 @@ export interface BindingCount {
   rooms: number;
 }
 
-/** Counts D1 statements and Durable Object stubs taken from now on (spies restored by the caller). */
-export function meterBindings(): { count: BindingCount; reset: () => void } {
+/** `target` whose `methods` call `count` first; every other member is the target's own. */
+function counting<T extends object>(target: T, methods: string[], count: () => void): T {
+  return new Proxy(target, {
+    get(t, name) {
+      const value = Reflect.get(t, name, t);
+      if (typeof value !== "function") return value;
+      const bound = value.bind(t);
+      return methods.includes(String(name))
+        ? (...args: unknown[]) => {
+            count();
+            return bound(...args);
+          }
+        : bound;
+    },
+  });
+}
+
+/**
+ * A copy of the Worker's bindings that counts the D1 statements and Durable Object stubs taken
+ * through it, and a `call` answered with it (settled: the request's own background work counts
+ * too). Only the requests sent through `call` are metered: what another request or a room does
+ * meanwhile in the same isolate is not (a global spy counted a previous request's late write).
+ */
+export function meterBindings(): {
+  count: BindingCount;
+  reset: () => void;
+  call: <T = any>(method: string, path: string, opts?: CallOptions) => Promise<ApiResponse<T>>;
+} {
   const count: BindingCount = { d1: 0, objects: 0, rooms: 0 };
-  const prepare = env.DB.prepare.bind(env.DB);
-  vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
-    count.d1 += 1;
-    return prepare(query);
-  });
-  const batch = env.DB.batch.bind(env.DB);
-  vi.spyOn(env.DB, "batch").mockImplementation((statements: D1PreparedStatement[]) => {
-    count.d1 += 1;
-    return batch(statements);
-  });
-  for (const namespace of [env.QUEUE_ROOM, env.RATE_LIMITER, env.ORG_LEDGER] as unknown as DurableObjectNamespace[]) {
-    const get = namespace.get.bind(namespace);
-    const isRoom = namespace !== (env.RATE_LIMITER as unknown);
-    vi.spyOn(namespace, "get").mockImplementation((id, options) => {
-      count.objects += 1;
-      if (isRoom) count.rooms += 1;
-      return get(id, options);
-    });
-  }
-  return { count, reset: () => Object.assign(count, { d1: 0, objects: 0, rooms: 0 }) };
+  const metered = {
+    ...env,
+    DB: counting(env.DB, ["prepare", "batch", "exec"], () => (count.d1 += 1)),
+    RATE_LIMITER: counting(env.RATE_LIMITER, ["get", "getByName"], () => (count.objects += 1)),
+    QUEUE_ROOM: counting(env.QUEUE_ROOM, ["get", "getByName"], () => ((count.objects += 1), (count.rooms += 1))),
+    ORG_LEDGER: counting(env.ORG_LEDGER, ["get", "getByName"], () => ((count.objects += 1), (count.rooms += 1))),
+  } as typeof env;
+  return {
+    count,
+    reset: () => Object.assign(count, { d1: 0, objects: 0, rooms: 0 }),
+    call: (method, path, opts) => callSettledIn(metered, method, path, opts),
+  };
 }
