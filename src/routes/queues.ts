@@ -27,9 +27,8 @@ import { now } from "../lib/clock";
 import { authorizeOnQueue, queueOfCaller } from "../http/queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQueueStatus, updateQueue } from "../services/queues";
 import { callNextAfterPrevious } from "../services/previous-call";
-import { issueTicket, listTickets, ticketRecord } from "../services/tickets";
-import { admitVisitorPhone } from "../services/sms-guard";
-import { NO_PHONE_VERIFICATION, startPhoneVerification } from "../services/phone-verification";
+import { listTickets, ticketRecord } from "../services/tickets";
+import { joinQueue } from "../services/joins";
 import { clientIp } from "../http/rate-limit";
 import {
   CounterLabel,
@@ -243,30 +242,25 @@ app.openapi(join, async (c) => {
   const { user } = requireUser(c);
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const body = c.req.valid("json");
-  const phone = body.phone ? { organizationId: queue.organizationId, phone: body.phone, address: clientIp(c), widgetKeyId: null } : null;
-  const admitted = phone ? await admitVisitorPhone(c.env, phone, now()) : null;
-  const language = body.language ?? user.language;
-  const ticket = await issueTicket(
+  const { ticket, phoneVerification } = await joinQueue(
     c.env,
     queue,
     {
-      userId: user.id,
-      partySize: body.partySize ?? 1,
-      isPriority: false,
-      isGhostMode: false,
-      visitorName: null,
-      phone: body.phone ?? null,
-      language,
-      source: "app",
-      answers: body.intake,
+      ticket: {
+        userId: user.id,
+        partySize: body.partySize ?? 1,
+        isPriority: false,
+        isGhostMode: false,
+        visitorName: null,
+        phone: body.phone ?? null,
+        language: body.language ?? user.language,
+        source: "app",
+        answers: body.intake,
+      },
+      caller: { address: clientIp(c), widgetKeyId: null },
     },
     now(),
   );
-  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md).
-  const phoneVerification =
-    admitted && body.phone
-      ? await startPhoneVerification(c.env, { ...ticket, queueName: queue.name }, body.phone, language, admitted, now())
-      : NO_PHONE_VERIFICATION;
   return c.json(ok({ ...ticketRecord(ticket), phoneVerification }), 201);
 });
 
@@ -303,19 +297,21 @@ for (const [route, isPriority] of [
   app.openapi(route, async (c) => {
     const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
     const body = c.req.valid("json");
-    const ticket = await issueTicket(
+    const { ticket } = await joinQueue(
       c.env,
       queue,
       {
-        userId: actingId(actor),
-        partySize: body.partySize ?? 1,
-        isPriority,
-        isGhostMode: true,
-        visitorName: body.visitorName ?? null,
-        phone: null,
-        language: null,
-        source: isPriority ? "vip" : "operator",
-        answers: body.intake,
+        ticket: {
+          userId: actingId(actor),
+          partySize: body.partySize ?? 1,
+          isPriority,
+          isGhostMode: true,
+          visitorName: body.visitorName ?? null,
+          phone: null,
+          language: null,
+          source: isPriority ? "vip" : "operator",
+          answers: body.intake,
+        },
       },
       now(),
     );

@@ -17,7 +17,8 @@ import { recordNfcScan, tagByNfcId } from "./nfc-tags";
 import { describeQueue, findQueue, liveSummary, type QueueRecord, type QueueRow } from "./queues";
 import { inRoom } from "./queue-rooms";
 import { isWithin, outOfRange, reachOf } from "./remote-join";
-import { issueTicket, ticketRecord } from "./tickets";
+import { ticketRecord } from "./tickets";
+import { joinQueue } from "./joins";
 
 // What a scan of a QR code or an NFC tag does (CONTRACT §5). Every accepted scan is recorded
 // with its user and time: a remote join confirms arrival with it (`qr_scan` / `nfc_scan`).
@@ -57,7 +58,7 @@ async function recordScan(db: Database, scan: ScanRecord, at: number): Promise<v
 async function joinOnce(env: Env, queue: QueueRow, scanner: Scanner, source: TicketSource, at: number): Promise<ScanOutcome> {
   const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
   if (live) return { action: "already_in_queue", ticket: live, queues: [] };
-  const ticket = await issueTicket(env, queue, newTicketOf(scanner, source), at);
+  const { ticket } = await joinQueue(env, queue, { ticket: newTicketOf(scanner, source) }, at);
   return { action: "joined", ticket, queues: [] };
 }
 
@@ -160,7 +161,7 @@ async function joinWithInvite(env: Env, token: QrTokenRow, queue: QueueRow, scan
     .get();
   if (!claimed) throw new ApiError("QR_TOKEN_USED", "This QR code has already been used", { status: "used" });
   try {
-    return { action: "joined", ticket: await issueTicket(env, queue, newTicketOf(scanner, "qr"), at), queues: [] };
+    return { action: "joined", ticket: (await joinQueue(env, queue, { ticket: newTicketOf(scanner, "qr") }, at)).ticket, queues: [] };
   } catch (err) {
     await db
       .update(qrTokens)

@@ -82,7 +82,7 @@ function refuseIssues(issues: readonly IntakeIssue[]): void {
 
 /**
  * The answers a join carries, checked against the service's questions (every entry channel
- * comes through here, by issueTicket). A channel that cannot ask (a QR or NFC scan) gives none:
+ * comes through here, by issueTicket, which every channel reaches through ./joins.ts). A channel that cannot ask (a QR or NFC scan) gives none:
  * a service with an `at_join` question then refuses it, naming the question.
  */
 export async function answersAtJoin(

@@ -10,7 +10,8 @@ import { iso, isoOrNull } from "../lib/time";
 import type { RemoteJoinAndTicket, RemoteJoinView } from "../queue-room/contract";
 import { liveSummary, type QueueRow } from "./queues";
 import { inRoom } from "./queue-rooms";
-import { issueTicket, ticketRecord } from "./tickets";
+import { ticketRecord } from "./tickets";
+import { joinQueue } from "./joins";
 
 /** Distances are reported to the metre. */
 export function roundKm(km: number): number {
@@ -147,19 +148,21 @@ export async function startRemoteJoin(
   }
   const reach = await reachOf(db, queue.serviceId, point);
   if (!isWithin(reach)) throw outOfRange(reach);
-  const ticket = await issueTicket(
+  const { ticket } = await joinQueue(
     env,
     queue,
     {
-      userId: user.id,
-      partySize: 1,
-      isPriority: false,
-      isGhostMode: false,
-      visitorName: null,
-      phone: null,
-      language: user.language,
-      source: "remote",
-      answers,
+      ticket: {
+        userId: user.id,
+        partySize: 1,
+        isPriority: false,
+        isGhostMode: false,
+        visitorName: null,
+        phone: null,
+        language: user.language,
+        source: "remote",
+        answers,
+      },
     },
     at,
   );

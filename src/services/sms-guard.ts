@@ -109,13 +109,19 @@ export interface VisitorPhone {
   widgetKeyId: string | null;
 }
 
+/** A phone admitted to a join: the policy it was admitted under, and its units to give back. */
+export interface AdmittedPhone extends OrganizationSmsPolicy {
+  /** Gives back the day's units this admission took (the join was refused after all). */
+  giveBack(): Promise<void>;
+}
+
 /**
  * A join that gives a phone: 400 naming `phone` for a number the organization never texts, 429
  * when the number, the address or the widget key has had its day's share of SMS-enabled joins.
- * The units are taken before the ticket exists, so a refused join costs neither a ticket nor an SMS.
- * Answers the policy in force.
+ * The units are taken before the ticket exists, so a refused join costs neither a ticket nor an SMS;
+ * a join refused after it (./joins.ts) gives them back. Answers the policy in force.
  */
-export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<OrganizationSmsPolicy> {
+export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<AdmittedPhone> {
   const loaded = await loadSmsPolicy(env, input.organizationId);
   const { policy, countries } = loaded;
   const refusal = refusalOf(input.phone, countries);
@@ -129,10 +135,13 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
     caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
   const taken = await env.DB.batch(caps.map((c) => take(env, input.organizationId, c.scope, c.subject, day, c.limit)));
   const refused = caps.findIndex((_c, i) => (taken[i]?.results?.length ?? 0) === 0);
-  // The policy admitted under: the join's phone code (./phone-verification.ts) follows it.
-  if (refused === -1) return loaded;
-  const back = caps.filter((_c, i) => (taken[i]?.results?.length ?? 0) > 0);
-  if (back.length > 0) await env.DB.batch(back.map((c) => giveBack(env, input.organizationId, c.scope, c.subject, day)));
+  const giveBackAll = async (back: typeof caps) => {
+    if (back.length > 0) await env.DB.batch(back.map((c) => giveBack(env, input.organizationId, c.scope, c.subject, day)));
+  };
+  // The policy admitted under: the join's phone code (./phone-verification.ts) follows it. The
+  // units go back if the join is then refused (./joins.ts): only an accepted join spends them.
+  if (refused === -1) return { ...loaded, giveBack: () => giveBackAll(caps) };
+  await giveBackAll(caps.filter((_c, i) => (taken[i]?.results?.length ?? 0) > 0));
   const cap = caps[refused]!;
   const reset = utcDayStart(at) + DAY;
   const retryAfter = Math.max(1, Math.ceil((reset - at) / 1000));

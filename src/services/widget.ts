@@ -16,10 +16,8 @@ import {
 } from "../queue-room/contract";
 import type { QueueRow } from "./queues";
 import { readRoom, roomOf } from "./queue-rooms";
-import { admitVisitorPhone } from "./sms-guard";
-import { NO_PHONE_VERIFICATION, startPhoneVerification, type PhoneVerificationView } from "./phone-verification";
-import { issueVisitorTicket } from "./visitor-tickets";
-import type { JoinInput } from "./tickets";
+import type { PhoneVerificationView } from "./phone-verification";
+import { joinQueue } from "./joins";
 import type { IntakeValue } from "../domain/intake";
 import { occurrencesBetween } from "./calendar";
 
@@ -73,31 +71,27 @@ export async function widgetJoin(
   input: WidgetJoin,
   at: number,
 ): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView }> {
-  const admitted = input.phone
-    ? await admitVisitorPhone(
-        env,
-        { organizationId: queue.organizationId, phone: input.phone, address: input.address, widgetKeyId: input.widgetKeyId },
-        at,
-      )
-    : null;
-  const ticket: JoinInput = {
-    userId: input.actingId,
-    partySize: input.partySize,
-    isPriority: false,
-    isGhostMode: false,
-    visitorName: input.visitorName,
-    phone: input.phone,
-    language: null,
-    source: "widget",
-    answers: input.answers,
-  };
-  const issued = await issueVisitorTicket(env, queue, ticket, at);
-  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md).
-  const phoneVerification =
-    admitted && input.phone
-      ? await startPhoneVerification(env, { ...issued.ticket, queueName: queue.name }, input.phone, null, admitted, at)
-      : NO_PHONE_VERIFICATION;
-  return { ...issued, phoneVerification };
+  const joined = await joinQueue(
+    env,
+    queue,
+    {
+      ticket: {
+        userId: input.actingId,
+        partySize: input.partySize,
+        isPriority: false,
+        isGhostMode: false,
+        visitorName: input.visitorName,
+        phone: input.phone,
+        language: null,
+        source: "widget",
+        answers: input.answers,
+      },
+      caller: { address: input.address, widgetKeyId: input.widgetKeyId },
+      withToken: true,
+    },
+    at,
+  );
+  return { ticket: joined.ticket, token: joined.token!, phoneVerification: joined.phoneVerification };
 }
 
 /** What a widget page sees of its ticket: no user, organization or internal ids. */
