@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { iso, utcMonth } from "../lib/time";
 import type { Result } from "../lib/result";
+import { migrateLedger } from "./schema";
 
 // The organization's monthly ticket ledger (docs/room-rules.md, "Quota"): one object per
 // organization, the single writer of its `tickets` count. A room takes one unit per join
@@ -39,10 +40,7 @@ export class OrganizationLedger extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(
-      `CREATE TABLE IF NOT EXISTS ledger_meta (id INTEGER PRIMARY KEY CHECK (id = 1), organization_id TEXT NOT NULL);
-       CREATE TABLE IF NOT EXISTS ticket_periods (period TEXT PRIMARY KEY, used INTEGER NOT NULL, flushed INTEGER NOT NULL);`,
-    );
+    migrateLedger(ctx.storage);
   }
 
   /**

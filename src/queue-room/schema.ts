@@ -1,3 +1,5 @@
+import { migrateStorage } from "../lib/storage-migrations";
+
 // The QueueRoom's own SQLite schema. Migrations run in order, once each, when the object
 // starts; the applied count is kept in `room_schema` so a new step only runs where missing.
 
@@ -193,22 +195,7 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    ALTER TABLE tickets ADD COLUMN labels TEXT;`,
 ];
 
-/**
- * Runs the steps this room has not applied yet, each in its own transaction together with
- * the counter update (the model: cloudflare/actors' SQL schema migrations): a step that fails
- * halfway rolls back whole, so the next start runs it again from a clean slate.
- */
+/** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */
 export function migrateRoom(storage: DurableObjectStorage, steps: readonly string[] = ROOM_MIGRATIONS): void {
-  const sql = storage.sql;
-  storage.transactionSync(() => {
-    sql.exec("CREATE TABLE IF NOT EXISTS room_schema (applied INTEGER NOT NULL)");
-    if (sql.exec("SELECT 1 FROM room_schema").toArray().length === 0) sql.exec("INSERT INTO room_schema (applied) VALUES (0)");
-  });
-  const applied = sql.exec<{ applied: number }>("SELECT applied FROM room_schema").one().applied;
-  for (let i = applied; i < steps.length; i++) {
-    storage.transactionSync(() => {
-      sql.exec(steps[i]!);
-      sql.exec("UPDATE room_schema SET applied = ?", i + 1);
-    });
-  }
+  migrateStorage(storage, "room_schema", steps);
 }

@@ -1,5 +1,6 @@
-import { runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { LEDGER_MIGRATIONS, migrateLedger } from "../../src/ledger/schema";
 import { ROOM_MIGRATIONS, migrateRoom } from "../../src/queue-room/schema";
 import { room } from "../helpers/catalog";
 
@@ -33,6 +34,28 @@ describe("room schema steps", () => {
       migrateRoom(storage, fixed);
       expect(applied(storage)).toBe(ROOM_MIGRATIONS.length + 1);
       expect(storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM half_done").one().n).toBe(1);
+    });
+  });
+});
+
+describe("ledger schema steps", () => {
+  it("the organization ledger's storage follows numbered steps too; a ledger that predates them keeps its counts", async () => {
+    const stub = env.ORG_LEDGER.getByName(`org_schema${Math.random().toString(36).slice(2, 12)}`);
+    await runInDurableObject(stub, (_object, state) => {
+      const storage = state.storage;
+      const ledgerApplied = () => storage.sql.exec<{ applied: number }>("SELECT applied FROM ledger_schema").one().applied;
+      expect(ledgerApplied()).toBe(LEDGER_MIGRATIONS.length);
+      expect(tables(storage)).toEqual(expect.arrayContaining(["ledger_meta", "ticket_periods"]));
+
+      // A ledger started before the steps existed: its tables, its counts, and no step counter.
+      storage.sql.exec("INSERT INTO ticket_periods (period, used, flushed) VALUES ('2026-11', 7, 5)");
+      storage.sql.exec("DROP TABLE ledger_schema");
+      migrateLedger(storage);
+      migrateLedger(storage);
+      expect(ledgerApplied()).toBe(LEDGER_MIGRATIONS.length);
+      expect(storage.sql.exec("SELECT period, used, flushed FROM ticket_periods").toArray()).toEqual([
+        { period: "2026-11", used: 7, flushed: 5 },
+      ]);
     });
   });
 });
