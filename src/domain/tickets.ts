@@ -75,3 +75,10 @@ export const STEP_BACK_MAX_PLACES = 10;
 
 /** An operator's note at completion (docs/desks.md, outcomes). */
 export const COMPLETION_NOTE_MAX = 500;
+
+/** What became of a caller's previous call, said at their next call-next (docs/floor.md). */
+export const PREVIOUS_OUTCOMES = ["served", "no_show"] as const;
+export type PreviousOutcome = (typeof PREVIOUS_OUTCOMES)[number];
+
+/** The skip reason of a previous call marked absent. */
+export const NO_SHOW_REASON = "no_show";

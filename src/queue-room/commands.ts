@@ -4,19 +4,22 @@ import {
   allowedFrom,
   allows,
   crossesCapacityWarning,
+  NO_SHOW_REASON,
   type HoldableStatus,
+  type PreviousOutcome,
   type QueueStatus,
   type RecoveryOption,
   type TicketOperation,
 } from "../domain/tickets";
 import { compareCandidates, type DeskCandidate } from "../domain/desks";
+import { displayCode } from "../domain/display-code";
 import { longWaitChange } from "../domain/wait-estimate";
 import { newTicketId } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
 import type { RemoteJoins } from "./remote";
 import { answersJson, type Configured, type RoomStore, type TicketRow } from "./store";
 import type { IntakeAnswers } from "../domain/intake";
-import type { Completion, NewTicket, QueueSummary, ReturnPlace, RoomSettings, TicketView } from "./types";
+import type { Completion, NewTicket, PreviousCalls, QueueSummary, ReturnPlace, RoomSettings, TicketView } from "./types";
 import { parseAnswers, type RoomViews } from "./views";
 
 // The room's commands on its own line: joining, calling, the ticket transitions, recovery and
@@ -167,6 +170,35 @@ export class Commands {
     this.store.recordCall(at, operatorId, CALL_HISTORY);
     this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, { counter });
     return this.views.ticket(cfg, next.id, at);
+  }
+
+  /**
+   * What became of the caller's previous calls here (called, never started): with `outcome`
+   * each is served and completed, or marked absent (skipped, reason no_show); without, the
+   * latest is reported and left as it is. A ticket being transferred is left alone.
+   */
+  settlePreviousCalls(cfg: Configured, operatorId: string, outcome: PreviousOutcome | null, at: number): PreviousCalls {
+    const open = this.store
+      .rowsWhere("status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId)
+      .sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
+    const code = (row: TicketRow) => displayCode(cfg.letter, row.number);
+    if (outcome === null) {
+      const latest = open[0];
+      return {
+        open: latest ? { ticketId: latest.id, displayCode: code(latest), calledAt: latest.called_at ?? latest.updated_at } : null,
+        closed: [],
+      };
+    }
+    const closed = open.map((row) => {
+      if (outcome === "served") {
+        this.serve(cfg, row.id, at);
+        this.complete(cfg, row.id, at, {});
+      } else {
+        this.skip(cfg, row.id, NO_SHOW_REASON, at);
+      }
+      return { ticketId: row.id, displayCode: code(row), status: outcome === "served" ? ("served" as const) : ("skipped" as const) };
+    });
+    return { open: null, closed };
   }
 
   /** A desk's read: the ticket this queue would call next, or null (nothing callable, or closed). */

@@ -1,7 +1,7 @@
 import type { DeskCandidate } from "../domain/desks";
 import type { IntakeAnswers } from "../domain/intake";
 import type { ConfirmMethod } from "../domain/remote-join";
-import type { QueueStatus, RecoveryOption } from "../domain/tickets";
+import type { PreviousOutcome, QueueStatus, RecoveryOption } from "../domain/tickets";
 import { iso } from "../lib/time";
 import type {
   ArchiveResult,
@@ -9,6 +9,7 @@ import type {
   BoardQueueData,
   Completion,
   NewTicket,
+  PreviousCalls,
   QueueStatusData,
   QueueSummary,
   RemoteJoinAndTicket,
@@ -62,6 +63,20 @@ export type RoomCommand =
   | { verb: "join"; input: NewTicket; at: number; tokenHash?: string; rulesVersion: number }
   /** `userId`: the calling member, refused while a break, closure or unavailability covers them. */
   | { verb: "callNext"; operatorId: string; at: number; counter?: string | null; userId?: string | null; rulesVersion?: number }
+  /**
+   * call-next after settling the caller's previous calls here (docs/floor.md), in one hop: with
+   * `outcome` each of their open calls is served and completed or marked absent, without it the
+   * latest is reported; both commit even when nothing is left to call.
+   */
+  | {
+      verb: "callNextAfterPrevious";
+      operatorId: string;
+      at: number;
+      counter: string | null;
+      userId: string | null;
+      rulesVersion: number;
+      outcome: PreviousOutcome | null;
+    }
   /** Refused HEAD_MOVED when this queue's head no longer beats `bound` (docs/desks.md). */
   | {
       verb: "callAtDesk";
@@ -118,6 +133,7 @@ export interface CommandResults {
   applyRules: boolean;
   join: RoomResult<TicketView>;
   callNext: RoomResult<TicketView>;
+  callNextAfterPrevious: RoomResult<{ ticket: TicketView; previous: PreviousCalls }>;
   callAtDesk: RoomResult<TicketView>;
   finishServingOf: RoomResult<number>;
   returnToLine: RoomResult<TicketView>;

@@ -26,7 +26,17 @@ import { migrateRoom } from "./schema";
 import type { RoomPorts } from "./ports";
 import { RoomSockets } from "./sockets";
 import { configuredOf, RoomStore, type Configured } from "./store";
-import type { ArchiveResult, NewTicket, RemoteJoinAndTicket, RoomConfig, RoomResult, TicketView, VisitorTicketData } from "./types";
+import type {
+  ArchiveResult,
+  NewTicket,
+  PreviousCalls,
+  RemoteJoinAndTicket,
+  RoomConfig,
+  RoomError,
+  RoomResult,
+  TicketView,
+  VisitorTicketData,
+} from "./types";
 import { RoomViews, toView } from "./views";
 
 export { HAND_OFF_TIMEOUT_MS } from "./hand-offs";
@@ -195,6 +205,25 @@ export class QueueRoom extends DurableObject<Env> {
         this.rules.assertMayCall(c.userId ?? null, c.at, c.rulesVersion ?? 0);
         return this.commands.callNext(cfg, c.operatorId, c.at, c.counter ?? null);
       }),
+    callNextAfterPrevious: (c) => {
+      type Settled = { ticket: TicketView; previous: PreviousCalls } | { refused: RoomError };
+      const result = this.mutate(c.at, (cfg): Settled => {
+        // The rules first: a caller on a break changes nothing, their previous calls included.
+        this.rules.assertMayCall(c.userId, c.at, c.rulesVersion);
+        const previous = this.commands.settlePreviousCalls(cfg, c.operatorId, c.outcome, c.at);
+        // The previous calls stay settled when nothing is left to call: call-next refuses
+        // before it writes anything, so its refusal is answered after the settle commits.
+        try {
+          return { ticket: this.commands.callNext(cfg, c.operatorId, c.at, c.counter), previous };
+        } catch (err) {
+          if (err instanceof Refusal) return { refused: err.error };
+          throw err;
+        }
+      });
+      if (!result.ok) return result;
+      const settled = result.value;
+      return "refused" in settled ? { ok: false, error: settled.refused } : { ok: true, value: settled };
+    },
     callAtDesk: (c) =>
       this.mutate(c.at, (cfg) =>
         this.commands.callNext(cfg, c.operatorId, c.at, c.counter, { deskId: c.deskId, bound: c.bound, weights: c.weights ?? {} }),

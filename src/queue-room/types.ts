@@ -316,3 +316,11 @@ export interface QueueFacts {
   config: RoomConfig;
   name: string;
 }
+
+/** The caller's previous calls as call-next settled them (issue 43: inside the call's own hop). */
+export interface PreviousCalls {
+  /** Without an outcome: the caller's latest call here never started, left as it is. */
+  open: { ticketId: string; displayCode: string; calledAt: number } | null;
+  /** With one: the caller's calls here closed by it. */
+  closed: { ticketId: string; displayCode: string; status: "served" | "skipped" }[];
+}

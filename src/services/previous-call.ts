@@ -5,7 +5,7 @@ import { assertAtDesk, callAtDesk, type DeskRow } from "./desks";
 import type { LocationScope } from "../domain/location-scope";
 import type { QueueRow } from "./queues";
 import { roomFailure, roomOf } from "./queue-rooms";
-import { callNext } from "./tickets";
+import { withRules } from "./room-rules";
 
 // "What became of the previous call" (docs/floor.md): a clerk who only presses call-next never
 // starts the tickets they call, and the no-show sweep would expire every one of them five
@@ -13,11 +13,8 @@ import { callNext } from "./tickets";
 // of their previous call; it is composed here from the room's existing verbs (serve, complete,
 // skip-absent), before the next call.
 
-export const PREVIOUS_OUTCOMES = ["served", "no_show"] as const;
-export type PreviousOutcome = (typeof PREVIOUS_OUTCOMES)[number];
-
-/** The skip reason a previous call marked absent carries. */
-export const NO_SHOW_REASON = "no_show";
+export { NO_SHOW_REASON, PREVIOUS_OUTCOMES, type PreviousOutcome } from "../domain/tickets";
+import { NO_SHOW_REASON, type PreviousOutcome } from "../domain/tickets";
 
 /** Called tickets read per queue to find the caller's own (far above what one caller leaves open). */
 const CALLED_READ_MAX = 100;
@@ -85,7 +82,10 @@ async function closeCall(env: Env, t: TicketView, outcome: PreviousOutcome, at: 
   return { ticketId: t.id, displayCode: t.displayCode, status: last!.status as "served" | "skipped" };
 }
 
-/** A queue's call-next after settling the caller's previous call in that queue. */
+/**
+ * A queue's call-next after settling the caller's previous call in that queue: one command, so
+ * one room round trip (issue 43; the room settles and calls in the same invocation).
+ */
 export async function callNextAfterPrevious(
   env: Env,
   queue: QueueRow,
@@ -95,9 +95,24 @@ export async function callNextAfterPrevious(
   counter: string | null,
   outcome: PreviousOutcome | undefined,
 ): Promise<{ ticket: TicketView; previous: PreviousCallReport }> {
-  const previous = await settlePreviousCalls(env, [queue.id], (t) => t.assignedToId === operatorId, outcome, at);
-  const ticket = await callNext(env, queue, operatorId, userId, at, counter);
-  return { ticket, previous };
+  const { ticket, previous } = await withRules(env, queue, at, () =>
+    roomOf(env, queue.id).command({
+      verb: "callNextAfterPrevious",
+      operatorId,
+      at,
+      counter,
+      userId,
+      rulesVersion: queue.rulesVersion,
+      outcome: outcome ?? null,
+    }),
+  );
+  return {
+    ticket,
+    previous: {
+      previousCallOpen: previous.open && { ...previous.open, calledAt: iso(previous.open.calledAt) },
+      previousCallsClosed: previous.closed,
+    },
+  };
 }
 
 /** A desk's call-next after settling the caller's previous call at that desk (over its queues). */

@@ -32,4 +32,23 @@ describe("write-path hops", () => {
     expect(cost.d1RoundTrips).toBeGreaterThan(0);
     expect(cost.d1RoundTrips).toBeLessThanOrEqual(3);
   });
+
+  it("call-next is one room round trip, settling the caller's previous call included (issue 43)", async () => {
+    const f = await queueFixture("pro");
+    for (let i = 0; i < 3; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const first = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    const { cost, reset } = meter();
+
+    reset();
+    const second = await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} });
+    expectOk(second);
+    expect(second.body.meta.previousCallOpen).toMatchObject({ ticketId: first.id });
+    expect(cost.rooms).toBe(1);
+
+    reset();
+    const third = await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { previousOutcome: "served" } });
+    expectOk(third);
+    expect(third.body.meta.previousCallsClosed.map((c: { status: string }) => c.status)).toEqual(["served", "served"]);
+    expect(cost.rooms).toBe(1);
+  });
 });
