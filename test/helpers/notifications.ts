@@ -12,15 +12,18 @@ import { settle } from "./catalog";
 export interface Captured {
   events: DomainEventMessage[];
   retries: DeliveryMessage[];
-  /** Events captured since the last take (of every queue). */
-  take(): DomainEventMessage[];
+  /**
+   * Events captured and not taken yet that `which` selects (all by default); the others stay for
+   * a later take (another queue's events, read after this one's).
+   */
+  take(which?: (e: DomainEventMessage) => boolean): DomainEventMessage[];
   restore(): void;
 }
 
 export function capture(): Captured {
   const events: DomainEventMessage[] = [];
   const retries: DeliveryMessage[] = [];
-  let taken = 0;
+  const taken = new Set<DomainEventMessage>();
   const a = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
     for (const m of messages) events.push(m.body as DomainEventMessage);
     return undefined as never;
@@ -36,9 +39,9 @@ export function capture(): Captured {
   return {
     events,
     retries,
-    take() {
-      const out = events.slice(taken);
-      taken = events.length;
+    take(which = () => true) {
+      const out = events.filter((e) => !taken.has(e) && which(e));
+      for (const e of out) taken.add(e);
       return out;
     },
     restore() {
@@ -55,7 +58,7 @@ export function capture(): Captured {
  */
 export async function eventsOf(c: Captured, queueId: string): Promise<DomainEventMessage[]> {
   await settle(queueId);
-  return c.take().filter((e) => e.queueId === null || e.queueId === queueId);
+  return c.take((e) => e.queueId === null || e.queueId === queueId);
 }
 
 let batchNo = 0;
