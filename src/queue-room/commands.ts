@@ -493,8 +493,9 @@ export class Commands {
 
   /** After every change: `ticket.almost_called` once for each waiting ticket within 3 of the front. */
   announceApproaching(cfg: Configured, at: number): void {
-    for (const [ahead, row] of this.store.waitingLine(ALMOST_CALLED_AHEAD + 1).entries()) {
-      if (row.almost_called_sent === 1) continue;
+    for (const [ahead, front] of this.store.waitingFront(ALMOST_CALLED_AHEAD + 1).entries()) {
+      if (front.almost_called_sent === 1) continue;
+      const row = this.store.row(front.id);
       this.store.markAlmostCalled(row.id);
       this.store.emit(cfg, "ticket.almost_called", row, at, { ahead });
     }

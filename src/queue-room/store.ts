@@ -159,6 +159,20 @@ export class RoomStore {
   }
 
   /** The first `limit` waiting tickets in queue order, from `offset`. */
+  /**
+   * The front of the line as far as "almost your turn" needs it: ids and whether each was told.
+   * After most changes (a join at the back) everyone there was told already, and no whole row
+   * is read (issue 43).
+   */
+  waitingFront(limit: number): { id: string; almost_called_sent: number }[] {
+    return this.sql
+      .exec<{ id: string; almost_called_sent: number }>(
+        "SELECT id, almost_called_sent FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?",
+        limit,
+      )
+      .toArray();
+  }
+
   waitingLine(limit: number, offset = 0): TicketRow[] {
     return this.sql
       .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ? OFFSET ?", limit, offset)
