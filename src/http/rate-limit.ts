@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { addressKey, ipv6PrefixBits } from "../lib/addresses";
 import { now } from "../lib/clock";
 import { isId, queueIdOfTicket } from "../lib/ids";
 import { DAY, MINUTE } from "../lib/time";
@@ -52,12 +53,20 @@ export function clientIp(c: Context<AppEnv>): string {
   return "unknown";
 }
 
+/**
+ * What every per-address bucket keys on (issue 44): an IPv4 address itself, an IPv6 address's
+ * /64 (IPV6_PREFIX_BITS), since one subscriber holds the whole prefix.
+ */
+export function clientAddressKey(c: Context<AppEnv>): string {
+  return addressKey(clientIp(c), ipv6PrefixBits(c.env?.IPV6_PREFIX_BITS));
+}
+
 function limiter(c: Context<AppEnv>, subject: string) {
   return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
 }
 
 function ipSubject(c: Context<AppEnv>): string {
-  return `ip:${clientIp(c)}`;
+  return `ip:${clientAddressKey(c)}`;
 }
 
 const WIDGET_PREFIX = "/v1/widget/";
@@ -247,7 +256,7 @@ const LOGIN_RULES: LoginRules = {
 /** Refuses (429) a login attempt for this email from this address while it must wait. */
 export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Promise<void> {
   const at = now();
-  const decision = await limiter(c, `login:${email}`).loginAllowed(clientIp(c), LOGIN_RULES, at);
+  const decision = await limiter(c, `login:${email}`).loginAllowed(clientAddressKey(c), LOGIN_RULES, at);
   if (!decision.allowed) {
     throw new ApiError(
       "API_RATE_LIMIT_EXCEEDED",
@@ -266,5 +275,5 @@ export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Pro
 }
 
 export async function recordFailedLogin(c: Context<AppEnv>, email: string): Promise<void> {
-  await limiter(c, `login:${email}`).recordLoginFailure(clientIp(c), LOGIN_RULES, now());
+  await limiter(c, `login:${email}`).recordLoginFailure(clientAddressKey(c), LOGIN_RULES, now());
 }

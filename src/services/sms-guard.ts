@@ -13,6 +13,7 @@ import { PHONE_CODE_MESSAGE } from "../domain/phone-codes";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { DAY, iso, utcDayStart } from "../lib/time";
+import { addressKey, ipv6PrefixBits } from "../lib/addresses";
 import type { Delivery } from "../domain/deliveries";
 
 /** How the owners' alert goes out: the delivery step, handed in (it calls this guard first). */
@@ -123,7 +124,13 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
   const day = dayKey(at);
   const caps: { scope: string; subject: string; limit: number; name: string }[] = [
     { scope: "phone", subject: input.phone, limit: policy.perPhonePerDay, name: "perPhonePerDay" },
-    { scope: "address", subject: input.address, limit: policy.perAddressPerDay, name: "perAddressPerDay" },
+    // An IPv6 subscriber's whole /64 is one address here, as in every per-address bucket.
+    {
+      scope: "address",
+      subject: addressKey(input.address, ipv6PrefixBits(env.IPV6_PREFIX_BITS)),
+      limit: policy.perAddressPerDay,
+      name: "perAddressPerDay",
+    },
   ];
   if (input.widgetKeyId)
     caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
