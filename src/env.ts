@@ -60,6 +60,9 @@ declare global {
       VAPID_SUBJECT?: string;
       /** The IPv6 prefix every per-address limit keys on (docs/limits.md); default 64. */
       IPV6_PREFIX_BITS?: string;
+      /** Cloudflare Turnstile (docs/limits.md, the bot check); a stand-in's origin in tests. */
+      TURNSTILE_SECRET_KEY?: string;
+      TURNSTILE_BASE_URL?: string;
     }
   }
 }

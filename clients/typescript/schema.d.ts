@@ -4583,6 +4583,11 @@ export interface components {
             businessReservePercent: number;
             /** @description Visitors' numbers are proven by a one-time code before any other SMS */
             requirePhoneCode: boolean;
+            /**
+             * @description When widget and kiosk joins that give a phone must pass Turnstile
+             * @enum {string}
+             */
+            botCheck: "off" | "always" | "when_half_used";
             /** @description The owners are told once a day when the day's SMS reach this share */
             alertAtPercent: number;
             today: {
@@ -4636,6 +4641,12 @@ export interface components {
              * @example true
              */
             requirePhoneCode?: boolean | null;
+            /**
+             * @description Cloudflare Turnstile on widget and kiosk joins that give a phone (token in the `CF-Turnstile-Response` header, verified server-side; 400 naming the header without a valid one): `off` (default), `always`, or `when_half_used` (once the day's visitor share of SMS is half used)
+             * @example when_half_used
+             * @enum {string|null}
+             */
+            botCheck?: "off" | "always" | "when_half_used" | null;
         };
         VisitorPushSubscription: {
             /**
@@ -17060,6 +17071,7 @@ export interface operations {
                      *         "dailyCeiling": 1,
                      *         "businessReservePercent": 1,
                      *         "requirePhoneCode": false,
+                     *         "botCheck": "off",
                      *         "alertAtPercent": 1,
                      *         "today": {
                      *           "sent": 1,
@@ -17113,7 +17125,8 @@ export interface operations {
                  *       "perTicket": 4,
                  *       "dailyCeiling": 100,
                  *       "businessReservePercent": 20,
-                 *       "requirePhoneCode": true
+                 *       "requirePhoneCode": true,
+                 *       "botCheck": "when_half_used"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateSmsPolicyRequest"];
@@ -17150,6 +17163,7 @@ export interface operations {
                      *         "dailyCeiling": 1,
                      *         "businessReservePercent": 1,
                      *         "requirePhoneCode": false,
+                     *         "botCheck": "off",
                      *         "alertAtPercent": 1,
                      *         "today": {
                      *           "sent": 1,

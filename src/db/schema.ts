@@ -985,6 +985,8 @@ export const smsPolicies = sqliteTable("sms_policies", {
   updatedAt: integer("updated_at").notNull(),
   /** 1 = a visitor's number is texted only after its one-time code (migration 0026); null = default (off). */
   requirePhoneCode: integer("require_phone_code"),
+  /** off | always | when_half_used (issue 44); null = off. */
+  botCheck: text("bot_check"),
 });
 
 /** Exact counters of the SMS caps, taken with a conditional upsert (used < limit). */

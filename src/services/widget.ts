@@ -62,6 +62,8 @@ export interface WidgetJoin {
   /** The caller's address and widget key: what the SMS caps count (./sms-guard.ts). */
   address: string;
   widgetKeyId: string | null;
+  /** The page's Turnstile token (the `CF-Turnstile-Response` header), for an organization that asks for the bot check. */
+  botToken?: string | null;
   /** The visitor's intake answers, checked with the join (docs/visits.md). */
   answers?: Record<string, IntakeValue | null> | undefined;
 }
@@ -76,7 +78,13 @@ export async function widgetJoin(
   const admitted = input.phone
     ? await admitVisitorPhone(
         env,
-        { organizationId: queue.organizationId, phone: input.phone, address: input.address, widgetKeyId: input.widgetKeyId },
+        {
+          organizationId: queue.organizationId,
+          phone: input.phone,
+          address: input.address,
+          widgetKeyId: input.widgetKeyId,
+          botToken: input.botToken ?? null,
+        },
         at,
       )
     : null;
