@@ -58,6 +58,11 @@ declare global {
       VAPID_PUBLIC_KEY?: string;
       VAPID_PRIVATE_KEY?: string;
       VAPID_SUBJECT?: string;
+      /** The IPv6 prefix every per-address limit keys on (docs/limits.md); default 64. */
+      IPV6_PREFIX_BITS?: string;
+      /** Cloudflare Turnstile (docs/limits.md, the bot check); a stand-in's origin in tests. */
+      TURNSTILE_SECRET_KEY?: string;
+      TURNSTILE_BASE_URL?: string;
     }
   }
 }

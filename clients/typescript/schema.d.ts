@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.
+         * @description A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. After 40 failures of the account from all addresses in 15 minutes, a sign-in must also carry `challengeCode`, the code e-mailed to the account (401 `details.reason: challenge_required`, the password unchecked): the owner still signs in, a guesser cannot go on. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.
          */
         post: operations["logIn"];
         delete?: never;
@@ -2707,7 +2707,7 @@ export interface paths {
         put?: never;
         /**
          * Receives a customer's SMS from Twilio (signed)
-         * @description Twilio's incoming-message webhook: form-encoded `From`, `To`, `Body`, `MessageSid`, …, signed with `X-Twilio-Signature` (base64 HMAC-SHA1 with TWILIO_AUTH_TOKEN over the full URL and the sorted parameters). A missing or wrong signature is 400 and changes nothing. The text is matched to the sender's newest live ticket and read as a keyword (HERE/ICI, LATE/RETARD, CANCEL/ANNULER, STATUS/STATUT, STOP/ARRET, START, HELP/AIDE; case and accents ignored) or kept as a message on the ticket; the answer is TwiML carrying the reply. Without TWILIO_AUTH_TOKEN, unsigned messages are taken outside production (the local stand-in, docs/conversations.md) and 503 in production.
+         * @description Twilio's incoming-message webhook: form-encoded `From`, `To`, `Body`, `MessageSid`, …, signed with `X-Twilio-Signature` (base64 HMAC-SHA1 with TWILIO_AUTH_TOKEN over the full URL and the sorted parameters). A missing or wrong signature is 400 and changes nothing; a MessageSid already received answers 200 and changes nothing (a replay or Twilio's retry). The text is matched to a live ticket of the business the conversation is with: the owner of the `To` number, else the ticket the customer chose or the only business with a live ticket of theirs, else the customer is sent a short menu. It is read as a keyword (HERE/ICI, LATE/RETARD, CANCEL/ANNULER, STATUS/STATUT, STOP/ARRET, START, HELP/AIDE; case and accents ignored) or kept as a message on the ticket; the answer is TwiML carrying the reply. Without TWILIO_AUTH_TOKEN, unsigned messages are taken outside production (the local stand-in, docs/conversations.md) and 503 in production.
          */
         post: operations["receiveTwilioSms"];
         delete?: never;
@@ -3047,6 +3047,8 @@ export interface components {
             /** Format: email */
             email: string;
             password: string;
+            /** @description The code e-mailed to the account once it had many failed sign-ins (401 reason challenge_required) */
+            challengeCode?: string;
         };
         Membership: {
             organizationId: string;
@@ -4581,6 +4583,11 @@ export interface components {
             businessReservePercent: number;
             /** @description Visitors' numbers are proven by a one-time code before any other SMS */
             requirePhoneCode: boolean;
+            /**
+             * @description When widget and kiosk joins that give a phone must pass Turnstile
+             * @enum {string}
+             */
+            botCheck: "off" | "always" | "when_half_used";
             /** @description The owners are told once a day when the day's SMS reach this share */
             alertAtPercent: number;
             today: {
@@ -4634,6 +4641,12 @@ export interface components {
              * @example true
              */
             requirePhoneCode?: boolean | null;
+            /**
+             * @description Cloudflare Turnstile on widget and kiosk joins that give a phone (token in the `CF-Turnstile-Response` header, verified server-side; 400 naming the header without a valid one): `off` (default), `always`, or `when_half_used` (once the day's visitor share of SMS is half used)
+             * @example when_half_used
+             * @enum {string|null}
+             */
+            botCheck?: "off" | "always" | "when_half_used" | null;
         };
         VisitorPushSubscription: {
             /**
@@ -6309,7 +6322,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "email": "owner@demo.example",
-                 *       "password": "demo-owner-password"
+                 *       "password": "demo-owner-password",
+                 *       "challengeCode": "Demo"
                  *     }
                  */
                 "application/json": components["schemas"]["LoginRequest"];
@@ -17057,6 +17071,7 @@ export interface operations {
                      *         "dailyCeiling": 1,
                      *         "businessReservePercent": 1,
                      *         "requirePhoneCode": false,
+                     *         "botCheck": "off",
                      *         "alertAtPercent": 1,
                      *         "today": {
                      *           "sent": 1,
@@ -17110,7 +17125,8 @@ export interface operations {
                  *       "perTicket": 4,
                  *       "dailyCeiling": 100,
                  *       "businessReservePercent": 20,
-                 *       "requirePhoneCode": true
+                 *       "requirePhoneCode": true,
+                 *       "botCheck": "when_half_used"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateSmsPolicyRequest"];
@@ -17147,6 +17163,7 @@ export interface operations {
                      *         "dailyCeiling": 1,
                      *         "businessReservePercent": 1,
                      *         "requirePhoneCode": false,
+                     *         "botCheck": "off",
                      *         "alertAtPercent": 1,
                      *         "today": {
                      *           "sent": 1,

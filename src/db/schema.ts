@@ -985,6 +985,8 @@ export const smsPolicies = sqliteTable("sms_policies", {
   updatedAt: integer("updated_at").notNull(),
   /** 1 = a visitor's number is texted only after its one-time code (migration 0026); null = default (off). */
   requirePhoneCode: integer("require_phone_code"),
+  /** off | always | when_half_used (issue 44); null = off. */
+  botCheck: text("bot_check"),
 });
 
 /** Exact counters of the SMS caps, taken with a conditional upsert (used < limit). */
@@ -1212,4 +1214,48 @@ export const phoneVerifications = sqliteTable(
     index("phone_verifications_org_created_idx").on(t.organizationId, t.createdAt),
     index("phone_verifications_org_phone_idx").on(t.organizationId, t.phone),
   ],
+);
+
+// ---- inbound isolation and exactly-once (issue 44, docs/conversations.md) ----------------------
+
+/** A number (or sender) that belongs to one organization: a text sent to it reaches only that organization. */
+export const smsSenders = sqliteTable(
+  "sms_senders",
+  {
+    number: text("number").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("sms_senders_org_idx").on(t.organizationId)],
+);
+
+/** Each provider message taken once: a replay or a provider's retry of the same id changes nothing. */
+export const inboundReceipts = sqliteTable(
+  "inbound_receipts",
+  {
+    provider: text("provider").notNull(),
+    messageId: text("message_id").notNull(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.messageId] }), index("inbound_receipts_received_idx").on(t.receivedAt)],
+);
+
+/**
+ * The conversation a customer's number has on a shared number: the ticket they chose from the
+ * menu, or the menu they were sent (options and the text it holds until they answer).
+ */
+export const inboundThreads = sqliteTable(
+  "inbound_threads",
+  {
+    phone: text("phone").notNull(),
+    toNumber: text("to_number").notNull(),
+    ticketId: text("ticket_id"),
+    /** JSON [{ticketId, queueId, organizationId, name, code}] of a menu awaiting the customer's answer. */
+    menu: text("menu"),
+    pendingBody: text("pending_body"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.phone, t.toNumber] }), index("inbound_threads_updated_idx").on(t.updatedAt)],
 );

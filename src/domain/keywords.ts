@@ -56,7 +56,7 @@ export function joinRequest(text: string): string | null {
 /** Places a LATE moves the ticket back (the room's step-back, once per ticket). */
 export const LATE_STEP_BACK_PLACES = 3;
 
-type Values = { code?: string; position?: number | null; wait?: number | null; queue?: string };
+type Values = { code?: string; position?: number | null; wait?: number | null; queue?: string; options?: string };
 
 const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
   en: {
@@ -72,6 +72,7 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
     unknownNumber: () => "We found no ticket for this number. Join a line at the counter or on our page, then reply HELP.",
     refused: (v) => `${v.code}: this cannot be done now (your ticket is no longer waiting).`,
     received: (v) => `${v.code}: your message was passed to the staff.`,
+    choose: (v) => `You have tickets at several places. Reply with the number of the one you mean: ${v.options}`,
   },
   fr: {
     here: (v) => `${v.code} : merci, l'accueil sait que vous êtes là.`,
@@ -86,6 +87,7 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
     unknownNumber: () => "Aucun ticket pour ce numéro. Prenez un ticket à l'accueil ou sur notre page, puis répondez AIDE.",
     refused: (v) => `${v.code} : impossible pour le moment (votre ticket n'est plus en attente).`,
     received: (v) => `${v.code} : votre message a été transmis à l'accueil.`,
+    choose: (v) => `Vous avez des tickets à plusieurs endroits. Répondez par le numéro de celui dont il s'agit : ${v.options}`,
   },
 };
 

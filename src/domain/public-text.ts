@@ -26,3 +26,16 @@ export function isPublicLine(text: string): boolean {
 export function isPublicParagraph(text: string): boolean {
   return !CONTROL_IN_PARAGRAPH.test(text) && !BIDI_CONTROL.test(text) && !LONE_SURROGATE.test(text);
 }
+
+const UNSAFE_IN_PARAGRAPH = new RegExp(`${CONTROL_IN_PARAGRAPH.source}|${BIDI_CONTROL.source}|${LONE_SURROGATE.source}`, "g");
+
+/**
+ * A text we cannot refuse (a customer's SMS) made safe to keep and show: what §10 refuses
+ * elsewhere is dropped, and it is cut at `max` characters (never inside a surrogate pair).
+ */
+export function safeParagraph(text: string, max: number): string {
+  const clean = text.replace(UNSAFE_IN_PARAGRAPH, "");
+  if (clean.length <= max) return clean;
+  const cut = /[\uD800-\uDBFF]/.test(clean[max - 1] ?? "") ? max - 1 : max;
+  return clean.slice(0, cut);
+}

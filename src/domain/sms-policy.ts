@@ -38,7 +38,15 @@ export interface SmsPolicy {
   businessReservePercent: number;
   /** A visitor's number gets a one-time code as its first SMS, and nothing more until the code is given back. */
   requirePhoneCode: boolean;
+  /**
+   * The bot check (Cloudflare Turnstile) on public joins that ask for SMS: never, always, or once
+   * the day's visitor share of SMS is half used (issue 44).
+   */
+  botCheck: BotCheck;
 }
+
+export const BOT_CHECKS = ["off", "always", "when_half_used"] as const;
+export type BotCheck = (typeof BOT_CHECKS)[number];
 
 /** The settable fields, as stored (null = the default). */
 export type SmsPolicySettings = { [K in keyof SmsPolicy]: SmsPolicy[K] | null };
@@ -50,6 +58,7 @@ export const SMS_POLICY_DEFAULTS = {
   perTicket: 4,
   businessReservePercent: 20,
   requirePhoneCode: false,
+  botCheck: "off",
 } as const;
 
 /** The alert to the owners fires once a UTC day, when the day's SMS reach this share of the ceiling. */
@@ -72,6 +81,7 @@ export function resolvePolicy(settings: Partial<SmsPolicySettings> | null, smsPe
     dailyCeiling: s.dailyCeiling ?? defaultDailyCeiling(smsPerMonth),
     businessReservePercent: s.businessReservePercent ?? SMS_POLICY_DEFAULTS.businessReservePercent,
     requirePhoneCode: s.requirePhoneCode ?? SMS_POLICY_DEFAULTS.requirePhoneCode,
+    botCheck: s.botCheck ?? SMS_POLICY_DEFAULTS.botCheck,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { addressKey, ipv6PrefixBits } from "../lib/addresses";
 import { now } from "../lib/clock";
 import { isId, queueIdOfTicket } from "../lib/ids";
 import { DAY, MINUTE } from "../lib/time";
@@ -18,6 +19,14 @@ export const SESSION_LIMIT_PER_MINUTE = 600;
 /** Failed logins per (account, address) in a sliding window (the account's back-off aside). */
 export const FAILED_LOGINS_LIMIT = 10;
 export const FAILED_LOGINS_WINDOW_MS = 15 * MINUTE;
+/**
+ * Failures of one account from all addresses in the window after which a sign-in must also carry
+ * the code e-mailed to the account (issue 44): guessing from many addresses stops there, and the
+ * owner, who reads the mail, still signs in.
+ */
+export const ACCOUNT_FAILED_LOGINS_CEILING = 40;
+export const LOGIN_CHALLENGE_TTL_MS = 15 * MINUTE;
+export const LOGIN_CHALLENGE_TRIES = 5;
 /** An account's recent failures before its back-off starts (1 s, then doubling). */
 export const LOGIN_FREE_FAILURES = 3;
 /** Wrong keys or tokens from one IP; the next credential from it is refused before any lookup. */
@@ -52,12 +61,20 @@ export function clientIp(c: Context<AppEnv>): string {
   return "unknown";
 }
 
+/**
+ * What every per-address bucket keys on (issue 44): an IPv4 address itself, an IPv6 address's
+ * /64 (IPV6_PREFIX_BITS), since one subscriber holds the whole prefix.
+ */
+export function clientAddressKey(c: Context<AppEnv>): string {
+  return addressKey(clientIp(c), ipv6PrefixBits(c.env?.IPV6_PREFIX_BITS));
+}
+
 function limiter(c: Context<AppEnv>, subject: string) {
   return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
 }
 
 function ipSubject(c: Context<AppEnv>): string {
-  return `ip:${clientIp(c)}`;
+  return `ip:${clientAddressKey(c)}`;
 }
 
 const WIDGET_PREFIX = "/v1/widget/";
@@ -242,12 +259,30 @@ const LOGIN_RULES: LoginRules = {
   perAddress: FAILED_LOGINS_LIMIT,
   freeFailures: LOGIN_FREE_FAILURES,
   maxDelayMs: FAILED_LOGINS_WINDOW_MS,
+  accountCeiling: ACCOUNT_FAILED_LOGINS_CEILING,
+  challengeTtlMs: LOGIN_CHALLENGE_TTL_MS,
+  challengeTries: LOGIN_CHALLENGE_TRIES,
 };
 
-/** Refuses (429) a login attempt for this email from this address while it must wait. */
-export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Promise<void> {
+export interface LoginGate {
+  /** Pass to `endLoginAttempt` once the password is checked. */
+  attemptId: string;
+  /** The attempt carried the account's valid e-mailed code. */
+  passedChallenge: boolean;
+}
+
+/**
+ * Decides and reserves one sign-in attempt (issue 44) in the account's one counter: 429 while the
+ * address or the back-off must wait; past the account's ceiling without the e-mailed code, the
+ * answer says a code is needed (`challenge`), with the new code to mail when one was issued.
+ */
+export async function beginLoginAttempt(
+  c: Context<AppEnv>,
+  email: string,
+  codes: { candidateHash: string; givenHash: string | null },
+): Promise<LoginGate | { challenge: "required"; issued: boolean }> {
   const at = now();
-  const decision = await limiter(c, `login:${email}`).loginAllowed(clientIp(c), LOGIN_RULES, at);
+  const decision = await limiter(c, `login:${email}`).beginLogin(clientAddressKey(c), LOGIN_RULES, at, codes);
   if (!decision.allowed) {
     throw new ApiError(
       "API_RATE_LIMIT_EXCEEDED",
@@ -263,8 +298,10 @@ export async function assertLoginAllowed(c: Context<AppEnv>, email: string): Pro
       { "Retry-After": String(decision.retryAfterSeconds) },
     );
   }
+  if (decision.challenge === "required" || decision.attemptId === null) return { challenge: "required", issued: decision.issued };
+  return { attemptId: decision.attemptId, passedChallenge: decision.challenge === "passed" };
 }
 
-export async function recordFailedLogin(c: Context<AppEnv>, email: string): Promise<void> {
-  await limiter(c, `login:${email}`).recordLoginFailure(clientIp(c), LOGIN_RULES, now());
+export async function endLoginAttempt(c: Context<AppEnv>, email: string, gate: LoginGate, succeeded: boolean): Promise<void> {
+  await limiter(c, `login:${email}`).endLogin(gate.attemptId, succeeded, gate.passedChallenge, LOGIN_RULES, now());
 }

@@ -32,9 +32,12 @@ interface Counter {
 
 /** An account's recent failed logins (`login:<email>` objects only), newest last. */
 interface LoginFailures {
-  failures: { at: number; address: string }[];
+  /** `pending`: an attempt let through whose password is being checked (counted as a failure until it ends). */
+  failures: { at: number; address: string; pending?: string }[];
   /** When the newest failure leaves the sliding window: `alarm` deletes the entry after that. */
   end: number;
+  /** The e-mailed code a sign-in must carry past the account's ceiling (its SHA-256 only). */
+  challenge?: { hash: string; expiresAt: number; tries: number };
 }
 
 export interface LoginRules {
@@ -45,6 +48,20 @@ export interface LoginRules {
   freeFailures: number;
   /** The longest delay the back-off reaches. */
   maxDelayMs: number;
+  /** Failures of the account from all addresses after which a sign-in must also pass the e-mailed code. */
+  accountCeiling: number;
+  challengeTtlMs: number;
+  /** Wrong codes before a code is burnt (a new one is then sent). */
+  challengeTries: number;
+}
+
+export interface LoginAttempt extends LoginDecision {
+  /** The reservation to end with `endLogin`; null when refused. */
+  attemptId: string | null;
+  /** `required`: past the ceiling without a valid code (the password is not checked). */
+  challenge: "required" | "passed" | null;
+  /** True when `candidateHash` became the account's code: the caller mails that code. */
+  issued: boolean;
 }
 
 export interface LoginDecision {
@@ -112,6 +129,66 @@ export class RateLimiter extends DurableObject<Env> {
       if (at < until) return { allowed: false, retryAfterSeconds: seconds(until), reason: "backoff" };
     }
     return { allowed: true, retryAfterSeconds: 0, reason: null };
+  }
+
+  /**
+   * One sign-in attempt, decided and reserved in one call (issue 44): the attempt counts as a
+   * failure from the moment it is let through until `endLogin` says it succeeded, so concurrent
+   * guesses from one address are checked exactly `perAddress` times. Past `accountCeiling`
+   * failures from all addresses, an attempt without the account's live e-mailed code is refused
+   * unchecked (`challenge: required`); `candidateHash` becomes that code when none is live.
+   */
+  beginLogin(address: string, rules: LoginRules, at: number, codes: { candidateHash: string; givenHash: string | null }): LoginAttempt {
+    const stored = this.ctx.storage.kv.get<LoginFailures>(LOGIN_FAILURES);
+    const recent = (stored?.failures ?? []).filter((f) => f.at > at - rules.windowMs);
+    const refused = (decision: LoginDecision): LoginAttempt => ({ ...decision, attemptId: null, challenge: null, issued: false });
+    const seconds = (until: number) => Math.max(1, Math.ceil((until - at) / 1000));
+    const mine = recent.filter((f) => f.address === address);
+    if (mine.length >= rules.perAddress) {
+      const until = mine[mine.length - rules.perAddress]!.at + rules.windowMs;
+      return refused({ allowed: false, retryAfterSeconds: seconds(until), reason: "address" });
+    }
+    // The back-off follows finished failures, and only for an address that failed itself.
+    const finished = recent.filter((f) => !f.pending);
+    const beyondFree = finished.length - rules.freeFailures;
+    if (mine.some((f) => !f.pending) && beyondFree > 0) {
+      const delay = Math.min(rules.maxDelayMs, 1000 * 2 ** (beyondFree - 1));
+      const until = finished[finished.length - 1]!.at + delay;
+      if (at < until) return refused({ allowed: false, retryAfterSeconds: seconds(until), reason: "backoff" });
+    }
+    let challenge: LoginAttempt["challenge"] = null;
+    let code =
+      stored?.challenge && stored.challenge.expiresAt > at && stored.challenge.tries < rules.challengeTries ? stored.challenge : undefined;
+    let issued = false;
+    if (recent.length >= rules.accountCeiling) {
+      if (code && codes.givenHash !== null && codes.givenHash === code.hash) challenge = "passed";
+      else {
+        if (code && codes.givenHash !== null) code = { ...code, tries: code.tries + 1 };
+        if (!code || code.tries >= rules.challengeTries) {
+          code = { hash: codes.candidateHash, expiresAt: at + rules.challengeTtlMs, tries: 0 };
+          issued = true;
+        }
+        this.ctx.storage.kv.put<LoginFailures>(LOGIN_FAILURES, { failures: recent, end: at + rules.windowMs, challenge: code });
+        this.schedulePrune();
+        return { allowed: true, retryAfterSeconds: 0, reason: null, attemptId: null, challenge: "required", issued };
+      }
+    }
+    const attemptId = crypto.randomUUID();
+    const failures = [...recent, { at, address, pending: attemptId }].slice(-MAX_LOGIN_FAILURES_KEPT);
+    this.ctx.storage.kv.put<LoginFailures>(LOGIN_FAILURES, { failures, end: at + rules.windowMs, challenge: code });
+    this.schedulePrune();
+    return { allowed: true, retryAfterSeconds: 0, reason: null, attemptId, challenge, issued };
+  }
+
+  /** The end of an attempt `beginLogin` let through: a success takes back its failure (and uses up the code it passed). */
+  endLogin(attemptId: string, succeeded: boolean, usedChallenge: boolean, rules: LoginRules, at: number): void {
+    const stored = this.ctx.storage.kv.get<LoginFailures>(LOGIN_FAILURES);
+    if (!stored) return;
+    const failures = succeeded
+      ? stored.failures.filter((f) => f.pending !== attemptId)
+      : stored.failures.map((f) => (f.pending === attemptId ? { at: f.at, address: f.address } : f));
+    const challenge = succeeded && usedChallenge ? undefined : stored.challenge;
+    this.ctx.storage.kv.put<LoginFailures>(LOGIN_FAILURES, { failures, end: Math.max(stored.end, at + rules.windowMs), challenge });
   }
 
   /** Records a failed login of this account from this address. */

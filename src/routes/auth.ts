@@ -8,16 +8,23 @@ import { clearSessionCookie, requireUser, SESSION_COOKIE } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, conflict, forbidden } from "../http/errors";
 import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { assertLoginAllowed, recordFailedLogin } from "../http/rate-limit";
+import { beginLoginAttempt, endLoginAttempt } from "../http/rate-limit";
+import { outboxSend } from "../providers/outbox";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../lib/crypto";
+import { DECOY_PASSWORD_HASH, hashPassword, sha256Hex, verifyPassword } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { createSession, revokeSession, SESSION_ABSOLUTE_MS, slideSession } from "../services/sessions";
 import { findUserByEmail, userRecord } from "../services/users";
 import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "./schemas";
+
+/** An 8-digit one-time code, mailed to the account past its ceiling of failed sign-ins. */
+function signInCode(): string {
+  const [n] = crypto.getRandomValues(new Uint32Array(1));
+  return String(n! % 100_000_000).padStart(8, "0");
+}
 
 const app = router();
 const tags = ["Session"];
@@ -97,24 +104,57 @@ const login = createRoute({
     "A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, " +
     "up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); " +
     "an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. " +
+    "After 40 failures of the account from all addresses in 15 minutes, a sign-in must also carry `challengeCode`, the code e-mailed " +
+    "to the account (401 `details.reason: challenge_required`, the password unchecked): the owner still signs in, a guesser cannot go on. " +
     "Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.",
   security: SECURITY.none,
   request: {
-    body: jsonBody(z.strictObject({ email: Email, password: z.string().min(1).max(256) }).openapi("LoginRequest")),
+    body: jsonBody(
+      z
+        .strictObject({
+          email: Email,
+          password: z.string().min(1).max(256),
+          challengeCode: z
+            .string()
+            .min(4)
+            .max(32)
+            .optional()
+            .openapi({ description: "The code e-mailed to the account once it had many failed sign-ins (401 reason challenge_required)" }),
+        })
+        .openapi("LoginRequest"),
+    ),
   },
   responses: { 200: jsonResponse(AuthResult, "Logged in; the session cookie is set"), ...errors() },
 });
 
 app.openapi(login, async (c) => {
-  const { email, password } = c.req.valid("json");
-  await assertLoginAllowed(c, email);
+  const { email, password, challengeCode } = c.req.valid("json");
+  const candidate = signInCode();
+  const gate = await beginLoginAttempt(c, email, {
+    candidateHash: await sha256Hex(candidate),
+    givenHash: challengeCode ? await sha256Hex(challengeCode.replace(/\s+/g, "")) : null,
+  });
   const db = database(c.env.DB);
+  if ("challenge" in gate) {
+    // Past the account's ceiling of failures: the password is not even checked without the code.
+    if (gate.issued) {
+      const owner = await findUserByEmail(db, email);
+      if (owner) {
+        outboxSend("email", owner.email, {
+          subject: "Your sign-in code",
+          text: `Many sign-ins to your account failed recently. To sign in, enter this code with your password: ${candidate} (valid 15 minutes). If it was not you, change your password.`,
+        });
+      }
+    }
+    throw new ApiError("AUTHENTICATION_ERROR", "This account had many failed sign-ins: enter the code e-mailed to it with the password", {
+      field: "challengeCode",
+      reason: "challenge_required",
+    });
+  }
   const user = await findUserByEmail(db, email);
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !valid) {
-    await recordFailedLogin(c, email);
-    throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
-  }
+  await endLoginAttempt(c, email, gate, Boolean(user && valid));
+  if (!user || !valid) throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
   const session = await createSession(db, c.env, user.id, now());
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);

@@ -8,6 +8,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { deliveryStateOf, isTwilioSigned, TWILIO_SIGNATURE_HEADER, twiml } from "../providers/twilio-inbound";
 import { receiveText } from "../services/inbound";
+import { releaseReceipt, takeReceipt } from "../services/inbound-receipts";
 import { applyDeliveryReport } from "../services/inbound-status";
 import { ok } from "../http/respond";
 
@@ -73,6 +74,8 @@ function field(form: URLSearchParams, name: string): string {
   return value;
 }
 
+const TWIML_HEADERS = { "Content-Type": "text/xml; charset=utf-8" };
+
 const twilioSms = createRoute({
   method: "post",
   path: "/inbound/sms/twilio",
@@ -81,7 +84,10 @@ const twilioSms = createRoute({
   description:
     "Twilio's incoming-message webhook: form-encoded `From`, `To`, `Body`, `MessageSid`, …, signed with `X-Twilio-Signature` " +
     "(base64 HMAC-SHA1 with TWILIO_AUTH_TOKEN over the full URL and the sorted parameters). A missing or wrong signature is " +
-    "400 and changes nothing. The text is matched to the sender's newest live ticket and read as a keyword (HERE/ICI, " +
+    "400 and changes nothing; a MessageSid already received answers 200 and changes nothing (a replay or Twilio's retry). " +
+    "The text is matched to a live ticket of the business the conversation is with: the owner of the `To` number, else the " +
+    "ticket the customer chose or the only business with a live ticket of theirs, else the customer is sent a short menu. " +
+    "It is read as a keyword (HERE/ICI, " +
     "LATE/RETARD, CANCEL/ANNULER, STATUS/STATUT, STOP/ARRET, START, HELP/AIDE; case and accents ignored) or kept as a " +
     "message on the ticket; the answer is TwiML carrying the reply. Without TWILIO_AUTH_TOKEN, unsigned messages are taken " +
     "outside production (the local stand-in, docs/conversations.md) and 503 in production.",
@@ -92,12 +98,23 @@ const twilioSms = createRoute({
 app.openapi(twilioSms, async (c) => {
   const form = await verifiedTwilioForm(c);
   const from = field(form, "From");
-  const outcome = await receiveText(c.env, { channel: "sms", from, body: form.get("Body") ?? "" }, now());
+  // Twilio always sends one; the local stand-in's curl may not.
+  const messageSid = c.env.TWILIO_AUTH_TOKEN ? field(form, "MessageSid") : (form.get("MessageSid") ?? crypto.randomUUID());
+  const at = now();
+  // A replay or Twilio's retry of a message already taken: 200, and nothing acts or answers again.
+  if (!(await takeReceipt(c.env, "twilio", messageSid, at))) return c.body(twiml(null), 200, TWIML_HEADERS) as never;
+  let outcome;
+  try {
+    outcome = await receiveText(c.env, { channel: "sms", from, to: form.get("To"), body: form.get("Body") ?? "" }, at);
+  } catch (err) {
+    await releaseReceipt(c.env, "twilio", messageSid);
+    throw err;
+  }
   if (!c.env.TWILIO_AUTH_TOKEN) {
     // The local stand-in: what Twilio would have texted back.
     console.log(JSON.stringify({ conversation: "reply", channel: "sms", to: from, action: outcome.action, body: outcome.reply }));
   }
-  return c.body(twiml(outcome.reply), 200, { "Content-Type": "text/xml; charset=utf-8" }) as never;
+  return c.body(twiml(outcome.reply), 200, TWIML_HEADERS) as never;
 });
 
 const twilioStatus = createRoute({

@@ -8,7 +8,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { editAnswers, getIntake, putIntake, serviceForIntake } from "../services/intake";
 import { getTicket, ticketRecord } from "../services/tickets";
-import { IntakeAnswersBody } from "./schemas";
+import { IntakeAnswersBody, PublicLine } from "./schemas";
 import { TicketRecord } from "./tickets";
 import { widgetActor } from "./widget";
 
@@ -18,7 +18,7 @@ const app = router();
 const tags = ["Services"];
 
 const Label = z
-  .strictObject({ fr: z.string().trim().min(1).max(200), en: z.string().trim().min(1).max(200) })
+  .strictObject({ fr: PublicLine(200), en: PublicLine(200) })
   .openapi({ example: { fr: "Motif de la visite", en: "Reason for the visit" } });
 
 const IntakeFieldSchema = z
@@ -30,7 +30,7 @@ const IntakeFieldSchema = z
     label: Label,
     type: z.enum(INTAKE_TYPES),
     options: z
-      .array(z.strictObject({ value: z.string().trim().min(1).max(64), label: Label }))
+      .array(z.strictObject({ value: PublicLine(64), label: Label }))
       .min(1)
       .max(MAX_INTAKE_OPTIONS)
       .optional()

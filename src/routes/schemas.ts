@@ -124,7 +124,8 @@ export const PreviousCallMeta = z
 
 // ---- visits (docs/visits.md) -----------------------------------------------------------------
 
-const IntakeValueSchema = z.union([z.string().max(2000), z.number(), z.boolean()]);
+/** A text answer is shown to staff and on receipts: the §10 paragraph rules apply (issue 44). */
+const IntakeValueSchema = z.union([PublicParagraph(2000), z.number(), z.boolean()]);
 
 /** The visitor's answers at a join, checked against the service's intake questions (400 names `intake.<key>`). */
 export const IntakeAnswersBody = z

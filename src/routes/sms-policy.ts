@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { SMS_POLICY_DEFAULTS } from "../domain/sms-policy";
+import { BOT_CHECKS, SMS_POLICY_DEFAULTS } from "../domain/sms-policy";
 import { authorize } from "../http/auth";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
@@ -76,6 +76,16 @@ const fields = {
       description: `Share of the daily ceiling and the monthly allowance that only the business's own SMS may use (default ${SMS_POLICY_DEFAULTS.businessReservePercent})`,
       example: 20,
     }),
+  botCheck: z
+    .enum(BOT_CHECKS)
+    .nullable()
+    .openapi({
+      description:
+        "Cloudflare Turnstile on widget and kiosk joins that give a phone (token in the `CF-Turnstile-Response` header, " +
+        "verified server-side; 400 naming the header without a valid one): `off` (default), `always`, or `when_half_used` " +
+        "(once the day's visitor share of SMS is half used)",
+      example: "when_half_used",
+    }),
   requirePhoneCode: z
     .boolean()
     .nullable()
@@ -101,6 +111,7 @@ const SmsPolicyRecord = z
     dailyCeiling: z.number().int(),
     businessReservePercent: z.number().int(),
     requirePhoneCode: z.boolean().openapi({ description: "Visitors' numbers are proven by a one-time code before any other SMS" }),
+    botCheck: z.enum(BOT_CHECKS).openapi({ description: "When widget and kiosk joins that give a phone must pass Turnstile" }),
     alertAtPercent: z.number().int().openapi({ description: "The owners are told once a day when the day's SMS reach this share" }),
     today: z.object({
       sent: z.number().int(),
@@ -120,6 +131,7 @@ const UpdateBody = z
     dailyCeiling: fields.dailyCeiling.optional(),
     businessReservePercent: fields.businessReservePercent.optional(),
     requirePhoneCode: fields.requirePhoneCode.optional(),
+    botCheck: fields.botCheck.optional(),
   })
   .openapi("UpdateSmsPolicyRequest");
 

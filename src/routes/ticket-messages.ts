@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { isPublicParagraph, PUBLIC_PARAGRAPH_RULE } from "../domain/public-text";
 import type { AppEnv } from "../http/context";
 import { authorizeOnQueue, ticketQueueOfCaller } from "../http/queue-access";
 import {
@@ -49,16 +50,13 @@ const MessageRecord = z
   })
   .openapi("TicketMessage");
 
-/** No control characters but line breaks, no bidi overrides (CONTRACT §10): this text reaches a phone. */
+/** The §10 paragraph rules (C1 controls and lone surrogates included), and no tab: this text reaches a phone. */
 const ReplyText = z
   .string()
   .trim()
   .min(1)
   .max(480)
-  .refine(
-    (t) => !/[\u0000-\u0009\u000B-\u001F\u007F\u202A-\u202E\u2066-\u2069]/.test(t),
-    "control characters and bidi overrides are refused",
-  );
+  .refine((t) => isPublicParagraph(t) && !t.includes("\t"), PUBLIC_PARAGRAPH_RULE);
 
 const ReplyBody = z
   .strictObject({ text: ReplyText.openapi({ example: "Nous vous appelons dans 5 minutes." }) })

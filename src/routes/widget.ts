@@ -307,6 +307,7 @@ app.openapi(join, async (c) => {
       partySize: body.partySize ?? 1,
       address: clientIp(c),
       widgetKeyId: actor.apiKeyId ?? null,
+      botToken: c.req.header("CF-Turnstile-Response") ?? null,
       answers: body.intake,
     },
     now(),

@@ -20,7 +20,12 @@ export interface Join {
    * Where a phone's SMS units are counted: the caller's address (CF-Connecting-IP) and the widget
    * key the join came through (null for a customer's own account). Needed when `ticket.phone` is set.
    */
-  caller?: { address: string; widgetKeyId: string | null };
+  caller?: {
+    address: string;
+    widgetKeyId: string | null;
+    /** A public join's Turnstile token (null: none sent); absent for a customer's own account (docs/limits.md). */
+    botToken?: string | null;
+  };
   /** The visitor is handed a token for the ticket (the widget and the kiosk: docs/widget.md). */
   withToken?: boolean;
 }
@@ -39,7 +44,13 @@ export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: numbe
     phone && join.caller
       ? await admitVisitorPhone(
           env,
-          { organizationId: queue.organizationId, phone, address: join.caller.address, widgetKeyId: join.caller.widgetKeyId },
+          {
+            organizationId: queue.organizationId,
+            phone,
+            address: join.caller.address,
+            widgetKeyId: join.caller.widgetKeyId,
+            ...(join.caller.botToken !== undefined ? { botToken: join.caller.botToken } : {}),
+          },
           at,
         )
       : null;

@@ -6,13 +6,16 @@ import {
   resolvePolicy,
   typePhone,
   type SmsPolicy,
+  type BotCheck,
   type SmsPolicySettings,
 } from "../domain/sms-policy";
+import { verifyTurnstile } from "../providers/turnstile";
 import { entitlements, type Plan } from "../domain/plans";
 import { PHONE_CODE_MESSAGE } from "../domain/phone-codes";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { DAY, iso, utcDayStart } from "../lib/time";
+import { addressKey, ipv6PrefixBits } from "../lib/addresses";
 import type { Delivery } from "../domain/deliveries";
 
 /** How the owners' alert goes out: the delivery step, handed in (it calls this guard first). */
@@ -40,6 +43,7 @@ interface PolicyRow {
   daily_ceiling: number | null;
   business_reserve_percent: number | null;
   require_phone_code: number | null;
+  bot_check: string | null;
 }
 
 function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
@@ -53,6 +57,7 @@ function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
     dailyCeiling: row.daily_ceiling,
     businessReservePercent: row.business_reserve_percent,
     requirePhoneCode: row.require_phone_code === null ? null : row.require_phone_code === 1,
+    botCheck: (row.bot_check as BotCheck | null) ?? null,
   };
 }
 
@@ -61,7 +66,7 @@ export async function loadSmsPolicy(env: Env, organizationId: string): Promise<O
   const [policy, plan, phones] = await env.DB.batch<any>([
     env.DB.prepare(
       `SELECT allowed_countries, per_phone_per_day, per_address_per_day, per_widget_key_per_day, per_ticket, daily_ceiling,
-       business_reserve_percent, require_phone_code FROM sms_policies WHERE organization_id = ?`,
+       business_reserve_percent, require_phone_code, bot_check FROM sms_policies WHERE organization_id = ?`,
     ).bind(organizationId),
     env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId),
     env.DB.prepare("SELECT phone FROM locations WHERE organization_id = ? AND phone IS NOT NULL").bind(organizationId),
@@ -107,6 +112,11 @@ export interface VisitorPhone {
   address: string;
   /** The widget key the join came through; null for a customer's own account. */
   widgetKeyId: string | null;
+  /**
+   * The Turnstile token the page sent (`CF-Turnstile-Response`), null when none: public (widget and
+   * kiosk) joins only. Undefined for a customer's own account, which the bot check does not concern.
+   */
+  botToken?: string | null;
 }
 
 /** A phone admitted to a join: the policy it was admitted under, and its units to give back. */
@@ -127,9 +137,18 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
   const refusal = refusalOf(input.phone, countries);
   if (refusal) throw validationError("phone", refusal);
   const day = dayKey(at);
+  if (input.botToken !== undefined && (await botCheckDue(env, input.organizationId, policy, day))) {
+    await assertHuman(env, input.botToken ?? null, input.address);
+  }
   const caps: { scope: string; subject: string; limit: number; name: string }[] = [
     { scope: "phone", subject: input.phone, limit: policy.perPhonePerDay, name: "perPhonePerDay" },
-    { scope: "address", subject: input.address, limit: policy.perAddressPerDay, name: "perAddressPerDay" },
+    // An IPv6 subscriber's whole /64 is one address here, as in every per-address bucket.
+    {
+      scope: "address",
+      subject: addressKey(input.address, ipv6PrefixBits(env.IPV6_PREFIX_BITS)),
+      limit: policy.perAddressPerDay,
+      name: "perAddressPerDay",
+    },
   ];
   if (input.widgetKeyId)
     caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
@@ -151,6 +170,33 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
     { field: "phone", cap: cap.name, limit: cap.limit, retryAfter, reset: Math.floor(reset / 1000), window: "sms" },
     { "Retry-After": String(retryAfter) },
   );
+}
+
+/** Whether this public join must pass the bot check: always, or once the day's visitor share is half used. */
+async function botCheckDue(env: Env, organizationId: string, policy: SmsPolicy, day: string): Promise<boolean> {
+  if (policy.botCheck === "off") return false;
+  if (policy.botCheck === "always") return true;
+  const row = await env.DB.prepare(
+    "SELECT used FROM sms_counters WHERE organization_id = ? AND scope = 'day' AND subject = 'org' AND day = ?",
+  )
+    .bind(organizationId, day)
+    .first<{ used: number }>();
+  return (row?.used ?? 0) * 2 >= publicShare(policy.dailyCeiling, policy.businessReservePercent);
+}
+
+export const BOT_TOKEN_HEADER = "CF-Turnstile-Response";
+
+/** 400 naming the header unless Turnstile vouches for this token (checked server-side, once). */
+async function assertHuman(env: Env, token: string | null, address: string): Promise<void> {
+  if (!token) {
+    throw new ApiError("VALIDATION_ERROR", "This organization asks for the bot check before texting a visitor: send the Turnstile token", {
+      field: BOT_TOKEN_HEADER,
+      reason: "bot_check_required",
+    });
+  }
+  if (!(await verifyTurnstile(env, token, address))) {
+    throw new ApiError("VALIDATION_ERROR", "The bot check failed: solve it again", { field: BOT_TOKEN_HEADER, reason: "bot_check_failed" });
+  }
 }
 
 /** The message of a refused send, as the delivery row records it. */
@@ -365,6 +411,7 @@ export async function readSmsPolicy(env: Env, organizationId: string, at: number
 }
 
 const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries" | "requirePhoneCode">, string> = {
+  botCheck: "bot_check",
   perPhonePerDay: "per_phone_per_day",
   perAddressPerDay: "per_address_per_day",
   perWidgetKeyPerDay: "per_widget_key_per_day",

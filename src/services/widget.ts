@@ -60,6 +60,8 @@ export interface WidgetJoin {
   /** The caller's address and widget key: what the SMS caps count (./sms-guard.ts). */
   address: string;
   widgetKeyId: string | null;
+  /** The page's Turnstile token (the `CF-Turnstile-Response` header), for an organization that asks for the bot check. */
+  botToken?: string | null;
   /** The visitor's intake answers, checked with the join (docs/visits.md). */
   answers?: Record<string, IntakeValue | null> | undefined;
 }
@@ -86,7 +88,7 @@ export async function widgetJoin(
         source: "widget",
         answers: input.answers,
       },
-      caller: { address: input.address, widgetKeyId: input.widgetKeyId },
+      caller: { address: input.address, widgetKeyId: input.widgetKeyId, botToken: input.botToken ?? null },
       withToken: true,
     },
     at,

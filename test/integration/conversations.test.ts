@@ -1,73 +1,30 @@
-import worker from "../../src/index";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Env } from "../../src/env";
-import { twilioSignature } from "../../src/providers/twilio-inbound";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { addMember, queueFixture, registerUser, walkIn } from "../helpers/fixtures";
+import { customerText as textUs, fakeTwilio, randomMobile, throughWorker } from "../helpers/twilio";
 
 // Issue 30, staff answers: POST /v1/tickets/{ticketId}/messages texts the customer through the
 // SMS provider (a fake Twilio behind a fetch spy); GET is the conversation both ways.
 
-const TWILIO: Partial<Env> = {
-  SMS_PROVIDER: "twilio",
-  TWILIO_ACCOUNT_SID: "AC123",
-  TWILIO_AUTH_TOKEN: "twilio-auth-token-for-tests",
-  TWILIO_FROM: "+33700000000",
-  SMS_BASE_URL: "https://twilio.test",
-};
-const URL_SIGNED = "https://api.test/v1/inbound/sms/twilio";
-const randomMobile = () => `+3361${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
-
 afterEach(() => vi.restoreAllMocks());
 
-/** The fake Twilio: every SMS it accepted, with its recipient. */
-function twilio(): { to: string; body: string }[] {
-  const sent: { to: string; body: string }[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = String(input);
-    if (!url.startsWith("https://twilio.test/")) throw new TypeError(`unexpected fetch ${url}`);
-    const form = new URLSearchParams(String(init?.body));
-    sent.push({ to: form.get("To")!, body: form.get("Body")! });
-    return Response.json({ sid: `SM${sent.length}`, status: "queued" }, { status: 201 });
-  });
-  return sent;
-}
+const twilio = fakeTwilio;
 
 /** A request through the Worker with the Twilio configuration, waited on to the end. */
 async function withTwilio(method: string, path: string, token: string, body?: unknown) {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch!(
+  const res = await throughWorker(
     new Request(`https://api.test${path}`, {
       method,
       headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
-    }) as any,
-    { ...env, ...TWILIO } as Env,
-    ctx,
+    }),
   );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+  return { status: res.status, headers: res.headers, body: res.body };
 }
 
 async function customerText(from: string, body: string) {
-  const form = new URLSearchParams({ MessageSid: `SM${unique()}`, From: from, To: "+33700000000", Body: body });
-  const ctx = createExecutionContext();
-  const res = await worker.fetch!(
-    new Request(URL_SIGNED, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Twilio-Signature": await twilioSignature(TWILIO.TWILIO_AUTH_TOKEN!, URL_SIGNED, form),
-      },
-      body: form.toString(),
-    }) as any,
-    { ...env, ...TWILIO } as Env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  expect(res.status).toBe(200);
+  await textUs(from, body);
 }
 
 async function joinedWithPhone(queueId: string, phone: string) {
@@ -90,7 +47,7 @@ describe("staff answers in a ticket's conversation (issue 30)", () => {
       text: "Pas de souci, nous gardons votre place.",
     });
     const answer = expectOk({ ...res }, 201);
-    expect(sent).toEqual([{ to: phone, body: "Pas de souci, nous gardons votre place." }]);
+    expect(sent.map(({ to, body }) => ({ to, body }))).toEqual([{ to: phone, body: "Pas de souci, nous gardons votre place." }]);
     expect(answer).toMatchObject({ direction: "out", channel: "sms", authorId: operator.id, status: "sent" });
 
     const conversation = expectOk(await call("GET", `/v1/tickets/${ticket.id}/messages`, { token: operator.token }));

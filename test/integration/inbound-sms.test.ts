@@ -1,60 +1,16 @@
-import worker from "../../src/index";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Env } from "../../src/env";
 import { twilioSignature } from "../../src/providers/twilio-inbound";
 import { call, expectError, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
+import { AUTH_TOKEN, INBOUND_URL as URL_SIGNED, randomMobile, replyOf, twilioPost } from "../helpers/twilio";
 import { addQueue, queueFixture, registerUser, walkIn, type Fixture } from "../helpers/fixtures";
 
 // Issue 30, inbound SMS: Twilio posts a customer's text, signed as Twilio signs it; the text
 // acts on the sender's newest live ticket, and the TwiML answer carries the reply.
 
-const AUTH_TOKEN = "twilio-auth-token-for-tests";
-const TWILIO: Partial<Env> = { TWILIO_AUTH_TOKEN: AUTH_TOKEN };
-const URL_SIGNED = "https://api.test/v1/inbound/sms/twilio";
-
 afterEach(() => vi.restoreAllMocks());
 
-/** A French mobile of the +33 6 range, new each time (the per-number join cap is 3 a day). */
-const randomMobile = () => `+3361${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
 const randomAddress = () => `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
-
-interface Sent {
-  status: number;
-  text: string;
-  body: any;
-}
-
-/** Twilio's POST: form-encoded, signed over the URL and sorted parameters (or with `signature` as given). */
-async function twilioPost(params: Record<string, string>, opts: { signature?: string | null; over?: Partial<Env> } = {}): Promise<Sent> {
-  const form = new URLSearchParams({ MessageSid: `SM${crypto.randomUUID().replace(/-/g, "")}`, To: "+33700000000", ...params });
-  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded" };
-  const signature = opts.signature === undefined ? await twilioSignature(AUTH_TOKEN, URL_SIGNED, form) : opts.signature;
-  if (signature !== null) headers["X-Twilio-Signature"] = signature;
-  const ctx = createExecutionContext();
-  const res = await worker.fetch!(
-    new Request(URL_SIGNED, { method: "POST", headers, body: form.toString() }) as any,
-    { ...env, ...(opts.over ?? TWILIO) } as Env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  const text = await res.text();
-  let body: any = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // TwiML
-  }
-  return { status: res.status, text, body };
-}
-
-/** The reply carried in a TwiML answer, or null for an empty <Response>. */
-function replyOf(sent: Sent): string | null {
-  expect(sent.status, sent.text).toBe(200);
-  const m = /<Message>([\s\S]*)<\/Message>/.exec(sent.text);
-  return m ? m[1]!.replace(/&#(\d+);/g, (_x, n) => String.fromCharCode(Number(n))) : null;
-}
 
 /** A customer's ticket with this phone, through the customer join; the projection drained. */
 async function customerTicket(f: Fixture, phone: string, queueId = f.queueId) {

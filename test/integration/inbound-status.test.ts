@@ -1,44 +1,24 @@
-import worker from "../../src/index";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { twilioSignature } from "../../src/providers/twilio-inbound";
 import { call, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { fakeTwilio, randomMobile as randomPhone, throughWorker, TWILIO as TWILIO_CONFIG } from "../helpers/twilio";
 
 // Issue 30, delivery status: each SMS goes out with a StatusCallback (PUBLIC_BASE_URL set);
 // Twilio's signed reports move the delivery forward (sent → delivered, or → failed), never back.
 
-const TWILIO: Partial<Env> = {
-  SMS_PROVIDER: "twilio",
-  TWILIO_ACCOUNT_SID: "AC123",
-  TWILIO_AUTH_TOKEN: "twilio-auth-token-for-tests",
-  TWILIO_FROM: "+33700000000",
-  SMS_BASE_URL: "https://twilio.test",
-  PUBLIC_BASE_URL: "https://api.test",
-};
-const randomMobile = () => `+3361${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+const TWILIO: Partial<Env> = { ...TWILIO_CONFIG, PUBLIC_BASE_URL: "https://api.test" };
+const randomMobile = randomPhone;
 
 afterEach(() => vi.restoreAllMocks());
 
-function twilio(): { to: string; statusCallback: string | null }[] {
-  const sent: { to: string; statusCallback: string | null }[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = String(input);
-    if (!url.startsWith("https://twilio.test/")) throw new TypeError(`unexpected fetch ${url}`);
-    const form = new URLSearchParams(String(init?.body));
-    sent.push({ to: form.get("To")!, statusCallback: form.get("StatusCallback") });
-    return Response.json({ sid: `SM${sent.length}`, status: "queued" }, { status: 201 });
-  });
-  return sent;
-}
+const twilio = fakeTwilio;
 
 async function worker$(request: Request) {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch!(request as any, { ...env, ...TWILIO } as Env, ctx);
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, body: (await res.json()) as any };
+  const res = await throughWorker(request, TWILIO);
+  return { status: res.status, body: res.body };
 }
 
 async function report(callbackUrl: string, status: string, signature?: string) {

@@ -1,18 +1,14 @@
-import worker from "../../src/index";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Env } from "../../src/env";
-import { twilioSignature } from "../../src/providers/twilio-inbound";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { AUTH_TOKEN, twilioPost } from "../helpers/twilio";
 import { capture, deliveriesOf, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
 
 // Issue 30, STOP and START: a number that sent STOP to an organization gets no SMS and no push
 // about its tickets there (nor the business's own SMS, nor a staff answer) until it sends START.
 
-const AUTH_TOKEN = "twilio-auth-token-for-tests";
-const URL_SIGNED = "https://api.test/v1/inbound/sms/twilio";
 const randomMobile = () => `+3362${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
 
 let captured: Captured | undefined;
@@ -22,24 +18,11 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** The customer's text, Twilio-signed; answers the TwiML. */
 async function text(from: string, body: string): Promise<string> {
-  const form = new URLSearchParams({ MessageSid: `SM${unique()}`, From: from, To: "+33700000000", Body: body });
-  const ctx = createExecutionContext();
-  const res = await worker.fetch!(
-    new Request(URL_SIGNED, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Twilio-Signature": await twilioSignature(AUTH_TOKEN, URL_SIGNED, form),
-      },
-      body: form.toString(),
-    }) as any,
-    { ...env, TWILIO_AUTH_TOKEN: AUTH_TOKEN } as Env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
+  const res = await twilioPost({ From: from, Body: body }, { over: { TWILIO_AUTH_TOKEN: AUTH_TOKEN } });
   expect(res.status).toBe(200);
-  return res.text();
+  return res.text;
 }
 
 const channelsOf = (rows: any[]) => rows.map((r) => r.channel).sort();

@@ -6,18 +6,11 @@ import { call, expectError, expectOk, type ApiResponse } from "../helpers/api";
 import { testClock } from "../helpers/clock";
 import { addMember, addQueue, createApiKey, queueFixture, registerUser, type Fixture } from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
+import { fakeTwilio, TWILIO } from "../helpers/twilio";
 
 // Issue 26, the part left unbuilt: where the organization requires it, a visitor's number is
 // proven by a one-time code before it is texted anything else. Every SMS goes to a fake Twilio:
 // the code is read from the body the provider received, as the visitor would read it.
-
-const TWILIO: Partial<Env> = {
-  SMS_PROVIDER: "twilio",
-  TWILIO_ACCOUNT_SID: "AC123",
-  TWILIO_AUTH_TOKEN: "secret",
-  TWILIO_FROM: "+33700000000",
-  SMS_BASE_URL: "https://twilio.test",
-};
 
 let captured: Captured | undefined;
 afterEach(() => {
@@ -27,18 +20,8 @@ afterEach(() => {
   testClock.reset();
 });
 
-/** The fake Twilio: every SMS body it accepted, with its recipient. */
-function twilio(): { to: string; body: string }[] {
-  const sent: { to: string; body: string }[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = String(input);
-    if (!url.startsWith("https://twilio.test/")) throw new TypeError(`unexpected fetch ${url}`);
-    const form = new URLSearchParams(String(init?.body));
-    sent.push({ to: form.get("To")!, body: form.get("Body")! });
-    return Response.json({ sid: `SM${sent.length}`, status: "queued" }, { status: 201 });
-  });
-  return sent;
-}
+/** The fake Twilio (test/helpers/twilio.ts): every SMS it accepted, with its recipient. */
+const twilio = fakeTwilio;
 
 /** A request answered by the Worker with the fake Twilio configured (the code is texted during the request). */
 async function viaTwilio(

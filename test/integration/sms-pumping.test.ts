@@ -5,17 +5,10 @@ import type { Env } from "../../src/env";
 import { call, expectError, expectOk } from "../helpers/api";
 import { createApiKey, queueFixture, type Fixture } from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, inbox, type Captured } from "../helpers/notifications";
+import { fakeTwilio, TWILIO } from "../helpers/twilio";
 
 // Issue 26, SMS pumping: what a published widget key lets an attacker spend. Every SMS goes to a
 // fake Twilio; the bodies it receives are the SMS the organization pays for.
-
-const TWILIO: Partial<Env> = {
-  SMS_PROVIDER: "twilio",
-  TWILIO_ACCOUNT_SID: "AC123",
-  TWILIO_AUTH_TOKEN: "secret",
-  TWILIO_FROM: "+33700000000",
-  SMS_BASE_URL: "https://twilio.test",
-};
 
 let captured: Captured | undefined;
 afterEach(() => {
@@ -24,18 +17,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The fake Twilio: every SMS body it accepted, with its recipient. */
-function twilio(): { to: string; body: string }[] {
-  const sent: { to: string; body: string }[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = String(input);
-    if (!url.startsWith("https://twilio.test/")) throw new TypeError(`unexpected fetch ${url}`);
-    const form = new URLSearchParams(String(init?.body));
-    sent.push({ to: form.get("To")!, body: form.get("Body")! });
-    return Response.json({ sid: `SM${sent.length}`, status: "queued" }, { status: 201 });
-  });
-  return sent;
-}
+/** The fake Twilio (test/helpers/twilio.ts): every SMS it accepted, with its recipient. */
+const twilio = fakeTwilio;
 
 /**
  * The issue's run was 1,000 joins; 100 prove the same cap (10 per address) nine times over, and
@@ -133,7 +116,7 @@ describe("SMS pumping through a published widget key (issue 26)", () => {
       expect(own.body.data.status).toBe("sent");
     }
     expect(sent).toHaveLength(83);
-    expect(sent.at(-1)).toEqual({ to: "+33622222222", body: "Votre commande est prête" });
+    expect(sent.at(-1)).toMatchObject({ to: "+33622222222", body: "Votre commande est prête" });
     expect((await inbox(f.owner.id)).filter((n) => n.type === "sms.ceiling_warning")).toHaveLength(1);
     const today = expectOk(await call("GET", `/v1/organizations/${f.organizationId}/sms-policy`, { token: f.owner.token })).today;
     expect(today).toMatchObject({ sent: 83, publicLimit: 80 });

@@ -1,0 +1,1 @@
+ALTER TABLE `sms_policies` ADD `bot_check` text;
