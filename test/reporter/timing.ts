@@ -54,12 +54,14 @@ export default class TimingReporter implements Reporter {
       const name = path.relative(this.root, m.moduleId);
       // The file's own cost: its tests and hooks, plus importing its modules and its setup file.
       const ms = d.duration + d.collectDuration + d.setupDuration;
-      return { name, ms, tests, budget: budgets[name]?.seconds ?? fallback };
+      const parts = `tests and hooks ${seconds(d.duration)}, import ${seconds(d.collectDuration)}, setup ${seconds(d.setupDuration)}`;
+      return { name, ms, parts, tests, budget: budgets[name]?.seconds ?? fallback };
     });
     if (files.length === 0) return;
     files.sort((a, b) => b.ms - a.ms);
     const out: string[] = ["", "Time per file (tests, hooks, import and setup), slowest first:"];
-    for (const f of files) out.push(`  ${seconds(f.ms).padStart(8)}  ${f.name}  (${f.tests.length} tests, budget ${f.budget} s)`);
+    for (const f of files)
+      out.push(`  ${seconds(f.ms).padStart(8)}  ${f.name}  (${f.tests.length} tests: ${f.parts}; budget ${f.budget} s)`);
     const slowest = files
       .flatMap((f) => f.tests.map((t) => ({ ...t, file: f.name })))
       .sort((a, b) => b.ms - a.ms)
