@@ -40,6 +40,8 @@ export default defineConfig(async () => {
       setupFiles: ["./test/helpers/apply-migrations.ts"],
       // The outbox stand-in prints each message for `npm run dev`; tests read the delivery rows.
       onConsoleLog: (log: string) => !log.startsWith('{"notification":"outbox"'),
+      // Each file's time, the ten slowest tests, and a budget per file (test/budgets.json).
+      reporters: ["default", "./test/reporter/timing.ts"],
       testTimeout: 30_000,
       hookTimeout: 30_000,
     },

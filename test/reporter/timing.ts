@@ -1,0 +1,85 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Reporter, TestModule } from "vitest/node";
+
+// The suite's cost, printed at the end of every run: each file's time (slowest first), the ten
+// slowest tests, and a budget per file. A file over its budget fails the run (exit code 1) and
+// prints its per-test times, so the row that grew is named in the CI log.
+//
+// The default budget is 60 s. test/budgets.json may raise it for a file, with a reason:
+//   { "test/integration/foo.test.ts": { "seconds": 90, "reason": "why this file needs longer" } }
+// QUEUE_TEST_BUDGET_SECONDS overrides the default (e.g. to show the check failing).
+
+interface Budget {
+  seconds: number;
+  reason: string;
+}
+
+const DEFAULT_BUDGET_SECONDS = 60;
+
+function loadBudgets(root: string): Record<string, Budget> {
+  const file = path.join(root, "test/budgets.json");
+  let raw: Record<string, Budget>;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw e;
+  }
+  for (const [name, b] of Object.entries(raw)) {
+    if (typeof b?.seconds !== "number" || typeof b?.reason !== "string" || b.reason.trim() === "")
+      throw new Error(`test/budgets.json: ${name} needs {seconds: number, reason: non-empty string}`);
+  }
+  return raw;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export default class TimingReporter implements Reporter {
+  private root = process.cwd();
+
+  onInit(vitest: { config: { root: string } }): void {
+    this.root = vitest.config.root;
+  }
+
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const budgets = loadBudgets(this.root);
+    const fallback = Number(process.env.QUEUE_TEST_BUDGET_SECONDS) || DEFAULT_BUDGET_SECONDS;
+    const files = testModules.map((m) => {
+      // Skipped tests (a -t filter, .skip) cost nothing and are left out.
+      const tests = [...m.children.allTests()]
+        .filter((t) => t.result().state !== "skipped")
+        .map((t) => ({ name: t.fullName, ms: t.diagnostic()?.duration ?? 0 }));
+      const d = m.diagnostic();
+      const name = path.relative(this.root, m.moduleId);
+      // The file's own cost: its tests and hooks, plus importing its modules and its setup file.
+      const ms = d.duration + d.collectDuration + d.setupDuration;
+      const parts = `tests and hooks ${seconds(d.duration)}, import ${seconds(d.collectDuration)}, setup ${seconds(d.setupDuration)}`;
+      return { name, ms, parts, tests, budget: budgets[name]?.seconds ?? fallback };
+    });
+    if (files.length === 0) return;
+    files.sort((a, b) => b.ms - a.ms);
+    const out: string[] = ["", "Time per file (tests, hooks, import and setup), slowest first:"];
+    for (const f of files)
+      out.push(`  ${seconds(f.ms).padStart(8)}  ${f.name}  (${f.tests.length} tests: ${f.parts}; budget ${f.budget} s)`);
+    const slowest = files
+      .flatMap((f) => f.tests.map((t) => ({ ...t, file: f.name })))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 10);
+    out.push("", "Ten slowest tests:");
+    for (const t of slowest) out.push(`  ${seconds(t.ms).padStart(8)}  ${t.file} > ${t.name}`);
+    const over = files.filter((f) => f.ms > f.budget * 1000);
+    for (const f of over) {
+      out.push("", `OVER BUDGET: ${f.name} took ${seconds(f.ms)}, its budget is ${f.budget} s. Its tests, in order:`);
+      for (const t of f.tests) out.push(`  ${seconds(t.ms).padStart(8)}  ${t.name}`);
+    }
+    const unknown = Object.keys(budgets).filter((n) => !files.some((f) => f.name === n));
+    // A budget for a file that no longer exists is only reported when the whole suite ran.
+    if (files.length > 50 && unknown.length) out.push("", `test/budgets.json names files that did not run: ${unknown.join(", ")}`);
+    console.log(out.join("\n"));
+    if (over.length) {
+      console.error(`\n${over.length} file(s) over their time budget: ${over.map((f) => f.name).join(", ")}`);
+      process.exitCode = 1;
+    }
+  }
+}
