@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { authenticate } from "./http/auth";
+import { declareOpenOperations, guard, type ResourceKind } from "./http/guard";
 import { bodyGuard } from "./http/body-guard";
 import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
@@ -77,6 +78,36 @@ export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   return c.json(errorBody(c, apiError), apiError.status, headers);
 }
 
+/**
+ * One guard per resource with an id in its path (src/http/guard.ts), mounted once on the bare
+ * path and on everything under it, before any router: no handler of these paths runs for a
+ * caller the guard has not placed. A new route under one of these paths is guarded by this.
+ */
+const GUARDED: [path: string, kind: ResourceKind | ((id: string) => ResourceKind | null), param: string, prefix: string | null][] = [
+  ["/v1/organizations/:organizationId", "organization", "organizationId", "org_"],
+  ["/v1/calendar/organization/:organizationId", "organization", "organizationId", "org_"],
+  ["/v1/billing/subscription/:organizationId", "organization", "organizationId", "org_"],
+  ["/v1/billing/usage/:organizationId", "organization", "organizationId", "org_"],
+  ["/v1/locations/:locationId", "location", "locationId", "loc_"],
+  ["/v1/services/:serviceId", "service", "serviceId", "svc_"],
+  ["/v1/desks/:deskId", "desk", "deskId", "dsk_"],
+  ["/v1/business/queues/:queueId", "queue", "queueId", "que_"],
+  ["/v1/queues/:queueId", "queue", "queueId", "que_"],
+  ["/v1/tickets/:ticketId", "ticket", "ticketId", "tkt_"],
+  ["/v1/remote-join/:id", (id) => (id.startsWith("que_") ? "queue" : id.startsWith("tkt_") ? "ticket" : null), "id", null],
+  ["/v1/calendar/:eventId", "calendarEvent", "eventId", "evt_"],
+  ["/v1/nfc/tags/:nfcId", "nfcTag", "nfcId", null],
+  ["/v1/qr-tokens/:id", "qrToken", "id", "qrt_"],
+];
+
+function mountGuards(app: OpenAPIHono<AppEnv>): void {
+  for (const [path, kind, param, prefix] of GUARDED) {
+    const resourceGuard = guard(kind, param, prefix);
+    app.use(path, resourceGuard);
+    app.use(`${path}/*`, resourceGuard);
+  }
+}
+
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestId);
@@ -92,6 +123,7 @@ export function createApp() {
   app.use("/v1/widget/*", widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
   app.use("/v1/*", apiVersioning);
+  mountGuards(app);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
@@ -134,6 +166,7 @@ export function createApp() {
   app.route("/v1", appointmentRoutes);
   app.route("/v1", phoneVerificationRoutes);
 
+  declareOpenOperations(app.openAPIRegistry.definitions);
   mountDocs(app);
   mountPages(app);
   const allowedMethods = methodTable(app);

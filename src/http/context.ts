@@ -5,6 +5,7 @@ import type { Permission } from "../domain/permissions";
 import type { UserRow } from "../services/sessions";
 import type { ApiError } from "./errors";
 import type { QueueRow } from "../services/queues";
+import type { Guarded } from "./guard";
 
 /** Who is calling: set by the authenticate middleware (./auth.ts), read by every route. */
 export type Principal =
@@ -40,6 +41,8 @@ export type AppEnv = {
     credentialError: ApiError;
     /** The response clears the session cookie (it was invalid, or the caller logged out). */
     clearSessionCookie: boolean;
+    /** The resource the path names, loaded and authorized by its guard (./guard.ts). */
+    guarded: Guarded;
     /** The queue the path names, read with the credential (null: no such queue); see `queueOfCaller`. */
     prefetchedQueue: {
       queueId: string;
