@@ -83,26 +83,28 @@ export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
  * path and on everything under it, before any router: no handler of these paths runs for a
  * caller the guard has not placed. A new route under one of these paths is guarded by this.
  */
-const GUARDED: [path: string, kind: ResourceKind | ((id: string) => ResourceKind | null), param: string, prefix: string | null][] = [
-  ["/v1/organizations/:organizationId", "organization", "organizationId", "org_"],
-  ["/v1/calendar/organization/:organizationId", "organization", "organizationId", "org_"],
-  ["/v1/billing/subscription/:organizationId", "organization", "organizationId", "org_"],
-  ["/v1/billing/usage/:organizationId", "organization", "organizationId", "org_"],
-  ["/v1/locations/:locationId", "location", "locationId", "loc_"],
-  ["/v1/services/:serviceId", "service", "serviceId", "svc_"],
-  ["/v1/desks/:deskId", "desk", "deskId", "dsk_"],
-  ["/v1/business/queues/:queueId", "queue", "queueId", "que_"],
-  ["/v1/queues/:queueId", "queue", "queueId", "que_"],
-  ["/v1/tickets/:ticketId", "ticket", "ticketId", "tkt_"],
-  ["/v1/remote-join/:id", (id) => (id.startsWith("que_") ? "queue" : id.startsWith("tkt_") ? "ticket" : null), "id", null],
-  ["/v1/calendar/:eventId", "calendarEvent", "eventId", "evt_"],
-  ["/v1/nfc/tags/:nfcId", "nfcTag", "nfcId", null],
-  ["/v1/qr-tokens/:id", "qrToken", "id", "qrt_"],
+const NFC_ID = /^[A-Za-z0-9:_-]{1,128}$/;
+const GUARDED: [path: string, kind: ResourceKind, wellFormed?: (id: string) => boolean][] = [
+  ["/v1/organizations/:organizationId", "organization"],
+  ["/v1/calendar/organization/:organizationId", "organization"],
+  ["/v1/billing/subscription/:organizationId", "organization"],
+  ["/v1/billing/usage/:organizationId", "organization"],
+  ["/v1/locations/:locationId", "location"],
+  ["/v1/services/:serviceId", "service"],
+  ["/v1/desks/:deskId", "desk"],
+  ["/v1/business/queues/:queueId", "queue"],
+  ["/v1/queues/:queueId", "queue"],
+  ["/v1/tickets/:ticketId", "ticket"],
+  ["/v1/remote-join/:queueId", "queue"],
+  ["/v1/remote-join/:ticketId", "ticket"],
+  ["/v1/calendar/:eventId", "calendarEvent"],
+  ["/v1/nfc/tags/:nfcId", "nfcTag", (id) => NFC_ID.test(id)],
+  ["/v1/qr-tokens/:id", "qrToken"],
 ];
 
 function mountGuards(app: OpenAPIHono<AppEnv>): void {
-  for (const [path, kind, param, prefix] of GUARDED) {
-    const resourceGuard = guard(kind, param, prefix);
+  for (const [path, kind, wellFormed] of GUARDED) {
+    const resourceGuard = guard(kind, path, wellFormed);
     app.use(path, resourceGuard);
     app.use(`${path}/*`, resourceGuard);
   }

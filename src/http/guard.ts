@@ -163,13 +163,6 @@ export function declareOpenOperations(definitions: readonly unknown[]): void {
   }
 }
 
-/** The operation this request reaches (its handler's method and path) is declared open. */
-function operationIsOpen(c: Context<AppEnv>): boolean {
-  const routes = matchedRoutes(c);
-  const handler = [...routes].reverse().find((r) => r.method !== "ALL");
-  return handler !== undefined && openOperations.has(`${c.req.method} ${handler.path}`);
-}
-
 /** The 404 an outsider gets: the same as for an id that does not exist. */
 function outsiderRefusal(c: Context<AppEnv>, kind: ResourceKind, what: string): ApiError {
   if ((kind === "queue" || kind === "ticket") && c.get("principal").kind === "session") {
@@ -183,15 +176,32 @@ function outsiderRefusal(c: Context<AppEnv>, kind: ResourceKind, what: string): 
   return notFound(what);
 }
 
+/** The handler this request reaches (the last route matched that is not middleware). */
+function handlerPath(c: Context<AppEnv>): string | null {
+  return [...matchedRoutes(c)].reverse().find((r) => r.method !== "ALL")?.path ?? null;
+}
+
+/** The operation this request reaches (its handler's method and path) is declared open. */
+function operationIsOpen(c: Context<AppEnv>): boolean {
+  const path = handlerPath(c);
+  return path !== null && openOperations.has(`${c.req.method} ${path}`);
+}
+
+/** A path id as the routes accept it (idParam: 1 to 64 characters); a malformed one is the validator's 400. */
+const routeId = (id: string) => id.length >= 1 && id.length <= 64;
+
 /**
- * The guard of one resource kind, for the path parameter `param`. `prefix` is the id's type
- * prefix: a path segment without it is a sibling route (`/services/types`), not an id.
+ * The guard of one resource kind, mounted on `path` (`/v1/services/:serviceId`) and below. It
+ * acts on the requests whose handler is a route of that resource (`/v1/services/types` is not);
+ * an id the route's validator refuses (`wellFormed`) is left to its 400.
  */
-export function guard(kind: ResourceKind | ((id: string) => ResourceKind | null), param: string, prefix: string | null) {
+export function guard(kind: ResourceKind, path: string, wellFormed: (id: string) => boolean = routeId) {
+  const param = /:([A-Za-z]+)$/.exec(path)![1]!;
   return createMiddleware<AppEnv>(async (c, next) => {
+    const handler = handlerPath(c);
+    if (handler === null || (handler !== path && !handler.startsWith(`${path}/`))) return next();
     const id = c.req.param(param);
-    const k = typeof kind === "function" ? kind(id ?? "") : kind;
-    if (!id || k === null || (prefix !== null && !id.startsWith(prefix)) || c.get("guarded")?.id === id) return next();
+    if (!id || !wellFormed(id) || c.get("guarded")?.id === id) return next();
     const open = operationIsOpen(c);
     if (c.get("principal").kind === "anonymous") {
       if (!open) requireCredential(c);
@@ -199,15 +209,15 @@ export function guard(kind: ResourceKind | ((id: string) => ResourceKind | null)
     }
     let loaded: Loaded<ResourceKind>;
     try {
-      loaded = await loaders[k](c, id);
+      loaded = await loaders[kind](c, id);
     } catch (err) {
       // An open operation answers an unknown id in its own words (e.g. "Remote join not found").
       if (open && err instanceof ApiError && err.code === "NOT_FOUND") return next();
       throw err;
     }
     const member = await memberReaching(c, loaded.organizationId, loaded.at, loaded.what);
-    if (!member && !open) throw outsiderRefusal(c, k, loaded.what);
-    c.set("guarded", { kind: k, id, organizationId: loaded.organizationId, row: loaded.row, member, what: loaded.what });
+    if (!member && !open) throw outsiderRefusal(c, kind, loaded.what);
+    c.set("guarded", { kind, id, organizationId: loaded.organizationId, row: loaded.row, member, what: loaded.what });
     await next();
   });
 }
