@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { guarded } from "../http/guard";
-import { forbidden, notFound } from "../http/errors";
+import { forbidden } from "../http/errors";
 import {
   errors,
   idParam,

@@ -10,7 +10,7 @@ import { now } from "../lib/clock";
 import { assertNotArchived, queueTarget } from "../services/channel-targets";
 import { scanNfcTag, scanOutcomeRecord } from "../services/entry-scans";
 import { ScanResult } from "./qr";
-import { createNfcTag, listNfcTags, nfcTagRecord, tagByNfcId, uniqueDevicesOf, updateNfcTag } from "../services/nfc-tags";
+import { createNfcTag, listNfcTags, nfcTagRecord, uniqueDevicesOf, updateNfcTag } from "../services/nfc-tags";
 import { PublicLine } from "./schemas";
 
 const app = router();

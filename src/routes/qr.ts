@@ -23,15 +23,7 @@ import { assertNotArchived } from "../services/channel-targets";
 import { scanOutcomeRecord, scanQrToken } from "../services/entry-scans";
 import { QueueRecord } from "./queues";
 import { TicketRecord } from "./tickets";
-import {
-  assertQueueOfService,
-  createQrToken,
-  listQrTokens,
-  liveQrToken,
-  qrTokenRecord,
-  resolveQrTarget,
-  revokeQrToken,
-} from "../services/qr-tokens";
+import { assertQueueOfService, createQrToken, listQrTokens, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
 
 const app = router();
 const tags = ["QR codes"];
