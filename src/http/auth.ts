@@ -21,8 +21,8 @@ import { ApiError, forbidden, notFound, validationError } from "./errors";
 
 export const SESSION_COOKIE = "service.session_token";
 
-export type { Principal } from "./context";
-import type { Principal } from "./context";
+export type { Actor, Principal } from "./context";
+import type { Actor, Principal } from "./context";
 
 /** The credentials a route accepts, named in every 401 so a newcomer knows what to send (issue #32). */
 export const EXPECTED_CREDENTIALS = [
@@ -220,17 +220,6 @@ export function requireCredential(c: Context<AppEnv>): Exclude<Principal, { kind
   const p = c.get("principal");
   if (p.kind === "anonymous") throw anonymousRefusal(c);
   return p;
-}
-
-/** Who acts, inside which organization. */
-export interface Actor {
-  organizationId: string;
-  userId: string | null;
-  apiKeyId: string | null;
-  role: Role | null;
-  /** The locations a scoped member works at (issue 31); null = the whole organization (and every key). */
-  locationIds: LocationScope;
-  can(permission: Permission): boolean;
 }
 
 /** A user's place in an organization: their role and, if scoped, their locations. */

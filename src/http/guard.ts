@@ -14,8 +14,10 @@ import { tagByNfcId, type NfcTagRow } from "../services/nfc-tags";
 import { liveQrToken, type QrTokenRow } from "../services/qr-tokens";
 import type { QueueRow } from "../services/queues";
 import { findService, type ServiceRow } from "../services/services";
-import { actorIn, requireCredential, type Actor, type ResourceLocations } from "./auth";
-import type { AppEnv } from "./context";
+import { actorIn, requireCredential, type ResourceLocations } from "./auth";
+import type { Actor, AppEnv, Guarded, ScopedActor } from "./context";
+
+export type { Guarded, ScopedActor };
 import { ApiError, forbidden, notFound } from "./errors";
 import { queueOfCaller, ticketQueueOfCaller } from "./queue-access";
 
@@ -43,26 +45,6 @@ export interface GuardedRows {
   qrToken: QrTokenRow;
 }
 export type ResourceKind = keyof GuardedRows;
-
-declare const scopeDecided: unique symbol;
-/**
- * An actor whose reach over the resource(s) it acts on was decided by the guard or by
- * `authorizeResources`: the only two places that make one. Code acting on a location-scoped
- * resource asks for this type, so it cannot be handed an actor whose location was never checked.
- */
-export type ScopedActor = Actor & { readonly [scopeDecided]: true };
-
-/** What the guard resolved for this request, read by handlers and by `authorize`. */
-export interface Guarded {
-  kind: ResourceKind;
-  id: string;
-  organizationId: string;
-  row: GuardedRows[ResourceKind];
-  /** The caller as a member who reaches the resource; null = an outsider to it. */
-  member: ScopedActor | null;
-  /** The resource's name in its 404 ("Service not found"). */
-  what: string;
-}
 
 interface Loaded<K extends ResourceKind> {
   row: GuardedRows[K];
