@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { authenticate } from "./http/auth";
+import { declareOpenOperations, guard, type ResourceKind } from "./http/guard";
 import { bodyGuard } from "./http/body-guard";
 import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
@@ -77,6 +78,38 @@ export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   return c.json(errorBody(c, apiError), apiError.status, headers);
 }
 
+/**
+ * One guard per resource with an id in its path (src/http/guard.ts), mounted once on the bare
+ * path and on everything under it, before any router: no handler of these paths runs for a
+ * caller the guard has not placed. A new route under one of these paths is guarded by this.
+ */
+const NFC_ID = /^[A-Za-z0-9:_-]{1,128}$/;
+const GUARDED: [path: string, kind: ResourceKind, wellFormed?: (id: string) => boolean][] = [
+  ["/v1/organizations/:organizationId", "organization"],
+  ["/v1/calendar/organization/:organizationId", "organization"],
+  ["/v1/billing/subscription/:organizationId", "organization"],
+  ["/v1/billing/usage/:organizationId", "organization"],
+  ["/v1/locations/:locationId", "location"],
+  ["/v1/services/:serviceId", "service"],
+  ["/v1/desks/:deskId", "desk"],
+  ["/v1/business/queues/:queueId", "queue"],
+  ["/v1/queues/:queueId", "queue"],
+  ["/v1/tickets/:ticketId", "ticket"],
+  ["/v1/remote-join/:queueId", "queue"],
+  ["/v1/remote-join/:ticketId", "ticket"],
+  ["/v1/calendar/:eventId", "calendarEvent"],
+  ["/v1/nfc/tags/:nfcId", "nfcTag", (id) => NFC_ID.test(id)],
+  ["/v1/qr-tokens/:id", "qrToken"],
+];
+
+function mountGuards(app: OpenAPIHono<AppEnv>): void {
+  for (const [path, kind, wellFormed] of GUARDED) {
+    const resourceGuard = guard(kind, path, wellFormed);
+    app.use(path, resourceGuard);
+    app.use(`${path}/*`, resourceGuard);
+  }
+}
+
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestId);
@@ -92,6 +125,7 @@ export function createApp() {
   app.use("/v1/widget/*", widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
   app.use("/v1/*", apiVersioning);
+  mountGuards(app);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);
@@ -134,6 +168,7 @@ export function createApp() {
   app.route("/v1", appointmentRoutes);
   app.route("/v1", phoneVerificationRoutes);
 
+  declareOpenOperations(app.openAPIRegistry.definitions);
   mountDocs(app);
   mountPages(app);
   const allowedMethods = methodTable(app);

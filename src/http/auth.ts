@@ -6,7 +6,7 @@ import { database } from "../db/client";
 import { members } from "../db/schema";
 import { entitlements, type Limit, type RateLimits } from "../domain/plans";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../domain/permissions";
-import { reaches, type LocationScope } from "../domain/location-scope";
+import type { LocationScope } from "../domain/location-scope";
 import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { isId, queueIdOfTicket } from "../lib/ids";
@@ -21,8 +21,8 @@ import { ApiError, forbidden, notFound, validationError } from "./errors";
 
 export const SESSION_COOKIE = "service.session_token";
 
-export type { Principal } from "./context";
-import type { Principal } from "./context";
+export type { Actor, Principal } from "./context";
+import type { Actor, Principal } from "./context";
 
 /** The credentials a route accepts, named in every 401 so a newcomer knows what to send (issue #32). */
 export const EXPECTED_CREDENTIALS = [
@@ -222,17 +222,6 @@ export function requireCredential(c: Context<AppEnv>): Exclude<Principal, { kind
   return p;
 }
 
-/** Who acts, inside which organization. */
-export interface Actor {
-  organizationId: string;
-  userId: string | null;
-  apiKeyId: string | null;
-  role: Role | null;
-  /** The locations a scoped member works at (issue 31); null = the whole organization (and every key). */
-  locationIds: LocationScope;
-  can(permission: Permission): boolean;
-}
-
 /** A user's place in an organization: their role and, if scoped, their locations. */
 export interface Membership {
   role: Role;
@@ -253,9 +242,9 @@ export async function membershipOf(env: AppEnv["Bindings"], organizationId: stri
 }
 
 /**
- * The locations of the resource a route acts on, for a member scoped to some locations: given
- * as ids, or as a read that runs only when the caller is scoped (the whole organization's
- * members, and keys, pay nothing for it).
+ * The locations of a resource, for a member scoped to some locations: given as ids, or as a
+ * read that runs only when the caller is scoped (the whole organization's members, and keys,
+ * pay nothing for it). Used by the resource guard (./guard.ts).
  */
 export type ResourceLocations = readonly string[] | (() => Promise<readonly string[]>);
 
@@ -263,15 +252,13 @@ export type ResourceLocations = readonly string[] | (() => Promise<readonly stri
  * The caller may act in this organization with this permission. A caller outside the
  * organization gets the same 404 as for an id that does not exist (`what` names the resource
  * looked up, message included), so ids of other organizations are never confirmed to exist.
+ *
+ * There is no location argument: on a route of a resource named in its path, the guard
+ * (./guard.ts) decided the caller's reach before the handler ran, and this answers its decision;
+ * ids in a body go through `authorizeResources` (./guard.ts).
  */
-export async function authorize(
-  c: Context<AppEnv>,
-  organizationId: string,
-  permission: Permission,
-  what = "Organization",
-  at?: ResourceLocations,
-): Promise<Actor> {
-  const actor = await actorIn(c, organizationId, what, at);
+export async function authorize(c: Context<AppEnv>, organizationId: string, permission: Permission, what = "Organization"): Promise<Actor> {
+  const actor = await actorIn(c, organizationId, what);
   if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
   return actor;
 }
@@ -287,12 +274,18 @@ export function rememberRole(c: Context<AppEnv>, organizationId: string, members
 }
 
 /**
- * The caller inside an organization: the one place where a caller's reach is decided. A member
- * scoped to some locations who names a resource at none of them (`at`) gets the same 404 as a
- * caller from another organization (issue 31).
+ * The caller inside an organization: the one place where a caller's membership is read. Inside
+ * a request whose path resource the guard resolved, in that resource's organization, it is the
+ * guard's actor: a member scoped to other locations is an outsider here too (the same 404 as a
+ * caller from another organization, issue 31/36), whatever the call site passes.
  */
-export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization", at?: ResourceLocations): Promise<Actor> {
+export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization"): Promise<Actor> {
   const p = requireCredential(c);
+  const guarded = c.get("guarded");
+  if (guarded && guarded.organizationId === organizationId) {
+    if (!guarded.member) throw notFound(what);
+    return guarded.member;
+  }
   if (p.kind === "apiKey") {
     if (p.organizationId !== organizationId) throw notFound(what);
     return { organizationId, userId: null, apiKeyId: p.keyId, role: null, locationIds: null, can: (perm) => p.permissions.has(perm) };
@@ -303,22 +296,7 @@ export async function actorIn(c: Context<AppEnv>, organizationId: string, what =
     : await membershipOf(c.env, organizationId, p.user.id);
   if (!membership) throw notFound(what);
   const { role, locationIds } = membership;
-  const actor: Actor = { organizationId, userId: p.user.id, apiKeyId: null, role, locationIds, can: (perm) => roleAllows(role, perm) };
-  if (at !== undefined) await requireReach(actor, at, what);
-  return actor;
-}
-
-/**
- * A scoped actor names a resource at none of their locations: the same 404 as an id of another
- * organization. For the resources a route finds after `authorize` (a body's serviceId, a
- * service's new locations). Every location of `at` must be reached when `all` is set.
- */
-export async function requireReach(actor: Actor, at: ResourceLocations, what: string, all = false): Promise<void> {
-  if (actor.locationIds === null) return;
-  const resourceLocations = typeof at === "function" ? await at() : at;
-  const scope = actor.locationIds;
-  const ok = all ? resourceLocations.every((id) => scope.includes(id)) : reaches(scope, resourceLocations);
-  if (!ok) throw notFound(what);
+  return { organizationId, userId: p.user.id, apiKeyId: null, role, locationIds, can: (perm) => roleAllows(role, perm) };
 }
 
 /**

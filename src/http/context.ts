@@ -5,6 +5,7 @@ import type { Permission } from "../domain/permissions";
 import type { UserRow } from "../services/sessions";
 import type { ApiError } from "./errors";
 import type { QueueRow } from "../services/queues";
+import type { LocationScope } from "../domain/location-scope";
 
 /** Who is calling: set by the authenticate middleware (./auth.ts), read by every route. */
 export type Principal =
@@ -27,6 +28,39 @@ export type Principal =
       apiVersion: string | null;
     };
 
+/** Who acts, inside which organization. */
+export interface Actor {
+  organizationId: string;
+  userId: string | null;
+  apiKeyId: string | null;
+  role: Role | null;
+  /** The locations a scoped member works at (issue 31); null = the whole organization (and every key). */
+  locationIds: LocationScope;
+  can(permission: Permission): boolean;
+}
+
+declare const scopeDecided: unique symbol;
+/**
+ * An actor whose reach over the resource(s) it acts on was decided by the resource guard or by
+ * `authorizeResources` (./guard.ts): the only two places that make one. Code acting on a
+ * location-scoped resource asks for this type, so it cannot be handed an actor whose location
+ * was never checked.
+ */
+export type ScopedActor = Actor & { readonly [scopeDecided]: true };
+
+/** What the resource guard (./guard.ts) resolved for this request. */
+export interface Guarded {
+  kind: string;
+  id: string;
+  organizationId: string;
+  /** The resource's row (typed per kind by `guarded`/`guardedRow` in ./guard.ts). */
+  row: unknown;
+  /** The caller as a member who reaches the resource; null = an outsider to it. */
+  member: ScopedActor | null;
+  /** The resource's name in its 404 ("Service not found"). */
+  what: string;
+}
+
 /** The Hono environment every router shares. */
 export type AppEnv = {
   Bindings: Env;
@@ -40,6 +74,8 @@ export type AppEnv = {
     credentialError: ApiError;
     /** The response clears the session cookie (it was invalid, or the caller logged out). */
     clearSessionCookie: boolean;
+    /** The resource the path names, loaded and authorized by its guard (./guard.ts). */
+    guarded: Guarded;
     /** The queue the path names, read with the credential (null: no such queue); see `queueOfCaller`. */
     prefetchedQueue: {
       queueId: string;

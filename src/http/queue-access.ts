@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import { queueIdOfTicket } from "../lib/ids";
 import { findQueue, findQueueWithRole, type QueueRow } from "../services/queues";
-import { locationsOfService } from "../services/location-scope";
 import type { Permission } from "../domain/permissions";
 import { authorize, rememberRole, type Actor } from "./auth";
 import type { AppEnv } from "./context";
@@ -61,19 +60,20 @@ export async function ticketQueueOfCaller(c: Context<AppEnv>, ticketId: string):
 }
 
 /**
- * `authorize` on a queue's organization. Queues are readable by any signed-in user, so a user
- * outside the organization is told why (still 404, as for any id of another organization).
+ * `authorize` on a queue's organization. The queue's guard (./guard.ts) already decided the
+ * caller's reach; an outsider reaches this only on an operation open to customers (a ticket's
+ * owner), and a signed-in user outside the organization is told why (still 404, as for any id
+ * of another organization).
  */
 export async function authorizeOnQueue(c: Context<AppEnv>, queue: QueueRow, permission: Permission): Promise<Actor> {
   try {
-    // A member scoped to some locations reaches the queues of their services only (issue 31).
-    return await authorize(c, queue.organizationId, permission, "Organization", () => locationsOfService(c.env.DB, queue.serviceId));
+    return await authorize(c, queue.organizationId, permission);
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND" && c.get("principal").kind === "session") {
       throw new ApiError(
         "NOT_FOUND",
         "You are not a member of the organization that runs this queue: operating it needs a role there (owner, admin, manager or operator)",
-        { reason: "not_a_member", permission },
+        { reason: "not_a_member" },
       );
     }
     throw err;

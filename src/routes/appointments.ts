@@ -78,6 +78,7 @@ const slots = createRoute({
     "service's duration and what is already booked; only slots from now + leadTimeMinutes to now + horizonDays. At most 31 days " +
     "per request. Any signed-in user (customers book too), or an API key of the service's organization.",
   security: SECURITY.any,
+  "x-outside-callers": "customers (they book)",
   request: {
     params: idParam("serviceId", "svc"),
     query: z.object({

@@ -1,8 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { authorize, organizationOfRequest, requireReach, requireUser, type Actor } from "../http/auth";
-import { forbidden, validationError } from "../http/errors";
-import { eventLocations, eventsWithin, locationsOfService } from "../services/location-scope";
+import { authorize, organizationOfRequest, requireUser, type Actor } from "../http/auth";
+import { authorizeResources, guarded } from "../http/guard";
+import { forbidden, notFound, validationError } from "../http/errors";
+import { eventsWithin } from "../services/location-scope";
 import {
   errors,
   idParam,
@@ -28,7 +29,6 @@ import {
   deleteEvent,
   EVENT_TYPES,
   eventRecord,
-  findEvent,
   occurrenceRecord,
   occurrencesBetween,
   updateEvent,
@@ -105,8 +105,10 @@ async function scopedEventTarget(
   creating = false,
 ): Promise<void> {
   if (actor.locationIds === null) return;
-  if (input.locationId) await requireReach(actor, [input.locationId], "Location");
-  if (input.serviceId) await requireReach(actor, () => locationsOfService(c.env.DB, input.serviceId!), "Service");
+  if (input.locationId || input.serviceId) {
+    const target = await authorizeResources(c, "CALENDAR_VIEW", { locationIds: [input.locationId], serviceIds: [input.serviceId] });
+    if (target.organizationId !== actor.organizationId) throw notFound(input.locationId ? "Location" : "Service");
+  }
   if (creating && !input.locationId && !input.serviceId) {
     throw forbidden("A member limited to some locations creates events for a location or a service of theirs");
   }
@@ -230,8 +232,7 @@ const update = createRoute({
 app.openapi(update, async (c) => {
   const db = database(c.env.DB);
   const patch = c.req.valid("json");
-  const current = await findEvent(db, c.req.valid("param").eventId);
-  const actor = await authorize(c, current.organizationId, "CALENDAR_VIEW", "Organization", eventLocations(c.env.DB, current));
+  const { row: current, actor } = guarded(c, "calendarEvent", "CALENDAR_VIEW");
   await scopedEventTarget(c, actor, patch);
   assertMayChange(actor, current, Object.keys(patch));
   const at = now();
@@ -256,8 +257,8 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const db = database(c.env.DB);
-  const event = await findEvent(db, c.req.valid("param").eventId);
-  assertMayChange(await authorize(c, event.organizationId, "CALENDAR_VIEW", "Organization", eventLocations(c.env.DB, event)), event);
+  const { row: event, actor } = guarded(c, "calendarEvent", "CALENDAR_VIEW");
+  assertMayChange(actor, event);
   await deleteEvent(db, event.id);
   await calendarChanged(c.env, event.organizationId, [event], now());
   return c.json(ok({ id: event.id, deleted: true as const }), 200);

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { DESK_NAME_MAX, DESK_QUEUES_MAX, DESK_WEIGHT_MAX } from "../domain/desks";
-import { authorize, type Actor } from "../http/auth";
+import type { Actor } from "../http/auth";
+import { guarded } from "../http/guard";
 import {
   errors,
   idParam,
@@ -17,17 +18,7 @@ import {
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import {
-  closeDesk,
-  createDesk,
-  deleteDesk,
-  deskRecord,
-  findDesk,
-  findDeskLocation,
-  listDesks,
-  openDesk,
-  updateDesk,
-} from "../services/desks";
+import { closeDesk, createDesk, deleteDesk, deskRecord, listDesks, openDesk, updateDesk } from "../services/desks";
 import { callAtDeskAfterPrevious } from "../services/previous-call";
 import { ticketRecord } from "../services/tickets";
 import { PreviousCallMeta, PreviousOutcomeField, PublicLine } from "./schemas";
@@ -98,8 +89,7 @@ const create = createRoute({
 });
 
 app.openapi(create, async (c) => {
-  const location = await findDeskLocation(c.env, c.req.valid("param").locationId);
-  const actor = await authorize(c, location.organizationId, "QUEUE_MANAGE", "Location", [location.id]);
+  const { row: location, actor } = guarded(c, "location", "QUEUE_MANAGE");
   const row = await createDesk(c.env, location, c.req.valid("json"), now(), actor.locationIds);
   return c.json(ok(deskRecord(row)), 201);
 });
@@ -116,8 +106,7 @@ const list = createRoute({
 });
 
 app.openapi(list, async (c) => {
-  const location = await findDeskLocation(c.env, c.req.valid("param").locationId);
-  await authorize(c, location.organizationId, "QUEUE_OPERATE", "Location", [location.id]);
+  const { row: location } = guarded(c, "location", "QUEUE_OPERATE");
   const window = pageWindow(c.req.valid("query"));
   const { rows, total } = await listDesks(c.env, location.id, window);
   return c.json(okList(rows.map(deskRecord), pageMeta(total, window)), 200);
@@ -135,8 +124,7 @@ const get = createRoute({
 });
 
 app.openapi(get, async (c) => {
-  const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
+  const { row: desk } = guarded(c, "desk", "QUEUE_OPERATE");
   return c.json(ok(deskRecord(desk)), 200);
 });
 
@@ -166,8 +154,7 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk", [desk.locationId]);
+  const { row: desk, actor } = guarded(c, "desk", "QUEUE_MANAGE");
   const row = await updateDesk(c.env, desk, c.req.valid("json"), now(), actor.locationIds);
   return c.json(ok(deskRecord(row)), 200);
 });
@@ -184,8 +171,7 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  await authorize(c, desk.organizationId, "QUEUE_MANAGE", "Desk", [desk.locationId]);
+  const { row: desk } = guarded(c, "desk", "QUEUE_MANAGE");
   await deleteDesk(c.env, desk);
   return c.json(ok({ id: desk.id, deleted: true as const }), 200);
 });
@@ -204,8 +190,7 @@ const open = createRoute({
 });
 
 app.openapi(open, async (c) => {
-  const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
+  const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
   const row = await openDesk(c.env, desk, actingId(actor), now());
   return c.json(ok(deskRecord(row)), 200);
 });
@@ -224,8 +209,7 @@ const close = createRoute({
 });
 
 app.openapi(close, async (c) => {
-  const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
+  const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
   const row = await closeDesk(c.env, desk, actingId(actor), actor.can("QUEUE_MANAGE"), now());
   return c.json(ok(deskRecord(row)), 200);
 });
@@ -252,8 +236,7 @@ const callNextRoute = createRoute({
 });
 
 app.openapi(callNextRoute, async (c) => {
-  const desk = await findDesk(c.env, c.req.valid("param").deskId);
-  const actor = await authorize(c, desk.organizationId, "QUEUE_OPERATE", "Desk", [desk.locationId]);
+  const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
   const { previousOutcome } = c.req.valid("json");
   const { ticket, previous } = await callAtDeskAfterPrevious(
     c.env,

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize } from "../http/auth";
+import { guarded } from "../http/guard";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -69,8 +69,8 @@ const floor = createRoute({
 });
 
 app.openapi(floor, async (c) => {
+  guarded(c, "location", "QUEUE_VIEW");
   const location = await findFloorLocation(c.env, c.req.valid("param").locationId);
-  await authorize(c, location.organizationId, "QUEUE_VIEW", "Location", [location.id]);
   return c.json(ok(await locationFloor(c.env, location, now())), 200);
 });
 

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INTAKE_KEY, INTAKE_REQUIRED, INTAKE_TYPES, MAX_INTAKE_FIELDS, MAX_INTAKE_OPTIONS } from "../domain/intake";
-import { authorize } from "../http/auth";
+import { guarded } from "../http/guard";
 import { authorizeOnQueue, queueOfCaller, ticketQueueOfCaller } from "../http/queue-access";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
@@ -91,8 +91,7 @@ const put = createRoute({
 });
 
 app.openapi(put, async (c) => {
-  const service = await serviceForIntake(c.env, c.req.valid("param").serviceId);
-  await authorize(c, service.organizationId, "SERVICE_MANAGE", "Service");
+  const { row: service } = guarded(c, "service", "SERVICE_MANAGE");
   return c.json(ok(await putIntake(c.env, service, c.req.valid("json").fields, now())), 200);
 });
 
@@ -108,8 +107,7 @@ const get = createRoute({
 });
 
 app.openapi(get, async (c) => {
-  const service = await serviceForIntake(c.env, c.req.valid("param").serviceId);
-  await authorize(c, service.organizationId, "SERVICE_VIEW", "Service");
+  const { row: service } = guarded(c, "service", "SERVICE_VIEW");
   return c.json(ok(await getIntake(c.env, service)), 200);
 });
 

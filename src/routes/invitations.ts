@@ -106,6 +106,7 @@ function answerRoute(answer: "accept" | "decline") {
       "Someone else's invitation answers 404; an invitation already answered, revoked or past its 7 days answers " +
       "409 INVALID_STATE with its status.",
     security: SECURITY.session,
+    "x-outside-callers": "the invitee",
     request: { params: InvitationParam },
     responses: { 200: jsonResponse(okEnvelope(InvitationRecord), answer === "accept" ? "Accepted" : "Declined"), ...errors(409) },
   });

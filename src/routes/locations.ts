@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
-import { forbidden, notFound } from "../http/errors";
+import { guarded } from "../http/guard";
+import { forbidden } from "../http/errors";
 import {
   errors,
   idParam,
@@ -18,15 +19,7 @@ import {
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import {
-  createLocation,
-  deleteLocation,
-  findLocation,
-  findNearby,
-  listLocations,
-  locationRecord,
-  updateLocation,
-} from "../services/locations";
+import { createLocation, deleteLocation, findNearby, listLocations, locationRecord, updateLocation } from "../services/locations";
 import { retireQueues } from "../services/queue-rooms";
 import { rulesChanged } from "../services/room-rules";
 import { Email, PublicLine } from "./schemas";
@@ -251,9 +244,7 @@ const update = createRoute({
 
 app.openapi(update, async (c) => {
   const db = database(c.env.DB);
-  const current = await findLocation(db, c.req.valid("param").locationId);
-  if (!current) throw notFound("Location");
-  const actor = await authorize(c, current.organizationId, "LOCATION_MANAGE", "Organization", [current.id]);
+  const { row: current, actor } = guarded(c, "location", "LOCATION_MANAGE");
   const at = now();
   const row = await updateLocation(db, current, c.req.valid("json"), at, auditOrigin(c, actor));
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
@@ -290,9 +281,7 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const db = database(c.env.DB);
-  const current = await findLocation(db, c.req.valid("param").locationId);
-  if (!current) throw notFound("Location");
-  await authorize(c, current.organizationId, "LOCATION_MANAGE", "Organization", [current.id]);
+  const { row: current } = guarded(c, "location", "LOCATION_MANAGE");
   const { serviceIds, queueIds } = await deleteLocation(db, current.id);
   await retireQueues(c.env, queueIds, now());
   // Events of this location now take the organization's fallback timezone.

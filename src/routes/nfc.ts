@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
+import { authorizeResources, guarded } from "../http/guard";
 import { notFound } from "../http/errors";
 import { errors, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
 import { ok, okList } from "../http/respond";
@@ -9,7 +10,7 @@ import { now } from "../lib/clock";
 import { assertNotArchived, queueTarget } from "../services/channel-targets";
 import { scanNfcTag, scanOutcomeRecord } from "../services/entry-scans";
 import { ScanResult } from "./qr";
-import { createNfcTag, listNfcTags, nfcTagRecord, tagByNfcId, uniqueDevicesOf, updateNfcTag } from "../services/nfc-tags";
+import { createNfcTag, listNfcTags, nfcTagRecord, uniqueDevicesOf, updateNfcTag } from "../services/nfc-tags";
 import { PublicLine } from "./schemas";
 
 const app = router();
@@ -77,8 +78,8 @@ app.openapi(create, async (c) => {
   requireCredential(c);
   const body = c.req.valid("json");
   const db = database(c.env.DB);
+  await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [body.queueId] });
   const queue = await queueTarget(db, body.queueId);
-  await authorize(c, queue.organizationId, "QUEUE_MANAGE", "Queue");
   assertNotArchived(queue);
   const row = await createNfcTag(db, { ...body, kind: body.kind ?? "physical", organizationId: queue.organizationId }, now());
   return c.json(ok(nfcTagRecord(row, 0)), 201);
@@ -98,8 +99,7 @@ app.openapi(get, async (c) => {
   requireCredential(c);
   const { nfcId } = c.req.valid("param");
   const db = database(c.env.DB);
-  const tag = await tagByNfcId(db, nfcId);
-  await authorize(c, tag.organizationId, "QUEUE_VIEW", "NFC tag");
+  const { row: tag } = guarded(c, "nfcTag", "QUEUE_VIEW");
   return c.json(ok(nfcTagRecord(tag, await uniqueDevicesOf(db, tag.id))), 200);
 });
 
@@ -135,12 +135,12 @@ app.openapi(update, async (c) => {
   const { nfcId } = c.req.valid("param");
   const changes = c.req.valid("json");
   const db = database(c.env.DB);
-  const tag = await tagByNfcId(db, nfcId);
-  await authorize(c, tag.organizationId, "QUEUE_MANAGE", "NFC tag");
+  const { row: tag } = guarded(c, "nfcTag", "QUEUE_MANAGE");
   if (changes.queueId !== undefined && changes.queueId !== tag.queueId) {
-    const queue = await queueTarget(db, changes.queueId);
+    const target = await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [changes.queueId] });
     // A tag never moves to another organization, even one the caller also manages.
-    if (queue.organizationId !== tag.organizationId) throw notFound("Queue");
+    if (target.organizationId !== tag.organizationId) throw notFound("Queue");
+    const queue = await queueTarget(db, changes.queueId);
     assertNotArchived(queue);
   }
   const row = await updateNfcTag(db, tag.id, changes, now());

@@ -207,6 +207,7 @@ const read = createRoute({
   summary: "Mark one notification read",
   description: "Another user's notification is 404, like an unknown id.",
   security: SECURITY.session,
+  "x-outside-callers": "the notification's recipient (a user's own inbox)",
   request: { params: idParam("notificationId", "ntf") },
   responses: { 200: jsonResponse(okEnvelope(NotificationRecord), "Read"), ...errors() },
 });

@@ -57,6 +57,7 @@ const read = createRoute({
     "Authorised as POST /v1/tickets/{ticketId}/phone-verification (the ticket's token, the customer who joined, or staff with " +
     "QUEUE_OPERATE). What a status page reads to show the code field while the status is `pending` (or `expired`: offer a new code).",
   security: [...SECURITY.any, {}],
+  "x-outside-callers": "the ticket's holder (ticket token)",
   request: { params: TicketParam, headers: TokenHeader },
   responses: { 200: jsonResponse(okEnvelope(VerificationRecord), "The ticket's phone verification"), ...errors() },
 });
@@ -81,6 +82,7 @@ const verify = createRoute({
     "…/phone-verification/resend. A ticket with no code (no phone, or none required) is 409 INVALID_STATE (`details.status: none`). " +
     "A wrong or missing token is 404, as for the visitor's other ticket routes.",
   security: [...SECURITY.any, {}],
+  "x-outside-callers": "the ticket's holder (ticket token)",
   request: {
     params: TicketParam,
     headers: TokenHeader,
@@ -117,6 +119,7 @@ const resend = createRoute({
     "the previous code left as it was. A verified number is answered `verified` and nothing is sent; a ticket with no code is " +
     "409 INVALID_STATE.",
   security: [...SECURITY.any, {}],
+  "x-outside-callers": "the ticket's holder (ticket token)",
   request: { params: TicketParam, headers: TokenHeader, body: optionalJsonBody(z.strictObject({}).openapi("PhoneCodeResendRequest")) },
   responses: {
     200: jsonResponse(okEnvelope(VerificationRecord), "A new code was texted (or the number is already verified)"),

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { QR_PURPOSES } from "../domain/qr";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
+import { authorizeResources, guarded } from "../http/guard";
 import {
   errors,
   idParam,
@@ -22,15 +23,7 @@ import { assertNotArchived } from "../services/channel-targets";
 import { scanOutcomeRecord, scanQrToken } from "../services/entry-scans";
 import { QueueRecord } from "./queues";
 import { TicketRecord } from "./tickets";
-import {
-  assertQueueOfService,
-  createQrToken,
-  listQrTokens,
-  liveQrToken,
-  qrTokenRecord,
-  resolveQrTarget,
-  revokeQrToken,
-} from "../services/qr-tokens";
+import { assertQueueOfService, createQrToken, listQrTokens, qrTokenRecord, resolveQrTarget, revokeQrToken } from "../services/qr-tokens";
 
 const app = router();
 const tags = ["QR codes"];
@@ -135,7 +128,7 @@ app.openapi(create, async (c) => {
   const body = c.req.valid("json");
   const db = database(c.env.DB);
   const target = await resolveQrTarget(db, body.purpose, body);
-  const actor = await authorize(c, target.organizationId, "QUEUE_MANAGE", target.queue ? "Queue" : "Service");
+  const { actor } = await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [body.queueId], serviceIds: [body.serviceId] });
   assertQueueOfService(target, body.serviceId);
   if (target.queue) assertNotArchived(target.queue);
   const at = now();
@@ -191,8 +184,7 @@ app.openapi(revoke, async (c) => {
   requireCredential(c);
   const { id } = c.req.valid("param");
   const db = database(c.env.DB);
-  const token = await liveQrToken(db, id);
-  await authorize(c, token.organizationId, "QUEUE_MANAGE", "QR token");
+  guarded(c, "qrToken", "QUEUE_MANAGE");
   const at = now();
   return c.json(ok(qrTokenRecord(await revokeQrToken(db, id, at), at)), 200);
 });

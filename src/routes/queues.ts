@@ -151,6 +151,7 @@ const get = createRoute({
   summary: "A queue with its live counts",
   description: "Any signed-in user may read a queue (customers look before they join); an API key only its organization's.",
   security: SECURITY.any,
+  "x-outside-callers": "any signed-in user (customers look before they join)",
   request: { params: QueueParam },
   responses: { 200: jsonResponse(okEnvelope(QueueRecord), "The queue"), ...errors() },
 });
@@ -216,6 +217,7 @@ const join = createRoute({
   summary: "Take a ticket (customer)",
   description: `Needs a user session. Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue. ${PHONE_RULES}`,
   security: SECURITY.session,
+  "x-outside-callers": "customers",
   request: {
     params: QueueParam,
     body: optionalJsonBody(

@@ -33,6 +33,7 @@ const receipt = createRoute({
     "cut. `format=html` answers the same receipt as a page sized for 80 mm paper. The status page's QR (`/t/{ticketId}#token=…`) " +
     "is printed only when the token is sent: the server keeps only its hash. A wrong token is 404 and counts as a wrong credential.",
   security: [...SECURITY.any, {}],
+  "x-outside-callers": "the ticket's holder (ticket token)",
   request: {
     params: idParam("ticketId", "tkt"),
     query: z.object({

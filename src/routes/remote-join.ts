@@ -65,6 +65,7 @@ const eligibilityRoute = createRoute({
     "measured (haversine) to the nearest location of the service. `reason` (when not eligible): penalty, queue_paused, " +
     "queue_closed, no_location or out_of_range. Any signed-in user; an API key with QUEUE_VIEW, for its organization's queues only.",
   security: SECURITY.any,
+  "x-outside-callers": "customers",
   request: { params: idParam("queueId", "que"), body: jsonBody(Position.openapi("EligibilityRequest")) },
   responses: {
     200: jsonResponse(
@@ -103,6 +104,7 @@ const start = createRoute({
     "it keeps its place). 403 REMOTE_JOIN_PENALTY while penalised (3 expired remote joins in 7 days → 24 hours), " +
     "422 OUT_OF_RANGE outside the allowed radius, 409 CONFLICT while the user already has a remote join on its way here.",
   security: SECURITY.session,
+  "x-outside-callers": "customers",
   request: {
     params: idParam("queueId", "que"),
     body: jsonBody(Position.extend({ intake: IntakeAnswersBody.optional() }).openapi("RemoteJoinStartRequest")),
@@ -140,6 +142,7 @@ const location = createRoute({
     "Sets `within_geofence` when distance − accuracy ≤ the geofence radius (100 m) to the nearest location of the service, " +
     "else `travelling`, and restarts the inactivity clock (warning at 7 minutes, auto-skip at 10). `accuracy` is in metres, default 0.",
   security: SECURITY.session,
+  "x-outside-callers": "the ticket's owner",
   request: {
     params: TicketParam,
     body: jsonBody(
@@ -177,6 +180,7 @@ const confirm = createRoute({
     "ticket's owner in the last 10 minutes; `manual` needs an operator (QUEUE_OPERATE). The owner's default is geofence, " +
     "an operator's manual. Anyone else gets 404.",
   security: SECURITY.any,
+  "x-outside-callers": "the ticket's owner",
   request: {
     params: TicketParam,
     body: {
@@ -217,6 +221,7 @@ const get = createRoute({
   summary: "A remote join and its ticket",
   description: "For the ticket's owner, or a member of the queue's organization with QUEUE_VIEW.",
   security: SECURITY.any,
+  "x-outside-callers": "the ticket's owner",
   request: { params: TicketParam },
   responses: { 200: jsonResponse(RemoteJoinResponse, "The remote join"), ...errors() },
 });

@@ -1,14 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { database } from "../db/client";
-import { authorize } from "../http/auth";
+import { guarded } from "../http/guard";
 import type { AppEnv } from "../http/context";
-import { notFound } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { findService } from "../services/services";
 import { addOutcome, listOutcomes, MAX_OUTCOMES_PER_SERVICE, outcomeRecord, removeOutcome } from "../services/service-outcomes";
 import { PublicLine } from "./schemas";
 
@@ -33,11 +30,8 @@ const ServiceOutcome = z
 
 const ServiceParam = idParam("serviceId", "svc");
 
-async function serviceOf(c: Context<AppEnv>, serviceId: string, permission: "SERVICE_VIEW" | "SERVICE_MANAGE") {
-  const row = await findService(database(c.env.DB), serviceId);
-  if (!row) throw notFound("Service");
-  await authorize(c, row.organizationId, permission);
-  return row;
+function serviceOf(c: Context<AppEnv>, permission: "SERVICE_VIEW" | "SERVICE_MANAGE") {
+  return guarded(c, "service", permission).row;
 }
 
 const create = createRoute({
@@ -61,7 +55,7 @@ const create = createRoute({
 });
 
 app.openapi(create, async (c) => {
-  const service = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
+  const service = serviceOf(c, "SERVICE_MANAGE");
   return c.json(ok(outcomeRecord(await addOutcome(c.env, service, c.req.valid("json"), now()))), 201);
 });
 
@@ -77,7 +71,7 @@ const list = createRoute({
 });
 
 app.openapi(list, async (c) => {
-  const service = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_VIEW");
+  const service = serviceOf(c, "SERVICE_VIEW");
   return c.json(ok((await listOutcomes(c.env, service.id)).map(outcomeRecord)), 200);
 });
 
@@ -101,8 +95,8 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const { serviceId, code } = c.req.valid("param");
-  const service = await serviceOf(c, serviceId, "SERVICE_MANAGE");
+  const { code } = c.req.valid("param");
+  const service = serviceOf(c, "SERVICE_MANAGE");
   await removeOutcome(c.env, service.id, code);
   return c.json(ok({ code, deleted: true as const }), 200);
 });

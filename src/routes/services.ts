@@ -1,9 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { auditOrigin } from "../http/audit-origin";
-import { authorize, organizationOfRequest, requireReach } from "../http/auth";
-import { locationsOfService } from "../services/location-scope";
-import { notFound } from "../http/errors";
+import { authorize, organizationOfRequest } from "../http/auth";
+import { authorizeResources, guarded } from "../http/guard";
 import {
   errors,
   idParam,
@@ -25,7 +24,6 @@ import { BookingSettingsSchema } from "./appointments";
 import {
   createService,
   deleteService,
-  findService,
   listServices,
   listServiceTypes,
   organizationOfLocations,
@@ -153,9 +151,8 @@ app.openapi(create, async (c) => {
   const input = c.req.valid("json");
   const db = database(c.env.DB);
   // A scoped manager offers services at their own locations only (issue 31).
-  const organizationId = await organizationOfLocations(db, input.locationIds, async (org) =>
-    requireReach(await authorize(c, org, "SERVICE_MANAGE"), input.locationIds, "Location", true),
-  );
+  const organizationId = await organizationOfLocations(db, input.locationIds, (org) => authorize(c, org, "SERVICE_MANAGE"));
+  await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
   const row = await createService(db, organizationId, input, at);
   const [record] = await serviceRecords(db, [row], at);
@@ -198,12 +195,8 @@ app.openapi(listOwn, async (c) => {
 
 const ServiceId = idParam("serviceId", "svc");
 
-async function serviceOf(c: Parameters<typeof authorize>[0], id: string, permission: "SERVICE_VIEW" | "SERVICE_MANAGE") {
-  const db = database(c.env.DB);
-  const row = await findService(db, id);
-  if (!row) throw notFound("Service");
-  const actor = await authorize(c, row.organizationId, permission, "Organization", () => locationsOfService(c.env.DB, row.id));
-  return { db, row, actor };
+function serviceOf(c: Parameters<typeof authorize>[0], permission: "SERVICE_VIEW" | "SERVICE_MANAGE") {
+  return { db: database(c.env.DB), ...guarded(c, "service", permission) };
 }
 
 const get = createRoute({
@@ -218,7 +211,7 @@ const get = createRoute({
 });
 
 app.openapi(get, async (c) => {
-  const { db, row } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_VIEW");
+  const { db, row } = serviceOf(c, "SERVICE_VIEW");
   const [record] = await serviceRecords(db, [row], now());
   return c.json(ok(record!), 200);
 });
@@ -254,9 +247,11 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const { db, row, actor } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
+  const { db, row, actor } = serviceOf(c, "SERVICE_MANAGE");
   const input = c.req.valid("json");
-  if (input.locationIds) await requireReach(actor, input.locationIds, "Location", true);
+  // Every new location must be the caller's too (a scoped manager moves a service among theirs).
+  if (actor.locationIds !== null && input.locationIds?.length)
+    await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
   const updated = await updateService(db, row, input, at, auditOrigin(c, actor));
   await serviceChanged(c.env, row, updated, at);
@@ -281,7 +276,7 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const { db, row } = await serviceOf(c, c.req.valid("param").serviceId, "SERVICE_MANAGE");
+  const { db, row } = serviceOf(c, "SERVICE_MANAGE");
   const queueIds = await deleteService(db, row.id);
   await retireQueues(c.env, queueIds, now());
   return c.json(ok({ id: row.id, deleted: true as const, deletedQueueIds: queueIds }), 200);

@@ -163,6 +163,7 @@ const stepBack = createRoute({
     "per ticket: a second time is 409 CONFLICT `already_stepped_back`; nobody behind is 409 CONFLICT `nobody_behind`. " +
     "Event `ticket.stepped_back`. Any state but waiting is 409 INVALID_STATE.",
   security: SECURITY.any,
+  "x-outside-callers": "the ticket's owner",
   request: { params: TicketParam, body: jsonBody(StepBackRequest) },
   responses: { 200: TicketResponse, ...errors(409) },
 });

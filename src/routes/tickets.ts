@@ -121,6 +121,7 @@ const get = createRoute({
   summary: "A ticket with its position and estimated wait",
   description: "For its owner, or a member of the queue's organization with QUEUE_VIEW.",
   security: SECURITY.any,
+  "x-outside-callers": "the ticket's owner",
   request: { params: TicketParam },
   responses: { 200: TicketResponse, ...errors() },
 });
@@ -136,6 +137,7 @@ const cancel = createRoute({
   tags,
   summary: "Cancel a waiting or called ticket (its owner or an operator)",
   security: SECURITY.any,
+  "x-outside-callers": "the ticket's owner",
   request: { params: TicketParam },
   responses: { 200: TicketResponse, ...errors(409) },
 });

@@ -13,7 +13,7 @@ describe("error messages that say what to do", () => {
     const res = await call("POST", `/v1/queues/${queueId}/call-next`, { token: customer.token });
     expectError(res, 404, "NOT_FOUND");
     expect(res.body.error.message).toMatch(/not a member of the organization that runs this queue/);
-    expect(res.body.error.details).toMatchObject({ reason: "not_a_member", permission: "QUEUE_OPERATE" });
+    expect(res.body.error.details).toMatchObject({ reason: "not_a_member" });
   });
 
   it("one phone rule everywhere, with an example in the message", async () => {
