@@ -13,7 +13,7 @@
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import { now } from "../src/lib/clock";
-import { createQueue, describeQueue, findQueue } from "../src/services/queues";
+import { createQueue, describeQueue, findQueue } from "../src/tickets/queues";
 
 export { OrganizationLedger, QueueRoom, RateLimiter } from "../src/index";
 

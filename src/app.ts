@@ -8,55 +8,36 @@ import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
 import { idempotency } from "./http/idempotency";
 import { methodTable } from "./http/method-not-allowed";
-import { trackApiKeyUse } from "./http/key-usage";
+import {
+  trackApiKeyUse,
+  apiKeyRoutes,
+  authRoutes,
+  memberRoutes,
+  invitationRoutes,
+  organizationRoutes,
+  verificationRoutes,
+} from "./identity";
 import { rateLimit } from "./http/rate-limit";
 import { requestId } from "./http/request-id";
 import { errorBody } from "./http/respond";
 import { validationHook } from "./http/validation";
-import apiKeyRoutes from "./routes/api-keys";
-import authRoutes from "./routes/auth";
-import calendarRoutes from "./routes/calendar";
-import { mountDocs } from "./routes/docs";
-import memberRoutes from "./routes/members";
-import invitationRoutes from "./routes/invitations";
-import organizationRoutes from "./routes/organizations";
-import qrRoutes from "./routes/qr";
-import nfcRoutes from "./routes/nfc";
-import locationRoutes from "./routes/locations";
-import serviceRoutes from "./routes/services";
-import appointmentRoutes from "./routes/appointments";
-import dashboardRoutes from "./routes/dashboard";
-import analyticsRoutes from "./routes/analytics";
-import analyticsExportRoutes from "./routes/analytics-export";
-import queueRoutes from "./routes/queues";
-import ticketRoutes from "./routes/tickets";
-import embedRoutes from "./routes/embed";
-import widgetRoutes, { widgetCors, widgetOriginLock } from "./routes/widget";
-import remoteJoinRoutes from "./routes/remote-join";
-import verificationRoutes from "./routes/verification";
-import webhookRoutes from "./routes/webhooks";
-import notificationRoutes from "./routes/notifications";
-import smsPolicyRoutes from "./routes/sms-policy";
-import visitorPushRoutes from "./routes/visitor-push";
-import { apiCallQuota } from "./http/api-quota";
-import billingRoutes from "./routes/billing";
-import billingWebhookRoutes from "./routes/billing-webhooks";
-import deskRoutes from "./routes/desks";
-import ticketMoveRoutes from "./routes/ticket-moves";
-import serviceOutcomeRoutes from "./routes/service-outcomes";
-import intakeRoutes from "./routes/intake";
-import labelRoutes from "./routes/labels";
-import floorRoutes from "./routes/floor";
-import receiptRoutes from "./routes/receipts";
+import { calendarRoutes } from "./calendar";
+import { mountDocs, errorCodeRoutes } from "./api-reference";
+import { qrRoutes, nfcRoutes } from "./entry";
+import { locationRoutes, serviceRoutes, serviceOutcomeRoutes } from "./catalog";
+import { appointmentRoutes } from "./appointments";
+import { dashboardRoutes, analyticsRoutes, analyticsExportRoutes } from "./analytics";
+import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRoutes } from "./tickets";
+import { embedRoutes, widgetRoutes, widgetCors, widgetOriginLock, kioskRoutes } from "./widget";
+import { webhookRoutes, eventRoutes } from "./webhooks";
+import { notificationRoutes, smsPolicyRoutes } from "./notifications";
+import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes } from "./visits";
+import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
+import { deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
-import kioskRoutes from "./routes/kiosk";
-import errorCodeRoutes from "./routes/errors";
-import eventRoutes from "./routes/events";
-import inboundRoutes from "./routes/inbound";
-import ticketMessageRoutes from "./routes/ticket-messages";
-import auditRoutes from "./routes/audit";
+import { inboundRoutes, ticketMessageRoutes } from "./conversations";
+import { auditRoutes } from "./audit";
 import { apiVersioning } from "./http/versioning";
-import phoneVerificationRoutes from "./routes/phone-verification";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;

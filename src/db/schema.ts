@@ -1074,7 +1074,7 @@ export const optOuts = sqliteTable(
 
 /**
  * One change made by a person or a key. Written with `seq`/`prevHash`/`hash` null in the batch
- * of the change itself; sealing (src/services/audit.ts) chains it to the organization's
+ * of the change itself; sealing (src/audit/audit.ts) chains it to the organization's
  * previous entry. Never updated otherwise, deleted only by retention.
  */
 export const auditEvents = sqliteTable(

@@ -1,7 +1,7 @@
 // Intake questions (docs/visits.md): what a service asks a visitor when they take a ticket, so
 // the counter knows why they came before they sit down. Pure rules: the definition's shape, and
 // the check of a set of answers against it. Storage and the entry channels live in
-// services/intake.ts.
+// tickets/intake.ts.
 
 export const INTAKE_TYPES = ["text", "number", "select", "date", "phone", "email", "consent"] as const;
 export type IntakeType = (typeof INTAKE_TYPES)[number];

@@ -1,7 +1,7 @@
 // A one-time code that proves a visitor's number (docs/limits.md, "SMS and messaging caps"):
 // where the organization requires it, the first SMS a number gets from a join is a 6-digit code,
 // and nothing more is texted to that ticket until the visitor gives the code back. The rules
-// here are pure; the storing and the sending are in services/phone-verification.ts.
+// here are pure; the storing and the sending are in visits/phone-verification.ts.
 
 /** The delivery type of the code message (the delivery log shows it; the SMS gate lets it through first). */
 export const PHONE_CODE_MESSAGE = "phone.code";

@@ -3,7 +3,7 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/mobile";
 // What an organization's SMS may cost it (docs/limits.md, "SMS and messaging caps"). Toll
 // fraud ("SMS pumping") joins a public queue with numbers the attacker is paid for: premium,
 // satellite and shared-cost ranges, or ordinary mobiles in expensive countries, many times.
-// The rules here are pure; the counting is in services/sms-guard.ts.
+// The rules here are pure; the counting is in notifications/sms-guard.ts.
 
 /**
  * The number types a person texts: a mobile. The `mobile` metadata of libphonenumber-js knows

@@ -2,9 +2,9 @@ import type { Env } from "../env";
 import type { Role } from "../domain/permissions";
 import type { Limit, RateLimits } from "../domain/plans";
 import type { Permission } from "../domain/permissions";
-import type { UserRow } from "../services/sessions";
+import type { UserRow } from "./credentials/sessions";
 import type { ApiError } from "./errors";
-import type { QueueRow } from "../services/queues";
+import type { QueueRow } from "./credentials/queues";
 import type { LocationScope } from "../domain/location-scope";
 
 /** Who is calling: set by the authenticate middleware (./auth.ts), read by every route. */
@@ -20,9 +20,9 @@ export type Principal =
       rate: RateLimits;
       /** The plan's monthly API-call quota (null = unlimited), read with the key on every request. */
       apiCallsPerMonth: Limit;
-      /** A widget key locked to these origins (src/routes/widget.ts widgetOriginLock); null = any. */
+      /** A widget key locked to these origins (src/widget/widget.routes.ts widgetOriginLock); null = any. */
       allowedOrigins: string[] | null;
-      /** When the key was last recorded as used, read with it (src/http/key-usage.ts). */
+      /** When the key was last recorded as used, read with it (src/identity/key-usage.ts). */
       lastUsedAt: number | null;
       /** The API version the key is pinned to (src/http/versioning.ts); null = the first. */
       apiVersion: string | null;

@@ -88,7 +88,7 @@ export function planRequired(
 }
 
 /**
- * Where a code is explained (`GET /v1/errors/{code}`, src/routes/errors.ts), on the deployment
+ * Where a code is explained (`GET /v1/errors/{code}`, src/api-reference/errors.routes.ts), on the deployment
  * that answered, absolute so it opens as is: every error envelope carries it as `docUrl`.
  */
 export function errorDocUrl(origin: string, code: ErrorCode): string {

@@ -6,20 +6,20 @@ import { database } from "../db/client";
 import { locations, queues, serviceLocations, services } from "../db/schema";
 import type { Permission } from "../domain/permissions";
 import { reaches } from "../domain/location-scope";
-import { findEvent, type EventRow } from "../services/calendar";
-import { findDesk, type DeskRow } from "../services/desks";
-import { locationsOfService, eventLocations } from "../services/location-scope";
-import { findLocation, type LocationRow } from "../services/locations";
-import { tagByNfcId, type NfcTagRow } from "../services/nfc-tags";
-import { liveQrToken, type QrTokenRow } from "../services/qr-tokens";
-import type { QueueRow } from "../services/queues";
-import { findService, type ServiceRow } from "../services/services";
+import { findEvent, type EventRow } from "../calendar/calendar";
+import { findDesk, type DeskRow } from "../desks/desks";
+import { locationsOfService, eventLocations } from "../catalog/location-scope";
+import { findLocation, type LocationRow } from "../catalog/locations";
+import { tagByNfcId, type NfcTagRow } from "../entry/nfc-tags";
+import { liveQrToken, type QrTokenRow } from "../entry/qr-tokens";
+import type { QueueRow } from "./credentials/queues";
+import { findService, type ServiceRow } from "../catalog/services";
 import { actorIn, requireCredential, type ResourceLocations } from "./auth";
 import type { Actor, AppEnv, Guarded, ScopedActor } from "./context";
 
 export type { Guarded, ScopedActor };
 import { ApiError, forbidden, notFound } from "./errors";
-import { queueOfCaller, ticketQueueOfCaller } from "./queue-access";
+import { queueOfCaller, ticketQueueOfCaller } from "../tickets/queue-access";
 
 // The resource guard (issue 36). Every resource with an id in its path has one guard, mounted
 // once in src/app.ts on `/v1/<resource>/:id` and `/v1/<resource>/:id/*`: it loads the resource,

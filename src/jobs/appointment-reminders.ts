@@ -2,7 +2,7 @@ import { formatWhen, pickLanguage, render } from "../domain/notification-templat
 import { expandOccurrences, isValidTimeZone, type RecurrencePattern } from "../domain/recurrence";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
-import { deliver, type Delivery } from "../services/notification-delivery";
+import { deliver, type Delivery } from "../notifications";
 
 // appointment.reminder: each occurrence of an `appointment` calendar event (recurring ones
 // included) reminds its attendees once, 24 h before it starts, from the minute sweep. A sweep

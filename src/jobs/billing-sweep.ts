@@ -4,9 +4,8 @@ import { PLAN_RANK, type PaidPlan } from "../domain/plans";
 import type { Env } from "../env";
 import { utcMonth } from "../lib/time";
 import { newSandboxRef, signSandboxEvent } from "../providers/sandbox";
-import { fallToStarterStatement, type SubscriptionRow } from "../services/billing";
-import { rulesChanged } from "../services/room-rules";
-import { receiveProviderEvent } from "../services/billing-events";
+import { fallToStarterStatement, type SubscriptionRow, receiveProviderEvent } from "../billing";
+import { rulesChanged } from "../tickets";
 
 const SWEEP_LIMIT = 200;
 

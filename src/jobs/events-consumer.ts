@@ -2,8 +2,7 @@ import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { newId } from "../lib/ids";
-import { recordEvents } from "../services/event-stream";
-import { fanOutEvent } from "../services/webhooks";
+import { recordEvents, fanOutEvent } from "../webhooks";
 import { notifyEvents } from "./notifications";
 
 /**

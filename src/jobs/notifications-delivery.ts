@@ -1,9 +1,9 @@
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { outcomeStatements, retryDelaySeconds, sendOne, type Channel, type Target } from "../services/notification-delivery";
+import { outcomeStatements, retryDelaySeconds, sendOne, type Channel, type Target } from "../notifications";
 
-export type { DeliveryMessage } from "../services/notification-delivery";
-import type { DeliveryMessage } from "../services/notification-delivery";
+export type { DeliveryMessage } from "../notifications";
+import type { DeliveryMessage } from "../notifications";
 
 // The NOTIFICATIONS queue: one message per push/SMS/web push delivery whose provider failed
 // for a reason that may pass (5xx, 429, network). Each attempt re-reads the delivery row, so a

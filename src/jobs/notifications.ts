@@ -4,8 +4,7 @@ import { ROLES, roleAllows, type Role } from "../domain/permissions";
 import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { deliver, type Delivery, type DeliveryReport } from "../services/notification-delivery";
-import { optedOutAmong, barePhone } from "../services/opt-outs";
+import { deliver, type Delivery, type DeliveryReport, optedOutAmong, barePhone } from "../notifications";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
 // in which language. Called by the EVENTS dispatcher (./events-consumer.ts) with a whole

@@ -1,12 +1,12 @@
 import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
-import { roomOf } from "../services/queue-rooms";
+import { roomOf } from "../tickets";
 import { sweepSubscriptions } from "./billing-sweep";
-import { recheckDomains } from "../services/verification";
+import { recheckDomains } from "../identity";
 import { remindAppointments } from "./appointment-reminders";
 import { anonymisePersonalData } from "./anonymisation";
 import { backfillAnalytics } from "./analytics-backfill";
-import { sweepAuditLog } from "../services/audit";
+import { sweepAuditLog } from "../audit";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;

@@ -5,7 +5,7 @@ import { openSecret } from "../lib/secret-box";
 import { now } from "../lib/clock";
 import { utcMonth } from "../lib/time";
 import { OutboundFailure, OutboundRefusal, safeFetch } from "../providers/safe-fetch";
-import type { DeliveryRow, WebhookRow } from "../services/webhooks";
+import type { DeliveryRow, WebhookRow } from "../webhooks";
 
 /** The queue's name as Queues reports it in `batch.queue` (wrangler.toml). */
 export const WEBHOOKS_QUEUE = "queue-service-webhooks";

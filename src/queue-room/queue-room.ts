@@ -194,7 +194,7 @@ export class QueueRoom extends DurableObject<Env> {
       const result = this.mutate(c.at, (x) => this.commands.expireDue(x, c.at));
       return { expired: result.ok ? result.value : 0, nextDeadline: this.commands.nextDeadline(), gone: false };
     },
-    // A new copy of the rules (services/room-rules.ts); an older one than the room holds is ignored.
+    // A new copy of the rules (tickets/room-rules.ts); an older one than the room holds is ignored.
     applyRules: (c) => {
       if (this.store.room().retired_at !== null) return false;
       return this.ctx.storage.transactionSync(() => this.rules.apply(c.copy));

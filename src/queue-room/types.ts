@@ -147,7 +147,7 @@ export interface TicketPage {
 }
 
 /**
- * Every refusal a room answers. The first codes are the API's own (services/queue-rooms.ts
+ * Every refusal a room answers. The first codes are the API's own (tickets/queue-rooms.ts
  * answers them as they are: the compiler checks each is one of the API's error codes); the
  * last are the room's, which the Worker translates:
  * ROOM_UNAVAILABLE: a room asked by another room could not answer (its storage failed); the
@@ -231,7 +231,7 @@ export interface RuleBlock {
 }
 
 /**
- * What a join and a call-next check, as the Worker loads it from D1 (services/room-rules.ts):
+ * What a join and a call-next check, as the Worker loads it from D1 (tickets/room-rules.ts):
  * valid for instants in [validFrom, validUntil); `blocks` in the order D1's reads gave them
  * (the first of the latest-ending covering ones is the one answered).
  */

@@ -6,10 +6,10 @@ import { ok } from "../../src/http/respond";
 import { validationHook } from "../../src/http/validation";
 import { now } from "../../src/lib/clock";
 import type { NewTicket } from "../../src/queue-room/types";
-import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
-import { findQueue } from "../../src/services/queues";
-import { readRoom } from "../../src/services/queue-rooms";
-import { issueTicket } from "../../src/services/tickets";
+import { rebuildAnalytics } from "../../src/analytics/analytics-aggregates";
+import { findQueue } from "../../src/tickets/queues";
+import { readRoom } from "../../src/tickets/queue-rooms";
+import { issueTicket } from "../../src/tickets/tickets";
 import type { BenchEnv } from "./worker";
 
 // Routes for `npm run bench` only (test/bench/run.mjs), served by the bench's own entry

@@ -1,10 +1,10 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { newId } from "../../src/lib/ids";
 import { roomClient, type RoomClient, type RoomRulesCopy } from "../../src/queue-room/contract";
-import { findQueue } from "../../src/services/queues";
-import { refreshRoomRules } from "../../src/services/room-rules";
+import { findQueue } from "../../src/tickets/queues";
+import { refreshRoomRules } from "../../src/tickets/room-rules";
 import type { QueueRoom } from "../../src/queue-room/queue-room";
-import { openRoom } from "../../src/services/queue-rooms";
+import { openRoom } from "../../src/tickets/queue-rooms";
 
 // Storage-level helpers: rows written straight into D1 that the routes would refuse (a
 // back-dated location, a service at no location) and a room's outbox settled

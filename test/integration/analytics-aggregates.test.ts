@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CHANNEL_COLUMNS } from "../../src/domain/analytics";
 import { analyticsDrainStatements } from "../../src/queue-room/projection";
-import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
+import { rebuildAnalytics } from "../../src/analytics/analytics-aggregates";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { BACKFILL_PAGE } from "../../src/jobs/analytics-backfill";
-import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
+import { rebuildAnalytics } from "../../src/analytics/analytics-aggregates";
 import { call, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";

@@ -1,7 +1,7 @@
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EXPORT_PAGE_SQL } from "../../src/services/analytics-export";
+import { EXPORT_PAGE_SQL } from "../../src/analytics/analytics-export";
 import { now } from "../../src/lib/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService, settle } from "../helpers/catalog";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { rebuildAnalytics } from "../../src/services/analytics-aggregates";
-import { hourlyQuery, OPERATORS_QUERY, summaryQuery } from "../../src/services/analytics";
+import { rebuildAnalytics } from "../../src/analytics/analytics-aggregates";
+import { hourlyQuery, OPERATORS_QUERY, summaryQuery } from "../../src/analytics/analytics";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService } from "../helpers/catalog";
 import { addMember, createApiKey, createOrganization, registerUser, setPlan, type TestUser } from "../helpers/fixtures";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
-import { operatorBlock, serviceClosure } from "../../src/services/availability";
+import { operatorBlock, serviceClosure } from "../../src/calendar/availability";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService } from "../helpers/catalog";
 import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SLIDE_GRANULARITY_MS } from "../../src/services/sessions";
+import { SLIDE_GRANULARITY_MS } from "../../src/http/credentials/sessions";
 import { testClock } from "../helpers/clock";
 import { call, callSettled, expectError, expectOk, unique } from "../helpers/api";
 import { addMember, queueFixture, registerUser } from "../helpers/fixtures";

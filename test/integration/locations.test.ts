@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
 import { testClock } from "../helpers/clock";
-import { nearbyCandidates } from "../../src/services/locations";
+import { nearbyCandidates } from "../../src/catalog/locations";
 import { call, expectError, expectOk } from "../helpers/api";
 import { addMember, createOrganization, createQueue, registerUser, type TestUser } from "../helpers/fixtures";
 

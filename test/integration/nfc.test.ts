@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { testClock } from "../helpers/clock";
-import { recordNfcScan } from "../../src/services/nfc-tags";
+import { recordNfcScan } from "../../src/entry/nfc-tags";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import {
   addArchivedQueue,

@@ -3,7 +3,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult, runInD
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { testClock } from "../helpers/clock";
-import { ticketFigures } from "../../src/services/ticket-stats";
+import { ticketFigures } from "../../src/analytics/ticket-stats";
 import { database } from "../../src/db/client";
 import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";

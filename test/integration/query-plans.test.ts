@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
-import { fanOutEvent } from "../../src/services/webhooks";
+import { fanOutEvent } from "../../src/webhooks/webhooks";
 import { sweep } from "../helpers/cron";
 import { createOrganization, registerUser } from "../helpers/fixtures";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { findQueue } from "../../src/services/queues";
-import { callNext, issueTicket } from "../../src/services/tickets";
+import { findQueue } from "../../src/tickets/queues";
+import { callNext, issueTicket } from "../../src/tickets/tickets";
 import { call, expectError, expectOk } from "../helpers/api";
 import { adminKeyOf, ownerWithOrganization, runCron, subscription, upgradeThroughSandbox } from "../helpers/billing";
 import { testClock } from "../helpers/clock";

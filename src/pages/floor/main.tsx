@@ -9,7 +9,7 @@ import { api, ApiRefusal, defaultHeaders, type Location, type Membership, type S
 import { browserLang, minutes, rememberLang, since, type Lang } from "../shared/i18n";
 import { openLive, type LiveState } from "../shared/live";
 
-// GET /v1/locations/{locationId}/floor (src/routes/floor.ts).
+// GET /v1/locations/{locationId}/floor (src/desks/floor.routes.ts).
 type Floor = Schemas["Floor"];
 
 const TEXT = {

@@ -8,7 +8,7 @@ import "./kiosk.css";
 import { api, ApiRefusal, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
 import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
 
-// GET /v1/widget/locations/{locationId}/kiosk (src/routes/kiosk.ts).
+// GET /v1/widget/locations/{locationId}/kiosk (src/widget/kiosk.routes.ts).
 type KioskInfo = Schemas["KioskInfo"];
 type Issued = WidgetTicket & { ticketToken: string };
 

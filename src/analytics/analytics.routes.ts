@@ -1,0 +1,206 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ANALYTICS_CHANNELS } from "../domain/analytics";
+import { errors, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { analyticsEstimates, analyticsHeatmap, analyticsOperators, analyticsSummary, GROUP_BY, WEEKDAYS } from "./analytics";
+import { AnalyticsScopeQuery, resolveAnalyticsScope } from "./analytics-scope";
+
+const app = router();
+const tags = ["Analytics"];
+
+const ACCESS =
+  "Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). " +
+  "Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md.";
+
+const Range = {
+  from: z.string().openapi({ description: "Start of the range read (rounded down to the hour)", example: "2026-03-01T00:00:00.000Z" }),
+  to: z.string().openapi({ description: "End of the range read, exclusive (rounded up to the hour)", example: "2026-04-01T00:00:00.000Z" }),
+};
+
+const Minutes = z
+  .object({
+    count: z.number().int().openapi({ description: "Tickets measured" }),
+    mean: z.number().nullable(),
+    p50: z.number().nullable().openapi({ description: "Median, from fixed buckets (error bound in docs/analytics.md)" }),
+    p90: z.number().nullable(),
+  })
+  .openapi("AnalyticsMinutes");
+
+const Counts = {
+  created: z.number().int(),
+  served: z.number().int(),
+  noShow: z.number().int().openapi({ description: "Expired after being called, or skipped by an operator" }),
+  cancelled: z.number().int().openapi({ description: "Cancelled, transfers excepted" }),
+  transferred: z.number().int().openapi({ description: "Moved to another queue" }),
+};
+
+const Figures = {
+  ...Counts,
+  abandonmentRate: z
+    .number()
+    .nullable()
+    .openapi({ description: "(noShow + cancelled) / (served + noShow + cancelled); null when none ended", example: 0.12 }),
+  waitMinutes: Minutes.openapi({ description: "Join → call, over tickets called" }),
+  serviceMinutes: Minutes.openapi({ description: "Serve → complete, over tickets served" }),
+};
+
+const ChannelFigures = z.object({ ...Counts, meanWaitMinutes: z.number().nullable() }).openapi("AnalyticsChannelFigures");
+
+const Summary = z
+  .object({
+    ...Range,
+    groupBy: z.enum(GROUP_BY),
+    timeZones: z.array(z.string()).openapi({ description: "Time zones of the queues in scope", example: ["Europe/Paris"] }),
+    queues: z.number().int().openapi({ description: "Queues in scope" }),
+    totals: z.object(Figures),
+    channels: z.object(
+      Object.fromEntries(ANALYTICS_CHANNELS.map((c) => [c, ChannelFigures])) as Record<
+        (typeof ANALYTICS_CHANNELS)[number],
+        typeof ChannelFigures
+      >,
+    ),
+    buckets: z.array(
+      z.object({
+        label: z.string().openapi({
+          description:
+            "Local hour with its offset (2026-03-29T03:00+02:00), local date (day), or the local date of the week's Monday (week)",
+          example: "2026-03-20",
+        }),
+        startsAt: z
+          .string()
+          .nullable()
+          .openapi({ description: "The bucket's first instant; null when the scope spans several time zones" }),
+        ...Figures,
+      }),
+    ),
+  })
+  .openapi("AnalyticsSummary");
+
+const Operators = z
+  .object({
+    ...Range,
+    operators: z.array(
+      z.object({
+        operatorId: z.string(),
+        name: z.string().nullable(),
+        calls: z.number().int().openapi({ description: "Tickets this operator called (their last operator), created in the range" }),
+        served: z.number().int(),
+        noShows: z.number().int(),
+        meanServiceMinutes: z.number().nullable(),
+        activeHours: z.number().int().openapi({ description: "Clock hours in which they called at least one of these tickets" }),
+        servedPerActiveHour: z.number().nullable(),
+        recalls: z.number().int().openapi({ description: "Recalls of the calls counted (each announcement again of a called ticket)" }),
+        desk: z
+          .string()
+          .nullable()
+          .openapi({ description: "The desk this operator called most of these tickets from; null when none was called from a desk" }),
+      }),
+    ),
+  })
+  .openapi("AnalyticsOperators");
+
+const Heatmap = z
+  .object({
+    ...Range,
+    timeZones: z.array(z.string()),
+    weekdays: z.array(z.enum(WEEKDAYS)),
+    total: z.number().int(),
+    arrivals: z
+      .array(z.array(z.number().int()))
+      .openapi({ description: "arrivals[weekday][hour]: tickets created, weekday 0 = Monday, local hour 0–23" }),
+  })
+  .openapi("AnalyticsHeatmap");
+
+const EstimateFigures = {
+  estimated: z.number().int().openapi({ description: "Tickets called that had an estimate at join" }),
+  meanAbsoluteErrorMinutes: z.number().nullable(),
+  p50AbsoluteErrorMinutes: z.number().nullable(),
+  p90AbsoluteErrorMinutes: z.number().nullable(),
+  meanBiasMinutes: z
+    .number()
+    .nullable()
+    .openapi({ description: "Actual − promised wait: positive when people waited longer than promised" }),
+};
+
+const Estimates = z
+  .object({
+    ...Range,
+    totals: z.object(EstimateFigures),
+    queues: z.array(z.object({ queueId: z.string(), name: z.string().nullable(), ...EstimateFigures })),
+  })
+  .openapi("AnalyticsEstimates");
+
+const summary = createRoute({
+  method: "get",
+  path: "/analytics/summary",
+  tags,
+  summary: "Tickets created, served, no-show, cancelled, transferred; wait and service times; abandonment; per channel and per bucket",
+  description: ACCESS,
+  security: SECURITY.any,
+  request: {
+    query: AnalyticsScopeQuery.extend({
+      groupBy: z
+        .enum(GROUP_BY)
+        .default("day")
+        .openapi({ param: { name: "groupBy", in: "query" }, description: "Bucket size, in the location's time zone (default day)" }),
+    }),
+  },
+  responses: { 200: jsonResponse(okEnvelope(Summary), "The summary"), ...errors(402) },
+});
+
+app.openapi(summary, async (c) => {
+  const query = c.req.valid("query");
+  const scope = await resolveAnalyticsScope(c, query);
+  return c.json(ok(await analyticsSummary(c.env.DB, scope, query.groupBy)), 200);
+});
+
+const operators = createRoute({
+  method: "get",
+  path: "/analytics/operators",
+  tags,
+  summary: "Per operator: calls, served, no-shows, mean service time, throughput",
+  description: `${ACCESS} Read from the tickets (each ticket counts for the operator it was last assigned to). Recalls count their announcements again; the desk is the one they called most of them from.`,
+  security: SECURITY.any,
+  request: { query: AnalyticsScopeQuery },
+  responses: { 200: jsonResponse(okEnvelope(Operators), "Operators' figures"), ...errors(402) },
+});
+
+app.openapi(operators, async (c) => {
+  const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
+  return c.json(ok(await analyticsOperators(c.env.DB, scope)), 200);
+});
+
+const heatmap = createRoute({
+  method: "get",
+  path: "/analytics/heatmap",
+  tags,
+  summary: "Arrivals by weekday × hour, in the location's time zone",
+  description: ACCESS,
+  security: SECURITY.any,
+  request: { query: AnalyticsScopeQuery },
+  responses: { 200: jsonResponse(okEnvelope(Heatmap), "Arrivals"), ...errors(402) },
+});
+
+app.openapi(heatmap, async (c) => {
+  const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
+  return c.json(ok(await analyticsHeatmap(c.env.DB, scope)), 200);
+});
+
+const estimates = createRoute({
+  method: "get",
+  path: "/analytics/estimates",
+  tags,
+  summary: "How right the promised waits were: absolute error (mean, p50, p90) and bias, per queue",
+  description: `${ACCESS} Each ticket keeps the wait its join answered; the error is |actual wait − that estimate|.`,
+  security: SECURITY.any,
+  request: { query: AnalyticsScopeQuery },
+  responses: { 200: jsonResponse(okEnvelope(Estimates), "Accuracy of estimates"), ...errors(402) },
+});
+
+app.openapi(estimates, async (c) => {
+  const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
+  return c.json(ok(await analyticsEstimates(c.env.DB, scope)), 200);
+});
+
+export default app;

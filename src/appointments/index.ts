@@ -1,0 +1,3 @@
+// The appointments area: bookable slots.
+// The only file of the area that app.ts, index.ts and jobs/ import (docs/architecture.md).
+export { default as appointmentRoutes } from "./appointments.routes";

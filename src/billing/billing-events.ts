@@ -1,0 +1,332 @@
+// The provider webhook receiver: verify the signature on the raw body, apply each provider
+// event once (by its id), and never let an older event undo a newer state.
+import { and, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { billingCheckouts, subscriptions } from "../db/schema";
+import { GRACE_PERIOD_MS, periodEnd } from "../domain/billing";
+import { PLAN_RANK, type Plan } from "../domain/plans";
+import type { Env } from "../env";
+import { ApiError, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import type { CheckoutPaid, ProviderEvent, ProviderName, RenewalOutcome } from "../providers/billing";
+import { FEDAPAY_SIGNATURE_HEADER, parseFedaPayEvent } from "../providers/fedapay";
+import { parseSandboxEvent, SANDBOX_SIGNATURE_HEADER, sandboxEnabled } from "../providers/sandbox";
+import { cancelStripeSubscription, parseStripeEvent } from "../providers/stripe";
+import { fallToStarterStatement, type CheckoutRow } from "./billing";
+import { rulesChanged } from "../tickets/room-rules";
+
+export const SIGNATURE_HEADERS: Record<ProviderName, string> = {
+  stripe: "Stripe-Signature",
+  fedapay: FEDAPAY_SIGNATURE_HEADER,
+  sandbox: SANDBOX_SIGNATURE_HEADER,
+};
+
+export interface Receipt {
+  eventId: string;
+  type: string;
+  /** false: this event id was applied before; nothing was done again. */
+  applied: boolean;
+}
+
+/**
+ * Verifies and applies one provider event. A signature that is missing, wrong or outside the
+ * 5-minute window is 400 with nothing changed; an event type we do not use is acknowledged.
+ */
+export async function receiveProviderEvent(
+  env: Env,
+  provider: ProviderName,
+  rawBody: string,
+  signature: string | undefined,
+  at: number,
+  /** Runs once the signature has verified, before the event is applied (the provider's rate bucket). */
+  verified: () => Promise<void> = async () => {},
+): Promise<Receipt> {
+  // In production the sandbox does not exist: its events are not even read.
+  if (provider === "sandbox" && !sandboxEnabled(env)) throw notFound("Route");
+  const event =
+    provider === "stripe"
+      ? await parseStripeEvent(env, rawBody, signature, at)
+      : provider === "fedapay"
+        ? await parseFedaPayEvent(env, rawBody, signature, at)
+        : await parseSandboxEvent(env, rawBody, signature, at);
+  if (!event) {
+    throw new ApiError("VALIDATION_ERROR", "The webhook signature is missing, invalid or outside the 5-minute window", {
+      field: SIGNATURE_HEADERS[provider],
+      reason: "signature verification failed",
+    });
+  }
+  await verified();
+  const claim = await env.DB.prepare(
+    "INSERT OR IGNORE INTO billing_events (provider, event_id, type, organization_id, received_at) VALUES (?, ?, ?, NULL, ?)",
+  )
+    .bind(provider, event.id, event.type, at)
+    .run();
+  if (claim.meta.changes === 0) return { eventId: event.id, type: event.type, applied: false };
+  try {
+    const organizationId = await applyEvent(env, event, at);
+    if (organizationId) {
+      await env.DB.prepare("UPDATE billing_events SET organization_id = ? WHERE provider = ? AND event_id = ?")
+        .bind(organizationId, provider, event.id)
+        .run();
+      // The plan may have changed: the rooms learn its limits before the provider is answered.
+      await rulesChanged(env, organizationId, at);
+    }
+  } catch (err) {
+    // Not applied: let the provider's retry try again.
+    await env.DB.prepare("DELETE FROM billing_events WHERE provider = ? AND event_id = ?").bind(provider, event.id).run();
+    throw err;
+  }
+  return { eventId: event.id, type: event.type, applied: true };
+}
+
+/** Applies the event's change; answers the organization it concerned, if any. */
+async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<string | null> {
+  const change = event.change;
+  switch (change.kind) {
+    case "checkout_paid":
+      return applyCheckoutPaid(env, event, change, at);
+    case "renewal_paid":
+    case "renewal_failed":
+      return applyRenewal(env, event, change, at);
+    case "subscription_ended": {
+      const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
+      if (!sub) return null;
+      await fallToStarterStatement(
+        env,
+        sub.organizationId,
+        at,
+        "provider_subscription_id = ? AND (last_event_at IS NULL OR last_event_at <= ?)",
+        change.providerSubscriptionId,
+        event.createdAt,
+      ).run();
+      return sub.organizationId;
+    }
+    case "checkout_failed": {
+      const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
+      if (!checkout) return null;
+      await database(env.DB)
+        .update(billingCheckouts)
+        .set({ status: "failed" })
+        .where(and(eq(billingCheckouts.id, checkout.id), eq(billingCheckouts.status, "open")));
+      return checkout.organizationId;
+    }
+    case "ignored":
+      return null;
+  }
+}
+
+async function checkoutOf(
+  env: Env,
+  provider: ProviderName,
+  checkoutId: string | null,
+  providerRef: string | null,
+): Promise<CheckoutRow | null> {
+  const db = database(env.DB);
+  const row = checkoutId
+    ? await db.select().from(billingCheckouts).where(eq(billingCheckouts.id, checkoutId)).get()
+    : providerRef
+      ? await db
+          .select()
+          .from(billingCheckouts)
+          .where(and(eq(billingCheckouts.provider, provider), eq(billingCheckouts.providerRef, providerRef)))
+          .get()
+      : undefined;
+  // An event only ever speaks for checkouts its own provider opened.
+  return row && row.provider === provider ? row : null;
+}
+
+async function subscriptionOfProvider(env: Env, provider: ProviderName, providerSubscriptionId: string) {
+  return database(env.DB)
+    .select()
+    .from(subscriptions)
+    .where(and(eq(subscriptions.provider, provider), eq(subscriptions.providerSubscriptionId, providerSubscriptionId)))
+    .get();
+}
+
+/** One invoice per provider payment id; a paid invoice never turns back into a failed one. */
+function upsertInvoice(
+  env: Env,
+  invoice: {
+    organizationId: string;
+    provider: ProviderName;
+    providerRef: string;
+    checkoutId: string | null;
+    plan: Plan;
+    billingInterval: string;
+    amount: number;
+    currency: string;
+    status: "paid" | "failed";
+    periodStart: number;
+    periodEnd: number;
+  },
+  at: number,
+): D1PreparedStatement {
+  return env.DB.prepare(
+    `INSERT INTO invoices (id, organization_id, provider, provider_ref, checkout_id, plan, billing_interval, amount, currency, status,
+       period_start, period_end, created_at, paid_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (provider, provider_ref) DO UPDATE SET status = excluded.status, paid_at = excluded.paid_at
+       WHERE invoices.status != 'paid'`,
+  ).bind(
+    newId("inv"),
+    invoice.organizationId,
+    invoice.provider,
+    invoice.providerRef,
+    invoice.checkoutId,
+    invoice.plan,
+    invoice.billingInterval,
+    invoice.amount,
+    invoice.currency,
+    invoice.status,
+    invoice.periodStart,
+    invoice.periodEnd,
+    at,
+    invoice.status === "paid" ? at : null,
+  );
+}
+
+async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: CheckoutPaid, at: number): Promise<string | null> {
+  const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
+  if (!checkout) return null;
+  if (change.paidAmount !== null && change.paidAmount !== checkout.amount) {
+    console.error(
+      JSON.stringify({ billing: "amount mismatch", checkoutId: checkout.id, paid: change.paidAmount, expected: checkout.amount }),
+    );
+    return checkout.organizationId;
+  }
+  const db = database(env.DB);
+  const before = await db.select().from(subscriptions).where(eq(subscriptions.organizationId, checkout.organizationId)).get();
+  const start = change.periodStart ?? event.createdAt;
+  const end = change.periodEnd ?? periodEnd(start, checkout.billingInterval);
+  const invoice = upsertInvoice(
+    env,
+    {
+      organizationId: checkout.organizationId,
+      provider: event.provider,
+      providerRef: change.invoiceRef,
+      checkoutId: checkout.id,
+      plan: checkout.plan,
+      billingInterval: checkout.billingInterval,
+      amount: checkout.amount,
+      currency: checkout.currency,
+      status: "paid",
+      periodStart: start,
+      periodEnd: end,
+    },
+    at,
+  );
+  if (checkout.status === "completed") {
+    // The same payment told twice (Stripe's checkout event and its first invoice): one invoice, no second activation.
+    await invoice.run();
+    return checkout.organizationId;
+  }
+  await env.DB.batch([
+    env.DB.prepare("UPDATE billing_checkouts SET status = 'completed', completed_at = ? WHERE id = ?").bind(at, checkout.id),
+    env.DB.prepare("UPDATE billing_checkouts SET status = 'expired' WHERE organization_id = ? AND status = 'open' AND id != ?").bind(
+      checkout.organizationId,
+      checkout.id,
+    ),
+    env.DB.prepare(
+      `UPDATE subscriptions SET plan = ?, billing_interval = ?, currency = ?, status = 'active', current_period_start = ?,
+         current_period_end = ?, cancel_at_period_end = 0, provider = ?, provider_subscription_id = ?, scheduled_plan = NULL,
+         grace_until = NULL, cancel_reason = NULL, last_event_at = ?, sandbox_renewals_fail = ?, updated_at = ?
+       WHERE organization_id = ? AND (last_event_at IS NULL OR last_event_at <= ?)`,
+    ).bind(
+      checkout.plan,
+      checkout.billingInterval,
+      checkout.currency,
+      start,
+      end,
+      event.provider,
+      change.providerSubscriptionId,
+      event.createdAt,
+      change.renewalsFail ? 1 : 0,
+      at,
+      checkout.organizationId,
+      event.createdAt,
+    ),
+    invoice,
+  ]);
+  // An upgrade from one Stripe subscription to another: the old one must stop charging.
+  if (before?.provider === "stripe" && before.providerSubscriptionId && before.providerSubscriptionId !== change.providerSubscriptionId) {
+    await stopOldStripeSubscription(env, before.providerSubscriptionId);
+  }
+  return checkout.organizationId;
+}
+
+async function stopOldStripeSubscription(env: Env, subscriptionId: string): Promise<void> {
+  if (!env.STRIPE_SECRET_KEY) return;
+  try {
+    await cancelStripeSubscription(env, subscriptionId);
+  } catch (err) {
+    console.error(JSON.stringify({ billing: "cancel replaced Stripe subscription", subscriptionId, error: String(err) }));
+  }
+}
+
+async function applyRenewal(env: Env, event: ProviderEvent, change: RenewalOutcome, at: number): Promise<string | null> {
+  const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
+  if (!sub) return null;
+  // A scheduled downgrade to another paid plan starts with the first renewal after it.
+  const renewedPlan: Plan =
+    sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan]
+      ? sub.scheduledPlan
+      : sub.plan;
+  const invoice = upsertInvoice(
+    env,
+    {
+      organizationId: sub.organizationId,
+      provider: event.provider,
+      providerRef: change.invoiceRef,
+      checkoutId: null,
+      plan: renewedPlan,
+      billingInterval: sub.billingInterval,
+      amount: change.amount,
+      currency: change.currency,
+      status: change.kind === "renewal_paid" ? "paid" : "failed",
+      periodStart: change.periodStart,
+      periodEnd: change.periodEnd,
+    },
+    at,
+  );
+  if (change.kind === "renewal_paid") {
+    // Only a payment for a later period moves the period on: a late or replayed older one changes nothing.
+    await env.DB.batch([
+      invoice,
+      env.DB.prepare(
+        `UPDATE subscriptions SET plan = ?, scheduled_plan = CASE WHEN scheduled_plan = ? THEN NULL ELSE scheduled_plan END,
+           status = 'active', current_period_start = ?, current_period_end = ?, grace_until = NULL,
+           last_event_at = MAX(COALESCE(last_event_at, 0), ?), updated_at = ?
+         WHERE organization_id = ? AND provider_subscription_id = ? AND current_period_end < ?`,
+      ).bind(
+        renewedPlan,
+        renewedPlan,
+        change.periodStart,
+        change.periodEnd,
+        event.createdAt,
+        at,
+        sub.organizationId,
+        change.providerSubscriptionId,
+        change.periodEnd,
+      ),
+    ]);
+  } else {
+    await env.DB.batch([
+      invoice,
+      env.DB.prepare(
+        `UPDATE subscriptions SET status = 'past_due', grace_until = MAX(current_period_end, ?) + ?, last_event_at = ?, updated_at = ?
+         WHERE organization_id = ? AND provider_subscription_id = ? AND status = 'active'
+           AND (last_event_at IS NULL OR last_event_at <= ?) AND current_period_end <= ?`,
+      ).bind(
+        at,
+        GRACE_PERIOD_MS,
+        event.createdAt,
+        at,
+        sub.organizationId,
+        change.providerSubscriptionId,
+        event.createdAt,
+        change.periodStart,
+      ),
+    ]);
+  }
+  return sub.organizationId;
+}

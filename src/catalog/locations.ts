@@ -1,0 +1,203 @@
+import { changedFields, type AuditOrigin } from "../domain/audit";
+import { auditInsert } from "../audit/audit";
+import { and, asc, between, count, eq, inArray, ne, notExists, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
+import { boundingBox, distanceKm, type BoundingBox, type Point } from "../domain/geo";
+import type { OpeningHours } from "../domain/opening-hours";
+import { newId } from "../lib/ids";
+import type { LocationScope } from "../domain/location-scope";
+import { scopeIds } from "./location-scope";
+import { iso } from "../lib/time";
+
+export type LocationRow = typeof locations.$inferSelect;
+
+export function locationRecord(l: LocationRow) {
+  return {
+    id: l.id,
+    organizationId: l.organizationId,
+    name: l.name,
+    address: l.address,
+    latitude: l.latitude,
+    longitude: l.longitude,
+    timezone: l.timezone,
+    phone: l.phone,
+    email: l.email,
+    openingHours: l.openingHours,
+    createdAt: iso(l.createdAt),
+    updatedAt: iso(l.updatedAt),
+  };
+}
+
+export interface LocationFields {
+  name: string;
+  address: string;
+  latitude: number;
+  longitude: number;
+  timezone?: string | null | undefined;
+  phone?: string | null | undefined;
+  email?: string | null | undefined;
+}
+
+export async function createLocation(db: Database, organizationId: string, input: LocationFields, at: number): Promise<LocationRow> {
+  const row: LocationRow = {
+    id: newId("loc"),
+    organizationId,
+    name: input.name,
+    address: input.address,
+    latitude: input.latitude,
+    longitude: input.longitude,
+    timezone: input.timezone ?? "UTC",
+    phone: input.phone ?? null,
+    email: input.email ?? null,
+    openingHours: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await db.insert(locations).values(row);
+  return row;
+}
+
+export async function findLocation(db: Database, id: string): Promise<LocationRow | undefined> {
+  return db.select().from(locations).where(eq(locations.id, id)).get();
+}
+
+/** `%` and `_` in what the caller typed are literal characters, not wildcards. */
+export function containsPattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+export function likeContains(column: AnyColumn, q: string): SQL {
+  return sql`${column} LIKE ${containsPattern(q)} ESCAPE '\\'`;
+}
+
+/** The organization's locations, oldest first; `q` matches name or address (ASCII case-insensitive). */
+export async function listLocations(
+  db: Database,
+  organizationId: string,
+  window: { offset: number; limit: number },
+  q?: string,
+  /** A scoped member's locations (issue 31): the others are not listed. null = all. */
+  scope: LocationScope = null,
+): Promise<{ rows: LocationRow[]; total: number }> {
+  const within = scopeIds(scope);
+  const where = and(
+    eq(locations.organizationId, organizationId),
+    within ? inArray(locations.id, within) : undefined,
+    q ? or(likeContains(locations.name, q), likeContains(locations.address, q)) : undefined,
+  );
+  const [rows, totals] = await db.batch([
+    db.select().from(locations).where(where).orderBy(asc(locations.createdAt), asc(locations.id)).limit(window.limit).offset(window.offset),
+    db.select({ total: count() }).from(locations).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+/**
+ * The candidates of a nearby search: the rows inside the bounding box, found through
+ * `locations_geo_idx` (a latitude range on the index, longitudes checked on its entries).
+ * Exported so a test can check the query plan of this very statement.
+ */
+export function nearbyCandidates(db: Database, box: BoundingBox) {
+  const [[west1, east1], [west2, east2]] = box.longitudeRanges;
+  return db
+    .select({ location: locations, organizationName: organizations.name })
+    .from(locations)
+    .innerJoin(organizations, eq(organizations.id, locations.organizationId))
+    .where(
+      and(
+        between(locations.latitude, box.minLatitude, box.maxLatitude),
+        or(between(locations.longitude, west1, east1), between(locations.longitude, west2, east2)),
+      ),
+    );
+}
+
+export interface NearbyLocation {
+  location: LocationRow;
+  organizationName: string;
+  distanceKm: number;
+}
+
+/** Locations of every organization within the radius, nearest first. */
+export async function findNearby(db: Database, center: Point, radiusKm: number, limit: number): Promise<NearbyLocation[]> {
+  const candidates = await nearbyCandidates(db, boundingBox(center, radiusKm)).all();
+  return candidates
+    .map((c) => ({ ...c, distanceKm: distanceKm(center, c.location) }))
+    .filter((c) => c.distanceKm <= radiusKm)
+    .sort((a, b) => a.distanceKm - b.distanceKm || a.location.id.localeCompare(b.location.id))
+    .slice(0, limit);
+}
+
+export type LocationPatch = Partial<LocationFields> & { openingHours?: OpeningHours | null | undefined };
+
+export async function updateLocation(
+  db: Database,
+  current: LocationRow,
+  patch: LocationPatch,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<LocationRow> {
+  const changes: Partial<LocationRow> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.address !== undefined) changes.address = patch.address;
+  if (patch.latitude !== undefined) changes.latitude = patch.latitude;
+  if (patch.longitude !== undefined) changes.longitude = patch.longitude;
+  if (patch.timezone !== undefined) changes.timezone = patch.timezone ?? "UTC";
+  if (patch.phone !== undefined) changes.phone = patch.phone;
+  if (patch.email !== undefined) changes.email = patch.email;
+  if (patch.openingHours !== undefined) changes.openingHours = patch.openingHours;
+  if (Object.keys(changes).length === 0) return current;
+  const audited = changedFields(current, changes, Object.keys(changes));
+  changes.updatedAt = at;
+  const update = db.update(locations).set(changes).where(eq(locations.id, current.id)).returning();
+  const [[updated]] =
+    origin && Object.keys(audited).length > 0
+      ? await db.batch([
+          update,
+          auditInsert(
+            db,
+            origin,
+            {
+              organizationId: current.organizationId,
+              entityType: "location",
+              entityId: current.id,
+              action: "location.updated",
+              changes: audited,
+            },
+            at,
+          ),
+        ])
+      : [await update.all()];
+  return updated ?? { ...current, ...changes };
+}
+
+/**
+ * Deletes the location, and the services linked to no other location (their queues and
+ * links go by cascade). Services linked elsewhere only lose this link. One batch, so the
+ * queue ids returned are exactly those deleted: their rooms must then be retired.
+ */
+export async function deleteLocation(db: Database, id: string): Promise<{ queueIds: string[]; serviceIds: string[] }> {
+  const other = alias(serviceLocations, "other_link");
+  const linkedOnlyHere = db
+    .select({ id: serviceLocations.serviceId })
+    .from(serviceLocations)
+    .where(
+      and(
+        eq(serviceLocations.locationId, id),
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(other)
+            .where(and(eq(other.serviceId, serviceLocations.serviceId), ne(other.locationId, id))),
+        ),
+      ),
+    );
+  const [goneServices, goneQueues] = await db.batch([
+    db.select({ id: services.id }).from(services).where(inArray(services.id, linkedOnlyHere)),
+    db.select({ id: queues.id }).from(queues).where(inArray(queues.serviceId, linkedOnlyHere)),
+    db.delete(services).where(inArray(services.id, linkedOnlyHere)),
+    db.delete(locations).where(eq(locations.id, id)),
+  ]);
+  return { serviceIds: goneServices.map((s) => s.id), queueIds: goneQueues.map((q) => q.id) };
+}

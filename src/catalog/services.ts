@@ -1,0 +1,364 @@
+import { changedFields, type AuditOrigin } from "../domain/audit";
+import { auditInsert } from "../audit/audit";
+import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import type { BookingSettings } from "../domain/slots";
+import { chunk, type Database } from "../db/client";
+import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
+import { entitlements, type Plan } from "../domain/plans";
+import { ApiError, notFound, planRequired, validationError } from "../http/errors";
+import { newId } from "../lib/ids";
+import { iso, utcDayStart } from "../lib/time";
+import { likeContains } from "./locations";
+import type { LocationScope } from "../domain/location-scope";
+import { servicesAt } from "./location-scope";
+
+export type ServiceRow = typeof services.$inferSelect;
+export type ServiceStatus = ServiceRow["status"];
+type OrganizationType = (typeof organizations.$inferSelect)["type"];
+
+// D1 binds at most 100 parameters a statement; id lists are split below that.
+const IDS_PER_STATEMENT = 90;
+
+export function serviceTypeRecord(t: typeof serviceTypes.$inferSelect) {
+  return { id: t.id, name: { fr: t.nameFr, en: t.nameEn }, organizationType: t.organizationType };
+}
+
+/** The types an organization of this type may use: its own, plus the `other` ones that fit all. */
+export async function listServiceTypes(db: Database, organizationType?: OrganizationType) {
+  const rows = await db
+    .select()
+    .from(serviceTypes)
+    .where(organizationType ? inArray(serviceTypes.organizationType, [organizationType, "other"]) : undefined)
+    .orderBy(asc(serviceTypes.organizationType), asc(serviceTypes.id))
+    .all();
+  return rows.map(serviceTypeRecord);
+}
+
+async function assertServiceTypeFits(db: Database, serviceTypeId: string, organizationType: OrganizationType): Promise<void> {
+  const type = await db.select().from(serviceTypes).where(eq(serviceTypes.id, serviceTypeId)).get();
+  if (!type) throw validationError("serviceTypeId", "unknown service type (see GET /v1/services/types)");
+  if (type.organizationType !== organizationType && type.organizationType !== "other") {
+    throw validationError("serviceTypeId", `not available to ${organizationType} organizations`, {
+      organizationType,
+      serviceTypeOrganizationType: type.organizationType,
+    });
+  }
+}
+
+/**
+ * The organization the locations belong to. The first known location names it; the caller's
+ * right there is checked by `authorizeIn`; any id not of that organization is 404 like an
+ * unknown one, so ids of other organizations are never confirmed.
+ */
+export async function organizationOfLocations(
+  db: Database,
+  locationIds: readonly string[],
+  authorizeIn: (organizationId: string) => Promise<unknown>,
+): Promise<string> {
+  const rows = await db
+    .select({ id: locations.id, organizationId: locations.organizationId })
+    .from(locations)
+    .where(inArray(locations.id, [...locationIds]))
+    .all();
+  const first = rows.find((r) => r.id === locationIds[0]) ?? rows[0];
+  if (!first) throw new ApiError("NOT_FOUND", "Location not found", { field: "locationIds", id: locationIds[0] });
+  await authorizeIn(first.organizationId);
+  await assertLocationsOf(db, first.organizationId, locationIds, rows);
+  return first.organizationId;
+}
+
+async function assertLocationsOf(
+  db: Database,
+  organizationId: string,
+  locationIds: readonly string[],
+  known?: readonly { id: string; organizationId: string }[],
+): Promise<void> {
+  const rows =
+    known ??
+    (await db
+      .select({ id: locations.id, organizationId: locations.organizationId })
+      .from(locations)
+      .where(inArray(locations.id, [...locationIds]))
+      .all());
+  const own = new Set(rows.filter((r) => r.organizationId === organizationId).map((r) => r.id));
+  const missing = locationIds.find((id) => !own.has(id));
+  if (missing) throw new ApiError("NOT_FOUND", "Location not found", { field: "locationIds", id: missing });
+}
+
+async function organizationContext(db: Database, organizationId: string): Promise<{ type: OrganizationType; plan: Plan }> {
+  const row = await db
+    .select({ type: organizations.type, plan: subscriptions.plan })
+    .from(organizations)
+    .leftJoin(subscriptions, eq(subscriptions.organizationId, organizations.id))
+    .where(eq(organizations.id, organizationId))
+    .get();
+  if (!row) throw notFound("Organization");
+  return { type: row.type, plan: row.plan ?? "starter" };
+}
+
+/** Links inserted only if the service row exists, so a refused service leaves no link behind. */
+function linkStatements(db: Database, serviceId: string, locationIds: readonly string[]) {
+  return chunk(locationIds, IDS_PER_STATEMENT).map((ids) =>
+    db
+      .insert(serviceLocations)
+      .select(
+        sql`SELECT ${serviceId}, id FROM locations
+          WHERE id IN (${sql.join(
+            ids.map((id) => sql`${id}`),
+            sql`, `,
+          )})
+            AND EXISTS (SELECT 1 FROM services WHERE id = ${serviceId})`,
+      )
+      .onConflictDoNothing(),
+  );
+}
+
+export interface NewService {
+  name: string;
+  locationIds: string[];
+  serviceTypeId: string;
+  description?: string | null | undefined;
+  isVirtual?: boolean | undefined;
+  maxRemoteJoinRadiusKm?: number | null | undefined;
+}
+
+/**
+ * Creates the service and its links in one batch. The plan's service limit is enforced by
+ * the INSERT itself (it writes nothing once the organization has as many services as its
+ * plan allows), so two concurrent creations cannot both pass a count read beforehand.
+ */
+export async function createService(db: Database, organizationId: string, input: NewService, at: number): Promise<ServiceRow> {
+  const org = await organizationContext(db, organizationId);
+  await assertServiceTypeFits(db, input.serviceTypeId, org.type);
+  const maxServices = entitlements({ plan: org.plan }).features.maxServices;
+  const row: ServiceRow = {
+    id: newId("svc"),
+    organizationId,
+    name: input.name,
+    description: input.description ?? null,
+    serviceTypeId: input.serviceTypeId,
+    isVirtual: input.isVirtual ?? false,
+    booking: null,
+    maxRemoteJoinRadiusKm: input.maxRemoteJoinRadiusKm ?? null,
+    status: "active",
+    createdAt: at,
+    updatedAt: at,
+  };
+  const underLimit =
+    maxServices === null ? sql`1` : sql`(SELECT count(*) FROM services WHERE organization_id = ${organizationId}) < ${maxServices}`;
+  const [inserted] = await db.batch([
+    // Columns in the table's order: that is the order drizzle lists them in the INSERT.
+    db.insert(services)
+      .select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
+        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}, NULL
+      WHERE ${underLimit}`),
+    ...linkStatements(db, row.id, input.locationIds),
+  ]);
+  if (inserted.meta.changes === 0) {
+    throw planRequired(`The ${org.plan} plan allows ${maxServices} service(s); upgrade to add more`, {
+      currentPlan: org.plan,
+      limit: maxServices,
+      feature: "services",
+    });
+  }
+  return row;
+}
+
+export async function findService(db: Database, id: string): Promise<ServiceRow | undefined> {
+  return db.select().from(services).where(eq(services.id, id)).get();
+}
+
+export interface ServiceFilter {
+  ids?: readonly string[] | undefined;
+  q?: string | undefined;
+  statuses?: readonly ServiceStatus[] | undefined;
+  /** A scoped member's locations (issue 31): only services offered at one of them. */
+  scope?: LocationScope | undefined;
+}
+
+export async function listServices(
+  db: Database,
+  organizationId: string,
+  window: { offset: number; limit: number },
+  filter: ServiceFilter = {},
+): Promise<{ rows: ServiceRow[]; total: number }> {
+  const where = and(
+    eq(services.organizationId, organizationId),
+    // One bound parameter for the whole id list, whatever its length.
+    filter.ids ? sql`${services.id} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))` : undefined,
+    filter.q ? likeContains(services.name, filter.q) : undefined,
+    filter.statuses ? inArray(services.status, [...filter.statuses]) : undefined,
+    filter.scope ? inArray(services.id, servicesAt(db, filter.scope)) : undefined,
+  );
+  const [rows, totals] = await db.batch([
+    db.select().from(services).where(where).orderBy(asc(services.createdAt), asc(services.id)).limit(window.limit).offset(window.offset),
+    db.select({ total: count() }).from(services).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export interface QueueSummary {
+  id: string;
+  name: string;
+  letter: string;
+  status: "active" | "paused" | "closed";
+}
+
+export interface ServiceDetails {
+  locationIds: string[];
+  queues: QueueSummary[];
+  statistics: { queueCount: number; waitingCount: number; servedToday: number };
+}
+
+async function inChunks<T>(ids: readonly string[], read: (ids: string[]) => Promise<T[]>): Promise<T[]> {
+  const parts = await Promise.all(chunk(ids, IDS_PER_STATEMENT).map(read));
+  return parts.flat();
+}
+
+/**
+ * Links, live (not archived) queues and ticket figures of several services at once.
+ * Figures come from the tickets projection of those queues; "today" is the UTC day.
+ */
+export async function serviceDetails(db: Database, serviceIds: readonly string[], at: number): Promise<Map<string, ServiceDetails>> {
+  const details = new Map<string, ServiceDetails>(
+    serviceIds.map((id) => [id, { locationIds: [], queues: [], statistics: { queueCount: 0, waitingCount: 0, servedToday: 0 } }]),
+  );
+  if (serviceIds.length === 0) return details;
+  const [links, queueRows] = await Promise.all([
+    inChunks(serviceIds, (ids) =>
+      db.select().from(serviceLocations).where(inArray(serviceLocations.serviceId, ids)).orderBy(asc(serviceLocations.locationId)).all(),
+    ),
+    inChunks(serviceIds, (ids) =>
+      db
+        .select({ id: queues.id, serviceId: queues.serviceId, name: queues.name, letter: queues.letter, status: queues.status })
+        .from(queues)
+        .where(and(inArray(queues.serviceId, ids), isNull(queues.archivedAt)))
+        .orderBy(asc(queues.letter))
+        .all(),
+    ),
+  ]);
+  for (const link of links) details.get(link.serviceId)?.locationIds.push(link.locationId);
+  for (const { serviceId, ...queue } of queueRows) {
+    const d = details.get(serviceId);
+    if (!d) continue;
+    d.queues.push(queue);
+    d.statistics.queueCount += 1;
+  }
+  const dayStart = utcDayStart(at);
+  const figures = await inChunks(
+    queueRows.map((q) => q.id),
+    (ids) =>
+      db
+        .select({
+          serviceId: tickets.serviceId,
+          waiting: sql<number>`sum(${tickets.status} = 'waiting')`,
+          servedToday: sql<number>`sum(${tickets.status} = 'served' AND ${tickets.servedAt} >= ${dayStart})`,
+        })
+        .from(tickets)
+        .where(and(inArray(tickets.queueId, ids), or(eq(tickets.status, "waiting"), eq(tickets.status, "served"))))
+        .groupBy(tickets.serviceId)
+        .all(),
+  );
+  for (const f of figures) {
+    const d = details.get(f.serviceId);
+    if (!d) continue;
+    d.statistics.waitingCount += Number(f.waiting ?? 0);
+    d.statistics.servedToday += Number(f.servedToday ?? 0);
+  }
+  return details;
+}
+
+export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
+  return {
+    id: s.id,
+    organizationId: s.organizationId,
+    name: s.name,
+    description: s.description,
+    serviceTypeId: s.serviceTypeId,
+    isVirtual: s.isVirtual,
+    maxRemoteJoinRadiusKm: s.maxRemoteJoinRadiusKm,
+    status: s.status,
+    booking: s.booking,
+    locationIds: d.locationIds,
+    queues: d.queues,
+    statistics: d.statistics,
+    createdAt: iso(s.createdAt),
+    updatedAt: iso(s.updatedAt),
+  };
+}
+
+export async function serviceRecords(db: Database, rows: readonly ServiceRow[], at: number) {
+  const details = await serviceDetails(
+    db,
+    rows.map((r) => r.id),
+    at,
+  );
+  return rows.map((r) => serviceRecord(r, details.get(r.id)!));
+}
+
+export interface ServicePatch {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  serviceTypeId?: string | undefined;
+  isVirtual?: boolean | undefined;
+  maxRemoteJoinRadiusKm?: number | null | undefined;
+  status?: ServiceStatus | undefined;
+  locationIds?: string[] | undefined;
+  booking?: BookingSettings | null | undefined;
+}
+
+/** Changes the fields given; `locationIds` replaces every link, in the same batch. */
+export async function updateService(
+  db: Database,
+  current: ServiceRow,
+  patch: ServicePatch,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<ServiceRow> {
+  if (patch.serviceTypeId !== undefined && patch.serviceTypeId !== current.serviceTypeId) {
+    const org = await organizationContext(db, current.organizationId);
+    await assertServiceTypeFits(db, patch.serviceTypeId, org.type);
+  }
+  if (patch.locationIds) await assertLocationsOf(db, current.organizationId, patch.locationIds);
+  const { locationIds, ...fields } = patch;
+  const changes: Partial<ServiceRow> = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  if (Object.keys(changes).length === 0 && !locationIds) return current;
+  const updated: ServiceRow = { ...current, ...changes, updatedAt: at };
+  const audited = changedFields(current, changes, Object.keys(changes));
+  if (locationIds) audited.locationIds = { before: null, after: locationIds };
+  await db.batch([
+    db
+      .update(services)
+      .set({ ...changes, updatedAt: at })
+      .where(eq(services.id, current.id)),
+    ...(locationIds
+      ? [db.delete(serviceLocations).where(eq(serviceLocations.serviceId, current.id)), ...linkStatements(db, current.id, locationIds)]
+      : []),
+    ...(origin && Object.keys(audited).length > 0
+      ? [
+          auditInsert(
+            db,
+            origin,
+            {
+              organizationId: current.organizationId,
+              entityType: "service",
+              entityId: current.id,
+              action: "service.updated",
+              changes: audited,
+            },
+            at,
+          ),
+        ]
+      : []),
+  ]);
+  return updated;
+}
+
+/** Deletes the service; its queues and links go by cascade. Returns the queue ids to retire. */
+export async function deleteService(db: Database, id: string): Promise<string[]> {
+  const [gone] = await db.batch([
+    db.select({ id: queues.id }).from(queues).where(eq(queues.serviceId, id)),
+    db.delete(services).where(eq(services.id, id)),
+  ]);
+  return gone.map((q) => q.id);
+}

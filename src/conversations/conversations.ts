@@ -1,0 +1,173 @@
+import type { Env } from "../env";
+import { ApiError, notFound } from "../http/errors";
+import { randomString } from "../lib/ids";
+import { iso } from "../lib/time";
+import { sendBusinessSms } from "../notifications/notifications";
+import { isOptedOut } from "../notifications/opt-outs";
+
+// A ticket's conversation (docs/conversations.md): the customer's texts and our answers, both
+// ways, each outbound one with the state of its delivery. Staff replies go out as the
+// business's own SMS: the plan's SMS feature, the day's ceiling and the month's allowance apply.
+
+export type MessageDirection = "in" | "out";
+export type MessageChannel = "sms" | "whatsapp" | "ussd";
+export type MessageStatus = "received" | "queued" | "sent" | "delivered" | "failed";
+
+export interface NewMessage {
+  organizationId: string;
+  ticketId: string;
+  queueId: string;
+  direction: MessageDirection;
+  channel: MessageChannel;
+  phone: string;
+  body: string;
+  keyword: string | null;
+  authorId: string | null;
+  deliveryEventId: string | null;
+}
+
+export async function recordMessage(env: Env, m: NewMessage, at: number): Promise<string> {
+  const id = `msg_${randomString(20)}`;
+  await env.DB.prepare(
+    `INSERT INTO ticket_messages (id, organization_id, ticket_id, queue_id, direction, channel, phone, body, keyword, author_id, delivery_event_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+    .bind(
+      id,
+      m.organizationId,
+      m.ticketId,
+      m.queueId,
+      m.direction,
+      m.channel,
+      m.phone,
+      m.body,
+      m.keyword,
+      m.authorId,
+      m.deliveryEventId,
+      at,
+    )
+    .run();
+  return id;
+}
+
+interface MessageRow {
+  id: string;
+  direction: MessageDirection;
+  channel: MessageChannel;
+  body: string;
+  keyword: string | null;
+  author_id: string | null;
+  delivery_event_id: string | null;
+  delivery_status: string | null;
+  created_at: number;
+}
+
+/** A delivery row's state, as the conversation shows it. */
+export function messageStatusOf(deliveryStatus: string | null, direction: MessageDirection): MessageStatus {
+  if (direction === "in") return "received";
+  switch (deliveryStatus) {
+    case null:
+      // An answer carried in the provider's own reply (TwiML): sent with the request's answer.
+      return "sent";
+    case "pending":
+    case "retrying":
+    case "queued":
+      return "queued";
+    case "sent":
+      return "sent";
+    case "delivered":
+      return "delivered";
+    default:
+      return "failed";
+  }
+}
+
+export function messageRecord(r: MessageRow) {
+  return {
+    id: r.id,
+    direction: r.direction,
+    channel: r.channel,
+    body: r.body,
+    keyword: r.keyword,
+    authorId: r.author_id,
+    status: messageStatusOf(r.delivery_status, r.direction),
+    deliveryEventId: r.delivery_event_id,
+    createdAt: iso(r.created_at),
+  };
+}
+export type MessageRecord = ReturnType<typeof messageRecord>;
+
+/** The conversation, oldest first (a chat reads downwards). */
+export async function listMessages(env: Env, ticketId: string, window: { offset: number; limit: number }) {
+  const [rows, total] = await env.DB.batch<any>([
+    env.DB.prepare(
+      `SELECT m.id, m.direction, m.channel, m.body, m.keyword, m.author_id, m.delivery_event_id, d.status AS delivery_status, m.created_at
+       FROM ticket_messages m LEFT JOIN notification_deliveries d ON d.key = m.delivery_event_id || ':sms:' || m.phone
+       WHERE m.ticket_id = ? ORDER BY m.created_at, m.rowid LIMIT ? OFFSET ?`,
+    ).bind(ticketId, window.limit, window.offset),
+    env.DB.prepare("SELECT COUNT(*) AS n FROM ticket_messages WHERE ticket_id = ?").bind(ticketId),
+  ]);
+  return {
+    items: ((rows?.results ?? []) as MessageRow[]).map(messageRecord),
+    total: (total?.results?.[0] as { n: number }).n,
+  };
+}
+
+/** The phone the customer gave at the join, as the tickets projection holds it. */
+async function phoneOfTicket(env: Env, ticketId: string): Promise<string | null> {
+  const row = await env.DB.prepare("SELECT phone FROM tickets WHERE id = ?").bind(ticketId).first<{ phone: string | null }>();
+  if (!row) throw notFound("Ticket");
+  return row.phone;
+}
+
+/**
+ * A member's free text to the ticket's customer, through the channel they gave (SMS). 409
+ * CONFLICT when the ticket has no phone or the number said STOP; the plan and caps of any
+ * business SMS otherwise (402, 403 QUOTA_EXCEEDED).
+ */
+export async function sendStaffReply(
+  env: Env,
+  ticket: { id: string; queueId: string; organizationId: string },
+  text: string,
+  authorId: string,
+  at: number,
+): Promise<MessageRecord> {
+  const phone = await phoneOfTicket(env, ticket.id);
+  if (!phone) {
+    throw new ApiError("CONFLICT", "This ticket's customer gave no phone number to answer on", { field: "ticketId", reason: "no_phone" });
+  }
+  if (await isOptedOut(env, ticket.organizationId, phone)) {
+    throw new ApiError("CONFLICT", "This number sent STOP: nothing is sent to it until it sends START", {
+      field: "ticketId",
+      reason: "opted_out",
+    });
+  }
+  const sent = await sendBusinessSms(env, ticket.organizationId, { phone, message: text, purpose: "ticket_reply", sentBy: authorId }, at);
+  const id = await recordMessage(
+    env,
+    {
+      organizationId: ticket.organizationId,
+      ticketId: ticket.id,
+      queueId: ticket.queueId,
+      direction: "out",
+      channel: "sms",
+      phone,
+      body: text,
+      keyword: null,
+      authorId,
+      deliveryEventId: sent.id,
+    },
+    at,
+  );
+  return {
+    id,
+    direction: "out",
+    channel: "sms",
+    body: text,
+    keyword: null,
+    authorId,
+    status: messageStatusOf(sent.status === "queued" ? "retrying" : sent.status, "out"),
+    deliveryEventId: sent.id,
+    createdAt: iso(at),
+  };
+}

@@ -1,0 +1,321 @@
+import { and, count, eq, inArray, isNull } from "drizzle-orm";
+import { database } from "../db/client";
+import { desks, locations, queues } from "../db/schema";
+import { DESK_CALL_ATTEMPTS, pickCandidate, type DeskCandidate } from "../domain/desks";
+import type { Env } from "../env";
+import { ApiError, invalidState, notFound, validationError } from "../http/errors";
+import { newId } from "../lib/ids";
+import { iso, isoOrNull } from "../lib/time";
+import type { TicketView } from "../queue-room/contract";
+import { operatorBlock } from "../calendar/availability";
+import { isUniqueViolation } from "../db/errors";
+import { roomFailure, roomOf } from "../tickets/queue-rooms";
+import { withRules } from "../tickets/room-rules";
+import type { LocationScope } from "../domain/location-scope";
+import { servicesAt } from "../catalog/location-scope";
+
+// Desks (counters): where an operator sits and the queues they call from (docs/desks.md).
+// The desk row is D1's; the tickets stay their rooms'. A desk call reads each queue's head,
+// picks by the rule (domain/desks.ts) and calls in that one room with a bound the room checks.
+
+export type DeskRow = typeof desks.$inferSelect;
+
+export function deskRecord(d: DeskRow) {
+  return {
+    id: d.id,
+    organizationId: d.organizationId,
+    locationId: d.locationId,
+    name: d.name,
+    displayName: d.displayName,
+    queueIds: d.queueIds,
+    weights: d.queueWeights,
+    status: d.operatorId === null ? ("closed" as const) : ("open" as const),
+    operatorId: d.operatorId,
+    openedAt: isoOrNull(d.openedAt),
+    createdAt: iso(d.createdAt),
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+/** The label a desk's calls carry (the board shows "A-042 → Guichet 3"). */
+export function deskLabel(d: DeskRow): string {
+  return d.displayName ?? d.name;
+}
+
+export async function findDesk(env: Env, deskId: string): Promise<DeskRow> {
+  const row = await database(env.DB).select().from(desks).where(eq(desks.id, deskId)).get();
+  if (!row) throw notFound("Desk");
+  return row;
+}
+
+export async function findDeskLocation(env: Env, locationId: string): Promise<{ id: string; organizationId: string }> {
+  const row = await database(env.DB)
+    .select({ id: locations.id, organizationId: locations.organizationId })
+    .from(locations)
+    .where(eq(locations.id, locationId))
+    .get();
+  if (!row) throw notFound("Location");
+  return row;
+}
+
+/**
+ * Every queue id must be a queue of the organization (404 otherwise, as for any other id), and
+ * for a scoped manager one of their locations' queues (issue 31).
+ */
+async function checkQueues(env: Env, organizationId: string, queueIds: readonly string[], scope: LocationScope = null): Promise<string[]> {
+  const unique = [...new Set(queueIds)];
+  const db = database(env.DB);
+  const found = await db
+    .select({ id: queues.id })
+    .from(queues)
+    .where(
+      and(
+        eq(queues.organizationId, organizationId),
+        inArray(queues.id, unique),
+        scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+      ),
+    )
+    .all();
+  const known = new Set(found.map((q) => q.id));
+  const missing = unique.find((id) => !known.has(id));
+  if (missing !== undefined) throw new ApiError("NOT_FOUND", "Queue not found", { field: "queueIds", queueId: missing });
+  return unique;
+}
+
+export interface DeskFields {
+  name: string;
+  displayName?: string | null;
+  queueIds: string[];
+  /** Queue id → 1..10; a queue not listed weighs 1. Replaced whole on a change; null clears. */
+  weights?: Record<string, number> | null;
+}
+
+/** Weights name only the desk's own queues (400 `weights` otherwise, with the stray `queueId`). */
+function checkWeights(weights: Record<string, number>, queueIds: readonly string[]): Record<string, number> {
+  const stray = Object.keys(weights).find((id) => !queueIds.includes(id));
+  if (stray !== undefined) throw validationError("weights", "weights may only name the desk's queueIds", { queueId: stray });
+  return Object.fromEntries(queueIds.filter((id) => Object.hasOwn(weights, id)).map((id) => [id, weights[id]!]));
+}
+
+export async function createDesk(
+  env: Env,
+  location: { id: string; organizationId: string },
+  input: DeskFields,
+  at: number,
+  scope: LocationScope = null,
+) {
+  const queueIds = await checkQueues(env, location.organizationId, input.queueIds, scope);
+  const queueWeights = checkWeights(input.weights ?? {}, queueIds);
+  const row: DeskRow = {
+    id: newId("dsk"),
+    organizationId: location.organizationId,
+    locationId: location.id,
+    name: input.name,
+    displayName: input.displayName ?? null,
+    queueIds,
+    queueWeights,
+    operatorId: null,
+    openedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await database(env.DB).insert(desks).values(row);
+  return row;
+}
+
+export async function listDesks(
+  env: Env,
+  locationId: string,
+  window: { offset: number; limit: number },
+): Promise<{ rows: DeskRow[]; total: number }> {
+  const db = database(env.DB);
+  const where = eq(desks.locationId, locationId);
+  const [rows, counted] = await Promise.all([
+    db.select().from(desks).where(where).orderBy(desks.createdAt, desks.id).limit(window.limit).offset(window.offset).all(),
+    db.select({ n: count() }).from(desks).where(where).get(),
+  ]);
+  return { rows, total: counted?.n ?? 0 };
+}
+
+export async function updateDesk(
+  env: Env,
+  desk: DeskRow,
+  patch: Partial<DeskFields>,
+  at: number,
+  scope: LocationScope = null,
+): Promise<DeskRow> {
+  const set: Partial<DeskRow> = { updatedAt: at };
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.displayName !== undefined) set.displayName = patch.displayName;
+  if (patch.queueIds !== undefined) set.queueIds = await checkQueues(env, desk.organizationId, patch.queueIds, scope);
+  // New weights replace the old; new queues alone keep the weights of the queues that stay.
+  if (patch.weights !== undefined || set.queueIds !== undefined) {
+    set.queueWeights = checkWeights(
+      patch.weights === undefined ? pickWeights(desk.queueWeights, set.queueIds!) : (patch.weights ?? {}),
+      set.queueIds ?? desk.queueIds,
+    );
+  }
+  const row = await database(env.DB).update(desks).set(set).where(eq(desks.id, desk.id)).returning().get();
+  if (!row) throw notFound("Desk");
+  return row;
+}
+
+function pickWeights(weights: Record<string, number>, queueIds: readonly string[]): Record<string, number> {
+  return Object.fromEntries(Object.entries(weights).filter(([id]) => queueIds.includes(id)));
+}
+
+export async function deleteDesk(env: Env, desk: DeskRow): Promise<void> {
+  await database(env.DB).delete(desks).where(eq(desks.id, desk.id));
+}
+
+/**
+ * One operator per desk and one desk per operator, exact under concurrency: the write is
+ * conditional on the desk being free, and the partial unique index on operator_id refuses a
+ * second desk. Opening the desk one already holds is a no-op.
+ */
+export async function openDesk(env: Env, desk: DeskRow, operatorId: string, at: number): Promise<DeskRow> {
+  let row: DeskRow | undefined;
+  try {
+    row = await database(env.DB)
+      .update(desks)
+      .set({ operatorId, openedAt: at, updatedAt: at })
+      .where(and(eq(desks.id, desk.id), isNull(desks.operatorId)))
+      .returning()
+      .get();
+  } catch (err) {
+    if (!isUniqueViolation(err, "operator_id")) throw err;
+    const other = await database(env.DB).select({ id: desks.id }).from(desks).where(eq(desks.operatorId, operatorId)).get();
+    throw new ApiError("CONFLICT", "You already have another desk open: close it first", {
+      reason: "operator_has_desk",
+      deskId: other?.id ?? null,
+    });
+  }
+  if (row) return row;
+  const current = await findDesk(env, desk.id);
+  if (current.operatorId === operatorId) return current;
+  throw new ApiError("CONFLICT", "Another operator has this desk open", { reason: "desk_occupied", operatorId: current.operatorId });
+}
+
+/** Closed by the operator who has it open, or by a manager (`force`). */
+export async function closeDesk(env: Env, desk: DeskRow, operatorId: string, force: boolean, at: number): Promise<DeskRow> {
+  if (desk.operatorId === null) throw invalidState("closed", ["open"], "This desk is not open");
+  if (desk.operatorId !== operatorId && !force) {
+    throw new ApiError("CONFLICT", "Another operator has this desk open", { reason: "desk_occupied", operatorId: desk.operatorId });
+  }
+  const row = await database(env.DB)
+    .update(desks)
+    .set({ operatorId: null, openedAt: null, updatedAt: at })
+    .where(and(eq(desks.id, desk.id), eq(desks.operatorId, desk.operatorId)))
+    .returning()
+    .get();
+  if (!row) throw invalidState("closed", ["open"], "This desk is not open");
+  return row;
+}
+
+/** The desk the caller works at: open, and by them. */
+export function assertAtDesk(desk: DeskRow, operatorId: string): void {
+  if (desk.operatorId === null) throw invalidState("closed", ["open"], "Open this desk before calling from it");
+  if (desk.operatorId !== operatorId) {
+    throw new ApiError("CONFLICT", "Another operator has this desk open", { reason: "desk_occupied", operatorId: desk.operatorId });
+  }
+}
+
+/**
+ * Calls the next ticket over the desk's queues (docs/desks.md):
+ *  1. read each live queue's head (the ticket its room would call next);
+ *  2. pick by the rule (domain/desks.ts): the best head, and as `bound` the best head of the
+ *     other queues;
+ *  3. call in the picked queue's room: the room calls its current head only if it still ranks
+ *     before `bound` (one transaction of its single writer), else answers HEAD_MOVED;
+ *  4. on HEAD_MOVED (or the picked queue emptied or closed meanwhile) read again, at most
+ *     DESK_CALL_ATTEMPTS times.
+ * A ticket called this way ranked first among the desk's queues' heads at the moment its room
+ * called it, unless a queue gained a better head after it was read (a join racing the call,
+ * which may be ordered after it). Two desks never get the same ticket: only its room calls it.
+ */
+export async function callAtDesk(
+  env: Env,
+  desk: DeskRow,
+  operatorId: string,
+  userId: string | null,
+  at: number,
+  /** A scoped caller's locations (issue 31): a desk listing another location's queue never calls there for them. */
+  scope: LocationScope = null,
+): Promise<TicketView> {
+  assertAtDesk(desk, operatorId);
+  const db = database(env.DB);
+  // Queues deleted since the desk was set up are left out (their rows are gone).
+  const liveQueues =
+    desk.queueIds.length === 0
+      ? []
+      : await db
+          .select({ id: queues.id, organizationId: queues.organizationId, rulesVersion: queues.rulesVersion })
+          .from(queues)
+          .where(
+            and(
+              eq(queues.organizationId, desk.organizationId),
+              inArray(queues.id, desk.queueIds),
+              scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+            ),
+          )
+          .all();
+  const live = liveQueues.map((q) => q.id);
+  // Each room checks the member's breaks on its copy of the rules as it answers its head; with
+  // no queue left to ask, the calendar is read.
+  if (userId !== null && liveQueues.length === 0) await assertMayCall(env, desk.organizationId, userId, at);
+  const label = deskLabel(desk);
+  for (let attempt = 0; attempt < DESK_CALL_ATTEMPTS; attempt++) {
+    const heads = await Promise.all(liveQueues.map((q) => readHead(env, q, userId, at)));
+    // Every head is ranked at the call's one instant, here and in the room (docs/desks.md).
+    const weighting = { at, weights: desk.queueWeights };
+    const choice = pickCandidate(heads, weighting);
+    if (choice === null) throw new ApiError("QUEUE_EMPTY", "No ticket is waiting to be called at this desk's queues", { deskId: desk.id });
+    const result = await roomOf(env, choice.pick.queueId).command({
+      verb: "callAtDesk",
+      operatorId,
+      deskId: desk.id,
+      counter: label,
+      bound: choice.bound,
+      at,
+      weights: desk.queueWeights,
+    });
+    if (result.ok) {
+      await finishElsewhere(env, live, choice.pick.queueId, operatorId, at);
+      return result.value;
+    }
+    // The picked queue moved on (another desk called its head, it emptied or closed): read again.
+    if (result.error.code === "HEAD_MOVED" || result.error.code === "QUEUE_EMPTY" || result.error.code === "QUEUE_CLOSED") continue;
+    throw roomFailure(result.error);
+  }
+  throw new ApiError("CONFLICT", "The desk's queues are changing too fast; call again", { reason: "desk_contended", deskId: desk.id });
+}
+
+async function assertMayCall(env: Env, organizationId: string, userId: string, at: number): Promise<void> {
+  const block = await operatorBlock(env, organizationId, userId, at);
+  if (block) {
+    throw new ApiError("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
+      eventId: block.eventId,
+      until: iso(block.until),
+    });
+  }
+}
+
+type LiveQueue = { id: string; organizationId: string; rulesVersion: number };
+
+async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: number): Promise<DeskCandidate | null> {
+  try {
+    return await withRules(env, queue, at, () =>
+      roomOf(env, queue.id).query({ question: "deskHead", at, userId, rulesVersion: queue.rulesVersion }),
+    );
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "NOT_FOUND") return null; // deleted meanwhile
+    throw err;
+  }
+}
+
+/** As a call on one queue completes what the operator was serving there, a desk call does at all its queues. */
+async function finishElsewhere(env: Env, queueIds: readonly string[], calledIn: string, operatorId: string, at: number): Promise<void> {
+  await Promise.all(
+    queueIds.filter((id) => id !== calledIn).map((id) => roomOf(env, id).command({ verb: "finishServingOf", operatorId, at })),
+  );
+}

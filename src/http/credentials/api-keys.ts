@@ -1,0 +1,83 @@
+import { eq, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { apiKeys, subscriptions } from "../../db/schema";
+import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
+import { credentialForm, MAC_HEX_LENGTH, signCredential, type CredentialForm } from "../../lib/credentials";
+import { randomString } from "../../lib/ids";
+
+export const KEY_PREFIX = "qk_live_";
+const LOOKUP_LENGTH = 8;
+const SECRET_LENGTH = 32;
+/** Keys issued before they were signed: judged by a lookup only (listed as `legacy`). */
+const LEGACY_KEY = new RegExp(`^${KEY_PREFIX}[0-9a-z]{${LOOKUP_LENGTH + SECRET_LENGTH}}$`);
+/** `qk_live_` + lookup handle + secret + the MAC of all three (src/lib/credentials.ts). */
+const SIGNED_KEY = new RegExp(`^${KEY_PREFIX}[0-9a-z]{${LOOKUP_LENGTH + SECRET_LENGTH}}[0-9a-f]{${MAC_HEX_LENGTH}}$`);
+
+export function apiKeyForm(env: Parameters<typeof credentialForm>[0], value: string): Promise<CredentialForm> {
+  return credentialForm(env, value, { signed: SIGNED_KEY, legacy: LEGACY_KEY });
+}
+
+export async function mintApiKey(
+  env: Parameters<typeof signCredential>[0],
+): Promise<{ value: string; lookupPrefix: string; last4: string }> {
+  const lookupPrefix = randomString(LOOKUP_LENGTH);
+  const value = await signCredential(env, `${KEY_PREFIX}${lookupPrefix}${randomString(SECRET_LENGTH)}`);
+  return { value, lookupPrefix, last4: value.slice(-4) };
+}
+
+export function maskApiKey(lookupPrefix: string, last4: string): string {
+  return `${KEY_PREFIX}${lookupPrefix}…${last4}`;
+}
+
+export function looksLikeApiKey(value: string): boolean {
+  return value.startsWith(KEY_PREFIX);
+}
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
+
+/** The key's lookup prefix, or null when the value cannot be one of our keys (no lookup then). */
+export function apiKeyLookupPrefix(value: string): string | null {
+  return LEGACY_KEY.test(value) || SIGNED_KEY.test(value) ? value.slice(KEY_PREFIX.length, KEY_PREFIX.length + LOOKUP_LENGTH) : null;
+}
+
+// One table per statement, so they go in one `db.batch` with others (see sessionQuery).
+
+/** The key with this lookup prefix. */
+export function apiKeyQuery(db: Database, lookupPrefix: string) {
+  return db.select().from(apiKeys).where(eq(apiKeys.lookupPrefix, lookupPrefix)).limit(1);
+}
+
+/** The subscription of the organization of the key with this lookup prefix (the rate limit depends on it). */
+export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string) {
+  return db
+    .select()
+    .from(subscriptions)
+    .where(
+      eq(
+        subscriptions.organizationId,
+        sql`(SELECT ${apiKeys.organizationId} FROM ${apiKeys} WHERE ${apiKeys.lookupPrefix} = ${lookupPrefix})`,
+      ),
+    )
+    .limit(1);
+}
+
+export type FoundApiKey = { key: ApiKeyRow; subscription: SubscriptionRow | null };
+
+/** The key found by `apiKeyQuery`, if the whole key's hash matches (compared in constant time). */
+export async function apiKeyOf(
+  key: ApiKeyRow | undefined,
+  subscription: SubscriptionRow | undefined,
+  value: string,
+): Promise<FoundApiKey | null> {
+  if (!key) return null;
+  return constantTimeEqual(await sha256Hex(value), key.keyHash) ? { key, subscription: subscription ?? null } : null;
+}
+
+/** Finds the key by its lookup prefix, then compares the whole key's hash in constant time. */
+export async function findApiKey(db: Database, value: string): Promise<FoundApiKey | null> {
+  const lookupPrefix = apiKeyLookupPrefix(value);
+  if (lookupPrefix === null) return null;
+  const [[key], [subscription]] = await db.batch([apiKeyQuery(db, lookupPrefix), apiKeySubscriptionQuery(db, lookupPrefix)]);
+  return apiKeyOf(key, subscription, value);
+}

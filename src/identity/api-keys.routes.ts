@@ -1,0 +1,150 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "./repository";
+import { auditOrigin } from "../http/audit-origin";
+import { authorize } from "../http/auth";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
+import { ok, okList } from "../http/respond";
+import { router } from "../http/router";
+import { KEY_PERMISSION_VALUES } from "../domain/permissions";
+import { now } from "../lib/clock";
+import { listDomains } from "./verification";
+import { allowedWidgetOrigins, apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "./api-keys";
+import { PublicLine } from "../http/schemas";
+
+const app = router();
+const tags = ["API keys"];
+
+const ApiKeyRecord = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    maskedKey: z.string().openapi({ example: "qk_live_ab12cd34…wxyz" }),
+    permissions: z.array(z.string()),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+    allowedOrigins: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "A widget key locked to these origins (on verified domains); null = any origin" }),
+    legacy: z.boolean().openapi({
+      description:
+        "Minted before keys carried a signature (docs/hot-path.md): still accepted, but checked by a lookup behind the per-address limit on wrong credentials; replace it with a new key",
+      example: false,
+    }),
+  })
+  .openapi("ApiKey");
+
+const OrganizationParam = idParam("organizationId", "org");
+
+const create = createRoute({
+  method: "post",
+  path: "/organizations/{organizationId}/api-keys",
+  tags,
+  summary: "Create an API key (ORG_MANAGE); the full key is in the answer only this once",
+  description:
+    "permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit) or the shorthands read, write, admin (read:audit is in none but admin). None means read.",
+  security: SECURITY.any,
+  request: {
+    params: OrganizationParam,
+    body: jsonBody(
+      z
+        .strictObject({
+          name: PublicLine(100),
+          permissions: z.array(z.enum(KEY_PERMISSION_VALUES)).max(KEY_PERMISSION_VALUES.length).optional(),
+          allowedOrigins: z
+            .array(z.string().max(300))
+            .min(1)
+            .max(20)
+            .optional()
+            .openapi({
+              description:
+                "Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, " +
+                "each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none.",
+            }),
+        })
+        .openapi("CreateApiKeyRequest"),
+    ),
+  },
+  responses: {
+    201: jsonResponse(
+      okEnvelope(ApiKeyRecord.extend({ key: z.string().openapi({ description: "The full key, shown only once" }) })),
+      "Created",
+    ),
+    ...errors(),
+  },
+});
+
+app.openapi(create, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  // Only owners, admins and admin keys hold ORG_MANAGE, and each of them may already do
+  // everything any key can grant, so a key never carries more than its creator could do.
+  const actor = await authorize(c, organizationId, "ORG_MANAGE");
+  const body = c.req.valid("json");
+  const allowedOrigins = body.allowedOrigins
+    ? allowedWidgetOrigins(
+        body.permissions ?? [],
+        body.allowedOrigins,
+        (await listDomains(c.env, organizationId)).filter((d) => d.status === "verified").map((d) => d.domain),
+      )
+    : null;
+  const { key, record } = await createApiKey(
+    database(c.env.DB),
+    c.env,
+    organizationId,
+    { name: body.name, permissions: body.permissions ?? [], allowedOrigins },
+    actor.userId ?? actor.apiKeyId!,
+    now(),
+    auditOrigin(c, actor),
+  );
+  return c.json(ok({ ...apiKeyRecord(record), key }), 201);
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/organizations/{organizationId}/api-keys",
+  tags,
+  summary: "Active API keys, values masked (ORG_MANAGE)",
+  security: SECURITY.any,
+  request: { params: OrganizationParam, query: PaginationQuery },
+  responses: { 200: jsonResponse(listEnvelope(ApiKeyRecord), "Active keys, newest first"), ...errors() },
+});
+
+app.openapi(list, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_MANAGE");
+  const window = pageWindow(c.req.valid("query"));
+  const { rows, total } = await listActiveApiKeys(database(c.env.DB), organizationId, window);
+  return c.json(okList(rows.map(apiKeyRecord), pageMeta(total, window)), 200);
+});
+
+const revoke = createRoute({
+  method: "delete",
+  path: "/organizations/{organizationId}/api-keys/{keyId}",
+  tags,
+  summary: "Revoke an API key for good (ORG_MANAGE)",
+  description: "A revoked key is refused with 403 KEY_REVOKED from then on.",
+  security: SECURITY.any,
+  request: { params: OrganizationParam.extend(idParam("keyId", "key").shape) },
+  responses: { 200: jsonResponse(okEnvelope(ApiKeyRecord), "Revoked"), ...errors() },
+});
+
+app.openapi(revoke, async (c) => {
+  const { organizationId, keyId } = c.req.valid("param");
+  const actor = await authorize(c, organizationId, "ORG_MANAGE");
+  const revoked = await revokeApiKey(database(c.env.DB), organizationId, keyId, now(), auditOrigin(c, actor));
+  return c.json(ok(apiKeyRecord(revoked)), 200);
+});
+
+export default app;

@@ -1,0 +1,222 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { setCookie } from "hono/cookie";
+import { eq } from "drizzle-orm";
+import { database } from "./repository";
+import { members, users } from "./repository";
+import { clearSessionCookie, requireUser, SESSION_COOKIE } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { ApiError, conflict, forbidden } from "../http/errors";
+import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { beginLoginAttempt, endLoginAttempt } from "../http/rate-limit";
+import { outboxSend } from "../providers/outbox";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { DECOY_PASSWORD_HASH, hashPassword, sha256Hex, verifyPassword } from "../lib/crypto";
+import { newId } from "../lib/ids";
+import { iso } from "../lib/time";
+import { createSession, revokeSession, SESSION_ABSOLUTE_MS, slideSession } from "../http/credentials/sessions";
+import { findUserByEmail, userRecord } from "./users";
+import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "../http/schemas";
+
+/** An 8-digit one-time code, mailed to the account past its ceiling of failed sign-ins. */
+function signInCode(): string {
+  const [n] = crypto.getRandomValues(new Uint32Array(1));
+  return String(n! % 100_000_000).padStart(8, "0");
+}
+
+const app = router();
+const tags = ["Session"];
+
+const AuthResult = okEnvelope(z.object({ user: UserRecord, session: SessionRecord }));
+
+function setSessionCookie(c: Context<AppEnv>, token: string): void {
+  setCookie(c, SESSION_COOKIE, token, {
+    httpOnly: true,
+    secure: true,
+    sameSite: "Lax",
+    path: "/",
+    maxAge: SESSION_ABSOLUTE_MS / 1000,
+  });
+}
+
+const register = createRoute({
+  method: "post",
+  path: "/auth/register",
+  tags,
+  summary: "Create an account and log in",
+  description: "Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.",
+  security: SECURITY.none,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          email: Email,
+          password: z.string().min(10).max(256),
+          firstName: PublicLine(100),
+          lastName: PublicLine(100),
+          accountType: z.enum(["business", "customer"]),
+          language: Language.optional(),
+        })
+        .openapi("RegisterRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(AuthResult, "Account created; the session cookie is set"), ...errors(409) },
+});
+
+app.openapi(register, async (c) => {
+  const body = c.req.valid("json");
+  const db = database(c.env.DB);
+  const at = now();
+  if (await findUserByEmail(db, body.email)) throw conflict("email", "An account with this email already exists");
+  const user = {
+    id: newId("usr"),
+    email: body.email,
+    passwordHash: await hashPassword(body.password),
+    firstName: body.firstName,
+    lastName: body.lastName,
+    accountType: body.accountType,
+    role: "user" as const,
+    language: body.language ?? "en",
+    smsNotifications: true,
+    ticketReminders: true,
+    createdAt: at,
+    updatedAt: at,
+  };
+  try {
+    await db.insert(users).values(user);
+  } catch (err) {
+    if (String(err).includes("UNIQUE")) throw conflict("email", "An account with this email already exists");
+    throw err;
+  }
+  const session = await createSession(db, c.env, user.id, at);
+  setSessionCookie(c, session.token);
+  return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 201);
+});
+
+const login = createRoute({
+  method: "post",
+  path: "/auth/login",
+  tags,
+  summary: "Log in with email and password",
+  description:
+    "A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, " +
+    "up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); " +
+    "an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. " +
+    "After 40 failures of the account from all addresses in 15 minutes, a sign-in must also carry `challengeCode`, the code e-mailed " +
+    "to the account (401 `details.reason: challenge_required`, the password unchecked): the owner still signs in, a guesser cannot go on. " +
+    "Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.",
+  security: SECURITY.none,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          email: Email,
+          password: z.string().min(1).max(256),
+          challengeCode: z
+            .string()
+            .min(4)
+            .max(32)
+            .optional()
+            .openapi({ description: "The code e-mailed to the account once it had many failed sign-ins (401 reason challenge_required)" }),
+        })
+        .openapi("LoginRequest"),
+    ),
+  },
+  responses: { 200: jsonResponse(AuthResult, "Logged in; the session cookie is set"), ...errors() },
+});
+
+app.openapi(login, async (c) => {
+  const { email, password, challengeCode } = c.req.valid("json");
+  const candidate = signInCode();
+  const gate = await beginLoginAttempt(c, email, {
+    candidateHash: await sha256Hex(candidate),
+    givenHash: challengeCode ? await sha256Hex(challengeCode.replace(/\s+/g, "")) : null,
+  });
+  const db = database(c.env.DB);
+  if ("challenge" in gate) {
+    // Past the account's ceiling of failures: the password is not even checked without the code.
+    if (gate.issued) {
+      const owner = await findUserByEmail(db, email);
+      if (owner) {
+        outboxSend("email", owner.email, {
+          subject: "Your sign-in code",
+          text: `Many sign-ins to your account failed recently. To sign in, enter this code with your password: ${candidate} (valid 15 minutes). If it was not you, change your password.`,
+        });
+      }
+    }
+    throw new ApiError("AUTHENTICATION_ERROR", "This account had many failed sign-ins: enter the code e-mailed to it with the password", {
+      field: "challengeCode",
+      reason: "challenge_required",
+    });
+  }
+  const user = await findUserByEmail(db, email);
+  const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
+  await endLoginAttempt(c, email, gate, Boolean(user && valid));
+  if (!user || !valid) throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
+  const session = await createSession(db, c.env, user.id, now());
+  setSessionCookie(c, session.token);
+  return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);
+});
+
+const me = createRoute({
+  method: "get",
+  path: "/auth/me",
+  tags,
+  summary: "The logged-in user and their memberships",
+  security: SECURITY.session,
+  responses: {
+    200: jsonResponse(okEnvelope(z.object({ user: UserRecord, memberships: z.array(MembershipRecord) })), "The user"),
+    ...errors(),
+  },
+});
+
+app.openapi(me, async (c) => {
+  const { user } = requireUser(c);
+  const memberships = await database(c.env.DB)
+    .select({ organizationId: members.organizationId, role: members.role })
+    .from(members)
+    .where(eq(members.userId, user.id))
+    .orderBy(members.createdAt)
+    .all();
+  return c.json(ok({ user: userRecord(user), memberships }), 200);
+});
+
+const refresh = createRoute({
+  method: "post",
+  path: "/auth/session/refresh",
+  tags,
+  summary: "Keep the session alive",
+  description: "Moves the 12-hour idle expiry forward, never past the 30-day absolute lifetime.",
+  security: SECURITY.session,
+  responses: { 200: jsonResponse(okEnvelope(z.object({ expiresAt: z.string() })), "The new expiry"), ...errors() },
+});
+
+app.openapi(refresh, async (c) => {
+  const session = requireUser(c);
+  const expiresAt = await slideSession(database(c.env.DB), session, now(), true);
+  return c.json(ok({ expiresAt: iso(expiresAt) }), 200);
+});
+
+const logout = createRoute({
+  method: "post",
+  path: "/auth/logout",
+  tags,
+  summary: "End the session",
+  description:
+    "The token stops working at once. The cookie is always cleared: without a valid session (expired, already logged out, " +
+    "or none) the answer is the same 200, so a browser can always sign out. An API key gets 403.",
+  security: SECURITY.session,
+  responses: { 200: jsonResponse(okEnvelope(z.object({ loggedOut: z.literal(true) })), "Logged out"), ...errors() },
+});
+
+app.openapi(logout, async (c) => {
+  clearSessionCookie(c);
+  const p = c.get("principal");
+  if (p.kind === "apiKey") throw forbidden("This route needs a user session, not an API key");
+  if (p.kind === "session") await revokeSession(database(c.env.DB), p.tokenHash, now());
+  return c.json(ok({ loggedOut: true as const }), 200);
+});
+
+export default app;

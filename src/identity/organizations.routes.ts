@@ -1,0 +1,240 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { DATA_RETENTION_DEFAULT_DAYS, DATA_RETENTION_MAX_DAYS, DATA_RETENTION_MIN_DAYS } from "../domain/retention";
+import { database } from "./repository";
+import { actorIn, authorize, requireUser } from "../http/auth";
+import { notFound } from "../http/errors";
+import {
+  errors,
+  idParam,
+  jsonBody,
+  jsonResponse,
+  listEnvelope,
+  okEnvelope,
+  pageMeta,
+  pageWindow,
+  PaginationQuery,
+  SECURITY,
+} from "../http/openapi";
+import { ok, okList } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import {
+  createOrganization,
+  deleteOrganization,
+  findOrganization,
+  organizationRecord,
+  organizationsOfUser,
+  transferOwnership,
+  updateOrganization,
+} from "./organizations";
+import { Email, Language, OrganizationType, PublicLine, PublicParagraph, RoleSchema } from "../http/schemas";
+
+const app = router();
+const tags = ["Organizations"];
+
+export const Slug = z
+  .string()
+  .min(2)
+  .max(63)
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, "lowercase letters, digits and single hyphens only");
+
+export const AVAILABILITY_RADII = [0.1, 0.3, 0.5, 1, 2, 5, 10] as const;
+
+export const OrganizationRecord = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    type: OrganizationType,
+    description: z.string().nullable(),
+    legalName: z.string().nullable(),
+    siret: z.string().nullable(),
+    vatNumber: z.string().nullable(),
+    website: z.string().nullable(),
+    billingEmail: z.string().nullable(),
+    availabilityRadiusKm: z.number().nullable(),
+    defaultLanguage: z.enum(["fr", "en"]),
+    logoUrl: z.string().nullable(),
+    dataRetentionDays: z
+      .number()
+      .int()
+      .openapi({
+        description: `Days after which visitors' personal data is anonymised (${DATA_RETENTION_MIN_DAYS}–${DATA_RETENTION_MAX_DAYS}; default ${DATA_RETENTION_DEFAULT_DAYS})`,
+      }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Organization");
+
+const create = createRoute({
+  method: "post",
+  path: "/organizations",
+  tags,
+  summary: "Create an organization; the caller becomes its owner",
+  description: "The organization starts on the free starter plan.",
+  security: SECURITY.session,
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          name: PublicLine(200),
+          slug: Slug,
+          type: OrganizationType.optional(),
+          description: PublicParagraph(2000).nullable().optional(),
+        })
+        .openapi("CreateOrganizationRequest"),
+    ),
+  },
+  responses: { 201: jsonResponse(okEnvelope(OrganizationRecord), "Created"), ...errors(409) },
+});
+
+app.openapi(create, async (c) => {
+  const { user } = requireUser(c);
+  const org = await createOrganization(database(c.env.DB), user.id, c.req.valid("json"), now());
+  return c.json(ok(organizationRecord(org)), 201);
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/organizations",
+  tags,
+  summary: "Organizations the caller is a member of, with the caller's role",
+  security: SECURITY.session,
+  request: { query: PaginationQuery },
+  responses: {
+    200: jsonResponse(listEnvelope(OrganizationRecord.extend({ role: RoleSchema })), "Memberships"),
+    ...errors(),
+  },
+});
+
+app.openapi(list, async (c) => {
+  const { user } = requireUser(c);
+  const window = pageWindow(c.req.valid("query"));
+  // A user belongs to a handful of organizations: one read, paged in memory.
+  const rows = await organizationsOfUser(database(c.env.DB), user.id);
+  const page = rows.slice(window.offset, window.offset + window.limit);
+  return c.json(
+    okList(
+      page.map((r) => ({ ...organizationRecord(r.organization), role: r.role })),
+      pageMeta(rows.length, window),
+    ),
+    200,
+  );
+});
+
+const OrganizationParam = idParam("organizationId", "org");
+const AvailabilityRadius = z
+  .number()
+  .refine((km) => (AVAILABILITY_RADII as readonly number[]).includes(km), `one of ${AVAILABILITY_RADII.join(", ")}`);
+const HttpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain }).max(2048);
+
+const get = createRoute({
+  method: "get",
+  path: "/organizations/{organizationId}",
+  tags,
+  summary: "One organization (any member, or any key of the organization but a widget key)",
+  security: SECURITY.any,
+  request: { params: OrganizationParam },
+  responses: { 200: jsonResponse(okEnvelope(OrganizationRecord), "The organization"), ...errors() },
+});
+
+app.openapi(get, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await actorIn(c, organizationId);
+  const org = await findOrganization(database(c.env.DB), organizationId);
+  if (!org) throw notFound("Organization");
+  return c.json(ok(organizationRecord(org)), 200);
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/organizations/{organizationId}",
+  tags,
+  summary: "Change an organization's details (ORG_MANAGE)",
+  description: "Send only the fields to change; `null` clears an optional field.",
+  security: SECURITY.any,
+  request: {
+    params: OrganizationParam,
+    body: jsonBody(
+      z
+        .strictObject({
+          name: PublicLine(200),
+          legalName: PublicLine(200).nullable(),
+          website: HttpsUrl.nullable(),
+          billingEmail: Email.nullable(),
+          availabilityRadiusKm: AvailabilityRadius.nullable().openapi({ enum: [...AVAILABILITY_RADII, null] }),
+          siret: z.string().trim().min(1).max(32).nullable(),
+          vatNumber: z.string().trim().min(1).max(32).nullable(),
+          description: PublicParagraph(2000).nullable(),
+          type: OrganizationType,
+          defaultLanguage: Language,
+          logoUrl: HttpsUrl.nullable(),
+          dataRetentionDays: z.number().int().min(DATA_RETENTION_MIN_DAYS).max(DATA_RETENTION_MAX_DAYS),
+        })
+        .partial()
+        .refine((body) => Object.keys(body).length > 0, { message: "send at least one field to change" })
+        .openapi("UpdateOrganizationRequest"),
+    ),
+  },
+  responses: { 200: jsonResponse(okEnvelope(OrganizationRecord), "Updated"), ...errors() },
+});
+
+app.openapi(update, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_MANAGE");
+  const org = await updateOrganization(database(c.env.DB), organizationId, c.req.valid("json"), now());
+  return c.json(ok(organizationRecord(org)), 200);
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/organizations/{organizationId}",
+  tags,
+  summary: "Delete the organization and everything it owns (owner only, ORG_DELETE)",
+  description: "Locations, services, queues (their live tickets are cancelled), members, API keys and the rest go with it.",
+  security: SECURITY.session,
+  request: { params: OrganizationParam },
+  responses: {
+    200: jsonResponse(okEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), "Deleted"),
+    ...errors(),
+  },
+});
+
+app.openapi(remove, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await authorize(c, organizationId, "ORG_DELETE");
+  await deleteOrganization(c.env, organizationId, now());
+  return c.json(ok({ id: organizationId, deleted: true as const }), 200);
+});
+
+const transfer = createRoute({
+  method: "post",
+  path: "/organizations/{organizationId}/transfer-ownership",
+  tags,
+  summary: "Make another member the owner; the previous owner becomes an admin (ORG_TRANSFER)",
+  security: SECURITY.session,
+  request: {
+    params: OrganizationParam,
+    body: jsonBody(z.strictObject({ newOwnerId: z.string().min(1).max(64) }).openapi("TransferOwnershipRequest")),
+  },
+  responses: {
+    200: jsonResponse(
+      okEnvelope(
+        z.object({ organizationId: z.string(), ownerId: z.string(), previousOwnerId: z.string(), previousOwnerRole: z.literal("admin") }),
+      ),
+      "Transferred",
+    ),
+    ...errors(409),
+  },
+});
+
+app.openapi(transfer, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  const { newOwnerId } = c.req.valid("json");
+  await authorize(c, organizationId, "ORG_TRANSFER");
+  const { user } = requireUser(c);
+  await transferOwnership(database(c.env.DB), organizationId, user.id, newOwnerId, now());
+  return c.json(ok({ organizationId, ownerId: newOwnerId, previousOwnerId: user.id, previousOwnerRole: "admin" as const }), 200);
+});
+
+export default app;

@@ -1,0 +1,16 @@
+// The notifications area: in-app, push, SMS and web-push notifications; the SMS allowance and opt-outs.
+// The only file of the area that app.ts, index.ts and jobs/ import (docs/architecture.md).
+export {
+  type Channel,
+  deliver,
+  type Delivery,
+  type DeliveryMessage,
+  type DeliveryReport,
+  outcomeStatements,
+  retryDelaySeconds,
+  sendOne,
+  type Target,
+} from "./notification-delivery";
+export { default as notificationRoutes } from "./notifications.routes";
+export { barePhone, optedOutAmong } from "./opt-outs";
+export { default as smsPolicyRoutes } from "./sms-policy.routes";

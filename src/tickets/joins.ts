@@ -1,0 +1,72 @@
+import type { Env } from "../env";
+import type { TicketView } from "../queue-room/contract";
+import { NO_PHONE_VERIFICATION, startPhoneVerification, type PhoneVerificationView } from "../visits/phone-verification";
+import type { QueueRow } from "../http/credentials/queues";
+import { admitVisitorPhone } from "../notifications/sms-guard";
+import { issueTicket, type JoinInput } from "./tickets";
+import { issueVisitorTicket } from "./visitor-tickets";
+
+// The one join (issue 36): every entry channel takes its ticket here: the app, the widget and
+// the kiosk, the clerk's walk-in and VIP, remote join, QR and NFC scans. A join that gives a
+// phone is admitted by the SMS guard first (exact counters per number, address and widget key,
+// so a refused number never reaches a ticket); the units it took are given back when the join
+// is then refused (a missing intake answer, a paused, closed or full queue, the month's quota),
+// so only an accepted join spends them: three typos at a kiosk cost the number nothing.
+
+export interface Join {
+  /** The ticket's facts and the visitor's intake answers, as the channel gives them. */
+  ticket: JoinInput;
+  /**
+   * Where a phone's SMS units are counted: the caller's address (CF-Connecting-IP) and the widget
+   * key the join came through (null for a customer's own account). Needed when `ticket.phone` is set.
+   */
+  caller?: {
+    address: string;
+    widgetKeyId: string | null;
+    /** A public join's Turnstile token (null: none sent); absent for a customer's own account (docs/limits.md). */
+    botToken?: string | null;
+  };
+  /** The visitor is handed a token for the ticket (the widget and the kiosk: docs/widget.md). */
+  withToken?: boolean;
+}
+
+export interface Joined {
+  ticket: TicketView;
+  /** The visitor's ticket token, when the join asked for one. */
+  token: string | null;
+  phoneVerification: PhoneVerificationView;
+}
+
+export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: number): Promise<Joined> {
+  const phone = join.ticket.phone;
+  if (phone && !join.caller) throw new Error("a join with a phone needs its caller's address");
+  const admitted =
+    phone && join.caller
+      ? await admitVisitorPhone(
+          env,
+          {
+            organizationId: queue.organizationId,
+            phone,
+            address: join.caller.address,
+            widgetKeyId: join.caller.widgetKeyId,
+            ...(join.caller.botToken !== undefined ? { botToken: join.caller.botToken } : {}),
+          },
+          at,
+        )
+      : null;
+  let issued: { ticket: TicketView; token: string | null };
+  try {
+    issued = join.withToken
+      ? await issueVisitorTicket(env, queue, join.ticket, at)
+      : { ticket: await issueTicket(env, queue, join.ticket, at), token: null };
+  } catch (refusal) {
+    await admitted?.giveBack();
+    throw refusal;
+  }
+  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md).
+  const phoneVerification =
+    admitted && phone
+      ? await startPhoneVerification(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
+      : NO_PHONE_VERIFICATION;
+  return { ...issued, phoneVerification };
+}

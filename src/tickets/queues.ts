@@ -1,0 +1,305 @@
+import { changedFields, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
+import { auditInsert, recordAudit } from "../audit/audit";
+import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
+import { database } from "../db/client";
+import { members, queues, services, subscriptions } from "../db/schema";
+import { nextLetter } from "../domain/display-code";
+import type { Role } from "../domain/permissions";
+import type { LocationScope } from "../domain/location-scope";
+import { servicesAt } from "../catalog/location-scope";
+import { entitlements } from "../domain/plans";
+import { DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
+import { DEFAULT_MINUTES_PER_TICKET } from "../domain/wait-estimate";
+import type { Env } from "../env";
+import { ApiError, notFound, planRequired } from "../http/errors";
+import { newId } from "../lib/ids";
+import { iso, isoOrNull } from "../lib/time";
+import type { QueueSummary, RoomSettings } from "../queue-room/contract";
+import { isUniqueViolation } from "../db/errors";
+import { inRoom, openRoom, readRoom } from "./queue-rooms";
+import { type QueueRow, queueQuery, sessionRoleInQueueQuery } from "../http/credentials/queues";
+export { type QueueRow, queueQuery, sessionRoleInQueueQuery };
+
+export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
+  const row = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
+  if (!row) throw notFound("Queue");
+  return row;
+}
+
+/**
+ * The queue and `userId`'s role in its organization (null: not a member) in one read: on the
+ * operator's hot path (call-next, serve…) this saves the membership round trip.
+ */
+export async function findQueueWithRole(
+  env: Env,
+  queueId: string,
+  userId: string,
+): Promise<{ queue: QueueRow; role: Role | null; locationIds: string[] | null }> {
+  const row = await database(env.DB)
+    .select({ queue: queues, role: members.role, locationIds: members.locationIds })
+    .from(queues)
+    .leftJoin(members, and(eq(members.organizationId, queues.organizationId), eq(members.userId, userId)))
+    .where(eq(queues.id, queueId))
+    .get();
+  if (!row) throw notFound("Queue");
+  return { queue: row.queue, role: row.role ?? null, locationIds: row.locationIds ?? null };
+}
+
+/** The catalog fields from D1; status, capacity and live counts from the room, the authority. */
+export function queueRecord(q: QueueRow, s: QueueSummary) {
+  return {
+    id: q.id,
+    serviceId: q.serviceId,
+    name: q.name,
+    description: q.description,
+    maxCapacity: s.maxCapacity,
+    noShowTimeoutMinutes: s.noShowTimeoutMinutes,
+    defaultServiceMinutes: s.defaultServiceMinutes,
+    status: s.status,
+    letter: q.letter,
+    waitingCount: s.waitingCount,
+    servingCount: s.servingCount,
+    estimatedWaitMinutes: s.estimatedWaitMinutes,
+    estimatedWaitRange: s.estimatedWaitRange,
+    archivedAt: isoOrNull(s.archivedAt),
+    createdAt: iso(q.createdAt),
+    updatedAt: iso(q.updatedAt),
+  };
+}
+export type QueueRecord = ReturnType<typeof queueRecord>;
+
+/**
+ * The queue's status, capacity and live counts as its room holds them now. D1's status column
+ * follows through the room's outbox a moment later: a decision on the status asks the room.
+ */
+export async function liveSummary(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
+  return readRoom(env, queue, (room) => room.query({ question: "summary", at }));
+}
+
+export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
+  return queueRecord(queue, await liveSummary(env, queue, at));
+}
+
+export interface NewQueue {
+  serviceId: string;
+  name: string;
+  description?: string | null | undefined;
+  maxCapacity?: number | null | undefined;
+  noShowTimeoutMinutes?: number | undefined;
+  defaultServiceMinutes?: number | undefined;
+}
+
+const LETTER_ATTEMPTS = 5;
+
+/**
+ * Creates a queue with the first free letter of its service, its room first. The plan's queue limit is checked
+ * by the insert itself (INSERT … SELECT … WHERE count < limit), so two concurrent creations
+ * cannot both pass; a letter taken concurrently is retried with the next one.
+ */
+export async function createQueue(
+  env: Env,
+  organizationId: string,
+  input: NewQueue,
+  at: number,
+  /** Only the dev seed names its queue (scripts/dev-worker.ts: the documented demo id); the API never does. */
+  id?: string,
+): Promise<QueueRecord> {
+  const db = database(env.DB);
+  const service = await db
+    .select({ id: services.id })
+    .from(services)
+    .where(and(eq(services.id, input.serviceId), eq(services.organizationId, organizationId)))
+    .get();
+  if (!service) throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
+  const sub = await db
+    .select({ plan: subscriptions.plan })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, organizationId))
+    .get();
+  const plan = sub?.plan ?? "starter";
+  const maxQueues = entitlements({ plan }).features.maxQueues;
+  const queueLimitReached = () =>
+    planRequired(`The ${plan} plan allows ${maxQueues} queue(s); upgrade to add more`, {
+      currentPlan: plan,
+      limit: maxQueues,
+      feature: "queues",
+    });
+  if (maxQueues !== null) {
+    // Checked once before any room is opened, so a plan at its limit opens none; the insert
+    // below checks again, atomically, for concurrent creations.
+    const open = await db
+      .select({ n: count() })
+      .from(queues)
+      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .get();
+    if ((open?.n ?? 0) >= maxQueues) throw queueLimitReached();
+  }
+
+  for (let attempt = 0; attempt < LETTER_ATTEMPTS; attempt++) {
+    const used = await db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all();
+    const row: QueueRow = {
+      id: id ?? newId("que"),
+      organizationId,
+      serviceId: input.serviceId,
+      name: input.name,
+      description: input.description ?? null,
+      maxCapacity: input.maxCapacity ?? null,
+      noShowTimeoutMinutes: input.noShowTimeoutMinutes ?? DEFAULT_NO_SHOW_MINUTES,
+      defaultServiceMinutes: input.defaultServiceMinutes ?? DEFAULT_MINUTES_PER_TICKET,
+      letter: nextLetter(used.map((u) => u.letter)),
+      status: "active",
+      archivedAt: null,
+      createdAt: at,
+      updatedAt: at,
+      // Its room holds no rules yet: the first join or call-next loads them (room-rules.ts).
+      rulesVersion: 0,
+      // Copied from its service's questions by the insert below (docs/visits.md).
+      intakeQuestions: 0,
+    };
+    // The room learns its queue before the row exists, so no D1 row ever names a room that
+    // does not know its queue. A refused insert leaves a configured room no id points at.
+    await openRoom(env, row);
+    try {
+      const result = await env.DB.prepare(
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?,
+           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0)
+         WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
+      )
+        .bind(
+          row.id,
+          organizationId,
+          row.serviceId,
+          row.name,
+          row.description,
+          row.maxCapacity,
+          row.noShowTimeoutMinutes,
+          row.defaultServiceMinutes,
+          row.letter,
+          at,
+          at,
+          row.serviceId,
+          maxQueues,
+          organizationId,
+          maxQueues,
+        )
+        .run();
+      if (result.meta.changes === 0) throw queueLimitReached();
+    } catch (err) {
+      if (isUniqueViolation(err, "letter")) continue;
+      throw err;
+    }
+    return describeQueue(env, row, at);
+  }
+  throw new ApiError("CONFLICT", "Too many queues are being created for this service at once; retry", { field: "serviceId" });
+}
+
+export async function listQueues(
+  env: Env,
+  organizationId: string,
+  serviceId: string | undefined,
+  window: { offset: number; limit: number },
+  at: number,
+  /** A scoped member's locations (issue 31): only the queues of services offered there. */
+  scope: LocationScope = null,
+): Promise<{ items: QueueRecord[]; total: number }> {
+  const db = database(env.DB);
+  const where = and(
+    eq(queues.organizationId, organizationId),
+    scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+    isNull(queues.archivedAt),
+    serviceId === undefined ? undefined : eq(queues.serviceId, serviceId),
+  );
+  const [rows, totals] = await Promise.all([
+    db.select().from(queues).where(where).orderBy(asc(queues.createdAt), asc(queues.id)).limit(window.limit).offset(window.offset).all(),
+    db.select({ n: count() }).from(queues).where(where).get(),
+  ]);
+  const items = await Promise.all(rows.map((q) => describeQueue(env, q, at)));
+  return { items, total: totals?.n ?? 0 };
+}
+
+export async function setQueueStatus(
+  env: Env,
+  queue: QueueRow,
+  status: QueueStatus,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<QueueRecord> {
+  // D1's status follows through the room's outbox only: a second writer here could land
+  // after a later change had been drained, and leave D1 behind for good.
+  const summary = await inRoom(env, queue, (room) => room.command({ verb: "setStatus", status, at }));
+  // The room committed the change: the entry follows it (the room has no D1 batch to share).
+  if (origin && queue.status !== status) {
+    await recordAudit(env.DB, origin, queueChange(queue, "queue.status_changed", { status: { before: queue.status, after: status } }), at);
+  }
+  return queueRecord(queue, summary);
+}
+
+export interface QueuePatch {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  maxCapacity?: number | null | undefined;
+  noShowTimeoutMinutes?: number | undefined;
+  defaultServiceMinutes?: number | undefined;
+}
+
+/**
+ * The room takes the settings it enforces first (it refuses an archived queue); the D1 row
+ * then follows, names included. A failure in between leaves D1 behind the room, and the
+ * same PATCH repeated completes it.
+ */
+export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
+  const settings: RoomSettings = {};
+  if (patch.maxCapacity !== undefined) settings.maxCapacity = patch.maxCapacity;
+  if (patch.noShowTimeoutMinutes !== undefined) settings.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
+  if (patch.defaultServiceMinutes !== undefined) settings.defaultServiceMinutes = patch.defaultServiceMinutes;
+  const summary = await inRoom(env, queue, (room) => room.command({ verb: "reconfigure", settings, at }));
+  const changes: Partial<QueueRow> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.description !== undefined) changes.description = patch.description;
+  if (patch.maxCapacity !== undefined) changes.maxCapacity = patch.maxCapacity;
+  if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
+  if (patch.defaultServiceMinutes !== undefined) changes.defaultServiceMinutes = patch.defaultServiceMinutes;
+  if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
+  const audited = changedFields(queue, changes, Object.keys(changes));
+  changes.updatedAt = at;
+  const db = database(env.DB);
+  const update = db.update(queues).set(changes).where(eq(queues.id, queue.id)).returning();
+  const [[updated]] =
+    origin && Object.keys(audited).length > 0
+      ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
+      : [await update.all()];
+  return queueRecord(updated ?? { ...queue, ...changes }, summary);
+}
+
+export async function archiveQueue(env: Env, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
+  const summary = await inRoom(env, queue, (room) => room.command({ verb: "archive", at }));
+  if (origin && queue.archivedAt === null) await recordAudit(env.DB, origin, queueChange(queue, "queue.archived"), at);
+  // Archiving is final (the room refuses every later change), so recording it at once cannot
+  // go stale: listings and the plan's queue count leave the queue out right away. The status
+  // column itself is still written by the room's outbox only.
+  await database(env.DB)
+    .update(queues)
+    .set({ archivedAt: summary.archivedAt, updatedAt: at })
+    .where(and(eq(queues.id, queue.id), isNull(queues.archivedAt)))
+    .run();
+  return queueRecord({ ...queue, updatedAt: at }, summary);
+}
+
+export async function clearQueue(env: Env, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<{ cancelled: number }> {
+  const cleared = await inRoom(env, queue, (room) => room.command({ verb: "clear", at }));
+  if (origin) {
+    await recordAudit(
+      env.DB,
+      origin,
+      queueChange(queue, "queue.cleared", { cancelledTickets: { before: null, after: cleared.cancelled } }),
+      at,
+    );
+  }
+  return cleared;
+}
+
+/** A queue's audit entry (docs/security.md). */
+function queueChange(queue: QueueRow, action: string, changes: AuditChanges = {}): AuditChange {
+  return { organizationId: queue.organizationId, entityType: "queue", entityId: queue.id, action, changes };
+}

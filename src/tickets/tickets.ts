@@ -1,0 +1,361 @@
+import { and, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { members, subscriptions, tickets } from "../db/schema";
+import { roleAllows } from "../domain/permissions";
+import { entitlements } from "../domain/plans";
+import type { RecoveryOption, TicketStatus } from "../domain/tickets";
+import type { Env } from "../env";
+import { ApiError, validationError } from "../http/errors";
+import { iso, isoOrNull } from "../lib/time";
+import type { NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from "../queue-room/contract";
+
+export type { TicketView };
+import { findQueue, type QueueRow } from "./queues";
+import { inRoom, roomFailure, roomOf } from "./queue-rooms";
+import { ledgerOf } from "./quota";
+import { outcomeOfService } from "../catalog/service-outcomes";
+import { reaches, type LocationScope } from "../domain/location-scope";
+import { locationsOfService } from "../catalog/location-scope";
+import { withRules } from "./room-rules";
+import { answersAtJoin } from "./intake";
+import type { IntakeAnswers, IntakeValue } from "../domain/intake";
+import { maskPhone } from "../domain/phone-mask";
+
+export function ticketRecord(t: TicketView) {
+  return {
+    id: t.id,
+    queueId: t.queueId,
+    serviceId: t.serviceId,
+    organizationId: t.organizationId,
+    userId: t.userId,
+    number: t.number,
+    displayCode: t.displayCode,
+    status: t.status,
+    partySize: t.partySize,
+    isPriority: t.isPriority,
+    isGhostMode: t.isGhostMode,
+    visitorName: t.visitorName,
+    assignedToId: t.assignedToId,
+    calledAt: isoOrNull(t.calledAt),
+    servedAt: isoOrNull(t.servedAt),
+    createdAt: iso(t.createdAt),
+    position: t.position,
+    estimatedWaitMinutes: t.estimatedWaitMinutes,
+    estimatedWaitRange: t.estimatedWaitRange,
+    counter: t.counter,
+    deskId: t.deskId,
+    recallCount: t.recallCount,
+    recalledAt: isoOrNull(t.recalledAt),
+    heldAt: isoOrNull(t.heldAt),
+    holdReason: t.holdReason,
+    outcome: t.outcome,
+    note: t.note,
+    steppedBackPlaces: t.steppedBackPlaces,
+    presentAt: isoOrNull(t.presentAt),
+    servingAt: isoOrNull(t.servingAt),
+    skipReason: t.skipReason,
+    recoveredFromId: t.recoveredFromId,
+    transferredToId: t.transferredToId,
+    source: t.source,
+    updatedAt: iso(t.updatedAt),
+    intake: t.intake,
+    labels: t.labels,
+    phoneMasked: t.phoneMasked,
+  };
+}
+export type TicketRecord = ReturnType<typeof ticketRecord>;
+
+export async function getTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  const result = await roomOf(env, queue.id).query({ question: "ticket", ticketId, at });
+  if (result.ok) return result.value;
+  // A finished ticket the room archived (docs/retention.md) is read from its D1 projection.
+  if (result.error.code === "NOT_FOUND") {
+    const archived = await archivedTicket(env, queue.id, ticketId);
+    if (archived) return archived;
+  }
+  throw roomFailure(result.error);
+}
+
+/** A ticket as D1 holds it once its room let it go: finished, so no position nor wait. */
+async function archivedTicket(env: Env, queueId: string, ticketId: string): Promise<TicketView | null> {
+  const t = await database(env.DB)
+    .select()
+    .from(tickets)
+    .where(and(eq(tickets.id, ticketId), eq(tickets.queueId, queueId)))
+    .get();
+  if (!t) return null;
+  return {
+    id: t.id,
+    queueId: t.queueId,
+    serviceId: t.serviceId,
+    organizationId: t.organizationId,
+    userId: t.userId,
+    number: t.number,
+    displayCode: t.displayCode,
+    status: t.status as TicketStatus,
+    partySize: t.partySize,
+    isPriority: t.isPriority,
+    isGhostMode: t.isGhostMode,
+    visitorName: t.visitorName,
+    assignedToId: t.assignedToId,
+    calledAt: t.calledAt,
+    servedAt: t.servedAt,
+    createdAt: t.createdAt,
+    position: null,
+    estimatedWaitMinutes: null,
+    estimatedWaitRange: null,
+    heldAt: t.heldAt,
+    holdReason: null,
+    outcome: t.outcome,
+    note: t.note,
+    steppedBackPlaces: t.steppedBackPlaces,
+    // Its latest call as the projection kept it: where it was called, how often announced again.
+    counter: t.counter,
+    deskId: t.deskId,
+    recallCount: t.recallCount,
+    recalledAt: t.recalledAt,
+    presentAt: t.presentAt,
+    servingAt: t.servingAt,
+    skipReason: t.skipReason,
+    recoveredFromId: t.recoveredFromId,
+    transferredToId: t.transferredToId,
+    source: t.source as TicketView["source"],
+    updatedAt: t.updatedAt,
+    intake: { ...parseJsonAnswers(t.intake), ...parseJsonAnswers(t.intakePersonal) },
+    labels: t.labels === null ? [] : (JSON.parse(t.labels) as string[]),
+    phoneMasked: maskPhone(t.phone),
+  };
+}
+
+/**
+ * Every way a ticket is created (customer join, operator walk-in, VIP). The room decides alone
+ * (docs/room-rules.md): the service must be active and not closed by the calendar (its copy of
+ * the rules, at least as new as the queue row's `rulesVersion`), and the organization's
+ * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
+ */
+export async function issueTicket(env: Env, queue: QueueRow, given: JoinInput, at: number, tokenHash?: string): Promise<TicketView> {
+  // The intake answers are checked against the service's questions first (docs/visits.md).
+  const { answers, ...rest } = given;
+  const { open, personal } = await answersAtJoin(env, queue, answers);
+  const input: NewTicket = { ...rest, intake: open, intakePersonal: personal };
+  return withRules(env, queue, at, () =>
+    roomOf(env, queue.id).command({ verb: "join", input, at, tokenHash, rulesVersion: queue.rulesVersion }),
+  );
+}
+
+/** A join as an entry channel gives it: the ticket's facts and the visitor's intake answers, unchecked. */
+export type JoinInput = NewTicket & { answers?: Record<string, IntakeValue | null> | undefined };
+
+function parseJsonAnswers(json: string | null): IntakeAnswers {
+  return json === null ? {} : (JSON.parse(json) as IntakeAnswers);
+}
+
+/** Refused OPERATOR_UNAVAILABLE while a break, closure or unavailability covers the calling member (the room's copy). */
+export async function callNext(
+  env: Env,
+  queue: QueueRow,
+  operatorId: string,
+  userId: string | null,
+  at: number,
+  counter: string | null = null,
+): Promise<TicketView> {
+  return withRules(env, queue, at, () =>
+    roomOf(env, queue.id).command({ verb: "callNext", operatorId, at, counter, userId, rulesVersion: queue.rulesVersion }),
+  );
+}
+
+export async function listTickets(
+  env: Env,
+  queue: QueueRow,
+  status: TicketStatus | undefined,
+  window: { offset: number; limit: number },
+  at: number,
+  cursor: { startingAfter: string | null; endingBefore: string | null } | null = null,
+  label: string | null = null,
+): Promise<TicketPage> {
+  return inRoom(env, queue, (room) =>
+    room.query({
+      question: "tickets",
+      query: { status: status ?? null, offset: window.offset, limit: window.limit, label, ...cursor },
+      at,
+    }),
+  );
+}
+
+/** Cancels a waiting or called ticket (its owner or an operator: the route decides who may). */
+export async function cancelTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "cancel", ticketId, at }));
+}
+
+/** The customer is here: a waiting or called ticket is marked present (a remote join becomes callable). */
+export async function returnTicket(env: Env, queue: QueueRow, ticketId: string, place: ReturnPlace, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "returnToLine", ticketId, place, at }));
+}
+
+export async function recallTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "recall", ticketId, at }));
+}
+
+export async function markPresent(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "present", ticketId, at }));
+}
+
+export async function startServing(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at }));
+}
+
+/** With an outcome, it must be one of the queue's service's (400 VALIDATION_ERROR, field outcome, otherwise). */
+export async function completeTicket(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  at: number,
+  given: { outcome?: string | undefined; note?: string | undefined } = {},
+): Promise<TicketView> {
+  const outcome = given.outcome === undefined ? null : await outcomeOfService(env, queue.serviceId, given.outcome);
+  const result = { outcome: outcome?.code ?? null, outcomeLabel: outcome?.label ?? null, note: given.note ?? null };
+  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result }));
+}
+
+/** Sets a called or serving ticket aside (docs/desks.md, hold). */
+export async function holdTicket(env: Env, queue: QueueRow, ticketId: string, reason: string | null, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "hold", ticketId, reason, at }));
+}
+
+/** A held ticket goes back to the state it was held from, with its operator and desk. */
+export async function resumeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "resume", ticketId, at }));
+}
+
+/** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
+export async function prioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "prioritize", ticketId, at }));
+}
+
+/** Undoes a VIP mark: the waiting ticket goes back to the regular line at its number's place. */
+export async function unprioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "unprioritize", ticketId, at }));
+}
+
+/** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */
+export async function stepBackTicket(env: Env, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "stepBack", ticketId, places, at }));
+}
+
+export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "skipAbsent", ticketId, reason, at }));
+}
+
+/**
+ * `rejoin` creates a ticket, so it takes a unit of the organization's monthly quota from its
+ * ledger first, as a join does, and gives it back if the room refuses (issue 26: rejoins went
+ * past the quota). `restore` creates nothing and is not counted.
+ */
+export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string, option: RecoveryOption, at: number): Promise<TicketView> {
+  if (option !== "rejoin") return inRoom(env, queue, (room) => room.command({ verb: "recover", ticketId, option, at }));
+  const subscription = await database(env.DB)
+    .select({ plan: subscriptions.plan, rateTierOverride: subscriptions.rateTierOverride })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, queue.organizationId))
+    .get();
+  const limit = entitlements(subscription ?? { plan: "starter" }).quotas.ticketsPerMonth;
+  const ledger = ledgerOf(env, queue.organizationId);
+  const unit = await ledger.take(queue.organizationId, at, limit);
+  if (!unit.ok) throw roomFailure(unit.error);
+  let recovered: RoomResult<TicketView>;
+  try {
+    recovered = await roomOf(env, queue.id).command({ verb: "recover", ticketId, option, at });
+  } catch (err) {
+    await ledger.refund(unit.value.period);
+    throw err;
+  }
+  if (!recovered.ok) {
+    await ledger.refund(unit.value.period);
+    throw roomFailure(recovered.error);
+  }
+  return recovered.value;
+}
+
+/** The new operator must be a member whose role may operate queues. */
+export async function transferToOperator(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  targetOperatorId: string,
+  at: number,
+): Promise<TicketView> {
+  const member = await database(env.DB)
+    .select({ role: members.role })
+    .from(members)
+    .where(and(eq(members.organizationId, queue.organizationId), eq(members.userId, targetOperatorId)))
+    .get();
+  if (!member || !roleAllows(member.role, "QUEUE_OPERATE")) {
+    throw validationError("targetOperatorId", "not a member of this organization who may operate queues");
+  }
+  return inRoom(env, queue, (room) => room.command({ verb: "assign", ticketId, operatorId: targetOperatorId, at }));
+}
+
+/**
+ * Moves a ticket to another queue of the same organization as a hand-off that is safe to
+ * retry after a failure at any step (docs/queue-room.md, "Hand-offs"):
+ *  1. the source reserves the ticket under a new hand-off id (call-next skips it from now on);
+ *  2. the target admits that hand-off, at most once;
+ *  3. the source closes the ticket (cancelled, transferredToId), idempotently.
+ * A hand-off left open by an interrupted move to another target is settled first by the
+ * source room with that target: either it had admitted the ticket (then the move is finished
+ * there) or it is told never to admit that hand-off, and the ticket is free again.
+ */
+export async function transferToQueue(
+  env: Env,
+  source: QueueRow,
+  ticketId: string,
+  targetQueueId: string,
+  prioritize: boolean,
+  at: number,
+  /** The caller's locations if scoped (issue 31): another location's queue is not theirs to send to. */
+  scope: LocationScope = null,
+): Promise<TicketView> {
+  if (targetQueueId === source.id) throw validationError("targetQueueId", "the ticket is already in this queue");
+  const target = await findQueue(env, targetQueueId).catch((err: unknown) => {
+    if (err instanceof ApiError && err.code === "NOT_FOUND") throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
+    throw err;
+  });
+  if (
+    target.organizationId !== source.organizationId ||
+    (scope !== null && !reaches(scope, await locationsOfService(env.DB, target.serviceId)))
+  ) {
+    throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
+  }
+
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const reservation = await inRoom(env, source, (room) =>
+      room.command({ verb: "reserveTransfer", ticketId, targetQueueId: target.id, at }),
+    );
+    const { handOffId } = reservation.snapshot;
+    if (reservation.kind === "pending" && reservation.targetQueueId !== target.id) {
+      const admitted = await inRoom(env, source, (room) => room.command({ verb: "settleTransfer", ticketId, at }));
+      if (admitted !== null) {
+        throw new ApiError("INVALID_STATE", "The ticket was already moved to another queue", {
+          status: "cancelled",
+          allowed: ["waiting", "called"],
+          transferredToId: admitted,
+        });
+      }
+      continue;
+    }
+    let admitted: TicketView;
+    try {
+      admitted = await inRoom(env, target, (room) =>
+        room.command({ verb: "admitTransferred", snapshot: reservation.snapshot, prioritize, at }),
+      );
+    } catch (err) {
+      // Only a definite refusal frees the ticket; after a failure of unknown outcome the
+      // reservation stays, and a retry (or the source's alarm) finds out whether the target admitted it.
+      if (err instanceof ApiError) await roomOf(env, source.id).command({ verb: "releaseTransfer", ticketId, handOffId, at });
+      throw err;
+    }
+    await inRoom(env, source, (room) => room.command({ verb: "completeTransfer", ticketId, handOffId, newTicketId: admitted.id, at }));
+    return admitted;
+  }
+  throw roomFailure({ code: "CONFLICT", message: "The ticket is being moved by another request; retry", details: { field: "ticketId" } });
+}

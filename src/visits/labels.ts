@@ -1,0 +1,60 @@
+import { asc, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { organizationLabels } from "../db/schema";
+import type { Env } from "../env";
+import { ApiError } from "../http/errors";
+import { iso } from "../lib/time";
+import type { TicketView } from "../queue-room/contract";
+import type { QueueRow } from "../http/credentials/queues";
+import { inRoom } from "../tickets/queue-rooms";
+
+// Labels (docs/visits.md): staff tag a ticket ("interpreter", "second-visit") to find it again
+// in listings. The ticket's labels live on its row in the room (the single writer of a ticket),
+// projected to D1; the organization's list is what staff have used, kept in D1 so a console can
+// offer it without reading every room.
+
+/** Labels an organization may have in its list: a pick list, not a free-for-all. */
+export const MAX_ORGANIZATION_LABELS = 200;
+
+export type LabelRow = typeof organizationLabels.$inferSelect;
+
+export function labelRecord(row: LabelRow) {
+  return { label: row.label, createdAt: iso(row.createdAt) };
+}
+
+export async function listLabels(env: Env, organizationId: string): Promise<LabelRow[]> {
+  return database(env.DB)
+    .select()
+    .from(organizationLabels)
+    .where(eq(organizationLabels.organizationId, organizationId))
+    .orderBy(asc(organizationLabels.label))
+    .all();
+}
+
+/**
+ * The label joins the organization's list first (a no-op when it is there), refused 409
+ * CONFLICT once the list is full; then the room puts it on the ticket.
+ */
+export async function addLabel(env: Env, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
+  const [inserted, present] = await env.DB.batch<{ label: string }>([
+    env.DB.prepare(
+      `INSERT INTO organization_labels (organization_id, label, created_at)
+       SELECT ?1, ?2, ?3 WHERE (SELECT COUNT(*) FROM organization_labels WHERE organization_id = ?1) < ?4
+       ON CONFLICT (organization_id, label) DO NOTHING`,
+    ).bind(queue.organizationId, label, at, MAX_ORGANIZATION_LABELS),
+    env.DB.prepare("SELECT label FROM organization_labels WHERE organization_id = ? AND label = ?").bind(queue.organizationId, label),
+  ]);
+  if (inserted!.meta.changes === 0 && present!.results.length === 0) {
+    throw new ApiError("CONFLICT", `An organization has at most ${MAX_ORGANIZATION_LABELS} labels`, {
+      field: "label",
+      reason: "too_many_labels",
+      limit: MAX_ORGANIZATION_LABELS,
+    });
+  }
+  return inRoom(env, queue, (room) => room.command({ verb: "label", ticketId, label, add: true, at }));
+}
+
+/** Takes the label off the ticket; it stays in the organization's list. */
+export async function removeLabel(env: Env, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "label", ticketId, label, add: false, at }));
+}

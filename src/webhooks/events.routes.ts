@@ -1,0 +1,107 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { EVENT_TYPES, type EventType } from "../domain/events";
+import { authorize, organizationOfRequest } from "../http/auth";
+import { validationError } from "../http/errors";
+import { errors, jsonResponse, SECURITY } from "../http/openapi";
+import { router } from "../http/router";
+import { listEvents } from "./event-stream";
+
+// The event stream as a list (issue #32): an integrator without a public URL catches up from
+// the last event it saw. Same envelope as a webhook delivery's body.
+
+const app = router();
+const tags = ["Webhooks"];
+
+const CommaList = (name: string, description: string, example: string) =>
+  z
+    .string()
+    .max(2000)
+    .optional()
+    .openapi({ param: { name, in: "query" }, description, example });
+
+const EventsQuery = z.object({
+  startingAfter: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .openapi({
+      param: { name: "startingAfter", in: "query" },
+      description: "Events recorded after this one (the last id you saw: meta.nextCursor)",
+    }),
+  types: CommaList("types", "Only these event types, comma-separated", "ticket.created,ticket.called"),
+  queueIds: CommaList("queueIds", "Only events of these queues, comma-separated", "que_d3m0q000000000000000"),
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: "Default 50, maximum 100" }),
+});
+
+const Event = z
+  .object({
+    id: z.string().openapi({ example: "evt_d3m0sh1ft00000000000" }),
+    type: z.string().openapi({ example: "ticket.called" }),
+    createdAt: z.string(),
+    organizationId: z.string(),
+    data: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: "As in the webhook delivery: the event's fields, queueId and ticketId" }),
+  })
+  .openapi("Event");
+
+const EventsMeta = z
+  .object({
+    limit: z.number().int(),
+    hasMore: z.boolean().openapi({ description: "More events are already recorded after this page: ask again at once" }),
+    nextCursor: z.string().nullable().openapi({
+      description:
+        "Send as startingAfter next time: the last event of this page, or the cursor you sent when the page is empty (null before any event)",
+    }),
+  })
+  .openapi("EventsMeta");
+
+function commaList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+app.openapi(
+  createRoute({
+    method: "get",
+    path: "/events",
+    tags,
+    summary: "The organization's events of the last 24 hours, oldest first, resumable from the last one seen",
+    description:
+      "Organization from the API key, X-Organization-Id, or the user's only membership. Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. " +
+      "Every event is listed once, in the order it was recorded: poll with startingAfter=meta.nextCursor and nothing is skipped or repeated. `npm run webhooks:listen` forwards them to a local URL.",
+    security: SECURITY.any,
+    request: { query: EventsQuery },
+    responses: {
+      200: jsonResponse(z.object({ success: z.literal(true), data: z.array(Event), meta: EventsMeta }), "Events"),
+      ...errors(),
+    },
+  }),
+  async (c) => {
+    const organizationId = await organizationOfRequest(c);
+    await authorize(c, organizationId, "WEBHOOK_MANAGE");
+    const query = c.req.valid("query");
+    const types = commaList(query.types);
+    const unknown = types.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+    if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
+    const queueIds = commaList(query.queueIds);
+    if (queueIds.length > 100) throw validationError("queueIds", "at most 100 queues");
+    const page = await listEvents(c.env.DB, organizationId, {
+      types: types as EventType[],
+      queueIds,
+      startingAfter: query.startingAfter ?? null,
+      limit: query.limit,
+    });
+    if (page.kind === "unknownCursor") {
+      throw validationError("startingAfter", "no event of this organization with this id in the last 24 hours (list again without it)");
+    }
+    const nextCursor = page.items.at(-1)?.id ?? query.startingAfter ?? null;
+    c.header("Cache-Control", "no-store");
+    return c.json({ success: true as const, data: page.items, meta: { limit: query.limit, hasMore: page.hasMore, nextCursor } }, 200);
+  },
+);
+
+export default app;

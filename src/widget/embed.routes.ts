@@ -1,0 +1,145 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errors, SECURITY } from "../http/openapi";
+import { router } from "../http/router";
+import { BOARD_PAGE_CSP, boardPage } from "./board-page";
+// Imported as text (wrangler.toml [[rules]]): the file is served byte for byte, never bundled.
+import embedSource from "./embed.js";
+import boardSource from "./board.js";
+
+const app = router();
+const tags = ["Widget"];
+
+const SCRIPT_HEADERS = {
+  "Content-Type": "text/javascript; charset=utf-8",
+  "Access-Control-Allow-Origin": "*",
+  "Cache-Control": "public, max-age=300",
+  "X-Content-Type-Options": "nosniff",
+};
+
+const embed = createRoute({
+  method: "get",
+  path: "/embed.js",
+  tags,
+  summary: "The embeddable widget script",
+  description:
+    "Public. Load it on any site with an async script element whose src is `…/v1/embed.js`: it renders the widget into `#widget` " +
+    "(status, join or display board) from `window.QueueWidgetConfig` or the element's data-* attributes. " +
+    "Plain JavaScript without dependencies; cached for 5 minutes; CORS open to any origin.",
+  security: SECURITY.none,
+  responses: {
+    200: { description: "The widget script", content: { "text/javascript": { schema: z.string() } } },
+    ...errors(),
+  },
+});
+
+app.openapi(embed, (c) => c.body(embedSource, 200, SCRIPT_HEADERS));
+
+const boardScript = createRoute({
+  method: "get",
+  path: "/board.js",
+  tags,
+  summary: "The display board's part of the widget script",
+  description:
+    "Public. embed.js loads it by itself for a widget of type board (the board page loads it first), so pages with a status or " +
+    "join widget never download it. Cached for 5 minutes; CORS open to any origin.",
+  security: SECURITY.none,
+  responses: {
+    200: { description: "The display board script", content: { "text/javascript": { schema: z.string() } } },
+    ...errors(),
+  },
+});
+
+app.openapi(boardScript, (c) => c.body(boardSource, 200, SCRIPT_HEADERS));
+
+// Ids and keys are opaque tokens of these characters; refusing anything else keeps the page inert.
+const Token = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
+
+const board = createRoute({
+  method: "get",
+  path: "/widget/board",
+  tags,
+  summary: "Full-screen display board page for waiting-room screens",
+  description:
+    "Public HTML page built on embed.js (type board): the organization's name and logo, a clock in its first location's time zone, " +
+    "per queue the waiting count, the estimated wait, the codes called in the last `callMinutes` with their counter, and the next " +
+    "codes; a short chime when a code is called. The page itself needs no credential; it loads the display-board route once with " +
+    "`key` (use a key with the `widget` permission), then lives on the WebSocket's board_update (polling every 30 s only while " +
+    "disconnected). Legible at 3 m on a 1080p screen, landscape or portrait. See docs/display-board.md.",
+  security: SECURITY.none,
+  request: {
+    query: z.object({
+      organization: Token(64).openapi({ description: "The organization id", example: "org_0123456789abcdefghjk" }),
+      key: Token(128).openapi({ description: "An API key of the organization, preferably with the `widget` permission only" }),
+      queues: z
+        .string()
+        .max(1000)
+        .regex(/^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+)*$/, "comma-separated queue ids")
+        .optional()
+        .openapi({ description: "Comma-separated queue ids to show; default every queue of the board" }),
+      language: z.enum(["fr", "en"]).default("en").openapi({ description: "fr or en, default en" }),
+      theme: z.enum(["light", "dark"]).default("dark").openapi({ description: "light or dark, default dark (screens)" }),
+      color: z
+        .string()
+        .regex(/^[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$/, "a hex colour without '#', e.g. 2563eb")
+        .optional()
+        .openapi({ description: "Primary colour as hex without '#', e.g. 2563eb" }),
+      sound: z.enum(["0", "1"]).default("1").openapi({ description: "1 (default) to chime when a code is called, 0 for silence" }),
+      kiosk: z
+        .enum(["0", "1"])
+        .default("0")
+        .openapi({
+          description:
+            "1 for an unattended screen: no 'enable sound' button, no cursor, the screen kept awake. Start the kiosk's Chromium with " +
+            "`--autoplay-policy=no-user-gesture-required` so the chime plays without a touch (without it the board stays silent, and still flashes)",
+        }),
+      callMinutes: z
+        .string()
+        .regex(/^([1-9]|[1-5][0-9]|60)$/, "whole minutes from 1 to 60")
+        .default("5")
+        .openapi({ description: "Minutes a called code stays on screen, 1 to 60, default 5" }),
+      voice: z
+        .enum(["0", "1"])
+        .default("1")
+        .openapi({ description: "1 (default) to say each call aloud after the chime, in the board's language; 0 keeps the chime only" }),
+      layout: z
+        .enum(["queues", "desks"])
+        .default("queues")
+        .openapi({ description: "queues (default): a section per queue; desks: one column per desk with its latest call" }),
+    }),
+  },
+  responses: {
+    200: { description: "The display board page", content: { "text/html": { schema: z.string() } } },
+    ...errors(),
+  },
+});
+
+app.openapi(board, (c) => {
+  const q = c.req.valid("query");
+  const page = boardPage({
+    organizationId: q.organization,
+    apiKey: q.key,
+    queues: q.queues?.split(","),
+    language: q.language,
+    theme: q.theme,
+    primaryColor: q.color ? `#${q.color}` : undefined,
+    sound: q.sound === "1",
+    kiosk: q.kiosk === "1",
+    callMinutes: Number(q.callMinutes),
+    voice: q.voice === "1",
+    layout: q.layout,
+  });
+  // The key is in the URL: keep the page out of caches and referrers.
+  return c.body(page, 200, {
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Security-Policy": BOARD_PAGE_CSP,
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+  });
+});
+
+export default app;

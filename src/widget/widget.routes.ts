@@ -1,0 +1,493 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
+import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
+import { actorIn, type Actor } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { publicQueue, queueOfCaller } from "../tickets/queue-access";
+import { forbidden, notFound, validationError } from "../http/errors";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import {
+  CounterLabel,
+  CustomerPhone,
+  IntakeAnswersBody,
+  IntakeAnswersRecord,
+  PHONE_RULES,
+  PublicLine,
+  WaitRangeSchema,
+} from "../http/schemas";
+import { PhoneVerificationSchema } from "../http/schemas";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { sha256Hex } from "../lib/crypto";
+import { queueIdOfTicket } from "../lib/ids";
+import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
+import { findQueue, type QueueRow } from "../tickets/queues";
+import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorStepBack } from "../tickets/visitor-tickets";
+import { StepBackRequest } from "../tickets/ticket-moves.routes";
+import { connectToHub, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "./widget";
+
+const app = router();
+const tags = ["Widget"];
+
+/**
+ * Widget routes are called from any web page: CORS is open to every origin, preflights are
+ * answered before authentication, and errors carry the headers too.
+ */
+export const widgetCors = cors({
+  origin: "*",
+  allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+  allowHeaders: ["X-API-Key", "Content-Type", "Idempotency-Key", "X-Request-ID", "X-Ticket-Token"],
+  exposeHeaders: [
+    "X-Request-ID",
+    "ETag",
+    "Retry-After",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "X-API-RateLimit-Limit",
+    "X-API-RateLimit-Remaining",
+    "X-API-RateLimit-Reset",
+  ],
+  maxAge: 600,
+});
+
+/**
+ * A widget key restricted to origins (`allowedOrigins`, on verified domains) is answered only
+ * from those origins: CORS names the caller's origin, and any other origin, or none, gets 403
+ * without CORS headers. Runs after authentication, on the widget routes.
+ */
+export const widgetOriginLock = createMiddleware<AppEnv>(async (c, next) => {
+  const principal = c.get("principal");
+  if (principal.kind !== "apiKey" || principal.allowedOrigins === null) return next();
+  const origin = c.req.header("Origin")?.toLowerCase();
+  if (!origin || !principal.allowedOrigins.includes(origin)) {
+    c.header("Access-Control-Allow-Origin", undefined);
+    c.header("Access-Control-Expose-Headers", undefined);
+    throw forbidden("This widget key is restricted to its allowed origins");
+  }
+  c.header("Access-Control-Allow-Origin", origin);
+  c.header("Vary", "Origin", { append: true });
+  await next();
+});
+
+/** Short enough that a polling widget stays current, long enough to absorb a crowd's refreshes. */
+export const STATUS_CACHE_CONTROL = "public, max-age=5";
+
+/**
+ * A widget key may call these routes; so may the organization's other keys and members:
+ * `read` access (QUEUE_VIEW) for info, status and board, QUEUE_OPERATE (`write`, `admin`) to join.
+ */
+export async function widgetActor(
+  c: Context<AppEnv>,
+  organizationId: string,
+  need: "read" | "join",
+  what = "Organization",
+): Promise<Actor> {
+  const actor = await actorIn(c, organizationId, what);
+  const other = need === "read" ? "QUEUE_VIEW" : "QUEUE_OPERATE";
+  if (!actor.can("WIDGET") && !actor.can(other)) throw forbidden(`This needs the widget permission or ${other}`);
+  return actor;
+}
+
+const OrganizationParam = idParam("organizationId", "org");
+const QueueParam = idParam("queueId", "que");
+
+export const WidgetStatus = z
+  .object({
+    queueId: z.string(),
+    name: z.string(),
+    status: z.enum(QUEUE_STATUSES),
+    waitingCount: z.number().int(),
+    estimatedWaitMinutes: z.number().int(),
+    estimatedWaitRange: WaitRangeSchema,
+    nowServing: z
+      .array(z.string())
+      .openapi({ description: "Codes of the tickets called or being served, most recent call first (at most 5)" }),
+  })
+  .openapi("WidgetQueueStatus");
+
+const WidgetInfo = z
+  .object({
+    organizationId: z.string(),
+    name: z.string(),
+    logoUrl: z.string().nullable(),
+    defaultLanguage: z.enum(["fr", "en"]),
+    languages: z.array(z.enum(["en", "fr"])),
+    queues: z.array(z.object({ id: z.string(), name: z.string(), status: z.enum(QUEUE_STATUSES) })),
+  })
+  .openapi("WidgetOrganizationInfo");
+
+const WidgetTicket = z
+  .object({
+    id: z.string(),
+    queueId: z.string(),
+    number: z.number().int(),
+    displayCode: z.string().openapi({ example: "A-042" }),
+    status: z.enum(TICKET_STATUSES),
+    position: z.number().int().nullable(),
+    estimatedWaitMinutes: z.number().int().nullable(),
+    estimatedWaitRange: WaitRangeSchema.nullable(),
+    partySize: z.number().int(),
+    visitorName: z.string().nullable(),
+    source: z.enum(TICKET_SOURCES),
+    createdAt: z.string(),
+    intake: IntakeAnswersRecord,
+  })
+  .openapi("WidgetTicket");
+
+const JoinedTicket = WidgetTicket.extend({
+  ticketToken: z.string().openapi({
+    description:
+      "The visitor's capability for this one ticket (128 random bits and their signature, base64url), answered once: send it as `X-Ticket-Token` " +
+      "to read or leave the ticket, or in a socket's ticket subscribe. It dies when the ticket is cancelled or finished.",
+    example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
+  }),
+  phoneVerification: PhoneVerificationSchema,
+}).openapi("WidgetJoinedTicket");
+
+export const VisitorTicket = z
+  .object({
+    ticketId: z.string(),
+    queueId: z.string(),
+    queueName: z.string().openapi({ example: "Main line" }),
+    displayCode: z.string().openapi({ example: "A-042" }),
+    status: z.enum(TICKET_STATUSES),
+    position: z.number().int().nullable().openapi({ description: "1 = next; null unless waiting" }),
+    estimatedWaitMinutes: z.number().int().nullable(),
+    estimatedWaitRange: WaitRangeSchema.nullable(),
+    counter: CounterLabel.nullable().openapi({
+      description:
+        "Where to go: call-next's `counter`, else the calling member's first name; null until called (or for a key's call without one)",
+      example: "Guichet 3",
+    }),
+    calledAt: z.string().nullable(),
+  })
+  .openapi("VisitorTicket");
+
+/** One queue on the board: an item of the display-board route and the WebSocket's `board_update` data. */
+const boardQueueShape = {
+  queueId: z.string(),
+  name: z.string(),
+  status: z.enum(QUEUE_STATUSES),
+  waitingCount: z.number().int(),
+  estimatedWaitMinutes: z.number().int(),
+  estimatedWaitRange: WaitRangeSchema,
+  called: z.array(
+    z.object({
+      displayCode: z.string(),
+      status: z.enum(["called", "serving"]),
+      counter: CounterLabel.nullable().openapi({
+        description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
+      }),
+      calledAt: z.string(),
+    }),
+  ),
+  nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
+  generatedAt: z.string().openapi({ description: "The server's time of this data, to age the calls by" }),
+};
+
+export const DisplayBoardQueue = z.object(boardQueueShape).openapi("DisplayBoardQueue");
+
+const DisplayBoard = z
+  .object({
+    organizationId: z.string(),
+    organization: z.object({ name: z.string(), logoUrl: z.string().nullable() }),
+    timeZone: z
+      .string()
+      .openapi({ description: "IANA time zone of the clock: the organization's first location's, else UTC", example: "Europe/Paris" }),
+    generatedAt: z.string(),
+    closures: z.array(z.object({ start: z.string(), end: z.string() })).openapi({
+      description:
+        "The calendar's closures of the whole organization (or of the board's location) in the next 24 hours: the board shows " +
+        "its closed screen while one runs (docs/display-board.md)",
+    }),
+    queues: z.array(
+      // The board route's calls also carry the deprecated `assignedTo` (the socket's do not).
+      z.object({
+        ...boardQueueShape,
+        called: z.array(
+          z.object({
+            displayCode: z.string(),
+            status: z.enum(["called", "serving"]),
+            counter: CounterLabel.nullable().openapi({
+              description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
+            }),
+            assignedTo: z.string().nullable().openapi({
+              description: "Deprecated (use `counter`): first name of the member who called, or the name of the calling API key",
+            }),
+            calledAt: z.string(),
+          }),
+        ),
+      }),
+    ),
+  })
+  .openapi("DisplayBoard");
+
+// ---- info -----------------------------------------------------------------------------------
+
+const info = createRoute({
+  method: "get",
+  path: "/widget/organization/{organizationId}/info",
+  tags,
+  summary: "The organization as the widget shows it",
+  description: "Public name, logo, languages and open queues. A `widget` key, or any key or member with read access.",
+  security: SECURITY.any,
+  request: { params: OrganizationParam },
+  responses: { 200: jsonResponse(okEnvelope(WidgetInfo), "The organization's widget information"), ...errors() },
+});
+
+app.openapi(info, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await widgetActor(c, organizationId, "read");
+  return c.json(ok(await widgetInfo(c.env, organizationId)), 200);
+});
+
+// ---- status (public) --------------------------------------------------------------------------
+
+const status = createRoute({
+  method: "get",
+  path: "/widget/queue/{queueId}/status",
+  tags,
+  summary: "Live status of a queue (public)",
+  description:
+    "No credential. Cached for 5 seconds (`Cache-Control: public, max-age=5`) with an `ETag`: send `If-None-Match` to get " +
+    "`304 Not Modified` while nothing changed. Rate-limited per IP. The WebSocket pushes the same data on every change.",
+  security: SECURITY.none,
+  request: { params: QueueParam },
+  responses: {
+    200: jsonResponse(okEnvelope(WidgetStatus), "The queue's status"),
+    304: { description: "Unchanged since the ETag sent in If-None-Match" },
+    ...errors(),
+  },
+});
+
+app.openapi(status, async (c) => {
+  const queue = await publicQueue(c, c.req.valid("param").queueId);
+  const body = ok(await widgetStatus(c.env, queue, now()));
+  const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
+  const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
+  const match = c.req.header("If-None-Match");
+  if (match && match.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*")) {
+    return c.body(null, 304, headers);
+  }
+  return c.json(body, 200, headers);
+});
+
+// ---- join -------------------------------------------------------------------------------------
+
+const JoinBody = z
+  .strictObject({
+    visitorName: PublicLine(100).optional(),
+    phone: CustomerPhone.optional(),
+    partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
+    intake: IntakeAnswersBody.optional(),
+  })
+  .openapi("WidgetJoinRequest");
+
+const join = createRoute({
+  method: "post",
+  path: "/widget/queue/{queueId}/join",
+  tags,
+  summary: "Take a ticket from the widget",
+  description:
+    "A `widget` key, or a key or member with QUEUE_OPERATE (`write`, `admin`). The ticket's source is `widget`; its userId is the key's id. " +
+    "Refused on a paused (QUEUE_PAUSED), closed (QUEUE_CLOSED) or full (QUEUE_FULL) queue; counts towards the plan's monthly tickets. " +
+    PHONE_RULES,
+  security: SECURITY.any,
+  request: { params: QueueParam, body: { required: false, content: { "application/json": { schema: JoinBody } } } },
+  responses: { 201: jsonResponse(okEnvelope(JoinedTicket), "Ticket created, with the visitor's ticket token"), ...errors(409) },
+});
+
+app.openapi(join, async (c) => {
+  const queue = await queueOfCaller(c, c.req.valid("param").queueId);
+  const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
+  const body = c.req.valid("json");
+  const { ticket, token, phoneVerification } = await widgetJoin(
+    c.env,
+    queue,
+    {
+      actingId: actor.userId ?? actor.apiKeyId!,
+      visitorName: body.visitorName ?? null,
+      phone: body.phone ?? null,
+      partySize: body.partySize ?? 1,
+      address: clientIp(c),
+      widgetKeyId: actor.apiKeyId ?? null,
+      botToken: c.req.header("CF-Turnstile-Response") ?? null,
+      answers: body.intake,
+    },
+    now(),
+  );
+  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token, phoneVerification }), 201);
+});
+
+// ---- the visitor's ticket (its token) ---------------------------------------------------------
+
+export const TICKET_TOKEN_HEADER = "X-Ticket-Token";
+const TicketParam = idParam("ticketId", "tkt");
+const TicketTokenHeader = z.object({
+  [TICKET_TOKEN_HEADER]: z
+    .string()
+    .optional()
+    .openapi({ description: "The `ticketToken` the widget join answered", example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A" }),
+});
+
+/**
+ * Runs `use` for the holder of the ticket's token. A missing or wrong token, an unknown or
+ * finished ticket all answer 404 (nothing tells the ticket exists). A token we did not sign is
+ * refused on the spot (no lookup, nothing counted); a signed token whose ticket has ended is a
+ * visitor still polling, not a guess, so it counts nowhere. Only a token of the unsigned format
+ * handed before needs the room to judge it: that lookup sits behind the address's
+ * failed-credential limit, and its failure counts (CONTRACT §10).
+ */
+export async function withTicketToken<T>(
+  c: Context<AppEnv>,
+  ticketId: string,
+  use: (queue: QueueRow, token: string) => Promise<T | null>,
+): Promise<T> {
+  const token = c.req.header(TICKET_TOKEN_HEADER)?.trim();
+  const queueId = queueIdOfTicket(ticketId);
+  const form = token && queueId ? await ticketTokenForm(c.env, token) : "forged";
+  if (form === "forged" || !token || !queueId) throw notFound("Ticket");
+  if (form === "legacy") {
+    const refused = await credentialRefusal(c);
+    if (refused) throw refused;
+  }
+  // A visitor polling their ticket reads like the status: the queue row may come from memory
+  // (its name only; the room checks the token and knows a deleted queue). Leaving reads D1.
+  const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(c.env, queueId);
+  const queue = await read.catch(() => null);
+  const result = queue ? await use(queue, token) : null;
+  if (result === null) {
+    if (form === "legacy") await recordFailedCredential(c);
+    throw notFound("Ticket");
+  }
+  return result;
+}
+
+const visitorTicket = createRoute({
+  method: "get",
+  path: "/widget/tickets/{ticketId}",
+  tags,
+  summary: "The visitor's ticket, read with its token",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, " +
+    "wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404; only a token of " +
+    "the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The visitor's ticket"), ...errors() },
+});
+
+app.openapi(visitorTicket, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const data = await withTicketToken(c, ticketId, (queue, token) => readVisitorTicket(c.env, queue, ticketId, token, now()));
+  return c.json(ok(data), 200);
+});
+
+const leave = createRoute({
+  method: "post",
+  path: "/widget/tickets/{ticketId}/cancel",
+  tags,
+  summary: "Leave the queue: the visitor cancels their ticket with its token",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`. Cancels a waiting or called ticket and answers it (`cancelled`); the " +
+    "token dies with it. 409 INVALID_STATE once the ticket is being served. A missing or wrong token is 404, as for the read.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The ticket, cancelled"), ...errors(409) },
+});
+
+app.openapi(leave, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const data = await withTicketToken(c, ticketId, (queue, token) => leaveQueue(c.env, queue, ticketId, token, now()));
+  return c.json(ok(data), 200);
+});
+
+const visitorStepBackRoute = createRoute({
+  method: "post",
+  path: "/widget/tickets/{ticketId}/step-back",
+  tags,
+  summary: "Let others pass: the visitor steps back a few places with the ticket's token, once",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`. As POST /v1/tickets/{ticketId}/step-back (docs/desks.md): a waiting " +
+    "ticket moves behind the next `places` waiting tickets, once (a second time 409 CONFLICT). A missing or wrong token is " +
+    "404, as for the read.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader, body: jsonBody(StepBackRequest) },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The ticket at its new place"), ...errors(409) },
+});
+
+app.openapi(visitorStepBackRoute, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const { places } = c.req.valid("json");
+  const data = await withTicketToken(c, ticketId, (queue, token) => visitorStepBack(c.env, queue, ticketId, token, places, now()));
+  return c.json(ok(data), 200);
+});
+
+// ---- display board ----------------------------------------------------------------------------
+
+const board = createRoute({
+  method: "get",
+  path: "/widget/organization/{organizationId}/display-board",
+  tags,
+  summary: "Call screen data for waiting rooms",
+  description:
+    "Per open queue: the called and serving tickets with who called them, newest call first (at most 10), and the next codes " +
+    "(at most 5). A `widget` key, or any key or member with read access. Subscribe to the queues over the WebSocket to refresh on change.",
+  security: SECURITY.any,
+  request: { params: OrganizationParam },
+  responses: { 200: jsonResponse(okEnvelope(DisplayBoard), "The display board"), ...errors() },
+});
+
+app.openapi(board, async (c) => {
+  const { organizationId } = c.req.valid("param");
+  await widgetActor(c, organizationId, "read");
+  return c.json(ok(await displayBoard(c.env, organizationId, now())), 200);
+});
+
+// ---- WebSocket --------------------------------------------------------------------------------
+
+const socket = createRoute({
+  method: "get",
+  path: "/widget/ws",
+  tags,
+  summary: "Live queue updates over a WebSocket (public)",
+  description:
+    'Connect, then send `{"action": "subscribe", "queueId": "que_…"}`: the server answers `{"type": "queue_update", "data": <status>}` ' +
+    'at once and after every change of that queue, and `{"type": "error", "data": {"code", "message", "queueId"?}}` for a bad message or ' +
+    "an unknown queue (the socket stays open). One socket may subscribe to several queues of one organization; " +
+    '`{"action": "unsubscribe", "queueId"}` stops them. Send the text `ping` as a keep-alive: the answer is `pong`. ' +
+    "Optional `?queueId=` subscribes at connection time (404 before the upgrade for an unknown queue). " +
+    'A display board adds `"view": "board"` to its subscribe messages (or `&view=board` to the URL): it then receives ' +
+    '`{"type": "board_update", "data": <DisplayBoardQueue>}` instead of `queue_update` (the calls with their counter, the next ' +
+    "codes, the waiting count and wait), so it never refetches the display-board route.",
+  security: SECURITY.none,
+  request: {
+    query: z.object({
+      queueId: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}$/, "a queue id")
+        .optional()
+        .openapi({ description: "Subscribe to this queue at connection time" }),
+      view: z.enum(["status", "board"]).optional().openapi({ description: "board: the `?queueId=` subscription receives board_update" }),
+    }),
+  },
+  responses: {
+    101: { description: "Switching protocols to a WebSocket" },
+    ...errors(),
+  },
+});
+
+app.openapi(socket, async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
+  }
+  const { queueId, view } = c.req.valid("query");
+  if (queueId === undefined) return connectToHub(c.env);
+  return connectToRoom(c.env, queueId, view ?? "status");
+});
+
+export default app;

@@ -1,0 +1,271 @@
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { closedByHours, type OpeningHours } from "../domain/opening-hours";
+import { database } from "../db/client";
+import { apiKeys, locations, organizations, queues, users } from "../db/schema";
+import type { Env } from "../env";
+import { ApiError, notFound } from "../http/errors";
+import { iso } from "../lib/time";
+import {
+  boardQueue,
+  hubName,
+  SOCKET_HUBS,
+  type BoardData,
+  type QueueStatusData,
+  type SubscriptionView,
+  type TicketView,
+} from "../queue-room/contract";
+import type { QueueRow } from "../http/credentials/queues";
+import { readRoom, roomOf } from "../tickets/queue-rooms";
+import type { PhoneVerificationView } from "../visits/phone-verification";
+import { joinQueue } from "../tickets/joins";
+import type { IntakeValue } from "../domain/intake";
+import { occurrencesBetween } from "../calendar/calendar";
+
+export const WIDGET_LANGUAGES = ["en", "fr"] as const;
+
+/** The organization's public face for the widget: name, logo, languages and open queues. */
+export async function widgetInfo(env: Env, organizationId: string) {
+  const db = database(env.DB);
+  const [org, rows] = await Promise.all([
+    db.select().from(organizations).where(eq(organizations.id, organizationId)).get(),
+    db
+      .select({ id: queues.id, name: queues.name, status: queues.status })
+      .from(queues)
+      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .orderBy(asc(queues.createdAt), asc(queues.id))
+      .all(),
+  ]);
+  if (!org) throw notFound("Organization");
+  return {
+    organizationId: org.id,
+    name: org.name,
+    logoUrl: org.logoUrl,
+    defaultLanguage: org.defaultLanguage,
+    languages: [...WIDGET_LANGUAGES],
+    queues: rows,
+  };
+}
+
+/** The name comes from D1 (renames show at once); the live figures from the room. */
+export async function widgetStatus(env: Env, queue: QueueRow, at: number): Promise<QueueStatusData> {
+  const status = await readRoom(env, queue, (room) => room.query({ question: "widgetStatus", at }));
+  return { ...status, name: queue.name };
+}
+
+export interface WidgetJoin {
+  actingId: string;
+  visitorName: string | null;
+  phone: string | null;
+  partySize: number;
+  /** The caller's address and widget key: what the SMS caps count (./sms-guard.ts). */
+  address: string;
+  widgetKeyId: string | null;
+  /** The page's Turnstile token (the `CF-Turnstile-Response` header), for an organization that asks for the bot check. */
+  botToken?: string | null;
+  /** The visitor's intake answers, checked with the join (docs/visits.md). */
+  answers?: Record<string, IntakeValue | null> | undefined;
+}
+
+/** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
+export async function widgetJoin(
+  env: Env,
+  queue: QueueRow,
+  input: WidgetJoin,
+  at: number,
+): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView }> {
+  const joined = await joinQueue(
+    env,
+    queue,
+    {
+      ticket: {
+        userId: input.actingId,
+        partySize: input.partySize,
+        isPriority: false,
+        isGhostMode: false,
+        visitorName: input.visitorName,
+        phone: input.phone,
+        language: null,
+        source: "widget",
+        answers: input.answers,
+      },
+      caller: { address: input.address, widgetKeyId: input.widgetKeyId, botToken: input.botToken ?? null },
+      withToken: true,
+    },
+    at,
+  );
+  return { ticket: joined.ticket, token: joined.token!, phoneVerification: joined.phoneVerification };
+}
+
+/** What a widget page sees of its ticket: no user, organization or internal ids. */
+export function widgetTicket(t: TicketView) {
+  return {
+    id: t.id,
+    queueId: t.queueId,
+    number: t.number,
+    displayCode: t.displayCode,
+    status: t.status,
+    position: t.position,
+    estimatedWaitMinutes: t.estimatedWaitMinutes,
+    estimatedWaitRange: t.estimatedWaitRange,
+    partySize: t.partySize,
+    visitorName: t.visitorName,
+    source: t.source,
+    createdAt: iso(t.createdAt),
+    // The visitor's own answers, echoed to the page that just gave them.
+    intake: t.intake,
+  };
+}
+
+/** At most 100 bound parameters per D1 statement. */
+const ID_CHUNK = 90;
+
+/**
+ * Who is at each counter, as a waiting room may see it: a member's first name, or the name
+ * of the API key that called (a kiosk or counter integration names its key after the desk).
+ */
+async function callerNames(env: Env, organizationId: string, ids: string[]): Promise<Map<string, string>> {
+  const db = database(env.DB);
+  const names = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += ID_CHUNK) {
+    const chunk = ids.slice(i, i + ID_CHUNK);
+    const [people, keys] = await Promise.all([
+      db.select({ id: users.id, name: users.firstName }).from(users).where(inArray(users.id, chunk)).all(),
+      db
+        .select({ id: apiKeys.id, name: apiKeys.name })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.organizationId, organizationId), inArray(apiKeys.id, chunk)))
+        .all(),
+    ]);
+    for (const row of [...people, ...keys]) names.set(row.id, row.name);
+  }
+  return names;
+}
+
+/**
+ * Per open queue of the organization: calls newest first with their counter, and the next
+ * codes; with the organization's name, logo and the time zone of the board's clock (its first
+ * location's, else UTC).
+ */
+export async function displayBoard(env: Env, organizationId: string, at: number) {
+  const db = database(env.DB);
+  const [org, place, rows] = await Promise.all([
+    db
+      .select({ name: organizations.name, logoUrl: organizations.logoUrl })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .get(),
+    db
+      .select({ id: locations.id, timezone: locations.timezone, openingHours: locations.openingHours })
+      .from(locations)
+      .where(eq(locations.organizationId, organizationId))
+      .orderBy(asc(locations.createdAt), asc(locations.id))
+      .limit(1)
+      .get(),
+    db
+      .select()
+      .from(queues)
+      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+      .orderBy(asc(queues.createdAt), asc(queues.id))
+      .all(),
+  ]);
+  if (!org) throw notFound("Organization");
+  const boards = await Promise.all(
+    rows.map((q) => readRoom<BoardData>(env, q, (room) => room.query({ question: "widgetBoard", at })).catch(() => null)),
+  );
+  const callerIds = [
+    ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
+  ];
+  const [names, closures] = await Promise.all([
+    callerNames(env, organizationId, callerIds),
+    boardClosures(env, organizationId, place ?? null, at),
+  ]);
+  return {
+    organizationId,
+    organization: { name: org.name, logoUrl: org.logoUrl },
+    timeZone: place?.timezone ?? "UTC",
+    generatedAt: iso(at),
+    closures,
+    queues: rows.flatMap((q, i) => {
+      const board = boards[i];
+      if (!board) return [];
+      // The D1 name (renames show at once); the rest as the socket's board_update carries it.
+      const wire = boardQueue(board, at);
+      return [
+        {
+          ...wire,
+          name: q.name,
+          called: board.called.map((c, j) => ({
+            ...wire.called[j]!,
+            assignedTo: c.assignedToId === null ? null : (names.get(c.assignedToId) ?? null),
+          })),
+        },
+      ];
+    }),
+  };
+}
+
+/** How far ahead the board learns the closures (it reloads them every hour). */
+const BOARD_CLOSURES_AHEAD_MS = 24 * 3_600_000;
+
+/**
+ * The closures that close the whole branch in the next 24 hours: calendar closures with no
+ * service and no attendees, of the whole organization or of the board's location. A calendar
+ * too busy to expand (the range's cap) leaves the board open rather than failing it.
+ */
+async function boardClosures(
+  env: Env,
+  organizationId: string,
+  place: { id: string; timezone: string; openingHours: OpeningHours | null } | null,
+  at: number,
+) {
+  const locationId = place?.id ?? null;
+  // Outside its location's opening hours the board shows its closed screen too (docs/appointments.md).
+  const hours = place
+    ? closedByHours([{ openingHours: place.openingHours, timeZone: place.timezone }], at, at + BOARD_CLOSURES_AHEAD_MS)
+    : [];
+  const closedHours = hours.map((i) => ({ start: iso(i.start), end: iso(i.end) }));
+  try {
+    const occurrences = await occurrencesBetween(database(env.DB), organizationId, at, at + BOARD_CLOSURES_AHEAD_MS);
+    return occurrences
+      .filter(
+        (o) =>
+          o.event.eventType === "closure" &&
+          o.event.serviceId === null &&
+          o.event.attendees.length === 0 &&
+          (o.event.locationId === null || o.event.locationId === locationId),
+      )
+      .map((o) => ({ start: iso(o.occurrence.occurrenceStart), end: iso(o.occurrence.occurrenceEnd) }))
+      .concat(closedHours)
+      .sort((a, b) => a.start.localeCompare(b.start));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "VALIDATION_ERROR") return closedHours;
+    throw err;
+  }
+}
+
+// ---- the live channel ----------------------------------------------------------------------
+
+function roomSocketRequest(queueId: string, view: SubscriptionView = "status"): Request {
+  const url = `https://queue-room/ws?queueId=${encodeURIComponent(queueId)}${view === "board" ? "&view=board" : ""}`;
+  return new Request(url, { headers: { Upgrade: "websocket" } });
+}
+
+/** Fast path: the queue is known from the URL, so the socket goes straight to its room. */
+export async function connectToRoom(env: Env, queueId: string, view: SubscriptionView = "status"): Promise<Response> {
+  const db = database(env.DB);
+  const queue = await db.select({ id: queues.id }).from(queues).where(eq(queues.id, queueId)).get();
+  if (!queue) throw notFound("Queue");
+  return roomOf(env, queueId).fetch(roomSocketRequest(queueId, view));
+}
+
+/**
+ * The spec's flow (connect, then `{action: "subscribe", queueId}`): the socket is handed at
+ * once to a socket hub, picked at random, which accepts it with the hibernation API like a
+ * queue's room does on the fast path; no Worker invocation stays open per socket. The hub
+ * answers subscribes by watching the queues' rooms (sockets.ts).
+ */
+export async function connectToHub(env: Env): Promise<Response> {
+  const name = hubName(Math.floor(Math.random() * SOCKET_HUBS));
+  const request = new Request(`https://queue-room/ws?hub=${encodeURIComponent(name)}`, { headers: { Upgrade: "websocket" } });
+  return roomOf(env, name).fetch(request);
+}
