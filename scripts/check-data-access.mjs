@@ -1,0 +1,156 @@
+// One way to the database (issue #36), checked in CI after the architecture check:
+//  (a) a router (src/<area>/*.routes.ts) never names the D1 binding (`env.DB`): it calls a
+//      service, or at most its area's repository;
+//  (b) raw SQL on D1 runs only in the allow-listed files below, each with its reason: a call of
+//      D1Database's prepare/batch/exec (found by type, whatever the variable is called), or a
+//      Drizzle sql`…` template holding a whole statement (SELECT/INSERT/UPDATE/DELETE/WITH…).
+// The Durable Objects' own SQLite storage (ctx.storage.sql.exec in queue-room/, ledger/,
+// rate-limiter/) is not D1 and not counted.
+// Both lists are a ratchet: they hold today's files and must only shrink (goal: at most 5 files
+// of raw SQL, no router on the binding). A file that leaves a list must be removed from it.
+// Usage: node scripts/check-data-access.mjs [--report]   (--report prints the figures too)
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+
+const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
+const report = process.argv.includes("--report");
+
+/** Routers that still hand `c.env.DB` to a service (the service should take its dependencies). */
+const ROUTERS_ON_THE_BINDING = {
+  "src/analytics/analytics-export.routes.ts": "passes env.DB to the CSV export",
+  "src/analytics/analytics.routes.ts": "passes env.DB to the analytics reads",
+  "src/analytics/dashboard.routes.ts": "builds a Drizzle handle for the dashboard read",
+  "src/audit/audit.routes.ts": "passes env.DB to the audit log reads and seal check",
+  "src/billing/billing.routes.ts": "builds a Drizzle handle for subscriptions and invoices",
+  "src/calendar/calendar.routes.ts": "builds a Drizzle handle for the calendar services",
+  "src/catalog/locations.routes.ts": "builds a Drizzle handle for the location services",
+  "src/catalog/service-outcomes.routes.ts": "builds a Drizzle handle for the outcome services",
+  "src/catalog/services.routes.ts": "builds a Drizzle handle for the service services",
+  "src/entry/nfc.routes.ts": "builds a Drizzle handle for the NFC services",
+  "src/entry/qr.routes.ts": "builds a Drizzle handle for the QR-token services",
+  "src/identity/api-keys.routes.ts": "builds a Drizzle handle for the API-key services",
+  "src/identity/auth.routes.ts": "builds a Drizzle handle for register/login/me",
+  "src/identity/members.routes.ts": "builds a Drizzle handle for the member services",
+  "src/identity/organizations.routes.ts": "builds a Drizzle handle for the organization services",
+  "src/identity/invitations.routes.ts": "passes env.DB to the invitation services",
+  "src/tickets/queues.routes.ts": "passes env.DB to the phone check before a join",
+  "src/webhooks/events.routes.ts": "passes env.DB to the event-stream listing",
+  "src/visits/visitor-push.routes.ts": "runs its own statements on env.DB (web-push subscriptions)",
+};
+
+/** Files that may run raw SQL on D1, each with why. */
+const RAW_SQL = {
+  "src/analytics/analytics-aggregates.ts": "projection deltas: upserts that add to hourly counters (ON CONFLICT … + excluded)",
+  "src/analytics/analytics-export.ts": "the CSV export's streaming reads",
+  "src/analytics/analytics.ts": "the analytics reads: window functions and grouped joins",
+  "src/analytics/analytics-scope.ts": "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
+  "src/audit/audit.ts": "audit sealing: the hash chain is extended and checked in order",
+  "src/billing/billing-events.ts": "provider events applied idempotently with conditional writes",
+  "src/billing/billing.ts": "the fall to starter: one conditional UPDATE batched by the sweep and the provider events",
+  "src/billing/usage.ts": "the API-call quota: a conditional upsert (used < limit)",
+  "src/catalog/services.ts": "INSERT … SELECT of a service's locations in one statement",
+  "src/conversations/conversations.ts": "ticket messages written with conditional inserts",
+  "src/conversations/inbound-status.ts": "delivery status moved forward only from allowed states (conditional UPDATE)",
+  "src/conversations/inbound.ts": "inbound SMS de-duplicated by conditional insert",
+  "src/ledger/ledger.ts": "the organization ledger flushes its counts to usage_counters (upsert)",
+  "src/room-host.ts": "the room's catalog port reads its queue row",
+  "src/tickets/queues.ts": "a queue created with its display letter chosen in the INSERT (unique per service)",
+  "src/visits/labels.ts": "a label added only while the list is not full (conditional INSERT)",
+  "src/identity/verification.ts": "the domain re-check's due list",
+  "src/jobs/analytics-backfill.ts": "projection deltas rebuilt in chunks",
+  "src/jobs/anonymisation.ts": "retention: personal data blanked in bulk",
+  "src/jobs/appointment-reminders.ts": "reminders claimed once by conditional updates",
+  "src/jobs/billing-sweep.ts": "period roll-over claimed once by conditional updates",
+  "src/jobs/events-consumer.ts": "events recorded once (INSERT OR IGNORE by event id)",
+  "src/jobs/notifications-delivery.ts": "deliveries claimed and settled by conditional updates",
+  "src/jobs/notifications.ts": "the notification fan-out's reads and clean-up",
+  "src/jobs/sweeps.ts": "retention: expired rows purged in bulk",
+  "src/jobs/webhook-deliveries.ts": "deliveries claimed and settled by conditional updates",
+  "src/notifications/notification-delivery.ts": "SMS units taken by conditional update (used < limit)",
+  "src/notifications/notifications.ts": "notification rows written with their deliveries in one batch",
+  "src/notifications/opt-outs.ts": "opt-outs upserted by phone",
+  "src/notifications/sms-guard.ts": "the SMS allowance: conditional updates of daily counters",
+  "src/queue-room/archive.ts": "the room's archive drain: upserts guarded by the ticket's version",
+  "src/queue-room/outbox.ts": "the room's outbox drain: upserts guarded by the ticket's version",
+  "src/queue-room/projection.ts": "the ticket projection's upserts guarded by version",
+  "src/visits/phone-verification.ts": "phone codes: attempts counted by conditional update",
+  "src/visits/visitor-push.routes.ts": "web-push subscriptions written by the router itself (to move into a service)",
+  "src/webhooks/event-stream.ts": "the event stream: INSERT OR IGNORE by event id and a 24 h purge",
+  "src/webhooks/webhooks.ts": "delivery rows fanned out per subscription in one statement",
+};
+
+const isRouter = (f) => /\.routes\.ts$/.test(f) || /^src\/routes\//.test(f);
+const STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|REPLACE|CREATE|DROP|ALTER|PRAGMA)\b/i;
+
+const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile);
+const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+const program = ts.createProgram(parsed.fileNames, parsed.options);
+const checker = program.getTypeChecker();
+
+const rawSites = new Map(); // file → [line]
+const routerHits = new Map(); // file → [line]
+let casts = 0;
+let batchAny = 0;
+const sizes = [];
+for (const sf of program.getSourceFiles()) {
+  const file = path.relative(root, sf.fileName).split(path.sep).join("/");
+  if (!file.startsWith("src/")) continue;
+  const text = sf.getFullText();
+  sizes.push([text.split("\n").length, file]);
+  const lineOf = (node) => sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+  const add = (map, node) => (map.get(file) ?? map.set(file, []).get(file)).push(lineOf(node));
+  const visit = (node) => {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      ["prepare", "batch", "exec"].includes(node.expression.name.text)
+    ) {
+      const type = checker.getTypeAtLocation(node.expression.expression);
+      const name = type.getSymbol()?.getName() ?? type.aliasSymbol?.getName();
+      if (name === "D1Database") add(rawSites, node);
+      if (node.expression.name.text === "batch" && node.typeArguments?.some((t) => t.kind === ts.SyntaxKind.AnyKeyword)) batchAny++;
+    }
+    if (ts.isTaggedTemplateExpression(node) && node.tag.getText(sf) === "sql") {
+      const head = ts.isNoSubstitutionTemplateLiteral(node.template) ? node.template.text : node.template.head.text;
+      if (STATEMENT.test(head)) add(rawSites, node);
+    }
+    if (ts.isAsExpression(node) && !(ts.isTypeReferenceNode(node.type) && node.type.getText(sf) === "const")) casts++;
+    if (isRouter(file) && ts.isPropertyAccessExpression(node) && node.name.text === "DB" && /\benv$/.test(node.expression.getText(sf)))
+      add(routerHits, node);
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+}
+
+const failures = [];
+for (const [file, lines] of routerHits) {
+  if (!(file in ROUTERS_ON_THE_BINDING))
+    failures.push(`${file}: a router names env.DB (lines ${lines.join(", ")}); call a service instead`);
+}
+for (const [file, lines] of rawSites) {
+  if (!(file in RAW_SQL))
+    failures.push(
+      `${file}: raw SQL on D1 outside the allow-list (lines ${lines.join(", ")}); use the area's Drizzle repository, or allow-list the file with its reason`,
+    );
+}
+for (const file of Object.keys(ROUTERS_ON_THE_BINDING))
+  if (!routerHits.has(file)) failures.push(`${file} no longer names env.DB: remove it from ROUTERS_ON_THE_BINDING`);
+for (const file of Object.keys(RAW_SQL)) if (!rawSites.has(file)) failures.push(`${file} no longer runs raw SQL: remove it from RAW_SQL`);
+
+if (report) {
+  const sites = [...rawSites.values()].reduce((n, l) => n + l.length, 0);
+  const v1 = (readFileSync(path.join(root, "src/app.ts"), "utf8").match(/app\.route\("\/v1"/g) ?? []).length;
+  console.log(`raw SQL on D1: ${sites} call sites in ${rawSites.size} files`);
+  for (const [file, lines] of [...rawSites].sort((a, b) => b[1].length - a[1].length))
+    console.log(`  ${String(lines.length).padStart(3)}  ${file}`);
+  console.log(`routers naming env.DB: ${routerHits.size}`);
+  console.log(`\`as\` casts (not \`as const\`): ${casts}; batch<any>: ${batchAny}; routers mounted at /v1: ${v1}`);
+  console.log("largest files:");
+  for (const [n, f] of sizes.sort((a, b) => b[0] - a[0]).slice(0, 10)) console.log(`  ${String(n).padStart(5)}  ${f}`);
+}
+if (failures.length) {
+  console.error(`check-data-access: ${failures.length} problem(s)\n  ${failures.join("\n  ")}`);
+  process.exit(1);
+}
+console.log(`check-data-access: ok (${routerHits.size} routers on the binding, ${rawSites.size} files of raw SQL, both allow-listed)`);
