@@ -8,6 +8,7 @@
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const AREAS = [
+  "access",
   "analytics",
   "api-reference",
   "appointments",

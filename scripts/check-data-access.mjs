@@ -25,7 +25,6 @@ const ROUTERS_ON_THE_BINDING = {
   "src/billing/billing.routes.ts": "builds a Drizzle handle for subscriptions and invoices",
   "src/calendar/calendar.routes.ts": "builds a Drizzle handle for the calendar services",
   "src/catalog/locations.routes.ts": "builds a Drizzle handle for the location services",
-  "src/catalog/service-outcomes.routes.ts": "builds a Drizzle handle for the outcome services",
   "src/catalog/services.routes.ts": "builds a Drizzle handle for the service services",
   "src/entry/nfc.routes.ts": "builds a Drizzle handle for the NFC services",
   "src/entry/qr.routes.ts": "builds a Drizzle handle for the QR-token services",

@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { authenticate } from "./http/auth";
-import { declareOpenOperations, guard, type ResourceKind } from "./http/guard";
+import { declareOpenOperations, guard, type ResourceKind } from "./access";
 import { bodyGuard } from "./http/body-guard";
 import type { AppEnv } from "./http/context";
 import { ApiError, validationError } from "./http/errors";
@@ -60,7 +60,7 @@ export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
 }
 
 /**
- * One guard per resource with an id in its path (src/http/guard.ts), mounted once on the bare
+ * One guard per resource with an id in its path (src/access/guard.ts), mounted once on the bare
  * path and on everything under it, before any router: no handler of these paths runs for a
  * caller the guard has not placed. A new route under one of these paths is guarded by this.
  */

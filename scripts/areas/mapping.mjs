@@ -22,7 +22,18 @@ export const AREAS = {
   tickets: {
     why: "queues and tickets: join, call, moves, transfers, remote join, intake answers, the rooms' client",
     routes: ["queues", "tickets", "ticket-moves", "remote-join", "intake"],
-    services: ["queues", "tickets", "joins", "queue-rooms", "previous-call", "visitor-tickets", "remote-join", "room-rules", "quota", "intake"],
+    services: [
+      "queues",
+      "tickets",
+      "joins",
+      "queue-rooms",
+      "previous-call",
+      "visitor-tickets",
+      "remote-join",
+      "room-rules",
+      "quota",
+      "intake",
+    ],
   },
   visits: {
     why: "what hangs on one visitor's ticket: labels, receipts, phone verification, visitor push",

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "./repository";
 import { authorize, organizationOfRequest, requireUser, type Actor } from "../http/auth";
-import { authorizeResources, guarded } from "../http/guard";
+import { authorizeResources, guarded } from "../access/guard";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { eventsWithin } from "../catalog/location-scope";
 import {

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
-import { guarded } from "../http/guard";
+import { guarded } from "../access/guard";
 import { forbidden } from "../http/errors";
 import {
   errors,

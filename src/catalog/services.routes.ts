@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
-import { authorizeResources, guarded } from "../http/guard";
+import { authorizeResources, guarded } from "../access/guard";
 import {
   errors,
   idParam,

@@ -1,3 +1,6 @@
+import { and, eq, lt } from "drizzle-orm";
+import { database } from "../db/client";
+import { inboundReceipts } from "../db/schema";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
 
@@ -9,19 +12,24 @@ export const INBOUND_RECEIPT_RETENTION_MS = 400 * DAY;
 
 /** True the first time this message is seen (its receipt is written); false for a replay. */
 export async function takeReceipt(env: Env, provider: string, messageId: string, at: number): Promise<boolean> {
-  const [, taken] = await env.DB.batch([
-    // Old receipts go a few at a time, with the traffic that makes them.
-    env.DB.prepare(
-      "DELETE FROM inbound_receipts WHERE rowid IN (SELECT rowid FROM inbound_receipts WHERE received_at < ? ORDER BY received_at LIMIT 20)",
-    ).bind(at - INBOUND_RECEIPT_RETENTION_MS),
-    env.DB.prepare(
-      "INSERT INTO inbound_receipts (provider, message_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1 AS taken",
-    ).bind(provider, messageId, at),
+  const db = database(env.DB);
+  const [, taken] = await db.batch([
+    // Old receipts go with the traffic that makes them (receivedAt is indexed: each request
+    // deletes the few that expired since the last one).
+    db.delete(inboundReceipts).where(lt(inboundReceipts.receivedAt, at - INBOUND_RECEIPT_RETENTION_MS)),
+    // The conditional insert decides: a second request for the same message inserts nothing.
+    db
+      .insert(inboundReceipts)
+      .values({ provider, messageId, receivedAt: at })
+      .onConflictDoNothing()
+      .returning({ provider: inboundReceipts.provider }),
   ]);
-  return (taken?.results?.length ?? 0) > 0;
+  return taken.length > 0;
 }
 
 /** The message could not be acted on (a fault): its retry must act. */
 export async function releaseReceipt(env: Env, provider: string, messageId: string): Promise<void> {
-  await env.DB.prepare("DELETE FROM inbound_receipts WHERE provider = ? AND message_id = ?").bind(provider, messageId).run();
+  await database(env.DB)
+    .delete(inboundReceipts)
+    .where(and(eq(inboundReceipts.provider, provider), eq(inboundReceipts.messageId, messageId)));
 }

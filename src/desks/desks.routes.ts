@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { DESK_NAME_MAX, DESK_QUEUES_MAX, DESK_WEIGHT_MAX } from "../domain/desks";
 import type { Actor } from "../http/auth";
-import { guarded } from "../http/guard";
+import { guarded } from "../access/guard";
 import {
   errors,
   idParam,

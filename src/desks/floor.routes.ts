@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { guarded } from "../http/guard";
+import { guarded } from "../access/guard";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "./repository";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
-import { authorizeResources, guarded } from "../http/guard";
+import { authorizeResources, guarded } from "../access/guard";
 import { notFound } from "../http/errors";
 import { errors, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
 import { ok, okList } from "../http/respond";

@@ -194,7 +194,11 @@ async function assertHuman(env: Env, token: string | null, address: string): Pro
       reason: "bot_check_required",
     });
   }
-  if (!(await verifyTurnstile(env, token, address))) {
+  const verdict = await verifyTurnstile(env, token, address);
+  if (verdict === "unconfigured") {
+    throw new ApiError("PROVIDER_UNAVAILABLE", "TURNSTILE_SECRET_KEY is not configured: the bot check cannot be verified");
+  }
+  if (verdict === "failed") {
     throw new ApiError("VALIDATION_ERROR", "The bot check failed: solve it again", { field: BOT_TOKEN_HEADER, reason: "bot_check_failed" });
   }
 }

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INTAKE_KEY, INTAKE_REQUIRED, INTAKE_TYPES, MAX_INTAKE_FIELDS, MAX_INTAKE_OPTIONS } from "../domain/intake";
-import { guarded } from "../http/guard";
+import { guarded } from "../access/guard";
 import { authorizeOnQueue, queueOfCaller, ticketQueueOfCaller } from "./queue-access";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";

@@ -300,7 +300,9 @@ export function probeShard(shard: number, shards: number): void {
         if (LOCATION_SCOPED.has(primary)) askers.push(["a manager scoped to another location", scoped]);
         for (const [who, asker] of askers) {
           if (!op.params.every((name) => name in v.ids)) {
-            failures.push(`${op.method} ${op.path}: the probe has no value for one of {${op.params.join("}, {")}}: add it to test/helpers/probe.ts`);
+            failures.push(
+              `${op.method} ${op.path}: the probe has no value for one of {${op.params.join("}, {")}}: add it to test/helpers/probe.ts`,
+            );
             break;
           }
           const res = await call(op.method, urlOf(op, v.ids), { token: asker.token, ...(body ? { body } : {}) });

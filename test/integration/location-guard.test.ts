@@ -3,7 +3,7 @@ import { call, expectError, expectOk, unique } from "../helpers/api";
 import { acceptInvitation, createOrganization, registerUser, setPlan, type TestUser } from "../helpers/fixtures";
 
 // Issue 36: a manager limited to Lyon could change Paris through the routes whose call site
-// forgot to pass the location to `authorize`. The resource guard (src/http/guard.ts) now decides
+// forgot to pass the location to `authorize`. The resource guard (src/access/guard.ts) now decides
 // before any handler runs, and the body resolver for ids that arrive in a body: every write on
 // Paris answers 404 and changes nothing, while the same write on Lyon is accepted.
 

@@ -12,13 +12,13 @@ import { locationsOfService, eventLocations } from "../catalog/location-scope";
 import { findLocation, type LocationRow } from "../catalog/locations";
 import { tagByNfcId, type NfcTagRow } from "../entry/nfc-tags";
 import { liveQrToken, type QrTokenRow } from "../entry/qr-tokens";
-import type { QueueRow } from "./credentials/queues";
+import type { QueueRow } from "../http/credentials/queues";
 import { findService, type ServiceRow } from "../catalog/services";
-import { actorIn, requireCredential, type ResourceLocations } from "./auth";
-import type { Actor, AppEnv, Guarded, ScopedActor } from "./context";
+import { actorIn, requireCredential, type ResourceLocations } from "../http/auth";
+import type { Actor, AppEnv, Guarded, ScopedActor } from "../http/context";
 
 export type { Guarded, ScopedActor };
-import { ApiError, forbidden, notFound } from "./errors";
+import { ApiError, forbidden, notFound } from "../http/errors";
 import { queueOfCaller, ticketQueueOfCaller } from "../tickets/queue-access";
 
 // The resource guard (issue 36). Every resource with an id in its path has one guard, mounted
