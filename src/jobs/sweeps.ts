@@ -7,6 +7,7 @@ import { remindAppointments } from "./appointment-reminders";
 import { anonymisePersonalData } from "./anonymisation";
 import { backfillAnalytics } from "./analytics-backfill";
 import { sweepAuditLog } from "../audit";
+import { purgeInboundThreads } from "../conversations";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -81,6 +82,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["domains", recheckDomains],
   ["appointment reminders", remindAppointments],
   ["personal data", anonymisePersonalData],
+  ["inbound threads", purgeInboundThreads],
   ["analytics backfill", backfillAnalytics],
   ["audit log", (env, at) => sweepAuditLog(env.DB, at)],
 ];

@@ -73,3 +73,19 @@ describe("the anonymisation sweep and a ticket's phone", () => {
     }
   });
 });
+
+describe("the sweep and inbound threads (issue 44)", () => {
+  it("a shared number's thread with a customer (their number, a held text) goes two days after its last message; a live one stays", async () => {
+    const at = Date.parse("2026-03-10T09:00:00.000Z");
+    const old = `+3361${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+    const live = `+3362${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+    const thread = (phone: string, updatedAt: number) =>
+      env.DB.prepare(
+        "INSERT INTO inbound_threads (phone, to_number, ticket_id, menu, pending_body, updated_at) VALUES (?, '+33700000000', NULL, '[]', 'Mon IBAN est FR76…', ?)",
+      ).bind(phone, updatedAt);
+    await env.DB.batch([thread(old, at - 2 * DAY - 60_000), thread(live, at - DAY)]);
+    await sweep(at);
+    const left = await env.DB.prepare("SELECT phone FROM inbound_threads WHERE phone IN (?, ?)").bind(old, live).all<{ phone: string }>();
+    expect(left.results.map((r) => r.phone)).toEqual([live]);
+  });
+});
