@@ -160,7 +160,9 @@ function outsiderRefusal(c: Context<AppEnv>, kind: ResourceKind, what: string): 
 
 /** The handler this request reaches (the last route matched that is not middleware). */
 function handlerPath(c: Context<AppEnv>): string | null {
-  return [...matchedRoutes(c)].reverse().find((r) => r.method !== "ALL")?.path ?? null;
+  // The first handler the router matched is the one that answers (`/v1/services/types` is
+  // matched by `/v1/services/:serviceId` too, registered after it); middleware is "ALL".
+  return matchedRoutes(c).find((r) => r.method !== "ALL")?.path ?? null;
 }
 
 /** The operation this request reaches (its handler's method and path) is declared open. */
