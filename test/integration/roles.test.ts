@@ -9,10 +9,11 @@ import { fakeInternet } from "../helpers/outbound";
 // every role and by keys of each permission value; allowed or 403 exactly as the table in
 // src/domain/permissions.ts says. Later areas append rows to ROUTES.
 //
-// Rows run in groups of ROWS_PER_FIXTURE, each group on its own organization: a row's calls
-// leave tickets in the queue, members, keys and events behind, and one fixture shared by the
-// whole table made every row slower than the one before (the last rows took 17-22 s where the
-// first took 0.16 s). A group's fixture stays small, so a row costs the same wherever it sits.
+// Rows run in groups of ROWS_PER_FIXTURE, each group on its own organization, so what a row
+// leaves behind (tickets in the queue, members, keys, events) stays with its group. The last
+// rows used to cost 25x the first (403 s for the file): not that, but every SELF.fetch of a
+// file costing more than the one before; `call` now hands requests to the Worker's handler
+// directly (test/helpers/api.ts), and a row costs the same wherever it sits (50 s in all).
 
 interface Fixture {
   org: { id: string };
