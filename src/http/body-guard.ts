@@ -23,7 +23,10 @@ export const bodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
   const declared = Number(c.req.header("Content-Length") ?? "");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const hasBody = declared > 0 || c.req.header("Transfer-Encoding") !== undefined;
+  // A body whose length is not declared (chunked, or HTTP/2, which needs neither header) is
+  // read and measured like any other: only a declared empty body, or none at all, skips the checks.
+  const undeclared = c.req.header("Content-Length") === undefined && c.req.raw.body !== null;
+  const hasBody = declared > 0 || c.req.header("Transfer-Encoding") !== undefined || undeclared;
   if (!hasBody) return next();
   const contentType = c.req.header("Content-Type");
   if (contentType && FORM_TYPE.test(contentType) && FORM_ROUTES.test(c.req.path)) {
