@@ -783,7 +783,7 @@ export interface paths {
         put?: never;
         /**
          * Create a ticket for a walk-in visitor (ghost mode)
-         * @description Needs QUEUE_OPERATE. The ticket's userId is the operator's and it sends no notification.
+         * @description Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed.
          */
         post: operations["createWalkInTicket"];
         delete?: never;
@@ -803,7 +803,7 @@ export interface paths {
         put?: never;
         /**
          * Create a VIP ticket at the front of the line (ghost mode)
-         * @description Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created.
+         * @description Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed.
          */
         post: operations["createVipTicket"];
         delete?: never;
@@ -3943,6 +3943,16 @@ export interface components {
             visitorName?: string;
             partySize?: number;
             intake?: components["schemas"]["IntakeAnswers"];
+            /**
+             * @description The customer's mobile, typed by the clerk: the only way a walk-in hears of its ticket (SMS; checked and capped as a widget join's phone)
+             * @example +33612345678
+             */
+            phone?: string;
+            /**
+             * @description The customer's language for the SMS (default: the organization's)
+             * @enum {string}
+             */
+            language?: "fr" | "en";
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -4140,6 +4150,11 @@ export interface components {
             /** @description 1 to 50, default 1 */
             partySize?: number;
             intake?: components["schemas"]["IntakeAnswers"];
+            /**
+             * @description The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)
+             * @enum {string}
+             */
+            language?: "fr" | "en";
         };
         VisitorTicket: {
             ticketId: string;
@@ -10710,7 +10725,9 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
-                 *       }
+                 *       },
+                 *       "phone": "+33612345678",
+                 *       "language": "fr"
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -10827,7 +10844,9 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
-                 *       }
+                 *       },
+                 *       "phone": "+33612345678",
+                 *       "language": "fr"
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -13447,7 +13466,8 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
-                 *       }
+                 *       },
+                 *       "language": "fr"
                  *     }
                  */
                 "application/json": components["schemas"]["WidgetJoinRequest"];

@@ -41,64 +41,67 @@ export interface TemplateText {
 
 export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
   "ticket.created": {
-    fr: { title: "Ticket {code}", body: "Vous êtes dans la file {queue}[, position {position}][, attente estimée {wait} min]." },
-    en: { title: "Ticket {code}", body: "You are in the {queue} queue[, position {position}][, estimated wait {wait} min]." },
+    fr: { title: "Ticket {code}", body: "Vous êtes en attente pour {queue}[, position {position}][, attente estimée {wait} min]." },
+    en: { title: "Ticket {code}", body: "You are in line for {queue}[, position {position}][, estimated wait {wait} min]." },
   },
   "ticket.almost_called": {
-    fr: { title: "Bientôt votre tour", body: "Ticket {code} : plus que {ahead} personne(s) avant vous dans la file {queue}." },
-    en: { title: "Your turn is near", body: "Ticket {code}: {ahead} people ahead of you in the {queue} queue." },
+    fr: { title: "Bientôt votre tour", body: "Ticket {code} : plus que {ahead} personne(s) avant vous pour {queue}." },
+    en: { title: "Your turn is near", body: "Ticket {code}: {ahead} people ahead of you for {queue}." },
   },
   "ticket.called": {
-    fr: { title: "C'est votre tour", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] (file {queue})." },
-    en: { title: "It's your turn", body: "Ticket {code}: please come forward now[ to {counter}] ({queue} queue)." },
+    fr: { title: "C'est votre tour", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] ({queue})." },
+    en: { title: "It's your turn", body: "Ticket {code}: please come forward now[ to {counter}] ({queue})." },
   },
   "ticket.recalled": {
-    fr: { title: "On vous attend", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] (file {queue})." },
-    en: { title: "We are waiting for you", body: "Ticket {code}: please come forward now[ to {counter}] ({queue} queue)." },
+    fr: { title: "On vous attend", body: "Ticket {code} : présentez-vous maintenant[ au {counter}] ({queue})." },
+    en: { title: "We are waiting for you", body: "Ticket {code}: please come forward now[ to {counter}] ({queue})." },
   },
   "ticket.held": {
-    fr: { title: "Ticket en attente", body: "Ticket {code} mis en attente : le guichet vous rappellera (file {queue})." },
-    en: { title: "Ticket on hold", body: "Ticket {code} is on hold: the desk will call you back ({queue} queue)." },
+    fr: { title: "Ticket en attente", body: "Ticket {code} mis en attente : le guichet vous rappellera ({queue})." },
+    en: { title: "Ticket on hold", body: "Ticket {code} is on hold: the desk will call you back ({queue})." },
   },
   "ticket.resumed": {
-    fr: { title: "On vous attend", body: "Ticket {code} : revenez maintenant[ au {counter}] (file {queue})." },
-    en: { title: "We are ready for you", body: "Ticket {code}: please come back now[ to {counter}] ({queue} queue)." },
+    fr: { title: "On vous attend", body: "Ticket {code} : revenez maintenant[ au {counter}] ({queue})." },
+    en: { title: "We are ready for you", body: "Ticket {code}: please come back now[ to {counter}] ({queue})." },
   },
   "ticket.stepped_back": {
-    fr: { title: "Vous avez laissé passer", body: "Ticket {code} : vous êtes maintenant[ en position {position}] dans la file {queue}." },
-    en: { title: "You let others pass", body: "Ticket {code}: you are now[ at position {position}] in the {queue} queue." },
+    fr: {
+      title: "Vous avez laissé passer",
+      body: "Ticket {code} : vous êtes maintenant[ en position {position}] dans l'attente pour {queue}.",
+    },
+    en: { title: "You let others pass", body: "Ticket {code}: you are now[ at position {position}] in line for {queue}." },
   },
   "ticket.served": {
-    fr: { title: "Merci de votre visite", body: "Ticket {code} servi (file {queue})." },
-    en: { title: "Thank you for your visit", body: "Ticket {code} served ({queue} queue)." },
+    fr: { title: "Merci de votre visite", body: "Ticket {code} servi ({queue})." },
+    en: { title: "Thank you for your visit", body: "Ticket {code} served ({queue})." },
   },
   "ticket.cancelled": {
-    fr: { title: "Ticket annulé", body: "Le ticket {code} de la file {queue} est annulé." },
-    en: { title: "Ticket cancelled", body: "Ticket {code} in the {queue} queue was cancelled." },
+    fr: { title: "Ticket annulé", body: "Le ticket {code} ({queue}) est annulé." },
+    en: { title: "Ticket cancelled", body: "Ticket {code} ({queue}) was cancelled." },
   },
   "ticket.skipped": {
-    fr: { title: "Ticket passé", body: "Le ticket {code} de la file {queue} a été passé[ : {reason}]." },
-    en: { title: "Ticket skipped", body: "Ticket {code} in the {queue} queue was skipped[: {reason}]." },
+    fr: { title: "Ticket passé", body: "Le ticket {code} ({queue}) a été passé[ : {reason}]." },
+    en: { title: "Ticket skipped", body: "Ticket {code} ({queue}) was skipped[: {reason}]." },
   },
   "ticket.transferred": {
     fr: { title: "Ticket transféré", body: "Le ticket {code} a été transféré vers une autre file." },
     en: { title: "Ticket transferred", body: "Ticket {code} was transferred to another queue." },
   },
   "ticket.expired": {
-    fr: { title: "Ticket expiré", body: "Le ticket {code} de la file {queue} a expiré : vous ne vous êtes pas présenté à temps." },
-    en: { title: "Ticket expired", body: "Ticket {code} in the {queue} queue expired: you did not come forward in time." },
+    fr: { title: "Ticket expiré", body: "Le ticket {code} ({queue}) a expiré : vous ne vous êtes pas présenté à temps." },
+    en: { title: "Ticket expired", body: "Ticket {code} ({queue}) expired: you did not come forward in time." },
   },
   "ticket.recovered": {
-    fr: { title: "Ticket récupéré", body: "Votre ticket {code} est de nouveau dans la file {queue}." },
-    en: { title: "Ticket recovered", body: "Your ticket {code} is back in the {queue} queue." },
+    fr: { title: "Ticket récupéré", body: "Votre ticket {code} est de nouveau en attente pour {queue}." },
+    en: { title: "Ticket recovered", body: "Your ticket {code} is back in line for {queue}." },
   },
   "ticket.auto_skipped": {
     fr: { title: "Ticket passé automatiquement", body: "Le ticket {code} a été passé faute d'activité." },
     en: { title: "Ticket auto-skipped", body: "Ticket {code} was skipped for inactivity." },
   },
   "review.request": {
-    fr: { title: "Votre avis compte", body: "Comment s'est passée votre visite (file {queue}) ? Donnez votre avis." },
-    en: { title: "How did we do?", body: "How was your visit ({queue} queue)? Leave a review." },
+    fr: { title: "Votre avis compte", body: "Comment s'est passée votre visite ({queue}) ? Donnez votre avis." },
+    en: { title: "How did we do?", body: "How was your visit ({queue})? Leave a review." },
   },
   "inactivity.warning": {
     fr: { title: "Êtes-vous toujours là ?", body: "Ticket {code} : sans nouvelle de votre position, il sera passé bientôt." },
@@ -114,7 +117,7 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
   },
   "queue.status_changed": {
     fr: { title: "File {queue}", body: "La file {queue} est passée de {from} à {to}." },
-    en: { title: "Queue {queue}", body: "The {queue} queue went from {from} to {to}." },
+    en: { title: "Queue {queue}", body: "Queue {queue} went from {from} to {to}." },
   },
   "queue.capacity_warning": {
     fr: { title: "File {queue} presque pleine", body: "{used} places occupées sur {max}." },
@@ -125,8 +128,8 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
     en: { title: "Long wait: {queue}", body: "A new customer faces about {wait} min (position {position})." },
   },
   "ticket.no_show": {
-    fr: { title: "Absent : {code}", body: "Le ticket {code} ne s'est pas présenté (file {queue})." },
-    en: { title: "No-show: {code}", body: "Ticket {code} did not come forward ({queue} queue)." },
+    fr: { title: "Absent : {code}", body: "Le ticket {code} ne s'est pas présenté ({queue})." },
+    en: { title: "No-show: {code}", body: "Ticket {code} did not come forward ({queue})." },
   },
   "member.joined": {
     fr: { title: "Nouveau membre", body: "{name} a rejoint l'organisation ({role})." },
@@ -138,8 +141,8 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
   },
   // The one-time code of a number (docs/limits.md): the code first, so a phone offers to fill it in.
   "phone.code": {
-    fr: { title: "", body: "Votre code : {otp}. Il confirme votre numéro pour le ticket {code} (file {queue}), valable 10 min." },
-    en: { title: "", body: "Your code: {otp}. It confirms your number for ticket {code} ({queue} queue), valid for 10 min." },
+    fr: { title: "", body: "Votre code : {otp}. Il confirme votre numéro pour le ticket {code} ({queue}), valable 10 min." },
+    en: { title: "", body: "Your code: {otp}. It confirms your number for ticket {code} ({queue}), valid for 10 min." },
   },
 };
 

@@ -207,9 +207,24 @@ function dataOf(event: DomainEventMessage): Record<string, string> {
   return out;
 }
 
-/** The deliveries one event gives rise to (empty for ghost tickets and untold events). */
+/**
+ * A ghost ticket (a clerk's walk-in or VIP) tells nobody, except by SMS the number the clerk typed
+ * for the customer: that number is the customer's own request to be texted.
+ */
+function ghostWithPhone(event: DomainEventMessage): boolean {
+  return event.data?.isGhostMode === true && CUSTOMER_TYPES.has(event.type) && str(event.data.phone) !== null;
+}
+
+/** Whether an event is one anybody hears of. */
+function told(event: DomainEventMessage): boolean {
+  return (CUSTOMER_TYPES.has(event.type) || OPERATOR_TYPES.has(event.type)) && (event.data?.isGhostMode !== true || ghostWithPhone(event));
+}
+
+/** The deliveries one event gives rise to (empty for ghost tickets without a phone and untold events). */
 export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContext): Delivery[] {
-  if (event.data.isGhostMode === true) return [];
+  if (!told(event)) return [];
+  if (event.data.isGhostMode === true)
+    return deliveriesFor({ ...event, data: { ...event.data, isGhostMode: false } }, ctx).filter((d) => d.channel === "sms");
   const org = ctx.orgs.get(event.organizationId);
   if (!org) return [];
   const type = event.type as string as TemplateKey;
@@ -279,7 +294,7 @@ async function silencedEvents(env: Env, events: DomainEventMessage[]): Promise<S
 
 /** Turns a batch of domain events into notifications; throws (so the batch is retried) only on D1 faults. */
 export async function notifyEvents(env: Env, events: DomainEventMessage[]): Promise<DeliveryReport> {
-  const relevant = events.filter((e) => (CUSTOMER_TYPES.has(e.type) || OPERATOR_TYPES.has(e.type)) && e.data?.isGhostMode !== true);
+  const relevant = events.filter(told);
   if (relevant.length === 0) return { inApp: 0, sent: 0, retrying: 0, failed: 0 };
   const ctx = await loadContext(env, relevant);
   const silenced = await silencedEvents(env, relevant);

@@ -267,7 +267,16 @@ app.openapi(join, async (c) => {
 });
 
 const WalkInBody = z
-  .strictObject({ visitorName: VisitorName.optional(), partySize: PartySize.optional(), intake: IntakeAnswersBody.optional() })
+  .strictObject({
+    visitorName: VisitorName.optional(),
+    partySize: PartySize.optional(),
+    intake: IntakeAnswersBody.optional(),
+    phone: CustomerPhone.optional().openapi({
+      description:
+        "The customer's mobile, typed by the clerk: the only way a walk-in hears of its ticket (SMS; checked and capped as a widget join's phone)",
+    }),
+    language: Language.optional().openapi({ description: "The customer's language for the SMS (default: the organization's)" }),
+  })
   .openapi("WalkInTicketRequest");
 
 const operatorJoin = createRoute({
@@ -275,7 +284,8 @@ const operatorJoin = createRoute({
   path: "/queues/{queueId}/operator-join",
   tags,
   summary: "Create a ticket for a walk-in visitor (ghost mode)",
-  description: "Needs QUEUE_OPERATE. The ticket's userId is the operator's and it sends no notification.",
+  description:
+    "Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed.",
   security: SECURITY.any,
   request: { params: QueueParam, body: optionalJsonBody(WalkInBody) },
   responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
@@ -286,7 +296,8 @@ const vip = createRoute({
   path: "/queues/{queueId}/vip-ticket",
   tags,
   summary: "Create a VIP ticket at the front of the line (ghost mode)",
-  description: "Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created.",
+  description:
+    "Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed.",
   security: SECURITY.any,
   request: { params: QueueParam, body: optionalJsonBody(WalkInBody) },
   responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
@@ -309,11 +320,12 @@ for (const [route, isPriority] of [
           isPriority,
           isGhostMode: true,
           visitorName: body.visitorName ?? null,
-          phone: null,
-          language: null,
+          phone: body.phone ?? null,
+          language: body.language ?? null,
           source: isPriority ? "vip" : "operator",
           answers: body.intake,
         },
+        caller: { address: clientIp(c), widgetKeyId: null },
       },
       now(),
     );

@@ -423,6 +423,8 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
           if (name.value.trim()) req.visitorName = name.value.trim();
           if (phone.value.trim()) req.phone = phone.value.replace(/[\s().-]/g, "");
           if (party.value !== "") req.partySize = Number(party.value);
+          // The ticket's texts (SMS, receipt) speak the language the visitor reads the widget in.
+          req.language = o.language;
           joinBusy = button.disabled = true;
           // The click may start audio, so "your turn" can chime later (browsers need a gesture).
           try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); audio.resume(); } catch { audio = null; }

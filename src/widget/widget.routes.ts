@@ -17,7 +17,7 @@ import {
   PublicLine,
   WaitRangeSchema,
 } from "../http/schemas";
-import { PhoneVerificationSchema } from "../http/schemas";
+import { Language, PhoneVerificationSchema } from "../http/schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -284,6 +284,9 @@ const JoinBody = z
     phone: CustomerPhone.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
     intake: IntakeAnswersBody.optional(),
+    language: Language.optional().openapi({
+      description: "The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)",
+    }),
   })
   .openapi("WidgetJoinRequest");
 
@@ -317,6 +320,7 @@ app.openapi(join, async (c) => {
       widgetKeyId: actor.apiKeyId ?? null,
       botToken: c.req.header("CF-Turnstile-Response") ?? null,
       answers: body.intake,
+      language: body.language ?? null,
     },
     now(),
   );

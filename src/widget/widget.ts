@@ -64,6 +64,8 @@ export interface WidgetJoin {
   botToken?: string | null;
   /** The visitor's intake answers, checked with the join (docs/visits.md). */
   answers?: Record<string, IntakeValue | null> | undefined;
+  /** The language the visitor chose on the page (null: the organization's). */
+  language?: "fr" | "en" | null;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -84,7 +86,7 @@ export async function widgetJoin(
         isGhostMode: false,
         visitorName: input.visitorName,
         phone: input.phone,
-        language: null,
+        language: input.language ?? null,
         source: "widget",
         answers: input.answers,
       },

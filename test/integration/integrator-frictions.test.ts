@@ -58,10 +58,10 @@ describe("desks and counters in what an integrator reads", () => {
     const called = sent.find((e) => e.type === "ticket.called");
     expect(called?.data).toMatchObject({ displayCode: ticket.displayCode, counter: desk.name });
     expect(render("ticket.called", "en", { code: "A-001", counter: "Guichet 3", queue: "Main" }).body).toBe(
-      "Ticket A-001: please come forward now to Guichet 3 (Main queue).",
+      "Ticket A-001: please come forward now to Guichet 3 (Main).",
     );
     expect(render("ticket.called", "fr", { code: "A-001", counter: "Guichet 3", queue: "Main" }).body).toBe(
-      "Ticket A-001 : présentez-vous maintenant au Guichet 3 (file Main).",
+      "Ticket A-001 : présentez-vous maintenant au Guichet 3 (Main).",
     );
 
     expectOk(await call("POST", `/v1/tickets/${ticket.id}/recall`, { token: owner.token }));

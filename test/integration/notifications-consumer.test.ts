@@ -50,7 +50,7 @@ describe("domain events → notifications", () => {
     const mine = await inbox(alice.id);
     expect(mine.map((n) => n.type)).toEqual(["ticket.created"]);
     expect(mine[0]!.title).toBe(`Ticket ${t.displayCode}`);
-    expect(mine[0]!.body).toBe(`You are in the Main line queue, position 3, estimated wait ${t.estimatedWaitMinutes} min.`);
+    expect(mine[0]!.body).toBe(`You are in line for Main line, position 3, estimated wait ${t.estimatedWaitMinutes} min.`);
     // The walk-ins are the operator's own tickets (ghost mode): nothing for the owner.
     expect(await inbox(f.owner.id)).toEqual([]);
   });
@@ -74,7 +74,7 @@ describe("domain events → notifications", () => {
     await feedEvents([...events].reverse());
     const almost = (await inbox(alice.id)).filter((n) => n.type === "ticket.almost_called");
     expect(almost).toHaveLength(1);
-    expect(almost[0]!.body).toBe(`Ticket ${t.displayCode}: 3 people ahead of you in the Main line queue.`);
+    expect(almost[0]!.body).toBe(`Ticket ${t.displayCode}: 3 people ahead of you for Main line.`);
     const rows = await deliveriesOf(ids(events));
     expect(rows.map((r) => [r.type, r.channel, r.status])).toEqual([
       ["ticket.almost_called", "in_app", "sent"],
@@ -96,10 +96,10 @@ describe("domain events → notifications", () => {
     const called = (await inbox(amelie.id)).find((n) => n.type === "ticket.called");
     expect(called).toMatchObject({
       title: "C'est votre tour",
-      body: `Ticket ${t.displayCode} : présentez-vous maintenant au Guichet 2 (file Main line).`,
+      body: `Ticket ${t.displayCode} : présentez-vous maintenant au Guichet 2 (Main line).`,
     });
     const created = (await inbox(amelie.id)).find((n) => n.type === "ticket.created");
-    expect(created?.body).toMatch(/^Vous êtes dans la file Main line, position 1/);
+    expect(created?.body).toMatch(/^Vous êtes en attente pour Main line, position 1/);
   });
 
   it("served gives ticket.served, then review.request", async () => {
@@ -261,7 +261,7 @@ describe("FCM delivery", () => {
     expect(body).toEqual({
       message: {
         token,
-        notification: { title: "It's your turn", body: `Ticket ${t.displayCode}: please come forward now to Guichet 2 (Main line queue).` },
+        notification: { title: "It's your turn", body: `Ticket ${t.displayCode}: please come forward now to Guichet 2 (Main line).` },
         data: {
           type: "ticket.called",
           eventId: expect.stringMatching(/^evt_/),
@@ -402,7 +402,7 @@ describe("SMS providers, chosen by configuration", () => {
     expect(form.get("To")).toBe("+2250701020304");
     expect(form.get("From")).toBe("+33700000000");
     expect(form.get("Body")).toBe(
-      `Ticket ${t.displayCode}: Vous êtes dans la file Main line, position 1, attente estimée ${t.estimatedWaitMinutes} min.`,
+      `Ticket ${t.displayCode}: Vous êtes en attente pour Main line, position 1, attente estimée ${t.estimatedWaitMinutes} min.`,
     );
     const sms = (await deliveriesOf(ids(events))).find((r) => r.channel === "sms");
     expect(sms).toMatchObject({ provider: "twilio", status: "sent" });

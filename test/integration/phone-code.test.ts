@@ -132,7 +132,7 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     // One SMS per number, each a code in the organization's language (English by default).
     expect(sent.map((s) => s.to)).toEqual(["+33611000001", "+33611000002"]);
     expect(sent[0]!.body).toMatch(/^Your code: \d{6}\b/);
-    expect(sent[0]!.body).not.toContain("You are in the");
+    expect(sent[0]!.body).not.toContain("You are in line");
     const code = codeIn(sent[0]!.body);
     const created = (await smsLog(f)).filter((r) => r.type === "ticket.created");
     expect(created).toHaveLength(2);
@@ -328,7 +328,7 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     // (Rooms of earlier tests may still drain their events into the capture: only this number counts.)
     const mine = sent.filter((s) => s.to === "+33611000009");
     expect(mine).toHaveLength(1);
-    expect(mine[0]!.body).toContain("You are in the Main line queue");
+    expect(mine[0]!.body).toContain("You are in line for Main line");
     expectError(await verify(t.id, "123456", { ticketToken: t.ticketToken }), 409, "INVALID_STATE");
     // A join without a phone has nothing to verify either.
     const bare = expectOk(

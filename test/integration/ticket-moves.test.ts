@@ -43,7 +43,7 @@ describe("recall", () => {
     expect(queue.called[0]).toMatchObject({ displayCode: ticket.displayCode, counter: "Guichet 2", calledAt: recalled.recalledAt });
     expect(recalled.recalledAt).not.toBe(ticket.calledAt);
     expect(render("ticket.recalled", "en", { code: "A-042", counter: "Guichet 2", queue: "Main" }).body).toBe(
-      "Ticket A-042: please come forward now to Guichet 2 (Main queue).",
+      "Ticket A-042: please come forward now to Guichet 2 (Main).",
     );
   });
 

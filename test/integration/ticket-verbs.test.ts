@@ -187,10 +187,10 @@ describe("hold and resume", () => {
     expectOk(await post(`/v1/tickets/${joined.id}/resume`, f.owner.token));
     expect(expectOk(await call("GET", `/v1/widget/tickets/${joined.id}`, { headers }))).toMatchObject({ status: "called", counter: "G4" });
     expect(render("ticket.held", "en", { code: "A-042", queue: "Main" }).body).toBe(
-      "Ticket A-042 is on hold: the desk will call you back (Main queue).",
+      "Ticket A-042 is on hold: the desk will call you back (Main).",
     );
     expect(render("ticket.resumed", "en", { code: "A-042", counter: "G4", queue: "Main" }).body).toBe(
-      "Ticket A-042: please come back now to G4 (Main queue).",
+      "Ticket A-042: please come back now to G4 (Main).",
     );
   });
 
@@ -402,7 +402,7 @@ describe("step back (let others pass)", () => {
       expect(new Set(all)).toEqual(new Set([mine.id, ...behind.map((t) => t.id)]));
     }
     expect(render("ticket.stepped_back", "en", { code: "A-042", position: 3, queue: "Main" }).body).toBe(
-      "Ticket A-042: you are now at position 3 in the Main queue.",
+      "Ticket A-042: you are now at position 3 in line for Main.",
     );
   });
 });

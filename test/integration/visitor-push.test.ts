@@ -164,7 +164,7 @@ describe("widget visitors' web push", () => {
     expect(idlen).toBe(65);
     expect(message).toEqual({
       title: "C'est votre tour",
-      body: `Ticket ${t.displayCode} : présentez-vous maintenant au Guichet 4 (file Main line).`,
+      body: `Ticket ${t.displayCode} : présentez-vous maintenant au Guichet 4 (Main line).`,
       data: expect.objectContaining({ type: "ticket.called", ticketId: t.id, displayCode: t.displayCode }),
     });
 
