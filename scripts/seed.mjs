@@ -71,7 +71,7 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
   );
   return [
     ...users,
-    `INSERT OR IGNORE INTO organizations (id, name, slug, type, description, default_language, created_at, updated_at) VALUES (${q(org.id)}, ${q(org.name)}, ${q(org.slug)}, 'banking', 'The demo organization of npm run dev', 'en', ${at}, ${at});`,
+    `INSERT OR IGNORE INTO organizations (id, name, slug, type, description, default_language, created_at, updated_at) VALUES (${q(org.id)}, ${q(org.name)}, ${q(org.slug)}, 'banking', 'The demo organization of npm run dev', 'fr', ${at}, ${at});`,
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(owner.id)}, 'owner', ${at}, ${at});`,
     `INSERT OR IGNORE INTO members (organization_id, user_id, role, created_at, updated_at) VALUES (${q(org.id)}, ${q(operator.id)}, 'operator', ${at}, ${at});`,
     `INSERT OR IGNORE INTO subscriptions (organization_id, plan, billing_interval, status, currency, current_period_start, current_period_end, cancel_at_period_end, created_at, updated_at) VALUES (${q(org.id)}, 'starter', 'monthly', 'active', 'EUR', ${monthStart}, ${monthEnd}, 0, ${at}, ${at});`,

@@ -3,6 +3,7 @@
 // Run by `npm run test:browser` (test/browser/run.mjs calls runPageSuite against the Worker it
 // starts), or alone against a running `npm run dev`:
 //   node test/browser/pages.mjs --api=http://127.0.0.1:8787 [--update-screenshots] [--only=words]
+import { spawnSync } from "node:child_process";
 import { readFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -59,7 +60,7 @@ async function resetDemo(api) {
   const outcomes = await must(api, "GET", `/services/${DEMO.service.id}/outcomes`);
   if (!outcomes.some((o) => o.code === "deposit_made"))
     await must(api, "POST", `/services/${DEMO.service.id}/outcomes`, { code: "deposit_made", label: "Deposit made" });
-  // One optional intake question, so the console's card has an answer to show (the kiosk asks nothing).
+  // One optional intake question, so the console's card has an answer to show (the kiosk asks it; the visitor may skip it).
   await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
   // The flows join with a phone on every run, from one address, against the same local D1: the day's caps must not refuse them.
   await must(api, "PATCH", `/organizations/${DEMO.organization.id}/sms-policy`, { perPhonePerDay: 1000, perAddressPerDay: 100000 });
@@ -119,6 +120,87 @@ const currentCode = (page) => page.evaluate(() => document.querySelector(".curre
 const waitingCodes = (page) =>
   page.evaluate(() => [...document.querySelectorAll(".line tbody .code-cell")].map((c) => c.firstChild?.textContent));
 
+/** A question the visitor must answer to take a ticket (issue 39). */
+const REQUIRED_REASON = { ...REASON_QUESTION, required: "at_join" };
+
+const kioskUrl = (api, lang, extra = "") => `${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&lang=${lang}${extra}`;
+
+/**
+ * The SMS bodies the outbox provider recorded for a ticket (its delivery rows in the local D1 of
+ * `npm run dev`, read with wrangler as an operator would), waiting up to `ms` for the first.
+ */
+async function outboxSms(ticketId, ms = 60_000) {
+  const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
+  const sql = `SELECT payload FROM notification_deliveries WHERE channel = 'sms' AND payload LIKE '%${ticketId}%'`;
+  for (const deadline = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 1000))) {
+    const run = spawnSync(wrangler, ["d1", "execute", "DB", "--local", "--json", "--command", sql], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    });
+    const rows = run.status === 0 ? (JSON.parse(run.stdout)[0]?.results ?? []) : [];
+    if (rows.length > 0 || Date.now() > deadline) return rows.map((r) => JSON.parse(r.payload).body);
+  }
+}
+
+/** A USB receipt printer in the page (navigator.usb), recording what it is sent; and print() counted. */
+function stubUsbPrinter(paired) {
+  const sent = [];
+  const requested = [];
+  let isPaired = paired;
+  const device = {
+    productName: "Stub TM-T20",
+    opened: false,
+    configuration: null,
+    async open() {
+      this.opened = true;
+    },
+    async selectConfiguration(value) {
+      this.configuration = {
+        configurationValue: value,
+        interfaces: [
+          {
+            interfaceNumber: 0,
+            claimed: false,
+            alternate: {
+              interfaceClass: 7,
+              endpoints: [
+                { endpointNumber: 1, direction: "in", type: "bulk" },
+                { endpointNumber: 2, direction: "out", type: "bulk" },
+              ],
+            },
+          },
+        ],
+      };
+    },
+    async claimInterface(n) {
+      this.configuration.interfaces[n].claimed = true;
+    },
+    async transferOut(endpoint, data) {
+      const view = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      sent.push({ endpoint, claimed: this.configuration?.interfaces[0].claimed ?? false, bytes: Array.from(view) });
+      return { status: "ok", bytesWritten: view.byteLength };
+    },
+  };
+  Object.defineProperty(Navigator.prototype, "usb", {
+    configurable: true,
+    get: () => ({
+      getDevices: async () => (isPaired ? [device] : []),
+      requestDevice: async (options) => {
+        requested.push(options);
+        isPaired = true;
+        return device;
+      },
+    }),
+  });
+  window.usbSent = sent;
+  window.usbRequested = requested;
+  window.printed = 0;
+  window.print = () => {
+    window.printed += 1;
+  };
+}
+
 export function pageCases() {
   return [
     {
@@ -151,11 +233,14 @@ export function pageCases() {
           await checkAxe(console_, "the console");
 
           const k = await kiosk.newPage();
-          await k.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}`, { timeout: STEP_MS });
+          // The demo branch speaks French (scripts/seed.mjs): this visitor switches to English.
+          await k.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&lang=en`, { timeout: STEP_MS });
           await checkAxe(k, "the kiosk");
           await k.getByLabel(/Your name/).fill("Ada");
           const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
           await k.getByRole("button", { name: /Teller/ }).click();
+          // The service's optional question: skipped.
+          await k.getByRole("button", { name: "Take a ticket" }).click({ timeout: STEP_MS });
           const ticket = (await (await joined).json()).data;
           const issuedAt = Date.now();
           await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
@@ -447,6 +532,189 @@ export function pageCases() {
       },
     },
     {
+      name: "pages kiosk: a service with a required question: the kiosk asks it (refused unanswered, in the page's words), then issues the ticket with the answer (axe)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          const k = await ctx.newPage();
+          await k.goto(kioskUrl(api, "en"), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          await k.getByRole("group", { name: "Reason for the visit" }).waitFor({ timeout: STEP_MS });
+          await checkAxe(k, "the kiosk's questions");
+          await k.getByRole("button", { name: "Take a ticket" }).click();
+          await k.getByText("Please answer this question.").waitFor({ timeout: STEP_MS });
+          await k.getByLabel("Card issue").check();
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: "Take a ticket" }).click();
+          const res = await joined;
+          check(res.status() === 201, `the join answered ${res.status()} ${await res.text()}`);
+          const ticket = (await res.json()).data;
+          await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          const stored = await must(api, "GET", `/tickets/${ticket.id}`);
+          check(stored.intake?.reason === "card", `the ticket's intake: ${JSON.stringify(stored.intake)}`);
+          check(stored.language === "en" || stored.language === undefined, `the ticket's language: ${stored.language}`);
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages console: Add a walk-in asks the service's required question and takes the customer's phone (the ticket has both)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          await p.keyboard.press("w");
+          const dialog = p.getByRole("dialog");
+          await dialog.getByLabel("Customer's name (optional)").fill("Walk In");
+          await dialog.getByLabel("Customer's mobile (optional)").fill("+33 6 12 34 01 77");
+          await dialog.getByRole("button", { name: "Add the ticket" }).click();
+          await dialog.getByText("Please answer this question.").waitFor({ timeout: STEP_MS });
+          await checkAxe(p, "the console's walk-in with a question");
+          await dialog.getByLabel("Open an account").check();
+          const joined = p.waitForResponse((r) => r.url().endsWith(`/queues/${DEMO.queue.id}/operator-join`), { timeout: STEP_MS });
+          await dialog.getByRole("button", { name: "Add the ticket" }).click();
+          const res = await joined;
+          check(res.status() === 201, `the walk-in answered ${res.status()} ${await res.text()}`);
+          const ticket = (await res.json()).data;
+          await p.getByText(`Ticket ${ticket.displayCode} added`).waitFor({ timeout: STEP_MS });
+          const stored = await must(api, "GET", `/tickets/${ticket.id}`);
+          check(stored.intake?.reason === "account", `the walk-in's intake: ${JSON.stringify(stored.intake)}`);
+          check(stored.phoneMasked?.endsWith("77"), `the walk-in's phone: ${stored.phoneMasked}`);
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages kiosk: in French, the ticket's SMS (outbox) is French and a refused phone is said in French",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        // No question: the kiosk goes from the service's button straight to the ticket.
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [] });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          const k = await ctx.newPage();
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          // A landline: the API refuses it (not a mobile number); the page says why in French.
+          await k.getByLabel(/Téléphone mobile/).fill("+33 1 45 67 89 01");
+          await k.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          const alert = k.getByRole("alert");
+          await alert.waitFor({ timeout: STEP_MS });
+          const said = await alert.textContent();
+          check(/^Ce numéro ne peut pas recevoir nos SMS/.test(said ?? ""), `the French kiosk said: ${said}`);
+          await checkAxe(k, "the kiosk with a refused phone");
+          await k.getByLabel(/Téléphone mobile/).fill("+33 6 12 34 01 88");
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Teller/ }).click();
+          const ticket = (await (await joined).json()).data;
+          await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          const sms = await outboxSms(ticket.id);
+          check(sms.length > 0, `no SMS in the outbox for ${ticket.id}`);
+          check(
+            sms.some((body) => body.startsWith("Vous êtes en attente pour Main queue")),
+            `the SMS of a French kiosk ticket: ${JSON.stringify(sms)}`,
+          );
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages kiosk: a phone typed while the kiosk was still loading is kept and the ticket has it",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        // No question: the kiosk goes from the service's button straight to the ticket.
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [] });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          const k = await ctx.newPage();
+          let release;
+          const held = new Promise((r) => (release = r));
+          await k.route("**/v1/widget/locations/*/kiosk", async (route) => {
+            await held;
+            await route.continue();
+          });
+          await k.goto(kioskUrl(api, "en"), { timeout: STEP_MS, waitUntil: "domcontentloaded" });
+          const field = k.getByLabel(/Mobile phone/);
+          await field.fill("+33612340199", { timeout: STEP_MS });
+          release();
+          await k.getByRole("button", { name: /Teller/ }).waitFor({ timeout: STEP_MS });
+          const kept = await field.inputValue();
+          check(kept === "+33612340199", `after loading the phone field holds ${JSON.stringify(kept)}`);
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Teller/ }).click();
+          const ticket = (await (await joined).json()).data;
+          const stored = await must(api, "GET", `/tickets/${ticket.id}`);
+          check(stored.phoneMasked?.endsWith("99"), `the ticket's phone: ${stored.phoneMasked}`);
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages kiosk: silent printing: the branch pairs a USB printer once; the ticket's ESC/POS receipt goes to it (no print dialog); unpaired, the dialog",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        // No question: the kiosk goes from the service's button straight to the ticket.
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [] });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "fr-FR", hasTouch: true });
+        try {
+          // The staff's setup: the kiosk's printer=setup address, one tap, the browser's chooser (stubbed).
+          const setup = await ctx.newPage();
+          await setup.addInitScript(stubUsbPrinter, false);
+          await setup.goto(kioskUrl(api, "fr", "&printer=setup"), { timeout: STEP_MS });
+          await setup.getByRole("button", { name: "Associer l'imprimante de tickets" }).click({ timeout: STEP_MS });
+          await setup.getByText("Imprimante associée : Stub TM-T20").waitFor({ timeout: STEP_MS });
+          check((await setup.evaluate(() => window.usbRequested.length)) === 1, "requestDevice was not called once");
+          await checkAxe(setup, "the kiosk's printer setup");
+
+          // A later visit: the paired printer is found with getDevices() and takes the receipt.
+          const k = await ctx.newPage();
+          await k.addInitScript(stubUsbPrinter, true);
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          const ticket = (await (await joined).json()).data;
+          await k.locator('[data-print="printed"]').waitFor({ timeout: STEP_MS });
+          const sent = await k.evaluate(() => window.usbSent);
+          check(
+            sent.length === 1 && sent[0].endpoint === 2 && sent[0].claimed,
+            `the printer received ${JSON.stringify(sent.map((s) => s.endpoint))}`,
+          );
+          const res = await fetch(`${api}/v1/tickets/${ticket.id}/receipt?format=escpos&language=fr`, {
+            headers: { "X-Ticket-Token": ticket.ticketToken },
+          });
+          const receipt = Buffer.from(await res.arrayBuffer());
+          const printed = Buffer.from(sent[0].bytes);
+          check(res.ok && printed.equals(receipt), `the printed bytes (${printed.length}) are not the receipt (${receipt.length})`);
+          const text = printed.toString("latin1");
+          check(
+            text.includes(ticket.displayCode) && text.includes("Votre ticket"),
+            "the receipt does not hold the code and its French words",
+          );
+          check((await k.evaluate(() => window.printed)) === 0, "the print dialog opened although a printer is paired");
+
+          // No printer paired: "Imprimer le ticket" opens the browser's dialog.
+          const plain = await ctx.newPage();
+          await plain.addInitScript(stubUsbPrinter, false);
+          await plain.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          await plain.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          await plain.getByRole("button", { name: "Imprimer le ticket" }).click({ timeout: STEP_MS });
+          await plain.waitForFunction(() => window.printed === 1, null, { timeout: STEP_MS });
+          check((await plain.evaluate(() => window.usbSent.length)) === 0, "an unpaired kiosk sent bytes to USB");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
       name: "pages: every path to a page carries its CSP, whether the Worker or the assets serve it (/console, /pages/console, /pages/console.html)",
       async run({ api }) {
         const expected = JSON.parse(readFileSync(new URL("../../src/http/page-headers.json", import.meta.url), "utf8"));
@@ -511,6 +779,9 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.waitForSelector(".service-button", { timeout: STEP_MS });
         await p.screenshot({ path: path.join(dir, `kiosk-${lang}-${size}.png`) });
         await p.locator(".service-button").first().click();
+        await p.waitForSelector(".questions", { timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `kiosk-questions-${lang}-${size}.png`) });
+        await p.locator(".questions button[type=submit]").click();
         await p.waitForSelector("[data-code]", { timeout: STEP_MS });
         await p.screenshot({ path: path.join(dir, `kiosk-ticket-${lang}-${size}.png`) });
 

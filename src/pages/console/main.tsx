@@ -20,6 +20,8 @@ import {
 import { minutes, rememberLang, since, browserLang, type Lang } from "../shared/i18n";
 import { openLive, type LiveState } from "../shared/live";
 import { REFUSALS, TEXT, type ConsoleText } from "./i18n";
+import { joinRefusal } from "../shared/refusals";
+import { WalkInForm, type WalkIn, type WalkInRefusal } from "./walk-in";
 
 type Me = { user: User; memberships: Membership[] };
 type Member = Schemas["Member"];
@@ -679,15 +681,21 @@ function App() {
             if (target.startsWith("usr_")) void verb("transfer", { targetOperatorId: target });
             else void verb("transfer-queue", { targetQueueId: target, prioritize });
           }}
-          onWalkIn={(queueId, visitorName, vip) => {
-            setDialog(null);
-            void act(
-              () =>
-                api<Ticket>("POST", `/queues/${queueId}/${vip ? "vip-ticket" : "operator-join"}`, {
-                  body: visitorName ? { visitorName } : {},
-                }),
-              (tk) => ({ kind: "ok", text: t.walkInAdded((tk as Ticket).displayCode) }),
-            );
+          questions={questions}
+          lang={lang}
+          onWalkIn={async ({ queueId, vip, body }) => {
+            // The dialog stays open on a refusal, with the refusal under the input at fault.
+            try {
+              const tk = await api<Ticket>("POST", `/queues/${queueId}/${vip ? "vip-ticket" : "operator-join"}`, { body });
+              setDialog(null);
+              setNotice({ kind: "ok", text: t.walkInAdded(tk.displayCode) });
+              await refresh();
+              return null;
+            } catch (err) {
+              if (err instanceof ApiRefusal && err.code === "VALIDATION_ERROR")
+                return joinRefusal(err, lang, questions[queues.find((q) => q.id === queueId)?.serviceId ?? ""]);
+              return { field: null, text: refusalText(err, lang) };
+            }
           }}
         />
       )}
@@ -707,7 +715,9 @@ function DialogView(p: {
   onComplete: (outcome: string, note: string) => void;
   onPrevious: (ticket: Ticket, outcome: "served" | "absent") => void;
   onTransfer: (queueId: string, prioritize: boolean) => void;
-  onWalkIn: (queueId: string, name: string, vip: boolean) => void;
+  questions: Record<string, IntakeField[]>;
+  lang: Lang;
+  onWalkIn: (walkIn: WalkIn) => Promise<WalkInRefusal>;
 }) {
   const { t, dialog } = p;
   const first = useRef<HTMLElement | null>(null);
@@ -813,36 +823,7 @@ function DialogView(p: {
     );
   } else {
     title = t.walkIn;
-    body = (
-      <form
-        onSubmit={(e: Event) => {
-          const f = form(e);
-          p.onWalkIn(String(f.get("queue")), String(f.get("name") ?? "").trim(), f.get("vip") === "on");
-        }}
-      >
-        <label>
-          {t.targetQueue}
-          <select name="queue" required>
-            {p.deskQueues.map((q) => (
-              <option value={q.id}>{q.name}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          {t.visitorName}
-          <input name="name" maxLength={100} autocomplete="off" />
-        </label>
-        <label class="check">
-          <input type="checkbox" name="vip" /> {t.asVip}
-        </label>
-        <div class="actions">
-          {cancel}
-          <button class="primary" type="submit">
-            {t.addTicket}
-          </button>
-        </div>
-      </form>
-    );
+    body = <WalkInForm t={t} lang={p.lang} queues={p.deskQueues} questions={p.questions} onCancel={p.onClose} onSubmit={p.onWalkIn} />;
   }
   void first;
   return (

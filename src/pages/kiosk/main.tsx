@@ -1,16 +1,29 @@
 // The ticket kiosk (/kiosk?location=loc_…&key=qk_live_…): touch-first. Big buttons of the
-// location's open queues, optional name and phone, then the ticket with its QR code to the
-// visitor's status page; prints an 80 mm receipt; resets itself after 20 s without a touch.
+// location's open queues, optional name and phone, the service's questions when it has any, then
+// the ticket with its QR code to the visitor's status page; prints the receipt (silently on a
+// paired USB printer, ./printer.ts, else the print dialog); resets itself after 20 s without a touch.
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import { renderSVG } from "uqr";
 import "../shared/base.css";
 import "./kiosk.css";
-import { api, ApiRefusal, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
+import { api, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
 import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
+import {
+  askedAtJoin,
+  checkAnswers,
+  IntakeInputs,
+  readAnswers,
+  type IntakeAnswers,
+  type IntakeErrors,
+  type IntakeField,
+} from "../shared/intake";
+import { joinRefusal } from "../shared/refusals";
+import { canPairPrinter, pairedPrinter, pairPrinter, printBytes } from "./printer";
 
 // GET /v1/widget/locations/{locationId}/kiosk (src/widget/kiosk.routes.ts).
 type KioskInfo = Schemas["KioskInfo"];
 type Issued = WidgetTicket & { ticketToken: string };
+type KioskQueue = KioskInfo["queues"][number];
 
 const IDLE_MS = 20_000;
 
@@ -35,6 +48,15 @@ const TEXT = {
     language: "Français",
     reset: "This screen resets after 20 seconds.",
     issuedAt: "Issued",
+    questions: "A few questions before your ticket",
+    back: "Back",
+    printing: "Printing your ticket…",
+    printed: "Your ticket is printed: take it below.",
+    printFailed: "The printer did not answer: please ask at the desk.",
+    pair: "Pair the receipt printer",
+    paired: (name: string) => `Receipt printer paired: ${name}. Tickets print without a dialog.`,
+    notPaired: "No printer was chosen: tickets use the print dialog.",
+    noWebUsb: "This browser cannot print to USB: use Chromium (kiosk mode).",
   },
   fr: {
     welcome: "Bienvenue",
@@ -56,6 +78,15 @@ const TEXT = {
     language: "English",
     reset: "Cet écran se réinitialise après 20 secondes.",
     issuedAt: "Délivré le",
+    questions: "Quelques questions avant votre ticket",
+    back: "Retour",
+    printing: "Impression de votre ticket…",
+    printed: "Votre ticket est imprimé : prenez-le ci-dessous.",
+    printFailed: "L'imprimante ne répond pas : merci de vous adresser à l'accueil.",
+    pair: "Associer l'imprimante de tickets",
+    paired: (name: string) => `Imprimante associée : ${name}. Les tickets s'impriment sans fenêtre.`,
+    notPaired: "Aucune imprimante choisie : les tickets passent par la fenêtre d'impression.",
+    noWebUsb: "Ce navigateur ne peut pas imprimer en USB : utilisez Chromium (mode kiosque).",
   },
 };
 
@@ -84,27 +115,49 @@ const CALLING_CODE: Record<string, string> = {
   "America/New_York": "+1",
 };
 
+/** The receipt's ESC/POS bytes, read with the visitor's ticket token (GET /v1/tickets/{id}/receipt). */
+async function receiptBytes(ticket: Issued, lang: Lang): Promise<Uint8Array<ArrayBuffer>> {
+  const res = await fetch(`/v1/tickets/${encodeURIComponent(ticket.id)}/receipt?format=escpos&language=${lang}`, {
+    headers: { "X-Ticket-Token": ticket.ticketToken },
+  });
+  if (!res.ok) throw new Error(`receipt: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
 function App() {
   const params = new URLSearchParams(location.search);
   const locationId = params.get("location");
   const key = params.get("key");
+  const setup = params.get("printer") === "setup";
   const [lang, setLang] = useState<Lang>(browserLang());
   const t = TEXT[lang];
   const [info, setInfo] = useState<KioskInfo | null>(null);
   const [error, setError] = useState<string | null>(locationId && key ? null : TEXT[browserLang()].missing);
   const [issued, setIssued] = useState<{ ticket: Issued; serviceName: string; at: number } | null>(null);
   const [busy, setBusy] = useState(false);
+  // What the visitor typed is state, not the inputs' own: it survives the location's arrival and the questions' step.
+  const [visitorName, setVisitorName] = useState("");
+  /** null: untouched, the field shows the location's calling code. */
+  const [phone, setPhone] = useState<string | null>(null);
+  const [phoneInvalid, setPhoneInvalid] = useState(false);
+  const [asking, setAsking] = useState<{ queue: KioskQueue; fields: IntakeField[] } | null>(null);
+  const [answerErrors, setAnswerErrors] = useState<IntakeErrors>({});
+  const [printState, setPrintState] = useState<"idle" | "printing" | "printed" | "failed">("idle");
+  const [setupNote, setSetupNote] = useState<string | null>(null);
   const idle = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const form = useRef<HTMLFormElement | null>(null);
+  const questionsOf = useRef<Record<string, IntakeField[]>>({});
 
   const prefix = () => (info ? (CALLING_CODE[info.timezone] ?? "+") : "+");
 
   const reset = () => {
     setIssued(null);
     setError(null);
-    form.current?.reset();
-    const phone = document.querySelector<HTMLInputElement>("input[name=phone]");
-    if (phone) phone.value = prefix();
+    setAsking(null);
+    setAnswerErrors({});
+    setVisitorName("");
+    setPhone(null);
+    setPhoneInvalid(false);
+    setPrintState("idle");
   };
 
   // Any touch or key restarts the idle timer; 20 s without one puts the kiosk back to its start.
@@ -121,6 +174,10 @@ function App() {
   }, [info?.locationId]);
 
   useEffect(() => {
+    document.documentElement.lang = lang;
+  }, [lang]);
+
+  useEffect(() => {
     if (!locationId || !key) return;
     defaultHeaders["X-API-Key"] = key;
     api<KioskInfo>("GET", `/widget/locations/${encodeURIComponent(locationId)}/kiosk`)
@@ -129,31 +186,101 @@ function App() {
         if (!params.get("lang") && !localStorage.getItem("pages:lang")) setLang(found.defaultLanguage);
         document.title = `${found.organizationName} — ${found.name}`;
       })
-      .catch((err: unknown) => setError(err instanceof ApiRefusal ? err.message : String(err)));
+      .catch((err: unknown) => setError(joinRefusal(err, browserLang()).text));
   }, []);
 
-  const take = async (queue: KioskInfo["queues"][number]) => {
-    if (busy) return;
-    const data = new FormData(form.current!);
-    const visitorName = String(data.get("visitorName") ?? "").trim();
-    const rawPhone = String(data.get("phone") ?? "").replace(/[\s.()-]/g, "");
-    const phone = rawPhone === prefix() || rawPhone === "+" ? "" : rawPhone;
-    if (phone && !/^\+[1-9]\d{6,14}$/.test(phone)) {
-      setError(t.phoneBad);
-      return;
+  /** Prints the receipt on the paired USB printer; answers false when there is none (use the dialog). */
+  const printSilently = async (ticket: Issued): Promise<boolean> => {
+    const printer = await pairedPrinter();
+    if (!printer) return false;
+    setPrintState("printing");
+    try {
+      await printBytes(printer, await receiptBytes(ticket, lang));
+      setPrintState("printed");
+    } catch {
+      setPrintState("failed");
     }
+    return true;
+  };
+
+  const join = async (queue: KioskQueue, intake: IntakeAnswers | null, fields: IntakeField[]) => {
+    const name = visitorName.trim();
+    const rawPhone = (phone ?? "").replace(/[\s.()-]/g, "");
+    const sentPhone = rawPhone === prefix() || rawPhone === "+" ? "" : rawPhone;
     setBusy(true);
     setError(null);
     try {
       const ticket = await api<Issued>("POST", `/widget/queue/${queue.queueId}/join`, {
-        body: { ...(visitorName ? { visitorName } : {}), ...(phone ? { phone } : {}) },
+        body: {
+          ...(name ? { visitorName: name } : {}),
+          ...(sentPhone ? { phone: sentPhone } : {}),
+          ...(intake ? { intake } : {}),
+          language: lang,
+        },
       });
+      setAsking(null);
       setIssued({ ticket, serviceName: queue.serviceName, at: Date.now() });
+      void printSilently(ticket);
     } catch (err) {
-      setError(err instanceof ApiRefusal ? err.message : String(err));
+      const refusal = joinRefusal(err, lang, fields);
+      if (refusal.field?.startsWith("intake.") && asking) {
+        setAnswerErrors({ [refusal.field.slice("intake.".length)]: refusal.text });
+      } else {
+        setAsking(null);
+        setPhoneInvalid(refusal.field === "phone");
+        setError(refusal.text);
+      }
     } finally {
       setBusy(false);
     }
+  };
+
+  const take = async (queue: KioskQueue) => {
+    if (busy) return;
+    const rawPhone = (phone ?? "").replace(/[\s.()-]/g, "");
+    if (rawPhone && rawPhone !== prefix() && rawPhone !== "+" && !/^\+[1-9]\d{6,14}$/.test(rawPhone)) {
+      setPhoneInvalid(true);
+      setError(t.phoneBad);
+      return;
+    }
+    setPhoneInvalid(false);
+    setError(null);
+    let fields = questionsOf.current[queue.queueId];
+    if (!fields) {
+      setBusy(true);
+      try {
+        const found = await api<Schemas["ServiceIntake"]>("GET", `/widget/queue/${queue.queueId}/intake`);
+        fields = askedAtJoin(found.fields);
+        questionsOf.current[queue.queueId] = fields;
+      } catch (err) {
+        setError(joinRefusal(err, lang).text);
+        return;
+      } finally {
+        setBusy(false);
+      }
+    }
+    if (fields.length === 0) return join(queue, null, []);
+    setAnswerErrors({});
+    setAsking({ queue, fields });
+  };
+
+  const answer = (e: Event) => {
+    e.preventDefault();
+    if (!asking || busy) return;
+    const answers = readAnswers(e.target as HTMLFormElement, asking.fields);
+    const problems = checkAnswers(asking.fields, answers, lang);
+    setAnswerErrors(problems);
+    if (Object.keys(problems).length > 0) {
+      document.querySelector<HTMLElement>(`[data-question="${Object.keys(problems)[0]}"] input`)?.focus();
+      return;
+    }
+    void join(asking.queue, answers, asking.fields);
+  };
+
+  const pair = async () => {
+    if (!canPairPrinter()) return setSetupNote(t.noWebUsb);
+    const device = await pairPrinter();
+    setSetupNote(device ? t.paired(device.productName ?? "USB") : t.notPaired);
   };
 
   const switchLang = () => {
@@ -180,37 +307,73 @@ function App() {
       timeStyle: "short",
       timeZone: info?.timezone ?? "UTC",
     }).format(issued.at);
+    const printNote = { idle: null, printing: t.printing, printed: t.printed, failed: t.printFailed }[printState];
     return (
       <div>
         {header}
-        <section class="issued card receipt" aria-labelledby="issued-title">
-          <p class="print-only org">{info ? `${info.organizationName} — ${info.name}` : ""}</p>
-          <h2 id="issued-title">{t.yourTicket}</h2>
-          <p class="big-code" data-code>
-            {ticket.displayCode}
-          </p>
-          <p class="service">{issued.serviceName}</p>
-          <dl>
-            <dt>{t.position}</dt>
-            <dd>{ticket.position ? t.ahead(ticket.position) : "—"}</dd>
-            <dt>{t.estimate}</dt>
-            <dd>{ticket.estimatedWaitMinutes !== null ? `~${minutes(ticket.estimatedWaitMinutes, lang)}` : "—"}</dd>
-          </dl>
-          <div class="qr" role="img" aria-label={t.scan} dangerouslySetInnerHTML={{ __html: renderSVG(statusUrl, { border: 1 }) }} />
-          <p class="scan">{t.scan}</p>
-          <p class="print-only when">
-            {t.issuedAt} {when}
-          </p>
-          <div class="actions no-print">
-            <button type="button" onClick={() => print()}>
-              {t.print}
-            </button>
-            <button type="button" class="primary" onClick={reset}>
-              {t.done}
-            </button>
-          </div>
-          <p class="muted no-print">{t.reset}</p>
-        </section>
+        <main>
+          <section class="issued card receipt" aria-labelledby="issued-title">
+            <p class="print-only org">{info ? `${info.organizationName} — ${info.name}` : ""}</p>
+            <h2 id="issued-title">{t.yourTicket}</h2>
+            <p class="big-code" data-code>
+              {ticket.displayCode}
+            </p>
+            <p class="service">{issued.serviceName}</p>
+            <dl>
+              <dt>{t.position}</dt>
+              <dd>{ticket.position ? t.ahead(ticket.position) : "—"}</dd>
+              <dt>{t.estimate}</dt>
+              <dd>{ticket.estimatedWaitMinutes !== null ? `~${minutes(ticket.estimatedWaitMinutes, lang)}` : "—"}</dd>
+            </dl>
+            <div class="qr" role="img" aria-label={t.scan} dangerouslySetInnerHTML={{ __html: renderSVG(statusUrl, { border: 1 }) }} />
+            <p class="scan">{t.scan}</p>
+            <p class="print-only when">
+              {t.issuedAt} {when}
+            </p>
+            {printNote && (
+              <p class={`notice no-print${printState === "failed" ? " error" : ""}`} role="status" data-print={printState}>
+                {printNote}
+              </p>
+            )}
+            <div class="actions no-print">
+              <button
+                type="button"
+                onClick={async () => {
+                  if (!(await printSilently(ticket))) print();
+                }}
+              >
+                {t.print}
+              </button>
+              <button type="button" class="primary" onClick={reset}>
+                {t.done}
+              </button>
+            </div>
+            <p class="muted no-print">{t.reset}</p>
+          </section>
+        </main>
+      </div>
+    );
+  }
+
+  if (asking) {
+    return (
+      <div>
+        {header}
+        <main class="choose">
+          <h2 id="questions-title">{t.questions}</h2>
+          <p class="asked-service">{asking.queue.serviceName}</p>
+          <form class="questions card" aria-labelledby="questions-title" onSubmit={answer} noValidate>
+            <IntakeInputs fields={asking.fields} lang={lang} errors={answerErrors} idPrefix="q" />
+            <div class="actions">
+              <button type="button" onClick={() => setAsking(null)}>
+                {t.back}
+              </button>
+              <button type="submit" class="primary" disabled={busy}>
+                {t.take}
+              </button>
+            </div>
+          </form>
+        </main>
       </div>
     );
   }
@@ -218,21 +381,36 @@ function App() {
   return (
     <div>
       {header}
-      <section class="choose" aria-labelledby="choose-title">
+      <main class="choose">
         <h2 id="choose-title">{t.choose}</h2>
         {error && (
           <p class="notice error" role="alert">
             {error}
           </p>
         )}
-        <form ref={form} class="who card" onSubmit={(e: Event) => e.preventDefault()}>
+        <form class="who card" aria-labelledby="choose-title" onSubmit={(e: Event) => e.preventDefault()}>
           <label>
             {t.name}
-            <input name="visitorName" autocomplete="off" maxLength={100} />
+            <input
+              name="visitorName"
+              autocomplete="off"
+              maxLength={100}
+              value={visitorName}
+              onInput={(e: Event) => setVisitorName((e.target as HTMLInputElement).value)}
+            />
           </label>
           <label>
             {t.phone}
-            <input name="phone" type="tel" inputMode="tel" autocomplete="off" value={prefix()} aria-describedby="phone-hint" />
+            <input
+              name="phone"
+              type="tel"
+              inputMode="tel"
+              autocomplete="off"
+              value={phone ?? prefix()}
+              aria-invalid={phoneInvalid ? "true" : undefined}
+              aria-describedby="phone-hint"
+              onInput={(e: Event) => setPhone((e.target as HTMLInputElement).value)}
+            />
             <span class="hint" id="phone-hint">
               {t.phoneHint}
             </span>
@@ -252,7 +430,16 @@ function App() {
             );
           })}
         </div>
-      </section>
+        {setup && (
+          <section class="setup card" aria-labelledby="setup-title">
+            <h2 id="setup-title">{t.pair}</h2>
+            <button type="button" onClick={pair}>
+              {t.pair}
+            </button>
+            {setupNote && <p role="status">{setupNote}</p>}
+          </section>
+        )}
+      </main>
     </div>
   );
 }
