@@ -184,7 +184,7 @@ function App() {
       .then((found) => {
         setInfo(found);
         if (!params.get("lang") && !localStorage.getItem("pages:lang")) setLang(found.defaultLanguage);
-        document.title = `${found.organizationName} — ${found.name}`;
+        document.title = found.name.startsWith(found.organizationName) ? found.name : `${found.organizationName} — ${found.name}`;
       })
       .catch((err: unknown) => setError(joinRefusal(err, browserLang()).text));
   }, []);
@@ -289,9 +289,12 @@ function App() {
     rememberLang(next);
   };
 
+  // "Demo Bank — Demo Bank Opéra" says the name twice: a branch named after its business stands alone.
+  const place = info ? (info.name.startsWith(info.organizationName) ? info.name : `${info.organizationName} — ${info.name}`) : null;
+
   const header = (
     <header class="bar">
-      <h1>{info ? `${info.organizationName} — ${info.name}` : t.welcome}</h1>
+      <h1>{place ?? t.welcome}</h1>
       <span class="spacer" />
       <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
         {t.language}
@@ -313,7 +316,7 @@ function App() {
         {header}
         <main>
           <section class="issued card receipt" aria-labelledby="issued-title">
-            <p class="print-only org">{info ? `${info.organizationName} — ${info.name}` : ""}</p>
+            <p class="print-only org">{place ?? ""}</p>
             <h2 id="issued-title">{t.yourTicket}</h2>
             <p class="big-code" data-code>
               {ticket.displayCode}
