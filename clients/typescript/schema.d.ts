@@ -3945,7 +3945,7 @@ export interface components {
             intake?: components["schemas"]["IntakeAnswers"];
             /**
              * @description The customer's mobile, typed by the clerk: the only way a walk-in hears of its ticket (SMS; checked and capped as a widget join's phone)
-             * @example +33612345678
+             * @example +33698765432
              */
             phone?: string;
             /**
@@ -10726,7 +10726,7 @@ export interface operations {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
                  *       },
-                 *       "phone": "+33612345678",
+                 *       "phone": "+33698765432",
                  *       "language": "fr"
                  *     }
                  */
@@ -10845,7 +10845,7 @@ export interface operations {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
                  *       },
-                 *       "phone": "+33612345678",
+                 *       "phone": "+33698765432",
                  *       "language": "fr"
                  *     }
                  */

@@ -272,6 +272,7 @@ const WalkInBody = z
     partySize: PartySize.optional(),
     intake: IntakeAnswersBody.optional(),
     phone: CustomerPhone.optional().openapi({
+      example: "+33698765432",
       description:
         "The customer's mobile, typed by the clerk: the only way a walk-in hears of its ticket (SMS; checked and capped as a widget join's phone)",
     }),

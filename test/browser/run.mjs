@@ -376,7 +376,8 @@ const cases = [
       const post = stub.requests.find((r) => r.route === "POST /v1/widget/queue/que_stub/join");
       check(post.headers["x-api-key"] === "qk_live_widget", "join without the API key");
       check(
-        JSON.stringify(post.body) === JSON.stringify({ visitorName: "Ada", phone: "+33612345678", partySize: 2 }),
+        // The visitor's language travels with the join (the ticket's SMS and receipt speak it).
+        JSON.stringify(post.body) === JSON.stringify({ visitorName: "Ada", phone: "+33612345678", partySize: 2, language: "en" }),
         `join body ${JSON.stringify(post.body)}`,
       );
       await shot(page, "join-ticket");
