@@ -1,6 +1,6 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 
@@ -15,6 +15,32 @@ const withoutBrokenSourceMaps: Plugin = {
     return BROKEN_SOURCE_MAPS.some((dir) => id.includes(dir)) ? readFile(id.split("?")[0]!, "utf8") : null;
   },
 };
+
+// Every test file runs in a workerd of its own (storage is per file), so each file evaluates the
+// Worker's whole module graph again: ~850 modules, 600 of them from node_modules (stripe 217,
+// drizzle-orm 111, zod 95, libphonenumber-js 93, jose 46, hono 32). Pre-bundling the
+// dependencies (Vite's dependency optimizer, run once per `vitest run` and cached in
+// node_modules/.vite) loads each as a few modules instead. Every specifier of a runtime
+// dependency that src/ or test/ imports is bundled, subpaths included: a subpath left out
+// ("hono/http-exception") would load a second copy of the package beside the bundled one and
+// its classes would fail `instanceof`.
+// @block65/webcrypto-web-push imports node:crypto, which the optimizer cannot resolve.
+const NOT_PREBUNDLED = ["@block65/webcrypto-web-push"];
+
+async function prebundledDependencies(root: string): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(path.join(root, "package.json"), "utf8"));
+  const packages = Object.keys(pkg.dependencies ?? {}).filter((name) => !NOT_PREBUNDLED.includes(name));
+  const specifiers = new Set<string>();
+  for (const dir of ["src", "test"]) {
+    for (const entry of await readdir(path.join(root, dir), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !/\.tsx?$/.test(entry.name) || entry.parentPath.includes(`${path.sep}pages`)) continue;
+      const text = await readFile(path.join(entry.parentPath, entry.name), "utf8");
+      for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*"([^".][^"]*)"/g))
+        if (packages.some((name) => spec === name || spec!.startsWith(`${name}/`))) specifiers.add(spec!);
+    }
+  }
+  return [...packages, ...specifiers].filter((s, i, all) => all.indexOf(s) === i).sort();
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -38,10 +64,15 @@ export default defineConfig(async () => {
     test: {
       include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],
+      deps: { optimizer: { ssr: { enabled: true, include: await prebundledDependencies(import.meta.dirname) } } },
       // The outbox stand-in prints each message for `npm run dev`; tests read the delivery rows.
       onConsoleLog: (log: string) => !log.startsWith('{"notification":"outbox"'),
       // Each file's time, the ten slowest tests, and a budget per file (test/budgets.json).
       reporters: ["default", "./test/reporter/timing.ts"],
+      // Two files at a time (vitest's default is cores - 1, one file on the 2-core CI machine):
+      // a file's start is mostly waiting between Node and its workerd, so a second file fills it.
+      // 12 small files: 294 s -> 190 s on the loaded machine (docs/development.md, "A file's fixed cost").
+      maxWorkers: 2,
       testTimeout: 30_000,
       hookTimeout: 30_000,
     },

@@ -1,8 +1,18 @@
-import { applyD1Migrations, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, vi } from "vitest";
 import { testClock } from "./clock";
 
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+// Each test file starts with an empty D1 (storage is per file): the whole schema goes in as one
+// batch, a single round trip and transaction, rather than applyD1Migrations' table check, read
+// and one batch per migration (30 round trips: 0.6-1.9 s a file on the loaded 2-core machine,
+// 0.3 s as one batch). The d1_migrations rows are written as wrangler would.
+await env.DB.batch([
+  env.DB.prepare(
+    "CREATE TABLE d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)",
+  ),
+  ...env.TEST_MIGRATIONS.flatMap((m) => m.queries.map((q) => env.DB.prepare(q))),
+  ...env.TEST_MIGRATIONS.map((m) => env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(m.name)),
+]);
 
 afterEach(() => {
   testClock.reset();
