@@ -79,6 +79,7 @@ const GUARDED: [path: string, kind: ResourceKind, wellFormed?: (id: string) => b
   ["/v1/remote-join/:queueId", "queue"],
   ["/v1/remote-join/:ticketId", "ticket"],
   ["/v1/calendar/:eventId", "calendarEvent"],
+  ["/v1/appointments/:appointmentId", "appointment"],
   ["/v1/nfc/tags/:nfcId", "nfcTag", (id) => NFC_ID.test(id)],
   ["/v1/qr-tokens/:id", "qrToken"],
 ];

@@ -9,7 +9,7 @@
 //
 // A slot's capacity is used by every active appointment or live hold that OVERLAPS it, not only
 // by those starting at the same instant: with 15-minute steps and 30-minute appointments, the
-// 09:15 slot is taken by the 09:00 booking. Booking (src/appointments/repository.ts) counts the
+// 09:15 slot is taken by the 09:00 booking. Booking (src/appointments/appointment-rows.ts) counts the
 // same way, in SQL, so a slot shown free is a slot that books.
 
 import { complement, type Interval } from "./opening-hours";
