@@ -203,9 +203,12 @@ export async function rescheduleAppointment(
   // Unless another is named, the same staff member keeps it if they are free at the new time.
   let staffId = change.staffId === undefined ? null : change.staffId;
   let slot = await slotAt(db, place, change.start, at, staffId, excluding);
-  if (change.staffId === undefined && current.staffId && slot.candidates.includes(current.staffId)) {
-    staffId = current.staffId;
-    slot = { ...slot, candidates: [current.staffId, ...slot.candidates.filter((s) => s !== current.staffId)] };
+  if (change.staffId === undefined && current.staffId) {
+    const withoutShifts = slot.candidates.length === 1 && slot.candidates[0] === null;
+    if (withoutShifts || slot.candidates.includes(current.staffId)) {
+      staffId = current.staffId;
+      slot = { ...slot, candidates: [current.staffId, ...slot.candidates.filter((s) => s !== current.staffId && s !== null)] };
+    }
   }
   for (const candidate of slot.candidates) {
     if (await moveAppointment(env.DB, current.id, claimOf(place, slot, candidate, at, excluding), current.calendarEventId)) {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { call, callSettled, expectError, expectOk, type ApiResponse } from "../helpers/api";
+import { describe, expect, it, vi } from "vitest";
+import { call, callSettled, expectError, expectOk, unique, type ApiResponse } from "../helpers/api";
 import { testClock } from "../helpers/clock";
 import {
   acceptInvitation,
@@ -13,6 +13,7 @@ import {
   type TestUser,
 } from "../helpers/fixtures";
 import { capture, inbox } from "../helpers/notifications";
+import { fakeInternet } from "../helpers/outbound";
 
 // Booking an appointment (docs/appointments.md): exact under concurrency, refused with clear
 // codes, held for a few minutes, rescheduled, cancelled, each told to the customer.
@@ -397,6 +398,54 @@ describe("who may", () => {
       403,
       "AUTHORIZATION_ERROR",
     );
+  });
+
+  it("the widget books from any page, and a widget key locked to its origins only from them", async () => {
+    const f = await clinic({ capacityPerSlot: 10 });
+    const open = await createApiKey(f.owner, f.organizationId, ["widget"]);
+    const res = await call("POST", "/v1/appointments", {
+      apiKey: open.key,
+      headers: { Origin: "https://clinic.example" },
+      body: bookBody(f, MON_0900),
+    });
+    expectOk(res, 201);
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    const h = { "X-Organization-Id": f.organizationId };
+    const domain = `${unique("clinic")}.com`;
+    const site = `https://${domain}`;
+    const proof = expectOk(await call("POST", "/v1/business/verification/generate-token", { token: f.owner.token, headers: h }), 201).token;
+    fakeInternet({ [domain]: { TXT: [`"service-verification=${proof}"`] } });
+    expectOk(
+      await call("POST", "/v1/business/verification/verify", {
+        token: f.owner.token,
+        headers: h,
+        body: { domain, method: "dns" },
+      }),
+    );
+    vi.restoreAllMocks();
+    const locked = expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/api-keys`, {
+        token: f.owner.token,
+        body: { name: "Clinic site", permissions: ["widget"], allowedOrigins: [site] },
+      }),
+      201,
+    );
+    expectOk(
+      await call("POST", "/v1/appointments", {
+        apiKey: locked.key,
+        headers: { Origin: site },
+        body: bookBody(f, MON_0900),
+      }),
+      201,
+    );
+    for (const path of ["/v1/appointments", "/v1/appointments/holds"]) {
+      const body = path.endsWith("holds") ? { serviceId: f.serviceId, locationId: f.locationId, start: MON_0900 } : bookBody(f, MON_0900);
+      expectError(
+        await call("POST", path, { apiKey: locked.key, headers: { Origin: "https://elsewhere.example" }, body }),
+        403,
+        "AUTHORIZATION_ERROR",
+      );
+    }
   });
 
   it("see, move and cancel: staff reaching the location, the customer; others 404, a key without the scope 403", async () => {
