@@ -40,6 +40,8 @@ const ROUTERS_ON_THE_BINDING = {
 
 /** Files that may run raw SQL on D1, each with why. */
 const RAW_SQL = {
+  "src/appointments/appointment-rows.ts":
+    "booking, holds and moves: one conditional INSERT … SELECT / UPDATE (capacity by overlap, staff free)",
   "src/analytics/analytics-aggregates.ts": "projection deltas: upserts that add to hourly counters (ON CONFLICT … + excluded)",
   "src/analytics/analytics-export.ts": "the CSV export's streaming reads",
   "src/analytics/analytics.ts": "the analytics reads: window functions and grouped joins",

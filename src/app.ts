@@ -65,6 +65,9 @@ export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
  * caller the guard has not placed. A new route under one of these paths is guarded by this.
  */
 const NFC_ID = /^[A-Za-z0-9:_-]{1,128}$/;
+/** Routes a widget key may call beside the widget's own (src/http/auth.ts isWidgetPath). */
+const WIDGET_BOOKING_PATHS = ["/v1/appointments", "/v1/appointments/holds", "/v1/services/:serviceId/slots"];
+
 const GUARDED: [path: string, kind: ResourceKind, wellFormed?: (id: string) => boolean][] = [
   ["/v1/organizations/:organizationId", "organization"],
   ["/v1/calendar/organization/:organizationId", "organization"],
@@ -79,6 +82,7 @@ const GUARDED: [path: string, kind: ResourceKind, wellFormed?: (id: string) => b
   ["/v1/remote-join/:queueId", "queue"],
   ["/v1/remote-join/:ticketId", "ticket"],
   ["/v1/calendar/:eventId", "calendarEvent"],
+  ["/v1/appointments/:appointmentId", "appointment"],
   ["/v1/nfc/tags/:nfcId", "nfcTag", (id) => NFC_ID.test(id)],
   ["/v1/qr-tokens/:id", "qrToken"],
 ];
@@ -99,11 +103,14 @@ export function createApp() {
     for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
   });
   app.use("/v1/widget/*", widgetCors);
+  // The widget and the kiosk book (docs/appointments.md): the same CORS and origin lock as the widget routes.
+  for (const path of WIDGET_BOOKING_PATHS) app.use(path, widgetCors);
   // A widget on any page gives back its visitor's phone code (docs/limits.md).
   app.use("/v1/tickets/:ticketId/phone-verification/*", widgetCors);
   app.use("/v1/*", bodyGuard, authenticate, rateLimit);
   app.use("/v1/*", apiCallQuota);
   app.use("/v1/widget/*", widgetOriginLock);
+  for (const path of WIDGET_BOOKING_PATHS) app.use(path, widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
   app.use("/v1/*", apiVersioning);
   mountGuards(app);

@@ -2964,6 +2964,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/appointments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Book a slot
+         * @description A customer's session (the appointment is theirs), staff of the organization who reach the location (QUEUE_OPERATE), an API key with `write:queues`, or a `widget` key (the widget and the kiosk book). Exact under concurrency: the slot's capacity and the staff member's other bookings are checked inside the one write. `holdId` converts a hold of the same slot. Answers the appointment and its `manageToken` (once); the customer is sent a confirmation in their language with a manage link. A slot that cannot be taken is 409 SLOT_UNAVAILABLE with `details {field, reason}`: `too_soon` (lead time), `beyond_horizon`, `no_slot` (outside the hours, in a closure or break, off the grid), `full` (the bookings and holds overlapping it use its capacity, or no staff member is free) or `staff_busy` (field `staffId`). A service that takes no appointments is 400 VALIDATION_ERROR on `serviceId`.
+         */
+        post: operations["bookAppointment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/appointments/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hold a slot for a few minutes
+         * @description While the customer types their details: the hold counts against the slot's capacity for 5 minutes, then simply stops counting. Book with its `holdId` to convert it. A customer's session (the appointment is theirs), staff of the organization who reach the location (QUEUE_OPERATE), an API key with `write:queues`, or a `widget` key (the widget and the kiosk book). A slot that cannot be taken is 409 SLOT_UNAVAILABLE with `details {field, reason}`: `too_soon` (lead time), `beyond_horizon`, `no_slot` (outside the hours, in a closure or break, off the grid), `full` (the bookings and holds overlapping it use its capacity, or no staff member is free) or `staff_busy` (field `staffId`). A service that takes no appointments is 400 VALIDATION_ERROR on `serviceId`.
+         */
+        post: operations["holdAppointmentSlot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/appointments/{appointmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An appointment
+         * @description Staff of the organization who reach the appointment's location, an API key of the organization, the customer's own session, or anyone with the manage token in `X-Appointment-Token` (a wrong token is 404). Staff need QUEUE_VIEW (an API key `read:queues`).
+         */
+        get: operations["getAppointment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Reschedule an appointment
+         * @description Staff of the organization who reach the appointment's location, an API key of the organization, the customer's own session, or anyone with the manage token in `X-Appointment-Token` (a wrong token is 404). Staff need QUEUE_OPERATE (an API key `write:queues`). Moves a booked appointment to another free slot of its service and location, exactly as booking does (the appointment does not compete with itself); the staff member stays if free, unless `staffId` names another. Not booked (cancelled, checked in, no-show): 409 INVALID_STATE. A slot that cannot be taken is 409 SLOT_UNAVAILABLE with `details {field, reason}`: `too_soon` (lead time), `beyond_horizon`, `no_slot` (outside the hours, in a closure or break, off the grid), `full` (the bookings and holds overlapping it use its capacity, or no staff member is free) or `staff_busy` (field `staffId`). A service that takes no appointments is 400 VALIDATION_ERROR on `serviceId`.
+         */
+        patch: operations["rescheduleAppointment"];
+        trace?: never;
+    };
+    "/v1/appointments/{appointmentId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an appointment
+         * @description Staff of the organization who reach the appointment's location, an API key of the organization, the customer's own session, or anyone with the manage token in `X-Appointment-Token` (a wrong token is 404). Staff need QUEUE_OPERATE (an API key `write:queues`). The slot is free again at once and the calendar event is removed. Not booked: 409 INVALID_STATE.
+         */
+        post: operations["cancelAppointment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/locations/{locationId}/appointments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A location's appointments of one day
+         * @description Every appointment starting that day (the location's local day), cancelled ones included, in start order. Staff who reach the location with QUEUE_VIEW (an API key `read:queues`).
+         */
+        get: operations["listLocationAppointments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/appointments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own appointments
+         * @description A customer's appointments booked with their account, from yesterday on, in start order (at most 100).
+         */
+        get: operations["listMyAppointments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets/{ticketId}/phone-verification": {
         parameters: {
             query?: never;
@@ -4471,7 +4595,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled")[];
             description?: string;
             enabled?: boolean;
         };
@@ -4482,7 +4606,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -4965,7 +5089,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -5174,6 +5298,107 @@ export interface components {
             remaining: number;
             /** @description Staff members free for all of it; empty when the calendar has no shifts */
             staffIds: string[];
+        };
+        BookedAppointment: components["schemas"]["Appointment"] & {
+            /** @description The customer's capability for this appointment (see, reschedule, cancel, check in), sent back in the X-Appointment-Token header. Returned once. */
+            manageToken: string;
+        };
+        Appointment: {
+            /** @example apt_0123456789abcdefghjk */
+            id: string;
+            organizationId: string;
+            serviceId: string;
+            locationId: string;
+            /** @description The staff member it is with (round-robin when not chosen); null without shifts */
+            staffId: string | null;
+            start: string;
+            end: string;
+            /** @enum {string} */
+            status: "booked" | "checked_in" | "cancelled" | "no_show";
+            customer: {
+                name: string;
+                phone: string | null;
+                email: string | null;
+                /** @enum {string} */
+                language: "fr" | "en";
+            };
+            notes: string | null;
+            /** @description The customer's account when they booked with it */
+            customerUserId: string | null;
+            /** @description Its `appointment` event in the team calendar */
+            calendarEventId: string | null;
+            ticketId: string | null;
+            queueId: string | null;
+            checkedInAt: string | null;
+            cancelledAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        BookAppointment: {
+            /** @example svc_0123456789abcdefghjk */
+            serviceId: string;
+            /** @example loc_0123456789abcdefghjk */
+            locationId: string;
+            /**
+             * @description A slot's start, as the slots list gives it
+             * @example 2026-03-23T09:00:00+01:00
+             */
+            start: string;
+            /** @description A staff member free for the slot; absent: the least booked that day */
+            staffId?: string | null;
+            /** @description A hold of this slot (POST /v1/appointments/holds) */
+            holdId?: string | null;
+            customer: components["schemas"]["AppointmentCustomer"];
+            notes?: string | null;
+        };
+        AppointmentCustomer: {
+            /** @example Awa Diallo */
+            name: string;
+            /**
+             * @description A personal mobile number in E.164 (premium, shared-cost and satellite ranges are refused)
+             * @example +33612345678
+             */
+            phone?: string | null;
+            /** Format: email */
+            email?: string | null;
+            /**
+             * @description The customer's language: confirmation and reminders are in it
+             * @enum {string}
+             */
+            language: "fr" | "en";
+        };
+        AppointmentHold: {
+            /** @example hld_0123456789abcdefghjk */
+            id: string;
+            serviceId: string;
+            locationId: string;
+            staffId: string | null;
+            start: string;
+            end: string;
+            /** @description The hold keeps the slot until then (5 minutes) */
+            expiresAt: string;
+        };
+        HoldAppointmentSlot: {
+            /** @example svc_0123456789abcdefghjk */
+            serviceId: string;
+            /** @example loc_0123456789abcdefghjk */
+            locationId: string;
+            /**
+             * @description A slot's start, as the slots list gives it
+             * @example 2026-03-23T09:00:00+01:00
+             */
+            start: string;
+            /** @description A staff member free for the slot; absent: the least booked that day */
+            staffId?: string | null;
+        };
+        RescheduleAppointment: {
+            /**
+             * @description A slot's start, as the slots list gives it
+             * @example 2026-03-23T09:00:00+01:00
+             */
+            start: string;
+            /** @description A staff member free for the slot; absent: the least booked that day */
+            staffId?: string | null;
         };
         TicketPhoneVerification: components["schemas"]["PhoneVerification"] & {
             ticketId: string;
@@ -6169,6 +6394,96 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "RECALL_LIMIT_REACHED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy */
+        Error409_9: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "SLOT_UNAVAILABLE";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}` */
+        Error409_10: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SLOT_UNAVAILABLE",
+                 *         "message": "the appointment slot cannot be taken",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/SLOT_UNAVAILABLE"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "SLOT_UNAVAILABLE" | "INVALID_STATE";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -19711,7 +20026,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             };
             cookie?: never;
         };
@@ -20996,6 +21311,598 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Slot"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    bookAppointment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "serviceId": "svc_0123456789abcdefghjk",
+                 *       "locationId": "loc_0123456789abcdefghjk",
+                 *       "start": "2026-03-23T09:00:00+01:00",
+                 *       "staffId": "sta_d3m00000000000000000",
+                 *       "holdId": "hol_d3m00000000000000000",
+                 *       "customer": {
+                 *         "name": "Awa Diallo",
+                 *         "phone": "+33612345678",
+                 *         "email": "owner@demo.example",
+                 *         "language": "fr"
+                 *       },
+                 *       "notes": "Demo"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BookAppointment"];
+            };
+        };
+        responses: {
+            /** @description Booked */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "staffId": "sta_d3m00000000000000000",
+                     *         "start": "Demo",
+                     *         "end": "Demo",
+                     *         "status": "booked",
+                     *         "customer": {
+                     *           "name": "Main queue",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "language": "fr"
+                     *         },
+                     *         "notes": "Demo",
+                     *         "customerUserId": "cus_d3m00000000000000000",
+                     *         "calendarEventId": "cal_d3m00000000000000000",
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *         "cancelledAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "manageToken": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["BookedAppointment"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_9"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    holdAppointmentSlot: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "serviceId": "svc_0123456789abcdefghjk",
+                 *       "locationId": "loc_0123456789abcdefghjk",
+                 *       "start": "2026-03-23T09:00:00+01:00",
+                 *       "staffId": "sta_d3m00000000000000000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["HoldAppointmentSlot"];
+            };
+        };
+        responses: {
+            /** @description Held */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "hld_0123456789abcdefghjk",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "staffId": "sta_d3m00000000000000000",
+                     *         "start": "Demo",
+                     *         "end": "Demo",
+                     *         "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AppointmentHold"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_9"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getAppointment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The manage token (the customer's capability) */
+                "X-Appointment-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                appointmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The appointment */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "staffId": "sta_d3m00000000000000000",
+                     *         "start": "Demo",
+                     *         "end": "Demo",
+                     *         "status": "booked",
+                     *         "customer": {
+                     *           "name": "Main queue",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "language": "fr"
+                     *         },
+                     *         "notes": "Demo",
+                     *         "customerUserId": "cus_d3m00000000000000000",
+                     *         "calendarEventId": "cal_d3m00000000000000000",
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *         "cancelledAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Appointment"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    rescheduleAppointment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The manage token (the customer's capability) */
+                "X-Appointment-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                appointmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "start": "2026-03-23T09:00:00+01:00",
+                 *       "staffId": "sta_d3m00000000000000000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RescheduleAppointment"];
+            };
+        };
+        responses: {
+            /** @description Moved */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "staffId": "sta_d3m00000000000000000",
+                     *         "start": "Demo",
+                     *         "end": "Demo",
+                     *         "status": "booked",
+                     *         "customer": {
+                     *           "name": "Main queue",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "language": "fr"
+                     *         },
+                     *         "notes": "Demo",
+                     *         "customerUserId": "cus_d3m00000000000000000",
+                     *         "calendarEventId": "cal_d3m00000000000000000",
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *         "cancelledAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Appointment"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_10"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    cancelAppointment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The manage token (the customer's capability) */
+                "X-Appointment-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                appointmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "staffId": "sta_d3m00000000000000000",
+                     *         "start": "Demo",
+                     *         "end": "Demo",
+                     *         "status": "booked",
+                     *         "customer": {
+                     *           "name": "Main queue",
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example",
+                     *           "language": "fr"
+                     *         },
+                     *         "notes": "Demo",
+                     *         "customerUserId": "cus_d3m00000000000000000",
+                     *         "calendarEventId": "cal_d3m00000000000000000",
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *         "cancelledAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Appointment"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listLocationAppointments: {
+        parameters: {
+            query?: {
+                /** @description Default: today, where the location is */
+                date?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The day's appointments */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "apt_0123456789abcdefghjk",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "staffId": "sta_d3m00000000000000000",
+                     *           "start": "Demo",
+                     *           "end": "Demo",
+                     *           "status": "booked",
+                     *           "customer": {
+                     *             "name": "Main queue",
+                     *             "phone": "+33612345678",
+                     *             "email": "owner@demo.example",
+                     *             "language": "fr"
+                     *           },
+                     *           "notes": "Demo",
+                     *           "customerUserId": "cus_d3m00000000000000000",
+                     *           "calendarEventId": "cal_d3m00000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *           "cancelledAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Appointment"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listMyAppointments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Their appointments */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "apt_0123456789abcdefghjk",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "staffId": "sta_d3m00000000000000000",
+                     *           "start": "Demo",
+                     *           "end": "Demo",
+                     *           "status": "booked",
+                     *           "customer": {
+                     *             "name": "Main queue",
+                     *             "phone": "+33612345678",
+                     *             "email": "owner@demo.example",
+                     *             "language": "fr"
+                     *           },
+                     *           "notes": "Demo",
+                     *           "customerUserId": "cus_d3m00000000000000000",
+                     *           "calendarEventId": "cal_d3m00000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *           "cancelledAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 1,
+                     *         "hasMore": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Appointment"][];
+                        meta: components["schemas"]["PageMeta"];
                     };
                 };
             };

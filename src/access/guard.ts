@@ -6,6 +6,7 @@ import { database } from "../db/client";
 import { locations, queues, serviceLocations, services } from "../db/schema";
 import type { Permission } from "../domain/permissions";
 import { reaches } from "../domain/location-scope";
+import { findAppointment, type AppointmentRow } from "../appointments/appointment-rows";
 import { findEvent, type EventRow } from "../calendar/calendar";
 import { findDesk, type DeskRow } from "../desks/desks";
 import { locationsOfService, eventLocations } from "../catalog/location-scope";
@@ -41,6 +42,7 @@ export interface GuardedRows {
   /** A ticket's queue (the ticket itself lives in the queue's room). */
   ticket: QueueRow;
   calendarEvent: EventRow;
+  appointment: AppointmentRow;
   nfcTag: NfcTagRow;
   qrToken: QrTokenRow;
 }
@@ -95,6 +97,11 @@ const loaders: { [K in ResourceKind]: Loader<K> } = {
   calendarEvent: async (c, id) => {
     const row = await findEvent(database(c.env.DB), id);
     return { row, organizationId: row.organizationId, at: eventLocations(c.env.DB, row) ?? null, what: "Calendar event" };
+  },
+  appointment: async (c, id) => {
+    const row = await findAppointment(c.env.DB, id);
+    if (!row) throw notFound("Appointment");
+    return { row, organizationId: row.organizationId, at: [row.locationId], what: "Appointment" };
   },
   nfcTag: async (c, id) => {
     const row = await tagByNfcId(database(c.env.DB), id);

@@ -1,6 +1,6 @@
-import { and, eq, gte, inArray, lt } from "drizzle-orm";
+import { and, eq, gt, gte, inArray, lt, ne } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { appointments, locations, serviceLocations, services } from "../db/schema";
+import { appointmentHolds, appointments, locations, serviceLocations, services } from "../db/schema";
 import { openIntervals, type Interval } from "../domain/opening-hours";
 import { isValidTimeZone, wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { allSlots, type BookingSettings, type Slot, type StaffTime } from "../domain/slots";
@@ -57,9 +57,18 @@ function concernsPlace(o: ExpandedOccurrence, place: BookingPlace): boolean {
   return (e.locationId === null || e.locationId === place.location.id) && (e.serviceId === null || e.serviceId === place.service.id);
 }
 
+/** What a slot computation leaves out: the appointment being moved, the hold being converted. */
+export interface Excluding {
+  appointmentId?: string;
+  holdId?: string;
+}
+
 /**
- * Every slot in [from, to) with what remains of it, free or not. `excludeAppointmentId`: a
- * reschedule does not compete with the appointment it moves.
+ * Every slot in [from, to) with what remains of it, free or not. `excluding`: a reschedule does
+ * not compete with the appointment it moves, nor a booking with the hold it converts.
+ *
+ * Where the location has no opening hours (null), slots run round the clock (as joins do):
+ * a bookable service at such a location should have hours, or shifts in the team calendar.
  */
 export async function slotsBetween(
   db: Database,
@@ -67,10 +76,10 @@ export async function slotsBetween(
   from: number,
   to: number,
   now: number,
-  excludeAppointmentId?: string,
+  excluding: Excluding = {},
 ): Promise<Slot[]> {
   const rangeStart = localDayStart(from, place.timeZone);
-  const [occurrences, booked] = await Promise.all([
+  const [occurrences, booked, held] = await Promise.all([
     occurrencesBetween(db, place.service.organizationId, rangeStart, to),
     db
       .select({
@@ -92,8 +101,28 @@ export async function slotsBetween(
         ),
       )
       .all(),
+    db
+      .select({
+        id: appointmentHolds.id,
+        serviceId: appointmentHolds.serviceId,
+        locationId: appointmentHolds.locationId,
+        staffId: appointmentHolds.staffId,
+        startAt: appointmentHolds.startAt,
+        endAt: appointmentHolds.endAt,
+      })
+      .from(appointmentHolds)
+      .where(
+        and(
+          eq(appointmentHolds.organizationId, place.service.organizationId),
+          gt(appointmentHolds.expiresAt, now),
+          lt(appointmentHolds.startAt, to),
+          gte(appointmentHolds.endAt, rangeStart),
+          ne(appointmentHolds.id, excluding.holdId ?? ""),
+        ),
+      )
+      .all(),
   ]);
-  const mine = booked.filter((a) => a.id !== excludeAppointmentId);
+  const mine = booked.filter((a) => a.id !== excluding.appointmentId);
   const ownEvents = new Set(mine.map((a) => a.calendarEventId));
 
   const open = place.location.openingHours
@@ -120,15 +149,14 @@ export async function slotsBetween(
       for (const user of o.event.attendees) add(busy, user, i);
     }
   }
-  for (const a of mine) if (a.staffId) add(busy, a.staffId, { start: a.startAt, end: a.endAt });
+  for (const a of [...mine, ...held]) if (a.staffId) add(busy, a.staffId, { start: a.startAt, end: a.endAt });
   const staff: StaffTime[] | null = anyShift
     ? [...shifts.keys()].sort().map((userId) => ({ userId, shifts: shifts.get(userId)!, busy: busy.get(userId) ?? [] }))
     : null;
-  const counts = new Map<number, number>();
-  for (const a of mine) {
-    if (a.serviceId === place.service.id && a.locationId === place.location.id) counts.set(a.startAt, (counts.get(a.startAt) ?? 0) + 1);
-  }
-  return allSlots({ settings: place.settings, from: rangeStart, to, now, open, closed, staff, booked: counts }).filter(
+  const taking = [...mine, ...held]
+    .filter((a) => a.serviceId === place.service.id && a.locationId === place.location.id)
+    .map((a) => ({ start: a.startAt, end: a.endAt }));
+  return allSlots({ settings: place.settings, from: rangeStart, to, now, open, closed, staff, booked: taking }).filter(
     (s) => s.start >= from,
   );
 }

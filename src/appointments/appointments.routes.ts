@@ -1,12 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireCredential } from "../http/auth";
-import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { ok } from "../http/respond";
+import { guarded } from "../access/guard";
+import { requireCredential, requireUser } from "../http/auth";
+import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, SECURITY } from "../http/openapi";
+import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
+import { CustomerPhone, Email, Language, PublicLine, PublicParagraph } from "../http/schemas";
 import { now } from "../lib/clock";
 import { parseInstantInput } from "../lib/instant";
-import { iso } from "../lib/time";
-import { freeSlots } from "./appointments";
+import { iso, isoOrNull } from "../lib/time";
+import { announce } from "./announcements";
+import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots } from "./appointments";
+import { bookAppointment, cancelBooking, holdSlot, HOLD_MINUTES, rescheduleAppointment } from "./bookings";
+import { APPOINTMENT_TOKEN_HEADER } from "./manage-token";
+import type { AppointmentRow } from "./appointment-rows";
 
 // Booking settings of a service, its free slots, and appointments (docs/appointments.md).
 
@@ -100,4 +106,348 @@ app.openapi(slots, async (c) => {
   return c.json(ok(found.map((s) => ({ ...s, start: iso(s.start), end: iso(s.end) }))), 200);
 });
 
+// ── Booking (docs/appointments.md) ────────────────────────────────────────────────────────
+
+const Instant = z
+  .string()
+  .max(40)
+  .refine((s) => parseInstantInput(s)?.kind === "instant", "an ISO 8601 timestamp with Z or an offset")
+  .transform((s) => (parseInstantInput(s) as { ms: number }).ms);
+
+const Customer = z
+  .strictObject({
+    name: PublicLine(120).openapi({ example: "Awa Diallo" }),
+    phone: CustomerPhone.nullish(),
+    email: Email.nullish(),
+    language: Language.openapi({ description: "The customer's language: confirmation and reminders are in it" }),
+  })
+  .openapi("AppointmentCustomer");
+
+const AppointmentRecord = z
+  .object({
+    id: z.string().openapi({ example: "apt_0123456789abcdefghjk" }),
+    organizationId: z.string(),
+    serviceId: z.string(),
+    locationId: z.string(),
+    staffId: z
+      .string()
+      .nullable()
+      .openapi({ description: "The staff member it is with (round-robin when not chosen); null without shifts" }),
+    start: z.string(),
+    end: z.string(),
+    status: z.enum(["booked", "checked_in", "cancelled", "no_show"]),
+    customer: z.object({
+      name: z.string(),
+      phone: z.string().nullable(),
+      email: z.string().nullable(),
+      language: Language,
+    }),
+    notes: z.string().nullable(),
+    customerUserId: z.string().nullable().openapi({ description: "The customer's account when they booked with it" }),
+    calendarEventId: z.string().nullable().openapi({ description: "Its `appointment` event in the team calendar" }),
+    ticketId: z.string().nullable(),
+    queueId: z.string().nullable(),
+    checkedInAt: z.string().nullable(),
+    cancelledAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Appointment");
+
+const BookedAppointment = AppointmentRecord.extend({
+  manageToken: z.string().openapi({
+    description:
+      "The customer's capability for this appointment (see, reschedule, cancel, check in), sent back in the X-Appointment-Token header. Returned once.",
+  }),
+}).openapi("BookedAppointment");
+
+const HoldRecord = z
+  .object({
+    id: z.string().openapi({ example: "hld_0123456789abcdefghjk" }),
+    serviceId: z.string(),
+    locationId: z.string(),
+    staffId: z.string().nullable(),
+    start: z.string(),
+    end: z.string(),
+    expiresAt: z.string().openapi({ description: `The hold keeps the slot until then (${HOLD_MINUTES} minutes)` }),
+  })
+  .openapi("AppointmentHold");
+
+function record(a: AppointmentRow) {
+  return {
+    id: a.id,
+    organizationId: a.organizationId,
+    serviceId: a.serviceId,
+    locationId: a.locationId,
+    staffId: a.staffId,
+    start: iso(a.startAt),
+    end: iso(a.endAt),
+    status: a.status,
+    customer: {
+      name: a.customerName,
+      phone: a.customerPhone,
+      email: a.customerEmail,
+      language: (a.language === "en" ? "en" : "fr") as "fr" | "en",
+    },
+    notes: a.notes,
+    customerUserId: a.customerUserId,
+    calendarEventId: a.calendarEventId,
+    ticketId: a.ticketId,
+    queueId: a.queueId,
+    checkedInAt: isoOrNull(a.checkedInAt),
+    cancelledAt: isoOrNull(a.cancelledAt),
+    createdAt: iso(a.createdAt),
+    updatedAt: iso(a.updatedAt),
+  };
+}
+
+const ServiceAndSlot = {
+  serviceId: z.string().min(1).max(64).openapi({ example: "svc_0123456789abcdefghjk" }),
+  locationId: z.string().min(1).max(64).openapi({ example: "loc_0123456789abcdefghjk" }),
+  start: Instant.openapi({
+    type: "string",
+    example: "2026-03-23T09:00:00+01:00",
+    description: "A slot's start, as the slots list gives it",
+  }),
+  staffId: z
+    .string()
+    .min(1)
+    .max(64)
+    .nullish()
+    .openapi({ description: "A staff member free for the slot; absent: the least booked that day" }),
+};
+
+const TOKEN_HEADER = z.object({
+  [APPOINTMENT_TOKEN_HEADER]: z
+    .string()
+    .max(128)
+    .optional()
+    .openapi({ param: { name: APPOINTMENT_TOKEN_HEADER, in: "header" }, description: "The manage token (the customer's capability)" }),
+});
+
+const WHO_BOOKS =
+  "A customer's session (the appointment is theirs), staff of the organization who reach the location (QUEUE_OPERATE), an API key " +
+  "with `write:queues`, or a `widget` key (the widget and the kiosk book). ";
+const SLOT_REFUSALS =
+  "A slot that cannot be taken is 409 SLOT_UNAVAILABLE with `details {field, reason}`: `too_soon` (lead time), `beyond_horizon`, " +
+  "`no_slot` (outside the hours, in a closure or break, off the grid), `full` (the bookings and holds overlapping it use its " +
+  "capacity, or no staff member is free) or `staff_busy` (field `staffId`). A service that takes no appointments is 400 " +
+  "VALIDATION_ERROR on `serviceId`.";
+
+const book = createRoute({
+  method: "post",
+  path: "/appointments",
+  tags,
+  summary: "Book a slot",
+  description:
+    WHO_BOOKS +
+    "Exact under concurrency: the slot's capacity and the staff member's other bookings are checked inside the one write. " +
+    "`holdId` converts a hold of the same slot. Answers the appointment and its `manageToken` (once); the customer is sent a " +
+    "confirmation in their language with a manage link. " +
+    SLOT_REFUSALS,
+  security: SECURITY.any,
+  "x-outside-callers": "customers (they book)",
+  request: {
+    body: jsonBody(
+      z
+        .strictObject({
+          ...ServiceAndSlot,
+          holdId: z.string().min(1).max(64).nullish().openapi({ description: "A hold of this slot (POST /v1/appointments/holds)" }),
+          customer: Customer,
+          notes: PublicParagraph(1000).nullish(),
+        })
+        .openapi("BookAppointment"),
+    ),
+  },
+  responses: { 201: jsonResponse(okEnvelope(BookedAppointment), "Booked"), ...errors(409) },
+});
+
+app.openapi(book, async (c) => {
+  const body = c.req.valid("json");
+  const customerUserId = await bookerOf(c, body.serviceId, body.locationId);
+  const at = now();
+  const { appointment, token } = await bookAppointment(
+    c.env,
+    {
+      serviceId: body.serviceId,
+      locationId: body.locationId,
+      start: body.start,
+      staffId: body.staffId ?? null,
+      holdId: body.holdId ?? null,
+      customer: {
+        name: body.customer.name,
+        phone: body.customer.phone ?? null,
+        email: body.customer.email ?? null,
+        language: body.customer.language,
+      },
+      notes: body.notes ?? null,
+      customerUserId,
+    },
+    at,
+  );
+  c.executionCtx.waitUntil(announce(c.env, "created", appointment, at, token).catch(logFailure));
+  return c.json(ok({ ...record(appointment), manageToken: token }), 201);
+});
+
+const hold = createRoute({
+  method: "post",
+  path: "/appointments/holds",
+  tags,
+  summary: "Hold a slot for a few minutes",
+  description:
+    `While the customer types their details: the hold counts against the slot's capacity for ${HOLD_MINUTES} minutes, then simply ` +
+    "stops counting. Book with its `holdId` to convert it. " +
+    WHO_BOOKS +
+    SLOT_REFUSALS,
+  security: SECURITY.any,
+  "x-outside-callers": "customers (they book)",
+  request: { body: jsonBody(z.strictObject(ServiceAndSlot).openapi("HoldAppointmentSlot")) },
+  responses: { 201: jsonResponse(okEnvelope(HoldRecord), "Held"), ...errors(409) },
+});
+
+app.openapi(hold, async (c) => {
+  const body = c.req.valid("json");
+  await bookerOf(c, body.serviceId, body.locationId);
+  const row = await holdSlot(
+    c.env,
+    { serviceId: body.serviceId, locationId: body.locationId, start: body.start, staffId: body.staffId ?? null },
+    now(),
+  );
+  return c.json(
+    ok({
+      id: row.id,
+      serviceId: row.serviceId,
+      locationId: row.locationId,
+      staffId: row.staffId,
+      start: iso(row.startAt),
+      end: iso(row.endAt),
+      expiresAt: iso(row.expiresAt),
+    }),
+    201,
+  );
+});
+
+const WHO_MANAGES =
+  "Staff of the organization who reach the appointment's location, an API key of the organization, the customer's own session, " +
+  `or anyone with the manage token in \`${APPOINTMENT_TOKEN_HEADER}\` (a wrong token is 404). `;
+
+const getOne = createRoute({
+  method: "get",
+  path: "/appointments/{appointmentId}",
+  tags,
+  summary: "An appointment",
+  description: WHO_MANAGES + "Staff need QUEUE_VIEW (an API key `read:queues`).",
+  security: SECURITY.any,
+  "x-outside-callers": "the customer (their session or the manage token)",
+  request: { params: idParam("appointmentId", "apt"), headers: TOKEN_HEADER },
+  responses: { 200: jsonResponse(okEnvelope(AppointmentRecord), "The appointment"), ...errors() },
+});
+
+app.openapi(getOne, async (c) => {
+  const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
+  return c.json(ok(record(row)), 200);
+});
+
+const reschedule = createRoute({
+  method: "patch",
+  path: "/appointments/{appointmentId}",
+  tags,
+  summary: "Reschedule an appointment",
+  description:
+    WHO_MANAGES +
+    "Staff need QUEUE_OPERATE (an API key `write:queues`). Moves a booked appointment to another free slot of its service and " +
+    "location, exactly as booking does (the appointment does not compete with itself); the staff member stays if free, unless " +
+    "`staffId` names another. Not booked (cancelled, checked in, no-show): 409 INVALID_STATE. " +
+    SLOT_REFUSALS,
+  security: SECURITY.any,
+  "x-outside-callers": "the customer (their session or the manage token)",
+  request: {
+    params: idParam("appointmentId", "apt"),
+    headers: TOKEN_HEADER,
+    body: jsonBody(z.strictObject({ start: ServiceAndSlot.start, staffId: ServiceAndSlot.staffId }).openapi("RescheduleAppointment")),
+  },
+  responses: { 200: jsonResponse(okEnvelope(AppointmentRecord), "Moved"), ...errors(409) },
+});
+
+app.openapi(reschedule, async (c) => {
+  const { row } = await appointmentOfCaller(c, "QUEUE_OPERATE");
+  const body = c.req.valid("json");
+  const at = now();
+  const moved = await rescheduleAppointment(
+    c.env,
+    row,
+    body.staffId === undefined ? { start: body.start } : { start: body.start, staffId: body.staffId },
+    at,
+  );
+  c.executionCtx.waitUntil(announce(c.env, "rescheduled", moved, at).catch(logFailure));
+  return c.json(ok(record(moved)), 200);
+});
+
+const cancel = createRoute({
+  method: "post",
+  path: "/appointments/{appointmentId}/cancel",
+  tags,
+  summary: "Cancel an appointment",
+  description:
+    WHO_MANAGES +
+    "Staff need QUEUE_OPERATE (an API key `write:queues`). The slot is free again at once and the calendar event is removed. " +
+    "Not booked: 409 INVALID_STATE.",
+  security: SECURITY.any,
+  "x-outside-callers": "the customer (their session or the manage token)",
+  request: { params: idParam("appointmentId", "apt"), headers: TOKEN_HEADER },
+  responses: { 200: jsonResponse(okEnvelope(AppointmentRecord), "Cancelled"), ...errors(409) },
+});
+
+app.openapi(cancel, async (c) => {
+  const { row } = await appointmentOfCaller(c, "QUEUE_OPERATE");
+  const at = now();
+  const cancelled = await cancelBooking(c.env, row, at);
+  c.executionCtx.waitUntil(announce(c.env, "cancelled", cancelled, at).catch(logFailure));
+  return c.json(ok(record(cancelled)), 200);
+});
+
+const DateText = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD");
+
+const locationDay = createRoute({
+  method: "get",
+  path: "/locations/{locationId}/appointments",
+  tags,
+  summary: "A location's appointments of one day",
+  description:
+    "Every appointment starting that day (the location's local day), cancelled ones included, in start order. Staff who reach " +
+    "the location with QUEUE_VIEW (an API key `read:queues`).",
+  security: SECURITY.any,
+  request: {
+    params: idParam("locationId", "loc"),
+    query: z.object({ date: DateText.optional().openapi({ example: "2026-03-23", description: "Default: today, where the location is" }) }),
+  },
+  responses: { 200: jsonResponse(listEnvelope(AppointmentRecord), "The day's appointments"), ...errors() },
+});
+
+app.openapi(locationDay, async (c) => {
+  const { row } = guarded(c, "location", "QUEUE_VIEW");
+  const { date } = c.req.valid("query");
+  const list = await dayAtLocation(c.env, row.id, row.timezone, date ?? null, now());
+  return c.json(okList(list.map(record), { total: list.length, page: 1, limit: list.length, hasMore: false }), 200);
+});
+
+const mine = createRoute({
+  method: "get",
+  path: "/me/appointments",
+  tags,
+  summary: "The caller's own appointments",
+  description: "A customer's appointments booked with their account, from yesterday on, in start order (at most 100).",
+  security: SECURITY.session,
+  responses: { 200: jsonResponse(listEnvelope(AppointmentRecord), "Their appointments"), ...errors() },
+});
+
+app.openapi(mine, async (c) => {
+  const user = requireUser(c);
+  const list = await appointmentsOfUser(c.env, user.user.id, now());
+  return c.json(okList(list.map(record), { total: list.length, page: 1, limit: 100, hasMore: false }), 200);
+});
+
+function logFailure(err: unknown): void {
+  console.error(JSON.stringify({ appointments: "announce", error: String(err) }));
+}
 export default app;

@@ -1,13 +1,20 @@
 import { eq } from "drizzle-orm";
+import type { Context } from "hono";
+import { authorizeResources } from "../access/guard";
 import { database } from "../db/client";
 import { services } from "../db/schema";
-import { zonedWallTimeToUtc } from "../domain/recurrence";
+import type { Permission } from "../domain/permissions";
+import { isValidTimeZone, wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import type { Slot } from "../domain/slots";
 import type { Env } from "../env";
-import type { Principal } from "../http/auth";
-import { notFound, validationError } from "../http/errors";
+import { membershipOf, requireCredential, type Principal } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { forbidden, notFound, validationError } from "../http/errors";
 import type { InstantInput } from "../lib/instant";
+import { DAY } from "../lib/time";
 import { bookingPlace, MAX_SLOT_RANGE_MS, slotsBetween } from "./appointments-slots";
+import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
+import { appointmentsAt, appointmentsOfCustomer, findAppointment, type AppointmentRow } from "./appointment-rows";
 
 // Appointments (docs/appointments.md): use cases behind src/appointments/appointments.routes.ts.
 
@@ -47,4 +54,88 @@ export async function freeSlots(
   if (to - from > MAX_SLOT_RANGE_MS) throw validationError("to", "at most 31 days after from");
   const all = await slotsBetween(db, place, from, to, at);
   return all.filter((s) => s.remaining > 0);
+}
+
+// ── Who may book and manage (docs/appointments.md) ──────────────────────────────────────
+
+/**
+ * Who books: a customer (any signed-in user who is not a member of the service's organization:
+ * the appointment is theirs), staff who reach the location (QUEUE_OPERATE), an API key of the
+ * organization with `write:queues`, or its `widget` key. Answers the customer's user id, or null.
+ */
+export async function bookerOf(c: Context<AppEnv>, serviceId: string, locationId: string): Promise<string | null> {
+  const principal = requireCredential(c);
+  const service = await database(c.env.DB)
+    .select({ organizationId: services.organizationId })
+    .from(services)
+    .where(eq(services.id, serviceId))
+    .get();
+  if (!service) throw notFound("Service");
+  if (principal.kind === "apiKey") {
+    if (principal.organizationId !== service.organizationId) throw notFound("Service");
+    if (principal.permissions.has("WIDGET") && !principal.permissions.has("QUEUE_OPERATE")) return null;
+    await authorizeResources(c, "QUEUE_OPERATE", { serviceIds: [serviceId], locationIds: [locationId] });
+    return null;
+  }
+  const membership = await membershipOf(c.env, service.organizationId, principal.user.id);
+  if (!membership) return principal.user.id;
+  await authorizeResources(c, "QUEUE_OPERATE", { serviceIds: [serviceId], locationIds: [locationId] });
+  return null;
+}
+
+/**
+ * The appointment of `/appointments/{appointmentId}` for this caller: the holder of its manage
+ * token, staff who reach its location with `permission`, or the customer's own session. Anyone
+ * else gets the 404 of an unknown id; staff without the permission 403.
+ */
+export async function appointmentOfCaller(
+  c: Context<AppEnv>,
+  permission: Permission,
+): Promise<{ row: AppointmentRow; by: "customer" | "staff" }> {
+  const id = c.req.param("appointmentId")!;
+  const resolved = c.get("guarded");
+  const row = resolved?.kind === "appointment" ? (resolved.row as AppointmentRow) : await findAppointment(c.env.DB, id);
+  if (!row) throw notFound("Appointment");
+  const token = c.req.header(APPOINTMENT_TOKEN_HEADER);
+  if (token !== undefined) {
+    const hash = await manageTokenHash(c.env, token);
+    if (hash !== null && hash === row.tokenHash) return { row, by: "customer" };
+    throw notFound("Appointment");
+  }
+  const principal = requireCredential(c);
+  if (resolved?.kind === "appointment" && resolved.member) {
+    if (!resolved.member.can(permission)) throw forbidden(`This needs the ${permission} permission`);
+    return { row, by: "staff" };
+  }
+  if (principal.kind === "session" && row.customerUserId === principal.user.id) return { row, by: "customer" };
+  throw notFound("Appointment");
+}
+
+/** The location's appointments of one local day (today where it is, by default). */
+export async function dayAtLocation(
+  env: Env,
+  locationId: string,
+  timezone: string,
+  date: string | null,
+  at: number,
+): Promise<AppointmentRow[]> {
+  const zone = isValidTimeZone(timezone) ? timezone : "UTC";
+  let year: number, month: number, day: number;
+  if (date) {
+    [year, month, day] = date.split("-").map(Number) as [number, number, number];
+    const probe = new Date(Date.UTC(year, month - 1, day));
+    if (probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) throw validationError("date", "not a calendar date");
+  } else {
+    const w = wallTimeAt(at, zone);
+    [year, month, day] = [w.year, w.month, w.day];
+  }
+  const next = new Date(Date.UTC(year, month - 1, day + 1));
+  const from = zonedWallTimeToUtc(year, month, day, 0, 0, 0, zone);
+  const to = zonedWallTimeToUtc(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), 0, 0, 0, zone);
+  return appointmentsAt(database(env.DB), locationId, from, to);
+}
+
+/** A customer's own appointments, from a day ago on. */
+export async function appointmentsOfUser(env: Env, userId: string, at: number): Promise<AppointmentRow[]> {
+  return appointmentsOfCustomer(database(env.DB), userId, at - DAY, 100);
 }

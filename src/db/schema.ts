@@ -1164,6 +1164,36 @@ export const appointments = sqliteTable(
     index("appointments_status_start_idx").on(t.status, t.startAt),
   ],
 );
+/**
+ * A short hold on a slot while the customer types their details (docs/appointments.md): it
+ * counts against the slot's capacity (and keeps its staff member busy) until `expires_at`;
+ * an expired hold simply stops counting, and booking with its id converts it.
+ */
+export const appointmentHolds = sqliteTable(
+  "appointment_holds",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    locationId: text("location_id")
+      .notNull()
+      .references(() => locations.id, { onDelete: "cascade" }),
+    staffId: text("staff_id").references(() => users.id, { onDelete: "set null" }),
+    startAt: integer("start_at").notNull(),
+    endAt: integer("end_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    index("appointment_holds_slot_idx").on(t.serviceId, t.locationId, t.startAt),
+    index("appointment_holds_staff_idx").on(t.staffId, t.startAt),
+    index("appointment_holds_expires_idx").on(t.expiresAt),
+  ],
+);
 // ---- visits (issue 29, docs/visits.md) -------------------------------------------------------
 
 /** A service's intake questions (domain/intake.ts), one JSON array per service. */

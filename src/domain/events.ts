@@ -39,6 +39,10 @@ export const EVENT_TYPES = [
   // The console's "mark VIP" (issue 27): a waiting ticket moved into the priority lane.
   "ticket.prioritized",
   "ticket.priority_removed",
+  // Appointments (docs/appointments.md).
+  "appointment.created",
+  "appointment.rescheduled",
+  "appointment.cancelled",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -20,6 +20,8 @@ export const TEMPLATE_KEYS = [
   "inactivity.warning",
   "appointment.reminder",
   "appointment.confirmed",
+  "appointment.rescheduled",
+  "appointment.cancelled",
   "queue.status_changed",
   "queue.capacity_warning",
   "queue.long_wait",
@@ -112,8 +114,16 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
     en: { title: "Appointment reminder", body: "{title}: {time}." },
   },
   "appointment.confirmed": {
-    fr: { title: "Rendez-vous confirmé", body: "{title} : {time}." },
-    en: { title: "Appointment confirmed", body: "{title}: {time}." },
+    fr: { title: "Rendez-vous confirmé", body: "{title} : {time}.[ Gérer votre rendez-vous : {link}]" },
+    en: { title: "Appointment confirmed", body: "{title}: {time}.[ Manage your appointment: {link}]" },
+  },
+  "appointment.rescheduled": {
+    fr: { title: "Rendez-vous déplacé", body: "{title} : désormais {time}." },
+    en: { title: "Appointment moved", body: "{title}: now {time}." },
+  },
+  "appointment.cancelled": {
+    fr: { title: "Rendez-vous annulé", body: "{title} du {time} est annulé." },
+    en: { title: "Appointment cancelled", body: "{title} on {time} is cancelled." },
   },
   "queue.status_changed": {
     fr: { title: "File {queue}", body: "La file {queue} est passée de {from} à {to}." },

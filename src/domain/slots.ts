@@ -6,6 +6,11 @@
 // calendar has shifts at the location, a slot also needs a staff member on shift for all of it,
 // not on a break/unavailability, and with no other appointment overlapping it; without any
 // shift, the slot is limited by its capacity alone.
+//
+// A slot's capacity is used by every active appointment or live hold that OVERLAPS it, not only
+// by those starting at the same instant: with 15-minute steps and 30-minute appointments, the
+// 09:15 slot is taken by the 09:00 booking. Booking (src/appointments/appointment-rows.ts) counts the
+// same way, in SQL, so a slot shown free is a slot that books.
 
 import { complement, type Interval } from "./opening-hours";
 
@@ -55,8 +60,8 @@ export interface SlotInput {
   closed: Interval[];
   /** null: no shift in the calendar, slots are limited by capacity alone. */
   staff: StaffTime[] | null;
-  /** Appointments already booked per slot start (active ones). */
-  booked: ReadonlyMap<number, number>;
+  /** Active appointments and live holds of this service at this location. */
+  booked: readonly Interval[];
 }
 
 export interface Slot {
@@ -96,7 +101,7 @@ export function allSlots(input: SlotInput): Slot[] {
           : input.staff
               .filter((m) => m.shifts.some((s) => covers(s, start, end)) && !m.busy.some((b) => overlaps(b, start, end)))
               .map((m) => m.userId);
-      const taken = input.booked.get(start) ?? 0;
+      const taken = input.booked.filter((b) => overlaps(b, start, end)).length;
       const room = settings.capacityPerSlot - taken;
       const remaining = Math.max(0, input.staff === null ? room : Math.min(room, staffIds.length));
       out.push({ start, end, capacity: settings.capacityPerSlot, remaining, staffIds });

@@ -72,8 +72,11 @@ function credentialOf(c: Context<AppEnv>): Credential | null {
 }
 
 function isWidgetPath(path: string): boolean {
-  return path.startsWith("/v1/widget/") || path === "/v1/embed.js";
+  return path.startsWith("/v1/widget/") || path === "/v1/embed.js" || WIDGET_BOOKING_PATH.test(path);
 }
+
+/** The widget and the kiosk book appointments: a service's free slots, a hold, the booking (docs/appointments.md). */
+const WIDGET_BOOKING_PATH = /^\/v1\/(appointments|appointments\/holds|services\/[^/]+\/slots)$/;
 
 /** Signing in works whatever the browser still holds: these routes never read a credential. */
 const SIGN_IN_PATHS: ReadonlySet<string> = new Set(["/v1/auth/login", "/v1/auth/register"]);

@@ -61,6 +61,14 @@ export const OPERATIONS: Record<string, Operation> = {
   "PATCH /v1/services/{serviceId}": { id: "updateService" },
   "DELETE /v1/services/{serviceId}": { id: "deleteService" },
   "GET /v1/services/{serviceId}/slots": { id: "listServiceSlots" },
+  // Appointments (issue 38, docs/appointments.md).
+  "POST /v1/appointments": { id: "bookAppointment", errors: ["SLOT_UNAVAILABLE"] },
+  "POST /v1/appointments/holds": { id: "holdAppointmentSlot", errors: ["SLOT_UNAVAILABLE"] },
+  "GET /v1/appointments/{appointmentId}": { id: "getAppointment" },
+  "PATCH /v1/appointments/{appointmentId}": { id: "rescheduleAppointment", errors: ["SLOT_UNAVAILABLE", "INVALID_STATE"] },
+  "POST /v1/appointments/{appointmentId}/cancel": { id: "cancelAppointment", errors: STATE },
+  "GET /v1/locations/{locationId}/appointments": { id: "listLocationAppointments" },
+  "GET /v1/me/appointments": { id: "listMyAppointments" },
 
   "POST /v1/business/queues": { id: "createQueue", errors: ["PLAN_REQUIRED", "CONFLICT"], organizationFromRequest: true },
   "GET /v1/business/queues": { id: "listQueues", organizationFromRequest: true },
@@ -245,6 +253,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   QUEUE_EMPTY: "no ticket can be called",
   OPERATOR_UNAVAILABLE: "the caller is on a break, closure or unavailability; `details {eventId, until}`",
   RECALL_LIMIT_REACHED: "the called ticket was recalled as many times as allowed; `details {recallCount, limit}`",
+  SLOT_UNAVAILABLE:
+    "the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy",
   QR_TOKEN_EXPIRED: "the QR token has expired",
   QR_TOKEN_USED: "the single-use QR token was used already",
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",

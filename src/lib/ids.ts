@@ -26,7 +26,9 @@ export type IdPrefix =
   | "scn"
   | "chk"
   | "dsk"
-  | "ivt";
+  | "ivt"
+  | "apt"
+  | "hld";
 
 export function randomString(length: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(length));

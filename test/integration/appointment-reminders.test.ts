@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { insertLocation } from "../helpers/catalog";
 import { addMember, createOrganization, registerUser } from "../helpers/fixtures";
@@ -59,4 +60,86 @@ describe("appointment reminders", () => {
       "Consultation : jeudi 8 juillet 2027 à 11:00.",
     ]);
   });
+
+  it("reaches every organization: 201 events of one do not starve another's", async () => {
+    const owner = await registerUser();
+    const busy = await createOrganization(owner, { type: "healthcare" });
+    const other = await createOrganization(owner, { type: "healthcare" });
+    const awa = await addMember(owner, other.id, "operator");
+    const at = Date.parse("2028-03-01T08:00:00Z");
+    const statements = Array.from({ length: 201 }, (_v, i) =>
+      env.DB.prepare(
+        `INSERT INTO calendar_events (id, organization_id, title, start_at, end_at, event_type, attendees, created_at, updated_at)
+         VALUES (?, ?, 'Busy', ?, ?, 'appointment', '[]', ?, ?)`,
+      ).bind(`evt_busy${String(i).padStart(16, "0")}`, busy.id, at + 3_600_000 + i * 1000, at + 7_200_000, at, at),
+    );
+    for (let i = 0; i < statements.length; i += 50) await env.DB.batch(statements.slice(i, i + 50));
+    await insertAppointmentEvent(other.id, "Late one", at + 20 * 3_600_000, [awa.id]);
+    await sweep(at);
+    await sweep(at + 60_000);
+    expect((await reminders(awa.id)).map((n) => n.title)).toEqual(["Appointment reminder"]);
+  });
+
+  it("tells every attendee of the occurrences it claims, past a hundred", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "healthcare" });
+    const at = Date.parse("2028-04-01T08:00:00Z");
+    const ids = Array.from({ length: 120 }, (_v, i) => `usr_many${String(i).padStart(16, "0")}${org.id.slice(-4)}`);
+    const rows = ids.map((id) =>
+      env.DB.prepare(
+        `INSERT INTO users (id, email, password_hash, first_name, last_name, account_type, role, language, created_at, updated_at)
+         VALUES (?, ?, 'x', 'A', 'B', 'business', 'user', 'en', ?, ?)`,
+      ).bind(id, `${id}@example.com`, at, at),
+    );
+    for (let i = 0; i < rows.length; i += 50) await env.DB.batch(rows.slice(i, i + 50));
+    await insertAppointmentEvent(org.id, "Town hall", at + 3_600_000, ids);
+    await sweep(at);
+    const told = await env.DB.prepare(
+      `SELECT COUNT(DISTINCT user_id) AS n FROM notifications WHERE type = 'appointment.reminder' AND organization_id = ?`,
+    )
+      .bind(org.id)
+      .first<{ n: number }>();
+    expect(told?.n).toBe(120);
+  });
+
+  it("does not lose a reminder whose delivery failed: the next sweep sends it", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "healthcare" });
+    const ben = await addMember(owner, org.id, "operator");
+    const at = Date.parse("2028-05-01T08:00:00Z");
+    await insertAppointmentEvent(org.id, "Check-up", at + 3_600_000, [ben.id]);
+    // D1 fails once, in the middle of the reminders' work (their second batch).
+    const batch = env.DB.batch.bind(env.DB);
+    let calls = 0;
+    const spy = vi.spyOn(env.DB, "batch").mockImplementation(async (statements) => {
+      calls += 1;
+      if (calls === 2) throw new Error("D1_ERROR: network connection lost");
+      return batch(statements);
+    });
+    try {
+      await sweep(at);
+    } finally {
+      spy.mockRestore();
+    }
+    await sweep(at + 60_000);
+    expect((await reminders(ben.id)).map((n) => n.body)).toHaveLength(1);
+  });
 });
+
+async function insertAppointmentEvent(organizationId: string, title: string, startAt: number, attendees: string[]): Promise<void> {
+  await env.DB.prepare(
+    `INSERT INTO calendar_events (id, organization_id, title, start_at, end_at, event_type, attendees, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'appointment', ?, ?, ?)`,
+  )
+    .bind(
+      `evt_${Math.random().toString(36).slice(2, 12).padEnd(10, "0")}${"0".repeat(10)}`,
+      organizationId,
+      title,
+      startAt,
+      startAt + 1_800_000,
+      JSON.stringify(attendees),
+      startAt,
+      startAt,
+    )
+    .run();
+}

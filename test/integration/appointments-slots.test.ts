@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk, type ApiResponse } from "../helpers/api";
 import { testClock } from "../helpers/clock";
@@ -174,5 +175,34 @@ describe("slots", () => {
       400,
       "VALIDATION_ERROR",
     );
+  });
+
+  it("count a booking against every slot it overlaps, not only the one starting with it", async () => {
+    const f = await clinic();
+    expectOk(
+      await call("PATCH", `/v1/services/${f.serviceId}`, {
+        token: f.owner.token,
+        body: { booking: { ...BOOKING, slotStepMinutes: 15 } },
+      }),
+    );
+    // A booking 09:15-09:45 Paris (08:15Z-08:45Z), written as booking writes it.
+    const at = Date.parse("2026-03-20T08:00:00Z");
+    await env.DB.prepare(
+      `INSERT INTO appointments (id, organization_id, service_id, location_id, start_at, end_at, status, customer_name, language, token_hash, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'booked', 'Awa', 'fr', 'x', ?, ?)`,
+    )
+      .bind(
+        "apt_overlap0000000000000",
+        f.organizationId,
+        f.serviceId,
+        f.locationId,
+        Date.parse("2026-03-23T08:15:00Z"),
+        Date.parse("2026-03-23T08:45:00Z"),
+        at,
+        at,
+      )
+      .run();
+    // 08:00Z-08:30Z and 08:30Z-09:00Z overlap it, as does 08:15Z itself.
+    expect(starts(await slots(f, "2026-03-23", "2026-03-24")).slice(0, 4)).toEqual(["08:45", "09:00", "09:15", "09:30"]);
   });
 });
