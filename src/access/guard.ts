@@ -7,6 +7,7 @@ import { locations, queues, serviceLocations, services } from "../db/schema";
 import type { Permission } from "../domain/permissions";
 import { reaches } from "../domain/location-scope";
 import { findEvent, type EventRow } from "../calendar/calendar";
+import { findAppointment, type AppointmentRow } from "../appointments/check-in";
 import { findDesk, type DeskRow } from "../desks/desks";
 import { locationsOfService, eventLocations } from "../catalog/location-scope";
 import { findLocation, type LocationRow } from "../catalog/locations";
@@ -43,6 +44,8 @@ export interface GuardedRows {
   calendarEvent: EventRow;
   nfcTag: NfcTagRow;
   qrToken: QrTokenRow;
+  /** An appointment, reached at its location (docs/blend.md). */
+  appointment: AppointmentRow;
 }
 export type ResourceKind = keyof GuardedRows;
 
@@ -99,6 +102,10 @@ const loaders: { [K in ResourceKind]: Loader<K> } = {
   nfcTag: async (c, id) => {
     const row = await tagByNfcId(database(c.env.DB), id);
     return { row, organizationId: row.organizationId, at: () => queueLocations(c.env.DB, row.queueId), what: "NFC tag" };
+  },
+  appointment: async (c, id) => {
+    const row = await findAppointment(c.env, id);
+    return { row, organizationId: row.organizationId, at: [row.locationId], what: "Appointment" };
   },
   qrToken: async (c, id) => {
     const row = await liveQrToken(database(c.env.DB), id);

@@ -39,6 +39,9 @@ export const EVENT_TYPES = [
   // The console's "mark VIP" (issue 27): a waiting ticket moved into the priority lane.
   "ticket.prioritized",
   "ticket.priority_removed",
+  // Appointments blended with walk-ins (docs/blend.md).
+  "appointment.checked_in",
+  "appointment.no_show",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
