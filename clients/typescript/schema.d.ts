@@ -5290,6 +5290,12 @@ export interface components {
             /** @description A walk-in that has waited this long goes ahead of appointments; null (default): no cap */
             walkInMaxWaitMinutes: number | null;
         };
+        /**
+         * @example {
+         *       "appointmentsFirstFromMinutes": 5,
+         *       "walkInMaxWaitMinutes": 30
+         *     }
+         */
         PutBlendPolicyRequest: {
             /** @description An appointment's ticket goes ahead of walk-ins from this many minutes before its time (default 0: at its time) */
             appointmentsFirstFromMinutes?: number;
@@ -21889,8 +21895,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "appointmentsFirstFromMinutes": 1,
-                 *       "walkInMaxWaitMinutes": 1
+                 *       "appointmentsFirstFromMinutes": 5,
+                 *       "walkInMaxWaitMinutes": 30
                  *     }
                  */
                 "application/json": components["schemas"]["PutBlendPolicyRequest"];

@@ -66,7 +66,14 @@ const put = createRoute({
     "Needs QUEUE_MANAGE. The whole policy; a field left out takes its default. The queue's room applies it from its next call " +
     "(the policy travels with the room's rules, pushed before this answers).",
   security: SECURITY.any,
-  request: { params: QueueParam, body: jsonBody(BlendPolicySchema.partial().openapi("PutBlendPolicyRequest")) },
+  request: {
+    params: QueueParam,
+    body: jsonBody(
+      BlendPolicySchema.partial().openapi("PutBlendPolicyRequest", {
+        example: { appointmentsFirstFromMinutes: 5, walkInMaxWaitMinutes: 30 },
+      }),
+    ),
+  },
   responses: { 200: jsonResponse(okEnvelope(BlendRecord), "The policy now in force"), ...errors() },
 });
 
