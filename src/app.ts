@@ -25,9 +25,9 @@ import { calendarRoutes } from "./calendar";
 import { mountDocs, errorCodeRoutes } from "./api-reference";
 import { qrRoutes, nfcRoutes } from "./entry";
 import { locationRoutes, serviceRoutes, serviceOutcomeRoutes } from "./catalog";
-import { appointmentRoutes } from "./appointments";
+import { appointmentRoutes, checkInRoutes } from "./appointments";
 import { dashboardRoutes, analyticsRoutes, analyticsExportRoutes } from "./analytics";
-import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRoutes } from "./tickets";
+import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRoutes, blendRoutes } from "./tickets";
 import { embedRoutes, widgetRoutes, widgetCors, widgetOriginLock, kioskRoutes } from "./widget";
 import { webhookRoutes, eventRoutes } from "./webhooks";
 import { notificationRoutes, smsPolicyRoutes } from "./notifications";
@@ -154,6 +154,8 @@ export function createApp() {
   app.route("/v1", intakeRoutes);
   app.route("/v1", labelRoutes);
   app.route("/v1", appointmentRoutes);
+  app.route("/v1", checkInRoutes);
+  app.route("/v1", blendRoutes);
   app.route("/v1", phoneVerificationRoutes);
 
   declareOpenOperations(app.openAPIRegistry.definitions);

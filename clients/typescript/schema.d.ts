@@ -3088,6 +3088,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/appointments/{appointmentId}/check-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an appointment in: its ticket in the service's queue
+         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE.
+         */
+        post: operations["checkInAppointment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/locations/{locationId}/check-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The kiosk's "I have an appointment": check in by the appointment's code
+         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
+         */
+        post: operations["checkInAppointmentAtKiosk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/business/queues/{queueId}/blend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The queue's blend policy: how appointments and walk-ins share its line
+         * @description Needs QUEUE_VIEW. A queue without a policy of its own answers the defaults with `isDefault: true`.
+         */
+        get: operations["getQueueBlend"];
+        /**
+         * Set the queue's blend policy
+         * @description Needs QUEUE_MANAGE. The whole policy; a field left out takes its default. The queue's room applies it from its next call (the policy travels with the room's rules, pushed before this answers).
+         */
+        put: operations["putQueueBlend"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets/{ticketId}/phone-verification": {
         parameters: {
             query?: never;
@@ -3331,6 +3395,14 @@ export interface components {
              * @example +33 6 •• •• •• 78
              */
             phoneMasked: string | null;
+            /**
+             * @description walk_in, or appointment for a ticket made by an appointment's check-in (docs/blend.md)
+             * @enum {string}
+             */
+            kind: "walk_in" | "appointment";
+            /** @description The appointment's start; null for a walk-in */
+            appointmentAt: string | null;
+            placement: components["schemas"]["Placement"];
         };
         /**
          * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
@@ -3342,6 +3414,15 @@ export interface components {
         WaitRange: {
             low: number;
             high: number;
+        } | null;
+        /** @description Why a waiting ticket stands where it does under the queue's blend policy (docs/blend.md); null unless waiting */
+        Placement: {
+            /** @enum {string} */
+            rule: "priority" | "walk_in_over_cap" | "appointment_due" | "walk_in_arrival" | "late_appointment" | "appointment_early";
+            /** @example Appointment at 10:30: ahead of walk-ins since 10:30 */
+            reason: string;
+            /** @description When this placement began to apply */
+            since: string;
         } | null;
         Queue: {
             id: string;
@@ -4263,6 +4344,10 @@ export interface components {
             intake: {
                 [key: string]: string | number | boolean;
             };
+            /** @enum {string} */
+            kind: "walk_in" | "appointment";
+            appointmentAt: string | null;
+            placement: components["schemas"]["Placement"];
         };
         WidgetJoinRequest: {
             visitorName?: string;
@@ -4299,6 +4384,13 @@ export interface components {
              */
             counter: string | null;
             calledAt: string | null;
+            /**
+             * @description walk_in, or appointment (docs/blend.md)
+             * @enum {string}
+             */
+            kind: "walk_in" | "appointment";
+            appointmentAt: string | null;
+            placement: components["schemas"]["Placement"] & unknown;
         };
         StepBackRequest: {
             /**
@@ -4595,7 +4687,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
             description?: string;
             enabled?: boolean;
         };
@@ -4606,7 +4698,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
             description?: string | null;
             enabled?: boolean;
         };
@@ -5089,7 +5181,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -5399,6 +5491,56 @@ export interface components {
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
             staffId?: string | null;
+        };
+        CheckedInAppointment: {
+            id: string;
+            /** @enum {string} */
+            status: "booked" | "checked_in" | "cancelled" | "no_show";
+            serviceId: string;
+            locationId: string;
+            startAt: string;
+            checkedInAt: string | null;
+            queueId: string | null;
+            ticketId: string | null;
+            /**
+             * @description The 6-character code a kiosk checks the appointment in with
+             * @example 7KQ2MX
+             */
+            checkInCode: string;
+        };
+        /** @description The appointment and its ticket, as the kiosk prints it */
+        KioskCheckIn: {
+            appointment: components["schemas"]["CheckedInAppointment"];
+            ticket: components["schemas"]["WidgetTicket"];
+        };
+        KioskCheckInRequest: {
+            /** @example 7KQ-2MX */
+            code: string;
+        };
+        QueueBlend: {
+            queueId: string;
+            policy: components["schemas"]["BlendPolicy"];
+            /** @description True while the queue has no policy of its own (the defaults apply) */
+            isDefault: boolean;
+        };
+        /** @description When check-in opens and what a late check-in becomes are the service's booking settings (checkInOpensMinutes, lateGraceMinutes, lateBecomes) */
+        BlendPolicy: {
+            /** @description An appointment's ticket goes ahead of walk-ins from this many minutes before its time (default 0: at its time) */
+            appointmentsFirstFromMinutes: number;
+            /** @description A walk-in that has waited this long goes ahead of appointments; null (default): no cap */
+            walkInMaxWaitMinutes: number | null;
+        };
+        /**
+         * @example {
+         *       "appointmentsFirstFromMinutes": 5,
+         *       "walkInMaxWaitMinutes": 30
+         *     }
+         */
+        PutBlendPolicyRequest: {
+            /** @description An appointment's ticket goes ahead of walk-ins from this many minutes before its time (default 0: at its time) */
+            appointmentsFirstFromMinutes?: number;
+            /** @description A walk-in that has waited this long goes ahead of appointments; null (default): no cap */
+            walkInMaxWaitMinutes?: number | null;
         };
         TicketPhoneVerification: components["schemas"]["PhoneVerification"] & {
             ticketId: string;
@@ -6484,6 +6626,51 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "SLOT_UNAVAILABLE" | "INVALID_STATE";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `CHECK_IN_NOT_OPEN`: an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md); `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_PAUSED`: the queue takes no new tickets while paused; `QUEUE_CLOSED`: the queue is closed (or its service inactive, or a closure runs: `details.reason`); `QUEUE_FULL`: the party does not fit the queue's capacity */
+        Error409_11: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "CHECK_IN_NOT_OPEN" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -7794,7 +7981,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         },
                      *         "queues": [
                      *           {
@@ -7890,7 +8084,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         },
                      *         "queues": [
                      *           {
@@ -8347,7 +8548,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         },
                      *         "queues": [
                      *           {
@@ -8443,7 +8651,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         },
                      *         "queues": [
                      *           {
@@ -10986,6 +11201,13 @@ export interface operations {
                      *           "Demo"
                      *         ],
                      *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         },
                      *         "phoneVerification": {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
@@ -11108,7 +11330,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -11227,7 +11456,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -11338,7 +11574,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -11604,7 +11847,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         }
                      *       ],
                      *       "meta": {
@@ -11709,7 +11959,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -11806,7 +12063,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -11904,7 +12168,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -12005,7 +12276,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -12113,7 +12391,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -12222,7 +12507,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -12334,7 +12626,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -12447,7 +12746,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -12559,7 +12865,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -13822,6 +14135,13 @@ export interface operations {
                      *         "source": "widget",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "intake": {},
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         },
                      *         "ticketToken": "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
                      *         "phoneVerification": {
                      *           "status": "pending",
@@ -13896,7 +14216,14 @@ export interface operations {
                      *           "high": 15
                      *         },
                      *         "counter": "Guichet 3",
-                     *         "calledAt": "2026-03-20T10:30:00.000Z"
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -13966,7 +14293,14 @@ export interface operations {
                      *           "high": 15
                      *         },
                      *         "counter": "Guichet 3",
-                     *         "calledAt": "2026-03-20T10:30:00.000Z"
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -14046,7 +14380,14 @@ export interface operations {
                      *           "high": 15
                      *         },
                      *         "counter": "Guichet 3",
-                     *         "calledAt": "2026-03-20T10:30:00.000Z"
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -14462,7 +14803,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         }
                      *       }
                      *     }
@@ -14604,7 +14952,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         }
                      *       }
                      *     }
@@ -14743,7 +15098,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         }
                      *       }
                      *     }
@@ -14868,7 +15230,14 @@ export interface operations {
                      *           "labels": [
                      *             "Demo"
                      *           ],
-                     *           "phoneMasked": "+33 6 •• •• •• 78"
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
                      *         }
                      *       }
                      *     }
@@ -18876,7 +19245,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -19125,7 +19501,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -19235,7 +19618,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -19344,7 +19734,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -19444,7 +19841,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -19554,7 +19958,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -19657,7 +20068,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -19753,7 +20171,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -20026,7 +20451,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             };
             cookie?: never;
         };
@@ -20970,7 +21395,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -21081,7 +21513,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -21181,7 +21620,14 @@ export interface operations {
                      *         "labels": [
                      *           "Demo"
                      *         ],
-                     *         "phoneMasked": "+33 6 •• •• •• 78"
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
                      *       }
                      *     }
                      */
@@ -21910,6 +22356,519 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    checkInAppointment: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Appointment-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                appointmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already checked in: its ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "appointment": {
+                     *           "id": "Demo",
+                     *           "status": "booked",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "startAt": "2026-03-20T10:30:00.000Z",
+                     *           "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "checkInCode": "7KQ2MX"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            appointment: components["schemas"]["CheckedInAppointment"];
+                            ticket: components["schemas"]["Ticket"];
+                        };
+                    };
+                };
+            };
+            /** @description Checked in: the new ticket */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "appointment": {
+                     *           "id": "Demo",
+                     *           "status": "booked",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "startAt": "2026-03-20T10:30:00.000Z",
+                     *           "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "checkInCode": "7KQ2MX"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            appointment: components["schemas"]["CheckedInAppointment"];
+                            ticket: components["schemas"]["Ticket"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_11"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    checkInAppointmentAtKiosk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example loc_d3m0par1s00000000000 */
+                locationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "7KQ-2MX"
+                 *     }
+                 */
+                "application/json": components["schemas"]["KioskCheckInRequest"];
+            };
+        };
+        responses: {
+            /** @description Already checked in: its ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "appointment": {
+                     *           "id": "Demo",
+                     *           "status": "booked",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "startAt": "2026-03-20T10:30:00.000Z",
+                     *           "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "checkInCode": "7KQ2MX"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "Demo",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "partySize": 2,
+                     *           "visitorName": "Awa Diallo",
+                     *           "source": "app",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["KioskCheckIn"];
+                    };
+                };
+            };
+            /** @description Checked in: the new ticket */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "appointment": {
+                     *           "id": "Demo",
+                     *           "status": "booked",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "startAt": "2026-03-20T10:30:00.000Z",
+                     *           "checkedInAt": "2026-03-20T10:30:00.000Z",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "checkInCode": "7KQ2MX"
+                     *         },
+                     *         "ticket": {
+                     *           "id": "Demo",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "partySize": 2,
+                     *           "visitorName": "Awa Diallo",
+                     *           "source": "app",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["KioskCheckIn"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_11"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getQueueBlend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example que_d3m0q000000000000000 */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "policy": {
+                     *           "appointmentsFirstFromMinutes": 1,
+                     *           "walkInMaxWaitMinutes": 1
+                     *         },
+                     *         "isDefault": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["QueueBlend"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    putQueueBlend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example que_d3m0q000000000000000 */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "appointmentsFirstFromMinutes": 5,
+                 *       "walkInMaxWaitMinutes": 30
+                 *     }
+                 */
+                "application/json": components["schemas"]["PutBlendPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The policy now in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "policy": {
+                     *           "appointmentsFirstFromMinutes": 1,
+                     *           "walkInMaxWaitMinutes": 1
+                     *         },
+                     *         "isDefault": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["QueueBlend"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };

@@ -4,6 +4,7 @@ import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
 import type { BookingSettings } from "../domain/slots";
+import type { BlendPolicy } from "../domain/blend";
 
 // Times are stored as epoch milliseconds (integer) and turned into ISO strings at the edge.
 
@@ -335,6 +336,8 @@ export const queues = sqliteTable(
     rulesVersion: integer("rules_version").notNull().default(0),
     /** How many intake questions its service asks (docs/visits.md): 0 = a join reads none. */
     intakeQuestions: integer("intake_questions").notNull().default(0),
+    /** The queue's blend policy (docs/blend.md), JSON; null: the defaults. */
+    blendPolicy: text("blend_policy", { mode: "json" }).$type<BlendPolicy>(),
   },
   (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
 );
@@ -389,6 +392,11 @@ export const tickets = sqliteTable(
     intakePersonal: text("intake_personal"),
     /** Staff's labels (docs/visits.md), a JSON array; null when none. */
     labels: text("labels"),
+    /** docs/blend.md: walk_in or appointment, and the appointment's start (null for a walk-in). */
+    kind: text("kind", { enum: ["walk_in", "appointment"] })
+      .notNull()
+      .default("walk_in"),
+    appointmentAt: integer("appointment_at"),
   },
   (t) => [
     index("tickets_phone_created_idx")

@@ -43,6 +43,9 @@ export const EVENT_TYPES = [
   "appointment.created",
   "appointment.rescheduled",
   "appointment.cancelled",
+  // Appointments blended with walk-ins (docs/blend.md).
+  "appointment.checked_in",
+  "appointment.no_show",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -85,6 +85,11 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/queues/{queueId}/eligibility": { id: "checkRemoteEligibility" },
 
   "GET /v1/tickets/{ticketId}": { id: "getTicket" },
+  // Check-in and the blend (docs/blend.md)
+  "POST /v1/appointments/{appointmentId}/check-in": { id: "checkInAppointment", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
+  "POST /v1/widget/locations/{locationId}/check-in": { id: "checkInAppointmentAtKiosk", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
+  "GET /v1/business/queues/{queueId}/blend": { id: "getQueueBlend" },
+  "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend" },
   "POST /v1/tickets/{ticketId}/cancel": { id: "cancelTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/present": { id: "markTicketPresent", errors: STATE },
@@ -255,6 +260,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   RECALL_LIMIT_REACHED: "the called ticket was recalled as many times as allowed; `details {recallCount, limit}`",
   SLOT_UNAVAILABLE:
     "the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy",
+  CHECK_IN_NOT_OPEN: "an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md)",
   QR_TOKEN_EXPIRED: "the QR token has expired",
   QR_TOKEN_USED: "the single-use QR token was used already",
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",

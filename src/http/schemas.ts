@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PLACEMENT_RULES } from "../domain/blend";
 import { isPublicLine, isPublicParagraph, PUBLIC_LINE_RULE, PUBLIC_PARAGRAPH_RULE } from "../domain/public-text";
 import { typePhone } from "../domain/sms-policy";
 import { PHONE_VERIFICATION_STATUSES } from "../domain/phone-codes";
@@ -89,6 +90,15 @@ export const WaitRangeSchema = z.object({ low: z.number().int(), high: z.number(
   example: { low: 8, high: 15 },
   description: "Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead",
 });
+
+/** Why a waiting ticket stands where it does (docs/blend.md). */
+export const PlacementSchema = z
+  .object({
+    rule: z.enum(PLACEMENT_RULES),
+    reason: z.string().openapi({ example: "Appointment at 10:30: ahead of walk-ins since 10:30" }),
+    since: z.string().openapi({ description: "When this placement began to apply" }),
+  })
+  .openapi("Placement");
 
 /** One operator's minutes per visitor, used until the queue has call history. */
 export const DefaultServiceMinutes = z

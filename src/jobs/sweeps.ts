@@ -8,6 +8,7 @@ import { anonymisePersonalData } from "./anonymisation";
 import { backfillAnalytics } from "./analytics-backfill";
 import { sweepAuditLog } from "../audit";
 import { purgeInboundThreads } from "../conversations";
+import { sweepMissedAppointments } from "../appointments";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -81,6 +82,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["subscriptions", sweepSubscriptions],
   ["domains", recheckDomains],
   ["appointment reminders", remindAppointments],
+  ["missed appointments", sweepMissedAppointments],
   ["personal data", anonymisePersonalData],
   ["inbound threads", purgeInboundThreads],
   ["analytics backfill", backfillAnalytics],

@@ -145,7 +145,7 @@ export class Commands {
     if (cfg.archived_at !== null || cfg.status === "closed") {
       refuse("QUEUE_CLOSED", "This queue is closed", { status: cfg.archived_at !== null ? "archived" : cfg.status });
     }
-    const next = this.store.firstCallable() ?? refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
+    const next = this.store.firstCallable(at) ?? refuse("QUEUE_EMPTY", "No ticket is waiting to be called");
     // A desk call: this queue's head must still rank before the best head the desk saw in its
     // other queues, else the desk reads the heads again (docs/desks.md, the cross-room step).
     if (desk !== null && desk.bound !== null && compareCandidates(candidateOf(cfg, next), desk.bound, { at, weights: desk.weights }) > 0) {
@@ -493,7 +493,7 @@ export class Commands {
 
   /** After every change: `ticket.almost_called` once for each waiting ticket within 3 of the front. */
   announceApproaching(cfg: Configured, at: number): void {
-    for (const [ahead, front] of this.store.waitingFront(ALMOST_CALLED_AHEAD + 1).entries()) {
+    for (const [ahead, front] of this.store.waitingFront(ALMOST_CALLED_AHEAD + 1, at).entries()) {
       if (front.almost_called_sent === 1) continue;
       const row = this.store.row(front.id);
       this.store.markAlmostCalled(row.id);
@@ -556,7 +556,7 @@ export class Commands {
     const used = cfg.max_capacity === null ? 0 : this.store.capacityUsed();
     const row = this.store.insert(newTicketId(cfg.queue_id), input, at, recoveredFromId);
     // Someone who starts close to the front has nothing to "reach": only later moves announce.
-    if ((this.store.positionOf(row) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) this.store.markAlmostCalled(row.id);
+    if ((this.store.positionOf(row, at) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) this.store.markAlmostCalled(row.id);
     if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
       this.store.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
     }

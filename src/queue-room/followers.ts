@@ -1,6 +1,6 @@
 import type { TicketStatus } from "../domain/tickets";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
-import { isoOrNull } from "../lib/time";
+import { iso, isoOrNull } from "../lib/time";
 import type { RoomClient } from "./contract";
 import type { TicketMessage, TicketView, VisitorTicketData } from "./types";
 
@@ -154,11 +154,14 @@ export class TicketFollowers {
       estimatedWaitRange: view.estimatedWaitRange,
       counter: called ? view.counter : null,
       calledAt: isoOrNull(view.calledAt),
+      kind: view.kind,
+      appointmentAt: isoOrNull(view.appointmentAt),
+      placement: view.placement === null ? null : { ...view.placement, since: iso(view.placement.since) },
     };
   }
 }
 
 /** What a push depends on: a ticket whose fingerprint did not move is not pushed again. */
 function fingerprint(view: TicketView): string {
-  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.counter, view.calledAt]);
+  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.counter, view.calledAt, view.placement?.rule ?? null]);
 }

@@ -37,6 +37,9 @@ export function eventMessage(
         phone: ticket.phone,
         language: ticket.language,
         source: ticket.source,
+        // docs/blend.md: a walk-in or an appointment's check-in, with the appointment's start.
+        kind: ticket.kind ?? "walk_in",
+        appointmentAt: ticket.appointment_at == null ? null : iso(ticket.appointment_at),
         // Only the open intake answers (docs/visits.md): personal ones never travel in events,
         // so no webhook nor notification carries them. Absent when the ticket has none.
         ...(ticket.intake ? { intake: JSON.parse(ticket.intake) as unknown } : {}),

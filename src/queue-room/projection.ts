@@ -136,8 +136,9 @@ const UPSERT_TICKET = `
 INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal, labels)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal, labels,
+  kind, appointment_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
@@ -201,6 +202,8 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.intake ?? null,
       t.intake_personal ?? null,
       t.labels ?? null,
+      t.kind ?? "walk_in",
+      t.appointment_at ?? null,
       cfg.organization_id,
     );
 }

@@ -368,6 +368,10 @@ export class QueueRoom extends DurableObject<Env> {
       if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
       return ticket;
     };
+    // An appointment checks in once (docs/blend.md): asked again, even concurrently, the room
+    // answers the ticket it already made, and takes no quota for it.
+    const admitted = this.read((cfg) => this.checkedIn(cfg, input, at));
+    if (!admitted.ok || admitted.value !== null) return admitted.ok ? { ok: true, value: admitted.value! } : admitted;
     const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
     if (!allowed.ok) return allowed;
     const { ledger } = this.ports;
@@ -376,17 +380,28 @@ export class QueueRoom extends DurableObject<Env> {
     if (!unit.ok) return unit;
     let joined: RoomResult<TicketView>;
     try {
+      let again: TicketView | null = null;
       joined = this.mutate(at, (cfg) => {
+        again = this.checkedIn(cfg, input, at);
+        if (again !== null) return again;
         // Checked again in the transaction: a copy pushed while the unit was taken applies.
         this.rules.assertJoin(at, rulesVersion);
         return create(cfg);
       });
+      if (again !== null) await ledger.refund(organizationId, unit.value.period);
     } catch (err) {
       await ledger.refund(organizationId, unit.value.period);
       throw err;
     }
     if (!joined.ok) await ledger.refund(organizationId, unit.value.period);
     return joined;
+  }
+
+  /** The ticket an appointment already checked in here, or null (a walk-in, or a first check-in). */
+  private checkedIn(cfg: Configured, input: NewTicket, at: number): TicketView | null {
+    if (!input.appointmentId) return null;
+    const row = this.store.sql.exec<{ id: string }>("SELECT id FROM tickets WHERE appointment_id = ?", input.appointmentId).toArray()[0];
+    return row ? this.views.ticket(cfg, row.id, at) : null;
   }
 
   /** A visitor's change with the ticket's token: null for a wrong token, else the ticket after it. */
@@ -412,7 +427,7 @@ export class QueueRoom extends DurableObject<Env> {
     const cfg = configuredOf(this.store.room());
     if (cfg === null || cfg.retired_at !== null) return null;
     const row = this.store.find(ticketId);
-    return row ? toView(cfg, row, this.store.positionOf(row), this.views.pace(cfg, at)) : null;
+    return row ? toView(cfg, row, this.store.positionOf(row, at), this.views.pace(cfg, at)) : null;
   }
 
   /**

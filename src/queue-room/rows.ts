@@ -1,3 +1,4 @@
+import type { TicketKind } from "../domain/blend";
 import type { Lane, QueueStatus, TicketSource, TicketStatus } from "../domain/tickets";
 
 // The shapes of the room's SQLite rows (schema.ts), and the two reads every module needs: the
@@ -79,6 +80,11 @@ export type TicketRow = {
   intake_personal: string | null;
   /** Staff's labels (docs/visits.md), a JSON array; null when none. */
   labels: string | null;
+  /** docs/blend.md: walk_in or appointment; the appointment it checks in, its start, whether it came late. */
+  kind: TicketKind;
+  appointment_id: string | null;
+  appointment_at: number | null;
+  appointment_late: number;
   created_at: number;
   updated_at: number;
   version: number;

@@ -25,14 +25,15 @@ export class RoomRules {
     const current = this.row();
     if (current !== null && current.version > copy.version) return false;
     this.sql.exec(
-      `INSERT INTO room_rules (id, version, valid_from, valid_until, service_status, tickets_per_month) VALUES (1, ?, ?, ?, ?, ?)
+      `INSERT INTO room_rules (id, version, valid_from, valid_until, service_status, tickets_per_month, blend) VALUES (1, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET version = excluded.version, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
-         service_status = excluded.service_status, tickets_per_month = excluded.tickets_per_month`,
+         service_status = excluded.service_status, tickets_per_month = excluded.tickets_per_month, blend = excluded.blend`,
       copy.version,
       copy.validFrom,
       copy.validUntil,
       copy.serviceStatus,
       copy.ticketsPerMonth,
+      copy.blend ? JSON.stringify(copy.blend) : null,
     );
     this.sql.exec("DELETE FROM room_blocks");
     copy.blocks.forEach((b, seq) => {

@@ -193,6 +193,16 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `ALTER TABLE tickets ADD COLUMN intake TEXT;
    ALTER TABLE tickets ADD COLUMN intake_personal TEXT;
    ALTER TABLE tickets ADD COLUMN labels TEXT;`,
+  // Appointments blended with walk-ins (docs/blend.md): a ticket's kind, the appointment it
+  // checks in (one ticket per appointment, whatever the concurrency), its time and whether it
+  // came late; and the queue's blend policy in the room's copy of the rules.
+  `ALTER TABLE tickets ADD COLUMN kind TEXT NOT NULL DEFAULT 'walk_in';
+   ALTER TABLE tickets ADD COLUMN appointment_id TEXT;
+   ALTER TABLE tickets ADD COLUMN appointment_at INTEGER;
+   ALTER TABLE tickets ADD COLUMN appointment_late INTEGER NOT NULL DEFAULT 0;
+   CREATE UNIQUE INDEX tickets_appointment ON tickets (appointment_id) WHERE appointment_id IS NOT NULL;
+   CREATE INDEX tickets_status_kind ON tickets (status, kind);
+   ALTER TABLE room_rules ADD COLUMN blend TEXT;`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

@@ -1,4 +1,6 @@
+import { blendOrder, DEFAULT_BLEND_COPY, type BlendCopy, type BlendTicket } from "../domain/blend";
 import type { EventType } from "../domain/events";
+import { now } from "../lib/clock";
 import { LANE, type Lane, type QueueStatus, type TicketSource, type TicketStatus } from "../domain/tickets";
 import type { CallRecord } from "../domain/wait-estimate";
 import { eventMessage } from "./outbox";
@@ -84,8 +86,9 @@ export class RoomStore {
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
     this.sql.exec(
       `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
-         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal,
+         kind, appointment_id, appointment_at, appointment_late)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       number,
       lane,
@@ -105,6 +108,10 @@ export class RoomStore {
       this.bumpVersion(),
       answersJson(draft.intake),
       answersJson(draft.intakePersonal),
+      draft.kind ?? "walk_in",
+      draft.appointmentId ?? null,
+      draft.appointmentAt ?? null,
+      draft.appointmentLate ? 1 : 0,
     );
     return this.row(id);
   }
@@ -147,7 +154,9 @@ export class RoomStore {
    * The first callable ticket in queue order (priority lane, then by order key): waiting, not
    * leaving for another queue, and, if joined remotely, arrived.
    */
-  firstCallable(): TicketRow | null {
+  firstCallable(at: number = now()): TicketRow | null {
+    const blended = this.blendedWaiting(at);
+    if (blended !== null) return blended.find(callable) ?? null;
     return (
       this.sql
         .exec<TicketRow>(
@@ -164,7 +173,9 @@ export class RoomStore {
    * After most changes (a join at the back) everyone there was told already, and no whole row
    * is read (issue 43).
    */
-  waitingFront(limit: number): { id: string; almost_called_sent: number }[] {
+  waitingFront(limit: number, at: number = now()): { id: string; almost_called_sent: number }[] {
+    const blended = this.blendedWaiting(at);
+    if (blended !== null) return blended.slice(0, limit);
     return this.sql
       .exec<{ id: string; almost_called_sent: number }>(
         "SELECT id, almost_called_sent FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?",
@@ -173,7 +184,9 @@ export class RoomStore {
       .toArray();
   }
 
-  waitingLine(limit: number, offset = 0): TicketRow[] {
+  waitingLine(limit: number, offset = 0, at: number = now()): TicketRow[] {
+    const blended = this.blendedWaiting(at);
+    if (blended !== null) return blended.slice(offset, offset + limit);
     return this.sql
       .exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ? OFFSET ?", limit, offset)
       .toArray();
@@ -185,8 +198,13 @@ export class RoomStore {
    * tickets behind when it is in the back half, as a new ticket is), so a join at the back of
    * a long line counts nothing.
    */
-  positionOf(row: TicketRow): number | null {
+  positionOf(row: TicketRow, at: number = now()): number | null {
     if (row.status !== "waiting") return null;
+    const blended = this.blendedWaiting(at);
+    if (blended !== null) {
+      const index = blended.findIndex((r) => r.id === row.id);
+      return index < 0 ? null : index + 1;
+    }
     let before = 0;
     let inLane = 0;
     for (const c of this.lineCounts()) {
@@ -212,6 +230,27 @@ export class RoomStore {
       )
       .one().n;
     return before + ahead + 1;
+  }
+
+  // ---- the blend (docs/blend.md) -------------------------------------------------------------
+
+  /** The queue's blend policy as the room's copy of the rules holds it; the defaults without one. */
+  blendCopy(): BlendCopy {
+    const row = this.sql.exec<{ blend: string | null }>("SELECT blend FROM room_rules").toArray()[0];
+    return row?.blend ? (JSON.parse(row.blend) as BlendCopy) : DEFAULT_BLEND_COPY;
+  }
+
+  /**
+   * The waiting line in the blend's order at `at`, or null while no appointment waits (then the
+   * order index is the order, and nothing is read whole). With appointments waiting the order
+   * moves with time (an appointment's window opens, a walk-in reaches the cap), so it is worked
+   * out here from the whole line: a queue holding appointments is a desk's line, tens of tickets.
+   */
+  blendedWaiting(at: number): TicketRow[] | null {
+    const any = this.sql.exec("SELECT 1 FROM tickets WHERE status = 'waiting' AND kind = 'appointment' LIMIT 1").toArray();
+    if (any.length === 0) return null;
+    const rows = this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key").toArray();
+    return blendOrder(rows.map(blendTicketOf), this.blendCopy().policy, at).map((b) => b.ticket.row);
   }
 
   /** Tickets and people per live status and lane, kept by triggers (schema.ts). */
@@ -267,6 +306,25 @@ export class RoomStore {
   outboxSize(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }
+}
+
+/** Callable: waiting, not leaving for another queue, and, if joined remotely, arrived. */
+function callable(row: TicketRow): boolean {
+  return row.status === "waiting" && row.transferring_to === null && (row.source !== "remote" || row.present_at !== null);
+}
+
+/** A row as the blend sees it (domain/blend.ts), carrying the row along. */
+export function blendTicketOf(row: TicketRow): BlendTicket & { row: TicketRow } {
+  return {
+    id: row.id,
+    lane: row.lane,
+    orderKey: row.order_key,
+    kind: row.kind,
+    appointmentAt: row.appointment_at,
+    late: row.appointment_late === 1,
+    joinedAt: row.lined_up_at ?? row.created_at,
+    row,
+  };
 }
 
 /** Intake answers as a ticket row keeps them: a JSON object, or null when there are none. */

@@ -1,3 +1,4 @@
+import type { BlendCopy, PlacementRule, TicketKind } from "../domain/blend";
 import type { IntakeAnswers } from "../domain/intake";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
@@ -40,6 +41,18 @@ export interface NewTicket {
   /** Intake answers checked by the Worker against the service's questions (docs/visits.md). */
   intake?: IntakeAnswers | null;
   intakePersonal?: IntakeAnswers | null;
+  /** docs/blend.md: absent for a walk-in. An appointment's check-in names it, its start and whether it is late. */
+  kind?: TicketKind;
+  appointmentId?: string | null;
+  appointmentAt?: number | null;
+  appointmentLate?: boolean;
+}
+
+/** Why a waiting ticket stands where it does (docs/blend.md), told in the ticket's language. */
+export interface PlacementView {
+  rule: PlacementRule;
+  reason: string;
+  since: number;
 }
 
 export interface TicketView {
@@ -89,6 +102,11 @@ export interface TicketView {
   labels: string[];
   /** The visitor's phone masked for staff ("+33 6 •• •• •• 78", domain/phone-mask.ts); null when none. */
   phoneMasked: string | null;
+  /** docs/blend.md: walk_in or appointment, the appointment's start (null for a walk-in), the placement while waiting. */
+  kind: TicketKind;
+  appointmentId: string | null;
+  appointmentAt: number | null;
+  placement: PlacementView | null;
 }
 
 export interface QueueSummary {
@@ -243,6 +261,8 @@ export interface RoomRulesCopy {
   /** The organization's monthly ticket quota (null: unlimited). */
   ticketsPerMonth: number | null;
   blocks: RuleBlock[];
+  /** The queue's blend policy and its place's time zone (docs/blend.md); absent: the defaults. */
+  blend?: BlendCopy;
 }
 
 /** What a completion records (docs/desks.md, outcomes): the outcome's code and label, the operator's note. */
@@ -269,6 +289,10 @@ export interface VisitorTicketData {
   /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
   counter: string | null;
   calledAt: string | null;
+  /** docs/blend.md */
+  kind: TicketKind;
+  appointmentAt: string | null;
+  placement: { rule: PlacementRule; reason: string; since: string } | null;
 }
 
 export type TicketMessage = { type: "ticket_update"; data: VisitorTicketData };

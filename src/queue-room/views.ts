@@ -1,8 +1,9 @@
+import { placementLanguage, placementOf, placementReason, type BlendCopy } from "../domain/blend";
 import { displayCode } from "../domain/display-code";
 import type { IntakeAnswers } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
-import type { ConfigRow, Configured, RoomStore, TicketRow } from "./store";
+import { blendTicketOf, type ConfigRow, type Configured, type RoomStore, type TicketRow } from "./store";
 import type { QueueSummary, TicketPage, TicketQuery, TicketView } from "./types";
 
 // What the room answers about its tickets and its queue: plain data for the Worker. Reads
@@ -15,12 +16,12 @@ export class RoomViews {
 
   /** The room's recent calls and its default, read once per answer. */
   pace(cfg: ConfigRow, at: number): Pace {
-    return { calls: this.store.calls(), at, defaultMinutes: cfg.default_service_minutes };
+    return { calls: this.store.calls(), at, defaultMinutes: cfg.default_service_minutes, blend: this.store.blendCopy() };
   }
 
   ticket(cfg: Configured, id: string, at: number): TicketView {
     const row = this.store.row(id);
-    return toView(cfg, row, this.store.positionOf(row), this.pace(cfg, at));
+    return toView(cfg, row, this.store.positionOf(row, at), this.pace(cfg, at));
   }
 
   list(cfg: Configured, query: TicketQuery, at: number): TicketPage {
@@ -34,7 +35,7 @@ export class RoomViews {
     if (anchorId !== null) return { ...this.pageFrom(cfg, query, anchorId, filter, args, perTicket), total };
     if (query.status === "waiting") {
       // The page is read from the order index: position = rank in the line, no full scan.
-      const rows = this.store.waitingLine(query.limit, query.offset);
+      const rows = this.store.waitingLine(query.limit, query.offset, at);
       return { items: rows.map((r, i) => toView(cfg, r, query.offset + i + 1, perTicket)), total };
     }
     const rows = this.store.sql
@@ -117,6 +118,8 @@ export interface Pace {
   calls: readonly CallRecord[];
   at: number;
   defaultMinutes: number;
+  /** The queue's blend policy (docs/blend.md): a waiting ticket's placement is told under it. */
+  blend: BlendCopy;
 }
 
 /** The wait at `position` (1 = next) and its range; a newcomer to the queue waits at `waitingCount`. */
@@ -169,6 +172,22 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     intake: { ...parseAnswers(row.intake), ...parseAnswers(row.intake_personal) },
     labels: row.labels === null ? [] : (JSON.parse(row.labels) as string[]),
     phoneMasked: maskPhone(row.phone),
+    kind: row.kind,
+    appointmentId: row.appointment_id,
+    appointmentAt: row.appointment_at,
+    placement: row.status === "waiting" ? placementView(row, pace) : null,
+  };
+}
+
+/** Where a waiting ticket stands and why, in its language (domain/blend.ts). */
+function placementView(row: TicketRow, pace: Pace): TicketView["placement"] {
+  const ticket = blendTicketOf(row);
+  const { policy, timeZone } = pace.blend;
+  const placement = placementOf(ticket, policy, pace.at);
+  return {
+    rule: placement.rule,
+    reason: placementReason(ticket, placement, policy, placementLanguage(row.language), timeZone),
+    since: placement.since,
   };
 }
 

@@ -7,3 +7,4 @@ export { default as remoteJoinRoutes } from "./remote-join.routes";
 export { rulesChanged } from "./room-rules";
 export { default as ticketMoveRoutes } from "./ticket-moves.routes";
 export { default as ticketRoutes } from "./tickets.routes";
+export { default as blendRoutes } from "./blend.routes";

@@ -155,6 +155,7 @@ export async function createQueue(
       rulesVersion: 0,
       // Copied from its service's questions by the insert below (docs/visits.md).
       intakeQuestions: 0,
+      blendPolicy: null,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.

@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { database } from "../db/client";
 import { calendarEvents, locations, queues, serviceLocations, services, subscriptions } from "../db/schema";
+import { DEFAULT_BLEND_POLICY } from "../domain/blend";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { entitlements } from "../domain/plans";
 import { expandOccurrences, isValidTimeZone, MAX_OCCURRENCES } from "../domain/recurrence";
@@ -87,7 +88,7 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
     scope !== null && "serviceId" in scope ? eq(queues.serviceId, scope.serviceId) : undefined,
   );
   const queueRead = db
-    .select({ id: queues.id, serviceId: queues.serviceId, rulesVersion: queues.rulesVersion })
+    .select({ id: queues.id, serviceId: queues.serviceId, rulesVersion: queues.rulesVersion, blendPolicy: queues.blendPolicy })
     .from(queues)
     .where(inScope);
   const serviceRead = db
@@ -140,6 +141,9 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
   const plan = planRows[0] ?? { plan: "starter" as const };
   const ticketsPerMonth = entitlements(plan).quotas.ticketsPerMonth;
   const hoursOf = hoursClosures(placeRows, from, validUntil);
+  // Appointment times are told on the wall clock of the service's (first) location.
+  const zoneOfService = new Map<string, string>();
+  for (const p of placeRows) if (!zoneOfService.has(p.serviceId) && isValidTimeZone(p.timeZone)) zoneOfService.set(p.serviceId, p.timeZone);
   return queueRows.map((q) => ({
     queueId: q.id,
     copy: {
@@ -152,6 +156,7 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
         ...kept.map((o) => ({ ...o.block, closesService: o.closureOf !== null && o.closureOf === q.serviceId })),
         ...(hoursOf.get(q.serviceId) ?? []),
       ],
+      blend: { policy: { ...DEFAULT_BLEND_POLICY, ...(q.blendPolicy ?? {}) }, timeZone: zoneOfService.get(q.serviceId) ?? "UTC" },
     },
   }));
 }

@@ -7,7 +7,8 @@ import type { AppEnv } from "../http/context";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
-import { CounterLabel, IntakeAnswersRecord, PublicParagraph, WaitRangeSchema } from "../http/schemas";
+import { CounterLabel, IntakeAnswersRecord, PlacementSchema, PublicParagraph, WaitRangeSchema } from "../http/schemas";
+import { TICKET_KINDS } from "../domain/blend";
 import { now } from "../lib/clock";
 import type { TicketView } from "./tickets";
 import type { QueueRow } from "../http/credentials/queues";
@@ -86,6 +87,13 @@ export const TicketRecord = z
           "The visitor's phone for the counter: country code, first digit and last two digits, the rest hidden; null when the " +
           "ticket has no phone. The full number is never in a ticket.",
       }),
+    kind: z
+      .enum(TICKET_KINDS)
+      .openapi({ description: "walk_in, or appointment for a ticket made by an appointment's check-in (docs/blend.md)" }),
+    appointmentAt: z.string().nullable().openapi({ description: "The appointment's start; null for a walk-in" }),
+    placement: PlacementSchema.nullable().openapi({
+      description: "Why a waiting ticket stands where it does under the queue's blend policy (docs/blend.md); null unless waiting",
+    }),
   })
   .openapi("Ticket");
 

@@ -61,6 +61,9 @@ export function ticketRecord(t: TicketView) {
     intake: t.intake,
     labels: t.labels,
     phoneMasked: t.phoneMasked,
+    kind: t.kind,
+    appointmentAt: isoOrNull(t.appointmentAt),
+    placement: t.placement === null ? null : { ...t.placement, since: iso(t.placement.since) },
   };
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
@@ -124,6 +127,10 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     intake: { ...parseJsonAnswers(t.intake), ...parseJsonAnswers(t.intakePersonal) },
     labels: t.labels === null ? [] : (JSON.parse(t.labels) as string[]),
     phoneMasked: maskPhone(t.phone),
+    kind: t.kind,
+    appointmentId: null,
+    appointmentAt: t.appointmentAt,
+    placement: null,
   };
 }
 

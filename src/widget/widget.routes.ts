@@ -17,7 +17,8 @@ import {
   PublicLine,
   WaitRangeSchema,
 } from "../http/schemas";
-import { Language, PhoneVerificationSchema } from "../http/schemas";
+import { Language, PhoneVerificationSchema, PlacementSchema } from "../http/schemas";
+import { TICKET_KINDS } from "../domain/blend";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -120,7 +121,7 @@ const WidgetInfo = z
   })
   .openapi("WidgetOrganizationInfo");
 
-const WidgetTicket = z
+export const WidgetTicket = z
   .object({
     id: z.string(),
     queueId: z.string(),
@@ -135,6 +136,9 @@ const WidgetTicket = z
     source: z.enum(TICKET_SOURCES),
     createdAt: z.string(),
     intake: IntakeAnswersRecord,
+    kind: z.enum(TICKET_KINDS),
+    appointmentAt: z.string().nullable(),
+    placement: PlacementSchema.nullable(),
   })
   .openapi("WidgetTicket");
 
@@ -164,6 +168,11 @@ export const VisitorTicket = z
       example: "Guichet 3",
     }),
     calledAt: z.string().nullable(),
+    kind: z.enum(TICKET_KINDS).openapi({ description: "walk_in, or appointment (docs/blend.md)" }),
+    appointmentAt: z.string().nullable(),
+    placement: PlacementSchema.nullable().openapi({
+      description: "Why the ticket stands where it does, in its language; null unless waiting",
+    }),
   })
   .openapi("VisitorTicket");
 

@@ -4,7 +4,7 @@ import { database } from "../db/client";
 import { apiKeys, locations, organizations, queues, users } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
-import { iso } from "../lib/time";
+import { iso, isoOrNull } from "../lib/time";
 import {
   boardQueue,
   hubName,
@@ -115,6 +115,9 @@ export function widgetTicket(t: TicketView) {
     createdAt: iso(t.createdAt),
     // The visitor's own answers, echoed to the page that just gave them.
     intake: t.intake,
+    kind: t.kind,
+    appointmentAt: isoOrNull(t.appointmentAt),
+    placement: t.placement === null ? null : { ...t.placement, since: iso(t.placement.since) },
   };
 }
 

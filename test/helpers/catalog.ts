@@ -112,6 +112,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     updatedAt: at,
     rulesVersion: 0,
     intakeQuestions: 0,
+    blendPolicy: null,
   };
   await openRoom(env, row);
   await env.DB.prepare(

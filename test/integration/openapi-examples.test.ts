@@ -59,6 +59,10 @@ const EXCLUDED: Record<string, string> = {
     "Twilio's form-encoded webhook, signed over the URL and parameters: test/integration/inbound-sms.test.ts sends real and forged signatures",
   receiveTwilioSmsStatus:
     "Twilio's form-encoded status callback, signed over the URL and parameters: test/integration/inbound-status.test.ts sends real and forged ones",
+  checkInAppointment:
+    "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks in rows written into D1",
+  checkInAppointmentAtKiosk:
+    "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks one in by its code",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
@@ -269,6 +273,9 @@ const STEPS: Step[] = [
   { id: "listQueues" },
   { id: "getQueue" },
   { id: "updateQueue" },
+  // How appointments and walk-ins share the line (docs/blend.md).
+  { id: "getQueueBlend" },
+  { id: "putQueueBlend" },
   { id: "setQueueStatus" },
   { id: "joinQueue" },
   { id: "getTicket", prepare: madeBy(DOC.ticket, "joinQueue") },

@@ -69,6 +69,10 @@ describe("the visitor's ticket over HTTP", () => {
       estimatedWaitRange: { low: expect.any(Number), high: expect.any(Number) },
       counter: null,
       calledAt: null,
+      // docs/blend.md: a walk-in, placed by arrival, told in the ticket's language.
+      kind: "walk_in",
+      appointmentAt: null,
+      placement: { rule: "walk_in_arrival", reason: expect.any(String), since: expect.any(String) },
     });
     expectOk(await operate(f, `/v1/queues/${f.queueId}/call-next`));
     expect(expectOk(await read(mine.id, mine.ticketToken))).toMatchObject({ status: "waiting", position: 1 });

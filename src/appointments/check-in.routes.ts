@@ -1,0 +1,161 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { guarded } from "../access/guard";
+import { requireCredential } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { notFound } from "../http/errors";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { ok } from "../http/respond";
+import { router } from "../http/router";
+import { now } from "../lib/clock";
+import { iso, isoOrNull } from "../lib/time";
+import { TicketRecord } from "../tickets/tickets.routes";
+import { ticketRecord } from "../tickets/tickets";
+import { widgetActor, WidgetTicket } from "../widget/widget.routes";
+import { widgetTicket } from "../widget/widget";
+import {
+  appointmentByCode,
+  checkIn,
+  checkInCode,
+  CHECK_IN_CODE_LENGTH,
+  findAppointment,
+  kioskLocation,
+  type AppointmentRow,
+  type CheckedIn,
+} from "./check-in";
+import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
+
+// Check-in (docs/blend.md): by staff, by the customer's manage token, or at the kiosk by the
+// appointment's code. Each answers the appointment and its ticket: 201 when this call made the
+// ticket, 200 when the appointment was already checked in (the same ticket).
+
+const app = router();
+const tags = ["Appointments"];
+
+const CheckedInAppointment = z
+  .object({
+    id: z.string(),
+    status: z.enum(["booked", "checked_in", "cancelled", "no_show"]),
+    serviceId: z.string(),
+    locationId: z.string(),
+    startAt: z.string(),
+    checkedInAt: z.string().nullable(),
+    queueId: z.string().nullable(),
+    ticketId: z.string().nullable(),
+    checkInCode: z.string().openapi({ description: "The 6-character code a kiosk checks the appointment in with", example: "7KQ2MX" }),
+  })
+  .openapi("CheckedInAppointment");
+
+async function appointmentRecord(row: AppointmentRow) {
+  return {
+    id: row.id,
+    status: row.status,
+    serviceId: row.serviceId,
+    locationId: row.locationId,
+    startAt: iso(row.startAt),
+    checkedInAt: isoOrNull(row.checkedInAt),
+    queueId: row.queueId,
+    ticketId: row.ticketId,
+    checkInCode: await checkInCode(row.id),
+  };
+}
+
+const CHECK_IN_ERRORS = [409];
+
+const checkInRoute = createRoute({
+  method: "post",
+  path: "/appointments/{appointmentId}/check-in",
+  tags,
+  summary: "Check an appointment in: its ticket in the service's queue",
+  description:
+    "By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. " +
+    "Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). " +
+    "Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start " +
+    "plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE " +
+    "(`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE.",
+  security: SECURITY.any,
+  "x-outside-callers": "the appointment's customer, with its manage token",
+  request: {
+    params: idParam("appointmentId", "apt"),
+    headers: z.object({ [APPOINTMENT_TOKEN_HEADER]: z.string().optional() }),
+  },
+  responses: {
+    200: jsonResponse(okEnvelope(z.object({ appointment: CheckedInAppointment, ticket: TicketRecord })), "Already checked in: its ticket"),
+    201: jsonResponse(okEnvelope(z.object({ appointment: CheckedInAppointment, ticket: TicketRecord })), "Checked in: the new ticket"),
+    ...errors(...CHECK_IN_ERRORS),
+  },
+});
+
+/** The appointment the caller may check in: the token's, or staff's with QUEUE_OPERATE. */
+async function checkable(c: Context<AppEnv>, appointmentId: string): Promise<{ row: AppointmentRow; channel: "staff" | "customer" }> {
+  const token = c.req.header(APPOINTMENT_TOKEN_HEADER);
+  if (token !== undefined) {
+    const hash = await manageTokenHash(c.env, token);
+    const row = hash === null ? null : await findAppointment(c.env, appointmentId).catch(() => null);
+    // A wrong token is told nothing more than an unknown appointment.
+    if (row === null || hash !== row.tokenHash) throw notFound("Appointment");
+    return { row, channel: "customer" };
+  }
+  requireCredential(c);
+  const { row } = guarded(c, "appointment", "QUEUE_OPERATE");
+  return { row, channel: "staff" };
+}
+
+async function answer(c: Context<AppEnv>, done: CheckedIn) {
+  return { appointment: await appointmentRecord(done.appointment), ticket: ticketRecord(done.ticket) };
+}
+
+app.openapi(checkInRoute, async (c) => {
+  const { row, channel } = await checkable(c, c.req.valid("param").appointmentId);
+  const done = await checkIn(c.env, row, channel, now());
+  const body = ok(await answer(c, done));
+  return done.created ? c.json(body, 201) : c.json(body, 200);
+});
+
+const KioskCheckInAnswer = z
+  .object({ appointment: CheckedInAppointment, ticket: WidgetTicket })
+  .openapi("KioskCheckIn", { description: "The appointment and its ticket, as the kiosk prints it" });
+
+const kioskCheckIn = createRoute({
+  method: "post",
+  path: "/widget/locations/{locationId}/check-in",
+  tags: ["Widget"],
+  summary: "The kiosk's \"I have an appointment\": check in by the appointment's code",
+  description:
+    "A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in " +
+    "code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. The rest is the check-in's: " +
+    "CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.",
+  security: SECURITY.any,
+  request: {
+    params: idParam("locationId", "loc"),
+    body: jsonBody(
+      z
+        .strictObject({
+          code: z
+            .string()
+            .min(CHECK_IN_CODE_LENGTH)
+            .max(CHECK_IN_CODE_LENGTH + 4)
+            .openapi({ example: "7KQ-2MX" }),
+        })
+        .openapi("KioskCheckInRequest"),
+    ),
+  },
+  responses: {
+    200: jsonResponse(okEnvelope(KioskCheckInAnswer), "Already checked in: its ticket"),
+    201: jsonResponse(okEnvelope(KioskCheckInAnswer), "Checked in: the new ticket"),
+    ...errors(...CHECK_IN_ERRORS),
+  },
+});
+
+app.openapi(kioskCheckIn, async (c) => {
+  const { locationId } = c.req.valid("param");
+  const location = await kioskLocation(c.env, locationId);
+  await widgetActor(c, location.organizationId, "join", "Location");
+  const at = now();
+  const row = await appointmentByCode(c.env, location.id, c.req.valid("json").code, at);
+  const done = await checkIn(c.env, row, "kiosk", at);
+  const body = ok({ appointment: await appointmentRecord(done.appointment), ticket: widgetTicket(done.ticket) });
+  return done.created ? c.json(body, 201) : c.json(body, 200);
+});
+
+export default app;

@@ -1,0 +1,345 @@
+import { and, asc, eq, inArray, isNull, lte, ne } from "drizzle-orm";
+import { database } from "../db/client";
+import { appointments, locations, queues, services } from "../db/schema";
+import { checkInOpensAt, clockTime, isLate, placementLanguage } from "../domain/blend";
+import { DEFAULT_BOOKING, type BookingSettings } from "../domain/slots";
+import type { EventType } from "../domain/events";
+import type { TicketSource } from "../domain/tickets";
+import type { Env } from "../env";
+import { ApiError, invalidState, notFound } from "../http/errors";
+import type { QueueRow } from "../http/credentials/queues";
+import { sha256Hex } from "../lib/crypto";
+import { newId } from "../lib/ids";
+import { iso } from "../lib/time";
+import { deliver } from "../notifications/notification-delivery";
+import type { Delivery } from "../domain/deliveries";
+import { joinQueue } from "../tickets/joins";
+import { getTicket, type TicketView } from "../tickets/tickets";
+import { publishEvent } from "../webhooks/domain-events";
+
+// Check-in of a booked appointment (docs/blend.md): a ticket of kind `appointment` in the
+// service's queue, placed by the queue's blend policy. Exactly one ticket per appointment
+// under any concurrency: the row is claimed first with a conditional UPDATE (booked →
+// checked_in), and the room admits an appointment at most once (it answers the ticket it
+// already made for that appointment id), so twenty concurrent check-ins answer one ticket.
+
+export type AppointmentRow = typeof appointments.$inferSelect;
+
+/** Who checks the appointment in: the ticket's source follows the channel. */
+export type CheckInChannel = "staff" | "customer" | "kiosk";
+
+const SOURCE: Record<CheckInChannel, TicketSource> = { staff: "operator", customer: "app", kiosk: "widget" };
+
+export interface CheckedIn {
+  appointment: AppointmentRow;
+  ticket: TicketView;
+  /** This call made the ticket (201); false when it was already checked in (200). */
+  created: boolean;
+}
+
+const CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+export const CHECK_IN_CODE_LENGTH = 6;
+
+/**
+ * The appointment's kiosk code: 6 characters derived from its id (the first 30 bits of the
+ * SHA-256 of the id, in Crockford's base 32), so nothing is stored and the booking can print it.
+ * The kiosk finds an appointment by it among its location's appointments whose check-in is open.
+ */
+export async function checkInCode(appointmentId: string): Promise<string> {
+  const hex = await sha256Hex(appointmentId);
+  let bits = BigInt(`0x${hex.slice(0, 8)}`);
+  let code = "";
+  for (let i = 0; i < CHECK_IN_CODE_LENGTH; i++) {
+    code = CODE_ALPHABET[Number(bits & 31n)] + code;
+    bits >>= 5n;
+  }
+  return code;
+}
+
+/** A code as typed at a kiosk: upper case, without spaces or dashes, O read as 0, I and L as 1. */
+export function normalizeCode(code: string): string {
+  return code.toUpperCase().replace(/[\s-]/g, "").replace(/O/g, "0").replace(/[IL]/g, "1");
+}
+
+export async function findAppointment(env: Env, id: string): Promise<AppointmentRow> {
+  const row = await database(env.DB).select().from(appointments).where(eq(appointments.id, id)).get();
+  if (!row) throw notFound("Appointment");
+  return row;
+}
+
+/** The location a kiosk checks appointments in at. */
+export async function kioskLocation(env: Env, locationId: string): Promise<{ id: string; organizationId: string }> {
+  const row = await database(env.DB)
+    .select({ id: locations.id, organizationId: locations.organizationId })
+    .from(locations)
+    .where(eq(locations.id, locationId))
+    .get();
+  if (!row) throw notFound("Location");
+  return row;
+}
+
+/** The queue an appointment checks into: the one it names, else its service's first open queue. */
+export async function queueForAppointment(env: Env, appointment: AppointmentRow): Promise<QueueRow> {
+  const db = database(env.DB);
+  const named = appointment.queueId ? await db.select().from(queues).where(eq(queues.id, appointment.queueId)).get() : undefined;
+  if (named) return named;
+  const first = await db
+    .select()
+    .from(queues)
+    .where(and(eq(queues.serviceId, appointment.serviceId), isNull(queues.archivedAt), ne(queues.status, "closed")))
+    .orderBy(asc(queues.createdAt), asc(queues.id))
+    .get();
+  if (!first) {
+    throw new ApiError("QUEUE_CLOSED", "This appointment's service has no open queue to check in to", {
+      status: "closed",
+      serviceId: appointment.serviceId,
+    });
+  }
+  return first;
+}
+
+/** The service's booking settings: when check-in opens, the grace, what a late check-in becomes. */
+async function bookingOf(env: Env, serviceId: string): Promise<BookingSettings> {
+  const row = await database(env.DB).select({ booking: services.booking }).from(services).where(eq(services.id, serviceId)).get();
+  return { ...DEFAULT_BOOKING, ...(row?.booking ?? {}) };
+}
+
+/** The appointment, checked in: a new ticket, or the one it already has. */
+export async function checkIn(env: Env, appointment: AppointmentRow, channel: CheckInChannel, at: number): Promise<CheckedIn> {
+  const queue = await queueForAppointment(env, appointment);
+  if (appointment.status === "checked_in" && appointment.ticketId) {
+    return { appointment, ticket: await ticketOf(env, appointment.ticketId, appointment.queueId ?? queue.id, at), created: false };
+  }
+  const booking = await bookingOf(env, appointment.serviceId);
+  if (appointment.status === "booked") assertOpen(appointment, booking, at);
+  if (appointment.status !== "booked" && appointment.status !== "checked_in") {
+    throw invalidState(appointment.status, ["booked", "checked_in"], `This appointment is ${appointment.status}`);
+  }
+  const late = isLate(appointment.startAt, at, booking.lateGraceMinutes);
+  if (appointment.status === "booked" && late && booking.lateBecomes === "no_show") {
+    const missed = await markNoShow(env, appointment.id, at);
+    if (missed) await announceNoShow(env, [missed], at, "late");
+    throw new ApiError("INVALID_STATE", "Too late to check in: this appointment is now a no-show", {
+      status: "no_show",
+      allowed: ["booked", "checked_in"],
+      reason: "late",
+      closedAt: iso(appointment.startAt + booking.lateGraceMinutes * 60_000),
+    });
+  }
+  const db = database(env.DB);
+  const claimed = await db
+    .update(appointments)
+    .set({ status: "checked_in", checkedInAt: at, queueId: queue.id, updatedAt: at })
+    .where(and(eq(appointments.id, appointment.id), eq(appointments.status, "booked")))
+    .returning()
+    .get();
+  let current = claimed;
+  if (!current) {
+    // Another check-in won the claim (or the row moved on): answer what it is now.
+    current = await findAppointment(env, appointment.id);
+    if (current.status !== "checked_in") {
+      throw invalidState(current.status, ["booked", "checked_in"], `This appointment is ${current.status}`);
+    }
+    if (current.ticketId)
+      return { appointment: current, ticket: await ticketOf(env, current.ticketId, current.queueId ?? queue.id, at), created: false };
+  }
+  const target = current.queueId && current.queueId !== queue.id ? await queueForAppointment(env, current) : queue;
+  let ticket: TicketView;
+  try {
+    ({ ticket } = await joinQueue(
+      env,
+      target,
+      {
+        ticket: {
+          userId: current.customerUserId ?? current.id,
+          partySize: 1,
+          isPriority: false,
+          isGhostMode: false,
+          visitorName: current.customerName,
+          phone: null,
+          language: current.language,
+          source: SOURCE[channel],
+          kind: "appointment",
+          appointmentId: current.id,
+          appointmentAt: current.startAt,
+          appointmentLate: isLate(current.startAt, current.checkedInAt ?? at, booking.lateGraceMinutes),
+        },
+      },
+      at,
+    ));
+  } catch (refusal) {
+    // The queue refused (paused, closed, full): the appointment stays bookable-to-check-in.
+    if (claimed) {
+      await db
+        .update(appointments)
+        .set({ status: "booked", checkedInAt: null, queueId: appointment.queueId, updatedAt: at })
+        .where(and(eq(appointments.id, appointment.id), eq(appointments.status, "checked_in"), isNull(appointments.ticketId)))
+        .run();
+    }
+    throw refusal;
+  }
+  const done = await db
+    .update(appointments)
+    .set({ ticketId: ticket.id, updatedAt: at })
+    .where(and(eq(appointments.id, appointment.id), isNull(appointments.ticketId)))
+    .returning()
+    .get();
+  const row = done ?? (await findAppointment(env, appointment.id));
+  if (claimed) {
+    await publish(env, "appointment.checked_in", row, at, {
+      ticketId: ticket.id,
+      displayCode: ticket.displayCode,
+      channel,
+      late: ticket.placement?.rule === "late_appointment",
+      placement: ticket.placement?.rule ?? null,
+    });
+  }
+  return { appointment: row, ticket, created: claimed !== undefined };
+}
+
+function assertOpen(appointment: AppointmentRow, booking: BookingSettings, at: number): void {
+  const opensAt = checkInOpensAt(appointment.startAt, booking.checkInOpensMinutes);
+  if (at < opensAt) {
+    throw new ApiError("CHECK_IN_NOT_OPEN", `Check-in opens ${booking.checkInOpensMinutes} minutes before the appointment`, {
+      opensAt: iso(opensAt),
+      startAt: iso(appointment.startAt),
+      checkInOpensMinutes: booking.checkInOpensMinutes,
+    });
+  }
+}
+
+async function ticketOf(env: Env, ticketId: string, queueId: string, at: number): Promise<TicketView> {
+  const queue = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
+  if (!queue) throw notFound("Queue");
+  return getTicket(env, queue, ticketId, at);
+}
+
+/** The kiosk's lookup: a booked or checked-in appointment of the location whose check-in window holds `at`. */
+export async function appointmentByCode(env: Env, locationId: string, code: string, at: number): Promise<AppointmentRow> {
+  const wanted = normalizeCode(code);
+  const db = database(env.DB);
+  // Check-in opens at most 4 hours ahead (the booking settings' bound), and an appointment stays findable
+  // for a day after its start so a late arrival is told what became of it.
+  const rows = await db
+    .select()
+    .from(appointments)
+    .where(
+      and(
+        eq(appointments.locationId, locationId),
+        inArray(appointments.status, ["booked", "checked_in", "no_show"]),
+        lte(appointments.startAt, at + MAX_CHECK_IN_OPENS_MINUTES * 60_000),
+      ),
+    )
+    .orderBy(asc(appointments.startAt))
+    .all();
+  for (const row of rows.filter((r) => r.startAt >= at - DAY_MS)) {
+    if ((await checkInCode(row.id)) === wanted) return row;
+  }
+  throw notFound("Appointment");
+}
+
+const DAY_MS = 86_400_000;
+/** The largest `checkInOpensMinutes` a service may set (its booking settings allow 240). */
+const MAX_CHECK_IN_OPENS_MINUTES = 240;
+
+// ---- no-shows --------------------------------------------------------------------------------
+
+async function markNoShow(env: Env, id: string, at: number): Promise<AppointmentRow | null> {
+  return (
+    (await database(env.DB)
+      .update(appointments)
+      .set({ status: "no_show", updatedAt: at })
+      .where(and(eq(appointments.id, id), eq(appointments.status, "booked")))
+      .returning()
+      .get()) ?? null
+  );
+}
+
+/** Appointments the sweep looks at per run, the longest overdue first. */
+const SWEEP_BATCH = 100;
+
+/**
+ * The cron's step (jobs/sweeps.ts): a booked appointment not checked in by its start plus its
+ * service's `lateGraceMinutes` becomes `no_show` (which frees its slot: the slots count only
+ * booked and checked-in rows), `appointment.no_show` is published and the customer is told.
+ */
+export async function sweepMissedAppointments(env: Env, at: number): Promise<number> {
+  const db = database(env.DB);
+  const due = await db
+    .select()
+    .from(appointments)
+    .where(and(eq(appointments.status, "booked"), lte(appointments.startAt, at)))
+    .orderBy(asc(appointments.startAt))
+    .limit(SWEEP_BATCH)
+    .all();
+  if (due.length === 0) return 0;
+  const serviceIds = [...new Set(due.map((a) => a.serviceId))].slice(0, 90);
+  const rows = await db.select({ id: services.id, booking: services.booking }).from(services).where(inArray(services.id, serviceIds)).all();
+  const graceOf = new Map(rows.map((r) => [r.id, { ...DEFAULT_BOOKING, ...(r.booking ?? {}) }.lateGraceMinutes]));
+  const missed: AppointmentRow[] = [];
+  for (const a of due) {
+    if (!isLate(a.startAt, at, graceOf.get(a.serviceId) ?? DEFAULT_BOOKING.lateGraceMinutes)) continue;
+    const row = await markNoShow(env, a.id, at);
+    if (row) missed.push(row);
+  }
+  if (missed.length > 0) await announceNoShow(env, missed, at, "not_checked_in");
+  return missed.length;
+}
+
+const NO_SHOW_TEXT = {
+  fr: { title: "Rendez-vous manqué", body: "Votre rendez-vous de {time} n'a pas été honoré : il est annulé et le créneau libéré." },
+  en: { title: "Missed appointment", body: "You did not check in for your {time} appointment: it is cancelled and the slot freed." },
+};
+
+/** `appointment.no_show` for each, and the customer told in their language (in the app, and by SMS when they gave a phone). */
+async function announceNoShow(env: Env, rows: AppointmentRow[], at: number, reason: "late" | "not_checked_in"): Promise<void> {
+  const zones = await locationZones(env, rows);
+  const deliveries: Delivery[] = [];
+  for (const row of rows) {
+    await publish(env, "appointment.no_show", row, at, { reason });
+    const language = placementLanguage(row.language);
+    const text = NO_SHOW_TEXT[language];
+    const body = text.body.replace("{time}", clockTime(row.startAt, language, zones.get(row.locationId) ?? "UTC"));
+    const base = {
+      eventId: `apt_no_show:${row.id}`,
+      organizationId: row.organizationId,
+      type: "appointment.no_show",
+      title: text.title,
+      body,
+      data: { type: "appointment.no_show", appointmentId: row.id, startAt: iso(row.startAt) },
+    };
+    if (row.customerUserId) deliveries.push({ ...base, channel: "in_app", target: { kind: "user", userId: row.customerUserId } });
+    if (row.customerPhone) deliveries.push({ ...base, channel: "sms", target: { kind: "phone", phone: row.customerPhone } });
+  }
+  if (deliveries.length > 0) await deliver(env, deliveries, at);
+}
+
+async function locationZones(env: Env, rows: AppointmentRow[]): Promise<Map<string, string>> {
+  const ids = [...new Set(rows.map((r) => r.locationId))].slice(0, 90);
+  const found = await database(env.DB)
+    .select({ id: locations.id, timezone: locations.timezone })
+    .from(locations)
+    .where(inArray(locations.id, ids))
+    .all();
+  return new Map(found.map((r) => [r.id, r.timezone]));
+}
+
+async function publish(env: Env, type: EventType, row: AppointmentRow, at: number, data: Record<string, unknown>): Promise<void> {
+  await publishEvent(env, {
+    id: newId("evt"),
+    type,
+    organizationId: row.organizationId,
+    queueId: row.queueId,
+    ticketId: row.ticketId,
+    occurredAt: iso(at),
+    data: {
+      appointmentId: row.id,
+      serviceId: row.serviceId,
+      locationId: row.locationId,
+      startAt: iso(row.startAt),
+      status: row.status,
+      language: row.language,
+      ...data,
+    },
+  });
+}

@@ -1,0 +1,218 @@
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, expectOk, unique } from "../helpers/api";
+import { bookAppointment } from "../helpers/booked-appointments";
+import { testClock } from "../helpers/clock";
+import { createOrganization, createQueueFixture, registerUser, type QueueFixture } from "../helpers/fixtures";
+
+// The blend policy as a fast-check model driven over HTTP with the test clock (docs/blend.md):
+// walk-ins arrive, appointments are checked in early, on time or late (and some too early, to be
+// refused), the clock moves, staff call. At every call, against what the model knows:
+//  - nobody is called twice or lost: the called ticket was waiting, the line is the model's;
+//  - no walk-in past the cap waits while an appointment is called ahead of it;
+//  - no appointment waits past (its time − appointmentsFirstFromMinutes) while a walk-in under
+//    the cap is called: the documented bound is 0 minutes past its window's opening, so an
+//    appointment is passed only by priority tickets, earlier appointments and walk-ins over the cap;
+//  - every waiting ticket's placement.reason names its rule, in the ticket's language.
+
+const SEED = 3801;
+const RUNS = 15;
+const MIN = 60_000;
+/** The service's default booking settings (docs/appointments.md). */
+const OPENS = 30;
+const GRACE = 10;
+
+type Step =
+  | { kind: "walkIn"; advance: number }
+  | { kind: "appointment"; advance: number; startInMinutes: number; language: "fr" | "en" }
+  | { kind: "call"; advance: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("walkIn" as const), advance: fc.integer({ min: 0, max: 8 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("appointment" as const),
+      advance: fc.integer({ min: 0, max: 8 }),
+      // From 20 minutes ago (late: past the 10-minute grace) to 40 ahead (too early: check-in opens 30 before).
+      startInMinutes: fc.integer({ min: -4, max: 8 }).map((k) => k * 5),
+      language: fc.constantFrom("fr" as const, "en" as const),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("call" as const), advance: fc.integer({ min: 0, max: 12 }) }) },
+);
+
+const scenarioArb = fc.record({
+  appointmentsFirstFromMinutes: fc.constantFrom(0, 5, 10),
+  walkInMaxWaitMinutes: fc.constantFrom(null, 10, 20, 30),
+  steps: fc.array(stepArb, { minLength: 4, maxLength: 14 }),
+});
+
+interface Waiting {
+  id: string;
+  appointment: boolean;
+  late: boolean;
+  joinedAt: number;
+  appointmentAt: number | null;
+  language: "fr" | "en";
+}
+
+/** Each rule's words, in both languages (domain/blend.ts placementReason). */
+const REASONS: Record<string, RegExp> = {
+  walk_in_over_cap:
+    /^(Walk-in waiting \d+ min, over the \d+ min cap|Sans rendez-vous, attend depuis \d+ min, au-delà du plafond de \d+ min)/,
+  appointment_due: /^(Appointment at \d\d:\d\d: ahead of walk-ins since|Rendez-vous de \d+ h \d\d : avant les personnes sans rendez-vous)/,
+  appointment_early: /^(Appointment at \d\d:\d\d: early|Rendez-vous de \d+ h \d\d : en avance)/,
+  walk_in_arrival: /^(Walk-in(,| waiting \d+ min,) in order of arrival|Sans rendez-vous, (attend depuis \d+ min, )?par ordre d'arrivée)/,
+  late_appointment: /^(Late for the \d\d:\d\d appointment|En retard pour le rendez-vous de \d+ h \d\d)/,
+};
+
+const exercised = { calls: 0, appointmentCalls: 0, overCapCalls: 0, tooEarly: 0, late: 0, empty: 0, checks: 0 };
+
+let clinic: QueueFixture;
+
+beforeAll(async () => {
+  const owner = await registerUser({ language: "en" });
+  const org = await createOrganization(owner, { type: "healthcare" });
+  clinic = await createQueueFixture(owner, org.id);
+});
+
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
+
+async function play(s: Scenario, base: number): Promise<void> {
+  const token = clinic.owner.token;
+  let at = base;
+  testClock.set(at);
+  const queueId = expectOk(
+    await call("POST", "/v1/business/queues", { token, body: { serviceId: clinic.serviceId, name: unique("blend") } }),
+    201,
+  ).id as string;
+  const cap = s.walkInMaxWaitMinutes;
+  const ahead = s.appointmentsFirstFromMinutes;
+  expectOk(
+    await call("PUT", `/v1/business/queues/${queueId}/blend`, {
+      token,
+      body: { appointmentsFirstFromMinutes: ahead, walkInMaxWaitMinutes: cap },
+    }),
+  );
+  const waiting = new Map<string, Waiting>();
+  const called = new Set<string>();
+  const walkInLike = (w: Waiting) => !w.appointment || w.late;
+  const overCap = (w: Waiting) => cap !== null && walkInLike(w) && at - w.joinedAt >= cap * MIN;
+  const due = (w: Waiting) => w.appointment && !w.late && at >= w.appointmentAt! - ahead * MIN;
+
+  for (const step of s.steps) {
+    at += step.advance * MIN;
+    testClock.set(at);
+    if (step.kind === "walkIn") {
+      const t = expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { token, body: {} }), 201);
+      waiting.set(t.id, {
+        id: t.id,
+        appointment: false,
+        late: false,
+        joinedAt: Date.parse(t.createdAt),
+        appointmentAt: null,
+        language: "fr",
+      });
+    } else if (step.kind === "appointment") {
+      const startAt = at + step.startInMinutes * MIN;
+      const apt = await bookAppointment({
+        organizationId: clinic.organizationId,
+        serviceId: clinic.serviceId,
+        locationId: clinic.locationId,
+        startAt,
+        language: step.language,
+        queueId,
+      });
+      const res = await call("POST", `/v1/appointments/${apt.id}/check-in`, { headers: { "X-Appointment-Token": apt.token } });
+      if (at < startAt - OPENS * MIN) {
+        expect(res.status, "check-in before its window").toBe(409);
+        expect(res.body.error.code).toBe("CHECK_IN_NOT_OPEN");
+        exercised.tooEarly += 1;
+        continue;
+      }
+      const t = expectOk(res, 201).ticket;
+      const late = at > startAt + GRACE * MIN;
+      if (late) exercised.late += 1;
+      expect(t.kind).toBe("appointment");
+      waiting.set(t.id, {
+        id: t.id,
+        appointment: true,
+        late,
+        joinedAt: Date.parse(t.createdAt),
+        appointmentAt: startAt,
+        language: step.language,
+      });
+    } else {
+      const res = await call("POST", `/v1/queues/${queueId}/call-next`, { token });
+      if (waiting.size === 0) {
+        expect(res.status).toBe(409);
+        expect(res.body.error.code).toBe("QUEUE_EMPTY");
+        exercised.empty += 1;
+      } else {
+        const t = expectOk(res);
+        const w = waiting.get(t.id);
+        expect(w, `called ${t.id}: not waiting (called twice or unknown)`).toBeDefined();
+        expect(called.has(t.id)).toBe(false);
+        const others = [...waiting.values()].filter((o) => o.id !== t.id);
+        if (!walkInLike(w!)) {
+          exercised.appointmentCalls += 1;
+          const passed = others.filter(overCap);
+          expect(
+            passed.map((o) => o.id),
+            "walk-ins over the cap passed by an appointment",
+          ).toEqual([]);
+        } else {
+          const passed = others.filter(due);
+          if (passed.length > 0) {
+            expect(overCap(w!), "a walk-in under the cap called while an appointment was due").toBe(true);
+            exercised.overCapCalls += 1;
+          }
+        }
+        waiting.delete(t.id);
+        called.add(t.id);
+        exercised.calls += 1;
+      }
+    }
+    // The line as the API answers it is the model's, each ticket placed by the rule the model expects.
+    const line = expectOk<any[]>(await call("GET", `/v1/queues/${queueId}/tickets?status=waiting&limit=100`, { token }));
+    expect(line.map((t) => t.id).sort()).toEqual([...waiting.keys()].sort());
+    for (const t of line) {
+      const w = waiting.get(t.id)!;
+      const expected = overCap(w)
+        ? "walk_in_over_cap"
+        : w.appointment && !w.late
+          ? due(w)
+            ? "appointment_due"
+            : "appointment_early"
+          : w.late
+            ? "late_appointment"
+            : "walk_in_arrival";
+      expect(t.placement.rule, `placement of ${t.id}`).toBe(expected);
+      expect(t.placement.reason).toMatch(REASONS[expected]!);
+      expect(t.placement.reason, "told in the ticket's language").toMatch(
+        w.language === "en" ? /^(Walk-in|Appointment|Late)/ : /^(Sans|Rendez-vous|En retard)/,
+      );
+      exercised.checks += 1;
+    }
+  }
+}
+
+describe("the blend as a fast-check model over HTTP", () => {
+  it("nobody lost or called twice, no walk-in over the cap passed by an appointment, no due appointment passed by a walk-in under it, every reason names its rule", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async (s) => {
+        run += 1;
+        await play(s, Date.UTC(2026, 5, 1, 9) + run * 86_400_000);
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+    expect(run).toBe(RUNS);
+    expect(exercised.calls).toBeGreaterThan(10);
+    expect(exercised.appointmentCalls).toBeGreaterThan(0);
+    expect(exercised.tooEarly).toBeGreaterThan(0);
+    expect(exercised.late).toBeGreaterThan(0);
+    console.log(`blend model: ${RUNS} runs (seed ${SEED}): ${JSON.stringify(exercised)}`);
+  });
+});
