@@ -376,11 +376,17 @@ export class QueueRoom extends DurableObject<Env> {
     if (!unit.ok) return unit;
     let joined: RoomResult<TicketView>;
     try {
-      joined = this.mutate(at, (cfg) => {
-        // Checked again in the transaction: a copy pushed while the unit was taken applies.
-        this.rules.assertJoin(at, rulesVersion);
-        return create(cfg);
-      });
+      // A join moves nobody forward (Commands.placeTicket): no "almost your turn" scan after it.
+      joined = this.change(
+        at,
+        () => {
+          const cfg = this.configured();
+          // Checked again in the transaction: a copy pushed while the unit was taken applies.
+          this.rules.assertJoin(at, rulesVersion);
+          return create(cfg);
+        },
+        { announce: false },
+      );
     } catch (err) {
       await ledger.refund(organizationId, unit.value.period);
       throw err;
@@ -505,14 +511,14 @@ export class QueueRoom extends DurableObject<Env> {
    * of the line is re-read for remote-join clocks and almost-called notices, the alarm is
    * armed for delivery, and the sockets are told.
    */
-  private change<T>(at: number, fn: () => T): RoomResult<T> {
+  private change<T>(at: number, fn: () => T, { announce = true }: { announce?: boolean } = {}): RoomResult<T> {
     try {
       const value = this.ctx.storage.transactionSync(() => {
         const out = fn();
         const cfg = configuredOf(this.store.room());
         if (cfg !== null && cfg.retired_at === null) {
           this.remote.markFront(at);
-          this.commands.announceApproaching(cfg, at);
+          if (announce) this.commands.announceApproaching(cfg, at);
         }
         return out;
       });
