@@ -107,9 +107,11 @@ async function start(config, migrations) {
       cwd: root,
       env,
       encoding: "utf8",
-      timeout: 120_000,
+      // On a loaded machine applying 30 migrations can take minutes; a killed apply leaves a
+      // partial schema (and has exited 0 before), so a signal fails the start too.
+      timeout: 600_000,
     });
-    if (migrate.status !== 0) {
+    if (migrate.status !== 0 || migrate.signal !== null || migrate.error) {
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}${migrate.error ?? ""}`);
     }
