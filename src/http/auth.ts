@@ -11,10 +11,11 @@ import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { isId, queueIdOfTicket } from "../lib/ids";
 import type { CredentialForm } from "../lib/credentials";
-import { apiKeyForm, apiKeyLookupPrefix, apiKeyOf, apiKeyQuery, apiKeySubscriptionQuery, looksLikeApiKey } from "./credentials/api-keys";
+import { batchReads, withValues } from "../db/prepared";
+import { apiKeyForm, apiKeyLookupPrefix, apiKeyOf, apiKeyRead, apiKeySubscriptionRead, looksLikeApiKey } from "./credentials/api-keys";
 import { defaultOrganizationOf } from "./credentials/memberships";
-import { queueQuery, sessionRoleInQueueQuery } from "./credentials/queues";
-import { sessionOf, sessionQuery, sessionTokenForm, sessionUserQuery, slidExpiry, writeSlide, type UserRow } from "./credentials/sessions";
+import { queueRead, sessionRoleInQueueRead } from "./credentials/queues";
+import { sessionOf, sessionRead, sessionTokenForm, sessionUserRead, slidExpiry, writeSlide, type UserRow } from "./credentials/sessions";
 import { credentialRefusal, recordFailedCredential } from "./rate-limit";
 import type { AppEnv } from "./context";
 import { ApiError, forbidden, notFound, validationError } from "./errors";
@@ -114,9 +115,11 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
   if (credential.type === "apiKey") {
     const lookupPrefix = apiKeyLookupPrefix(credential.value);
     if (lookupPrefix === null) return unauthenticated(UNKNOWN_KEY);
-    const keyReads = [apiKeyQuery(db, lookupPrefix), apiKeySubscriptionQuery(db, lookupPrefix)] as const;
+    const keyReads = [withValues(apiKeyRead, { lookupPrefix }), withValues(apiKeySubscriptionRead, { lookupPrefix })] as const;
     const [[key], [subscription], queueRows] =
-      queueId === null ? [...(await db.batch(keyReads)), null] : await db.batch([...keyReads, queueQuery(db, queueId)]);
+      queueId === null
+        ? [...(await batchReads(c.env.DB, keyReads)), null]
+        : await batchReads(c.env.DB, [...keyReads, withValues(queueRead, { queueId })]);
     const found = await apiKeyOf(key, subscription, credential.value);
     if (!found) return unauthenticated(UNKNOWN_KEY);
     if (found.key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
@@ -137,11 +140,15 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
     };
   }
   const tokenHash = await sha256Hex(credential.value);
-  const sessionReads = [sessionQuery(db, tokenHash), sessionUserQuery(db, tokenHash)] as const;
+  const sessionReads = [withValues(sessionRead, { tokenHash }), withValues(sessionUserRead, { tokenHash })] as const;
   const [[session], [user], queueRows, roleRows] =
     queueId === null
-      ? [...(await db.batch(sessionReads)), null, null]
-      : await db.batch([...sessionReads, queueQuery(db, queueId), sessionRoleInQueueQuery(db, queueId, tokenHash)]);
+      ? [...(await batchReads(c.env.DB, sessionReads)), null, null]
+      : await batchReads(c.env.DB, [
+          ...sessionReads,
+          withValues(queueRead, { queueId }),
+          withValues(sessionRoleInQueueRead, { queueId, tokenHash }),
+        ]);
   const found = sessionOf(session, user, tokenHash, at);
   if (found.state === "expired") return new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
   if (found.state === "unknown") return unauthenticated(UNKNOWN_SESSION);

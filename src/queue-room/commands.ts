@@ -20,7 +20,7 @@ import type { RemoteJoins } from "./remote";
 import { answersJson, type Configured, type RoomStore, type TicketRow } from "./store";
 import type { IntakeAnswers } from "../domain/intake";
 import type { Completion, NewTicket, PreviousCalls, QueueSummary, ReturnPlace, RoomSettings, TicketView } from "./types";
-import { parseAnswers, type RoomViews } from "./views";
+import { parseAnswers, toView, type RoomViews } from "./views";
 
 // The room's commands on its own line: joining, calling, the ticket transitions, recovery and
 // the queue-level settings. Each runs inside the room's one change path (QueueRoom.mutate),
@@ -120,9 +120,10 @@ export class Commands {
   join(cfg: Configured, input: NewTicket, at: number): TicketView {
     this.assertAcceptsTickets(cfg, input.partySize);
     if (input.source === "remote") this.remote.assertNoneActive(input.userId);
-    const row = this.createTicket(cfg, input, at);
+    const { row, position } = this.placeTicket(cfg, input, at);
     if (input.source === "remote") this.remote.start(row.id, at);
-    const view = this.views.ticket(cfg, row.id, at);
+    // The row as written, its position counted once: nothing in between changes either.
+    const view = toView(cfg, row, position, this.views.pace(cfg, at));
     // The promised wait stays with the ticket (not a change of the ticket: no version of its own).
     this.store.recordFirstEstimate(row.id, view.estimatedWaitMinutes);
     // Position and wait at join time travel with the event (the customer's first notification).
@@ -553,14 +554,32 @@ export class Commands {
   }
 
   private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
+    return this.placeTicket(cfg, input, at, recoveredFromId).row;
+  }
+
+  /**
+   * A new waiting ticket and its position. Someone who starts close to the front has nothing to
+   * "reach" (marked told at once), and a new ticket moves nobody forward (at the back of its
+   * lane, or a VIP ahead of the others: everyone it passes moves back), so a join needs no
+   * "almost your turn" scan afterwards (QueueRoom.join, issue 43).
+   */
+  private placeTicket(
+    cfg: Configured,
+    input: NewTicket,
+    at: number,
+    recoveredFromId: string | null = null,
+  ): { row: TicketRow; position: number | null } {
     const used = cfg.max_capacity === null ? 0 : this.store.capacityUsed();
-    const row = this.store.insert(newTicketId(cfg.queue_id), input, at, recoveredFromId);
-    // Someone who starts close to the front has nothing to "reach": only later moves announce.
-    if ((this.store.positionOf(row, at) ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) this.store.markAlmostCalled(row.id);
+    let row = this.store.insert(newTicketId(cfg.queue_id), input, at, recoveredFromId);
+    const position = this.store.positionOf(row, at);
+    if ((position ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
+      this.store.markAlmostCalled(row.id);
+      row = { ...row, almost_called_sent: 1 };
+    }
     if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
       this.store.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
     }
-    return this.store.row(row.id);
+    return { row, position };
   }
 
   /**

@@ -381,13 +381,19 @@ export class QueueRoom extends DurableObject<Env> {
     let joined: RoomResult<TicketView>;
     try {
       let again: TicketView | null = null;
-      joined = this.mutate(at, (cfg) => {
-        again = this.checkedIn(cfg, input, at);
-        if (again !== null) return again;
-        // Checked again in the transaction: a copy pushed while the unit was taken applies.
-        this.rules.assertJoin(at, rulesVersion);
-        return create(cfg);
-      });
+      // A join moves nobody forward (Commands.placeTicket): no "almost your turn" scan after it.
+      joined = this.change(
+        at,
+        () => {
+          const cfg = this.configured();
+          again = this.checkedIn(cfg, input, at);
+          if (again !== null) return again;
+          // Checked again in the transaction: a copy pushed while the unit was taken applies.
+          this.rules.assertJoin(at, rulesVersion);
+          return create(cfg);
+        },
+        { announce: false },
+      );
       if (again !== null) await ledger.refund(organizationId, unit.value.period);
     } catch (err) {
       await ledger.refund(organizationId, unit.value.period);
@@ -520,14 +526,14 @@ export class QueueRoom extends DurableObject<Env> {
    * of the line is re-read for remote-join clocks and almost-called notices, the alarm is
    * armed for delivery, and the sockets are told.
    */
-  private change<T>(at: number, fn: () => T): RoomResult<T> {
+  private change<T>(at: number, fn: () => T, { announce = true }: { announce?: boolean } = {}): RoomResult<T> {
     try {
       const value = this.ctx.storage.transactionSync(() => {
         const out = fn();
         const cfg = configuredOf(this.store.room());
         if (cfg !== null && cfg.retired_at === null) {
           this.remote.markFront(at);
-          this.commands.announceApproaching(cfg, at);
+          if (announce) this.commands.announceApproaching(cfg, at);
         }
         return out;
       });

@@ -77,43 +77,44 @@ export class RoomStore {
     return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
   }
 
-  /** A new waiting ticket at the back of its lane; answers its row. */
+  /** A new waiting ticket at the back of its lane; answers its row (written and read in one statement). */
   insert(id: string, draft: NewTicket, at: number, recoveredFromId: string | null): TicketRow {
     const number = this.sql
       .exec<{ n: number }>("UPDATE room SET next_number = next_number + 1 WHERE id = 1 RETURNING next_number - 1 AS n")
       .one().n;
     const lane: Lane = draft.isPriority ? LANE.priority : LANE.regular;
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
-    this.sql.exec(
-      `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
+    return this.sql
+      .exec<TicketRow>(
+        `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
          visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal,
          kind, appointment_id, appointment_at, appointment_late)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      id,
-      number,
-      lane,
-      orderKey,
-      draft.userId,
-      draft.partySize,
-      draft.isPriority ? 1 : 0,
-      draft.isGhostMode ? 1 : 0,
-      draft.source,
-      draft.visitorName,
-      draft.phone,
-      draft.language,
-      recoveredFromId,
-      at,
-      at,
-      at,
-      this.bumpVersion(),
-      answersJson(draft.intake),
-      answersJson(draft.intakePersonal),
-      draft.kind ?? "walk_in",
-      draft.appointmentId ?? null,
-      draft.appointmentAt ?? null,
-      draft.appointmentLate ? 1 : 0,
-    );
-    return this.row(id);
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        id,
+        number,
+        lane,
+        orderKey,
+        draft.userId,
+        draft.partySize,
+        draft.isPriority ? 1 : 0,
+        draft.isGhostMode ? 1 : 0,
+        draft.source,
+        draft.visitorName,
+        draft.phone,
+        draft.language,
+        recoveredFromId,
+        at,
+        at,
+        at,
+        this.bumpVersion(),
+        answersJson(draft.intake),
+        answersJson(draft.intakePersonal),
+        draft.kind ?? "walk_in",
+        draft.appointmentId ?? null,
+        draft.appointmentAt ?? null,
+        draft.appointmentLate ? 1 : 0,
+      )
+      .one();
   }
 
   /** The one ticket-writing method: a new version, a new `updated_at`, and the remote join kept in step. */

@@ -23,12 +23,34 @@ export function summarize(samples) {
  * previous request kept the isolate busy for many seconds (bulk seeding does).
  */
 export function client(base) {
+  const once = sender(base);
+  // Under `wrangler dev` a POST on a kept-alive connection the runtime dropped can answer 503 or
+  // reset, and a loaded machine sometimes a 500 (a subrequest lost): a setup request is sent
+  // again with the same Idempotency-Key, so it takes effect at most once.
+  return async (method, path, options = {}) => {
+    const key = method === "POST" ? `bench-${crypto.randomUUID()}` : undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await once(method, path, { ...options, idempotencyKey: key });
+        return res;
+      } catch (err) {
+        // A 5xx is not kept by the idempotency layer, so the same key runs the request again.
+        const retriable = err.status >= 500 || ["ECONNRESET", "EPIPE", "ECONNREFUSED"].includes(err.code);
+        if (!retriable || attempt >= 4) throw err;
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  };
+}
+
+function sender(base) {
   const { hostname, port } = new URL(base);
-  return (method, path, { token, body, expect = [200, 201] } = {}) =>
+  return (method, path, { token, body, expect = [200, 201], idempotencyKey } = {}) =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers = {};
       if (token) headers.Authorization = `Bearer ${token}`;
+      if (idempotencyKey && path.startsWith("/v1/")) headers["Idempotency-Key"] = idempotencyKey;
       if (payload !== undefined) headers["Content-Type"] = "application/json";
       const req = request({ host: hostname, port, method, path, headers, agent: false, timeout: 120_000 }, (res) => {
         let text = "";
@@ -42,11 +64,11 @@ export function client(base) {
             // not JSON: keep the text for the message
           }
           if (!expect.includes(res.statusCode)) {
-            reject(
-              new Error(
-                `${method} ${path} answered ${res.statusCode}: ${String(typeof parsed === "string" ? parsed : JSON.stringify(parsed)).slice(0, 500)}`,
-              ),
+            const err = new Error(
+              `${method} ${path} answered ${res.statusCode}: ${String(typeof parsed === "string" ? parsed : JSON.stringify(parsed)).slice(0, 500)}`,
             );
+            err.status = res.statusCode;
+            reject(err);
           } else {
             resolve({ status: res.statusCode, body: parsed, data: parsed?.data });
           }

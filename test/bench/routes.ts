@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../src/http/context";
+import { authenticate, requireCredential } from "../../src/http/auth";
 import { validationError } from "../../src/http/errors";
 import { ok } from "../../src/http/respond";
 import { validationHook } from "../../src/http/validation";
@@ -71,6 +72,16 @@ export function benchRoutes() {
   app.get("/queues/:queueId/ping", async (c) =>
     c.json(ok(await c.env.EMPTY_ROOM.get(c.env.EMPTY_ROOM.idFromName(c.req.param("queueId"))).ping())),
   );
+
+  /**
+   * The credential lookup alone (issue 43): the production `authenticate` middleware, which for
+   * a path naming a queue reads the session, its user, the queue and the caller's role in one D1
+   * batch (as join and call-next do), then an empty answer. Its cost is this minus baseline A.
+   */
+  app.get("/queues/:queueId/credential", authenticate as never, (c) => {
+    requireCredential(c as unknown as Context<AppEnv>);
+    return c.json(ok(null));
+  });
 
   /** Enterprise plan: no ticket quota, so join can be loaded without running out. */
   app.post("/organizations/:organizationId/enterprise", async (c) => {

@@ -8,12 +8,19 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import { closeAll, grow, measureFanOut, openFileLimit } from "./fanout.mjs";
 import { client, failures, load, summarize, timeSequential } from "./load.mjs";
-import { startBareWorker, startWorker } from "./server.mjs";
+import { startApiWorker, startBareWorker, startWorker } from "./server.mjs";
 
-const list = (name, fallback) => (process.env[name] ? process.env[name].split(",").map(Number) : fallback);
+const list = (name, fallback) => (process.env[name] !== undefined ? process.env[name].split(",").filter(Boolean).map(Number) : fallback);
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
+const arg = (name) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
 const CONFIG = {
-  duration: num("BENCH_DURATION", 5),
+  /** Seconds per load run: short by default, so a whole run stays bounded on a shared machine. */
+  duration: Number(arg("duration") ?? num("BENCH_DURATION", 3)),
+  /** Measure the routes again on the Worker without the development asset router (BENCH_NO_ASSETS=0: skip). */
+  noAssets: (arg("no-assets") ?? process.env.BENCH_NO_ASSETS ?? "1") !== "0",
   connections: list("BENCH_CONNECTIONS", [1, 16, 64]),
   callNextSeed: num("BENCH_CALL_NEXT_SEED", 600),
   growthSizes: list("BENCH_GROWTH_SIZES", [10, 1_000, 10_000]),
@@ -48,8 +55,15 @@ function machine() {
 
 let worker;
 let bare = null;
+/** The same Worker without the asset router in front (./no-assets.toml), its own state. */
+let api = null;
 try {
   worker = await startWorker();
+  if (CONFIG.noAssets)
+    api = await startApiWorker().catch((err) => {
+      notes.push(`The Worker without the asset router did not start: ${String(err.message).split("\n")[0]}`);
+      return null;
+    });
   // The bare fetch-handler baseline runs in its own wrangler; without it the bench still runs.
   bare = await startBareWorker().catch((err) => {
     notes.push(`The bare fetch-handler Worker did not start, so the empty route has no baseline 0: ${String(err.message).split("\n")[0]}`);
@@ -59,26 +73,31 @@ try {
   // Fail fast: a Worker that does not build or start ends the run with wrangler's own words.
   console.error(`npm run bench: the Worker did not start.\n${err.message ?? err}`);
   worker?.stop();
+  api?.stop();
   process.exit(1);
 }
 const base = worker.direct ?? worker.base;
 if (!worker.direct) notes.push("The Worker's own port was not found: requests went through wrangler's dev proxy.");
+worker.label = "";
+if (api) api.label = " (no asset router)";
 const call = client(base);
 /** Tickets each queue has had created, so the bench can wait for the outbox to project them. */
 const created = new Map();
 const sections = { throughput: [], growth: [], fanout: [], sockets: [] };
 sections.desks = [];
 
-async function register(accountType) {
+async function register(call, accountType) {
   const email = `${accountType}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@bench.example`;
   const body = { email, password: "bench-password-123", firstName: "Bench", lastName: accountType, accountType };
   const { data } = await call("POST", "/v1/auth/register", { body });
   return { token: data.session.token, userId: data.user.id };
 }
 
-async function setup() {
-  const owner = await register("business");
-  const customer = await register("customer");
+/** The bench's organization, users and catalog, made in `target`'s own state. */
+async function setup(target = worker) {
+  const call = client(target.direct ?? target.base);
+  const owner = await register(call, "business");
+  const customer = await register(call, "customer");
   const org = (
     await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })
   ).data;
@@ -104,7 +123,7 @@ async function setup() {
     created.set(data.id, 0);
     return data.id;
   };
-  return { owner, customer, org, newQueue };
+  return { owner, customer, org, newQueue, call, target };
 }
 
 /** Seeds through the room's own join, in requests of about SEED_REQUEST_MS; stops at the budget. */
@@ -114,20 +133,20 @@ async function seedTickets(ctx, queueId, count, deadline = Infinity) {
   while (done < count && performance.now() < deadline) {
     const n = Math.min(chunk, count - done);
     const t = performance.now();
-    await call("POST", `/__bench/queues/${queueId}/tickets`, { body: { count: n, userId: ctx.customer.userId } });
+    await ctx.call("POST", `/__bench/queues/${queueId}/tickets`, { body: { count: n, userId: ctx.customer.userId } });
     done += n;
     chunk = Math.max(5, Math.min(2_000, Math.floor(SEED_REQUEST_MS / ((performance.now() - t) / n))));
   }
   created.set(queueId, created.get(queueId) + done);
-  await settle(queueId);
+  await settle(queueId, ctx.call);
   return done;
 }
 
 /** Waits until the outbox has projected the queue's tickets to D1, so its drain does not run during a measure. */
-async function settle(queueId) {
+async function settle(queueId, via = call) {
   const deadline = performance.now() + 120_000;
   while (performance.now() < deadline) {
-    const { data } = await call("GET", `/__bench/queues/${queueId}/projected`);
+    const { data } = await via("GET", `/__bench/queues/${queueId}/projected`);
     if (data.tickets >= created.get(queueId)) return;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -153,87 +172,108 @@ function row(route, baseline, connections, result, reference) {
 }
 
 /**
- * Baseline A at each number of connections, measured once (by the first section that needs
- * it), each beside baseline 0: a bare fetch-handler Worker in its own wrangler (./bare.ts).
+ * Baseline A at each number of connections, measured once per Worker (by the first section that
+ * needs it), each beside baseline 0: a bare fetch-handler Worker in its own wrangler (./bare.ts).
  */
-const baselineA = new Map();
-async function measureBaselineA() {
-  if (baselineA.size > 0) return baselineA;
+const baselinesA = new Map();
+async function measureBaselineA(target = worker) {
+  if (baselinesA.has(target)) return baselinesA.get(target);
+  const baselineA = new Map();
+  baselinesA.set(target, baselineA);
   for (const c of CONFIG.connections) {
     const zero = bare ? await measure(`baseline 0: bare fetch Worker, ${c} conn`, { connections: c, path: "/" }, bare) : null;
-    if (zero) row("0: bare fetch-handler Worker", null, c, zero, null);
-    baselineA.set(c, await measure(`baseline A: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }));
-    row("A: empty route", zero ? "0" : null, c, baselineA.get(c), zero);
+    if (zero && target === worker) row("0: bare fetch-handler Worker", null, c, zero, null);
+    baselineA.set(
+      c,
+      await measure(`baseline A${target.label}: empty route, ${c} conn`, { connections: c, path: "/__bench/empty" }, target),
+    );
+    row(`A: empty route${target.label}`, zero ? "0" : null, c, baselineA.get(c), zero);
   }
   return baselineA;
 }
 
-async function throughput(ctx) {
+/**
+ * The hot routes on one Worker (`ctx.target`): the deployed shape behind the asset router, then
+ * (issue 43) the same Worker without it. Each route is compared with that Worker's own B.
+ */
+async function throughput(ctx, { nearby = true } = {}) {
+  const { call, target } = ctx;
+  const label = target.label;
   const pingQueue = await ctx.newQueue("ping");
-  const baselines = { A: await measureBaselineA(), B: new Map() };
+  const baselines = { A: await measureBaselineA(target), B: new Map() };
   for (const c of CONFIG.connections) {
     baselines.B.set(
       c,
-      await measure(`baseline B: empty room RPC, ${c} conn`, { connections: c, path: `/__bench/queues/${pingQueue}/ping` }),
+      await measure(`baseline B${label}: empty room RPC, ${c} conn`, { connections: c, path: `/__bench/queues/${pingQueue}/ping` }, target),
     );
-    row("B: empty room RPC", null, c, baselines.B.get(c), null);
+    row(`B: empty room RPC${label}`, null, c, baselines.B.get(c), null);
+  }
+  // The credential lookup alone (issue 43, docs/hot-path.md): session, user, queue and role in one D1 batch.
+  for (const c of CONFIG.connections) {
+    const result = await measure(
+      `credential lookup${label}, ${c} conn`,
+      { connections: c, path: `/__bench/queues/${pingQueue}/credential`, token: ctx.owner.token },
+      target,
+    );
+    row(`credential lookup (1 D1 batch)${label}`, "A", c, result, baselines.A.get(c));
   }
 
   for (const c of CONFIG.connections) {
     const queueId = await ctx.newQueue("join");
-    const result = await measure(`join, ${c} conn`, {
-      connections: c,
-      method: "POST",
-      path: `/v1/queues/${queueId}/join`,
-      token: ctx.customer.token,
-    });
+    const result = await measure(
+      `join${label}, ${c} conn`,
+      { connections: c, method: "POST", path: `/v1/queues/${queueId}/join`, token: ctx.customer.token },
+      target,
+    );
     created.set(queueId, created.get(queueId) + result.count);
-    row("join (from an empty queue)", "B", c, result, baselines.B.get(c));
-    await settle(queueId);
+    row(`join (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
+    await settle(queueId, call);
   }
 
   for (const c of CONFIG.connections) {
     const queueId = await ctx.newQueue("call-next");
     const seeded = await seedTickets(ctx, queueId, CONFIG.callNextSeed);
-    const result = await measure(`call-next, ${c} conn`, {
-      connections: c,
-      method: "POST",
-      path: `/v1/queues/${queueId}/call-next`,
-      token: ctx.owner.token,
-      amount: seeded,
-    });
-    row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)`, "B", c, result, baselines.B.get(c));
-    await settle(queueId);
+    const result = await measure(
+      `call-next${label}, ${c} conn`,
+      { connections: c, method: "POST", path: `/v1/queues/${queueId}/call-next`, token: ctx.owner.token, amount: seeded },
+      target,
+    );
+    row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)${label}`, "B", c, result, baselines.B.get(c));
+    await settle(queueId, call);
   }
 
   const ticketQueue = await ctx.newQueue("ticket");
   await seedTickets(ctx, ticketQueue, 99);
   const ticket = (await call("POST", `/v1/queues/${ticketQueue}/join`, { token: ctx.customer.token })).data;
   created.set(ticketQueue, created.get(ticketQueue) + 1);
-  await settle(ticketQueue);
+  await settle(ticketQueue, call);
   for (const c of CONFIG.connections) {
-    const result = await measure(`GET ticket, ${c} conn`, { connections: c, path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token });
-    row(`GET ticket (position ${ticket.position})`, "B", c, result, baselines.B.get(c));
+    const result = await measure(
+      `GET ticket${label}, ${c} conn`,
+      { connections: c, path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token },
+      target,
+    );
+    row(`GET ticket (position ${ticket.position})${label}`, "B", c, result, baselines.B.get(c));
   }
 
   const statusPath = `/v1/widget/queue/${ticketQueue}/status`;
-  const widget = await widgetRoutes(statusPath);
+  const widget = await widgetRoutes(statusPath, call);
   for (const c of CONFIG.connections) {
     if (!widget) {
-      row("widget status", "B", c, null, null);
+      row(`widget status${label}`, "B", c, null, null);
       continue;
     }
     row(
-      "widget status (100 waiting)",
+      `widget status (100 waiting)${label}`,
       "B",
       c,
-      await measure(`widget status, ${c} conn`, { connections: c, path: statusPath }),
+      await measure(`widget status${label}, ${c} conn`, { connections: c, path: statusPath }, target),
       baselines.B.get(c),
     );
   }
 
   let inserted = 0;
-  for (const total of CONFIG.locations) {
+  for (const total of nearby ? CONFIG.locations : []) {
     const count = total - inserted;
     if (count > 0) {
       log(`seeding ${count} locations`);
@@ -248,7 +288,7 @@ async function throughput(ctx) {
         `nearby, ${total.toLocaleString("en-US")} locations`,
         "A",
         c,
-        await measure(`nearby ${total}, ${c} conn`, { connections: c, path }),
+        await measure(`nearby ${total}, ${c} conn`, { connections: c, path }, target),
         baselines.A.get(c),
       );
     }
@@ -257,8 +297,8 @@ async function throughput(ctx) {
 }
 
 /** The widget routes come from another branch: a 404 that names no route means they are not merged. */
-async function widgetRoutes(statusPath) {
-  const res = await call("GET", statusPath, { expect: [200, 404] });
+async function widgetRoutes(statusPath, via = call) {
+  const res = await via("GET", statusPath, { expect: [200, 404] });
   if (res.status === 200) return true;
   if (/^No route for/.test(res.body?.error?.message ?? "")) return false;
   throw new Error(`GET ${statusPath} answered 404: ${JSON.stringify(res.body)}`);
@@ -396,19 +436,18 @@ async function specSockets(ctx) {
  * RPCs) and then calls in one room; concurrent calls at one desk may have to read again.
  */
 async function desksBench(ctx) {
+  const { call, target } = ctx;
   const location = (await call("GET", `/v1/services/${await serviceOf(ctx)}`, { token: ctx.owner.token })).data.locationIds[0];
   let open = null;
   for (const c of CONFIG.connections) {
     const single = await ctx.newQueue("desk-single");
     const seeded = await seedTickets(ctx, single, CONFIG.callNextSeed);
-    const plain = await measure(`desks: call-next on 1 queue, ${c} conn`, {
-      connections: c,
-      method: "POST",
-      path: `/v1/queues/${single}/call-next`,
-      token: ctx.owner.token,
-      amount: seeded,
-    });
-    await settle(single);
+    const plain = await measure(
+      `desks${target.label}: call-next on 1 queue, ${c} conn`,
+      { connections: c, method: "POST", path: `/v1/queues/${single}/call-next`, token: ctx.owner.token, amount: seeded },
+      target,
+    );
+    await settle(single, call);
 
     const pair = [await ctx.newQueue("desk-a"), await ctx.newQueue("desk-b")];
     const split = (await seedTickets(ctx, pair[0], Math.ceil(seeded / 2))) + (await seedTickets(ctx, pair[1], Math.floor(seeded / 2)));
@@ -418,22 +457,20 @@ async function desksBench(ctx) {
       await call("POST", `/v1/locations/${location}/desks`, { token: ctx.owner.token, body: { name: `Bench desk ${c}`, queueIds: pair } })
     ).data.id;
     await call("POST", `/v1/desks/${open}/open`, { token: ctx.owner.token });
-    const desk = await measure(`desks: desk call-next over 2 queues, ${c} conn`, {
-      connections: c,
-      method: "POST",
-      path: `/v1/desks/${open}/call-next`,
-      token: ctx.owner.token,
-      amount: split,
-    });
-    for (const q of pair) await settle(q);
-    sections.desks.push({ connections: c, seeded, plain, desk });
+    const desk = await measure(
+      `desks${target.label}: desk call-next over 2 queues, ${c} conn`,
+      { connections: c, method: "POST", path: `/v1/desks/${open}/call-next`, token: ctx.owner.token, amount: split },
+      target,
+    );
+    for (const q of pair) await settle(q, call);
+    sections.desks.push({ label: target.label, connections: c, seeded, plain, desk });
   }
 }
 
 /** The bench organization's service (setup() keeps it in a closure): the first queue's service. */
 async function serviceOf(ctx) {
   const probe = await ctx.newQueue("desk-probe");
-  return (await call("GET", `/v1/queues/${probe}`, { token: ctx.owner.token })).data.serviceId;
+  return (await ctx.call("GET", `/v1/queues/${probe}`, { token: ctx.owner.token })).data.serviceId;
 }
 
 function desksTable(lines) {
@@ -443,12 +480,46 @@ function desksTable(lines) {
     `Desks: a desk's call-next over 2 queues vs call-next on 1 queue, the same number waiting (split evenly over the desk's queues), same run. Load average at the end: ${fmt(one, 2)} / ${fmt(five, 2)} / ${fmt(fifteen, 2)}.`,
   );
   lines.push("");
-  lines.push("| Conns | waiting | 1 queue req/s | desk req/s | ÷ | 1 queue p50 ms | desk p50 ms | × | 1 queue p99 ms | desk p99 ms | × |");
-  lines.push("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-  for (const { connections, seeded, plain, desk } of sections.desks) {
+  lines.push(
+    "| Worker | Conns | waiting | 1 queue req/s | desk req/s | ÷ | 1 queue p50 ms | desk p50 ms | × | 1 queue p99 ms | desk p99 ms | × | workerd CPU ms/req 1 queue | desk |",
+  );
+  lines.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const { label, connections, seeded, plain, desk } of sections.desks) {
     lines.push(
-      `| ${connections} | ${seeded.toLocaleString("en-US")} | ${fmt(plain.rps, 0)} | ${fmt(desk.rps, 0)} | ${ratio(desk.rps / plain.rps)} | ${fmt(plain.p50, 2)} | ${fmt(desk.p50, 2)} | ${ratio(desk.p50 / plain.p50)} | ${fmt(plain.p99, 2)} | ${fmt(desk.p99, 2)} | ${ratio(desk.p99 / plain.p99)} |`,
+      `| ${label.trim() || "as deployed locally"} | ${connections} | ${seeded.toLocaleString("en-US")} | ${fmt(plain.rps, 0)} | ${fmt(desk.rps, 0)} | ${ratio(desk.rps / plain.rps)} | ${fmt(plain.p50, 2)} | ${fmt(desk.p50, 2)} | ${ratio(desk.p50 / plain.p50)} | ${fmt(plain.p99, 2)} | ${fmt(desk.p99, 2)} | ${ratio(desk.p99 / plain.p99)} | ${fmt(plain.workerdCpu, 2)} | ${fmt(desk.workerdCpu, 2)} |`,
     );
+  }
+  lines.push("");
+}
+
+/**
+ * Issue 43: the workerd CPU per request of the hot routes at the fewest connections, through the
+ * asset router and without it, side by side (the same figures as the tables above).
+ */
+function cpuTable(lines) {
+  const c = Math.min(...CONFIG.connections);
+  const pick = (prefix, label) =>
+    sections.throughput.find((r) => r.connections === c && r.route.startsWith(prefix) && r.route.endsWith(label) && r.result)?.result;
+  const desk = (label) => sections.desks.find((d) => d.connections === c && d.label === label);
+  const routes = [
+    ["A: empty route", (l) => pick("A: empty route", l)],
+    ["B: empty room RPC", (l) => pick("B: empty room RPC", l)],
+    ["credential lookup (1 D1 batch)", (l) => pick("credential lookup", l)],
+    ["join", (l) => pick("join", l)],
+    ["call-next", (l) => pick("call-next", l)],
+    ["GET ticket", (l) => pick("GET ticket", l)],
+    ["widget status", (l) => pick("widget status", l)],
+    ["desk call-next (2 queues)", (l) => desk(l)?.desk],
+  ];
+  const labels = ["", " (no asset router)"];
+  if (!routes.some(([, get]) => labels.some((l) => get(l)))) return;
+  lines.push(`workerd CPU ms per request at ${c} connection(s), through the asset router and without it (same run):`);
+  lines.push("");
+  lines.push("| Route | as deployed locally | without the asset router | req/s as deployed | req/s without |");
+  lines.push("| --- | ---: | ---: | ---: | ---: |");
+  for (const [name, get] of routes) {
+    const [a, b] = labels.map((l) => get(l));
+    lines.push(`| ${name} | ${fmt(a?.workerdCpu, 2)} | ${fmt(b?.workerdCpu, 2)} | ${fmt(a?.rps, 0)} | ${fmt(b?.rps, 0)} |`);
   }
   lines.push("");
 }
@@ -540,6 +611,7 @@ function table() {
     lines.push("");
   }
   desksTable(lines);
+  cpuTable(lines);
   for (const note of notes) lines.push(`- ${note}`);
   return lines.join("\n");
 }
@@ -547,16 +619,21 @@ function table() {
 let exitCode = 0;
 try {
   const ctx = await setup();
+  // The same routes on the Worker without the asset router (its own state, set up the same way).
+  const apiCtx = api ? await setup(api) : null;
   const widget = runs("throughput") ? await throughput(ctx) : await widgetRoutes(`/v1/widget/queue/${await ctx.newQueue("probe")}/status`);
+  if (apiCtx && runs("throughput")) await throughput(apiCtx, { nearby: false });
   if (runs("growth")) await growth(ctx);
   if (runs("fanout")) await fanout(ctx, widget);
   if (runs("sockets")) await specSockets(ctx);
   if (runs("analytics")) await analytics(ctx);
   if (runs("desks")) await desksBench(ctx);
+  if (apiCtx && runs("desks")) await desksBench(apiCtx);
 } catch (err) {
   failures.push(`the bench stopped: ${err.stack ?? err}`);
 } finally {
   worker.stop();
+  api?.stop();
   bare?.stop();
 }
 console.log(table());

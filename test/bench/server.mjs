@@ -73,6 +73,26 @@ export async function startWorker() {
   return start(config, true);
 }
 
+/**
+ * The same Worker without the development asset router in front (./no-assets.toml, issue 43):
+ * under `wrangler dev` an `[assets]` block puts workerd's asset router before every request,
+ * even those `run_worker_first` sends straight on; in production Cloudflare does that routing
+ * outside the Worker. Its own state (D1, objects): it is set up like the first.
+ */
+export async function startApiWorker() {
+  const noAssets = path.join(root, "test", "bench", "no-assets.toml");
+  const strip = (text) =>
+    text
+      .replace(/^#.*\n/gm, "")
+      .replace(/\[assets\][\s\S]*?(?=\n\[vars\])/, "")
+      .replace(/^name = .*$/m, "")
+      .replace(/\n{2,}/g, "\n")
+      .trim();
+  if (strip(readFileSync(config, "utf8")) !== strip(readFileSync(noAssets, "utf8")))
+    throw new Error("test/bench/no-assets.toml is not test/bench/wrangler.toml without [assets]: copy it again");
+  return start(noAssets, true);
+}
+
 /** The bare fetch-handler Worker (./bare.ts): the floor of what any Worker's route costs here. */
 export async function startBareWorker() {
   return start(path.join(root, "test", "bench", "bare.toml"), false);
@@ -87,9 +107,11 @@ async function start(config, migrations) {
       cwd: root,
       env,
       encoding: "utf8",
-      timeout: 120_000,
+      // On a loaded machine applying 30 migrations can take minutes; a killed apply leaves a
+      // partial schema (and has exited 0 before), so a signal fails the start too.
+      timeout: 600_000,
     });
-    if (migrate.status !== 0) {
+    if (migrate.status !== 0 || migrate.signal !== null || migrate.error) {
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`applying the D1 migrations failed:\n${migrate.stdout}${migrate.stderr}${migrate.error ?? ""}`);
     }

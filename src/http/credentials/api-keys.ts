@@ -1,5 +1,6 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQLWrapper } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { preparedRead } from "../../db/prepared";
 import { apiKeys, subscriptions } from "../../db/schema";
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
 import { credentialForm, MAC_HEX_LENGTH, signCredential, type CredentialForm } from "../../lib/credentials";
@@ -44,12 +45,12 @@ export function apiKeyLookupPrefix(value: string): string | null {
 // One table per statement, so they go in one `db.batch` with others (see sessionQuery).
 
 /** The key with this lookup prefix. */
-export function apiKeyQuery(db: Database, lookupPrefix: string) {
+export function apiKeyQuery(db: Database, lookupPrefix: string | SQLWrapper) {
   return db.select().from(apiKeys).where(eq(apiKeys.lookupPrefix, lookupPrefix)).limit(1);
 }
 
 /** The subscription of the organization of the key with this lookup prefix (the rate limit depends on it). */
-export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string) {
+export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string | SQLWrapper) {
   return db
     .select()
     .from(subscriptions)
@@ -61,6 +62,10 @@ export function apiKeySubscriptionQuery(db: Database, lookupPrefix: string) {
     )
     .limit(1);
 }
+
+/** The same two reads, prepared once per binding (the credential lookup, src/http/auth.ts). */
+export const apiKeyRead = preparedRead(["lookupPrefix"], (db, p) => apiKeyQuery(db, p.lookupPrefix).prepare());
+export const apiKeySubscriptionRead = preparedRead(["lookupPrefix"], (db, p) => apiKeySubscriptionQuery(db, p.lookupPrefix).prepare());
 
 export type FoundApiKey = { key: ApiKeyRow; subscription: SubscriptionRow | null };
 

@@ -1,5 +1,6 @@
-import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, sql, type SQLWrapper } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { preparedRead } from "../../db/prepared";
 import { sessions, users } from "../../db/schema";
 import { sha256Hex } from "../../lib/crypto";
 import { credentialForm, signCredential, type CredentialForm } from "../../lib/credentials";
@@ -49,7 +50,7 @@ export type SessionLookup =
 // drizzle maps a batch's rows by column name, and two joined tables' `created_at` would collide.
 
 /** The live (not revoked) session with this token hash. */
-export function sessionQuery(db: Database, tokenHash: string) {
+export function sessionQuery(db: Database, tokenHash: string | SQLWrapper) {
   return db
     .select()
     .from(sessions)
@@ -58,13 +59,17 @@ export function sessionQuery(db: Database, tokenHash: string) {
 }
 
 /** The user of the session with this token hash. */
-export function sessionUserQuery(db: Database, tokenHash: string) {
+export function sessionUserQuery(db: Database, tokenHash: string | SQLWrapper) {
   return db
     .select()
     .from(users)
     .where(eq(users.id, sql`(SELECT ${sessions.userId} FROM ${sessions} WHERE ${sessions.tokenHash} = ${tokenHash})`))
     .limit(1);
 }
+
+/** The same two reads, prepared once per binding (the credential lookup, src/http/auth.ts). */
+export const sessionRead = preparedRead(["tokenHash"], (db, p) => sessionQuery(db, p.tokenHash).prepare());
+export const sessionUserRead = preparedRead(["tokenHash"], (db, p) => sessionUserQuery(db, p.tokenHash).prepare());
 
 /** What the rows found by `sessionQuery` and `sessionUserQuery` mean at `at`. */
 export function sessionOf(
