@@ -217,3 +217,37 @@ describe("check-in", () => {
     expectError(res, 409, "INVALID_STATE");
   });
 });
+
+describe("booked through the API, then checked in", () => {
+  it("the manage token POST /v1/appointments answered checks the customer in: one appointment ticket at the booked time", async () => {
+    const f = await clinic();
+    const hours = [{ open: "09:00", close: "17:00" }];
+    expectOk(
+      await call("PATCH", `/v1/locations/${f.locationId}`, {
+        token: f.owner.token,
+        body: { timezone: "Europe/Paris", openingHours: { mon: hours, tue: hours, wed: hours, thu: hours, fri: hours } },
+      }),
+    );
+    const booking = { durationMinutes: 30, slotStepMinutes: 30, capacityPerSlot: 1, leadTimeMinutes: 0, horizonDays: 60 };
+    expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { booking } }));
+    // Wednesday 10 June 2026, 12:30 in Paris.
+    const booked = expectOk(
+      await call("POST", "/v1/appointments", {
+        token: f.owner.token,
+        body: {
+          serviceId: f.serviceId,
+          locationId: f.locationId,
+          start: "2026-06-10T10:30:00.000Z",
+          customer: { name: "Awa Diallo", language: "fr" },
+        },
+      }),
+      201,
+    );
+    testClock.set(START - 5 * MIN);
+    const first = expectOk(await checkIn(booked.id, { headers: { "X-Appointment-Token": booked.manageToken } }), 201);
+    expect(first.ticket).toMatchObject({ queueId: f.queueId, kind: "appointment", appointmentAt: "2026-06-10T10:30:00.000Z" });
+    expect(first.ticket.placement.reason).toMatch(/Rendez-vous/);
+    const read = expectOk(await call("GET", `/v1/appointments/${booked.id}`, { headers: { "X-Appointment-Token": booked.manageToken } }));
+    expect(read).toMatchObject({ status: "checked_in", ticketId: first.ticket.id });
+  });
+});
