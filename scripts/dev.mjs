@@ -85,9 +85,10 @@ API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
   Floor    ${base}/console/floor   (${DEMO.owner.email})
   Kiosk    ${base}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}
 `);
-  // The board is shown on a TV: it gets the widget key (publishable), never the admin key.
-  const board = `${base}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.widgetKey.value}`;
-  console.log(`Display board (widget key ${DEMO.widgetKey.value}):
+  // The board is shown on a TV: it gets the widget key (publishable), never the admin key; one
+  // board per branch (location=): its queues, its name and its desks only (docs/pages.md).
+  const board = `${base}/v1/widget/board?organization=${DEMO.organization.id}&location=${DEMO.location.id}&key=${DEMO.widgetKey.value}`;
+  console.log(`Display board of ${DEMO.location.name} (widget key ${DEMO.widgetKey.value}):
   ${board}&language=fr
   ${board}&language=en&layout=desks
 `);
