@@ -7,6 +7,7 @@ import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { publicQueue, queueOfCaller } from "../tickets/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
+import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import {
   CounterLabel,
@@ -88,7 +89,7 @@ export async function widgetActor(
 ): Promise<Actor> {
   const actor = await actorIn(c, organizationId, what);
   const other = need === "read" ? "QUEUE_VIEW" : "QUEUE_OPERATE";
-  if (!actor.can("WIDGET") && !actor.can(other)) throw forbidden(`This needs the widget permission or ${other}`);
+  if (!actor.can("WIDGET") && !actor.can(other)) throw permissionRefused(["WIDGET", other], actor);
   return actor;
 }
 
