@@ -80,6 +80,7 @@ API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
 `);
   // The pages (docs/pages.md): the operator signs in at the console, a walk-in takes a ticket at the kiosk.
   const desks = await ensureDemoDesks(base);
+  console.log(`Start here: ${base}/ lists the pages and the demo's sign-ins (development only).`);
   console.log(`Pages (${desks.map((d) => d.name).join(", ")} at ${DEMO.location.name}):
   Console  ${base}/console   (${DEMO.operator.email} / ${DEMO.operator.password})
   Floor    ${base}/console/floor   (${DEMO.owner.email})
