@@ -80,14 +80,16 @@ API:  ${base}/v1   Reference: ${base}/v1/docs   OpenAPI: ${base}/v1/openapi.json
 `);
   // The pages (docs/pages.md): the operator signs in at the console, a walk-in takes a ticket at the kiosk.
   const desks = await ensureDemoDesks(base);
+  console.log(`Start here: ${base}/ lists the pages and the demo's sign-ins (development only).`);
   console.log(`Pages (${desks.map((d) => d.name).join(", ")} at ${DEMO.location.name}):
   Console  ${base}/console   (${DEMO.operator.email} / ${DEMO.operator.password})
   Floor    ${base}/console/floor   (${DEMO.owner.email})
   Kiosk    ${base}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}
 `);
-  // The board is shown on a TV: it gets the widget key (publishable), never the admin key.
-  const board = `${base}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.widgetKey.value}`;
-  console.log(`Display board (widget key ${DEMO.widgetKey.value}):
+  // The board is shown on a TV: it gets the widget key (publishable), never the admin key; one
+  // board per branch (location=): its queues, its name and its desks only (docs/pages.md).
+  const board = `${base}/v1/widget/board?organization=${DEMO.organization.id}&location=${DEMO.location.id}&key=${DEMO.widgetKey.value}`;
+  console.log(`Display board of ${DEMO.location.name} (widget key ${DEMO.widgetKey.value}):
   ${board}&language=fr
   ${board}&language=en&layout=desks
 `);

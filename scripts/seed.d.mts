@@ -8,6 +8,7 @@ export declare const DEMO: {
   desks: Array<{ name: string }>;
   location: { id: string; name: string; address: string; latitude: number; longitude: number; timezone: string };
   service: { id: string; name: string; serviceTypeId: string };
+  outcomes: Array<{ code: string; label: string }>;
   queue: { id: string; name: string };
 };
 export declare function seedSql(at?: number): string;

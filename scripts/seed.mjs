@@ -52,6 +52,12 @@ export const DEMO = {
     timezone: "Europe/Paris",
   },
   service: { id: "svc_d3m0s3rv1c3000000000", name: "Teller", serviceTypeId: "st_bank_teller" },
+  // What a clerk picks when completing a ticket (docs/desks.md), so "complete with an outcome" can be shown.
+  outcomes: [
+    { code: "deposit_made", label: "Deposit made" },
+    { code: "account_opened", label: "Account opened" },
+    { code: "referred", label: "Referred to an adviser" },
+  ],
   // The id the documentation's examples name (src/http/openapi-examples.ts).
   queue: { id: "que_d3m0q000000000000000", name: "Main queue" },
 };
@@ -82,6 +88,10 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
     `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
+    ...DEMO.outcomes.map(
+      (o) =>
+        `INSERT OR IGNORE INTO service_outcomes (service_id, organization_id, code, label, created_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(o.code)}, ${q(o.label)}, ${at});`,
+    ),
     ...demoProSql(monthStart),
   ].join("\n");
 }

@@ -1313,7 +1313,7 @@ export interface paths {
         };
         /**
          * Full-screen display board page for waiting-room screens
-         * @description Public HTML page built on embed.js (type board): the organization's name and logo, a clock in its first location's time zone, per queue the waiting count, the estimated wait, the codes called in the last `callMinutes` with their counter, and the next codes; a short chime when a code is called. The page itself needs no credential; it loads the display-board route once with `key` (use a key with the `widget` permission), then lives on the WebSocket's board_update (polling every 30 s only while disconnected). Legible at 3 m on a 1080p screen, landscape or portrait. See docs/display-board.md.
+         * @description Public HTML page built on embed.js (type board): the organization's name and logo (and with `location` the branch's name: a board per branch shows only that branch's queues), a clock in the location's time zone, per queue the waiting count, the estimated wait, the codes called in the last `callMinutes` with their counter, and the next codes; a short chime when a code is called. The page itself needs no credential; it loads the display-board route once with `key` (use a key with the `widget` permission), then lives on the WebSocket's board_update (polling every 30 s only while disconnected). Legible at 3 m on a 1080p screen, landscape or portrait. See docs/display-board.md.
          */
         get: operations["getDisplayBoardPage"];
         put?: never;
@@ -1404,6 +1404,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/widget/tickets/{ticketId}/place": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the visitor's ticket is: business, branch and address
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the business's name and logo, the service, and the branch's name and address (null when the service is offered at several locations). Read once: it does not change during a visit. A missing or wrong token is 404.
+         */
+        get: operations["getVisitorTicketPlace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/widget/tickets/{ticketId}/cancel": {
         parameters: {
             query?: never;
@@ -1453,7 +1473,7 @@ export interface paths {
         };
         /**
          * Call screen data for waiting rooms
-         * @description Per open queue: the called and serving tickets with who called them, newest call first (at most 10), and the next codes (at most 5). A `widget` key, or any key or member with read access. Subscribe to the queues over the WebSocket to refresh on change.
+         * @description Per open queue: the called and serving tickets with who called them, newest call first (at most 10), and the next codes (at most 5). `?location=` keeps the queues of services offered at that branch (its name, clock, closures and open desks; 404 for a location of another organization); `?queues=` keeps the listed queues. A `widget` key, or any key or member with read access. Subscribe to the queues over the WebSocket to refresh on change.
          */
         get: operations["getDisplayBoard"];
         put?: never;
@@ -4392,6 +4412,18 @@ export interface components {
             appointmentAt: string | null;
             placement: components["schemas"]["Placement"] & unknown;
         };
+        WidgetTicketPlace: {
+            organization: {
+                name: string;
+                logoUrl: string | null;
+            };
+            serviceName: string;
+            /** @description The branch of the ticket's service; null when the service is offered at several locations (or none) */
+            location: {
+                name: string;
+                address: string;
+            } | null;
+        };
         StepBackRequest: {
             /**
              * @description Tickets to let pass, 1 to 10; fewer when fewer are behind
@@ -4405,11 +4437,21 @@ export interface components {
                 name: string;
                 logoUrl: string | null;
             };
+            /** @description The branch of a board asked with `?location=`; null for the whole organization */
+            location: {
+                id: string;
+                name: string;
+                address: string;
+            } | null;
             /**
-             * @description IANA time zone of the clock: the organization's first location's, else UTC
+             * @description IANA time zone of the clock: the board's location's, else the organization's first location's, else UTC
              * @example Europe/Paris
              */
             timeZone: string;
+            /** @description The open desks (of the board's location) calling from a shown queue, by the label their calls carry as `counter`: a desks layout shows each one, also before its first call */
+            desks: {
+                counter: string;
+            }[];
             generatedAt: string;
             /** @description The calendar's closures of the whole organization (or of the board's location) in the next 24 hours: the board shows its closed screen while one runs (docs/display-board.md) */
             closures: {
@@ -13862,6 +13904,8 @@ export interface operations {
                  * @example org_d3m00000000000000000
                  */
                 organization: string;
+                /** @description A location id: the board of that branch (its queues only, its name on screen, its clock and open desks). One TV per branch uses it */
+                location?: string;
                 /**
                  * @description An API key of the organization, preferably with the `widget` permission only
                  * @example qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0425da9cb21993fe76dd98937c7f325a8
@@ -14239,6 +14283,67 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getVisitorTicketPlace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the ticket is */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organization": {
+                     *           "name": "Main queue",
+                     *           "logoUrl": "https://demo-bank.example/logo.png"
+                     *         },
+                     *         "serviceName": "Demo",
+                     *         "location": {
+                     *           "name": "Main queue",
+                     *           "address": "1 place de l'Opéra, 75009 Paris"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WidgetTicketPlace"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
     leaveQueueFromWidget: {
         parameters: {
             query?: never;
@@ -14408,7 +14513,12 @@ export interface operations {
     };
     getDisplayBoard: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A location id: the board of this branch only */
+                location?: string;
+                /** @description Comma-separated queue ids: only these queues */
+                queues?: string;
+            };
             header?: {
                 /**
                  * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
@@ -14446,7 +14556,17 @@ export interface operations {
                      *           "name": "Main queue",
                      *           "logoUrl": "https://demo-bank.example/logo.png"
                      *         },
+                     *         "location": {
+                     *           "id": "Demo",
+                     *           "name": "Main queue",
+                     *           "address": "1 place de l'Opéra, 75009 Paris"
+                     *         },
                      *         "timeZone": "Europe/Paris",
+                     *         "desks": [
+                     *           {
+                     *             "counter": "Guichet 3"
+                     *           }
+                     *         ],
                      *         "generatedAt": "2026-03-20T10:30:00.000Z",
                      *         "closures": [
                      *           {

@@ -19,7 +19,8 @@ import { actorIn, requireCredential, type ResourceLocations } from "../http/auth
 import type { Actor, AppEnv, Guarded, ScopedActor } from "../http/context";
 
 export type { Guarded, ScopedActor };
-import { ApiError, forbidden, notFound } from "../http/errors";
+import { ApiError, notFound } from "../http/errors";
+import { permissionRefused } from "../http/permission-refusal";
 import { queueOfCaller, ticketQueueOfCaller } from "../tickets/queue-access";
 
 // The resource guard (issue 36). Every resource with an id in its path has one guard, mounted
@@ -225,7 +226,7 @@ export function guarded<K extends ResourceKind>(
   const g = guardedRow(c, kind);
   const resolved = c.get("guarded")!;
   if (!resolved.member) throw outsiderRefusal(c, kind, resolved.what);
-  if (!resolved.member.can(permission)) throw forbidden(`This needs the ${permission} permission`);
+  if (!resolved.member.can(permission)) throw permissionRefused(permission, resolved.member);
   return { row: g, actor: resolved.member };
 }
 
@@ -313,6 +314,6 @@ export async function authorizeResources(
   for (const resource of named) {
     if (resource.organizationId !== organizationId || !reaches(actor.locationIds, resource.at)) throw notFound(resource.what);
   }
-  if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
+  if (!actor.can(permission)) throw permissionRefused(permission, actor);
   return { organizationId, actor };
 }

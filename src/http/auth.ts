@@ -8,6 +8,7 @@ import { entitlements, type Limit, type RateLimits } from "../domain/plans";
 import { keyPermissions, roleAllows, type Permission, type Role } from "../domain/permissions";
 import type { LocationScope } from "../domain/location-scope";
 import { now } from "../lib/clock";
+import { permissionRefused } from "./permission-refusal";
 import { sha256Hex } from "../lib/crypto";
 import { isId, queueIdOfTicket } from "../lib/ids";
 import type { CredentialForm } from "../lib/credentials";
@@ -269,7 +270,7 @@ export type ResourceLocations = readonly string[] | (() => Promise<readonly stri
  */
 export async function authorize(c: Context<AppEnv>, organizationId: string, permission: Permission, what = "Organization"): Promise<Actor> {
   const actor = await actorIn(c, organizationId, what);
-  if (!actor.can(permission)) throw forbidden(`This needs the ${permission} permission`);
+  if (!actor.can(permission)) throw permissionRefused(permission, actor);
   return actor;
 }
 

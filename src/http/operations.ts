@@ -169,6 +169,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/widget/organization/{organizationId}/display-board": { id: "getDisplayBoard" },
   "GET /v1/widget/ws": { id: "openLiveUpdates" },
   "GET /v1/widget/tickets/{ticketId}": { id: "getVisitorTicket" },
+  "GET /v1/widget/tickets/{ticketId}/place": { id: "getVisitorTicketPlace" },
   "POST /v1/widget/tickets/{ticketId}/cancel": { id: "leaveQueueFromWidget", errors: STATE },
   "GET /v1/widget/push/public-key": { id: "getWebPushPublicKey" },
   "POST /v1/widget/tickets/{ticketId}/push-subscription": { id: "subscribeVisitorToWebPush" },

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { actorIn, authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
-import { forbidden } from "../http/errors";
+import { permissionRefused } from "../http/permission-refusal";
 import {
   errors,
   idParam,
@@ -257,7 +257,7 @@ app.openapi(sms, async (c) => {
   const principal = requireCredential(c);
   const organizationId = await organizationOfRequest(c);
   const actor = await actorIn(c, organizationId);
-  if (!actor.can("QUEUE_OPERATE") && !actor.can("ORG_MANAGE")) throw forbidden("This needs the QUEUE_OPERATE or ORG_MANAGE permission");
+  if (!actor.can("QUEUE_OPERATE") && !actor.can("ORG_MANAGE")) throw permissionRefused(["QUEUE_OPERATE", "ORG_MANAGE"], actor);
   const sentBy = principal.kind === "apiKey" ? principal.keyId : principal.user.id;
   const result = await sendBusinessSms(c.env, organizationId, { ...body, sentBy }, now());
   return c.json(ok(result), 201);

@@ -2,7 +2,7 @@ import { changedFields, type AuditChange, type AuditChanges, type AuditOrigin } 
 import { auditInsert, recordAudit } from "../audit/audit";
 import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
 import { database } from "../db/client";
-import { members, queues, services, subscriptions } from "../db/schema";
+import { members, queues, serviceLocations, services, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
 import type { LocationScope } from "../domain/location-scope";
@@ -136,7 +136,27 @@ export async function createQueue(
   }
 
   for (let attempt = 0; attempt < LETTER_ATTEMPTS; attempt++) {
-    const used = await db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all();
+    // Letters are unique per service (the index) and, so one branch's board never shows two
+    // A-042, among the open queues of every service offered at the same locations (docs/display-board.md).
+    const [own, neighbours] = await Promise.all([
+      db.select({ letter: queues.letter }).from(queues).where(eq(queues.serviceId, input.serviceId)).all(),
+      db
+        .selectDistinct({ letter: queues.letter })
+        .from(queues)
+        .innerJoin(serviceLocations, eq(serviceLocations.serviceId, queues.serviceId))
+        .where(
+          and(
+            eq(queues.organizationId, organizationId),
+            isNull(queues.archivedAt),
+            inArray(
+              serviceLocations.locationId,
+              db.select({ id: serviceLocations.locationId }).from(serviceLocations).where(eq(serviceLocations.serviceId, input.serviceId)),
+            ),
+          ),
+        )
+        .all(),
+    ]);
+    const used = [...own, ...neighbours];
     const row: QueueRow = {
       id: id ?? newId("que"),
       organizationId,

@@ -4,6 +4,7 @@ import { CONFIRM_METHODS, REMOTE_JOIN_STATUSES, type ConfirmMethod } from "../do
 import { actorIn, authorize, requireCredential, requireUser } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, forbidden, notFound } from "../http/errors";
+import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -201,7 +202,7 @@ app.openapi(confirm, async (c) => {
     }
   } else {
     const actor = await actorIn(c, queue.organizationId, "Remote join");
-    if (!actor.can("QUEUE_OPERATE")) throw forbidden("This needs the QUEUE_OPERATE permission");
+    if (!actor.can("QUEUE_OPERATE")) throw permissionRefused("QUEUE_OPERATE", actor);
     method ??= "manual";
   }
   return c.json(ok(remoteJoinAndTicket(await confirmArrival(c.env, queue, ticketId, method, ticket.userId, now()))), 200);
@@ -225,7 +226,7 @@ app.openapi(get, async (c) => {
   const { queue, ticket } = await remoteTicket(c, ticketId);
   if (!(principal.kind === "session" && principal.user.id === ticket.userId)) {
     const actor = await actorIn(c, queue.organizationId, "Remote join");
-    if (!actor.can("QUEUE_VIEW")) throw forbidden("This needs the QUEUE_VIEW permission");
+    if (!actor.can("QUEUE_VIEW")) throw permissionRefused("QUEUE_VIEW", actor);
   }
   return c.json(ok(remoteJoinAndTicket(await remoteJoinOf(c.env, queue, ticketId, now()))), 200);
 });

@@ -1,6 +1,8 @@
 /** What the display-board page shows; every value is already validated by the route. */
 export interface BoardPageOptions {
   organizationId: string;
+  /** One branch's board: its queues, name, clock and open desks. */
+  locationId?: string;
   apiKey: string;
   queues?: string[];
   language: "fr" | "en";
@@ -28,6 +30,7 @@ export function boardPage(o: BoardPageOptions): string {
   const attrs: Record<string, string | undefined> = {
     "data-type": "board",
     "data-organization": o.organizationId,
+    "data-location": o.locationId,
     "data-api-key": o.apiKey,
     "data-queues": o.queues?.join(","),
     "data-language": o.language,

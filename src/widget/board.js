@@ -30,27 +30,29 @@
     const counter = lang === "fr" && FR_PLACE.test(c.counter) ? `au ${c.counter.charAt(0).toLowerCase()}${c.counter.slice(1)}` : c.counter;
     return TB[lang].say.replace("{code}", code).replace("{counter}", counter);
   }
-  const BOARD_CSS = `.qw.board{display:flex;flex-direction:column;min-height:100vh;padding:2.5vmin 3.5vmin;font-size:3vmin}
+  const BOARD_CSS = `.qw.board{display:flex;flex-direction:column;height:100vh;padding:2.5vmin 3.5vmin;font-size:3vmin}
 .qw.board.kiosk{height:100vh;overflow:hidden;cursor:none}
-.board .body{display:flex;flex-direction:column;gap:2.5vmin;flex:1;min-height:0}
+.board .body{display:flex;flex-direction:column;gap:2.5vmin;flex:1;min-height:0;overflow:hidden}
 .bhd{display:flex;align-items:center;gap:3vmin;padding-bottom:1.5vmin;border-bottom:.4vmin solid var(--bd)}
 .blogo{height:8vmin;max-width:30vmin;object-fit:contain;border-radius:1vmin}
-.borg{flex:1;margin:0;font-size:4.6vmin;font-weight:700;line-height:1.1}
+.borg{flex:1;margin:0;font-size:4.6vmin;font-weight:700;line-height:1.1}.bloc{display:block;font-size:3.2vmin;font-weight:600;color:var(--mut)}
 .bclock{text-align:right;white-space:nowrap}.bt{display:block;font-size:6.5vmin;font-weight:700;font-variant-numeric:tabular-nums;line-height:1}
 .bd{font-size:2.6vmin;color:var(--mut)}
-.board .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,56vmin),1fr));gap:2.5vmin;align-items:start}
-.board .q{display:flex;flex-direction:column;gap:1.8vmin;padding:2.2vmin 2.5vmin;border:.3vmin solid var(--bd);border-radius:2vmin}
-.qh{display:flex;align-items:center;gap:2vmin;flex-wrap:wrap}.board h2{font-size:4.6vmin;margin:0;flex:1;line-height:1.1;min-width:30vmin}
-.board .badge{font-size:2.6vmin;padding:.5vmin 2vmin}
-.bstats{display:flex;gap:4vmin;text-align:right}.board .big{font-size:5vmin}.board .lbl{font-size:2.6vmin;letter-spacing:.05em}
-.calls{display:flex;flex-direction:column;gap:1.5vmin}
+.board .grid{--k:1;flex:1;min-height:0;display:grid;grid-template-columns:repeat(var(--cols,1),minmax(0,1fr));grid-auto-rows:minmax(0,1fr);gap:2.5vmin}
+.board .grid[data-count="1"]{--k:1.5}.board .grid[data-count="2"]{--k:1.15}.board .grid[data-count="3"]{--k:.9}.board .grid[data-count="4"]{--k:.85}
+.board .grid[data-count="5"],.board .grid[data-count="6"]{--k:.72}.board .grid[data-count="7"],.board .grid[data-count="8"]{--k:.6}
+.board .q{display:flex;flex-direction:column;gap:calc(1.8vmin*var(--k,1));padding:calc(2.2vmin*var(--k,1)) 2.5vmin;border:.3vmin solid var(--bd);border-radius:2vmin;min-height:0;overflow:hidden}
+.qh{display:flex;align-items:center;gap:2vmin;flex-wrap:wrap}.board h2{font-size:calc(4.6vmin*var(--k,1));margin:0;flex:1;line-height:1.1;min-width:min(30vmin,100%)}
+.board .badge{font-size:calc(2.6vmin*var(--k,1));padding:.5vmin 2vmin}
+.bstats{display:flex;gap:calc(4vmin*var(--k,1));text-align:right;white-space:nowrap}.board .big{font-size:calc(5vmin*var(--k,1))}.board .lbl{font-size:calc(2.6vmin*var(--k,1));letter-spacing:.05em}
+.calls{display:flex;flex-direction:column;gap:1.5vmin;flex:1;justify-content:center;min-height:0}.board .nx{margin-top:auto}
 .board .call{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;column-gap:3vmin;padding:1.2vmin 3vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin:0}
-.board .call .c{font-size:11vmin;font-weight:800;line-height:1.05;font-variant-numeric:tabular-nums;white-space:nowrap;flex-shrink:0}
-.board .call .w{flex:1 0 auto;max-width:100%;font-size:5vmin;font-weight:700;text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.board .call.old{background:none;color:var(--fg);border:.3vmin solid var(--bd)}.board .call.old .c{font-size:6vmin}.board .call.old .w{font-size:3.8vmin}
-.empty{margin:0;padding:3vmin;font-size:3.6vmin;color:var(--mut);text-align:center;border:.3vmin dashed var(--bd);border-radius:1.5vmin}
+.board .call .c{font-size:calc(11vmin*var(--k,1));font-weight:800;line-height:1.05;font-variant-numeric:tabular-nums;white-space:nowrap;flex-shrink:0}
+.board .call .w{flex:1 0 auto;max-width:100%;font-size:calc(5vmin*var(--k,1));font-weight:700;text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.board .call.old{background:none;color:var(--fg);border:.3vmin solid var(--bd)}.board .call.old .c{font-size:calc(6vmin*var(--k,1))}.board .call.old .w{font-size:calc(3.8vmin*var(--k,1))}
+.empty{margin:0;padding:calc(3vmin*var(--k,1));font-size:calc(3.6vmin*var(--k,1));color:var(--mut);text-align:center;border:.3vmin dashed var(--bd);border-radius:1.5vmin}
 .empty.all{flex:1;display:flex;align-items:center;justify-content:center;font-size:5vmin;border:0}
-.nx{display:flex;flex-wrap:wrap;align-items:center;gap:1.5vmin}.board .codes{gap:1.2vmin;margin:0}.board .code{font-size:3.6vmin;padding:.2vmin 1.2vmin;border-width:.3vmin}
+.nx{display:flex;flex-wrap:wrap;align-items:center;gap:1.5vmin}.board .codes{gap:1.2vmin;margin:0}.board .code{font-size:calc(3.6vmin*var(--k,1));padding:.2vmin 1.2vmin;border-width:.3vmin}
 .board .snd{font-size:2.5vmin;padding:1.5vmin 3vmin}
 .board .desks{flex:1;display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34vmin),1fr));gap:2.5vmin;align-content:center}
 .board .desk{display:flex;flex-direction:column;align-items:center;justify-content:center;gap:2vmin;padding:4vmin 2vmin;border:.3vmin solid var(--bd);border-radius:2vmin;text-align:center;min-height:42vmin}
@@ -60,7 +62,7 @@
 .board .desk.new{background:var(--p);color:#fff;border-color:var(--p)}.board .desk.new .qn{color:#fff}
 .board .closed{flex:1;display:flex;flex-direction:column;align-items:center;justify-content:center;gap:3vmin;text-align:center}
 .board .closed h2{flex:0;font-size:14vmin;margin:0}.board .closed p{margin:0;font-size:5vmin;color:var(--mut)}
-@media (orientation:portrait){.board .grid{grid-template-columns:1fr}.bhd{flex-wrap:wrap}}`;
+@media (orientation:portrait){.board .grid{grid-template-columns:repeat(var(--pcols,1),minmax(0,1fr))}.bhd{flex-wrap:wrap}}`;
 
   window.QueueWidgetBoard = function board(kit) {
     const { o, t, el, fmt, enc, api, live, chime, errorText, host, root, box, body, announce, showError, instance } = kit;
@@ -110,6 +112,8 @@
     // The board's state: the organization from the first load, then each queue as its
     // board_update last said. `skew` turns this device's clock into the server's.
     let org = null,
+      place = null,
+      openDesks = [],
       zone = "UTC",
       order = [],
       byId = new Map(),
@@ -174,7 +178,7 @@
         "header",
         { class: "bhd" },
         org && org.logoUrl && el("img", { class: "blogo", src: org.logoUrl, alt: "" }),
-        el("h1", { class: "borg" }, org ? org.name : ""),
+        el("h1", { class: "borg" }, org ? org.name : "", place && el("span", { class: "bloc", "data-location": place.id }, place.name)),
         clockFormat &&
           el(
             "div",
@@ -253,7 +257,8 @@
           if (!known || Date.parse(c.calledAt) > Date.parse(known.call.calledAt)) latest.set(c.counter, { call: c, queue: q, id });
         }
       }
-      for (const counter of latest.keys()) if (!deskOrder.includes(counter)) deskOrder.push(counter);
+      // Every open desk has its column, also before its first call; a counter seen since the board loaded stays.
+      for (const counter of [...openDesks, ...latest.keys()]) if (!deskOrder.includes(counter)) deskOrder.push(counter);
       deskOrder.sort((a, b) => a.localeCompare(b, o.language, { numeric: true }));
       if (!deskOrder.length) return el("p", { class: "empty all", "data-empty": "" }, b.noCall);
       const freshIds = new Set(fresh.map((c) => `${c.displayCode}|${c.calledAt}`));
@@ -281,6 +286,12 @@
       return closures.find((c) => Date.parse(c.start) <= now && now < Date.parse(c.end)) || null;
     }
 
+    /** Columns that fill the screen for one to eight queues: 1, 2, 3, 2×2, 3×2, 4×2 (portrait: 1, then 2). */
+    function gridColumns(n) {
+      const cols = n <= 3 ? n : n === 4 ? 2 : n <= 6 ? 3 : 4;
+      return `--cols:${Math.max(1, cols)};--pcols:${n <= 3 ? 1 : 2}`;
+    }
+
     function render() {
       const fresh = [];
       const queues = order.map((id) => byId.get(id)).filter(Boolean);
@@ -294,7 +305,7 @@
             ? desks(queues, fresh)
             : el(
                 "div",
-                { class: "grid", "data-count": String(queues.length) },
+                { class: "grid", "data-count": String(Math.min(queues.length, 8)), style: gridColumns(queues.length) },
                 queues.map((q) => section(q, fresh)),
               );
       body.replaceChildren(head(), main);
@@ -311,6 +322,8 @@
 
     function load(d) {
       if (d.organization) org = d.organization;
+      if (d.location !== undefined) place = d.location;
+      if (Array.isArray(d.desks)) openDesks = d.desks.map((x) => x.counter);
       if (Array.isArray(d.closures)) closures = d.closures;
       if (d.timeZone && d.timeZone !== zone) {
         zone = d.timeZone;
@@ -326,7 +339,8 @@
 
     async function refresh() {
       try {
-        load(await api(o, "GET", `/v1/widget/organization/${enc(o.organizationId)}/display-board`, null, true));
+        const where = o.locationId ? `?location=${enc(o.locationId)}` : "";
+        load(await api(o, "GET", `/v1/widget/organization/${enc(o.organizationId)}/display-board${where}`, null, true));
         loaded = true;
       } catch (e) {
         if (!loaded) showError(errorText(t, e, true));
@@ -357,9 +371,13 @@
       if (loaded) render();
     }, 10000);
     // The closures are learnt 24 h ahead: learn them again every hour (one request).
-    const closuresTicker = setInterval(() => {
-      if (loaded && kit.hasChannel()) refresh();
-    }, 3600000);
+    // (A desks layout reads them every minute: a desk opened meanwhile gets its column.)
+    const closuresTicker = setInterval(
+      () => {
+        if (loaded && kit.hasChannel()) refresh();
+      },
+      o.layout === "desks" ? 60000 : 3600000,
+    );
     const stop = instance.destroy;
     instance.destroy = () => {
       clearInterval(ticker);

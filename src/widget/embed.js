@@ -103,6 +103,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
     if (typeof queues === "string") queues = queues.split(",").map((q) => q.trim()).filter(Boolean);
     return {
       organizationId: pick("organizationId", "organization"),
+      locationId: pick("locationId", "location") || null,
       queueId: pick("queueId", "queue"),
       apiKey: pick("apiKey"),
       type,

@@ -65,7 +65,8 @@ const board = createRoute({
   tags,
   summary: "Full-screen display board page for waiting-room screens",
   description:
-    "Public HTML page built on embed.js (type board): the organization's name and logo, a clock in its first location's time zone, " +
+    "Public HTML page built on embed.js (type board): the organization's name and logo (and with `location` the branch's name: " +
+    "a board per branch shows only that branch's queues), a clock in the location's time zone, " +
     "per queue the waiting count, the estimated wait, the codes called in the last `callMinutes` with their counter, and the next " +
     "codes; a short chime when a code is called. The page itself needs no credential; it loads the display-board route once with " +
     "`key` (use a key with the `widget` permission), then lives on the WebSocket's board_update (polling every 30 s only while " +
@@ -74,6 +75,11 @@ const board = createRoute({
   request: {
     query: z.object({
       organization: Token(64).openapi({ description: "The organization id", example: "org_0123456789abcdefghjk" }),
+      location: Token(64).optional().openapi({
+        description:
+          "A location id: the board of that branch (its queues only, its name on screen, its clock and open desks). One TV per branch uses it",
+        example: "loc_d3m0par1s00000000000",
+      }),
       key: Token(128).openapi({ description: "An API key of the organization, preferably with the `widget` permission only" }),
       queues: z
         .string()
@@ -122,6 +128,7 @@ app.openapi(board, (c) => {
   const q = c.req.valid("query");
   const page = boardPage({
     organizationId: q.organization,
+    locationId: q.location,
     apiKey: q.key,
     queues: q.queues?.split(","),
     language: q.language,

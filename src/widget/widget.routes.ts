@@ -7,6 +7,7 @@ import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { publicQueue, queueOfCaller } from "../tickets/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
+import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import {
   CounterLabel,
@@ -28,7 +29,7 @@ import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rat
 import { findQueue, type QueueRow } from "../tickets/queues";
 import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorStepBack } from "../tickets/visitor-tickets";
 import { StepBackRequest } from "../tickets/ticket-moves.routes";
-import { connectToHub, connectToRoom, displayBoard, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "./widget";
+import { connectToHub, connectToRoom, displayBoard, ticketPlace, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "./widget";
 
 const app = router();
 const tags = ["Widget"];
@@ -89,7 +90,7 @@ export async function widgetActor(
 ): Promise<Actor> {
   const actor = await actorIn(c, organizationId, what);
   const other = need === "read" ? "QUEUE_VIEW" : "QUEUE_OPERATE";
-  if (!actor.can("WIDGET") && !actor.can(other)) throw forbidden(`This needs the widget permission or ${other}`);
+  if (!actor.can("WIDGET") && !actor.can(other)) throw permissionRefused(["WIDGET", other], actor);
   return actor;
 }
 
@@ -204,9 +205,19 @@ const DisplayBoard = z
   .object({
     organizationId: z.string(),
     organization: z.object({ name: z.string(), logoUrl: z.string().nullable() }),
-    timeZone: z
-      .string()
-      .openapi({ description: "IANA time zone of the clock: the organization's first location's, else UTC", example: "Europe/Paris" }),
+    location: z
+      .object({ id: z.string(), name: z.string(), address: z.string() })
+      .nullable()
+      .openapi({ description: "The branch of a board asked with `?location=`; null for the whole organization" }),
+    timeZone: z.string().openapi({
+      description: "IANA time zone of the clock: the board's location's, else the organization's first location's, else UTC",
+      example: "Europe/Paris",
+    }),
+    desks: z.array(z.object({ counter: CounterLabel })).openapi({
+      description:
+        "The open desks (of the board's location) calling from a shown queue, by the label their calls carry as `counter`: " +
+        "a desks layout shows each one, also before its first call",
+    }),
     generatedAt: z.string(),
     closures: z.array(z.object({ start: z.string(), end: z.string() })).openapi({
       description:
@@ -400,6 +411,39 @@ app.openapi(visitorTicket, async (c) => {
   return c.json(ok(data), 200);
 });
 
+const TicketPlace = z
+  .object({
+    organization: z.object({ name: z.string(), logoUrl: z.string().nullable() }),
+    serviceName: z.string(),
+    location: z
+      .object({ name: z.string(), address: z.string() })
+      .nullable()
+      .openapi({ description: "The branch of the ticket's service; null when the service is offered at several locations (or none)" }),
+  })
+  .openapi("WidgetTicketPlace");
+
+const visitorTicketPlace = createRoute({
+  method: "get",
+  path: "/widget/tickets/{ticketId}/place",
+  tags,
+  summary: "Where the visitor's ticket is: business, branch and address",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the " +
+    "business's name and logo, the service, and the branch's name and address (null when the service is offered at several " +
+    "locations). Read once: it does not change during a visit. A missing or wrong token is 404.",
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader },
+  responses: { 200: jsonResponse(okEnvelope(TicketPlace), "Where the ticket is"), ...errors() },
+});
+
+app.openapi(visitorTicketPlace, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const data = await withTicketToken(c, ticketId, async (queue, token) =>
+    (await readVisitorTicket(c.env, queue, ticketId, token, now())) === null ? null : ticketPlace(c.env, queue),
+  );
+  return c.json(ok(data), 200);
+});
+
 const leave = createRoute({
   method: "post",
   path: "/widget/tickets/{ticketId}/cancel",
@@ -449,16 +493,34 @@ const board = createRoute({
   summary: "Call screen data for waiting rooms",
   description:
     "Per open queue: the called and serving tickets with who called them, newest call first (at most 10), and the next codes " +
-    "(at most 5). A `widget` key, or any key or member with read access. Subscribe to the queues over the WebSocket to refresh on change.",
+    "(at most 5). `?location=` keeps the queues of services offered at that branch (its name, clock, closures and open desks; " +
+    "404 for a location of another organization); `?queues=` keeps the listed queues. A `widget` key, or any key or member with " +
+    "read access. Subscribe to the queues over the WebSocket to refresh on change.",
   security: SECURITY.any,
-  request: { params: OrganizationParam },
+  request: {
+    params: OrganizationParam,
+    query: z.object({
+      location: z
+        .string()
+        .regex(/^loc_[A-Za-z0-9]+$/, "a location id (loc_…)")
+        .optional()
+        .openapi({ description: "A location id: the board of this branch only", example: "loc_d3m0par1s00000000000" }),
+      queues: z
+        .string()
+        .max(1000)
+        .regex(/^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+)*$/, "comma-separated queue ids")
+        .optional()
+        .openapi({ description: "Comma-separated queue ids: only these queues" }),
+    }),
+  },
   responses: { 200: jsonResponse(okEnvelope(DisplayBoard), "The display board"), ...errors() },
 });
 
 app.openapi(board, async (c) => {
   const { organizationId } = c.req.valid("param");
+  const { location, queues } = c.req.valid("query");
   await widgetActor(c, organizationId, "read");
-  return c.json(ok(await displayBoard(c.env, organizationId, now())), 200);
+  return c.json(ok(await displayBoard(c.env, organizationId, now(), { locationId: location, queueIds: queues?.split(",") })), 200);
 });
 
 // ---- WebSocket --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { database } from "../db/client";
-import { apiKeys, locations, organizations, queues, users } from "../db/schema";
+import { apiKeys, desks, locations, organizations, queues, serviceLocations, services, users } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
@@ -44,6 +44,31 @@ export async function widgetInfo(env: Env, organizationId: string) {
     languages: [...WIDGET_LANGUAGES],
     queues: rows,
   };
+}
+
+/**
+ * What the status page's header shows (docs/pages.md): the business, the service and the
+ * branch of the queue's service (null when the service is offered at several locations).
+ */
+export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationId" | "serviceId">) {
+  const db = database(env.DB);
+  const [org, service, places] = await Promise.all([
+    db
+      .select({ name: organizations.name, logoUrl: organizations.logoUrl })
+      .from(organizations)
+      .where(eq(organizations.id, queue.organizationId))
+      .get(),
+    db.select({ name: services.name }).from(services).where(eq(services.id, queue.serviceId)).get(),
+    db
+      .select({ name: locations.name, address: locations.address })
+      .from(serviceLocations)
+      .innerJoin(locations, eq(locations.id, serviceLocations.locationId))
+      .where(eq(serviceLocations.serviceId, queue.serviceId))
+      .limit(2)
+      .all(),
+  ]);
+  if (!org || !service) return null;
+  return { organization: org, serviceName: service.name, location: places.length === 1 ? places[0]! : null };
 }
 
 /** The name comes from D1 (renames show at once); the live figures from the room. */
@@ -146,36 +171,84 @@ async function callerNames(env: Env, organizationId: string, ids: string[]): Pro
   return names;
 }
 
+/** Which part of the organization a board shows (docs/display-board.md): one branch, some queues. */
+export interface BoardFilter {
+  /** Only the queues of services offered at this location; its name, clock and closures. */
+  locationId?: string;
+  /** Only these queues (ids of other organizations or locations are ignored). */
+  queueIds?: string[];
+}
+
 /**
- * Per open queue of the organization: calls newest first with their counter, and the next
- * codes; with the organization's name, logo and the time zone of the board's clock (its first
- * location's, else UTC).
+ * Per open queue of the organization (or of one location): calls newest first with their
+ * counter, and the next codes; with the organization's name, logo and the time zone of the
+ * board's clock (the location's, else the organization's first location's, else UTC); the
+ * location's open desks, so a desks layout shows a counter before its first call.
  */
-export async function displayBoard(env: Env, organizationId: string, at: number) {
+export async function displayBoard(env: Env, organizationId: string, at: number, filter: BoardFilter = {}) {
   const db = database(env.DB);
-  const [org, place, rows] = await Promise.all([
+  const locationId = filter.locationId ?? null;
+  const placeColumns = {
+    id: locations.id,
+    name: locations.name,
+    address: locations.address,
+    timezone: locations.timezone,
+    openingHours: locations.openingHours,
+  };
+  const [org, place, rows, openDesks] = await Promise.all([
     db
       .select({ name: organizations.name, logoUrl: organizations.logoUrl })
       .from(organizations)
       .where(eq(organizations.id, organizationId))
       .get(),
+    locationId
+      ? db
+          .select(placeColumns)
+          .from(locations)
+          .where(and(eq(locations.id, locationId), eq(locations.organizationId, organizationId)))
+          .get()
+      : db
+          .select(placeColumns)
+          .from(locations)
+          .where(eq(locations.organizationId, organizationId))
+          .orderBy(asc(locations.createdAt), asc(locations.id))
+          .limit(1)
+          .get(),
+    locationId
+      ? db
+          .selectDistinct({ queue: queues })
+          .from(queues)
+          .innerJoin(serviceLocations, eq(serviceLocations.serviceId, queues.serviceId))
+          .where(and(eq(queues.organizationId, organizationId), eq(serviceLocations.locationId, locationId), isNull(queues.archivedAt)))
+          .orderBy(asc(queues.createdAt), asc(queues.id))
+          .all()
+          .then((r) => r.map((x) => x.queue))
+      : db
+          .select()
+          .from(queues)
+          .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+          .orderBy(asc(queues.createdAt), asc(queues.id))
+          .all(),
     db
-      .select({ id: locations.id, timezone: locations.timezone, openingHours: locations.openingHours })
-      .from(locations)
-      .where(eq(locations.organizationId, organizationId))
-      .orderBy(asc(locations.createdAt), asc(locations.id))
-      .limit(1)
-      .get(),
-    db
-      .select()
-      .from(queues)
-      .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
-      .orderBy(asc(queues.createdAt), asc(queues.id))
+      .select({ name: desks.name, displayName: desks.displayName, queueIds: desks.queueIds })
+      .from(desks)
+      .where(
+        and(
+          eq(desks.organizationId, organizationId),
+          isNotNull(desks.operatorId),
+          ...(locationId ? [eq(desks.locationId, locationId)] : []),
+        ),
+      )
+      .orderBy(asc(desks.createdAt), asc(desks.id))
+      .limit(BOARD_DESKS_MAX)
       .all(),
   ]);
   if (!org) throw notFound("Organization");
+  if (locationId && !place) throw notFound("Location");
+  const wanted = filter.queueIds ? new Set(filter.queueIds) : null;
+  const shown = wanted ? rows.filter((q) => wanted.has(q.id)) : rows;
   const boards = await Promise.all(
-    rows.map((q) => readRoom<BoardData>(env, q, (room) => room.query({ question: "widgetBoard", at })).catch(() => null)),
+    shown.map((q) => readRoom<BoardData>(env, q, (room) => room.query({ question: "widgetBoard", at })).catch(() => null)),
   );
   const callerIds = [
     ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
@@ -184,13 +257,19 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
     callerNames(env, organizationId, callerIds),
     boardClosures(env, organizationId, place ?? null, at),
   ]);
+  const shownIds = new Set(shown.map((q) => q.id));
   return {
     organizationId,
     organization: { name: org.name, logoUrl: org.logoUrl },
+    location: locationId && place ? { id: place.id, name: place.name, address: place.address } : null,
     timeZone: place?.timezone ?? "UTC",
     generatedAt: iso(at),
     closures,
-    queues: rows.flatMap((q, i) => {
+    // Open desks calling from a shown queue (or from none listed yet), by their counter label.
+    desks: openDesks
+      .filter((d) => d.queueIds.length === 0 || d.queueIds.some((id) => shownIds.has(id)))
+      .map((d) => ({ counter: d.displayName ?? d.name })),
+    queues: shown.flatMap((q, i) => {
       const board = boards[i];
       if (!board) return [];
       // The D1 name (renames show at once); the rest as the socket's board_update carries it.
@@ -208,6 +287,9 @@ export async function displayBoard(env: Env, organizationId: string, at: number)
     }),
   };
 }
+
+/** Open desks a board lists (far above any branch's counters). */
+const BOARD_DESKS_MAX = 100;
 
 /** How far ahead the board learns the closures (it reloads them every hour). */
 const BOARD_CLOSURES_AHEAD_MS = 24 * 3_600_000;

@@ -201,6 +201,35 @@ function stubUsbPrinter(paired) {
   };
 }
 
+/** A second branch of the demo organization with its own queue (created once, found again on later runs). */
+const SECOND = { location: "Demo Bank Bastille", service: "Teller Bastille", queue: "Bastille line" };
+async function secondBranch(api) {
+  const locations = await must(api, "GET", "/business/locations?limit=100");
+  let location = locations.find((l) => l.name === SECOND.location);
+  if (!location)
+    location = await must(api, "POST", "/locations", {
+      organizationId: DEMO.organization.id,
+      name: SECOND.location,
+      address: "4 place de la Bastille, 75011 Paris",
+      latitude: 48.853,
+      longitude: 2.369,
+      timezone: "Europe/Paris",
+    });
+  const services = await must(api, "GET", "/business/services?limit=100");
+  let service = services.find((s) => s.name === SECOND.service);
+  if (!service)
+    service = await must(api, "POST", "/services", {
+      name: SECOND.service,
+      locationIds: [location.id],
+      serviceTypeId: DEMO.service.serviceTypeId,
+    });
+  const queues = await must(api, "GET", `/business/queues?serviceId=${service.id}`);
+  const queue =
+    queues.find((q) => q.name === SECOND.queue) ??
+    (await must(api, "POST", "/business/queues", { serviceId: service.id, name: SECOND.queue }));
+  return { location, service, queue };
+}
+
 export function pageCases() {
   return [
     {
@@ -473,6 +502,99 @@ export function pageCases() {
           await checkAxe(p, "the console with a full card");
         } finally {
           await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages board: the board of one branch (location=) shows its name and open desks, never a second branch's queue or call (axe)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const second = await secondBranch(api);
+        await must(api, "POST", `/queues/${second.queue.id}/clear`);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const board = await ctx.newPage();
+          const url = `${api}/v1/widget/board?organization=${DEMO.organization.id}&location=${DEMO.location.id}&key=${DEMO.widgetKey.value}`;
+          await board.goto(`${url}&language=en&sound=0`, { timeout: STEP_MS });
+          await board.getByText(DEMO.queue.name).first().waitFor({ timeout: STEP_MS });
+          await board.getByText(DEMO.location.name).first().waitFor({ timeout: STEP_MS });
+          check((await board.getByText(SECOND.queue).count()) === 0, "the first branch's board shows the second branch's queue");
+          // A call at each branch: only the first branch's reaches its screen.
+          await must(
+            api,
+            "POST",
+            `/widget/queue/${second.queue.id}/join`,
+            { visitorName: "Elsewhere" },
+            { "X-API-Key": DEMO.widgetKey.value },
+          );
+          await must(api, "POST", `/queues/${second.queue.id}/call-next`, { counter: "Bastille 7" });
+          const ours = await widgetJoin(api, { visitorName: "Here" });
+          await must(api, "POST", `/queues/${DEMO.queue.id}/call-next`, {});
+          await board.locator(`[data-called="${ours.displayCode}"]`).first().waitFor({ timeout: STEP_MS });
+          const shown = await board.locator("#widget").evaluate((w) => (w.shadowRoot ?? w).textContent);
+          check(!shown.includes(SECOND.queue), `the second branch's queue appeared: ${shown}`);
+          check(!shown.includes("Bastille 7"), `the second branch's call appeared on the first branch's board: ${shown}`);
+          await checkAxe(board, "the branch's board");
+          // The desks layout lists every open desk, also one that has not called yet.
+          const desks = await must(api, "GET", `/locations/${DEMO.location.id}/desks`);
+          await must(api, "POST", `/desks/${desks.find((d) => d.name === "Guichet 2").id}/open`);
+          await board.goto(`${url}&language=fr&sound=0&layout=desks`, { timeout: STEP_MS });
+          await board.locator('[data-desk="Guichet 2"]').waitFor({ timeout: STEP_MS });
+          await board.getByText(DEMO.location.name).first().waitFor({ timeout: STEP_MS });
+          await checkAxe(board, "the branch's board, desks layout");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages status: the header says business, branch and address; notify is hidden where it cannot work; step back asks first, then is gone (axe)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const mine = await widgetJoin(api, { visitorName: "Ada" });
+        await widgetJoin(api, { visitorName: "Behind" });
+        for (const lang of ["en", "fr"]) {
+          const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+          try {
+            const p = await ctx.newPage();
+            // A browser that cannot receive notifications (no Push API).
+            await p.addInitScript(() => {
+              delete window.PushManager;
+            });
+            await p.goto(`${api}/t/${mine.id}?lang=${lang}#token=${mine.ticketToken}`, { timeout: STEP_MS });
+            await p.waitForSelector("#code", { timeout: STEP_MS });
+            const header = p.locator("header");
+            for (const text of [DEMO.organization.name, DEMO.location.name, DEMO.location.address])
+              await header.getByText(text, { exact: false }).first().waitFor({ timeout: STEP_MS });
+            check(
+              (await p.getByRole("button", { name: /Notify me|Me prévenir/ }).count()) === 0,
+              `${lang}: a notify button that cannot work`,
+            );
+            await checkAxe(p, `the status page (${lang})`);
+            if (lang === "fr") continue;
+            await p.getByRole("button", { name: "Let the next person go first" }).click();
+            const dialog = p.getByRole("dialog", { name: /Let the next person go first\?/ });
+            await dialog.waitFor({ timeout: STEP_MS });
+            check((await p.locator("[data-position]").textContent()).includes("You are next"), "stepped back before confirming");
+            await checkAxe(p, "the step-back confirmation");
+            await dialog.getByRole("button", { name: "Cancel" }).click();
+            await dialog.waitFor({ state: "detached", timeout: STEP_MS });
+            await p.getByRole("button", { name: "Let the next person go first" }).click();
+            await p.getByRole("dialog").getByRole("button", { name: "Yes, let them go first" }).click();
+            await p.getByText("1 before you").waitFor({ timeout: STEP_MS });
+            check(
+              (await p.getByRole("button", { name: "Let the next person go first" }).count()) === 0,
+              "the step-back button stays after use",
+            );
+            await p.reload();
+            await p.waitForSelector("#code", { timeout: STEP_MS });
+            check(
+              (await p.getByRole("button", { name: "Let the next person go first" }).count()) === 0,
+              "the step-back button is back after a reload",
+            );
+          } finally {
+            await ctx.close();
+          }
         }
       },
     },
@@ -794,6 +916,20 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.goto(`${api}/console/floor?lang=${lang}`);
         await p.waitForSelector("table, .notice", { timeout: STEP_MS });
         await p.screenshot({ path: path.join(dir, `floor-${lang}-${size}.png`) });
+
+        // The branch's TV (docs/pages.md), both layouts, with Guichet 2 open and a call at Guichet 1.
+        const board = `${api}/v1/widget/board?organization=${DEMO.organization.id}&location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&language=${lang}&sound=0`;
+        const guichet2 = (await must(api, "GET", `/locations/${DEMO.location.id}/desks`)).find((d) => d.name === "Guichet 2");
+        await must(api, "POST", `/desks/${guichet2.id}/open`);
+        const called = await must(api, "POST", `/desks/${guichet2.id}/call-next`, {});
+        await p.goto(board);
+        await p.locator("[data-location]").first().waitFor({ timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `board-${lang}-${size}.png`) });
+        await p.goto(`${board}&layout=desks`);
+        await p.locator("[data-desk]").first().waitFor({ timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `board-desks-${lang}-${size}.png`) });
+        await must(api, "POST", `/tickets/${called.id}/return`, { position: "first" });
+        await must(api, "POST", `/desks/${guichet2.id}/close`);
       } finally {
         await ctx.close();
       }

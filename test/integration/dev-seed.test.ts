@@ -52,6 +52,37 @@ describe("the dev seed's demo queue", () => {
     expect(read.body.data.waitingCount).toBe(1);
   });
 
+  it("seeds the service's outcomes, so a ticket can be completed with one", async () => {
+    const outcomes = await call("GET", `/v1/services/${DEMO.service.id}/outcomes`, { apiKey: DEMO.apiKey.value });
+    expect(outcomes.status).toBe(200);
+    expect(outcomes.body.data.map((o: any) => o.code).sort()).toEqual(["account_opened", "deposit_made", "referred"]);
+  });
+
+  it("/ in development is a landing page with the pages and the demo's sign-ins; not elsewhere", async () => {
+    const dev = { ...env, ENVIRONMENT: "development" };
+    const ctx = createExecutionContext();
+    const page = await devWorker.fetch(new Request("http://127.0.0.1:8787/") as Request<unknown, IncomingRequestCfProperties>, dev, ctx);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Type")).toContain("text/html");
+    const html = await page.text();
+    for (const text of [
+      "/console",
+      "/console/floor",
+      "/kiosk?location=",
+      `location=${DEMO.location.id}`,
+      DEMO.operator.email,
+      DEMO.owner.password,
+    ])
+      expect(html).toContain(text);
+    const other = await devWorker.fetch(
+      new Request("http://127.0.0.1:8787/") as Request<unknown, IncomingRequestCfProperties>,
+      { ...env, ENVIRONMENT: "production" },
+      createExecutionContext(),
+    );
+    expect(other.status).toBe(404);
+    expect((await SELF.fetch("http://127.0.0.1/")).status).toBe(404);
+  });
+
   it("the deployable Worker has no /__dev route", async () => {
     const res = await SELF.fetch(demoQueue());
     expect(res.status).toBe(404);

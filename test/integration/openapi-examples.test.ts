@@ -349,6 +349,7 @@ const STEPS: Step[] = [
   { id: "getWidgetQueueIntake" },
   { id: "joinQueueFromWidget" },
   { id: "getVisitorTicket", prepare: visitorsOwnTicket },
+  { id: "getVisitorTicketPlace", prepare: visitorsOwnTicket },
   { id: "getTicketReceipt", prepare: visitorsOwnTicket },
   // The widget visitor gives back the code the join texted (requirePhoneCode), then asks again: already verified.
   { id: "verifyTicketPhone", prepare: visitorsPendingPhoneCode },

@@ -93,7 +93,10 @@ describe("npm run webhooks:listen", () => {
       res.statusCode = 403;
       res.setHeader("content-type", "application/json");
       res.end(
-        JSON.stringify({ success: false, error: { code: "AUTHORIZATION_ERROR", message: "This needs the WEBHOOK_MANAGE permission" } }),
+        JSON.stringify({
+          success: false,
+          error: { code: "AUTHORIZATION_ERROR", message: "This API key cannot do this: it needs a key with manage:webhooks (or admin)" },
+        }),
       );
     });
     servers.push(api);
@@ -109,6 +112,8 @@ describe("npm run webhooks:listen", () => {
       "http://127.0.0.1:9/hooks",
     ]).catch((e) => e);
     expect(failure.code).toBe(1);
-    expect(failure.stderr).toContain("GET /v1/events answered 403 AUTHORIZATION_ERROR: This needs the WEBHOOK_MANAGE permission");
+    expect(failure.stderr).toContain(
+      "GET /v1/events answered 403 AUTHORIZATION_ERROR: This API key cannot do this: it needs a key with manage:webhooks (or admin)",
+    );
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import { keyPermissions } from "../../src/domain/permissions";
 
 // The README's five-minute quickstart, read as a client would: every curl names a documented
 // operation (method and path), and every JSON body parses. (Sending them in order against
@@ -63,5 +64,14 @@ describe("the README quickstart", () => {
       ).toBe(true);
       if (c.body !== null) expect(() => JSON.parse(c.body!.replace(/\$\w+/g, "x")), c.command).not.toThrow();
     }
+  });
+
+  it("the key it creates runs the README's webhooks:listen line as written (GET /v1/events needs manage:webhooks)", () => {
+    const readme = readFileSync(path.join(root, "README.md"), "utf8");
+    expect(readme).toContain("npm run webhooks:listen -- --forward-to http://127.0.0.1:4000/hooks --api-key $KEY");
+    const create = curls(quickstart()).find((c) => c.path === "/organizations/$ORG/api-keys");
+    const permissions = JSON.parse(create!.body!).permissions as string[];
+    expect(keyPermissions(permissions).has("WEBHOOK_MANAGE")).toBe(true);
+    expect(keyPermissions(permissions).has("QUEUE_OPERATE")).toBe(true);
   });
 });

@@ -4,7 +4,7 @@
 import { render, useEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./status.css";
-import { api, ApiRefusal, type VisitorTicket } from "../shared/api";
+import { api, ApiRefusal, type Schemas, type VisitorTicket } from "../shared/api";
 import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
 import { openLive, type LiveState } from "../shared/live";
 
@@ -25,6 +25,10 @@ const TEXT = {
     leave: "Leave the queue",
     confirmLeave: "Leave the queue? Your place is lost.",
     stepBack: "Let the next person go first",
+    confirmStepBackTitle: "Let the next person go first?",
+    confirmStepBack: "You move back one place, once. You cannot undo it.",
+    confirmStepBackYes: "Yes, let them go first",
+    cancel: "Cancel",
     steppedBack: "You let the next person go first.",
     notify: "Notify me on this phone",
     notifyOn: "Notifications are on.",
@@ -59,6 +63,10 @@ const TEXT = {
     leave: "Quitter la file",
     confirmLeave: "Quitter la file ? Vous perdrez votre place.",
     stepBack: "Laisser passer la personne suivante",
+    confirmStepBackTitle: "Laisser passer la personne suivante ?",
+    confirmStepBack: "Vous reculez d'une place, une seule fois. Impossible d'annuler.",
+    confirmStepBackYes: "Oui, la laisser passer",
+    cancel: "Annuler",
     steppedBack: "Vous avez laissé passer la personne suivante.",
     notify: "Me prévenir sur ce téléphone",
     notifyOn: "Les notifications sont activées.",
@@ -85,6 +93,12 @@ const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? localS
 if (token) localStorage.setItem(storageKey, token);
 
 const FINAL = new Set(["served", "cancelled", "skipped", "expired"]);
+/** Step back is allowed once per ticket: remembered here so the button stays gone after a reload. */
+const steppedKey = `pages:stepped:${ticketId}`;
+type TicketPlace = Schemas["WidgetTicketPlace"];
+/** Web push needs a service worker, the Push API and notifications not refused (the server's key is checked at load). */
+const pushPossible = () =>
+  "serviceWorker" in navigator && "PushManager" in window && "Notification" in window && Notification.permission !== "denied";
 
 /** Where the ticket's number stands (GET /v1/tickets/{ticketId}/phone-verification, docs/limits.md). */
 interface PhoneCheck {
@@ -103,13 +117,21 @@ function App() {
   const [busy, setBusy] = useState(false);
   const [phone, setPhone] = useState<PhoneCheck | null>(null);
   const [code, setCode] = useState("");
+  const [place, setPlace] = useState<TicketPlace | null>(null);
+  const [stepped, setStepped] = useState(localStorage.getItem(steppedKey) !== null);
+  const [asking, setAsking] = useState(false);
+  // Shown only where it can work: this browser can, and the server has a push key; gone once on.
+  const [canNotify, setCanNotify] = useState(false);
 
   const show = (next: VisitorTicket) => {
     setTicket((before) => {
       if (next.status === "called" && before?.status !== "called") navigator.vibrate?.([300, 150, 300]);
       return next;
     });
-    if (FINAL.has(next.status)) localStorage.removeItem(storageKey);
+    if (FINAL.has(next.status)) {
+      localStorage.removeItem(storageKey);
+      localStorage.removeItem(steppedKey);
+    }
   };
 
   const read = () =>
@@ -118,6 +140,18 @@ function App() {
       .catch((err: unknown) => {
         if (err instanceof ApiRefusal && err.status === 404) setMissing(true);
       });
+
+  // Once: where the ticket is (business, branch, address), and whether notifications can work here.
+  useEffect(() => {
+    if (!token) return;
+    api<TicketPlace>("GET", `/widget/tickets/${ticketId}/place`, { headers: { "X-Ticket-Token": token } })
+      .then(setPlace)
+      .catch(() => undefined);
+    if (pushPossible())
+      api<{ publicKey: string | null }>("GET", "/widget/push/public-key")
+        .then((r) => setCanNotify(r.publicKey !== null))
+        .catch(() => undefined);
+  }, []);
 
   // Once: a number the organization wants proven shows the code field until it is.
   useEffect(() => {
@@ -157,22 +191,36 @@ function App() {
       show(await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/cancel`, { headers: { "X-Ticket-Token": token } }));
     });
 
+  const markStepped = () => {
+    localStorage.setItem(steppedKey, "1");
+    setStepped(true);
+  };
+
   const stepBack = () =>
     act(async () => {
-      show(
-        await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/step-back`, {
-          headers: { "X-Ticket-Token": token },
-          body: { places: 1 },
-        }),
-      );
+      setAsking(false);
+      try {
+        show(
+          await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/step-back`, {
+            headers: { "X-Ticket-Token": token },
+            body: { places: 1 },
+          }),
+        );
+      } catch (err) {
+        if (err instanceof ApiRefusal && err.details.reason === "already_stepped_back") markStepped();
+        throw err;
+      }
+      markStepped();
       setNote(t.steppedBack);
     });
 
   const notify = () =>
     act(async () => {
-      if (!("serviceWorker" in navigator) || !("PushManager" in window)) return setNote(t.notifyUnsupported);
       const { publicKey } = await api<{ publicKey: string | null }>("GET", "/widget/push/public-key");
-      if (!publicKey) return setNote(t.notifyUnsupported);
+      if (!publicKey || !pushPossible()) {
+        setCanNotify(false);
+        return setNote(t.notifyUnsupported);
+      }
       const registration = await navigator.serviceWorker.register("/pages/push-sw.js");
       const key = Uint8Array.from(atob(publicKey.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0));
       const subscription = (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })).toJSON();
@@ -180,6 +228,7 @@ function App() {
         headers: { "X-Ticket-Token": token },
         body: { endpoint: subscription.endpoint, keys: subscription.keys, language: lang },
       });
+      setCanNotify(false);
       setNote(t.notifyOn);
     });
 
@@ -212,8 +261,15 @@ function App() {
   };
 
   const header = (
-    <header class="bar">
-      <h1>{ticket ? ticket.queueName : t.title}</h1>
+    <header class="bar place-bar">
+      <div class="place">
+        <h1>{place ? place.organization.name : ticket ? ticket.queueName : t.title}</h1>
+        {place?.location && (
+          <p class="branch">
+            <span class="branch-name">{place.location.name}</span> <span class="address">{place.location.address}</span>
+          </p>
+        )}
+      </div>
       <span class="spacer" />
       {live === "offline" && <span class="live offline">{t.reconnecting}</span>}
       <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
@@ -238,7 +294,10 @@ function App() {
     <div class={`status-page s-${ticket.status}`}>
       {header}
       <section class="status-box" aria-labelledby="code">
-        <p class="label">{t.title}</p>
+        <p class="label">
+          {t.title}
+          {ticket.queueName && ` · ${place?.serviceName ?? ticket.queueName}`}
+        </p>
         <p class="big-code" id="code">
           {ticket.displayCode}
         </p>
@@ -295,14 +354,14 @@ function App() {
         )}
         {(ticket.status === "waiting" || ticket.status === "called") && (
           <div class="actions">
-            {ticket.status === "waiting" && (
-              <button type="button" onClick={stepBack} disabled={busy}>
-                {t.stepBack}
-              </button>
-            )}
-            {ticket.status === "waiting" && (
+            {ticket.status === "waiting" && canNotify && (
               <button type="button" onClick={notify} disabled={busy}>
                 {t.notify}
+              </button>
+            )}
+            {ticket.status === "waiting" && !stepped && (
+              <button type="button" onClick={() => setAsking(true)} disabled={busy}>
+                {t.stepBack}
               </button>
             )}
             <button type="button" class="danger" onClick={leave} disabled={busy}>
@@ -311,6 +370,22 @@ function App() {
           </div>
         )}
       </section>
+      {asking && ticket.status === "waiting" && (
+        <div class="overlay" onClick={(e: Event) => e.target === e.currentTarget && setAsking(false)}>
+          <div role="dialog" aria-modal="true" aria-labelledby="step-title" aria-describedby="step-text">
+            <h2 id="step-title">{t.confirmStepBackTitle}</h2>
+            <p id="step-text">{t.confirmStepBack}</p>
+            <div class="actions">
+              <button type="button" onClick={() => setAsking(false)} autofocus>
+                {t.cancel}
+              </button>
+              <button type="button" class="primary" onClick={stepBack} disabled={busy}>
+                {t.confirmStepBackYes}
+              </button>
+            </div>
+          </div>
+        </div>
+      )}
     </div>
   );
 }
