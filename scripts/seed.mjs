@@ -55,7 +55,7 @@ export const DEMO = {
   // What a clerk picks when completing a ticket (docs/desks.md), so "complete with an outcome" can be shown.
   outcomes: [
     { code: "deposit_made", label: "Deposit made" },
-    { code: "account_opened", label: "Account opened" },
+    { code: "card_replaced", label: "Card replaced" },
     { code: "referred", label: "Referred to an adviser" },
   ],
   // The id the documentation's examples name (src/http/openapi-examples.ts).

@@ -230,9 +230,15 @@ export function guarded<K extends ResourceKind>(
   return { row: g, actor: resolved.member };
 }
 
+/** "calendarEvent" → "Calendar event", as a 404 names it. */
+const kindName = (kind: ResourceKind) => kind.charAt(0).toUpperCase() + kind.slice(1).replace(/[A-Z]/g, (l) => ` ${l.toLowerCase()}`);
+
 /** The guarded row alone (open operations, whose handler decides who may act). */
 export function guardedRow<K extends ResourceKind>(c: Context<AppEnv>, kind: K): GuardedRows[K] {
   const g = c.get("guarded");
+  // An open operation's unknown id passed the guard (it may answer in its own words); a handler
+  // that still asks for the row gets the 404 the id deserves.
+  if (!g && operationIsOpen(c)) throw notFound(kindName(kind));
   // A route of a guarded resource that is not mounted behind its guard is a bug, not a 404.
   if (!g || g.kind !== kind) throw new Error(`No ${kind} guard ran for ${c.req.method} ${c.req.path}`);
   return g.row as GuardedRows[K];

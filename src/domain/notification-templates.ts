@@ -126,8 +126,8 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
     en: { title: "Appointment cancelled", body: "{title} on {time} is cancelled." },
   },
   "queue.status_changed": {
-    fr: { title: "File {queue}", body: "La file {queue} est passée de {from} à {to}." },
-    en: { title: "Queue {queue}", body: "Queue {queue} went from {from} to {to}." },
+    fr: { title: "{queue}", body: "{queue} : statut passé de {from} à {to}." },
+    en: { title: "{queue}", body: "{queue}: status went from {from} to {to}." },
   },
   "queue.capacity_warning": {
     fr: { title: "File {queue} presque pleine", body: "{used} places occupées sur {max}." },

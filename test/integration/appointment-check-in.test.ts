@@ -251,3 +251,12 @@ describe("booked through the API, then checked in", () => {
     expect(read).toMatchObject({ status: "checked_in", ticketId: first.ticket.id });
   });
 });
+
+describe("an unknown appointment", () => {
+  it("is 404 for staff and keys alike (the check-in is open to token holders, so the guard lets the id through)", async () => {
+    const f = await clinic();
+    const key = await createApiKey(f.owner, f.organizationId, ["admin"]);
+    expectError(await checkIn("apt_unknown0000000000000", { token: f.owner.token }), 404, "NOT_FOUND");
+    expectError(await checkIn("apt_unknown0000000000000", { apiKey: key.key }), 404, "NOT_FOUND");
+  });
+});

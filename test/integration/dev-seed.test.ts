@@ -55,7 +55,7 @@ describe("the dev seed's demo queue", () => {
   it("seeds the service's outcomes, so a ticket can be completed with one", async () => {
     const outcomes = await call("GET", `/v1/services/${DEMO.service.id}/outcomes`, { apiKey: DEMO.apiKey.value });
     expect(outcomes.status).toBe(200);
-    expect(outcomes.body.data.map((o: any) => o.code).sort()).toEqual(["account_opened", "deposit_made", "referred"]);
+    expect(outcomes.body.data.map((o: any) => o.code).sort()).toEqual(["card_replaced", "deposit_made", "referred"]);
   });
 
   it("/ in development is a landing page with the pages and the demo's sign-ins; not elsewhere", async () => {

@@ -59,6 +59,20 @@ const EXCLUDED: Record<string, string> = {
     "Twilio's form-encoded webhook, signed over the URL and parameters: test/integration/inbound-sms.test.ts sends real and forged signatures",
   receiveTwilioSmsStatus:
     "Twilio's form-encoded status callback, signed over the URL and parameters: test/integration/inbound-status.test.ts sends real and forged ones",
+  bookAppointment:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  holdAppointmentSlot:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  getAppointment:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  rescheduleAppointment:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  cancelAppointment:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  listLocationAppointments:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  listMyAppointments:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
   checkInAppointment:
     "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks in rows written into D1",
   checkInAppointmentAtKiosk:
