@@ -79,15 +79,19 @@ export class OrganizationLedger extends DurableObject<Env> {
     if (organizationId === null) return;
     const behind = this.sql.exec<PeriodRow>("SELECT period, used, flushed FROM ticket_periods WHERE used != flushed").toArray();
     if (behind.length === 0) return;
+    // Written only while the organization exists: a count left behind by a deleted organization
+    // has no row to go to, and a plain INSERT would fail the foreign key and retry for ever.
     await this.env.DB.batch(
       behind.map((row) =>
         this.env.DB.prepare(
-          `INSERT INTO usage_counters (organization_id, period, metric, used) VALUES (?, ?, 'tickets', ?)
+          `INSERT INTO usage_counters (organization_id, period, metric, used)
+           SELECT ?1, ?2, 'tickets', ?3 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?1)
            ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = excluded.used`,
         ).bind(organizationId, row.period, row.used),
       ),
     );
-    // Only what was written is marked written: a take during the write stays behind.
+    // Only what was written (or dropped with its organization) is marked written: a take
+    // during the write stays behind.
     for (const row of behind) this.sql.exec("UPDATE ticket_periods SET flushed = ? WHERE period = ?", row.used, row.period);
   }
 
