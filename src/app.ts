@@ -30,7 +30,7 @@ import { dashboardRoutes, analyticsRoutes, analyticsExportRoutes } from "./analy
 import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRoutes, blendRoutes } from "./tickets";
 import { embedRoutes, widgetRoutes, widgetCors, widgetOriginLock, kioskRoutes } from "./widget";
 import { webhookRoutes, eventRoutes } from "./webhooks";
-import { notificationRoutes, smsPolicyRoutes } from "./notifications";
+import { messageTemplateRoutes, notificationRoutes, smsPolicyRoutes } from "./notifications";
 import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes } from "./visits";
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
 import { deskRoutes, floorRoutes } from "./desks";
@@ -138,6 +138,7 @@ export function createApp() {
   app.route("/v1", webhookRoutes);
   app.route("/v1", notificationRoutes);
   app.route("/v1", smsPolicyRoutes);
+  app.route("/v1", messageTemplateRoutes);
   app.route("/v1", visitorPushRoutes);
   app.route("/v1", analyticsRoutes);
   app.route("/v1", analyticsExportRoutes);

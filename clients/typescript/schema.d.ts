@@ -2192,6 +2192,70 @@ export interface paths {
         patch: operations["updateSmsPolicy"];
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/message-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer messages in force, every message and language, with their SMS cost (ORG_MANAGE)
+         * @description The customer messages in force, every message and language, with their SMS cost (ORG_MANAGE).
+         */
+        get: operations["listMessageTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/message-templates/{templateKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Write the business's own text of a message, for the organization or one queue (ORG_MANAGE)
+         * @description An unknown variable, or a required one missing from the body, is refused with 400 naming the field and `details.variable`.
+         */
+        put: operations["putMessageTemplate"];
+        post?: never;
+        /**
+         * Put a message back to the organization's text (for a queue) or ours (ORG_MANAGE)
+         * @description Put a message back to the organization's text (for a queue) or ours (ORG_MANAGE).
+         */
+        delete: operations["resetMessageTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/message-templates/{templateKey}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A message rendered for a sample ticket, as the customer would receive it, with its SMS cost (ORG_MANAGE)
+         * @description Renders the text given (checked as a save would be), else the one in force. Changes nothing.
+         */
+        post: operations["previewMessageTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/widget/push/public-key": {
         parameters: {
             query?: never;
@@ -4920,6 +4984,91 @@ export interface components {
              * @enum {string|null}
              */
             botCheck?: "off" | "always" | "when_half_used" | null;
+        };
+        MessageTemplate: {
+            /**
+             * @description The message
+             * @example ticket.called
+             * @enum {string}
+             */
+            key: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            /**
+             * @example fr
+             * @enum {string}
+             */
+            language: "fr" | "en";
+            queueId: string | null;
+            /**
+             * @description Whose text is in force
+             * @enum {string}
+             */
+            source: "default" | "organization" | "queue";
+            title: string;
+            body: string;
+            /** @description The variables this message may use */
+            variables: string[];
+            /** @description The variables its body must contain outside [ … ] */
+            requiredVariables: string[];
+            sms: components["schemas"]["SmsCost"];
+        };
+        SmsCost: {
+            /**
+             * @description UCS-2 when a character is outside GSM-7: a segment then holds 70, not 160
+             * @enum {string}
+             */
+            encoding: "GSM-7" | "UCS-2";
+            /** @description SMS segments billed per message (a template's text; variables change it a little) */
+            segments: number;
+            characters: number;
+            /** @description The characters that force UCS-2 */
+            nonGsmCharacters: string[];
+        };
+        PutMessageTemplateRequest: {
+            /**
+             * @example fr
+             * @enum {string}
+             */
+            language: "fr" | "en";
+            /** @description A queue of the organization: its text wins over the organization's */
+            queueId?: string | null;
+            /**
+             * @description Push and in-app title; an SMS reads `title: body` (an empty title sends the body alone)
+             * @example C'est votre tour
+             */
+            title?: string;
+            /**
+             * @description The text, with {variables} and optional clauses in [ … ] (dropped when a variable in them has no value). At most 480 characters (three SMS segments in GSM-7)
+             * @example Ticket {code} : présentez-vous[ au {counter}]. Merci de votre patience !
+             */
+            body: string;
+        };
+        MessageTemplatePreview: {
+            title: string;
+            body: string;
+            /** @description The SMS as the provider receives it */
+            smsText: string;
+            sms: components["schemas"]["SmsCost"];
+            /** @enum {string} */
+            source: "default" | "organization" | "queue" | "draft";
+        };
+        PreviewMessageTemplateRequest: {
+            /**
+             * @example fr
+             * @enum {string}
+             */
+            language: "fr" | "en";
+            /** @description A queue of the organization: its text wins over the organization's */
+            queueId?: string | null;
+            /**
+             * @description Push and in-app title; an SMS reads `title: body` (an empty title sends the body alone)
+             * @example C'est votre tour
+             */
+            title?: string;
+            /**
+             * @description The text, with {variables} and optional clauses in [ … ] (dropped when a variable in them has no value). At most 480 characters (three SMS segments in GSM-7)
+             * @example Ticket {code} : présentez-vous[ au {counter}]. Merci de votre patience !
+             */
+            body?: string;
         };
         VisitorPushSubscription: {
             /**
@@ -18008,6 +18157,356 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listMessageTemplates: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A queue of the organization: its text wins over the organization's
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+                language?: "fr" | "en";
+                /**
+                 * @description The message
+                 * @example ticket.called
+                 */
+                templateKey?: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The texts in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "key": "ticket.called",
+                     *           "language": "fr",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "source": "default",
+                     *           "title": "Lunch break",
+                     *           "body": "Demo",
+                     *           "variables": [
+                     *             "Demo"
+                     *           ],
+                     *           "requiredVariables": [
+                     *             "Demo"
+                     *           ],
+                     *           "sms": {
+                     *             "encoding": "GSM-7",
+                     *             "segments": 1,
+                     *             "characters": 1,
+                     *             "nonGsmCharacters": [
+                     *               "Demo"
+                     *             ]
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["MessageTemplate"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    putMessageTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+                /**
+                 * @description The message
+                 * @example ticket.called
+                 */
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "fr",
+                 *       "queueId": "que_d3m0q000000000000000",
+                 *       "title": "C'est votre tour",
+                 *       "body": "Ticket {code} : présentez-vous[ au {counter}]. Merci de votre patience !"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PutMessageTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The text now in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "key": "ticket.called",
+                     *         "language": "fr",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "source": "default",
+                     *         "title": "Lunch break",
+                     *         "body": "Demo",
+                     *         "variables": [
+                     *           "Demo"
+                     *         ],
+                     *         "requiredVariables": [
+                     *           "Demo"
+                     *         ],
+                     *         "sms": {
+                     *           "encoding": "GSM-7",
+                     *           "segments": 1,
+                     *           "characters": 1,
+                     *           "nonGsmCharacters": [
+                     *             "Demo"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["MessageTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    resetMessageTemplate: {
+        parameters: {
+            query: {
+                language: "fr" | "en";
+                /**
+                 * @description A queue of the organization: its text wins over the organization's
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+                /**
+                 * @description The message
+                 * @example ticket.called
+                 */
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text now in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "key": "ticket.called",
+                     *         "language": "fr",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "source": "default",
+                     *         "title": "Lunch break",
+                     *         "body": "Demo",
+                     *         "variables": [
+                     *           "Demo"
+                     *         ],
+                     *         "requiredVariables": [
+                     *           "Demo"
+                     *         ],
+                     *         "sms": {
+                     *           "encoding": "GSM-7",
+                     *           "segments": 1,
+                     *           "characters": 1,
+                     *           "nonGsmCharacters": [
+                     *             "Demo"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["MessageTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    previewMessageTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+                /**
+                 * @description The message
+                 * @example ticket.called
+                 */
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "fr",
+                 *       "queueId": "que_d3m0q000000000000000",
+                 *       "title": "C'est votre tour",
+                 *       "body": "Ticket {code} : présentez-vous[ au {counter}]. Merci de votre patience !"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PreviewMessageTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rendered message */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "title": "Lunch break",
+                     *         "body": "Demo",
+                     *         "smsText": "Demo",
+                     *         "sms": {
+                     *           "encoding": "GSM-7",
+                     *           "segments": 1,
+                     *           "characters": 1,
+                     *           "nonGsmCharacters": [
+                     *             "Demo"
+                     *           ]
+                     *         },
+                     *         "source": "default"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["MessageTemplatePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -2,12 +2,14 @@ import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { organizations, pushDevices, services, subscriptions, users } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
-import { formatWhen, pickLanguage, render, type TemplateKey } from "../domain/notification-templates";
+import { formatWhen, pickLanguage, render } from "../domain/notification-templates";
 import { entitlements } from "../domain/plans";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { deliver, type Delivery } from "../notifications/notification-delivery";
+import { businessText } from "../notifications/message-templates";
+import type { CustomerTemplateKey } from "../domain/message-templates";
 import { publishEvent } from "../webhooks/domain-events";
 import { bookingPlace } from "./appointments-slots";
 import type { AppointmentRow } from "./appointment-rows";
@@ -20,7 +22,7 @@ import type { AppointmentRow } from "./appointment-rows";
 
 export type AppointmentChange = "created" | "rescheduled" | "cancelled";
 
-const TEMPLATE: Record<AppointmentChange, TemplateKey> = {
+const TEMPLATE: Record<AppointmentChange, CustomerTemplateKey> = {
   created: "appointment.confirmed",
   rescheduled: "appointment.rescheduled",
   cancelled: "appointment.cancelled",
@@ -73,11 +75,17 @@ export async function announce(env: Env, change: AppointmentChange, a: Appointme
   const serviceName =
     place?.service.name ?? (await db.select({ name: services.name }).from(services).where(eq(services.id, a.serviceId)).get())?.name ?? "";
   const language = pickLanguage(a.language, org?.defaultLanguage);
-  const text = render(TEMPLATE[change], language, {
-    title: serviceName,
-    time: formatWhen(a.startAt, language, place?.timeZone ?? "UTC"),
-    link: token ? manageLink(env, a.id, token) : null,
-  });
+  const own = await businessText(env, a.organizationId, null, TEMPLATE[change], language);
+  const text = render(
+    TEMPLATE[change],
+    language,
+    {
+      title: serviceName,
+      time: formatWhen(a.startAt, language, place?.timeZone ?? "UTC"),
+      link: token ? manageLink(env, a.id, token) : null,
+    },
+    own,
+  );
   const data: Record<string, string> = { type: event.type, eventId: event.id, appointmentId: a.id };
   const base = { eventId: event.id, organizationId: a.organizationId, type: event.type, ...text, data };
   const deliveries: Delivery[] = [];

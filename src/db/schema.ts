@@ -1297,3 +1297,24 @@ export const inboundThreads = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.phone, t.toNumber] }), index("inbound_threads_updated_idx").on(t.updatedAt)],
 );
+
+/**
+ * The business's own text of a customer message (docs/message-templates.md): per organization
+ * (`queue_scope` empty) or per queue, per language; absent = our default.
+ */
+export const messageTemplates = sqliteTable(
+  "message_templates",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** "" for the whole organization, else the queue the text is for (it wins over the organization's). */
+    queueScope: text("queue_scope").notNull().default(""),
+    key: text("key").notNull(),
+    language: text("language").notNull(),
+    title: text("title").notNull(),
+    body: text("body").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.queueScope, t.key, t.language] })],
+);

@@ -167,10 +167,14 @@ function fill(text: string, values: TemplateValues): string {
   return optional.replace(/\{(\w+)\}/g, (_m, name: string) => (has(name) ? String(values[name]) : "—"));
 }
 
-/** The title and body of `key` in `language`. */
-export function render(key: TemplateKey, language: Language, values: TemplateValues): TemplateText {
-  const t = TEMPLATES[key][language];
-  return { title: fill(t.title, values), body: fill(t.body, values) };
+/** The title and body of `key` in `language`; `text` is the business's own when it has one. */
+export function render(key: TemplateKey, language: Language, values: TemplateValues, text?: TemplateText): TemplateText {
+  return renderText(text ?? TEMPLATES[key][language], values);
+}
+
+/** A title and body with their variables filled and their optional clauses kept or dropped. */
+export function renderText(text: TemplateText, values: TemplateValues): TemplateText {
+  return { title: fill(text.title, values), body: fill(text.body, values) };
 }
 
 /** The user's language, else the organization's default, else English (CONTRACT §7). */

@@ -487,6 +487,7 @@ const PARAMETER_EXAMPLES: Record<string, unknown> = {
   userId: DEMO.usr,
   keyId: DEMO.key,
   key: DEMO.keyValue,
+  templateKey: "ticket.called",
   eventId: DEMO.evt,
   webhookId: DEMO.whk,
   deliveryId: DEMO.dlv,

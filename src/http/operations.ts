@@ -201,6 +201,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/organizations/{organizationId}/notification-deliveries": { id: "listNotificationDeliveries" },
   "GET /v1/organizations/{organizationId}/sms-policy": { id: "getSmsPolicy" },
   "PATCH /v1/organizations/{organizationId}/sms-policy": { id: "updateSmsPolicy" },
+  "GET /v1/organizations/{organizationId}/message-templates": { id: "listMessageTemplates" },
+  "PUT /v1/organizations/{organizationId}/message-templates/{templateKey}": { id: "putMessageTemplate" },
+  "DELETE /v1/organizations/{organizationId}/message-templates/{templateKey}": { id: "resetMessageTemplate" },
+  "POST /v1/organizations/{organizationId}/message-templates/{templateKey}/preview": { id: "previewMessageTemplate" },
 
   "POST /v1/business/verification/generate-token": { id: "generateVerificationToken", organizationFromRequest: true },
   "POST /v1/business/verification/verify": { id: "verifyDomain", organizationFromRequest: true },

@@ -4,7 +4,8 @@ import { ROLES, roleAllows, type Role } from "../domain/permissions";
 import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { deliver, type Delivery, type DeliveryReport, optedOutAmong, barePhone } from "../notifications";
+import { effectiveTemplate, isCustomerTemplateKey, type TemplateOverride } from "../domain/message-templates";
+import { deliver, type Delivery, type DeliveryReport, optedOutAmong, barePhone, templateOverrides } from "../notifications";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
 // in which language. Called by the EVENTS dispatcher (./events-consumer.ts) with a whole
@@ -88,6 +89,8 @@ export interface NotificationContext {
   members: Map<string, MemberRow[]>;
   devices: Map<string, string[]>;
   browsers: Map<string, BrowserRow[]>;
+  /** The organizations' own texts of customer messages (docs/message-templates.md). */
+  templates: TemplateOverride[];
 }
 
 function placeholders(n: number): string {
@@ -173,6 +176,7 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
     members: group(memberRows, (m) => m.organization_id),
     devices: deviceMap,
     browsers: group((browsers?.results ?? []) as BrowserRow[], (b) => b.ticket_id),
+    templates: events.some((e) => CUSTOMER_TYPES.has(e.type)) ? await templateOverrides(env, orgIds) : [],
   };
 }
 
@@ -232,8 +236,18 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
   const data = dataOf(event);
   const base = { eventId: event.id, organizationId: event.organizationId, type: event.type, data };
   const out: Delivery[] = [];
+  // A customer's message in the business's own words when it wrote some (queue, then organization).
+  const say = (language: Language) =>
+    render(
+      type,
+      language,
+      values,
+      isCustomerTemplateKey(type)
+        ? effectiveTemplate(ctx.templates, event.organizationId, type, language, event.queueId ?? null)
+        : undefined,
+    );
   const toUser = (user: UserRow) => {
-    const text = render(type, pickLanguage(user.language, org.default_language), values);
+    const text = say(pickLanguage(user.language, org.default_language));
     out.push({ ...base, ...text, channel: "in_app", target: { kind: "user", userId: user.id } });
     for (const token of ctx.devices.get(user.id) ?? []) out.push({ ...base, ...text, channel: "push", target: { kind: "device", token } });
   };
@@ -250,11 +264,11 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
     const phone = str(event.data.phone)?.replace(/[\s().-]/g, "") ?? null;
     const plan = entitlements({ plan: org.plan ?? "starter" });
     if (phone && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
-      const text = render(type, pickLanguage(user?.language, ticketLanguage, org.default_language), values);
+      const text = say(pickLanguage(user?.language, ticketLanguage, org.default_language));
       out.push({ ...base, ...text, channel: "sms", target: { kind: "phone", phone }, smsLimit: plan.features.smsPerMonth });
     }
     for (const b of event.ticketId ? (ctx.browsers.get(event.ticketId) ?? []) : []) {
-      const text = render(type, pickLanguage(b.language, ticketLanguage, org.default_language), values);
+      const text = say(pickLanguage(b.language, ticketLanguage, org.default_language));
       out.push({
         ...base,
         ...text,

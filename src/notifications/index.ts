@@ -14,3 +14,12 @@ export {
 export { default as notificationRoutes } from "./notifications.routes";
 export { barePhone, optedOutAmong } from "./opt-outs";
 export { default as smsPolicyRoutes } from "./sms-policy.routes";
+export {
+  listMessageTemplates,
+  previewMessageTemplate,
+  resetMessageTemplate,
+  saveMessageTemplate,
+  templateOverrides,
+  businessText,
+} from "./message-templates";
+export { default as messageTemplateRoutes } from "./message-templates.routes";

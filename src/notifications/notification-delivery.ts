@@ -1,3 +1,4 @@
+import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { utcMonth } from "../lib/time";
@@ -68,8 +69,7 @@ function statusCallbackOf(env: Env, key: string | undefined): string | undefined
 export async function sendOne(env: Env, channel: Channel, p: StoredPayload, key?: string): Promise<SendOutcome> {
   const t = p.target;
   if (channel === "push" && t.kind === "device") return sendPush(env, t.token, { title: p.title, body: p.body, data: p.data });
-  if (channel === "sms" && t.kind === "phone")
-    return sendSms(env, t.phone, p.title ? `${p.title}: ${p.body}` : p.body, statusCallbackOf(env, key));
+  if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, smsText(p), statusCallbackOf(env, key));
   if (channel === "web_push" && t.kind === "browser") {
     return sendWebPush(env, t, { title: p.title, body: p.body, data: p.data });
   }

@@ -15,6 +15,7 @@ import { MAC_HEX_LENGTH, signCredential, verifyCredential } from "../lib/credent
 import { DAY, iso, utcDayStart } from "../lib/time";
 import { deliver, deliveryKey } from "../notifications/notification-delivery";
 import { barePhone, isOptedOut } from "../notifications/opt-outs";
+import { businessText } from "../notifications/message-templates";
 import type { OrganizationSmsPolicy } from "../notifications/sms-guard";
 
 // A visitor's number proven by a one-time code (docs/limits.md, "SMS and messaging caps"). At a
@@ -40,6 +41,8 @@ export interface CodeTicket {
   organizationId: string;
   displayCode: string;
   queueName: string;
+  /** The queue whose own text of the code message wins (docs/message-templates.md). */
+  queueId?: string;
 }
 
 interface Row {
@@ -89,7 +92,8 @@ async function textCode(env: Env, ticket: CodeTicket, row: Pick<Row, "phone" | "
     .bind(ticket.organizationId)
     .first<{ default_language: string }>();
   const language = pickLanguage(row.language, org?.default_language);
-  const text = render(PHONE_CODE_MESSAGE, language, { otp: code, code: ticket.displayCode, queue: ticket.queueName });
+  const own = await businessText(env, ticket.organizationId, ticket.queueId ?? null, PHONE_CODE_MESSAGE, language);
+  const text = render(PHONE_CODE_MESSAGE, language, { otp: code, code: ticket.displayCode, queue: ticket.queueName }, own);
   const delivery: Delivery = {
     eventId: `phone_code:${ticket.id}:${sendNo}`,
     organizationId: ticket.organizationId,

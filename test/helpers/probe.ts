@@ -168,6 +168,7 @@ async function victim(): Promise<Victim> {
       invitationId: invitation.id,
       code: "done",
       label: "vip",
+      templateKey: "ticket.called",
     },
     unknown: {
       organizationId: blank("org"),
@@ -195,6 +196,7 @@ async function ownerView(v: Victim) {
     `/v1/organizations/${ids.organizationId}/api-keys?limit=100`,
     `/v1/organizations/${ids.organizationId}/webhooks?limit=100`,
     `/v1/organizations/${ids.organizationId}/labels`,
+    `/v1/organizations/${ids.organizationId}/message-templates`,
     `/v1/billing/subscription/${ids.organizationId}`,
     `/v1/business/locations?limit=100`,
     `/v1/services/${ids.serviceId}`,

@@ -422,6 +422,10 @@ const STEPS: Step[] = [
   { id: "listNotificationDeliveries" },
   { id: "getSmsPolicy" },
   { id: "updateSmsPolicy" },
+  { id: "listMessageTemplates" },
+  { id: "previewMessageTemplate" },
+  { id: "putMessageTemplate" },
+  { id: "resetMessageTemplate" },
 
   // Analytics of the tickets above (the demo organization is on pro).
   { id: "getAnalyticsSummary" },
