@@ -1,3 +1,4 @@
+import { d1Session } from "./http/d1-sessions";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
@@ -114,6 +115,8 @@ export function createApp() {
   app.use("/v1/*", idempotency, trackApiKeyUse);
   app.use("/v1/*", apiVersioning);
   mountGuards(app);
+  // Reads that stay on D1 go through one D1 session a request, after access was decided on the primary.
+  app.use("/v1/*", d1Session);
 
   app.route("/v1", authRoutes);
   app.route("/v1", organizationRoutes);

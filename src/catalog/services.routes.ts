@@ -254,7 +254,7 @@ app.openapi(update, async (c) => {
     await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
   const updated = await updateService(db, row, input, at, auditOrigin(c, actor));
-  await serviceChanged(c.env, row, updated, at);
+  await serviceChanged(c.env, row, updated, at, input.status !== undefined);
   // Its locations' opening hours close its queues: new links, new hours (docs/appointments.md).
   if (c.req.valid("json").locationIds) await rulesChanged(c.env, row.organizationId, at, { serviceId: row.id });
   const [record] = await serviceRecords(db, [updated], at);

@@ -15,10 +15,19 @@ import type { CredentialForm } from "../lib/credentials";
 import { batchReads, withValues } from "../db/prepared";
 import { apiKeyForm, apiKeyLookupPrefix, apiKeyOf, apiKeyRead, apiKeySubscriptionRead, looksLikeApiKey } from "./credentials/api-keys";
 import { defaultOrganizationOf } from "./credentials/memberships";
-import { queueRead, sessionRoleInQueueRead } from "./credentials/queues";
+import {
+  isHotQueueRoute,
+  queueRead,
+  recentQueueRow,
+  rememberQueueRow,
+  sessionRoleInOrganizationRead,
+  sessionRoleInQueueRead,
+  type QueueRow,
+} from "./credentials/queues";
 import { sessionOf, sessionRead, sessionTokenForm, sessionUserRead, slidExpiry, writeSlide, type UserRow } from "./credentials/sessions";
 import { credentialRefusal, recordFailedCredential } from "./rate-limit";
 import type { AppEnv } from "./context";
+import { primaryEnv } from "./d1-sessions";
 import { ApiError, forbidden, notFound, validationError } from "./errors";
 
 export const SESSION_COOKIE = "service.session_token";
@@ -113,18 +122,25 @@ function afterResponse(c: Context<AppEnv>, write: Promise<unknown>, what: string
 async function resolve(c: Context<AppEnv>, credential: Credential, at: number): Promise<Principal | ApiError> {
   const db = database(c.env.DB);
   const queueId = queueIdOfPath(c.req.path);
+  // A join or a call-next may use the row this isolate read recently (credentials/queues.ts):
+  // then no statement of the batch reads the queue.
+  const recent = queueId !== null && isHotQueueRoute(c.req.method, c.req.path) ? recentQueueRow(queueId) : null;
+  const kept = (row: QueueRow | undefined): QueueRow | null => {
+    if (row && row !== recent) rememberQueueRow(row);
+    return row ?? null;
+  };
   if (credential.type === "apiKey") {
     const lookupPrefix = apiKeyLookupPrefix(credential.value);
     if (lookupPrefix === null) return unauthenticated(UNKNOWN_KEY);
     const keyReads = [withValues(apiKeyRead, { lookupPrefix }), withValues(apiKeySubscriptionRead, { lookupPrefix })] as const;
     const [[key], [subscription], queueRows] =
-      queueId === null
-        ? [...(await batchReads(c.env.DB, keyReads)), null]
+      queueId === null || recent !== null
+        ? [...(await batchReads(c.env.DB, keyReads)), recent === null ? null : [recent]]
         : await batchReads(c.env.DB, [...keyReads, withValues(queueRead, { queueId })]);
     const found = await apiKeyOf(key, subscription, credential.value);
     if (!found) return unauthenticated(UNKNOWN_KEY);
     if (found.key.revokedAt !== null) return new ApiError("KEY_REVOKED", "This API key has been revoked");
-    if (queueId !== null && queueRows) c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: null, membership: null });
+    if (queueId !== null && queueRows) c.set("prefetchedQueue", { queueId, queue: kept(queueRows[0]), role: null, membership: null });
     const plan = entitlements(found.subscription ?? { plan: "starter" });
     const permissions = keyPermissions(found.key.permissions);
     return {
@@ -145,18 +161,23 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
   const [[session], [user], queueRows, roleRows] =
     queueId === null
       ? [...(await batchReads(c.env.DB, sessionReads)), null, null]
-      : await batchReads(c.env.DB, [
-          ...sessionReads,
-          withValues(queueRead, { queueId }),
-          withValues(sessionRoleInQueueRead, { queueId, tokenHash }),
-        ]);
+      : recent !== null
+        ? await batchReads(c.env.DB, [
+            ...sessionReads,
+            withValues(sessionRoleInOrganizationRead, { organizationId: recent.organizationId, tokenHash }),
+          ]).then(([sessions, users, roles]) => [sessions, users, [recent], roles] as const)
+        : await batchReads(c.env.DB, [
+            ...sessionReads,
+            withValues(queueRead, { queueId }),
+            withValues(sessionRoleInQueueRead, { queueId, tokenHash }),
+          ]);
   const found = sessionOf(session, user, tokenHash, at);
   if (found.state === "expired") return new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
   if (found.state === "unknown") return unauthenticated(UNKNOWN_SESSION);
   if (queueId !== null && queueRows && roleRows) {
     // The role was read for the user of this very token (a subquery on the same session row).
     const membership = roleRows[0] ? { role: roleRows[0].role, locationIds: roleRows[0].locationIds ?? null } : null;
-    c.set("prefetchedQueue", { queueId, queue: queueRows[0] ?? null, role: membership?.role ?? null, membership });
+    c.set("prefetchedQueue", { queueId, queue: kept(queueRows[0]), role: membership?.role ?? null, membership });
   }
   // The idle expiry slides without a write on most requests, and never with one on the path.
   const { expiresAt, write } = slidExpiry(found, at);
@@ -304,7 +325,7 @@ export async function actorIn(c: Context<AppEnv>, organizationId: string, what =
   const known = c.get("knownRoles");
   const membership = known?.has(organizationId)
     ? (known.get(organizationId) ?? null)
-    : await membershipOf(c.env, organizationId, p.user.id);
+    : await membershipOf(primaryEnv(c), organizationId, p.user.id);
   if (!membership) throw notFound(what);
   const { role, locationIds } = membership;
   return { organizationId, userId: p.user.id, apiKeyId: null, role, locationIds, can: (perm) => roleAllows(role, perm) };
@@ -323,7 +344,7 @@ export async function organizationOfRequest(c: Context<AppEnv>): Promise<string>
     return header;
   }
   // The only membership, else the user's chosen default (PATCH /v1/auth/me), issue 26.
-  const { organizationId, memberships } = await defaultOrganizationOf(database(c.env.DB), p.user.id);
+  const { organizationId, memberships } = await defaultOrganizationOf(database(primaryEnv(c).DB), p.user.id);
   if (organizationId) return organizationId;
   throw validationError(
     "X-Organization-Id",

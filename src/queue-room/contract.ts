@@ -60,7 +60,15 @@ export type RoomCommand =
    * monthly quota is taken from its ledger, given back if the join is refused. Every join
    * goes through both: there is no path around the rules and the quota.
    */
-  | { verb: "join"; input: NewTicket; at: number; tokenHash?: string; rulesVersion: number }
+  | {
+      verb: "join";
+      input: NewTicket;
+      at: number;
+      tokenHash?: string;
+      rulesVersion: number;
+      /** The queue row may be one the Worker kept: refuse QUEUE_ROW_STALE if the room holds newer rules than it. */
+      rowMayBeKept?: boolean;
+    }
   /** `userId`: the calling member, refused while a break, closure or unavailability covers them. */
   | { verb: "callNext"; operatorId: string; at: number; counter?: string | null; userId?: string | null; rulesVersion?: number }
   /**

@@ -199,7 +199,7 @@ export class QueueRoom extends DurableObject<Env> {
       if (this.store.room().retired_at !== null) return false;
       return this.ctx.storage.transactionSync(() => this.rules.apply(c.copy));
     },
-    join: (c) => this.join(c.input, c.at, c.tokenHash, c.rulesVersion),
+    join: (c) => this.join(c.input, c.at, c.tokenHash, c.rulesVersion, c.rowMayBeKept ?? false),
     callNext: (c) =>
       this.mutate(c.at, (cfg) => {
         this.rules.assertMayCall(c.userId ?? null, c.at, c.rulesVersion ?? 0);
@@ -362,7 +362,13 @@ export class QueueRoom extends DurableObject<Env> {
    * The rules of `rulesVersion` (the queue row's) are checked first (rules.ts), then a unit of
    * the organization's monthly quota is taken from its ledger, given back if the join is refused.
    */
-  private async join(input: NewTicket, at: number, tokenHash: string | undefined, rulesVersion: number): Promise<RoomResult<TicketView>> {
+  private async join(
+    input: NewTicket,
+    at: number,
+    tokenHash: string | undefined,
+    rulesVersion: number,
+    rowMayBeKept: boolean,
+  ): Promise<RoomResult<TicketView>> {
     const create = (cfg: Configured) => {
       const ticket = this.commands.join(cfg, input, at);
       if (tokenHash !== undefined) this.followers.issue(ticket.id, tokenHash);
@@ -372,7 +378,7 @@ export class QueueRoom extends DurableObject<Env> {
     // answers the ticket it already made, and takes no quota for it.
     const admitted = this.read((cfg) => this.checkedIn(cfg, input, at));
     if (!admitted.ok || admitted.value !== null) return admitted.ok ? { ok: true, value: admitted.value! } : admitted;
-    const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion));
+    const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion, rowMayBeKept));
     if (!allowed.ok) return allowed;
     const { ledger } = this.ports;
     const organizationId = this.configured().organization_id;
@@ -389,7 +395,7 @@ export class QueueRoom extends DurableObject<Env> {
           again = this.checkedIn(cfg, input, at);
           if (again !== null) return again;
           // Checked again in the transaction: a copy pushed while the unit was taken applies.
-          this.rules.assertJoin(at, rulesVersion);
+          this.rules.assertJoin(at, rulesVersion, rowMayBeKept);
           return create(cfg);
         },
         { announce: false },

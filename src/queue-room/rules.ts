@@ -57,8 +57,16 @@ export class RoomRules {
    * A join's checks: the service takes tickets and no closure of it runs at `at`. Answers the
    * monthly quota the join must then take a unit of.
    */
-  assertJoin(at: number, version: number): { ticketsPerMonth: number | null } {
+  assertJoin(at: number, version: number, rowMayBeKept = false): { ticketsPerMonth: number | null } {
     const rules = this.fresh(at, version);
+    // A rule changed after the Worker's row was read (a row it kept: an intake question added,
+    // say): the row is read again before the join is judged on it (docs/hot-path.md).
+    if (rowMayBeKept && rules.version > version) {
+      refuse("QUEUE_ROW_STALE", "The queue row the join was sent with is older than the room's rules", {
+        version: rules.version,
+        sent: version,
+      });
+    }
     if (rules.service_status !== "active") {
       refuse("QUEUE_CLOSED", "This queue's service is not taking tickets", {
         reason: "service_inactive",

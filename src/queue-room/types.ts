@@ -173,6 +173,8 @@ export interface TicketPage {
  * HEAD_MOVED: a desk call's bound no longer holds; the desk reads the heads again (desks.ts).
  * RULES_STALE: the room's copy of the rules is older than the queue's row says, or the instant
  * is outside the window it covers; the Worker gives it a fresh copy and asks again (rules.ts).
+ * QUEUE_ROW_STALE: a join sent with a queue row older than the rules the room holds (a row the
+ * Worker kept, docs/hot-path.md); the Worker reads the row again and asks again.
  */
 export type RoomErrorCode =
   | "NOT_FOUND"
@@ -189,7 +191,8 @@ export type RoomErrorCode =
   | "TRANSFER_ABANDONED"
   | "ROOM_UNAVAILABLE"
   | "HEAD_MOVED"
-  | "RULES_STALE";
+  | "RULES_STALE"
+  | "QUEUE_ROW_STALE";
 
 export interface RoomError {
   code: RoomErrorCode;

@@ -1,3 +1,4 @@
+import { rulesChanged } from "./room-rules";
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { queues, serviceIntake } from "../db/schema";
@@ -66,6 +67,9 @@ export async function putIntake(env: Env, service: ServiceRow, fields: IntakeFie
       .onConflictDoUpdate({ target: serviceIntake.serviceId, set: { fields, updatedAt: at } }),
     db.update(queues).set({ intakeQuestions: fields.length }).where(eq(queues.serviceId, service.id)),
   ]);
+  // A join may be judged on a queue row the Worker kept (docs/hot-path.md): the new rules version
+  // makes the service's rooms refuse a row read before this change, which is then read again.
+  await rulesChanged(env, service.organizationId, at, { serviceId: service.id });
   return intakeRecord(service.id, fields, at);
 }
 

@@ -45,7 +45,12 @@ export function roomFailure(error: RoomError): ApiError {
   // Every queue's room is configured before its D1 row exists: a room that does not know its
   // queue is a fault, not something a caller can fix.
   // RULES_STALE is answered by a fresh copy and one retry (room-rules.ts); one left is a fault.
-  if (error.code === "ROOM_UNCONFIGURED" || error.code === "ROOM_UNAVAILABLE" || error.code === "RULES_STALE")
+  if (
+    error.code === "ROOM_UNCONFIGURED" ||
+    error.code === "ROOM_UNAVAILABLE" ||
+    error.code === "RULES_STALE" ||
+    error.code === "QUEUE_ROW_STALE"
+  )
     return new ApiError("INTERNAL_ERROR", error.message);
   // Handled by the desk call (desks/desks.ts); should one escape, the caller may retry.
   if (error.code === "HEAD_MOVED") return new ApiError("CONFLICT", error.message, error.details);

@@ -10,15 +10,18 @@ import { DAY } from "../lib/time";
 import type { RoomResult, RoomRulesCopy, RuleBlock } from "../queue-room/contract";
 import { BLOCKING_TYPES } from "../calendar/availability";
 import { candidateEventsQuery, organizationZonesQuery, zoneOf, zonesOf } from "../calendar/calendar";
+import { ApiError } from "../http/errors";
 import { roomFailure, roomOf } from "./queue-rooms";
 
 // The rules each queue's room holds (docs/room-rules.md, queue-room/rules.ts), loaded from D1
 // (their source of truth) in one batch and pushed to the rooms:
 //  - `rulesChanged`: a service's status, a closure or break, a plan changed. The queues it
 //    concerns take a new rules version in the same batch that reads the new rules, and every
-//    room is given its copy before the change is answered. A push that fails is not lost: the
-//    queue's row already names the new version, so that room refuses its old copy
-//    (RULES_STALE) at its next join or call-next and is given a fresh one then.
+//    room is given its copy before the change is answered. The change is answered only once
+//    every room acknowledged it (one more try, else a 500 saying so): a join may be judged on
+//    a queue row the Worker kept (docs/hot-path.md), so the row's version alone cannot tell a
+//    room that missed a push that it is stale. A room that did not acknowledge still refuses its
+//    old copy (RULES_STALE) to any request that reads the row afresh.
 //  - `withRules`: runs a room command that checks the rules; on RULES_STALE (a new queue, a
 //    copy past its horizon, a push that failed) loads this queue's copy, pushes it, asks again.
 
@@ -42,14 +45,23 @@ export async function rulesChanged(
   scope: { serviceId: string } | null = null,
 ): Promise<void> {
   const copies = await loadCopies(env, organizationId, scope, at, true);
-  const pushed = await Promise.allSettled(copies.map(({ queueId, copy }) => roomOf(env, queueId).command({ verb: "applyRules", copy })));
-  const failed = pushed.filter((p) => p.status === "rejected");
-  if (failed.length > 0) {
-    // Their queues' rows name the new version: those rooms refresh before they act again.
-    console.warn(
-      `room rules: ${failed.length} of ${copies.length} room(s) not reached, they refresh at their next join or call: ${String(failed[0]!.reason)}`,
-    );
-  }
+  const push = (list: readonly QueueCopy[]) =>
+    Promise.allSettled(list.map(({ queueId, copy }) => roomOf(env, queueId).command({ verb: "applyRules", copy })));
+  const first = await push(copies);
+  const missed = copies.filter((_, i) => first[i]!.status === "rejected");
+  if (missed.length === 0) return;
+  // Once more; then the change is not acknowledged. A join may be judged on a queue row the
+  // Worker kept (docs/hot-path.md), which would not show the new version to a room that missed
+  // it: only the room's acknowledgement makes the change safe to answer.
+  const again = await push(missed);
+  const failed = again.flatMap((p, i) => (p.status === "rejected" ? [{ queueId: missed[i]!.queueId, reason: p.reason }] : []));
+  if (failed.length === 0) return;
+  console.warn(`room rules: ${failed.length} of ${copies.length} room(s) not reached: ${String(failed[0]!.reason)}`);
+  throw new ApiError(
+    "INTERNAL_ERROR",
+    "The change is saved but not every queue confirmed it yet; send the same request again before relying on it",
+    { queueIds: failed.map((f) => f.queueId) },
+  );
 }
 
 /** Loads the queue's rules from D1 and gives them to its room. */
@@ -65,13 +77,22 @@ export async function withRules<T>(
   at: number,
   command: () => Promise<RoomResult<T>>,
 ): Promise<T> {
-  let result = await command();
-  if (!result.ok && result.error.code === "RULES_STALE") {
-    await refreshRoomRules(env, queue, at);
-    result = await command();
-  }
+  const result = await withRulesResult(env, queue, at, command);
   if (!result.ok) throw roomFailure(result.error);
   return result.value;
+}
+
+/** `withRules`, answering the room's refusal as it is. */
+export async function withRulesResult<T>(
+  env: Env,
+  queue: { id: string; organizationId: string },
+  at: number,
+  command: () => Promise<RoomResult<T>>,
+): Promise<RoomResult<T>> {
+  const result = await command();
+  if (result.ok || result.error.code !== "RULES_STALE") return result;
+  await refreshRoomRules(env, queue, at);
+  return command();
 }
 
 /**
@@ -214,6 +235,8 @@ export async function serviceChanged(
   before: { id: string; organizationId: string; status: string },
   after: { status: string },
   at: number,
+  /** The request named the status: pushed even unchanged, so sending a change again after a 500 re-pushes it. */
+  named = false,
 ) {
-  if (before.status !== after.status) await rulesChanged(env, before.organizationId, at, { serviceId: before.id });
+  if (named || before.status !== after.status) await rulesChanged(env, before.organizationId, at, { serviceId: before.id });
 }

@@ -11,12 +11,13 @@ import type { NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from 
 
 export type { TicketView };
 import { findQueue, type QueueRow } from "./queues";
-import { inRoom, roomFailure, roomOf } from "./queue-rooms";
+import { inRoom, roomFailure, roomOf, unwrap } from "./queue-rooms";
+import { rememberQueueRow } from "../http/credentials/queues";
 import { ledgerOf } from "./quota";
 import { outcomeOfService } from "../catalog/service-outcomes";
 import { reaches, type LocationScope } from "../domain/location-scope";
 import { locationsOfService } from "../catalog/location-scope";
-import { withRules } from "./room-rules";
+import { withRules, withRulesResult } from "./room-rules";
 import { answersAtJoin } from "./intake";
 import type { IntakeAnswers, IntakeValue } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
@@ -141,13 +142,24 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
  * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
  */
 export async function issueTicket(env: Env, queue: QueueRow, given: JoinInput, at: number, tokenHash?: string): Promise<TicketView> {
-  // The intake answers are checked against the service's questions first (docs/visits.md).
   const { answers, ...rest } = given;
-  const { open, personal } = await answersAtJoin(env, queue, answers);
-  const input: NewTicket = { ...rest, intake: open, intakePersonal: personal };
-  return withRules(env, queue, at, () =>
-    roomOf(env, queue.id).command({ verb: "join", input, at, tokenHash, rulesVersion: queue.rulesVersion }),
-  );
+  const attempt = async (row: QueueRow) => {
+    // The intake answers are checked against the service's questions first (docs/visits.md).
+    const { open, personal } = await answersAtJoin(env, row, answers);
+    const input: NewTicket = { ...rest, intake: open, intakePersonal: personal };
+    return withRulesResult(env, row, at, () =>
+      roomOf(env, row.id).command({ verb: "join", input, at, tokenHash, rulesVersion: row.rulesVersion, rowMayBeKept: true }),
+    );
+  };
+  let result = await attempt(queue);
+  // The row was older than the rules the room holds (one this isolate kept, or read just before
+  // a change): judged again on the row as D1 has it now.
+  if (!result.ok && result.error.code === "QUEUE_ROW_STALE") {
+    const fresh = await findQueue(env, queue.id);
+    rememberQueueRow(fresh);
+    result = await attempt(fresh);
+  }
+  return unwrap(result);
 }
 
 /** A join as an entry channel gives it: the ticket's facts and the visitor's intake answers, unchecked. */

@@ -9,6 +9,7 @@ import os from "node:os";
 import { closeAll, grow, measureFanOut, openFileLimit } from "./fanout.mjs";
 import { client, failures, load, summarize, timeSequential } from "./load.mjs";
 import { startApiWorker, startBareWorker, startWorker } from "./server.mjs";
+import { profileWhile } from "./profile.mjs";
 
 const list = (name, fallback) => (process.env[name] !== undefined ? process.env[name].split(",").filter(Boolean).map(Number) : fallback);
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -83,7 +84,7 @@ if (api) api.label = " (no asset router)";
 const call = client(base);
 /** Tickets each queue has had created, so the bench can wait for the outbox to project them. */
 const created = new Map();
-const sections = { throughput: [], growth: [], fanout: [], sockets: [] };
+const sections = { throughput: [], growth: [], fanout: [], sockets: [], profiles: [] };
 sections.desks = [];
 
 async function register(call, accountType) {
@@ -167,6 +168,28 @@ async function measure(title, options, target = worker) {
   return { ...result, workerdCpu: (after.workerd - before.workerd) / n, nodeCpu: (after.node - before.node) / n };
 }
 
+/** Tickets seeded for call-next's profile: its 2 s at one connection call fewer than this. */
+const PROFILE_SEED = 300;
+
+/**
+ * The top frames of a 2 s CPU profile of the Worker's isolate under one connection (issue 43),
+ * on the Worker as deployed locally only (its inspector; the figures above are without the profiler).
+ */
+async function profileRoute(ctx, route, options) {
+  const { target } = ctx;
+  if (target.label || !target.inspectorPort || process.env.BENCH_PROFILE === "0") return;
+  log(`profile: ${route}, 1 conn, 2 s`);
+  try {
+    const given = await options();
+    const profile = await profileWhile(target.inspectorPort, () =>
+      load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: 1, ...given }),
+    );
+    sections.profiles.push({ route, ...profile });
+  } catch (err) {
+    notes.push(`The ${route} profile failed: ${String(err).slice(0, 200)}`);
+  }
+}
+
 function row(route, baseline, connections, result, reference) {
   sections.throughput.push({ route, baseline, connections, result, reference });
 }
@@ -229,6 +252,11 @@ async function throughput(ctx, { nearby = true } = {}) {
     row(`join (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
     await settle(queueId, call);
   }
+  await profileRoute(ctx, "join", async () => ({
+    method: "POST",
+    path: `/v1/queues/${await ctx.newQueue("join-profile")}/join`,
+    token: ctx.customer.token,
+  }));
 
   for (const c of CONFIG.connections) {
     const queueId = await ctx.newQueue("call-next");
@@ -241,6 +269,11 @@ async function throughput(ctx, { nearby = true } = {}) {
     row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)${label}`, "B", c, result, baselines.B.get(c));
     await settle(queueId, call);
   }
+  await profileRoute(ctx, "call-next", async () => {
+    const queueId = await ctx.newQueue("call-next-profile");
+    const amount = await seedTickets(ctx, queueId, PROFILE_SEED);
+    return { method: "POST", path: `/v1/queues/${queueId}/call-next`, token: ctx.owner.token, amount };
+  });
 
   const ticketQueue = await ctx.newQueue("ticket");
   await seedTickets(ctx, ticketQueue, 99);
@@ -556,6 +589,16 @@ function table() {
     );
   }
   lines.push("");
+  for (const p of sections.profiles) {
+    lines.push(
+      `CPU profile of the isolate (the Worker and its objects), ${p.route}, 1 connection, 2 s: ${p.requests} requests, ${fmt(p.totalMs, 2)} ms of isolate time per request. Top frames by self time:`,
+    );
+    lines.push("");
+    lines.push("| Frame | ms/req | share |");
+    lines.push("| --- | ---: | ---: |");
+    for (const f of p.frames) lines.push(`| \`${f.frame}\` | ${fmt(f.msPerRequest, 3)} | ${fmt(f.share * 100, 1)} % |`);
+    lines.push("");
+  }
   const g = sections.growth;
   if (g.length > 0) {
     const first = g[0];

@@ -165,5 +165,5 @@ async function start(config, migrations) {
     throw err;
   }
   const direct = await directWorkerUrl(child.pid, port);
-  return { base, direct, port, logFile, stop, log: () => readFileSync(logFile, "utf8"), cpu: () => groupCpu(child.pid) };
+  return { base, direct, port, inspectorPort, logFile, stop, log: () => readFileSync(logFile, "utf8"), cpu: () => groupCpu(child.pid) };
 }

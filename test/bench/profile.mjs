@@ -1,0 +1,75 @@
+// The top frames of a short CPU profile of the Worker's isolate (issue 43): V8's Profiler through
+// the inspector wrangler dev exposes (`--inspector-port`, its proxy lists the Worker at /json).
+// Self time per function (name, file:line), summed over the profile's nodes, over the load run
+// `during` makes while the profiler samples.
+import WebSocket from "ws";
+
+async function connect(inspectorPort) {
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const target = targets.find((t) => t.webSocketDebuggerUrl) ?? null;
+  if (!target) throw new Error(`no inspector target: ${JSON.stringify(targets)}`);
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  let id = 0;
+  const pending = new Map();
+  ws.on("message", (data) => {
+    const msg = JSON.parse(String(data));
+    if (msg.id !== undefined && pending.has(msg.id)) {
+      pending.get(msg.id)(msg);
+      pending.delete(msg.id);
+    }
+  });
+  const send = (method, params = {}) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      const timer = setTimeout(() => {
+        pending.delete(n);
+        resolve({ error: "timeout" });
+      }, 30_000);
+      pending.set(n, (msg) => {
+        clearTimeout(timer);
+        resolve(msg);
+      });
+      ws.send(JSON.stringify({ id: n, method, params }));
+    });
+  return { send, close: () => ws.close() };
+}
+
+/** Profiles the isolate while `during()` runs; answers the top `top` frames by self time and the requests it made. */
+export async function profileWhile(inspectorPort, during, top = 12) {
+  const inspector = await connect(inspectorPort);
+  try {
+    await inspector.send("Profiler.enable");
+    await inspector.send("Profiler.setSamplingInterval", { interval: 100 });
+    await inspector.send("Profiler.start");
+    const result = await during();
+    const stopped = await inspector.send("Profiler.stop");
+    const profile = stopped.result?.profile;
+    if (!profile) return { frames: [], totalMs: 0, requests: result.count, error: JSON.stringify(stopped).slice(0, 200) };
+    const interval = new Map();
+    // Self time of each node: the time deltas of the samples that landed on it.
+    profile.samples.forEach((node, i) => interval.set(node, (interval.get(node) ?? 0) + (profile.timeDeltas[i + 1] ?? 0)));
+    const byFrame = new Map();
+    let totalUs = 0;
+    for (const node of profile.nodes) {
+      const us = interval.get(node.id) ?? 0;
+      const f = node.callFrame;
+      if (f.functionName === "(idle)" || f.functionName === "(program)") continue;
+      totalUs += us;
+      const file = f.url ? f.url.split("/").pop() : "";
+      const key = `${f.functionName || "(anonymous)"} ${file}${f.url ? `:${f.lineNumber + 1}` : ""}`;
+      byFrame.set(key, (byFrame.get(key) ?? 0) + us);
+    }
+    const n = Math.max(1, result.count);
+    const frames = [...byFrame.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([frame, us]) => ({ frame, msPerRequest: us / 1000 / n, share: totalUs ? us / totalUs : 0 }));
+    return { frames, totalMs: totalUs / 1000 / n, requests: result.count };
+  } finally {
+    inspector.close();
+  }
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, queueFixture } from "../helpers/fixtures";
+
+// Issue 43: reads that stay on D1 go through D1's Sessions API, and the bookmark travels back to
+// the client (`X-D1-Bookmark`) so its next request sees its own writes (docs/hot-path.md).
+
+const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)*$/i;
+
+describe("X-D1-Bookmark", () => {
+  it("a write answers its bookmark; a listing sent with it sees the write and answers a bookmark no older", async () => {
+    const f = await queueFixture("pro");
+    const created = await call("POST", "/v1/locations", {
+      token: f.owner.token,
+      body: { organizationId: f.organizationId, name: "Annex", address: "2 rue", latitude: 48.86, longitude: 2.36 },
+    });
+    const location = expectOk(created, 201);
+    const written = created.headers.get("X-D1-Bookmark");
+    expect(written).toMatch(BOOKMARK);
+
+    const listed = await call("GET", "/v1/business/locations", {
+      token: f.owner.token,
+      headers: { "X-Organization-Id": f.organizationId, "X-D1-Bookmark": written! },
+    });
+    expect(expectOk(listed).map((l: { id: string }) => l.id)).toContain(location.id);
+    const read = listed.headers.get("X-D1-Bookmark");
+    expect(read).toMatch(BOOKMARK);
+    // Bookmarks compare as strings: the read's session is at least where the write left it.
+    expect(read! >= written!).toBe(true);
+  });
+
+  it("a listing without one is answered too, with a bookmark to send next", async () => {
+    const f = await queueFixture("pro");
+    const listed = await call("GET", "/v1/business/locations", {
+      token: f.owner.token,
+      headers: { "X-Organization-Id": f.organizationId },
+    });
+    expectOk(listed);
+    expect(listed.headers.get("X-D1-Bookmark")).toMatch(BOOKMARK);
+  });
+
+  it("a value that is not a bookmark is refused 400 naming the header", async () => {
+    const f = await queueFixture("pro");
+    const refused = await call("GET", "/v1/business/locations", {
+      token: f.owner.token,
+      headers: { "X-Organization-Id": f.organizationId, "X-D1-Bookmark": "not a bookmark; drop table" },
+    });
+    expectError(refused, 400, "VALIDATION_ERROR");
+    expect(refused.body.error.details.field).toBe("X-D1-Bookmark");
+  });
+
+  it("access is still decided on the primary: a member removed is refused the very next listing, bookmark or not", async () => {
+    const f = await queueFixture("pro");
+    const manager = await addMember(f.owner, f.organizationId, "manager");
+    const headers = { "X-Organization-Id": f.organizationId };
+    const before = await call("GET", "/v1/business/locations", { token: manager.token, headers });
+    expectOk(before);
+    expectOk(await call("DELETE", `/v1/organizations/${f.organizationId}/members/${manager.id}`, { token: f.owner.token }));
+    const after = await call("GET", "/v1/business/locations", {
+      token: manager.token,
+      headers: { ...headers, "X-D1-Bookmark": before.headers.get("X-D1-Bookmark")! },
+    });
+    expect(after.status).toBe(404);
+  });
+});

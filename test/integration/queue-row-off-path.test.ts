@@ -1,0 +1,127 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { call, expectError, expectOk } from "../helpers/api";
+import { addMember, queueFixture, registerUser } from "../helpers/fixtures";
+import { meter } from "../helpers/meter";
+
+// Issue 43, the queue row off the join's path (docs/hot-path.md): a join and a call-next use the
+// queue row this isolate read recently, so the credential batch reads no queue; the room decides
+// status, capacity and the rules, and refuses a join whose row is older than the rules it holds.
+
+const REASON = {
+  key: "reason",
+  label: { fr: "Motif", en: "Reason" },
+  type: "select",
+  options: [{ value: "passport", label: { fr: "Passeport", en: "Passport" } }],
+  required: "at_join",
+};
+
+const join = (token: string, queueId: string, body: Record<string, unknown> = {}) =>
+  call("POST", `/v1/queues/${queueId}/join`, { token, body });
+
+describe("a join's D1 statements", () => {
+  it("fall by one once the isolate has read the queue: the batch reads the session, its user and the role, no queue", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    const { cost, reset } = meter();
+    // The credential batch is the request's first D1 round trip; the room's own drains come after.
+    const batches = vi.mocked(env.DB.batch).mock.calls;
+    const credentialBatch = async (request: () => Promise<unknown>) => {
+      const from = batches.length;
+      await request();
+      return batches[from]![0].length;
+    };
+
+    // The first: the queue row and the role through it are read with the credential.
+    expect(await credentialBatch(async () => expectOk(await join(customer.token, f.queueId), 201))).toBe(4);
+    expect(await credentialBatch(async () => expectOk(await join(customer.token, f.queueId), 201))).toBe(3);
+    // call-next too: the owner's batch is the session, its user and the role in the organization.
+    reset();
+    expect(
+      await credentialBatch(async () => expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }))),
+    ).toBe(3);
+    expect(cost.rooms).toBe(1);
+  });
+});
+
+describe("the room decides what the kept row would not show", () => {
+  it("status and capacity: changed, the very next join is refused; changed back, it is taken", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    expectOk(await join(customer.token, f.queueId), 201); // the isolate keeps the row now
+
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token: f.owner.token, body: { status: "paused" } }));
+    expectError(await join(customer.token, f.queueId), 409, "QUEUE_PAUSED");
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token: f.owner.token, body: { status: "closed" } }));
+    expectError(await join(customer.token, f.queueId), 409, "QUEUE_CLOSED");
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token: f.owner.token, body: { status: "active" } }));
+    expectOk(await join(customer.token, f.queueId), 201);
+
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { maxCapacity: 2 } }));
+    expectError(await join(customer.token, f.queueId), 409, "QUEUE_FULL");
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { maxCapacity: 3 } }));
+    expectOk(await join(customer.token, f.queueId), 201);
+  });
+
+  it("a rule change (the service made inactive) refuses the very next join", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    expectOk(await join(customer.token, f.queueId), 201);
+    expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { status: "inactive" } }));
+    expectError(await join(customer.token, f.queueId), 409, "QUEUE_CLOSED");
+  });
+
+  it("an intake question added: the kept row says none, the room says it is older; the next join without the answer is refused", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    expectOk(await join(customer.token, f.queueId), 201); // kept: intakeQuestions 0
+    expectOk(await call("PUT", `/v1/services/${f.serviceId}/intake`, { token: f.owner.token, body: { fields: [REASON] } }));
+
+    const refused = await join(customer.token, f.queueId);
+    expectError(refused, 400, "VALIDATION_ERROR");
+    expect(refused.body.error.details.field).toBe("intake.reason");
+    expectOk(await join(customer.token, f.queueId, { intake: { reason: "passport" } }), 201);
+  });
+
+  it("a removed operator's next call-next is refused though the row is kept", async () => {
+    const f = await queueFixture("pro");
+    const operator = await addMember(f.owner, f.organizationId, "operator");
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: operator.token }));
+    expectOk(await call("DELETE", `/v1/organizations/${f.organizationId}/members/${operator.id}`, { token: f.owner.token }));
+    expect((await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: operator.token })).status).toBe(404);
+  });
+});
+
+describe("a rule change is answered only once every room holds it", () => {
+  it("a room that cannot be reached: the change answers 500 naming its queue; sent again, it is acknowledged and applies", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    expectOk(await join(customer.token, f.queueId), 201);
+
+    const get = env.QUEUE_ROOM.get.bind(env.QUEUE_ROOM);
+    const spy = vi.spyOn(env.QUEUE_ROOM, "get").mockImplementation((id) => {
+      const stub = get(id);
+      return new Proxy(stub, {
+        get(target, prop) {
+          if (prop === "command")
+            return (command: { verb: string }) =>
+              command.verb === "applyRules" ? Promise.reject(new Error("room unreachable")) : target.command(command as never);
+          const value = Reflect.get(target, prop);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    });
+    let unacknowledged;
+    try {
+      unacknowledged = await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { status: "inactive" } });
+    } finally {
+      spy.mockRestore();
+    }
+    expectError(unacknowledged, 500, "INTERNAL_ERROR");
+    expect(unacknowledged.body.error.details.queueIds).toEqual([f.queueId]);
+
+    expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { status: "inactive" } }));
+    expectError(await join(customer.token, f.queueId), 409, "QUEUE_CLOSED");
+  });
+});
