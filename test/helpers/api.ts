@@ -40,6 +40,17 @@ export async function callSelf<T = any>(method: string, path: string, opts: Call
 }
 
 /**
+ * The Worker's raw Response to a request (an HTML page, a CSV, a PNG, a redirect not followed), on
+ * `call`'s path: its own fetch handler, not SELF.fetch. `input` is a URL or a path on api.test.
+ * SELF.fetch stays for what needs the runtime's HTTP layer: a WebSocket upgrade, the assets router
+ * (paths outside /v1), a Content-Length the runtime sets.
+ */
+export async function fetchWorker(input: string | URL, init?: RequestInit): Promise<Response> {
+  const url = typeof input === "string" && input.startsWith("/") ? `https://api.test${input}` : input;
+  return worker.fetch(new Request(url, init), env, createExecutionContext());
+}
+
+/**
  * `call`, answered by the Worker's own handler in an execution context that the test then waits
  * on: when it returns, everything the Worker left running after its answer (ctx.waitUntil: a
  * session's slide, a key's lastUsedAt) has finished, so a test may assert that something did

@@ -1,5 +1,5 @@
 import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, SELF } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env } from "cloudflare:test";
 import { waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import { call, expectOk } from "./api";
@@ -57,12 +57,11 @@ export async function postWebhook(
   rawBody: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; body: any }> {
-  const res = await SELF.fetch(`https://api.test/v1/billing/webhooks/${provider}`, {
-    method: "POST",
+  const res = await call("POST", `/v1/billing/webhooks/${provider}`, {
     headers: { "Content-Type": "application/json", ...headers },
-    body: rawBody,
+    rawBody,
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: res.body };
 }
 
 export async function hmacHex(secret: string, text: string): Promise<string> {

@@ -1,9 +1,9 @@
 import worker from "../../src/index";
-import { createExecutionContext, createScheduledController, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EXPORT_PAGE_SQL } from "../../src/analytics/analytics-export";
 import { now } from "../../src/lib/clock";
-import { call, expectError, expectOk } from "../helpers/api";
+import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { createApiKey, queueFixture, setPlan } from "../helpers/fixtures";
@@ -61,7 +61,7 @@ function parseCsv(text: string): string[][] {
 }
 
 async function download(path: string, apiKey: string): Promise<{ res: Response; bytes: Uint8Array; text: string }> {
-  const res = await SELF.fetch(`https://api.test${path}`, { headers: { "X-API-Key": apiKey } });
+  const res = await fetchWorker(path, { headers: { "X-API-Key": apiKey } });
   const bytes = new Uint8Array(await res.arrayBuffer());
   return { res, bytes, text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
 }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
-import { call, expectError, expectOk } from "../helpers/api";
+import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import { addMember, createApiKey, createCatalog, registerUser } from "../helpers/fixtures";
 import { adminKeyOf, ownerWithOrganization, paySandboxCheckout, runCron, subscription, upgradeThroughSandbox } from "../helpers/billing";
 
@@ -98,8 +98,7 @@ describe("upgrade through the sandbox", () => {
 });
 
 async function fetchPage(url: string): Promise<string> {
-  const { SELF } = await import("cloudflare:test");
-  const res = await SELF.fetch(url, { headers: { Accept: "text/html" } });
+  const res = await fetchWorker(url, { headers: { Accept: "text/html" } });
   expect(res.headers.get("Content-Type")).toContain("text/html");
   return res.text();
 }

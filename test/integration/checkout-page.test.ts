@@ -1,6 +1,6 @@
-import { env, SELF } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, expectOk } from "../helpers/api";
+import { call, fetchWorker, expectOk } from "../helpers/api";
 import { ownerWithOrganization } from "../helpers/billing";
 
 // Issue 26: the sandbox checkout page sent the payer on to any https `returnUrl` after its POST,
@@ -15,7 +15,8 @@ async function openCheckout(returnUrl: string) {
   return { org, url: new URL(pending.checkoutUrl) };
 }
 
-const pay = (url: URL) => SELF.fetch(url.toString(), { method: "POST", headers: { Accept: "text/html" }, redirect: "manual" });
+// The handler's own answer: a redirect is seen, not followed.
+const pay = (url: URL) => fetchWorker(url, { method: "POST", headers: { Accept: "text/html" } });
 
 function expectProtected(res: Response) {
   const csp = res.headers.get("Content-Security-Policy") ?? "";
@@ -27,7 +28,7 @@ function expectProtected(res: Response) {
 describe("the sandbox checkout page", () => {
   it("is never framed: CSP frame-ancestors 'none' and X-Frame-Options DENY", async () => {
     const { url } = await openCheckout("https://shop.example.com/back");
-    const res = await SELF.fetch(url.toString(), { headers: { Accept: "text/html" } });
+    const res = await fetchWorker(url, { headers: { Accept: "text/html" } });
     expect(res.status).toBe(200);
     expectProtected(res);
     await res.text();

@@ -1,10 +1,9 @@
-import { SELF } from "cloudflare:test";
 import { decode } from "fast-png";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import jsQR from "jsqr";
 import { beforeAll, describe, expect, it } from "vitest";
 import { testClock } from "../helpers/clock";
-import { call, expectError, expectOk } from "../helpers/api";
+import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import {
   addArchivedQueue,
   addMember,
@@ -18,7 +17,7 @@ import {
 } from "../helpers/fixtures";
 
 async function fetchImage(query: string): Promise<Response> {
-  return SELF.fetch(`https://api.test/v1/qr/generate?${query}`);
+  return fetchWorker(`/v1/qr/generate?${query}`);
 }
 
 /** Decodes a PNG with an independent decoder and reads the QR code in it with jsQR. */
@@ -168,7 +167,7 @@ describe("QR tokens", () => {
     expect(data.id).toMatch(/^qrt_[0-9a-z]{20}$/);
     expect(data.token).toMatch(/^[0-9a-z]{32}$/);
     expect(data.imageUrl).toBe(`/v1/qr/generate?token=${data.token}`);
-    const image = await SELF.fetch(`https://api.test${data.imageUrl}`);
+    const image = await fetchWorker(data.imageUrl);
     expect(readPng(new Uint8Array(await image.arrayBuffer())).text).toBe(data.token);
   });
 

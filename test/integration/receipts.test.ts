@@ -1,6 +1,5 @@
-import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, expectError, expectOk } from "../helpers/api";
+import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
 import { decodeEscpos } from "../helpers/escpos";
 import { addMember, createApiKey, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
@@ -27,7 +26,7 @@ async function kioskTicket() {
 }
 
 async function fetchReceipt(ticketId: string, query: string, headers: Record<string, string> = {}) {
-  return SELF.fetch(`https://api.test/v1/tickets/${ticketId}/receipt${query}`, { headers });
+  return fetchWorker(`/v1/tickets/${ticketId}/receipt${query}`, { headers });
 }
 
 describe("ESC/POS receipt", () => {

@@ -5,8 +5,9 @@ import { destination } from "../../src/domain/geo";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
-import { addMember, addQueue, createApiKey, type Fixture, queueFixture, registerUser, type TestUser } from "../helpers/fixtures";
+import { addMember, addQueue, createApiKey, type Fixture, type TestUser } from "../helpers/fixtures";
 import { sweep } from "../helpers/cron";
+import { seedQueueFixture, seedUser } from "../helpers/seed";
 
 // Remote join through HTTP: eligibility, start, location updates, confirmation, and the clocks
 // (front expiry, inactivity, penalty) run by the minute sweep with an injected clock.
@@ -30,8 +31,10 @@ afterAll(() => {
   env.EVENTS.sendBatch = realSendBatch;
 });
 
+// Organizations and customers written straight into D1 (test/helpers/seed.ts): the file tests
+// remote join, not registration, and 26 organizations through the API were most of its setup.
 function customer(): Promise<TestUser> {
-  return registerUser({ accountType: "customer" });
+  return seedUser("customer");
 }
 
 async function start(user: TestUser, queueId: string, at = near(300)): Promise<any> {
@@ -55,7 +58,7 @@ function eventsOf(ticketId: string): string[] {
 
 let f: Fixture;
 beforeAll(async () => {
-  f = await queueFixture("pro");
+  f = await seedQueueFixture("pro");
 });
 
 describe("POST /v1/queues/{queueId}/eligibility", () => {
@@ -70,7 +73,7 @@ describe("POST /v1/queues/{queueId}/eligibility", () => {
     const far = expectOk(await call("POST", `/v1/queues/${f.queueId}/eligibility`, { token: user.token, body: near(6000) }));
     expect(far).toEqual({ eligible: false, distanceKm: 6, maxRadiusKm: 5, reason: "out_of_range" });
 
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     await env.DB.prepare("UPDATE organizations SET availability_radius_km = 10 WHERE id = ?").bind(g.organizationId).run();
     expect(expectOk(await call("POST", `/v1/queues/${g.queueId}/eligibility`, { token: user.token, body: near(6000) }))).toMatchObject({
       eligible: true,
@@ -86,7 +89,7 @@ describe("POST /v1/queues/{queueId}/eligibility", () => {
   });
 
   it("measures to the nearest of the service's locations", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const far = destination(SITE, 0, 50);
     const at = Date.now();
     await env.DB.batch([
@@ -101,7 +104,7 @@ describe("POST /v1/queues/{queueId}/eligibility", () => {
   });
 
   it("answers queue_paused on a paused queue", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     expectOk(await call("PATCH", `/v1/business/queues/${g.queueId}/status`, { token: g.owner.token, body: { status: "paused" } }));
     const data = expectOk(await call("POST", `/v1/queues/${g.queueId}/eligibility`, { token: g.owner.token, body: near(10) }));
     expect(data).toMatchObject({ eligible: false, reason: "queue_paused" });
@@ -110,7 +113,7 @@ describe("POST /v1/queues/{queueId}/eligibility", () => {
   it("takes the organization's own API key and answers 404 to another organization's key", async () => {
     const own = await createApiKey(f.owner, f.organizationId, ["read"]);
     expectOk(await call("POST", `/v1/queues/${f.queueId}/eligibility`, { apiKey: own.key, body: near(10) }));
-    const other = await queueFixture("pro");
+    const other = await seedQueueFixture("pro");
     const stranger = await createApiKey(other.owner, other.organizationId, ["admin"]);
     expectError(await call("POST", `/v1/queues/${f.queueId}/eligibility`, { apiKey: stranger.key, body: near(10) }), 404, "NOT_FOUND");
     expectError(
@@ -138,7 +141,7 @@ describe("POST /v1/queues/{queueId}/eligibility", () => {
 describe("POST /v1/remote-join/{queueId}/start", () => {
   it("creates a pending remote join and a waiting remote ticket", async () => {
     testClock.set("2026-05-04T10:00:00.000Z");
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const data = await start(user, g.queueId);
     expect(data.remoteJoin).toMatchObject({
@@ -176,7 +179,7 @@ describe("POST /v1/remote-join/{queueId}/start", () => {
   });
 
   it("follows the queue's rules: paused queues refuse", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     expectOk(await call("PATCH", `/v1/business/queues/${g.queueId}/status`, { token: g.owner.token, body: { status: "paused" } }));
     expectError(
       await call("POST", `/v1/remote-join/${g.queueId}/start`, { token: (await customer()).token, body: near(10) }),
@@ -209,7 +212,7 @@ describe("POST /v1/remote-join/{queueId}/start", () => {
 describe("call-next and remote tickets", () => {
   it("passes over a remote ticket that has not arrived without losing its place, and calls it once arrived", async () => {
     testClock.set("2026-05-04T11:00:00.000Z");
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     const walkIn = expectOk(await call("POST", `/v1/queues/${g.queueId}/operator-join`, { token: g.owner.token, body: {} }), 201);
@@ -230,7 +233,7 @@ describe("call-next and remote tickets", () => {
 
   it("starts the front clock when no callable ticket is left ahead", async () => {
     testClock.set("2026-05-04T12:00:00.000Z");
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     expectOk(await call("POST", `/v1/queues/${g.queueId}/operator-join`, { token: g.owner.token, body: {} }), 201);
     const user = await customer();
     const joined = await start(user, g.queueId);
@@ -244,7 +247,7 @@ describe("call-next and remote tickets", () => {
   });
 
   it("an operator's present is a manual arrival", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     expectOk(await call("POST", `/v1/tickets/${joined.ticket.id}/present`, { token: g.owner.token }));
@@ -253,7 +256,7 @@ describe("call-next and remote tickets", () => {
 
   it("a cancelled ticket cancels its remote join", async () => {
     const user = await customer();
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const joined = await start(user, g.queueId);
     expectOk(await call("POST", `/v1/tickets/${joined.ticket.id}/cancel`, { token: user.token }));
     expect((await remote(joined.ticket.id, user.token)).remoteJoin.status).toBe("cancelled");
@@ -267,7 +270,7 @@ describe("POST /v1/remote-join/{ticketId}/location", () => {
   let g: Fixture;
   beforeAll(async () => {
     user = await customer();
-    g = await queueFixture("pro");
+    g = await seedQueueFixture("pro");
     ticketId = (await start(user, g.queueId)).ticket.id;
   });
 
@@ -309,7 +312,7 @@ describe("POST /v1/remote-join/{ticketId}/location", () => {
 describe("POST /v1/remote-join/{ticketId}/confirm", () => {
   it("by geofence needs within_geofence", async () => {
     const user = await customer();
-    const joined = await start(user, (await queueFixture("pro")).queueId);
+    const joined = await start(user, (await seedQueueFixture("pro")).queueId);
     const res = await call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body: { method: "geofence" } });
     expectError(res, 409, "INVALID_STATE");
     expect(res.body.error.details).toMatchObject({ status: "pending", allowed: ["within_geofence"] });
@@ -323,7 +326,7 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
 
   it("by qr_scan needs the owner's scan of the queue's code in the last 10 minutes", async () => {
     testClock.set("2026-05-04T14:00:00.000Z");
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     const confirm = () => call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body: { method: "qr_scan" } });
@@ -343,7 +346,7 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
   });
 
   it("by nfc_scan needs the owner's scan of the queue's tag", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     const confirm = () => call("POST", `/v1/remote-join/${joined.ticket.id}/confirm`, { token: user.token, body: { method: "nfc_scan" } });
@@ -364,7 +367,7 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
   });
 
   it("manual needs an operator: the owner gets 403, an operator of the organization confirms", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     const path = `/v1/remote-join/${joined.ticket.id}/confirm`;
@@ -374,12 +377,12 @@ describe("POST /v1/remote-join/{ticketId}/confirm", () => {
   });
 
   it("answers 404 to other users and other organizations, 403 to a read-only key", async () => {
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     const path = `/v1/remote-join/${joined.ticket.id}/confirm`;
     expectError(await call("POST", path, { token: (await customer()).token, body: { method: "manual" } }), 404, "NOT_FOUND");
-    const other = await queueFixture("pro");
+    const other = await seedQueueFixture("pro");
     expectError(await call("POST", path, { token: other.owner.token, body: { method: "manual" } }), 404, "NOT_FOUND");
     const otherKey = await createApiKey(other.owner, other.organizationId, ["admin"]);
     expectError(await call("POST", path, { apiKey: otherKey.key }), 404, "NOT_FOUND");
@@ -410,7 +413,7 @@ describe("clocks run by the sweep", () => {
   it("warns at 7 minutes without a location update and auto-skips at 10", async () => {
     const t0 = Date.parse("2026-06-01T09:00:00.000Z");
     testClock.set(t0);
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const joined = await start(user, g.queueId);
     const id = joined.ticket.id;
@@ -450,7 +453,7 @@ describe("clocks run by the sweep", () => {
   it("a location update restarts the inactivity clock and clears the warning", async () => {
     const t0 = Date.parse("2026-06-02T09:00:00.000Z");
     testClock.set(t0);
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const id = (await start(user, g.queueId)).ticket.id;
     await settle(g.queueId);
@@ -470,7 +473,7 @@ describe("clocks run by the sweep", () => {
 
   it("expires a join that has not arrived 30 minutes after reaching the front", async () => {
     const t0 = Date.parse("2026-06-03T09:00:00.000Z");
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const id = await expireOne(user, g.queueId, t0);
     const expired = await remote(id, user.token);
@@ -485,7 +488,7 @@ describe("clocks run by the sweep", () => {
   it("does not expire a join that arrived in time", async () => {
     const t0 = Date.parse("2026-06-04T09:00:00.000Z");
     testClock.set(t0);
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const user = await customer();
     const id = (await start(user, g.queueId)).ticket.id;
     await locate(user, id, 10);
@@ -499,7 +502,7 @@ describe("clocks run by the sweep", () => {
 
   it("penalises 3 expiries in 7 days for 24 hours", async () => {
     const user = await customer();
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const t0 = Date.parse("2026-07-01T09:00:00.000Z");
     await expireOne(user, g.queueId, t0);
     await expireOne(user, g.queueId, t0 + 2 * 24 * 60 * MIN);
@@ -511,7 +514,7 @@ describe("clocks run by the sweep", () => {
     const res = await call("POST", `/v1/remote-join/${g.queueId}/start`, { token: user.token, body: near(10) });
     expectError(res, 403, "REMOTE_JOIN_PENALTY");
     expect(res.body.error.details).toEqual({ status: "penalty", until: new Date(penaltyEnd).toISOString() });
-    const other = await queueFixture("pro");
+    const other = await seedQueueFixture("pro");
     expectError(
       await call("POST", `/v1/remote-join/${other.queueId}/start`, { token: user.token, body: near(10) }),
       403,
@@ -531,7 +534,7 @@ describe("clocks run by the sweep", () => {
 
   it("forgets an expiry at the sweep once the penalty rule can no longer count it", async () => {
     const user = await customer();
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const t0 = Date.parse("2026-09-01T09:00:00.000Z");
     const old = await expireOne(user, g.queueId, t0);
     const recent = await expireOne(user, g.queueId, t0 + 7 * 24 * 60 * MIN);
@@ -548,7 +551,7 @@ describe("clocks run by the sweep", () => {
 
   it("does not penalise 3 expiries spread over more than 7 days", async () => {
     const user = await customer();
-    const g = await queueFixture("pro");
+    const g = await seedQueueFixture("pro");
     const t0 = Date.parse("2026-08-01T09:00:00.000Z");
     await expireOne(user, g.queueId, t0);
     await expireOne(user, g.queueId, t0 + 4 * 24 * 60 * MIN);
