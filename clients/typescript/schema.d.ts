@@ -3236,6 +3236,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/business/queues/{queueId}/blend/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a past period under another blend policy
+         * @description Needs QUEUE_MANAGE. Changes nothing. The tickets that joined the queue in [from, to) and were called (D1's history: arrivals, check-ins with their appointment times, who called and how long each service took) are called again under `policy` (a field left out takes its default): each desk calls as often as it did, no earlier than it did and no earlier than the end of the service it would have been giving, taking the first ticket of the blended order. Answers what happened beside what would have (waits of walk-ins and of appointments: mean, p90, longest; appointments called late). A bare date is 00:00 in the service's location's time zone and `to` includes that day. At most 31 days and 5000 called tickets.
+         */
+        post: operations["replayQueueBlend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets/{ticketId}/phone-verification": {
         parameters: {
             query?: never;
@@ -5732,6 +5752,67 @@ export interface components {
             appointmentsFirstFromMinutes?: number;
             /** @description A walk-in that has waited this long goes ahead of appointments; null (default): no cap */
             walkInMaxWaitMinutes?: number | null;
+        };
+        BlendReplay: {
+            queueId: string;
+            from: string;
+            to: string;
+            policy: components["schemas"]["BlendPolicy"];
+            policyInForce: components["schemas"]["BlendPolicy"];
+            happened: components["schemas"]["ReplayFigures"];
+            replayed: components["schemas"]["ReplayFigures"];
+        };
+        ReplayFigures: {
+            walkIns: components["schemas"]["ReplayWalkInWaits"];
+            appointments: components["schemas"]["ReplayAppointmentWaits"];
+            calls: components["schemas"]["ReplayCall"][];
+        };
+        ReplayWalkInWaits: {
+            count: number;
+            meanWaitMinutes: number | null;
+            p90WaitMinutes: number | null;
+            longestWaitMinutes: number | null;
+        };
+        ReplayAppointmentWaits: {
+            count: number;
+            meanWaitMinutes: number | null;
+            p90WaitMinutes: number | null;
+            longestWaitMinutes: number | null;
+            /** @description Appointments checked in on time and called after their time */
+            calledLate: number;
+        };
+        ReplayCall: {
+            ticketId: string;
+            displayCode: string;
+            /** @enum {string} */
+            kind: "walk_in" | "appointment";
+            calledAt: string;
+            waitMinutes: number;
+            /**
+             * @description The placement it was called under in the replay; null for what happened
+             * @enum {string|null}
+             */
+            rule: "priority" | "walk_in_over_cap" | "appointment_due" | "walk_in_arrival" | "late_appointment" | "appointment_early" | null;
+        };
+        /**
+         * @example {
+         *       "policy": {
+         *         "appointmentsFirstFromMinutes": 5,
+         *         "walkInMaxWaitMinutes": 30
+         *       },
+         *       "from": "2026-03-16",
+         *       "to": "2026-03-20"
+         *     }
+         */
+        BlendReplayRequest: {
+            policy: {
+                /** @description An appointment's ticket goes ahead of walk-ins from this many minutes before its time (default 0: at its time) */
+                appointmentsFirstFromMinutes?: number;
+                /** @description A walk-in that has waited this long goes ahead of appointments; null (default): no cap */
+                walkInMaxWaitMinutes?: number | null;
+            };
+            from: string;
+            to: string;
         };
         TicketPhoneVerification: components["schemas"]["PhoneVerification"] & {
             ticketId: string;
@@ -23486,6 +23567,141 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    replayQueueBlend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example que_d3m0q000000000000000 */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "appointmentsFirstFromMinutes": 5,
+                 *         "walkInMaxWaitMinutes": 30
+                 *       },
+                 *       "from": "2026-03-16",
+                 *       "to": "2026-03-20"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BlendReplayRequest"];
+            };
+        };
+        responses: {
+            /** @description What happened and what the policy would have produced */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "from": "Demo",
+                     *         "to": "Demo",
+                     *         "policy": {
+                     *           "appointmentsFirstFromMinutes": 1,
+                     *           "walkInMaxWaitMinutes": 1
+                     *         },
+                     *         "policyInForce": {
+                     *           "appointmentsFirstFromMinutes": 1,
+                     *           "walkInMaxWaitMinutes": 1
+                     *         },
+                     *         "happened": {
+                     *           "walkIns": {
+                     *             "count": 1,
+                     *             "meanWaitMinutes": 1,
+                     *             "p90WaitMinutes": 1,
+                     *             "longestWaitMinutes": 1
+                     *           },
+                     *           "appointments": {
+                     *             "count": 1,
+                     *             "meanWaitMinutes": 1,
+                     *             "p90WaitMinutes": 1,
+                     *             "longestWaitMinutes": 1,
+                     *             "calledLate": 1
+                     *           },
+                     *           "calls": [
+                     *             {
+                     *               "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *               "displayCode": "A-042",
+                     *               "kind": "walk_in",
+                     *               "calledAt": "2026-03-20T10:30:00.000Z",
+                     *               "waitMinutes": 1,
+                     *               "rule": "priority"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "replayed": {
+                     *           "walkIns": {
+                     *             "count": 1,
+                     *             "meanWaitMinutes": 1,
+                     *             "p90WaitMinutes": 1,
+                     *             "longestWaitMinutes": 1
+                     *           },
+                     *           "appointments": {
+                     *             "count": 1,
+                     *             "meanWaitMinutes": 1,
+                     *             "p90WaitMinutes": 1,
+                     *             "longestWaitMinutes": 1,
+                     *             "calledLate": 1
+                     *           },
+                     *           "calls": [
+                     *             {
+                     *               "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *               "displayCode": "A-042",
+                     *               "kind": "walk_in",
+                     *               "calledAt": "2026-03-20T10:30:00.000Z",
+                     *               "waitMinutes": 1,
+                     *               "rule": "priority"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["BlendReplay"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -194,3 +194,29 @@ export function placementReason(
         : `Walk-in waiting ${p.waitedMinutes} min, in order of arrival (cap ${cap} min)`;
   }
 }
+
+/**
+ * How many appointments now waiting behind a walk-in (checked in early: `opensAt` is when each
+ * goes ahead of walk-ins) will pass it before its turn (docs/blend.md, "Estimates"). The walk-in
+ * at `position` waits `waitMinutes(position)`; each appointment whose window opens within that
+ * wait (and before the walk-in reaches the cap, which no appointment passes) adds a place, and
+ * the longer wait may let more in, until it settles.
+ */
+export function appointmentsDueAhead(
+  opensAt: readonly number[],
+  policy: BlendPolicy,
+  joinedAt: number,
+  position: number,
+  waitMinutes: (position: number) => number,
+  at: number,
+): number {
+  const capAt = policy.walkInMaxWaitMinutes === null ? Infinity : joinedAt + policy.walkInMaxWaitMinutes * MINUTE;
+  const eligible = opensAt.filter((o) => o > at && o < capAt);
+  let ahead = 0;
+  for (;;) {
+    const until = at + waitMinutes(position + ahead) * MINUTE;
+    const next = eligible.filter((o) => o <= until).length;
+    if (next <= ahead) return ahead;
+    ahead = next;
+  }
+}

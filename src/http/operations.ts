@@ -90,6 +90,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/widget/locations/{locationId}/check-in": { id: "checkInAppointmentAtKiosk", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
   "GET /v1/business/queues/{queueId}/blend": { id: "getQueueBlend" },
   "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend" },
+  "POST /v1/business/queues/{queueId}/blend/replay": { id: "replayQueueBlend" },
   "POST /v1/tickets/{ticketId}/cancel": { id: "cancelTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/present": { id: "markTicketPresent", errors: STATE },

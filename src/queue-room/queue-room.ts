@@ -119,6 +119,7 @@ export class QueueRoom extends DurableObject<Env> {
       (config) => this.learnConfig(config),
       (name) => this.roomNamed(name),
       () => this.followers,
+      (limit, at) => this.store.waitingLine(limit, 0, at),
     );
     this.followers = new TicketFollowers(
       ctx,

@@ -154,6 +154,8 @@ export class RoomSockets {
     private readonly peer: (queueId: string) => Pick<RoomClient, "peer">,
     /** The tickets followed with their token (followers.ts). */
     private readonly followers: () => TicketFollowers,
+    /** The first waiting tickets in calling order, blended (store.ts waitingLine). */
+    private readonly waitingLine: (limit: number, at: number) => readonly { number: number }[],
   ) {}
 
   /**
@@ -448,9 +450,7 @@ export class RoomSockets {
         BOARD_CALLED_LIMIT,
       )
       .toArray();
-    const next = this.sql
-      .exec<{ number: number }>("SELECT number FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key LIMIT ?", BOARD_NEXT_LIMIT)
-      .toArray();
+    const next = this.waitingLine(BOARD_NEXT_LIMIT, at);
     return {
       status,
       called: called.map((t) => ({

@@ -1,4 +1,4 @@
-import { blendOrder, DEFAULT_BLEND_COPY, type BlendCopy, type BlendTicket } from "../domain/blend";
+import { blendOrder, DEFAULT_BLEND_COPY, type BlendCopy, type BlendPolicy, type BlendTicket } from "../domain/blend";
 import type { EventType } from "../domain/events";
 import { now } from "../lib/clock";
 import { LANE, type Lane, type QueueStatus, type TicketSource, type TicketStatus } from "../domain/tickets";
@@ -252,6 +252,19 @@ export class RoomStore {
     if (any.length === 0) return null;
     const rows = this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key").toArray();
     return blendOrder(rows.map(blendTicketOf), this.blendCopy().policy, at).map((b) => b.ticket.row);
+  }
+
+  /** When each appointment now waiting early (its window not open yet) goes ahead of walk-ins, soonest first. */
+  appointmentsOpening(policy: BlendPolicy, at: number): number[] {
+    return this.sql
+      .exec<{ at: number }>(
+        "SELECT appointment_at - ? AS at FROM tickets WHERE status = 'waiting' AND kind = 'appointment' AND appointment_late = 0 AND lane <> 0 AND appointment_at IS NOT NULL",
+        policy.appointmentsFirstFromMinutes * 60_000,
+      )
+      .toArray()
+      .map((r) => r.at)
+      .filter((o) => o > at)
+      .sort((a, b) => a - b);
   }
 
   /** Tickets and people per live status and lane, kept by triggers (schema.ts). */

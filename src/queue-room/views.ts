@@ -1,4 +1,4 @@
-import { placementLanguage, placementOf, placementReason, type BlendCopy } from "../domain/blend";
+import { appointmentsDueAhead, blendOrder, placementLanguage, placementOf, placementReason, type BlendCopy } from "../domain/blend";
 import { displayCode } from "../domain/display-code";
 import type { IntakeAnswers } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
@@ -16,7 +16,14 @@ export class RoomViews {
 
   /** The room's recent calls and its default, read once per answer. */
   pace(cfg: ConfigRow, at: number): Pace {
-    return { calls: this.store.calls(), at, defaultMinutes: cfg.default_service_minutes, blend: this.store.blendCopy() };
+    const blend = this.store.blendCopy();
+    return {
+      calls: this.store.calls(),
+      at,
+      defaultMinutes: cfg.default_service_minutes,
+      blend,
+      opensAt: this.store.appointmentsOpening(blend.policy, at),
+    };
   }
 
   ticket(cfg: Configured, id: string, at: number): TicketView {
@@ -62,6 +69,10 @@ export class RoomViews {
     if (!anchor) return { items: [], hasMore: false, anchorMissing: true };
     const forward = query.startingAfter != null;
     const line = query.status === "waiting";
+    if (line) {
+      const blended = this.blendedPage(cfg, query, anchor, forward, perTicket);
+      if (blended !== null) return blended;
+    }
     const keyOrder = line ? "lane, order_key" : "number";
     const beyond = line ? (forward ? "(lane, order_key) > (?, ?)" : "(lane, order_key) < (?, ?)") : forward ? "number > ?" : "number < ?";
     const keys = line ? [anchor.lane, anchor.order_key] : [anchor.number];
@@ -80,6 +91,35 @@ export class RoomViews {
     const firstPosition = line && first ? this.store.positionOf(first) : null;
     const items = page.map((r, i) => toView(cfg, r, firstPosition !== null ? firstPosition + i : this.store.positionOf(r), perTicket));
     return { items, hasMore };
+  }
+
+  /**
+   * A page of the waiting line next to `anchor` while the blend orders it (docs/blend.md): the
+   * line in the blended order at `at`, the anchor placed in it as if it still waited (a cursor
+   * on a ticket called meanwhile reads on from its place). Null while the order index is the order.
+   */
+  private blendedPage(
+    cfg: Configured,
+    query: TicketQuery,
+    anchor: TicketRow,
+    forward: boolean,
+    pace: Pace,
+  ): Omit<TicketPage, "total"> | null {
+    const blended = this.store.blendedWaiting(pace.at);
+    // No appointment waits: the order index is the order, unless the anchor is an appointment that left it.
+    if (blended === null && anchor.kind !== "appointment") return null;
+    const line =
+      blended ?? this.store.sql.exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key").toArray();
+    const rows = line.some((r) => r.id === anchor.id)
+      ? line
+      : blendOrder([...line, anchor].map(blendTicketOf), pace.blend.policy, pace.at).map((b) => b.ticket.row);
+    const index = rows.findIndex((r) => r.id === anchor.id);
+    const from = forward ? index + 1 : Math.max(0, index - query.limit);
+    const to = forward ? Math.min(rows.length, index + 1 + query.limit) : index;
+    const page = rows.slice(from, to);
+    const hasMore = forward ? to < rows.length : from > 0;
+    const positionOf = (r: TicketRow) => line.indexOf(r) + 1;
+    return { items: page.map((r) => toView(cfg, r, positionOf(r), pace)), hasMore };
   }
 
   /**
@@ -108,7 +148,7 @@ export class RoomViews {
       defaultServiceMinutes: cfg.default_service_minutes,
       waitingCount,
       servingCount: counts.get("serving") ?? 0,
-      ...waitAt(waitingCount, this.pace(cfg, at)),
+      ...newcomerWait(waitingCount, this.pace(cfg, at)),
     };
   }
 }
@@ -120,6 +160,30 @@ export interface Pace {
   defaultMinutes: number;
   /** The queue's blend policy (docs/blend.md): a waiting ticket's placement is told under it. */
   blend: BlendCopy;
+  /** When each appointment waiting early goes ahead of walk-ins (a walk-in's estimate counts those due before its turn). */
+  opensAt: readonly number[];
+}
+
+/**
+ * A newcomer walk-in's wait: behind everyone waiting but the appointments checked in early
+ * (placed behind walk-ins), of which those due before its turn pass it.
+ */
+function newcomerWait(waitingCount: number, pace: Pace): ReturnType<typeof waitAt> {
+  return walkInWaitAt(waitingCount - pace.opensAt.length, pace.at, pace);
+}
+
+/** The wait of a walk-in (or a late appointment) at `position` that joined at `joinedAt`, counting the appointments that will pass it. */
+export function walkInWaitAt(position: number, joinedAt: number, pace: Pace): ReturnType<typeof waitAt> {
+  if (pace.opensAt.length === 0) return waitAt(position, pace);
+  const ahead = appointmentsDueAhead(
+    pace.opensAt,
+    pace.blend.policy,
+    joinedAt,
+    position,
+    (p) => waitAt(p, pace).estimatedWaitMinutes,
+    pace.at,
+  );
+  return waitAt(position + ahead, pace);
 }
 
 /** The wait at `position` (1 = next) and its range; a newcomer to the queue waits at `waitingCount`. */
@@ -132,7 +196,8 @@ export function waitAt(position: number, pace: Pace): { estimatedWaitMinutes: nu
 
 /** `position` comes from `positionOf` or from the rank in an ordered page; null unless waiting. */
 export function toView(cfg: Configured, row: TicketRow, position: number | null, pace: Pace): TicketView {
-  const wait = position === null ? null : waitAt(position, pace);
+  const walkIn = row.lane !== 0 && (row.kind !== "appointment" || row.appointment_late === 1);
+  const wait = position === null ? null : walkIn ? walkInWaitAt(position, row.lined_up_at ?? row.created_at, pace) : waitAt(position, pace);
   return {
     id: row.id,
     queueId: cfg.queue_id,

@@ -115,4 +115,67 @@ describe("blend policy", () => {
     );
     expect(visitor).toMatchObject({ kind: "walk_in", placement: { rule: "walk_in_arrival" } });
   });
+
+  it("the board's next codes and the cursor pages of the waiting line follow the blended order", async () => {
+    const f = await clinic();
+    testClock.set(START - 5 * MIN);
+    const w1 = await walkIn(f.owner, f.queueId);
+    const w2 = await walkIn(f.owner, f.queueId);
+    const w3 = await walkIn(f.owner, f.queueId);
+    const apt = await appointmentTicket(f, START);
+    testClock.set(START);
+    expect((await waiting(f)).map((t) => t.id)).toEqual([apt.id, w1.id, w2.id, w3.id]);
+
+    const key = await (await import("../helpers/fixtures")).createApiKey(f.owner, f.organizationId, ["widget"]);
+    const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: key.key }));
+    const ours = board.queues.find((q: any) => q.queueId === f.queueId);
+    expect(ours.nextWaiting).toEqual([apt.displayCode, w1.displayCode, w2.displayCode, w3.displayCode]);
+
+    const page = async (query: string) => {
+      const res = await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&${query}`, { token: f.owner.token });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body as { data: any[]; meta: any };
+    };
+    const p1 = await page("limit=2");
+    expect(p1.data.map((t) => t.id)).toEqual([apt.id, w1.id]);
+    const p2 = await page(`limit=2&startingAfter=${p1.meta.nextCursor}`);
+    expect(p2.data.map((t) => [t.id, t.position])).toEqual([
+      [w2.id, 3],
+      [w3.id, 4],
+    ]);
+    expect(p2.meta.hasMore).toBe(false);
+    const back = await page(`limit=2&endingBefore=${w2.id}`);
+    expect(back.data.map((t) => [t.id, t.position])).toEqual([
+      [apt.id, 1],
+      [w1.id, 2],
+    ]);
+    // A cursor on a ticket that left the line (called) still reads from its place in the blend.
+    expect((await callNext(f)).id).toBe(apt.id);
+    const after = await page(`limit=5&startingAfter=${apt.id}`);
+    expect(after.data.map((t) => t.id)).toEqual([w1.id, w2.id, w3.id]);
+  });
+
+  it("a walk-in's estimate counts the appointment checked in early that will pass it before its turn", async () => {
+    const f = await clinic();
+    // 5 min a ticket (the queue's default, no history yet), one desk.
+    testClock.set(START - 20 * MIN);
+    const apt = await appointmentTicket(f, START);
+    const walkIns = [];
+    for (let i = 0; i < 4; i++) walkIns.push(await walkIn(f.owner, f.queueId));
+    const line = await waiting(f);
+    expect(line.map((t) => t.id)).toEqual([...walkIns.map((w) => w.id), apt.id]);
+    // The 4th walk-in's turn (10:30) is when the appointment goes ahead of walk-ins: one more before it.
+    expect(line.map((t) => [t.position, t.estimatedWaitMinutes])).toEqual([
+      [1, 5],
+      [2, 10],
+      [3, 15],
+      [4, 25],
+      [5, 25],
+    ]);
+    const own = expectOk(await call("GET", `/v1/tickets/${walkIns[3]!.id}`, { token: f.owner.token }));
+    expect(own).toMatchObject({ position: 4, estimatedWaitMinutes: 25 });
+    // A newcomer waits behind the four walk-ins, and the appointment passes it too.
+    const queue = expectOk(await call("GET", `/v1/queues/${f.queueId}`, { token: f.owner.token }));
+    expect(queue).toMatchObject({ waitingCount: 5, estimatedWaitMinutes: 25 });
+  });
 });

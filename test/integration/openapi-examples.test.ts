@@ -290,6 +290,7 @@ const STEPS: Step[] = [
   // How appointments and walk-ins share the line (docs/blend.md).
   { id: "getQueueBlend" },
   { id: "putQueueBlend" },
+  { id: "replayQueueBlend" },
   { id: "setQueueStatus" },
   { id: "joinQueue" },
   { id: "getTicket", prepare: madeBy(DOC.ticket, "joinQueue") },
