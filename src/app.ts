@@ -33,7 +33,7 @@ import { webhookRoutes, eventRoutes } from "./webhooks";
 import { notificationRoutes, smsPolicyRoutes } from "./notifications";
 import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes } from "./visits";
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
-import { deskRoutes, floorRoutes } from "./desks";
+import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
 import { inboundRoutes, ticketMessageRoutes } from "./conversations";
 import { auditRoutes } from "./audit";
@@ -143,6 +143,7 @@ export function createApp() {
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);
   app.route("/v1", floorRoutes);
+  app.route("/v1", deskConsoleRoutes);
   app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);
