@@ -783,7 +783,7 @@ export interface paths {
         put?: never;
         /**
          * Create a ticket for a walk-in visitor (ghost mode)
-         * @description Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed.
+         * @description Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed. Under the SMS policy's `requirePhoneCode` no code is texted for it: staff vouch for the person, the number counts as verified.
          */
         post: operations["createWalkInTicket"];
         delete?: never;
@@ -803,7 +803,7 @@ export interface paths {
         put?: never;
         /**
          * Create a VIP ticket at the front of the line (ghost mode)
-         * @description Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed.
+         * @description Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed (no code under `requirePhoneCode`: staff vouch for the person).
          */
         post: operations["createVipTicket"];
         delete?: never;
