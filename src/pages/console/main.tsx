@@ -104,8 +104,19 @@ function App() {
     else setPhase("pick");
   };
 
-  /** What the desk needs once: other queues (transfer), colleagues, and per service its outcomes and questions. */
+  /** The desk at once (its live read starts), then what it needs once: other queues (transfer), colleagues, per service its outcomes and questions. */
   const enterDesk = async (d: Desk, who: Me | null = me) => {
+    setDesk(d);
+    setPhase("desk");
+    // A failure here is said (under the buttons); the desk still works, only the dialogs lack their lists.
+    try {
+      await readDeskNeeds(d, who);
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const readDeskNeeds = async (d: Desk, who: Me | null) => {
     const org = defaultHeaders["X-Organization-Id"] ?? "";
     const [all, members] = await Promise.all([
       get("/v1/business/queues", {}, { limit: 100 }),
@@ -128,8 +139,6 @@ function App() {
     setColleagues(members.filter((m) => m.userId !== who?.user.id));
     setOutcomes(outs);
     setQuestions(asks);
-    setDesk(d);
-    setPhase("desk");
   };
 
   useEffect(() => {
