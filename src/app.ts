@@ -34,7 +34,7 @@ import { webhookRoutes, eventRoutes } from "./webhooks";
 import { messageTemplateRoutes, notificationRoutes, smsPolicyRoutes } from "./notifications";
 import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes } from "./visits";
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
-import { deskRoutes, floorRoutes } from "./desks";
+import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
 import { inboundRoutes, ticketMessageRoutes } from "./conversations";
 import { auditRoutes } from "./audit";
@@ -147,6 +147,7 @@ export function createApp() {
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);
   app.route("/v1", floorRoutes);
+  app.route("/v1", deskConsoleRoutes);
   app.route("/v1", receiptRoutes);
   app.route("/v1", ticketMoveRoutes);
   app.route("/v1", serviceOutcomeRoutes);

@@ -783,7 +783,7 @@ export interface paths {
         put?: never;
         /**
          * Create a ticket for a walk-in visitor (ghost mode)
-         * @description Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed.
+         * @description Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed. Under the SMS policy's `requirePhoneCode` no code is texted for it: staff vouch for the person, the number counts as verified.
          */
         post: operations["createWalkInTicket"];
         delete?: never;
@@ -803,7 +803,7 @@ export interface paths {
         put?: never;
         /**
          * Create a VIP ticket at the front of the line (ghost mode)
-         * @description Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed.
+         * @description Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed (no code under `requirePhoneCode`: staff vouch for the person).
          */
         post: operations["createVipTicket"];
         delete?: never;
@@ -2524,6 +2524,26 @@ export interface paths {
          * @description Needs QUEUE_VIEW: owners, admins, managers and operators (an operator sees which colleague serves whom). Per desk its operator and the ticket at it; per queue of the location (and every queue a desk there calls from) the waiting count, the longest wait, held tickets and tickets served today. Read from the queues' rooms: poll it or follow the rooms' sockets.
          */
         get: operations["getLocationFloor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/desks/{deskId}/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a counter console shows of its desk, in one read
+         * @description Needs QUEUE_OPERATE, like the desk (owners, admins, managers, operators; a key with write:queues); a member scoped to other locations, or another organization, gets 404. The branch, the desk's queues with their counts, the waiting line, the held tickets and the caller's own ticket at the desk. The console reads it on every `queue_update` of the desk's queues.
+         */
+        get: operations["getDeskConsole"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5359,6 +5379,36 @@ export interface components {
                 /** @description Tickets completed since 00:00 on the location's clocks */
                 servedToday: number;
             }[];
+        };
+        DeskConsole: {
+            /** @description The instant it was read */
+            at: string;
+            desk: components["schemas"]["Desk"];
+            /** @description The branch the desk is in */
+            location: {
+                id: string;
+                name: string;
+                address: string;
+                timezone: string;
+            };
+            /** @description The desk's queues in the desk's order (archived ones left out) */
+            queues: {
+                id: string;
+                name: string;
+                letter: string;
+                /** @enum {string} */
+                status: "active" | "paused" | "closed";
+                serviceId: string;
+                serviceName: string;
+                /** @description Everyone waiting in the queue, listed or not */
+                waitingCount: number;
+                heldCount: number;
+            }[];
+            /** @description The line in the desk's order: the first 50 of each queue; one queue in its calling order, several merged priority first, then by place in line, then by wait */
+            waiting: components["schemas"]["Ticket"][];
+            /** @description The queues' tickets set aside (hold) */
+            held: components["schemas"]["Ticket"][];
+            current: components["schemas"]["Ticket"] & (Record<string, never> | null);
         };
         ReturnTicketRequest: {
             /** @enum {string} */
@@ -20060,6 +20110,253 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Floor"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getDeskConsole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example dsk_d3m0gu1ch3t3000000000 */
+                deskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The desk's console view */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "at": "Demo",
+                     *         "desk": {
+                     *           "id": "dsk_d3m00000000000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "locationId": "loc_d3m0par1s00000000000",
+                     *           "name": "Main queue",
+                     *           "displayName": "Guichet 3",
+                     *           "queueIds": [
+                     *             "que_d3m0q000000000000000"
+                     *           ],
+                     *           "weights": {},
+                     *           "status": "open",
+                     *           "operatorId": "ope_d3m00000000000000000",
+                     *           "openedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "location": {
+                     *           "id": "Demo",
+                     *           "name": "Main queue",
+                     *           "address": "1 place de l'Opéra, 75009 Paris",
+                     *           "timezone": "Europe/Paris"
+                     *         },
+                     *         "queues": [
+                     *           {
+                     *             "id": "Demo",
+                     *             "name": "Main queue",
+                     *             "letter": "A",
+                     *             "status": "active",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "serviceName": "Demo",
+                     *             "waitingCount": 4,
+                     *             "heldCount": 1
+                     *           }
+                     *         ],
+                     *         "waiting": [
+                     *           {
+                     *             "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "organizationId": "org_d3m00000000000000000",
+                     *             "userId": "usr_d3m0p3rat0r000000000",
+                     *             "number": 42,
+                     *             "displayCode": "A-042",
+                     *             "status": "waiting",
+                     *             "partySize": 2,
+                     *             "isPriority": false,
+                     *             "isGhostMode": false,
+                     *             "visitorName": null,
+                     *             "assignedToId": null,
+                     *             "calledAt": null,
+                     *             "servedAt": null,
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "position": 4,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
+                     *             "counter": null,
+                     *             "deskId": null,
+                     *             "recallCount": 1,
+                     *             "recalledAt": null,
+                     *             "heldAt": null,
+                     *             "holdReason": null,
+                     *             "outcome": null,
+                     *             "note": null,
+                     *             "steppedBackPlaces": null,
+                     *             "presentAt": null,
+                     *             "servingAt": null,
+                     *             "skipReason": null,
+                     *             "recoveredFromId": null,
+                     *             "transferredToId": null,
+                     *             "source": "app",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *             "intake": {},
+                     *             "labels": [
+                     *               "Demo"
+                     *             ],
+                     *             "phoneMasked": "+33 6 •• •• •• 78",
+                     *             "kind": "walk_in",
+                     *             "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *             "placement": {
+                     *               "rule": "priority",
+                     *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *               "since": "Demo"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "held": [
+                     *           {
+                     *             "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "organizationId": "org_d3m00000000000000000",
+                     *             "userId": "usr_d3m0p3rat0r000000000",
+                     *             "number": 42,
+                     *             "displayCode": "A-042",
+                     *             "status": "waiting",
+                     *             "partySize": 2,
+                     *             "isPriority": false,
+                     *             "isGhostMode": false,
+                     *             "visitorName": null,
+                     *             "assignedToId": null,
+                     *             "calledAt": null,
+                     *             "servedAt": null,
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "position": 4,
+                     *             "estimatedWaitMinutes": 12,
+                     *             "estimatedWaitRange": {
+                     *               "low": 8,
+                     *               "high": 15
+                     *             },
+                     *             "counter": null,
+                     *             "deskId": null,
+                     *             "recallCount": 1,
+                     *             "recalledAt": null,
+                     *             "heldAt": null,
+                     *             "holdReason": null,
+                     *             "outcome": null,
+                     *             "note": null,
+                     *             "steppedBackPlaces": null,
+                     *             "presentAt": null,
+                     *             "servingAt": null,
+                     *             "skipReason": null,
+                     *             "recoveredFromId": null,
+                     *             "transferredToId": null,
+                     *             "source": "app",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *             "intake": {},
+                     *             "labels": [
+                     *               "Demo"
+                     *             ],
+                     *             "phoneMasked": "+33 6 •• •• •• 78",
+                     *             "kind": "walk_in",
+                     *             "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *             "placement": {
+                     *               "rule": "priority",
+                     *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *               "since": "Demo"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "current": {
+                     *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "queueId": "que_d3m0q000000000000000",
+                     *           "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *           "organizationId": "org_d3m00000000000000000",
+                     *           "userId": "usr_d3m0p3rat0r000000000",
+                     *           "number": 42,
+                     *           "displayCode": "A-042",
+                     *           "status": "waiting",
+                     *           "partySize": 2,
+                     *           "isPriority": false,
+                     *           "isGhostMode": false,
+                     *           "visitorName": null,
+                     *           "assignedToId": null,
+                     *           "calledAt": null,
+                     *           "servedAt": null,
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "position": 4,
+                     *           "estimatedWaitMinutes": 12,
+                     *           "estimatedWaitRange": {
+                     *             "low": 8,
+                     *             "high": 15
+                     *           },
+                     *           "counter": null,
+                     *           "deskId": null,
+                     *           "recallCount": 1,
+                     *           "recalledAt": null,
+                     *           "heldAt": null,
+                     *           "holdReason": null,
+                     *           "outcome": null,
+                     *           "note": null,
+                     *           "steppedBackPlaces": null,
+                     *           "presentAt": null,
+                     *           "servingAt": null,
+                     *           "skipReason": null,
+                     *           "recoveredFromId": null,
+                     *           "transferredToId": null,
+                     *           "source": "app",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *           "intake": {},
+                     *           "labels": [
+                     *             "Demo"
+                     *           ],
+                     *           "phoneMasked": "+33 6 •• •• •• 78",
+                     *           "kind": "walk_in",
+                     *           "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *           "placement": {
+                     *             "rule": "priority",
+                     *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *             "since": "Demo"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DeskConsole"];
                     };
                 };
             };

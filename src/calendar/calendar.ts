@@ -11,6 +11,7 @@ import {
 } from "../domain/recurrence";
 import type { Actor } from "../http/auth";
 import { ApiError, forbidden, notFound, validationError } from "../http/errors";
+import { permissionRefused } from "../http/permission-refusal";
 import type { InstantInput } from "../lib/instant";
 import { newId } from "../lib/ids";
 import { DAY, iso, isoOrNull } from "../lib/time";
@@ -234,6 +235,12 @@ export async function deleteEvent(db: Database, eventId: string): Promise<void> 
   await db.delete(calendarEvents).where(eq(calendarEvents.id, eventId));
 }
 
+/** "owner, admin or manager", from a refusal's details. */
+function rolesOf(details: Record<string, unknown>): string {
+  const roles = (details.roles as string[] | undefined) ?? [];
+  return roles.length > 1 ? `${roles.slice(0, -1).join(", ")} or ${roles[roles.length - 1]}` : (roles[0] ?? "another role");
+}
+
 /** What an operator may change on their own unavailability: the fields they could create it with. */
 const OWN_AVAILABILITY_FIELDS = new Set(["title", "description", "startDate", "endDate", "recurrencePattern", "recurrenceEndDate"]);
 
@@ -245,12 +252,20 @@ const OWN_AVAILABILITY_FIELDS = new Set(["title", "description", "startDate", "e
 export function assertMayChange(actor: Actor, event: EventRow, patchedFields: readonly string[] = []): void {
   if (actor.can("CALENDAR_MANAGE")) return;
   const own = actor.userId !== null && event.eventType === "unavailability" && event.createdById === actor.userId;
+  // The 403 names the roles (or the key scope) a person can act on, not the internal permission (issue 39).
   if (!actor.can("CALENDAR_CREATE_OWN_AVAILABILITY") || !own) {
-    throw forbidden("Only your own unavailability events can be changed without the CALENDAR_MANAGE permission");
+    if (actor.apiKeyId !== null || !actor.can("CALENDAR_CREATE_OWN_AVAILABILITY")) throw permissionRefused("CALENDAR_MANAGE", actor);
+    const { details } = permissionRefused("CALENDAR_MANAGE", actor);
+    throw new ApiError(
+      "AUTHORIZATION_ERROR",
+      `Only your own unavailability events can be changed: this one needs ${rolesOf(details)}`,
+      details,
+    );
   }
   const refused = patchedFields.find((f) => !OWN_AVAILABILITY_FIELDS.has(f));
   if (refused) {
-    throw new ApiError("AUTHORIZATION_ERROR", `Changing ${refused} needs the CALENDAR_MANAGE permission`, { field: refused });
+    const { details } = permissionRefused("CALENDAR_MANAGE", actor);
+    throw new ApiError("AUTHORIZATION_ERROR", `Changing ${refused} needs ${rolesOf(details)}`, { ...details, field: refused });
   }
 }
 

@@ -134,6 +134,7 @@ export const OPERATIONS: Record<string, Operation> = {
     errors: ["INVALID_STATE", "CONFLICT", "QUEUE_EMPTY", "OPERATOR_UNAVAILABLE"],
   },
   "GET /v1/locations/{locationId}/floor": { id: "getLocationFloor" },
+  "GET /v1/desks/{deskId}/console": { id: "getDeskConsole" },
   "GET /v1/tickets/{ticketId}/receipt": { id: "getTicketReceipt" },
 
   "POST /v1/remote-join/{queueId}/start": { id: "startRemoteJoin", errors: [...JOIN, "OUT_OF_RANGE", "REMOTE_JOIN_PENALTY", "CONFLICT"] },

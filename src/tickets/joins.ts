@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import type { TicketView } from "../queue-room/contract";
-import { NO_PHONE_VERIFICATION, startPhoneVerification, type PhoneVerificationView } from "../visits/phone-verification";
+import { NO_PHONE_VERIFICATION, startPhoneVerification, vouchForPhone, type PhoneVerificationView } from "../visits/phone-verification";
 import type { QueueRow } from "../http/credentials/queues";
 import { admitVisitorPhone } from "../notifications/sms-guard";
 import { issueTicket, type JoinInput } from "./tickets";
@@ -28,6 +28,11 @@ export interface Join {
   };
   /** The visitor is handed a token for the ticket (the widget and the kiosk: docs/widget.md). */
   withToken?: boolean;
+  /**
+   * Staff typed the phone for the person in front of them (a clerk's walk-in): under
+   * `requirePhoneCode` no code is texted, the number counts as verified (docs/limits.md).
+   */
+  staffVouched?: boolean;
 }
 
 export interface Joined {
@@ -63,10 +68,12 @@ export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: numbe
     await admitted?.giveBack();
     throw refusal;
   }
-  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md).
+  // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md),
+  // unless staff vouch for the person.
+  const verify = join.staffVouched ? vouchForPhone : startPhoneVerification;
   const phoneVerification =
     admitted && phone
-      ? await startPhoneVerification(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
+      ? await verify(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
       : NO_PHONE_VERIFICATION;
   return { ...issued, phoneVerification };
 }

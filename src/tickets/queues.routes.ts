@@ -286,7 +286,8 @@ const operatorJoin = createRoute({
   tags,
   summary: "Create a ticket for a walk-in visitor (ghost mode)",
   description:
-    "Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed.",
+    "Needs QUEUE_OPERATE. The ticket's userId is the operator's; it sends no notification, except SMS to the `phone` the clerk typed. " +
+    "Under the SMS policy's `requirePhoneCode` no code is texted for it: staff vouch for the person, the number counts as verified.",
   security: SECURITY.any,
   request: { params: QueueParam, body: optionalJsonBody(WalkInBody) },
   responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
@@ -298,7 +299,7 @@ const vip = createRoute({
   tags,
   summary: "Create a VIP ticket at the front of the line (ghost mode)",
   description:
-    "Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed.",
+    "Needs QUEUE_OPERATE. VIP tickets go ahead of regular ones, in the order they were created. Like a walk-in, it sends no notification, except SMS to the `phone` the clerk typed (no code under `requirePhoneCode`: staff vouch for the person).",
   security: SECURITY.any,
   request: { params: QueueParam, body: optionalJsonBody(WalkInBody) },
   responses: { 201: jsonResponse(okEnvelope(TicketRecord), "Ticket created"), ...errors(409) },
@@ -327,6 +328,7 @@ for (const [route, isPriority] of [
           answers: body.intake,
         },
         caller: { address: clientIp(c), widgetKeyId: null },
+        staffVouched: true,
       },
       now(),
     );

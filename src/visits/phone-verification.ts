@@ -149,6 +149,34 @@ export async function startPhoneVerification(
   return { status: "pending", expiresAt: iso(expiresAt) };
 }
 
+/**
+ * A clerk's walk-in (operator-join, vip-ticket) with a phone, under `requirePhoneCode`: staff vouch
+ * for the person in front of them, who could not type a code into the clerk's console. No code is
+ * texted; the ticket's number is recorded as verified at once, so its join's and later messages go
+ * out (docs/limits.md). Without the setting, on a plan without SMS, or for a number that sent STOP:
+ * `none`, as for any join.
+ */
+export async function vouchForPhone(
+  env: Env,
+  ticket: CodeTicket,
+  phone: string,
+  language: string | null,
+  admitted: OrganizationSmsPolicy,
+  at: number,
+): Promise<PhoneVerificationView> {
+  if (!admitted.policy.requirePhoneCode || admitted.smsPerMonth === 0) return NO_PHONE_VERIFICATION;
+  const bare = barePhone(phone);
+  if (await isOptedOut(env, ticket.organizationId, bare)) return NO_PHONE_VERIFICATION;
+  // No code exists: the stored MAC is of a fresh random code nobody is told, and none was sent.
+  await env.DB.prepare(
+    `INSERT INTO phone_verifications (ticket_id, organization_id, phone, language, code_hash, expires_at, failed_attempts, codes_sent,
+     verified_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?) ON CONFLICT (ticket_id) DO NOTHING`,
+  )
+    .bind(ticket.id, ticket.organizationId, bare, language, await codeHash(env, ticket.id, newPhoneCode()), at, at, at, at)
+    .run();
+  return { status: "verified", expiresAt: null };
+}
+
 /** The verification of a ticket, for its holder's page; `none` when it has none. */
 export async function phoneVerificationOf(env: Env, ticketId: string, at: number): Promise<PhoneVerificationView> {
   return viewOf(await readRow(env, ticketId), at);

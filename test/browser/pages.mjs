@@ -120,6 +120,32 @@ const currentCode = (page) => page.evaluate(() => document.querySelector(".curre
 const waitingCodes = (page) =>
   page.evaluate(() => [...document.querySelectorAll(".line tbody .code-cell")].map((c) => c.firstChild?.textContent));
 
+/** A slot of the demo service starting soon (booking opened for it), booked through the API as a customer would. */
+async function bookSoon(api, name) {
+  await must(api, "PATCH", `/services/${DEMO.service.id}`, {
+    booking: {
+      enabled: true,
+      durationMinutes: 15,
+      slotStepMinutes: 15,
+      capacityPerSlot: 50,
+      leadTimeMinutes: 0,
+      checkInOpensMinutes: 240,
+      lateGraceMinutes: 120,
+    },
+  });
+  const from = new Date().toISOString();
+  const to = new Date(Date.now() + 4 * 3_600_000).toISOString();
+  const slots = await must(api, "GET", `/services/${DEMO.service.id}/slots?locationId=${DEMO.location.id}&from=${from}&to=${to}`);
+  const slot = slots.find((s) => s.remaining > 0);
+  check(slot, "no free slot of the demo service in the next 4 hours");
+  return must(api, "POST", "/appointments", {
+    serviceId: DEMO.service.id,
+    locationId: DEMO.location.id,
+    start: slot.start,
+    customer: { name, language: "en" },
+  });
+}
+
 /** A question the visitor must answer to take a ticket (issue 39). */
 const REQUIRED_REASON = { ...REASON_QUESTION, required: "at_join" };
 
@@ -500,6 +526,96 @@ export function pageCases() {
           check(card.includes("wheelchair"), `the card shows no label (labels are kept in lower case): ${card}`);
           check((await waitingCodes(p)).join() === first.displayCode, `line after the call: ${await waitingCodes(p)}`);
           await checkAxe(p, "the console with a full card");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages console 6: the branch's name on screen; one read of the desk per live signal; a failed read says so and Try again recovers",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          const reads = { console: 0, lists: 0 };
+          p.on("request", (r) => {
+            const u = new URL(r.url());
+            if (/^\/v1\/desks\/[^/]+\/console$/.test(u.pathname)) reads.console += 1;
+            if (/^\/v1\/queues\/[^/]+\/tickets$/.test(u.pathname)) reads.lists += 1;
+          });
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          const branch = await p.locator(".bar .branch").innerText({ timeout: STEP_MS });
+          check(branch.includes(DEMO.location.name), `the bar does not name the branch: ${branch}`);
+          const before = reads.console;
+          const one = await widgetJoin(api, { visitorName: "One Read" });
+          await p.locator(`tr[data-ticket="${one.id}"]`).waitFor({ timeout: STEP_MS });
+          check(reads.lists === 0, `the console read ${reads.lists} ticket lists`);
+          check(reads.console - before >= 1 && reads.console - before <= 2, `one signal made ${reads.console - before} reads`);
+
+          // The read fails: the clerk is told, the last good line stays, nothing pretends the line is empty.
+          await p.route("**/v1/desks/*/console", (route) =>
+            route.fulfill({
+              status: 503,
+              contentType: "application/json",
+              body: JSON.stringify({
+                success: false,
+                error: {
+                  code: "INTERNAL_ERROR",
+                  message: "Service unavailable",
+                  details: {},
+                  timestamp: new Date().toISOString(),
+                  requestId: "x",
+                },
+              }),
+            }),
+          );
+          const two = await widgetJoin(api, { visitorName: "Two Reads" });
+          const banner = p.locator('[data-banner="read-failed"]');
+          await banner.waitFor({ timeout: STEP_MS });
+          const said = await banner.innerText();
+          check(said.includes("could not be read") && said.includes("Service unavailable"), `the banner says: ${said}`);
+          check((await banner.getAttribute("role")) === "alert", "the failed read is not an alert");
+          check((await p.locator(`tr[data-ticket="${one.id}"]`).count()) === 1, "the last good line was emptied");
+          await checkAxe(p, "the console with a failed read");
+          await p.unroute("**/v1/desks/*/console");
+          await banner.getByRole("button", { name: "Try again" }).click();
+          await p.locator(`tr[data-ticket="${two.id}"]`).waitFor({ timeout: STEP_MS });
+          await banner.waitFor({ state: "detached", timeout: STEP_MS });
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages console 7: an appointment booked through the API, checked in from the day's list, is on the line marked as an appointment with its time and reason",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const appointment = await bookSoon(api, "Awa Diallo");
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          const row = p.locator(`tr[data-appointment="${appointment.id}"]`);
+          await row.waitFor({ timeout: STEP_MS });
+          await row.getByRole("button", { name: /^Check in Awa Diallo/ }).click();
+          await p.getByText(/Awa Diallo checked in: ticket/).waitFor({ timeout: STEP_MS });
+          const checked = await must(api, "GET", `/appointments/${appointment.id}`);
+          check(checked.status === "checked_in" && checked.ticketId, `the appointment is ${checked.status}`);
+          const line = p.locator(`tr[data-ticket="${checked.ticketId}"]`);
+          await line.waitFor({ timeout: STEP_MS });
+          const mark = await line.locator('[data-mark="appointment"]').innerText();
+          check(/^Appointment \d{2}:\d{2}$/.test(mark), `the mark says: ${mark}`);
+          const reason = await line.locator(".placement").innerText();
+          const ticket = await must(api, "GET", `/tickets/${checked.ticketId}`);
+          check(
+            ticket.kind === "appointment" && reason === ticket.placement.reason,
+            `the reason shown: ${reason}; the API's: ${ticket.placement?.reason}`,
+          );
+          check((await row.innerText()).includes("checked in"), `the day's list says: ${await row.innerText()}`);
+          await checkAxe(p, "the console with an appointment");
         } finally {
           await ctx.close();
         }

@@ -270,6 +270,20 @@ describe("PATCH and DELETE /v1/calendar/{eventId}", () => {
     expectOk(await call("DELETE", `/v1/calendar/${othersId}`, { token: t.manager.token }));
   });
 
+  it("a refused change names the roles that may make it, never the internal permission (issue 39)", async () => {
+    const othersId = await ownUnavailability(t.operator2);
+    const res = await call("PATCH", `/v1/calendar/${othersId}`, { token: t.operator.token, body: { title: "Mine" } });
+    expectError(res, 403, "AUTHORIZATION_ERROR");
+    expect(res.body.error.message).not.toContain("CALENDAR_MANAGE");
+    expect(res.body.error.message).toContain("owner, admin or manager");
+    expect(res.body.error.details).toMatchObject({ permission: "CALENDAR_MANAGE", roles: ["owner", "admin", "manager"] });
+    const own = await ownUnavailability(t.operator);
+    const field = await call("PATCH", `/v1/calendar/${own}`, { token: t.operator.token, body: { eventType: "break" } });
+    expectError(field, 403, "AUTHORIZATION_ERROR", "eventType");
+    expect(field.body.error.message).not.toContain("CALENDAR_MANAGE");
+    expect(field.body.error.message).toContain("owner, admin or manager");
+  });
+
   it("answers 404 for an unknown event and for an event of another organization", async () => {
     expectError(
       await call("PATCH", "/v1/calendar/evt_00000000000000000000", { token: t.manager.token, body: { title: "x" } }),

@@ -338,6 +338,36 @@ describe("A one-time code proves a visitor's number (issue 26)", () => {
     expect(bare.phoneVerification).toEqual({ status: "none", expiresAt: null });
   });
 
+  it("a clerk's walk-in with a phone gets no code: staff vouch for the person, the join's and the call's SMS go out", async () => {
+    captured = capture();
+    const f = await queueFixture("pro");
+    await policy(f, { requirePhoneCode: true });
+    const clerk = await addMember(f.owner, f.organizationId, "operator");
+    const sent = twilio();
+    for (const verb of ["operator-join", "vip-ticket"]) {
+      const phone = verb === "operator-join" ? "+33611000021" : "+33611000022";
+      const t = expectOk(
+        await viaTwilio("POST", `/v1/queues/${f.queueId}/${verb}`, {
+          token: clerk.token,
+          body: { phone, visitorName: "Awa" },
+          headers: { "CF-Connecting-IP": nextAddress() },
+        }),
+        201,
+      );
+      expect(sent.filter((s) => s.to === phone)).toEqual([]);
+      await feedEvents(await eventsOf(captured, f.queueId), TWILIO);
+      const mine = sent.filter((s) => s.to === phone);
+      expect(mine.map((s) => s.body).join("\n")).not.toMatch(/Your code/);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]!.body).toContain("You are in line");
+      // No code to give back on this ticket: it is already vouched for.
+      expect(expectOk(await viaTwilio("GET", `/v1/tickets/${t.id}/phone-verification`, { token: clerk.token })).status).toBe("verified");
+    }
+    // Called: the VIP first; its "your turn" SMS goes out.
+    await callNext(f);
+    expect(sent.filter((s) => s.to === "+33611000022").map((s) => s.body)[1]).toContain("It's your turn");
+  });
+
   it("a widget on any page may call the verification routes (CORS, as the widget routes)", async () => {
     const res = await call("OPTIONS", "/v1/tickets/tkt_0123456789abcdefghjk/phone-verification", {
       headers: {

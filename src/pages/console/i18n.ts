@@ -92,6 +92,22 @@ const en = {
   // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
   unmarkVip: (code: string) => `Undo VIP for ${code}`,
   unmarkedVip: (code: string) => `${code} is back in the regular line.`,
+  branch: "Branch",
+  appointment: "Appointment",
+  appointmentAt: (time: string) => `Appointment ${time}`,
+  placement: "Why here",
+  appointments: "Today's appointments",
+  noAppointments: "No appointment today.",
+  time: "Time",
+  customer: "Customer",
+  appointmentStatus: { booked: "booked", checked_in: "checked in", cancelled: "cancelled", no_show: "no-show" },
+  checkIn: "Check in",
+  checkInFor: (name: string, time: string) => `Check in ${name} (${time})`,
+  checkedIn: (name: string, code: string) => `${name} checked in: ticket ${code}`,
+  readFailed: (why: string) => `The desk could not be read: ${why}`,
+  appointmentsFailed: (why: string) => `Today's appointments could not be read: ${why}`,
+  retry: "Try again",
+  moreWaiting: (shown: number, total: number) => `${shown} shown of ${total} waiting`,
 } as const;
 
 type Dict = {
@@ -193,6 +209,22 @@ const fr: Dict = {
   undoVip: "Retirer VIP",
   unmarkVip: (code: string) => `Retirer VIP pour ${code}`,
   unmarkedVip: (code: string) => `${code} revient dans la file normale.`,
+  branch: "Agence",
+  appointment: "Rendez-vous",
+  appointmentAt: (time: string) => `Rendez-vous ${time}`,
+  placement: "Pourquoi ici",
+  appointments: "Rendez-vous du jour",
+  noAppointments: "Aucun rendez-vous aujourd'hui.",
+  time: "Heure",
+  customer: "Client",
+  appointmentStatus: { booked: "réservé", checked_in: "arrivé", cancelled: "annulé", no_show: "absent" },
+  checkIn: "Enregistrer l'arrivée",
+  checkInFor: (name: string, time: string) => `Enregistrer l'arrivée de ${name} (${time})`,
+  checkedIn: (name: string, code: string) => `${name} est arrivé(e) : ticket ${code}`,
+  readFailed: (why: string) => `Lecture du guichet impossible : ${why}`,
+  appointmentsFailed: (why: string) => `Lecture des rendez-vous du jour impossible : ${why}`,
+  retry: "Réessayer",
+  moreWaiting: (shown: number, total: number) => `${shown} affichés sur ${total} en attente`,
 };
 
 export const TEXT: Record<Lang, Dict> = { en: en as unknown as Dict, fr };

@@ -1,7 +1,8 @@
 // "Add a walk-in" (W): the queue, the customer's name and mobile (optional: the only way a walk-in
 // is texted), and the service's join-time questions, checked by the API's rules before sending.
 import { useState } from "hono/jsx/dom";
-import type { Queue } from "../shared/api";
+/** A queue the walk-in may join. */
+export type QueueChoice = { id: string; name: string; serviceId: string };
 import type { Lang } from "../shared/i18n";
 import { askedAtJoin, checkAnswers, IntakeInputs, readAnswers, type IntakeErrors, type IntakeField } from "../shared/intake";
 import type { ConsoleText } from "./i18n";
@@ -20,7 +21,7 @@ const PHONE = /^\+[1-9]\d{6,14}$/;
 export function WalkInForm(p: {
   t: ConsoleText;
   lang: Lang;
-  queues: Queue[];
+  queues: QueueChoice[];
   questions: Record<string, IntakeField[]>;
   onCancel: () => void;
   onSubmit: (walkIn: WalkIn) => Promise<WalkInRefusal>;
