@@ -5463,6 +5463,11 @@ export interface components {
             calendarEventId: string | null;
             ticketId: string | null;
             queueId: string | null;
+            /**
+             * @description The 6-character code the kiosk checks it in with (docs/blend.md)
+             * @example 7KQ2MX
+             */
+            checkInCode: string;
             checkedInAt: string | null;
             cancelledAt: string | null;
             createdAt: string;
@@ -5554,6 +5559,8 @@ export interface components {
         KioskCheckIn: {
             appointment: components["schemas"]["CheckedInAppointment"];
             ticket: components["schemas"]["WidgetTicket"];
+            /** @description The visitor's ticket token (docs/widget.md: the status page, the receipt) when this call made the ticket (201); null when it was already checked in */
+            ticketToken: string | null;
         };
         KioskCheckInRequest: {
             /** @example 7KQ-2MX */
@@ -21963,6 +21970,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22119,6 +22127,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22205,6 +22214,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22289,6 +22299,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22369,6 +22380,7 @@ export interface operations {
                      *           "calendarEventId": "cal_d3m00000000000000000",
                      *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *           "queueId": "que_d3m0q000000000000000",
+                     *           "checkInCode": "7KQ2MX",
                      *           "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *           "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22450,6 +22462,7 @@ export interface operations {
                      *           "calendarEventId": "cal_d3m00000000000000000",
                      *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *           "queueId": "que_d3m0q000000000000000",
+                     *           "checkInCode": "7KQ2MX",
                      *           "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *           "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22780,7 +22793,8 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */
@@ -22843,7 +22857,8 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */

@@ -113,7 +113,14 @@ app.openapi(checkInRoute, async (c) => {
 });
 
 const KioskCheckInAnswer = z
-  .object({ appointment: CheckedInAppointment, ticket: WidgetTicket })
+  .object({
+    appointment: CheckedInAppointment,
+    ticket: WidgetTicket,
+    ticketToken: z.string().nullable().openapi({
+      description:
+        "The visitor's ticket token (docs/widget.md: the status page, the receipt) when this call made the ticket (201); null when it was already checked in",
+    }),
+  })
   .openapi("KioskCheckIn", { description: "The appointment and its ticket, as the kiosk prints it" });
 
 const kioskCheckIn = createRoute({
@@ -154,7 +161,11 @@ app.openapi(kioskCheckIn, async (c) => {
   const at = now();
   const row = await appointmentByCode(c.env, location.id, c.req.valid("json").code, at);
   const done = await checkIn(c.env, row, "kiosk", at);
-  const body = ok({ appointment: await appointmentRecord(done.appointment), ticket: widgetTicket(done.ticket) });
+  const body = ok({
+    appointment: await appointmentRecord(done.appointment),
+    ticket: widgetTicket(done.ticket),
+    ticketToken: done.token,
+  });
   return done.created ? c.json(body, 201) : c.json(body, 200);
 });
 
