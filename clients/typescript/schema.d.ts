@@ -5530,6 +5530,20 @@ export interface components {
             /** @description A staff member free for the slot; absent: the least booked that day */
             staffId?: string | null;
         };
+        AppointmentDetail: components["schemas"]["Appointment"] & {
+            /** @description What the manage page shows (the one read of an appointment carries it, not the lists) */
+            place: {
+                serviceName: string;
+                locationName: string;
+                /**
+                 * @description IANA zone of the location: show the times in it
+                 * @example Europe/Paris
+                 */
+                timezone: string;
+                /** @description From then on it may be checked in (the service's checkInOpensMinutes) */
+                checkInOpensAt: string;
+            };
+        };
         RescheduleAppointment: {
             /**
              * @description A slot's start, as the slots list gives it
@@ -5538,6 +5552,12 @@ export interface components {
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
             staffId?: string | null;
+        };
+        AppointmentCheckIn: {
+            appointment: components["schemas"]["CheckedInAppointment"];
+            ticket: components["schemas"]["Ticket"];
+            /** @description The customer's visitor token of the new ticket (the status page `/t/{ticketId}#token=…`, docs/widget.md) when checked in with the manage token (201); else null */
+            ticketToken: string | null;
         };
         CheckedInAppointment: {
             id: string;
@@ -22131,14 +22151,20 @@ export interface operations {
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "place": {
+                     *           "serviceName": "Demo",
+                     *           "locationName": "Entrance",
+                     *           "timezone": "Europe/Paris",
+                     *           "checkInOpensAt": "2026-03-20T10:30:00.000Z"
+                     *         }
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Appointment"];
+                        data: components["schemas"]["AppointmentDetail"];
                     };
                 };
             };
@@ -22594,17 +22620,15 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: {
-                            appointment: components["schemas"]["CheckedInAppointment"];
-                            ticket: components["schemas"]["Ticket"];
-                        };
+                        data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
             };
@@ -22687,17 +22711,15 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: {
-                            appointment: components["schemas"]["CheckedInAppointment"];
-                            ticket: components["schemas"]["Ticket"];
-                        };
+                        data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
             };

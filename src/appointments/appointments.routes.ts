@@ -10,7 +10,7 @@ import { parseInstantInput } from "../lib/instant";
 import { iso, isoOrNull } from "../lib/time";
 import { announce } from "./announcements";
 import { checkInCode } from "./check-in";
-import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots } from "./appointments";
+import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots, placeOf } from "./appointments";
 import { bookAppointment, cancelBooking, holdSlot, HOLD_MINUTES, rescheduleAppointment } from "./bookings";
 import { APPOINTMENT_TOKEN_HEADER } from "./manage-token";
 import type { AppointmentRow } from "./appointment-rows";
@@ -155,6 +155,17 @@ const AppointmentRecord = z
     updatedAt: z.string(),
   })
   .openapi("Appointment");
+
+const AppointmentDetail = AppointmentRecord.extend({
+  place: z
+    .object({
+      serviceName: z.string(),
+      locationName: z.string(),
+      timezone: z.string().openapi({ description: "IANA zone of the location: show the times in it", example: "Europe/Paris" }),
+      checkInOpensAt: z.string().openapi({ description: "From then on it may be checked in (the service's checkInOpensMinutes)" }),
+    })
+    .openapi({ description: "What the manage page shows (the one read of an appointment carries it, not the lists)" }),
+}).openapi("AppointmentDetail");
 
 const BookedAppointment = AppointmentRecord.extend({
   manageToken: z.string().openapi({
@@ -343,12 +354,12 @@ const getOne = createRoute({
   security: SECURITY.any,
   "x-outside-callers": "the customer (their session or the manage token)",
   request: { params: idParam("appointmentId", "apt"), headers: TOKEN_HEADER },
-  responses: { 200: jsonResponse(okEnvelope(AppointmentRecord), "The appointment"), ...errors() },
+  responses: { 200: jsonResponse(okEnvelope(AppointmentDetail), "The appointment"), ...errors() },
 });
 
 app.openapi(getOne, async (c) => {
   const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
-  return c.json(ok(await record(row)), 200);
+  return c.json(ok({ ...(await record(row)), place: await placeOf(c.env, row) }), 200);
 });
 
 const reschedule = createRoute({

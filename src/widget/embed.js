@@ -617,6 +617,10 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
         const f = el("form", { novalidate: true },
           el("label", {}, t.bookName, name, errs.name), el("label", {}, t.bookPhone, phone, errs.phone),
           el("label", {}, t.bookEmail, email, errs.email), el("label", {}, t.bookLang, lang), button);
+        // A refusal under a field goes as soon as the visitor changes that field.
+        for (const [field, input] of [["name", name], ["phone", phone], ["email", email]]) {
+          input.addEventListener("input", () => { errs[field].hidden = true; input.removeAttribute("aria-invalid"); });
+        }
         const say = (field, text) => {
           errs[field].textContent = text; errs[field].hidden = false;
           const input = { name, phone, email }[field];

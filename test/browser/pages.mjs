@@ -973,6 +973,30 @@ export function pageCases() {
           // The QR code leads to the visitor's status page of that ticket.
           const qrUrl = await k.evaluate(() => document.querySelector(".issued .qr")?.getAttribute("aria-label"));
           check(qrUrl, "the QR code has no label");
+          // The manage link of the confirmation: the appointment, checked in, and a link to its ticket's status page.
+          const manage = await ctx.newPage();
+          await manage.goto(booked.manage, { timeout: STEP_MS });
+          await manage.getByText("You are checked in.").waitFor({ timeout: STEP_MS });
+          await checkAxe(manage, "the appointment page, checked in");
+          await manage.getByRole("link", { name: "Follow your turn" }).click();
+          await manage.waitForURL(/\/t\/tkt_/, { timeout: STEP_MS });
+          check(manage.url().includes(after.ticketId), `the appointment page led to ${manage.url()}`);
+          // Checked in from the manage page itself (the token): its link carries the ticket's token, the status page shows it.
+          const own = await bookAhead(api, 0, 60);
+          await manage.goto(`${api}/appointments/${own.id}?lang=en#token=${own.manageToken}`, { timeout: STEP_MS });
+          const code = await manage.locator("[data-code]").textContent({ timeout: STEP_MS });
+          check(code === own.checkInCode, `the appointment page's code: ${code}`);
+          await checkAxe(manage, "the appointment page, booked");
+          await manage.getByRole("button", { name: "I am here: check in" }).click();
+          await manage.getByRole("link", { name: "Follow your turn" }).click({ timeout: STEP_MS });
+          await manage.waitForURL(/\/t\/tkt_.*#token=/, { timeout: STEP_MS });
+          const ownTicket = await must(api, "GET", `/appointments/${own.id}`);
+          const statusCode = await manage.locator(".big-code").textContent({ timeout: STEP_MS });
+          const ownRow = await must(api, "GET", `/tickets/${ownTicket.ticketId}`);
+          check(
+            ownRow.kind === "appointment" && statusCode === ownRow.displayCode,
+            `the status page after the manage page's check-in: ${statusCode}`,
+          );
           // The same code again: the same ticket, said to be already checked in.
           await k.getByRole("button", { name: "Terminé" }).click();
           await k.getByRole("button", { name: "J'ai un rendez-vous" }).click();
@@ -999,7 +1023,23 @@ export function pageCases() {
             mkdirSync(screenshots, { recursive: true });
             await k.screenshot({ path: path.join(screenshots, "kiosk-check-in-early-fr-1280x800.png") });
           }
-          await must(api, "POST", `/appointments/${later.id}/cancel`);
+          // The appointment page says when check-in opens, then cancels after a confirmation (in French).
+          await manage.goto(`${api}/appointments/${later.id}?lang=fr#token=${later.manageToken}`, { timeout: STEP_MS });
+          const opens = await manage.locator("[data-opens]").textContent({ timeout: STEP_MS });
+          check(/^L'enregistrement de l'arrivée ouvre à \d\d h \d\d\.$/.test(opens ?? ""), `the appointment page said: ${opens}`);
+          check(
+            (await manage.getByRole("button", { name: /enregistrer mon arrivée/ }).count()) === 0,
+            "a check-in button before check-in opens",
+          );
+          if (screenshots) await manage.screenshot({ path: path.join(screenshots, "appointment-page-fr-1280x800.png") });
+          await manage.getByRole("button", { name: "Annuler le rendez-vous" }).click();
+          await checkAxe(manage, "the appointment page's cancel confirmation");
+          await manage.getByRole("dialog").getByRole("button", { name: "Oui, l'annuler" }).click();
+          await manage.getByText("Ce rendez-vous est annulé.").waitFor({ timeout: STEP_MS });
+          check(
+            (await must(api, "GET", `/appointments/${later.id}`)).status === "cancelled",
+            "the appointment page's cancel did not cancel",
+          );
         } finally {
           await ctx.close();
           await bookable(api, 240);
@@ -1122,6 +1162,9 @@ export async function appointmentScreenshots({ browser, api, dir }) {
         const p = await ctx.newPage();
         const shot = (step) => p.screenshot({ path: path.join(dir, `widget-book-${step}-${lang}-${size}.png`) });
         const booked = await bookInWidget(p, api, lang, { shot });
+        await p.goto(`${booked.manage.replace("#", `?lang=${lang}#`)}`, { timeout: STEP_MS });
+        await p.locator("[data-code]").waitFor({ timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `appointment-page-${lang}-${size}.png`) });
         const k = await ctx.newPage();
         await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
         await k.getByRole("button", { name: lang === "fr" ? "J'ai un rendez-vous" : "I have an appointment" }).click({ timeout: STEP_MS });

@@ -90,6 +90,10 @@ describe("check-in", () => {
     expectError(await checkIn(apt.id, {}), 401, "AUTHENTICATION_ERROR");
     const done = expectOk(await checkIn(apt.id, { headers: { "X-Appointment-Token": apt.token } }), 201);
     expect(done.ticket).toMatchObject({ kind: "appointment", source: "app" });
+    // The manage page follows the new ticket on the status page with its visitor token; a second check-in has none to give.
+    expect(done.ticketToken).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expectOk(await call("GET", `/v1/widget/tickets/${done.ticket.id}`, { headers: { "X-Ticket-Token": done.ticketToken } }));
+    expect(expectOk(await checkIn(apt.id, { headers: { "X-Appointment-Token": apt.token } }), 200).ticketToken).toBeNull();
   });
 
   it("the kiosk checks in by code with a widget key; an unknown code is 404", async () => {

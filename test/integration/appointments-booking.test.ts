@@ -129,6 +129,13 @@ describe("booking", () => {
     // The kiosk's check-in code is on the booking's answer (the widget's confirmation shows it) and on every read.
     expect(booked.checkInCode).toBe(await checkInCode(booked.id));
     expect(byToken.checkInCode).toBe(booked.checkInCode);
+    // What the manage page shows: the service, the place and its time zone, when check-in opens.
+    expect(byToken.place).toEqual({
+      serviceName: expect.any(String),
+      locationName: expect.any(String),
+      timezone: "Europe/Paris",
+      checkInOpensAt: "2026-03-23T07:30:00.000Z",
+    });
     expectOk(await call("GET", `/v1/appointments/${booked.id}`, { token: awa.token }));
     expectOk(await call("GET", `/v1/appointments/${booked.id}`, { token: f.owner.token }));
     expect(expectOk<any[]>(await call("GET", "/v1/me/appointments", { token: awa.token })).map((a) => a.id)).toEqual([booked.id]);
