@@ -18,6 +18,7 @@ export const PAGES = {
   floor: { title: "Floor", lang: "en" },
   kiosk: { title: "Take a ticket", lang: "en" },
   status: { title: "Your ticket", lang: "en" },
+  appointment: { title: "Your appointment", lang: "en" },
 };
 
 const shell = (page, { title, lang }, files) => `<!doctype html>

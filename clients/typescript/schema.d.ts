@@ -5682,6 +5682,11 @@ export interface components {
             calendarEventId: string | null;
             ticketId: string | null;
             queueId: string | null;
+            /**
+             * @description The 6-character code the kiosk checks it in with (docs/blend.md)
+             * @example 7KQ2MX
+             */
+            checkInCode: string;
             checkedInAt: string | null;
             cancelledAt: string | null;
             createdAt: string;
@@ -5744,6 +5749,20 @@ export interface components {
             /** @description A staff member free for the slot; absent: the least booked that day */
             staffId?: string | null;
         };
+        AppointmentDetail: components["schemas"]["Appointment"] & {
+            /** @description What the manage page shows (the one read of an appointment carries it, not the lists) */
+            place: {
+                serviceName: string;
+                locationName: string;
+                /**
+                 * @description IANA zone of the location: show the times in it
+                 * @example Europe/Paris
+                 */
+                timezone: string;
+                /** @description From then on it may be checked in (the service's checkInOpensMinutes) */
+                checkInOpensAt: string;
+            };
+        };
         RescheduleAppointment: {
             /**
              * @description A slot's start, as the slots list gives it
@@ -5752,6 +5771,12 @@ export interface components {
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
             staffId?: string | null;
+        };
+        AppointmentCheckIn: {
+            appointment: components["schemas"]["CheckedInAppointment"];
+            ticket: components["schemas"]["Ticket"];
+            /** @description The customer's visitor token of the new ticket (the status page `/t/{ticketId}#token=…`, docs/widget.md) when checked in with the manage token (201); else null */
+            ticketToken: string | null;
         };
         CheckedInAppointment: {
             id: string;
@@ -5773,6 +5798,8 @@ export interface components {
         KioskCheckIn: {
             appointment: components["schemas"]["CheckedInAppointment"];
             ticket: components["schemas"]["WidgetTicket"];
+            /** @description The visitor's ticket token (docs/widget.md: the status page, the receipt) when this call made the ticket (201); null when it was already checked in */
+            ticketToken: string | null;
         };
         KioskCheckInRequest: {
             /** @example 7KQ-2MX */
@@ -22840,6 +22867,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -22996,17 +23024,24 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "place": {
+                     *           "serviceName": "Demo",
+                     *           "locationName": "Entrance",
+                     *           "timezone": "Europe/Paris",
+                     *           "checkInOpensAt": "2026-03-20T10:30:00.000Z"
+                     *         }
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["Appointment"];
+                        data: components["schemas"]["AppointmentDetail"];
                     };
                 };
             };
@@ -23082,6 +23117,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -23166,6 +23202,7 @@ export interface operations {
                      *         "calendarEventId": "cal_d3m00000000000000000",
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
+                     *         "checkInCode": "7KQ2MX",
                      *         "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *         "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -23246,6 +23283,7 @@ export interface operations {
                      *           "calendarEventId": "cal_d3m00000000000000000",
                      *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *           "queueId": "que_d3m0q000000000000000",
+                     *           "checkInCode": "7KQ2MX",
                      *           "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *           "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -23327,6 +23365,7 @@ export interface operations {
                      *           "calendarEventId": "cal_d3m00000000000000000",
                      *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *           "queueId": "que_d3m0q000000000000000",
+                     *           "checkInCode": "7KQ2MX",
                      *           "checkedInAt": "2026-03-20T10:30:00.000Z",
                      *           "cancelledAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -23458,17 +23497,15 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: {
-                            appointment: components["schemas"]["CheckedInAppointment"];
-                            ticket: components["schemas"]["Ticket"];
-                        };
+                        data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
             };
@@ -23551,17 +23588,15 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: {
-                            appointment: components["schemas"]["CheckedInAppointment"];
-                            ticket: components["schemas"]["Ticket"];
-                        };
+                        data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
             };
@@ -23657,7 +23692,8 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */
@@ -23720,7 +23756,8 @@ export interface operations {
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
                      *           }
-                     *         }
+                     *         },
+                     *         "ticketToken": "Demo"
                      *       }
                      *     }
                      */

@@ -9,7 +9,8 @@ import { now } from "../lib/clock";
 import { parseInstantInput } from "../lib/instant";
 import { iso, isoOrNull } from "../lib/time";
 import { announce } from "./announcements";
-import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots } from "./appointments";
+import { checkInCode } from "./check-in";
+import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots, placeOf } from "./appointments";
 import { bookAppointment, cancelBooking, holdSlot, HOLD_MINUTES, rescheduleAppointment } from "./bookings";
 import { APPOINTMENT_TOKEN_HEADER } from "./manage-token";
 import type { AppointmentRow } from "./appointment-rows";
@@ -147,12 +148,24 @@ const AppointmentRecord = z
     calendarEventId: z.string().nullable().openapi({ description: "Its `appointment` event in the team calendar" }),
     ticketId: z.string().nullable(),
     queueId: z.string().nullable(),
+    checkInCode: z.string().openapi({ description: "The 6-character code the kiosk checks it in with (docs/blend.md)", example: "7KQ2MX" }),
     checkedInAt: z.string().nullable(),
     cancelledAt: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .openapi("Appointment");
+
+const AppointmentDetail = AppointmentRecord.extend({
+  place: z
+    .object({
+      serviceName: z.string(),
+      locationName: z.string(),
+      timezone: z.string().openapi({ description: "IANA zone of the location: show the times in it", example: "Europe/Paris" }),
+      checkInOpensAt: z.string().openapi({ description: "From then on it may be checked in (the service's checkInOpensMinutes)" }),
+    })
+    .openapi({ description: "What the manage page shows (the one read of an appointment carries it, not the lists)" }),
+}).openapi("AppointmentDetail");
 
 const BookedAppointment = AppointmentRecord.extend({
   manageToken: z.string().openapi({
@@ -173,7 +186,7 @@ const HoldRecord = z
   })
   .openapi("AppointmentHold");
 
-function record(a: AppointmentRow) {
+async function record(a: AppointmentRow) {
   return {
     id: a.id,
     organizationId: a.organizationId,
@@ -194,6 +207,7 @@ function record(a: AppointmentRow) {
     calendarEventId: a.calendarEventId,
     ticketId: a.ticketId,
     queueId: a.queueId,
+    checkInCode: await checkInCode(a.id),
     checkedInAt: isoOrNull(a.checkedInAt),
     cancelledAt: isoOrNull(a.cancelledAt),
     createdAt: iso(a.createdAt),
@@ -286,7 +300,7 @@ app.openapi(book, async (c) => {
     at,
   );
   c.executionCtx.waitUntil(announce(c.env, "created", appointment, at, token).catch(logFailure));
-  return c.json(ok({ ...record(appointment), manageToken: token }), 201);
+  return c.json(ok({ ...(await record(appointment)), manageToken: token }), 201);
 });
 
 const hold = createRoute({
@@ -340,12 +354,12 @@ const getOne = createRoute({
   security: SECURITY.any,
   "x-outside-callers": "the customer (their session or the manage token)",
   request: { params: idParam("appointmentId", "apt"), headers: TOKEN_HEADER },
-  responses: { 200: jsonResponse(okEnvelope(AppointmentRecord), "The appointment"), ...errors() },
+  responses: { 200: jsonResponse(okEnvelope(AppointmentDetail), "The appointment"), ...errors() },
 });
 
 app.openapi(getOne, async (c) => {
   const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
-  return c.json(ok(record(row)), 200);
+  return c.json(ok({ ...(await record(row)), place: await placeOf(c.env, row) }), 200);
 });
 
 const reschedule = createRoute({
@@ -380,7 +394,7 @@ app.openapi(reschedule, async (c) => {
     at,
   );
   c.executionCtx.waitUntil(announce(c.env, "rescheduled", moved, at).catch(logFailure));
-  return c.json(ok(record(moved)), 200);
+  return c.json(ok(await record(moved)), 200);
 });
 
 const cancel = createRoute({
@@ -403,7 +417,7 @@ app.openapi(cancel, async (c) => {
   const at = now();
   const cancelled = await cancelBooking(c.env, row, at);
   c.executionCtx.waitUntil(announce(c.env, "cancelled", cancelled, at).catch(logFailure));
-  return c.json(ok(record(cancelled)), 200);
+  return c.json(ok(await record(cancelled)), 200);
 });
 
 const DateText = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD");
@@ -428,7 +442,7 @@ app.openapi(locationDay, async (c) => {
   const { row } = guarded(c, "location", "QUEUE_VIEW");
   const { date } = c.req.valid("query");
   const list = await dayAtLocation(c.env, row.id, row.timezone, date ?? null, now());
-  return c.json(okList(list.map(record), { total: list.length, page: 1, limit: list.length, hasMore: false }), 200);
+  return c.json(okList(await Promise.all(list.map(record)), { total: list.length, page: 1, limit: list.length, hasMore: false }), 200);
 });
 
 const mine = createRoute({
@@ -444,7 +458,7 @@ const mine = createRoute({
 app.openapi(mine, async (c) => {
   const user = requireUser(c);
   const list = await appointmentsOfUser(c.env, user.user.id, now());
-  return c.json(okList(list.map(record), { total: list.length, page: 1, limit: 100, hasMore: false }), 200);
+  return c.json(okList(await Promise.all(list.map(record)), { total: list.length, page: 1, limit: 100, hasMore: false }), 200);
 });
 
 function logFailure(err: unknown): void {

@@ -2,16 +2,17 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { authorizeResources } from "../access/guard";
 import { database } from "../db/client";
-import { services } from "../db/schema";
+import { locations, services } from "../db/schema";
+import { checkInOpensAt } from "../domain/blend";
 import type { Permission } from "../domain/permissions";
 import { isValidTimeZone, wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
-import type { Slot } from "../domain/slots";
+import { DEFAULT_BOOKING, type Slot } from "../domain/slots";
 import type { Env } from "../env";
 import { membershipOf, requireCredential, type Principal } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { forbidden, notFound, validationError } from "../http/errors";
 import type { InstantInput } from "../lib/instant";
-import { DAY } from "../lib/time";
+import { DAY, iso } from "../lib/time";
 import { bookingPlace, MAX_SLOT_RANGE_MS, slotsBetween } from "./appointments-slots";
 import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
 import { appointmentsAt, appointmentsOfCustomer, findAppointment, type AppointmentRow } from "./appointment-rows";
@@ -138,4 +139,20 @@ export async function dayAtLocation(
 /** A customer's own appointments, from a day ago on. */
 export async function appointmentsOfUser(env: Env, userId: string, at: number): Promise<AppointmentRow[]> {
   return appointmentsOfCustomer(database(env.DB), userId, at - DAY, 100);
+}
+
+/** The manage page's context of one appointment: its service's and location's names, the zone, when check-in opens. */
+export async function placeOf(env: Env, row: AppointmentRow) {
+  const db = database(env.DB);
+  const [service, location] = await Promise.all([
+    db.select({ name: services.name, booking: services.booking }).from(services).where(eq(services.id, row.serviceId)).get(),
+    db.select({ name: locations.name, timezone: locations.timezone }).from(locations).where(eq(locations.id, row.locationId)).get(),
+  ]);
+  const booking = { ...DEFAULT_BOOKING, ...(service?.booking ?? {}) };
+  return {
+    serviceName: service?.name ?? "",
+    locationName: location?.name ?? "",
+    timezone: location?.timezone ?? "UTC",
+    checkInOpensAt: iso(checkInOpensAt(row.startAt, booking.checkInOpensMinutes)),
+  };
 }

@@ -62,6 +62,17 @@ async function appointmentRecord(row: AppointmentRow) {
 
 const CHECK_IN_ERRORS = [409];
 
+const CheckInAnswer = z
+  .object({
+    appointment: CheckedInAppointment,
+    ticket: TicketRecord,
+    ticketToken: z.string().nullable().openapi({
+      description:
+        "The customer's visitor token of the new ticket (the status page `/t/{ticketId}#token=…`, docs/widget.md) when checked in with the manage token (201); else null",
+    }),
+  })
+  .openapi("AppointmentCheckIn");
+
 const checkInRoute = createRoute({
   method: "post",
   path: "/appointments/{appointmentId}/check-in",
@@ -80,8 +91,8 @@ const checkInRoute = createRoute({
     headers: z.object({ [APPOINTMENT_TOKEN_HEADER]: z.string().optional() }),
   },
   responses: {
-    200: jsonResponse(okEnvelope(z.object({ appointment: CheckedInAppointment, ticket: TicketRecord })), "Already checked in: its ticket"),
-    201: jsonResponse(okEnvelope(z.object({ appointment: CheckedInAppointment, ticket: TicketRecord })), "Checked in: the new ticket"),
+    200: jsonResponse(okEnvelope(CheckInAnswer), "Already checked in: its ticket"),
+    201: jsonResponse(okEnvelope(CheckInAnswer), "Checked in: the new ticket"),
     ...errors(...CHECK_IN_ERRORS),
   },
 });
@@ -102,7 +113,7 @@ async function checkable(c: Context<AppEnv>, appointmentId: string): Promise<{ r
 }
 
 async function answer(c: Context<AppEnv>, done: CheckedIn) {
-  return { appointment: await appointmentRecord(done.appointment), ticket: ticketRecord(done.ticket) };
+  return { appointment: await appointmentRecord(done.appointment), ticket: ticketRecord(done.ticket), ticketToken: done.token };
 }
 
 app.openapi(checkInRoute, async (c) => {
@@ -113,7 +124,14 @@ app.openapi(checkInRoute, async (c) => {
 });
 
 const KioskCheckInAnswer = z
-  .object({ appointment: CheckedInAppointment, ticket: WidgetTicket })
+  .object({
+    appointment: CheckedInAppointment,
+    ticket: WidgetTicket,
+    ticketToken: z.string().nullable().openapi({
+      description:
+        "The visitor's ticket token (docs/widget.md: the status page, the receipt) when this call made the ticket (201); null when it was already checked in",
+    }),
+  })
   .openapi("KioskCheckIn", { description: "The appointment and its ticket, as the kiosk prints it" });
 
 const kioskCheckIn = createRoute({
@@ -154,7 +172,11 @@ app.openapi(kioskCheckIn, async (c) => {
   const at = now();
   const row = await appointmentByCode(c.env, location.id, c.req.valid("json").code, at);
   const done = await checkIn(c.env, row, "kiosk", at);
-  const body = ok({ appointment: await appointmentRecord(done.appointment), ticket: widgetTicket(done.ticket) });
+  const body = ok({
+    appointment: await appointmentRecord(done.appointment),
+    ticket: widgetTicket(done.ticket),
+    ticketToken: done.token,
+  });
   return done.created ? c.json(body, 201) : c.json(body, 200);
 });
 

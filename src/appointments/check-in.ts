@@ -35,6 +35,8 @@ export interface CheckedIn {
   ticket: TicketView;
   /** This call made the ticket (201); false when it was already checked in (200). */
   created: boolean;
+  /** The visitor's ticket token (docs/widget.md) of a ticket this call made for the customer or the kiosk; else null. */
+  token: string | null;
 }
 
 const CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -108,7 +110,12 @@ async function bookingOf(env: Env, serviceId: string): Promise<BookingSettings> 
 export async function checkIn(env: Env, appointment: AppointmentRow, channel: CheckInChannel, at: number): Promise<CheckedIn> {
   const queue = await queueForAppointment(env, appointment);
   if (appointment.status === "checked_in" && appointment.ticketId) {
-    return { appointment, ticket: await ticketOf(env, appointment.ticketId, appointment.queueId ?? queue.id, at), created: false };
+    return {
+      appointment,
+      ticket: await ticketOf(env, appointment.ticketId, appointment.queueId ?? queue.id, at),
+      created: false,
+      token: null,
+    };
   }
   const booking = await bookingOf(env, appointment.serviceId);
   if (appointment.status === "booked") assertOpen(appointment, booking, at);
@@ -141,12 +148,18 @@ export async function checkIn(env: Env, appointment: AppointmentRow, channel: Ch
       throw invalidState(current.status, ["booked", "checked_in"], `This appointment is ${current.status}`);
     }
     if (current.ticketId)
-      return { appointment: current, ticket: await ticketOf(env, current.ticketId, current.queueId ?? queue.id, at), created: false };
+      return {
+        appointment: current,
+        ticket: await ticketOf(env, current.ticketId, current.queueId ?? queue.id, at),
+        created: false,
+        token: null,
+      };
   }
   const target = current.queueId && current.queueId !== queue.id ? await queueForAppointment(env, current) : queue;
   let ticket: TicketView;
+  let token: string | null = null;
   try {
-    ({ ticket } = await joinQueue(
+    ({ ticket, token } = await joinQueue(
       env,
       target,
       {
@@ -164,6 +177,8 @@ export async function checkIn(env: Env, appointment: AppointmentRow, channel: Ch
           appointmentAt: current.startAt,
           appointmentLate: isLate(current.startAt, current.checkedInAt ?? at, booking.lateGraceMinutes),
         },
+        // The customer and the kiosk follow the ticket with its token (the status page, the receipt's QR code).
+        withToken: channel !== "staff",
       },
       at,
     ));
@@ -194,7 +209,7 @@ export async function checkIn(env: Env, appointment: AppointmentRow, channel: Ch
       placement: ticket.placement?.rule ?? null,
     });
   }
-  return { appointment: row, ticket, created: claimed !== undefined };
+  return { appointment: row, ticket, created: claimed !== undefined, token: claimed !== undefined ? token : null };
 }
 
 function assertOpen(appointment: AppointmentRow, booking: BookingSettings, at: number): void {

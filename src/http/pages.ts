@@ -30,9 +30,11 @@ async function servePage(c: Context<AppEnv>, page: string): Promise<Response> {
 }
 
 /** The pages' paths (HTML for people, not API operations: the OpenAPI document leaves them out). */
-export const PAGE_PATHS = [...Object.keys(PAGE_OF), "/t/:ticketId"];
+export const PAGE_PATHS = [...Object.keys(PAGE_OF), "/t/:ticketId", "/appointments/:appointmentId"];
 
 export function mountPages(app: Hono<AppEnv>): void {
   for (const [path, page] of Object.entries(PAGE_OF)) app.get(path, (c) => servePage(c, page));
   app.get("/t/:ticketId", (c) => servePage(c, "status"));
+  // The manage link of an appointment's confirmation (src/appointments/announcements.ts).
+  app.get("/appointments/:appointmentId", (c) => servePage(c, "appointment"));
 }

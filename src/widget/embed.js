@@ -26,6 +26,14 @@
       left: "You left the queue.", served: "You have been served. Thank you!", missed: "Your turn has passed.",
       ended: "This ticket is no longer active.", calledAt: "Called {code}",
       onHold: "Your ticket is on hold: the desk will call you back.",
+      bookTitle: "Book an appointment", bookService: "Choose a service", bookDay: "Choose a day", bookSlot: "Choose a time",
+      bookDetails: "Your details", bookBack: "Back", bookNoSlot: "No free time in the next two weeks: please call the branch.",
+      bookNoService: "No service takes appointments here.", bookName: "Your name", bookPhone: "Mobile phone for the confirmation (optional, e.g. +33612345678)",
+      bookEmail: "E-mail (optional)", bookLang: "Language of the messages", bookConfirm: "Confirm the appointment", bookHeld: "This time is kept for you for 5 minutes.",
+      bookTaken: "This time was just taken: please choose another one.", bookNameMissing: "Please enter your name.",
+      bookPhoneBad: "Enter the number in international format (+ and digits).", bookEmailBad: "Please check the e-mail address.",
+      bookDone: "Your appointment is booked", bookCode: "Check-in code", bookCodeHint: "When you arrive, enter this code at the kiosk (\"I have an appointment\").",
+      bookManage: "See, move or cancel the appointment", bookAnother: "Book another appointment", bookWith: "{service}, {when}",
     },
     fr: {
       waiting: "En attente", wait: "Attente estimée", min: "~{n} min", serving: "Numéros appelés", next: "Prochains",
@@ -46,6 +54,14 @@
       left: "Vous avez quitté la file.", served: "Vous avez été servi. Merci !", missed: "Votre tour est passé.",
       ended: "Ce ticket n'est plus actif.", calledAt: "Appel du {code}",
       onHold: "Votre ticket est en attente : le guichet vous rappellera.",
+      bookTitle: "Prendre rendez-vous", bookService: "Choisissez un service", bookDay: "Choisissez un jour", bookSlot: "Choisissez un horaire",
+      bookDetails: "Vos coordonnées", bookBack: "Retour", bookNoSlot: "Aucun créneau libre dans les deux prochaines semaines : merci d'appeler l'agence.",
+      bookNoService: "Aucun service ne prend de rendez-vous ici.", bookName: "Votre nom", bookPhone: "Mobile pour la confirmation (facultatif, ex. +33612345678)",
+      bookEmail: "E-mail (facultatif)", bookLang: "Langue des messages", bookConfirm: "Confirmer le rendez-vous", bookHeld: "Cet horaire vous est réservé pendant 5 minutes.",
+      bookTaken: "Cet horaire vient d'être pris : merci d'en choisir un autre.", bookNameMissing: "Merci d'indiquer votre nom.",
+      bookPhoneBad: "Saisissez le numéro au format international (+ et chiffres).", bookEmailBad: "Merci de vérifier l'adresse e-mail.",
+      bookDone: "Votre rendez-vous est réservé", bookCode: "Code d'arrivée", bookCodeHint: "À votre arrivée, saisissez ce code sur la borne (« J'ai un rendez-vous »).",
+      bookManage: "Voir, déplacer ou annuler le rendez-vous", bookAnother: "Prendre un autre rendez-vous", bookWith: "{service}, {when}",
     },
   };
   /** The statuses of a ticket the visitor still holds (a held one comes back to the desk). */
@@ -79,7 +95,13 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
 .call .c{font-size:9vmin;font-weight:800}.call .w{font-size:3.5vmin}
 .call.old{background:none;color:var(--fg);border:2px solid var(--bd)}.call.old .c{font-size:5vmin}
 .board .code{font-size:3.5vmin}.board .lbl{font-size:2vmin;margin-top:1vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}
-.snd{position:fixed;right:2vmin;bottom:2vmin;width:auto}`;
+.snd{position:fixed;right:2vmin;bottom:2vmin;width:auto}
+.bk h3{font-size:16px;margin:4px 0 10px}.bk h3:focus{outline:none}.picks{display:grid;grid-template-columns:repeat(auto-fill,minmax(110px,1fr));gap:8px}
+.picks.wide{grid-template-columns:1fr}.pick{background:var(--bg);color:var(--p);border:2px solid var(--p)}.pick:hover,.pick:focus-visible{background:var(--p);color:#fff}
+button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{outline:3px solid var(--p);outline-offset:2px}
+select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
+.chosen{color:var(--mut);margin:0 0 8px}.bkcode{font:700 40px/1.1 ui-monospace,Menlo,monospace;letter-spacing:.12em;color:var(--p);margin:4px 0}
+.ticket a{color:var(--p);font-weight:600}.err-in{font-size:13px;color:#b91c1c}`;
 
   /** A DOM element with text children only: server data never becomes markup. */
   function el(tag, attrs, ...kids) {
@@ -96,11 +118,13 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
   function options(host, given) {
     const data = host.dataset;
     const pick = (key, attr) => (given[key] !== undefined ? given[key] : data[attr || key]);
-    const type = ["status", "join", "board"].includes(pick("type")) ? pick("type") : "status";
+    const type = ["status", "join", "board", "book"].includes(pick("type")) ? pick("type") : "status";
     const lang = String(pick("language") || document.documentElement.lang || "en").slice(0, 2).toLowerCase();
     const color = String(pick("primaryColor") || "");
     let queues = pick("queues");
     if (typeof queues === "string") queues = queues.split(",").map((q) => q.trim()).filter(Boolean);
+    let services = pick("services");
+    if (typeof services === "string") services = services.split(",").map((q) => q.trim()).filter(Boolean);
     return {
       organizationId: pick("organizationId", "organization"),
       locationId: pick("locationId", "location") || null,
@@ -120,6 +144,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
       voice: flag(pick("voice"), true),
       layout: pick("layout") === "desks" ? "desks" : "queues",
       queues: Array.isArray(queues) && queues.length ? queues.map(String) : null,
+      services: Array.isArray(services) && services.length ? services.map(String) : null,
       webPush: flag(pick("webPush"), false),
       pushWorker: String(pick("pushWorker") || "/queue-push-sw.js"),
       onTicketCreated: typeof given.onTicketCreated === "function" ? given.onTicketCreated : null,
@@ -142,7 +167,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
     const json = await res.json().catch(() => null);
     if (res.ok && json && json.success) return json.data;
     const e = (json && json.error) || {};
-    throw { code: e.code || (res.status === 404 ? "NOT_FOUND" : `HTTP_${res.status}`), message: e.message || "" };
+    throw { code: e.code || (res.status === 404 ? "NOT_FOUND" : `HTTP_${res.status}`), message: e.message || "", details: e.details || {} };
   }
 
   /** Web push opt-in (webPush): the subscription is tied to the ticket by the key that took it (docs/notifications.md). */
@@ -269,6 +294,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
     host.__queueWidget = instance;
 
     if (o.type === "board") board();
+    else if (o.type === "book") book();
     else queue();
     return instance;
 
@@ -482,6 +508,182 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
       const kept = stored();
       if (kept) followMine(kept, null);
       refresh();
+    }
+
+    // Booking mode (type "book", docs/widget.md): service, day, slot (held while the visitor types),
+    // details, then the confirmation with the kiosk's check-in code and the manage link.
+    function book() {
+      if (!o.locationId) return showError(fmt(t.config, { what: "locationId" }));
+      if (!o.apiKey) return showError(fmt(t.config, { what: "apiKey" }));
+      const locale = o.language === "fr" ? "fr-FR" : "en-GB";
+      let place = null; // the location's kiosk info: name, timezone, services
+      let offers = []; // [{serviceId, serviceName, slots}] of services that take appointments
+      let choice = { service: null, day: null, slot: null, hold: null };
+      const dayKey = (iso) => new Intl.DateTimeFormat("en-CA", { timeZone: place.timezone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date(iso));
+      const dayText = (iso) => new Intl.DateTimeFormat(locale, { timeZone: place.timezone, weekday: "long", day: "numeric", month: "long" }).format(new Date(iso));
+      const timeText = (iso) => new Intl.DateTimeFormat(locale, { timeZone: place.timezone, hour: "2-digit", minute: "2-digit" }).format(new Date(iso));
+      const whenText = (iso) => `${dayText(iso)}, ${timeText(iso)}`;
+
+      function step(title, ...kids) {
+        const h = el("h3", { tabindex: "-1" }, title);
+        const back = el("button", { type: "button", class: "sec", "data-back": "" }, t.bookBack);
+        body.replaceChildren(el("div", { class: "bk" },
+          el("div", { class: "hd" }, el("h2", { class: "nm" }, place ? `${t.bookTitle} — ${place.name}` : t.bookTitle)),
+          h, ...kids.filter(Boolean), backTo() && back));
+        back.addEventListener("click", () => { const to = backTo(); if (to) to(); });
+        h.focus();
+        announce(title);
+      }
+      function backTo() {
+        if (choice.slot) return () => { release(); choice.slot = null; slots(); };
+        if (choice.day) return () => { choice.day = null; days(); };
+        if (choice.service && offers.length > 1) return () => { choice.service = null; servicesStep(); };
+        return null;
+      }
+      function release() { choice.hold = null; } // an unused hold simply expires after 5 minutes
+
+      async function load() {
+        try {
+          place = await api(o, "GET", `/v1/widget/locations/${enc(o.locationId)}/kiosk`, null, true);
+        } catch (e) { return showError(errorText(t, e, false)); }
+        const seen = new Map();
+        for (const q of place.queues) if (!seen.has(q.serviceId) && (!o.services || o.services.includes(q.serviceId))) seen.set(q.serviceId, q.serviceName);
+        const from = new Date().toISOString(), to = new Date(Date.now() + 14 * 86400000).toISOString();
+        const found = await Promise.all([...seen].map(async ([serviceId, serviceName]) => {
+          try {
+            const list = await api(o, "GET", `/v1/services/${enc(serviceId)}/slots?locationId=${enc(o.locationId)}&from=${enc(from)}&to=${enc(to)}`, null, true);
+            return { serviceId, serviceName, slots: list.filter((s) => s.remaining > 0) };
+          } catch { return null; } // not bookable (400 not_bookable) or gone: not offered
+        }));
+        offers = found.filter(Boolean);
+        if (!offers.length) return showError(t.bookNoService);
+        if (offers.length === 1) { choice.service = offers[0]; days(); } else servicesStep();
+      }
+
+      function servicesStep() {
+        const list = el("div", { class: "picks wide" }, ...offers.map((s) => {
+          const b = el("button", { type: "button", class: "pick", "data-service": s.serviceId }, s.serviceName);
+          b.addEventListener("click", () => { choice.service = s; days(); });
+          return b;
+        }));
+        step(t.bookService, list);
+      }
+
+      function days() {
+        const byDay = new Map();
+        for (const s of choice.service.slots) { const k = dayKey(s.start); if (!byDay.has(k)) byDay.set(k, s.start); }
+        if (!byDay.size) return step(t.bookDay, el("p", { class: "msg", role: "note" }, t.bookNoSlot));
+        const list = el("div", { class: "picks" }, ...[...byDay].map(([k, first]) => {
+          const b = el("button", { type: "button", class: "pick", "data-day": k }, dayText(first));
+          b.addEventListener("click", () => { choice.day = k; slots(); });
+          return b;
+        }));
+        step(t.bookDay, el("p", { class: "chosen" }, choice.service.serviceName), list);
+      }
+
+      function slots(note) {
+        const list = el("div", { class: "picks" }, ...choice.service.slots.filter((s) => dayKey(s.start) === choice.day).map((s) => {
+          const b = el("button", { type: "button", class: "pick", "data-slot": s.start }, timeText(s.start));
+          b.addEventListener("click", () => take(s, b));
+          return b;
+        }));
+        const first = choice.service.slots.find((s) => dayKey(s.start) === choice.day);
+        step(t.bookSlot, el("p", { class: "chosen" }, `${choice.service.serviceName} — ${first ? dayText(first.start) : ""}`),
+          note && el("p", { class: "msg err", role: "alert" }, note), list);
+      }
+
+      async function take(slot, button) {
+        button.disabled = true;
+        try {
+          choice.hold = await api(o, "POST", "/v1/appointments/holds", { serviceId: choice.service.serviceId, locationId: o.locationId, start: slot.start }, true);
+          choice.slot = slot;
+          details();
+        } catch (e) {
+          button.disabled = false;
+          if (e.code === "SLOT_UNAVAILABLE") { choice.service.slots = choice.service.slots.filter((s) => s !== slot); slots(t.bookTaken); }
+          else slots(errorText(t, e, false));
+        }
+      }
+
+      function details(note) {
+        const problem = (id) => el("span", { class: "err-in", id, hidden: true });
+        const name = el("input", { name: "name", autocomplete: "name", maxlength: "120", required: true, "aria-describedby": "bk-name-err" });
+        const phone = el("input", { name: "phone", type: "tel", autocomplete: "tel", placeholder: "+33612345678", "aria-describedby": "bk-phone-err" });
+        const email = el("input", { name: "email", type: "email", autocomplete: "email", "aria-describedby": "bk-email-err" });
+        const lang = el("select", { name: "language" }, el("option", { value: "fr" }, "Français"), el("option", { value: "en" }, "English"));
+        lang.value = o.language;
+        const errs = { name: problem("bk-name-err"), phone: problem("bk-phone-err"), email: problem("bk-email-err") };
+        const button = el("button", { type: "submit" }, t.bookConfirm);
+        const f = el("form", { novalidate: true },
+          el("label", {}, t.bookName, name, errs.name), el("label", {}, t.bookPhone, phone, errs.phone),
+          el("label", {}, t.bookEmail, email, errs.email), el("label", {}, t.bookLang, lang), button);
+        // A refusal under a field goes as soon as the visitor changes that field.
+        for (const [field, input] of [["name", name], ["phone", phone], ["email", email]]) {
+          input.addEventListener("input", () => { errs[field].hidden = true; input.removeAttribute("aria-invalid"); });
+        }
+        const say = (field, text) => {
+          errs[field].textContent = text; errs[field].hidden = false;
+          const input = { name, phone, email }[field];
+          input.setAttribute("aria-invalid", "true");
+          input.focus();
+        };
+        f.addEventListener("submit", async (ev) => {
+          ev.preventDefault();
+          for (const k of Object.keys(errs)) { errs[k].hidden = true; }
+          for (const i of [name, phone, email]) i.removeAttribute("aria-invalid");
+          const rawPhone = phone.value.replace(/[\s().-]/g, "");
+          if (!name.value.trim()) return say("name", t.bookNameMissing);
+          if (rawPhone && !/^\+[1-9]\d{6,14}$/.test(rawPhone)) return say("phone", t.bookPhoneBad);
+          if (email.value.trim() && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.value.trim())) return say("email", t.bookEmailBad);
+          button.disabled = true;
+          button.textContent = t.sending;
+          const customer = { name: name.value.trim(), language: lang.value };
+          if (rawPhone) customer.phone = rawPhone;
+          if (email.value.trim()) customer.email = email.value.trim();
+          try {
+            const booked = await api(o, "POST", "/v1/appointments", {
+              serviceId: choice.service.serviceId, locationId: o.locationId, start: choice.slot.start, holdId: choice.hold.id, customer,
+            }, true);
+            done(booked);
+          } catch (e) {
+            button.disabled = false;
+            button.textContent = t.bookConfirm;
+            const field = e.details && e.details.field;
+            if (field === "customer.phone") return say("phone", t.bookPhoneBad);
+            if (field === "customer.email") return say("email", t.bookEmailBad);
+            if (field === "customer.name") return say("name", t.bookNameMissing);
+            if (e.code === "SLOT_UNAVAILABLE" || field === "holdId") {
+              const gone = choice.slot;
+              choice.service.slots = choice.service.slots.filter((s) => s !== gone);
+              choice.slot = null; choice.hold = null;
+              return slots(t.bookTaken);
+            }
+            details(errorText(t, e, false));
+          }
+        });
+        step(t.bookDetails,
+          el("p", { class: "chosen" }, fmt(t.bookWith, { service: choice.service.serviceName, when: whenText(choice.slot.start) })),
+          el("p", { class: "msg", role: "note" }, t.bookHeld),
+          note && el("p", { class: "msg err", role: "alert" }, note), f);
+      }
+
+      function done(booked) {
+        const manage = `${o.apiBase}/appointments/${enc(booked.id)}#token=${enc(booked.manageToken)}`;
+        const again = el("button", { type: "button", class: "sec" }, t.bookAnother);
+        again.addEventListener("click", () => { choice = { service: null, day: null, slot: null, hold: null }; body.replaceChildren(el("p", { class: "lbl" }, t.loading)); load(); });
+        const card = el("div", { class: "ticket", "data-appointment": booked.id },
+          el("div", { class: "lbl" }, t.bookCode),
+          el("p", { class: "bkcode", "data-code": "" }, booked.checkInCode),
+          el("p", {}, t.bookCodeHint),
+          el("p", {}, el("a", { href: manage, target: "_blank", rel: "noopener", "data-manage": "" }, t.bookManage)),
+          again);
+        step(t.bookDone, el("p", { class: "chosen", "data-when": "" }, fmt(t.bookWith, { service: choice.service.serviceName, when: whenText(booked.start) })), card);
+        choice = { service: choice.service, day: null, slot: null, hold: null };
+        body.querySelector("[data-back]")?.remove();
+        host.dispatchEvent(new CustomEvent("queuewidget:appointment", { detail: { id: booked.id, start: booked.start, checkInCode: booked.checkInCode } }));
+      }
+
+      load();
     }
 
     // The display board lives in its own script (board.js), so pages with a status or join

@@ -5,6 +5,7 @@
 //   node test/browser/pages.mjs --api=http://127.0.0.1:8787 [--update-screenshots] [--only=words]
 import { spawnSync } from "node:child_process";
 import { readFileSync, mkdirSync } from "node:fs";
+import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium } from "playwright-core";
@@ -254,6 +255,95 @@ async function secondBranch(api) {
     queues.find((q) => q.name === SECOND.queue) ??
     (await must(api, "POST", "/business/queues", { serviceId: service.id, name: SECOND.queue }));
   return { location, service, queue };
+}
+
+/** The demo service takes appointments round the clock (the demo location has no hours), check-in opening `opensMinutes` before. */
+async function bookable(api, opensMinutes) {
+  await must(api, "PATCH", `/services/${DEMO.service.id}`, {
+    booking: {
+      enabled: true,
+      durationMinutes: 30,
+      slotStepMinutes: 30,
+      capacityPerSlot: 50,
+      leadTimeMinutes: 0,
+      horizonDays: 14,
+      checkInOpensMinutes: opensMinutes,
+    },
+  });
+}
+
+/** Books (over the API, as the widget would) the first free slot starting between `fromMinutes` and `toMinutes` from now. */
+async function bookAhead(api, fromMinutes, toMinutes) {
+  const from = new Date(Date.now() + fromMinutes * 60_000).toISOString();
+  const to = new Date(Date.now() + toMinutes * 60_000).toISOString();
+  const headers = { "X-API-Key": DEMO.widgetKey.value };
+  const slots = await must(
+    api,
+    "GET",
+    `/services/${DEMO.service.id}/slots?locationId=${DEMO.location.id}&from=${from}&to=${to}`,
+    null,
+    headers,
+  );
+  const slot = slots.find((s) => s.remaining > 0 && Date.parse(s.start) >= Date.parse(from));
+  check(slot, `no free slot between ${from} and ${to}`);
+  const body = {
+    serviceId: DEMO.service.id,
+    locationId: DEMO.location.id,
+    start: slot.start,
+    customer: { name: "Léa Martin", language: "fr" },
+  };
+  return must(api, "POST", "/appointments", body, headers);
+}
+
+/** A shop's page embedding the widget in booking mode, served from another origin than the API (a port of 127.0.0.1). */
+async function openBookingWidget(page, api, lang) {
+  const config = { type: "book", locationId: DEMO.location.id, apiKey: DEMO.widgetKey.value, language: lang, apiBase: api };
+  const html = `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>Demo Bank — ${lang === "fr" ? "Rendez-vous" : "Appointments"}</title>
+<style>body{font-family:system-ui,sans-serif;margin:0;background:#f3f4f6}main{max-width:460px;margin:32px auto;padding:0 16px}</style></head>
+<body><main><h1>Demo Bank</h1><div id="widget"></div></main>
+<script>window.QueueWidgetConfig = ${JSON.stringify(config)};</script><script async src="${api}/v1/embed.js"></script></body></html>`;
+  const server = http.createServer((_, res) => res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(html));
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  page.once("close", () => server.close());
+  await page.goto(`http://127.0.0.1:${server.address().port}/book`, { timeout: STEP_MS });
+}
+
+/**
+ * Books the first free time in the widget with the keyboard only: Tab and Enter through the day
+ * and the slot, the details typed; answers {id, code, manage}. `shots` names screenshot files per step.
+ */
+async function bookInWidget(page, api, lang, { axe: withAxe = false, shot = null } = {}) {
+  const fr = lang === "fr";
+  await openBookingWidget(page, api, lang);
+  const heading = page.locator("#widget h3");
+  await heading.filter({ hasText: fr ? "Choisissez un jour" : "Choose a day" }).waitFor({ timeout: STEP_MS });
+  if (withAxe) await checkAxe(page, "the widget's days");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await heading.filter({ hasText: fr ? "Choisissez un horaire" : "Choose a time" }).waitFor({ timeout: STEP_MS });
+  if (shot) await shot("slots");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await heading.filter({ hasText: fr ? "Vos coordonnées" : "Your details" }).waitFor({ timeout: STEP_MS });
+  if (withAxe) await checkAxe(page, "the widget's details");
+  // An empty name is refused in the page's words, at the field.
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  const missing = await page.locator("#widget #bk-name-err").textContent({ timeout: STEP_MS });
+  check(missing === (fr ? "Merci d'indiquer votre nom." : "Please enter your name."), `empty name: ${missing}`);
+  await page.keyboard.type(fr ? "Léa Martin" : "Ada Lovelace");
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("+33612345678");
+  if (shot) await shot("details");
+  await page.keyboard.press("Enter");
+  await heading.filter({ hasText: fr ? "Votre rendez-vous est réservé" : "Your appointment is booked" }).waitFor({ timeout: STEP_MS });
+  if (withAxe) await checkAxe(page, "the widget's confirmation");
+  if (shot) await shot("confirmation");
+  const id = await page.locator("#widget [data-appointment]").getAttribute("data-appointment");
+  const code = await page.locator("#widget [data-code]").textContent();
+  const manage = await page.locator("#widget [data-manage]").getAttribute("href");
+  check(/^apt_/.test(id ?? "") && /^[0-9A-Z]{6}$/.test(code ?? ""), `the confirmation: ${id} ${code}`);
+  return { id, code, manage };
 }
 
 export function pageCases() {
@@ -953,6 +1043,128 @@ export function pageCases() {
       },
     },
     {
+      name: "pages appointments: a visitor books in the widget by keyboard (service, day, slot held, details), checks in at the kiosk with the code in French; the ticket is kind appointment; refusals in French (unknown code, not open yet), already checked in (axe)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await bookable(api, 240);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const page = await ctx.newPage();
+          const booked = await bookInWidget(page, api, "en", { axe: true });
+          const apt = await must(api, "GET", `/appointments/${booked.id}`);
+          check(
+            apt.status === "booked" && apt.customer.language === "en" && apt.customer.name === "Ada Lovelace",
+            `the booking: ${JSON.stringify(apt)}`,
+          );
+          check(apt.checkInCode === booked.code, `the widget showed ${booked.code}, the API says ${apt.checkInCode}`);
+          check(
+            booked.manage === `${api}/appointments/${booked.id}#token=${booked.manage.split("#token=")[1]}`,
+            `manage link ${booked.manage}`,
+          );
+          const k = await ctx.newPage();
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          await k.getByRole("button", { name: "J'ai un rendez-vous" }).click({ timeout: STEP_MS });
+          await checkAxe(k, "the kiosk's check-in");
+          const input = k.getByLabel("Votre code d'arrivée");
+          await input.fill("ZZZZZZ");
+          await k.keyboard.press("Enter");
+          const unknown = await k.getByRole("alert").textContent({ timeout: STEP_MS });
+          check(/^Ce code n'est pas connu ici/.test(unknown ?? ""), `the French kiosk said for an unknown code: ${unknown}`);
+          await checkAxe(k, "the kiosk's check-in refusal");
+          await input.fill(`${booked.code.slice(0, 3).toLowerCase()}-${booked.code.slice(3)}`);
+          await k.keyboard.press("Enter");
+          await k.waitForSelector(".issued [data-code]", { timeout: STEP_MS });
+          const shown = await k.locator(".issued [data-code]").textContent();
+          const line = await k.locator("[data-kind=appointment]").textContent();
+          check(/^Rendez-vous de \d\d h \d\d$/.test(line ?? ""), `the receipt's appointment line: ${line}`);
+          check((await k.locator(".issued .qr svg").count()) === 1, "the check-in receipt has no QR code");
+          await checkAxe(k, "the kiosk's appointment ticket");
+          const after = await must(api, "GET", `/appointments/${booked.id}`);
+          check(after.status === "checked_in" && after.ticketId, `after the kiosk: ${JSON.stringify(after)}`);
+          const ticket = await must(api, "GET", `/tickets/${after.ticketId}`);
+          check(
+            ticket.kind === "appointment" && ticket.appointmentAt === apt.start && ticket.displayCode === shown,
+            `the ticket: ${JSON.stringify(ticket)}`,
+          );
+          // The QR code leads to the visitor's status page of that ticket.
+          const qrUrl = await k.evaluate(() => document.querySelector(".issued .qr")?.getAttribute("aria-label"));
+          check(qrUrl, "the QR code has no label");
+          // The manage link of the confirmation: the appointment, checked in, and a link to its ticket's status page.
+          const manage = await ctx.newPage();
+          await manage.goto(booked.manage, { timeout: STEP_MS });
+          await manage.getByText("You are checked in.").waitFor({ timeout: STEP_MS });
+          await checkAxe(manage, "the appointment page, checked in");
+          await manage.getByRole("link", { name: "Follow your turn" }).click();
+          await manage.waitForURL(/\/t\/tkt_/, { timeout: STEP_MS });
+          check(manage.url().includes(after.ticketId), `the appointment page led to ${manage.url()}`);
+          // Checked in from the manage page itself (the token): its link carries the ticket's token, the status page shows it.
+          const own = await bookAhead(api, 0, 60);
+          await manage.goto(`${api}/appointments/${own.id}?lang=en#token=${own.manageToken}`, { timeout: STEP_MS });
+          const code = await manage.locator("[data-code]").textContent({ timeout: STEP_MS });
+          check(code === own.checkInCode, `the appointment page's code: ${code}`);
+          await checkAxe(manage, "the appointment page, booked");
+          await manage.getByRole("button", { name: "I am here: check in" }).click();
+          await manage.getByRole("link", { name: "Follow your turn" }).click({ timeout: STEP_MS });
+          await manage.waitForURL(/\/t\/tkt_.*#token=/, { timeout: STEP_MS });
+          const ownTicket = await must(api, "GET", `/appointments/${own.id}`);
+          const statusCode = await manage.locator(".big-code").textContent({ timeout: STEP_MS });
+          const ownRow = await must(api, "GET", `/tickets/${ownTicket.ticketId}`);
+          check(
+            ownRow.kind === "appointment" && statusCode === ownRow.displayCode,
+            `the status page after the manage page's check-in: ${statusCode}`,
+          );
+          // The same code again: the same ticket, said to be already checked in.
+          // The kiosk went back to its start after 20 s without a touch (or is told so now): start over.
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          await k.getByRole("button", { name: "J'ai un rendez-vous" }).click();
+          await k.getByLabel("Votre code d'arrivée").fill(booked.code);
+          await k.keyboard.press("Enter");
+          const again = await k.getByRole("status").filter({ hasText: "déjà enregistrée" }).textContent({ timeout: STEP_MS });
+          check(
+            again && (await k.locator(".issued [data-code]").textContent()) === shown,
+            "a second check-in did not show the same ticket",
+          );
+          // Check-in not open yet: the service opens it 30 min before; an appointment 2 h ahead is refused with its time.
+          await bookable(api, 30);
+          const later = await bookAhead(api, 90, 200);
+          // The kiosk went back to its start after 20 s without a touch (or is told so now): start over.
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          await k.getByRole("button", { name: "J'ai un rendez-vous" }).click();
+          await k.getByLabel("Votre code d'arrivée").fill(later.checkInCode);
+          await k.keyboard.press("Enter");
+          const early = await k.getByRole("alert").textContent({ timeout: STEP_MS });
+          check(
+            /^L'arrivée pour ce rendez-vous ouvre à \d\d h \d\d\./.test(early ?? ""),
+            `the French kiosk said for an early check-in: ${early}`,
+          );
+          if (screenshots) {
+            mkdirSync(screenshots, { recursive: true });
+            await k.screenshot({ path: path.join(screenshots, "kiosk-check-in-early-fr-1280x800.png") });
+          }
+          // The appointment page says when check-in opens, then cancels after a confirmation (in French).
+          await manage.goto(`${api}/appointments/${later.id}?lang=fr#token=${later.manageToken}`, { timeout: STEP_MS });
+          const opens = await manage.locator("[data-opens]").textContent({ timeout: STEP_MS });
+          check(/^L'enregistrement de l'arrivée ouvre à \d\d h \d\d\.$/.test(opens ?? ""), `the appointment page said: ${opens}`);
+          check(
+            (await manage.getByRole("button", { name: /enregistrer mon arrivée/ }).count()) === 0,
+            "a check-in button before check-in opens",
+          );
+          if (screenshots) await manage.screenshot({ path: path.join(screenshots, "appointment-page-fr-1280x800.png") });
+          await manage.getByRole("button", { name: "Annuler le rendez-vous" }).click();
+          await checkAxe(manage, "the appointment page's cancel confirmation");
+          await manage.getByRole("dialog").getByRole("button", { name: "Oui, l'annuler" }).click();
+          await manage.getByText("Ce rendez-vous est annulé.").waitFor({ timeout: STEP_MS });
+          check(
+            (await must(api, "GET", `/appointments/${later.id}`)).status === "cancelled",
+            "the appointment page's cancel did not cancel",
+          );
+        } finally {
+          await ctx.close();
+          await bookable(api, 240);
+        }
+      },
+    },
+    {
       name: "pages: every path to a page carries its CSP, whether the Worker or the assets serve it (/console, /pages/console, /pages/console.html)",
       async run({ api }) {
         const expected = JSON.parse(readFileSync(new URL("../../src/http/page-headers.json", import.meta.url), "utf8"));
@@ -1053,6 +1265,39 @@ export async function pageScreenshots({ browser, api, dir }) {
   }
 }
 
+/** The appointment screens (widget booking, kiosk check-in) at 1280×800 and 768×1024, in English and French. */
+export async function appointmentScreenshots({ browser, api, dir }) {
+  mkdirSync(dir, { recursive: true });
+  await bookable(api, 240);
+  for (const lang of ["en", "fr"]) {
+    for (const [w, h] of [
+      [1280, 800],
+      [768, 1024],
+    ]) {
+      const size = `${w}x${h}`;
+      const ctx = await browser.newContext({ viewport: { width: w, height: h }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+      try {
+        const p = await ctx.newPage();
+        const shot = (step) => p.screenshot({ path: path.join(dir, `widget-book-${step}-${lang}-${size}.png`) });
+        const booked = await bookInWidget(p, api, lang, { shot });
+        await p.goto(`${booked.manage.replace("#", `?lang=${lang}#`)}`, { timeout: STEP_MS });
+        await p.locator("[data-code]").waitFor({ timeout: STEP_MS });
+        await p.screenshot({ path: path.join(dir, `appointment-page-${lang}-${size}.png`) });
+        const k = await ctx.newPage();
+        await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
+        await k.getByRole("button", { name: lang === "fr" ? "J'ai un rendez-vous" : "I have an appointment" }).click({ timeout: STEP_MS });
+        await k.getByLabel(lang === "fr" ? "Votre code d'arrivée" : "Your check-in code").fill(booked.code);
+        await k.screenshot({ path: path.join(dir, `kiosk-check-in-${lang}-${size}.png`) });
+        await k.keyboard.press("Enter");
+        await k.waitForSelector(".issued [data-code]", { timeout: STEP_MS });
+        await k.screenshot({ path: path.join(dir, `kiosk-appointment-ticket-${lang}-${size}.png`) });
+      } finally {
+        await ctx.close();
+      }
+    }
+  }
+}
+
 /** Runs the cases (and the screenshots) against `api`; answers {passed, failed, figures}. */
 export async function runPageSuite({ api, browser, screenshots, only, log = console.log }) {
   const figures = {};
@@ -1060,7 +1305,7 @@ export async function runPageSuite({ api, browser, screenshots, only, log = cons
     failed = 0;
   for (const testCase of pageCases().filter((c) => !only || c.name.includes(only))) {
     try {
-      await testCase.run({ browser, api, figures });
+      await testCase.run({ browser, api, figures, screenshots });
       passed += 1;
       log(`✓ ${testCase.name}`);
     } catch (err) {
@@ -1075,6 +1320,7 @@ export async function runPageSuite({ api, browser, screenshots, only, log = cons
   if (screenshots && (!only || "screenshots".includes(only))) {
     try {
       await pageScreenshots({ browser, api, dir: screenshots });
+      await appointmentScreenshots({ browser, api, dir: screenshots });
       passed += 1;
       log(`✓ pages: screenshots of every page at 1280×800 and 768×1024 in English and French (${screenshots})`);
     } catch (err) {

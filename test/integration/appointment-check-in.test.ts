@@ -90,6 +90,10 @@ describe("check-in", () => {
     expectError(await checkIn(apt.id, {}), 401, "AUTHENTICATION_ERROR");
     const done = expectOk(await checkIn(apt.id, { headers: { "X-Appointment-Token": apt.token } }), 201);
     expect(done.ticket).toMatchObject({ kind: "appointment", source: "app" });
+    // The manage page follows the new ticket on the status page with its visitor token; a second check-in has none to give.
+    expect(done.ticketToken).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expectOk(await call("GET", `/v1/widget/tickets/${done.ticket.id}`, { headers: { "X-Ticket-Token": done.ticketToken } }));
+    expect(expectOk(await checkIn(apt.id, { headers: { "X-Appointment-Token": apt.token } }), 200).ticketToken).toBeNull();
   });
 
   it("the kiosk checks in by code with a widget key; an unknown code is 404", async () => {
@@ -103,11 +107,17 @@ describe("check-in", () => {
     expectError(await kiosk("ZZZZZZ"), 404, "NOT_FOUND");
     const again = expectOk(await kiosk(`${code.slice(0, 3)}-${code.slice(3).toLowerCase()}`), 200);
     expect(again.ticket).toMatchObject({ id: staffView.ticket.id, kind: "appointment" });
+    expect(again.ticketToken).toBeNull();
     const apt3 = await book(f, { startAt: START + 20 * MIN });
     const code3 = await checkInCode(apt3.id);
     const made = expectOk(await kiosk(code3), 201);
     expect(made.ticket).toMatchObject({ kind: "appointment", source: "widget", placement: { rule: "appointment_early" } });
     expect(made.appointment).toMatchObject({ id: apt3.id, status: "checked_in" });
+    // The kiosk's receipt follows the new ticket with its visitor token, like a walk-in's.
+    const followed = expectOk(
+      await call("GET", `/v1/widget/tickets/${made.ticket.id}`, { headers: { "X-Ticket-Token": made.ticketToken } }),
+    );
+    expect(followed).toMatchObject({ ticketId: made.ticket.id, status: "waiting", kind: "appointment" });
   });
 
   it("twenty concurrent check-ins make exactly one ticket", async () => {

@@ -12,6 +12,7 @@ import {
   type QueueFixture,
   type TestUser,
 } from "../helpers/fixtures";
+import { checkInCode } from "../../src/appointments/check-in";
 import { capture, inbox } from "../helpers/notifications";
 import { fakeInternet } from "../helpers/outbound";
 
@@ -125,6 +126,16 @@ describe("booking", () => {
     );
     expect(byToken.manageToken).toBeUndefined();
     expect(byToken.id).toBe(booked.id);
+    // The kiosk's check-in code is on the booking's answer (the widget's confirmation shows it) and on every read.
+    expect(booked.checkInCode).toBe(await checkInCode(booked.id));
+    expect(byToken.checkInCode).toBe(booked.checkInCode);
+    // What the manage page shows: the service, the place and its time zone, when check-in opens.
+    expect(byToken.place).toEqual({
+      serviceName: expect.any(String),
+      locationName: expect.any(String),
+      timezone: "Europe/Paris",
+      checkInOpensAt: "2026-03-23T07:30:00.000Z",
+    });
     expectOk(await call("GET", `/v1/appointments/${booked.id}`, { token: awa.token }));
     expectOk(await call("GET", `/v1/appointments/${booked.id}`, { token: f.owner.token }));
     expect(expectOk<any[]>(await call("GET", "/v1/me/appointments", { token: awa.token })).map((a) => a.id)).toEqual([booked.id]);

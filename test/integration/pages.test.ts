@@ -6,7 +6,7 @@ import { createApiKey, createOrganization, createQueueFixture, registerUser } fr
 // The pages (docs/pages.md) and the one API read they needed that did not exist: the kiosk's.
 
 describe("the pages' HTML shells", () => {
-  it.each(["/console", "/console/floor", "/kiosk?location=loc_x&key=qk_live_x", "/t/tkt_anything"])(
+  it.each(["/console", "/console/floor", "/kiosk?location=loc_x&key=qk_live_x", "/t/tkt_anything", "/appointments/apt_anything"])(
     "GET %s answers its HTML shell",
     async (path) => {
       const res = await SELF.fetch(`https://api.test${path}`);

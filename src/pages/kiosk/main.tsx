@@ -17,12 +17,13 @@ import {
   type IntakeErrors,
   type IntakeField,
 } from "../shared/intake";
-import { joinRefusal } from "../shared/refusals";
+import { checkInRefusal, joinRefusal } from "../shared/refusals";
 import { canPairPrinter, pairedPrinter, pairPrinter, printBytes } from "./printer";
 
 // GET /v1/widget/locations/{locationId}/kiosk (src/widget/kiosk.routes.ts).
 type KioskInfo = Schemas["KioskInfo"];
-type Issued = WidgetTicket & { ticketToken: string };
+type Issued = WidgetTicket & { ticketToken: string | null };
+type KioskCheckIn = Schemas["KioskCheckIn"];
 type KioskQueue = KioskInfo["queues"][number];
 
 const IDLE_MS = 20_000;
@@ -57,6 +58,13 @@ const TEXT = {
     paired: (name: string) => `Receipt printer paired: ${name}. Tickets print without a dialog.`,
     notPaired: "No printer was chosen: tickets use the print dialog.",
     noWebUsb: "This browser cannot print to USB: use Chromium (kiosk mode).",
+    haveAppointment: "I have an appointment",
+    codeTitle: "Check in for your appointment",
+    codeLabel: "Your check-in code",
+    codeHint: "6 letters and digits, on your confirmation message",
+    checkIn: "Check in",
+    appointmentAt: (time: string) => `Appointment at ${time}`,
+    alreadyIn: "You are already checked in: here is your ticket.",
   },
   fr: {
     welcome: "Bienvenue",
@@ -87,6 +95,13 @@ const TEXT = {
     paired: (name: string) => `Imprimante associée : ${name}. Les tickets s'impriment sans fenêtre.`,
     notPaired: "Aucune imprimante choisie : les tickets passent par la fenêtre d'impression.",
     noWebUsb: "Ce navigateur ne peut pas imprimer en USB : utilisez Chromium (mode kiosque).",
+    haveAppointment: "J'ai un rendez-vous",
+    codeTitle: "Enregistrez votre arrivée",
+    codeLabel: "Votre code d'arrivée",
+    codeHint: "6 lettres et chiffres, sur votre message de confirmation",
+    checkIn: "Valider mon arrivée",
+    appointmentAt: (time: string) => `Rendez-vous de ${time}`,
+    alreadyIn: "Votre arrivée est déjà enregistrée : voici votre ticket.",
   },
 };
 
@@ -116,7 +131,7 @@ const CALLING_CODE: Record<string, string> = {
 };
 
 /** The receipt's ESC/POS bytes, read with the visitor's ticket token (GET /v1/tickets/{id}/receipt). */
-async function receiptBytes(ticket: Issued, lang: Lang): Promise<Uint8Array<ArrayBuffer>> {
+async function receiptBytes(ticket: Issued & { ticketToken: string }, lang: Lang): Promise<Uint8Array<ArrayBuffer>> {
   const res = await fetch(`/v1/tickets/${encodeURIComponent(ticket.id)}/receipt?format=escpos&language=${lang}`, {
     headers: { "X-Ticket-Token": ticket.ticketToken },
   });
@@ -133,7 +148,9 @@ function App() {
   const t = TEXT[lang];
   const [info, setInfo] = useState<KioskInfo | null>(null);
   const [error, setError] = useState<string | null>(locationId && key ? null : TEXT[browserLang()].missing);
-  const [issued, setIssued] = useState<{ ticket: Issued; serviceName: string; at: number } | null>(null);
+  const [issued, setIssued] = useState<{ ticket: Issued; serviceName: string; at: number; note?: string } | null>(null);
+  /** The "I have an appointment" screen: the code typed so far (null: not on that screen). */
+  const [code, setCode] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   // What the visitor typed is state, not the inputs' own: it survives the location's arrival and the questions' step.
   const [visitorName, setVisitorName] = useState("");
@@ -151,6 +168,7 @@ function App() {
 
   const reset = () => {
     setIssued(null);
+    setCode(null);
     setError(null);
     setAsking(null);
     setAnswerErrors({});
@@ -191,11 +209,12 @@ function App() {
 
   /** Prints the receipt on the paired USB printer; answers false when there is none (use the dialog). */
   const printSilently = async (ticket: Issued): Promise<boolean> => {
+    if (ticket.ticketToken === null) return false;
     const printer = await pairedPrinter();
     if (!printer) return false;
     setPrintState("printing");
     try {
-      await printBytes(printer, await receiptBytes(ticket, lang));
+      await printBytes(printer, await receiptBytes({ ...ticket, ticketToken: ticket.ticketToken }, lang));
       setPrintState("printed");
     } catch {
       setPrintState("failed");
@@ -277,6 +296,34 @@ function App() {
     void join(asking.queue, answers, asking.fields);
   };
 
+  /** The kiosk's "I have an appointment": the code checks the appointment in, its ticket is the receipt. */
+  const checkIn = async (e: Event) => {
+    e.preventDefault();
+    if (busy || code === null || !locationId) return;
+    const typed = code.replace(/[\s-]/g, "").toUpperCase();
+    setBusy(true);
+    setError(null);
+    try {
+      const done = await api<KioskCheckIn>("POST", `/widget/locations/${encodeURIComponent(locationId)}/check-in`, {
+        body: { code: typed },
+      });
+      const serviceName = info?.queues.find((q) => q.queueId === done.ticket.queueId)?.serviceName ?? "";
+      setCode(null);
+      setIssued({
+        ticket: { ...done.ticket, ticketToken: done.ticketToken },
+        serviceName,
+        at: Date.now(),
+        ...(done.ticketToken === null ? { note: t.alreadyIn } : {}),
+      });
+      void printSilently({ ...done.ticket, ticketToken: done.ticketToken });
+    } catch (err) {
+      setError(checkInRefusal(err, lang, info?.timezone ?? "UTC"));
+      document.querySelector<HTMLInputElement>('input[name="code"]')?.focus();
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const pair = async () => {
     if (!canPairPrinter()) return setSetupNote(t.noWebUsb);
     const device = await pairPrinter();
@@ -304,7 +351,13 @@ function App() {
 
   if (issued) {
     const { ticket } = issued;
-    const statusUrl = `${location.origin}/t/${ticket.id}#token=${ticket.ticketToken}`;
+    const statusUrl = ticket.ticketToken === null ? null : `${location.origin}/t/${ticket.id}#token=${ticket.ticketToken}`;
+    const appointmentTime =
+      ticket.kind === "appointment" && ticket.appointmentAt
+        ? new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { timeStyle: "short", timeZone: info?.timezone ?? "UTC" }).format(
+            new Date(ticket.appointmentAt),
+          )
+        : null;
     const when = new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", {
       dateStyle: "short",
       timeStyle: "short",
@@ -322,14 +375,26 @@ function App() {
               {ticket.displayCode}
             </p>
             <p class="service">{issued.serviceName}</p>
+            {appointmentTime && (
+              <p class="appointment-at" data-kind="appointment">
+                {t.appointmentAt(lang === "fr" ? appointmentTime.replace(":", " h ") : appointmentTime)}
+              </p>
+            )}
+            {issued.note && (
+              <p class="notice" role="status">
+                {issued.note}
+              </p>
+            )}
             <dl>
               <dt>{t.position}</dt>
               <dd>{ticket.position ? t.ahead(ticket.position) : "—"}</dd>
               <dt>{t.estimate}</dt>
               <dd>{ticket.estimatedWaitMinutes !== null ? `~${minutes(ticket.estimatedWaitMinutes, lang)}` : "—"}</dd>
             </dl>
-            <div class="qr" role="img" aria-label={t.scan} dangerouslySetInnerHTML={{ __html: renderSVG(statusUrl, { border: 1 }) }} />
-            <p class="scan">{t.scan}</p>
+            {statusUrl && (
+              <div class="qr" role="img" aria-label={t.scan} dangerouslySetInnerHTML={{ __html: renderSVG(statusUrl, { border: 1 }) }} />
+            )}
+            {statusUrl && <p class="scan">{t.scan}</p>}
             <p class="print-only when">
               {t.issuedAt} {when}
             </p>
@@ -353,6 +418,57 @@ function App() {
             </div>
             <p class="muted no-print">{t.reset}</p>
           </section>
+        </main>
+      </div>
+    );
+  }
+
+  if (code !== null) {
+    return (
+      <div>
+        {header}
+        <main class="choose">
+          <h2 id="code-title">{t.codeTitle}</h2>
+          {error && (
+            <p class="notice error" role="alert" id="code-error">
+              {error}
+            </p>
+          )}
+          <form class="check-in card" aria-labelledby="code-title" onSubmit={checkIn} noValidate>
+            <label>
+              {t.codeLabel}
+              <input
+                name="code"
+                class="code-input"
+                autocomplete="off"
+                autocapitalize="characters"
+                spellcheck={false}
+                maxLength={8}
+                autofocus
+                value={code}
+                aria-describedby={error ? "code-hint code-error" : "code-hint"}
+                aria-invalid={error ? "true" : undefined}
+                onInput={(e: Event) => setCode((e.target as HTMLInputElement).value.toUpperCase())}
+              />
+              <span class="hint" id="code-hint">
+                {t.codeHint}
+              </span>
+            </label>
+            <div class="actions">
+              <button
+                type="button"
+                onClick={() => {
+                  setCode(null);
+                  setError(null);
+                }}
+              >
+                {t.back}
+              </button>
+              <button type="submit" class="primary" disabled={busy || code.replace(/[\s-]/g, "").length < 6}>
+                {t.checkIn}
+              </button>
+            </div>
+          </form>
         </main>
       </div>
     );
@@ -433,6 +549,16 @@ function App() {
             );
           })}
         </div>
+        <button
+          type="button"
+          class="appointment-button"
+          onClick={() => {
+            setError(null);
+            setCode("");
+          }}
+        >
+          {t.haveAppointment}
+        </button>
         {setup && (
           <section class="setup card" aria-labelledby="setup-title">
             <h2 id="setup-title">{t.pair}</h2>

@@ -68,3 +68,37 @@ export function joinRefusal(err: unknown, lang: Lang, fields: readonly IntakeFie
       return { field: null, text: w.other };
   }
 }
+
+const CHECK_IN_WORDS = {
+  en: {
+    notOpen: (at: string) => `Check-in for this appointment opens at ${at}. Please come back then, or ask at the desk.`,
+    unknown: "This code is not known here today: check it on your confirmation, or ask at the desk.",
+    cancelled: "This appointment was cancelled: please ask at the desk.",
+    missed: "This appointment has passed: please ask at the desk.",
+    format: "The code has 6 letters and digits, as on your confirmation.",
+  },
+  fr: {
+    notOpen: (at: string) =>
+      `L'arrivée pour ce rendez-vous ouvre à ${at}. Merci de revenir à cette heure, ou de vous adresser à l'accueil.`,
+    unknown: "Ce code n'est pas connu ici aujourd'hui : vérifiez-le sur votre confirmation, ou adressez-vous à l'accueil.",
+    cancelled: "Ce rendez-vous a été annulé : merci de vous adresser à l'accueil.",
+    missed: "L'heure de ce rendez-vous est passée : merci de vous adresser à l'accueil.",
+    format: "Le code a 6 lettres et chiffres, comme sur votre confirmation.",
+  },
+};
+
+/** A kiosk check-in's refusal (POST /v1/widget/locations/{id}/check-in, docs/blend.md) in the page's words. */
+export function checkInRefusal(err: unknown, lang: Lang, timeZone: string): string {
+  const w = CHECK_IN_WORDS[lang];
+  if (!(err instanceof ApiRefusal)) return joinRefusal(err, lang).text;
+  if (err.code === "CHECK_IN_NOT_OPEN" && typeof err.details.opensAt === "string") {
+    const at = new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { timeZone, hour: "2-digit", minute: "2-digit" }).format(
+      new Date(err.details.opensAt),
+    );
+    return w.notOpen(lang === "fr" ? at.replace(":", " h ") : at);
+  }
+  if (err.code === "NOT_FOUND") return w.unknown;
+  if (err.code === "VALIDATION_ERROR" && err.details.field === "code") return w.format;
+  if (err.code === "INVALID_STATE") return err.details.status === "cancelled" ? w.cancelled : w.missed;
+  return joinRefusal(err, lang).text;
+}
