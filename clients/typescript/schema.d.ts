@@ -5176,6 +5176,8 @@ export interface components {
                 name: string;
                 /** @enum {string} */
                 status: "open" | "closed";
+                /** @description The queues the desk calls from */
+                queueIds: string[];
                 /** @description Who has the desk open (a member's full name, or an API key's name); null when closed */
                 operator: {
                     id: string;
@@ -19529,6 +19531,9 @@ export interface operations {
                      *             "id": "Demo",
                      *             "name": "Main queue",
                      *             "status": "open",
+                     *             "queueIds": [
+                     *               "que_d3m0q000000000000000"
+                     *             ],
                      *             "operator": {
                      *               "id": "Demo",
                      *               "name": "Main queue"

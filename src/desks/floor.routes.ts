@@ -38,6 +38,7 @@ const FloorRecord = z
         id: z.string(),
         name: z.string().openapi({ description: "The desk's label (its displayName, else its name)" }),
         status: z.enum(["open", "closed"]),
+        queueIds: z.array(z.string()).openapi({ description: "The queues the desk calls from" }),
         operator: z
           .object({ id: z.string(), name: z.string() })
           .nullable()

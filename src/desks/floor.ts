@@ -57,6 +57,7 @@ export interface Floor {
     id: string;
     name: string;
     status: "open" | "closed";
+    queueIds: string[];
     operator: { id: string; name: string } | null;
     current: Current | null;
   }[];
@@ -198,6 +199,7 @@ export async function locationFloor(env: Env, location: FloorLocation, at: numbe
     id: d.id,
     name: d.displayName ?? d.name,
     status: d.operatorId === null ? ("closed" as const) : ("open" as const),
+    queueIds: d.queueIds,
     operator: d.operatorId === null ? null : { id: d.operatorId, name: names.get(d.operatorId) ?? "" },
     current: currentAt(d, atDesks),
   }));

@@ -74,10 +74,11 @@ describe("GET /v1/locations/{locationId}/floor", () => {
         id: b.deskA.id,
         name: "Guichet 1",
         status: "open",
+        queueIds: [b.queueA, b.queueB],
         operator: { id: b.clerk.id, name: "Awa Koné" },
         current: { ticketId: first.id, displayCode: first.displayCode, status: "called", since: "2026-03-20T09:02:00.000Z" },
       },
-      { id: b.deskB.id, name: "Guichet 2", status: "closed", operator: null, current: null },
+      { id: b.deskB.id, name: "Guichet 2", status: "closed", queueIds: [b.queueB], operator: null, current: null },
     ]);
     const byId = new Map(floor.queues.map((q: any) => [q.id, q]));
     expect(byId.get(b.queueA)).toMatchObject({
