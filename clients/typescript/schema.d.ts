@@ -746,8 +746,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a queue or change its capacity or no-show timeout
-         * @description Needs QUEUE_MANAGE. `null` clears the description or the capacity. A lower capacity refuses joins until the line is under it (nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).
+         * Rename a queue or change its capacity, no-show timeout or target wait
+         * @description Needs QUEUE_MANAGE. `null` clears the description, the capacity or the target wait. A lower capacity refuses joins until the line is under it (nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).
          */
         patch: operations["updateQueue"];
         trace?: never;
@@ -2521,7 +2521,7 @@ export interface paths {
         };
         /**
          * The floor of a location, live
-         * @description Needs QUEUE_VIEW: owners, admins, managers and operators (an operator sees which colleague serves whom). Per desk its operator and the ticket at it; per queue of the location (and every queue a desk there calls from) the waiting count, the longest wait, held tickets and tickets served today. Read from the queues' rooms: poll it or follow the rooms' sockets.
+         * @description Needs QUEUE_VIEW: owners, admins, managers and operators (an operator sees which colleague serves whom); a member scoped to other locations gets 404. The branch; per desk its operator and the ticket at it; per queue of the location (and every queue a desk there calls from) its line with names, waits and marks, the longest wait against the target, held tickets, today's served, no-shows and averages; and the alerts (a wait past the target while a desk is idle). Read from the queues' rooms: poll it or follow the rooms' sockets.
          */
         get: operations["getLocationFloor"];
         put?: never;
@@ -3556,6 +3556,8 @@ export interface components {
             maxCapacity: number | null;
             noShowTimeoutMinutes: number;
             defaultServiceMinutes: number;
+            /** @description The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none */
+            targetWaitMinutes: number | null;
             /** @enum {string} */
             status: "active" | "paused" | "closed";
             letter: string;
@@ -4217,6 +4219,8 @@ export interface components {
             noShowTimeoutMinutes?: number;
             /** @description Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5) */
             defaultServiceMinutes?: number;
+            /** @description Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md) */
+            targetWaitMinutes?: number | null;
         };
         QueueStatusRequest: {
             /** @enum {string} */
@@ -4230,6 +4234,8 @@ export interface components {
             noShowTimeoutMinutes?: number;
             /** @description Minutes one operator usually spends per visitor; the estimate uses it until the queue has 3 timed services (default 5) */
             defaultServiceMinutes?: number;
+            /** @description Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md) */
+            targetWaitMinutes?: number | null;
         };
         JoinedTicket: components["schemas"]["Ticket"] & {
             phoneVerification: components["schemas"]["PhoneVerification"];
@@ -5345,6 +5351,12 @@ export interface components {
         };
         Floor: {
             locationId: string;
+            location: {
+                id: string;
+                name: string;
+                address: string;
+                timezone: string;
+            };
             /** @description The instant the floor was read */
             at: string;
             desks: {
@@ -5353,6 +5365,8 @@ export interface components {
                 name: string;
                 /** @enum {string} */
                 status: "open" | "closed";
+                /** @description The queues the desk calls from */
+                queueIds: string[];
                 /** @description Who has the desk open (a member's full name, or an API key's name); null when closed */
                 operator: {
                     id: string;
@@ -5378,6 +5392,55 @@ export interface components {
                 heldCount: number;
                 /** @description Tickets completed since 00:00 on the location's clocks */
                 servedToday: number;
+                /** @description The queue's target wait (PATCH /v1/business/queues/{id}); null: none */
+                targetWaitMinutes: number | null;
+                /**
+                 * @description Against the queue's target wait: amber from 75 % of it, red once reached; ok without a target
+                 * @enum {string}
+                 */
+                level: "ok" | "amber" | "red";
+                /** @description The line, in order, its first 50 */
+                waiting: {
+                    ticketId: string;
+                    displayCode: string;
+                    /** @description The visitor's name, when given */
+                    name: string | null;
+                    joinedAt: string;
+                    waitedSeconds: number;
+                    /** @description Ahead of the regular line (VIP, a prioritized transfer, a restore) */
+                    vip: boolean;
+                    /** @description An appointment's start; null for a walk-in */
+                    appointmentAt: string | null;
+                    /**
+                     * @description Against the queue's target wait: amber from 75 % of it, red once reached; ok without a target
+                     * @enum {string}
+                     */
+                    level: "ok" | "amber" | "red";
+                }[];
+                today: {
+                    served: number;
+                    /** @description Called today, then expired or marked absent */
+                    noShows: number;
+                    /** @description From the join to the call, over tickets called today */
+                    averageWaitSeconds: number | null;
+                    /** @description From the start of service to its completion, over tickets completed today */
+                    averageServiceSeconds: number | null;
+                };
+            }[];
+            /** @description A visitor has waited the queue's target or longer while an open desk that calls from that queue is idle: one per queue. Clerks' consoles read it too (operators have QUEUE_VIEW): an alert naming their desk is theirs. */
+            alerts: components["schemas"]["FloorAlert"][];
+        };
+        FloorAlert: {
+            queueId: string;
+            ticketId: string;
+            displayCode: string;
+            /** @description How long the longest-waiting visitor of the queue has waited */
+            waitedSeconds: number;
+            targetWaitMinutes: number;
+            /** @description Open desks that call from this queue with nobody at them */
+            idleDesks: {
+                id: string;
+                name: string;
             }[];
         };
         DeskConsole: {
@@ -8348,6 +8411,7 @@ export interface operations {
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
+                     *             "targetWaitMinutes": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -8451,6 +8515,7 @@ export interface operations {
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
+                     *             "targetWaitMinutes": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -8915,6 +8980,7 @@ export interface operations {
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
+                     *             "targetWaitMinutes": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9018,6 +9084,7 @@ export interface operations {
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
+                     *             "targetWaitMinutes": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -11078,6 +11145,7 @@ export interface operations {
                      *           "maxCapacity": 60,
                      *           "noShowTimeoutMinutes": 5,
                      *           "defaultServiceMinutes": 5,
+                     *           "targetWaitMinutes": 1,
                      *           "status": "active",
                      *           "letter": "A",
                      *           "waitingCount": 4,
@@ -11147,7 +11215,8 @@ export interface operations {
                  *       "description": "Deposits, withdrawals and transfers",
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
-                 *       "defaultServiceMinutes": 5
+                 *       "defaultServiceMinutes": 5,
+                 *       "targetWaitMinutes": 1
                  *     }
                  */
                 "application/json": components["schemas"]["CreateQueueRequest"];
@@ -11178,6 +11247,7 @@ export interface operations {
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
+                     *         "targetWaitMinutes": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11253,6 +11323,7 @@ export interface operations {
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
+                     *         "targetWaitMinutes": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11333,6 +11404,7 @@ export interface operations {
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
+                     *         "targetWaitMinutes": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11389,7 +11461,8 @@ export interface operations {
                  *       "description": "Deposits, withdrawals and transfers",
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
-                 *       "defaultServiceMinutes": 5
+                 *       "defaultServiceMinutes": 5,
+                 *       "targetWaitMinutes": 1
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateQueueRequest"];
@@ -11420,6 +11493,7 @@ export interface operations {
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
+                     *         "targetWaitMinutes": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12074,6 +12148,7 @@ export interface operations {
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
+                     *         "targetWaitMinutes": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -20101,12 +20176,21 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
+                     *         "location": {
+                     *           "id": "Demo",
+                     *           "name": "Main queue",
+                     *           "address": "1 place de l'Opéra, 75009 Paris",
+                     *           "timezone": "Europe/Paris"
+                     *         },
                      *         "at": "Demo",
                      *         "desks": [
                      *           {
                      *             "id": "Demo",
                      *             "name": "Main queue",
                      *             "status": "open",
+                     *             "queueIds": [
+                     *               "que_d3m0q000000000000000"
+                     *             ],
                      *             "operator": {
                      *               "id": "Demo",
                      *               "name": "Main queue"
@@ -20127,7 +20211,42 @@ export interface operations {
                      *             "waitingCount": 4,
                      *             "longestWaitSeconds": 1,
                      *             "heldCount": 1,
-                     *             "servedToday": 1
+                     *             "servedToday": 1,
+                     *             "targetWaitMinutes": 1,
+                     *             "level": "ok",
+                     *             "waiting": [
+                     *               {
+                     *                 "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *                 "displayCode": "A-042",
+                     *                 "name": "Main queue",
+                     *                 "joinedAt": "2026-03-20T10:30:00.000Z",
+                     *                 "waitedSeconds": 1,
+                     *                 "vip": false,
+                     *                 "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *                 "level": "ok"
+                     *               }
+                     *             ],
+                     *             "today": {
+                     *               "served": 1,
+                     *               "noShows": 1,
+                     *               "averageWaitSeconds": 1,
+                     *               "averageServiceSeconds": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "alerts": [
+                     *           {
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *             "displayCode": "A-042",
+                     *             "waitedSeconds": 1,
+                     *             "targetWaitMinutes": 1,
+                     *             "idleDesks": [
+                     *               {
+                     *                 "id": "Demo",
+                     *                 "name": "Main queue"
+                     *               }
+                     *             ]
                      *           }
                      *         ]
                      *       }

@@ -338,6 +338,8 @@ export const queues = sqliteTable(
     intakeQuestions: integer("intake_questions").notNull().default(0),
     /** The queue's blend policy (docs/blend.md), JSON; null: the defaults. */
     blendPolicy: text("blend_policy", { mode: "json" }).$type<BlendPolicy>(),
+    /** The wait the branch aims for (docs/floor.md): the floor turns a line amber, then red, and alerts; null: none. */
+    targetWaitMinutes: integer("target_wait_minutes"),
   },
   (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
 );

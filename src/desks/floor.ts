@@ -1,10 +1,10 @@
 import { and, asc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { floorAlerts, waitLevel, type FloorAlert, type WaitLevel } from "../domain/floor-alerts";
 import { database } from "../db/client";
-import { apiKeys, desks, locations, queues, serviceLocations, tickets, users } from "../db/schema";
+import { apiKeys, desks, queues, serviceLocations, tickets, users } from "../db/schema";
 import type { TicketStatus } from "../domain/tickets";
 import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import type { Env } from "../env";
-import { notFound } from "../http/errors";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/contract";
 import { roomOf } from "../tickets/queue-rooms";
@@ -24,28 +24,40 @@ const FLOOR_AT_DESK_MAX = 100;
 export interface FloorLocation {
   id: string;
   organizationId: string;
+  name: string;
+  address: string;
   timezone: string;
-}
-
-export async function findFloorLocation(env: Env, locationId: string): Promise<FloorLocation> {
-  const row = await database(env.DB)
-    .select({ id: locations.id, organizationId: locations.organizationId, timezone: locations.timezone })
-    .from(locations)
-    .where(eq(locations.id, locationId))
-    .get();
-  if (!row) throw notFound("Location");
-  return row;
 }
 
 type Current = { ticketId: string; displayCode: string; status: "called" | "serving" | "held"; since: string };
 
+export interface FloorWaiting {
+  ticketId: string;
+  displayCode: string;
+  name: string | null;
+  joinedAt: string;
+  waitedSeconds: number;
+  vip: boolean;
+  appointmentAt: string | null;
+  level: WaitLevel;
+}
+
+export interface FloorToday {
+  served: number;
+  noShows: number;
+  averageWaitSeconds: number | null;
+  averageServiceSeconds: number | null;
+}
+
 export interface Floor {
   locationId: string;
+  location: { id: string; name: string; address: string; timezone: string };
   at: string;
   desks: {
     id: string;
     name: string;
     status: "open" | "closed";
+    queueIds: string[];
     operator: { id: string; name: string } | null;
     current: Current | null;
   }[];
@@ -57,7 +69,12 @@ export interface Floor {
     longestWaitSeconds: number;
     heldCount: number;
     servedToday: number;
+    targetWaitMinutes: number | null;
+    level: WaitLevel;
+    waiting: FloorWaiting[];
+    today: FloorToday;
   }[];
+  alerts: FloorAlert[];
 }
 
 /** 00:00 today on the location's clocks, as a UTC instant. */
@@ -114,6 +131,30 @@ function currentAt(desk: { id: string; operatorId: string | null }, live: readon
   return { ticketId: t.id, displayCode: t.displayCode, status: t.status as Current["status"], since: iso(sinceOf(t)) };
 }
 
+const QUEUE_FIELDS = {
+  id: queues.id,
+  name: queues.name,
+  letter: queues.letter,
+  createdAt: queues.createdAt,
+  targetWaitMinutes: queues.targetWaitMinutes,
+};
+
+const NO_DAY: FloorToday = { served: 0, noShows: 0, averageWaitSeconds: null, averageServiceSeconds: null };
+
+function waitingEntry(t: TicketView, at: number, target: number | null): FloorWaiting {
+  const waitedSeconds = Math.max(0, Math.floor((at - t.createdAt) / 1000));
+  return {
+    ticketId: t.id,
+    displayCode: t.displayCode,
+    name: t.visitorName,
+    joinedAt: iso(t.createdAt),
+    waitedSeconds,
+    vip: t.isPriority,
+    appointmentAt: t.kind === "appointment" && t.appointmentAt !== null ? iso(t.appointmentAt) : null,
+    level: waitLevel(waitedSeconds, target),
+  };
+}
+
 export async function locationFloor(env: Env, location: FloorLocation, at: number): Promise<Floor> {
   const db = database(env.DB);
   const [deskRows, locationQueues] = await Promise.all([
@@ -125,7 +166,7 @@ export async function locationFloor(env: Env, location: FloorLocation, at: numbe
       .limit(FLOOR_DESKS_MAX)
       .all(),
     db
-      .select({ id: queues.id, name: queues.name, letter: queues.letter, createdAt: queues.createdAt })
+      .select(QUEUE_FIELDS)
       .from(queues)
       .innerJoin(serviceLocations, eq(serviceLocations.serviceId, queues.serviceId))
       .where(and(eq(serviceLocations.locationId, location.id), isNull(queues.archivedAt)))
@@ -139,7 +180,7 @@ export async function locationFloor(env: Env, location: FloorLocation, at: numbe
     extraIds.length === 0
       ? []
       : await db
-          .select({ id: queues.id, name: queues.name, letter: queues.letter, createdAt: queues.createdAt })
+          .select(QUEUE_FIELDS)
           .from(queues)
           .where(and(eq(queues.organizationId, location.organizationId), inArray(queues.id, extraIds), isNull(queues.archivedAt)))
           .orderBy(asc(queues.createdAt), asc(queues.id))
@@ -148,51 +189,107 @@ export async function locationFloor(env: Env, location: FloorLocation, at: numbe
   const queueIds = floorQueues.map((q) => q.id);
 
   const operatorIds = [...new Set(deskRows.map((d) => d.operatorId).filter((id): id is string => id !== null))];
-  const [live, served, names] = await Promise.all([
+  const [live, today, names] = await Promise.all([
     Promise.all(queueIds.map((id) => readQueue(env, id, at))),
-    servedSince(env, queueIds, localDayStart(at, location.timezone)),
+    todayOf(env, location.organizationId, queueIds, localDayStart(at, location.timezone)),
     operatorNames(env, location.organizationId, operatorIds),
   ]);
   const atDesks = live.flatMap((l) => l?.atDesks ?? []);
-
-  return {
-    locationId: location.id,
-    at: iso(at),
-    desks: deskRows.map((d) => ({
-      id: d.id,
-      name: d.displayName ?? d.name,
-      status: d.operatorId === null ? ("closed" as const) : ("open" as const),
-      operator: d.operatorId === null ? null : { id: d.operatorId, name: names.get(d.operatorId) ?? "" },
-      current: currentAt(d, atDesks),
-    })),
-    queues: floorQueues.flatMap((q, i) => {
-      const l = live[i];
-      if (!l) return [];
-      const oldest = l.waiting.reduce((min, t) => Math.min(min, t.createdAt), at);
-      return [
-        {
+  const floorDesks = deskRows.map((d) => ({
+    id: d.id,
+    name: d.displayName ?? d.name,
+    status: d.operatorId === null ? ("closed" as const) : ("open" as const),
+    queueIds: d.queueIds,
+    operator: d.operatorId === null ? null : { id: d.operatorId, name: names.get(d.operatorId) ?? "" },
+    current: currentAt(d, atDesks),
+  }));
+  const lines = floorQueues.flatMap((q, i) => {
+    const l = live[i];
+    if (!l) return [];
+    const oldest = l.waiting.reduce<TicketView | null>((min, t) => (min === null || t.createdAt < min.createdAt ? t : min), null);
+    const longestWaitSeconds = oldest ? Math.max(0, Math.floor((at - oldest.createdAt) / 1000)) : 0;
+    const day = today.get(q.id) ?? NO_DAY;
+    return [
+      {
+        line: {
           id: q.id,
           name: q.name,
           letter: q.letter,
           waitingCount: l.waitingCount,
-          longestWaitSeconds: Math.max(0, Math.floor((at - oldest) / 1000)),
+          longestWaitSeconds,
           heldCount: l.heldCount,
-          servedToday: served.get(q.id) ?? 0,
+          servedToday: day.served,
+          targetWaitMinutes: q.targetWaitMinutes,
+          level: oldest ? waitLevel(longestWaitSeconds, q.targetWaitMinutes) : ("ok" as const),
+          waiting: l.waiting.map((t) => waitingEntry(t, at, q.targetWaitMinutes)),
+          today: day,
         },
-      ];
-    }),
+        longest: oldest ? { ticketId: oldest.id, displayCode: oldest.displayCode, joinedAt: oldest.createdAt } : null,
+      },
+    ];
+  });
+  const alerts = floorAlerts(
+    lines.map((x) => ({ id: x.line.id, targetWaitMinutes: x.line.targetWaitMinutes, longest: x.longest })),
+    deskRows.map((d, i) => ({
+      id: d.id,
+      name: floorDesks[i]!.name,
+      open: d.operatorId !== null,
+      busy: floorDesks[i]!.current !== null,
+      queueIds: d.queueIds,
+    })),
+    at,
+  );
+
+  return {
+    locationId: location.id,
+    location: { id: location.id, name: location.name, address: location.address, timezone: location.timezone },
+    at: iso(at),
+    desks: floorDesks,
+    queues: lines.map((x) => x.line),
+    alerts,
   };
 }
 
-async function servedSince(env: Env, queueIds: readonly string[], since: number): Promise<Map<string, number>> {
+/**
+ * Today's figures per queue, from the tickets projection: served, no-shows (called today, then
+ * expired or skipped), the average wait (join to call) of tickets called today and the average
+ * service (start to completion) of tickets completed today. Reads the organization's tickets
+ * created since the day before (its created-at index): a ticket waits less than a day.
+ */
+async function todayOf(env: Env, organizationId: string, queueIds: readonly string[], since: number): Promise<Map<string, FloorToday>> {
   if (queueIds.length === 0) return new Map();
   const rows = await database(env.DB)
-    .select({ queueId: tickets.queueId, n: sql<number>`count(*)` })
+    .select({
+      queueId: tickets.queueId,
+      served: sql<number>`sum(case when ${tickets.status} = 'served' and ${tickets.servedAt} >= ${since} then 1 else 0 end)`,
+      noShows: sql<number>`sum(case when ${tickets.status} in ('expired', 'skipped') and ${tickets.calledAt} >= ${since} then 1 else 0 end)`,
+      averageWait: sql<number | null>`avg(case when ${tickets.calledAt} >= ${since} then ${tickets.calledAt} - ${tickets.createdAt} end)`,
+      averageService: sql<
+        number | null
+      >`avg(case when ${tickets.status} = 'served' and ${tickets.servedAt} >= ${since} and ${tickets.servingAt} is not null then ${tickets.servedAt} - ${tickets.servingAt} end)`,
+    })
     .from(tickets)
-    .where(and(inArray(tickets.queueId, [...queueIds]), eq(tickets.status, "served"), gte(tickets.servedAt, since)))
+    .where(
+      and(
+        eq(tickets.organizationId, organizationId),
+        gte(tickets.createdAt, since - 24 * 3600_000),
+        inArray(tickets.queueId, [...queueIds]),
+      ),
+    )
     .groupBy(tickets.queueId)
     .all();
-  return new Map(rows.map((r) => [r.queueId, Number(r.n)]));
+  const seconds = (ms: number | null) => (ms === null ? null : Math.round(Number(ms) / 1000));
+  return new Map(
+    rows.map((r) => [
+      r.queueId,
+      {
+        served: Number(r.served ?? 0),
+        noShows: Number(r.noShows ?? 0),
+        averageWaitSeconds: seconds(r.averageWait),
+        averageServiceSeconds: seconds(r.averageService),
+      },
+    ]),
+  );
 }
 
 /** A member's full name; an API key (a kiosk integration) by its name, which only staff see here. */

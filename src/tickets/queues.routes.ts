@@ -59,6 +59,13 @@ export const QueueRecord = z
     maxCapacity: z.number().int().nullable(),
     noShowTimeoutMinutes: z.number().int(),
     defaultServiceMinutes: z.number().int(),
+    targetWaitMinutes: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description: "The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none",
+      }),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),
@@ -76,6 +83,14 @@ const QueueName = PublicLine(100);
 const QueueDescription = PublicParagraph(1000).nullable();
 const MaxCapacity = z.number().int().min(1).max(10_000);
 const NoShowTimeout = z.number().int().min(1).max(60).describe("Minutes a called ticket has to come forward before it expires (default 5)");
+const TargetWait = z
+  .number()
+  .int()
+  .min(1)
+  .max(600)
+  .describe(
+    "Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md)",
+  );
 const PartySize = z.number().int().min(1).max(50);
 const VisitorName = PublicLine(100);
 
@@ -107,6 +122,7 @@ const create = createRoute({
           maxCapacity: MaxCapacity.nullable().optional(),
           noShowTimeoutMinutes: NoShowTimeout.optional(),
           defaultServiceMinutes: DefaultServiceMinutes.optional(),
+          targetWaitMinutes: TargetWait.nullable().optional(),
         })
         .openapi("CreateQueueRequest"),
     ),
@@ -183,9 +199,9 @@ const update = createRoute({
   method: "patch",
   path: "/business/queues/{queueId}",
   tags,
-  summary: "Rename a queue or change its capacity or no-show timeout",
+  summary: "Rename a queue or change its capacity, no-show timeout or target wait",
   description:
-    "Needs QUEUE_MANAGE. `null` clears the description or the capacity. A lower capacity refuses joins until the line is under it " +
+    "Needs QUEUE_MANAGE. `null` clears the description, the capacity or the target wait. A lower capacity refuses joins until the line is under it " +
     "(nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).",
   security: SECURITY.any,
   request: {
@@ -198,6 +214,7 @@ const update = createRoute({
           maxCapacity: MaxCapacity.nullable().optional(),
           noShowTimeoutMinutes: NoShowTimeout.optional(),
           defaultServiceMinutes: DefaultServiceMinutes.optional(),
+          targetWaitMinutes: TargetWait.nullable().optional(),
         })
         .openapi("UpdateQueueRequest"),
     ),

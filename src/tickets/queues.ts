@@ -55,6 +55,7 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
     maxCapacity: s.maxCapacity,
     noShowTimeoutMinutes: s.noShowTimeoutMinutes,
     defaultServiceMinutes: s.defaultServiceMinutes,
+    targetWaitMinutes: q.targetWaitMinutes,
     status: s.status,
     letter: q.letter,
     waitingCount: s.waitingCount,
@@ -87,6 +88,7 @@ export interface NewQueue {
   maxCapacity?: number | null | undefined;
   noShowTimeoutMinutes?: number | undefined;
   defaultServiceMinutes?: number | undefined;
+  targetWaitMinutes?: number | null | undefined;
 }
 
 const LETTER_ATTEMPTS = 5;
@@ -176,15 +178,16 @@ export async function createQueue(
       // Copied from its service's questions by the insert below (docs/visits.md).
       intakeQuestions: 0,
       blendPolicy: null,
+      targetWaitMinutes: input.targetWaitMinutes ?? null,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.
     await openRoom(env, row);
     try {
       const result = await env.DB.prepare(
-        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions)
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions, target_wait_minutes)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?,
-           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0)
+           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0), ?
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
       )
         .bind(
@@ -200,6 +203,7 @@ export async function createQueue(
           at,
           at,
           row.serviceId,
+          row.targetWaitMinutes,
           maxQueues,
           organizationId,
           maxQueues,
@@ -262,6 +266,7 @@ export interface QueuePatch {
   maxCapacity?: number | null | undefined;
   noShowTimeoutMinutes?: number | undefined;
   defaultServiceMinutes?: number | undefined;
+  targetWaitMinutes?: number | null | undefined;
 }
 
 /**
@@ -281,6 +286,7 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (patch.maxCapacity !== undefined) changes.maxCapacity = patch.maxCapacity;
   if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
   if (patch.defaultServiceMinutes !== undefined) changes.defaultServiceMinutes = patch.defaultServiceMinutes;
+  if (patch.targetWaitMinutes !== undefined) changes.targetWaitMinutes = patch.targetWaitMinutes;
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
   const audited = changedFields(queue, changes, Object.keys(changes));
   changes.updatedAt = at;

@@ -113,6 +113,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     rulesVersion: 0,
     intakeQuestions: 0,
     blendPolicy: null,
+    targetWaitMinutes: null,
   };
   await openRoom(env, row);
   await env.DB.prepare(

@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
-import { addMember, addQueue, createApiKey, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
+import {
+  acceptInvitation,
+  addMember,
+  addQueue,
+  createApiKey,
+  createOrganization,
+  createQueueFixture,
+  registerUser,
+} from "../helpers/fixtures";
 
 // The floor of a location (docs/floor.md): desks with their operator and the ticket at them,
 // queues with their line, read through HTTP by each role, refused to outsiders.
@@ -66,10 +74,11 @@ describe("GET /v1/locations/{locationId}/floor", () => {
         id: b.deskA.id,
         name: "Guichet 1",
         status: "open",
+        queueIds: [b.queueA, b.queueB],
         operator: { id: b.clerk.id, name: "Awa Koné" },
         current: { ticketId: first.id, displayCode: first.displayCode, status: "called", since: "2026-03-20T09:02:00.000Z" },
       },
-      { id: b.deskB.id, name: "Guichet 2", status: "closed", operator: null, current: null },
+      { id: b.deskB.id, name: "Guichet 2", status: "closed", queueIds: [b.queueB], operator: null, current: null },
     ]);
     const byId = new Map(floor.queues.map((q: any) => [q.id, q]));
     expect(byId.get(b.queueA)).toMatchObject({
@@ -118,5 +127,141 @@ describe("GET /v1/locations/{locationId}/floor", () => {
     expectError(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: customer.token }), 404, "NOT_FOUND");
     expectError(await call("GET", `/v1/locations/${b.locationId}/floor`), 401, "AUTHENTICATION_ERROR");
     expectError(await call("GET", `/v1/locations/loc_${unique("nope")}/floor`, { token: b.owner.token }), 404, "NOT_FOUND");
+  });
+});
+
+describe("the floor as a supervisor's page (issue 39)", () => {
+  it("lists each line with names, waits and marks; today's averages and no-shows; the branch", async () => {
+    const b = await branch();
+    const owner = b.owner.token;
+    const t0 = Date.parse("2026-03-20T09:00:00.000Z");
+    testClock.set(t0);
+    const first = expectOk(
+      await call("POST", `/v1/queues/${b.queueA}/operator-join`, { token: owner, body: { visitorName: "Léa Martin" } }),
+      201,
+    );
+    testClock.set(t0 + 60_000);
+    const vip = expectOk(await call("POST", `/v1/queues/${b.queueA}/vip-ticket`, { token: owner, body: { visitorName: "Jo VIP" } }), 201);
+    // On B: one called after 2 min, served for 3 min; one called after 4 min, absent.
+    const b1 = await walkIn(owner, b.queueB);
+    const b2 = await walkIn(owner, b.queueB);
+    testClock.set(t0 + 60_000 + 120_000);
+    expect(expectOk(await call("POST", `/v1/queues/${b.queueB}/call-next`, { token: owner, body: {} })).id).toBe(b1.id);
+    expectOk(await call("POST", `/v1/tickets/${b1.id}/serve`, { token: owner }));
+    testClock.set(t0 + 60_000 + 240_000);
+    expectOk(await call("POST", `/v1/tickets/${b1.id}/complete`, { token: owner, body: {} }));
+    expect(expectOk(await call("POST", `/v1/queues/${b.queueB}/call-next`, { token: owner, body: {} })).id).toBe(b2.id);
+    expectOk(await call("POST", `/v1/tickets/${b2.id}/skip-absent`, { token: owner, body: { reason: "gone" } }));
+    await settle(b.queueB);
+
+    testClock.set(t0 + 600_000);
+    const floor = expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: b.clerk.token }));
+    expect(floor.location).toMatchObject({ id: b.locationId });
+    expect(typeof floor.location.name).toBe("string");
+    const a = floor.queues.find((q: any) => q.id === b.queueA);
+    expect(a.waiting).toEqual([
+      {
+        ticketId: vip.id,
+        displayCode: vip.displayCode,
+        name: "Jo VIP",
+        joinedAt: "2026-03-20T09:01:00.000Z",
+        waitedSeconds: 540,
+        vip: true,
+        appointmentAt: null,
+        level: "ok",
+      },
+      {
+        ticketId: first.id,
+        displayCode: first.displayCode,
+        name: "Léa Martin",
+        joinedAt: "2026-03-20T09:00:00.000Z",
+        waitedSeconds: 600,
+        vip: false,
+        appointmentAt: null,
+        level: "ok",
+      },
+    ]);
+    expect(a).toMatchObject({ targetWaitMinutes: null, level: "ok", longestWaitSeconds: 600 });
+    const q = floor.queues.find((x: any) => x.id === b.queueB);
+    expect(q.today).toEqual({ served: 1, noShows: 1, averageWaitSeconds: 180, averageServiceSeconds: 120 });
+    expect(q.servedToday).toBe(1);
+  });
+
+  it("a target wait (PATCH /v1/business/queues/{id}) turns the line amber then red, and alerts when a desk is idle, on the test clock", async () => {
+    const b = await branch();
+    const owner = b.owner.token;
+    expectError(
+      await call("PATCH", `/v1/business/queues/${b.queueA}`, { token: owner, body: { targetWaitMinutes: 0 } }),
+      400,
+      "VALIDATION_ERROR",
+    );
+    const patched = expectOk(await call("PATCH", `/v1/business/queues/${b.queueA}`, { token: owner, body: { targetWaitMinutes: 10 } }));
+    expect(patched.targetWaitMinutes).toBe(10);
+    expect(expectOk(await call("GET", `/v1/queues/${b.queueA}`, { token: owner })).targetWaitMinutes).toBe(10);
+    const t0 = Date.parse("2026-03-20T09:00:00.000Z");
+    testClock.set(t0);
+    const waiting = await walkIn(owner, b.queueA);
+    const read = async () => expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: b.clerk.token }));
+    const lineA = (f: any) => f.queues.find((q: any) => q.id === b.queueA);
+
+    testClock.set(t0 + 7 * 60_000);
+    let f = await read();
+    expect([lineA(f).level, lineA(f).waiting[0].level, f.alerts]).toEqual(["ok", "ok", []]);
+    testClock.set(t0 + 7.5 * 60_000);
+    f = await read();
+    expect([lineA(f).level, lineA(f).waiting[0].level]).toEqual(["amber", "amber"]);
+    // Red at the target; no desk is open yet: no alert.
+    testClock.set(t0 + 10 * 60_000);
+    f = await read();
+    expect([lineA(f).level, f.alerts]).toEqual(["red", []]);
+    // The clerk opens Guichet 1 (which calls from A) and does nothing: the alert names it.
+    expectOk(await call("POST", `/v1/desks/${b.deskA.id}/open`, { token: b.clerk.token }));
+    testClock.set(t0 + 11 * 60_000);
+    f = await read();
+    expect(f.alerts).toEqual([
+      {
+        queueId: b.queueA,
+        ticketId: waiting.id,
+        displayCode: waiting.displayCode,
+        waitedSeconds: 660,
+        targetWaitMinutes: 10,
+        idleDesks: [{ id: b.deskA.id, name: "Guichet 1" }],
+      },
+    ]);
+    // Called: the line is empty and the desk busy; no alert. Cleared target: never red.
+    expectOk(await call("POST", `/v1/desks/${b.deskA.id}/call-next`, { token: b.clerk.token }));
+    f = await read();
+    expect([lineA(f).level, f.alerts]).toEqual(["ok", []]);
+    expect(
+      expectOk(await call("PATCH", `/v1/business/queues/${b.queueA}`, { token: owner, body: { targetWaitMinutes: null } }))
+        .targetWaitMinutes,
+    ).toBe(null);
+  });
+
+  it("is refused to a member scoped to another location, and read by one scoped to this one", async () => {
+    const b = await branch();
+    const other = expectOk(
+      await call("POST", "/v1/locations", {
+        token: b.owner.token,
+        body: { organizationId: b.organizationId, name: "Lyon", address: "1 rue de Lyon", latitude: 45.76, longitude: 4.83 },
+      }),
+      201,
+    );
+    const invite = async (locationIds: string[]) => {
+      const user = await registerUser();
+      expectOk(
+        await call("POST", `/v1/organizations/${b.organizationId}/members`, {
+          token: b.owner.token,
+          body: { email: user.email, role: "manager", locationIds },
+        }),
+        202,
+      );
+      await acceptInvitation(user, b.organizationId);
+      return user;
+    };
+    const elsewhere = await invite([other.id]);
+    expectError(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: elsewhere.token }), 404, "NOT_FOUND");
+    const here = await invite([b.locationId]);
+    expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: here.token }));
   });
 });

@@ -1,0 +1,1 @@
+ALTER TABLE `queues` ADD `target_wait_minutes` integer;
