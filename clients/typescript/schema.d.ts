@@ -4724,7 +4724,7 @@ export interface components {
         };
         CreateWebhookRequest: {
             /**
-             * @description https only, a public host name on port 443
+             * @description https only, a public host name on port 443 (with ENVIRONMENT=development also http(s) to 127.0.0.1, localhost or [::1], any port)
              * @example https://hooks.example.com/queue
              */
             url: string;
@@ -4735,7 +4735,7 @@ export interface components {
         };
         UpdateWebhookRequest: {
             /**
-             * @description https only, a public host name on port 443
+             * @description https only, a public host name on port 443 (with ENVIRONMENT=development also http(s) to 127.0.0.1, localhost or [::1], any port)
              * @example https://hooks.example.com/queue
              */
             url?: string;

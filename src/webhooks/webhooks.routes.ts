@@ -79,7 +79,11 @@ const Delivery = z
 const Url = z
   .string()
   .max(2048)
-  .openapi({ description: "https only, a public host name on port 443", example: "https://hooks.example.com/queue" });
+  .openapi({
+    description:
+      "https only, a public host name on port 443 (with ENVIRONMENT=development also http(s) to 127.0.0.1, localhost or [::1], any port)",
+    example: "https://hooks.example.com/queue",
+  });
 const Events = z
   .array(z.enum(WEBHOOK_EVENT_NAMES))
   .min(1)

@@ -14,6 +14,14 @@ import { checkDestination, checkUrlShape, OutboundRefusal, ResolverUnavailable }
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
+/**
+ * A Worker run by `npm run dev` (ENVIRONMENT=development) may deliver to a receiver on the same
+ * machine (http://127.0.0.1, localhost, [::1]); a deployed one, or the tests, never (issue #41).
+ */
+export function loopbackReceivers(env: { ENVIRONMENT?: string }): boolean {
+  return env.ENVIRONMENT === "development";
+}
+
 /** After a rotation, the old secret keeps signing for this long. */
 export const ROTATION_OVERLAP_MS = DAY;
 
@@ -62,11 +70,12 @@ export function mintWebhookSecret(): string {
  * the address again, which is where it matters, and our outage is not the customer's error.
  */
 async function guardedUrl(env: Env, url: string): Promise<string> {
+  const options = { loopback: loopbackReceivers(env) };
   try {
-    return (await checkDestination(env, url)).toString();
+    return (await checkDestination(env, url, options)).toString();
   } catch (err) {
     if (err instanceof OutboundRefusal) throw validationError("url", err.reason);
-    if (err instanceof ResolverUnavailable) return checkUrlShape(url).toString();
+    if (err instanceof ResolverUnavailable) return checkUrlShape(url, options).toString();
     throw err;
   }
 }
