@@ -3291,11 +3291,20 @@ export interface components {
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
             description?: string | null;
         };
-        PageMeta: {
+        CursorPageMeta: {
             total: number;
-            page: number;
+            /** @description The page number; null when the page was read with a cursor */
+            page: number | null;
             limit: number;
+            /** @description More records lie beyond this page, in the direction read */
             hasMore: boolean;
+            /**
+             * @description Send as startingAfter for the next page; null when there is none
+             * @example tkt_d3m0q000000000000000k7x2m9p4w8n3
+             */
+            nextCursor: string | null;
+            /** @description Send as endingBefore for the page before; null on a page read from the start */
+            previousCursor: string | null;
         };
         UpdateOrganizationRequest: {
             name?: string;
@@ -3594,6 +3603,12 @@ export interface components {
         CalendarOccurrence: components["schemas"]["CalendarEvent"] & {
             occurrenceStart: string;
             occurrenceEnd: string;
+        };
+        PageMeta: {
+            total: number;
+            page: number;
+            limit: number;
+            hasMore: boolean;
         };
         MemberAvailability: {
             userId: string;
@@ -4203,21 +4218,6 @@ export interface components {
              * @enum {string}
              */
             previousOutcome?: "served" | "no_show";
-        };
-        CursorPageMeta: {
-            total: number;
-            /** @description The page number; null when the page was read with a cursor */
-            page: number | null;
-            limit: number;
-            /** @description More records lie beyond this page, in the direction read */
-            hasMore: boolean;
-            /**
-             * @description Send as startingAfter for the next page; null when there is none
-             * @example tkt_d3m0q000000000000000k7x2m9p4w8n3
-             */
-            nextCursor: string | null;
-            /** @description Send as endingBefore for the page before; null on a page read from the start */
-            previousCursor: string | null;
         };
         CompleteTicketRequest: {
             /**
@@ -7201,6 +7201,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -7255,7 +7259,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -7266,7 +7272,7 @@ export interface operations {
                             /** @enum {string} */
                             role: "owner" | "admin" | "manager" | "operator";
                         })[];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -7712,6 +7718,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 purpose?: "service_checkin" | "queue_join" | "operator_access" | "verification" | "single_use_invite";
                 /** @example que_d3m0q000000000000000 */
                 queueId?: string;
@@ -7770,7 +7780,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -7778,7 +7790,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["QrToken"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -8189,6 +8201,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example que_d3m0q000000000000000 */
                 queueId?: string;
             };
@@ -8246,7 +8262,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -8254,7 +8272,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["NfcTag"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9189,6 +9207,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 at?: string;
             };
             header?: {
@@ -9242,7 +9264,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9250,7 +9274,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["MemberAvailability"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9396,6 +9420,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -9491,7 +9519,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9499,7 +9529,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Location"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9519,6 +9549,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example org_d3m00000000000000000 */
                 organizationId: string;
                 /** @description Matches name or address; empty lists all */
@@ -9613,7 +9647,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9621,7 +9657,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Location"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -10045,6 +10081,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example org_d3m00000000000000000 */
                 organizationId: string;
                 q?: string;
@@ -10124,7 +10164,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -10132,7 +10174,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Service"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -10263,6 +10305,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @description Comma-separated service ids (at most 100) */
                 ids?: string;
             };
@@ -10344,7 +10390,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -10352,7 +10400,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Service"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -10726,6 +10774,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId?: string;
             };
@@ -10789,7 +10841,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -10797,7 +10851,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Queue"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -12944,6 +12998,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -12994,7 +13052,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -13002,7 +13062,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Member"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -13245,6 +13305,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -13297,7 +13361,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -13305,7 +13371,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Invitation"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -13595,6 +13661,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -13648,7 +13718,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -13656,7 +13728,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["ApiKey"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -15728,6 +15800,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -15780,7 +15856,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -15788,7 +15866,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Invoice"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -16533,6 +16611,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -16585,7 +16667,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -16593,7 +16677,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Webhook"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -17072,6 +17156,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -17127,7 +17215,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -17135,7 +17225,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["WebhookDelivery"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -17484,6 +17574,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 unreadOnly?: boolean;
             };
             header?: {
@@ -17535,7 +17629,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -17543,7 +17639,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Notification"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -17776,6 +17872,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 status?: "pending" | "retrying" | "sent" | "delivered" | "failed" | "dead_lettered";
             };
             header?: {
@@ -17828,7 +17928,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -17836,7 +17938,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["NotificationDelivery"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -18763,6 +18865,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -18817,7 +18923,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -18825,7 +18933,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Desk"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -20801,6 +20909,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -20850,7 +20962,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -20858,7 +20972,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["TicketMessage"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };

@@ -9,6 +9,8 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { sealSecret } from "../lib/secret-box";
 import { DAY, iso, isoOrNull } from "../lib/time";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { checkDestination, checkUrlShape, OutboundRefusal, ResolverUnavailable } from "../providers/safe-fetch";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -156,20 +158,36 @@ export async function createWebhook(
   return { row, secret };
 }
 
-export async function listWebhooks(env: Env, organizationId: string, window: { offset: number; limit: number }) {
+export async function listWebhooks(env: Env, organizationId: string, window: ListWindow) {
   const db = database(env.DB);
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(webhooks)
-      .where(eq(webhooks.organizationId, organizationId))
-      .orderBy(desc(webhooks.createdAt), webhooks.id)
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
-    db.select({ n: count() }).from(webhooks).where(eq(webhooks.organizationId, organizationId)).get(),
+  const where = eq(webhooks.organizationId, organizationId);
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: webhooks,
+        cursorColumn: webhooks.id,
+        owner: where,
+        where,
+        keys: [
+          { column: webhooks.createdAt, direction: "desc" },
+          { column: webhooks.id, direction: "asc" },
+        ],
+      },
+      (q) =>
+        db
+          .select()
+          .from(webhooks)
+          .where(q.where)
+          .orderBy(...q.orderBy)
+          .limit(q.limit)
+          .offset(q.offset)
+          .all(),
+    ),
+    db.select({ n: count() }).from(webhooks).where(where).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 export async function updateWebhook(
@@ -242,22 +260,37 @@ export async function rotateWebhookSecret(
   return { row, secret };
 }
 
-export async function listDeliveries(env: Env, organizationId: string, webhookId: string, window: { offset: number; limit: number }) {
+export async function listDeliveries(env: Env, organizationId: string, webhookId: string, window: ListWindow) {
   await findWebhook(env, organizationId, webhookId);
   const db = database(env.DB);
   const where = eq(webhookDeliveries.webhookId, webhookId);
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(webhookDeliveries)
-      .where(where)
-      .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: webhookDeliveries,
+        cursorColumn: webhookDeliveries.id,
+        owner: where,
+        where,
+        keys: [
+          { column: webhookDeliveries.createdAt, direction: "desc" },
+          { column: webhookDeliveries.id, direction: "desc" },
+        ],
+      },
+      (q) =>
+        db
+          .select()
+          .from(webhookDeliveries)
+          .where(q.where)
+          .orderBy(...q.orderBy)
+          .limit(q.limit)
+          .offset(q.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(webhookDeliveries).where(where).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 function newDelivery(webhook: WebhookRow, payload: WebhookPayload, at: number, redeliveryOf: string | null): DeliveryRow {
