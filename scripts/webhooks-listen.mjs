@@ -5,6 +5,9 @@
 // the Standard Webhooks scheme (webhook-id, webhook-timestamp, webhook-signature) under a
 // signing secret printed at start, so the receiver verifies them with the same code it will run
 // against real deliveries (e.g. `new Webhook(secret).verify(body, headers)` of standardwebhooks).
+// Against `npm run dev` a webhook can instead point at the receiver directly
+// (http://127.0.0.1:PORT/…, localhost or [::1]: accepted with ENVIRONMENT=development only), with
+// the real retries and delivery log; this listener is the way for a deployed API.
 //
 // Options (or environment):
 //   --forward-to URL        where to POST each event (required)

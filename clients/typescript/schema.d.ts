@@ -3395,11 +3395,20 @@ export interface components {
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
             description?: string | null;
         };
-        PageMeta: {
+        CursorPageMeta: {
             total: number;
-            page: number;
+            /** @description The page number; null when the page was read with a cursor */
+            page: number | null;
             limit: number;
+            /** @description More records lie beyond this page, in the direction read */
             hasMore: boolean;
+            /**
+             * @description Send as startingAfter for the next page; null when there is none
+             * @example tkt_d3m0q000000000000000k7x2m9p4w8n3
+             */
+            nextCursor: string | null;
+            /** @description Send as endingBefore for the page before; null on a page read from the start */
+            previousCursor: string | null;
         };
         UpdateOrganizationRequest: {
             name?: string;
@@ -3700,6 +3709,12 @@ export interface components {
         CalendarOccurrence: components["schemas"]["CalendarEvent"] & {
             occurrenceStart: string;
             occurrenceEnd: string;
+        };
+        PageMeta: {
+            total: number;
+            page: number;
+            limit: number;
+            hasMore: boolean;
         };
         MemberAvailability: {
             userId: string;
@@ -4314,21 +4329,6 @@ export interface components {
              */
             previousOutcome?: "served" | "no_show";
         };
-        CursorPageMeta: {
-            total: number;
-            /** @description The page number; null when the page was read with a cursor */
-            page: number | null;
-            limit: number;
-            /** @description More records lie beyond this page, in the direction read */
-            hasMore: boolean;
-            /**
-             * @description Send as startingAfter for the next page; null when there is none
-             * @example tkt_d3m0q000000000000000k7x2m9p4w8n3
-             */
-            nextCursor: string | null;
-            /** @description Send as endingBefore for the page before; null on a page read from the start */
-            previousCursor: string | null;
-        };
         CompleteTicketRequest: {
             /**
              * @description One of the service's outcome codes
@@ -4834,7 +4834,7 @@ export interface components {
         };
         CreateWebhookRequest: {
             /**
-             * @description https only, a public host name on port 443
+             * @description https only, a public host name on port 443 (with ENVIRONMENT=development also http(s) to 127.0.0.1, localhost or [::1], any port)
              * @example https://hooks.example.com/queue
              */
             url: string;
@@ -4845,7 +4845,7 @@ export interface components {
         };
         UpdateWebhookRequest: {
             /**
-             * @description https only, a public host name on port 443
+             * @description https only, a public host name on port 443 (with ENVIRONMENT=development also http(s) to 127.0.0.1, localhost or [::1], any port)
              * @example https://hooks.example.com/queue
              */
             url?: string;
@@ -7571,6 +7571,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -7625,7 +7629,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -7636,7 +7642,7 @@ export interface operations {
                             /** @enum {string} */
                             role: "owner" | "admin" | "manager" | "operator";
                         })[];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -8082,6 +8088,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 purpose?: "service_checkin" | "queue_join" | "operator_access" | "verification" | "single_use_invite";
                 /** @example que_d3m0q000000000000000 */
                 queueId?: string;
@@ -8140,7 +8150,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -8148,7 +8160,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["QrToken"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -8561,6 +8573,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example que_d3m0q000000000000000 */
                 queueId?: string;
             };
@@ -8618,7 +8634,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -8626,7 +8644,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["NfcTag"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9563,6 +9581,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 at?: string;
             };
             header?: {
@@ -9616,7 +9638,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9624,7 +9648,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["MemberAvailability"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9770,6 +9794,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -9865,7 +9893,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9873,7 +9903,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Location"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -9893,6 +9923,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example org_d3m00000000000000000 */
                 organizationId: string;
                 /** @description Matches name or address; empty lists all */
@@ -9987,7 +10021,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -9995,7 +10031,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Location"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -10419,6 +10455,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example org_d3m00000000000000000 */
                 organizationId: string;
                 q?: string;
@@ -10498,7 +10538,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -10506,7 +10548,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Service"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -10637,6 +10679,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @description Comma-separated service ids (at most 100) */
                 ids?: string;
             };
@@ -10718,7 +10764,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -10726,7 +10774,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Service"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -11100,6 +11148,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 /** @example svc_d3m0s3rv1c3000000000 */
                 serviceId?: string;
             };
@@ -11164,7 +11216,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -11172,7 +11226,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Queue"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -13326,6 +13380,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -13376,7 +13434,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -13384,7 +13444,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Member"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -13627,6 +13687,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -13679,7 +13743,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -13687,7 +13753,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Invitation"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -13977,6 +14043,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -14030,7 +14100,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -14038,7 +14110,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["ApiKey"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -16110,6 +16182,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -16162,7 +16238,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -16170,7 +16248,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Invoice"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -16915,6 +16993,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -16967,7 +17049,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -16975,7 +17059,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Webhook"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -17454,6 +17538,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -17509,7 +17597,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -17517,7 +17607,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["WebhookDelivery"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -17866,6 +17956,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 unreadOnly?: boolean;
             };
             header?: {
@@ -17917,7 +18011,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -17925,7 +18021,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Notification"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -18158,6 +18254,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
                 status?: "pending" | "retrying" | "sent" | "delivered" | "failed" | "dead_lettered";
             };
             header?: {
@@ -18210,7 +18310,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -18218,7 +18320,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["NotificationDelivery"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -19495,6 +19597,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -19549,7 +19655,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -19557,7 +19665,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Desk"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };
@@ -21824,6 +21932,10 @@ export interface operations {
                 limit?: number;
                 /** @description Alternative to page */
                 offset?: number | null;
+                /** @description The page after this record's id (meta.nextCursor of the previous page); not with page, offset or endingBefore */
+                startingAfter?: string;
+                /** @description The page before this record's id (meta.previousCursor); not with page, offset or startingAfter */
+                endingBefore?: string;
             };
             header?: {
                 /**
@@ -21873,7 +21985,9 @@ export interface operations {
                      *         "total": 1,
                      *         "page": 1,
                      *         "limit": 1,
-                     *         "hasMore": false
+                     *         "hasMore": false,
+                     *         "nextCursor": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "previousCursor": "Demo"
                      *       }
                      *     }
                      */
@@ -21881,7 +21995,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["TicketMessage"][];
-                        meta: components["schemas"]["PageMeta"];
+                        meta: components["schemas"]["CursorPageMeta"];
                     };
                 };
             };

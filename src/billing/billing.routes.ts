@@ -7,18 +7,9 @@ import { BILLING_INTERVALS, PLANS } from "../domain/plans";
 import { actorIn, authorize } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { forbidden } from "../http/errors";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -202,25 +193,40 @@ const history = createRoute({
   tags,
   summary: "Invoice history with payment statuses, newest first",
   security: SECURITY.any,
-  request: { params: OrganizationParam, query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(InvoiceRecord), "Invoices"), ...errors() },
+  request: { params: OrganizationParam, query: CursorQuery },
+  responses: { 200: jsonResponse(cursorListEnvelope(InvoiceRecord), "Invoices"), ...errors() },
 });
 
 app.openapi(history, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorizeBillingRead(c, organizationId);
-  const window = pageWindow(c.req.valid("query"));
+  const window = listWindow(c.req.valid("query"));
   const db = database(c.env.DB);
   const where = eq(invoices.organizationId, organizationId);
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(invoices)
-      .where(where)
-      .orderBy(desc(invoices.createdAt), desc(invoices.id))
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [{ rows, hasMore }, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: invoices,
+        cursorColumn: invoices.id,
+        owner: where,
+        where,
+        keys: [
+          { column: invoices.createdAt, direction: "desc" },
+          { column: invoices.id, direction: "desc" },
+        ],
+      },
+      (q) =>
+        db
+          .select()
+          .from(invoices)
+          .where(q.where)
+          .orderBy(...q.orderBy)
+          .limit(q.limit)
+          .offset(q.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(invoices).where(where).get(),
   ]);
   const items = rows.map((r) => ({
@@ -237,7 +243,18 @@ app.openapi(history, async (c) => {
     createdAt: iso(r.createdAt),
     paidAt: isoOrNull(r.paidAt),
   }));
-  return c.json(okList(items, pageMeta(total?.n ?? 0, window)), 200);
+  return c.json(
+    okList(
+      items,
+      listMeta(
+        rows.map((r) => r.id),
+        total?.n ?? 0,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const fedapayCheckout = createRoute({

@@ -1,4 +1,6 @@
 import { asc, count, eq } from "drizzle-orm";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { database, type Database } from "../db/client";
 import { members, users } from "../db/schema";
 import type { Env } from "../env";
@@ -58,17 +60,33 @@ export async function serviceClosure(
 }
 
 /** Each member of the organization, one page, with what blocks them at `at`. */
-export async function membersAvailability(db: Database, organizationId: string, at: number, window: { offset: number; limit: number }) {
-  const [rows, totals, covering] = await Promise.all([
-    db
-      .select({ userId: members.userId, role: members.role, firstName: users.firstName, lastName: users.lastName })
-      .from(members)
-      .innerJoin(users, eq(users.id, members.userId))
-      .where(eq(members.organizationId, organizationId))
-      .orderBy(asc(members.createdAt), asc(members.userId))
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+export async function membersAvailability(db: Database, organizationId: string, at: number, window: ListWindow) {
+  const where = eq(members.organizationId, organizationId);
+  const [{ rows, hasMore }, totals, covering] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: members,
+        cursorColumn: members.userId,
+        owner: where,
+        where,
+        keys: [
+          { column: members.createdAt, direction: "asc" },
+          { column: members.userId, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select({ userId: members.userId, role: members.role, firstName: users.firstName, lastName: users.lastName })
+          .from(members)
+          .innerJoin(users, eq(users.id, members.userId))
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ total: count() }).from(members).where(eq(members.organizationId, organizationId)).all(),
     occurrencesCovering(db, organizationId, at, BLOCKING_TYPES),
   ]);
@@ -76,5 +94,5 @@ export async function membersAvailability(db: Database, organizationId: string, 
     const block = latest(covering.filter((o) => concerns(o, m.userId)));
     return { ...m, available: block === null, blockedBy: block };
   });
-  return { items, total: totals[0]?.total ?? 0 };
+  return { items, total: totals[0]?.total ?? 0, hasMore };
 }

@@ -4,18 +4,8 @@ import { authorize, organizationOfRequest, requireUser, type Actor } from "../ht
 import { authorizeResources, guarded } from "../access/guard";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { eventsWithin } from "../catalog/location-scope";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  PaginationQuery,
-  pageWindow,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, listEnvelope, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -318,9 +308,9 @@ const availability = createRoute({
     "lists them, or lists nobody. blockedBy names the covering event whose occurrence ends last.",
   security: SECURITY.any,
   request: {
-    query: PaginationQuery.extend({ at: Instant.optional() }),
+    query: CursorQuery.extend({ at: Instant.optional() }),
   },
-  responses: { 200: jsonResponse(listEnvelope(MemberAvailability), "Members"), ...errors() },
+  responses: { 200: jsonResponse(cursorListEnvelope(MemberAvailability), "Members"), ...errors() },
 });
 
 app.openapi(availability, async (c) => {
@@ -328,10 +318,21 @@ app.openapi(availability, async (c) => {
   await authorize(c, organizationId, "CALENDAR_VIEW");
   const q = c.req.valid("query");
   const at = q.at ? utcInstant(q.at) : now();
-  const window = pageWindow(q);
-  const { items, total } = await membersAvailability(database(c.env.DB), organizationId, at, window);
+  const window = listWindow(q);
+  const { items, total, hasMore } = await membersAvailability(database(c.env.DB), organizationId, at, window);
   const data = items.map((m) => ({ ...m, blockedBy: m.blockedBy && { ...m.blockedBy, until: iso(m.blockedBy.until) } }));
-  return c.json(okList(data, pageMeta(total, window)), 200);
+  return c.json(
+    okList(
+      data,
+      listMeta(
+        items.map((m) => m.userId),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 export default app;

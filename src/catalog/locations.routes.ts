@@ -4,18 +4,8 @@ import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { guarded } from "../access/guard";
 import { forbidden } from "../http/errors";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -146,16 +136,27 @@ const listOwn = createRoute({
   summary: "The locations of the caller's organization",
   description: "Organization from the API key, X-Organization-Id, or the user's only membership. Needs SERVICE_VIEW.",
   security: SECURITY.any,
-  request: { query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(LocationRecord), "A page of locations, oldest first"), ...errors() },
+  request: { query: CursorQuery },
+  responses: { 200: jsonResponse(cursorListEnvelope(LocationRecord), "A page of locations, oldest first"), ...errors() },
 });
 
 app.openapi(listOwn, async (c) => {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
-  const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listLocations(database(c.env.DB), organizationId, window, undefined, actor.locationIds);
-  return c.json(okList(rows.map(locationRecord), pageMeta(total, window)), 200);
+  const window = listWindow(c.req.valid("query"));
+  const { rows, total, hasMore } = await listLocations(database(c.env.DB), organizationId, window, undefined, actor.locationIds);
+  return c.json(
+    okList(
+      rows.map(locationRecord),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const search = createRoute({
@@ -166,20 +167,31 @@ const search = createRoute({
   description: "Case-insensitive substring match (ASCII letters). Needs SERVICE_VIEW in that organization.",
   security: SECURITY.any,
   request: {
-    query: PaginationQuery.extend({
+    query: CursorQuery.extend({
       organizationId: z.string().min(1).max(64),
       q: z.string().trim().max(200).optional().openapi({ description: "Matches name or address; empty lists all" }),
     }),
   },
-  responses: { 200: jsonResponse(listEnvelope(LocationRecord), "Matching locations"), ...errors() },
+  responses: { 200: jsonResponse(cursorListEnvelope(LocationRecord), "Matching locations"), ...errors() },
 });
 
 app.openapi(search, async (c) => {
   const { organizationId, q, ...page } = c.req.valid("query");
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
-  const window = pageWindow(page);
-  const { rows, total } = await listLocations(database(c.env.DB), organizationId, window, q || undefined, actor.locationIds);
-  return c.json(okList(rows.map(locationRecord), pageMeta(total, window)), 200);
+  const window = listWindow(page);
+  const { rows, total, hasMore } = await listLocations(database(c.env.DB), organizationId, window, q || undefined, actor.locationIds);
+  return c.json(
+    okList(
+      rows.map(locationRecord),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const nearby = createRoute({

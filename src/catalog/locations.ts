@@ -1,4 +1,6 @@
 import { changedFields, type AuditOrigin } from "../domain/audit";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { auditInsert } from "../audit/audit";
 import { and, asc, between, count, eq, inArray, ne, notExists, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
@@ -76,22 +78,41 @@ export function likeContains(column: AnyColumn, q: string): SQL {
 export async function listLocations(
   db: Database,
   organizationId: string,
-  window: { offset: number; limit: number },
+  window: ListWindow,
   q?: string,
   /** A scoped member's locations (issue 31): the others are not listed. null = all. */
   scope: LocationScope = null,
-): Promise<{ rows: LocationRow[]; total: number }> {
+): Promise<{ rows: LocationRow[]; total: number; hasMore: boolean }> {
   const within = scopeIds(scope);
-  const where = and(
-    eq(locations.organizationId, organizationId),
-    within ? inArray(locations.id, within) : undefined,
-    q ? or(likeContains(locations.name, q), likeContains(locations.address, q)) : undefined,
-  );
-  const [rows, totals] = await db.batch([
-    db.select().from(locations).where(where).orderBy(asc(locations.createdAt), asc(locations.id)).limit(window.limit).offset(window.offset),
-    db.select({ total: count() }).from(locations).where(where),
+  const owner = and(eq(locations.organizationId, organizationId), within ? inArray(locations.id, within) : undefined);
+  const where = and(owner, q ? or(likeContains(locations.name, q), likeContains(locations.address, q)) : undefined);
+  const [page, totals] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: locations,
+        cursorColumn: locations.id,
+        owner,
+        where,
+        keys: [
+          { column: locations.createdAt, direction: "asc" },
+          { column: locations.id, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select()
+          .from(locations)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
+    db.select({ total: count() }).from(locations).where(where).get(),
   ]);
-  return { rows, total: totals[0]?.total ?? 0 };
+  return { ...page, total: totals?.total ?? 0 };
 }
 
 /**

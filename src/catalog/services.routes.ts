@@ -3,18 +3,8 @@ import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -109,7 +99,7 @@ const search = createRoute({
     "Needs SERVICE_VIEW (operators included; they see every service of the organization). activeOnly defaults to true; false returns every status.",
   security: SECURITY.any,
   request: {
-    query: PaginationQuery.extend({
+    query: CursorQuery.extend({
       organizationId: z.string().min(1).max(64),
       q: z.string().trim().max(200).optional(),
       activeOnly: z
@@ -119,20 +109,31 @@ const search = createRoute({
         .openapi({ description: "Default true" }),
     }),
   },
-  responses: { 200: jsonResponse(listEnvelope(ServiceRecord), "Matching services, oldest first"), ...errors() },
+  responses: { 200: jsonResponse(cursorListEnvelope(ServiceRecord), "Matching services, oldest first"), ...errors() },
 });
 
 app.openapi(search, async (c) => {
   const { organizationId, q, activeOnly, ...page } = c.req.valid("query");
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const db = database(c.env.DB);
-  const window = pageWindow(page);
-  const { rows, total } = await listServices(db, organizationId, window, {
+  const window = listWindow(page);
+  const { rows, total, hasMore } = await listServices(db, organizationId, window, {
     q: q || undefined,
     statuses: activeOnly ? ["active"] : undefined,
     scope: actor.locationIds,
   });
-  return c.json(okList(await serviceRecords(db, rows, now()), pageMeta(total, window)), 200);
+  return c.json(
+    okList(
+      await serviceRecords(db, rows, now()),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const create = createRoute({
@@ -179,8 +180,8 @@ const listOwn = createRoute({
   description:
     "Organization from the API key, X-Organization-Id, or the user's only membership. Needs SERVICE_VIEW. Every status is listed.",
   security: SECURITY.any,
-  request: { query: PaginationQuery.extend({ ids: IdsFilter }) },
-  responses: { 200: jsonResponse(listEnvelope(ServiceRecord), "A page of services, oldest first"), ...errors() },
+  request: { query: CursorQuery.extend({ ids: IdsFilter }) },
+  responses: { 200: jsonResponse(cursorListEnvelope(ServiceRecord), "A page of services, oldest first"), ...errors() },
 });
 
 app.openapi(listOwn, async (c) => {
@@ -188,9 +189,20 @@ app.openapi(listOwn, async (c) => {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const db = database(c.env.DB);
-  const window = pageWindow(page);
-  const { rows, total } = await listServices(db, organizationId, window, { ids, scope: actor.locationIds });
-  return c.json(okList(await serviceRecords(db, rows, now()), pageMeta(total, window)), 200);
+  const window = listWindow(page);
+  const { rows, total, hasMore } = await listServices(db, organizationId, window, { ids, scope: actor.locationIds });
+  return c.json(
+    okList(
+      await serviceRecords(db, rows, now()),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const ServiceId = idParam("serviceId", "svc");

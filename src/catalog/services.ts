@@ -1,4 +1,6 @@
 import { changedFields, type AuditOrigin } from "../domain/audit";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { auditInsert } from "../audit/audit";
 import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { BookingSettings } from "../domain/slots";
@@ -179,9 +181,9 @@ export interface ServiceFilter {
 export async function listServices(
   db: Database,
   organizationId: string,
-  window: { offset: number; limit: number },
+  window: ListWindow,
   filter: ServiceFilter = {},
-): Promise<{ rows: ServiceRow[]; total: number }> {
+): Promise<{ rows: ServiceRow[]; total: number; hasMore: boolean }> {
   const where = and(
     eq(services.organizationId, organizationId),
     // One bound parameter for the whole id list, whatever its length.
@@ -190,11 +192,33 @@ export async function listServices(
     filter.statuses ? inArray(services.status, [...filter.statuses]) : undefined,
     filter.scope ? inArray(services.id, servicesAt(db, filter.scope)) : undefined,
   );
-  const [rows, totals] = await db.batch([
-    db.select().from(services).where(where).orderBy(asc(services.createdAt), asc(services.id)).limit(window.limit).offset(window.offset),
-    db.select({ total: count() }).from(services).where(where),
+  const [page, totals] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: services,
+        cursorColumn: services.id,
+        owner: eq(services.organizationId, organizationId),
+        where,
+        keys: [
+          { column: services.createdAt, direction: "asc" },
+          { column: services.id, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select()
+          .from(services)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
+    db.select({ total: count() }).from(services).where(where).get(),
   ]);
-  return { rows, total: totals[0]?.total ?? 0 };
+  return { ...page, total: totals?.total ?? 0 };
 }
 
 export interface QueueSummary {

@@ -1,4 +1,6 @@
 import type { Env } from "../env";
+import type { ListWindow } from "../http/cursor";
+import { keysetPageSql } from "../http/keyset";
 import { ApiError, notFound } from "../http/errors";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
@@ -98,19 +100,35 @@ export function messageRecord(r: MessageRow) {
 export type MessageRecord = ReturnType<typeof messageRecord>;
 
 /** The conversation, oldest first (a chat reads downwards). */
-export async function listMessages(env: Env, ticketId: string, window: { offset: number; limit: number }) {
-  const [rows, total] = await env.DB.batch<any>([
-    env.DB.prepare(
-      `SELECT m.id, m.direction, m.channel, m.body, m.keyword, m.author_id, m.delivery_event_id, d.status AS delivery_status, m.created_at
-       FROM ticket_messages m LEFT JOIN notification_deliveries d ON d.key = m.delivery_event_id || ':sms:' || m.phone
-       WHERE m.ticket_id = ? ORDER BY m.created_at, m.rowid LIMIT ? OFFSET ?`,
-    ).bind(ticketId, window.limit, window.offset),
-    env.DB.prepare("SELECT COUNT(*) AS n FROM ticket_messages WHERE ticket_id = ?").bind(ticketId),
+export async function listMessages(env: Env, ticketId: string, window: ListWindow) {
+  const [page, total] = await Promise.all([
+    keysetPageSql(
+      env.DB,
+      window,
+      {
+        table: "ticket_messages m",
+        cursorColumn: "m.id",
+        owner: { sql: "m.ticket_id = ?", binds: [ticketId] },
+        where: { sql: "m.ticket_id = ?", binds: [ticketId] },
+        keys: [
+          { column: "m.created_at", direction: "asc" },
+          { column: "m.rowid", direction: "asc" },
+        ],
+      },
+      async (c) =>
+        (
+          await env.DB.prepare(
+            `SELECT m.id, m.direction, m.channel, m.body, m.keyword, m.author_id, m.delivery_event_id, d.status AS delivery_status, m.created_at
+             FROM ticket_messages m LEFT JOIN notification_deliveries d ON d.key = m.delivery_event_id || ':sms:' || m.phone
+             WHERE ${c.where} ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
+          )
+            .bind(...c.binds, c.limit, c.offset)
+            .all<MessageRow>()
+        ).results,
+    ),
+    env.DB.prepare("SELECT COUNT(*) AS n FROM ticket_messages WHERE ticket_id = ?").bind(ticketId).first<{ n: number }>(),
   ]);
-  return {
-    items: ((rows?.results ?? []) as MessageRow[]).map(messageRecord),
-    total: (total?.results?.[0] as { n: number }).n,
-  };
+  return { items: page.rows.map(messageRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
 
 /** The phone the customer gave at the join, as the tickets projection holds it. */

@@ -2,18 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { isPublicParagraph, PUBLIC_PARAGRAPH_RULE } from "../domain/public-text";
 import type { AppEnv } from "../http/context";
 import { authorizeOnQueue, ticketQueueOfCaller } from "../tickets/queue-access";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -75,16 +65,27 @@ const list = createRoute({
   summary: "A ticket's conversation with its customer, both ways",
   description: "Oldest first, with each answer's delivery state. Members with QUEUE_VIEW in the queue's organization.",
   security: SECURITY.any,
-  request: { params: TicketParam, query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(MessageRecord), "The conversation"), ...errors() },
+  request: { params: TicketParam, query: CursorQuery },
+  responses: { 200: jsonResponse(cursorListEnvelope(MessageRecord), "The conversation"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const { ticketId } = c.req.valid("param");
   await operated(c, ticketId, "QUEUE_VIEW");
-  const window = pageWindow(c.req.valid("query"));
-  const { items, total } = await listMessages(c.env, ticketId, window);
-  return c.json({ ...ok(items), meta: pageMeta(total, window) }, 200);
+  const window = listWindow(c.req.valid("query"));
+  const { items, total, hasMore } = await listMessages(c.env, ticketId, window);
+  return c.json(
+    {
+      ...ok(items),
+      meta: listMeta(
+        items.map((m) => m.id),
+        total,
+        window,
+        hasMore,
+      ),
+    },
+    200,
+  );
 });
 
 const send = createRoute({

@@ -2,19 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { DESK_NAME_MAX, DESK_QUEUES_MAX, DESK_WEIGHT_MAX } from "../domain/desks";
 import type { Actor } from "../http/auth";
 import { guarded } from "../access/guard";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  optionalJsonBody,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, optionalJsonBody, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -101,15 +90,26 @@ const list = createRoute({
   summary: "The desks of a location",
   description: "Needs QUEUE_OPERATE (an operator picks a desk to open). Oldest first.",
   security: SECURITY.any,
-  request: { params: LocationParam, query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(DeskRecord), "The location's desks"), ...errors() },
+  request: { params: LocationParam, query: CursorQuery },
+  responses: { 200: jsonResponse(cursorListEnvelope(DeskRecord), "The location's desks"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const { row: location } = guarded(c, "location", "QUEUE_OPERATE");
-  const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listDesks(c.env, location.id, window);
-  return c.json(okList(rows.map(deskRecord), pageMeta(total, window)), 200);
+  const window = listWindow(c.req.valid("query"));
+  const { rows, total, hasMore } = await listDesks(c.env, location.id, window);
+  return c.json(
+    okList(
+      rows.map(deskRecord),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const get = createRoute({

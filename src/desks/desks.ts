@@ -1,4 +1,6 @@
 import { and, count, eq, inArray, isNull } from "drizzle-orm";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { database } from "../db/client";
 import { desks, locations, queues } from "../db/schema";
 import { DESK_CALL_ATTEMPTS, pickCandidate, type DeskCandidate } from "../domain/desks";
@@ -126,15 +128,37 @@ export async function createDesk(
 export async function listDesks(
   env: Env,
   locationId: string,
-  window: { offset: number; limit: number },
-): Promise<{ rows: DeskRow[]; total: number }> {
+  window: ListWindow,
+): Promise<{ rows: DeskRow[]; total: number; hasMore: boolean }> {
   const db = database(env.DB);
   const where = eq(desks.locationId, locationId);
-  const [rows, counted] = await Promise.all([
-    db.select().from(desks).where(where).orderBy(desks.createdAt, desks.id).limit(window.limit).offset(window.offset).all(),
+  const [page, counted] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: desks,
+        cursorColumn: desks.id,
+        owner: where,
+        where,
+        keys: [
+          { column: desks.createdAt, direction: "asc" },
+          { column: desks.id, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select()
+          .from(desks)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(desks).where(where).get(),
   ]);
-  return { rows, total: counted?.n ?? 0 };
+  return { ...page, total: counted?.n ?? 0 };
 }
 
 export async function updateDesk(

@@ -3,7 +3,7 @@
 // `Queue-Version` header, else its key answers in the version current when the key was created.
 
 /** Every version, oldest first. */
-export const API_VERSIONS = ["2026-11-01", "2026-11-26"] as const;
+export const API_VERSIONS = ["2026-11-01", "2026-11-26", "2026-11-28"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
 export const FIRST_API_VERSION: ApiVersion = API_VERSIONS[0];

@@ -1,4 +1,6 @@
 import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import type { Database } from "../db/client";
 import { nfcTagDevices, nfcTags } from "../db/schema";
 import { conflict, notFound } from "../http/errors";
@@ -90,24 +92,39 @@ export async function listNfcTags(
   db: Database,
   organizationId: string,
   filter: { queueId?: string | undefined },
-  window: { offset: number; limit: number },
-): Promise<{ rows: { tag: NfcTagRow; uniqueDevices: number }[]; total: number }> {
+  window: ListWindow,
+): Promise<{ rows: { tag: NfcTagRow; uniqueDevices: number }[]; total: number; hasMore: boolean }> {
   const conditions: SQL[] = [eq(nfcTags.organizationId, organizationId)];
   if (filter.queueId) conditions.push(eq(nfcTags.queueId, filter.queueId));
   const where = and(...conditions);
   const devices = sql<number>`(SELECT count(*) FROM ${nfcTagDevices} WHERE ${nfcTagDevices.tagId} = ${nfcTags.id})`;
-  const [rows, totals] = await Promise.all([
-    db
-      .select({ tag: nfcTags, uniqueDevices: devices })
-      .from(nfcTags)
-      .where(where)
-      .orderBy(desc(nfcTags.createdAt), desc(nfcTags.id))
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [page, totals] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: nfcTags,
+        cursorColumn: nfcTags.id,
+        owner: eq(nfcTags.organizationId, organizationId),
+        where,
+        keys: [
+          { column: nfcTags.createdAt, direction: "desc" },
+          { column: nfcTags.id, direction: "desc" },
+        ],
+      },
+      (c) =>
+        db
+          .select({ tag: nfcTags, uniqueDevices: devices })
+          .from(nfcTags)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ total: count() }).from(nfcTags).where(where).get(),
   ]);
-  return { rows, total: totals?.total ?? 0 };
+  return { ...page, total: totals?.total ?? 0 };
 }
 
 /**

@@ -3,7 +3,8 @@ import { database } from "./repository";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
 import { notFound } from "../http/errors";
-import { errors, jsonBody, jsonResponse, listEnvelope, okEnvelope, pageMeta, pageWindow, PaginationQuery, SECURITY } from "../http/openapi";
+import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -154,20 +155,25 @@ const list = createRoute({
   summary: "The organization's NFC tags, newest first",
   description: "Organization from the API key, the X-Organization-Id header, or the user's only membership. Needs QUEUE_VIEW.",
   security: SECURITY.any,
-  request: { query: PaginationQuery.extend({ queueId: QueueId.optional() }) },
-  responses: { 200: jsonResponse(listEnvelope(NfcTagRecord), "A page of tags"), ...errors() },
+  request: { query: CursorQuery.extend({ queueId: QueueId.optional() }) },
+  responses: { 200: jsonResponse(cursorListEnvelope(NfcTagRecord), "A page of tags"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const query = c.req.valid("query");
   const organizationId = await organizationOfRequest(c);
   await authorize(c, organizationId, "QUEUE_VIEW");
-  const window = pageWindow(query);
-  const { rows, total } = await listNfcTags(database(c.env.DB), organizationId, query, window);
+  const window = listWindow(query);
+  const { rows, total, hasMore } = await listNfcTags(database(c.env.DB), organizationId, query, window);
   return c.json(
     okList(
       rows.map((r) => nfcTagRecord(r.tag, r.uniqueDevices)),
-      pageMeta(total, window),
+      listMeta(
+        rows.map((r) => r.tag.id),
+        total,
+        window,
+        hasMore,
+      ),
     ),
     200,
   );

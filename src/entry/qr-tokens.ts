@@ -1,4 +1,6 @@
 import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import type { Database } from "../db/client";
 import { qrTokens } from "../db/schema";
 import { qrTargetProblem, qrTokenStatus, type QrPurpose } from "../domain/qr";
@@ -100,25 +102,40 @@ export async function listQrTokens(
   db: Database,
   organizationId: string,
   filter: QrTokenFilter,
-  window: { offset: number; limit: number },
-): Promise<{ rows: QrTokenRow[]; total: number }> {
+  window: ListWindow,
+): Promise<{ rows: QrTokenRow[]; total: number; hasMore: boolean }> {
   const conditions: SQL[] = [eq(qrTokens.organizationId, organizationId), isNull(qrTokens.revokedAt)];
   if (filter.purpose) conditions.push(eq(qrTokens.purpose, filter.purpose));
   if (filter.queueId) conditions.push(eq(qrTokens.queueId, filter.queueId));
   if (filter.serviceId) conditions.push(eq(qrTokens.serviceId, filter.serviceId));
   const where = and(...conditions);
-  const [rows, totals] = await Promise.all([
-    db
-      .select()
-      .from(qrTokens)
-      .where(where)
-      .orderBy(desc(qrTokens.createdAt), desc(qrTokens.id))
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [page, totals] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: qrTokens,
+        cursorColumn: qrTokens.id,
+        owner: eq(qrTokens.organizationId, organizationId),
+        where,
+        keys: [
+          { column: qrTokens.createdAt, direction: "desc" },
+          { column: qrTokens.id, direction: "desc" },
+        ],
+      },
+      (c) =>
+        db
+          .select()
+          .from(qrTokens)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ total: count() }).from(qrTokens).where(where).get(),
   ]);
-  return { rows, total: totals?.total ?? 0 };
+  return { ...page, total: totals?.total ?? 0 };
 }
 
 /** A token that is not revoked; a revoked one is gone as far as the management routes go. */

@@ -3,18 +3,8 @@ import { database } from "./repository";
 import { QR_PURPOSES } from "../domain/qr";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -144,26 +134,31 @@ const list = createRoute({
   description: "Organization from the API key, the X-Organization-Id header, or the user's only membership. Needs QUEUE_VIEW.",
   security: SECURITY.any,
   request: {
-    query: PaginationQuery.extend({
+    query: CursorQuery.extend({
       purpose: Purpose.optional(),
       queueId: z.string().max(64).optional(),
       serviceId: z.string().max(64).optional(),
     }),
   },
-  responses: { 200: jsonResponse(listEnvelope(QrTokenRecord), "A page of tokens"), ...errors() },
+  responses: { 200: jsonResponse(cursorListEnvelope(QrTokenRecord), "A page of tokens"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const query = c.req.valid("query");
   const organizationId = await organizationOfRequest(c);
   await authorize(c, organizationId, "QUEUE_VIEW");
-  const window = pageWindow(query);
-  const { rows, total } = await listQrTokens(database(c.env.DB), organizationId, query, window);
+  const window = listWindow(query);
+  const { rows, total, hasMore } = await listQrTokens(database(c.env.DB), organizationId, query, window);
   const at = now();
   return c.json(
     okList(
       rows.map((r) => qrTokenRecord(r, at)),
-      pageMeta(total, window),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
     ),
     200,
   );

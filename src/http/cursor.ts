@@ -101,3 +101,26 @@ export function cursorMeta(
     previousCursor: forward ? first : read.hasMore ? first : null,
   };
 }
+
+/** How one page of a list is read: by number (page/offset) or from a record (a cursor). */
+export interface ListWindow {
+  offset: number;
+  limit: number;
+  page: number;
+  cursor: Cursor | null;
+}
+
+/** The window a list's query asks for; a cursor mixed with page/offset is refused (cursorOf). */
+export function listWindow(query: CursorPagination): ListWindow {
+  const cursor = cursorOf(query);
+  const offset = cursor ? 0 : (query.offset ?? ((query.page ?? 1) - 1) * query.limit);
+  return { offset, limit: query.limit, page: Math.floor(offset / query.limit) + 1, cursor };
+}
+
+/** The meta of a page of any list (issue #41): `ids` are the page's record ids, in order. */
+export function listMeta(ids: readonly string[], total: number, window: ListWindow, hasMore: boolean): CursorMeta {
+  const items = ids.map((id) => ({ id }));
+  return window.cursor === null
+    ? cursorMeta(items, { total, limit: window.limit, cursor: null, page: window.page, offset: window.offset })
+    : cursorMeta(items, { total, limit: window.limit, cursor: window.cursor, hasMore });
+}

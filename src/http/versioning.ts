@@ -23,18 +23,51 @@ interface Change {
 
 const TICKET_LIST = /^\/v1\/queues\/[^/]+\/tickets$/;
 
+/** Every other paged list (issue #41): the cursor pages came to them on 2026-11-28. */
+const CURSOR_LISTS = [
+  "/v1/organizations",
+  "/v1/qr-tokens",
+  "/v1/nfc/tags",
+  "/v1/business/calendar/availability",
+  "/v1/business/locations",
+  "/v1/locations/search",
+  "/v1/services/organization/search",
+  "/v1/business/services",
+  "/v1/business/queues",
+  "/v1/organizations/{organizationId}/members",
+  "/v1/organizations/{organizationId}/invitations",
+  "/v1/organizations/{organizationId}/api-keys",
+  "/v1/billing/usage/{organizationId}/history",
+  "/v1/organizations/{organizationId}/webhooks",
+  "/v1/organizations/{organizationId}/webhooks/{webhookId}/deliveries",
+  "/v1/notifications",
+  "/v1/organizations/{organizationId}/notification-deliveries",
+  "/v1/locations/{locationId}/desks",
+  "/v1/tickets/{ticketId}/messages",
+].map((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`));
+
+/** A cursor page's meta as it was before cursors: no cursor fields, always a page number. */
+function withoutCursors(body: any): any {
+  if (!body?.meta) return body;
+  const { total, page, limit, hasMore } = body.meta;
+  return { ...body, meta: { total, page: page ?? 1, limit, hasMore } };
+}
+
 /** Newest first. */
 const CHANGES: Change[] = [
+  {
+    version: "2026-11-28",
+    describe:
+      "Every paged list is cursor-paginated (API keys, webhooks and their deliveries, members, invitations, locations, services, queues, desks, notifications, notification deliveries, QR tokens, NFC tags, invoices, organizations, availability, ticket messages): meta gains nextCursor and previousCursor, and meta.page is null on a page read with a cursor.",
+    applies: (method, path, status) => method === "GET" && status === 200 && CURSOR_LISTS.some((list) => list.test(path)),
+    down: withoutCursors,
+  },
   {
     version: "2026-11-26",
     describe:
       "Ticket lists are cursor-paginated: meta gains nextCursor and previousCursor, and meta.page is null on a page read with a cursor.",
     applies: (method, path, status) => method === "GET" && status === 200 && TICKET_LIST.test(path),
-    down: (body) => {
-      if (!body?.meta) return body;
-      const { total, page, limit, hasMore } = body.meta;
-      return { ...body, meta: { total, page: page ?? 1, limit, hasMore } };
-    },
+    down: withoutCursors,
   },
 ];
 

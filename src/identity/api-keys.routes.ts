@@ -2,18 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize } from "../http/auth";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { KEY_PERMISSION_VALUES } from "../domain/permissions";
@@ -117,16 +107,27 @@ const list = createRoute({
   tags,
   summary: "Active API keys, values masked (ORG_MANAGE)",
   security: SECURITY.any,
-  request: { params: OrganizationParam, query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(ApiKeyRecord), "Active keys, newest first"), ...errors() },
+  request: { params: OrganizationParam, query: CursorQuery },
+  responses: { 200: jsonResponse(cursorListEnvelope(ApiKeyRecord), "Active keys, newest first"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
-  const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listActiveApiKeys(database(c.env.DB), organizationId, window);
-  return c.json(okList(rows.map(apiKeyRecord), pageMeta(total, window)), 200);
+  const window = listWindow(c.req.valid("query"));
+  const { rows, total, hasMore } = await listActiveApiKeys(database(c.env.DB), organizationId, window);
+  return c.json(
+    okList(
+      rows.map(apiKeyRecord),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const revoke = createRoute({

@@ -3,7 +3,9 @@ import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
 import type { KeyPermission } from "../domain/permissions";
+import type { ListWindow } from "../http/cursor";
 import { notFound, validationError } from "../http/errors";
+import { keysetPage } from "../http/keyset";
 import { sha256Hex } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isoOrNull, iso } from "../lib/time";
@@ -77,19 +79,34 @@ const API_KEY_AUDITED = ["name", "permissions", "allowedOrigins"] as const;
 const active = (organizationId: string) => and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt));
 
 /** Active keys only: a revoked key is gone for good, so it no longer appears. */
-export async function listActiveApiKeys(db: Database, organizationId: string, window: { offset: number; limit: number }) {
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(apiKeys)
-      .where(active(organizationId))
-      .orderBy(desc(apiKeys.createdAt), apiKeys.id)
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+export async function listActiveApiKeys(db: Database, organizationId: string, window: ListWindow) {
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: apiKeys,
+        cursorColumn: apiKeys.id,
+        owner: eq(apiKeys.organizationId, organizationId),
+        where: active(organizationId),
+        keys: [
+          { column: apiKeys.createdAt, direction: "desc" },
+          { column: apiKeys.id, direction: "asc" },
+        ],
+      },
+      (q) =>
+        db
+          .select()
+          .from(apiKeys)
+          .where(q.where)
+          .orderBy(...q.orderBy)
+          .limit(q.limit)
+          .offset(q.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(apiKeys).where(active(organizationId)).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 /**

@@ -1,17 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { authorize, requireUser } from "../http/auth";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -34,20 +24,28 @@ const listPending = createRoute({
   tags,
   summary: "Pending invitations of the organization, newest first (ORG_MANAGE)",
   security: SECURITY.any,
-  request: { params: OrganizationParam, query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(InvitationRecord), "Pending invitations (expired ones show status expired)"), ...errors() },
+  request: { params: OrganizationParam, query: CursorQuery },
+  responses: {
+    200: jsonResponse(cursorListEnvelope(InvitationRecord), "Pending invitations (expired ones show status expired)"),
+    ...errors(),
+  },
 });
 
 app.openapi(listPending, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
-  const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listOrganizationInvitations(c.env.DB, organizationId, window);
+  const window = listWindow(c.req.valid("query"));
+  const { rows, total, hasMore } = await listOrganizationInvitations(c.env.DB, organizationId, window);
   const at = now();
   return c.json(
     okList(
       rows.map((r) => invitationRecord(r, at)),
-      pageMeta(total, window),
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
     ),
     200,
   );

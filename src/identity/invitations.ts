@@ -1,4 +1,6 @@
 import { and, desc, eq, gt, count } from "drizzle-orm";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { database, type Database } from "../db/client";
 import { invitations, notifications, organizations } from "../db/schema";
 import type { Env } from "../env";
@@ -143,21 +145,36 @@ async function deliverInvitation(
 }
 
 /** Pending invitations of an organization, newest first (expired ones included, marked). */
-export async function listOrganizationInvitations(d1: D1Database, organizationId: string, window: { offset: number; limit: number }) {
+export async function listOrganizationInvitations(d1: D1Database, organizationId: string, window: ListWindow) {
   const db = database(d1);
   const where = and(eq(invitations.organizationId, organizationId), eq(invitations.status, "pending"));
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(invitations)
-      .where(where)
-      .orderBy(desc(invitations.createdAt), invitations.id)
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: invitations,
+        cursorColumn: invitations.id,
+        owner: eq(invitations.organizationId, organizationId),
+        where,
+        keys: [
+          { column: invitations.createdAt, direction: "desc" },
+          { column: invitations.id, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select()
+          .from(invitations)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(invitations).where(where).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 /** Pending, unexpired invitations addressed to the signed-in user's e-mail. */

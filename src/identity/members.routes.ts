@@ -4,18 +4,8 @@ import { auditOrigin } from "../http/audit-origin";
 import { actorIn, authorize } from "../http/auth";
 import { forbidden, validationError } from "../http/errors";
 import { MAX_SCOPED_LOCATIONS, normaliseScope } from "../domain/location-scope";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -90,8 +80,8 @@ const list = createRoute({
   tags,
   summary: "The organization's members (any member; API keys need admin)",
   security: SECURITY.any,
-  request: { params: OrganizationParam, query: PaginationQuery },
-  responses: { 200: jsonResponse(listEnvelope(MemberRecord), "Members, oldest first"), ...errors() },
+  request: { params: OrganizationParam, query: CursorQuery },
+  responses: { 200: jsonResponse(cursorListEnvelope(MemberRecord), "Members, oldest first"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
@@ -99,9 +89,20 @@ app.openapi(list, async (c) => {
   const actor = await actorIn(c, organizationId);
   // Member emails are personal data: a key sees them only if it could manage them.
   if (actor.apiKeyId && !actor.can("ORG_MANAGE")) throw forbidden("Listing members needs an admin key");
-  const window = pageWindow(c.req.valid("query"));
-  const { rows, total } = await listMembers(database(c.env.DB), organizationId, window);
-  return c.json(okList(rows.map(memberRecord), pageMeta(total, window)), 200);
+  const window = listWindow(c.req.valid("query"));
+  const { rows, total, hasMore } = await listMembers(database(c.env.DB), organizationId, window);
+  return c.json(
+    okList(
+      rows.map(memberRecord),
+      listMeta(
+        rows.map((r) => r.userId),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const add = createRoute({

@@ -1,4 +1,6 @@
 import type { AuditChange, AuditChanges, AuditOrigin } from "../domain/audit";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { auditInsertIfChanged } from "../audit/audit";
 import { database } from "../db/client";
 import { and, count, eq, ne, type SQL } from "drizzle-orm";
@@ -65,21 +67,36 @@ export async function findMember(db: Database, organizationId: string, userId: s
     .get();
 }
 
-export async function listMembers(db: Database, organizationId: string, window: { offset: number; limit: number }) {
+export async function listMembers(db: Database, organizationId: string, window: ListWindow) {
   const where = eq(members.organizationId, organizationId);
-  const [rows, total] = await Promise.all([
-    db
-      .select(memberColumns)
-      .from(members)
-      .innerJoin(users, eq(users.id, members.userId))
-      .where(where)
-      .orderBy(members.createdAt, members.userId)
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: members,
+        cursorColumn: members.userId,
+        owner: where,
+        where,
+        keys: [
+          { column: members.createdAt, direction: "asc" },
+          { column: members.userId, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select(memberColumns)
+          .from(members)
+          .innerJoin(users, eq(users.id, members.userId))
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(members).where(where).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 /**

@@ -3,18 +3,9 @@ import { DATA_RETENTION_DEFAULT_DAYS, DATA_RETENTION_MAX_DAYS, DATA_RETENTION_MI
 import { database } from "./repository";
 import { actorIn, authorize, requireUser } from "../http/auth";
 import { notFound } from "../http/errors";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
+import { keysetPageOf } from "../http/keyset";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -100,23 +91,28 @@ const list = createRoute({
   tags,
   summary: "Organizations the caller is a member of, with the caller's role",
   security: SECURITY.session,
-  request: { query: PaginationQuery },
+  request: { query: CursorQuery },
   responses: {
-    200: jsonResponse(listEnvelope(OrganizationRecord.extend({ role: RoleSchema })), "Memberships"),
+    200: jsonResponse(cursorListEnvelope(OrganizationRecord.extend({ role: RoleSchema })), "Memberships"),
     ...errors(),
   },
 });
 
 app.openapi(list, async (c) => {
   const { user } = requireUser(c);
-  const window = pageWindow(c.req.valid("query"));
+  const window = listWindow(c.req.valid("query"));
   // A user belongs to a handful of organizations: one read, paged in memory.
-  const rows = await organizationsOfUser(database(c.env.DB), user.id);
-  const page = rows.slice(window.offset, window.offset + window.limit);
+  const all = await organizationsOfUser(database(c.env.DB), user.id);
+  const { rows, hasMore } = keysetPageOf(all, window, (r) => r.organization.id);
   return c.json(
     okList(
-      page.map((r) => ({ ...organizationRecord(r.organization), role: r.role })),
-      pageMeta(rows.length, window),
+      rows.map((r) => ({ ...organizationRecord(r.organization), role: r.role })),
+      listMeta(
+        rows.map((r) => r.organization.id),
+        all.length,
+        window,
+        hasMore,
+      ),
     ),
     200,
   );

@@ -87,7 +87,7 @@ export async function organizationsOfUser(db: Database, userId: string) {
     .from(members)
     .innerJoin(organizations, eq(organizations.id, members.organizationId))
     .where(eq(members.userId, userId))
-    .orderBy(organizations.createdAt)
+    .orderBy(organizations.createdAt, organizations.id)
     .all();
 }
 

@@ -5,7 +5,7 @@ import { openSecret } from "../lib/secret-box";
 import { now } from "../lib/clock";
 import { utcMonth } from "../lib/time";
 import { OutboundFailure, OutboundRefusal, safeFetch } from "../providers/safe-fetch";
-import type { DeliveryRow, WebhookRow } from "../webhooks";
+import { type DeliveryRow, loopbackReceivers, type WebhookRow } from "../webhooks";
 
 /** The queue's name as Queues reports it in `batch.queue` (wrangler.toml). */
 export const WEBHOOKS_QUEUE = "queue-service-webhooks";
@@ -163,7 +163,12 @@ async function send(env: Env, webhook: WebhookRow, delivery: DeliveryRow, at: nu
     "webhook-signature": signatureHeader(webhook, delivery.eventId, at, delivery.payload),
   };
   try {
-    const res = await safeFetch(env, webhook.url, { method: "POST", headers, body: delivery.payload });
+    const res = await safeFetch(env, webhook.url, {
+      method: "POST",
+      headers,
+      body: delivery.payload,
+      loopback: loopbackReceivers(env),
+    });
     return { responseStatus: res.status, durationMs: res.durationMs, error: res.status >= 300 ? `HTTP ${res.status}` : null };
   } catch (err) {
     if (err instanceof OutboundRefusal) return { responseStatus: null, durationMs: null, error: `refused: ${err.reason}` };

@@ -1,18 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { actorIn, authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { permissionRefused } from "../http/permission-refusal";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -170,20 +160,27 @@ const list = createRoute({
   tags,
   summary: "The caller's in-app notifications, newest first",
   security: SECURITY.session,
-  request: { query: PaginationQuery.extend({ unreadOnly: BooleanQuery.optional() }) },
-  responses: { 200: jsonResponse(listEnvelope(NotificationRecord), "Notifications"), ...errors() },
+  request: { query: CursorQuery.extend({ unreadOnly: BooleanQuery.optional() }) },
+  responses: { 200: jsonResponse(cursorListEnvelope(NotificationRecord), "Notifications"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const { user } = requireUser(c);
   const q = c.req.valid("query");
-  const window = pageWindow(q);
-  const { rows, total } = await listNotifications(c.env, user.id, {
-    unreadOnly: q.unreadOnly ?? false,
-    offset: window.offset,
-    limit: window.limit,
-  });
-  return c.json(okList(rows, pageMeta(total, window)), 200);
+  const window = listWindow(q);
+  const { rows, total, hasMore } = await listNotifications(c.env, user.id, { unreadOnly: q.unreadOnly ?? false }, window);
+  return c.json(
+    okList(
+      rows,
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const readAll = createRoute({
@@ -290,17 +287,28 @@ const deliveries = createRoute({
     "One record per (event, channel, recipient). `failed`: the provider refused for good (its answer is kept); `retrying`: a passing " +
     "failure being retried with backoff; `dead_lettered`: retries ran out.",
   security: SECURITY.any,
-  request: { params: idParam("organizationId", "org"), query: PaginationQuery.extend({ status: z.enum(DELIVERY_STATUSES).optional() }) },
-  responses: { 200: jsonResponse(listEnvelope(DeliveryRecord), "Deliveries"), ...errors() },
+  request: { params: idParam("organizationId", "org"), query: CursorQuery.extend({ status: z.enum(DELIVERY_STATUSES).optional() }) },
+  responses: { 200: jsonResponse(cursorListEnvelope(DeliveryRecord), "Deliveries"), ...errors() },
 });
 
 app.openapi(deliveries, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const q = c.req.valid("query");
-  const window = pageWindow(q);
-  const { rows, total } = await listDeliveries(c.env, organizationId, { status: q.status, offset: window.offset, limit: window.limit });
-  return c.json(okList(rows as z.infer<typeof DeliveryRecord>[], pageMeta(total, window)), 200);
+  const window = listWindow(q);
+  const { rows, total, hasMore } = await listDeliveries(c.env, organizationId, { status: q.status }, window);
+  return c.json(
+    okList(
+      rows as z.infer<typeof DeliveryRecord>[],
+      listMeta(
+        rows.map((r) => r.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 export default app;

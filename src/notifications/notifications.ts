@@ -1,4 +1,6 @@
 import type { Env } from "../env";
+import type { ListWindow } from "../http/cursor";
+import { keysetPageSql } from "../http/keyset";
 import { entitlements, type Plan } from "../domain/plans";
 import { ApiError, notFound } from "../http/errors";
 import { newId, randomString } from "../lib/ids";
@@ -101,16 +103,35 @@ export function notificationRecord(r: NotificationRow) {
 }
 
 /** Newest first; `unreadOnly` keeps those with readAt null. */
-export async function listNotifications(env: Env, userId: string, q: { unreadOnly: boolean; offset: number; limit: number }) {
+export async function listNotifications(env: Env, userId: string, q: { unreadOnly: boolean }, window: ListWindow) {
   const filter = q.unreadOnly ? "AND read_at IS NULL" : "";
-  const [rows, total] = await env.DB.batch<any>([
-    env.DB.prepare(
-      `SELECT id, type, title, body, data, read_at, created_at FROM notifications WHERE user_id = ? ${filter}
-       ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-    ).bind(userId, q.limit, q.offset),
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ? ${filter}`).bind(userId),
+  const [page, total] = await Promise.all([
+    keysetPageSql(
+      env.DB,
+      window,
+      {
+        table: "notifications",
+        cursorColumn: "id",
+        owner: { sql: "user_id = ?", binds: [userId] },
+        where: { sql: `user_id = ? ${filter}`, binds: [userId] },
+        keys: [
+          { column: "created_at", direction: "desc" },
+          { column: "id", direction: "desc" },
+        ],
+      },
+      async (c) =>
+        (
+          await env.DB.prepare(
+            `SELECT id, type, title, body, data, read_at, created_at FROM notifications WHERE ${c.where}
+             ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
+          )
+            .bind(...c.binds, c.limit, c.offset)
+            .all<NotificationRow>()
+        ).results,
+    ),
+    env.DB.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ? ${filter}`).bind(userId).first<{ n: number }>(),
   ]);
-  return { rows: ((rows?.results ?? []) as NotificationRow[]).map(notificationRecord), total: (total?.results?.[0] as { n: number }).n };
+  return { rows: page.rows.map(notificationRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
 
 /** Marks one of the caller's notifications read (the first read time stays). */
@@ -246,18 +267,40 @@ function maskRecipient(channel: string, recipient: string): string {
 }
 
 /** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
-export async function listDeliveries(env: Env, organizationId: string, q: { status?: string; offset: number; limit: number }) {
+export async function listDeliveries(env: Env, organizationId: string, q: { status?: string | undefined }, window: ListWindow) {
   const filter = q.status ? "AND status = ?" : "";
   const args = q.status ? [organizationId, q.status] : [organizationId];
-  const [rows, total] = await env.DB.batch<any>([
-    env.DB.prepare(
-      `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response, created_at, updated_at
-       FROM notification_deliveries WHERE organization_id = ? ${filter} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
-    ).bind(...args, q.limit, q.offset),
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM notification_deliveries WHERE organization_id = ? ${filter}`).bind(...args),
+  const [page, total] = await Promise.all([
+    keysetPageSql(
+      env.DB,
+      window,
+      {
+        table: "notification_deliveries",
+        cursorColumn: "id",
+        owner: { sql: "organization_id = ?", binds: [organizationId] },
+        where: { sql: `organization_id = ? ${filter}`, binds: args },
+        keys: [
+          { column: "created_at", direction: "desc" },
+          { column: "rowid", direction: "desc" },
+        ],
+      },
+      async (c) =>
+        (
+          await env.DB.prepare(
+            `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response, created_at, updated_at
+             FROM notification_deliveries WHERE ${c.where} ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
+          )
+            .bind(...c.binds, c.limit, c.offset)
+            .all<DeliveryRow>()
+        ).results,
+    ),
+    env.DB.prepare(`SELECT COUNT(*) AS n FROM notification_deliveries WHERE organization_id = ? ${filter}`)
+      .bind(...args)
+      .first<{ n: number }>(),
   ]);
   return {
-    rows: ((rows?.results ?? []) as DeliveryRow[]).map((r) => ({
+    hasMore: page.hasMore,
+    rows: page.rows.map((r) => ({
       id: r.id,
       eventId: r.event_id,
       type: r.type,
@@ -270,6 +313,6 @@ export async function listDeliveries(env: Env, organizationId: string, q: { stat
       createdAt: iso(r.created_at),
       updatedAt: iso(r.updated_at),
     })),
-    total: (total?.results?.[0] as { n: number }).n,
+    total: total?.n ?? 0,
   };
 }

@@ -27,14 +27,34 @@ export class OutboundFailure extends Error {
   }
 }
 
+/** What a caller may relax: only a development Worker's webhooks reach a receiver on this machine. */
+export interface OutboundOptions {
+  /** http or https to 127.0.0.1, localhost or [::1] on any port (issue #41: ENVIRONMENT=development only). */
+  loopback?: boolean;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** A loopback receiver that the options allow: nothing to resolve, nothing public to check. */
+function allowedLoopback(url: URL, options: OutboundOptions): boolean {
+  return (
+    options.loopback === true &&
+    (url.protocol === "http:" || url.protocol === "https:") &&
+    LOOPBACK_HOSTS.has(normalizeHost(url.hostname)) &&
+    !url.username &&
+    !url.password
+  );
+}
+
 /** Checks a URL's shape and host name without any network call. Throws OutboundRefusal. */
-export function checkUrlShape(raw: string | URL): URL {
+export function checkUrlShape(raw: string | URL, options: OutboundOptions = {}): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new OutboundRefusal("not a valid URL");
   }
+  if (allowedLoopback(url, options)) return url;
   if (url.protocol !== "https:") throw new OutboundRefusal("only https URLs are allowed");
   if (url.username || url.password) throw new OutboundRefusal("credentials in the URL are not allowed");
   if (url.port !== "" && url.port !== "443") throw new OutboundRefusal("only the default https port (443) is allowed");
@@ -65,8 +85,9 @@ export async function checkResolvedHost(env: OutboundEnv, host: string): Promise
 }
 
 /** Shape and addresses: what a customer-chosen URL must pass before it is stored or fetched. */
-export async function checkDestination(env: OutboundEnv, raw: string | URL): Promise<URL> {
-  const url = checkUrlShape(raw);
+export async function checkDestination(env: OutboundEnv, raw: string | URL, options: OutboundOptions = {}): Promise<URL> {
+  const url = checkUrlShape(raw, options);
+  if (allowedLoopback(url, options)) return url;
   await checkResolvedHost(env, normalizeHost(url.hostname));
   return url;
 }
@@ -79,6 +100,8 @@ export interface OutboundRequest {
   followRedirects?: boolean;
   /** Read the body as text (at most 1 MiB); otherwise it is discarded unread. */
   readBody?: boolean;
+  /** See OutboundOptions: a development webhook receiver on this machine. */
+  loopback?: boolean;
 }
 
 export interface OutboundResponse {
@@ -130,12 +153,13 @@ export async function safeFetch(env: OutboundEnv, raw: string, request: Outbound
   const started = Date.now();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), OUTBOUND_TIMEOUT_MS);
-  const first = checkUrlShape(raw);
+  const options: OutboundOptions = { loopback: request.loopback === true };
+  const first = checkUrlShape(raw, options);
   const origin = normalizeHost(first.hostname);
   let url = first;
   try {
     for (let hop = 0; ; hop++) {
-      await checkResolvedHost(env, normalizeHost(url.hostname));
+      if (!allowedLoopback(url, options)) await checkResolvedHost(env, normalizeHost(url.hostname));
       let res: Response;
       try {
         res = await fetch(url.toString(), {
@@ -155,7 +179,7 @@ export async function safeFetch(env: OutboundEnv, raw: string, request: Outbound
         if (hop >= OUTBOUND_MAX_REDIRECTS) throw new OutboundRefusal(`more than ${OUTBOUND_MAX_REDIRECTS} redirects`);
         let next: URL;
         try {
-          next = checkUrlShape(new URL(location, url));
+          next = checkUrlShape(new URL(location, url), options);
         } catch (err) {
           throw new OutboundRefusal(`redirect refused: ${(err as OutboundRefusal).reason ?? "not a valid URL"}`);
         }

@@ -22,7 +22,7 @@ import {
 } from "../http/openapi";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
-import { cursorListEnvelope, cursorMeta, cursorOf, CursorQuery, unknownCursor } from "../http/cursor";
+import { cursorListEnvelope, cursorMeta, cursorOf, CursorQuery, listMeta, listWindow, unknownCursor } from "../http/cursor";
 import { now } from "../lib/clock";
 import { authorizeOnQueue, queueOfCaller } from "./queue-access";
 import { archiveQueue, clearQueue, createQueue, describeQueue, listQueues, setQueueStatus, updateQueue } from "./queues";
@@ -147,17 +147,28 @@ const list = createRoute({
   tags,
   summary: "The organization's queues (archived ones are hidden)",
   security: SECURITY.any,
-  request: { query: PaginationQuery.extend({ serviceId: z.string().min(1).max(64).optional() }) },
-  responses: { 200: jsonResponse(listEnvelope(QueueRecord), "Queues"), ...errors() },
+  request: { query: CursorQuery.extend({ serviceId: z.string().min(1).max(64).optional() }) },
+  responses: { 200: jsonResponse(cursorListEnvelope(QueueRecord), "Queues"), ...errors() },
 });
 
 app.openapi(list, async (c) => {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "QUEUE_VIEW");
   const query = c.req.valid("query");
-  const window = pageWindow(query);
-  const { items, total } = await listQueues(c.env, organizationId, query.serviceId, window, now(), actor.locationIds);
-  return c.json(okList(items, pageMeta(total, window)), 200);
+  const window = listWindow(query);
+  const { items, total, hasMore } = await listQueues(c.env, organizationId, query.serviceId, window, now(), actor.locationIds);
+  return c.json(
+    okList(
+      items,
+      listMeta(
+        items.map((q) => q.id),
+        total,
+        window,
+        hasMore,
+      ),
+    ),
+    200,
+  );
 });
 
 const get = createRoute({

@@ -1,4 +1,6 @@
 import { changedFields, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { auditInsert, recordAudit } from "../audit/audit";
 import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
 import { database } from "../db/client";
@@ -223,11 +225,11 @@ export async function listQueues(
   env: Env,
   organizationId: string,
   serviceId: string | undefined,
-  window: { offset: number; limit: number },
+  window: ListWindow,
   at: number,
   /** A scoped member's locations (issue 31): only the queues of services offered there. */
   scope: LocationScope = null,
-): Promise<{ items: QueueRecord[]; total: number }> {
+): Promise<{ items: QueueRecord[]; total: number; hasMore: boolean }> {
   const db = database(env.DB);
   const where = and(
     eq(queues.organizationId, organizationId),
@@ -235,12 +237,34 @@ export async function listQueues(
     isNull(queues.archivedAt),
     serviceId === undefined ? undefined : eq(queues.serviceId, serviceId),
   );
-  const [rows, totals] = await Promise.all([
-    db.select().from(queues).where(where).orderBy(asc(queues.createdAt), asc(queues.id)).limit(window.limit).offset(window.offset).all(),
+  const [page, totals] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: queues,
+        cursorColumn: queues.id,
+        owner: eq(queues.organizationId, organizationId),
+        where,
+        keys: [
+          { column: queues.createdAt, direction: "asc" },
+          { column: queues.id, direction: "asc" },
+        ],
+      },
+      (c) =>
+        db
+          .select()
+          .from(queues)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(queues).where(where).get(),
   ]);
-  const items = await Promise.all(rows.map((q) => describeQueue(env, q, at)));
-  return { items, total: totals?.n ?? 0 };
+  const items = await Promise.all(page.rows.map((q) => describeQueue(env, q, at)));
+  return { items, total: totals?.n ?? 0, hasMore: page.hasMore };
 }
 
 export async function setQueueStatus(

@@ -2,5 +2,5 @@
 // The only file of the area that app.ts, index.ts and jobs/ import (docs/architecture.md).
 export { recordEvents } from "./event-stream";
 export { default as eventRoutes } from "./events.routes";
-export { type DeliveryRow, fanOutEvent, type WebhookRow } from "./webhooks";
+export { type DeliveryRow, fanOutEvent, loopbackReceivers, type WebhookRow } from "./webhooks";
 export { default as webhookRoutes } from "./webhooks.routes";

@@ -1,18 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { WEBHOOK_EVENT_NAMES } from "../domain/webhooks";
 import { authorize } from "../http/auth";
-import {
-  errors,
-  idParam,
-  jsonBody,
-  jsonResponse,
-  listEnvelope,
-  okEnvelope,
-  pageMeta,
-  pageWindow,
-  PaginationQuery,
-  SECURITY,
-} from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -76,10 +66,11 @@ const Delivery = z
   })
   .openapi("WebhookDelivery");
 
-const Url = z
-  .string()
-  .max(2048)
-  .openapi({ description: "https only, a public host name on port 443", example: "https://hooks.example.com/queue" });
+const Url = z.string().max(2048).openapi({
+  description:
+    "https only, a public host name on port 443 (with ENVIRONMENT=development also http(s) to 127.0.0.1, localhost or [::1], any port)",
+  example: "https://hooks.example.com/queue",
+});
 const Events = z
   .array(z.enum(WEBHOOK_EVENT_NAMES))
   .min(1)
@@ -132,15 +123,26 @@ app.openapi(
     summary: "The organization's webhook subscriptions, newest first",
     description: access,
     security: SECURITY.any,
-    request: { params: OrgParam, query: PaginationQuery },
-    responses: { 200: jsonResponse(listEnvelope(Webhook), "Subscriptions"), ...errors() },
+    request: { params: OrgParam, query: CursorQuery },
+    responses: { 200: jsonResponse(cursorListEnvelope(Webhook), "Subscriptions"), ...errors() },
   }),
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE");
-    const window = pageWindow(c.req.valid("query"));
-    const { rows, total } = await listWebhooks(c.env, organizationId, window);
-    return c.json(okList(rows.map(webhookRecord), pageMeta(total, window)), 200);
+    const window = listWindow(c.req.valid("query"));
+    const { rows, total, hasMore } = await listWebhooks(c.env, organizationId, window);
+    return c.json(
+      okList(
+        rows.map(webhookRecord),
+        listMeta(
+          rows.map((r) => r.id),
+          total,
+          window,
+          hasMore,
+        ),
+      ),
+      200,
+    );
   },
 );
 
@@ -243,15 +245,26 @@ app.openapi(
     summary: "The subscription's deliveries, newest first",
     description: `${access} Status pending (being tried), succeeded (a 2xx answer) or failed (24 h of failures, or the subscription was disabled).`,
     security: SECURITY.any,
-    request: { params: HookParams, query: PaginationQuery },
-    responses: { 200: jsonResponse(listEnvelope(Delivery), "Deliveries"), ...errors() },
+    request: { params: HookParams, query: CursorQuery },
+    responses: { 200: jsonResponse(cursorListEnvelope(Delivery), "Deliveries"), ...errors() },
   }),
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    const window = pageWindow(c.req.valid("query"));
-    const { rows, total } = await listDeliveries(c.env, organizationId, webhookId, window);
-    return c.json(okList(rows.map(deliveryRecord), pageMeta(total, window)), 200);
+    const window = listWindow(c.req.valid("query"));
+    const { rows, total, hasMore } = await listDeliveries(c.env, organizationId, webhookId, window);
+    return c.json(
+      okList(
+        rows.map(deliveryRecord),
+        listMeta(
+          rows.map((r) => r.id),
+          total,
+          window,
+          hasMore,
+        ),
+      ),
+      200,
+    );
   },
 );
 

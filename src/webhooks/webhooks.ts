@@ -9,10 +9,20 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { sealSecret } from "../lib/secret-box";
 import { DAY, iso, isoOrNull } from "../lib/time";
+import type { ListWindow } from "../http/cursor";
+import { keysetPage } from "../http/keyset";
 import { checkDestination, checkUrlShape, OutboundRefusal, ResolverUnavailable } from "../providers/safe-fetch";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/**
+ * A Worker run by `npm run dev` (ENVIRONMENT=development) may deliver to a receiver on the same
+ * machine (http://127.0.0.1, localhost, [::1]); a deployed one, or the tests, never (issue #41).
+ */
+export function loopbackReceivers(env: { ENVIRONMENT?: string }): boolean {
+  return env.ENVIRONMENT === "development";
+}
 
 /** After a rotation, the old secret keeps signing for this long. */
 export const ROTATION_OVERLAP_MS = DAY;
@@ -62,11 +72,12 @@ export function mintWebhookSecret(): string {
  * the address again, which is where it matters, and our outage is not the customer's error.
  */
 async function guardedUrl(env: Env, url: string): Promise<string> {
+  const options = { loopback: loopbackReceivers(env) };
   try {
-    return (await checkDestination(env, url)).toString();
+    return (await checkDestination(env, url, options)).toString();
   } catch (err) {
     if (err instanceof OutboundRefusal) throw validationError("url", err.reason);
-    if (err instanceof ResolverUnavailable) return checkUrlShape(url).toString();
+    if (err instanceof ResolverUnavailable) return checkUrlShape(url, options).toString();
     throw err;
   }
 }
@@ -147,20 +158,36 @@ export async function createWebhook(
   return { row, secret };
 }
 
-export async function listWebhooks(env: Env, organizationId: string, window: { offset: number; limit: number }) {
+export async function listWebhooks(env: Env, organizationId: string, window: ListWindow) {
   const db = database(env.DB);
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(webhooks)
-      .where(eq(webhooks.organizationId, organizationId))
-      .orderBy(desc(webhooks.createdAt), webhooks.id)
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
-    db.select({ n: count() }).from(webhooks).where(eq(webhooks.organizationId, organizationId)).get(),
+  const where = eq(webhooks.organizationId, organizationId);
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: webhooks,
+        cursorColumn: webhooks.id,
+        owner: where,
+        where,
+        keys: [
+          { column: webhooks.createdAt, direction: "desc" },
+          { column: webhooks.id, direction: "asc" },
+        ],
+      },
+      (q) =>
+        db
+          .select()
+          .from(webhooks)
+          .where(q.where)
+          .orderBy(...q.orderBy)
+          .limit(q.limit)
+          .offset(q.offset)
+          .all(),
+    ),
+    db.select({ n: count() }).from(webhooks).where(where).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 export async function updateWebhook(
@@ -233,22 +260,37 @@ export async function rotateWebhookSecret(
   return { row, secret };
 }
 
-export async function listDeliveries(env: Env, organizationId: string, webhookId: string, window: { offset: number; limit: number }) {
+export async function listDeliveries(env: Env, organizationId: string, webhookId: string, window: ListWindow) {
   await findWebhook(env, organizationId, webhookId);
   const db = database(env.DB);
   const where = eq(webhookDeliveries.webhookId, webhookId);
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(webhookDeliveries)
-      .where(where)
-      .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-      .limit(window.limit)
-      .offset(window.offset)
-      .all(),
+  const [page, total] = await Promise.all([
+    keysetPage(
+      db,
+      window,
+      {
+        table: webhookDeliveries,
+        cursorColumn: webhookDeliveries.id,
+        owner: where,
+        where,
+        keys: [
+          { column: webhookDeliveries.createdAt, direction: "desc" },
+          { column: webhookDeliveries.id, direction: "desc" },
+        ],
+      },
+      (q) =>
+        db
+          .select()
+          .from(webhookDeliveries)
+          .where(q.where)
+          .orderBy(...q.orderBy)
+          .limit(q.limit)
+          .offset(q.offset)
+          .all(),
+    ),
     db.select({ n: count() }).from(webhookDeliveries).where(where).get(),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { ...page, total: total?.n ?? 0 };
 }
 
 function newDelivery(webhook: WebhookRow, payload: WebhookPayload, at: number, redeliveryOf: string | null): DeliveryRow {
