@@ -63,7 +63,7 @@ export const DEMO = {
 };
 
 /** The demo keys answer in the current API version (CURRENT_API_VERSION, src/domain/api-versions.ts; a test checks they agree). */
-export const DEMO_API_VERSION = "2026-11-26";
+export const DEMO_API_VERSION = "2026-11-28";
 
 const q = (v) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
 

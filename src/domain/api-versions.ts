@@ -3,7 +3,7 @@
 // `Queue-Version` header, else its key answers in the version current when the key was created.
 
 /** Every version, oldest first. */
-export const API_VERSIONS = ["2026-11-01", "2026-11-26"] as const;
+export const API_VERSIONS = ["2026-11-01", "2026-11-26", "2026-11-28"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
 export const FIRST_API_VERSION: ApiVersion = API_VERSIONS[0];
@@ -12,6 +12,9 @@ export const CURRENT_API_VERSION: ApiVersion = API_VERSIONS[API_VERSIONS.length 
 export function isApiVersion(value: string): value is ApiVersion {
   return (API_VERSIONS as readonly string[]).includes(value);
 }
+
+/** Events, webhook deliveries and GET /v1/events carry the masked phone and no e-mail unless asked (issue 40). */
+export const PERSONAL_DATA_VERSION: ApiVersion = "2026-11-28";
 
 /** Versions are ISO dates: their text order is their time order. */
 export function isBefore(version: ApiVersion, change: ApiVersion): boolean {
