@@ -3262,6 +3262,8 @@ export interface components {
             organizationId: string;
             /** @enum {string} */
             role: "owner" | "admin" | "manager" | "operator";
+            /** @description The locations this membership is limited to (issue 31); null = the whole organization */
+            locationIds: string[] | null;
         };
         Organization: {
             id: string;
@@ -7005,7 +7007,10 @@ export interface operations {
                      *         "memberships": [
                      *           {
                      *             "organizationId": "org_d3m00000000000000000",
-                     *             "role": "owner"
+                     *             "role": "owner",
+                     *             "locationIds": [
+                     *               "loc_d3m0par1s00000000000"
+                     *             ]
                      *           }
                      *         ]
                      *       }
