@@ -1235,7 +1235,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key (ORG_MANAGE); the full key is in the answer only this once
-         * @description permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit) or the shorthands read, write, admin (read:audit is in none but admin). None means read.
+         * @description permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit, read:personal_data) or the shorthands read, write, admin (read:audit is in none but admin; read:personal_data, full phones and e-mails in GET /v1/events, in none). None means read.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -2789,7 +2789,7 @@ export interface paths {
         };
         /**
          * The organization's events of the last 24 hours, oldest first, resumable from the last one seen
-         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. Every event is listed once, in the order it was recorded: poll with startingAfter=meta.nextCursor and nothing is skipped or repeated. `npm run webhooks:listen` forwards them to a local URL.
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. From version 2026-11-28 a visitor's phone is `phoneMasked` and e-mails are left out, unless the key has the scope `read:personal_data` (given by name only, not part of `admin`); sessions always read the masked form. Every event is listed once, in the order it was recorded: poll with startingAfter=meta.nextCursor and nothing is skipped or repeated. `npm run webhooks:listen` forwards them to a local URL.
          */
         get: operations["listEvents"];
         put?: never;
@@ -3366,6 +3366,8 @@ export interface components {
             organizationId: string;
             /** @enum {string} */
             role: "owner" | "admin" | "manager" | "operator";
+            /** @description The locations this membership is limited to (issue 31); null = the whole organization */
+            locationIds: string[] | null;
         };
         Organization: {
             id: string;
@@ -4417,7 +4419,7 @@ export interface components {
         };
         CreateApiKeyRequest: {
             name: string;
-            permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read:audit" | "read" | "write" | "admin")[];
+            permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read:audit" | "read:personal_data" | "read" | "write" | "admin")[];
             /** @description Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none. */
             allowedOrigins?: string[];
         };
@@ -4827,6 +4829,13 @@ export interface components {
             enabled: boolean;
             /** @description Why the service turned the subscription off (3 days of failures) */
             disabledReason: string | null;
+            /** @description Deliveries carry the visitor's full phone and e-mail; otherwise phoneMasked and no e-mail (from version 2026-11-28) */
+            includePersonalData: boolean;
+            /**
+             * @description The API version of the payloads: the request's version at creation (subscriptions made before 2026-11-28 answer 2026-11-01); PATCH moves it
+             * @enum {string}
+             */
+            apiVersion: "2026-11-01" | "2026-11-26" | "2026-11-28";
             /** @description Until then the secret replaced by the last rotation signs too */
             previousSecretExpiresAt: string | null;
             createdAt: string;
@@ -4842,6 +4851,8 @@ export interface components {
             events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
             description?: string;
             enabled?: boolean;
+            /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
+            includePersonalData?: boolean;
         };
         UpdateWebhookRequest: {
             /**
@@ -4853,6 +4864,13 @@ export interface components {
             events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
             description?: string | null;
             enabled?: boolean;
+            /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
+            includePersonalData?: boolean;
+            /**
+             * @description Move the subscription's payloads to this version
+             * @enum {string}
+             */
+            apiVersion?: "2026-11-01" | "2026-11-26" | "2026-11-28";
         };
         WebhookDelivery: {
             id: string;
@@ -7359,7 +7377,10 @@ export interface operations {
                      *         "memberships": [
                      *           {
                      *             "organizationId": "org_d3m00000000000000000",
-                     *             "role": "owner"
+                     *             "role": "owner",
+                     *             "locationIds": [
+                     *               "loc_d3m0par1s00000000000"
+                     *             ]
                      *           }
                      *         ]
                      *       }
@@ -17040,6 +17061,8 @@ export interface operations {
                      *           "description": "Deposits, withdrawals and transfers",
                      *           "enabled": true,
                      *           "disabledReason": "Demo",
+                     *           "includePersonalData": false,
+                     *           "apiVersion": "2026-11-01",
                      *           "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -17100,7 +17123,8 @@ export interface operations {
                  *         "*"
                  *       ],
                  *       "description": "Deposits, withdrawals and transfers",
-                 *       "enabled": true
+                 *       "enabled": true,
+                 *       "includePersonalData": false
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhookRequest"];
@@ -17133,6 +17157,8 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
+                     *         "includePersonalData": false,
+                     *         "apiVersion": "2026-11-01",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z",
@@ -17209,6 +17235,8 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
+                     *         "includePersonalData": false,
+                     *         "apiVersion": "2026-11-01",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -17275,6 +17303,8 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
+                     *         "includePersonalData": false,
+                     *         "apiVersion": "2026-11-01",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -17322,7 +17352,9 @@ export interface operations {
                  *         "*"
                  *       ],
                  *       "description": "Deposits, withdrawals and transfers",
-                 *       "enabled": true
+                 *       "enabled": true,
+                 *       "includePersonalData": false,
+                 *       "apiVersion": "2026-11-01"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhookRequest"];
@@ -17355,6 +17387,8 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
+                     *         "includePersonalData": false,
+                     *         "apiVersion": "2026-11-01",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -17428,6 +17462,8 @@ export interface operations {
                      *         "description": "Deposits, withdrawals and transfers",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
+                     *         "includePersonalData": false,
+                     *         "apiVersion": "2026-11-01",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z",

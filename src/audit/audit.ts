@@ -54,7 +54,7 @@ export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: 
   // Drizzle's insert … select names every column of the table, in the schema's order.
   return db.insert(auditEvents).select(
     sql`SELECT ${newAuditId()}, ${change.organizationId}, NULL, ${origin.actor.type}, ${origin.actor.id}, ${change.entityType},
-      ${change.entityId}, ${change.action}, ${JSON.stringify(change.changes ?? {})}, ${origin.ip}, ${origin.requestId}, ${at}, NULL, NULL
+      ${change.entityId}, ${change.action}, ${JSON.stringify(change.changes ?? {})}, ${origin.ip}, ${origin.requestId}, ${at}, NULL, NULL, NULL
     WHERE changes() > 0`,
   );
 }

@@ -715,6 +715,10 @@ export const webhooks = sqliteTable(
     failingSince: integer("failing_since"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Full phone and e-mail in deliveries (owner/admin opt-in, issue 40); else masked phone, no e-mail. */
+    includePersonalData: integer("include_personal_data", { mode: "boolean" }).notNull().default(false),
+    /** The API version its payloads follow (set at creation, moved by PATCH); null = the first version. */
+    apiVersion: text("api_version"),
   },
   (t) => [index("webhooks_org_idx").on(t.organizationId)],
 );
@@ -1105,6 +1109,8 @@ export const auditEvents = sqliteTable(
     createdAt: integer("created_at").notNull(),
     prevHash: text("prev_hash"),
     hash: text("hash"),
+    /** The id of the audit key whose HMAC is `hash` (issue 40); null = sealed before keyed chains (plain SHA-256). */
+    keyId: text("key_id"),
   },
   (t) => [
     uniqueIndex("audit_events_chain_idx").on(t.organizationId, t.seq),
@@ -1116,6 +1122,23 @@ export const auditEvents = sqliteTable(
       .where(sql`seq IS NULL`),
     index("audit_events_entity_idx").on(t.organizationId, t.entityType, t.entityId),
   ],
+);
+
+/**
+ * Signed checkpoints of an organization's chain (issue 40): `signature` is the HMAC, under the
+ * audit key `key_id`, of (organization, seq, hash). `verify` starts from the last one.
+ */
+export const auditCheckpoints = sqliteTable(
+  "audit_checkpoints",
+  {
+    organizationId: text("organization_id").notNull(),
+    seq: integer("seq").notNull(),
+    hash: text("hash").notNull(),
+    keyId: text("key_id").notNull(),
+    signature: text("signature").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.seq] })],
 );
 
 /** The last entry retention deleted from an organization's chain: where the kept chain starts. */

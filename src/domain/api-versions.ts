@@ -13,6 +13,9 @@ export function isApiVersion(value: string): value is ApiVersion {
   return (API_VERSIONS as readonly string[]).includes(value);
 }
 
+/** Events, webhook deliveries and GET /v1/events carry the masked phone and no e-mail unless asked (issue 40). */
+export const PERSONAL_DATA_VERSION: ApiVersion = "2026-11-28";
+
 /** Versions are ISO dates: their text order is their time order. */
 export function isBefore(version: ApiVersion, change: ApiVersion): boolean {
   return version < change;

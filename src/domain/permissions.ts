@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   "WEBHOOK_MANAGE",
   "WIDGET",
   "AUDIT_VIEW",
+  // Full phone numbers and e-mails in GET /v1/events (issue 40): only a key given read:personal_data.
+  "PERSONAL_DATA_VIEW",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -44,6 +46,7 @@ export const SCOPES = [
   "manage:webhooks",
   "widget",
   "read:audit",
+  "read:personal_data",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -58,7 +61,12 @@ export const SCOPE_PERMISSIONS: Record<Scope, readonly Permission[]> = {
   widget: ["WIDGET"],
   // The audit log names people and addresses: never part of the `read` shorthand, asked for by name.
   "read:audit": ["AUDIT_VIEW"],
+  // Visitors' full phone numbers and e-mails in events (issue 40): in no shorthand, not even `admin`.
+  "read:personal_data": ["PERSONAL_DATA_VIEW"],
 };
+
+/** Scopes only ever granted by name: `admin` does not include them. */
+const NAMED_ONLY: readonly Scope[] = ["read:personal_data"];
 
 export const KEY_PERMISSION_VALUES = [...SCOPES, "read", "write", "admin"] as const;
 export type KeyPermission = (typeof KEY_PERMISSION_VALUES)[number];
@@ -76,7 +84,7 @@ export function keyPermissions(values: readonly string[]): Set<Permission> {
   for (const value of list) {
     if (value === "admin") {
       for (const p of ROLE_PERMISSIONS.admin) granted.add(p);
-      for (const scope of SCOPES) for (const p of SCOPE_PERMISSIONS[scope]) granted.add(p);
+      for (const scope of SCOPES) if (!NAMED_ONLY.includes(scope)) for (const p of SCOPE_PERMISSIONS[scope]) granted.add(p);
       continue;
     }
     const scopes: Scope[] =

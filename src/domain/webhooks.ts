@@ -1,6 +1,8 @@
 // Webhook rules with no I/O: which events a subscription may name, the delivery body, and
 // when a failed delivery is tried again.
+import { isBefore, PERSONAL_DATA_VERSION, type ApiVersion } from "./api-versions";
 import { EVENT_TYPES, type DomainEventMessage } from "./events";
+import { maskPhone } from "./phone-mask";
 import { DAY, HOUR } from "../lib/time";
 
 /** Sent only by POST …/webhooks/{id}/test, whatever the subscription's events. */
@@ -35,6 +37,40 @@ export function eventPayload(event: DomainEventMessage): WebhookPayload {
     organizationId: event.organizationId,
     data: { ...event.data, queueId: event.queueId, ticketId: event.ticketId },
   };
+}
+
+/** Who reads a payload: the API version it follows, and whether it opted in to personal data. */
+export interface PayloadReader {
+  version: ApiVersion;
+  personalData: boolean;
+}
+
+const EMAIL_FIELD = /e-?mail/i;
+const PHONE_FIELD = /^phone$|Phone$/;
+
+/**
+ * An event's fields without personal data (issue 40): a phone field becomes its masked form
+ * (`phone` → `phoneMasked`, "+33 6 •• •• •• 78", as the console shows it) and an e-mail field is
+ * left out. Names and open intake answers stay: they are what the staff and the receiver act on.
+ */
+export function withoutPersonalData(data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(data)) {
+    if (EMAIL_FIELD.test(field)) continue;
+    if (PHONE_FIELD.test(field)) out[`${field}Masked`] = typeof value === "string" ? maskPhone(value) : null;
+    else out[field] = value;
+  }
+  return out;
+}
+
+/**
+ * The payload as one reader receives it: from version 2026-11-28 on, personal data only for a
+ * reader that opted in (a subscription's `includePersonalData`, a key's `read:personal_data`);
+ * a reader pinned to an older version keeps the payload it always had.
+ */
+export function payloadFor(payload: WebhookPayload, reader: PayloadReader): WebhookPayload {
+  if (reader.personalData || isBefore(reader.version, PERSONAL_DATA_VERSION)) return payload;
+  return { ...payload, data: withoutPersonalData(payload.data) };
 }
 
 /** A delivery is retried for 24 h after its first attempt, then it is `failed`. */

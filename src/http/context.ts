@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import type { ApiVersion } from "../domain/api-versions";
 import type { Role } from "../domain/permissions";
 import type { Limit, RateLimits } from "../domain/plans";
 import type { Permission } from "../domain/permissions";
@@ -67,6 +68,8 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** The version this request is answered in (./versioning.ts). */
+    apiVersion: ApiVersion;
     rateLimitHeaders: Record<string, string>;
     /** Roles of the session's user already read along with another row (see `rememberRole`). */
     knownRoles: Map<string, { role: Role; locationIds: readonly string[] | null } | null>;

@@ -83,7 +83,16 @@ export const InvitationRecord = z
 
 export const SessionRecord = z.object({ token: z.string(), expiresAt: z.string() }).openapi("Session");
 
-export const MembershipRecord = z.object({ organizationId: z.string(), role: RoleSchema }).openapi("Membership");
+export const MembershipRecord = z
+  .object({
+    organizationId: z.string(),
+    role: RoleSchema,
+    locationIds: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "The locations this membership is limited to (issue 31); null = the whole organization" }),
+  })
+  .openapi("Membership");
 
 /** The likely wait (docs/wait-estimate.md): `estimatedWaitMinutes` lies within it; both 0 when nobody is ahead. */
 export const WaitRangeSchema = z.object({ low: z.number().int(), high: z.number().int() }).openapi("WaitRange", {

@@ -63,6 +63,14 @@ const CHANGES: Change[] = [
     down: withoutCursors,
   },
   {
+    version: "2026-11-28",
+    describe:
+      "Events (webhook deliveries and GET /v1/events) carry phoneMasked instead of phone and no e-mail, unless the subscription sets includePersonalData or the key has the scope read:personal_data.",
+    // Built where the payload is made (domain/webhooks.ts payloadFor): a masked phone cannot be turned back.
+    applies: () => false,
+    down: (body) => body,
+  },
+  {
     version: "2026-11-26",
     describe:
       "Ticket lists are cursor-paginated: meta gains nextCursor and previousCursor, and meta.page is null on a page read with a cursor.",
@@ -97,6 +105,7 @@ function versionOf(c: Context<AppEnv>): ApiVersion {
 /** Runs after authentication (it reads the key's pin); echoes the version in every answer. */
 export const apiVersioning = createMiddleware<AppEnv>(async (c, next) => {
   const version = versionOf(c);
+  c.set("apiVersion", version);
   await next();
   // A WebSocket upgrade (101) is the room's own answer: nothing to echo or reshape there.
   if (c.res.status === 101) return;

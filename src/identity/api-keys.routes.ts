@@ -44,7 +44,7 @@ const create = createRoute({
   tags,
   summary: "Create an API key (ORG_MANAGE); the full key is in the answer only this once",
   description:
-    "permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit) or the shorthands read, write, admin (read:audit is in none but admin). None means read.",
+    "permissions: scopes (read:services, write:services, read:queues, write:queues, read:analytics, manage:webhooks, widget, read:audit, read:personal_data) or the shorthands read, write, admin (read:audit is in none but admin; read:personal_data, full phones and e-mails in GET /v1/events, in none). None means read.",
   security: SECURITY.any,
   request: {
     params: OrganizationParam,

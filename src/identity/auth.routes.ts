@@ -175,12 +175,12 @@ const me = createRoute({
 app.openapi(me, async (c) => {
   const { user } = requireUser(c);
   const memberships = await database(c.env.DB)
-    .select({ organizationId: members.organizationId, role: members.role })
+    .select({ organizationId: members.organizationId, role: members.role, locationIds: members.locationIds })
     .from(members)
     .where(eq(members.userId, user.id))
     .orderBy(members.createdAt)
     .all();
-  return c.json(ok({ user: userRecord(user), memberships }), 200);
+  return c.json(ok({ user: userRecord(user), memberships: memberships.map((m) => ({ ...m, locationIds: m.locationIds ?? null })) }), 200);
 });
 
 const refresh = createRoute({

@@ -99,6 +99,8 @@ async function loadWebhook(env: Env, webhookId: string): Promise<WebhookRow | nu
       })),
     ),
     failingSince: r.failing_since as number | null,
+    includePersonalData: Boolean(r.include_personal_data),
+    apiVersion: r.api_version as string | null,
     createdAt: r.created_at as number,
     updatedAt: r.updated_at as number,
   };

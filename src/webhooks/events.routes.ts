@@ -4,6 +4,7 @@ import { authorize, organizationOfRequest } from "../http/auth";
 import { validationError } from "../http/errors";
 import { errors, jsonResponse, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
+import { payloadFor } from "../domain/webhooks";
 import { listEvents } from "./event-stream";
 
 // The event stream as a list (issue #32): an integrator without a public URL catches up from
@@ -72,6 +73,7 @@ app.openapi(
     summary: "The organization's events of the last 24 hours, oldest first, resumable from the last one seen",
     description:
       "Organization from the API key, X-Organization-Id, or the user's only membership. Scope `manage:webhooks` (or an `admin` key), or an owner/admin session. " +
+      "From version 2026-11-28 a visitor's phone is `phoneMasked` and e-mails are left out, unless the key has the scope `read:personal_data` (given by name only, not part of `admin`); sessions always read the masked form. " +
       "Every event is listed once, in the order it was recorded: poll with startingAfter=meta.nextCursor and nothing is skipped or repeated. `npm run webhooks:listen` forwards them to a local URL.",
     security: SECURITY.any,
     request: { query: EventsQuery },
@@ -82,7 +84,8 @@ app.openapi(
   }),
   async (c) => {
     const organizationId = await organizationOfRequest(c);
-    await authorize(c, organizationId, "WEBHOOK_MANAGE");
+    const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
+    const reader = { version: c.get("apiVersion"), personalData: actor.can("PERSONAL_DATA_VIEW") };
     const query = c.req.valid("query");
     const types = commaList(query.types);
     const unknown = types.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
@@ -100,7 +103,14 @@ app.openapi(
     }
     const nextCursor = page.items.at(-1)?.id ?? query.startingAfter ?? null;
     c.header("Cache-Control", "no-store");
-    return c.json({ success: true as const, data: page.items, meta: { limit: query.limit, hasMore: page.hasMore, nextCursor } }, 200);
+    return c.json(
+      {
+        success: true as const,
+        data: page.items.map((e) => payloadFor(e, reader)),
+        meta: { limit: query.limit, hasMore: page.hasMore, nextCursor },
+      },
+      200,
+    );
   },
 );
 

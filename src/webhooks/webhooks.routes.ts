@@ -1,6 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { WEBHOOK_EVENT_NAMES } from "../domain/webhooks";
-import { authorize } from "../http/auth";
+import { API_VERSIONS } from "../domain/api-versions";
+import { authorize, type Actor } from "../http/auth";
+import { auditOrigin } from "../http/audit-origin";
+import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { ok, okList } from "../http/respond";
@@ -22,6 +25,11 @@ import {
 import { PublicParagraph } from "../http/schemas";
 
 const app = router();
+
+/** Full personal data in deliveries is the organization's decision: owners, admins, admin keys (issue 40). */
+function requirePersonalDataGrant(actor: Actor): void {
+  if (!actor.can("ORG_MANAGE")) throw permissionRefused("ORG_MANAGE", actor);
+}
 const tags = ["Webhooks"];
 
 const Webhook = z
@@ -33,6 +41,13 @@ const Webhook = z
     description: z.string().nullable(),
     enabled: z.boolean(),
     disabledReason: z.string().nullable().openapi({ description: "Why the service turned the subscription off (3 days of failures)" }),
+    includePersonalData: z.boolean().openapi({
+      description: "Deliveries carry the visitor's full phone and e-mail; otherwise phoneMasked and no e-mail (from version 2026-11-28)",
+    }),
+    apiVersion: z.enum(API_VERSIONS).openapi({
+      description:
+        "The API version of the payloads: the request's version at creation (subscriptions made before 2026-11-28 answer 2026-11-01); PATCH moves it",
+    }),
     previousSecretExpiresAt: z
       .string()
       .nullable()
@@ -78,8 +93,19 @@ const Events = z
   .openapi({ description: "Event types to receive, or `*` for all (see docs/webhooks.md)" });
 const Description = PublicParagraph(500).trim();
 
+const IncludePersonalData = z
+  .boolean()
+  .openapi({
+    description: "Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false.",
+  });
 const CreateBody = z
-  .strictObject({ url: Url, events: Events, description: Description.optional(), enabled: z.boolean().optional() })
+  .strictObject({
+    url: Url,
+    events: Events,
+    description: Description.optional(),
+    enabled: z.boolean().optional(),
+    includePersonalData: IncludePersonalData.optional(),
+  })
   .openapi("CreateWebhookRequest");
 const UpdateBody = z
   .strictObject({
@@ -87,6 +113,8 @@ const UpdateBody = z
     events: Events.optional(),
     description: Description.nullable().optional(),
     enabled: z.boolean().optional(),
+    includePersonalData: IncludePersonalData.optional(),
+    apiVersion: z.enum(API_VERSIONS).optional().openapi({ description: "Move the subscription's payloads to this version" }),
   })
   .openapi("UpdateWebhookRequest");
 
@@ -109,8 +137,16 @@ app.openapi(
   }),
   async (c) => {
     const { organizationId } = c.req.valid("param");
-    await authorize(c, organizationId, "WEBHOOK_MANAGE");
-    const { row, secret } = await createWebhook(c.env, organizationId, c.req.valid("json"), now());
+    const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
+    const body = c.req.valid("json");
+    if (body.includePersonalData) requirePersonalDataGrant(actor);
+    const { row, secret } = await createWebhook(
+      c.env,
+      organizationId,
+      { ...body, apiVersion: c.get("apiVersion") },
+      now(),
+      auditOrigin(c, actor),
+    );
     return c.json(ok({ ...webhookRecord(row), secret }), 201);
   },
 );
@@ -177,8 +213,10 @@ app.openapi(
   }),
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
-    await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    return c.json(ok(webhookRecord(await updateWebhook(c.env, organizationId, webhookId, c.req.valid("json"), now()))), 200);
+    const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
+    const body = c.req.valid("json");
+    if (body.includePersonalData) requirePersonalDataGrant(actor);
+    return c.json(ok(webhookRecord(await updateWebhook(c.env, organizationId, webhookId, body, now(), auditOrigin(c, actor)))), 200);
   },
 );
 
@@ -195,8 +233,8 @@ app.openapi(
   }),
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
-    await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    return c.json(ok(webhookRecord(await deleteWebhook(c.env, organizationId, webhookId))), 200);
+    const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
+    return c.json(ok(webhookRecord(await deleteWebhook(c.env, organizationId, webhookId, now(), auditOrigin(c, actor)))), 200);
   },
 );
 
@@ -213,8 +251,8 @@ app.openapi(
   }),
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
-    await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    const { row, secret } = await rotateWebhookSecret(c.env, organizationId, webhookId, now());
+    const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
+    const { row, secret } = await rotateWebhookSecret(c.env, organizationId, webhookId, now(), auditOrigin(c, actor));
     return c.json(ok({ ...webhookRecord(row), secret }), 200);
   },
 );

@@ -1,9 +1,12 @@
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, sql } from "drizzle-orm";
 import { database } from "../db/client";
 import { subscriptions, webhookDeliveries, webhooks } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
 import { entitlements } from "../domain/plans";
-import { subscribes, TEST_EVENT, type WebhookPayload, eventPayload } from "../domain/webhooks";
+import { auditInsertIfChanged } from "../audit/audit";
+import { FIRST_API_VERSION, isApiVersion, type ApiVersion } from "../domain/api-versions";
+import { changedFields, type AuditOrigin } from "../domain/audit";
+import { payloadFor, subscribes, TEST_EVENT, type WebhookPayload, eventPayload } from "../domain/webhooks";
 import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -36,10 +39,24 @@ export function webhookRecord(w: WebhookRow) {
     description: w.description,
     enabled: w.enabled,
     disabledReason: w.disabledReason,
+    includePersonalData: w.includePersonalData,
+    apiVersion: webhookVersion(w),
     previousSecretExpiresAt: isoOrNull(w.previousSecret ? w.previousSecretExpiresAt : null),
     createdAt: iso(w.createdAt),
     updatedAt: iso(w.updatedAt),
   };
+}
+
+/** The version a subscription's payloads follow: subscriptions made before versions follow the first. */
+export function webhookVersion(w: Pick<WebhookRow, "apiVersion">): ApiVersion {
+  return w.apiVersion !== null && isApiVersion(w.apiVersion) ? w.apiVersion : FIRST_API_VERSION;
+}
+
+/** What the audit log records of a subscription (issue 40): never its secrets. */
+const AUDITED_FIELDS = ["url", "events", "description", "enabled", "includePersonalData", "apiVersion"] as const;
+
+function auditedView(w: WebhookRow): Record<string, unknown> {
+  return { ...w, apiVersion: webhookVersion(w) };
 }
 
 export function deliveryRecord(d: DeliveryRow) {
@@ -97,6 +114,8 @@ export interface WebhookInput {
   events: string[];
   description?: string | null;
   enabled?: boolean;
+  includePersonalData?: boolean;
+  apiVersion?: ApiVersion;
 }
 
 /**
@@ -106,8 +125,9 @@ export interface WebhookInput {
 export async function createWebhook(
   env: Env,
   organizationId: string,
-  input: WebhookInput,
+  input: WebhookInput & { apiVersion: ApiVersion },
   at: number,
+  origin: AuditOrigin,
 ): Promise<{ row: WebhookRow; secret: string }> {
   const url = await guardedUrl(env, input.url);
   const sub = await database(env.DB).select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
@@ -128,26 +148,21 @@ export async function createWebhook(
     failingSince: null,
     createdAt: at,
     updatedAt: at,
+    includePersonalData: input.includePersonalData ?? false,
+    apiVersion: input.apiVersion,
   };
-  const result = await env.DB.prepare(
-    `INSERT INTO webhooks (id, organization_id, url, events, description, enabled, secret, created_at, updated_at)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ? IS NULL OR (SELECT count(*) FROM webhooks WHERE organization_id = ?) < ?`,
-  )
-    .bind(
-      row.id,
-      organizationId,
-      url,
-      JSON.stringify(row.events),
-      row.description,
-      row.enabled ? 1 : 0,
-      await sealSecret(env, secret),
-      at,
-      at,
-      limit,
-      organizationId,
-      limit,
-    )
-    .run();
+  const db = database(env.DB);
+  // Drizzle's insert … select names every column of the table, in the schema's order.
+  const insert = db.insert(webhooks).select(
+    sql`SELECT ${row.id}, ${organizationId}, ${url}, ${JSON.stringify(row.events)}, ${row.description}, ${row.enabled ? 1 : 0}, NULL,
+       ${await sealSecret(env, secret)}, NULL, NULL, '[]', NULL, ${at}, ${at}, ${row.includePersonalData ? 1 : 0}, ${row.apiVersion}
+     WHERE ${limit} IS NULL OR (SELECT count(*) FROM webhooks WHERE organization_id = ${organizationId}) < ${limit}`,
+  );
+  const change = { organizationId, entityType: "webhook", entityId: row.id, action: "webhook.created" };
+  const [result] = await db.batch([
+    insert,
+    auditInsertIfChanged(db, origin, { ...change, changes: changedFields(null, auditedView(row), AUDITED_FIELDS) }, at),
+  ]);
   if (result.meta.changes === 0) {
     throw new ApiError("QUOTA_EXCEEDED", `The plan allows ${limit} webhook subscription${limit === 1 ? "" : "s"}`, {
       limit,
@@ -196,8 +211,9 @@ export async function updateWebhook(
   webhookId: string,
   patch: Partial<WebhookInput>,
   at: number,
+  origin: AuditOrigin,
 ): Promise<WebhookRow> {
-  await findWebhook(env, organizationId, webhookId);
+  const before = await findWebhook(env, organizationId, webhookId);
   const set: Partial<WebhookRow> = { updatedAt: at };
   if (patch.url !== undefined) set.url = await guardedUrl(env, patch.url);
   if (patch.events !== undefined) set.events = [...new Set(patch.events)];
@@ -207,22 +223,44 @@ export async function updateWebhook(
     // Turning a subscription back on starts its failure count afresh.
     if (patch.enabled) Object.assign(set, { disabledReason: null, failingSince: null });
   }
-  const row = await database(env.DB)
-    .update(webhooks)
-    .set(set)
-    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
-    .returning()
-    .get();
+  if (patch.includePersonalData !== undefined) set.includePersonalData = patch.includePersonalData;
+  if (patch.apiVersion !== undefined) set.apiVersion = patch.apiVersion;
+  const db = database(env.DB);
+  const changes = changedFields(auditedView(before), auditedView({ ...before, ...set }), AUDITED_FIELDS);
+  const [rows] = await db.batch([
+    db
+      .update(webhooks)
+      .set(set)
+      .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
+      .returning(),
+    auditInsertIfChanged(
+      db,
+      origin,
+      { organizationId, entityType: "webhook", entityId: webhookId, action: "webhook.updated", changes },
+      at,
+    ),
+  ]);
+  const row = rows[0];
   if (!row) throw notFound("Webhook");
   return row;
 }
 
-export async function deleteWebhook(env: Env, organizationId: string, webhookId: string): Promise<WebhookRow> {
-  const row = await database(env.DB)
-    .delete(webhooks)
-    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
-    .returning()
-    .get();
+export async function deleteWebhook(
+  env: Env,
+  organizationId: string,
+  webhookId: string,
+  at: number,
+  origin: AuditOrigin,
+): Promise<WebhookRow> {
+  const db = database(env.DB);
+  const [rows] = await db.batch([
+    db
+      .delete(webhooks)
+      .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
+      .returning(),
+    auditInsertIfChanged(db, origin, { organizationId, entityType: "webhook", entityId: webhookId, action: "webhook.deleted" }, at),
+  ]);
+  const row = rows[0];
   if (!row) throw notFound("Webhook");
   return row;
 }
@@ -233,6 +271,7 @@ export async function rotateWebhookSecret(
   organizationId: string,
   webhookId: string,
   at: number,
+  origin: AuditOrigin,
 ): Promise<{ row: WebhookRow; secret: string }> {
   const current = await findWebhook(env, organizationId, webhookId);
   const secret = mintWebhookSecret();
@@ -244,18 +283,33 @@ export async function rotateWebhookSecret(
       : []),
     ...(current.retiredSecrets ?? []).filter((r) => r.expiresAt > at),
   ];
-  const row = await database(env.DB)
-    .update(webhooks)
-    .set({
-      secret: await sealSecret(env, secret),
-      previousSecret: current.secret,
-      previousSecretExpiresAt: at + ROTATION_OVERLAP_MS,
-      retiredSecrets,
-      updatedAt: at,
-    })
-    .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId), eq(webhooks.secret, current.secret)))
-    .returning()
-    .get();
+  const db = database(env.DB);
+  const [rows] = await db.batch([
+    db
+      .update(webhooks)
+      .set({
+        secret: await sealSecret(env, secret),
+        previousSecret: current.secret,
+        previousSecretExpiresAt: at + ROTATION_OVERLAP_MS,
+        retiredSecrets,
+        updatedAt: at,
+      })
+      .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId), eq(webhooks.secret, current.secret)))
+      .returning(),
+    auditInsertIfChanged(
+      db,
+      origin,
+      {
+        organizationId,
+        entityType: "webhook",
+        entityId: webhookId,
+        action: "webhook.secret_rotated",
+        changes: changedFields({ secret: 1 }, { secret: 2 }, ["secret"]),
+      },
+      at,
+    ),
+  ]);
+  const row = rows[0];
   if (!row) throw new ApiError("CONFLICT", "The secret was rotated at the same moment; try again", { field: "secret" });
   return { row, secret };
 }
@@ -365,7 +419,10 @@ export async function fanOutEvent(env: Env, event: DomainEventMessage, at: numbe
   const targets = subs.filter((w) => subscribes(w.events, event.type));
   if (targets.length === 0) return 0;
   const payload = eventPayload(event);
-  const rows = targets.map((w) => newDelivery(w, payload, at, null));
+  // Each subscription gets the payload of its own version and opt-in (issue 40).
+  const rows = targets.map((w) =>
+    newDelivery(w, payloadFor(payload, { version: webhookVersion(w), personalData: w.includePersonalData }), at, null),
+  );
   await env.DB.batch(
     rows.map((r) =>
       env.DB.prepare(
