@@ -59,6 +59,8 @@ const RAW_SQL = {
   "src/tickets/queues.ts": "a queue created with its display letter chosen in the INSERT (unique per service)",
   "src/visits/labels.ts": "a label added only while the list is not full (conditional INSERT)",
   "src/db/prepared.ts": "runs Drizzle-built reads prepared once per binding in one D1 batch (no SQL written there; issue 43)",
+  "src/http/keyset.ts":
+    "the cursor reader of the lists still read with prepared SQL (notifications, deliveries, ticket messages): it reads the cursor row's keys; goes when those lists move to Drizzle (issue 41)",
   "src/identity/verification.ts": "the domain re-check's due list",
   "src/jobs/analytics-backfill.ts": "projection deltas rebuilt in chunks",
   "src/jobs/anonymisation.ts": "retention: personal data blanked in bulk",

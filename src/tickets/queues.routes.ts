@@ -59,13 +59,9 @@ export const QueueRecord = z
     maxCapacity: z.number().int().nullable(),
     noShowTimeoutMinutes: z.number().int(),
     defaultServiceMinutes: z.number().int(),
-    targetWaitMinutes: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({
-        description: "The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none",
-      }),
+    targetWaitMinutes: z.number().int().nullable().openapi({
+      description: "The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none",
+    }),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),

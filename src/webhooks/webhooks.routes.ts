@@ -93,11 +93,9 @@ const Events = z
   .openapi({ description: "Event types to receive, or `*` for all (see docs/webhooks.md)" });
 const Description = PublicParagraph(500).trim();
 
-const IncludePersonalData = z
-  .boolean()
-  .openapi({
-    description: "Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false.",
-  });
+const IncludePersonalData = z.boolean().openapi({
+  description: "Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false.",
+});
 const CreateBody = z
   .strictObject({
     url: Url,
