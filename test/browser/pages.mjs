@@ -880,6 +880,41 @@ export function pageCases() {
       },
     },
     {
+      name: "pages console alert: a visitor past the queue's target while this desk is open and idle: the console says so (the floor's alerts, read on the server's clock)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        // The dev Worker's clock is the real one: the smallest target (1 min) is waited for.
+        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 1 });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          const ticket = await widgetJoin(api, { visitorName: "Alert Wait" });
+          await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
+          check((await p.locator('[data-banner="staff-alert"]').count()) === 0, "an alert before the target");
+          // Past the target, the 15 s read brings the alert (no live signal needed).
+          const banner = p.locator('[data-banner="staff-alert"]');
+          await banner.waitFor({ timeout: 100_000 });
+          const said = await banner.textContent();
+          check(
+            new RegExp(
+              `${ticket.displayCode} (has been waiting 1 min and your desk is idle|attend depuis 1 min et votre guichet est libre)\\.`,
+            ).test(said),
+            `alert: ${said}`,
+          );
+          await checkAxe(p, "the console with a staff alert");
+          // Calling the visitor ends it.
+          await p.keyboard.press("n");
+          await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
+          await banner.waitFor({ state: "detached", timeout: STEP_MS });
+        } finally {
+          await ctx.close();
+          await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
+        }
+      },
+    },
+    {
       name: "pages: the status page asks for the phone code while the number is unproven (requirePhoneCode), EN and FR (axe)",
       async run({ browser, api }) {
         await resetDemo(api);
