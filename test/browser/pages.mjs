@@ -828,6 +828,93 @@ export function pageCases() {
       },
     },
     {
+      name: "pages floor: signs in on its own page; a queue's target wait turns a line amber then red on the page's clock; the alert names the open idle desk (axe)",
+      async run({ browser, api }) {
+        const desks = await resetDemo(api);
+        const guichet1 = desks.find((d) => d.name === "Guichet 1");
+        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 10 });
+        // An open desk calling from the queue with nobody at it.
+        await must(api, "POST", `/desks/${guichet1.id}/open`);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          // The page's clock is Playwright's: the waits are judged on it between reads.
+          await p.clock.install({ time: Date.now() });
+          // The printed floor link alone: its own sign-in form.
+          await p.goto(`${api}/console/floor?lang=en`, { timeout: STEP_MS });
+          await p.getByRole("heading", { name: "Floor — sign in" }).waitFor({ timeout: STEP_MS });
+          await checkAxe(p, "the floor's sign-in");
+          await p.getByLabel("Email").fill(DEMO.owner.email);
+          await p.getByLabel("Password").fill(DEMO.owner.password);
+          await p.getByRole("button", { name: "Sign in" }).click();
+          await p.getByText(DEMO.location.address).waitFor({ timeout: STEP_MS });
+          await p.getByRole("heading", { level: 1, name: new RegExp(DEMO.location.name) }).waitFor({ timeout: STEP_MS });
+          const ticket = await widgetJoin(api, { visitorName: "Floor Wait" });
+          const row = p.locator(`tr[data-ticket="${ticket.id}"]`);
+          await row.waitFor({ timeout: STEP_MS });
+          check((await row.getAttribute("data-level")) === "ok", "a new ticket's row is not ok");
+          check((await row.textContent()).includes("Floor Wait"), "the row does not name the visitor");
+          check((await p.locator("[data-alert]").count()) === 0, "an alert before the target");
+          // 75 % of the target: amber, said in words.
+          await p.clock.fastForward("08:00");
+          await p.locator(`tr[data-ticket="${ticket.id}"][data-level="amber"]`).waitFor({ timeout: STEP_MS });
+          check((await row.textContent()).includes("near the target"), `amber row says: ${await row.textContent()}`);
+          check((await p.locator(`[data-queue="${DEMO.queue.id}"]`).getAttribute("data-level")) === "amber", "the queue is not amber");
+          check((await p.locator("[data-alert]").count()) === 0, "an alert before the target is reached");
+          // Past the target with Guichet 1 open and idle: red, and the staff alert.
+          await p.clock.fastForward("03:00");
+          await p.locator(`tr[data-ticket="${ticket.id}"][data-level="red"]`).waitFor({ timeout: STEP_MS });
+          check((await row.textContent()).includes("past the target"), `red row says: ${await row.textContent()}`);
+          const alert = p.locator("[data-alert]").filter({ hasText: ticket.displayCode });
+          await alert.waitFor({ timeout: STEP_MS });
+          const said = await alert.textContent();
+          check(/has been waiting 1[01] min and Guichet 1 is idle\./.test(said), `alert: ${said}`);
+          await checkAxe(p, "the floor with a red line and an alert");
+          // The desk calls the visitor: the line empties and the alert goes.
+          await must(api, "POST", `/desks/${guichet1.id}/call-next`, {});
+          await p.locator("[data-alert]").waitFor({ state: "detached", timeout: STEP_MS });
+        } finally {
+          await ctx.close();
+          await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
+        }
+      },
+    },
+    {
+      name: "pages console alert: a visitor past the queue's target while this desk is open and idle: the console says so (the floor's alerts, read on the server's clock)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        // The dev Worker's clock is the real one: the smallest target (1 min) is waited for.
+        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 1 });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          const ticket = await widgetJoin(api, { visitorName: "Alert Wait" });
+          await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
+          check((await p.locator('[data-banner="staff-alert"]').count()) === 0, "an alert before the target");
+          // Past the target, the 15 s read brings the alert (no live signal needed).
+          const banner = p.locator('[data-banner="staff-alert"]');
+          await banner.waitFor({ timeout: 100_000 });
+          const said = await banner.textContent();
+          check(
+            new RegExp(
+              `${ticket.displayCode} (has been waiting 1 min and your desk is idle|attend depuis 1 min et votre guichet est libre)\\.`,
+            ).test(said),
+            `alert: ${said}`,
+          );
+          await checkAxe(p, "the console with a staff alert");
+          // Calling the visitor ends it.
+          await p.keyboard.press("n");
+          await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
+          await banner.waitFor({ state: "detached", timeout: STEP_MS });
+        } finally {
+          await ctx.close();
+          await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
+        }
+      },
+    },
+    {
       name: "pages: the status page asks for the phone code while the number is unproven (requirePhoneCode), EN and FR (axe)",
       async run({ browser, api }) {
         await resetDemo(api);
@@ -1241,9 +1328,20 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.screenshot({ path: path.join(dir, `status-${lang}-${size}.png`) });
 
         await signIn(p, api, DEMO.owner).catch(() => {});
-        await p.goto(`${api}/console/floor?lang=${lang}`);
-        await p.waitForSelector("table, .notice", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `floor-${lang}-${size}.png`) });
+        // The floor with a target wait, its clock 8 minutes on: the line near the target (amber).
+        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 10 });
+        const f = await ctx.newPage();
+        await f.clock.install({ time: Date.now() });
+        await f.goto(`${api}/console/floor?lang=${lang}`);
+        await f.waitForSelector("table, .notice", { timeout: STEP_MS });
+        // The first reads (load, then the socket's open) settle first: each read sets the page's offset to the server's time.
+        await f.getByText(lang === "fr" ? "En direct" : "Live", { exact: true }).waitFor({ timeout: STEP_MS });
+        await new Promise((r) => setTimeout(r, 1500));
+        await f.clock.fastForward("08:00");
+        await f.waitForSelector('tr[data-level="amber"]', { timeout: STEP_MS });
+        await f.screenshot({ path: path.join(dir, `floor-${lang}-${size}.png`) });
+        await f.close();
+        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
 
         // The branch's TV (docs/pages.md), both layouts, with Guichet 2 open and a call at Guichet 1.
         const board = `${api}/v1/widget/board?organization=${DEMO.organization.id}&location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&language=${lang}&sound=0`;

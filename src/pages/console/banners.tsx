@@ -1,9 +1,10 @@
-// Banners above the desk's work area, one small component each (docs/pages.md): today the failed
-// read of the desk. A new banner (e.g. a staff alert) is one more component rendered here.
-import type { Lang } from "../shared/i18n";
+// Banners above the desk's work area, one small component each (docs/pages.md): the failed read
+// of the desk, and the staff alert for this desk (a visitor past the queue's target while it is idle).
+import { minutes, type Lang } from "../shared/i18n";
 import type { DeskView } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 import { refusalText } from "./refusal";
+import type { StaffAlert } from "./staff-alerts";
 
 export interface BannerProps {
   view: DeskView | null;
@@ -11,6 +12,7 @@ export interface BannerProps {
   t: ConsoleText;
   lang: Lang;
   retry: () => void;
+  alerts: StaffAlert[];
 }
 
 function ReadFailed(p: BannerProps) {
@@ -25,11 +27,23 @@ function ReadFailed(p: BannerProps) {
   );
 }
 
+function StaffAlerts(p: BannerProps) {
+  if (p.alerts.length === 0) return null;
+  return (
+    <div class="notice alert banner" role="alert" data-banner="staff-alert">
+      {p.alerts.map((a) => (
+        <p data-alert={a.queueId}>{p.t.staffAlert(a.displayCode, minutes(Math.floor(a.waitedSeconds / 60), p.lang))}</p>
+      ))}
+    </div>
+  );
+}
+
 /** Every banner, in order. */
 export function DeskBanners(p: BannerProps) {
   return (
     <div class="banners">
       <ReadFailed {...p} />
+      <StaffAlerts {...p} />
     </div>
   );
 }

@@ -18,6 +18,7 @@ import { TEXT } from "./i18n";
 import { HeldList, WaitingLine } from "./line";
 import { refusalText } from "./refusal";
 import { SignIn } from "./sign-in";
+import { useStaffAlerts } from "./staff-alerts";
 
 type Me = Answer<"/v1/auth/me">;
 type Desk = Answer<"/v1/desks/{deskId}">;
@@ -66,6 +67,8 @@ function App() {
     },
     offline: () => setNotice({ kind: "info", text: TEXT[langRef.current].reconnecting }),
   });
+  // The floor's alerts naming this desk, read again after each read of the desk and every 15 s.
+  const { alerts } = useStaffAlerts(phase === "desk" ? desk : null, view);
   const current = view?.current ?? null;
   const held = view?.held ?? [];
 
@@ -388,7 +391,7 @@ function App() {
   return (
     <div class="desk-screen">
       {bar}
-      <DeskBanners view={view} readError={readError} t={t} lang={lang} retry={() => void refresh()} />
+      <DeskBanners view={view} readError={readError} t={t} lang={lang} retry={() => void refresh()} alerts={alerts} />
       <div class="layout">
         <section class="current card" aria-labelledby="current-title">
           <h2 id="current-title">{t.current}</h2>
