@@ -4585,6 +4585,11 @@ export interface components {
                     /** @description Deprecated (use `counter`): first name of the member who called, or the name of the calling API key */
                     assignedTo: string | null;
                     calledAt: string;
+                    /**
+                     * @description walk_in, or appointment: the board shows "Appointment" beside the call
+                     * @enum {string}
+                     */
+                    kind: "walk_in" | "appointment";
                 }[];
                 /** @description The next codes in call order (at most 5) */
                 nextWaiting: string[];
@@ -14973,7 +14978,8 @@ export interface operations {
                      *                 "status": "called",
                      *                 "counter": "Guichet 3",
                      *                 "assignedTo": "Demo",
-                     *                 "calledAt": "2026-03-20T10:30:00.000Z"
+                     *                 "calledAt": "2026-03-20T10:30:00.000Z",
+                     *                 "kind": "walk_in"
                      *               }
                      *             ],
                      *             "nextWaiting": [

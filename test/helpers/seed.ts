@@ -79,6 +79,7 @@ export async function seedQueueFixture(plan: SeedOptions["plan"] = "pro", opts: 
     rulesVersion: 0,
     intakeQuestions: 0,
     blendPolicy: null,
+    targetWaitMinutes: null,
   };
   const minted = await mintApiKey(env);
   const keyHash = await sha256Hex(minted.value);
