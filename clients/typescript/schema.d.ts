@@ -7611,7 +7611,7 @@ export interface operations {
                      *           "name": "Demo Bank",
                      *           "slug": "demo-bank",
                      *           "type": "banking",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "legalName": "Demo Bank SA",
                      *           "siret": "73282932000074",
                      *           "vatNumber": "FR44732829320",
@@ -7677,7 +7677,7 @@ export interface operations {
                  *       "name": "Corner Bank",
                  *       "slug": "corner-bank",
                  *       "type": "banking",
-                 *       "description": "Deposits, withdrawals and transfers"
+                 *       "description": "Dépôts, retraits et virements"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateOrganizationRequest"];
@@ -7705,7 +7705,7 @@ export interface operations {
                      *         "name": "Demo Bank",
                      *         "slug": "demo-bank",
                      *         "type": "banking",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "legalName": "Demo Bank SA",
                      *         "siret": "73282932000074",
                      *         "vatNumber": "FR44732829320",
@@ -7776,7 +7776,7 @@ export interface operations {
                      *         "name": "Demo Bank",
                      *         "slug": "demo-bank",
                      *         "type": "banking",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "legalName": "Demo Bank SA",
                      *         "siret": "73282932000074",
                      *         "vatNumber": "FR44732829320",
@@ -7890,7 +7890,7 @@ export interface operations {
                  *       "availabilityRadiusKm": 1,
                  *       "siret": "73282932000074",
                  *       "vatNumber": "FR44732829320",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "type": "banking",
                  *       "defaultLanguage": "fr",
                  *       "logoUrl": "https://demo-bank.example/logo.png",
@@ -7922,7 +7922,7 @@ export interface operations {
                      *         "name": "Demo Bank",
                      *         "slug": "demo-bank",
                      *         "type": "banking",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "legalName": "Demo Bank SA",
                      *         "siret": "73282932000074",
                      *         "vatNumber": "FR44732829320",
@@ -8411,8 +8411,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -8515,8 +8515,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -8980,8 +8980,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -9084,8 +9084,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -9189,7 +9189,7 @@ export interface operations {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "title": "Lunch break",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "startDate": "2026-03-20T10:30:00.000Z",
                      *         "endDate": "2026-03-20T10:30:00.000Z",
                      *         "eventType": "shift",
@@ -9282,7 +9282,7 @@ export interface operations {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "title": "Lunch break",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "startDate": "2026-03-20T10:30:00.000Z",
                      *         "endDate": "2026-03-20T10:30:00.000Z",
                      *         "eventType": "shift",
@@ -9435,7 +9435,7 @@ export interface operations {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "title": "Lunch break",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "startDate": "2026-03-20T10:30:00.000Z",
                      *         "endDate": "2026-03-20T10:30:00.000Z",
                      *         "eventType": "shift",
@@ -9516,7 +9516,7 @@ export interface operations {
                      *           "id": "evt_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "title": "Lunch break",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "startDate": "2026-03-20T10:30:00.000Z",
                      *           "endDate": "2026-03-20T10:30:00.000Z",
                      *           "eventType": "shift",
@@ -10462,8 +10462,8 @@ export interface operations {
                      *         {
                      *           "id": "svc_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
-                     *           "name": "Teller",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "name": "Guichet",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "serviceTypeId": "st_bank_teller",
                      *           "isVirtual": false,
                      *           "maxRemoteJoinRadiusKm": 5,
@@ -10485,7 +10485,7 @@ export interface operations {
                      *           "queues": [
                      *             {
                      *               "id": "svc_d3m00000000000000000",
-                     *               "name": "Teller",
+                     *               "name": "Guichet",
                      *               "letter": "A",
                      *               "status": "active"
                      *             }
@@ -10544,12 +10544,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Teller",
+                 *       "name": "Guichet",
                  *       "locationIds": [
                  *         "loc_d3m0par1s00000000000"
                  *       ],
                  *       "serviceTypeId": "st_bank_teller",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5
                  *     }
@@ -10577,8 +10577,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Teller",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Guichet",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "serviceTypeId": "st_bank_teller",
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
@@ -10600,7 +10600,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "svc_d3m00000000000000000",
-                     *             "name": "Teller",
+                     *             "name": "Guichet",
                      *             "letter": "A",
                      *             "status": "active"
                      *           }
@@ -10682,8 +10682,8 @@ export interface operations {
                      *         {
                      *           "id": "svc_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
-                     *           "name": "Teller",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "name": "Guichet",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "serviceTypeId": "st_bank_teller",
                      *           "isVirtual": false,
                      *           "maxRemoteJoinRadiusKm": 5,
@@ -10705,7 +10705,7 @@ export interface operations {
                      *           "queues": [
                      *             {
                      *               "id": "svc_d3m00000000000000000",
-                     *               "name": "Teller",
+                     *               "name": "Guichet",
                      *               "letter": "A",
                      *               "status": "active"
                      *             }
@@ -10779,8 +10779,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Teller",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Guichet",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "serviceTypeId": "st_bank_teller",
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
@@ -10802,7 +10802,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "svc_d3m00000000000000000",
-                     *             "name": "Teller",
+                     *             "name": "Guichet",
                      *             "letter": "A",
                      *             "status": "active"
                      *           }
@@ -10913,12 +10913,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Teller",
+                 *       "name": "Guichet",
                  *       "locationIds": [
                  *         "loc_d3m0par1s00000000000"
                  *       ],
                  *       "serviceTypeId": "st_bank_teller",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5,
                  *       "status": "active",
@@ -10958,8 +10958,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Teller",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Guichet",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "serviceTypeId": "st_bank_teller",
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
@@ -10981,7 +10981,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "svc_d3m00000000000000000",
-                     *             "name": "Teller",
+                     *             "name": "Guichet",
                      *             "letter": "A",
                      *             "status": "active"
                      *           }
@@ -11145,8 +11145,8 @@ export interface operations {
                      *         {
                      *           "id": "que_d3m00000000000000000",
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *           "name": "Main queue",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "name": "Accueil",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "maxCapacity": 60,
                      *           "noShowTimeoutMinutes": 5,
                      *           "defaultServiceMinutes": 5,
@@ -11216,8 +11216,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "serviceId": "svc_d3m0s3rv1c3000000000",
-                 *       "name": "Main queue",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "name": "Accueil",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
@@ -11247,8 +11247,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -11323,8 +11323,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -11404,8 +11404,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -11462,8 +11462,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Main queue",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "name": "Accueil",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
@@ -11493,8 +11493,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -12148,8 +12148,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -14454,7 +14454,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "status": "active",
                      *         "waitingCount": 4,
                      *         "estimatedWaitMinutes": 12,
@@ -14708,12 +14708,12 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "organization": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "logoUrl": "https://demo-bank.example/logo.png"
                      *         },
                      *         "serviceName": "Demo",
                      *         "location": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
                      *         }
                      *       }
@@ -14940,12 +14940,12 @@ export interface operations {
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "organization": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "logoUrl": "https://demo-bank.example/logo.png"
                      *         },
                      *         "location": {
                      *           "id": "Demo",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
                      *         },
                      *         "timeZone": "Europe/Paris",
@@ -14964,7 +14964,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "queueId": "que_d3m0q000000000000000",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "status": "active",
                      *             "waitingCount": 4,
                      *             "estimatedWaitMinutes": 12,
@@ -15083,7 +15083,7 @@ export interface operations {
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "organizationName": "Demo",
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "timezone": "Europe/Paris",
@@ -16961,7 +16961,7 @@ export interface operations {
                      *           "events": [
                      *             "Demo"
                      *           ],
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "enabled": true,
                      *           "disabledReason": "Demo",
                      *           "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
@@ -17021,7 +17021,7 @@ export interface operations {
                  *       "events": [
                  *         "*"
                  *       ],
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "enabled": true
                  *     }
                  */
@@ -17052,7 +17052,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
@@ -17128,7 +17128,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
@@ -17194,7 +17194,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
@@ -17243,7 +17243,7 @@ export interface operations {
                  *       "events": [
                  *         "*"
                  *       ],
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "enabled": true
                  *     }
                  */
@@ -17274,7 +17274,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
@@ -17347,7 +17347,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "previousSecretExpiresAt": "2026-03-20T10:30:00.000Z",
@@ -19215,7 +19215,7 @@ export interface operations {
                      *         "operators": [
                      *           {
                      *             "operatorId": "ope_d3m00000000000000000",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "calls": 1,
                      *             "served": 1,
                      *             "noShows": 1,
@@ -19402,7 +19402,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "queueId": "que_d3m0q000000000000000",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "estimated": 1,
                      *             "meanAbsoluteErrorMinutes": 1,
                      *             "p50AbsoluteErrorMinutes": 1,
@@ -19538,7 +19538,7 @@ export interface operations {
                      *           "id": "dsk_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "displayName": "Guichet 3",
                      *           "queueIds": [
                      *             "que_d3m0q000000000000000"
@@ -19599,7 +19599,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Main queue",
+                 *       "name": "Accueil",
                  *       "displayName": "Guichet 3",
                  *       "queueIds": [
                  *         "que_d3m0q000000000000000"
@@ -19631,7 +19631,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -19700,7 +19700,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -19806,7 +19806,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Main queue",
+                 *       "name": "Accueil",
                  *       "displayName": "Guichet 3",
                  *       "queueIds": [
                  *         "que_d3m0q000000000000000"
@@ -19838,7 +19838,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -19911,7 +19911,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -19983,7 +19983,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -20184,7 +20184,7 @@ export interface operations {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "location": {
                      *           "id": "Demo",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris",
                      *           "timezone": "Europe/Paris"
                      *         },
@@ -20192,14 +20192,14 @@ export interface operations {
                      *         "desks": [
                      *           {
                      *             "id": "Demo",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "status": "open",
                      *             "queueIds": [
                      *               "que_d3m0q000000000000000"
                      *             ],
                      *             "operator": {
                      *               "id": "Demo",
-                     *               "name": "Main queue"
+                     *               "name": "Accueil"
                      *             },
                      *             "current": {
                      *               "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
@@ -20212,7 +20212,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "Demo",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "letter": "A",
                      *             "waitingCount": 4,
                      *             "longestWaitSeconds": 1,
@@ -20224,7 +20224,7 @@ export interface operations {
                      *               {
                      *                 "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *                 "displayCode": "A-042",
-                     *                 "name": "Main queue",
+                     *                 "name": "Accueil",
                      *                 "joinedAt": "2026-03-20T10:30:00.000Z",
                      *                 "waitedSeconds": 1,
                      *                 "vip": false,
@@ -20250,7 +20250,7 @@ export interface operations {
                      *             "idleDesks": [
                      *               {
                      *                 "id": "Demo",
-                     *                 "name": "Main queue"
+                     *                 "name": "Accueil"
                      *               }
                      *             ]
                      *           }
@@ -20312,7 +20312,7 @@ export interface operations {
                      *           "id": "dsk_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "displayName": "Guichet 3",
                      *           "queueIds": [
                      *             "que_d3m0q000000000000000"
@@ -20326,14 +20326,14 @@ export interface operations {
                      *         },
                      *         "location": {
                      *           "id": "Demo",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris",
                      *           "timezone": "Europe/Paris"
                      *         },
                      *         "queues": [
                      *           {
                      *             "id": "Demo",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "letter": "A",
                      *             "status": "active",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -22982,7 +22982,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23139,7 +23139,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23232,7 +23232,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23317,7 +23317,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23398,7 +23398,7 @@ export interface operations {
                      *           "end": "Demo",
                      *           "status": "booked",
                      *           "customer": {
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "phone": "+33612345678",
                      *             "email": "owner@demo.example",
                      *             "language": "fr"
@@ -23480,7 +23480,7 @@ export interface operations {
                      *           "end": "Demo",
                      *           "status": "booked",
                      *           "customer": {
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "phone": "+33612345678",
                      *             "email": "owner@demo.example",
                      *             "language": "fr"
