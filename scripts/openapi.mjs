@@ -38,7 +38,9 @@ const { createApp } = await import(pathToFileURL(bundle).href);
 const limiter = {
   hit: async () => ({ allowed: true, retryAfterSeconds: 0, windows: [{ name: "minute", limit: 120, remaining: 119, resetAt: 0 }] }),
 };
-const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB: {}, ENVIRONMENT: "production" };
+// The D1 sessions middleware (src/http/d1-sessions.ts) opens a session on every request.
+const DB = { withSession: () => ({ getBookmark: () => null }) };
+const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB, ENVIRONMENT: "production" };
 const res = await createApp().request("http://127.0.0.1:8787/v1/openapi.json", {}, env);
 if (res.status !== 200) throw new Error(`openapi.json answered ${res.status}: ${await res.text()}`);
 writeFileSync(out, JSON.stringify(await res.json(), null, 2) + "\n");

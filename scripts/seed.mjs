@@ -51,7 +51,7 @@ export const DEMO = {
     longitude: 2.3319,
     timezone: "Europe/Paris",
   },
-  service: { id: "svc_d3m0s3rv1c3000000000", name: "Teller", serviceTypeId: "st_bank_teller" },
+  service: { id: "svc_d3m0s3rv1c3000000000", name: "Guichet", serviceTypeId: "st_bank_teller" },
   // What a clerk picks when completing a ticket (docs/desks.md), so "complete with an outcome" can be shown.
   outcomes: [
     { code: "deposit_made", label: "Deposit made" },
@@ -59,7 +59,7 @@ export const DEMO = {
     { code: "referred", label: "Referred to an adviser" },
   ],
   // The id the documentation's examples name (src/http/openapi-examples.ts).
-  queue: { id: "que_d3m0q000000000000000", name: "Main queue" },
+  queue: { id: "que_d3m0q000000000000000", name: "Accueil" },
 };
 
 /** The demo keys answer in the current API version (CURRENT_API_VERSION, src/domain/api-versions.ts; a test checks they agree). */
@@ -86,7 +86,7 @@ export function seedSql(at = Date.UTC(2026, 0, 1)) {
     `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed, api_version) VALUES (${q(apiKey.id)}, ${q(org.id)}, ${q(apiKey.name)}, ${q(apiKey.value.slice(8, 16))}, ${q(createHash("sha256").update(apiKey.value).digest("hex"))}, ${q(apiKey.value.slice(-4))}, '["admin"]', ${q(owner.id)}, ${at}, 1, ${q(DEMO_API_VERSION)}) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1, api_version = excluded.api_version;`,
     `INSERT INTO api_keys (id, organization_id, name, lookup_prefix, key_hash, last4, permissions, created_by_id, created_at, signed, api_version) VALUES (${q(DEMO.widgetKey.id)}, ${q(org.id)}, ${q(DEMO.widgetKey.name)}, ${q(DEMO.widgetKey.value.slice(8, 16))}, ${q(createHash("sha256").update(DEMO.widgetKey.value).digest("hex"))}, ${q(DEMO.widgetKey.value.slice(-4))}, '["widget"]', ${q(owner.id)}, ${at}, 1, ${q(DEMO_API_VERSION)}) ON CONFLICT (id) DO UPDATE SET key_hash = excluded.key_hash, last4 = excluded.last4, signed = 1, api_version = excluded.api_version;`,
     `INSERT OR IGNORE INTO locations (id, organization_id, name, address, latitude, longitude, timezone, created_at, updated_at) VALUES (${q(loc.id)}, ${q(org.id)}, ${q(loc.name)}, ${q(loc.address)}, ${loc.latitude}, ${loc.longitude}, ${q(loc.timezone)}, ${at}, ${at});`,
-    `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Deposits, withdrawals and transfers', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
+    `INSERT OR IGNORE INTO services (id, organization_id, name, description, service_type_id, is_virtual, status, created_at, updated_at) VALUES (${q(svc.id)}, ${q(org.id)}, ${q(svc.name)}, 'Dépôts, retraits et virements', ${q(svc.serviceTypeId)}, 0, 'active', ${at}, ${at});`,
     `INSERT OR IGNORE INTO service_locations (service_id, location_id) VALUES (${q(svc.id)}, ${q(loc.id)});`,
     ...DEMO.outcomes.map(
       (o) =>

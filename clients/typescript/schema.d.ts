@@ -4587,6 +4587,11 @@ export interface components {
                     /** @description Deprecated (use `counter`): first name of the member who called, or the name of the calling API key */
                     assignedTo: string | null;
                     calledAt: string;
+                    /**
+                     * @description walk_in, or appointment: the board shows "Appointment" beside the call
+                     * @enum {string}
+                     */
+                    kind: "walk_in" | "appointment";
                 }[];
                 /** @description The next codes in call order (at most 5) */
                 nextWaiting: string[];
@@ -7631,7 +7636,7 @@ export interface operations {
                      *           "name": "Demo Bank",
                      *           "slug": "demo-bank",
                      *           "type": "banking",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "legalName": "Demo Bank SA",
                      *           "siret": "73282932000074",
                      *           "vatNumber": "FR44732829320",
@@ -7699,7 +7704,7 @@ export interface operations {
                  *       "name": "Corner Bank",
                  *       "slug": "corner-bank",
                  *       "type": "banking",
-                 *       "description": "Deposits, withdrawals and transfers"
+                 *       "description": "Dépôts, retraits et virements"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateOrganizationRequest"];
@@ -7727,7 +7732,7 @@ export interface operations {
                      *         "name": "Demo Bank",
                      *         "slug": "demo-bank",
                      *         "type": "banking",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "legalName": "Demo Bank SA",
                      *         "siret": "73282932000074",
                      *         "vatNumber": "FR44732829320",
@@ -7798,7 +7803,7 @@ export interface operations {
                      *         "name": "Demo Bank",
                      *         "slug": "demo-bank",
                      *         "type": "banking",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "legalName": "Demo Bank SA",
                      *         "siret": "73282932000074",
                      *         "vatNumber": "FR44732829320",
@@ -7912,7 +7917,7 @@ export interface operations {
                  *       "availabilityRadiusKm": 1,
                  *       "siret": "73282932000074",
                  *       "vatNumber": "FR44732829320",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "type": "banking",
                  *       "defaultLanguage": "fr",
                  *       "logoUrl": "https://demo-bank.example/logo.png",
@@ -7944,7 +7949,7 @@ export interface operations {
                      *         "name": "Demo Bank",
                      *         "slug": "demo-bank",
                      *         "type": "banking",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "legalName": "Demo Bank SA",
                      *         "siret": "73282932000074",
                      *         "vatNumber": "FR44732829320",
@@ -8439,8 +8444,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -8543,8 +8548,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -9014,8 +9019,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -9118,8 +9123,8 @@ export interface operations {
                      *           {
                      *             "id": "que_d3m00000000000000000",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *             "name": "Main queue",
-                     *             "description": "Deposits, withdrawals and transfers",
+                     *             "name": "Accueil",
+                     *             "description": "Dépôts, retraits et virements",
                      *             "maxCapacity": 60,
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
@@ -9223,7 +9228,7 @@ export interface operations {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "title": "Lunch break",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "startDate": "2026-03-20T10:30:00.000Z",
                      *         "endDate": "2026-03-20T10:30:00.000Z",
                      *         "eventType": "shift",
@@ -9316,7 +9321,7 @@ export interface operations {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "title": "Lunch break",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "startDate": "2026-03-20T10:30:00.000Z",
                      *         "endDate": "2026-03-20T10:30:00.000Z",
                      *         "eventType": "shift",
@@ -9469,7 +9474,7 @@ export interface operations {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "title": "Lunch break",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "startDate": "2026-03-20T10:30:00.000Z",
                      *         "endDate": "2026-03-20T10:30:00.000Z",
                      *         "eventType": "shift",
@@ -9550,7 +9555,7 @@ export interface operations {
                      *           "id": "evt_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "title": "Lunch break",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "startDate": "2026-03-20T10:30:00.000Z",
                      *           "endDate": "2026-03-20T10:30:00.000Z",
                      *           "eventType": "shift",
@@ -10518,8 +10523,8 @@ export interface operations {
                      *         {
                      *           "id": "svc_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
-                     *           "name": "Teller",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "name": "Guichet",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "serviceTypeId": "st_bank_teller",
                      *           "isVirtual": false,
                      *           "maxRemoteJoinRadiusKm": 5,
@@ -10541,7 +10546,7 @@ export interface operations {
                      *           "queues": [
                      *             {
                      *               "id": "svc_d3m00000000000000000",
-                     *               "name": "Teller",
+                     *               "name": "Guichet",
                      *               "letter": "A",
                      *               "status": "active"
                      *             }
@@ -10602,12 +10607,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Teller",
+                 *       "name": "Guichet",
                  *       "locationIds": [
                  *         "loc_d3m0par1s00000000000"
                  *       ],
                  *       "serviceTypeId": "st_bank_teller",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5
                  *     }
@@ -10635,8 +10640,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Teller",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Guichet",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "serviceTypeId": "st_bank_teller",
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
@@ -10658,7 +10663,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "svc_d3m00000000000000000",
-                     *             "name": "Teller",
+                     *             "name": "Guichet",
                      *             "letter": "A",
                      *             "status": "active"
                      *           }
@@ -10744,8 +10749,8 @@ export interface operations {
                      *         {
                      *           "id": "svc_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
-                     *           "name": "Teller",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "name": "Guichet",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "serviceTypeId": "st_bank_teller",
                      *           "isVirtual": false,
                      *           "maxRemoteJoinRadiusKm": 5,
@@ -10767,7 +10772,7 @@ export interface operations {
                      *           "queues": [
                      *             {
                      *               "id": "svc_d3m00000000000000000",
-                     *               "name": "Teller",
+                     *               "name": "Guichet",
                      *               "letter": "A",
                      *               "status": "active"
                      *             }
@@ -10843,8 +10848,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Teller",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Guichet",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "serviceTypeId": "st_bank_teller",
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
@@ -10866,7 +10871,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "svc_d3m00000000000000000",
-                     *             "name": "Teller",
+                     *             "name": "Guichet",
                      *             "letter": "A",
                      *             "status": "active"
                      *           }
@@ -10977,12 +10982,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Teller",
+                 *       "name": "Guichet",
                  *       "locationIds": [
                  *         "loc_d3m0par1s00000000000"
                  *       ],
                  *       "serviceTypeId": "st_bank_teller",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5,
                  *       "status": "active",
@@ -11022,8 +11027,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Teller",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Guichet",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "serviceTypeId": "st_bank_teller",
                      *         "isVirtual": false,
                      *         "maxRemoteJoinRadiusKm": 5,
@@ -11045,7 +11050,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "svc_d3m00000000000000000",
-                     *             "name": "Teller",
+                     *             "name": "Guichet",
                      *             "letter": "A",
                      *             "status": "active"
                      *           }
@@ -11213,8 +11218,8 @@ export interface operations {
                      *         {
                      *           "id": "que_d3m00000000000000000",
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *           "name": "Main queue",
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "name": "Accueil",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "maxCapacity": 60,
                      *           "noShowTimeoutMinutes": 5,
                      *           "defaultServiceMinutes": 5,
@@ -11286,8 +11291,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "serviceId": "svc_d3m0s3rv1c3000000000",
-                 *       "name": "Main queue",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "name": "Accueil",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
@@ -11317,8 +11322,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -11393,8 +11398,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -11474,8 +11479,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -11532,8 +11537,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Main queue",
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "name": "Accueil",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
@@ -11563,8 +11568,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -12218,8 +12223,8 @@ export interface operations {
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
-                     *         "name": "Main queue",
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "name": "Accueil",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "maxCapacity": 60,
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
@@ -14542,7 +14547,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "status": "active",
                      *         "waitingCount": 4,
                      *         "estimatedWaitMinutes": 12,
@@ -14796,12 +14801,12 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "organization": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "logoUrl": "https://demo-bank.example/logo.png"
                      *         },
                      *         "serviceName": "Demo",
                      *         "location": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
                      *         }
                      *       }
@@ -15028,12 +15033,12 @@ export interface operations {
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "organization": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "logoUrl": "https://demo-bank.example/logo.png"
                      *         },
                      *         "location": {
                      *           "id": "Demo",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
                      *         },
                      *         "timeZone": "Europe/Paris",
@@ -15052,7 +15057,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "queueId": "que_d3m0q000000000000000",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "status": "active",
                      *             "waitingCount": 4,
                      *             "estimatedWaitMinutes": 12,
@@ -15066,7 +15071,8 @@ export interface operations {
                      *                 "status": "called",
                      *                 "counter": "Guichet 3",
                      *                 "assignedTo": "Demo",
-                     *                 "calledAt": "2026-03-20T10:30:00.000Z"
+                     *                 "calledAt": "2026-03-20T10:30:00.000Z",
+                     *                 "kind": "walk_in"
                      *               }
                      *             ],
                      *             "nextWaiting": [
@@ -15170,7 +15176,7 @@ export interface operations {
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "organizationId": "org_d3m00000000000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "organizationName": "Demo",
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "timezone": "Europe/Paris",
@@ -17058,7 +17064,7 @@ export interface operations {
                      *           "events": [
                      *             "Demo"
                      *           ],
-                     *           "description": "Deposits, withdrawals and transfers",
+                     *           "description": "Dépôts, retraits et virements",
                      *           "enabled": true,
                      *           "disabledReason": "Demo",
                      *           "includePersonalData": false,
@@ -17122,7 +17128,7 @@ export interface operations {
                  *       "events": [
                  *         "*"
                  *       ],
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "enabled": true,
                  *       "includePersonalData": false
                  *     }
@@ -17154,7 +17160,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "includePersonalData": false,
@@ -17232,7 +17238,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "includePersonalData": false,
@@ -17300,7 +17306,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "includePersonalData": false,
@@ -17351,7 +17357,7 @@ export interface operations {
                  *       "events": [
                  *         "*"
                  *       ],
-                 *       "description": "Deposits, withdrawals and transfers",
+                 *       "description": "Dépôts, retraits et virements",
                  *       "enabled": true,
                  *       "includePersonalData": false,
                  *       "apiVersion": "2026-11-01"
@@ -17384,7 +17390,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "includePersonalData": false,
@@ -17459,7 +17465,7 @@ export interface operations {
                      *         "events": [
                      *           "Demo"
                      *         ],
-                     *         "description": "Deposits, withdrawals and transfers",
+                     *         "description": "Dépôts, retraits et virements",
                      *         "enabled": true,
                      *         "disabledReason": "Demo",
                      *         "includePersonalData": false,
@@ -19347,7 +19353,7 @@ export interface operations {
                      *         "operators": [
                      *           {
                      *             "operatorId": "ope_d3m00000000000000000",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "calls": 1,
                      *             "served": 1,
                      *             "noShows": 1,
@@ -19534,7 +19540,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "queueId": "que_d3m0q000000000000000",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "estimated": 1,
                      *             "meanAbsoluteErrorMinutes": 1,
                      *             "p50AbsoluteErrorMinutes": 1,
@@ -19674,7 +19680,7 @@ export interface operations {
                      *           "id": "dsk_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "displayName": "Guichet 3",
                      *           "queueIds": [
                      *             "que_d3m0q000000000000000"
@@ -19737,7 +19743,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Main queue",
+                 *       "name": "Accueil",
                  *       "displayName": "Guichet 3",
                  *       "queueIds": [
                  *         "que_d3m0q000000000000000"
@@ -19769,7 +19775,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -19838,7 +19844,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -19944,7 +19950,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Main queue",
+                 *       "name": "Accueil",
                  *       "displayName": "Guichet 3",
                  *       "queueIds": [
                  *         "que_d3m0q000000000000000"
@@ -19976,7 +19982,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -20049,7 +20055,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -20121,7 +20127,7 @@ export interface operations {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "name": "Main queue",
+                     *         "name": "Accueil",
                      *         "displayName": "Guichet 3",
                      *         "queueIds": [
                      *           "que_d3m0q000000000000000"
@@ -20322,7 +20328,7 @@ export interface operations {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "location": {
                      *           "id": "Demo",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris",
                      *           "timezone": "Europe/Paris"
                      *         },
@@ -20330,14 +20336,14 @@ export interface operations {
                      *         "desks": [
                      *           {
                      *             "id": "Demo",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "status": "open",
                      *             "queueIds": [
                      *               "que_d3m0q000000000000000"
                      *             ],
                      *             "operator": {
                      *               "id": "Demo",
-                     *               "name": "Main queue"
+                     *               "name": "Accueil"
                      *             },
                      *             "current": {
                      *               "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
@@ -20350,7 +20356,7 @@ export interface operations {
                      *         "queues": [
                      *           {
                      *             "id": "Demo",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "letter": "A",
                      *             "waitingCount": 4,
                      *             "longestWaitSeconds": 1,
@@ -20362,7 +20368,7 @@ export interface operations {
                      *               {
                      *                 "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *                 "displayCode": "A-042",
-                     *                 "name": "Main queue",
+                     *                 "name": "Accueil",
                      *                 "joinedAt": "2026-03-20T10:30:00.000Z",
                      *                 "waitedSeconds": 1,
                      *                 "vip": false,
@@ -20388,7 +20394,7 @@ export interface operations {
                      *             "idleDesks": [
                      *               {
                      *                 "id": "Demo",
-                     *                 "name": "Main queue"
+                     *                 "name": "Accueil"
                      *               }
                      *             ]
                      *           }
@@ -20450,7 +20456,7 @@ export interface operations {
                      *           "id": "dsk_d3m00000000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "displayName": "Guichet 3",
                      *           "queueIds": [
                      *             "que_d3m0q000000000000000"
@@ -20464,14 +20470,14 @@ export interface operations {
                      *         },
                      *         "location": {
                      *           "id": "Demo",
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris",
                      *           "timezone": "Europe/Paris"
                      *         },
                      *         "queues": [
                      *           {
                      *             "id": "Demo",
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "letter": "A",
                      *             "status": "active",
                      *             "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -23126,7 +23132,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23283,7 +23289,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23376,7 +23382,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23461,7 +23467,7 @@ export interface operations {
                      *         "end": "Demo",
                      *         "status": "booked",
                      *         "customer": {
-                     *           "name": "Main queue",
+                     *           "name": "Accueil",
                      *           "phone": "+33612345678",
                      *           "email": "owner@demo.example",
                      *           "language": "fr"
@@ -23542,7 +23548,7 @@ export interface operations {
                      *           "end": "Demo",
                      *           "status": "booked",
                      *           "customer": {
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "phone": "+33612345678",
                      *             "email": "owner@demo.example",
                      *             "language": "fr"
@@ -23624,7 +23630,7 @@ export interface operations {
                      *           "end": "Demo",
                      *           "status": "booked",
                      *           "customer": {
-                     *             "name": "Main queue",
+                     *             "name": "Accueil",
                      *             "phone": "+33612345678",
                      *             "email": "owner@demo.example",
                      *             "language": "fr"

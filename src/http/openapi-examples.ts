@@ -366,7 +366,7 @@ const BY_NAME: Record<string, unknown> = {
   language: "fr",
   defaultLanguage: "fr",
   reason: "absent",
-  description: "Deposits, withdrawals and transfers",
+  description: "Dépôts, retraits et virements",
   title: "Lunch break",
   color: "#2563eb",
   radiusKm: 5,
@@ -441,9 +441,9 @@ function scalar(schema: Json, type: string | undefined, name: string | undefined
     if (owner === "CreateOrganizationRequest") return "Corner Bank";
     if (owner?.includes("Organization")) return "Demo Bank";
     if (owner?.includes("Location")) return "Demo Bank Opéra";
-    if (owner?.includes("Service")) return "Teller";
+    if (owner?.includes("Service")) return "Guichet";
     if (owner?.includes("ApiKey")) return "Front desk";
-    return "Main queue";
+    return "Accueil";
   }
   if (name === "slug") return owner === "CreateOrganizationRequest" ? "corner-bank" : "demo-bank";
   if (name !== undefined && name in BY_NAME && !Array.isArray(BY_NAME[name])) return BY_NAME[name];

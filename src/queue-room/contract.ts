@@ -291,7 +291,13 @@ export function boardQueue(board: BoardData, at: number): BoardQueueData {
     waitingCount: s.waitingCount,
     estimatedWaitMinutes: s.estimatedWaitMinutes,
     estimatedWaitRange: s.estimatedWaitRange,
-    called: board.called.map((c) => ({ displayCode: c.displayCode, status: c.status, counter: c.counter, calledAt: iso(c.calledAt) })),
+    called: board.called.map((c) => ({
+      displayCode: c.displayCode,
+      status: c.status,
+      counter: c.counter,
+      calledAt: iso(c.calledAt),
+      kind: c.kind,
+    })),
     nextWaiting: board.nextWaiting,
     generatedAt: iso(at),
   };

@@ -1,3 +1,4 @@
+import type { TicketKind } from "../domain/blend";
 import { z } from "zod";
 import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
@@ -442,10 +443,17 @@ export class RoomSockets {
     if (status === null || room.letter === null) return null;
     const letter = room.letter;
     const called = this.sql
-      .exec<{ number: number; status: "called" | "serving"; assigned_to_id: string | null; counter: string | null; called_at: number }>(
+      .exec<{
+        number: number;
+        status: "called" | "serving";
+        assigned_to_id: string | null;
+        counter: string | null;
+        called_at: number;
+        kind: TicketKind;
+      }>(
         // A recall announces the ticket again: the board sees a new announcement time and
         // flashes the code again (docs/desks.md).
-        `SELECT number, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at FROM tickets
+        `SELECT number, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at, kind FROM tickets
          WHERE status IN ('called', 'serving') ORDER BY COALESCE(recalled_at, called_at) DESC, number DESC LIMIT ?`,
         BOARD_CALLED_LIMIT,
       )
@@ -459,6 +467,7 @@ export class RoomSockets {
         assignedToId: t.assigned_to_id,
         counter: t.counter,
         calledAt: t.called_at,
+        kind: t.kind,
       })),
       nextWaiting: next.map((t) => displayCode(letter, t.number)),
     };

@@ -322,7 +322,7 @@ export interface BoardQueueData {
   waitingCount: number;
   estimatedWaitMinutes: number;
   estimatedWaitRange: WaitRange;
-  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string }[];
+  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string; kind: TicketKind }[];
   nextWaiting: string[];
   generatedAt: string;
 }
@@ -332,7 +332,14 @@ export type SubscriptionView = "status" | "board";
 
 export interface BoardData {
   status: QueueStatusData;
-  called: { displayCode: string; status: "called" | "serving"; assignedToId: string | null; counter: string | null; calledAt: number }[];
+  called: {
+    displayCode: string;
+    status: "called" | "serving";
+    assignedToId: string | null;
+    counter: string | null;
+    calledAt: number;
+    kind: TicketKind;
+  }[];
   nextWaiting: string[];
 }
 

@@ -10,6 +10,7 @@
       sayCode: "Ticket {code}",
       closed: "Closed",
       reopens: "We reopen at {time}",
+      appointment: "Appointment",
     },
     fr: {
       goTo: "→ {counter}",
@@ -18,6 +19,7 @@
       sayCode: "Numéro {code}",
       closed: "Fermé",
       reopens: "Réouverture à {time}",
+      appointment: "Rendez-vous",
     },
   };
   // A French counter label that names a place reads "au guichet 3"; a first name is said as it is.
@@ -49,6 +51,7 @@
 .board .call{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;column-gap:3vmin;padding:1.2vmin 3vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin:0}
 .board .call .c{font-size:calc(11vmin*var(--k,1));font-weight:800;line-height:1.05;font-variant-numeric:tabular-nums;white-space:nowrap;flex-shrink:0}
 .board .call .w{flex:1 0 auto;max-width:100%;font-size:calc(5vmin*var(--k,1));font-weight:700;text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.board .apt{font-size:calc(3vmin*var(--k,1));font-weight:700;padding:.3vmin 1.5vmin;border:.3vmin solid currentColor;border-radius:1vmin;white-space:nowrap}
 .board .call.old{background:none;color:var(--fg);border:.3vmin solid var(--bd)}.board .call.old .c{font-size:calc(6vmin*var(--k,1))}.board .call.old .w{font-size:calc(3.8vmin*var(--k,1))}
 .empty{margin:0;padding:calc(3vmin*var(--k,1));font-size:calc(3.6vmin*var(--k,1));color:var(--mut);text-align:center;border:.3vmin dashed var(--bd);border-radius:1.5vmin}
 .empty.all{flex:1;display:flex;align-items:center;justify-content:center;font-size:5vmin;border:0}
@@ -202,6 +205,7 @@
           "div",
           { class: `call${i ? " old" : ""}${isNew && !first ? " new" : ""}`, "data-called": c.displayCode },
           el("span", { class: "c" }, c.displayCode),
+          c.kind === "appointment" ? el("span", { class: "apt", "data-kind": "appointment" }, b.appointment) : null,
           c.counter ? el("span", { class: "w" }, fmt(b.goTo, { counter: c.counter })) : null,
         );
       });
@@ -273,6 +277,7 @@
             { class: `desk${isNew ? " new" : ""}`, "data-desk": counter },
             el("h2", {}, counter),
             l ? el("span", { class: "c", "data-called": l.call.displayCode }, l.call.displayCode) : el("span", { class: "c" }, "–"),
+            l && l.call.kind === "appointment" ? el("span", { class: "apt", "data-kind": "appointment" }, b.appointment) : null,
             l ? el("span", { class: "qn" }, l.queue.name) : null,
           );
         }),

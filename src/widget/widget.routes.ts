@@ -177,6 +177,10 @@ export const VisitorTicket = z
   })
   .openapi("VisitorTicket");
 
+const BoardCallKind = z
+  .enum(TICKET_KINDS)
+  .openapi({ description: 'walk_in, or appointment: the board shows "Appointment" beside the call' });
+
 /** One queue on the board: an item of the display-board route and the WebSocket's `board_update` data. */
 const boardQueueShape = {
   queueId: z.string(),
@@ -193,6 +197,7 @@ const boardQueueShape = {
         description: "Where to go: call-next's `counter`, else the calling member's first name; null for a key's call without one",
       }),
       calledAt: z.string(),
+      kind: BoardCallKind,
     }),
   ),
   nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
@@ -239,6 +244,7 @@ const DisplayBoard = z
               description: "Deprecated (use `counter`): first name of the member who called, or the name of the calling API key",
             }),
             calledAt: z.string(),
+            kind: BoardCallKind,
           }),
         ),
       }),

@@ -383,7 +383,7 @@ export function pageCases() {
           await checkAxe(k, "the kiosk");
           await k.getByLabel(/Your name/).fill("Ada");
           const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await k.getByRole("button", { name: /Teller/ }).click();
+          await k.getByRole("button", { name: /Guichet/ }).click();
           // The service's optional question: skipped.
           await k.getByRole("button", { name: "Take a ticket" }).click({ timeout: STEP_MS });
           const ticket = (await (await joined).json()).data;
@@ -955,7 +955,7 @@ export function pageCases() {
         try {
           const k = await ctx.newPage();
           await k.goto(kioskUrl(api, "en"), { timeout: STEP_MS });
-          await k.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).click({ timeout: STEP_MS });
           await k.getByRole("group", { name: "Reason for the visit" }).waitFor({ timeout: STEP_MS });
           await checkAxe(k, "the kiosk's questions");
           await k.getByRole("button", { name: "Take a ticket" }).click();
@@ -1019,7 +1019,7 @@ export function pageCases() {
           await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
           // A landline: the API refuses it (not a mobile number); the page says why in French.
           await k.getByLabel(/Téléphone mobile/).fill("+33 1 45 67 89 01");
-          await k.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).click({ timeout: STEP_MS });
           const alert = k.getByRole("alert");
           await alert.waitFor({ timeout: STEP_MS });
           const said = await alert.textContent();
@@ -1027,13 +1027,13 @@ export function pageCases() {
           await checkAxe(k, "the kiosk with a refused phone");
           await k.getByLabel(/Téléphone mobile/).fill("+33 6 12 34 01 88");
           const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await k.getByRole("button", { name: /Teller/ }).click();
+          await k.getByRole("button", { name: /Guichet/ }).click();
           const ticket = (await (await joined).json()).data;
           await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
           const sms = await outboxSms(ticket.id);
           check(sms.length > 0, `no SMS in the outbox for ${ticket.id}`);
           check(
-            sms.some((body) => body.startsWith("Vous êtes en attente pour Main queue")),
+            sms.some((body) => body.startsWith("Vous êtes en attente pour Accueil")),
             `the SMS of a French kiosk ticket: ${JSON.stringify(sms)}`,
           );
         } finally {
@@ -1060,11 +1060,11 @@ export function pageCases() {
           const field = k.getByLabel(/Mobile phone/);
           await field.fill("+33612340199", { timeout: STEP_MS });
           release();
-          await k.getByRole("button", { name: /Teller/ }).waitFor({ timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).waitFor({ timeout: STEP_MS });
           const kept = await field.inputValue();
           check(kept === "+33612340199", `after loading the phone field holds ${JSON.stringify(kept)}`);
           const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await k.getByRole("button", { name: /Teller/ }).click();
+          await k.getByRole("button", { name: /Guichet/ }).click();
           const ticket = (await (await joined).json()).data;
           const stored = await must(api, "GET", `/tickets/${ticket.id}`);
           check(stored.phoneMasked?.endsWith("99"), `the ticket's phone: ${stored.phoneMasked}`);
@@ -1095,7 +1095,7 @@ export function pageCases() {
           await k.addInitScript(stubUsbPrinter, true);
           await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
           const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await k.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).click({ timeout: STEP_MS });
           const ticket = (await (await joined).json()).data;
           await k.locator('[data-print="printed"]').waitFor({ timeout: STEP_MS });
           const sent = await k.evaluate(() => window.usbSent);
@@ -1120,7 +1120,7 @@ export function pageCases() {
           const plain = await ctx.newPage();
           await plain.addInitScript(stubUsbPrinter, false);
           await plain.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
-          await plain.getByRole("button", { name: /Teller/ }).click({ timeout: STEP_MS });
+          await plain.getByRole("button", { name: /Guichet/ }).click({ timeout: STEP_MS });
           await plain.getByRole("button", { name: "Imprimer le ticket" }).click({ timeout: STEP_MS });
           await plain.waitForFunction(() => window.printed === 1, null, { timeout: STEP_MS });
           check((await plain.evaluate(() => window.usbSent.length)) === 0, "an unpaired kiosk sent bytes to USB");

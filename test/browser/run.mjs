@@ -205,8 +205,22 @@ const BOARD = {
       queueId: "que_stub",
       name: "Passport desk",
       called: [
-        { displayCode: "A-042", status: "called", counter: "Counter 3", assignedTo: "Counter 3", calledAt: "2026-01-01T09:59:00.000Z" },
-        { displayCode: "A-041", status: "serving", counter: "Oscar", assignedTo: "Oscar", calledAt: "2026-01-01T09:57:00.000Z" },
+        {
+          displayCode: "A-042",
+          status: "called",
+          counter: "Counter 3",
+          assignedTo: "Counter 3",
+          calledAt: "2026-01-01T09:59:00.000Z",
+          kind: "appointment",
+        },
+        {
+          displayCode: "A-041",
+          status: "serving",
+          counter: "Oscar",
+          assignedTo: "Oscar",
+          calledAt: "2026-01-01T09:57:00.000Z",
+          kind: "walk_in",
+        },
       ],
       nextWaiting: ["A-043", "A-044", "A-045"],
     },
@@ -420,6 +434,21 @@ const cases = [
       for (const part of ["Passport desk", "Counter 3", "A-041", "Oscar", "Next", "A-043"])
         check(text.includes(part), `missing "${part}" in: ${text}`);
       check(!text.includes("Payments"), "the queues filter was ignored");
+      // An appointment's call says so beside its code (the call's kind); a walk-in's does not.
+      const marks = await page.evaluate(() =>
+        [...document.querySelector("#widget").shadowRoot.querySelectorAll(".call")].map((c) => [
+          c.getAttribute("data-called"),
+          c.querySelector(".apt")?.textContent ?? null,
+        ]),
+      );
+      check(
+        JSON.stringify(marks) ===
+          JSON.stringify([
+            ["A-042", "Appointment"],
+            ["A-041", null],
+          ]),
+        `appointment marks: ${JSON.stringify(marks)}`,
+      );
       await shot(page, "board");
       await page.setViewportSize({ width: 900, height: 700 });
     },

@@ -81,7 +81,7 @@ describe("inviting a member", () => {
     const person = await registerUser({ email });
     await acceptInvitation(person, org.id);
     expect(expectOk(await call("GET", "/v1/auth/me", { token: person.token })).memberships).toEqual([
-      { organizationId: org.id, role: "manager" },
+      { organizationId: org.id, role: "manager", locationIds: null },
     ]);
   });
 

@@ -71,10 +71,10 @@ describe("GET /v1/business/locations", () => {
     }
     const first = await call("GET", "/v1/business/locations?limit=2", { token: user.token });
     expect(expectOk(first).map((l: any) => l.name)).toEqual(["Site 0", "Site 1"]);
-    expect(first.body.meta).toEqual({ total: 5, page: 1, limit: 2, hasMore: true });
+    expect(first.body.meta).toMatchObject({ total: 5, page: 1, limit: 2, hasMore: true });
     const last = await call("GET", "/v1/business/locations?limit=2&page=3", { token: user.token });
     expect(expectOk(last).map((l: any) => l.name)).toEqual(["Site 4"]);
-    expect(last.body.meta).toEqual({ total: 5, page: 3, limit: 2, hasMore: false });
+    expect(last.body.meta).toMatchObject({ total: 5, page: 3, limit: 2, hasMore: false });
     const byOffset = await call("GET", "/v1/business/locations?limit=2&offset=3", { token: user.token });
     expect(expectOk(byOffset).map((l: any) => l.name)).toEqual(["Site 3", "Site 4"]);
     expect(byOffset.body.meta.hasMore).toBe(false);

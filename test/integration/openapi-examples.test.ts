@@ -327,6 +327,7 @@ const STEPS: Step[] = [
   { id: "updateDesk", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "openDesk", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "callDeskNext", prepare: madeBy(DOC.desk, "createDesk") },
+  { id: "getDeskConsole", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "getLocationFloor" },
   { id: "closeDesk", prepare: madeBy(DOC.desk, "createDesk") },
   { id: "deleteDesk", prepare: madeBy(DOC.desk, "createDesk") },

@@ -213,7 +213,7 @@ describe("GET /v1/business/services", () => {
 
     const res = await call("GET", "/v1/business/services", { token: user.token });
     const list = expectOk(res);
-    expect(res.body.meta).toEqual({ total: 2, page: 1, limit: 10, hasMore: false });
+    expect(res.body.meta).toMatchObject({ total: 2, page: 1, limit: 10, hasMore: false });
     // Both were created at the same pinned instant: the order between them is by id.
     expect(list.find((s: any) => s.id === svc.id)).toMatchObject({
       locationIds: [loc.id],
@@ -241,7 +241,7 @@ describe("GET /v1/business/services", () => {
     expect(filtered.body.meta.total).toBe(2);
     const page2 = await call("GET", "/v1/business/services?limit=3&page=2", { token: user.token });
     expect(expectOk(page2).map((s: any) => s.name)).toEqual(["S3"]);
-    expect(page2.body.meta).toEqual({ total: 4, page: 2, limit: 3, hasMore: false });
+    expect(page2.body.meta).toMatchObject({ total: 4, page: 2, limit: 3, hasMore: false });
     const offset = await call("GET", "/v1/business/services?limit=2&offset=1", { token: user.token });
     expect(expectOk(offset).map((s: any) => s.name)).toEqual(["S1", "S2"]);
     expect(offset.body.meta.hasMore).toBe(true);

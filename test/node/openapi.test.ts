@@ -11,7 +11,7 @@ async function servedDocument(): Promise<unknown> {
   const limiter = {
     hit: async () => ({ allowed: true, retryAfterSeconds: 0, windows: [{ name: "minute", limit: 120, remaining: 119, resetAt: 0 }] }),
   };
-  const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB: {} };
+  const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB: { withSession: () => ({ getBookmark: () => null }) } }; // the D1 sessions middleware opens one per request
   const res = await createApp().request("https://api.test/v1/openapi.json", {}, env);
   expect(res.status).toBe(200);
   return res.json();

@@ -38,7 +38,7 @@ async function documentedOperations(): Promise<{ method: string; pattern: RegExp
   const limiter = {
     hit: async () => ({ allowed: true, retryAfterSeconds: 0, windows: [{ name: "minute", limit: 120, remaining: 119, resetAt: 0 }] }),
   };
-  const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB: {} };
+  const env = { RATE_LIMITER: { idFromName: () => "ip", get: () => limiter }, DB: { withSession: () => ({ getBookmark: () => null }) } }; // the D1 sessions middleware opens one per request
   const doc = (await (await createApp().request("https://api.test/v1/openapi.json", {}, env)).json()) as {
     paths: Record<string, Record<string, unknown>>;
   };
