@@ -69,6 +69,6 @@ describe("error messages that say what to do", () => {
     const res = await call("GET", "/v1/organizations?limit=1", { token: owner.token });
     expectOk(res);
     expect(res.body.data).toHaveLength(1);
-    expect(res.body.meta).toEqual({ total: 2, page: 1, limit: 1, hasMore: true });
+    expect(res.body.meta).toMatchObject({ total: 2, page: 1, limit: 1, hasMore: true });
   });
 });
