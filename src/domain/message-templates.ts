@@ -6,8 +6,8 @@ import { LANGUAGES, TEMPLATES, type Language, type TemplateKey, type TemplateTex
 // text may say is bounded by what the sender knows when it sends: a variable the sender never
 // fills would print "—" to every customer, so it is refused when the template is saved.
 
-/** The messages a customer receives, which a business may rewrite. Staff notices stay ours. */
-export const CUSTOMER_TEMPLATE_KEYS = [
+/** The events of a ticket told to its customer (docs/notifications.md). */
+export const TICKET_CUSTOMER_KEYS = [
   "ticket.created",
   "ticket.almost_called",
   "ticket.called",
@@ -24,6 +24,11 @@ export const CUSTOMER_TEMPLATE_KEYS = [
   "ticket.auto_skipped",
   "review.request",
   "inactivity.warning",
+] as const satisfies readonly TemplateKey[];
+
+/** The messages a customer receives, which a business may rewrite. Staff notices stay ours. */
+export const CUSTOMER_TEMPLATE_KEYS = [
+  ...TICKET_CUSTOMER_KEYS,
   "appointment.confirmed",
   "appointment.rescheduled",
   "appointment.cancelled",

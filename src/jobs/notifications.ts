@@ -4,7 +4,7 @@ import { ROLES, roleAllows, type Role } from "../domain/permissions";
 import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { effectiveTemplate, isCustomerTemplateKey, type TemplateOverride } from "../domain/message-templates";
+import { effectiveTemplate, isCustomerTemplateKey, TICKET_CUSTOMER_KEYS, type TemplateOverride } from "../domain/message-templates";
 import { deliver, type Delivery, type DeliveryReport, optedOutAmong, barePhone, templateOverrides } from "../notifications";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
@@ -12,24 +12,7 @@ import { deliver, type Delivery, type DeliveryReport, optedOutAmong, barePhone, 
 // batch, so the context is read in one D1 batch and written in a few.
 
 /** Events told to the ticket's customer. */
-const CUSTOMER_TYPES = new Set<string>([
-  "ticket.created",
-  "ticket.almost_called",
-  "ticket.called",
-  "ticket.recalled",
-  "ticket.held",
-  "ticket.resumed",
-  "ticket.stepped_back",
-  "ticket.served",
-  "ticket.cancelled",
-  "ticket.skipped",
-  "ticket.transferred",
-  "ticket.expired",
-  "ticket.recovered",
-  "ticket.auto_skipped",
-  "review.request",
-  "inactivity.warning",
-]);
+const CUSTOMER_TYPES = new Set<string>(TICKET_CUSTOMER_KEYS);
 
 /** Events told to the organization's members who operate or manage queues. */
 const OPERATOR_TYPES = new Set<string>([

@@ -104,3 +104,15 @@ export async function smsUsed(organizationId: string): Promise<number> {
     .first<{ n: number | null }>();
   return row?.n ?? 0;
 }
+
+/**
+ * The SMS a queue's captured events gave rise to, once fed to the consumer: each message's title
+ * and body as the outbox provider keeps them on its delivery row (the provider is sent
+ * `title: body`).
+ */
+export async function smsSent(c: Captured, queueId: string): Promise<{ title: string; body: string }[]> {
+  const events = await eventsOf(c, queueId);
+  await feedEvents(events);
+  const rows = await deliveriesOf(events.map((e) => e.id));
+  return rows.filter((r) => r.channel === "sms").map((r) => JSON.parse(r.payload) as { title: string; body: string });
+}

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { addMember, addQueue, createApiKey, queueFixture } from "../helpers/fixtures";
-import { capture, deliveriesOf, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
+import { capture, smsSent, type Captured } from "../helpers/notifications";
 
 // Issue 42, "the business's own words": every customer message rewritten per organization and
 // per queue, in each language, checked on save, previewed as the customer will read it.
@@ -17,15 +17,7 @@ let addressNo = 0;
 const nextAddress = () => `192.0.2.${++addressNo}`;
 
 /** The SMS the queue's events gave rise to, as the provider receives them (`title: body`). */
-async function smsBodies(queueId: string): Promise<string[]> {
-  const events = await eventsOf(captured!, queueId);
-  await feedEvents(events);
-  const rows = await deliveriesOf(events.map((e) => e.id));
-  return rows
-    .filter((r) => r.channel === "sms")
-    .map((r) => JSON.parse(r.payload) as { title: string; body: string })
-    .map((p) => (p.title ? `${p.title}: ${p.body}` : p.body));
-}
+const smsBodies = async (queueId: string) => (await smsSent(captured!, queueId)).map((m) => (m.title ? `${m.title}: ${m.body}` : m.body));
 
 const templates = (orgId: string) => `/v1/organizations/${orgId}/message-templates`;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { createApiKey, queueFixture } from "../helpers/fixtures";
-import { capture, deliveriesOf, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
+import { capture, smsSent, type Captured } from "../helpers/notifications";
 
 // Issue 39: the ticket's language end to end (the kiosk and the widget send the language the
 // visitor chose; the SMS speaks it), and the clerk's walk-in that takes the customer's phone.
@@ -17,12 +17,7 @@ let addressNo = 0;
 const nextAddress = () => `203.0.113.${++addressNo}`;
 
 /** The SMS bodies the events gave rise to (the outbox provider keeps each on its delivery row). */
-async function smsBodies(queueId: string): Promise<string[]> {
-  const events = await eventsOf(captured!, queueId);
-  await feedEvents(events);
-  const rows = await deliveriesOf(events.map((e) => e.id));
-  return rows.filter((r) => r.channel === "sms").map((r) => (JSON.parse(r.payload) as { body: string }).body);
-}
+const smsBodies = async (queueId: string) => (await smsSent(captured!, queueId)).map((m) => m.body);
 
 describe("the ticket's language", () => {
   it("a widget (kiosk) join with language fr is texted in French, with en in English, whatever the organization's default", async () => {
