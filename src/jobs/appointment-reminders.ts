@@ -2,7 +2,8 @@ import { formatWhen, pickLanguage, render } from "../domain/notification-templat
 import { expandOccurrences, isValidTimeZone, type RecurrencePattern } from "../domain/recurrence";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
-import { deliver, type Delivery } from "../notifications";
+import { effectiveTemplate } from "../domain/message-templates";
+import { deliver, templateOverrides, type Delivery } from "../notifications";
 
 // appointment.reminder: each occurrence of an `appointment` calendar event (recurring ones
 // included) reminds its attendees once, 24 h before it starts, from the minute sweep; an event
@@ -115,12 +116,15 @@ async function remindPage(env: Env, due: Due[], at: number): Promise<number> {
   const tokens = read.filter((_r, i) => i % 2 === 1).flatMap((r) => (r.results ?? []) as { user_id: string; token: string }[]);
   const userById = new Map(users.map((u) => [u.id, u]));
   const deliveries: Delivery[] = [];
+  // The business's own text of the reminder, where it wrote one (docs/message-templates.md).
+  const overrides = await templateOverrides(env, [...new Set(due.map((d) => d.row.organization_id))]);
   for (const d of due) {
     for (const r of recipients(d)) {
       const user = userById.get(r.userId);
       if (!user || user.ticket_reminders === 0) continue;
       const language = pickLanguage(r.language, user.language, d.row.default_language);
-      const text = render("appointment.reminder", language, { title: d.row.title, time: formatWhen(d.start, language, d.zone) });
+      const own = effectiveTemplate(overrides, d.row.organization_id, "appointment.reminder", language, null);
+      const text = render("appointment.reminder", language, { title: d.row.title, time: formatWhen(d.start, language, d.zone) }, own);
       const data: Record<string, string> = {
         type: "appointment.reminder",
         calendarEventId: d.row.id,

@@ -61,6 +61,39 @@ describe("appointment reminders", () => {
     ]);
   });
 
+  it("says what the business wrote for the reminder in that language (docs/message-templates.md), ours in the others", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "healthcare" });
+    const locationId = await insertLocation(org.id, "Europe/Paris");
+    const amelie = await addMember(owner, org.id, "operator", { language: "fr" });
+    const john = await addMember(owner, org.id, "operator", { language: "en" });
+    expectOk(
+      await call("PUT", `/v1/organizations/${org.id}/message-templates/appointment.reminder`, {
+        token: owner.token,
+        body: { language: "fr", title: "À demain", body: "{title} le {time}. Apportez votre carte vitale." },
+      }),
+    );
+    expectOk(
+      await call("POST", `/v1/calendar/organization/${org.id}`, {
+        token: owner.token,
+        body: {
+          title: "Consultation",
+          eventType: "appointment",
+          startDate: "2027-07-01T09:00:00Z",
+          endDate: "2027-07-01T09:30:00Z",
+          locationId,
+          attendees: [amelie.id, john.id],
+        },
+      }),
+      201,
+    );
+    await sweep("2027-06-30T09:00:00Z");
+    expect((await reminders(amelie.id)).map((n) => [n.title, n.body])).toEqual([
+      ["À demain", "Consultation le jeudi 1 juillet 2027 à 11:00. Apportez votre carte vitale."],
+    ]);
+    expect((await reminders(john.id)).map((n) => n.body)).toEqual(["Consultation: Thursday, 1 July 2027 at 11:00."]);
+  });
+
   it("reaches every organization: 201 events of one do not starve another's", async () => {
     const owner = await registerUser();
     const busy = await createOrganization(owner, { type: "healthcare" });
