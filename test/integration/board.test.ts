@@ -91,6 +91,7 @@ describe("display-board route", () => {
         counter: "Guichet 3",
         assignedTo: "Test",
         calledAt: expect.stringMatching(/Z$/),
+        kind: "walk_in",
       },
     ]);
     expect(q.generatedAt).toBe(board.generatedAt);
