@@ -9,7 +9,7 @@ import { call, expectError, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { createApiKey, queueFixture, registerUser, type Fixture } from "../helpers/fixtures";
-import { capture } from "../helpers/notifications";
+import { capture, smsSent } from "../helpers/notifications";
 import { fakeInternet } from "../helpers/outbound";
 import { customerText, randomMobile } from "../helpers/twilio";
 
@@ -158,6 +158,18 @@ describe("an SMS reply of one digit after the visit", () => {
     expect(await feedbackRows(ticket.id)).toEqual([{ score: 5, channel: "sms" }]);
     const messages = expectOk(await call("GET", `/v1/tickets/${ticket.id}/messages`, { token: f.owner.token })) as any[];
     expect(messages.filter((m) => m.direction === "in").map((m) => m.body)).toEqual(["5", " 5 ", "2"]);
+  });
+
+  it("the review.request after the service is texted, and asks for the reply 1 to 5", async () => {
+    const f = await queueFixture("pro");
+    const events = capture();
+    const phone = randomMobile();
+    const ticket = await customerTicket(f, phone);
+    await serveNext(f, ticket.id);
+    const texts = await smsSent(events, f.queueId);
+    events.restore();
+    expect(texts.map((t) => t.title)).toContain("How did we do?");
+    expect(texts.find((t) => t.title === "How did we do?")!.body).toMatch(/Reply with a score from 1 \(bad\) to 5 \(excellent\)/);
   });
 
   it("a text to B's own number never rates A's visit", async () => {
