@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { and, desc, eq, gte, sql } from "drizzle-orm";
 import { database } from "../db/client";
-import { ticketFeedback } from "../db/schema";
+import { organizations, ticketFeedback, tickets } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
 import { ApiError, invalidState } from "../http/errors";
@@ -178,24 +178,30 @@ export async function servedTicketToRate(
   defaultLanguage: string | null;
   rated: boolean;
 } | null> {
-  const rows = await env.DB.prepare(
-    `SELECT t.id, t.queue_id, t.organization_id, t.display_code, o.default_language,
-       EXISTS (SELECT 1 FROM ticket_feedback f WHERE f.ticket_id = t.id) AS rated
-     FROM tickets t JOIN organizations o ON o.id = t.organization_id
-     WHERE t.phone = ? AND t.status = 'served' AND t.served_at >= ? ${organizationId ? "AND t.organization_id = ?" : ""}
-     ORDER BY t.served_at DESC LIMIT 20`,
-  )
-    .bind(...(organizationId ? [phone, at - FEEDBACK_WINDOW_MS, organizationId] : [phone, at - FEEDBACK_WINDOW_MS]))
-    .all<{ id: string; queue_id: string; organization_id: string; display_code: string; default_language: string | null; rated: number }>();
-  const first = rows.results[0];
+  const rows = await database(env.DB)
+    .select({
+      id: tickets.id,
+      queueId: tickets.queueId,
+      organizationId: tickets.organizationId,
+      displayCode: tickets.displayCode,
+      defaultLanguage: organizations.defaultLanguage,
+      rated: sql<number>`EXISTS (SELECT 1 FROM ${ticketFeedback} WHERE ${ticketFeedback.ticketId} = ${tickets.id})`,
+    })
+    .from(tickets)
+    .innerJoin(organizations, eq(organizations.id, tickets.organizationId))
+    .where(
+      and(
+        eq(tickets.phone, phone),
+        eq(tickets.status, "served"),
+        gte(tickets.servedAt, at - FEEDBACK_WINDOW_MS),
+        organizationId ? eq(tickets.organizationId, organizationId) : undefined,
+      ),
+    )
+    .orderBy(desc(tickets.servedAt))
+    .limit(20)
+    .all();
+  const first = rows[0];
   if (!first) return null;
-  if (rows.results.some((r) => r.organization_id !== first.organization_id)) return null;
-  return {
-    id: first.id,
-    queueId: first.queue_id,
-    organizationId: first.organization_id,
-    displayCode: first.display_code,
-    defaultLanguage: first.default_language,
-    rated: first.rated === 1,
-  };
+  if (rows.some((r) => r.organizationId !== first.organizationId)) return null;
+  return { ...first, rated: Number(first.rated) === 1 };
 }
