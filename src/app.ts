@@ -32,7 +32,7 @@ import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRo
 import { embedRoutes, widgetRoutes, widgetCors, widgetOriginLock, kioskRoutes } from "./widget";
 import { webhookRoutes, eventRoutes } from "./webhooks";
 import { messageTemplateRoutes, notificationRoutes, smsPolicyRoutes } from "./notifications";
-import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes } from "./visits";
+import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes, feedbackRoutes } from "./visits";
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
 import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
@@ -143,6 +143,7 @@ export function createApp() {
   app.route("/v1", smsPolicyRoutes);
   app.route("/v1", messageTemplateRoutes);
   app.route("/v1", visitorPushRoutes);
+  app.route("/v1", feedbackRoutes);
   app.route("/v1", analyticsRoutes);
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);

@@ -2300,6 +2300,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/widget/tickets/{ticketId}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the customer may still give their verdict, and the one given
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. What the status page reads to offer the 1–5 after the visit, also when opened again from a link once the ticket is served. A missing or wrong token is 404.
+         */
+        get: operations["getVisitorFeedback"];
+        put?: never;
+        /**
+         * The customer's verdict on their visit: a score 1–5 and an optional comment, once
+         * @description Send the join's `ticketToken` as `X-Ticket-Token` (it keeps opening this route after the ticket was served). Once the ticket is `served` (before: 409 INVALID_STATE), within 7 days of the service (after: 410 FEEDBACK_WINDOW_CLOSED), once per ticket (again: 409 FEEDBACK_ALREADY_GIVEN, also after an SMS reply). Raises `ticket.feedback`, and `ticket.feedback_low` for a score of 2 or less. A missing or wrong token is 404. See docs/visits.md.
+         */
+        post: operations["giveVisitorFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/summary": {
         parameters: {
             query?: never;
@@ -2372,6 +2396,26 @@ export interface paths {
          * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Each ticket keeps the wait its join answered; the error is |actual wait − that estimate|.
          */
         get: operations["getEstimateAccuracy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customers' verdicts: count, mean, 1–5 distribution, by service, desk, operator and hour, and against the wait
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. A verdict counts with its ticket's join (docs/visits.md, feedback). byWait buckets the wait join → call: [0, 5), [5, 10), [10, 15), [15, 20), [20, 30), [30, 45), [45, 60), [60, 90), [90, 120) and 120 minutes or more.
+         */
+        get: operations["getFeedbackAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4853,7 +4897,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -4866,7 +4910,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string | null;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -5156,6 +5200,41 @@ export interface components {
             /** Format: uri */
             endpoint: string;
         };
+        TicketFeedback: {
+            ticketId: string;
+            score: number;
+            comment: string | null;
+            /**
+             * @description Where it was given: the status page or widget, or an SMS reply
+             * @enum {string}
+             */
+            channel: "widget" | "sms";
+            servedAt: string;
+            createdAt: string;
+        };
+        TicketFeedbackRequest: {
+            /**
+             * @description 1 (bad) to 5 (excellent)
+             * @example 5
+             */
+            score: number;
+            /**
+             * @description At most 1000 characters; empty means none
+             * @example Rapide et aimable.
+             */
+            comment?: string | null;
+        };
+        TicketFeedbackState: {
+            /**
+             * @description not_served: wait for the end of the visit; open: may be given until closesAt; given: once only; closed: too late
+             * @enum {string}
+             */
+            status: "not_served" | "open" | "given" | "closed";
+            servedAt: string | null;
+            /** @description 7 days after the service */
+            closesAt: string | null;
+            feedback: components["schemas"]["TicketFeedback"] & (Record<string, never> | null);
+        };
         AnalyticsSummary: {
             /**
              * @description Start of the range read (rounded down to the hour)
@@ -5326,6 +5405,153 @@ export interface components {
                 p90AbsoluteErrorMinutes: number | null;
                 /** @description Actual − promised wait: positive when people waited longer than promised */
                 meanBiasMinutes: number | null;
+            }[];
+        };
+        AnalyticsFeedback: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            timeZones: string[];
+            totals: {
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            };
+            /**
+             * @example [
+             *       0,
+             *       5,
+             *       10,
+             *       15,
+             *       20,
+             *       30,
+             *       45,
+             *       60,
+             *       90,
+             *       120
+             *     ]
+             */
+            waitEdgesMinutes: number[];
+            /** @description The score against the minutes waited (join → call), one entry per bucket, empty ones included */
+            byWait: {
+                /** @description Waits from this many minutes (included) */
+                fromMinutes: number;
+                /** @description to this many (excluded); null for the last bucket */
+                toMinutes: number | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            /** @description Verdicts on tickets with no call time (left out of byWait) */
+            unmeasuredWaits: number;
+            services: {
+                serviceId: string;
+                name: string | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            desks: {
+                /** @description null: served without a desk */
+                deskId: string | null;
+                name: string | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            operators: {
+                /** @description The member (or key) that served the ticket */
+                operatorId: string | null;
+                name: string | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            /** @description 24 entries: the local hour (0–23) the tickets joined, in their location's time zone */
+            hours: {
+                hour: number;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
             }[];
         };
         Desk: {
@@ -5528,7 +5754,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -6894,8 +7120,98 @@ export interface components {
                 };
             };
         };
-        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_EMPTY`: no ticket can be called; `OPERATOR_UNAVAILABLE`: the caller is on a break, closure or unavailability; `details {eventId, until}` */
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `FEEDBACK_ALREADY_GIVEN`: the ticket's customer gave their verdict already (once per ticket, docs/visits.md) */
         Error409_7: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "FEEDBACK_ALREADY_GIVEN";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `FEEDBACK_WINDOW_CLOSED`: the ticket was served more than 7 days ago: too late for its verdict; `details {servedAt, closedAt}` */
+        Error410_2: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FEEDBACK_WINDOW_CLOSED",
+                 *         "message": "the ticket was served more than 7 days ago: too late for its verdict",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/FEEDBACK_WINDOW_CLOSED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "FEEDBACK_WINDOW_CLOSED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_EMPTY`: no ticket can be called; `OPERATOR_UNAVAILABLE`: the caller is on a break, closure or unavailability; `details {eventId, until}` */
+        Error409_8: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6940,7 +7256,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `RECALL_LIMIT_REACHED`: the called ticket was recalled as many times as allowed; `details {recallCount, limit}` */
-        Error409_8: {
+        Error409_9: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6985,7 +7301,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy */
-        Error409_9: {
+        Error409_10: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7030,7 +7346,7 @@ export interface components {
             };
         };
         /** @description `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}` */
-        Error409_10: {
+        Error409_11: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7075,7 +7391,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `CHECK_IN_NOT_OPEN`: an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md); `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_PAUSED`: the queue takes no new tickets while paused; `QUEUE_CLOSED`: the queue is closed (or its service inactive, or a closure runs: `details.reason`); `QUEUE_FULL`: the party does not fit the queue's capacity */
-        Error409_11: {
+        Error409_12: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -19089,6 +19405,146 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getVisitorFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict's state */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "status": "not_served",
+                     *         "servedAt": "2026-03-20T10:30:00.000Z",
+                     *         "closesAt": "2026-03-20T10:30:00.000Z",
+                     *         "feedback": {
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "score": 1,
+                     *           "comment": "Demo",
+                     *           "channel": "widget",
+                     *           "servedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketFeedbackState"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    giveVisitorFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "score": 5,
+                 *       "comment": "Rapide et aimable."
+                 *     }
+                 */
+                "application/json": components["schemas"]["TicketFeedbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The verdict, recorded */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "score": 1,
+                     *         "comment": "Demo",
+                     *         "channel": "widget",
+                     *         "servedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketFeedback"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_7"];
+            410: components["responses"]["Error410_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getAnalyticsSummary: {
         parameters: {
             query?: {
@@ -19555,6 +20011,184 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["AnalyticsEstimates"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getFeedbackAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdicts */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "timeZones": [
+                     *           "Demo"
+                     *         ],
+                     *         "totals": {
+                     *           "count": 1,
+                     *           "mean": 4.25,
+                     *           "distribution": {
+                     *             "1": 1,
+                     *             "2": 1,
+                     *             "3": 1,
+                     *             "4": 1,
+                     *             "5": 1
+                     *           }
+                     *         },
+                     *         "waitEdgesMinutes": [
+                     *           0,
+                     *           5,
+                     *           10,
+                     *           15,
+                     *           20,
+                     *           30,
+                     *           45,
+                     *           60,
+                     *           90,
+                     *           120
+                     *         ],
+                     *         "byWait": [
+                     *           {
+                     *             "fromMinutes": 1,
+                     *             "toMinutes": 1,
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "unmeasuredWaits": 1,
+                     *         "services": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "name": "Accueil",
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "desks": [
+                     *           {
+                     *             "deskId": "dsk_d3m0gu1ch3t300000000",
+                     *             "name": "Accueil",
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "operators": [
+                     *           {
+                     *             "operatorId": "ope_d3m00000000000000000",
+                     *             "name": "Accueil",
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "hours": [
+                     *           {
+                     *             "hour": 1,
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsFeedback"];
                     };
                 };
             };
@@ -20284,7 +20918,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_7"];
+            409: components["responses"]["Error409_8"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -20816,7 +21450,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_8"];
+            409: components["responses"]["Error409_9"];
             429: components["responses"]["Error429"];
         };
     };
@@ -21744,7 +22378,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             };
             cookie?: never;
         };
@@ -23162,7 +23796,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_9"];
+            409: components["responses"]["Error409_10"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -23238,7 +23872,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_9"];
+            409: components["responses"]["Error409_10"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -23411,7 +24045,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_10"];
+            409: components["responses"]["Error409_11"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -23879,7 +24513,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_11"];
+            409: components["responses"]["Error409_12"];
             429: components["responses"]["Error429"];
         };
     };
@@ -24047,7 +24681,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_11"];
+            409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -16,6 +16,7 @@ import { barePhone, isOptedOut, optIn, optOut } from "../notifications/opt-outs"
 import { recordMessage } from "./conversations";
 import { safeParagraph } from "../domain/public-text";
 import { MINUTE } from "../lib/time";
+import { recordFeedback, servedTicketToRate } from "../visits/feedback";
 
 // A customer's text (SMS today, WhatsApp later), whatever provider carried it: matched to a live
 // ticket of the business the conversation is with, read as a keyword or kept as a message for
@@ -39,7 +40,7 @@ export interface InboundOutcome {
   reply: string | null;
   ticketId: string | null;
   keyword: Keyword | null;
-  /** What was done: present, stepped_back, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked. */
+  /** What was done: present, stepped_back, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked, feedback. */
   action: string;
 }
 
@@ -232,6 +233,13 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
     return { reply, ticketId: only?.id ?? null, keyword: read.keyword, action: read.keyword === "stop" ? "opted_out" : "opted_in" };
   }
 
+  // No live ticket: one digit 1–5 rates the visit just served (docs/visits.md, feedback).
+  const score = /^\s*([1-5])\s*[.!]?\s*$/.exec(body);
+  if (tickets.length === 0 && score) {
+    const rated = await rateByText(env, { ...input, body }, phone, owner, Number(score[1]), at);
+    if (rated) return rated;
+  }
+
   if (tickets.length === 0) {
     return {
       reply: replyText(languageOf(read, null, phone), read.keyword === "help" ? "help" : "unknownNumber"),
@@ -290,6 +298,49 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
   const reply = read.keyword !== "help" && (await isOptedOut(env, ticket.organization_id, phone)) ? null : say(key, values);
   await recordExchange(env, ticket, input, phone, read.keyword, reply, at);
   return { reply, ticketId: ticket.id, keyword: read.keyword, action };
+}
+
+/**
+ * A score sent after the visit: the verdict on the served ticket the number's organization (or
+ * the only one on a shared number) served last within the window; null when there is none, and
+ * the text goes on as any other.
+ */
+async function rateByText(
+  env: Env,
+  input: InboundText,
+  phone: string,
+  owner: string | null,
+  score: number,
+  at: number,
+): Promise<InboundOutcome | null> {
+  const served = await servedTicketToRate(env, phone, owner, at);
+  if (!served) return null;
+  const queue = await findQueue(env, served.queueId).catch(() => null);
+  if (!queue) return null;
+  let key: ReplyKey = "feedbackAlready";
+  if (!served.rated) {
+    try {
+      await recordFeedback(env, await getTicket(env, queue, served.id, at), { score, comment: null, channel: "sms" }, at);
+      key = "feedback";
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (err.code !== "FEEDBACK_ALREADY_GIVEN") return null;
+    }
+  }
+  const ticket: LiveTicket = {
+    id: served.id,
+    queue_id: served.queueId,
+    organization_id: served.organizationId,
+    display_code: served.displayCode,
+    default_language: served.defaultLanguage,
+    name: queue.name,
+  };
+  const language = languageOf({ language: null }, ticket, phone);
+  const reply = (await isOptedOut(env, served.organizationId, phone))
+    ? null
+    : replyText(language, key, { code: served.displayCode, score });
+  await recordExchange(env, ticket, input, phone, null, reply, at);
+  return { reply, ticketId: served.id, keyword: null, action: key === "feedback" ? "feedback" : "refused" };
 }
 
 /** The customer's text and our answer, on the ticket's conversation. */

@@ -1343,3 +1343,32 @@ export const messageTemplates = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.queueScope, t.key, t.language] })],
 );
+
+/**
+ * The customer's verdict on a served ticket (docs/visits.md, feedback): one per ticket, 1–5 and
+ * an optional comment, from the status page/widget (the ticket token) or an SMS reply. The
+ * ticket's queue, service, desk, operator and times are copied in when it is given, so the
+ * analytics read one table whatever the room or the projection did since.
+ */
+export const ticketFeedback = sqliteTable(
+  "ticket_feedback",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").notNull(),
+    serviceId: text("service_id").notNull(),
+    deskId: text("desk_id"),
+    operatorId: text("operator_id"),
+    score: integer("score").notNull(),
+    comment: text("comment"),
+    channel: text("channel", { enum: ["widget", "sms"] }).notNull(),
+    /** The ticket's join (the analytics cohort) and its wait, join → call, in ms (null when never called). */
+    ticketCreatedAt: integer("ticket_created_at").notNull(),
+    waitMs: integer("wait_ms"),
+    servedAt: integer("served_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ticket_feedback_queue_created_idx").on(t.queueId, t.ticketCreatedAt)],
+);

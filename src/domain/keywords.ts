@@ -56,7 +56,7 @@ export function joinRequest(text: string): string | null {
 /** Places a LATE moves the ticket back (the room's step-back, once per ticket). */
 export const LATE_STEP_BACK_PLACES = 3;
 
-type Values = { code?: string; position?: number | null; wait?: number | null; queue?: string; options?: string };
+type Values = { code?: string; position?: number | null; wait?: number | null; queue?: string; options?: string; score?: number };
 
 const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
   en: {
@@ -73,6 +73,8 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
     refused: (v) => `${v.code}: this cannot be done now (your ticket is no longer waiting).`,
     received: (v) => `${v.code}: your message was passed to the staff.`,
     choose: (v) => `You have tickets at several places. Reply with the number of the one you mean: ${v.options}`,
+    feedback: (v) => `${v.code}: thank you for your score (${v.score}/5).`,
+    feedbackAlready: (v) => `${v.code}: your score was noted already. Thank you!`,
   },
   fr: {
     here: (v) => `${v.code} : merci, l'accueil sait que vous êtes là.`,
@@ -88,6 +90,8 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
     refused: (v) => `${v.code} : impossible pour le moment (votre ticket n'est plus en attente).`,
     received: (v) => `${v.code} : votre message a été transmis à l'accueil.`,
     choose: (v) => `Vous avez des tickets à plusieurs endroits. Répondez par le numéro de celui dont il s'agit : ${v.options}`,
+    feedback: (v) => `${v.code} : merci pour votre note (${v.score}/5).`,
+    feedbackAlready: (v) => `${v.code} : votre note est déjà enregistrée. Merci !`,
   },
 };
 

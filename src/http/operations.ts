@@ -173,6 +173,12 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/widget/tickets/{ticketId}": { id: "getVisitorTicket" },
   "GET /v1/widget/tickets/{ticketId}/place": { id: "getVisitorTicketPlace" },
   "POST /v1/widget/tickets/{ticketId}/cancel": { id: "leaveQueueFromWidget", errors: STATE },
+  // The customer's verdict (docs/visits.md, feedback).
+  "GET /v1/widget/tickets/{ticketId}/feedback": { id: "getVisitorFeedback" },
+  "POST /v1/widget/tickets/{ticketId}/feedback": {
+    id: "giveVisitorFeedback",
+    errors: ["INVALID_STATE", "FEEDBACK_ALREADY_GIVEN", "FEEDBACK_WINDOW_CLOSED"],
+  },
   "GET /v1/widget/push/public-key": { id: "getWebPushPublicKey" },
   "POST /v1/widget/tickets/{ticketId}/push-subscription": { id: "subscribeVisitorToWebPush" },
   "DELETE /v1/widget/tickets/{ticketId}/push-subscription": { id: "unsubscribeVisitorFromWebPush" },
@@ -226,6 +232,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/operators": { id: "getOperatorAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/feedback": { id: "getFeedbackAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/export.csv": { id: "exportTicketsCsv", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
 
   "GET /v1/errors": { id: "listErrorCodes" },
@@ -268,6 +275,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   SLOT_UNAVAILABLE:
     "the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy",
   CHECK_IN_NOT_OPEN: "an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md)",
+  FEEDBACK_ALREADY_GIVEN: "the ticket's customer gave their verdict already (once per ticket, docs/visits.md)",
+  FEEDBACK_WINDOW_CLOSED: "the ticket was served more than 7 days ago: too late for its verdict; `details {servedAt, closedAt}`",
   QR_TOKEN_EXPIRED: "the QR token has expired",
   QR_TOKEN_USED: "the single-use QR token was used already",
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",

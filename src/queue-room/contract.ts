@@ -24,6 +24,7 @@ import type {
   TicketQuery,
   TicketView,
   TransferSnapshot,
+  VerdictToken,
   VisitorTicketData,
 } from "./types";
 
@@ -186,6 +187,8 @@ export type RoomQuery =
   | { question: "liveTicketOf"; userId: string; at: number }
   /** The ticket for the holder of its token; null for a wrong token or a finished ticket. */
   | { question: "visitorTicket"; ticketId: string; tokenHash: string; queueName: string; at: number }
+  /** Whether the token is the ticket's, live or served (docs/visits.md, feedback); null for a wrong token. */
+  | { question: "visitorVerdict"; ticketId: string; tokenHash: string }
   | { question: "remoteJoin"; ticketId: string; at: number }
   | { question: "widgetStatus"; at: number }
   | { question: "widgetBoard"; at: number };
@@ -197,6 +200,7 @@ export interface QueryResults {
   tickets: RoomResult<TicketPage>;
   liveTicketOf: RoomResult<TicketView | null>;
   visitorTicket: VisitorTicketData | null;
+  visitorVerdict: VerdictToken | null;
   remoteJoin: RoomResult<RemoteJoinAndTicket>;
   widgetStatus: QueueStatusData | null;
   widgetBoard: BoardData | null;

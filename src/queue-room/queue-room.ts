@@ -94,7 +94,7 @@ export class QueueRoom extends DurableObject<Env> {
     const sql = ctx.storage.sql;
     this.store = new RoomStore(sql, (id, fields, at) => {
       this.remote.onTicketChange(id, fields, at);
-      this.followers.onTicketChange(id, fields.status);
+      this.followers.onTicketChange(id, fields.status, at);
     });
     this.views = new RoomViews(this.store);
     this.remote = new RemoteJoins(sql, {
@@ -299,6 +299,7 @@ export class QueueRoom extends DurableObject<Env> {
       this.learnName(q.queueName);
       return this.followers.read(q.ticketId, q.tokenHash, q.at);
     },
+    visitorVerdict: (q) => this.followers.verdict(q.ticketId, q.tokenHash),
     remoteJoin: (q) => this.read((cfg) => this.remoteView(cfg, q.ticketId, q.at)),
     widgetStatus: (q) => this.sockets.status(q.at),
     widgetBoard: (q) => this.sockets.board(q.at),

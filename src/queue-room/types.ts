@@ -279,6 +279,9 @@ export interface Completion {
 export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };
 
 /** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
+/** What a ticket token still opens (docs/visits.md, feedback): a live ticket, or a served one for its verdict. */
+export type VerdictToken = { state: "live" } | { state: "served"; servedAt: number };
+
 export interface VisitorTicketData {
   ticketId: string;
   queueId: string;
