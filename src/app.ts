@@ -38,6 +38,7 @@ import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
 import { inboundRoutes, ticketMessageRoutes } from "./conversations";
 import { auditRoutes } from "./audit";
+import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
 
 function asApiError(err: unknown): ApiError {
@@ -157,6 +158,7 @@ export function createApp() {
   app.route("/v1", inboundRoutes);
   app.route("/v1", ticketMessageRoutes);
   app.route("/v1", auditRoutes);
+  app.route("/v1", dataSubjectRoutes);
   app.route("/v1", intakeRoutes);
   app.route("/v1", labelRoutes);
   app.route("/v1", appointmentRoutes);

@@ -2968,6 +2968,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/data-subjects/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Everything the organization holds about a person, as one JSON document (owners, admins; audited)
+         * @description Tickets (live ones read from their queue's line), intake answers, labels and outcomes, appointments, text messages, notification deliveries, opt-outs, push subscriptions, events and webhook deliveries that carry them, and audit entries naming them. Only this organization's records; another organization's data about the same number is never read. See docs/personal-data.md.
+         */
+        post: operations["exportDataSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/data-subjects/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Anonymises everything the organization holds about a person (owners, admins; audited; idempotent)
+         * @description Names, numbers, e-mails, personal intake answers, notes, texts and delivery addresses are removed, in the queues' lines too; ticket and appointment records stay, anonymised, so analytics figures do not change. Refused with 409 INVALID_STATE, changing nothing, while the person has a ticket in a line or an appointment ahead (`details.tickets`, `details.appointments`): cancel them first. Repeating the request changes nothing more. The audit entry records the counts, never the data. See docs/personal-data.md.
+         */
+        post: operations["eraseDataSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/services/{serviceId}/intake": {
         parameters: {
             query?: never;
@@ -5845,6 +5885,121 @@ export interface components {
                 /** @enum {string} */
                 reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry";
             } | null;
+        };
+        DataSubjectExport: {
+            /** @description The audit log's entity id for this export */
+            requestId: string;
+            organizationId: string;
+            subject: {
+                phone: string | null;
+                email: string | null;
+            };
+            generatedAt: string;
+            /** @description Customer accounts (usr_…) registered with the e-mail */
+            accounts: string[];
+            tickets: {
+                id: string;
+                queueId: string;
+                displayCode: string | null;
+                status: string;
+                source: string;
+                visitorName: string | null;
+                phone: string | null;
+                partySize: number;
+                intake?: unknown;
+                intakePersonal?: unknown;
+                labels?: unknown;
+                outcome: string | null;
+                note: string | null;
+                remoteJoinLocation: {
+                    latitude: number | null;
+                    longitude: number | null;
+                    accuracyM: number | null;
+                    at: string;
+                } | null;
+                /**
+                 * @description room: the queue's live line (or finished in the last day); history: the D1 record
+                 * @enum {string}
+                 */
+                heldIn: "room" | "history";
+                createdAt: string | null;
+                updatedAt: string | null;
+            }[];
+            appointments: {
+                [key: string]: unknown;
+            }[];
+            ticketMessages: {
+                [key: string]: unknown;
+            }[];
+            notificationDeliveries: {
+                [key: string]: unknown;
+            }[];
+            inAppNotifications: {
+                [key: string]: unknown;
+            }[];
+            optOuts: {
+                [key: string]: unknown;
+            }[];
+            visitorPushSubscriptions: {
+                [key: string]: unknown;
+            }[];
+            phoneVerifications: {
+                [key: string]: unknown;
+            }[];
+            inboundThreads: {
+                [key: string]: unknown;
+            }[];
+            webhookDeliveries: {
+                [key: string]: unknown;
+            }[];
+            events: {
+                [key: string]: unknown;
+            }[];
+            entryScans: {
+                [key: string]: unknown;
+            }[];
+            remoteJoinExpiries: {
+                [key: string]: unknown;
+            }[];
+            smsCounters: {
+                [key: string]: unknown;
+            }[];
+            auditEvents: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** @description The person, by their phone number (E.164) and/or e-mail address: at least one */
+        DataSubject: {
+            /** @example +33612345678 */
+            phone?: string;
+            /**
+             * Format: email
+             * @example awa.diallo@example.com
+             */
+            email?: string;
+        };
+        DataSubjectErasure: {
+            /** @description The audit log's entity id for this erasure */
+            requestId: string;
+            erasedAt: string;
+            matchedBy: ("phone" | "email")[];
+            /** @description The person's tickets found (each now anonymised) */
+            tickets: number;
+            /** @description Tickets changed by this request (0 when repeated) */
+            ticketsAnonymised: number;
+            ticketMessages: number;
+            notificationDeliveries: number;
+            webhookDeliveries: number;
+            events: number;
+            optOuts: number;
+            visitorPushSubscriptions: number;
+            phoneVerifications: number;
+            inboundThreads: number;
+            smsCounters: number;
+            inAppNotifications: number;
+            entryScans: number;
+            remoteJoinExpiries: number;
+            appointments: number;
         };
         ServiceIntake: {
             serviceId: string;
@@ -22963,6 +23118,241 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportDataSubject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+33612345678",
+                 *       "email": "awa.diallo@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DataSubject"];
+            };
+        };
+        responses: {
+            /** @description The person's data */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "requestId": "req_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "subject": {
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example"
+                     *         },
+                     *         "generatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "accounts": [
+                     *           "Demo"
+                     *         ],
+                     *         "tickets": [
+                     *           {
+                     *             "id": "Demo",
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "displayCode": "A-042",
+                     *             "status": "Demo",
+                     *             "source": "Demo",
+                     *             "visitorName": "Awa Diallo",
+                     *             "phone": "+33612345678",
+                     *             "partySize": 2,
+                     *             "outcome": "Demo",
+                     *             "note": "Demo",
+                     *             "remoteJoinLocation": {
+                     *               "latitude": 48.8708,
+                     *               "longitude": 2.3319,
+                     *               "accuracyM": 1,
+                     *               "at": "Demo"
+                     *             },
+                     *             "heldIn": "room",
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           }
+                     *         ],
+                     *         "appointments": [
+                     *           {}
+                     *         ],
+                     *         "ticketMessages": [
+                     *           {}
+                     *         ],
+                     *         "notificationDeliveries": [
+                     *           {}
+                     *         ],
+                     *         "inAppNotifications": [
+                     *           {}
+                     *         ],
+                     *         "optOuts": [
+                     *           {}
+                     *         ],
+                     *         "visitorPushSubscriptions": [
+                     *           {}
+                     *         ],
+                     *         "phoneVerifications": [
+                     *           {}
+                     *         ],
+                     *         "inboundThreads": [
+                     *           {}
+                     *         ],
+                     *         "webhookDeliveries": [
+                     *           {}
+                     *         ],
+                     *         "events": [
+                     *           {}
+                     *         ],
+                     *         "entryScans": [
+                     *           {}
+                     *         ],
+                     *         "remoteJoinExpiries": [
+                     *           {}
+                     *         ],
+                     *         "smsCounters": [
+                     *           {}
+                     *         ],
+                     *         "auditEvents": [
+                     *           {}
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataSubjectExport"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    eraseDataSubject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+33612345678",
+                 *       "email": "awa.diallo@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DataSubject"];
+            };
+        };
+        responses: {
+            /** @description What was anonymised */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "requestId": "req_d3m00000000000000000",
+                     *         "erasedAt": "2026-03-20T10:30:00.000Z",
+                     *         "matchedBy": [
+                     *           "phone"
+                     *         ],
+                     *         "tickets": 1,
+                     *         "ticketsAnonymised": 1,
+                     *         "ticketMessages": 1,
+                     *         "notificationDeliveries": 1,
+                     *         "webhookDeliveries": 1,
+                     *         "events": 1,
+                     *         "optOuts": 1,
+                     *         "visitorPushSubscriptions": 1,
+                     *         "phoneVerifications": 1,
+                     *         "inboundThreads": 1,
+                     *         "smsCounters": 1,
+                     *         "inAppNotifications": 1,
+                     *         "entryScans": 1,
+                     *         "remoteJoinExpiries": 1,
+                     *         "appointments": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataSubjectErasure"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };

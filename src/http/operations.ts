@@ -246,6 +246,9 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
   "GET /v1/organizations/{organizationId}/audit-events/export.csv": { id: "exportAuditEventsCsv" },
   "GET /v1/organizations/{organizationId}/audit-events/verify": { id: "verifyAuditChain" },
+  // A person's data on request (issue 40, docs/personal-data.md).
+  "POST /v1/organizations/{organizationId}/data-subjects/export": { id: "exportDataSubject" },
+  "POST /v1/organizations/{organizationId}/data-subjects/erase": { id: "eraseDataSubject", errors: STATE },
   // One-time phone codes (issue 26, docs/limits.md).
   "GET /v1/tickets/{ticketId}/phone-verification": { id: "getTicketPhoneVerification" },
   "POST /v1/tickets/{ticketId}/phone-verification": { id: "verifyTicketPhone", errors: STATE },

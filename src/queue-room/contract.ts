@@ -20,6 +20,9 @@ import type {
   RoomResult,
   RoomRulesCopy,
   RoomSettings,
+  SubjectErasure,
+  SubjectMatch,
+  SubjectTicket,
   TicketPage,
   TicketQuery,
   TicketView,
@@ -130,7 +133,9 @@ export type RoomCommand =
   | { verb: "label"; ticketId: string; label: string; add: boolean; at: number }
   /** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
   | { verb: "prioritize"; ticketId: string; at: number }
-  | { verb: "unprioritize"; ticketId: string; at: number };
+  | { verb: "unprioritize"; ticketId: string; at: number }
+  /** A person's erasure (docs/personal-data.md): refused, changing nothing, while one of their tickets is live here. */
+  | { verb: "eraseSubject"; match: SubjectMatch; at: number };
 
 export interface CommandResults {
   reconfigure: RoomResult<QueueSummary>;
@@ -172,6 +177,7 @@ export interface CommandResults {
   label: RoomResult<TicketView>;
   prioritize: RoomResult<TicketView>;
   unprioritize: RoomResult<TicketView>;
+  eraseSubject: SubjectErasure;
 }
 
 // ---- queries: reads, no change of the line ---------------------------------------------------
@@ -191,7 +197,9 @@ export type RoomQuery =
   | { question: "visitorVerdict"; ticketId: string; tokenHash: string }
   | { question: "remoteJoin"; ticketId: string; at: number }
   | { question: "widgetStatus"; at: number }
-  | { question: "widgetBoard"; at: number };
+  | { question: "widgetBoard"; at: number }
+  /** Every ticket here of a person (docs/personal-data.md), live or finished, with what it holds about them. */
+  | { question: "subjectTickets"; match: SubjectMatch };
 
 export interface QueryResults {
   summary: QueueSummary | null;
@@ -204,6 +212,7 @@ export interface QueryResults {
   remoteJoin: RoomResult<RemoteJoinAndTicket>;
   widgetStatus: QueueStatusData | null;
   widgetBoard: BoardData | null;
+  subjectTickets: SubjectTicket[];
 }
 
 // ---- the protocol between rooms and socket hubs ----------------------------------------------

@@ -25,6 +25,7 @@ import { RoomRules } from "./rules";
 import { migrateRoom } from "./schema";
 import type { RoomPorts } from "./ports";
 import { RoomSockets } from "./sockets";
+import { eraseSubject, subjectTickets } from "./subjects";
 import { configuredOf, RoomStore, type Configured } from "./store";
 import type {
   ArchiveResult,
@@ -276,6 +277,13 @@ export class QueueRoom extends DurableObject<Env> {
     label: (c) => this.mutate(c.at, (cfg) => this.commands.label(cfg, c.ticketId, c.label, c.add, c.at)),
     prioritize: (c) => this.mutate(c.at, (cfg) => this.commands.prioritize(cfg, c.ticketId, c.at)),
     unprioritize: (c) => this.mutate(c.at, (cfg) => this.commands.unprioritize(cfg, c.ticketId, c.at)),
+    eraseSubject: (c) => {
+      const result = this.change(c.at, () =>
+        eraseSubject(this.ctx.storage.sql, c.match, (id, fields) => this.store.update(id, fields, c.at)),
+      );
+      if (!result.ok) throw new Error("an erasure is never refused");
+      return result.value;
+    },
   };
 
   private readonly queries: QueryHandlers = {
@@ -303,6 +311,7 @@ export class QueueRoom extends DurableObject<Env> {
     remoteJoin: (q) => this.read((cfg) => this.remoteView(cfg, q.ticketId, q.at)),
     widgetStatus: (q) => this.sockets.status(q.at),
     widgetBoard: (q) => this.sockets.board(q.at),
+    subjectTickets: (q) => subjectTickets(this.ctx.storage.sql, q.match),
   };
 
   private readonly peerHandlers: PeerHandlers = {

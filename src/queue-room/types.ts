@@ -361,3 +361,40 @@ export interface PreviousCalls {
   /** With one: the caller's calls here closed by it. */
   closed: { ticketId: string; displayCode: string; status: "served" | "skipped" }[];
 }
+
+// ---- a person's data on request (docs/personal-data.md) -----------------------------------
+
+/** Who a data-subject request is about, as a room can recognise them on its tickets. */
+export interface SubjectMatch {
+  phones: string[];
+  userIds: string[];
+  ticketIds: string[];
+}
+
+/** Everything a room holds about one of the person's tickets (times in epoch ms). */
+export interface SubjectTicket {
+  id: string;
+  number: number;
+  status: TicketStatus;
+  source: TicketSource;
+  userId: string;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+  partySize: number;
+  intake: string | null;
+  intakePersonal: string | null;
+  labels: string | null;
+  outcome: string | null;
+  note: string | null;
+  holdReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  remoteJoin: { latitude: number | null; longitude: number | null; accuracyM: number | null; lastLocationAt: number } | null;
+}
+
+/** An erasure in a room: nothing is changed while one of the person's tickets is still in the line. */
+export interface SubjectErasure {
+  erased: number;
+  live: { id: string; status: TicketStatus }[];
+}
