@@ -394,16 +394,21 @@ export class Commands {
     return this.transition(cfg, ticketId, "present", at, (row) => this.markPresent(cfg, row, at));
   }
 
-  serve(cfg: Configured, ticketId: string, at: number): TicketView {
+  /** `requiredAnswers`: the service's `at_serve` questions (docs/visits.md), refused while one is unanswered. */
+  serve(cfg: Configured, ticketId: string, at: number, requiredAnswers: readonly string[] = []): TicketView {
     return this.transition(cfg, ticketId, "serve", at, (row) => {
+      assertAnswered(row, requiredAnswers);
       this.store.update(row.id, { status: "serving", serving_at: at }, at);
       this.store.emit(cfg, "ticket.serving", this.store.row(row.id), at, {});
     });
   }
 
   /** With the service's outcome (checked by the caller against D1) and the operator's note, if given. */
-  complete(cfg: Configured, ticketId: string, at: number, result: Completion = {}): TicketView {
-    return this.transition(cfg, ticketId, "complete", at, (row) => this.completeServing(cfg, row, at, result));
+  complete(cfg: Configured, ticketId: string, at: number, result: Completion = {}, requiredAnswers: readonly string[] = []): TicketView {
+    return this.transition(cfg, ticketId, "complete", at, (row) => {
+      assertAnswered(row, requiredAnswers);
+      this.completeServing(cfg, row, at, result);
+    });
   }
 
   skip(cfg: Configured, ticketId: string, reason: string, at: number): TicketView {
@@ -724,6 +729,15 @@ export class Commands {
     }
     return live.length;
   }
+}
+
+/** Refuses (409 INTAKE_REQUIRED) while one of `keys` has no answer on the ticket, naming them all as `intake.<key>`. */
+function assertAnswered(row: TicketRow, keys: readonly string[]): void {
+  if (keys.length === 0) return;
+  const answers = { ...parseAnswers(row.intake), ...parseAnswers(row.intake_personal) };
+  const missing = keys.filter((k) => answers[k] === undefined).map((k) => `intake.${k}`);
+  if (missing.length === 0) return;
+  refuse("INTAKE_REQUIRED", `Answer ${missing.join(", ")} before serving this ticket`, { field: missing[0], missing });
 }
 
 export function refuseTransferring(row: TicketRow, operation: TicketOperation): never {

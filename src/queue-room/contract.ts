@@ -102,8 +102,9 @@ export type RoomCommand =
   | { verb: "resume"; ticketId: string; at: number }
   | { verb: "stepBack"; ticketId: string; places: number; at: number }
   | { verb: "present"; ticketId: string; at: number }
-  | { verb: "serve"; ticketId: string; at: number }
-  | { verb: "complete"; ticketId: string; at: number; result?: Completion }
+  /** `requiredAnswers`: the intake keys that must be answered first (the service's `at_serve` questions). */
+  | { verb: "serve"; ticketId: string; at: number; requiredAnswers?: string[] }
+  | { verb: "complete"; ticketId: string; at: number; result?: Completion; requiredAnswers?: string[] }
   | { verb: "skipAbsent"; ticketId: string; reason: string; at: number }
   | { verb: "cancel"; ticketId: string; at: number }
   | { verb: "assign"; ticketId: string; operatorId: string; at: number }

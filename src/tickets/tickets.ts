@@ -18,7 +18,7 @@ import { outcomeOfService } from "../catalog/service-outcomes";
 import { reaches, type LocationScope } from "../domain/location-scope";
 import { locationsOfService } from "../catalog/location-scope";
 import { withRules, withRulesResult } from "./room-rules";
-import { answersAtJoin } from "./intake";
+import { answersAtJoin, answersNeededToServe } from "./intake";
 import type { IntakeAnswers, IntakeValue } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
 
@@ -219,8 +219,10 @@ export async function markPresent(env: Env, queue: QueueRow, ticketId: string, a
   return inRoom(env, queue, (room) => room.command({ verb: "present", ticketId, at }));
 }
 
+/** Refused (409 INTAKE_REQUIRED) while one of the service's `at_serve` questions is unanswered on the ticket. */
 export async function startServing(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at }));
+  const requiredAnswers = await answersNeededToServe(env, queue);
+  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at, requiredAnswers }));
 }
 
 /** With an outcome, it must be one of the queue's service's (400 VALIDATION_ERROR, field outcome, otherwise). */
@@ -233,7 +235,8 @@ export async function completeTicket(
 ): Promise<TicketView> {
   const outcome = given.outcome === undefined ? null : await outcomeOfService(env, queue.serviceId, given.outcome);
   const result = { outcome: outcome?.code ?? null, outcomeLabel: outcome?.label ?? null, note: given.note ?? null };
-  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result }));
+  const requiredAnswers = await answersNeededToServe(env, queue);
+  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result, requiredAnswers }));
 }
 
 /** Sets a called or serving ticket aside (docs/desks.md, hold). */
