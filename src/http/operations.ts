@@ -109,6 +109,14 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/tickets/{ticketId}/resume": { id: "resumeTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/step-back": { id: "stepBackTicket", errors: ["INVALID_STATE", "CONFLICT"] },
   "POST /v1/widget/tickets/{ticketId}/step-back": { id: "stepBackVisitorTicket", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/tickets/{ticketId}/defer": {
+    id: "deferTicket",
+    errors: ["INVALID_STATE", "CONFLICT", "DEFER_TOO_FAR", "DEFER_LIMIT_REACHED"],
+  },
+  "POST /v1/widget/tickets/{ticketId}/defer": {
+    id: "deferVisitorTicket",
+    errors: ["INVALID_STATE", "CONFLICT", "DEFER_TOO_FAR", "DEFER_LIMIT_REACHED"],
+  },
   "POST /v1/tickets/{ticketId}/vip": { id: "prioritizeTicket", errors: STATE },
   "DELETE /v1/tickets/{ticketId}/vip": { id: "unprioritizeTicket", errors: STATE },
   "POST /v1/services/{serviceId}/outcomes": { id: "createServiceOutcome", errors: ["CONFLICT"] },

@@ -8,6 +8,8 @@ import type {
   BoardData,
   BoardQueueData,
   Completion,
+  DeferBounds,
+  DeferRequest,
   NewTicket,
   PreviousCalls,
   QueueStatusData,
@@ -101,6 +103,8 @@ export type RoomCommand =
   | { verb: "hold"; ticketId: string; reason: string | null; at: number }
   | { verb: "resume"; ticketId: string; at: number }
   | { verb: "stepBack"; ticketId: string; places: number; at: number }
+  /** A later turn (docs/visits.md): the owner's or staff's; the Worker gives the queue's bounds. */
+  | { verb: "defer"; ticketId: string; request: DeferRequest; bounds: DeferBounds; at: number }
   | { verb: "present"; ticketId: string; at: number }
   /** `requiredAnswers`: the intake keys that must be answered first (the service's `at_serve` questions). */
   | { verb: "serve"; ticketId: string; at: number; requiredAnswers?: string[] }
@@ -114,6 +118,7 @@ export type RoomCommand =
   /** The visitor's "let others pass" and "leave the queue", with the ticket's token (null: wrong token). */
   | { verb: "visitorStepBack"; ticketId: string; tokenHash: string; places: number; queueName: string; at: number }
   | { verb: "visitorCancel"; ticketId: string; tokenHash: string; queueName: string; at: number }
+  | { verb: "visitorDefer"; ticketId: string; tokenHash: string; request: DeferRequest; bounds: DeferBounds; queueName: string; at: number }
   | { verb: "updateRemoteLocation"; ticketId: string; location: RemoteLocation; at: number }
   | { verb: "confirmRemote"; ticketId: string; method: ConfirmMethod; at: number }
   | { verb: "reserveTransfer"; ticketId: string; targetQueueId: string; at: number }
@@ -150,6 +155,7 @@ export interface CommandResults {
   hold: RoomResult<TicketView>;
   resume: RoomResult<TicketView>;
   stepBack: RoomResult<TicketView>;
+  defer: RoomResult<TicketView>;
   present: RoomResult<TicketView>;
   serve: RoomResult<TicketView>;
   complete: RoomResult<TicketView>;
@@ -160,6 +166,7 @@ export interface CommandResults {
   presentOwn: RoomResult<TicketView>;
   visitorStepBack: RoomResult<VisitorTicketData | null>;
   visitorCancel: RoomResult<VisitorTicketData | null>;
+  visitorDefer: RoomResult<VisitorTicketData | null>;
   updateRemoteLocation: RoomResult<RemoteJoinAndTicket>;
   confirmRemote: RoomResult<RemoteJoinAndTicket>;
   reserveTransfer: RoomResult<Reservation>;

@@ -203,6 +203,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    CREATE UNIQUE INDEX tickets_appointment ON tickets (appointment_id) WHERE appointment_id IS NOT NULL;
    CREATE INDEX tickets_status_kind ON tickets (status, kind);
    ALTER TABLE room_rules ADD COLUMN blend TEXT;`,
+  // A later turn on request (docs/visits.md, defer): not called before `deferred_until`, and how
+  // many times the ticket was deferred (the queue's maxDefers bounds it).
+  `ALTER TABLE tickets ADD COLUMN deferred_until INTEGER;
+   ALTER TABLE tickets ADD COLUMN defer_count INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

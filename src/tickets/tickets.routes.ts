@@ -69,6 +69,10 @@ export const TicketRecord = z
       .int()
       .nullable()
       .openapi({ description: "Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then" }),
+    deferredUntil: z.string().nullable().openapi({
+      description: "Not called before this time (POST /v1/tickets/{ticketId}/defer); null when no later turn is pending",
+    }),
+    deferCount: z.number().int().openapi({ description: "Later turns asked for this ticket (the queue's `maxDefers` bounds it)" }),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),
