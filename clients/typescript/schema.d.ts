@@ -943,7 +943,7 @@ export interface paths {
         put?: never;
         /**
          * Start serving a called ticket
-         * @description Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}.
+         * @description Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}. While one of the service's `at_serve` intake questions has no answer on the ticket (PATCH /v1/tickets/{ticketId}/intake), 409 INTAKE_REQUIRED with details {field, missing[]} naming them as `intake.<key>`.
          */
         post: operations["serveTicket"];
         delete?: never;
@@ -983,7 +983,7 @@ export interface paths {
         put?: never;
         /**
          * Finish serving a ticket, with an outcome and a note if given
-         * @description Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with details {status, allowed}.
+         * @description Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with details {status, allowed}. While one of the service's `at_serve` intake questions has no answer on the ticket (PATCH /v1/tickets/{ticketId}/intake), 409 INTAKE_REQUIRED with details {field, missing[]} naming them as `intake.<key>`.
          */
         post: operations["completeTicket"];
         delete?: never;
@@ -1458,6 +1458,26 @@ export interface paths {
          * @description Send the join's `ticketToken` as `X-Ticket-Token`. As POST /v1/tickets/{ticketId}/step-back (docs/desks.md): a waiting ticket moves behind the next `places` waiting tickets, once (a second time 409 CONFLICT). A missing or wrong token is 404, as for the read.
          */
         post: operations["stepBackVisitorTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/tickets/{ticketId}/defer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * "I'm running late": the visitor asks for a later turn with the ticket's token
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`; a missing or wrong token is 404, as for the read. As POST /v1/tickets/{ticketId}/defer (docs/visits.md): Exactly one of `until` (not called before that time; it keeps its place in the line and call-next passes over it until then, so from `until` on it stands where its place puts it among those still waiting — at the front if everyone ahead was called) and `places` (it moves behind the next `places` waiting tickets). Bounds are the queue's: `until` at most `maxDeferMinutes` ahead (default 60; 422 DEFER_TOO_FAR, details {field: until, maxDeferMinutes, latest}), at most `maxDefers` later turns per ticket (default 2; 409 DEFER_LIMIT_REACHED, details {field, defers, maxDefers}). `until` in the past or both fields: 400 VALIDATION_ERROR naming the field. Nobody behind for `places`: 409 CONFLICT `nobody_behind`. Any state but waiting: 409 INVALID_STATE (reason `ticket_not_waiting`). The answer's `estimatedWaitMinutes` is the new estimate (never less than the minutes left until `until`). Event `ticket.deferred`.
+         */
+        post: operations["deferVisitorTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2716,6 +2736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tickets/{ticketId}/defer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A later turn: call me after a time, or let a few people pass
+         * @description For the ticket's owner (the customer who joined; a widget visitor uses POST /v1/widget/tickets/{ticketId}/defer with the ticket's token), or a member with QUEUE_OPERATE acting for them. Exactly one of `until` (not called before that time; it keeps its place in the line and call-next passes over it until then, so from `until` on it stands where its place puts it among those still waiting — at the front if everyone ahead was called) and `places` (it moves behind the next `places` waiting tickets). Bounds are the queue's: `until` at most `maxDeferMinutes` ahead (default 60; 422 DEFER_TOO_FAR, details {field: until, maxDeferMinutes, latest}), at most `maxDefers` later turns per ticket (default 2; 409 DEFER_LIMIT_REACHED, details {field, defers, maxDefers}). `until` in the past or both fields: 400 VALIDATION_ERROR naming the field. Nobody behind for `places`: 409 CONFLICT `nobody_behind`. Any state but waiting: 409 INVALID_STATE (reason `ticket_not_waiting`). The answer's `estimatedWaitMinutes` is the new estimate (never less than the minutes left until `until`). Event `ticket.deferred`.
+         */
+        post: operations["deferTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets/{ticketId}/vip": {
         parameters: {
             query?: never;
@@ -3595,6 +3635,10 @@ export interface components {
             note: string | null;
             /** @description Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then */
             steppedBackPlaces: number | null;
+            /** @description Not called before this time (POST /v1/tickets/{ticketId}/defer); null when no later turn is pending */
+            deferredUntil: string | null;
+            /** @description Later turns asked for this ticket (the queue's `maxDefers` bounds it) */
+            deferCount: number;
             presentAt: string | null;
             servingAt: string | null;
             skipReason: string | null;
@@ -3653,6 +3697,10 @@ export interface components {
             defaultServiceMinutes: number;
             /** @description The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none */
             targetWaitMinutes: number | null;
+            /** @description How far ahead a ticket may ask for a later turn (docs/visits.md, defer) */
+            maxDeferMinutes: number;
+            /** @description How many later turns one ticket may ask; 0: none (docs/visits.md, defer) */
+            maxDefers: number;
             /** @enum {string} */
             status: "active" | "paused" | "closed";
             letter: string;
@@ -4322,6 +4370,10 @@ export interface components {
             defaultServiceMinutes?: number;
             /** @description Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md) */
             targetWaitMinutes?: number | null;
+            /** @description Minutes ahead a ticket may ask to be called at the earliest (POST /v1/tickets/{ticketId}/defer; default 60) */
+            maxDeferMinutes?: number;
+            /** @description Later turns one ticket may ask (default 2); 0 turns deferral off */
+            maxDefers?: number;
         };
         QueueStatusRequest: {
             /** @enum {string} */
@@ -4337,6 +4389,10 @@ export interface components {
             defaultServiceMinutes?: number;
             /** @description Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md) */
             targetWaitMinutes?: number | null;
+            /** @description Minutes ahead a ticket may ask to be called at the earliest (POST /v1/tickets/{ticketId}/defer; default 60) */
+            maxDeferMinutes?: number;
+            /** @description Later turns one ticket may ask (default 2); 0 turns deferral off */
+            maxDefers?: number;
         };
         JoinedTicket: components["schemas"]["Ticket"] & {
             phoneVerification: components["schemas"]["PhoneVerification"];
@@ -4600,6 +4656,10 @@ export interface components {
              */
             counter: string | null;
             calledAt: string | null;
+            /** @description Not called before this time (POST /v1/widget/tickets/{ticketId}/defer); null when no later turn is pending */
+            deferredUntil: string | null;
+            /** @description Later turns this ticket asked for */
+            deferCount: number;
             /**
              * @description walk_in, or appointment (docs/blend.md)
              * @enum {string}
@@ -4626,6 +4686,19 @@ export interface components {
              * @example 2
              */
             places: number;
+        };
+        DeferTicketRequest: {
+            /**
+             * Format: date-time
+             * @description Not called before this time: in the future, at most the queue's `maxDeferMinutes` ahead
+             * @example 2026-03-20T11:00:00.000Z
+             */
+            until?: string;
+            /**
+             * @description Tickets to let pass, 1 to 50; fewer when fewer are behind
+             * @example 3
+             */
+            places?: number;
         };
         DisplayBoard: {
             organizationId: string;
@@ -4937,7 +5010,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -4950,7 +5023,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string | null;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -5794,7 +5867,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -7140,6 +7213,141 @@ export interface components {
                 };
             };
         };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `INTAKE_REQUIRED`: the service's `at_serve` questions are not all answered on the ticket; `details {field, missing[]}` name them as `intake.<key>` (PATCH /v1/tickets/{ticketId}/intake) */
+        Error409_7: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "INTAKE_REQUIRED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `DEFER_LIMIT_REACHED`: the ticket was deferred as many times as the queue allows; `details {field, defers, maxDefers}` */
+        Error409_8: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "DEFER_LIMIT_REACHED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `DEFER_TOO_FAR`: the later turn asked is past the queue's `maxDeferMinutes`; `details {field: until, maxDeferMinutes, latest}` */
+        Error422_2: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "DEFER_TOO_FAR",
+                 *         "message": "the later turn asked is past the queue's `maxDeferMinutes`",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/DEFER_TOO_FAR"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "DEFER_TOO_FAR";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `AUTHORIZATION_ERROR`: the role, scope or key does not allow this; `KEY_REVOKED`: the API key was revoked; `QUOTA_EXCEEDED`: a monthly quota is used up; `details {limit, used, resetsAt}`; `REMOTE_JOIN_PENALTY`: remote join is suspended for this user; `details.until` */
         Error403_3: {
             headers: {
@@ -7276,7 +7484,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `FEEDBACK_ALREADY_GIVEN`: the ticket's customer gave their verdict already (once per ticket, docs/visits.md) */
-        Error409_7: {
+        Error409_9: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7366,7 +7574,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_EMPTY`: no ticket can be called; `OPERATOR_UNAVAILABLE`: the caller is on a break, closure or unavailability; `details {eventId, until}` */
-        Error409_8: {
+        Error409_10: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7411,7 +7619,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `RECALL_LIMIT_REACHED`: the called ticket was recalled as many times as allowed; `details {recallCount, limit}` */
-        Error409_9: {
+        Error409_11: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7456,7 +7664,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy */
-        Error409_10: {
+        Error409_12: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7501,7 +7709,7 @@ export interface components {
             };
         };
         /** @description `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}` */
-        Error409_11: {
+        Error409_13: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7546,7 +7754,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `CHECK_IN_NOT_OPEN`: an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md); `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_PAUSED`: the queue takes no new tickets while paused; `QUEUE_CLOSED`: the queue is closed (or its service inactive, or a closure runs: `details.reason`); `QUEUE_FULL`: the party does not fit the queue's capacity */
-        Error409_12: {
+        Error409_14: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8891,6 +9099,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -8921,6 +9131,8 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -8995,6 +9207,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -9025,6 +9239,8 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9466,6 +9682,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -9496,6 +9714,8 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9570,6 +9790,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -9600,6 +9822,8 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -11695,6 +11919,8 @@ export interface operations {
                      *           "noShowTimeoutMinutes": 5,
                      *           "defaultServiceMinutes": 5,
                      *           "targetWaitMinutes": 1,
+                     *           "maxDeferMinutes": 1,
+                     *           "maxDefers": 1,
                      *           "status": "active",
                      *           "letter": "A",
                      *           "waitingCount": 4,
@@ -11767,7 +11993,9 @@ export interface operations {
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
-                 *       "targetWaitMinutes": 1
+                 *       "targetWaitMinutes": 1,
+                 *       "maxDeferMinutes": 1,
+                 *       "maxDefers": 1
                  *     }
                  */
                 "application/json": components["schemas"]["CreateQueueRequest"];
@@ -11799,6 +12027,8 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11875,6 +12105,8 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11956,6 +12188,8 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12013,7 +12247,9 @@ export interface operations {
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
-                 *       "targetWaitMinutes": 1
+                 *       "targetWaitMinutes": 1,
+                 *       "maxDeferMinutes": 1,
+                 *       "maxDefers": 1
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateQueueRequest"];
@@ -12045,6 +12281,8 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12163,6 +12401,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12293,6 +12533,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12419,6 +12661,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12537,6 +12781,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12700,6 +12946,8 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12811,6 +13059,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -12923,6 +13173,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13027,6 +13279,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13132,6 +13386,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -13165,7 +13421,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_2"];
+            409: components["responses"]["Error409_7"];
             429: components["responses"]["Error429"];
         };
     };
@@ -13240,6 +13496,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13355,6 +13613,8 @@ export interface operations {
                      *         "outcome": "account_opened",
                      *         "note": "Brings the signed form on Monday",
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -13388,7 +13648,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_2"];
+            409: components["responses"]["Error409_7"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -13471,6 +13731,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": "absent",
@@ -13590,6 +13852,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13710,6 +13974,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13829,6 +14095,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -15212,6 +15480,8 @@ export interface operations {
                      *         },
                      *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "kind": "walk_in",
                      *         "appointmentAt": "2026-03-20T10:30:00.000Z",
                      *         "placement": {
@@ -15350,6 +15620,8 @@ export interface operations {
                      *         },
                      *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "kind": "walk_in",
                      *         "appointmentAt": "2026-03-20T10:30:00.000Z",
                      *         "placement": {
@@ -15437,6 +15709,8 @@ export interface operations {
                      *         },
                      *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "kind": "walk_in",
                      *         "appointmentAt": "2026-03-20T10:30:00.000Z",
                      *         "placement": {
@@ -15459,6 +15733,99 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deferVisitorTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "until": "2026-03-20T11:00:00.000Z",
+                 *       "places": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeferTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket with its later turn */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "queueName": "Main line",
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": "Guichet 3",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VisitorTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_8"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422_2"];
             429: components["responses"]["Error429"];
         };
     };
@@ -15864,6 +16231,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -16013,6 +16382,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -16159,6 +16530,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -16291,6 +16664,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -19693,7 +20068,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_7"];
+            409: components["responses"]["Error409_9"];
             410: components["responses"]["Error410_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -21025,6 +21400,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21073,7 +21450,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_8"];
+            409: components["responses"]["Error409_10"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -21308,6 +21685,8 @@ export interface operations {
                      *             "outcome": null,
                      *             "note": null,
                      *             "steppedBackPlaces": null,
+                     *             "deferredUntil": "Demo",
+                     *             "deferCount": 1,
                      *             "presentAt": null,
                      *             "servingAt": null,
                      *             "skipReason": null,
@@ -21362,6 +21741,8 @@ export interface operations {
                      *             "outcome": null,
                      *             "note": null,
                      *             "steppedBackPlaces": null,
+                     *             "deferredUntil": "Demo",
+                     *             "deferCount": 1,
                      *             "presentAt": null,
                      *             "servingAt": null,
                      *             "skipReason": null,
@@ -21415,6 +21796,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -21572,6 +21955,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21605,7 +21990,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_9"];
+            409: components["responses"]["Error409_11"];
             429: components["responses"]["Error429"];
         };
     };
@@ -21689,6 +22074,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21805,6 +22192,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21912,6 +22301,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -22029,6 +22420,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": 2,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -22065,6 +22458,129 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deferTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "until": "2026-03-20T11:00:00.000Z",
+                 *       "places": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeferTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_8"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422_2"];
             429: components["responses"]["Error429"];
         };
     };
@@ -22139,6 +22655,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -22242,6 +22760,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -22533,7 +23053,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             };
             cookie?: never;
         };
@@ -23707,6 +24227,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -23825,6 +24347,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -23932,6 +24456,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -24186,7 +24712,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_10"];
+            409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -24262,7 +24788,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_10"];
+            409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -24435,7 +24961,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_11"];
+            409: components["responses"]["Error409_13"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -24777,6 +25303,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -24868,6 +25396,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -24903,7 +25433,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_12"];
+            409: components["responses"]["Error409_14"];
             429: components["responses"]["Error429"];
         };
     };
@@ -25071,7 +25601,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_12"];
+            409: components["responses"]["Error409_14"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

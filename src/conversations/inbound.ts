@@ -2,6 +2,7 @@ import { countryOfPhone } from "../domain/sms-policy";
 import {
   isAnswerableSender,
   LATE_STEP_BACK_PLACES,
+  lateMinutes,
   readKeyword,
   replyText,
   type Keyword,
@@ -11,7 +12,7 @@ import {
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
-import { cancelTicket, getTicket, markPresent, stepBackTicket } from "../tickets/tickets";
+import { cancelTicket, deferTicket, getTicket, markPresent, stepBackTicket } from "../tickets/tickets";
 import { barePhone, isOptedOut, optIn, optOut } from "../notifications/opt-outs";
 import { recordMessage } from "./conversations";
 import { safeParagraph } from "../domain/public-text";
@@ -40,7 +41,7 @@ export interface InboundOutcome {
   reply: string | null;
   ticketId: string | null;
   keyword: Keyword | null;
-  /** What was done: present, stepped_back, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked, feedback. */
+  /** What was done: present, stepped_back, deferred, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked, feedback. */
   action: string;
 }
 
@@ -176,11 +177,15 @@ async function writeThread(env: Env, phone: string, to: string, thread: Omit<Thr
 
 /** A room refusal (the ticket moved on meanwhile) is an answer to the customer, not a fault. */
 async function attempt(act: () => Promise<unknown>): Promise<boolean> {
+  return (await attemptValue(async () => (await act(), true))) ?? false;
+}
+
+/** What `act` answered, or null when it was refused (a 4xx). */
+async function attemptValue<T>(act: () => Promise<T>): Promise<T | null> {
   try {
-    await act();
-    return true;
+    return await act();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) return false;
+    if (err instanceof ApiError && err.status < 500) return null;
     throw err;
   }
 }
@@ -274,11 +279,25 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
     case "here":
       [action, key] = (await attempt(() => markPresent(env, queue, ticket.id, at))) ? ["present", "here"] : ["refused", "refused"];
       break;
-    case "late":
-      [action, key] = (await attempt(() => stepBackTicket(env, queue, ticket.id, LATE_STEP_BACK_PLACES, at)))
-        ? ["stepped_back", "late"]
-        : ["refused", "refused"];
+    case "late": {
+      // "RETARD 15": not called in the next 15 minutes (docs/visits.md, defer); a bare LATE lets a few pass.
+      const minutes = lateMinutes(input.body);
+      if (minutes === null) {
+        [action, key] = (await attempt(() => stepBackTicket(env, queue, ticket.id, LATE_STEP_BACK_PLACES, at)))
+          ? ["stepped_back", "late"]
+          : ["refused", "refused"];
+        break;
+      }
+      if (minutes > queue.maxDeferMinutes && queue.maxDefers > 0) {
+        [action, key, values] = ["refused", "deferTooFar", { code, max: queue.maxDeferMinutes }];
+        break;
+      }
+      const after = await attemptValue(() => deferTicket(env, queue, ticket.id, { until: at + minutes * MINUTE }, at));
+      [action, key, values] = after
+        ? ["deferred", "deferred", { code, minutes, wait: after.estimatedWaitMinutes }]
+        : ["refused", "refused", { code }];
       break;
+    }
     case "cancel":
       [action, key] = (await attempt(() => cancelTicket(env, queue, ticket.id, at))) ? ["cancelled", "cancel"] : ["refused", "refused"];
       break;

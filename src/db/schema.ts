@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
 import type { BookingSettings } from "../domain/slots";
@@ -340,6 +340,9 @@ export const queues = sqliteTable(
     blendPolicy: text("blend_policy", { mode: "json" }).$type<BlendPolicy>(),
     /** The wait the branch aims for (docs/floor.md): the floor turns a line amber, then red, and alerts; null: none. */
     targetWaitMinutes: integer("target_wait_minutes"),
+    /** A later turn on request (docs/visits.md, defer): how far ahead, and how many times per ticket (0: never). */
+    maxDeferMinutes: integer("max_defer_minutes").notNull().default(DEFAULT_MAX_DEFER_MINUTES),
+    maxDefers: integer("max_defers").notNull().default(DEFAULT_MAX_DEFERS),
   },
   (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
 );
@@ -382,6 +385,9 @@ export const tickets = sqliteTable(
     heldAt: integer("held_at"),
     /** Places its owner stepped back (once); null until then. */
     steppedBackPlaces: integer("stepped_back_places"),
+    /** docs/visits.md, defer: the latest later turn asked (not called before it), and how many were asked. */
+    deferredUntil: integer("deferred_until"),
+    deferCount: integer("defer_count").notNull().default(0),
     /** The latest call's counter label, desk and recalls (docs/desks.md), kept once the room lets the ticket go. */
     counter: text("counter"),
     deskId: text("desk_id"),

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   "ticket.held",
   "ticket.resumed",
   "ticket.stepped_back",
+  "ticket.deferred",
   "review.request",
   "inactivity.warning",
   "remote_join.arrived",

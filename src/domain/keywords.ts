@@ -56,19 +56,41 @@ export function joinRequest(text: string): string | null {
 /** Places a LATE moves the ticket back (the room's step-back, once per ticket). */
 export const LATE_STEP_BACK_PLACES = 3;
 
-type Values = { code?: string; position?: number | null; wait?: number | null; queue?: string; options?: string; score?: number };
+/**
+ * "RETARD 15", "late 15 min": the minutes after the keyword (a later turn, docs/visits.md, defer),
+ * or null when the text gives none (a bare LATE steps back LATE_STEP_BACK_PLACES places).
+ */
+export function lateMinutes(text: string): number | null {
+  const minutes = /^\d{1,4}$/.exec(normalizeText(text).split(" ")[1] ?? "");
+  if (!minutes) return null;
+  const n = Number(minutes[0]);
+  return n > 0 ? n : null;
+}
+
+type Values = {
+  code?: string;
+  position?: number | null;
+  wait?: number | null;
+  queue?: string;
+  options?: string;
+  minutes?: number;
+  max?: number;
+  score?: number;
+};
 
 const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
   en: {
     here: (v) => `${v.code}: thank you, the staff know you are here.`,
     late: (v) => `${v.code}: noted, ${LATE_STEP_BACK_PLACES} people will pass before you.`,
+    deferred: (v) => `${v.code}: noted, we will not call you in the next ${v.minutes} min. Your turn in about ${v.wait ?? "?"} min.`,
+    deferTooFar: (v) => `${v.code}: we can hold your turn for ${v.max} min at most. Reply LATE ${v.max} or less.`,
     cancel: (v) => `${v.code}: your ticket is cancelled.`,
     status: (v) =>
       v.position ? `${v.code}: you are number ${v.position} in line, about ${v.wait ?? "?"} min.` : `${v.code}: you are being called.`,
     stop: () => "You will receive no more messages from us. Send START to receive them again.",
     start: () => "Messages are back on. Send STOP to stop them.",
     help: () =>
-      "Reply HERE when you arrive, LATE to let 3 people pass, STATUS for your place, CANCEL to leave the line, STOP to stop messages.",
+      "Reply HERE when you arrive, LATE to let 3 people pass (LATE 15: call me in 15 min at the earliest), STATUS for your place, CANCEL to leave the line, STOP to stop messages.",
     unknownNumber: () => "We found no ticket for this number. Join a line at the counter or on our page, then reply HELP.",
     refused: (v) => `${v.code}: this cannot be done now (your ticket is no longer waiting).`,
     received: (v) => `${v.code}: your message was passed to the staff.`,
@@ -79,13 +101,16 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
   fr: {
     here: (v) => `${v.code} : merci, l'accueil sait que vous êtes là.`,
     late: (v) => `${v.code} : c'est noté, ${LATE_STEP_BACK_PLACES} personnes passeront avant vous.`,
+    deferred: (v) =>
+      `${v.code} : c'est noté, nous ne vous appellerons pas avant ${v.minutes} min. Votre tour dans environ ${v.wait ?? "?"} min.`,
+    deferTooFar: (v) => `${v.code} : nous pouvons décaler votre tour de ${v.max} min au plus. Répondez RETARD ${v.max} ou moins.`,
     cancel: (v) => `${v.code} : votre ticket est annulé.`,
     status: (v) =>
       v.position ? `${v.code} : vous êtes n°${v.position} dans la file, environ ${v.wait ?? "?"} min.` : `${v.code} : vous êtes appelé(e).`,
     stop: () => "Vous ne recevrez plus de messages de notre part. Envoyez START pour les recevoir à nouveau.",
     start: () => "Les messages sont réactivés. Envoyez ARRET pour les arrêter.",
     help: () =>
-      "Répondez ICI à votre arrivée, RETARD pour laisser passer 3 personnes, STATUT pour votre place, ANNULER pour quitter la file, ARRET pour ne plus recevoir de messages.",
+      "Répondez ICI à votre arrivée, RETARD pour laisser passer 3 personnes (RETARD 15 : pas avant 15 min), STATUT pour votre place, ANNULER pour quitter la file, ARRET pour ne plus recevoir de messages.",
     unknownNumber: () => "Aucun ticket pour ce numéro. Prenez un ticket à l'accueil ou sur notre page, puis répondez AIDE.",
     refused: (v) => `${v.code} : impossible pour le moment (votre ticket n'est plus en attente).`,
     received: (v) => `${v.code} : votre message a été transmis à l'accueil.`,

@@ -92,9 +92,9 @@ export const OPERATIONS: Record<string, Operation> = {
   "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend" },
   "POST /v1/business/queues/{queueId}/blend/replay": { id: "replayQueueBlend" },
   "POST /v1/tickets/{ticketId}/cancel": { id: "cancelTicket", errors: STATE },
-  "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: ["INVALID_STATE", "INTAKE_REQUIRED"] },
   "POST /v1/tickets/{ticketId}/present": { id: "markTicketPresent", errors: STATE },
-  "POST /v1/tickets/{ticketId}/complete": { id: "completeTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/complete": { id: "completeTicket", errors: ["INVALID_STATE", "INTAKE_REQUIRED"] },
   "POST /v1/tickets/{ticketId}/skip-absent": { id: "skipAbsentTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/recover": { id: "recoverTicket", errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL"] },
   "POST /v1/tickets/{ticketId}/transfer-queue": {
@@ -109,6 +109,14 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/tickets/{ticketId}/resume": { id: "resumeTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/step-back": { id: "stepBackTicket", errors: ["INVALID_STATE", "CONFLICT"] },
   "POST /v1/widget/tickets/{ticketId}/step-back": { id: "stepBackVisitorTicket", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/tickets/{ticketId}/defer": {
+    id: "deferTicket",
+    errors: ["INVALID_STATE", "CONFLICT", "DEFER_TOO_FAR", "DEFER_LIMIT_REACHED"],
+  },
+  "POST /v1/widget/tickets/{ticketId}/defer": {
+    id: "deferVisitorTicket",
+    errors: ["INVALID_STATE", "CONFLICT", "DEFER_TOO_FAR", "DEFER_LIMIT_REACHED"],
+  },
   "POST /v1/tickets/{ticketId}/vip": { id: "prioritizeTicket", errors: STATE },
   "DELETE /v1/tickets/{ticketId}/vip": { id: "unprioritizeTicket", errors: STATE },
   "POST /v1/services/{serviceId}/outcomes": { id: "createServiceOutcome", errors: ["CONFLICT"] },
@@ -275,6 +283,10 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   QUEUE_EMPTY: "no ticket can be called",
   OPERATOR_UNAVAILABLE: "the caller is on a break, closure or unavailability; `details {eventId, until}`",
   RECALL_LIMIT_REACHED: "the called ticket was recalled as many times as allowed; `details {recallCount, limit}`",
+  INTAKE_REQUIRED:
+    "the service's `at_serve` questions are not all answered on the ticket; `details {field, missing[]}` name them as `intake.<key>` (PATCH /v1/tickets/{ticketId}/intake)",
+  DEFER_TOO_FAR: "the later turn asked is past the queue's `maxDeferMinutes`; `details {field: until, maxDeferMinutes, latest}`",
+  DEFER_LIMIT_REACHED: "the ticket was deferred as many times as the queue allows; `details {field, defers, maxDefers}`",
   SLOT_UNAVAILABLE:
     "the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy",
   CHECK_IN_NOT_OPEN: "an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md)",

@@ -8,6 +8,8 @@ import type {
   BoardData,
   BoardQueueData,
   Completion,
+  DeferBounds,
+  DeferRequest,
   NewTicket,
   PreviousCalls,
   QueueStatusData,
@@ -105,9 +107,12 @@ export type RoomCommand =
   | { verb: "hold"; ticketId: string; reason: string | null; at: number }
   | { verb: "resume"; ticketId: string; at: number }
   | { verb: "stepBack"; ticketId: string; places: number; at: number }
+  /** A later turn (docs/visits.md): the owner's or staff's; the Worker gives the queue's bounds. */
+  | { verb: "defer"; ticketId: string; request: DeferRequest; bounds: DeferBounds; at: number }
   | { verb: "present"; ticketId: string; at: number }
-  | { verb: "serve"; ticketId: string; at: number }
-  | { verb: "complete"; ticketId: string; at: number; result?: Completion }
+  /** `requiredAnswers`: the intake keys that must be answered first (the service's `at_serve` questions). */
+  | { verb: "serve"; ticketId: string; at: number; requiredAnswers?: string[] }
+  | { verb: "complete"; ticketId: string; at: number; result?: Completion; requiredAnswers?: string[] }
   | { verb: "skipAbsent"; ticketId: string; reason: string; at: number }
   | { verb: "cancel"; ticketId: string; at: number }
   | { verb: "assign"; ticketId: string; operatorId: string; at: number }
@@ -117,6 +122,7 @@ export type RoomCommand =
   /** The visitor's "let others pass" and "leave the queue", with the ticket's token (null: wrong token). */
   | { verb: "visitorStepBack"; ticketId: string; tokenHash: string; places: number; queueName: string; at: number }
   | { verb: "visitorCancel"; ticketId: string; tokenHash: string; queueName: string; at: number }
+  | { verb: "visitorDefer"; ticketId: string; tokenHash: string; request: DeferRequest; bounds: DeferBounds; queueName: string; at: number }
   | { verb: "updateRemoteLocation"; ticketId: string; location: RemoteLocation; at: number }
   | { verb: "confirmRemote"; ticketId: string; method: ConfirmMethod; at: number }
   | { verb: "reserveTransfer"; ticketId: string; targetQueueId: string; at: number }
@@ -155,6 +161,7 @@ export interface CommandResults {
   hold: RoomResult<TicketView>;
   resume: RoomResult<TicketView>;
   stepBack: RoomResult<TicketView>;
+  defer: RoomResult<TicketView>;
   present: RoomResult<TicketView>;
   serve: RoomResult<TicketView>;
   complete: RoomResult<TicketView>;
@@ -165,6 +172,7 @@ export interface CommandResults {
   presentOwn: RoomResult<TicketView>;
   visitorStepBack: RoomResult<VisitorTicketData | null>;
   visitorCancel: RoomResult<VisitorTicketData | null>;
+  visitorDefer: RoomResult<VisitorTicketData | null>;
   updateRemoteLocation: RoomResult<RemoteJoinAndTicket>;
   confirmRemote: RoomResult<RemoteJoinAndTicket>;
   reserveTransfer: RoomResult<Reservation>;

@@ -181,6 +181,8 @@ export class TicketFollowers {
       estimatedWaitRange: view.estimatedWaitRange,
       counter: called ? view.counter : null,
       calledAt: isoOrNull(view.calledAt),
+      deferredUntil: isoOrNull(view.deferredUntil),
+      deferCount: view.deferCount,
       kind: view.kind,
       appointmentAt: isoOrNull(view.appointmentAt),
       placement: view.placement === null ? null : { ...view.placement, since: iso(view.placement.since) },
@@ -190,5 +192,13 @@ export class TicketFollowers {
 
 /** What a push depends on: a ticket whose fingerprint did not move is not pushed again. */
 function fingerprint(view: TicketView): string {
-  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.counter, view.calledAt, view.placement?.rule ?? null]);
+  return JSON.stringify([
+    view.status,
+    view.position,
+    view.estimatedWaitMinutes,
+    view.counter,
+    view.calledAt,
+    view.placement?.rule ?? null,
+    view.deferredUntil,
+  ]);
 }

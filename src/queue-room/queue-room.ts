@@ -237,9 +237,10 @@ export class QueueRoom extends DurableObject<Env> {
     hold: (c) => this.mutate(c.at, (cfg) => this.commands.hold(cfg, c.ticketId, c.reason, c.at)),
     resume: (c) => this.mutate(c.at, (cfg) => this.commands.resume(cfg, c.ticketId, c.at)),
     stepBack: (c) => this.mutate(c.at, (cfg) => this.commands.stepBack(cfg, c.ticketId, c.places, c.at)),
+    defer: (c) => this.mutate(c.at, (cfg) => this.commands.defer(cfg, c.ticketId, c.request, c.bounds, c.at)),
     present: (c) => this.mutate(c.at, (cfg) => this.commands.present(cfg, c.ticketId, c.at)),
-    serve: (c) => this.mutate(c.at, (cfg) => this.commands.serve(cfg, c.ticketId, c.at)),
-    complete: (c) => this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {})),
+    serve: (c) => this.mutate(c.at, (cfg) => this.commands.serve(cfg, c.ticketId, c.at, c.requiredAnswers ?? [])),
+    complete: (c) => this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {}, c.requiredAnswers ?? [])),
     skipAbsent: (c) => this.mutate(c.at, (cfg) => this.commands.skip(cfg, c.ticketId, c.reason, c.at)),
     cancel: (c) => this.mutate(c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
     assign: (c) => this.mutate(c.at, (cfg) => this.commands.assign(cfg, c.ticketId, c.operatorId, c.at)),
@@ -247,6 +248,8 @@ export class QueueRoom extends DurableObject<Env> {
     presentOwn: (c) => this.mutate(c.at, (cfg) => this.commands.presentOwn(cfg, c.userId, c.at)),
     visitorStepBack: (c) =>
       this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.stepBack(cfg, c.ticketId, c.places, c.at)),
+    visitorDefer: (c) =>
+      this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.defer(cfg, c.ticketId, c.request, c.bounds, c.at)),
     visitorCancel: (c) => this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
     updateRemoteLocation: (c) =>
       this.mutate(c.at, (cfg) => {

@@ -89,6 +89,9 @@ export interface TicketView {
   note: string | null;
   /** Places the owner stepped back (once); null until then. */
   steppedBackPlaces: number | null;
+  /** docs/visits.md, defer: not called before this instant; null when no later turn is pending. */
+  deferredUntil: number | null;
+  deferCount: number;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;
@@ -185,6 +188,9 @@ export type RoomErrorCode =
   | "QUEUE_FULL"
   | "QUEUE_PAUSED"
   | "RECALL_LIMIT_REACHED"
+  | "INTAKE_REQUIRED"
+  | "DEFER_TOO_FAR"
+  | "DEFER_LIMIT_REACHED"
   | "OPERATOR_UNAVAILABLE"
   | "QUOTA_EXCEEDED"
   | "ROOM_UNCONFIGURED"
@@ -276,6 +282,15 @@ export interface Completion {
 }
 
 /** Where a ticket goes back in the line (POST /v1/tickets/{id}/return). */
+/** A later turn (docs/visits.md): not called before `until` (epoch ms), or `places` further back; one of the two. */
+export type DeferRequest = { until: number } | { places: number };
+
+/** The queue's bounds on deferral, from its D1 row (the room holds no catalog). */
+export interface DeferBounds {
+  maxDeferMinutes: number;
+  maxDefers: number;
+}
+
 export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };
 
 /** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
@@ -295,6 +310,9 @@ export interface VisitorTicketData {
   /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
   counter: string | null;
   calledAt: string | null;
+  /** Not called before this time (docs/visits.md, defer); null when no later turn is pending. */
+  deferredUntil: string | null;
+  deferCount: number;
   /** docs/blend.md */
   kind: TicketKind;
   appointmentAt: string | null;

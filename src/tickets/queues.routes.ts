@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -62,6 +62,8 @@ export const QueueRecord = z
     targetWaitMinutes: z.number().int().nullable().openapi({
       description: "The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none",
     }),
+    maxDeferMinutes: z.number().int().openapi({ description: "How far ahead a ticket may ask for a later turn (docs/visits.md, defer)" }),
+    maxDefers: z.number().int().openapi({ description: "How many later turns one ticket may ask; 0: none (docs/visits.md, defer)" }),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),
@@ -87,6 +89,20 @@ const TargetWait = z
   .describe(
     "Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md)",
   );
+const MaxDeferMinutes = z
+  .number()
+  .int()
+  .min(1)
+  .max(480)
+  .describe(
+    `Minutes ahead a ticket may ask to be called at the earliest (POST /v1/tickets/{ticketId}/defer; default ${DEFAULT_MAX_DEFER_MINUTES})`,
+  );
+const MaxDefers = z
+  .number()
+  .int()
+  .min(0)
+  .max(10)
+  .describe(`Later turns one ticket may ask (default ${DEFAULT_MAX_DEFERS}); 0 turns deferral off`);
 const PartySize = z.number().int().min(1).max(50);
 const VisitorName = PublicLine(100);
 
@@ -119,6 +135,8 @@ const create = createRoute({
           noShowTimeoutMinutes: NoShowTimeout.optional(),
           defaultServiceMinutes: DefaultServiceMinutes.optional(),
           targetWaitMinutes: TargetWait.nullable().optional(),
+          maxDeferMinutes: MaxDeferMinutes.optional(),
+          maxDefers: MaxDefers.optional(),
         })
         .openapi("CreateQueueRequest"),
     ),
@@ -222,6 +240,8 @@ const update = createRoute({
           noShowTimeoutMinutes: NoShowTimeout.optional(),
           defaultServiceMinutes: DefaultServiceMinutes.optional(),
           targetWaitMinutes: TargetWait.nullable().optional(),
+          maxDeferMinutes: MaxDeferMinutes.optional(),
+          maxDefers: MaxDefers.optional(),
         })
         .openapi("UpdateQueueRequest"),
     ),
