@@ -58,6 +58,7 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
     noShowTimeoutMinutes: s.noShowTimeoutMinutes,
     defaultServiceMinutes: s.defaultServiceMinutes,
     targetWaitMinutes: q.targetWaitMinutes,
+    smsKeyword: q.smsKeyword,
     status: s.status,
     letter: q.letter,
     waitingCount: s.waitingCount,
@@ -181,6 +182,7 @@ export async function createQueue(
       intakeQuestions: 0,
       blendPolicy: null,
       targetWaitMinutes: input.targetWaitMinutes ?? null,
+      smsKeyword: null,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.
@@ -291,6 +293,8 @@ export interface QueuePatch {
   noShowTimeoutMinutes?: number | undefined;
   defaultServiceMinutes?: number | undefined;
   targetWaitMinutes?: number | null | undefined;
+  /** Already normalized (domain/keywords.ts smsKeywordOf). */
+  smsKeyword?: string | null | undefined;
 }
 
 /**
@@ -311,15 +315,24 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
   if (patch.defaultServiceMinutes !== undefined) changes.defaultServiceMinutes = patch.defaultServiceMinutes;
   if (patch.targetWaitMinutes !== undefined) changes.targetWaitMinutes = patch.targetWaitMinutes;
+  if (patch.smsKeyword !== undefined) changes.smsKeyword = patch.smsKeyword;
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
   const audited = changedFields(queue, changes, Object.keys(changes));
   changes.updatedAt = at;
   const db = database(env.DB);
   const update = db.update(queues).set(changes).where(eq(queues.id, queue.id)).returning();
-  const [[updated]] =
-    origin && Object.keys(audited).length > 0
-      ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
-      : [await update.all()];
+  let updated: QueueRow | undefined;
+  try {
+    [[updated]] =
+      origin && Object.keys(audited).length > 0
+        ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
+        : [await update.all()];
+  } catch (err) {
+    if (isUniqueViolation(err, "sms_keyword")) {
+      throw new ApiError("CONFLICT", "Another queue of this organization already answers to this keyword", { field: "smsKeyword" });
+    }
+    throw err;
+  }
   return queueRecord(updated ?? { ...queue, ...changes }, summary);
 }
 

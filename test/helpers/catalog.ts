@@ -114,6 +114,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     intakeQuestions: 0,
     blendPolicy: null,
     targetWaitMinutes: null,
+    smsKeyword: null,
   };
   await openRoom(env, row);
   await env.DB.prepare(

@@ -80,6 +80,7 @@ export async function seedQueueFixture(plan: SeedOptions["plan"] = "pro", opts: 
     intakeQuestions: 0,
     blendPolicy: null,
     targetWaitMinutes: null,
+    smsKeyword: null,
   };
   const minted = await mintApiKey(env);
   const keyHash = await sha256Hex(minted.value);
