@@ -36,7 +36,7 @@ import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes,
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
 import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
-import { inboundRoutes, ticketMessageRoutes } from "./conversations";
+import { inboundRoutes, ticketMessageRoutes, ussdRoutes } from "./conversations";
 import { auditRoutes } from "./audit";
 import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
@@ -157,6 +157,7 @@ export function createApp() {
   app.route("/v1", eventRoutes);
   app.route("/v1", inboundRoutes);
   app.route("/v1", ticketMessageRoutes);
+  app.route("/v1", ussdRoutes);
   app.route("/v1", auditRoutes);
   app.route("/v1", dataSubjectRoutes);
   app.route("/v1", intakeRoutes);

@@ -746,7 +746,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a queue or change its capacity, no-show timeout or target wait
+         * Rename a queue or change its capacity, no-show timeout, target wait or join keyword
          * @description Needs QUEUE_MANAGE. `null` clears the description, the capacity or the target wait. A lower capacity refuses joins until the line is under it (nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).
          */
         patch: operations["updateQueue"];
@@ -2948,6 +2948,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/ussd": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's USSD code (ORG_MANAGE), without its secret
+         * @description The organization's USSD code (ORG_MANAGE), without its secret.
+         */
+        get: operations["getOrganizationsOrganizationIdUssd"];
+        /**
+         * Register the organization's USSD code (ORG_MANAGE); the secret is in the answer only this once
+         * @description Creates or replaces the code the aggregator calls `POST /v1/inbound/ussd` for. Every call issues a new secret: configure the aggregator's callback as `https://<host>/v1/inbound/ussd?secret=<secret>` (or send it in `X-USSD-Secret`). With `allowedAddresses`, callbacks from any other address are refused too. A code another organization holds is 409 CONFLICT.
+         */
+        put: operations["putOrganizationsOrganizationIdUssd"];
+        post?: never;
+        /**
+         * Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on
+         * @description Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on.
+         */
+        delete: operations["deleteOrganizationsOrganizationIdUssd"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbound/ussd": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A USSD session's screen (the aggregator's callback, Africa's Talking style)
+         * @description Form-encoded `sessionId`, `serviceCode`, `phoneNumber`, `text` (the session's inputs joined by `*`, empty on the first screen). The organization is the one that registered `serviceCode`; the request carries that code's secret (query `secret` or header `X-USSD-Secret`, compared in constant time) and, if the code lists addresses, comes from one of them — else 401 and nothing changes. Menu: 1 take a ticket (the organization's open queues, numbered), 2 my position, 3 I'm here, 4 cancel, 0 the other language (fr/en). Only that organization's tickets of `phoneNumber` are read or touched.
+         */
+        post: operations["postInboundUssd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{organizationId}/audit-events": {
         parameters: {
             query?: never;
@@ -3645,7 +3693,7 @@ export interface components {
             recoveredFromId: string | null;
             transferredToId: string | null;
             /** @enum {string} */
-            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
+            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery" | "sms" | "ussd";
             updatedAt: string;
             /** @description The ticket's intake answers by question key (docs/visits.md); {} when none */
             intake: {
@@ -3701,6 +3749,11 @@ export interface components {
             maxDeferMinutes: number;
             /** @description How many later turns one ticket may ask; 0: none (docs/visits.md, defer) */
             maxDefers: number;
+            /**
+             * @description The word a customer texts to the organization's number to take a ticket here (docs/conversations.md). null: none
+             * @example MAIRIE
+             */
+            smsKeyword: string | null;
             /** @enum {string} */
             status: "active" | "paused" | "closed";
             letter: string;
@@ -4393,6 +4446,11 @@ export interface components {
             maxDeferMinutes?: number;
             /** @description Later turns one ticket may ask (default 2); 0 turns deferral off */
             maxDefers?: number;
+            /**
+             * @description Join by text: one word of 2–20 letters or digits starting with a letter, stored in upper case without accents; unique in the organization (409 CONFLICT), not a reserved keyword (ICI, STOP, JOIN…). null: none
+             * @example MAIRIE
+             */
+            smsKeyword?: string | null;
         };
         JoinedTicket: components["schemas"]["Ticket"] & {
             phoneVerification: components["schemas"]["PhoneVerification"];
@@ -4610,7 +4668,7 @@ export interface components {
             partySize: number;
             visitorName: string | null;
             /** @enum {string} */
-            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
+            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery" | "sms" | "ussd";
             createdAt: string;
             /** @description The ticket's intake answers by question key (docs/visits.md); {} when none */
             intake: {
@@ -5921,6 +5979,21 @@ export interface components {
         TicketMessageRequest: {
             /** @example Nous vous appelons dans 5 minutes. */
             text: string;
+        };
+        UssdCode: {
+            serviceCode: string;
+            /** @description The aggregator's addresses; null: any address with the secret */
+            allowedAddresses: string[] | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        RegisterUssdCodeRequest: {
+            /**
+             * @description The code customers dial, as the aggregator sends it (`*384*123#`)
+             * @example *384*123#
+             */
+            serviceCode: string;
+            allowedAddresses?: string[] | null;
         };
         AuditEvent: {
             id: string;
@@ -9133,6 +9206,7 @@ export interface operations {
                      *             "targetWaitMinutes": 1,
                      *             "maxDeferMinutes": 1,
                      *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9241,6 +9315,7 @@ export interface operations {
                      *             "targetWaitMinutes": 1,
                      *             "maxDeferMinutes": 1,
                      *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9716,6 +9791,7 @@ export interface operations {
                      *             "targetWaitMinutes": 1,
                      *             "maxDeferMinutes": 1,
                      *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9824,6 +9900,7 @@ export interface operations {
                      *             "targetWaitMinutes": 1,
                      *             "maxDeferMinutes": 1,
                      *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -11921,6 +11998,7 @@ export interface operations {
                      *           "targetWaitMinutes": 1,
                      *           "maxDeferMinutes": 1,
                      *           "maxDefers": 1,
+                     *           "smsKeyword": "MAIRIE",
                      *           "status": "active",
                      *           "letter": "A",
                      *           "waitingCount": 4,
@@ -12029,6 +12107,7 @@ export interface operations {
                      *         "targetWaitMinutes": 1,
                      *         "maxDeferMinutes": 1,
                      *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12107,6 +12186,7 @@ export interface operations {
                      *         "targetWaitMinutes": 1,
                      *         "maxDeferMinutes": 1,
                      *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12190,6 +12270,7 @@ export interface operations {
                      *         "targetWaitMinutes": 1,
                      *         "maxDeferMinutes": 1,
                      *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12249,7 +12330,8 @@ export interface operations {
                  *       "defaultServiceMinutes": 5,
                  *       "targetWaitMinutes": 1,
                  *       "maxDeferMinutes": 1,
-                 *       "maxDefers": 1
+                 *       "maxDefers": 1,
+                 *       "smsKeyword": "MAIRIE"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateQueueRequest"];
@@ -12283,6 +12365,7 @@ export interface operations {
                      *         "targetWaitMinutes": 1,
                      *         "maxDeferMinutes": 1,
                      *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12948,6 +13031,7 @@ export interface operations {
                      *         "targetWaitMinutes": 1,
                      *         "maxDeferMinutes": 1,
                      *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -23433,6 +23517,240 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getOrganizationsOrganizationIdUssd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceCode": "Demo",
+                     *         "allowedAddresses": [
+                     *           "Demo"
+                     *         ],
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UssdCode"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    putOrganizationsOrganizationIdUssd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "serviceCode": "*384*123#",
+                 *       "allowedAddresses": [
+                 *         "52.48.80.25"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterUssdCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceCode": "Demo",
+                     *         "allowedAddresses": [
+                     *           "Demo"
+                     *         ],
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "secret": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UssdCode"] & {
+                            /** @description The callback's secret, shown only once */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteOrganizationsOrganizationIdUssd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "removed": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            removed: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    postInboundUssd: {
+        parameters: {
+            query?: {
+                /** @description The code's secret */
+                secret?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The screen: `CON <text>` (the session continues) or `END <text>` (it ends), at most 160 characters */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
         };
     };

@@ -1,8 +1,11 @@
 import { countryOfPhone } from "../domain/sms-policy";
 import {
   isAnswerableSender,
+  joinRefusalText,
+  keywordOfText,
   LATE_STEP_BACK_PLACES,
   lateMinutes,
+  normalizeText,
   readKeyword,
   replyText,
   type Keyword,
@@ -13,6 +16,8 @@ import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
 import { cancelTicket, deferTicket, getTicket, markPresent, stepBackTicket } from "../tickets/tickets";
+import { joinQueue } from "../tickets/joins";
+import type { QueueRow } from "../http/credentials/queues";
 import { barePhone, isOptedOut, optIn, optOut } from "../notifications/opt-outs";
 import { recordMessage } from "./conversations";
 import { safeParagraph } from "../domain/public-text";
@@ -45,7 +50,7 @@ export interface InboundOutcome {
   action: string;
 }
 
-interface LiveTicket {
+export interface LiveTicket {
   id: string;
   queue_id: string;
   organization_id: string;
@@ -109,7 +114,7 @@ async function ownerOfNumber(env: Env, to: string): Promise<string | null> {
  * `organizationId` when the number belongs to one. The projection finds them; each one's room
  * says whether it is still live (the projection lags the room).
  */
-async function liveTickets(env: Env, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
+export async function liveTickets(env: Env, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
   const rows = await env.DB.prepare(
     `SELECT t.id, t.queue_id, t.organization_id, t.display_code, o.default_language, o.name FROM tickets t
      JOIN organizations o ON o.id = t.organization_id
@@ -223,6 +228,11 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
       return actOn(env, ticket, { ...input, body: thread.pendingBody ?? "STATUS" }, phone, at);
     }
   }
+
+  // A queue's join keyword ("MAIRIE", "JOIN MAIRIE"): a ticket through the one join.
+  const asked = keywordOfText(body);
+  const queue = asked ? await queueOfKeyword(env, asked, owner) : null;
+  if (queue) return joinByText(env, queue, { ...input, body }, phone, to, at);
 
   const read = readKeyword(body);
   if (read.keyword === "stop" || read.keyword === "start") {
@@ -377,4 +387,95 @@ async function recordExchange(
   if (reply !== null) {
     await recordMessage(env, { ...base, direction: "out", body: reply, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
   }
+}
+
+/**
+ * The queue a join keyword names: among the queues of the number's organization; on a number
+ * several organizations text from, among those without a number of their own, and only when
+ * exactly one queue answers to it (two organizations with the same word: neither is guessed).
+ */
+async function queueOfKeyword(env: Env, keyword: string, owner: string | null): Promise<QueueRow | null> {
+  const rows = owner
+    ? await env.DB.prepare("SELECT id FROM queues WHERE organization_id = ? AND sms_keyword = ? AND archived_at IS NULL")
+        .bind(owner, keyword)
+        .all<{ id: string }>()
+    : await env.DB.prepare(
+        `SELECT q.id FROM queues q WHERE q.sms_keyword = ? AND q.archived_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM sms_senders s WHERE s.organization_id = q.organization_id) LIMIT 2`,
+      )
+        .bind(keyword)
+        .all<{ id: string }>();
+  if (rows.results.length !== 1) return null;
+  return findQueue(env, rows.results[0]!.id).catch(() => null);
+}
+
+/** The userId of a ticket taken by text or USSD: no account, the phone is the customer's handle. */
+export const PHONE_VISITOR = { sms: "visitor_sms", ussd: "visitor_ussd" } as const;
+
+/**
+ * Join by text: the one join (capacity, pause, quota, SMS caps refuse as anywhere), the phone
+ * vouched for by the carrier that delivered its text. A number with a live ticket in that queue
+ * is told its place instead of taking a second one. The answer is the code and the place.
+ */
+async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: string, to: string, at: number): Promise<InboundOutcome> {
+  const org = await env.DB.prepare("SELECT name, default_language FROM organizations WHERE id = ?")
+    .bind(queue.organizationId)
+    .first<{ name: string; default_language: string | null }>();
+  const verb = normalizeText(input.body).split(" ")[0];
+  const language: Language =
+    verb === "JOIN"
+      ? "en"
+      : verb === "REJOINDRE"
+        ? "fr"
+        : org?.default_language === "fr" || org?.default_language === "en"
+          ? org.default_language
+          : languageOfNumber(phone);
+  const [held] = await liveTickets(env, phone, queue.organizationId, at);
+  if (held && held.queue_id === queue.id) return actOn(env, held, { ...input, body: language === "fr" ? "STATUT" : "STATUS" }, phone, at);
+  let ticket;
+  try {
+    ({ ticket } = await joinQueue(
+      env,
+      queue,
+      {
+        ticket: {
+          userId: PHONE_VISITOR.sms,
+          partySize: 1,
+          isPriority: false,
+          isGhostMode: false,
+          visitorName: null,
+          phone,
+          language,
+          source: "sms",
+        },
+        // The carrier delivered the text from this number: it is its own caller and proven.
+        caller: { address: phone, widgetKeyId: null },
+        staffVouched: true,
+      },
+      at,
+    ));
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    const reply = replyText(language, "joinRefused", { queue: queue.name, reason: joinRefusalText(language, err.code) });
+    return { reply, ticketId: null, keyword: null, action: "join_refused" };
+  }
+  if (to !== UNKNOWN_TO) await writeThread(env, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
+  const reply = (await isOptedOut(env, queue.organizationId, phone))
+    ? null
+    : replyText(language, "joined", {
+        queue: queue.name,
+        code: ticket.displayCode,
+        position: ticket.position,
+        wait: ticket.estimatedWaitMinutes,
+      });
+  const live: LiveTicket = {
+    id: ticket.id,
+    queue_id: queue.id,
+    organization_id: queue.organizationId,
+    display_code: ticket.displayCode,
+    default_language: org?.default_language ?? null,
+    name: org?.name ?? "",
+  };
+  await recordExchange(env, live, input, phone, null, reply, at);
+  return { reply, ticketId: ticket.id, keyword: null, action: "joined" };
 }

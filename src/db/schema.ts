@@ -343,8 +343,14 @@ export const queues = sqliteTable(
     /** A later turn on request (docs/visits.md, defer): how far ahead, and how many times per ticket (0: never). */
     maxDeferMinutes: integer("max_defer_minutes").notNull().default(DEFAULT_MAX_DEFER_MINUTES),
     maxDefers: integer("max_defers").notNull().default(DEFAULT_MAX_DEFERS),
+    /** The word a customer texts to the organization's number to join (docs/conversations.md); null: none. */
+    smsKeyword: text("sms_keyword"),
   },
-  (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
+  (t) => [
+    index("queues_org_idx").on(t.organizationId),
+    uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter),
+    uniqueIndex("queues_org_sms_keyword_unique").on(t.organizationId, t.smsKeyword),
+  ],
 );
 
 /** Read model of tickets for history, listings and analytics; written only by room outboxes. */
@@ -1310,6 +1316,23 @@ export const inboundReceipts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.provider, t.messageId] }), index("inbound_receipts_received_idx").on(t.receivedAt)],
 );
+
+/**
+ * An organization's USSD code at its aggregator (docs/conversations.md): the callbacks for
+ * `serviceCode` reach this organization, authenticated by the secret (kept as its SHA-256) and,
+ * when listed, the aggregator's addresses.
+ */
+export const ussdCodes = sqliteTable("ussd_codes", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  serviceCode: text("service_code").notNull().unique(),
+  secretHash: text("secret_hash").notNull(),
+  /** JSON array of addresses the aggregator calls from; null: any address with the secret. */
+  allowedAddresses: text("allowed_addresses", { mode: "json" }).$type<string[]>(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
 
 /**
  * The conversation a customer's number has on a shared number: the ticket they chose from the

@@ -53,6 +53,27 @@ export function joinRequest(text: string): string | null {
   return words.slice(1).join(" ") || "";
 }
 
+/** A queue's join keyword: one word of 2–20 letters or digits, starting with a letter, no reserved word. */
+export const SMS_KEYWORD_PATTERN = /^[A-Z][A-Z0-9]{1,19}$/;
+
+/**
+ * The keyword as it is stored and matched (upper case, accents gone), or the reason it cannot be one:
+ * the words that act on a ticket and the join verbs are taken, and a digit first would read as a menu answer.
+ */
+export function smsKeywordOf(text: string): { keyword: string } | { refused: string } {
+  const keyword = normalizeText(text);
+  if (!SMS_KEYWORD_PATTERN.test(keyword)) return { refused: "one word of 2-20 letters or digits, starting with a letter" };
+  if (WORDS[keyword] || keyword === "JOIN" || keyword === "REJOINDRE") return { refused: `${keyword} is a reserved keyword` };
+  return { keyword };
+}
+
+/** The join keyword a text names: its first word, or the word after JOIN/REJOINDRE ("JOIN MAIRIE"). */
+export function keywordOfText(text: string): string | null {
+  const asked = joinRequest(text);
+  const word = (asked ?? normalizeText(text)).split(" ")[0] ?? "";
+  return SMS_KEYWORD_PATTERN.test(word) ? word : null;
+}
+
 /** Places a LATE moves the ticket back (the room's step-back, once per ticket). */
 export const LATE_STEP_BACK_PLACES = 3;
 
@@ -76,6 +97,7 @@ type Values = {
   minutes?: number;
   max?: number;
   score?: number;
+  reason?: string;
 };
 
 const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
@@ -97,6 +119,9 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
     choose: (v) => `You have tickets at several places. Reply with the number of the one you mean: ${v.options}`,
     feedback: (v) => `${v.code}: thank you for your score (${v.score}/5).`,
     feedbackAlready: (v) => `${v.code}: your score was noted already. Thank you!`,
+    joined: (v) =>
+      `${v.queue}: your ticket is ${v.code}, number ${v.position ?? "?"} in line, about ${v.wait ?? "?"} min. Reply HERE when you arrive, CANCEL to leave.`,
+    joinRefused: (v) => `${v.queue}: no ticket could be taken now (${v.reason}).`,
   },
   fr: {
     here: (v) => `${v.code} : merci, l'accueil sait que vous êtes là.`,
@@ -117,8 +142,35 @@ const REPLIES: Record<Language, Record<string, (v: Values) => string>> = {
     choose: (v) => `Vous avez des tickets à plusieurs endroits. Répondez par le numéro de celui dont il s'agit : ${v.options}`,
     feedback: (v) => `${v.code} : merci pour votre note (${v.score}/5).`,
     feedbackAlready: (v) => `${v.code} : votre note est déjà enregistrée. Merci !`,
+    joined: (v) =>
+      `${v.queue} : votre ticket est ${v.code}, n°${v.position ?? "?"} dans la file, environ ${v.wait ?? "?"} min. Répondez ICI à votre arrivée, ANNULER pour partir.`,
+    joinRefused: (v) => `${v.queue} : impossible de prendre un ticket pour le moment (${v.reason}).`,
   },
 };
+
+const REFUSALS: Record<Language, Record<string, string>> = {
+  en: {
+    QUEUE_FULL: "the line is full",
+    QUEUE_PAUSED: "the line is paused",
+    QUEUE_CLOSED: "the line is closed",
+    QUOTA_EXCEEDED: "no more tickets this month",
+    API_RATE_LIMIT_EXCEEDED: "too many tickets for this number today",
+    other: "try again later",
+  },
+  fr: {
+    QUEUE_FULL: "la file est complète",
+    QUEUE_PAUSED: "la file est en pause",
+    QUEUE_CLOSED: "la file est fermée",
+    QUOTA_EXCEEDED: "plus de tickets ce mois-ci",
+    API_RATE_LIMIT_EXCEEDED: "trop de tickets pour ce numéro aujourd'hui",
+    other: "réessayez plus tard",
+  },
+};
+
+/** Why a join by text or USSD was refused, in a few words (the join's error code). */
+export function joinRefusalText(language: Language, code: string): string {
+  return REFUSALS[language][code] ?? REFUSALS[language].other!;
+}
 
 export type ReplyKey = keyof (typeof REPLIES)["en"];
 

@@ -6,7 +6,7 @@
 export const TICKET_STATUSES = ["waiting", "called", "serving", "served", "skipped", "expired", "cancelled", "held"] as const;
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
 
-export const TICKET_SOURCES = ["app", "operator", "vip", "widget", "qr", "nfc", "remote", "transfer", "recovery"] as const;
+export const TICKET_SOURCES = ["app", "operator", "vip", "widget", "qr", "nfc", "remote", "transfer", "recovery", "sms", "ussd"] as const;
 export type TicketSource = (typeof TICKET_SOURCES)[number];
 
 export const QUEUE_STATUSES = ["active", "paused", "closed"] as const;

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
+import { smsKeywordOf } from "../domain/keywords";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -64,6 +65,10 @@ export const QueueRecord = z
     }),
     maxDeferMinutes: z.number().int().openapi({ description: "How far ahead a ticket may ask for a later turn (docs/visits.md, defer)" }),
     maxDefers: z.number().int().openapi({ description: "How many later turns one ticket may ask; 0: none (docs/visits.md, defer)" }),
+    smsKeyword: z.string().nullable().openapi({
+      description: "The word a customer texts to the organization's number to take a ticket here (docs/conversations.md). null: none",
+      example: "MAIRIE",
+    }),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),
@@ -224,7 +229,7 @@ const update = createRoute({
   method: "patch",
   path: "/business/queues/{queueId}",
   tags,
-  summary: "Rename a queue or change its capacity, no-show timeout or target wait",
+  summary: "Rename a queue or change its capacity, no-show timeout, target wait or join keyword",
   description:
     "Needs QUEUE_MANAGE. `null` clears the description, the capacity or the target wait. A lower capacity refuses joins until the line is under it " +
     "(nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).",
@@ -242,6 +247,17 @@ const update = createRoute({
           targetWaitMinutes: TargetWait.nullable().optional(),
           maxDeferMinutes: MaxDeferMinutes.optional(),
           maxDefers: MaxDefers.optional(),
+          smsKeyword: z
+            .string()
+            .max(40)
+            .nullable()
+            .optional()
+            .openapi({
+              description:
+                "Join by text: one word of 2–20 letters or digits starting with a letter, stored in upper case without accents; " +
+                "unique in the organization (409 CONFLICT), not a reserved keyword (ICI, STOP, JOIN…). null: none",
+              example: "MAIRIE",
+            }),
         })
         .openapi("UpdateQueueRequest"),
     ),
@@ -251,7 +267,14 @@ const update = createRoute({
 
 app.openapi(update, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await updateQueue(c.env, queue, c.req.valid("json"), now(), auditOrigin(c, actor))), 200);
+  const { smsKeyword, ...patch } = c.req.valid("json");
+  let keyword: string | null | undefined = smsKeyword;
+  if (smsKeyword) {
+    const read = smsKeywordOf(smsKeyword);
+    if ("refused" in read) throw validationError("smsKeyword", read.refused);
+    keyword = read.keyword;
+  }
+  return c.json(ok(await updateQueue(c.env, queue, { ...patch, smsKeyword: keyword }, now(), auditOrigin(c, actor))), 200);
 });
 
 const join = createRoute({

@@ -60,6 +60,7 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
     targetWaitMinutes: q.targetWaitMinutes,
     maxDeferMinutes: q.maxDeferMinutes,
     maxDefers: q.maxDefers,
+    smsKeyword: q.smsKeyword,
     status: s.status,
     letter: q.letter,
     waitingCount: s.waitingCount,
@@ -187,6 +188,7 @@ export async function createQueue(
       targetWaitMinutes: input.targetWaitMinutes ?? null,
       maxDeferMinutes: input.maxDeferMinutes ?? DEFAULT_MAX_DEFER_MINUTES,
       maxDefers: input.maxDefers ?? DEFAULT_MAX_DEFERS,
+      smsKeyword: null,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.
@@ -301,6 +303,8 @@ export interface QueuePatch {
   targetWaitMinutes?: number | null | undefined;
   maxDeferMinutes?: number | undefined;
   maxDefers?: number | undefined;
+  /** Already normalized (domain/keywords.ts smsKeywordOf). */
+  smsKeyword?: string | null | undefined;
 }
 
 /**
@@ -323,15 +327,24 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (patch.targetWaitMinutes !== undefined) changes.targetWaitMinutes = patch.targetWaitMinutes;
   if (patch.maxDeferMinutes !== undefined) changes.maxDeferMinutes = patch.maxDeferMinutes;
   if (patch.maxDefers !== undefined) changes.maxDefers = patch.maxDefers;
+  if (patch.smsKeyword !== undefined) changes.smsKeyword = patch.smsKeyword;
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
   const audited = changedFields(queue, changes, Object.keys(changes));
   changes.updatedAt = at;
   const db = database(env.DB);
   const update = db.update(queues).set(changes).where(eq(queues.id, queue.id)).returning();
-  const [[updated]] =
-    origin && Object.keys(audited).length > 0
-      ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
-      : [await update.all()];
+  let updated: QueueRow | undefined;
+  try {
+    [[updated]] =
+      origin && Object.keys(audited).length > 0
+        ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
+        : [await update.all()];
+  } catch (err) {
+    if (isUniqueViolation(err, "sms_keyword")) {
+      throw new ApiError("CONFLICT", "Another queue of this organization already answers to this keyword", { field: "smsKeyword" });
+    }
+    throw err;
+  }
   return queueRecord(updated ?? { ...queue, ...changes }, summary);
 }
 

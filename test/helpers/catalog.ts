@@ -116,6 +116,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     targetWaitMinutes: null,
     maxDeferMinutes: 60,
     maxDefers: 2,
+    smsKeyword: null,
   };
   await openRoom(env, row);
   await env.DB.prepare(

@@ -82,6 +82,7 @@ export async function seedQueueFixture(plan: SeedOptions["plan"] = "pro", opts: 
     targetWaitMinutes: null,
     maxDeferMinutes: 60,
     maxDefers: 2,
+    smsKeyword: null,
   };
   const minted = await mintApiKey(env);
   const keyHash = await sha256Hex(minted.value);
