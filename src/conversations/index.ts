@@ -3,3 +3,4 @@
 export { default as inboundRoutes } from "./inbound.routes";
 export { default as ticketMessageRoutes } from "./ticket-messages.routes";
 export { purgeInboundThreads } from "./inbound-threads";
+export { default as whatsappInboundRoutes } from "./whatsapp.routes";
