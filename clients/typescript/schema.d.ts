@@ -3031,18 +3031,18 @@ export interface paths {
          * The organization's USSD code (ORG_MANAGE), without its secret
          * @description The organization's USSD code (ORG_MANAGE), without its secret.
          */
-        get: operations["getOrganizationsOrganizationIdUssd"];
+        get: operations["getUssdCode"];
         /**
          * Register the organization's USSD code (ORG_MANAGE); the secret is in the answer only this once
          * @description Creates or replaces the code the aggregator calls `POST /v1/inbound/ussd` for. Every call issues a new secret: configure the aggregator's callback as `https://<host>/v1/inbound/ussd?secret=<secret>` (or send it in `X-USSD-Secret`). With `allowedAddresses`, callbacks from any other address are refused too. A code another organization holds is 409 CONFLICT.
          */
-        put: operations["putOrganizationsOrganizationIdUssd"];
+        put: operations["registerUssdCode"];
         post?: never;
         /**
          * Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on
          * @description Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on.
          */
-        delete: operations["deleteOrganizationsOrganizationIdUssd"];
+        delete: operations["removeUssdCode"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3061,7 +3061,7 @@ export interface paths {
          * A USSD session's screen (the aggregator's callback, Africa's Talking style)
          * @description Form-encoded `sessionId`, `serviceCode`, `phoneNumber`, `text` (the session's inputs joined by `*`, empty on the first screen). The organization is the one that registered `serviceCode`; the request carries that code's secret (query `secret` or header `X-USSD-Secret`, compared in constant time) and, if the code lists addresses, comes from one of them — else 401 and nothing changes. Menu: 1 take a ticket (the organization's open queues, numbered), 2 my position, 3 I'm here, 4 cancel, 0 the other language (fr/en). Only that organization's tickets of `phoneNumber` are read or touched.
          */
-        post: operations["postInboundUssd"];
+        post: operations["receiveUssd"];
         delete?: never;
         options?: never;
         head?: never;
@@ -24027,7 +24027,7 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
-    getOrganizationsOrganizationIdUssd: {
+    getUssdCode: {
         parameters: {
             query?: never;
             header?: {
@@ -24085,7 +24085,7 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
-    putOrganizationsOrganizationIdUssd: {
+    registerUssdCode: {
         parameters: {
             query?: never;
             header?: {
@@ -24156,12 +24156,13 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
-    deleteOrganizationsOrganizationIdUssd: {
+    removeUssdCode: {
         parameters: {
             query?: never;
             header?: {
@@ -24217,7 +24218,7 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
-    postInboundUssd: {
+    receiveUssd: {
         parameters: {
             query?: {
                 /** @description The code's secret */
