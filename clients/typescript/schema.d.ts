@@ -3538,6 +3538,25 @@ export interface components {
             /** @description The appointment's start; null for a walk-in */
             appointmentAt: string | null;
             placement: components["schemas"]["Placement"];
+            /** @description The visit's services in order, each with the queue its leg waits in (docs/visits.md); null for one service */
+            route: {
+                serviceId: string;
+                queueId: string;
+            }[] | null;
+            /** @description Which leg of the visit this ticket is (leg 1 of 2); null for a one-service visit */
+            leg: {
+                /** @description From 1 */
+                index: number;
+                of: number;
+            } | null;
+            /** @description The visit's first ticket; null for a one-service visit */
+            visitId: string | null;
+            /** @description The visit's previous leg (its ticket), once this leg came from one */
+            routedFromId: string | null;
+            /** @description The visit's next leg (its ticket), once this completed leg was handed over to the next service */
+            routedToId: string | null;
+            /** @description The rest of the visit: this leg's wait plus, for each service still to come, its queue's wait and every remaining leg's service time (docs/visits.md). Set on a single ticket's read of a visit of several services; null otherwise */
+            estimatedVisitMinutes: number | null;
         };
         /**
          * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
@@ -4038,6 +4057,11 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive" | "pending" | "rejected";
             booking: components["schemas"]["BookingSettings"];
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry: "front" | "original_time";
             locationIds: string[];
             queues: {
                 id: string;
@@ -4122,6 +4146,11 @@ export interface components {
             isVirtual?: boolean;
             /** @description Over 0, at most 100 */
             maxRemoteJoinRadiusKm?: number | null;
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry?: "front" | "original_time";
         };
         UpdateServiceRequest: {
             name?: string;
@@ -4133,6 +4162,11 @@ export interface components {
             isVirtual?: boolean;
             /** @description Over 0, at most 100 */
             maxRemoteJoinRadiusKm?: number | null;
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry?: "front" | "original_time";
             /** @enum {string} */
             status?: "active" | "inactive" | "pending" | "rejected";
             /**
@@ -4280,6 +4314,7 @@ export interface components {
             /** @enum {string} */
             language?: "fr" | "en";
             intake?: components["schemas"]["IntakeAnswers"];
+            route?: components["schemas"]["VisitRoute"];
         };
         /**
          * @description Answers to the service's intake questions (GET /v1/services/{serviceId}/intake), by question key. Each wrong or missing `at_join` answer is a 400 VALIDATION_ERROR naming `intake.<key>` (all of them in `details.issues`).
@@ -4291,6 +4326,14 @@ export interface components {
         IntakeAnswers: {
             [key: string]: string | number | boolean | null;
         };
+        /**
+         * @description Several services in one visit (docs/visits.md): up to 5 service ids in order, the first being the joined queue's service; each needs a queue at a location of that service. Completing a leg puts the same visitor (code, token) in the next service's queue. A wrong entry is a 400 VALIDATION_ERROR naming `route.<i>`.
+         * @example [
+         *       "svc_d3m0s3rv1c3000000000",
+         *       "svc_d3m0c41ss3000000000"
+         *     ]
+         */
+        VisitRoute: string[];
         WalkInTicketRequest: {
             visitorName?: string;
             partySize?: number;
@@ -4305,6 +4348,7 @@ export interface components {
              * @enum {string}
              */
             language?: "fr" | "en";
+            route?: components["schemas"]["VisitRoute"];
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -4491,6 +4535,7 @@ export interface components {
             /** @description 1 to 50, default 1 */
             partySize?: number;
             intake?: components["schemas"]["IntakeAnswers"];
+            route?: components["schemas"]["VisitRoute"];
             /**
              * @description The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)
              * @enum {string}
@@ -4853,7 +4898,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "ticket.route_advanced" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
             description?: string;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -4866,7 +4911,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "ticket.route_advanced" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
             description?: string | null;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -8438,7 +8483,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -8542,7 +8601,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -9013,7 +9086,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -9117,7 +9204,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -10540,6 +10641,7 @@ export interface operations {
                      *             "lateGraceMinutes": 10,
                      *             "lateBecomes": "walk_in"
                      *           },
+                     *           "routeEntry": "front",
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -10614,7 +10716,8 @@ export interface operations {
                  *       "serviceTypeId": "st_bank_teller",
                  *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
-                 *       "maxRemoteJoinRadiusKm": 5
+                 *       "maxRemoteJoinRadiusKm": 5,
+                 *       "routeEntry": "front"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateServiceRequest"];
@@ -10657,6 +10760,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -10766,6 +10870,7 @@ export interface operations {
                      *             "lateGraceMinutes": 10,
                      *             "lateBecomes": "walk_in"
                      *           },
+                     *           "routeEntry": "front",
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -10865,6 +10970,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -10990,6 +11096,7 @@ export interface operations {
                  *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5,
+                 *       "routeEntry": "front",
                  *       "status": "active",
                  *       "booking": {
                  *         "enabled": true,
@@ -11044,6 +11151,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -11637,7 +11745,11 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
-                 *       }
+                 *       },
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000",
+                 *         "svc_d3m0c41ss3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["JoinQueueRequest"];
@@ -11711,6 +11823,20 @@ export interface operations {
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
                      *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1,
                      *         "phoneVerification": {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
@@ -11767,7 +11893,11 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "phone": "+33698765432",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000",
+                 *         "svc_d3m0c41ss3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -11840,7 +11970,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -11893,7 +12037,11 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "phone": "+33698765432",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000",
+                 *         "svc_d3m0c41ss3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -11966,7 +12114,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12084,7 +12246,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -12358,7 +12534,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       ],
                      *       "meta": {
@@ -12470,7 +12660,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12574,7 +12778,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12679,7 +12897,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12787,7 +13019,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12902,7 +13148,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13018,7 +13278,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13137,7 +13411,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13257,7 +13545,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13376,7 +13678,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14619,6 +14935,10 @@ export interface operations {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
                  *       },
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000",
+                 *         "svc_d3m0c41ss3000000000"
+                 *       ],
                  *       "language": "fr"
                  *     }
                  */
@@ -15411,7 +15731,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -15560,7 +15894,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -15706,7 +16054,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -15838,7 +16200,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -20254,7 +20630,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -20537,7 +20927,21 @@ export interface operations {
                      *               "rule": "priority",
                      *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *               "since": "Demo"
-                     *             }
+                     *             },
+                     *             "route": [
+                     *               {
+                     *                 "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *                 "queueId": "que_d3m0q000000000000000"
+                     *               }
+                     *             ],
+                     *             "leg": {
+                     *               "index": 1,
+                     *               "of": 1
+                     *             },
+                     *             "visitId": "vis_d3m00000000000000000",
+                     *             "routedFromId": "rou_d3m00000000000000000",
+                     *             "routedToId": "rou_d3m00000000000000000",
+                     *             "estimatedVisitMinutes": 1
                      *           }
                      *         ],
                      *         "held": [
@@ -20591,7 +20995,21 @@ export interface operations {
                      *               "rule": "priority",
                      *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *               "since": "Demo"
-                     *             }
+                     *             },
+                     *             "route": [
+                     *               {
+                     *                 "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *                 "queueId": "que_d3m0q000000000000000"
+                     *               }
+                     *             ],
+                     *             "leg": {
+                     *               "index": 1,
+                     *               "of": 1
+                     *             },
+                     *             "visitId": "vis_d3m00000000000000000",
+                     *             "routedFromId": "rou_d3m00000000000000000",
+                     *             "routedToId": "rou_d3m00000000000000000",
+                     *             "estimatedVisitMinutes": 1
                      *           }
                      *         ],
                      *         "current": {
@@ -20644,7 +21062,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -20801,7 +21233,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -20918,7 +21364,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -21034,7 +21494,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -21141,7 +21615,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -21258,7 +21746,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -21368,7 +21870,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -21471,7 +21987,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22701,7 +23231,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22819,7 +23363,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22926,7 +23484,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -23771,7 +24343,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "ticketToken": "Demo"
                      *       }
@@ -23862,7 +24448,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "ticketToken": "Demo"
                      *       }

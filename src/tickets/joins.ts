@@ -5,6 +5,7 @@ import type { QueueRow } from "../http/credentials/queues";
 import { admitVisitorPhone } from "../notifications/sms-guard";
 import { issueTicket, type JoinInput } from "./tickets";
 import { issueVisitorTicket } from "./visitor-tickets";
+import { resolveRoute, withVisitEstimate } from "./visit-route";
 
 // The one join (issue 36): every entry channel takes its ticket here: the app, the widget and
 // the kiosk, the clerk's walk-in and VIP, remote join, QR and NFC scans. A join that gives a
@@ -33,6 +34,8 @@ export interface Join {
    * `requirePhoneCode` no code is texted, the number counts as verified (docs/limits.md).
    */
   staffVouched?: boolean;
+  /** docs/visits.md: the visit's services in order (the joined queue's first); checked before anything is spent. */
+  route?: string[] | undefined;
 }
 
 export interface Joined {
@@ -42,7 +45,9 @@ export interface Joined {
   phoneVerification: PhoneVerificationView;
 }
 
-export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: number): Promise<Joined> {
+export async function joinQueue(env: Env, queue: QueueRow, given: Join, at: number): Promise<Joined> {
+  const route = await resolveRoute(env, queue, given.route);
+  const join: Join = route === null ? given : { ...given, ticket: { ...given.ticket, route } };
   const phone = join.ticket.phone;
   if (phone && !join.caller) throw new Error("a join with a phone needs its caller's address");
   const admitted =
@@ -75,5 +80,5 @@ export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: numbe
     admitted && phone
       ? await verify(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
       : NO_PHONE_VERIFICATION;
-  return { ...issued, phoneVerification };
+  return { ...issued, ticket: await withVisitEstimate(env, issued.ticket, at), phoneVerification };
 }

@@ -35,6 +35,7 @@ import {
   CustomerPhone,
   DefaultServiceMinutes,
   IntakeAnswersBody,
+  RouteBody,
   Language,
   TicketLabel,
   PHONE_RULES,
@@ -251,6 +252,7 @@ const join = createRoute({
           phone: CustomerPhone.optional(),
           language: Language.optional(),
           intake: IntakeAnswersBody.optional(),
+          route: RouteBody.optional(),
         })
         .openapi("JoinQueueRequest"),
     ),
@@ -284,6 +286,7 @@ app.openapi(join, async (c) => {
         answers: body.intake,
       },
       caller: { address: clientIp(c), widgetKeyId: null },
+      route: body.route,
     },
     now(),
   );
@@ -301,6 +304,7 @@ const WalkInBody = z
         "The customer's mobile, typed by the clerk: the only way a walk-in hears of its ticket (SMS; checked and capped as a widget join's phone)",
     }),
     language: Language.optional().openapi({ description: "The customer's language for the SMS (default: the organization's)" }),
+    route: RouteBody.optional(),
   })
   .openapi("WalkInTicketRequest");
 
@@ -353,6 +357,7 @@ for (const [route, isPriority] of [
         },
         caller: { address: clientIp(c), widgetKeyId: null },
         staffVouched: true,
+        route: body.route,
       },
       now(),
     );

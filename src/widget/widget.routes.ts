@@ -13,6 +13,7 @@ import {
   CounterLabel,
   CustomerPhone,
   IntakeAnswersBody,
+  RouteBody,
   IntakeAnswersRecord,
   PHONE_RULES,
   PublicLine,
@@ -310,6 +311,7 @@ const JoinBody = z
     phone: CustomerPhone.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
     intake: IntakeAnswersBody.optional(),
+    route: RouteBody.optional(),
     language: Language.optional().openapi({
       description: "The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)",
     }),
@@ -347,6 +349,7 @@ app.openapi(join, async (c) => {
       botToken: c.req.header("CF-Turnstile-Response") ?? null,
       answers: body.intake,
       language: body.language ?? null,
+      route: body.route,
     },
     now(),
   );

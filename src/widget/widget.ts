@@ -91,6 +91,8 @@ export interface WidgetJoin {
   answers?: Record<string, IntakeValue | null> | undefined;
   /** The language the visitor chose on the page (null: the organization's). */
   language?: "fr" | "en" | null;
+  /** docs/visits.md: the visit's services in order. */
+  route?: string[] | undefined;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -117,6 +119,7 @@ export async function widgetJoin(
       },
       caller: { address: input.address, widgetKeyId: input.widgetKeyId, botToken: input.botToken ?? null },
       withToken: true,
+      route: input.route,
     },
     at,
   );

@@ -94,6 +94,9 @@ const en = {
   unmarkedVip: (code: string) => `${code} is back in the regular line.`,
   branch: "Branch",
   appointment: "Appointment",
+  /** docs/visits.md: which service of a visit of several this is. */
+  visitLeg: "Visit",
+  legOf: (index: number, of: number) => `leg ${index} of ${of}`,
   appointmentAt: (time: string) => `Appointment ${time}`,
   placement: "Why here",
   appointments: "Today's appointments",
@@ -212,6 +215,8 @@ const fr: Dict = {
   unmarkedVip: (code: string) => `${code} revient dans la file normale.`,
   branch: "Agence",
   appointment: "Rendez-vous",
+  visitLeg: "Visite",
+  legOf: (index: number, of: number) => `étape ${index} sur ${of}`,
   appointmentAt: (time: string) => `Rendez-vous ${time}`,
   placement: "Pourquoi ici",
   appointments: "Rendez-vous du jour",
