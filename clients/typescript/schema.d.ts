@@ -4329,8 +4329,7 @@ export interface components {
         /**
          * @description Several services in one visit (docs/visits.md): up to 5 service ids in order, the first being the joined queue's service; each needs a queue at a location of that service. Completing a leg puts the same visitor (code, token) in the next service's queue. A wrong entry is a 400 VALIDATION_ERROR naming `route.<i>`.
          * @example [
-         *       "svc_d3m0s3rv1c3000000000",
-         *       "svc_d3m0c41ss3000000000"
+         *       "svc_d3m0s3rv1c3000000000"
          *     ]
          */
         VisitRoute: string[];
@@ -11747,8 +11746,7 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "route": [
-                 *         "svc_d3m0s3rv1c3000000000",
-                 *         "svc_d3m0c41ss3000000000"
+                 *         "svc_d3m0s3rv1c3000000000"
                  *       ]
                  *     }
                  */
@@ -11895,8 +11893,7 @@ export interface operations {
                  *       "phone": "+33698765432",
                  *       "language": "fr",
                  *       "route": [
-                 *         "svc_d3m0s3rv1c3000000000",
-                 *         "svc_d3m0c41ss3000000000"
+                 *         "svc_d3m0s3rv1c3000000000"
                  *       ]
                  *     }
                  */
@@ -12039,8 +12036,7 @@ export interface operations {
                  *       "phone": "+33698765432",
                  *       "language": "fr",
                  *       "route": [
-                 *         "svc_d3m0s3rv1c3000000000",
-                 *         "svc_d3m0c41ss3000000000"
+                 *         "svc_d3m0s3rv1c3000000000"
                  *       ]
                  *     }
                  */
@@ -14936,8 +14932,7 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "route": [
-                 *         "svc_d3m0s3rv1c3000000000",
-                 *         "svc_d3m0c41ss3000000000"
+                 *         "svc_d3m0s3rv1c3000000000"
                  *       ],
                  *       "language": "fr"
                  *     }

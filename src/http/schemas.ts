@@ -198,5 +198,5 @@ export const RouteBody = z
       `Several services in one visit (docs/visits.md): up to ${MAX_ROUTE_LEGS} service ids in order, the first being the joined queue's ` +
       "service; each needs a queue at a location of that service. Completing a leg puts the same visitor (code, token) in the next " +
       "service's queue. A wrong entry is a 400 VALIDATION_ERROR naming `route.<i>`.",
-    example: ["svc_d3m0s3rv1c3000000000", "svc_d3m0c41ss3000000000"],
+    example: ["svc_d3m0s3rv1c3000000000"],
   });
