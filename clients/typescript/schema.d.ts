@@ -3786,6 +3786,25 @@ export interface components {
             /** @description The appointment's start; null for a walk-in */
             appointmentAt: string | null;
             placement: components["schemas"]["Placement"];
+            /** @description The visit's services in order, each with the queue its leg waits in (docs/visits.md); null for one service */
+            route: {
+                serviceId: string;
+                queueId: string;
+            }[] | null;
+            /** @description Which leg of the visit this ticket is (leg 1 of 2); null for a one-service visit */
+            leg: {
+                /** @description From 1 */
+                index: number;
+                of: number;
+            } | null;
+            /** @description The visit's first ticket; null for a one-service visit */
+            visitId: string | null;
+            /** @description The visit's previous leg (its ticket), once this leg came from one */
+            routedFromId: string | null;
+            /** @description The visit's next leg (its ticket), once this completed leg was handed over to the next service */
+            routedToId: string | null;
+            /** @description The rest of the visit: this leg's wait plus, for each service still to come, its queue's wait and every remaining leg's service time (docs/visits.md). Set on a single ticket's read of a visit of several services; null otherwise */
+            estimatedVisitMinutes: number | null;
         };
         /**
          * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
@@ -4295,6 +4314,11 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive" | "pending" | "rejected";
             booking: components["schemas"]["BookingSettings"];
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry: "front" | "original_time";
             locationIds: string[];
             queues: {
                 id: string;
@@ -4379,6 +4403,11 @@ export interface components {
             isVirtual?: boolean;
             /** @description Over 0, at most 100 */
             maxRemoteJoinRadiusKm?: number | null;
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry?: "front" | "original_time";
         };
         UpdateServiceRequest: {
             name?: string;
@@ -4390,6 +4419,11 @@ export interface components {
             isVirtual?: boolean;
             /** @description Over 0, at most 100 */
             maxRemoteJoinRadiusKm?: number | null;
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry?: "front" | "original_time";
             /** @enum {string} */
             status?: "active" | "inactive" | "pending" | "rejected";
             /**
@@ -4562,6 +4596,7 @@ export interface components {
             /** @enum {string} */
             language?: "fr" | "en";
             intake?: components["schemas"]["IntakeAnswers"];
+            route?: components["schemas"]["VisitRoute"];
         };
         /**
          * @description Answers to the service's intake questions (GET /v1/services/{serviceId}/intake), by question key. Each wrong or missing `at_join` answer is a 400 VALIDATION_ERROR naming `intake.<key>` (all of them in `details.issues`).
@@ -4573,6 +4608,13 @@ export interface components {
         IntakeAnswers: {
             [key: string]: string | number | boolean | null;
         };
+        /**
+         * @description Several services in one visit (docs/visits.md): up to 5 service ids in order, the first being the joined queue's service; each needs a queue at a location of that service. Completing a leg puts the same visitor (code, token) in the next service's queue. A wrong entry is a 400 VALIDATION_ERROR naming `route.<i>`.
+         * @example [
+         *       "svc_d3m0s3rv1c3000000000"
+         *     ]
+         */
+        VisitRoute: string[];
         WalkInTicketRequest: {
             visitorName?: string;
             partySize?: number;
@@ -4587,6 +4629,7 @@ export interface components {
              * @enum {string}
              */
             language?: "fr" | "en";
+            route?: components["schemas"]["VisitRoute"];
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -4785,6 +4828,7 @@ export interface components {
             /** @description 1 to 50, default 1 */
             partySize?: number;
             intake?: components["schemas"]["IntakeAnswers"];
+            route?: components["schemas"]["VisitRoute"];
             /**
              * @description The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)
              * @enum {string}
@@ -5164,7 +5208,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "ticket.route_advanced" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -5177,7 +5221,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "ticket.route_advanced" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string | null;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -9342,7 +9386,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -9451,7 +9509,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -9927,7 +9999,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -10036,7 +10122,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -11462,6 +11562,7 @@ export interface operations {
                      *             "lateGraceMinutes": 10,
                      *             "lateBecomes": "walk_in"
                      *           },
+                     *           "routeEntry": "front",
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -11536,7 +11637,8 @@ export interface operations {
                  *       "serviceTypeId": "st_bank_teller",
                  *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
-                 *       "maxRemoteJoinRadiusKm": 5
+                 *       "maxRemoteJoinRadiusKm": 5,
+                 *       "routeEntry": "front"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateServiceRequest"];
@@ -11579,6 +11681,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -11688,6 +11791,7 @@ export interface operations {
                      *             "lateGraceMinutes": 10,
                      *             "lateBecomes": "walk_in"
                      *           },
+                     *           "routeEntry": "front",
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -11787,6 +11891,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -11912,6 +12017,7 @@ export interface operations {
                  *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5,
+                 *       "routeEntry": "front",
                  *       "status": "active",
                  *       "booking": {
                  *         "enabled": true,
@@ -11966,6 +12072,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -12580,7 +12687,10 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
-                 *       }
+                 *       },
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["JoinQueueRequest"];
@@ -12656,6 +12766,20 @@ export interface operations {
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
                      *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1,
                      *         "phoneVerification": {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
@@ -12713,7 +12837,10 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "phone": "+33698765432",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -12788,7 +12915,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12841,7 +12982,10 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "phone": "+33698765432",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -12916,7 +13060,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13036,7 +13194,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -13315,7 +13487,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       ],
                      *       "meta": {
@@ -13429,7 +13615,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13535,7 +13735,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13642,7 +13856,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13752,7 +13980,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13869,7 +14111,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13987,7 +14243,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14108,7 +14378,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14230,7 +14514,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14351,7 +14649,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -15595,6 +15907,9 @@ export interface operations {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
                  *       },
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ],
                  *       "language": "fr"
                  *     }
                  */
@@ -16489,7 +16804,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -16640,7 +16969,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -16788,7 +17131,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -16922,7 +17279,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -21857,7 +22228,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -22142,7 +22527,21 @@ export interface operations {
                      *               "rule": "priority",
                      *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *               "since": "Demo"
-                     *             }
+                     *             },
+                     *             "route": [
+                     *               {
+                     *                 "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *                 "queueId": "que_d3m0q000000000000000"
+                     *               }
+                     *             ],
+                     *             "leg": {
+                     *               "index": 1,
+                     *               "of": 1
+                     *             },
+                     *             "visitId": "vis_d3m00000000000000000",
+                     *             "routedFromId": "rou_d3m00000000000000000",
+                     *             "routedToId": "rou_d3m00000000000000000",
+                     *             "estimatedVisitMinutes": 1
                      *           }
                      *         ],
                      *         "held": [
@@ -22198,7 +22597,21 @@ export interface operations {
                      *               "rule": "priority",
                      *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *               "since": "Demo"
-                     *             }
+                     *             },
+                     *             "route": [
+                     *               {
+                     *                 "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *                 "queueId": "que_d3m0q000000000000000"
+                     *               }
+                     *             ],
+                     *             "leg": {
+                     *               "index": 1,
+                     *               "of": 1
+                     *             },
+                     *             "visitId": "vis_d3m00000000000000000",
+                     *             "routedFromId": "rou_d3m00000000000000000",
+                     *             "routedToId": "rou_d3m00000000000000000",
+                     *             "estimatedVisitMinutes": 1
                      *           }
                      *         ],
                      *         "current": {
@@ -22253,7 +22666,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -22412,7 +22839,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22531,7 +22972,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22649,7 +23104,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22758,7 +23227,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22877,7 +23360,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22999,7 +23496,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -23112,7 +23623,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -23217,7 +23742,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -25073,7 +25612,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -25193,7 +25746,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -25302,7 +25869,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -26149,7 +26730,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "ticketToken": "Demo"
                      *       }
@@ -26242,7 +26837,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "ticketToken": "Demo"
                      *       }
