@@ -4562,7 +4562,7 @@ export interface components {
             phoneVerification: components["schemas"]["PhoneVerification"];
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string|null}
              */
             notifyBy: "sms" | "whatsapp" | null;
@@ -4589,7 +4589,7 @@ export interface components {
             phone?: string;
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string}
              */
             notifyBy?: "sms" | "whatsapp";
@@ -4782,7 +4782,7 @@ export interface components {
             phoneVerification: components["schemas"]["PhoneVerification"];
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string|null}
              */
             notifyBy: "sms" | "whatsapp" | null;
@@ -4821,7 +4821,7 @@ export interface components {
             phone?: string;
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string}
              */
             notifyBy?: "sms" | "whatsapp";
@@ -12682,7 +12682,7 @@ export interface operations {
                  * @example {
                  *       "partySize": 2,
                  *       "phone": "+33612345678",
-                 *       "notifyBy": "whatsapp",
+                 *       "notifyBy": "sms",
                  *       "language": "fr",
                  *       "intake": {
                  *         "reason": "passport",
@@ -12784,7 +12784,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
                      *         },
-                     *         "notifyBy": "whatsapp"
+                     *         "notifyBy": "sms"
                      *       }
                      *     }
                      */
@@ -15901,7 +15901,7 @@ export interface operations {
                  * @example {
                  *       "visitorName": "Awa Diallo",
                  *       "phone": "+33612345678",
-                 *       "notifyBy": "whatsapp",
+                 *       "notifyBy": "sms",
                  *       "partySize": 2,
                  *       "intake": {
                  *         "reason": "passport",
@@ -15962,7 +15962,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
                      *         },
-                     *         "notifyBy": "whatsapp"
+                     *         "notifyBy": "sms"
                      *       }
                      *     }
                      */
