@@ -274,7 +274,8 @@ describe("deliveries", () => {
     const hook = expectOk(await subscribe(orgId), 201);
     const start = Date.parse("2026-06-01T08:00:00.000Z");
     testClock.set(start);
-    await publish(event(orgId));
+    const failing = event(orgId);
+    await publish(failing);
     const [id] = takeQueued();
     const delays: number[] = [];
     let at = start;
@@ -294,7 +295,9 @@ describe("deliveries", () => {
     for (let i = 1; i < 7; i++) expect(delays[i]!).toBeGreaterThan(delays[i - 1]!);
     expect(Math.max(...delays)).toBeLessThanOrEqual(3600 * 1.2);
     expect(delays.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(24 * 3600);
-    expect(received).toHaveLength(delays.length + 1);
+    // Only this event's attempts: an earlier test's delivery retried in the background by the
+    // queue consumer reaches the same receiver URL (seen once in CI: 32 calls for 31 attempts).
+    expect(received.filter((r) => r.headers["webhook-id"] === failing.id)).toHaveLength(delays.length + 1);
 
     const log = expectOk(await call("GET", `/v1/organizations/${orgId}/webhooks/${hook.id}/deliveries`, { token: owner.token }));
     expect(log[0]).toMatchObject({
