@@ -21,7 +21,6 @@ const AREAS = [
   "entry",
   "identity",
   "notifications",
-  "privacy",
   "tickets",
   "visits",
   "webhooks",

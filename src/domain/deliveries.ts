@@ -7,12 +7,7 @@ export interface DeliveryMessage {
 }
 
 // One notification to one recipient on one channel, as the services hand it to the delivery step.
-export type Channel = "in_app" | "push" | "sms" | "web_push" | "whatsapp";
-
-/** Channels that spend the organization's SMS caps and allowance (WhatsApp counts as SMS: docs/notifications.md). */
-export function isMeteredChannel(channel: Channel): boolean {
-  return channel === "sms" || channel === "whatsapp";
-}
+export type Channel = "in_app" | "push" | "sms" | "web_push";
 
 export type Target =
   | { kind: "user"; userId: string }
@@ -29,8 +24,8 @@ export interface Delivery {
   title: string;
   body: string;
   data: Record<string, string>;
-  /** SMS and WhatsApp: the organization's monthly SMS allowance (null = unlimited). */
+  /** SMS only: the organization's monthly SMS allowance (null = unlimited). */
   smsLimit?: number | null;
-  /** SMS and WhatsApp: false when the unit was already taken (a business's own SMS) or none is due (a WhatsApp reply). */
+  /** SMS only: false when the unit was already taken (a business's own SMS). */
   countUsage?: boolean;
 }

@@ -1,6 +1,5 @@
 import type { Env } from "../env";
 import { now } from "../lib/clock";
-import { isMeteredChannel } from "../domain/deliveries";
 import { outcomeStatements, retryDelaySeconds, sendOne, type Channel, type Target } from "../notifications";
 
 export type { DeliveryMessage } from "../notifications";
@@ -42,9 +41,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
       const outcome = await sendOne(env, row.channel, payload, row.key);
-      writes.push(
-        ...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, isMeteredChannel(row.channel)),
-      );
+      writes.push(...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, row.channel === "sms"));
       if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
       else message.ack();
     }),

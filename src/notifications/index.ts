@@ -23,5 +23,3 @@ export {
   businessText,
 } from "./message-templates";
 export { default as messageTemplateRoutes } from "./message-templates.routes";
-export { whatsappData, type WhatsappTemplateKind } from "./whatsapp";
-export { default as whatsappRoutes } from "./whatsapp.routes";

@@ -91,10 +91,6 @@ export interface WidgetJoin {
   answers?: Record<string, IntakeValue | null> | undefined;
   /** The language the visitor chose on the page (null: the organization's). */
   language?: "fr" | "en" | null;
-  /** SMS (default) or WhatsApp for the ticket's messages (docs/notifications.md). */
-  notifyBy?: "sms" | "whatsapp" | undefined;
-  /** docs/visits.md: the visit's services in order. */
-  route?: string[] | undefined;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -103,7 +99,7 @@ export async function widgetJoin(
   queue: QueueRow,
   input: WidgetJoin,
   at: number,
-): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView; notifyBy: "sms" | "whatsapp" | null }> {
+): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView }> {
   const joined = await joinQueue(
     env,
     queue,
@@ -121,12 +117,10 @@ export async function widgetJoin(
       },
       caller: { address: input.address, widgetKeyId: input.widgetKeyId, botToken: input.botToken ?? null },
       withToken: true,
-      notifyBy: input.notifyBy,
-      route: input.route,
     },
     at,
   );
-  return { ticket: joined.ticket, token: joined.token!, phoneVerification: joined.phoneVerification, notifyBy: joined.notifyBy };
+  return { ticket: joined.ticket, token: joined.token!, phoneVerification: joined.phoneVerification };
 }
 
 /** What a widget page sees of its ticket: no user, organization or internal ids. */
