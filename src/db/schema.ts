@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
 import type { BookingSettings } from "../domain/slots";
@@ -287,6 +287,10 @@ export const services = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Booking settings (docs/appointments.md); null: the service takes no appointments. */
     booking: text("booking", { mode: "json" }).$type<BookingSettings>(),
+    /** docs/visits.md, several services: where a visitor coming from an earlier leg enters this service's line. */
+    routeEntry: text("route_entry", { enum: ["front", "original_time"] })
+      .notNull()
+      .default("original_time"),
   },
   (t) => [index("services_org_idx").on(t.organizationId)],
 );
@@ -340,8 +344,17 @@ export const queues = sqliteTable(
     blendPolicy: text("blend_policy", { mode: "json" }).$type<BlendPolicy>(),
     /** The wait the branch aims for (docs/floor.md): the floor turns a line amber, then red, and alerts; null: none. */
     targetWaitMinutes: integer("target_wait_minutes"),
+    /** A later turn on request (docs/visits.md, defer): how far ahead, and how many times per ticket (0: never). */
+    maxDeferMinutes: integer("max_defer_minutes").notNull().default(DEFAULT_MAX_DEFER_MINUTES),
+    maxDefers: integer("max_defers").notNull().default(DEFAULT_MAX_DEFERS),
+    /** The word a customer texts to the organization's number to join (docs/conversations.md); null: none. */
+    smsKeyword: text("sms_keyword"),
   },
-  (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
+  (t) => [
+    index("queues_org_idx").on(t.organizationId),
+    uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter),
+    uniqueIndex("queues_org_sms_keyword_unique").on(t.organizationId, t.smsKeyword),
+  ],
 );
 
 /** Read model of tickets for history, listings and analytics; written only by room outboxes. */
@@ -382,6 +395,9 @@ export const tickets = sqliteTable(
     heldAt: integer("held_at"),
     /** Places its owner stepped back (once); null until then. */
     steppedBackPlaces: integer("stepped_back_places"),
+    /** docs/visits.md, defer: the latest later turn asked (not called before it), and how many were asked. */
+    deferredUntil: integer("deferred_until"),
+    deferCount: integer("defer_count").notNull().default(0),
     /** The latest call's counter label, desk and recalls (docs/desks.md), kept once the room lets the ticket go. */
     counter: text("counter"),
     deskId: text("desk_id"),
@@ -399,8 +415,15 @@ export const tickets = sqliteTable(
       .notNull()
       .default("walk_in"),
     appointmentAt: integer("appointment_at"),
+    /** docs/visits.md, several services: the first leg's ticket id (null: a one-service visit), this leg (0-based), how many. */
+    visitId: text("visit_id"),
+    legIndex: integer("leg_index"),
+    legCount: integer("leg_count"),
   },
   (t) => [
+    index("tickets_visit_idx")
+      .on(t.visitId)
+      .where(sql`visit_id IS NOT NULL`),
     index("tickets_phone_created_idx")
       .on(t.phone, t.createdAt)
       .where(sql`phone IS NOT NULL`),
@@ -809,7 +832,7 @@ export const notificationDeliveries = sqliteTable(
     eventId: text("event_id").notNull(),
     organizationId: text("organization_id"),
     type: text("type").notNull(),
-    channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
+    channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "whatsapp", "event"] }).notNull(),
     recipient: text("recipient").notNull(),
     provider: text("provider"),
     status: text("status", { enum: ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] }).notNull(),
@@ -1306,6 +1329,23 @@ export const inboundReceipts = sqliteTable(
 );
 
 /**
+ * An organization's USSD code at its aggregator (docs/conversations.md): the callbacks for
+ * `serviceCode` reach this organization, authenticated by the secret (kept as its SHA-256) and,
+ * when listed, the aggregator's addresses.
+ */
+export const ussdCodes = sqliteTable("ussd_codes", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  serviceCode: text("service_code").notNull().unique(),
+  secretHash: text("secret_hash").notNull(),
+  /** JSON array of addresses the aggregator calls from; null: any address with the secret. */
+  allowedAddresses: text("allowed_addresses", { mode: "json" }).$type<string[]>(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/**
  * The conversation a customer's number has on a shared number: the ticket they chose from the
  * menu, or the menu they were sent (options and the text it holds until they answer).
  */
@@ -1342,4 +1382,86 @@ export const messageTemplates = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.queueScope, t.key, t.language] })],
+);
+
+/**
+ * The customer's verdict on a served ticket (docs/visits.md, feedback): one per ticket, 1–5 and
+ * an optional comment, from the status page/widget (the ticket token) or an SMS reply. The
+ * ticket's queue, service, desk, operator and times are copied in when it is given, so the
+ * analytics read one table whatever the room or the projection did since.
+ */
+export const ticketFeedback = sqliteTable(
+  "ticket_feedback",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").notNull(),
+    serviceId: text("service_id").notNull(),
+    deskId: text("desk_id"),
+    operatorId: text("operator_id"),
+    score: integer("score").notNull(),
+    comment: text("comment"),
+    channel: text("channel", { enum: ["widget", "sms"] }).notNull(),
+    /** The ticket's join (the analytics cohort) and its wait, join → call, in ms (null when never called). */
+    ticketCreatedAt: integer("ticket_created_at").notNull(),
+    waitMs: integer("wait_ms"),
+    servedAt: integer("served_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ticket_feedback_queue_created_idx").on(t.queueId, t.ticketCreatedAt)],
+);
+
+/**
+ * An organization's WhatsApp Business number on Meta's Cloud API (docs/notifications.md): the
+ * `phone_number_id` messages are sent from and that identifies the organization on inbound
+ * messages, the number itself (for wa.me links) and the names of its approved templates.
+ */
+export const whatsappSettings = sqliteTable(
+  "whatsapp_settings",
+  {
+    organizationId: text("organization_id")
+      .primaryKey()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    phoneNumberId: text("phone_number_id").notNull(),
+    phoneNumber: text("phone_number").notNull(),
+    joinedTemplate: text("joined_template"),
+    calledTemplate: text("called_template"),
+    almostCalledTemplate: text("almost_called_template"),
+    reminderTemplate: text("reminder_template"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("whatsapp_settings_phone_number_id_idx").on(t.phoneNumberId)],
+);
+
+/** A ticket whose customer chose to hear of it on WhatsApp rather than SMS (the default). */
+export const ticketChannels = sqliteTable(
+  "ticket_channels",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    channel: text("channel", { enum: ["whatsapp"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ticket_channels_created_idx").on(t.createdAt)],
+);
+
+/**
+ * The customer's last WhatsApp message to an organization: free text may be sent for 24 hours
+ * after it (Meta's customer-service window); outside it only approved templates.
+ */
+export const whatsappWindows = sqliteTable(
+  "whatsapp_windows",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    phone: text("phone").notNull(),
+    lastInboundAt: integer("last_inbound_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.phone] }), index("whatsapp_windows_last_inbound_idx").on(t.lastInboundAt)],
 );

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   "ticket.held",
   "ticket.resumed",
   "ticket.stepped_back",
+  "ticket.deferred",
   "review.request",
   "inactivity.warning",
   "remote_join.arrived",
@@ -39,6 +40,8 @@ export const EVENT_TYPES = [
   // The console's "mark VIP" (issue 27): a waiting ticket moved into the priority lane.
   "ticket.prioritized",
   "ticket.priority_removed",
+  // Several services in one visit (docs/visits.md): a leg was completed and the visitor waits in the next.
+  "ticket.route_advanced",
   // Appointments (docs/appointments.md).
   "appointment.created",
   "appointment.rescheduled",
@@ -46,6 +49,9 @@ export const EVENT_TYPES = [
   // Appointments blended with walk-ins (docs/blend.md).
   "appointment.checked_in",
   "appointment.no_show",
+  // The customer's verdict (docs/visits.md, feedback): every one, and those at or under the low mark.
+  "ticket.feedback",
+  "ticket.feedback_low",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -102,8 +102,11 @@ export const TEMPLATES: Record<TemplateKey, Record<Language, TemplateText>> = {
     en: { title: "Ticket auto-skipped", body: "Ticket {code} was skipped for inactivity." },
   },
   "review.request": {
-    fr: { title: "Votre avis compte", body: "Comment s'est passée votre visite ({queue}) ? Donnez votre avis." },
-    en: { title: "How did we do?", body: "How was your visit ({queue})? Leave a review." },
+    fr: {
+      title: "Votre avis compte",
+      body: "Comment s'est passée votre visite ({queue}) ? Répondez par une note de 1 (mauvais) à 5 (excellent).",
+    },
+    en: { title: "How did we do?", body: "How was your visit ({queue})? Reply with a score from 1 (bad) to 5 (excellent)." },
   },
   "inactivity.warning": {
     fr: { title: "Êtes-vous toujours là ?", body: "Ticket {code} : sans nouvelle de votre position, il sera passé bientôt." },

@@ -88,8 +88,8 @@ export class RoomStore {
       .exec<TicketRow>(
         `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
          visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal,
-         kind, appointment_id, appointment_at, appointment_late)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+         kind, appointment_id, appointment_at, appointment_late, route, leg_index, visit_id, visit_started_at)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
         id,
         number,
         lane,
@@ -113,6 +113,11 @@ export class RoomStore {
         draft.appointmentId ?? null,
         draft.appointmentAt ?? null,
         draft.appointmentLate ? 1 : 0,
+        // docs/visits.md: a visit of several services starts here, at its first leg.
+        draft.route ? JSON.stringify(draft.route) : null,
+        draft.route ? 0 : null,
+        draft.route ? id : null,
+        draft.route ? at : null,
       )
       .one();
   }
@@ -153,16 +158,19 @@ export class RoomStore {
 
   /**
    * The first callable ticket in queue order (priority lane, then by order key): waiting, not
-   * leaving for another queue, and, if joined remotely, arrived.
+   * leaving for another queue, if joined remotely arrived, and not deferred past `at` (a deferred
+   * ticket keeps its place and is passed over until its time, docs/visits.md).
    */
   firstCallable(at: number = now()): TicketRow | null {
     const blended = this.blendedWaiting(at);
-    if (blended !== null) return blended.find(callable) ?? null;
+    if (blended !== null) return blended.find((row) => callable(row, at)) ?? null;
     return (
       this.sql
         .exec<TicketRow>(
           `SELECT * FROM tickets WHERE status = 'waiting' AND transferring_to IS NULL AND (source <> 'remote' OR present_at IS NOT NULL)
+             AND (deferred_until IS NULL OR deferred_until <= ?)
            ORDER BY lane, order_key LIMIT 1`,
+          at,
         )
         .toArray()[0] ?? null
     );
@@ -322,9 +330,14 @@ export class RoomStore {
   }
 }
 
-/** Callable: waiting, not leaving for another queue, and, if joined remotely, arrived. */
-function callable(row: TicketRow): boolean {
-  return row.status === "waiting" && row.transferring_to === null && (row.source !== "remote" || row.present_at !== null);
+/** Callable: waiting, not leaving for another queue, if joined remotely arrived, and not deferred past `at`. */
+function callable(row: TicketRow, at: number): boolean {
+  return (
+    row.status === "waiting" &&
+    row.transferring_to === null &&
+    (row.source !== "remote" || row.present_at !== null) &&
+    (row.deferred_until === null || row.deferred_until <= at)
+  );
 }
 
 /** A row as the blend sees it (domain/blend.ts), carrying the row along. */

@@ -1,5 +1,6 @@
 import type { BlendCopy, PlacementRule, TicketKind } from "../domain/blend";
 import type { IntakeAnswers } from "../domain/intake";
+import type { RouteLeg } from "../domain/visit-route";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
 import type { WaitRange } from "../domain/wait-estimate";
@@ -46,6 +47,8 @@ export interface NewTicket {
   appointmentId?: string | null;
   appointmentAt?: number | null;
   appointmentLate?: boolean;
+  /** docs/visits.md: the visit's legs, the first being this queue's; absent or null: one service. */
+  route?: RouteLeg[] | null;
 }
 
 /** Why a waiting ticket stands where it does (docs/blend.md), told in the ticket's language. */
@@ -89,6 +92,9 @@ export interface TicketView {
   note: string | null;
   /** Places the owner stepped back (once); null until then. */
   steppedBackPlaces: number | null;
+  /** docs/visits.md, defer: not called before this instant; null when no later turn is pending. */
+  deferredUntil: number | null;
+  deferCount: number;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;
@@ -107,6 +113,43 @@ export interface TicketView {
   appointmentId: string | null;
   appointmentAt: number | null;
   placement: PlacementView | null;
+  /** docs/visits.md, several services: the visit's legs and this one (`index` from 1); null for a one-service visit. */
+  route: RouteLeg[] | null;
+  leg: { index: number; of: number } | null;
+  /** The visit's first ticket; the leg this one came from; the leg it went on to (null until handed over). */
+  visitId: string | null;
+  routedFromId: string | null;
+  routedToId: string | null;
+  /** The whole visit's estimate (docs/visits.md): set by the Worker on a single ticket's read; null otherwise. */
+  estimatedVisitMinutes?: number | null;
+}
+
+/**
+ * What the next leg's room needs to admit a visitor whose leg here was completed (docs/visits.md):
+ * the same visitor, code, token and answers. Admitted at most once per `handOffId`.
+ */
+export interface RouteSnapshot {
+  handOffId: string;
+  /** The completed leg's ticket. */
+  ticketId: string;
+  organizationId: string;
+  userId: string;
+  partySize: number;
+  isGhostMode: boolean;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+  source: TicketSource;
+  intake: IntakeAnswers | null;
+  intakePersonal: IntakeAnswers | null;
+  route: RouteLeg[];
+  /** The new leg's index in `route` (0-based). */
+  legIndex: number;
+  visitId: string;
+  visitStartedAt: number;
+  visitCode: string;
+  /** The visitor's token hash (null: the visit has no token). */
+  tokenHash: string | null;
 }
 
 export interface QueueSummary {
@@ -185,6 +228,9 @@ export type RoomErrorCode =
   | "QUEUE_FULL"
   | "QUEUE_PAUSED"
   | "RECALL_LIMIT_REACHED"
+  | "INTAKE_REQUIRED"
+  | "DEFER_TOO_FAR"
+  | "DEFER_LIMIT_REACHED"
   | "OPERATOR_UNAVAILABLE"
   | "QUOTA_EXCEEDED"
   | "ROOM_UNCONFIGURED"
@@ -276,9 +322,21 @@ export interface Completion {
 }
 
 /** Where a ticket goes back in the line (POST /v1/tickets/{id}/return). */
+/** A later turn (docs/visits.md): not called before `until` (epoch ms), or `places` further back; one of the two. */
+export type DeferRequest = { until: number } | { places: number };
+
+/** The queue's bounds on deferral, from its D1 row (the room holds no catalog). */
+export interface DeferBounds {
+  maxDeferMinutes: number;
+  maxDefers: number;
+}
+
 export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };
 
 /** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
+/** What a ticket token still opens (docs/visits.md, feedback): a live ticket, or a served one for its verdict. */
+export type VerdictToken = { state: "live" } | { state: "served"; servedAt: number };
+
 export interface VisitorTicketData {
   ticketId: string;
   queueId: string;
@@ -292,6 +350,9 @@ export interface VisitorTicketData {
   /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
   counter: string | null;
   calledAt: string | null;
+  /** Not called before this time (docs/visits.md, defer); null when no later turn is pending. */
+  deferredUntil: string | null;
+  deferCount: number;
   /** docs/blend.md */
   kind: TicketKind;
   appointmentAt: string | null;
@@ -357,4 +418,41 @@ export interface PreviousCalls {
   open: { ticketId: string; displayCode: string; calledAt: number } | null;
   /** With one: the caller's calls here closed by it. */
   closed: { ticketId: string; displayCode: string; status: "served" | "skipped" }[];
+}
+
+// ---- a person's data on request (docs/personal-data.md) -----------------------------------
+
+/** Who a data-subject request is about, as a room can recognise them on its tickets. */
+export interface SubjectMatch {
+  phones: string[];
+  userIds: string[];
+  ticketIds: string[];
+}
+
+/** Everything a room holds about one of the person's tickets (times in epoch ms). */
+export interface SubjectTicket {
+  id: string;
+  number: number;
+  status: TicketStatus;
+  source: TicketSource;
+  userId: string;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+  partySize: number;
+  intake: string | null;
+  intakePersonal: string | null;
+  labels: string | null;
+  outcome: string | null;
+  note: string | null;
+  holdReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  remoteJoin: { latitude: number | null; longitude: number | null; accuracyM: number | null; lastLocationAt: number } | null;
+}
+
+/** An erasure in a room: nothing is changed while one of the person's tickets is still in the line. */
+export interface SubjectErasure {
+  erased: number;
+  live: { id: string; status: TicketStatus }[];
 }

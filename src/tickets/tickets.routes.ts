@@ -11,6 +11,7 @@ import { CounterLabel, IntakeAnswersRecord, PlacementSchema, PublicParagraph, Wa
 import { TICKET_KINDS } from "../domain/blend";
 import { now } from "../lib/clock";
 import type { TicketView } from "./tickets";
+import { withVisitEstimate } from "./visit-route";
 import type { QueueRow } from "../http/credentials/queues";
 import { authorizeOnQueue, ticketQueueOfCaller } from "./queue-access";
 import {
@@ -69,6 +70,10 @@ export const TicketRecord = z
       .int()
       .nullable()
       .openapi({ description: "Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then" }),
+    deferredUntil: z.string().nullable().openapi({
+      description: "Not called before this time (POST /v1/tickets/{ticketId}/defer); null when no later turn is pending",
+    }),
+    deferCount: z.number().int().openapi({ description: "Later turns asked for this ticket (the queue's `maxDefers` bounds it)" }),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),
@@ -93,6 +98,26 @@ export const TicketRecord = z
     appointmentAt: z.string().nullable().openapi({ description: "The appointment's start; null for a walk-in" }),
     placement: PlacementSchema.nullable().openapi({
       description: "Why a waiting ticket stands where it does under the queue's blend policy (docs/blend.md); null unless waiting",
+    }),
+    route: z
+      .array(z.object({ serviceId: z.string(), queueId: z.string() }))
+      .nullable()
+      .openapi({
+        description: "The visit's services in order, each with the queue its leg waits in (docs/visits.md); null for one service",
+      }),
+    leg: z
+      .object({ index: z.number().int().openapi({ description: "From 1" }), of: z.number().int() })
+      .nullable()
+      .openapi({ description: "Which leg of the visit this ticket is (leg 1 of 2); null for a one-service visit" }),
+    visitId: z.string().nullable().openapi({ description: "The visit's first ticket; null for a one-service visit" }),
+    routedFromId: z.string().nullable().openapi({ description: "The visit's previous leg (its ticket), once this leg came from one" }),
+    routedToId: z
+      .string()
+      .nullable()
+      .openapi({ description: "The visit's next leg (its ticket), once this completed leg was handed over to the next service" }),
+    estimatedVisitMinutes: z.number().int().nullable().openapi({
+      description:
+        "The rest of the visit: this leg's wait plus, for each service still to come, its queue's wait and every remaining leg's service time (docs/visits.md). Set on a single ticket's read of a visit of several services; null otherwise",
     }),
   })
   .openapi("Ticket");
@@ -136,7 +161,7 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const { ticket } = await ownedOr(c, c.req.valid("param").ticketId, "QUEUE_VIEW");
-  return c.json(ok(ticketRecord(ticket)), 200);
+  return c.json(ok(ticketRecord(await withVisitEstimate(c.env, ticket, now()))), 200);
 });
 
 const cancel = createRoute({
@@ -158,18 +183,22 @@ app.openapi(cancel, async (c) => {
 
 type SimpleOperation = typeof startServing;
 
-const simple: [string, string, SimpleOperation][] = [
-  ["serve", "Start serving a called ticket", startServing],
-  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", markPresent],
+const AT_SERVE_RULE =
+  " While one of the service's `at_serve` intake questions has no answer on the ticket (PATCH /v1/tickets/{ticketId}/intake), " +
+  "409 INTAKE_REQUIRED with details {field, missing[]} naming them as `intake.<key>`.";
+
+const simple: [string, string, SimpleOperation, string][] = [
+  ["serve", "Start serving a called ticket", startServing, AT_SERVE_RULE],
+  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", markPresent, ""],
 ];
 
-for (const [name, summary, operation] of simple) {
+for (const [name, summary, operation, rule] of simple) {
   const route = createRoute({
     method: "post",
     path: `/tickets/{ticketId}/${name}`,
     tags,
     summary,
-    description: "Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}.",
+    description: "Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}." + rule,
     security: SECURITY.any,
     request: { params: TicketParam },
     responses: { 200: TicketResponse, ...errors(409) },
@@ -190,7 +219,8 @@ const complete = createRoute({
     "Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 " +
     "VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are " +
     "kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with " +
-    "details {status, allowed}.",
+    "details {status, allowed}." +
+    AT_SERVE_RULE,
   security: SECURITY.any,
   request: {
     params: TicketParam,

@@ -13,12 +13,13 @@ import {
   CounterLabel,
   CustomerPhone,
   IntakeAnswersBody,
+  RouteBody,
   IntakeAnswersRecord,
   PHONE_RULES,
   PublicLine,
   WaitRangeSchema,
 } from "../http/schemas";
-import { Language, PhoneVerificationSchema, PlacementSchema } from "../http/schemas";
+import { Language, NotifyBy, PhoneVerificationSchema, PlacementSchema } from "../http/schemas";
 import { TICKET_KINDS } from "../domain/blend";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -27,8 +28,8 @@ import { sha256Hex } from "../lib/crypto";
 import { queueIdOfTicket } from "../lib/ids";
 import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../tickets/queues";
-import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorStepBack } from "../tickets/visitor-tickets";
-import { StepBackRequest } from "../tickets/ticket-moves.routes";
+import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorDefer, visitorStepBack } from "../tickets/visitor-tickets";
+import { DEFER_RULES, DeferTicketRequest, deferRequestOf, StepBackRequest } from "../tickets/ticket-moves.routes";
 import { connectToHub, connectToRoom, displayBoard, ticketPlace, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "./widget";
 
 const app = router();
@@ -151,6 +152,7 @@ const JoinedTicket = WidgetTicket.extend({
     example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
   }),
   phoneVerification: PhoneVerificationSchema,
+  notifyBy: NotifyBy.nullable(),
 }).openapi("WidgetJoinedTicket");
 
 export const VisitorTicket = z
@@ -169,6 +171,10 @@ export const VisitorTicket = z
       example: "Guichet 3",
     }),
     calledAt: z.string().nullable(),
+    deferredUntil: z.string().nullable().openapi({
+      description: "Not called before this time (POST /v1/widget/tickets/{ticketId}/defer); null when no later turn is pending",
+    }),
+    deferCount: z.number().int().openapi({ description: "Later turns this ticket asked for" }),
     kind: z.enum(TICKET_KINDS).openapi({ description: "walk_in, or appointment (docs/blend.md)" }),
     appointmentAt: z.string().nullable(),
     placement: PlacementSchema.nullable().openapi({
@@ -308,8 +314,10 @@ const JoinBody = z
   .strictObject({
     visitorName: PublicLine(100).optional(),
     phone: CustomerPhone.optional(),
+    notifyBy: NotifyBy.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
     intake: IntakeAnswersBody.optional(),
+    route: RouteBody.optional(),
     language: Language.optional().openapi({
       description: "The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)",
     }),
@@ -334,7 +342,7 @@ app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
   const body = c.req.valid("json");
-  const { ticket, token, phoneVerification } = await widgetJoin(
+  const { ticket, token, phoneVerification, notifyBy } = await widgetJoin(
     c.env,
     queue,
     {
@@ -347,10 +355,12 @@ app.openapi(join, async (c) => {
       botToken: c.req.header("CF-Turnstile-Response") ?? null,
       answers: body.intake,
       language: body.language ?? null,
+      notifyBy: body.notifyBy,
+      route: body.route,
     },
     now(),
   );
-  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token, phoneVerification }), 201);
+  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token, phoneVerification, notifyBy }), 201);
 });
 
 // ---- the visitor's ticket (its token) ---------------------------------------------------------
@@ -487,6 +497,28 @@ app.openapi(visitorStepBackRoute, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { places } = c.req.valid("json");
   const data = await withTicketToken(c, ticketId, (queue, token) => visitorStepBack(c.env, queue, ticketId, token, places, now()));
+  return c.json(ok(data), 200);
+});
+
+const visitorDeferRoute = createRoute({
+  method: "post",
+  path: "/widget/tickets/{ticketId}/defer",
+  tags,
+  summary: "\"I'm running late\": the visitor asks for a later turn with the ticket's token",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`; a missing or wrong token is 404, as for the read. As POST " +
+    "/v1/tickets/{ticketId}/defer (docs/visits.md): " +
+    DEFER_RULES,
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader, body: jsonBody(DeferTicketRequest) },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The ticket with its later turn"), ...errors(409, 422) },
+});
+
+app.openapi(visitorDeferRoute, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const at = now();
+  const request = deferRequestOf(c.req.valid("json"), at);
+  const data = await withTicketToken(c, ticketId, (queue, token) => visitorDefer(c.env, queue, ticketId, token, request, at));
   return c.json(ok(data), 200);
 });
 

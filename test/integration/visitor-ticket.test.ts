@@ -73,6 +73,9 @@ describe("the visitor's ticket over HTTP", () => {
       kind: "walk_in",
       appointmentAt: null,
       placement: { rule: "walk_in_arrival", reason: expect.any(String), since: expect.any(String) },
+      // docs/visits.md, defer: not deferred.
+      deferredUntil: null,
+      deferCount: 0,
     });
     expectOk(await operate(f, `/v1/queues/${f.queueId}/call-next`));
     expect(expectOk(await read(mine.id, mine.ticketToken))).toMatchObject({ status: "waiting", position: 1 });
