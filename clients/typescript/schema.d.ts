@@ -3333,8 +3333,12 @@ export interface components {
             role: "user" | "admin";
             /** @enum {string} */
             accountType: "business" | "customer";
-            /** @enum {string} */
-            language: "fr" | "en";
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             /** @description Used when a request names no organization and you have several memberships */
             defaultOrganizationId: string | null;
             createdAt: string;
@@ -3352,8 +3356,12 @@ export interface components {
             lastName: string;
             /** @enum {string} */
             accountType: "business" | "customer";
-            /** @enum {string} */
-            language?: "fr" | "en";
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
         };
         LoginRequest: {
             /** Format: email */
@@ -3382,8 +3390,12 @@ export interface components {
             website: string | null;
             billingEmail: string | null;
             availabilityRadiusKm: number | null;
-            /** @enum {string} */
-            defaultLanguage: "fr" | "en";
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             logoUrl: string | null;
             /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
             dataRetentionDays: number;
@@ -3426,8 +3438,12 @@ export interface components {
             description?: string | null;
             /** @enum {string} */
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
-            /** @enum {string} */
-            defaultLanguage?: "fr" | "en";
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             /** Format: uri */
             logoUrl?: string | null;
             dataRetentionDays?: number;
@@ -4277,8 +4293,12 @@ export interface components {
              * @example +33612345678
              */
             phone?: string;
-            /** @enum {string} */
-            language?: "fr" | "en";
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             intake?: components["schemas"]["IntakeAnswers"];
         };
         /**
@@ -4302,9 +4322,10 @@ export interface components {
             phone?: string;
             /**
              * @description The customer's language for the SMS (default: the organization's)
+             * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en";
+            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -4427,9 +4448,14 @@ export interface components {
             organizationId: string;
             name: string;
             logoUrl: string | null;
-            /** @enum {string} */
-            defaultLanguage: "fr" | "en";
-            languages: ("en" | "fr")[];
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the pages offer, in the order of the language switch */
+            languages: ("en" | "fr" | "es" | "pt" | "ar" | "nl")[];
             queues: {
                 id: string;
                 name: string;
@@ -4493,9 +4519,10 @@ export interface components {
             intake?: components["schemas"]["IntakeAnswers"];
             /**
              * @description The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)
+             * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en";
+            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
         };
         VisitorTicket: {
             ticketId: string;
@@ -4608,9 +4635,14 @@ export interface components {
             logoUrl: string | null;
             /** @description IANA zone of the location (times on the receipt; the phone field's country) */
             timezone: string;
-            /** @enum {string} */
-            defaultLanguage: "fr" | "en";
-            languages: ("en" | "fr")[];
+            /**
+             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the pages offer, in the order of the language switch */
+            languages: ("en" | "fr" | "es" | "pt" | "ar" | "nl")[];
             /** @description Queues of the location's active services that take tickets now, by service name */
             queues: {
                 queueId: string;
@@ -5065,7 +5097,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             queueId: string | null;
             /**
              * @description Whose text is in force
@@ -5097,7 +5129,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -5125,7 +5157,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -5758,8 +5790,12 @@ export interface components {
                 name: string;
                 phone: string | null;
                 email: string | null;
-                /** @enum {string} */
-                language: "fr" | "en";
+                /**
+                 * @description A language of the catalogue: en, fr, es, pt, ar, nl
+                 * @example fr
+                 * @enum {string}
+                 */
+                language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             };
             notes: string | null;
             /** @description The customer's account when they booked with it */
@@ -5807,9 +5843,10 @@ export interface components {
             email?: string | null;
             /**
              * @description The customer's language: confirmation and reminders are in it
+             * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
         };
         AppointmentHold: {
             /** @example hld_0123456789abcdefghjk */
@@ -14393,8 +14430,8 @@ export interface operations {
                 key: string;
                 /** @description Comma-separated queue ids to show; default every queue of the board */
                 queues?: string;
-                /** @description fr or en, default en */
-                language?: "fr" | "en";
+                /** @description The board's words and voice: en, fr, es, pt, ar, nl; default en (ar lays the board out right to left) */
+                language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
                 /** @description light or dark, default dark (screens) */
                 theme?: "light" | "dark";
                 /** @description Primary colour as hex without '#', e.g. 2563eb */
@@ -14482,7 +14519,7 @@ export interface operations {
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "defaultLanguage": "fr",
                      *         "languages": [
-                     *           "en"
+                     *           "fr"
                      *         ],
                      *         "queues": [
                      *           {
@@ -15182,7 +15219,7 @@ export interface operations {
                      *         "timezone": "Europe/Paris",
                      *         "defaultLanguage": "fr",
                      *         "languages": [
-                     *           "en"
+                     *           "fr"
                      *         ],
                      *         "queues": [
                      *           {
@@ -18547,7 +18584,7 @@ export interface operations {
                  * @example que_d3m0q000000000000000
                  */
                 queueId?: string;
-                language?: "fr" | "en";
+                language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
                 /**
                  * @description The message
                  * @example ticket.called
@@ -18719,7 +18756,7 @@ export interface operations {
     resetMessageTemplate: {
         parameters: {
             query: {
-                language: "fr" | "en";
+                language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
                 /**
                  * @description A queue of the organization: its text wins over the organization's
                  * @example que_d3m0q000000000000000
@@ -20668,8 +20705,8 @@ export interface operations {
             query?: {
                 /** @description escpos (default) or html */
                 format?: "escpos" | "html";
-                /** @description The receipt's language: fr or en (default) */
-                language?: "fr" | "en";
+                /** @description The receipt's language, a language of the catalogue (default en) */
+                language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
             };
             header?: {
                 /** @description The `ticketToken` the widget join answered */

@@ -6,8 +6,10 @@ import {
   replyText,
   type Keyword,
   type Language,
+  type ReadText,
   type ReplyKey,
 } from "../domain/keywords";
+import { isLanguage } from "../domain/languages";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
@@ -194,9 +196,12 @@ function menuText(tickets: LiveTicket[]): string {
     .join(", ");
 }
 
-const languageOf = (read: { language: Language | null }, ticket: LiveTicket | null, phone: string): Language =>
-  read.language ??
-  (ticket?.default_language === "fr" || ticket?.default_language === "en" ? ticket.default_language : languageOfNumber(phone));
+/** The keyword's language (the organization's when the word is in several, as ESTADO), else the organization's, else the number's. */
+const languageOf = (read: ReadText, ticket: LiveTicket | null, phone: string): Language => {
+  const own = isLanguage(ticket?.default_language) ? ticket.default_language : null;
+  if (own && read.languages.includes(own)) return own;
+  return read.language ?? own ?? languageOfNumber(phone);
+};
 
 export async function receiveText(env: Env, input: InboundText, at: number): Promise<InboundOutcome> {
   const phone = barePhone(input.from);
