@@ -3334,11 +3334,11 @@ export interface components {
             /** @enum {string} */
             accountType: "business" | "customer";
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description Used when a request names no organization and you have several memberships */
             defaultOrganizationId: string | null;
             createdAt: string;
@@ -3357,11 +3357,11 @@ export interface components {
             /** @enum {string} */
             accountType: "business" | "customer";
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         LoginRequest: {
             /** Format: email */
@@ -3391,11 +3391,11 @@ export interface components {
             billingEmail: string | null;
             availabilityRadiusKm: number | null;
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             logoUrl: string | null;
             /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
             dataRetentionDays: number;
@@ -3439,11 +3439,11 @@ export interface components {
             /** @enum {string} */
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            defaultLanguage?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** Format: uri */
             logoUrl?: string | null;
             dataRetentionDays?: number;
@@ -4294,11 +4294,11 @@ export interface components {
              */
             phone?: string;
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             intake?: components["schemas"]["IntakeAnswers"];
         };
         /**
@@ -4325,7 +4325,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -4449,13 +4449,13 @@ export interface components {
             name: string;
             logoUrl: string | null;
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description The languages the pages offer, in the order of the language switch */
-            languages: ("en" | "fr" | "es" | "pt" | "ar" | "nl")[];
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
             queues: {
                 id: string;
                 name: string;
@@ -4522,7 +4522,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         VisitorTicket: {
             ticketId: string;
@@ -4636,13 +4636,13 @@ export interface components {
             /** @description IANA zone of the location (times on the receipt; the phone field's country) */
             timezone: string;
             /**
-             * @description A language of the catalogue: en, fr, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description The languages the pages offer, in the order of the language switch */
-            languages: ("en" | "fr" | "es" | "pt" | "ar" | "nl")[];
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
             /** @description Queues of the location's active services that take tickets now, by service name */
             queues: {
                 queueId: string;
@@ -5097,7 +5097,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             queueId: string | null;
             /**
              * @description Whose text is in force
@@ -5129,7 +5129,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -5157,7 +5157,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -5791,11 +5791,11 @@ export interface components {
                 phone: string | null;
                 email: string | null;
                 /**
-                 * @description A language of the catalogue: en, fr, es, pt, ar, nl
+                 * @description A language of the catalogue: fr, en, es, pt, ar, nl
                  * @example fr
                  * @enum {string}
                  */
-                language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+                language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             };
             notes: string | null;
             /** @description The customer's account when they booked with it */
@@ -5846,7 +5846,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         AppointmentHold: {
             /** @example hld_0123456789abcdefghjk */
@@ -14430,8 +14430,8 @@ export interface operations {
                 key: string;
                 /** @description Comma-separated queue ids to show; default every queue of the board */
                 queues?: string;
-                /** @description The board's words and voice: en, fr, es, pt, ar, nl; default en (ar lays the board out right to left) */
-                language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+                /** @description The board's words and voice: fr, en, es, pt, ar, nl; default en (ar lays the board out right to left) */
+                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
                 /** @description light or dark, default dark (screens) */
                 theme?: "light" | "dark";
                 /** @description Primary colour as hex without '#', e.g. 2563eb */
@@ -18584,7 +18584,7 @@ export interface operations {
                  * @example que_d3m0q000000000000000
                  */
                 queueId?: string;
-                language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
                 /**
                  * @description The message
                  * @example ticket.called
@@ -18756,7 +18756,7 @@ export interface operations {
     resetMessageTemplate: {
         parameters: {
             query: {
-                language: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+                language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
                 /**
                  * @description A queue of the organization: its text wins over the organization's
                  * @example que_d3m0q000000000000000
@@ -20706,7 +20706,7 @@ export interface operations {
                 /** @description escpos (default) or html */
                 format?: "escpos" | "html";
                 /** @description The receipt's language, a language of the catalogue (default en) */
-                language?: "en" | "fr" | "es" | "pt" | "ar" | "nl";
+                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             };
             header?: {
                 /** @description The `ticketToken` the widget join answered */
