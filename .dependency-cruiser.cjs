@@ -21,6 +21,7 @@ const AREAS = [
   "entry",
   "identity",
   "notifications",
+  "privacy",
   "tickets",
   "visits",
   "webhooks",

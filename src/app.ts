@@ -32,12 +32,13 @@ import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRo
 import { embedRoutes, widgetRoutes, widgetCors, widgetOriginLock, kioskRoutes } from "./widget";
 import { webhookRoutes, eventRoutes } from "./webhooks";
 import { messageTemplateRoutes, notificationRoutes, smsPolicyRoutes } from "./notifications";
-import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes } from "./visits";
+import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes, feedbackRoutes } from "./visits";
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
 import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
-import { inboundRoutes, ticketMessageRoutes } from "./conversations";
+import { inboundRoutes, ticketMessageRoutes, ussdRoutes } from "./conversations";
 import { auditRoutes } from "./audit";
+import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
 
 function asApiError(err: unknown): ApiError {
@@ -143,6 +144,7 @@ export function createApp() {
   app.route("/v1", smsPolicyRoutes);
   app.route("/v1", messageTemplateRoutes);
   app.route("/v1", visitorPushRoutes);
+  app.route("/v1", feedbackRoutes);
   app.route("/v1", analyticsRoutes);
   app.route("/v1", analyticsExportRoutes);
   app.route("/v1", deskRoutes);
@@ -155,7 +157,9 @@ export function createApp() {
   app.route("/v1", eventRoutes);
   app.route("/v1", inboundRoutes);
   app.route("/v1", ticketMessageRoutes);
+  app.route("/v1", ussdRoutes);
   app.route("/v1", auditRoutes);
+  app.route("/v1", dataSubjectRoutes);
   app.route("/v1", intakeRoutes);
   app.route("/v1", labelRoutes);
   app.route("/v1", appointmentRoutes);

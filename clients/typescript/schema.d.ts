@@ -746,7 +746,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a queue or change its capacity, no-show timeout or target wait
+         * Rename a queue or change its capacity, no-show timeout, target wait or join keyword
          * @description Needs QUEUE_MANAGE. `null` clears the description, the capacity or the target wait. A lower capacity refuses joins until the line is under it (nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).
          */
         patch: operations["updateQueue"];
@@ -943,7 +943,7 @@ export interface paths {
         put?: never;
         /**
          * Start serving a called ticket
-         * @description Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}.
+         * @description Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}. While one of the service's `at_serve` intake questions has no answer on the ticket (PATCH /v1/tickets/{ticketId}/intake), 409 INTAKE_REQUIRED with details {field, missing[]} naming them as `intake.<key>`.
          */
         post: operations["serveTicket"];
         delete?: never;
@@ -983,7 +983,7 @@ export interface paths {
         put?: never;
         /**
          * Finish serving a ticket, with an outcome and a note if given
-         * @description Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with details {status, allowed}.
+         * @description Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with details {status, allowed}. While one of the service's `at_serve` intake questions has no answer on the ticket (PATCH /v1/tickets/{ticketId}/intake), 409 INTAKE_REQUIRED with details {field, missing[]} naming them as `intake.<key>`.
          */
         post: operations["completeTicket"];
         delete?: never;
@@ -1458,6 +1458,26 @@ export interface paths {
          * @description Send the join's `ticketToken` as `X-Ticket-Token`. As POST /v1/tickets/{ticketId}/step-back (docs/desks.md): a waiting ticket moves behind the next `places` waiting tickets, once (a second time 409 CONFLICT). A missing or wrong token is 404, as for the read.
          */
         post: operations["stepBackVisitorTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/widget/tickets/{ticketId}/defer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * "I'm running late": the visitor asks for a later turn with the ticket's token
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`; a missing or wrong token is 404, as for the read. As POST /v1/tickets/{ticketId}/defer (docs/visits.md): Exactly one of `until` (not called before that time; it keeps its place in the line and call-next passes over it until then, so from `until` on it stands where its place puts it among those still waiting — at the front if everyone ahead was called) and `places` (it moves behind the next `places` waiting tickets). Bounds are the queue's: `until` at most `maxDeferMinutes` ahead (default 60; 422 DEFER_TOO_FAR, details {field: until, maxDeferMinutes, latest}), at most `maxDefers` later turns per ticket (default 2; 409 DEFER_LIMIT_REACHED, details {field, defers, maxDefers}). `until` in the past or both fields: 400 VALIDATION_ERROR naming the field. Nobody behind for `places`: 409 CONFLICT `nobody_behind`. Any state but waiting: 409 INVALID_STATE (reason `ticket_not_waiting`). The answer's `estimatedWaitMinutes` is the new estimate (never less than the minutes left until `until`). Event `ticket.deferred`.
+         */
+        post: operations["deferVisitorTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2300,6 +2320,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/widget/tickets/{ticketId}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the customer may still give their verdict, and the one given
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. What the status page reads to offer the 1–5 after the visit, also when opened again from a link once the ticket is served. A missing or wrong token is 404.
+         */
+        get: operations["getVisitorFeedback"];
+        put?: never;
+        /**
+         * The customer's verdict on their visit: a score 1–5 and an optional comment, once
+         * @description Send the join's `ticketToken` as `X-Ticket-Token` (it keeps opening this route after the ticket was served). Once the ticket is `served` (before: 409 INVALID_STATE), within 7 days of the service (after: 410 FEEDBACK_WINDOW_CLOSED), once per ticket (again: 409 FEEDBACK_ALREADY_GIVEN, also after an SMS reply). Raises `ticket.feedback`, and `ticket.feedback_low` for a score of 2 or less. A missing or wrong token is 404. See docs/visits.md.
+         */
+        post: operations["giveVisitorFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/summary": {
         parameters: {
             query?: never;
@@ -2372,6 +2416,26 @@ export interface paths {
          * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Each ticket keeps the wait its join answered; the error is |actual wait − that estimate|.
          */
         get: operations["getEstimateAccuracy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customers' verdicts: count, mean, 1–5 distribution, by service, desk, operator and hour, and against the wait
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. A verdict counts with its ticket's join (docs/visits.md, feedback). byWait buckets the wait join → call: [0, 5), [5, 10), [10, 15), [15, 20), [20, 30), [30, 45), [45, 60), [60, 90), [90, 120) and 120 minutes or more.
+         */
+        get: operations["getFeedbackAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2672,6 +2736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tickets/{ticketId}/defer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A later turn: call me after a time, or let a few people pass
+         * @description For the ticket's owner (the customer who joined; a widget visitor uses POST /v1/widget/tickets/{ticketId}/defer with the ticket's token), or a member with QUEUE_OPERATE acting for them. Exactly one of `until` (not called before that time; it keeps its place in the line and call-next passes over it until then, so from `until` on it stands where its place puts it among those still waiting — at the front if everyone ahead was called) and `places` (it moves behind the next `places` waiting tickets). Bounds are the queue's: `until` at most `maxDeferMinutes` ahead (default 60; 422 DEFER_TOO_FAR, details {field: until, maxDeferMinutes, latest}), at most `maxDefers` later turns per ticket (default 2; 409 DEFER_LIMIT_REACHED, details {field, defers, maxDefers}). `until` in the past or both fields: 400 VALIDATION_ERROR naming the field. Nobody behind for `places`: 409 CONFLICT `nobody_behind`. Any state but waiting: 409 INVALID_STATE (reason `ticket_not_waiting`). The answer's `estimatedWaitMinutes` is the new estimate (never less than the minutes left until `until`). Event `ticket.deferred`.
+         */
+        post: operations["deferTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets/{ticketId}/vip": {
         parameters: {
             query?: never;
@@ -2864,6 +2948,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/ussd": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's USSD code (ORG_MANAGE), without its secret
+         * @description The organization's USSD code (ORG_MANAGE), without its secret.
+         */
+        get: operations["getOrganizationsOrganizationIdUssd"];
+        /**
+         * Register the organization's USSD code (ORG_MANAGE); the secret is in the answer only this once
+         * @description Creates or replaces the code the aggregator calls `POST /v1/inbound/ussd` for. Every call issues a new secret: configure the aggregator's callback as `https://<host>/v1/inbound/ussd?secret=<secret>` (or send it in `X-USSD-Secret`). With `allowedAddresses`, callbacks from any other address are refused too. A code another organization holds is 409 CONFLICT.
+         */
+        put: operations["putOrganizationsOrganizationIdUssd"];
+        post?: never;
+        /**
+         * Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on
+         * @description Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on.
+         */
+        delete: operations["deleteOrganizationsOrganizationIdUssd"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbound/ussd": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A USSD session's screen (the aggregator's callback, Africa's Talking style)
+         * @description Form-encoded `sessionId`, `serviceCode`, `phoneNumber`, `text` (the session's inputs joined by `*`, empty on the first screen). The organization is the one that registered `serviceCode`; the request carries that code's secret (query `secret` or header `X-USSD-Secret`, compared in constant time) and, if the code lists addresses, comes from one of them — else 401 and nothing changes. Menu: 1 take a ticket (the organization's open queues, numbered), 2 my position, 3 I'm here, 4 cancel, 0 the other language (fr/en). Only that organization's tickets of `phoneNumber` are read or touched.
+         */
+        post: operations["postInboundUssd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{organizationId}/audit-events": {
         parameters: {
             query?: never;
@@ -2918,6 +3050,46 @@ export interface paths {
         get: operations["verifyAuditChain"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/data-subjects/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Everything the organization holds about a person, as one JSON document (owners, admins; audited)
+         * @description Tickets (live ones read from their queue's line), intake answers, labels and outcomes, appointments, text messages, notification deliveries, opt-outs, push subscriptions, events and webhook deliveries that carry them, and audit entries naming them. Only this organization's records; another organization's data about the same number is never read. See docs/personal-data.md.
+         */
+        post: operations["exportDataSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/data-subjects/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Anonymises everything the organization holds about a person (owners, admins; audited; idempotent)
+         * @description Names, numbers, e-mails, personal intake answers, notes, texts and delivery addresses are removed, in the queues' lines too; ticket and appointment records stay, anonymised, so analytics figures do not change. Refused with 409 INVALID_STATE, changing nothing, while the person has a ticket in a line or an appointment ahead (`details.tickets`, `details.appointments`): cancel them first. Repeating the request changes nothing more. The audit entry records the counts, never the data. See docs/personal-data.md.
+         */
+        post: operations["eraseDataSubject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3527,13 +3699,17 @@ export interface components {
             note: string | null;
             /** @description Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then */
             steppedBackPlaces: number | null;
+            /** @description Not called before this time (POST /v1/tickets/{ticketId}/defer); null when no later turn is pending */
+            deferredUntil: string | null;
+            /** @description Later turns asked for this ticket (the queue's `maxDefers` bounds it) */
+            deferCount: number;
             presentAt: string | null;
             servingAt: string | null;
             skipReason: string | null;
             recoveredFromId: string | null;
             transferredToId: string | null;
             /** @enum {string} */
-            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
+            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery" | "sms" | "ussd";
             updatedAt: string;
             /** @description The ticket's intake answers by question key (docs/visits.md); {} when none */
             intake: {
@@ -3585,6 +3761,15 @@ export interface components {
             defaultServiceMinutes: number;
             /** @description The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none */
             targetWaitMinutes: number | null;
+            /** @description How far ahead a ticket may ask for a later turn (docs/visits.md, defer) */
+            maxDeferMinutes: number;
+            /** @description How many later turns one ticket may ask; 0: none (docs/visits.md, defer) */
+            maxDefers: number;
+            /**
+             * @description The word a customer texts to the organization's number to take a ticket here (docs/conversations.md). null: none
+             * @example MAIRIE
+             */
+            smsKeyword: string | null;
             /** @enum {string} */
             status: "active" | "paused" | "closed";
             letter: string;
@@ -4254,6 +4439,10 @@ export interface components {
             defaultServiceMinutes?: number;
             /** @description Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md) */
             targetWaitMinutes?: number | null;
+            /** @description Minutes ahead a ticket may ask to be called at the earliest (POST /v1/tickets/{ticketId}/defer; default 60) */
+            maxDeferMinutes?: number;
+            /** @description Later turns one ticket may ask (default 2); 0 turns deferral off */
+            maxDefers?: number;
         };
         QueueStatusRequest: {
             /** @enum {string} */
@@ -4269,6 +4458,15 @@ export interface components {
             defaultServiceMinutes?: number;
             /** @description Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md) */
             targetWaitMinutes?: number | null;
+            /** @description Minutes ahead a ticket may ask to be called at the earliest (POST /v1/tickets/{ticketId}/defer; default 60) */
+            maxDeferMinutes?: number;
+            /** @description Later turns one ticket may ask (default 2); 0 turns deferral off */
+            maxDefers?: number;
+            /**
+             * @description Join by text: one word of 2–20 letters or digits starting with a letter, stored in upper case without accents; unique in the organization (409 CONFLICT), not a reserved keyword (ICI, STOP, JOIN…). null: none
+             * @example MAIRIE
+             */
+            smsKeyword?: string | null;
         };
         JoinedTicket: components["schemas"]["Ticket"] & {
             phoneVerification: components["schemas"]["PhoneVerification"];
@@ -4496,7 +4694,7 @@ export interface components {
             partySize: number;
             visitorName: string | null;
             /** @enum {string} */
-            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery";
+            source: "app" | "operator" | "vip" | "widget" | "qr" | "nfc" | "remote" | "transfer" | "recovery" | "sms" | "ussd";
             createdAt: string;
             /** @description The ticket's intake answers by question key (docs/visits.md); {} when none */
             intake: {
@@ -4543,6 +4741,10 @@ export interface components {
              */
             counter: string | null;
             calledAt: string | null;
+            /** @description Not called before this time (POST /v1/widget/tickets/{ticketId}/defer); null when no later turn is pending */
+            deferredUntil: string | null;
+            /** @description Later turns this ticket asked for */
+            deferCount: number;
             /**
              * @description walk_in, or appointment (docs/blend.md)
              * @enum {string}
@@ -4569,6 +4771,19 @@ export interface components {
              * @example 2
              */
             places: number;
+        };
+        DeferTicketRequest: {
+            /**
+             * Format: date-time
+             * @description Not called before this time: in the future, at most the queue's `maxDeferMinutes` ahead
+             * @example 2026-03-20T11:00:00.000Z
+             */
+            until?: string;
+            /**
+             * @description Tickets to let pass, 1 to 50; fewer when fewer are behind
+             * @example 3
+             */
+            places?: number;
         };
         DisplayBoard: {
             organizationId: string;
@@ -4885,7 +5100,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -4898,7 +5113,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string | null;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -5188,6 +5403,41 @@ export interface components {
             /** Format: uri */
             endpoint: string;
         };
+        TicketFeedback: {
+            ticketId: string;
+            score: number;
+            comment: string | null;
+            /**
+             * @description Where it was given: the status page or widget, or an SMS reply
+             * @enum {string}
+             */
+            channel: "widget" | "sms";
+            servedAt: string;
+            createdAt: string;
+        };
+        TicketFeedbackRequest: {
+            /**
+             * @description 1 (bad) to 5 (excellent)
+             * @example 5
+             */
+            score: number;
+            /**
+             * @description At most 1000 characters; empty means none
+             * @example Rapide et aimable.
+             */
+            comment?: string | null;
+        };
+        TicketFeedbackState: {
+            /**
+             * @description not_served: wait for the end of the visit; open: may be given until closesAt; given: once only; closed: too late
+             * @enum {string}
+             */
+            status: "not_served" | "open" | "given" | "closed";
+            servedAt: string | null;
+            /** @description 7 days after the service */
+            closesAt: string | null;
+            feedback: components["schemas"]["TicketFeedback"] & (Record<string, never> | null);
+        };
         AnalyticsSummary: {
             /**
              * @description Start of the range read (rounded down to the hour)
@@ -5358,6 +5608,153 @@ export interface components {
                 p90AbsoluteErrorMinutes: number | null;
                 /** @description Actual − promised wait: positive when people waited longer than promised */
                 meanBiasMinutes: number | null;
+            }[];
+        };
+        AnalyticsFeedback: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            timeZones: string[];
+            totals: {
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            };
+            /**
+             * @example [
+             *       0,
+             *       5,
+             *       10,
+             *       15,
+             *       20,
+             *       30,
+             *       45,
+             *       60,
+             *       90,
+             *       120
+             *     ]
+             */
+            waitEdgesMinutes: number[];
+            /** @description The score against the minutes waited (join → call), one entry per bucket, empty ones included */
+            byWait: {
+                /** @description Waits from this many minutes (included) */
+                fromMinutes: number;
+                /** @description to this many (excluded); null for the last bucket */
+                toMinutes: number | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            /** @description Verdicts on tickets with no call time (left out of byWait) */
+            unmeasuredWaits: number;
+            services: {
+                serviceId: string;
+                name: string | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            desks: {
+                /** @description null: served without a desk */
+                deskId: string | null;
+                name: string | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            operators: {
+                /** @description The member (or key) that served the ticket */
+                operatorId: string | null;
+                name: string | null;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
+            }[];
+            /** @description 24 entries: the local hour (0–23) the tickets joined, in their location's time zone */
+            hours: {
+                hour: number;
+                /** @description Verdicts counted */
+                count: number;
+                /**
+                 * @description Mean score (1–5), two decimals; null when none
+                 * @example 4.25
+                 */
+                mean: number | null;
+                /** @description Verdicts per score */
+                distribution: {
+                    1: number;
+                    2: number;
+                    3: number;
+                    4: number;
+                    5: number;
+                };
             }[];
         };
         Desk: {
@@ -5560,7 +5957,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -5615,6 +6012,21 @@ export interface components {
             /** @example Nous vous appelons dans 5 minutes. */
             text: string;
         };
+        UssdCode: {
+            serviceCode: string;
+            /** @description The aggregator's addresses; null: any address with the secret */
+            allowedAddresses: string[] | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        RegisterUssdCodeRequest: {
+            /**
+             * @description The code customers dial, as the aggregator sends it (`*384*123#`)
+             * @example *384*123#
+             */
+            serviceCode: string;
+            allowedAddresses?: string[] | null;
+        };
         AuditEvent: {
             id: string;
             /** @description The entry's number in its organization's chain (1, 2, …) */
@@ -5651,6 +6063,121 @@ export interface components {
                 /** @enum {string} */
                 reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry";
             } | null;
+        };
+        DataSubjectExport: {
+            /** @description The audit log's entity id for this export */
+            requestId: string;
+            organizationId: string;
+            subject: {
+                phone: string | null;
+                email: string | null;
+            };
+            generatedAt: string;
+            /** @description Customer accounts (usr_…) registered with the e-mail */
+            accounts: string[];
+            tickets: {
+                id: string;
+                queueId: string;
+                displayCode: string | null;
+                status: string;
+                source: string;
+                visitorName: string | null;
+                phone: string | null;
+                partySize: number;
+                intake?: unknown;
+                intakePersonal?: unknown;
+                labels?: unknown;
+                outcome: string | null;
+                note: string | null;
+                remoteJoinLocation: {
+                    latitude: number | null;
+                    longitude: number | null;
+                    accuracyM: number | null;
+                    at: string;
+                } | null;
+                /**
+                 * @description room: the queue's live line (or finished in the last day); history: the D1 record
+                 * @enum {string}
+                 */
+                heldIn: "room" | "history";
+                createdAt: string | null;
+                updatedAt: string | null;
+            }[];
+            appointments: {
+                [key: string]: unknown;
+            }[];
+            ticketMessages: {
+                [key: string]: unknown;
+            }[];
+            notificationDeliveries: {
+                [key: string]: unknown;
+            }[];
+            inAppNotifications: {
+                [key: string]: unknown;
+            }[];
+            optOuts: {
+                [key: string]: unknown;
+            }[];
+            visitorPushSubscriptions: {
+                [key: string]: unknown;
+            }[];
+            phoneVerifications: {
+                [key: string]: unknown;
+            }[];
+            inboundThreads: {
+                [key: string]: unknown;
+            }[];
+            webhookDeliveries: {
+                [key: string]: unknown;
+            }[];
+            events: {
+                [key: string]: unknown;
+            }[];
+            entryScans: {
+                [key: string]: unknown;
+            }[];
+            remoteJoinExpiries: {
+                [key: string]: unknown;
+            }[];
+            smsCounters: {
+                [key: string]: unknown;
+            }[];
+            auditEvents: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** @description The person, by their phone number (E.164) and/or e-mail address: at least one */
+        DataSubject: {
+            /** @example +33612345678 */
+            phone?: string;
+            /**
+             * Format: email
+             * @example awa.diallo@example.com
+             */
+            email?: string;
+        };
+        DataSubjectErasure: {
+            /** @description The audit log's entity id for this erasure */
+            requestId: string;
+            erasedAt: string;
+            matchedBy: ("phone" | "email")[];
+            /** @description The person's tickets found (each now anonymised) */
+            tickets: number;
+            /** @description Tickets changed by this request (0 when repeated) */
+            ticketsAnonymised: number;
+            ticketMessages: number;
+            notificationDeliveries: number;
+            webhookDeliveries: number;
+            events: number;
+            optOuts: number;
+            visitorPushSubscriptions: number;
+            phoneVerifications: number;
+            inboundThreads: number;
+            smsCounters: number;
+            inAppNotifications: number;
+            entryScans: number;
+            remoteJoinExpiries: number;
+            appointments: number;
         };
         ServiceIntake: {
             serviceId: string;
@@ -6796,6 +7323,141 @@ export interface components {
                 };
             };
         };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `INTAKE_REQUIRED`: the service's `at_serve` questions are not all answered on the ticket; `details {field, missing[]}` name them as `intake.<key>` (PATCH /v1/tickets/{ticketId}/intake) */
+        Error409_7: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "INTAKE_REQUIRED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `DEFER_LIMIT_REACHED`: the ticket was deferred as many times as the queue allows; `details {field, defers, maxDefers}` */
+        Error409_8: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "DEFER_LIMIT_REACHED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `DEFER_TOO_FAR`: the later turn asked is past the queue's `maxDeferMinutes`; `details {field: until, maxDeferMinutes, latest}` */
+        Error422_2: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "DEFER_TOO_FAR",
+                 *         "message": "the later turn asked is past the queue's `maxDeferMinutes`",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/DEFER_TOO_FAR"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "DEFER_TOO_FAR";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `AUTHORIZATION_ERROR`: the role, scope or key does not allow this; `KEY_REVOKED`: the API key was revoked; `QUOTA_EXCEEDED`: a monthly quota is used up; `details {limit, used, resetsAt}`; `REMOTE_JOIN_PENALTY`: remote join is suspended for this user; `details.until` */
         Error403_3: {
             headers: {
@@ -6931,8 +7593,98 @@ export interface components {
                 };
             };
         };
+        /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `FEEDBACK_ALREADY_GIVEN`: the ticket's customer gave their verdict already (once per ticket, docs/visits.md) */
+        Error409_9: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "a unique value is taken, or a concurrent change won",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CONFLICT"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "INVALID_STATE" | "FEEDBACK_ALREADY_GIVEN";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `FEEDBACK_WINDOW_CLOSED`: the ticket was served more than 7 days ago: too late for its verdict; `details {servedAt, closedAt}` */
+        Error410_2: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FEEDBACK_WINDOW_CLOSED",
+                 *         "message": "the ticket was served more than 7 days ago: too late for its verdict",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/FEEDBACK_WINDOW_CLOSED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "FEEDBACK_WINDOW_CLOSED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_EMPTY`: no ticket can be called; `OPERATOR_UNAVAILABLE`: the caller is on a break, closure or unavailability; `details {eventId, until}` */
-        Error409_7: {
+        Error409_10: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6977,7 +7729,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `RECALL_LIMIT_REACHED`: the called ticket was recalled as many times as allowed; `details {recallCount, limit}` */
-        Error409_8: {
+        Error409_11: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7022,7 +7774,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy */
-        Error409_9: {
+        Error409_12: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7067,7 +7819,7 @@ export interface components {
             };
         };
         /** @description `SLOT_UNAVAILABLE`: the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}` */
-        Error409_10: {
+        Error409_13: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7112,7 +7864,7 @@ export interface components {
             };
         };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `CHECK_IN_NOT_OPEN`: an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md); `INVALID_STATE`: not allowed from the current state; `details {status, allowed}`; `QUEUE_PAUSED`: the queue takes no new tickets while paused; `QUEUE_CLOSED`: the queue is closed (or its service inactive, or a closure runs: `details.reason`); `QUEUE_FULL`: the party does not fit the queue's capacity */
-        Error409_11: {
+        Error409_14: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8457,6 +9209,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -8487,6 +9241,9 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -8561,6 +9318,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -8591,6 +9350,9 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9032,6 +9794,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -9062,6 +9826,9 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -9136,6 +9903,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -9166,6 +9935,9 @@ export interface operations {
                      *             "noShowTimeoutMinutes": 5,
                      *             "defaultServiceMinutes": 5,
                      *             "targetWaitMinutes": 1,
+                     *             "maxDeferMinutes": 1,
+                     *             "maxDefers": 1,
+                     *             "smsKeyword": "MAIRIE",
                      *             "status": "active",
                      *             "letter": "A",
                      *             "waitingCount": 4,
@@ -11261,6 +12033,9 @@ export interface operations {
                      *           "noShowTimeoutMinutes": 5,
                      *           "defaultServiceMinutes": 5,
                      *           "targetWaitMinutes": 1,
+                     *           "maxDeferMinutes": 1,
+                     *           "maxDefers": 1,
+                     *           "smsKeyword": "MAIRIE",
                      *           "status": "active",
                      *           "letter": "A",
                      *           "waitingCount": 4,
@@ -11333,7 +12108,9 @@ export interface operations {
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
-                 *       "targetWaitMinutes": 1
+                 *       "targetWaitMinutes": 1,
+                 *       "maxDeferMinutes": 1,
+                 *       "maxDefers": 1
                  *     }
                  */
                 "application/json": components["schemas"]["CreateQueueRequest"];
@@ -11365,6 +12142,9 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11441,6 +12221,9 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11522,6 +12305,9 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11579,7 +12365,10 @@ export interface operations {
                  *       "maxCapacity": 60,
                  *       "noShowTimeoutMinutes": 5,
                  *       "defaultServiceMinutes": 5,
-                 *       "targetWaitMinutes": 1
+                 *       "targetWaitMinutes": 1,
+                 *       "maxDeferMinutes": 1,
+                 *       "maxDefers": 1,
+                 *       "smsKeyword": "MAIRIE"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateQueueRequest"];
@@ -11611,6 +12400,9 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -11729,6 +12521,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -11859,6 +12653,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -11985,6 +12781,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12103,6 +12901,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12266,6 +13066,9 @@ export interface operations {
                      *         "noShowTimeoutMinutes": 5,
                      *         "defaultServiceMinutes": 5,
                      *         "targetWaitMinutes": 1,
+                     *         "maxDeferMinutes": 1,
+                     *         "maxDefers": 1,
+                     *         "smsKeyword": "MAIRIE",
                      *         "status": "active",
                      *         "letter": "A",
                      *         "waitingCount": 4,
@@ -12377,6 +13180,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -12489,6 +13294,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12593,6 +13400,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12698,6 +13507,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -12731,7 +13542,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_2"];
+            409: components["responses"]["Error409_7"];
             429: components["responses"]["Error429"];
         };
     };
@@ -12806,6 +13617,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -12921,6 +13734,8 @@ export interface operations {
                      *         "outcome": "account_opened",
                      *         "note": "Brings the signed form on Monday",
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": "2026-03-20T10:30:00.000Z",
                      *         "skipReason": null,
@@ -12954,7 +13769,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_2"];
+            409: components["responses"]["Error409_7"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -13037,6 +13852,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": "absent",
@@ -13156,6 +13973,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13276,6 +14095,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -13395,6 +14216,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -14778,6 +15601,8 @@ export interface operations {
                      *         },
                      *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "kind": "walk_in",
                      *         "appointmentAt": "2026-03-20T10:30:00.000Z",
                      *         "placement": {
@@ -14916,6 +15741,8 @@ export interface operations {
                      *         },
                      *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "kind": "walk_in",
                      *         "appointmentAt": "2026-03-20T10:30:00.000Z",
                      *         "placement": {
@@ -15003,6 +15830,8 @@ export interface operations {
                      *         },
                      *         "counter": "Guichet 3",
                      *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "kind": "walk_in",
                      *         "appointmentAt": "2026-03-20T10:30:00.000Z",
                      *         "placement": {
@@ -15025,6 +15854,99 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deferVisitorTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "until": "2026-03-20T11:00:00.000Z",
+                 *       "places": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeferTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket with its later turn */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "queueName": "Main line",
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": "Guichet 3",
+                     *         "calledAt": "2026-03-20T10:30:00.000Z",
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VisitorTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_8"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422_2"];
             429: components["responses"]["Error429"];
         };
     };
@@ -15430,6 +16352,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -15579,6 +16503,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -15725,6 +16651,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -15857,6 +16785,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -19126,6 +20056,146 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getVisitorFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict's state */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "status": "not_served",
+                     *         "servedAt": "2026-03-20T10:30:00.000Z",
+                     *         "closesAt": "2026-03-20T10:30:00.000Z",
+                     *         "feedback": {
+                     *           "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *           "score": 1,
+                     *           "comment": "Demo",
+                     *           "channel": "widget",
+                     *           "servedAt": "2026-03-20T10:30:00.000Z",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketFeedbackState"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    giveVisitorFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ticketToken` the widget join answered */
+                "X-Ticket-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "score": 5,
+                 *       "comment": "Rapide et aimable."
+                 *     }
+                 */
+                "application/json": components["schemas"]["TicketFeedbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The verdict, recorded */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "score": 1,
+                     *         "comment": "Demo",
+                     *         "channel": "widget",
+                     *         "servedAt": "2026-03-20T10:30:00.000Z",
+                     *         "createdAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TicketFeedback"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_9"];
+            410: components["responses"]["Error410_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getAnalyticsSummary: {
         parameters: {
             query?: {
@@ -19592,6 +20662,184 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["AnalyticsEstimates"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getFeedbackAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdicts */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "timeZones": [
+                     *           "Demo"
+                     *         ],
+                     *         "totals": {
+                     *           "count": 1,
+                     *           "mean": 4.25,
+                     *           "distribution": {
+                     *             "1": 1,
+                     *             "2": 1,
+                     *             "3": 1,
+                     *             "4": 1,
+                     *             "5": 1
+                     *           }
+                     *         },
+                     *         "waitEdgesMinutes": [
+                     *           0,
+                     *           5,
+                     *           10,
+                     *           15,
+                     *           20,
+                     *           30,
+                     *           45,
+                     *           60,
+                     *           90,
+                     *           120
+                     *         ],
+                     *         "byWait": [
+                     *           {
+                     *             "fromMinutes": 1,
+                     *             "toMinutes": 1,
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "unmeasuredWaits": 1,
+                     *         "services": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "name": "Accueil",
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "desks": [
+                     *           {
+                     *             "deskId": "dsk_d3m0gu1ch3t300000000",
+                     *             "name": "Accueil",
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "operators": [
+                     *           {
+                     *             "operatorId": "ope_d3m00000000000000000",
+                     *             "name": "Accueil",
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "hours": [
+                     *           {
+                     *             "hour": 1,
+                     *             "count": 1,
+                     *             "mean": 4.25,
+                     *             "distribution": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsFeedback"];
                     };
                 };
             };
@@ -20273,6 +21521,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -20321,7 +21571,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_7"];
+            409: components["responses"]["Error409_10"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -20556,6 +21806,8 @@ export interface operations {
                      *             "outcome": null,
                      *             "note": null,
                      *             "steppedBackPlaces": null,
+                     *             "deferredUntil": "Demo",
+                     *             "deferCount": 1,
                      *             "presentAt": null,
                      *             "servingAt": null,
                      *             "skipReason": null,
@@ -20610,6 +21862,8 @@ export interface operations {
                      *             "outcome": null,
                      *             "note": null,
                      *             "steppedBackPlaces": null,
+                     *             "deferredUntil": "Demo",
+                     *             "deferCount": 1,
                      *             "presentAt": null,
                      *             "servingAt": null,
                      *             "skipReason": null,
@@ -20663,6 +21917,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -20820,6 +22076,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -20853,7 +22111,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_8"];
+            409: components["responses"]["Error409_11"];
             429: components["responses"]["Error429"];
         };
     };
@@ -20937,6 +22195,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21053,6 +22313,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21160,6 +22422,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21277,6 +22541,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": 2,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21313,6 +22579,129 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deferTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example tkt_d3m0q000000000000000k7x2m9p4w8n3 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "until": "2026-03-20T11:00:00.000Z",
+                 *       "places": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeferTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "userId": "usr_d3m0p3rat0r000000000",
+                     *         "number": 42,
+                     *         "displayCode": "A-042",
+                     *         "status": "waiting",
+                     *         "partySize": 2,
+                     *         "isPriority": false,
+                     *         "isGhostMode": false,
+                     *         "visitorName": null,
+                     *         "assignedToId": null,
+                     *         "calledAt": null,
+                     *         "servedAt": null,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "position": 4,
+                     *         "estimatedWaitMinutes": 12,
+                     *         "estimatedWaitRange": {
+                     *           "low": 8,
+                     *           "high": 15
+                     *         },
+                     *         "counter": null,
+                     *         "deskId": null,
+                     *         "recallCount": 1,
+                     *         "recalledAt": null,
+                     *         "heldAt": null,
+                     *         "holdReason": null,
+                     *         "outcome": null,
+                     *         "note": null,
+                     *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
+                     *         "presentAt": null,
+                     *         "servingAt": null,
+                     *         "skipReason": null,
+                     *         "recoveredFromId": null,
+                     *         "transferredToId": null,
+                     *         "source": "app",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "intake": {},
+                     *         "labels": [
+                     *           "Demo"
+                     *         ],
+                     *         "phoneMasked": "+33 6 •• •• •• 78",
+                     *         "kind": "walk_in",
+                     *         "appointmentAt": "2026-03-20T10:30:00.000Z",
+                     *         "placement": {
+                     *           "rule": "priority",
+                     *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
+                     *           "since": "Demo"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_8"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422_2"];
             429: components["responses"]["Error429"];
         };
     };
@@ -21387,6 +22776,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21490,6 +22881,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -21781,7 +23174,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             };
             cookie?: never;
         };
@@ -22164,6 +23557,240 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getOrganizationsOrganizationIdUssd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceCode": "Demo",
+                     *         "allowedAddresses": [
+                     *           "Demo"
+                     *         ],
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UssdCode"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    putOrganizationsOrganizationIdUssd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "serviceCode": "*384*123#",
+                 *       "allowedAddresses": [
+                 *         "52.48.80.25"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterUssdCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "serviceCode": "Demo",
+                     *         "allowedAddresses": [
+                     *           "Demo"
+                     *         ],
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "secret": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UssdCode"] & {
+                            /** @description The callback's secret, shown only once */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteOrganizationsOrganizationIdUssd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "removed": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            removed: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    postInboundUssd: {
+        parameters: {
+            query?: {
+                /** @description The code's secret */
+                secret?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The screen: `CON <text>` (the session continues) or `END <text>` (it ends), at most 160 characters */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
@@ -22366,6 +23993,241 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportDataSubject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+33612345678",
+                 *       "email": "awa.diallo@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DataSubject"];
+            };
+        };
+        responses: {
+            /** @description The person's data */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "requestId": "req_d3m00000000000000000",
+                     *         "organizationId": "org_d3m00000000000000000",
+                     *         "subject": {
+                     *           "phone": "+33612345678",
+                     *           "email": "owner@demo.example"
+                     *         },
+                     *         "generatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "accounts": [
+                     *           "Demo"
+                     *         ],
+                     *         "tickets": [
+                     *           {
+                     *             "id": "Demo",
+                     *             "queueId": "que_d3m0q000000000000000",
+                     *             "displayCode": "A-042",
+                     *             "status": "Demo",
+                     *             "source": "Demo",
+                     *             "visitorName": "Awa Diallo",
+                     *             "phone": "+33612345678",
+                     *             "partySize": 2,
+                     *             "outcome": "Demo",
+                     *             "note": "Demo",
+                     *             "remoteJoinLocation": {
+                     *               "latitude": 48.8708,
+                     *               "longitude": 2.3319,
+                     *               "accuracyM": 1,
+                     *               "at": "Demo"
+                     *             },
+                     *             "heldIn": "room",
+                     *             "createdAt": "2026-03-20T10:30:00.000Z",
+                     *             "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *           }
+                     *         ],
+                     *         "appointments": [
+                     *           {}
+                     *         ],
+                     *         "ticketMessages": [
+                     *           {}
+                     *         ],
+                     *         "notificationDeliveries": [
+                     *           {}
+                     *         ],
+                     *         "inAppNotifications": [
+                     *           {}
+                     *         ],
+                     *         "optOuts": [
+                     *           {}
+                     *         ],
+                     *         "visitorPushSubscriptions": [
+                     *           {}
+                     *         ],
+                     *         "phoneVerifications": [
+                     *           {}
+                     *         ],
+                     *         "inboundThreads": [
+                     *           {}
+                     *         ],
+                     *         "webhookDeliveries": [
+                     *           {}
+                     *         ],
+                     *         "events": [
+                     *           {}
+                     *         ],
+                     *         "entryScans": [
+                     *           {}
+                     *         ],
+                     *         "remoteJoinExpiries": [
+                     *           {}
+                     *         ],
+                     *         "smsCounters": [
+                     *           {}
+                     *         ],
+                     *         "auditEvents": [
+                     *           {}
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataSubjectExport"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    eraseDataSubject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+33612345678",
+                 *       "email": "awa.diallo@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DataSubject"];
+            };
+        };
+        responses: {
+            /** @description What was anonymised */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "requestId": "req_d3m00000000000000000",
+                     *         "erasedAt": "2026-03-20T10:30:00.000Z",
+                     *         "matchedBy": [
+                     *           "phone"
+                     *         ],
+                     *         "tickets": 1,
+                     *         "ticketsAnonymised": 1,
+                     *         "ticketMessages": 1,
+                     *         "notificationDeliveries": 1,
+                     *         "webhookDeliveries": 1,
+                     *         "events": 1,
+                     *         "optOuts": 1,
+                     *         "visitorPushSubscriptions": 1,
+                     *         "phoneVerifications": 1,
+                     *         "inboundThreads": 1,
+                     *         "smsCounters": 1,
+                     *         "inAppNotifications": 1,
+                     *         "entryScans": 1,
+                     *         "remoteJoinExpiries": 1,
+                     *         "appointments": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataSubjectErasure"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_2"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
@@ -22720,6 +24582,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -22838,6 +24702,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -22945,6 +24811,8 @@ export interface operations {
                      *         "outcome": null,
                      *         "note": null,
                      *         "steppedBackPlaces": null,
+                     *         "deferredUntil": "Demo",
+                     *         "deferCount": 1,
                      *         "presentAt": null,
                      *         "servingAt": null,
                      *         "skipReason": null,
@@ -23199,7 +25067,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_9"];
+            409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -23275,7 +25143,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_9"];
+            409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -23448,7 +25316,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_10"];
+            409: components["responses"]["Error409_13"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -23790,6 +25658,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -23881,6 +25751,8 @@ export interface operations {
                      *           "outcome": null,
                      *           "note": null,
                      *           "steppedBackPlaces": null,
+                     *           "deferredUntil": "Demo",
+                     *           "deferCount": 1,
                      *           "presentAt": null,
                      *           "servingAt": null,
                      *           "skipReason": null,
@@ -23916,7 +25788,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_11"];
+            409: components["responses"]["Error409_14"];
             429: components["responses"]["Error429"];
         };
     };
@@ -24084,7 +25956,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
-            409: components["responses"]["Error409_11"];
+            409: components["responses"]["Error409_14"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];

@@ -5,6 +5,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { analyticsEstimates, analyticsHeatmap, analyticsOperators, analyticsSummary, GROUP_BY, WEEKDAYS } from "./analytics";
 import { AnalyticsScopeQuery, resolveAnalyticsScope } from "./analytics-scope";
+import { analyticsFeedback, FEEDBACK_WAIT_EDGES_MINUTES } from "./feedback";
 
 const app = router();
 const tags = ["Analytics"];
@@ -201,6 +202,67 @@ const estimates = createRoute({
 app.openapi(estimates, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
   return c.json(ok(await analyticsEstimates(c.env.DB, scope)), 200);
+});
+
+const ScoreFigures = {
+  count: z.number().int().openapi({ description: "Verdicts counted" }),
+  mean: z.number().nullable().openapi({ description: "Mean score (1–5), two decimals; null when none", example: 4.25 }),
+  distribution: z
+    .object({ "1": z.number().int(), "2": z.number().int(), "3": z.number().int(), "4": z.number().int(), "5": z.number().int() })
+    .openapi({ description: "Verdicts per score" }),
+};
+
+const FeedbackAnalytics = z
+  .object({
+    ...Range,
+    timeZones: z.array(z.string()),
+    totals: z.object(ScoreFigures),
+    waitEdgesMinutes: z.array(z.number().int()).openapi({ example: [...FEEDBACK_WAIT_EDGES_MINUTES] }),
+    byWait: z
+      .array(
+        z.object({
+          fromMinutes: z.number().int().openapi({ description: "Waits from this many minutes (included)" }),
+          toMinutes: z.number().int().nullable().openapi({ description: "to this many (excluded); null for the last bucket" }),
+          ...ScoreFigures,
+        }),
+      )
+      .openapi({ description: "The score against the minutes waited (join → call), one entry per bucket, empty ones included" }),
+    unmeasuredWaits: z.number().int().openapi({ description: "Verdicts on tickets with no call time (left out of byWait)" }),
+    services: z.array(z.object({ serviceId: z.string(), name: z.string().nullable(), ...ScoreFigures })),
+    desks: z.array(
+      z.object({
+        deskId: z.string().nullable().openapi({ description: "null: served without a desk" }),
+        name: z.string().nullable(),
+        ...ScoreFigures,
+      }),
+    ),
+    operators: z.array(
+      z.object({
+        operatorId: z.string().nullable().openapi({ description: "The member (or key) that served the ticket" }),
+        name: z.string().nullable(),
+        ...ScoreFigures,
+      }),
+    ),
+    hours: z
+      .array(z.object({ hour: z.number().int(), ...ScoreFigures }))
+      .openapi({ description: "24 entries: the local hour (0–23) the tickets joined, in their location's time zone" }),
+  })
+  .openapi("AnalyticsFeedback");
+
+const feedback = createRoute({
+  method: "get",
+  path: "/analytics/feedback",
+  tags,
+  summary: "The customers' verdicts: count, mean, 1–5 distribution, by service, desk, operator and hour, and against the wait",
+  description: `${ACCESS} A verdict counts with its ticket's join (docs/visits.md, feedback). byWait buckets the wait join → call: [0, 5), [5, 10), [10, 15), [15, 20), [20, 30), [30, 45), [45, 60), [60, 90), [90, 120) and 120 minutes or more.`,
+  security: SECURITY.any,
+  request: { query: AnalyticsScopeQuery },
+  responses: { 200: jsonResponse(okEnvelope(FeedbackAnalytics), "The verdicts"), ...errors(402) },
+});
+
+app.openapi(feedback, async (c) => {
+  const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
+  return c.json(ok(await analyticsFeedback(c.env.DB, scope)), 200);
 });
 
 export default app;

@@ -1,6 +1,6 @@
 // The provider webhook receiver: verify the signature on the raw body, apply each provider
 // event once (by its id), and never let an older event undo a newer state.
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { database } from "../db/client";
 import { billingCheckouts, subscriptions } from "../db/schema";
 import { GRACE_PERIOD_MS, periodEnd } from "../domain/billing";
@@ -12,7 +12,7 @@ import type { CheckoutPaid, ProviderEvent, ProviderName, RenewalOutcome } from "
 import { FEDAPAY_SIGNATURE_HEADER, parseFedaPayEvent } from "../providers/fedapay";
 import { parseSandboxEvent, SANDBOX_SIGNATURE_HEADER, sandboxEnabled } from "../providers/sandbox";
 import { cancelStripeSubscription, parseStripeEvent } from "../providers/stripe";
-import { fallToStarterStatement, type CheckoutRow } from "./billing";
+import { fallToStarter, type CheckoutRow } from "./billing";
 import { rulesChanged } from "../tickets/room-rules";
 
 export const SIGNATURE_HEADERS: Record<ProviderName, string> = {
@@ -91,14 +91,15 @@ async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<s
     case "subscription_ended": {
       const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
       if (!sub) return null;
-      await fallToStarterStatement(
+      await fallToStarter(
         env,
         sub.organizationId,
         at,
-        "provider_subscription_id = ? AND (last_event_at IS NULL OR last_event_at <= ?)",
-        change.providerSubscriptionId,
-        event.createdAt,
-      ).run();
+        and(
+          eq(subscriptions.providerSubscriptionId, change.providerSubscriptionId),
+          or(isNull(subscriptions.lastEventAt), lte(subscriptions.lastEventAt, event.createdAt)),
+        ),
+      );
       return sub.organizationId;
     }
     case "checkout_failed": {

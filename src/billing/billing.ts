@@ -1,8 +1,8 @@
 // Subscription use cases: read, change plan (checkout or scheduled downgrade), cancel, and the
 // state moves shared by the webhook receiver and the cron sweep.
-import { and, desc, eq, gt } from "drizzle-orm";
+import { and, desc, eq, gt, ne, type SQL } from "drizzle-orm";
 import { database } from "../db/client";
-import { billingCheckouts, organizations, subscriptions } from "../db/schema";
+import { billingCheckouts, organizations, subscriptions, verifiedDomains } from "../db/schema";
 import { CHECKOUT_TTL_MS, planChange, priceOf, providerForCurrency, subscriptionRecord } from "../domain/billing";
 import type { BillingInterval, Currency, PaidPlan, Plan } from "../domain/plans";
 import type { Env } from "../env";
@@ -248,21 +248,28 @@ export async function startCheckout(
   };
 }
 
-/** The statement that puts an organization back on the free plan (a calendar-month period), when `extra` still holds. */
-export function fallToStarterStatement(
-  env: Env,
-  organizationId: string,
-  at: number,
-  extra: string,
-  ...binds: unknown[]
-): D1PreparedStatement {
+/** Puts an organization back on the free plan (a calendar-month period) when `when` still holds; answers how many rows moved (0 or 1). */
+export async function fallToStarter(env: Env, organizationId: string, at: number, when: SQL | undefined): Promise<number> {
   const month = utcMonth(at);
-  return env.DB.prepare(
-    `UPDATE subscriptions SET plan = 'starter', billing_interval = 'monthly', status = 'active', current_period_start = ?,
-       current_period_end = ?, cancel_at_period_end = 0, provider = NULL, provider_subscription_id = NULL, scheduled_plan = NULL,
-       grace_until = NULL, cancel_reason = NULL, sandbox_renewals_fail = 0, updated_at = ?
-     WHERE organization_id = ? AND plan != 'starter' AND (${extra})`,
-  ).bind(month.start, month.end, at, organizationId, ...binds);
+  const result = await database(env.DB)
+    .update(subscriptions)
+    .set({
+      plan: "starter",
+      billingInterval: "monthly",
+      status: "active",
+      currentPeriodStart: month.start,
+      currentPeriodEnd: month.end,
+      cancelAtPeriodEnd: false,
+      provider: null,
+      providerSubscriptionId: null,
+      scheduledPlan: null,
+      graceUntil: null,
+      cancelReason: null,
+      sandboxRenewalsFail: false,
+      updatedAt: at,
+    })
+    .where(and(eq(subscriptions.organizationId, organizationId), ne(subscriptions.plan, "starter"), when));
+  return result.meta.changes;
 }
 
 export async function findCheckout(env: Env, id: string): Promise<CheckoutRow | null> {
@@ -271,8 +278,9 @@ export async function findCheckout(env: Env, id: string): Promise<CheckoutRow | 
 
 /** The organization's verified domains (lower case): where a checkout may send the payer back to. */
 export async function verifiedDomainsOf(env: Env, organizationId: string): Promise<string[]> {
-  const rows = await env.DB.prepare("SELECT domain FROM verified_domains WHERE organization_id = ? AND status = 'verified'")
-    .bind(organizationId)
-    .all<{ domain: string }>();
-  return rows.results.map((r) => r.domain.toLowerCase());
+  const rows = await database(env.DB)
+    .select({ domain: verifiedDomains.domain })
+    .from(verifiedDomains)
+    .where(and(eq(verifiedDomains.organizationId, organizationId), eq(verifiedDomains.status, "verified")));
+  return rows.map((r) => r.domain.toLowerCase());
 }

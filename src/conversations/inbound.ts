@@ -1,9 +1,15 @@
 import { countryOfPhone } from "../domain/sms-policy";
 import {
   isAnswerableSender,
+  joinLanguages,
+  joinRefusalText,
+  keywordOfText,
   LATE_STEP_BACK_PLACES,
+  lateMinutes,
+  normalizeText,
   readKeyword,
   replyText,
+  statusWord,
   type Keyword,
   type Language,
   type ReadText,
@@ -13,11 +19,14 @@ import { isLanguage } from "../domain/languages";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
-import { cancelTicket, getTicket, markPresent, stepBackTicket } from "../tickets/tickets";
+import { cancelTicket, deferTicket, getTicket, markPresent, stepBackTicket } from "../tickets/tickets";
+import { joinQueue } from "../tickets/joins";
+import type { QueueRow } from "../http/credentials/queues";
 import { barePhone, isOptedOut, optIn, optOut } from "../notifications/opt-outs";
 import { recordMessage } from "./conversations";
 import { safeParagraph } from "../domain/public-text";
 import { MINUTE } from "../lib/time";
+import { recordFeedback, servedTicketToRate } from "../visits/feedback";
 
 // A customer's text (SMS today, WhatsApp later), whatever provider carried it: matched to a live
 // ticket of the business the conversation is with, read as a keyword or kept as a message for
@@ -41,11 +50,11 @@ export interface InboundOutcome {
   reply: string | null;
   ticketId: string | null;
   keyword: Keyword | null;
-  /** What was done: present, stepped_back, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked. */
+  /** What was done: present, stepped_back, deferred, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked, feedback. */
   action: string;
 }
 
-interface LiveTicket {
+export interface LiveTicket {
   id: string;
   queue_id: string;
   organization_id: string;
@@ -109,7 +118,7 @@ async function ownerOfNumber(env: Env, to: string): Promise<string | null> {
  * `organizationId` when the number belongs to one. The projection finds them; each one's room
  * says whether it is still live (the projection lags the room).
  */
-async function liveTickets(env: Env, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
+export async function liveTickets(env: Env, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
   const rows = await env.DB.prepare(
     `SELECT t.id, t.queue_id, t.organization_id, t.display_code, o.default_language, o.name FROM tickets t
      JOIN organizations o ON o.id = t.organization_id
@@ -177,11 +186,15 @@ async function writeThread(env: Env, phone: string, to: string, thread: Omit<Thr
 
 /** A room refusal (the ticket moved on meanwhile) is an answer to the customer, not a fault. */
 async function attempt(act: () => Promise<unknown>): Promise<boolean> {
+  return (await attemptValue(async () => (await act(), true))) ?? false;
+}
+
+/** What `act` answered, or null when it was refused (a 4xx). */
+async function attemptValue<T>(act: () => Promise<T>): Promise<T | null> {
   try {
-    await act();
-    return true;
+    return await act();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) return false;
+    if (err instanceof ApiError && err.status < 500) return null;
     throw err;
   }
 }
@@ -223,6 +236,11 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
     }
   }
 
+  // A queue's join keyword ("MAIRIE", "JOIN MAIRIE"): a ticket through the one join.
+  const asked = keywordOfText(body);
+  const queue = asked ? await queueOfKeyword(env, asked, owner) : null;
+  if (queue) return joinByText(env, queue, { ...input, body }, phone, to, at);
+
   const read = readKeyword(body);
   if (read.keyword === "stop" || read.keyword === "start") {
     // STOP on a number several businesses text from silences every one of them that texted this number.
@@ -235,6 +253,13 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
     const reply = replyText(languageOf(read, only, phone), read.keyword);
     if (only) await recordExchange(env, only, { ...input, body }, phone, read.keyword, reply, at);
     return { reply, ticketId: only?.id ?? null, keyword: read.keyword, action: read.keyword === "stop" ? "opted_out" : "opted_in" };
+  }
+
+  // No live ticket: one digit 1–5 rates the visit just served (docs/visits.md, feedback).
+  const score = /^\s*([1-5])\s*[.!]?\s*$/.exec(body);
+  if (tickets.length === 0 && score) {
+    const rated = await rateByText(env, { ...input, body }, phone, owner, Number(score[1]), at);
+    if (rated) return rated;
   }
 
   if (tickets.length === 0) {
@@ -271,11 +296,25 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
     case "here":
       [action, key] = (await attempt(() => markPresent(env, queue, ticket.id, at))) ? ["present", "here"] : ["refused", "refused"];
       break;
-    case "late":
-      [action, key] = (await attempt(() => stepBackTicket(env, queue, ticket.id, LATE_STEP_BACK_PLACES, at)))
-        ? ["stepped_back", "late"]
-        : ["refused", "refused"];
+    case "late": {
+      // "RETARD 15": not called in the next 15 minutes (docs/visits.md, defer); a bare LATE lets a few pass.
+      const minutes = lateMinutes(input.body);
+      if (minutes === null) {
+        [action, key] = (await attempt(() => stepBackTicket(env, queue, ticket.id, LATE_STEP_BACK_PLACES, at)))
+          ? ["stepped_back", "late"]
+          : ["refused", "refused"];
+        break;
+      }
+      if (minutes > queue.maxDeferMinutes && queue.maxDefers > 0) {
+        [action, key, values] = ["refused", "deferTooFar", { code, max: queue.maxDeferMinutes }];
+        break;
+      }
+      const after = await attemptValue(() => deferTicket(env, queue, ticket.id, { until: at + minutes * MINUTE }, at));
+      [action, key, values] = after
+        ? ["deferred", "deferred", { code, minutes, wait: after.estimatedWaitMinutes }]
+        : ["refused", "refused", { code }];
       break;
+    }
     case "cancel":
       [action, key] = (await attempt(() => cancelTicket(env, queue, ticket.id, at))) ? ["cancelled", "cancel"] : ["refused", "refused"];
       break;
@@ -297,6 +336,49 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
   return { reply, ticketId: ticket.id, keyword: read.keyword, action };
 }
 
+/**
+ * A score sent after the visit: the verdict on the served ticket the number's organization (or
+ * the only one on a shared number) served last within the window; null when there is none, and
+ * the text goes on as any other.
+ */
+async function rateByText(
+  env: Env,
+  input: InboundText,
+  phone: string,
+  owner: string | null,
+  score: number,
+  at: number,
+): Promise<InboundOutcome | null> {
+  const served = await servedTicketToRate(env, phone, owner, at);
+  if (!served) return null;
+  const queue = await findQueue(env, served.queueId).catch(() => null);
+  if (!queue) return null;
+  let key: ReplyKey = "feedbackAlready";
+  if (!served.rated) {
+    try {
+      await recordFeedback(env, await getTicket(env, queue, served.id, at), { score, comment: null, channel: "sms" }, at);
+      key = "feedback";
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (err.code !== "FEEDBACK_ALREADY_GIVEN") return null;
+    }
+  }
+  const ticket: LiveTicket = {
+    id: served.id,
+    queue_id: served.queueId,
+    organization_id: served.organizationId,
+    display_code: served.displayCode,
+    default_language: served.defaultLanguage,
+    name: queue.name,
+  };
+  const language = languageOf({ keyword: null, language: null, languages: [] }, ticket, phone);
+  const reply = (await isOptedOut(env, served.organizationId, phone))
+    ? null
+    : replyText(language, key, { code: served.displayCode, score });
+  await recordExchange(env, ticket, input, phone, null, reply, at);
+  return { reply, ticketId: served.id, keyword: null, action: key === "feedback" ? "feedback" : "refused" };
+}
+
 /** The customer's text and our answer, on the ticket's conversation. */
 async function recordExchange(
   env: Env,
@@ -312,4 +394,91 @@ async function recordExchange(
   if (reply !== null) {
     await recordMessage(env, { ...base, direction: "out", body: reply, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
   }
+}
+
+/**
+ * The queue a join keyword names: among the queues of the number's organization; on a number
+ * several organizations text from, among those without a number of their own, and only when
+ * exactly one queue answers to it (two organizations with the same word: neither is guessed).
+ */
+async function queueOfKeyword(env: Env, keyword: string, owner: string | null): Promise<QueueRow | null> {
+  const rows = owner
+    ? await env.DB.prepare("SELECT id FROM queues WHERE organization_id = ? AND sms_keyword = ? AND archived_at IS NULL")
+        .bind(owner, keyword)
+        .all<{ id: string }>()
+    : await env.DB.prepare(
+        `SELECT q.id FROM queues q WHERE q.sms_keyword = ? AND q.archived_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM sms_senders s WHERE s.organization_id = q.organization_id) LIMIT 2`,
+      )
+        .bind(keyword)
+        .all<{ id: string }>();
+  if (rows.results.length !== 1) return null;
+  return findQueue(env, rows.results[0]!.id).catch(() => null);
+}
+
+/** The userId of a ticket taken by text or USSD: no account, the phone is the customer's handle. */
+export const PHONE_VISITOR = { sms: "visitor_sms", ussd: "visitor_ussd" } as const;
+
+/**
+ * Join by text: the one join (capacity, pause, quota, SMS caps refuse as anywhere), the phone
+ * vouched for by the carrier that delivered its text. A number with a live ticket in that queue
+ * is told its place instead of taking a second one. The answer is the code and the place.
+ */
+async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: string, to: string, at: number): Promise<InboundOutcome> {
+  const org = await env.DB.prepare("SELECT name, default_language FROM organizations WHERE id = ?")
+    .bind(queue.organizationId)
+    .first<{ name: string; default_language: string | null }>();
+  // The join verb's language ("REJOINDRE": fr; the organization's when the verb is in several), else the organization's, else the number's.
+  const verbLanguages = joinLanguages(input.body);
+  const orgLanguage = isLanguage(org?.default_language) ? org.default_language : null;
+  const language: Language =
+    (orgLanguage && verbLanguages.includes(orgLanguage) ? orgLanguage : verbLanguages[0]) ?? orgLanguage ?? languageOfNumber(phone);
+  const [held] = await liveTickets(env, phone, queue.organizationId, at);
+  if (held && held.queue_id === queue.id) return actOn(env, held, { ...input, body: statusWord(language) }, phone, at);
+  let ticket;
+  try {
+    ({ ticket } = await joinQueue(
+      env,
+      queue,
+      {
+        ticket: {
+          userId: PHONE_VISITOR.sms,
+          partySize: 1,
+          isPriority: false,
+          isGhostMode: false,
+          visitorName: null,
+          phone,
+          language,
+          source: "sms",
+        },
+        // The carrier delivered the text from this number: it is its own caller and proven.
+        caller: { address: phone, widgetKeyId: null },
+        staffVouched: true,
+      },
+      at,
+    ));
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    const reply = replyText(language, "joinRefused", { queue: queue.name, reason: joinRefusalText(language, err.code) });
+    return { reply, ticketId: null, keyword: null, action: "join_refused" };
+  }
+  if (to !== UNKNOWN_TO) await writeThread(env, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
+  const reply = (await isOptedOut(env, queue.organizationId, phone))
+    ? null
+    : replyText(language, "joined", {
+        queue: queue.name,
+        code: ticket.displayCode,
+        position: ticket.position,
+        wait: ticket.estimatedWaitMinutes,
+      });
+  const live: LiveTicket = {
+    id: ticket.id,
+    queue_id: queue.id,
+    organization_id: queue.organizationId,
+    display_code: ticket.displayCode,
+    default_language: org?.default_language ?? null,
+    name: org?.name ?? "",
+  };
+  await recordExchange(env, live, input, phone, null, reply, at);
+  return { reply, ticketId: ticket.id, keyword: null, action: "joined" };
 }

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { LANGUAGES } from "../domain/languages";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
 import type { BookingSettings } from "../domain/slots";
@@ -337,8 +337,17 @@ export const queues = sqliteTable(
     blendPolicy: text("blend_policy", { mode: "json" }).$type<BlendPolicy>(),
     /** The wait the branch aims for (docs/floor.md): the floor turns a line amber, then red, and alerts; null: none. */
     targetWaitMinutes: integer("target_wait_minutes"),
+    /** A later turn on request (docs/visits.md, defer): how far ahead, and how many times per ticket (0: never). */
+    maxDeferMinutes: integer("max_defer_minutes").notNull().default(DEFAULT_MAX_DEFER_MINUTES),
+    maxDefers: integer("max_defers").notNull().default(DEFAULT_MAX_DEFERS),
+    /** The word a customer texts to the organization's number to join (docs/conversations.md); null: none. */
+    smsKeyword: text("sms_keyword"),
   },
-  (t) => [index("queues_org_idx").on(t.organizationId), uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter)],
+  (t) => [
+    index("queues_org_idx").on(t.organizationId),
+    uniqueIndex("queues_service_letter_unique").on(t.serviceId, t.letter),
+    uniqueIndex("queues_org_sms_keyword_unique").on(t.organizationId, t.smsKeyword),
+  ],
 );
 
 /** Read model of tickets for history, listings and analytics; written only by room outboxes. */
@@ -379,6 +388,9 @@ export const tickets = sqliteTable(
     heldAt: integer("held_at"),
     /** Places its owner stepped back (once); null until then. */
     steppedBackPlaces: integer("stepped_back_places"),
+    /** docs/visits.md, defer: the latest later turn asked (not called before it), and how many were asked. */
+    deferredUntil: integer("deferred_until"),
+    deferCount: integer("defer_count").notNull().default(0),
     /** The latest call's counter label, desk and recalls (docs/desks.md), kept once the room lets the ticket go. */
     counter: text("counter"),
     deskId: text("desk_id"),
@@ -1303,6 +1315,23 @@ export const inboundReceipts = sqliteTable(
 );
 
 /**
+ * An organization's USSD code at its aggregator (docs/conversations.md): the callbacks for
+ * `serviceCode` reach this organization, authenticated by the secret (kept as its SHA-256) and,
+ * when listed, the aggregator's addresses.
+ */
+export const ussdCodes = sqliteTable("ussd_codes", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  serviceCode: text("service_code").notNull().unique(),
+  secretHash: text("secret_hash").notNull(),
+  /** JSON array of addresses the aggregator calls from; null: any address with the secret. */
+  allowedAddresses: text("allowed_addresses", { mode: "json" }).$type<string[]>(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/**
  * The conversation a customer's number has on a shared number: the ticket they chose from the
  * menu, or the menu they were sent (options and the text it holds until they answer).
  */
@@ -1339,4 +1368,33 @@ export const messageTemplates = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.queueScope, t.key, t.language] })],
+);
+
+/**
+ * The customer's verdict on a served ticket (docs/visits.md, feedback): one per ticket, 1–5 and
+ * an optional comment, from the status page/widget (the ticket token) or an SMS reply. The
+ * ticket's queue, service, desk, operator and times are copied in when it is given, so the
+ * analytics read one table whatever the room or the projection did since.
+ */
+export const ticketFeedback = sqliteTable(
+  "ticket_feedback",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").notNull(),
+    serviceId: text("service_id").notNull(),
+    deskId: text("desk_id"),
+    operatorId: text("operator_id"),
+    score: integer("score").notNull(),
+    comment: text("comment"),
+    channel: text("channel", { enum: ["widget", "sms"] }).notNull(),
+    /** The ticket's join (the analytics cohort) and its wait, join → call, in ms (null when never called). */
+    ticketCreatedAt: integer("ticket_created_at").notNull(),
+    waitMs: integer("wait_ms"),
+    servedAt: integer("served_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ticket_feedback_queue_created_idx").on(t.queueId, t.ticketCreatedAt)],
 );

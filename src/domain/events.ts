@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   "ticket.held",
   "ticket.resumed",
   "ticket.stepped_back",
+  "ticket.deferred",
   "review.request",
   "inactivity.warning",
   "remote_join.arrived",
@@ -46,6 +47,9 @@ export const EVENT_TYPES = [
   // Appointments blended with walk-ins (docs/blend.md).
   "appointment.checked_in",
   "appointment.no_show",
+  // The customer's verdict (docs/visits.md, feedback): every one, and those at or under the low mark.
+  "ticket.feedback",
+  "ticket.feedback_low",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

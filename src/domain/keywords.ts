@@ -1,6 +1,6 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js/mobile";
 
-import { CATALOGUES, fillText, LANGUAGES, type Keyword, type Language, type ReplyKey } from "./languages";
+import { CATALOGUES, fillText, LANGUAGES, type JoinRefusalKey, type Keyword, type Language, type ReplyKey } from "./languages";
 
 // What a customer's text means (docs/conversations.md). People answer from basic phones, in
 // any language of the catalogue (./languages, `sms.keywords`), in any case, with or without
@@ -22,7 +22,11 @@ for (const language of LANGUAGES) {
   }
 }
 
-const JOIN_VERBS = new Set(LANGUAGES.flatMap((language) => CATALOGUES[language].sms.join.map(normalizeText)));
+/** Each join verb, normalized, with the languages that use it. */
+const JOIN_VERBS = new Map<string, Language[]>();
+for (const language of LANGUAGES) {
+  for (const verb of CATALOGUES[language].sms.join.map(normalizeText)) JOIN_VERBS.set(verb, [...(JOIN_VERBS.get(verb) ?? []), language]);
+}
 
 /** Upper case, accents and punctuation gone, spaces collapsed: "  arrêt ! " → "ARRET". */
 export function normalizeText(text: string): string {
@@ -57,14 +61,77 @@ export function joinRequest(text: string): string | null {
   return words.slice(1).join(" ") || "";
 }
 
+/** The word that asks for one's place in `language` (STATUT, STATUS, ESTADO…). */
+export function statusWord(language: Language): string {
+  return CATALOGUES[language].sms.keywords.status[0] ?? "STATUS";
+}
+
+/** The languages whose join verb starts the text ("REJOINDRE A": fr), none when it starts with no join verb. */
+export function joinLanguages(text: string): Language[] {
+  return JOIN_VERBS.get(normalizeText(text).split(" ")[0] ?? "") ?? [];
+}
+
+/** A queue's join keyword: one word of 2–20 letters or digits, starting with a letter, no reserved word. */
+export const SMS_KEYWORD_PATTERN = /^[A-Z][A-Z0-9]{1,19}$/;
+
+/**
+ * The keyword as it is stored and matched (upper case, accents gone), or the reason it cannot be one:
+ * the words that act on a ticket and the join verbs are taken, and a digit first would read as a menu answer.
+ */
+export function smsKeywordOf(text: string): { keyword: string } | { refused: string } {
+  const keyword = normalizeText(text);
+  if (!SMS_KEYWORD_PATTERN.test(keyword)) return { refused: "one word of 2-20 letters or digits, starting with a letter" };
+  if (WORDS.has(keyword) || JOIN_VERBS.has(keyword)) return { refused: `${keyword} is a reserved keyword` };
+  return { keyword };
+}
+
+/** The join keyword a text names: its first word, or the word after JOIN/REJOINDRE ("JOIN MAIRIE"). */
+export function keywordOfText(text: string): string | null {
+  const asked = joinRequest(text);
+  const word = (asked ?? normalizeText(text)).split(" ")[0] ?? "";
+  return SMS_KEYWORD_PATTERN.test(word) ? word : null;
+}
+
 /** Places a LATE moves the ticket back (the room's step-back, once per ticket). */
 export const LATE_STEP_BACK_PLACES = 3;
 
-type Values = { code?: string; position?: number | null; wait?: number | null; queue?: string; options?: string };
+/**
+ * "RETARD 15", "late 15 min": the minutes after the keyword (a later turn, docs/visits.md, defer),
+ * or null when the text gives none (a bare LATE steps back LATE_STEP_BACK_PLACES places).
+ */
+export function lateMinutes(text: string): number | null {
+  const minutes = /^\d{1,4}$/.exec(normalizeText(text).split(" ")[1] ?? "");
+  if (!minutes) return null;
+  const n = Number(minutes[0]);
+  return n > 0 ? n : null;
+}
+
+type Values = {
+  code?: string;
+  position?: number | null;
+  wait?: number | null;
+  queue?: string;
+  options?: string;
+  minutes?: number;
+  max?: number;
+  score?: number;
+  reason?: string;
+};
+
+/** Why a join by text or USSD was refused, in a few words (the join's error code; the catalogue's `sms.joinRefusals`). */
+export function joinRefusalText(language: Language, code: string): string {
+  const refusals = CATALOGUES[language].sms.joinRefusals;
+  return Object.hasOwn(refusals, code) ? refusals[code as JoinRefusalKey] : refusals.other;
+}
 
 export function replyText(language: Language, key: ReplyKey, values: Values = {}): string {
   const reply = key === "status" && !values.position ? "statusCalled" : key;
-  return fillText(CATALOGUES[language].sms.replies[reply], { ...values, wait: values.wait ?? "?", places: LATE_STEP_BACK_PLACES });
+  return fillText(CATALOGUES[language].sms.replies[reply], {
+    ...values,
+    position: values.position ?? "?",
+    wait: values.wait ?? "?",
+    places: LATE_STEP_BACK_PLACES,
+  });
 }
 
 /**

@@ -6,7 +6,7 @@
 export const TICKET_STATUSES = ["waiting", "called", "serving", "served", "skipped", "expired", "cancelled", "held"] as const;
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
 
-export const TICKET_SOURCES = ["app", "operator", "vip", "widget", "qr", "nfc", "remote", "transfer", "recovery"] as const;
+export const TICKET_SOURCES = ["app", "operator", "vip", "widget", "qr", "nfc", "remote", "transfer", "recovery", "sms", "ussd"] as const;
 export type TicketSource = (typeof TICKET_SOURCES)[number];
 
 export const QUEUE_STATUSES = ["active", "paused", "closed"] as const;
@@ -32,6 +32,7 @@ export const TICKET_TRANSITIONS = {
   hold: ["called", "serving"],
   resume: ["held"],
   stepBack: ["waiting"],
+  defer: ["waiting"],
   prioritize: ["waiting"],
 } as const satisfies Record<string, readonly TicketStatus[]>;
 export type TicketOperation = keyof typeof TICKET_TRANSITIONS;
@@ -72,6 +73,15 @@ export type HoldableStatus = (typeof HOLDABLE_STATUSES)[number];
 
 /** How far a ticket's owner may step back, once (docs/desks.md, let others pass). */
 export const STEP_BACK_MAX_PLACES = 10;
+
+/**
+ * A later turn on request (docs/visits.md, defer): a queue's bounds unless it sets its own. A
+ * `maxDefers` of 0 turns deferral off for the queue.
+ */
+export const DEFAULT_MAX_DEFER_MINUTES = 60;
+export const DEFAULT_MAX_DEFERS = 2;
+/** The most places one `places` defer moves a ticket back. */
+export const DEFER_MAX_PLACES = 50;
 
 /** An operator's note at completion (docs/desks.md, outcomes). */
 export const COMPLETION_NOTE_MAX = 500;

@@ -35,6 +35,10 @@ export const TAGS: { name: string; description: string }[] = [
   { name: "Errors", description: "What each error code means; every error's `docUrl` points here." },
   { name: "Audit log", description: "Who changed what and when, hash-chained per organization (docs/security.md)." },
   {
+    name: "Personal data",
+    description: "A customer's data on request: everything the organization holds about them, and its erasure (docs/personal-data.md).",
+  },
+  {
     name: "Appointments",
     description: "Bookable time: a service's free slots from opening hours, shifts and bookings (docs/appointments.md).",
   },

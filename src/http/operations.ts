@@ -92,9 +92,9 @@ export const OPERATIONS: Record<string, Operation> = {
   "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend" },
   "POST /v1/business/queues/{queueId}/blend/replay": { id: "replayQueueBlend" },
   "POST /v1/tickets/{ticketId}/cancel": { id: "cancelTicket", errors: STATE },
-  "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: ["INVALID_STATE", "INTAKE_REQUIRED"] },
   "POST /v1/tickets/{ticketId}/present": { id: "markTicketPresent", errors: STATE },
-  "POST /v1/tickets/{ticketId}/complete": { id: "completeTicket", errors: STATE },
+  "POST /v1/tickets/{ticketId}/complete": { id: "completeTicket", errors: ["INVALID_STATE", "INTAKE_REQUIRED"] },
   "POST /v1/tickets/{ticketId}/skip-absent": { id: "skipAbsentTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/recover": { id: "recoverTicket", errors: ["INVALID_STATE", "QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL"] },
   "POST /v1/tickets/{ticketId}/transfer-queue": {
@@ -109,6 +109,14 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/tickets/{ticketId}/resume": { id: "resumeTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/step-back": { id: "stepBackTicket", errors: ["INVALID_STATE", "CONFLICT"] },
   "POST /v1/widget/tickets/{ticketId}/step-back": { id: "stepBackVisitorTicket", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/tickets/{ticketId}/defer": {
+    id: "deferTicket",
+    errors: ["INVALID_STATE", "CONFLICT", "DEFER_TOO_FAR", "DEFER_LIMIT_REACHED"],
+  },
+  "POST /v1/widget/tickets/{ticketId}/defer": {
+    id: "deferVisitorTicket",
+    errors: ["INVALID_STATE", "CONFLICT", "DEFER_TOO_FAR", "DEFER_LIMIT_REACHED"],
+  },
   "POST /v1/tickets/{ticketId}/vip": { id: "prioritizeTicket", errors: STATE },
   "DELETE /v1/tickets/{ticketId}/vip": { id: "unprioritizeTicket", errors: STATE },
   "POST /v1/services/{serviceId}/outcomes": { id: "createServiceOutcome", errors: ["CONFLICT"] },
@@ -173,6 +181,12 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/widget/tickets/{ticketId}": { id: "getVisitorTicket" },
   "GET /v1/widget/tickets/{ticketId}/place": { id: "getVisitorTicketPlace" },
   "POST /v1/widget/tickets/{ticketId}/cancel": { id: "leaveQueueFromWidget", errors: STATE },
+  // The customer's verdict (docs/visits.md, feedback).
+  "GET /v1/widget/tickets/{ticketId}/feedback": { id: "getVisitorFeedback" },
+  "POST /v1/widget/tickets/{ticketId}/feedback": {
+    id: "giveVisitorFeedback",
+    errors: ["INVALID_STATE", "FEEDBACK_ALREADY_GIVEN", "FEEDBACK_WINDOW_CLOSED"],
+  },
   "GET /v1/widget/push/public-key": { id: "getWebPushPublicKey" },
   "POST /v1/widget/tickets/{ticketId}/push-subscription": { id: "subscribeVisitorToWebPush" },
   "DELETE /v1/widget/tickets/{ticketId}/push-subscription": { id: "unsubscribeVisitorFromWebPush" },
@@ -226,6 +240,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/operators": { id: "getOperatorAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/feedback": { id: "getFeedbackAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/export.csv": { id: "exportTicketsCsv", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
 
   "GET /v1/errors": { id: "listErrorCodes" },
@@ -239,6 +254,9 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
   "GET /v1/organizations/{organizationId}/audit-events/export.csv": { id: "exportAuditEventsCsv" },
   "GET /v1/organizations/{organizationId}/audit-events/verify": { id: "verifyAuditChain" },
+  // A person's data on request (issue 40, docs/personal-data.md).
+  "POST /v1/organizations/{organizationId}/data-subjects/export": { id: "exportDataSubject" },
+  "POST /v1/organizations/{organizationId}/data-subjects/erase": { id: "eraseDataSubject", errors: STATE },
   // One-time phone codes (issue 26, docs/limits.md).
   "GET /v1/tickets/{ticketId}/phone-verification": { id: "getTicketPhoneVerification" },
   "POST /v1/tickets/{ticketId}/phone-verification": { id: "verifyTicketPhone", errors: STATE },
@@ -265,9 +283,15 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   QUEUE_EMPTY: "no ticket can be called",
   OPERATOR_UNAVAILABLE: "the caller is on a break, closure or unavailability; `details {eventId, until}`",
   RECALL_LIMIT_REACHED: "the called ticket was recalled as many times as allowed; `details {recallCount, limit}`",
+  INTAKE_REQUIRED:
+    "the service's `at_serve` questions are not all answered on the ticket; `details {field, missing[]}` name them as `intake.<key>` (PATCH /v1/tickets/{ticketId}/intake)",
+  DEFER_TOO_FAR: "the later turn asked is past the queue's `maxDeferMinutes`; `details {field: until, maxDeferMinutes, latest}`",
+  DEFER_LIMIT_REACHED: "the ticket was deferred as many times as the queue allows; `details {field, defers, maxDefers}`",
   SLOT_UNAVAILABLE:
     "the appointment slot cannot be taken; `details {field, reason}`: too_soon, beyond_horizon, no_slot (outside the hours, in a closure or break, off the grid), full (overlapping bookings and holds use its capacity) or staff_busy",
   CHECK_IN_NOT_OPEN: "an appointment's check-in is not open yet; `details.opensAt` says when it opens (docs/blend.md)",
+  FEEDBACK_ALREADY_GIVEN: "the ticket's customer gave their verdict already (once per ticket, docs/visits.md)",
+  FEEDBACK_WINDOW_CLOSED: "the ticket was served more than 7 days ago: too late for its verdict; `details {servedAt, closedAt}`",
   QR_TOKEN_EXPIRED: "the QR token has expired",
   QR_TOKEN_USED: "the single-use QR token was used already",
   PAYLOAD_TOO_LARGE: "the body is over 64 KiB",

@@ -1,10 +1,13 @@
 // The billing part of the minute sweep: what happens when a paid period ends.
+import { and, eq, inArray, lte, ne, or, type SQL } from "drizzle-orm";
+import { database } from "../db/client";
+import { subscriptions } from "../db/schema";
 import { GRACE_PERIOD_MS, periodEnd, priceOf } from "../domain/billing";
 import { PLAN_RANK, type PaidPlan } from "../domain/plans";
 import type { Env } from "../env";
 import { utcMonth } from "../lib/time";
 import { newSandboxRef, signSandboxEvent } from "../providers/sandbox";
-import { fallToStarterStatement, type SubscriptionRow, receiveProviderEvent } from "../billing";
+import { fallToStarter, type SubscriptionRow, receiveProviderEvent } from "../billing";
 import { rulesChanged } from "../tickets";
 
 const SWEEP_LIMIT = 200;
@@ -21,89 +24,80 @@ const SWEEP_LIMIT = 200;
 export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewed: number; fellBack: number }> {
   // Only rows with something to do now, so Stripe subscriptions waiting for their renewal event
   // (or past_due ones inside their grace) never crowd the others out of the batch.
-  const due = await env.DB.prepare(
-    `SELECT * FROM subscriptions WHERE plan != 'starter' AND current_period_end <= ?1 AND (
-       cancel_at_period_end = 1 OR scheduled_plan = 'starter'
-       OR (status = 'past_due' AND grace_until <= ?1)
-       OR (status = 'active' AND (provider IN ('sandbox', 'fedapay') OR current_period_end <= ?2)))
-     ORDER BY current_period_end LIMIT ?3`,
-  )
-    .bind(at, at - GRACE_PERIOD_MS, SWEEP_LIMIT)
-    .all<Record<string, unknown>>();
+  const s = subscriptions;
+  const due = await database(env.DB)
+    .select()
+    .from(s)
+    .where(
+      and(
+        ne(s.plan, "starter"),
+        lte(s.currentPeriodEnd, at),
+        or(
+          eq(s.cancelAtPeriodEnd, true),
+          eq(s.scheduledPlan, "starter"),
+          and(eq(s.status, "past_due"), lte(s.graceUntil, at)),
+          and(eq(s.status, "active"), or(inArray(s.provider, ["sandbox", "fedapay"]), lte(s.currentPeriodEnd, at - GRACE_PERIOD_MS))),
+        ),
+      ),
+    )
+    .orderBy(s.currentPeriodEnd)
+    .limit(SWEEP_LIMIT);
   let renewed = 0;
   let fellBack = 0;
-  for (const raw of due.results) {
-    const sub = rowOf(raw);
+  for (const sub of due) {
     const ended = sub.currentPeriodEnd;
     if (sub.cancelAtPeriodEnd || sub.scheduledPlan === "starter") {
-      fellBack += await fellToStarter(
-        env,
-        sub.organizationId,
-        at,
-        fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended),
-      );
+      fellBack += await fellToStarter(env, sub.organizationId, at, eq(s.currentPeriodEnd, ended));
     } else if (sub.status === "past_due") {
       if (sub.graceUntil !== null && sub.graceUntil <= at) {
-        fellBack += await fellToStarter(
-          env,
-          sub.organizationId,
-          at,
-          fallToStarterStatement(env, sub.organizationId, at, "status = 'past_due' AND grace_until <= ?", at),
-        );
+        fellBack += await fellToStarter(env, sub.organizationId, at, and(eq(s.status, "past_due"), lte(s.graceUntil, at)));
       }
     } else if (sub.provider === "sandbox" && sub.providerSubscriptionId) {
       try {
-        await chargeSandboxRenewal(env, sub, at);
+        await chargeSandboxRenewal(env, sub, sub.providerSubscriptionId, at);
         renewed += 1;
       } catch (err) {
         // One organization's failure must not stop the others' renewals; the next sweep tries again.
         console.error(JSON.stringify({ billing: "sandbox renewal", organizationId: sub.organizationId, error: String(err) }));
       }
     } else if (sub.provider === "fedapay") {
-      await env.DB.prepare(
-        "UPDATE subscriptions SET status = 'past_due', grace_until = ?, updated_at = ? WHERE organization_id = ? AND status = 'active' AND current_period_end = ?",
-      )
-        .bind(ended + GRACE_PERIOD_MS, at, sub.organizationId, ended)
-        .run();
+      await database(env.DB)
+        .update(s)
+        .set({ status: "past_due", graceUntil: ended + GRACE_PERIOD_MS, updatedAt: at })
+        .where(and(eq(s.organizationId, sub.organizationId), eq(s.status, "active"), eq(s.currentPeriodEnd, ended)));
     } else if (ended + GRACE_PERIOD_MS <= at) {
       // Stripe never told us about this period: after the grace period, nothing paid means starter.
-      fellBack += await fellToStarter(
-        env,
-        sub.organizationId,
-        at,
-        fallToStarterStatement(env, sub.organizationId, at, "current_period_end = ?", ended),
-      );
+      fellBack += await fellToStarter(env, sub.organizationId, at, eq(s.currentPeriodEnd, ended));
     }
   }
   const month = utcMonth(at);
-  await env.DB.prepare(
-    "UPDATE subscriptions SET current_period_start = ?, current_period_end = ?, updated_at = ? WHERE plan = 'starter' AND current_period_end <= ?",
-  )
-    .bind(month.start, month.end, at, at)
-    .run();
+  await database(env.DB)
+    .update(s)
+    .set({ currentPeriodStart: month.start, currentPeriodEnd: month.end, updatedAt: at })
+    .where(and(eq(s.plan, "starter"), lte(s.currentPeriodEnd, at)));
   return { renewed, fellBack };
 }
 
-/** Runs a move back to starter; when it applied, the organization's rooms learn the starter limits. */
-async function fellToStarter(env: Env, organizationId: string, at: number, statement: D1PreparedStatement): Promise<number> {
-  const changed = (await statement.run()).meta.changes;
+/** Moves the organization back to starter while `when` holds; when it applied, its rooms learn the starter limits. */
+async function fellToStarter(env: Env, organizationId: string, at: number, when: SQL | undefined): Promise<number> {
+  const changed = await fallToStarter(env, organizationId, at, when);
   if (changed > 0) await rulesChanged(env, organizationId, at);
   return changed;
 }
 
 /** The sandbox's recurring payment: one signed invoice event, through the same receiver as a provider's. */
-async function chargeSandboxRenewal(env: Env, sub: SubscriptionRow, at: number): Promise<void> {
-  const plan = (
-    sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan]
-      ? sub.scheduledPlan
-      : sub.plan
-  ) as PaidPlan;
+async function chargeSandboxRenewal(env: Env, sub: SubscriptionRow, subscriptionId: string, at: number): Promise<void> {
+  const current = sub.plan;
+  if (current === "starter") return; // the sweep takes paid plans only
+  // A downgrade scheduled for the period's end is what the renewal charges.
+  const plan: PaidPlan =
+    sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[current] ? sub.scheduledPlan : current;
   const start = sub.currentPeriodEnd;
   const signed = await signSandboxEvent(
     env,
     sub.sandboxRenewalsFail ? "invoice.payment_failed" : "invoice.paid",
     {
-      subscriptionId: sub.providerSubscriptionId!,
+      subscriptionId,
       invoiceId: newSandboxRef("inv"),
       amount: priceOf(plan, sub.billingInterval, sub.currency),
       currency: sub.currency,
@@ -113,29 +107,4 @@ async function chargeSandboxRenewal(env: Env, sub: SubscriptionRow, at: number):
     at,
   );
   await receiveProviderEvent(env, "sandbox", signed.rawBody, signed.signature, at);
-}
-
-function rowOf(r: Record<string, unknown>): SubscriptionRow {
-  return {
-    organizationId: r.organization_id as string,
-    plan: r.plan as SubscriptionRow["plan"],
-    billingInterval: r.billing_interval as SubscriptionRow["billingInterval"],
-    status: r.status as SubscriptionRow["status"],
-    currency: r.currency as SubscriptionRow["currency"],
-    currentPeriodStart: r.current_period_start as number,
-    currentPeriodEnd: r.current_period_end as number,
-    cancelAtPeriodEnd: Boolean(r.cancel_at_period_end),
-    rateTierOverride: (r.rate_tier_override as SubscriptionRow["rateTierOverride"]) ?? null,
-    customRatePerMinute: (r.custom_rate_per_minute as number | null) ?? null,
-    customRatePerDay: (r.custom_rate_per_day as number | null) ?? null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
-    provider: (r.provider as SubscriptionRow["provider"]) ?? null,
-    providerSubscriptionId: (r.provider_subscription_id as string | null) ?? null,
-    scheduledPlan: (r.scheduled_plan as SubscriptionRow["scheduledPlan"]) ?? null,
-    graceUntil: (r.grace_until as number | null) ?? null,
-    lastEventAt: (r.last_event_at as number | null) ?? null,
-    cancelReason: (r.cancel_reason as string | null) ?? null,
-    sandboxRenewalsFail: Boolean(r.sandbox_renewals_fail),
-  };
 }

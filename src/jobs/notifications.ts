@@ -23,8 +23,11 @@ const OPERATOR_TYPES = new Set<string>([
   "member.joined",
 ]);
 
-/** The customer events worth an SMS (each one costs the business). */
-const SMS_TYPES = new Set<string>(["ticket.created", "ticket.almost_called", "ticket.called", "ticket.recalled"]);
+/**
+ * The customer events worth an SMS (each one costs the business). `review.request` asks for the
+ * verdict: a reply of one digit 1–5 is taken as the score (docs/visits.md, feedback).
+ */
+const SMS_TYPES = new Set<string>(["ticket.created", "ticket.almost_called", "ticket.called", "ticket.recalled", "review.request"]);
 
 /** Silenced by `ticketReminders: false`. */
 const REMINDER_TYPES = new Set<string>(["ticket.almost_called", "appointment.reminder"]);

@@ -1,4 +1,7 @@
+import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
+import { database } from "../db/client";
+import { usageCounters, webhookDeliveries, webhooks } from "../db/schema";
 import { FAILING_DISABLE_MS, RETRY_WINDOW_MS, retryDelaySeconds, type WebhookDeliveryMessage } from "../domain/webhooks";
 import type { Env } from "../env";
 import { openSecret } from "../lib/secret-box";
@@ -44,65 +47,38 @@ export function signatureHeader(webhook: WebhookRow, id: string, at: number, bod
   return secrets.map((s) => new Webhook(s).sign(id, timestamp, body)).join(" ");
 }
 
+function deliveries(env: Env) {
+  return database(env.DB);
+}
+
+/** Takes the delivery for LEASE_MS if it is pending, not held and due; null otherwise. */
 async function claim(env: Env, deliveryId: string, at: number): Promise<DeliveryRow | null> {
-  return env.DB.prepare(
-    `UPDATE webhook_deliveries SET lease_until = ?, updated_at = ?
-     WHERE id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?) AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
-     RETURNING *`,
-  )
-    .bind(at + LEASE_MS, at, deliveryId, at, at)
-    .first<Record<string, unknown>>()
-    .then((r) => (r ? toDelivery(r) : null));
+  const [row] = await deliveries(env)
+    .update(webhookDeliveries)
+    .set({ leaseUntil: at + LEASE_MS, updatedAt: at })
+    .where(
+      and(
+        eq(webhookDeliveries.id, deliveryId),
+        eq(webhookDeliveries.status, "pending"),
+        or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, at)),
+        or(isNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, at)),
+      ),
+    )
+    .returning();
+  return row ?? null;
 }
 
-function toDelivery(r: Record<string, unknown>): DeliveryRow {
-  return {
-    id: r.id as string,
-    webhookId: r.webhook_id as string,
-    organizationId: r.organization_id as string,
-    eventId: r.event_id as string,
-    eventType: r.event_type as string,
-    payload: r.payload as string,
-    status: r.status as DeliveryRow["status"],
-    attempts: r.attempts as number,
-    responseStatus: r.response_status as number | null,
-    durationMs: r.duration_ms as number | null,
-    lastError: r.last_error as string | null,
-    nextAttemptAt: r.next_attempt_at as number | null,
-    leaseUntil: r.lease_until as number | null,
-    redeliveryOf: r.redelivery_of as string | null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
-    completedAt: r.completed_at as number | null,
-  };
-}
-
+/** The subscription with its secrets opened (stored sealed, src/lib/secret-box.ts), only to sign. */
 async function loadWebhook(env: Env, webhookId: string): Promise<WebhookRow | null> {
-  const r = await env.DB.prepare("SELECT * FROM webhooks WHERE id = ?").bind(webhookId).first<Record<string, unknown>>();
+  const [r] = await deliveries(env).select().from(webhooks).where(eq(webhooks.id, webhookId));
   if (!r) return null;
   return {
-    id: r.id as string,
-    organizationId: r.organization_id as string,
-    url: r.url as string,
-    events: JSON.parse(r.events as string) as string[],
-    description: r.description as string | null,
-    enabled: Boolean(r.enabled),
-    disabledReason: r.disabled_reason as string | null,
-    // Stored sealed (src/lib/secret-box.ts); opened here, only to sign.
-    secret: await openSecret(env, r.secret as string),
-    previousSecret: r.previous_secret === null ? null : await openSecret(env, r.previous_secret as string),
-    previousSecretExpiresAt: r.previous_secret_expires_at as number | null,
+    ...r,
+    secret: await openSecret(env, r.secret),
+    previousSecret: r.previousSecret === null ? null : await openSecret(env, r.previousSecret),
     retiredSecrets: await Promise.all(
-      (JSON.parse((r.retired_secrets as string | undefined) ?? "[]") as { secret: string; expiresAt: number }[]).map(async (x) => ({
-        secret: await openSecret(env, x.secret),
-        expiresAt: x.expiresAt,
-      })),
+      r.retiredSecrets.map(async (x) => ({ secret: await openSecret(env, x.secret), expiresAt: x.expiresAt })),
     ),
-    failingSince: r.failing_since as number | null,
-    includePersonalData: Boolean(r.include_personal_data),
-    apiVersion: r.api_version as string | null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
   };
 }
 
@@ -119,12 +95,17 @@ interface Attempt {
 export async function attemptDelivery(env: Env, deliveryId: string, at: number, jitter: number): Promise<Outcome> {
   const delivery = await claim(env, deliveryId, at);
   if (!delivery) {
-    const row = await env.DB.prepare("SELECT status, next_attempt_at, lease_until FROM webhook_deliveries WHERE id = ?")
-      .bind(deliveryId)
-      .first<{ status: string; next_attempt_at: number | null; lease_until: number | null }>();
+    const [row] = await deliveries(env)
+      .select({
+        status: webhookDeliveries.status,
+        nextAttemptAt: webhookDeliveries.nextAttemptAt,
+        leaseUntil: webhookDeliveries.leaseUntil,
+      })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, deliveryId));
     // A copy that came back before its time waits for it; anything else is a duplicate.
-    if (row?.status === "pending" && row.next_attempt_at !== null && row.next_attempt_at > at && (row.lease_until ?? 0) <= at) {
-      return { kind: "retry", delaySeconds: Math.ceil((row.next_attempt_at - at) / 1000) };
+    if (row?.status === "pending" && row.nextAttemptAt !== null && row.nextAttemptAt > at && (row.leaseUntil ?? 0) <= at) {
+      return { kind: "retry", delaySeconds: Math.ceil((row.nextAttemptAt - at) / 1000) };
     }
     return { kind: "done" };
   }
@@ -137,7 +118,8 @@ export async function attemptDelivery(env: Env, deliveryId: string, at: number, 
   const attempt = await send(env, webhook, delivery, at);
   if (attempt.responseStatus !== null && attempt.responseStatus >= 200 && attempt.responseStatus < 300) {
     await finish(env, delivery, "succeeded", attempt, at, true);
-    if (webhook.failingSince !== null) await env.DB.prepare("UPDATE webhooks SET failing_since = NULL WHERE id = ?").bind(webhook.id).run();
+    if (webhook.failingSince !== null)
+      await deliveries(env).update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id));
     return { kind: "done" };
   }
   await noteFailure(env, webhook, attempt, at);
@@ -146,13 +128,18 @@ export async function attemptDelivery(env: Env, deliveryId: string, at: number, 
     await finish(env, delivery, "failed", attempt, at, true);
     return { kind: "done" };
   }
-  await env.DB.prepare(
-    `UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?, duration_ms = ?, last_error = ?,
-       next_attempt_at = ?, lease_until = NULL, updated_at = ?
-     WHERE id = ? AND lease_until = ?`,
-  )
-    .bind(attempt.responseStatus, attempt.durationMs, attempt.error, at + delaySeconds * 1000, at, delivery.id, delivery.leaseUntil)
-    .run();
+  await deliveries(env)
+    .update(webhookDeliveries)
+    .set({
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      responseStatus: attempt.responseStatus,
+      durationMs: attempt.durationMs,
+      lastError: attempt.error,
+      nextAttemptAt: at + delaySeconds * 1000,
+      leaseUntil: null,
+      updatedAt: at,
+    })
+    .where(heldBy(delivery));
   return { kind: "retry", delaySeconds };
 }
 
@@ -191,19 +178,49 @@ async function finish(
   at: number,
   attempted: boolean,
 ): Promise<void> {
-  const held = "EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ? AND status = 'pending' AND lease_until = ?)";
-  await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO usage_counters (organization_id, period, metric, used)
-       SELECT ?, ?, 'webhook_deliveries', 1 WHERE ${held}
-       ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1`,
-    ).bind(delivery.organizationId, utcMonth(at).key, delivery.id, delivery.leaseUntil),
-    env.DB.prepare(
-      `UPDATE webhook_deliveries SET status = ?, attempts = attempts + ?, response_status = ?, duration_ms = ?, last_error = ?,
-         lease_until = NULL, next_attempt_at = NULL, completed_at = ?, updated_at = ?
-       WHERE id = ? AND lease_until = ?`,
-    ).bind(status, attempted ? 1 : 0, attempt.responseStatus, attempt.durationMs, attempt.error, at, at, delivery.id, delivery.leaseUntil),
+  const db = deliveries(env);
+  // The count first, on the condition that this consumer still holds the delivery; then the close.
+  await db.batch([
+    db
+      .insert(usageCounters)
+      .select(
+        db
+          .select({
+            organizationId: sql<string>`${delivery.organizationId}`.as("organization_id"),
+            period: sql<string>`${utcMonth(at).key}`.as("period"),
+            metric: sql<"webhook_deliveries">`'webhook_deliveries'`.as("metric"),
+            used: sql<number>`1`.as("used"),
+          })
+          .from(webhookDeliveries)
+          .where(and(heldBy(delivery), eq(webhookDeliveries.status, "pending"))),
+      )
+      .onConflictDoUpdate({
+        target: [usageCounters.organizationId, usageCounters.period, usageCounters.metric],
+        set: { used: sql`${usageCounters.used} + 1` },
+      }),
+    db
+      .update(webhookDeliveries)
+      .set({
+        status,
+        attempts: sql`${webhookDeliveries.attempts} + ${attempted ? 1 : 0}`,
+        responseStatus: attempt.responseStatus,
+        durationMs: attempt.durationMs,
+        lastError: attempt.error,
+        leaseUntil: null,
+        nextAttemptAt: null,
+        completedAt: at,
+        updatedAt: at,
+      })
+      .where(heldBy(delivery)),
   ]);
+}
+
+/** The delivery while this consumer's lease on it stands: every write after the send is guarded by it. */
+function heldBy(delivery: DeliveryRow) {
+  return and(
+    eq(webhookDeliveries.id, delivery.id),
+    delivery.leaseUntil === null ? isNull(webhookDeliveries.leaseUntil) : eq(webhookDeliveries.leaseUntil, delivery.leaseUntil),
+  );
 }
 
 /** Every failed attempt extends the subscription's failing streak; 3 days of it disables it. */
@@ -211,12 +228,16 @@ async function noteFailure(env: Env, webhook: WebhookRow, attempt: Attempt, at: 
   const since = webhook.failingSince ?? at;
   if (at - since >= FAILING_DISABLE_MS) {
     const reason = `Every delivery failed for 3 days (last: ${attempt.error ?? "no answer"}); fix the endpoint, then enable the subscription again`;
-    await env.DB.prepare("UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1")
-      .bind(reason, at, webhook.id)
-      .run();
+    await deliveries(env)
+      .update(webhooks)
+      .set({ enabled: false, disabledReason: reason, updatedAt: at })
+      .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true)));
     return;
   }
   if (webhook.failingSince === null) {
-    await env.DB.prepare("UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL").bind(at, webhook.id).run();
+    await deliveries(env)
+      .update(webhooks)
+      .set({ failingSince: at })
+      .where(and(eq(webhooks.id, webhook.id), isNull(webhooks.failingSince)));
   }
 }

@@ -1,3 +1,6 @@
+import { and, eq, isNotNull } from "drizzle-orm";
+import { database } from "../db/client";
+import { locations, smsPolicies, subscriptions } from "../db/schema";
 import {
   alertThreshold,
   allowedCountries,
@@ -34,48 +37,46 @@ export interface OrganizationSmsPolicy {
   smsPerMonth: number | null;
 }
 
-interface PolicyRow {
-  allowed_countries: string | null;
-  per_phone_per_day: number | null;
-  per_address_per_day: number | null;
-  per_widget_key_per_day: number | null;
-  per_ticket: number | null;
-  daily_ceiling: number | null;
-  business_reserve_percent: number | null;
-  require_phone_code: number | null;
-  bot_check: string | null;
-}
+type PolicyRow = typeof smsPolicies.$inferSelect;
 
-function settingsOf(row: PolicyRow | null): Partial<SmsPolicySettings> {
+const BOT_CHECKS: readonly BotCheck[] = ["off", "always", "when_half_used"];
+
+function settingsOf(row: PolicyRow | undefined): Partial<SmsPolicySettings> {
   if (!row) return {};
   return {
-    allowedCountries: row.allowed_countries === null ? null : (JSON.parse(row.allowed_countries) as string[]),
-    perPhonePerDay: row.per_phone_per_day,
-    perAddressPerDay: row.per_address_per_day,
-    perWidgetKeyPerDay: row.per_widget_key_per_day,
-    perTicket: row.per_ticket,
-    dailyCeiling: row.daily_ceiling,
-    businessReservePercent: row.business_reserve_percent,
-    requirePhoneCode: row.require_phone_code === null ? null : row.require_phone_code === 1,
-    botCheck: (row.bot_check as BotCheck | null) ?? null,
+    allowedCountries: row.allowedCountries === null ? null : (JSON.parse(row.allowedCountries) as string[]),
+    perPhonePerDay: row.perPhonePerDay,
+    perAddressPerDay: row.perAddressPerDay,
+    perWidgetKeyPerDay: row.perWidgetKeyPerDay,
+    perTicket: row.perTicket,
+    dailyCeiling: row.dailyCeiling,
+    businessReservePercent: row.businessReservePercent,
+    requirePhoneCode: row.requirePhoneCode === null ? null : row.requirePhoneCode === 1,
+    botCheck: BOT_CHECKS.find((b) => b === row.botCheck) ?? null,
   };
 }
 
 /** The policy in force, in one D1 round trip. */
 export async function loadSmsPolicy(env: Env, organizationId: string): Promise<OrganizationSmsPolicy> {
-  const [policy, plan, phones] = await env.DB.batch<any>([
-    env.DB.prepare(
-      `SELECT allowed_countries, per_phone_per_day, per_address_per_day, per_widget_key_per_day, per_ticket, daily_ceiling,
-       business_reserve_percent, require_phone_code, bot_check FROM sms_policies WHERE organization_id = ?`,
-    ).bind(organizationId),
-    env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId),
-    env.DB.prepare("SELECT phone FROM locations WHERE organization_id = ? AND phone IS NOT NULL").bind(organizationId),
+  const db = database(env.DB);
+  const [policies, plans, phones] = await db.batch([
+    db.select().from(smsPolicies).where(eq(smsPolicies.organizationId, organizationId)),
+    db.select({ plan: subscriptions.plan }).from(subscriptions).where(eq(subscriptions.organizationId, organizationId)),
+    db
+      .select({ phone: locations.phone })
+      .from(locations)
+      .where(and(eq(locations.organizationId, organizationId), isNotNull(locations.phone))),
   ]);
-  const smsPerMonth = entitlements({ plan: ((plan?.results?.[0] as { plan: Plan } | undefined)?.plan ?? "starter") as Plan }).features
-    .smsPerMonth;
-  const resolved = resolvePolicy(settingsOf((policy?.results?.[0] as PolicyRow | undefined) ?? null), smsPerMonth);
-  const locationPhones = ((phones?.results ?? []) as { phone: string | null }[]).map((r) => r.phone);
-  return { policy: resolved, countries: allowedCountries(resolved, locationPhones), smsPerMonth };
+  const smsPerMonth = entitlements({ plan: plans[0]?.plan ?? "starter" }).features.smsPerMonth;
+  const resolved = resolvePolicy(settingsOf(policies[0]), smsPerMonth);
+  return {
+    policy: resolved,
+    countries: allowedCountries(
+      resolved,
+      phones.map((r) => r.phone),
+    ),
+    smsPerMonth,
+  };
 }
 
 /** Why a number is not texted by this organization, or null when it may be. */

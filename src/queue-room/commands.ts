@@ -19,7 +19,17 @@ import { invalidState, refuse } from "./refusals";
 import type { RemoteJoins } from "./remote";
 import { answersJson, type Configured, type RoomStore, type TicketRow } from "./store";
 import type { IntakeAnswers } from "../domain/intake";
-import type { Completion, NewTicket, PreviousCalls, QueueSummary, ReturnPlace, RoomSettings, TicketView } from "./types";
+import type {
+  Completion,
+  DeferBounds,
+  DeferRequest,
+  NewTicket,
+  PreviousCalls,
+  QueueSummary,
+  ReturnPlace,
+  RoomSettings,
+  TicketView,
+} from "./types";
 import { parseAnswers, toView, type RoomViews } from "./views";
 
 // The room's commands on its own line: joining, calling, the ticket transitions, recovery and
@@ -390,20 +400,89 @@ export class Commands {
     return view;
   }
 
+  /**
+   * A later turn on request (docs/visits.md, defer), at most `maxDefers` times per ticket.
+   * `until`: the ticket keeps its place in the order and call-next passes over it until then
+   * (store.firstCallable), so from `until` on it stands where its place puts it among those
+   * still waiting: at the front if everyone ahead of it was called meanwhile. `places`: it moves
+   * behind the next `places` waiting tickets (fewer when fewer are behind), as a step back does;
+   * a return time already set stays.
+   */
+  defer(cfg: Configured, ticketId: string, request: DeferRequest, bounds: DeferBounds, at: number): TicketView {
+    const row = this.existing(ticketId);
+    if (row.transferring_to !== null) refuseTransferring(row, "defer");
+    if (!allows("defer", row.status)) {
+      invalidState(row.status, allowedFrom("defer"), `A ${row.status} ticket cannot be deferred: only a waiting one`, {
+        reason: "ticket_not_waiting",
+      });
+    }
+    const field = "until" in request ? "until" : "places";
+    if (row.defer_count >= bounds.maxDefers) {
+      refuse("DEFER_LIMIT_REACHED", `This queue lets a ticket ask for a later turn ${bounds.maxDefers} times`, {
+        field,
+        reason: "defer_limit_reached",
+        defers: row.defer_count,
+        maxDefers: bounds.maxDefers,
+      });
+    }
+    let moved: number | null = null;
+    if ("until" in request) {
+      const latest = at + bounds.maxDeferMinutes * MINUTE_MS;
+      if (request.until > latest) {
+        refuse("DEFER_TOO_FAR", `This queue defers a turn by ${bounds.maxDeferMinutes} minutes at most`, {
+          field,
+          reason: "defer_too_far",
+          maxDeferMinutes: bounds.maxDeferMinutes,
+          latest: new Date(latest).toISOString(),
+        });
+      }
+      this.store.update(row.id, { deferred_until: request.until, defer_count: row.defer_count + 1 }, at);
+    } else {
+      const behind = this.store.sql
+        .exec<TicketRow>(
+          "SELECT * FROM tickets WHERE status = 'waiting' AND (lane, order_key) > (?, ?) ORDER BY lane, order_key LIMIT ?",
+          row.lane,
+          row.order_key,
+          request.places,
+        )
+        .toArray();
+      const anchor =
+        behind[behind.length - 1] ?? refuse("CONFLICT", "Nobody is behind this ticket", { reason: "nobody_behind", field: "places" });
+      const spot = this.placeFor(row, { position: "after", afterTicketId: anchor.id }, at);
+      this.store.update(row.id, { ...spot, defer_count: row.defer_count + 1 }, at);
+      moved = behind.length;
+    }
+    const view = this.views.ticket(cfg, row.id, at);
+    this.store.emit(cfg, "ticket.deferred", this.store.row(row.id), at, {
+      until: view.deferredUntil === null ? null : new Date(view.deferredUntil).toISOString(),
+      places: moved,
+      ...("places" in request ? { requestedPlaces: request.places } : {}),
+      position: view.position,
+      estimatedWaitMinutes: view.estimatedWaitMinutes,
+      deferCount: view.deferCount,
+    });
+    return view;
+  }
+
   present(cfg: Configured, ticketId: string, at: number): TicketView {
     return this.transition(cfg, ticketId, "present", at, (row) => this.markPresent(cfg, row, at));
   }
 
-  serve(cfg: Configured, ticketId: string, at: number): TicketView {
+  /** `requiredAnswers`: the service's `at_serve` questions (docs/visits.md), refused while one is unanswered. */
+  serve(cfg: Configured, ticketId: string, at: number, requiredAnswers: readonly string[] = []): TicketView {
     return this.transition(cfg, ticketId, "serve", at, (row) => {
+      assertAnswered(row, requiredAnswers);
       this.store.update(row.id, { status: "serving", serving_at: at }, at);
       this.store.emit(cfg, "ticket.serving", this.store.row(row.id), at, {});
     });
   }
 
   /** With the service's outcome (checked by the caller against D1) and the operator's note, if given. */
-  complete(cfg: Configured, ticketId: string, at: number, result: Completion = {}): TicketView {
-    return this.transition(cfg, ticketId, "complete", at, (row) => this.completeServing(cfg, row, at, result));
+  complete(cfg: Configured, ticketId: string, at: number, result: Completion = {}, requiredAnswers: readonly string[] = []): TicketView {
+    return this.transition(cfg, ticketId, "complete", at, (row) => {
+      assertAnswered(row, requiredAnswers);
+      this.completeServing(cfg, row, at, result);
+    });
   }
 
   skip(cfg: Configured, ticketId: string, reason: string, at: number): TicketView {
@@ -724,6 +803,15 @@ export class Commands {
     }
     return live.length;
   }
+}
+
+/** Refuses (409 INTAKE_REQUIRED) while one of `keys` has no answer on the ticket, naming them all as `intake.<key>`. */
+function assertAnswered(row: TicketRow, keys: readonly string[]): void {
+  if (keys.length === 0) return;
+  const answers = { ...parseAnswers(row.intake), ...parseAnswers(row.intake_personal) };
+  const missing = keys.filter((k) => answers[k] === undefined).map((k) => `intake.${k}`);
+  if (missing.length === 0) return;
+  refuse("INTAKE_REQUIRED", `Answer ${missing.join(", ")} before serving this ticket`, { field: missing[0], missing });
 }
 
 export function refuseTransferring(row: TicketRow, operation: TicketOperation): never {

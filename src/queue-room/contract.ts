@@ -8,6 +8,8 @@ import type {
   BoardData,
   BoardQueueData,
   Completion,
+  DeferBounds,
+  DeferRequest,
   NewTicket,
   PreviousCalls,
   QueueStatusData,
@@ -20,10 +22,14 @@ import type {
   RoomResult,
   RoomRulesCopy,
   RoomSettings,
+  SubjectErasure,
+  SubjectMatch,
+  SubjectTicket,
   TicketPage,
   TicketQuery,
   TicketView,
   TransferSnapshot,
+  VerdictToken,
   VisitorTicketData,
 } from "./types";
 
@@ -101,9 +107,12 @@ export type RoomCommand =
   | { verb: "hold"; ticketId: string; reason: string | null; at: number }
   | { verb: "resume"; ticketId: string; at: number }
   | { verb: "stepBack"; ticketId: string; places: number; at: number }
+  /** A later turn (docs/visits.md): the owner's or staff's; the Worker gives the queue's bounds. */
+  | { verb: "defer"; ticketId: string; request: DeferRequest; bounds: DeferBounds; at: number }
   | { verb: "present"; ticketId: string; at: number }
-  | { verb: "serve"; ticketId: string; at: number }
-  | { verb: "complete"; ticketId: string; at: number; result?: Completion }
+  /** `requiredAnswers`: the intake keys that must be answered first (the service's `at_serve` questions). */
+  | { verb: "serve"; ticketId: string; at: number; requiredAnswers?: string[] }
+  | { verb: "complete"; ticketId: string; at: number; result?: Completion; requiredAnswers?: string[] }
   | { verb: "skipAbsent"; ticketId: string; reason: string; at: number }
   | { verb: "cancel"; ticketId: string; at: number }
   | { verb: "assign"; ticketId: string; operatorId: string; at: number }
@@ -113,6 +122,7 @@ export type RoomCommand =
   /** The visitor's "let others pass" and "leave the queue", with the ticket's token (null: wrong token). */
   | { verb: "visitorStepBack"; ticketId: string; tokenHash: string; places: number; queueName: string; at: number }
   | { verb: "visitorCancel"; ticketId: string; tokenHash: string; queueName: string; at: number }
+  | { verb: "visitorDefer"; ticketId: string; tokenHash: string; request: DeferRequest; bounds: DeferBounds; queueName: string; at: number }
   | { verb: "updateRemoteLocation"; ticketId: string; location: RemoteLocation; at: number }
   | { verb: "confirmRemote"; ticketId: string; method: ConfirmMethod; at: number }
   | { verb: "reserveTransfer"; ticketId: string; targetQueueId: string; at: number }
@@ -129,7 +139,9 @@ export type RoomCommand =
   | { verb: "label"; ticketId: string; label: string; add: boolean; at: number }
   /** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
   | { verb: "prioritize"; ticketId: string; at: number }
-  | { verb: "unprioritize"; ticketId: string; at: number };
+  | { verb: "unprioritize"; ticketId: string; at: number }
+  /** A person's erasure (docs/personal-data.md): refused, changing nothing, while one of their tickets is live here. */
+  | { verb: "eraseSubject"; match: SubjectMatch; at: number };
 
 export interface CommandResults {
   reconfigure: RoomResult<QueueSummary>;
@@ -149,6 +161,7 @@ export interface CommandResults {
   hold: RoomResult<TicketView>;
   resume: RoomResult<TicketView>;
   stepBack: RoomResult<TicketView>;
+  defer: RoomResult<TicketView>;
   present: RoomResult<TicketView>;
   serve: RoomResult<TicketView>;
   complete: RoomResult<TicketView>;
@@ -159,6 +172,7 @@ export interface CommandResults {
   presentOwn: RoomResult<TicketView>;
   visitorStepBack: RoomResult<VisitorTicketData | null>;
   visitorCancel: RoomResult<VisitorTicketData | null>;
+  visitorDefer: RoomResult<VisitorTicketData | null>;
   updateRemoteLocation: RoomResult<RemoteJoinAndTicket>;
   confirmRemote: RoomResult<RemoteJoinAndTicket>;
   reserveTransfer: RoomResult<Reservation>;
@@ -171,6 +185,7 @@ export interface CommandResults {
   label: RoomResult<TicketView>;
   prioritize: RoomResult<TicketView>;
   unprioritize: RoomResult<TicketView>;
+  eraseSubject: SubjectErasure;
 }
 
 // ---- queries: reads, no change of the line ---------------------------------------------------
@@ -186,9 +201,13 @@ export type RoomQuery =
   | { question: "liveTicketOf"; userId: string; at: number }
   /** The ticket for the holder of its token; null for a wrong token or a finished ticket. */
   | { question: "visitorTicket"; ticketId: string; tokenHash: string; queueName: string; at: number }
+  /** Whether the token is the ticket's, live or served (docs/visits.md, feedback); null for a wrong token. */
+  | { question: "visitorVerdict"; ticketId: string; tokenHash: string }
   | { question: "remoteJoin"; ticketId: string; at: number }
   | { question: "widgetStatus"; at: number }
-  | { question: "widgetBoard"; at: number };
+  | { question: "widgetBoard"; at: number }
+  /** Every ticket here of a person (docs/personal-data.md), live or finished, with what it holds about them. */
+  | { question: "subjectTickets"; match: SubjectMatch };
 
 export interface QueryResults {
   summary: QueueSummary | null;
@@ -197,9 +216,11 @@ export interface QueryResults {
   tickets: RoomResult<TicketPage>;
   liveTicketOf: RoomResult<TicketView | null>;
   visitorTicket: VisitorTicketData | null;
+  visitorVerdict: VerdictToken | null;
   remoteJoin: RoomResult<RemoteJoinAndTicket>;
   widgetStatus: QueueStatusData | null;
   widgetBoard: BoardData | null;
+  subjectTickets: SubjectTicket[];
 }
 
 // ---- the protocol between rooms and socket hubs ----------------------------------------------

@@ -2,7 +2,7 @@ import type { TicketStatus } from "../domain/tickets";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
 import { iso, isoOrNull } from "../lib/time";
 import type { RoomClient } from "./contract";
-import type { TicketMessage, TicketView, VisitorTicketData } from "./types";
+import type { TicketMessage, TicketView, VerdictToken, VisitorTicketData } from "./types";
 
 // The visitor's ticket inside a QueueRoom (docs/widget.md). A widget join hands the visitor a
 // token for that one ticket; the room keeps only its SHA-256, beside the ticket, and forgets it
@@ -10,6 +10,12 @@ import type { TicketMessage, TicketView, VisitorTicketData } from "./types";
 // token dies with its ticket. Sockets follow a ticket with its token: the rooms holding them
 // (this one, or another room or socket hub) are this ticket's watchers, and after every change
 // each followed ticket whose view moved is pushed to them once.
+
+/**
+ * How long a served ticket's token is kept for its verdict: past the feedback window (7 days),
+ * so a late answer hears "too late" (410) rather than "unknown" (404).
+ */
+export const VERDICT_TOKEN_KEEP_MS = 30 * 24 * 3_600_000;
 
 /** A ticket the visitor may still follow and leave; the token dies past these. */
 export const LIVE_STATUSES: readonly TicketStatus[] = ["waiting", "called", "serving", "held"];
@@ -36,11 +42,32 @@ export class TicketFollowers {
     this.sql.exec("INSERT OR REPLACE INTO ticket_tokens (ticket_id, hash) VALUES (?, ?)", ticketId, tokenHash);
   }
 
-  /** Inside every ticket write: a ticket that stops being live takes its token with it. */
-  onTicketChange(ticketId: string, status: unknown): void {
+  /**
+   * Inside every ticket write: a ticket that stops being live takes its token with it, except a
+   * served one, whose token still opens its verdict (docs/visits.md, feedback) for a while.
+   */
+  onTicketChange(ticketId: string, status: unknown, at: number): void {
     if (typeof status === "string" && !LIVE_STATUSES.includes(status as TicketStatus)) {
+      if (status === "served") {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO verdict_tokens (ticket_id, hash, served_at) SELECT ticket_id, hash, ? FROM ticket_tokens WHERE ticket_id = ?",
+          at,
+          ticketId,
+        );
+        this.sql.exec("DELETE FROM verdict_tokens WHERE served_at < ?", at - VERDICT_TOKEN_KEEP_MS);
+      }
       this.sql.exec("DELETE FROM ticket_tokens WHERE ticket_id = ?", ticketId);
     }
+  }
+
+  /** What the token opens: its live ticket, or its served ticket's verdict; null for a wrong token. */
+  verdict(ticketId: string, tokenHash: string): VerdictToken | null {
+    if (this.holds(ticketId, tokenHash)) return { state: "live" };
+    const row = this.sql
+      .exec<{ hash: string; served_at: number }>("SELECT hash, served_at FROM verdict_tokens WHERE ticket_id = ?", ticketId)
+      .toArray()[0];
+    const equal = constantTimeEqual(row?.hash ?? "0".repeat(64), tokenHash);
+    return row !== undefined && equal ? { state: "served", servedAt: row.served_at } : null;
   }
 
   /** True when `tokenHash` is the live ticket's (compared in constant time). */
@@ -154,6 +181,8 @@ export class TicketFollowers {
       estimatedWaitRange: view.estimatedWaitRange,
       counter: called ? view.counter : null,
       calledAt: isoOrNull(view.calledAt),
+      deferredUntil: isoOrNull(view.deferredUntil),
+      deferCount: view.deferCount,
       kind: view.kind,
       appointmentAt: isoOrNull(view.appointmentAt),
       placement: view.placement === null ? null : { ...view.placement, since: iso(view.placement.since) },
@@ -163,5 +192,13 @@ export class TicketFollowers {
 
 /** What a push depends on: a ticket whose fingerprint did not move is not pushed again. */
 function fingerprint(view: TicketView): string {
-  return JSON.stringify([view.status, view.position, view.estimatedWaitMinutes, view.counter, view.calledAt, view.placement?.rule ?? null]);
+  return JSON.stringify([
+    view.status,
+    view.position,
+    view.estimatedWaitMinutes,
+    view.counter,
+    view.calledAt,
+    view.placement?.rule ?? null,
+    view.deferredUntil,
+  ]);
 }

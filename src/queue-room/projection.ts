@@ -137,8 +137,8 @@ INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
   outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal, labels,
-  kind, appointment_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  kind, appointment_at, deferred_until, defer_count)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
@@ -149,7 +149,8 @@ ON CONFLICT (id) DO UPDATE SET
   outcome = excluded.outcome, note = excluded.note, held_at = excluded.held_at, stepped_back_places = excluded.stepped_back_places,
   counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
   recalled_at = excluded.recalled_at, intake = excluded.intake,
-  intake_personal = excluded.intake_personal, labels = excluded.labels
+  intake_personal = excluded.intake_personal, labels = excluded.labels,
+  deferred_until = excluded.deferred_until, defer_count = excluded.defer_count
 WHERE excluded.version > tickets.version`;
 
 /** The number as providers write it (joins accept spaces, dots and brackets): an inbound SMS finds it (issue 30). */
@@ -204,6 +205,8 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.labels ?? null,
       t.kind ?? "walk_in",
       t.appointment_at ?? null,
+      t.deferred_until ?? null,
+      t.defer_count ?? 0,
       cfg.organization_id,
     );
 }

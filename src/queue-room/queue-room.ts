@@ -25,6 +25,7 @@ import { RoomRules } from "./rules";
 import { migrateRoom } from "./schema";
 import type { RoomPorts } from "./ports";
 import { RoomSockets } from "./sockets";
+import { eraseSubject, subjectTickets } from "./subjects";
 import { configuredOf, RoomStore, type Configured } from "./store";
 import type {
   ArchiveResult,
@@ -94,7 +95,7 @@ export class QueueRoom extends DurableObject<Env> {
     const sql = ctx.storage.sql;
     this.store = new RoomStore(sql, (id, fields, at) => {
       this.remote.onTicketChange(id, fields, at);
-      this.followers.onTicketChange(id, fields.status);
+      this.followers.onTicketChange(id, fields.status, at);
     });
     this.views = new RoomViews(this.store);
     this.remote = new RemoteJoins(sql, {
@@ -236,9 +237,10 @@ export class QueueRoom extends DurableObject<Env> {
     hold: (c) => this.mutate(c.at, (cfg) => this.commands.hold(cfg, c.ticketId, c.reason, c.at)),
     resume: (c) => this.mutate(c.at, (cfg) => this.commands.resume(cfg, c.ticketId, c.at)),
     stepBack: (c) => this.mutate(c.at, (cfg) => this.commands.stepBack(cfg, c.ticketId, c.places, c.at)),
+    defer: (c) => this.mutate(c.at, (cfg) => this.commands.defer(cfg, c.ticketId, c.request, c.bounds, c.at)),
     present: (c) => this.mutate(c.at, (cfg) => this.commands.present(cfg, c.ticketId, c.at)),
-    serve: (c) => this.mutate(c.at, (cfg) => this.commands.serve(cfg, c.ticketId, c.at)),
-    complete: (c) => this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {})),
+    serve: (c) => this.mutate(c.at, (cfg) => this.commands.serve(cfg, c.ticketId, c.at, c.requiredAnswers ?? [])),
+    complete: (c) => this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {}, c.requiredAnswers ?? [])),
     skipAbsent: (c) => this.mutate(c.at, (cfg) => this.commands.skip(cfg, c.ticketId, c.reason, c.at)),
     cancel: (c) => this.mutate(c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
     assign: (c) => this.mutate(c.at, (cfg) => this.commands.assign(cfg, c.ticketId, c.operatorId, c.at)),
@@ -246,6 +248,8 @@ export class QueueRoom extends DurableObject<Env> {
     presentOwn: (c) => this.mutate(c.at, (cfg) => this.commands.presentOwn(cfg, c.userId, c.at)),
     visitorStepBack: (c) =>
       this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.stepBack(cfg, c.ticketId, c.places, c.at)),
+    visitorDefer: (c) =>
+      this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.defer(cfg, c.ticketId, c.request, c.bounds, c.at)),
     visitorCancel: (c) => this.asVisitor(c.ticketId, c.tokenHash, c.queueName, c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
     updateRemoteLocation: (c) =>
       this.mutate(c.at, (cfg) => {
@@ -276,6 +280,13 @@ export class QueueRoom extends DurableObject<Env> {
     label: (c) => this.mutate(c.at, (cfg) => this.commands.label(cfg, c.ticketId, c.label, c.add, c.at)),
     prioritize: (c) => this.mutate(c.at, (cfg) => this.commands.prioritize(cfg, c.ticketId, c.at)),
     unprioritize: (c) => this.mutate(c.at, (cfg) => this.commands.unprioritize(cfg, c.ticketId, c.at)),
+    eraseSubject: (c) => {
+      const result = this.change(c.at, () =>
+        eraseSubject(this.ctx.storage.sql, c.match, (id, fields) => this.store.update(id, fields, c.at)),
+      );
+      if (!result.ok) throw new Error("an erasure is never refused");
+      return result.value;
+    },
   };
 
   private readonly queries: QueryHandlers = {
@@ -299,9 +310,11 @@ export class QueueRoom extends DurableObject<Env> {
       this.learnName(q.queueName);
       return this.followers.read(q.ticketId, q.tokenHash, q.at);
     },
+    visitorVerdict: (q) => this.followers.verdict(q.ticketId, q.tokenHash),
     remoteJoin: (q) => this.read((cfg) => this.remoteView(cfg, q.ticketId, q.at)),
     widgetStatus: (q) => this.sockets.status(q.at),
     widgetBoard: (q) => this.sockets.board(q.at),
+    subjectTickets: (q) => subjectTickets(this.ctx.storage.sql, q.match),
   };
 
   private readonly peerHandlers: PeerHandlers = {

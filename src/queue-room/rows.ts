@@ -74,6 +74,9 @@ export type TicketRow = {
   note: string | null;
   /** Places the owner stepped back (once per ticket); null until then. */
   stepped_back_places: number | null;
+  /** docs/visits.md, defer: not called before this instant (null: no later turn asked); times deferred. */
+  deferred_until: number | null;
+  defer_count: number;
   almost_called_sent: number;
   /** Intake answers (docs/visits.md), JSON objects: open ones, personal ones; null when none. */
   intake: string | null;

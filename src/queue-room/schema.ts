@@ -203,6 +203,14 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    CREATE UNIQUE INDEX tickets_appointment ON tickets (appointment_id) WHERE appointment_id IS NOT NULL;
    CREATE INDEX tickets_status_kind ON tickets (status, kind);
    ALTER TABLE room_rules ADD COLUMN blend TEXT;`,
+  // The customer's verdict (docs/visits.md, feedback): a served ticket's token outlives the
+  // ticket for the feedback window (followers.ts), kept apart from the live tokens.
+  `CREATE TABLE verdict_tokens (ticket_id TEXT PRIMARY KEY, hash TEXT NOT NULL, served_at INTEGER NOT NULL);
+   CREATE INDEX verdict_tokens_served ON verdict_tokens (served_at);`,
+  // A later turn on request (docs/visits.md, defer): not called before `deferred_until`, and how
+  // many times the ticket was deferred (the queue's maxDefers bounds it).
+  `ALTER TABLE tickets ADD COLUMN deferred_until INTEGER;
+   ALTER TABLE tickets ADD COLUMN defer_count INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

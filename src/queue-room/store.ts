@@ -153,16 +153,19 @@ export class RoomStore {
 
   /**
    * The first callable ticket in queue order (priority lane, then by order key): waiting, not
-   * leaving for another queue, and, if joined remotely, arrived.
+   * leaving for another queue, if joined remotely arrived, and not deferred past `at` (a deferred
+   * ticket keeps its place and is passed over until its time, docs/visits.md).
    */
   firstCallable(at: number = now()): TicketRow | null {
     const blended = this.blendedWaiting(at);
-    if (blended !== null) return blended.find(callable) ?? null;
+    if (blended !== null) return blended.find((row) => callable(row, at)) ?? null;
     return (
       this.sql
         .exec<TicketRow>(
           `SELECT * FROM tickets WHERE status = 'waiting' AND transferring_to IS NULL AND (source <> 'remote' OR present_at IS NOT NULL)
+             AND (deferred_until IS NULL OR deferred_until <= ?)
            ORDER BY lane, order_key LIMIT 1`,
+          at,
         )
         .toArray()[0] ?? null
     );
@@ -322,9 +325,14 @@ export class RoomStore {
   }
 }
 
-/** Callable: waiting, not leaving for another queue, and, if joined remotely, arrived. */
-function callable(row: TicketRow): boolean {
-  return row.status === "waiting" && row.transferring_to === null && (row.source !== "remote" || row.present_at !== null);
+/** Callable: waiting, not leaving for another queue, if joined remotely arrived, and not deferred past `at`. */
+function callable(row: TicketRow, at: number): boolean {
+  return (
+    row.status === "waiting" &&
+    row.transferring_to === null &&
+    (row.source !== "remote" || row.present_at !== null) &&
+    (row.deferred_until === null || row.deferred_until <= at)
+  );
 }
 
 /** A row as the blend sees it (domain/blend.ts), carrying the row along. */

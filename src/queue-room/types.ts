@@ -89,6 +89,9 @@ export interface TicketView {
   note: string | null;
   /** Places the owner stepped back (once); null until then. */
   steppedBackPlaces: number | null;
+  /** docs/visits.md, defer: not called before this instant; null when no later turn is pending. */
+  deferredUntil: number | null;
+  deferCount: number;
   presentAt: number | null;
   servingAt: number | null;
   skipReason: string | null;
@@ -185,6 +188,9 @@ export type RoomErrorCode =
   | "QUEUE_FULL"
   | "QUEUE_PAUSED"
   | "RECALL_LIMIT_REACHED"
+  | "INTAKE_REQUIRED"
+  | "DEFER_TOO_FAR"
+  | "DEFER_LIMIT_REACHED"
   | "OPERATOR_UNAVAILABLE"
   | "QUOTA_EXCEEDED"
   | "ROOM_UNCONFIGURED"
@@ -276,9 +282,21 @@ export interface Completion {
 }
 
 /** Where a ticket goes back in the line (POST /v1/tickets/{id}/return). */
+/** A later turn (docs/visits.md): not called before `until` (epoch ms), or `places` further back; one of the two. */
+export type DeferRequest = { until: number } | { places: number };
+
+/** The queue's bounds on deferral, from its D1 row (the room holds no catalog). */
+export interface DeferBounds {
+  maxDeferMinutes: number;
+  maxDefers: number;
+}
+
 export type ReturnPlace = { position: "first" } | { position: "last" } | { position: "after"; afterTicketId: string };
 
 /** What the widget shows of the visitor's own ticket: the GET route and the `ticket_update` payload. */
+/** What a ticket token still opens (docs/visits.md, feedback): a live ticket, or a served one for its verdict. */
+export type VerdictToken = { state: "live" } | { state: "served"; servedAt: number };
+
 export interface VisitorTicketData {
   ticketId: string;
   queueId: string;
@@ -292,6 +310,9 @@ export interface VisitorTicketData {
   /** Where to go: the call's counter label (call-next's `counter`, else the member's first name); null until called. */
   counter: string | null;
   calledAt: string | null;
+  /** Not called before this time (docs/visits.md, defer); null when no later turn is pending. */
+  deferredUntil: string | null;
+  deferCount: number;
   /** docs/blend.md */
   kind: TicketKind;
   appointmentAt: string | null;
@@ -357,4 +378,41 @@ export interface PreviousCalls {
   open: { ticketId: string; displayCode: string; calledAt: number } | null;
   /** With one: the caller's calls here closed by it. */
   closed: { ticketId: string; displayCode: string; status: "served" | "skipped" }[];
+}
+
+// ---- a person's data on request (docs/personal-data.md) -----------------------------------
+
+/** Who a data-subject request is about, as a room can recognise them on its tickets. */
+export interface SubjectMatch {
+  phones: string[];
+  userIds: string[];
+  ticketIds: string[];
+}
+
+/** Everything a room holds about one of the person's tickets (times in epoch ms). */
+export interface SubjectTicket {
+  id: string;
+  number: number;
+  status: TicketStatus;
+  source: TicketSource;
+  userId: string;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+  partySize: number;
+  intake: string | null;
+  intakePersonal: string | null;
+  labels: string | null;
+  outcome: string | null;
+  note: string | null;
+  holdReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  remoteJoin: { latitude: number | null; longitude: number | null; accuracyM: number | null; lastLocationAt: number } | null;
+}
+
+/** An erasure in a room: nothing is changed while one of the person's tickets is still in the line. */
+export interface SubjectErasure {
+  erased: number;
+  live: { id: string; status: TicketStatus }[];
 }

@@ -197,7 +197,10 @@ export function waitAt(position: number, pace: Pace): { estimatedWaitMinutes: nu
 /** `position` comes from `positionOf` or from the rank in an ordered page; null unless waiting. */
 export function toView(cfg: Configured, row: TicketRow, position: number | null, pace: Pace): TicketView {
   const walkIn = row.lane !== 0 && (row.kind !== "appointment" || row.appointment_late === 1);
-  const wait = position === null ? null : walkIn ? walkInWaitAt(position, row.lined_up_at ?? row.created_at, pace) : waitAt(position, pace);
+  const inLine =
+    position === null ? null : walkIn ? walkInWaitAt(position, row.lined_up_at ?? row.created_at, pace) : waitAt(position, pace);
+  const deferredUntil = row.status === "waiting" && row.deferred_until !== null && row.deferred_until > pace.at ? row.deferred_until : null;
+  const wait = inLine === null || deferredUntil === null ? inLine : notBefore(inLine, deferredUntil, pace.at);
   return {
     id: row.id,
     queueId: cfg.queue_id,
@@ -227,6 +230,8 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     outcome: row.outcome,
     note: row.note,
     steppedBackPlaces: row.stepped_back_places,
+    deferredUntil,
+    deferCount: row.defer_count,
     presentAt: row.present_at,
     servingAt: row.serving_at,
     skipReason: row.skip_reason,
@@ -241,6 +246,18 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     appointmentId: row.appointment_id,
     appointmentAt: row.appointment_at,
     placement: row.status === "waiting" ? placementView(row, pace) : null,
+  };
+}
+
+/**
+ * The wait of a ticket deferred to `until` (docs/visits.md): it keeps its place but is not called
+ * before then, so it waits at least the minutes left until `until`, and at least what its place says.
+ */
+function notBefore(wait: ReturnType<typeof waitAt>, until: number, at: number): ReturnType<typeof waitAt> {
+  const left = Math.ceil((until - at) / MINUTE_MS);
+  return {
+    estimatedWaitMinutes: Math.max(wait.estimatedWaitMinutes, left),
+    estimatedWaitRange: { low: Math.max(wait.estimatedWaitRange.low, left), high: Math.max(wait.estimatedWaitRange.high, left) },
   };
 }
 

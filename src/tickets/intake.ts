@@ -106,6 +106,15 @@ export async function answersAtJoin(
   return checked.value;
 }
 
+/**
+ * The keys of the service's `at_serve` questions: the room refuses to start serving or complete a
+ * ticket while one has no answer (docs/visits.md). A service without questions costs no read.
+ */
+export async function answersNeededToServe(env: Env, queue: QueueRow): Promise<string[]> {
+  if (queue.intakeQuestions === 0) return [];
+  return (await intakeFields(env, queue.serviceId)).filter((f) => f.required === "at_serve").map((f) => f.key);
+}
+
 /** Staff change answers (null clears one); the room writes them on the ticket. */
 export async function editAnswers(
   env: Env,

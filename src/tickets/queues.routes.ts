@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, QUEUE_STATUSES, TICKET_STATUSES } from "../domain/tickets";
+import { smsKeywordOf } from "../domain/keywords";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest, requireCredential, requireUser, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -62,6 +63,12 @@ export const QueueRecord = z
     targetWaitMinutes: z.number().int().nullable().openapi({
       description: "The wait the branch aims for; the floor turns a line amber, then red, and alerts (docs/floor.md). null: none",
     }),
+    maxDeferMinutes: z.number().int().openapi({ description: "How far ahead a ticket may ask for a later turn (docs/visits.md, defer)" }),
+    maxDefers: z.number().int().openapi({ description: "How many later turns one ticket may ask; 0: none (docs/visits.md, defer)" }),
+    smsKeyword: z.string().nullable().openapi({
+      description: "The word a customer texts to the organization's number to take a ticket here (docs/conversations.md). null: none",
+      example: "MAIRIE",
+    }),
     status: z.enum(QUEUE_STATUSES),
     letter: z.string(),
     waitingCount: z.number().int(),
@@ -87,6 +94,20 @@ const TargetWait = z
   .describe(
     "Minutes a visitor should wait at most: the floor shows the line amber from 75 % of it, red past it, and alerts staff (docs/floor.md)",
   );
+const MaxDeferMinutes = z
+  .number()
+  .int()
+  .min(1)
+  .max(480)
+  .describe(
+    `Minutes ahead a ticket may ask to be called at the earliest (POST /v1/tickets/{ticketId}/defer; default ${DEFAULT_MAX_DEFER_MINUTES})`,
+  );
+const MaxDefers = z
+  .number()
+  .int()
+  .min(0)
+  .max(10)
+  .describe(`Later turns one ticket may ask (default ${DEFAULT_MAX_DEFERS}); 0 turns deferral off`);
 const PartySize = z.number().int().min(1).max(50);
 const VisitorName = PublicLine(100);
 
@@ -119,6 +140,8 @@ const create = createRoute({
           noShowTimeoutMinutes: NoShowTimeout.optional(),
           defaultServiceMinutes: DefaultServiceMinutes.optional(),
           targetWaitMinutes: TargetWait.nullable().optional(),
+          maxDeferMinutes: MaxDeferMinutes.optional(),
+          maxDefers: MaxDefers.optional(),
         })
         .openapi("CreateQueueRequest"),
     ),
@@ -206,7 +229,7 @@ const update = createRoute({
   method: "patch",
   path: "/business/queues/{queueId}",
   tags,
-  summary: "Rename a queue or change its capacity, no-show timeout or target wait",
+  summary: "Rename a queue or change its capacity, no-show timeout, target wait or join keyword",
   description:
     "Needs QUEUE_MANAGE. `null` clears the description, the capacity or the target wait. A lower capacity refuses joins until the line is under it " +
     "(nobody is removed); a new no-show timeout applies to tickets already called. An archived queue cannot change (409).",
@@ -222,6 +245,19 @@ const update = createRoute({
           noShowTimeoutMinutes: NoShowTimeout.optional(),
           defaultServiceMinutes: DefaultServiceMinutes.optional(),
           targetWaitMinutes: TargetWait.nullable().optional(),
+          maxDeferMinutes: MaxDeferMinutes.optional(),
+          maxDefers: MaxDefers.optional(),
+          smsKeyword: z
+            .string()
+            .max(40)
+            .nullable()
+            .optional()
+            .openapi({
+              description:
+                "Join by text: one word of 2–20 letters or digits starting with a letter, stored in upper case without accents; " +
+                "unique in the organization (409 CONFLICT), not a reserved keyword (ICI, STOP, JOIN…). null: none",
+              example: "MAIRIE",
+            }),
         })
         .openapi("UpdateQueueRequest"),
     ),
@@ -231,7 +267,14 @@ const update = createRoute({
 
 app.openapi(update, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await updateQueue(c.env, queue, c.req.valid("json"), now(), auditOrigin(c, actor))), 200);
+  const { smsKeyword, ...patch } = c.req.valid("json");
+  let keyword: string | null | undefined = smsKeyword;
+  if (smsKeyword) {
+    const read = smsKeywordOf(smsKeyword);
+    if ("refused" in read) throw validationError("smsKeyword", read.refused);
+    keyword = read.keyword;
+  }
+  return c.json(ok(await updateQueue(c.env, queue, { ...patch, smsKeyword: keyword }, now(), auditOrigin(c, actor))), 200);
 });
 
 const join = createRoute({

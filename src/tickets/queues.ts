@@ -10,7 +10,7 @@ import type { Role } from "../domain/permissions";
 import type { LocationScope } from "../domain/location-scope";
 import { servicesAt } from "../catalog/location-scope";
 import { entitlements } from "../domain/plans";
-import { DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
 import { DEFAULT_MINUTES_PER_TICKET } from "../domain/wait-estimate";
 import type { Env } from "../env";
 import { ApiError, notFound, planRequired } from "../http/errors";
@@ -58,6 +58,9 @@ export function queueRecord(q: QueueRow, s: QueueSummary) {
     noShowTimeoutMinutes: s.noShowTimeoutMinutes,
     defaultServiceMinutes: s.defaultServiceMinutes,
     targetWaitMinutes: q.targetWaitMinutes,
+    maxDeferMinutes: q.maxDeferMinutes,
+    maxDefers: q.maxDefers,
+    smsKeyword: q.smsKeyword,
     status: s.status,
     letter: q.letter,
     waitingCount: s.waitingCount,
@@ -91,6 +94,8 @@ export interface NewQueue {
   noShowTimeoutMinutes?: number | undefined;
   defaultServiceMinutes?: number | undefined;
   targetWaitMinutes?: number | null | undefined;
+  maxDeferMinutes?: number | undefined;
+  maxDefers?: number | undefined;
 }
 
 const LETTER_ATTEMPTS = 5;
@@ -181,15 +186,18 @@ export async function createQueue(
       intakeQuestions: 0,
       blendPolicy: null,
       targetWaitMinutes: input.targetWaitMinutes ?? null,
+      maxDeferMinutes: input.maxDeferMinutes ?? DEFAULT_MAX_DEFER_MINUTES,
+      maxDefers: input.maxDefers ?? DEFAULT_MAX_DEFERS,
+      smsKeyword: null,
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.
     await openRoom(env, row);
     try {
       const result = await env.DB.prepare(
-        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions, target_wait_minutes)
+        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions, target_wait_minutes, max_defer_minutes, max_defers)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?,
-           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0), ?
+           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0), ?, ?, ?
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
       )
         .bind(
@@ -206,6 +214,8 @@ export async function createQueue(
           at,
           row.serviceId,
           row.targetWaitMinutes,
+          row.maxDeferMinutes,
+          row.maxDefers,
           maxQueues,
           organizationId,
           maxQueues,
@@ -291,6 +301,10 @@ export interface QueuePatch {
   noShowTimeoutMinutes?: number | undefined;
   defaultServiceMinutes?: number | undefined;
   targetWaitMinutes?: number | null | undefined;
+  maxDeferMinutes?: number | undefined;
+  maxDefers?: number | undefined;
+  /** Already normalized (domain/keywords.ts smsKeywordOf). */
+  smsKeyword?: string | null | undefined;
 }
 
 /**
@@ -311,15 +325,26 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (patch.noShowTimeoutMinutes !== undefined) changes.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
   if (patch.defaultServiceMinutes !== undefined) changes.defaultServiceMinutes = patch.defaultServiceMinutes;
   if (patch.targetWaitMinutes !== undefined) changes.targetWaitMinutes = patch.targetWaitMinutes;
+  if (patch.maxDeferMinutes !== undefined) changes.maxDeferMinutes = patch.maxDeferMinutes;
+  if (patch.maxDefers !== undefined) changes.maxDefers = patch.maxDefers;
+  if (patch.smsKeyword !== undefined) changes.smsKeyword = patch.smsKeyword;
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
   const audited = changedFields(queue, changes, Object.keys(changes));
   changes.updatedAt = at;
   const db = database(env.DB);
   const update = db.update(queues).set(changes).where(eq(queues.id, queue.id)).returning();
-  const [[updated]] =
-    origin && Object.keys(audited).length > 0
-      ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
-      : [await update.all()];
+  let updated: QueueRow | undefined;
+  try {
+    [[updated]] =
+      origin && Object.keys(audited).length > 0
+        ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
+        : [await update.all()];
+  } catch (err) {
+    if (isUniqueViolation(err, "sms_keyword")) {
+      throw new ApiError("CONFLICT", "Another queue of this organization already answers to this keyword", { field: "smsKeyword" });
+    }
+    throw err;
+  }
   return queueRecord(updated ?? { ...queue, ...changes }, summary);
 }
 

@@ -10,10 +10,12 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import type { QueueRow } from "../http/credentials/queues";
 import { requireCredential } from "../http/auth";
-import { STEP_BACK_MAX_PLACES } from "../domain/tickets";
+import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFER_MAX_PLACES, STEP_BACK_MAX_PLACES } from "../domain/tickets";
+import type { DeferRequest } from "../queue-room/contract";
 import {
   getTicket,
   holdTicket,
+  deferTicket,
   prioritizeTicket,
   recallTicket,
   resumeTicket,
@@ -176,6 +178,68 @@ app.openapi(stepBack, async (c) => {
   const own = principal.kind === "session" && (await getTicket(c.env, queue, ticketId, at)).userId === principal.user.id;
   if (!own) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
   return c.json(ok(ticketRecord(await stepBackTicket(c.env, queue, ticketId, c.req.valid("json").places, at))), 200);
+});
+
+export const DeferTicketRequest = z
+  .strictObject({
+    until: z.iso.datetime({ offset: true }).optional().openapi({
+      example: "2026-03-20T11:00:00.000Z",
+      description: "Not called before this time: in the future, at most the queue's `maxDeferMinutes` ahead",
+    }),
+    places: z
+      .number()
+      .int()
+      .min(1)
+      .max(DEFER_MAX_PLACES)
+      .optional()
+      .openapi({ example: 3, description: `Tickets to let pass, 1 to ${DEFER_MAX_PLACES}; fewer when fewer are behind` }),
+  })
+  .openapi("DeferTicketRequest");
+
+/** The body as the room takes it: exactly one of `until` (in the future) and `places`. */
+export function deferRequestOf(body: { until?: string | undefined; places?: number | undefined }, at: number): DeferRequest {
+  if (body.until !== undefined && body.places !== undefined) throw validationError("places", "give either until or places, not both");
+  if (body.places !== undefined) return { places: body.places };
+  if (body.until === undefined) throw validationError("until", "give until or places");
+  const until = Date.parse(body.until);
+  if (until <= at) throw validationError("until", "must be in the future");
+  return { until };
+}
+
+export const DEFER_RULES =
+  "Exactly one of `until` (not called before that time; it keeps its place in the line and call-next passes over it until " +
+  "then, so from `until` on it stands where its place puts it among those still waiting — at the front if everyone ahead " +
+  "was called) and `places` (it moves behind the next `places` waiting tickets). Bounds are the queue's: `until` at most " +
+  `\`maxDeferMinutes\` ahead (default ${DEFAULT_MAX_DEFER_MINUTES}; 422 DEFER_TOO_FAR, details {field: until, maxDeferMinutes, ` +
+  `latest}), at most \`maxDefers\` later turns per ticket (default ${DEFAULT_MAX_DEFERS}; 409 DEFER_LIMIT_REACHED, details ` +
+  "{field, defers, maxDefers}). `until` in the past or both fields: 400 VALIDATION_ERROR naming the field. Nobody behind " +
+  "for `places`: 409 CONFLICT `nobody_behind`. Any state but waiting: 409 INVALID_STATE (reason `ticket_not_waiting`). The " +
+  "answer's `estimatedWaitMinutes` is the new estimate (never less than the minutes left until `until`). Event `ticket.deferred`.";
+
+const deferRoute = createRoute({
+  method: "post",
+  path: "/tickets/{ticketId}/defer",
+  tags,
+  summary: "A later turn: call me after a time, or let a few people pass",
+  description:
+    "For the ticket's owner (the customer who joined; a widget visitor uses POST /v1/widget/tickets/{ticketId}/defer with " +
+    "the ticket's token), or a member with QUEUE_OPERATE acting for them. " +
+    DEFER_RULES,
+  security: SECURITY.any,
+  "x-outside-callers": "the ticket's owner",
+  request: { params: TicketParam, body: jsonBody(DeferTicketRequest) },
+  responses: { 200: TicketResponse, ...errors(409, 422) },
+});
+
+app.openapi(deferRoute, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const at = now();
+  const request = deferRequestOf(c.req.valid("json"), at);
+  const queue = await ticketQueueOfCaller(c, ticketId);
+  const principal = requireCredential(c);
+  const own = principal.kind === "session" && (await getTicket(c.env, queue, ticketId, at)).userId === principal.user.id;
+  if (!own) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
+  return c.json(ok(ticketRecord(await deferTicket(c.env, queue, ticketId, request, at))), 200);
 });
 
 const vip = createRoute({

@@ -69,6 +69,10 @@ export const TicketRecord = z
       .int()
       .nullable()
       .openapi({ description: "Places the owner let pass (POST /v1/tickets/{ticketId}/step-back, once); null until then" }),
+    deferredUntil: z.string().nullable().openapi({
+      description: "Not called before this time (POST /v1/tickets/{ticketId}/defer); null when no later turn is pending",
+    }),
+    deferCount: z.number().int().openapi({ description: "Later turns asked for this ticket (the queue's `maxDefers` bounds it)" }),
     presentAt: z.string().nullable(),
     servingAt: z.string().nullable(),
     skipReason: z.string().nullable(),
@@ -158,18 +162,22 @@ app.openapi(cancel, async (c) => {
 
 type SimpleOperation = typeof startServing;
 
-const simple: [string, string, SimpleOperation][] = [
-  ["serve", "Start serving a called ticket", startServing],
-  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", markPresent],
+const AT_SERVE_RULE =
+  " While one of the service's `at_serve` intake questions has no answer on the ticket (PATCH /v1/tickets/{ticketId}/intake), " +
+  "409 INTAKE_REQUIRED with details {field, missing[]} naming them as `intake.<key>`.";
+
+const simple: [string, string, SimpleOperation, string][] = [
+  ["serve", "Start serving a called ticket", startServing, AT_SERVE_RULE],
+  ["present", "Confirm the customer is here (waiting or called; makes a remote-join ticket callable)", markPresent, ""],
 ];
 
-for (const [name, summary, operation] of simple) {
+for (const [name, summary, operation, rule] of simple) {
   const route = createRoute({
     method: "post",
     path: `/tickets/{ticketId}/${name}`,
     tags,
     summary,
-    description: "Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}.",
+    description: "Needs QUEUE_OPERATE. Any other state is 409 INVALID_STATE with details {status, allowed}." + rule,
     security: SECURITY.any,
     request: { params: TicketParam },
     responses: { 200: TicketResponse, ...errors(409) },
@@ -190,7 +198,8 @@ const complete = createRoute({
     "Needs QUEUE_OPERATE. `outcome` must be a code of the service's outcomes (GET /v1/services/{serviceId}/outcomes; 400 " +
     "VALIDATION_ERROR with details.field `outcome` otherwise); `note` is the operator's, at most 500 characters. Both are " +
     "kept on the ticket and carried by the `ticket.served` event. Any state but serving is 409 INVALID_STATE with " +
-    "details {status, allowed}.",
+    "details {status, allowed}." +
+    AT_SERVE_RULE,
   security: SECURITY.any,
   request: {
     params: TicketParam,

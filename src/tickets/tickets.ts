@@ -7,7 +7,7 @@ import type { RecoveryOption, TicketStatus } from "../domain/tickets";
 import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
-import type { NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from "../queue-room/contract";
+import type { DeferBounds, DeferRequest, NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from "../queue-room/contract";
 
 export type { TicketView };
 import { findQueue, type QueueRow } from "./queues";
@@ -18,7 +18,7 @@ import { outcomeOfService } from "../catalog/service-outcomes";
 import { reaches, type LocationScope } from "../domain/location-scope";
 import { locationsOfService } from "../catalog/location-scope";
 import { withRules, withRulesResult } from "./room-rules";
-import { answersAtJoin } from "./intake";
+import { answersAtJoin, answersNeededToServe } from "./intake";
 import type { IntakeAnswers, IntakeValue } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
 
@@ -52,6 +52,8 @@ export function ticketRecord(t: TicketView) {
     outcome: t.outcome,
     note: t.note,
     steppedBackPlaces: t.steppedBackPlaces,
+    deferredUntil: isoOrNull(t.deferredUntil),
+    deferCount: t.deferCount,
     presentAt: isoOrNull(t.presentAt),
     servingAt: isoOrNull(t.servingAt),
     skipReason: t.skipReason,
@@ -113,6 +115,9 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     outcome: t.outcome,
     note: t.note,
     steppedBackPlaces: t.steppedBackPlaces,
+    // No longer in its room: no later turn is pending.
+    deferredUntil: null,
+    deferCount: t.deferCount,
     // Its latest call as the projection kept it: where it was called, how often announced again.
     counter: t.counter,
     deskId: t.deskId,
@@ -219,8 +224,10 @@ export async function markPresent(env: Env, queue: QueueRow, ticketId: string, a
   return inRoom(env, queue, (room) => room.command({ verb: "present", ticketId, at }));
 }
 
+/** Refused (409 INTAKE_REQUIRED) while one of the service's `at_serve` questions is unanswered on the ticket. */
 export async function startServing(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at }));
+  const requiredAnswers = await answersNeededToServe(env, queue);
+  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at, requiredAnswers }));
 }
 
 /** With an outcome, it must be one of the queue's service's (400 VALIDATION_ERROR, field outcome, otherwise). */
@@ -233,7 +240,8 @@ export async function completeTicket(
 ): Promise<TicketView> {
   const outcome = given.outcome === undefined ? null : await outcomeOfService(env, queue.serviceId, given.outcome);
   const result = { outcome: outcome?.code ?? null, outcomeLabel: outcome?.label ?? null, note: given.note ?? null };
-  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result }));
+  const requiredAnswers = await answersNeededToServe(env, queue);
+  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result, requiredAnswers }));
 }
 
 /** Sets a called or serving ticket aside (docs/desks.md, hold). */
@@ -259,6 +267,16 @@ export async function unprioritizeTicket(env: Env, queue: QueueRow, ticketId: st
 /** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */
 export async function stepBackTicket(env: Env, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
   return inRoom(env, queue, (room) => room.command({ verb: "stepBack", ticketId, places, at }));
+}
+
+/** The queue's bounds on a later turn (docs/visits.md, defer), from its row. */
+export function deferBounds(queue: QueueRow): DeferBounds {
+  return { maxDeferMinutes: queue.maxDeferMinutes, maxDefers: queue.maxDefers };
+}
+
+/** A later turn: not called before `until`, or `places` further back, within the queue's bounds. */
+export async function deferTicket(env: Env, queue: QueueRow, ticketId: string, request: DeferRequest, at: number): Promise<TicketView> {
+  return inRoom(env, queue, (room) => room.command({ verb: "defer", ticketId, request, bounds: deferBounds(queue), at }));
 }
 
 export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {

@@ -1,10 +1,10 @@
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { credentialForm, signCredential, type CredentialForm } from "../lib/credentials";
-import type { TicketView, VisitorTicketData } from "../queue-room/contract";
+import type { DeferRequest, TicketView, VisitorTicketData } from "../queue-room/contract";
 import type { QueueRow } from "../http/credentials/queues";
 import { inRoom, roomOf } from "./queue-rooms";
-import { issueTicket, type JoinInput } from "./tickets";
+import { deferBounds, issueTicket, type JoinInput } from "./tickets";
 
 // The visitor's ticket token (docs/widget.md): a capability for one ticket, handed once by the
 // widget join. 128 random bits and their MAC (src/lib/credentials.ts), base64url; the queue's
@@ -77,5 +77,21 @@ export async function visitorStepBack(
   const hash = await sha256Hex(token);
   return inRoom(env, queue, (room) =>
     room.command({ verb: "visitorStepBack", ticketId, tokenHash: hash, places, queueName: queue.name, at }),
+  );
+}
+
+/** "I'm running late" for the holder of the ticket's token (docs/visits.md, defer); null for a wrong token. */
+export async function visitorDefer(
+  env: Env,
+  queue: QueueRow,
+  ticketId: string,
+  token: string,
+  request: DeferRequest,
+  at: number,
+): Promise<VisitorTicketData | null> {
+  const hash = await sha256Hex(token);
+  const bounds = deferBounds(queue);
+  return inRoom(env, queue, (room) =>
+    room.command({ verb: "visitorDefer", ticketId, tokenHash: hash, request, bounds, queueName: queue.name, at }),
   );
 }

@@ -27,8 +27,8 @@ import { sha256Hex } from "../lib/crypto";
 import { queueIdOfTicket } from "../lib/ids";
 import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../tickets/queues";
-import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorStepBack } from "../tickets/visitor-tickets";
-import { StepBackRequest } from "../tickets/ticket-moves.routes";
+import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorDefer, visitorStepBack } from "../tickets/visitor-tickets";
+import { DEFER_RULES, DeferTicketRequest, deferRequestOf, StepBackRequest } from "../tickets/ticket-moves.routes";
 import { connectToHub, connectToRoom, displayBoard, ticketPlace, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "./widget";
 
 const app = router();
@@ -169,6 +169,10 @@ export const VisitorTicket = z
       example: "Guichet 3",
     }),
     calledAt: z.string().nullable(),
+    deferredUntil: z.string().nullable().openapi({
+      description: "Not called before this time (POST /v1/widget/tickets/{ticketId}/defer); null when no later turn is pending",
+    }),
+    deferCount: z.number().int().openapi({ description: "Later turns this ticket asked for" }),
     kind: z.enum(TICKET_KINDS).openapi({ description: "walk_in, or appointment (docs/blend.md)" }),
     appointmentAt: z.string().nullable(),
     placement: PlacementSchema.nullable().openapi({
@@ -487,6 +491,28 @@ app.openapi(visitorStepBackRoute, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { places } = c.req.valid("json");
   const data = await withTicketToken(c, ticketId, (queue, token) => visitorStepBack(c.env, queue, ticketId, token, places, now()));
+  return c.json(ok(data), 200);
+});
+
+const visitorDeferRoute = createRoute({
+  method: "post",
+  path: "/widget/tickets/{ticketId}/defer",
+  tags,
+  summary: "\"I'm running late\": the visitor asks for a later turn with the ticket's token",
+  description:
+    "Send the join's `ticketToken` as `X-Ticket-Token`; a missing or wrong token is 404, as for the read. As POST " +
+    "/v1/tickets/{ticketId}/defer (docs/visits.md): " +
+    DEFER_RULES,
+  security: SECURITY.none,
+  request: { params: TicketParam, headers: TicketTokenHeader, body: jsonBody(DeferTicketRequest) },
+  responses: { 200: jsonResponse(okEnvelope(VisitorTicket), "The ticket with its later turn"), ...errors(409, 422) },
+});
+
+app.openapi(visitorDeferRoute, async (c) => {
+  const { ticketId } = c.req.valid("param");
+  const at = now();
+  const request = deferRequestOf(c.req.valid("json"), at);
+  const data = await withTicketToken(c, ticketId, (queue, token) => visitorDefer(c.env, queue, ticketId, token, request, at));
   return c.json(ok(data), 200);
 });
 

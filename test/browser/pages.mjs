@@ -669,7 +669,6 @@ export function pageCases() {
           check((await banner.getAttribute("role")) === "alert", "the failed read is not an alert");
           check((await p.locator(`tr[data-ticket="${one.id}"]`).count()) === 1, "the last good line was emptied");
           await checkAxe(p, "the console with a failed read");
-          await p.unroute("**/v1/desks/*/console");
           await banner.getByRole("button", { name: "Try again" }).click();
           await p.locator(`tr[data-ticket="${two.id}"]`).waitFor({ timeout: STEP_MS });
           await banner.waitFor({ state: "detached", timeout: STEP_MS });
@@ -984,9 +983,20 @@ export function pageCases() {
         try {
           const p = await ctx.newPage();
           await signIn(p, api, DEMO.operator);
+          // The desk's read is held back until the dialog is open: a clerk quick on "W" opens the
+          // walk-in before the desk's queues are known (seen once in CI): the form must still go to
+          // the desk's queue and ask its service's question.
+          let release;
+          const held = new Promise((r) => (release = r));
+          await p.route("**/v1/desks/*/console", async (route) => {
+            await held;
+            await route.continue();
+          });
           await openDesk(p, "Guichet 1");
           await p.keyboard.press("w");
           const dialog = p.getByRole("dialog");
+          await dialog.getByLabel("Customer's name (optional)").waitFor({ timeout: STEP_MS });
+          release();
           await dialog.getByLabel("Customer's name (optional)").fill("Walk In");
           await dialog.getByLabel("Customer's mobile (optional)").fill("+33 6 12 34 01 77");
           await dialog.getByRole("button", { name: "Add the ticket" }).click();

@@ -22,7 +22,8 @@ const screenshots = process.argv.includes("--update-screenshots")
   : path.join(root, "test", "browser", ".artifacts", "screenshots");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const STEP_MS = 15_000;
-const SERVICE_START_MS = 180_000;
+// A loaded machine applies the migrations slowly: BROWSER_SERVICE_START_MS gives it longer.
+const SERVICE_START_MS = Number(process.env.BROWSER_SERVICE_START_MS) || 180_000;
 
 // ---------------------------------------------------------------- plumbing
 

@@ -114,6 +114,9 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     intakeQuestions: 0,
     blendPolicy: null,
     targetWaitMinutes: null,
+    maxDeferMinutes: 60,
+    maxDefers: 2,
+    smsKeyword: null,
   };
   await openRoom(env, row);
   await env.DB.prepare(

@@ -80,6 +80,9 @@ export async function seedQueueFixture(plan: SeedOptions["plan"] = "pro", opts: 
     intakeQuestions: 0,
     blendPolicy: null,
     targetWaitMinutes: null,
+    maxDeferMinutes: 60,
+    maxDefers: 2,
+    smsKeyword: null,
   };
   const minted = await mintApiKey(env);
   const keyHash = await sha256Hex(minted.value);

@@ -277,3 +277,59 @@ describe("answers beyond the ticket: webhooks, export, retention", () => {
     expect(await d1()).toEqual({ intake: '{"reason":"passport","people":2}', intake_personal: null });
   });
 });
+
+describe("at_serve questions (issue 45)", () => {
+  it("refuses start-serving and completion (409 INTAKE_REQUIRED naming the fields) until staff answered them", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "retail" });
+    const f = await createQueueFixture(owner, org.id);
+    const admin = (await createApiKey(owner, org.id, ["admin"])).key;
+    const fields = [
+      { key: "reason", label: { fr: "Motif", en: "Reason" }, type: "text", required: "never" },
+      { key: "file_number", label: { fr: "Dossier", en: "File number" }, type: "text", required: "at_serve" },
+      { key: "id_checked", label: { fr: "Pièce vue", en: "ID checked" }, type: "consent", required: "at_serve", personal: true },
+    ];
+    expectOk(await call("PUT", `/v1/services/${f.serviceId}/intake`, { apiKey: admin, body: { fields } }));
+    // The join does not need them.
+    const joined = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { apiKey: admin, body: {} }), 201);
+    const called = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { apiKey: admin, body: {} }));
+    expect(called.id).toBe(joined.id);
+
+    const serve = () => call("POST", `/v1/tickets/${joined.id}/serve`, { apiKey: admin });
+    const refused = await serve();
+    expectError(refused, 409, "INTAKE_REQUIRED", "intake.file_number");
+    expect(refused.body.error.details.missing).toEqual(["intake.file_number", "intake.id_checked"]);
+    expect(expectOk(await call("GET", `/v1/tickets/${joined.id}`, { apiKey: admin })).status).toBe("called");
+
+    // One answered: the other is still named.
+    expectOk(await call("PATCH", `/v1/tickets/${joined.id}/intake`, { apiKey: admin, body: { answers: { file_number: "D-1234" } } }));
+    const still = await serve();
+    expectError(still, 409, "INTAKE_REQUIRED", "intake.id_checked");
+    expect(still.body.error.details.missing).toEqual(["intake.id_checked"]);
+
+    expectOk(await call("PATCH", `/v1/tickets/${joined.id}/intake`, { apiKey: admin, body: { answers: { id_checked: true } } }));
+    expect(expectOk(await serve()).status).toBe("serving");
+
+    // Cleared while serving: completion refuses until it is given again.
+    expectOk(await call("PATCH", `/v1/tickets/${joined.id}/intake`, { apiKey: admin, body: { answers: { file_number: null } } }));
+    const complete = () => call("POST", `/v1/tickets/${joined.id}/complete`, { apiKey: admin, body: {} });
+    const notDone = await complete();
+    expectError(notDone, 409, "INTAKE_REQUIRED", "intake.file_number");
+    expect(notDone.body.error.details.missing).toEqual(["intake.file_number"]);
+    expectOk(await call("PATCH", `/v1/tickets/${joined.id}/intake`, { apiKey: admin, body: { answers: { file_number: "D-1234" } } }));
+    expect(expectOk(await complete()).status).toBe("served");
+  });
+
+  it("a service without at_serve questions serves and completes as before", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "retail" });
+    const f = await createQueueFixture(owner, org.id);
+    const admin = (await createApiKey(owner, org.id, ["admin"])).key;
+    const fields = [{ key: "reason", label: { fr: "Motif", en: "Reason" }, type: "text", required: "never" }];
+    expectOk(await call("PUT", `/v1/services/${f.serviceId}/intake`, { apiKey: admin, body: { fields } }));
+    const joined = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { apiKey: admin, body: {} }), 201);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { apiKey: admin, body: {} }));
+    expect(expectOk(await call("POST", `/v1/tickets/${joined.id}/serve`, { apiKey: admin })).status).toBe("serving");
+    expect(expectOk(await call("POST", `/v1/tickets/${joined.id}/complete`, { apiKey: admin, body: {} })).status).toBe("served");
+  });
+});

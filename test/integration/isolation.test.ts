@@ -184,6 +184,9 @@ const ROUTES: IsolationCase[] = [
   { method: "POST", path: (a) => `/v1/services/${a.serviceId}/outcomes`, body: () => ({ code: "stolen", label: "Stolen" }) },
   { method: "GET", path: (a) => `/v1/services/${a.serviceId}/outcomes` },
   { method: "DELETE", path: (a) => `/v1/services/${a.serviceId}/outcomes/done` },
+  // A person's data on request (docs/personal-data.md)
+  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/data-subjects/export`, body: () => ({ phone: "+33612345678" }) },
+  { method: "POST", path: (a) => `/v1/organizations/${a.org.id}/data-subjects/erase`, body: () => ({ phone: "+33612345678" }) },
 ];
 
 /** A (disabled) webhook and one delivery of it, written straight to D1 (creating one through the API needs DNS). */

@@ -442,9 +442,13 @@ const STEPS: Step[] = [
   { id: "listAuditEvents" },
   { id: "exportAuditEventsCsv" },
   { id: "verifyAuditChain" },
+  // A customer's data on request: the export while their ticket may still be in the line.
+  { id: "exportDataSubject" },
 
   // The deletions, last: each removes something the steps above use.
   { id: "clearQueue" },
+  // Once the line is cleared, the customer's erasure (nothing of theirs is live any more).
+  { id: "eraseDataSubject" },
   { id: "archiveQueue" },
   // The operator stays (the ownership goes to them below); the colleague added above leaves.
   { id: "removeMember", prepare: madeBy(DOC.operator, "register", (d) => d.user.id) },

@@ -58,12 +58,33 @@ export interface SmsWords {
   keywords: Record<Keyword, readonly string[]>;
   /** Verbs that join a queue by text: "JOIN A". */
   join: readonly string[];
-  /** Our answers: {code}, {position}, {wait}, {options}, {places}. */
+  /** Our answers: {code}, {position}, {wait}, {options}, {places}, {minutes}, {max}, {score}, {queue}, {reason}. */
   replies: Record<ReplyKey, string>;
+  /** Why a join by text or USSD was refused, in a few words, by the join's error code (`other` for any else): the {reason} of `joinRefused`. */
+  joinRefusals: Record<JoinRefusalKey, string>;
 }
 
 export type ReplyKey =
-  "here" | "late" | "cancel" | "status" | "statusCalled" | "stop" | "start" | "help" | "unknownNumber" | "refused" | "received" | "choose";
+  | "here"
+  | "late"
+  | "deferred"
+  | "deferTooFar"
+  | "cancel"
+  | "status"
+  | "statusCalled"
+  | "stop"
+  | "start"
+  | "help"
+  | "unknownNumber"
+  | "refused"
+  | "received"
+  | "choose"
+  | "feedback"
+  | "feedbackAlready"
+  | "joined"
+  | "joinRefused";
+
+export type JoinRefusalKey = "QUEUE_FULL" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUOTA_EXCEEDED" | "API_RATE_LIMIT_EXCEEDED" | "other";
 
 export interface ReceiptLabels {
   ticket: string;
@@ -160,6 +181,12 @@ export type StatusKey =
   | "wrongCodeMany"
   | "wrongCodeNone"
   | "phoneVerified"
+  | "rateTitle"
+  | "rateHint"
+  | "rateScore"
+  | "rateComment"
+  | "rated"
+  | "rateClosed"
   | "languages";
 
 export type RefusalKey =

@@ -24,7 +24,10 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "ticket.expired": { title: "Ticket expiré", body: "Le ticket {code} ({queue}) a expiré : vous ne vous êtes pas présenté à temps." },
   "ticket.recovered": { title: "Ticket récupéré", body: "Votre ticket {code} est de nouveau en attente pour {queue}." },
   "ticket.auto_skipped": { title: "Ticket passé automatiquement", body: "Le ticket {code} a été passé faute d'activité." },
-  "review.request": { title: "Votre avis compte", body: "Comment s'est passée votre visite ({queue}) ? Donnez votre avis." },
+  "review.request": {
+    title: "Votre avis compte",
+    body: "Comment s'est passée votre visite ({queue}) ? Répondez par une note de 1 (mauvais) à 5 (excellent).",
+  },
   "inactivity.warning": {
     title: "Êtes-vous toujours là ?",
     body: "Ticket {code} : sans nouvelle de votre position, il sera passé bientôt.",
@@ -56,16 +59,31 @@ export const sms: SmsWords = {
   replies: {
     here: "{code} : merci, l'accueil sait que vous êtes là.",
     late: "{code} : c'est noté, {places} personnes passeront avant vous.",
+    deferred: "{code} : c'est noté, nous ne vous appellerons pas avant {minutes} min. Votre tour dans environ {wait} min.",
+    deferTooFar: "{code} : nous pouvons décaler votre tour de {max} min au plus. Répondez RETARD {max} ou moins.",
     cancel: "{code} : votre ticket est annulé.",
     status: "{code} : vous êtes n°{position} dans la file, environ {wait} min.",
     statusCalled: "{code} : vous êtes appelé(e).",
     stop: "Vous ne recevrez plus de messages de notre part. Envoyez START pour les recevoir à nouveau.",
     start: "Les messages sont réactivés. Envoyez ARRET pour les arrêter.",
-    help: "Répondez ICI à votre arrivée, RETARD pour laisser passer {places} personnes, STATUT pour votre place, ANNULER pour quitter la file, ARRET pour ne plus recevoir de messages.",
+    help: "Répondez ICI à votre arrivée, RETARD pour laisser passer {places} personnes (RETARD 15 : pas avant 15 min), STATUT pour votre place, ANNULER pour quitter la file, ARRET pour ne plus recevoir de messages.",
     unknownNumber: "Aucun ticket pour ce numéro. Prenez un ticket à l'accueil ou sur notre page, puis répondez AIDE.",
     refused: "{code} : impossible pour le moment (votre ticket n'est plus en attente).",
     received: "{code} : votre message a été transmis à l'accueil.",
     choose: "Vous avez des tickets à plusieurs endroits. Répondez par le numéro de celui dont il s'agit : {options}",
+    feedback: "{code} : merci pour votre note ({score}/5).",
+    feedbackAlready: "{code} : votre note est déjà enregistrée. Merci !",
+    joined:
+      "{queue} : votre ticket est {code}, n°{position} dans la file, environ {wait} min. Répondez ICI à votre arrivée, ANNULER pour partir.",
+    joinRefused: "{queue} : impossible de prendre un ticket pour le moment ({reason}).",
+  },
+  joinRefusals: {
+    QUEUE_FULL: "la file est complète",
+    QUEUE_PAUSED: "la file est en pause",
+    QUEUE_CLOSED: "la file est fermée",
+    QUOTA_EXCEEDED: "plus de tickets ce mois-ci",
+    API_RATE_LIMIT_EXCEEDED: "trop de tickets pour ce numéro aujourd'hui",
+    other: "réessayez plus tard",
   },
 };
 
@@ -154,6 +172,12 @@ export const pages: PageStrings = {
     wrongCodeMany: "Code incorrect : encore {n} essais.",
     wrongCodeNone: "Code incorrect. Demandez-en un nouveau.",
     phoneVerified: "Votre numéro est confirmé : nous vous préviendrons par SMS.",
+    rateTitle: "Comment s'est passée votre visite ?",
+    rateHint: "Touchez une note : 1 mauvais, 5 excellent.",
+    rateScore: "{n} sur 5",
+    rateComment: "Un commentaire (facultatif), envoyé avec votre note",
+    rated: "Merci pour votre avis.",
+    rateClosed: "Il est trop tard pour noter cette visite.",
     languages: "Langue",
   },
   refusals: {

@@ -23,7 +23,8 @@ export function DialogView(p: {
   onComplete: (outcome: string, note: string) => void;
   onPrevious: (ticket: Ticket, outcome: "served" | "absent") => void;
   onTransfer: (queueId: string, prioritize: boolean) => void;
-  questions: Record<string, IntakeField[]>;
+  /** Null while the desk's services' questions are still being read. */
+  questions: Record<string, IntakeField[]> | null;
   lang: Lang;
   onWalkIn: (walkIn: WalkIn) => Promise<WalkInRefusal>;
 }) {

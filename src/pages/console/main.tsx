@@ -46,6 +46,8 @@ function App() {
   const [outcomes, setOutcomes] = useState<Record<string, ServiceOutcome[]>>({});
   // The services' intake questions, read once per service when the desk opens: the card labels the answers with them.
   const [questions, setQuestions] = useState<Record<string, IntakeField[]>>({});
+  // Until they are read, the walk-in cannot be sent: a form without its questions would be refused by the API.
+  const [questionsRead, setQuestionsRead] = useState(false);
   const [notice, setNotice] = useState<Notice>(null);
   const [dialog, setDialog] = useState<Dialog>(null);
   const [busy, setBusy] = useState(false);
@@ -111,11 +113,14 @@ function App() {
   const enterDesk = async (d: Desk, who: Me | null = me) => {
     setDesk(d);
     setPhase("desk");
+    setQuestionsRead(false);
     // A failure here is said (under the buttons); the desk still works, only the dialogs lack their lists.
     try {
       await readDeskNeeds(d, who);
     } catch (err) {
       fail(err);
+    } finally {
+      setQuestionsRead(true);
     }
   };
 
@@ -461,7 +466,7 @@ function App() {
               void act(() => post("/v1/tickets/{ticketId}/transfer", ticketId(), { targetOperatorId: target }));
             else void act(() => post("/v1/tickets/{ticketId}/transfer-queue", ticketId(), { targetQueueId: target, prioritize }));
           }}
-          questions={questions}
+          questions={questionsRead ? questions : null}
           lang={lang}
           onWalkIn={async ({ queueId, vip, body }) => {
             // The dialog stays open on a refusal, with the refusal under the input at fault.

@@ -1,5 +1,5 @@
 // A ticket's marks beside its code: VIP (created so or marked at the counter), priority (a transfer
-// sent to the front), appointment with its time on the branch's clock.
+// sent to the front), appointment with its time on the branch's clock, and a deferred ticket's return time.
 import type { Lang } from "../shared/i18n";
 import type { Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
@@ -17,6 +17,11 @@ export function Marks({ tk, t, lang, timeZone }: { tk: Ticket; t: ConsoleText; l
       {tk.kind === "appointment" && (
         <span class="mark appointment" data-mark="appointment">
           {tk.appointmentAt ? t.appointmentAt(clockTime(tk.appointmentAt, lang, timeZone)) : t.appointment}
+        </span>
+      )}
+      {tk.deferredUntil && (
+        <span class="mark deferred" data-mark="deferred">
+          {t.deferredUntil(clockTime(tk.deferredUntil, lang, timeZone))}
         </span>
       )}
     </>

@@ -22,22 +22,26 @@ export function WalkInForm(p: {
   t: ConsoleText;
   lang: Lang;
   queues: QueueChoice[];
-  questions: Record<string, IntakeField[]>;
+  /** Null while they are being read: the form shows, and cannot be sent yet. */
+  questions: Record<string, IntakeField[]> | null;
   onCancel: () => void;
   onSubmit: (walkIn: WalkIn) => Promise<WalkInRefusal>;
 }) {
   const { t, lang } = p;
-  const [queueId, setQueueId] = useState(p.queues[0]?.id ?? "");
+  const [picked, setQueueId] = useState(p.queues[0]?.id ?? "");
+  // The dialog may open before the desk's queues are read (a quick "W"): until the clerk picks
+  // one, the desk's first queue is the walk-in's, whenever the list arrives.
+  const queueId = p.queues.some((q) => q.id === picked) ? picked : (p.queues[0]?.id ?? "");
   const [errors, setErrors] = useState<IntakeErrors>({});
   const [phoneError, setPhoneError] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
   const serviceId = p.queues.find((q) => q.id === queueId)?.serviceId ?? "";
-  const fields = askedAtJoin(p.questions[serviceId] ?? []);
+  const fields = askedAtJoin(p.questions?.[serviceId] ?? []);
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (sending) return;
+    if (sending || p.questions === null || !queueId) return;
     const form = e.target as HTMLFormElement;
     const data = new FormData(form);
     const visitorName = String(data.get("name") ?? "").trim();
@@ -114,7 +118,7 @@ export function WalkInForm(p: {
         <button type="button" onClick={p.onCancel}>
           {t.cancel}
         </button>
-        <button class="primary" type="submit" disabled={sending}>
+        <button class="primary" type="submit" disabled={sending || p.questions === null || !queueId}>
           {t.addTicket}
         </button>
       </div>

@@ -17,6 +17,7 @@ function words(lang: PageLang) {
     ahead: (n: number) => (n <= 1 ? w.next : say(w.ahead, { n: n - 1 })),
     goTo: (counter: string) => say(w.goTo, { counter }),
     wrongCode: (left: number) => (left <= 0 ? w.wrongCodeNone : say(left === 1 ? w.wrongCodeOne : w.wrongCodeMany, { n: left })),
+    rateScore: (n: number) => say(w.rateScore, { n }),
   };
 }
 
@@ -39,6 +40,71 @@ interface PhoneCheck {
   expiresAt: string | null;
 }
 const phonePath = `/tickets/${ticketId}/phone-verification`;
+/** The customer's verdict after the visit (docs/visits.md, feedback): the served ticket's token still opens it. */
+const feedbackPath = `/widget/tickets/${ticketId}/feedback`;
+type FeedbackState = Schemas["TicketFeedbackState"];
+
+/** One tap gives the score (with the comment typed above, if any): 1–5 as a group of buttons. */
+function Verdict(props: { lang: PageLang; state: FeedbackState | null; onGiven: (s: FeedbackState) => void }) {
+  const t = words(props.lang);
+  const [comment, setComment] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const state = props.state;
+  if (!state || state.status === "not_served") return null;
+  if (state.status === "given")
+    return (
+      <p class="notice verdict-done" role="status">
+        {t.rated}
+      </p>
+    );
+  if (state.status === "closed") return <p class="notice">{t.rateClosed}</p>;
+  const send = async (score: number) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api("POST", feedbackPath, {
+        headers: { "X-Ticket-Token": token },
+        body: comment.trim() ? { score, comment: comment.trim() } : { score },
+      });
+      props.onGiven({ ...state, status: "given" });
+    } catch (err) {
+      if (err instanceof ApiRefusal && err.code === "FEEDBACK_ALREADY_GIVEN") return props.onGiven({ ...state, status: "given" });
+      if (err instanceof ApiRefusal && err.code === "FEEDBACK_WINDOW_CLOSED") return props.onGiven({ ...state, status: "closed" });
+      setError(err instanceof ApiRefusal ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="verdict" aria-labelledby="verdict-title">
+      <h2 id="verdict-title">{t.rateTitle}</h2>
+      <label class="verdict-comment">
+        {t.rateComment}
+        <textarea
+          name="comment"
+          rows={2}
+          maxlength={1000}
+          value={comment}
+          onInput={(e: Event) => setComment((e.target as HTMLTextAreaElement).value)}
+        />
+      </label>
+      <p id="verdict-hint">{t.rateHint}</p>
+      <div class="verdict-scores" role="group" aria-labelledby="verdict-title" aria-describedby="verdict-hint">
+        {[1, 2, 3, 4, 5].map((n) => (
+          <button type="button" data-score={n} aria-label={t.rateScore(n)} disabled={busy} onClick={() => void send(n)}>
+            {n}
+          </button>
+        ))}
+      </div>
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
 
 function App() {
   const [lang, setLang] = useState<PageLang>(visitorLang() ?? "en");
@@ -56,6 +122,11 @@ function App() {
   const [asking, setAsking] = useState(false);
   // Shown only where it can work: this browser can, and the server has a push key; gone once on.
   const [canNotify, setCanNotify] = useState(false);
+  const [verdict, setVerdict] = useState<FeedbackState | null>(null);
+  const readVerdict = () =>
+    api<FeedbackState>("GET", feedbackPath, { headers: { "X-Ticket-Token": token } })
+      .then(setVerdict)
+      .catch(() => undefined);
 
   const show = (next: VisitorTicket) => {
     setTicket((before) => {
@@ -66,13 +137,18 @@ function App() {
       localStorage.removeItem(storageKey);
       localStorage.removeItem(steppedKey);
     }
+    if (next.status === "served") void readVerdict();
   };
 
   const read = () =>
     api<VisitorTicket>("GET", `/widget/tickets/${ticketId}`, { headers: { "X-Ticket-Token": token } })
       .then(show)
       .catch((err: unknown) => {
-        if (err instanceof ApiRefusal && err.status === 404) setMissing(true);
+        if (err instanceof ApiRefusal && err.status === 404) {
+          setMissing(true);
+          // A served ticket's link, opened again after the visit: its verdict may still be open.
+          if (token) void readVerdict();
+        }
       });
 
   // Once: where the ticket is (business, branch, address), and whether notifications can work here.
@@ -209,6 +285,16 @@ function App() {
     </header>
   );
 
+  if (missing && !ticket && verdict && verdict.status !== "not_served")
+    return (
+      <div class="status-page s-served">
+        {header}
+        <section class="status-box">
+          <p class="state">{t.served}</p>
+          <Verdict lang={lang} state={verdict} onGiven={setVerdict} />
+        </section>
+      </div>
+    );
   if (missing && !ticket)
     return (
       <div>
@@ -249,6 +335,7 @@ function App() {
         {ticket.status === "serving" && <p class="state">{t.serving}</p>}
         {ticket.status === "held" && <p class="state">{t.held}</p>}
         {finalText && <p class="state">{finalText}</p>}
+        {ticket.status === "served" && <Verdict lang={lang} state={verdict} onGiven={setVerdict} />}
         {(phone?.status === "pending" || phone?.status === "expired") && (ticket.status === "waiting" || ticket.status === "called") && (
           <form class="phone-code" onSubmit={confirmCode} aria-labelledby="phone-title">
             <h2 id="phone-title">{t.phoneTitle}</h2>

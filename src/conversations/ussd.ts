@@ -1,0 +1,264 @@
+import { eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { isUniqueViolation } from "../db/errors";
+import { ussdCodes } from "../db/schema";
+import { otherLanguage, readUssdText, ussdLanguageOf, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
+import type { Env } from "../env";
+import { ApiError, notFound } from "../http/errors";
+import { addressKey } from "../lib/addresses";
+import { constantTimeEqual, sha256Hex } from "../lib/crypto";
+import { randomString } from "../lib/ids";
+import { iso } from "../lib/time";
+import { barePhone } from "../notifications/opt-outs";
+import { joinQueue } from "../tickets/joins";
+import { findQueue } from "../tickets/queues";
+import { cancelTicket, getTicket, markPresent } from "../tickets/tickets";
+import { recordMessage } from "./conversations";
+import { liveTickets, PHONE_VISITOR, type LiveTicket } from "./inbound";
+import { releaseReceipt, takeReceipt } from "./inbound-receipts";
+
+// USSD (docs/conversations.md): a customer on any phone dials the organization's code; the
+// aggregator (Africa's Talking and its peers) calls us once per screen with the session's inputs
+// joined by `*`, and shows our `CON`/`END` answer. The code names one organization, and only that
+// organization's queues and tickets are ever read or touched. The aggregator proves itself with
+// the code's secret (and, when listed, its addresses).
+
+export interface UssdCodeRecord {
+  serviceCode: string;
+  allowedAddresses: string[] | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type UssdRow = typeof ussdCodes.$inferSelect;
+
+const recordOf = (r: UssdRow): UssdCodeRecord => ({
+  serviceCode: r.serviceCode,
+  allowedAddresses: r.allowedAddresses ?? null,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+/** Creates or replaces the organization's code; every call issues a new secret (answered once). */
+export async function registerUssdCode(
+  env: Env,
+  organizationId: string,
+  input: { serviceCode: string; allowedAddresses: string[] | null },
+  at: number,
+): Promise<UssdCodeRecord & { secret: string }> {
+  const secret = `ussd_${randomString(32)}`;
+  const secretHash = await sha256Hex(secret);
+  const db = database(env.DB);
+  try {
+    const [row] = await db
+      .insert(ussdCodes)
+      .values({
+        organizationId,
+        serviceCode: input.serviceCode,
+        secretHash,
+        allowedAddresses: input.allowedAddresses,
+        createdAt: at,
+        updatedAt: at,
+      })
+      .onConflictDoUpdate({
+        target: ussdCodes.organizationId,
+        set: { serviceCode: input.serviceCode, secretHash, allowedAddresses: input.allowedAddresses, updatedAt: at },
+      })
+      .returning();
+    return { ...recordOf(row!), secret };
+  } catch (err) {
+    if (isUniqueViolation(err, "service_code")) {
+      throw new ApiError("CONFLICT", "This USSD code is registered by another organization", { field: "serviceCode" });
+    }
+    throw err;
+  }
+}
+
+export async function ussdCodeOf(env: Env, organizationId: string): Promise<UssdCodeRecord> {
+  const row = await database(env.DB).select().from(ussdCodes).where(eq(ussdCodes.organizationId, organizationId)).get();
+  if (!row) throw notFound("USSD code");
+  return recordOf(row);
+}
+
+export async function removeUssdCode(env: Env, organizationId: string): Promise<void> {
+  const gone = await database(env.DB).delete(ussdCodes).where(eq(ussdCodes.organizationId, organizationId)).returning();
+  if (gone.length === 0) throw notFound("USSD code");
+}
+
+/**
+ * The organization a callback is for, or null when the code is unknown, the secret wrong or the
+ * address not listed (the caller cannot tell which: nothing reveals what codes exist).
+ */
+export async function authenticateUssd(
+  env: Env,
+  serviceCode: string,
+  secret: string | null,
+  address: string,
+): Promise<{ organizationId: string; serviceCode: string } | null> {
+  const row = await database(env.DB).select().from(ussdCodes).where(eq(ussdCodes.serviceCode, serviceCode)).get();
+  // Hashing a given secret first makes the comparison the same length whatever was sent.
+  const given = await sha256Hex(secret ?? "");
+  const matches = constantTimeEqual(given, row?.secretHash ?? "0".repeat(64));
+  if (!row || !secret || !matches) return null;
+  if (row.allowedAddresses && !row.allowedAddresses.map((a) => addressKey(a)).includes(addressKey(address))) return null;
+  return { organizationId: row.organizationId, serviceCode: row.serviceCode };
+}
+
+export interface UssdSession {
+  sessionId: string;
+  serviceCode: string;
+  phoneNumber: string;
+  text: string;
+}
+
+const factsOf = (view: { displayCode: string; position: number | null; estimatedWaitMinutes: number | null }): TicketFacts => ({
+  code: view.displayCode,
+  position: view.position,
+  wait: view.estimatedWaitMinutes,
+});
+
+/** A room's refusal is an answer on the screen, not a fault. */
+async function refusedBy(act: () => Promise<unknown>): Promise<ApiError | null> {
+  try {
+    await act();
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) return err;
+    throw err;
+  }
+}
+
+/** The queues a customer may pick, in the order the list screen numbers them. */
+async function openQueues(env: Env, organizationId: string): Promise<{ id: string; name: string }[]> {
+  const rows = await env.DB.prepare(
+    `SELECT id, name FROM queues WHERE organization_id = ? AND archived_at IS NULL AND status <> 'closed' ORDER BY created_at, id`,
+  )
+    .bind(organizationId)
+    .all<{ id: string; name: string }>();
+  return rows.results;
+}
+
+/** One screen of the session: its answer, `CON …` or `END …`. */
+export async function answerUssd(env: Env, organizationId: string, session: UssdSession, at: number): Promise<string> {
+  const org = await env.DB.prepare("SELECT name, default_language FROM organizations WHERE id = ?")
+    .bind(organizationId)
+    .first<{ name: string; default_language: string | null }>();
+  const orgLanguage = ussdLanguageOf(org?.default_language);
+  const { switched, step } = readUssdText(session.text);
+  const language = switched ? otherLanguage(orgLanguage) : orgLanguage;
+  const phone = barePhone(session.phoneNumber);
+  const screens = ussdScreens;
+
+  if (step.step === "main") return screens.main(language, org?.name ?? "");
+  if (step.step === "invalid") return screens.invalid(language, session.serviceCode);
+  if (step.step === "queues")
+    return screens.queues(
+      language,
+      (await openQueues(env, organizationId)).map((q) => q.name),
+    ).screen;
+
+  // Steps that act are taken once per session and input: the aggregator's retry of the same
+  // screen tells the customer where they stand instead of acting again.
+  const acts = step.step === "join" || step.step === "here" || step.step === "cancel";
+  const receipt = `${session.serviceCode}:${session.sessionId}:${session.text}`;
+  if (acts && !(await takeReceipt(env, "ussd", receipt, at))) {
+    const [ticket] = await liveTickets(env, phone, organizationId, at);
+    return ticket ? screens.position(language, await factsOfLive(env, ticket, at)) : screens.noTicket(language);
+  }
+  try {
+    return await act();
+  } catch (err) {
+    if (acts) await releaseReceipt(env, "ussd", receipt);
+    throw err;
+  }
+
+  async function act(): Promise<string> {
+    if (step.step === "join") {
+      const queues = await openQueues(env, organizationId);
+      const { shown } = screens.queues(
+        language,
+        queues.map((q) => q.name),
+      );
+      const picked = step.choice <= shown ? queues[step.choice - 1] : undefined;
+      if (!picked) return screens.invalid(language, session.serviceCode);
+      const queue = await findQueue(env, picked.id);
+      const [held] = await liveTickets(env, phone, organizationId, at);
+      if (held && held.queue_id === queue.id) return screens.already(language, await factsOfLive(env, held, at));
+      let joined;
+      const refusal = await refusedBy(async () => {
+        joined = await joinQueue(
+          env,
+          queue,
+          {
+            ticket: {
+              userId: PHONE_VISITOR.ussd,
+              partySize: 1,
+              isPriority: false,
+              isGhostMode: false,
+              visitorName: null,
+              phone,
+              language,
+              source: "ussd",
+            },
+            // The operator's network carried the session from this number: it is its own caller, and proven.
+            caller: { address: phone, widgetKeyId: null },
+            staffVouched: true,
+          },
+          at,
+        );
+      });
+      if (refusal || !joined) return screens.refused(language, refusal?.code ?? "other");
+      const { ticket } = joined as Awaited<ReturnType<typeof joinQueue>>;
+      const answer = screens.joined(language, factsOf(ticket), queue.name, session.serviceCode);
+      await record(env, { id: ticket.id, queue_id: queue.id, organization_id: organizationId }, phone, session.text, answer, at);
+      return answer;
+    }
+
+    const [ticket] = await liveTickets(env, phone, organizationId, at);
+    if (!ticket) return screens.noTicket(language);
+    const facts = await factsOfLive(env, ticket, at);
+    const queue = await findQueue(env, ticket.queue_id);
+    let answer: string;
+    switch (step.step) {
+      case "position":
+        return screens.position(language, facts);
+      case "confirmCancel":
+        return screens.confirmCancel(language, facts);
+      case "keep":
+        return screens.kept(language, facts);
+      case "here":
+        answer = (await refusedBy(() => markPresent(env, queue, ticket.id, at)))
+          ? screens.hereRefused(language, facts)
+          : screens.here(language, facts);
+        break;
+      case "cancel":
+        answer = (await refusedBy(() => cancelTicket(env, queue, ticket.id, at)))
+          ? screens.cancelRefused(language, facts)
+          : screens.cancelled(language, facts);
+        break;
+      default:
+        return screens.invalid(language, session.serviceCode);
+    }
+    await record(env, ticket, phone, session.text, answer, at);
+    return answer;
+  }
+}
+
+async function factsOfLive(env: Env, ticket: LiveTicket, at: number): Promise<TicketFacts> {
+  const queue = await findQueue(env, ticket.queue_id);
+  return factsOf(await getTicket(env, queue, ticket.id, at));
+}
+
+/** What the customer chose and what we answered, on the ticket's conversation (channel `ussd`). */
+async function record(
+  env: Env,
+  ticket: Pick<LiveTicket, "id" | "queue_id" | "organization_id">,
+  phone: string,
+  inputs: string,
+  answer: string,
+  at: number,
+): Promise<void> {
+  const base = { organizationId: ticket.organization_id, ticketId: ticket.id, queueId: ticket.queue_id, channel: "ussd" as const, phone };
+  await recordMessage(env, { ...base, direction: "in", body: inputs, keyword: null, authorId: null, deliveryEventId: null }, at);
+  await recordMessage(env, { ...base, direction: "out", body: answer, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
+}

@@ -1,0 +1,250 @@
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { call, expectError, expectOk, fetchWorker } from "../helpers/api";
+import { settle } from "../helpers/catalog";
+import { addQueue, createApiKey, queueFixture, walkIn, type Fixture } from "../helpers/fixtures";
+
+// Issue 45: USSD in the session-callback style of Africa's Talking. Each screen within 160
+// characters in French and English; a join appears in the queue's listing with its channel;
+// refusals are screens; a wrong secret changes nothing; a code of organization B never reaches
+// organization A's tickets.
+
+afterEach(() => vi.restoreAllMocks());
+
+const randomAddress = () => `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
+const randomCode = () => `*384*${Math.floor(Math.random() * 1e6)}#`;
+/** An Ivorian mobile (+225 07…), new each time: the per-number SMS join cap is 3 a day. */
+const randomPhone = () => `+22507${String(Math.floor(Math.random() * 1e8)).padStart(8, "0")}`;
+
+interface Registered {
+  serviceCode: string;
+  secret: string;
+}
+
+async function registerCode(f: Fixture, body: Record<string, unknown> = {}): Promise<Registered> {
+  const serviceCode = randomCode();
+  const data = expectOk(
+    await call("PUT", `/v1/organizations/${f.organizationId}/ussd`, { token: f.owner.token, body: { serviceCode, ...body } }),
+  );
+  expect(data.serviceCode).toBe(serviceCode);
+  expect(data.secret).toMatch(/^ussd_/);
+  return { serviceCode, secret: data.secret };
+}
+
+interface Dial {
+  status: number;
+  text: string;
+}
+
+/** The aggregator's callback for one screen of a session. */
+async function dial(
+  code: Registered,
+  phoneNumber: string,
+  text: string,
+  opts: { sessionId?: string; secret?: string | null; address?: string; viaHeader?: boolean } = {},
+): Promise<Dial> {
+  const secret = opts.secret === undefined ? code.secret : opts.secret;
+  const query = secret !== null && !opts.viaHeader ? `?secret=${encodeURIComponent(secret)}` : "";
+  const headers: Record<string, string> = {
+    "Content-Type": "application/x-www-form-urlencoded",
+    "CF-Connecting-IP": opts.address ?? randomAddress(),
+  };
+  if (secret !== null && opts.viaHeader) headers["X-USSD-Secret"] = secret;
+  const res = await fetchWorker(`/v1/inbound/ussd${query}`, {
+    method: "POST",
+    headers,
+    body: new URLSearchParams({
+      sessionId: opts.sessionId ?? `ATUid_${crypto.randomUUID()}`,
+      serviceCode: code.serviceCode,
+      phoneNumber,
+      text,
+    }).toString(),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** A screen answered 200, text/plain, CON or END, at most 160 characters. */
+function screen(d: Dial): string {
+  expect(d.status, d.text).toBe(200);
+  expect(d.text).toMatch(/^(CON|END) /);
+  expect(d.text.length, d.text).toBeLessThanOrEqual(160);
+  return d.text;
+}
+
+const listing = async (f: Fixture, queueId = f.queueId) =>
+  expectOk(await call("GET", `/v1/queues/${queueId}/tickets`, { token: f.owner.token })) as any[];
+
+async function setLanguage(f: Fixture, defaultLanguage: "fr" | "en") {
+  expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token: f.owner.token, body: { defaultLanguage } }));
+}
+
+describe("USSD menus (issue 45)", () => {
+  it("every screen of every flow is within 160 characters, in French and in English", async () => {
+    const f = await queueFixture("pro");
+    await setLanguage(f, "fr");
+    expectOk(
+      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
+        token: f.owner.token,
+        body: { name: "Mairie de la commune de Yopougon, service de l'état civil et des affaires" },
+      }),
+    );
+    // Long names and many queues: the list shows what fits.
+    for (let i = 0; i < 10; i++) await addQueue(f, { name: `Guichet ${i} des cartes nationales d'identité et passeports` });
+    const code = await registerCode(f);
+
+    for (const [prefix, language] of [
+      ["", "fr"],
+      ["0*", "en"],
+    ] as const) {
+      const main = screen(await dial(code, randomPhone(), prefix.replace(/\*$/, "")));
+      expect(main).toMatch(/^CON /);
+      expect(main).toContain(language === "fr" ? "1 Prendre un ticket" : "1 Take a ticket");
+      const list = screen(await dial(code, randomPhone(), `${prefix}1`));
+      expect(list).toMatch(/^CON /);
+      expect(list).toContain(language === "fr" ? "Choisissez une file" : "Choose a line");
+      expect(list).toContain("\n1 ");
+
+      const phone = randomPhone();
+      expect(screen(await dial(code, phone, `${prefix}2`))).toContain(language === "fr" ? "Aucun ticket" : "No ticket");
+      const joined = screen(await dial(code, phone, `${prefix}1*1`));
+      expect(joined).toMatch(/^END Ticket A-\d{3}/);
+      expect(joined).toContain(language === "fr" ? "À votre arrivée" : "When you arrive");
+      await settle(f.queueId);
+      expect(screen(await dial(code, phone, `${prefix}1*1`))).toContain(language === "fr" ? "déjà" : "already");
+      expect(screen(await dial(code, phone, `${prefix}2`))).toMatch(language === "fr" ? /n°\d+ dans la file/ : /number \d+ in line/);
+      expect(screen(await dial(code, phone, `${prefix}3`))).toContain(language === "fr" ? "vous êtes là" : "you are here");
+      expect(screen(await dial(code, phone, `${prefix}4`))).toMatch(language === "fr" ? /^CON Annuler le ticket/ : /^CON Cancel ticket/);
+      expect(screen(await dial(code, phone, `${prefix}4*2`))).toContain(language === "fr" ? "conservé" : "kept");
+      expect(screen(await dial(code, phone, `${prefix}4*1`))).toContain(language === "fr" ? "annulé" : "cancelled");
+      await settle(f.queueId);
+      expect(screen(await dial(code, phone, `${prefix}3`))).toContain(language === "fr" ? "Aucun ticket" : "No ticket");
+      expect(screen(await dial(code, phone, `${prefix}7`))).toContain(language === "fr" ? "Choix invalide" : "Invalid choice");
+      expect(screen(await dial(code, phone, `${prefix}1*9*9`))).toMatch(/^END /);
+    }
+  });
+
+  it("a join by USSD is a ticket of the queue with its channel, refusals such as a full queue are a screen", async () => {
+    const f = await queueFixture("pro", { maxCapacity: 2 });
+    const code = await registerCode(f);
+    const phone = randomPhone();
+    const sessionId = `ATUid_${crypto.randomUUID()}`;
+    expect(screen(await dial(code, phone, "", { sessionId }))).toMatch(/^CON /);
+    expect(screen(await dial(code, phone, "1", { sessionId }))).toContain("Main line");
+    const joined = screen(await dial(code, phone, "1*1", { sessionId }));
+    // The aggregator's retry of the same screen acts once.
+    expect(screen(await dial(code, phone, "1*1", { sessionId }))).toMatch(/^END /);
+    await settle(f.queueId);
+    const tickets = await listing(f);
+    expect(tickets).toHaveLength(1);
+    expect(tickets[0].source).toBe("ussd");
+    expect(joined).toContain(tickets[0].displayCode);
+    const one = expectOk(await call("GET", `/v1/tickets/${tickets[0].id}`, { token: f.owner.token }));
+    expect(one.phoneMasked).toMatch(/•/);
+    const messages = expectOk(await call("GET", `/v1/tickets/${tickets[0].id}/messages`, { token: f.owner.token })) as any[];
+    expect(messages.map((m) => m.channel)).toEqual(["ussd", "ussd"]);
+
+    await walkIn(f.owner, f.queueId);
+    const refused = screen(await dial(code, randomPhone(), "1*1"));
+    expect(refused).toMatch(/^END /);
+    expect(refused).toContain("the line is full");
+    await settle(f.queueId);
+    expect(await listing(f)).toHaveLength(2);
+  });
+
+  it("a wrong, missing or other organization's secret, or an address not listed, is 401 and changes nothing", async () => {
+    const a = await queueFixture("pro");
+    const b = await queueFixture("pro");
+    const codeA = await registerCode(a);
+    const codeB = await registerCode(b);
+    const phone = randomPhone();
+    screen(await dial(codeA, phone, "1*1"));
+    await settle(a.queueId);
+    const [ticket] = await listing(a);
+
+    for (const secret of ["ussd_wrong", null, codeB.secret]) {
+      const res = await dial(codeA, phone, "4*1", { secret });
+      expect(res.status).toBe(401);
+      expect(JSON.parse(res.text).error.code).toBe("AUTHENTICATION_ERROR");
+      expect((await dial(codeA, randomPhone(), "1*1", { secret })).status).toBe(401);
+    }
+    expect((await dial({ serviceCode: randomCode(), secret: codeA.secret }, phone, "2")).status).toBe(401);
+    await settle(a.queueId);
+    expect(await listing(a)).toHaveLength(1);
+    expect(expectOk(await call("GET", `/v1/tickets/${ticket.id}`, { token: a.owner.token })).status).toBe("waiting");
+
+    // The header works like the query; an allow-list refuses other addresses.
+    expect(screen(await dial(codeA, phone, "2", { viaHeader: true }))).toContain(ticket.displayCode);
+    const listed = expectOk(
+      await call("PUT", `/v1/organizations/${a.organizationId}/ussd`, {
+        token: a.owner.token,
+        body: { serviceCode: codeA.serviceCode, allowedAddresses: ["192.0.2.10"] },
+      }),
+    );
+    const again = { serviceCode: codeA.serviceCode, secret: listed.secret };
+    expect((await dial(codeA, phone, "2")).status).toBe(401); // the old secret is gone
+    expect((await dial(again, phone, "4*1", { address: "192.0.2.11" })).status).toBe(401);
+    expect(screen(await dial(again, phone, "2", { address: "192.0.2.10" }))).toContain(ticket.displayCode);
+    expect(expectOk(await call("GET", `/v1/tickets/${ticket.id}`, { token: a.owner.token })).status).toBe("waiting");
+  });
+
+  it("organization B's code never reaches organization A's ticket of the same phone", async () => {
+    const a = await queueFixture("pro");
+    const b = await queueFixture("pro");
+    const codeA = await registerCode(a);
+    const codeB = await registerCode(b);
+    const phone = randomPhone();
+    const joined = screen(await dial(codeA, phone, "1*1"));
+    await settle(a.queueId);
+    const [atA] = await listing(a);
+    expect(joined).toContain(atA.displayCode);
+
+    expect(screen(await dial(codeB, phone, "2"))).toContain("No ticket");
+    expect(screen(await dial(codeB, phone, "3"))).toContain("No ticket");
+    expect(screen(await dial(codeB, phone, "4"))).toContain("No ticket");
+    expect(screen(await dial(codeB, phone, "4*1"))).toContain("No ticket");
+    // B's list shows B's queues only, and joining there makes a ticket at B.
+    expect(screen(await dial(codeB, phone, "1"))).not.toContain(atA.displayCode);
+    screen(await dial(codeB, phone, "1*1"));
+    await settle(b.queueId);
+    expect(await listing(b)).toHaveLength(1);
+    const atANow = expectOk(await call("GET", `/v1/tickets/${atA.id}`, { token: a.owner.token }));
+    expect(atANow.status).toBe("waiting");
+    expect(atANow.presentAt).toBeNull();
+    expect(await listing(a)).toHaveLength(1);
+    expect((await expectOk(await call("GET", `/v1/tickets/${atA.id}/messages`, { token: a.owner.token }))).length).toBe(2);
+  });
+
+  it("registering a code: owner/admin only, one organization per code, read back without its secret", async () => {
+    const a = await queueFixture("pro");
+    const b = await queueFixture("pro");
+    const code = await registerCode(a);
+    const reader = await createApiKey(a.owner, a.organizationId, ["read"]);
+    expectError(
+      await call("PUT", `/v1/organizations/${a.organizationId}/ussd`, { apiKey: reader.key, body: { serviceCode: randomCode() } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
+    expectError(
+      await call("PUT", `/v1/organizations/${b.organizationId}/ussd`, { token: b.owner.token, body: { serviceCode: code.serviceCode } }),
+      409,
+      "CONFLICT",
+      "serviceCode",
+    );
+    expectError(
+      await call("PUT", `/v1/organizations/${b.organizationId}/ussd`, { token: b.owner.token, body: { serviceCode: "123" } }),
+      400,
+      "VALIDATION_ERROR",
+      "serviceCode",
+    );
+    expectError(await call("GET", `/v1/organizations/${b.organizationId}/ussd`, { token: a.owner.token }), 404, "NOT_FOUND");
+    const read = expectOk(await call("GET", `/v1/organizations/${a.organizationId}/ussd`, { token: a.owner.token }));
+    expect(read).toMatchObject({ serviceCode: code.serviceCode, allowedAddresses: null });
+    expect(read.secret).toBeUndefined();
+    expectOk(await call("DELETE", `/v1/organizations/${a.organizationId}/ussd`, { token: a.owner.token }));
+    expect((await dial(code, randomPhone(), "")).status).toBe(401);
+    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM ussd_codes WHERE organization_id = ?")
+      .bind(a.organizationId)
+      .first<{ n: number }>();
+    expect(row!.n).toBe(0);
+  });
+});
