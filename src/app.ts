@@ -31,12 +31,12 @@ import { dashboardRoutes, analyticsRoutes, analyticsExportRoutes } from "./analy
 import { queueRoutes, ticketRoutes, remoteJoinRoutes, ticketMoveRoutes, intakeRoutes, blendRoutes } from "./tickets";
 import { embedRoutes, widgetRoutes, widgetCors, widgetOriginLock, kioskRoutes } from "./widget";
 import { webhookRoutes, eventRoutes } from "./webhooks";
-import { messageTemplateRoutes, notificationRoutes, smsPolicyRoutes } from "./notifications";
+import { messageTemplateRoutes, notificationRoutes, smsPolicyRoutes, whatsappRoutes } from "./notifications";
 import { visitorPushRoutes, labelRoutes, receiptRoutes, phoneVerificationRoutes, feedbackRoutes } from "./visits";
 import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
 import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
-import { inboundRoutes, ticketMessageRoutes, ussdRoutes } from "./conversations";
+import { inboundRoutes, ticketMessageRoutes, ussdRoutes, whatsappInboundRoutes } from "./conversations";
 import { auditRoutes } from "./audit";
 import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
@@ -142,6 +142,7 @@ export function createApp() {
   app.route("/v1", webhookRoutes);
   app.route("/v1", notificationRoutes);
   app.route("/v1", smsPolicyRoutes);
+  app.route("/v1", whatsappRoutes);
   app.route("/v1", messageTemplateRoutes);
   app.route("/v1", visitorPushRoutes);
   app.route("/v1", feedbackRoutes);
@@ -156,6 +157,7 @@ export function createApp() {
   app.route("/v1", errorCodeRoutes);
   app.route("/v1", eventRoutes);
   app.route("/v1", inboundRoutes);
+  app.route("/v1", whatsappInboundRoutes);
   app.route("/v1", ticketMessageRoutes);
   app.route("/v1", ussdRoutes);
   app.route("/v1", auditRoutes);

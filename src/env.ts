@@ -55,6 +55,15 @@ declare global {
       ORANGE_CLIENT_ID?: string;
       ORANGE_CLIENT_SECRET?: string;
       ORANGE_SENDER?: string;
+      /**
+       * WhatsApp Cloud API (docs/notifications.md): a system user's access token, Meta's origin
+       * (a stand-in's in tests), the app secret signing inbound webhooks and the token of the
+       * subscription challenge. Without the access token the outbox records WhatsApp messages.
+       */
+      WHATSAPP_TOKEN?: string;
+      WHATSAPP_API_BASE_URL?: string;
+      WHATSAPP_APP_SECRET?: string;
+      WHATSAPP_VERIFY_TOKEN?: string;
       VAPID_PUBLIC_KEY?: string;
       VAPID_PRIVATE_KEY?: string;
       VAPID_SUBJECT?: string;

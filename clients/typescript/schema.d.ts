@@ -2212,6 +2212,34 @@ export interface paths {
         patch: operations["updateSmsPolicy"];
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/whatsapp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's WhatsApp number and templates (ORG_MANAGE); 404 when none is connected
+         * @description The organization's WhatsApp number and templates (ORG_MANAGE); 404 when none is connected.
+         */
+        get: operations["getWhatsappSettings"];
+        /**
+         * Connect or change the organization's WhatsApp number and templates (ORG_MANAGE, owner and admin)
+         * @description A phone number id connected to another organization is 409 CONFLICT: inbound messages find their organization by it. Templates left out are none (free text only).
+         */
+        put: operations["saveWhatsappSettings"];
+        post?: never;
+        /**
+         * Disconnect the organization's WhatsApp number (ORG_MANAGE)
+         * @description Disconnect the organization's WhatsApp number (ORG_MANAGE).
+         */
+        delete: operations["deleteWhatsappSettings"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{organizationId}/message-templates": {
         parameters: {
             query?: never;
@@ -2924,6 +2952,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/inbound/whatsapp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Answers Meta's webhook subscription challenge
+         * @description Meta verifies the callback URL with `hub.mode=subscribe`, `hub.verify_token` and `hub.challenge`: when the token equals WHATSAPP_VERIFY_TOKEN the challenge is echoed as text/plain; otherwise (or with no token configured) 403.
+         */
+        get: operations["answerWhatsappChallenge"];
+        put?: never;
+        /**
+         * Receives customers' WhatsApp messages from Meta (signed)
+         * @description Meta's webhook (`object: whatsapp_business_account`, `entry[].changes[].value.messages[]`), signed with `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with WHATSAPP_APP_SECRET>`. A missing or wrong signature is 401 and changes nothing; a message id already received changes nothing (a replay or Meta's retry). Each text or quick-reply payload is read like an SMS (HERE/ICI, LATE/RETARD, CANCEL/ANNULER, STATUS/STATUT, STOP/ARRET, START, HELP/AIDE) on the customer's live ticket at the organization whose number (`metadata.phone_number_id`) received it, and answered by WhatsApp. Statuses and messages to a number no organization connected are acknowledged and ignored. Without WHATSAPP_APP_SECRET, unsigned posts are taken outside production (the local stand-in) and 503 in production.
+         */
+        post: operations["receiveWhatsappMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/queues/{queueId}/whatsapp-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The wa.me link that opens a chat with the organization's WhatsApp number, the queue's join text prefilled (QUEUE_VIEW)
+         * @description For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request (`REJOINDRE <queueId>` or `JOIN <queueId>` in the organization's language). 404 when the organization has no WhatsApp number.
+         */
+        get: operations["getQueueWhatsappLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets/{ticketId}/messages": {
         parameters: {
             query?: never;
@@ -2959,18 +3031,18 @@ export interface paths {
          * The organization's USSD code (ORG_MANAGE), without its secret
          * @description The organization's USSD code (ORG_MANAGE), without its secret.
          */
-        get: operations["getOrganizationsOrganizationIdUssd"];
+        get: operations["getUssdCode"];
         /**
          * Register the organization's USSD code (ORG_MANAGE); the secret is in the answer only this once
          * @description Creates or replaces the code the aggregator calls `POST /v1/inbound/ussd` for. Every call issues a new secret: configure the aggregator's callback as `https://<host>/v1/inbound/ussd?secret=<secret>` (or send it in `X-USSD-Secret`). With `allowedAddresses`, callbacks from any other address are refused too. A code another organization holds is 409 CONFLICT.
          */
-        put: operations["putOrganizationsOrganizationIdUssd"];
+        put: operations["registerUssdCode"];
         post?: never;
         /**
          * Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on
          * @description Remove the organization's USSD code (ORG_MANAGE): its callbacks are refused from now on.
          */
-        delete: operations["deleteOrganizationsOrganizationIdUssd"];
+        delete: operations["removeUssdCode"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2989,7 +3061,7 @@ export interface paths {
          * A USSD session's screen (the aggregator's callback, Africa's Talking style)
          * @description Form-encoded `sessionId`, `serviceCode`, `phoneNumber`, `text` (the session's inputs joined by `*`, empty on the first screen). The organization is the one that registered `serviceCode`; the request carries that code's secret (query `secret` or header `X-USSD-Secret`, compared in constant time) and, if the code lists addresses, comes from one of them — else 401 and nothing changes. Menu: 1 take a ticket (the organization's open queues, numbered), 2 my position, 3 I'm here, 4 cancel, 0 the other language (fr/en). Only that organization's tickets of `phoneNumber` are read or touched.
          */
-        post: operations["postInboundUssd"];
+        post: operations["receiveUssd"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4470,6 +4542,12 @@ export interface components {
         };
         JoinedTicket: components["schemas"]["Ticket"] & {
             phoneVerification: components["schemas"]["PhoneVerification"];
+            /**
+             * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
+             * @example whatsapp
+             * @enum {string|null}
+             */
+            notifyBy: "sms" | "whatsapp" | null;
         };
         PhoneVerification: {
             /**
@@ -4491,6 +4569,12 @@ export interface components {
              * @example +33612345678
              */
             phone?: string;
+            /**
+             * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
+             * @example whatsapp
+             * @enum {string}
+             */
+            notifyBy?: "sms" | "whatsapp";
             /**
              * @description A language of the catalogue: fr, en, es, pt, ar, nl
              * @example fr
@@ -4679,6 +4763,12 @@ export interface components {
              */
             ticketToken: string;
             phoneVerification: components["schemas"]["PhoneVerification"];
+            /**
+             * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
+             * @example whatsapp
+             * @enum {string|null}
+             */
+            notifyBy: "sms" | "whatsapp" | null;
         };
         WidgetTicket: {
             id: string;
@@ -4712,6 +4802,12 @@ export interface components {
              * @example +33612345678
              */
             phone?: string;
+            /**
+             * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
+             * @example whatsapp
+             * @enum {string}
+             */
+            notifyBy?: "sms" | "whatsapp";
             /** @description 1 to 50, default 1 */
             partySize?: number;
             intake?: components["schemas"]["IntakeAnswers"];
@@ -5212,7 +5308,7 @@ export interface components {
              * @description `event`: the event itself could not be processed (EVENTS dead letter)
              * @enum {string}
              */
-            channel: "in_app" | "push" | "sms" | "web_push" | "event";
+            channel: "in_app" | "push" | "sms" | "web_push" | "whatsapp" | "event";
             /** @description User id, phone, or the last 8 characters of a push token or endpoint */
             recipient: string;
             provider: string | null;
@@ -5300,6 +5396,52 @@ export interface components {
              * @enum {string|null}
              */
             botCheck?: "off" | "always" | "when_half_used" | null;
+        };
+        WhatsappSettings: {
+            /** @description Meta's id of the business number (messages are sent from it; inbound ones name it) */
+            phoneNumberId: string;
+            /**
+             * @description The business number in E.164 (wa.me links)
+             * @example +2250700000000
+             */
+            phoneNumber: string;
+            templates: {
+                joined: string | null;
+                called: string | null;
+                almostCalled: string | null;
+                reminder: string | null;
+            };
+            createdAt: string;
+            updatedAt: string;
+        };
+        SaveWhatsappSettingsRequest: {
+            /** @example 106540352242922 */
+            phoneNumberId: string;
+            /** @example +2250700000000 */
+            phoneNumber: string;
+            /** @description Names of the organization's approved templates, each in fr and en, with two body variables and three quick-reply buttons in this order: Here, Late, Cancel (their payloads are ICI/RETARD/ANNULER or HERE/LATE/CANCEL). A message without a template is sent as free text, which Meta delivers only within 24 hours of the customer's last message; as for SMS, nothing more is sent to a number whose first message (the join's) did not go out, so set `joined` for customers who join elsewhere than in the chat */
+            templates?: {
+                /**
+                 * @description ticket.created: body {{1}} ticket code, {{2}} queue name
+                 * @example ticket_called
+                 */
+                joined?: string | null;
+                /**
+                 * @description ticket.called: body {{1}} ticket code, {{2}} queue name
+                 * @example ticket_called
+                 */
+                called?: string | null;
+                /**
+                 * @description ticket.almost_called: body {{1}} ticket code, {{2}} queue name
+                 * @example ticket_called
+                 */
+                almostCalled?: string | null;
+                /**
+                 * @description ticket.recalled (the call repeated): body {{1}} ticket code, {{2}} queue name
+                 * @example ticket_called
+                 */
+                reminder?: string | null;
+            };
         };
         MessageTemplate: {
             /**
@@ -5983,6 +6125,14 @@ export interface components {
             hasMore: boolean;
             /** @description Send as startingAfter next time: the last event of this page, or the cursor you sent when the page is empty (null before any event) */
             nextCursor: string | null;
+        };
+        WhatsappLink: {
+            /** @example https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c */
+            url: string;
+            /** @example +2250700000000 */
+            phoneNumber: string;
+            /** @example REJOINDRE que_1a2b3c */
+            text: string;
         };
         TicketMessage: {
             /** @example msg_d3m0m3ss4g3000000000 */
@@ -12462,6 +12612,7 @@ export interface operations {
                  * @example {
                  *       "partySize": 2,
                  *       "phone": "+33612345678",
+                 *       "notifyBy": "whatsapp",
                  *       "language": "fr",
                  *       "intake": {
                  *         "reason": "passport",
@@ -12545,7 +12696,8 @@ export interface operations {
                      *         "phoneVerification": {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
-                     *         }
+                     *         },
+                     *         "notifyBy": "whatsapp"
                      *       }
                      *     }
                      */
@@ -15474,6 +15626,7 @@ export interface operations {
                  * @example {
                  *       "visitorName": "Awa Diallo",
                  *       "phone": "+33612345678",
+                 *       "notifyBy": "whatsapp",
                  *       "partySize": 2,
                  *       "intake": {
                  *         "reason": "passport",
@@ -15530,7 +15683,8 @@ export interface operations {
                      *         "phoneVerification": {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
-                     *         }
+                     *         },
+                     *         "notifyBy": "whatsapp"
                      *       }
                      *     }
                      */
@@ -19506,6 +19660,205 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getWhatsappSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "phoneNumberId": "pho_d3m00000000000000000",
+                     *         "phoneNumber": "+2250700000000",
+                     *         "templates": {
+                     *           "joined": "Demo",
+                     *           "called": "Demo",
+                     *           "almostCalled": "Demo",
+                     *           "reminder": "Demo"
+                     *         },
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WhatsappSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    saveWhatsappSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phoneNumberId": "106540352242922",
+                 *       "phoneNumber": "+2250700000000",
+                 *       "templates": {
+                 *         "joined": "ticket_called",
+                 *         "called": "ticket_called",
+                 *         "almostCalled": "ticket_called",
+                 *         "reminder": "ticket_called"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SaveWhatsappSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The configuration in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "phoneNumberId": "pho_d3m00000000000000000",
+                     *         "phoneNumber": "+2250700000000",
+                     *         "templates": {
+                     *           "joined": "Demo",
+                     *           "called": "Demo",
+                     *           "almostCalled": "Demo",
+                     *           "reminder": "Demo"
+                     *         },
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WhatsappSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteWhatsappSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected: tickets that chose WhatsApp fall back to SMS */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listMessageTemplates: {
         parameters: {
             query?: {
@@ -23395,6 +23748,160 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    answerWhatsappChallenge: {
+        parameters: {
+            query?: {
+                "hub.mode"?: string;
+                "hub.verify_token"?: string;
+                "hub.challenge"?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge, echoed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    receiveWhatsappMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Acknowledged (Meta retries anything else) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "received": 1,
+                     *         "ignored": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Customer messages read and acted on */
+                            received: number;
+                            /** @description Replays, and messages to a number no organization connected */
+                            ignored: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getQueueWhatsappLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example que_d3m0q000000000000000 */
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c",
+                     *         "phoneNumber": "+2250700000000",
+                     *         "text": "REJOINDRE que_1a2b3c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WhatsappLink"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
     listTicketMessages: {
         parameters: {
             query?: {
@@ -23557,7 +24064,7 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
-    getOrganizationsOrganizationIdUssd: {
+    getUssdCode: {
         parameters: {
             query?: never;
             header?: {
@@ -23615,7 +24122,7 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
-    putOrganizationsOrganizationIdUssd: {
+    registerUssdCode: {
         parameters: {
             query?: never;
             header?: {
@@ -23686,12 +24193,13 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
-    deleteOrganizationsOrganizationIdUssd: {
+    removeUssdCode: {
         parameters: {
             query?: never;
             header?: {
@@ -23747,7 +24255,7 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
-    postInboundUssd: {
+    receiveUssd: {
         parameters: {
             query?: {
                 /** @description The code's secret */

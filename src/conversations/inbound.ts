@@ -28,7 +28,7 @@ import { safeParagraph } from "../domain/public-text";
 import { MINUTE } from "../lib/time";
 import { recordFeedback, servedTicketToRate } from "../visits/feedback";
 
-// A customer's text (SMS today, WhatsApp later), whatever provider carried it: matched to a live
+// A customer's text (SMS or WhatsApp), whatever provider carried it: matched to a live
 // ticket of the business the conversation is with, read as a keyword or kept as a message for
 // the staff, and answered with one short reply in the customer's language (docs/conversations.md).
 // Which business: the one owning the number the text was sent to; on a number several businesses
@@ -43,6 +43,11 @@ export interface InboundText {
   /** The number (or sender) the text was sent to; null when the provider does not say. */
   to: string | null;
   body: string;
+  /**
+   * The business the conversation is with, when the provider names it (WhatsApp: the receiving
+   * phone_number_id's organization); else the owner of `to`, if any.
+   */
+  organizationId?: string | null;
 }
 
 export interface InboundOutcome {
@@ -222,7 +227,7 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
   if (!isAnswerableSender(phone)) return { reply: null, ticketId: null, keyword: null, action: "ignored" };
   const body = safeParagraph(input.body, INBOUND_TEXT_MAX);
   const to = input.to ? barePhone(input.to) : UNKNOWN_TO;
-  const owner = input.to ? await ownerOfNumber(env, to) : null;
+  const owner = input.organizationId ?? (input.to ? await ownerOfNumber(env, to) : null);
   const [tickets, thread] = await Promise.all([liveTickets(env, phone, owner, at), readThread(env, phone, to)]);
 
   // An answer to the menu: the chosen ticket takes the text the menu held.

@@ -4,3 +4,4 @@ export { default as inboundRoutes } from "./inbound.routes";
 export { default as ticketMessageRoutes } from "./ticket-messages.routes";
 export { default as ussdRoutes } from "./ussd.routes";
 export { purgeInboundThreads } from "./inbound-threads";
+export { default as whatsappInboundRoutes } from "./whatsapp.routes";

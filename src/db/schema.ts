@@ -818,7 +818,7 @@ export const notificationDeliveries = sqliteTable(
     eventId: text("event_id").notNull(),
     organizationId: text("organization_id"),
     type: text("type").notNull(),
-    channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "event"] }).notNull(),
+    channel: text("channel", { enum: ["in_app", "push", "sms", "web_push", "whatsapp", "event"] }).notNull(),
     recipient: text("recipient").notNull(),
     provider: text("provider"),
     status: text("status", { enum: ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] }).notNull(),
@@ -1397,4 +1397,57 @@ export const ticketFeedback = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("ticket_feedback_queue_created_idx").on(t.queueId, t.ticketCreatedAt)],
+);
+
+/**
+ * An organization's WhatsApp Business number on Meta's Cloud API (docs/notifications.md): the
+ * `phone_number_id` messages are sent from and that identifies the organization on inbound
+ * messages, the number itself (for wa.me links) and the names of its approved templates.
+ */
+export const whatsappSettings = sqliteTable(
+  "whatsapp_settings",
+  {
+    organizationId: text("organization_id")
+      .primaryKey()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    phoneNumberId: text("phone_number_id").notNull(),
+    phoneNumber: text("phone_number").notNull(),
+    joinedTemplate: text("joined_template"),
+    calledTemplate: text("called_template"),
+    almostCalledTemplate: text("almost_called_template"),
+    reminderTemplate: text("reminder_template"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("whatsapp_settings_phone_number_id_idx").on(t.phoneNumberId)],
+);
+
+/** A ticket whose customer chose to hear of it on WhatsApp rather than SMS (the default). */
+export const ticketChannels = sqliteTable(
+  "ticket_channels",
+  {
+    ticketId: text("ticket_id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    channel: text("channel", { enum: ["whatsapp"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ticket_channels_created_idx").on(t.createdAt)],
+);
+
+/**
+ * The customer's last WhatsApp message to an organization: free text may be sent for 24 hours
+ * after it (Meta's customer-service window); outside it only approved templates.
+ */
+export const whatsappWindows = sqliteTable(
+  "whatsapp_windows",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    phone: text("phone").notNull(),
+    lastInboundAt: integer("last_inbound_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.phone] }), index("whatsapp_windows_last_inbound_idx").on(t.lastInboundAt)],
 );

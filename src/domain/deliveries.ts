@@ -7,7 +7,12 @@ export interface DeliveryMessage {
 }
 
 // One notification to one recipient on one channel, as the services hand it to the delivery step.
-export type Channel = "in_app" | "push" | "sms" | "web_push";
+export type Channel = "in_app" | "push" | "sms" | "web_push" | "whatsapp";
+
+/** Channels that spend the organization's SMS caps and allowance (WhatsApp counts as SMS: docs/notifications.md). */
+export function isMeteredChannel(channel: Channel): boolean {
+  return channel === "sms" || channel === "whatsapp";
+}
 
 export type Target =
   | { kind: "user"; userId: string }
@@ -24,8 +29,8 @@ export interface Delivery {
   title: string;
   body: string;
   data: Record<string, string>;
-  /** SMS only: the organization's monthly SMS allowance (null = unlimited). */
+  /** SMS and WhatsApp: the organization's monthly SMS allowance (null = unlimited). */
   smsLimit?: number | null;
-  /** SMS only: false when the unit was already taken (a business's own SMS). */
+  /** SMS and WhatsApp: false when the unit was already taken (a business's own SMS) or none is due (a WhatsApp reply). */
   countUsage?: boolean;
 }

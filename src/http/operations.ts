@@ -249,6 +249,18 @@ export const OPERATIONS: Record<string, Operation> = {
   // Conversations (issue 30, docs/conversations.md).
   "POST /v1/inbound/sms/twilio": { id: "receiveTwilioSms", errors: ["PROVIDER_UNAVAILABLE"] },
   "POST /v1/inbound/sms/twilio/status": { id: "receiveTwilioSmsStatus", errors: ["PROVIDER_UNAVAILABLE"] },
+  // USSD (issue 45, docs/conversations.md).
+  "GET /v1/organizations/{organizationId}/ussd": { id: "getUssdCode" },
+  "PUT /v1/organizations/{organizationId}/ussd": { id: "registerUssdCode", errors: ["CONFLICT"] },
+  "DELETE /v1/organizations/{organizationId}/ussd": { id: "removeUssdCode" },
+  "POST /v1/inbound/ussd": { id: "receiveUssd" },
+  // WhatsApp (issue 45, docs/conversations.md).
+  "GET /v1/inbound/whatsapp": { id: "answerWhatsappChallenge" },
+  "POST /v1/inbound/whatsapp": { id: "receiveWhatsappMessages", errors: ["PROVIDER_UNAVAILABLE"] },
+  "GET /v1/organizations/{organizationId}/whatsapp": { id: "getWhatsappSettings" },
+  "PUT /v1/organizations/{organizationId}/whatsapp": { id: "saveWhatsappSettings", errors: ["CONFLICT"] },
+  "DELETE /v1/organizations/{organizationId}/whatsapp": { id: "deleteWhatsappSettings" },
+  "GET /v1/queues/{queueId}/whatsapp-link": { id: "getQueueWhatsappLink" },
   "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
   "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },

@@ -192,7 +192,8 @@ function refusal(decision: RateDecision, message?: string): ApiError {
  * verified it), never in the anonymous per-address one; a forged one counts there instead.
  */
 export const PROVIDER_WEBHOOK_LIMIT_PER_MINUTE = 6_000;
-const PROVIDER_WEBHOOK_PATH = /^\/v1\/(billing\/webhooks\/(stripe|fedapay|sandbox)|inbound\/sms\/twilio(\/status)?|inbound\/ussd)$/;
+const PROVIDER_WEBHOOK_PATH =
+  /^\/v1\/(billing\/webhooks\/(stripe|fedapay|sandbox)|inbound\/sms\/twilio(\/status)?|inbound\/ussd|inbound\/whatsapp)$/;
 
 function isProviderWebhook(c: Context<AppEnv>): boolean {
   return c.req.method === "POST" && PROVIDER_WEBHOOK_PATH.test(c.req.path) && c.get("principal").kind === "anonymous";

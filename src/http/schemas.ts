@@ -188,3 +188,11 @@ export const PhoneVerificationSchema = z
       .openapi({ description: "When the code stops working; null unless pending", example: "2026-03-20T10:40:00.000Z" }),
   })
   .openapi("PhoneVerification");
+
+/** How a ticket with a phone hears of its turn (docs/notifications.md): SMS (default) or WhatsApp. */
+export const NotifyBy = z.enum(["sms", "whatsapp"]).openapi({
+  description:
+    "How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming " +
+    "`notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance",
+  example: "whatsapp",
+});

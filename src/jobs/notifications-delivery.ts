@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { isMeteredChannel } from "../domain/deliveries";
 import { outcomeStatements, retryDelaySeconds, sendOne, type Channel, type Target } from "../notifications";
 
 export type { DeliveryMessage } from "../notifications";
@@ -41,7 +42,9 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
       const outcome = await sendOne(env, row.channel, payload, row.key);
-      writes.push(...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, row.channel === "sms"));
+      writes.push(
+        ...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, isMeteredChannel(row.channel)),
+      );
       if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
       else message.ack();
     }),

@@ -5,7 +5,16 @@ import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { effectiveTemplate, isCustomerTemplateKey, TICKET_CUSTOMER_KEYS, type TemplateOverride } from "../domain/message-templates";
-import { deliver, type Delivery, type DeliveryReport, optedOutAmong, barePhone, templateOverrides } from "../notifications";
+import {
+  deliver,
+  type Delivery,
+  type DeliveryReport,
+  optedOutAmong,
+  barePhone,
+  templateOverrides,
+  whatsappData,
+  type WhatsappTemplateKind,
+} from "../notifications";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
 // in which language. Called by the EVENTS dispatcher (./events-consumer.ts) with a whole
@@ -77,6 +86,10 @@ export interface NotificationContext {
   browsers: Map<string, BrowserRow[]>;
   /** The organizations' own texts of customer messages (docs/message-templates.md). */
   templates: TemplateOverride[];
+  /** The batch's tickets whose customer chose WhatsApp. */
+  whatsappTickets: Set<string>;
+  /** The organizations' WhatsApp numbers and template names (docs/notifications.md). */
+  whatsapp: Map<string, { phoneNumberId: string; templates: Record<WhatsappTemplateKind, string | null> }>;
 }
 
 function placeholders(n: number): string {
@@ -131,8 +144,17 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
         `SELECT ticket_id, endpoint, p256dh, auth, language FROM visitor_push_subscriptions WHERE ticket_id IN (${placeholders(ticketIds.length)})`,
       )
       .bind(...ticketIds),
+    db
+      .prepare(`SELECT ticket_id FROM ticket_channels WHERE channel = 'whatsapp' AND ticket_id IN (${placeholders(ticketIds.length)})`)
+      .bind(...ticketIds),
+    db
+      .prepare(
+        `SELECT organization_id, phone_number_id, joined_template, called_template, almost_called_template, reminder_template FROM whatsapp_settings
+         WHERE organization_id IN (${placeholders(orgIds.length)})`,
+      )
+      .bind(...orgIds),
   ];
-  const [queues, orgs, members, browsers] = await db.batch<any>(statements);
+  const [queues, orgs, members, browsers, channels, whatsapp] = await db.batch<any>(statements);
   const memberRows = (members?.results ?? []) as MemberRow[];
   for (const m of memberRows) userIds.add(m.user_id);
   // At most 100 bound values per statement: large organizations are read in chunks.
@@ -163,6 +185,30 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
     devices: deviceMap,
     browsers: group((browsers?.results ?? []) as BrowserRow[], (b) => b.ticket_id),
     templates: events.some((e) => CUSTOMER_TYPES.has(e.type)) ? await templateOverrides(env, orgIds) : [],
+    whatsappTickets: new Set(((channels?.results ?? []) as { ticket_id: string }[]).map((r) => r.ticket_id)),
+    whatsapp: new Map(
+      (
+        (whatsapp?.results ?? []) as {
+          organization_id: string;
+          phone_number_id: string;
+          joined_template: string | null;
+          called_template: string | null;
+          almost_called_template: string | null;
+          reminder_template: string | null;
+        }[]
+      ).map((r) => [
+        r.organization_id,
+        {
+          phoneNumberId: r.phone_number_id,
+          templates: {
+            joined: r.joined_template,
+            called: r.called_template,
+            almostCalled: r.almost_called_template,
+            reminder: r.reminder_template,
+          },
+        },
+      ]),
+    ),
   };
 }
 
@@ -214,7 +260,9 @@ function told(event: DomainEventMessage): boolean {
 export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContext): Delivery[] {
   if (!told(event)) return [];
   if (event.data.isGhostMode === true)
-    return deliveriesFor({ ...event, data: { ...event.data, isGhostMode: false } }, ctx).filter((d) => d.channel === "sms");
+    return deliveriesFor({ ...event, data: { ...event.data, isGhostMode: false } }, ctx).filter(
+      (d) => d.channel === "sms" || d.channel === "whatsapp",
+    );
   const org = ctx.orgs.get(event.organizationId);
   if (!org) return [];
   const type = event.type as string as TemplateKey;
@@ -250,8 +298,21 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
     const phone = str(event.data.phone)?.replace(/[\s().-]/g, "") ?? null;
     const plan = entitlements({ plan: org.plan ?? "starter" });
     if (phone && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
-      const text = say(pickLanguage(user?.language, ticketLanguage, org.default_language));
-      out.push({ ...base, ...text, channel: "sms", target: { kind: "phone", phone }, smsLimit: plan.features.smsPerMonth });
+      const language = pickLanguage(user?.language, ticketLanguage, org.default_language);
+      const text = say(language);
+      // The customer chose WhatsApp at the join: the same message, from the business's WhatsApp number.
+      const whatsapp = event.ticketId && ctx.whatsappTickets.has(event.ticketId) ? ctx.whatsapp.get(event.organizationId) : undefined;
+      if (whatsapp) {
+        const parameters = [String(values.code ?? ""), String(values.queue ?? "")];
+        out.push({
+          ...base,
+          ...text,
+          data: { ...data, ...whatsappData(whatsapp, event.organizationId, event.type, language, parameters) },
+          channel: "whatsapp",
+          target: { kind: "phone", phone },
+          smsLimit: plan.features.smsPerMonth,
+        });
+      } else out.push({ ...base, ...text, channel: "sms", target: { kind: "phone", phone }, smsLimit: plan.features.smsPerMonth });
     }
     for (const b of event.ticketId ? (ctx.browsers.get(event.ticketId) ?? []) : []) {
       const text = say(pickLanguage(b.language, ticketLanguage, org.default_language));

@@ -23,3 +23,5 @@ export {
   businessText,
 } from "./message-templates";
 export { default as messageTemplateRoutes } from "./message-templates.routes";
+export { whatsappData, type WhatsappTemplateKind } from "./whatsapp";
+export { default as whatsappRoutes } from "./whatsapp.routes";

@@ -2,8 +2,11 @@ import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { utcMonth } from "../lib/time";
+import { now } from "../lib/clock";
 import { sendPush, sendSms, sendWebPush, type SendOutcome } from "../providers";
 import { gatePublicSms } from "./sms-guard";
+import { sendWhatsappDelivery } from "./whatsapp";
+import { isMeteredChannel } from "../domain/deliveries";
 
 // Delivering notifications exactly once to the person, from an at-least-once queue.
 // Every delivery has a key (event id, channel, recipient). The first run that inserts the key
@@ -70,6 +73,7 @@ export async function sendOne(env: Env, channel: Channel, p: StoredPayload, key?
   const t = p.target;
   if (channel === "push" && t.kind === "device") return sendPush(env, t.token, { title: p.title, body: p.body, data: p.data });
   if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, smsText(p), statusCallbackOf(env, key));
+  if (channel === "whatsapp" && t.kind === "phone") return sendWhatsappDelivery(env, t.phone, p, now());
   if (channel === "web_push" && t.kind === "browser") {
     return sendWebPush(env, t, { title: p.title, body: p.body, data: p.data });
   }
@@ -111,7 +115,7 @@ export function outcomeStatements(
     if (target.kind === "browser")
       out.push(env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE endpoint = ?").bind(target.endpoint));
   }
-  if (!outcome.ok && !outcome.transient && channel === "sms" && smsCounted && organizationId) {
+  if (!outcome.ok && !outcome.transient && isMeteredChannel(channel) && smsCounted && organizationId) {
     // Nothing was sent: the unit goes back to the month's allowance.
     out.push(
       env.DB.prepare(
@@ -186,15 +190,17 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const mine = claimIndex.filter((c) => (claimed[c.index]?.results?.length ?? 0) > 0);
   if (mine.length === 0) return report;
 
-  // Visitors' SMS first pass the organization's caps (./sms-guard.ts); the business's own do not.
+  // Visitors' SMS (and WhatsApp messages) first pass the organization's caps (./sms-guard.ts); the business's own do not.
   const refusedByPolicy = await gatePublicSms(
     env,
-    mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false),
+    mine.filter((c) => isMeteredChannel(c.delivery.channel) && c.delivery.countUsage !== false),
     at,
     deliver,
   );
   // SMS: one unit of the month's allowance each, taken with a conditional upsert.
-  const smsClaims = mine.filter((c) => c.delivery.channel === "sms" && c.delivery.countUsage !== false && !refusedByPolicy.has(c.key));
+  const smsClaims = mine.filter(
+    (c) => isMeteredChannel(c.delivery.channel) && c.delivery.countUsage !== false && !refusedByPolicy.has(c.key),
+  );
   const overQuota = new Set<string>();
   if (smsClaims.length > 0) {
     const period = utcMonth(at).key;
@@ -239,7 +245,8 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const retries: MessageSendRequest<DeliveryMessage>[] = [];
   mine.forEach((c, i) => {
     const outcome = outcomes[i]!;
-    const counted = c.delivery.channel === "sms" && c.delivery.countUsage !== false && !overQuota.has(c.key) && !refusedByPolicy.has(c.key);
+    const counted =
+      isMeteredChannel(c.delivery.channel) && c.delivery.countUsage !== false && !overQuota.has(c.key) && !refusedByPolicy.has(c.key);
     writes.push(...outcomeStatements(env, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
     if (outcome.ok) report.sent += 1;
     else if (outcome.transient) {

@@ -266,7 +266,7 @@ const DeliveryRecord = z
     eventId: z.string(),
     type: z.string(),
     channel: z
-      .enum(["in_app", "push", "sms", "web_push", "event"])
+      .enum(["in_app", "push", "sms", "web_push", "whatsapp", "event"])
       .openapi({ description: "`event`: the event itself could not be processed (EVENTS dead letter)" }),
     recipient: z.string().openapi({ description: "User id, phone, or the last 8 characters of a push token or endpoint" }),
     provider: z.string().nullable(),

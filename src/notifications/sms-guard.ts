@@ -257,7 +257,7 @@ export async function gatePublicSms(
       later.map((o) => {
         const phone = (o.delivery.target as { phone: string }).phone;
         return env.DB.prepare(
-          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ?1 AND channel = 'sms' AND recipient = ?2 AND status = 'sent') AS sent,
+          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ?1 AND channel IN ('sms', 'whatsapp') AND recipient = ?2 AND status = 'sent') AS sent,
            EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3) AS has_code,
            EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3 AND verified_at IS NOT NULL) AS verified,
            EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2) AS phone_coded,

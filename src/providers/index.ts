@@ -4,6 +4,7 @@ import { outboxSend } from "./outbox";
 import { orange, twilio, type SmsProvider } from "./sms";
 import type { SendOutcome } from "./types";
 import { webPushSend, type BrowserSubscription } from "./web-push";
+import { whatsappSend, type WhatsappMessage } from "./whatsapp";
 
 // Which provider each channel uses, from configuration. A channel without its secrets uses
 // the outbox provider, so local development and tests run the whole flow offline.
@@ -50,4 +51,10 @@ export function sendWebPush(env: Env, sub: BrowserSubscription, message: unknown
     subject: env.VAPID_SUBJECT ?? "mailto:support@example.com",
   };
   return webPushSend(vapid, sub, message);
+}
+
+/** A WhatsApp message from the organization's business number; the outbox records it without WHATSAPP_TOKEN. */
+export function sendWhatsapp(env: Env, phoneNumberId: string, to: string, message: WhatsappMessage): Promise<SendOutcome> {
+  if (!env.WHATSAPP_TOKEN) return Promise.resolve(outboxSend("whatsapp", to, { phoneNumberId, ...message }));
+  return whatsappSend({ accessToken: env.WHATSAPP_TOKEN, baseUrl: env.WHATSAPP_API_BASE_URL }, phoneNumberId, to, message);
 }

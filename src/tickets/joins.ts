@@ -3,6 +3,7 @@ import type { TicketView } from "../queue-room/contract";
 import { NO_PHONE_VERIFICATION, startPhoneVerification, vouchForPhone, type PhoneVerificationView } from "../visits/phone-verification";
 import type { QueueRow } from "../http/credentials/queues";
 import { admitVisitorPhone } from "../notifications/sms-guard";
+import { checkWhatsappChoice, chooseWhatsapp } from "../notifications/whatsapp";
 import { issueTicket, type JoinInput } from "./tickets";
 import { issueVisitorTicket } from "./visitor-tickets";
 
@@ -33,6 +34,8 @@ export interface Join {
    * `requirePhoneCode` no code is texted, the number counts as verified (docs/limits.md).
    */
   staffVouched?: boolean;
+  /** The customer chose WhatsApp for the ticket's messages (docs/notifications.md); SMS otherwise. */
+  notifyBy?: "sms" | "whatsapp" | undefined;
 }
 
 export interface Joined {
@@ -40,11 +43,15 @@ export interface Joined {
   /** The visitor's ticket token, when the join asked for one. */
   token: string | null;
   phoneVerification: PhoneVerificationView;
+  /** How the ticket's messages reach its phone; null without a phone. */
+  notifyBy: "sms" | "whatsapp" | null;
 }
 
 export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: number): Promise<Joined> {
   const phone = join.ticket.phone;
   if (phone && !join.caller) throw new Error("a join with a phone needs its caller's address");
+  const whatsapp = join.notifyBy === "whatsapp";
+  if (whatsapp) await checkWhatsappChoice(env, queue.organizationId, phone);
   const admitted =
     phone && join.caller
       ? await admitVisitorPhone(
@@ -68,6 +75,8 @@ export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: numbe
     await admitted?.giveBack();
     throw refusal;
   }
+  // Written as the join answers, before the room's events reach the notification consumer.
+  if (whatsapp) await chooseWhatsapp(env, queue.organizationId, issued.ticket.id, at);
   // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md),
   // unless staff vouch for the person.
   const verify = join.staffVouched ? vouchForPhone : startPhoneVerification;
@@ -75,5 +84,5 @@ export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: numbe
     admitted && phone
       ? await verify(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
       : NO_PHONE_VERIFICATION;
-  return { ...issued, phoneVerification };
+  return { ...issued, phoneVerification, notifyBy: phone ? (whatsapp ? "whatsapp" : "sms") : null };
 }

@@ -35,6 +35,7 @@ import {
   CounterLabel,
   CustomerPhone,
   DefaultServiceMinutes,
+  NotifyBy,
   IntakeAnswersBody,
   Language,
   TicketLabel,
@@ -292,6 +293,7 @@ const join = createRoute({
         .strictObject({
           partySize: PartySize.optional(),
           phone: CustomerPhone.optional(),
+          notifyBy: NotifyBy.optional(),
           language: Language.optional(),
           intake: IntakeAnswersBody.optional(),
         })
@@ -300,7 +302,9 @@ const join = createRoute({
   },
   responses: {
     201: jsonResponse(
-      okEnvelope(TicketRecord.extend({ phoneVerification: PhoneVerificationSchema }).openapi("JoinedTicket")),
+      okEnvelope(
+        TicketRecord.extend({ phoneVerification: PhoneVerificationSchema, notifyBy: NotifyBy.nullable() }).openapi("JoinedTicket"),
+      ),
       "Ticket created",
     ),
     ...errors(409),
@@ -311,10 +315,11 @@ app.openapi(join, async (c) => {
   const { user } = requireUser(c);
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const body = c.req.valid("json");
-  const { ticket, phoneVerification } = await joinQueue(
+  const { ticket, phoneVerification, notifyBy } = await joinQueue(
     c.env,
     queue,
     {
+      notifyBy: body.notifyBy,
       ticket: {
         userId: user.id,
         partySize: body.partySize ?? 1,
@@ -330,7 +335,7 @@ app.openapi(join, async (c) => {
     },
     now(),
   );
-  return c.json(ok({ ...ticketRecord(ticket), phoneVerification }), 201);
+  return c.json(ok({ ...ticketRecord(ticket), phoneVerification, notifyBy }), 201);
 });
 
 const WalkInBody = z

@@ -18,7 +18,7 @@ import {
   PublicLine,
   WaitRangeSchema,
 } from "../http/schemas";
-import { Language, PhoneVerificationSchema, PlacementSchema } from "../http/schemas";
+import { Language, NotifyBy, PhoneVerificationSchema, PlacementSchema } from "../http/schemas";
 import { TICKET_KINDS } from "../domain/blend";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -151,6 +151,7 @@ const JoinedTicket = WidgetTicket.extend({
     example: "q3N8v0c1Zr6mT2yWbE5kH9sJ4dLx7aPfGu0oRiXnYw8A",
   }),
   phoneVerification: PhoneVerificationSchema,
+  notifyBy: NotifyBy.nullable(),
 }).openapi("WidgetJoinedTicket");
 
 export const VisitorTicket = z
@@ -312,6 +313,7 @@ const JoinBody = z
   .strictObject({
     visitorName: PublicLine(100).optional(),
     phone: CustomerPhone.optional(),
+    notifyBy: NotifyBy.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
     intake: IntakeAnswersBody.optional(),
     language: Language.optional().openapi({
@@ -338,7 +340,7 @@ app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
   const body = c.req.valid("json");
-  const { ticket, token, phoneVerification } = await widgetJoin(
+  const { ticket, token, phoneVerification, notifyBy } = await widgetJoin(
     c.env,
     queue,
     {
@@ -351,10 +353,11 @@ app.openapi(join, async (c) => {
       botToken: c.req.header("CF-Turnstile-Response") ?? null,
       answers: body.intake,
       language: body.language ?? null,
+      notifyBy: body.notifyBy,
     },
     now(),
   );
-  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token, phoneVerification }), 201);
+  return c.json(ok({ ...widgetTicket(ticket), ticketToken: token, phoneVerification, notifyBy }), 201);
 });
 
 // ---- the visitor's ticket (its token) ---------------------------------------------------------

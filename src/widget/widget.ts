@@ -93,6 +93,8 @@ export interface WidgetJoin {
   answers?: Record<string, IntakeValue | null> | undefined;
   /** The language the visitor chose on the page (null: the organization's). */
   language?: Language | null;
+  /** SMS (default) or WhatsApp for the ticket's messages (docs/notifications.md). */
+  notifyBy?: "sms" | "whatsapp" | undefined;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -101,7 +103,7 @@ export async function widgetJoin(
   queue: QueueRow,
   input: WidgetJoin,
   at: number,
-): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView }> {
+): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView; notifyBy: "sms" | "whatsapp" | null }> {
   const joined = await joinQueue(
     env,
     queue,
@@ -119,10 +121,11 @@ export async function widgetJoin(
       },
       caller: { address: input.address, widgetKeyId: input.widgetKeyId, botToken: input.botToken ?? null },
       withToken: true,
+      notifyBy: input.notifyBy,
     },
     at,
   );
-  return { ticket: joined.ticket, token: joined.token!, phoneVerification: joined.phoneVerification };
+  return { ticket: joined.ticket, token: joined.token!, phoneVerification: joined.phoneVerification, notifyBy: joined.notifyBy };
 }
 
 /** What a widget page sees of its ticket: no user, organization or internal ids. */

@@ -77,6 +77,26 @@ const EXCLUDED: Record<string, string> = {
     "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks in rows written into D1",
   checkInAppointmentAtKiosk:
     "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks one in by its code",
+  deferTicket:
+    "needs the test clock to show its effect (not called before `until`): test/integration/defer.test.ts sends it with each bound",
+  deferVisitorTicket:
+    "the visitor's form of deferTicket, with the ticket token: test/integration/defer.test.ts sends it with the clock and the bounds",
+  giveVisitorFeedback:
+    "only after the ticket was served, with its token (forgotten by the flow's visitor): test/integration/feedback.test.ts sends it with each refusal",
+  getVisitorFeedback: "with a served ticket's token: test/integration/feedback.test.ts reads it before and after the verdict",
+  getFeedbackAnalytics: "needs verdicts over a history: test/integration/feedback.test.ts compares it with a generated history's ratings",
+  getUssdCode: "the aggregator's code of an organization: test/integration/ussd.test.ts registers, reads and removes it",
+  registerUssdCode: "the aggregator's code of an organization: test/integration/ussd.test.ts registers, reads and removes it",
+  removeUssdCode: "the aggregator's code of an organization: test/integration/ussd.test.ts registers, reads and removes it",
+  receiveUssd:
+    "the aggregator's form-encoded session callback, with its secret: test/integration/ussd.test.ts plays every menu in both languages",
+  answerWhatsappChallenge: "Meta's subscription check, a query string answered as text: test/integration/whatsapp.test.ts sends it",
+  receiveWhatsappMessages:
+    "Meta's webhook, signed over the raw body (X-Hub-Signature-256): test/integration/whatsapp.test.ts sends real and forged signatures",
+  getWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
+  saveWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
+  deleteWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
+  getQueueWhatsappLink: "needs a connected WhatsApp number: test/integration/whatsapp.test.ts reads the wa.me link",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
