@@ -3802,6 +3802,25 @@ export interface components {
             /** @description The appointment's start; null for a walk-in */
             appointmentAt: string | null;
             placement: components["schemas"]["Placement"];
+            /** @description The visit's services in order, each with the queue its leg waits in (docs/visits.md); null for one service */
+            route: {
+                serviceId: string;
+                queueId: string;
+            }[] | null;
+            /** @description Which leg of the visit this ticket is (leg 1 of 2); null for a one-service visit */
+            leg: {
+                /** @description From 1 */
+                index: number;
+                of: number;
+            } | null;
+            /** @description The visit's first ticket; null for a one-service visit */
+            visitId: string | null;
+            /** @description The visit's previous leg (its ticket), once this leg came from one */
+            routedFromId: string | null;
+            /** @description The visit's next leg (its ticket), once this completed leg was handed over to the next service */
+            routedToId: string | null;
+            /** @description The rest of the visit: this leg's wait plus, for each service still to come, its queue's wait and every remaining leg's service time (docs/visits.md). Set on a single ticket's read of a visit of several services; null otherwise */
+            estimatedVisitMinutes: number | null;
         };
         /**
          * @description Minutes, from the faster to the slower quarter of recent services; low ≥ 1 while anyone is ahead
@@ -4311,6 +4330,11 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive" | "pending" | "rejected";
             booking: components["schemas"]["BookingSettings"];
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry: "front" | "original_time";
             locationIds: string[];
             queues: {
                 id: string;
@@ -4395,6 +4419,11 @@ export interface components {
             isVirtual?: boolean;
             /** @description Over 0, at most 100 */
             maxRemoteJoinRadiusKm?: number | null;
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry?: "front" | "original_time";
         };
         UpdateServiceRequest: {
             name?: string;
@@ -4406,6 +4435,11 @@ export interface components {
             isVirtual?: boolean;
             /** @description Over 0, at most 100 */
             maxRemoteJoinRadiusKm?: number | null;
+            /**
+             * @description Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md
+             * @enum {string}
+             */
+            routeEntry?: "front" | "original_time";
             /** @enum {string} */
             status?: "active" | "inactive" | "pending" | "rejected";
             /**
@@ -4582,6 +4616,7 @@ export interface components {
              */
             language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             intake?: components["schemas"]["IntakeAnswers"];
+            route?: components["schemas"]["VisitRoute"];
         };
         /**
          * @description Answers to the service's intake questions (GET /v1/services/{serviceId}/intake), by question key. Each wrong or missing `at_join` answer is a 400 VALIDATION_ERROR naming `intake.<key>` (all of them in `details.issues`).
@@ -4593,6 +4628,13 @@ export interface components {
         IntakeAnswers: {
             [key: string]: string | number | boolean | null;
         };
+        /**
+         * @description Several services in one visit (docs/visits.md): up to 5 service ids in order, the first being the joined queue's service; each needs a queue at a location of that service. Completing a leg puts the same visitor (code, token) in the next service's queue. A wrong entry is a 400 VALIDATION_ERROR naming `route.<i>`.
+         * @example [
+         *       "svc_d3m0s3rv1c3000000000"
+         *     ]
+         */
+        VisitRoute: string[];
         WalkInTicketRequest: {
             visitorName?: string;
             partySize?: number;
@@ -4608,6 +4650,7 @@ export interface components {
              * @enum {string}
              */
             language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            route?: components["schemas"]["VisitRoute"];
         };
         PreviousCallMeta: {
             /** @description The caller's latest call there never started (no previousOutcome sent); null when none */
@@ -4811,6 +4854,7 @@ export interface components {
             /** @description 1 to 50, default 1 */
             partySize?: number;
             intake?: components["schemas"]["IntakeAnswers"];
+            route?: components["schemas"]["VisitRoute"];
             /**
              * @description The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)
              * @example fr
@@ -5196,7 +5240,7 @@ export interface components {
              */
             url: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
+            events: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "ticket.route_advanced" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -5209,7 +5253,7 @@ export interface components {
              */
             url?: string;
             /** @description Event types to receive, or `*` for all (see docs/webhooks.md) */
-            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
+            events?: ("*" | "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.serving" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.no_show" | "ticket.recovered" | "ticket.auto_skipped" | "ticket.assigned" | "ticket.present" | "ticket.recalled" | "ticket.returned" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.deferred" | "review.request" | "inactivity.warning" | "remote_join.arrived" | "remote_join.expired" | "queue.status_changed" | "queue.updated" | "queue.capacity_warning" | "queue.long_wait" | "queue.cleared" | "queue.archived" | "member.joined" | "ticket.intake_updated" | "ticket.label_added" | "ticket.label_removed" | "ticket.prioritized" | "ticket.priority_removed" | "ticket.route_advanced" | "appointment.created" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.checked_in" | "appointment.no_show" | "ticket.feedback" | "ticket.feedback_low")[];
             description?: string | null;
             enabled?: boolean;
             /** @description Full phone numbers and e-mails in deliveries (owner/admin sessions or admin keys only; audited). Default false. */
@@ -9379,7 +9423,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -9488,7 +9546,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -9964,7 +10036,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -10073,7 +10159,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "queues": [
                      *           {
@@ -11499,6 +11599,7 @@ export interface operations {
                      *             "lateGraceMinutes": 10,
                      *             "lateBecomes": "walk_in"
                      *           },
+                     *           "routeEntry": "front",
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -11573,7 +11674,8 @@ export interface operations {
                  *       "serviceTypeId": "st_bank_teller",
                  *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
-                 *       "maxRemoteJoinRadiusKm": 5
+                 *       "maxRemoteJoinRadiusKm": 5,
+                 *       "routeEntry": "front"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateServiceRequest"];
@@ -11616,6 +11718,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -11725,6 +11828,7 @@ export interface operations {
                      *             "lateGraceMinutes": 10,
                      *             "lateBecomes": "walk_in"
                      *           },
+                     *           "routeEntry": "front",
                      *           "locationIds": [
                      *             "loc_d3m0par1s00000000000"
                      *           ],
@@ -11824,6 +11928,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -11949,6 +12054,7 @@ export interface operations {
                  *       "description": "Dépôts, retraits et virements",
                  *       "isVirtual": false,
                  *       "maxRemoteJoinRadiusKm": 5,
+                 *       "routeEntry": "front",
                  *       "status": "active",
                  *       "booking": {
                  *         "enabled": true,
@@ -12003,6 +12109,7 @@ export interface operations {
                      *           "lateGraceMinutes": 10,
                      *           "lateBecomes": "walk_in"
                      *         },
+                     *         "routeEntry": "front",
                      *         "locationIds": [
                      *           "loc_d3m0par1s00000000000"
                      *         ],
@@ -12617,7 +12724,10 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
-                 *       }
+                 *       },
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["JoinQueueRequest"];
@@ -12693,6 +12803,20 @@ export interface operations {
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
                      *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1,
                      *         "phoneVerification": {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
@@ -12750,7 +12874,10 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "phone": "+33698765432",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -12825,7 +12952,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -12878,7 +13019,10 @@ export interface operations {
                  *         "account": "FR76-1234"
                  *       },
                  *       "phone": "+33698765432",
-                 *       "language": "fr"
+                 *       "language": "fr",
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WalkInTicketRequest"];
@@ -12953,7 +13097,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13073,7 +13231,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -13352,7 +13524,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       ],
                      *       "meta": {
@@ -13466,7 +13652,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13572,7 +13772,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13679,7 +13893,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13789,7 +14017,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -13906,7 +14148,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14024,7 +14280,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14145,7 +14415,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14267,7 +14551,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -14388,7 +14686,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -15632,6 +15944,9 @@ export interface operations {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
                  *       },
+                 *       "route": [
+                 *         "svc_d3m0s3rv1c3000000000"
+                 *       ],
                  *       "language": "fr"
                  *     }
                  */
@@ -16526,7 +16841,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -16677,7 +17006,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -16825,7 +17168,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -16959,7 +17316,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -21894,7 +22265,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       },
                      *       "meta": {
                      *         "previousCallOpen": {
@@ -22179,7 +22564,21 @@ export interface operations {
                      *               "rule": "priority",
                      *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *               "since": "Demo"
-                     *             }
+                     *             },
+                     *             "route": [
+                     *               {
+                     *                 "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *                 "queueId": "que_d3m0q000000000000000"
+                     *               }
+                     *             ],
+                     *             "leg": {
+                     *               "index": 1,
+                     *               "of": 1
+                     *             },
+                     *             "visitId": "vis_d3m00000000000000000",
+                     *             "routedFromId": "rou_d3m00000000000000000",
+                     *             "routedToId": "rou_d3m00000000000000000",
+                     *             "estimatedVisitMinutes": 1
                      *           }
                      *         ],
                      *         "held": [
@@ -22235,7 +22634,21 @@ export interface operations {
                      *               "rule": "priority",
                      *               "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *               "since": "Demo"
-                     *             }
+                     *             },
+                     *             "route": [
+                     *               {
+                     *                 "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *                 "queueId": "que_d3m0q000000000000000"
+                     *               }
+                     *             ],
+                     *             "leg": {
+                     *               "index": 1,
+                     *               "of": 1
+                     *             },
+                     *             "visitId": "vis_d3m00000000000000000",
+                     *             "routedFromId": "rou_d3m00000000000000000",
+                     *             "routedToId": "rou_d3m00000000000000000",
+                     *             "estimatedVisitMinutes": 1
                      *           }
                      *         ],
                      *         "current": {
@@ -22290,7 +22703,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         }
                      *       }
                      *     }
@@ -22449,7 +22876,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22568,7 +23009,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22686,7 +23141,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22795,7 +23264,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -22914,7 +23397,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -23036,7 +23533,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -23149,7 +23660,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -23254,7 +23779,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -25110,7 +25649,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -25230,7 +25783,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -25339,7 +25906,21 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "route": [
+                     *           {
+                     *             "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *             "queueId": "que_d3m0q000000000000000"
+                     *           }
+                     *         ],
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "visitId": "vis_d3m00000000000000000",
+                     *         "routedFromId": "rou_d3m00000000000000000",
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "estimatedVisitMinutes": 1
                      *       }
                      *     }
                      */
@@ -26186,7 +26767,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "ticketToken": "Demo"
                      *       }
@@ -26279,7 +26874,21 @@ export interface operations {
                      *             "rule": "priority",
                      *             "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *             "since": "Demo"
-                     *           }
+                     *           },
+                     *           "route": [
+                     *             {
+                     *               "serviceId": "svc_d3m0s3rv1c3000000000",
+                     *               "queueId": "que_d3m0q000000000000000"
+                     *             }
+                     *           ],
+                     *           "leg": {
+                     *             "index": 1,
+                     *             "of": 1
+                     *           },
+                     *           "visitId": "vis_d3m00000000000000000",
+                     *           "routedFromId": "rou_d3m00000000000000000",
+                     *           "routedToId": "rou_d3m00000000000000000",
+                     *           "estimatedVisitMinutes": 1
                      *         },
                      *         "ticketToken": "Demo"
                      *       }

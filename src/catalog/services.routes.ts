@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { ROUTE_ENTRIES } from "../domain/visit-route";
 import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
@@ -35,6 +36,11 @@ const LocationIds = z
   .transform((ids) => [...new Set(ids)])
   .openapi({ description: "At least one location of the organization; duplicates are ignored" });
 
+const RouteEntrySchema = z.enum(ROUTE_ENTRIES).openapi({
+  description:
+    "Where a visitor coming from an earlier service of the same visit enters this service's line: `front` (first), or `original_time` (the place their first join earned; the default). docs/visits.md",
+});
+
 const ServiceFields = {
   name: PublicLine(200),
   locationIds: LocationIds,
@@ -42,6 +48,7 @@ const ServiceFields = {
   description: PublicParagraph(2000).nullable().optional(),
   isVirtual: z.boolean().optional(),
   maxRemoteJoinRadiusKm: z.number().gt(0).max(100).nullable().optional().openapi({ description: "Over 0, at most 100" }),
+  routeEntry: RouteEntrySchema.optional(),
 };
 
 export const ServiceType = z
@@ -61,6 +68,7 @@ export const ServiceRecord = z
     booking: BookingSettingsSchema.nullable().openapi({
       description: "Booking settings; null: takes no appointments (docs/appointments.md)",
     }),
+    routeEntry: RouteEntrySchema,
     locationIds: z.array(z.string()),
     queues: z.array(z.object({ id: z.string(), name: z.string(), letter: z.string(), status: z.enum(["active", "paused", "closed"]) })),
     statistics: z.object({
@@ -247,6 +255,7 @@ const update = createRoute({
           description: ServiceFields.description,
           isVirtual: ServiceFields.isVirtual,
           maxRemoteJoinRadiusKm: ServiceFields.maxRemoteJoinRadiusKm,
+          routeEntry: ServiceFields.routeEntry,
           status: ServiceStatus.optional(),
           booking: BookingSettingsSchema.nullable()
             .optional()

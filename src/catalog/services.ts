@@ -4,6 +4,7 @@ import { keysetPage } from "../http/keyset";
 import { auditInsert } from "../audit/audit";
 import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { BookingSettings } from "../domain/slots";
+import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
 import { chunk, type Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
 import { entitlements, type Plan } from "../domain/plans";
@@ -122,6 +123,7 @@ export interface NewService {
   description?: string | null | undefined;
   isVirtual?: boolean | undefined;
   maxRemoteJoinRadiusKm?: number | null | undefined;
+  routeEntry?: RouteEntry | undefined;
 }
 
 /**
@@ -143,6 +145,7 @@ export async function createService(db: Database, organizationId: string, input:
     booking: null,
     maxRemoteJoinRadiusKm: input.maxRemoteJoinRadiusKm ?? null,
     status: "active",
+    routeEntry: input.routeEntry ?? DEFAULT_ROUTE_ENTRY,
     createdAt: at,
     updatedAt: at,
   };
@@ -152,7 +155,7 @@ export async function createService(db: Database, organizationId: string, input:
     // Columns in the table's order: that is the order drizzle lists them in the INSERT.
     db.insert(services)
       .select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
-        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}, NULL
+        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}, NULL, ${row.routeEntry}
       WHERE ${underLimit}`),
     ...linkStatements(db, row.id, input.locationIds),
   ]);
@@ -303,6 +306,7 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
     maxRemoteJoinRadiusKm: s.maxRemoteJoinRadiusKm,
     status: s.status,
     booking: s.booking,
+    routeEntry: s.routeEntry,
     locationIds: d.locationIds,
     queues: d.queues,
     statistics: d.statistics,
@@ -329,6 +333,7 @@ export interface ServicePatch {
   status?: ServiceStatus | undefined;
   locationIds?: string[] | undefined;
   booking?: BookingSettings | null | undefined;
+  routeEntry?: RouteEntry | undefined;
 }
 
 /** Changes the fields given; `locationIds` replaces every link, in the same batch. */

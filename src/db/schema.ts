@@ -284,6 +284,10 @@ export const services = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Booking settings (docs/appointments.md); null: the service takes no appointments. */
     booking: text("booking", { mode: "json" }).$type<BookingSettings>(),
+    /** docs/visits.md, several services: where a visitor coming from an earlier leg enters this service's line. */
+    routeEntry: text("route_entry", { enum: ["front", "original_time"] })
+      .notNull()
+      .default("original_time"),
   },
   (t) => [index("services_org_idx").on(t.organizationId)],
 );
@@ -408,8 +412,15 @@ export const tickets = sqliteTable(
       .notNull()
       .default("walk_in"),
     appointmentAt: integer("appointment_at"),
+    /** docs/visits.md, several services: the first leg's ticket id (null: a one-service visit), this leg (0-based), how many. */
+    visitId: text("visit_id"),
+    legIndex: integer("leg_index"),
+    legCount: integer("leg_count"),
   },
   (t) => [
+    index("tickets_visit_idx")
+      .on(t.visitId)
+      .where(sql`visit_id IS NOT NULL`),
     index("tickets_phone_created_idx")
       .on(t.phone, t.createdAt)
       .where(sql`phone IS NOT NULL`),

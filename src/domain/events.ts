@@ -40,6 +40,8 @@ export const EVENT_TYPES = [
   // The console's "mark VIP" (issue 27): a waiting ticket moved into the priority lane.
   "ticket.prioritized",
   "ticket.priority_removed",
+  // Several services in one visit (docs/visits.md): a leg was completed and the visitor waits in the next.
+  "ticket.route_advanced",
   // Appointments (docs/appointments.md).
   "appointment.created",
   "appointment.rescheduled",

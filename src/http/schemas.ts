@@ -4,6 +4,7 @@ import { isPublicLine, isPublicParagraph, PUBLIC_LINE_RULE, PUBLIC_PARAGRAPH_RUL
 import { typePhone } from "../domain/sms-policy";
 import { PHONE_VERIFICATION_STATUSES } from "../domain/phone-codes";
 import { LANGUAGES } from "../domain/languages";
+import { MAX_ROUTE_LEGS } from "../domain/visit-route";
 
 // Request and record schemas shared across areas. Bodies are strict: an unknown field is a
 // VALIDATION_ERROR, so nothing can be set through a body that does not name it.
@@ -196,3 +197,15 @@ export const NotifyBy = z.enum(["sms", "whatsapp"]).openapi({
     "`notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance",
   example: "whatsapp",
 });
+/** docs/visits.md, several services: the services of one visit, in order, the joined queue's first. */
+export const RouteBody = z
+  .array(z.string().min(1).max(64))
+  .min(1)
+  .max(MAX_ROUTE_LEGS)
+  .openapi("VisitRoute", {
+    description:
+      `Several services in one visit (docs/visits.md): up to ${MAX_ROUTE_LEGS} service ids in order, the first being the joined queue's ` +
+      "service; each needs a queue at a location of that service. Completing a leg puts the same visitor (code, token) in the next " +
+      "service's queue. A wrong entry is a 400 VALIDATION_ERROR naming `route.<i>`.",
+    example: ["svc_d3m0s3rv1c3000000000"],
+  });

@@ -1,3 +1,4 @@
+import { codeOf } from "./rows";
 import {
   ALMOST_CALLED_AHEAD,
   LANE,
@@ -12,11 +13,11 @@ import {
   type TicketOperation,
 } from "../domain/tickets";
 import { compareCandidates, type DeskCandidate } from "../domain/desks";
-import { displayCode } from "../domain/display-code";
 import { longWaitChange } from "../domain/wait-estimate";
 import { newTicketId } from "../lib/ids";
 import { invalidState, refuse } from "./refusals";
 import type { RemoteJoins } from "./remote";
+import { reserveNextLeg } from "./visit-routes";
 import { answersJson, type Configured, type RoomStore, type TicketRow } from "./store";
 import type { IntakeAnswers } from "../domain/intake";
 import type {
@@ -142,6 +143,11 @@ export class Commands {
     return view;
   }
 
+  /** A visit's next leg (visit-routes.ts): no capacity or status check, the visitor is already in the building. */
+  insertLeg(cfg: Configured, input: NewTicket, at: number): TicketRow {
+    return this.createTicket(cfg, input, at);
+  }
+
   /** A ticket admitted from another queue: the same acceptance rules as a join. */
   admit(cfg: Configured, input: NewTicket, at: number): TicketRow {
     this.assertAcceptsTickets(cfg, input.partySize);
@@ -192,7 +198,7 @@ export class Commands {
     const open = this.store
       .rowsWhere("status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId)
       .sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
-    const code = (row: TicketRow) => displayCode(cfg.letter, row.number);
+    const code = (row: TicketRow) => codeOf(cfg.letter, row);
     if (outcome === null) {
       const latest = open[0];
       return {
@@ -782,15 +788,26 @@ export class Commands {
     }
   }
 
+  /**
+   * A visit with a next leg (docs/visits.md) reserves it in the same write: the leg is served
+   * and the hand-off to the next service's queue is open (visit-routes.ts drives it). The visit
+   * is over, and reviewed, only after its last leg.
+   */
   private completeServing(cfg: Configured, row: TicketRow, at: number, result: Completion = {}): void {
     const { outcome = null, outcomeLabel = null, note = null } = result;
-    this.store.update(row.id, { status: "served", served_at: at, ...(outcome !== null || note !== null ? { outcome, note } : {}) }, at);
+    const onward = reserveNextLeg(this.store, row, at);
+    this.store.update(
+      row.id,
+      { status: "served", served_at: at, ...(outcome !== null || note !== null ? { outcome, note } : {}), ...(onward ?? {}) },
+      at,
+    );
     const served = this.store.row(row.id);
     this.store.emit(cfg, "ticket.served", served, at, {
       ...(outcome !== null ? { outcome, outcomeLabel } : {}),
       ...(note !== null ? { note } : {}),
+      ...(onward !== null ? { nextQueueId: onward.transferring_to } : {}),
     });
-    if (served.is_ghost_mode === 0) this.store.emit(cfg, "review.request", served, at, {});
+    if (served.is_ghost_mode === 0 && onward === null) this.store.emit(cfg, "review.request", served, at, {});
   }
 
   /** `alsoHeld`: the queue ends (archive, deletion), so a ticket set aside ends with it; a clear leaves it with its operator. */

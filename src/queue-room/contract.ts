@@ -18,6 +18,7 @@ import type {
   RemoteLocation,
   Reservation,
   ReturnPlace,
+  RouteSnapshot,
   RoomConfig,
   RoomResult,
   RoomRulesCopy,
@@ -131,6 +132,8 @@ export type RoomCommand =
   /** Answers the ticket the target admitted, or null once the hand-off is released here. */
   | { verb: "settleTransfer"; ticketId: string; at: number }
   | { verb: "admitTransferred"; snapshot: TransferSnapshot; prioritize: boolean; at: number }
+  /** The next leg of a visit (docs/visits.md), admitted at most once per hand-off id (another room asks). */
+  | { verb: "admitRouted"; snapshot: RouteSnapshot; at: number }
   /** One chunk of finished tickets leaves the room once D1 holds them (the alarm runs it). */
   | { verb: "archiveFinished"; at: number }
   /** Staff's intake answers, checked by the Worker (docs/visits.md). */
@@ -180,6 +183,7 @@ export interface CommandResults {
   completeTransfer: RoomResult<TicketView>;
   settleTransfer: RoomResult<string | null>;
   admitTransferred: RoomResult<TicketView>;
+  admitRouted: RoomResult<TicketView>;
   archiveFinished: ArchiveResult;
   setIntake: RoomResult<TicketView>;
   label: RoomResult<TicketView>;

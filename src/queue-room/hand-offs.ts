@@ -32,9 +32,11 @@ export interface HandOffHost {
   view(cfg: Configured, ticketId: string, at: number): TicketView;
   /** Another queue's room. */
   peer(queueId: string): Pick<RoomClient, "peer">;
+  /** A visit's route hand-off (visit-routes.ts) only goes forward: it is driven, never abandoned. */
+  settleRoute(open: OpenHandOff, at: number): Promise<RoomResult<string | null>> | null;
 }
 
-type OpenHandOff = { id: string; transferring_to: string; hand_off_id: string };
+export type OpenHandOff = { id: string; transferring_to: string; hand_off_id: string };
 
 function newHandOffId(): string {
   return `hof_${randomString(20)}`;
@@ -117,18 +119,24 @@ export class HandOffs {
   stale(at: number): OpenHandOff[] {
     return this.store.sql
       .exec<OpenHandOff>(
-        "SELECT id, transferring_to, hand_off_id FROM tickets WHERE transferring_to IS NOT NULL AND transferring_since <= ?",
+        `SELECT id, transferring_to, hand_off_id FROM tickets
+         WHERE transferring_to IS NOT NULL AND (status = 'served' OR transferring_since <= ?)`,
         at - HAND_OFF_TIMEOUT_MS,
       )
       .toArray();
   }
 
-  /** When the oldest open hand-off times out (service clock); null when none is open. */
+  /** When the first open hand-off is due for settling (service clock); null when none is open. */
   nextTimeout(): number | null {
     const since = this.store.sql
-      .exec<{ since: number | null }>("SELECT MIN(transferring_since) AS since FROM tickets WHERE transferring_to IS NOT NULL")
+      .exec<{ since: number | null }>(
+        // A route's hand-off (a served leg, visit-routes.ts) is driven at once; a transfer's after the timeout.
+        `SELECT MIN(CASE WHEN status = 'served' THEN transferring_since ELSE transferring_since + ? END) AS since
+         FROM tickets WHERE transferring_to IS NOT NULL`,
+        HAND_OFF_TIMEOUT_MS,
+      )
       .one().since;
-    return since === null ? null : since + HAND_OFF_TIMEOUT_MS;
+    return since;
   }
 
   /**
@@ -138,6 +146,8 @@ export class HandOffs {
    * meanwhile is not undone.
    */
   async settle(open: OpenHandOff, at: number): Promise<RoomResult<string | null>> {
+    const route = this.host.settleRoute(open, at);
+    if (route !== null) return route;
     const answer = await this.host.peer(open.transferring_to).peer({ kind: "abandonTransfer", handOffId: open.hand_off_id });
     if (!answer.ok) return answer; // the target could not answer: the hand-off stays open
     const admitted = answer.value;

@@ -1,4 +1,4 @@
-import { displayCode } from "../domain/display-code";
+import { codeOf } from "./rows";
 import type { DomainEventMessage, EventType } from "../domain/events";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
@@ -29,7 +29,7 @@ export function eventMessage(
   const ticketData = ticket
     ? {
         userId: ticket.user_id,
-        displayCode: displayCode(cfg.letter, ticket.number),
+        displayCode: codeOf(cfg.letter, ticket),
         status: ticket.status,
         isGhostMode: ticket.is_ghost_mode === 1,
         assignedToId: ticket.assigned_to_id,

@@ -1,4 +1,4 @@
-import { displayCode } from "../domain/display-code";
+import { codeOf } from "./rows";
 import type { DomainEventMessage } from "../domain/events";
 import {
   ANALYTICS_CHANNELS,
@@ -137,8 +137,8 @@ INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number,
   is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
   skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
   outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal, labels,
-  kind, appointment_at, deferred_until, defer_count)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  kind, appointment_at, deferred_until, defer_count, visit_id, leg_index, leg_count)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 ON CONFLICT (id) DO UPDATE SET
   status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
@@ -172,7 +172,7 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       cfg.organization_id,
       t.user_id,
       t.number,
-      displayCode(cfg.letter, t.number),
+      codeOf(cfg.letter, t),
       t.status,
       t.party_size,
       t.is_priority,
@@ -207,6 +207,9 @@ export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1P
       t.appointment_at ?? null,
       t.deferred_until ?? null,
       t.defer_count ?? 0,
+      t.visit_id ?? null,
+      t.leg_index ?? null,
+      t.route ? (JSON.parse(t.route) as unknown[]).length : null,
       cfg.organization_id,
     );
 }

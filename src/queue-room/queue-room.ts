@@ -39,6 +39,7 @@ import type {
   VisitorTicketData,
 } from "./types";
 import { RoomViews, toView } from "./views";
+import { isRouteHandOff, VisitRoutes } from "./visit-routes";
 
 export { HAND_OFF_TIMEOUT_MS } from "./hand-offs";
 
@@ -72,6 +73,7 @@ export class QueueRoom extends DurableObject<Env> {
   private readonly archiveStep: RoomArchive;
   private readonly followers: TicketFollowers;
   private readonly rules: RoomRules;
+  private readonly visitRoutes: VisitRoutes;
   /**
    * When the alarm this instance last set will fire (wall clock); null once it began to run.
    * A change finds the drain already armed within DRAIN_DELAY_MS and leaves it: a burst of
@@ -111,6 +113,18 @@ export class QueueRoom extends DurableObject<Env> {
       existing: (id) => this.commands.existing(id),
       admit: (cfg, input, at) => this.commands.admit(cfg, input, at),
       view: (cfg, id, at) => this.views.ticket(cfg, id, at),
+      peer: (queueId) => this.roomNamed(queueId),
+      settleRoute: (open, at) => {
+        const row = this.store.find(open.id);
+        return row !== null && isRouteHandOff(row) ? this.visitRoutes.settle(open, at) : null;
+      },
+    });
+    this.visitRoutes = new VisitRoutes(this.store, {
+      mutate: (at, fn) => this.mutate(at, fn),
+      read: (fn) => this.read(fn),
+      insert: (cfg, input, at) => this.commands.insertLeg(cfg, input, at),
+      view: (cfg, id, at) => this.views.ticket(cfg, id, at),
+      issueToken: (id, hash) => this.followers.issue(id, hash),
       peer: (queueId) => this.roomNamed(queueId),
     });
     this.sockets = new RoomSockets(
@@ -240,7 +254,15 @@ export class QueueRoom extends DurableObject<Env> {
     defer: (c) => this.mutate(c.at, (cfg) => this.commands.defer(cfg, c.ticketId, c.request, c.bounds, c.at)),
     present: (c) => this.mutate(c.at, (cfg) => this.commands.present(cfg, c.ticketId, c.at)),
     serve: (c) => this.mutate(c.at, (cfg) => this.commands.serve(cfg, c.ticketId, c.at, c.requiredAnswers ?? [])),
-    complete: (c) => this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {}, c.requiredAnswers ?? [])),
+    // A visit's next leg is handed over at once (docs/visits.md); should that fail, the alarm retries it.
+    complete: async (c) => {
+      const done = this.mutate(c.at, (cfg) => this.commands.complete(cfg, c.ticketId, c.at, c.result ?? {}, c.requiredAnswers ?? []));
+      if (!done.ok) return done;
+      const open = this.read(() => this.handOffs.openOf(c.ticketId));
+      if (!open.ok || open.value === null) return done;
+      await this.settle([open.value], c.at);
+      return this.read((cfg) => this.views.ticket(cfg, c.ticketId, c.at));
+    },
     skipAbsent: (c) => this.mutate(c.at, (cfg) => this.commands.skip(cfg, c.ticketId, c.reason, c.at)),
     cancel: (c) => this.mutate(c.at, (cfg) => this.commands.cancel(cfg, c.ticketId, c.at)),
     assign: (c) => this.mutate(c.at, (cfg) => this.commands.assign(cfg, c.ticketId, c.operatorId, c.at)),
@@ -275,6 +297,13 @@ export class QueueRoom extends DurableObject<Env> {
       return this.handOffs.settle(open.value, c.at);
     },
     admitTransferred: (c) => this.mutate(c.at, (cfg) => this.handOffs.admit(cfg, c.snapshot, c.prioritize, c.at)),
+    // Asked by another room: a failure of this room's storage is answered, not thrown (see answerPeer).
+    admitRouted: (c) => {
+      const admitted = answerPeer("admit a visit's next leg", () =>
+        this.mutate(c.at, (cfg) => this.visitRoutes.admit(cfg, c.snapshot, c.at)),
+      );
+      return admitted.ok ? admitted.value : admitted;
+    },
     archiveFinished: (c) => this.archiveFinished(c.at),
     setIntake: (c) => this.mutate(c.at, (cfg) => this.commands.setIntake(cfg, c.ticketId, c.intake, c.intakePersonal, c.at)),
     label: (c) => this.mutate(c.at, (cfg) => this.commands.label(cfg, c.ticketId, c.label, c.add, c.at)),

@@ -1,4 +1,5 @@
 import type { TicketKind } from "../domain/blend";
+import { displayCode } from "../domain/display-code";
 import type { Lane, QueueStatus, TicketSource, TicketStatus } from "../domain/tickets";
 
 // The shapes of the room's SQLite rows (schema.ts), and the two reads every module needs: the
@@ -88,6 +89,18 @@ export type TicketRow = {
   appointment_id: string | null;
   appointment_at: number | null;
   appointment_late: number;
+  /** docs/visits.md, several services: the legs (JSON RouteLeg[]), this leg (0-based); null for a one-service visit. */
+  route: string | null;
+  leg_index: number | null;
+  /** The visit's first ticket, when it began, and its display code (every leg shows the first leg's). */
+  visit_id: string | null;
+  visit_started_at: number | null;
+  visit_code: string | null;
+  /** The leg this one came from, and the leg it went on to once handed over. */
+  routed_from_id: string | null;
+  routed_to_id: string | null;
+  /** The visitor's token hash, kept from the leg's completion until the next leg holds it. */
+  route_token_hash: string | null;
   created_at: number;
   updated_at: number;
   version: number;
@@ -95,6 +108,11 @@ export type TicketRow = {
 
 export type Cell = string | number | null;
 export type TicketFields = Partial<Record<keyof TicketRow, Cell>>;
+
+/** The code a ticket shows: a later leg of a visit keeps the first leg's (docs/visits.md). */
+export function codeOf(letter: string, row: Pick<TicketRow, "number"> & { visit_code?: string | null }): string {
+  return row.visit_code ?? displayCode(letter, row.number);
+}
 
 /** The room row checked once: its identity is present, or the room has not learnt its queue. */
 export function configuredOf(row: ConfigRow): Configured | null {

@@ -211,6 +211,17 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // many times the ticket was deferred (the queue's maxDefers bounds it).
   `ALTER TABLE tickets ADD COLUMN deferred_until INTEGER;
    ALTER TABLE tickets ADD COLUMN defer_count INTEGER NOT NULL DEFAULT 0;`,
+  // Several services in one visit (docs/visits.md): the route (JSON legs), this leg, the visit's
+  // first ticket, its start and its display code (kept from the first leg), the legs before and
+  // after, and the visitor's token hash carried while the next leg is being handed over.
+  `ALTER TABLE tickets ADD COLUMN route TEXT;
+   ALTER TABLE tickets ADD COLUMN leg_index INTEGER;
+   ALTER TABLE tickets ADD COLUMN visit_id TEXT;
+   ALTER TABLE tickets ADD COLUMN visit_started_at INTEGER;
+   ALTER TABLE tickets ADD COLUMN visit_code TEXT;
+   ALTER TABLE tickets ADD COLUMN routed_from_id TEXT;
+   ALTER TABLE tickets ADD COLUMN routed_to_id TEXT;
+   ALTER TABLE tickets ADD COLUMN route_token_hash TEXT;`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

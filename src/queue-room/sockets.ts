@@ -1,6 +1,6 @@
+import { codeOf } from "./rows";
 import type { TicketKind } from "../domain/blend";
 import { z } from "zod";
-import { displayCode } from "../domain/display-code";
 import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import { now } from "../lib/clock";
@@ -156,7 +156,7 @@ export class RoomSockets {
     /** The tickets followed with their token (followers.ts). */
     private readonly followers: () => TicketFollowers,
     /** The first waiting tickets in calling order, blended (store.ts waitingLine). */
-    private readonly waitingLine: (limit: number, at: number) => readonly { number: number }[],
+    private readonly waitingLine: (limit: number, at: number) => readonly { number: number; visit_code: string | null }[],
   ) {}
 
   /**
@@ -415,8 +415,8 @@ export class RoomSockets {
     const name = this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
     const waitingCount = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting'").one().n;
     const serving = this.sql
-      .exec<{ number: number }>(
-        "SELECT number FROM tickets WHERE status IN ('called', 'serving') ORDER BY called_at DESC, number DESC LIMIT ?",
+      .exec<{ number: number; visit_code: string | null }>(
+        "SELECT number, visit_code FROM tickets WHERE status IN ('called', 'serving') ORDER BY called_at DESC, number DESC LIMIT ?",
         NOW_SERVING_LIMIT,
       )
       .toArray();
@@ -432,7 +432,7 @@ export class RoomSockets {
       waitingCount,
       estimatedWaitMinutes: estimatedWaitMinutes(waitingCount, minutesPerTicket(calls, at, defaultMinutes)),
       estimatedWaitRange: estimatedWaitRange(waitingCount, calls, at, defaultMinutes),
-      nowServing: serving.map((s) => displayCode(room.letter!, s.number)),
+      nowServing: serving.map((s) => codeOf(room.letter!, s)),
     };
   }
 
@@ -445,6 +445,7 @@ export class RoomSockets {
     const called = this.sql
       .exec<{
         number: number;
+        visit_code: string | null;
         status: "called" | "serving";
         assigned_to_id: string | null;
         counter: string | null;
@@ -453,7 +454,7 @@ export class RoomSockets {
       }>(
         // A recall announces the ticket again: the board sees a new announcement time and
         // flashes the code again (docs/desks.md).
-        `SELECT number, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at, kind FROM tickets
+        `SELECT number, visit_code, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at, kind FROM tickets
          WHERE status IN ('called', 'serving') ORDER BY COALESCE(recalled_at, called_at) DESC, number DESC LIMIT ?`,
         BOARD_CALLED_LIMIT,
       )
@@ -462,14 +463,14 @@ export class RoomSockets {
     return {
       status,
       called: called.map((t) => ({
-        displayCode: displayCode(letter, t.number),
+        displayCode: codeOf(letter, t),
         status: t.status,
         assignedToId: t.assigned_to_id,
         counter: t.counter,
         calledAt: t.called_at,
         kind: t.kind,
       })),
-      nextWaiting: next.map((t) => displayCode(letter, t.number)),
+      nextWaiting: next.map((t) => codeOf(letter, t)),
     };
   }
 

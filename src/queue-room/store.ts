@@ -88,8 +88,8 @@ export class RoomStore {
       .exec<TicketRow>(
         `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
          visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal,
-         kind, appointment_id, appointment_at, appointment_late)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+         kind, appointment_id, appointment_at, appointment_late, route, leg_index, visit_id, visit_started_at)
+       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
         id,
         number,
         lane,
@@ -113,6 +113,11 @@ export class RoomStore {
         draft.appointmentId ?? null,
         draft.appointmentAt ?? null,
         draft.appointmentLate ? 1 : 0,
+        // docs/visits.md: a visit of several services starts here, at its first leg.
+        draft.route ? JSON.stringify(draft.route) : null,
+        draft.route ? 0 : null,
+        draft.route ? id : null,
+        draft.route ? at : null,
       )
       .one();
   }

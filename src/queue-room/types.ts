@@ -1,5 +1,6 @@
 import type { BlendCopy, PlacementRule, TicketKind } from "../domain/blend";
 import type { IntakeAnswers } from "../domain/intake";
+import type { RouteLeg } from "../domain/visit-route";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
 import type { WaitRange } from "../domain/wait-estimate";
@@ -46,6 +47,8 @@ export interface NewTicket {
   appointmentId?: string | null;
   appointmentAt?: number | null;
   appointmentLate?: boolean;
+  /** docs/visits.md: the visit's legs, the first being this queue's; absent or null: one service. */
+  route?: RouteLeg[] | null;
 }
 
 /** Why a waiting ticket stands where it does (docs/blend.md), told in the ticket's language. */
@@ -110,6 +113,43 @@ export interface TicketView {
   appointmentId: string | null;
   appointmentAt: number | null;
   placement: PlacementView | null;
+  /** docs/visits.md, several services: the visit's legs and this one (`index` from 1); null for a one-service visit. */
+  route: RouteLeg[] | null;
+  leg: { index: number; of: number } | null;
+  /** The visit's first ticket; the leg this one came from; the leg it went on to (null until handed over). */
+  visitId: string | null;
+  routedFromId: string | null;
+  routedToId: string | null;
+  /** The whole visit's estimate (docs/visits.md): set by the Worker on a single ticket's read; null otherwise. */
+  estimatedVisitMinutes?: number | null;
+}
+
+/**
+ * What the next leg's room needs to admit a visitor whose leg here was completed (docs/visits.md):
+ * the same visitor, code, token and answers. Admitted at most once per `handOffId`.
+ */
+export interface RouteSnapshot {
+  handOffId: string;
+  /** The completed leg's ticket. */
+  ticketId: string;
+  organizationId: string;
+  userId: string;
+  partySize: number;
+  isGhostMode: boolean;
+  visitorName: string | null;
+  phone: string | null;
+  language: string | null;
+  source: TicketSource;
+  intake: IntakeAnswers | null;
+  intakePersonal: IntakeAnswers | null;
+  route: RouteLeg[];
+  /** The new leg's index in `route` (0-based). */
+  legIndex: number;
+  visitId: string;
+  visitStartedAt: number;
+  visitCode: string;
+  /** The visitor's token hash (null: the visit has no token). */
+  tokenHash: string | null;
 }
 
 export interface QueueSummary {

@@ -1,9 +1,10 @@
+import { codeOf } from "./rows";
 import { appointmentsDueAhead, blendOrder, placementLanguage, placementOf, placementReason, type BlendCopy } from "../domain/blend";
-import { displayCode } from "../domain/display-code";
 import type { IntakeAnswers } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import { blendTicketOf, type ConfigRow, type Configured, type RoomStore, type TicketRow } from "./store";
+import { parseRoute } from "./visit-routes";
 import type { QueueSummary, TicketPage, TicketQuery, TicketView } from "./types";
 
 // What the room answers about its tickets and its queue: plain data for the Worker. Reads
@@ -208,7 +209,7 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     organizationId: cfg.organization_id,
     userId: row.user_id,
     number: row.number,
-    displayCode: displayCode(cfg.letter, row.number),
+    displayCode: codeOf(cfg.letter, row),
     status: row.status,
     partySize: row.party_size,
     isPriority: row.is_priority === 1,
@@ -246,6 +247,19 @@ export function toView(cfg: Configured, row: TicketRow, position: number | null,
     appointmentId: row.appointment_id,
     appointmentAt: row.appointment_at,
     placement: row.status === "waiting" ? placementView(row, pace) : null,
+    ...routeView(row),
+  };
+}
+
+/** docs/visits.md: the visit's legs and this one (`index` from 1). */
+function routeView(row: TicketRow): Pick<TicketView, "route" | "leg" | "visitId" | "routedFromId" | "routedToId"> {
+  const route = parseRoute(row.route);
+  return {
+    route,
+    leg: route === null || row.leg_index === null ? null : { index: row.leg_index + 1, of: route.length },
+    visitId: row.visit_id,
+    routedFromId: row.routed_from_id,
+    routedToId: row.routed_to_id,
   };
 }
 

@@ -6,6 +6,7 @@ import { admitVisitorPhone } from "../notifications/sms-guard";
 import { checkWhatsappChoice, chooseWhatsapp } from "../notifications/whatsapp";
 import { issueTicket, type JoinInput } from "./tickets";
 import { issueVisitorTicket } from "./visitor-tickets";
+import { resolveRoute, withVisitEstimate } from "./visit-route";
 
 // The one join (issue 36): every entry channel takes its ticket here: the app, the widget and
 // the kiosk, the clerk's walk-in and VIP, remote join, QR and NFC scans. A join that gives a
@@ -36,6 +37,8 @@ export interface Join {
   staffVouched?: boolean;
   /** The customer chose WhatsApp for the ticket's messages (docs/notifications.md); SMS otherwise. */
   notifyBy?: "sms" | "whatsapp" | undefined;
+  /** docs/visits.md: the visit's services in order (the joined queue's first); checked before anything is spent. */
+  route?: string[] | undefined;
 }
 
 export interface Joined {
@@ -47,7 +50,9 @@ export interface Joined {
   notifyBy: "sms" | "whatsapp" | null;
 }
 
-export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: number): Promise<Joined> {
+export async function joinQueue(env: Env, queue: QueueRow, given: Join, at: number): Promise<Joined> {
+  const route = await resolveRoute(env, queue, given.route);
+  const join: Join = route === null ? given : { ...given, ticket: { ...given.ticket, route } };
   const phone = join.ticket.phone;
   if (phone && !join.caller) throw new Error("a join with a phone needs its caller's address");
   const whatsapp = join.notifyBy === "whatsapp";
@@ -84,5 +89,10 @@ export async function joinQueue(env: Env, queue: QueueRow, join: Join, at: numbe
     admitted && phone
       ? await verify(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
       : NO_PHONE_VERIFICATION;
-  return { ...issued, phoneVerification, notifyBy: phone ? (whatsapp ? "whatsapp" : "sms") : null };
+  return {
+    ...issued,
+    ticket: await withVisitEstimate(env, issued.ticket, at),
+    phoneVerification,
+    notifyBy: phone ? (whatsapp ? "whatsapp" : "sms") : null,
+  };
 }

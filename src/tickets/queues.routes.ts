@@ -37,6 +37,7 @@ import {
   DefaultServiceMinutes,
   NotifyBy,
   IntakeAnswersBody,
+  RouteBody,
   Language,
   TicketLabel,
   PHONE_RULES,
@@ -296,6 +297,7 @@ const join = createRoute({
           notifyBy: NotifyBy.optional(),
           language: Language.optional(),
           intake: IntakeAnswersBody.optional(),
+          route: RouteBody.optional(),
         })
         .openapi("JoinQueueRequest"),
     ),
@@ -332,6 +334,7 @@ app.openapi(join, async (c) => {
         answers: body.intake,
       },
       caller: { address: clientIp(c), widgetKeyId: null },
+      route: body.route,
     },
     now(),
   );
@@ -349,6 +352,7 @@ const WalkInBody = z
         "The customer's mobile, typed by the clerk: the only way a walk-in hears of its ticket (SMS; checked and capped as a widget join's phone)",
     }),
     language: Language.optional().openapi({ description: "The customer's language for the SMS (default: the organization's)" }),
+    route: RouteBody.optional(),
   })
   .openapi("WalkInTicketRequest");
 
@@ -401,6 +405,7 @@ for (const [route, isPriority] of [
         },
         caller: { address: clientIp(c), widgetKeyId: null },
         staffVouched: true,
+        route: body.route,
       },
       now(),
     );

@@ -11,6 +11,7 @@ import { CounterLabel, IntakeAnswersRecord, PlacementSchema, PublicParagraph, Wa
 import { TICKET_KINDS } from "../domain/blend";
 import { now } from "../lib/clock";
 import type { TicketView } from "./tickets";
+import { withVisitEstimate } from "./visit-route";
 import type { QueueRow } from "../http/credentials/queues";
 import { authorizeOnQueue, ticketQueueOfCaller } from "./queue-access";
 import {
@@ -98,6 +99,26 @@ export const TicketRecord = z
     placement: PlacementSchema.nullable().openapi({
       description: "Why a waiting ticket stands where it does under the queue's blend policy (docs/blend.md); null unless waiting",
     }),
+    route: z
+      .array(z.object({ serviceId: z.string(), queueId: z.string() }))
+      .nullable()
+      .openapi({
+        description: "The visit's services in order, each with the queue its leg waits in (docs/visits.md); null for one service",
+      }),
+    leg: z
+      .object({ index: z.number().int().openapi({ description: "From 1" }), of: z.number().int() })
+      .nullable()
+      .openapi({ description: "Which leg of the visit this ticket is (leg 1 of 2); null for a one-service visit" }),
+    visitId: z.string().nullable().openapi({ description: "The visit's first ticket; null for a one-service visit" }),
+    routedFromId: z.string().nullable().openapi({ description: "The visit's previous leg (its ticket), once this leg came from one" }),
+    routedToId: z
+      .string()
+      .nullable()
+      .openapi({ description: "The visit's next leg (its ticket), once this completed leg was handed over to the next service" }),
+    estimatedVisitMinutes: z.number().int().nullable().openapi({
+      description:
+        "The rest of the visit: this leg's wait plus, for each service still to come, its queue's wait and every remaining leg's service time (docs/visits.md). Set on a single ticket's read of a visit of several services; null otherwise",
+    }),
   })
   .openapi("Ticket");
 
@@ -140,7 +161,7 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const { ticket } = await ownedOr(c, c.req.valid("param").ticketId, "QUEUE_VIEW");
-  return c.json(ok(ticketRecord(ticket)), 200);
+  return c.json(ok(ticketRecord(await withVisitEstimate(c.env, ticket, now()))), 200);
 });
 
 const cancel = createRoute({

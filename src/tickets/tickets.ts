@@ -67,6 +67,12 @@ export function ticketRecord(t: TicketView) {
     kind: t.kind,
     appointmentAt: isoOrNull(t.appointmentAt),
     placement: t.placement === null ? null : { ...t.placement, since: iso(t.placement.since) },
+    route: t.route === null ? null : t.route.map((leg) => ({ serviceId: leg.serviceId, queueId: leg.queueId })),
+    leg: t.leg,
+    visitId: t.visitId,
+    routedFromId: t.routedFromId,
+    routedToId: t.routedToId,
+    estimatedVisitMinutes: t.estimatedVisitMinutes ?? null,
   };
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
@@ -137,6 +143,12 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
     appointmentId: null,
     appointmentAt: t.appointmentAt,
     placement: null,
+    // The projection keeps the visit and the leg (docs/visits.md), not the route's services.
+    route: null,
+    leg: t.legIndex === null || t.legCount === null ? null : { index: t.legIndex + 1, of: t.legCount },
+    visitId: t.visitId,
+    routedFromId: null,
+    routedToId: null,
   };
 }
 

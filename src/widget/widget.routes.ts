@@ -13,6 +13,7 @@ import {
   CounterLabel,
   CustomerPhone,
   IntakeAnswersBody,
+  RouteBody,
   IntakeAnswersRecord,
   PHONE_RULES,
   PublicLine,
@@ -316,6 +317,7 @@ const JoinBody = z
     notifyBy: NotifyBy.optional(),
     partySize: z.number().int().min(1).max(50).optional().openapi({ description: "1 to 50, default 1" }),
     intake: IntakeAnswersBody.optional(),
+    route: RouteBody.optional(),
     language: Language.optional().openapi({
       description: "The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)",
     }),
@@ -354,6 +356,7 @@ app.openapi(join, async (c) => {
       answers: body.intake,
       language: body.language ?? null,
       notifyBy: body.notifyBy,
+      route: body.route,
     },
     now(),
   );

@@ -95,6 +95,8 @@ export interface WidgetJoin {
   language?: Language | null;
   /** SMS (default) or WhatsApp for the ticket's messages (docs/notifications.md). */
   notifyBy?: "sms" | "whatsapp" | undefined;
+  /** docs/visits.md: the visit's services in order. */
+  route?: string[] | undefined;
 }
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
@@ -122,6 +124,7 @@ export async function widgetJoin(
       caller: { address: input.address, widgetKeyId: input.widgetKeyId, botToken: input.botToken ?? null },
       withToken: true,
       notifyBy: input.notifyBy,
+      route: input.route,
     },
     at,
   );

@@ -46,6 +46,12 @@ export function CurrentCard(p: {
         )}
         <dt>{t.service}</dt>
         <dd>{p.where}</dd>
+        {tk.leg && (
+          <>
+            <dt>{t.visitLeg}</dt>
+            <dd class="leg">{t.legOf(tk.leg.index, tk.leg.of)}</dd>
+          </>
+        )}
         <dt>{t.waited}</dt>
         <dd>{minutes((Date.parse(tk.calledAt ?? tk.createdAt) - Date.parse(tk.createdAt)) / 60_000, lang)}</dd>
         <dt>{t.recalls}</dt>

@@ -94,6 +94,9 @@ const en = {
   unmarkedVip: (code: string) => `${code} is back in the regular line.`,
   branch: "Branch",
   appointment: "Appointment",
+  /** docs/visits.md: which service of a visit of several this is. */
+  visitLeg: "Visit",
+  legOf: (index: number, of: number) => `leg ${index} of ${of}`,
   appointmentAt: (time: string) => `Appointment ${time}`,
   deferredUntil: (time: string) => `Back at ${time}`,
   placement: "Why here",
@@ -213,6 +216,8 @@ const fr: Dict = {
   unmarkedVip: (code: string) => `${code} revient dans la file normale.`,
   branch: "Agence",
   appointment: "Rendez-vous",
+  visitLeg: "Visite",
+  legOf: (index: number, of: number) => `étape ${index} sur ${of}`,
   appointmentAt: (time: string) => `Rendez-vous ${time}`,
   deferredUntil: (time: string) => `De retour à ${time}`,
   placement: "Pourquoi ici",
