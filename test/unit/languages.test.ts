@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CATALOGUES, LANGUAGES, type Catalogue } from "../../src/domain/languages";
 import { PAGE_LANGUAGES } from "../../src/domain/languages/pages";
-import { normalizeText, readKeyword, replyText } from "../../src/domain/keywords";
+import { joinLanguages, joinRefusalText, normalizeText, readKeyword, replyText, smsKeywordOf } from "../../src/domain/keywords";
 import { render } from "../../src/domain/notification-templates";
 import embedSource from "../../src/widget/embed.js";
 
@@ -86,6 +86,27 @@ describe("the catalogue of languages", () => {
       expect(replyText(language, "status", { code: "A-042", position: 2, wait: 5 }), language).toMatch(/A-042.*2.*5/s);
     }
     expect(render("ticket.created", "es", values).body).toBe("Está en la fila de Accueil, posición 3, espera estimada 12 min.");
+  });
+
+  it("the later turn, the verdict and the join by text answer in every language; every join verb and keyword is reserved", () => {
+    for (const language of LANGUAGES) {
+      expect(replyText(language, "deferred", { code: "A-042", minutes: 15, wait: 20 }), language).toMatch(/A-042.*15.*20/s);
+      expect(replyText(language, "feedback", { code: "A-042", score: 4 }), language).toContain("4/5");
+      expect(replyText(language, "joined", { queue: "Q", code: "A-042", position: null, wait: null }), language).not.toContain("—");
+      expect(joinRefusalText(language, "QUEUE_FULL"), language).not.toBe(joinRefusalText(language, "NOT_A_CODE"));
+      for (const verb of CATALOGUES[language].sms.join) {
+        expect(joinLanguages(`${verb} mairie`), verb).toContain(language);
+        expect(smsKeywordOf(verb), verb).not.toHaveProperty("keyword");
+      }
+    }
+    expect(replyText("es", "deferTooFar", { code: "A-042", max: 30 })).toBe(
+      "A-042: podemos aplazar su turno 30 min como máximo. Responda TARDE 30 o menos.",
+    );
+    expect(replyText("nl", "joinRefused", { queue: "Balie", reason: joinRefusalText("nl", "QUEUE_FULL") })).toBe(
+      "Balie: er kan nu geen ticket worden genomen (de rij is vol).",
+    );
+    expect(smsKeywordOf("tarde")).toEqual({ refused: "TARDE is a reserved keyword" });
+    expect(smsKeywordOf("mairie")).toEqual({ keyword: "MAIRIE" });
   });
 
   it("embed.js knows the catalogue's languages (its LANGS list)", () => {
