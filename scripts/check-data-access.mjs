@@ -46,6 +46,8 @@ const RAW_SQL = {
   "src/analytics/analytics-export.ts": "the CSV export's streaming reads",
   "src/analytics/analytics.ts": "the analytics reads: window functions and grouped joins",
   "src/analytics/feedback.ts": "the feedback analytics: the scope's queues through json_each, names by id lists",
+  "src/privacy/data-subjects.ts":
+    "a person's rows found and erased table by table in one batch, matching inside JSON payloads (json_extract) across some twenty tables",
   "src/analytics/analytics-scope.ts": "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
   "src/audit/audit.ts": "audit sealing: the hash chain is extended and checked in order",
   "src/billing/billing-events.ts": "provider events applied idempotently with conditional writes",

@@ -37,7 +37,8 @@ vitest.stdout.on("data", (chunk) => {
   const lines = pending.split("\n");
   pending = lines.pop() ?? "";
   for (const line of lines) {
-    const m = /^\s*[✓❯×↓]\s+(test\/\S+\.test\.ts)\s/.exec(line.replace(/\x1b\[[0-9;]*m/g, ""));
+    // " ✓  unit  test/unit/ids.test.ts (2 tests)": the project's name (vitest.config.ts) comes first.
+    const m = /^\s*[✓❯×↓]\s+(?:(?:unit|integration)\s+)?(test\/\S+\.test\.ts)\s/.exec(line.replace(/\x1b\[[0-9;]*m/g, ""));
     if (m && expected.has(m[1])) reported.add(m[1]);
   }
   if (allReportedAt === null && reported.size === expected.size) allReportedAt = Date.now();

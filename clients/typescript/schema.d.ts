@@ -4578,7 +4578,7 @@ export interface components {
             phoneVerification: components["schemas"]["PhoneVerification"];
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string|null}
              */
             notifyBy: "sms" | "whatsapp" | null;
@@ -4605,7 +4605,7 @@ export interface components {
             phone?: string;
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string}
              */
             notifyBy?: "sms" | "whatsapp";
@@ -4808,7 +4808,7 @@ export interface components {
             phoneVerification: components["schemas"]["PhoneVerification"];
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string|null}
              */
             notifyBy: "sms" | "whatsapp" | null;
@@ -4847,7 +4847,7 @@ export interface components {
             phone?: string;
             /**
              * @description How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming `notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance
-             * @example whatsapp
+             * @example sms
              * @enum {string}
              */
             notifyBy?: "sms" | "whatsapp";
@@ -12719,7 +12719,7 @@ export interface operations {
                  * @example {
                  *       "partySize": 2,
                  *       "phone": "+33612345678",
-                 *       "notifyBy": "whatsapp",
+                 *       "notifyBy": "sms",
                  *       "language": "fr",
                  *       "intake": {
                  *         "reason": "passport",
@@ -12821,7 +12821,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
                      *         },
-                     *         "notifyBy": "whatsapp"
+                     *         "notifyBy": "sms"
                      *       }
                      *     }
                      */
@@ -15938,7 +15938,7 @@ export interface operations {
                  * @example {
                  *       "visitorName": "Awa Diallo",
                  *       "phone": "+33612345678",
-                 *       "notifyBy": "whatsapp",
+                 *       "notifyBy": "sms",
                  *       "partySize": 2,
                  *       "intake": {
                  *         "reason": "passport",
@@ -15999,7 +15999,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "expiresAt": "2026-03-20T10:40:00.000Z"
                      *         },
-                     *         "notifyBy": "whatsapp"
+                     *         "notifyBy": "sms"
                      *       }
                      *     }
                      */

@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, ne } from "drizzle-orm";
 import { database } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
-import { ussdCodes } from "../db/schema";
+import { organizations, queues, ussdCodes } from "../db/schema";
 import { otherLanguage, readUssdText, ussdLanguageOf, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
@@ -130,20 +130,20 @@ async function refusedBy(act: () => Promise<unknown>): Promise<ApiError | null> 
 
 /** The queues a customer may pick, in the order the list screen numbers them. */
 async function openQueues(env: Env, organizationId: string): Promise<{ id: string; name: string }[]> {
-  const rows = await env.DB.prepare(
-    `SELECT id, name FROM queues WHERE organization_id = ? AND archived_at IS NULL AND status <> 'closed' ORDER BY created_at, id`,
-  )
-    .bind(organizationId)
-    .all<{ id: string; name: string }>();
-  return rows.results;
+  return database(env.DB)
+    .select({ id: queues.id, name: queues.name })
+    .from(queues)
+    .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt), ne(queues.status, "closed")))
+    .orderBy(queues.createdAt, queues.id);
 }
 
 /** One screen of the session: its answer, `CON …` or `END …`. */
 export async function answerUssd(env: Env, organizationId: string, session: UssdSession, at: number): Promise<string> {
-  const org = await env.DB.prepare("SELECT name, default_language FROM organizations WHERE id = ?")
-    .bind(organizationId)
-    .first<{ name: string; default_language: string | null }>();
-  const orgLanguage = ussdLanguageOf(org?.default_language);
+  const [org] = await database(env.DB)
+    .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
+  const orgLanguage = ussdLanguageOf(org?.defaultLanguage);
   const { switched, step } = readUssdText(session.text);
   const language = switched ? otherLanguage(orgLanguage) : orgLanguage;
   const phone = barePhone(session.phoneNumber);

@@ -195,7 +195,8 @@ export const NotifyBy = z.enum(["sms", "whatsapp"]).openapi({
   description:
     "How the ticket's messages reach `phone`: `sms` (default) or `whatsapp` (the organization's WhatsApp number; 400 naming " +
     "`notifyBy` when it has none, `phone` when none is given). Both spend the same SMS caps and allowance",
-  example: "whatsapp",
+  // The demo organization has no WhatsApp number: the documented join must work as written.
+  example: "sms",
 });
 /** docs/visits.md, several services: the services of one visit, in order, the joined queue's first. */
 export const RouteBody = z

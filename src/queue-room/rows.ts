@@ -1,4 +1,5 @@
 import type { TicketKind } from "../domain/blend";
+import type { RouteLeg } from "../domain/visit-route";
 import { displayCode } from "../domain/display-code";
 import type { Lane, QueueStatus, TicketSource, TicketStatus } from "../domain/tickets";
 
@@ -123,4 +124,9 @@ export function configuredOf(row: ConfigRow): Configured | null {
 
 export function readRoom(sql: SqlStorage): ConfigRow {
   return sql.exec<ConfigRow>("SELECT * FROM room WHERE id = 1").one();
+}
+
+/** A ticket's visit route as stored (JSON legs); null when it has none. */
+export function parseRoute(json: string | null): RouteLeg[] | null {
+  return json === null ? null : (JSON.parse(json) as RouteLeg[]);
 }

@@ -1,10 +1,9 @@
-import { codeOf } from "./rows";
+import { codeOf, parseRoute } from "./rows";
 import { appointmentsDueAhead, blendOrder, placementLanguage, placementOf, placementReason, type BlendCopy } from "../domain/blend";
 import type { IntakeAnswers } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import { blendTicketOf, type ConfigRow, type Configured, type RoomStore, type TicketRow } from "./store";
-import { parseRoute } from "./visit-routes";
 import type { QueueSummary, TicketPage, TicketQuery, TicketView } from "./types";
 
 // What the room answers about its tickets and its queue: plain data for the Worker. Reads

@@ -3,7 +3,7 @@ import { nextLeg, type RouteLeg } from "../domain/visit-route";
 import { randomString } from "../lib/ids";
 import type { RoomClient } from "./contract";
 import { refuse } from "./refusals";
-import { codeOf } from "./rows";
+import { codeOf, parseRoute } from "./rows";
 import type { Configured, RoomStore, TicketRow } from "./store";
 import type { NewTicket, RoomResult, RouteSnapshot, TicketView } from "./types";
 import { parseAnswers } from "./views";
@@ -24,10 +24,6 @@ export interface NextLegReservation {
   transferring_since: number;
   hand_off_id: string;
   route_token_hash: string | null;
-}
-
-export function parseRoute(json: string | null): RouteLeg[] | null {
-  return json === null ? null : (JSON.parse(json) as RouteLeg[]);
 }
 
 /** The route's next leg for a row being completed, with the visitor's token hash; null on a last leg or no route. */

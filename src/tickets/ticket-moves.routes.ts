@@ -11,7 +11,7 @@ import { now } from "../lib/clock";
 import type { QueueRow } from "../http/credentials/queues";
 import { requireCredential } from "../http/auth";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFER_MAX_PLACES, STEP_BACK_MAX_PLACES } from "../domain/tickets";
-import type { DeferRequest } from "../queue-room/contract";
+import type { DeferRequest } from "./tickets";
 import {
   getTicket,
   holdTicket,

@@ -9,7 +9,7 @@ import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { DeferBounds, DeferRequest, NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from "../queue-room/contract";
 
-export type { TicketView };
+export type { DeferRequest, TicketView };
 import { findQueue, type QueueRow } from "./queues";
 import { inRoom, roomFailure, roomOf, unwrap } from "./queue-rooms";
 import { rememberQueueRow } from "../http/credentials/queues";
