@@ -70,8 +70,8 @@ export default defineConfig(async () => {
       // integration files keep a runtime each: storage, module caches and the Worker's
       // background work are per file (docs/development.md, "A file's fixed cost").
       projects: [
-        { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
-        { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
+        { extends: true as const, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
+        { extends: true as const, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
       ],
       deps: { optimizer: { ssr: { enabled: true, include: await prebundledDependencies(import.meta.dirname) } } },
       // The outbox stand-in prints each message for `npm run dev`; tests read the delivery rows.
