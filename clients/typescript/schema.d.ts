@@ -3577,8 +3577,12 @@ export interface components {
             role: "user" | "admin";
             /** @enum {string} */
             accountType: "business" | "customer";
-            /** @enum {string} */
-            language: "fr" | "en";
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description Used when a request names no organization and you have several memberships */
             defaultOrganizationId: string | null;
             createdAt: string;
@@ -3596,8 +3600,12 @@ export interface components {
             lastName: string;
             /** @enum {string} */
             accountType: "business" | "customer";
-            /** @enum {string} */
-            language?: "fr" | "en";
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         LoginRequest: {
             /** Format: email */
@@ -3626,8 +3634,12 @@ export interface components {
             website: string | null;
             billingEmail: string | null;
             availabilityRadiusKm: number | null;
-            /** @enum {string} */
-            defaultLanguage: "fr" | "en";
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             logoUrl: string | null;
             /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
             dataRetentionDays: number;
@@ -3670,8 +3682,12 @@ export interface components {
             description?: string | null;
             /** @enum {string} */
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
-            /** @enum {string} */
-            defaultLanguage?: "fr" | "en";
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** Format: uri */
             logoUrl?: string | null;
             dataRetentionDays?: number;
@@ -4593,8 +4609,12 @@ export interface components {
              * @enum {string}
              */
             notifyBy?: "sms" | "whatsapp";
-            /** @enum {string} */
-            language?: "fr" | "en";
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             intake?: components["schemas"]["IntakeAnswers"];
             route?: components["schemas"]["VisitRoute"];
         };
@@ -4626,9 +4646,10 @@ export interface components {
             phone?: string;
             /**
              * @description The customer's language for the SMS (default: the organization's)
+             * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en";
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             route?: components["schemas"]["VisitRoute"];
         };
         PreviousCallMeta: {
@@ -4752,9 +4773,14 @@ export interface components {
             organizationId: string;
             name: string;
             logoUrl: string | null;
-            /** @enum {string} */
-            defaultLanguage: "fr" | "en";
-            languages: ("en" | "fr")[];
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the pages offer, in the order of the language switch */
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
             queues: {
                 id: string;
                 name: string;
@@ -4831,9 +4857,10 @@ export interface components {
             route?: components["schemas"]["VisitRoute"];
             /**
              * @description The language the visitor chose on the page: the ticket's SMS, push and receipt use it (default: the organization's)
+             * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en";
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         VisitorTicket: {
             ticketId: string;
@@ -4963,9 +4990,14 @@ export interface components {
             logoUrl: string | null;
             /** @description IANA zone of the location (times on the receipt; the phone field's country) */
             timezone: string;
-            /** @enum {string} */
-            defaultLanguage: "fr" | "en";
-            languages: ("en" | "fr")[];
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the pages offer, in the order of the language switch */
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
             /** @description Queues of the location's active services that take tickets now, by service name */
             queues: {
                 queueId: string;
@@ -5466,7 +5498,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             queueId: string | null;
             /**
              * @description Whose text is in force
@@ -5498,7 +5530,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -5526,7 +5558,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -6479,8 +6511,12 @@ export interface components {
                 name: string;
                 phone: string | null;
                 email: string | null;
-                /** @enum {string} */
-                language: "fr" | "en";
+                /**
+                 * @description A language of the catalogue: fr, en, es, pt, ar, nl
+                 * @example fr
+                 * @enum {string}
+                 */
+                language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             };
             notes: string | null;
             /** @description The customer's account when they booked with it */
@@ -6528,9 +6564,10 @@ export interface components {
             email?: string | null;
             /**
              * @description The customer's language: confirmation and reminders are in it
+             * @example fr
              * @enum {string}
              */
-            language: "fr" | "en";
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         AppointmentHold: {
             /** @example hld_0123456789abcdefghjk */
@@ -15680,8 +15717,8 @@ export interface operations {
                 key: string;
                 /** @description Comma-separated queue ids to show; default every queue of the board */
                 queues?: string;
-                /** @description fr or en, default en */
-                language?: "fr" | "en";
+                /** @description The board's words and voice: fr, en, es, pt, ar, nl; default en (ar lays the board out right to left) */
+                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
                 /** @description light or dark, default dark (screens) */
                 theme?: "light" | "dark";
                 /** @description Primary colour as hex without '#', e.g. 2563eb */
@@ -15769,7 +15806,7 @@ export interface operations {
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "defaultLanguage": "fr",
                      *         "languages": [
-                     *           "en"
+                     *           "fr"
                      *         ],
                      *         "queues": [
                      *           {
@@ -16573,7 +16610,7 @@ export interface operations {
                      *         "timezone": "Europe/Paris",
                      *         "defaultLanguage": "fr",
                      *         "languages": [
-                     *           "en"
+                     *           "fr"
                      *         ],
                      *         "queues": [
                      *           {
@@ -20201,7 +20238,7 @@ export interface operations {
                  * @example que_d3m0q000000000000000
                  */
                 queueId?: string;
-                language?: "fr" | "en";
+                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
                 /**
                  * @description The message
                  * @example ticket.called
@@ -20373,7 +20410,7 @@ export interface operations {
     resetMessageTemplate: {
         parameters: {
             query: {
-                language: "fr" | "en";
+                language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
                 /**
                  * @description A queue of the organization: its text wins over the organization's
                  * @example que_d3m0q000000000000000
@@ -22704,8 +22741,8 @@ export interface operations {
             query?: {
                 /** @description escpos (default) or html */
                 format?: "escpos" | "html";
-                /** @description The receipt's language: fr or en (default) */
-                language?: "fr" | "en";
+                /** @description The receipt's language, a language of the catalogue (default en) */
+                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
             };
             header?: {
                 /** @description The `ticketToken` the widget join answered */

@@ -1,3 +1,4 @@
+import { pickLanguage } from "../domain/notification-templates";
 import { createRoute, z } from "@hono/zod-openapi";
 import { guarded } from "../access/guard";
 import { requireCredential, requireUser } from "../http/auth";
@@ -200,7 +201,7 @@ async function record(a: AppointmentRow) {
       name: a.customerName,
       phone: a.customerPhone,
       email: a.customerEmail,
-      language: (a.language === "en" ? "en" : "fr") as "fr" | "en",
+      language: pickLanguage(a.language, "fr"),
     },
     notes: a.notes,
     customerUserId: a.customerUserId,

@@ -1,3 +1,4 @@
+import type { Language } from "../domain/languages";
 import { database, type Database } from "../db/client";
 import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { bookableWindow } from "../domain/slots";
@@ -124,7 +125,7 @@ export interface BookingInput {
   start: number;
   staffId: string | null;
   holdId: string | null;
-  customer: { name: string; phone: string | null; email: string | null; language: "fr" | "en" };
+  customer: { name: string; phone: string | null; email: string | null; language: Language };
   notes: string | null;
   /** The customer's own account (a customer session), else null (staff, a key, the widget). */
   customerUserId: string | null;

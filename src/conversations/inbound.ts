@@ -1,6 +1,7 @@
 import { countryOfPhone } from "../domain/sms-policy";
 import {
   isAnswerableSender,
+  joinLanguages,
   joinRefusalText,
   keywordOfText,
   LATE_STEP_BACK_PLACES,
@@ -8,10 +9,13 @@ import {
   normalizeText,
   readKeyword,
   replyText,
+  statusWord,
   type Keyword,
   type Language,
+  type ReadText,
   type ReplyKey,
 } from "../domain/keywords";
+import { isLanguage } from "../domain/languages";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
@@ -210,9 +214,12 @@ function menuText(tickets: LiveTicket[]): string {
     .join(", ");
 }
 
-const languageOf = (read: { language: Language | null }, ticket: LiveTicket | null, phone: string): Language =>
-  read.language ??
-  (ticket?.default_language === "fr" || ticket?.default_language === "en" ? ticket.default_language : languageOfNumber(phone));
+/** The keyword's language (the organization's when the word is in several, as ESTADO), else the organization's, else the number's. */
+const languageOf = (read: ReadText, ticket: LiveTicket | null, phone: string): Language => {
+  const own = isLanguage(ticket?.default_language) ? ticket.default_language : null;
+  if (own && read.languages.includes(own)) return own;
+  return read.language ?? own ?? languageOfNumber(phone);
+};
 
 export async function receiveText(env: Env, input: InboundText, at: number): Promise<InboundOutcome> {
   const phone = barePhone(input.from);
@@ -369,7 +376,7 @@ async function rateByText(
     default_language: served.defaultLanguage,
     name: queue.name,
   };
-  const language = languageOf({ language: null }, ticket, phone);
+  const language = languageOf({ keyword: null, language: null, languages: [] }, ticket, phone);
   const reply = (await isOptedOut(env, served.organizationId, phone))
     ? null
     : replyText(language, key, { code: served.displayCode, score });
@@ -426,17 +433,13 @@ async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: 
   const org = await env.DB.prepare("SELECT name, default_language FROM organizations WHERE id = ?")
     .bind(queue.organizationId)
     .first<{ name: string; default_language: string | null }>();
-  const verb = normalizeText(input.body).split(" ")[0];
+  // The join verb's language ("REJOINDRE": fr; the organization's when the verb is in several), else the organization's, else the number's.
+  const verbLanguages = joinLanguages(input.body);
+  const orgLanguage = isLanguage(org?.default_language) ? org.default_language : null;
   const language: Language =
-    verb === "JOIN"
-      ? "en"
-      : verb === "REJOINDRE"
-        ? "fr"
-        : org?.default_language === "fr" || org?.default_language === "en"
-          ? org.default_language
-          : languageOfNumber(phone);
+    (orgLanguage && verbLanguages.includes(orgLanguage) ? orgLanguage : verbLanguages[0]) ?? orgLanguage ?? languageOfNumber(phone);
   const [held] = await liveTickets(env, phone, queue.organizationId, at);
-  if (held && held.queue_id === queue.id) return actOn(env, held, { ...input, body: language === "fr" ? "STATUT" : "STATUS" }, phone, at);
+  if (held && held.queue_id === queue.id) return actOn(env, held, { ...input, body: statusWord(language) }, phone, at);
   let ticket;
   try {
     ({ ticket } = await joinQueue(

@@ -2,8 +2,7 @@ import { and, eq, isNull, ne } from "drizzle-orm";
 import { database } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { organizations, queues, ussdCodes } from "../db/schema";
-import type { Language } from "../domain/keywords";
-import { otherLanguage, readUssdText, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
+import { otherLanguage, readUssdText, ussdLanguageOf, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { addressKey } from "../lib/addresses";
@@ -144,7 +143,7 @@ export async function answerUssd(env: Env, organizationId: string, session: Ussd
     .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage })
     .from(organizations)
     .where(eq(organizations.id, organizationId));
-  const orgLanguage: Language = org?.defaultLanguage === "fr" ? "fr" : "en";
+  const orgLanguage = ussdLanguageOf(org?.defaultLanguage);
   const { switched, step } = readUssdText(session.text);
   const language = switched ? otherLanguage(orgLanguage) : orgLanguage;
   const phone = barePhone(session.phoneNumber);

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { LANGUAGES } from "../domain/languages";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
@@ -20,9 +21,7 @@ export const users = sqliteTable(
     role: text("role", { enum: ["user", "admin"] })
       .notNull()
       .default("user"),
-    language: text("language", { enum: ["fr", "en"] })
-      .notNull()
-      .default("en"),
+    language: text("language", { enum: LANGUAGES }).notNull().default("en"),
     smsNotifications: integer("sms_notifications", { mode: "boolean" }).notNull().default(true),
     ticketReminders: integer("ticket_reminders", { mode: "boolean" }).notNull().default(true),
     createdAt: integer("created_at").notNull(),
@@ -66,9 +65,7 @@ export const organizations = sqliteTable(
     website: text("website"),
     billingEmail: text("billing_email"),
     availabilityRadiusKm: real("availability_radius_km"),
-    defaultLanguage: text("default_language", { enum: ["fr", "en"] })
-      .notNull()
-      .default("en"),
+    defaultLanguage: text("default_language", { enum: LANGUAGES }).notNull().default("en"),
     logoUrl: text("logo_url"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -1,4 +1,4 @@
-import { joinRefusalText, type Language } from "./keywords";
+import { joinRefusalText } from "./keywords";
 
 // The USSD menus (docs/conversations.md): what a customer on a basic phone sees after dialling
 // the organization's code. The aggregator sends every input of the session joined by `*`
@@ -7,6 +7,15 @@ import { joinRefusalText, type Language } from "./keywords";
 // characters, "CON "/"END " included, in each language.
 
 export const USSD_SCREEN_MAX = 160;
+
+/**
+ * The menus speak French and English only (their texts fit 160 characters, checked per language):
+ * an organization whose language is another one of the catalogue gets English menus, "0" switches
+ * between the two. The SMS replies and messages speak all of src/domain/languages.
+ */
+export type UssdLanguage = "fr" | "en";
+/** The menus' language for an organization's (default) language. */
+export const ussdLanguageOf = (language: string | null | undefined): UssdLanguage => (language === "fr" ? "fr" : "en");
 /** Queues offered on the list screen at most (one digit each). */
 export const USSD_QUEUES_MAX = 9;
 const NAME_MAX = 30;
@@ -56,7 +65,7 @@ export function readUssdText(text: string): UssdInput {
   return { switched, step };
 }
 
-export const otherLanguage = (language: Language): Language => (language === "fr" ? "en" : "fr");
+export const otherLanguage = (language: UssdLanguage): UssdLanguage => (language === "fr" ? "en" : "fr");
 
 function cut(text: string, max: number): string {
   const clean = text.replace(/\s+/g, " ").trim();
@@ -111,7 +120,7 @@ const TEXTS = {
   },
 } as const;
 
-function positionText(language: Language, t: TicketFacts): string {
+function positionText(language: UssdLanguage, t: TicketFacts): string {
   if (language === "fr") {
     return t.position ? `n°${t.position} dans la file, environ ${t.wait ?? "?"} min.` : "vous êtes appelé(e), présentez-vous.";
   }
@@ -120,9 +129,9 @@ function positionText(language: Language, t: TicketFacts): string {
 
 /** The screens, each a complete answer ("CON …" or "END …"). */
 export const ussdScreens = {
-  main: (language: Language, organizationName: string) => con(TEXTS[language].main(cut(organizationName, NAME_MAX))),
+  main: (language: UssdLanguage, organizationName: string) => con(TEXTS[language].main(cut(organizationName, NAME_MAX))),
   /** The numbered queues that fit the screen (their order is the numbering the join reads). */
-  queues(language: Language, names: string[]): { screen: string; shown: number } {
+  queues(language: UssdLanguage, names: string[]): { screen: string; shown: number } {
     if (names.length === 0) return { screen: end(TEXTS[language].noQueue), shown: 0 };
     let screen = con(TEXTS[language].chooseQueue);
     let shown = 0;
@@ -134,17 +143,17 @@ export const ussdScreens = {
     }
     return { screen, shown };
   },
-  joined: (language: Language, t: TicketFacts, queueName: string, serviceCode: string) =>
+  joined: (language: UssdLanguage, t: TicketFacts, queueName: string, serviceCode: string) =>
     end(TEXTS[language].joined(t, cut(queueName, QUEUE_NAME_MAX), serviceCode)),
-  already: (language: Language, t: TicketFacts) => end(TEXTS[language].already(t)),
-  refused: (language: Language, errorCode: string) => end(TEXTS[language].refused(joinRefusalText(language, errorCode))),
-  position: (language: Language, t: TicketFacts) => end(TEXTS[language].position(t)),
-  noTicket: (language: Language) => end(TEXTS[language].noTicket),
-  here: (language: Language, t: TicketFacts) => end(TEXTS[language].here(t)),
-  hereRefused: (language: Language, t: TicketFacts) => end(TEXTS[language].hereRefused(t)),
-  confirmCancel: (language: Language, t: TicketFacts) => con(TEXTS[language].confirmCancel(t)),
-  cancelled: (language: Language, t: TicketFacts) => end(TEXTS[language].cancelled(t)),
-  cancelRefused: (language: Language, t: TicketFacts) => end(TEXTS[language].cancelRefused(t)),
-  kept: (language: Language, t: TicketFacts) => end(TEXTS[language].kept(t)),
-  invalid: (language: Language, serviceCode: string) => end(TEXTS[language].invalid(serviceCode)),
+  already: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].already(t)),
+  refused: (language: UssdLanguage, errorCode: string) => end(TEXTS[language].refused(joinRefusalText(language, errorCode))),
+  position: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].position(t)),
+  noTicket: (language: UssdLanguage) => end(TEXTS[language].noTicket),
+  here: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].here(t)),
+  hereRefused: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].hereRefused(t)),
+  confirmCancel: (language: UssdLanguage, t: TicketFacts) => con(TEXTS[language].confirmCancel(t)),
+  cancelled: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].cancelled(t)),
+  cancelRefused: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].cancelRefused(t)),
+  kept: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].kept(t)),
+  invalid: (language: UssdLanguage, serviceCode: string) => end(TEXTS[language].invalid(serviceCode)),
 };

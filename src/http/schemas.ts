@@ -3,12 +3,14 @@ import { PLACEMENT_RULES } from "../domain/blend";
 import { isPublicLine, isPublicParagraph, PUBLIC_LINE_RULE, PUBLIC_PARAGRAPH_RULE } from "../domain/public-text";
 import { typePhone } from "../domain/sms-policy";
 import { PHONE_VERIFICATION_STATUSES } from "../domain/phone-codes";
+import { LANGUAGES } from "../domain/languages";
 import { MAX_ROUTE_LEGS } from "../domain/visit-route";
 
 // Request and record schemas shared across areas. Bodies are strict: an unknown field is a
 // VALIDATION_ERROR, so nothing can be set through a body that does not name it.
 
-export const Language = z.enum(["fr", "en"]);
+/** A language of the catalogue (src/domain/languages, docs/languages.md). */
+export const Language = z.enum(LANGUAGES).openapi({ description: `A language of the catalogue: ${LANGUAGES.join(", ")}`, example: "fr" });
 
 /**
  * A name or title people see (CONTRACT §10): trimmed, 1 to `max` characters, one line without

@@ -44,7 +44,7 @@ export const OrganizationRecord = z
     website: z.string().nullable(),
     billingEmail: z.string().nullable(),
     availabilityRadiusKm: z.number().nullable(),
-    defaultLanguage: z.enum(["fr", "en"]),
+    defaultLanguage: Language,
     logoUrl: z.string().nullable(),
     dataRetentionDays: z
       .number()

@@ -1,6 +1,7 @@
 import { and, eq, lt } from "drizzle-orm";
 import { database } from "../db/client";
 import { organizations, ticketChannels, whatsappSettings, whatsappWindows } from "../db/schema";
+import { CATALOGUES, isLanguage, type Language } from "../domain/languages";
 import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
@@ -31,8 +32,11 @@ export const TEMPLATE_OF_EVENT: Record<string, WhatsappTemplateKind> = {
   "ticket.recalled": "reminder",
 };
 
-/** The quick replies of every template, in button order: their payloads are our keywords. */
-const QUICK_REPLIES: Record<"fr" | "en", string[]> = { fr: ["ICI", "RETARD", "ANNULER"], en: ["HERE", "LATE", "CANCEL"] };
+/** The quick replies of every template, in button order: their payloads are our keywords in the template's language (the catalogue's first word). */
+const quickReplies = (language: Language): string[] =>
+  (["here", "late", "cancel"] as const).map((keyword) => CATALOGUES[language].sms.keywords[keyword][0]!);
+/** Meta's code for a template language where it is not ours (Meta has no plain "pt"). */
+const META_LANGUAGE: Partial<Record<Language, string>> = { pt: "pt_PT" };
 
 export interface WhatsappSettings {
   phoneNumberId: string;
@@ -187,14 +191,14 @@ export async function sendWhatsappDelivery(
   if (!organizationId || !phoneNumberId) return { ok: false, provider: "whatsapp", transient: false, response: "no WhatsApp number" };
   let message: WhatsappMessage;
   if (template) {
-    const language = p.data.waLanguage === "en" ? "en" : "fr";
+    const language: Language = isLanguage(p.data.waLanguage) ? p.data.waLanguage : "fr";
     message = {
       kind: "template",
       template: {
         name: template,
-        language,
+        language: META_LANGUAGE[language] ?? language,
         bodyParameters: JSON.parse(p.data.waParameters ?? "[]") as string[],
-        quickReplies: QUICK_REPLIES[language],
+        quickReplies: quickReplies(language),
       },
     };
   } else if (await isWhatsappWindowOpen(env, organizationId, phone, at)) {
@@ -213,7 +217,7 @@ export async function sendWhatsappDelivery(
 
 /**
  * The wa.me link a QR code at the door opens: a chat with the organization's number, the queue's
- * join request typed in (`REJOINDRE <queueId>` / `JOIN <queueId>` in the organization's language).
+ * join request typed in (`REJOINDRE <queueId>`, `JOIN <queueId>`…: the organization's language's join verb).
  */
 export async function whatsappJoinLink(
   env: Env,
@@ -226,7 +230,9 @@ export async function whatsappJoinLink(
     .select({ language: organizations.defaultLanguage })
     .from(organizations)
     .where(eq(organizations.id, organizationId));
-  const text = `${org?.language === "en" ? "JOIN" : "REJOINDRE"} ${queueId}`;
+  // The organization's join verb (JOIN, REJOINDRE, UNIRME…); French when it has no language of the catalogue.
+  const language: Language = isLanguage(org?.language) ? org.language : "fr";
+  const text = `${CATALOGUES[language].sms.join[0]!} ${queueId}`;
   const digits = settings.phoneNumber.replace(/^\+/, "");
   return { url: `https://wa.me/${digits}?text=${encodeURIComponent(text)}`, phoneNumber: settings.phoneNumber, text };
 }

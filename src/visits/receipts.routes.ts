@@ -38,7 +38,7 @@ const receipt = createRoute({
     params: idParam("ticketId", "tkt"),
     query: z.object({
       format: z.enum(["escpos", "html"]).default("escpos").openapi({ description: "escpos (default) or html" }),
-      language: Language.default("en").openapi({ description: "The receipt's language: fr or en (default)" }),
+      language: Language.default("en").openapi({ description: "The receipt's language, a language of the catalogue (default en)" }),
     }),
     headers: z.object({
       [TICKET_TOKEN_HEADER]: z

@@ -1,3 +1,5 @@
+import { CATALOGUES, type Language } from "../domain/languages";
+
 /** What the display-board page shows; every value is already validated by the route. */
 export interface BoardPageOptions {
   organizationId: string;
@@ -5,7 +7,7 @@ export interface BoardPageOptions {
   locationId?: string;
   apiKey: string;
   queues?: string[];
-  language: "fr" | "en";
+  language: Language;
   theme: "light" | "dark";
   primaryColor?: string;
   sound: boolean;
@@ -34,6 +36,10 @@ export function boardPage(o: BoardPageOptions): string {
     "data-api-key": o.apiKey,
     "data-queues": o.queues?.join(","),
     "data-language": o.language,
+    // The board's words and voice from the catalogue: board.js and embed.js speak any language of it.
+    "data-strings": JSON.stringify(CATALOGUES[o.language].pages.board),
+    "data-locale": CATALOGUES[o.language].meta.locale,
+    "data-dir": CATALOGUES[o.language].meta.dir,
     "data-theme": o.theme,
     "data-primary-color": o.primaryColor,
     "data-sound": String(o.sound),
@@ -48,12 +54,12 @@ export function boardPage(o: BoardPageOptions): string {
     .join(" ");
   const background = o.theme === "dark" ? "#111827" : "#fff";
   return `<!doctype html>
-<html lang="${o.language}">
+<html lang="${o.language}" dir="${CATALOGUES[o.language].meta.dir}">
   <head>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="robots" content="noindex" />
-    <title>${o.language === "fr" ? "Écran d'appel" : "Display board"}</title>
+    <title>${escapeHtml(CATALOGUES[o.language].pages.board.title)}</title>
     <style>html,body{margin:0;height:100%;background:${background}}#widget{min-height:100vh}${o.kiosk ? "html{cursor:none}" : ""}</style>
   </head>
   <body>

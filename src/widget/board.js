@@ -26,11 +26,11 @@
   const FR_PLACE = /^(guichet|bureau|comptoir|poste|box|stand)\b/i;
   /** "A-042" is said "A 42": the letter, then the number without its zeros. */
   const spokenCode = (code) => String(code).replace(/^([A-Za-z]+)-0*(\d+)$/, "$1 $2");
-  function spokenCall(lang, c) {
+  function spokenCall(lang, b, c) {
     const code = spokenCode(c.displayCode);
-    if (!c.counter) return TB[lang].sayCode.replace("{code}", code);
+    if (!c.counter) return b.sayCode.replace("{code}", code);
     const counter = lang === "fr" && FR_PLACE.test(c.counter) ? `au ${c.counter.charAt(0).toLowerCase()}${c.counter.slice(1)}` : c.counter;
-    return TB[lang].say.replace("{code}", code).replace("{counter}", counter);
+    return b.say.replace("{code}", code).replace("{counter}", counter);
   }
   const BOARD_CSS = `.qw.board{display:flex;flex-direction:column;height:100vh;padding:2.5vmin 3.5vmin;font-size:3vmin}
 .qw.board.kiosk{height:100vh;overflow:hidden;cursor:none}
@@ -38,7 +38,7 @@
 .bhd{display:flex;align-items:center;gap:3vmin;padding-bottom:1.5vmin;border-bottom:.4vmin solid var(--bd)}
 .blogo{height:8vmin;max-width:30vmin;object-fit:contain;border-radius:1vmin}
 .borg{flex:1;margin:0;font-size:4.6vmin;font-weight:700;line-height:1.1}.bloc{display:block;font-size:3.2vmin;font-weight:600;color:var(--mut)}
-.bclock{text-align:right;white-space:nowrap}.bt{display:block;font-size:6.5vmin;font-weight:700;font-variant-numeric:tabular-nums;line-height:1}
+.bclock{text-align:end;white-space:nowrap}.bt{display:block;font-size:6.5vmin;font-weight:700;font-variant-numeric:tabular-nums;line-height:1}
 .bd{font-size:2.6vmin;color:var(--mut)}
 .board .grid{--k:1;flex:1;min-height:0;display:grid;grid-template-columns:repeat(var(--cols,1),minmax(0,1fr));grid-auto-rows:minmax(0,1fr);gap:2.5vmin}
 .board .grid[data-count="1"]{--k:1.5}.board .grid[data-count="2"]{--k:1.15}.board .grid[data-count="3"]{--k:.9}.board .grid[data-count="4"]{--k:.85}
@@ -46,11 +46,11 @@
 .board .q{display:flex;flex-direction:column;gap:calc(1.8vmin*var(--k,1));padding:calc(2.2vmin*var(--k,1)) 2.5vmin;border:.3vmin solid var(--bd);border-radius:2vmin;min-height:0;overflow:hidden}
 .qh{display:flex;align-items:center;gap:2vmin;flex-wrap:wrap}.board h2{font-size:calc(4.6vmin*var(--k,1));margin:0;flex:1;line-height:1.1;min-width:min(30vmin,100%)}
 .board .badge{font-size:calc(2.6vmin*var(--k,1));padding:.5vmin 2vmin}
-.bstats{display:flex;gap:calc(4vmin*var(--k,1));text-align:right;white-space:nowrap}.board .big{font-size:calc(5vmin*var(--k,1))}.board .lbl{font-size:calc(2.6vmin*var(--k,1));letter-spacing:.05em}
+.bstats{display:flex;gap:calc(4vmin*var(--k,1));text-align:end;white-space:nowrap}.board .big{font-size:calc(5vmin*var(--k,1))}.board .lbl{font-size:calc(2.6vmin*var(--k,1));letter-spacing:.05em}
 .calls{display:flex;flex-direction:column;gap:1.5vmin;flex:1;justify-content:center;min-height:0}.board .nx{margin-top:auto}
 .board .call{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;column-gap:3vmin;padding:1.2vmin 3vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin:0}
-.board .call .c{font-size:calc(11vmin*var(--k,1));font-weight:800;line-height:1.05;font-variant-numeric:tabular-nums;white-space:nowrap;flex-shrink:0}
-.board .call .w{flex:1 0 auto;max-width:100%;font-size:calc(5vmin*var(--k,1));font-weight:700;text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.board .call .c{direction:ltr;unicode-bidi:isolate;font-size:calc(11vmin*var(--k,1));font-weight:800;line-height:1.05;font-variant-numeric:tabular-nums;white-space:nowrap;flex-shrink:0}
+.board .call .w{flex:1 0 auto;max-width:100%;font-size:calc(5vmin*var(--k,1));font-weight:700;text-align:end;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .board .apt{font-size:calc(3vmin*var(--k,1));font-weight:700;padding:.3vmin 1.5vmin;border:.3vmin solid currentColor;border-radius:1vmin;white-space:nowrap}
 .board .call.old{background:none;color:var(--fg);border:.3vmin solid var(--bd)}.board .call.old .c{font-size:calc(6vmin*var(--k,1))}.board .call.old .w{font-size:calc(3.8vmin*var(--k,1))}
 .empty{margin:0;padding:calc(3vmin*var(--k,1));font-size:calc(3.6vmin*var(--k,1));color:var(--mut);text-align:center;border:.3vmin dashed var(--bd);border-radius:1.5vmin}
@@ -60,7 +60,7 @@
 .board .desks{flex:1;display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34vmin),1fr));gap:2.5vmin;align-content:center}
 .board .desk{display:flex;flex-direction:column;align-items:center;justify-content:center;gap:2vmin;padding:4vmin 2vmin;border:.3vmin solid var(--bd);border-radius:2vmin;text-align:center;min-height:42vmin}
 .board .desk h2{flex:0;min-width:0;font-size:5.5vmin}
-.board .desk{container-type:inline-size}.board .desk .c{font-size:min(13vmin,26cqi);font-weight:800;line-height:1;white-space:nowrap;font-variant-numeric:tabular-nums}
+.board .desk{container-type:inline-size}.board .desk .c{direction:ltr;unicode-bidi:isolate;font-size:min(13vmin,26cqi);font-weight:800;line-height:1;white-space:nowrap;font-variant-numeric:tabular-nums}
 .board .desk .qn{font-size:3vmin;color:var(--mut)}
 .board .desk.new{background:var(--p);color:#fff;border-color:var(--p)}.board .desk.new .qn{color:#fff}
 .board .closed{flex:1;display:flex;flex-direction:column;align-items:center;justify-content:center;gap:3vmin;text-align:center}
@@ -69,7 +69,7 @@
 
   window.QueueWidgetBoard = function board(kit) {
     const { o, t, el, fmt, enc, api, live, chime, errorText, host, root, box, body, announce, showError, instance } = kit;
-    const b = TB[o.language];
+    const b = Object.assign({}, TB.en, TB[o.language], o.strings);
     box.classList.add(o.kiosk ? "kiosk" : "attended");
     const style = el("style", {}, BOARD_CSS);
     root.insertBefore(style, box);
@@ -88,7 +88,7 @@
       speaking = true;
       const text = spoken.shift();
       const u = new window.SpeechSynthesisUtterance(text);
-      u.lang = o.language === "fr" ? "fr-FR" : "en-GB";
+      u.lang = o.locale;
       u.rate = 0.9;
       let guard = 0;
       const done = () => {
@@ -109,7 +109,7 @@
     }
     function say(calls) {
       if (!speech) return;
-      calls.forEach((c) => spoken.push(spokenCall(o.language, c)));
+      calls.forEach((c) => spoken.push(spokenCall(o.language, b, c)));
       speakNext();
     }
     // The board's state: the organization from the first load, then each queue as its
@@ -163,7 +163,7 @@
     let clockFormat = null,
       dateFormat = null;
     function formats() {
-      const locale = o.language === "fr" ? "fr-FR" : "en-GB";
+      const locale = o.locale;
       for (const tz of [zone, "UTC"]) {
         try {
           clockFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: tz });

@@ -64,6 +64,12 @@
       bookManage: "Voir, déplacer ou annuler le rendez-vous", bookAnother: "Prendre un autre rendez-vous", bookWith: "{service}, {when}",
     },
   };
+  // The catalogue's languages (src/domain/languages, checked by test/unit/languages.test.ts). Words
+  // beyond en and fr come with the page (`strings`, as the board page passes them); a missing
+  // word falls back to English, and the ticket's texts still speak the chosen language.
+  const LANGS = ["fr", "en", "es", "pt", "ar", "nl"];
+  const RTL = ["ar", "fa", "he", "ur"];
+  const LOCALES = { en: "en-GB", fr: "fr-FR" };
   /** The statuses of a ticket the visitor still holds (a held one comes back to the desk). */
   const LIVE = ["waiting", "called", "serving", "held"];
   const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => String(v[k]));
@@ -77,7 +83,7 @@
 .badge{font-size:12px;padding:2px 8px;border-radius:99px;background:var(--p);color:#fff}.badge.paused{background:#b45309}.badge.closed{background:#4b5563}
 .stats{display:flex;gap:24px;flex-wrap:wrap}.big{font-size:36px;font-weight:700;color:var(--p);line-height:1.1}
 .lbl{font-size:12px;color:var(--mut);text-transform:uppercase;letter-spacing:.04em}
-.codes{display:flex;flex-wrap:wrap;gap:6px;margin-top:4px}.code{font-weight:700;padding:2px 8px;border-radius:6px;border:2px solid var(--p)}
+.codes{display:flex;flex-wrap:wrap;gap:6px;margin-top:4px}.code{direction:ltr;unicode-bidi:isolate;font-weight:700;padding:2px 8px;border-radius:6px;border:2px solid var(--p)}
 .msg{margin-top:12px;padding:8px 10px;border-radius:8px;background:#fef3c7;color:#78350f}.msg.err{background:#fee2e2;color:#7f1d1d}
 form{display:grid;gap:8px;margin-top:14px}label{display:grid;gap:2px;font-size:13px;color:var(--mut)}
 input{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
@@ -95,7 +101,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
 .call .c{font-size:9vmin;font-weight:800}.call .w{font-size:3.5vmin}
 .call.old{background:none;color:var(--fg);border:2px solid var(--bd)}.call.old .c{font-size:5vmin}
 .board .code{font-size:3.5vmin}.board .lbl{font-size:2vmin;margin-top:1vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}
-.snd{position:fixed;right:2vmin;bottom:2vmin;width:auto}
+.snd{position:fixed;inset-inline-end:2vmin;bottom:2vmin;width:auto}
 .bk h3{font-size:16px;margin:4px 0 10px}.bk h3:focus{outline:none}.picks{display:grid;grid-template-columns:repeat(auto-fill,minmax(110px,1fr));gap:8px}
 .picks.wide{grid-template-columns:1fr}.pick{background:var(--bg);color:var(--p);border:2px solid var(--p)}.pick:hover,.pick:focus-visible{background:var(--p);color:#fff}
 button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{outline:3px solid var(--p);outline-offset:2px}
@@ -115,6 +121,18 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
     v === undefined || v === null ? fallback : typeof v === "boolean" ? v : !/^(false|0|no|off)$/i.test(String(v));
 
   /** window.QueueWidgetConfig (or mount()'s config) first, then the element's data-* attributes. */
+  /** Words given by the page: an object, or its JSON in data-strings. */
+  function readStrings(v) {
+    if (!v) return {};
+    if (typeof v === "object") return v;
+    try {
+      const parsed = JSON.parse(String(v));
+      return parsed && typeof parsed === "object" ? parsed : {};
+    } catch {
+      return {};
+    }
+  }
+
   function options(host, given) {
     const data = host.dataset;
     const pick = (key, attr) => (given[key] !== undefined ? given[key] : data[attr || key]);
@@ -133,7 +151,10 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
       type,
       theme: pick("theme") === "dark" ? "dark" : "light",
       primaryColor: /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.test(color) ? color : "#2563eb",
-      language: lang === "fr" ? "fr" : "en",
+      language: LANGS.includes(lang) ? lang : "en",
+      dir: pick("dir") === "rtl" || (pick("dir") === undefined && RTL.includes(lang)) ? "rtl" : "ltr",
+      locale: String(pick("locale") || LOCALES[lang] || lang),
+      strings: readStrings(pick("strings")),
       showLogo: flag(pick("showLogo"), true),
       compact: flag(pick("compact"), false),
       showEstimatedWait: flag(pick("showEstimatedWait"), true),
@@ -279,9 +300,9 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
     if (!host) return null;
     if (host.__queueWidget) host.__queueWidget.destroy();
     const o = options(host, config || {});
-    const t = T[o.language];
+    const t = Object.assign({}, T.en, T[o.language], o.strings);
     const root = host.shadowRoot || host.attachShadow({ mode: "open" });
-    const box = el("div", { class: `qw ${o.theme}${o.compact ? " compact" : ""}${o.type === "board" ? " board" : ""}`, lang: o.language, style: `--p:${o.primaryColor}` });
+    const box = el("div", { class: `qw ${o.theme}${o.compact ? " compact" : ""}${o.type === "board" ? " board" : ""}`, lang: o.language, dir: o.dir, style: `--p:${o.primaryColor}` });
     const sr = el("div", { class: "sr", role: "status", "aria-live": "polite" });
     const body = el("div", { class: "body" }, el("p", { class: "lbl" }, t.loading));
     box.append(body, sr);
@@ -515,7 +536,7 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
     function book() {
       if (!o.locationId) return showError(fmt(t.config, { what: "locationId" }));
       if (!o.apiKey) return showError(fmt(t.config, { what: "apiKey" }));
-      const locale = o.language === "fr" ? "fr-FR" : "en-GB";
+      const locale = o.locale;
       let place = null; // the location's kiosk info: name, timezone, services
       let offers = []; // [{serviceId, serviceName, slots}] of services that take appointments
       let choice = { service: null, day: null, slot: null, hold: null };

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errors, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
+import { LANGUAGES } from "../domain/languages";
 import { BOARD_PAGE_CSP, boardPage } from "./board-page";
 // Imported as text (wrangler.toml [[rules]]): the file is served byte for byte, never bundled.
 import embedSource from "./embed.js";
@@ -87,7 +88,10 @@ const board = createRoute({
         .regex(/^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+)*$/, "comma-separated queue ids")
         .optional()
         .openapi({ description: "Comma-separated queue ids to show; default every queue of the board" }),
-      language: z.enum(["fr", "en"]).default("en").openapi({ description: "fr or en, default en" }),
+      language: z
+        .enum(LANGUAGES)
+        .default("en")
+        .openapi({ description: `The board's words and voice: ${LANGUAGES.join(", ")}; default en (ar lays the board out right to left)` }),
       theme: z.enum(["light", "dark"]).default("dark").openapi({ description: "light or dark, default dark (screens)" }),
       color: z
         .string()

@@ -1,3 +1,4 @@
+import { Language } from "../http/schemas";
 import { createRoute, z } from "@hono/zod-openapi";
 import { errors, idParam, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
@@ -17,8 +18,8 @@ const KioskInfo = z
     organizationName: z.string(),
     logoUrl: z.string().nullable(),
     timezone: z.string().openapi({ description: "IANA zone of the location (times on the receipt; the phone field's country)" }),
-    defaultLanguage: z.enum(["fr", "en"]),
-    languages: z.array(z.enum(["en", "fr"])),
+    defaultLanguage: Language,
+    languages: z.array(Language).openapi({ description: "The languages the pages offer, in the order of the language switch" }),
     queues: z
       .array(
         z.object({

@@ -117,8 +117,8 @@ const WidgetInfo = z
     organizationId: z.string(),
     name: z.string(),
     logoUrl: z.string().nullable(),
-    defaultLanguage: z.enum(["fr", "en"]),
-    languages: z.array(z.enum(["en", "fr"])),
+    defaultLanguage: Language,
+    languages: z.array(Language).openapi({ description: "The languages the pages offer, in the order of the language switch" }),
     queues: z.array(z.object({ id: z.string(), name: z.string(), status: z.enum(QUEUE_STATUSES) })),
   })
   .openapi("WidgetOrganizationInfo");

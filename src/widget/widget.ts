@@ -1,3 +1,4 @@
+import { LANGUAGES, type Language } from "../domain/languages";
 import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { database } from "../db/client";
@@ -21,7 +22,8 @@ import { joinQueue } from "../tickets/joins";
 import type { IntakeValue } from "../domain/intake";
 import { occurrencesBetween } from "../calendar/calendar";
 
-export const WIDGET_LANGUAGES = ["en", "fr"] as const;
+/** The languages the public pages offer: the whole catalogue (docs/languages.md). */
+export const WIDGET_LANGUAGES = LANGUAGES;
 
 /** The organization's public face for the widget: name, logo, languages and open queues. */
 export async function widgetInfo(env: Env, organizationId: string) {
@@ -90,7 +92,7 @@ export interface WidgetJoin {
   /** The visitor's intake answers, checked with the join (docs/visits.md). */
   answers?: Record<string, IntakeValue | null> | undefined;
   /** The language the visitor chose on the page (null: the organization's). */
-  language?: "fr" | "en" | null;
+  language?: Language | null;
   /** SMS (default) or WhatsApp for the ticket's messages (docs/notifications.md). */
   notifyBy?: "sms" | "whatsapp" | undefined;
   /** docs/visits.md: the visit's services in order. */

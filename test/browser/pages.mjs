@@ -1263,6 +1263,86 @@ export function pageCases() {
       },
     },
     {
+      name: "pages arabic: the kiosk, the status page and the board in Arabic are right to left with codes left to right; the board says the call in Arabic (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        const dir = screenshots ?? path.join(root, "test", "browser", ".artifacts", "screenshots", "pages");
+        mkdirSync(dir, { recursive: true });
+        const rtl = (page) => page.evaluate(() => [document.documentElement.lang, document.documentElement.dir].join(" "));
+        const ltrCode = (page, selector) =>
+          page
+            .locator(selector)
+            .first()
+            .evaluate((e) => getComputedStyle(e).direction);
+        const kiosk = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "ar-MA" });
+        const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "ar-MA", isMobile: true, hasTouch: true });
+        const screen = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "ar-MA" });
+        try {
+          const board = await screen.newPage();
+          await board.addInitScript(() => {
+            window.utterances = [];
+            SpeechSynthesis.prototype.speak = function (u) {
+              window.utterances.push({ text: u.text, lang: u.lang });
+              setTimeout(() => u.onend?.(new Event("end")), 300);
+            };
+          });
+          await board.goto(`${api}/v1/widget/board?organization=${DEMO.organization.id}&key=${DEMO.widgetKey.value}&language=ar&kiosk=1`, {
+            timeout: STEP_MS,
+          });
+          await board.getByText(DEMO.queue.name).first().waitFor({ timeout: STEP_MS });
+          check((await rtl(board)) === "ar rtl", `the board's document: ${await rtl(board)}`);
+          check(
+            (await board.locator("#widget").evaluate((w) => w.shadowRoot.querySelector(".qw").getAttribute("dir"))) === "rtl",
+            "the board's widget is not right to left",
+          );
+
+          const k = await kiosk.newPage();
+          await k.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&lang=ar`, { timeout: STEP_MS });
+          await k.getByText("اختر الخدمة").waitFor({ timeout: STEP_MS });
+          check((await rtl(k)) === "ar rtl", `the kiosk's document: ${await rtl(k)}`);
+          await checkAxe(k, "the kiosk in Arabic");
+          await k.screenshot({ path: path.join(dir, "kiosk-ar-1280x800.png") });
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).click();
+          await k.getByRole("button", { name: "خذ تذكرة" }).click({ timeout: STEP_MS });
+          const ticket = (await (await joined).json()).data;
+          await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          await k.getByText("تذكرتك").first().waitFor({ timeout: STEP_MS });
+          check((await ltrCode(k, "[data-code]")) === "ltr", "the kiosk's code is not left to right");
+          await checkAxe(k, "the kiosk's ticket in Arabic");
+          await k.screenshot({ path: path.join(dir, "kiosk-ticket-ar-1280x800.png") });
+          const statusUrl = await k.locator(".qr").getAttribute("aria-label");
+          check(statusUrl === "امسح الرمز لمتابعة دورك على هاتفك", `the QR's label: ${statusUrl}`);
+
+          // The QR leads to the status page in the kiosk's language.
+          const visitor = await phone.newPage();
+          await visitor.goto(`${api}/t/${ticket.id}?lang=ar#token=${ticket.ticketToken}`, { timeout: STEP_MS });
+          await visitor.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          await visitor.getByText(/أنت التالي|قبلك/).waitFor({ timeout: STEP_MS });
+          check((await rtl(visitor)) === "ar rtl", `the status page's document: ${await rtl(visitor)}`);
+          check((await ltrCode(visitor, "#code")) === "ltr", "the status page's code is not left to right");
+          await checkAxe(visitor, "the status page in Arabic");
+          await visitor.screenshot({ path: path.join(dir, "status-ar-390x844.png") });
+
+          await must(api, "POST", `/queues/${DEMO.queue.id}/call-next`, { counter: "Guichet 1" });
+          await visitor.getByText("حان دورك").waitFor({ timeout: STEP_MS });
+          await visitor.screenshot({ path: path.join(dir, "status-called-ar-390x844.png") });
+          const number = String(Number(ticket.displayCode.split("-")[1]));
+          await board.waitForFunction((n) => window.utterances.some((u) => u.text.includes(` ${n}`)), number, { timeout: STEP_MS });
+          const said = await board.evaluate(() => window.utterances);
+          check(
+            said.some((u) => u.text.startsWith("التذكرة") && u.text.includes("Guichet 1") && u.lang === "ar-MA"),
+            `the board said ${JSON.stringify(said)}`,
+          );
+          await board.waitForTimeout(1500);
+          await checkAxe(board, "the display board in Arabic");
+          await board.screenshot({ path: path.join(dir, "board-ar-1280x800.png") });
+        } finally {
+          await Promise.all([kiosk.close(), phone.close(), screen.close()]);
+        }
+      },
+    },
+    {
       name: "pages: every path to a page carries its CSP, whether the Worker or the assets serve it (/console, /pages/console, /pages/console.html)",
       async run({ api }) {
         const expected = JSON.parse(readFileSync(new URL("../../src/http/page-headers.json", import.meta.url), "utf8"));

@@ -120,6 +120,10 @@ describe("message templates", () => {
     expect(list.map((t: any) => [t.language, t.source])).toEqual([
       ["fr", "default"],
       ["en", "organization"],
+      ["es", "default"],
+      ["pt", "default"],
+      ["ar", "default"],
+      ["nl", "default"],
     ]);
   });
 
@@ -168,7 +172,7 @@ describe("message templates", () => {
       "NOT_FOUND",
     );
     const all = expectOk(await call("GET", templates(f.organizationId), { token: f.owner.token }));
-    expect(all.length).toBe(21 * 2);
+    expect(all.length).toBe(21 * 6);
     expect(all.every((t: any) => t.source === "default")).toBe(true);
   });
 });

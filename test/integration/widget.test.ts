@@ -30,7 +30,12 @@ describe("widget HTTP routes", () => {
     const f = await widgetFixture();
     for (const auth of [{ apiKey: f.widgetKey }, { apiKey: f.readKey }, { token: f.owner.token }]) {
       const info = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/info`, auth));
-      expect(info).toMatchObject({ organizationId: f.organizationId, name: "Test organization", logoUrl: null, languages: ["en", "fr"] });
+      expect(info).toMatchObject({
+        organizationId: f.organizationId,
+        name: "Test organization",
+        logoUrl: null,
+        languages: ["fr", "en", "es", "pt", "ar", "nl"],
+      });
       expect(info.queues).toEqual([{ id: f.queueId, name: "Main line", status: "active" }]);
     }
   });

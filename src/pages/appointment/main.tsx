@@ -7,7 +7,7 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "../status/status.css";
 import { api, ApiRefusal, type Schemas } from "../shared/api";
-import { browserLang, rememberLang, type Lang } from "../shared/i18n";
+import { browserLang, rememberLang, staffLang, type Lang } from "../shared/i18n";
 import { checkInRefusal } from "../shared/refusals";
 
 type Appointment = Schemas["AppointmentDetail"];
@@ -90,7 +90,8 @@ function App() {
     api<Appointment>("GET", `/appointments/${encodeURIComponent(appointmentId)}`, { headers })
       .then((found) => {
         setApt(found);
-        if (!localStorage.getItem("pages:lang") && !new URLSearchParams(location.search).get("lang")) setLang(found.customer.language);
+        if (!localStorage.getItem("pages:lang") && !new URLSearchParams(location.search).get("lang"))
+          setLang(staffLang(found.customer.language));
       })
       .catch(() => setMissing(true));
     // "Check-in opens at …" turns into the button when the time comes.

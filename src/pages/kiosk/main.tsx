@@ -7,7 +7,19 @@ import { renderSVG } from "uqr";
 import "../shared/base.css";
 import "./kiosk.css";
 import { api, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
-import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
+import { LanguageSwitch } from "../shared/language-switch";
+import {
+  langChosen,
+  languageMeta,
+  minutes,
+  pageWords,
+  rememberLang,
+  say,
+  showLang,
+  staffLang,
+  visitorLang,
+  type PageLang,
+} from "../shared/i18n";
 import {
   askedAtJoin,
   checkAnswers,
@@ -28,82 +40,16 @@ type KioskQueue = KioskInfo["queues"][number];
 
 const IDLE_MS = 20_000;
 
-const TEXT = {
-  en: {
-    welcome: "Welcome",
-    choose: "Choose your service",
-    name: "Your name (optional)",
-    phone: "Mobile phone (optional)",
-    take: "Take a ticket",
-    yourTicket: "Your ticket",
-    position: "Position",
-    ahead: (n: number) => (n <= 1 ? "You are next" : `${n - 1} before you`),
-    estimate: "Estimated wait",
-    scan: "Scan to follow your turn on your phone",
-    print: "Print the ticket",
-    done: "Done",
-    none: "No service takes tickets right now.",
-    missing: "This kiosk is not set up: its address needs ?location=…&key=….",
-    phoneHint: "For a text when it is your turn. International format, e.g. +33 6 12 34 56 78",
-    phoneBad: "Enter the number in international format (+ and digits).",
-    language: "Français",
-    reset: "This screen resets after 20 seconds.",
-    issuedAt: "Issued",
-    questions: "A few questions before your ticket",
-    back: "Back",
-    printing: "Printing your ticket…",
-    printed: "Your ticket is printed: take it below.",
-    printFailed: "The printer did not answer: please ask at the desk.",
-    pair: "Pair the receipt printer",
-    paired: (name: string) => `Receipt printer paired: ${name}. Tickets print without a dialog.`,
-    notPaired: "No printer was chosen: tickets use the print dialog.",
-    noWebUsb: "This browser cannot print to USB: use Chromium (kiosk mode).",
-    haveAppointment: "I have an appointment",
-    codeTitle: "Check in for your appointment",
-    codeLabel: "Your check-in code",
-    codeHint: "6 letters and digits, on your confirmation message",
-    checkIn: "Check in",
-    appointmentAt: (time: string) => `Appointment at ${time}`,
-    alreadyIn: "You are already checked in: here is your ticket.",
-  },
-  fr: {
-    welcome: "Bienvenue",
-    choose: "Choisissez votre service",
-    name: "Votre nom (facultatif)",
-    phone: "Téléphone mobile (facultatif)",
-    take: "Prendre un ticket",
-    yourTicket: "Votre ticket",
-    position: "Position",
-    ahead: (n: number) => (n <= 1 ? "Vous êtes le prochain" : `${n - 1} avant vous`),
-    estimate: "Attente estimée",
-    scan: "Scannez pour suivre votre tour sur votre téléphone",
-    print: "Imprimer le ticket",
-    done: "Terminé",
-    none: "Aucun service ne délivre de tickets pour le moment.",
-    missing: "Cette borne n'est pas configurée : son adresse doit contenir ?location=…&key=….",
-    phoneHint: "Pour un SMS quand c'est votre tour. Format international, par ex. +33 6 12 34 56 78",
-    phoneBad: "Saisissez le numéro au format international (+ et chiffres).",
-    language: "English",
-    reset: "Cet écran se réinitialise après 20 secondes.",
-    issuedAt: "Délivré le",
-    questions: "Quelques questions avant votre ticket",
-    back: "Retour",
-    printing: "Impression de votre ticket…",
-    printed: "Votre ticket est imprimé : prenez-le ci-dessous.",
-    printFailed: "L'imprimante ne répond pas : merci de vous adresser à l'accueil.",
-    pair: "Associer l'imprimante de tickets",
-    paired: (name: string) => `Imprimante associée : ${name}. Les tickets s'impriment sans fenêtre.`,
-    notPaired: "Aucune imprimante choisie : les tickets passent par la fenêtre d'impression.",
-    noWebUsb: "Ce navigateur ne peut pas imprimer en USB : utilisez Chromium (mode kiosque).",
-    haveAppointment: "J'ai un rendez-vous",
-    codeTitle: "Enregistrez votre arrivée",
-    codeLabel: "Votre code d'arrivée",
-    codeHint: "6 lettres et chiffres, sur votre message de confirmation",
-    checkIn: "Valider mon arrivée",
-    appointmentAt: (time: string) => `Rendez-vous de ${time}`,
-    alreadyIn: "Votre arrivée est déjà enregistrée : voici votre ticket.",
-  },
-};
+/** The kiosk's words in `lang` (src/domain/languages), with the few that take a value. */
+function words(lang: PageLang) {
+  const w = pageWords(lang).kiosk;
+  return {
+    ...w,
+    ahead: (n: number) => (n <= 1 ? w.next : say(w.ahead, { n: n - 1 })),
+    paired: (name: string) => say(w.paired, { name }),
+    appointmentAt: (time: string) => say(w.appointmentAt, { time }),
+  };
+}
 
 /** The calling code of the location's country, from its time zone (the phone field's prefix). */
 const CALLING_CODE: Record<string, string> = {
@@ -131,7 +77,7 @@ const CALLING_CODE: Record<string, string> = {
 };
 
 /** The receipt's ESC/POS bytes, read with the visitor's ticket token (GET /v1/tickets/{id}/receipt). */
-async function receiptBytes(ticket: Issued & { ticketToken: string }, lang: Lang): Promise<Uint8Array<ArrayBuffer>> {
+async function receiptBytes(ticket: Issued & { ticketToken: string }, lang: PageLang): Promise<Uint8Array<ArrayBuffer>> {
   const res = await fetch(`/v1/tickets/${encodeURIComponent(ticket.id)}/receipt?format=escpos&language=${lang}`, {
     headers: { "X-Ticket-Token": ticket.ticketToken },
   });
@@ -144,10 +90,10 @@ function App() {
   const locationId = params.get("location");
   const key = params.get("key");
   const setup = params.get("printer") === "setup";
-  const [lang, setLang] = useState<Lang>(browserLang());
-  const t = TEXT[lang];
+  const [lang, setLang] = useState<PageLang>(visitorLang() ?? "en");
+  const t = words(lang);
   const [info, setInfo] = useState<KioskInfo | null>(null);
-  const [error, setError] = useState<string | null>(locationId && key ? null : TEXT[browserLang()].missing);
+  const [error, setError] = useState<string | null>(locationId && key ? null : words(visitorLang() ?? "en").missing);
   const [issued, setIssued] = useState<{ ticket: Issued; serviceName: string; at: number; note?: string } | null>(null);
   /** The "I have an appointment" screen: the code typed so far (null: not on that screen). */
   const [code, setCode] = useState<string | null>(null);
@@ -191,9 +137,7 @@ function App() {
     };
   }, [info?.locationId]);
 
-  useEffect(() => {
-    document.documentElement.lang = lang;
-  }, [lang]);
+  useEffect(() => showLang(lang), [lang]);
 
   useEffect(() => {
     if (!locationId || !key) return;
@@ -201,10 +145,11 @@ function App() {
     api<KioskInfo>("GET", `/widget/locations/${encodeURIComponent(locationId)}/kiosk`)
       .then((found) => {
         setInfo(found);
-        if (!params.get("lang") && !localStorage.getItem("pages:lang")) setLang(found.defaultLanguage);
+        // The visitor's language when the location offers it, else the location's default.
+        if (!langChosen() || !visitorLang(found.languages)) setLang(found.defaultLanguage);
         document.title = found.name.startsWith(found.organizationName) ? found.name : `${found.organizationName} — ${found.name}`;
       })
-      .catch((err: unknown) => setError(joinRefusal(err, browserLang()).text));
+      .catch((err: unknown) => setError(joinRefusal(err, visitorLang() ?? "en").text));
   }, []);
 
   /** Prints the receipt on the paired USB printer; answers false when there is none (use the dialog). */
@@ -287,7 +232,7 @@ function App() {
     e.preventDefault();
     if (!asking || busy) return;
     const answers = readAnswers(e.target as HTMLFormElement, asking.fields);
-    const problems = checkAnswers(asking.fields, answers, lang);
+    const problems = checkAnswers(asking.fields, answers, staffLang(lang));
     setAnswerErrors(problems);
     if (Object.keys(problems).length > 0) {
       document.querySelector<HTMLElement>(`[data-question="${Object.keys(problems)[0]}"] input`)?.focus();
@@ -330,8 +275,7 @@ function App() {
     setSetupNote(device ? t.paired(device.productName ?? "USB") : t.notPaired);
   };
 
-  const switchLang = () => {
-    const next: Lang = lang === "fr" ? "en" : "fr";
+  const switchLang = (next: PageLang) => {
     setLang(next);
     rememberLang(next);
   };
@@ -343,22 +287,20 @@ function App() {
     <header class="bar">
       <h1>{place ?? t.welcome}</h1>
       <span class="spacer" />
-      <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
-        {t.language}
-      </button>
+      <LanguageSwitch lang={lang} offered={info?.languages} label={t.languages} onPick={switchLang} />
     </header>
   );
 
   if (issued) {
     const { ticket } = issued;
-    const statusUrl = ticket.ticketToken === null ? null : `${location.origin}/t/${ticket.id}#token=${ticket.ticketToken}`;
+    const statusUrl = ticket.ticketToken === null ? null : `${location.origin}/t/${ticket.id}?lang=${lang}#token=${ticket.ticketToken}`;
     const appointmentTime =
       ticket.kind === "appointment" && ticket.appointmentAt
-        ? new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { timeStyle: "short", timeZone: info?.timezone ?? "UTC" }).format(
+        ? new Intl.DateTimeFormat(languageMeta(lang).locale, { timeStyle: "short", timeZone: info?.timezone ?? "UTC" }).format(
             new Date(ticket.appointmentAt),
           )
         : null;
-    const when = new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", {
+    const when = new Intl.DateTimeFormat(languageMeta(lang).locale, {
       dateStyle: "short",
       timeStyle: "short",
       timeZone: info?.timezone ?? "UTC",
@@ -482,7 +424,7 @@ function App() {
           <h2 id="questions-title">{t.questions}</h2>
           <p class="asked-service">{asking.queue.serviceName}</p>
           <form class="questions card" aria-labelledby="questions-title" onSubmit={answer} noValidate>
-            <IntakeInputs fields={asking.fields} lang={lang} errors={answerErrors} idPrefix="q" />
+            <IntakeInputs fields={asking.fields} lang={staffLang(lang)} errors={answerErrors} idPrefix="q" />
             <div class="actions">
               <button type="button" onClick={() => setAsking(null)}>
                 {t.back}

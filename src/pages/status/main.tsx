@@ -5,99 +5,21 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./status.css";
 import { api, ApiRefusal, type Schemas, type VisitorTicket } from "../shared/api";
-import { browserLang, minutes, rememberLang, type Lang } from "../shared/i18n";
+import { minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
+import { LanguageSwitch } from "../shared/language-switch";
 import { openLive, type LiveState } from "../shared/live";
 
-const TEXT = {
-  en: {
-    title: "Your ticket",
-    position: "Position",
-    ahead: (n: number) => (n <= 1 ? "You are next" : `${n - 1} before you`),
-    estimate: "Estimated wait",
-    yourTurn: "It's your turn",
-    goTo: (counter: string) => `Please go to ${counter}`,
-    serving: "You are being served",
-    held: "Your ticket is on hold: stay close",
-    served: "Thank you for your visit",
-    cancelled: "You left the queue",
-    skipped: "Your turn was missed",
-    expired: "Your turn was missed",
-    leave: "Leave the queue",
-    confirmLeave: "Leave the queue? Your place is lost.",
-    stepBack: "Let the next person go first",
-    confirmStepBackTitle: "Let the next person go first?",
-    confirmStepBack: "You move back one place, once. You cannot undo it.",
-    confirmStepBackYes: "Yes, let them go first",
-    cancel: "Cancel",
-    steppedBack: "You let the next person go first.",
-    notify: "Notify me on this phone",
-    notifyOn: "Notifications are on.",
-    notifyUnsupported: "This browser cannot receive notifications.",
-    notFound: "This ticket is not followed any more (finished, or the link is incomplete).",
-    reconnecting: "Connection lost — reconnecting…",
-    language: "Français",
-    phoneTitle: "Confirm your phone number",
-    phoneHint: "Enter the 6-digit code we texted you: until then, we send you no other text message.",
-    phoneExpired: "Your code has expired. Ask for a new one.",
-    codeLabel: "Code received by text message",
-    confirmCode: "Confirm my number",
-    newCode: "Send me a new code",
-    codeSent: "A new code is on its way.",
-    wrongCode: (left: number) =>
-      left > 0 ? `Wrong code: ${left} ${left === 1 ? "try" : "tries"} left.` : "Wrong code. Ask for a new one.",
-    phoneVerified: "Your number is confirmed: we will text you when your turn comes.",
-    rateTitle: "How was your visit?",
-    rateHint: "Tap a score: 1 is bad, 5 is excellent.",
-    rateScore: (n: number) => `${n} out of 5`,
-    rateComment: "A comment (optional), sent with your score",
-    rated: "Thank you for your opinion.",
-    rateClosed: "It is too late to rate this visit.",
-  },
-  fr: {
-    title: "Votre ticket",
-    position: "Position",
-    ahead: (n: number) => (n <= 1 ? "Vous êtes le prochain" : `${n - 1} avant vous`),
-    estimate: "Attente estimée",
-    yourTurn: "C'est votre tour",
-    goTo: (counter: string) => `Rendez-vous à : ${counter}`,
-    serving: "Vous êtes en cours de service",
-    held: "Votre ticket est en suspens : restez à proximité",
-    served: "Merci de votre visite",
-    cancelled: "Vous avez quitté la file",
-    skipped: "Votre tour est passé",
-    expired: "Votre tour est passé",
-    leave: "Quitter la file",
-    confirmLeave: "Quitter la file ? Vous perdrez votre place.",
-    stepBack: "Laisser passer la personne suivante",
-    confirmStepBackTitle: "Laisser passer la personne suivante ?",
-    confirmStepBack: "Vous reculez d'une place, une seule fois. Impossible d'annuler.",
-    confirmStepBackYes: "Oui, la laisser passer",
-    cancel: "Annuler",
-    steppedBack: "Vous avez laissé passer la personne suivante.",
-    notify: "Me prévenir sur ce téléphone",
-    notifyOn: "Les notifications sont activées.",
-    notifyUnsupported: "Ce navigateur ne peut pas recevoir de notifications.",
-    notFound: "Ce ticket n'est plus suivi (terminé, ou lien incomplet).",
-    reconnecting: "Connexion perdue — reconnexion…",
-    language: "English",
-    phoneTitle: "Confirmez votre numéro",
-    phoneHint: "Saisissez le code à 6 chiffres reçu par SMS : d'ici là, nous ne vous envoyons aucun autre SMS.",
-    phoneExpired: "Votre code a expiré. Demandez-en un nouveau.",
-    codeLabel: "Code reçu par SMS",
-    confirmCode: "Confirmer mon numéro",
-    newCode: "M'envoyer un nouveau code",
-    codeSent: "Un nouveau code est en route.",
-    wrongCode: (left: number) =>
-      left > 0 ? `Code incorrect : encore ${left} essai${left === 1 ? "" : "s"}.` : "Code incorrect. Demandez-en un nouveau.",
-    phoneVerified: "Votre numéro est confirmé : nous vous préviendrons par SMS.",
-    rateTitle: "Comment s'est passée votre visite ?",
-    rateHint: "Touchez une note : 1 mauvais, 5 excellent.",
-    rateScore: (n: number) => `${n} sur 5`,
-    rateComment: "Un commentaire (facultatif), envoyé avec votre note",
-    rated: "Merci pour votre avis.",
-    rateClosed: "Il est trop tard pour noter cette visite.",
-  },
-};
+/** The status page's words in `lang` (src/domain/languages), with the few that take a value. */
+function words(lang: PageLang) {
+  const w = pageWords(lang).status;
+  return {
+    ...w,
+    ahead: (n: number) => (n <= 1 ? w.next : say(w.ahead, { n: n - 1 })),
+    goTo: (counter: string) => say(w.goTo, { counter }),
+    wrongCode: (left: number) => (left <= 0 ? w.wrongCodeNone : say(left === 1 ? w.wrongCodeOne : w.wrongCodeMany, { n: left })),
+    rateScore: (n: number) => say(w.rateScore, { n }),
+  };
+}
 
 const ticketId = decodeURIComponent(location.pathname.split("/")[2] ?? "");
 const storageKey = `pages:ticket:${ticketId}`;
@@ -123,8 +45,8 @@ const feedbackPath = `/widget/tickets/${ticketId}/feedback`;
 type FeedbackState = Schemas["TicketFeedbackState"];
 
 /** One tap gives the score (with the comment typed above, if any): 1–5 as a group of buttons. */
-function Verdict(props: { lang: Lang; state: FeedbackState | null; onGiven: (s: FeedbackState) => void }) {
-  const t = TEXT[props.lang];
+function Verdict(props: { lang: PageLang; state: FeedbackState | null; onGiven: (s: FeedbackState) => void }) {
+  const t = words(props.lang);
   const [comment, setComment] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -185,8 +107,9 @@ function Verdict(props: { lang: Lang; state: FeedbackState | null; onGiven: (s: 
 }
 
 function App() {
-  const [lang, setLang] = useState<Lang>(browserLang());
-  const t = TEXT[lang];
+  const [lang, setLang] = useState<PageLang>(visitorLang() ?? "en");
+  const t = words(lang);
+  useEffect(() => showLang(lang), [lang]);
   const [ticket, setTicket] = useState<VisitorTicket | null>(null);
   const [missing, setMissing] = useState(!token);
   const [live, setLive] = useState<LiveState>("connecting");
@@ -341,8 +264,7 @@ function App() {
       setNote(t.codeSent);
     });
 
-  const switchLang = () => {
-    const next: Lang = lang === "fr" ? "en" : "fr";
+  const switchLang = (next: PageLang) => {
     setLang(next);
     rememberLang(next);
   };
@@ -359,9 +281,7 @@ function App() {
       </div>
       <span class="spacer" />
       {live === "offline" && <span class="live offline">{t.reconnecting}</span>}
-      <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
-        {t.language}
-      </button>
+      <LanguageSwitch lang={lang} label={t.languages} onPick={switchLang} />
     </header>
   );
 

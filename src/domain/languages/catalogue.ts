@@ -1,0 +1,231 @@
+// The shape of one language of the catalogue (docs/languages.md). Each language is one file of
+// this folder exporting `meta`, `messages`, `sms`, `receipt` and `pages`; ./index.ts lists them.
+// Texts are data: a `{name}` is filled in, a `[ … ]` clause is dropped when a variable inside it
+// has no value. The types make a missing or stray key a compile error; test/unit/languages.test.ts
+// also checks that every text uses the same variables as the English one.
+
+/** The messages a ticket's customer (and, for a few, the staff) receives: SMS, push, in-app, e-mail. */
+export const TEMPLATE_KEYS = [
+  "ticket.created",
+  "ticket.almost_called",
+  "ticket.called",
+  "ticket.served",
+  "ticket.cancelled",
+  "ticket.skipped",
+  "ticket.transferred",
+  "ticket.expired",
+  "ticket.recovered",
+  "ticket.auto_skipped",
+  "review.request",
+  "inactivity.warning",
+  "appointment.reminder",
+  "appointment.confirmed",
+  "appointment.rescheduled",
+  "appointment.cancelled",
+  "queue.status_changed",
+  "queue.capacity_warning",
+  "queue.long_wait",
+  "ticket.no_show",
+  "member.joined",
+  "system.announcement",
+  "ticket.recalled",
+  "ticket.held",
+  "ticket.resumed",
+  "ticket.stepped_back",
+  "phone.code",
+] as const;
+export type TemplateKey = (typeof TEMPLATE_KEYS)[number];
+
+export interface TemplateText {
+  title: string;
+  body: string;
+}
+
+export interface LanguageMeta {
+  /** ISO 639-1 code: what the API accepts as `language`. */
+  code: string;
+  /** The language's own name, as a visitor looks for it in a language switch. */
+  name: string;
+  dir: "ltr" | "rtl";
+  /** BCP 47 tag for dates, numbers and the board's voice. */
+  locale: string;
+}
+
+export type Keyword = "here" | "late" | "cancel" | "status" | "stop" | "start" | "help";
+
+export interface SmsWords {
+  /** The words a customer may text, upper case without accents (the first word of the text decides). */
+  keywords: Record<Keyword, readonly string[]>;
+  /** Verbs that join a queue by text: "JOIN A". */
+  join: readonly string[];
+  /** Our answers: {code}, {position}, {wait}, {options}, {places}, {minutes}, {max}, {score}, {queue}, {reason}. */
+  replies: Record<ReplyKey, string>;
+  /** Why a join by text or USSD was refused, in a few words, by the join's error code (`other` for any else): the {reason} of `joinRefused`. */
+  joinRefusals: Record<JoinRefusalKey, string>;
+}
+
+export type ReplyKey =
+  | "here"
+  | "late"
+  | "deferred"
+  | "deferTooFar"
+  | "cancel"
+  | "status"
+  | "statusCalled"
+  | "stop"
+  | "start"
+  | "help"
+  | "unknownNumber"
+  | "refused"
+  | "received"
+  | "choose"
+  | "feedback"
+  | "feedbackAlready"
+  | "joined"
+  | "joinRefused";
+
+export type JoinRefusalKey = "QUEUE_FULL" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUOTA_EXCEEDED" | "API_RATE_LIMIT_EXCEEDED" | "other";
+
+export interface ReceiptLabels {
+  ticket: string;
+  follow: string;
+  keep: string;
+}
+
+/** The public pages' words: the kiosk, the visitor's status page, their refusals and the display board. */
+export interface PageStrings {
+  /** A duration of an hour or more: {h} hours, {mm} minutes (two digits). */
+  hours: string;
+  /** A duration under an hour: {m} minutes. */
+  mins: string;
+  kiosk: Record<KioskKey, string>;
+  status: Record<StatusKey, string>;
+  refusals: Record<RefusalKey, string>;
+  checkIn: Record<CheckInKey, string>;
+  board: Record<BoardKey, string>;
+}
+
+export type KioskKey =
+  | "welcome"
+  | "choose"
+  | "name"
+  | "phone"
+  | "take"
+  | "yourTicket"
+  | "position"
+  | "next"
+  | "ahead"
+  | "estimate"
+  | "scan"
+  | "print"
+  | "done"
+  | "none"
+  | "missing"
+  | "phoneHint"
+  | "phoneBad"
+  | "reset"
+  | "issuedAt"
+  | "questions"
+  | "back"
+  | "printing"
+  | "printed"
+  | "printFailed"
+  | "pair"
+  | "paired"
+  | "notPaired"
+  | "noWebUsb"
+  | "haveAppointment"
+  | "codeTitle"
+  | "codeLabel"
+  | "codeHint"
+  | "checkIn"
+  | "appointmentAt"
+  | "alreadyIn"
+  | "languages";
+
+export type StatusKey =
+  | "title"
+  | "position"
+  | "next"
+  | "ahead"
+  | "estimate"
+  | "yourTurn"
+  | "goTo"
+  | "serving"
+  | "held"
+  | "served"
+  | "cancelled"
+  | "skipped"
+  | "expired"
+  | "leave"
+  | "confirmLeave"
+  | "stepBack"
+  | "confirmStepBackTitle"
+  | "confirmStepBack"
+  | "confirmStepBackYes"
+  | "cancel"
+  | "steppedBack"
+  | "notify"
+  | "notifyOn"
+  | "notifyUnsupported"
+  | "notFound"
+  | "reconnecting"
+  | "phoneTitle"
+  | "phoneHint"
+  | "phoneExpired"
+  | "codeLabel"
+  | "confirmCode"
+  | "newCode"
+  | "codeSent"
+  | "wrongCodeOne"
+  | "wrongCodeMany"
+  | "wrongCodeNone"
+  | "phoneVerified"
+  | "rateTitle"
+  | "rateHint"
+  | "rateScore"
+  | "rateComment"
+  | "rated"
+  | "rateClosed"
+  | "languages";
+
+export type RefusalKey =
+  "phone" | "phoneCap" | "botCheck" | "name" | "paused" | "closed" | "full" | "tooMany" | "notSetUp" | "network" | "other";
+
+export type CheckInKey = "notOpen" | "unknown" | "cancelled" | "missed" | "format";
+
+/** The board's own words and the widget's words it shows (embed.js `T`). */
+export type BoardKey =
+  | "title"
+  | "goTo"
+  | "noCall"
+  | "say"
+  | "sayCode"
+  | "closed"
+  | "reopens"
+  | "appointment"
+  | "waiting"
+  | "wait"
+  | "min"
+  | "next"
+  | "noQueues"
+  | "sound"
+  | "called";
+
+export interface Catalogue {
+  meta: LanguageMeta;
+  messages: Record<TemplateKey, TemplateText>;
+  sms: SmsWords;
+  receipt: ReceiptLabels;
+  pages: PageStrings;
+}
+
+/** Fills `{name}` and keeps a `[ … ]` clause only when every variable inside it has a value. */
+export function fillText(text: string, values: Record<string, string | number | null | undefined>): string {
+  const has = (name: string) => values[name] !== null && values[name] !== undefined && values[name] !== "";
+  const optional = text.replace(/\[([^\]]*)\]/g, (_m, inner: string) => {
+    const names = [...inner.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    return names.every(has) ? inner : "";
+  });
+  return optional.replace(/\{(\w+)\}/g, (_m, name: string) => (has(name) ? String(values[name]) : "—"));
+}

@@ -1,0 +1,20 @@
+// The catalogue of languages (docs/languages.md): adding one is adding its file beside these and
+// one line below. The order is the order of language switches on the pages.
+import type { Catalogue } from "./catalogue";
+import * as ar from "./ar";
+import * as en from "./en";
+import * as es from "./es";
+import * as fr from "./fr";
+import * as nl from "./nl";
+import * as pt from "./pt";
+
+export const CATALOGUES = { fr, en, es, pt, ar, nl } satisfies Record<string, Catalogue>;
+
+export type Language = keyof typeof CATALOGUES;
+export const LANGUAGES = Object.keys(CATALOGUES) as [Language, ...Language[]];
+
+export const isLanguage = (value: unknown): value is Language => typeof value === "string" && Object.hasOwn(CATALOGUES, value);
+
+export const catalogue = (language: Language): Catalogue => CATALOGUES[language];
+
+export * from "./catalogue";

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { CATALOGUES, LANGUAGES, type Catalogue } from "../../src/domain/languages";
+import { PAGE_LANGUAGES } from "../../src/domain/languages/pages";
+import { joinLanguages, joinRefusalText, normalizeText, readKeyword, replyText, smsKeywordOf } from "../../src/domain/keywords";
+import { render } from "../../src/domain/notification-templates";
+import embedSource from "../../src/widget/embed.js";
+
+// The catalogue's completeness (docs/languages.md): every language has every key of English, no
+// other key, and each text uses exactly the variables the English one uses (a Spanish SMS missing
+// {code} or naming {codigo} would print "—" to every customer).
+
+/** Every text of a catalogue by its path ("messages.ticket.called.body"); keyword lists as one entry each. */
+function texts(value: unknown, path = ""): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (typeof value === "string" || Array.isArray(value)) out.set(path, value);
+  else if (value && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) for (const [p, v] of texts(inner, path ? `${path}.${key}` : key)) out.set(p, v);
+  }
+  return out;
+}
+
+const variables = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+const clauses = (text: string) => (text.match(/\[/g) ?? []).length;
+const english = texts(CATALOGUES.en as Catalogue);
+
+describe("the catalogue of languages", () => {
+  it("has en, fr, es, pt, ar and a sixth (nl), each file naming its own code, and the pages list the same ones", () => {
+    expect(LANGUAGES).toEqual(expect.arrayContaining(["en", "fr", "es", "pt", "ar", "nl"]));
+    for (const language of LANGUAGES) {
+      const { meta } = CATALOGUES[language];
+      expect(meta.code).toBe(language);
+      expect(Intl.DateTimeFormat.supportedLocalesOf([meta.locale])).toEqual([meta.locale]);
+      expect(["ltr", "rtl"]).toContain(meta.dir);
+    }
+    expect(CATALOGUES.ar.meta.dir).toBe("rtl");
+    expect(Object.keys(PAGE_LANGUAGES)).toEqual(LANGUAGES);
+  });
+
+  for (const language of LANGUAGES.filter((l) => l !== "en")) {
+    it(`${language}: every key of English and no other, each text with English's variables and optional clauses`, () => {
+      const own = texts(CATALOGUES[language] as Catalogue);
+      const missing = [...english.keys()].filter((k) => !own.has(k));
+      const stray = [...own.keys()].filter((k) => !english.has(k));
+      expect({ missing, stray }).toEqual({ missing: [], stray: [] });
+      for (const [path, text] of own) {
+        const reference = english.get(path);
+        if (path.startsWith("meta.")) continue;
+        if (Array.isArray(text)) {
+          expect(
+            text.every((w) => typeof w === "string" && normalizeText(w) !== ""),
+            path,
+          ).toBe(true);
+          continue;
+        }
+        expect(typeof text, path).toBe("string");
+        expect(variables(text as string), `${language} ${path}`).toEqual(variables(reference as string));
+        expect(clauses(text as string), `${language} ${path}`).toBe(clauses(reference as string));
+        if (reference !== "") expect((text as string).trim(), `${language} ${path}`).not.toBe("");
+      }
+    });
+  }
+
+  it("no SMS word means two different things, whatever the language (AQUI is 'here' in Spanish and Portuguese)", () => {
+    const seen = new Map<string, string>();
+    for (const language of LANGUAGES) {
+      for (const [keyword, words] of Object.entries(CATALOGUES[language].sms.keywords)) {
+        for (const word of words) {
+          const key = normalizeText(word);
+          expect(seen.get(key) ?? keyword, `${language} ${word}`).toBe(keyword);
+          seen.set(key, keyword);
+        }
+      }
+    }
+    expect(readKeyword("estado por favor")).toMatchObject({ keyword: "status", languages: ["es", "pt"] });
+    expect(readKeyword("إلغاء")).toMatchObject({ keyword: "cancel", language: "ar" });
+    expect(readKeyword("Annuleer")).toMatchObject({ keyword: "cancel", language: "nl" });
+  });
+
+  it("renders in every language with the values filled and optional clauses kept or dropped", () => {
+    const values = { code: "A-042", queue: "Accueil", position: 3, wait: 12, counter: "Guichet 2" };
+    for (const language of LANGUAGES) {
+      const called = render("ticket.called", language, values).body;
+      expect(called, language).toContain("A-042");
+      expect(called, language).toContain("Guichet 2");
+      expect(render("ticket.called", language, { ...values, counter: null }).body, language).not.toMatch(/—|Guichet/);
+      expect(replyText(language, "status", { code: "A-042", position: 2, wait: 5 }), language).toMatch(/A-042.*2.*5/s);
+    }
+    expect(render("ticket.created", "es", values).body).toBe("Está en la fila de Accueil, posición 3, espera estimada 12 min.");
+  });
+
+  it("the later turn, the verdict and the join by text answer in every language; every join verb and keyword is reserved", () => {
+    for (const language of LANGUAGES) {
+      expect(replyText(language, "deferred", { code: "A-042", minutes: 15, wait: 20 }), language).toMatch(/A-042.*15.*20/s);
+      expect(replyText(language, "feedback", { code: "A-042", score: 4 }), language).toContain("4/5");
+      expect(replyText(language, "joined", { queue: "Q", code: "A-042", position: null, wait: null }), language).not.toContain("—");
+      expect(joinRefusalText(language, "QUEUE_FULL"), language).not.toBe(joinRefusalText(language, "NOT_A_CODE"));
+      for (const verb of CATALOGUES[language].sms.join) {
+        expect(joinLanguages(`${verb} mairie`), verb).toContain(language);
+        expect(smsKeywordOf(verb), verb).not.toHaveProperty("keyword");
+      }
+    }
+    expect(replyText("es", "deferTooFar", { code: "A-042", max: 30 })).toBe(
+      "A-042: podemos aplazar su turno 30 min como máximo. Responda TARDE 30 o menos.",
+    );
+    expect(replyText("nl", "joinRefused", { queue: "Balie", reason: joinRefusalText("nl", "QUEUE_FULL") })).toBe(
+      "Balie: er kan nu geen ticket worden genomen (de rij is vol).",
+    );
+    expect(smsKeywordOf("tarde")).toEqual({ refused: "TARDE is a reserved keyword" });
+    expect(smsKeywordOf("mairie")).toEqual({ keyword: "MAIRIE" });
+  });
+
+  it("embed.js knows the catalogue's languages (its LANGS list)", () => {
+    const listed = /const LANGS = (\[[^\]]*\])/.exec(embedSource)?.[1];
+    expect(listed && JSON.parse(listed)).toEqual(LANGUAGES);
+  });
+});
