@@ -112,7 +112,9 @@ describe("coalesced drains", () => {
     const ids = joined.map((r) => expectOk(r, 201).id as string);
     // Before the drain's moment has come.
     await abortAllDurableObjects();
-    await drained(f.queueId, 2_000);
+    // Waits for the restarted room's stored alarm (returns at the drain): what is asserted is that
+    // nothing is lost, not how soon; a loaded CI machine took more than 2 s to restart it.
+    await drained(f.queueId, 15_000);
     // At least once: a replay repeats an event (same id), never loses one.
     expect(
       [
