@@ -1,29 +1,49 @@
-// Join a queue, call the next ticket, and follow the queue live — type-checked under --strict
-// (`npm run typecheck:client`). Run it against `npm run dev` with the demo key printed there.
-import { QueueClient } from "./client";
-
-const baseUrl = "http://127.0.0.1:8787";
-const client = new QueueClient({ baseUrl, apiKey: "qk_live_d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0d3m0k3y0425da9cb21993fe76dd98937c7f325a8" });
-// The demo queue id `npm run dev` prints (its queue is created through the API on first start).
-const queueId = "que_d3m0q000000000000000";
+// Walk-in, call, the waiting line by cursor, and a typed error, against a running service.
+//   QUEUE_API_URL=http://127.0.0.1:8787 QUEUE_API_KEY=qk_live_… npx tsx example.ts
+// (`npm run dev` prints its URL and the demo key; QUEUE_ID picks a queue, else the first one listed.)
+import { QueueApiError, QueueClient } from "@queue-service/client";
 
 export async function main(): Promise<void> {
-  const walkIn = await client.request("post", "/v1/queues/{queueId}/operator-join", { queueId }, { visitorName: "Awa", partySize: 2 });
+  const baseUrl = process.env.QUEUE_API_URL;
+  const apiKey = process.env.QUEUE_API_KEY;
+  if (!baseUrl || !apiKey) throw new Error("Set QUEUE_API_URL and QUEUE_API_KEY (npm run dev prints both)");
+  const client = new QueueClient({ baseUrl, apiKey });
+
+  // Lists are read by cursor: paginate() follows meta.nextCursor for as long as there are pages.
+  let queueId = process.env.QUEUE_ID;
+  for await (const queue of client.paginate("/v1/business/queues", { query: { limit: 10 } })) {
+    queueId ??= queue.id;
+    if (queue.id === queueId) console.log(`queue ${queue.name} (${queue.id}): ${queue.waitingCount} waiting`);
+  }
+  if (!queueId) throw new Error("This key sees no queue: create one (POST /v1/business/queues) or set QUEUE_ID");
+
+  // A POST carries an Idempotency-Key: retried after a 503 or a dropped connection, it is done once.
+  const walkIn = await client.post("/v1/queues/{queueId}/operator-join", { path: { queueId }, body: { visitorName: "Awa", partySize: 2 } });
   console.log(`ticket ${walkIn.data.displayCode}, position ${walkIn.data.position ?? "-"}`);
 
-  const called = await client.request("post", "/v1/queues/{queueId}/call-next", { queueId }, {});
+  const called = await client.post("/v1/queues/{queueId}/call-next", { path: { queueId }, body: {} });
   console.log(`now calling ${called.data.displayCode} (${called.data.status})`);
 
-  const queue = await client.request("get", "/v1/queues/{queueId}", { queueId });
-  console.log(`${queue.data.name}: ${queue.data.waitingCount} waiting, about ${queue.data.estimatedWaitMinutes} min`);
+  // Typed query parameters: status is one of the ticket states.
+  let waiting = 0;
+  for await (const ticket of client.paginate("/v1/queues/{queueId}/tickets", {
+    path: { queueId },
+    query: { status: "waiting", limit: 50 },
+  })) {
+    if (ticket.status === "waiting") waiting += 1;
+  }
+  console.log(`${waiting} waiting after the call`);
 
-  const socket = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/widget/ws`);
-  socket.addEventListener("open", () => socket.send(JSON.stringify({ action: "subscribe", queueId })));
-  socket.addEventListener("message", (event: MessageEvent<string>) => {
-    const message: unknown = JSON.parse(event.data);
-    if (typeof message === "object" && message !== null && "type" in message && message.type === "queue_update") {
-      console.log("queue update", message);
-      socket.close();
-    }
-  });
+  // Errors are typed: status, code, the field at fault, where the code is explained, the request id.
+  try {
+    await client.post("/v1/queues/{queueId}/operator-join", { path: { queueId }, body: { visitorName: "Bo", partySize: 0 } });
+  } catch (err) {
+    if (!(err instanceof QueueApiError)) throw err;
+    console.log(`refused: ${err.status} ${err.code} on ${err.field} (${err.docUrl}, request ${err.requestId})`);
+  }
 }
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
