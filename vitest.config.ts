@@ -26,6 +26,8 @@ const withoutBrokenSourceMaps: Plugin = {
 // its classes would fail `instanceof`.
 // @block65/webcrypto-web-push imports node:crypto, which the optimizer cannot resolve.
 const NOT_PREBUNDLED = ["@block65/webcrypto-web-push"];
+// Packages that export subpaths only (no "."): their subpaths are bundled, the bare name cannot be.
+const SUBPATHS_ONLY = ["@modelcontextprotocol/sdk"];
 
 async function prebundledDependencies(root: string): Promise<string[]> {
   const pkg = JSON.parse(await readFile(path.join(root, "package.json"), "utf8"));
@@ -39,7 +41,7 @@ async function prebundledDependencies(root: string): Promise<string[]> {
         if (packages.some((name) => spec === name || spec!.startsWith(`${name}/`))) specifiers.add(spec!);
     }
   }
-  return [...packages, ...specifiers].filter((s, i, all) => all.indexOf(s) === i).sort();
+  return [...packages.filter((name) => !SUBPATHS_ONLY.includes(name)), ...specifiers].filter((s, i, all) => all.indexOf(s) === i).sort();
 }
 
 export default defineConfig(async () => {

@@ -23,7 +23,8 @@ import { requestId } from "./http/request-id";
 import { errorBody } from "./http/respond";
 import { validationHook } from "./http/validation";
 import { calendarRoutes } from "./calendar";
-import { mountDocs, errorCodeRoutes } from "./api-reference";
+import { apiDocument, mountDocs, errorCodeRoutes } from "./api-reference";
+import { mountMcp } from "./mcp";
 import { qrRoutes, nfcRoutes } from "./entry";
 import { locationRoutes, serviceRoutes, serviceOutcomeRoutes } from "./catalog";
 import { appointmentRoutes, checkInRoutes } from "./appointments";
@@ -171,6 +172,7 @@ export function createApp() {
 
   declareOpenOperations(app.openAPIRegistry.definitions);
   mountDocs(app);
+  mountMcp(app, (origin) => apiDocument(app, origin));
   mountPages(app);
   const allowedMethods = methodTable(app);
   app.notFound((c) => {

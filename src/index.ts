@@ -16,6 +16,7 @@ import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliver
 export { QueueRoom } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
 export { OrganizationLedger } from "./ledger/ledger";
+export { EventHub } from "./webhooks";
 
 const app = createApp();
 

@@ -2912,6 +2912,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organizationId}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's events pushed over a WebSocket as they are recorded
+         * @description Upgrade with `Upgrade: websocket`. Same credential and permission as GET /v1/events (scope `manage:webhooks`, an `admin` key, or an owner/admin session). A browser cannot set headers on an upgrade: it names the subprotocol `queue-events` and its key or session token as the second one, `new WebSocket(url, ["queue-events", "qk_live_…"])`; the answer selects `queue-events`. Each message is one event in the webhook envelope, in recording order. `types` filters; `after` (an event id of the last 24 hours) first sends every event recorded after it, exactly once and in order, then the live ones: reconnect with the last id you received and nothing is lost or repeated. Send the text `ping` as a keep-alive: the answer is `pong`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/inbound/sms/twilio": {
         parameters: {
             query?: never;
@@ -24176,6 +24196,50 @@ export interface operations {
                         meta: components["schemas"]["EventsMeta"];
                     };
                 };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only these event types, comma-separated */
+                types?: string;
+                /** @description Resume after this event (the last id you received) */
+                after?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching protocols to a WebSocket */
+            101: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];

@@ -70,24 +70,26 @@ export function mountDocs(app: OpenAPIHono<AppEnv>): void {
     name: "service.session_token",
     description: "The session cookie set by POST /v1/auth/login (browsers)",
   });
-  app.get("/v1/openapi.json", (c) => {
-    const origin = new URL(c.req.url).origin;
-    const doc = app.getOpenAPI31Document({
-      openapi: "3.1.0",
-      info: {
-        title: "Queue management API",
-        version: "1.0.0",
-        description: API_DESCRIPTION,
-        contact: { name: "API support", url: `${origin}/v1/docs` },
-        license: { name: "Proprietary", url: `${origin}/v1/docs` },
-      },
-      servers: [{ url: origin, description: "This deployment" }],
-      security: SECURITY.any,
-    });
-    return c.json(polishDocument(doc as unknown as Record<string, unknown>));
-  });
+  app.get("/v1/openapi.json", (c) => c.json(apiDocument(app, new URL(c.req.url).origin)));
   app.get("/v1/docs", (c) => {
     c.header("Cache-Control", "public, max-age=300");
     return c.html(DOCS_PAGE);
   });
+}
+
+/** The API document as /v1/openapi.json serves it (the MCP server makes its tools from it too). */
+export function apiDocument(app: OpenAPIHono<AppEnv>, origin: string): Record<string, unknown> {
+  const doc = app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Queue management API",
+      version: "1.0.0",
+      description: API_DESCRIPTION,
+      contact: { name: "API support", url: `${origin}/v1/docs` },
+      license: { name: "Proprietary", url: `${origin}/v1/docs` },
+    },
+    servers: [{ url: origin, description: "This deployment" }],
+    security: SECURITY.any,
+  });
+  return polishDocument(doc as unknown as Record<string, unknown>);
 }

@@ -78,6 +78,14 @@ function credentialOf(c: Context<AppEnv>): Credential | null {
     const token = match[1]!;
     return { type: looksLikeApiKey(token) ? "apiKey" : "session", value: token, fromCookie: false };
   }
+  // A browser cannot set headers on a WebSocket upgrade: it offers its key or session token as a
+  // subprotocol beside the one it speaks (docs/event-socket.md). Only a value shaped like our
+  // credentials is read, so a subprotocol of another meaning is never taken for one.
+  if (c.req.header("Upgrade")?.toLowerCase() === "websocket") {
+    const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
+    const token = offered.find((p) => looksLikeApiKey(p) || p.startsWith("sess_"));
+    if (token !== undefined) return { type: looksLikeApiKey(token) ? "apiKey" : "session", value: token, fromCookie: false };
+  }
   const cookie = getCookie(c, SESSION_COOKIE);
   return cookie ? { type: "session", value: cookie, fromCookie: true } : null;
 }

@@ -245,6 +245,7 @@ export const OPERATIONS: Record<string, Operation> = {
 
   "GET /v1/errors": { id: "listErrorCodes" },
   "GET /v1/events": { id: "listEvents", organizationFromRequest: true },
+  "GET /v1/organizations/{organizationId}/events/stream": { id: "streamEvents" },
   "GET /v1/errors/{code}": { id: "getErrorCode" },
   // Conversations (issue 30, docs/conversations.md).
   "POST /v1/inbound/sms/twilio": { id: "receiveTwilioSms", errors: ["PROVIDER_UNAVAILABLE"] },

@@ -2,7 +2,7 @@ import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { newId } from "../lib/ids";
-import { recordEvents, fanOutEvent } from "../webhooks";
+import { announceEvents, recordEvents, fanOutEvent } from "../webhooks";
 import { notifyEvents } from "./notifications";
 
 /**
@@ -13,6 +13,8 @@ import { notifyEvents } from "./notifications";
 const HANDLERS: ((env: Env, events: DomainEventMessage[]) => Promise<unknown>)[] = [
   notifyEvents,
   (env, events) => recordEvents(env, events, now()),
+  // After recording: the live sockets read what was recorded (webhooks/event-hub.ts).
+  announceEvents,
   async (env, events) => {
     for (const event of events) await fanOutEvent(env, event, now());
   },

@@ -7,6 +7,7 @@ import type { DomainEventMessage, EventType } from "../domain/events";
 import { eventPayload, type WebhookPayload } from "../domain/webhooks";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
+import type { StreamStart } from "./event-hub";
 
 /** How long events can be read back: a reconnect within a day loses nothing. */
 export const EVENT_HISTORY_MS = DAY;
@@ -67,4 +68,47 @@ export async function listEvents(db: D1Database, organizationId: string, filter:
     .all<{ payload: string }>();
   const items = rows.results.slice(0, filter.limit).map((r) => JSON.parse(r.payload) as WebhookPayload);
   return { kind: "page", items, hasMore: rows.results.length > filter.limit };
+}
+
+/**
+ * Where a live socket starts (the recording sequence after which it is sent events): after the
+ * event `after` names, or after the organization's last event so far. Null: `after` names no
+ * event of this organization still kept.
+ */
+export async function streamStartSeq(db: D1Database, organizationId: string, after: string | null): Promise<number | null> {
+  if (after !== null) {
+    const anchor = await db
+      .prepare("SELECT seq FROM organization_events WHERE id = ? AND organization_id = ?")
+      .bind(after, organizationId)
+      .first<{ seq: number }>();
+    return anchor?.seq ?? null;
+  }
+  const last = await db
+    .prepare("SELECT MAX(seq) AS seq FROM organization_events WHERE organization_id = ?")
+    .bind(organizationId)
+    .first<{ seq: number | null }>();
+  return last?.seq ?? 0;
+}
+
+/** Hands an authorized upgrade to the organization's event hub (event-hub.ts). */
+export function openEventStream(env: Env, start: StreamStart): Promise<Response> {
+  const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(start.organizationId));
+  return hub.fetch(new Request("https://event-hub/stream", { headers: { Upgrade: "websocket", "X-Stream-Start": JSON.stringify(start) } }));
+}
+
+/**
+ * Tells each organization's hub that its events were recorded, so its sockets get them now. A
+ * hub that cannot be reached is logged, not retried: its sockets get the events with the next poke.
+ */
+export async function announceEvents(env: Env, events: readonly DomainEventMessage[]): Promise<void> {
+  const organizations = [...new Set(events.map((e) => e.organizationId))];
+  await Promise.all(
+    organizations.map(async (organizationId) => {
+      try {
+        await env.EVENT_HUB.get(env.EVENT_HUB.idFromName(organizationId)).eventsRecorded();
+      } catch (err) {
+        console.error(JSON.stringify({ hub: "events", organizationId, error: String(err) }));
+      }
+    }),
+  );
 }

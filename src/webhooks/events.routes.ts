@@ -2,10 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { EVENT_TYPES, type EventType } from "../domain/events";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { validationError } from "../http/errors";
-import { errors, jsonResponse, SECURITY } from "../http/openapi";
+import { errors, idParam, jsonResponse, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
 import { payloadFor } from "../domain/webhooks";
-import { listEvents } from "./event-stream";
+import { listEvents, openEventStream, streamStartSeq } from "./event-stream";
+import { EVENT_STREAM_PROTOCOL } from "./event-hub";
 
 // The event stream as a list (issue #32): an integrator without a public URL catches up from
 // the last event it saw. Same envelope as a webhook delivery's body.
@@ -111,6 +112,63 @@ app.openapi(
       },
       200,
     );
+  },
+);
+
+// ---- the live socket (issue 41, docs/event-socket.md) -------------------------------------------
+
+app.openapi(
+  createRoute({
+    method: "get",
+    path: "/organizations/{organizationId}/events/stream",
+    tags,
+    summary: "The organization's events pushed over a WebSocket as they are recorded",
+    description:
+      "Upgrade with `Upgrade: websocket`. Same credential and permission as GET /v1/events (scope `manage:webhooks`, an `admin` key, or an owner/admin session). " +
+      "A browser cannot set headers on an upgrade: it names the subprotocol `queue-events` and its key or session token as the second one, " +
+      '`new WebSocket(url, ["queue-events", "qk_live_…"])`; the answer selects `queue-events`. ' +
+      "Each message is one event in the webhook envelope, in recording order. `types` filters; `after` (an event id of the last 24 hours) first sends every event recorded after it, " +
+      "exactly once and in order, then the live ones: reconnect with the last id you received and nothing is lost or repeated. Send the text `ping` as a keep-alive: the answer is `pong`.",
+    security: SECURITY.any,
+    request: {
+      params: idParam("organizationId", "org"),
+      query: z.object({
+        types: CommaList("types", "Only these event types, comma-separated", "ticket.created,ticket.called"),
+        after: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .openapi({ param: { name: "after", in: "query" }, description: "Resume after this event (the last id you received)" }),
+      }),
+    },
+    responses: {
+      101: { description: "Switching protocols to a WebSocket" },
+      ...errors(),
+    },
+  }),
+  async (c) => {
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+      throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
+    }
+    const { organizationId } = c.req.valid("param");
+    const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
+    const query = c.req.valid("query");
+    const types = commaList(query.types);
+    const unknown = types.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+    if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
+    const afterSeq = await streamStartSeq(c.env.DB, organizationId, query.after ?? null);
+    if (afterSeq === null) {
+      throw validationError("after", "no event of this organization with this id in the last 24 hours (connect again without it)");
+    }
+    const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
+    return openEventStream(c.env, {
+      organizationId,
+      types,
+      afterSeq,
+      reader: { version: c.get("apiVersion"), personalData: actor.can("PERSONAL_DATA_VIEW") },
+      protocol: offered.includes(EVENT_STREAM_PROTOCOL) ? EVENT_STREAM_PROTOCOL : null,
+    });
   },
 );
 

@@ -55,6 +55,7 @@ const DOCUMENTED_NOW = "2026-03-20T09:30:00.000Z";
  */
 const EXCLUDED: Record<string, string> = {
   openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
+  streamEvents: "a WebSocket upgrade (101), not a request/response exchange: test/integration/event-socket.test.ts opens it",
   receiveTwilioSms:
     "Twilio's form-encoded webhook, signed over the URL and parameters: test/integration/inbound-sms.test.ts sends real and forged signatures",
   receiveTwilioSmsStatus:
