@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and log in
-         * @description Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.
+         * @description Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account. An e-mail whose domain's organization enforces single sign-on is 403 SSO_REQUIRED (`details.signInUrl`).
          */
         post: operations["register"];
         delete?: never;
@@ -6909,6 +6909,51 @@ export interface components {
                 };
             };
         };
+        /** @description `SSO_REQUIRED`: this e-mail's organization enforces single sign-on: no password; start at `details.signInUrl` */
+        Error403: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SSO_REQUIRED",
+                 *         "message": "this e-mail's organization enforces single sign-on: no password",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/SSO_REQUIRED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "SSO_REQUIRED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field` */
         Error409: {
             headers: {
@@ -7077,51 +7122,6 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "API_RATE_LIMIT_EXCEEDED";
-                        message: string;
-                        details: {
-                            [key: string]: unknown;
-                        };
-                        /** Format: date-time */
-                        timestamp: string;
-                        requestId: string;
-                        /** @description Where this code is explained: GET /v1/errors/{code} */
-                        docUrl: string;
-                    };
-                };
-            };
-        };
-        /** @description `SSO_REQUIRED`: this e-mail's organization enforces single sign-on: no password; start at `details.signInUrl` */
-        Error403: {
-            headers: {
-                "X-Request-ID": components["headers"]["X-Request-ID"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
-                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
-                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "SSO_REQUIRED",
-                 *         "message": "this e-mail's organization enforces single sign-on: no password",
-                 *         "details": {},
-                 *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
-                 *         "docUrl": "https://api.example.com/v1/errors/SSO_REQUIRED"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @enum {boolean} */
-                    success: false;
-                    error: {
-                        /** @enum {string} */
-                        code: "SSO_REQUIRED";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -8431,6 +8431,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];

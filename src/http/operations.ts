@@ -17,7 +17,7 @@ const STATE: ErrorCode[] = ["INVALID_STATE"];
 const JOIN: ErrorCode[] = ["QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "QUOTA_EXCEEDED"];
 
 export const OPERATIONS: Record<string, Operation> = {
-  "POST /v1/auth/register": { id: "register", errors: ["CONFLICT"] },
+  "POST /v1/auth/register": { id: "register", errors: ["CONFLICT", "SSO_REQUIRED"] },
   "POST /v1/auth/login": { id: "logIn", errors: ["SSO_REQUIRED"] },
   "GET /v1/auth/me": { id: "getMe" },
   "POST /v1/auth/session/refresh": { id: "refreshSession" },

@@ -15,6 +15,7 @@ import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { createSession, revokeSession, slideSession } from "../http/credentials/sessions";
 import { setSessionCookie } from "./session-cookie";
+import type { Env } from "../env";
 import { enforcedSsoFor } from "./sso";
 import { findUserByEmail, userRecord } from "./users";
 import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "../http/schemas";
@@ -23,6 +24,17 @@ import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecor
 function signInCode(): string {
   const [n] = crypto.getRandomValues(new Uint32Array(1));
   return String(n! % 100_000_000).padStart(8, "0");
+}
+
+/** An e-mail whose organization enforces single sign-on has no password: neither a new one nor a check of one. */
+async function refuseEnforcedSso(env: Env, email: string): Promise<void> {
+  const organizationId = await enforcedSsoFor(env, email);
+  if (!organizationId) return;
+  throw new ApiError("SSO_REQUIRED", "Your organization signs you in with its identity provider", {
+    field: "email",
+    organizationId,
+    signInUrl: `/v1/auth/sso/start?email=${encodeURIComponent(email)}`,
+  });
 }
 
 const app = router();
@@ -35,7 +47,9 @@ const register = createRoute({
   path: "/auth/register",
   tags,
   summary: "Create an account and log in",
-  description: "Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.",
+  description:
+    "Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account. " +
+    "An e-mail whose domain's organization enforces single sign-on is 403 SSO_REQUIRED (`details.signInUrl`).",
   security: SECURITY.none,
   request: {
     body: jsonBody(
@@ -56,6 +70,7 @@ const register = createRoute({
 
 app.openapi(register, async (c) => {
   const body = c.req.valid("json");
+  await refuseEnforcedSso(c.env, body.email);
   const db = database(c.env.DB);
   const at = now();
   if (await findUserByEmail(db, body.email)) throw conflict("email", "An account with this email already exists");
@@ -120,14 +135,7 @@ const login = createRoute({
 app.openapi(login, async (c) => {
   const { email, password, challengeCode } = c.req.valid("json");
   // Single sign-on enforced for the e-mail's domain: no password is checked (nor counted as a failure).
-  const ssoOrganization = await enforcedSsoFor(c.env, email);
-  if (ssoOrganization) {
-    throw new ApiError("SSO_REQUIRED", "Your organization signs you in with its identity provider", {
-      field: "email",
-      organizationId: ssoOrganization,
-      signInUrl: `/v1/auth/sso/start?email=${encodeURIComponent(email)}`,
-    });
-  }
+  await refuseEnforcedSso(c.env, email);
   const candidate = signInCode();
   const gate = await beginLoginAttempt(c, email, {
     candidateHash: await sha256Hex(candidate),

@@ -359,6 +359,13 @@ describe("enforcement and removal", () => {
     expect(refused.body.error.details.signInUrl).toBe(`/v1/auth/sso/start?email=${encodeURIComponent(member.email)}`);
     // A wrong password gets the same answer: nothing about the account is checked.
     expectError(await call("POST", "/v1/auth/login", { body: { email: member.email, password: "wrong" } }), 403, "SSO_REQUIRED");
+    // Nor can a new account of the domain be made with a password.
+    const newcomer = `${unique("new")}@${domain}`;
+    const register = await call("POST", "/v1/auth/register", {
+      body: { email: newcomer, password: "correct horse battery", firstName: "N", lastName: "C", accountType: "business" },
+    });
+    expectError(register, 403, "SSO_REQUIRED", "email");
+    expect(await usersWithEmail(newcomer)).toBe(0);
     // Other domains are untouched.
     expect((await call("POST", "/v1/auth/login", { body: { email: owner.email, password: "correct horse battery" } })).status).toBe(200);
     expectOk((await signIn(idp, member.email)).res);
