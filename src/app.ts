@@ -17,6 +17,7 @@ import {
   invitationRoutes,
   organizationRoutes,
   verificationRoutes,
+  ssoRoutes,
 } from "./identity";
 import { rateLimit } from "./http/rate-limit";
 import { requestId } from "./http/request-id";
@@ -140,6 +141,7 @@ export function createApp() {
   app.route("/v1", billingRoutes);
   app.route("/v1", billingWebhookRoutes);
   app.route("/v1", verificationRoutes);
+  app.route("/v1", ssoRoutes);
   app.route("/v1", webhookRoutes);
   app.route("/v1", notificationRoutes);
   app.route("/v1", smsPolicyRoutes);

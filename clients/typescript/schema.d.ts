@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and log in
-         * @description Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.
+         * @description Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account. An e-mail whose domain's organization enforces single sign-on is 403 SSO_REQUIRED (`details.signInUrl`).
          */
         post: operations["register"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. After 40 failures of the account from all addresses in 15 minutes, a sign-in must also carry `challengeCode`, the code e-mailed to the account (401 `details.reason: challenge_required`, the password unchecked): the owner still signs in, a guesser cannot go on. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.
+         * @description A wrong email and a wrong password get the same answer in about the same time. Failed logins slow the account down (after 3 failures within 15 minutes, a wait of 1 s that doubles with each failure, up to 15 minutes) and one address gets at most 10 failures per account in 15 sliding minutes (429 with Retry-After); an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. After 40 failures of the account from all addresses in 15 minutes, a sign-in must also carry `challengeCode`, the code e-mailed to the account (401 `details.reason: challenge_required`, the password unchecked): the owner still signs in, a guesser cannot go on. Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again. An e-mail whose domain's organization enforces single sign-on is 403 SSO_REQUIRED (`details.signInUrl`), the password unchecked.
          */
         post: operations["logIn"];
         delete?: never;
@@ -1884,6 +1884,74 @@ export interface paths {
          * @description ORG_MANAGE (owner, admin, or an `admin` key). The organization is the key's, or X-Organization-Id for a session.
          */
         get: operations["getVerificationStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organizationId}/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's single sign-on configuration (ORG_MANAGE); 404 when none
+         * @description The organization's single sign-on configuration (ORG_MANAGE); 404 when none.
+         */
+        get: operations["getSsoConnection"];
+        /**
+         * Configure or replace the organization's OpenID Connect single sign-on (ORG_MANAGE, owner and admin)
+         * @description Fetches the issuer's discovery document through the outbound guard (400 on `issuer` when it does not answer or names another issuer). A domain the organization has not verified is 400 on `domains`; one another organization signs in with is 409 CONFLICT. Register `{origin}/v1/auth/sso/callback` as the redirect URI at the provider. Audited (`sso.configured`, `sso.updated`; the secret redacted).
+         */
+        put: operations["saveSsoConnection"];
+        post?: never;
+        /**
+         * Remove the organization's single sign-on (ORG_MANAGE); members keep their accounts
+         * @description Remove the organization's single sign-on (ORG_MANAGE); members keep their accounts.
+         */
+        delete: operations["deleteSsoConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Begin signing in with the organization's identity provider (a browser redirect)
+         * @description Name the organization, or give the person's e-mail and its domain finds the organization. Answers 302 to the provider's authorization endpoint with `state`, `nonce` and a PKCE challenge (S256), and sets a cookie holding the state for the callback (10 minutes). 404 when no single sign-on covers the organization or domain.
+         */
+        get: operations["startSsoSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the identity provider sends the browser back: signs in as a password login would
+         * @description The state must be the one this browser started with (its cookie), unused and under 10 minutes old. The code is exchanged with the PKCE verifier and the client's credentials; the ID token must be signed by one of the provider's keys (JWKS) and carry its issuer, our client id as audience, an expiry not past and the sign-in's nonce. A person whose e-mail domain is one of the connection's is found or created and joins the organization with the default role (`member.joined`). Any refusal is 401 SSO_FAILED with `details.reason` (state_invalid, state_expired, provider_error, token_exchange_failed, signature_invalid, issuer_mismatch, audience_mismatch, token_expired, token_invalid, nonce_mismatch, email_missing, email_unverified, domain_not_allowed) and creates nothing. Sets the session cookie and answers the session, as POST /v1/auth/login does.
+         */
+        get: operations["completeSsoSignIn"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5232,6 +5300,51 @@ export interface components {
             /** @enum {string} */
             method: "dns" | "file" | "meta";
         };
+        SsoConnection: {
+            /** @example https://login.demo-bank.example.com */
+            issuer: string;
+            /** @example queue-service */
+            clientId: string;
+            /**
+             * @description The client secret is kept sealed and never read back
+             * @enum {boolean}
+             */
+            clientSecretSet: true;
+            domains: string[];
+            /** @enum {string} */
+            defaultRole: "admin" | "manager" | "operator";
+            enforced: boolean;
+            createdAt: string;
+            updatedAt: string;
+        };
+        SaveSsoConnectionRequest: {
+            /**
+             * Format: uri
+             * @description The provider's issuer: `{issuer}/.well-known/openid-configuration` must answer and name exactly this issuer
+             * @example https://login.demo-bank.example.com
+             */
+            issuer: string;
+            /** @example queue-service */
+            clientId: string;
+            /**
+             * @description Required the first time; left out, the current secret is kept. Sealed at rest, never returned
+             * @example s3cr3t-from-the-provider
+             */
+            clientSecret?: string;
+            /** @description E-mail domains that sign in here; each must be a domain the organization verified, and no other organization's */
+            domains: string[];
+            /**
+             * @description The role of people who join by signing in
+             * @default operator
+             * @enum {string}
+             */
+            defaultRole: "admin" | "manager" | "operator";
+            /**
+             * @description Refuse password sign-in (403 SSO_REQUIRED) for e-mails of these domains
+             * @default false
+             */
+            enforced: boolean;
+        };
         Webhook: {
             id: string;
             organizationId: string;
@@ -6163,7 +6276,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -6816,6 +6929,51 @@ export interface components {
                 };
             };
         };
+        /** @description `SSO_REQUIRED`: this e-mail's organization enforces single sign-on: no password; start at `details.signInUrl` */
+        Error403: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SSO_REQUIRED",
+                 *         "message": "this e-mail's organization enforces single sign-on: no password",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/SSO_REQUIRED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "SSO_REQUIRED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field` */
         Error409: {
             headers: {
@@ -7043,7 +7201,7 @@ export interface components {
             };
         };
         /** @description `AUTHORIZATION_ERROR`: the role, scope or key does not allow this; `KEY_REVOKED`: the API key was revoked */
-        Error403: {
+        Error403_2: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7178,7 +7336,7 @@ export interface components {
             };
         };
         /** @description `AUTHORIZATION_ERROR`: the role, scope or key does not allow this; `KEY_REVOKED`: the API key was revoked; `QUOTA_EXCEEDED`: a monthly quota is used up; `details {limit, used, resetsAt}` */
-        Error403_2: {
+        Error403_3: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7673,7 +7831,7 @@ export interface components {
             };
         };
         /** @description `AUTHORIZATION_ERROR`: the role, scope or key does not allow this; `KEY_REVOKED`: the API key was revoked; `QUOTA_EXCEEDED`: a monthly quota is used up; `details {limit, used, resetsAt}`; `REMOTE_JOIN_PENALTY`: remote join is suspended for this user; `details.until` */
-        Error403_3: {
+        Error403_4: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7794,6 +7952,51 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "PROVIDER_UNAVAILABLE";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `SSO_FAILED`: a single sign-on was refused (state, token, nonce or domain); `details.reason` says which, nothing was created */
+        Error401_2: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SSO_FAILED",
+                 *         "message": "a single sign-on was refused (state, token, nonce or domain)",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/SSO_FAILED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "SSO_FAILED";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -8248,6 +8451,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -8332,6 +8536,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -8406,7 +8611,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -8467,7 +8672,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -8526,7 +8731,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -8585,7 +8790,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -8677,7 +8882,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -8759,7 +8964,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -8830,7 +9035,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -8888,7 +9093,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -8976,7 +9181,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -9054,7 +9259,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -9195,7 +9400,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -9271,7 +9476,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -9337,7 +9542,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -9621,7 +9826,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_3"];
             410: components["responses"]["Error410"];
@@ -9717,7 +9922,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -9798,7 +10003,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -9866,7 +10071,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -9944,7 +10149,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -10234,7 +10439,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
@@ -10335,7 +10540,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -10428,7 +10633,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -10489,7 +10694,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -10581,7 +10786,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -10672,7 +10877,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -10759,7 +10964,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -10882,7 +11087,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -11014,7 +11219,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11142,7 +11347,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11257,7 +11462,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11323,7 +11528,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11485,7 +11690,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -11546,7 +11751,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11660,7 +11865,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11770,7 +11975,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -11889,7 +12094,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -11979,7 +12184,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -12041,7 +12246,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -12160,7 +12365,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -12246,7 +12451,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -12347,7 +12552,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -12447,7 +12652,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -12525,7 +12730,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -12609,7 +12814,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_5"];
             413: components["responses"]["Error413"];
@@ -12704,7 +12909,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_5"];
             413: components["responses"]["Error413"];
@@ -12854,7 +13059,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
@@ -12999,7 +13204,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
@@ -13144,7 +13349,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
@@ -13293,7 +13498,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_6"];
             413: components["responses"]["Error413"];
@@ -13356,7 +13561,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -13437,7 +13642,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -13581,7 +13786,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -13699,7 +13904,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -13819,7 +14024,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -13940,7 +14145,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_7"];
             429: components["responses"]["Error429"];
@@ -14064,7 +14269,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -14195,7 +14400,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_7"];
             413: components["responses"]["Error413"];
@@ -14327,7 +14532,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -14462,7 +14667,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_3"];
             413: components["responses"]["Error413"];
@@ -14598,7 +14803,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_3"];
             413: components["responses"]["Error413"];
@@ -14733,7 +14938,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -14820,7 +15025,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -14902,7 +15107,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -14965,7 +15170,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -15041,7 +15246,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -15129,7 +15334,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -15195,7 +15400,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_5"];
             429: components["responses"]["Error429"];
@@ -15259,7 +15464,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -15328,7 +15533,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -15398,7 +15603,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -15486,7 +15691,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -15575,7 +15780,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -15645,7 +15850,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -15847,7 +16052,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -16032,7 +16237,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
@@ -16541,7 +16746,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -16653,7 +16858,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -16725,7 +16930,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -16892,7 +17097,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_3"];
+            403: components["responses"]["Error403_4"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_4"];
             413: components["responses"]["Error413"];
@@ -17057,7 +17262,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -17219,7 +17424,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -17367,7 +17572,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -17444,7 +17649,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -17533,7 +17738,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -17628,7 +17833,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -17707,7 +17912,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -17793,7 +17998,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -17884,7 +18089,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -18369,7 +18574,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -18445,7 +18650,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -18518,9 +18723,322 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+        };
+    };
+    getSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "issuer": "https://login.demo-bank.example.com",
+                     *         "clientId": "queue-service",
+                     *         "clientSecretSet": true,
+                     *         "domains": [
+                     *           "Demo"
+                     *         ],
+                     *         "defaultRole": "admin",
+                     *         "enforced": false,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    saveSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "issuer": "https://login.demo-bank.example.com",
+                 *       "clientId": "queue-service",
+                 *       "clientSecret": "s3cr3t-from-the-provider",
+                 *       "domains": [
+                 *         "demo-bank.example.com"
+                 *       ],
+                 *       "defaultRole": "admin",
+                 *       "enforced": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["SaveSsoConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The configuration in force */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "issuer": "https://login.demo-bank.example.com",
+                     *         "clientId": "queue-service",
+                     *         "clientSecretSet": true,
+                     *         "domains": [
+                     *           "Demo"
+                     *         ],
+                     *         "defaultRole": "admin",
+                     *         "enforced": false,
+                     *         "createdAt": "2026-03-20T10:30:00.000Z",
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    deleteSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example org_d3m00000000000000000 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    startSsoSignIn: {
+        parameters: {
+            query?: {
+                /** @example org_d3m00000000000000000 */
+                organization?: string;
+                email?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider */
+            302: {
+                headers: {
+                    Location?: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    completeSsoSignIn: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in; the session cookie is set */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "user": {
+                     *           "id": "usr_d3m00000000000000000",
+                     *           "email": "owner@demo.example",
+                     *           "firstName": "Olivia",
+                     *           "lastName": "Owner",
+                     *           "role": "user",
+                     *           "accountType": "business",
+                     *           "language": "fr",
+                     *           "defaultOrganizationId": "org_d3m00000000000000000",
+                     *           "createdAt": "2026-03-20T10:30:00.000Z",
+                     *           "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "session": {
+                     *           "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+                     *           "expiresAt": "2026-03-20T10:30:00.000Z"
+                     *         },
+                     *         "organizationId": "org_d3m00000000000000000"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            user: components["schemas"]["User"];
+                            session: components["schemas"]["Session"];
+                            organizationId: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401_2"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listWebhooks: {
@@ -18606,7 +19124,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -18699,7 +19217,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -18770,7 +19288,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -18838,7 +19356,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -18922,7 +19440,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -19004,7 +19522,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -19077,7 +19595,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -19167,7 +19685,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -19241,7 +19759,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -19313,7 +19831,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -19380,7 +19898,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -19433,7 +19951,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -19494,7 +20012,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -19581,7 +20099,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -19638,7 +20156,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -19709,7 +20227,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -19791,7 +20309,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -19880,7 +20398,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -19952,7 +20470,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -20044,7 +20562,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -20108,7 +20626,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -20186,7 +20704,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -20245,7 +20763,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -20331,7 +20849,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -20420,7 +20938,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -20506,7 +21024,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -20592,7 +21110,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -20723,7 +21241,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -20793,7 +21311,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -21137,7 +21655,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21228,7 +21746,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21317,7 +21835,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21412,7 +21930,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21590,7 +22108,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21654,7 +22172,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21742,7 +22260,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21827,7 +22345,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -21896,7 +22414,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -21954,7 +22472,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -22034,7 +22552,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -22107,7 +22625,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
@@ -22179,7 +22697,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -22327,7 +22845,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_10"];
             413: components["responses"]["Error413"];
@@ -22456,7 +22974,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -22751,7 +23269,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -22800,7 +23318,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -22923,7 +23441,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_11"];
             429: components["responses"]["Error429"];
@@ -23056,7 +23574,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -23188,7 +23706,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -23311,7 +23829,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -23444,7 +23962,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -23580,7 +24098,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_8"];
             413: components["responses"]["Error413"];
@@ -23707,7 +24225,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -23826,7 +24344,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_5"];
             429: components["responses"]["Error429"];
@@ -23885,7 +24403,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -23956,7 +24474,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -24018,7 +24536,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24086,7 +24604,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
             };
             cookie?: never;
         };
@@ -24199,7 +24717,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24243,7 +24761,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24500,7 +25018,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24583,7 +25101,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24659,7 +25177,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -24720,7 +25238,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24794,7 +25312,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -24853,7 +25371,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -24990,7 +25508,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -25041,7 +25559,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -25102,7 +25620,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -25244,7 +25762,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -25334,7 +25852,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -25412,7 +25930,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -25533,7 +26051,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -25610,7 +26128,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -25740,7 +26258,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -25874,7 +26392,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -25997,7 +26515,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -26053,7 +26571,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -26119,7 +26637,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -26218,7 +26736,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
@@ -26294,7 +26812,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_12"];
             413: components["responses"]["Error413"];
@@ -26380,7 +26898,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -26467,7 +26985,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_13"];
             413: components["responses"]["Error413"];
@@ -26552,7 +27070,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
@@ -26641,7 +27159,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -26723,7 +27241,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -26967,7 +27485,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_14"];
             429: components["responses"]["Error429"];
@@ -27135,7 +27653,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403_2"];
+            403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_14"];
             413: components["responses"]["Error413"];
@@ -27196,7 +27714,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -27264,7 +27782,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
@@ -27398,7 +27916,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
@@ -27458,7 +27976,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -27529,7 +28047,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
@@ -27599,7 +28117,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];

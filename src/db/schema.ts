@@ -1462,3 +1462,50 @@ export const whatsappWindows = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.phone] }), index("whatsapp_windows_last_inbound_idx").on(t.lastInboundAt)],
 );
+
+/**
+ * An organization's OpenID Connect single sign-on (migration 0042, docs/sso.md). The client
+ * secret is sealed (lib/secret-box.ts) and never read back through the API.
+ */
+export const ssoConnections = sqliteTable("sso_connections", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  issuer: text("issuer").notNull(),
+  clientId: text("client_id").notNull(),
+  clientSecretSealed: text("client_secret_sealed").notNull(),
+  defaultRole: text("default_role", { enum: ["admin", "manager", "operator"] }).notNull(),
+  /** Passwords are refused for e-mails of the connection's domains. */
+  enforced: integer("enforced", { mode: "boolean" }).notNull().default(false),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** The e-mail domains of an SSO connection: a domain signs in through one organization only. */
+export const ssoDomains = sqliteTable(
+  "sso_domains",
+  {
+    domain: text("domain").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("sso_domains_organization_idx").on(t.organizationId)],
+);
+
+/** A sign-in sent to the identity provider and not back yet: used once, within 10 minutes. */
+export const ssoSignIns = sqliteTable(
+  "sso_sign_ins",
+  {
+    /** SHA-256 of the `state` sent to the provider (the browser holds the state itself in a cookie). */
+    stateHash: text("state_hash").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    nonce: text("nonce").notNull(),
+    codeVerifier: text("code_verifier").notNull(),
+    redirectUri: text("redirect_uri").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("sso_sign_ins_expires_idx").on(t.expiresAt)],
+);

@@ -98,7 +98,7 @@ function isWidgetPath(path: string): boolean {
 const WIDGET_BOOKING_PATH = /^\/v1\/(appointments|appointments\/holds|services\/[^/]+\/slots)$/;
 
 /** Signing in works whatever the browser still holds: these routes never read a credential. */
-const SIGN_IN_PATHS: ReadonlySet<string> = new Set(["/v1/auth/login", "/v1/auth/register"]);
+const SIGN_IN_PATHS: ReadonlySet<string> = new Set(["/v1/auth/login", "/v1/auth/register", "/v1/auth/sso/start", "/v1/auth/sso/callback"]);
 /** Logging out always succeeds in clearing the cookie, even when the session is already gone. */
 const LOGOUT_PATH = "/v1/auth/logout";
 

@@ -27,6 +27,10 @@ export const TAGS: { name: string; description: string }[] = [
   { name: "Billing", description: "Subscription, usage, invoices and the payment providers' webhooks." },
   { name: "Notifications", description: "In-app notifications, preferences, push devices and SMS." },
   { name: "Domain verification", description: "Proving ownership of a web domain (unlocks origin-locked widget keys)." },
+  {
+    name: "Single sign-on",
+    description: "Staff sign in with their organization's OpenID Connect identity provider (docs/sso.md).",
+  },
   { name: "Webhooks", description: "Signed event deliveries to the organization's own endpoints." },
   {
     name: "Analytics",

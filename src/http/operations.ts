@@ -17,8 +17,8 @@ const STATE: ErrorCode[] = ["INVALID_STATE"];
 const JOIN: ErrorCode[] = ["QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "QUOTA_EXCEEDED"];
 
 export const OPERATIONS: Record<string, Operation> = {
-  "POST /v1/auth/register": { id: "register", errors: ["CONFLICT"] },
-  "POST /v1/auth/login": { id: "logIn" },
+  "POST /v1/auth/register": { id: "register", errors: ["CONFLICT", "SSO_REQUIRED"] },
+  "POST /v1/auth/login": { id: "logIn", errors: ["SSO_REQUIRED"] },
   "GET /v1/auth/me": { id: "getMe" },
   "POST /v1/auth/session/refresh": { id: "refreshSession" },
   "POST /v1/auth/logout": { id: "logOut" },
@@ -262,6 +262,12 @@ export const OPERATIONS: Record<string, Operation> = {
   "PUT /v1/organizations/{organizationId}/whatsapp": { id: "saveWhatsappSettings", errors: ["CONFLICT"] },
   "DELETE /v1/organizations/{organizationId}/whatsapp": { id: "deleteWhatsappSettings" },
   "GET /v1/queues/{queueId}/whatsapp-link": { id: "getQueueWhatsappLink" },
+
+  "GET /v1/organizations/{organizationId}/sso": { id: "getSsoConnection" },
+  "PUT /v1/organizations/{organizationId}/sso": { id: "saveSsoConnection", errors: ["CONFLICT"] },
+  "DELETE /v1/organizations/{organizationId}/sso": { id: "deleteSsoConnection" },
+  "GET /v1/auth/sso/start": { id: "startSsoSignIn", errors: ["NOT_FOUND", "PROVIDER_UNAVAILABLE"] },
+  "GET /v1/auth/sso/callback": { id: "completeSsoSignIn", errors: ["SSO_FAILED", "PROVIDER_UNAVAILABLE"] },
   "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
   "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
@@ -286,6 +292,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   KEY_REVOKED: "the API key was revoked",
   QUOTA_EXCEEDED: "a monthly quota is used up; `details {limit, used, resetsAt}`",
   REMOTE_JOIN_PENALTY: "remote join is suspended for this user; `details.until`",
+  SSO_FAILED: "a single sign-on was refused (state, token, nonce or domain); `details.reason` says which, nothing was created",
+  SSO_REQUIRED: "this e-mail's organization enforces single sign-on: no password; start at `details.signInUrl`",
   NOT_FOUND: "unknown id, or an id of another organization",
   METHOD_NOT_ALLOWED: "the path takes other methods; `Allow` and `details.allowed` list them",
   CONFLICT: "a unique value is taken, or a concurrent change won; `details.field`",

@@ -1,11 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { setCookie } from "hono/cookie";
 import { eq } from "drizzle-orm";
 import { database } from "./repository";
 import { members, users } from "./repository";
-import { clearSessionCookie, requireUser, SESSION_COOKIE } from "../http/auth";
-import type { AppEnv } from "../http/context";
+import { clearSessionCookie, requireUser } from "../http/auth";
 import { ApiError, conflict, forbidden } from "../http/errors";
 import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { beginLoginAttempt, endLoginAttempt } from "../http/rate-limit";
@@ -16,7 +13,10 @@ import { now } from "../lib/clock";
 import { DECOY_PASSWORD_HASH, hashPassword, sha256Hex, verifyPassword } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
-import { createSession, revokeSession, SESSION_ABSOLUTE_MS, slideSession } from "../http/credentials/sessions";
+import { createSession, revokeSession, slideSession } from "../http/credentials/sessions";
+import { setSessionCookie } from "./session-cookie";
+import type { Env } from "../env";
+import { enforcedSsoFor } from "./sso";
 import { findUserByEmail, userRecord } from "./users";
 import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "../http/schemas";
 
@@ -26,27 +26,30 @@ function signInCode(): string {
   return String(n! % 100_000_000).padStart(8, "0");
 }
 
+/** An e-mail whose organization enforces single sign-on has no password: neither a new one nor a check of one. */
+async function refuseEnforcedSso(env: Env, email: string): Promise<void> {
+  const organizationId = await enforcedSsoFor(env, email);
+  if (!organizationId) return;
+  throw new ApiError("SSO_REQUIRED", "Your organization signs you in with its identity provider", {
+    field: "email",
+    organizationId,
+    signInUrl: `/v1/auth/sso/start?email=${encodeURIComponent(email)}`,
+  });
+}
+
 const app = router();
 const tags = ["Session"];
 
 const AuthResult = okEnvelope(z.object({ user: UserRecord, session: SessionRecord }));
-
-function setSessionCookie(c: Context<AppEnv>, token: string): void {
-  setCookie(c, SESSION_COOKIE, token, {
-    httpOnly: true,
-    secure: true,
-    sameSite: "Lax",
-    path: "/",
-    maxAge: SESSION_ABSOLUTE_MS / 1000,
-  });
-}
 
 const register = createRoute({
   method: "post",
   path: "/auth/register",
   tags,
   summary: "Create an account and log in",
-  description: "Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account.",
+  description:
+    "Never reads a credential: a stale or invalid session cookie does not stand in the way of a new account. " +
+    "An e-mail whose domain's organization enforces single sign-on is 403 SSO_REQUIRED (`details.signInUrl`).",
   security: SECURITY.none,
   request: {
     body: jsonBody(
@@ -67,6 +70,7 @@ const register = createRoute({
 
 app.openapi(register, async (c) => {
   const body = c.req.valid("json");
+  await refuseEnforcedSso(c.env, body.email);
   const db = database(c.env.DB);
   const at = now();
   if (await findUserByEmail(db, body.email)) throw conflict("email", "An account with this email already exists");
@@ -106,7 +110,8 @@ const login = createRoute({
     "an address with no recent failure for the account is always let through, so guesses from elsewhere never lock its owner out. " +
     "After 40 failures of the account from all addresses in 15 minutes, a sign-in must also carry `challengeCode`, the code e-mailed " +
     "to the account (401 `details.reason: challenge_required`, the password unchecked): the owner still signs in, a guesser cannot go on. " +
-    "Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again.",
+    "Never reads a credential: a stale or invalid session cookie does not stand in the way of logging in again. " +
+    "An e-mail whose domain's organization enforces single sign-on is 403 SSO_REQUIRED (`details.signInUrl`), the password unchecked.",
   security: SECURITY.none,
   request: {
     body: jsonBody(
@@ -129,6 +134,8 @@ const login = createRoute({
 
 app.openapi(login, async (c) => {
   const { email, password, challengeCode } = c.req.valid("json");
+  // Single sign-on enforced for the e-mail's domain: no password is checked (nor counted as a failure).
+  await refuseEnforcedSso(c.env, email);
   const candidate = signInCode();
   const gate = await beginLoginAttempt(c, email, {
     candidateHash: await sha256Hex(candidate),

@@ -6,5 +6,6 @@ export { default as invitationRoutes } from "./invitations.routes";
 export { trackApiKeyUse } from "./key-usage";
 export { default as memberRoutes } from "./members.routes";
 export { default as organizationRoutes } from "./organizations.routes";
+export { default as ssoRoutes } from "./sso.routes";
 export { recheckDomains } from "./verification";
 export { default as verificationRoutes } from "./verification.routes";

@@ -98,6 +98,14 @@ const EXCLUDED: Record<string, string> = {
   saveWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
   deleteWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
   getQueueWhatsappLink: "needs a connected WhatsApp number: test/integration/whatsapp.test.ts reads the wa.me link",
+  getSsoConnection:
+    "needs an identity provider and a verified domain: test/integration/sso.test.ts configures, reads and removes one with a stand-in provider",
+  saveSsoConnection:
+    "fetches the issuer's discovery document and needs a verified domain: test/integration/sso.test.ts configures one with a stand-in provider",
+  deleteSsoConnection: "needs a configured connection: test/integration/sso.test.ts removes one",
+  startSsoSignIn: "a browser redirect (302) to the identity provider: test/integration/sso.test.ts follows it to a stand-in provider",
+  completeSsoSignIn:
+    "needs the state cookie of a start and a code of the provider: test/integration/sso.test.ts plays the whole round trip and each refusal",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
