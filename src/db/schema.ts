@@ -1464,7 +1464,7 @@ export const whatsappWindows = sqliteTable(
 );
 
 /**
- * An organization's OpenID Connect single sign-on (migration 0042, docs/sso.md). The client
+ * An organization's OpenID Connect single sign-on (migration 0040, docs/sso.md). The client
  * secret is sealed (lib/secret-box.ts) and never read back through the API.
  */
 export const ssoConnections = sqliteTable("sso_connections", {
