@@ -2985,7 +2985,7 @@ export interface paths {
         };
         /**
          * The wa.me link that opens a chat with the organization's WhatsApp number, the queue's join text prefilled (QUEUE_VIEW)
-         * @description For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request (`REJOINDRE <queueId>` or `JOIN <queueId>` in the organization's language). 404 when the organization has no WhatsApp number.
+         * @description For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request in the organization's language with the queue's `smsKeyword` (`REJOINDRE MAIRIE`, `JOIN MAIRIE`), which the inbound message joins with (join by text). A queue without a keyword gets its id instead (`JOIN que_…`), which joins nothing: `smsKeyword: null` says so; set one with PATCH /v1/business/queues/{queueId}. 404 when the organization has no WhatsApp number.
          */
         get: operations["getQueueWhatsappLink"];
         put?: never;
@@ -6171,12 +6171,17 @@ export interface components {
             nextCursor: string | null;
         };
         WhatsappLink: {
-            /** @example https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c */
+            /** @example https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE */
             url: string;
             /** @example +2250700000000 */
             phoneNumber: string;
-            /** @example REJOINDRE que_1a2b3c */
+            /** @example REJOINDRE MAIRIE */
             text: string;
+            /**
+             * @description The queue's join keyword the text carries; null when the queue has none (the text then joins nothing)
+             * @example MAIRIE
+             */
+            smsKeyword: string | null;
         };
         TicketMessage: {
             /** @example msg_d3m0m3ss4g3000000000 */
@@ -24421,9 +24426,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c",
+                     *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE",
                      *         "phoneNumber": "+2250700000000",
-                     *         "text": "REJOINDRE que_1a2b3c"
+                     *         "text": "REJOINDRE MAIRIE",
+                     *         "smsKeyword": "MAIRIE"
                      *       }
                      *     }
                      */
