@@ -1393,7 +1393,7 @@ export interface paths {
         };
         /**
          * The visitor's ticket, read with its token
-         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404; only a token of the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A leg of a visit of several services that was served and handed on still answers, `served` with `routedToId` (the next leg's ticket, same token), so a page can follow the visitor (docs/visits.md). A missing or wrong token, or another ticket that is cancelled or finished, is 404; only a token of the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
          */
         get: operations["getVisitorTicket"];
         put?: never;
@@ -1413,7 +1413,7 @@ export interface paths {
         };
         /**
          * Where the visitor's ticket is: business, branch and address
-         * @description Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the business's name and logo, the service, and the branch's name and address (null when the service is offered at several locations). Read once: it does not change during a visit. A missing or wrong token is 404.
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the business's name and logo, the service, and the branch's name and address (null when the service is offered at several locations), and the queue's bounds of a later turn (`defer`). Read once: it does not change during a visit. A missing or wrong token is 404.
          */
         get: operations["getVisitorTicketPlace"];
         put?: never;
@@ -4892,6 +4892,13 @@ export interface components {
             kind: "walk_in" | "appointment";
             appointmentAt: string | null;
             placement: components["schemas"]["Placement"] & unknown;
+            /** @description Several services in one visit (docs/visits.md): this leg, from 1; null for a one-service visit */
+            leg: {
+                index: number;
+                of: number;
+            } | null;
+            /** @description A served leg handed on to the visit's next service: the next leg's ticket id, read with the same token (GET /v1/widget/tickets/{routedToId}); null otherwise, and while the hand-off is in flight (read again in a moment) */
+            routedToId: string | null;
         };
         WidgetTicketPlace: {
             organization: {
@@ -4904,6 +4911,13 @@ export interface components {
                 name: string;
                 address: string;
             } | null;
+            /** @description The queue's bounds of POST /v1/widget/tickets/{ticketId}/defer (docs/visits.md), for the page's choices */
+            defer: {
+                /** @description The queue's `maxDeferMinutes`: how far ahead a later turn may be */
+                maxMinutes: number;
+                /** @description The queue's `maxDefers`: later turns per ticket (0: no "I'm running late"); compare with the ticket's `deferCount` */
+                maxDefers: number;
+            };
         };
         StepBackRequest: {
             /**
@@ -16083,7 +16097,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -16144,6 +16163,10 @@ export interface operations {
                      *         "location": {
                      *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
+                     *         },
+                     *         "defer": {
+                     *           "maxMinutes": 1,
+                     *           "maxDefers": 1
                      *         }
                      *       }
                      *     }
@@ -16223,7 +16246,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -16312,7 +16340,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -16404,7 +16437,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
