@@ -4911,6 +4911,11 @@ export interface components {
                 name: string;
                 address: string;
             } | null;
+            /**
+             * @description IANA time zone of the service's (first) location, else UTC: the page tells times ("Back at 10:30") on it
+             * @example Europe/Paris
+             */
+            timeZone: string;
             /** @description The queue's bounds of POST /v1/widget/tickets/{ticketId}/defer (docs/visits.md), for the page's choices */
             defer: {
                 /** @description The queue's `maxDeferMinutes`: how far ahead a later turn may be */
@@ -16164,6 +16169,7 @@ export interface operations {
                      *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
                      *         },
+                     *         "timeZone": "Europe/Paris",
                      *         "defer": {
                      *           "maxMinutes": 1,
                      *           "maxDefers": 1

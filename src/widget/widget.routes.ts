@@ -450,6 +450,10 @@ const TicketPlace = z
       .object({ name: z.string(), address: z.string() })
       .nullable()
       .openapi({ description: "The branch of the ticket's service; null when the service is offered at several locations (or none)" }),
+    timeZone: z.string().openapi({
+      description: 'IANA time zone of the service\'s (first) location, else UTC: the page tells times ("Back at 10:30") on it',
+      example: "Europe/Paris",
+    }),
     defer: z
       .object({
         maxMinutes: z.number().int().openapi({ description: "The queue's `maxDeferMinutes`: how far ahead a later turn may be" }),

@@ -24,9 +24,9 @@ function words(lang: PageLang) {
   };
 }
 
-/** "10:45" (FR "10 h 45") in the visitor's language, on this device's clock. */
-function clock(iso: string, lang: PageLang): string {
-  const at = new Intl.DateTimeFormat(languageMeta(lang).locale, { hour: "2-digit", minute: "2-digit" }).format(new Date(iso));
+/** "10:45" (FR "10 h 45") in the visitor's language, on the branch's clock (the console's). */
+function clock(iso: string, lang: PageLang, timeZone: string | undefined): string {
+  const at = new Intl.DateTimeFormat(languageMeta(lang).locale, { hour: "2-digit", minute: "2-digit", timeZone }).format(new Date(iso));
   return lang === "fr" ? at.replace(":", " h ") : at;
 }
 
@@ -399,7 +399,7 @@ function App() {
         )}
         {backAt && (
           <p class="back-at" role="status" data-back-at={backAt}>
-            {t.backAt(clock(backAt, lang))}
+            {t.backAt(clock(backAt, lang, place?.timeZone))}
           </p>
         )}
         {ticket.status === "waiting" && (
