@@ -1393,7 +1393,7 @@ export interface paths {
         };
         /**
          * The visitor's ticket, read with its token
-         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404; only a token of the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, wait, and the counter once called. A leg of a visit of several services that was served and handed on still answers, `served` with `routedToId` (the next leg's ticket, same token), so a page can follow the visitor (docs/visits.md). A missing or wrong token, or another ticket that is cancelled or finished, is 404; only a token of the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.
          */
         get: operations["getVisitorTicket"];
         put?: never;
@@ -1413,7 +1413,7 @@ export interface paths {
         };
         /**
          * Where the visitor's ticket is: business, branch and address
-         * @description Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the business's name and logo, the service, and the branch's name and address (null when the service is offered at several locations). Read once: it does not change during a visit. A missing or wrong token is 404.
+         * @description Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the business's name and logo, the service, and the branch's name and address (null when the service is offered at several locations), and the queue's bounds of a later turn (`defer`). Read once: it does not change during a visit. A missing or wrong token is 404.
          */
         get: operations["getVisitorTicketPlace"];
         put?: never;
@@ -3073,7 +3073,7 @@ export interface paths {
         };
         /**
          * The wa.me link that opens a chat with the organization's WhatsApp number, the queue's join text prefilled (QUEUE_VIEW)
-         * @description For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request (`REJOINDRE <queueId>` or `JOIN <queueId>` in the organization's language). 404 when the organization has no WhatsApp number.
+         * @description For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request in the organization's language with the queue's `smsKeyword` (`REJOINDRE MAIRIE`, `JOIN MAIRIE`), which the inbound message joins with (join by text). A queue without a keyword gets its id instead (`JOIN que_…`), which joins nothing: `smsKeyword: null` says so; set one with PATCH /v1/business/queues/{queueId}. 404 when the organization has no WhatsApp number.
          */
         get: operations["getQueueWhatsappLink"];
         put?: never;
@@ -4980,6 +4980,13 @@ export interface components {
             kind: "walk_in" | "appointment";
             appointmentAt: string | null;
             placement: components["schemas"]["Placement"] & unknown;
+            /** @description Several services in one visit (docs/visits.md): this leg, from 1; null for a one-service visit */
+            leg: {
+                index: number;
+                of: number;
+            } | null;
+            /** @description A served leg handed on to the visit's next service: the next leg's ticket id, read with the same token (GET /v1/widget/tickets/{routedToId}); null otherwise, and while the hand-off is in flight (read again in a moment) */
+            routedToId: string | null;
         };
         WidgetTicketPlace: {
             organization: {
@@ -4992,6 +4999,18 @@ export interface components {
                 name: string;
                 address: string;
             } | null;
+            /**
+             * @description IANA time zone of the service's (first) location, else UTC: the page tells times ("Back at 10:30") on it
+             * @example Europe/Paris
+             */
+            timeZone: string;
+            /** @description The queue's bounds of POST /v1/widget/tickets/{ticketId}/defer (docs/visits.md), for the page's choices */
+            defer: {
+                /** @description The queue's `maxDeferMinutes`: how far ahead a later turn may be */
+                maxMinutes: number;
+                /** @description The queue's `maxDefers`: later turns per ticket (0: no "I'm running late"); compare with the ticket's `deferCount` */
+                maxDefers: number;
+            };
         };
         StepBackRequest: {
             /**
@@ -6304,12 +6323,17 @@ export interface components {
             nextCursor: string | null;
         };
         WhatsappLink: {
-            /** @example https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c */
+            /** @example https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE */
             url: string;
             /** @example +2250700000000 */
             phoneNumber: string;
-            /** @example REJOINDRE que_1a2b3c */
+            /** @example REJOINDRE MAIRIE */
             text: string;
+            /**
+             * @description The queue's join keyword the text carries; null when the queue has none (the text then joins nothing)
+             * @example MAIRIE
+             */
+            smsKeyword: string | null;
         };
         TicketMessage: {
             /** @example msg_d3m0m3ss4g3000000000 */
@@ -16303,7 +16327,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -16364,6 +16393,11 @@ export interface operations {
                      *         "location": {
                      *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
+                     *         },
+                     *         "timeZone": "Europe/Paris",
+                     *         "defer": {
+                     *           "maxMinutes": 1,
+                     *           "maxDefers": 1
                      *         }
                      *       }
                      *     }
@@ -16443,7 +16477,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -16532,7 +16571,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -16624,7 +16668,12 @@ export interface operations {
                      *           "rule": "priority",
                      *           "reason": "Appointment at 10:30: ahead of walk-ins since 10:30",
                      *           "since": "Demo"
-                     *         }
+                     *         },
+                     *         "leg": {
+                     *           "index": 1,
+                     *           "of": 1
+                     *         },
+                     *         "routedToId": "rou_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -25003,9 +25052,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c",
+                     *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE",
                      *         "phoneNumber": "+2250700000000",
-                     *         "text": "REJOINDRE que_1a2b3c"
+                     *         "text": "REJOINDRE MAIRIE",
+                     *         "smsKeyword": "MAIRIE"
                      *       }
                      *     }
                      */

@@ -180,8 +180,10 @@ const link = createRoute({
   tags,
   summary: "The wa.me link that opens a chat with the organization's WhatsApp number, the queue's join text prefilled (QUEUE_VIEW)",
   description:
-    "For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request " +
-    "(`REJOINDRE <queueId>` or `JOIN <queueId>` in the organization's language). 404 when the organization has no WhatsApp number.",
+    "For a QR code at the door: `https://wa.me/<number>?text=<text>`. The text is the queue's join request in the organization's " +
+    "language with the queue's `smsKeyword` (`REJOINDRE MAIRIE`, `JOIN MAIRIE`), which the inbound message joins with (join by text). " +
+    "A queue without a keyword gets its id instead (`JOIN que_…`), which joins nothing: `smsKeyword: null` says so; set one with " +
+    "PATCH /v1/business/queues/{queueId}. 404 when the organization has no WhatsApp number.",
   security: SECURITY.any,
   request: { params: z.object({ queueId: z.string().min(1).max(64).openapi({ example: "que_1a2b3c" }) }) },
   responses: {
@@ -189,9 +191,13 @@ const link = createRoute({
       okEnvelope(
         z
           .object({
-            url: z.string().openapi({ example: "https://wa.me/2250700000000?text=REJOINDRE%20que_1a2b3c" }),
+            url: z.string().openapi({ example: "https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE" }),
             phoneNumber: z.string().openapi({ example: "+2250700000000" }),
-            text: z.string().openapi({ example: "REJOINDRE que_1a2b3c" }),
+            text: z.string().openapi({ example: "REJOINDRE MAIRIE" }),
+            smsKeyword: z.string().nullable().openapi({
+              description: "The queue's join keyword the text carries; null when the queue has none (the text then joins nothing)",
+              example: "MAIRIE",
+            }),
           })
           .openapi("WhatsappLink"),
       ),

@@ -1,6 +1,6 @@
 import { and, eq, lt } from "drizzle-orm";
 import { database } from "../db/client";
-import { organizations, ticketChannels, whatsappSettings, whatsappWindows } from "../db/schema";
+import { organizations, queues, ticketChannels, whatsappSettings, whatsappWindows } from "../db/schema";
 import { CATALOGUES, isLanguage, type Language } from "../domain/languages";
 import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
@@ -217,22 +217,26 @@ export async function sendWhatsappDelivery(
 
 /**
  * The wa.me link a QR code at the door opens: a chat with the organization's number, the queue's
- * join request typed in (`REJOINDRE <queueId>`, `JOIN <queueId>`…: the organization's language's join verb).
+ * join request typed in: the organization's language's join verb (`REJOINDRE`, `JOIN`, `UNIRME`…)
+ * and the queue's `smsKeyword`, which the inbound message joins with (join by text, docs/visits.md).
+ * A queue without a keyword gets its id instead, which joins nothing: `smsKeyword: null` says so.
  */
 export async function whatsappJoinLink(
   env: Env,
   organizationId: string,
   queueId: string,
-): Promise<{ url: string; phoneNumber: string; text: string } | null> {
+): Promise<{ url: string; phoneNumber: string; text: string; smsKeyword: string | null } | null> {
   const settings = await readWhatsappSettings(env, organizationId);
   if (!settings) return null;
-  const [org] = await database(env.DB)
-    .select({ language: organizations.defaultLanguage })
-    .from(organizations)
-    .where(eq(organizations.id, organizationId));
+  const db = database(env.DB);
+  const [[org], [queue]] = await Promise.all([
+    db.select({ language: organizations.defaultLanguage }).from(organizations).where(eq(organizations.id, organizationId)),
+    db.select({ smsKeyword: queues.smsKeyword }).from(queues).where(eq(queues.id, queueId)),
+  ]);
   // The organization's join verb (JOIN, REJOINDRE, UNIRME…); French when it has no language of the catalogue.
   const language: Language = isLanguage(org?.language) ? org.language : "fr";
-  const text = `${CATALOGUES[language].sms.join[0]!} ${queueId}`;
+  const smsKeyword = queue?.smsKeyword ?? null;
+  const text = `${CATALOGUES[language].sms.join[0]!} ${smsKeyword ?? queueId}`;
   const digits = settings.phoneNumber.replace(/^\+/, "");
-  return { url: `https://wa.me/${digits}?text=${encodeURIComponent(text)}`, phoneNumber: settings.phoneNumber, text };
+  return { url: `https://wa.me/${digits}?text=${encodeURIComponent(text)}`, phoneNumber: settings.phoneNumber, text, smsKeyword };
 }

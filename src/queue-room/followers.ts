@@ -86,6 +86,25 @@ export class TicketFollowers {
     return view ? this.data(view) : null;
   }
 
+  /**
+   * A leg of a visit handed on to the next service (docs/visits.md, several services): its served
+   * token still opens it, so a page that followed this leg learns where the visitor went
+   * (`routedToId`; null while the hand-off is in flight). Null for anything else: a wrong token,
+   * a live ticket (read), a last leg, or a hand-off the next queue refused (the visit ended here).
+   */
+  async routedLeg(ticketId: string, tokenHash: string, at: number): Promise<VisitorTicketData | null> {
+    if (this.verdict(ticketId, tokenHash)?.state !== "served") return null;
+    const row = this.sql
+      .exec<{ routed_to_id: string | null; transferring_to: string | null }>(
+        "SELECT routed_to_id, transferring_to FROM tickets WHERE id = ? AND status = 'served'",
+        ticketId,
+      )
+      .toArray()[0];
+    if (row === undefined || (row.routed_to_id === null && row.transferring_to === null)) return null;
+    const view = this.view(ticketId, at);
+    return view?.leg ? this.data(view) : null;
+  }
+
   /** The ticket as it is after a change (no token check: the caller checked before changing it). */
   async after(ticketId: string, at: number): Promise<VisitorTicketData | null> {
     const view = this.view(ticketId, at);
@@ -186,6 +205,8 @@ export class TicketFollowers {
       kind: view.kind,
       appointmentAt: isoOrNull(view.appointmentAt),
       placement: view.placement === null ? null : { ...view.placement, since: iso(view.placement.since) },
+      leg: view.leg,
+      routedToId: view.status === "served" ? view.routedToId : null,
     };
   }
 }

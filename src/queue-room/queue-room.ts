@@ -337,7 +337,9 @@ export class QueueRoom extends DurableObject<Env> {
       }),
     visitorTicket: (q) => {
       this.learnName(q.queueName);
-      return this.followers.read(q.ticketId, q.tokenHash, q.at);
+      return this.followers
+        .read(q.ticketId, q.tokenHash, q.at)
+        .then((live) => live ?? this.followers.routedLeg(q.ticketId, q.tokenHash, q.at));
     },
     visitorVerdict: (q) => this.followers.verdict(q.ticketId, q.tokenHash),
     remoteJoin: (q) => this.read((cfg) => this.remoteView(cfg, q.ticketId, q.at)),

@@ -357,6 +357,10 @@ export interface VisitorTicketData {
   kind: TicketKind;
   appointmentAt: string | null;
   placement: { rule: PlacementRule; reason: string; since: string } | null;
+  /** docs/visits.md, several services: this leg of the visit (`index` from 1); null for a one-service visit. */
+  leg: { index: number; of: number } | null;
+  /** A served leg handed on: the next leg's ticket, read with the same token; null otherwise (and while the hand-off is in flight). */
+  routedToId: string | null;
 }
 
 export type TicketMessage = { type: "ticket_update"; data: VisitorTicketData };

@@ -28,6 +28,7 @@ import { sha256Hex } from "../lib/crypto";
 import { queueIdOfTicket } from "../lib/ids";
 import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../tickets/queues";
+import { deferBounds } from "../tickets/tickets";
 import { leaveQueue, readVisitorTicket, ticketTokenForm, visitorDefer, visitorStepBack } from "../tickets/visitor-tickets";
 import { DEFER_RULES, DeferTicketRequest, deferRequestOf, StepBackRequest } from "../tickets/ticket-moves.routes";
 import { connectToHub, connectToRoom, displayBoard, ticketPlace, widgetInfo, widgetJoin, widgetStatus, widgetTicket } from "./widget";
@@ -180,6 +181,18 @@ export const VisitorTicket = z
     placement: PlacementSchema.nullable().openapi({
       description: "Why the ticket stands where it does, in its language; null unless waiting",
     }),
+    leg: z
+      .object({ index: z.number().int(), of: z.number().int() })
+      .nullable()
+      .openapi({ description: "Several services in one visit (docs/visits.md): this leg, from 1; null for a one-service visit" }),
+    routedToId: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "A served leg handed on to the visit's next service: the next leg's ticket id, read with the same token " +
+          "(GET /v1/widget/tickets/{routedToId}); null otherwise, and while the hand-off is in flight (read again in a moment)",
+      }),
   })
   .openapi("VisitorTicket");
 
@@ -414,7 +427,9 @@ const visitorTicket = createRoute({
   summary: "The visitor's ticket, read with its token",
   description:
     "Send the join's `ticketToken` as `X-Ticket-Token`. Answers the ticket as the widget shows it: code, status, position, " +
-    "wait, and the counter once called. A missing or wrong token, or a ticket that is cancelled or finished, is 404; only a token of " +
+    "wait, and the counter once called. A leg of a visit of several services that was served and handed on still answers, " +
+    "`served` with `routedToId` (the next leg's ticket, same token), so a page can follow the visitor (docs/visits.md). " +
+    "A missing or wrong token, or another ticket that is cancelled or finished, is 404; only a token of " +
     "the unsigned format handed before counts as a wrong credential of the caller's IP (docs/limits.md). No API key needed.",
   security: SECURITY.none,
   request: { params: TicketParam, headers: TicketTokenHeader },
@@ -435,6 +450,19 @@ const TicketPlace = z
       .object({ name: z.string(), address: z.string() })
       .nullable()
       .openapi({ description: "The branch of the ticket's service; null when the service is offered at several locations (or none)" }),
+    timeZone: z.string().openapi({
+      description: 'IANA time zone of the service\'s (first) location, else UTC: the page tells times ("Back at 10:30") on it',
+      example: "Europe/Paris",
+    }),
+    defer: z
+      .object({
+        maxMinutes: z.number().int().openapi({ description: "The queue's `maxDeferMinutes`: how far ahead a later turn may be" }),
+        maxDefers: z.number().int().openapi({
+          description:
+            "The queue's `maxDefers`: later turns per ticket (0: no \"I'm running late\"); compare with the ticket's `deferCount`",
+        }),
+      })
+      .openapi({ description: "The queue's bounds of POST /v1/widget/tickets/{ticketId}/defer (docs/visits.md), for the page's choices" }),
   })
   .openapi("WidgetTicketPlace");
 
@@ -446,7 +474,7 @@ const visitorTicketPlace = createRoute({
   description:
     "Send the join's `ticketToken` as `X-Ticket-Token`, as for the ticket's read. Answers what the status page's header shows: the " +
     "business's name and logo, the service, and the branch's name and address (null when the service is offered at several " +
-    "locations). Read once: it does not change during a visit. A missing or wrong token is 404.",
+    "locations), and the queue's bounds of a later turn (`defer`). Read once: it does not change during a visit. A missing or wrong token is 404.",
   security: SECURITY.none,
   request: { params: TicketParam, headers: TicketTokenHeader },
   responses: { 200: jsonResponse(okEnvelope(TicketPlace), "Where the ticket is"), ...errors() },
@@ -454,9 +482,12 @@ const visitorTicketPlace = createRoute({
 
 app.openapi(visitorTicketPlace, async (c) => {
   const { ticketId } = c.req.valid("param");
-  const data = await withTicketToken(c, ticketId, async (queue, token) =>
-    (await readVisitorTicket(c.env, queue, ticketId, token, now())) === null ? null : ticketPlace(c.env, queue),
-  );
+  const data = await withTicketToken(c, ticketId, async (queue, token) => {
+    if ((await readVisitorTicket(c.env, queue, ticketId, token, now())) === null) return null;
+    const place = await ticketPlace(c.env, queue);
+    const { maxDeferMinutes, maxDefers } = deferBounds(queue);
+    return place && { ...place, defer: { maxMinutes: maxDeferMinutes, maxDefers } };
+  });
   return c.json(ok(data), 200);
 });
 

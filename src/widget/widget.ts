@@ -62,7 +62,7 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
       .get(),
     db.select({ name: services.name }).from(services).where(eq(services.id, queue.serviceId)).get(),
     db
-      .select({ name: locations.name, address: locations.address })
+      .select({ name: locations.name, address: locations.address, timezone: locations.timezone })
       .from(serviceLocations)
       .innerJoin(locations, eq(locations.id, serviceLocations.locationId))
       .where(eq(serviceLocations.serviceId, queue.serviceId))
@@ -70,7 +70,14 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
       .all(),
   ]);
   if (!org || !service) return null;
-  return { organization: org, serviceName: service.name, location: places.length === 1 ? places[0]! : null };
+  const only = places.length === 1 ? places[0]! : null;
+  return {
+    organization: org,
+    serviceName: service.name,
+    location: only && { name: only.name, address: only.address },
+    // The branch's clock tells the visitor's times ("Back at 10:30"), as the console shows them.
+    timeZone: places[0]?.timezone ?? "UTC",
+  };
 }
 
 /** The name comes from D1 (renames show at once); the live figures from the room. */

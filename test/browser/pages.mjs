@@ -1353,6 +1353,175 @@ export function pageCases() {
         }
       },
     },
+    {
+      name: "pages #45 visit route: a two-service visit: the console shows leg 1 of 2; once it is completed, the visitor's page opened with leg 1's link moves to leg 2 (same code, step 2 of 2), also when opened again (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        const second = await must(api, "POST", "/services", {
+          name: "Caisse",
+          serviceTypeId: DEMO.service.serviceTypeId,
+          locationIds: [DEMO.location.id],
+        });
+        const clerk = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-GB", isMobile: true, hasTouch: true });
+        const later = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "fr-FR" });
+        try {
+          const cashier = await must(api, "POST", "/business/queues", { serviceId: second.id, name: "Caisse" });
+          const leg1 = await widgetJoin(api, { visitorName: "Ada", route: [DEMO.service.id, second.id] });
+          const visitor = await phone.newPage();
+          await visitor.goto(`${api}/t/${leg1.id}?lang=en#token=${leg1.ticketToken}`, { timeout: STEP_MS });
+          await visitor.getByText("Step 1 of 2").waitFor({ timeout: STEP_MS });
+          await visitor.getByText(leg1.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+
+          const c = await clerk.newPage();
+          await signIn(c, api, DEMO.operator);
+          await openDesk(c, "Guichet 1");
+          await c.keyboard.press("n");
+          await c.locator(".current .leg").filter({ hasText: "leg 1 of 2" }).waitFor({ timeout: STEP_MS });
+          await c.keyboard.press("s");
+          await c.getByText("being served").waitFor({ timeout: STEP_MS });
+          await c.keyboard.press("c");
+          await c.getByRole("button", { name: "Complete the ticket" }).click({ timeout: STEP_MS });
+          await c.getByText("No customer at the desk").waitFor({ timeout: STEP_MS });
+          const done = await must(api, "GET", `/tickets/${leg1.id}`);
+          check(done.status === "served" && /^tkt_/.test(done.routedToId ?? ""), `leg 1 after complete: ${JSON.stringify(done)}`);
+
+          // The page follows the visitor to the cashier's line: leg 2's id in the address, the same code.
+          await visitor.waitForURL((u) => u.pathname === `/t/${done.routedToId}`, { timeout: STEP_MS });
+          await visitor.getByText("Step 2 of 2").waitFor({ timeout: STEP_MS });
+          await visitor.getByText(leg1.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          await visitor.getByText("You are next").waitFor({ timeout: STEP_MS });
+          check((await visitor.getByText("How was your visit?").count()) === 0, "a verdict asked in the middle of the visit");
+          await checkAxe(visitor, "the status page of a visit's second leg");
+          if (screenshots) {
+            mkdirSync(screenshots, { recursive: true });
+            await visitor.screenshot({ path: path.join(screenshots, "status-visit-leg-2-en-390x844.png") });
+          }
+          const leg2 = await must(api, "GET", `/tickets/${done.routedToId}`);
+          check(leg2.queueId === cashier.id && leg2.status === "waiting", `leg 2: ${JSON.stringify(leg2)}`);
+
+          // Leg 1's link opened again later, on another phone, in French: it lands on leg 2.
+          const again = await later.newPage();
+          await again.goto(`${api}/t/${leg1.id}?lang=fr#token=${leg1.ticketToken}`, { timeout: STEP_MS });
+          await again.waitForURL((u) => u.pathname === `/t/${done.routedToId}`, { timeout: STEP_MS });
+          await again.getByText("Étape 2 sur 2").waitFor({ timeout: STEP_MS });
+        } finally {
+          await Promise.all([clerk.close(), phone.close(), later.close()]);
+          // The demo keeps one service: the kiosk and board cases expect it.
+          await apiCall(api, "DELETE", `/services/${second.id}`);
+        }
+      },
+    },
+    {
+      name: "pages #45 defer: I'm running late on the status page: 10/15 within the queue's 20 minutes, a refusal in French, Back at HH:MM, gone at the limit; hidden when maxDefers is 0; the console shows the return time (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        const bounds = (body) => must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, body);
+        await bounds({ maxDeferMinutes: 20, maxDefers: 1 });
+        // The ticket's place (and its bounds) is read through a 5-second cache of the queue.
+        await new Promise((r) => setTimeout(r, 5_500));
+        const mine = await widgetJoin(api, { visitorName: "Léa" });
+        const other = await widgetJoin(api, { visitorName: "Ada" });
+        const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "fr-FR", isMobile: true, hasTouch: true });
+        const clerk = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await phone.newPage();
+          await p.goto(`${api}/t/${mine.id}?lang=fr#token=${mine.ticketToken}`, { timeout: STEP_MS });
+          await p.getByRole("button", { name: "Je suis en retard" }).click({ timeout: STEP_MS });
+          const dialog = p.getByRole("dialog", { name: "Combien de retard aurez-vous ?" });
+          await dialog.waitFor({ timeout: STEP_MS });
+          const choices = await dialog.locator("[data-late-minutes]").evaluateAll((b) => b.map((x) => x.getAttribute("data-late-minutes")));
+          check(JSON.stringify(choices) === JSON.stringify(["10", "15"]), `the choices within 20 minutes: ${choices}`);
+          await checkAxe(p, "the running-late dialog");
+          if (screenshots) {
+            mkdirSync(screenshots, { recursive: true });
+            await p.screenshot({ path: path.join(screenshots, "status-running-late-fr-390x844.png") });
+          }
+          // The business shortened its bound meanwhile: the refusal is said in the page's language.
+          await bounds({ maxDeferMinutes: 5 });
+          await dialog.getByRole("button", { name: "15 min" }).click();
+          await p.getByText("C'est plus tard que ce que ce service permet.").waitFor({ timeout: STEP_MS });
+          check((await must(api, "GET", `/tickets/${mine.id}`)).deferCount === 0, "a refused deferral was counted");
+
+          await bounds({ maxDeferMinutes: 20 });
+          await p.getByRole("button", { name: "Je suis en retard" }).click();
+          const asked = Date.now();
+          await p.getByRole("dialog").getByRole("button", { name: "15 min" }).click();
+          const back = p.locator("[data-back-at]");
+          await back.waitFor({ timeout: STEP_MS });
+          const until = Date.parse(await back.getAttribute("data-back-at"));
+          check(
+            Math.abs(until - (asked + 15 * 60_000)) < 60_000,
+            `back at ${new Date(until).toISOString()}, asked at ${new Date(asked).toISOString()}`,
+          );
+          const shown = /^De retour à (\d\d) h (\d\d)/.exec(await back.textContent());
+          check(shown, `the return time: ${await back.textContent()}`);
+          check((await p.getByRole("button", { name: "Je suis en retard" }).count()) === 0, "running late is still offered at the limit");
+          const stored = await must(api, "GET", `/tickets/${mine.id}`);
+          check(stored.deferCount === 1 && stored.deferredUntil === new Date(until).toISOString(), `the ticket: ${JSON.stringify(stored)}`);
+          await checkAxe(p, "the status page of a deferred ticket");
+          if (screenshots) await p.screenshot({ path: path.join(screenshots, "status-back-at-fr-390x844.png") });
+
+          // The console's line shows the deferred ticket's return time.
+          const c = await clerk.newPage();
+          await signIn(c, api, DEMO.operator);
+          await openDesk(c, "Guichet 1");
+          // On the branch's clock, as the visitor's page says it.
+          await c.locator(".line").getByText(`Back at ${shown[1]}:${shown[2]}`).waitFor({ timeout: STEP_MS });
+          if (screenshots) await c.screenshot({ path: path.join(screenshots, "console-deferred-en-1280x800.png") });
+
+          // No later turns in this queue: the button is not offered.
+          await bounds({ maxDefers: 0 });
+          await new Promise((r) => setTimeout(r, 5_500));
+          const q = await phone.newPage();
+          await q.goto(`${api}/t/${other.id}?lang=en#token=${other.ticketToken}`, { timeout: STEP_MS });
+          await q.getByRole("button", { name: "Leave the queue" }).waitFor({ timeout: STEP_MS });
+          check((await q.getByRole("button", { name: "I'm running late" }).count()) === 0, "running late offered with maxDefers 0");
+        } finally {
+          await Promise.all([phone.close(), clerk.close()]);
+          await bounds({ maxDeferMinutes: 60, maxDefers: 2 });
+        }
+      },
+    },
+    {
+      name: "pages #45 console at_serve: start serving is refused for an unanswered at_serve question: the console asks it, saves it on the ticket and starts serving (axe)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const FILE = { key: "file_number", label: { fr: "Numéro de dossier", en: "File number" }, type: "text", required: "at_serve" };
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION, FILE] });
+        const ticket = await widgetJoin(api, { visitorName: "Ada" });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const c = await ctx.newPage();
+          await signIn(c, api, DEMO.operator);
+          await openDesk(c, "Guichet 1");
+          await c.keyboard.press("n");
+          await c.waitForFunction(
+            (code) => document.querySelector(".current .ticket .code")?.textContent?.startsWith(code),
+            ticket.displayCode,
+            {
+              timeout: STEP_MS,
+            },
+          );
+          await c.keyboard.press("s");
+          const dialog = c.getByRole("dialog", { name: `${ticket.displayCode}: questions to answer first` });
+          await dialog.waitFor({ timeout: STEP_MS });
+          check((await dialog.locator("[data-question]").count()) === 1, "the dialog asks more than the missing question");
+          await dialog.getByRole("button", { name: "Save and continue" }).click();
+          await dialog.getByText("Please answer this question.").waitFor({ timeout: STEP_MS });
+          await checkAxe(c, "the console's at_serve questions");
+          await dialog.getByLabel("File number").fill("D-2026-117");
+          await dialog.getByRole("button", { name: "Save and continue" }).click();
+          await dialog.waitFor({ state: "detached", timeout: STEP_MS });
+          await c.getByText("being served").waitFor({ timeout: STEP_MS });
+          const stored = await must(api, "GET", `/tickets/${ticket.id}`);
+          check(stored.status === "serving" && stored.intake?.file_number === "D-2026-117", `the ticket: ${JSON.stringify(stored)}`);
+        } finally {
+          await ctx.close();
+          await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
+        }
+      },
+    },
   ];
 }
 

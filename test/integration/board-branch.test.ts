@@ -129,6 +129,8 @@ describe("where a visitor's ticket is (the status page's header)", () => {
       organization: { name: "Test organization", logoUrl: null },
       serviceName: "Teller Opera",
       location: { name: "Opera", address: "1 rue de Opera" },
+      timeZone: "Europe/Paris",
+      defer: { maxMinutes: 60, maxDefers: 2 },
     });
     expectError(await place(), 404, "NOT_FOUND");
     const other = expectOk(await call("POST", `/v1/widget/queue/${t.first.queueId}/join`, { apiKey: t.widgetKey, body: {} }), 201);

@@ -102,6 +102,9 @@ describe("POST /v1/tickets/{ticketId}/defer", () => {
     const widgetKey = (await createApiKey(f.owner as any, f.organizationId, ["widget"])).key;
     const joined = expectOk(await call("POST", `/v1/widget/queue/${f.queueId}/join`, { apiKey: widgetKey, body: {} }), 201);
     const widgetPath = `/v1/widget/tickets/${joined.id}/defer`;
+    // The status page learns the queue's bounds with the ticket's place, to offer only what is allowed.
+    const place = await call("GET", `/v1/widget/tickets/${joined.id}/place`, { headers: { "X-Ticket-Token": joined.ticketToken } });
+    expect(expectOk(place).defer).toEqual({ maxMinutes: 60, maxDefers: 2 });
     expectError(await call("POST", widgetPath, { body: { until: at(15) } }), 404, "NOT_FOUND");
     expectError(
       await call("POST", widgetPath, { body: { until: at(15) }, headers: { "X-Ticket-Token": "A".repeat(43) } }),

@@ -94,7 +94,17 @@ describe("a visit of two services", () => {
       queueId: f.secondQueue,
       displayCode: joined.displayCode,
       status: "waiting",
+      leg: { index: 2, of: 2 },
+      routedToId: null,
     });
+    // The first leg's id and token still answer, to say where the visitor went (the status page follows it).
+    expect(expectOk(await call("GET", `/v1/widget/tickets/${joined.id}`, { headers }))).toMatchObject({
+      ticketId: joined.id,
+      status: "served",
+      leg: { index: 1, of: 2 },
+      routedToId: next.id,
+    });
+    expectError(await call("GET", `/v1/widget/tickets/${joined.id}`, { headers: { "X-Ticket-Token": "x".repeat(44) } }), 404, "NOT_FOUND");
 
     const advanced = (await eventsOf(events, f.queueId)).filter((e) => e.type === "ticket.route_advanced");
     expect(advanced).toHaveLength(1);
@@ -112,6 +122,9 @@ describe("a visit of two services", () => {
     await serve(f, f.secondQueue, next.id);
     const last = expectOk(await call("POST", `/v1/tickets/${next.id}/complete`, { token: f.owner.token }));
     expect(last).toMatchObject({ status: "served", routedToId: null });
+    // The last leg ends the visit: its read is 404 as any served ticket's, the first leg's still points to it.
+    expectError(await call("GET", `/v1/widget/tickets/${next.id}`, { headers }), 404, "NOT_FOUND");
+    expect(expectOk(await call("GET", `/v1/widget/tickets/${joined.id}`, { headers })).routedToId).toBe(next.id);
     const tail = await eventsOf(events, f.secondQueue);
     expect(tail.filter((e) => e.type === "ticket.route_advanced")).toEqual([]);
     expect(tail.filter((e) => e.type === "review.request").map((e) => e.ticketId)).toEqual([next.id]);

@@ -76,6 +76,9 @@ describe("the visitor's ticket over HTTP", () => {
       // docs/visits.md, defer: not deferred.
       deferredUntil: null,
       deferCount: 0,
+      // docs/visits.md, several services: a one-service visit.
+      leg: null,
+      routedToId: null,
     });
     expectOk(await operate(f, `/v1/queues/${f.queueId}/call-next`));
     expect(expectOk(await read(mine.id, mine.ticketToken))).toMatchObject({ status: "waiting", position: 1 });

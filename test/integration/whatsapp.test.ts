@@ -263,6 +263,13 @@ describe("WhatsApp configuration and the join link", () => {
     expect(link.phoneNumber).toBe("+2250700000001");
     expect(link.url).toBe(`https://wa.me/2250700000001?text=${encodeURIComponent(link.text)}`);
     expect(link.text).toMatch(new RegExp(`^(REJOINDRE|JOIN) ${a.queueId}$`));
+    expect(link.smsKeyword).toBeNull();
+    // With a join keyword (join by text), the prefilled text is the keyword the inbound message joins with.
+    expectOk(await call("PATCH", `/v1/business/queues/${a.queueId}`, { token: a.owner.token, body: { smsKeyword: "mairie" } }));
+    const keyed = expectOk(await call("GET", `/v1/queues/${a.queueId}/whatsapp-link`, { token: operator.token }));
+    expect(keyed.text).toMatch(/^(REJOINDRE|JOIN) MAIRIE$/);
+    expect(keyed.smsKeyword).toBe("MAIRIE");
+    expect(keyed.url).toBe(`https://wa.me/2250700000001?text=${encodeURIComponent(keyed.text)}`);
     expectError(await call("GET", `/v1/queues/${b.queueId}/whatsapp-link`, { token: b.owner.token }), 404, "NOT_FOUND");
     expectError(await call("GET", `/v1/queues/${b.queueId}/whatsapp-link`, { token: a.owner.token }), 404, "NOT_FOUND");
   });

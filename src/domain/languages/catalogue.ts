@@ -187,6 +187,17 @@ export type StatusKey =
   | "rateComment"
   | "rated"
   | "rateClosed"
+  | "late"
+  | "lateTitle"
+  | "lateHint"
+  | "lateMinutes"
+  | "backAt"
+  | "lateLimit"
+  | "lateTooFar"
+  | "lateTooLate"
+  | "lateFailed"
+  | "leg"
+  | "nextLeg"
   | "languages";
 
 export type RefusalKey =

@@ -46,3 +46,11 @@ export function post<P extends PathsWith<"post">>(
 export function del<P extends PathsWith<"delete">>(path: P, params: ParamsOf<Op<P, "delete">>): Promise<Answer<P, "delete">> {
   return api<Answer<P, "delete">>("DELETE", fill(path, params as Record<string, string>));
 }
+
+export function patch<P extends PathsWith<"patch">>(
+  path: P,
+  params: ParamsOf<Op<P, "patch">>,
+  body: BodyOf<Op<P, "patch">>,
+): Promise<Answer<P, "patch">> {
+  return api<Answer<P, "patch">>("PATCH", fill(path, params as Record<string, string>), { body });
+}

@@ -5,11 +5,20 @@ import type { Schemas, ServiceOutcome } from "../shared/api";
 import type { Lang } from "../shared/i18n";
 import type { Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
+import type { IntakeAnswers } from "../shared/intake";
+import { IntakeAsk } from "./intake-ask";
 import { WalkInForm, type QueueChoice, type WalkIn, type WalkInRefusal } from "./walk-in";
 
 type Member = Schemas["Member"];
 type IntakeField = Schemas["IntakeField"];
-export type Dialog = null | { kind: "complete" } | { kind: "previous"; ticket: Ticket } | { kind: "transfer" } | { kind: "walkin" };
+export type Dialog =
+  | null
+  | { kind: "complete" }
+  | { kind: "previous"; ticket: Ticket }
+  | { kind: "transfer" }
+  | { kind: "walkin" }
+  /** at_serve questions the refused action needs (docs/visits.md); `retry` is that action. */
+  | { kind: "intake"; ticket: Ticket; fields: IntakeField[]; retry: () => Promise<unknown> };
 
 export function DialogView(p: {
   dialog: NonNullable<Dialog>;
@@ -27,6 +36,7 @@ export function DialogView(p: {
   questions: Record<string, IntakeField[]> | null;
   lang: Lang;
   onWalkIn: (walkIn: WalkIn) => Promise<WalkInRefusal>;
+  onIntake: (ticket: Ticket, answers: IntakeAnswers, retry: () => Promise<unknown>) => Promise<WalkInRefusal>;
 }) {
   const { t, dialog } = p;
   useEffect(() => {
@@ -128,6 +138,17 @@ export function DialogView(p: {
           </button>
         </div>
       </form>
+    );
+  } else if (dialog.kind === "intake") {
+    title = t.intakeBefore(dialog.ticket.displayCode);
+    body = (
+      <IntakeAsk
+        t={t}
+        lang={p.lang}
+        fields={dialog.fields}
+        onCancel={p.onClose}
+        onSubmit={(answers) => p.onIntake(dialog.ticket, answers, dialog.retry)}
+      />
     );
   } else {
     title = t.walkIn;

@@ -113,6 +113,11 @@ const en = {
   appointmentsFailed: (why: string) => `Today's appointments could not be read: ${why}`,
   retry: "Try again",
   moreWaiting: (shown: number, total: number) => `${shown} shown of ${total} waiting`,
+  /** docs/visits.md, at_serve questions: asked when start-serving or completion is refused for them. */
+  intakeBefore: (code: string) => `${code}: questions to answer first`,
+  intakeBeforeText: "The service asks these before serving or completing. Your answers are saved on the ticket, then the action goes on.",
+  intakeSave: "Save and continue",
+  intakeSaved: (code: string) => `Answers saved on ${code}.`,
 } as const;
 
 type Dict = {
@@ -234,6 +239,11 @@ const fr: Dict = {
   appointmentsFailed: (why: string) => `Lecture des rendez-vous du jour impossible : ${why}`,
   retry: "Réessayer",
   moreWaiting: (shown: number, total: number) => `${shown} affichés sur ${total} en attente`,
+  intakeBefore: (code: string) => `${code} : questions à remplir d'abord`,
+  intakeBeforeText:
+    "Le service les demande avant de servir ou de terminer. Vos réponses sont enregistrées sur le ticket, puis l'action continue.",
+  intakeSave: "Enregistrer et continuer",
+  intakeSaved: (code: string) => `Réponses enregistrées sur ${code}.`,
 };
 
 export const TEXT: Record<Lang, Dict> = { en: en as unknown as Dict, fr };

@@ -10,10 +10,11 @@ import { browserLang, rememberLang, type Lang } from "../shared/i18n";
 import { joinRefusal } from "../shared/refusals";
 import { DayAppointments } from "./appointments";
 import { DeskBanners } from "./banners";
-import { del, get, post, type Answer } from "./client";
+import { del, get, patch, post, type Answer } from "./client";
 import { CurrentCard } from "./current-card";
 import { useDeskView, type Ticket } from "./desk-view";
 import { DialogView, type Dialog } from "./dialogs";
+import { missingKeys } from "./intake-ask";
 import { TEXT } from "./i18n";
 import { HeldList, WaitingLine } from "./line";
 import { refusalText } from "./refusal";
@@ -193,13 +194,50 @@ function App() {
     );
 
   const ticketId = () => ({ ticketId: current!.id });
+
+  /**
+   * Start-serving and completion wait for the service's `at_serve` questions (docs/visits.md): a
+   * 409 INTAKE_REQUIRED opens a dialog with the missing ones (read again: they may be new), and
+   * once they are saved on the ticket, the refused action runs again.
+   */
+  const askingIntake = async (tk: Ticket, action: () => Promise<unknown>): Promise<unknown> => {
+    try {
+      return await action();
+    } catch (err) {
+      if (!(err instanceof ApiRefusal && err.code === "INTAKE_REQUIRED")) throw err;
+      const keys = missingKeys(err.details);
+      const fields = (await get("/v1/services/{serviceId}/intake", { serviceId: tk.serviceId })).fields.filter((f) => keys.includes(f.key));
+      if (fields.length === 0) throw err;
+      setDialog({ kind: "intake", ticket: tk, fields, retry: action });
+      return undefined;
+    }
+  };
+
+  const saveIntake = async (tk: Ticket, answers: Record<string, string | number | boolean>, retry: () => Promise<unknown>) => {
+    try {
+      await patch("/v1/tickets/{ticketId}/intake", { ticketId: tk.id }, { answers });
+    } catch (err) {
+      if (err instanceof ApiRefusal && err.code === "VALIDATION_ERROR") return joinRefusal(err, lang, questions[tk.serviceId] ?? []);
+      return { field: null, text: refusalText(err, lang) };
+    }
+    setDialog(null);
+    await act(() => askingIntake(tk, retry));
+    return null;
+  };
+
   const verbs = {
     recall: () => act(() => post("/v1/tickets/{ticketId}/recall", ticketId())),
-    serve: () => act(() => post("/v1/tickets/{ticketId}/serve", ticketId())),
+    serve: () => {
+      const tk = current!;
+      return act(() => askingIntake(tk, () => post("/v1/tickets/{ticketId}/serve", { ticketId: tk.id })));
+    },
     noShow: () => act(() => post("/v1/tickets/{ticketId}/skip-absent", ticketId(), { reason: "absent" })),
     back: (position: "first" | "last") => act(() => post("/v1/tickets/{ticketId}/return", ticketId(), { position })),
-    complete: (outcome: string, note: string) =>
-      act(() => post("/v1/tickets/{ticketId}/complete", ticketId(), { ...(outcome ? { outcome } : {}), ...(note ? { note } : {}) })),
+    complete: (outcome: string, note: string) => {
+      const tk = current!;
+      const body = { ...(outcome ? { outcome } : {}), ...(note ? { note } : {}) };
+      return act(() => askingIntake(tk, () => post("/v1/tickets/{ticketId}/complete", { ticketId: tk.id }, body)));
+    },
   };
   const resume = (tk: Ticket) => act(() => post("/v1/tickets/{ticketId}/resume", { ticketId: tk.id }, {}));
   const toggleHold = () => {
@@ -468,6 +506,7 @@ function App() {
           }}
           questions={questionsRead ? questions : null}
           lang={lang}
+          onIntake={saveIntake}
           onWalkIn={async ({ queueId, vip, body }) => {
             // The dialog stays open on a refusal, with the refusal under the input at fault.
             try {

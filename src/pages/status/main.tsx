@@ -5,7 +5,7 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./status.css";
 import { api, ApiRefusal, type Schemas, type VisitorTicket } from "../shared/api";
-import { minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
+import { languageMeta, minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
 import { LanguageSwitch } from "../shared/language-switch";
 import { openLive, type LiveState } from "../shared/live";
 
@@ -18,8 +18,29 @@ function words(lang: PageLang) {
     goTo: (counter: string) => say(w.goTo, { counter }),
     wrongCode: (left: number) => (left <= 0 ? w.wrongCodeNone : say(left === 1 ? w.wrongCodeOne : w.wrongCodeMany, { n: left })),
     rateScore: (n: number) => say(w.rateScore, { n }),
+    lateMinutes: (n: number) => say(w.lateMinutes, { n }),
+    backAt: (time: string) => say(w.backAt, { time }),
+    leg: (leg: { index: number; of: number }) => say(w.leg, leg),
   };
 }
+
+/** "10:45" (FR "10 h 45") in the visitor's language, on the branch's clock (the console's). */
+function clock(iso: string, lang: PageLang, timeZone: string | undefined): string {
+  const at = new Intl.DateTimeFormat(languageMeta(lang).locale, { hour: "2-digit", minute: "2-digit", timeZone }).format(new Date(iso));
+  return lang === "fr" ? at.replace(":", " h ") : at;
+}
+
+/** The later turns offered ("I'm running late"), within the queue's `maxDeferMinutes`. */
+const LATE_CHOICES = [10, 15, 30];
+function lateChoices(maxMinutes: number): number[] {
+  const fit = LATE_CHOICES.filter((m) => m <= maxMinutes);
+  return fit.length > 0 ? fit : maxMinutes > 0 ? [maxMinutes] : [];
+}
+
+/** A leg of a visit of several services, served and handed on (docs/visits.md): the page follows the visitor. */
+/** Reads of a leg whose hand-off is still in flight (about a second apart). */
+let followTries = 0;
+const handedOn = (t: VisitorTicket) => t.status === "served" && t.leg !== null && t.leg.index < t.leg.of;
 
 const ticketId = decodeURIComponent(location.pathname.split("/")[2] ?? "");
 const storageKey = `pages:ticket:${ticketId}`;
@@ -123,12 +144,16 @@ function App() {
   // Shown only where it can work: this browser can, and the server has a push key; gone once on.
   const [canNotify, setCanNotify] = useState(false);
   const [verdict, setVerdict] = useState<FeedbackState | null>(null);
+  const [lateAsking, setLateAsking] = useState(false);
+  // A refusal of DEFER_LIMIT_REACHED hides the button even if the queue's bounds read earlier said otherwise.
+  const [lateSpent, setLateSpent] = useState(false);
   const readVerdict = () =>
     api<FeedbackState>("GET", feedbackPath, { headers: { "X-Ticket-Token": token } })
       .then(setVerdict)
       .catch(() => undefined);
 
   const show = (next: VisitorTicket) => {
+    if (handedOn(next)) return follow(next);
     setTicket((before) => {
       if (next.status === "called" && before?.status !== "called") navigator.vibrate?.([300, 150, 300]);
       return next;
@@ -138,6 +163,19 @@ function App() {
       localStorage.removeItem(steppedKey);
     }
     if (next.status === "served") void readVerdict();
+  };
+
+  /**
+   * The visitor moved on to the visit's next service: this page becomes the next leg's (same token).
+   * While the hand-off is in flight (`routedToId` still null), it says so and reads again.
+   */
+  const follow = (leg: VisitorTicket) => {
+    setTicket(leg);
+    localStorage.removeItem(storageKey);
+    if (leg.routedToId) {
+      localStorage.setItem(`pages:ticket:${leg.routedToId}`, token);
+      location.replace(`/t/${encodeURIComponent(leg.routedToId)}${location.search}#token=${encodeURIComponent(token)}`);
+    } else if (followTries++ < 30) setTimeout(() => void read(), 1000);
   };
 
   const read = () =>
@@ -199,6 +237,32 @@ function App() {
     act(async () => {
       if (!confirm(t.confirmLeave)) return;
       show(await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/cancel`, { headers: { "X-Ticket-Token": token } }));
+    });
+
+  const runningLate = (minutesLate: number) =>
+    act(async () => {
+      setLateAsking(false);
+      // A few seconds short of the choice, so a device clock a little ahead of the server's stays within maxDeferMinutes.
+      const until = new Date(Date.now() + minutesLate * 60_000 - 15_000).toISOString();
+      try {
+        show(
+          await api<VisitorTicket>("POST", `/widget/tickets/${ticketId}/defer`, { headers: { "X-Ticket-Token": token }, body: { until } }),
+        );
+        setNote(null);
+      } catch (err) {
+        const code = err instanceof ApiRefusal ? err.code : "";
+        if (code === "DEFER_LIMIT_REACHED") setLateSpent(true);
+        setNote(
+          code === "DEFER_LIMIT_REACHED"
+            ? t.lateLimit
+            : code === "DEFER_TOO_FAR"
+              ? t.lateTooFar
+              : code === "INVALID_STATE"
+                ? t.lateTooLate
+                : t.lateFailed,
+        );
+        if (code === "INVALID_STATE") void read();
+      }
     });
 
   const markStepped = () => {
@@ -306,7 +370,17 @@ function App() {
     );
   if (!ticket) return <div>{header}</div>;
 
-  const finalText = FINAL.has(ticket.status) ? t[ticket.status as "served" | "cancelled" | "skipped" | "expired"] : null;
+  const movingOn = handedOn(ticket);
+  const finalText = movingOn ? null : FINAL.has(ticket.status) ? t[ticket.status as "served" | "cancelled" | "skipped" | "expired"] : null;
+  const deferral = place?.defer ?? null;
+  const canBeLate =
+    ticket.status === "waiting" &&
+    deferral !== null &&
+    !lateSpent &&
+    ticket.deferCount < deferral.maxDefers &&
+    lateChoices(deferral.maxMinutes).length > 0;
+  const backAt =
+    ticket.status === "waiting" && ticket.deferredUntil && Date.parse(ticket.deferredUntil) > Date.now() ? ticket.deferredUntil : null;
   return (
     <div class={`status-page s-${ticket.status}`}>
       {header}
@@ -318,6 +392,16 @@ function App() {
         <p class="big-code" id="code">
           {ticket.displayCode}
         </p>
+        {ticket.leg && (
+          <p class="leg" data-leg={`${ticket.leg.index}/${ticket.leg.of}`}>
+            {t.leg(ticket.leg)}
+          </p>
+        )}
+        {backAt && (
+          <p class="back-at" role="status" data-back-at={backAt}>
+            {t.backAt(clock(backAt, lang, place?.timeZone))}
+          </p>
+        )}
         {ticket.status === "waiting" && (
           <dl>
             <dt>{t.position}</dt>
@@ -335,7 +419,12 @@ function App() {
         {ticket.status === "serving" && <p class="state">{t.serving}</p>}
         {ticket.status === "held" && <p class="state">{t.held}</p>}
         {finalText && <p class="state">{finalText}</p>}
-        {ticket.status === "served" && <Verdict lang={lang} state={verdict} onGiven={setVerdict} />}
+        {movingOn && (
+          <p class="state" role="status">
+            {t.nextLeg}
+          </p>
+        )}
+        {ticket.status === "served" && !movingOn && <Verdict lang={lang} state={verdict} onGiven={setVerdict} />}
         {(phone?.status === "pending" || phone?.status === "expired") && (ticket.status === "waiting" || ticket.status === "called") && (
           <form class="phone-code" onSubmit={confirmCode} aria-labelledby="phone-title">
             <h2 id="phone-title">{t.phoneTitle}</h2>
@@ -377,6 +466,11 @@ function App() {
                 {t.notify}
               </button>
             )}
+            {canBeLate && (
+              <button type="button" data-late onClick={() => setLateAsking(true)} disabled={busy}>
+                {t.late}
+              </button>
+            )}
             {ticket.status === "waiting" && !stepped && (
               <button type="button" onClick={() => setAsking(true)} disabled={busy}>
                 {t.stepBack}
@@ -388,6 +482,26 @@ function App() {
           </div>
         )}
       </section>
+      {lateAsking && canBeLate && deferral && (
+        <div class="overlay" onClick={(e: Event) => e.target === e.currentTarget && setLateAsking(false)}>
+          <div role="dialog" aria-modal="true" aria-labelledby="late-title" aria-describedby="late-text">
+            <h2 id="late-title">{t.lateTitle}</h2>
+            <p id="late-text">{t.lateHint}</p>
+            <div class="late-choices" role="group" aria-labelledby="late-title">
+              {lateChoices(deferral.maxMinutes).map((m) => (
+                <button type="button" class="primary" data-late-minutes={m} onClick={() => void runningLate(m)} disabled={busy}>
+                  {t.lateMinutes(m)}
+                </button>
+              ))}
+            </div>
+            <div class="actions">
+              <button type="button" onClick={() => setLateAsking(false)} autofocus>
+                {t.cancel}
+              </button>
+            </div>
+          </div>
+        </div>
+      )}
       {asking && ticket.status === "waiting" && (
         <div class="overlay" onClick={(e: Event) => e.target === e.currentTarget && setAsking(false)}>
           <div role="dialog" aria-modal="true" aria-labelledby="step-title" aria-describedby="step-text">
