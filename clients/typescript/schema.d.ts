@@ -24374,7 +24374,7 @@ export interface operations {
                         data: {
                             /** @description Customer messages read and acted on */
                             received: number;
-                            /** @description Replays, and messages to a number no organization connected */
+                            /** @description Replays, messages to a number no organization connected, and messages over an inbound limit */
                             ignored: number;
                         };
                     };
