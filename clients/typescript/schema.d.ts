@@ -5361,6 +5361,11 @@ export interface components {
             attempts: number;
             /** @description The provider's last answer (status and body, truncated) */
             providerResponse: string | null;
+            /**
+             * @description `whatsapp`: this SMS carried a WhatsApp message that could not be sent (same eventId)
+             * @enum {string|null}
+             */
+            fallbackFrom: "whatsapp" | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -19836,6 +19841,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "attempts": 1,
                      *           "providerResponse": "Demo",
+                     *           "fallbackFrom": "whatsapp",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
