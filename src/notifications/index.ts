@@ -26,5 +26,7 @@ export {
   businessText,
 } from "./message-templates";
 export { default as messageTemplateRoutes } from "./message-templates.routes";
-export { whatsappData, type WhatsappTemplateKind } from "./whatsapp";
+export { whatsappData, whatsappReplyNumber, type WhatsappTemplateKind } from "./whatsapp";
+export { sendBusinessSms } from "./notifications";
+export { isOptedOut } from "./opt-outs";
 export { default as whatsappRoutes } from "./whatsapp.routes";
