@@ -4,7 +4,10 @@ import { keysetPageSql } from "../http/keyset";
 import { ApiError, notFound } from "../http/errors";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
-import { deliver, isOptedOut, sendBusinessSms, whatsappReplyNumber } from "../notifications";
+import { deliver } from "../notifications/notification-delivery";
+import { sendBusinessSms } from "../notifications/notifications";
+import { isOptedOut } from "../notifications/opt-outs";
+import { whatsappReplyNumber } from "../notifications/whatsapp";
 import { newId } from "../lib/ids";
 
 // A ticket's conversation (docs/conversations.md): the customer's texts and our answers, both

@@ -26,7 +26,5 @@ export {
   businessText,
 } from "./message-templates";
 export { default as messageTemplateRoutes } from "./message-templates.routes";
-export { whatsappData, whatsappReplyNumber, type WhatsappTemplateKind } from "./whatsapp";
-export { sendBusinessSms } from "./notifications";
-export { isOptedOut } from "./opt-outs";
+export { whatsappData, type WhatsappTemplateKind } from "./whatsapp";
 export { default as whatsappRoutes } from "./whatsapp.routes";
