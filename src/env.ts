@@ -64,6 +64,12 @@ declare global {
       WHATSAPP_API_BASE_URL?: string;
       WHATSAPP_APP_SECRET?: string;
       WHATSAPP_VERIFY_TOKEN?: string;
+      /**
+       * Inbound limits per fixed 10-minute window (docs/conversations.md): texts, WhatsApp messages
+       * and USSD screens per sending number (default 20) and per organization (default 1200).
+       */
+      INBOUND_LIMIT_PER_NUMBER?: string;
+      INBOUND_LIMIT_PER_ORGANIZATION?: string;
       VAPID_PUBLIC_KEY?: string;
       VAPID_PRIVATE_KEY?: string;
       VAPID_SUBJECT?: string;

@@ -3093,13 +3093,13 @@ export interface paths {
         };
         /**
          * A ticket's conversation with its customer, both ways
-         * @description Oldest first, with each answer's delivery state. Members with QUEUE_VIEW in the queue's organization.
+         * @description Oldest first: the customer's texts, WhatsApp messages and USSD inputs, our automatic answers and the staff's, each answer with its delivery state. Members with QUEUE_VIEW at the ticket's location (others: 404).
          */
         get: operations["listTicketMessages"];
         put?: never;
         /**
-         * Answers the ticket's customer with a free text (SMS)
-         * @description Sent through the customer's channel (the phone given at the join) as the business's own SMS: the pro plan, the day's ceiling and the month's allowance apply (402, 403 QUOTA_EXCEEDED). 409 CONFLICT with `details.reason` `no_phone` when the customer gave no number, `opted_out` when the number sent STOP. Members with QUEUE_OPERATE.
+         * Answers the ticket's customer with a free text, by the channel they use (WhatsApp or SMS)
+         * @description By WhatsApp free text when the customer uses WhatsApp (chose it at the join, or last wrote by WhatsApp) and wrote within the last 24 hours (Meta's window; not counted in the SMS allowance); otherwise as the business's own SMS to the phone given at the join: the pro plan, the day's ceiling and the month's allowance apply (402, 403 QUOTA_EXCEEDED). The answer's `channel` says which. 409 CONFLICT with `details.reason` `no_phone` when the customer gave no number, `opted_out` when the number sent STOP. Members with QUEUE_OPERATE at the ticket's location (others: 404).
          */
         post: operations["sendTicketMessage"];
         delete?: never;
@@ -5513,6 +5513,11 @@ export interface components {
             attempts: number;
             /** @description The provider's last answer (status and body, truncated) */
             providerResponse: string | null;
+            /**
+             * @description `whatsapp`: this SMS carried a WhatsApp message that could not be sent (same eventId)
+             * @enum {string|null}
+             */
+            fallbackFrom: "whatsapp" | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -20423,6 +20428,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "attempts": 1,
                      *           "providerResponse": "Demo",
+                     *           "fallbackFrom": "whatsapp",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
@@ -25005,7 +25011,7 @@ export interface operations {
                         data: {
                             /** @description Customer messages read and acted on */
                             received: number;
-                            /** @description Replays, and messages to a number no organization connected */
+                            /** @description Replays, messages to a number no organization connected, and messages over an inbound limit */
                             ignored: number;
                         };
                     };

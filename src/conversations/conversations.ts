@@ -4,12 +4,16 @@ import { keysetPageSql } from "../http/keyset";
 import { ApiError, notFound } from "../http/errors";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
+import { deliver } from "../notifications/notification-delivery";
 import { sendBusinessSms } from "../notifications/notifications";
 import { isOptedOut } from "../notifications/opt-outs";
+import { whatsappReplyNumber } from "../notifications/whatsapp";
+import { newId } from "../lib/ids";
 
 // A ticket's conversation (docs/conversations.md): the customer's texts and our answers, both
-// ways, each outbound one with the state of its delivery. Staff replies go out as the
-// business's own SMS: the plan's SMS feature, the day's ceiling and the month's allowance apply.
+// ways, each outbound one with the state of its delivery. Staff replies go by the customer's
+// channel: WhatsApp free text when they use WhatsApp and their 24-hour window is open, else the
+// business's own SMS (the plan's SMS feature, the day's ceiling and the month's allowance apply).
 
 export type MessageDirection = "in" | "out";
 export type MessageChannel = "sms" | "whatsapp" | "ussd";
@@ -119,7 +123,7 @@ export async function listMessages(env: Env, ticketId: string, window: ListWindo
         (
           await env.DB.prepare(
             `SELECT m.id, m.direction, m.channel, m.body, m.keyword, m.author_id, m.delivery_event_id, d.status AS delivery_status, m.created_at
-             FROM ticket_messages m LEFT JOIN notification_deliveries d ON d.key = m.delivery_event_id || ':sms:' || m.phone
+             FROM ticket_messages m LEFT JOIN notification_deliveries d ON d.key = m.delivery_event_id || ':' || m.channel || ':' || m.phone
              WHERE ${c.where} ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
           )
             .bind(...c.binds, c.limit, c.offset)
@@ -131,6 +135,38 @@ export async function listMessages(env: Env, ticketId: string, window: ListWindo
   return { items: page.rows.map(messageRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
 
+/**
+ * A member's free text to the customer by WhatsApp, inside the window: not counted in the SMS
+ * allowance (as the replies to the customer's own messages are not). The delivery's event id and
+ * its state (sent, queued for a retry, failed).
+ */
+export async function sendWhatsappStaffReply(
+  env: Env,
+  ticket: { id: string; organizationId: string },
+  input: { phone: string; phoneNumberId: string; text: string; sentBy: string },
+  at: number,
+): Promise<{ id: string; status: "sent" | "queued" | "failed" }> {
+  const id = newId("ntf");
+  const report = await deliver(
+    env,
+    [
+      {
+        eventId: id,
+        organizationId: ticket.organizationId,
+        type: "whatsapp.ticket_reply",
+        channel: "whatsapp",
+        target: { kind: "phone", phone: input.phone },
+        title: "",
+        body: input.text,
+        data: { waOrganizationId: ticket.organizationId, waPhoneNumberId: input.phoneNumberId, ticketId: ticket.id, sentBy: input.sentBy },
+        countUsage: false,
+      },
+    ],
+    at,
+  );
+  return { id, status: report.sent > 0 ? "sent" : report.retrying > 0 ? "queued" : "failed" };
+}
+
 /** The phone the customer gave at the join, as the tickets projection holds it. */
 async function phoneOfTicket(env: Env, ticketId: string): Promise<string | null> {
   const row = await env.DB.prepare("SELECT phone FROM tickets WHERE id = ?").bind(ticketId).first<{ phone: string | null }>();
@@ -139,9 +175,9 @@ async function phoneOfTicket(env: Env, ticketId: string): Promise<string | null>
 }
 
 /**
- * A member's free text to the ticket's customer, through the channel they gave (SMS). 409
- * CONFLICT when the ticket has no phone or the number said STOP; the plan and caps of any
- * business SMS otherwise (402, 403 QUOTA_EXCEEDED).
+ * A member's free text to the ticket's customer, through the channel they use: WhatsApp inside
+ * the window, else SMS. 409 CONFLICT when the ticket has no phone or the number said STOP; the
+ * plan and caps of any business SMS for an SMS (402, 403 QUOTA_EXCEEDED).
  */
 export async function sendStaffReply(
   env: Env,
@@ -160,7 +196,11 @@ export async function sendStaffReply(
       reason: "opted_out",
     });
   }
-  const sent = await sendBusinessSms(env, ticket.organizationId, { phone, message: text, purpose: "ticket_reply", sentBy: authorId }, at);
+  const phoneNumberId = await whatsappReplyNumber(env, ticket, phone, at);
+  const channel = phoneNumberId ? "whatsapp" : "sms";
+  const sent = phoneNumberId
+    ? await sendWhatsappStaffReply(env, ticket, { phone, phoneNumberId, text, sentBy: authorId }, at)
+    : await sendBusinessSms(env, ticket.organizationId, { phone, message: text, purpose: "ticket_reply", sentBy: authorId }, at);
   const id = await recordMessage(
     env,
     {
@@ -168,7 +208,7 @@ export async function sendStaffReply(
       ticketId: ticket.id,
       queueId: ticket.queueId,
       direction: "out",
-      channel: "sms",
+      channel,
       phone,
       body: text,
       keyword: null,
@@ -180,7 +220,7 @@ export async function sendStaffReply(
   return {
     id,
     direction: "out",
-    channel: "sms",
+    channel,
     body: text,
     keyword: null,
     authorId,

@@ -27,6 +27,7 @@ import { recordMessage } from "./conversations";
 import { safeParagraph } from "../domain/public-text";
 import { MINUTE } from "../lib/time";
 import { recordFeedback, servedTicketToRate } from "../visits/feedback";
+import { inboundGate, type InboundGate } from "./inbound-limits";
 
 // A customer's text (SMS or WhatsApp), whatever provider carried it: matched to a live
 // ticket of the business the conversation is with, read as a keyword or kept as a message for
@@ -55,7 +56,10 @@ export interface InboundOutcome {
   reply: string | null;
   ticketId: string | null;
   keyword: Keyword | null;
-  /** What was done: present, stepped_back, deferred, cancelled, status, opted_out, opted_in, help, message, refused, unknown_number, ignored, asked, feedback. */
+  /**
+   * What was done: present, stepped_back, deferred, cancelled, status, opted_out, opted_in, help, message, refused,
+   * unknown_number, ignored, asked, feedback, limited (over an inbound limit: nothing acted, nothing answered).
+   */
   action: string;
 }
 
@@ -228,6 +232,9 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
   const body = safeParagraph(input.body, INBOUND_TEXT_MAX);
   const to = input.to ? barePhone(input.to) : UNKNOWN_TO;
   const owner = input.organizationId ?? (input.to ? await ownerOfNumber(env, to) : null);
+  // Inbound limits (./inbound-limits.ts): the number first, then the business once it is known.
+  const gate = inboundGate(env, phone, at);
+  if (!(await gate.number()) || (owner && !(await gate.organization(owner)))) return limited(env, body, phone, owner, input.channel, at);
   const [tickets, thread] = await Promise.all([liveTickets(env, phone, owner, at), readThread(env, phone, to)]);
 
   // An answer to the menu: the chosen ticket takes the text the menu held.
@@ -236,6 +243,7 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
     const picked = thread.menu[Number(menuAnswer[1]) - 1];
     const ticket = picked ? tickets.find((t) => t.id === picked.ticketId) : undefined;
     if (ticket) {
+      if (!(await gate.organization(ticket.organization_id))) return LIMITED;
       await writeThread(env, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
       return actOn(env, ticket, { ...input, body: thread.pendingBody ?? "STATUS" }, phone, at);
     }
@@ -244,7 +252,10 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
   // A queue's join keyword ("MAIRIE", "JOIN MAIRIE"): a ticket through the one join.
   const asked = keywordOfText(body);
   const queue = asked ? await queueOfKeyword(env, asked, owner) : null;
-  if (queue) return joinByText(env, queue, { ...input, body }, phone, to, at);
+  if (queue) {
+    if (!(await gate.organization(queue.organizationId))) return LIMITED;
+    return joinByText(env, queue, { ...input, body }, phone, to, at);
+  }
 
   const read = readKeyword(body);
   if (read.keyword === "stop" || read.keyword === "start") {
@@ -263,7 +274,7 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
   // No live ticket: one digit 1–5 rates the visit just served (docs/visits.md, feedback).
   const score = /^\s*([1-5])\s*[.!]?\s*$/.exec(body);
   if (tickets.length === 0 && score) {
-    const rated = await rateByText(env, { ...input, body }, phone, owner, Number(score[1]), at);
+    const rated = await rateByText(env, { ...input, body }, phone, owner, Number(score[1]), gate, at);
     if (rated) return rated;
   }
 
@@ -278,7 +289,7 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
 
   const chosen = thread?.ticketId ? tickets.find((t) => t.id === thread.ticketId) : undefined;
   const ticket = chosen ?? (tickets.length === 1 ? tickets[0]! : null);
-  if (ticket) return actOn(env, ticket, { ...input, body }, phone, at);
+  if (ticket) return (await gate.organization(ticket.organization_id)) ? actOn(env, ticket, { ...input, body }, phone, at) : LIMITED;
 
   // Live tickets at several businesses and no choice yet: ask, and keep the text until the answer.
   const language = read.language ?? languageOfNumber(phone);
@@ -286,6 +297,25 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
   const menu = tickets.map((t) => ({ ticketId: t.id, organizationId: t.organization_id }));
   await writeThread(env, phone, to, { ticketId: null, menu, pendingBody: body }, at);
   return { reply: replyText(language, "choose", { options: menuText(tickets) }), ticketId: null, keyword: read.keyword, action: "asked" };
+}
+
+const LIMITED: InboundOutcome = { reply: null, ticketId: null, keyword: null, action: "limited" };
+
+/**
+ * Over an inbound limit: nothing acts and nothing is answered, except that a STOP is still
+ * honoured (silently): a number's refusal of our texts is never lost to a limit.
+ */
+async function limited(
+  env: Env,
+  body: string,
+  phone: string,
+  owner: string | null,
+  channel: InboundChannel,
+  at: number,
+): Promise<InboundOutcome> {
+  if (readKeyword(body).keyword !== "stop") return LIMITED;
+  for (const org of owner ? [owner] : await organizationsOfNumber(env, phone)) await optOut(env, org, phone, channel, at);
+  return { ...LIMITED, keyword: "stop" };
 }
 
 /** The text read on the one ticket it belongs to. */
@@ -352,10 +382,12 @@ async function rateByText(
   phone: string,
   owner: string | null,
   score: number,
+  gate: InboundGate,
   at: number,
 ): Promise<InboundOutcome | null> {
   const served = await servedTicketToRate(env, phone, owner, at);
   if (!served) return null;
+  if (!(await gate.organization(served.organizationId))) return LIMITED;
   const queue = await findQueue(env, served.queueId).catch(() => null);
   if (!queue) return null;
   let key: ReplyKey = "feedbackAlready";

@@ -63,7 +63,9 @@ const list = createRoute({
   path: "/tickets/{ticketId}/messages",
   tags,
   summary: "A ticket's conversation with its customer, both ways",
-  description: "Oldest first, with each answer's delivery state. Members with QUEUE_VIEW in the queue's organization.",
+  description:
+    "Oldest first: the customer's texts, WhatsApp messages and USSD inputs, our automatic answers and the staff's, each answer " +
+    "with its delivery state. Members with QUEUE_VIEW at the ticket's location (others: 404).",
   security: SECURITY.any,
   request: { params: TicketParam, query: CursorQuery },
   responses: { 200: jsonResponse(cursorListEnvelope(MessageRecord), "The conversation"), ...errors() },
@@ -92,11 +94,13 @@ const send = createRoute({
   method: "post",
   path: "/tickets/{ticketId}/messages",
   tags,
-  summary: "Answers the ticket's customer with a free text (SMS)",
+  summary: "Answers the ticket's customer with a free text, by the channel they use (WhatsApp or SMS)",
   description:
-    "Sent through the customer's channel (the phone given at the join) as the business's own SMS: the pro plan, the day's " +
-    "ceiling and the month's allowance apply (402, 403 QUOTA_EXCEEDED). 409 CONFLICT with `details.reason` `no_phone` when " +
-    "the customer gave no number, `opted_out` when the number sent STOP. Members with QUEUE_OPERATE.",
+    "By WhatsApp free text when the customer uses WhatsApp (chose it at the join, or last wrote by WhatsApp) and wrote within " +
+    "the last 24 hours (Meta's window; not counted in the SMS allowance); otherwise as the business's own SMS to the phone " +
+    "given at the join: the pro plan, the day's ceiling and the month's allowance apply (402, 403 QUOTA_EXCEEDED). The answer's " +
+    "`channel` says which. 409 CONFLICT with `details.reason` `no_phone` when the customer gave no number, `opted_out` when " +
+    "the number sent STOP. Members with QUEUE_OPERATE at the ticket's location (others: 404).",
   security: SECURITY.any,
   request: { params: TicketParam, body: jsonBody(ReplyBody) },
   responses: { 201: jsonResponse(okEnvelope(MessageRecord), "The answer, as sent"), ...errors(402, 409) },

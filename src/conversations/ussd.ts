@@ -16,6 +16,7 @@ import { cancelTicket, getTicket, markPresent } from "../tickets/tickets";
 import { recordMessage } from "./conversations";
 import { liveTickets, PHONE_VISITOR, type LiveTicket } from "./inbound";
 import { releaseReceipt, takeReceipt } from "./inbound-receipts";
+import { inboundGate } from "./inbound-limits";
 
 // USSD (docs/conversations.md): a customer on any phone dials the organization's code; the
 // aggregator (Africa's Talking and its peers) calls us once per screen with the session's inputs
@@ -148,6 +149,9 @@ export async function answerUssd(env: Env, organizationId: string, session: Ussd
   const language = switched ? otherLanguage(orgLanguage) : orgLanguage;
   const phone = barePhone(session.phoneNumber);
   const screens = ussdScreens;
+  // Every screen counts towards the inbound limits of the number and of the organization.
+  const gate = inboundGate(env, phone, at);
+  if (!(await gate.number()) || !(await gate.organization(organizationId))) return screens.busy(language);
 
   if (step.step === "main") return screens.main(language, org?.name ?? "");
   if (step.step === "invalid") return screens.invalid(language, session.serviceCode);

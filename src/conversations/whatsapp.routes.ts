@@ -103,7 +103,10 @@ const receive = createRoute({
       okEnvelope(
         z.object({
           received: z.number().int().openapi({ description: "Customer messages read and acted on" }),
-          ignored: z.number().int().openapi({ description: "Replays, and messages to a number no organization connected" }),
+          ignored: z
+            .number()
+            .int()
+            .openapi({ description: "Replays, messages to a number no organization connected, and messages over an inbound limit" }),
         }),
       ),
       "Acknowledged (Meta retries anything else)",
@@ -153,7 +156,8 @@ async function receiveOne(c: Context<AppEnv>, m: WhatsappInbound, at: number): P
       at,
     );
   }
-  return true;
+  // Over an inbound limit: taken (Meta does not retry it), but not acted on.
+  return outcome.action !== "limited";
 }
 
 app.openapi(receive, async (c) => {

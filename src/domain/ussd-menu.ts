@@ -99,6 +99,7 @@ const TEXTS = {
     cancelRefused: (t: TicketFacts) => `${t.code} : impossible d'annuler, votre ticket n'est plus en attente.`,
     kept: (t: TicketFacts) => `Votre ticket ${t.code} est conservé.`,
     invalid: (code: string) => `Choix invalide. Composez à nouveau ${code}.`,
+    busy: "Trop de demandes pour le moment. Réessayez dans quelques minutes.",
   },
   en: {
     main: (name: string) => `${name}\n1 Take a ticket\n2 My position\n3 I'm here\n4 Cancel my ticket\n0 Français`,
@@ -117,6 +118,7 @@ const TEXTS = {
     cancelRefused: (t: TicketFacts) => `${t.code}: it cannot be cancelled, your ticket is no longer waiting.`,
     kept: (t: TicketFacts) => `Your ticket ${t.code} is kept.`,
     invalid: (code: string) => `Invalid choice. Dial ${code} again.`,
+    busy: "Too many requests right now. Please try again in a few minutes.",
   },
 } as const;
 
@@ -156,4 +158,6 @@ export const ussdScreens = {
   cancelRefused: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].cancelRefused(t)),
   kept: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].kept(t)),
   invalid: (language: UssdLanguage, serviceCode: string) => end(TEXTS[language].invalid(serviceCode)),
+  /** Over an inbound limit (docs/conversations.md): the session ends and nothing acts. */
+  busy: (language: UssdLanguage) => end(TEXTS[language].busy),
 };

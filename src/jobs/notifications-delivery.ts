@@ -1,7 +1,17 @@
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { isMeteredChannel } from "../domain/deliveries";
-import { outcomeStatements, retryDelaySeconds, sendOne, type Channel, type Target } from "../notifications";
+import {
+  deliver,
+  fellBack,
+  outcomeStatements,
+  retryDelaySeconds,
+  sendOne,
+  smsFallbackOf,
+  type Channel,
+  type Delivery,
+  type Target,
+} from "../notifications";
 
 export type { DeliveryMessage } from "../notifications";
 import type { DeliveryMessage } from "../notifications";
@@ -16,6 +26,8 @@ export const NOTIFICATIONS_DLQ = "queue-service-notifications-dlq";
 
 interface Row {
   key: string;
+  event_id: string;
+  type: string;
   organization_id: string | null;
   channel: Channel;
   status: string;
@@ -26,13 +38,14 @@ interface Row {
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const keys = batch.messages.map((m) => m.body.key);
   const rows = await env.DB.prepare(
-    `SELECT key, organization_id, channel, status, attempts, payload FROM notification_deliveries WHERE key IN (${keys.map(() => "?").join(", ")})`,
+    `SELECT key, event_id, type, organization_id, channel, status, attempts, payload FROM notification_deliveries WHERE key IN (${keys.map(() => "?").join(", ")})`,
   )
     .bind(...keys)
     .all<Row>();
   const byKey = new Map(rows.results.map((r) => [r.key, r]));
   const at = now();
   const writes: D1PreparedStatement[] = [];
+  const fallbacks: Delivery[] = [];
   await Promise.all(
     batch.messages.map(async (message) => {
       const row = byKey.get(message.body.key);
@@ -41,15 +54,24 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
         return;
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
-      const outcome = await sendOne(env, row.channel, payload, row.key);
-      writes.push(
-        ...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, isMeteredChannel(row.channel)),
+      let outcome = await sendOne(env, row.channel, payload, row.key);
+      // A WhatsApp message that still does not go falls back to SMS (its unit held for it).
+      const fallback = smsFallbackOf(
+        { ...payload, eventId: row.event_id, organizationId: row.organization_id, type: row.type, channel: row.channel },
+        outcome,
       );
+      if (fallback) {
+        fallbacks.push(fallback);
+        outcome = fellBack(outcome);
+      }
+      const counted = isMeteredChannel(row.channel) && !fallback;
+      writes.push(...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, counted));
       if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
       else message.ack();
     }),
   );
   if (writes.length > 0) await env.DB.batch(writes);
+  if (fallbacks.length > 0) await deliver(env, fallbacks, at);
 }
 
 /** Dead letters become a visible record: the delivery row, `dead_lettered`, with the last answer. */

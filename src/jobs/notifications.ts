@@ -14,6 +14,7 @@ import {
   templateOverrides,
   whatsappData,
   type WhatsappTemplateKind,
+  WHATSAPP_FALLBACK,
 } from "../notifications";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
@@ -307,7 +308,8 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
         out.push({
           ...base,
           ...text,
-          data: { ...data, ...whatsappData(whatsapp, event.organizationId, event.type, language, parameters) },
+          // A WhatsApp message that does not go is sent once by SMS instead (docs/notifications.md).
+          data: { ...data, ...whatsappData(whatsapp, event.organizationId, event.type, language, parameters), [WHATSAPP_FALLBACK]: "sms" },
           channel: "whatsapp",
           target: { kind: "phone", phone },
           smsLimit: plan.features.smsPerMonth,

@@ -126,6 +126,45 @@ export function outcomeStatements(
   return out;
 }
 
+/** The data flag of a WhatsApp delivery whose customer also gets SMS: a failed send falls back to it. */
+export const WHATSAPP_FALLBACK = "waFallback";
+
+/**
+ * A WhatsApp message that did not go (Meta refused it, answered 5xx, could not be reached, or it
+ * was free text outside the 24-hour window) goes once by SMS instead (docs/notifications.md,
+ * "Falling back to SMS"): the same text, to the same number, under the same event, as the delivery
+ * `<event>:sms:<phone>` (so a redelivered event, or a retry, never sends it twice). Null when the
+ * delivery is not a WhatsApp one with the fallback, or it was refused by the caps and the month's
+ * allowance, which refuse an SMS all the same.
+ */
+export function smsFallbackOf(
+  d: Pick<Delivery, "eventId" | "organizationId" | "type" | "channel" | "target" | "title" | "body" | "data">,
+  outcome: SendOutcome,
+): Delivery | null {
+  if (d.channel !== "whatsapp" || outcome.ok || d.target.kind !== "phone" || d.data[WHATSAPP_FALLBACK] !== "sms") return null;
+  const whatsappFailure = outcome.provider === "whatsapp" || (outcome.provider === "policy" && outcome.response.startsWith("WHATSAPP_"));
+  if (!whatsappFailure) return null;
+  const data = Object.fromEntries(Object.entries(d.data).filter(([k]) => !k.startsWith("wa")));
+  return {
+    eventId: d.eventId,
+    organizationId: d.organizationId,
+    type: d.type,
+    channel: "sms",
+    target: d.target,
+    title: d.title,
+    body: d.body,
+    data: { ...data, fallbackFrom: "whatsapp" },
+    // The WhatsApp attempt took the message's unit of every cap and of the month's allowance and
+    // keeps it: the fallback is that same message, so it is not counted again.
+    countUsage: false,
+  };
+}
+
+/** What the WhatsApp row records when its message went by SMS instead: final, with the reason. */
+export function fellBack(outcome: SendOutcome): SendOutcome {
+  return outcome.ok ? outcome : { ...outcome, transient: false, response: `${outcome.response.slice(0, 970)} → sent by SMS instead` };
+}
+
 /**
  * Stores in-app notifications and sends the other channels, once per delivery key. D1 sees
  * three batches at most (claim, SMS allowance, outcomes), whatever the number of deliveries.
@@ -243,10 +282,22 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
 
   const writes: D1PreparedStatement[] = [];
   const retries: MessageSendRequest<DeliveryMessage>[] = [];
+  const fallbacks: Delivery[] = [];
   mine.forEach((c, i) => {
-    const outcome = outcomes[i]!;
-    const counted =
-      isMeteredChannel(c.delivery.channel) && c.delivery.countUsage !== false && !overQuota.has(c.key) && !refusedByPolicy.has(c.key);
+    let outcome = outcomes[i]!;
+    // A fallback SMS holds the unit its WhatsApp attempt took: it goes back if the SMS fails too.
+    const holdsUnit = c.delivery.data.fallbackFrom === "whatsapp";
+    let counted =
+      isMeteredChannel(c.delivery.channel) &&
+      (c.delivery.countUsage !== false || holdsUnit) &&
+      !overQuota.has(c.key) &&
+      !refusedByPolicy.has(c.key);
+    const fallback = refusedByPolicy.has(c.key) || overQuota.has(c.key) ? null : smsFallbackOf(c.delivery, outcome);
+    if (fallback) {
+      fallbacks.push(fallback);
+      // The unit stays taken for the SMS that carries the message now.
+      [outcome, counted] = [fellBack(outcome), false];
+    }
     writes.push(...outcomeStatements(env, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
     if (outcome.ok) report.sent += 1;
     else if (outcome.transient) {
@@ -256,5 +307,11 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   });
   await db.batch(writes);
   if (retries.length > 0) await env.NOTIFICATIONS.sendBatch(retries);
+  if (fallbacks.length > 0) {
+    const more = await deliver(env, fallbacks, at);
+    report.sent += more.sent;
+    report.retrying += more.retrying;
+    report.failed += more.failed;
+  }
   return report;
 }

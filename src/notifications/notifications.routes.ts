@@ -273,6 +273,10 @@ const DeliveryRecord = z
     status: z.enum(DELIVERY_STATUSES),
     attempts: z.number().int(),
     providerResponse: z.string().nullable().openapi({ description: "The provider's last answer (status and body, truncated)" }),
+    fallbackFrom: z
+      .enum(["whatsapp"])
+      .nullable()
+      .openapi({ description: "`whatsapp`: this SMS carried a WhatsApp message that could not be sent (same eventId)" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

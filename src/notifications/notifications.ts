@@ -256,6 +256,7 @@ interface DeliveryRow {
   status: string;
   attempts: number;
   provider_response: string | null;
+  fallback_from: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -287,7 +288,8 @@ export async function listDeliveries(env: Env, organizationId: string, q: { stat
       async (c) =>
         (
           await env.DB.prepare(
-            `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response, created_at, updated_at
+            `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response,
+             json_extract(payload, '$.data.fallbackFrom') AS fallback_from, created_at, updated_at
              FROM notification_deliveries WHERE ${c.where} ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
           )
             .bind(...c.binds, c.limit, c.offset)
@@ -310,6 +312,7 @@ export async function listDeliveries(env: Env, organizationId: string, q: { stat
       status: r.status,
       attempts: r.attempts,
       providerResponse: r.provider_response,
+      fallbackFrom: r.fallback_from === "whatsapp" ? ("whatsapp" as const) : null,
       createdAt: iso(r.created_at),
       updatedAt: iso(r.updated_at),
     })),

@@ -240,3 +240,26 @@ export async function whatsappJoinLink(
   const digits = settings.phoneNumber.replace(/^\+/, "");
   return { url: `https://wa.me/${digits}?text=${encodeURIComponent(text)}`, phoneNumber: settings.phoneNumber, text, smsKeyword };
 }
+
+/**
+ * The business number a staff answer to this ticket's customer goes from by WhatsApp: when the
+ * customer uses WhatsApp (chose it at the join, or last wrote on the ticket by WhatsApp) and
+ * their 24-hour window is open (free text is delivered only then). Null: the answer goes by SMS.
+ */
+export async function whatsappReplyNumber(
+  env: Env,
+  ticket: { id: string; organizationId: string },
+  phone: string,
+  at: number,
+): Promise<string | null> {
+  const uses = await env.DB.prepare(
+    `SELECT EXISTS (SELECT 1 FROM ticket_channels WHERE ticket_id = ?1 AND channel = 'whatsapp')
+       OR (SELECT channel FROM ticket_messages WHERE ticket_id = ?1 AND direction = 'in' ORDER BY created_at DESC, rowid DESC LIMIT 1) = 'whatsapp' AS uses`,
+  )
+    .bind(ticket.id)
+    .first<{ uses: number }>();
+  if (!uses?.uses) return null;
+  const settings = await readWhatsappSettings(env, ticket.organizationId);
+  if (!settings || !(await isWhatsappWindowOpen(env, ticket.organizationId, phone, at))) return null;
+  return settings.phoneNumberId;
+}

@@ -189,7 +189,11 @@ describe("WhatsApp outbound (Meta's Cloud API)", () => {
     await joinByWhatsapp(f, outside);
     const refused = await notify(captured, f);
     expect(meta).toEqual([]);
-    expect(refused.map((d) => [d.channel, d.status, d.provider])).toEqual([["whatsapp", "failed", "policy"]]);
+    // The message goes by SMS instead (whatsapp-fallback.test.ts; here the SMS outbox stands in).
+    expect(refused.map((d) => [d.channel, d.status, d.provider])).toEqual([
+      ["whatsapp", "failed", "policy"],
+      ["sms", "sent", "outbox"],
+    ]);
     expect(refused[0].provider_response).toMatch(/^WHATSAPP_WINDOW_CLOSED/);
 
     // Inside: the customer wrote first (answered in free text), then joined: the join's message is free text.
