@@ -3640,6 +3640,8 @@ export interface components {
              * @enum {string}
              */
             defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the business offers its visitors, in the catalogue's order: the pages' language switch and the joins' `language` (a language not offered falls back to `defaultLanguage`). Every language of the catalogue unless set. */
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
             logoUrl: string | null;
             /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
             dataRetentionDays: number;
@@ -3688,6 +3690,8 @@ export interface components {
              * @enum {string}
              */
             defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the business offers (must include `defaultLanguage`); null: the whole catalogue */
+            languages?: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[] | null;
             /** Format: uri */
             logoUrl?: string | null;
             dataRetentionDays?: number;
@@ -4904,6 +4908,14 @@ export interface components {
                 name: string;
                 address: string;
             } | null;
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the business offers: the status page's language switch */
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
         };
         StepBackRequest: {
             /**
@@ -8627,6 +8639,9 @@ export interface operations {
                      *           "billingEmail": "billing@demo.example",
                      *           "availabilityRadiusKm": 1,
                      *           "defaultLanguage": "fr",
+                     *           "languages": [
+                     *             "fr"
+                     *           ],
                      *           "logoUrl": "https://demo-bank.example/logo.png",
                      *           "dataRetentionDays": 90,
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -8723,6 +8738,9 @@ export interface operations {
                      *         "billingEmail": "billing@demo.example",
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ],
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -8794,6 +8812,9 @@ export interface operations {
                      *         "billingEmail": "billing@demo.example",
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ],
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -8903,6 +8924,9 @@ export interface operations {
                  *       "description": "Dépôts, retraits et virements",
                  *       "type": "banking",
                  *       "defaultLanguage": "fr",
+                 *       "languages": [
+                 *         "fr"
+                 *       ],
                  *       "logoUrl": "https://demo-bank.example/logo.png",
                  *       "dataRetentionDays": 90
                  *     }
@@ -8940,6 +8964,9 @@ export interface operations {
                      *         "billingEmail": "billing@demo.example",
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ],
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -16139,7 +16166,11 @@ export interface operations {
                      *         "location": {
                      *           "name": "Accueil",
                      *           "address": "1 place de l'Opéra, 75009 Paris"
-                     *         }
+                     *         },
+                     *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ]
                      *       }
                      *     }
                      */

@@ -435,6 +435,8 @@ const TicketPlace = z
       .object({ name: z.string(), address: z.string() })
       .nullable()
       .openapi({ description: "The branch of the ticket's service; null when the service is offered at several locations (or none)" }),
+    defaultLanguage: Language,
+    languages: z.array(Language).openapi({ description: "The languages the business offers: the status page's language switch" }),
   })
   .openapi("WidgetTicketPlace");
 

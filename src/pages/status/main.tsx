@@ -155,7 +155,11 @@ function App() {
   useEffect(() => {
     if (!token) return;
     api<TicketPlace>("GET", `/widget/tickets/${ticketId}/place`, { headers: { "X-Ticket-Token": token } })
-      .then(setPlace)
+      .then((found) => {
+        setPlace(found);
+        // Only the languages the business offers: the visitor's among them, else the business's default.
+        setLang((now) => (found.languages.includes(now) ? now : (visitorLang(found.languages) ?? found.defaultLanguage)));
+      })
       .catch(() => undefined);
     if (pushPossible())
       api<{ publicKey: string | null }>("GET", "/widget/push/public-key")
@@ -281,7 +285,7 @@ function App() {
       </div>
       <span class="spacer" />
       {live === "offline" && <span class="live offline">{t.reconnecting}</span>}
-      <LanguageSwitch lang={lang} label={t.languages} onPick={switchLang} />
+      <LanguageSwitch lang={lang} offered={place?.languages} label={t.languages} onPick={switchLang} />
     </header>
   );
 
