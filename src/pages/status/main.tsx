@@ -279,7 +279,12 @@ function App() {
         <h1>{place ? place.organization.name : ticket ? ticket.queueName : t.title}</h1>
         {place?.location && (
           <p class="branch">
-            <span class="branch-name">{place.location.name}</span> <span class="address">{place.location.address}</span>
+            <span class="branch-name" dir="auto">
+              {place.location.name}
+            </span>{" "}
+            <span class="address" dir="auto">
+              {place.location.address}
+            </span>
           </p>
         )}
       </div>
