@@ -5594,8 +5594,12 @@ export interface components {
                 p256dh: string;
                 auth: string;
             };
-            /** @enum {string} */
-            language?: "fr" | "en";
+            /**
+             * @description The pushes' language, any of the catalogue (else the ticket's, else the organization's)
+             * @example fr
+             * @enum {string}
+             */
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         VisitorPushUnsubscribe: {
             /** Format: uri */
