@@ -129,6 +129,9 @@ describe("where a visitor's ticket is (the status page's header)", () => {
       organization: { name: "Test organization", logoUrl: null },
       serviceName: "Teller Opera",
       location: { name: "Opera", address: "1 rue de Opera" },
+      // The status page's language switch: the languages the business offers (all until set).
+      defaultLanguage: "en",
+      languages: ["fr", "en", "es", "pt", "ar", "nl"],
     });
     expectError(await place(), 404, "NOT_FOUND");
     const other = expectOk(await call("POST", `/v1/widget/queue/${t.first.queueId}/join`, { apiKey: t.widgetKey, body: {} }), 201);
