@@ -53,7 +53,9 @@ child.on("exit", (code) => process.exit(code ?? 0));
 
 /** Waits for wrangler dev to answer, then creates the demo queue (once) and prints the demo. */
 async function announce() {
-  const deadline = Date.now() + 120_000;
+  // A loaded machine starts wrangler slowly: the browser run passes its own wait (BROWSER_SERVICE_START_MS).
+  const waitMs = Number(process.env.BROWSER_SERVICE_START_MS) || 120_000;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     if (child.exitCode !== null) return;
     try {
@@ -62,7 +64,7 @@ async function announce() {
       // not listening yet
     }
     if (Date.now() > deadline)
-      return console.error("npm run dev: wrangler dev did not answer within 2 minutes; the demo queue was not created");
+      return console.error(`npm run dev: wrangler dev did not answer within ${waitMs / 1000} s; the demo queue was not created`);
     await new Promise((r) => setTimeout(r, 250));
   }
   const queue = await ensureDemoQueue(base);

@@ -3728,6 +3728,8 @@ export interface components {
              * @enum {string}
              */
             defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the business offers its visitors, in the catalogue's order: the pages' language switch and the joins' `language` (a language not offered falls back to `defaultLanguage`). Every language of the catalogue unless set. */
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
             logoUrl: string | null;
             /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
             dataRetentionDays: number;
@@ -3776,6 +3778,8 @@ export interface components {
              * @enum {string}
              */
             defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the business offers (must include `defaultLanguage`); null: the whole catalogue */
+            languages?: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[] | null;
             /** Format: uri */
             logoUrl?: string | null;
             dataRetentionDays?: number;
@@ -5011,6 +5015,14 @@ export interface components {
                 /** @description The queue's `maxDefers`: later turns per ticket (0: no "I'm running late"); compare with the ticket's `deferCount` */
                 maxDefers: number;
             };
+            /**
+             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @example fr
+             * @enum {string}
+             */
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The languages the business offers: the status page's language switch */
+            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
         };
         StepBackRequest: {
             /**
@@ -5739,8 +5751,12 @@ export interface components {
                 p256dh: string;
                 auth: string;
             };
-            /** @enum {string} */
-            language?: "fr" | "en";
+            /**
+             * @description The pushes' language, any of the catalogue (else the ticket's, else the organization's)
+             * @example fr
+             * @enum {string}
+             */
+            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         VisitorPushUnsubscribe: {
             /** Format: uri */
@@ -8881,6 +8897,9 @@ export interface operations {
                      *           "billingEmail": "billing@demo.example",
                      *           "availabilityRadiusKm": 1,
                      *           "defaultLanguage": "fr",
+                     *           "languages": [
+                     *             "fr"
+                     *           ],
                      *           "logoUrl": "https://demo-bank.example/logo.png",
                      *           "dataRetentionDays": 90,
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
@@ -8977,6 +8996,9 @@ export interface operations {
                      *         "billingEmail": "billing@demo.example",
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ],
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -9048,6 +9070,9 @@ export interface operations {
                      *         "billingEmail": "billing@demo.example",
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ],
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -9157,6 +9182,9 @@ export interface operations {
                  *       "description": "Dépôts, retraits et virements",
                  *       "type": "banking",
                  *       "defaultLanguage": "fr",
+                 *       "languages": [
+                 *         "fr"
+                 *       ],
                  *       "logoUrl": "https://demo-bank.example/logo.png",
                  *       "dataRetentionDays": 90
                  *     }
@@ -9194,6 +9222,9 @@ export interface operations {
                      *         "billingEmail": "billing@demo.example",
                      *         "availabilityRadiusKm": 1,
                      *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ],
                      *         "logoUrl": "https://demo-bank.example/logo.png",
                      *         "dataRetentionDays": 90,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -16403,7 +16434,11 @@ export interface operations {
                      *         "defer": {
                      *           "maxMinutes": 1,
                      *           "maxDefers": 1
-                     *         }
+                     *         },
+                     *         "defaultLanguage": "fr",
+                     *         "languages": [
+                     *           "fr"
+                     *         ]
                      *       }
                      *     }
                      */

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { LANGUAGES } from "../domain/languages";
+import { LANGUAGES, type Language } from "../domain/languages";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
@@ -71,6 +71,8 @@ export const organizations = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Days after which visitors' personal data is anonymised (docs/retention.md). */
     dataRetentionDays: integer("data_retention_days").notNull().default(90),
+    /** The languages the business offers its visitors (docs/languages.md, migration 0041); null = the whole catalogue. */
+    languages: text("languages", { mode: "json" }).$type<Language[]>(),
   },
   (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)],
 );

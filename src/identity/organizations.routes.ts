@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { DATA_RETENTION_DEFAULT_DAYS, DATA_RETENTION_MAX_DAYS, DATA_RETENTION_MIN_DAYS } from "../domain/retention";
 import { database } from "./repository";
 import { actorIn, authorize, requireUser } from "../http/auth";
-import { notFound } from "../http/errors";
+import { notFound, validationError } from "../http/errors";
+import { offeredLanguages } from "../domain/languages";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
 import { keysetPageOf } from "../http/keyset";
@@ -45,6 +46,10 @@ export const OrganizationRecord = z
     billingEmail: z.string().nullable(),
     availabilityRadiusKm: z.number().nullable(),
     defaultLanguage: Language,
+    languages: z.array(Language).openapi({
+      description:
+        "The languages the business offers its visitors, in the catalogue's order: the pages' language switch and the joins' `language` (a language not offered falls back to `defaultLanguage`). Every language of the catalogue unless set.",
+    }),
     logoUrl: z.string().nullable(),
     dataRetentionDays: z
       .number()
@@ -124,6 +129,14 @@ const AvailabilityRadius = z
   .refine((km) => (AVAILABILITY_RADII as readonly number[]).includes(km), `one of ${AVAILABILITY_RADII.join(", ")}`);
 const HttpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain }).max(2048);
 
+/** PATCH `languages`: at least one, each once; `null` offers the whole catalogue again (docs/languages.md). */
+const OfferedLanguages = z
+  .array(Language)
+  .min(1)
+  .refine((list) => new Set(list).size === list.length, "each language once")
+  .nullable()
+  .openapi({ description: "The languages the business offers (must include `defaultLanguage`); null: the whole catalogue" });
+
 const get = createRoute({
   method: "get",
   path: "/organizations/{organizationId}",
@@ -164,6 +177,7 @@ const update = createRoute({
           description: PublicParagraph(2000).nullable(),
           type: OrganizationType,
           defaultLanguage: Language,
+          languages: OfferedLanguages,
           logoUrl: HttpsUrl.nullable(),
           dataRetentionDays: z.number().int().min(DATA_RETENTION_MIN_DAYS).max(DATA_RETENTION_MAX_DAYS),
         })
@@ -178,7 +192,20 @@ const update = createRoute({
 app.openapi(update, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
-  const org = await updateOrganization(database(c.env.DB), organizationId, c.req.valid("json"), now());
+  const changes = c.req.valid("json");
+  const db = database(c.env.DB);
+  if (changes.languages !== undefined || changes.defaultLanguage !== undefined) {
+    const current = await findOrganization(db, organizationId);
+    if (!current) throw notFound("Organization");
+    const offered = offeredLanguages(changes.languages === undefined ? current.languages : changes.languages);
+    const fallback = changes.defaultLanguage ?? current.defaultLanguage;
+    if (!offered.includes(fallback)) {
+      throw changes.languages !== undefined
+        ? validationError("languages", `must include the defaultLanguage (${fallback})`)
+        : validationError("defaultLanguage", `must be one of the organization's languages: ${offered.join(", ")}`);
+    }
+  }
+  const org = await updateOrganization(db, organizationId, changes, now());
   return c.json(ok(organizationRecord(org)), 200);
 });
 

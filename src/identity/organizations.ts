@@ -1,5 +1,6 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import { DATA_RETENTION_DEFAULT_DAYS } from "../domain/retention";
+import { offeredLanguages } from "../domain/languages";
 import { database, type Database } from "../db/client";
 import { members, organizations, queues, subscriptions } from "../db/schema";
 import type { Env } from "../env";
@@ -26,6 +27,7 @@ export function organizationRecord(o: OrganizationRow) {
     billingEmail: o.billingEmail,
     availabilityRadiusKm: o.availabilityRadiusKm,
     defaultLanguage: o.defaultLanguage,
+    languages: offeredLanguages(o.languages),
     logoUrl: o.logoUrl,
     dataRetentionDays: o.dataRetentionDays,
     createdAt: iso(o.createdAt),
@@ -57,6 +59,7 @@ export async function createOrganization(db: Database, ownerId: string, input: N
     defaultLanguage: "en",
     logoUrl: null,
     dataRetentionDays: DATA_RETENTION_DEFAULT_DAYS,
+    languages: null,
     createdAt: at,
     updatedAt: at,
   };
@@ -111,6 +114,7 @@ export type OrganizationChanges = Partial<
     | "defaultLanguage"
     | "logoUrl"
     | "dataRetentionDays"
+    | "languages"
   >
 >;
 

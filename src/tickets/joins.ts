@@ -1,3 +1,7 @@
+import { eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { organizations } from "../db/schema";
+import { isLanguage, offeredOr } from "../domain/languages";
 import type { Env } from "../env";
 import type { TicketView } from "../queue-room/contract";
 import { NO_PHONE_VERIFICATION, startPhoneVerification, vouchForPhone, type PhoneVerificationView } from "../visits/phone-verification";
@@ -50,9 +54,27 @@ export interface Joined {
   notifyBy: "sms" | "whatsapp" | null;
 }
 
+/**
+ * The ticket's language among those the organization offers (docs/languages.md): a language it
+ * does not offer becomes its default, never an error. Read only when the channel gave a language.
+ */
+async function offeredLanguageOf(env: Env, organizationId: string, language: string | null): Promise<string | null> {
+  if (language === null || !isLanguage(language)) return language;
+  const org = await database(env.DB)
+    .select({ defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId))
+    .get();
+  return org ? offeredOr(language, org.languages, org.defaultLanguage) : language;
+}
+
 export async function joinQueue(env: Env, queue: QueueRow, given: Join, at: number): Promise<Joined> {
-  const route = await resolveRoute(env, queue, given.route);
-  const join: Join = route === null ? given : { ...given, ticket: { ...given.ticket, route } };
+  const [route, language] = await Promise.all([
+    resolveRoute(env, queue, given.route),
+    offeredLanguageOf(env, queue.organizationId, given.ticket.language),
+  ]);
+  const ticket = { ...given.ticket, language, ...(route === null ? {} : { route }) };
+  const join: Join = { ...given, ticket };
   const phone = join.ticket.phone;
   if (phone && !join.caller) throw new Error("a join with a phone needs its caller's address");
   const whatsapp = join.notifyBy === "whatsapp";

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { actorIn } from "../http/auth";
 import { notFound } from "../http/errors";
+import { Language } from "../http/schemas";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -44,7 +45,9 @@ const Subscription = z
       p256dh: z.string().refine(decodesTo(65, 4), "the browser's P-256 public key, base64url (65 bytes, uncompressed)"),
       auth: z.string().refine(decodesTo(16), "the browser's auth secret, base64url (16 bytes)"),
     }),
-    language: z.enum(["fr", "en"]).optional(),
+    language: Language.optional().openapi({
+      description: "The pushes' language, any of the catalogue (else the ticket's, else the organization's)",
+    }),
   })
   .openapi("VisitorPushSubscription");
 

@@ -76,7 +76,7 @@
   const enc = encodeURIComponent;
 
   const CSS = `:host{all:initial;display:block}
-.qw{--bg:#fff;--fg:#111827;--mut:#4b5563;--bd:#e5e7eb;display:block;box-sizing:border-box;font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:12px;padding:16px;max-width:420px;text-align:left}
+.qw{--bg:#fff;--fg:#111827;--mut:#4b5563;--bd:#e5e7eb;display:block;box-sizing:border-box;font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:12px;padding:16px;max-width:420px;text-align:start}
 .qw *{box-sizing:border-box}.qw.dark{--bg:#111827;--fg:#f9fafb;--mut:#d1d5db;--bd:#374151}
 .hd{display:flex;align-items:center;gap:10px;margin-bottom:12px}.logo{height:32px;border-radius:6px}
 .nm{font-weight:600;font-size:17px;flex:1;margin:0}
@@ -87,6 +87,7 @@
 .msg{margin-top:12px;padding:8px 10px;border-radius:8px;background:#fef3c7;color:#78350f}.msg.err{background:#fee2e2;color:#7f1d1d}
 form{display:grid;gap:8px;margin-top:14px}label{display:grid;gap:2px;font-size:13px;color:var(--mut)}
 input{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
+input[type=tel]{direction:ltr}.qw[dir=rtl] input[type=tel]{text-align:right}
 button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;border-radius:8px;padding:10px;cursor:pointer}button:disabled{opacity:.5}
 .ticket{text-align:center;margin-top:14px;padding:12px;border:2px dashed var(--p);border-radius:10px}.ticket .big{font-size:48px}
 .ticket.turn{background:var(--p);color:#fff;border-style:solid}.ticket.turn .big,.ticket.turn .lbl{color:#fff}

@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
 import type { Env } from "../env";
 import { notFound } from "../http/errors";
-import { WIDGET_LANGUAGES } from "./widget";
+import { offeredLanguages } from "../domain/languages";
 
 /**
  * What a ticket kiosk at one location shows (GET /v1/widget/locations/{locationId}/kiosk): the
@@ -43,7 +43,7 @@ export async function kioskInfo(env: Env, locationId: string, allow: (organizati
     logoUrl: org.logoUrl,
     timezone: location.timezone,
     defaultLanguage: org.defaultLanguage,
-    languages: [...WIDGET_LANGUAGES],
+    languages: offeredLanguages(org.languages),
     queues: rows,
   };
 }

@@ -463,6 +463,8 @@ const TicketPlace = z
         }),
       })
       .openapi({ description: "The queue's bounds of POST /v1/widget/tickets/{ticketId}/defer (docs/visits.md), for the page's choices" }),
+    defaultLanguage: Language,
+    languages: z.array(Language).openapi({ description: "The languages the business offers: the status page's language switch" }),
   })
   .openapi("WidgetTicketPlace");
 

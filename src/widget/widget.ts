@@ -1,4 +1,4 @@
-import { LANGUAGES, type Language } from "../domain/languages";
+import { offeredLanguages, type Language } from "../domain/languages";
 import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { database } from "../db/client";
@@ -22,9 +22,6 @@ import { joinQueue } from "../tickets/joins";
 import type { IntakeValue } from "../domain/intake";
 import { occurrencesBetween } from "../calendar/calendar";
 
-/** The languages the public pages offer: the whole catalogue (docs/languages.md). */
-export const WIDGET_LANGUAGES = LANGUAGES;
-
 /** The organization's public face for the widget: name, logo, languages and open queues. */
 export async function widgetInfo(env: Env, organizationId: string) {
   const db = database(env.DB);
@@ -43,7 +40,7 @@ export async function widgetInfo(env: Env, organizationId: string) {
     name: org.name,
     logoUrl: org.logoUrl,
     defaultLanguage: org.defaultLanguage,
-    languages: [...WIDGET_LANGUAGES],
+    languages: offeredLanguages(org.languages),
     queues: rows,
   };
 }
@@ -56,7 +53,12 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
   const db = database(env.DB);
   const [org, service, places] = await Promise.all([
     db
-      .select({ name: organizations.name, logoUrl: organizations.logoUrl })
+      .select({
+        name: organizations.name,
+        logoUrl: organizations.logoUrl,
+        defaultLanguage: organizations.defaultLanguage,
+        languages: organizations.languages,
+      })
       .from(organizations)
       .where(eq(organizations.id, queue.organizationId))
       .get(),
@@ -72,11 +74,13 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
   if (!org || !service) return null;
   const only = places.length === 1 ? places[0]! : null;
   return {
-    organization: org,
+    organization: { name: org.name, logoUrl: org.logoUrl },
     serviceName: service.name,
     location: only && { name: only.name, address: only.address },
     // The branch's clock tells the visitor's times ("Back at 10:30"), as the console shows them.
     timeZone: places[0]?.timezone ?? "UTC",
+    defaultLanguage: org.defaultLanguage,
+    languages: offeredLanguages(org.languages),
   };
 }
 
@@ -212,7 +216,12 @@ export async function displayBoard(env: Env, organizationId: string, at: number,
   };
   const [org, place, rows, openDesks] = await Promise.all([
     db
-      .select({ name: organizations.name, logoUrl: organizations.logoUrl })
+      .select({
+        name: organizations.name,
+        logoUrl: organizations.logoUrl,
+        defaultLanguage: organizations.defaultLanguage,
+        languages: organizations.languages,
+      })
       .from(organizations)
       .where(eq(organizations.id, organizationId))
       .get(),

@@ -131,6 +131,9 @@ describe("where a visitor's ticket is (the status page's header)", () => {
       location: { name: "Opera", address: "1 rue de Opera" },
       timeZone: "Europe/Paris",
       defer: { maxMinutes: 60, maxDefers: 2 },
+      // The status page's language switch: the languages the business offers (all until set).
+      defaultLanguage: "en",
+      languages: ["fr", "en", "es", "pt", "ar", "nl"],
     });
     expectError(await place(), 404, "NOT_FOUND");
     const other = expectOk(await call("POST", `/v1/widget/queue/${t.first.queueId}/join`, { apiKey: t.widgetKey, body: {} }), 201);

@@ -32,7 +32,7 @@ describe("GET /v1/widget/board", () => {
     expect(res.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     const html = res.body as string;
-    expect(html).toContain('<html lang="fr">');
+    expect(html).toContain('<html lang="fr" dir="ltr">');
     expect(html).toContain('data-type="board"');
     expect(html).toContain('data-organization="org_abc"');
     expect(html).toContain('data-api-key="qk_live_abc"');
@@ -46,7 +46,7 @@ describe("GET /v1/widget/board", () => {
 
   it("defaults to English, dark theme and sound on", async () => {
     const html = (await call("GET", base)).body as string;
-    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<html lang="en" dir="ltr">');
     expect(html).toContain('data-theme="dark"');
     expect(html).toContain('data-sound="true"');
     expect(html).not.toContain("data-queues");

@@ -89,7 +89,7 @@ describe("HTML receipt", () => {
     expect(res.headers.get("Content-Type")).toBe("text/html; charset=utf-8");
     expect(res.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
     const html = await res.text();
-    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<html lang="en" dir="ltr">');
     expect(html).toContain("@page{size:80mm auto;margin:0}");
     expect(html).toMatch(/\.receipt\{width:72mm;/);
     expect(html).toContain(`<p class="code" data-code>${k.ticket.displayCode}</p>`);

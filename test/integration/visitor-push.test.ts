@@ -176,6 +176,32 @@ describe("widget visitors' web push", () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM visitor_push_subscriptions WHERE ticket_id = ?").bind(t.id).first("n")).toBe(0);
   });
 
+  it("a subscription in any catalogue language (Portuguese) gets its pushes in it; a code outside the catalogue is refused naming the field", async () => {
+    captured = capture();
+    const vapid = await vapidKeys();
+    const { f, key, t } = await widgetTicket();
+    const b = await browser();
+    const path = `/v1/widget/tickets/${t.id}/push-subscription`;
+    expectError(
+      await call("POST", path, { apiKey: key.key, body: { ...b.subscription, language: "de" } }),
+      400,
+      "VALIDATION_ERROR",
+      "language",
+    );
+    expectOk(await call("POST", path, { apiKey: key.key, body: { ...b.subscription, language: "pt" } }), 201);
+    await eventsOf(captured, f.queueId);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: { counter: "Balcão 2" } }));
+    const sent: RequestInit[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input: RequestInfo | URL, init?: RequestInit) => {
+      sent.push(init ?? {});
+      return new Response(null, { status: 201 });
+    });
+    await feedEvents(await eventsOf(captured, f.queueId), { VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey });
+    expect(sent).toHaveLength(1);
+    const { message } = await decrypt(new Uint8Array(sent[0]!.body as Uint8Array), b);
+    expect(message).toMatchObject({ title: "É a sua vez", body: `Senha ${t.displayCode}: dirija-se agora ao Balcão 2 (Main line).` });
+  });
+
   it("a 410 from the push service drops the subscription", async () => {
     captured = capture();
     const vapid = await vapidKeys();

@@ -18,3 +18,17 @@ export const isLanguage = (value: unknown): value is Language => typeof value ==
 export const catalogue = (language: Language): Catalogue => CATALOGUES[language];
 
 export * from "./catalogue";
+
+/**
+ * The languages an organization offers (its `languages` setting), in the catalogue's order; null
+ * (never set) offers the whole catalogue, including languages added to it later.
+ */
+export function offeredLanguages(setting: readonly string[] | null | undefined): Language[] {
+  if (!setting || setting.length === 0) return [...LANGUAGES];
+  return LANGUAGES.filter((code) => setting.includes(code));
+}
+
+/** The visitor's language when the organization offers it, else the organization's default (never an error). */
+export function offeredOr(language: Language, setting: readonly string[] | null | undefined, fallback: Language): Language {
+  return offeredLanguages(setting).includes(language) ? language : fallback;
+}

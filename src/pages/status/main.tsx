@@ -193,7 +193,11 @@ function App() {
   useEffect(() => {
     if (!token) return;
     api<TicketPlace>("GET", `/widget/tickets/${ticketId}/place`, { headers: { "X-Ticket-Token": token } })
-      .then(setPlace)
+      .then((found) => {
+        setPlace(found);
+        // Only the languages the business offers: the visitor's among them, else the business's default.
+        setLang((now) => (found.languages.includes(now) ? now : (visitorLang(found.languages) ?? found.defaultLanguage)));
+      })
       .catch(() => undefined);
     if (pushPossible())
       api<{ publicKey: string | null }>("GET", "/widget/push/public-key")
@@ -339,13 +343,18 @@ function App() {
         <h1>{place ? place.organization.name : ticket ? ticket.queueName : t.title}</h1>
         {place?.location && (
           <p class="branch">
-            <span class="branch-name">{place.location.name}</span> <span class="address">{place.location.address}</span>
+            <span class="branch-name" dir="auto">
+              {place.location.name}
+            </span>{" "}
+            <span class="address" dir="auto">
+              {place.location.address}
+            </span>
           </p>
         )}
       </div>
       <span class="spacer" />
       {live === "offline" && <span class="live offline">{t.reconnecting}</span>}
-      <LanguageSwitch lang={lang} label={t.languages} onPick={switchLang} />
+      <LanguageSwitch lang={lang} offered={place?.languages} label={t.languages} onPick={switchLang} />
     </header>
   );
 
