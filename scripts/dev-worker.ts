@@ -18,7 +18,8 @@ import { now } from "../src/lib/clock";
 import { createQueue, describeQueue, findQueue } from "../src/tickets/queues";
 import { DEMO } from "./seed.mjs";
 
-export { OrganizationLedger, QueueRoom, RateLimiter } from "../src/index";
+// Every Durable Object class of wrangler.toml, or `wrangler dev` refuses to start.
+export { EventHub, OrganizationLedger, QueueRoom, RateLimiter } from "../src/index";
 
 interface DemoQueue {
   id: string;
