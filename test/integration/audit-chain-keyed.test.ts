@@ -61,7 +61,7 @@ describe("audit chain: keyed", () => {
     for (const clearKeyId of [false, true]) {
       const { owner, organizationId } = await orgWithOwner();
       for (let i = 0; i < 4; i++) await createApiKey(owner, organizationId, ["read"]);
-      expect(expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }))).toMatchObject({ valid: true, checked: 4 });
+      expect(expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }))).toMatchObject({ valid: true, checked: 5 });
       const keyIds = await env.DB.prepare("SELECT DISTINCT key_id FROM audit_events WHERE organization_id = ?").bind(organizationId).all();
       expect(keyIds.results).toEqual([{ key_id: "dev" }]);
 
@@ -85,20 +85,20 @@ describe("audit chain: keyed", () => {
     await sweep(Date.now());
     await createApiKey(owner, organizationId, ["read"]);
     const sound = expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }));
-    expect(sound).toMatchObject({ valid: true, fromCheckpoint: 3, checked: 2, firstSequence: 3, lastSequence: 4 });
+    expect(sound).toMatchObject({ valid: true, fromCheckpoint: 4, checked: 2, firstSequence: 4, lastSequence: 5 });
 
-    await editAndRehash(organizationId, 3, false);
+    await editAndRehash(organizationId, 4, false);
     const broken = expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }));
-    expect(broken).toMatchObject({ valid: false, brokenAt: { sequence: 3, reason: "checkpoint_mismatch" } });
+    expect(broken).toMatchObject({ valid: false, brokenAt: { sequence: 4, reason: "checkpoint_mismatch" } });
 
     // Moving the checkpoint onto the forged hash needs its signature, which needs the key.
     await env.DB.prepare(
-      "UPDATE audit_checkpoints SET hash = (SELECT hash FROM audit_events WHERE organization_id = ? AND seq = 3) WHERE organization_id = ?",
+      "UPDATE audit_checkpoints SET hash = (SELECT hash FROM audit_events WHERE organization_id = ? AND seq = 4) WHERE organization_id = ?",
     )
       .bind(organizationId, organizationId)
       .run();
     const forged = expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }));
-    expect(forged).toMatchObject({ valid: false, brokenAt: { sequence: 3, reason: "checkpoint_signature_invalid" } });
+    expect(forged).toMatchObject({ valid: false, brokenAt: { sequence: 4, reason: "checkpoint_signature_invalid" } });
   });
 });
 
@@ -122,8 +122,9 @@ describe("audit chain: verify in bounded work", () => {
   it("with 10,000 entries, verify reads about as many rows as with 10: the entries after the last checkpoint", async () => {
     const small = await chainOf(10);
     const large = await chainOf(10_000);
-    expect(small).toMatchObject({ valid: true, fromCheckpoint: 10, checked: 4, lastSequence: 13 });
-    expect(large).toMatchObject({ valid: true, fromCheckpoint: 10_000, checked: 4, lastSequence: 10_003 });
+    // Entry 1 is the organization's creation, then the n written by a job.
+    expect(small).toMatchObject({ valid: true, fromCheckpoint: 11, checked: 4, lastSequence: 14 });
+    expect(large).toMatchObject({ valid: true, fromCheckpoint: 10_001, checked: 4, lastSequence: 10_004 });
     expect(large.rowsRead).toBeLessThan(50);
     expect(large.rowsRead).toBeLessThanOrEqual(small.rowsRead + 5);
   }, 120_000);
@@ -147,13 +148,13 @@ describe("audit log: reads never write", () => {
     });
     const before = await snapshot();
     const list = expectOk(await call("GET", `/v1/organizations/${organizationId}/audit-events`, { token: owner.token }));
-    expect(list).toHaveLength(1);
-    expect(expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }))).toMatchObject({ valid: true, checked: 1 });
+    expect(list).toHaveLength(2);
+    expect(expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }))).toMatchObject({ valid: true, checked: 2 });
     expect(await snapshot()).toEqual(before);
     expect(before.entries.find((e: any) => e.id === "aud_pendingjob000000000")).toMatchObject({ seq: null, hash: null });
 
     // The next write seals it.
     await createApiKey(owner, organizationId, ["read"]);
-    expect(expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }))).toMatchObject({ valid: true, checked: 3 });
+    expect(expectOk(await call("GET", verifyPath(organizationId), { token: owner.token }))).toMatchObject({ valid: true, checked: 4 });
   });
 });
