@@ -97,6 +97,9 @@ const EXCLUDED: Record<string, string> = {
   saveWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
   deleteWhatsappSettings: "needs a WhatsApp Business number: test/integration/whatsapp.test.ts connects, reads and removes one",
   getQueueWhatsappLink: "needs a connected WhatsApp number: test/integration/whatsapp.test.ts reads the wa.me link",
+  exportMe: "the signed-in person's own data: test/integration/auth-me-data.test.ts reads it",
+  eraseMe:
+    "erases the account that signs the flow's requests: test/integration/auth-me-data.test.ts erases a member and refuses a last owner",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
