@@ -86,6 +86,14 @@ if (secrets && !secrets.has("SECRETS_KEY")) {
   );
 }
 
+// AUDIT_KEY keys the audit chain (src/lib/audit-key.ts): without it a database writer could re-hash entries.
+if (secrets && !secrets.has("AUDIT_KEY")) {
+  problems.push(
+    "the secret AUDIT_KEY is not set (it keys the audit log's hash chain): `openssl rand -base64 32 | npx wrangler secret put AUDIT_KEY`" +
+      " (when rotating, keep the old value in AUDIT_KEY_PREVIOUS with its id in AUDIT_KEY_PREVIOUS_ID; docs/security.md)",
+  );
+}
+
 if (problems.length > 0) {
   console.error(`Not deploying:\n- ${problems.join("\n- ")}`);
   process.exit(1);

@@ -39,7 +39,7 @@ import { apiCallQuota, billingRoutes, billingWebhookRoutes } from "./billing";
 import { deskConsoleRoutes, deskRoutes, floorRoutes } from "./desks";
 import { mountPages } from "./http/pages";
 import { inboundRoutes, ticketMessageRoutes, ussdRoutes, whatsappInboundRoutes } from "./conversations";
-import { auditRoutes } from "./audit";
+import { auditRoutes, recordEveryChange, sealAuditAfterWrites } from "./audit";
 import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
 
@@ -117,6 +117,7 @@ export function createApp() {
   for (const path of WIDGET_BOOKING_PATHS) app.use(path, widgetOriginLock);
   app.use("/v1/*", idempotency, trackApiKeyUse);
   app.use("/v1/*", apiVersioning);
+  app.use("/v1/*", sealAuditAfterWrites, recordEveryChange);
   mountGuards(app);
   // Reads that stay on D1 go through one D1 session a request, after access was decided on the primary.
   app.use("/v1/*", d1Session);

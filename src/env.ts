@@ -30,6 +30,15 @@ declare global {
       SECRETS_KEY_ID?: string;
       SECRETS_KEY_PREVIOUS?: string;
       SECRETS_KEY_PREVIOUS_ID?: string;
+      /**
+       * HMAC key of the audit chain and its checkpoints (src/lib/audit-key.ts, docs/security.md):
+       * D1 never holds it. Required in production; AUDIT_KEY_ID names it (default k1); after a
+       * rotation the old key stays usable for verification as AUDIT_KEY_PREVIOUS(_ID).
+       */
+      AUDIT_KEY?: string;
+      AUDIT_KEY_ID?: string;
+      AUDIT_KEY_PREVIOUS?: string;
+      AUDIT_KEY_PREVIOUS_ID?: string;
       /** Billing (docs/billing.md). Without a provider's secret key its currencies go through the sandbox. */
       STRIPE_SECRET_KEY?: string;
       STRIPE_WEBHOOK_SECRET?: string;

@@ -58,7 +58,11 @@ export interface paths {
         get: operations["getMe"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Erase the signed-in person's account (GDPR article 17)
+         * @description Refused with 409 CONFLICT naming each organization the person is the last owner of (transfer its ownership or delete it first). Otherwise memberships, sessions, push devices, notifications and invitations are removed, the account keeps only its id (names and e-mail replaced, password unusable: signing in is refused from then on), and each organization the person belonged to records `member.erased` in its audit log.
+         */
+        delete: operations["eraseMe"];
         options?: never;
         head?: never;
         /**
@@ -66,6 +70,26 @@ export interface paths {
          * @description `defaultOrganizationId` must be one of your memberships (else 404 on that field); `null` clears it. With several memberships and no default, routes without an organization in their path need `X-Organization-Id`.
          */
         patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/v1/auth/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything held about the signed-in person (GDPR article 15)
+         * @description One JSON document: the account and its preferences, memberships, sessions (times only), invitations to the e-mail, notifications, push devices, tickets and appointments under the account, and the audit entries the person made or that name them. What an organization holds about a visitor by phone is exported by that organization (docs/personal-data.md).
+         */
+        get: operations["exportMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/auth/session/refresh": {
@@ -3204,8 +3228,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Walks the organization's hash chain and says where it breaks (admins, owners, keys with read:audit)
-         * @description Recomputes each entry's hash from its fields and the previous entry's hash. An entry changed in the database no longer matches (hash_mismatch), a removed one leaves a gap (missing_entry), one re-hashed by hand no longer matches the next entry (previous_hash_mismatch).
+         * Walks the organization's keyed hash chain from its last signed checkpoint and says where it breaks (admins, owners, keys with read:audit)
+         * @description Checks the last checkpoint's signature, then recomputes each later entry's HMAC (keyed with a secret the database does not hold) from its fields and the previous entry's hash. An entry changed in the database no longer matches (hash_mismatch), a removed one leaves a gap (missing_entry), one re-hashed without the key no longer matches (hash_mismatch, or previous_hash_mismatch for the entry after it). Reads only: entries not sealed yet are not part of the answer.
          */
         get: operations["verifyAuditChain"];
         put?: never;
@@ -6429,11 +6453,15 @@ export interface components {
             checked: number;
             firstSequence: number | null;
             lastSequence: number | null;
+            /** @description The signed checkpoint the walk started from; null: from the chain's start (or retention's anchor) */
+            fromCheckpoint: number | null;
+            /** @description Rows the database read to answer: grows with the entries after the checkpoint only */
+            rowsRead: number;
             brokenAt: {
                 sequence: number;
                 entryId: string | null;
                 /** @enum {string} */
-                reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry";
+                reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry" | "unkeyed_entry" | "unknown_key" | "checkpoint_signature_invalid" | "checkpoint_mismatch";
             } | null;
         };
         DataSubjectExport: {
@@ -8661,6 +8689,64 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    eraseMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "erased": true,
+                     *         "organizationIds": [
+                     *           "Demo"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            erased: true;
+                            organizationIds: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
     updateMe: {
         parameters: {
             query?: never;
@@ -8721,6 +8807,56 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    exportMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person's data */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
     };
@@ -25694,6 +25830,8 @@ export interface operations {
                      *         "checked": 1,
                      *         "firstSequence": 1,
                      *         "lastSequence": 1,
+                     *         "fromCheckpoint": 1,
+                     *         "rowsRead": 1,
                      *         "brokenAt": {
                      *           "sequence": 1,
                      *           "entryId": "ent_d3m00000000000000000",

@@ -171,10 +171,12 @@ const verify = createRoute({
   method: "get",
   path: "/organizations/{organizationId}/audit-events/verify",
   tags,
-  summary: "Walks the organization's hash chain and says where it breaks (admins, owners, keys with read:audit)",
+  summary:
+    "Walks the organization's keyed hash chain from its last signed checkpoint and says where it breaks (admins, owners, keys with read:audit)",
   description:
-    "Recomputes each entry's hash from its fields and the previous entry's hash. An entry changed in the database no longer matches " +
-    "(hash_mismatch), a removed one leaves a gap (missing_entry), one re-hashed by hand no longer matches the next entry (previous_hash_mismatch).",
+    "Checks the last checkpoint's signature, then recomputes each later entry's HMAC (keyed with a secret the database does not hold) from its fields and the previous entry's hash. " +
+    "An entry changed in the database no longer matches (hash_mismatch), a removed one leaves a gap (missing_entry), one re-hashed without the key no longer matches " +
+    "(hash_mismatch, or previous_hash_mismatch for the entry after it). Reads only: entries not sealed yet are not part of the answer.",
   security: SECURITY.any,
   request: { params: OrganizationParam },
   responses: {
@@ -187,11 +189,26 @@ const verify = createRoute({
             checked: z.number().int(),
             firstSequence: z.number().int().nullable(),
             lastSequence: z.number().int().nullable(),
+            fromCheckpoint: z.number().int().nullable().openapi({
+              description: "The signed checkpoint the walk started from; null: from the chain's start (or retention's anchor)",
+            }),
+            rowsRead: z
+              .number()
+              .int()
+              .openapi({ description: "Rows the database read to answer: grows with the entries after the checkpoint only" }),
             brokenAt: z
               .object({
                 sequence: z.number().int(),
                 entryId: z.string().nullable(),
-                reason: z.enum(["hash_mismatch", "previous_hash_mismatch", "missing_entry"]),
+                reason: z.enum([
+                  "hash_mismatch",
+                  "previous_hash_mismatch",
+                  "missing_entry",
+                  "unkeyed_entry",
+                  "unknown_key",
+                  "checkpoint_signature_invalid",
+                  "checkpoint_mismatch",
+                ]),
               })
               .nullable(),
           })
@@ -206,7 +223,7 @@ const verify = createRoute({
 app.openapi(verify, async (c) => {
   const { organizationId } = c.req.valid("param");
   await auditReader(c, organizationId);
-  return c.json(ok(await verifyAuditChain(c.env.DB, organizationId)), 200);
+  return c.json(ok(await verifyAuditChain(c.env, organizationId)), 200);
 });
 
 export default app;

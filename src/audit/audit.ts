@@ -10,6 +10,7 @@ import {
   type AuditOrigin,
 } from "../domain/audit";
 import { PLANS, type Plan } from "../domain/plans";
+import { auditKeyring, type AuditKeyEnv } from "../lib/audit-key";
 import { sha256Hex } from "../lib/crypto";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
@@ -79,6 +80,7 @@ interface AuditRow {
   created_at: number;
   prev_hash: string | null;
   hash: string | null;
+  key_id: string | null;
 }
 
 function entryOf(row: AuditRow, seq: number, prevHash: string | null): AuditEntry {
@@ -99,7 +101,10 @@ function entryOf(row: AuditRow, seq: number, prevHash: string | null): AuditEntr
   };
 }
 
-const SEAL_PAGE = 50;
+/** What the chain's functions need: the database and the audit key (never in the database). */
+export type AuditEnv = { DB: D1Database } & AuditKeyEnv;
+
+const SEAL_PAGE = 200;
 const SEAL_ATTEMPTS = 8;
 
 /** The chain's last sealed entry, else the anchor left by retention, else the chain's start. */
@@ -114,8 +119,14 @@ async function chainHead(d1: D1Database, organizationId: string): Promise<{ seq:
   return row ? { seq: row.seq, hash: row.hash } : { seq: 0, hash: null };
 }
 
-/** Chains every entry of the organization not sealed yet; answers how many it sealed. */
-export async function sealAuditChain(d1: D1Database, organizationId: string): Promise<number> {
+/**
+ * Chains every entry of the organization not sealed yet; answers how many it sealed. Each
+ * entry's hash is the HMAC, under the current audit key, of its fields and the hash before it.
+ * Run after a write (src/http/audit-sealing.ts) and by the minute cron, never by a read.
+ */
+export async function sealAuditChain(env: AuditEnv, organizationId: string): Promise<number> {
+  const d1 = env.DB;
+  const keys = auditKeyring(env);
   let sealed = 0;
   for (let attempt = 0; attempt < SEAL_ATTEMPTS;) {
     const head = await chainHead(d1, organizationId);
@@ -129,9 +140,11 @@ export async function sealAuditChain(d1: D1Database, organizationId: string): Pr
     for (const row of pending.results) {
       seq += 1;
       const entry = entryOf(row, seq, hash);
-      const next = await sha256Hex(auditHashInput(entry));
+      const next = (await keys.sign(keys.currentId, auditHashInput(entry)))!;
       updates.push(
-        d1.prepare("UPDATE audit_events SET seq = ?, prev_hash = ?, hash = ? WHERE id = ? AND seq IS NULL").bind(seq, hash, next, row.id),
+        d1
+          .prepare("UPDATE audit_events SET seq = ?, prev_hash = ?, hash = ?, key_id = ? WHERE id = ? AND seq IS NULL")
+          .bind(seq, hash, next, keys.currentId, row.id),
       );
       hash = next;
     }
@@ -145,6 +158,18 @@ export async function sealAuditChain(d1: D1Database, organizationId: string): Pr
     }
   }
   return sealed;
+}
+
+/** Seals every organization with entries not sealed yet (read through audit_events_unsealed_idx). */
+export async function sealPendingAudit(env: AuditEnv, limit = 100): Promise<string[]> {
+  const pending = await env.DB.prepare(
+    "SELECT DISTINCT organization_id FROM audit_events INDEXED BY audit_events_unsealed_idx WHERE seq IS NULL LIMIT ?",
+  )
+    .bind(limit)
+    .all<{ organization_id: string }>();
+  const organizations = pending.results.map((r) => r.organization_id);
+  for (const organizationId of organizations) await sealAuditChain(env, organizationId);
+  return organizations;
 }
 
 export interface AuditFilters {
@@ -198,7 +223,7 @@ export async function listAuditEvents(
   filters: AuditFilters,
   page: { limit: number; beforeSeq: number | null },
 ): Promise<{ rows: AuditRecord[]; hasMore: boolean }> {
-  await sealAuditChain(d1, organizationId);
+  // A read never writes (issue 40): entries are sealed by the request that wrote them and by the cron.
   const where = whereOf(organizationId, filters, page.beforeSeq);
   const result = await d1
     .prepare(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ?`)
@@ -250,7 +275,14 @@ export async function* auditCsvRows(d1: D1Database, organizationId: string, filt
 export interface ChainBreak {
   sequence: number;
   entryId: string | null;
-  reason: "hash_mismatch" | "previous_hash_mismatch" | "missing_entry";
+  reason:
+    | "hash_mismatch"
+    | "previous_hash_mismatch"
+    | "missing_entry"
+    | "unkeyed_entry"
+    | "unknown_key"
+    | "checkpoint_signature_invalid"
+    | "checkpoint_mismatch";
 }
 
 export interface ChainVerdict {
@@ -258,42 +290,103 @@ export interface ChainVerdict {
   checked: number;
   firstSequence: number | null;
   lastSequence: number | null;
+  /** The signed checkpoint the walk started from (null: from the chain's start or retention's anchor). */
+  fromCheckpoint: number | null;
+  /** Rows D1 read to answer (its own count): bounded by the entries after the last checkpoint. */
+  rowsRead: number;
   brokenAt: ChainBreak | null;
+}
+
+interface CheckpointRow {
+  seq: number;
+  hash: string;
+  key_id: string;
+  signature: string;
+}
+
+function checkpointText(organizationId: string, seq: number, hash: string): string {
+  return JSON.stringify(["audit-checkpoint", organizationId, seq, hash]);
 }
 
 const VERIFY_PAGE = 500;
 
 /**
- * Walks the organization's chain from its start (or retention's anchor) and recomputes every
- * hash: an entry altered in place no longer matches its hash, one removed leaves a gap in the
- * numbers, and one re-hashed by hand no longer matches the next entry's previous hash.
+ * Walks the organization's chain from its last signed checkpoint (else retention's anchor, else
+ * its start) and recomputes every keyed hash: an entry altered in place no longer matches its
+ * hash, one removed leaves a gap in the numbers, and one re-hashed without the audit key (plain
+ * SHA-256, or an HMAC under another key) no longer matches. Entries sealed before the chain was
+ * keyed (key_id null, plain SHA-256) are accepted only before the first keyed one. Reads only.
  */
-export async function verifyAuditChain(d1: D1Database, organizationId: string): Promise<ChainVerdict> {
-  await sealAuditChain(d1, organizationId);
-  const anchor = await d1
-    .prepare("SELECT seq, hash FROM audit_chain_anchors WHERE organization_id = ?")
-    .bind(organizationId)
-    .first<{ seq: number; hash: string }>();
+export async function verifyAuditChain(env: AuditEnv, organizationId: string): Promise<ChainVerdict> {
+  const d1 = env.DB;
+  const keys = auditKeyring(env);
+  let rowsRead = 0;
+  const [cpResult, anchorResult] = await d1.batch([
+    d1
+      .prepare("SELECT seq, hash, key_id, signature FROM audit_checkpoints WHERE organization_id = ? ORDER BY seq DESC LIMIT 1")
+      .bind(organizationId),
+    d1.prepare("SELECT seq, hash FROM audit_chain_anchors WHERE organization_id = ?").bind(organizationId),
+  ]);
+  rowsRead += (cpResult!.meta.rows_read ?? 0) + (anchorResult!.meta.rows_read ?? 0);
+  const checkpoint = (cpResult!.results[0] as CheckpointRow | undefined) ?? null;
+  const anchor = (anchorResult!.results[0] as { seq: number; hash: string } | undefined) ?? null;
   let expectedSeq = (anchor?.seq ?? 0) + 1;
   let prevHash: string | null = anchor?.hash ?? null;
+  let keyedSeen = false;
   let checked = 0;
   let firstSequence: number | null = null;
+  let fromCheckpoint: number | null = null;
   const verdict = (brokenAt: ChainBreak | null): ChainVerdict => ({
     valid: brokenAt === null,
     checked,
     firstSequence,
-    lastSequence: checked === 0 ? null : expectedSeq - 1,
+    lastSequence: checked === 0 ? (fromCheckpoint ?? null) : expectedSeq - 1,
+    fromCheckpoint,
+    rowsRead,
     brokenAt,
   });
+  if (checkpoint) {
+    const expected = await keys.sign(checkpoint.key_id, checkpointText(organizationId, checkpoint.seq, checkpoint.hash));
+    if (expected === null || expected !== checkpoint.signature) {
+      return verdict({ sequence: checkpoint.seq, entryId: null, reason: "checkpoint_signature_invalid" });
+    }
+    const at = await d1
+      .prepare("SELECT id, hash, prev_hash FROM audit_events WHERE organization_id = ? AND seq = ?")
+      .bind(organizationId, checkpoint.seq)
+      .run<{ id: string; hash: string; prev_hash: string | null }>();
+    rowsRead += at.meta.rows_read ?? 0;
+    const entry = at.results[0];
+    if (entry && entry.hash !== checkpoint.hash)
+      return verdict({ sequence: checkpoint.seq, entryId: entry.id, reason: "checkpoint_mismatch" });
+    // A checkpointed entry retention has since removed: the kept chain starts at the anchor, past it.
+    if (entry || !anchor || anchor.seq < checkpoint.seq) {
+      if (!entry) return verdict({ sequence: checkpoint.seq, entryId: null, reason: "missing_entry" });
+      // The walk starts with the checkpointed entry itself: its own keyed hash is checked too.
+      fromCheckpoint = checkpoint.seq;
+      expectedSeq = checkpoint.seq;
+      prevHash = entry.prev_hash;
+      keyedSeen = true;
+    }
+  }
   for (;;) {
     const page = await d1
       .prepare("SELECT * FROM audit_events WHERE organization_id = ? AND seq >= ? ORDER BY seq LIMIT ?")
       .bind(organizationId, expectedSeq, VERIFY_PAGE)
-      .all<AuditRow>();
+      .run<AuditRow>();
+    rowsRead += page.meta.rows_read ?? 0;
     for (const row of page.results) {
       if (row.seq !== expectedSeq) return verdict({ sequence: expectedSeq, entryId: null, reason: "missing_entry" });
       if (row.prev_hash !== prevHash) return verdict({ sequence: row.seq, entryId: row.id, reason: "previous_hash_mismatch" });
-      const hash = await sha256Hex(auditHashInput(entryOf(row, row.seq, row.prev_hash)));
+      const input = auditHashInput(entryOf(row, row.seq, row.prev_hash));
+      let hash: string | null;
+      if (row.key_id === null) {
+        if (keyedSeen) return verdict({ sequence: row.seq, entryId: row.id, reason: "unkeyed_entry" });
+        hash = await sha256Hex(input);
+      } else {
+        hash = await keys.sign(row.key_id, input);
+        if (hash === null) return verdict({ sequence: row.seq, entryId: row.id, reason: "unknown_key" });
+        keyedSeen = true;
+      }
       if (hash !== row.hash) return verdict({ sequence: row.seq, entryId: row.id, reason: "hash_mismatch" });
       firstSequence ??= row.seq;
       checked += 1;
@@ -302,6 +395,31 @@ export async function verifyAuditChain(d1: D1Database, organizationId: string): 
     }
     if (page.results.length < VERIFY_PAGE) return verdict(null);
   }
+}
+
+/**
+ * Signs a checkpoint at the chain's head once the part after the last checkpoint verifies, so
+ * the next `verify` starts there. The work is the entries since the last checkpoint. Answers
+ * the new checkpoint's sequence, or null (nothing new, or the chain is broken: no checkpoint
+ * vouches for a broken chain).
+ */
+export async function checkpointAuditChain(env: AuditEnv, organizationId: string, at: number, every = 1): Promise<number | null> {
+  const verdict = await verifyAuditChain(env, organizationId);
+  if (!verdict.valid || verdict.lastSequence === null || verdict.checked < every) return null;
+  const head = await env.DB.prepare("SELECT seq, hash, key_id FROM audit_events WHERE organization_id = ? AND seq = ?")
+    .bind(organizationId, verdict.lastSequence)
+    .first<{ seq: number; hash: string; key_id: string | null }>();
+  // Only a keyed entry is checkpointed: a walk from a checkpoint accepts no unkeyed entry after it.
+  if (!head || head.key_id === null) return null;
+  const keys = auditKeyring(env);
+  const signature = (await keys.sign(keys.currentId, checkpointText(organizationId, head.seq, head.hash)))!;
+  await env.DB.prepare(
+    `INSERT INTO audit_checkpoints (organization_id, seq, hash, key_id, signature, created_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (organization_id, seq) DO NOTHING`,
+  )
+    .bind(organizationId, head.seq, head.hash, keys.currentId, signature, at)
+    .run();
+  return head.seq;
 }
 
 /**
@@ -360,11 +478,19 @@ export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000)
   return deleted;
 }
 
-/** The minute sweep: seals what requests left unsealed, then applies retention. */
-export async function sweepAuditLog(d1: D1Database, at: number): Promise<void> {
-  const pending = await d1
-    .prepare("SELECT DISTINCT organization_id FROM audit_events INDEXED BY audit_events_unsealed_idx WHERE seq IS NULL LIMIT 100")
+/** The minute sweep: seals what requests left unsealed and signs a checkpoint at each head it moved, then applies retention. */
+export async function sweepAuditLog(env: AuditEnv, at: number): Promise<void> {
+  const sealed = await sealPendingAudit(env);
+  const uncheckpointed = await env.DB.prepare(
+    `SELECT e.organization_id AS organization_id FROM audit_events e
+     WHERE e.seq IS NOT NULL AND e.created_at >= ?
+       AND e.seq > COALESCE((SELECT MAX(c.seq) FROM audit_checkpoints c WHERE c.organization_id = e.organization_id), 0)
+     GROUP BY e.organization_id LIMIT 100`,
+  )
+    .bind(at - 2 * 60_000)
     .all<{ organization_id: string }>();
-  for (const { organization_id } of pending.results) await sealAuditChain(d1, organization_id);
-  await pruneAuditEvents(d1, at);
+  for (const organizationId of new Set([...sealed, ...uncheckpointed.results.map((r) => r.organization_id)])) {
+    await checkpointAuditChain(env, organizationId, at);
+  }
+  await pruneAuditEvents(env.DB, at);
 }

@@ -7,6 +7,7 @@ import { clientIp } from "./rate-limit";
 /** Who made a change and from where, as the audit log records it (docs/security.md). */
 export function auditOrigin(c: Context<AppEnv>, actor: Pick<Actor, "userId" | "apiKeyId">): AuditOrigin {
   const ip = clientIp(c);
+  c.set("auditWritten", true);
   return {
     actor: actor.userId ? { type: "user", id: actor.userId } : { type: "api_key", id: actor.apiKeyId },
     ip: ip === "unknown" ? null : ip,

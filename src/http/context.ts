@@ -68,6 +68,8 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** The request recorded an audit entry (./audit-origin.ts): its end seals the chain (src/audit/audit-sealing.ts). */
+    auditWritten: boolean;
     /** The version this request is answered in (./versioning.ts). */
     apiVersion: ApiVersion;
     rateLimitHeaders: Record<string, string>;

@@ -20,6 +20,8 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/auth/register": { id: "register", errors: ["CONFLICT", "SSO_REQUIRED"] },
   "POST /v1/auth/login": { id: "logIn", errors: ["SSO_REQUIRED"] },
   "GET /v1/auth/me": { id: "getMe" },
+  "GET /v1/auth/me/export": { id: "exportMe" },
+  "DELETE /v1/auth/me": { id: "eraseMe", errors: ["CONFLICT"] },
   "POST /v1/auth/session/refresh": { id: "refreshSession" },
   "POST /v1/auth/logout": { id: "logOut" },
 

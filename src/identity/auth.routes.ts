@@ -18,6 +18,8 @@ import { setSessionCookie } from "./session-cookie";
 import type { Env } from "../env";
 import { enforcedSsoFor } from "./sso";
 import { findUserByEmail, userRecord } from "./users";
+import { eraseMe, exportMe } from "./me-data";
+import { auditOrigin } from "../http/audit-origin";
 import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "../http/schemas";
 
 /** An 8-digit one-time code, mailed to the account past its ceiling of failed sign-ins. */
@@ -188,6 +190,48 @@ app.openapi(me, async (c) => {
     .orderBy(members.createdAt)
     .all();
   return c.json(ok({ user: userRecord(user), memberships: memberships.map((m) => ({ ...m, locationIds: m.locationIds ?? null })) }), 200);
+});
+
+const exportMine = createRoute({
+  method: "get",
+  path: "/auth/me/export",
+  tags,
+  summary: "Everything held about the signed-in person (GDPR article 15)",
+  description:
+    "One JSON document: the account and its preferences, memberships, sessions (times only), invitations to the e-mail, " +
+    "notifications, push devices, tickets and appointments under the account, and the audit entries the person made or " +
+    "that name them. What an organization holds about a visitor by phone is exported by that organization (docs/personal-data.md).",
+  security: SECURITY.session,
+  responses: { 200: jsonResponse(okEnvelope(z.record(z.string(), z.unknown())), "The person's data"), ...errors() },
+});
+
+app.openapi(exportMine, async (c) => {
+  const { user } = requireUser(c);
+  return c.json(ok(await exportMe(database(c.env.DB), user, now())), 200);
+});
+
+const eraseMine = createRoute({
+  method: "delete",
+  path: "/auth/me",
+  tags,
+  summary: "Erase the signed-in person's account (GDPR article 17)",
+  description:
+    "Refused with 409 CONFLICT naming each organization the person is the last owner of (transfer its ownership or delete it first). " +
+    "Otherwise memberships, sessions, push devices, notifications and invitations are removed, the account keeps only its id " +
+    "(names and e-mail replaced, password unusable: signing in is refused from then on), and each organization the person " +
+    "belonged to records `member.erased` in its audit log.",
+  security: SECURITY.session,
+  responses: {
+    200: jsonResponse(okEnvelope(z.object({ erased: z.literal(true), organizationIds: z.array(z.string()) })), "Erased"),
+    ...errors(409),
+  },
+});
+
+app.openapi(eraseMine, async (c) => {
+  const { user } = requireUser(c);
+  const { organizationIds } = await eraseMe(database(c.env.DB), user, auditOrigin(c, { userId: user.id, apiKeyId: null }), now());
+  clearSessionCookie(c);
+  return c.json(ok({ erased: true as const, organizationIds }), 200);
 });
 
 const refresh = createRoute({

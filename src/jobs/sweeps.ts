@@ -86,7 +86,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["personal data", anonymisePersonalData],
   ["inbound threads", purgeInboundThreads],
   ["analytics backfill", backfillAnalytics],
-  ["audit log", (env, at) => sweepAuditLog(env.DB, at)],
+  ["audit log", (env, at) => sweepAuditLog(env, at)],
 ];
 
 /**

@@ -160,7 +160,8 @@ describe("audit log: the hash chain", () => {
     for (let i = 0; i < 3; i++) await createApiKey(owner, organizationId, ["read"]);
     const verify = `/v1/organizations/${organizationId}/audit-events/verify`;
     const sound = expectOk(await call("GET", verify, { token: owner.token }));
-    expect(sound).toMatchObject({ valid: true, checked: 3, firstSequence: 1, lastSequence: 3, brokenAt: null });
+    // The organization's creation is the first entry, then the three keys.
+    expect(sound).toMatchObject({ valid: true, checked: 4, firstSequence: 1, lastSequence: 4, brokenAt: null });
 
     const second = (await auditOf(owner, organizationId, "?limit=100")).find((e) => e.sequence === 2);
     await env.DB.prepare("UPDATE audit_events SET actor_id = 'usr_someoneelse00000000' WHERE id = ?").bind(second.id).run();
@@ -183,7 +184,7 @@ describe("audit log: the hash chain", () => {
     // Readers seal concurrently too.
     await Promise.all(Array.from({ length: 4 }, () => auditOf(owner, organizationId)));
     const verdict = expectOk(await call("GET", `/v1/organizations/${organizationId}/audit-events/verify`, { token: owner.token }));
-    expect(verdict).toMatchObject({ valid: true, checked: 12, firstSequence: 1, lastSequence: 12 });
+    expect(verdict).toMatchObject({ valid: true, checked: 13, firstSequence: 1, lastSequence: 13 });
   });
 });
 
@@ -198,9 +199,9 @@ describe("audit log: retention per plan", () => {
       expectOk(await call("POST", path, { apiKey: admin.key, body: { name: "A month later" } }), 201);
       await sweep(later);
       const kept = await env.DB.prepare("SELECT seq FROM audit_events WHERE organization_id = ? ORDER BY seq").bind(organizationId).all();
-      expect(kept.results.map((r) => r.seq)).toEqual([2]);
+      expect(kept.results.map((r) => r.seq)).toEqual([3]);
       const verdict = expectOk(await call("GET", `/v1/organizations/${organizationId}/audit-events/verify`, { apiKey: admin.key }));
-      expect(verdict).toMatchObject({ valid: true, checked: 1, firstSequence: 2, lastSequence: 2 });
+      expect(verdict).toMatchObject({ valid: true, checked: 1, firstSequence: 3, lastSequence: 3 });
     } finally {
       testClock.reset();
     }

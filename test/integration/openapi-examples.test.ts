@@ -11,6 +11,7 @@ import { queueIdOfTicket } from "../../src/lib/ids";
 import { signHeader } from "../../src/lib/signed-header";
 import { MAC_HEX_LENGTH, signCredential } from "../../src/lib/credentials";
 import { sandboxSecret } from "../../src/providers/sandbox";
+import { AUDITED } from "../../src/audit/audited-operations";
 
 // The document's examples are a walk through the demo organization `npm run dev` seeds. This
 // file seeds exactly that demo (scripts/seed.mjs: organization, owner, operator, admin key,
@@ -106,6 +107,14 @@ const EXCLUDED: Record<string, string> = {
   startSsoSignIn: "a browser redirect (302) to the identity provider: test/integration/sso.test.ts follows it to a stand-in provider",
   completeSsoSignIn:
     "needs the state cookie of a start and a code of the provider: test/integration/sso.test.ts plays the whole round trip and each refusal",
+  exportMe: "the signed-in person's own data: test/integration/auth-me-data.test.ts reads it",
+  eraseMe:
+    "erases the account that signs the flow's requests: test/integration/auth-me-data.test.ts erases a member and refuses a last owner",
+};
+
+/** Audited operations whose example, sent in the flow, changes nothing (so records nothing), each with why. */
+const UNCHANGED_IN_FLOW: Record<string, string> = {
+  setQueueStatus: "the example sets the status the demo queue already has; audit-actions.test.ts checks a real change's entry",
 };
 
 /** The providers' webhook secrets while the flow runs (the sandbox's is its built-in default). */
@@ -616,6 +625,7 @@ describe("the document's examples", () => {
   it("every example request succeeds when sent in the flow's order, and its answer fits the documented schema", async () => {
     const failures: string[] = [];
     let validated = 0;
+    let audits = 0;
     // The outside world the examples name: the webhook endpoint's host and the demo's own domain.
     ctx.net = fakeInternet({ "hooks.example.com": { A: ["93.184.215.14"] }, "demo-bank.example.com": { A: ["93.184.215.15"] } });
     testClock.set(DOCUMENTED_NOW);
@@ -635,7 +645,10 @@ describe("the document's examples", () => {
         const raw = JSON.stringify(request.body);
         request.headers[step.signed.header] = await signHeader(await step.signed.secret(), raw, now(), step.signed.scheme);
       }
-      const res = await call(request.method, request.url, { ...credential(step, op), headers: request.headers, body: request.body });
+      // Issue 40: each audited change leaves exactly one entry, found by the request's id.
+      const requestId = `examples-${step.id}-${crypto.randomUUID().slice(0, 8)}`;
+      const headers = { ...request.headers, "X-Request-ID": requestId };
+      const res = await call(request.method, request.url, { ...credential(step, op), headers, body: request.body });
       ctx.answers.set(step.id, res);
       const success = Object.keys(op.responses).filter((s) => Number(s) < 400);
       if (!success.includes(String(res.status))) {
@@ -643,6 +656,19 @@ describe("the document's examples", () => {
           `${step.id} ${request.method} ${request.url} ${JSON.stringify(request.body)} → ${res.status} ${JSON.stringify(res.body)}`,
         );
         continue;
+      }
+      const audited = AUDITED[step.id];
+      if (audited && step.id in UNCHANGED_IN_FLOW) {
+        audits += 1;
+      } else if (audited) {
+        const entries = await env.DB.prepare("SELECT actor_type, actor_id, action, entity_id FROM audit_events WHERE request_id = ?")
+          .bind(requestId)
+          .all<{ actor_type: string; actor_id: string | null; action: string; entity_id: string }>();
+        const [entry] = entries.results;
+        if (entries.results.length !== 1 || entry!.action !== audited.action || !entry!.actor_id || !entry!.entity_id) {
+          failures.push(`${step.id} audit: expected one ${audited.action} entry, got ${JSON.stringify(entries.results)}`);
+        }
+        audits += 1;
       }
       if (resolve(op.responses[String(res.status)]).content?.["application/json"]) validated += 1;
       const errors = responseErrors(op, res.status, res.body);
@@ -654,5 +680,7 @@ describe("the document's examples", () => {
     expect(failures).toEqual([]);
     // Nearly every answer is JSON with a schema (the script, page, image, receipt and CSV routes are not).
     expect(validated).toBeGreaterThan(STEPS.length - 8);
+    // Every audited operation the flow sends was checked (the rest are excluded from the flow above).
+    expect(audits).toBe(STEPS.filter((s) => s.id in AUDITED).length);
   }, 90_000); // ~120 requests in order: 30 s is too short on a loaded machine
 });

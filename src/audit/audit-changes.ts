@@ -1,0 +1,125 @@
+import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
+import type { AuditOrigin } from "../domain/audit";
+import { database } from "../db/client";
+import { defaultOrganizationOf } from "../http/credentials/memberships";
+import type { AppEnv } from "../http/context";
+import { clientIp } from "../http/rate-limit";
+import { OPERATIONS } from "../http/operations";
+import { isId } from "../lib/ids";
+import { now } from "../lib/clock";
+import { recordAudit } from "./audit";
+import { AUDITED, type AuditedOperation } from "./audited-operations";
+
+// One entry for every change (issue 40, docs/security.md). Routes that record their own entry in
+// the batch of the change (with the fields before and after) mark the request through
+// `auditOrigin` (src/http/audit-origin.ts), and this recorder leaves them alone; for every other
+// operation of ./audited-operations.ts, it records the entry once the change answered 2xx:
+// who (the session's user or the key), what (the action), on what (the target's id), from where.
+
+interface Matcher {
+  method: string;
+  pattern: RegExp;
+  names: string[];
+  audited: AuditedOperation;
+}
+
+const MATCHERS: Matcher[] = Object.entries(OPERATIONS).flatMap(([key, { id }]) => {
+  const audited = AUDITED[id];
+  if (!audited) return [];
+  const [method, path] = key.split(" ") as [string, string];
+  const names: string[] = [];
+  const source = path.replace(/[.]/g, "\\.").replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return "([^/]+)";
+  });
+  return [{ method, pattern: new RegExp(`^${source}$`), names, audited }];
+});
+
+function matchOperation(method: string, path: string): { audited: AuditedOperation; params: Record<string, string> } | null {
+  for (const m of MATCHERS) {
+    if (m.method !== method) continue;
+    const found = m.pattern.exec(path);
+    if (!found) continue;
+    const params: Record<string, string> = {};
+    m.names.forEach((name, i) => (params[name] = decodeURIComponent(found[i + 1]!)));
+    return { audited: m.audited, params };
+  }
+  return null;
+}
+
+async function answerData(c: Context<AppEnv>): Promise<Record<string, unknown> | null> {
+  if (!c.res.headers.get("content-type")?.includes("application/json")) return null;
+  try {
+    const body = (await c.res.clone().json()) as { data?: unknown };
+    return body.data && typeof body.data === "object" ? (body.data as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+const orgIdIn = (value: unknown): string | null => (typeof value === "string" && isId("org", value) ? value : null);
+
+/** The organization whose log holds the entry: the path's, the guarded resource's, the answer's, else the request's. */
+async function organizationOf(
+  c: Context<AppEnv>,
+  params: Record<string, string>,
+  data: Record<string, unknown> | null,
+): Promise<string | null> {
+  const fromPath = orgIdIn(params.organizationId);
+  if (fromPath) return fromPath;
+  const guarded = c.get("guarded");
+  if (guarded?.organizationId) return guarded.organizationId;
+  const fromAnswer = orgIdIn(data?.organizationId) ?? orgIdIn((data?.organization as { id?: unknown } | undefined)?.id);
+  if (fromAnswer) return fromAnswer;
+  const principal = c.get("principal");
+  if (principal?.kind === "apiKey") return principal.organizationId;
+  if (principal?.kind !== "session") return null;
+  const header = orgIdIn(c.req.header("X-Organization-Id"));
+  if (header) return header;
+  return (await defaultOrganizationOf(database(c.env.DB), principal.user.id)).organizationId;
+}
+
+function originOf(c: Context<AppEnv>): AuditOrigin | null {
+  const principal = c.get("principal");
+  const actor =
+    principal?.kind === "session"
+      ? { type: "user" as const, id: principal.user.id }
+      : principal?.kind === "apiKey"
+        ? { type: "api_key" as const, id: principal.keyId }
+        : null;
+  if (!actor) return null;
+  const ip = clientIp(c);
+  return { actor, ip: ip === "unknown" ? null : ip, requestId: c.get("requestId") ?? null };
+}
+
+export const recordEveryChange = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  if (c.res.status < 200 || c.res.status >= 300 || c.get("auditWritten")) return;
+  const matched = matchOperation(c.req.method, c.req.path);
+  if (!matched) return;
+  const origin = originOf(c);
+  if (!origin) return;
+  try {
+    const { audited, params } = matched;
+    const data = await answerData(c);
+    const organizationId = await organizationOf(c, params, audited.action === "organization.created" ? { organizationId: data?.id } : data);
+    if (!organizationId) return;
+    const target = audited.target;
+    const entityId =
+      target === "organization"
+        ? organizationId
+        : target === "actor"
+          ? (origin.actor.id ?? organizationId)
+          : target === "answer"
+            ? typeof data?.id === "string"
+              ? data.id
+              : organizationId
+            : (params[target.param] ?? organizationId);
+    await recordAudit(c.env.DB, origin, { organizationId, entityType: audited.entityType, entityId, action: audited.action }, now());
+    c.set("auditWritten", true);
+  } catch (err) {
+    // The change is made and answered; a lost entry is logged loudly rather than failing the answer.
+    console.error(JSON.stringify({ auditRecording: String(err), requestId: c.get("requestId") }));
+  }
+});
