@@ -92,6 +92,9 @@ export const AUDITED: Record<string, AuditedOperation> = {
   removeUssdCode: op("ussd", "removed", organization),
   saveWhatsappSettings: op("whatsapp", "updated", organization),
   deleteWhatsappSettings: op("whatsapp", "removed", organization),
+  // Written by the SSO routes themselves, in the change's batch (sso.configured or sso.updated).
+  saveSsoConnection: op("sso", "configured", organization),
+  deleteSsoConnection: op("sso", "deleted", organization),
 
   exportDataSubject: op("data_subject", "exported", organization),
   eraseDataSubject: op("data_subject", "erased", organization),
