@@ -3376,6 +3376,26 @@ export interface paths {
         patch: operations["rescheduleAppointment"];
         trace?: never;
     };
+    "/v1/appointments/{appointmentId}/slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The free slots a booked appointment may be moved to
+         * @description Staff of the organization who reach the appointment's location, an API key of the organization, the customer's own session, or anyone with the manage token in `X-Appointment-Token` (a wrong token is 404). Staff need QUEUE_VIEW (an API key `read:queues`). The slots of its service and location exactly as `GET /v1/services/{serviceId}/slots` lists them, except that the appointment does not compete with itself: its own slot is listed, marked `current`. This is how the manage page (the manage token alone) offers a reschedule; PATCH moves it. At most 31 days per request. Not booked: 409 INVALID_STATE.
+         */
+        get: operations["listAppointmentRescheduleSlots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/appointments/{appointmentId}/cancel": {
         parameters: {
             query?: never;
@@ -6606,6 +6626,10 @@ export interface components {
                 /** @description From then on it may be checked in (the service's checkInOpensMinutes) */
                 checkInOpensAt: string;
             };
+        };
+        RescheduleSlot: components["schemas"]["Slot"] & {
+            /** @description The appointment's own slot */
+            current: boolean;
         };
         RescheduleAppointment: {
             /**
@@ -26408,6 +26432,73 @@ export interface operations {
             409: components["responses"]["Error409_13"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    listAppointmentRescheduleSlots: {
+        parameters: {
+            query: {
+                from: string;
+                to: string;
+            };
+            header?: {
+                /** @description The manage token (the customer's capability) */
+                "X-Appointment-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                appointmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The free slots, in start order */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "start": "Demo",
+                     *           "end": "Demo",
+                     *           "capacity": 1,
+                     *           "remaining": 1,
+                     *           "staffIds": [
+                     *             "Demo"
+                     *           ],
+                     *           "current": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RescheduleSlot"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_5"];
             429: components["responses"]["Error429"];
         };
     };
