@@ -3467,7 +3467,7 @@ export interface paths {
         put?: never;
         /**
          * Check an appointment in: its ticket in the service's queue
-         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE.
+         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them.
          */
         post: operations["checkInAppointment"];
         delete?: never;
@@ -3487,7 +3487,7 @@ export interface paths {
         put?: never;
         /**
          * The kiosk's "I have an appointment": check in by the appointment's code
-         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
+         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. `intake`: the answers to the service's questions, as on the check-in. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
          */
         post: operations["checkInAppointmentAtKiosk"];
         delete?: never;
@@ -6662,6 +6662,9 @@ export interface components {
              */
             checkInCode: string;
         };
+        AppointmentCheckInRequest: {
+            intake?: components["schemas"]["IntakeAnswers"];
+        };
         /** @description The appointment and its ticket, as the kiosk prints it */
         KioskCheckIn: {
             appointment: components["schemas"]["CheckedInAppointment"];
@@ -6672,6 +6675,7 @@ export interface components {
         KioskCheckInRequest: {
             /** @example 7KQ-2MX */
             code: string;
+            intake?: components["schemas"]["IntakeAnswers"];
         };
         QueueBlend: {
             queueId: string;
@@ -26776,7 +26780,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppointmentCheckInRequest"];
+            };
+        };
         responses: {
             /** @description Already checked in: its ticket */
             200: {
@@ -26997,6 +27013,8 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_14"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
@@ -27025,7 +27043,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "7KQ-2MX"
+                 *       "code": "7KQ-2MX",
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["KioskCheckInRequest"];
