@@ -2412,6 +2412,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/kinds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Walk-ins beside appointments: figures by kind, punctuality, no-show rate
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Read from the tickets (by creation, like the other figures) and the appointments (by start).
+         */
+        get: operations["getAnalyticsByKind"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/heatmap": {
         parameters: {
             query?: never;
@@ -2481,7 +2501,7 @@ export interface paths {
         };
         /**
          * Tickets of the range as CSV, one row per ticket (streamed)
-         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter, intake, labels. See docs/retention.md.
+         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter, intake, labels, kind, appointmentAt, checkInMinutes. See docs/retention.md.
          */
         get: operations["exportTicketsCsv"];
         put?: never;
@@ -5766,6 +5786,47 @@ export interface components {
                 /** @description The desk this operator called most of these tickets from; null when none was called from a desk */
                 desk: string | null;
             }[];
+        };
+        AnalyticsKinds: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            walkIn: components["schemas"]["AnalyticsKindFigures"];
+            appointment: components["schemas"]["AnalyticsKindFigures"] & unknown;
+            punctuality: {
+                checkedIn: number;
+                /** @description Checked in at or before the appointment's start */
+                beforeStart: number;
+                afterStart: number;
+                /** @description Check-in minus start, negative when early */
+                meanMinutesFromStart: number | null;
+            };
+            /** @description Appointments of the scope's services starting in the range, by status now */
+            appointments: {
+                booked: number;
+                checkedIn: number;
+                noShow: number;
+                cancelled: number;
+                /** @description noShow / (checkedIn + noShow); null when none */
+                noShowRate: number | null;
+            };
+        };
+        AnalyticsKindFigures: {
+            created: number;
+            served: number;
+            /** @description Expired after being called, or skipped by an operator */
+            noShow: number;
+            /** @description Cancelled, transfers excepted */
+            cancelled: number;
+            /** @description Join (check-in) → call, over tickets called */
+            meanWaitMinutes: number | null;
         };
         AnalyticsHeatmap: {
             /**
@@ -21230,6 +21291,110 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["AnalyticsOperators"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getAnalyticsByKind: {
+        parameters: {
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Figures by kind */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "walkIn": {
+                     *           "created": 1,
+                     *           "served": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "meanWaitMinutes": 1
+                     *         },
+                     *         "appointment": {
+                     *           "created": 1,
+                     *           "served": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "meanWaitMinutes": 1
+                     *         },
+                     *         "punctuality": {
+                     *           "checkedIn": 1,
+                     *           "beforeStart": 1,
+                     *           "afterStart": 1,
+                     *           "meanMinutesFromStart": 1
+                     *         },
+                     *         "appointments": {
+                     *           "booked": 1,
+                     *           "checkedIn": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "noShowRate": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsKinds"];
                     };
                 };
             };
