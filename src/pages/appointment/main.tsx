@@ -236,7 +236,7 @@ function App() {
                   <button
                     type="button"
                     role="radio"
-                    aria-checked={chosen === s.start}
+                    aria-checked={chosen === s.start ? "true" : "false"}
                     class={chosen === s.start ? "primary" : ""}
                     disabled={s.current || busy}
                     data-slot={s.start}
