@@ -2504,6 +2504,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/kinds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Walk-ins beside appointments: figures by kind, punctuality, no-show rate
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. Read from the tickets (by creation, like the other figures) and the appointments (by start).
+         */
+        get: operations["getAnalyticsByKind"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/heatmap": {
         parameters: {
             query?: never;
@@ -2573,7 +2593,7 @@ export interface paths {
         };
         /**
          * Tickets of the range as CSV, one row per ticket (streamed)
-         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter, intake, labels. See docs/retention.md.
+         * @description Same access, plan and scope as the other analytics reads (ANALYTICS_VIEW; pro or enterprise, else 402 PLAN_REQUIRED; range at most a year). Tickets created in the range, ordered by creation, times in ISO 8601 with the offset of the queue's location. RFC 4180, UTF-8 with a byte order mark; a text field starting with = + - @ is prefixed with ' (formula injection). Columns: ticketId, displayCode, queueId, queueName, serviceId, serviceName, locationId, locationName, createdAt, calledAt, servedAt, waitMinutes, serviceMinutes, channel, status, outcome, operatorId, desk, ghost, visitorName, serviceOutcome, deskId, counter, intake, labels, kind, appointmentAt, checkInMinutes. See docs/retention.md.
          */
         get: operations["exportTicketsCsv"];
         put?: never;
@@ -3488,6 +3508,26 @@ export interface paths {
         patch: operations["rescheduleAppointment"];
         trace?: never;
     };
+    "/v1/appointments/{appointmentId}/slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The free slots a booked appointment may be moved to
+         * @description Staff of the organization who reach the appointment's location, an API key of the organization, the customer's own session, or anyone with the manage token in `X-Appointment-Token` (a wrong token is 404). Staff need QUEUE_VIEW (an API key `read:queues`). The slots of its service and location exactly as `GET /v1/services/{serviceId}/slots` lists them, except that the appointment does not compete with itself: its own slot is listed, marked `current`. This is how the manage page (the manage token alone) offers a reschedule; PATCH moves it. At most 31 days per request. Not booked: 409 INVALID_STATE.
+         */
+        get: operations["listAppointmentRescheduleSlots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/appointments/{appointmentId}/cancel": {
         parameters: {
             query?: never;
@@ -3559,7 +3599,7 @@ export interface paths {
         put?: never;
         /**
          * Check an appointment in: its ticket in the service's queue
-         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE.
+         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them.
          */
         post: operations["checkInAppointment"];
         delete?: never;
@@ -3579,7 +3619,7 @@ export interface paths {
         put?: never;
         /**
          * The kiosk's "I have an appointment": check in by the appointment's code
-         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
+         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. `intake`: the answers to the service's questions, as on the check-in. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
          */
         post: operations["checkInAppointmentAtKiosk"];
         delete?: never;
@@ -5944,6 +5984,47 @@ export interface components {
                 desk: string | null;
             }[];
         };
+        AnalyticsKinds: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            walkIn: components["schemas"]["AnalyticsKindFigures"];
+            appointment: components["schemas"]["AnalyticsKindFigures"] & unknown;
+            punctuality: {
+                checkedIn: number;
+                /** @description Checked in at or before the appointment's start */
+                beforeStart: number;
+                afterStart: number;
+                /** @description Check-in minus start, negative when early */
+                meanMinutesFromStart: number | null;
+            };
+            /** @description Appointments of the scope's services starting in the range, by status now */
+            appointments: {
+                booked: number;
+                checkedIn: number;
+                noShow: number;
+                cancelled: number;
+                /** @description noShow / (checkedIn + noShow); null when none */
+                noShowRate: number | null;
+            };
+        };
+        AnalyticsKindFigures: {
+            created: number;
+            served: number;
+            /** @description Expired after being called, or skipped by an operator */
+            noShow: number;
+            /** @description Cancelled, transfers excepted */
+            cancelled: number;
+            /** @description Join (check-in) → call, over tickets called */
+            meanWaitMinutes: number | null;
+        };
         AnalyticsHeatmap: {
             /**
              * @description Start of the range read (rounded down to the hour)
@@ -6813,6 +6894,10 @@ export interface components {
                 checkInOpensAt: string;
             };
         };
+        RescheduleSlot: components["schemas"]["Slot"] & {
+            /** @description The appointment's own slot */
+            current: boolean;
+        };
         RescheduleAppointment: {
             /**
              * @description A slot's start, as the slots list gives it
@@ -6844,6 +6929,9 @@ export interface components {
              */
             checkInCode: string;
         };
+        AppointmentCheckInRequest: {
+            intake?: components["schemas"]["IntakeAnswers"];
+        };
         /** @description The appointment and its ticket, as the kiosk prints it */
         KioskCheckIn: {
             appointment: components["schemas"]["CheckedInAppointment"];
@@ -6854,6 +6942,7 @@ export interface components {
         KioskCheckInRequest: {
             /** @example 7KQ-2MX */
             code: string;
+            intake?: components["schemas"]["IntakeAnswers"];
         };
         QueueBlend: {
             queueId: string;
@@ -21977,6 +22066,110 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getAnalyticsByKind: {
+        parameters: {
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Figures by kind */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "walkIn": {
+                     *           "created": 1,
+                     *           "served": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "meanWaitMinutes": 1
+                     *         },
+                     *         "appointment": {
+                     *           "created": 1,
+                     *           "served": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "meanWaitMinutes": 1
+                     *         },
+                     *         "punctuality": {
+                     *           "checkedIn": 1,
+                     *           "beforeStart": 1,
+                     *           "afterStart": 1,
+                     *           "meanMinutesFromStart": 1
+                     *         },
+                     *         "appointments": {
+                     *           "booked": 1,
+                     *           "checkedIn": 1,
+                     *           "noShow": 1,
+                     *           "cancelled": 1,
+                     *           "noShowRate": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsKinds"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
     getArrivalHeatmap: {
         parameters: {
             query?: {
@@ -27222,6 +27415,73 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    listAppointmentRescheduleSlots: {
+        parameters: {
+            query: {
+                from: string;
+                to: string;
+            };
+            header?: {
+                /** @description The manage token (the customer's capability) */
+                "X-Appointment-Token"?: string;
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                appointmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The free slots, in start order */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "start": "Demo",
+                     *           "end": "Demo",
+                     *           "capacity": 1,
+                     *           "remaining": 1,
+                     *           "staffIds": [
+                     *             "Demo"
+                     *           ],
+                     *           "current": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RescheduleSlot"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409_5"];
+            429: components["responses"]["Error429"];
+        };
+    };
     cancelAppointment: {
         parameters: {
             query?: never;
@@ -27496,7 +27756,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppointmentCheckInRequest"];
+            };
+        };
         responses: {
             /** @description Already checked in: its ticket */
             200: {
@@ -27717,6 +27989,8 @@ export interface operations {
             403: components["responses"]["Error403_3"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_14"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
         };
     };
@@ -27745,7 +28019,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "7KQ-2MX"
+                 *       "code": "7KQ-2MX",
+                 *       "intake": {
+                 *         "reason": "passport",
+                 *         "account": "FR76-1234"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["KioskCheckInRequest"];

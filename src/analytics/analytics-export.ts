@@ -42,6 +42,11 @@ export const EXPORT_COLUMNS = [
   "intake",
   // Staff's labels (docs/visits.md), separated by spaces ("" when none).
   "labels",
+  // docs/blend.md: walk_in or appointment; the appointment's start; its check-in in minutes from
+  // the start (negative: before the slot, positive: after it), the punctuality ("" for a walk-in).
+  "kind",
+  "appointmentAt",
+  "checkInMinutes",
 ] as const;
 
 interface QueueFacts {
@@ -73,11 +78,14 @@ interface ExportRow {
   intake: string | null;
   intake_personal: string | null;
   labels: string | null;
+  kind: string;
+  appointment_at: number | null;
 }
 
 /** One keyset page: tickets of these queues created in [from, to), after the cursor. */
 export const EXPORT_PAGE_SQL = `SELECT id, queue_id, display_code, status, source, visitor_name, assigned_to_id, is_ghost_mode,
-  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter, intake, intake_personal, labels
+  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter, intake, intake_personal, labels,
+  kind, appointment_at
   FROM tickets
   WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3
     AND queue_id IN (SELECT value FROM json_each(?4))
@@ -177,6 +185,9 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
     r.counter,
     intakeCell(r.intake, r.intake_personal),
     r.labels === null ? null : (JSON.parse(r.labels) as string[]).join(" "),
+    r.kind,
+    at(r.appointment_at),
+    minutesBetween(r.appointment_at, r.appointment_at === null ? null : r.created_at),
   ];
   return csvRecord(values);
 }

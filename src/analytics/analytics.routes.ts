@@ -3,7 +3,15 @@ import { ANALYTICS_CHANNELS } from "../domain/analytics";
 import { errors, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
-import { analyticsEstimates, analyticsHeatmap, analyticsOperators, analyticsSummary, GROUP_BY, WEEKDAYS } from "./analytics";
+import {
+  analyticsEstimates,
+  analyticsHeatmap,
+  analyticsKinds,
+  analyticsOperators,
+  analyticsSummary,
+  GROUP_BY,
+  WEEKDAYS,
+} from "./analytics";
 import { AnalyticsScopeQuery, resolveAnalyticsScope } from "./analytics-scope";
 import { analyticsFeedback, FEEDBACK_WAIT_EDGES_MINUTES } from "./feedback";
 
@@ -170,6 +178,55 @@ const operators = createRoute({
 app.openapi(operators, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
   return c.json(ok(await analyticsOperators(c.env.DB, scope)), 200);
+});
+
+const KindFigures = z
+  .object({
+    created: z.number().int(),
+    served: z.number().int(),
+    noShow: z.number().int().openapi({ description: "Expired after being called, or skipped by an operator" }),
+    cancelled: z.number().int().openapi({ description: "Cancelled, transfers excepted" }),
+    meanWaitMinutes: z.number().nullable().openapi({ description: "Join (check-in) → call, over tickets called" }),
+  })
+  .openapi("AnalyticsKindFigures");
+
+const Kinds = z
+  .object({
+    ...Range,
+    walkIn: KindFigures,
+    appointment: KindFigures.openapi({ description: "Tickets made by a check-in" }),
+    punctuality: z.object({
+      checkedIn: z.number().int(),
+      beforeStart: z.number().int().openapi({ description: "Checked in at or before the appointment's start" }),
+      afterStart: z.number().int(),
+      meanMinutesFromStart: z.number().nullable().openapi({ description: "Check-in minus start, negative when early" }),
+    }),
+    appointments: z
+      .object({
+        booked: z.number().int(),
+        checkedIn: z.number().int(),
+        noShow: z.number().int(),
+        cancelled: z.number().int(),
+        noShowRate: z.number().nullable().openapi({ description: "noShow / (checkedIn + noShow); null when none" }),
+      })
+      .openapi({ description: "Appointments of the scope's services starting in the range, by status now" }),
+  })
+  .openapi("AnalyticsKinds");
+
+const kinds = createRoute({
+  method: "get",
+  path: "/analytics/kinds",
+  tags,
+  summary: "Walk-ins beside appointments: figures by kind, punctuality, no-show rate",
+  description: `${ACCESS} Read from the tickets (by creation, like the other figures) and the appointments (by start).`,
+  security: SECURITY.any,
+  request: { query: AnalyticsScopeQuery },
+  responses: { 200: jsonResponse(okEnvelope(Kinds), "Figures by kind"), ...errors(402) },
+});
+
+app.openapi(kinds, async (c) => {
+  const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
+  return c.json(ok(await analyticsKinds(c.env.DB, scope)), 200);
 });
 
 const heatmap = createRoute({

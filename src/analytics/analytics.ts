@@ -480,3 +480,115 @@ export async function analyticsOperators(db: D1Database, scope: AnalyticsScope) 
       })),
   };
 }
+
+// ── By kind (docs/analytics.md): walk-ins and appointments, punctuality, no-show rate ──────
+
+const KINDS_QUERY = `SELECT kind, COUNT(*) AS created,
+    SUM(status = 'served') AS served,
+    SUM(status IN ('expired', 'skipped')) AS no_show,
+    SUM(status = 'cancelled' AND transferred_to_id IS NULL) AS cancelled,
+    SUM(called_at IS NOT NULL) AS waited,
+    SUM(CASE WHEN called_at IS NOT NULL THEN called_at - created_at ELSE 0 END) AS wait_ms,
+    SUM(appointment_at IS NOT NULL AND created_at <= appointment_at) AS before_start,
+    SUM(appointment_at IS NOT NULL AND created_at > appointment_at) AS after_start,
+    SUM(CASE WHEN appointment_at IS NOT NULL THEN created_at - appointment_at ELSE 0 END) AS from_start_ms
+  FROM tickets
+  WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3 AND queue_id IN (SELECT value FROM json_each(?4))
+  GROUP BY kind`;
+
+/** Appointments of the scope's services starting in the range, by status. */
+const APPOINTMENTS_QUERY = `SELECT status, COUNT(*) AS n FROM appointments
+  WHERE organization_id = ?1 AND start_at >= ?2 AND start_at < ?3
+    AND service_id IN (SELECT service_id FROM queues WHERE id IN (SELECT value FROM json_each(?4)))
+  GROUP BY status`;
+
+interface KindRecord {
+  kind: "walk_in" | "appointment";
+  created: number;
+  served: number;
+  no_show: number;
+  cancelled: number;
+  waited: number;
+  wait_ms: number;
+  before_start: number;
+  after_start: number;
+  from_start_ms: number;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+export async function analyticsKinds(db: D1Database, scope: AnalyticsScope) {
+  const sums = { walk_in: emptyKind("walk_in"), appointment: emptyKind("appointment") };
+  for (const zone of scope.zones) {
+    const range = hourRange(zone);
+    const rows = await db
+      .prepare(KINDS_QUERY)
+      .bind(scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds))
+      .all<KindRecord>();
+    for (const r of rows.results) {
+      const into = sums[r.kind] ?? sums.walk_in;
+      for (const k of [
+        "created",
+        "served",
+        "no_show",
+        "cancelled",
+        "waited",
+        "wait_ms",
+        "before_start",
+        "after_start",
+        "from_start_ms",
+      ] as const)
+        into[k] += r[k] ?? 0;
+    }
+  }
+  const range = hourRange(scope);
+  const statuses = await db
+    .prepare(APPOINTMENTS_QUERY)
+    .bind(scope.organizationId, range.from, range.to, JSON.stringify(scope.queueIds))
+    .all<{ status: string; n: number }>();
+  const count = (status: string) => statuses.results.find((r) => r.status === status)?.n ?? 0;
+  const figures = (r: KindRecord) => ({
+    created: r.created,
+    served: r.served,
+    noShow: r.no_show,
+    cancelled: r.cancelled,
+    meanWaitMinutes: r.waited === 0 ? null : round2(r.wait_ms / r.waited / 60_000),
+  });
+  const a = sums.appointment;
+  const checkedIn = a.before_start + a.after_start;
+  const [checkedInRows, noShow] = [count("checked_in"), count("no_show")];
+  return {
+    from: iso(range.from),
+    to: iso(range.to),
+    walkIn: figures(sums.walk_in),
+    appointment: figures(a),
+    punctuality: {
+      checkedIn,
+      beforeStart: a.before_start,
+      afterStart: a.after_start,
+      meanMinutesFromStart: checkedIn === 0 ? null : round2(a.from_start_ms / checkedIn / 60_000),
+    },
+    appointments: {
+      booked: count("booked"),
+      checkedIn: checkedInRows,
+      noShow,
+      cancelled: count("cancelled"),
+      noShowRate: checkedInRows + noShow === 0 ? null : round2(noShow / (checkedInRows + noShow)),
+    },
+  };
+}
+
+function emptyKind(kind: KindRecord["kind"]): KindRecord {
+  return {
+    kind,
+    created: 0,
+    served: 0,
+    no_show: 0,
+    cancelled: 0,
+    waited: 0,
+    wait_ms: 0,
+    before_start: 0,
+    after_start: 0,
+    from_start_ms: 0,
+  };
+}

@@ -11,7 +11,7 @@ import { parseInstantInput } from "../lib/instant";
 import { iso, isoOrNull } from "../lib/time";
 import { announce } from "./announcements";
 import { checkInCode } from "./check-in";
-import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots, placeOf } from "./appointments";
+import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeSlots, placeOf, slotsToMoveTo } from "./appointments";
 import { bookAppointment, cancelBooking, holdSlot, HOLD_MINUTES, rescheduleAppointment } from "./bookings";
 import { APPOINTMENT_TOKEN_HEADER } from "./manage-token";
 import type { AppointmentRow } from "./appointment-rows";
@@ -361,6 +361,45 @@ const getOne = createRoute({
 app.openapi(getOne, async (c) => {
   const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
   return c.json(ok({ ...(await record(row)), place: await placeOf(c.env, row) }), 200);
+});
+
+const slotsToMove = createRoute({
+  method: "get",
+  path: "/appointments/{appointmentId}/slots",
+  tags,
+  summary: "The free slots a booked appointment may be moved to",
+  description:
+    WHO_MANAGES +
+    "Staff need QUEUE_VIEW (an API key `read:queues`). The slots of its service and location exactly as " +
+    "`GET /v1/services/{serviceId}/slots` lists them, except that the appointment does not compete with itself: its own slot " +
+    "is listed, marked `current`. This is how the manage page (the manage token alone) offers a reschedule; PATCH moves it. At " +
+    "most 31 days per request. Not booked: 409 INVALID_STATE.",
+  security: SECURITY.any,
+  "x-outside-callers": "the customer (their session or the manage token)",
+  request: {
+    params: idParam("appointmentId", "apt"),
+    headers: TOKEN_HEADER,
+    query: z.object({
+      from: InstantText.openapi({ example: "2026-03-23" }),
+      to: InstantText.openapi({ example: "2026-03-24" }),
+    }),
+  },
+  responses: {
+    200: jsonResponse(
+      okEnvelope(
+        z.array(Slot.extend({ current: z.boolean().openapi({ description: "The appointment's own slot" }) }).openapi("RescheduleSlot")),
+      ),
+      "The free slots, in start order",
+    ),
+    ...errors(409),
+  },
+});
+
+app.openapi(slotsToMove, async (c) => {
+  const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
+  const { from, to } = c.req.valid("query");
+  const found = await slotsToMoveTo(c.env, row, parseInstantInput(from)!, parseInstantInput(to)!, now());
+  return c.json(ok(found.map((s) => ({ ...s, start: iso(s.start), end: iso(s.end) }))), 200);
 });
 
 const reschedule = createRoute({

@@ -10,7 +10,7 @@ import { DEFAULT_BOOKING, type Slot } from "../domain/slots";
 import type { Env } from "../env";
 import { membershipOf, requireCredential, type Principal } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { forbidden, notFound, validationError } from "../http/errors";
+import { forbidden, invalidState, notFound, validationError } from "../http/errors";
 import type { InstantInput } from "../lib/instant";
 import { DAY, iso } from "../lib/time";
 import { bookingPlace, MAX_SLOT_RANGE_MS, slotsBetween } from "./appointments-slots";
@@ -55,6 +55,28 @@ export async function freeSlots(
   if (to - from > MAX_SLOT_RANGE_MS) throw validationError("to", "at most 31 days after from");
   const all = await slotsBetween(db, place, from, to, at);
   return all.filter((s) => s.remaining > 0);
+}
+
+/**
+ * The free slots a booked appointment may move to over [from, to): those of its service and
+ * location, where it does not compete with itself (its own slot is among them, `current`).
+ */
+export async function slotsToMoveTo(
+  env: Env,
+  row: AppointmentRow,
+  fromInput: InstantInput,
+  toInput: InstantInput,
+  at: number,
+): Promise<(Slot & { current: boolean })[]> {
+  if (row.status !== "booked") throw invalidState(row.status, ["booked"], `This appointment is ${row.status}`);
+  const db = database(env.DB);
+  const place = await bookingPlace(db, row.serviceId, row.locationId);
+  const from = instantIn(fromInput, place.timeZone);
+  const to = instantIn(toInput, place.timeZone);
+  if (to <= from) throw validationError("to", "must be after from");
+  if (to - from > MAX_SLOT_RANGE_MS) throw validationError("to", "at most 31 days after from");
+  const all = await slotsBetween(db, place, from, to, at, { appointmentId: row.id });
+  return all.filter((s) => s.remaining > 0).map((s) => ({ ...s, current: s.start === row.startAt }));
 }
 
 // ── Who may book and manage (docs/appointments.md) ──────────────────────────────────────

@@ -4,7 +4,8 @@ import { guarded } from "../access/guard";
 import { requireCredential } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { notFound } from "../http/errors";
-import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { errors, idParam, jsonBody, jsonResponse, okEnvelope, optionalJsonBody, SECURITY } from "../http/openapi";
+import { IntakeAnswersBody } from "../http/schemas";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -83,12 +84,15 @@ const checkInRoute = createRoute({
     "Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). " +
     "Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start " +
     "plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE " +
-    "(`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE.",
+    "(`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions " +
+    "(GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is " +
+    "400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them.",
   security: SECURITY.any,
   "x-outside-callers": "the appointment's customer, with its manage token",
   request: {
     params: idParam("appointmentId", "apt"),
     headers: z.object({ [APPOINTMENT_TOKEN_HEADER]: z.string().optional() }),
+    body: optionalJsonBody(z.strictObject({ intake: IntakeAnswersBody.optional() }).openapi("AppointmentCheckInRequest")),
   },
   responses: {
     200: jsonResponse(okEnvelope(CheckInAnswer), "Already checked in: its ticket"),
@@ -118,7 +122,7 @@ async function answer(c: Context<AppEnv>, done: CheckedIn) {
 
 app.openapi(checkInRoute, async (c) => {
   const { row, channel } = await checkable(c, c.req.valid("param").appointmentId);
-  const done = await checkIn(c.env, row, channel, now());
+  const done = await checkIn(c.env, row, channel, now(), c.req.valid("json").intake);
   const body = ok(await answer(c, done));
   return done.created ? c.json(body, 201) : c.json(body, 200);
 });
@@ -141,7 +145,8 @@ const kioskCheckIn = createRoute({
   summary: "The kiosk's \"I have an appointment\": check in by the appointment's code",
   description:
     "A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in " +
-    "code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. The rest is the check-in's: " +
+    "code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. `intake`: the answers to " +
+    "the service's questions, as on the check-in. The rest is the check-in's: " +
     "CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.",
   security: SECURITY.any,
   request: {
@@ -154,6 +159,7 @@ const kioskCheckIn = createRoute({
             .min(CHECK_IN_CODE_LENGTH)
             .max(CHECK_IN_CODE_LENGTH + 4)
             .openapi({ example: "7KQ-2MX" }),
+          intake: IntakeAnswersBody.optional(),
         })
         .openapi("KioskCheckInRequest"),
     ),
@@ -170,8 +176,9 @@ app.openapi(kioskCheckIn, async (c) => {
   const location = await kioskLocation(c.env, locationId);
   await widgetActor(c, location.organizationId, "join", "Location");
   const at = now();
-  const row = await appointmentByCode(c.env, location.id, c.req.valid("json").code, at);
-  const done = await checkIn(c.env, row, "kiosk", at);
+  const { code, intake } = c.req.valid("json");
+  const row = await appointmentByCode(c.env, location.id, code, at);
+  const done = await checkIn(c.env, row, "kiosk", at, intake);
   const body = ok({
     appointment: await appointmentRecord(done.appointment),
     ticket: widgetTicket(done.ticket),

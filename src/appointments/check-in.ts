@@ -13,6 +13,7 @@ import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { deliver } from "../notifications/notification-delivery";
 import type { Delivery } from "../domain/deliveries";
+import type { IntakeValue } from "../domain/intake";
 import { joinQueue } from "../tickets/joins";
 import { getTicket, type TicketView } from "../tickets/tickets";
 import { publishEvent } from "../webhooks/domain-events";
@@ -107,7 +108,13 @@ async function bookingOf(env: Env, serviceId: string): Promise<BookingSettings> 
 }
 
 /** The appointment, checked in: a new ticket, or the one it already has. */
-export async function checkIn(env: Env, appointment: AppointmentRow, channel: CheckInChannel, at: number): Promise<CheckedIn> {
+export async function checkIn(
+  env: Env,
+  appointment: AppointmentRow,
+  channel: CheckInChannel,
+  at: number,
+  answers?: Record<string, IntakeValue | null>,
+): Promise<CheckedIn> {
   const queue = await queueForAppointment(env, appointment);
   if (appointment.status === "checked_in" && appointment.ticketId) {
     return {
@@ -176,6 +183,8 @@ export async function checkIn(env: Env, appointment: AppointmentRow, channel: Ch
           appointmentId: current.id,
           appointmentAt: current.startAt,
           appointmentLate: isLate(current.startAt, current.checkedInAt ?? at, booking.lateGraceMinutes),
+          // Checked against the service's intake questions like any join's: a missing or wrong answer is the 400 naming it.
+          answers,
         },
         // The customer and the kiosk follow the ticket with its token (the status page, the receipt's QR code).
         withToken: channel !== "staff",

@@ -67,6 +67,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/appointments": { id: "bookAppointment", errors: ["SLOT_UNAVAILABLE"] },
   "POST /v1/appointments/holds": { id: "holdAppointmentSlot", errors: ["SLOT_UNAVAILABLE"] },
   "GET /v1/appointments/{appointmentId}": { id: "getAppointment" },
+  "GET /v1/appointments/{appointmentId}/slots": { id: "listAppointmentRescheduleSlots", errors: STATE },
   "PATCH /v1/appointments/{appointmentId}": { id: "rescheduleAppointment", errors: ["SLOT_UNAVAILABLE", "INVALID_STATE"] },
   "POST /v1/appointments/{appointmentId}/cancel": { id: "cancelAppointment", errors: STATE },
   "GET /v1/locations/{locationId}/appointments": { id: "listLocationAppointments" },
@@ -240,6 +241,7 @@ export const OPERATIONS: Record<string, Operation> = {
 
   "GET /v1/analytics/summary": { id: "getAnalyticsSummary", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/operators": { id: "getOperatorAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/kinds": { id: "getAnalyticsByKind", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/feedback": { id: "getFeedbackAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },

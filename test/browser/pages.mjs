@@ -1264,6 +1264,52 @@ export function pageCases() {
       },
     },
     {
+      name: "pages appointment reschedule: the appointment page moves a booking to another free slot with its manage token alone, in English then French (axe)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await bookable(api, 30);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const page = await ctx.newPage();
+          for (const [lang, words] of [
+            ["en", { change: "Change the time", moved: /^Your appointment is moved to /, current: /your current time/ }],
+            ["fr", { change: "Changer l'horaire", moved: /^Votre rendez-vous est déplacé au /, current: /votre horaire actuel/ }],
+          ]) {
+            const apt = await bookAhead(api, 120, 24 * 60);
+            await page.goto(`${api}/appointments/${apt.id}?lang=${lang}#token=${apt.manageToken}`, { timeout: STEP_MS });
+            await page.getByRole("button", { name: words.change }).click({ timeout: STEP_MS });
+            await page.locator("[data-slot]").first().waitFor({ timeout: STEP_MS });
+            const current = page.getByRole("radio", { name: words.current });
+            check((await current.count()) === 1 && (await current.isDisabled()), "the current slot is not shown, disabled");
+            let free = page.locator("[data-slot]:not([disabled])");
+            if ((await free.count()) === 0) {
+              // The booking was the day's last slot: the next day.
+              const day = await page.locator("input[type=date]").inputValue();
+              const next = new Date(Date.parse(`${day}T12:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+              await page.locator("input[type=date]").fill(next);
+              await page.locator("[data-slot]").first().waitFor({ timeout: STEP_MS });
+              free = page.locator("[data-slot]:not([disabled])");
+            }
+            const target = await free.first().getAttribute("data-slot");
+            await free.first().click();
+            await checkAxe(page, `the appointment page's reschedule (${lang})`);
+            if (screenshots) {
+              mkdirSync(screenshots, { recursive: true });
+              await page.screenshot({ path: path.join(screenshots, `appointment-reschedule-${lang}-1280x800.png`) });
+            }
+            await page.locator("[data-move]").click();
+            const said = await page.locator("[data-moved]").textContent({ timeout: STEP_MS });
+            check(words.moved.test(said ?? ""), `the page said after the move: ${said}`);
+            const after = await must(api, "GET", `/appointments/${apt.id}`);
+            check(after.start === target && after.status === "booked", `after the move: ${JSON.stringify(after)} (chose ${target})`);
+          }
+        } finally {
+          await ctx.close();
+          await bookable(api, 240);
+        }
+      },
+    },
+    {
       name: "pages arabic: the kiosk, the status page and the board in Arabic are right to left with codes left to right; the board says the call in Arabic (axe, screenshots)",
       async run({ browser, api, screenshots }) {
         await resetDemo(api);

@@ -7,6 +7,7 @@ import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { createApiKey, queueFixture, setPlan } from "../helpers/fixtures";
+import { bookAppointment } from "../helpers/booked-appointments";
 
 // GET /v1/analytics/export.csv: one row per ticket, RFC 4180, UTF-8 with a BOM, formula
 // injection neutralised, times with the location's offset, anonymised rows without names.
@@ -191,6 +192,34 @@ describe("GET /v1/analytics/export.csv", () => {
     const detail = plan.results.map((r) => r.detail).join(" | ");
     expect(detail).toMatch(/SEARCH tickets USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
     expect(detail).not.toMatch(/SCAN tickets/);
+  });
+
+  it("says each ticket's kind, an appointment's time and how early or late it was checked in (minutes from the start)", async () => {
+    testClock.set("2026-06-10T09:00:00.000Z");
+    const f = await queueFixture("pro");
+    const paris = await insertLocation(f.organizationId, "Europe/Paris");
+    const serviceId = await insertService(f.organizationId, paris);
+    const headers = { "X-Organization-Id": f.organizationId };
+    const queueId = expectOk(
+      await call("POST", "/v1/business/queues", { token: f.owner.token, headers, body: { serviceId, name: "Clinic" } }),
+      201,
+    ).id;
+    const { key } = await createApiKey(f.owner, f.organizationId, ["admin"]);
+    const start = Date.parse("2026-06-10T09:30:00.000Z");
+    const early = await bookAppointment({ organizationId: f.organizationId, serviceId, locationId: paris, startAt: start });
+    const late = await bookAppointment({ organizationId: f.organizationId, serviceId, locationId: paris, startAt: start });
+    const walkIn = expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { apiKey: key, body: {} }), 201).id;
+    testClock.set(start - 10 * 60_000);
+    const e = expectOk(await call("POST", `/v1/appointments/${early.id}/check-in`, { apiKey: key }), 201).ticket.id;
+    testClock.set(start + 5 * 60_000);
+    const l = expectOk(await call("POST", `/v1/appointments/${late.id}/check-in`, { apiKey: key }), 201).ticket.id;
+    await settle(queueId);
+
+    const { text } = await download(`/v1/analytics/export.csv?from=2026-06-10&to=2026-06-11&queueId=${queueId}`, key);
+    const rows = new Map(rowsOf(text).map((r) => [r.ticketId, r]));
+    expect(rows.get(walkIn)).toMatchObject({ kind: "walk_in", appointmentAt: "", checkInMinutes: "" });
+    expect(rows.get(e)).toMatchObject({ kind: "appointment", appointmentAt: "2026-06-10T11:30:00.000+02:00", checkInMinutes: "-10" });
+    expect(rows.get(l)).toMatchObject({ kind: "appointment", appointmentAt: "2026-06-10T11:30:00.000+02:00", checkInMinutes: "5" });
   });
 
   it("same gate as analytics: starter is 402, a range over a year 400, a session without ANALYTICS_VIEW 403", async () => {

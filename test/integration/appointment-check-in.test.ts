@@ -228,6 +228,76 @@ describe("check-in", () => {
   });
 });
 
+describe("check-in with intake answers", () => {
+  const FIELDS = [
+    {
+      key: "reason",
+      label: { fr: "Motif", en: "Reason" },
+      type: "select",
+      options: [
+        { value: "passport", label: { fr: "Passeport", en: "Passport" } },
+        { value: "lost_card", label: { fr: "Carte perdue", en: "Lost card" } },
+      ],
+      required: "at_join",
+    },
+    { key: "account", label: { fr: "Compte", en: "Account" }, type: "text", personal: true },
+  ];
+
+  it("a service with a required question: staff, the token and the kiosk give the answers (400 naming the field without), the ticket carries them", async () => {
+    const f = await clinic();
+    expectOk(await call("PUT", `/v1/services/${f.serviceId}/intake`, { token: f.owner.token, body: { fields: FIELDS } }));
+    const key = await createApiKey(f.owner, f.organizationId, ["widget"]);
+    const [byStaff, byToken, byKiosk] = [await book(f), await book(f), await book(f)];
+    testClock.set(START - 5 * MIN);
+
+    // Without the answer, or with a wrong one: 400 naming it, and the appointment is still booked (no ticket).
+    expectError(await checkIn(byStaff.id, { token: f.owner.token }), 400, "VALIDATION_ERROR", "intake.reason");
+    expectError(
+      await call("POST", `/v1/appointments/${byStaff.id}/check-in`, { token: f.owner.token, body: { intake: { reason: "visa" } } }),
+      400,
+      "VALIDATION_ERROR",
+      "intake.reason",
+    );
+    expectError(
+      await call("POST", `/v1/appointments/${byStaff.id}/check-in`, { token: f.owner.token, body: { answers: {} } }),
+      400,
+      "VALIDATION_ERROR",
+      "answers",
+    );
+    expect(await appointmentRow(byStaff.id)).toMatchObject({ status: "booked", ticket_id: null });
+
+    const staff = expectOk(
+      await call("POST", `/v1/appointments/${byStaff.id}/check-in`, {
+        token: f.owner.token,
+        body: { intake: { reason: "passport", account: "FR76 1234" } },
+      }),
+      201,
+    );
+    expect(staff.ticket).toMatchObject({ kind: "appointment", intake: { reason: "passport", account: "FR76 1234" } });
+
+    const headers = { "X-Appointment-Token": byToken.token };
+    expectError(await checkIn(byToken.id, { headers }), 400, "VALIDATION_ERROR", "intake.reason");
+    const own = expectOk(
+      await call("POST", `/v1/appointments/${byToken.id}/check-in`, { headers, body: { intake: { reason: "lost_card" } } }),
+      201,
+    );
+    expect(own.ticket.intake).toMatchObject({ reason: "lost_card" });
+    // Checked in already: the same ticket, whatever answers come again.
+    const again = expectOk(
+      await call("POST", `/v1/appointments/${byToken.id}/check-in`, { headers, body: { intake: { reason: "passport" } } }),
+    );
+    expect(again.ticket).toMatchObject({ id: own.ticket.id, intake: { reason: "lost_card" } });
+
+    const code = await checkInCode(byKiosk.id);
+    const kiosk = (body: Record<string, unknown>) =>
+      call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { apiKey: key.key, body: { code, ...body } });
+    expectError(await kiosk({}), 400, "VALIDATION_ERROR", "intake.reason");
+    const printed = expectOk(await kiosk({ intake: { reason: "passport" } }), 201);
+    const staffView = expectOk(await call("GET", `/v1/tickets/${printed.ticket.id}`, { token: f.owner.token }));
+    expect(staffView).toMatchObject({ kind: "appointment", intake: { reason: "passport" } });
+  });
+});
+
 describe("booked through the API, then checked in", () => {
   it("the manage token POST /v1/appointments answered checks the customer in: one appointment ticket at the booked time", async () => {
     const f = await clinic();

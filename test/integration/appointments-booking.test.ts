@@ -365,6 +365,53 @@ describe("reschedule and cancel", () => {
   });
 });
 
+describe("reschedule with the manage token", () => {
+  it("reads the slots it may move to with the token (its own counted free), moves atomically and frees the old", async () => {
+    const f = await clinic();
+    const c = { token: (await registerUser()).token };
+    const a = expectOk(await book(f, MON_0900, c), 201);
+    const b = expectOk(await book(f, MON_0930, c), 201);
+    const token = { "X-Appointment-Token": a.manageToken };
+    const slotsPath = (id: string, q = "from=2026-03-23&to=2026-03-24") => `/v1/appointments/${id}/slots?${q}`;
+
+    // Its own slot is offered (it does not compete with itself); b's is not.
+    const offered = expectOk<any[]>(await call("GET", slotsPath(a.id), { headers: token }));
+    expect(offered.map((s) => s.start.slice(11, 16))).toEqual(["08:00", "09:00", "09:30", "10:00", "10:30"]);
+    expect(offered[0]).toMatchObject({ start: MON_0900, end: MON_0930, capacity: 1, remaining: 1, current: true });
+    expect(offered[1].current).toBe(false);
+    // The same for staff who reach it and the customer's own session; a wrong token or another's is 404.
+    expect(expectOk<any[]>(await call("GET", slotsPath(a.id), { token: f.owner.token })).length).toBe(5);
+    expect(expectOk<any[]>(await call("GET", slotsPath(a.id), c)).length).toBe(5);
+    expectError(await call("GET", slotsPath(a.id), { headers: { "X-Appointment-Token": b.manageToken } }), 404, "NOT_FOUND");
+    expectError(await call("GET", slotsPath(a.id), { token: (await registerUser()).token }), 404, "NOT_FOUND");
+    expectError(await call("GET", slotsPath(a.id), {}), 401, "AUTHENTICATION_ERROR");
+    expectError(await call("GET", slotsPath(a.id, "from=2026-03-23"), { headers: token }), 400, "VALIDATION_ERROR", "to");
+    expectError(await call("GET", slotsPath(a.id, "from=2026-03-23&to=2026-05-23"), { headers: token }), 400, "VALIDATION_ERROR", "to");
+
+    // Two customers move to the one free 10:00 at once: one gets it, the other is told it is full.
+    const [first, second] = await Promise.all([
+      call("PATCH", `/v1/appointments/${a.id}`, { headers: token, body: { start: "2026-03-23T09:00:00.000Z" } }),
+      call("PATCH", `/v1/appointments/${b.id}`, {
+        headers: { "X-Appointment-Token": b.manageToken },
+        body: { start: "2026-03-23T09:00:00.000Z" },
+      }),
+    ]);
+    const statuses = [first.status, second.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const loser = first.status === 409 ? first : second;
+    refusal(loser, "full");
+    // The winner's old slot is free again; the loser keeps theirs.
+    const winner = first.status === 200 ? a : b;
+    const free = await startsOf(f);
+    expect(free).toContain(winner.start.slice(11, 16));
+    expect(free).not.toContain("09:00");
+    expect(free).not.toContain((first.status === 409 ? a : b).start.slice(11, 16));
+    // A cancelled appointment offers no slot.
+    expectOk(await call("POST", `/v1/appointments/${a.id}/cancel`, { headers: token }));
+    expectError(await call("GET", slotsPath(a.id), { headers: token }), 409, "INVALID_STATE");
+  });
+});
+
 describe("who may", () => {
   it("book: a customer, staff reaching the location, a write or widget key; not a read key, another organization's key or a manager scoped elsewhere", async () => {
     const f = await clinic({ capacityPerSlot: 10 });

@@ -69,6 +69,8 @@ const EXCLUDED: Record<string, string> = {
     "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
   rescheduleAppointment:
     "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
+  listAppointmentRescheduleSlots:
+    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts reads it with the manage token",
   cancelAppointment:
     "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
   listLocationAppointments:
@@ -470,6 +472,7 @@ const STEPS: Step[] = [
   // Analytics of the tickets above (the demo organization is on pro).
   { id: "getAnalyticsSummary" },
   { id: "getOperatorAnalytics" },
+  { id: "getAnalyticsByKind" },
   { id: "getArrivalHeatmap" },
   { id: "getEstimateAccuracy" },
   { id: "exportTicketsCsv" },

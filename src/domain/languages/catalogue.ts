@@ -102,6 +102,8 @@ export interface PageStrings {
   status: Record<StatusKey, string>;
   refusals: Record<RefusalKey, string>;
   checkIn: Record<CheckInKey, string>;
+  /** The customer's appointment page (/appointments/{id}#token=…). */
+  appointment: Record<AppointmentPageKey, string>;
   board: Record<BoardKey, string>;
 }
 
@@ -202,6 +204,34 @@ export type StatusKey =
 
 export type RefusalKey =
   "phone" | "phoneCap" | "botCheck" | "name" | "paused" | "closed" | "full" | "tooMany" | "notSetUp" | "network" | "other";
+
+export type AppointmentPageKey =
+  | "title"
+  | "at"
+  | "code"
+  | "codeHint"
+  | "opensAt"
+  | "checkIn"
+  | "checkedIn"
+  | "followTicket"
+  | "cancel"
+  | "confirmTitle"
+  | "confirmText"
+  | "confirmYes"
+  | "keep"
+  | "cancelled"
+  | "noShow"
+  | "notFound"
+  | "reschedule"
+  | "rescheduleTitle"
+  | "day"
+  | "noSlots"
+  | "currentSlot"
+  | "move"
+  | "moved"
+  | "slotTaken"
+  | "keepTime"
+  | "languages";
 
 export type CheckInKey = "notOpen" | "unknown" | "cancelled" | "missed" | "format";
 

@@ -2,57 +2,19 @@
 // confirmation (src/appointments/announcements.ts): the token stays in the fragment and in this
 // browser's storage. Shows the appointment and its check-in code, checks it in once check-in is
 // open ("check-in opens at …" before), then links to the ticket's status page; cancels after a
-// confirmation. Rescheduling is not offered here yet (docs/pages.md).
+// confirmation; moves it to another free slot (GET /v1/appointments/{id}/slots with the token,
+// then PATCH). Its words are the catalogue's (src/domain/languages, `pages.appointment`).
 import { render, useEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "../status/status.css";
 import { api, ApiRefusal, type Schemas } from "../shared/api";
-import { browserLang, rememberLang, staffLang, type Lang } from "../shared/i18n";
+import { langChosen, languageMeta, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
+import { LanguageSwitch } from "../shared/language-switch";
 import { checkInRefusal } from "../shared/refusals";
 
 type Appointment = Schemas["AppointmentDetail"];
 type CheckInAnswer = Schemas["AppointmentCheckIn"];
-
-const TEXT = {
-  en: {
-    title: "Your appointment",
-    at: (place: string) => `at ${place}`,
-    code: "Check-in code",
-    codeHint: 'At the branch, enter it at the kiosk ("I have an appointment"), or check in here.',
-    opensAt: (when: string) => `Check-in opens at ${when}.`,
-    checkIn: "I am here: check in",
-    checkedIn: "You are checked in.",
-    followTicket: "Follow your turn",
-    cancel: "Cancel the appointment",
-    confirmTitle: "Cancel this appointment?",
-    confirmText: "The time is given to someone else. You can book again later.",
-    confirmYes: "Yes, cancel it",
-    keep: "Keep it",
-    cancelled: "This appointment is cancelled.",
-    noShow: "This appointment has passed without a check-in.",
-    notFound: "This appointment cannot be shown: the link is incomplete or no longer valid.",
-    language: "Français",
-  },
-  fr: {
-    title: "Votre rendez-vous",
-    at: (place: string) => `à ${place}`,
-    code: "Code d'arrivée",
-    codeHint: "À l'agence, saisissez-le sur la borne (« J'ai un rendez-vous »), ou enregistrez votre arrivée ici.",
-    opensAt: (when: string) => `L'enregistrement de l'arrivée ouvre à ${when}.`,
-    checkIn: "Je suis arrivé : enregistrer mon arrivée",
-    checkedIn: "Votre arrivée est enregistrée.",
-    followTicket: "Suivre mon tour",
-    cancel: "Annuler le rendez-vous",
-    confirmTitle: "Annuler ce rendez-vous ?",
-    confirmText: "L'horaire sera proposé à quelqu'un d'autre. Vous pourrez reprendre rendez-vous.",
-    confirmYes: "Oui, l'annuler",
-    keep: "Le garder",
-    cancelled: "Ce rendez-vous est annulé.",
-    noShow: "Ce rendez-vous est passé sans enregistrement d'arrivée.",
-    notFound: "Ce rendez-vous ne peut pas être affiché : le lien est incomplet ou n'est plus valable.",
-    language: "English",
-  },
-};
+type RescheduleSlot = Schemas["RescheduleSlot"];
 
 const appointmentId = decodeURIComponent(location.pathname.split("/")[2] ?? "");
 const storageKey = `pages:appointment:${appointmentId}`;
@@ -61,8 +23,8 @@ const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? localS
 if (token) localStorage.setItem(storageKey, token);
 const headers = { "X-Appointment-Token": token };
 
-function when(iso: string, zone: string, lang: Lang, withDate: boolean): string {
-  const f = new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", {
+function when(iso: string, zone: string, lang: PageLang, withDate: boolean): string {
+  const f = new Intl.DateTimeFormat(languageMeta(lang).locale, {
     timeZone: zone,
     ...(withDate ? { weekday: "long", day: "numeric", month: "long" } : {}),
     hour: "2-digit",
@@ -71,9 +33,18 @@ function when(iso: string, zone: string, lang: Lang, withDate: boolean): string 
   return lang === "fr" ? f.replace(/(\d\d):(\d\d)/, "$1 h $2") : f;
 }
 
+/** The local date (YYYY-MM-DD) of an instant where the location is. */
+const localDate = (iso: string, zone: string) =>
+  new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date(iso));
+
+function nextDate(date: string): string {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
+}
+
 function App() {
-  const [lang, setLang] = useState<Lang>(browserLang());
-  const t = TEXT[lang];
+  const [lang, setLang] = useState<PageLang>(visitorLang() ?? "en");
+  const t = pageWords(lang).appointment;
   const [apt, setApt] = useState<Appointment | null>(null);
   const [missing, setMissing] = useState(!token);
   const [error, setError] = useState<string | null>(null);
@@ -81,17 +52,19 @@ function App() {
   const [confirming, setConfirming] = useState(false);
   const [ticketLink, setTicketLink] = useState<string | null>(localStorage.getItem(ticketKey));
   const [now, setNow] = useState(Date.now());
+  const [moving, setMoving] = useState(false);
+  const [day, setDay] = useState("");
+  const [slots, setSlots] = useState<RescheduleSlot[] | null>(null);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
 
-  useEffect(() => {
-    document.documentElement.lang = lang;
-  }, [lang]);
+  useEffect(() => showLang(lang), [lang]);
   useEffect(() => {
     if (!token) return;
     api<Appointment>("GET", `/appointments/${encodeURIComponent(appointmentId)}`, { headers })
       .then((found) => {
         setApt(found);
-        if (!localStorage.getItem("pages:lang") && !new URLSearchParams(location.search).get("lang"))
-          setLang(staffLang(found.customer.language));
+        if (!langChosen()) setLang(found.customer.language);
       })
       .catch(() => setMissing(true));
     // "Check-in opens at …" turns into the button when the time comes.
@@ -136,8 +109,54 @@ function App() {
     }
   };
 
-  const switchLang = () => {
-    const next: Lang = lang === "fr" ? "en" : "fr";
+  const loadSlots = async (date: string) => {
+    if (!apt) return;
+    setDay(date);
+    setChosen(null);
+    setSlots(null);
+    try {
+      const q = `from=${date}&to=${nextDate(date)}`;
+      setSlots(await api<RescheduleSlot[]>("GET", `/appointments/${encodeURIComponent(apt.id)}/slots?${q}`, { headers }));
+    } catch (err) {
+      setSlots([]);
+      setError(checkInRefusal(err, lang, apt.place.timezone));
+    }
+  };
+
+  const startMoving = () => {
+    if (!apt) return;
+    setMoving(true);
+    setNotice(null);
+    setError(null);
+    void loadSlots(localDate(apt.start, apt.place.timezone));
+  };
+
+  const move = async () => {
+    if (!apt || !chosen || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const done = await api<Appointment>("PATCH", `/appointments/${encodeURIComponent(apt.id)}`, { headers, body: { start: chosen } });
+      setApt({
+        ...apt,
+        start: done.start,
+        end: done.end,
+        staffId: done.staffId,
+        place: { ...apt.place, checkInOpensAt: opensAfterMove(apt, done.start) },
+      });
+      setMoving(false);
+      setNotice(say(t.moved, { when: when(done.start, apt.place.timezone, lang, true) }));
+    } catch (err) {
+      if (err instanceof ApiRefusal && err.code === "SLOT_UNAVAILABLE") {
+        setError(t.slotTaken);
+        void loadSlots(day);
+      } else setError(checkInRefusal(err, lang, apt.place.timezone));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const switchLang = (next: PageLang) => {
     setLang(next);
     rememberLang(next);
   };
@@ -146,9 +165,7 @@ function App() {
     <header class="bar">
       <h1>{apt ? apt.place.locationName : t.title}</h1>
       <span class="spacer" />
-      <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
-        {t.language}
-      </button>
+      <LanguageSwitch lang={lang} label={t.languages} onPick={switchLang} />
     </header>
   );
 
@@ -163,8 +180,7 @@ function App() {
 
   const zone = apt.place.timezone;
   const open = now >= Date.parse(apt.place.checkInOpensAt);
-  const day = (iso: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone, dateStyle: "short" }).format(new Date(iso));
-  const sameDay = day(apt.place.checkInOpensAt) === day(apt.start);
+  const sameDay = localDate(apt.place.checkInOpensAt, zone) === localDate(apt.start, zone);
   return (
     <div class="status-page">
       {header}
@@ -174,7 +190,7 @@ function App() {
         <p class="appointment-when" data-when>
           {when(apt.start, zone, lang, true)}
         </p>
-        <p class="label">{t.at(apt.place.locationName)}</p>
+        <p class="label">{say(t.at, { place: apt.place.locationName })}</p>
         {apt.status === "booked" && (
           <>
             <p class="label">{t.code}</p>
@@ -191,8 +207,57 @@ function App() {
         )}
         {apt.status === "booked" && !open && (
           <p class="notice" data-opens>
-            {t.opensAt(when(apt.place.checkInOpensAt, zone, lang, !sameDay))}
+            {say(t.opensAt, { when: when(apt.place.checkInOpensAt, zone, lang, !sameDay) })}
           </p>
+        )}
+        {notice && (
+          <p class="notice" role="status" data-moved>
+            {notice}
+          </p>
+        )}
+        {apt.status === "booked" && moving && (
+          <section class="reschedule" aria-labelledby="reschedule-title">
+            <h2 id="reschedule-title" class="label">
+              {t.rescheduleTitle}
+            </h2>
+            <label>
+              {t.day}{" "}
+              <input
+                type="date"
+                value={day}
+                min={localDate(new Date(now).toISOString(), zone)}
+                onChange={(e: Event) => void loadSlots((e.target as HTMLInputElement).value)}
+              />
+            </label>
+            {slots !== null && slots.filter((s) => !s.current).length === 0 && <p class="hint">{t.noSlots}</p>}
+            {slots !== null && slots.length > 0 && (
+              <div class="slots" role="radiogroup" aria-labelledby="reschedule-title">
+                {slots.map((s) => (
+                  <button
+                    type="button"
+                    role="radio"
+                    aria-checked={chosen === s.start ? "true" : "false"}
+                    class={chosen === s.start ? "primary" : ""}
+                    disabled={s.current || busy}
+                    data-slot={s.start}
+                    onClick={() => setChosen(s.start)}
+                  >
+                    {s.current ? say(t.currentSlot, { time: when(s.start, zone, lang, false) }) : when(s.start, zone, lang, false)}
+                  </button>
+                ))}
+              </div>
+            )}
+            <div class="actions">
+              <button type="button" onClick={() => setMoving(false)} disabled={busy}>
+                {t.keepTime}
+              </button>
+              {chosen && (
+                <button type="button" class="primary" onClick={move} disabled={busy} data-move>
+                  {say(t.move, { when: when(chosen, zone, lang, true) })}
+                </button>
+              )}
+            </div>
+          </section>
         )}
         {apt.status === "checked_in" && (
           <p class="notice" role="status">
@@ -220,6 +285,11 @@ function App() {
               {t.followTicket}
             </a>
           )}
+          {apt.status === "booked" && !moving && (
+            <button type="button" onClick={startMoving} disabled={busy}>
+              {t.reschedule}
+            </button>
+          )}
           {apt.status === "booked" && (
             <button type="button" class="danger" onClick={() => setConfirming(true)} disabled={busy}>
               {t.cancel}
@@ -245,6 +315,12 @@ function App() {
       )}
     </div>
   );
+}
+
+/** When check-in opens after a move: as far before the new start as it was before the old. */
+function opensAfterMove(apt: Appointment, start: string): string {
+  const lead = Date.parse(apt.start) - Date.parse(apt.place.checkInOpensAt);
+  return new Date(Date.parse(start) - lead).toISOString();
 }
 
 render(<App />, document.getElementById("app")!);
