@@ -22165,7 +22165,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             402: components["responses"]["Error402"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
@@ -27476,7 +27476,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_5"];
             429: components["responses"]["Error429"];
