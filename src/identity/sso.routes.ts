@@ -62,13 +62,9 @@ const SaveBody = z
       description: "Required the first time; left out, the current secret is kept. Sealed at rest, never returned",
       example: "s3cr3t-from-the-provider",
     }),
-    domains: z
-      .array(Domain)
-      .min(1)
-      .max(20)
-      .openapi({
-        description: "E-mail domains that sign in here; each must be a domain the organization verified, and no other organization's",
-      }),
+    domains: z.array(Domain).min(1).max(20).openapi({
+      description: "E-mail domains that sign in here; each must be a domain the organization verified, and no other organization's",
+    }),
     defaultRole: z
       .enum(["admin", "manager", "operator"])
       .default("operator")
