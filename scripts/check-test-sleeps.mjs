@@ -20,6 +20,9 @@ const ALLOWED = {
     "setTimeout(() => resolve(new Response(body)), ms)":
       "slowAnswer: a fake host that answers late; the service's own timeout aborts it, no test waits for it",
   },
+  "test/integration/event-socket.test.ts": {
+    "setTimeout(resolve, left)": "received(): a deadline for events that are expected; it returns as soon as they arrive",
+  },
   "test/helpers/widget-socket.ts": {
     "setTimeout(resolve, left)": "next(): a deadline for a message that is expected; it returns as soon as the message arrives",
     // To replace: a positive control (a message known to be sent after the cause) instead of 300 ms.

@@ -2,7 +2,6 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize } from "../http/auth";
-import { createSession } from "../http/credentials/sessions";
 import { validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { clientIp } from "../http/rate-limit";
@@ -11,9 +10,16 @@ import { router } from "../http/router";
 import { Email, SessionRecord, UserRecord } from "../http/schemas";
 import { now } from "../lib/clock";
 import { iso } from "../lib/time";
-import { database } from "./repository";
 import { setSessionCookie } from "./session-cookie";
-import { completeSignIn, deleteSsoConnection, requireSsoConnection, saveSsoConnection, SIGN_IN_TTL_MS, startSignIn } from "./sso";
+import {
+  completeSignIn,
+  deleteSsoConnection,
+  requireSsoConnection,
+  saveSsoConnection,
+  sessionForSignIn,
+  SIGN_IN_TTL_MS,
+  startSignIn,
+} from "./sso";
 import { userRecord } from "./users";
 
 // Single sign-on with OpenID Connect (docs/sso.md): the organization's connection (ORG_MANAGE)
@@ -218,7 +224,7 @@ app.openapi(
       { ip: ip === "unknown" ? null : ip, requestId: c.get("requestId") ?? null },
       at,
     );
-    const session = await createSession(database(c.env.DB), c.env, user.id, at);
+    const session = await sessionForSignIn(c.env, user.id, at);
     setSessionCookie(c, session.token);
     return c.json(
       ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) }, organizationId }),

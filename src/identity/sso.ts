@@ -6,7 +6,7 @@ import { isUniqueViolation } from "../db/errors";
 import { members, ssoConnections, ssoDomains, ssoSignIns, users, verifiedDomains } from "../db/schema";
 import { changedFields, type AuditOrigin } from "../domain/audit";
 import type { Env } from "../env";
-import type { UserRow } from "../http/credentials/sessions";
+import { createSession, type UserRow } from "../http/credentials/sessions";
 import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { hashPassword, sha256Hex } from "../lib/crypto";
 import { newId, randomString } from "../lib/ids";
@@ -555,4 +555,9 @@ async function joinJustInTime(
   }
   await membershipsChanged([userId]);
   return true;
+}
+
+/** Our session for a person the provider vouched for: the same one a password login issues. */
+export function sessionForSignIn(env: Env, userId: string, at: number) {
+  return createSession(database(env.DB), env, userId, at);
 }

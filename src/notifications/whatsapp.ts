@@ -1,6 +1,6 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { database } from "../db/client";
-import { organizations, queues, ticketChannels, whatsappSettings, whatsappWindows } from "../db/schema";
+import { organizations, queues, ticketChannels, ticketMessages, whatsappSettings, whatsappWindows } from "../db/schema";
 import { CATALOGUES, isLanguage, type Language } from "../domain/languages";
 import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
@@ -252,13 +252,21 @@ export async function whatsappReplyNumber(
   phone: string,
   at: number,
 ): Promise<string | null> {
-  const uses = await env.DB.prepare(
-    `SELECT EXISTS (SELECT 1 FROM ticket_channels WHERE ticket_id = ?1 AND channel = 'whatsapp')
-       OR (SELECT channel FROM ticket_messages WHERE ticket_id = ?1 AND direction = 'in' ORDER BY created_at DESC, rowid DESC LIMIT 1) = 'whatsapp' AS uses`,
-  )
-    .bind(ticket.id)
-    .first<{ uses: number }>();
-  if (!uses?.uses) return null;
+  const db = database(env.DB);
+  const [chosen, lastIn] = await db.batch([
+    db
+      .select({ ticketId: ticketChannels.ticketId })
+      .from(ticketChannels)
+      .where(and(eq(ticketChannels.ticketId, ticket.id), eq(ticketChannels.channel, "whatsapp")))
+      .limit(1),
+    db
+      .select({ channel: ticketMessages.channel })
+      .from(ticketMessages)
+      .where(and(eq(ticketMessages.ticketId, ticket.id), eq(ticketMessages.direction, "in")))
+      .orderBy(desc(ticketMessages.createdAt), sql`rowid desc`)
+      .limit(1),
+  ]);
+  if (chosen.length === 0 && lastIn[0]?.channel !== "whatsapp") return null;
   const settings = await readWhatsappSettings(env, ticket.organizationId);
   if (!settings || !(await isWhatsappWindowOpen(env, ticket.organizationId, phone, at))) return null;
   return settings.phoneNumberId;

@@ -1,4 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
+import { and, eq, gt } from "drizzle-orm";
+import { database } from "../db/client";
+import { organizationEvents } from "../db/schema";
 import { payloadFor, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
 import type { Env } from "../env";
 
@@ -94,12 +97,14 @@ export class EventHub extends DurableObject<Env> {
         const sockets = this.ctx.getWebSockets().map((ws) => ({ ws, state: ws.deserializeAttachment() as StreamSocket }));
         if (sockets.length === 0) break;
         const from = Math.min(...sockets.map((s) => s.state.lastSeq));
-        const rows = await this.env.DB.prepare(
-          "SELECT seq, type, payload FROM organization_events WHERE organization_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        )
-          .bind(sockets[0]!.state.organizationId, from, PAGE)
-          .all<{ seq: number; type: string; payload: string }>();
-        const events = rows.results.map((r) => ({ seq: r.seq, type: r.type, payload: JSON.parse(r.payload) as WebhookPayload }));
+        const rows = await database(this.env.DB)
+          .select({ seq: organizationEvents.seq, type: organizationEvents.type, payload: organizationEvents.payload })
+          .from(organizationEvents)
+          .where(and(eq(organizationEvents.organizationId, sockets[0]!.state.organizationId), gt(organizationEvents.seq, from)))
+          .orderBy(organizationEvents.seq)
+          .limit(PAGE)
+          .all();
+        const events = rows.map((r) => ({ seq: r.seq, type: r.type, payload: JSON.parse(r.payload) as WebhookPayload }));
         const last = events.at(-1)?.seq;
         if (last === undefined) break;
         for (const { ws, state } of sockets) send(ws, state, events, last);

@@ -125,8 +125,10 @@ describe("the live event socket", () => {
     // The consumer sees the same batch again (at least once): nothing is sent twice.
     await feedEvents(captured.events.filter((e) => live.includes(e.id)));
     await resumed.received(missed.length + live.length);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(resumed.events.map((e) => e.id)).toEqual([...missed, ...live]);
+    // A repeat would arrive before anything later: one more join, and it must come right after.
+    const next = await joinAndRecord(f);
+    await resumed.received(missed.length + live.length + next.length);
+    expect(resumed.events.map((e) => e.id)).toEqual([...missed, ...live, ...next]);
     expect(first.events.map((e) => e.id)).toEqual(before);
   });
 
