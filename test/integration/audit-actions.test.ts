@@ -26,7 +26,9 @@ describe("audited changes", () => {
     expectOk(await call("PATCH", `/v1/business/queues/${queueId}/status`, { token, body: { status: "paused" } }));
     expectOk(await call("POST", `/v1/queues/${queueId}/clear`, { token }));
     expectOk(await call("POST", `/v1/queues/${queueId}/archive`, { token }));
-    const entries = (await entriesFor(token, organizationId, queueId)).reverse();
+    // The queue's creation is an entry too (every change is audited: src/audit/audited-operations.ts).
+    const [created, ...entries] = (await entriesFor(token, organizationId, queueId)).reverse();
+    expect(created.action).toBe("queue.created");
     expect(entries.map((e) => e.action)).toEqual(["queue.updated", "queue.status_changed", "queue.cleared", "queue.archived"]);
     expect(entries[0].changes).toEqual({ name: { before: "Main", after: "Accueil" }, maxCapacity: { before: null, after: 40 } });
     expect(entries[1].changes).toEqual({ status: { before: "active", after: "paused" } });
@@ -44,8 +46,9 @@ describe("audited changes", () => {
       entityType: "service",
       changes: { name: { before: "Teller", after: "Guichet" } },
     });
+    // Newest first: the update, then the location's creation.
     const locationEntries = await entriesFor(token, organizationId, locationId);
-    expect(locationEntries).toHaveLength(1);
+    expect(locationEntries.map((e) => e.action)).toEqual(["location.updated", "location.created"]);
     // The address did not change: only the name is recorded.
     expect(locationEntries[0].changes).toEqual({ name: { before: "Main", after: "Paris" } });
   });
@@ -62,6 +65,7 @@ describe("audited changes", () => {
     expectOk(await call("DELETE", `/v1/organizations/${organizationId}/members/${member.id}`, { token: owner.token }));
     const entries = (await entriesFor(owner.token, organizationId, member.id)).reverse();
     expect(entries.map((e) => [e.action, e.changes.role])).toEqual([
+      ["member.joined", undefined],
       ["member.role_changed", { before: "operator", after: "manager" }],
       ["member.removed", { before: "manager", after: null }],
     ]);
