@@ -98,6 +98,13 @@ async function axe(page) {
 }
 
 async function checkAxe(page, what) {
+  // A new call flashes for 3 s (opacity .3 at its middle): axe must judge the colours at rest, not
+  // a frame of the flash. Finite animations only; a spinner (infinite) is not waited for.
+  await page.waitForFunction(
+    () => document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getComputedTiming().endTime === Infinity),
+    null,
+    { timeout: STEP_MS },
+  );
   const violations = await axe(page);
   check(violations.length === 0, `axe on ${what}: ${violations.join(" | ")}`);
 }
