@@ -37,26 +37,31 @@ const ALL_BILLING = ["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "FEDAPAY_SECR
 const TOKEN = "TOKEN_SECRET";
 /** Seals the secrets D1 keeps (issue 31): always required. */
 const SEALING = "SECRETS_KEY";
+/** Keys the audit log's hash chain (issue 40): always required. */
+const AUDIT = "AUDIT_KEY";
 
 describe("scripts/check-deploy.mjs", () => {
   it("refuses a deploy whose billing providers lack secrets, naming each missing one", () => {
-    const r = run(config(), [TOKEN, SEALING, "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"]);
+    const r = run(config(), [TOKEN, SEALING, AUDIT, "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("fedapay needs the secret(s) FEDAPAY_SECRET_KEY, FEDAPAY_WEBHOOK_SECRET");
     expect(r.stderr).not.toContain("stripe needs");
   });
 
   it("passes when every chosen provider has its secrets", () => {
-    const r = run(config(), [TOKEN, SEALING, ...ALL_BILLING, "FCM_SERVICE_ACCOUNT"]);
+    const r = run(config(), [TOKEN, SEALING, AUDIT, ...ALL_BILLING, "FCM_SERVICE_ACCOUNT"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
   });
 
   it("BILLING_PROVIDERS narrows the providers; SMS_PROVIDER adds its own", () => {
-    expect(run(config({ BILLING_PROVIDERS: "stripe" }), [TOKEN, SEALING, "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"]).code).toBe(0);
+    expect(run(config({ BILLING_PROVIDERS: "stripe" }), [TOKEN, SEALING, AUDIT, "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"]).code).toBe(
+      0,
+    );
     const r = run(config({ BILLING_PROVIDERS: "stripe", SMS_PROVIDER: "twilio" }), [
       TOKEN,
       SEALING,
+      AUDIT,
       "STRIPE_SECRET_KEY",
       "STRIPE_WEBHOOK_SECRET",
       "TWILIO_FROM",
@@ -69,6 +74,12 @@ describe("scripts/check-deploy.mjs", () => {
     const r = run(config(), [TOKEN, ...ALL_BILLING]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("the secret SECRETS_KEY is not set");
+  });
+
+  it("refuses a deploy without AUDIT_KEY, whatever the providers", () => {
+    const r = run(config(), [TOKEN, SEALING, ...ALL_BILLING, "FCM_SERVICE_ACCOUNT"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the secret AUDIT_KEY is not set");
   });
 
   it("refuses a deploy without TOKEN_SECRET, whatever the providers", () => {
