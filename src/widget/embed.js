@@ -101,7 +101,7 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
 .call{display:flex;justify-content:space-between;align-items:baseline;gap:2vmin;padding:1.5vmin 2.5vmin;border-radius:1.5vmin;background:var(--p);color:#fff;margin-bottom:1.2vmin}
 .call .c{font-size:9vmin;font-weight:800}.call .w{font-size:3.5vmin}
 .call.old{background:none;color:var(--fg);border:2px solid var(--bd)}.call.old .c{font-size:5vmin}
-.board .code{font-size:3.5vmin}.board .lbl{font-size:2vmin;margin-top:1vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}
+.board .code{font-size:3.5vmin}.board .lbl{font-size:2vmin;margin-top:1vmin}.new{animation:fl 1s ease-in-out 3}@keyframes fl{50%{opacity:.3}}@media (prefers-reduced-motion:reduce){.new{animation:none}}
 .snd{position:fixed;inset-inline-end:2vmin;bottom:2vmin;width:auto}
 .bk h3{font-size:16px;margin:4px 0 10px}.bk h3:focus{outline:none}.picks{display:grid;grid-template-columns:repeat(auto-fill,minmax(110px,1fr));gap:8px}
 .picks.wide{grid-template-columns:1fr}.pick{background:var(--bg);color:var(--p);border:2px solid var(--p)}.pick:hover,.pick:focus-visible{background:var(--p);color:#fff}
