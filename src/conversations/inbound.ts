@@ -491,6 +491,8 @@ async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: 
         // The carrier delivered the text from this number: it is its own caller and proven.
         caller: { address: phone, widgetKeyId: null },
         staffVouched: true,
+        // Joined by WhatsApp (the wa.me link's text): the ticket's messages go back by WhatsApp.
+        ...(input.channel === "whatsapp" ? { notifyBy: "whatsapp" as const } : {}),
       },
       at,
     ));

@@ -290,6 +290,9 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
   if (CUSTOMER_TYPES.has(event.type)) {
     // A transfer's new ticket is announced by ticket.transferred on the old one.
     if (event.type === "ticket.created" && event.data.transferredFromId) return [];
+    // A join by text (SMS or WhatsApp) was answered in the conversation with its code and place:
+    // the join's own message by phone would say it twice (docs/conversations.md, join by text).
+    const joinedByText = event.type === "ticket.created" && event.data.source === "sms";
     const userId = customerUserId(event);
     const user = userId ? ctx.users.get(userId) : undefined;
     if (user && REMINDER_TYPES.has(event.type) && user.ticket_reminders === 0) return [];
@@ -298,7 +301,7 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
     // Joins accept spaces, dots and brackets in a number; providers want the bare digits.
     const phone = str(event.data.phone)?.replace(/[\s().-]/g, "") ?? null;
     const plan = entitlements({ plan: org.plan ?? "starter" });
-    if (phone && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
+    if (phone && !joinedByText && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
       const language = pickLanguage(user?.language, ticketLanguage, org.default_language);
       const text = say(language);
       // The customer chose WhatsApp at the join: the same message, from the business's WhatsApp number.

@@ -227,6 +227,34 @@ describe("WhatsApp outbound (Meta's Cloud API)", () => {
     captured.restore();
   });
 
+  it("a customer who joins by WhatsApp (the wa.me link's text) gets the ticket's messages by WhatsApp, and one join confirmation", async () => {
+    const captured = capture();
+    const f = await queueFixture("pro");
+    const phoneNumberId = await connect(f, { joined: "ticket_joined", called: "ticket_called" });
+    const word = `MAIRIE${Math.floor(Math.random() * 1e6)}`;
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { smsKeyword: word } }));
+    const phone = randomMobile();
+    const meta = fakeMeta();
+    const joined = await postToUs(webhook(phoneNumberId, phone, textMessage(`REJOINDRE ${word}`)));
+    expect(joined.status, joined.text).toBe(200);
+    await settle(f.queueId);
+    const [ticket] = expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets`, { token: f.owner.token })) as any[];
+    expect(ticket).toMatchObject({ source: "sms", status: "waiting" });
+    // The join is answered in the chat, with the code: that is the join's confirmation.
+    expect(meta.map((r) => r.body.type)).toEqual(["text"]);
+    expect(meta[0]!.body.text.body).toContain(ticket.displayCode);
+    // The join's own message (ticket.created) would repeat it: not sent, by WhatsApp nor by SMS.
+    expect(await notify(captured, f)).toEqual([]);
+
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    const called = await notify(captured, f);
+    expect(called.map((d) => [d.channel, d.status, d.provider])).toEqual([["whatsapp", "sent", "whatsapp"]]);
+    expect(meta.map((r) => r.body.type)).toEqual(["text", "template"]);
+    expect(meta[1]!.body.template.name).toBe("ticket_called");
+    expect(meta[1]!.url).toBe(`${META}/v21.0/${phoneNumberId}/messages`);
+    captured.restore();
+  });
+
   it("a join chooses WhatsApp only with a phone and a connected number (400 naming the field)", async () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
