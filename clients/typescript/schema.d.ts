@@ -2524,6 +2524,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/visits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visits of several services: started, completed, and the visit's total time over all its legs
+         * @description Organization from the API key, X-Organization-Id, or the user's only membership. Needs ANALYTICS_VIEW (owner, admin, manager; keys with read:analytics) and the pro or enterprise plan (402 PLAN_REQUIRED on starter). Tickets count in the hour they were created (a cohort), in the time zone of their queue's location; the range is rounded out to whole UTC hours. See docs/analytics.md. A visit counts with its first leg (its join time and queue, so queueId/serviceId filter on the first service); every leg's time counts in its total. One-service visits are not listed here.
+         */
+        get: operations["getVisitAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/heatmap": {
         parameters: {
             query?: never;
@@ -6024,6 +6044,60 @@ export interface components {
             cancelled: number;
             /** @description Join (check-in) → call, over tickets called */
             meanWaitMinutes: number | null;
+        };
+        AnalyticsVisits: {
+            /**
+             * @description Start of the range read (rounded down to the hour)
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * @description End of the range read, exclusive (rounded up to the hour)
+             * @example 2026-04-01T00:00:00.000Z
+             */
+            to: string;
+            /** @description Visits of several services whose first leg joined in the range */
+            visits: number;
+            /** @description Those whose last leg was served (every leg done) */
+            completed: number;
+            /** @description The visit's total time: first leg's join → last leg's completion, over completed visits */
+            totalMinutes: {
+                /** @description Completed visits measured */
+                count: number;
+                mean: number | null;
+                /** @description Median (nearest rank, exact) */
+                p50: number | null;
+                p90: number | null;
+            };
+            /** @description Mean over completed visits of the waits of all legs (each leg's join or hand-off → call) */
+            meanWaitMinutes: number | null;
+            /** @description Mean over completed visits of the service times of all legs (serve → complete) */
+            meanServiceMinutes: number | null;
+            /** @description The same figures by the visit's number of legs, ascending; only counts that occur */
+            byLegs: {
+                /**
+                 * @description Services in the visit
+                 * @example 2
+                 */
+                legs: number;
+                /** @description Visits of several services whose first leg joined in the range */
+                visits: number;
+                /** @description Those whose last leg was served (every leg done) */
+                completed: number;
+                /** @description The visit's total time: first leg's join → last leg's completion, over completed visits */
+                totalMinutes: {
+                    /** @description Completed visits measured */
+                    count: number;
+                    mean: number | null;
+                    /** @description Median (nearest rank, exact) */
+                    p50: number | null;
+                    p90: number | null;
+                };
+                /** @description Mean over completed visits of the waits of all legs (each leg's join or hand-off → call) */
+                meanWaitMinutes: number | null;
+                /** @description Mean over completed visits of the service times of all legs (serve → complete) */
+                meanServiceMinutes: number | null;
+            }[];
         };
         AnalyticsHeatmap: {
             /**
@@ -22159,6 +22233,108 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["AnalyticsKinds"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getVisitAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start of the range: an ISO 8601 instant, or a date YYYY-MM-DD meaning 00:00 in the time zone of the queue's location; default today there */
+                from?: string;
+                /** @description End of the range, after from and at most 366 days later: an instant (exclusive), or a date (that whole day included); default today in the queue's time zone (so no range at all is today) */
+                to?: string;
+                /**
+                 * @description Only queues of services offered at this location; dates and buckets use its time zone
+                 * @example loc_d3m0par1s00000000000
+                 */
+                locationId?: string;
+                /**
+                 * @description Only this service's queues
+                 * @example svc_d3m0s3rv1c3000000000
+                 */
+                serviceId?: string;
+                /**
+                 * @description Only this queue
+                 * @example que_d3m0q000000000000000
+                 */
+                queueId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Visits of several services */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-03-01T00:00:00.000Z",
+                     *         "to": "2026-04-01T00:00:00.000Z",
+                     *         "visits": 1,
+                     *         "completed": 1,
+                     *         "totalMinutes": {
+                     *           "count": 1,
+                     *           "mean": 1,
+                     *           "p50": 1,
+                     *           "p90": 1
+                     *         },
+                     *         "meanWaitMinutes": 1,
+                     *         "meanServiceMinutes": 1,
+                     *         "byLegs": [
+                     *           {
+                     *             "legs": 2,
+                     *             "visits": 1,
+                     *             "completed": 1,
+                     *             "totalMinutes": {
+                     *               "count": 1,
+                     *               "mean": 1,
+                     *               "p50": 1,
+                     *               "p90": 1
+                     *             },
+                     *             "meanWaitMinutes": 1,
+                     *             "meanServiceMinutes": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnalyticsVisits"];
                     };
                 };
             };

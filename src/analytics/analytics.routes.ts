@@ -9,6 +9,7 @@ import {
   analyticsKinds,
   analyticsOperators,
   analyticsSummary,
+  analyticsVisits,
   GROUP_BY,
   WEEKDAYS,
 } from "./analytics";
@@ -227,6 +228,53 @@ const kinds = createRoute({
 app.openapi(kinds, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
   return c.json(ok(await analyticsKinds(c.env.DB, scope)), 200);
+});
+
+const VisitFigures = {
+  visits: z.number().int().openapi({ description: "Visits of several services whose first leg joined in the range" }),
+  completed: z.number().int().openapi({ description: "Those whose last leg was served (every leg done)" }),
+  totalMinutes: z
+    .object({
+      count: z.number().int().openapi({ description: "Completed visits measured" }),
+      mean: z.number().nullable(),
+      p50: z.number().nullable().openapi({ description: "Median (nearest rank, exact)" }),
+      p90: z.number().nullable(),
+    })
+    .openapi({ description: "The visit's total time: first leg's join → last leg's completion, over completed visits" }),
+  meanWaitMinutes: z
+    .number()
+    .nullable()
+    .openapi({ description: "Mean over completed visits of the waits of all legs (each leg's join or hand-off → call)" }),
+  meanServiceMinutes: z
+    .number()
+    .nullable()
+    .openapi({ description: "Mean over completed visits of the service times of all legs (serve → complete)" }),
+};
+
+const Visits = z
+  .object({
+    ...Range,
+    ...VisitFigures,
+    byLegs: z
+      .array(z.object({ legs: z.number().int().openapi({ description: "Services in the visit", example: 2 }), ...VisitFigures }))
+      .openapi({ description: "The same figures by the visit's number of legs, ascending; only counts that occur" }),
+  })
+  .openapi("AnalyticsVisits");
+
+const visits = createRoute({
+  method: "get",
+  path: "/analytics/visits",
+  tags,
+  summary: "Visits of several services: started, completed, and the visit's total time over all its legs",
+  description: `${ACCESS} A visit counts with its first leg (its join time and queue, so queueId/serviceId filter on the first service); every leg's time counts in its total. One-service visits are not listed here.`,
+  security: SECURITY.any,
+  request: { query: AnalyticsScopeQuery },
+  responses: { 200: jsonResponse(okEnvelope(Visits), "Visits of several services"), ...errors(402) },
+});
+
+app.openapi(visits, async (c) => {
+  const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
+  return c.json(ok(await analyticsVisits(c.env.DB, scope)), 200);
 });
 
 const heatmap = createRoute({

@@ -592,3 +592,83 @@ function emptyKind(kind: KindRecord["kind"]): KindRecord {
     from_start_ms: 0,
   };
 }
+
+/**
+ * Multi-service visits (docs/visits.md) whose first leg was created in the range in a queue of
+ * the scope: each visit's legs (the projection's rows carrying its `visit_id`), read through the
+ * visit index. One row per visit.
+ */
+const VISITS_QUERY = `SELECT f.leg_count AS leg_count, f.created_at AS started_at,
+    COUNT(l.id) AS legs_seen,
+    MAX(CASE WHEN l.leg_index = f.leg_count - 1 AND l.status = 'served' THEN l.served_at END) AS finished_at,
+    SUM(CASE WHEN l.called_at IS NOT NULL THEN l.called_at - l.created_at ELSE 0 END) AS wait_ms,
+    SUM(CASE WHEN l.served_at IS NOT NULL AND l.serving_at IS NOT NULL THEN l.served_at - l.serving_at ELSE 0 END) AS service_ms
+  FROM tickets f JOIN tickets l ON l.visit_id = f.id AND l.organization_id = f.organization_id
+  WHERE f.organization_id = ?1 AND f.created_at >= ?2 AND f.created_at < ?3
+    AND f.queue_id IN (SELECT value FROM json_each(?4)) AND f.visit_id = f.id AND f.leg_index = 0
+  GROUP BY f.id`;
+
+interface VisitRecord {
+  leg_count: number;
+  started_at: number;
+  legs_seen: number;
+  finished_at: number | null;
+  wait_ms: number;
+  service_ms: number;
+}
+
+/** The nearest-rank percentile of sorted values (exact: a visit list is read whole). */
+function nearestRank(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+interface VisitFigures {
+  visits: number;
+  completed: number;
+  totalMinutes: { count: number; mean: number | null; p50: number | null; p90: number | null };
+  meanWaitMinutes: number | null;
+  meanServiceMinutes: number | null;
+}
+
+function visitFigures(rows: VisitRecord[]): VisitFigures {
+  const done = rows.filter((r) => r.finished_at !== null);
+  const totals = done.map((r) => (r.finished_at! - r.started_at) / 60_000).sort((a, b) => a - b);
+  const mean = (values: number[]) => (values.length === 0 ? null : round2(values.reduce((s, v) => s + v, 0) / values.length));
+  const at = (p: number) => {
+    const v = nearestRank(totals, p);
+    return v === null ? null : round2(v);
+  };
+  return {
+    visits: rows.length,
+    completed: done.length,
+    totalMinutes: { count: totals.length, mean: mean(totals), p50: at(0.5), p90: at(0.9) },
+    meanWaitMinutes: mean(done.map((r) => r.wait_ms / 60_000)),
+    meanServiceMinutes: mean(done.map((r) => r.service_ms / 60_000)),
+  };
+}
+
+/**
+ * The visits of several services: how many started, how many went through every leg, and the
+ * visit's total time (first join → last leg's completion) with its waits and service times
+ * summed over the legs; in total and by number of legs.
+ */
+export async function analyticsVisits(db: D1Database, scope: AnalyticsScope) {
+  const rows: VisitRecord[] = [];
+  for (const zone of scope.zones) {
+    const range = hourRange(zone);
+    const read = await db
+      .prepare(VISITS_QUERY)
+      .bind(scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds))
+      .all<VisitRecord>();
+    rows.push(...read.results);
+  }
+  const range = hourRange(scope);
+  const legCounts = [...new Set(rows.map((r) => r.leg_count))].sort((a, b) => a - b);
+  return {
+    from: iso(range.from),
+    to: iso(range.to),
+    ...visitFigures(rows),
+    byLegs: legCounts.map((legs) => ({ legs, ...visitFigures(rows.filter((r) => r.leg_count === legs)) })),
+  };
+}

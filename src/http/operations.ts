@@ -242,6 +242,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/analytics/summary": { id: "getAnalyticsSummary", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/operators": { id: "getOperatorAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/kinds": { id: "getAnalyticsByKind", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
+  "GET /v1/analytics/visits": { id: "getVisitAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/heatmap": { id: "getArrivalHeatmap", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/estimates": { id: "getEstimateAccuracy", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },
   "GET /v1/analytics/feedback": { id: "getFeedbackAnalytics", errors: ["PLAN_REQUIRED"], organizationFromRequest: true },

@@ -141,6 +141,7 @@ export const TOOL_PERMISSIONS: Readonly<Record<string, Permission | null>> = {
   getFeedbackAnalytics: "ANALYTICS_VIEW",
   exportTicketsCsv: "ANALYTICS_VIEW",
   getAnalyticsByKind: "ANALYTICS_VIEW",
+  getVisitAnalytics: "ANALYTICS_VIEW",
 
   createDesk: "QUEUE_MANAGE",
   listDesks: "QUEUE_OPERATE",

@@ -473,6 +473,7 @@ const STEPS: Step[] = [
   { id: "getAnalyticsSummary" },
   { id: "getOperatorAnalytics" },
   { id: "getAnalyticsByKind" },
+  { id: "getVisitAnalytics" },
   { id: "getArrivalHeatmap" },
   { id: "getEstimateAccuracy" },
   { id: "exportTicketsCsv" },
