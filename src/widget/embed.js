@@ -1,6 +1,8 @@
 /*! Queue widget: queue status, join form and display board. No dependencies; see README "Widget". */
 (() => {
   "use strict";
+  // Whole-line `//` comments are left out when the script is served (embed.routes.ts): no line of a
+  // multi-line string may start with `//`.
   // Captured now: currentScript is only set while the script first runs (also when async);
   // a tag manager that injects the script may leave it null, hence the lookup by path.
   const me = document.currentScript || document.querySelector('script[src*="/v1/embed.js"]');
@@ -26,6 +28,7 @@
       left: "You left the queue.", served: "You have been served. Thank you!", missed: "Your turn has passed.",
       ended: "This ticket is no longer active.", calledAt: "Called {code}",
       onHold: "Your ticket is on hold: the desk will call you back.",
+      late: "I'm running late", back: "Your place is kept: back in line at {time}.", lateNo: "A later turn is not possible now.",
       bookTitle: "Book an appointment", bookService: "Choose a service", bookDay: "Choose a day", bookSlot: "Choose a time",
       bookDetails: "Your details", bookBack: "Back", bookNoSlot: "No free time in the next two weeks: please call the branch.",
       bookNoService: "No service takes appointments here.", bookName: "Your name", bookPhone: "Mobile phone for the confirmation (optional, e.g. +33612345678)",
@@ -54,6 +57,7 @@
       left: "Vous avez quitté la file.", served: "Vous avez été servi. Merci !", missed: "Votre tour est passé.",
       ended: "Ce ticket n'est plus actif.", calledAt: "Appel du {code}",
       onHold: "Votre ticket est en attente : le guichet vous rappellera.",
+      late: "Je suis en retard", back: "Votre place est gardée : retour dans la file à {time}.", lateNo: "Un tour plus tard n'est pas possible pour le moment.",
       bookTitle: "Prendre rendez-vous", bookService: "Choisissez un service", bookDay: "Choisissez un jour", bookSlot: "Choisissez un horaire",
       bookDetails: "Vos coordonnées", bookBack: "Retour", bookNoSlot: "Aucun créneau libre dans les deux prochaines semaines : merci d'appeler l'agence.",
       bookNoService: "Aucun service ne prend de rendez-vous ici.", bookName: "Votre nom", bookPhone: "Mobile pour la confirmation (facultatif, ex. +33612345678)",
@@ -326,7 +330,8 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
       // The visitor's own ticket ({ticketId, token, queueId}), kept in localStorage so a reload
       // follows it again; `mine.data` is its last known state (docs/widget.md).
       const storeKey = `queueWidget:ticket:${o.queueId}`;
-      let mine = null, ticketPoll = 0;
+      // lateOff: the queue refused a later turn (docs/visits.md, defer); lateOpen: the choices are shown.
+      let mine = null, ticketPoll = 0, lateOff = false, lateOpen = false;
       const joinMsg = el("p", { class: "msg err", role: "alert", hidden: true });
       const form = o.allowJoin ? joinForm() : null;
 
@@ -380,6 +385,7 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
       /** Follows the visitor's ticket: over the socket, and by polling the read while the socket is down. */
       function followMine(v, initial) {
         mine = { ticketId: v.ticketId, token: v.token, data: initial || null };
+        lateOff = lateOpen = false;
         store({ ticketId: v.ticketId, token: v.token, queueId: o.queueId });
         if (initial) showMine(initial);
         channel.follow(v.ticketId, v.token);
@@ -428,6 +434,15 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
         const turnText = data.counter ? fmt(t.yourTurn, { counter: data.counter }) : t.yourTurnNow;
         const leave = el("button", { type: "button", class: "sec", "data-leave": "" }, t.leave);
         leave.addEventListener("click", leaveQueue);
+        // "I'm running late": a later turn by 10, 15 or 30 minutes, and the time the ticket is back in line.
+        const back = data.status === "waiting" && data.deferredUntil && Date.parse(data.deferredUntil) > Date.now()
+          ? new Date(data.deferredUntil).toLocaleTimeString(o.locale, { hour: "2-digit", minute: "2-digit" }) : null;
+        const late = data.status === "waiting" && !lateOff && el("p", { class: "codes", "data-late": "" },
+          ...(lateOpen ? [10, 15, 30] : [0]).map((n) => {
+            const b = el("button", { type: "button", class: "sec", "data-late-minutes": n || null }, n ? `+${n} min` : t.late);
+            b.addEventListener("click", () => n ? runningLate(n) : ((lateOpen = true), showMine(mine.data)));
+            return b;
+          }));
         ticket = el("div", { class: `ticket${turn ? " turn" : ""}`, "data-ticket": data.ticketId, "data-state": data.status },
           el("div", { class: "lbl" }, t.ticket),
           el("div", { class: "big", "data-code": "" }, data.displayCode),
@@ -435,6 +450,7 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
             : held ? el("p", { class: "turnmsg", "data-held": "" }, t.onHold)
             : data.position != null && el("div", { "data-position": "" }, fmt(t.position, { n: data.position })),
           !turn && o.showEstimatedWait && data.estimatedWaitMinutes != null && el("div", {}, `${t.wait} ${fmt(t.min, { n: data.estimatedWaitMinutes })}`),
+          back && el("p", { "data-back": "" }, fmt(t.back, { time: back })), late,
           data.status !== "serving" && !held && leave);
         if (last) render(last);
         else body.replaceChildren(ticket);
@@ -443,6 +459,23 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
           announce(turnText);
           chime();
           try { if (navigator.vibrate) navigator.vibrate([300, 120, 300]); } catch { /* not allowed here */ }
+        }
+      }
+
+      async function runningLate(n) {
+        const m = mine;
+        lateOpen = false;
+        try {
+          // A few seconds short, so a device clock a little ahead of the server's stays within the queue's bound.
+          const until = new Date(Date.now() + n * 60000 - 15000).toISOString();
+          const data = await api(o, "POST", `/v1/widget/tickets/${enc(m.ticketId)}/defer`, { until }, false, { "X-Ticket-Token": m.token });
+          joinMsg.hidden = true;
+          if (mine === m) showMine(data);
+        } catch (e) {
+          lateOff = e.code === "DEFER_LIMIT_REACHED";
+          joinMsg.textContent = lateOff || e.code === "DEFER_TOO_FAR" ? t.lateNo : errorText(t, e, false);
+          joinMsg.hidden = false;
+          if (mine === m) showMine(m.data);
         }
       }
 

@@ -33,7 +33,13 @@ const embed = createRoute({
   },
 });
 
-app.openapi(embed, (c) => c.body(embedSource, 200, SCRIPT_HEADERS));
+/** The script as served: without its whole-line comments, which are for its readers here, not for every visitor's download. */
+const servedEmbed = embedSource
+  .split("\n")
+  .filter((line) => !/^\s*\/\//.test(line))
+  .join("\n");
+
+app.openapi(embed, (c) => c.body(servedEmbed, 200, SCRIPT_HEADERS));
 
 const boardScript = createRoute({
   method: "get",
