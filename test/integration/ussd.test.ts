@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk, fetchWorker } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { addQueue, createApiKey, queueFixture, walkIn, type Fixture } from "../helpers/fixtures";
+import { customerText, fakeTwilio, randomMobile } from "../helpers/twilio";
 
 // Issue 45: USSD in the session-callback style of Africa's Talking. Each screen within 160
 // characters in French and English; a join appears in the queue's listing with its channel;
@@ -185,6 +186,44 @@ describe("USSD menus (issue 45)", () => {
     expect((await dial(again, phone, "4*1", { address: "192.0.2.11" })).status).toBe(401);
     expect(screen(await dial(again, phone, "2", { address: "192.0.2.10" }))).toContain(ticket.displayCode);
     expect(expectOk(await call("GET", `/v1/tickets/${ticket.id}`, { token: a.owner.token })).status).toBe("waiting");
+  });
+
+  it("a join by USSD and a join by text are on the desk's console line, and once called on the display board", async () => {
+    fakeTwilio();
+    const f = await queueFixture("pro");
+    const code = await registerCode(f);
+    const word = `GUICHET${Math.floor(Math.random() * 1e6)}`;
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { smsKeyword: word } }));
+    const number = `+3375${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+    await env.DB.prepare("INSERT INTO sms_senders (number, organization_id, created_at) VALUES (?, ?, ?)")
+      .bind(number, f.organizationId, Date.now())
+      .run();
+    const link = await env.DB.prepare("SELECT location_id FROM service_locations WHERE service_id = ?")
+      .bind(f.serviceId)
+      .first<{ location_id: string }>();
+    const desk = expectOk(
+      await call("POST", `/v1/locations/${link!.location_id}/desks`, {
+        token: f.owner.token,
+        body: { name: "Desk 1", displayName: "Guichet 1", queueIds: [f.queueId] },
+      }),
+      201,
+    );
+
+    screen(await dial(code, randomPhone(), "1*1"));
+    expect(await customerText(randomMobile(), word, number)).toMatch(/number 2 in line|n°2/);
+    await settle(f.queueId);
+    const console1 = expectOk(await call("GET", `/v1/desks/${desk.id}/console`, { token: f.owner.token }));
+    const line = console1.waiting.map((t: any) => t.source);
+    expect(line).toEqual(["ussd", "sms"]);
+    const [byUssd, byText] = console1.waiting;
+
+    const { key } = await createApiKey(f.owner, f.organizationId, ["widget"]);
+    for (const expected of [byUssd, byText]) {
+      expect(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token })).id).toBe(expected.id);
+      await settle(f.queueId);
+      const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: key }));
+      expect(board.queues[0].called.map((c: any) => c.displayCode)).toContain(expected.displayCode);
+    }
   });
 
   it("organization B's code never reaches organization A's ticket of the same phone", async () => {
