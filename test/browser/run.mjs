@@ -978,6 +978,53 @@ const cases = [
     },
   },
   {
+    name: "visitor #45b widget late: I'm running late by 15 minutes: back in line at HH:MM, the honest estimate, gone once the queue's limit is reached",
+    async run({ page, api, open }) {
+      const { organizationId, admin, widget, queue } = await serverFixture(api, { fresh: true });
+      const fresh = queue;
+      await apiCall(api, admin, "POST", `/v1/widget/queue/${fresh.id}/join`, { visitorName: "Ahead" });
+      const config = `{ type: "join", queueId: "${fresh.id}", organizationId: "${organizationId}", apiKey: "${widget}", showLogo: false, onTicketCreated: (t) => window.tickets.push(t) }`;
+      await open("visitor-late", hostPage({ api, config }));
+      await waitForWidgetText(page, "Take a ticket");
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      await page.waitForFunction(() => window.tickets.length === 1, null, { timeout: STEP_MS });
+      const [ticket] = await page.evaluate(() => window.tickets);
+      await waitForWidgetText(page, "Position in line: 2");
+      const token = await page.evaluate((q) => JSON.parse(localStorage.getItem(`queueWidget:ticket:${q}`)).token, fresh.id);
+
+      await page.locator("#widget [data-late] button").click({ timeout: STEP_MS });
+      check((await page.locator("#widget [data-late-minutes]").count()) === 3, "the widget does not offer 10, 15 and 30 minutes");
+      const asked = Date.now();
+      await page.locator('#widget [data-late-minutes="15"]').click({ timeout: STEP_MS });
+      await waitForWidgetText(page, "Your place is kept: back in line at");
+      const read = await (await fetch(`${api}/v1/widget/tickets/${ticket.id}`, { headers: { "X-Ticket-Token": token } })).json();
+      const until = Date.parse(read.data.deferredUntil);
+      check(until > asked + 14 * 60_000 && until <= asked + 15 * 60_000 + 5_000, `deferred until ${read.data.deferredUntil}`);
+      check(read.data.deferCount === 1, `deferCount ${read.data.deferCount}`);
+      const shown = new Date(until).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+      await waitForWidgetText(page, `back in line at ${shown}`);
+      // The answer's estimate is the honest one: never less than the time left before the return.
+      check(read.data.estimatedWaitMinutes >= 14, `estimate ${read.data.estimatedWaitMinutes} min after a 15-minute deferral`);
+      await shot(page, "visitor-late");
+
+      // The queue allows two (maxDefers 2): the second is taken, the third is refused and the button goes.
+      await page.locator("#widget [data-late] button").click({ timeout: STEP_MS });
+      await page.locator('#widget [data-late-minutes="30"]').click({ timeout: STEP_MS });
+      await page.waitForFunction(
+        async ([a, id, tk]) =>
+          (await (await fetch(`${a}/v1/widget/tickets/${id}`, { headers: { "X-Ticket-Token": tk } })).json()).data.deferCount === 2,
+        [api, ticket.id, token],
+        { timeout: STEP_MS, polling: 500 },
+      );
+      await page.locator("#widget [data-late] button").click({ timeout: STEP_MS });
+      await page.locator('#widget [data-late-minutes="10"]').click({ timeout: STEP_MS });
+      await waitForWidgetText(page, "A later turn is not possible now.");
+      check((await page.locator("#widget [data-late]").count()) === 0, "the late button is still offered past the limit");
+      await waitForWidgetText(page, "Position in line:");
+      await shot(page, "visitor-late-limit");
+    },
+  },
+  {
     name: "visitor: your turn in French",
     async run({ page, api, open }) {
       const { organizationId, admin, widget, queue } = await serverFixture(api, { fresh: true });
