@@ -1550,6 +1550,57 @@ export function pageCases() {
       },
     },
     {
+      name: "pages #45b console conversation: the customer's text shows on the current ticket's card; the clerk's reply goes by SMS and joins the conversation (axe, screenshot)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        const phone = `+3361${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+        const ticket = await widgetJoin(api, { visitorName: "Ada", phone });
+        // The customer answers by SMS (the local Twilio stand-in takes unsigned texts); the ticket is
+        // matched once the projection has it, so the text is sent again until it is on the conversation.
+        const text = "Je serai là dans 5 minutes, gardez ma place svp";
+        let listed = [];
+        for (const deadline = Date.now() + STEP_MS; listed.length === 0 && Date.now() < deadline;) {
+          const form = new URLSearchParams({ From: phone, Body: text, MessageSid: `SM${Math.random().toString(16).slice(2)}` });
+          await fetch(`${api}/v1/inbound/sms/twilio`, { method: "POST", body: form, signal: AbortSignal.timeout(STEP_MS) });
+          listed = await must(api, "GET", `/tickets/${ticket.id}/messages`);
+          if (listed.length === 0) await new Promise((r) => setTimeout(r, 500));
+        }
+        check(listed[0]?.body === text, `the customer's text is not on the ticket: ${JSON.stringify(listed)}`);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const c = await ctx.newPage();
+          await signIn(c, api, DEMO.operator);
+          await openDesk(c, "Guichet 1");
+          await c.keyboard.press("n");
+          const card = c.locator(`[data-conversation="${ticket.id}"]`);
+          await card.getByText(text).waitFor({ timeout: STEP_MS });
+          check(
+            (await card.locator('[data-message="in"]').first().textContent()).includes("Customer · SMS"),
+            "the text is not the customer's",
+          );
+
+          const reply = "Bien reçu, votre place est gardée.";
+          await card.getByLabel("Reply to the customer").pressSequentially(reply);
+          await card.getByRole("button", { name: "Send" }).click();
+          await card.getByText("Sent by SMS.").waitFor({ timeout: STEP_MS });
+          await card.locator('[data-message="out"].staff').getByText(reply).waitFor({ timeout: STEP_MS });
+          check((await card.getByLabel("Reply to the customer").inputValue()) === "", "the reply box was not emptied");
+          const after = await must(api, "GET", `/tickets/${ticket.id}/messages`);
+          const sent = after.find((m) => m.body === reply);
+          check(sent && sent.direction === "out" && sent.channel === "sms" && sent.authorId, `the reply: ${JSON.stringify(after)}`);
+          // Typing in the box is not a shortcut: "n" did not call the next customer.
+          check((await currentCode(c)) === ticket.displayCode, "a letter typed in the reply box acted as a shortcut");
+          await checkAxe(c, "the console's conversation card");
+          if (screenshots) {
+            mkdirSync(screenshots, { recursive: true });
+            await c.screenshot({ path: path.join(screenshots, "console-conversation-en-1280x800.png"), fullPage: true });
+          }
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
       name: "pages #45 console at_serve: start serving is refused for an unanswered at_serve question: the console asks it, saves it on the ticket and starts serving (axe)",
       async run({ browser, api }) {
         await resetDemo(api);

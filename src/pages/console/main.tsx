@@ -12,6 +12,7 @@ import { DayAppointments } from "./appointments";
 import { DeskBanners } from "./banners";
 import { del, get, patch, post, type Answer } from "./client";
 import { CurrentCard } from "./current-card";
+import { Conversation } from "./conversation";
 import { useDeskView, type Ticket } from "./desk-view";
 import { DialogView, type Dialog } from "./dialogs";
 import { missingKeys } from "./intake-ask";
@@ -460,6 +461,7 @@ function App() {
           </div>
           {noticeView}
           <p class="muted small">{t.shortcuts}</p>
+          <Conversation ticket={current} lang={lang} timeZone={view?.location.timezone} signal={view} />
           <button type="button" class="linkish" onClick={closeDesk} disabled={busy}>
             {t.closeDesk}
           </button>
