@@ -6421,7 +6421,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "CHANGE_NOT_CONFIRMED";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -7722,6 +7722,52 @@ export interface components {
                 };
             };
         };
+        /** @description `CHANGE_NOT_CONFIRMED`: the change is saved but not every queue's room confirmed it yet; send the same request again after `Retry-After` seconds; `details.queueIds` (docs/room-rules.md) */
+        Error503: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CHANGE_NOT_CONFIRMED",
+                 *         "message": "the change is saved but not every queue's room confirmed it yet",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CHANGE_NOT_CONFIRMED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CHANGE_NOT_CONFIRMED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `PLAN_REQUIRED`: the organization's plan does not include this; `details {requiredPlan, currentPlan, limit}` */
         Error402: {
             headers: {
@@ -8083,7 +8129,7 @@ export interface components {
             };
         };
         /** @description `PROVIDER_UNAVAILABLE`: no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md) */
-        Error503: {
+        Error503_2: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8092,6 +8138,7 @@ export interface components {
                 "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
                 "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
                 "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -10831,6 +10878,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     declareUnavailability: {
@@ -10924,6 +10972,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteCalendarEvent: {
@@ -10982,6 +11031,7 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateCalendarEvent: {
@@ -11076,6 +11126,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listCalendarOccurrences: {
@@ -11816,6 +11867,7 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateLocation: {
@@ -11980,6 +12032,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listServiceTypes: {
@@ -12655,6 +12708,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getDashboard: {
@@ -18058,7 +18112,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     cancelSubscription: {
@@ -18410,7 +18464,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     receiveStripeEvent: {
@@ -18495,6 +18549,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     receiveFedapayEvent: {
@@ -18581,6 +18636,7 @@ export interface operations {
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     receiveSandboxEvent: {
@@ -18661,6 +18717,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getCheckout: {
@@ -18794,6 +18851,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     generateVerificationToken: {
@@ -19278,7 +19336,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     completeSsoSignIn: {
@@ -19352,7 +19410,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401_2"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     listWebhooks: {
@@ -25023,7 +25081,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "CHANGE_NOT_CONFIRMED";
             };
             cookie?: never;
         };
@@ -25224,7 +25282,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     receiveTwilioSmsStatus: {
@@ -25285,7 +25343,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     answerWhatsappChallenge: {
@@ -25384,7 +25442,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     getQueueWhatsappLink: {
@@ -26478,6 +26536,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getWidgetQueueIntake: {
@@ -28294,6 +28353,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     replayQueueBlend: {

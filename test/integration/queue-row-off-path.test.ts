@@ -94,7 +94,7 @@ describe("the room decides what the kept row would not show", () => {
 });
 
 describe("a rule change is answered only once every room holds it", () => {
-  it("a room that cannot be reached: the change answers 500 naming its queue; sent again, it is acknowledged and applies", async () => {
+  it("a room that cannot be reached: the change answers 503 CHANGE_NOT_CONFIRMED with Retry-After, naming its queue; sent again, it is acknowledged and applies", async () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
     expectOk(await join(customer.token, f.queueId), 201);
@@ -118,8 +118,9 @@ describe("a rule change is answered only once every room holds it", () => {
     } finally {
       spy.mockRestore();
     }
-    expectError(unacknowledged, 500, "INTERNAL_ERROR");
+    expectError(unacknowledged, 503, "CHANGE_NOT_CONFIRMED");
     expect(unacknowledged.body.error.details.queueIds).toEqual([f.queueId]);
+    expect(unacknowledged.headers.get("Retry-After")).toBe("1");
 
     expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { status: "inactive" } }));
     expectError(await join(customer.token, f.queueId), 409, "QUEUE_CLOSED");
