@@ -6495,7 +6495,7 @@ export interface components {
         };
         ErrorCodeDoc: {
             /** @enum {string} */
-            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "CHANGE_NOT_CONFIRMED";
             /** @example 409 */
             status: number;
             /** @example no ticket can be called */
@@ -7796,6 +7796,52 @@ export interface components {
                 };
             };
         };
+        /** @description `CHANGE_NOT_CONFIRMED`: the change is saved but not every queue's room confirmed it yet; send the same request again after `Retry-After` seconds; `details.queueIds` (docs/room-rules.md) */
+        Error503: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CHANGE_NOT_CONFIRMED",
+                 *         "message": "the change is saved but not every queue's room confirmed it yet",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CHANGE_NOT_CONFIRMED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "CHANGE_NOT_CONFIRMED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `PLAN_REQUIRED`: the organization's plan does not include this; `details {requiredPlan, currentPlan, limit}` */
         Error402: {
             headers: {
@@ -8157,7 +8203,7 @@ export interface components {
             };
         };
         /** @description `PROVIDER_UNAVAILABLE`: no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md) */
-        Error503: {
+        Error503_2: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8166,6 +8212,7 @@ export interface components {
                 "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
                 "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
                 "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -10905,6 +10952,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     declareUnavailability: {
@@ -10998,6 +11046,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteCalendarEvent: {
@@ -11056,6 +11105,7 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateCalendarEvent: {
@@ -11150,6 +11200,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listCalendarOccurrences: {
@@ -11890,6 +11941,7 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateLocation: {
@@ -12054,6 +12106,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listServiceTypes: {
@@ -12729,6 +12782,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getDashboard: {
@@ -18132,7 +18186,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     cancelSubscription: {
@@ -18484,7 +18538,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     receiveStripeEvent: {
@@ -18569,6 +18623,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     receiveFedapayEvent: {
@@ -18655,6 +18710,7 @@ export interface operations {
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     receiveSandboxEvent: {
@@ -18735,6 +18791,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getCheckout: {
@@ -18868,6 +18925,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     generateVerificationToken: {
@@ -19352,7 +19410,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     completeSsoSignIn: {
@@ -19426,7 +19484,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401_2"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     listWebhooks: {
@@ -25199,7 +25257,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
-                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "AUTHENTICATION_ERROR" | "SSO_FAILED" | "TOKEN_EXPIRED" | "PLAN_REQUIRED" | "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE" | "RECALL_LIMIT_REACHED" | "INTAKE_REQUIRED" | "DEFER_TOO_FAR" | "DEFER_LIMIT_REACHED" | "SLOT_UNAVAILABLE" | "CHECK_IN_NOT_OPEN" | "FEEDBACK_ALREADY_GIVEN" | "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED" | "FEEDBACK_WINDOW_CLOSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "OUT_OF_RANGE" | "API_RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PAYMENT_PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "CHANGE_NOT_CONFIRMED";
             };
             cookie?: never;
         };
@@ -25400,7 +25458,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     receiveTwilioSmsStatus: {
@@ -25461,7 +25519,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     answerWhatsappChallenge: {
@@ -25560,7 +25618,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503"];
+            503: components["responses"]["Error503_2"];
         };
     };
     getQueueWhatsappLink: {
@@ -26654,6 +26712,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getWidgetQueueIntake: {
@@ -28470,6 +28529,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     replayQueueBlend: {

@@ -8,7 +8,8 @@ import type { Env } from "../env";
 import { ApiError, invalidState, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
-import type { TicketView } from "../queue-room/contract";
+import type { PreviousCalls, TicketView } from "../queue-room/contract";
+import type { PreviousOutcome } from "../domain/tickets";
 import { operatorBlock } from "../calendar/availability";
 import { isUniqueViolation } from "../db/errors";
 import { roomFailure, roomOf } from "../tickets/queue-rooms";
@@ -265,7 +266,9 @@ export async function callAtDesk(
   at: number,
   /** A scoped caller's locations (issue 31): a desk listing another location's queue never calls there for them. */
   scope: LocationScope = null,
-): Promise<TicketView> {
+  /** What became of the caller's previous calls at this desk (docs/floor.md); null: report the latest open one. */
+  outcome: PreviousOutcome | null = null,
+): Promise<{ ticket: TicketView; previous: PreviousCalls }> {
   assertAtDesk(desk, operatorId);
   const db = database(env.DB);
   // Queues deleted since the desk was set up are left out (their rows are gone).
@@ -288,8 +291,18 @@ export async function callAtDesk(
   // no queue left to ask, the calendar is read.
   if (userId !== null && liveQueues.length === 0) await assertMayCall(env, desk.organizationId, userId, at);
   const label = deskLabel(desk);
+  // The first read of each queue settles the caller's previous calls at this desk there, in the
+  // same room call (issue 43): committed even when nothing is then left to call.
+  let previous: PreviousCalls = { open: null, closed: [] };
   for (let attempt = 0; attempt < DESK_CALL_ATTEMPTS; attempt++) {
-    const heads = await Promise.all(liveQueues.map((q) => readHead(env, q, userId, at)));
+    let heads: (DeskCandidate | null)[];
+    if (attempt === 0) {
+      const settled = await Promise.all(liveQueues.map((q) => readHeadAfterPrevious(env, q, desk.id, operatorId, userId, outcome, at)));
+      heads = settled.map((s) => s.head);
+      previous = mergePrevious(settled.map((s) => s.previous));
+    } else {
+      heads = await Promise.all(liveQueues.map((q) => readHead(env, q, userId, at)));
+    }
     // Every head is ranked at the call's one instant, here and in the room (docs/desks.md).
     const weighting = { at, weights: desk.queueWeights };
     const choice = pickCandidate(heads, weighting);
@@ -305,7 +318,7 @@ export async function callAtDesk(
     });
     if (result.ok) {
       await finishElsewhere(env, live, choice.pick.queueId, operatorId, at);
-      return result.value;
+      return { ticket: result.value, previous };
     }
     // The picked queue moved on (another desk called its head, it emptied or closed): read again.
     if (result.error.code === "HEAD_MOVED" || result.error.code === "QUEUE_EMPTY" || result.error.code === "QUEUE_CLOSED") continue;
@@ -335,6 +348,45 @@ async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: n
     if (err instanceof ApiError && err.code === "NOT_FOUND") return null; // deleted meanwhile
     throw err;
   }
+}
+
+async function readHeadAfterPrevious(
+  env: Env,
+  queue: LiveQueue,
+  deskId: string,
+  operatorId: string,
+  userId: string | null,
+  outcome: PreviousOutcome | null,
+  at: number,
+): Promise<{ head: DeskCandidate | null; previous: PreviousCalls | null }> {
+  try {
+    return await withRules(env, queue, at, () =>
+      roomOf(env, queue.id).command({
+        verb: "deskHeadAfterPrevious",
+        operatorId,
+        deskId,
+        at,
+        userId,
+        rulesVersion: queue.rulesVersion,
+        outcome,
+      }),
+    );
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "NOT_FOUND") return { head: null, previous: null }; // deleted meanwhile
+    throw err;
+  }
+}
+
+/** The desk's queues' settlements as one: every call closed, and the latest call left open. */
+function mergePrevious(parts: readonly (PreviousCalls | null)[]): PreviousCalls {
+  let open: PreviousCalls["open"] = null;
+  const closed: PreviousCalls["closed"] = [];
+  for (const part of parts) {
+    if (part === null) continue;
+    closed.push(...part.closed);
+    if (part.open && (open === null || part.open.calledAt > open.calledAt)) open = part.open;
+  }
+  return { open, closed };
 }
 
 /** As a call on one queue completes what the operator was serving there, a desk call does at all its queues. */

@@ -37,6 +37,7 @@ export const ERROR_STATUS = {
   INTERNAL_ERROR: 500,
   PAYMENT_PROVIDER_ERROR: 502,
   PROVIDER_UNAVAILABLE: 503,
+  CHANGE_NOT_CONFIRMED: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

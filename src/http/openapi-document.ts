@@ -122,7 +122,7 @@ function ref(kind: "headers" | "parameters", name: string): Json {
 function responseHeaders(status: number, extra: string[] = []): Json {
   const names = ["X-Request-ID", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
   names.push("X-API-RateLimit-Limit", "X-API-RateLimit-Remaining", "X-API-RateLimit-Reset");
-  if (status === 429) names.push("Retry-After");
+  if (status === 429 || status === 503) names.push("Retry-After"); // 503: CHANGE_NOT_CONFIRMED sends it
   names.push(...extra);
   return Object.fromEntries(names.map((n) => [n, ref("headers", n)]));
 }

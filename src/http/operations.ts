@@ -14,6 +14,8 @@ export interface Operation {
 }
 
 const STATE: ErrorCode[] = ["INVALID_STATE"];
+/** A change the queues' rooms must confirm before it is answered (tickets/room-rules.ts). */
+const RULES: ErrorCode[] = ["CHANGE_NOT_CONFIRMED"];
 const JOIN: ErrorCode[] = ["QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "QUOTA_EXCEEDED"];
 
 export const OPERATIONS: Record<string, Operation> = {
@@ -52,15 +54,15 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/business/locations": { id: "listLocations", organizationFromRequest: true },
   "GET /v1/locations/search": { id: "searchLocations" },
   "GET /v1/locations/nearby": { id: "findNearbyLocations" },
-  "PATCH /v1/locations/{locationId}": { id: "updateLocation" },
-  "DELETE /v1/locations/{locationId}": { id: "deleteLocation" },
+  "PATCH /v1/locations/{locationId}": { id: "updateLocation", errors: RULES },
+  "DELETE /v1/locations/{locationId}": { id: "deleteLocation", errors: RULES },
 
   "GET /v1/services/types": { id: "listServiceTypes" },
   "GET /v1/services/organization/search": { id: "searchServices" },
   "POST /v1/services": { id: "createService", errors: ["PLAN_REQUIRED"] },
   "GET /v1/business/services": { id: "listServices", organizationFromRequest: true },
   "GET /v1/services/{serviceId}": { id: "getService" },
-  "PATCH /v1/services/{serviceId}": { id: "updateService" },
+  "PATCH /v1/services/{serviceId}": { id: "updateService", errors: RULES },
   "DELETE /v1/services/{serviceId}": { id: "deleteService" },
   "GET /v1/services/{serviceId}/slots": { id: "listServiceSlots" },
   // Appointments (issue 38, docs/appointments.md).
@@ -92,7 +94,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/appointments/{appointmentId}/check-in": { id: "checkInAppointment", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
   "POST /v1/widget/locations/{locationId}/check-in": { id: "checkInAppointmentAtKiosk", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
   "GET /v1/business/queues/{queueId}/blend": { id: "getQueueBlend" },
-  "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend" },
+  "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend", errors: RULES },
   "POST /v1/business/queues/{queueId}/blend/replay": { id: "replayQueueBlend" },
   "POST /v1/tickets/{ticketId}/cancel": { id: "cancelTicket", errors: STATE },
   "POST /v1/tickets/{ticketId}/serve": { id: "serveTicket", errors: ["INVALID_STATE", "INTAKE_REQUIRED"] },
@@ -126,7 +128,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/services/{serviceId}/outcomes": { id: "listServiceOutcomes" },
   "DELETE /v1/services/{serviceId}/outcomes/{code}": { id: "deleteServiceOutcome" },
   // Visits (docs/visits.md)
-  "PUT /v1/services/{serviceId}/intake": { id: "putServiceIntake" },
+  "PUT /v1/services/{serviceId}/intake": { id: "putServiceIntake", errors: RULES },
   "GET /v1/services/{serviceId}/intake": { id: "getServiceIntake" },
   "GET /v1/widget/queue/{queueId}/intake": { id: "getWidgetQueueIntake" },
   "PATCH /v1/tickets/{ticketId}/intake": { id: "editTicketIntake" },
@@ -165,10 +167,10 @@ export const OPERATIONS: Record<string, Operation> = {
   "PATCH /v1/nfc/tags/{nfcId}": { id: "updateNfcTag" },
   "POST /v1/nfc/scan": { id: "scanNfcTag", errors: [...JOIN, "OUT_OF_RANGE"] },
 
-  "POST /v1/calendar/organization/{organizationId}": { id: "createCalendarEvent" },
-  "POST /v1/calendar/organization/{organizationId}/availability": { id: "declareUnavailability" },
-  "PATCH /v1/calendar/{eventId}": { id: "updateCalendarEvent" },
-  "DELETE /v1/calendar/{eventId}": { id: "deleteCalendarEvent" },
+  "POST /v1/calendar/organization/{organizationId}": { id: "createCalendarEvent", errors: RULES },
+  "POST /v1/calendar/organization/{organizationId}/availability": { id: "declareUnavailability", errors: RULES },
+  "PATCH /v1/calendar/{eventId}": { id: "updateCalendarEvent", errors: RULES },
+  "DELETE /v1/calendar/{eventId}": { id: "deleteCalendarEvent", errors: RULES },
   "GET /v1/business/calendar": { id: "listCalendarOccurrences", organizationFromRequest: true },
   "GET /v1/business/calendar/availability": { id: "listMemberAvailability", organizationFromRequest: true },
 
@@ -203,11 +205,11 @@ export const OPERATIONS: Record<string, Operation> = {
   "GET /v1/billing/usage/{organizationId}": { id: "getUsage" },
   "GET /v1/billing/usage/{organizationId}/history": { id: "listInvoices" },
   "POST /v1/billing/fedapay/checkout": { id: "createFedapayCheckout", errors: ["PAYMENT_PROVIDER_ERROR", "PROVIDER_UNAVAILABLE"] },
-  "POST /v1/billing/webhooks/stripe": { id: "receiveStripeEvent" },
-  "POST /v1/billing/webhooks/fedapay": { id: "receiveFedapayEvent", errors: ["PAYMENT_PROVIDER_ERROR"] },
-  "POST /v1/billing/webhooks/sandbox": { id: "receiveSandboxEvent" },
+  "POST /v1/billing/webhooks/stripe": { id: "receiveStripeEvent", errors: RULES },
+  "POST /v1/billing/webhooks/fedapay": { id: "receiveFedapayEvent", errors: ["PAYMENT_PROVIDER_ERROR", ...RULES] },
+  "POST /v1/billing/webhooks/sandbox": { id: "receiveSandboxEvent", errors: RULES },
   "GET /v1/billing/checkouts/{checkoutId}": { id: "getCheckout" },
-  "POST /v1/billing/checkouts/{checkoutId}": { id: "paySandboxCheckout", errors: STATE },
+  "POST /v1/billing/checkouts/{checkoutId}": { id: "paySandboxCheckout", errors: [...STATE, ...RULES] },
 
   "POST /v1/push/register": { id: "registerPushDevice" },
   "DELETE /v1/push/unregister": { id: "unregisterPushDevice" },
@@ -326,5 +328,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   API_RATE_LIMIT_EXCEEDED: "too many requests, or a phone's SMS cap (`details.field: phone`); wait `Retry-After` seconds",
   PAYMENT_PROVIDER_ERROR: "the payment provider did not answer as expected; retry later",
   PROVIDER_UNAVAILABLE: "no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md)",
+  CHANGE_NOT_CONFIRMED:
+    "the change is saved but not every queue's room confirmed it yet; send the same request again after `Retry-After` seconds; `details.queueIds` (docs/room-rules.md)",
   INTERNAL_ERROR: "a fault on our side; quote the request id",
 };

@@ -194,10 +194,19 @@ export class Commands {
    * each is served and completed, or marked absent (skipped, reason no_show); without, the
    * latest is reported and left as it is. A ticket being transferred is left alone.
    */
-  settlePreviousCalls(cfg: Configured, operatorId: string, outcome: PreviousOutcome | null, at: number): PreviousCalls {
-    const open = this.store
-      .rowsWhere("status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId)
-      .sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
+  settlePreviousCalls(
+    cfg: Configured,
+    operatorId: string,
+    outcome: PreviousOutcome | null,
+    at: number,
+    /** At a desk: only the calls made at it. */
+    deskId: string | null = null,
+  ): PreviousCalls {
+    const open = (
+      deskId === null
+        ? this.store.rowsWhere("status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId)
+        : this.store.rowsWhere("status = 'called' AND assigned_to_id = ? AND desk_id = ? AND transferring_to IS NULL", operatorId, deskId)
+    ).sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
     const code = (row: TicketRow) => codeOf(cfg.letter, row);
     if (outcome === null) {
       const latest = open[0];

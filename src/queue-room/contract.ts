@@ -92,6 +92,20 @@ export type RoomCommand =
       rulesVersion: number;
       outcome: PreviousOutcome | null;
     }
+  /**
+   * A desk's call-next, first read of this queue (docs/desks.md): settles the caller's previous
+   * calls at `deskId` here as `callNextAfterPrevious` does, then answers this queue's head; both
+   * in one hop (issue 43). The rules are checked first: a caller on a break changes nothing.
+   */
+  | {
+      verb: "deskHeadAfterPrevious";
+      operatorId: string;
+      deskId: string;
+      at: number;
+      userId: string | null;
+      rulesVersion: number;
+      outcome: PreviousOutcome | null;
+    }
   /** Refused HEAD_MOVED when this queue's head no longer beats `bound` (docs/desks.md). */
   | {
       verb: "callAtDesk";
@@ -157,6 +171,7 @@ export interface CommandResults {
   join: RoomResult<TicketView>;
   callNext: RoomResult<TicketView>;
   callNextAfterPrevious: RoomResult<{ ticket: TicketView; previous: PreviousCalls }>;
+  deskHeadAfterPrevious: RoomResult<{ head: DeskCandidate | null; previous: PreviousCalls }>;
   callAtDesk: RoomResult<TicketView>;
   finishServingOf: RoomResult<number>;
   returnToLine: RoomResult<TicketView>;

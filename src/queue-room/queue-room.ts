@@ -240,6 +240,12 @@ export class QueueRoom extends DurableObject<Env> {
       const settled = result.value;
       return "refused" in settled ? { ok: false, error: settled.refused } : { ok: true, value: settled };
     },
+    deskHeadAfterPrevious: (c) =>
+      this.mutate(c.at, (cfg) => {
+        this.rules.assertMayCall(c.userId, c.at, c.rulesVersion);
+        const previous = this.commands.settlePreviousCalls(cfg, c.operatorId, c.outcome, c.at, c.deskId);
+        return { head: this.commands.deskHead(cfg), previous };
+      }),
     callAtDesk: (c) =>
       this.mutate(c.at, (cfg) =>
         this.commands.callNext(cfg, c.operatorId, c.at, c.counter, { deskId: c.deskId, bound: c.bound, weights: c.weights ?? {} }),

@@ -18,7 +18,7 @@ import { roomFailure, roomOf } from "./queue-rooms";
 //  - `rulesChanged`: a service's status, a closure or break, a plan changed. The queues it
 //    concerns take a new rules version in the same batch that reads the new rules, and every
 //    room is given its copy before the change is answered. The change is answered only once
-//    every room acknowledged it (one more try, else a 500 saying so): a join may be judged on
+//    every room acknowledged it (one more try, else a 503 saying so): a join may be judged on
 //    a queue row the Worker kept (docs/hot-path.md), so the row's version alone cannot tell a
 //    room that missed a push that it is stale. A room that did not acknowledge still refuses its
 //    old copy (RULES_STALE) to any request that reads the row afresh.
@@ -29,6 +29,9 @@ import { roomFailure, roomOf } from "./queue-rooms";
 export const RULES_HORIZON_MS = 7 * DAY;
 /** …and this far back, so requests whose clocks are a little behind the loader's still fit. */
 const RULES_LOOKBACK_MS = DAY;
+
+/** Seconds a client waits before sending an unconfirmed rule change again (a room restarts in well under that). */
+export const CHANGE_RETRY_AFTER_S = 1;
 
 type QueueScope = { queueId: string } | { serviceId: string } | null;
 
@@ -57,10 +60,13 @@ export async function rulesChanged(
   const failed = again.flatMap((p, i) => (p.status === "rejected" ? [{ queueId: missed[i]!.queueId, reason: p.reason }] : []));
   if (failed.length === 0) return;
   console.warn(`room rules: ${failed.length} of ${copies.length} room(s) not reached: ${String(failed[0]!.reason)}`);
+  // 503 with Retry-After, not 500: the change is saved and sending it again is the remedy (it
+  // pushes again); clients that retry 503s on their own (clients/typescript does) get it done.
   throw new ApiError(
-    "INTERNAL_ERROR",
+    "CHANGE_NOT_CONFIRMED",
     "The change is saved but not every queue confirmed it yet; send the same request again before relying on it",
     { queueIds: failed.map((f) => f.queueId) },
+    { "Retry-After": String(CHANGE_RETRY_AFTER_S) },
   );
 }
 

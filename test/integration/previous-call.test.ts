@@ -5,6 +5,7 @@ import { call, expectError, expectOk } from "../helpers/api";
 import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { addMember, addQueue, createOrganization, createQueueFixture, registerUser } from "../helpers/fixtures";
+import { meter } from "../helpers/meter";
 
 // "What became of the previous call" (docs/floor.md): call-next's previousOutcome completes the
 // caller's previous, never started call as served or marks it absent, before the next call, so
@@ -136,6 +137,40 @@ describe("call-next at a desk: previousOutcome", () => {
     expectError(third, 409, "QUEUE_EMPTY");
     expect((await ticket(token, a1.id)).status).toBe("served");
     expect((await ticket(token, b1.id)).status).toBe("served");
+  });
+
+  it("settles inside each queue's head read: one room call per queue, then the call and the finish elsewhere (issue 43)", async () => {
+    const b = await branch();
+    const token = b.clerk.token;
+    const [a1, a2] = await walkIns(b.owner.token, b.queueA, 2);
+    await walkIns(b.owner.token, b.queueB, 1);
+    expectOk(await call("POST", `/v1/desks/${b.desk.id}/open`, { token }));
+    expect(expectOk(await call("POST", `/v1/desks/${b.desk.id}/call-next`, { token })).id).toBe(a1.id);
+    const { cost, reset } = meter();
+
+    // Two queues: 2 head reads (each settling the clerk's calls at this desk there), 1 call, 1 finish
+    // in the queue not called. Settling in the Worker cost 2 listings and 2 commands more.
+    reset();
+    const second = await call("POST", `/v1/desks/${b.desk.id}/call-next`, { token, body: { previousOutcome: "served" } });
+    expect(expectOk(second).id).toBe(a2.id);
+    expect(second.body.meta.previousCallsClosed).toEqual([{ ticketId: a1.id, displayCode: a1.displayCode, status: "served" }]);
+    expect(cost.rooms).toBe(4);
+    expect((await ticket(token, a1.id)).status).toBe("served");
+
+    reset();
+    const third = await call("POST", `/v1/desks/${b.desk.id}/call-next`, { token, body: {} });
+    expect(third.body.meta.previousCallOpen).toMatchObject({ ticketId: a2.id, displayCode: a2.displayCode });
+    expect(cost.rooms).toBe(4);
+
+    // A call made by the clerk on the queue itself (no desk) is not the desk's to settle.
+    const [a3] = await walkIns(b.owner.token, b.queueA, 1);
+    const own = expectOk(await call("POST", `/v1/queues/${b.queueA}/call-next`, { token }));
+    expect(own.id).toBe(a3.id);
+    await walkIns(b.owner.token, b.queueA, 1);
+    const fourth = await call("POST", `/v1/desks/${b.desk.id}/call-next`, { token, body: { previousOutcome: "no_show" } });
+    expectOk(fourth);
+    expect(fourth.body.meta.previousCallsClosed.map((c: { ticketId: string }) => c.ticketId)).not.toContain(a3.id);
+    expect((await ticket(token, a3.id)).status).toBe("called");
   });
 
   it("refuses previousOutcome at a desk held by someone else before touching any ticket", async () => {

@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, queueFixture, registerUser } from "../helpers/fixtures";
+import { addMember, createCatalog, queueFixture, registerUser } from "../helpers/fixtures";
+import { adminKeyOf, ownerWithOrganization, runCron, subscription, upgradeThroughSandbox } from "../helpers/billing";
+import { testClock } from "../helpers/clock";
+import { expectLogs } from "../helpers/console";
 import { meter } from "../helpers/meter";
 
 // Issue 43, the queue row off the join's path (docs/hot-path.md): a join and a call-next use the
@@ -93,35 +96,64 @@ describe("the room decides what the kept row would not show", () => {
   });
 });
 
+/** The room binding refuses `applyRules` (every other command goes through); answers the restore. */
+function unreachableRules(): () => void {
+  const get = env.QUEUE_ROOM.get.bind(env.QUEUE_ROOM);
+  const spy = vi.spyOn(env.QUEUE_ROOM, "get").mockImplementation((id) => {
+    const stub = get(id);
+    return new Proxy(stub, {
+      get(target, prop) {
+        if (prop === "command")
+          return (command: { verb: string }) =>
+            command.verb === "applyRules" ? Promise.reject(new Error("room unreachable")) : target.command(command as never);
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  });
+  return () => spy.mockRestore();
+}
+
 describe("a rule change is answered only once every room holds it", () => {
-  it("a room that cannot be reached: the change answers 500 naming its queue; sent again, it is acknowledged and applies", async () => {
+  it("a room that cannot be reached: the change answers 503 CHANGE_NOT_CONFIRMED with Retry-After, naming its queue; sent again, it is acknowledged and applies", async () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
     expectOk(await join(customer.token, f.queueId), 201);
 
-    const get = env.QUEUE_ROOM.get.bind(env.QUEUE_ROOM);
-    const spy = vi.spyOn(env.QUEUE_ROOM, "get").mockImplementation((id) => {
-      const stub = get(id);
-      return new Proxy(stub, {
-        get(target, prop) {
-          if (prop === "command")
-            return (command: { verb: string }) =>
-              command.verb === "applyRules" ? Promise.reject(new Error("room unreachable")) : target.command(command as never);
-          const value = Reflect.get(target, prop);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    });
     let unacknowledged;
+    const restore = unreachableRules();
     try {
       unacknowledged = await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { status: "inactive" } });
     } finally {
-      spy.mockRestore();
+      restore();
     }
-    expectError(unacknowledged, 500, "INTERNAL_ERROR");
+    expectError(unacknowledged, 503, "CHANGE_NOT_CONFIRMED");
     expect(unacknowledged.body.error.details.queueIds).toEqual([f.queueId]);
+    expect(unacknowledged.headers.get("Retry-After")).toBe("1");
 
     expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: f.owner.token, body: { status: "inactive" } }));
     expectError(await join(customer.token, f.queueId), 409, "QUEUE_CLOSED");
+  });
+
+  it("the minute sweep: an unconfirmed push for one organization falling to starter does not stop the next one's", async () => {
+    testClock.set("2026-03-10T12:00:00.000Z");
+    const orgs = [];
+    for (let i = 0; i < 2; i++) {
+      const { owner, org } = await ownerWithOrganization();
+      await createCatalog(owner, org.id);
+      await upgradeThroughSandbox(owner, org.id);
+      expectOk(await call("POST", `/v1/billing/subscription/${org.id}/cancel`, { ...adminKeyOf(org.id), body: {} }));
+      orgs.push({ owner, org });
+    }
+    testClock.set("2026-04-10T12:00:30.000Z");
+    const logged = expectLogs("warn", /fell to starter, rooms unconfirmed/);
+    const restore = unreachableRules();
+    try {
+      await runCron(Date.parse("2026-04-10T12:00:30.000Z"));
+    } finally {
+      restore();
+    }
+    for (const { owner, org } of orgs) expect((await subscription(owner, org.id)).plan).toBe("starter");
+    expect(logged).toHaveLength(2);
   });
 });
