@@ -1643,6 +1643,12 @@ export function pageCases() {
 }
 
 /** Screenshots of every page at 1280×800 and 768×1024, in English and French. */
+/** A screenshot of the page as it is, then axe-core on it: every page shown is judged (no serious or critical violation). */
+async function shotAndAxe(page, dir, name) {
+  await page.screenshot({ path: path.join(dir, name) });
+  await checkAxe(page, name);
+}
+
 export async function pageScreenshots({ browser, api, dir }) {
   mkdirSync(dir, { recursive: true });
   await resetDemo(api);
@@ -1665,11 +1671,11 @@ export async function pageScreenshots({ browser, api, dir }) {
         const p = await ctx.newPage();
         await p.goto(`${api}/console?lang=${lang}`);
         await p.getByLabel(/^(Email|E-mail)$/).waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `console-signin-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `console-signin-${lang}-${size}.png`);
         await signIn(p, api, DEMO.operator);
         await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
         if (lang === "fr") await p.getByRole("button", { name: "Français" }).click();
-        await p.screenshot({ path: path.join(dir, `console-desks-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `console-desks-${lang}-${size}.png`);
         await openDesk(p, "Guichet 1");
         await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
         await p
@@ -1679,7 +1685,7 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.keyboard.press("n");
         await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
         await p.waitForSelector(".current .intake", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `console-desk-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `console-desk-${lang}-${size}.png`);
         // The called ticket goes back to the front for the next screenshots.
         await p.keyboard.press("f");
         await p.waitForSelector(".current .ticket", { state: "detached", timeout: STEP_MS });
@@ -1691,18 +1697,18 @@ export async function pageScreenshots({ browser, api, dir }) {
 
         await p.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&lang=${lang}`);
         await p.waitForSelector(".service-button", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `kiosk-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `kiosk-${lang}-${size}.png`);
         await p.locator(".service-button").first().click();
         await p.waitForSelector(".questions", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `kiosk-questions-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `kiosk-questions-${lang}-${size}.png`);
         await p.locator(".questions button[type=submit]").click();
         await p.waitForSelector("[data-code]", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `kiosk-ticket-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `kiosk-ticket-${lang}-${size}.png`);
 
         const t = issued[0];
         await p.goto(`${api}/t/${t.id}?lang=${lang}#token=${t.ticketToken}`);
         await p.waitForSelector("#code", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `status-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `status-${lang}-${size}.png`);
 
         await signIn(p, api, DEMO.owner).catch(() => {});
         // The floor with a target wait, its clock 8 minutes on: the line near the target (amber).
@@ -1716,7 +1722,7 @@ export async function pageScreenshots({ browser, api, dir }) {
         await new Promise((r) => setTimeout(r, 1500));
         await f.clock.fastForward("08:00");
         await f.waitForSelector('tr[data-level="amber"]', { timeout: STEP_MS });
-        await f.screenshot({ path: path.join(dir, `floor-${lang}-${size}.png`) });
+        await shotAndAxe(f, dir, `floor-${lang}-${size}.png`);
         await f.close();
         await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
 
@@ -1727,10 +1733,10 @@ export async function pageScreenshots({ browser, api, dir }) {
         const called = await must(api, "POST", `/desks/${guichet2.id}/call-next`, {});
         await p.goto(board);
         await p.locator("[data-location]").first().waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `board-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `board-${lang}-${size}.png`);
         await p.goto(`${board}&layout=desks`);
         await p.locator("[data-desk]").first().waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `board-desks-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `board-desks-${lang}-${size}.png`);
         await must(api, "POST", `/tickets/${called.id}/return`, { position: "first" });
         await must(api, "POST", `/desks/${guichet2.id}/close`);
       } finally {
@@ -1753,19 +1759,19 @@ export async function appointmentScreenshots({ browser, api, dir }) {
       const ctx = await browser.newContext({ viewport: { width: w, height: h }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
       try {
         const p = await ctx.newPage();
-        const shot = (step) => p.screenshot({ path: path.join(dir, `widget-book-${step}-${lang}-${size}.png`) });
+        const shot = (step) => shotAndAxe(p, dir, `widget-book-${step}-${lang}-${size}.png`);
         const booked = await bookInWidget(p, api, lang, { shot });
         await p.goto(`${booked.manage.replace("#", `?lang=${lang}#`)}`, { timeout: STEP_MS });
         await p.locator("[data-code]").waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `appointment-page-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `appointment-page-${lang}-${size}.png`);
         const k = await ctx.newPage();
         await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
         await k.getByRole("button", { name: lang === "fr" ? "J'ai un rendez-vous" : "I have an appointment" }).click({ timeout: STEP_MS });
         await k.getByLabel(lang === "fr" ? "Votre code d'arrivée" : "Your check-in code").fill(booked.code);
-        await k.screenshot({ path: path.join(dir, `kiosk-check-in-${lang}-${size}.png`) });
+        await shotAndAxe(k, dir, `kiosk-check-in-${lang}-${size}.png`);
         await k.keyboard.press("Enter");
         await k.waitForSelector(".issued [data-code]", { timeout: STEP_MS });
-        await k.screenshot({ path: path.join(dir, `kiosk-appointment-ticket-${lang}-${size}.png`) });
+        await shotAndAxe(k, dir, `kiosk-appointment-ticket-${lang}-${size}.png`);
       } finally {
         await ctx.close();
       }
