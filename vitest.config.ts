@@ -35,7 +35,9 @@ async function prebundledDependencies(root: string): Promise<string[]> {
   const specifiers = new Set<string>();
   for (const dir of ["src", "test"]) {
     for (const entry of await readdir(path.join(root, dir), { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile() || !/\.tsx?$/.test(entry.name) || entry.parentPath.includes(`${path.sep}pages`)) continue;
+      // (The browser pages' folder is judged inside the repository: a checkout under a folder named "pages" is not skipped.)
+      if (!entry.isFile() || !/\.tsx?$/.test(entry.name) || path.relative(root, entry.parentPath).split(path.sep).includes("pages"))
+        continue;
       const text = await readFile(path.join(entry.parentPath, entry.name), "utf8");
       for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*"([^".][^"]*)"/g))
         if (packages.some((name) => spec === name || spec!.startsWith(`${name}/`))) specifiers.add(spec!);

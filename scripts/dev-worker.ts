@@ -11,10 +11,17 @@
 // `npm run dev`. Idempotent: an existing queue with that id is answered as it is.
 //
 //   GET /   (ENVIRONMENT=development only) a landing page: the pages and the demo's sign-ins.
+//
+//   POST /__dev/clock {advanceMs} | {reset: true}   (ENVIRONMENT=development only)
+//
+// moves the service's clock (src/lib/clock.ts, which every time rule reads; the Durable Objects run
+// in this Worker's isolate, so they share it) forward by advanceMs, or back to the system clock.
+// The browser suite moves it with the page's clock (Playwright's page.clock), so waits, targets and
+// alerts are tested without waiting for real time. Answers {data: {now, offsetMs}}.
 
 import type { Env } from "../src/env";
 import worker from "../src/index";
-import { now } from "../src/lib/clock";
+import { installClock, now } from "../src/lib/clock";
 import { createQueue, describeQueue, findQueue } from "../src/tickets/queues";
 import { DEMO } from "./seed.mjs";
 
@@ -36,6 +43,24 @@ async function demoQueue(request: Request, env: Env): Promise<Response> {
     ? await describeQueue(env, await findQueue(env, input.id), at)
     : await createQueue(env, input.organizationId, { serviceId: input.serviceId, name: input.name }, at, input.id);
   return Response.json({ data: queue }, { status: existing ? 200 : 201 });
+}
+
+// The development clock: the system clock plus what /__dev/clock added. Installed on the first
+// call only (the integration tests import this module beside their own test clock).
+let clockOffsetMs = 0;
+let clockInstalled = false;
+
+async function devClock(request: Request): Promise<Response> {
+  if (!clockInstalled) {
+    installClock(() => Date.now() + clockOffsetMs);
+    clockInstalled = true;
+  }
+  const input = (await request.json().catch(() => null)) as { advanceMs?: unknown; reset?: unknown } | null;
+  if (input?.reset === true) clockOffsetMs = 0;
+  else if (typeof input?.advanceMs === "number" && Number.isFinite(input.advanceMs) && input.advanceMs >= 0)
+    clockOffsetMs += input.advanceMs;
+  else return Response.json({ error: { message: "Send {advanceMs: a number ≥ 0} or {reset: true}" } }, { status: 400 });
+  return Response.json({ data: { now: new Date(now()).toISOString(), offsetMs: clockOffsetMs } });
 }
 
 const escapeHtml = (text: string) =>
@@ -76,6 +101,7 @@ export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === "/" && request.method === "GET" && env.ENVIRONMENT === "development") return landing(request);
+    if (url.pathname === "/__dev/clock" && request.method === "POST" && env.ENVIRONMENT === "development") return devClock(request);
     if (url.pathname === "/__dev/demo-queue" && request.method === "POST") {
       try {
         return await demoQueue(request, env);

@@ -52,11 +52,12 @@ export const DEMO = {
     timezone: "Europe/Paris",
   },
   service: { id: "svc_d3m0s3rv1c3000000000", name: "Guichet", serviceTypeId: "st_bank_teller" },
-  // What a clerk picks when completing a ticket (docs/desks.md), so "complete with an outcome" can be shown.
+  // What a clerk picks when completing a ticket (docs/desks.md), so "complete with an outcome" can be shown;
+  // in French, like the rest of the Paris demo (the codes stay the integrator's English identifiers).
   outcomes: [
-    { code: "deposit_made", label: "Deposit made" },
-    { code: "card_replaced", label: "Card replaced" },
-    { code: "referred", label: "Referred to an adviser" },
+    { code: "deposit_made", label: "Dépôt effectué" },
+    { code: "card_replaced", label: "Carte remplacée" },
+    { code: "referred", label: "Orienté vers un conseiller" },
   ],
   // The id the documentation's examples name (src/http/openapi-examples.ts).
   queue: { id: "que_d3m0q000000000000000", name: "Accueil" },

@@ -36,6 +36,22 @@ async function must(api, method, pathname, body, headers) {
   return res.data;
 }
 
+/**
+ * Moves the dev server's clock (scripts/dev-worker.ts, POST /__dev/clock: {advanceMs} or {reset: true})
+ * and, with a page, the page's clock (Playwright's page.clock) by the same amount: waits, targets and
+ * alerts are tested without waiting for real time, and a read of the server agrees with the page.
+ */
+async function moveClocks(api, page, ms) {
+  const res = await fetch(`${api}/__dev/clock`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(ms === "reset" ? { reset: true } : { advanceMs: ms }),
+    signal: AbortSignal.timeout(STEP_MS),
+  });
+  check(res.ok, `POST /__dev/clock → ${res.status} ${await res.text()}`);
+  if (page && ms !== "reset") await page.clock.fastForward(ms);
+}
+
 /** The demo's starting point: desks closed, the demo queue empty, one outcome on the service. */
 async function resetDemo(api) {
   // npm run dev creates the demo queue and desks once the Worker answers: wait for them.
@@ -60,7 +76,7 @@ async function resetDemo(api) {
   }
   const outcomes = await must(api, "GET", `/services/${DEMO.service.id}/outcomes`);
   if (!outcomes.some((o) => o.code === "deposit_made"))
-    await must(api, "POST", `/services/${DEMO.service.id}/outcomes`, { code: "deposit_made", label: "Deposit made" });
+    await must(api, "POST", `/services/${DEMO.service.id}/outcomes`, { code: "deposit_made", label: "Dépôt effectué" });
   // One optional intake question, so the console's card has an answer to show (the kiosk asks it; the visitor may skip it).
   await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
   // The flows join with a phone on every run, from one address, against the same local D1: the day's caps must not refuse them.
@@ -833,18 +849,20 @@ export function pageCases() {
       },
     },
     {
-      name: "pages floor: signs in on its own page; a queue's target wait turns a line amber then red on the page's clock; the alert names the open idle desk (axe)",
+      name: "pages floor: signs in on its own page; a queue's target wait turns a line amber then red on the moved clocks (the page's pinned at 23:56 in Paris, crossing midnight); the alert names the open idle desk (axe)",
       async run({ browser, api }) {
         const desks = await resetDemo(api);
         const guichet1 = desks.find((d) => d.name === "Guichet 1");
         await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 10 });
         // An open desk calling from the queue with nobody at it.
         await must(api, "POST", `/desks/${guichet1.id}/open`);
-        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", timezoneId: "Europe/Paris" });
         try {
           const p = await ctx.newPage();
           // The page's clock is Playwright's: the waits are judged on it between reads.
-          await p.clock.install({ time: Date.now() });
+          // Pinned at 23:56 in Paris: the 11 minutes cross midnight on the page's clock on every run, whatever the
+          // time of day (the server side of a wait across midnight: test/integration/floor.test.ts).
+          await p.clock.install({ time: Date.parse("2026-11-28T22:56:00Z") });
           // The printed floor link alone: its own sign-in form.
           await p.goto(`${api}/console/floor?lang=en`, { timeout: STEP_MS });
           await p.getByRole("heading", { name: "Floor — sign in" }).waitFor({ timeout: STEP_MS });
@@ -860,14 +878,23 @@ export function pageCases() {
           check((await row.getAttribute("data-level")) === "ok", "a new ticket's row is not ok");
           check((await row.textContent()).includes("Floor Wait"), "the row does not name the visitor");
           check((await p.locator("[data-alert]").count()) === 0, "an alert before the target");
-          // 75 % of the target: amber, said in words.
-          await p.clock.fastForward("08:00");
+          // 75 % of the target: amber, said in words. The server's clock moves with the page's, so a read
+          // of the floor in between (a late live signal) agrees with the page instead of undoing its move.
+          await moveClocks(api, p, 8 * 60_000);
           await p.locator(`tr[data-ticket="${ticket.id}"][data-level="amber"]`).waitFor({ timeout: STEP_MS });
           check((await row.textContent()).includes("near the target"), `amber row says: ${await row.textContent()}`);
           check((await p.locator(`[data-queue="${DEMO.queue.id}"]`).getAttribute("data-level")) === "amber", "the queue is not amber");
           check((await p.locator("[data-alert]").count()) === 0, "an alert before the target is reached");
+          // A second visitor joins: the live signal makes the page read the floor again, on the server's moved clock,
+          // and the first row stays amber (the page's clock alone was undone by such a read: the old failure).
+          const second = await widgetJoin(api, { visitorName: "Floor Second" });
+          await p.locator(`tr[data-ticket="${second.id}"]`).waitFor({ timeout: STEP_MS });
+          check(
+            (await row.getAttribute("data-level")) === "amber",
+            `after a read, the first row is ${await row.getAttribute("data-level")}`,
+          );
           // Past the target with Guichet 1 open and idle: red, and the staff alert.
-          await p.clock.fastForward("03:00");
+          await moveClocks(api, p, 3 * 60_000);
           await p.locator(`tr[data-ticket="${ticket.id}"][data-level="red"]`).waitFor({ timeout: STEP_MS });
           check((await row.textContent()).includes("past the target"), `red row says: ${await row.textContent()}`);
           const alert = p.locator("[data-alert]").filter({ hasText: ticket.displayCode });
@@ -880,41 +907,65 @@ export function pageCases() {
           await p.locator("[data-alert]").waitFor({ state: "detached", timeout: STEP_MS });
         } finally {
           await ctx.close();
+          await moveClocks(api, null, "reset");
           await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
         }
       },
     },
     {
-      name: "pages console alert: a visitor past the queue's target while this desk is open and idle: the console says so (the floor's alerts, read on the server's clock)",
+      name: "pages console alert: a visitor past the queue's target while this desk is open and idle: the console says so, on the moved clocks (server and page); a failed read of the alerts is said, not hidden",
       async run({ browser, api }) {
         await resetDemo(api);
-        // The dev Worker's clock is the real one: the smallest target (1 min) is waited for.
-        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 1 });
+        await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: 10 });
         const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
         try {
           const p = await ctx.newPage();
+          // The console reads the alerts every 15 s on its own clock: Playwright's, moved with the server's.
+          await p.clock.install({ time: Date.now() });
           await signIn(p, api, DEMO.operator);
           await openDesk(p, "Guichet 1");
           const ticket = await widgetJoin(api, { visitorName: "Alert Wait" });
           await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
           check((await p.locator('[data-banner="staff-alert"]').count()) === 0, "an alert before the target");
-          // Past the target, the 15 s read brings the alert (no live signal needed).
+          // 9 min: under the target, no alert after the next read.
+          await moveClocks(api, p, 9 * 60_000);
+          await p.clock.fastForward(16_000);
+          await p.waitForTimeout(1000);
+          check((await p.locator('[data-banner="staff-alert"]').count()) === 0, "an alert before the target");
+          // Past the target: the 15 s read brings the alert (no live signal needed).
+          await moveClocks(api, p, 2 * 60_000);
           const banner = p.locator('[data-banner="staff-alert"]');
-          await banner.waitFor({ timeout: 100_000 });
+          await banner.waitFor({ timeout: STEP_MS });
           const said = await banner.textContent();
-          check(
-            new RegExp(
-              `${ticket.displayCode} (has been waiting 1 min and your desk is idle|attend depuis 1 min et votre guichet est libre)\\.`,
-            ).test(said),
-            `alert: ${said}`,
-          );
+          check(new RegExp(`${ticket.displayCode} has been waiting 1[01] min and your desk is idle\\.`).test(said), `alert: ${said}`);
           await checkAxe(p, "the console with a staff alert");
+          // The floor cannot be read: the console says the alerts shown may be out of date, and keeps them.
+          await p.route("**/v1/locations/*/floor", (route) =>
+            route.fulfill({
+              status: 503,
+              contentType: "application/json",
+              body: JSON.stringify({ success: false, error: { code: "SERVICE_UNAVAILABLE", message: "Service unavailable", details: {} } }),
+            }),
+          );
+          await p.clock.fastForward(16_000);
+          const failed = p.locator('[data-banner="alerts-failed"]');
+          await failed.waitFor({ timeout: STEP_MS });
+          check(
+            /could not be refreshed.*from the last successful read/.test(await failed.textContent()),
+            `said: ${await failed.textContent()}`,
+          );
+          check((await banner.count()) === 1, "the last alerts were dropped");
+          await checkAxe(p, "the console with a failed read of its alerts");
+          await p.unroute("**/v1/locations/*/floor");
+          await failed.getByRole("button", { name: "Try again" }).click();
+          await failed.waitFor({ state: "detached", timeout: STEP_MS });
           // Calling the visitor ends it.
           await p.keyboard.press("n");
           await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
           await banner.waitFor({ state: "detached", timeout: STEP_MS });
         } finally {
           await ctx.close();
+          await moveClocks(api, null, "reset");
           await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
         }
       },
@@ -1643,6 +1694,12 @@ export function pageCases() {
 }
 
 /** Screenshots of every page at 1280×800 and 768×1024, in English and French. */
+/** A screenshot of the page as it is, then axe-core on it: every page shown is judged (no serious or critical violation). */
+async function shotAndAxe(page, dir, name) {
+  await page.screenshot({ path: path.join(dir, name) });
+  await checkAxe(page, name);
+}
+
 export async function pageScreenshots({ browser, api, dir }) {
   mkdirSync(dir, { recursive: true });
   await resetDemo(api);
@@ -1665,11 +1722,11 @@ export async function pageScreenshots({ browser, api, dir }) {
         const p = await ctx.newPage();
         await p.goto(`${api}/console?lang=${lang}`);
         await p.getByLabel(/^(Email|E-mail)$/).waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `console-signin-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `console-signin-${lang}-${size}.png`);
         await signIn(p, api, DEMO.operator);
         await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
         if (lang === "fr") await p.getByRole("button", { name: "Français" }).click();
-        await p.screenshot({ path: path.join(dir, `console-desks-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `console-desks-${lang}-${size}.png`);
         await openDesk(p, "Guichet 1");
         await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });
         await p
@@ -1679,7 +1736,7 @@ export async function pageScreenshots({ browser, api, dir }) {
         await p.keyboard.press("n");
         await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
         await p.waitForSelector(".current .intake", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `console-desk-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `console-desk-${lang}-${size}.png`);
         // The called ticket goes back to the front for the next screenshots.
         await p.keyboard.press("f");
         await p.waitForSelector(".current .ticket", { state: "detached", timeout: STEP_MS });
@@ -1691,18 +1748,18 @@ export async function pageScreenshots({ browser, api, dir }) {
 
         await p.goto(`${api}/kiosk?location=${DEMO.location.id}&key=${DEMO.widgetKey.value}&lang=${lang}`);
         await p.waitForSelector(".service-button", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `kiosk-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `kiosk-${lang}-${size}.png`);
         await p.locator(".service-button").first().click();
         await p.waitForSelector(".questions", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `kiosk-questions-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `kiosk-questions-${lang}-${size}.png`);
         await p.locator(".questions button[type=submit]").click();
         await p.waitForSelector("[data-code]", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `kiosk-ticket-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `kiosk-ticket-${lang}-${size}.png`);
 
         const t = issued[0];
         await p.goto(`${api}/t/${t.id}?lang=${lang}#token=${t.ticketToken}`);
         await p.waitForSelector("#code", { timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `status-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `status-${lang}-${size}.png`);
 
         await signIn(p, api, DEMO.owner).catch(() => {});
         // The floor with a target wait, its clock 8 minutes on: the line near the target (amber).
@@ -1716,7 +1773,7 @@ export async function pageScreenshots({ browser, api, dir }) {
         await new Promise((r) => setTimeout(r, 1500));
         await f.clock.fastForward("08:00");
         await f.waitForSelector('tr[data-level="amber"]', { timeout: STEP_MS });
-        await f.screenshot({ path: path.join(dir, `floor-${lang}-${size}.png`) });
+        await shotAndAxe(f, dir, `floor-${lang}-${size}.png`);
         await f.close();
         await must(api, "PATCH", `/business/queues/${DEMO.queue.id}`, { targetWaitMinutes: null });
 
@@ -1727,10 +1784,10 @@ export async function pageScreenshots({ browser, api, dir }) {
         const called = await must(api, "POST", `/desks/${guichet2.id}/call-next`, {});
         await p.goto(board);
         await p.locator("[data-location]").first().waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `board-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `board-${lang}-${size}.png`);
         await p.goto(`${board}&layout=desks`);
         await p.locator("[data-desk]").first().waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `board-desks-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `board-desks-${lang}-${size}.png`);
         await must(api, "POST", `/tickets/${called.id}/return`, { position: "first" });
         await must(api, "POST", `/desks/${guichet2.id}/close`);
       } finally {
@@ -1753,19 +1810,19 @@ export async function appointmentScreenshots({ browser, api, dir }) {
       const ctx = await browser.newContext({ viewport: { width: w, height: h }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
       try {
         const p = await ctx.newPage();
-        const shot = (step) => p.screenshot({ path: path.join(dir, `widget-book-${step}-${lang}-${size}.png`) });
+        const shot = (step) => shotAndAxe(p, dir, `widget-book-${step}-${lang}-${size}.png`);
         const booked = await bookInWidget(p, api, lang, { shot });
         await p.goto(`${booked.manage.replace("#", `?lang=${lang}#`)}`, { timeout: STEP_MS });
         await p.locator("[data-code]").waitFor({ timeout: STEP_MS });
-        await p.screenshot({ path: path.join(dir, `appointment-page-${lang}-${size}.png`) });
+        await shotAndAxe(p, dir, `appointment-page-${lang}-${size}.png`);
         const k = await ctx.newPage();
         await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
         await k.getByRole("button", { name: lang === "fr" ? "J'ai un rendez-vous" : "I have an appointment" }).click({ timeout: STEP_MS });
         await k.getByLabel(lang === "fr" ? "Votre code d'arrivée" : "Your check-in code").fill(booked.code);
-        await k.screenshot({ path: path.join(dir, `kiosk-check-in-${lang}-${size}.png`) });
+        await shotAndAxe(k, dir, `kiosk-check-in-${lang}-${size}.png`);
         await k.keyboard.press("Enter");
         await k.waitForSelector(".issued [data-code]", { timeout: STEP_MS });
-        await k.screenshot({ path: path.join(dir, `kiosk-appointment-ticket-${lang}-${size}.png`) });
+        await shotAndAxe(k, dir, `kiosk-appointment-ticket-${lang}-${size}.png`);
       } finally {
         await ctx.close();
       }

@@ -56,6 +56,8 @@ describe("the dev seed's demo queue", () => {
     const outcomes = await call("GET", `/v1/services/${DEMO.service.id}/outcomes`, { apiKey: DEMO.apiKey.value });
     expect(outcomes.status).toBe(200);
     expect(outcomes.body.data.map((o: any) => o.code).sort()).toEqual(["card_replaced", "deposit_made", "referred"]);
+    // In French, like the rest of the Paris demo.
+    expect(outcomes.body.data.map((o: any) => o.label).sort()).toEqual(["Carte remplacée", "Dépôt effectué", "Orienté vers un conseiller"]);
   });
 
   it("/ in development is a landing page with the pages and the demo's sign-ins; not elsewhere", async () => {

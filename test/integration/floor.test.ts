@@ -238,6 +238,29 @@ describe("the floor as a supervisor's page (issue 39)", () => {
     ).toBe(null);
   });
 
+  it("a visitor who joined at 23:55 and still waits at 00:06 (Paris) is red, with the alert: the wait crosses midnight", async () => {
+    const b = await branch();
+    const owner = b.owner.token;
+    expectOk(await call("PATCH", `/v1/locations/${b.locationId}`, { token: owner, body: { timezone: "Europe/Paris" } }));
+    expectOk(await call("PATCH", `/v1/business/queues/${b.queueA}`, { token: owner, body: { targetWaitMinutes: 10 } }));
+    expectOk(await call("POST", `/v1/desks/${b.deskA.id}/open`, { token: b.clerk.token }));
+    // 23:55 in Paris (UTC+1 in March).
+    const t0 = Date.parse("2026-03-20T22:55:00.000Z");
+    testClock.set(t0);
+    const waiting = await walkIn(owner, b.queueA);
+    const read = async () => expectOk(await call("GET", `/v1/locations/${b.locationId}/floor`, { token: b.clerk.token }));
+    const lineA = (f: any) => f.queues.find((q: any) => q.id === b.queueA);
+    testClock.set(t0 + 8 * 60_000);
+    let f = await read();
+    expect([lineA(f).level, lineA(f).waiting[0].level, lineA(f).waiting[0].waitedSeconds]).toEqual(["amber", "amber", 480]);
+    // 00:06 the next day.
+    testClock.set(t0 + 11 * 60_000);
+    f = await read();
+    expect(lineA(f).waiting.map((w: any) => [w.ticketId, w.level, w.waitedSeconds])).toEqual([[waiting.id, "red", 660]]);
+    expect([lineA(f).level, lineA(f).longestWaitSeconds]).toEqual(["red", 660]);
+    expect(f.alerts.map((a: any) => [a.ticketId, a.waitedSeconds])).toEqual([[waiting.id, 660]]);
+  });
+
   it("is refused to a member scoped to another location, and read by one scoped to this one", async () => {
     const b = await branch();
     const other = expectOk(

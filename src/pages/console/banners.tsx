@@ -13,6 +13,9 @@ export interface BannerProps {
   lang: Lang;
   retry: () => void;
   alerts: StaffAlert[];
+  /** The last read of the floor's alerts failed (the alerts shown are the previous ones). */
+  alertsError: unknown;
+  retryAlerts: () => void;
 }
 
 function ReadFailed(p: BannerProps) {
@@ -21,6 +24,18 @@ function ReadFailed(p: BannerProps) {
     <div class="notice error banner" role="alert" data-banner="read-failed">
       <span>{p.t.readFailed(refusalText(p.readError, p.lang))}</span>
       <button type="button" class="small" onClick={p.retry}>
+        {p.t.retry}
+      </button>
+    </div>
+  );
+}
+
+function AlertsFailed(p: BannerProps) {
+  if (!p.alertsError) return null;
+  return (
+    <div class="notice error banner" role="alert" data-banner="alerts-failed">
+      <span>{p.t.alertsFailed(refusalText(p.alertsError, p.lang), p.alerts.length > 0)}</span>
+      <button type="button" class="small" onClick={p.retryAlerts}>
         {p.t.retry}
       </button>
     </div>
@@ -43,6 +58,7 @@ export function DeskBanners(p: BannerProps) {
   return (
     <div class="banners">
       <ReadFailed {...p} />
+      <AlertsFailed {...p} />
       <StaffAlerts {...p} />
     </div>
   );

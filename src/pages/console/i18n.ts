@@ -110,6 +110,10 @@ const en = {
   checkedIn: (name: string, code: string) => `${name} checked in: ticket ${code}`,
   readFailed: (why: string) => `The desk could not be read: ${why}`,
   staffAlert: (code: string, waited: string) => `${code} has been waiting ${waited} and your desk is idle.`,
+  alertsFailed: (why: string, kept: boolean) =>
+    kept
+      ? `The staff alerts could not be refreshed: ${why}. The alerts below are from the last successful read.`
+      : `The staff alerts could not be read: ${why}`,
   appointmentsFailed: (why: string) => `Today's appointments could not be read: ${why}`,
   retry: "Try again",
   moreWaiting: (shown: number, total: number) => `${shown} shown of ${total} waiting`,
@@ -236,6 +240,10 @@ const fr: Dict = {
   checkedIn: (name: string, code: string) => `${name} est arrivé(e) : ticket ${code}`,
   readFailed: (why: string) => `Lecture du guichet impossible : ${why}`,
   staffAlert: (code: string, waited: string) => `${code} attend depuis ${waited} et votre guichet est libre.`,
+  alertsFailed: (why: string, kept: boolean) =>
+    kept
+      ? `Actualisation des alertes impossible : ${why}. Les alertes ci-dessous datent de la dernière lecture réussie.`
+      : `Lecture des alertes impossible : ${why}`,
   appointmentsFailed: (why: string) => `Lecture des rendez-vous du jour impossible : ${why}`,
   retry: "Réessayer",
   moreWaiting: (shown: number, total: number) => `${shown} affichés sur ${total} en attente`,

@@ -72,7 +72,7 @@ function App() {
     offline: () => setNotice({ kind: "info", text: TEXT[langRef.current].reconnecting }),
   });
   // The floor's alerts naming this desk, read again after each read of the desk and every 15 s.
-  const { alerts } = useStaffAlerts(phase === "desk" ? desk : null, view);
+  const { alerts, error: alertsError, retry: retryAlerts } = useStaffAlerts(phase === "desk" ? desk : null, view);
   const current = view?.current ?? null;
   const held = view?.held ?? [];
 
@@ -435,7 +435,16 @@ function App() {
   return (
     <div class="desk-screen">
       {bar}
-      <DeskBanners view={view} readError={readError} t={t} lang={lang} retry={() => void refresh()} alerts={alerts} />
+      <DeskBanners
+        view={view}
+        readError={readError}
+        t={t}
+        lang={lang}
+        retry={() => void refresh()}
+        alerts={alerts}
+        alertsError={alertsError}
+        retryAlerts={retryAlerts}
+      />
       <div class="layout">
         <section class="current card" aria-labelledby="current-title">
           <h2 id="current-title">{t.current}</h2>

@@ -2,13 +2,17 @@
 // operators may read it) says which visitors have waited their queue's target while an open desk
 // calling from that queue is idle; the console keeps those naming its own desk. Read again after
 // each read of the desk (so on each live signal and after each verb) and every 15 s, since time
-// passing announces nothing. A failed read keeps the last alerts and is answered as `error`.
+// passing announces nothing. A failed read keeps the last alerts and is answered as `error`, which the
+// console shows above them (they may be out of date), with `retry`.
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { get, type Answer } from "./client";
 
 export type StaffAlert = Answer<"/v1/locations/{locationId}/floor">["alerts"][number];
 
-export function useStaffAlerts(desk: { id: string; locationId: string } | null, signal: unknown): { alerts: StaffAlert[]; error: unknown } {
+export function useStaffAlerts(
+  desk: { id: string; locationId: string } | null,
+  signal: unknown,
+): { alerts: StaffAlert[]; error: unknown; retry: () => void } {
   const [alerts, setAlerts] = useState<StaffAlert[]>([]);
   const [error, setError] = useState<unknown>(null);
   const state = useRef({ deskId: null as string | null, reading: false });
@@ -24,7 +28,7 @@ export function useStaffAlerts(desk: { id: string; locationId: string } | null, 
         setError(null);
       }
     } catch (err) {
-      setError(err);
+      if (state.current.deskId === desk.id) setError(err);
     } finally {
       state.current.reading = false;
     }
@@ -33,6 +37,7 @@ export function useStaffAlerts(desk: { id: string; locationId: string } | null, 
   useEffect(() => {
     if (!desk) {
       setAlerts([]);
+      setError(null);
       return;
     }
     const timer = setInterval(() => void read(), 15_000);
@@ -43,5 +48,5 @@ export function useStaffAlerts(desk: { id: string; locationId: string } | null, 
     void read();
   }, [desk?.id, signal]);
 
-  return { alerts, error };
+  return { alerts, error, retry: () => void read() };
 }
