@@ -134,6 +134,21 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
     }
   }
 
+  /** The board's voices (data-voices): [{language, name, locale, say, sayCode}], at most three; null: the board's own language. */
+  function readVoices(v) {
+    let list = v;
+    if (typeof v === "string") {
+      try {
+        list = JSON.parse(v);
+      } catch {
+        return null;
+      }
+    }
+    if (!Array.isArray(list)) return null;
+    const ok = list.filter((x) => x && typeof x === "object" && typeof x.locale === "string" && typeof x.say === "string" && typeof x.sayCode === "string");
+    return ok.length ? ok.slice(0, 3) : null;
+  }
+
   function options(host, given) {
     const data = host.dataset;
     const pick = (key, attr) => (given[key] !== undefined ? given[key] : data[attr || key]);
@@ -156,6 +171,7 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
       dir: pick("dir") === "rtl" || (pick("dir") === undefined && RTL.includes(lang)) ? "rtl" : "ltr",
       locale: String(pick("locale") || LOCALES[lang] || lang),
       strings: readStrings(pick("strings")),
+      voices: readVoices(pick("voices")),
       showLogo: flag(pick("showLogo"), true),
       compact: flag(pick("compact"), false),
       showEstimatedWait: flag(pick("showEstimatedWait"), true),

@@ -239,6 +239,7 @@ export const pages: PageStrings = {
     noQueues: "لا يوجد طابور للعرض",
     sound: "تفعيل الصوت",
     called: "{code}، {where}",
+    noVoice: "لا يوجد صوت لـ {languages} على هذه الشاشة: تظهر هذه النداءات دون أن تُقال.",
   },
 };
 

@@ -251,7 +251,8 @@ export type BoardKey =
   | "next"
   | "noQueues"
   | "sound"
-  | "called";
+  | "called"
+  | "noVoice";
 
 /**
  * The USSD menus' words (src/domain/ussd-menu.ts): {name} the organization, {queue} a queue,

@@ -239,6 +239,7 @@ export const pages: PageStrings = {
     noQueues: "No queue to display",
     sound: "Enable sound",
     called: "{code}, {where}",
+    noVoice: "No voice for {languages} on this screen: those calls are shown, not said.",
   },
 };
 

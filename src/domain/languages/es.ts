@@ -244,6 +244,7 @@ export const pages: PageStrings = {
     noQueues: "Ninguna fila que mostrar",
     sound: "Activar el sonido",
     called: "{code}, {where}",
+    noVoice: "Ninguna voz para {languages} en esta pantalla: esas llamadas se muestran, no se anuncian.",
   },
 };
 

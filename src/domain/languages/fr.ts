@@ -255,6 +255,7 @@ export const pages: PageStrings = {
     noQueues: "Aucune file à afficher",
     sound: "Activer le son",
     called: "{code}, {where}",
+    noVoice: "Aucune voix pour {languages} sur cet écran : ces appels sont affichés, pas annoncés.",
   },
 };
 

@@ -248,6 +248,7 @@ export const pages: PageStrings = {
     noQueues: "Geen rij om te tonen",
     sound: "Geluid aanzetten",
     called: "{code}, {where}",
+    noVoice: "Geen stem voor {languages} op dit scherm: die oproepen worden getoond, niet uitgesproken.",
   },
 };
 

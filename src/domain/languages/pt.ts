@@ -242,6 +242,7 @@ export const pages: PageStrings = {
     noQueues: "Nenhuma fila a mostrar",
     sound: "Ativar o som",
     called: "{code}, {where}",
+    noVoice: "Nenhuma voz para {languages} neste ecrã: essas chamadas são mostradas, não anunciadas.",
   },
 };
 
