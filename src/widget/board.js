@@ -59,7 +59,7 @@
 .empty.all{flex:1;display:flex;align-items:center;justify-content:center;font-size:5vmin;border:0}
 .nx{display:flex;flex-wrap:wrap;align-items:center;gap:1.5vmin}.board .codes{gap:1.2vmin;margin:0}.board .code{font-size:calc(3.6vmin*var(--k,1));padding:.2vmin 1.2vmin;border-width:.3vmin}
 .board .snd{font-size:2.5vmin;padding:1.5vmin 3vmin}
-.board .novoice{position:fixed;inset-inline-start:2vmin;bottom:2vmin;max-width:70vw;margin:0;padding:1vmin 2vmin;border-radius:1vmin;font-size:2.4vmin;background:#fef3c7;color:#78350f}
+.board .novoice{align-self:flex-start;margin:1.5vmin 0 0;padding:1vmin 2vmin;border-radius:1vmin;font-size:2.4vmin;background:#fef3c7;color:#78350f}
 .board .desks{flex:1;display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34vmin),1fr));gap:2.5vmin;align-content:center}
 .board .desk{display:flex;flex-direction:column;align-items:center;justify-content:center;gap:2vmin;padding:4vmin 2vmin;border:.3vmin solid var(--bd);border-radius:2vmin;text-align:center;min-height:42vmin}
 .board .desk h2{flex:0;min-width:0;font-size:5.5vmin}
