@@ -87,7 +87,7 @@
 .msg{margin-top:12px;padding:8px 10px;border-radius:8px;background:#fef3c7;color:#78350f}.msg.err{background:#fee2e2;color:#7f1d1d}
 form{display:grid;gap:8px;margin-top:14px}label{display:grid;gap:2px;font-size:13px;color:var(--mut)}
 input{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
-input[type=tel]{direction:ltr}.qw[dir=rtl] input[type=tel]{text-align:right}
+input[type=tel]{direction:ltr;unicode-bidi:isolate}.qw[dir=rtl] input[type=tel]{text-align:right}
 button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;border-radius:8px;padding:10px;cursor:pointer}button:disabled{opacity:.5}
 .ticket{text-align:center;margin-top:14px;padding:12px;border:2px dashed var(--p);border-radius:10px}.ticket .big{font-size:48px}
 .ticket.turn{background:var(--p);color:#fff;border-style:solid}.ticket.turn .big,.ticket.turn .lbl{color:#fff}
