@@ -16371,6 +16371,8 @@ export interface operations {
                 voice?: "0" | "1";
                 /** @description queues (default): a section per queue; desks: one column per desk with its latest call */
                 layout?: "queues" | "desks";
+                /** @description The languages each call is said in, in order, up to three (e.g. `fr,en,ar`): one chime, then one announcement per language with the browser's voice for it. Default: the board's `language`. A language this screen has no voice for is named on the board */
+                voices?: string;
             };
             header?: {
                 /**

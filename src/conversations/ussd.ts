@@ -2,7 +2,8 @@ import { and, eq, isNull, ne } from "drizzle-orm";
 import { database } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { organizations, queues, ussdCodes } from "../db/schema";
-import { otherLanguage, readUssdText, ussdLanguageOf, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
+import { languageName, offeredLanguages } from "../domain/languages";
+import { readUssdText, ussdLanguageOf, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
 import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { addressKey } from "../lib/addresses";
@@ -141,20 +142,25 @@ async function openQueues(env: Env, organizationId: string): Promise<{ id: strin
 /** One screen of the session: its answer, `CON …` or `END …`. */
 export async function answerUssd(env: Env, organizationId: string, session: UssdSession, at: number): Promise<string> {
   const [org] = await database(env.DB)
-    .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage })
+    .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
     .from(organizations)
     .where(eq(organizations.id, organizationId));
   const orgLanguage = ussdLanguageOf(org?.defaultLanguage);
-  const { switched, step } = readUssdText(session.text);
-  const language = switched ? otherLanguage(orgLanguage) : orgLanguage;
+  // The languages the organization offers, its default first: the "0" screen numbers them in this order.
+  const offered = offeredLanguages(org?.languages);
+  const choices = [orgLanguage, ...offered.filter((l) => l !== orgLanguage)];
+  const { languageChoice, step } = readUssdText(session.text);
+  const chosen = languageChoice === null ? orgLanguage : choices[languageChoice - 1];
+  const language = chosen ?? orgLanguage;
   const phone = barePhone(session.phoneNumber);
   const screens = ussdScreens;
   // Every screen counts towards the inbound limits of the number and of the organization.
   const gate = inboundGate(env, phone, at);
   if (!(await gate.number()) || !(await gate.organization(organizationId))) return screens.busy(language);
 
-  if (step.step === "main") return screens.main(language, org?.name ?? "");
-  if (step.step === "invalid") return screens.invalid(language, session.serviceCode);
+  if (!chosen || step.step === "invalid") return screens.invalid(language, session.serviceCode);
+  if (step.step === "languages") return screens.languages(choices.map(languageName)).screen;
+  if (step.step === "main") return screens.main(language, org?.name ?? "", choices.filter((l) => l !== language).map(languageName));
   if (step.step === "queues")
     return screens.queues(
       language,

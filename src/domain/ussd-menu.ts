@@ -1,4 +1,5 @@
 import { joinRefusalText } from "./keywords";
+import { CATALOGUES, fillText, isLanguage, type Language, type UssdKey } from "./languages";
 
 // The USSD menus (docs/conversations.md): what a customer on a basic phone sees after dialling
 // the organization's code. The aggregator sends every input of the session joined by `*`
@@ -9,13 +10,13 @@ import { joinRefusalText } from "./keywords";
 export const USSD_SCREEN_MAX = 160;
 
 /**
- * The menus speak French and English only (their texts fit 160 characters, checked per language):
- * an organization whose language is another one of the catalogue gets English menus, "0" switches
- * between the two. The SMS replies and messages speak all of src/domain/languages.
+ * The menus speak every language of the catalogue (src/domain/languages, `ussd`): the
+ * organization's default language first; `0` on the first screen lists the languages it offers,
+ * each in its own name, and `0*n` is the first screen in the n-th of them.
  */
-export type UssdLanguage = "fr" | "en";
-/** The menus' language for an organization's (default) language. */
-export const ussdLanguageOf = (language: string | null | undefined): UssdLanguage => (language === "fr" ? "fr" : "en");
+export type UssdLanguage = Language;
+/** The menus' language for an organization's (default) language: English if it is not in the catalogue. */
+export const ussdLanguageOf = (language: string | null | undefined): UssdLanguage => (isLanguage(language) ? language : "en");
 /** Queues offered on the list screen at most (one digit each). */
 export const USSD_QUEUES_MAX = 9;
 const NAME_MAX = 30;
@@ -24,6 +25,7 @@ const QUEUE_NAME_MAX = 24;
 /** Where the session stands, read from its inputs. */
 export type UssdStep =
   | { step: "main" }
+  | { step: "languages" }
   | { step: "queues" }
   | { step: "join"; choice: number }
   | { step: "position" }
@@ -34,16 +36,21 @@ export type UssdStep =
   | { step: "invalid" };
 
 export interface UssdInput {
-  /** The language asked with "0" on the first screen, else null (the organization's). */
-  switched: boolean;
+  /** The language chosen with "0*n" (n from 1, in the list the "0" screen shows), else null (the organization's). */
+  languageChoice: number | null;
   step: UssdStep;
 }
 
-/** "", "1", "1*2", "0*4*1": the inputs as the aggregator joins them. */
+/** "", "1", "1*2", "0", "0*5", "0*5*4*1": the inputs as the aggregator joins them. */
 export function readUssdText(text: string): UssdInput {
   let inputs = text.trim() === "" ? [] : text.split("*").map((s) => s.trim());
-  const switched = inputs[0] === "0";
-  if (switched) inputs = inputs.slice(1);
+  let languageChoice: number | null = null;
+  if (inputs[0] === "0") {
+    if (inputs.length === 1) return { languageChoice: null, step: { step: "languages" } };
+    if (!/^[1-9]$/.test(inputs[1]!)) return { languageChoice: null, step: { step: "invalid" } };
+    languageChoice = Number(inputs[1]);
+    inputs = inputs.slice(2);
+  }
   const [first, second, ...rest] = inputs;
   const step = ((): UssdStep => {
     if (rest.length > 0) return { step: "invalid" };
@@ -62,10 +69,8 @@ export function readUssdText(text: string): UssdInput {
     }
     return { step: "invalid" };
   })();
-  return { switched, step };
+  return { languageChoice, step };
 }
-
-export const otherLanguage = (language: UssdLanguage): UssdLanguage => (language === "fr" ? "en" : "fr");
 
 function cut(text: string, max: number): string {
   const clean = text.replace(/\s+/g, " ").trim();
@@ -81,61 +86,43 @@ export interface TicketFacts {
   wait: number | null;
 }
 
-const TEXTS = {
-  fr: {
-    main: (name: string) => `${name}\n1 Prendre un ticket\n2 Ma position\n3 Je suis là\n4 Annuler mon ticket\n0 English`,
-    chooseQueue: "Choisissez une file :",
-    noQueue: "Aucune file ouverte pour le moment.",
-    joined: (t: TicketFacts, queue: string, code: string) =>
-      `Ticket ${t.code} (${queue}) : n°${t.position ?? "?"}, environ ${t.wait ?? "?"} min. À votre arrivée, composez ${code} puis 3.`,
-    already: (t: TicketFacts) => `Vous avez déjà le ticket ${t.code} : ${positionText("fr", t)}`,
-    refused: (reason: string) => `Pas de ticket pour le moment : ${reason}.`,
-    position: (t: TicketFacts) => `${t.code} : ${positionText("fr", t)}`,
-    noTicket: "Aucun ticket en cours pour ce numéro. Choisissez 1 pour en prendre un.",
-    here: (t: TicketFacts) => `${t.code} : merci, l'accueil sait que vous êtes là.`,
-    hereRefused: (t: TicketFacts) => `${t.code} : impossible de signaler votre arrivée, votre ticket n'est plus en attente.`,
-    confirmCancel: (t: TicketFacts) => `Annuler le ticket ${t.code} ?\n1 Oui\n2 Non`,
-    cancelled: (t: TicketFacts) => `${t.code} : votre ticket est annulé.`,
-    cancelRefused: (t: TicketFacts) => `${t.code} : impossible d'annuler, votre ticket n'est plus en attente.`,
-    kept: (t: TicketFacts) => `Votre ticket ${t.code} est conservé.`,
-    invalid: (code: string) => `Choix invalide. Composez à nouveau ${code}.`,
-    busy: "Trop de demandes pour le moment. Réessayez dans quelques minutes.",
-  },
-  en: {
-    main: (name: string) => `${name}\n1 Take a ticket\n2 My position\n3 I'm here\n4 Cancel my ticket\n0 Français`,
-    chooseQueue: "Choose a line:",
-    noQueue: "No line is open at the moment.",
-    joined: (t: TicketFacts, queue: string, code: string) =>
-      `Ticket ${t.code} (${queue}): number ${t.position ?? "?"}, about ${t.wait ?? "?"} min. When you arrive, dial ${code} then 3.`,
-    already: (t: TicketFacts) => `You already have ticket ${t.code}: ${positionText("en", t)}`,
-    refused: (reason: string) => `No ticket for now: ${reason}.`,
-    position: (t: TicketFacts) => `${t.code}: ${positionText("en", t)}`,
-    noTicket: "No ticket for this number. Choose 1 to take one.",
-    here: (t: TicketFacts) => `${t.code}: thank you, the staff know you are here.`,
-    hereRefused: (t: TicketFacts) => `${t.code}: your arrival cannot be noted, your ticket is no longer waiting.`,
-    confirmCancel: (t: TicketFacts) => `Cancel ticket ${t.code}?\n1 Yes\n2 No`,
-    cancelled: (t: TicketFacts) => `${t.code}: your ticket is cancelled.`,
-    cancelRefused: (t: TicketFacts) => `${t.code}: it cannot be cancelled, your ticket is no longer waiting.`,
-    kept: (t: TicketFacts) => `Your ticket ${t.code} is kept.`,
-    invalid: (code: string) => `Invalid choice. Dial ${code} again.`,
-    busy: "Too many requests right now. Please try again in a few minutes.",
-  },
-} as const;
+const say = (language: UssdLanguage, key: UssdKey, values: Record<string, string | number> = {}) =>
+  fillText(CATALOGUES[language].ussd[key], values);
 
-function positionText(language: UssdLanguage, t: TicketFacts): string {
-  if (language === "fr") {
-    return t.position ? `n°${t.position} dans la file, environ ${t.wait ?? "?"} min.` : "vous êtes appelé(e), présentez-vous.";
-  }
-  return t.position ? `number ${t.position} in line, about ${t.wait ?? "?"} min.` : "you are being called, please come forward.";
-}
+/** The ticket's facts as the catalogue's variables; an unknown position or wait shows "?". */
+const facts = (language: UssdLanguage, t: TicketFacts) => {
+  const numbers = { code: t.code, position: t.position ?? "?", wait: t.wait ?? "?" };
+  return { ...numbers, place: say(language, t.position ? "inLine" : "called", numbers) };
+};
 
 /** The screens, each a complete answer ("CON …" or "END …"). */
 export const ussdScreens = {
-  main: (language: UssdLanguage, organizationName: string) => con(TEXTS[language].main(cut(organizationName, NAME_MAX))),
+  /**
+   * The first screen; with `others` (the other languages offered, in their own names) a last
+   * line `0 …` opens the list of languages, its names cut to fit the screen.
+   */
+  main(language: UssdLanguage, organizationName: string, others: string[] = []): string {
+    const screen = con(say(language, "main", { name: cut(organizationName, NAME_MAX) }));
+    if (others.length === 0) return screen;
+    const room = USSD_SCREEN_MAX - screen.length - "\n0 ".length;
+    return room > 1 ? `${screen}\n0 ${cut(others.join("/"), room)}` : screen;
+  },
+  /** The languages the organization offers, each in its own name, numbered as `0*n` reads them. */
+  languages(names: string[]): { screen: string; shown: number } {
+    let screen = "CON";
+    let shown = 0;
+    for (const name of names.slice(0, USSD_QUEUES_MAX)) {
+      const line = `${shown === 0 ? " " : "\n"}${shown + 1} ${name}`;
+      if (screen.length + line.length > USSD_SCREEN_MAX) break;
+      screen += line;
+      shown += 1;
+    }
+    return { screen, shown };
+  },
   /** The numbered queues that fit the screen (their order is the numbering the join reads). */
   queues(language: UssdLanguage, names: string[]): { screen: string; shown: number } {
-    if (names.length === 0) return { screen: end(TEXTS[language].noQueue), shown: 0 };
-    let screen = con(TEXTS[language].chooseQueue);
+    if (names.length === 0) return { screen: end(say(language, "noQueue")), shown: 0 };
+    let screen = con(say(language, "chooseQueue"));
     let shown = 0;
     for (const name of names.slice(0, USSD_QUEUES_MAX)) {
       const line = `\n${shown + 1} ${cut(name, QUEUE_NAME_MAX)}`;
@@ -146,18 +133,18 @@ export const ussdScreens = {
     return { screen, shown };
   },
   joined: (language: UssdLanguage, t: TicketFacts, queueName: string, serviceCode: string) =>
-    end(TEXTS[language].joined(t, cut(queueName, QUEUE_NAME_MAX), serviceCode)),
-  already: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].already(t)),
-  refused: (language: UssdLanguage, errorCode: string) => end(TEXTS[language].refused(joinRefusalText(language, errorCode))),
-  position: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].position(t)),
-  noTicket: (language: UssdLanguage) => end(TEXTS[language].noTicket),
-  here: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].here(t)),
-  hereRefused: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].hereRefused(t)),
-  confirmCancel: (language: UssdLanguage, t: TicketFacts) => con(TEXTS[language].confirmCancel(t)),
-  cancelled: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].cancelled(t)),
-  cancelRefused: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].cancelRefused(t)),
-  kept: (language: UssdLanguage, t: TicketFacts) => end(TEXTS[language].kept(t)),
-  invalid: (language: UssdLanguage, serviceCode: string) => end(TEXTS[language].invalid(serviceCode)),
+    end(say(language, "joined", { ...facts(language, t), queue: cut(queueName, QUEUE_NAME_MAX), serviceCode })),
+  already: (language: UssdLanguage, t: TicketFacts) => end(say(language, "already", facts(language, t))),
+  refused: (language: UssdLanguage, errorCode: string) => end(say(language, "refused", { reason: joinRefusalText(language, errorCode) })),
+  position: (language: UssdLanguage, t: TicketFacts) => end(say(language, "position", facts(language, t))),
+  noTicket: (language: UssdLanguage) => end(say(language, "noTicket")),
+  here: (language: UssdLanguage, t: TicketFacts) => end(say(language, "here", facts(language, t))),
+  hereRefused: (language: UssdLanguage, t: TicketFacts) => end(say(language, "hereRefused", facts(language, t))),
+  confirmCancel: (language: UssdLanguage, t: TicketFacts) => con(say(language, "confirmCancel", facts(language, t))),
+  cancelled: (language: UssdLanguage, t: TicketFacts) => end(say(language, "cancelled", facts(language, t))),
+  cancelRefused: (language: UssdLanguage, t: TicketFacts) => end(say(language, "cancelRefused", facts(language, t))),
+  kept: (language: UssdLanguage, t: TicketFacts) => end(say(language, "kept", facts(language, t))),
+  invalid: (language: UssdLanguage, serviceCode: string) => end(say(language, "invalid", { serviceCode })),
   /** Over an inbound limit (docs/conversations.md): the session ends and nothing acts. */
-  busy: (language: UssdLanguage) => end(TEXTS[language].busy),
+  busy: (language: UssdLanguage) => end(say(language, "busy")),
 };

@@ -19,6 +19,8 @@ export interface BoardPageOptions {
   voice: boolean;
   /** "desks": one column per desk with its latest call; "queues": one section per queue. */
   layout: "queues" | "desks";
+  /** The languages each call is said in, in order (up to three; the chime sounds once). */
+  voices: Language[];
 }
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -47,6 +49,13 @@ export function boardPage(o: BoardPageOptions): string {
     "data-call-minutes": String(o.callMinutes),
     "data-voice": String(o.voice),
     "data-layout": o.layout,
+    // Each voice's words and locale: board.js says a call once per voice, in this order.
+    "data-voices": JSON.stringify(
+      o.voices.map((code) => {
+        const { meta, pages } = CATALOGUES[code];
+        return { language: code, name: meta.name, locale: meta.locale, say: pages.board.say, sayCode: pages.board.sayCode };
+      }),
+    ),
   };
   const attributes = Object.entries(attrs)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)

@@ -11,6 +11,7 @@
       closed: "Closed",
       reopens: "We reopen at {time}",
       appointment: "Appointment",
+      noVoice: "No voice for {languages} on this screen: those calls are shown, not said.",
     },
     fr: {
       goTo: "→ {counter}",
@@ -20,6 +21,7 @@
       closed: "Fermé",
       reopens: "Réouverture à {time}",
       appointment: "Rendez-vous",
+      noVoice: "Aucune voix pour {languages} sur cet écran : ces appels sont affichés, pas annoncés.",
     },
   };
   // A French counter label that names a place reads "au guichet 3"; a first name is said as it is.
@@ -57,6 +59,7 @@
 .empty.all{flex:1;display:flex;align-items:center;justify-content:center;font-size:5vmin;border:0}
 .nx{display:flex;flex-wrap:wrap;align-items:center;gap:1.5vmin}.board .codes{gap:1.2vmin;margin:0}.board .code{font-size:calc(3.6vmin*var(--k,1));padding:.2vmin 1.2vmin;border-width:.3vmin}
 .board .snd{font-size:2.5vmin;padding:1.5vmin 3vmin}
+.board .novoice{align-self:flex-start;margin:1.5vmin 0 0;padding:1vmin 2vmin;border-radius:1vmin;font-size:2.4vmin;background:#fef3c7;color:#78350f}
 .board .desks{flex:1;display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34vmin),1fr));gap:2.5vmin;align-content:center}
 .board .desk{display:flex;flex-direction:column;align-items:center;justify-content:center;gap:2vmin;padding:4vmin 2vmin;border:.3vmin solid var(--bd);border-radius:2vmin;text-align:center;min-height:42vmin}
 .board .desk h2{flex:0;min-width:0;font-size:5.5vmin}
@@ -77,18 +80,55 @@
     // Spoken calls (docs/display-board.md): after the chime, one utterance at a time, in the
     // order of the calls; a call arriving while one is spoken waits for it to end (never cut).
     const speech = o.sound && o.voice && window.speechSynthesis && window.SpeechSynthesisUtterance ? window.speechSynthesis : null;
+    // Each call is said once per voice, in order (up to three languages, docs/display-board.md),
+    // after a single chime; without `voices` in the board's own language.
+    const voices = o.voices || [{ language: o.language, name: o.language, locale: o.locale, say: b.say, sayCode: b.sayCode }];
     const CHIME_MS = 800;
     const spoken = [];
     let speaking = false,
-      chimedAt = 0;
+      chimedAt = 0,
+      // The voices' languages this device has no voice for (known once the engine lists its voices).
+      mute = new Set(),
+      noVoice = null;
+    const primary = (tag) =>
+      String(tag || "")
+        .toLowerCase()
+        .split(/[-_]/)[0];
+    function checkVoices() {
+      if (!speech || typeof speech.getVoices !== "function") return;
+      let list = [];
+      try {
+        list = speech.getVoices() || [];
+      } catch {
+        list = [];
+      }
+      // An engine that lists no voice yet may still be loading them (voiceschanged comes later).
+      if (!list.length) return;
+      const have = new Set(list.map((v) => primary(v.lang)));
+      mute = new Set(voices.filter((v) => !have.has(primary(v.locale))).map((v) => v.locale));
+      const missing = voices.filter((v) => mute.has(v.locale));
+      if (noVoice) noVoice.remove();
+      noVoice = missing.length
+        ? el(
+            "p",
+            { class: "novoice", role: "status", "data-no-voice": missing.map((v) => v.language).join(",") },
+            fmt(b.noVoice, { languages: missing.map((v) => v.name).join(", ") }),
+          )
+        : null;
+      if (noVoice) box.append(noVoice);
+    }
+    if (speech) {
+      checkVoices();
+      if (typeof speech.addEventListener === "function") speech.addEventListener("voiceschanged", checkVoices);
+    }
     function speakNext() {
       if (speaking || !spoken.length) return;
       const wait = chimedAt + CHIME_MS - Date.now();
       if (wait > 0) return void setTimeout(speakNext, wait);
       speaking = true;
-      const text = spoken.shift();
+      const { text, lang } = spoken.shift();
       const u = new window.SpeechSynthesisUtterance(text);
-      u.lang = o.locale;
+      u.lang = lang;
       u.rate = 0.9;
       let guard = 0;
       const done = () => {
@@ -109,7 +149,11 @@
     }
     function say(calls) {
       if (!speech) return;
-      calls.forEach((c) => spoken.push(spokenCall(o.language, b, c)));
+      calls.forEach((c) =>
+        voices.forEach((v) => {
+          if (!mute.has(v.locale)) spoken.push({ text: spokenCall(v.language, v, c), lang: v.locale });
+        }),
+      );
       speakNext();
     }
     // The board's state: the organization from the first load, then each queue as its

@@ -91,7 +91,7 @@
 .msg{margin-top:12px;padding:8px 10px;border-radius:8px;background:#fef3c7;color:#78350f}.msg.err{background:#fee2e2;color:#7f1d1d}
 form{display:grid;gap:8px;margin-top:14px}label{display:grid;gap:2px;font-size:13px;color:var(--mut)}
 input{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
-input[type=tel]{direction:ltr}.qw[dir=rtl] input[type=tel]{text-align:right}
+input[type=tel]{direction:ltr;unicode-bidi:isolate}.qw[dir=rtl] input[type=tel]{text-align:right}
 button{font:inherit;font-weight:600;color:#fff;background:var(--p);border:0;border-radius:8px;padding:10px;cursor:pointer}button:disabled{opacity:.5}
 .ticket{text-align:center;margin-top:14px;padding:12px;border:2px dashed var(--p);border-radius:10px}.ticket .big{font-size:48px}
 .ticket.turn{background:var(--p);color:#fff;border-style:solid}.ticket.turn .big,.ticket.turn .lbl{color:#fff}
@@ -138,6 +138,21 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
     }
   }
 
+  /** The board's voices (data-voices): [{language, name, locale, say, sayCode}], at most three; null: the board's own language. */
+  function readVoices(v) {
+    let list = v;
+    if (typeof v === "string") {
+      try {
+        list = JSON.parse(v);
+      } catch {
+        return null;
+      }
+    }
+    if (!Array.isArray(list)) return null;
+    const ok = list.filter((x) => x && typeof x === "object" && typeof x.locale === "string" && typeof x.say === "string" && typeof x.sayCode === "string");
+    return ok.length ? ok.slice(0, 3) : null;
+  }
+
   function options(host, given) {
     const data = host.dataset;
     const pick = (key, attr) => (given[key] !== undefined ? given[key] : data[attr || key]);
@@ -160,6 +175,7 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
       dir: pick("dir") === "rtl" || (pick("dir") === undefined && RTL.includes(lang)) ? "rtl" : "ltr",
       locale: String(pick("locale") || LOCALES[lang] || lang),
       strings: readStrings(pick("strings")),
+      voices: readVoices(pick("voices")),
       showLogo: flag(pick("showLogo"), true),
       compact: flag(pick("compact"), false),
       showEstimatedWait: flag(pick("showEstimatedWait"), true),

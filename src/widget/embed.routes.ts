@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errors, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
-import { LANGUAGES } from "../domain/languages";
+import { isLanguage, LANGUAGES, type Language } from "../domain/languages";
 import { BOARD_PAGE_CSP, boardPage } from "./board-page";
 // Imported as text (wrangler.toml [[rules]]): the file is served byte for byte, never bundled.
 import embedSource from "./embed.js";
@@ -126,6 +126,19 @@ const board = createRoute({
         .enum(["queues", "desks"])
         .default("queues")
         .openapi({ description: "queues (default): a section per queue; desks: one column per desk with its latest call" }),
+      voices: z
+        .string()
+        .max(40)
+        .regex(/^[a-z]{2}(,[a-z]{2}){0,2}$/, "up to three comma-separated language codes, e.g. fr,en,ar")
+        .refine((v) => v.split(",").every((code) => isLanguage(code)), `each one of ${LANGUAGES.join(", ")}`)
+        .refine((v) => new Set(v.split(",")).size === v.split(",").length, "each language once")
+        .optional()
+        .openapi({
+          description:
+            "The languages each call is said in, in order, up to three (e.g. `fr,en,ar`): one chime, then one announcement per language " +
+            "with the browser's voice for it. Default: the board's `language`. A language this screen has no voice for is named on the board",
+          example: "fr,en,ar",
+        }),
     }),
   },
   responses: {
@@ -149,6 +162,7 @@ app.openapi(board, (c) => {
     callMinutes: Number(q.callMinutes),
     voice: q.voice === "1",
     layout: q.layout,
+    voices: q.voices ? (q.voices.split(",") as Language[]) : [q.language],
   });
   // The key is in the URL: keep the page out of caches and referrers.
   return c.body(page, 200, {

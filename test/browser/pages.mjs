@@ -1413,8 +1413,49 @@ export function pageCases() {
           // A phone number reads left to right (+33, never 33+), aligned right like the page.
           const tel = await k
             .locator('input[type="tel"]')
-            .evaluate((e) => [getComputedStyle(e).direction, getComputedStyle(e).textAlign].join(" "));
-          check(tel === "ltr right", `the kiosk's phone field: ${tel}`);
+            .evaluate((e) => [getComputedStyle(e).direction, getComputedStyle(e).unicodeBidi, getComputedStyle(e).textAlign].join(" "));
+          check(tel === "ltr isolate right", `the kiosk's phone field: ${tel}`);
+          // What is drawn, not only the style: the field's pixels with "+33 6 12 34 56 78" equal those of the same
+          // field forced left to right, and differ from it forced right to left (which would draw "78 56 34 12 6 33+").
+          const field = k.locator('input[type="tel"]');
+          const prefix = await field.inputValue();
+          await field.fill("+33 6 12 34 56 78");
+          await field.evaluate((e) => {
+            e.blur();
+            e.style.caretColor = "transparent";
+          });
+          const drawn = async (direction) => {
+            await field.evaluate((e, d) => (e.style.direction = d), direction);
+            return (await field.screenshot()).toString("base64");
+          };
+          const [asIs, asLtr, asRtl] = [await drawn(""), await drawn("ltr"), await drawn("rtl")];
+          await field.evaluate((e) => (e.style.direction = ""));
+          await field.fill(prefix);
+          check(asIs === asLtr && asIs !== asRtl, "the kiosk's phone field does not draw +33 6 12 34 56 78 left to right");
+          // The example number in the hint: its characters' boxes run left to right in reading order.
+          const example = await k.locator("#phone-hint").evaluate((hint) => {
+            const text = hint.firstChild;
+            const start = text.data.indexOf("+");
+            const xs = [];
+            for (let i = start; i < text.data.length; i++) {
+              if (!/[0-9+]/.test(text.data[i])) continue;
+              const r = document.createRange();
+              r.setStart(text, i);
+              r.setEnd(text, i + 1);
+              const box = r.getBoundingClientRect();
+              xs.push([Math.round(box.top), box.left]);
+            }
+            return xs;
+          });
+          // In reading order: left to right on a line; when the number wraps, on to the next line.
+          check(
+            example.length >= 10 &&
+              example.every(
+                ([top, x], i) =>
+                  i === 0 || top > example[i - 1][0] + 2 || (Math.abs(top - example[i - 1][0]) <= 2 && x > example[i - 1][1]),
+              ),
+            `the hint's example number is not drawn left to right: ${JSON.stringify(example)}`,
+          );
           await checkAxe(k, "the kiosk in Arabic");
           await k.screenshot({ path: path.join(dir, "kiosk-ar-1280x800.png") });
           const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });

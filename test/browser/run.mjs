@@ -651,6 +651,86 @@ const cases = [
       check((await page.evaluate(() => window.utterances.length)) === 0, "voice=0 still spoke");
     },
   },
+  {
+    name: "board voices (stub WebSocket): set to fr+en+ar, each call is said three times in order after one chime; a language without a voice (Arabic) is named below the board, not said; screenshot",
+    async run({ page, api, stubBase, open }) {
+      // The voices of the page's catalogue (GET /v1/widget/board?voices=fr,en,ar passes these as data-voices).
+      const VOICES = [
+        { language: "fr", name: "Français", locale: "fr-FR", say: "Numéro {code}, {counter}", sayCode: "Numéro {code}" },
+        { language: "en", name: "English", locale: "en-GB", say: "Ticket {code}, {counter}", sayCode: "Ticket {code}" },
+        { language: "ar", name: "العربية", locale: "ar-MA", say: "التذكرة {code}، {counter}", sayCode: "التذكرة {code}" },
+      ];
+      await page.setViewportSize({ width: 1280, height: 800 });
+      // The spy: each utterance's text and language, ended 300 ms later; the voices this "device"
+      // has come from the host page (window.deviceVoices, else all three); the chime's oscillators are counted.
+      await page.addInitScript(() => {
+        window.utterances = [];
+        window.oscillators = 0;
+        const create = AudioContext.prototype.createOscillator;
+        AudioContext.prototype.createOscillator = function () {
+          window.oscillators += 1;
+          return create.call(this);
+        };
+        SpeechSynthesis.prototype.speak = function (u) {
+          window.utterances.push({ text: u.text, lang: u.lang });
+          setTimeout(() => u.onend && u.onend(new Event("end")), 300);
+        };
+        SpeechSynthesis.prototype.getVoices = function () {
+          const langs = window.deviceVoices ?? ["fr-FR", "en-GB", "ar-MA"];
+          return langs.map((lang) => ({ lang, name: lang, default: false, localService: true, voiceURI: lang }));
+        };
+      });
+      const config = `{ type: "board", organizationId: "org_stub", apiKey: "qk_live_widget", sound: true, kiosk: true, language: "fr", voices: ${JSON.stringify(VOICES)}, apiBase: "${stubBase}" }`;
+      const call = async (code, calledAt) => {
+        const a = structuredClone(BOARD.queues[0]);
+        a.called.unshift({ displayCode: code, status: "called", counter: "Guichet 2", calledAt });
+        stub.sockets[0].send(JSON.stringify({ type: "board_update", data: { ...a, generatedAt: calledAt } }));
+      };
+      stub.routes.set("GET /v1/widget/organization/org_stub/display-board", okBody(BOARD));
+      await open("board-voices", hostPage({ api, config }));
+      await waitForWidgetText(page, "Payments");
+      await until("the board's socket", () => stub.sockets[0]?.messages.length >= 2);
+      check((await page.evaluate(() => window.utterances.length)) === 0, "spoke the calls already on screen at load");
+      await call("A-043", "2026-01-01T10:01:00.000Z");
+      await page.waitForFunction(() => window.utterances.length >= 3, null, { timeout: STEP_MS });
+      await new Promise((r) => setTimeout(r, 800));
+      const said = await page.evaluate(() => ({ utterances: window.utterances, oscillators: window.oscillators }));
+      check(
+        JSON.stringify(said.utterances) ===
+          JSON.stringify([
+            { text: "Numéro A 43, au guichet 2", lang: "fr-FR" },
+            { text: "Ticket A 43, Guichet 2", lang: "en-GB" },
+            { text: "التذكرة A 43، Guichet 2", lang: "ar-MA" },
+          ]),
+        `spoken: ${JSON.stringify(said)}`,
+      );
+      check(said.oscillators === 2, `one chime (two tones) for the call, got ${said.oscillators} oscillators`);
+      check(
+        (await page.locator("#widget").evaluate((w) => w.shadowRoot.querySelectorAll(".novoice").length)) === 0,
+        "a missing voice named while all three are there",
+      );
+
+      // A device with French and English voices only: Arabic is not said, and the board says so.
+      stub.sockets.length = 0;
+      await open("board-voices-missing", hostPage({ api, config: `${config}; window.deviceVoices = ["fr-FR", "en-US"]` }));
+      await waitForWidgetText(page, "Payments");
+      await until("the board's socket", () => stub.sockets[0]?.messages.length >= 2);
+      const notice = await page.locator("#widget").evaluate((w) => {
+        const n = w.shadowRoot.querySelector(".novoice");
+        return n && { text: n.textContent, missing: n.dataset.noVoice, role: n.getAttribute("role") };
+      });
+      check(
+        notice && notice.missing === "ar" && notice.role === "status" && notice.text.startsWith("Aucune voix pour العربية sur cet écran"),
+        `the missing voice's notice: ${JSON.stringify(notice)}`,
+      );
+      await call("B-044", "2026-01-01T10:02:00.000Z");
+      await page.waitForFunction(() => window.utterances.length >= 2, null, { timeout: STEP_MS });
+      await new Promise((r) => setTimeout(r, 1200));
+      const partial = await page.evaluate(() => window.utterances.map((u) => u.lang));
+      check(JSON.stringify(partial) === '["fr-FR","en-GB"]', `said with a voice missing: ${JSON.stringify(partial)}`);
+      await shot(page, "board-voices-missing-ar");
+    },
+  },
   ...["fr", "en"].map((language) => ({
     name: `board layout=desks (${language}, 1280x800): one column per desk with its latest call, spoken in ${language}; screenshot`,
     async run({ page, api, stubBase, open }) {

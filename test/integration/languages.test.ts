@@ -140,4 +140,30 @@ describe("a ticket in the visitor's language", () => {
     expect(html).toContain('data-dir="rtl"');
     expect(html).toContain("لا يوجد نداء حاليا");
   });
+
+  it("a board with voices=fr,en,ar carries each voice's words and locale in order; a fourth, unknown or repeated language is a 400 naming voices", async () => {
+    const f = await queueFixture("pro");
+    const { key } = await createApiKey(f.owner, f.organizationId, ["widget"]);
+    const board = (query: string) => call("GET", `/v1/widget/board?organization=${f.organizationId}&key=${key}${query}`);
+    const res = await board("&language=fr&voices=fr,en,ar");
+    expect(res.status).toBe(200);
+    const attribute = /data-voices="([^"]*)"/.exec(String(res.body))?.[1] ?? "";
+    const voices = JSON.parse(attribute.replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&amp;", "&"));
+    expect(voices.map((v: any) => [v.language, v.locale, v.name])).toEqual([
+      ["fr", "fr-FR", "Français"],
+      ["en", "en-GB", "English"],
+      ["ar", "ar-MA", "العربية"],
+    ]);
+    expect(voices.map((v: any) => v.say)).toEqual([
+      "Numéro {code}, {counter}",
+      "Ticket {code}, {counter}",
+      expect.stringContaining("التذكرة {code}"),
+    ]);
+    // Without voices: the board's own language only.
+    const own = /data-voices="([^"]*)"/.exec(String((await board("&language=es")).body))?.[1] ?? "";
+    expect(JSON.parse(own.replaceAll("&quot;", '"')).map((v: any) => v.language)).toEqual(["es"]);
+    for (const bad of ["fr,en,ar,es", "fr,xx", "fr,fr", "FR", ""]) {
+      expectError(await board(`&voices=${bad}`), 400, "VALIDATION_ERROR", "voices");
+    }
+  });
 });

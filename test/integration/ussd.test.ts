@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk, fetchWorker } from "../helpers/api";
 import { settle } from "../helpers/catalog";
+import { capture, smsSent, type Captured } from "../helpers/notifications";
 import { addQueue, createApiKey, queueFixture, walkIn, type Fixture } from "../helpers/fixtures";
 import { customerText, fakeTwilio, randomMobile } from "../helpers/twilio";
 
@@ -10,7 +11,12 @@ import { customerText, fakeTwilio, randomMobile } from "../helpers/twilio";
 // refusals are screens; a wrong secret changes nothing; a code of organization B never reaches
 // organization A's tickets.
 
-afterEach(() => vi.restoreAllMocks());
+let captured: Captured | undefined;
+afterEach(() => {
+  captured?.restore();
+  captured = undefined;
+  vi.restoreAllMocks();
+});
 
 const randomAddress = () => `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
 const randomCode = () => `*384*${Math.floor(Math.random() * 1e6)}#`;
@@ -75,12 +81,94 @@ function screen(d: Dial): string {
 const listing = async (f: Fixture, queueId = f.queueId) =>
   expectOk(await call("GET", `/v1/queues/${queueId}/tickets`, { token: f.owner.token })) as any[];
 
+/** What each language's screens say, in part: the catalogue's `ussd` words (src/domain/languages). */
+const WORDS = {
+  fr: {
+    take: "1 Prendre un ticket",
+    choose: "Choisissez une file",
+    none: "Aucun ticket",
+    arrive: "À votre arrivée",
+    already: "déjà",
+    position: /n°\d+ dans la file/,
+    here: "vous êtes là",
+    confirm: /^CON Annuler le ticket/,
+    kept: "conservé",
+    cancelled: "annulé",
+    invalid: "Choix invalide",
+  },
+  en: {
+    take: "1 Take a ticket",
+    choose: "Choose a line",
+    none: "No ticket",
+    arrive: "When you arrive",
+    already: "already",
+    position: /number \d+ in line/,
+    here: "you are here",
+    confirm: /^CON Cancel ticket/,
+    kept: "kept",
+    cancelled: "cancelled",
+    invalid: "Invalid choice",
+  },
+  es: {
+    take: "1 Sacar un turno",
+    choose: "Elija una fila",
+    none: "Ningún turno",
+    arrive: "Al llegar",
+    already: "Ya tiene",
+    position: /n\.º \d+ en la fila/,
+    here: "está aquí",
+    confirm: /^CON ¿Anular el turno/,
+    kept: "Conserva",
+    cancelled: "anulado",
+    invalid: "Opción no válida",
+  },
+  pt: {
+    take: "1 Tirar senha",
+    choose: "Escolha uma fila",
+    none: "Nenhuma senha",
+    arrive: "Ao chegar",
+    already: "Já tem",
+    position: /n\.º \d+ na fila/,
+    here: "sabe que chegou",
+    confirm: /^CON Cancelar a senha/,
+    kept: "mantém-se",
+    cancelled: "cancelada",
+    invalid: "Opção inválida",
+  },
+  ar: {
+    take: "1 أخذ تذكرة",
+    choose: "اختر طابورا",
+    none: "لا توجد تذكرة",
+    arrive: "عند وصولك",
+    already: "بالفعل",
+    position: /رقم \d+ في الطابور/,
+    here: "أنك هنا",
+    confirm: /^CON إلغاء التذكرة/,
+    kept: "الاحتفاظ",
+    cancelled: "تم إلغاء",
+    invalid: "اختيار غير صالح",
+  },
+  nl: {
+    take: "1 Neem een ticket",
+    choose: "Kies een rij",
+    none: "Geen ticket",
+    arrive: "Bij aankomst",
+    already: "U hebt al",
+    position: /nummer \d+ in de rij/,
+    here: "dat u er bent",
+    confirm: /^CON Ticket A-\d{3} annuleren/,
+    kept: "behouden",
+    cancelled: "geannuleerd",
+    invalid: "Ongeldige keuze",
+  },
+} as const;
+
 async function setLanguage(f: Fixture, defaultLanguage: "fr" | "en") {
   expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token: f.owner.token, body: { defaultLanguage } }));
 }
 
 describe("USSD menus (issue 45)", () => {
-  it("every screen of every flow is within 160 characters, in French and in English", async () => {
+  it("every screen of every flow is within 160 characters, in each language of the catalogue ('0*n' picks the n-th)", async () => {
     const f = await queueFixture("pro");
     await setLanguage(f, "fr");
     expectOk(
@@ -93,35 +181,78 @@ describe("USSD menus (issue 45)", () => {
     for (let i = 0; i < 10; i++) await addQueue(f, { name: `Guichet ${i} des cartes nationales d'identité et passeports` });
     const code = await registerCode(f);
 
-    for (const [prefix, language] of [
-      ["", "fr"],
-      ["0*", "en"],
+    // The "0" screen lists the offered languages in their own names, the default first.
+    const languages = screen(await dial(code, randomPhone(), "0"));
+    expect(languages).toBe("CON 1 Français\n2 English\n3 Español\n4 Português\n5 العربية\n6 Nederlands");
+    for (const [prefix, w] of [
+      ["", WORDS.fr],
+      ["0*2*", WORDS.en],
+      ["0*3*", WORDS.es],
+      ["0*4*", WORDS.pt],
+      ["0*5*", WORDS.ar],
+      ["0*6*", WORDS.nl],
     ] as const) {
       const main = screen(await dial(code, randomPhone(), prefix.replace(/\*$/, "")));
       expect(main).toMatch(/^CON /);
-      expect(main).toContain(language === "fr" ? "1 Prendre un ticket" : "1 Take a ticket");
+      expect(main, prefix).toContain(w.take);
+      expect(main, prefix).toMatch(/\n0 \S/);
       const list = screen(await dial(code, randomPhone(), `${prefix}1`));
       expect(list).toMatch(/^CON /);
-      expect(list).toContain(language === "fr" ? "Choisissez une file" : "Choose a line");
+      expect(list).toContain(w.choose);
       expect(list).toContain("\n1 ");
 
       const phone = randomPhone();
-      expect(screen(await dial(code, phone, `${prefix}2`))).toContain(language === "fr" ? "Aucun ticket" : "No ticket");
+      expect(screen(await dial(code, phone, `${prefix}2`))).toContain(w.none);
       const joined = screen(await dial(code, phone, `${prefix}1*1`));
-      expect(joined).toMatch(/^END Ticket A-\d{3}/);
-      expect(joined).toContain(language === "fr" ? "À votre arrivée" : "When you arrive");
+      expect(joined).toMatch(/^END \S+ A-\d{3}/);
+      expect(joined).toContain(w.arrive);
       await settle(f.queueId);
-      expect(screen(await dial(code, phone, `${prefix}1*1`))).toContain(language === "fr" ? "déjà" : "already");
-      expect(screen(await dial(code, phone, `${prefix}2`))).toMatch(language === "fr" ? /n°\d+ dans la file/ : /number \d+ in line/);
-      expect(screen(await dial(code, phone, `${prefix}3`))).toContain(language === "fr" ? "vous êtes là" : "you are here");
-      expect(screen(await dial(code, phone, `${prefix}4`))).toMatch(language === "fr" ? /^CON Annuler le ticket/ : /^CON Cancel ticket/);
-      expect(screen(await dial(code, phone, `${prefix}4*2`))).toContain(language === "fr" ? "conservé" : "kept");
-      expect(screen(await dial(code, phone, `${prefix}4*1`))).toContain(language === "fr" ? "annulé" : "cancelled");
+      expect(screen(await dial(code, phone, `${prefix}1*1`))).toContain(w.already);
+      expect(screen(await dial(code, phone, `${prefix}2`))).toMatch(w.position);
+      expect(screen(await dial(code, phone, `${prefix}3`))).toContain(w.here);
+      expect(screen(await dial(code, phone, `${prefix}4`))).toMatch(w.confirm);
+      expect(screen(await dial(code, phone, `${prefix}4*2`))).toContain(w.kept);
+      expect(screen(await dial(code, phone, `${prefix}4*1`))).toContain(w.cancelled);
       await settle(f.queueId);
-      expect(screen(await dial(code, phone, `${prefix}3`))).toContain(language === "fr" ? "Aucun ticket" : "No ticket");
-      expect(screen(await dial(code, phone, `${prefix}7`))).toContain(language === "fr" ? "Choix invalide" : "Invalid choice");
+      expect(screen(await dial(code, phone, `${prefix}3`))).toContain(w.none);
+      expect(screen(await dial(code, phone, `${prefix}7`))).toContain(w.invalid);
       expect(screen(await dial(code, phone, `${prefix}1*9*9`))).toMatch(/^END /);
     }
+  });
+
+  it("speaks the organization's default language, lists only the languages it offers, and the ticket keeps the one chosen", async () => {
+    const f = await queueFixture("pro");
+    expectOk(
+      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
+        token: f.owner.token,
+        body: { name: "Banco do Povo", languages: ["pt", "ar"], defaultLanguage: "pt" },
+      }),
+    );
+    const code = await registerCode(f);
+    expect(screen(await dial(code, randomPhone(), ""))).toBe(
+      "CON Banco do Povo\n1 Tirar senha\n2 A minha posição\n3 Já cheguei\n4 Cancelar a senha\n0 العربية",
+    );
+    expect(screen(await dial(code, randomPhone(), "0"))).toBe("CON 1 Português\n2 العربية");
+    expect(screen(await dial(code, randomPhone(), "0*2"))).toBe(
+      "CON Banco do Povo\n1 أخذ تذكرة\n2 موقعي\n3 أنا هنا\n4 إلغاء تذكرتي\n0 Português",
+    );
+    // A number past the list, or not a digit, is an invalid choice in the default language.
+    expect(screen(await dial(code, randomPhone(), "0*3"))).toContain(WORDS.pt.invalid);
+    expect(screen(await dial(code, randomPhone(), "0*x*1"))).toContain(WORDS.pt.invalid);
+
+    const phone = randomPhone();
+    captured = capture();
+    const joined = screen(await dial(code, phone, "0*2*1*1"));
+    expect(joined).toMatch(/^END التذكرة A-\d{3} \(Main line\): رقم 1، حوالي \d+ دقيقة\. عند وصولك، اطلب \*384\*\d+# ثم 3\.$/);
+    await settle(f.queueId);
+    const [ticket] = await listing(f);
+    expect(ticket.source).toBe("ussd");
+    // Every later message of the ticket speaks the language chosen on the phone.
+    expect((await smsSent(captured, f.queueId)).map((m) => m.body)).toEqual([expect.stringMatching(/^أنت في طابور Main line/)]);
+    // The default language's screens then answer about the same ticket.
+    expect(screen(await dial(code, phone, "2"))).toBe(
+      `END ${ticket.displayCode}: n.º 1 na fila, cerca de ${ticket.estimatedWaitMinutes ?? "?"} min.`,
+    );
   });
 
   it("a join by USSD is a ticket of the queue with its channel, refusals such as a full queue are a screen", async () => {

@@ -1,6 +1,6 @@
 // العربية (Modern Standard Arabic), right to left. Dates and numbers in Latin digits (ar-MA), as
 // ticket codes are; the pages keep codes and numbers left to right inside the Arabic text.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "ar", name: "العربية", dir: "rtl", locale: "ar-MA" };
 
@@ -239,5 +239,28 @@ export const pages: PageStrings = {
     noQueues: "لا يوجد طابور للعرض",
     sound: "تفعيل الصوت",
     called: "{code}، {where}",
+    noVoice: "لا يوجد صوت لـ {languages} على هذه الشاشة: تظهر هذه النداءات دون أن تُقال.",
   },
+};
+
+/** The USSD menus (src/domain/ussd-menu.ts). */
+export const ussd: Record<UssdKey, string> = {
+  main: "{name}\n1 أخذ تذكرة\n2 موقعي\n3 أنا هنا\n4 إلغاء تذكرتي",
+  chooseQueue: "اختر طابورا:",
+  noQueue: "لا يوجد طابور مفتوح حاليا.",
+  joined: "التذكرة {code} ({queue}): رقم {position}، حوالي {wait} دقيقة. عند وصولك، اطلب {serviceCode} ثم 3.",
+  already: "لديك التذكرة {code} بالفعل: {place}",
+  refused: "لا توجد تذكرة حاليا: {reason}.",
+  position: "{code}: {place}",
+  inLine: "رقم {position} في الطابور، حوالي {wait} دقيقة.",
+  called: "يتم استدعاؤك، تفضل بالتقدم.",
+  noTicket: "لا توجد تذكرة لهذا الرقم. اختر 1 لأخذ تذكرة.",
+  here: "{code}: شكرا، يعلم الموظفون أنك هنا.",
+  hereRefused: "{code}: لا يمكن تسجيل وصولك، تذكرتك لم تعد في الانتظار.",
+  confirmCancel: "إلغاء التذكرة {code}؟\n1 نعم\n2 لا",
+  cancelled: "{code}: تم إلغاء تذكرتك.",
+  cancelRefused: "{code}: لا يمكن الإلغاء، تذكرتك لم تعد في الانتظار.",
+  kept: "تم الاحتفاظ بتذكرتك {code}.",
+  invalid: "اختيار غير صالح. اطلب {serviceCode} مرة أخرى.",
+  busy: "طلبات كثيرة حاليا. حاول مرة أخرى بعد بضع دقائق.",
 };

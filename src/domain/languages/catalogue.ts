@@ -251,7 +251,34 @@ export type BoardKey =
   | "next"
   | "noQueues"
   | "sound"
-  | "called";
+  | "called"
+  | "noVoice";
+
+/**
+ * The USSD menus' words (src/domain/ussd-menu.ts): {name} the organization, {queue} a queue,
+ * {code} the ticket, {position}, {wait} minutes, {place} the `inLine` or `called` sentence,
+ * {reason} a join refusal, {serviceCode} the code to dial. Each screen stays within 160
+ * characters with a long organization or queue name (test/integration/ussd.test.ts).
+ */
+export type UssdKey =
+  | "main"
+  | "chooseQueue"
+  | "noQueue"
+  | "joined"
+  | "already"
+  | "refused"
+  | "position"
+  | "inLine"
+  | "called"
+  | "noTicket"
+  | "here"
+  | "hereRefused"
+  | "confirmCancel"
+  | "cancelled"
+  | "cancelRefused"
+  | "kept"
+  | "invalid"
+  | "busy";
 
 export interface Catalogue {
   meta: LanguageMeta;
@@ -259,6 +286,7 @@ export interface Catalogue {
   sms: SmsWords;
   receipt: ReceiptLabels;
   pages: PageStrings;
+  ussd: Record<UssdKey, string>;
 }
 
 /** Fills `{name}` and keeps a `[ … ]` clause only when every variable inside it has a value. */

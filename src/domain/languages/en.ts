@@ -1,5 +1,5 @@
 // English: the reference of the catalogue (every other language has exactly these keys and variables).
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "en", name: "English", dir: "ltr", locale: "en-GB" };
 
@@ -239,5 +239,28 @@ export const pages: PageStrings = {
     noQueues: "No queue to display",
     sound: "Enable sound",
     called: "{code}, {where}",
+    noVoice: "No voice for {languages} on this screen: those calls are shown, not said.",
   },
+};
+
+/** The USSD menus (src/domain/ussd-menu.ts). */
+export const ussd: Record<UssdKey, string> = {
+  main: "{name}\n1 Take a ticket\n2 My position\n3 I'm here\n4 Cancel my ticket",
+  chooseQueue: "Choose a line:",
+  noQueue: "No line is open at the moment.",
+  joined: "Ticket {code} ({queue}): number {position}, about {wait} min. When you arrive, dial {serviceCode} then 3.",
+  already: "You already have ticket {code}: {place}",
+  refused: "No ticket for now: {reason}.",
+  position: "{code}: {place}",
+  inLine: "number {position} in line, about {wait} min.",
+  called: "you are being called, please come forward.",
+  noTicket: "No ticket for this number. Choose 1 to take one.",
+  here: "{code}: thank you, the staff know you are here.",
+  hereRefused: "{code}: your arrival cannot be noted, your ticket is no longer waiting.",
+  confirmCancel: "Cancel ticket {code}?\n1 Yes\n2 No",
+  cancelled: "{code}: your ticket is cancelled.",
+  cancelRefused: "{code}: it cannot be cancelled, your ticket is no longer waiting.",
+  kept: "Your ticket {code} is kept.",
+  invalid: "Invalid choice. Dial {serviceCode} again.",
+  busy: "Too many requests right now. Please try again in a few minutes.",
 };

@@ -1,5 +1,5 @@
 // Español.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "es", name: "Español", dir: "ltr", locale: "es-ES" };
 
@@ -244,5 +244,28 @@ export const pages: PageStrings = {
     noQueues: "Ninguna fila que mostrar",
     sound: "Activar el sonido",
     called: "{code}, {where}",
+    noVoice: "Ninguna voz para {languages} en esta pantalla: esas llamadas se muestran, no se anuncian.",
   },
+};
+
+/** The USSD menus (src/domain/ussd-menu.ts). */
+export const ussd: Record<UssdKey, string> = {
+  main: "{name}\n1 Sacar un turno\n2 Mi posición\n3 Ya estoy aquí\n4 Anular mi turno",
+  chooseQueue: "Elija una fila:",
+  noQueue: "No hay ninguna fila abierta por ahora.",
+  joined: "Turno {code} ({queue}): n.º {position}, unos {wait} min. Al llegar, marque {serviceCode} y luego 3.",
+  already: "Ya tiene el turno {code}: {place}",
+  refused: "Ningún turno por ahora: {reason}.",
+  position: "{code}: {place}",
+  inLine: "n.º {position} en la fila, unos {wait} min.",
+  called: "le están llamando, acérquese.",
+  noTicket: "Ningún turno para este número. Elija 1 para sacar uno.",
+  here: "{code}: gracias, el personal sabe que está aquí.",
+  hereRefused: "{code}: no se puede registrar su llegada, su turno ya no está en espera.",
+  confirmCancel: "¿Anular el turno {code}?\n1 Sí\n2 No",
+  cancelled: "{code}: su turno está anulado.",
+  cancelRefused: "{code}: no se puede anular, su turno ya no está en espera.",
+  kept: "Conserva su turno {code}.",
+  invalid: "Opción no válida. Marque de nuevo {serviceCode}.",
+  busy: "Demasiadas solicitudes por ahora. Inténtelo de nuevo en unos minutos.",
 };

@@ -1,5 +1,5 @@
 // Français.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "fr", name: "Français", dir: "ltr", locale: "fr-FR" };
 
@@ -255,5 +255,28 @@ export const pages: PageStrings = {
     noQueues: "Aucune file à afficher",
     sound: "Activer le son",
     called: "{code}, {where}",
+    noVoice: "Aucune voix pour {languages} sur cet écran : ces appels sont affichés, pas annoncés.",
   },
+};
+
+/** The USSD menus (src/domain/ussd-menu.ts). */
+export const ussd: Record<UssdKey, string> = {
+  main: "{name}\n1 Prendre un ticket\n2 Ma position\n3 Je suis là\n4 Annuler mon ticket",
+  chooseQueue: "Choisissez une file :",
+  noQueue: "Aucune file ouverte pour le moment.",
+  joined: "Ticket {code} ({queue}) : n°{position}, environ {wait} min. À votre arrivée, composez {serviceCode} puis 3.",
+  already: "Vous avez déjà le ticket {code} : {place}",
+  refused: "Pas de ticket pour le moment : {reason}.",
+  position: "{code} : {place}",
+  inLine: "n°{position} dans la file, environ {wait} min.",
+  called: "vous êtes appelé(e), présentez-vous.",
+  noTicket: "Aucun ticket en cours pour ce numéro. Choisissez 1 pour en prendre un.",
+  here: "{code} : merci, l'accueil sait que vous êtes là.",
+  hereRefused: "{code} : impossible de signaler votre arrivée, votre ticket n'est plus en attente.",
+  confirmCancel: "Annuler le ticket {code} ?\n1 Oui\n2 Non",
+  cancelled: "{code} : votre ticket est annulé.",
+  cancelRefused: "{code} : impossible d'annuler, votre ticket n'est plus en attente.",
+  kept: "Votre ticket {code} est conservé.",
+  invalid: "Choix invalide. Composez à nouveau {serviceCode}.",
+  busy: "Trop de demandes pour le moment. Réessayez dans quelques minutes.",
 };

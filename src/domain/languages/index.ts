@@ -17,6 +17,9 @@ export const isLanguage = (value: unknown): value is Language => typeof value ==
 
 export const catalogue = (language: Language): Catalogue => CATALOGUES[language];
 
+/** The language's own name ("العربية", "Español"), as a speaker of it looks for it in a list. */
+export const languageName = (language: Language): string => CATALOGUES[language].meta.name;
+
 export * from "./catalogue";
 
 /**

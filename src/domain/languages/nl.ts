@@ -1,5 +1,5 @@
 // Nederlands: the sixth language, added as one file (docs/languages.md), for Brussels and Flanders.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "nl", name: "Nederlands", dir: "ltr", locale: "nl-BE" };
 
@@ -248,5 +248,28 @@ export const pages: PageStrings = {
     noQueues: "Geen rij om te tonen",
     sound: "Geluid aanzetten",
     called: "{code}, {where}",
+    noVoice: "Geen stem voor {languages} op dit scherm: die oproepen worden getoond, niet uitgesproken.",
   },
+};
+
+/** The USSD menus (src/domain/ussd-menu.ts). */
+export const ussd: Record<UssdKey, string> = {
+  main: "{name}\n1 Neem een ticket\n2 Mijn positie\n3 Ik ben er\n4 Mijn ticket annuleren",
+  chooseQueue: "Kies een rij:",
+  noQueue: "Er is op dit moment geen rij open.",
+  joined: "Ticket {code} ({queue}): nummer {position}, ongeveer {wait} min. Bij aankomst belt u {serviceCode} en dan 3.",
+  already: "U hebt al ticket {code}: {place}",
+  refused: "Nu geen ticket: {reason}.",
+  position: "{code}: {place}",
+  inLine: "nummer {position} in de rij, ongeveer {wait} min.",
+  called: "u wordt opgeroepen, kom naar voren.",
+  noTicket: "Geen ticket voor dit nummer. Kies 1 om er een te nemen.",
+  here: "{code}: bedankt, het personeel weet dat u er bent.",
+  hereRefused: "{code}: uw aankomst kan niet worden gemeld, uw ticket wacht niet meer.",
+  confirmCancel: "Ticket {code} annuleren?\n1 Ja\n2 Nee",
+  cancelled: "{code}: uw ticket is geannuleerd.",
+  cancelRefused: "{code}: annuleren kan niet, uw ticket wacht niet meer.",
+  kept: "Uw ticket {code} blijft behouden.",
+  invalid: "Ongeldige keuze. Bel opnieuw {serviceCode}.",
+  busy: "Te veel verzoeken op dit moment. Probeer het over enkele minuten opnieuw.",
 };

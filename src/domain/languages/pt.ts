@@ -1,5 +1,5 @@
 // Português.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "pt", name: "Português", dir: "ltr", locale: "pt-PT" };
 
@@ -242,5 +242,28 @@ export const pages: PageStrings = {
     noQueues: "Nenhuma fila a mostrar",
     sound: "Ativar o som",
     called: "{code}, {where}",
+    noVoice: "Nenhuma voz para {languages} neste ecrã: essas chamadas são mostradas, não anunciadas.",
   },
+};
+
+/** The USSD menus (src/domain/ussd-menu.ts). */
+export const ussd: Record<UssdKey, string> = {
+  main: "{name}\n1 Tirar senha\n2 A minha posição\n3 Já cheguei\n4 Cancelar a senha",
+  chooseQueue: "Escolha uma fila:",
+  noQueue: "Nenhuma fila aberta de momento.",
+  joined: "Senha {code} ({queue}): n.º {position}, cerca de {wait} min. Ao chegar, marque {serviceCode} e depois 3.",
+  already: "Já tem a senha {code}: {place}",
+  refused: "Sem senha de momento: {reason}.",
+  position: "{code}: {place}",
+  inLine: "n.º {position} na fila, cerca de {wait} min.",
+  called: "está a ser chamado(a), dirija-se ao balcão.",
+  noTicket: "Nenhuma senha para este número. Escolha 1 para tirar uma.",
+  here: "{code}: obrigado, a equipa sabe que chegou.",
+  hereRefused: "{code}: não é possível registar a chegada, a sua senha já não está em espera.",
+  confirmCancel: "Cancelar a senha {code}?\n1 Sim\n2 Não",
+  cancelled: "{code}: a sua senha foi cancelada.",
+  cancelRefused: "{code}: não é possível cancelar, a sua senha já não está em espera.",
+  kept: "A sua senha {code} mantém-se.",
+  invalid: "Opção inválida. Marque de novo {serviceCode}.",
+  busy: "Demasiados pedidos de momento. Tente de novo dentro de alguns minutos.",
 };
