@@ -32,7 +32,8 @@ export function SignIn({ t, onDone, lang }: { t: ConsoleText; lang: Lang; onDone
       return;
     }
     setBusy(true);
-    const returnTo = window.location.pathname;
+    // Back to this very page (its language too); takeSsoError already removed an old sso_error.
+    const returnTo = `${window.location.pathname}${window.location.search}`;
     window.location.assign(`/v1/auth/sso/start?email=${encodeURIComponent(email)}&returnTo=${encodeURIComponent(returnTo)}`);
   };
   const [busy, setBusy] = useState(false);
