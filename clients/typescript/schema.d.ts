@@ -5428,6 +5428,17 @@ export interface components {
             domains: string[];
             /** @enum {string} */
             defaultRole: "admin" | "manager" | "operator";
+            /** @example groups */
+            roleClaim: string | null;
+            /**
+             * @example {
+             *       "queue-admins": "admin"
+             *     }
+             */
+            roleMapping: {
+                [key: string]: "admin" | "manager" | "operator";
+            };
+            defaultLocationIds: string[] | null;
             enforced: boolean;
             createdAt: string;
             updatedAt: string;
@@ -5449,11 +5460,28 @@ export interface components {
             /** @description E-mail domains that sign in here; each must be a domain the organization verified, and no other organization's */
             domains: string[];
             /**
-             * @description The role of people who join by signing in
+             * @description The role of people who join by signing in, when `roleMapping` gives none
              * @default operator
              * @enum {string}
              */
             defaultRole: "admin" | "manager" | "operator";
+            /**
+             * @description The ID token's claim (a string or a list of strings) whose values `roleMapping` maps
+             * @example groups
+             */
+            roleClaim?: string | null;
+            /**
+             * @description Claim value → role of a person who joins; several values: the highest role. Needs `roleClaim`
+             * @example {
+             *       "queue-admins": "admin",
+             *       "branch-managers": "manager"
+             *     }
+             */
+            roleMapping?: {
+                [key: string]: "admin" | "manager" | "operator";
+            };
+            /** @description Locations of this organization where managers and operators who join work; none: the whole organization */
+            defaultLocationIds?: string[] | null;
             /**
              * @description Refuse password sign-in (403 SSO_REQUIRED) for e-mails of these domains
              * @default false
@@ -19218,6 +19246,13 @@ export interface operations {
                      *           "Demo"
                      *         ],
                      *         "defaultRole": "admin",
+                     *         "roleClaim": "groups",
+                     *         "roleMapping": {
+                     *           "queue-admins": "admin"
+                     *         },
+                     *         "defaultLocationIds": [
+                     *           "Demo"
+                     *         ],
                      *         "enforced": false,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -19265,6 +19300,14 @@ export interface operations {
                  *         "demo-bank.example.com"
                  *       ],
                  *       "defaultRole": "admin",
+                 *       "roleClaim": "groups",
+                 *       "roleMapping": {
+                 *         "queue-admins": "admin",
+                 *         "branch-managers": "manager"
+                 *       },
+                 *       "defaultLocationIds": [
+                 *         "Demo"
+                 *       ],
                  *       "enforced": false
                  *     }
                  */
@@ -19296,6 +19339,13 @@ export interface operations {
                      *           "Demo"
                      *         ],
                      *         "defaultRole": "admin",
+                     *         "roleClaim": "groups",
+                     *         "roleMapping": {
+                     *           "queue-admins": "admin"
+                     *         },
+                     *         "defaultLocationIds": [
+                     *           "Demo"
+                     *         ],
                      *         "enforced": false,
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
@@ -19381,6 +19431,8 @@ export interface operations {
                 /** @example org_d3m00000000000000000 */
                 organization?: string;
                 email?: string;
+                /** @description A page of this service (a path) to come back to: signed in, the callback answers 303 to it; refused, 303 to it with `?sso_error={reason}` */
+                returnTo?: string;
             };
             header?: {
                 /**
@@ -19396,6 +19448,21 @@ export interface operations {
         responses: {
             /** @description To the identity provider */
             302: {
+                headers: {
+                    Location?: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With `returnTo`: back to that page with `?sso_error=not_configured|provider_unavailable` instead of a 404 or 503 */
+            303: {
                 headers: {
                     Location?: string;
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -19482,6 +19549,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description A sign-in started with `returnTo`: signed in (the session cookie is set), back to that page; refused, back to it with `?sso_error={reason}` */
+            303: {
+                headers: {
+                    Location?: string;
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401_2"];

@@ -1,3 +1,4 @@
+import type { AuditAction } from "../domain/audit";
 // Which operations the audit log records (issue 40: "for every operation that changes something,
 // exactly one audit entry"). Every operation of the API document that changes something is in
 // exactly one of the two tables below; test/integration/audit-coverage.test.ts walks the document
@@ -11,7 +12,7 @@ export type AuditTarget = { param: string } | "answer" | "organization" | "actor
 
 export interface AuditedOperation {
   entityType: string;
-  action: string;
+  action: AuditAction;
   target: AuditTarget;
 }
 
@@ -19,8 +20,13 @@ const answer = "answer" as const;
 const organization = "organization" as const;
 const param = (name: string) => ({ param: name });
 
-function op(entityType: string, verb: string, target: AuditTarget): AuditedOperation {
-  return { entityType, action: `${entityType}.${verb}`, target };
+/** The entry `{entityType}.{verb}`: an action not in AUDIT_ACTIONS does not compile. */
+function op<E extends string, V extends string>(
+  entityType: E,
+  verb: V,
+  target: AuditTarget,
+): AuditedOperation & { action: `${E}.${V}` & AuditAction } {
+  return { entityType, action: `${entityType}.${verb}` as `${E}.${V}` & AuditAction, target };
 }
 
 /** operationId → the entry its change records. */
@@ -96,7 +102,7 @@ export const AUDITED: Record<string, AuditedOperation> = {
   saveSsoConnection: op("sso", "configured", organization),
   deleteSsoConnection: op("sso", "deleted", organization),
 
-  exportDataSubject: op("data_subject", "exported", organization),
+  exportDataSubject: { entityType: "data_subject", action: "export.data_subject", target: organization },
   eraseDataSubject: op("data_subject", "erased", organization),
   exportTicketsCsv: { entityType: "export", action: "export.analytics", target: organization },
 };

@@ -1,6 +1,7 @@
 // The provider webhook receiver: verify the signature on the raw body, apply each provider
 // event once (by its id), and never let an older event undo a newer state.
 import { and, eq, isNull, lte, or } from "drizzle-orm";
+import { recordAudit } from "../audit/audit";
 import { database } from "../db/client";
 import { billingCheckouts, subscriptions } from "../db/schema";
 import { GRACE_PERIOD_MS, periodEnd } from "../domain/billing";
@@ -63,7 +64,9 @@ export async function receiveProviderEvent(
     .run();
   if (claim.meta.changes === 0) return { eventId: event.id, type: event.type, applied: false };
   try {
-    const organizationId = await applyEvent(env, event, at);
+    const applied = await applyEvent(env, event, at);
+    const organizationId = applied?.organizationId ?? null;
+    if (applied) await auditPlanChange(env, provider, event.id, applied, at);
     if (organizationId) {
       await env.DB.prepare("UPDATE billing_events SET organization_id = ? WHERE provider = ? AND event_id = ?")
         .bind(organizationId, provider, event.id)
@@ -79,15 +82,67 @@ export async function receiveProviderEvent(
   return { eventId: event.id, type: event.type, applied: true };
 }
 
-/** Applies the event's change; answers the organization it concerned, if any. */
-async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<string | null> {
+/** The organization an event concerned, and its plan before the event was applied (null: unknown). */
+interface Applied {
+  organizationId: string;
+  planBefore: Plan | null;
+}
+
+/**
+ * A provider's event that moved the organization to another plan is in its audit log
+ * (`subscription.plan_changed`, issue 40): the actor is the system (no person or key acted),
+ * the changes say the plan before and after and which provider event did it.
+ */
+async function auditPlanChange(env: Env, provider: ProviderName, eventId: string, applied: Applied, at: number): Promise<void> {
+  if (!applied.planBefore) return;
+  const now = await database(env.DB)
+    .select({ plan: subscriptions.plan })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, applied.organizationId))
+    .get();
+  if (!now || now.plan === applied.planBefore) return;
+  await recordAudit(
+    env.DB,
+    { actor: { type: "system", id: null }, ip: null, requestId: null },
+    {
+      organizationId: applied.organizationId,
+      entityType: "subscription",
+      entityId: applied.organizationId,
+      action: "subscription.plan_changed",
+      changes: {
+        plan: { before: applied.planBefore, after: now.plan },
+        providerEvent: { before: null, after: `${provider}:${eventId}` },
+      },
+    },
+    at,
+  );
+}
+
+async function planOf(env: Env, organizationId: string): Promise<Plan | null> {
+  const row = await database(env.DB)
+    .select({ plan: subscriptions.plan })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, organizationId))
+    .get();
+  return row?.plan ?? null;
+}
+
+/** Applies the event's change; answers the organization it concerned, if any, with its plan before. */
+async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<Applied | null> {
   const change = event.change;
   switch (change.kind) {
-    case "checkout_paid":
-      return applyCheckoutPaid(env, event, change, at);
+    case "checkout_paid": {
+      const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
+      const planBefore = checkout ? await planOf(env, checkout.organizationId) : null;
+      const organizationId = await applyCheckoutPaid(env, event, change, at);
+      return organizationId ? { organizationId, planBefore } : null;
+    }
     case "renewal_paid":
-    case "renewal_failed":
-      return applyRenewal(env, event, change, at);
+    case "renewal_failed": {
+      const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
+      const organizationId = await applyRenewal(env, event, change, at);
+      return organizationId ? { organizationId, planBefore: sub?.plan ?? null } : null;
+    }
     case "subscription_ended": {
       const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
       if (!sub) return null;
@@ -100,7 +155,7 @@ async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<s
           or(isNull(subscriptions.lastEventAt), lte(subscriptions.lastEventAt, event.createdAt)),
         ),
       );
-      return sub.organizationId;
+      return { organizationId: sub.organizationId, planBefore: sub.plan };
     }
     case "checkout_failed": {
       const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
@@ -109,7 +164,7 @@ async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<s
         .update(billingCheckouts)
         .set({ status: "failed" })
         .where(and(eq(billingCheckouts.id, checkout.id), eq(billingCheckouts.status, "open")));
-      return checkout.organizationId;
+      return { organizationId: checkout.organizationId, planBefore: null };
     }
     case "ignored":
       return null;

@@ -1479,6 +1479,12 @@ export const ssoConnections = sqliteTable("sso_connections", {
   defaultRole: text("default_role", { enum: ["admin", "manager", "operator"] }).notNull(),
   /** Passwords are refused for e-mails of the connection's domains. */
   enforced: integer("enforced", { mode: "boolean" }).notNull().default(false),
+  /** The ID token's claim whose value(s) pick the role of a person who joins (migration 0043), e.g. `groups`. */
+  roleClaim: text("role_claim"),
+  /** The claim's value → the role it gives; the highest role of the values wins, none: `defaultRole`. */
+  roleMapping: text("role_mapping", { mode: "json" }).$type<Record<string, "admin" | "manager" | "operator">>(),
+  /** The locations a manager or operator who joins works at; null: the whole organization. */
+  defaultLocationIds: text("default_location_ids", { mode: "json" }).$type<string[]>(),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
@@ -1507,6 +1513,8 @@ export const ssoSignIns = sqliteTable(
     nonce: text("nonce").notNull(),
     codeVerifier: text("code_verifier").notNull(),
     redirectUri: text("redirect_uri").notNull(),
+    /** The page of ours the browser goes back to once signed in (migration 0043); null: the callback answers JSON. */
+    returnTo: text("return_to"),
     expiresAt: integer("expires_at").notNull(),
   },
   (t) => [index("sso_sign_ins_expires_idx").on(t.expiresAt)],

@@ -30,7 +30,7 @@ export interface AuditChange {
   organizationId: string;
   entityType: string;
   entityId: string;
-  action: string;
+  action: AuditAction;
   changes?: AuditChanges;
 }
 
@@ -132,32 +132,83 @@ export function decodeAuditCursor(cursor: string): number | null {
   }
 }
 
-/** The actions the log records (docs/security.md lists them with their entity types). */
+/**
+ * Every action the log records (docs/security.md lists them with their entity types): an entry's
+ * `action` is typed by this list, and audit-coverage.test checks the recorder's table against it.
+ */
 export const AUDIT_ACTIONS = [
+  "organization.created",
+  "organization.updated",
+  "organization.ownership_transferred",
+  "invitation.created",
+  "invitation.revoked",
+  "invitation.declined",
+  "member.joined",
+  "member.role_changed",
+  "member.removed",
+  "member.erased",
+  "api_key.created",
+  "api_key.revoked",
   "location.created",
   "location.updated",
   "location.deleted",
   "service.created",
   "service.updated",
   "service.deleted",
+  "service.outcome_created",
+  "service.outcome_deleted",
+  "service.intake_updated",
   "queue.created",
   "queue.updated",
   "queue.status_changed",
   "queue.cleared",
   "queue.archived",
-  "api_key.created",
-  "api_key.revoked",
-  "member.role_changed",
-  "member.removed",
-  "member.joined",
+  "queue.blend_updated",
+  "desk.created",
+  "desk.updated",
+  "desk.deleted",
+  "desk.opened",
+  "desk.closed",
+  "qr_token.created",
+  "qr_token.revoked",
+  "nfc_tag.created",
+  "nfc_tag.updated",
+  "calendar_event.created",
+  "calendar_event.updated",
+  "calendar_event.deleted",
   "subscription.plan_changed",
+  "subscription.cancelled",
+  "subscription.checkout_created",
+  "sms.sent",
+  "sms_policy.updated",
+  "message_template.updated",
+  "message_template.reset",
+  "domain_verification.token_created",
+  "domain_verification.checked",
   "webhook.created",
   "webhook.updated",
   "webhook.deleted",
   "webhook.secret_rotated",
+  "webhook.test_sent",
+  "webhook.redelivered",
+  "ussd.registered",
+  "ussd.removed",
+  "whatsapp.updated",
+  "whatsapp.removed",
+  "sso.configured",
+  "sso.updated",
+  "sso.deleted",
+  "sso.signed_in",
+  "sso.sign_in_refused",
+  "session.signed_in",
   "export.analytics",
   "export.audit",
   "export.data_subject",
-  "session.signed_in",
   "data_subject.erased",
 ] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export function isAuditAction(action: string): action is AuditAction {
+  return (AUDIT_ACTIONS as readonly string[]).includes(action);
+}

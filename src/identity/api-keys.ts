@@ -66,7 +66,7 @@ export async function createApiKey(
       { name: record.name, permissions: record.permissions, allowedOrigins: record.allowedOrigins },
       API_KEY_AUDITED,
     );
-    const entry = { organizationId, entityType: "api_key", entityId: record.id, action: "api_key.created", changes };
+    const entry = { organizationId, entityType: "api_key", entityId: record.id, action: "api_key.created" as const, changes };
     await db.batch([insert, auditInsert(db, origin, entry, at)]);
   } else {
     await insert.run();

@@ -20,6 +20,7 @@ import { enforcedSsoFor } from "./sso";
 import { findUserByEmail, userRecord } from "./users";
 import { eraseMe, exportMe } from "./me-data";
 import { auditOrigin } from "../http/audit-origin";
+import { recordSignIn } from "./sign-in-audit";
 import { Email, Language, MembershipRecord, PublicLine, SessionRecord, UserRecord } from "../http/schemas";
 
 /** An 8-digit one-time code, mailed to the account past its ceiling of failed sign-ins. */
@@ -164,7 +165,10 @@ app.openapi(login, async (c) => {
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   await endLoginAttempt(c, email, gate, Boolean(user && valid));
   if (!user || !valid) throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
-  const session = await createSession(db, c.env, user.id, now());
+  const at = now();
+  const session = await createSession(db, c.env, user.id, at);
+  // A console sign-in is in the log of each organization the person works for (docs/security.md).
+  await recordSignIn(db, auditOrigin(c, { userId: user.id, apiKeyId: null }), user.id, "password", at);
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);
 });

@@ -7,5 +7,6 @@ export { trackApiKeyUse } from "./key-usage";
 export { default as memberRoutes } from "./members.routes";
 export { default as organizationRoutes } from "./organizations.routes";
 export { default as ssoRoutes } from "./sso.routes";
+export { purgeExpiredSignIns } from "./sso";
 export { recheckDomains } from "./verification";
 export { default as verificationRoutes } from "./verification.routes";

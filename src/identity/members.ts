@@ -212,7 +212,7 @@ export async function changeMemberRole(
             organizationId,
             entityType: "member",
             entityId: userId,
-            action: "member.role_changed",
+            action: "member.role_changed" as const,
             changes: audited,
           },
         }
@@ -239,7 +239,7 @@ export async function removeMember(db: Database, organizationId: string, userId:
             organizationId,
             entityType: "member",
             entityId: userId,
-            action: "member.removed",
+            action: "member.removed" as const,
             changes: { role: { before: before.role, after: null } },
           },
         }

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize } from "../http/auth";
-import { validationError } from "../http/errors";
+import { ApiError, validationError } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { clientIp } from "../http/rate-limit";
 import { ok } from "../http/respond";
@@ -18,6 +18,7 @@ import {
   saveSsoConnection,
   sessionForSignIn,
   SIGN_IN_TTL_MS,
+  SsoPageRefusal,
   startSignIn,
 } from "./sso";
 import { userRecord } from "./users";
@@ -48,6 +49,9 @@ const SsoRecord = z
     clientSecretSet: z.literal(true).openapi({ description: "The client secret is kept sealed and never read back" }),
     domains: z.array(z.string()),
     defaultRole: z.enum(["admin", "manager", "operator"]),
+    roleClaim: z.string().nullable().openapi({ example: "groups" }),
+    roleMapping: z.record(z.string(), z.enum(["admin", "manager", "operator"])).openapi({ example: { "queue-admins": "admin" } }),
+    defaultLocationIds: z.array(z.string()).nullable(),
     enforced: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -74,7 +78,29 @@ const SaveBody = z
     defaultRole: z
       .enum(["admin", "manager", "operator"])
       .default("operator")
-      .openapi({ description: "The role of people who join by signing in" }),
+      .openapi({ description: "The role of people who join by signing in, when `roleMapping` gives none" }),
+    roleClaim: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .nullable()
+      .optional()
+      .openapi({ description: "The ID token's claim (a string or a list of strings) whose values `roleMapping` maps", example: "groups" }),
+    roleMapping: z
+      .record(z.string().min(1).max(200), z.enum(["admin", "manager", "operator"]))
+      .refine((m) => Object.keys(m).length <= 50, { message: "at most 50 values" })
+      .optional()
+      .openapi({
+        description: "Claim value → role of a person who joins; several values: the highest role. Needs `roleClaim`",
+        example: { "queue-admins": "admin", "branch-managers": "manager" },
+      }),
+    defaultLocationIds: z
+      .array(z.string().min(1).max(64))
+      .max(100)
+      .nullable()
+      .optional()
+      .openapi({ description: "Locations of this organization where managers and operators who join work; none: the whole organization" }),
     enforced: z
       .boolean()
       .default(false)
@@ -83,6 +109,24 @@ const SaveBody = z
   .openapi("SaveSsoConnectionRequest");
 
 const OrgParam = idParam("organizationId", "org");
+
+/** A page of this service the browser comes back to (a path, never another site: no open redirect). */
+const ReturnTo = z
+  .string()
+  .max(512)
+  .regex(/^\/(?![\/\\])[^\s]*$/, "a path of this service, such as /console")
+  .openapi({
+    description:
+      "A page of this service (a path) to come back to: signed in, the callback answers 303 to it; refused, 303 to it with `?sso_error={reason}`",
+    example: "/console",
+  });
+
+/** `returnTo` with `sso_error` added, as the page reads it back. */
+function withError(returnTo: string, reason: string): string {
+  const url = new URL(returnTo, "https://x.invalid");
+  url.searchParams.set("sso_error", reason);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
 const path = "/organizations/{organizationId}/sso";
 
 app.openapi(
@@ -157,6 +201,7 @@ app.openapi(
         .object({
           organization: z.string().min(1).max(64).optional().openapi({ example: "org_d3m0bank000000000000" }),
           email: Email.optional().openapi({ example: "aya@demo-bank.example.com" }),
+          returnTo: ReturnTo.optional(),
         })
         .refine((q) => Boolean(q.organization) !== Boolean(q.email), {
           message: "give exactly one of organization or email",
@@ -165,13 +210,25 @@ app.openapi(
     },
     responses: {
       302: { description: "To the identity provider", headers: { Location: { schema: { type: "string" } } } },
+      303: {
+        description: "With `returnTo`: back to that page with `?sso_error=not_configured|provider_unavailable` instead of a 404 or 503",
+        headers: { Location: { schema: { type: "string" } } },
+      },
       ...errors(503),
     },
   }),
   async (c) => {
-    const { organization, email } = c.req.valid("query");
+    const { organization, email, returnTo } = c.req.valid("query");
     const redirectUri = new URL(CALLBACK_PATH, c.req.url).toString();
-    const started = await startSignIn(c.env, { organizationId: organization, email }, redirectUri, now());
+    let started: Awaited<ReturnType<typeof startSignIn>>;
+    try {
+      started = await startSignIn(c.env, { organizationId: organization, email }, redirectUri, now(), returnTo ?? null);
+    } catch (err) {
+      // A page's button: the browser goes back to the page, which says why, rather than to a JSON error.
+      if (returnTo && err instanceof ApiError && (err.code === "NOT_FOUND" || err.code === "PROVIDER_UNAVAILABLE"))
+        return c.redirect(withError(returnTo, err.code === "NOT_FOUND" ? "not_configured" : "provider_unavailable"), 303) as never;
+      throw err;
+    }
     setCookie(c, SSO_STATE_COOKIE, started.state, {
       httpOnly: true,
       secure: true,
@@ -208,7 +265,15 @@ app.openapi(
         error_description: z.string().max(1024).optional(),
       }),
     },
-    responses: { 200: jsonResponse(AuthResult, "Signed in; the session cookie is set"), ...errors(503) },
+    responses: {
+      200: jsonResponse(AuthResult, "Signed in; the session cookie is set"),
+      303: {
+        description:
+          "A sign-in started with `returnTo`: signed in (the session cookie is set), back to that page; refused, back to it with `?sso_error={reason}`",
+        headers: { Location: { schema: { type: "string" } } },
+      },
+      ...errors(503),
+    },
   }),
   async (c) => {
     const query = c.req.valid("query");
@@ -218,14 +283,25 @@ app.openapi(
     if (!query.state) throw validationError("state", "required");
     const ip = clientIp(c);
     const at = now();
-    const { user, organizationId } = await completeSignIn(
-      c.env,
-      { state: query.state, code: query.code, error: query.error, cookieState },
-      { ip: ip === "unknown" ? null : ip, requestId: c.get("requestId") ?? null },
-      at,
-    );
+    let signedIn: Awaited<ReturnType<typeof completeSignIn>>;
+    try {
+      signedIn = await completeSignIn(
+        c.env,
+        { state: query.state, code: query.code, error: query.error, cookieState },
+        { ip: ip === "unknown" ? null : ip, requestId: c.get("requestId") ?? null },
+        at,
+      );
+    } catch (err) {
+      if (err instanceof SsoPageRefusal) {
+        const reason = typeof err.refusal.details.reason === "string" ? err.refusal.details.reason : err.refusal.code.toLowerCase();
+        return c.redirect(withError(err.returnTo, reason), 303) as never;
+      }
+      throw err;
+    }
+    const { user, organizationId, returnTo } = signedIn;
     const session = await sessionForSignIn(c.env, user.id, at);
     setSessionCookie(c, session.token);
+    if (returnTo) return c.redirect(returnTo, 303) as never;
     return c.json(
       ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) }, organizationId }),
       200,

@@ -16,6 +16,7 @@ import { discoverProvider, exchangeCode, ProviderError, providerKeys, type Provi
 import { publishEvent } from "../webhooks/domain-events";
 import { membershipsChanged, membershipStatement, type GrantableRole } from "./members";
 import { findUserByEmail } from "./users";
+import { locationsOfOrganization } from "../catalog/location-scope";
 
 // Single sign-on with OpenID Connect (docs/sso.md): the authorization code flow with PKCE
 // (S256), a state bound to the browser by a cookie and used once, a nonce in the ID token, and
@@ -65,6 +66,16 @@ const REFUSAL_TEXT: Record<SsoRefusal, string> = {
   not_configured: "Single sign-on is no longer configured for this organization",
 };
 
+/** A refusal of a sign-in a page started (`returnTo`): the browser goes back to that page with the reason. */
+export class SsoPageRefusal extends Error {
+  constructor(
+    readonly refusal: ApiError,
+    readonly returnTo: string,
+  ) {
+    super(refusal.message);
+  }
+}
+
 export function ssoRefused(reason: SsoRefusal, details: Record<string, unknown> = {}): ApiError {
   return new ApiError("SSO_FAILED", REFUSAL_TEXT[reason], { reason, ...details });
 }
@@ -76,6 +87,9 @@ export function ssoRecord(row: SsoConnectionRow, domains: string[]) {
     clientSecretSet: true as const,
     domains,
     defaultRole: row.defaultRole,
+    roleClaim: row.roleClaim ?? null,
+    roleMapping: row.roleMapping ?? {},
+    defaultLocationIds: row.defaultLocationIds ?? null,
     enforced: row.enforced,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
@@ -105,11 +119,55 @@ export interface SaveSso {
   clientSecret?: string;
   domains: string[];
   defaultRole: GrantableRole;
+  roleClaim?: string | null;
+  roleMapping?: Record<string, GrantableRole>;
+  defaultLocationIds?: string[] | null;
   enforced: boolean;
 }
 
 /** The fields the audit log compares (the secret shows only that it changed). */
-const AUDITED = ["issuer", "clientId", "clientSecret", "domains", "defaultRole", "enforced"] as const;
+const AUDITED = [
+  "issuer",
+  "clientId",
+  "clientSecret",
+  "domains",
+  "defaultRole",
+  "roleClaim",
+  "roleMapping",
+  "defaultLocationIds",
+  "enforced",
+] as const;
+
+/** Roles from the most to the least: a person whose claim maps to several gets the highest. */
+const ROLE_RANK: Record<GrantableRole, number> = { admin: 3, manager: 2, operator: 1 };
+
+/**
+ * The role and locations of a person who joins by signing in: the highest role their `roleClaim`
+ * value(s) map to, else `defaultRole`; managers and operators work at `defaultLocationIds`
+ * (admins act on the whole organization).
+ */
+export function joiningMembership(
+  connection: Pick<SsoConnectionRow, "defaultRole" | "roleClaim" | "roleMapping" | "defaultLocationIds">,
+  claims: JWTPayload,
+): { role: GrantableRole; locationIds: string[] | null; mappedFrom: string | null } {
+  let role: GrantableRole = connection.defaultRole;
+  let mappedFrom: string | null = null;
+  if (connection.roleClaim && connection.roleMapping) {
+    const raw = claims[connection.roleClaim];
+    const values = (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === "string");
+    let best: GrantableRole | null = null;
+    for (const value of values) {
+      const mapped = Object.hasOwn(connection.roleMapping, value) ? connection.roleMapping[value] : undefined;
+      if (mapped && (!best || ROLE_RANK[mapped] > ROLE_RANK[best])) {
+        best = mapped;
+        mappedFrom = value;
+      }
+    }
+    if (best) role = best;
+  }
+  const locationIds = role === "admin" ? null : (connection.defaultLocationIds ?? null);
+  return { role, locationIds, mappedFrom };
+}
 
 /**
  * Creates or replaces the organization's connection. Every domain must be one the organization
@@ -152,6 +210,17 @@ export async function saveSsoConnection(
     .where(and(inArray(ssoDomains.domain, domains), ne(ssoDomains.organizationId, organizationId)))
     .get();
   if (taken) throw conflict("domains", `${taken.domain} already signs in through another organization`);
+  const roleClaim = body.roleClaim ?? null;
+  const roleMapping = body.roleMapping && Object.keys(body.roleMapping).length > 0 ? body.roleMapping : null;
+  if (roleMapping && !roleClaim)
+    throw validationError("roleClaim", "required with roleMapping: the ID token's claim whose values are mapped");
+  if (roleClaim && !roleMapping) throw validationError("roleMapping", "required with roleClaim: which claim value gives which role");
+  const defaultLocationIds = body.defaultLocationIds && body.defaultLocationIds.length > 0 ? [...new Set(body.defaultLocationIds)] : null;
+  if (defaultLocationIds) {
+    const known = await locationsOfOrganization(env.DB, organizationId, defaultLocationIds);
+    const index = defaultLocationIds.findIndex((id) => !known.has(id));
+    if (index >= 0) throw validationError(`defaultLocationIds.${index}`, "not a location of this organization");
+  }
   const before = await findSsoConnection(db, organizationId);
   if (!before && body.clientSecret === undefined) throw validationError("clientSecret", "required when single sign-on is first configured");
   try {
@@ -167,6 +236,9 @@ export async function saveSsoConnection(
     clientId: body.clientId,
     clientSecretSealed: sealed,
     defaultRole: body.defaultRole,
+    roleClaim,
+    roleMapping,
+    defaultLocationIds,
     enforced: body.enforced,
     createdAt: before?.createdAt ?? at,
     updatedAt: at,
@@ -180,6 +252,9 @@ export async function saveSsoConnection(
           clientSecret: r.clientSecretSealed,
           domains: d,
           defaultRole: r.defaultRole,
+          roleClaim: r.roleClaim,
+          roleMapping: r.roleMapping,
+          defaultLocationIds: r.defaultLocationIds,
           enforced: r.enforced,
         }
       : null;
@@ -196,6 +271,9 @@ export async function saveSsoConnection(
             clientId: row.clientId,
             clientSecretSealed: row.clientSecretSealed,
             defaultRole: row.defaultRole,
+            roleClaim: row.roleClaim,
+            roleMapping: row.roleMapping,
+            defaultLocationIds: row.defaultLocationIds,
             enforced: row.enforced,
             updatedAt: at,
           },
@@ -261,6 +339,7 @@ export async function startSignIn(
   by: { organizationId?: string; email?: string },
   redirectUri: string,
   at: number,
+  returnTo: string | null = null,
 ): Promise<{ location: string; state: string; organizationId: string }> {
   const db = database(env.DB);
   let organizationId = by.organizationId;
@@ -287,18 +366,16 @@ export async function startSignIn(
   const nonce = randomString(43);
   const codeVerifier = randomString(64);
   const challenge = base64Url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(codeVerifier)));
-  await db.batch([
-    // Sign-ins never finished are forgotten as new ones start (the index on expires_at keeps this cheap).
-    db.delete(ssoSignIns).where(lt(ssoSignIns.expiresAt, at)),
-    db.insert(ssoSignIns).values({
-      stateHash: await sha256Hex(state),
-      organizationId,
-      nonce,
-      codeVerifier,
-      redirectUri,
-      expiresAt: at + SIGN_IN_TTL_MS,
-    }),
-  ]);
+  // Sign-ins never finished are forgotten by the minute cron (purgeExpiredSignIns).
+  await db.insert(ssoSignIns).values({
+    stateHash: await sha256Hex(state),
+    organizationId,
+    nonce,
+    codeVerifier,
+    redirectUri,
+    returnTo,
+    expiresAt: at + SIGN_IN_TTL_MS,
+  });
   const location = new URL(provider.authorizationEndpoint);
   const params: Record<string, string> = {
     response_type: "code",
@@ -388,7 +465,7 @@ export async function completeSignIn(
   callback: Callback,
   origin: Omit<AuditOrigin, "actor">,
   at: number,
-): Promise<{ user: UserRow; organizationId: string }> {
+): Promise<{ user: UserRow; organizationId: string; returnTo: string | null }> {
   const db = database(env.DB);
   if (!callback.state || !callback.cookieState || callback.state !== callback.cookieState) throw ssoRefused("state_invalid");
   const attempt = await db
@@ -397,6 +474,22 @@ export async function completeSignIn(
     .returning()
     .get();
   if (!attempt) throw ssoRefused("state_invalid");
+  try {
+    return { ...(await finishSignIn(env, callback, origin, attempt, at)), returnTo: attempt.returnTo };
+  } catch (err) {
+    if (attempt.returnTo && err instanceof ApiError) throw new SsoPageRefusal(err, attempt.returnTo);
+    throw err;
+  }
+}
+
+async function finishSignIn(
+  env: Env,
+  callback: Callback,
+  origin: Omit<AuditOrigin, "actor">,
+  attempt: typeof ssoSignIns.$inferSelect,
+  at: number,
+): Promise<{ user: UserRow; organizationId: string }> {
+  const db = database(env.DB);
   const organizationId = attempt.organizationId;
   const refuse = async (reason: SsoRefusal, details: Record<string, unknown> = {}): Promise<never> => {
     await recordAudit(
@@ -455,14 +548,8 @@ export async function completeSignIn(
     .get();
   if (!allowed) return refuse("domain_not_allowed", { domain });
   const user = await findOrCreateUser(db, email, claims, at);
-  const joined = await joinJustInTime(
-    db,
-    { ...origin, actor: { type: "user", id: user.id } },
-    organizationId,
-    user.id,
-    connection.defaultRole,
-    at,
-  );
+  const membership = joiningMembership(connection, claims);
+  const joined = await joinJustInTime(db, { ...origin, actor: { type: "user", id: user.id } }, organizationId, user.id, membership, at);
   await recordAudit(
     env.DB,
     { ...origin, actor: { type: "user", id: user.id } },
@@ -483,7 +570,7 @@ export async function completeSignIn(
       queueId: null,
       ticketId: null,
       occurredAt: iso(at),
-      data: { userId: user.id, role: connection.defaultRole, addedBy: null, via: "sso" },
+      data: { userId: user.id, role: membership.role, addedBy: null, via: "sso" },
     });
   }
   return { user, organizationId };
@@ -524,9 +611,10 @@ async function joinJustInTime(
   origin: AuditOrigin,
   organizationId: string,
   userId: string,
-  role: GrantableRole,
+  membership: { role: GrantableRole; locationIds: string[] | null; mappedFrom: string | null },
   at: number,
 ): Promise<boolean> {
+  const { role, locationIds, mappedFrom } = membership;
   const member = await db
     .select({ role: members.role })
     .from(members)
@@ -535,7 +623,7 @@ async function joinJustInTime(
   if (member) return false;
   try {
     await db.batch([
-      membershipStatement(db, { kind: "grant", organizationId, userId, role, at }),
+      membershipStatement(db, { kind: "grant", organizationId, userId, role, at, locationIds }),
       auditInsert(
         db,
         origin,
@@ -544,7 +632,12 @@ async function joinJustInTime(
           entityType: "member",
           entityId: userId,
           action: "member.joined",
-          changes: { role: { before: null, after: role }, via: { before: null, after: "sso" } },
+          changes: {
+            role: { before: null, after: role },
+            via: { before: null, after: "sso" },
+            ...(mappedFrom ? { roleClaimValue: { before: null, after: mappedFrom } } : {}),
+            ...(locationIds ? { locationIds: { before: null, after: locationIds } } : {}),
+          },
         },
         at,
       ),
@@ -555,6 +648,24 @@ async function joinJustInTime(
   }
   await membershipsChanged([userId]);
   return true;
+}
+
+/** Expired sign-ins deleted per sweep; a backlog drains over the next minutes. */
+const SIGN_IN_PURGE_LIMIT = 1000;
+
+/**
+ * The minute cron: sign-ins started and never finished (or refused) are deleted once expired,
+ * with their nonce and PKCE verifier. Answers how many were deleted.
+ */
+export async function purgeExpiredSignIns(env: Env, at: number): Promise<number> {
+  const db = database(env.DB);
+  const expired = db
+    .select({ stateHash: ssoSignIns.stateHash })
+    .from(ssoSignIns)
+    .where(lt(ssoSignIns.expiresAt, at))
+    .limit(SIGN_IN_PURGE_LIMIT);
+  const deleted = await db.delete(ssoSignIns).where(inArray(ssoSignIns.stateHash, expired)).returning({ stateHash: ssoSignIns.stateHash });
+  return deleted.length;
 }
 
 /** Our session for a person the provider vouched for: the same one a password login issues. */

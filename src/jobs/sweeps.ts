@@ -2,7 +2,7 @@ import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
 import { roomOf } from "../tickets";
 import { sweepSubscriptions } from "./billing-sweep";
-import { recheckDomains } from "../identity";
+import { purgeExpiredSignIns, recheckDomains } from "../identity";
 import { remindAppointments } from "./appointment-reminders";
 import { anonymisePersonalData } from "./anonymisation";
 import { backfillAnalytics } from "./analytics-backfill";
@@ -81,6 +81,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["remote-join expiries", purgeRemoteJoinExpiries],
   ["subscriptions", sweepSubscriptions],
   ["domains", recheckDomains],
+  ["single sign-on attempts", purgeExpiredSignIns],
   ["appointment reminders", remindAppointments],
   ["missed appointments", sweepMissedAppointments],
   ["personal data", anonymisePersonalData],

@@ -266,7 +266,7 @@ export async function exportDataSubject(env: Env, organizationId: string, who: D
       organizationId,
       entityType: "data_subject",
       entityId: document.requestId,
-      action: "data_subject.exported",
+      action: "export.data_subject",
       changes: {
         exported: { before: null, after: { matchedBy: matchedBy(who), tickets: tickets.length, appointments: s.appointments.length } },
       },

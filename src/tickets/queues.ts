@@ -1,4 +1,4 @@
-import { changedFields, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
+import { changedFields, type AuditAction, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { auditInsert, recordAudit } from "../audit/audit";
@@ -376,6 +376,6 @@ export async function clearQueue(env: Env, queue: QueueRow, at: number, origin?:
 }
 
 /** A queue's audit entry (docs/security.md). */
-function queueChange(queue: QueueRow, action: string, changes: AuditChanges = {}): AuditChange {
+function queueChange(queue: QueueRow, action: AuditAction, changes: AuditChanges = {}): AuditChange {
   return { organizationId: queue.organizationId, entityType: "queue", entityId: queue.id, action, changes };
 }

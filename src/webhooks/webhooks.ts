@@ -158,7 +158,7 @@ export async function createWebhook(
        ${await sealSecret(env, secret)}, NULL, NULL, '[]', NULL, ${at}, ${at}, ${row.includePersonalData ? 1 : 0}, ${row.apiVersion}
      WHERE ${limit} IS NULL OR (SELECT count(*) FROM webhooks WHERE organization_id = ${organizationId}) < ${limit}`,
   );
-  const change = { organizationId, entityType: "webhook", entityId: row.id, action: "webhook.created" };
+  const change = { organizationId, entityType: "webhook", entityId: row.id, action: "webhook.created" as const };
   const [result] = await db.batch([
     insert,
     auditInsertIfChanged(db, origin, { ...change, changes: changedFields(null, auditedView(row), AUDITED_FIELDS) }, at),

@@ -849,6 +849,38 @@ export function pageCases() {
       },
     },
     {
+      name: "pages console sso: Sign in with your organization asks for the e-mail, goes through the service and comes back to the console saying why not (a domain without single sign-on) (axe)",
+      async run({ browser, api, screenshots }) {
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await p.goto(`${api}/console?lang=en`, { timeout: STEP_MS });
+          const button = p.getByRole("button", { name: "Sign in with your organization" });
+          await button.waitFor({ timeout: STEP_MS });
+          await checkAxe(p, "the console's sign-in with the organization's button");
+          // No e-mail yet: the page asks for it and goes nowhere.
+          await button.click();
+          await p.getByRole("alert").filter({ hasText: "Enter your work email" }).waitFor({ timeout: STEP_MS });
+          check(new URL(p.url()).pathname === "/console", `left the console: ${p.url()}`);
+          // An e-mail whose domain signs in with no provider: start answers 303 back to the console.
+          await p.getByLabel("Email").fill("someone@no-sso-here.example.com");
+          const back = p.waitForURL((url) => url.pathname === "/console" && !url.searchParams.has("sso_error"), { timeout: STEP_MS });
+          await Promise.all([p.waitForNavigation({ timeout: STEP_MS }), button.click()]);
+          await back;
+          const said = p.getByRole("alert").filter({ hasText: "does not sign in this way" });
+          await said.waitFor({ timeout: STEP_MS });
+          check(new URL(p.url()).searchParams.get("lang") === "en", `the page's language was lost: ${p.url()}`);
+          if (screenshots) {
+            mkdirSync(screenshots, { recursive: true });
+            await p.screenshot({ path: path.join(screenshots, "console-sso-not-configured-1280x800.png") });
+          }
+          await checkAxe(p, "the console saying the organization does not sign in this way");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
       name: "pages floor: signs in on its own page; a queue's target wait turns a line amber then red on the moved clocks (the page's pinned at 23:56 in Paris, crossing midnight); the alert names the open idle desk (axe)",
       async run({ browser, api }) {
         const desks = await resetDemo(api);

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AUDITED, NOT_AUDITED } from "../../src/audit/audited-operations";
+import { AUDIT_ACTIONS } from "../../src/domain/audit";
 import { call, expectOk, unique } from "../helpers/api";
 import { createOrganization, registerUser, setPlan, type TestUser } from "../helpers/fixtures";
 
@@ -34,6 +35,10 @@ describe("audit coverage: the API document", () => {
     const known = await allOperations();
     expect([...Object.keys(AUDITED), ...Object.keys(NOT_AUDITED)].filter((id) => !known.includes(id))).toEqual([]);
     for (const reason of Object.values(NOT_AUDITED)) expect(reason.length).toBeGreaterThan(10);
+    // The recorder's actions are the log's catalogue (docs/security.md), one name per change.
+    const catalogue: readonly string[] = AUDIT_ACTIONS;
+    expect(Object.values(AUDITED).filter((a) => !catalogue.includes(a.action))).toEqual([]);
+    expect(new Set(AUDIT_ACTIONS).size).toBe(AUDIT_ACTIONS.length);
   });
 });
 
@@ -160,6 +165,11 @@ describe("audit coverage: an owner's changes", () => {
     const refused = await call("PATCH", `/v1/desks/${desk.data.id}`, { token: owner.token, body: { name: "Gone" } });
     expect(refused.status).toBe(404);
     expect(seen).toHaveLength(17);
+    const catalogue: readonly string[] = AUDIT_ACTIONS;
+    const written = await env.DB.prepare("SELECT DISTINCT action FROM audit_events WHERE organization_id = ?")
+      .bind(organizationId)
+      .all<{ action: string }>();
+    expect(written.results.map((r) => r.action).filter((a) => !catalogue.includes(a))).toEqual([]);
     // And the log still verifies.
     expect(expectOk(await call("GET", `${o}/audit-events/verify`, { token: owner.token }))).toMatchObject({ valid: true, brokenAt: null });
   });

@@ -214,8 +214,8 @@ describe("POST /v1/organizations/{id}/data-subjects/export and /erase", () => {
     expect(audit.map((e: any) => e.action).sort()).toEqual([
       "data_subject.erased",
       "data_subject.erased",
-      "data_subject.exported",
-      "data_subject.exported",
+      "export.data_subject",
+      "export.data_subject",
     ]);
     expect(audit.find((e: any) => e.entityId === erased.requestId)).toMatchObject({ actor: { type: "user", id: a.owner.id } });
     for (const value of [person.phone, person.email, person.name]) expect(JSON.stringify(audit)).not.toContain(value);

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { createScheduledController, env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from "jose";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk, fetchWorker, unique } from "../helpers/api";
@@ -6,6 +6,7 @@ import { testClock } from "../helpers/clock";
 import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
 import { fakeInternet, type FakeInternet } from "../helpers/outbound";
 import { now } from "../../src/lib/clock";
+import worker from "../../src/index";
 
 // Single sign-on through HTTP against a stand-in identity provider: its discovery document, key
 // set and token endpoint are served through the fetch interception, its RSA key made here with
@@ -338,6 +339,123 @@ describe("signing in", () => {
     expectError(replay, 401, "SSO_FAILED");
     expect(replay.body.error.details.reason).toBe("state_invalid");
     expect(idp.tokenRequests).toHaveLength(1);
+  });
+
+  it("maps the role claim to the highest role it names, and managers and operators who join work at the default locations", async () => {
+    const idp = standInProvider();
+    const location = expectOk(
+      await call("POST", "/v1/locations", {
+        token: owner.token,
+        body: { organizationId: orgId, name: "Agence SSO", address: "1 quai", latitude: 48.85, longitude: 2.35 },
+      }),
+      201,
+    );
+    const mapping = { roleClaim: "groups", roleMapping: { "q-admins": "admin", "q-managers": "manager" } };
+    expectError(await configure({ roleMapping: mapping.roleMapping }), 400, "VALIDATION_ERROR", "roleClaim");
+    expectError(await configure({ roleClaim: "groups" }), 400, "VALIDATION_ERROR", "roleMapping");
+    expectError(await configure({ ...mapping, defaultLocationIds: ["loc_notours"] }), 400, "VALIDATION_ERROR", "defaultLocationIds.0");
+    const saved = expectOk(await configure({ ...mapping, defaultLocationIds: [location.id] }));
+    expect(saved).toMatchObject({ ...mapping, defaultLocationIds: [location.id], defaultRole: "operator" });
+    expect(expectOk(await call("GET", `/v1/organizations/${orgId}/sso`, { token: owner.token }))).toMatchObject(mapping);
+
+    const membershipOf = async (email: string, groups: unknown) => {
+      const data = expectOk((await signIn(idp, email, { overrides: { groups } })).res);
+      const me = expectOk(await call("GET", "/v1/auth/me", { token: data.session.token }));
+      return me.memberships.find((m: any) => m.organizationId === orgId);
+    };
+    expect(await membershipOf(`${unique("mgr")}@${domain}`, ["staff", "q-managers"])).toEqual({
+      organizationId: orgId,
+      role: "manager",
+      locationIds: [location.id],
+    });
+    // Several values: the highest role; an admin acts on the whole organization.
+    expect(await membershipOf(`${unique("adm")}@${domain}`, ["q-managers", "q-admins"])).toEqual({
+      organizationId: orgId,
+      role: "admin",
+      locationIds: null,
+    });
+    // A single string counts too; a value mapped to nothing, or no claim: the default role.
+    expect((await membershipOf(`${unique("one")}@${domain}`, "q-managers")).role).toBe("manager");
+    expect(await membershipOf(`${unique("op")}@${domain}`, ["staff"])).toEqual({
+      organizationId: orgId,
+      role: "operator",
+      locationIds: [location.id],
+    });
+    expect((await membershipOf(`${unique("none")}@${domain}`, undefined)).role).toBe("operator");
+    // The join names the claim value that gave the role.
+    const joined = await env.DB.prepare(
+      "SELECT changes FROM audit_events WHERE organization_id = ? AND action = 'member.joined' AND changes LIKE '%roleClaimValue%' ORDER BY rowid DESC",
+    )
+      .bind(orgId)
+      .first<{ changes: string }>();
+    expect(JSON.parse(joined!.changes).roleClaimValue).toEqual({ before: null, after: "q-managers" });
+    // Back to the plain configuration for the tests after this one.
+    expect(expectOk(await configure())).toMatchObject({ roleClaim: null, roleMapping: {}, defaultLocationIds: null });
+  });
+
+  it("a page's button: start with returnTo, come back to the page signed in, or with the reason of a refusal", async () => {
+    const idp = standInProvider();
+    const email = `${unique("page")}@${domain}`;
+    const started = await start(`email=${encodeURIComponent(email)}&returnTo=${encodeURIComponent("/console")}`);
+    const code = unique("code");
+    idp.grants.set(code, { request: started.request, claims: claimsFor(started.request, email) });
+    const back = await fetchWorker(`/v1/auth/sso/callback?code=${code}&state=${encodeURIComponent(started.request.get("state")!)}`, {
+      redirect: "manual",
+      headers: { Cookie: `service.sso_state=${started.cookie}` },
+    });
+    expect(back.status).toBe(303);
+    expect(back.headers.get("Location")).toBe("/console");
+    const session = /service\.session_token=([^;]+)/.exec(back.headers.get("Set-Cookie") ?? "")?.[1];
+    expect(session).toMatch(/^sess_/);
+    // The console, loaded with that cookie, is signed in.
+    const me = await fetchWorker("/v1/auth/me", { headers: { Cookie: `service.session_token=${session}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as any).data.user.email).toBe(email);
+
+    // A refusal goes back to the page with its reason, and signs no one in.
+    const other = `${unique("page")}@${domain}`;
+    const again = await start(`email=${encodeURIComponent(other)}&returnTo=${encodeURIComponent("/console?lang=fr")}`);
+    const badCode = unique("code");
+    idp.grants.set(badCode, { request: again.request, claims: claimsFor(again.request, other, { nonce: "n".repeat(43) }) });
+    const refused = await fetchWorker(`/v1/auth/sso/callback?code=${badCode}&state=${encodeURIComponent(again.request.get("state")!)}`, {
+      redirect: "manual",
+      headers: { Cookie: `service.sso_state=${again.cookie}` },
+    });
+    expect(refused.status).toBe(303);
+    expect(refused.headers.get("Location")).toBe("/console?lang=fr&sso_error=nonce_mismatch");
+    expect(refused.headers.get("Set-Cookie") ?? "").not.toContain("service.session_token=sess");
+    expect(await usersWithEmail(other)).toBe(0);
+
+    // A domain without single sign-on goes back to the page too; another site is never a return address.
+    const unknown = await fetchWorker(`/v1/auth/sso/start?email=someone@nowhere-sso.com&returnTo=%2Fconsole`, { redirect: "manual" });
+    expect(unknown.status).toBe(303);
+    expect(unknown.headers.get("Location")).toBe("/console?sso_error=not_configured");
+    for (const evil of ["//evil.example.com/x", "https://evil.example.com", "/\\evil.example.com"]) {
+      expectError(
+        await call("GET", `/v1/auth/sso/start?email=${encodeURIComponent(email)}&returnTo=${encodeURIComponent(evil)}`),
+        400,
+        "VALIDATION_ERROR",
+        "returnTo",
+      );
+    }
+  });
+
+  it("the minute cron deletes sign-ins never finished once expired, and keeps those still running", async () => {
+    standInProvider();
+    const stateRow = async (state: string) => {
+      const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(state)));
+      const hash = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+      return env.DB.prepare("SELECT expires_at FROM sso_sign_ins WHERE state_hash = ?").bind(hash).first();
+    };
+    const abandoned = [await start(`organization=${orgId}`), await start(`organization=${orgId}`)];
+    testClock.advance(11 * 60 * 1000);
+    const running = await start(`organization=${orgId}`);
+    for (const s of [...abandoned, running]) expect(await stateRow(s.request.get("state")!)).not.toBeNull();
+    await worker.scheduled(createScheduledController({ scheduledTime: now(), cron: "* * * * *" }), env, {} as ExecutionContext);
+    for (const s of abandoned) expect(await stateRow(s.request.get("state")!)).toBeNull();
+    expect(await stateRow(running.request.get("state")!)).not.toBeNull();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM sso_sign_ins WHERE expires_at < ?").bind(now()).first<{ n: number }>();
+    expect(left!.n).toBe(0);
   });
 
   it("answers 404 for an e-mail domain or organization without single sign-on", async () => {

@@ -1,12 +1,41 @@
-// The sign-in form (POST /v1/auth/login): the session cookie is the console's credential.
+// The sign-in form (POST /v1/auth/login), or "Sign in with your organization": the browser goes
+// through the organization's identity provider (GET /v1/auth/sso/start?email&returnTo=/console)
+// and comes back here signed in, or with `?sso_error=` saying why not (docs/sso.md). Either way
+// the session cookie is the console's credential.
 import { useState } from "hono/jsx/dom";
 import type { Lang } from "../shared/i18n";
 import { post } from "./client";
 import type { ConsoleText } from "./i18n";
 import { refusalText } from "./refusal";
 
+/** The reason a sign-in through the organization came back with, once (the address is cleaned). */
+function takeSsoError(): string | null {
+  const url = new URL(window.location.href);
+  const reason = url.searchParams.get("sso_error");
+  if (!reason) return null;
+  url.searchParams.delete("sso_error");
+  window.history.replaceState(null, "", `${url.pathname}${url.search}${url.hash}`);
+  return reason;
+}
+
 export function SignIn({ t, onDone, lang }: { t: ConsoleText; lang: Lang; onDone: () => void }) {
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(() => {
+    const reason = takeSsoError();
+    return reason === null ? null : reason === "not_configured" ? t.ssoNotConfigured : `${t.ssoFailed} (${reason})`;
+  });
+  const withOrganization = (e: Event) => {
+    const form = (e.currentTarget as HTMLButtonElement).form!;
+    const email = (form.elements.namedItem("email") as HTMLInputElement).value.trim();
+    if (!email || !email.includes("@")) {
+      setError(t.ssoNeedsEmail);
+      (form.elements.namedItem("email") as HTMLInputElement).focus();
+      return;
+    }
+    setBusy(true);
+    // Back to this very page (its language too); takeSsoError already removed an old sso_error.
+    const returnTo = `${window.location.pathname}${window.location.search}`;
+    window.location.assign(`/v1/auth/sso/start?email=${encodeURIComponent(email)}&returnTo=${encodeURIComponent(returnTo)}`);
+  };
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -41,6 +70,10 @@ export function SignIn({ t, onDone, lang }: { t: ConsoleText; lang: Lang; onDone
         )}
         <button class="primary" type="submit" disabled={busy}>
           {t.signIn}
+        </button>
+        <p class="sso-or">{t.ssoOr}</p>
+        <button type="button" class="sso" onClick={withOrganization} disabled={busy}>
+          {t.ssoSignIn}
         </button>
       </form>
     </section>
