@@ -31,7 +31,7 @@ async function clinic(): Promise<QueueFixture> {
 }
 
 const book = (f: QueueFixture, extra: Partial<Parameters<typeof bookAppointment>[0]> = {}) =>
-  bookAppointment({ organizationId: f.organizationId, serviceId: f.serviceId, locationId: f.locationId, startAt: START, ...extra });
+  bookAppointment({ auth: { token: f.owner.token }, serviceId: f.serviceId, locationId: f.locationId, startAt: START, ...extra });
 
 const checkIn = (id: string, auth: { token?: string; apiKey?: string; headers?: Record<string, string> }) =>
   call("POST", `/v1/appointments/${id}/check-in`, auth);
@@ -206,7 +206,7 @@ describe("check-in", () => {
   it("the cron marks an appointment not checked in by start + grace a no_show, frees it, publishes and tells the customer in their language", async () => {
     const f = await clinic();
     const customer = await registerUser();
-    const apt = await book(f, { customerUserId: customer.id, language: "fr" });
+    const apt = await book(f, { customerToken: customer.token, language: "fr" });
     const onTime = await book(f, { startAt: START + 30 * MIN });
     const c = capture();
     await sweep(START + 10 * MIN);
