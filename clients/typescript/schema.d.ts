@@ -5726,7 +5726,7 @@ export interface components {
              * @example ticket.called
              * @enum {string}
              */
-            key: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            key: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             /**
              * @example fr
              * @enum {string}
@@ -21096,7 +21096,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey?: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey?: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             header?: {
                 /**
@@ -21186,7 +21186,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             cookie?: never;
         };
@@ -21284,7 +21284,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             cookie?: never;
         };
@@ -21366,7 +21366,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             cookie?: never;
         };

@@ -221,10 +221,27 @@ describe("check-in", () => {
     c.restore();
     const told = (await inbox(customer.id)).filter((n) => n.type === "appointment.no_show");
     expect(told).toHaveLength(1);
-    expect(told[0]!.body).toContain("10 h 30");
+    expect(told[0]!.title).toBe("Rendez-vous manqué");
+    expect(told[0]!.body).toContain("10 juin 2026");
     testClock.set(START + 11 * MIN);
     const res = await checkIn(apt.id, { token: f.owner.token });
     expectError(res, 409, "INVALID_STATE");
+  });
+});
+
+describe("the no-show message", () => {
+  it("is the catalogue's text in the customer's language, any of the six (a Spanish customer is told in Spanish)", async () => {
+    const f = await clinic();
+    const customer = await registerUser();
+    const apt = await book(f, { customerToken: customer.token, language: "es", startAt: START + 60 * MIN });
+    await sweep(START + 71 * MIN);
+    expect((await appointmentRow(apt.id)).status).toBe("no_show");
+    const told = (await inbox(customer.id)).filter((n) => n.type === "appointment.no_show");
+    expect(told).toHaveLength(1);
+    expect(told[0]!.title).toBe("Cita perdida");
+    expect(told[0]!.body).toMatch(
+      /^No registró su llegada a la cita del .*10 de junio de 2026.*: se ha cancelado y el horario queda libre\.$/,
+    );
   });
 });
 
