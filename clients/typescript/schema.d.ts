@@ -5774,7 +5774,7 @@ export interface components {
              * @example ticket.called
              * @enum {string}
              */
-            key: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+            key: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             /**
              * @example fr
              * @enum {string}
@@ -21312,7 +21312,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey?: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey?: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             header?: {
                 /**
@@ -21402,7 +21402,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             cookie?: never;
         };
@@ -21500,7 +21500,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             cookie?: never;
         };
@@ -21582,7 +21582,7 @@ export interface operations {
                  * @description The message
                  * @example ticket.called
                  */
-                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "phone.code";
+                templateKey: "ticket.created" | "ticket.almost_called" | "ticket.called" | "ticket.recalled" | "ticket.held" | "ticket.resumed" | "ticket.stepped_back" | "ticket.served" | "ticket.cancelled" | "ticket.skipped" | "ticket.transferred" | "ticket.expired" | "ticket.recovered" | "ticket.auto_skipped" | "review.request" | "inactivity.warning" | "appointment.confirmed" | "appointment.rescheduled" | "appointment.cancelled" | "appointment.reminder" | "appointment.no_show" | "phone.code";
             };
             cookie?: never;
         };

@@ -1,7 +1,9 @@
 import { and, asc, eq, inArray, isNull, lte, ne } from "drizzle-orm";
 import { database } from "../db/client";
 import { appointments, locations, queues, services } from "../db/schema";
-import { checkInOpensAt, clockTime, isLate, placementLanguage } from "../domain/blend";
+import { checkInOpensAt, isLate } from "../domain/blend";
+import { formatWhen, pickLanguage, render } from "../domain/notification-templates";
+import { businessText } from "../notifications/message-templates";
 import { DEFAULT_BOOKING, type BookingSettings } from "../domain/slots";
 import type { EventType } from "../domain/events";
 import type { TicketSource } from "../domain/tickets";
@@ -310,26 +312,27 @@ export async function sweepMissedAppointments(env: Env, at: number): Promise<num
   return missed.length;
 }
 
-const NO_SHOW_TEXT = {
-  fr: { title: "Rendez-vous manqué", body: "Votre rendez-vous de {time} n'a pas été honoré : il est annulé et le créneau libéré." },
-  en: { title: "Missed appointment", body: "You did not check in for your {time} appointment: it is cancelled and the slot freed." },
-};
-
 /** `appointment.no_show` for each, and the customer told in their language (in the app, and by SMS when they gave a phone). */
 async function announceNoShow(env: Env, rows: AppointmentRow[], at: number, reason: "late" | "not_checked_in"): Promise<void> {
   const zones = await locationZones(env, rows);
   const deliveries: Delivery[] = [];
   for (const row of rows) {
     await publish(env, "appointment.no_show", row, at, { reason });
-    const language = placementLanguage(row.language);
-    const text = NO_SHOW_TEXT[language];
-    const body = text.body.replace("{time}", clockTime(row.startAt, language, zones.get(row.locationId) ?? "UTC"));
+    // The catalogue's text (docs/languages.md), or the business's own words for it (docs/message-templates.md).
+    const language = pickLanguage(row.language);
+    const own = await businessText(env, row.organizationId, null, "appointment.no_show", language);
+    const text = render(
+      "appointment.no_show",
+      language,
+      { time: formatWhen(row.startAt, language, zones.get(row.locationId) ?? "UTC") },
+      own,
+    );
     const base = {
       eventId: `apt_no_show:${row.id}`,
       organizationId: row.organizationId,
       type: "appointment.no_show",
       title: text.title,
-      body,
+      body: text.body,
       data: { type: "appointment.no_show", appointmentId: row.id, startAt: iso(row.startAt) },
     };
     if (row.customerUserId) deliveries.push({ ...base, channel: "in_app", target: { kind: "user", userId: row.customerUserId } });

@@ -33,6 +33,7 @@ export const CUSTOMER_TEMPLATE_KEYS = [
   "appointment.rescheduled",
   "appointment.cancelled",
   "appointment.reminder",
+  "appointment.no_show",
   "phone.code",
 ] as const satisfies readonly TemplateKey[];
 export type CustomerTemplateKey = (typeof CUSTOMER_TEMPLATE_KEYS)[number];
@@ -58,6 +59,7 @@ const REQUIRED: Partial<Record<CustomerTemplateKey, string[]>> = {
   "appointment.rescheduled": ["time"],
   "appointment.reminder": ["time"],
   "appointment.cancelled": ["time"],
+  "appointment.no_show": ["time"],
 };
 
 export interface TemplateVariables {

@@ -1319,9 +1319,14 @@ export function pageCases() {
           await k.getByLabel("Votre code d'arrivée").fill(later.checkInCode);
           await k.keyboard.press("Enter");
           const early = await k.getByRole("alert").textContent({ timeout: STEP_MS });
+          // When check-in opens, from the API's answer (any time of day: it may be the day before the start, near midnight).
+          const opensAt = (await must(api, "GET", `/appointments/${later.id}`)).place.checkInOpensAt;
+          const opensHhMm = new Intl.DateTimeFormat("fr-FR", { timeZone: "Europe/Paris", hour: "2-digit", minute: "2-digit" })
+            .format(new Date(opensAt))
+            .replace(":", " h ");
           check(
-            /^L'arrivée pour ce rendez-vous ouvre à \d\d h \d\d\./.test(early ?? ""),
-            `the French kiosk said for an early check-in: ${early}`,
+            (early ?? "").startsWith(`L'arrivée pour ce rendez-vous ouvre à ${opensHhMm}.`),
+            `the French kiosk said for an early check-in: ${early} (opens ${opensAt})`,
           );
           if (screenshots) {
             mkdirSync(screenshots, { recursive: true });
@@ -1330,7 +1335,12 @@ export function pageCases() {
           // The appointment page says when check-in opens, then cancels after a confirmation (in French).
           await manage.goto(`${api}/appointments/${later.id}?lang=fr#token=${later.manageToken}`, { timeout: STEP_MS });
           const opens = await manage.locator("[data-opens]").textContent({ timeout: STEP_MS });
-          check(/^L'enregistrement de l'arrivée ouvre à \d\d h \d\d\.$/.test(opens ?? ""), `the appointment page said: ${opens}`);
+          // The day is named only when check-in opens the day before the start (a start just after midnight).
+          check(
+            /^L'enregistrement de l'arrivée ouvre à (\p{L}+ \d{1,2} \p{L}+( à)? )?\d\d h \d\d\.$/u.test(opens ?? "") &&
+              (opens ?? "").endsWith(`${opensHhMm}.`),
+            `the appointment page said: ${opens} (opens ${opensAt})`,
+          );
           check(
             (await manage.getByRole("button", { name: /enregistrer mon arrivée/ }).count()) === 0,
             "a check-in button before check-in opens",
@@ -1369,11 +1379,18 @@ export function pageCases() {
             const current = page.getByRole("radio", { name: words.current });
             check((await current.count()) === 1 && (await current.isDisabled()), "the current slot is not shown, disabled");
             let free = page.locator("[data-slot]:not([disabled])");
+            // The day is chosen from days named in the page's language, not a date field in the browser's locale (mm/dd/yyyy).
+            const dayField = page.locator("select[data-day]");
+            const dayName = (await dayField.locator("option:checked").textContent()) ?? "";
+            const weekdays =
+              lang === "fr" ? /^(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche) \d{1,2} \p{L}+$/u : /^[A-Z][a-z]+day,? /;
+            check(weekdays.test(dayName), `the day field says "${dayName}" on the ${lang} page`);
+            check((await page.locator("input[type=date]").count()) === 0, "a date field in the browser's format");
             if ((await free.count()) === 0) {
               // The booking was the day's last slot: the next day.
-              const day = await page.locator("input[type=date]").inputValue();
+              const day = await dayField.inputValue();
               const next = new Date(Date.parse(`${day}T12:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-              await page.locator("input[type=date]").fill(next);
+              await dayField.selectOption(next);
               await page.locator("[data-slot]").first().waitFor({ timeout: STEP_MS });
               free = page.locator("[data-slot]:not([disabled])");
             }

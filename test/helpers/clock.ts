@@ -17,6 +17,10 @@ export const testClock = {
   advance(ms: number): void {
     pinned = (pinned ?? Date.now()) + ms;
   },
+  /** The pinned instant, or null while the system clock runs. */
+  pinned(): number | null {
+    return pinned;
+  },
   /** Back to the system clock. */
   reset(): void {
     pinned = null;

@@ -206,8 +206,8 @@ describe("GET /v1/analytics/export.csv", () => {
     ).id;
     const { key } = await createApiKey(f.owner, f.organizationId, ["admin"]);
     const start = Date.parse("2026-06-10T09:30:00.000Z");
-    const early = await bookAppointment({ organizationId: f.organizationId, serviceId, locationId: paris, startAt: start });
-    const late = await bookAppointment({ organizationId: f.organizationId, serviceId, locationId: paris, startAt: start });
+    const early = await bookAppointment({ auth: { token: f.owner.token }, serviceId, locationId: paris, startAt: start });
+    const late = await bookAppointment({ auth: { token: f.owner.token }, serviceId, locationId: paris, startAt: start });
     const walkIn = expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { apiKey: key, body: {} }), 201).id;
     testClock.set(start - 10 * 60_000);
     const e = expectOk(await call("POST", `/v1/appointments/${early.id}/check-in`, { apiKey: key }), 201).ticket.id;

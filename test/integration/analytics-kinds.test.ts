@@ -24,7 +24,7 @@ describe("GET /v1/analytics/kinds", () => {
     ).id;
     const { key } = await createApiKey(f.owner, f.organizationId, ["admin"]);
     const start = Date.parse("2026-06-10T09:30:00.000Z");
-    const book = () => bookAppointment({ organizationId: f.organizationId, serviceId, locationId: paris, startAt: start });
+    const book = () => bookAppointment({ auth: { token: f.owner.token }, serviceId, locationId: paris, startAt: start });
     const [early1, early2, late, missed] = [await book(), await book(), await book(), await book()];
     expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { apiKey: key, body: {} }), 201);
     expectOk(await call("POST", `/v1/queues/${queueId}/operator-join`, { apiKey: key, body: {} }), 201);

@@ -31,7 +31,7 @@ async function clinic(): Promise<QueueFixture> {
 }
 
 const book = (f: QueueFixture, extra: Partial<Parameters<typeof bookAppointment>[0]> = {}) =>
-  bookAppointment({ organizationId: f.organizationId, serviceId: f.serviceId, locationId: f.locationId, startAt: START, ...extra });
+  bookAppointment({ auth: { token: f.owner.token }, serviceId: f.serviceId, locationId: f.locationId, startAt: START, ...extra });
 
 const checkIn = (id: string, auth: { token?: string; apiKey?: string; headers?: Record<string, string> }) =>
   call("POST", `/v1/appointments/${id}/check-in`, auth);
@@ -206,7 +206,7 @@ describe("check-in", () => {
   it("the cron marks an appointment not checked in by start + grace a no_show, frees it, publishes and tells the customer in their language", async () => {
     const f = await clinic();
     const customer = await registerUser();
-    const apt = await book(f, { customerUserId: customer.id, language: "fr" });
+    const apt = await book(f, { customerToken: customer.token, language: "fr" });
     const onTime = await book(f, { startAt: START + 30 * MIN });
     const c = capture();
     await sweep(START + 10 * MIN);
@@ -221,10 +221,27 @@ describe("check-in", () => {
     c.restore();
     const told = (await inbox(customer.id)).filter((n) => n.type === "appointment.no_show");
     expect(told).toHaveLength(1);
-    expect(told[0]!.body).toContain("10 h 30");
+    expect(told[0]!.title).toBe("Rendez-vous manqué");
+    expect(told[0]!.body).toContain("10 juin 2026");
     testClock.set(START + 11 * MIN);
     const res = await checkIn(apt.id, { token: f.owner.token });
     expectError(res, 409, "INVALID_STATE");
+  });
+});
+
+describe("the no-show message", () => {
+  it("is the catalogue's text in the customer's language, any of the six (a Spanish customer is told in Spanish)", async () => {
+    const f = await clinic();
+    const customer = await registerUser();
+    const apt = await book(f, { customerToken: customer.token, language: "es", startAt: START + 60 * MIN });
+    await sweep(START + 71 * MIN);
+    expect((await appointmentRow(apt.id)).status).toBe("no_show");
+    const told = (await inbox(customer.id)).filter((n) => n.type === "appointment.no_show");
+    expect(told).toHaveLength(1);
+    expect(told[0]!.title).toBe("Cita perdida");
+    expect(told[0]!.body).toMatch(
+      /^No registró su llegada a la cita del .*10 de junio de 2026.*: se ha cancelado y el horario queda libre\.$/,
+    );
   });
 });
 

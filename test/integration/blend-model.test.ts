@@ -83,10 +83,17 @@ async function play(s: Scenario, base: number): Promise<void> {
   const token = clinic.owner.token;
   let at = base;
   testClock.set(at);
-  const queueId = expectOk(
-    await call("POST", "/v1/business/queues", { token, body: { serviceId: clinic.serviceId, name: unique("blend") } }),
+  // A service of its own per run: its one queue is where its appointments check in.
+  const serviceId = expectOk(
+    await call("POST", "/v1/services", {
+      token,
+      body: { name: unique("blend"), locationIds: [clinic.locationId], serviceTypeId: "st_other_general" },
+      headers: { "X-Organization-Id": clinic.organizationId },
+    }),
     201,
   ).id as string;
+  const queueId = expectOk(await call("POST", "/v1/business/queues", { token, body: { serviceId, name: unique("blend") } }), 201)
+    .id as string;
   const cap = s.walkInMaxWaitMinutes;
   const ahead = s.appointmentsFirstFromMinutes;
   expectOk(
@@ -115,14 +122,14 @@ async function play(s: Scenario, base: number): Promise<void> {
         language: "fr",
       });
     } else if (step.kind === "appointment") {
-      const startAt = at + step.startInMinutes * MIN;
+      // Booked through the API: slots start on a 5-minute grid.
+      const startAt = Math.floor(at / (5 * MIN)) * 5 * MIN + step.startInMinutes * MIN;
       const apt = await bookAppointment({
-        organizationId: clinic.organizationId,
-        serviceId: clinic.serviceId,
+        auth: { token },
+        serviceId,
         locationId: clinic.locationId,
         startAt,
         language: step.language,
-        queueId,
       });
       const res = await call("POST", `/v1/appointments/${apt.id}/check-in`, { headers: { "X-Appointment-Token": apt.token } });
       if (at < startAt - OPENS * MIN) {

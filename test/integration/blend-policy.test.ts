@@ -19,7 +19,7 @@ async function clinic(): Promise<QueueFixture> {
 
 async function appointmentTicket(f: QueueFixture, startAt: number, language: "fr" | "en" = "en") {
   const apt = await bookAppointment({
-    organizationId: f.organizationId,
+    auth: { token: f.owner.token },
     serviceId: f.serviceId,
     locationId: f.locationId,
     startAt,

@@ -41,7 +41,7 @@ async function recordedMorning(f: QueueFixture) {
   testClock.set(at(-35));
   const w2 = await walkIn(f.owner, f.queueId);
   testClock.set(at(-30));
-  const booked = await bookAppointment({ organizationId: f.organizationId, serviceId: f.serviceId, locationId: f.locationId, startAt: T0 });
+  const booked = await bookAppointment({ auth: { token: f.owner.token }, serviceId: f.serviceId, locationId: f.locationId, startAt: T0 });
   const a = expectOk(await call("POST", `/v1/appointments/${booked.id}/check-in`, { token: f.owner.token }), 201).ticket;
   testClock.set(at(-20));
   const w3 = await walkIn(f.owner, f.queueId);

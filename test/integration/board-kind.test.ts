@@ -18,7 +18,7 @@ describe("the board's calls carry the ticket's kind", () => {
     const f = await createQueueFixture(owner, org.id);
     const widgetKey = (await createApiKey(owner, org.id, ["widget"])).key;
     const apt = await bookAppointment({
-      organizationId: f.organizationId,
+      auth: { token: f.owner.token },
       serviceId: f.serviceId,
       locationId: f.locationId,
       startAt: START,

@@ -14,6 +14,7 @@ import { capture, eventsOf, feedEvents, type Captured } from "../helpers/notific
 // without the data.
 
 const DAY = 86_400_000;
+const FIVE_MINUTES = 5 * 60_000;
 let captured: Captured | null = null;
 afterEach(() => {
   captured?.restore();
@@ -103,13 +104,13 @@ async function seed() {
     .bind(a.serviceId)
     .first<{ location_id: string }>())!;
   const appointment = await bookAppointment({
-    organizationId: a.organizationId,
+    auth: { token: a.owner.token },
     serviceId: a.serviceId,
     locationId: location.location_id,
-    startAt: Date.now() - 2 * DAY,
+    startAt: Math.floor((Date.now() - 2 * DAY) / FIVE_MINUTES) * FIVE_MINUTES,
     customerName: person.name,
+    customerEmail: person.email,
   });
-  await env.DB.prepare("UPDATE appointments SET customer_email = ? WHERE id = ?").bind(person.email, appointment.id).run();
   // A ticket still in the line, and the same person in another organization.
   const live = await visitorJoin(a, keyA, person);
   const elsewhere = await visitorJoin(b, keyB, person);

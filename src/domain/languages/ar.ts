@@ -25,6 +25,7 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "appointment.confirmed": { title: "تم تأكيد الموعد", body: "{title}: {time}.[ إدارة موعدك: {link}]" },
   "appointment.rescheduled": { title: "تم تغيير الموعد", body: "{title}: الموعد الجديد {time}." },
   "appointment.cancelled": { title: "تم إلغاء الموعد", body: "تم إلغاء {title} المحدد في {time}." },
+  "appointment.no_show": { title: "موعد فائت", body: "لم تسجّل وصولك إلى موعدك في {time}: تم إلغاؤه وأصبح الوقت متاحًا لغيرك." },
   "queue.status_changed": { title: "{queue}", body: "{queue}: تغيرت الحالة من {from} إلى {to}." },
   "queue.capacity_warning": { title: "الطابور {queue} شبه ممتلئ", body: "{used} من {max} أماكن مشغولة." },
   "queue.long_wait": { title: "انتظار طويل: {queue}", body: "عميل جديد ينتظر حوالي {wait} دقيقة (الترتيب {position})." },

@@ -22,6 +22,7 @@ export const TEMPLATE_KEYS = [
   "appointment.confirmed",
   "appointment.rescheduled",
   "appointment.cancelled",
+  "appointment.no_show",
   "queue.status_changed",
   "queue.capacity_warning",
   "queue.long_wait",

@@ -24,6 +24,10 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "appointment.confirmed": { title: "Appointment confirmed", body: "{title}: {time}.[ Manage your appointment: {link}]" },
   "appointment.rescheduled": { title: "Appointment moved", body: "{title}: now {time}." },
   "appointment.cancelled": { title: "Appointment cancelled", body: "{title} on {time} is cancelled." },
+  "appointment.no_show": {
+    title: "Missed appointment",
+    body: "You did not check in for your appointment of {time}: it is cancelled and the slot freed.",
+  },
   "queue.status_changed": { title: "{queue}", body: "{queue}: status went from {from} to {to}." },
   "queue.capacity_warning": { title: "Queue {queue} nearly full", body: "{used} of {max} places taken." },
   "queue.long_wait": { title: "Long wait: {queue}", body: "A new customer faces about {wait} min (position {position})." },

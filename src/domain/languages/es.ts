@@ -30,6 +30,10 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "appointment.confirmed": { title: "Cita confirmada", body: "{title}: {time}.[ Gestione su cita: {link}]" },
   "appointment.rescheduled": { title: "Cita cambiada", body: "{title}: ahora {time}." },
   "appointment.cancelled": { title: "Cita cancelada", body: "{title} del {time} está cancelada." },
+  "appointment.no_show": {
+    title: "Cita perdida",
+    body: "No registró su llegada a la cita del {time}: se ha cancelado y el horario queda libre.",
+  },
   "queue.status_changed": { title: "{queue}", body: "{queue}: el estado pasó de {from} a {to}." },
   "queue.capacity_warning": { title: "Fila {queue} casi llena", body: "{used} de {max} plazas ocupadas." },
   "queue.long_wait": { title: "Espera larga: {queue}", body: "Un nuevo cliente espera unos {wait} min (posición {position})." },

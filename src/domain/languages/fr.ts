@@ -36,6 +36,10 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "appointment.confirmed": { title: "Rendez-vous confirmé", body: "{title} : {time}.[ Gérer votre rendez-vous : {link}]" },
   "appointment.rescheduled": { title: "Rendez-vous déplacé", body: "{title} : désormais {time}." },
   "appointment.cancelled": { title: "Rendez-vous annulé", body: "{title} du {time} est annulé." },
+  "appointment.no_show": {
+    title: "Rendez-vous manqué",
+    body: "Vous n'avez pas enregistré votre arrivée au rendez-vous du {time} : il est annulé et le créneau libéré.",
+  },
   "queue.status_changed": { title: "{queue}", body: "{queue} : statut passé de {from} à {to}." },
   "queue.capacity_warning": { title: "File {queue} presque pleine", body: "{used} places occupées sur {max}." },
   "queue.long_wait": { title: "Attente longue : {queue}", body: "Un nouveau client attend environ {wait} min (position {position})." },

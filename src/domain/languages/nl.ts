@@ -33,6 +33,10 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "appointment.confirmed": { title: "Afspraak bevestigd", body: "{title}: {time}.[ Beheer uw afspraak: {link}]" },
   "appointment.rescheduled": { title: "Afspraak verplaatst", body: "{title}: nu {time}." },
   "appointment.cancelled": { title: "Afspraak geannuleerd", body: "{title} op {time} is geannuleerd." },
+  "appointment.no_show": {
+    title: "Gemiste afspraak",
+    body: "U hebt zich niet aangemeld voor uw afspraak van {time}: die is geannuleerd en het tijdslot is vrijgegeven.",
+  },
   "queue.status_changed": { title: "{queue}", body: "{queue}: status gewijzigd van {from} naar {to}." },
   "queue.capacity_warning": { title: "Rij {queue} bijna vol", body: "{used} van {max} plaatsen bezet." },
   "queue.long_wait": { title: "Lange wachttijd: {queue}", body: "Een nieuwe klant wacht ongeveer {wait} min (plaats {position})." },

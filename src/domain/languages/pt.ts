@@ -27,6 +27,10 @@ export const messages: Record<TemplateKey, TemplateText> = {
   "appointment.confirmed": { title: "Marcação confirmada", body: "{title}: {time}.[ Gerir a sua marcação: {link}]" },
   "appointment.rescheduled": { title: "Marcação alterada", body: "{title}: agora {time}." },
   "appointment.cancelled": { title: "Marcação cancelada", body: "{title} de {time} foi cancelada." },
+  "appointment.no_show": {
+    title: "Marcação falhada",
+    body: "Não registou a chegada à marcação de {time}: foi cancelada e o horário ficou livre.",
+  },
   "queue.status_changed": { title: "{queue}", body: "{queue}: o estado passou de {from} para {to}." },
   "queue.capacity_warning": { title: "Fila {queue} quase cheia", body: "{used} de {max} lugares ocupados." },
   "queue.long_wait": { title: "Espera longa: {queue}", body: "Um novo cliente espera cerca de {wait} min (posição {position})." },

@@ -42,6 +42,22 @@ function nextDate(date: string): string {
   return new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
 }
 
+/** How many days from today the day list offers (the slots route refuses past the service's horizon). */
+const DAYS_OFFERED = 60;
+
+/**
+ * The days to choose from, from today where the location is, each named in the page's language
+ * ("lundi 23 mars"). Not a native date field: its format follows the browser's locale, so a
+ * French page showed mm/dd/yyyy.
+ */
+function dayChoices(today: string, lang: PageLang, also: string): { value: string; label: string }[] {
+  const name = new Intl.DateTimeFormat(languageMeta(lang).locale, { timeZone: "UTC", weekday: "long", day: "numeric", month: "long" });
+  const days: string[] = [];
+  for (let d = today, i = 0; i < DAYS_OFFERED; i += 1, d = nextDate(d)) days.push(d);
+  if (also && !days.includes(also) && also > today) days.push(also);
+  return days.map((value) => ({ value, label: name.format(new Date(`${value}T12:00:00Z`)) }));
+}
+
 function App() {
   const [lang, setLang] = useState<PageLang>(visitorLang() ?? "en");
   const t = pageWords(lang).appointment;
@@ -222,12 +238,13 @@ function App() {
             </h2>
             <label>
               {t.day}{" "}
-              <input
-                type="date"
-                value={day}
-                min={localDate(new Date(now).toISOString(), zone)}
-                onChange={(e: Event) => void loadSlots((e.target as HTMLInputElement).value)}
-              />
+              <select data-day value={day} onChange={(e: Event) => void loadSlots((e.target as HTMLSelectElement).value)}>
+                {dayChoices(localDate(new Date(now).toISOString(), zone), lang, day).map((d) => (
+                  <option value={d.value} selected={d.value === day}>
+                    {d.label}
+                  </option>
+                ))}
+              </select>
             </label>
             {slots !== null && slots.filter((s) => !s.current).length === 0 && <p class="hint">{t.noSlots}</p>}
             {slots !== null && slots.length > 0 && (
