@@ -14,6 +14,7 @@ import { iso, utcDayStart } from "../lib/time";
 import { likeContains } from "./locations";
 import type { LocationScope } from "../domain/location-scope";
 import { servicesAt } from "./location-scope";
+import type { Deps } from "../http/deps";
 
 export type ServiceRow = typeof services.$inferSelect;
 export type ServiceStatus = ServiceRow["status"];
@@ -27,7 +28,7 @@ export function serviceTypeRecord(t: typeof serviceTypes.$inferSelect) {
 }
 
 /** The types an organization of this type may use: its own, plus the `other` ones that fit all. */
-export async function listServiceTypes(db: Database, organizationType?: OrganizationType) {
+export async function listServiceTypes({ db }: Deps, organizationType?: OrganizationType) {
   const rows = await db
     .select()
     .from(serviceTypes)
@@ -54,7 +55,7 @@ async function assertServiceTypeFits(db: Database, serviceTypeId: string, organi
  * unknown one, so ids of other organizations are never confirmed.
  */
 export async function organizationOfLocations(
-  db: Database,
+  { db }: Deps,
   locationIds: readonly string[],
   authorizeIn: (organizationId: string) => Promise<unknown>,
 ): Promise<string> {
@@ -131,7 +132,7 @@ export interface NewService {
  * the INSERT itself (it writes nothing once the organization has as many services as its
  * plan allows), so two concurrent creations cannot both pass a count read beforehand.
  */
-export async function createService(db: Database, organizationId: string, input: NewService, at: number): Promise<ServiceRow> {
+export async function createService({ db }: Deps, organizationId: string, input: NewService, at: number): Promise<ServiceRow> {
   const org = await organizationContext(db, organizationId);
   await assertServiceTypeFits(db, input.serviceTypeId, org.type);
   const maxServices = entitlements({ plan: org.plan }).features.maxServices;
@@ -182,7 +183,7 @@ export interface ServiceFilter {
 }
 
 export async function listServices(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   window: ListWindow,
   filter: ServiceFilter = {},
@@ -315,7 +316,7 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
   };
 }
 
-export async function serviceRecords(db: Database, rows: readonly ServiceRow[], at: number) {
+export async function serviceRecords({ db }: Deps, rows: readonly ServiceRow[], at: number) {
   const details = await serviceDetails(
     db,
     rows.map((r) => r.id),
@@ -338,7 +339,7 @@ export interface ServicePatch {
 
 /** Changes the fields given; `locationIds` replaces every link, in the same batch. */
 export async function updateService(
-  db: Database,
+  { db }: Deps,
   current: ServiceRow,
   patch: ServicePatch,
   at: number,
@@ -384,7 +385,7 @@ export async function updateService(
 }
 
 /** Deletes the service; its queues and links go by cascade. Returns the queue ids to retire. */
-export async function deleteService(db: Database, id: string): Promise<string[]> {
+export async function deleteService({ db }: Deps, id: string): Promise<string[]> {
   const [gone] = await db.batch([
     db.select({ id: queues.id }).from(queues).where(eq(queues.serviceId, id)),
     db.delete(services).where(eq(services.id, id)),
