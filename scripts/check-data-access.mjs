@@ -33,7 +33,6 @@ const RAW_SQL = {
   "src/audit/audit.ts": "audit sealing: the hash chain is extended and checked in order",
   "src/billing/billing-events.ts": "provider events applied idempotently with conditional writes",
   "src/billing/usage.ts": "the API-call quota: a conditional upsert (used < limit)",
-  "src/catalog/services.ts": "INSERT … SELECT of a service's locations in one statement",
   "src/conversations/conversations.ts": "ticket messages written with conditional inserts",
   "src/conversations/inbound.ts": "inbound SMS de-duplicated by conditional insert",
   "src/ledger/ledger.ts": "the organization ledger flushes its counts to usage_counters (upsert)",

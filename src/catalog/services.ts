@@ -2,7 +2,7 @@ import { changedFields, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { auditInsert } from "../audit/audit";
-import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, exists, inArray, isNull, lt, or, sql, type Column } from "drizzle-orm";
 import type { BookingSettings } from "../domain/slots";
 import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
 import { chunk, type Database } from "../db/client";
@@ -106,15 +106,28 @@ function linkStatements(db: Database, serviceId: string, locationIds: readonly s
     db
       .insert(serviceLocations)
       .select(
-        sql`SELECT ${serviceId}, id FROM locations
-          WHERE id IN (${sql.join(
-            ids.map((id) => sql`${id}`),
-            sql`, `,
-          )})
-            AND EXISTS (SELECT 1 FROM services WHERE id = ${serviceId})`,
+        db
+          .select({ serviceId: bound(serviceId, serviceLocations.serviceId), locationId: locations.id })
+          .from(locations)
+          .where(
+            and(
+              inArray(locations.id, [...ids]),
+              exists(
+                db
+                  .select({ one: sql`1` })
+                  .from(services)
+                  .where(eq(services.id, serviceId)),
+              ),
+            ),
+          ),
       )
       .onConflictDoNothing(),
   );
+}
+
+/** A value of ours selected as a column of an INSERT … SELECT, encoded as `column` stores it. */
+function bound(value: unknown, column: Column) {
+  return sql`${sql.param(value, column)}`.as(column.name);
 }
 
 export interface NewService {
@@ -150,14 +163,29 @@ export async function createService({ db }: Deps, organizationId: string, input:
     createdAt: at,
     updatedAt: at,
   };
-  const underLimit =
-    maxServices === null ? sql`1` : sql`(SELECT count(*) FROM services WHERE organization_id = ${organizationId}) < ${maxServices}`;
+  const serviceCount = db.select({ n: count() }).from(services).where(eq(services.organizationId, organizationId));
   const [inserted] = await db.batch([
-    // Columns in the table's order: that is the order drizzle lists them in the INSERT.
-    db.insert(services)
-      .select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
-        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}, NULL, ${row.routeEntry}
-      WHERE ${underLimit}`),
+    // The fields in the table's order (drizzle checks it): the row is written only while the
+    // organization is under its plan's limit.
+    db.insert(services).select(
+      db
+        .select({
+          id: bound(row.id, services.id),
+          organizationId: bound(row.organizationId, services.organizationId),
+          name: bound(row.name, services.name),
+          description: bound(row.description, services.description),
+          serviceTypeId: bound(row.serviceTypeId, services.serviceTypeId),
+          isVirtual: bound(row.isVirtual, services.isVirtual),
+          maxRemoteJoinRadiusKm: bound(row.maxRemoteJoinRadiusKm, services.maxRemoteJoinRadiusKm),
+          status: bound(row.status, services.status),
+          createdAt: bound(row.createdAt, services.createdAt),
+          updatedAt: bound(row.updatedAt, services.updatedAt),
+          booking: sql`NULL`.as(services.booking.name),
+          routeEntry: bound(row.routeEntry, services.routeEntry),
+        })
+        .from(organizations)
+        .where(and(eq(organizations.id, organizationId), maxServices === null ? undefined : lt(serviceCount, maxServices))),
+    ),
     ...linkStatements(db, row.id, input.locationIds),
   ]);
   if (inserted.meta.changes === 0) {
