@@ -17,26 +17,7 @@ const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const report = process.argv.includes("--report");
 
 /** Routers that still hand `c.env.DB` to a service (the service should take its dependencies). */
-const ROUTERS_ON_THE_BINDING = {
-  "src/analytics/analytics-export.routes.ts": "passes env.DB to the CSV export",
-  "src/analytics/analytics.routes.ts": "passes env.DB to the analytics reads",
-  "src/analytics/dashboard.routes.ts": "builds a Drizzle handle for the dashboard read",
-  "src/audit/audit.routes.ts": "passes env.DB to the audit log reads and seal check",
-  "src/billing/billing.routes.ts": "builds a Drizzle handle for subscriptions and invoices",
-  "src/calendar/calendar.routes.ts": "builds a Drizzle handle for the calendar services",
-  "src/catalog/locations.routes.ts": "builds a Drizzle handle for the location services",
-  "src/catalog/services.routes.ts": "builds a Drizzle handle for the service services",
-  "src/entry/nfc.routes.ts": "builds a Drizzle handle for the NFC services",
-  "src/entry/qr.routes.ts": "builds a Drizzle handle for the QR-token services",
-  "src/identity/api-keys.routes.ts": "builds a Drizzle handle for the API-key services",
-  "src/identity/auth.routes.ts": "builds a Drizzle handle for register/login/me",
-  "src/identity/members.routes.ts": "builds a Drizzle handle for the member services",
-  "src/identity/organizations.routes.ts": "builds a Drizzle handle for the organization services",
-  "src/identity/invitations.routes.ts": "passes env.DB to the invitation services",
-  "src/tickets/queues.routes.ts": "passes env.DB to the phone check before a join",
-  "src/webhooks/events.routes.ts": "passes env.DB to the event-stream listing",
-  "src/visits/visitor-push.routes.ts": "runs its own statements on env.DB (web-push subscriptions)",
-};
+const ROUTERS_ON_THE_BINDING = {};
 
 /** Files that may run raw SQL on D1, each with why. */
 const RAW_SQL = {
@@ -52,18 +33,14 @@ const RAW_SQL = {
   "src/audit/audit.ts": "audit sealing: the hash chain is extended and checked in order",
   "src/billing/billing-events.ts": "provider events applied idempotently with conditional writes",
   "src/billing/usage.ts": "the API-call quota: a conditional upsert (used < limit)",
-  "src/catalog/services.ts": "INSERT … SELECT of a service's locations in one statement",
   "src/conversations/conversations.ts": "ticket messages written with conditional inserts",
-  "src/conversations/inbound-status.ts": "delivery status moved forward only from allowed states (conditional UPDATE)",
   "src/conversations/inbound.ts": "inbound SMS de-duplicated by conditional insert",
   "src/ledger/ledger.ts": "the organization ledger flushes its counts to usage_counters (upsert)",
-  "src/room-host.ts": "the room's catalog port reads its queue row",
   "src/tickets/queues.ts": "a queue created with its display letter chosen in the INSERT (unique per service)",
   "src/visits/labels.ts": "a label added only while the list is not full (conditional INSERT)",
   "src/db/prepared.ts": "runs Drizzle-built reads prepared once per binding in one D1 batch (no SQL written there; issue 43)",
   "src/http/keyset.ts":
     "the cursor reader of the lists still read with prepared SQL (notifications, deliveries, ticket messages): it reads the cursor row's keys; goes when those lists move to Drizzle (issue 41)",
-  "src/identity/verification.ts": "the domain re-check's due list",
   "src/jobs/analytics-backfill.ts": "projection deltas rebuilt in chunks",
   "src/jobs/anonymisation.ts": "retention: personal data blanked in bulk",
   "src/jobs/appointment-reminders.ts": "reminders claimed once by conditional updates",
@@ -79,7 +56,6 @@ const RAW_SQL = {
   "src/queue-room/outbox.ts": "the room's outbox drain: upserts guarded by the ticket's version",
   "src/queue-room/projection.ts": "the ticket projection's upserts guarded by version",
   "src/visits/phone-verification.ts": "phone codes: attempts counted by conditional update",
-  "src/visits/visitor-push.routes.ts": "web-push subscriptions written by the router itself (to move into a service)",
   "src/webhooks/event-stream.ts": "the event stream: INSERT OR IGNORE by event id and a 24 h purge",
   "src/webhooks/webhooks.ts": "delivery rows fanned out per subscription in one statement",
 };

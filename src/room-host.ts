@@ -1,6 +1,8 @@
 import type { Env } from "./env";
 import { QueueRoom as Room } from "./queue-room/queue-room";
-import type { QueueStatus } from "./domain/tickets";
+import { eq } from "drizzle-orm";
+import { database } from "./db/client";
+import { queues } from "./db/schema";
 import type { QueueFacts } from "./queue-room/contract";
 
 // The composition root of a queue's room: the class the platform instantiates (wrangler.toml's
@@ -9,37 +11,25 @@ import type { QueueFacts } from "./queue-room/contract";
 
 /** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
 async function queueFacts(env: Env, queueId: string): Promise<QueueFacts | null> {
-  const row = await env.DB.prepare(
-    "SELECT id, organization_id, service_id, name, letter, max_capacity, no_show_timeout_minutes, default_service_minutes, status, archived_at FROM queues WHERE id = ?",
-  )
-    .bind(queueId)
-    .first<{
-      id: string;
-      organization_id: string;
-      service_id: string;
-      name: string;
-      letter: string;
-      max_capacity: number | null;
-      no_show_timeout_minutes: number;
-      default_service_minutes: number;
-      status: QueueStatus;
-      archived_at: number | null;
-    }>();
+  const row = await database(env.DB)
+    .select({
+      queueId: queues.id,
+      organizationId: queues.organizationId,
+      serviceId: queues.serviceId,
+      name: queues.name,
+      letter: queues.letter,
+      maxCapacity: queues.maxCapacity,
+      noShowTimeoutMinutes: queues.noShowTimeoutMinutes,
+      defaultServiceMinutes: queues.defaultServiceMinutes,
+      status: queues.status,
+      archivedAt: queues.archivedAt,
+    })
+    .from(queues)
+    .where(eq(queues.id, queueId))
+    .get();
   if (!row) return null;
-  return {
-    name: row.name,
-    config: {
-      queueId: row.id,
-      organizationId: row.organization_id,
-      serviceId: row.service_id,
-      letter: row.letter,
-      maxCapacity: row.max_capacity,
-      noShowTimeoutMinutes: row.no_show_timeout_minutes,
-      defaultServiceMinutes: row.default_service_minutes,
-      status: row.status,
-      archivedAt: row.archived_at,
-    },
-  };
+  const { name, ...config } = row;
+  return { name, config };
 }
 
 export class QueueRoom extends Room {

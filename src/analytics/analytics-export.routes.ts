@@ -3,6 +3,7 @@ import { errors, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
 import { EXPORT_COLUMNS, ticketsCsvStream } from "./analytics-export";
 import { AnalyticsScopeQuery, resolveAnalyticsScope } from "./analytics-scope";
+import { deps } from "../http/deps";
 
 const app = router();
 
@@ -33,7 +34,7 @@ const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 16).replaceAll
 app.openapi(exportCsv, async (c) => {
   const query = c.req.valid("query");
   const scope = await resolveAnalyticsScope(c, query, "analytics_export");
-  const stream = await ticketsCsvStream(c.env.DB, scope, query.locationId);
+  const stream = await ticketsCsvStream(deps(c), scope, query.locationId);
   return c.body(stream, 200, {
     "Content-Type": "text/csv; charset=utf-8",
     "Content-Disposition": `attachment; filename="tickets-${stamp(scope.from)}-${stamp(scope.to)}.csv"`,

@@ -1,6 +1,7 @@
 import { channelOf } from "../domain/analytics";
 import { csvRecord, isoInZone, UTF8_BOM, type CsvValue } from "../domain/csv";
 import type { AnalyticsScope } from "./analytics-scope";
+import type { Deps } from "../http/deps";
 
 // The tickets CSV export (docs/retention.md, "CSV export"): one row per ticket created in the
 // range, streamed page by page. Each page is one keyset-paginated D1 read (created_at, id) on
@@ -197,7 +198,7 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
  * zone (each zone's range is read in its own time zone, as the analytics reads are).
  */
 export async function ticketsCsvStream(
-  db: D1Database,
+  { env: { DB: db } }: Deps,
   scope: AnalyticsScope,
   locationId: string | undefined,
 ): Promise<ReadableStream<Uint8Array>> {

@@ -15,6 +15,7 @@ import {
 } from "./analytics";
 import { AnalyticsScopeQuery, resolveAnalyticsScope } from "./analytics-scope";
 import { analyticsFeedback, FEEDBACK_WAIT_EDGES_MINUTES } from "./feedback";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Analytics"];
@@ -162,7 +163,7 @@ const summary = createRoute({
 app.openapi(summary, async (c) => {
   const query = c.req.valid("query");
   const scope = await resolveAnalyticsScope(c, query);
-  return c.json(ok(await analyticsSummary(c.env.DB, scope, query.groupBy)), 200);
+  return c.json(ok(await analyticsSummary(deps(c), scope, query.groupBy)), 200);
 });
 
 const operators = createRoute({
@@ -178,7 +179,7 @@ const operators = createRoute({
 
 app.openapi(operators, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
-  return c.json(ok(await analyticsOperators(c.env.DB, scope)), 200);
+  return c.json(ok(await analyticsOperators(deps(c), scope)), 200);
 });
 
 const KindFigures = z
@@ -227,7 +228,7 @@ const kinds = createRoute({
 
 app.openapi(kinds, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
-  return c.json(ok(await analyticsKinds(c.env.DB, scope)), 200);
+  return c.json(ok(await analyticsKinds(deps(c), scope)), 200);
 });
 
 const VisitFigures = {
@@ -290,7 +291,7 @@ const heatmap = createRoute({
 
 app.openapi(heatmap, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
-  return c.json(ok(await analyticsHeatmap(c.env.DB, scope)), 200);
+  return c.json(ok(await analyticsHeatmap(deps(c), scope)), 200);
 });
 
 const estimates = createRoute({
@@ -306,7 +307,7 @@ const estimates = createRoute({
 
 app.openapi(estimates, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
-  return c.json(ok(await analyticsEstimates(c.env.DB, scope)), 200);
+  return c.json(ok(await analyticsEstimates(deps(c), scope)), 200);
 });
 
 const ScoreFigures = {
@@ -367,7 +368,7 @@ const feedback = createRoute({
 
 app.openapi(feedback, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
-  return c.json(ok(await analyticsFeedback(c.env.DB, scope)), 200);
+  return c.json(ok(await analyticsFeedback(deps(c), scope)), 200);
 });
 
 export default app;

@@ -18,6 +18,7 @@ import {
 import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { DAY, HOUR, iso } from "../lib/time";
 import type { AnalyticsScope, ZoneScope } from "./analytics-scope";
+import type { Deps } from "../http/deps";
 
 export const GROUP_BY = ["hour", "day", "week"] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
@@ -249,7 +250,7 @@ const dayOf = (dayNumber: number) => {
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 };
 
-export async function analyticsSummary(db: D1Database, scope: AnalyticsScope, groupBy: GroupBy) {
+export async function analyticsSummary({ env: { DB: db } }: Deps, scope: AnalyticsScope, groupBy: GroupBy) {
   const totals = emptyFigures();
   const buckets = new Map<
     string,
@@ -331,7 +332,7 @@ export function heatmapQuery(offset: string): string {
   FROM analytics_hourly WHERE ${HOURLY_SCOPE} GROUP BY weekday, hour`;
 }
 
-export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
+export async function analyticsHeatmap({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
   const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
   let total = 0;
   const zoneRows = await Promise.all(
@@ -353,7 +354,7 @@ export async function analyticsHeatmap(db: D1Database, scope: AnalyticsScope) {
   return { ...coveredRange(scope), timeZones: scope.zones.map((z) => z.timeZone), weekdays: [...WEEKDAYS], total, arrivals };
 }
 
-export async function analyticsEstimates(db: D1Database, scope: AnalyticsScope) {
+export async function analyticsEstimates({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
   const perQueue = new Map<string, AggregateFigures>(scope.queueIds.map((id) => [id, emptyFigures()]));
   const totals = emptyFigures();
   const columns = ["queue_id", "estimated", "estimate_error_ms", "estimate_bias_ms", "estimate_error_hist"] as const;
@@ -422,7 +423,7 @@ export const OPERATOR_DESKS_QUERY = `SELECT t.assigned_to_id AS operator_id, t.d
     AND t.called_at IS NOT NULL AND t.assigned_to_id IS NOT NULL AND t.desk_id IS NOT NULL
   GROUP BY t.assigned_to_id, t.desk_id`;
 
-export async function analyticsOperators(db: D1Database, scope: AnalyticsScope) {
+export async function analyticsOperators({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
   const merged = new Map<string, OperatorRecord>();
   const deskCalls = new Map<string, Map<string, number>>();
   for (const zone of scope.zones) {
@@ -517,7 +518,7 @@ interface KindRecord {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-export async function analyticsKinds(db: D1Database, scope: AnalyticsScope) {
+export async function analyticsKinds({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
   const sums = { walk_in: emptyKind("walk_in"), appointment: emptyKind("appointment") };
   for (const zone of scope.zones) {
     const range = hourRange(zone);

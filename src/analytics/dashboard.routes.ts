@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { errors, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { dashboard } from "./dashboard";
+import { deps } from "../http/deps";
 
 const app = router();
 
@@ -46,7 +46,7 @@ const get = createRoute({
 app.openapi(get, async (c) => {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "ANALYTICS_VIEW");
-  return c.json(ok(await dashboard(database(c.env.DB), organizationId, now(), actor.locationIds)), 200);
+  return c.json(ok(await dashboard(deps(c), organizationId, now(), actor.locationIds)), 200);
 });
 
 export default app;

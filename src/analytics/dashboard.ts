@@ -5,6 +5,7 @@ import type { LocationScope } from "../domain/location-scope";
 import { scopeIds, servicesAt } from "../catalog/location-scope";
 import { iso } from "../lib/time";
 import { ticketFigures } from "./ticket-stats";
+import type { Deps } from "../http/deps";
 
 export const SERVICE_STATUSES = ["active", "inactive", "pending", "rejected"] as const;
 export const QUEUE_STATUSES = ["active", "paused", "closed"] as const;
@@ -23,7 +24,7 @@ function tally<K extends string>(
 }
 
 /** The counts of the business dashboard; archived queues are left out. */
-export async function dashboard(db: Database, organizationId: string, at: number, scope: LocationScope = null) {
+export async function dashboard({ db }: Deps, organizationId: string, at: number, scope: LocationScope = null) {
   // A scoped member (issue 31) counts their locations' catalogue and tickets only.
   const within = scopeIds(scope);
   const [locationRows, serviceRows, queueRows] = await db.batch([

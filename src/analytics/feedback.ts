@@ -7,6 +7,7 @@
 import { wallTimeAt } from "../domain/recurrence";
 import { HOUR, iso, MINUTE } from "../lib/time";
 import type { AnalyticsScope } from "./analytics-scope";
+import type { Deps } from "../http/deps";
 
 /**
  * The wait curve's bucket edges, in minutes: a bucket holds waits from its edge (included) to
@@ -75,7 +76,7 @@ async function namesOf(db: D1Database, sql: string, ids: string[]): Promise<Map<
   return new Map(rows.results.map((r) => [r.id, r.name]));
 }
 
-export async function analyticsFeedback(db: D1Database, scope: AnalyticsScope) {
+export async function analyticsFeedback({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
   const totals = new Tally();
   const byWait = FEEDBACK_WAIT_EDGES_MINUTES.map(() => new Tally());
   const services = new Map<string, Tally>();

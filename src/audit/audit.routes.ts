@@ -11,7 +11,8 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { parseInstantInput, utcInstant } from "../lib/instant";
-import { AUDIT_CSV_COLUMNS, auditCsvRows, listAuditEvents, recordAudit, verifyAuditChain, type AuditFilters } from "./audit";
+import { AUDIT_CSV_COLUMNS, auditCsvRows, listAuditEvents, recordAuditWith, verifyAuditChain, type AuditFilters } from "./audit";
+import { deps } from "../http/deps";
 
 // The audit log, read-only (docs/security.md): admins and owners, or a key with read:audit.
 // Nothing here changes an entry; entries are written by the services that make the changes.
@@ -109,7 +110,7 @@ app.openapi(list, async (c) => {
     beforeSeq = decodeAuditCursor(q.cursor);
     if (beforeSeq === null) throw validationError("cursor", "not a cursor this route gave");
   }
-  const { rows, hasMore } = await listAuditEvents(c.env.DB, organizationId, filters, { limit: q.limit, beforeSeq });
+  const { rows, hasMore } = await listAuditEvents(deps(c), organizationId, filters, { limit: q.limit, beforeSeq });
   const last = rows[rows.length - 1];
   const nextCursor = hasMore && last ? encodeAuditCursor(last.sequence) : null;
   return c.json({ ...ok(rows), meta: { limit: q.limit, hasMore, nextCursor } }, 200);
@@ -136,8 +137,8 @@ app.openapi(exportCsv, async (c) => {
   const actor = await auditReader(c, organizationId);
   const q = c.req.valid("query");
   const filters = filtersOf(q);
-  await recordAudit(
-    c.env.DB,
+  await recordAuditWith(
+    deps(c),
     auditOrigin(c, actor),
     {
       organizationId,
@@ -149,7 +150,7 @@ app.openapi(exportCsv, async (c) => {
     now(),
   );
   const encoder = new TextEncoder();
-  const rows = auditCsvRows(c.env.DB, organizationId, filters);
+  const rows = auditCsvRows(deps(c), organizationId, filters);
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(UTF8_BOM + csvRecord([...AUDIT_CSV_COLUMNS])));

@@ -14,6 +14,7 @@ import { auditKeyring, type AuditKeyEnv } from "../lib/audit-key";
 import { sha256Hex } from "../lib/crypto";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 // The audit log (docs/security.md, "Audit log"). A change and its entry are written in one D1
 // batch (`auditInsert` is a statement to put in it), so an entry exists exactly when the change
@@ -62,7 +63,12 @@ export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: 
 
 /** Records an entry on its own: for a change that has no write of ours to share a batch with (an export, a sign-in). */
 export async function recordAudit(d1: D1Database, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
-  await auditInsert(database(d1), origin, change, at).run();
+  await recordAuditWith({ db: database(d1) }, origin, change, at);
+}
+
+/** `recordAudit` for a caller holding its dependencies (a router). */
+export async function recordAuditWith({ db }: Pick<Deps, "db">, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
+  await auditInsert(db, origin, change, at).run();
 }
 
 interface AuditRow {
@@ -218,7 +224,7 @@ export type AuditRecord = ReturnType<typeof auditRecord>;
 
 /** One page, newest first, after the cursor (the number of the last entry of the page before). */
 export async function listAuditEvents(
-  d1: D1Database,
+  { env: { DB: d1 } }: Deps,
   organizationId: string,
   filters: AuditFilters,
   page: { limit: number; beforeSeq: number | null },
@@ -248,10 +254,10 @@ export const AUDIT_CSV_COLUMNS = [
 ] as const;
 
 /** Every matching entry, newest first, a page at a time, as CSV rows (domain/csv.ts). */
-export async function* auditCsvRows(d1: D1Database, organizationId: string, filters: AuditFilters): AsyncGenerator<unknown[]> {
+export async function* auditCsvRows(deps: Deps, organizationId: string, filters: AuditFilters): AsyncGenerator<unknown[]> {
   let beforeSeq: number | null = null;
   for (;;) {
-    const { rows, hasMore } = await listAuditEvents(d1, organizationId, filters, { limit: 100, beforeSeq });
+    const { rows, hasMore } = await listAuditEvents(deps, organizationId, filters, { limit: 100, beforeSeq });
     for (const r of rows) {
       yield [
         r.sequence,

@@ -1,15 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { count, desc, eq } from "drizzle-orm";
-import { database } from "./repository";
-import { invoices } from "./repository";
+import { deps } from "../http/deps";
+import { listInvoices } from "./invoices";
 import { BILLING_INTERVALS, PLANS } from "../domain/plans";
 import { actorIn, authorize } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { forbidden } from "../http/errors";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/cursor";
-import { keysetPage } from "../http/keyset";
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -201,34 +199,7 @@ app.openapi(history, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorizeBillingRead(c, organizationId);
   const window = listWindow(c.req.valid("query"));
-  const db = database(c.env.DB);
-  const where = eq(invoices.organizationId, organizationId);
-  const [{ rows, hasMore }, total] = await Promise.all([
-    keysetPage(
-      db,
-      window,
-      {
-        table: invoices,
-        cursorColumn: invoices.id,
-        owner: where,
-        where,
-        keys: [
-          { column: invoices.createdAt, direction: "desc" },
-          { column: invoices.id, direction: "desc" },
-        ],
-      },
-      (q) =>
-        db
-          .select()
-          .from(invoices)
-          .where(q.where)
-          .orderBy(...q.orderBy)
-          .limit(q.limit)
-          .offset(q.offset)
-          .all(),
-    ),
-    db.select({ n: count() }).from(invoices).where(where).get(),
-  ]);
+  const { rows, total, hasMore } = await listInvoices(deps(c), organizationId, window);
   const items = rows.map((r) => ({
     id: r.id,
     organizationId: r.organizationId,
@@ -248,7 +219,7 @@ app.openapi(history, async (c) => {
       items,
       listMeta(
         rows.map((r) => r.id),
-        total?.n ?? 0,
+        total,
         window,
         hasMore,
       ),

@@ -5,6 +5,7 @@ import { database, type Database } from "../db/client";
 import { members, users } from "../db/schema";
 import type { Env } from "../env";
 import { occurrencesCovering, type EventType, type ExpandedOccurrence } from "./calendar";
+import type { Deps } from "../http/deps";
 
 // Real-time effect of the calendar (CONTRACT §6): who may call tickets now, and which
 // services refuse joins now.
@@ -60,7 +61,7 @@ export async function serviceClosure(
 }
 
 /** Each member of the organization, one page, with what blocks them at `at`. */
-export async function membersAvailability(db: Database, organizationId: string, at: number, window: ListWindow) {
+export async function membersAvailability({ db }: Deps, organizationId: string, at: number, window: ListWindow) {
   const where = eq(members.organizationId, organizationId);
   const [{ rows, hasMore }, totals, covering] = await Promise.all([
     keysetPage(

@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { authorize, organizationOfRequest, requireUser, type Actor } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
 import { forbidden, notFound, validationError } from "../http/errors";
@@ -25,6 +24,7 @@ import {
 } from "./calendar";
 import { calendarChanged } from "../tickets/room-rules";
 import { PublicLine, PublicParagraph, RoleSchema } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Calendar"];
@@ -145,7 +145,7 @@ app.openapi(create, async (c) => {
   const input = c.req.valid("json");
   await scopedEventTarget(c, actor, input, true);
   const at = now();
-  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, actor.userId, input, at);
+  const { event, timeZone } = await createEvent(deps(c), organizationId, actor.userId, input, at);
   await calendarChanged(c.env, organizationId, [event], at);
   return c.json(ok(eventRecord(event, timeZone)), 201);
 });
@@ -181,7 +181,7 @@ app.openapi(createAvailability, async (c) => {
   await authorize(c, organizationId, "CALENDAR_CREATE_OWN_AVAILABILITY");
   const input = { ...c.req.valid("json"), eventType: "unavailability" as const, attendees: [user.id] };
   const at = now();
-  const { event, timeZone } = await createEvent(database(c.env.DB), organizationId, user.id, input, at);
+  const { event, timeZone } = await createEvent(deps(c), organizationId, user.id, input, at);
   await calendarChanged(c.env, organizationId, [event], at);
   return c.json(ok(eventRecord(event, timeZone)), 201);
 });
@@ -220,13 +220,13 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const db = database(c.env.DB);
+  const d = deps(c);
   const patch = c.req.valid("json");
   const { row: current, actor } = guarded(c, "calendarEvent", "CALENDAR_VIEW");
   await scopedEventTarget(c, actor, patch);
   assertMayChange(actor, current, Object.keys(patch));
   const at = now();
-  const { event, timeZone } = await updateEvent(db, current, patch, at);
+  const { event, timeZone } = await updateEvent(d, current, patch, at);
   await calendarChanged(c.env, current.organizationId, [current, event], at);
   return c.json(ok(eventRecord(event, timeZone)), 200);
 });
@@ -246,10 +246,10 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const db = database(c.env.DB);
+  const d = deps(c);
   const { row: event, actor } = guarded(c, "calendarEvent", "CALENDAR_VIEW");
   assertMayChange(actor, event);
-  await deleteEvent(db, event.id);
+  await deleteEvent(d, event.id);
   await calendarChanged(c.env, event.organizationId, [event], now());
   return c.json(ok({ id: event.id, deleted: true as const }), 200);
 });
@@ -280,9 +280,9 @@ app.openapi(list, async (c) => {
   const end = given.end ?? start + DEFAULT_RANGE;
   if (end <= start) throw validationError("endDate", "must be after startDate");
   if (end - start > MAX_RANGE) throw validationError("endDate", "the range may span at most 366 days");
-  const db = database(c.env.DB);
-  const only = actor.locationIds === null ? undefined : eventsWithin(db, actor.locationIds);
-  const items = await occurrencesBetween(db, organizationId, start, end, only);
+  const d = deps(c);
+  const only = actor.locationIds === null ? undefined : eventsWithin(d.db, actor.locationIds);
+  const items = await occurrencesBetween(d.db, organizationId, start, end, only);
   const data = items.map((i) => occurrenceRecord(i.event, i.occurrence, i.timeZone));
   return c.json(okList(data, { total: data.length, page: 1, limit: MAX_OCCURRENCES, hasMore: false }), 200);
 });
@@ -319,7 +319,7 @@ app.openapi(availability, async (c) => {
   const q = c.req.valid("query");
   const at = q.at ? utcInstant(q.at) : now();
   const window = listWindow(q);
-  const { items, total, hasMore } = await membersAvailability(database(c.env.DB), organizationId, at, window);
+  const { items, total, hasMore } = await membersAvailability(deps(c), organizationId, at, window);
   const data = items.map((m) => ({ ...m, blockedBy: m.blockedBy && { ...m.blockedBy, until: iso(m.blockedBy.until) } }));
   return c.json(
     okList(

@@ -15,6 +15,7 @@ import { permissionRefused } from "../http/permission-refusal";
 import type { InstantInput } from "../lib/instant";
 import { newId } from "../lib/ids";
 import { DAY, iso, isoOrNull } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 export type EventRow = typeof calendarEvents.$inferSelect;
 export type EventType = EventRow["eventType"];
@@ -188,7 +189,7 @@ async function resolveEvent(db: Database, base: EventRow, input: EventInput, zon
 }
 
 export async function createEvent(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   createdById: string | null,
   input: EventInput & { title: string; startDate: InstantInput; endDate: InstantInput },
@@ -218,7 +219,7 @@ export async function createEvent(
   return { event, timeZone: zoneOf(zones, event.locationId) };
 }
 
-export async function updateEvent(db: Database, current: EventRow, patch: EventInput, at: number) {
+export async function updateEvent({ db }: Deps, current: EventRow, patch: EventInput, at: number) {
   const zones = await organizationZones(db, current.organizationId);
   const event = { ...(await resolveEvent(db, current, patch, zones)), updatedAt: at };
   await db.update(calendarEvents).set(event).where(eq(calendarEvents.id, current.id));
@@ -231,7 +232,7 @@ export async function findEvent(db: Database, eventId: string): Promise<EventRow
   return row;
 }
 
-export async function deleteEvent(db: Database, eventId: string): Promise<void> {
+export async function deleteEvent({ db }: Deps, eventId: string): Promise<void> {
   await db.delete(calendarEvents).where(eq(calendarEvents.id, eventId));
 }
 

@@ -2,13 +2,19 @@ import { and, eq, inArray, isNull, or, type SQL } from "drizzle-orm";
 import { database, type Database } from "../db/client";
 import { calendarEvents, locations, serviceLocations } from "../db/schema";
 import type { LocationScope } from "../domain/location-scope";
+import type { Deps } from "../http/deps";
 
 // The reads behind roles per location (issue 31, src/domain/location-scope.ts). They run only
 // for a member scoped to some locations: the whole organization's members never pay for them.
 
 /** The locations a service (and so each of its queues) is offered at. */
 export async function locationsOfService(d1: D1Database, serviceId: string): Promise<string[]> {
-  const rows = await database(d1)
+  return serviceLocationsOf({ db: database(d1) }, serviceId);
+}
+
+/** `locationsOfService` for a caller holding its dependencies (a router). */
+export async function serviceLocationsOf({ db }: Pick<Deps, "db">, serviceId: string): Promise<string[]> {
+  const rows = await db
     .select({ id: serviceLocations.locationId })
     .from(serviceLocations)
     .where(eq(serviceLocations.serviceId, serviceId))
@@ -25,9 +31,9 @@ export function servicesAt(db: Database, scope: readonly string[]) {
 }
 
 /** The ids of `ids` that are locations of `organizationId` (a scope names only its own). */
-export async function locationsOfOrganization(d1: D1Database, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function locationsOfOrganization({ db }: Deps, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await database(d1)
+  const rows = await db
     .select({ id: locations.id, organizationId: locations.organizationId })
     .from(locations)
     .where(inArray(locations.id, [...ids]))

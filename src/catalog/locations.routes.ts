@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { guarded } from "../access/guard";
@@ -14,6 +13,7 @@ import { retireQueues } from "../tickets/queue-rooms";
 import { rulesChanged } from "../tickets/room-rules";
 import { Email, PublicLine } from "../http/schemas";
 import { rangesProblem, WEEKDAYS, type Weekday } from "../domain/opening-hours";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Locations"];
@@ -125,7 +125,7 @@ app.openapi(create, async (c) => {
   const actor = await authorize(c, organizationId, "LOCATION_MANAGE");
   // A manager of some locations does not open new ones: that is for the whole organization's.
   if (actor.locationIds !== null) throw forbidden("A member limited to some locations cannot create locations");
-  const row = await createLocation(database(c.env.DB), organizationId, fields, now());
+  const row = await createLocation(deps(c), organizationId, fields, now());
   return c.json(ok(locationRecord(row)), 201);
 });
 
@@ -144,7 +144,7 @@ app.openapi(listOwn, async (c) => {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const window = listWindow(c.req.valid("query"));
-  const { rows, total, hasMore } = await listLocations(database(c.env.DB), organizationId, window, undefined, actor.locationIds);
+  const { rows, total, hasMore } = await listLocations(deps(c), organizationId, window, undefined, actor.locationIds);
   return c.json(
     okList(
       rows.map(locationRecord),
@@ -179,7 +179,7 @@ app.openapi(search, async (c) => {
   const { organizationId, q, ...page } = c.req.valid("query");
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
   const window = listWindow(page);
-  const { rows, total, hasMore } = await listLocations(database(c.env.DB), organizationId, window, q || undefined, actor.locationIds);
+  const { rows, total, hasMore } = await listLocations(deps(c), organizationId, window, q || undefined, actor.locationIds);
   return c.json(
     okList(
       rows.map(locationRecord),
@@ -215,7 +215,7 @@ const nearby = createRoute({
 
 app.openapi(nearby, async (c) => {
   const { lat, lon, radiusKm, limit } = c.req.valid("query");
-  const found = await findNearby(database(c.env.DB), { latitude: lat, longitude: lon }, radiusKm, limit ?? 20);
+  const found = await findNearby(deps(c), { latitude: lat, longitude: lon }, radiusKm, limit ?? 20);
   const data = found.map((f) => ({
     ...locationRecord(f.location),
     distanceKm: Math.round(f.distanceKm * 1000) / 1000,
@@ -255,10 +255,10 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const db = database(c.env.DB);
+  const d = deps(c);
   const { row: current, actor } = guarded(c, "location", "LOCATION_MANAGE");
   const at = now();
-  const row = await updateLocation(db, current, c.req.valid("json"), at, auditOrigin(c, actor));
+  const row = await updateLocation(d, current, c.req.valid("json"), at, auditOrigin(c, actor));
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
   // Opening hours close the queues of the location's services outside them, like a closure.
   if (row.timezone !== current.timezone || JSON.stringify(row.openingHours) !== JSON.stringify(current.openingHours))
@@ -292,9 +292,9 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const db = database(c.env.DB);
+  const d = deps(c);
   const { row: current } = guarded(c, "location", "LOCATION_MANAGE");
-  const { serviceIds, queueIds } = await deleteLocation(db, current.id);
+  const { serviceIds, queueIds } = await deleteLocation(d, current.id);
   await retireQueues(c.env, queueIds, now());
   // Events of this location now take the organization's fallback timezone.
   await rulesChanged(c.env, current.organizationId, now());

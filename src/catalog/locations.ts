@@ -12,6 +12,7 @@ import { newId } from "../lib/ids";
 import type { LocationScope } from "../domain/location-scope";
 import { scopeIds } from "./location-scope";
 import { iso } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 export type LocationRow = typeof locations.$inferSelect;
 
@@ -42,7 +43,7 @@ export interface LocationFields {
   email?: string | null | undefined;
 }
 
-export async function createLocation(db: Database, organizationId: string, input: LocationFields, at: number): Promise<LocationRow> {
+export async function createLocation({ db }: Deps, organizationId: string, input: LocationFields, at: number): Promise<LocationRow> {
   const row: LocationRow = {
     id: newId("loc"),
     organizationId,
@@ -76,7 +77,7 @@ export function likeContains(column: AnyColumn, q: string): SQL {
 
 /** The organization's locations, oldest first; `q` matches name or address (ASCII case-insensitive). */
 export async function listLocations(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   window: ListWindow,
   q?: string,
@@ -141,7 +142,7 @@ export interface NearbyLocation {
 }
 
 /** Locations of every organization within the radius, nearest first. */
-export async function findNearby(db: Database, center: Point, radiusKm: number, limit: number): Promise<NearbyLocation[]> {
+export async function findNearby({ db }: Deps, center: Point, radiusKm: number, limit: number): Promise<NearbyLocation[]> {
   const candidates = await nearbyCandidates(db, boundingBox(center, radiusKm)).all();
   return candidates
     .map((c) => ({ ...c, distanceKm: distanceKm(center, c.location) }))
@@ -153,7 +154,7 @@ export async function findNearby(db: Database, center: Point, radiusKm: number, 
 export type LocationPatch = Partial<LocationFields> & { openingHours?: OpeningHours | null | undefined };
 
 export async function updateLocation(
-  db: Database,
+  { db }: Deps,
   current: LocationRow,
   patch: LocationPatch,
   at: number,
@@ -198,7 +199,7 @@ export async function updateLocation(
  * links go by cascade). Services linked elsewhere only lose this link. One batch, so the
  * queue ids returned are exactly those deleted: their rooms must then be retired.
  */
-export async function deleteLocation(db: Database, id: string): Promise<{ queueIds: string[]; serviceIds: string[] }> {
+export async function deleteLocation({ db }: Deps, id: string): Promise<{ queueIds: string[]; serviceIds: string[] }> {
   const other = alias(serviceLocations, "other_link");
   const linkedOnlyHere = db
     .select({ id: serviceLocations.serviceId })

@@ -1,6 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ROUTE_ENTRIES } from "../domain/visit-route";
-import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
@@ -22,6 +21,7 @@ import {
   updateService,
 } from "./services";
 import { OrganizationType, PublicLine, PublicParagraph } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Services"];
@@ -95,7 +95,7 @@ const types = createRoute({
 
 app.openapi(types, async (c) => {
   const { organizationType } = c.req.valid("query");
-  return c.json(ok(await listServiceTypes(database(c.env.DB), organizationType)), 200);
+  return c.json(ok(await listServiceTypes(deps(c), organizationType)), 200);
 });
 
 const search = createRoute({
@@ -123,16 +123,16 @@ const search = createRoute({
 app.openapi(search, async (c) => {
   const { organizationId, q, activeOnly, ...page } = c.req.valid("query");
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
-  const db = database(c.env.DB);
+  const d = deps(c);
   const window = listWindow(page);
-  const { rows, total, hasMore } = await listServices(db, organizationId, window, {
+  const { rows, total, hasMore } = await listServices(d, organizationId, window, {
     q: q || undefined,
     statuses: activeOnly ? ["active"] : undefined,
     scope: actor.locationIds,
   });
   return c.json(
     okList(
-      await serviceRecords(db, rows, now()),
+      await serviceRecords(d, rows, now()),
       listMeta(
         rows.map((r) => r.id),
         total,
@@ -158,13 +158,13 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const input = c.req.valid("json");
-  const db = database(c.env.DB);
+  const d = deps(c);
   // A scoped manager offers services at their own locations only (issue 31).
-  const organizationId = await organizationOfLocations(db, input.locationIds, (org) => authorize(c, org, "SERVICE_MANAGE"));
+  const organizationId = await organizationOfLocations(d, input.locationIds, (org) => authorize(c, org, "SERVICE_MANAGE"));
   await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
-  const row = await createService(db, organizationId, input, at);
-  const [record] = await serviceRecords(db, [row], at);
+  const row = await createService(d, organizationId, input, at);
+  const [record] = await serviceRecords(d, [row], at);
   return c.json(ok(record!), 201);
 });
 
@@ -196,12 +196,12 @@ app.openapi(listOwn, async (c) => {
   const { ids, ...page } = c.req.valid("query");
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "SERVICE_VIEW");
-  const db = database(c.env.DB);
+  const d = deps(c);
   const window = listWindow(page);
-  const { rows, total, hasMore } = await listServices(db, organizationId, window, { ids, scope: actor.locationIds });
+  const { rows, total, hasMore } = await listServices(d, organizationId, window, { ids, scope: actor.locationIds });
   return c.json(
     okList(
-      await serviceRecords(db, rows, now()),
+      await serviceRecords(d, rows, now()),
       listMeta(
         rows.map((r) => r.id),
         total,
@@ -216,7 +216,7 @@ app.openapi(listOwn, async (c) => {
 const ServiceId = idParam("serviceId", "svc");
 
 function serviceOf(c: Parameters<typeof authorize>[0], permission: "SERVICE_VIEW" | "SERVICE_MANAGE") {
-  return { db: database(c.env.DB), ...guarded(c, "service", permission) };
+  return { d: deps(c), ...guarded(c, "service", permission) };
 }
 
 const get = createRoute({
@@ -231,8 +231,8 @@ const get = createRoute({
 });
 
 app.openapi(get, async (c) => {
-  const { db, row } = serviceOf(c, "SERVICE_VIEW");
-  const [record] = await serviceRecords(db, [row], now());
+  const { d, row } = serviceOf(c, "SERVICE_VIEW");
+  const [record] = await serviceRecords(d, [row], now());
   return c.json(ok(record!), 200);
 });
 
@@ -268,17 +268,17 @@ const update = createRoute({
 });
 
 app.openapi(update, async (c) => {
-  const { db, row, actor } = serviceOf(c, "SERVICE_MANAGE");
+  const { d, row, actor } = serviceOf(c, "SERVICE_MANAGE");
   const input = c.req.valid("json");
   // Every new location must be the caller's too (a scoped manager moves a service among theirs).
   if (actor.locationIds !== null && input.locationIds?.length)
     await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
-  const updated = await updateService(db, row, input, at, auditOrigin(c, actor));
+  const updated = await updateService(d, row, input, at, auditOrigin(c, actor));
   await serviceChanged(c.env, row, updated, at, input.status !== undefined);
   // Its locations' opening hours close its queues: new links, new hours (docs/appointments.md).
   if (c.req.valid("json").locationIds) await rulesChanged(c.env, row.organizationId, at, { serviceId: row.id });
-  const [record] = await serviceRecords(db, [updated], at);
+  const [record] = await serviceRecords(d, [updated], at);
   return c.json(ok(record!), 200);
 });
 
@@ -297,8 +297,8 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const { db, row } = serviceOf(c, "SERVICE_MANAGE");
-  const queueIds = await deleteService(db, row.id);
+  const { d, row } = serviceOf(c, "SERVICE_MANAGE");
+  const queueIds = await deleteService(d, row.id);
   await retireQueues(c.env, queueIds, now());
   return c.json(ok({ id: row.id, deleted: true as const, deletedQueueIds: queueIds }), 200);
 });

@@ -2,7 +2,7 @@ import { changedFields, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { auditInsert } from "../audit/audit";
-import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, exists, inArray, isNull, lt, or, sql, type Column } from "drizzle-orm";
 import type { BookingSettings } from "../domain/slots";
 import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
 import { chunk, type Database } from "../db/client";
@@ -14,6 +14,7 @@ import { iso, utcDayStart } from "../lib/time";
 import { likeContains } from "./locations";
 import type { LocationScope } from "../domain/location-scope";
 import { servicesAt } from "./location-scope";
+import type { Deps } from "../http/deps";
 
 export type ServiceRow = typeof services.$inferSelect;
 export type ServiceStatus = ServiceRow["status"];
@@ -27,7 +28,7 @@ export function serviceTypeRecord(t: typeof serviceTypes.$inferSelect) {
 }
 
 /** The types an organization of this type may use: its own, plus the `other` ones that fit all. */
-export async function listServiceTypes(db: Database, organizationType?: OrganizationType) {
+export async function listServiceTypes({ db }: Deps, organizationType?: OrganizationType) {
   const rows = await db
     .select()
     .from(serviceTypes)
@@ -54,7 +55,7 @@ async function assertServiceTypeFits(db: Database, serviceTypeId: string, organi
  * unknown one, so ids of other organizations are never confirmed.
  */
 export async function organizationOfLocations(
-  db: Database,
+  { db }: Deps,
   locationIds: readonly string[],
   authorizeIn: (organizationId: string) => Promise<unknown>,
 ): Promise<string> {
@@ -105,15 +106,28 @@ function linkStatements(db: Database, serviceId: string, locationIds: readonly s
     db
       .insert(serviceLocations)
       .select(
-        sql`SELECT ${serviceId}, id FROM locations
-          WHERE id IN (${sql.join(
-            ids.map((id) => sql`${id}`),
-            sql`, `,
-          )})
-            AND EXISTS (SELECT 1 FROM services WHERE id = ${serviceId})`,
+        db
+          .select({ serviceId: bound(serviceId, serviceLocations.serviceId), locationId: locations.id })
+          .from(locations)
+          .where(
+            and(
+              inArray(locations.id, [...ids]),
+              exists(
+                db
+                  .select({ one: sql`1` })
+                  .from(services)
+                  .where(eq(services.id, serviceId)),
+              ),
+            ),
+          ),
       )
       .onConflictDoNothing(),
   );
+}
+
+/** A value of ours selected as a column of an INSERT … SELECT, encoded as `column` stores it. */
+function bound(value: unknown, column: Column) {
+  return sql`${sql.param(value, column)}`.as(column.name);
 }
 
 export interface NewService {
@@ -131,7 +145,7 @@ export interface NewService {
  * the INSERT itself (it writes nothing once the organization has as many services as its
  * plan allows), so two concurrent creations cannot both pass a count read beforehand.
  */
-export async function createService(db: Database, organizationId: string, input: NewService, at: number): Promise<ServiceRow> {
+export async function createService({ db }: Deps, organizationId: string, input: NewService, at: number): Promise<ServiceRow> {
   const org = await organizationContext(db, organizationId);
   await assertServiceTypeFits(db, input.serviceTypeId, org.type);
   const maxServices = entitlements({ plan: org.plan }).features.maxServices;
@@ -149,14 +163,29 @@ export async function createService(db: Database, organizationId: string, input:
     createdAt: at,
     updatedAt: at,
   };
-  const underLimit =
-    maxServices === null ? sql`1` : sql`(SELECT count(*) FROM services WHERE organization_id = ${organizationId}) < ${maxServices}`;
+  const serviceCount = db.select({ n: count() }).from(services).where(eq(services.organizationId, organizationId));
   const [inserted] = await db.batch([
-    // Columns in the table's order: that is the order drizzle lists them in the INSERT.
-    db.insert(services)
-      .select(sql`SELECT ${row.id}, ${row.organizationId}, ${row.name}, ${row.description}, ${row.serviceTypeId}, ${row.isVirtual ? 1 : 0},
-        ${row.maxRemoteJoinRadiusKm}, ${row.status}, ${row.createdAt}, ${row.updatedAt}, NULL, ${row.routeEntry}
-      WHERE ${underLimit}`),
+    // The fields in the table's order (drizzle checks it): the row is written only while the
+    // organization is under its plan's limit.
+    db.insert(services).select(
+      db
+        .select({
+          id: bound(row.id, services.id),
+          organizationId: bound(row.organizationId, services.organizationId),
+          name: bound(row.name, services.name),
+          description: bound(row.description, services.description),
+          serviceTypeId: bound(row.serviceTypeId, services.serviceTypeId),
+          isVirtual: bound(row.isVirtual, services.isVirtual),
+          maxRemoteJoinRadiusKm: bound(row.maxRemoteJoinRadiusKm, services.maxRemoteJoinRadiusKm),
+          status: bound(row.status, services.status),
+          createdAt: bound(row.createdAt, services.createdAt),
+          updatedAt: bound(row.updatedAt, services.updatedAt),
+          booking: sql`NULL`.as(services.booking.name),
+          routeEntry: bound(row.routeEntry, services.routeEntry),
+        })
+        .from(organizations)
+        .where(and(eq(organizations.id, organizationId), maxServices === null ? undefined : lt(serviceCount, maxServices))),
+    ),
     ...linkStatements(db, row.id, input.locationIds),
   ]);
   if (inserted.meta.changes === 0) {
@@ -182,7 +211,7 @@ export interface ServiceFilter {
 }
 
 export async function listServices(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   window: ListWindow,
   filter: ServiceFilter = {},
@@ -315,7 +344,7 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
   };
 }
 
-export async function serviceRecords(db: Database, rows: readonly ServiceRow[], at: number) {
+export async function serviceRecords({ db }: Deps, rows: readonly ServiceRow[], at: number) {
   const details = await serviceDetails(
     db,
     rows.map((r) => r.id),
@@ -338,7 +367,7 @@ export interface ServicePatch {
 
 /** Changes the fields given; `locationIds` replaces every link, in the same batch. */
 export async function updateService(
-  db: Database,
+  { db }: Deps,
   current: ServiceRow,
   patch: ServicePatch,
   at: number,
@@ -384,7 +413,7 @@ export async function updateService(
 }
 
 /** Deletes the service; its queues and links go by cascade. Returns the queue ids to retire. */
-export async function deleteService(db: Database, id: string): Promise<string[]> {
+export async function deleteService({ db }: Deps, id: string): Promise<string[]> {
   const [gone] = await db.batch([
     db.select({ id: queues.id }).from(queues).where(eq(queues.serviceId, id)),
     db.delete(services).where(eq(services.id, id)),

@@ -1,3 +1,6 @@
+import { and, eq, inArray } from "drizzle-orm";
+import { database } from "../db/client";
+import { notificationDeliveries } from "../db/schema";
 import type { Env } from "../env";
 
 // A provider's report on an SMS we sent (docs/conversations.md): the delivery row moves
@@ -7,7 +10,7 @@ import type { Env } from "../env";
 export type ReportedState = "queued" | "sent" | "delivered" | "failed";
 
 /** The states a report may move a delivery from. */
-const FROM: Record<ReportedState, string[]> = {
+const FROM: Record<ReportedState, (typeof notificationDeliveries.$inferSelect.status)[]> = {
   queued: [],
   sent: ["pending", "retrying"],
   delivered: ["pending", "retrying", "sent"],
@@ -23,12 +26,17 @@ export async function applyDeliveryReport(
   at: number,
 ): Promise<boolean> {
   const from = FROM[state];
-  if (from.length === 0) return false;
-  const res = await env.DB.prepare(
-    `UPDATE notification_deliveries SET status = ?, provider_response = ?, updated_at = ?
-     WHERE key = ? AND channel = 'sms' AND status IN (${from.map(() => "?").join(", ")})`,
-  )
-    .bind(state, providerAnswer.slice(0, 1000), at, deliveryKey, ...from)
+  if (state === "queued" || from.length === 0) return false;
+  const res = await database(env.DB)
+    .update(notificationDeliveries)
+    .set({ status: state, providerResponse: providerAnswer.slice(0, 1000), updatedAt: at })
+    .where(
+      and(
+        eq(notificationDeliveries.key, deliveryKey),
+        eq(notificationDeliveries.channel, "sms"),
+        inArray(notificationDeliveries.status, from),
+      ),
+    )
     .run();
   return res.meta.changes > 0;
 }

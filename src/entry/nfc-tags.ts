@@ -6,6 +6,7 @@ import { nfcTagDevices, nfcTags } from "../db/schema";
 import { conflict, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 export type NfcTagRow = typeof nfcTags.$inferSelect;
 export type NfcTagKind = NfcTagRow["kind"];
@@ -33,7 +34,7 @@ function isUniqueClash(err: unknown): boolean {
 }
 
 export async function createNfcTag(
-  db: Database,
+  { db }: Deps,
   input: {
     nfcId: string;
     organizationId: string;
@@ -62,7 +63,7 @@ export async function tagByNfcId(db: Database, nfcId: string): Promise<NfcTagRow
   return row;
 }
 
-export async function uniqueDevicesOf(db: Database, tagId: string): Promise<number> {
+export async function uniqueDevicesOf({ db }: Deps, tagId: string): Promise<number> {
   const row = await db.select({ n: count() }).from(nfcTagDevices).where(eq(nfcTagDevices.tagId, tagId)).get();
   return row?.n ?? 0;
 }
@@ -75,7 +76,7 @@ export interface NfcTagChanges {
   queueId?: string | undefined;
 }
 
-export async function updateNfcTag(db: Database, tagId: string, changes: NfcTagChanges, at: number): Promise<NfcTagRow> {
+export async function updateNfcTag({ db }: Deps, tagId: string, changes: NfcTagChanges, at: number): Promise<NfcTagRow> {
   // Drizzle leaves out undefined values: only the fields named in the request change.
   const row = await db
     .update(nfcTags)
@@ -89,7 +90,7 @@ export async function updateNfcTag(db: Database, tagId: string, changes: NfcTagC
 
 /** The organization's tags, newest first, optionally those of one queue. */
 export async function listNfcTags(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   filter: { queueId?: string | undefined },
   window: ListWindow,

@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
 import { notFound } from "../http/errors";
@@ -13,6 +12,7 @@ import { scanNfcTag, scanOutcomeRecord } from "./entry-scans";
 import { ScanResult } from "./qr.routes";
 import { createNfcTag, listNfcTags, nfcTagRecord, uniqueDevicesOf, updateNfcTag } from "./nfc-tags";
 import { PublicLine } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["NFC tags"];
@@ -78,11 +78,11 @@ const create = createRoute({
 app.openapi(create, async (c) => {
   requireCredential(c);
   const body = c.req.valid("json");
-  const db = database(c.env.DB);
+  const d = deps(c);
   await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [body.queueId] });
-  const queue = await queueTarget(db, body.queueId);
+  const queue = await queueTarget(d.db, body.queueId);
   assertNotArchived(queue);
-  const row = await createNfcTag(db, { ...body, kind: body.kind ?? "physical", organizationId: queue.organizationId }, now());
+  const row = await createNfcTag(d, { ...body, kind: body.kind ?? "physical", organizationId: queue.organizationId }, now());
   return c.json(ok(nfcTagRecord(row, 0)), 201);
 });
 
@@ -99,9 +99,9 @@ const get = createRoute({
 app.openapi(get, async (c) => {
   requireCredential(c);
   const { nfcId } = c.req.valid("param");
-  const db = database(c.env.DB);
+  const d = deps(c);
   const { row: tag } = guarded(c, "nfcTag", "QUEUE_VIEW");
-  return c.json(ok(nfcTagRecord(tag, await uniqueDevicesOf(db, tag.id))), 200);
+  return c.json(ok(nfcTagRecord(tag, await uniqueDevicesOf(d, tag.id))), 200);
 });
 
 const update = createRoute({
@@ -135,17 +135,17 @@ app.openapi(update, async (c) => {
   requireCredential(c);
   const { nfcId } = c.req.valid("param");
   const changes = c.req.valid("json");
-  const db = database(c.env.DB);
+  const d = deps(c);
   const { row: tag } = guarded(c, "nfcTag", "QUEUE_MANAGE");
   if (changes.queueId !== undefined && changes.queueId !== tag.queueId) {
     const target = await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [changes.queueId] });
     // A tag never moves to another organization, even one the caller also manages.
     if (target.organizationId !== tag.organizationId) throw notFound("Queue");
-    const queue = await queueTarget(db, changes.queueId);
+    const queue = await queueTarget(d.db, changes.queueId);
     assertNotArchived(queue);
   }
-  const row = await updateNfcTag(db, tag.id, changes, now());
-  return c.json(ok(nfcTagRecord(row, await uniqueDevicesOf(db, tag.id))), 200);
+  const row = await updateNfcTag(d, tag.id, changes, now());
+  return c.json(ok(nfcTagRecord(row, await uniqueDevicesOf(d, tag.id))), 200);
 });
 
 const list = createRoute({
@@ -164,7 +164,7 @@ app.openapi(list, async (c) => {
   const organizationId = await organizationOfRequest(c);
   await authorize(c, organizationId, "QUEUE_VIEW");
   const window = listWindow(query);
-  const { rows, total, hasMore } = await listNfcTags(database(c.env.DB), organizationId, query, window);
+  const { rows, total, hasMore } = await listNfcTags(deps(c), organizationId, query, window);
   return c.json(
     okList(
       rows.map((r) => nfcTagRecord(r.tag, r.uniqueDevices)),

@@ -8,6 +8,7 @@ import { notFound, validationError } from "../http/errors";
 import { newId, randomString } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import { queueTarget, serviceTarget, type QueueTarget } from "./channel-targets";
+import type { Deps } from "../http/deps";
 
 export type QrTokenRow = typeof qrTokens.$inferSelect;
 
@@ -48,7 +49,7 @@ export interface QrTarget {
  * (assertQueueOfService): before it, another organization's queue must stay a plain 404.
  */
 export async function resolveQrTarget(
-  db: Database,
+  { db }: Deps,
   purpose: QrPurpose,
   ids: { queueId?: string | undefined; serviceId?: string | undefined },
 ): Promise<QrTarget> {
@@ -69,7 +70,7 @@ export function assertQueueOfService(target: QrTarget, serviceId: string | undef
 }
 
 export async function createQrToken(
-  db: Database,
+  { db }: Deps,
   input: { purpose: QrPurpose; target: QrTarget; expiresAt: number | null; createdById: string | null },
   at: number,
 ): Promise<QrTokenRow> {
@@ -99,7 +100,7 @@ export interface QrTokenFilter {
 
 /** The organization's tokens that are not revoked, newest first. */
 export async function listQrTokens(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   filter: QrTokenFilter,
   window: ListWindow,
@@ -150,7 +151,7 @@ export async function liveQrToken(db: Database, id: string): Promise<QrTokenRow>
 }
 
 /** Revokes once: of two concurrent revocations the second finds nothing left to revoke. */
-export async function revokeQrToken(db: Database, id: string, at: number): Promise<QrTokenRow> {
+export async function revokeQrToken({ db }: Deps, id: string, at: number): Promise<QrTokenRow> {
   const row = await db
     .update(qrTokens)
     .set({ revokedAt: at })

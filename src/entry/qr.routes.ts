@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { QR_PURPOSES } from "../domain/qr";
 import { authorize, organizationOfRequest, requireCredential, requireUser } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
@@ -14,6 +13,7 @@ import { scanOutcomeRecord, scanQrToken } from "./entry-scans";
 import { QueueRecord } from "../tickets/queues.routes";
 import { TicketRecord } from "../tickets/tickets.routes";
 import { assertQueueOfService, createQrToken, listQrTokens, qrTokenRecord, resolveQrTarget, revokeQrToken } from "./qr-tokens";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["QR codes"];
@@ -116,13 +116,13 @@ const create = createRoute({
 app.openapi(create, async (c) => {
   requireCredential(c);
   const body = c.req.valid("json");
-  const db = database(c.env.DB);
-  const target = await resolveQrTarget(db, body.purpose, body);
+  const d = deps(c);
+  const target = await resolveQrTarget(d, body.purpose, body);
   const { actor } = await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [body.queueId], serviceIds: [body.serviceId] });
   assertQueueOfService(target, body.serviceId);
   if (target.queue) assertNotArchived(target.queue);
   const at = now();
-  const row = await createQrToken(db, { purpose: body.purpose, target, expiresAt: body.expiresAt ?? null, createdById: actor.userId }, at);
+  const row = await createQrToken(d, { purpose: body.purpose, target, expiresAt: body.expiresAt ?? null, createdById: actor.userId }, at);
   return c.json(ok(qrTokenRecord(row, at)), 201);
 });
 
@@ -148,7 +148,7 @@ app.openapi(list, async (c) => {
   const organizationId = await organizationOfRequest(c);
   await authorize(c, organizationId, "QUEUE_VIEW");
   const window = listWindow(query);
-  const { rows, total, hasMore } = await listQrTokens(database(c.env.DB), organizationId, query, window);
+  const { rows, total, hasMore } = await listQrTokens(deps(c), organizationId, query, window);
   const at = now();
   return c.json(
     okList(
@@ -178,10 +178,10 @@ const revoke = createRoute({
 app.openapi(revoke, async (c) => {
   requireCredential(c);
   const { id } = c.req.valid("param");
-  const db = database(c.env.DB);
+  const d = deps(c);
   guarded(c, "qrToken", "QUEUE_MANAGE");
   const at = now();
-  return c.json(ok(qrTokenRecord(await revokeQrToken(db, id, at), at)), 200);
+  return c.json(ok(qrTokenRecord(await revokeQrToken(d, id, at), at)), 200);
 });
 
 export const ScanResult = z

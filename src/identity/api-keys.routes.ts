@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { authorize } from "../http/auth";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
@@ -11,6 +10,7 @@ import { now } from "../lib/clock";
 import { listDomains } from "./verification";
 import { allowedWidgetOrigins, apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "./api-keys";
 import { PublicLine } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["API keys"];
@@ -90,7 +90,7 @@ app.openapi(create, async (c) => {
       )
     : null;
   const { key, record } = await createApiKey(
-    database(c.env.DB),
+    deps(c),
     c.env,
     organizationId,
     { name: body.name, permissions: body.permissions ?? [], allowedOrigins },
@@ -115,7 +115,7 @@ app.openapi(list, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const window = listWindow(c.req.valid("query"));
-  const { rows, total, hasMore } = await listActiveApiKeys(database(c.env.DB), organizationId, window);
+  const { rows, total, hasMore } = await listActiveApiKeys(deps(c), organizationId, window);
   return c.json(
     okList(
       rows.map(apiKeyRecord),
@@ -144,7 +144,7 @@ const revoke = createRoute({
 app.openapi(revoke, async (c) => {
   const { organizationId, keyId } = c.req.valid("param");
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
-  const revoked = await revokeApiKey(database(c.env.DB), organizationId, keyId, now(), auditOrigin(c, actor));
+  const revoked = await revokeApiKey(deps(c), organizationId, keyId, now(), auditOrigin(c, actor));
   return c.json(ok(apiKeyRecord(revoked)), 200);
 });
 

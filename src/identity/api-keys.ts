@@ -12,6 +12,7 @@ import { isoOrNull, iso } from "../lib/time";
 import { changedFields, type AuditOrigin } from "../domain/audit";
 import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { maskApiKey, mintApiKey, type ApiKeyRow } from "../http/credentials/api-keys";
+import type { Deps } from "../http/deps";
 
 export function apiKeyRecord(k: ApiKeyRow) {
   return {
@@ -34,7 +35,7 @@ export function apiKeyRecord(k: ApiKeyRow) {
  * can never be read again. `createdBy` is the user or the key that asked for it.
  */
 export async function createApiKey(
-  db: Database,
+  { db }: Deps,
   env: Parameters<typeof mintApiKey>[0],
   organizationId: string,
   input: { name: string; permissions: KeyPermission[]; allowedOrigins?: string[] | null },
@@ -79,7 +80,7 @@ const API_KEY_AUDITED = ["name", "permissions", "allowedOrigins"] as const;
 const active = (organizationId: string) => and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt));
 
 /** Active keys only: a revoked key is gone for good, so it no longer appears. */
-export async function listActiveApiKeys(db: Database, organizationId: string, window: ListWindow) {
+export async function listActiveApiKeys({ db }: Deps, organizationId: string, window: ListWindow) {
   const [page, total] = await Promise.all([
     keysetPage(
       db,
@@ -114,7 +115,7 @@ export async function listActiveApiKeys(db: Database, organizationId: string, wi
  * rather than "unknown", which tells an integrator what happened.
  */
 export async function revokeApiKey(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   keyId: string,
   at: number,

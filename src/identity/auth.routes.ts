@@ -1,23 +1,20 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
-import { database } from "./repository";
-import { members, users } from "./repository";
 import { clearSessionCookie, requireUser } from "../http/auth";
-import { ApiError, conflict, forbidden } from "../http/errors";
+import { ApiError, forbidden } from "../http/errors";
 import { errors, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { beginLoginAttempt, endLoginAttempt } from "../http/rate-limit";
 import { outboxSend } from "../providers/outbox";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { DECOY_PASSWORD_HASH, hashPassword, sha256Hex, verifyPassword } from "../lib/crypto";
-import { newId } from "../lib/ids";
+import { DECOY_PASSWORD_HASH, sha256Hex, verifyPassword } from "../lib/crypto";
 import { iso } from "../lib/time";
-import { createSession, revokeSession, slideSession } from "../http/credentials/sessions";
+import { revokeSession, slideSession } from "../http/credentials/sessions";
+import { deps } from "../http/deps";
 import { setSessionCookie } from "./session-cookie";
 import type { Env } from "../env";
 import { enforcedSsoFor } from "./sso";
-import { findUserByEmail, userRecord } from "./users";
+import { accountByEmail, membershipsOfUser, openSession, registerAccount, userRecord } from "./users";
 import { eraseMe, exportMe } from "./me-data";
 import { auditOrigin } from "../http/audit-origin";
 import { recordSignIn } from "./sign-in-audit";
@@ -74,30 +71,7 @@ const register = createRoute({
 app.openapi(register, async (c) => {
   const body = c.req.valid("json");
   await refuseEnforcedSso(c.env, body.email);
-  const db = database(c.env.DB);
-  const at = now();
-  if (await findUserByEmail(db, body.email)) throw conflict("email", "An account with this email already exists");
-  const user = {
-    id: newId("usr"),
-    email: body.email,
-    passwordHash: await hashPassword(body.password),
-    firstName: body.firstName,
-    lastName: body.lastName,
-    accountType: body.accountType,
-    role: "user" as const,
-    language: body.language ?? "en",
-    smsNotifications: true,
-    ticketReminders: true,
-    createdAt: at,
-    updatedAt: at,
-  };
-  try {
-    await db.insert(users).values(user);
-  } catch (err) {
-    if (String(err).includes("UNIQUE")) throw conflict("email", "An account with this email already exists");
-    throw err;
-  }
-  const session = await createSession(db, c.env, user.id, at);
+  const { user, session } = await registerAccount(deps(c), body, now());
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 201);
 });
@@ -144,11 +118,11 @@ app.openapi(login, async (c) => {
     candidateHash: await sha256Hex(candidate),
     givenHash: challengeCode ? await sha256Hex(challengeCode.replace(/\s+/g, "")) : null,
   });
-  const db = database(c.env.DB);
+  const d = deps(c);
   if ("challenge" in gate) {
     // Past the account's ceiling of failures: the password is not even checked without the code.
     if (gate.issued) {
-      const owner = await findUserByEmail(db, email);
+      const owner = await accountByEmail(d, email);
       if (owner) {
         outboxSend("email", owner.email, {
           subject: "Your sign-in code",
@@ -161,14 +135,14 @@ app.openapi(login, async (c) => {
       reason: "challenge_required",
     });
   }
-  const user = await findUserByEmail(db, email);
+  const user = await accountByEmail(d, email);
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   await endLoginAttempt(c, email, gate, Boolean(user && valid));
   if (!user || !valid) throw new ApiError("AUTHENTICATION_ERROR", "Invalid email or password");
   const at = now();
-  const session = await createSession(db, c.env, user.id, at);
+  const session = await openSession(d, user.id, at);
   // A console sign-in is in the log of each organization the person works for (docs/security.md).
-  await recordSignIn(db, auditOrigin(c, { userId: user.id, apiKeyId: null }), user.id, "password", at);
+  await recordSignIn(d.db, auditOrigin(c, { userId: user.id, apiKeyId: null }), user.id, "password", at);
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);
 });
@@ -187,13 +161,7 @@ const me = createRoute({
 
 app.openapi(me, async (c) => {
   const { user } = requireUser(c);
-  const memberships = await database(c.env.DB)
-    .select({ organizationId: members.organizationId, role: members.role, locationIds: members.locationIds })
-    .from(members)
-    .where(eq(members.userId, user.id))
-    .orderBy(members.createdAt)
-    .all();
-  return c.json(ok({ user: userRecord(user), memberships: memberships.map((m) => ({ ...m, locationIds: m.locationIds ?? null })) }), 200);
+  return c.json(ok({ user: userRecord(user), memberships: await membershipsOfUser(deps(c), user.id) }), 200);
 });
 
 const exportMine = createRoute({
@@ -211,7 +179,7 @@ const exportMine = createRoute({
 
 app.openapi(exportMine, async (c) => {
   const { user } = requireUser(c);
-  return c.json(ok(await exportMe(database(c.env.DB), user, now())), 200);
+  return c.json(ok(await exportMe(deps(c), user, now())), 200);
 });
 
 const eraseMine = createRoute({
@@ -233,7 +201,7 @@ const eraseMine = createRoute({
 
 app.openapi(eraseMine, async (c) => {
   const { user } = requireUser(c);
-  const { organizationIds } = await eraseMe(database(c.env.DB), user, auditOrigin(c, { userId: user.id, apiKeyId: null }), now());
+  const { organizationIds } = await eraseMe(deps(c), user, auditOrigin(c, { userId: user.id, apiKeyId: null }), now());
   clearSessionCookie(c);
   return c.json(ok({ erased: true as const, organizationIds }), 200);
 });
@@ -250,7 +218,7 @@ const refresh = createRoute({
 
 app.openapi(refresh, async (c) => {
   const session = requireUser(c);
-  const expiresAt = await slideSession(database(c.env.DB), session, now(), true);
+  const expiresAt = await slideSession(deps(c), session, now(), true);
   return c.json(ok({ expiresAt: iso(expiresAt) }), 200);
 });
 
@@ -270,7 +238,7 @@ app.openapi(logout, async (c) => {
   clearSessionCookie(c);
   const p = c.get("principal");
   if (p.kind === "apiKey") throw forbidden("This route needs a user session, not an API key");
-  if (p.kind === "session") await revokeSession(database(c.env.DB), p.tokenHash, now());
+  if (p.kind === "session") await revokeSession(deps(c), p.tokenHash, now());
   return c.json(ok({ loggedOut: true as const }), 200);
 });
 

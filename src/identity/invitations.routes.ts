@@ -8,6 +8,7 @@ import { now } from "../lib/clock";
 import { answerInvitation, invitationRecord, listMyInvitations, listOrganizationInvitations, revokeInvitation } from "./invitations";
 import { setDefaultOrganization } from "./members";
 import { InvitationRecord } from "../http/schemas";
+import { deps } from "../http/deps";
 
 // Invitations (issue 26): the organization's side (list, revoke) and the invitee's side (see
 // mine, accept, decline), plus the user's default organization for requests that name none.
@@ -35,7 +36,7 @@ app.openapi(listPending, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const window = listWindow(c.req.valid("query"));
-  const { rows, total, hasMore } = await listOrganizationInvitations(c.env.DB, organizationId, window);
+  const { rows, total, hasMore } = await listOrganizationInvitations(deps(c), organizationId, window);
   const at = now();
   return c.json(
     okList(
@@ -65,7 +66,7 @@ app.openapi(revoke, async (c) => {
   const { organizationId, invitationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const at = now();
-  const row = await revokeInvitation(c.env.DB, organizationId, invitationId, at);
+  const row = await revokeInvitation(deps(c), organizationId, invitationId, at);
   return c.json(ok(invitationRecord(row, at)), 200);
 });
 
@@ -81,7 +82,7 @@ const mine = createRoute({
 app.openapi(mine, async (c) => {
   const { user } = requireUser(c);
   const at = now();
-  const rows = await listMyInvitations(c.env.DB, user, at);
+  const rows = await listMyInvitations(deps(c), user, at);
   return c.json(ok(rows.map((r) => invitationRecord(r.invitation, at, r.organizationName))), 200);
 });
 
@@ -136,7 +137,7 @@ const setDefault = createRoute({
 app.openapi(setDefault, async (c) => {
   const { user } = requireUser(c);
   const { defaultOrganizationId } = c.req.valid("json");
-  await setDefaultOrganization(c.env.DB, user.id, defaultOrganizationId, now());
+  await setDefaultOrganization(deps(c), user.id, defaultOrganizationId, now());
   return c.json(ok({ defaultOrganizationId }), 200);
 });
 

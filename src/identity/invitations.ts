@@ -12,6 +12,7 @@ import { publishEvent } from "../webhooks/domain-events";
 import { findMember, grantMembership, type GrantableRole } from "./members";
 import { findUserByEmail } from "./users";
 import type { UserRow } from "../http/credentials/sessions";
+import type { Deps } from "../http/deps";
 
 // Membership by consent (issue 26). Adding a member only offers membership: the invitee
 // accepts (or declines) with their own session, signed in with the invited e-mail. The answer
@@ -145,8 +146,7 @@ async function deliverInvitation(
 }
 
 /** Pending invitations of an organization, newest first (expired ones included, marked). */
-export async function listOrganizationInvitations(d1: D1Database, organizationId: string, window: ListWindow) {
-  const db = database(d1);
+export async function listOrganizationInvitations({ db }: Deps, organizationId: string, window: ListWindow) {
   const where = and(eq(invitations.organizationId, organizationId), eq(invitations.status, "pending"));
   const [page, total] = await Promise.all([
     keysetPage(
@@ -178,8 +178,7 @@ export async function listOrganizationInvitations(d1: D1Database, organizationId
 }
 
 /** Pending, unexpired invitations addressed to the signed-in user's e-mail. */
-export async function listMyInvitations(d1: D1Database, user: UserRow, at: number) {
-  const db = database(d1);
+export async function listMyInvitations({ db }: Deps, user: UserRow, at: number) {
   return db
     .select({ invitation: invitations, organizationName: organizations.name })
     .from(invitations)
@@ -190,8 +189,7 @@ export async function listMyInvitations(d1: D1Database, user: UserRow, at: numbe
     .all();
 }
 
-export async function revokeInvitation(d1: D1Database, organizationId: string, invitationId: string, at: number): Promise<InvitationRow> {
-  const db = database(d1);
+export async function revokeInvitation({ db }: Deps, organizationId: string, invitationId: string, at: number): Promise<InvitationRow> {
   const row = await db
     .update(invitations)
     .set({ status: "revoked", updatedAt: at })

@@ -20,6 +20,7 @@ import { hashPassword } from "../lib/crypto";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
 import { userRecord } from "./users";
+import type { Deps } from "../http/deps";
 
 // A signed-in person's own data (GDPR articles 15 and 17, docs/personal-data.md): everything D1
 // holds under their account, and its erasure. What an organization holds about them as a visitor
@@ -29,7 +30,7 @@ import { userRecord } from "./users";
 const isoOrNull = (at: number | null) => (at === null ? null : iso(at));
 
 /** Everything held under the account, as one JSON document. */
-export async function exportMe(db: Database, user: UserRow, at: number) {
+export async function exportMe({ db }: Deps, user: UserRow, at: number) {
   const [memberships, sessionRows, invited, inbox, devices, ticketRows, appointmentRows, acted] = await Promise.all([
     db
       .select({
@@ -138,7 +139,7 @@ async function soleOwnerships(db: Database, userId: string): Promise<{ id: strin
  * push devices, notifications and invitations go, and the user row keeps only its id (every
  * name, the e-mail and the password are replaced, so no sign-in can reach it again).
  */
-export async function eraseMe(db: Database, user: UserRow, origin: AuditOrigin, at: number): Promise<{ organizationIds: string[] }> {
+export async function eraseMe({ db }: Deps, user: UserRow, origin: AuditOrigin, at: number): Promise<{ organizationIds: string[] }> {
   const blocking = await soleOwnerships(db, user.id);
   if (blocking.length > 0) {
     const names = blocking.map((o) => `"${o.name}" (${o.id})`).join(", ");

@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "./repository";
 import { auditOrigin } from "../http/audit-origin";
 import { actorIn, authorize } from "../http/auth";
 import { forbidden, validationError } from "../http/errors";
@@ -21,6 +20,7 @@ import {
 } from "./members";
 import { locationsOfOrganization } from "../catalog/location-scope";
 import { Email, InvitationRecord, RoleSchema } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Members"];
@@ -64,7 +64,7 @@ async function checkedScope(
   const scope = ids === undefined ? undefined : normaliseScope(ids);
   if (!scope) return scope;
   if (role && UNSCOPED_ROLES.includes(role)) throw scopeOfUnscopedRole(role);
-  const known = await locationsOfOrganization(c.env.DB, organizationId, scope);
+  const known = await locationsOfOrganization(deps(c), organizationId, scope);
   const unknown = scope.find((id) => !known.has(id));
   if (unknown) throw validationError("locationIds", `${unknown} is not a location of this organization`);
   return scope;
@@ -90,7 +90,7 @@ app.openapi(list, async (c) => {
   // Member emails are personal data: a key sees them only if it could manage them.
   if (actor.apiKeyId && !actor.can("ORG_MANAGE")) throw forbidden("Listing members needs an admin key");
   const window = listWindow(c.req.valid("query"));
-  const { rows, total, hasMore } = await listMembers(database(c.env.DB), organizationId, window);
+  const { rows, total, hasMore } = await listMembers(deps(c), organizationId, window);
   return c.json(
     okList(
       rows.map(memberRecord),
@@ -164,14 +164,7 @@ app.openapi(update, async (c) => {
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
   if (role) refuseOwnerRole(role);
   const scope = await checkedScope(c, organizationId, role, locationIds);
-  const member = await changeMemberRole(
-    database(c.env.DB),
-    organizationId,
-    userId,
-    { role, locationIds: scope },
-    now(),
-    auditOrigin(c, actor),
-  );
+  const member = await changeMemberRole(deps(c), organizationId, userId, { role, locationIds: scope }, now(), auditOrigin(c, actor));
   return c.json(ok(memberRecord(member)), 200);
 });
 
@@ -193,10 +186,10 @@ app.openapi(remove, async (c) => {
   const actor = await actorIn(c, organizationId);
   if (actor.userId === userId) {
     // Leaving needs no permission: nobody is kept in an organization against their will.
-    await leaveOrganization(database(c.env.DB), organizationId, userId);
+    await leaveOrganization(deps(c), organizationId, userId);
   } else {
     await authorize(c, organizationId, "ORG_MANAGE");
-    await removeMember(database(c.env.DB), organizationId, userId, auditOrigin(c, actor), now());
+    await removeMember(deps(c), organizationId, userId, auditOrigin(c, actor), now());
   }
   return c.json(ok({ userId, removed: true as const }), 200);
 });

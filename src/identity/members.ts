@@ -11,6 +11,7 @@ import { ApiError, conflict, forbidden, notFound, validationError } from "../htt
 import { iso } from "../lib/time";
 import { isUniqueViolation } from "../db/errors";
 import { defaultOrganizationOf } from "../http/credentials/memberships";
+import type { Deps } from "../http/deps";
 export { defaultOrganizationOf };
 
 /** Roles these routes may give; the owner role only moves through transfer-ownership. */
@@ -67,7 +68,7 @@ export async function findMember(db: Database, organizationId: string, userId: s
     .get();
 }
 
-export async function listMembers(db: Database, organizationId: string, window: ListWindow) {
+export async function listMembers({ db }: Deps, organizationId: string, window: ListWindow) {
   const where = eq(members.organizationId, organizationId);
   const [page, total] = await Promise.all([
     keysetPage(
@@ -185,7 +186,7 @@ export async function grantMembership(
  * transfer of ownership running at the same time cannot be undone by it.
  */
 export async function changeMemberRole(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   userId: string,
   change: { role?: GrantableRole; locationIds?: string[] | null },
@@ -228,7 +229,7 @@ export async function changeMemberRole(
   return updated;
 }
 
-export async function removeMember(db: Database, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
+export async function removeMember({ db }: Deps, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
   const before = origin ? await findMember(db, organizationId, userId) : undefined;
   const audit =
     origin && before
@@ -252,7 +253,7 @@ export async function removeMember(db: Database, organizationId: string, userId:
  * A member leaves on their own: any organization but one they own (the owner transfers
  * ownership first, or deletes the organization).
  */
-export async function leaveOrganization(db: Database, organizationId: string, userId: string): Promise<void> {
+export async function leaveOrganization({ db }: Deps, organizationId: string, userId: string): Promise<void> {
   const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
   if (changes === 0) {
     const existing = await findMember(db, organizationId, userId);
@@ -262,8 +263,7 @@ export async function leaveOrganization(db: Database, organizationId: string, us
 }
 
 /** Sets (or with null clears) the user's default organization; they must be a member of it. */
-export async function setDefaultOrganization(d1: D1Database, userId: string, organizationId: string | null, at: number): Promise<void> {
-  const db = database(d1);
+export async function setDefaultOrganization({ db }: Deps, userId: string, organizationId: string | null, at: number): Promise<void> {
   if (organizationId !== null && !(await findMember(db, organizationId, userId))) {
     throw new ApiError("NOT_FOUND", "You are not a member of this organization", { field: "defaultOrganizationId" });
   }

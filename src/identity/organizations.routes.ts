@@ -1,6 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { DATA_RETENTION_DEFAULT_DAYS, DATA_RETENTION_MAX_DAYS, DATA_RETENTION_MIN_DAYS } from "../domain/retention";
-import { database } from "./repository";
 import { actorIn, authorize, requireUser } from "../http/auth";
 import { notFound, validationError } from "../http/errors";
 import { offeredLanguages } from "../domain/languages";
@@ -20,6 +19,7 @@ import {
   updateOrganization,
 } from "./organizations";
 import { Email, Language, OrganizationType, PublicLine, PublicParagraph, RoleSchema } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Organizations"];
@@ -86,7 +86,7 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const { user } = requireUser(c);
-  const org = await createOrganization(database(c.env.DB), user.id, c.req.valid("json"), now());
+  const org = await createOrganization(deps(c), user.id, c.req.valid("json"), now());
   return c.json(ok(organizationRecord(org)), 201);
 });
 
@@ -107,7 +107,7 @@ app.openapi(list, async (c) => {
   const { user } = requireUser(c);
   const window = listWindow(c.req.valid("query"));
   // A user belongs to a handful of organizations: one read, paged in memory.
-  const all = await organizationsOfUser(database(c.env.DB), user.id);
+  const all = await organizationsOfUser(deps(c), user.id);
   const { rows, hasMore } = keysetPageOf(all, window, (r) => r.organization.id);
   return c.json(
     okList(
@@ -150,7 +150,7 @@ const get = createRoute({
 app.openapi(get, async (c) => {
   const { organizationId } = c.req.valid("param");
   await actorIn(c, organizationId);
-  const org = await findOrganization(database(c.env.DB), organizationId);
+  const org = await findOrganization(deps(c), organizationId);
   if (!org) throw notFound("Organization");
   return c.json(ok(organizationRecord(org)), 200);
 });
@@ -193,9 +193,9 @@ app.openapi(update, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   const changes = c.req.valid("json");
-  const db = database(c.env.DB);
+  const d = deps(c);
   if (changes.languages !== undefined || changes.defaultLanguage !== undefined) {
-    const current = await findOrganization(db, organizationId);
+    const current = await findOrganization(d, organizationId);
     if (!current) throw notFound("Organization");
     const offered = offeredLanguages(changes.languages === undefined ? current.languages : changes.languages);
     const fallback = changes.defaultLanguage ?? current.defaultLanguage;
@@ -205,7 +205,7 @@ app.openapi(update, async (c) => {
         : validationError("defaultLanguage", `must be one of the organization's languages: ${offered.join(", ")}`);
     }
   }
-  const org = await updateOrganization(db, organizationId, changes, now());
+  const org = await updateOrganization(d, organizationId, changes, now());
   return c.json(ok(organizationRecord(org)), 200);
 });
 
@@ -256,7 +256,7 @@ app.openapi(transfer, async (c) => {
   const { newOwnerId } = c.req.valid("json");
   await authorize(c, organizationId, "ORG_TRANSFER");
   const { user } = requireUser(c);
-  await transferOwnership(database(c.env.DB), organizationId, user.id, newOwnerId, now());
+  await transferOwnership(deps(c), organizationId, user.id, newOwnerId, now());
   return c.json(ok({ organizationId, ownerId: newOwnerId, previousOwnerId: user.id, previousOwnerRole: "admin" as const }), 200);
 });
 

@@ -10,6 +10,7 @@ import { iso, utcMonth } from "../lib/time";
 import { isUniqueViolation } from "../db/errors";
 import { membershipsChanged, membershipStatement } from "./members";
 import { retireQueues } from "../tickets/queue-rooms";
+import type { Deps } from "../http/deps";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -43,7 +44,7 @@ export interface NewOrganization {
 }
 
 /** The organization, its owner and its starter subscription are written in one batch. */
-export async function createOrganization(db: Database, ownerId: string, input: NewOrganization, at: number) {
+export async function createOrganization({ db }: Deps, ownerId: string, input: NewOrganization, at: number) {
   const row: OrganizationRow = {
     id: newId("org"),
     name: input.name,
@@ -84,7 +85,7 @@ export async function createOrganization(db: Database, ownerId: string, input: N
   return row;
 }
 
-export async function organizationsOfUser(db: Database, userId: string) {
+export async function organizationsOfUser({ db }: Deps, userId: string) {
   return db
     .select({ organization: organizations, role: members.role })
     .from(members)
@@ -94,7 +95,7 @@ export async function organizationsOfUser(db: Database, userId: string) {
     .all();
 }
 
-export async function findOrganization(db: Database, organizationId: string): Promise<OrganizationRow | undefined> {
+export async function findOrganization({ db }: Deps, organizationId: string): Promise<OrganizationRow | undefined> {
   return db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
 }
 
@@ -119,7 +120,7 @@ export type OrganizationChanges = Partial<
 >;
 
 export async function updateOrganization(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   changes: OrganizationChanges,
   at: number,
@@ -159,7 +160,7 @@ export async function deleteOrganization(env: Env, organizationId: string, at: n
  * demotion only once someone else holds the role.
  */
 export async function transferOwnership(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   currentOwnerId: string,
   newOwnerId: string,

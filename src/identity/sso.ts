@@ -217,7 +217,7 @@ export async function saveSsoConnection(
   if (roleClaim && !roleMapping) throw validationError("roleMapping", "required with roleClaim: which claim value gives which role");
   const defaultLocationIds = body.defaultLocationIds && body.defaultLocationIds.length > 0 ? [...new Set(body.defaultLocationIds)] : null;
   if (defaultLocationIds) {
-    const known = await locationsOfOrganization(env.DB, organizationId, defaultLocationIds);
+    const known = await locationsOfOrganization({ db, env }, organizationId, defaultLocationIds);
     const index = defaultLocationIds.findIndex((id) => !known.has(id));
     if (index >= 0) throw validationError(`defaultLocationIds.${index}`, "not a location of this organization");
   }

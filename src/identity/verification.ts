@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull, lte } from "drizzle-orm";
 import { database } from "../db/client";
 import { verificationTokens, verifiedDomains } from "../db/schema";
 import { hostNameRefusal, normalizeHost } from "../domain/public-hosts";
@@ -231,20 +231,22 @@ const RECHECK_LIMIT = 20;
  * the organization's current token. A verified domain whose proof is gone drops to failed.
  */
 export async function recheckDomains(env: Env, at: number): Promise<{ checked: number; dropped: number }> {
-  const due = await env.DB.prepare(
-    "SELECT organization_id, domain FROM verified_domains WHERE next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at LIMIT ?",
-  )
-    .bind(at, RECHECK_LIMIT)
-    .all<{ organization_id: string; domain: string }>();
+  const db = database(env.DB);
+  const due = await db
+    .select({ organizationId: verifiedDomains.organizationId, domain: verifiedDomains.domain })
+    .from(verifiedDomains)
+    .where(and(isNotNull(verifiedDomains.nextCheckAt), lte(verifiedDomains.nextCheckAt, at)))
+    .orderBy(verifiedDomains.nextCheckAt)
+    .limit(RECHECK_LIMIT)
+    .all();
   let dropped = 0;
-  for (const d of due.results) {
-    const db = database(env.DB);
-    const where = and(eq(verifiedDomains.organizationId, d.organization_id), eq(verifiedDomains.domain, d.domain));
+  for (const d of due) {
+    const where = and(eq(verifiedDomains.organizationId, d.organizationId), eq(verifiedDomains.domain, d.domain));
     const previous = await db.select().from(verifiedDomains).where(where).get();
     if (!previous) continue;
     let check: Check;
     try {
-      check = await lookForProof(env, d.domain, previous.method, await currentToken(env, d.organization_id));
+      check = await lookForProof(env, d.domain, previous.method, await currentToken(env, d.organizationId));
     } catch (err) {
       // The destination is now refused by the guard (e.g. it resolves to a private address).
       if (!(err instanceof ApiError)) throw err;
@@ -258,5 +260,5 @@ export async function recheckDomains(env: Env, at: number): Promise<{ checked: n
       .where(where)
       .run();
   }
-  return { checked: due.results.length, dropped };
+  return { checked: due.length, dropped };
 }

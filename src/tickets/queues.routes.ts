@@ -7,7 +7,8 @@ import { authorize, organizationOfRequest, requireCredential, requireUser, type 
 import type { AppEnv } from "../http/context";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { reaches } from "../domain/location-scope";
-import { locationsOfService } from "../catalog/location-scope";
+import { serviceLocationsOf } from "../catalog/location-scope";
+import { deps } from "../http/deps";
 import {
   errors,
   idParam,
@@ -156,7 +157,7 @@ app.openapi(create, async (c) => {
   const actor = await authorize(c, organizationId, "QUEUE_MANAGE");
   const input = c.req.valid("json");
   // A scoped manager adds queues to their locations' services only (issue 31).
-  if (actor.locationIds !== null && !reaches(actor.locationIds, await locationsOfService(c.env.DB, input.serviceId))) {
+  if (actor.locationIds !== null && !reaches(actor.locationIds, await serviceLocationsOf(deps(c), input.serviceId))) {
     throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
   }
   return c.json(ok(await createQueue(c.env, organizationId, input, now())), 201);

@@ -10,6 +10,8 @@ import { queueIdOfTicket } from "../lib/ids";
 import { b64urlDecode } from "../providers/web-push";
 import { findQueue } from "../tickets/queues";
 import { getTicket } from "../tickets/tickets";
+import { deps } from "../http/deps";
+import { subscribeVisitorPush, unsubscribeVisitorPush } from "./visitor-push";
 
 // Web push for widget visitors, who have no account. A visitor's browser is tied to a ticket
 // by holding two things only the page that took the ticket has together: the widget's API key
@@ -101,12 +103,18 @@ app.openapi(subscribe, async (c) => {
   const body = c.req.valid("json");
   const { queue, ticket } = await visitorTicket(c, ticketId);
   if (ticket.status !== "waiting" && ticket.status !== "called") throw notFound("Ticket");
-  await c.env.DB.prepare(
-    `INSERT INTO visitor_push_subscriptions (ticket_id, endpoint, organization_id, p256dh, auth, language, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (ticket_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, language = excluded.language`,
-  )
-    .bind(ticketId, body.endpoint, queue.organizationId, body.keys.p256dh, body.keys.auth, body.language ?? null, now())
-    .run();
+  await subscribeVisitorPush(
+    deps(c),
+    {
+      ticketId,
+      organizationId: queue.organizationId,
+      endpoint: body.endpoint,
+      p256dh: body.keys.p256dh,
+      auth: body.keys.auth,
+      language: body.language ?? null,
+    },
+    now(),
+  );
   return c.json(ok({ ticketId, endpoint: body.endpoint, subscribed: true as const }), 201);
 });
 
@@ -124,10 +132,7 @@ app.openapi(unsubscribe, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { endpoint } = c.req.valid("json");
   await visitorTicket(c, ticketId);
-  const result = await c.env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE ticket_id = ? AND endpoint = ?")
-    .bind(ticketId, endpoint)
-    .run();
-  if (result.meta.changes === 0) throw notFound("Push subscription");
+  if (!(await unsubscribeVisitorPush(deps(c), ticketId, endpoint))) throw notFound("Push subscription");
   return c.json(ok({ ticketId, removed: true as const }), 200);
 });
 

@@ -8,6 +8,7 @@ import { eventPayload, type WebhookPayload } from "../domain/webhooks";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
 import type { StreamStart } from "./event-hub";
+import type { Deps } from "../http/deps";
 
 /** How long events can be read back: a reconnect within a day loses nothing. */
 export const EVENT_HISTORY_MS = DAY;
@@ -42,7 +43,7 @@ export type EventPage =
   | { kind: "unknownCursor" };
 
 /** The organization's events in recording order, after the cursor's event, filtered. */
-export async function listEvents(db: D1Database, organizationId: string, filter: EventFilter): Promise<EventPage> {
+export async function listEvents({ env: { DB: db } }: Deps, organizationId: string, filter: EventFilter): Promise<EventPage> {
   const where = ["organization_id = ?"];
   const binds: (string | number)[] = [organizationId];
   if (filter.startingAfter !== null) {
@@ -75,7 +76,7 @@ export async function listEvents(db: D1Database, organizationId: string, filter:
  * event `after` names, or after the organization's last event so far. Null: `after` names no
  * event of this organization still kept.
  */
-export async function streamStartSeq(db: D1Database, organizationId: string, after: string | null): Promise<number | null> {
+export async function streamStartSeq({ env: { DB: db } }: Deps, organizationId: string, after: string | null): Promise<number | null> {
   if (after !== null) {
     const anchor = await db
       .prepare("SELECT seq FROM organization_events WHERE id = ? AND organization_id = ?")

@@ -7,6 +7,7 @@ import { router } from "../http/router";
 import { payloadFor } from "../domain/webhooks";
 import { listEvents, openEventStream, streamStartSeq } from "./event-stream";
 import { EVENT_STREAM_PROTOCOL } from "./event-hub";
+import { deps } from "../http/deps";
 
 // The event stream as a list (issue #32): an integrator without a public URL catches up from
 // the last event it saw. Same envelope as a webhook delivery's body.
@@ -93,7 +94,7 @@ app.openapi(
     if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
     const queueIds = commaList(query.queueIds);
     if (queueIds.length > 100) throw validationError("queueIds", "at most 100 queues");
-    const page = await listEvents(c.env.DB, organizationId, {
+    const page = await listEvents(deps(c), organizationId, {
       types: types as EventType[],
       queueIds,
       startingAfter: query.startingAfter ?? null,
@@ -157,7 +158,7 @@ app.openapi(
     const types = commaList(query.types);
     const unknown = types.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
     if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
-    const afterSeq = await streamStartSeq(c.env.DB, organizationId, query.after ?? null);
+    const afterSeq = await streamStartSeq(deps(c), organizationId, query.after ?? null);
     if (afterSeq === null) {
       throw validationError("after", "no event of this organization with this id in the last 24 hours (connect again without it)");
     }

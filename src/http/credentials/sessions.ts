@@ -6,6 +6,7 @@ import { sha256Hex } from "../../lib/crypto";
 import { credentialForm, signCredential, type CredentialForm } from "../../lib/credentials";
 import { randomString } from "../../lib/ids";
 import { DAY, HOUR, MINUTE } from "../../lib/time";
+import type { Deps } from "../deps";
 
 export const SESSION_IDLE_MS = 12 * HOUR;
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
@@ -122,12 +123,12 @@ export async function writeSlide(db: Database, tokenHash: string, at: number, ex
 }
 
 /** Moves the idle expiry forward now; returns the new expiry (unchanged if slid recently). */
-export async function slideSession(db: Database, s: Sliding, at: number, force = false): Promise<number> {
+export async function slideSession({ db }: Deps, s: Sliding, at: number, force = false): Promise<number> {
   const { expiresAt, write } = slidExpiry(s, at, force);
   if (write) await writeSlide(db, s.tokenHash, at, expiresAt);
   return expiresAt;
 }
 
-export async function revokeSession(db: Database, tokenHash: string, at: number): Promise<void> {
+export async function revokeSession({ db }: Deps, tokenHash: string, at: number): Promise<void> {
   await db.update(sessions).set({ revokedAt: at }).where(eq(sessions.tokenHash, tokenHash));
 }
