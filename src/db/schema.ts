@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { LANGUAGES, type Language } from "../domain/languages";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
@@ -73,8 +73,16 @@ export const organizations = sqliteTable(
     dataRetentionDays: integer("data_retention_days").notNull().default(90),
     /** The languages the business offers its visitors (docs/languages.md, migration 0041); null = the whole catalogue. */
     languages: text("languages", { mode: "json" }).$type<Language[]>(),
+    /**
+     * Set on an organization's test-mode twin only (docs/test-mode.md, migration 0042): the live
+     * organization it mirrors. A twin is an organization like any other, so everything scoped by
+     * organization keeps live and test apart without another check.
+     */
+    liveOrganizationId: text("live_organization_id").references((): AnySQLiteColumn => organizations.id, { onDelete: "cascade" }),
+    /** A twin's catalogue was last copied from its live organization then. */
+    catalogueCopiedAt: integer("catalogue_copied_at"),
   },
-  (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)],
+  (t) => [uniqueIndex("organizations_slug_unique").on(t.slug), uniqueIndex("organizations_live_unique").on(t.liveOrganizationId)],
 );
 
 export const members = sqliteTable(
