@@ -3716,6 +3716,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The test-mode twin this test key works on
+         * @description The test-mode twin this test key works on.
+         */
+        get: operations["getTestMode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Empty the test-mode twin and copy the live catalogue in again (an admin test key)
+         * @description Every ticket, webhook, event, notification and analytics figure of the twin is gone; the test keys keep working, on a new twin (a new organizationId in the answer) holding a fresh copy of the live catalogue, with new ids. Nothing live is touched.
+         */
+        post: operations["resetTestMode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4914,6 +4954,14 @@ export interface components {
             /** @description A widget key locked to these origins (on verified domains); null = any origin */
             allowedOrigins: string[] | null;
             /**
+             * @description live: the organization's own data; test: its test-mode twin (docs/test-mode.md), a qk_test_… key
+             * @example live
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description Where the key works: the organization, or its test-mode twin (org_test…) */
+            organizationId: string;
+            /**
              * @description Minted before keys carried a signature (docs/hot-path.md): still accepted, but checked by a lookup behind the per-address limit on wrong credentials; replace it with a new key
              * @example false
              */
@@ -4922,6 +4970,11 @@ export interface components {
         CreateApiKeyRequest: {
             name: string;
             permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read:audit" | "read:personal_data" | "read" | "write" | "admin")[];
+            /**
+             * @description test: a qk_test_… key of the organization's test-mode twin (made on first use, with a copy of the catalogue: docs/test-mode.md). Default: the mode of the organization in the path (a twin only makes test keys).
+             * @enum {string}
+             */
+            mode?: "live" | "test";
             /** @description Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none. */
             allowedOrigins?: string[];
         };
@@ -7041,6 +7094,17 @@ export interface components {
             code: string;
         };
         PhoneCodeResendRequest: Record<string, never>;
+        TestMode: {
+            /**
+             * @description The test-mode twin the key works on
+             * @example org_testd3m0000000000000
+             */
+            organizationId: string;
+            /** @description The live organization it mirrors (never reachable with a test key) */
+            liveOrganizationId: string;
+            /** @description When the live catalogue was last copied in */
+            catalogueCopiedAt: string | null;
+        };
     };
     responses: {
         /** @description `VALIDATION_ERROR`: a field, query parameter or header is invalid; `details.field` names it */
@@ -7075,6 +7139,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "VALIDATION_ERROR";
@@ -7120,6 +7186,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "SSO_REQUIRED";
@@ -7165,6 +7233,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT";
@@ -7210,6 +7280,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
@@ -7255,6 +7327,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
@@ -7301,6 +7375,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "API_RATE_LIMIT_EXCEEDED";
@@ -7346,6 +7422,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED";
@@ -7391,6 +7469,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED";
@@ -7436,6 +7516,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "NOT_FOUND";
@@ -7481,6 +7563,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE";
@@ -7526,6 +7610,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED";
@@ -7571,6 +7657,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "INVALID_STATE";
@@ -7616,6 +7704,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED";
@@ -7661,6 +7751,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "OUT_OF_RANGE";
@@ -7706,6 +7798,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL";
@@ -7751,6 +7845,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PLAN_REQUIRED";
@@ -7796,6 +7892,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "INVALID_STATE";
@@ -7841,6 +7939,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_EMPTY" | "QUEUE_CLOSED" | "OPERATOR_UNAVAILABLE";
@@ -7886,6 +7986,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "INTAKE_REQUIRED";
@@ -7931,6 +8033,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "DEFER_LIMIT_REACHED";
@@ -7976,6 +8080,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "DEFER_TOO_FAR";
@@ -8021,6 +8127,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY";
@@ -8066,6 +8174,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PAYMENT_PROVIDER_ERROR";
@@ -8111,6 +8221,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PROVIDER_UNAVAILABLE";
@@ -8156,6 +8268,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "SSO_FAILED";
@@ -8201,6 +8315,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "FEEDBACK_ALREADY_GIVEN";
@@ -8246,6 +8362,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "FEEDBACK_WINDOW_CLOSED";
@@ -8291,6 +8409,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE";
@@ -8336,6 +8456,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "RECALL_LIMIT_REACHED";
@@ -8381,6 +8503,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "SLOT_UNAVAILABLE";
@@ -8426,6 +8550,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "SLOT_UNAVAILABLE" | "INVALID_STATE";
@@ -8471,6 +8597,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "CHECK_IN_NOT_OPEN" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL";
@@ -8582,6 +8710,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -8605,6 +8734,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             session: components["schemas"]["Session"];
@@ -8667,6 +8798,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -8690,6 +8822,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             session: components["schemas"]["Session"];
@@ -8736,6 +8870,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -8764,6 +8899,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             memberships: components["schemas"]["Membership"][];
@@ -8809,6 +8946,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "erased": true,
                      *         "organizationIds": [
@@ -8820,6 +8958,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             erased: true;
@@ -8876,6 +9016,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "defaultOrganizationId": "org_d3m00000000000000000"
                      *       }
@@ -8884,6 +9025,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             defaultOrganizationId: string | null;
                         };
@@ -8930,12 +9073,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {}
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             [key: string]: unknown;
                         };
@@ -8985,6 +9131,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "expiresAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -8993,6 +9140,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             expiresAt: string;
                         };
@@ -9043,6 +9192,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "loggedOut": true
                      *       }
@@ -9051,6 +9201,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             loggedOut: true;
@@ -9108,6 +9260,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "org_d3m00000000000000000",
@@ -9145,6 +9298,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: (components["schemas"]["Organization"] & {
                             /** @enum {string} */
                             role: "owner" | "admin" | "manager" | "operator";
@@ -9208,6 +9363,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -9234,6 +9390,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Organization"];
                     };
                 };
@@ -9282,6 +9440,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -9308,6 +9467,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Organization"];
                     };
                 };
@@ -9353,6 +9514,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true
@@ -9362,6 +9524,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -9434,6 +9598,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -9460,6 +9625,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Organization"];
                     };
                 };
@@ -9521,6 +9688,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "ownerId": "own_d3m00000000000000000",
@@ -9532,6 +9700,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             organizationId: string;
                             ownerId: string;
@@ -9650,6 +9820,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "qrt_d3m00000000000000000",
@@ -9678,6 +9849,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QrToken"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -9737,6 +9910,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "qrt_d3m00000000000000000",
                      *         "purpose": "service_checkin",
@@ -9755,6 +9929,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QrToken"];
                     };
                 };
@@ -9803,6 +9979,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "qrt_d3m00000000000000000",
                      *         "purpose": "service_checkin",
@@ -9821,6 +9998,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QrToken"];
                     };
                 };
@@ -9879,6 +10058,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -9982,6 +10162,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10002,6 +10184,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10105,6 +10288,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10170,6 +10355,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "nfc_d3m00000000000000000",
@@ -10200,6 +10386,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -10262,6 +10450,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "nfc_d3m00000000000000000",
                      *         "nfcId": "04:A2:24:B2:5C:6F:80",
@@ -10282,6 +10471,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"];
                     };
                 };
@@ -10330,6 +10521,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "nfc_d3m00000000000000000",
                      *         "nfcId": "04:A2:24:B2:5C:6F:80",
@@ -10350,6 +10542,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"];
                     };
                 };
@@ -10408,6 +10602,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "nfc_d3m00000000000000000",
                      *         "nfcId": "04:A2:24:B2:5C:6F:80",
@@ -10428,6 +10623,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"];
                     };
                 };
@@ -10492,6 +10689,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10595,6 +10793,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10615,6 +10815,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10718,6 +10919,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10793,6 +10996,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -10819,6 +11023,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarEvent"];
                     };
                 };
@@ -10886,6 +11092,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -10912,6 +11119,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarEvent"];
                     };
                 };
@@ -10960,6 +11169,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true
@@ -10969,6 +11179,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -11039,6 +11251,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -11065,6 +11278,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarEvent"];
                     };
                 };
@@ -11119,6 +11334,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "evt_d3m00000000000000000",
@@ -11155,6 +11371,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarOccurrence"][];
                         meta: components["schemas"]["PageMeta"];
                     };
@@ -11215,6 +11433,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "userId": "usr_d3m0p3rat0r000000000",
@@ -11242,6 +11461,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MemberAvailability"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -11306,6 +11527,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "loc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -11366,6 +11588,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"];
                     };
                 };
@@ -11427,6 +11651,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "loc_d3m00000000000000000",
@@ -11497,6 +11722,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -11555,6 +11782,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "loc_d3m00000000000000000",
@@ -11625,6 +11853,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -11674,6 +11904,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "loc_d3m00000000000000000",
@@ -11741,6 +11972,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NearbyLocation"][];
                     };
                 };
@@ -11786,6 +12019,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true,
@@ -11801,6 +12035,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -11909,6 +12145,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "loc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -11969,6 +12206,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"];
                     };
                 };
@@ -12015,6 +12254,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "Demo",
@@ -12030,6 +12270,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceType"][];
                     };
                 };
@@ -12088,6 +12330,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "svc_d3m00000000000000000",
@@ -12143,6 +12386,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -12208,6 +12453,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12253,6 +12499,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"];
                     };
                 };
@@ -12317,6 +12565,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "svc_d3m00000000000000000",
@@ -12372,6 +12621,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -12418,6 +12669,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12463,6 +12715,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"];
                     };
                 };
@@ -12508,6 +12762,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true,
@@ -12520,6 +12775,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -12599,6 +12856,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12644,6 +12902,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"];
                     };
                 };
@@ -12693,6 +12953,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "generatedAt": "2026-03-20T10:30:00.000Z",
@@ -12730,6 +12991,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Dashboard"];
                     };
                 };
@@ -12790,6 +13053,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "que_d3m00000000000000000",
@@ -12830,6 +13094,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -12900,6 +13166,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -12930,6 +13197,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -12979,6 +13248,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13009,6 +13279,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13063,6 +13335,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13093,6 +13366,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13158,6 +13433,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13188,6 +13464,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13260,6 +13538,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13338,6 +13617,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["JoinedTicket"];
                     };
                 };
@@ -13410,6 +13691,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13483,6 +13765,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -13555,6 +13839,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13628,6 +13913,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -13692,6 +13979,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13776,6 +14064,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                         meta: components["schemas"]["PreviousCallMeta"];
                     };
@@ -13830,6 +14120,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "cancelled": 1
                      *       }
@@ -13838,6 +14129,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             cancelled: number;
                         };
@@ -13891,6 +14184,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13921,6 +14215,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13981,6 +14277,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
@@ -14064,6 +14361,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -14110,6 +14409,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14183,6 +14483,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14233,6 +14535,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14303,6 +14606,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14354,6 +14659,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14424,6 +14730,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14475,6 +14783,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14548,6 +14857,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14609,6 +14920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14679,6 +14991,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14741,6 +15055,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14811,6 +15126,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14873,6 +15190,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14946,6 +15264,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15009,6 +15329,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -15082,6 +15403,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15144,6 +15467,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -15217,6 +15541,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15276,6 +15602,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "userId": "usr_d3m0p3rat0r000000000",
@@ -15303,6 +15630,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Member"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -15367,6 +15696,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15386,6 +15716,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -15436,6 +15768,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "userId": "usr_d3m0p3rat0r000000000",
                      *         "removed": true
@@ -15445,6 +15778,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             userId: string;
                             /** @enum {boolean} */
@@ -15508,6 +15843,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "userId": "usr_d3m0p3rat0r000000000",
                      *         "email": "owner@demo.example",
@@ -15525,6 +15861,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Member"];
                     };
                 };
@@ -15583,6 +15921,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "ivt_d3m00000000000000000",
@@ -15612,6 +15951,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -15660,6 +16001,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15679,6 +16021,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -15722,6 +16066,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "ivt_d3m00000000000000000",
@@ -15743,6 +16088,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"][];
                     };
                 };
@@ -15793,6 +16140,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15812,6 +16160,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -15863,6 +16213,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15882,6 +16233,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -15939,6 +16292,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "key_d3m00000000000000000",
@@ -15953,6 +16307,8 @@ export interface operations {
                      *           "allowedOrigins": [
                      *             "Demo"
                      *           ],
+                     *           "mode": "live",
+                     *           "organizationId": "org_d3m00000000000000000",
                      *           "legacy": false
                      *         }
                      *       ],
@@ -15969,6 +16325,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ApiKey"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -16010,6 +16368,7 @@ export interface operations {
                  *       "permissions": [
                  *         "widget"
                  *       ],
+                 *       "mode": "live",
                  *       "allowedOrigins": [
                  *         "https://demo-bank.example.com"
                  *       ]
@@ -16035,6 +16394,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "key_d3m00000000000000000",
                      *         "name": "Front desk",
@@ -16048,6 +16408,8 @@ export interface operations {
                      *         "allowedOrigins": [
                      *           "Demo"
                      *         ],
+                     *         "mode": "live",
+                     *         "organizationId": "org_d3m00000000000000000",
                      *         "legacy": false,
                      *         "key": "Demo"
                      *       }
@@ -16056,6 +16418,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ApiKey"] & {
                             /** @description The full key, shown only once */
                             key: string;
@@ -16109,6 +16473,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "key_d3m00000000000000000",
                      *         "name": "Front desk",
@@ -16122,6 +16487,8 @@ export interface operations {
                      *         "allowedOrigins": [
                      *           "Demo"
                      *         ],
+                     *         "mode": "live",
+                     *         "organizationId": "org_d3m00000000000000000",
                      *         "legacy": false
                      *       }
                      *     }
@@ -16129,6 +16496,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ApiKey"];
                     };
                 };
@@ -16310,6 +16679,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -16331,6 +16701,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetOrganizationInfo"];
                     };
                 };
@@ -16379,6 +16751,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "name": "Accueil",
@@ -16398,6 +16771,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetQueueStatus"];
                     };
                 };
@@ -16480,6 +16855,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16516,6 +16892,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetJoinedTicket"];
                     };
                 };
@@ -16566,6 +16944,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16600,6 +16979,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -16645,6 +17026,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organization": {
                      *           "name": "Accueil",
@@ -16670,6 +17052,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetTicketPlace"];
                     };
                 };
@@ -16720,6 +17104,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16754,6 +17139,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -16814,6 +17201,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16848,6 +17236,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -16911,6 +17301,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16945,6 +17336,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -16997,6 +17390,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "organization": {
@@ -17054,6 +17448,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DisplayBoard"];
                     };
                 };
@@ -17140,6 +17536,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -17166,6 +17563,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["KioskInfo"];
                     };
                 };
@@ -17226,6 +17625,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eligible": false,
                      *         "distanceKm": 0.42,
@@ -17238,6 +17638,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Eligibility"];
                     };
                 };
@@ -17305,6 +17707,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17402,6 +17805,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17470,6 +17875,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17567,6 +17973,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17632,6 +18040,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17729,6 +18138,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17780,6 +18191,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17877,6 +18289,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17925,6 +18339,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -17957,6 +18372,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18014,6 +18431,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18046,6 +18464,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18109,6 +18529,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18141,6 +18562,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18189,6 +18612,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18220,6 +18644,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Usage"];
                     };
                 };
@@ -18276,6 +18702,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "inv_d3m00000000000000000",
@@ -18305,6 +18732,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invoice"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -18365,6 +18794,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18397,6 +18827,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18478,6 +18910,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eventId": "eve_d3m00000000000000000",
                      *         "type": "banking",
@@ -18488,6 +18921,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookReceipt"];
                     };
                 };
@@ -18563,6 +18998,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eventId": "eve_d3m00000000000000000",
                      *         "type": "banking",
@@ -18573,6 +19009,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookReceipt"];
                     };
                 };
@@ -18644,6 +19082,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eventId": "eve_d3m00000000000000000",
                      *         "type": "banking",
@@ -18654,6 +19093,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookReceipt"];
                     };
                 };
@@ -18697,6 +19138,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -18713,6 +19155,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CheckoutStatus"];
                     };
                     "text/html": string;
@@ -18764,6 +19208,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "checkout": {
                      *           "id": "Demo",
@@ -18783,6 +19228,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             checkout: components["schemas"]["CheckoutStatus"];
                             eventId: string;
@@ -18837,6 +19284,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -18863,6 +19311,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             token: string;
                             createdAt: string;
@@ -18945,6 +19395,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "domain": "demo-bank.example",
                      *         "status": "verified",
@@ -18958,6 +19409,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VerifiedDomain"];
                     };
                 };
@@ -19008,6 +19461,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "tokenGeneratedAt": "2026-03-20T10:30:00.000Z",
                      *         "verified": false,
@@ -19027,6 +19481,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             tokenGeneratedAt: string | null;
                             verified: boolean;
@@ -19076,6 +19532,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "issuer": "https://login.demo-bank.example.com",
                      *         "clientId": "queue-service",
@@ -19093,6 +19550,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SsoConnection"];
                     };
                 };
@@ -19154,6 +19613,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "issuer": "https://login.demo-bank.example.com",
                      *         "clientId": "queue-service",
@@ -19171,6 +19631,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SsoConnection"];
                     };
                 };
@@ -19219,6 +19681,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "deleted": true
                      *       }
@@ -19227,6 +19690,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             deleted: true;
@@ -19317,6 +19782,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -19341,6 +19807,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             session: components["schemas"]["Session"];
@@ -19400,6 +19868,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "whk_d3m00000000000000000",
@@ -19431,6 +19900,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -19497,6 +19968,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19519,6 +19991,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"] & {
                             /**
                              * @description The signing secret (whsec_…), shown only in this answer
@@ -19575,6 +20049,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19596,6 +20071,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"];
                     };
                 };
@@ -19643,6 +20120,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19664,6 +20142,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"];
                     };
                 };
@@ -19727,6 +20207,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19748,6 +20229,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"];
                     };
                 };
@@ -19802,6 +20285,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19824,6 +20308,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"] & {
                             /**
                              * @description The signing secret (whsec_…), shown only in this answer
@@ -19883,6 +20369,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dlv_d3m00000000000000000",
                      *         "webhookId": "web_d3m00000000000000000",
@@ -19903,6 +20390,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookDelivery"];
                     };
                 };
@@ -19962,6 +20451,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "dlv_d3m00000000000000000",
@@ -19992,6 +20482,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookDelivery"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -20047,6 +20539,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dlv_d3m00000000000000000",
                      *         "webhookId": "web_d3m00000000000000000",
@@ -20067,6 +20560,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookDelivery"];
                     };
                 };
@@ -20126,6 +20621,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "platform": "ios",
@@ -20139,6 +20635,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["PushDevice"];
                     };
                 };
@@ -20193,6 +20691,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "fcmToken": "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu",
                      *         "removed": true
@@ -20202,6 +20701,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             fcmToken: string;
                             /** @enum {boolean} */
@@ -20250,6 +20751,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "smsNotifications": false,
                      *         "ticketReminders": false
@@ -20259,6 +20761,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NotificationPreferences"];
                     };
                 };
@@ -20311,6 +20815,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "smsNotifications": false,
                      *         "ticketReminders": false
@@ -20320,6 +20825,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NotificationPreferences"];
                     };
                 };
@@ -20376,6 +20883,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "ntf_d3m00000000000000000",
@@ -20406,6 +20914,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Notification"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -20454,6 +20964,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "updated": 1
                      *       }
@@ -20462,6 +20973,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             updated: number;
                         };
@@ -20515,6 +21028,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ntf_d3m00000000000000000",
                      *         "type": "banking",
@@ -20535,6 +21049,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Notification"];
                     };
                 };
@@ -20599,6 +21115,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "phone": "+33612345678",
@@ -20616,6 +21133,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SmsSent"];
                     };
                 };
@@ -20677,6 +21196,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "Demo",
@@ -20706,6 +21226,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NotificationDelivery"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -20752,6 +21274,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "allowedCountries": [
                      *           "Demo"
@@ -20779,6 +21302,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SmsPolicy"];
                     };
                 };
@@ -20844,6 +21369,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "allowedCountries": [
                      *           "Demo"
@@ -20871,6 +21397,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SmsPolicy"];
                     };
                 };
@@ -20918,6 +21446,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "phoneNumberId": "pho_d3m00000000000000000",
                      *         "phoneNumber": "+2250700000000",
@@ -20935,6 +21464,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WhatsappSettings"];
                     };
                 };
@@ -20996,6 +21527,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "phoneNumberId": "pho_d3m00000000000000000",
                      *         "phoneNumber": "+2250700000000",
@@ -21013,6 +21545,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WhatsappSettings"];
                     };
                 };
@@ -21061,6 +21595,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "deleted": true
                      *       }
@@ -21069,6 +21604,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             deleted: true;
@@ -21129,6 +21666,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "key": "ticket.called",
@@ -21158,6 +21696,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplate"][];
                     };
                 };
@@ -21220,6 +21760,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "key": "ticket.called",
                      *         "language": "fr",
@@ -21247,6 +21788,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplate"];
                     };
                 };
@@ -21306,6 +21849,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "key": "ticket.called",
                      *         "language": "fr",
@@ -21333,6 +21877,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplate"];
                     };
                 };
@@ -21400,6 +21946,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "title": "Lunch break",
                      *         "body": "Demo",
@@ -21419,6 +21966,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplatePreview"];
                     };
                 };
@@ -21464,6 +22013,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "publicKey": "Demo"
                      *       }
@@ -21472,6 +22022,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             publicKey: string | null;
                         };
@@ -21535,6 +22087,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "endpoint": "Demo",
@@ -21545,6 +22098,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             ticketId: string;
                             endpoint: string;
@@ -21607,6 +22162,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "removed": true
@@ -21616,6 +22172,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             ticketId: string;
                             /** @enum {boolean} */
@@ -21669,6 +22227,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "not_served",
                      *         "servedAt": "2026-03-20T10:30:00.000Z",
@@ -21687,6 +22246,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketFeedbackState"];
                     };
                 };
@@ -21747,6 +22308,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "score": 1,
@@ -21760,6 +22322,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketFeedback"];
                     };
                 };
@@ -21831,6 +22395,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -21963,6 +22528,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsSummary"];
                     };
                 };
@@ -22031,6 +22598,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22054,6 +22622,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsOperators"];
                     };
                 };
@@ -22122,6 +22692,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22158,6 +22729,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsKinds"];
                     };
                 };
@@ -22226,6 +22799,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22247,6 +22821,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsHeatmap"];
                     };
                 };
@@ -22315,6 +22891,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22342,6 +22919,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsEstimates"];
                     };
                 };
@@ -22410,6 +22989,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22520,6 +23100,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsFeedback"];
                     };
                 };
@@ -22641,6 +23223,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "dsk_d3m00000000000000000",
@@ -22672,6 +23255,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -22737,6 +23322,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -22758,6 +23344,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -22806,6 +23394,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -22827,6 +23416,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -22872,6 +23463,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true
@@ -22881,6 +23473,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -22944,6 +23538,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -22965,6 +23560,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23017,6 +23614,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23038,6 +23636,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23089,6 +23689,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23110,6 +23711,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23170,6 +23773,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -23257,6 +23861,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                         meta: components["schemas"]["PreviousCallMeta"];
                     };
@@ -23306,6 +23912,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "location": {
@@ -23387,6 +23994,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Floor"];
                     };
                 };
@@ -23432,6 +24041,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "at": "Demo",
                      *         "desk": {
@@ -23682,6 +24292,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DeskConsole"];
                     };
                 };
@@ -23781,6 +24393,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -23854,6 +24467,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -23914,6 +24529,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -23987,6 +24603,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24049,6 +24667,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24119,6 +24738,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24172,6 +24793,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24242,6 +24864,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24302,6 +24926,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24375,6 +25000,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24438,6 +25065,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24511,6 +25139,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24565,6 +25195,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24638,6 +25269,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24684,6 +25317,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24757,6 +25391,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24803,6 +25439,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -24816,6 +25453,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceOutcome"][];
                     };
                 };
@@ -24876,6 +25515,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "code": "account_opened",
@@ -24887,6 +25527,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceOutcome"];
                     };
                 };
@@ -24936,6 +25578,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "code": "Demo",
                      *         "deleted": true
@@ -24945,6 +25588,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             code: string;
                             /** @enum {boolean} */
@@ -24991,6 +25636,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "code": "VALIDATION_ERROR",
@@ -25004,6 +25650,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ErrorCodeDoc"][];
                     };
                 };
@@ -25045,6 +25693,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "code": "VALIDATION_ERROR",
                      *         "status": 409,
@@ -25056,6 +25705,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ErrorCodeDoc"];
                     };
                 };
@@ -25110,6 +25761,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "evt_d3m0sh1ft00000000000",
@@ -25129,6 +25781,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Event"][];
                         meta: components["schemas"]["EventsMeta"];
                     };
@@ -25266,6 +25920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "state": "Demo",
                      *         "applied": false
@@ -25275,6 +25930,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             state: string;
                             applied: boolean;
@@ -25363,6 +26020,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "received": 1,
                      *         "ignored": 1
@@ -25372,6 +26030,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @description Customer messages read and acted on */
                             received: number;
@@ -25421,6 +26081,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE",
                      *         "phoneNumber": "+2250700000000",
@@ -25432,6 +26093,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WhatsappLink"];
                     };
                 };
@@ -25488,6 +26151,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "msg_d3m0m3ss4g3000000000",
@@ -25514,6 +26178,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketMessage"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -25574,6 +26240,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "msg_d3m0m3ss4g3000000000",
                      *         "direction": "in",
@@ -25590,6 +26257,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketMessage"];
                     };
                 };
@@ -25639,6 +26308,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceCode": "Demo",
                      *         "allowedAddresses": [
@@ -25652,6 +26322,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["UssdCode"];
                     };
                 };
@@ -25709,6 +26381,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceCode": "Demo",
                      *         "allowedAddresses": [
@@ -25723,6 +26396,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["UssdCode"] & {
                             /** @description The callback's secret, shown only once */
                             secret: string;
@@ -25774,6 +26449,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "removed": true
                      *       }
@@ -25782,6 +26458,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             removed: true;
@@ -25888,6 +26566,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "Demo",
@@ -25917,6 +26596,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AuditEvent"][];
                         meta: {
                             limit: number;
@@ -26018,6 +26699,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "valid": false,
                      *         "checked": 1,
@@ -26036,6 +26718,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AuditChainVerdict"];
                     };
                 };
@@ -26096,6 +26780,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "requestId": "req_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -26178,6 +26863,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DataSubjectExport"];
                     };
                 };
@@ -26241,6 +26928,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "requestId": "req_d3m00000000000000000",
                      *         "erasedAt": "2026-03-20T10:30:00.000Z",
@@ -26268,6 +26956,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DataSubjectErasure"];
                     };
                 };
@@ -26316,6 +27006,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "fields": [
@@ -26346,6 +27037,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceIntake"];
                     };
                 };
@@ -26437,6 +27130,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "fields": [
@@ -26467,6 +27161,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceIntake"];
                     };
                 };
@@ -26514,6 +27210,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "fields": [
@@ -26544,6 +27241,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceIntake"];
                     };
                 };
@@ -26601,6 +27300,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -26674,6 +27374,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -26735,6 +27437,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -26808,6 +27511,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -26858,6 +27563,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -26931,6 +27637,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -26976,6 +27684,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "label": "Demo",
@@ -26987,6 +27696,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["OrganizationLabel"][];
                     };
                 };
@@ -27037,6 +27748,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "start": "Demo",
@@ -27053,6 +27765,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Slot"][];
                     };
                 };
@@ -27120,6 +27834,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27152,6 +27867,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["BookedAppointment"];
                     };
                 };
@@ -27214,6 +27931,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "hld_0123456789abcdefghjk",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -27228,6 +27946,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentHold"];
                     };
                 };
@@ -27277,6 +27997,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27314,6 +28035,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentDetail"];
                     };
                 };
@@ -27370,6 +28093,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27401,6 +28125,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"];
                     };
                 };
@@ -27453,6 +28179,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "start": "Demo",
@@ -27470,6 +28197,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["RescheduleSlot"][];
                     };
                 };
@@ -27522,6 +28251,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27553,6 +28283,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"];
                     };
                 };
@@ -27602,6 +28334,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "apt_0123456789abcdefghjk",
@@ -27641,6 +28374,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"][];
                         meta: components["schemas"]["PageMeta"];
                     };
@@ -27684,6 +28419,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "apt_0123456789abcdefghjk",
@@ -27723,6 +28459,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"][];
                         meta: components["schemas"]["PageMeta"];
                     };
@@ -27786,6 +28524,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -27873,6 +28612,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
@@ -27893,6 +28634,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -27980,6 +28722,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
@@ -28046,6 +28790,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -28090,6 +28835,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["KioskCheckIn"];
                     };
                 };
@@ -28110,6 +28857,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -28154,6 +28902,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["KioskCheckIn"];
                     };
                 };
@@ -28202,6 +28952,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "policy": {
@@ -28215,6 +28966,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QueueBlend"];
                     };
                 };
@@ -28270,6 +29023,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "policy": {
@@ -28283,6 +29037,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QueueBlend"];
                     };
                 };
@@ -28349,6 +29105,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "from": "Demo",
@@ -28417,6 +29174,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["BlendReplay"];
                     };
                 };
@@ -28467,6 +29226,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:40:00.000Z",
@@ -28477,6 +29237,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketPhoneVerification"];
                     };
                 };
@@ -28538,6 +29300,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "verified",
                      *         "expiresAt": null,
@@ -28548,6 +29311,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketPhoneVerification"];
                     };
                 };
@@ -28608,6 +29373,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:40:00.000Z",
@@ -28618,6 +29384,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketPhoneVerification"];
                     };
                 };
@@ -28629,6 +29397,132 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getTestMode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The twin */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "organizationId": "org_testd3m0000000000000",
+                     *         "liveOrganizationId": "liv_d3m00000000000000000",
+                     *         "catalogueCopiedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["TestMode"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    resetTestMode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new, empty twin */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "organizationId": "org_testd3m0000000000000",
+                     *         "liveOrganizationId": "liv_d3m00000000000000000",
+                     *         "catalogueCopiedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["TestMode"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
         };
     };
