@@ -9,10 +9,7 @@ import { router } from "../http/router";
 import { isTwinOrganizationId } from "../lib/ids";
 import { isoOrNull } from "../lib/time";
 import { now } from "../lib/clock";
-import { database } from "../db/client";
-import { eq } from "drizzle-orm";
-import { organizations } from "../db/schema";
-import { resetTwin, type OrganizationRow } from "./twin";
+import { findTwin, resetTwin, type OrganizationRow } from "./twin";
 
 // /v1/test/*: what only a test key may do (docs/test-mode.md).
 
@@ -51,7 +48,7 @@ app.openapi(
   async (c) => {
     const twinId = twinOfKey(c);
     await authorize(c, twinId, "QUEUE_VIEW");
-    const twin = await database(c.env.DB).select().from(organizations).where(eq(organizations.id, twinId)).get();
+    const twin = await findTwin(c.env, twinId);
     if (!twin) throw forbidden("This test key's twin was reset away; use a key of the current twin");
     return c.json(ok(testModeRecord(twin)), 200);
   },

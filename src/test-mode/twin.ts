@@ -29,6 +29,11 @@ export type OrganizationRow = typeof organizations.$inferSelect;
 type QueueRow = typeof queues.$inferSelect;
 type Statement = BatchItem<"sqlite">;
 
+/** The twin with this id (a test key's organization), or undefined. */
+export function findTwin(env: Env, twinId: string): Promise<OrganizationRow | undefined> {
+  return database(env.DB).select().from(organizations).where(eq(organizations.id, twinId)).get();
+}
+
 export function twinOf(db: Database, liveOrganizationId: string): Promise<OrganizationRow | undefined> {
   return db.select().from(organizations).where(eq(organizations.liveOrganizationId, liveOrganizationId)).get();
 }
