@@ -22,6 +22,7 @@ const AREAS = [
   "identity",
   "notifications",
   "privacy",
+  "test-mode",
   "tickets",
   "visits",
   "webhooks",

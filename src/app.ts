@@ -21,6 +21,7 @@ import {
 } from "./identity";
 import { rateLimit } from "./http/rate-limit";
 import { requestId } from "./http/request-id";
+import { livemodeInAnswers } from "./http/livemode";
 import { errorBody } from "./http/respond";
 import { validationHook } from "./http/validation";
 import { calendarRoutes } from "./calendar";
@@ -42,6 +43,7 @@ import { inboundRoutes, ticketMessageRoutes, ussdRoutes, whatsappInboundRoutes }
 import { auditRoutes, recordEveryChange, sealAuditAfterWrites } from "./audit";
 import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
+import { testModeRoutes } from "./test-mode";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -102,6 +104,7 @@ function mountGuards(app: OpenAPIHono<AppEnv>): void {
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestId);
+  app.use("/v1/*", livemodeInAnswers);
   app.use("/v1/*", async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
@@ -172,6 +175,7 @@ export function createApp() {
   app.route("/v1", checkInRoutes);
   app.route("/v1", blendRoutes);
   app.route("/v1", phoneVerificationRoutes);
+  app.route("/v1", testModeRoutes);
 
   declareOpenOperations(app.openAPIRegistry.definitions);
   mountDocs(app);

@@ -3736,6 +3736,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The test-mode twin this test key works on
+         * @description The test-mode twin this test key works on.
+         */
+        get: operations["getTestMode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Empty the test-mode twin and copy the live catalogue in again (an admin test key)
+         * @description Every ticket, webhook, event, notification and analytics figure of the twin is gone; the test keys keep working, on a new twin (a new organizationId in the answer) holding a fresh copy of the live catalogue, with new ids. Nothing live is touched.
+         */
+        post: operations["resetTestMode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4934,6 +4974,14 @@ export interface components {
             /** @description A widget key locked to these origins (on verified domains); null = any origin */
             allowedOrigins: string[] | null;
             /**
+             * @description live: the organization's own data; test: its test-mode twin (docs/test-mode.md), a qk_test_… key
+             * @example live
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description Where the key works: the organization, or its test-mode twin (org_test…) */
+            organizationId: string;
+            /**
              * @description Minted before keys carried a signature (docs/hot-path.md): still accepted, but checked by a lookup behind the per-address limit on wrong credentials; replace it with a new key
              * @example false
              */
@@ -4942,6 +4990,11 @@ export interface components {
         CreateApiKeyRequest: {
             name: string;
             permissions?: ("read:services" | "write:services" | "read:queues" | "write:queues" | "read:analytics" | "manage:webhooks" | "widget" | "read:audit" | "read:personal_data" | "read" | "write" | "admin")[];
+            /**
+             * @description test: a qk_test_… key of the organization's test-mode twin (made on first use, with a copy of the catalogue: docs/test-mode.md). Default: the mode of the organization in the path (a twin only makes test keys).
+             * @enum {string}
+             */
+            mode?: "live" | "test";
             /** @description Only for a key whose permissions are exactly [widget]: the https origins (https://shop.example.com) allowed to use it, each on one of the organization's verified domains. The widget routes then answer CORS only to them and 403 to any other origin or none. */
             allowedOrigins?: string[];
         };
@@ -7143,6 +7196,17 @@ export interface components {
             code: string;
         };
         PhoneCodeResendRequest: Record<string, never>;
+        TestMode: {
+            /**
+             * @description The test-mode twin the key works on
+             * @example org_testd3m0000000000000
+             */
+            organizationId: string;
+            /** @description The live organization it mirrors (never reachable with a test key) */
+            liveOrganizationId: string;
+            /** @description When the live catalogue was last copied in */
+            catalogueCopiedAt: string | null;
+        };
     };
     responses: {
         /** @description `VALIDATION_ERROR`: a field, query parameter or header is invalid; `details.field` names it */
@@ -7177,6 +7241,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "VALIDATION_ERROR";
@@ -7222,6 +7288,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "SSO_REQUIRED";
@@ -7267,6 +7335,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT";
@@ -7312,6 +7382,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
@@ -7357,6 +7429,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
@@ -7403,6 +7477,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "API_RATE_LIMIT_EXCEEDED";
@@ -7448,6 +7524,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHENTICATION_ERROR" | "TOKEN_EXPIRED";
@@ -7493,6 +7571,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED";
@@ -7538,6 +7618,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "NOT_FOUND";
@@ -7583,6 +7665,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE";
@@ -7628,6 +7712,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED";
@@ -7673,6 +7759,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL" | "INVALID_STATE";
@@ -7718,6 +7806,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "QR_TOKEN_EXPIRED" | "QR_TOKEN_USED";
@@ -7763,6 +7853,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "OUT_OF_RANGE";
@@ -7808,6 +7900,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL";
@@ -7899,6 +7993,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PLAN_REQUIRED";
@@ -7944,6 +8040,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "INVALID_STATE";
@@ -7989,6 +8087,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_EMPTY" | "QUEUE_CLOSED" | "OPERATOR_UNAVAILABLE";
@@ -8034,6 +8134,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "INTAKE_REQUIRED";
@@ -8079,6 +8181,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "DEFER_LIMIT_REACHED";
@@ -8124,6 +8228,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "DEFER_TOO_FAR";
@@ -8169,6 +8275,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "AUTHORIZATION_ERROR" | "KEY_REVOKED" | "QUOTA_EXCEEDED" | "REMOTE_JOIN_PENALTY";
@@ -8214,6 +8322,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PAYMENT_PROVIDER_ERROR";
@@ -8260,6 +8370,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "PROVIDER_UNAVAILABLE";
@@ -8305,6 +8417,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "SSO_FAILED";
@@ -8350,6 +8464,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "FEEDBACK_ALREADY_GIVEN";
@@ -8395,6 +8511,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "FEEDBACK_WINDOW_CLOSED";
@@ -8440,6 +8558,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "QUEUE_EMPTY" | "OPERATOR_UNAVAILABLE";
@@ -8485,6 +8605,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "INVALID_STATE" | "RECALL_LIMIT_REACHED";
@@ -8530,6 +8652,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "SLOT_UNAVAILABLE";
@@ -8575,6 +8699,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "SLOT_UNAVAILABLE" | "INVALID_STATE";
@@ -8620,6 +8746,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "CHECK_IN_NOT_OPEN" | "INVALID_STATE" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL";
@@ -8731,6 +8859,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -8754,6 +8883,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             session: components["schemas"]["Session"];
@@ -8816,6 +8947,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -8839,6 +8971,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             session: components["schemas"]["Session"];
@@ -8885,6 +9019,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -8913,6 +9048,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             memberships: components["schemas"]["Membership"][];
@@ -8958,6 +9095,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "erased": true,
                      *         "organizationIds": [
@@ -8969,6 +9107,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             erased: true;
@@ -9025,6 +9165,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "defaultOrganizationId": "org_d3m00000000000000000"
                      *       }
@@ -9033,6 +9174,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             defaultOrganizationId: string | null;
                         };
@@ -9079,12 +9222,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {}
                      *     }
                      */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             [key: string]: unknown;
                         };
@@ -9134,6 +9280,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "expiresAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -9142,6 +9289,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             expiresAt: string;
                         };
@@ -9192,6 +9341,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "loggedOut": true
                      *       }
@@ -9200,6 +9350,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             loggedOut: true;
@@ -9257,6 +9409,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "org_d3m00000000000000000",
@@ -9294,6 +9447,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: (components["schemas"]["Organization"] & {
                             /** @enum {string} */
                             role: "owner" | "admin" | "manager" | "operator";
@@ -9357,6 +9512,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -9383,6 +9539,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Organization"];
                     };
                 };
@@ -9431,6 +9589,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -9457,6 +9616,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Organization"];
                     };
                 };
@@ -9502,6 +9663,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true
@@ -9511,6 +9673,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -9583,6 +9747,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -9609,6 +9774,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Organization"];
                     };
                 };
@@ -9670,6 +9837,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "ownerId": "own_d3m00000000000000000",
@@ -9681,6 +9849,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             organizationId: string;
                             ownerId: string;
@@ -9799,6 +9969,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "qrt_d3m00000000000000000",
@@ -9827,6 +9998,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QrToken"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -9886,6 +10059,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "qrt_d3m00000000000000000",
                      *         "purpose": "service_checkin",
@@ -9904,6 +10078,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QrToken"];
                     };
                 };
@@ -9952,6 +10128,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "qrt_d3m00000000000000000",
                      *         "purpose": "service_checkin",
@@ -9970,6 +10147,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QrToken"];
                     };
                 };
@@ -10028,6 +10207,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10131,6 +10311,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10151,6 +10333,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10254,6 +10437,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10319,6 +10504,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "nfc_d3m00000000000000000",
@@ -10349,6 +10535,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -10411,6 +10599,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "nfc_d3m00000000000000000",
                      *         "nfcId": "04:A2:24:B2:5C:6F:80",
@@ -10431,6 +10620,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"];
                     };
                 };
@@ -10479,6 +10670,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "nfc_d3m00000000000000000",
                      *         "nfcId": "04:A2:24:B2:5C:6F:80",
@@ -10499,6 +10691,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"];
                     };
                 };
@@ -10557,6 +10751,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "nfc_d3m00000000000000000",
                      *         "nfcId": "04:A2:24:B2:5C:6F:80",
@@ -10577,6 +10772,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NfcTag"];
                     };
                 };
@@ -10641,6 +10838,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10744,6 +10942,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10764,6 +10964,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "action": "joined",
                      *         "ticket": {
@@ -10867,6 +11068,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ScanResult"];
                     };
                 };
@@ -10942,6 +11145,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -10968,6 +11172,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarEvent"];
                     };
                 };
@@ -11036,6 +11242,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -11062,6 +11269,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarEvent"];
                     };
                 };
@@ -11111,6 +11320,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true
@@ -11120,6 +11330,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -11191,6 +11403,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "evt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -11217,6 +11430,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarEvent"];
                     };
                 };
@@ -11272,6 +11487,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "evt_d3m00000000000000000",
@@ -11308,6 +11524,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CalendarOccurrence"][];
                         meta: components["schemas"]["PageMeta"];
                     };
@@ -11368,6 +11586,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "userId": "usr_d3m0p3rat0r000000000",
@@ -11395,6 +11614,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MemberAvailability"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -11459,6 +11680,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "loc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -11519,6 +11741,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"];
                     };
                 };
@@ -11580,6 +11804,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "loc_d3m00000000000000000",
@@ -11650,6 +11875,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -11708,6 +11935,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "loc_d3m00000000000000000",
@@ -11778,6 +12006,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -11827,6 +12057,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "loc_d3m00000000000000000",
@@ -11894,6 +12125,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NearbyLocation"][];
                     };
                 };
@@ -11939,6 +12172,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true,
@@ -11954,6 +12188,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -12063,6 +12299,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "loc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12123,6 +12360,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Location"];
                     };
                 };
@@ -12170,6 +12409,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "Demo",
@@ -12185,6 +12425,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceType"][];
                     };
                 };
@@ -12243,6 +12485,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "svc_d3m00000000000000000",
@@ -12298,6 +12541,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -12363,6 +12608,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12408,6 +12654,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"];
                     };
                 };
@@ -12472,6 +12720,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "svc_d3m00000000000000000",
@@ -12527,6 +12776,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -12573,6 +12824,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12618,6 +12870,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"];
                     };
                 };
@@ -12663,6 +12917,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true,
@@ -12675,6 +12930,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -12754,6 +13011,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "svc_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -12799,6 +13057,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Service"];
                     };
                 };
@@ -12849,6 +13109,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "generatedAt": "2026-03-20T10:30:00.000Z",
@@ -12886,6 +13147,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Dashboard"];
                     };
                 };
@@ -12946,6 +13209,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "que_d3m00000000000000000",
@@ -12986,6 +13250,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -13056,6 +13322,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13086,6 +13353,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13135,6 +13404,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13165,6 +13435,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13219,6 +13491,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13249,6 +13522,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13314,6 +13589,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -13344,6 +13620,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -13416,6 +13694,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13494,6 +13773,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["JoinedTicket"];
                     };
                 };
@@ -13566,6 +13847,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13639,6 +13921,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -13711,6 +13995,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13784,6 +14069,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -13848,6 +14135,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -13932,6 +14220,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                         meta: components["schemas"]["PreviousCallMeta"];
                     };
@@ -13986,6 +14276,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "cancelled": 1
                      *       }
@@ -13994,6 +14285,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             cancelled: number;
                         };
@@ -14047,6 +14340,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "que_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -14077,6 +14371,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Queue"];
                     };
                 };
@@ -14137,6 +14433,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
@@ -14220,6 +14517,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -14266,6 +14565,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14339,6 +14639,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14389,6 +14691,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14459,6 +14762,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14510,6 +14815,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14580,6 +14886,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14631,6 +14939,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14704,6 +15013,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14765,6 +15076,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14835,6 +15147,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -14897,6 +15211,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -14967,6 +15282,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15029,6 +15346,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -15102,6 +15420,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15165,6 +15485,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -15238,6 +15559,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15300,6 +15623,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -15373,6 +15697,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -15432,6 +15758,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "userId": "usr_d3m0p3rat0r000000000",
@@ -15459,6 +15786,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Member"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -15523,6 +15852,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15542,6 +15872,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -15592,6 +15924,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "userId": "usr_d3m0p3rat0r000000000",
                      *         "removed": true
@@ -15601,6 +15934,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             userId: string;
                             /** @enum {boolean} */
@@ -15664,6 +15999,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "userId": "usr_d3m0p3rat0r000000000",
                      *         "email": "owner@demo.example",
@@ -15681,6 +16017,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Member"];
                     };
                 };
@@ -15739,6 +16077,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "ivt_d3m00000000000000000",
@@ -15768,6 +16107,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -15816,6 +16157,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15835,6 +16177,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -15878,6 +16222,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "ivt_d3m00000000000000000",
@@ -15899,6 +16244,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"][];
                     };
                 };
@@ -15949,6 +16296,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -15968,6 +16316,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -16019,6 +16369,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ivt_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -16038,6 +16389,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invitation"];
                     };
                 };
@@ -16095,6 +16448,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "key_d3m00000000000000000",
@@ -16109,6 +16463,8 @@ export interface operations {
                      *           "allowedOrigins": [
                      *             "Demo"
                      *           ],
+                     *           "mode": "live",
+                     *           "organizationId": "org_d3m00000000000000000",
                      *           "legacy": false
                      *         }
                      *       ],
@@ -16125,6 +16481,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ApiKey"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -16166,6 +16524,7 @@ export interface operations {
                  *       "permissions": [
                  *         "widget"
                  *       ],
+                 *       "mode": "live",
                  *       "allowedOrigins": [
                  *         "https://demo-bank.example.com"
                  *       ]
@@ -16191,6 +16550,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "key_d3m00000000000000000",
                      *         "name": "Front desk",
@@ -16204,6 +16564,8 @@ export interface operations {
                      *         "allowedOrigins": [
                      *           "Demo"
                      *         ],
+                     *         "mode": "live",
+                     *         "organizationId": "org_d3m00000000000000000",
                      *         "legacy": false,
                      *         "key": "Demo"
                      *       }
@@ -16212,6 +16574,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ApiKey"] & {
                             /** @description The full key, shown only once */
                             key: string;
@@ -16265,6 +16629,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "key_d3m00000000000000000",
                      *         "name": "Front desk",
@@ -16278,6 +16643,8 @@ export interface operations {
                      *         "allowedOrigins": [
                      *           "Demo"
                      *         ],
+                     *         "mode": "live",
+                     *         "organizationId": "org_d3m00000000000000000",
                      *         "legacy": false
                      *       }
                      *     }
@@ -16285,6 +16652,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ApiKey"];
                     };
                 };
@@ -16468,6 +16837,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "name": "Demo Bank",
@@ -16489,6 +16859,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetOrganizationInfo"];
                     };
                 };
@@ -16537,6 +16909,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "name": "Accueil",
@@ -16556,6 +16929,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetQueueStatus"];
                     };
                 };
@@ -16638,6 +17013,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16674,6 +17050,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetJoinedTicket"];
                     };
                 };
@@ -16724,6 +17102,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16758,6 +17137,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -16803,6 +17184,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organization": {
                      *           "name": "Accueil",
@@ -16828,6 +17210,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WidgetTicketPlace"];
                     };
                 };
@@ -16878,6 +17262,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -16912,6 +17297,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -16972,6 +17359,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -17006,6 +17394,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -17069,6 +17459,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -17103,6 +17494,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VisitorTicket"];
                     };
                 };
@@ -17155,6 +17548,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "organization": {
@@ -17212,6 +17606,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DisplayBoard"];
                     };
                 };
@@ -17298,6 +17694,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -17324,6 +17721,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["KioskInfo"];
                     };
                 };
@@ -17384,6 +17783,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eligible": false,
                      *         "distanceKm": 0.42,
@@ -17396,6 +17796,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Eligibility"];
                     };
                 };
@@ -17463,6 +17865,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17560,6 +17963,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17628,6 +18033,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17725,6 +18131,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17790,6 +18198,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -17887,6 +18296,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -17938,6 +18349,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "remoteJoin": {
                      *           "id": "rjn_d3m00000000000000000",
@@ -18035,6 +18447,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             remoteJoin: components["schemas"]["RemoteJoin"];
                             ticket: components["schemas"]["Ticket"];
@@ -18083,6 +18497,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18115,6 +18530,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18172,6 +18589,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18204,6 +18622,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18267,6 +18687,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18299,6 +18720,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18347,6 +18770,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18378,6 +18802,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Usage"];
                     };
                 };
@@ -18434,6 +18860,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "inv_d3m00000000000000000",
@@ -18463,6 +18890,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Invoice"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -18523,6 +18952,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "plan": "pro",
@@ -18555,6 +18985,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Subscription"];
                     };
                 };
@@ -18636,6 +19068,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eventId": "eve_d3m00000000000000000",
                      *         "type": "banking",
@@ -18646,6 +19079,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookReceipt"];
                     };
                 };
@@ -18722,6 +19157,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eventId": "eve_d3m00000000000000000",
                      *         "type": "banking",
@@ -18732,6 +19168,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookReceipt"];
                     };
                 };
@@ -18804,6 +19242,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "eventId": "eve_d3m00000000000000000",
                      *         "type": "banking",
@@ -18814,6 +19253,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookReceipt"];
                     };
                 };
@@ -18858,6 +19299,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -18874,6 +19316,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["CheckoutStatus"];
                     };
                     "text/html": string;
@@ -18925,6 +19369,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "checkout": {
                      *           "id": "Demo",
@@ -18944,6 +19389,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             checkout: components["schemas"]["CheckoutStatus"];
                             eventId: string;
@@ -18999,6 +19446,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "token": "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
@@ -19025,6 +19473,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             token: string;
                             createdAt: string;
@@ -19107,6 +19557,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "domain": "demo-bank.example",
                      *         "status": "verified",
@@ -19120,6 +19571,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["VerifiedDomain"];
                     };
                 };
@@ -19170,6 +19623,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "tokenGeneratedAt": "2026-03-20T10:30:00.000Z",
                      *         "verified": false,
@@ -19189,6 +19643,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             tokenGeneratedAt: string | null;
                             verified: boolean;
@@ -19238,6 +19694,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "issuer": "https://login.demo-bank.example.com",
                      *         "clientId": "queue-service",
@@ -19262,6 +19719,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SsoConnection"];
                     };
                 };
@@ -19331,6 +19790,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "issuer": "https://login.demo-bank.example.com",
                      *         "clientId": "queue-service",
@@ -19355,6 +19815,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SsoConnection"];
                     };
                 };
@@ -19403,6 +19865,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "deleted": true
                      *       }
@@ -19411,6 +19874,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             deleted: true;
@@ -19518,6 +19983,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "user": {
                      *           "id": "usr_d3m00000000000000000",
@@ -19542,6 +20008,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             user: components["schemas"]["User"];
                             session: components["schemas"]["Session"];
@@ -19616,6 +20084,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "whk_d3m00000000000000000",
@@ -19647,6 +20116,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -19713,6 +20184,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19735,6 +20207,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"] & {
                             /**
                              * @description The signing secret (whsec_…), shown only in this answer
@@ -19791,6 +20265,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19812,6 +20287,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"];
                     };
                 };
@@ -19859,6 +20336,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19880,6 +20358,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"];
                     };
                 };
@@ -19943,6 +20423,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -19964,6 +20445,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"];
                     };
                 };
@@ -20018,6 +20501,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "whk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -20040,6 +20524,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Webhook"] & {
                             /**
                              * @description The signing secret (whsec_…), shown only in this answer
@@ -20099,6 +20585,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dlv_d3m00000000000000000",
                      *         "webhookId": "web_d3m00000000000000000",
@@ -20119,6 +20606,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookDelivery"];
                     };
                 };
@@ -20178,6 +20667,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "dlv_d3m00000000000000000",
@@ -20208,6 +20698,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookDelivery"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -20263,6 +20755,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dlv_d3m00000000000000000",
                      *         "webhookId": "web_d3m00000000000000000",
@@ -20283,6 +20776,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WebhookDelivery"];
                     };
                 };
@@ -20342,6 +20837,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "platform": "ios",
@@ -20355,6 +20851,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["PushDevice"];
                     };
                 };
@@ -20409,6 +20907,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "fcmToken": "dXN1YWxseS1hLWxvbmctZmNtLXRva2Vu",
                      *         "removed": true
@@ -20418,6 +20917,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             fcmToken: string;
                             /** @enum {boolean} */
@@ -20466,6 +20967,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "smsNotifications": false,
                      *         "ticketReminders": false
@@ -20475,6 +20977,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NotificationPreferences"];
                     };
                 };
@@ -20527,6 +21031,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "smsNotifications": false,
                      *         "ticketReminders": false
@@ -20536,6 +21041,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NotificationPreferences"];
                     };
                 };
@@ -20592,6 +21099,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "ntf_d3m00000000000000000",
@@ -20622,6 +21130,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Notification"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -20670,6 +21180,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "updated": 1
                      *       }
@@ -20678,6 +21189,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             updated: number;
                         };
@@ -20731,6 +21244,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "ntf_d3m00000000000000000",
                      *         "type": "banking",
@@ -20751,6 +21265,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Notification"];
                     };
                 };
@@ -20815,6 +21331,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "phone": "+33612345678",
@@ -20832,6 +21349,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SmsSent"];
                     };
                 };
@@ -20893,6 +21412,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "Demo",
@@ -20922,6 +21442,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["NotificationDelivery"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -20968,6 +21490,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "allowedCountries": [
                      *           "Demo"
@@ -20995,6 +21518,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SmsPolicy"];
                     };
                 };
@@ -21060,6 +21585,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "allowedCountries": [
                      *           "Demo"
@@ -21087,6 +21613,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["SmsPolicy"];
                     };
                 };
@@ -21134,6 +21662,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "phoneNumberId": "pho_d3m00000000000000000",
                      *         "phoneNumber": "+2250700000000",
@@ -21151,6 +21680,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WhatsappSettings"];
                     };
                 };
@@ -21212,6 +21743,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "phoneNumberId": "pho_d3m00000000000000000",
                      *         "phoneNumber": "+2250700000000",
@@ -21229,6 +21761,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WhatsappSettings"];
                     };
                 };
@@ -21277,6 +21811,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "deleted": true
                      *       }
@@ -21285,6 +21820,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             deleted: true;
@@ -21345,6 +21882,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "key": "ticket.called",
@@ -21374,6 +21912,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplate"][];
                     };
                 };
@@ -21436,6 +21976,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "key": "ticket.called",
                      *         "language": "fr",
@@ -21463,6 +22004,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplate"];
                     };
                 };
@@ -21522,6 +22065,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "key": "ticket.called",
                      *         "language": "fr",
@@ -21549,6 +22093,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplate"];
                     };
                 };
@@ -21616,6 +22162,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "title": "Lunch break",
                      *         "body": "Demo",
@@ -21635,6 +22182,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["MessageTemplatePreview"];
                     };
                 };
@@ -21680,6 +22229,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "publicKey": "Demo"
                      *       }
@@ -21688,6 +22238,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             publicKey: string | null;
                         };
@@ -21751,6 +22303,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "endpoint": "Demo",
@@ -21761,6 +22314,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             ticketId: string;
                             endpoint: string;
@@ -21823,6 +22378,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "removed": true
@@ -21832,6 +22388,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             ticketId: string;
                             /** @enum {boolean} */
@@ -21885,6 +22443,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "not_served",
                      *         "servedAt": "2026-03-20T10:30:00.000Z",
@@ -21903,6 +22462,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketFeedbackState"];
                     };
                 };
@@ -21963,6 +22524,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "ticketId": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "score": 1,
@@ -21976,6 +22538,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketFeedback"];
                     };
                 };
@@ -22047,6 +22611,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22179,6 +22744,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsSummary"];
                     };
                 };
@@ -22247,6 +22814,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22270,6 +22838,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsOperators"];
                     };
                 };
@@ -22338,6 +22908,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22374,6 +22945,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsKinds"];
                     };
                 };
@@ -22544,6 +23117,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22565,6 +23139,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsHeatmap"];
                     };
                 };
@@ -22633,6 +23209,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22660,6 +23237,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsEstimates"];
                     };
                 };
@@ -22728,6 +23307,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -22838,6 +23418,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsFeedback"];
                     };
                 };
@@ -22959,6 +23541,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "dsk_d3m00000000000000000",
@@ -22990,6 +23573,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -23055,6 +23640,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23076,6 +23662,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23124,6 +23712,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23145,6 +23734,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23190,6 +23781,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "Demo",
                      *         "deleted": true
@@ -23199,6 +23791,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             id: string;
                             /** @enum {boolean} */
@@ -23262,6 +23856,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23283,6 +23878,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23335,6 +23932,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23356,6 +23954,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23407,6 +24007,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "dsk_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -23428,6 +24029,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Desk"];
                     };
                 };
@@ -23488,6 +24091,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -23575,6 +24179,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                         meta: components["schemas"]["PreviousCallMeta"];
                     };
@@ -23624,6 +24230,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "locationId": "loc_d3m0par1s00000000000",
                      *         "location": {
@@ -23705,6 +24312,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Floor"];
                     };
                 };
@@ -23750,6 +24359,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "at": "Demo",
                      *         "desk": {
@@ -24000,6 +24610,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DeskConsole"];
                     };
                 };
@@ -24099,6 +24711,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24172,6 +24785,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24232,6 +24847,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24305,6 +24921,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24367,6 +24985,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24437,6 +25056,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24490,6 +25111,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24560,6 +25182,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24620,6 +25244,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24693,6 +25318,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24756,6 +25383,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24829,6 +25457,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -24883,6 +25513,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -24956,6 +25587,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -25002,6 +25635,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -25075,6 +25709,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -25121,6 +25757,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -25134,6 +25771,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceOutcome"][];
                     };
                 };
@@ -25194,6 +25833,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "code": "account_opened",
@@ -25205,6 +25845,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceOutcome"];
                     };
                 };
@@ -25254,6 +25896,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "code": "Demo",
                      *         "deleted": true
@@ -25263,6 +25906,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             code: string;
                             /** @enum {boolean} */
@@ -25309,6 +25954,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "code": "VALIDATION_ERROR",
@@ -25322,6 +25968,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ErrorCodeDoc"][];
                     };
                 };
@@ -25363,6 +26011,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "code": "VALIDATION_ERROR",
                      *         "status": 409,
@@ -25374,6 +26023,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ErrorCodeDoc"];
                     };
                 };
@@ -25428,6 +26079,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "evt_d3m0sh1ft00000000000",
@@ -25447,6 +26099,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Event"][];
                         meta: components["schemas"]["EventsMeta"];
                     };
@@ -25584,6 +26238,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "state": "Demo",
                      *         "applied": false
@@ -25593,6 +26248,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             state: string;
                             applied: boolean;
@@ -25681,6 +26338,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "received": 1,
                      *         "ignored": 1
@@ -25690,6 +26348,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @description Customer messages read and acted on */
                             received: number;
@@ -25739,6 +26399,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "url": "https://wa.me/2250700000000?text=REJOINDRE%20MAIRIE",
                      *         "phoneNumber": "+2250700000000",
@@ -25750,6 +26411,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["WhatsappLink"];
                     };
                 };
@@ -25806,6 +26469,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "msg_d3m0m3ss4g3000000000",
@@ -25832,6 +26496,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketMessage"][];
                         meta: components["schemas"]["CursorPageMeta"];
                     };
@@ -25892,6 +26558,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "msg_d3m0m3ss4g3000000000",
                      *         "direction": "in",
@@ -25908,6 +26575,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketMessage"];
                     };
                 };
@@ -25957,6 +26626,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceCode": "Demo",
                      *         "allowedAddresses": [
@@ -25970,6 +26640,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["UssdCode"];
                     };
                 };
@@ -26027,6 +26699,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceCode": "Demo",
                      *         "allowedAddresses": [
@@ -26041,6 +26714,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["UssdCode"] & {
                             /** @description The callback's secret, shown only once */
                             secret: string;
@@ -26092,6 +26767,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "removed": true
                      *       }
@@ -26100,6 +26776,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: {
                             /** @enum {boolean} */
                             removed: true;
@@ -26206,6 +26884,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "Demo",
@@ -26235,6 +26914,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AuditEvent"][];
                         meta: {
                             limit: number;
@@ -26336,6 +27017,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "valid": false,
                      *         "checked": 1,
@@ -26354,6 +27036,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AuditChainVerdict"];
                     };
                 };
@@ -26414,6 +27098,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "requestId": "req_d3m00000000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -26496,6 +27181,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DataSubjectExport"];
                     };
                 };
@@ -26559,6 +27246,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "requestId": "req_d3m00000000000000000",
                      *         "erasedAt": "2026-03-20T10:30:00.000Z",
@@ -26586,6 +27274,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["DataSubjectErasure"];
                     };
                 };
@@ -26634,6 +27324,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "fields": [
@@ -26664,6 +27355,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceIntake"];
                     };
                 };
@@ -26755,6 +27448,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "fields": [
@@ -26785,6 +27479,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceIntake"];
                     };
                 };
@@ -26833,6 +27529,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "fields": [
@@ -26863,6 +27560,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["ServiceIntake"];
                     };
                 };
@@ -26920,6 +27619,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -26993,6 +27693,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -27054,6 +27756,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -27127,6 +27830,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -27177,6 +27882,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "tkt_d3m0q000000000000000k7x2m9p4w8n3",
                      *         "queueId": "que_d3m0q000000000000000",
@@ -27250,6 +27956,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Ticket"];
                     };
                 };
@@ -27295,6 +28003,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "label": "Demo",
@@ -27306,6 +28015,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["OrganizationLabel"][];
                     };
                 };
@@ -27356,6 +28067,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "start": "Demo",
@@ -27372,6 +28084,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Slot"][];
                     };
                 };
@@ -27439,6 +28153,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27471,6 +28186,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["BookedAppointment"];
                     };
                 };
@@ -27533,6 +28250,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "hld_0123456789abcdefghjk",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
@@ -27547,6 +28265,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentHold"];
                     };
                 };
@@ -27596,6 +28316,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27633,6 +28354,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentDetail"];
                     };
                 };
@@ -27689,6 +28412,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27720,6 +28444,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"];
                     };
                 };
@@ -27772,6 +28498,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "start": "Demo",
@@ -27789,6 +28516,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["RescheduleSlot"][];
                     };
                 };
@@ -27841,6 +28570,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "id": "apt_0123456789abcdefghjk",
                      *         "organizationId": "org_d3m00000000000000000",
@@ -27872,6 +28602,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"];
                     };
                 };
@@ -27921,6 +28653,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "apt_0123456789abcdefghjk",
@@ -27960,6 +28693,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"][];
                         meta: components["schemas"]["PageMeta"];
                     };
@@ -28003,6 +28738,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": [
                      *         {
                      *           "id": "apt_0123456789abcdefghjk",
@@ -28042,6 +28778,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["Appointment"][];
                         meta: components["schemas"]["PageMeta"];
                     };
@@ -28105,6 +28843,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -28192,6 +28931,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
@@ -28212,6 +28953,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -28299,6 +29041,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AppointmentCheckIn"];
                     };
                 };
@@ -28365,6 +29109,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -28409,6 +29154,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["KioskCheckIn"];
                     };
                 };
@@ -28429,6 +29176,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "appointment": {
                      *           "id": "Demo",
@@ -28473,6 +29221,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["KioskCheckIn"];
                     };
                 };
@@ -28521,6 +29271,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "policy": {
@@ -28534,6 +29285,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QueueBlend"];
                     };
                 };
@@ -28589,6 +29342,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "policy": {
@@ -28602,6 +29356,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["QueueBlend"];
                     };
                 };
@@ -28669,6 +29425,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "queueId": "que_d3m0q000000000000000",
                      *         "from": "Demo",
@@ -28737,6 +29494,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["BlendReplay"];
                     };
                 };
@@ -28787,6 +29546,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:40:00.000Z",
@@ -28797,6 +29557,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketPhoneVerification"];
                     };
                 };
@@ -28858,6 +29620,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "verified",
                      *         "expiresAt": null,
@@ -28868,6 +29631,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketPhoneVerification"];
                     };
                 };
@@ -28928,6 +29693,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "status": "pending",
                      *         "expiresAt": "2026-03-20T10:40:00.000Z",
@@ -28938,6 +29704,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["TicketPhoneVerification"];
                     };
                 };
@@ -28949,6 +29717,132 @@ export interface operations {
             409: components["responses"]["Error409_2"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getTestMode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The twin */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "organizationId": "org_testd3m0000000000000",
+                     *         "liveOrganizationId": "liv_d3m00000000000000000",
+                     *         "catalogueCopiedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["TestMode"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    resetTestMode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new, empty twin */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "organizationId": "org_testd3m0000000000000",
+                     *         "liveOrganizationId": "liv_d3m00000000000000000",
+                     *         "catalogueCopiedAt": "2026-03-20T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["TestMode"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
         };
     };

@@ -130,6 +130,7 @@ export const NOT_AUDITED: Record<string, string> = {
   markAllNotificationsRead: PERSONAL,
   markNotificationRead: PERSONAL,
   deleteOrganization: "the organization's log is deleted with everything else it owns (CONTRACT §3)",
+  resetTestMode: "empties a test-mode twin, log included, and touches nothing live (docs/test-mode.md)",
 
   joinQueue: VISITOR,
   joinQueueFromWidget: VISITOR,

@@ -11,6 +11,7 @@ import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/c
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
+import { isTwinOrganizationId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
 import { cancelSubscription, changePlan, describeSubscription, startCheckout } from "./billing";
 import { currentUsage } from "./usage";
@@ -115,6 +116,13 @@ app.openapi(getSubscription, async (c) => {
   return c.json(ok(await describeSubscription(c.env, organizationId, now())), 200);
 });
 
+/** A test-mode twin has its live organization's plan and never pays (docs/test-mode.md). */
+function refuseInTestMode(organizationId: string): void {
+  if (isTwinOrganizationId(organizationId)) {
+    throw forbidden("Billing is not part of test mode: the twin has the live organization's plan; change it with a live credential");
+  }
+}
+
 const patchSubscription = createRoute({
   method: "patch",
   path: "/billing/subscription/{organizationId}",
@@ -144,6 +152,7 @@ const patchSubscription = createRoute({
 app.openapi(patchSubscription, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
+  refuseInTestMode(organizationId);
   return c.json(ok(await changePlan(c.env, organizationId, c.req.valid("json"), baseUrlOf(c), now())), 200);
 });
 
@@ -165,6 +174,7 @@ const cancel = createRoute({
 app.openapi(cancel, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
+  refuseInTestMode(organizationId);
   const { reason } = c.req.valid("json");
   return c.json(ok(await cancelSubscription(c.env, organizationId, reason || null, now())), 200);
 });
@@ -254,6 +264,7 @@ const fedapayCheckout = createRoute({
 app.openapi(fedapayCheckout, async (c) => {
   const body = c.req.valid("json");
   await authorize(c, body.organizationId, "ORG_MANAGE");
+  refuseInTestMode(body.organizationId);
   const at = now();
   const checkout = await startCheckout(
     c.env,

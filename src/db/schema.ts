@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { LANGUAGES, type Language } from "../domain/languages";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES } from "../domain/tickets";
 import { CHANNEL_COLUMNS } from "../domain/analytics";
 import type { OpeningHours } from "../domain/opening-hours";
@@ -73,8 +73,16 @@ export const organizations = sqliteTable(
     dataRetentionDays: integer("data_retention_days").notNull().default(90),
     /** The languages the business offers its visitors (docs/languages.md, migration 0041); null = the whole catalogue. */
     languages: text("languages", { mode: "json" }).$type<Language[]>(),
+    /**
+     * Set on an organization's test-mode twin only (docs/test-mode.md, migration 0043): the live
+     * organization it mirrors. A twin is an organization like any other, so everything scoped by
+     * organization keeps live and test apart without another check.
+     */
+    liveOrganizationId: text("live_organization_id").references((): AnySQLiteColumn => organizations.id, { onDelete: "cascade" }),
+    /** A twin's catalogue was last copied from its live organization then. */
+    catalogueCopiedAt: integer("catalogue_copied_at"),
   },
-  (t) => [uniqueIndex("organizations_slug_unique").on(t.slug)],
+  (t) => [uniqueIndex("organizations_slug_unique").on(t.slug), uniqueIndex("organizations_live_unique").on(t.liveOrganizationId)],
 );
 
 export const members = sqliteTable(
@@ -1479,7 +1487,7 @@ export const ssoConnections = sqliteTable("sso_connections", {
   defaultRole: text("default_role", { enum: ["admin", "manager", "operator"] }).notNull(),
   /** Passwords are refused for e-mails of the connection's domains. */
   enforced: integer("enforced", { mode: "boolean" }).notNull().default(false),
-  /** The ID token's claim whose value(s) pick the role of a person who joins (migration 0043), e.g. `groups`. */
+  /** The ID token's claim whose value(s) pick the role of a person who joins (migration 0042), e.g. `groups`. */
   roleClaim: text("role_claim"),
   /** The claim's value → the role it gives; the highest role of the values wins, none: `defaultRole`. */
   roleMapping: text("role_mapping", { mode: "json" }).$type<Record<string, "admin" | "manager" | "operator">>(),
@@ -1513,7 +1521,7 @@ export const ssoSignIns = sqliteTable(
     nonce: text("nonce").notNull(),
     codeVerifier: text("code_verifier").notNull(),
     redirectUri: text("redirect_uri").notNull(),
-    /** The page of ours the browser goes back to once signed in (migration 0043); null: the callback answers JSON. */
+    /** The page of ours the browser goes back to once signed in (migration 0042); null: the callback answers JSON. */
     returnTo: text("return_to"),
     expiresAt: integer("expires_at").notNull(),
   },

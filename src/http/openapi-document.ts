@@ -33,6 +33,10 @@ export const TAGS: { name: string; description: string }[] = [
   },
   { name: "Webhooks", description: "Signed event deliveries to the organization's own endpoints." },
   {
+    name: "Test mode",
+    description: "qk_test_… keys work on a sandbox twin of the organization, apart from its live data (docs/test-mode.md).",
+  },
+  {
     name: "Analytics",
     description: "Figures over a range (pro and enterprise): summary, operators, arrival heatmap, accuracy of estimates.",
   },
@@ -127,12 +131,19 @@ function responseHeaders(status: number, extra: string[] = []): Json {
   return Object.fromEntries(names.map((n) => [n, ref("headers", n)]));
 }
 
+/** Added to every JSON answer by src/http/livemode.ts. */
+const LIVEMODE: Json = {
+  type: "boolean",
+  description: "false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md)",
+};
+
 /** The shared error envelope with `code` narrowed to what this response can carry. */
 function errorSchema(codes: ErrorCode[]): Json {
   return {
     type: "object",
     properties: {
       success: { type: "boolean", enum: [false] },
+      livemode: LIVEMODE,
       error: {
         type: "object",
         properties: {
@@ -208,6 +219,8 @@ function polishOperation(key: string, op: Json, method: string, entry: Operation
     if (Number(status) >= 400) continue;
     const extra = key === "GET /v1/widget/queue/{queueId}/status" && status === "200" ? ["ETag"] : [];
     responses[status] = { ...response, headers: { ...response.headers, ...responseHeaders(Number(status), extra) } };
+    const schema = response.content?.["application/json"]?.schema;
+    if (schema?.properties?.success) schema.properties = { success: schema.properties.success, livemode: LIVEMODE, ...schema.properties };
   }
   const codes = [...new Set([...defaultErrors(op, method), ...(entry.errors ?? [])])];
   const byStatus = new Map<number, ErrorCode[]>();

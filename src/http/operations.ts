@@ -49,6 +49,8 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/organizations/{organizationId}/api-keys": { id: "createApiKey" },
   "GET /v1/organizations/{organizationId}/api-keys": { id: "listApiKeys" },
   "DELETE /v1/organizations/{organizationId}/api-keys/{keyId}": { id: "revokeApiKey" },
+  "GET /v1/test": { id: "getTestMode", organizationFromRequest: true },
+  "POST /v1/test/reset": { id: "resetTestMode", organizationFromRequest: true },
 
   "POST /v1/locations": { id: "createLocation" },
   "GET /v1/business/locations": { id: "listLocations", organizationFromRequest: true },

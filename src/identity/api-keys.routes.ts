@@ -11,6 +11,9 @@ import { listDomains } from "./verification";
 import { allowedWidgetOrigins, apiKeyRecord, createApiKey, listActiveApiKeys, revokeApiKey } from "./api-keys";
 import { PublicLine } from "../http/schemas";
 import { deps } from "../http/deps";
+import { validationError } from "../http/errors";
+import { isTwinOrganizationId } from "../lib/ids";
+import { ensureTwin } from "../test-mode/twin";
 
 const app = router();
 const tags = ["API keys"];
@@ -28,6 +31,11 @@ const ApiKeyRecord = z
       .array(z.string())
       .nullable()
       .openapi({ description: "A widget key locked to these origins (on verified domains); null = any origin" }),
+    mode: z.enum(["live", "test"]).openapi({
+      description: "live: the organization's own data; test: its test-mode twin (docs/test-mode.md), a qk_test_… key",
+      example: "live",
+    }),
+    organizationId: z.string().openapi({ description: "Where the key works: the organization, or its test-mode twin (org_test…)" }),
     legacy: z.boolean().openapi({
       description:
         "Minted before keys carried a signature (docs/hot-path.md): still accepted, but checked by a lookup behind the per-address limit on wrong credentials; replace it with a new key",
@@ -53,6 +61,14 @@ const create = createRoute({
         .strictObject({
           name: PublicLine(100),
           permissions: z.array(z.enum(KEY_PERMISSION_VALUES)).max(KEY_PERMISSION_VALUES.length).optional(),
+          mode: z
+            .enum(["live", "test"])
+            .optional()
+            .openapi({
+              description:
+                "test: a qk_test_… key of the organization's test-mode twin (made on first use, with a copy of the catalogue: docs/test-mode.md). " +
+                "Default: the mode of the organization in the path (a twin only makes test keys).",
+            }),
           allowedOrigins: z
             .array(z.string().max(300))
             .min(1)
@@ -82,6 +98,12 @@ app.openapi(create, async (c) => {
   // everything any key can grant, so a key never carries more than its creator could do.
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
   const body = c.req.valid("json");
+  if (body.mode === "live" && isTwinOrganizationId(organizationId)) {
+    throw validationError("mode", "a test-mode organization makes test keys only; create live keys in the live organization");
+  }
+  // A test key belongs to the twin, so it can only ever reach the twin (docs/test-mode.md).
+  const owner =
+    body.mode === "test" && !isTwinOrganizationId(organizationId) ? (await ensureTwin(c.env, organizationId, now())).id : organizationId;
   const allowedOrigins = body.allowedOrigins
     ? allowedWidgetOrigins(
         body.permissions ?? [],
@@ -92,7 +114,7 @@ app.openapi(create, async (c) => {
   const { key, record } = await createApiKey(
     deps(c),
     c.env,
-    organizationId,
+    owner,
     { name: body.name, permissions: body.permissions ?? [], allowedOrigins },
     actor.userId ?? actor.apiKeyId!,
     now(),

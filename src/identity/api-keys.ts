@@ -7,7 +7,7 @@ import type { ListWindow } from "../http/cursor";
 import { notFound, validationError } from "../http/errors";
 import { keysetPage } from "../http/keyset";
 import { sha256Hex } from "../lib/crypto";
-import { newId } from "../lib/ids";
+import { isTwinOrganizationId, newId } from "../lib/ids";
 import { isoOrNull, iso } from "../lib/time";
 import { changedFields, type AuditOrigin } from "../domain/audit";
 import { auditInsert, auditInsertIfChanged } from "../audit/audit";
@@ -18,7 +18,10 @@ export function apiKeyRecord(k: ApiKeyRow) {
   return {
     id: k.id,
     name: k.name,
-    maskedKey: maskApiKey(k.lookupPrefix, k.last4),
+    maskedKey: maskApiKey(k.organizationId, k.lookupPrefix, k.last4),
+    // A test key works on the organization's test-mode twin (docs/test-mode.md), whose id this is.
+    mode: isTwinOrganizationId(k.organizationId) ? ("test" as const) : ("live" as const),
+    organizationId: k.organizationId,
     permissions: k.permissions,
     createdAt: iso(k.createdAt),
     lastUsedAt: isoOrNull(k.lastUsedAt),
@@ -43,7 +46,7 @@ export async function createApiKey(
   at: number,
   origin?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRow }> {
-  const minted = await mintApiKey(env);
+  const minted = await mintApiKey(env, organizationId);
   const record: ApiKeyRow = {
     id: newId("key"),
     organizationId,

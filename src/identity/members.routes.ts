@@ -8,6 +8,7 @@ import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/c
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
+import { isTwinOrganizationId } from "../lib/ids";
 import { invitationRecord, inviteMember } from "./invitations";
 import {
   changeMemberRole,
@@ -127,6 +128,9 @@ app.openapi(add, async (c) => {
   const { organizationId } = c.req.valid("param");
   const { email, role, locationIds } = c.req.valid("json");
   const actor = await authorize(c, organizationId, "ORG_MANAGE");
+  // People sign in to the live organization only: a test-mode twin is reached by test keys (docs/test-mode.md).
+  if (isTwinOrganizationId(organizationId))
+    throw forbidden("A test-mode organization has no members: invite people to the live organization");
   refuseOwnerRole(role);
   const scope = await checkedScope(c, organizationId, role, locationIds);
   const at = now();

@@ -1,4 +1,4 @@
-import { and, eq, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { DATA_RETENTION_DEFAULT_DAYS } from "../domain/retention";
 import { offeredLanguages } from "../domain/languages";
 import { database, type Database } from "../db/client";
@@ -61,6 +61,8 @@ export async function createOrganization({ db }: Deps, ownerId: string, input: N
     logoUrl: null,
     dataRetentionDays: DATA_RETENTION_DEFAULT_DAYS,
     languages: null,
+    liveOrganizationId: null,
+    catalogueCopiedAt: null,
     createdAt: at,
     updatedAt: at,
   };
@@ -141,7 +143,17 @@ export async function updateOrganization(
  */
 export async function deleteOrganization(env: Env, organizationId: string, at: number): Promise<void> {
   const db = database(env.DB);
-  const owned = await db.select({ id: queues.id }).from(queues).where(eq(queues.organizationId, organizationId)).all();
+  // Its test-mode twin goes with it (by cascade, docs/test-mode.md): the twin's rooms are retired too.
+  const twin = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.liveOrganizationId, organizationId))
+    .get();
+  const owned = await db
+    .select({ id: queues.id })
+    .from(queues)
+    .where(inArray(queues.organizationId, twin ? [organizationId, twin.id] : [organizationId]))
+    .all();
   const people = await db.select({ userId: members.userId }).from(members).where(eq(members.organizationId, organizationId)).all();
   // The members rows go by cascade: still a membership write, so the hook hears of it.
   await db.delete(organizations).where(eq(organizations.id, organizationId)).run();

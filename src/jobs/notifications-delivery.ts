@@ -54,7 +54,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
         return;
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
-      let outcome = await sendOne(env, row.channel, payload, row.key);
+      let outcome = await sendOne(env, row.channel, payload, row.organization_id, row.key);
       // A WhatsApp message that still does not go falls back to SMS (its unit held for it).
       const fallback = smsFallbackOf(
         { ...payload, eventId: row.event_id, organizationId: row.organization_id, type: row.type, channel: row.channel },

@@ -93,6 +93,8 @@ export const TOOL_PERMISSIONS: Readonly<Record<string, Permission | null>> = {
   createApiKey: "ORG_MANAGE",
   listApiKeys: "ORG_MANAGE",
   revokeApiKey: "ORG_MANAGE",
+  getTestMode: null,
+  resetTestMode: "ORG_MANAGE",
 
   checkRemoteEligibility: "QUEUE_VIEW",
   confirmRemoteJoin: "QUEUE_OPERATE",

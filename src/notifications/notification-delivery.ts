@@ -1,6 +1,7 @@
 import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
-import { newId } from "../lib/ids";
+import { isTwinOrganizationId, newId } from "../lib/ids";
+import { outboxSend } from "../providers";
 import { utcMonth } from "../lib/time";
 import { now } from "../lib/clock";
 import { sendPush, sendSms, sendWebPush, type SendOutcome } from "../providers";
@@ -69,8 +70,17 @@ function statusCallbackOf(env: Env, key: string | undefined): string | undefined
   return base && key ? `${base}/v1/inbound/sms/twilio/status?delivery=${encodeURIComponent(key)}` : undefined;
 }
 
-export async function sendOne(env: Env, channel: Channel, p: StoredPayload, key?: string): Promise<SendOutcome> {
+export async function sendOne(
+  env: Env,
+  channel: Channel,
+  p: StoredPayload,
+  organizationId: string | null,
+  key?: string,
+): Promise<SendOutcome> {
   const t = p.target;
+  // A test-mode twin's notifications never leave through a real provider (docs/test-mode.md):
+  // the outbox records them, whatever secrets are configured.
+  if (organizationId !== null && isTwinOrganizationId(organizationId)) return outboxSend(channel, recipientOf(t), p);
   if (channel === "push" && t.kind === "device") return sendPush(env, t.token, { title: p.title, body: p.body, data: p.data });
   if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, smsText(p), statusCallbackOf(env, key));
   if (channel === "whatsapp" && t.kind === "phone") return sendWhatsappDelivery(env, t.phone, p, now());
@@ -277,7 +287,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
         response: "QUOTA_EXCEEDED: the organization's monthly SMS allowance is used up",
       };
     const d = c.delivery;
-    return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data }, c.key);
+    return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data }, d.organizationId, c.key);
   });
 
   const writes: D1PreparedStatement[] = [];

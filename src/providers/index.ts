@@ -10,6 +10,7 @@ import { whatsappSend, type WhatsappMessage } from "./whatsapp";
 // the outbox provider, so local development and tests run the whole flow offline.
 
 export type { SendOutcome } from "./types";
+export { outboxSend } from "./outbox";
 
 export function sendPush(env: Env, deviceToken: string, message: PushMessage): Promise<SendOutcome> {
   if (!env.FCM_SERVICE_ACCOUNT) return Promise.resolve(outboxSend("push", deviceToken, message));

@@ -84,7 +84,7 @@ export async function seedQueueFixture(plan: SeedOptions["plan"] = "pro", opts: 
     maxDefers: 2,
     smsKeyword: null,
   };
-  const minted = await mintApiKey(env);
+  const minted = await mintApiKey(env, organizationId);
   const keyHash = await sha256Hex(minted.value);
   const month = new Date(at);
   const periodStart = Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1);

@@ -1,0 +1,2 @@
+export { default as testModeRoutes } from "./test-mode.routes";
+export { ensureTwin, twinOf } from "./twin";
