@@ -7948,6 +7948,8 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
                     error: {
                         /** @enum {string} */
                         code: "CHANGE_NOT_CONFIRMED";
@@ -23015,6 +23017,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
+                     *       "livemode": false,
                      *       "data": {
                      *         "from": "2026-03-01T00:00:00.000Z",
                      *         "to": "2026-04-01T00:00:00.000Z",
@@ -23049,6 +23052,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
                         data: components["schemas"]["AnalyticsVisits"];
                     };
                 };

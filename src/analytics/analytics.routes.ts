@@ -275,7 +275,7 @@ const visits = createRoute({
 
 app.openapi(visits, async (c) => {
   const scope = await resolveAnalyticsScope(c, c.req.valid("query"));
-  return c.json(ok(await analyticsVisits(c.env.DB, scope)), 200);
+  return c.json(ok(await analyticsVisits(deps(c), scope)), 200);
 });
 
 const heatmap = createRoute({

@@ -654,7 +654,7 @@ function visitFigures(rows: VisitRecord[]): VisitFigures {
  * visit's total time (first join → last leg's completion) with its waits and service times
  * summed over the legs; in total and by number of legs.
  */
-export async function analyticsVisits(db: D1Database, scope: AnalyticsScope) {
+export async function analyticsVisits({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
   const rows: VisitRecord[] = [];
   for (const zone of scope.zones) {
     const range = hourRange(zone);
