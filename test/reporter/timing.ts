@@ -53,8 +53,12 @@ export default class TimingReporter implements Reporter {
       const d = m.diagnostic();
       const name = path.relative(this.root, m.moduleId);
       // The file's own cost: its tests and hooks, plus importing its modules and its setup file.
-      const ms = d.duration + d.collectDuration + d.setupDuration;
-      const parts = `tests and hooks ${seconds(d.duration)}, import ${seconds(d.collectDuration)}, setup ${seconds(d.setupDuration)}`;
+      // In a project whose files share runtimes (`isolate: false`: unit, integration) the setup
+      // of whichever file comes first is the runtime's start, not that file's cost, so it is
+      // printed but not counted against the budget.
+      const shared = m.project.config.isolate === false;
+      const ms = d.duration + d.collectDuration + (shared ? 0 : d.setupDuration);
+      const parts = `tests and hooks ${seconds(d.duration)}, import ${seconds(d.collectDuration)}, setup ${seconds(d.setupDuration)}${shared ? " (shared runtime, not counted)" : ""}`;
       return { name, ms, parts, tests, budget: budgets[name]?.seconds ?? fallback };
     });
     if (files.length === 0) return;
@@ -68,6 +72,24 @@ export default class TimingReporter implements Reporter {
       .slice(0, 10);
     out.push("", "Ten slowest tests:");
     for (const t of slowest) out.push(`  ${seconds(t.ms).padStart(8)}  ${t.file} > ${t.name}`);
+    // Whether a test costs the same wherever it stands in its file (issue 37): for files of 20
+    // tests or more, the mean of the last ten over the mean of the first ten, largest first.
+    const mean = (ts: { ms: number }[]) => ts.reduce((sum, t) => sum + t.ms, 0) / ts.length;
+    const growth = files
+      .filter((f) => f.tests.length >= 20)
+      .map((f) => ({ name: f.name, first: mean(f.tests.slice(0, 10)), last: mean(f.tests.slice(-10)) }))
+      .map((g) => ({ ...g, ratio: g.first > 0 ? g.last / g.first : 1 }))
+      .sort((a, b) => b.ratio - a.ratio);
+    if (growth.length) {
+      out.push("", "Growth along a file (mean of its last ten tests / first ten), largest first:");
+      for (const g of growth.slice(0, 8))
+        out.push(`  ${g.ratio.toFixed(2).padStart(8)}  ${g.name}  (first ten ${g.first.toFixed(0)} ms, last ten ${g.last.toFixed(0)} ms)`);
+      const roles = growth.find((g) => g.name.endsWith("/roles.test.ts"));
+      if (roles && !growth.slice(0, 8).includes(roles))
+        out.push(
+          `  ${roles.ratio.toFixed(2).padStart(8)}  ${roles.name}  (first ten ${roles.first.toFixed(0)} ms, last ten ${roles.last.toFixed(0)} ms)`,
+        );
+    }
     const over = files.filter((f) => f.ms > f.budget * 1000);
     for (const f of over) {
       out.push("", `OVER BUDGET: ${f.name} took ${seconds(f.ms)}, its budget is ${f.budget} s. Its tests, in order:`);
