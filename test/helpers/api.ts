@@ -80,6 +80,7 @@ async function send<T>(
   fetcher: (request: Request) => Promise<Response>,
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...opts.headers };
+  if (!Object.keys(headers).some((name) => /^(cf-connecting-ip|x-forwarded-for)$/i.test(name))) headers["X-Forwarded-For"] = fileAddress();
   if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
   if (opts.apiKey) headers["X-API-Key"] = opts.apiKey;
   let body: string | undefined = opts.rawBody;
@@ -96,6 +97,20 @@ async function send<T>(
     // not JSON: the test sees the text
   }
   return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+/**
+ * The address a test file's requests come from when they name none. The integration files share
+ * runtimes (vitest.config.ts), and with them the RateLimiter objects: without an address every
+ * file's anonymous calls (registrations, logins) and failed credentials would count in one
+ * `ip:unknown` bucket, and a file would be refused for what the files before it did. Each file
+ * gets an address of its own in 198.18.0.0/15 (set aside for tests), as if alone.
+ */
+function fileAddress(): string {
+  let hash = 2166136261;
+  for (const ch of expect.getState().testPath ?? "") hash = Math.imul(hash ^ ch.charCodeAt(0), 16777619);
+  hash >>>= 0;
+  return `198.${18 + (hash & 1)}.${(hash >>> 8) & 255}.${(hash >>> 16) & 255}`;
 }
 
 let counter = 0;
