@@ -102,23 +102,9 @@ module.exports = {
       name: "routers-never-reach-the-room-or-the-db",
       severity: "error",
       comment:
-        "A router validates, authorizes, calls a service and answers: the room and D1 are the services' business. What a router still reads itself goes through its own area's repository.ts.",
+        "A router validates, authorizes, calls a service and answers: the room and D1 are the services' business. A router reaches D1 only through its area's services, which take Deps (src/http/deps.ts).",
       from: { path: "\\.routes\\.ts$" },
       to: { path: "^src/(queue-room|db)/" },
-    },
-    {
-      name: "a-repository-serves-only-its-own-routers",
-      severity: "error",
-      comment: "<area>/repository.ts is the routers' door to D1: only the routers of that area import it.",
-      from: { path: "^src/([^/]+)/" },
-      to: { path: "^src/[^/]+/repository\\.ts$", pathNot: "^src/$1/repository\\.ts$" },
-    },
-    {
-      name: "only-routers-use-the-repository-door",
-      severity: "error",
-      comment: "Services reach D1 themselves; the repository re-export exists only for routers.",
-      from: { path: "^src/", pathNot: "\\.routes\\.ts$" },
-      to: { path: "^src/[^/]+/repository\\.ts$" },
     },
     {
       name: "room-imports-only-below",
