@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { addMember, createCatalog, createOrganization, registerUser, setPlan } from "../helpers/fixtures";
@@ -69,5 +70,88 @@ describe("audited changes", () => {
       ["member.role_changed", { before: "operator", after: "manager" }],
       ["member.removed", { before: "manager", after: null }],
     ]);
+  });
+
+  it("a location's rename shows the old and new name; its creation and deletion what was created and deleted, without personal data", async () => {
+    const { owner, organizationId } = await catalog();
+    const token = owner.token;
+    const created = expectOk(
+      await call("POST", "/v1/locations", {
+        token,
+        body: { organizationId, name: "Gare", address: "2 place", latitude: 45.76, longitude: 4.86, email: "gare@example.com" },
+      }),
+      201,
+    );
+    expectOk(await call("PATCH", `/v1/locations/${created.id}`, { token, body: { name: "Gare Part-Dieu" } }));
+    expectOk(await call("DELETE", `/v1/locations/${created.id}`, { token }));
+    const [deleted, renamed, made] = await entriesFor(token, organizationId, created.id);
+    expect(made).toMatchObject({
+      action: "location.created",
+      changes: {
+        name: { before: null, after: "Gare" },
+        address: { before: null, after: "2 place" },
+        email: { before: null, after: "[redacted]" },
+      },
+    });
+    expect(renamed).toMatchObject({ action: "location.updated", changes: { name: { before: "Gare", after: "Gare Part-Dieu" } } });
+    expect(deleted).toMatchObject({
+      action: "location.deleted",
+      changes: { name: { before: "Gare Part-Dieu", after: null }, email: { before: "[redacted]", after: null } },
+    });
+    expect(JSON.stringify([made, deleted])).not.toContain("gare@example.com");
+  });
+
+  it("what the recorder writes for the other changes: a desk's creation, rename and deletion with the fields before and after", async () => {
+    const { owner, organizationId, locationId, queueId } = await catalog();
+    const token = owner.token;
+    const desk = expectOk(
+      await call("POST", `/v1/locations/${locationId}/desks`, { token, body: { name: "Guichet 1", queueIds: [queueId] } }),
+      201,
+    );
+    expectOk(await call("PATCH", `/v1/desks/${desk.id}`, { token, body: { name: "Guichet A" } }));
+    expectOk(await call("DELETE", `/v1/desks/${desk.id}`, { token }));
+    const [deleted, renamed, made] = await entriesFor(token, organizationId, desk.id);
+    expect(made).toMatchObject({ action: "desk.created", changes: { name: { before: null, after: "Guichet 1" } } });
+    expect(renamed).toMatchObject({ action: "desk.updated", changes: { name: { before: "Guichet 1", after: "Guichet A" } } });
+    expect(deleted).toMatchObject({ action: "desk.deleted", changes: { name: { before: "Guichet A", after: null } } });
+  });
+
+  it("the entry is written in the change's own batch: a change that fails leaves no entry, and an entry that cannot be written undoes the change", async () => {
+    const { owner, organizationId, locationId, serviceId } = await catalog();
+    const token = owner.token;
+    // The change fails in D1 (a trigger refuses the rename): no entry.
+    await env.DB.prepare(
+      `CREATE TRIGGER refuse_rename_${locationId} BEFORE UPDATE OF name ON locations WHEN OLD.id = '${locationId}'
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    ).run();
+    const failed = await call("PATCH", `/v1/locations/${locationId}`, { token, body: { name: "Jamais" } });
+    expect(failed.status).toBe(500);
+    await env.DB.prepare(`DROP TRIGGER refuse_rename_${locationId}`).run();
+    const after = await entriesFor(token, organizationId, locationId);
+    expect(after.map((e) => e.action)).toEqual(["location.created"]);
+
+    // The entry cannot be written (a trigger refuses this organization's entries): neither is the change.
+    await env.DB.prepare(
+      `CREATE TRIGGER refuse_audit_${organizationId} BEFORE INSERT ON audit_events WHEN NEW.organization_id = '${organizationId}'
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    ).run();
+    try {
+      expect((await call("PATCH", `/v1/locations/${locationId}`, { token, body: { name: "Sans trace" } })).status).toBe(500);
+      expect((await call("DELETE", `/v1/services/${serviceId}`, { token })).status).toBe(500);
+      expect(
+        (
+          await call("POST", "/v1/locations", {
+            token,
+            body: { organizationId, name: "Sans trace", address: "3 rue", latitude: 45.7, longitude: 4.8 },
+          })
+        ).status,
+      ).toBe(500);
+    } finally {
+      await env.DB.prepare(`DROP TRIGGER refuse_audit_${organizationId}`).run();
+    }
+    const locations = await env.DB.prepare("SELECT id, name FROM locations WHERE organization_id = ?").bind(organizationId).all();
+    expect(locations.results).toEqual([{ id: locationId, name: "Main" }]);
+    expectOk(await call("GET", `/v1/services/${serviceId}`, { token }));
+    expect((await entriesFor(token, organizationId, locationId)).map((e) => e.action)).toEqual(["location.created"]);
   });
 });
