@@ -101,7 +101,7 @@ describe("audited changes", () => {
     expect(JSON.stringify([made, deleted])).not.toContain("gare@example.com");
   });
 
-  it("what the recorder writes for the other changes: a desk's creation, rename and deletion with the fields before and after", async () => {
+  it("a desk's creation, rename and deletion, each in the batch of its change", async () => {
     const { owner, organizationId, locationId, queueId } = await catalog();
     const token = owner.token;
     const desk = expectOk(
@@ -111,9 +111,35 @@ describe("audited changes", () => {
     expectOk(await call("PATCH", `/v1/desks/${desk.id}`, { token, body: { name: "Guichet A" } }));
     expectOk(await call("DELETE", `/v1/desks/${desk.id}`, { token }));
     const [deleted, renamed, made] = await entriesFor(token, organizationId, desk.id);
-    expect(made).toMatchObject({ action: "desk.created", changes: { name: { before: null, after: "Guichet 1" } } });
+    expect(made).toMatchObject({
+      action: "desk.created",
+      changes: { name: { before: null, after: "Guichet 1" }, queueIds: { before: null, after: [queueId] } },
+    });
     expect(renamed).toMatchObject({ action: "desk.updated", changes: { name: { before: "Guichet 1", after: "Guichet A" } } });
+    expect(renamed.changes).not.toHaveProperty("queueIds");
     expect(deleted).toMatchObject({ action: "desk.deleted", changes: { name: { before: "Guichet A", after: null } } });
+  });
+
+  it("what the recorder writes for an operation without its own entry: an NFC tag's fields as created, then before and after", async () => {
+    const { owner, organizationId, queueId } = await catalog();
+    const token = owner.token;
+    const nfcId = `tag-${Date.now()}`;
+    expectOk(
+      await call("POST", "/v1/nfc/tags", { token, body: { nfcId, queueId, locationName: "Porte", latitude: 48.85, longitude: 2.35 } }),
+      201,
+    );
+    expectOk(await call("PATCH", `/v1/nfc/tags/${nfcId}`, { token, body: { locationName: "Porte Nord", enabled: false } }));
+    const entries = await env.DB.prepare(
+      "SELECT action, changes FROM audit_events WHERE organization_id = ? AND entity_type = 'nfc_tag' ORDER BY created_at",
+    )
+      .bind(organizationId)
+      .all<{ action: string; changes: string }>();
+    const [made, updated] = entries.results.map((e) => ({ action: e.action, changes: JSON.parse(e.changes) }));
+    expect(made).toMatchObject({ action: "nfc_tag.created", changes: { locationName: { before: null, after: "Porte" } } });
+    expect(updated).toEqual({
+      action: "nfc_tag.updated",
+      changes: { locationName: { before: "Porte", after: "Porte Nord" }, enabled: { before: true, after: false } },
+    });
   });
 
   it("the entry is written in the change's own batch: a change that fails leaves no entry, and an entry that cannot be written undoes the change", async () => {
