@@ -91,9 +91,9 @@ async function requestBody(c: Context<AppEnv>): Promise<Record<string, unknown> 
 /**
  * What the change did, for an operation whose route does not record its own entry: a creation's
  * fields as answered (before null), a deletion's fields as the guard loaded them (after null),
- * and for any other change the fields the body named, before from the guarded row (null where
- * the route has no row to guard, e.g. an organization's SMS policy) and after from the answer
- * (else the body). Secrets and personal data are redacted (domain/audit.ts changedFields).
+ * and for any other change the fields the body named: with a guarded row, before from it and
+ * after from the answer; without one (e.g. an organization's SMS policy, a plan change), before
+ * null and after as the body asked. Secrets and personal data are redacted (domain/audit.ts changedFields).
  */
 async function changesOf(c: Context<AppEnv>, audited: AuditedOperation, data: Record<string, unknown> | null): Promise<AuditChanges> {
   const row = c.get("guarded")?.row as Record<string, unknown> | undefined;
@@ -103,7 +103,9 @@ async function changesOf(c: Context<AppEnv>, audited: AuditedOperation, data: Re
   const body = await requestBody(c);
   if (!body) return {};
   const fields = fieldsOf(body);
-  const after = Object.fromEntries(fields.map((k) => [k, data && k in data ? data[k] : body[k]]));
+  // With the row before, the answer says what the field became; without it (no guarded row), what
+  // was asked is recorded: an upgrade answers the plan still in force until the payment is confirmed.
+  const after = Object.fromEntries(fields.map((k) => [k, before && data && k in data ? data[k] : body[k]]));
   return bounded(changedFields(before, after, fields));
 }
 

@@ -67,7 +67,7 @@ export function isSecretField(name: string): boolean {
  * or customer's name): recorded as `"[redacted]"` too, so the log never holds personal data of
  * its own and an erasure has nothing to chase there (docs/personal-data.md).
  */
-const PERSONAL_FIELD = /phone|e-?mail|visitorName|customerName/i;
+const PERSONAL_FIELD = /^(phone|e-?mail|visitorName|customerName)$|(Phone|Email|E-mail)$/;
 
 export function isPersonalField(name: string): boolean {
   return PERSONAL_FIELD.test(name);

@@ -140,6 +140,10 @@ describe("audited changes", () => {
       action: "nfc_tag.updated",
       changes: { locationName: { before: "Porte", after: "Porte Nord" }, enabled: { before: true, after: false } },
     });
+    // No row to load before the change (an organization's setting): what was asked.
+    expectOk(await call("PATCH", `/v1/organizations/${organizationId}/sms-policy`, { token, body: { requirePhoneCode: true } }));
+    const [policy] = await entriesFor(token, organizationId, organizationId);
+    expect(policy).toMatchObject({ action: "sms_policy.updated", changes: { requirePhoneCode: { before: null, after: true } } });
   });
 
   it("the entry is written in the change's own batch: a change that fails leaves no entry, and an entry that cannot be written undoes the change", async () => {
