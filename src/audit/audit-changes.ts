@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
-import type { AuditOrigin } from "../domain/audit";
+import { changedFields, type AuditChanges, type AuditOrigin } from "../domain/audit";
 import { database } from "../db/client";
 import { defaultOrganizationOf } from "../http/credentials/memberships";
 import type { AppEnv } from "../http/context";
@@ -56,6 +56,57 @@ async function answerData(c: Context<AppEnv>): Promise<Record<string, unknown> |
   } catch {
     return null;
   }
+}
+
+/** Fields every record has that say nothing about the change. */
+const BOOKKEEPING = new Set(["id", "organizationId", "createdAt", "updatedAt", "livemode", "object"]);
+/** A value longer than this (as JSON) is recorded by its size only: the log is not a copy of the data. */
+const LONGEST_VALUE = 1000;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function fieldsOf(record: Record<string, unknown>): string[] {
+  return Object.keys(record).filter((k) => !BOOKKEEPING.has(k));
+}
+
+function bounded(changes: AuditChanges): AuditChanges {
+  const cut = (v: unknown) => {
+    const text = JSON.stringify(v ?? null);
+    return text.length > LONGEST_VALUE ? `[${text.length} characters]` : v;
+  };
+  return Object.fromEntries(Object.entries(changes).map(([k, { before, after }]) => [k, { before: cut(before), after: cut(after) }]));
+}
+
+async function requestBody(c: Context<AppEnv>): Promise<Record<string, unknown> | null> {
+  if (!c.req.header("content-type")?.includes("application/json")) return null;
+  try {
+    // The validator parsed it already: Hono answers its cached copy.
+    const body: unknown = await c.req.json();
+    return isRecord(body) ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the change did, for an operation whose route does not record its own entry: a creation's
+ * fields as answered (before null), a deletion's fields as the guard loaded them (after null),
+ * and for any other change the fields the body named: with a guarded row, before from it and
+ * after from the answer; without one (e.g. an organization's SMS policy, a plan change), before
+ * null and after as the body asked. Secrets and personal data are redacted (domain/audit.ts changedFields).
+ */
+async function changesOf(c: Context<AppEnv>, audited: AuditedOperation, data: Record<string, unknown> | null): Promise<AuditChanges> {
+  const row = c.get("guarded")?.row as Record<string, unknown> | undefined;
+  const before = row && isRecord(row) && Object.keys(row).length > 1 ? row : null;
+  if (c.req.method === "DELETE") return before ? bounded(changedFields(before, null, fieldsOf(before))) : {};
+  if (c.req.method === "POST" && audited.target === "answer") return data ? bounded(changedFields(null, data, fieldsOf(data))) : {};
+  const body = await requestBody(c);
+  if (!body) return {};
+  const fields = fieldsOf(body);
+  // With the row before, the answer says what the field became; without it (no guarded row), what
+  // was asked is recorded: an upgrade answers the plan still in force until the payment is confirmed.
+  const after = Object.fromEntries(fields.map((k) => [k, before && data && k in data ? data[k] : body[k]]));
+  return bounded(changedFields(before, after, fields));
 }
 
 const orgIdIn = (value: unknown): string | null => (typeof value === "string" && isId("org", value) ? value : null);
@@ -116,7 +167,13 @@ export const recordEveryChange = createMiddleware<AppEnv>(async (c, next) => {
               ? data.id
               : organizationId
             : (params[target.param] ?? organizationId);
-    await recordAudit(c.env.DB, origin, { organizationId, entityType: audited.entityType, entityId, action: audited.action }, now());
+    const changes = await changesOf(c, audited, data);
+    await recordAudit(
+      c.env.DB,
+      origin,
+      { organizationId, entityType: audited.entityType, entityId, action: audited.action, changes },
+      now(),
+    );
     c.set("auditWritten", true);
   } catch (err) {
     // The change is made and answered; a lost entry is logged loudly rather than failing the answer.

@@ -61,6 +61,28 @@ export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: 
   );
 }
 
+/** `auditInsertIfChanged` as a raw D1 statement, for a batch of raw statements (src/tickets/queues.ts). */
+export function auditStatementIfChanged(d1: D1Database, origin: AuditOrigin, change: AuditChange, at: number): D1PreparedStatement {
+  return d1
+    .prepare(
+      `INSERT INTO audit_events (id, organization_id, seq, actor_type, actor_id, entity_type, entity_id, action, changes, ip, request_id, created_at)
+       SELECT ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
+    )
+    .bind(
+      newAuditId(),
+      change.organizationId,
+      origin.actor.type,
+      origin.actor.id,
+      change.entityType,
+      change.entityId,
+      change.action,
+      JSON.stringify(change.changes ?? {}),
+      origin.ip,
+      origin.requestId,
+      at,
+    );
+}
+
 /** Records an entry on its own: for a change that has no write of ours to share a batch with (an export, a sign-in). */
 export async function recordAudit(d1: D1Database, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
   await recordAuditWith({ db: database(d1) }, origin, change, at);

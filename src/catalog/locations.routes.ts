@@ -125,7 +125,7 @@ app.openapi(create, async (c) => {
   const actor = await authorize(c, organizationId, "LOCATION_MANAGE");
   // A manager of some locations does not open new ones: that is for the whole organization's.
   if (actor.locationIds !== null) throw forbidden("A member limited to some locations cannot create locations");
-  const row = await createLocation(deps(c), organizationId, fields, now());
+  const row = await createLocation(deps(c), organizationId, fields, now(), auditOrigin(c, actor));
   return c.json(ok(locationRecord(row)), 201);
 });
 
@@ -293,8 +293,8 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const d = deps(c);
-  const { row: current } = guarded(c, "location", "LOCATION_MANAGE");
-  const { serviceIds, queueIds } = await deleteLocation(d, current.id);
+  const { row: current, actor } = guarded(c, "location", "LOCATION_MANAGE");
+  const { serviceIds, queueIds } = await deleteLocation(d, current, now(), auditOrigin(c, actor));
   await retireQueues(c.env, queueIds, now());
   // Events of this location now take the organization's fallback timezone.
   await rulesChanged(c.env, current.organizationId, now());

@@ -1,7 +1,7 @@
 import { changedFields, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { auditInsert } from "../audit/audit";
+import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { and, asc, between, count, eq, inArray, ne, notExists, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
@@ -43,7 +43,16 @@ export interface LocationFields {
   email?: string | null | undefined;
 }
 
-export async function createLocation({ db }: Deps, organizationId: string, input: LocationFields, at: number): Promise<LocationRow> {
+/** What a location's creation and deletion record (issue 40): its fields, personal ones redacted (domain/audit.ts). */
+const AUDITED_FIELDS = ["name", "address", "latitude", "longitude", "timezone", "phone", "email"] as const;
+
+export async function createLocation(
+  { db }: Deps,
+  organizationId: string,
+  input: LocationFields,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<LocationRow> {
   const row: LocationRow = {
     id: newId("loc"),
     organizationId,
@@ -58,7 +67,13 @@ export async function createLocation({ db }: Deps, organizationId: string, input
     createdAt: at,
     updatedAt: at,
   };
-  await db.insert(locations).values(row);
+  const insert = db.insert(locations).values(row);
+  if (!origin) await insert;
+  else {
+    // The entry in the batch of the change (docs/security.md): one exists exactly when the location does.
+    const change = { organizationId, entityType: "location", entityId: row.id, action: "location.created" as const };
+    await db.batch([insert, auditInsert(db, origin, { ...change, changes: changedFields(null, row, AUDITED_FIELDS) }, at)]);
+  }
   return row;
 }
 
@@ -199,7 +214,13 @@ export async function updateLocation(
  * links go by cascade). Services linked elsewhere only lose this link. One batch, so the
  * queue ids returned are exactly those deleted: their rooms must then be retired.
  */
-export async function deleteLocation({ db }: Deps, id: string): Promise<{ queueIds: string[]; serviceIds: string[] }> {
+export async function deleteLocation(
+  { db }: Deps,
+  current: LocationRow,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<{ queueIds: string[]; serviceIds: string[] }> {
+  const id = current.id;
   const other = alias(serviceLocations, "other_link");
   const linkedOnlyHere = db
     .select({ id: serviceLocations.serviceId })
@@ -220,6 +241,23 @@ export async function deleteLocation({ db }: Deps, id: string): Promise<{ queueI
     db.select({ id: queues.id }).from(queues).where(inArray(queues.serviceId, linkedOnlyHere)),
     db.delete(services).where(inArray(services.id, linkedOnlyHere)),
     db.delete(locations).where(eq(locations.id, id)),
+    // Recorded only if the delete just before it removed the row (a concurrent deletion records once).
+    ...(origin
+      ? [
+          auditInsertIfChanged(
+            db,
+            origin,
+            {
+              organizationId: current.organizationId,
+              entityType: "location",
+              entityId: id,
+              action: "location.deleted",
+              changes: changedFields(current, null, AUDITED_FIELDS),
+            },
+            at,
+          ),
+        ]
+      : []),
   ]);
   return { serviceIds: goneServices.map((s) => s.id), queueIds: goneQueues.map((q) => q.id) };
 }

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ROUTE_ENTRIES } from "../domain/visit-route";
-import { auditOrigin } from "../http/audit-origin";
+import { auditOrigin, requestAuditOrigin } from "../http/audit-origin";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { authorizeResources, guarded } from "../access/guard";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
@@ -163,7 +163,7 @@ app.openapi(create, async (c) => {
   const organizationId = await organizationOfLocations(d, input.locationIds, (org) => authorize(c, org, "SERVICE_MANAGE"));
   await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
-  const row = await createService(d, organizationId, input, at);
+  const row = await createService(d, organizationId, input, at, requestAuditOrigin(c));
   const [record] = await serviceRecords(d, [row], at);
   return c.json(ok(record!), 201);
 });
@@ -298,7 +298,7 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const { d, row } = serviceOf(c, "SERVICE_MANAGE");
-  const queueIds = await deleteService(d, row.id);
+  const queueIds = await deleteService(d, row, now(), requestAuditOrigin(c));
   await retireQueues(c.env, queueIds, now());
   return c.json(ok({ id: row.id, deleted: true as const, deletedQueueIds: queueIds }), 200);
 });

@@ -1,7 +1,7 @@
 import { changedFields, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { auditInsert } from "../audit/audit";
+import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { and, asc, count, eq, exists, inArray, isNull, lt, or, sql, type Column } from "drizzle-orm";
 import type { BookingSettings } from "../domain/slots";
 import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
@@ -145,7 +145,16 @@ export interface NewService {
  * the INSERT itself (it writes nothing once the organization has as many services as its
  * plan allows), so two concurrent creations cannot both pass a count read beforehand.
  */
-export async function createService({ db }: Deps, organizationId: string, input: NewService, at: number): Promise<ServiceRow> {
+/** What a service's creation and deletion record (issue 40). */
+const AUDITED_FIELDS = ["name", "description", "serviceTypeId", "isVirtual", "maxRemoteJoinRadiusKm", "status"] as const;
+
+export async function createService(
+  { db }: Deps,
+  organizationId: string,
+  input: NewService,
+  at: number,
+  origin?: AuditOrigin,
+): Promise<ServiceRow> {
   const org = await organizationContext(db, organizationId);
   await assertServiceTypeFits(db, input.serviceTypeId, org.type);
   const maxServices = entitlements({ plan: org.plan }).features.maxServices;
@@ -186,6 +195,23 @@ export async function createService({ db }: Deps, organizationId: string, input:
         .from(organizations)
         .where(and(eq(organizations.id, organizationId), maxServices === null ? undefined : lt(serviceCount, maxServices))),
     ),
+    // Recorded only if the insert just before it wrote the row (under the plan's limit).
+    ...(origin
+      ? [
+          auditInsertIfChanged(
+            db,
+            origin,
+            {
+              organizationId,
+              entityType: "service",
+              entityId: row.id,
+              action: "service.created",
+              changes: { ...changedFields(null, row, AUDITED_FIELDS), locationIds: { before: null, after: input.locationIds } },
+            },
+            at,
+          ),
+        ]
+      : []),
     ...linkStatements(db, row.id, input.locationIds),
   ]);
   if (inserted.meta.changes === 0) {
@@ -413,10 +439,28 @@ export async function updateService(
 }
 
 /** Deletes the service; its queues and links go by cascade. Returns the queue ids to retire. */
-export async function deleteService({ db }: Deps, id: string): Promise<string[]> {
+export async function deleteService({ db }: Deps, current: ServiceRow, at: number, origin?: AuditOrigin): Promise<string[]> {
+  const id = current.id;
   const [gone] = await db.batch([
     db.select({ id: queues.id }).from(queues).where(eq(queues.serviceId, id)),
     db.delete(services).where(eq(services.id, id)),
+    // Recorded only if the delete just before it removed the row.
+    ...(origin
+      ? [
+          auditInsertIfChanged(
+            db,
+            origin,
+            {
+              organizationId: current.organizationId,
+              entityType: "service",
+              entityId: id,
+              action: "service.deleted",
+              changes: changedFields(current, null, AUDITED_FIELDS),
+            },
+            at,
+          ),
+        ]
+      : []),
   ]);
   return gone.map((q) => q.id);
 }

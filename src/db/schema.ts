@@ -1060,8 +1060,16 @@ export const organizationEvents = sqliteTable(
     organizationId: text("organization_id").notNull(),
     type: text("type").notNull(),
     queueId: text("queue_id"),
-    /** The webhook envelope of the event (domain/webhooks.ts eventPayload), as JSON. */
+    /**
+     * The webhook envelope of the event (domain/webhooks.ts eventPayload), as JSON, without
+     * personal data (issue 40): the phone masked, no e-mail (domain/webhooks.ts splitPersonalData).
+     */
     payload: text("payload").notNull(),
+    /**
+     * The personal fields the payload leaves out (full phone, e-mail), as JSON sealed like webhook
+     * secrets (lib/secret-box.ts); opened only for readers that opted in. Null: none, or erased.
+     */
+    personalSealed: text("personal_sealed"),
     recordedAt: integer("recorded_at").notNull(),
   },
   (t) => [index("organization_events_org_seq_idx").on(t.organizationId, t.seq), index("organization_events_recorded_idx").on(t.recordedAt)],

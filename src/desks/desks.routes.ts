@@ -7,6 +7,7 @@ import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/c
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
+import { auditOrigin } from "../http/audit-origin";
 import { closeDesk, createDesk, deleteDesk, deskRecord, listDesks, openDesk, updateDesk } from "./desks";
 import { callAtDeskAfterPrevious } from "../tickets/previous-call";
 import { ticketRecord } from "../tickets/tickets";
@@ -79,7 +80,7 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const { row: location, actor } = guarded(c, "location", "QUEUE_MANAGE");
-  const row = await createDesk(c.env, location, c.req.valid("json"), now(), actor.locationIds);
+  const row = await createDesk(c.env, location, c.req.valid("json"), now(), actor.locationIds, auditOrigin(c, actor));
   return c.json(ok(deskRecord(row)), 201);
 });
 
@@ -155,7 +156,7 @@ const update = createRoute({
 
 app.openapi(update, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_MANAGE");
-  const row = await updateDesk(c.env, desk, c.req.valid("json"), now(), actor.locationIds);
+  const row = await updateDesk(c.env, desk, c.req.valid("json"), now(), actor.locationIds, auditOrigin(c, actor));
   return c.json(ok(deskRecord(row)), 200);
 });
 
@@ -171,8 +172,8 @@ const remove = createRoute({
 });
 
 app.openapi(remove, async (c) => {
-  const { row: desk } = guarded(c, "desk", "QUEUE_MANAGE");
-  await deleteDesk(c.env, desk);
+  const { row: desk, actor } = guarded(c, "desk", "QUEUE_MANAGE");
+  await deleteDesk(c.env, desk, now(), auditOrigin(c, actor));
   return c.json(ok({ id: desk.id, deleted: true as const }), 200);
 });
 

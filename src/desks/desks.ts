@@ -16,6 +16,8 @@ import { roomFailure, roomOf } from "../tickets/queue-rooms";
 import { withRules } from "../tickets/room-rules";
 import type { LocationScope } from "../domain/location-scope";
 import { servicesAt } from "../catalog/location-scope";
+import { auditInsert, auditInsertIfChanged } from "../audit/audit";
+import { changedFields, type AuditAction, type AuditOrigin } from "../domain/audit";
 
 // Desks (counters): where an operator sits and the queues they call from (docs/desks.md).
 // The desk row is D1's; the tickets stay their rooms'. A desk call reads each queue's head,
@@ -100,12 +102,26 @@ function checkWeights(weights: Record<string, number>, queueIds: readonly string
   return Object.fromEntries(queueIds.filter((id) => Object.hasOwn(weights, id)).map((id) => [id, weights[id]!]));
 }
 
+/** What a desk's entries record (issue 40), in the batch of the change. */
+const AUDITED_FIELDS = ["name", "displayName", "locationId", "queueIds", "queueWeights"] as const;
+
+function deskChange(desk: DeskRow, action: AuditAction, before: DeskRow | null, after: DeskRow | null) {
+  return {
+    organizationId: desk.organizationId,
+    entityType: "desk",
+    entityId: desk.id,
+    action,
+    changes: changedFields(before, after, AUDITED_FIELDS),
+  };
+}
+
 export async function createDesk(
   env: Env,
   location: { id: string; organizationId: string },
   input: DeskFields,
   at: number,
   scope: LocationScope = null,
+  origin?: AuditOrigin,
 ) {
   const queueIds = await checkQueues(env, location.organizationId, input.queueIds, scope);
   const queueWeights = checkWeights(input.weights ?? {}, queueIds);
@@ -122,7 +138,10 @@ export async function createDesk(
     createdAt: at,
     updatedAt: at,
   };
-  await database(env.DB).insert(desks).values(row);
+  const db = database(env.DB);
+  const insert = db.insert(desks).values(row);
+  if (!origin) await insert;
+  else await db.batch([insert, auditInsert(db, origin, deskChange(row, "desk.created", null, row), at)]);
   return row;
 }
 
@@ -168,6 +187,7 @@ export async function updateDesk(
   patch: Partial<DeskFields>,
   at: number,
   scope: LocationScope = null,
+  origin?: AuditOrigin,
 ): Promise<DeskRow> {
   const set: Partial<DeskRow> = { updatedAt: at };
   if (patch.name !== undefined) set.name = patch.name;
@@ -180,7 +200,13 @@ export async function updateDesk(
       set.queueIds ?? desk.queueIds,
     );
   }
-  const row = await database(env.DB).update(desks).set(set).where(eq(desks.id, desk.id)).returning().get();
+  const db = database(env.DB);
+  const update = db.update(desks).set(set).where(eq(desks.id, desk.id)).returning();
+  // The entry only if the update found the desk (changes() of the statement before it).
+  const [rows] = origin
+    ? await db.batch([update, auditInsertIfChanged(db, origin, deskChange(desk, "desk.updated", desk, { ...desk, ...set }), at)])
+    : [await update.all()];
+  const row = rows[0];
   if (!row) throw notFound("Desk");
   return row;
 }
@@ -189,8 +215,11 @@ function pickWeights(weights: Record<string, number>, queueIds: readonly string[
   return Object.fromEntries(Object.entries(weights).filter(([id]) => queueIds.includes(id)));
 }
 
-export async function deleteDesk(env: Env, desk: DeskRow): Promise<void> {
-  await database(env.DB).delete(desks).where(eq(desks.id, desk.id));
+export async function deleteDesk(env: Env, desk: DeskRow, at: number, origin?: AuditOrigin): Promise<void> {
+  const db = database(env.DB);
+  const remove = db.delete(desks).where(eq(desks.id, desk.id));
+  if (!origin) await remove;
+  else await db.batch([remove, auditInsertIfChanged(db, origin, deskChange(desk, "desk.deleted", desk, null), at)]);
 }
 
 /**

@@ -62,13 +62,24 @@ export function isSecretField(name: string): boolean {
   return SECRET_FIELD.test(name);
 }
 
+/**
+ * Field names that hold a person's contact data (a phone number, an e-mail address, a visitor's
+ * or customer's name): recorded as `"[redacted]"` too, so the log never holds personal data of
+ * its own and an erasure has nothing to chase there (docs/personal-data.md).
+ */
+const PERSONAL_FIELD = /^(phone|e-?mail|visitorName|customerName)$|(Phone|Email|E-mail)$/;
+
+export function isPersonalField(name: string): boolean {
+  return PERSONAL_FIELD.test(name);
+}
+
 function comparable(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
 /**
  * The fields of `fields` whose value differs between `before` and `after` (absent = null),
- * secrets redacted. Missing `before` (a creation) or `after` (a deletion) records one side only.
+ * secrets and personal data redacted. Missing `before` (a creation) or `after` (a deletion) records one side only.
  */
 export function changedFields(
   before: Record<string, unknown> | null,
@@ -82,7 +93,10 @@ export function changedFields(
     if (before && after && comparable(b) === comparable(a)) continue;
     if (!before && a === null) continue;
     if (!after && b === null) continue;
-    out[field] = isSecretField(field) ? { before: before ? REDACTED : null, after: after ? REDACTED : null } : { before: b, after: a };
+    out[field] =
+      isSecretField(field) || isPersonalField(field)
+        ? { before: before ? REDACTED : null, after: after ? REDACTED : null }
+        : { before: b, after: a };
   }
   return out;
 }

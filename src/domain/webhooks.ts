@@ -64,13 +64,50 @@ export function withoutPersonalData(data: Record<string, unknown>): Record<strin
 }
 
 /**
- * The payload as one reader receives it: from version 2026-11-28 on, personal data only for a
- * reader that opted in (a subscription's `includePersonalData`, a key's `read:personal_data`);
- * a reader pinned to an older version keeps the payload it always had.
+ * Whether a reader receives personal data: from version 2026-11-28 on, only a reader that opted
+ * in (a subscription's `includePersonalData`, a key's `read:personal_data`); a reader pinned to
+ * an older version keeps the payload it always had.
  */
+export function readsPersonalData(reader: PayloadReader): boolean {
+  return reader.personalData || isBefore(reader.version, PERSONAL_DATA_VERSION);
+}
+
+/** The payload as one reader receives it (see `readsPersonalData`). */
 export function payloadFor(payload: WebhookPayload, reader: PayloadReader): WebhookPayload {
-  if (reader.personalData || isBefore(reader.version, PERSONAL_DATA_VERSION)) return payload;
+  if (readsPersonalData(reader)) return payload;
   return { ...payload, data: withoutPersonalData(payload.data) };
+}
+
+/** The fields of an event that `withoutPersonalData` masks or leaves out, with their full values. */
+export type PersonalFields = Record<string, unknown>;
+
+/**
+ * How the event store keeps an event (issue 40): the payload without personal data, which is
+ * what every reader without the opt-in gets, and the personal fields apart (null when there are
+ * none), to be sealed (lib/secret-box.ts) and opened only for a reader that receives them.
+ */
+export function splitPersonalData(payload: WebhookPayload): { masked: WebhookPayload; personal: PersonalFields | null } {
+  const personal: PersonalFields = {};
+  for (const [field, value] of Object.entries(payload.data)) {
+    if (EMAIL_FIELD.test(field) || PHONE_FIELD.test(field)) personal[field] = value;
+  }
+  return {
+    masked: { ...payload, data: withoutPersonalData(payload.data) },
+    personal: Object.keys(personal).length > 0 ? personal : null,
+  };
+}
+
+/** The full payload again from the stored one and its opened personal fields (`splitPersonalData`'s inverse). */
+export function withPersonalData(masked: WebhookPayload, personal: PersonalFields | null): WebhookPayload {
+  if (!personal) return masked;
+  const data: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(masked.data)) {
+    const original = field.endsWith("Masked") ? field.slice(0, -"Masked".length) : null;
+    if (original !== null && original in personal) data[original] = personal[original];
+    else data[field] = value;
+  }
+  for (const [field, value] of Object.entries(personal)) if (!(field in data)) data[field] = value;
+  return { ...masked, data };
 }
 
 /** A delivery is retried for 24 h after its first attempt, then it is `failed`. */

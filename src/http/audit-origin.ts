@@ -14,3 +14,11 @@ export function auditOrigin(c: Context<AppEnv>, actor: Pick<Actor, "userId" | "a
     requestId: c.get("requestId") ?? null,
   };
 }
+
+/** `auditOrigin` for the request's own credential (the session's user or the key), once it was authorized. */
+export function requestAuditOrigin(c: Context<AppEnv>): AuditOrigin {
+  const principal = c.get("principal");
+  if (principal?.kind === "session") return auditOrigin(c, { userId: principal.user.id, apiKeyId: null });
+  if (principal?.kind === "apiKey") return auditOrigin(c, { userId: null, apiKeyId: principal.keyId });
+  throw new Error("requestAuditOrigin: no authenticated credential");
+}

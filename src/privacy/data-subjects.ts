@@ -6,6 +6,7 @@ import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
 import type { SubjectMatch, SubjectTicket } from "../queue-room/contract";
 import { roomOf } from "../tickets/queue-rooms";
+import { openStoredEvent } from "../webhooks/stored-events";
 
 // A person's data on request (GDPR articles 15 and 17, docs/personal-data.md): everything one
 // organization holds about a customer it knows by their phone number and/or e-mail address, as
@@ -136,7 +137,7 @@ function relatedReads(env: Env, s: Subject) {
       .bind(s.organizationId, s.phone, tickets),
     db
       .prepare(
-        `SELECT id, type, payload, recorded_at FROM organization_events WHERE organization_id = ?1
+        `SELECT id, type, payload, personal_sealed, recorded_at FROM organization_events WHERE organization_id = ?1
            AND ((?2 IS NOT NULL AND json_extract(payload, '$.data.phone') = ?2) OR json_extract(payload, '$.data.ticketId') IN ${IN_JSON.replace("?", "?3")})
          ORDER BY seq`,
       )
@@ -253,7 +254,15 @@ export async function exportDataSubject(env: Env, organizationId: string, who: D
     phoneVerifications: plain(verifications!.results),
     inboundThreads: plain(threads!.results, ["menu"]),
     webhookDeliveries: plain(webhooks!.results, ["payload"]),
-    events: plain(events!.results, ["payload"]),
+    // The stored payload with its sealed personal fields opened (issue 40): the person gets their own number.
+    events: plain(
+      await Promise.all(
+        events!.results.map(async ({ personal_sealed, payload, ...e }) => ({
+          ...e,
+          payload: await openStoredEvent(env, payload as string, (personal_sealed as string | null) ?? null),
+        })),
+      ),
+    ),
     entryScans: plain(scans!.results),
     remoteJoinExpiries: plain(expiries!.results),
     smsCounters: plain(counters!.results),
@@ -315,7 +324,8 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
   const appointmentIds = json(s.appointments.map((a) => a.id as string));
   const calendarIds = json(s.appointments.map((a) => a.calendar_event_id).filter((id): id is string => typeof id === "string"));
   const scrubPayload = `json_replace(payload, '$.data.phone', NULL, '$.data.visitorName', NULL, '$.data.email', NULL,
-    '$.data.customerName', NULL, '$.data.customerPhone', NULL, '$.data.customerEmail', NULL)`;
+    '$.data.customerName', NULL, '$.data.customerPhone', NULL, '$.data.customerEmail', NULL,
+    '$.data.phoneMasked', NULL, '$.data.customerPhoneMasked', NULL)`;
   const personalPayload = `((?2 IS NOT NULL AND json_extract(payload, '$.data.phone') = ?2) OR json_extract(payload, '$.data.ticketId') IN ${IN_JSON.replace("?", "?3")})`;
   const results = await db.batch([
     db
@@ -344,7 +354,10 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
       .prepare(`UPDATE webhook_deliveries SET payload = ${scrubPayload} WHERE organization_id = ?1 AND ${personalPayload}`)
       .bind(organizationId, s.phone, tickets),
     db
-      .prepare(`UPDATE organization_events SET payload = ${scrubPayload} WHERE organization_id = ?1 AND ${personalPayload}`)
+      // The sealed personal fields (full phone, e-mail) go with the masked ones (issue 40).
+      .prepare(
+        `UPDATE organization_events SET payload = ${scrubPayload}, personal_sealed = NULL WHERE organization_id = ?1 AND ${personalPayload}`,
+      )
       .bind(organizationId, s.phone, tickets),
     db.prepare("DELETE FROM opt_outs WHERE organization_id = ?1 AND phone = ?2").bind(organizationId, s.phone ?? ""),
     db

@@ -160,7 +160,7 @@ app.openapi(create, async (c) => {
   if (actor.locationIds !== null && !reaches(actor.locationIds, await serviceLocationsOf(deps(c), input.serviceId))) {
     throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
   }
-  return c.json(ok(await createQueue(c.env, organizationId, input, now())), 201);
+  return c.json(ok(await createQueue(c.env, organizationId, input, now(), undefined, auditOrigin(c, actor))), 201);
 });
 
 const list = createRoute({

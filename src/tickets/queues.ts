@@ -1,7 +1,7 @@
 import { changedFields, type AuditAction, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { auditInsert, recordAudit } from "../audit/audit";
+import { auditInsert, auditStatementIfChanged, recordAudit } from "../audit/audit";
 import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
 import { database } from "../db/client";
 import { members, queues, serviceLocations, services, subscriptions } from "../db/schema";
@@ -112,6 +112,8 @@ export async function createQueue(
   at: number,
   /** Only the dev seed names its queue (scripts/dev-worker.ts: the documented demo id); the API never does. */
   id?: string,
+  /** Who creates it: the entry is written in the insert's batch, only if the insert wrote the row (issue 40). */
+  origin?: AuditOrigin,
 ): Promise<QueueRecord> {
   const db = database(env.DB);
   const service = await db
@@ -194,34 +196,36 @@ export async function createQueue(
     // does not know its queue. A refused insert leaves a configured room no id points at.
     await openRoom(env, row);
     try {
-      const result = await env.DB.prepare(
+      const insert = env.DB.prepare(
         `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions, target_wait_minutes, max_defer_minutes, max_defers)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?,
            coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0), ?, ?, ?
          WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
-      )
-        .bind(
-          row.id,
-          organizationId,
-          row.serviceId,
-          row.name,
-          row.description,
-          row.maxCapacity,
-          row.noShowTimeoutMinutes,
-          row.defaultServiceMinutes,
-          row.letter,
-          at,
-          at,
-          row.serviceId,
-          row.targetWaitMinutes,
-          row.maxDeferMinutes,
-          row.maxDefers,
-          maxQueues,
-          organizationId,
-          maxQueues,
-        )
-        .run();
-      if (result.meta.changes === 0) throw queueLimitReached();
+      ).bind(
+        row.id,
+        organizationId,
+        row.serviceId,
+        row.name,
+        row.description,
+        row.maxCapacity,
+        row.noShowTimeoutMinutes,
+        row.defaultServiceMinutes,
+        row.letter,
+        at,
+        at,
+        row.serviceId,
+        row.targetWaitMinutes,
+        row.maxDeferMinutes,
+        row.maxDefers,
+        maxQueues,
+        organizationId,
+        maxQueues,
+      );
+      const audited = origin
+        ? [auditStatementIfChanged(env.DB, origin, queueChange(row, "queue.created", changedFields(null, row, QUEUE_AUDITED_FIELDS)), at)]
+        : [];
+      const [result] = await env.DB.batch([insert, ...audited]);
+      if (result!.meta.changes === 0) throw queueLimitReached();
     } catch (err) {
       if (isUniqueViolation(err, "letter")) continue;
       throw err;
@@ -374,6 +378,17 @@ export async function clearQueue(env: Env, queue: QueueRow, at: number, origin?:
   }
   return cleared;
 }
+
+/** What a queue's creation records (issue 40). */
+const QUEUE_AUDITED_FIELDS = [
+  "serviceId",
+  "name",
+  "description",
+  "maxCapacity",
+  "noShowTimeoutMinutes",
+  "letter",
+  "targetWaitMinutes",
+] as const;
 
 /** A queue's audit entry (docs/security.md). */
 function queueChange(queue: QueueRow, action: AuditAction, changes: AuditChanges = {}): AuditChange {

@@ -2,8 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, gt } from "drizzle-orm";
 import { database } from "../db/client";
 import { organizationEvents } from "../db/schema";
-import { payloadFor, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
+import { payloadFor, readsPersonalData, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
 import type { Env } from "../env";
+import { openStoredEvent } from "./stored-events";
 
 // The live event socket (issue 41, docs/event-socket.md): one object per organization holds its
 // dashboards' sockets with the hibernation API, so an idle dashboard costs nothing. The object
@@ -98,13 +99,26 @@ export class EventHub extends DurableObject<Env> {
         if (sockets.length === 0) break;
         const from = Math.min(...sockets.map((s) => s.state.lastSeq));
         const rows = await database(this.env.DB)
-          .select({ seq: organizationEvents.seq, type: organizationEvents.type, payload: organizationEvents.payload })
+          .select({
+            seq: organizationEvents.seq,
+            type: organizationEvents.type,
+            payload: organizationEvents.payload,
+            personalSealed: organizationEvents.personalSealed,
+          })
           .from(organizationEvents)
           .where(and(eq(organizationEvents.organizationId, sockets[0]!.state.organizationId), gt(organizationEvents.seq, from)))
           .orderBy(organizationEvents.seq)
           .limit(PAGE)
           .all();
-        const events = rows.map((r) => ({ seq: r.seq, type: r.type, payload: JSON.parse(r.payload) as WebhookPayload }));
+        // The sealed personal fields are opened only when a socket receives them (issue 40).
+        const opening = sockets.some((s) => readsPersonalData(s.state.reader));
+        const events = await Promise.all(
+          rows.map(async (r) => {
+            const masked = JSON.parse(r.payload) as WebhookPayload;
+            const full = opening ? await openStoredEvent(this.env, r.payload, r.personalSealed) : masked;
+            return { seq: r.seq, type: r.type, masked, full };
+          }),
+        );
         const last = events.at(-1)?.seq;
         if (last === undefined) break;
         for (const { ws, state } of sockets) send(ws, state, events, last);
@@ -116,13 +130,22 @@ export class EventHub extends DurableObject<Env> {
   }
 }
 
-function send(ws: WebSocket, state: StreamSocket, events: { seq: number; type: string; payload: WebhookPayload }[], last: number): void {
+interface WalkedEvent {
+  seq: number;
+  type: string;
+  /** The stored payload, without personal data. */
+  masked: WebhookPayload;
+  /** With the personal fields opened (the masked one when no socket receives them). */
+  full: WebhookPayload;
+}
+
+function send(ws: WebSocket, state: StreamSocket, events: WalkedEvent[], last: number): void {
   if (last <= state.lastSeq) return;
   try {
     for (const e of events) {
       if (e.seq <= state.lastSeq) continue;
       if (state.types.length > 0 && !state.types.includes(e.type)) continue;
-      ws.send(JSON.stringify(payloadFor(e.payload, state.reader)));
+      ws.send(JSON.stringify(payloadFor(readsPersonalData(state.reader) ? e.full : e.masked, state.reader)));
     }
     ws.serializeAttachment({ ...state, lastSeq: last } satisfies StreamSocket);
   } catch {

@@ -4,8 +4,10 @@
 // (GET /v1/events?startingAfter=evt_…), which is also what `npm run webhooks:listen` polls.
 
 import type { DomainEventMessage, EventType } from "../domain/events";
-import { eventPayload, type WebhookPayload } from "../domain/webhooks";
+import { eventPayload, splitPersonalData, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
 import type { Env } from "../env";
+import { sealSecret } from "../lib/secret-box";
+import { readStoredEvent } from "./stored-events";
 import { DAY } from "../lib/time";
 import type { StreamStart } from "./event-hub";
 import type { Deps } from "../http/deps";
@@ -15,16 +17,24 @@ export const EVENT_HISTORY_MS = DAY;
 
 /**
  * Records a batch of events (idempotent by event id: the consumer may see one twice) and drops
- * those past the history window, in one D1 round trip.
+ * those past the history window, in one D1 round trip. The payload is stored without personal
+ * data (issue 40, docs/security.md): the phone masked, no e-mail; the full values are sealed
+ * apart in `personal_sealed`, opened only for a reader that receives them (`readStoredEvent`).
  */
 export async function recordEvents(env: Env, events: readonly DomainEventMessage[], at: number): Promise<void> {
   if (events.length === 0) return;
+  const rows = await Promise.all(
+    events.map(async (e) => {
+      const { masked, personal } = splitPersonalData(eventPayload(e));
+      return { e, masked, sealed: personal === null ? null : await sealSecret(env, JSON.stringify(personal)) };
+    }),
+  );
   await env.DB.batch([
-    ...events.map((e) =>
+    ...rows.map(({ e, masked, sealed }) =>
       env.DB.prepare(
-        `INSERT INTO organization_events (id, organization_id, type, queue_id, payload, recorded_at)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-      ).bind(e.id, e.organizationId, e.type, e.queueId, JSON.stringify(eventPayload(e)), at),
+        `INSERT INTO organization_events (id, organization_id, type, queue_id, payload, personal_sealed, recorded_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      ).bind(e.id, e.organizationId, e.type, e.queueId, JSON.stringify(masked), sealed, at),
     ),
     env.DB.prepare("DELETE FROM organization_events WHERE recorded_at < ?").bind(at - EVENT_HISTORY_MS),
   ]);
@@ -42,8 +52,9 @@ export type EventPage =
   /** The cursor names no event of this organization still kept (unknown, or older than 24 h). */
   | { kind: "unknownCursor" };
 
-/** The organization's events in recording order, after the cursor's event, filtered. */
-export async function listEvents({ env: { DB: db } }: Deps, organizationId: string, filter: EventFilter): Promise<EventPage> {
+/** The organization's events in recording order, after the cursor's event, filtered, as `reader` receives them. */
+export async function listEvents({ env }: Deps, organizationId: string, filter: EventFilter, reader: PayloadReader): Promise<EventPage> {
+  const db = env.DB;
   const where = ["organization_id = ?"];
   const binds: (string | number)[] = [organizationId];
   if (filter.startingAfter !== null) {
@@ -64,10 +75,12 @@ export async function listEvents({ env: { DB: db } }: Deps, organizationId: stri
     binds.push(...filter.queueIds);
   }
   const rows = await db
-    .prepare(`SELECT payload FROM organization_events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
+    .prepare(`SELECT payload, personal_sealed FROM organization_events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
     .bind(...binds, filter.limit + 1)
-    .all<{ payload: string }>();
-  const items = rows.results.slice(0, filter.limit).map((r) => JSON.parse(r.payload) as WebhookPayload);
+    .all<{ payload: string; personal_sealed: string | null }>();
+  const items = await Promise.all(
+    rows.results.slice(0, filter.limit).map((r) => readStoredEvent(env, { payload: r.payload, personalSealed: r.personal_sealed }, reader)),
+  );
   return { kind: "page", items, hasMore: rows.results.length > filter.limit };
 }
 

@@ -4,7 +4,6 @@ import { authorize, organizationOfRequest } from "../http/auth";
 import { validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
-import { payloadFor } from "../domain/webhooks";
 import { listEvents, openEventStream, streamStartSeq } from "./event-stream";
 import { EVENT_STREAM_PROTOCOL } from "./event-hub";
 import { deps } from "../http/deps";
@@ -94,12 +93,17 @@ app.openapi(
     if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
     const queueIds = commaList(query.queueIds);
     if (queueIds.length > 100) throw validationError("queueIds", "at most 100 queues");
-    const page = await listEvents(deps(c), organizationId, {
-      types: types as EventType[],
-      queueIds,
-      startingAfter: query.startingAfter ?? null,
-      limit: query.limit,
-    });
+    const page = await listEvents(
+      deps(c),
+      organizationId,
+      {
+        types: types as EventType[],
+        queueIds,
+        startingAfter: query.startingAfter ?? null,
+        limit: query.limit,
+      },
+      reader,
+    );
     if (page.kind === "unknownCursor") {
       throw validationError("startingAfter", "no event of this organization with this id in the last 24 hours (list again without it)");
     }
@@ -108,7 +112,7 @@ app.openapi(
     return c.json(
       {
         success: true as const,
-        data: page.items.map((e) => payloadFor(e, reader)),
+        data: page.items,
         meta: { limit: query.limit, hasMore: page.hasMore, nextCursor },
       },
       200,

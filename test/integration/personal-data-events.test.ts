@@ -157,3 +157,55 @@ describe("GET /v1/events", () => {
     expect((await created({ apiKey: pinned }, { "Queue-Version": "2026-11-28" })).phoneMasked).toBe(MASKED);
   });
 });
+
+describe("the event store (organization_events)", () => {
+  it("holds no full phone in D1: the masked payload plus the sealed fields, opened for an opted-in reader; erasure blanks both", async () => {
+    const f = await queueFixture("pro");
+    const events = await walkInWithPhone(f);
+    const ticketId = events.find((e) => e.type === "ticket.created")!.ticketId!;
+    await feedEvents(events);
+
+    // A raw read of the table: the phone masked in the payload, the full number nowhere in clear.
+    const raw = await env.DB.prepare("SELECT type, payload, personal_sealed FROM organization_events WHERE organization_id = ?")
+      .bind(f.organizationId)
+      .all<{ type: string; payload: string; personal_sealed: string | null }>();
+    const created = raw.results.find((r) => r.type === "ticket.created")!;
+    expect(JSON.parse(created.payload).data).toMatchObject({ phoneMasked: MASKED, ticketId });
+    expect(JSON.parse(created.payload).data).not.toHaveProperty("phone");
+    expect(created.personal_sealed).toMatch(/^sbx1\./);
+    expect(JSON.stringify(raw.results)).not.toContain(PHONE.slice(3));
+
+    // A reader that opted in (read:personal_data) gets the full number back from the sealed column.
+    const { key: personal } = await createApiKey(f.owner, f.organizationId, ["manage:webhooks", "read:personal_data"]);
+    const { key: plain } = await createApiKey(f.owner, f.organizationId, ["manage:webhooks"]);
+    const read = async (apiKey: string) => expectOk(await call("GET", "/v1/events?types=ticket.created", { apiKey }))[0].data;
+    expect(await read(personal)).toMatchObject({ phone: PHONE, ticketId });
+    expect(await read(personal)).not.toHaveProperty("phoneMasked");
+    expect(await read(plain)).toMatchObject({ phoneMasked: MASKED });
+    expect(JSON.stringify(await read(plain))).not.toContain(PHONE.slice(3));
+
+    // The person's export holds their events with their own number.
+    const exported = expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/data-subjects/export`, { token: f.owner.token, body: { phone: PHONE } }),
+    );
+    expect(exported.events.find((e: any) => e.type === "ticket.created").payload.data.phone).toBe(PHONE);
+
+    // Erased: neither the masked number nor the sealed one is left, for any reader.
+    expectOk(await call("POST", `/v1/tickets/${ticketId}/cancel`, { token: f.owner.token }));
+    expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/data-subjects/erase`, { token: f.owner.token, body: { phone: PHONE } }),
+    );
+    const after = await env.DB.prepare("SELECT payload, personal_sealed FROM organization_events WHERE organization_id = ?")
+      .bind(f.organizationId)
+      .all<{ payload: string; personal_sealed: string | null }>();
+    expect(after.results.length).toBeGreaterThan(0);
+    for (const row of after.results) {
+      expect(row.personal_sealed).toBeNull();
+      expect(row.payload).not.toContain(MASKED);
+      expect(row.payload).not.toContain(PHONE.slice(3));
+    }
+    const afterRead = await read(personal);
+    expect(afterRead.phone ?? null).toBeNull();
+    expect(JSON.stringify(afterRead)).not.toContain(PHONE.slice(3));
+  });
+});

@@ -1,0 +1,1 @@
+ALTER TABLE `organization_events` ADD `personal_sealed` text;
