@@ -7,6 +7,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import { primaryEnv } from "../http/d1-sessions";
 import { ApiError } from "../http/errors";
+import { isTwinOrganizationId } from "../lib/ids";
+import { TEST_MODE_TOOLS } from "./tool-permissions";
 import { requestFor, toolsFor, toolsOf, type Tool } from "./tools";
 
 // The MCP server (issue 41, docs/mcp.md): Streamable HTTP at /v1/mcp, stateless (one server and
@@ -28,7 +30,7 @@ export function mountMcp(app: OpenAPIHono<AppEnv>, documentOf: (origin: string) 
     }
     const origin = new URL(c.req.url).origin;
     tools ??= toolsOf(documentOf(origin));
-    const permitted = toolsFor(tools, principal.permissions);
+    const permitted = toolsFor(tools, principal.permissions, isTwinOrganizationId(principal.organizationId));
     const server = mcpServer(c, (request) => app.fetch(request, primaryEnv(c), c.executionCtx), tools, permitted, origin);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
@@ -62,7 +64,9 @@ function mcpServer(
     if (tool === undefined) {
       const refusal = {
         code: "AUTHORIZATION_ERROR",
-        message: `This API key may not call ${name} (it needs ${all.find((t) => t.name === name)!.permission})`,
+        message: TEST_MODE_TOOLS.has(name)
+          ? `Only a test key (qk_test_…, created with mode: test) may call ${name}`
+          : `This API key may not call ${name} (it needs ${all.find((t) => t.name === name)!.permission})`,
       };
       return { isError: true, content: [{ type: "text" as const, text: JSON.stringify({ success: false, error: refusal }) }] };
     }

@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { keyPermissions } from "../../src/domain/permissions";
-import { NOT_TOOLS, TOOL_PERMISSIONS } from "../../src/mcp/tool-permissions";
+import { NOT_TOOLS, TEST_MODE_TOOLS, TOOL_PERMISSIONS } from "../../src/mcp/tool-permissions";
 import { call, expectOk } from "../helpers/api";
 import { createApiKey, queueFixture } from "../helpers/fixtures";
 
@@ -37,10 +37,11 @@ async function apiKeyOperations(): Promise<string[]> {
   return ids;
 }
 
-function expectedTools(permissions: string[], operations: string[]): string[] {
+function expectedTools(permissions: string[], operations: string[], testKey = false): string[] {
   const granted = keyPermissions(permissions);
   return operations
     .filter((id) => id in TOOL_PERMISSIONS)
+    .filter((id) => testKey || !TEST_MODE_TOOLS.has(id))
     .filter((id) => TOOL_PERMISSIONS[id] === null || granted.has(TOOL_PERMISSIONS[id]!))
     .sort();
 }
@@ -73,6 +74,35 @@ describe("the MCP server", () => {
     expect(walkIn.inputSchema).toMatchObject({ type: "object", required: ["queueId"] });
     expect(Object.keys(walkIn.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["queueId", "body"]));
     expect(JSON.stringify(walkIn.inputSchema)).not.toContain("$ref");
+  });
+
+  it("the test-mode tools are listed to test keys only; a live key calling one is refused", async () => {
+    const f = await queueFixture("pro");
+    const operations = await apiKeyOperations();
+    const { key: liveKey } = await createApiKey(f.owner, f.organizationId, ["admin"]);
+    const live = await connect({ "X-API-Key": liveKey });
+    const liveTools = (await live.listTools()).tools.map((t) => t.name);
+    expect(liveTools.sort()).toEqual(expectedTools(["admin"], operations));
+    expect(liveTools).not.toContain("getTestMode");
+    expect(liveTools).not.toContain("resetTestMode");
+    const refused = await live.callTool({ name: "getTestMode", arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain("AUTHORIZATION_ERROR");
+
+    const testKey = expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/api-keys`, {
+        token: f.owner.token,
+        body: { name: "sandbox", permissions: ["admin"], mode: "test" },
+      }),
+      201,
+    ).key;
+    const sandbox = await connect({ "X-API-Key": testKey });
+    const testTools = (await sandbox.listTools()).tools.map((t) => t.name);
+    expect(testTools.sort()).toEqual(expectedTools(["admin"], operations, true));
+    expect(testTools).toEqual(expect.arrayContaining([...TEST_MODE_TOOLS]));
+    const mode = await sandbox.callTool({ name: "getTestMode", arguments: {} });
+    expect(mode.isError).toBe(false);
+    expect(JSON.parse((mode.content as { text: string }[])[0]!.text).data.liveOrganizationId).toBe(f.organizationId);
   });
 
   it("tools/call creates a ticket through the API's own route", async () => {
