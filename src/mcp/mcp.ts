@@ -8,6 +8,7 @@ import type { AppEnv } from "../http/context";
 import { primaryEnv } from "../http/d1-sessions";
 import { ApiError } from "../http/errors";
 import { isTwinOrganizationId } from "../lib/ids";
+import { addResources } from "./resources";
 import { TEST_MODE_TOOLS } from "./tool-permissions";
 import { requestFor, toolsFor, toolsOf, type Tool } from "./tools";
 
@@ -52,8 +53,16 @@ function mcpServer(
   // The SDK's default validator (Ajv) generates code at run time, which Workers refuse; this one interprets.
   const server = new Server(
     { name: "queue-service", version: "1.0.0" },
-    { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    },
   );
+  addResources(server, async (method, path) => {
+    const answer = await send(new Request(new URL(path, origin), { method, headers: forwarded(c) }));
+    const text = await answer.text();
+    return { status: answer.status, body: text === "" ? null : JSON.parse(text) };
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: permitted.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
   }));
@@ -70,16 +79,21 @@ function mcpServer(
       };
       return { isError: true, content: [{ type: "text" as const, text: JSON.stringify({ success: false, error: refusal }) }] };
     }
-    const headers = new Headers();
-    for (const h of FORWARDED) {
-      const value = c.req.header(h);
-      if (value !== undefined) headers.set(h, value);
-    }
-    const built = requestFor(tool, (request.params.arguments ?? {}) as Record<string, unknown>, origin, headers);
+    const built = requestFor(tool, (request.params.arguments ?? {}) as Record<string, unknown>, origin, forwarded(c));
     if (!(built instanceof Request)) throw new McpError(ErrorCode.InvalidParams, `Missing argument ${built.missing}`);
     const answer = await send(built);
     const text = await answer.text();
     return { isError: answer.status >= 400, content: [{ type: "text" as const, text: text === "" ? `HTTP ${answer.status}` : text }] };
   });
   return server;
+}
+
+/** The caller's credential and version, for a request the server sends through the app on its behalf. */
+function forwarded(c: Context<AppEnv>): Headers {
+  const headers = new Headers();
+  for (const h of FORWARDED) {
+    const value = c.req.header(h);
+    if (value !== undefined) headers.set(h, value);
+  }
+  return headers;
 }

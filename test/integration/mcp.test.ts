@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { keyPermissions } from "../../src/domain/permissions";
 import { NOT_TOOLS, TEST_MODE_TOOLS, TOOL_PERMISSIONS } from "../../src/mcp/tool-permissions";
 import { call, expectOk } from "../helpers/api";
-import { createApiKey, queueFixture } from "../helpers/fixtures";
+import { createApiKey, queueFixture, walkIn } from "../helpers/fixtures";
 
 // The MCP server at /v1/mcp (issue 41), driven by the official SDK's client over Streamable HTTP,
 // its fetch going to the Worker: initialize, the tools a key sees, a call that creates a ticket
@@ -157,5 +157,35 @@ describe("the MCP server", () => {
     });
     expect(session.status).toBe(403);
     expect(((await session.json()) as any).error.code).toBe("AUTHORIZATION_ERROR");
+  });
+
+  it("resources: today's figures and each queue's live state, read through the API with the key; another organization's queue is refused", async () => {
+    const f = await queueFixture("pro");
+    await walkIn(f.owner, f.queueId);
+    await walkIn(f.owner, f.queueId);
+    const { key } = await createApiKey(f.owner, f.organizationId, ["read"]);
+    const client = await connect({ "X-API-Key": key });
+    expect(client.getServerCapabilities()?.resources).toBeDefined();
+
+    const listed = (await client.listResources()).resources.map((r) => r.uri);
+    expect(listed).toEqual(["queue-service://today", `queue-service://queues/${f.queueId}`]);
+    const templates = (await client.listResourceTemplates()).resourceTemplates;
+    expect(templates.map((t) => t.uriTemplate)).toEqual(["queue-service://queues/{queueId}"]);
+
+    const state = await client.readResource({ uri: `queue-service://queues/${f.queueId}` });
+    const live = JSON.parse((state.contents[0] as { text: string }).text);
+    expect(live.queue).toMatchObject({ id: f.queueId, waitingCount: 2 });
+    expect(live.waiting).toHaveLength(2);
+    expect(live.waiting[0].status).toBe("waiting");
+
+    const today = await client.readResource({ uri: "queue-service://today" });
+    const figures = JSON.parse((today.contents[0] as { text: string }).text);
+    const { generatedAt: _at, ...expected } = expectOk(await call("GET", "/v1/business/dashboard", { apiKey: key }));
+    expect(figures).toMatchObject(expected);
+    expect(figures.organizationId).toBe(f.organizationId);
+
+    const other = await queueFixture("pro");
+    await expect(client.readResource({ uri: `queue-service://queues/${other.queueId}` })).rejects.toThrow(/NOT_FOUND/);
+    await expect(client.readResource({ uri: "queue-service://nothing" })).rejects.toThrow(/No resource/);
   });
 });
