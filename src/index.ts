@@ -12,6 +12,7 @@ import {
 } from "./jobs/notifications-delivery";
 import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
+import { setStreamLogin } from "./webhooks";
 
 export { QueueRoom } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
@@ -19,6 +20,11 @@ export { OrganizationLedger } from "./ledger/ledger";
 export { EventHub } from "./webhooks";
 
 const app = createApp();
+
+// The event hub logs in a socket opened without a credential by asking the app itself (docs/event-socket.md).
+setStreamLogin(async (request, env, waitUntil) =>
+  app.fetch(request, env, { waitUntil, passThroughOnException() {}, props: {} } as unknown as ExecutionContext),
+);
 
 export default {
   fetch: app.fetch,

@@ -20,6 +20,7 @@ import type { Actor, AppEnv, Guarded, ScopedActor } from "../http/context";
 
 export type { Guarded, ScopedActor };
 import { ApiError, notFound } from "../http/errors";
+import { reachesOrganization } from "../http/livemode";
 import { permissionRefused } from "../http/permission-refusal";
 import { queueOfCaller, ticketQueueOfCaller } from "../tickets/queue-access";
 
@@ -208,6 +209,8 @@ export function guard(kind: ResourceKind, path: string, wellFormed: (id: string)
       throw err;
     }
     const member = await memberReaching(c, loaded.organizationId, loaded.at, loaded.what);
+    // A test-mode twin has no outsiders: only its own keys reach it (docs/test-mode.md).
+    if (!member && !reachesOrganization(c.get("principal"), loaded.organizationId)) throw notFound(loaded.what);
     if (!member && !open) throw outsiderRefusal(c, kind, loaded.what);
     c.set("guarded", { kind, id, organizationId: loaded.organizationId, row: loaded.row, member, what: loaded.what });
     await next();

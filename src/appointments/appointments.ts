@@ -10,6 +10,7 @@ import { DEFAULT_BOOKING, type Slot } from "../domain/slots";
 import type { Env } from "../env";
 import { membershipOf, requireCredential, type Principal } from "../http/auth";
 import type { AppEnv } from "../http/context";
+import { reachesOrganization } from "../http/livemode";
 import { forbidden, invalidState, notFound, validationError } from "../http/errors";
 import type { InstantInput } from "../lib/instant";
 import { DAY, iso } from "../lib/time";
@@ -34,6 +35,7 @@ async function assertMaySeeService(env: Env, principal: Credential, serviceId: s
     .where(eq(services.id, serviceId))
     .get();
   if (!row || (principal.kind === "apiKey" && principal.organizationId !== row.organizationId)) throw notFound("Service");
+  if (!reachesOrganization(principal, row.organizationId)) throw notFound("Service");
 }
 
 /** The free slots of the service at the location over [from, to). */
@@ -93,7 +95,7 @@ export async function bookerOf(c: Context<AppEnv>, serviceId: string, locationId
     .from(services)
     .where(eq(services.id, serviceId))
     .get();
-  if (!service) throw notFound("Service");
+  if (!service || !reachesOrganization(principal, service.organizationId)) throw notFound("Service");
   if (principal.kind === "apiKey") {
     if (principal.organizationId !== service.organizationId) throw notFound("Service");
     if (principal.permissions.has("WIDGET") && !principal.permissions.has("QUEUE_OPERATE")) return null;

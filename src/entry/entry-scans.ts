@@ -10,7 +10,7 @@ import { memberRole } from "../http/auth";
 import { ApiError, forbidden, invalidState, notFound } from "../http/errors";
 import { roleAllows } from "../domain/permissions";
 import { sha256Hex } from "../lib/crypto";
-import { newId } from "../lib/ids";
+import { isTwinOrganizationId, newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/contract";
 import { recordNfcScan, tagByNfcId } from "./nfc-tags";
@@ -107,7 +107,8 @@ function assertUsable(token: QrTokenRow, at: number): void {
 export async function scanQrToken(env: Env, scanner: Scanner, input: { token: string } & Point, at: number): Promise<ScanOutcome> {
   const db = database(env.DB);
   const token = await db.select().from(qrTokens).where(eq(qrTokens.token, input.token)).get();
-  if (!token) throw new ApiError("NOT_FOUND", "QR code not found", { field: "token" });
+  // A twin's codes are for its test keys, and a scanner is a user, always live (docs/test-mode.md).
+  if (!token || isTwinOrganizationId(token.organizationId)) throw new ApiError("NOT_FOUND", "QR code not found", { field: "token" });
   assertUsable(token, at);
   const reach = token.serviceId === null ? { distanceKm: null, maxRadiusKm: 0 } : await reachOf(db, token.serviceId, input);
   if (!isWithin(reach)) throw outOfRange(reach);
@@ -199,6 +200,7 @@ export async function scanNfcTag(
 ): Promise<ScanOutcome> {
   const db = database(env.DB);
   const tag = await tagByNfcId(db, input.nfcId);
+  if (isTwinOrganizationId(tag.organizationId)) throw notFound("NFC tag");
   if (!tag.enabled) throw invalidState("disabled", ["enabled"], "This NFC tag is disabled");
   const distance = distanceKm(input, tag);
   if (distance > NFC_MAX_DISTANCE_KM) throw outOfRange({ distanceKm: distance, maxRadiusKm: NFC_MAX_DISTANCE_KM });

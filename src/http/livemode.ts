@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { isTwinOrganizationId } from "../lib/ids";
-import type { AppEnv } from "./context";
+import type { AppEnv, Principal } from "./context";
 
 /**
  * Every JSON answer says whether it came from live data or from the organization's test-mode twin
@@ -26,4 +26,14 @@ function livemodeOf(c: Parameters<Parameters<typeof createMiddleware<AppEnv>>[0]
   if (principal?.kind === "apiKey") return !isTwinOrganizationId(principal.organizationId);
   const guarded = c.get("guarded");
   return !(guarded && isTwinOrganizationId(guarded.organizationId));
+}
+
+/**
+ * A test-mode twin's resources are reached only with a key of that twin (docs/test-mode.md):
+ * any other caller (a session, which is always live, an anonymous visitor of a public route, a
+ * live key, another twin's key) meets a twin's queue, QR code or NFC tag as an unknown id.
+ */
+export function reachesOrganization(principal: Principal | undefined, organizationId: string): boolean {
+  if (!isTwinOrganizationId(organizationId)) return true;
+  return principal?.kind === "apiKey" && principal.organizationId === organizationId;
 }

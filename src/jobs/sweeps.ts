@@ -9,6 +9,7 @@ import { backfillAnalytics } from "./analytics-backfill";
 import { sweepAuditLog } from "../audit";
 import { purgeInboundThreads } from "../conversations";
 import { sweepMissedAppointments } from "../appointments";
+import { sweepTwinLeftovers } from "../test-mode";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -88,6 +89,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["inbound threads", purgeInboundThreads],
   ["analytics backfill", backfillAnalytics],
   ["audit log", (env, at) => sweepAuditLog(env, at)],
+  ["reset test-mode twins' leftovers", sweepTwinLeftovers],
 ];
 
 /**

@@ -7,6 +7,9 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import { primaryEnv } from "../http/d1-sessions";
 import { ApiError } from "../http/errors";
+import { isTwinOrganizationId } from "../lib/ids";
+import { addResources } from "./resources";
+import { TEST_MODE_TOOLS } from "./tool-permissions";
 import { requestFor, toolsFor, toolsOf, type Tool } from "./tools";
 
 // The MCP server (issue 41, docs/mcp.md): Streamable HTTP at /v1/mcp, stateless (one server and
@@ -28,7 +31,7 @@ export function mountMcp(app: OpenAPIHono<AppEnv>, documentOf: (origin: string) 
     }
     const origin = new URL(c.req.url).origin;
     tools ??= toolsOf(documentOf(origin));
-    const permitted = toolsFor(tools, principal.permissions);
+    const permitted = toolsFor(tools, principal.permissions, isTwinOrganizationId(principal.organizationId));
     const server = mcpServer(c, (request) => app.fetch(request, primaryEnv(c), c.executionCtx), tools, permitted, origin);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
@@ -50,8 +53,16 @@ function mcpServer(
   // The SDK's default validator (Ajv) generates code at run time, which Workers refuse; this one interprets.
   const server = new Server(
     { name: "queue-service", version: "1.0.0" },
-    { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    },
   );
+  addResources(server, async (method, path) => {
+    const answer = await send(new Request(new URL(path, origin), { method, headers: forwarded(c) }));
+    const text = await answer.text();
+    return { status: answer.status, body: text === "" ? null : JSON.parse(text) };
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: permitted.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
   }));
@@ -62,20 +73,27 @@ function mcpServer(
     if (tool === undefined) {
       const refusal = {
         code: "AUTHORIZATION_ERROR",
-        message: `This API key may not call ${name} (it needs ${all.find((t) => t.name === name)!.permission})`,
+        message: TEST_MODE_TOOLS.has(name)
+          ? `Only a test key (qk_test_…, created with mode: test) may call ${name}`
+          : `This API key may not call ${name} (it needs ${all.find((t) => t.name === name)!.permission})`,
       };
       return { isError: true, content: [{ type: "text" as const, text: JSON.stringify({ success: false, error: refusal }) }] };
     }
-    const headers = new Headers();
-    for (const h of FORWARDED) {
-      const value = c.req.header(h);
-      if (value !== undefined) headers.set(h, value);
-    }
-    const built = requestFor(tool, (request.params.arguments ?? {}) as Record<string, unknown>, origin, headers);
+    const built = requestFor(tool, (request.params.arguments ?? {}) as Record<string, unknown>, origin, forwarded(c));
     if (!(built instanceof Request)) throw new McpError(ErrorCode.InvalidParams, `Missing argument ${built.missing}`);
     const answer = await send(built);
     const text = await answer.text();
     return { isError: answer.status >= 400, content: [{ type: "text" as const, text: text === "" ? `HTTP ${answer.status}` : text }] };
   });
   return server;
+}
+
+/** The caller's credential and version, for a request the server sends through the app on its behalf. */
+function forwarded(c: Context<AppEnv>): Headers {
+  const headers = new Headers();
+  for (const h of FORWARDED) {
+    const value = c.req.header(h);
+    if (value !== undefined) headers.set(h, value);
+  }
+  return headers;
 }

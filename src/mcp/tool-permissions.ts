@@ -181,6 +181,12 @@ export const TOOL_PERMISSIONS: Readonly<Record<string, Permission | null>> = {
 };
 
 /** Operations that take an API key but are no tool, each with its reason. */
+/**
+ * Tools only a test key sees (the operations under /v1/test, which answer 403 to any other key):
+ * a live key's assistant is never offered a tool that cannot work for it (docs/test-mode.md).
+ */
+export const TEST_MODE_TOOLS: ReadonlySet<string> = new Set(["getTestMode", "resetTestMode"]);
+
 export const NOT_TOOLS: Readonly<Record<string, string>> = {
   streamEvents: "a WebSocket upgrade, not a request and an answer",
   getWidgetInfo: "the widget's public routes, for a web page's publishable key",

@@ -1,5 +1,5 @@
 import type { Permission } from "../domain/permissions";
-import { TOOL_PERMISSIONS } from "./tool-permissions";
+import { TEST_MODE_TOOLS, TOOL_PERMISSIONS } from "./tool-permissions";
 
 // The MCP tools, made from the API document (docs/mcp.md): one tool per operation, named by its
 // operationId, described by its summary and description, its input the operation's path and
@@ -77,9 +77,9 @@ export function toolsOf(doc: Json): Tool[] {
   return tools;
 }
 
-/** The tools a key with these permissions sees. */
-export function toolsFor(tools: readonly Tool[], permissions: ReadonlySet<Permission>): Tool[] {
-  return tools.filter((t) => t.permission === null || permissions.has(t.permission));
+/** The tools a key with these permissions sees; the test-mode ones only for a test key. */
+export function toolsFor(tools: readonly Tool[], permissions: ReadonlySet<Permission>, testKey: boolean): Tool[] {
+  return tools.filter((t) => (t.permission === null || permissions.has(t.permission)) && (testKey || !TEST_MODE_TOOLS.has(t.name)));
 }
 
 /** The operation's request for a call's arguments; null names the missing path parameter. */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { QueueStatus } from "../domain/tickets";
 import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import { now } from "../lib/clock";
-import { queueIdOfTicket } from "../lib/ids";
+import { isTwinOrganizationId, queueIdOfTicket } from "../lib/ids";
 import { iso } from "../lib/time";
 import { boardQueue, type RoomClient } from "./contract";
 import type { TicketFollowers } from "./followers";
@@ -176,7 +176,9 @@ export class RoomSockets {
     const view: SubscriptionView = url.searchParams.get("view") === "board" ? "board" : "status";
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment({ queues: [], tickets: [], organizationId: null } satisfies Attachment);
+    // A hub's socket opened with a test key follows its twin's queues from the start (docs/test-mode.md).
+    const twin = hub !== null ? url.searchParams.get("twin") : null;
+    server.serializeAttachment({ queues: [], tickets: [], organizationId: twin } satisfies Attachment);
     if (hub === null) await this.subscribe(server, url.searchParams.get("queueId") ?? "", view);
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -304,6 +306,8 @@ export class RoomSockets {
       // A hub's socket follows the queues of one organization, the first it subscribed to.
       const organizationId = hub !== null ? (attachmentOf(ws).organizationId ?? null) : own.organization_id;
       if (organizationId !== null && organizationId !== facts.config.organizationId) return void notFound();
+      // A test-mode twin's queues are followed only by a socket opened with its test key (set above).
+      if (organizationId === null && isTwinOrganizationId(facts.config.organizationId)) return void notFound();
       const peer = this.peer(queueId);
       const answer = await peer.peer({ kind: "watch", watcher: hub ?? own.queue_id ?? "", config: facts.config, name: facts.name });
       if (!answer.ok) throw new Error(answer.error.message);

@@ -1,2 +1,3 @@
 export { default as testModeRoutes } from "./test-mode.routes";
 export { ensureTwin, twinOf } from "./twin";
+export { sweepTwinLeftovers } from "./leftovers";

@@ -18,6 +18,7 @@ import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { isTwinOrganizationId, newId, newTwinOrganizationId } from "../lib/ids";
 import { openRoom, retireQueues } from "../tickets/queue-rooms";
+import { deleteTwinRows } from "./leftovers";
 
 // Test mode (docs/test-mode.md). An organization's twin is an organization row of its own, linked
 // to the live one by `live_organization_id`; a test key belongs to the twin. Every read and write
@@ -214,6 +215,8 @@ export async function resetTwin(env: Env, twinId: string, at: number): Promise<O
     oldQueues.map((q) => q.id),
     at,
   );
+  // What the cascade did not remove (tickets, events, deliveries, analytics…; ./leftovers.ts).
+  await deleteTwinRows(env, twinId);
   await copyCatalogue(env, liveId, twin.id, at);
   return (await db.select().from(organizations).where(eq(organizations.id, twin.id)).get()) ?? twin;
 }

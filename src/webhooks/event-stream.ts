@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { sealSecret } from "../lib/secret-box";
 import { readStoredEvent } from "./stored-events";
 import { DAY } from "../lib/time";
-import type { StreamStart } from "./event-hub";
+import type { PendingStart, StreamStart } from "./event-hub";
 import type { Deps } from "../http/deps";
 
 /** How long events can be read back: a reconnect within a day loses nothing. */
@@ -102,6 +102,14 @@ export async function streamStartSeq({ env: { DB: db } }: Deps, organizationId: 
     .bind(organizationId)
     .first<{ seq: number | null }>();
   return last?.seq ?? 0;
+}
+
+/** Hands an upgrade without a credential to the organization's event hub, which waits for its login message (event-hub.ts). */
+export function openPendingStream(env: Env, pending: PendingStart): Promise<Response> {
+  const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(pending.organizationId));
+  return hub.fetch(
+    new Request("https://event-hub/stream", { headers: { Upgrade: "websocket", "X-Stream-Pending": JSON.stringify(pending) } }),
+  );
 }
 
 /** Hands an authorized upgrade to the organization's event hub (event-hub.ts). */

@@ -4,8 +4,10 @@ import { authorize, organizationOfRequest } from "../http/auth";
 import { validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
-import { listEvents, openEventStream, streamStartSeq } from "./event-stream";
-import { EVENT_STREAM_PROTOCOL } from "./event-hub";
+import { listEvents, openEventStream, openPendingStream, streamStartSeq } from "./event-stream";
+import { EVENT_STREAM_PROTOCOL, isStreamLogin, STREAM_LOGIN_HEADER, type StreamStart } from "./event-hub";
+import { clientIp } from "../http/rate-limit";
+import { ok } from "../http/respond";
 import { deps } from "../http/deps";
 
 // The event stream as a list (issue #32): an integrator without a public URL catches up from
@@ -132,9 +134,14 @@ app.openapi(
       "Upgrade with `Upgrade: websocket`. Same credential and permission as GET /v1/events (scope `manage:webhooks`, an `admin` key, or an owner/admin session). " +
       "A browser cannot set headers on an upgrade: it names the subprotocol `queue-events` and its key or session token as the second one, " +
       '`new WebSocket(url, ["queue-events", "qk_live_…"])`; the answer selects `queue-events`. ' +
+      'Or it connects with no credential and sends `{"action": "authenticate", "key": "qk_live_…"}` (or a session token) as its first message, ' +
+      'within 10 seconds: the answer is `{"type": "authenticated", "organizationId"}` and then the events; a refused login is ' +
+      '`{"type": "error", "error": {code, message}}` and the socket closes (4401 bad or no credential, 4403 not allowed, 4400 bad message or query). ' +
       "Each message is one event in the webhook envelope, in recording order. `types` filters; `after` (an event id of the last 24 hours) first sends every event recorded after it, " +
       "exactly once and in order, then the live ones: reconnect with the last id you received and nothing is lost or repeated. Send the text `ping` as a keep-alive: the answer is `pong`.",
     security: SECURITY.any,
+    "x-outside-callers":
+      "a browser that logs in with its first message (no credential on the upgrade); any credential is judged by the handler",
     request: {
       params: idParam("organizationId", "org"),
       query: z.object({
@@ -153,10 +160,19 @@ app.openapi(
     },
   }),
   async (c) => {
-    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    // The event hub's own login of a socket opened without a credential (event-hub.ts): the start it would have had.
+    const login = isStreamLogin(c.req.header(STREAM_LOGIN_HEADER));
+    if (!login && c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
       throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
     }
     const { organizationId } = c.req.valid("param");
+    const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
+    const protocol = offered.includes(EVENT_STREAM_PROTOCOL) ? EVENT_STREAM_PROTOCOL : null;
+    if (!login && c.get("principal").kind === "anonymous") {
+      // No credential at all: a browser logs in with its first message (docs/event-socket.md).
+      const url = new URL(c.req.url);
+      return openPendingStream(c.env, { organizationId, query: url.search, address: clientIp(c), protocol });
+    }
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
     const query = c.req.valid("query");
     const types = commaList(query.types);
@@ -166,14 +182,15 @@ app.openapi(
     if (afterSeq === null) {
       throw validationError("after", "no event of this organization with this id in the last 24 hours (connect again without it)");
     }
-    const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
-    return openEventStream(c.env, {
+    const start: StreamStart = {
       organizationId,
       types,
       afterSeq,
       reader: { version: c.get("apiVersion"), personalData: actor.can("PERSONAL_DATA_VIEW") },
-      protocol: offered.includes(EVENT_STREAM_PROTOCOL) ? EVENT_STREAM_PROTOCOL : null,
-    });
+      protocol,
+    };
+    if (login) return c.json(ok(start), 200);
+    return openEventStream(c.env, start);
   },
 );
 

@@ -7,6 +7,7 @@ import { actorIn, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { publicQueue, queueOfCaller } from "../tickets/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
+import { reachesOrganization } from "../http/livemode";
 import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import {
@@ -25,7 +26,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
-import { queueIdOfTicket } from "../lib/ids";
+import { isTwinOrganizationId, queueIdOfTicket } from "../lib/ids";
 import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../tickets/queues";
 import { deferBounds } from "../tickets/tickets";
@@ -311,6 +312,7 @@ const status = createRoute({
 
 app.openapi(status, async (c) => {
   const queue = await publicQueue(c, c.req.valid("param").queueId);
+  if (!reachesOrganization(c.get("principal"), queue.organizationId)) throw notFound("Queue");
   const body = ok(await widgetStatus(c.env, queue, now()));
   const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
   const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
@@ -632,8 +634,13 @@ app.openapi(socket, async (c) => {
     throw validationError("Upgrade", "this route needs a WebSocket upgrade (Upgrade: websocket)");
   }
   const { queueId, view } = c.req.valid("query");
-  if (queueId === undefined) return connectToHub(c.env);
-  return connectToRoom(c.env, queueId, view ?? "status");
+  const principal = c.get("principal");
+  if (queueId === undefined)
+    return connectToHub(
+      c.env,
+      principal.kind === "apiKey" && isTwinOrganizationId(principal.organizationId) ? principal.organizationId : null,
+    );
+  return connectToRoom(c.env, queueId, view ?? "status", (organizationId) => reachesOrganization(principal, organizationId));
 });
 
 export default app;

@@ -362,10 +362,15 @@ function roomSocketRequest(queueId: string, view: SubscriptionView = "status"): 
 }
 
 /** Fast path: the queue is known from the URL, so the socket goes straight to its room. */
-export async function connectToRoom(env: Env, queueId: string, view: SubscriptionView = "status"): Promise<Response> {
+export async function connectToRoom(
+  env: Env,
+  queueId: string,
+  view: SubscriptionView = "status",
+  reaches: (organizationId: string) => boolean = () => true,
+): Promise<Response> {
   const db = database(env.DB);
-  const queue = await db.select({ id: queues.id }).from(queues).where(eq(queues.id, queueId)).get();
-  if (!queue) throw notFound("Queue");
+  const queue = await db.select({ id: queues.id, organizationId: queues.organizationId }).from(queues).where(eq(queues.id, queueId)).get();
+  if (!queue || !reaches(queue.organizationId)) throw notFound("Queue");
   return roomOf(env, queueId).fetch(roomSocketRequest(queueId, view));
 }
 
@@ -375,8 +380,10 @@ export async function connectToRoom(env: Env, queueId: string, view: Subscriptio
  * queue's room does on the fast path; no Worker invocation stays open per socket. The hub
  * answers subscribes by watching the queues' rooms (sockets.ts).
  */
-export async function connectToHub(env: Env): Promise<Response> {
+export async function connectToHub(env: Env, twinId: string | null = null): Promise<Response> {
   const name = hubName(Math.floor(Math.random() * SOCKET_HUBS));
-  const request = new Request(`https://queue-room/ws?hub=${encodeURIComponent(name)}`, { headers: { Upgrade: "websocket" } });
+  // A test key's socket may follow its twin's queues (and only those); no other socket may follow a twin's.
+  const twin = twinId === null ? "" : `&twin=${encodeURIComponent(twinId)}`;
+  const request = new Request(`https://queue-room/ws?hub=${encodeURIComponent(name)}${twin}`, { headers: { Upgrade: "websocket" } });
   return roomOf(env, name).fetch(request);
 }

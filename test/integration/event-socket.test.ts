@@ -18,6 +18,7 @@ afterEach(() => {
 class EventSocket {
   readonly events: any[] = [];
   private waiter: (() => void) | null = null;
+  closeCode: number | null = null;
 
   constructor(
     readonly ws: WebSocket,
@@ -26,6 +27,10 @@ class EventSocket {
     ws.accept();
     ws.addEventListener("message", (ev) => {
       this.events.push(JSON.parse(ev.data as string));
+      this.waiter?.();
+    });
+    ws.addEventListener("close", (ev) => {
+      this.closeCode = ev.code;
       this.waiter?.();
     });
     sockets.push(this);
@@ -169,7 +174,8 @@ describe("the live event socket", () => {
     const auth = { "Sec-WebSocket-Protocol": `queue-events, ${key}` };
     expectError(await refused(await upgrade(f.organizationId, auth, "?after=evt_unknown")), 400, "VALIDATION_ERROR", "after");
     expectError(await refused(await upgrade(f.organizationId, auth, "?types=ticket.teleported")), 400, "VALIDATION_ERROR", "types");
-    expectError(await refused(await upgrade(f.organizationId, { "Sec-WebSocket-Protocol": "queue-events" })), 401, "AUTHENTICATION_ERROR");
+    // A credential that is there and wrong is refused before the upgrade.
+    expectError(await refused(await upgrade(f.organizationId, { "X-API-Key": "qk_live_wrong" })), 401, "AUTHENTICATION_ERROR");
     // A plain GET is told to upgrade.
     expectError(
       await call("GET", `/v1/organizations/${f.organizationId}/events/stream`, { apiKey: key }),
@@ -186,5 +192,48 @@ describe("the live event socket", () => {
     const ids = await joinAndRecord(f);
     await socket.received(ids.length);
     expect(socket.events.map((e) => e.id)).toEqual(ids);
+  });
+
+  it("a browser without a credential on the upgrade logs in with its first message; a bad login or another message is refused and closed", async () => {
+    const f = await queueFixture("pro");
+    const { key } = await createApiKey(f.owner, f.organizationId, ["manage:webhooks"]);
+    captured = capture();
+    const pending = async (query = "") => {
+      const res = await upgrade(f.organizationId, { "Sec-WebSocket-Protocol": "queue-events" }, query);
+      expect(res.status).toBe(101);
+      return new EventSocket(res.webSocket!, res.headers.get("Sec-WebSocket-Protocol"));
+    };
+
+    // Logged in by its first message: the filter of its URL applies, then events arrive as for a header key.
+    const socket = await pending("?types=ticket.created");
+    expect(socket.protocol).toBe("queue-events");
+    socket.ws.send(JSON.stringify({ action: "authenticate", key }));
+    expect((await socket.received(1))[0]).toEqual({ type: "authenticated", organizationId: f.organizationId });
+    const ticket = await walkIn(f.owner, f.queueId);
+    await feedEvents(await eventsOf(captured, f.queueId));
+    const [, created] = await socket.received(2, 1000);
+    expect(created).toMatchObject({ type: "ticket.created", data: { ticketId: ticket.id } });
+    expect(socket.closeCode).toBeNull();
+
+    // Refused and closed: an unknown key, a key without the permission, a message that is not a login.
+    const { key: readOnly } = await createApiKey(f.owner, f.organizationId, ["read"]);
+    const cases: [unknown, string, number][] = [
+      [{ action: "authenticate", key: "qk_live_notakeyatall00000000000000" }, "AUTHENTICATION_ERROR", 4401],
+      [{ action: "authenticate", key: readOnly }, "AUTHORIZATION_ERROR", 4403],
+      [{ hello: "world" }, "VALIDATION_ERROR", 4400],
+    ];
+    for (const [message, code, closeCode] of cases) {
+      const s = await pending();
+      s.ws.send(JSON.stringify(message));
+      const [answer] = await s.received(1);
+      expect(answer).toMatchObject({ type: "error", error: { code } });
+      const deadline = Date.now() + 2000;
+      while (s.closeCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(s.closeCode).toBe(closeCode);
+    }
+    // A login's bad query is judged at login, as a header key's is before the upgrade.
+    const badQuery = await pending("?types=ticket.teleported");
+    badQuery.ws.send(JSON.stringify({ action: "authenticate", key }));
+    expect((await badQuery.received(1))[0]).toMatchObject({ type: "error", error: { code: "VALIDATION_ERROR" } });
   });
 });

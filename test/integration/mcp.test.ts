@@ -3,9 +3,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { keyPermissions } from "../../src/domain/permissions";
-import { NOT_TOOLS, TOOL_PERMISSIONS } from "../../src/mcp/tool-permissions";
+import { NOT_TOOLS, TEST_MODE_TOOLS, TOOL_PERMISSIONS } from "../../src/mcp/tool-permissions";
 import { call, expectOk } from "../helpers/api";
-import { createApiKey, queueFixture } from "../helpers/fixtures";
+import { createApiKey, queueFixture, walkIn } from "../helpers/fixtures";
 
 // The MCP server at /v1/mcp (issue 41), driven by the official SDK's client over Streamable HTTP,
 // its fetch going to the Worker: initialize, the tools a key sees, a call that creates a ticket
@@ -37,10 +37,11 @@ async function apiKeyOperations(): Promise<string[]> {
   return ids;
 }
 
-function expectedTools(permissions: string[], operations: string[]): string[] {
+function expectedTools(permissions: string[], operations: string[], testKey = false): string[] {
   const granted = keyPermissions(permissions);
   return operations
     .filter((id) => id in TOOL_PERMISSIONS)
+    .filter((id) => testKey || !TEST_MODE_TOOLS.has(id))
     .filter((id) => TOOL_PERMISSIONS[id] === null || granted.has(TOOL_PERMISSIONS[id]!))
     .sort();
 }
@@ -73,6 +74,35 @@ describe("the MCP server", () => {
     expect(walkIn.inputSchema).toMatchObject({ type: "object", required: ["queueId"] });
     expect(Object.keys(walkIn.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["queueId", "body"]));
     expect(JSON.stringify(walkIn.inputSchema)).not.toContain("$ref");
+  });
+
+  it("the test-mode tools are listed to test keys only; a live key calling one is refused", async () => {
+    const f = await queueFixture("pro");
+    const operations = await apiKeyOperations();
+    const { key: liveKey } = await createApiKey(f.owner, f.organizationId, ["admin"]);
+    const live = await connect({ "X-API-Key": liveKey });
+    const liveTools = (await live.listTools()).tools.map((t) => t.name);
+    expect(liveTools.sort()).toEqual(expectedTools(["admin"], operations));
+    expect(liveTools).not.toContain("getTestMode");
+    expect(liveTools).not.toContain("resetTestMode");
+    const refused = await live.callTool({ name: "getTestMode", arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain("AUTHORIZATION_ERROR");
+
+    const testKey = expectOk(
+      await call("POST", `/v1/organizations/${f.organizationId}/api-keys`, {
+        token: f.owner.token,
+        body: { name: "sandbox", permissions: ["admin"], mode: "test" },
+      }),
+      201,
+    ).key;
+    const sandbox = await connect({ "X-API-Key": testKey });
+    const testTools = (await sandbox.listTools()).tools.map((t) => t.name);
+    expect(testTools.sort()).toEqual(expectedTools(["admin"], operations, true));
+    expect(testTools).toEqual(expect.arrayContaining([...TEST_MODE_TOOLS]));
+    const mode = await sandbox.callTool({ name: "getTestMode", arguments: {} });
+    expect(mode.isError).toBe(false);
+    expect(JSON.parse((mode.content as { text: string }[])[0]!.text).data.liveOrganizationId).toBe(f.organizationId);
   });
 
   it("tools/call creates a ticket through the API's own route", async () => {
@@ -127,5 +157,35 @@ describe("the MCP server", () => {
     });
     expect(session.status).toBe(403);
     expect(((await session.json()) as any).error.code).toBe("AUTHORIZATION_ERROR");
+  });
+
+  it("resources: today's figures and each queue's live state, read through the API with the key; another organization's queue is refused", async () => {
+    const f = await queueFixture("pro");
+    await walkIn(f.owner, f.queueId);
+    await walkIn(f.owner, f.queueId);
+    const { key } = await createApiKey(f.owner, f.organizationId, ["read"]);
+    const client = await connect({ "X-API-Key": key });
+    expect(client.getServerCapabilities()?.resources).toBeDefined();
+
+    const listed = (await client.listResources()).resources.map((r) => r.uri);
+    expect(listed).toEqual(["queue-service://today", `queue-service://queues/${f.queueId}`]);
+    const templates = (await client.listResourceTemplates()).resourceTemplates;
+    expect(templates.map((t) => t.uriTemplate)).toEqual(["queue-service://queues/{queueId}"]);
+
+    const state = await client.readResource({ uri: `queue-service://queues/${f.queueId}` });
+    const live = JSON.parse((state.contents[0] as { text: string }).text);
+    expect(live.queue).toMatchObject({ id: f.queueId, waitingCount: 2 });
+    expect(live.waiting).toHaveLength(2);
+    expect(live.waiting[0].status).toBe("waiting");
+
+    const today = await client.readResource({ uri: "queue-service://today" });
+    const figures = JSON.parse((today.contents[0] as { text: string }).text);
+    const { generatedAt: _at, ...expected } = expectOk(await call("GET", "/v1/business/dashboard", { apiKey: key }));
+    expect(figures).toMatchObject(expected);
+    expect(figures.organizationId).toBe(f.organizationId);
+
+    const other = await queueFixture("pro");
+    await expect(client.readResource({ uri: `queue-service://queues/${other.queueId}` })).rejects.toThrow(/NOT_FOUND/);
+    await expect(client.readResource({ uri: "queue-service://nothing" })).rejects.toThrow(/No resource/);
   });
 });

@@ -1,11 +1,13 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { createApiKey, createCatalog, createOrganization, registerUser, setPlan, walkIn, type TestUser } from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
+import { sweep } from "../helpers/cron";
 import { fakeTwilio, TWILIO } from "../helpers/twilio";
+import { SocketClient } from "../helpers/widget-socket";
 
 // Test mode (issue 41, docs/test-mode.md): a key created with mode "test" is a qk_test_… key of
 // the organization's twin, which holds a copy of the live catalogue and nothing else of it.
@@ -41,6 +43,23 @@ async function twoSides(): Promise<Sides> {
     201,
   );
   return { owner, liveId: org.id, liveQueueId: queueId, liveKey, testKey: created.key, twinId: created.organizationId };
+}
+
+/** Rows naming this organization, by table, in every D1 table with an organization_id column. */
+async function rowsNaming(organizationId: string): Promise<Record<string, number>> {
+  const tables = await env.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%organization_id%' AND name NOT LIKE '\\_cf%' ESCAPE '\\'",
+  ).all<{ name: string }>();
+  const counts: Record<string, number> = {};
+  for (const { name } of tables.results) {
+    const columns = await env.DB.prepare(`SELECT name FROM pragma_table_info('${name}')`).all<{ name: string }>();
+    if (!columns.results.some((c) => c.name === "organization_id")) continue;
+    const row = await env.DB.prepare(`SELECT count(*) AS n FROM "${name}" WHERE organization_id = ?`)
+      .bind(organizationId)
+      .first<{ n: number }>();
+    if (row!.n > 0) counts[name] = row!.n;
+  }
+  return counts;
 }
 
 async function twinQueueId(s: Sides): Promise<string> {
@@ -182,8 +201,24 @@ describe("test mode", () => {
     );
     expectError(await call("POST", "/v1/test/reset", { apiKey: readOnly.key }), 403, "AUTHORIZATION_ERROR");
 
+    const before = await rowsNaming(s.twinId);
+    expect(before.tickets).toBe(1);
+    expect(before.audit_events ?? 0).toBeGreaterThan(0);
+    expect(before.webhooks).toBe(1);
     const reset = await call("POST", "/v1/test/reset", { apiKey: s.testKey });
     const twin = expectOk(reset);
+    // Nothing of the old twin is left in any table, whether or not it had a foreign key.
+    expect(await rowsNaming(s.twinId)).toEqual({});
+    // A row an old room or consumer writes after the reset is swept by the cron (every 10 minutes);
+    // the current twin's and the live organization's rows stay.
+    await env.DB.prepare(
+      "INSERT INTO organization_events (id, organization_id, type, queue_id, payload, recorded_at) VALUES (?, ?, 'ticket.created', NULL, '{}', ?)",
+    )
+      .bind(`evt_${unique("late")}`, s.twinId, Date.now())
+      .run();
+    expect(await rowsNaming(s.twinId)).toEqual({ organization_events: 1 });
+    await sweep(Math.floor(Date.now() / 600_000) * 600_000);
+    expect(await rowsNaming(s.twinId)).toEqual({});
     expect(reset.body.livemode).toBe(false);
     expect(twin.liveOrganizationId).toBe(s.liveId);
     expect(twin.organizationId).toMatch(/^org_test/);
@@ -245,5 +280,71 @@ describe("test mode", () => {
       403,
       "AUTHORIZATION_ERROR",
     );
+  });
+
+  it("a twin's queue is reached only with a key of the twin: public status, the widget socket, a customer's read and join, QR scans and bookings answer 404", async () => {
+    const s = await twoSides();
+    const testQueueId = await twinQueueId(s);
+    const customer = await registerUser({ accountType: "customer" });
+    const { key: liveWidgetKey } = await createApiKey(s.owner, s.liveId, ["widget"]);
+    const testWidget = expectOk(
+      await call("POST", `/v1/organizations/${s.twinId}/api-keys`, { apiKey: s.testKey, body: { name: "w", permissions: ["widget"] } }),
+      201,
+    );
+
+    // The widget's public status: a test key (a widget one too) reads it; nobody else.
+    expectError(await call("GET", `/v1/widget/queue/${testQueueId}/status`), 404, "NOT_FOUND");
+    expectError(await call("GET", `/v1/widget/queue/${testQueueId}/status`, { apiKey: liveWidgetKey }), 404, "NOT_FOUND");
+    expectError(await call("GET", `/v1/widget/queue/${testQueueId}/status`, { token: customer.token }), 404, "NOT_FOUND");
+    const status = await call("GET", `/v1/widget/queue/${testQueueId}/status`, { apiKey: testWidget.key });
+    expect(expectOk(status).queueId).toBe(testQueueId);
+    expect(status.body.livemode).toBe(false);
+    expect(expectOk(await call("GET", `/v1/widget/queue/${s.liveQueueId}/status`)).queueId).toBe(s.liveQueueId);
+
+    // The widget socket: 404 before the upgrade, or NOT_FOUND to a subscribe, unless opened with the test key.
+    const upgrade = (query: string, headers: Record<string, string> = {}) =>
+      SELF.fetch(`https://api.test/v1/widget/ws${query}`, { headers: { Upgrade: "websocket", ...headers } });
+    const refused = await upgrade(`?queueId=${testQueueId}`);
+    expect(refused.status).toBe(404);
+    await refused.body?.cancel();
+    const anonymous = await SocketClient.open();
+    anonymous.send({ action: "subscribe", queueId: testQueueId });
+    expect(await anonymous.nextExcept("queue_update")).toMatchObject({ type: "error", data: { code: "NOT_FOUND", queueId: testQueueId } });
+    anonymous.close();
+    const direct = await upgrade(`?queueId=${testQueueId}`, { "X-API-Key": testWidget.key });
+    expect(direct.status).toBe(101);
+    const viaRoom = new SocketClient(direct.webSocket!);
+    expect(await viaRoom.next()).toMatchObject({ type: "queue_update", data: { queueId: testQueueId } });
+    viaRoom.close();
+    const hub = await SocketClient.open("", { "X-API-Key": testWidget.key });
+    hub.send({ action: "subscribe", queueId: testQueueId });
+    expect(await hub.next()).toMatchObject({ type: "queue_update", data: { queueId: testQueueId } });
+    hub.close();
+
+    // A customer (a session is always live) neither reads nor joins it; a live widget key cannot join it.
+    expectError(await call("GET", `/v1/queues/${testQueueId}`, { token: customer.token }), 404, "NOT_FOUND");
+    expectError(await call("POST", `/v1/queues/${testQueueId}/join`, { token: customer.token, body: {} }), 404, "NOT_FOUND");
+    expectError(await call("POST", `/v1/widget/queue/${testQueueId}/join`, { apiKey: liveWidgetKey, body: {} }), 404, "NOT_FOUND");
+    expectOk(await call("POST", `/v1/widget/queue/${testQueueId}/join`, { apiKey: testWidget.key, body: {} }), 201);
+
+    // A QR code made in the twin is not scannable by a customer (a test key operates the twin's queue itself).
+    const qr = expectOk(
+      await call("POST", "/v1/qr-tokens", { apiKey: s.testKey, body: { purpose: "queue_join", queueId: testQueueId } }),
+      201,
+    );
+    expectError(
+      await call("POST", "/v1/qr/scan", { token: customer.token, body: { token: qr.token, latitude: 48.85, longitude: 2.35 } }),
+      404,
+      "NOT_FOUND",
+    );
+
+    // Booking a twin's service: its slots are the twin's keys' alone.
+    const testService = expectOk(await call("GET", "/v1/business/services", { apiKey: s.testKey }))[0];
+    const testLocation = expectOk(await call("GET", "/v1/business/locations", { apiKey: s.testKey }))[0];
+    const slots = (token?: string, apiKey?: string) =>
+      call("GET", `/v1/services/${testService.id}/slots?locationId=${testLocation.id}&from=2030-01-07&to=2030-01-08`, { token, apiKey });
+    expectError(await slots(customer.token), 404, "NOT_FOUND");
+    // The test key gets past the service (this catalogue's service takes no bookings: not a 404).
+    expect((await slots(undefined, s.testKey)).body.error?.code).not.toBe("NOT_FOUND");
   });
 });
