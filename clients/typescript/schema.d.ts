@@ -6925,7 +6925,9 @@ export interface components {
             createdAt: string;
         };
         Slot: {
+            /** @example 2026-03-20T11:00:00.000Z */
             start: string;
+            /** @example 2026-03-20T11:30:00.000Z */
             end: string;
             capacity: number;
             /** @description Appointments this slot still takes (> 0: free) */
@@ -6938,14 +6940,19 @@ export interface components {
             manageToken: string;
         };
         Appointment: {
-            /** @example apt_0123456789abcdefghjk */
+            /** @example apt_d3m0rdv0000000000000 */
             id: string;
             organizationId: string;
             serviceId: string;
             locationId: string;
-            /** @description The staff member it is with (round-robin when not chosen); null without shifts */
+            /**
+             * @description The staff member it is with (round-robin when not chosen); null without shifts
+             * @example null
+             */
             staffId: string | null;
+            /** @example 2026-03-20T11:00:00.000Z */
             start: string;
+            /** @example 2026-03-20T11:30:00.000Z */
             end: string;
             /** @enum {string} */
             status: "booked" | "checked_in" | "cancelled" | "no_show";
@@ -6978,13 +6985,13 @@ export interface components {
             updatedAt: string;
         };
         BookAppointment: {
-            /** @example svc_0123456789abcdefghjk */
+            /** @example svc_d3m0s3rv1c3000000000 */
             serviceId: string;
-            /** @example loc_0123456789abcdefghjk */
+            /** @example loc_d3m0par1s00000000000 */
             locationId: string;
             /**
              * @description A slot's start, as the slots list gives it
-             * @example 2026-03-23T09:00:00+01:00
+             * @example 2026-03-20T12:00:00+01:00
              */
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
@@ -7012,24 +7019,27 @@ export interface components {
             language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         AppointmentHold: {
-            /** @example hld_0123456789abcdefghjk */
+            /** @example hld_d3m0h0ld000000000000 */
             id: string;
             serviceId: string;
             locationId: string;
+            /** @example null */
             staffId: string | null;
+            /** @example 2026-03-20T11:00:00.000Z */
             start: string;
+            /** @example 2026-03-20T11:30:00.000Z */
             end: string;
             /** @description The hold keeps the slot until then (5 minutes) */
             expiresAt: string;
         };
         HoldAppointmentSlot: {
-            /** @example svc_0123456789abcdefghjk */
+            /** @example svc_d3m0s3rv1c3000000000 */
             serviceId: string;
-            /** @example loc_0123456789abcdefghjk */
+            /** @example loc_d3m0par1s00000000000 */
             locationId: string;
             /**
              * @description A slot's start, as the slots list gives it
-             * @example 2026-03-23T09:00:00+01:00
+             * @example 2026-03-20T12:00:00+01:00
              */
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
@@ -7056,7 +7066,7 @@ export interface components {
         RescheduleAppointment: {
             /**
              * @description A slot's start, as the slots list gives it
-             * @example 2026-03-23T09:00:00+01:00
+             * @example 2026-03-20T12:00:00+01:00
              */
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
@@ -28075,8 +28085,8 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "capacity": 1,
                      *           "remaining": 1,
                      *           "staffIds": [
@@ -28124,18 +28134,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "serviceId": "svc_0123456789abcdefghjk",
-                 *       "locationId": "loc_0123456789abcdefghjk",
-                 *       "start": "2026-03-23T09:00:00+01:00",
-                 *       "staffId": "sta_d3m00000000000000000",
-                 *       "holdId": "hol_d3m00000000000000000",
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "locationId": "loc_d3m0par1s00000000000",
+                 *       "start": "2026-03-20T12:00:00+01:00",
+                 *       "holdId": "hld_d3m0h0ld000000000000",
                  *       "customer": {
                  *         "name": "Awa Diallo",
-                 *         "phone": "+33612345678",
-                 *         "email": "owner@demo.example",
+                 *         "phone": "+33698765432",
+                 *         "email": "awa.diallo@demo.example",
                  *         "language": "fr"
                  *       },
-                 *       "notes": "Demo"
+                 *       "notes": "Brings her passport and the renewal form"
                  *     }
                  */
                 "application/json": components["schemas"]["BookAppointment"];
@@ -28160,13 +28169,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28229,10 +28238,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "serviceId": "svc_0123456789abcdefghjk",
-                 *       "locationId": "loc_0123456789abcdefghjk",
-                 *       "start": "2026-03-23T09:00:00+01:00",
-                 *       "staffId": "sta_d3m00000000000000000"
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "locationId": "loc_d3m0par1s00000000000",
+                 *       "start": "2026-03-20T12:00:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["HoldAppointmentSlot"];
@@ -28257,12 +28265,12 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "hld_0123456789abcdefghjk",
+                     *         "id": "hld_d3m0h0ld000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "expiresAt": "2026-03-20T10:30:00.000Z"
                      *       }
                      *     }
@@ -28299,6 +28307,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28323,13 +28332,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28385,6 +28394,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28393,8 +28403,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "start": "2026-03-23T09:00:00+01:00",
-                 *       "staffId": "sta_d3m00000000000000000"
+                 *       "start": "2026-03-20T12:30:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["RescheduleAppointment"];
@@ -28419,13 +28428,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28481,6 +28490,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28506,8 +28516,8 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "capacity": 1,
                      *           "remaining": 1,
                      *           "staffIds": [
@@ -28553,6 +28563,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28577,13 +28588,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28661,13 +28672,13 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "id": "apt_0123456789abcdefghjk",
+                     *           "id": "apt_d3m0rdv0000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "staffId": "sta_d3m00000000000000000",
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "staffId": null,
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "status": "booked",
                      *           "customer": {
                      *             "name": "Accueil",
@@ -28746,13 +28757,13 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "id": "apt_0123456789abcdefghjk",
+                     *           "id": "apt_d3m0rdv0000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "staffId": "sta_d3m00000000000000000",
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "staffId": null,
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "status": "booked",
                      *           "customer": {
                      *             "name": "Accueil",
@@ -28814,6 +28825,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
