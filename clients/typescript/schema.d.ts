@@ -3619,7 +3619,7 @@ export interface paths {
         put?: never;
         /**
          * Check an appointment in: its ticket in the service's queue
-         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them.
+         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them. When the service sets `booking.checkInRadiusMeters`, a check-in with the manage token must carry the phone's `position` (400 on `position` without), within that radius of the location, distance minus accuracy (else 422 OUT_OF_RANGE `details {distanceKm, maxKm}`); staff need none.
          */
         post: operations["checkInAppointment"];
         delete?: never;
@@ -3638,8 +3638,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The kiosk's "I have an appointment": check in by the appointment's code
-         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. `intake`: the answers to the service's questions, as on the check-in. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
+         * The kiosk's "I have an appointment": check in by the appointment's code or QR code
+         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. Or `qr`: what the kiosk's scanner read from the appointment's QR code, its manage link `…/appointments/{appointmentId}#token=<manageToken>` (a wrong token, or another location's appointment, is 404; text that is no manage link is 400 on `qr`). Exactly one of the two. `intake`: the answers to the service's questions, as on the check-in. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
          */
         post: operations["checkInAppointmentAtKiosk"];
         delete?: never;
@@ -4580,7 +4580,8 @@ export interface components {
          *       "horizonDays": 30,
          *       "checkInOpensMinutes": 30,
          *       "lateGraceMinutes": 10,
-         *       "lateBecomes": "walk_in"
+         *       "lateBecomes": "walk_in",
+         *       "checkInRadiusMeters": null
          *     }
          */
         BookingSettings: {
@@ -4624,6 +4625,11 @@ export interface components {
              * @enum {string}
              */
             lateBecomes: "walk_in" | "no_show";
+            /**
+             * @description A customer checking in with the manage token (their phone) must send a position within this many metres of the location (distance minus the fix's accuracy, like remote join's geofence); null: from anywhere. Staff and the kiosk are on site.
+             * @default null
+             */
+            checkInRadiusMeters: number | null;
         } | null;
         CreateServiceRequest: {
             name: string;
@@ -4669,7 +4675,8 @@ export interface components {
              *       "horizonDays": 30,
              *       "checkInOpensMinutes": 30,
              *       "lateGraceMinutes": 10,
-             *       "lateBecomes": "walk_in"
+             *       "lateBecomes": "walk_in",
+             *       "checkInRadiusMeters": null
              *     }
              */
             booking?: {
@@ -4713,6 +4720,11 @@ export interface components {
                  * @enum {string}
                  */
                 lateBecomes: "walk_in" | "no_show";
+                /**
+                 * @description A customer checking in with the manage token (their phone) must send a position within this many metres of the location (distance minus the fix's accuracy, like remote join's geofence); null: from anywhere. Staff and the kiosk are on site.
+                 * @default null
+                 */
+                checkInRadiusMeters: number | null;
             } | null;
         };
         Dashboard: {
@@ -7096,6 +7108,19 @@ export interface components {
         };
         AppointmentCheckInRequest: {
             intake?: components["schemas"]["IntakeAnswers"];
+            position?: components["schemas"]["CheckInPosition"];
+        };
+        /** @description Where the customer's phone is (the service's check-in radius) */
+        CheckInPosition: {
+            /** @example 48.8709 */
+            latitude: number;
+            /** @example 2.332 */
+            longitude: number;
+            /**
+             * @description Metres; default 0
+             * @example 15
+             */
+            accuracy?: number;
         };
         /** @description The appointment and its ticket, as the kiosk prints it */
         KioskCheckIn: {
@@ -7106,7 +7131,9 @@ export interface components {
         };
         KioskCheckInRequest: {
             /** @example 7KQ-2MX */
-            code: string;
+            code?: string;
+            /** @description The appointment's QR code as scanned: its manage link (instead of `code`) */
+            qr?: string;
             intake?: components["schemas"]["IntakeAnswers"];
         };
         QueueBlend: {
@@ -12517,7 +12544,8 @@ export interface operations {
                      *             "horizonDays": 30,
                      *             "checkInOpensMinutes": 30,
                      *             "lateGraceMinutes": 10,
-                     *             "lateBecomes": "walk_in"
+                     *             "lateBecomes": "walk_in",
+                     *             "checkInRadiusMeters": null
                      *           },
                      *           "routeEntry": "front",
                      *           "locationIds": [
@@ -12639,7 +12667,8 @@ export interface operations {
                      *           "horizonDays": 30,
                      *           "checkInOpensMinutes": 30,
                      *           "lateGraceMinutes": 10,
-                     *           "lateBecomes": "walk_in"
+                     *           "lateBecomes": "walk_in",
+                     *           "checkInRadiusMeters": null
                      *         },
                      *         "routeEntry": "front",
                      *         "locationIds": [
@@ -12752,7 +12781,8 @@ export interface operations {
                      *             "horizonDays": 30,
                      *             "checkInOpensMinutes": 30,
                      *             "lateGraceMinutes": 10,
-                     *             "lateBecomes": "walk_in"
+                     *             "lateBecomes": "walk_in",
+                     *             "checkInRadiusMeters": null
                      *           },
                      *           "routeEntry": "front",
                      *           "locationIds": [
@@ -12855,7 +12885,8 @@ export interface operations {
                      *           "horizonDays": 30,
                      *           "checkInOpensMinutes": 30,
                      *           "lateGraceMinutes": 10,
-                     *           "lateBecomes": "walk_in"
+                     *           "lateBecomes": "walk_in",
+                     *           "checkInRadiusMeters": null
                      *         },
                      *         "routeEntry": "front",
                      *         "locationIds": [
@@ -12999,7 +13030,8 @@ export interface operations {
                  *         "horizonDays": 30,
                  *         "checkInOpensMinutes": 30,
                  *         "lateGraceMinutes": 10,
-                 *         "lateBecomes": "walk_in"
+                 *         "lateBecomes": "walk_in",
+                 *         "checkInRadiusMeters": null
                  *       }
                  *     }
                  */
@@ -13042,7 +13074,8 @@ export interface operations {
                      *           "horizonDays": 30,
                      *           "checkInOpensMinutes": 30,
                      *           "lateGraceMinutes": 10,
-                     *           "lateBecomes": "walk_in"
+                     *           "lateBecomes": "walk_in",
+                     *           "checkInRadiusMeters": null
                      *         },
                      *         "routeEntry": "front",
                      *         "locationIds": [
@@ -28837,6 +28870,11 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
+                 *       },
+                 *       "position": {
+                 *         "latitude": 48.8709,
+                 *         "longitude": 2.332,
+                 *         "accuracy": 15
                  *       }
                  *     }
                  */
@@ -29071,6 +29109,7 @@ export interface operations {
             409: components["responses"]["Error409_14"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
         };
     };

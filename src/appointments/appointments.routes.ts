@@ -45,6 +45,18 @@ export const BookingSettingsSchema = z
     checkInOpensMinutes: z.number().int().min(0).max(240).default(30).openapi({ description: "Check-in opens this long before the start" }),
     lateGraceMinutes: z.number().int().min(0).max(120).default(10).openapi({ description: "Past start + this, the appointment is late" }),
     lateBecomes: z.enum(["walk_in", "no_show"]).default("walk_in").openapi({ description: "What a late check-in becomes" }),
+    checkInRadiusMeters: z
+      .number()
+      .int()
+      .min(20)
+      .max(50_000)
+      .nullable()
+      .default(null)
+      .openapi({
+        description:
+          "A customer checking in with the manage token (their phone) must send a position within this many metres of the " +
+          "location (distance minus the fix's accuracy, like remote join's geofence); null: from anywhere. Staff and the kiosk are on site.",
+      }),
   })
   .openapi("BookingSettings", {
     example: {
@@ -57,6 +69,7 @@ export const BookingSettingsSchema = z
       checkInOpensMinutes: 30,
       lateGraceMinutes: 10,
       lateBecomes: "walk_in",
+      checkInRadiusMeters: null,
     },
   });
 

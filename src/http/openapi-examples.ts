@@ -213,6 +213,8 @@ const REQUEST_AS: Record<string, Json> = {
     notes: "Brings her passport and the renewal form",
   },
   holdAppointmentSlot: { staffId: undefined },
+  // The kiosk's keypad: the code (a scanner sends the QR code's manage link as `qr` instead).
+  checkInAppointmentAtKiosk: { qr: undefined },
   // …then moves it half an hour later.
   rescheduleAppointment: { start: "2026-03-20T12:30:00+01:00", staffId: undefined },
   declareUnavailability: {
