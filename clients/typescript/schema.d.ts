@@ -3619,7 +3619,7 @@ export interface paths {
         put?: never;
         /**
          * Check an appointment in: its ticket in the service's queue
-         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them.
+         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them. When the service sets `booking.checkInRadiusMeters`, a check-in with the manage token must carry the phone's `position` (400 on `position` without), within that radius of the location, distance minus accuracy (else 422 OUT_OF_RANGE `details {distanceKm, maxKm}`); staff need none.
          */
         post: operations["checkInAppointment"];
         delete?: never;
@@ -3638,8 +3638,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The kiosk's "I have an appointment": check in by the appointment's code
-         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. `intake`: the answers to the service's questions, as on the check-in. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
+         * The kiosk's "I have an appointment": check in by the appointment's code or QR code
+         * @description A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. Or `qr`: what the kiosk's scanner read from the appointment's QR code, its manage link `…/appointments/{appointmentId}#token=<manageToken>` (a wrong token, or another location's appointment, is 404; text that is no manage link is 400 on `qr`). Exactly one of the two. `intake`: the answers to the service's questions, as on the check-in. The rest is the check-in's: CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.
          */
         post: operations["checkInAppointmentAtKiosk"];
         delete?: never;
@@ -4580,7 +4580,8 @@ export interface components {
          *       "horizonDays": 30,
          *       "checkInOpensMinutes": 30,
          *       "lateGraceMinutes": 10,
-         *       "lateBecomes": "walk_in"
+         *       "lateBecomes": "walk_in",
+         *       "checkInRadiusMeters": null
          *     }
          */
         BookingSettings: {
@@ -4624,6 +4625,11 @@ export interface components {
              * @enum {string}
              */
             lateBecomes: "walk_in" | "no_show";
+            /**
+             * @description A customer checking in with the manage token (their phone) must send a position within this many metres of the location (distance minus the fix's accuracy, like remote join's geofence); null: from anywhere. Staff and the kiosk are on site.
+             * @default null
+             */
+            checkInRadiusMeters: number | null;
         } | null;
         CreateServiceRequest: {
             name: string;
@@ -4669,7 +4675,8 @@ export interface components {
              *       "horizonDays": 30,
              *       "checkInOpensMinutes": 30,
              *       "lateGraceMinutes": 10,
-             *       "lateBecomes": "walk_in"
+             *       "lateBecomes": "walk_in",
+             *       "checkInRadiusMeters": null
              *     }
              */
             booking?: {
@@ -4713,6 +4720,11 @@ export interface components {
                  * @enum {string}
                  */
                 lateBecomes: "walk_in" | "no_show";
+                /**
+                 * @description A customer checking in with the manage token (their phone) must send a position within this many metres of the location (distance minus the fix's accuracy, like remote join's geofence); null: from anywhere. Staff and the kiosk are on site.
+                 * @default null
+                 */
+                checkInRadiusMeters: number | null;
             } | null;
         };
         Dashboard: {
@@ -6925,7 +6937,9 @@ export interface components {
             createdAt: string;
         };
         Slot: {
+            /** @example 2026-03-20T11:00:00.000Z */
             start: string;
+            /** @example 2026-03-20T11:30:00.000Z */
             end: string;
             capacity: number;
             /** @description Appointments this slot still takes (> 0: free) */
@@ -6938,14 +6952,19 @@ export interface components {
             manageToken: string;
         };
         Appointment: {
-            /** @example apt_0123456789abcdefghjk */
+            /** @example apt_d3m0rdv0000000000000 */
             id: string;
             organizationId: string;
             serviceId: string;
             locationId: string;
-            /** @description The staff member it is with (round-robin when not chosen); null without shifts */
+            /**
+             * @description The staff member it is with (round-robin when not chosen); null without shifts
+             * @example null
+             */
             staffId: string | null;
+            /** @example 2026-03-20T11:00:00.000Z */
             start: string;
+            /** @example 2026-03-20T11:30:00.000Z */
             end: string;
             /** @enum {string} */
             status: "booked" | "checked_in" | "cancelled" | "no_show";
@@ -6978,13 +6997,13 @@ export interface components {
             updatedAt: string;
         };
         BookAppointment: {
-            /** @example svc_0123456789abcdefghjk */
+            /** @example svc_d3m0s3rv1c3000000000 */
             serviceId: string;
-            /** @example loc_0123456789abcdefghjk */
+            /** @example loc_d3m0par1s00000000000 */
             locationId: string;
             /**
              * @description A slot's start, as the slots list gives it
-             * @example 2026-03-23T09:00:00+01:00
+             * @example 2026-03-20T12:00:00+01:00
              */
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
@@ -7012,24 +7031,27 @@ export interface components {
             language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
         };
         AppointmentHold: {
-            /** @example hld_0123456789abcdefghjk */
+            /** @example hld_d3m0h0ld000000000000 */
             id: string;
             serviceId: string;
             locationId: string;
+            /** @example null */
             staffId: string | null;
+            /** @example 2026-03-20T11:00:00.000Z */
             start: string;
+            /** @example 2026-03-20T11:30:00.000Z */
             end: string;
             /** @description The hold keeps the slot until then (5 minutes) */
             expiresAt: string;
         };
         HoldAppointmentSlot: {
-            /** @example svc_0123456789abcdefghjk */
+            /** @example svc_d3m0s3rv1c3000000000 */
             serviceId: string;
-            /** @example loc_0123456789abcdefghjk */
+            /** @example loc_d3m0par1s00000000000 */
             locationId: string;
             /**
              * @description A slot's start, as the slots list gives it
-             * @example 2026-03-23T09:00:00+01:00
+             * @example 2026-03-20T12:00:00+01:00
              */
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
@@ -7056,7 +7078,7 @@ export interface components {
         RescheduleAppointment: {
             /**
              * @description A slot's start, as the slots list gives it
-             * @example 2026-03-23T09:00:00+01:00
+             * @example 2026-03-20T12:00:00+01:00
              */
             start: string;
             /** @description A staff member free for the slot; absent: the least booked that day */
@@ -7086,6 +7108,19 @@ export interface components {
         };
         AppointmentCheckInRequest: {
             intake?: components["schemas"]["IntakeAnswers"];
+            position?: components["schemas"]["CheckInPosition"];
+        };
+        /** @description Where the customer's phone is (the service's check-in radius) */
+        CheckInPosition: {
+            /** @example 48.8709 */
+            latitude: number;
+            /** @example 2.332 */
+            longitude: number;
+            /**
+             * @description Metres; default 0
+             * @example 15
+             */
+            accuracy?: number;
         };
         /** @description The appointment and its ticket, as the kiosk prints it */
         KioskCheckIn: {
@@ -7096,7 +7131,9 @@ export interface components {
         };
         KioskCheckInRequest: {
             /** @example 7KQ-2MX */
-            code: string;
+            code?: string;
+            /** @description The appointment's QR code as scanned: its manage link (instead of `code`) */
+            qr?: string;
             intake?: components["schemas"]["IntakeAnswers"];
         };
         QueueBlend: {
@@ -12507,7 +12544,8 @@ export interface operations {
                      *             "horizonDays": 30,
                      *             "checkInOpensMinutes": 30,
                      *             "lateGraceMinutes": 10,
-                     *             "lateBecomes": "walk_in"
+                     *             "lateBecomes": "walk_in",
+                     *             "checkInRadiusMeters": null
                      *           },
                      *           "routeEntry": "front",
                      *           "locationIds": [
@@ -12629,7 +12667,8 @@ export interface operations {
                      *           "horizonDays": 30,
                      *           "checkInOpensMinutes": 30,
                      *           "lateGraceMinutes": 10,
-                     *           "lateBecomes": "walk_in"
+                     *           "lateBecomes": "walk_in",
+                     *           "checkInRadiusMeters": null
                      *         },
                      *         "routeEntry": "front",
                      *         "locationIds": [
@@ -12742,7 +12781,8 @@ export interface operations {
                      *             "horizonDays": 30,
                      *             "checkInOpensMinutes": 30,
                      *             "lateGraceMinutes": 10,
-                     *             "lateBecomes": "walk_in"
+                     *             "lateBecomes": "walk_in",
+                     *             "checkInRadiusMeters": null
                      *           },
                      *           "routeEntry": "front",
                      *           "locationIds": [
@@ -12845,7 +12885,8 @@ export interface operations {
                      *           "horizonDays": 30,
                      *           "checkInOpensMinutes": 30,
                      *           "lateGraceMinutes": 10,
-                     *           "lateBecomes": "walk_in"
+                     *           "lateBecomes": "walk_in",
+                     *           "checkInRadiusMeters": null
                      *         },
                      *         "routeEntry": "front",
                      *         "locationIds": [
@@ -12989,7 +13030,8 @@ export interface operations {
                  *         "horizonDays": 30,
                  *         "checkInOpensMinutes": 30,
                  *         "lateGraceMinutes": 10,
-                 *         "lateBecomes": "walk_in"
+                 *         "lateBecomes": "walk_in",
+                 *         "checkInRadiusMeters": null
                  *       }
                  *     }
                  */
@@ -13032,7 +13074,8 @@ export interface operations {
                      *           "horizonDays": 30,
                      *           "checkInOpensMinutes": 30,
                      *           "lateGraceMinutes": 10,
-                     *           "lateBecomes": "walk_in"
+                     *           "lateBecomes": "walk_in",
+                     *           "checkInRadiusMeters": null
                      *         },
                      *         "routeEntry": "front",
                      *         "locationIds": [
@@ -28075,8 +28118,8 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "capacity": 1,
                      *           "remaining": 1,
                      *           "staffIds": [
@@ -28124,18 +28167,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "serviceId": "svc_0123456789abcdefghjk",
-                 *       "locationId": "loc_0123456789abcdefghjk",
-                 *       "start": "2026-03-23T09:00:00+01:00",
-                 *       "staffId": "sta_d3m00000000000000000",
-                 *       "holdId": "hol_d3m00000000000000000",
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "locationId": "loc_d3m0par1s00000000000",
+                 *       "start": "2026-03-20T12:00:00+01:00",
+                 *       "holdId": "hld_d3m0h0ld000000000000",
                  *       "customer": {
                  *         "name": "Awa Diallo",
-                 *         "phone": "+33612345678",
-                 *         "email": "owner@demo.example",
+                 *         "phone": "+33698765432",
+                 *         "email": "awa.diallo@demo.example",
                  *         "language": "fr"
                  *       },
-                 *       "notes": "Demo"
+                 *       "notes": "Brings her passport and the renewal form"
                  *     }
                  */
                 "application/json": components["schemas"]["BookAppointment"];
@@ -28160,13 +28202,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28229,10 +28271,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "serviceId": "svc_0123456789abcdefghjk",
-                 *       "locationId": "loc_0123456789abcdefghjk",
-                 *       "start": "2026-03-23T09:00:00+01:00",
-                 *       "staffId": "sta_d3m00000000000000000"
+                 *       "serviceId": "svc_d3m0s3rv1c3000000000",
+                 *       "locationId": "loc_d3m0par1s00000000000",
+                 *       "start": "2026-03-20T12:00:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["HoldAppointmentSlot"];
@@ -28257,12 +28298,12 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "hld_0123456789abcdefghjk",
+                     *         "id": "hld_d3m0h0ld000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "expiresAt": "2026-03-20T10:30:00.000Z"
                      *       }
                      *     }
@@ -28299,6 +28340,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28323,13 +28365,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28385,6 +28427,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28393,8 +28436,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "start": "2026-03-23T09:00:00+01:00",
-                 *       "staffId": "sta_d3m00000000000000000"
+                 *       "start": "2026-03-20T12:30:00+01:00"
                  *     }
                  */
                 "application/json": components["schemas"]["RescheduleAppointment"];
@@ -28419,13 +28461,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28481,6 +28523,7 @@ export interface operations {
                 "X-Request-ID"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28506,8 +28549,8 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "capacity": 1,
                      *           "remaining": 1,
                      *           "staffIds": [
@@ -28553,6 +28596,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28577,13 +28621,13 @@ export interface operations {
                      *       "success": true,
                      *       "livemode": false,
                      *       "data": {
-                     *         "id": "apt_0123456789abcdefghjk",
+                     *         "id": "apt_d3m0rdv0000000000000",
                      *         "organizationId": "org_d3m00000000000000000",
                      *         "serviceId": "svc_d3m0s3rv1c3000000000",
                      *         "locationId": "loc_d3m0par1s00000000000",
-                     *         "staffId": "sta_d3m00000000000000000",
-                     *         "start": "Demo",
-                     *         "end": "Demo",
+                     *         "staffId": null,
+                     *         "start": "2026-03-20T11:00:00.000Z",
+                     *         "end": "2026-03-20T11:30:00.000Z",
                      *         "status": "booked",
                      *         "customer": {
                      *           "name": "Accueil",
@@ -28661,13 +28705,13 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "id": "apt_0123456789abcdefghjk",
+                     *           "id": "apt_d3m0rdv0000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "staffId": "sta_d3m00000000000000000",
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "staffId": null,
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "status": "booked",
                      *           "customer": {
                      *             "name": "Accueil",
@@ -28746,13 +28790,13 @@ export interface operations {
                      *       "livemode": false,
                      *       "data": [
                      *         {
-                     *           "id": "apt_0123456789abcdefghjk",
+                     *           "id": "apt_d3m0rdv0000000000000",
                      *           "organizationId": "org_d3m00000000000000000",
                      *           "serviceId": "svc_d3m0s3rv1c3000000000",
                      *           "locationId": "loc_d3m0par1s00000000000",
-                     *           "staffId": "sta_d3m00000000000000000",
-                     *           "start": "Demo",
-                     *           "end": "Demo",
+                     *           "staffId": null,
+                     *           "start": "2026-03-20T11:00:00.000Z",
+                     *           "end": "2026-03-20T11:30:00.000Z",
                      *           "status": "booked",
                      *           "customer": {
                      *             "name": "Accueil",
@@ -28814,6 +28858,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
+                /** @example apt_d3m0rdv0000000000000 */
                 appointmentId: string;
             };
             cookie?: never;
@@ -28825,6 +28870,11 @@ export interface operations {
                  *       "intake": {
                  *         "reason": "passport",
                  *         "account": "FR76-1234"
+                 *       },
+                 *       "position": {
+                 *         "latitude": 48.8709,
+                 *         "longitude": 2.332,
+                 *         "accuracy": 15
                  *       }
                  *     }
                  */
@@ -29059,6 +29109,7 @@ export interface operations {
             409: components["responses"]["Error409_14"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
         };
     };

@@ -45,6 +45,18 @@ export const BookingSettingsSchema = z
     checkInOpensMinutes: z.number().int().min(0).max(240).default(30).openapi({ description: "Check-in opens this long before the start" }),
     lateGraceMinutes: z.number().int().min(0).max(120).default(10).openapi({ description: "Past start + this, the appointment is late" }),
     lateBecomes: z.enum(["walk_in", "no_show"]).default("walk_in").openapi({ description: "What a late check-in becomes" }),
+    checkInRadiusMeters: z
+      .number()
+      .int()
+      .min(20)
+      .max(50_000)
+      .nullable()
+      .default(null)
+      .openapi({
+        description:
+          "A customer checking in with the manage token (their phone) must send a position within this many metres of the " +
+          "location (distance minus the fix's accuracy, like remote join's geofence); null: from anywhere. Staff and the kiosk are on site.",
+      }),
   })
   .openapi("BookingSettings", {
     example: {
@@ -57,6 +69,7 @@ export const BookingSettingsSchema = z
       checkInOpensMinutes: 30,
       lateGraceMinutes: 10,
       lateBecomes: "walk_in",
+      checkInRadiusMeters: null,
     },
   });
 
@@ -68,8 +81,8 @@ const InstantText = z
 
 const Slot = z
   .object({
-    start: z.string(),
-    end: z.string(),
+    start: z.string().openapi({ example: "2026-03-20T11:00:00.000Z" }),
+    end: z.string().openapi({ example: "2026-03-20T11:30:00.000Z" }),
     capacity: z.number().int(),
     remaining: z.number().int().openapi({ description: "Appointments this slot still takes (> 0: free)" }),
     staffIds: z.array(z.string()).openapi({ description: "Staff members free for all of it; empty when the calendar has no shifts" }),
@@ -91,8 +104,8 @@ const slots = createRoute({
     params: idParam("serviceId", "svc"),
     query: z.object({
       locationId: z.string().min(1).max(64).openapi({ example: "loc_d3m0par1s00000000000" }),
-      from: InstantText.openapi({ example: "2026-03-23" }),
-      to: InstantText.openapi({ example: "2026-03-24" }),
+      from: InstantText.openapi({ example: "2026-03-20" }),
+      to: InstantText.openapi({ example: "2026-03-21" }),
     }),
   },
   responses: { 200: jsonResponse(okEnvelope(z.array(Slot)), "The free slots, in start order"), ...errors() },
@@ -127,16 +140,16 @@ const Customer = z
 
 const AppointmentRecord = z
   .object({
-    id: z.string().openapi({ example: "apt_0123456789abcdefghjk" }),
+    id: z.string().openapi({ example: "apt_d3m0rdv0000000000000" }),
     organizationId: z.string(),
     serviceId: z.string(),
     locationId: z.string(),
     staffId: z
       .string()
       .nullable()
-      .openapi({ description: "The staff member it is with (round-robin when not chosen); null without shifts" }),
-    start: z.string(),
-    end: z.string(),
+      .openapi({ description: "The staff member it is with (round-robin when not chosen); null without shifts", example: null }),
+    start: z.string().openapi({ example: "2026-03-20T11:00:00.000Z" }),
+    end: z.string().openapi({ example: "2026-03-20T11:30:00.000Z" }),
     status: z.enum(["booked", "checked_in", "cancelled", "no_show"]),
     customer: z.object({
       name: z.string(),
@@ -177,12 +190,12 @@ const BookedAppointment = AppointmentRecord.extend({
 
 const HoldRecord = z
   .object({
-    id: z.string().openapi({ example: "hld_0123456789abcdefghjk" }),
+    id: z.string().openapi({ example: "hld_d3m0h0ld000000000000" }),
     serviceId: z.string(),
     locationId: z.string(),
-    staffId: z.string().nullable(),
-    start: z.string(),
-    end: z.string(),
+    staffId: z.string().nullable().openapi({ example: null }),
+    start: z.string().openapi({ example: "2026-03-20T11:00:00.000Z" }),
+    end: z.string().openapi({ example: "2026-03-20T11:30:00.000Z" }),
     expiresAt: z.string().openapi({ description: `The hold keeps the slot until then (${HOLD_MINUTES} minutes)` }),
   })
   .openapi("AppointmentHold");
@@ -217,11 +230,11 @@ async function record(a: AppointmentRow) {
 }
 
 const ServiceAndSlot = {
-  serviceId: z.string().min(1).max(64).openapi({ example: "svc_0123456789abcdefghjk" }),
-  locationId: z.string().min(1).max(64).openapi({ example: "loc_0123456789abcdefghjk" }),
+  serviceId: z.string().min(1).max(64).openapi({ example: "svc_d3m0s3rv1c3000000000" }),
+  locationId: z.string().min(1).max(64).openapi({ example: "loc_d3m0par1s00000000000" }),
   start: Instant.openapi({
     type: "string",
-    example: "2026-03-23T09:00:00+01:00",
+    example: "2026-03-20T12:00:00+01:00",
     description: "A slot's start, as the slots list gives it",
   }),
   staffId: z
@@ -380,8 +393,8 @@ const slotsToMove = createRoute({
     params: idParam("appointmentId", "apt"),
     headers: TOKEN_HEADER,
     query: z.object({
-      from: InstantText.openapi({ example: "2026-03-23" }),
-      to: InstantText.openapi({ example: "2026-03-24" }),
+      from: InstantText.openapi({ example: "2026-03-20" }),
+      to: InstantText.openapi({ example: "2026-03-21" }),
     }),
   },
   responses: {
@@ -473,7 +486,7 @@ const locationDay = createRoute({
   security: SECURITY.any,
   request: {
     params: idParam("locationId", "loc"),
-    query: z.object({ date: DateText.optional().openapi({ example: "2026-03-23", description: "Default: today, where the location is" }) }),
+    query: z.object({ date: DateText.optional().openapi({ example: "2026-03-20", description: "Default: today, where the location is" }) }),
   },
   responses: { 200: jsonResponse(listEnvelope(AppointmentRecord), "The day's appointments"), ...errors() },
 });

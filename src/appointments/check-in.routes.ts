@@ -25,6 +25,8 @@ import {
   type CheckedIn,
 } from "./check-in";
 import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
+import { ApiError } from "../http/errors";
+import type { Env } from "../env";
 
 // Check-in (docs/blend.md): by staff, by the customer's manage token, or at the kiosk by the
 // appointment's code. Each answers the appointment and its ticket: 201 when this call made the
@@ -63,6 +65,15 @@ async function appointmentRecord(row: AppointmentRow) {
 
 const CHECK_IN_ERRORS = [409];
 
+/** The customer's phone's position (remote join's shape): degrees, and the fix's accuracy in metres. */
+const CheckInPosition = z
+  .strictObject({
+    latitude: z.number().min(-90).max(90).openapi({ example: 48.8709 }),
+    longitude: z.number().min(-180).max(180).openapi({ example: 2.332 }),
+    accuracy: z.number().min(0).max(1000).optional().openapi({ description: "Metres; default 0", example: 15 }),
+  })
+  .openapi("CheckInPosition");
+
 const CheckInAnswer = z
   .object({
     appointment: CheckedInAppointment,
@@ -86,13 +97,22 @@ const checkInRoute = createRoute({
     "plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE " +
     "(`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions " +
     "(GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is " +
-    "400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them.",
+    "400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them. When the service sets " +
+    "`booking.checkInRadiusMeters`, a check-in with the manage token must carry the phone's `position` (400 on `position` without), " +
+    "within that radius of the location, distance minus accuracy (else 422 OUT_OF_RANGE `details {distanceKm, maxKm}`); staff need none.",
   security: SECURITY.any,
   "x-outside-callers": "the appointment's customer, with its manage token",
   request: {
     params: idParam("appointmentId", "apt"),
     headers: z.object({ [APPOINTMENT_TOKEN_HEADER]: z.string().optional() }),
-    body: optionalJsonBody(z.strictObject({ intake: IntakeAnswersBody.optional() }).openapi("AppointmentCheckInRequest")),
+    body: optionalJsonBody(
+      z
+        .strictObject({
+          intake: IntakeAnswersBody.optional(),
+          position: CheckInPosition.optional().openapi({ description: "Where the customer's phone is (the service's check-in radius)" }),
+        })
+        .openapi("AppointmentCheckInRequest"),
+    ),
   },
   responses: {
     200: jsonResponse(okEnvelope(CheckInAnswer), "Already checked in: its ticket"),
@@ -122,7 +142,8 @@ async function answer(c: Context<AppEnv>, done: CheckedIn) {
 
 app.openapi(checkInRoute, async (c) => {
   const { row, channel } = await checkable(c, c.req.valid("param").appointmentId);
-  const done = await checkIn(c.env, row, channel, now(), c.req.valid("json").intake);
+  const { intake, position } = c.req.valid("json");
+  const done = await checkIn(c.env, row, channel, now(), intake, position);
   const body = ok(await answer(c, done));
   return done.created ? c.json(body, 201) : c.json(body, 200);
 });
@@ -142,10 +163,12 @@ const kioskCheckIn = createRoute({
   method: "post",
   path: "/widget/locations/{locationId}/check-in",
   tags: ["Widget"],
-  summary: "The kiosk's \"I have an appointment\": check in by the appointment's code",
+  summary: "The kiosk's \"I have an appointment\": check in by the appointment's code or QR code",
   description:
     "A `widget` key, or any key or member that may join the organization's queues. `code` is the appointment's 6-character check-in " +
-    "code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. `intake`: the answers to " +
+    "code (`checkInCode`, case and dashes ignored); an unknown code, or one of another location, is 404. Or `qr`: what the kiosk's " +
+    "scanner read from the appointment's QR code, its manage link `…/appointments/{appointmentId}#token=<manageToken>` (a wrong " +
+    "token, or another location's appointment, is 404; text that is no manage link is 400 on `qr`). Exactly one of the two. `intake`: the answers to " +
     "the service's questions, as on the check-in. The rest is the check-in's: " +
     "CHECK_IN_NOT_OPEN before the window, the same ticket when already checked in (200), 201 for a new ticket.",
   security: SECURITY.any,
@@ -158,7 +181,14 @@ const kioskCheckIn = createRoute({
             .string()
             .min(CHECK_IN_CODE_LENGTH)
             .max(CHECK_IN_CODE_LENGTH + 4)
+            .optional()
             .openapi({ example: "7KQ-2MX" }),
+          qr: z
+            .string()
+            .min(1)
+            .max(600)
+            .optional()
+            .openapi({ description: "The appointment's QR code as scanned: its manage link (instead of `code`)" }),
           intake: IntakeAnswersBody.optional(),
         })
         .openapi("KioskCheckInRequest"),
@@ -176,8 +206,14 @@ app.openapi(kioskCheckIn, async (c) => {
   const location = await kioskLocation(c.env, locationId);
   await widgetActor(c, location.organizationId, "join", "Location");
   const at = now();
-  const { code, intake } = c.req.valid("json");
-  const row = await appointmentByCode(c.env, location.id, code, at);
+  const { code, qr, intake } = c.req.valid("json");
+  if ((code === undefined) === (qr === undefined)) {
+    throw new ApiError("VALIDATION_ERROR", "Send the appointment's code or its scanned QR code, one of the two", {
+      field: code === undefined ? "code" : "qr",
+      reason: "exactly one of code and qr",
+    });
+  }
+  const row = code !== undefined ? await appointmentByCode(c.env, location.id, code, at) : await appointmentByQr(c.env, location.id, qr!);
   const done = await checkIn(c.env, row, "kiosk", at, intake);
   const body = ok({
     appointment: await appointmentRecord(done.appointment),
@@ -186,5 +222,23 @@ app.openapi(kioskCheckIn, async (c) => {
   });
   return done.created ? c.json(body, 201) : c.json(body, 200);
 });
+
+/** The manage link `…/appointments/{id}#token=…` a QR code holds (the confirmation's link, docs/appointments.md). */
+const MANAGE_LINK_ID = /\/appointments\/(apt_[A-Za-z0-9]{1,60})(?=[/?#]|$)/;
+const MANAGE_LINK_TOKEN = /[#?&]token=([A-Za-z0-9_-]{1,128})(?=&|$)/;
+
+/** The appointment a scanned manage link names, if its token is its own and it is at this location (else 404). */
+async function appointmentByQr(env: Env, locationId: string, qr: string): Promise<AppointmentRow> {
+  const id = MANAGE_LINK_ID.exec(qr.trim())?.[1];
+  const token = MANAGE_LINK_TOKEN.exec(qr.trim())?.[1];
+  if (!id || !token) {
+    throw new ApiError("VALIDATION_ERROR", "This QR code is not an appointment's", { field: "qr", reason: "not a manage link" });
+  }
+  const hash = await manageTokenHash(env, token);
+  const row = hash === null ? null : await findAppointment(env, id).catch(() => null);
+  // A wrong token, or an appointment of another location, is told nothing more than an unknown one.
+  if (row === null || hash !== row.tokenHash || row.locationId !== locationId) throw notFound("Appointment");
+  return row;
+}
 
 export default app;

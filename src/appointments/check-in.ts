@@ -16,6 +16,8 @@ import { iso } from "../lib/time";
 import { deliver } from "../notifications/notification-delivery";
 import type { Delivery } from "../domain/deliveries";
 import type { IntakeValue } from "../domain/intake";
+import { distanceKm, type Point } from "../domain/geo";
+import { geofenceStatus } from "../domain/remote-join";
 import { joinQueue } from "../tickets/joins";
 import { getTicket, type TicketView } from "../tickets/tickets";
 import { publishEvent } from "../webhooks/domain-events";
@@ -116,6 +118,7 @@ export async function checkIn(
   channel: CheckInChannel,
   at: number,
   answers?: Record<string, IntakeValue | null>,
+  position?: CheckInPosition,
 ): Promise<CheckedIn> {
   const queue = await queueForAppointment(env, appointment);
   if (appointment.status === "checked_in" && appointment.ticketId) {
@@ -131,6 +134,7 @@ export async function checkIn(
   if (appointment.status !== "booked" && appointment.status !== "checked_in") {
     throw invalidState(appointment.status, ["booked", "checked_in"], `This appointment is ${appointment.status}`);
   }
+  if (channel === "customer" && appointment.status === "booked") await assertNearby(env, appointment, booking, position);
   const late = isLate(appointment.startAt, at, booking.lateGraceMinutes);
   if (appointment.status === "booked" && late && booking.lateBecomes === "no_show") {
     const missed = await markNoShow(env, appointment.id, at);
@@ -221,6 +225,40 @@ export async function checkIn(
     });
   }
   return { appointment: row, ticket, created: claimed !== undefined, token: claimed !== undefined ? token : null };
+}
+
+/** Where the customer's phone is when it checks in: degrees, and the fix's accuracy in metres. */
+export interface CheckInPosition extends Point {
+  accuracy?: number | undefined;
+}
+
+/**
+ * The service's check-in radius (booking.checkInRadiusMeters): a customer checking in with the
+ * manage token must send a position that may be within it, distance minus the fix's accuracy,
+ * as remote join's geofence counts (domain/remote-join.ts). No radius: from anywhere.
+ */
+async function assertNearby(env: Env, appointment: AppointmentRow, booking: BookingSettings, position: CheckInPosition | undefined) {
+  const radiusM = booking.checkInRadiusMeters ?? null;
+  if (radiusM === null) return;
+  if (!position) {
+    throw new ApiError("VALIDATION_ERROR", "This service checks appointments in on site: send the phone's position", {
+      field: "position",
+      reason: "required: the service checks in within its radius of the location",
+    });
+  }
+  const place = await database(env.DB)
+    .select({ latitude: locations.latitude, longitude: locations.longitude })
+    .from(locations)
+    .where(eq(locations.id, appointment.locationId))
+    .get();
+  if (!place) return;
+  const km = distanceKm(position, { latitude: place.latitude, longitude: place.longitude });
+  if (geofenceStatus(km * 1000, position.accuracy ?? 0, radiusM) !== "within_geofence") {
+    throw new ApiError("OUT_OF_RANGE", "Too far from the location to check in: come closer, or check in at the kiosk", {
+      distanceKm: Math.round(km * 1000) / 1000,
+      maxKm: radiusM / 1000,
+    });
+  }
 }
 
 function assertOpen(appointment: AppointmentRow, booking: BookingSettings, at: number): void {

@@ -3,7 +3,7 @@ import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { and, asc, count, eq, exists, inArray, isNull, lt, or, sql, type Column } from "drizzle-orm";
-import type { BookingSettings } from "../domain/slots";
+import { DEFAULT_BOOKING, type BookingSettings } from "../domain/slots";
 import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
 import { chunk, type Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
@@ -360,7 +360,8 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
     isVirtual: s.isVirtual,
     maxRemoteJoinRadiusKm: s.maxRemoteJoinRadiusKm,
     status: s.status,
-    booking: s.booking,
+    // Settings saved before a field existed read with its default.
+    booking: s.booking ? { ...DEFAULT_BOOKING, ...s.booking } : null,
     routeEntry: s.routeEntry,
     locationIds: d.locationIds,
     queues: d.queues,

@@ -3,6 +3,8 @@
 // and the order the room calls them in. The room applies them when it picks the next ticket
 // and when it answers positions; nothing here reads a clock or storage.
 
+import { catalogue, fillText, isLanguage, type Language } from "./languages";
+
 export const TICKET_KINDS = ["walk_in", "appointment"] as const;
 export type TicketKind = (typeof TICKET_KINDS)[number];
 
@@ -140,22 +142,24 @@ export function checkInOpensAt(startAt: number, checkInOpensMinutes: number): nu
 
 // ---- the reason, in words ------------------------------------------------------------------
 
-export type PlacementLanguage = "fr" | "en";
+export type PlacementLanguage = Language;
 
-/** A ticket's language as the reason is told in: English when it says so, else French. */
+/** A ticket's language as the reason is told in: any catalogue language it names, else French. */
 export function placementLanguage(language: string | null): PlacementLanguage {
-  return language !== null && language.toLowerCase().startsWith("en") ? "en" : "fr";
+  const code = language?.toLowerCase().slice(0, 2);
+  return code !== undefined && isLanguage(code) ? code : "fr";
 }
 
-/** "10 h 30" (fr) or "10:30" (en), on the wall clock of `timeZone`. */
+/** "10 h 30" (fr), else the language's own wall-clock form ("10:30"), in `timeZone`. */
 export function clockTime(at: number, language: PlacementLanguage, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat("en-GB", { timeZone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(at);
+  const locale = language === "fr" ? "en-GB" : catalogue(language).meta.locale;
+  const parts = new Intl.DateTimeFormat(locale, { timeZone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(at);
   const hour = parts.find((p) => p.type === "hour")?.value ?? "00";
   const minute = parts.find((p) => p.type === "minute")?.value ?? "00";
   return language === "fr" ? `${Number(hour)} h ${minute}` : `${hour}:${minute}`;
 }
 
-/** The placement in plain words, naming its rule (docs/blend.md lists them). */
+/** The placement in plain words, naming its rule (docs/blend.md lists them), from the language's catalogue. */
 export function placementReason(
   t: Pick<BlendTicket, "appointmentAt">,
   p: Placement,
@@ -164,34 +168,25 @@ export function placementReason(
   timeZone: string,
 ): string {
   const time = (at: number) => clockTime(at, language, timeZone);
-  const fr = language === "fr";
+  const words = catalogue(language).placement;
   const cap = policy.walkInMaxWaitMinutes;
   switch (p.rule) {
     case "priority":
-      return fr ? "Ticket prioritaire : avant toute la file" : "Priority ticket: ahead of the whole line";
+      return words.priority;
     case "appointment_due":
-      return fr
-        ? `Rendez-vous de ${time(t.appointmentAt!)} : avant les personnes sans rendez-vous depuis ${time(p.since)}`
-        : `Appointment at ${time(t.appointmentAt!)}: ahead of walk-ins since ${time(p.since)}`;
-    case "appointment_early": {
-      const opens = t.appointmentAt! - policy.appointmentsFirstFromMinutes * MINUTE;
-      return fr
-        ? `Rendez-vous de ${time(t.appointmentAt!)} : en avance, passe avant les personnes sans rendez-vous à ${time(opens)}`
-        : `Appointment at ${time(t.appointmentAt!)}: early, goes ahead of walk-ins at ${time(opens)}`;
-    }
+      return fillText(words.appointmentDue, { time: time(t.appointmentAt!), since: time(p.since) });
+    case "appointment_early":
+      return fillText(words.appointmentEarly, {
+        time: time(t.appointmentAt!),
+        opens: time(t.appointmentAt! - policy.appointmentsFirstFromMinutes * MINUTE),
+      });
     case "walk_in_over_cap":
-      return fr
-        ? `Sans rendez-vous, attend depuis ${p.waitedMinutes} min, au-delà du plafond de ${cap} min : avant les rendez-vous`
-        : `Walk-in waiting ${p.waitedMinutes} min, over the ${cap} min cap: ahead of appointments`;
+      return fillText(words.walkInOverCap, { minutes: p.waitedMinutes, cap });
     case "late_appointment":
-      return fr
-        ? `En retard pour le rendez-vous de ${time(t.appointmentAt!)} : par ordre d'arrivée, comme sans rendez-vous`
-        : `Late for the ${time(t.appointmentAt!)} appointment: in order of arrival, as a walk-in`;
+      return fillText(words.lateAppointment, { time: time(t.appointmentAt!) });
     case "walk_in_arrival":
-      if (cap === null) return fr ? "Sans rendez-vous, par ordre d'arrivée" : "Walk-in, in order of arrival";
-      return fr
-        ? `Sans rendez-vous, attend depuis ${p.waitedMinutes} min, par ordre d'arrivée (plafond ${cap} min)`
-        : `Walk-in waiting ${p.waitedMinutes} min, in order of arrival (cap ${cap} min)`;
+      if (cap === null) return words.walkInArrival;
+      return fillText(words.walkInArrivalCapped, { minutes: p.waitedMinutes, cap });
   }
 }
 

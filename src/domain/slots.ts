@@ -24,6 +24,8 @@ export interface BookingSettings {
   checkInOpensMinutes: number;
   lateGraceMinutes: number;
   lateBecomes: "walk_in" | "no_show";
+  /** A customer checking in with the manage token must be this close to the location (metres); null: anywhere. */
+  checkInRadiusMeters: number | null;
 }
 
 export const DEFAULT_BOOKING: BookingSettings = {
@@ -36,6 +38,7 @@ export const DEFAULT_BOOKING: BookingSettings = {
   checkInOpensMinutes: 30,
   lateGraceMinutes: 10,
   lateBecomes: "walk_in",
+  checkInRadiusMeters: null,
 };
 
 const MINUTE = 60_000;

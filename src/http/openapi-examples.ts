@@ -23,6 +23,8 @@ const DEMO = {
   qrt: "qrt_d3m0qr000000000000000",
   dsk: "dsk_d3m0gu1ch3t3000000000",
   ivt: "ivt_d3m0nv1tat10n0000000",
+  apt: "apt_d3m0rdv0000000000000",
+  hld: "hld_d3m0h0ld000000000000",
 };
 const WHEN = "2026-03-20T10:30:00.000Z";
 
@@ -203,6 +205,18 @@ const REQUEST_AS: Record<string, Json> = {
   },
   // The 6 digits the demo visitor's SMS gave.
   verifyTicketPhone: { code: "482915" },
+  // Awa books Friday's 12:00 (Paris) at the counter, holding it while she typed her details.
+  bookAppointment: {
+    staffId: undefined,
+    holdId: DEMO.hld,
+    customer: { name: "Awa Diallo", phone: "+33698765432", email: "awa.diallo@demo.example", language: "fr" },
+    notes: "Brings her passport and the renewal form",
+  },
+  holdAppointmentSlot: { staffId: undefined },
+  // The kiosk's keypad: the code (a scanner sends the QR code's manage link as `qr` instead).
+  checkInAppointmentAtKiosk: { qr: undefined },
+  // …then moves it half an hour later.
+  rescheduleAppointment: { start: "2026-03-20T12:30:00+01:00", staffId: undefined },
   declareUnavailability: {
     title: "Lunch break",
     description: "Back at 13:00",
@@ -495,6 +509,7 @@ const PARAMETER_EXAMPLES: Record<string, unknown> = {
   checkoutId: DEMO.chk,
   deskId: DEMO.dsk,
   invitationId: DEMO.ivt,
+  appointmentId: DEMO.apt,
   id: DEMO.qrt,
   token: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
   // A week of calendar from the documented day (a range must end after it starts).

@@ -93,7 +93,10 @@ export const OPERATIONS: Record<string, Operation> = {
 
   "GET /v1/tickets/{ticketId}": { id: "getTicket" },
   // Check-in and the blend (docs/blend.md)
-  "POST /v1/appointments/{appointmentId}/check-in": { id: "checkInAppointment", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
+  "POST /v1/appointments/{appointmentId}/check-in": {
+    id: "checkInAppointment",
+    errors: ["CHECK_IN_NOT_OPEN", "OUT_OF_RANGE", ...STATE, ...JOIN],
+  },
   "POST /v1/widget/locations/{locationId}/check-in": { id: "checkInAppointmentAtKiosk", errors: ["CHECK_IN_NOT_OPEN", ...STATE, ...JOIN] },
   "GET /v1/business/queues/{queueId}/blend": { id: "getQueueBlend" },
   "PUT /v1/business/queues/{queueId}/blend": { id: "putQueueBlend", errors: RULES },

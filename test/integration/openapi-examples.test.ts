@@ -45,6 +45,9 @@ const DOC = {
   invitation: "ivt_d3m0nv1tat10n0000000",
   operator: DEMO.operator.id,
   qrValue: "k3v9w2x8c4n7b5m1q6z0r2t8y4u6i9o3",
+  appointment: "apt_d3m0rdv0000000000000",
+  hold: "hld_d3m0h0ld000000000000",
+  checkInCode: "7KQ-2MX",
 };
 
 /** The documented day: the examples' dates (a shift on 20 March 2026, a QR token valid to the year's end) read from it. */
@@ -63,26 +66,6 @@ const EXCLUDED: Record<string, string> = {
     "Twilio's form-encoded webhook, signed over the URL and parameters: test/integration/inbound-sms.test.ts sends real and forged signatures",
   receiveTwilioSmsStatus:
     "Twilio's form-encoded status callback, signed over the URL and parameters: test/integration/inbound-status.test.ts sends real and forged ones",
-  bookAppointment:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  holdAppointmentSlot:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  getAppointment:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  rescheduleAppointment:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  listAppointmentRescheduleSlots:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts reads it with the manage token",
-  cancelAppointment:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  listLocationAppointments:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  listMyAppointments:
-    "the flow's demo service takes no appointments (no booking settings or hours): test/integration/appointments-booking.test.ts sends it with each refusal",
-  checkInAppointment:
-    "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks in rows written into D1",
-  checkInAppointmentAtKiosk:
-    "needs a booked appointment, which POST /v1/appointments (not merged yet) makes: test/integration/appointment-check-in.test.ts checks one in by its code",
   deferTicket:
     "needs the test clock to show its effect (not called before `until`): test/integration/defer.test.ts sends it with each bound",
   deferVisitorTicket:
@@ -131,6 +114,10 @@ interface Context {
   operatorToken: string;
   /** Session of a person invited in a step's prepare (declineInvitation). */
   inviteeToken: string;
+  /** Session of the customer who books (holdAppointmentSlot's prepare). */
+  customerToken: string;
+  /** The check-in code of a second appointment, for the kiosk (checkInAppointment's prepare). */
+  kioskCode: string;
   net: FakeInternet;
   /** What a documented id stands for in the step being sent. */
   ids: Map<string, string>;
@@ -271,6 +258,47 @@ function invitation(email?: string) {
   };
 }
 
+/** A customer's account (not a member): they hold, book and list their own appointments. */
+async function registeredCustomer(c: Context): Promise<void> {
+  const made = await call("POST", "/v1/auth/register", {
+    body: {
+      email: `awa-${crypto.randomUUID().slice(0, 8)}@demo.example`,
+      password: "awa-demo-password",
+      firstName: "Awa",
+      lastName: "Diallo",
+      accountType: "customer",
+    },
+  });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  c.customerToken = made.body.data.session.token;
+}
+
+/** Another booking of the demo service at `start` (a Paris wall-clock time), made with the demo key. */
+async function bookDemo(start: string): Promise<{ id: string; checkInCode: string }> {
+  const res = await call("POST", "/v1/appointments", {
+    apiKey: DEMO.apiKey.value,
+    body: {
+      serviceId: DEMO.service.id,
+      locationId: DEMO.location.id,
+      start,
+      customer: { name: "Kofi Mensah", phone: "+33612345679", language: "en" },
+    },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id: res.body.data.id, checkInCode: res.body.data.checkInCode };
+}
+
+/**
+ * Check-in opens 30 minutes before the start (the example's booking settings): the clock moves
+ * to 12:05 in Paris, inside the window of Awa's 12:30. Before that, a second customer books the
+ * 12:00 her move freed (a booking takes a slot at least an hour ahead): the kiosk checks them in.
+ */
+async function checkInWindow(c: Context): Promise<void> {
+  c.kioskCode = (await bookDemo("2026-03-20T12:00:00+01:00")).checkInCode;
+  testClock.set("2026-03-20T11:05:00.000Z");
+  await madeBy(DOC.appointment, "bookAppointment")(c);
+}
+
 async function logInOperator(c: Context): Promise<void> {
   const res = await call("POST", "/v1/auth/login", { body: { email: DEMO.operator.email, password: DEMO.operator.password } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -334,6 +362,21 @@ const STEPS: Step[] = [
   { id: "putQueueBlend" },
   { id: "replayQueueBlend" },
   { id: "setQueueStatus" },
+  // Appointments (docs/appointments.md): a customer holds Friday's 12:00 while typing her details,
+  // books it with the hold, and moves it to 12:30; staff read it and the day; another is cancelled.
+  { id: "holdAppointmentSlot", prepare: registeredCustomer, token: (c) => c.customerToken },
+  { id: "bookAppointment", prepare: madeBy(DOC.hold, "holdAppointmentSlot"), token: (c) => c.customerToken },
+  { id: "getAppointment", prepare: madeBy(DOC.appointment, "bookAppointment") },
+  { id: "listAppointmentRescheduleSlots", prepare: madeBy(DOC.appointment, "bookAppointment") },
+  { id: "rescheduleAppointment", prepare: madeBy(DOC.appointment, "bookAppointment") },
+  { id: "listLocationAppointments" },
+  { id: "listMyAppointments", token: (c) => c.customerToken },
+  {
+    id: "cancelAppointment",
+    prepare: async (c) => {
+      c.ids.set(DOC.appointment, (await bookDemo("2026-03-20T13:00:00+01:00")).id);
+    },
+  },
   { id: "joinQueue" },
   { id: "getTicket", prepare: madeBy(DOC.ticket, "joinQueue") },
   // The joined ticket's phone is read from the D1 projection: its room drains first.
@@ -471,6 +514,16 @@ const STEPS: Step[] = [
   { id: "putMessageTemplate" },
   { id: "resetMessageTemplate" },
 
+  // The appointments' day comes: Awa checks in (staff, with her intake answers), then the kiosk
+  // checks the 12:00 customer in by their code (steps after these run at 12:05 Paris).
+  { id: "checkInAppointment", prepare: checkInWindow },
+  {
+    id: "checkInAppointmentAtKiosk",
+    prepare: async (c) => {
+      c.ids.set(DOC.checkInCode, c.kioskCode);
+    },
+  },
+
   // Analytics of the tickets above (the demo organization is on pro).
   { id: "getAnalyticsSummary" },
   { id: "getOperatorAnalytics" },
@@ -565,8 +618,11 @@ function exampleRequest(id: string): { method: string; url: string; headers: Rec
 }
 
 function credential(step: Step, op: Json): { token?: string; apiKey?: string } {
-  const first = Object.keys(op.security?.[0] ?? {})[0];
+  const schemes = (op.security ?? []).flatMap((s: Json) => Object.keys(s));
+  const first = schemes[0];
   if (first === undefined) return {};
+  // A step that names a session sends it wherever the operation takes one (a customer books with theirs).
+  if (step.token && schemes.includes("bearerAuth")) return { token: step.token(ctx) };
   if (first === "apiKey") return { apiKey: DEMO.apiKey.value };
   return { token: step.token ? step.token(ctx) : ctx.ownerToken };
 }
@@ -688,5 +744,5 @@ describe("the document's examples", () => {
     expect(validated).toBeGreaterThan(STEPS.length - 8);
     // Every audited operation the flow sends was checked (the rest are excluded from the flow above).
     expect(audits).toBe(STEPS.filter((s) => s.id in AUDITED).length);
-  }, 90_000); // ~120 requests in order: 30 s is too short on a loaded machine
+  }, 180_000); // ~130 requests in order: 30 s is too short on a loaded machine, 90 s was near the edge
 });

@@ -1,6 +1,6 @@
 // العربية (Modern Standard Arabic), right to left. Dates and numbers in Latin digits (ar-MA), as
 // ticket codes are; the pages keep codes and numbers left to right inside the Arabic text.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey, PlacementKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "ar", name: "العربية", dir: "rtl", locale: "ar-MA" };
 
@@ -264,4 +264,15 @@ export const ussd: Record<UssdKey, string> = {
   kept: "تم الاحتفاظ بتذكرتك {code}.",
   invalid: "اختيار غير صالح. اطلب {serviceCode} مرة أخرى.",
   busy: "طلبات كثيرة حاليا. حاول مرة أخرى بعد بضع دقائق.",
+};
+
+/** Why a waiting ticket is where it is in a blended line (src/domain/blend.ts). */
+export const placement: Record<PlacementKey, string> = {
+  priority: "تذكرة ذات أولوية: قبل الطابور كله",
+  appointmentDue: "موعد الساعة {time}: قبل الزوار بدون موعد منذ {since}",
+  appointmentEarly: "موعد الساعة {time}: حضور مبكر، يتقدم على الزوار بدون موعد عند {opens}",
+  walkInOverCap: "بدون موعد، ينتظر منذ {minutes} دقيقة، أكثر من الحد الأقصى {cap} دقيقة: قبل المواعيد",
+  lateAppointment: "متأخر عن موعد الساعة {time}: حسب ترتيب الوصول، كزائر بدون موعد",
+  walkInArrival: "بدون موعد، حسب ترتيب الوصول",
+  walkInArrivalCapped: "بدون موعد، ينتظر منذ {minutes} دقيقة، حسب ترتيب الوصول (الحد الأقصى {cap} دقيقة)",
 };

@@ -288,6 +288,7 @@ export interface Catalogue {
   receipt: ReceiptLabels;
   pages: PageStrings;
   ussd: Record<UssdKey, string>;
+  placement: Record<PlacementKey, string>;
 }
 
 /** Fills `{name}` and keeps a `[ … ]` clause only when every variable inside it has a value. */
@@ -299,3 +300,10 @@ export function fillText(text: string, values: Record<string, string | number | 
   });
   return optional.replace(/\{(\w+)\}/g, (_m, name: string) => (has(name) ? String(values[name]) : "—"));
 }
+
+/**
+ * The blend's placement reasons (src/domain/blend.ts, docs/blend.md), one per rule (issue 38):
+ * `{time}`, `{since}`, `{opens}` are wall-clock times, `{minutes}` and `{cap}` whole minutes.
+ */
+export type PlacementKey =
+  "priority" | "appointmentDue" | "appointmentEarly" | "walkInOverCap" | "lateAppointment" | "walkInArrival" | "walkInArrivalCapped";

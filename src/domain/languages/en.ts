@@ -1,5 +1,5 @@
 // English: the reference of the catalogue (every other language has exactly these keys and variables).
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey, PlacementKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "en", name: "English", dir: "ltr", locale: "en-GB" };
 
@@ -267,4 +267,15 @@ export const ussd: Record<UssdKey, string> = {
   kept: "Your ticket {code} is kept.",
   invalid: "Invalid choice. Dial {serviceCode} again.",
   busy: "Too many requests right now. Please try again in a few minutes.",
+};
+
+/** Why a waiting ticket is where it is in a blended line (src/domain/blend.ts). */
+export const placement: Record<PlacementKey, string> = {
+  priority: "Priority ticket: ahead of the whole line",
+  appointmentDue: "Appointment at {time}: ahead of walk-ins since {since}",
+  appointmentEarly: "Appointment at {time}: early, goes ahead of walk-ins at {opens}",
+  walkInOverCap: "Walk-in waiting {minutes} min, over the {cap} min cap: ahead of appointments",
+  lateAppointment: "Late for the {time} appointment: in order of arrival, as a walk-in",
+  walkInArrival: "Walk-in, in order of arrival",
+  walkInArrivalCapped: "Walk-in waiting {minutes} min, in order of arrival (cap {cap} min)",
 };

@@ -1,5 +1,5 @@
 // Español.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey, PlacementKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "es", name: "Español", dir: "ltr", locale: "es-ES" };
 
@@ -272,4 +272,15 @@ export const ussd: Record<UssdKey, string> = {
   kept: "Conserva su turno {code}.",
   invalid: "Opción no válida. Marque de nuevo {serviceCode}.",
   busy: "Demasiadas solicitudes por ahora. Inténtelo de nuevo en unos minutos.",
+};
+
+/** Why a waiting ticket is where it is in a blended line (src/domain/blend.ts). */
+export const placement: Record<PlacementKey, string> = {
+  priority: "Turno prioritario: antes que toda la fila",
+  appointmentDue: "Cita de las {time}: antes que las personas sin cita desde las {since}",
+  appointmentEarly: "Cita de las {time}: con antelación, pasa antes que las personas sin cita a las {opens}",
+  walkInOverCap: "Sin cita, esperando desde hace {minutes} min, por encima del límite de {cap} min: antes que las citas",
+  lateAppointment: "Tarde para la cita de las {time}: por orden de llegada, como sin cita",
+  walkInArrival: "Sin cita, por orden de llegada",
+  walkInArrivalCapped: "Sin cita, esperando desde hace {minutes} min, por orden de llegada (límite {cap} min)",
 };

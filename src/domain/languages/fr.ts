@@ -1,5 +1,5 @@
 // Français.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey, PlacementKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "fr", name: "Français", dir: "ltr", locale: "fr-FR" };
 
@@ -283,4 +283,15 @@ export const ussd: Record<UssdKey, string> = {
   kept: "Votre ticket {code} est conservé.",
   invalid: "Choix invalide. Composez à nouveau {serviceCode}.",
   busy: "Trop de demandes pour le moment. Réessayez dans quelques minutes.",
+};
+
+/** Why a waiting ticket is where it is in a blended line (src/domain/blend.ts). */
+export const placement: Record<PlacementKey, string> = {
+  priority: "Ticket prioritaire : avant toute la file",
+  appointmentDue: "Rendez-vous de {time} : avant les personnes sans rendez-vous depuis {since}",
+  appointmentEarly: "Rendez-vous de {time} : en avance, passe avant les personnes sans rendez-vous à {opens}",
+  walkInOverCap: "Sans rendez-vous, attend depuis {minutes} min, au-delà du plafond de {cap} min : avant les rendez-vous",
+  lateAppointment: "En retard pour le rendez-vous de {time} : par ordre d'arrivée, comme sans rendez-vous",
+  walkInArrival: "Sans rendez-vous, par ordre d'arrivée",
+  walkInArrivalCapped: "Sans rendez-vous, attend depuis {minutes} min, par ordre d'arrivée (plafond {cap} min)",
 };

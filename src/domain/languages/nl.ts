@@ -1,5 +1,5 @@
 // Nederlands: the sixth language, added as one file (docs/languages.md), for Brussels and Flanders.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey, PlacementKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "nl", name: "Nederlands", dir: "ltr", locale: "nl-BE" };
 
@@ -276,4 +276,15 @@ export const ussd: Record<UssdKey, string> = {
   kept: "Uw ticket {code} blijft behouden.",
   invalid: "Ongeldige keuze. Bel opnieuw {serviceCode}.",
   busy: "Te veel verzoeken op dit moment. Probeer het over enkele minuten opnieuw.",
+};
+
+/** Why a waiting ticket is where it is in a blended line (src/domain/blend.ts). */
+export const placement: Record<PlacementKey, string> = {
+  priority: "Voorrangsticket: vóór de hele rij",
+  appointmentDue: "Afspraak om {time}: vóór bezoekers zonder afspraak sinds {since}",
+  appointmentEarly: "Afspraak om {time}: vroeg, gaat om {opens} vóór bezoekers zonder afspraak",
+  walkInOverCap: "Zonder afspraak, wacht al {minutes} min, boven de grens van {cap} min: vóór de afspraken",
+  lateAppointment: "Te laat voor de afspraak van {time}: op volgorde van aankomst, als zonder afspraak",
+  walkInArrival: "Zonder afspraak, op volgorde van aankomst",
+  walkInArrivalCapped: "Zonder afspraak, wacht al {minutes} min, op volgorde van aankomst (grens {cap} min)",
 };

@@ -1,5 +1,5 @@
 // Português.
-import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey } from "./catalogue";
+import type { LanguageMeta, PageStrings, ReceiptLabels, SmsWords, TemplateKey, TemplateText, UssdKey, PlacementKey } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "pt", name: "Português", dir: "ltr", locale: "pt-PT" };
 
@@ -270,4 +270,15 @@ export const ussd: Record<UssdKey, string> = {
   kept: "A sua senha {code} mantém-se.",
   invalid: "Opção inválida. Marque de novo {serviceCode}.",
   busy: "Demasiados pedidos de momento. Tente de novo dentro de alguns minutos.",
+};
+
+/** Why a waiting ticket is where it is in a blended line (src/domain/blend.ts). */
+export const placement: Record<PlacementKey, string> = {
+  priority: "Senha prioritária: antes de toda a fila",
+  appointmentDue: "Marcação das {time}: antes das pessoas sem marcação desde as {since}",
+  appointmentEarly: "Marcação das {time}: adiantada, passa antes das pessoas sem marcação às {opens}",
+  walkInOverCap: "Sem marcação, à espera há {minutes} min, acima do limite de {cap} min: antes das marcações",
+  lateAppointment: "Atrasado para a marcação das {time}: por ordem de chegada, como sem marcação",
+  walkInArrival: "Sem marcação, por ordem de chegada",
+  walkInArrivalCapped: "Sem marcação, à espera há {minutes} min, por ordem de chegada (limite {cap} min)",
 };
