@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 201;
+const MAX_CASTS = 199;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -45,7 +45,6 @@ const RAW_SQL = {
     "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
   ],
   "src/audit/audit.ts": [24, "audit sealing: the hash chain is extended and checked in order"],
-  "src/billing/billing-events.ts": [12, "provider events applied idempotently with conditional writes"],
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [4, "ticket messages written with conditional inserts"],
   "src/conversations/inbound.ts": [8, "inbound SMS de-duplicated by conditional insert"],
@@ -59,19 +58,20 @@ const RAW_SQL = {
   ],
   "src/jobs/analytics-backfill.ts": [5, "projection deltas rebuilt in chunks"],
   "src/jobs/anonymisation.ts": [2, "retention: personal data blanked in bulk"],
-  "src/jobs/events-consumer.ts": [2, "events recorded once (INSERT OR IGNORE by event id)"],
-  "src/jobs/notifications-delivery.ts": [4, "deliveries claimed and settled by conditional updates"],
   "src/jobs/sweeps.ts": [6, "retention: expired rows purged in bulk"],
-  "src/notifications/notification-delivery.ts": [11, "SMS units taken by conditional update (used < limit)"],
-  "src/notifications/notifications.ts": [14, "notification rows written with their deliveries in one batch"],
-  "src/notifications/opt-outs.ts": [4, "opt-outs upserted by phone"],
+  "src/notifications/notification-delivery.ts": [
+    5,
+    "conditional INSERT … SELECT: an in-app notification written only while its delivery key is unclaimed and its user exists; SMS units taken by conditional upsert (used < limit)",
+  ],
+  "src/notifications/notifications.ts": [
+    5,
+    "a business SMS unit taken by conditional upsert (used < limit); the inbox list read through the keyset reader (http/keyset.ts)",
+  ],
   "src/notifications/sms-guard.ts": [16, "the SMS allowance: conditional updates of daily counters"],
   "src/queue-room/archive.ts": [2, "the room's archive drain: upserts guarded by the ticket's version"],
   "src/queue-room/outbox.ts": [1, "the room's outbox drain: upserts guarded by the ticket's version"],
   "src/queue-room/projection.ts": [8, "the ticket projection's upserts guarded by version"],
-  "src/visits/phone-verification.ts": [9, "phone codes: attempts counted by conditional update"],
-  "src/webhooks/event-stream.ts": [7, "the event stream: INSERT OR IGNORE by event id and a 24 h purge"],
-  "src/webhooks/webhooks.ts": [4, "delivery rows fanned out per subscription in one statement"],
+  "src/webhooks/webhooks.ts": [1, "a subscription created only while the plan's count allows it (conditional INSERT … SELECT)"],
 };
 
 const isRouter = (f) => /\.routes\.ts$/.test(f) || /^src\/routes\//.test(f);
