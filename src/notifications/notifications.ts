@@ -1,6 +1,6 @@
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import { database } from "../db/client";
-import { notifications, pushDevices, subscriptions, usageCounters, users } from "../db/schema";
+import { notificationDeliveries, notifications, pushDevices, subscriptions, usageCounters, users } from "../db/schema";
 import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
 import { keysetPageSql } from "../http/keyset";
@@ -153,7 +153,11 @@ export async function listNotifications(env: Env, userId: string, q: { unreadOnl
             .all<NotificationRow>()
         ).results,
     ),
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ? ${filter}`).bind(userId).first<{ n: number }>(),
+    database(env.DB)
+      .select({ n: count() })
+      .from(notifications)
+      .where(and(eq(notifications.userId, userId), q.unreadOnly ? isNull(notifications.readAt) : undefined))
+      .get(),
   ]);
   return { rows: page.rows.map((r) => notificationRecord(notificationOf(r))), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
@@ -284,6 +288,7 @@ async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][num
 
 /** `delivered`: the provider's status callback confirmed it reached the phone (docs/conversations.md). */
 export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 interface DeliveryRow {
   id: string;
@@ -307,7 +312,7 @@ function maskRecipient(channel: string, recipient: string): string {
 }
 
 /** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
-export async function listDeliveries(env: Env, organizationId: string, q: { status?: string | undefined }, window: ListWindow) {
+export async function listDeliveries(env: Env, organizationId: string, q: { status?: DeliveryStatus | undefined }, window: ListWindow) {
   const filter = q.status ? "AND status = ?" : "";
   const args = q.status ? [organizationId, q.status] : [organizationId];
   const [page, total] = await Promise.all([
@@ -335,9 +340,13 @@ export async function listDeliveries(env: Env, organizationId: string, q: { stat
             .all<DeliveryRow>()
         ).results,
     ),
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM notification_deliveries WHERE organization_id = ? ${filter}`)
-      .bind(...args)
-      .first<{ n: number }>(),
+    database(env.DB)
+      .select({ n: count() })
+      .from(notificationDeliveries)
+      .where(
+        and(eq(notificationDeliveries.organizationId, organizationId), q.status ? eq(notificationDeliveries.status, q.status) : undefined),
+      )
+      .get(),
   ]);
   return {
     hasMore: page.hasMore,
