@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 199;
+const MAX_CASTS = 198;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -47,7 +47,6 @@ const RAW_SQL = {
   "src/audit/audit.ts": [24, "audit sealing: the hash chain is extended and checked in order"],
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],
-  "src/conversations/inbound.ts": [8, "inbound SMS de-duplicated by conditional insert"],
   "src/ledger/ledger.ts": [3, "the organization ledger flushes its counts to usage_counters (upsert)"],
   "src/tickets/queues.ts": [1, "a queue created with its display letter chosen in the INSERT (unique per service)"],
   "src/visits/labels.ts": [3, "a label added only while the list is not full (conditional INSERT)"],
