@@ -9,9 +9,6 @@ import type { Env } from "../env";
 import { DAY } from "../lib/time";
 import type { StreamStart } from "./event-hub";
 import type { Deps } from "../http/deps";
-import { and, eq, gt, inArray, lt, max } from "drizzle-orm";
-import { database, type Database } from "../db/client";
-import { organizationEvents } from "../db/schema";
 
 /** How long events can be read back: a reconnect within a day loses nothing. */
 export const EVENT_HISTORY_MS = DAY;
@@ -22,22 +19,14 @@ export const EVENT_HISTORY_MS = DAY;
  */
 export async function recordEvents(env: Env, events: readonly DomainEventMessage[], at: number): Promise<void> {
   if (events.length === 0) return;
-  const db = database(env.DB);
-  await db.batch([
-    db.delete(organizationEvents).where(lt(organizationEvents.recordedAt, at - EVENT_HISTORY_MS)),
+  await env.DB.batch([
     ...events.map((e) =>
-      db
-        .insert(organizationEvents)
-        .values({
-          id: e.id,
-          organizationId: e.organizationId,
-          type: e.type,
-          queueId: e.queueId,
-          payload: JSON.stringify(eventPayload(e)),
-          recordedAt: at,
-        })
-        .onConflictDoNothing({ target: organizationEvents.id }),
+      env.DB.prepare(
+        `INSERT INTO organization_events (id, organization_id, type, queue_id, payload, recorded_at)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      ).bind(e.id, e.organizationId, e.type, e.queueId, JSON.stringify(eventPayload(e)), at),
     ),
+    env.DB.prepare("DELETE FROM organization_events WHERE recorded_at < ?").bind(at - EVENT_HISTORY_MS),
   ]);
 }
 
@@ -54,38 +43,32 @@ export type EventPage =
   | { kind: "unknownCursor" };
 
 /** The organization's events in recording order, after the cursor's event, filtered. */
-export async function listEvents({ db }: Deps, organizationId: string, filter: EventFilter): Promise<EventPage> {
-  const e = organizationEvents;
-  let after: number | null = null;
+export async function listEvents({ env: { DB: db } }: Deps, organizationId: string, filter: EventFilter): Promise<EventPage> {
+  const where = ["organization_id = ?"];
+  const binds: (string | number)[] = [organizationId];
   if (filter.startingAfter !== null) {
-    after = await seqOf(db, organizationId, filter.startingAfter);
-    if (after === null) return { kind: "unknownCursor" };
+    const anchor = await db
+      .prepare("SELECT seq FROM organization_events WHERE id = ? AND organization_id = ?")
+      .bind(filter.startingAfter, organizationId)
+      .first<{ seq: number }>();
+    if (!anchor) return { kind: "unknownCursor" };
+    where.push("seq > ?");
+    binds.push(anchor.seq);
+  }
+  if (filter.types.length > 0) {
+    where.push(`type IN (${filter.types.map(() => "?").join(", ")})`);
+    binds.push(...filter.types);
+  }
+  if (filter.queueIds.length > 0) {
+    where.push(`queue_id IN (${filter.queueIds.map(() => "?").join(", ")})`);
+    binds.push(...filter.queueIds);
   }
   const rows = await db
-    .select({ payload: e.payload })
-    .from(e)
-    .where(
-      and(
-        eq(e.organizationId, organizationId),
-        after === null ? undefined : gt(e.seq, after),
-        filter.types.length > 0 ? inArray(e.type, [...filter.types]) : undefined,
-        filter.queueIds.length > 0 ? inArray(e.queueId, [...filter.queueIds]) : undefined,
-      ),
-    )
-    .orderBy(e.seq)
-    .limit(filter.limit + 1);
-  const items = rows.slice(0, filter.limit).map((r): WebhookPayload => JSON.parse(r.payload));
-  return { kind: "page", items, hasMore: rows.length > filter.limit };
-}
-
-/** The recording sequence of one of the organization's kept events; null when it has none by that id. */
-async function seqOf(db: Database, organizationId: string, eventId: string): Promise<number | null> {
-  const anchor = await db
-    .select({ seq: organizationEvents.seq })
-    .from(organizationEvents)
-    .where(and(eq(organizationEvents.id, eventId), eq(organizationEvents.organizationId, organizationId)))
-    .get();
-  return anchor?.seq ?? null;
+    .prepare(`SELECT payload FROM organization_events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
+    .bind(...binds, filter.limit + 1)
+    .all<{ payload: string }>();
+  const items = rows.results.slice(0, filter.limit).map((r) => JSON.parse(r.payload) as WebhookPayload);
+  return { kind: "page", items, hasMore: rows.results.length > filter.limit };
 }
 
 /**
@@ -93,13 +76,18 @@ async function seqOf(db: Database, organizationId: string, eventId: string): Pro
  * event `after` names, or after the organization's last event so far. Null: `after` names no
  * event of this organization still kept.
  */
-export async function streamStartSeq({ db }: Deps, organizationId: string, after: string | null): Promise<number | null> {
-  if (after !== null) return seqOf(db, organizationId, after);
+export async function streamStartSeq({ env: { DB: db } }: Deps, organizationId: string, after: string | null): Promise<number | null> {
+  if (after !== null) {
+    const anchor = await db
+      .prepare("SELECT seq FROM organization_events WHERE id = ? AND organization_id = ?")
+      .bind(after, organizationId)
+      .first<{ seq: number }>();
+    return anchor?.seq ?? null;
+  }
   const last = await db
-    .select({ seq: max(organizationEvents.seq) })
-    .from(organizationEvents)
-    .where(eq(organizationEvents.organizationId, organizationId))
-    .get();
+    .prepare("SELECT MAX(seq) AS seq FROM organization_events WHERE organization_id = ?")
+    .bind(organizationId)
+    .first<{ seq: number | null }>();
   return last?.seq ?? 0;
 }
 
