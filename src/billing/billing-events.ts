@@ -1,9 +1,11 @@
 // The provider webhook receiver: verify the signature on the raw body, apply each provider
 // event once (by its id), and never let an older event undo a newer state.
-import { and, eq, isNull, lte, or } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
 import { recordAudit } from "../audit/audit";
-import { database } from "../db/client";
-import { billingCheckouts, subscriptions } from "../db/schema";
+import { database, type Database } from "../db/client";
+import { billingCheckouts, billingEvents, invoices, subscriptions } from "../db/schema";
+
+type Invoice = typeof invoices.$inferInsert;
 import { GRACE_PERIOD_MS, periodEnd } from "../domain/billing";
 import { PLAN_RANK, type Plan } from "../domain/plans";
 import type { Env } from "../env";
@@ -57,26 +59,26 @@ export async function receiveProviderEvent(
     });
   }
   await verified();
-  const claim = await env.DB.prepare(
-    "INSERT OR IGNORE INTO billing_events (provider, event_id, type, organization_id, received_at) VALUES (?, ?, ?, NULL, ?)",
-  )
-    .bind(provider, event.id, event.type, at)
-    .run();
-  if (claim.meta.changes === 0) return { eventId: event.id, type: event.type, applied: false };
+  const db = database(env.DB);
+  const thisEvent = and(eq(billingEvents.provider, provider), eq(billingEvents.eventId, event.id));
+  const claimed = await db
+    .insert(billingEvents)
+    .values({ provider, eventId: event.id, type: event.type, organizationId: null, receivedAt: at })
+    .onConflictDoNothing()
+    .returning({ eventId: billingEvents.eventId });
+  if (claimed.length === 0) return { eventId: event.id, type: event.type, applied: false };
   try {
     const applied = await applyEvent(env, event, at);
     const organizationId = applied?.organizationId ?? null;
     if (applied) await auditPlanChange(env, provider, event.id, applied, at);
     if (organizationId) {
-      await env.DB.prepare("UPDATE billing_events SET organization_id = ? WHERE provider = ? AND event_id = ?")
-        .bind(organizationId, provider, event.id)
-        .run();
+      await db.update(billingEvents).set({ organizationId }).where(thisEvent);
       // The plan may have changed: the rooms learn its limits before the provider is answered.
       await rulesChanged(env, organizationId, at);
     }
   } catch (err) {
     // Not applied: let the provider's retry try again.
-    await env.DB.prepare("DELETE FROM billing_events WHERE provider = ? AND event_id = ?").bind(provider, event.id).run();
+    await db.delete(billingEvents).where(thisEvent);
     throw err;
   }
   return { eventId: event.id, type: event.type, applied: true };
@@ -201,44 +203,30 @@ async function subscriptionOfProvider(env: Env, provider: ProviderName, provider
 
 /** One invoice per provider payment id; a paid invoice never turns back into a failed one. */
 function upsertInvoice(
-  env: Env,
+  db: Database,
   invoice: {
     organizationId: string;
     provider: ProviderName;
     providerRef: string;
     checkoutId: string | null;
     plan: Plan;
-    billingInterval: string;
+    billingInterval: Invoice["billingInterval"];
     amount: number;
-    currency: string;
+    currency: Invoice["currency"];
     status: "paid" | "failed";
     periodStart: number;
     periodEnd: number;
   },
   at: number,
-): D1PreparedStatement {
-  return env.DB.prepare(
-    `INSERT INTO invoices (id, organization_id, provider, provider_ref, checkout_id, plan, billing_interval, amount, currency, status,
-       period_start, period_end, created_at, paid_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (provider, provider_ref) DO UPDATE SET status = excluded.status, paid_at = excluded.paid_at
-       WHERE invoices.status != 'paid'`,
-  ).bind(
-    newId("inv"),
-    invoice.organizationId,
-    invoice.provider,
-    invoice.providerRef,
-    invoice.checkoutId,
-    invoice.plan,
-    invoice.billingInterval,
-    invoice.amount,
-    invoice.currency,
-    invoice.status,
-    invoice.periodStart,
-    invoice.periodEnd,
-    at,
-    invoice.status === "paid" ? at : null,
-  );
+) {
+  return db
+    .insert(invoices)
+    .values({ id: newId("inv"), ...invoice, createdAt: at, paidAt: invoice.status === "paid" ? at : null })
+    .onConflictDoUpdate({
+      target: [invoices.provider, invoices.providerRef],
+      set: { status: sql`excluded.status`, paidAt: sql`excluded.paid_at` },
+      setWhere: ne(invoices.status, "paid"),
+    });
 }
 
 async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: CheckoutPaid, at: number): Promise<string | null> {
@@ -255,7 +243,7 @@ async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: Checkou
   const start = change.periodStart ?? event.createdAt;
   const end = change.periodEnd ?? periodEnd(start, checkout.billingInterval);
   const invoice = upsertInvoice(
-    env,
+    db,
     {
       organizationId: checkout.organizationId,
       provider: event.provider,
@@ -273,34 +261,46 @@ async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: Checkou
   );
   if (checkout.status === "completed") {
     // The same payment told twice (Stripe's checkout event and its first invoice): one invoice, no second activation.
-    await invoice.run();
+    await invoice;
     return checkout.organizationId;
   }
-  await env.DB.batch([
-    env.DB.prepare("UPDATE billing_checkouts SET status = 'completed', completed_at = ? WHERE id = ?").bind(at, checkout.id),
-    env.DB.prepare("UPDATE billing_checkouts SET status = 'expired' WHERE organization_id = ? AND status = 'open' AND id != ?").bind(
-      checkout.organizationId,
-      checkout.id,
-    ),
-    env.DB.prepare(
-      `UPDATE subscriptions SET plan = ?, billing_interval = ?, currency = ?, status = 'active', current_period_start = ?,
-         current_period_end = ?, cancel_at_period_end = 0, provider = ?, provider_subscription_id = ?, scheduled_plan = NULL,
-         grace_until = NULL, cancel_reason = NULL, last_event_at = ?, sandbox_renewals_fail = ?, updated_at = ?
-       WHERE organization_id = ? AND (last_event_at IS NULL OR last_event_at <= ?)`,
-    ).bind(
-      checkout.plan,
-      checkout.billingInterval,
-      checkout.currency,
-      start,
-      end,
-      event.provider,
-      change.providerSubscriptionId,
-      event.createdAt,
-      change.renewalsFail ? 1 : 0,
-      at,
-      checkout.organizationId,
-      event.createdAt,
-    ),
+  await db.batch([
+    db.update(billingCheckouts).set({ status: "completed", completedAt: at }).where(eq(billingCheckouts.id, checkout.id)),
+    db
+      .update(billingCheckouts)
+      .set({ status: "expired" })
+      .where(
+        and(
+          eq(billingCheckouts.organizationId, checkout.organizationId),
+          eq(billingCheckouts.status, "open"),
+          ne(billingCheckouts.id, checkout.id),
+        ),
+      ),
+    db
+      .update(subscriptions)
+      .set({
+        plan: checkout.plan,
+        billingInterval: checkout.billingInterval,
+        currency: checkout.currency,
+        status: "active",
+        currentPeriodStart: start,
+        currentPeriodEnd: end,
+        cancelAtPeriodEnd: false,
+        provider: event.provider,
+        providerSubscriptionId: change.providerSubscriptionId,
+        scheduledPlan: null,
+        graceUntil: null,
+        cancelReason: null,
+        lastEventAt: event.createdAt,
+        sandboxRenewalsFail: Boolean(change.renewalsFail),
+        updatedAt: at,
+      })
+      .where(
+        and(
+          eq(subscriptions.organizationId, checkout.organizationId),
+          or(isNull(subscriptions.lastEventAt), lte(subscriptions.lastEventAt, event.createdAt)),
+        ),
+      ),
     invoice,
   ]);
   // An upgrade from one Stripe subscription to another: the old one must stop charging.
@@ -327,8 +327,9 @@ async function applyRenewal(env: Env, event: ProviderEvent, change: RenewalOutco
     sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan]
       ? sub.scheduledPlan
       : sub.plan;
+  const db = database(env.DB);
   const invoice = upsertInvoice(
-    env,
+    db,
     {
       organizationId: sub.organizationId,
       provider: event.provider,
@@ -346,42 +347,50 @@ async function applyRenewal(env: Env, event: ProviderEvent, change: RenewalOutco
   );
   if (change.kind === "renewal_paid") {
     // Only a payment for a later period moves the period on: a late or replayed older one changes nothing.
-    await env.DB.batch([
+    const s = subscriptions;
+    await db.batch([
       invoice,
-      env.DB.prepare(
-        `UPDATE subscriptions SET plan = ?, scheduled_plan = CASE WHEN scheduled_plan = ? THEN NULL ELSE scheduled_plan END,
-           status = 'active', current_period_start = ?, current_period_end = ?, grace_until = NULL,
-           last_event_at = MAX(COALESCE(last_event_at, 0), ?), updated_at = ?
-         WHERE organization_id = ? AND provider_subscription_id = ? AND current_period_end < ?`,
-      ).bind(
-        renewedPlan,
-        renewedPlan,
-        change.periodStart,
-        change.periodEnd,
-        event.createdAt,
-        at,
-        sub.organizationId,
-        change.providerSubscriptionId,
-        change.periodEnd,
-      ),
+      db
+        .update(s)
+        .set({
+          plan: renewedPlan,
+          scheduledPlan: sql`CASE WHEN ${s.scheduledPlan} = ${renewedPlan} THEN NULL ELSE ${s.scheduledPlan} END`,
+          status: "active",
+          currentPeriodStart: change.periodStart,
+          currentPeriodEnd: change.periodEnd,
+          graceUntil: null,
+          lastEventAt: sql`MAX(COALESCE(${s.lastEventAt}, 0), ${event.createdAt})`,
+          updatedAt: at,
+        })
+        .where(
+          and(
+            eq(s.organizationId, sub.organizationId),
+            eq(s.providerSubscriptionId, change.providerSubscriptionId),
+            lt(s.currentPeriodEnd, change.periodEnd),
+          ),
+        ),
     ]);
   } else {
-    await env.DB.batch([
+    const s = subscriptions;
+    await db.batch([
       invoice,
-      env.DB.prepare(
-        `UPDATE subscriptions SET status = 'past_due', grace_until = MAX(current_period_end, ?) + ?, last_event_at = ?, updated_at = ?
-         WHERE organization_id = ? AND provider_subscription_id = ? AND status = 'active'
-           AND (last_event_at IS NULL OR last_event_at <= ?) AND current_period_end <= ?`,
-      ).bind(
-        at,
-        GRACE_PERIOD_MS,
-        event.createdAt,
-        at,
-        sub.organizationId,
-        change.providerSubscriptionId,
-        event.createdAt,
-        change.periodStart,
-      ),
+      db
+        .update(s)
+        .set({
+          status: "past_due",
+          graceUntil: sql`MAX(${s.currentPeriodEnd}, ${at}) + ${GRACE_PERIOD_MS}`,
+          lastEventAt: event.createdAt,
+          updatedAt: at,
+        })
+        .where(
+          and(
+            eq(s.organizationId, sub.organizationId),
+            eq(s.providerSubscriptionId, change.providerSubscriptionId),
+            eq(s.status, "active"),
+            or(isNull(s.lastEventAt), lte(s.lastEventAt, event.createdAt)),
+            lte(s.currentPeriodEnd, change.periodStart),
+          ),
+        ),
     ]);
   }
   return sub.organizationId;

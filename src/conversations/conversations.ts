@@ -1,3 +1,6 @@
+import { count, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { ticketMessages, tickets } from "../db/schema";
 import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
 import { keysetPageSql } from "../http/keyset";
@@ -34,25 +37,20 @@ export interface NewMessage {
 
 export async function recordMessage(env: Env, m: NewMessage, at: number): Promise<string> {
   const id = `msg_${randomString(20)}`;
-  await env.DB.prepare(
-    `INSERT INTO ticket_messages (id, organization_id, ticket_id, queue_id, direction, channel, phone, body, keyword, author_id, delivery_event_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-    .bind(
-      id,
-      m.organizationId,
-      m.ticketId,
-      m.queueId,
-      m.direction,
-      m.channel,
-      m.phone,
-      m.body,
-      m.keyword,
-      m.authorId,
-      m.deliveryEventId,
-      at,
-    )
-    .run();
+  await database(env.DB).insert(ticketMessages).values({
+    id,
+    organizationId: m.organizationId,
+    ticketId: m.ticketId,
+    queueId: m.queueId,
+    direction: m.direction,
+    channel: m.channel,
+    phone: m.phone,
+    body: m.body,
+    keyword: m.keyword,
+    authorId: m.authorId,
+    deliveryEventId: m.deliveryEventId,
+    createdAt: at,
+  });
   return id;
 }
 
@@ -130,7 +128,7 @@ export async function listMessages(env: Env, ticketId: string, window: ListWindo
             .all<MessageRow>()
         ).results,
     ),
-    env.DB.prepare("SELECT COUNT(*) AS n FROM ticket_messages WHERE ticket_id = ?").bind(ticketId).first<{ n: number }>(),
+    database(env.DB).select({ n: count() }).from(ticketMessages).where(eq(ticketMessages.ticketId, ticketId)).get(),
   ]);
   return { items: page.rows.map(messageRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
@@ -169,7 +167,7 @@ export async function sendWhatsappStaffReply(
 
 /** The phone the customer gave at the join, as the tickets projection holds it. */
 async function phoneOfTicket(env: Env, ticketId: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT phone FROM tickets WHERE id = ?").bind(ticketId).first<{ phone: string | null }>();
+  const row = await database(env.DB).select({ phone: tickets.phone }).from(tickets).where(eq(tickets.id, ticketId)).get();
   if (!row) throw notFound("Ticket");
   return row.phone;
 }

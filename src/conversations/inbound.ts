@@ -17,6 +17,9 @@ import {
 } from "../domain/keywords";
 import { isLanguage } from "../domain/languages";
 import type { Env } from "../env";
+import { and, desc, eq, inArray, isNull, notExists } from "drizzle-orm";
+import { database } from "../db/client";
+import { inboundThreads, organizations, queues, smsSenders, tickets } from "../db/schema";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
 import { cancelTicket, deferTicket, getTicket, markPresent, stepBackTicket } from "../tickets/tickets";
@@ -74,7 +77,6 @@ export interface LiveTicket {
 
 /** Statuses a customer can still act on. */
 const LIVE_STATUSES = ["waiting", "called", "serving", "held"];
-const LIVE = `(${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 /** The longest inbound text kept (ten SMS segments); the rest is cut. */
 export const INBOUND_TEXT_MAX = 1_600;
 /** How long a menu waits for the customer's answer. */
@@ -116,10 +118,12 @@ function languageOfNumber(phone: string): Language {
 
 /** The organization a number (or sender) belongs to; null for a number several organizations text from. */
 async function ownerOfNumber(env: Env, to: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT organization_id FROM sms_senders WHERE number = ?")
-    .bind(to)
-    .first<{ organization_id: string }>();
-  return row?.organization_id ?? null;
+  const row = await database(env.DB)
+    .select({ organizationId: smsSenders.organizationId })
+    .from(smsSenders)
+    .where(eq(smsSenders.number, to))
+    .get();
+  return row?.organizationId ?? null;
 }
 
 /**
@@ -128,16 +132,28 @@ async function ownerOfNumber(env: Env, to: string): Promise<string | null> {
  * says whether it is still live (the projection lags the room).
  */
 export async function liveTickets(env: Env, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
-  const rows = await env.DB.prepare(
-    `SELECT t.id, t.queue_id, t.organization_id, t.display_code, o.default_language, o.name FROM tickets t
-     JOIN organizations o ON o.id = t.organization_id
-     WHERE t.phone = ? AND t.status IN ${LIVE} ${organizationId ? "AND t.organization_id = ?" : ""}
-     ORDER BY t.created_at DESC LIMIT 20`,
-  )
-    .bind(...(organizationId ? [phone, organizationId] : [phone]))
-    .all<LiveTicket>();
+  const rows: LiveTicket[] = await database(env.DB)
+    .select({
+      id: tickets.id,
+      queue_id: tickets.queueId,
+      organization_id: tickets.organizationId,
+      display_code: tickets.displayCode,
+      default_language: organizations.defaultLanguage,
+      name: organizations.name,
+    })
+    .from(tickets)
+    .innerJoin(organizations, eq(organizations.id, tickets.organizationId))
+    .where(
+      and(
+        eq(tickets.phone, phone),
+        inArray(tickets.status, LIVE_STATUSES),
+        organizationId ? eq(tickets.organizationId, organizationId) : undefined,
+      ),
+    )
+    .orderBy(desc(tickets.createdAt))
+    .limit(20);
   const perOrganization = new Map<string, LiveTicket>();
-  for (const row of rows.results) {
+  for (const row of rows) {
     if (perOrganization.has(row.organization_id)) continue;
     const queue = await findQueue(env, row.queue_id).catch(() => null);
     if (!queue) continue;
@@ -150,10 +166,11 @@ export async function liveTickets(env: Env, phone: string, organizationId: strin
 
 /** Every organization that ever had a ticket of this number (a STOP on a shared number covers them all). */
 async function organizationsOfNumber(env: Env, phone: string): Promise<string[]> {
-  const rows = await env.DB.prepare("SELECT DISTINCT organization_id FROM tickets WHERE phone = ?")
-    .bind(phone)
-    .all<{ organization_id: string }>();
-  return rows.results.map((r) => r.organization_id);
+  const rows = await database(env.DB)
+    .selectDistinct({ organizationId: tickets.organizationId })
+    .from(tickets)
+    .where(eq(tickets.phone, phone));
+  return rows.map((r) => r.organizationId);
 }
 
 interface MenuOption {
@@ -169,28 +186,32 @@ interface Thread {
 }
 
 async function readThread(env: Env, phone: string, to: string): Promise<Thread | null> {
-  const row = await env.DB.prepare(
-    "SELECT ticket_id, menu, pending_body, updated_at FROM inbound_threads WHERE phone = ? AND to_number = ?",
-  )
-    .bind(phone, to)
-    .first<{ ticket_id: string | null; menu: string | null; pending_body: string | null; updated_at: number }>();
+  const row = await database(env.DB)
+    .select({
+      ticketId: inboundThreads.ticketId,
+      menu: inboundThreads.menu,
+      pendingBody: inboundThreads.pendingBody,
+      updatedAt: inboundThreads.updatedAt,
+    })
+    .from(inboundThreads)
+    .where(and(eq(inboundThreads.phone, phone), eq(inboundThreads.toNumber, to)))
+    .get();
   if (!row) return null;
-  return {
-    ticketId: row.ticket_id,
-    menu: row.menu ? (JSON.parse(row.menu) as MenuOption[]) : null,
-    pendingBody: row.pending_body,
-    updatedAt: row.updated_at,
-  };
+  const menu: MenuOption[] | null = row.menu ? JSON.parse(row.menu) : null;
+  return { ...row, menu };
 }
 
 async function writeThread(env: Env, phone: string, to: string, thread: Omit<Thread, "updatedAt">, at: number): Promise<void> {
-  await env.DB.prepare(
-    `INSERT INTO inbound_threads (phone, to_number, ticket_id, menu, pending_body, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (phone, to_number) DO UPDATE SET ticket_id = excluded.ticket_id, menu = excluded.menu,
-     pending_body = excluded.pending_body, updated_at = excluded.updated_at`,
-  )
-    .bind(phone, to, thread.ticketId, thread.menu ? JSON.stringify(thread.menu) : null, thread.pendingBody, at)
-    .run();
+  const row = {
+    ticketId: thread.ticketId,
+    menu: thread.menu ? JSON.stringify(thread.menu) : null,
+    pendingBody: thread.pendingBody,
+    updatedAt: at,
+  };
+  await database(env.DB)
+    .insert(inboundThreads)
+    .values({ phone, toNumber: to, ...row })
+    .onConflictDoUpdate({ target: [inboundThreads.phone, inboundThreads.toNumber], set: row });
 }
 
 /** A room refusal (the ticket moved on meanwhile) is an answer to the customer, not a fault. */
@@ -439,18 +460,27 @@ async function recordExchange(
  * exactly one queue answers to it (two organizations with the same word: neither is guessed).
  */
 async function queueOfKeyword(env: Env, keyword: string, owner: string | null): Promise<QueueRow | null> {
+  const db = database(env.DB);
+  const named = and(eq(queues.smsKeyword, keyword), isNull(queues.archivedAt));
   const rows = owner
-    ? await env.DB.prepare("SELECT id FROM queues WHERE organization_id = ? AND sms_keyword = ? AND archived_at IS NULL")
-        .bind(owner, keyword)
-        .all<{ id: string }>()
-    : await env.DB.prepare(
-        `SELECT q.id FROM queues q WHERE q.sms_keyword = ? AND q.archived_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM sms_senders s WHERE s.organization_id = q.organization_id) LIMIT 2`,
-      )
-        .bind(keyword)
-        .all<{ id: string }>();
-  if (rows.results.length !== 1) return null;
-  return findQueue(env, rows.results[0]!.id).catch(() => null);
+    ? await db
+        .select({ id: queues.id })
+        .from(queues)
+        .where(and(eq(queues.organizationId, owner), named))
+    : await db
+        .select({ id: queues.id })
+        .from(queues)
+        .where(
+          and(
+            named,
+            notExists(
+              db.select({ number: smsSenders.number }).from(smsSenders).where(eq(smsSenders.organizationId, queues.organizationId)),
+            ),
+          ),
+        )
+        .limit(2);
+  if (rows.length !== 1) return null;
+  return findQueue(env, rows[0]!.id).catch(() => null);
 }
 
 /** The userId of a ticket taken by text or USSD: no account, the phone is the customer's handle. */
@@ -462,12 +492,14 @@ export const PHONE_VISITOR = { sms: "visitor_sms", ussd: "visitor_ussd" } as con
  * is told its place instead of taking a second one. The answer is the code and the place.
  */
 async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: string, to: string, at: number): Promise<InboundOutcome> {
-  const org = await env.DB.prepare("SELECT name, default_language FROM organizations WHERE id = ?")
-    .bind(queue.organizationId)
-    .first<{ name: string; default_language: string | null }>();
+  const org = await database(env.DB)
+    .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage })
+    .from(organizations)
+    .where(eq(organizations.id, queue.organizationId))
+    .get();
   // The join verb's language ("REJOINDRE": fr; the organization's when the verb is in several), else the organization's, else the number's.
   const verbLanguages = joinLanguages(input.body);
-  const orgLanguage = isLanguage(org?.default_language) ? org.default_language : null;
+  const orgLanguage = isLanguage(org?.defaultLanguage) ? org.defaultLanguage : null;
   const language: Language =
     (orgLanguage && verbLanguages.includes(orgLanguage) ? orgLanguage : verbLanguages[0]) ?? orgLanguage ?? languageOfNumber(phone);
   const [held] = await liveTickets(env, phone, queue.organizationId, at);
@@ -515,7 +547,7 @@ async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: 
     queue_id: queue.id,
     organization_id: queue.organizationId,
     display_code: ticket.displayCode,
-    default_language: org?.default_language ?? null,
+    default_language: org?.defaultLanguage ?? null,
     name: org?.name ?? "",
   };
   await recordExchange(env, live, input, phone, null, reply, at);

@@ -30,3 +30,9 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/** A list as the non-empty tuple `db.batch` takes, or null when there is nothing to run. */
+export function nonEmpty<T>(items: readonly T[]): [T, ...T[]] | null {
+  const [first, ...rest] = items;
+  return first === undefined ? null : [first, ...rest];
+}

@@ -2,6 +2,8 @@ import type { DomainEventMessage } from "../domain/events";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { newId } from "../lib/ids";
+import { database, nonEmpty } from "../db/client";
+import { notificationDeliveries } from "../db/schema";
 import { announceEvents, recordEvents, fanOutEvent } from "../webhooks";
 import { notifyEvents } from "./notifications";
 
@@ -42,25 +44,31 @@ export const EVENTS_DLQ = "queue-service-events-dlq";
  */
 export async function consumeDeadEvents(batch: MessageBatch<DomainEventMessage>, env: Env): Promise<void> {
   const at = Date.now();
-  await env.DB.batch(
+  const db = database(env.DB);
+  const records = nonEmpty(
     batch.messages.map((m) =>
-      env.DB.prepare(
-        `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, provider_response, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'event', 'consumer', NULL, 'dead_lettered', ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-      ).bind(
-        `${m.body.id}:event:consumer`,
-        newId("dlv"),
-        m.body.id,
-        m.body.organizationId,
-        m.body.type,
-        m.attempts,
-        JSON.stringify(m.body),
-        "the EVENTS consumer failed on every retry; the event was not processed",
-        at,
-        at,
-      ),
+      db
+        .insert(notificationDeliveries)
+        .values({
+          key: `${m.body.id}:event:consumer`,
+          id: newId("dlv"),
+          eventId: m.body.id,
+          organizationId: m.body.organizationId,
+          type: m.body.type,
+          channel: "event",
+          recipient: "consumer",
+          provider: null,
+          status: "dead_lettered",
+          attempts: m.attempts,
+          payload: JSON.stringify(m.body),
+          providerResponse: "the EVENTS consumer failed on every retry; the event was not processed",
+          createdAt: at,
+          updatedAt: at,
+        })
+        .onConflictDoNothing({ target: notificationDeliveries.key }),
     ),
   );
+  if (records) await db.batch(records);
   for (const m of batch.messages) {
     console.error(JSON.stringify({ event: "dead_lettered", id: m.body.id, type: m.body.type }));
     m.ack();

@@ -1,3 +1,7 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { database, nonEmpty } from "../db/client";
+import { notificationDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { isMeteredChannel } from "../domain/deliveries";
@@ -8,7 +12,6 @@ import {
   retryDelaySeconds,
   sendOne,
   smsFallbackOf,
-  type Channel,
   type Delivery,
   type Target,
 } from "../notifications";
@@ -24,40 +27,39 @@ import type { DeliveryMessage } from "../notifications";
 export const NOTIFICATIONS_QUEUE = "queue-service-notifications";
 export const NOTIFICATIONS_DLQ = "queue-service-notifications-dlq";
 
-interface Row {
-  key: string;
-  event_id: string;
-  type: string;
-  organization_id: string | null;
-  channel: Channel;
-  status: string;
-  attempts: number;
-  payload: string;
-}
-
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const keys = batch.messages.map((m) => m.body.key);
-  const rows = await env.DB.prepare(
-    `SELECT key, event_id, type, organization_id, channel, status, attempts, payload FROM notification_deliveries WHERE key IN (${keys.map(() => "?").join(", ")})`,
-  )
-    .bind(...keys)
-    .all<Row>();
-  const byKey = new Map(rows.results.map((r) => [r.key, r]));
+  const db = database(env.DB);
+  const rows = await db
+    .select({
+      key: notificationDeliveries.key,
+      eventId: notificationDeliveries.eventId,
+      type: notificationDeliveries.type,
+      organizationId: notificationDeliveries.organizationId,
+      channel: notificationDeliveries.channel,
+      status: notificationDeliveries.status,
+      attempts: notificationDeliveries.attempts,
+      payload: notificationDeliveries.payload,
+    })
+    .from(notificationDeliveries)
+    .where(inArray(notificationDeliveries.key, keys));
+  const byKey = new Map(rows.map((r) => [r.key, r]));
   const at = now();
-  const writes: D1PreparedStatement[] = [];
+  const writes: BatchItem<"sqlite">[] = [];
   const fallbacks: Delivery[] = [];
   await Promise.all(
     batch.messages.map(async (message) => {
       const row = byKey.get(message.body.key);
-      if (!row || (row.status !== "retrying" && row.status !== "pending")) {
+      // (A row of channel `event` is a dead-lettered domain event, never a message of this queue.)
+      if (!row || row.channel === "event" || (row.status !== "retrying" && row.status !== "pending")) {
         message.ack();
         return;
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
-      let outcome = await sendOne(env, row.channel, payload, row.organization_id, row.key);
+      let outcome = await sendOne(env, row.channel, payload, row.organizationId, row.key);
       // A WhatsApp message that still does not go falls back to SMS (its unit held for it).
       const fallback = smsFallbackOf(
-        { ...payload, eventId: row.event_id, organizationId: row.organization_id, type: row.type, channel: row.channel },
+        { ...payload, eventId: row.eventId, organizationId: row.organizationId, type: row.type, channel: row.channel },
         outcome,
       );
       if (fallback) {
@@ -65,25 +67,29 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
         outcome = fellBack(outcome);
       }
       const counted = isMeteredChannel(row.channel) && !fallback;
-      writes.push(...outcomeStatements(env, row.key, row.channel, payload.target, outcome, at, row.organization_id, counted));
+      writes.push(...outcomeStatements(db, row.key, row.channel, payload.target, outcome, at, row.organizationId, counted));
       if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
       else message.ack();
     }),
   );
-  if (writes.length > 0) await env.DB.batch(writes);
+  const settled = nonEmpty(writes);
+  if (settled) await db.batch(settled);
   if (fallbacks.length > 0) await deliver(env, fallbacks, at);
 }
 
 /** Dead letters become a visible record: the delivery row, `dead_lettered`, with the last answer. */
 export async function consumeDeadDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const at = now();
-  await env.DB.batch(
+  const db = database(env.DB);
+  const marks = nonEmpty(
     batch.messages.map((m) =>
-      env.DB.prepare(
-        "UPDATE notification_deliveries SET status = 'dead_lettered', updated_at = ? WHERE key = ? AND status IN ('pending', 'retrying')",
-      ).bind(at, m.body.key),
+      db
+        .update(notificationDeliveries)
+        .set({ status: "dead_lettered", updatedAt: at })
+        .where(and(eq(notificationDeliveries.key, m.body.key), inArray(notificationDeliveries.status, ["pending", "retrying"]))),
     ),
   );
+  if (marks) await db.batch(marks);
   for (const m of batch.messages) console.error(JSON.stringify({ notification: "dead_lettered", key: m.body.key }));
   for (const m of batch.messages) m.ack();
 }

@@ -4,6 +4,19 @@ import { ROLES, roleAllows, type Role } from "../domain/permissions";
 import { entitlements, type Plan } from "../domain/plans";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { and, eq, inArray } from "drizzle-orm";
+import { chunk, database, nonEmpty } from "../db/client";
+import {
+  members,
+  organizations,
+  pushDevices,
+  queues,
+  subscriptions,
+  ticketChannels,
+  users,
+  visitorPushSubscriptions,
+  whatsappSettings,
+} from "../db/schema";
 import { effectiveTemplate, isCustomerTemplateKey, TICKET_CUSTOMER_KEYS, type TemplateOverride } from "../domain/message-templates";
 import {
   deliver,
@@ -48,35 +61,14 @@ const NOT_CUSTOMER_SOURCES = new Set<string>(["operator", "vip", "widget"]);
 /** A ticket that is over: its visitor's browser subscriptions are dropped after this event. */
 const FINAL_TYPES = new Set<string>(["ticket.served", "ticket.cancelled", "ticket.expired", "ticket.auto_skipped", "ticket.transferred"]);
 
-interface UserRow {
-  id: string;
-  language: string;
-  sms_notifications: number;
-  ticket_reminders: number;
-  first_name: string;
-  last_name: string;
-}
-interface MemberRow {
-  organization_id: string;
-  user_id: string;
-  role: Role;
-}
+type UserRow = Pick<typeof users.$inferSelect, "id" | "language" | "smsNotifications" | "ticketReminders" | "firstName" | "lastName">;
+type MemberRow = Pick<typeof members.$inferSelect, "organizationId" | "userId" | "role">;
 interface OrgRow {
   id: string;
-  default_language: string;
+  defaultLanguage: string;
   plan: Plan | null;
 }
-interface DeviceRow {
-  user_id: string;
-  token: string;
-}
-interface BrowserRow {
-  ticket_id: string;
-  endpoint: string;
-  p256dh: string;
-  auth: string;
-  language: string | null;
-}
+type BrowserRow = Pick<typeof visitorPushSubscriptions.$inferSelect, "ticketId" | "endpoint" | "p256dh" | "auth" | "language">;
 
 export interface NotificationContext {
   queues: Map<string, string>;
@@ -91,10 +83,6 @@ export interface NotificationContext {
   whatsappTickets: Set<string>;
   /** The organizations' WhatsApp numbers and template names (docs/notifications.md). */
   whatsapp: Map<string, { phoneNumberId: string; templates: Record<WhatsappTemplateKind, string | null> }>;
-}
-
-function placeholders(n: number): string {
-  return Array.from({ length: n }, () => "?").join(", ");
 }
 
 function group<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
@@ -128,84 +116,80 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
     if (e.type === "member.joined" && str(e.data.userId)) userIds.add(String(e.data.userId));
   }
   const ticketIds = [...new Set(events.map((e) => e.ticketId).filter((t): t is string => !!t))].slice(0, 100);
-  const db = env.DB;
-  const statements: D1PreparedStatement[] = [
-    db.prepare(`SELECT id, name FROM queues WHERE id IN (${placeholders(queueIds.length)})`).bind(...queueIds),
+  const db = database(env.DB);
+  const [queueRows, orgs, memberRows, browsers, channels, whatsapp] = await db.batch([
+    db.select({ id: queues.id, name: queues.name }).from(queues).where(inArray(queues.id, queueIds)),
     db
-      .prepare(
-        `SELECT o.id, o.default_language, s.plan FROM organizations o LEFT JOIN subscriptions s ON s.organization_id = o.id
-         WHERE o.id IN (${placeholders(orgIds.length)})`,
-      )
-      .bind(...orgIds),
+      .select({ id: organizations.id, defaultLanguage: organizations.defaultLanguage, plan: subscriptions.plan })
+      .from(organizations)
+      .leftJoin(subscriptions, eq(subscriptions.organizationId, organizations.id))
+      .where(inArray(organizations.id, orgIds)),
     db
-      .prepare(`SELECT organization_id, user_id, role FROM members WHERE organization_id IN (${placeholders(operatorOrgs.length)})`)
-      .bind(...operatorOrgs),
+      .select({ organizationId: members.organizationId, userId: members.userId, role: members.role })
+      .from(members)
+      .where(inArray(members.organizationId, operatorOrgs)),
     db
-      .prepare(
-        `SELECT ticket_id, endpoint, p256dh, auth, language FROM visitor_push_subscriptions WHERE ticket_id IN (${placeholders(ticketIds.length)})`,
-      )
-      .bind(...ticketIds),
+      .select({
+        ticketId: visitorPushSubscriptions.ticketId,
+        endpoint: visitorPushSubscriptions.endpoint,
+        p256dh: visitorPushSubscriptions.p256dh,
+        auth: visitorPushSubscriptions.auth,
+        language: visitorPushSubscriptions.language,
+      })
+      .from(visitorPushSubscriptions)
+      .where(inArray(visitorPushSubscriptions.ticketId, ticketIds)),
     db
-      .prepare(`SELECT ticket_id FROM ticket_channels WHERE channel = 'whatsapp' AND ticket_id IN (${placeholders(ticketIds.length)})`)
-      .bind(...ticketIds),
-    db
-      .prepare(
-        `SELECT organization_id, phone_number_id, joined_template, called_template, almost_called_template, reminder_template FROM whatsapp_settings
-         WHERE organization_id IN (${placeholders(orgIds.length)})`,
-      )
-      .bind(...orgIds),
-  ];
-  const [queues, orgs, members, browsers, channels, whatsapp] = await db.batch<any>(statements);
-  const memberRows = (members?.results ?? []) as MemberRow[];
-  for (const m of memberRows) userIds.add(m.user_id);
-  // At most 100 bound values per statement: large organizations are read in chunks.
-  const ids = [...userIds];
-  const chunks: string[][] = [];
-  for (let i = 0; i < ids.length; i += 90) chunks.push(ids.slice(i, i + 90));
-  const read = chunks.length
-    ? await db.batch<any>(
-        chunks.flatMap((chunk) => [
-          db
-            .prepare(
-              `SELECT id, language, sms_notifications, ticket_reminders, first_name, last_name FROM users WHERE id IN (${placeholders(chunk.length)})`,
-            )
-            .bind(...chunk),
-          db.prepare(`SELECT user_id, token FROM push_devices WHERE user_id IN (${placeholders(chunk.length)})`).bind(...chunk),
-        ]),
-      )
-    : [];
-  const users = { results: read.filter((_r, i) => i % 2 === 0).flatMap((r) => r.results ?? []) };
-  const devices = { results: read.filter((_r, i) => i % 2 === 1).flatMap((r) => r.results ?? []) };
+      .select({ ticketId: ticketChannels.ticketId })
+      .from(ticketChannels)
+      .where(and(eq(ticketChannels.channel, "whatsapp"), inArray(ticketChannels.ticketId, ticketIds))),
+    db.select().from(whatsappSettings).where(inArray(whatsappSettings.organizationId, orgIds)),
+  ]);
+  for (const m of memberRows) userIds.add(m.userId);
+  // At most 100 bound values per statement: large organizations are read in chunks (users and
+  // their devices side by side, one batch each).
+  const chunks = chunk([...userIds], 90);
+  const userReads = nonEmpty(
+    chunks.map((ids) =>
+      db
+        .select({
+          id: users.id,
+          language: users.language,
+          smsNotifications: users.smsNotifications,
+          ticketReminders: users.ticketReminders,
+          firstName: users.firstName,
+          lastName: users.lastName,
+        })
+        .from(users)
+        .where(inArray(users.id, ids)),
+    ),
+  );
+  const deviceReads = nonEmpty(
+    chunks.map((ids) =>
+      db.select({ userId: pushDevices.userId, token: pushDevices.token }).from(pushDevices).where(inArray(pushDevices.userId, ids)),
+    ),
+  );
+  const [userRows, deviceRows] = await Promise.all([userReads ? db.batch(userReads) : [], deviceReads ? db.batch(deviceReads) : []]);
   const deviceMap = new Map<string, string[]>();
-  for (const d of (devices?.results ?? []) as DeviceRow[]) deviceMap.set(d.user_id, [...(deviceMap.get(d.user_id) ?? []), d.token]);
+  for (const d of deviceRows.flat()) deviceMap.set(d.userId, [...(deviceMap.get(d.userId) ?? []), d.token]);
   return {
-    queues: new Map(((queues?.results ?? []) as { id: string; name: string }[]).map((q) => [q.id, q.name])),
-    orgs: new Map(((orgs?.results ?? []) as OrgRow[]).map((o) => [o.id, o])),
-    users: new Map(((users?.results ?? []) as UserRow[]).map((u) => [u.id, u])),
-    members: group(memberRows, (m) => m.organization_id),
+    queues: new Map(queueRows.map((q) => [q.id, q.name])),
+    orgs: new Map(orgs.map((o) => [o.id, o])),
+    users: new Map(userRows.flat().map((u) => [u.id, u])),
+    members: group(memberRows, (m) => m.organizationId),
     devices: deviceMap,
-    browsers: group((browsers?.results ?? []) as BrowserRow[], (b) => b.ticket_id),
+    browsers: group(browsers, (b) => b.ticketId),
     templates: events.some((e) => CUSTOMER_TYPES.has(e.type)) ? await templateOverrides(env, orgIds) : [],
-    whatsappTickets: new Set(((channels?.results ?? []) as { ticket_id: string }[]).map((r) => r.ticket_id)),
+    whatsappTickets: new Set(channels.map((r) => r.ticketId)),
     whatsapp: new Map(
-      (
-        (whatsapp?.results ?? []) as {
-          organization_id: string;
-          phone_number_id: string;
-          joined_template: string | null;
-          called_template: string | null;
-          almost_called_template: string | null;
-          reminder_template: string | null;
-        }[]
-      ).map((r) => [
-        r.organization_id,
+      whatsapp.map((r) => [
+        r.organizationId,
         {
-          phoneNumberId: r.phone_number_id,
+          phoneNumberId: r.phoneNumberId,
           templates: {
-            joined: r.joined_template,
-            called: r.called_template,
-            almostCalled: r.almost_called_template,
-            reminder: r.reminder_template,
+            joined: r.joinedTemplate,
+            called: r.calledTemplate,
+            almostCalled: r.almostCalledTemplate,
+            reminder: r.reminderTemplate,
           },
         },
       ]),
@@ -217,7 +201,7 @@ function valuesOf(event: DomainEventMessage, ctx: NotificationContext): Template
   const d = event.data;
   const memberName = () => {
     const u = ctx.users.get(String(d.userId));
-    return u ? `${u.first_name} ${u.last_name}` : null;
+    return u ? `${u.firstName} ${u.lastName}` : null;
   };
   return {
     code: str(d.displayCode),
@@ -282,7 +266,7 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
         : undefined,
     );
   const toUser = (user: UserRow) => {
-    const text = say(pickLanguage(user.language, org.default_language));
+    const text = say(pickLanguage(user.language, org.defaultLanguage));
     out.push({ ...base, ...text, channel: "in_app", target: { kind: "user", userId: user.id } });
     for (const token of ctx.devices.get(user.id) ?? []) out.push({ ...base, ...text, channel: "push", target: { kind: "device", token } });
   };
@@ -295,14 +279,14 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
     const joinedByText = event.type === "ticket.created" && event.data.source === "sms";
     const userId = customerUserId(event);
     const user = userId ? ctx.users.get(userId) : undefined;
-    if (user && REMINDER_TYPES.has(event.type) && user.ticket_reminders === 0) return [];
+    if (user && REMINDER_TYPES.has(event.type) && !user.ticketReminders) return [];
     if (user) toUser(user);
     const ticketLanguage = str(event.data.language);
     // Joins accept spaces, dots and brackets in a number; providers want the bare digits.
     const phone = str(event.data.phone)?.replace(/[\s().-]/g, "") ?? null;
     const plan = entitlements({ plan: org.plan ?? "starter" });
-    if (phone && !joinedByText && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.sms_notifications === 1)) {
-      const language = pickLanguage(user?.language, ticketLanguage, org.default_language);
+    if (phone && !joinedByText && SMS_TYPES.has(event.type) && plan.features.sms && (!user || user.smsNotifications)) {
+      const language = pickLanguage(user?.language, ticketLanguage, org.defaultLanguage);
       const text = say(language);
       // The customer chose WhatsApp at the join: the same message, from the business's WhatsApp number.
       const whatsapp = event.ticketId && ctx.whatsappTickets.has(event.ticketId) ? ctx.whatsapp.get(event.organizationId) : undefined;
@@ -320,7 +304,7 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
       } else out.push({ ...base, ...text, channel: "sms", target: { kind: "phone", phone }, smsLimit: plan.features.smsPerMonth });
     }
     for (const b of event.ticketId ? (ctx.browsers.get(event.ticketId) ?? []) : []) {
-      const text = say(pickLanguage(b.language, ticketLanguage, org.default_language));
+      const text = say(pickLanguage(b.language, ticketLanguage, org.defaultLanguage));
       out.push({
         ...base,
         ...text,
@@ -334,18 +318,20 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
   if (OPERATOR_TYPES.has(event.type)) {
     for (const m of ctx.members.get(event.organizationId) ?? []) {
       if (!ROLES.includes(m.role) || !(roleAllows(m.role, "QUEUE_OPERATE") || roleAllows(m.role, "ORG_MANAGE"))) continue;
-      if (event.type === "member.joined" && m.user_id === event.data.userId) continue;
-      const user = ctx.users.get(m.user_id);
+      if (event.type === "member.joined" && m.userId === event.data.userId) continue;
+      const user = ctx.users.get(m.userId);
       if (user) toUser(user);
     }
   }
   return out;
 }
 
-/** Terminal ticket events end the visitor's browser subscriptions for that ticket. */
-function cleanupStatements(env: Env, events: DomainEventMessage[]): D1PreparedStatement[] {
+/** Terminal ticket events end the visitor's browser subscriptions for those tickets. */
+async function dropBrowserSubscriptions(env: Env, events: DomainEventMessage[]): Promise<void> {
   const done = [...new Set(events.filter((e) => FINAL_TYPES.has(e.type) && e.ticketId).map((e) => e.ticketId!))];
-  return done.map((id) => env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE ticket_id = ?").bind(id));
+  const db = database(env.DB);
+  const deletes = nonEmpty(done.map((id) => db.delete(visitorPushSubscriptions).where(eq(visitorPushSubscriptions.ticketId, id))));
+  if (deletes) await db.batch(deletes);
 }
 
 /** The customer events whose ticket's phone sent STOP to the organization (docs/conversations.md). */
@@ -367,8 +353,7 @@ export async function notifyEvents(env: Env, events: DomainEventMessage[]): Prom
   // A number that sent STOP hears nothing more of that ticket: no SMS, push nor web push (the in-app list stays).
   const deliveries = relevant.flatMap((e) => deliveriesFor(e, ctx)).filter((d) => d.channel === "in_app" || !silenced.has(d.eventId));
   const report = await deliver(env, deliveries, now());
-  const cleanup = cleanupStatements(env, relevant);
-  if (cleanup.length > 0) await env.DB.batch(cleanup);
+  await dropBrowserSubscriptions(env, relevant);
   return report;
 }
 

@@ -1,5 +1,9 @@
 import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
+import { and, eq, lte } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { database, nonEmpty } from "../db/client";
+import { roomDeadlines } from "../db/schema";
 import { roomOf } from "../tickets";
 import { sweepSubscriptions } from "./billing-sweep";
 import { purgeExpiredSignIns, recheckDomains } from "../identity";
@@ -23,34 +27,34 @@ const PARALLEL = 20;
  * removed, and a row left behind by a deadline that moved later is moved on.
  */
 export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: number; expired: number }> {
-  const due = await env.DB.prepare("SELECT queue_id, due_at FROM room_deadlines WHERE due_at <= ? ORDER BY due_at LIMIT ?")
-    .bind(at, SWEEP_LIMIT)
-    .all<{ queue_id: string; due_at: number }>();
+  const db = database(env.DB);
+  const d = roomDeadlines;
+  const due = await db.select({ queueId: d.queueId, dueAt: d.dueAt }).from(d).where(lte(d.dueAt, at)).orderBy(d.dueAt).limit(SWEEP_LIMIT);
   let expired = 0;
-  for (let i = 0; i < due.results.length; i += PARALLEL) {
-    const slice = due.results.slice(i, i + PARALLEL);
-    const outcomes = await Promise.all(slice.map((r) => roomOf(env, r.queue_id).command({ verb: "expireDue", at })));
-    const writes: D1PreparedStatement[] = [];
+  for (let i = 0; i < due.length; i += PARALLEL) {
+    const slice = due.slice(i, i + PARALLEL);
+    const outcomes = await Promise.all(slice.map((r) => roomOf(env, r.queueId).command({ verb: "expireDue", at })));
+    const writes: BatchItem<"sqlite">[] = [];
     outcomes.forEach((o, j) => {
       expired += o.expired;
       const row = slice[j]!;
-      if (o.gone) writes.push(env.DB.prepare("DELETE FROM room_deadlines WHERE queue_id = ?").bind(row.queue_id));
+      if (o.gone) writes.push(db.delete(d).where(eq(d.queueId, row.queueId)));
       // A deadline can move later without an outbox row (a remote join's location update
       // restarts its inactivity clock): move the row on, unless the room's own drain already
       // wrote a newer one since it was read.
-      else if (o.nextDeadline !== null && o.nextDeadline > row.due_at) {
+      else if (o.nextDeadline !== null && o.nextDeadline > row.dueAt) {
         writes.push(
-          env.DB.prepare("UPDATE room_deadlines SET due_at = ? WHERE queue_id = ? AND due_at = ?").bind(
-            o.nextDeadline,
-            row.queue_id,
-            row.due_at,
-          ),
+          db
+            .update(d)
+            .set({ dueAt: o.nextDeadline })
+            .where(and(eq(d.queueId, row.queueId), eq(d.dueAt, row.dueAt))),
         );
       }
     });
-    if (writes.length > 0) await env.DB.batch(writes);
+    const batch = nonEmpty(writes);
+    if (batch) await db.batch(batch);
   }
-  return { rooms: due.results.length, expired };
+  return { rooms: due.length, expired };
 }
 
 /** Rows purged per sweep; a backlog drains over the next minutes instead of one long delete. */

@@ -1,3 +1,7 @@
+import { and, eq, gt, lt, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { database, nonEmpty, type Database } from "../db/client";
+import { notificationDeliveries, pushDevices, usageCounters, visitorPushSubscriptions } from "../db/schema";
 import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
 import { isTwinOrganizationId, newId } from "../lib/ids";
@@ -105,7 +109,7 @@ async function inParallel<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 
 /** The statements that record one provider answer (and drop a dead token or refund an SMS). */
 export function outcomeStatements(
-  env: Env,
+  db: Database,
   key: string,
   channel: Channel,
   target: Target,
@@ -113,24 +117,39 @@ export function outcomeStatements(
   at: number,
   organizationId: string | null,
   smsCounted: boolean,
-): D1PreparedStatement[] {
+): BatchItem<"sqlite">[] {
   const status = outcome.ok ? "sent" : outcome.transient ? "retrying" : "failed";
-  const out = [
-    env.DB.prepare(
-      "UPDATE notification_deliveries SET status = ?, attempts = attempts + 1, provider = ?, provider_response = ?, updated_at = ? WHERE key = ?",
-    ).bind(status, outcome.provider, outcome.response, at, key),
+  const out: BatchItem<"sqlite">[] = [
+    db
+      .update(notificationDeliveries)
+      .set({
+        status,
+        attempts: sql`${notificationDeliveries.attempts} + 1`,
+        provider: outcome.provider,
+        providerResponse: outcome.response,
+        updatedAt: at,
+      })
+      .where(eq(notificationDeliveries.key, key)),
   ];
   if (!outcome.ok && outcome.deadToken) {
-    if (target.kind === "device") out.push(env.DB.prepare("DELETE FROM push_devices WHERE token = ?").bind(target.token));
+    if (target.kind === "device") out.push(db.delete(pushDevices).where(eq(pushDevices.token, target.token)));
     if (target.kind === "browser")
-      out.push(env.DB.prepare("DELETE FROM visitor_push_subscriptions WHERE endpoint = ?").bind(target.endpoint));
+      out.push(db.delete(visitorPushSubscriptions).where(eq(visitorPushSubscriptions.endpoint, target.endpoint)));
   }
   if (!outcome.ok && !outcome.transient && isMeteredChannel(channel) && smsCounted && organizationId) {
     // Nothing was sent: the unit goes back to the month's allowance.
     out.push(
-      env.DB.prepare(
-        "UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0",
-      ).bind(organizationId, utcMonth(at).key),
+      db
+        .update(usageCounters)
+        .set({ used: sql`${usageCounters.used} - 1` })
+        .where(
+          and(
+            eq(usageCounters.organizationId, organizationId),
+            eq(usageCounters.period, utcMonth(at).key),
+            eq(usageCounters.metric, "sms"),
+            gt(usageCounters.used, 0),
+          ),
+        ),
     );
   }
   return out;
@@ -177,68 +196,73 @@ export function fellBack(outcome: SendOutcome): SendOutcome {
 
 /**
  * Stores in-app notifications and sends the other channels, once per delivery key. D1 sees
- * three batches at most (claim, SMS allowance, outcomes), whatever the number of deliveries.
+ * four batches at most (the in-app and the other claims side by side, SMS allowance, outcomes),
+ * whatever the number of deliveries.
  */
 export async function deliver(env: Env, deliveries: Delivery[], at: number): Promise<DeliveryReport> {
   const report: DeliveryReport = { inApp: 0, sent: 0, retrying: 0, failed: 0 };
   if (deliveries.length === 0) return report;
-  const db = env.DB;
-  const claims: D1PreparedStatement[] = [];
-  const claimIndex: { index: number; delivery: Delivery; key: string }[] = [];
-  const inAppIndex: number[] = [];
+  const db = database(env.DB);
+  // Conditional INSERT … SELECT (allow-listed): an in-app notification is written only while its
+  // delivery key is unclaimed and its user still exists, then the key is claimed, in that order.
+  const inAppClaims: D1PreparedStatement[] = [];
+  const claimIndex: { delivery: Delivery; key: string }[] = [];
+  const sendClaims = [];
   for (const d of deliveries) {
     const key = deliveryKey(d);
     const payload = JSON.stringify({ target: d.target, title: d.title, body: d.body, data: d.data } satisfies StoredPayload);
     if (d.channel === "in_app" && d.target.kind === "user") {
-      inAppIndex.push(claims.length);
-      claims.push(
-        db
-          .prepare(
-            `INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at)
+      inAppClaims.push(
+        env.DB.prepare(
+          `INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at)
            SELECT ?, ?, ?, ?, ?, ?, ?, NULL, ? WHERE NOT EXISTS (SELECT 1 FROM notification_deliveries WHERE key = ?)
            AND EXISTS (SELECT 1 FROM users WHERE id = ?)`,
-          )
-          .bind(newId("ntf"), d.target.userId, d.organizationId, d.type, d.title, d.body, JSON.stringify(d.data), at, key, d.target.userId),
-        db
-          .prepare(
-            `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at)
+        ).bind(newId("ntf"), d.target.userId, d.organizationId, d.type, d.title, d.body, JSON.stringify(d.data), at, key, d.target.userId),
+        env.DB.prepare(
+          `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, 'in_app', ?, 'in_app', 'sent', 1, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-          )
-          .bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, recipientOf(d.target), payload, at, at),
+        ).bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, recipientOf(d.target), payload, at, at),
       );
       continue;
     }
-    claimIndex.push({ index: claims.length, delivery: d, key });
-    claims.push(
+    claimIndex.push({ delivery: d, key });
+    // A key is claimed by its first run, or reclaimed from a run that died before sending.
+    sendClaims.push(
       db
-        .prepare(
-          `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, status, attempts, payload, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
-         WHERE notification_deliveries.status = 'pending' AND notification_deliveries.updated_at < ?
-         RETURNING key`,
-        )
-        .bind(
+        .insert(notificationDeliveries)
+        .values({
           key,
-          newId("dlv"),
-          d.eventId,
-          d.organizationId,
-          d.type,
-          d.channel,
-          recipientOf(d.target),
+          id: newId("dlv"),
+          eventId: d.eventId,
+          organizationId: d.organizationId,
+          type: d.type,
+          channel: d.channel,
+          recipient: recipientOf(d.target),
+          status: "pending",
+          attempts: 0,
           payload,
-          at,
-          at,
-          at - STALE_CLAIM_MS,
-        ),
+          createdAt: at,
+          updatedAt: at,
+        })
+        .onConflictDoUpdate({
+          target: notificationDeliveries.key,
+          set: { updatedAt: sql`excluded.updated_at` },
+          setWhere: and(eq(notificationDeliveries.status, "pending"), lt(notificationDeliveries.updatedAt, at - STALE_CLAIM_MS)),
+        })
+        .returning({ key: notificationDeliveries.key }),
     );
   }
-  const claimed = await db.batch(claims);
+  const sendBatch = nonEmpty(sendClaims);
+  const [inAppWritten, claimed] = await Promise.all([
+    inAppClaims.length > 0 ? env.DB.batch(inAppClaims) : [],
+    sendBatch ? db.batch(sendBatch) : [],
+  ]);
   // A new in-app notification is one changed row of its INSERT.
-  for (const i of inAppIndex) if ((claimed[i]?.meta.changes ?? 0) > 0) report.inApp += 1;
-  const mine = claimIndex.filter((c) => (claimed[c.index]?.results?.length ?? 0) > 0);
+  inAppWritten.forEach((result, i) => {
+    if (i % 2 === 0 && result.meta.changes > 0) report.inApp += 1;
+  });
+  const mine = claimIndex.filter((_c, i) => (claimed[i]?.length ?? 0) > 0);
   if (mine.length === 0) return report;
-
   // Visitors' SMS (and WhatsApp messages) first pass the organization's caps (./sms-guard.ts); the business's own do not.
   const refusedByPolicy = await gatePublicSms(
     env,
@@ -253,23 +277,16 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const overQuota = new Set<string>();
   if (smsClaims.length > 0) {
     const period = utcMonth(at).key;
-    const taken = await db.batch(
-      smsClaims.map((c) =>
-        db
-          .prepare(
-            `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
+    // Conditional upsert (allow-listed): a unit is taken only while the month's count is under the limit.
+    const taken = await env.DB.batch<{ used: number }>(
+      smsClaims.map((c) => {
+        const limit = c.delivery.smsLimit ?? null;
+        return env.DB.prepare(
+          `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
            ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
            RETURNING used`,
-          )
-          .bind(
-            c.delivery.organizationId,
-            period,
-            c.delivery.smsLimit ?? null,
-            c.delivery.smsLimit ?? null,
-            c.delivery.smsLimit ?? null,
-            c.delivery.smsLimit ?? null,
-          ),
-      ),
+        ).bind(c.delivery.organizationId, period, limit, limit, limit, limit);
+      }),
     );
     smsClaims.forEach((c, i) => {
       if ((taken[i]?.results?.length ?? 0) === 0) overQuota.add(c.key);
@@ -290,7 +307,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
     return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data }, d.organizationId, c.key);
   });
 
-  const writes: D1PreparedStatement[] = [];
+  const writes: BatchItem<"sqlite">[] = [];
   const retries: MessageSendRequest<DeliveryMessage>[] = [];
   const fallbacks: Delivery[] = [];
   mine.forEach((c, i) => {
@@ -308,14 +325,15 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
       // The unit stays taken for the SMS that carries the message now.
       [outcome, counted] = [fellBack(outcome), false];
     }
-    writes.push(...outcomeStatements(env, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
+    writes.push(...outcomeStatements(db, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
     if (outcome.ok) report.sent += 1;
     else if (outcome.transient) {
       report.retrying += 1;
       retries.push({ body: { key: c.key }, contentType: "json", delaySeconds: retryDelaySeconds(1) });
     } else report.failed += 1;
   });
-  await db.batch(writes);
+  const settled = nonEmpty(writes);
+  if (settled) await db.batch(settled);
   if (retries.length > 0) await env.NOTIFICATIONS.sendBatch(retries);
   if (fallbacks.length > 0) {
     const more = await deliver(env, fallbacks, at);

@@ -1,3 +1,6 @@
+import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
+import { database } from "../db/client";
+import { notificationDeliveries, notifications, pushDevices, subscriptions, usageCounters, users } from "../db/schema";
 import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
 import { keysetPageSql } from "../http/keyset";
@@ -21,28 +24,44 @@ export async function registerDevice(
   input: { platform: Platform; fcmToken: string; deviceId: string | null },
   at: number,
 ) {
-  const row = await env.DB.prepare(
-    `INSERT INTO push_devices (id, user_id, platform, token, device_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
-       device_id = excluded.device_id, updated_at = excluded.updated_at
-     RETURNING id, user_id, platform, token, device_id, created_at, updated_at`,
-  )
-    .bind(`dev_${randomString(20)}`, userId, input.platform, input.fcmToken, input.deviceId, at, at)
-    .first<{ id: string; platform: Platform; token: string; device_id: string | null; created_at: number; updated_at: number }>();
+  const [row] = await database(env.DB)
+    .insert(pushDevices)
+    .values({
+      id: `dev_${randomString(20)}`,
+      userId,
+      platform: input.platform,
+      token: input.fcmToken,
+      deviceId: input.deviceId,
+      createdAt: at,
+      updatedAt: at,
+    })
+    .onConflictDoUpdate({
+      target: pushDevices.token,
+      set: {
+        userId: sql`excluded.user_id`,
+        platform: sql`excluded.platform`,
+        deviceId: sql`excluded.device_id`,
+        updatedAt: sql`excluded.updated_at`,
+      },
+    })
+    .returning();
   return {
     id: row!.id,
     platform: row!.platform,
     fcmToken: row!.token,
-    deviceId: row!.device_id,
-    createdAt: iso(row!.created_at),
-    updatedAt: iso(row!.updated_at),
+    deviceId: row!.deviceId,
+    createdAt: iso(row!.createdAt),
+    updatedAt: iso(row!.updatedAt),
   };
 }
 
 /** Only the caller's own token goes; another user's token is the same 404 as an unknown one. */
 export async function unregisterDevice(env: Env, userId: string, token: string): Promise<void> {
-  const result = await env.DB.prepare("DELETE FROM push_devices WHERE token = ? AND user_id = ?").bind(token, userId).run();
-  if (result.meta.changes === 0) throw notFound("Push registration");
+  const gone = await database(env.DB)
+    .delete(pushDevices)
+    .where(and(eq(pushDevices.token, token), eq(pushDevices.userId, userId)))
+    .returning({ id: pushDevices.id });
+  if (gone.length === 0) throw notFound("Push registration");
 }
 
 export interface Preferences {
@@ -51,27 +70,24 @@ export interface Preferences {
 }
 
 export async function getPreferences(env: Env, userId: string): Promise<Preferences> {
-  const row = await env.DB.prepare("SELECT sms_notifications, ticket_reminders FROM users WHERE id = ?")
-    .bind(userId)
-    .first<{ sms_notifications: number; ticket_reminders: number }>();
+  const row = await database(env.DB)
+    .select({ smsNotifications: users.smsNotifications, ticketReminders: users.ticketReminders })
+    .from(users)
+    .where(eq(users.id, userId))
+    .get();
   if (!row) throw notFound("User");
-  return { smsNotifications: row.sms_notifications === 1, ticketReminders: row.ticket_reminders === 1 };
+  return row;
 }
 
 export async function updatePreferences(env: Env, userId: string, changes: Partial<Preferences>, at: number): Promise<Preferences> {
-  const row = await env.DB.prepare(
-    `UPDATE users SET sms_notifications = COALESCE(?, sms_notifications), ticket_reminders = COALESCE(?, ticket_reminders), updated_at = ?
-     WHERE id = ? RETURNING sms_notifications, ticket_reminders`,
-  )
-    .bind(
-      changes.smsNotifications === undefined ? null : changes.smsNotifications ? 1 : 0,
-      changes.ticketReminders === undefined ? null : changes.ticketReminders ? 1 : 0,
-      at,
-      userId,
-    )
-    .first<{ sms_notifications: number; ticket_reminders: number }>();
+  // A field left out keeps its value (undefined is not written).
+  const [row] = await database(env.DB)
+    .update(users)
+    .set({ smsNotifications: changes.smsNotifications, ticketReminders: changes.ticketReminders, updatedAt: at })
+    .where(eq(users.id, userId))
+    .returning({ smsNotifications: users.smsNotifications, ticketReminders: users.ticketReminders });
   if (!row) throw notFound("User");
-  return { smsNotifications: row.sms_notifications === 1, ticketReminders: row.ticket_reminders === 1 };
+  return row;
 }
 
 interface NotificationRow {
@@ -84,8 +100,16 @@ interface NotificationRow {
   created_at: number;
 }
 
-export function notificationRecord(r: NotificationRow) {
-  const data = JSON.parse(r.data) as Record<string, string>;
+type Notification = Pick<typeof notifications.$inferSelect, "id" | "type" | "title" | "body" | "data" | "readAt" | "createdAt">;
+
+/** A row of the list's prepared read, in the schema's shape. */
+function notificationOf(r: NotificationRow): Notification {
+  const data: Record<string, string> = JSON.parse(r.data);
+  return { id: r.id, type: r.type, title: r.title, body: r.body, data, readAt: r.read_at, createdAt: r.created_at };
+}
+
+export function notificationRecord(r: Notification) {
+  const data = r.data;
   return {
     id: r.id,
     type: r.type,
@@ -97,8 +121,8 @@ export function notificationRecord(r: NotificationRow) {
       ...(data.displayCode ? { displayCode: data.displayCode } : {}),
       ...(data.invitationId ? { invitationId: data.invitationId, organizationId: data.organizationId } : {}),
     },
-    readAt: r.read_at === null ? null : iso(r.read_at),
-    createdAt: iso(r.created_at),
+    readAt: r.readAt === null ? null : iso(r.readAt),
+    createdAt: iso(r.createdAt),
   };
 }
 
@@ -129,33 +153,44 @@ export async function listNotifications(env: Env, userId: string, q: { unreadOnl
             .all<NotificationRow>()
         ).results,
     ),
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ? ${filter}`).bind(userId).first<{ n: number }>(),
+    database(env.DB)
+      .select({ n: count() })
+      .from(notifications)
+      .where(and(eq(notifications.userId, userId), q.unreadOnly ? isNull(notifications.readAt) : undefined))
+      .get(),
   ]);
-  return { rows: page.rows.map(notificationRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
+  return { rows: page.rows.map((r) => notificationRecord(notificationOf(r))), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
 
 /** Marks one of the caller's notifications read (the first read time stays). */
 export async function markRead(env: Env, userId: string, id: string, at: number) {
-  const row = await env.DB.prepare(
-    `UPDATE notifications SET read_at = COALESCE(read_at, ?) WHERE id = ? AND user_id = ?
-     RETURNING id, type, title, body, data, read_at, created_at`,
-  )
-    .bind(at, id, userId)
-    .first<NotificationRow>();
+  const [row] = await database(env.DB)
+    .update(notifications)
+    .set({ readAt: sql`coalesce(${notifications.readAt}, ${at})` })
+    .where(and(eq(notifications.id, id), eq(notifications.userId, userId)))
+    .returning();
   if (!row) throw notFound("Notification");
   return notificationRecord(row);
 }
 
 export async function markAllRead(env: Env, userId: string, at: number): Promise<number> {
-  const result = await env.DB.prepare("UPDATE notifications SET read_at = ? WHERE user_id = ? AND read_at IS NULL").bind(at, userId).run();
-  return result.meta.changes;
+  const read = await database(env.DB)
+    .update(notifications)
+    .set({ readAt: at })
+    .where(and(eq(notifications.userId, userId), isNull(notifications.readAt)))
+    .returning({ id: notifications.id });
+  return read.length;
 }
 
 export const SMS_PURPOSES = ["ticket_update", "reminder", "announcement", "appointment"] as const;
 export type SmsPurpose = (typeof SMS_PURPOSES)[number];
 
 async function planOf(env: Env, organizationId: string): Promise<Plan> {
-  const row = await env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId).first<{ plan: Plan }>();
+  const row = await database(env.DB)
+    .select({ plan: subscriptions.plan })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, organizationId))
+    .get();
   return row?.plan ?? "starter";
 }
 
@@ -192,9 +227,11 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
     .first<{ used: number }>();
   if (!taken) {
     await giveBackDay();
-    const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'sms'")
-      .bind(organizationId, period.key)
-      .first<{ used: number }>();
+    const row = await database(env.DB)
+      .select({ used: usageCounters.used })
+      .from(usageCounters)
+      .where(and(eq(usageCounters.organizationId, organizationId), eq(usageCounters.period, period.key), eq(usageCounters.metric, "sms")))
+      .get();
     throw new ApiError("QUOTA_EXCEEDED", `The monthly allowance of ${limit} SMS is used up`, {
       limit,
       used: row?.used ?? limit,
@@ -218,11 +255,17 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   let used = taken.used;
   if (report === "failed") {
     // Refused for good by the provider: nothing was sent, the unit goes back.
-    await env.DB.prepare(
-      "UPDATE usage_counters SET used = used - 1 WHERE organization_id = ? AND period = ? AND metric = 'sms' AND used > 0",
-    )
-      .bind(organizationId, period.key)
-      .run();
+    await database(env.DB)
+      .update(usageCounters)
+      .set({ used: sql`${usageCounters.used} - 1` })
+      .where(
+        and(
+          eq(usageCounters.organizationId, organizationId),
+          eq(usageCounters.period, period.key),
+          eq(usageCounters.metric, "sms"),
+          gt(usageCounters.used, 0),
+        ),
+      );
     used -= 1;
   }
   return {
@@ -245,6 +288,7 @@ async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][num
 
 /** `delivered`: the provider's status callback confirmed it reached the phone (docs/conversations.md). */
 export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 interface DeliveryRow {
   id: string;
@@ -268,7 +312,7 @@ function maskRecipient(channel: string, recipient: string): string {
 }
 
 /** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
-export async function listDeliveries(env: Env, organizationId: string, q: { status?: string | undefined }, window: ListWindow) {
+export async function listDeliveries(env: Env, organizationId: string, q: { status?: DeliveryStatus | undefined }, window: ListWindow) {
   const filter = q.status ? "AND status = ?" : "";
   const args = q.status ? [organizationId, q.status] : [organizationId];
   const [page, total] = await Promise.all([
@@ -296,9 +340,13 @@ export async function listDeliveries(env: Env, organizationId: string, q: { stat
             .all<DeliveryRow>()
         ).results,
     ),
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM notification_deliveries WHERE organization_id = ? ${filter}`)
-      .bind(...args)
-      .first<{ n: number }>(),
+    database(env.DB)
+      .select({ n: count() })
+      .from(notificationDeliveries)
+      .where(
+        and(eq(notificationDeliveries.organizationId, organizationId), q.status ? eq(notificationDeliveries.status, q.status) : undefined),
+      )
+      .get(),
   ]);
   return {
     hasMore: page.hasMore,

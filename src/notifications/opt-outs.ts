@@ -1,3 +1,6 @@
+import { and, eq, or } from "drizzle-orm";
+import { database } from "../db/client";
+import { optOuts } from "../db/schema";
 import type { Env } from "../env";
 
 // STOP and START (docs/conversations.md): a number that sent STOP to an organization gets no
@@ -10,34 +13,40 @@ export function barePhone(phone: string): string {
 }
 
 export async function optOut(env: Env, organizationId: string, phone: string, channel: string, at: number): Promise<void> {
-  await env.DB.prepare("INSERT INTO opt_outs (organization_id, phone, channel, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-    .bind(organizationId, barePhone(phone), channel, at)
-    .run();
+  await database(env.DB)
+    .insert(optOuts)
+    .values({ organizationId, phone: barePhone(phone), channel, createdAt: at })
+    .onConflictDoNothing();
 }
 
 export async function optIn(env: Env, organizationId: string, phone: string): Promise<void> {
-  await env.DB.prepare("DELETE FROM opt_outs WHERE organization_id = ? AND phone = ?").bind(organizationId, barePhone(phone)).run();
+  await database(env.DB)
+    .delete(optOuts)
+    .where(and(eq(optOuts.organizationId, organizationId), eq(optOuts.phone, barePhone(phone))));
 }
 
 export async function isOptedOut(env: Env, organizationId: string, phone: string): Promise<boolean> {
-  const row = await env.DB.prepare("SELECT 1 AS ok FROM opt_outs WHERE organization_id = ? AND phone = ?")
-    .bind(organizationId, barePhone(phone))
-    .first();
-  return row !== null;
+  const row = await database(env.DB)
+    .select({ phone: optOuts.phone })
+    .from(optOuts)
+    .where(and(eq(optOuts.organizationId, organizationId), eq(optOuts.phone, barePhone(phone))))
+    .get();
+  return row !== undefined;
 }
 
 /** Of these (organization, phone) pairs, the ones opted out, as "org|phone" keys; one indexed D1 read. */
 export async function optedOutAmong(env: Env, pairs: { organizationId: string; phone: string }[]): Promise<Set<string>> {
-  const unique = [
-    ...new Map(pairs.map((p) => [`${p.organizationId}|${barePhone(p.phone)}`, [p.organizationId, barePhone(p.phone)]])).values(),
-  ]
-    // At most 100 bound values per statement.
-    .slice(0, 50);
+  const byKey = new Map<string, { organizationId: string; phone: string }>();
+  for (const p of pairs) {
+    const phone = barePhone(p.phone);
+    byKey.set(`${p.organizationId}|${phone}`, { organizationId: p.organizationId, phone });
+  }
+  // At most 100 bound values per statement.
+  const unique = [...byKey.values()].slice(0, 50);
   if (unique.length === 0) return new Set();
-  const rows = await env.DB.prepare(
-    `SELECT organization_id, phone FROM opt_outs WHERE (organization_id, phone) IN (VALUES ${unique.map(() => "(?, ?)").join(", ")})`,
-  )
-    .bind(...unique.flat())
-    .all<{ organization_id: string; phone: string }>();
-  return new Set(rows.results.map((r) => `${r.organization_id}|${r.phone}`));
+  const rows = await database(env.DB)
+    .select({ organizationId: optOuts.organizationId, phone: optOuts.phone })
+    .from(optOuts)
+    .where(or(...unique.map((p) => and(eq(optOuts.organizationId, p.organizationId), eq(optOuts.phone, p.phone)))));
+  return new Set(rows.map((r) => `${r.organizationId}|${r.phone}`));
 }

@@ -9,6 +9,9 @@ import {
   statusOf,
   type PhoneVerificationStatus,
 } from "../domain/phone-codes";
+import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
+import { database } from "../db/client";
+import { notificationDeliveries, organizations, phoneVerifications } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
 import { MAC_HEX_LENGTH, signCredential, verifyCredential } from "../lib/credentials";
@@ -45,21 +48,16 @@ export interface CodeTicket {
   queueId?: string;
 }
 
-interface Row {
-  phone: string;
-  language: string | null;
-  code_hash: string;
-  expires_at: number;
-  failed_attempts: number;
-  codes_sent: number;
-  verified_at: number | null;
-}
+type Row = Pick<
+  typeof phoneVerifications.$inferSelect,
+  "phone" | "language" | "codeHash" | "expiresAt" | "failedAttempts" | "codesSent" | "verifiedAt"
+>;
 
-const stateOf = (r: Row) => ({ expiresAt: r.expires_at, failedAttempts: r.failed_attempts, verifiedAt: r.verified_at });
+const stateOf = (r: Row) => ({ expiresAt: r.expiresAt, failedAttempts: r.failedAttempts, verifiedAt: r.verifiedAt });
 
 function viewOf(row: Row | null, at: number): PhoneVerificationView {
   const status = statusOf(row ? stateOf(row) : null, at);
-  return { status, expiresAt: row && status === "pending" ? iso(row.expires_at) : null };
+  return { status, expiresAt: row && status === "pending" ? iso(row.expiresAt) : null };
 }
 
 /** The MAC of a ticket's code: the ticket id is in it, so one code's MAC says nothing of another ticket's. */
@@ -72,13 +70,22 @@ function codeMatches(env: Env, ticketId: string, code: string, hash: string): Pr
   return verifyCredential(env, `phone-code:${ticketId}:${code}${hash}`);
 }
 
-function readRow(env: Env, ticketId: string): Promise<Row | null> {
-  return env.DB.prepare(
-    `SELECT phone, language, code_hash, expires_at, failed_attempts, codes_sent, verified_at FROM phone_verifications
-     WHERE ticket_id = ?`,
-  )
-    .bind(ticketId)
-    .first<Row>();
+async function readRow(env: Env, ticketId: string): Promise<Row | null> {
+  const p = phoneVerifications;
+  const row = await database(env.DB)
+    .select({
+      phone: p.phone,
+      language: p.language,
+      codeHash: p.codeHash,
+      expiresAt: p.expiresAt,
+      failedAttempts: p.failedAttempts,
+      codesSent: p.codesSent,
+      verifiedAt: p.verifiedAt,
+    })
+    .from(p)
+    .where(eq(p.ticketId, ticketId))
+    .get();
+  return row ?? null;
 }
 
 /**
@@ -88,10 +95,13 @@ function readRow(env: Env, ticketId: string): Promise<Row | null> {
  * message without the code.
  */
 async function textCode(env: Env, ticket: CodeTicket, row: Pick<Row, "phone" | "language">, code: string, sendNo: number, at: number) {
-  const org = await env.DB.prepare("SELECT default_language FROM organizations WHERE id = ?")
-    .bind(ticket.organizationId)
-    .first<{ default_language: string }>();
-  const language = pickLanguage(row.language, org?.default_language);
+  const db = database(env.DB);
+  const org = await db
+    .select({ defaultLanguage: organizations.defaultLanguage })
+    .from(organizations)
+    .where(eq(organizations.id, ticket.organizationId))
+    .get();
+  const language = pickLanguage(row.language, org?.defaultLanguage);
   const own = await businessText(env, ticket.organizationId, ticket.queueId ?? null, PHONE_CODE_MESSAGE, language);
   const text = render(PHONE_CODE_MESSAGE, language, { otp: code, code: ticket.displayCode, queue: ticket.queueName }, own);
   const delivery: Delivery = {
@@ -110,14 +120,17 @@ async function textCode(env: Env, ticket: CodeTicket, row: Pick<Row, "phone" | "
     body: text.body.replace(code, "••••••"),
     data: delivery.data,
   });
-  const outcome = await env.DB.prepare(
-    `UPDATE notification_deliveries SET payload = ? WHERE key = ? AND status IN ('sent', 'failed')
-     RETURNING status, provider, provider_response`,
-  )
-    .bind(redacted, deliveryKey(delivery))
-    .first<{ status: string; provider: string | null; provider_response: string | null }>();
+  const [outcome] = await db
+    .update(notificationDeliveries)
+    .set({ payload: redacted })
+    .where(and(eq(notificationDeliveries.key, deliveryKey(delivery)), inArray(notificationDeliveries.status, ["sent", "failed"])))
+    .returning({
+      status: notificationDeliveries.status,
+      provider: notificationDeliveries.provider,
+      providerResponse: notificationDeliveries.providerResponse,
+    });
   const refused = outcome?.status === "failed" && (outcome.provider === "policy" || outcome.provider === "quota");
-  return refused ? (outcome.provider_response ?? "SMS_REFUSED") : null;
+  return refused ? (outcome.providerResponse ?? "SMS_REFUSED") : null;
 }
 
 /**
@@ -139,12 +152,22 @@ export async function startPhoneVerification(
   const code = newPhoneCode();
   const expiresAt = at + PHONE_CODE_TTL_MS;
   // Stored before it is sent: the visitor may type it back as soon as it arrives.
-  await env.DB.prepare(
-    `INSERT INTO phone_verifications (ticket_id, organization_id, phone, language, code_hash, expires_at, failed_attempts, codes_sent,
-     verified_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, 1, NULL, ?, ?) ON CONFLICT (ticket_id) DO NOTHING`,
-  )
-    .bind(ticket.id, ticket.organizationId, bare, language, await codeHash(env, ticket.id, code), expiresAt, at, at)
-    .run();
+  await database(env.DB)
+    .insert(phoneVerifications)
+    .values({
+      ticketId: ticket.id,
+      organizationId: ticket.organizationId,
+      phone: bare,
+      language,
+      codeHash: await codeHash(env, ticket.id, code),
+      expiresAt,
+      failedAttempts: 0,
+      codesSent: 1,
+      verifiedAt: null,
+      createdAt: at,
+      updatedAt: at,
+    })
+    .onConflictDoNothing({ target: phoneVerifications.ticketId });
   await textCode(env, ticket, { phone: bare, language }, code, 1, at);
   return { status: "pending", expiresAt: iso(expiresAt) };
 }
@@ -168,12 +191,22 @@ export async function vouchForPhone(
   const bare = barePhone(phone);
   if (await isOptedOut(env, ticket.organizationId, bare)) return NO_PHONE_VERIFICATION;
   // No code exists: the stored MAC is of a fresh random code nobody is told, and none was sent.
-  await env.DB.prepare(
-    `INSERT INTO phone_verifications (ticket_id, organization_id, phone, language, code_hash, expires_at, failed_attempts, codes_sent,
-     verified_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?) ON CONFLICT (ticket_id) DO NOTHING`,
-  )
-    .bind(ticket.id, ticket.organizationId, bare, language, await codeHash(env, ticket.id, newPhoneCode()), at, at, at, at)
-    .run();
+  await database(env.DB)
+    .insert(phoneVerifications)
+    .values({
+      ticketId: ticket.id,
+      organizationId: ticket.organizationId,
+      phone: bare,
+      language,
+      codeHash: await codeHash(env, ticket.id, newPhoneCode()),
+      expiresAt: at,
+      failedAttempts: 0,
+      codesSent: 0,
+      verifiedAt: at,
+      createdAt: at,
+      updatedAt: at,
+    })
+    .onConflictDoNothing({ target: phoneVerifications.ticketId });
   return { status: "verified", expiresAt: null };
 }
 
@@ -206,28 +239,34 @@ function deadCode(reason: "too_many_attempts" | "expired"): ApiError {
 export async function verifyPhoneCode(env: Env, ticketId: string, code: string, at: number): Promise<PhoneVerificationView> {
   const row = await readRow(env, ticketId);
   if (!row) throw nothingToVerify();
-  if (row.verified_at !== null) return viewOf(row, at);
+  if (row.verifiedAt !== null) return viewOf(row, at);
   const dead = deadReason(stateOf(row), at);
   if (dead) throw deadCode(dead);
-  if (await codeMatches(env, ticketId, code, row.code_hash)) {
+  const p = phoneVerifications;
+  const db = database(env.DB);
+  const unverified = and(
+    eq(p.ticketId, ticketId),
+    eq(p.codeHash, row.codeHash),
+    isNull(p.verifiedAt),
+    lt(p.failedAttempts, PHONE_CODE_MAX_ATTEMPTS),
+  );
+  if (await codeMatches(env, ticketId, code, row.codeHash)) {
     // Only while the code read is still the ticket's, alive, and not killed by concurrent wrong tries.
-    const done = await env.DB.prepare(
-      `UPDATE phone_verifications SET verified_at = ?, updated_at = ? WHERE ticket_id = ? AND code_hash = ? AND verified_at IS NULL
-       AND failed_attempts < ? AND expires_at > ? RETURNING verified_at`,
-    )
-      .bind(at, at, ticketId, row.code_hash, PHONE_CODE_MAX_ATTEMPTS, at)
-      .first();
+    const [done] = await db
+      .update(p)
+      .set({ verifiedAt: at, updatedAt: at })
+      .where(and(unverified, gt(p.expiresAt, at)))
+      .returning({ verifiedAt: p.verifiedAt });
     if (done) return { status: "verified", expiresAt: null };
     return answerAfterRace(env, ticketId, at);
   }
-  const failed = await env.DB.prepare(
-    `UPDATE phone_verifications SET failed_attempts = failed_attempts + 1, updated_at = ? WHERE ticket_id = ? AND code_hash = ?
-     AND verified_at IS NULL AND failed_attempts < ? RETURNING failed_attempts`,
-  )
-    .bind(at, ticketId, row.code_hash, PHONE_CODE_MAX_ATTEMPTS)
-    .first<{ failed_attempts: number }>();
+  const [failed] = await db
+    .update(p)
+    .set({ failedAttempts: sql`${p.failedAttempts} + 1`, updatedAt: at })
+    .where(unverified)
+    .returning({ failedAttempts: p.failedAttempts });
   if (!failed) return answerAfterRace(env, ticketId, at);
-  const attemptsLeft = PHONE_CODE_MAX_ATTEMPTS - failed.failed_attempts;
+  const attemptsLeft = PHONE_CODE_MAX_ATTEMPTS - failed.failedAttempts;
   throw validationError(
     "code",
     attemptsLeft > 0
@@ -241,7 +280,7 @@ export async function verifyPhoneCode(env: Env, ticketId: string, code: string, 
 async function answerAfterRace(env: Env, ticketId: string, at: number): Promise<PhoneVerificationView> {
   const now = await readRow(env, ticketId);
   if (!now) throw nothingToVerify();
-  if (now.verified_at !== null) return viewOf(now, at);
+  if (now.verifiedAt !== null) return viewOf(now, at);
   throw deadCode(deadReason(stateOf(now), at) ?? "too_many_attempts");
 }
 
@@ -251,19 +290,19 @@ async function answerAfterRace(env: Env, ticketId: string, at: number): Promise<
  */
 export async function resendPhoneCode(env: Env, ticket: CodeTicket, at: number): Promise<PhoneVerificationView> {
   // The send's number is taken first: concurrent resends are distinct messages, and only the last one's code is kept.
-  const taken = await env.DB.prepare(
-    `UPDATE phone_verifications SET codes_sent = codes_sent + 1, updated_at = ? WHERE ticket_id = ? AND verified_at IS NULL
-     RETURNING phone, language, codes_sent`,
-  )
-    .bind(at, ticket.id)
-    .first<{ phone: string; language: string | null; codes_sent: number }>();
+  const p = phoneVerifications;
+  const [taken] = await database(env.DB)
+    .update(p)
+    .set({ codesSent: sql`${p.codesSent} + 1`, updatedAt: at })
+    .where(and(eq(p.ticketId, ticket.id), isNull(p.verifiedAt)))
+    .returning({ phone: p.phone, language: p.language, codesSent: p.codesSent });
   if (!taken) {
     const row = await readRow(env, ticket.id);
     if (!row) throw nothingToVerify();
     return viewOf(row, at);
   }
   const code = newPhoneCode();
-  const refused = await textCode(env, ticket, taken, code, taken.codes_sent, at);
+  const refused = await textCode(env, ticket, taken, code, taken.codesSent, at);
   if (refused) {
     const reset = utcDayStart(at) + DAY;
     const retryAfter = Math.max(1, Math.ceil((reset - at) / 1000));
@@ -275,11 +314,9 @@ export async function resendPhoneCode(env: Env, ticket: CodeTicket, at: number):
     );
   }
   const expiresAt = at + PHONE_CODE_TTL_MS;
-  await env.DB.prepare(
-    `UPDATE phone_verifications SET code_hash = ?, expires_at = ?, failed_attempts = 0, updated_at = ?
-     WHERE ticket_id = ? AND codes_sent = ? AND verified_at IS NULL`,
-  )
-    .bind(await codeHash(env, ticket.id, code), expiresAt, at, ticket.id, taken.codes_sent)
-    .run();
+  await database(env.DB)
+    .update(p)
+    .set({ codeHash: await codeHash(env, ticket.id, code), expiresAt, failedAttempts: 0, updatedAt: at })
+    .where(and(eq(p.ticketId, ticket.id), eq(p.codesSent, taken.codesSent), isNull(p.verifiedAt)));
   return { status: "pending", expiresAt: iso(expiresAt) };
 }

@@ -1,5 +1,5 @@
-import { and, count, desc, eq, sql } from "drizzle-orm";
-import { database } from "../db/client";
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { database, nonEmpty } from "../db/client";
 import { subscriptions, webhookDeliveries, webhooks } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
 import { entitlements } from "../domain/plans";
@@ -423,20 +423,21 @@ export async function fanOutEvent(env: Env, event: DomainEventMessage, at: numbe
   const rows = targets.map((w) =>
     newDelivery(w, payloadFor(payload, { version: webhookVersion(w), personalData: w.includePersonalData }), at, null),
   );
-  await env.DB.batch(
-    rows.map((r) =>
-      env.DB.prepare(
-        `INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, payload, status, attempts, next_attempt_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      ).bind(r.id, r.webhookId, r.organizationId, r.eventId, r.eventType, r.payload, at, at, at),
-    ),
-  );
-  const unsent = await env.DB.prepare(
-    `SELECT id FROM webhook_deliveries
-     WHERE event_id = ? AND organization_id = ? AND redelivery_of IS NULL AND status = 'pending' AND attempts = 0`,
-  )
-    .bind(event.id, event.organizationId)
-    .all<{ id: string }>();
-  if (unsent.results.length > 0) await env.WEBHOOKS.sendBatch(unsent.results.map((r) => ({ body: { deliveryId: r.id } })));
-  return unsent.results.length;
+  const db = database(env.DB);
+  const inserts = nonEmpty(rows.map((r) => db.insert(webhookDeliveries).values(r).onConflictDoNothing()));
+  if (inserts) await db.batch(inserts);
+  const unsent = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.eventId, event.id),
+        eq(webhookDeliveries.organizationId, event.organizationId),
+        isNull(webhookDeliveries.redeliveryOf),
+        eq(webhookDeliveries.status, "pending"),
+        eq(webhookDeliveries.attempts, 0),
+      ),
+    );
+  if (unsent.length > 0) await env.WEBHOOKS.sendBatch(unsent.map((r) => ({ body: { deliveryId: r.id } })));
+  return unsent.length;
 }
