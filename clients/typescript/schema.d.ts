@@ -5128,6 +5128,12 @@ export interface components {
             } | null;
             /** @description A served leg handed on to the visit's next service: the next leg's ticket id, read with the same token (GET /v1/widget/tickets/{routedToId}); null otherwise, and while the hand-off is in flight (read again in a moment) */
             routedToId: string | null;
+            /**
+             * @description The language the visitor chose at the join (the join's `language`): the status page speaks it unless the visitor picks another; null when the join gave none (the business's default applies)
+             * @example fr
+             * @enum {string|null}
+             */
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
         };
         WidgetTicketPlace: {
             organization: {
@@ -5230,6 +5236,12 @@ export interface components {
                      * @enum {string}
                      */
                     kind: "walk_in" | "appointment";
+                    /**
+                     * @description The ticket's language (the join's `language`): a board offering it among its `voices` says the call in it (docs/display-board.md); null when the join gave none
+                     * @example fr
+                     * @enum {string|null}
+                     */
+                    language: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
                 }[];
                 /** @description The next codes in call order (at most 5) */
                 nextWaiting: string[];
@@ -17132,7 +17144,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17292,7 +17305,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17389,7 +17403,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17489,7 +17504,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17593,7 +17609,8 @@ export interface operations {
                      *                 "counter": "Guichet 3",
                      *                 "assignedTo": "Demo",
                      *                 "calledAt": "2026-03-20T10:30:00.000Z",
-                     *                 "kind": "walk_in"
+                     *                 "kind": "walk_in",
+                     *                 "language": "fr"
                      *               }
                      *             ],
                      *             "nextWaiting": [
