@@ -2061,6 +2061,64 @@ export async function appointmentScreenshots({ browser, api, dir }) {
   }
 }
 
+/**
+ * The widget's join form with the service's required question (refused unanswered, then its ticket)
+ * and the status page of a ticket taken in each language, opened without `?lang=` in an English
+ * browser: EN and FR, 1280×800 and 768×1024 (issues 39, 45).
+ */
+export async function widgetJoinScreenshots({ browser, api, dir }) {
+  mkdirSync(dir, { recursive: true });
+  await resetDemo(api);
+  await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+  try {
+    for (const lang of ["en", "fr"]) {
+      for (const [w, h] of [
+        [1280, 800],
+        [768, 1024],
+      ]) {
+        const size = `${w}x${h}`;
+        const ctx = await browser.newContext({ viewport: { width: w, height: h }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          const config = {
+            type: "join",
+            queueId: DEMO.queue.id,
+            organizationId: DEMO.organization.id,
+            apiKey: DEMO.widgetKey.value,
+            language: lang,
+            apiBase: api,
+          };
+          await openWidget(p, api, lang, config, "join");
+          const submit = p.locator("#widget button[type=submit]");
+          await p.locator('#widget [data-question="reason"]').waitFor({ timeout: STEP_MS });
+          await p.locator("#widget input[name=visitorName]").fill(lang === "fr" ? "Léa Martin" : "Ada Lovelace");
+          await submit.click();
+          await p.locator("#widget .err-in:not([hidden])").waitFor({ timeout: STEP_MS });
+          await shotAndAxe(p, dir, `widget-join-questions-${lang}-${size}.png`);
+          await p.locator('#widget input[value="card"]').check();
+          await submit.click();
+          await p.locator("#widget [data-ticket]").waitFor({ timeout: STEP_MS });
+          await shotAndAxe(p, dir, `widget-join-ticket-${lang}-${size}.png`);
+          const english = await browser.newContext({ viewport: { width: w, height: h }, locale: "en-GB" });
+          try {
+            const t = await widgetJoin(api, { visitorName: "Camille", language: lang, intake: { reason: "account" } });
+            const s = await english.newPage();
+            await s.goto(`${api}/t/${t.id}#token=${t.ticketToken}`);
+            await s.waitForSelector(`html[lang="${lang}"] #code`, { timeout: STEP_MS });
+            await shotAndAxe(s, dir, `status-ticket-language-${lang}-${size}.png`);
+          } finally {
+            await english.close();
+          }
+        } finally {
+          await ctx.close();
+        }
+      }
+    }
+  } finally {
+    await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
+  }
+}
+
 /** Whether `--only=` picks a case: its name contains one of the `|`-separated words (none given: every case). */
 export const picked = (name, only) => !only || only.split("|").some((words) => name.includes(words));
 
@@ -2087,6 +2145,7 @@ export async function runPageSuite({ api, browser, screenshots, only, log = cons
     try {
       await pageScreenshots({ browser, api, dir: screenshots });
       await appointmentScreenshots({ browser, api, dir: screenshots });
+      await widgetJoinScreenshots({ browser, api, dir: screenshots });
       passed += 1;
       log(`✓ pages: screenshots of every page at 1280×800 and 768×1024 in English and French (${screenshots})`);
     } catch (err) {
