@@ -5140,6 +5140,12 @@ export interface components {
             } | null;
             /** @description A served leg handed on to the visit's next service: the next leg's ticket id, read with the same token (GET /v1/widget/tickets/{routedToId}); null otherwise, and while the hand-off is in flight (read again in a moment) */
             routedToId: string | null;
+            /**
+             * @description The language the visitor chose at the join (the join's `language`): the status page speaks it unless the visitor picks another; null when the join gave none (the business's default applies)
+             * @example fr
+             * @enum {string|null}
+             */
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
         };
         WidgetTicketPlace: {
             organization: {
@@ -5242,6 +5248,12 @@ export interface components {
                      * @enum {string}
                      */
                     kind: "walk_in" | "appointment";
+                    /**
+                     * @description The ticket's language (the join's `language`): a board offering it among its `voices` says the call in it (docs/display-board.md); null when the join gave none
+                     * @example fr
+                     * @enum {string|null}
+                     */
+                    language: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
                 }[];
                 /** @description The next codes in call order (at most 5) */
                 nextWaiting: string[];
@@ -17175,7 +17187,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17335,7 +17348,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17432,7 +17446,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17532,7 +17547,8 @@ export interface operations {
                      *           "index": 1,
                      *           "of": 1
                      *         },
-                     *         "routedToId": "rou_d3m00000000000000000"
+                     *         "routedToId": "rou_d3m00000000000000000",
+                     *         "language": "fr"
                      *       }
                      *     }
                      */
@@ -17636,7 +17652,8 @@ export interface operations {
                      *                 "counter": "Guichet 3",
                      *                 "assignedTo": "Demo",
                      *                 "calledAt": "2026-03-20T10:30:00.000Z",
-                     *                 "kind": "walk_in"
+                     *                 "kind": "walk_in",
+                     *                 "language": "fr"
                      *               }
                      *             ],
                      *             "nextWaiting": [

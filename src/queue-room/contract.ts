@@ -3,6 +3,7 @@ import type { IntakeAnswers } from "../domain/intake";
 import type { ConfirmMethod } from "../domain/remote-join";
 import type { PreviousOutcome, QueueStatus, RecoveryOption } from "../domain/tickets";
 import { iso } from "../lib/time";
+import { isLanguage } from "../domain/languages";
 import type {
   ArchiveResult,
   BoardData,
@@ -337,6 +338,7 @@ export function boardQueue(board: BoardData, at: number): BoardQueueData {
       counter: c.counter,
       calledAt: iso(c.calledAt),
       kind: c.kind,
+      language: isLanguage(c.language) ? c.language : null,
     })),
     nextWaiting: board.nextWaiting,
     generatedAt: iso(at),

@@ -1,6 +1,7 @@
 import type { TicketStatus } from "../domain/tickets";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
 import { iso, isoOrNull } from "../lib/time";
+import { isLanguage } from "../domain/languages";
 import type { RoomClient } from "./contract";
 import type { TicketMessage, TicketView, VerdictToken, VisitorTicketData } from "./types";
 
@@ -188,6 +189,8 @@ export class TicketFollowers {
 
   private async data(view: TicketView): Promise<VisitorTicketData> {
     const name = this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
+    const stored = this.sql.exec<{ language: string | null }>("SELECT language FROM tickets WHERE id = ?", view.id).toArray()[0];
+    const language = isLanguage(stored?.language) ? stored.language : null;
     const called = view.status === "called" || view.status === "serving";
     return {
       ticketId: view.id,
@@ -207,6 +210,7 @@ export class TicketFollowers {
       placement: view.placement === null ? null : { ...view.placement, since: iso(view.placement.since) },
       leg: view.leg,
       routedToId: view.status === "served" ? view.routedToId : null,
+      language,
     };
   }
 }

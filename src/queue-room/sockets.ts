@@ -455,10 +455,11 @@ export class RoomSockets {
         counter: string | null;
         called_at: number;
         kind: TicketKind;
+        language: string | null;
       }>(
         // A recall announces the ticket again: the board sees a new announcement time and
         // flashes the code again (docs/desks.md).
-        `SELECT number, visit_code, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at, kind FROM tickets
+        `SELECT number, visit_code, status, assigned_to_id, counter, COALESCE(recalled_at, called_at) AS called_at, kind, language FROM tickets
          WHERE status IN ('called', 'serving') ORDER BY COALESCE(recalled_at, called_at) DESC, number DESC LIMIT ?`,
         BOARD_CALLED_LIMIT,
       )
@@ -473,6 +474,7 @@ export class RoomSockets {
         counter: t.counter,
         calledAt: t.called_at,
         kind: t.kind,
+        language: t.language,
       })),
       nextWaiting: next.map((t) => codeOf(letter, t)),
     };

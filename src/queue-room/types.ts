@@ -1,5 +1,6 @@
 import type { BlendCopy, PlacementRule, TicketKind } from "../domain/blend";
 import type { IntakeAnswers } from "../domain/intake";
+import type { Language } from "../domain/languages";
 import type { RouteLeg } from "../domain/visit-route";
 import type { ConfirmMethod, RemoteJoinStatus } from "../domain/remote-join";
 import type { QueueStatus, RecoveryOption, TicketSource, TicketStatus } from "../domain/tickets";
@@ -361,6 +362,8 @@ export interface VisitorTicketData {
   leg: { index: number; of: number } | null;
   /** A served leg handed on: the next leg's ticket, read with the same token; null otherwise (and while the hand-off is in flight). */
   routedToId: string | null;
+  /** The language the visitor chose at the join (the status page speaks it unless the visitor picks another); null: none given. */
+  language: Language | null;
 }
 
 export type TicketMessage = { type: "ticket_update"; data: VisitorTicketData };
@@ -387,7 +390,15 @@ export interface BoardQueueData {
   waitingCount: number;
   estimatedWaitMinutes: number;
   estimatedWaitRange: WaitRange;
-  called: { displayCode: string; status: "called" | "serving"; counter: string | null; calledAt: string; kind: TicketKind }[];
+  called: {
+    displayCode: string;
+    status: "called" | "serving";
+    counter: string | null;
+    calledAt: string;
+    kind: TicketKind;
+    /** The ticket's language (the board says the call in it when it offers it); null: none given. */
+    language: Language | null;
+  }[];
   nextWaiting: string[];
   generatedAt: string;
 }
@@ -404,6 +415,7 @@ export interface BoardData {
     counter: string | null;
     calledAt: number;
     kind: TicketKind;
+    language: string | null;
   }[];
   nextWaiting: string[];
 }

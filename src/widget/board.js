@@ -147,13 +147,19 @@
         done();
       }
     }
+    /**
+     * The voices a call is said in: the ticket's language when the board offers it (and the device
+     * can say it), else the board's first voice; a call that names no language, in every voice.
+     */
+    function voicesFor(c) {
+      const audible = voices.filter((v) => !mute.has(v.locale));
+      if (!c.language) return audible;
+      const own = audible.find((v) => v.language === c.language);
+      return own ? [own] : audible.slice(0, 1);
+    }
     function say(calls) {
       if (!speech) return;
-      calls.forEach((c) =>
-        voices.forEach((v) => {
-          if (!mute.has(v.locale)) spoken.push({ text: spokenCall(v.language, v, c), lang: v.locale });
-        }),
-      );
+      calls.forEach((c) => voicesFor(c).forEach((v) => spoken.push({ text: spokenCall(v.language, v, c), lang: v.locale })));
       speakNext();
     }
     // The board's state: the organization from the first load, then each queue as its

@@ -37,6 +37,11 @@
       bookPhoneBad: "Enter the number in international format (+ and digits).", bookEmailBad: "Please check the e-mail address.",
       bookDone: "Your appointment is booked", bookCode: "Check-in code", bookCodeHint: "When you arrive, enter this code at the kiosk (\"I have an appointment\").",
       bookManage: "See, move or cancel the appointment", bookAnother: "Book another appointment", bookWith: "{service}, {when}",
+      qOptional: "(optional)", qRequired: "Please answer this question.", qConsent: "Please tick the box to continue.",
+      qText: "Please write a short answer (at most 500 characters).", qNumber: "Please enter a number.",
+      qSelect: "Please choose one of the answers.", qDate: "Please enter a date.",
+      qPhone: "Please enter the number in international format, e.g. +33 6 12 34 56 78.",
+      qEmail: "Please enter an email address, e.g. name@example.com.",
     },
     fr: {
       waiting: "En attente", wait: "Attente estimée", min: "~{n} min", serving: "Numéros appelés", next: "Prochains",
@@ -66,6 +71,11 @@
       bookPhoneBad: "Saisissez le numéro au format international (+ et chiffres).", bookEmailBad: "Merci de vérifier l'adresse e-mail.",
       bookDone: "Votre rendez-vous est réservé", bookCode: "Code d'arrivée", bookCodeHint: "À votre arrivée, saisissez ce code sur la borne (« J'ai un rendez-vous »).",
       bookManage: "Voir, déplacer ou annuler le rendez-vous", bookAnother: "Prendre un autre rendez-vous", bookWith: "{service}, {when}",
+      qOptional: "(facultatif)", qRequired: "Merci de répondre à cette question.", qConsent: "Merci de cocher la case pour continuer.",
+      qText: "Merci d'écrire une réponse courte (500 caractères au plus).", qNumber: "Merci de saisir un nombre.",
+      qSelect: "Merci de choisir une des réponses.", qDate: "Merci de saisir une date.",
+      qPhone: "Merci de saisir le numéro au format international, par ex. +33 6 12 34 56 78.",
+      qEmail: "Merci de saisir une adresse e-mail, par ex. nom@exemple.fr.",
     },
   };
   // The catalogue's languages (src/domain/languages, checked by test/unit/languages.test.ts). Words
@@ -112,7 +122,9 @@ button.sec{background:none;color:var(--p);border:1px solid currentColor;margin-t
 button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{outline:3px solid var(--p);outline-offset:2px}
 select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--bd);border-radius:8px;padding:8px}
 .chosen{color:var(--mut);margin:0 0 8px}.bkcode{font:700 40px/1.1 ui-monospace,Menlo,monospace;letter-spacing:.12em;color:var(--p);margin:4px 0}
-.ticket a{color:var(--p);font-weight:600}.err-in{font-size:13px;color:#b91c1c}`;
+.ticket a{color:var(--p);font-weight:600}.err-in{font-size:13px;color:#b91c1c}
+fieldset{border:1px solid var(--bd);border-radius:8px;padding:6px 8px;margin:0;display:grid;gap:4px}legend{font-size:13px;color:var(--mut)}
+.opt{display:flex;align-items:center;gap:8px;font-size:15px;color:var(--fg)}.qs{display:grid;gap:8px}`;
 
   /** A DOM element with text children only: server data never becomes markup. */
   function el(tag, attrs, ...kids) {
@@ -348,6 +360,11 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
       const storeKey = `queueWidget:ticket:${o.queueId}`;
       // lateOff: the queue refused a later turn (docs/visits.md, defer); lateOpen: the choices are shown.
       let mine = null, ticketPoll = 0, lateOff = false, lateOpen = false;
+      // The service's join-time questions (docs/widget.md), as the kiosk asks them: read once, answered in the form.
+      let questions = [];
+      const qs = el("div", { class: "qs" });
+      const qLang = o.language === "fr" ? "fr" : "en";
+      const qWord = { text: t.qText, number: t.qNumber, select: t.qSelect, date: t.qDate, phone: t.qPhone, email: t.qEmail, consent: t.qConsent };
       const joinMsg = el("p", { class: "msg err", role: "alert", hidden: true });
       const form = o.allowJoin ? joinForm() : null;
 
@@ -507,17 +524,65 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
         }
       }
 
+      function askQuestions() {
+        api(o, "GET", `/v1/widget/queue/${enc(o.queueId)}/intake`, null, true).then((d) => {
+          questions = d.fields.filter((q) => q.required !== "at_serve");
+          qs.replaceChildren(...questions.map((q, i) => {
+            const id = `qw-q${i}`, n = `intake.${q.key}`, label = `${q.label[qLang]}${q.required === "at_join" ? "" : ` ${t.qOptional}`}`;
+            q.err = el("span", { class: "err-in", id: `${id}-e`, hidden: true });
+            const attrs = { name: n, "aria-describedby": `${id}-e`, "aria-required": q.required === "at_join" ? "true" : null };
+            if (q.type === "select") return (q.box = el("fieldset", { "data-question": q.key, "aria-describedby": `${id}-e` }, el("legend", {}, label),
+              ...(q.options || []).map((c) => el("label", { class: "opt" }, el("input", { type: "radio", name: n, value: c.value }), c.label[qLang])), q.err));
+            if (q.type === "consent") return (q.box = el("div", { "data-question": q.key }, el("label", { class: "opt" }, el("input", { ...attrs, type: "checkbox", value: "yes" }), label), q.err));
+            const type = { number: "text", date: "date", phone: "tel", email: "email" }[q.type] || "text";
+            return (q.box = el("label", { "data-question": q.key }, label, el("input", { ...attrs, type, maxlength: q.type === "text" ? "500" : null, autocomplete: "off" }), q.err));
+          }));
+        }).catch(() => { /* the join still goes; a refusal names the question */ });
+      }
+      /** The answers the form holds, and the first refused one (the API's rules, in the page's words). */
+      function answers(f) {
+        const data = new FormData(f), out = {};
+        let bad = null;
+        for (const q of questions) {
+          const raw = String(data.get(`intake.${q.key}`) || "").trim();
+          let v = q.type === "consent" ? raw === "yes" || undefined : raw === "" ? undefined : q.type === "number" ? Number(raw.replace(",", ".")) : q.type === "phone" ? raw.replace(/[\s.()-]/g, "") : raw;
+          const wrong = v === undefined ? q.required === "at_join" && (q.type === "consent" ? t.qConsent : t.qRequired)
+            : (q.type === "number" && !Number.isFinite(v)) || (q.type === "phone" && !/^\+[1-9]\d{6,14}$/.test(v)) ||
+              (q.type === "email" && !/^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/.test(v)) || (q.type === "date" && !/^\d{4}-\d{2}-\d{2}$/.test(v)) ||
+              (q.type === "text" && v.length > 500) ? qWord[q.type] : null;
+          if (wrong && !bad) bad = { key: q.key, text: wrong };
+          if (v !== undefined) out[q.key] = v;
+        }
+        return { out, bad };
+      }
+      /** A refused answer under its question (the refusal names `intake.<key>`); false when the form has no such question. */
+      function refuseAnswer(key, text) {
+        const q = questions.find((x) => x.key === key);
+        if (!q) return false;
+        q.err.textContent = text;
+        q.err.hidden = false;
+        const input = q.box.querySelector("input");
+        if (q.type !== "select") input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return true;
+      }
+
       function joinForm() {
         const name = el("input", { name: "visitorName", autocomplete: "name", maxlength: "100" });
         const phone = el("input", { name: "phone", type: "tel", autocomplete: "tel", placeholder: "+33612345678" });
         const party = el("input", { name: "partySize", type: "number", min: "1", max: "50", value: "1" });
         const button = el("button", { type: "submit" }, t.join);
         const f = el("form", { novalidate: true },
-          el("label", {}, t.name, name), el("label", {}, t.phone, phone), el("label", {}, t.party, party), button);
+          el("label", {}, t.name, name), el("label", {}, t.phone, phone), el("label", {}, t.party, party), qs, button);
+        askQuestions();
         f.addEventListener("submit", async (ev) => {
           ev.preventDefault();
           if (joinBusy) return;
+          for (const q of questions) { q.err.hidden = true; q.box.querySelectorAll("input").forEach((i) => i.removeAttribute("aria-invalid")); }
+          const { out, bad } = answers(f);
+          if (bad) return void refuseAnswer(bad.key, bad.text);
           const req = {};
+          if (Object.keys(out).length) req.intake = out;
           if (name.value.trim()) req.visitorName = name.value.trim();
           if (phone.value.trim()) req.phone = phone.value.replace(/[\s().-]/g, "");
           if (party.value !== "") req.partySize = Number(party.value);
@@ -530,8 +595,17 @@ select{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--
           joinMsg.hidden = true;
           try {
             const created = await api(o, "POST", `/v1/widget/queue/${enc(o.queueId)}/join`, req, true);
+            f.reset();
             showTicket(created);
           } catch (e) {
+            const field = String((e.details && e.details.field) || "");
+            if (field.startsWith("intake.")) {
+              const q = questions.find((x) => x.key === field.slice(7));
+              const text = !q ? t.qRequired : q.type === "consent" ? t.qConsent : /^is required/.test(e.details.reason || "") ? t.qRequired : qWord[q.type];
+              if (refuseAnswer(field.slice(7), text)) return;
+              askQuestions();
+              e = { code: "", message: text };
+            }
             joinMsg.textContent = /^(QUEUE_|OFFLINE|AUTH|KEY_)/.test(e.code) ? errorText(t, e, false) : fmt(t.joinFailed, { msg: errorText(t, e, false) });
             joinMsg.hidden = false;
           } finally {

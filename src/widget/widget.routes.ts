@@ -194,12 +194,24 @@ export const VisitorTicket = z
           "A served leg handed on to the visit's next service: the next leg's ticket id, read with the same token " +
           "(GET /v1/widget/tickets/{routedToId}); null otherwise, and while the hand-off is in flight (read again in a moment)",
       }),
+    language: Language.nullable().openapi({
+      description:
+        "The language the visitor chose at the join (the join's `language`): the status page speaks it unless the visitor picks " +
+        "another; null when the join gave none (the business's default applies)",
+      example: "fr",
+    }),
   })
   .openapi("VisitorTicket");
 
 const BoardCallKind = z
   .enum(TICKET_KINDS)
   .openapi({ description: 'walk_in, or appointment: the board shows "Appointment" beside the call' });
+
+const BoardCallLanguage = Language.nullable().openapi({
+  description:
+    "The ticket's language (the join's `language`): a board offering it among its `voices` says the call in it " +
+    "(docs/display-board.md); null when the join gave none",
+});
 
 /** One queue on the board: an item of the display-board route and the WebSocket's `board_update` data. */
 const boardQueueShape = {
@@ -218,6 +230,7 @@ const boardQueueShape = {
       }),
       calledAt: z.string(),
       kind: BoardCallKind,
+      language: BoardCallLanguage,
     }),
   ),
   nextWaiting: z.array(z.string()).openapi({ description: "The next codes in call order (at most 5)" }),
@@ -265,6 +278,7 @@ const DisplayBoard = z
             }),
             calledAt: z.string(),
             kind: BoardCallKind,
+            language: BoardCallLanguage,
           }),
         ),
       }),

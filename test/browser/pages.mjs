@@ -56,7 +56,8 @@ async function moveClocks(api, page, ms) {
 async function resetDemo(api) {
   // npm run dev creates the demo queue and desks once the Worker answers: wait for them.
   let desks = [];
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+  // Minutes, not seconds, on a loaded machine (the dev start makes them after the Worker first answers).
+  for (const deadline = Date.now() + 300_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
     const listed = await apiCall(api, "GET", `/locations/${DEMO.location.id}/desks`);
     desks = listed.success ? listed.data : [];
     if (desks.length >= 2) break;
@@ -318,6 +319,11 @@ async function bookAhead(api, fromMinutes, toMinutes) {
 /** A shop's page embedding the widget in booking mode, served from another origin than the API (a port of 127.0.0.1). */
 async function openBookingWidget(page, api, lang) {
   const config = { type: "book", locationId: DEMO.location.id, apiKey: DEMO.widgetKey.value, language: lang, apiBase: api };
+  await openWidget(page, api, lang, config, "book");
+}
+
+/** A shop's page embedding the widget (`config`), served from another origin than the API (a port of 127.0.0.1). */
+async function openWidget(page, api, lang, config, where) {
   const html = `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>Demo Bank — ${lang === "fr" ? "Rendez-vous" : "Appointments"}</title>
 <style>body{font-family:system-ui,sans-serif;margin:0;background:#f3f4f6}main{max-width:460px;margin:32px auto;padding:0 16px}</style></head>
 <body><main><h1>Demo Bank</h1><div id="widget"></div></main>
@@ -325,7 +331,7 @@ async function openBookingWidget(page, api, lang) {
   const server = http.createServer((_, res) => res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(html));
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   page.once("close", () => server.close());
-  await page.goto(`http://127.0.0.1:${server.address().port}/book`, { timeout: STEP_MS });
+  await page.goto(`http://127.0.0.1:${server.address().port}/${where}`, { timeout: STEP_MS });
 }
 
 /**
@@ -825,6 +831,141 @@ export function pageCases() {
         }
       },
     },
+    {
+      name: "pages status language: a ticket taken in French opens in French without ?lang= in an English browser; ?lang=en still wins (axe)",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const mine = await widgetJoin(api, { visitorName: "Léa", language: "fr" });
+        const read = await must(api, "GET", `/widget/tickets/${mine.id}`, null, { "X-Ticket-Token": mine.ticketToken });
+        check(read.language === "fr", `the visitor's read: language ${read.language}`);
+        const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await p.goto(`${api}/t/${mine.id}#token=${mine.ticketToken}`, { timeout: STEP_MS });
+          await p.getByText("Vous êtes le prochain").waitFor({ timeout: STEP_MS });
+          check((await p.evaluate(() => document.documentElement.lang)) === "fr", "the page's lang is not fr");
+          await p.getByText("Votre ticket", { exact: false }).first().waitFor({ timeout: STEP_MS });
+          await checkAxe(p, "the status page in the ticket's language");
+          // The visitor's own choice beats the ticket's.
+          await p.goto(`${api}/t/${mine.id}?lang=en#token=${mine.ticketToken}`, { timeout: STEP_MS });
+          await p.getByText("You are next").waitFor({ timeout: STEP_MS });
+          check((await p.evaluate(() => document.documentElement.lang)) === "en", "?lang=en did not win over the ticket's language");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages board ticket language: with voices=fr,en,ar an Arabic ticket's call is said in Arabic only; a Spanish one (not offered) in the first voice, French",
+      async run({ browser, api }) {
+        await resetDemo(api);
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "fr-FR" });
+        try {
+          const board = await ctx.newPage();
+          await board.addInitScript(() => {
+            window.utterances = [];
+            SpeechSynthesis.prototype.speak = function (u) {
+              window.utterances.push({ text: u.text, lang: u.lang });
+              setTimeout(() => u.onend?.(new Event("end")), 300);
+            };
+            SpeechSynthesis.prototype.getVoices = () =>
+              ["fr-FR", "en-GB", "ar-MA"].map((lang) => ({ lang, name: lang, default: false, localService: true, voiceURI: lang }));
+          });
+          const url = `${api}/v1/widget/board?organization=${DEMO.organization.id}&location=${DEMO.location.id}&key=${DEMO.widgetKey.value}`;
+          await board.goto(`${url}&language=fr&kiosk=1&voices=fr,en,ar`, { timeout: STEP_MS });
+          await board.getByText(DEMO.queue.name).first().waitFor({ timeout: STEP_MS });
+          const arabic = await widgetJoin(api, { visitorName: "Amal", language: "ar" });
+          const spanish = await widgetJoin(api, { visitorName: "Lucía", language: "es" });
+          const said = async (ticket, counter) => {
+            const before = await board.evaluate(() => window.utterances.length);
+            const called = await must(api, "POST", `/queues/${DEMO.queue.id}/call-next`, { counter });
+            check(called.id === ticket.id, `call-next called ${called.displayCode}, not ${ticket.displayCode}`);
+            await board.locator(`[data-called="${ticket.displayCode}"]`).first().waitFor({ timeout: STEP_MS });
+            await board.waitForFunction((n) => window.utterances.length > n, before, { timeout: STEP_MS });
+            // Time for any other voice to follow (each utterance ends after 300 ms).
+            await new Promise((r) => setTimeout(r, 2000));
+            return (await board.evaluate(() => window.utterances)).slice(before);
+          };
+          const spokenCode = (code) => code.replace(/^([A-Za-z]+)-0*(\d+)$/, "$1 $2");
+          const inArabic = await said(arabic, "Guichet 2");
+          check(
+            JSON.stringify(inArabic) === JSON.stringify([{ text: `التذكرة ${spokenCode(arabic.displayCode)}، Guichet 2`, lang: "ar-MA" }]),
+            `the Arabic ticket's call: ${JSON.stringify(inArabic)}`,
+          );
+          const inFrench = await said(spanish, "Guichet 1");
+          check(
+            JSON.stringify(inFrench) ===
+              JSON.stringify([{ text: `Numéro ${spokenCode(spanish.displayCode)}, au guichet 1`, lang: "fr-FR" }]),
+            `the Spanish ticket's call (not offered): ${JSON.stringify(inFrench)}`,
+          );
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    ...["en", "fr"].map((lang) => ({
+      name: `pages widget questions (${lang}): embed.js's join form asks the service's required question; unanswered, the join waits (said in the page's words); answered, the ticket has it (axe)`,
+      async run({ browser, api }) {
+        await resetDemo(api);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+        const fr = lang === "fr";
+        const ctx = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: fr ? "fr-FR" : "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          const joins = [];
+          p.on("request", (r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`) && r.method() === "POST" && joins.push(r));
+          const config = {
+            type: "join",
+            queueId: DEMO.queue.id,
+            organizationId: DEMO.organization.id,
+            apiKey: DEMO.widgetKey.value,
+            language: lang,
+            showLogo: false,
+            apiBase: api,
+          };
+          await openWidget(p, api, lang, config, "join");
+          const w = p.locator("#widget");
+          const question = w.getByRole("group", { name: fr ? "Motif de la visite" : "Reason for the visit" });
+          await question.waitFor({ timeout: STEP_MS });
+          await w.getByLabel(fr ? "Votre nom (facultatif)" : "Your name (optional)").fill(fr ? "Léa" : "Ada");
+          await checkAxe(p, `the widget's question (${lang})`);
+          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          await w.getByText(fr ? "Merci de répondre à cette question." : "Please answer this question.").waitFor({ timeout: STEP_MS });
+          check(joins.length === 0, "the join went with the required question unanswered");
+          await checkAxe(p, `the widget's refused question (${lang})`);
+          await w.getByLabel(fr ? "Problème de carte" : "Card issue").check();
+          const joined = p.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          const res = await joined;
+          check(res.status() === 201, `the join answered ${res.status()} ${await res.text()}`);
+          const ticket = (await res.json()).data;
+          await w.locator(`[data-ticket="${ticket.id}"]`).waitFor({ timeout: STEP_MS });
+          const stored = await must(api, "GET", `/tickets/${ticket.id}`);
+          check(stored.intake?.reason === "card", `the ticket's intake: ${JSON.stringify(stored.intake)}`);
+          // The API's refusal of an answer (a bidi override in a text) stands under its question, in the page's words.
+          await must(api, "PUT", `/services/${DEMO.service.id}/intake`, {
+            fields: [REQUIRED_REASON, { key: "note", label: { fr: "Précisions", en: "Details" }, type: "text", required: "never" }],
+          });
+          await p.evaluate(() => localStorage.clear());
+          await p.reload();
+          const note = w.getByLabel(fr ? "Précisions (facultatif)" : "Details (optional)");
+          await note.waitFor({ timeout: STEP_MS });
+          await w.getByLabel(fr ? "Ouvrir un compte" : "Open an account").check();
+          await note.fill("abc\u202edef");
+          const refused = p.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          check((await refused).status() === 400, "the join with a bidi override was not refused");
+          await w
+            .getByText(
+              fr ? "Merci d'écrire une réponse courte (500 caractères au plus)." : "Please write a short answer (at most 500 characters).",
+            )
+            .waitFor({ timeout: STEP_MS });
+          check((await note.getAttribute("aria-invalid")) === "true", "the refused answer's input is not marked invalid");
+        } finally {
+          await ctx.close();
+        }
+      },
+    })),
     {
       name: "pages: the floor view shows the desks and the queues with their waiting line (axe)",
       async run({ browser, api }) {
@@ -1920,12 +2061,73 @@ export async function appointmentScreenshots({ browser, api, dir }) {
   }
 }
 
+/**
+ * The widget's join form with the service's required question (refused unanswered, then its ticket)
+ * and the status page of a ticket taken in each language, opened without `?lang=` in an English
+ * browser: EN and FR, 1280×800 and 768×1024 (issues 39, 45).
+ */
+export async function widgetJoinScreenshots({ browser, api, dir }) {
+  mkdirSync(dir, { recursive: true });
+  await resetDemo(api);
+  await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+  try {
+    for (const lang of ["en", "fr"]) {
+      for (const [w, h] of [
+        [1280, 800],
+        [768, 1024],
+      ]) {
+        const size = `${w}x${h}`;
+        const ctx = await browser.newContext({ viewport: { width: w, height: h }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          const config = {
+            type: "join",
+            queueId: DEMO.queue.id,
+            organizationId: DEMO.organization.id,
+            apiKey: DEMO.widgetKey.value,
+            language: lang,
+            apiBase: api,
+          };
+          await openWidget(p, api, lang, config, "join");
+          const submit = p.locator("#widget button[type=submit]");
+          await p.locator('#widget [data-question="reason"]').waitFor({ timeout: STEP_MS });
+          await p.locator("#widget input[name=visitorName]").fill(lang === "fr" ? "Léa Martin" : "Ada Lovelace");
+          await submit.click();
+          await p.locator("#widget .err-in:not([hidden])").waitFor({ timeout: STEP_MS });
+          await shotAndAxe(p, dir, `widget-join-questions-${lang}-${size}.png`);
+          await p.locator('#widget input[value="card"]').check();
+          await submit.click();
+          await p.locator("#widget [data-ticket]").waitFor({ timeout: STEP_MS });
+          await shotAndAxe(p, dir, `widget-join-ticket-${lang}-${size}.png`);
+          const english = await browser.newContext({ viewport: { width: w, height: h }, locale: "en-GB" });
+          try {
+            const t = await widgetJoin(api, { visitorName: "Camille", language: lang, intake: { reason: "account" } });
+            const s = await english.newPage();
+            await s.goto(`${api}/t/${t.id}#token=${t.ticketToken}`);
+            await s.waitForSelector(`html[lang="${lang}"] #code`, { timeout: STEP_MS });
+            await shotAndAxe(s, dir, `status-ticket-language-${lang}-${size}.png`);
+          } finally {
+            await english.close();
+          }
+        } finally {
+          await ctx.close();
+        }
+      }
+    }
+  } finally {
+    await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
+  }
+}
+
+/** Whether `--only=` picks a case: its name contains one of the `|`-separated words (none given: every case). */
+export const picked = (name, only) => !only || only.split("|").some((words) => name.includes(words));
+
 /** Runs the cases (and the screenshots) against `api`; answers {passed, failed, figures}. */
 export async function runPageSuite({ api, browser, screenshots, only, log = console.log }) {
   const figures = {};
   let passed = 0,
     failed = 0;
-  for (const testCase of pageCases().filter((c) => !only || c.name.includes(only))) {
+  for (const testCase of pageCases().filter((c) => picked(c.name, only))) {
     try {
       await testCase.run({ browser, api, figures, screenshots });
       passed += 1;
@@ -1939,10 +2141,11 @@ export async function runPageSuite({ api, browser, screenshots, only, log = cons
       );
     }
   }
-  if (screenshots && (!only || "screenshots".includes(only))) {
+  if (screenshots && (!only || only.split("|").some((words) => "screenshots".includes(words)))) {
     try {
       await pageScreenshots({ browser, api, dir: screenshots });
       await appointmentScreenshots({ browser, api, dir: screenshots });
+      await widgetJoinScreenshots({ browser, api, dir: screenshots });
       passed += 1;
       log(`✓ pages: screenshots of every page at 1280×800 and 768×1024 in English and French (${screenshots})`);
     } catch (err) {

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
 import { DEMO } from "../../scripts/seed.mjs";
-import { runPageSuite } from "./pages.mjs";
+import { picked, runPageSuite } from "./pages.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 // Every run writes its screenshots to the ignored artifacts folder; the committed ones under
@@ -57,7 +57,8 @@ async function waitForUrl(url, ms, alive) {
   while (Date.now() < deadline) {
     if (!alive()) throw new Error(`the service exited before answering ${url}`);
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      // Generous: on a loaded machine the first answers take tens of seconds (a 2 s probe never saw one).
+      const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
       if (res.ok) return;
     } catch {
       /* not up yet */
@@ -1551,9 +1552,9 @@ async function main() {
 
   let passed = 0,
     failed = 0;
-  // `npm run test:browser -- --only=<words>` runs the cases whose name contains them.
+  // `npm run test:browser -- --only=<words>` runs the cases whose name contains them (`a|b`: either).
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
-  for (const testCase of cases.filter((c) => !only || c.name.includes(only))) {
+  for (const testCase of cases.filter((c) => picked(c.name, only))) {
     const page = await browser.newPage();
     const pageErrors = [];
     page.on("pageerror", (err) => pageErrors.push(String(err)));

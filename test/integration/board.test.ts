@@ -92,9 +92,36 @@ describe("display-board route", () => {
         assignedTo: "Test",
         calledAt: expect.stringMatching(/Z$/),
         kind: "walk_in",
+        language: null,
       },
     ]);
     expect(q.generatedAt).toBe(board.generatedAt);
+  });
+});
+
+describe("the ticket's language on the board's calls (issue 39)", () => {
+  it("the display-board route and the socket's board_update carry each call's ticket language, for the board to say it in", async () => {
+    const f = await boardFixture();
+    const socket = await Client.open(`?queueId=${f.queueId}&view=board`);
+    expect((await socket.next()).type).toBe("board_update");
+    const join = (language?: string) =>
+      call("POST", `/v1/widget/queue/${f.queueId}/join`, { apiKey: f.widgetKey, body: language ? { language } : {} });
+    const arabic = expectOk(await join("ar"), 201);
+    const none = expectOk(await join(), 201);
+    await socket.next();
+    await socket.next();
+    expectOk(await callNext(f, { token: f.owner.token }, { counter: "Guichet 2" }));
+    const update = await socket.next();
+    expect(update.data.called).toEqual([expect.objectContaining({ displayCode: arabic.displayCode, language: "ar" })]);
+    expectOk(await callNext(f, { token: f.owner.token }, { counter: "Guichet 3" }));
+    expect((await socket.next()).data.called[0]).toMatchObject({ displayCode: none.displayCode, language: null });
+    const board = expectOk(await call("GET", `/v1/widget/organization/${f.organizationId}/display-board`, { apiKey: f.widgetKey }));
+    const languageOf = new Map(
+      board.queues[0].called.map((c: { displayCode: string; language: string | null }) => [c.displayCode, c.language]),
+    );
+    expect(languageOf.get(arabic.displayCode)).toBe("ar");
+    expect(languageOf.get(none.displayCode)).toBeNull();
+    socket.close();
   });
 });
 

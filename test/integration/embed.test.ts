@@ -13,12 +13,13 @@ describe("GET /v1/embed.js", () => {
   });
 
   // 8 KB until the join widget learnt to follow its ticket (live position, your turn, leave);
-  // 12 KB until it learnt to book (issue 38: service, day, slot, details, confirmation). The
-  // script is served unminified; minifying it at build time is the next cut.
-  it("is small enough to embed (under 14 KB gzipped)", async () => {
+  // 12 KB until it learnt to book (issue 38: service, day, slot, details, confirmation); 14 KB
+  // until its join form asked the service's questions (issue 45: 15.0 KB). The script is served
+  // unminified; minifying it at build time is the next cut.
+  it("is small enough to embed (under 16 KB gzipped)", async () => {
     const res = await call("GET", "/v1/embed.js");
     const gzipped = await new Response(new Blob([res.body]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
-    expect(gzipped.byteLength).toBeLessThan(14 * 1024);
+    expect(gzipped.byteLength).toBeLessThan(16 * 1024);
   });
 });
 

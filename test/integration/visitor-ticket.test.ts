@@ -79,6 +79,8 @@ describe("the visitor's ticket over HTTP", () => {
       // docs/visits.md, several services: a one-service visit.
       leg: null,
       routedToId: null,
+      // The join gave no language.
+      language: null,
     });
     expectOk(await operate(f, `/v1/queues/${f.queueId}/call-next`));
     expect(expectOk(await read(mine.id, mine.ticketToken))).toMatchObject({ status: "waiting", position: 1 });
@@ -91,6 +93,18 @@ describe("the visitor's ticket over HTTP", () => {
     // Finished: the token dies with the ticket.
     expectOk(await operate(f, `/v1/tickets/${mine.id}/complete`));
     expectError(await read(mine.id, mine.ticketToken), 404, "NOT_FOUND");
+  });
+
+  it("the read answers the language the visitor chose at the join: the status page speaks it (issue 39)", async () => {
+    const f = await widgetFixture();
+    const joined = expectOk(
+      await call("POST", `/v1/widget/queue/${f.queueId}/join`, { apiKey: f.widgetKey, body: { language: "fr" } }),
+      201,
+    );
+    expect(expectOk(await read(joined.id, joined.ticketToken))).toMatchObject({ ticketId: joined.id, language: "fr" });
+    // The visitor's own changes answer it too.
+    const left = expectOk(await leave(joined.id, joined.ticketToken));
+    expect(left).toMatchObject({ status: "cancelled", language: "fr" });
   });
 
   it("the room keeps the token's SHA-256 beside the ticket, never the token", async () => {

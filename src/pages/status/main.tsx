@@ -5,7 +5,7 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./status.css";
 import { api, ApiRefusal, type Schemas, type VisitorTicket } from "../shared/api";
-import { languageMeta, minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
+import { langChosen, languageMeta, minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
 import { LanguageSwitch } from "../shared/language-switch";
 import { openLive, type LiveState } from "../shared/live";
 
@@ -147,6 +147,13 @@ function App() {
   const [lateAsking, setLateAsking] = useState(false);
   // A refusal of DEFER_LIMIT_REACHED hides the button even if the queue's bounds read earlier said otherwise.
   const [lateSpent, setLateSpent] = useState(false);
+  // The language the visitor chose at the join (the kiosk's, the widget's): the page speaks it
+  // unless the visitor chose here (`?lang=`, the switch), and only if the business offers it.
+  const [ticketLang, setTicketLang] = useState<PageLang | null>(null);
+  useEffect(() => {
+    if (ticketLang === null || langChosen() || (place && !place.languages.includes(ticketLang))) return;
+    setLang(ticketLang);
+  }, [ticketLang, place]);
   const readVerdict = () =>
     api<FeedbackState>("GET", feedbackPath, { headers: { "X-Ticket-Token": token } })
       .then(setVerdict)
@@ -154,6 +161,7 @@ function App() {
 
   const show = (next: VisitorTicket) => {
     if (handedOn(next)) return follow(next);
+    if (next.language) setTicketLang(next.language);
     setTicket((before) => {
       if (next.status === "called" && before?.status !== "called") navigator.vibrate?.([300, 150, 300]);
       return next;
