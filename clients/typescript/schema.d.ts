@@ -559,7 +559,7 @@ export interface paths {
         head?: never;
         /**
          * Change a location
-         * @description Any creation field except organizationId, and openingHours; null clears timezone (back to UTC), phone, email and openingHours (open all day).
+         * @description Any creation field except organizationId, and openingHours; null clears timezone (back to UTC), phone, email, openingHours (open all day) and defaultLanguage (the organization's).
          */
         patch: operations["updateLocation"];
         trace?: never;
@@ -4251,6 +4251,12 @@ export interface components {
             phone: string | null;
             email: string | null;
             openingHours: components["schemas"]["OpeningHours"];
+            /**
+             * @description The language its visitors get when they chose none; null: the organization's
+             * @example fr
+             * @enum {string|null}
+             */
+            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -4386,6 +4392,12 @@ export interface components {
             phone?: string | null;
             /** Format: email */
             email?: string | null;
+            /**
+             * @description The language its visitors get when they chose none (kiosk, joins, messages); one of the organization's languages. null or absent: the organization's defaultLanguage
+             * @example fr
+             * @enum {string|null}
+             */
+            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
         };
         NearbyLocation: components["schemas"]["Location"] & {
             distanceKm: number;
@@ -4408,6 +4420,12 @@ export interface components {
             phone?: string | null;
             /** Format: email */
             email?: string | null;
+            /**
+             * @description The language its visitors get when they chose none (kiosk, joins, messages); one of the organization's languages. null or absent: the organization's defaultLanguage
+             * @example fr
+             * @enum {string|null}
+             */
+            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
             /**
              * @description Weekly opening hours in the location's timezone; null: open all day (the default)
              * @example {
@@ -5271,7 +5289,7 @@ export interface components {
             /** @description IANA zone of the location (times on the receipt; the phone field's country) */
             timezone: string;
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description The location's defaultLanguage when set, else the organization's: the kiosk's language until the visitor picks one
              * @example fr
              * @enum {string}
              */
@@ -11708,7 +11726,8 @@ export interface operations {
                  *       "longitude": 2.3319,
                  *       "timezone": "Europe/Paris",
                  *       "phone": "+33 1 23 45 67 89",
-                 *       "email": "owner@demo.example"
+                 *       "email": "owner@demo.example",
+                 *       "defaultLanguage": "fr"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateLocationRequest"];
@@ -11784,6 +11803,7 @@ export interface operations {
                      *             }
                      *           ]
                      *         },
+                     *         "defaultLanguage": "fr",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }
@@ -11909,6 +11929,7 @@ export interface operations {
                      *               }
                      *             ]
                      *           },
+                     *           "defaultLanguage": "fr",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
@@ -12040,6 +12061,7 @@ export interface operations {
                      *               }
                      *             ]
                      *           },
+                     *           "defaultLanguage": "fr",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z"
                      *         }
@@ -12162,6 +12184,7 @@ export interface operations {
                      *               }
                      *             ]
                      *           },
+                     *           "defaultLanguage": "fr",
                      *           "createdAt": "2026-03-20T10:30:00.000Z",
                      *           "updatedAt": "2026-03-20T10:30:00.000Z",
                      *           "distanceKm": 0.42,
@@ -12286,6 +12309,7 @@ export interface operations {
                  *       "timezone": "Europe/Paris",
                  *       "phone": "+33 1 23 45 67 89",
                  *       "email": "owner@demo.example",
+                 *       "defaultLanguage": "fr",
                  *       "openingHours": {
                  *         "mon": [
                  *           {
@@ -12403,6 +12427,7 @@ export interface operations {
                      *             }
                      *           ]
                      *         },
+                     *         "defaultLanguage": "fr",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
                      *         "updatedAt": "2026-03-20T10:30:00.000Z"
                      *       }

@@ -8,10 +8,18 @@ import { CursorQuery, cursorListEnvelope, listMeta, listWindow } from "../http/c
 import { ok, okList } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { createLocation, deleteLocation, findNearby, listLocations, locationRecord, updateLocation } from "./locations";
+import {
+  checkLocationLanguage,
+  createLocation,
+  deleteLocation,
+  findNearby,
+  listLocations,
+  locationRecord,
+  updateLocation,
+} from "./locations";
 import { retireQueues } from "../tickets/queue-rooms";
 import { rulesChanged } from "../tickets/room-rules";
-import { Email, PublicLine } from "../http/schemas";
+import { Email, Language, PublicLine } from "../http/schemas";
 import { rangesProblem, WEEKDAYS, type Weekday } from "../domain/opening-hours";
 import { deps } from "../http/deps";
 
@@ -83,6 +91,10 @@ const LocationFields = {
   timezone: Timezone.nullable().optional().openapi({ description: "IANA zone name, default UTC" }),
   phone: Phone.nullable().optional(),
   email: Email.nullable().optional(),
+  defaultLanguage: Language.nullable().optional().openapi({
+    description:
+      "The language its visitors get when they chose none (kiosk, joins, messages); one of the organization's languages. null or absent: the organization's defaultLanguage",
+  }),
 };
 
 export const LocationRecord = z
@@ -97,6 +109,9 @@ export const LocationRecord = z
     phone: z.string().nullable(),
     email: z.string().nullable(),
     openingHours: OpeningHoursSchema.nullable().openapi({ description: "null: open all day" }),
+    defaultLanguage: Language.nullable().openapi({
+      description: "The language its visitors get when they chose none; null: the organization's",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -125,6 +140,7 @@ app.openapi(create, async (c) => {
   const actor = await authorize(c, organizationId, "LOCATION_MANAGE");
   // A manager of some locations does not open new ones: that is for the whole organization's.
   if (actor.locationIds !== null) throw forbidden("A member limited to some locations cannot create locations");
+  await checkLocationLanguage(deps(c), organizationId, fields.defaultLanguage);
   const row = await createLocation(deps(c), organizationId, fields, now(), auditOrigin(c, actor));
   return c.json(ok(locationRecord(row)), 201);
 });
@@ -230,7 +246,7 @@ const update = createRoute({
   tags,
   summary: "Change a location",
   description:
-    "Any creation field except organizationId, and openingHours; null clears timezone (back to UTC), phone, email and openingHours (open all day).",
+    "Any creation field except organizationId, and openingHours; null clears timezone (back to UTC), phone, email, openingHours (open all day) and defaultLanguage (the organization's).",
   security: SECURITY.any,
   request: {
     params: idParam("locationId", "loc"),
@@ -244,6 +260,7 @@ const update = createRoute({
           timezone: LocationFields.timezone,
           phone: LocationFields.phone,
           email: LocationFields.email,
+          defaultLanguage: LocationFields.defaultLanguage,
           openingHours: OpeningHoursSchema.nullable()
             .optional()
             .openapi({ description: "Weekly opening hours in the location's timezone; null: open all day (the default)" }),
@@ -258,7 +275,9 @@ app.openapi(update, async (c) => {
   const d = deps(c);
   const { row: current, actor } = guarded(c, "location", "LOCATION_MANAGE");
   const at = now();
-  const row = await updateLocation(d, current, c.req.valid("json"), at, auditOrigin(c, actor));
+  const patch = c.req.valid("json");
+  await checkLocationLanguage(d, current.organizationId, patch.defaultLanguage);
+  const row = await updateLocation(d, current, patch, at, auditOrigin(c, actor));
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
   // Opening hours close the queues of the location's services outside them, like a closure.
   if (row.timezone !== current.timezone || JSON.stringify(row.openingHours) !== JSON.stringify(current.openingHours))

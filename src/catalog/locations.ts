@@ -8,6 +8,8 @@ import type { Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
 import { boundingBox, distanceKm, type BoundingBox, type Point } from "../domain/geo";
 import type { OpeningHours } from "../domain/opening-hours";
+import { offeredLanguages, type Language } from "../domain/languages";
+import { validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import type { LocationScope } from "../domain/location-scope";
 import { scopeIds } from "./location-scope";
@@ -28,6 +30,7 @@ export function locationRecord(l: LocationRow) {
     phone: l.phone,
     email: l.email,
     openingHours: l.openingHours,
+    defaultLanguage: l.defaultLanguage,
     createdAt: iso(l.createdAt),
     updatedAt: iso(l.updatedAt),
   };
@@ -41,6 +44,8 @@ export interface LocationFields {
   timezone?: string | null | undefined;
   phone?: string | null | undefined;
   email?: string | null | undefined;
+  /** The language its visitors get when they chose none; null: the organization's. */
+  defaultLanguage?: Language | null | undefined;
 }
 
 /** What a location's creation and deletion record (issue 40): its fields, personal ones redacted (domain/audit.ts). */
@@ -64,6 +69,7 @@ export async function createLocation(
     phone: input.phone ?? null,
     email: input.email ?? null,
     openingHours: null,
+    defaultLanguage: input.defaultLanguage ?? null,
     createdAt: at,
     updatedAt: at,
   };
@@ -75,6 +81,18 @@ export async function createLocation(
     await db.batch([insert, auditInsert(db, origin, { ...change, changes: changedFields(null, row, AUDITED_FIELDS) }, at)]);
   }
   return row;
+}
+
+/**
+ * A location's `defaultLanguage` must be one its organization offers (docs/languages.md): else
+ * 400 naming the field. null (the organization's default) is always fine.
+ */
+export async function checkLocationLanguage({ db }: Deps, organizationId: string, language: Language | null | undefined): Promise<void> {
+  if (language === null || language === undefined) return;
+  const org = await db.select({ languages: organizations.languages }).from(organizations).where(eq(organizations.id, organizationId)).get();
+  const offered = offeredLanguages(org?.languages);
+  if (!offered.includes(language))
+    throw validationError("defaultLanguage", `must be one of the organization's languages: ${offered.join(", ")}`);
 }
 
 export async function findLocation(db: Database, id: string): Promise<LocationRow | undefined> {
@@ -184,6 +202,7 @@ export async function updateLocation(
   if (patch.phone !== undefined) changes.phone = patch.phone;
   if (patch.email !== undefined) changes.email = patch.email;
   if (patch.openingHours !== undefined) changes.openingHours = patch.openingHours;
+  if (patch.defaultLanguage !== undefined) changes.defaultLanguage = patch.defaultLanguage;
   if (Object.keys(changes).length === 0) return current;
   const audited = changedFields(current, changes, Object.keys(changes));
   changes.updatedAt = at;

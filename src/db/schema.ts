@@ -265,6 +265,8 @@ export const locations = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Weekly opening hours in the location's timezone (docs/appointments.md); null: open all day. */
     openingHours: text("opening_hours", { mode: "json" }).$type<OpeningHours>(),
+    /** The language its visitors get when they chose none (docs/languages.md); null: the organization's. */
+    defaultLanguage: text("default_language", { enum: LANGUAGES }),
   },
   (t) => [
     index("locations_org_idx").on(t.organizationId),

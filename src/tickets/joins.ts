@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { organizations } from "../db/schema";
-import { isLanguage, offeredOr } from "../domain/languages";
+import { locations, organizations, serviceLocations } from "../db/schema";
+import { isLanguage, offeredLanguages } from "../domain/languages";
 import type { Env } from "../env";
 import type { TicketView } from "../queue-room/contract";
 import { NO_PHONE_VERIFICATION, startPhoneVerification, vouchForPhone, type PhoneVerificationView } from "../visits/phone-verification";
@@ -55,24 +55,39 @@ export interface Joined {
 }
 
 /**
- * The ticket's language among those the organization offers (docs/languages.md): a language it
- * does not offer becomes its default, never an error. Read only when the channel gave a language.
+ * The ticket's language (docs/languages.md): the visitor's when the organization offers it; else
+ * (none chosen, or one not offered) the default of the queue's location (the service's only
+ * location, or the one its locations agree on) when set and offered, else, for a language not
+ * offered, the organization's default: never an error. null: no choice and no location default
+ * (later messages take the account's, else the organization's).
  */
-async function offeredLanguageOf(env: Env, organizationId: string, language: string | null): Promise<string | null> {
-  if (language === null || !isLanguage(language)) return language;
-  const org = await database(env.DB)
-    .select({ defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
-    .from(organizations)
-    .where(eq(organizations.id, organizationId))
-    .get();
-  return org ? offeredOr(language, org.languages, org.defaultLanguage) : language;
+async function ticketLanguageOf(env: Env, queue: QueueRow, language: string | null): Promise<string | null> {
+  if (language !== null && !isLanguage(language)) return language;
+  const db = database(env.DB);
+  const [org, places] = await Promise.all([
+    db
+      .select({ defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
+      .from(organizations)
+      .where(eq(organizations.id, queue.organizationId))
+      .get(),
+    db
+      .select({ defaultLanguage: locations.defaultLanguage })
+      .from(serviceLocations)
+      .innerJoin(locations, eq(locations.id, serviceLocations.locationId))
+      .where(eq(serviceLocations.serviceId, queue.serviceId))
+      .all(),
+  ]);
+  if (!org) return language;
+  const offered = offeredLanguages(org.languages);
+  if (language !== null && offered.includes(language)) return language;
+  const defaults = new Set(places.map((p) => p.defaultLanguage));
+  const [only] = defaults.size === 1 ? [...defaults] : [null];
+  if (only && offered.includes(only)) return only;
+  return language === null ? null : org.defaultLanguage;
 }
 
 export async function joinQueue(env: Env, queue: QueueRow, given: Join, at: number): Promise<Joined> {
-  const [route, language] = await Promise.all([
-    resolveRoute(env, queue, given.route),
-    offeredLanguageOf(env, queue.organizationId, given.ticket.language),
-  ]);
+  const [route, language] = await Promise.all([resolveRoute(env, queue, given.route), ticketLanguageOf(env, queue, given.ticket.language)]);
   const ticket = { ...given.ticket, language, ...(route === null ? {} : { route }) };
   const join: Join = { ...given, ticket };
   const phone = join.ticket.phone;

@@ -79,11 +79,14 @@
     },
   };
   // The catalogue's languages (src/domain/languages, checked by test/unit/languages.test.ts). Words
-  // beyond en and fr come with the page (`strings`, as the board page passes them); a missing
-  // word falls back to English, and the ticket's texts still speak the chosen language.
+  // beyond en and fr come with the page (`strings`, as the board page passes them) and, for the
+  // booking, with the served script (MORE); a missing word falls back to English.
   const LANGS = ["fr", "en", "es", "pt", "ar", "nl"];
   const RTL = ["ar", "fa", "he", "ur"];
-  const LOCALES = { en: "en-GB", fr: "fr-FR" };
+  // The catalogue's booking words for the languages beyond en and fr, and every language's locale,
+  // put in when the script is served (embed.routes.ts, from src/domain/languages `widget`).
+  const MORE = /* catalogue */ { words: {}, locales: {} };
+  const LOCALES = Object.assign({ en: "en-GB", fr: "fr-FR" }, MORE.locales);
   /** The statuses of a ticket the visitor still holds (a held one comes back to the desk). */
   const LIVE = ["waiting", "called", "serving", "held"];
   const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => String(v[k]));
@@ -333,7 +336,7 @@ fieldset{border:1px solid var(--bd);border-radius:8px;padding:6px 8px;margin:0;d
     if (!host) return null;
     if (host.__queueWidget) host.__queueWidget.destroy();
     const o = options(host, config || {});
-    const t = Object.assign({}, T.en, T[o.language], o.strings);
+    const t = Object.assign({}, T.en, T[o.language], MORE.words[o.language], o.strings);
     const root = host.shadowRoot || host.attachShadow({ mode: "open" });
     const box = el("div", { class: `qw ${o.theme}${o.compact ? " compact" : ""}${o.type === "board" ? " board" : ""}`, lang: o.language, dir: o.dir, style: `--p:${o.primaryColor}` });
     const sr = el("div", { class: "sr", role: "status", "aria-live": "polite" });

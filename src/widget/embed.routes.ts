@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errors, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
-import { isLanguage, LANGUAGES, type Language } from "../domain/languages";
+import { CATALOGUES, isLanguage, LANGUAGES, type Language } from "../domain/languages";
 import { BOARD_PAGE_CSP, boardPage } from "./board-page";
 // Imported as text (wrangler.toml [[rules]]): the file is served byte for byte, never bundled.
 import embedSource from "./embed.js";
@@ -33,11 +33,31 @@ const embed = createRoute({
   },
 });
 
-/** The script as served: without its whole-line comments, which are for its readers here, not for every visitor's download. */
-const servedEmbed = embedSource
-  .split("\n")
-  .filter((line) => !/^\s*\/\//.test(line))
-  .join("\n");
+/** Where the served script receives the catalogue's booking words and locales (src/widget/embed.js, MORE). */
+const CATALOGUE_SLOT = "/* catalogue */ { words: {}, locales: {} }";
+
+/** The booking words of the languages the script does not hold itself (beyond en and fr), and every locale. */
+export function embedCatalogue(): { words: Record<string, Record<string, string>>; locales: Record<string, string> } {
+  const beyond = LANGUAGES.filter((l) => l !== "en" && l !== "fr");
+  return {
+    words: Object.fromEntries(beyond.map((l) => [l, CATALOGUES[l].widget])),
+    locales: Object.fromEntries(LANGUAGES.map((l) => [l, CATALOGUES[l].meta.locale])),
+  };
+}
+
+/**
+ * The script as served: without its whole-line comments, which are for its readers here, not for
+ * every visitor's download, and with the catalogue's booking words for every other language.
+ */
+function serveEmbed(source: string): string {
+  if (!source.includes(CATALOGUE_SLOT)) throw new Error("embed.js lost its catalogue slot");
+  return source
+    .replace(CATALOGUE_SLOT, JSON.stringify(embedCatalogue()))
+    .split("\n")
+    .filter((line) => !/^\s*\/\//.test(line))
+    .join("\n");
+}
+const servedEmbed = serveEmbed(embedSource);
 
 app.openapi(embed, (c) => c.body(servedEmbed, 200, SCRIPT_HEADERS));
 

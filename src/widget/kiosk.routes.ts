@@ -18,7 +18,9 @@ const KioskInfo = z
     organizationName: z.string(),
     logoUrl: z.string().nullable(),
     timezone: z.string().openapi({ description: "IANA zone of the location (times on the receipt; the phone field's country)" }),
-    defaultLanguage: Language,
+    defaultLanguage: Language.openapi({
+      description: "The location's defaultLanguage when set, else the organization's: the kiosk's language until the visitor picks one",
+    }),
     languages: z.array(Language).openapi({ description: "The languages the pages offer, in the order of the language switch" }),
     queues: z
       .array(

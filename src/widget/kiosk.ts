@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
 import type { Env } from "../env";
 import { notFound } from "../http/errors";
-import { offeredLanguages } from "../domain/languages";
+import { offeredLanguages, placeLanguage } from "../domain/languages";
 
 /**
  * What a ticket kiosk at one location shows (GET /v1/widget/locations/{locationId}/kiosk): the
@@ -42,7 +42,8 @@ export async function kioskInfo(env: Env, locationId: string, allow: (organizati
     organizationName: org.name,
     logoUrl: org.logoUrl,
     timezone: location.timezone,
-    defaultLanguage: org.defaultLanguage,
+    // The location's own default (docs/languages.md) while the organization still offers it.
+    defaultLanguage: placeLanguage(location.defaultLanguage, org.languages, org.defaultLanguage),
     languages: offeredLanguages(org.languages),
     queues: rows,
   };

@@ -1,4 +1,4 @@
-import { offeredLanguages, type Language } from "../domain/languages";
+import { offeredLanguages, placeLanguage, type Language } from "../domain/languages";
 import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { database } from "../db/client";
@@ -64,7 +64,12 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
       .get(),
     db.select({ name: services.name }).from(services).where(eq(services.id, queue.serviceId)).get(),
     db
-      .select({ name: locations.name, address: locations.address, timezone: locations.timezone })
+      .select({
+        name: locations.name,
+        address: locations.address,
+        timezone: locations.timezone,
+        defaultLanguage: locations.defaultLanguage,
+      })
       .from(serviceLocations)
       .innerJoin(locations, eq(locations.id, serviceLocations.locationId))
       .where(eq(serviceLocations.serviceId, queue.serviceId))
@@ -79,7 +84,8 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
     location: only && { name: only.name, address: only.address },
     // The branch's clock tells the visitor's times ("Back at 10:30"), as the console shows them.
     timeZone: places[0]?.timezone ?? "UTC",
-    defaultLanguage: org.defaultLanguage,
+    // The branch's own default language when the service is at one branch (docs/languages.md).
+    defaultLanguage: placeLanguage(only?.defaultLanguage, org.languages, org.defaultLanguage),
     languages: offeredLanguages(org.languages),
   };
 }

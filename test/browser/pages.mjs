@@ -1921,6 +1921,71 @@ export function pageCases() {
         }
       },
     },
+    {
+      name: "pages console arabic: the console and the floor in Arabic are right to left (their bar starts on the right), ticket codes left to right, every word from the catalogue (axe, screenshots at 1280x800)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        const dir = screenshots ?? path.join(root, "test", "browser", ".artifacts", "screenshots", "pages");
+        mkdirSync(dir, { recursive: true });
+        await widgetJoin(api, { visitorName: "Fatima Zahra", phone: "+212612345678", intake: { reason: "account" } });
+        await widgetJoin(api, { visitorName: "Youssef" });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "ar-MA" });
+        ctx.setDefaultTimeout(STEP_MS * 4);
+        const rtl = (page) => page.evaluate(() => [document.documentElement.lang, document.documentElement.dir].join(" "));
+        // The bar's title against the window's right edge, as a right-to-left page starts.
+        const titleGap = (page) => page.locator("header.bar h1").evaluate((h) => innerWidth - h.getBoundingClientRect().right);
+        try {
+          const p = await ctx.newPage();
+          await p.goto(`${api}/console?lang=ar`, { timeout: STEP_MS });
+          await p.getByLabel("البريد الإلكتروني").fill(DEMO.operator.email, { timeout: STEP_MS });
+          check((await rtl(p)) === "ar rtl", `the console's sign-in: ${await rtl(p)}`);
+          await shotAndAxe(p, dir, "console-signin-ar-1280x800.png");
+          await p.getByLabel("كلمة المرور").fill(DEMO.operator.password);
+          await p.getByRole("button", { name: "تسجيل الدخول", exact: true }).click();
+          // Signed in as an English-speaking operator, the page keeps the Arabic it was asked for.
+          await p.getByRole("heading", { name: "اختر شباكك" }).waitFor({ timeout: STEP_MS });
+          await p.getByRole("button", { name: /Guichet 1/ }).click({ timeout: STEP_MS });
+          await p.getByRole("button", { name: /نداء التالي/ }).waitFor({ timeout: STEP_MS });
+          await p.waitForSelector('[data-live="live"]', { timeout: STEP_MS });
+          await p.waitForSelector('button[aria-keyshortcuts="N"]:not([disabled])', { timeout: STEP_MS });
+          await p.waitForSelector(".line tbody [data-code]", { timeout: STEP_MS });
+          check((await rtl(p)) === "ar rtl", `the console's desk: ${await rtl(p)}`);
+          const gap = await titleGap(p);
+          check(gap < 40, `the console's title stands ${Math.round(gap)}px from the right edge`);
+          const lineCode = await p
+            .locator(".line tbody [data-code]")
+            .first()
+            .evaluate((e) => [getComputedStyle(e).direction, e.textContent].join(" "));
+          check(/^ltr [A-Z]-\d{3}$/.test(lineCode), `a waiting code in the line: ${lineCode}`);
+          await p.getByRole("combobox", { name: "اللغة" }).waitFor({ timeout: STEP_MS });
+          await p.keyboard.press("n");
+          await p.waitForSelector(".current .ticket .code", { timeout: STEP_MS });
+          const called = await p.locator(".current .ticket .code").evaluate((e) => getComputedStyle(e).direction);
+          check(called === "ltr", `the called ticket's code is ${called}`);
+          await p.getByText("التذكرة الحالية").first().waitFor({ timeout: STEP_MS });
+          // No English word of the console's own left on the desk's screen.
+          const english = await p.evaluate(() =>
+            ["Call next", "Waiting", "Current ticket", "Recall", "Sign out", "Floor view"].filter((w) =>
+              document.body.innerText.includes(w),
+            ),
+          );
+          check(english.length === 0, `English words on the Arabic console: ${english.join(", ")}`);
+          await shotAndAxe(p, dir, "console-desk-ar-1280x800.png");
+
+          await p.goto(`${api}/console/floor?lang=ar`, { timeout: STEP_MS });
+          await p.getByRole("heading", { name: "الشبابيك" }).waitFor({ timeout: STEP_MS });
+          check((await rtl(p)) === "ar rtl", `the floor: ${await rtl(p)}`);
+          const floorCode = await p
+            .locator("[data-code]")
+            .first()
+            .evaluate((e) => getComputedStyle(e).direction);
+          check(floorCode === "ltr", `a code on the floor is ${floorCode}`);
+          await shotAndAxe(p, dir, "floor-ar-1280x800.png");
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
   ];
 }
 
@@ -1956,7 +2021,8 @@ export async function pageScreenshots({ browser, api, dir }) {
         await shotAndAxe(p, dir, `console-signin-${lang}-${size}.png`);
         await signIn(p, api, DEMO.operator);
         await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
-        if (lang === "fr") await p.getByRole("button", { name: "Français" }).click();
+        // signIn opens /console without the query: the operator's own language (English) then holds.
+        if (lang === "fr") await p.getByRole("combobox", { name: "Language" }).selectOption("fr");
         await shotAndAxe(p, dir, `console-desks-${lang}-${size}.png`);
         await openDesk(p, "Guichet 1");
         await p.waitForSelector(".line tbody .code-cell", { timeout: STEP_MS });

@@ -14,12 +14,27 @@ describe("GET /v1/embed.js", () => {
 
   // 8 KB until the join widget learnt to follow its ticket (live position, your turn, leave);
   // 12 KB until it learnt to book (issue 38: service, day, slot, details, confirmation); 14 KB
-  // until its join form asked the service's questions (issue 45: 15.0 KB). The script is served
+  // until its join form asked the service's questions (issue 45) and its booking spoke the
+  // catalogue's other languages (issue 42: es, pt, ar, nl, ~1.9 KB). The script is served
   // unminified; minifying it at build time is the next cut.
   it("is small enough to embed (under 16 KB gzipped)", async () => {
     const res = await call("GET", "/v1/embed.js");
     const gzipped = await new Response(new Blob([res.body]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
     expect(gzipped.byteLength).toBeLessThan(16 * 1024);
+  });
+
+  it("carries the catalogue's booking words for the languages beyond en and fr, and each language's locale (issue 42)", async () => {
+    const res = await call("GET", "/v1/embed.js");
+    const body = res.body as string;
+    expect(body).not.toContain("/* catalogue */");
+    const slot = /const MORE = (\{.*\});/.exec(body)?.[1];
+    const more = JSON.parse(slot ?? "null") as { words: Record<string, Record<string, string>>; locales: Record<string, string> };
+    expect(Object.keys(more.words)).toEqual(["es", "pt", "ar", "nl"]);
+    expect(more.words.es!.bookTitle).toBe("Pedir cita");
+    expect(more.words.ar!.bookConfirm).toBe("تأكيد الموعد");
+    expect(more.words.nl!.bookWith).toBe("{service}, {when}");
+    // Arabic dates and times in Latin digits, like the codes.
+    expect(more.locales).toMatchObject({ fr: "fr-FR", en: "en-GB", es: "es-ES", ar: "ar-MA" });
   });
 });
 

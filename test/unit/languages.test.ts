@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { CATALOGUES, LANGUAGES, type Catalogue } from "../../src/domain/languages";
 import { PAGE_LANGUAGES } from "../../src/domain/languages/pages";
+import { STAFF_LANGUAGES } from "../../src/domain/languages/staff";
+import { REFUSALS, TEXT } from "../../src/pages/console/i18n";
 import { joinLanguages, joinRefusalText, normalizeText, readKeyword, replyText, smsKeywordOf } from "../../src/domain/keywords";
 import { render } from "../../src/domain/notification-templates";
 import embedSource from "../../src/widget/embed.js";
@@ -34,6 +36,7 @@ describe("the catalogue of languages", () => {
     }
     expect(CATALOGUES.ar.meta.dir).toBe("rtl");
     expect(Object.keys(PAGE_LANGUAGES)).toEqual(LANGUAGES);
+    expect(Object.keys(STAFF_LANGUAGES)).toEqual(LANGUAGES);
   });
 
   for (const language of LANGUAGES.filter((l) => l !== "en")) {
@@ -112,5 +115,33 @@ describe("the catalogue of languages", () => {
   it("embed.js knows the catalogue's languages (its LANGS list)", () => {
     const listed = /const LANGS = (\[[^\]]*\])/.exec(embedSource)?.[1];
     expect(listed && JSON.parse(listed)).toEqual(LANGUAGES);
+  });
+
+  it("the staff pages (console, floor) speak every catalogue language: each console text is filled, with no variable left", () => {
+    for (const language of LANGUAGES) {
+      const t = TEXT[language];
+      expect(STAFF_LANGUAGES[language].staff).toBe(CATALOGUES[language].staff);
+      for (const [key, text] of Object.entries(t)) {
+        if (typeof text !== "string" || key === "noDesk") continue;
+        expect(text, `${language} ${key}`).not.toMatch(/[{}]/);
+        expect(text.trim(), `${language} ${key}`).not.toBe("");
+      }
+      expect(t.called("A-042", "G2"), language).toMatch(/A-042.*G2|G2.*A-042/s);
+      expect(t.legOf(2, 3), language).toMatch(/2.*3/s);
+      expect(t.alertsFailed("offline", true), language).not.toBe(t.alertsFailed("offline", false));
+      expect(t.walkInPhoneHint, language).toContain("\u2066+33 6 12 34 56 78\u2069");
+      expect(t.noDesk, language).toContain("POST /v1/locations/{id}/desks");
+      expect(Object.keys(REFUSALS[language]).sort(), language).toEqual(Object.keys(REFUSALS.en).sort());
+    }
+    expect(TEXT.es.previousTitle("A-042")).toBe("¿Qué pasó con A-042?");
+    expect(TEXT.ar.statusNames.serving).toBe("قيد الخدمة");
+  });
+
+  it("embed.js holds the catalogue's English and French booking words as they are (the other languages are served with it)", () => {
+    for (const language of ["en", "fr"] as const) {
+      for (const [key, text] of Object.entries(CATALOGUES[language].widget)) {
+        expect(embedSource, `${language} ${key}`).toContain(`${key}: ${JSON.stringify(text)}`);
+      }
+    }
   });
 });

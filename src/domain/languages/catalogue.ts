@@ -281,6 +281,205 @@ export type UssdKey =
   | "invalid"
   | "busy";
 
+// The staff pages (console, floor): docs/languages.md. Texts with {variables}, filled by the pages.
+export type ConsoleWordKey =
+  | "title"
+  | "languages"
+  | "signIn"
+  | "email"
+  | "password"
+  | "ssoSignIn"
+  | "ssoOr"
+  | "ssoNeedsEmail"
+  | "ssoNotConfigured"
+  | "ssoFailed"
+  | "signOut"
+  | "chooseDesk"
+  | "location"
+  | "open"
+  | "openedBy"
+  | "yours"
+  | "closeDesk"
+  | "floor"
+  | "waiting"
+  | "held"
+  | "nobodyWaiting"
+  | "nothingHeld"
+  | "current"
+  | "noCurrent"
+  | "code"
+  | "name"
+  | "service"
+  | "waited"
+  | "recalls"
+  | "status"
+  | "note"
+  | "callNext"
+  | "recall"
+  | "startServing"
+  | "complete"
+  | "noShow"
+  | "hold"
+  | "resume"
+  | "returnFirst"
+  | "returnLast"
+  | "transfer"
+  | "walkIn"
+  | "vip"
+  | "priority"
+  | "outcome"
+  | "noOutcome"
+  | "confirmComplete"
+  | "cancel"
+  | "previousTitle"
+  | "previousText"
+  | "wasServed"
+  | "wasAbsent"
+  | "targetQueue"
+  | "transferTo"
+  | "colleagues"
+  | "prioritize"
+  | "confirmTransfer"
+  | "visitorName"
+  | "walkInPhone"
+  | "walkInPhoneHint"
+  | "walkInPhoneBad"
+  | "asVip"
+  | "addTicket"
+  | "live"
+  | "reconnecting"
+  | "resynced"
+  | "called"
+  | "walkInAdded"
+  | "deskClosed"
+  | "noDesk"
+  | "noOrg"
+  | "shortcuts"
+  | "network"
+  | "queues"
+  | "phone"
+  | "labels"
+  | "intake"
+  | "yes"
+  | "no"
+  | "actions"
+  | "markVip"
+  | "markedVip"
+  | "undoVip"
+  | "unmarkVip"
+  | "unmarkedVip"
+  | "branch"
+  | "appointment"
+  | "visitLeg"
+  | "legOf"
+  | "appointmentAt"
+  | "deferredUntil"
+  | "placement"
+  | "appointments"
+  | "noAppointments"
+  | "time"
+  | "customer"
+  | "checkIn"
+  | "checkInFor"
+  | "checkedIn"
+  | "readFailed"
+  | "staffAlert"
+  | "alertsFailed"
+  | "alertsFailedKept"
+  | "appointmentsFailed"
+  | "retry"
+  | "moreWaiting"
+  | "intakeBefore"
+  | "intakeBeforeText"
+  | "intakeSave"
+  | "intakeSaved";
+export type ConversationWordKey =
+  "title" | "empty" | "customer" | "automatic" | "staff" | "reply" | "send" | "sending" | "sentBy" | "tooLong" | "readFailed" | "retry";
+export type FloorWordKey =
+  | "title"
+  | "console"
+  | "desks"
+  | "queues"
+  | "desk"
+  | "operator"
+  | "serving"
+  | "forHowLong"
+  | "closed"
+  | "idle"
+  | "queue"
+  | "waiting"
+  | "longest"
+  | "held"
+  | "servedToday"
+  | "location"
+  | "signInTitle"
+  | "line"
+  | "code"
+  | "marks"
+  | "nobody"
+  | "target"
+  | "noTarget"
+  | "avgWait"
+  | "avgService"
+  | "noShows"
+  | "alert"
+  | "noRoute"
+  | "updated";
+export type StaffRefusalWordKey =
+  | "QUEUE_EMPTY"
+  | "OPERATOR_UNAVAILABLE"
+  | "desk_occupied"
+  | "operator_has_desk"
+  | "RECALL_LIMIT_REACHED"
+  | "INTAKE_REQUIRED"
+  | "QUEUE_CLOSED"
+  | "AUTHENTICATION_ERROR"
+  | "TOKEN_EXPIRED"
+  | "NETWORK"
+  | "INVALID_STATE";
+/** The booking part of the embeddable widget (src/widget/embed.js): put into the served script for the languages beyond en and fr. */
+export type WidgetBookingKey =
+  | "bookTitle"
+  | "bookService"
+  | "bookDay"
+  | "bookSlot"
+  | "bookDetails"
+  | "bookBack"
+  | "bookNoSlot"
+  | "bookNoService"
+  | "bookName"
+  | "bookPhone"
+  | "bookEmail"
+  | "bookLang"
+  | "bookConfirm"
+  | "bookHeld"
+  | "bookTaken"
+  | "bookNameMissing"
+  | "bookPhoneBad"
+  | "bookEmailBad"
+  | "bookDone"
+  | "bookCode"
+  | "bookCodeHint"
+  | "bookManage"
+  | "bookAnother"
+  | "bookWith";
+
+export interface StaffStrings {
+  console: Record<ConsoleWordKey, string> & {
+    statusNames: Record<"waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held", string>;
+    appointmentStatus: Record<"booked" | "checked_in" | "cancelled" | "no_show", string>;
+  };
+  conversation: Record<ConversationWordKey, string> & {
+    status: Record<"received" | "queued" | "sent" | "delivered" | "failed", string>;
+    refusals: Record<"no_phone" | "opted_out" | "PLAN_REQUIRED" | "QUOTA_EXCEEDED", string>;
+  };
+  floor: Record<FloorWordKey, string> & {
+    levels: Record<"amber" | "red", string>;
+    statusNames: Record<"called" | "serving" | "held", string>;
+  };
+  refusals: Record<StaffRefusalWordKey, string>;
+}
+
 export interface Catalogue {
   meta: LanguageMeta;
   messages: Record<TemplateKey, TemplateText>;
@@ -289,6 +488,8 @@ export interface Catalogue {
   pages: PageStrings;
   ussd: Record<UssdKey, string>;
   placement: Record<PlacementKey, string>;
+  staff: StaffStrings;
+  widget: Record<WidgetBookingKey, string>;
 }
 
 /** Fills `{name}` and keeps a `[ … ]` clause only when every variable inside it has a value. */

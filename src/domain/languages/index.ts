@@ -35,3 +35,12 @@ export function offeredLanguages(setting: readonly string[] | null | undefined):
 export function offeredOr(language: Language, setting: readonly string[] | null | undefined, fallback: Language): Language {
   return offeredLanguages(setting).includes(language) ? language : fallback;
 }
+
+/** A location's default language while its organization offers it, else the organization's (docs/languages.md). */
+export function placeLanguage(
+  locationDefault: Language | null | undefined,
+  setting: readonly string[] | null | undefined,
+  organizationDefault: Language,
+): Language {
+  return locationDefault && offeredLanguages(setting).includes(locationDefault) ? locationDefault : organizationDefault;
+}

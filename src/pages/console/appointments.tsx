@@ -3,7 +3,7 @@
 // the customer's ticket joins the line marked as an appointment. Read when the desk opens, after a
 // check-in and after a reconnection (not on every signal of the queues). A failed read is shown.
 import { useEffect, useState } from "hono/jsx/dom";
-import type { Lang } from "../shared/i18n";
+import type { PageLang } from "../shared/i18n";
 import { get, post, type Answer } from "./client";
 import type { ConsoleText } from "./i18n";
 import { clockTime } from "./marks";
@@ -15,7 +15,7 @@ export function DayAppointments(p: {
   locationId: string;
   timeZone: string | undefined;
   t: ConsoleText;
-  lang: Lang;
+  lang: PageLang;
   /** Changes when the list should be read again (a reconnection). */
   generation: number;
   onCheckedIn: (text: string) => void;

@@ -1,6 +1,6 @@
 // Banners above the desk's work area, one small component each (docs/pages.md): the failed read
 // of the desk, and the staff alert for this desk (a visitor past the queue's target while it is idle).
-import { minutes, type Lang } from "../shared/i18n";
+import { minutes, type PageLang } from "../shared/i18n";
 import type { DeskView } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 import { refusalText } from "./refusal";
@@ -10,7 +10,7 @@ export interface BannerProps {
   view: DeskView | null;
   readError: unknown;
   t: ConsoleText;
-  lang: Lang;
+  lang: PageLang;
   retry: () => void;
   alerts: StaffAlert[];
   /** The last read of the floor's alerts failed (the alerts shown are the previous ones). */

@@ -6,7 +6,9 @@
 // Its words are here, not in ./i18n.ts: the card is one file.
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { ApiRefusal } from "../shared/api";
-import type { Lang } from "../shared/i18n";
+import { languageMeta, type PageLang } from "../shared/i18n";
+import { fillText } from "../../domain/languages/catalogue";
+import { STAFF_LANGUAGES } from "../../domain/languages/staff";
 import { get, post, type Answer } from "./client";
 import type { Ticket } from "./desk-view";
 import { refusalText } from "./refusal";
@@ -17,55 +19,23 @@ type Message = Answer<"/v1/tickets/{ticketId}/messages">[number];
 /** The most a reply takes (the API's limit: three SMS segments). */
 const REPLY_MAX = 480;
 
-const WORDS = {
-  en: {
-    title: "Conversation",
-    empty: "No message yet. The customer can answer the texts they receive.",
-    customer: "Customer",
-    automatic: "Automatic reply",
-    staff: "Staff",
-    channel: { sms: "SMS", whatsapp: "WhatsApp", ussd: "USSD" },
-    status: { received: "received", queued: "queued", sent: "sent", delivered: "delivered", failed: "not delivered" },
-    reply: "Reply to the customer",
-    send: "Send",
-    sending: "Sending…",
-    sentBy: (channel: string) => `Sent by ${channel}.`,
-    tooLong: `At most ${REPLY_MAX} characters.`,
-    readFailed: "The conversation could not be read.",
-    retry: "Try again",
-    refusals: {
-      no_phone: "This customer gave no phone number.",
-      opted_out: "This number asked for no more texts (STOP): it cannot be answered.",
-      PLAN_REQUIRED: "Replies by text need the pro plan.",
-      QUOTA_EXCEEDED: "The texts allowed for today or this month are used up.",
-    } as Record<string, string>,
-  },
-  fr: {
-    title: "Conversation",
-    empty: "Aucun message pour l'instant. Le client peut répondre aux SMS qu'il reçoit.",
-    customer: "Client",
-    automatic: "Réponse automatique",
-    staff: "Équipe",
-    channel: { sms: "SMS", whatsapp: "WhatsApp", ussd: "USSD" },
-    status: { received: "reçu", queued: "en file", sent: "envoyé", delivered: "remis", failed: "non remis" },
-    reply: "Répondre au client",
-    send: "Envoyer",
-    sending: "Envoi…",
-    sentBy: (channel: string) => `Envoyé par ${channel}.`,
-    tooLong: `${REPLY_MAX} caractères au plus.`,
-    readFailed: "La conversation n'a pas pu être lue.",
-    retry: "Réessayer",
-    refusals: {
-      no_phone: "Ce client n'a pas donné de numéro.",
-      opted_out: "Ce numéro a demandé à ne plus recevoir de SMS (STOP) : impossible de lui répondre.",
-      PLAN_REQUIRED: "Répondre par SMS demande l'offre pro.",
-      QUOTA_EXCEEDED: "Les SMS permis pour aujourd'hui ou ce mois-ci sont épuisés.",
-    } as Record<string, string>,
-  },
-} as const;
+const CHANNELS: Record<string, string> = { sms: "SMS", whatsapp: "WhatsApp", ussd: "USSD" };
 
-function refused(err: unknown, lang: Lang): string {
-  const w = WORDS[lang];
+/** The card's words, from the catalogue of languages (`staff.conversation`, docs/languages.md). */
+function wordsOf(lang: PageLang) {
+  const w = STAFF_LANGUAGES[lang].staff.conversation;
+  return {
+    ...w,
+    channel: CHANNELS,
+    status: w.status as Record<string, string>,
+    refusals: w.refusals as Record<string, string>,
+    sentBy: (channel: string) => fillText(w.sentBy, { channel }),
+    tooLong: fillText(w.tooLong, { max: REPLY_MAX }),
+  };
+}
+
+function refused(err: unknown, lang: PageLang): string {
+  const w = wordsOf(lang);
   if (err instanceof ApiRefusal) {
     const reason = typeof err.details.reason === "string" ? err.details.reason : null;
     const own = (reason && w.refusals[reason]) || w.refusals[err.code];
@@ -74,9 +44,9 @@ function refused(err: unknown, lang: Lang): string {
   return refusalText(err, lang);
 }
 
-export function Conversation(p: { ticket: Ticket | null; lang: Lang; timeZone: string | undefined; signal: unknown }) {
+export function Conversation(p: { ticket: Ticket | null; lang: PageLang; timeZone: string | undefined; signal: unknown }) {
   const { ticket, lang } = p;
-  const w = WORDS[lang];
+  const w = wordsOf(lang);
   const ticketId = ticket && ticket.phoneMasked ? ticket.id : null;
   const [messages, setMessages] = useState<Message[] | null>(null);
   const [readError, setReadError] = useState(false);
@@ -117,9 +87,7 @@ export function Conversation(p: { ticket: Ticket | null; lang: Lang; timeZone: s
   if (!ticketId) return null;
 
   const time = (iso: string) =>
-    new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { hour: "2-digit", minute: "2-digit", timeZone: p.timeZone }).format(
-      new Date(iso),
-    );
+    new Intl.DateTimeFormat(languageMeta(lang).locale, { hour: "2-digit", minute: "2-digit", timeZone: p.timeZone }).format(new Date(iso));
 
   const send = async (e: Event) => {
     e.preventDefault();
@@ -131,7 +99,7 @@ export function Conversation(p: { ticket: Ticket | null; lang: Lang; timeZone: s
     try {
       const sent = await post("/v1/tickets/{ticketId}/messages", { ticketId }, { text: body });
       setText("");
-      setNotice({ kind: "ok", text: w.sentBy(w.channel[sent.channel]) });
+      setNotice({ kind: "ok", text: w.sentBy(w.channel[sent.channel] ?? sent.channel) });
       setMessages((list) => [...(list ?? []), sent]);
       void read();
     } catch (err) {

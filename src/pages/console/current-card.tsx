@@ -1,7 +1,7 @@
 // The current ticket's card: code and marks, status, name, service and queue, the wait, recalls,
 // the masked phone, labels, note, the appointment's placement and the intake answers.
 import type { Schemas } from "../shared/api";
-import { minutes, type Lang } from "../shared/i18n";
+import { minutes, staffLang, type PageLang } from "../shared/i18n";
 import type { Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 import { Marks } from "./marks";
@@ -9,19 +9,20 @@ import { Marks } from "./marks";
 type IntakeField = Schemas["IntakeField"];
 
 /** The intake answers with their questions' labels in the clerk's language; a choice shows its option's label. */
-function answersOf(tk: Ticket, fields: IntakeField[], t: ConsoleText, lang: Lang) {
+function answersOf(tk: Ticket, fields: IntakeField[], t: ConsoleText, lang: PageLang) {
   return Object.entries(tk.intake ?? {}).map(([key, value]) => {
     const field = fields.find((f) => f.key === key);
     const option = field?.options?.find((o) => o.value === value);
-    const shown = option !== undefined ? option.label[lang] : typeof value === "boolean" ? (value ? t.yes : t.no) : String(value);
-    return { key, label: field?.label[lang] ?? key, shown };
+    const shown =
+      option !== undefined ? option.label[staffLang(lang)] : typeof value === "boolean" ? (value ? t.yes : t.no) : String(value);
+    return { key, label: field?.label[staffLang(lang)] ?? key, shown };
   });
 }
 
 export function CurrentCard(p: {
   ticket: Ticket | null;
   t: ConsoleText;
-  lang: Lang;
+  lang: PageLang;
   timeZone: string | undefined;
   where: string;
   questions: IntakeField[];

@@ -2,7 +2,7 @@
 // or a colleague), and the walk-in (./walk-in.tsx).
 import { useEffect } from "hono/jsx/dom";
 import type { Schemas, ServiceOutcome } from "../shared/api";
-import type { Lang } from "../shared/i18n";
+import type { PageLang } from "../shared/i18n";
 import type { Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 import type { IntakeAnswers } from "../shared/intake";
@@ -34,7 +34,7 @@ export function DialogView(p: {
   onTransfer: (queueId: string, prioritize: boolean) => void;
   /** Null while the desk's services' questions are still being read. */
   questions: Record<string, IntakeField[]> | null;
-  lang: Lang;
+  lang: PageLang;
   onWalkIn: (walkIn: WalkIn) => Promise<WalkInRefusal>;
   onIntake: (ticket: Ticket, answers: IntakeAnswers, retry: () => Promise<unknown>) => Promise<WalkInRefusal>;
 }) {

@@ -1,297 +1,92 @@
-import type { Lang } from "../shared/i18n";
+// The console's words, from the catalogue of languages (src/domain/languages, `staff.console`,
+// docs/languages.md): every catalogue language, Arabic right to left. The catalogue holds texts with
+// {variables}; this file turns the ones the views call with values into functions.
+import { fillText, type StaffStrings } from "../../domain/languages/catalogue";
+import { STAFF_LANGUAGES } from "../../domain/languages/staff";
+import type { Language as PageLang } from "../../domain/languages";
 
-const en = {
-  title: "Counter console",
-  signIn: "Sign in",
-  email: "Email",
-  password: "Password",
-  ssoSignIn: "Sign in with your organization",
-  ssoOr: "or",
-  ssoNeedsEmail: "Enter your work email, then sign in with your organization.",
-  ssoNotConfigured: "Your organization does not sign in this way for this email: use your password.",
-  ssoFailed: "Signing in with your organization did not work. Try again, or ask your administrator.",
-  signOut: "Sign out",
-  chooseDesk: "Choose your desk",
-  location: "Location",
-  open: "Open this desk",
-  openedBy: "open by someone else",
-  yours: "your desk",
-  closeDesk: "Close the desk",
-  floor: "Floor view",
-  waiting: "Waiting",
-  held: "On hold",
-  nobodyWaiting: "Nobody is waiting.",
-  nothingHeld: "No ticket on hold.",
-  current: "Current ticket",
-  noCurrent: "No customer at the desk. Call the next one.",
-  code: "Code",
-  name: "Name",
-  service: "Service",
-  waited: "Waited",
-  recalls: "Recalls",
-  status: "Status",
-  note: "Note",
-  statusNames: {
-    waiting: "waiting",
-    called: "called",
-    serving: "being served",
-    served: "served",
-    skipped: "absent",
-    expired: "expired",
-    cancelled: "cancelled",
-    held: "on hold",
-  },
-  callNext: "Call next",
-  recall: "Recall",
-  startServing: "Start serving",
-  complete: "Complete",
-  noShow: "No-show",
-  hold: "Hold",
-  resume: "Resume",
-  returnFirst: "Back to queue, first",
-  returnLast: "Back to queue, last",
-  transfer: "Transfer",
-  walkIn: "Add a walk-in",
-  vip: "VIP",
-  priority: "Priority",
-  outcome: "Outcome",
-  noOutcome: "No outcome",
-  confirmComplete: "Complete the ticket",
-  cancel: "Cancel",
-  previousTitle: (code: string) => `What became of ${code}?`,
-  previousText: "This customer was called but never started. Tell us before calling the next one.",
-  wasServed: "Served",
-  wasAbsent: "Absent",
-  targetQueue: "Queue",
-  transferTo: "To a queue or a colleague",
-  colleagues: "Colleagues",
-  prioritize: "At the front of the queue",
-  confirmTransfer: "Transfer",
-  visitorName: "Customer's name (optional)",
-  walkInPhone: "Customer's mobile (optional)",
-  walkInPhoneHint: "For a text when it is their turn, e.g. +33 6 12 34 56 78",
-  walkInPhoneBad: "Enter the number in international format (+ and digits).",
-  asVip: "VIP (served first)",
-  addTicket: "Add the ticket",
-  live: "Live",
-  reconnecting: "Connection lost — reconnecting…",
-  resynced: "Connection back: the list is up to date.",
-  called: (code: string, counter: string) => `${code} called to ${counter}`,
-  walkInAdded: (code: string) => `Ticket ${code} added`,
-  deskClosed: "Desk closed.",
-  noDesk: "This location has no desk yet. A manager creates desks (POST /v1/locations/{id}/desks).",
-  noOrg: "Your account belongs to no organization.",
-  shortcuts: "Keyboard: the letter on each button runs it.",
-  language: "Français",
-  network: "The service cannot be reached. Check the connection.",
-  queues: "Queues",
-  phone: "Phone",
-  labels: "Labels",
-  intake: "Visit details",
-  yes: "Yes",
-  no: "No",
-  actions: "Action",
-  markVip: (code: string) => `Mark ${code} VIP`,
-  markedVip: (code: string) => `${code} is now VIP: served before the regular line.`,
-  undoVip: "Undo VIP",
-  // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
-  unmarkVip: (code: string) => `Undo VIP for ${code}`,
-  unmarkedVip: (code: string) => `${code} is back in the regular line.`,
-  branch: "Branch",
-  appointment: "Appointment",
-  /** docs/visits.md: which service of a visit of several this is. */
-  visitLeg: "Visit",
-  legOf: (index: number, of: number) => `leg ${index} of ${of}`,
-  appointmentAt: (time: string) => `Appointment ${time}`,
-  deferredUntil: (time: string) => `Back at ${time}`,
-  placement: "Why here",
-  appointments: "Today's appointments",
-  noAppointments: "No appointment today.",
-  time: "Time",
-  customer: "Customer",
-  appointmentStatus: { booked: "booked", checked_in: "checked in", cancelled: "cancelled", no_show: "no-show" },
-  checkIn: "Check in",
-  checkInFor: (name: string, time: string) => `Check in ${name} (${time})`,
-  checkedIn: (name: string, code: string) => `${name} checked in: ticket ${code}`,
-  readFailed: (why: string) => `The desk could not be read: ${why}`,
-  staffAlert: (code: string, waited: string) => `${code} has been waiting ${waited} and your desk is idle.`,
-  alertsFailed: (why: string, kept: boolean) =>
-    kept
-      ? `The staff alerts could not be refreshed: ${why}. The alerts below are from the last successful read.`
-      : `The staff alerts could not be read: ${why}`,
-  appointmentsFailed: (why: string) => `Today's appointments could not be read: ${why}`,
-  retry: "Try again",
-  moreWaiting: (shown: number, total: number) => `${shown} shown of ${total} waiting`,
-  /** docs/visits.md, at_serve questions: asked when start-serving or completion is refused for them. */
-  intakeBefore: (code: string) => `${code}: questions to answer first`,
-  intakeBeforeText: "The service asks these before serving or completing. Your answers are saved on the ticket, then the action goes on.",
-  intakeSave: "Save and continue",
-  intakeSaved: (code: string) => `Answers saved on ${code}.`,
-} as const;
+type Words = StaffStrings["console"];
+type Filled =
+  | "previousTitle"
+  | "called"
+  | "walkInAdded"
+  | "markVip"
+  | "markedVip"
+  | "unmarkVip"
+  | "unmarkedVip"
+  | "legOf"
+  | "appointmentAt"
+  | "deferredUntil"
+  | "checkInFor"
+  | "checkedIn"
+  | "readFailed"
+  | "staffAlert"
+  | "alertsFailed"
+  | "alertsFailedKept"
+  | "appointmentsFailed"
+  | "moreWaiting"
+  | "intakeBefore"
+  | "intakeSaved";
 
-type Dict = {
-  [K in keyof typeof en]: (typeof en)[K] extends (...a: infer A) => string
-    ? (...a: A) => string
-    : (typeof en)[K] extends object
-      ? { [S in keyof (typeof en)[K]]: string }
-      : string;
+export type ConsoleText = Omit<Words, Filled> & {
+  previousTitle: (code: string) => string;
+  called: (code: string, counter: string) => string;
+  walkInAdded: (code: string) => string;
+  markVip: (code: string) => string;
+  markedVip: (code: string) => string;
+  unmarkVip: (code: string) => string;
+  unmarkedVip: (code: string) => string;
+  legOf: (index: number, of: number) => string;
+  appointmentAt: (time: string) => string;
+  deferredUntil: (time: string) => string;
+  checkInFor: (name: string, time: string) => string;
+  checkedIn: (name: string, code: string) => string;
+  readFailed: (why: string) => string;
+  staffAlert: (code: string, waited: string) => string;
+  alertsFailed: (why: string, kept: boolean) => string;
+  appointmentsFailed: (why: string) => string;
+  moreWaiting: (shown: number, total: number) => string;
+  intakeBefore: (code: string) => string;
+  intakeSaved: (code: string) => string;
 };
 
-const fr: Dict = {
-  title: "Console du guichet",
-  signIn: "Se connecter",
-  email: "E-mail",
-  password: "Mot de passe",
-  ssoSignIn: "Se connecter avec votre organisation",
-  ssoOr: "ou",
-  ssoNeedsEmail: "Saisissez votre e-mail professionnel, puis connectez-vous avec votre organisation.",
-  ssoNotConfigured: "Votre organisation n'utilise pas cette connexion pour cet e-mail : utilisez votre mot de passe.",
-  ssoFailed: "La connexion avec votre organisation a échoué. Réessayez ou contactez votre administrateur.",
-  signOut: "Se déconnecter",
-  chooseDesk: "Choisissez votre guichet",
-  location: "Agence",
-  open: "Ouvrir ce guichet",
-  openedBy: "ouvert par quelqu'un d'autre",
-  yours: "votre guichet",
-  closeDesk: "Fermer le guichet",
-  floor: "Vue de l'agence",
-  waiting: "En attente",
-  held: "En suspens",
-  nobodyWaiting: "Personne n'attend.",
-  nothingHeld: "Aucun ticket en suspens.",
-  current: "Ticket en cours",
-  noCurrent: "Aucun client au guichet. Appelez le suivant.",
-  code: "Numéro",
-  name: "Nom",
-  service: "Service",
-  waited: "Attente",
-  recalls: "Rappels",
-  status: "État",
-  note: "Note",
-  statusNames: {
-    waiting: "en attente",
-    called: "appelé",
-    serving: "en cours",
-    served: "servi",
-    skipped: "absent",
-    expired: "expiré",
-    cancelled: "annulé",
-    held: "en suspens",
-  },
-  callNext: "Appeler le suivant",
-  recall: "Rappeler",
-  startServing: "Commencer",
-  complete: "Terminer",
-  noShow: "Absent",
-  hold: "Suspendre",
-  resume: "Reprendre",
-  returnFirst: "Remettre en tête",
-  returnLast: "Remettre en fin",
-  transfer: "Transférer",
-  walkIn: "Ajouter un client",
-  vip: "VIP",
-  priority: "Prioritaire",
-  outcome: "Résultat",
-  noOutcome: "Sans résultat",
-  confirmComplete: "Terminer le ticket",
-  cancel: "Annuler",
-  previousTitle: (code: string) => `Qu'est devenu ${code} ?`,
-  previousText: "Ce client a été appelé mais jamais pris en charge. Dites-le avant d'appeler le suivant.",
-  wasServed: "Servi",
-  wasAbsent: "Absent",
-  targetQueue: "File",
-  transferTo: "Vers une file ou un collègue",
-  colleagues: "Collègues",
-  prioritize: "En tête de file",
-  confirmTransfer: "Transférer",
-  visitorName: "Nom du client (facultatif)",
-  walkInPhone: "Mobile du client (facultatif)",
-  walkInPhoneHint: "Pour un SMS quand c'est son tour, par ex. +33 6 12 34 56 78",
-  walkInPhoneBad: "Saisissez le numéro au format international (+ et chiffres).",
-  asVip: "VIP (servi en premier)",
-  addTicket: "Ajouter le ticket",
-  live: "En direct",
-  reconnecting: "Connexion perdue — reconnexion…",
-  resynced: "Connexion rétablie : la liste est à jour.",
-  called: (code: string, counter: string) => `${code} appelé au ${counter}`,
-  walkInAdded: (code: string) => `Ticket ${code} ajouté`,
-  deskClosed: "Guichet fermé.",
-  noDesk: "Cette agence n'a pas encore de guichet. Un responsable les crée (POST /v1/locations/{id}/desks).",
-  noOrg: "Votre compte n'appartient à aucune organisation.",
-  shortcuts: "Clavier : la lettre de chaque bouton le déclenche.",
-  language: "English",
-  network: "Le service est injoignable. Vérifiez la connexion.",
-  queues: "Files",
-  phone: "Téléphone",
-  labels: "Étiquettes",
-  intake: "Motif et renseignements",
-  yes: "Oui",
-  no: "Non",
-  actions: "Action",
-  markVip: (code: string) => `Passer ${code} en VIP`,
-  markedVip: (code: string) => `${code} passe en VIP : servi avant la file normale.`,
-  undoVip: "Retirer VIP",
-  unmarkVip: (code: string) => `Retirer VIP pour ${code}`,
-  unmarkedVip: (code: string) => `${code} revient dans la file normale.`,
-  branch: "Agence",
-  appointment: "Rendez-vous",
-  visitLeg: "Visite",
-  legOf: (index: number, of: number) => `étape ${index} sur ${of}`,
-  appointmentAt: (time: string) => `Rendez-vous ${time}`,
-  deferredUntil: (time: string) => `De retour à ${time}`,
-  placement: "Pourquoi ici",
-  appointments: "Rendez-vous du jour",
-  noAppointments: "Aucun rendez-vous aujourd'hui.",
-  time: "Heure",
-  customer: "Client",
-  appointmentStatus: { booked: "réservé", checked_in: "arrivé", cancelled: "annulé", no_show: "absent" },
-  checkIn: "Enregistrer l'arrivée",
-  checkInFor: (name: string, time: string) => `Enregistrer l'arrivée de ${name} (${time})`,
-  checkedIn: (name: string, code: string) => `${name} est arrivé(e) : ticket ${code}`,
-  readFailed: (why: string) => `Lecture du guichet impossible : ${why}`,
-  staffAlert: (code: string, waited: string) => `${code} attend depuis ${waited} et votre guichet est libre.`,
-  alertsFailed: (why: string, kept: boolean) =>
-    kept
-      ? `Actualisation des alertes impossible : ${why}. Les alertes ci-dessous datent de la dernière lecture réussie.`
-      : `Lecture des alertes impossible : ${why}`,
-  appointmentsFailed: (why: string) => `Lecture des rendez-vous du jour impossible : ${why}`,
-  retry: "Réessayer",
-  moreWaiting: (shown: number, total: number) => `${shown} affichés sur ${total} en attente`,
-  intakeBefore: (code: string) => `${code} : questions à remplir d'abord`,
-  intakeBeforeText:
-    "Le service les demande avant de servir ou de terminer. Vos réponses sont enregistrées sur le ticket, puis l'action continue.",
-  intakeSave: "Enregistrer et continuer",
-  intakeSaved: (code: string) => `Réponses enregistrées sur ${code}.`,
-};
+/** An example number inside any text, kept left to right (U+2066 … U+2069) in Arabic. */
+const EXAMPLE_PHONE = "\u2066+33 6 12 34 56 78\u2069";
 
-export const TEXT: Record<Lang, Dict> = { en: en as unknown as Dict, fr };
-export type ConsoleText = Dict;
+function consoleText(w: Words): ConsoleText {
+  const f = (text: string, values: Record<string, string | number>) => fillText(text, values);
+  // The kept variant is said through alertsFailed(why, true).
+  const { alertsFailedKept: _kept, ...plain } = w;
+  return {
+    ...plain,
+    walkInPhoneHint: f(w.walkInPhoneHint, { example: EXAMPLE_PHONE }),
+    noDesk: f(w.noDesk, { route: "POST /v1/locations/{id}/desks" }),
+    previousTitle: (code) => f(w.previousTitle, { code }),
+    called: (code, counter) => f(w.called, { code, counter }),
+    walkInAdded: (code) => f(w.walkInAdded, { code }),
+    markVip: (code) => f(w.markVip, { code }),
+    markedVip: (code) => f(w.markedVip, { code }),
+    unmarkVip: (code) => f(w.unmarkVip, { code }),
+    unmarkedVip: (code) => f(w.unmarkedVip, { code }),
+    legOf: (index, of) => f(w.legOf, { index, of }),
+    appointmentAt: (time) => f(w.appointmentAt, { time }),
+    deferredUntil: (time) => f(w.deferredUntil, { time }),
+    checkInFor: (name, time) => f(w.checkInFor, { name, time }),
+    checkedIn: (name, code) => f(w.checkedIn, { name, code }),
+    readFailed: (why) => f(w.readFailed, { why }),
+    staffAlert: (code, waited) => f(w.staffAlert, { code, waited }),
+    alertsFailed: (why, kept) => f(kept ? w.alertsFailedKept : w.alertsFailed, { why }),
+    appointmentsFailed: (why) => f(w.appointmentsFailed, { why }),
+    moreWaiting: (shown, total) => f(w.moreWaiting, { shown, total }),
+    intakeBefore: (code) => f(w.intakeBefore, { code }),
+    intakeSaved: (code) => f(w.intakeSaved, { code }),
+  };
+}
+
+const byLanguage = <T>(make: (staff: StaffStrings) => T) =>
+  Object.fromEntries(Object.entries(STAFF_LANGUAGES).map(([code, l]) => [code, make(l.staff)])) as Record<PageLang, T>;
+
+export const TEXT: Record<PageLang, ConsoleText> = byLanguage((s) => consoleText(s.console));
 
 /** The API's refusals the clerk meets most, in the user's language (else the API's own message). */
-export const REFUSALS: Record<Lang, Record<string, string>> = {
-  en: {
-    QUEUE_EMPTY: "Nobody to call: the queues are empty.",
-    OPERATOR_UNAVAILABLE: "You are on a break or unavailable: calling is refused until it ends.",
-    desk_occupied: "This desk is already open by someone else.",
-    operator_has_desk: "You already have another desk open: close it first.",
-    RECALL_LIMIT_REACHED: "This call was already announced again 3 times.",
-    INTAKE_REQUIRED: "Answer the visit's questions on the ticket first.",
-    QUEUE_CLOSED: "This queue is closed.",
-    AUTHENTICATION_ERROR: "Wrong email or password.",
-    TOKEN_EXPIRED: "Your session has expired: sign in again.",
-    NETWORK: "The service cannot be reached. Check the connection.",
-  },
-  fr: {
-    QUEUE_EMPTY: "Personne à appeler : les files sont vides.",
-    OPERATOR_UNAVAILABLE: "Vous êtes en pause ou indisponible : l'appel est refusé jusqu'à la fin.",
-    desk_occupied: "Ce guichet est déjà ouvert par quelqu'un d'autre.",
-    operator_has_desk: "Vous avez déjà un autre guichet ouvert : fermez-le d'abord.",
-    RECALL_LIMIT_REACHED: "Cet appel a déjà été répété 3 fois.",
-    INTAKE_REQUIRED: "Répondez d'abord aux questions de la visite sur le ticket.",
-    QUEUE_CLOSED: "Cette file est fermée.",
-    AUTHENTICATION_ERROR: "E-mail ou mot de passe incorrect.",
-    TOKEN_EXPIRED: "Votre session a expiré : reconnectez-vous.",
-    NETWORK: "Le service est injoignable. Vérifiez la connexion.",
-    INVALID_STATE: "Ce n'est plus possible dans l'état actuel du ticket.",
-  },
-};
+export const REFUSALS: Record<PageLang, Record<string, string>> = byLanguage((s) => s.refusals);

@@ -1,6 +1,6 @@
 // The desk's line (waiting, in the desk's order, with each row's VIP button and an appointment's
 // placement reason when a rule, not arrival, put it there) and the held tickets, as GET /v1/desks/{deskId}/console answers them.
-import { minutes, since, type Lang } from "../shared/i18n";
+import { minutes, since, type PageLang } from "../shared/i18n";
 import type { DeskView, Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 import { Marks } from "./marks";
@@ -8,7 +8,7 @@ import { Marks } from "./marks";
 export function WaitingLine(p: {
   view: DeskView;
   t: ConsoleText;
-  lang: Lang;
+  lang: PageLang;
   clock: number;
   busy: boolean;
   onVip: (tk: Ticket, on: boolean) => void;
@@ -44,7 +44,7 @@ export function WaitingLine(p: {
             {view.waiting.map((tk) => (
               <tr data-ticket={tk.id}>
                 <td class="code-cell">
-                  {tk.displayCode}
+                  <span data-code="">{tk.displayCode}</span>
                   <Marks tk={tk} t={t} lang={lang} timeZone={view.location.timezone} />
                   {tk.placement && tk.placement.rule !== "walk_in_arrival" && tk.placement.rule !== "priority" && (
                     <span class="placement" data-placement={tk.placement.rule}>

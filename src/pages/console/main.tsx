@@ -6,7 +6,8 @@ import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./console.css";
 import { ApiRefusal, defaultHeaders, type Schemas, type ServiceOutcome } from "../shared/api";
-import { browserLang, rememberLang, type Lang } from "../shared/i18n";
+import { rememberLang, showLang, signedInLang, staffPageLang, type PageLang } from "../shared/i18n";
+import { LanguageSelect } from "../shared/language-switch";
 import { joinRefusal } from "../shared/refusals";
 import { DayAppointments } from "./appointments";
 import { DeskBanners } from "./banners";
@@ -37,7 +38,9 @@ function Key({ k }: { k: string }) {
 function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [phase, setPhase] = useState<"loading" | "signin" | "pick" | "desk">("loading");
-  const [lang, setLang] = useState<Lang>(browserLang());
+  const [lang, setLang] = useState<PageLang>(staffPageLang());
+  // The document speaks the page's language, right to left in Arabic, from the first screen (sign-in) on.
+  useEffect(() => showLang(lang), [lang]);
   const t = TEXT[lang];
   const [locations, setLocations] = useState<Location[]>([]);
   const [locationId, setLocationId] = useState<string>("");
@@ -81,7 +84,7 @@ function App() {
     try {
       const found = await get("/v1/auth/me", {});
       setMe(found);
-      const chosen = found.user.language === "fr" ? "fr" : "en";
+      const chosen = signedInLang(found.user.language);
       setLang(chosen);
       rememberLang(chosen);
       const membership = found.memberships[0];
@@ -276,8 +279,7 @@ function App() {
     setPhase("signin");
   };
 
-  const switchLang = () => {
-    const next: Lang = lang === "fr" ? "en" : "fr";
+  const switchLang = (next: PageLang) => {
     setLang(next);
     rememberLang(next);
   };
@@ -344,9 +346,7 @@ function App() {
         </span>
       )}
       {me && <span>{me.user.firstName}</span>}
-      <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
-        {t.language}
-      </button>
+      <LanguageSelect lang={lang} label={t.languages} onPick={switchLang} />
       {me && me.memberships.some((m) => m.role !== "operator") && (
         <a class="barlink" href="/console/floor">
           {t.floor}

@@ -1,15 +1,15 @@
 // A ticket's marks beside its code: VIP (created so or marked at the counter), priority (a transfer
 // sent to the front), appointment with its time on the branch's clock, and a deferred ticket's return time.
-import type { Lang } from "../shared/i18n";
+import { languageMeta, type PageLang } from "../shared/i18n";
 import type { Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 
 /** "10:30" on the branch's clock. */
-export function clockTime(iso: string, lang: Lang, timeZone: string | undefined): string {
-  return new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { hour: "2-digit", minute: "2-digit", timeZone }).format(new Date(iso));
+export function clockTime(iso: string, lang: PageLang, timeZone: string | undefined): string {
+  return new Intl.DateTimeFormat(languageMeta(lang).locale, { hour: "2-digit", minute: "2-digit", timeZone }).format(new Date(iso));
 }
 
-export function Marks({ tk, t, lang, timeZone }: { tk: Ticket; t: ConsoleText; lang: Lang; timeZone?: string }) {
+export function Marks({ tk, t, lang, timeZone }: { tk: Ticket; t: ConsoleText; lang: PageLang; timeZone?: string }) {
   return (
     <>
       {tk.isPriority && tk.source !== "transfer" && <span class="mark vip">{t.vip}</span>}

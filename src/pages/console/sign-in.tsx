@@ -3,7 +3,7 @@
 // and comes back here signed in, or with `?sso_error=` saying why not (docs/sso.md). Either way
 // the session cookie is the console's credential.
 import { useState } from "hono/jsx/dom";
-import type { Lang } from "../shared/i18n";
+import type { PageLang } from "../shared/i18n";
 import { post } from "./client";
 import type { ConsoleText } from "./i18n";
 import { refusalText } from "./refusal";
@@ -18,7 +18,7 @@ function takeSsoError(): string | null {
   return reason;
 }
 
-export function SignIn({ t, onDone, lang }: { t: ConsoleText; lang: Lang; onDone: () => void }) {
+export function SignIn({ t, onDone, lang }: { t: ConsoleText; lang: PageLang; onDone: () => void }) {
   const [error, setError] = useState<string | null>(() => {
     const reason = takeSsoError();
     return reason === null ? null : reason === "not_configured" ? t.ssoNotConfigured : `${t.ssoFailed} (${reason})`;

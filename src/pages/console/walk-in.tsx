@@ -3,14 +3,14 @@
 import { useState } from "hono/jsx/dom";
 /** A queue the walk-in may join. */
 export type QueueChoice = { id: string; name: string; serviceId: string };
-import type { Lang } from "../shared/i18n";
+import { staffLang, type PageLang } from "../shared/i18n";
 import { askedAtJoin, checkAnswers, IntakeInputs, readAnswers, type IntakeErrors, type IntakeField } from "../shared/intake";
 import type { ConsoleText } from "./i18n";
 
 export interface WalkIn {
   queueId: string;
   vip: boolean;
-  body: { visitorName?: string; phone?: string; intake?: Record<string, string | number | boolean>; language: Lang };
+  body: { visitorName?: string; phone?: string; intake?: Record<string, string | number | boolean>; language: PageLang };
 }
 
 /** What the API refused, by input: `phone`, `visitorName`, `intake.<key>`, or null for the form as a whole. */
@@ -20,7 +20,7 @@ const PHONE = /^\+[1-9]\d{6,14}$/;
 
 export function WalkInForm(p: {
   t: ConsoleText;
-  lang: Lang;
+  lang: PageLang;
   queues: QueueChoice[];
   /** Null while they are being read: the form shows, and cannot be sent yet. */
   questions: Record<string, IntakeField[]> | null;
@@ -47,7 +47,7 @@ export function WalkInForm(p: {
     const visitorName = String(data.get("name") ?? "").trim();
     const phone = String(data.get("phone") ?? "").replace(/[\s.()-]/g, "");
     const intake = readAnswers(form, fields);
-    const problems = checkAnswers(fields, intake, lang);
+    const problems = checkAnswers(fields, intake, staffLang(lang));
     const badPhone = phone !== "" && !PHONE.test(phone) ? t.walkInPhoneBad : null;
     setErrors(problems);
     setPhoneError(badPhone);
@@ -105,7 +105,7 @@ export function WalkInForm(p: {
           </span>
         )}
       </label>
-      <IntakeInputs fields={fields} lang={lang} errors={errors} idPrefix="walkin" />
+      <IntakeInputs fields={fields} lang={staffLang(lang)} errors={errors} idPrefix="walkin" />
       <label class="check">
         <input type="checkbox" name="vip" /> {t.asVip}
       </label>

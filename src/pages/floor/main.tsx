@@ -9,103 +9,43 @@ import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./floor.css";
 import { api, ApiRefusal, defaultHeaders, type Location, type Membership, type Schemas, type User } from "../shared/api";
-import { browserLang, minutes, rememberLang, since, type Lang } from "../shared/i18n";
+import { minutes, rememberLang, showLang, signedInLang, since, staffPageLang, type PageLang } from "../shared/i18n";
+import { LanguageSelect } from "../shared/language-switch";
+import { fillText, type StaffStrings } from "../../domain/languages/catalogue";
+import { STAFF_LANGUAGES } from "../../domain/languages/staff";
 import { openLive, type LiveState } from "../shared/live";
 import { floorAlerts, waitLevel, type WaitLevel } from "../../domain/floor-alerts";
 
 // GET /v1/locations/{locationId}/floor (src/desks/floor.routes.ts).
 type Floor = Schemas["Floor"];
 
-const TEXT = {
-  en: {
-    title: "Floor",
-    console: "Counter console",
-    desks: "Desks",
-    queues: "Queues",
-    desk: "Desk",
-    operator: "Operator",
-    serving: "Current ticket",
-    forHowLong: "For",
-    closed: "closed",
-    idle: "no customer",
-    queue: "Queue",
-    waiting: "Waiting",
-    longest: "Longest wait",
-    held: "On hold",
-    servedToday: "Served today",
-    location: "Location",
-    signInTitle: "Floor — sign in",
-    email: "Email",
-    password: "Password",
-    signIn: "Sign in",
-    badLogin: "Wrong email or password.",
-    line: "Line",
-    code: "Ticket",
-    name: "Name",
-    waited: "Waited",
-    marks: "Marks",
-    vip: "VIP",
-    appointment: "Appointment",
-    nobody: "Nobody is waiting.",
-    target: "Target",
-    noTarget: "no target",
-    avgWait: "Average wait today",
-    avgService: "Average service today",
-    noShows: "No-shows today",
-    levels: { ok: "", amber: "near the target", red: "past the target" } as Record<WaitLevel, string>,
-    alert: (code: string, waited: string, desks: string) => `${code} has been waiting ${waited} and ${desks} is idle.`,
-    noRoute: "The floor is not available on this server yet.",
-    updated: "Updated",
-    reconnecting: "Connection lost — reconnecting…",
-    live: "Live",
-    language: "Français",
-    statusNames: { called: "called", serving: "being served", held: "on hold" } as Record<string, string>,
-  },
-  fr: {
-    title: "Vue de l'agence",
-    console: "Console du guichet",
-    desks: "Guichets",
-    queues: "Files",
-    desk: "Guichet",
-    operator: "Agent",
-    serving: "Ticket en cours",
-    forHowLong: "Depuis",
-    closed: "fermé",
-    idle: "aucun client",
-    queue: "File",
-    waiting: "En attente",
-    longest: "Attente la plus longue",
-    held: "En suspens",
-    servedToday: "Servis aujourd'hui",
-    location: "Agence",
-    signInTitle: "Vue de l'agence — connexion",
-    email: "E-mail",
-    password: "Mot de passe",
-    signIn: "Se connecter",
-    badLogin: "E-mail ou mot de passe incorrect.",
-    line: "File d'attente",
-    code: "Ticket",
-    name: "Nom",
-    waited: "Attente",
-    marks: "Marques",
-    vip: "VIP",
-    appointment: "Rendez-vous",
-    nobody: "Personne n'attend.",
-    target: "Objectif",
-    noTarget: "sans objectif",
-    avgWait: "Attente moyenne du jour",
-    avgService: "Service moyen du jour",
-    noShows: "Absents du jour",
-    levels: { ok: "", amber: "proche de l'objectif", red: "objectif dépassé" } as Record<WaitLevel, string>,
-    alert: (code: string, waited: string, desks: string) => `${code} attend depuis ${waited} et ${desks} est libre.`,
-    noRoute: "La vue de l'agence n'est pas encore disponible sur ce serveur.",
-    updated: "Mis à jour",
-    reconnecting: "Connexion perdue — reconnexion…",
-    live: "En direct",
-    language: "English",
-    statusNames: { called: "appelé", serving: "en cours", held: "en suspens" } as Record<string, string>,
-  },
-};
+// The floor's words, from the catalogue of languages (`staff.floor`, with the console's sign-in
+// words): every catalogue language (docs/languages.md).
+function floorText(s: StaffStrings) {
+  const c = s.console;
+  return {
+    ...s.floor,
+    email: c.email,
+    password: c.password,
+    signIn: c.signIn,
+    badLogin: s.refusals.AUTHENTICATION_ERROR,
+    name: c.name,
+    waited: c.waited,
+    vip: c.vip,
+    appointment: c.appointment,
+    reconnecting: c.reconnecting,
+    live: c.live,
+    languages: c.languages,
+    levels: { ok: "", ...s.floor.levels } as Record<WaitLevel, string>,
+    statusNames: s.floor.statusNames as Record<string, string>,
+    alert: (code: string, waited: string, desks: string) => fillText(s.floor.alert, { code, waited, desks }),
+  };
+}
+
+const TEXT = Object.fromEntries(Object.entries(STAFF_LANGUAGES).map(([code, l]) => [code, floorText(l.staff)])) as Record<
+  PageLang,
+  ReturnType<typeof floorText>
+>;
 
 type Text = (typeof TEXT)["en"];
 
@@ -151,10 +91,12 @@ function SignIn({ t, onDone }: { t: Text; onDone: () => void }) {
   );
 }
 
-const duration = (seconds: number | null, lang: Lang) => (seconds === null ? "—" : minutes(seconds / 60, lang));
+const duration = (seconds: number | null, lang: PageLang) => (seconds === null ? "—" : minutes(seconds / 60, lang));
 
 function App() {
-  const [lang, setLang] = useState<Lang>(browserLang());
+  const [lang, setLang] = useState<PageLang>(staffPageLang());
+  // The document speaks the page's language, right to left in Arabic, from the first screen (sign-in) on.
+  useEffect(() => showLang(lang), [lang]);
   const t = TEXT[lang];
   const [phase, setPhase] = useState<"loading" | "signin" | "floor">("loading");
   const [locations, setLocations] = useState<Location[]>([]);
@@ -199,8 +141,7 @@ function App() {
   const load = async () => {
     try {
       const me = await api<{ user: User; memberships: Membership[] }>("GET", "/auth/me");
-      const asked = new URLSearchParams(location.search).get("lang");
-      const chosen: Lang = asked === "fr" || asked === "en" ? asked : me.user.language === "fr" ? "fr" : "en";
+      const chosen = signedInLang(me.user.language);
       setLang(chosen);
       rememberLang(chosen);
       if (me.memberships[0]) defaultHeaders["X-Organization-Id"] = me.memberships[0].organizationId;
@@ -235,8 +176,7 @@ function App() {
     return () => channel.close();
   }, [queueIds]);
 
-  const switchLang = () => {
-    const next: Lang = lang === "fr" ? "en" : "fr";
+  const switchLang = (next: PageLang) => {
     setLang(next);
     rememberLang(next);
   };
@@ -277,9 +217,7 @@ function App() {
         <a class="barlink" href="/console">
           {t.console}
         </a>
-        <button type="button" onClick={switchLang} lang={lang === "fr" ? "en" : "fr"}>
-          {t.language}
-        </button>
+        <LanguageSelect lang={lang} label={t.languages} onPick={switchLang} />
       </header>
       <div class="floor">
         {phase === "signin" && <SignIn t={t} onDone={() => void load()} />}
@@ -380,7 +318,9 @@ function App() {
                           const l = waitLevel(waited, q.targetWaitMinutes);
                           return (
                             <tr class={`level-${l}`} data-ticket={w.ticketId} data-level={l}>
-                              <th scope="row">{w.displayCode}</th>
+                              <th scope="row">
+                                <span data-code="">{w.displayCode}</span>
+                              </th>
                               <td>{w.name ?? "—"}</td>
                               <td>
                                 {minutes(waited / 60, lang)}
@@ -416,11 +356,15 @@ function App() {
                       <th scope="row">{d.name}</th>
                       <td>{d.status === "closed" ? t.closed : (d.operator?.name ?? "—")}</td>
                       <td>
-                        {d.current
-                          ? `${d.current.displayCode} · ${t.statusNames[d.current.status] ?? d.current.status}`
-                          : d.status === "open"
-                            ? t.idle
-                            : "—"}
+                        {d.current ? (
+                          <>
+                            <span data-code="">{d.current.displayCode}</span> · {t.statusNames[d.current.status] ?? d.current.status}
+                          </>
+                        ) : d.status === "open" ? (
+                          t.idle
+                        ) : (
+                          "—"
+                        )}
                       </td>
                       <td>{d.current ? minutes(since(d.current.since, at), lang) : "—"}</td>
                     </tr>

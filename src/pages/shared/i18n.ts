@@ -1,7 +1,8 @@
-// The pages' languages. The staff pages (console, floor) speak French and English (`Lang`), chosen
-// from the signed-in user, the `lang` query parameter or the browser. The public pages (kiosk,
-// status page) speak every language of the catalogue (src/domain/languages, `PageLang`), chosen
-// from the query, this browser's last choice, the browser, else the location's default.
+// The pages' languages: every language of the catalogue (src/domain/languages, `PageLang`). The
+// public pages (kiosk, status page) choose from the query, this browser's last choice, the browser,
+// else the location's default; the staff pages (console, floor) from the query, the last choice,
+// the browser, then once signed in the user's own language (`signedInLang`). `Lang` (French or
+// English) is left for staff-written words (intake questions), which exist in those two only.
 import { fillText, type LanguageMeta, type PageStrings } from "../../domain/languages/catalogue";
 import { PAGE_LANGUAGES } from "../../domain/languages/pages";
 import type { Language } from "../../domain/languages";
@@ -12,12 +13,16 @@ export type PageLang = Language;
 const isLang = (value: string | null | undefined): value is Lang => value === "fr" || value === "en";
 const isPageLang = (value: string | null | undefined): value is PageLang => !!value && Object.hasOwn(PAGE_LANGUAGES, value);
 
-export function browserLang(): Lang {
-  const fromQuery = new URLSearchParams(location.search).get("lang");
-  if (isLang(fromQuery)) return fromQuery;
+/** A staff page's language before sign-in: the query, the last choice, the browser, else English. */
+export const staffPageLang = (): PageLang => visitorLang() ?? "en";
+
+/** A staff page's language once signed in: the query, else the last choice on this browser, else the user's own, else English. */
+export function signedInLang(userLanguage: string | null | undefined): PageLang {
+  const asked = new URLSearchParams(location.search).get("lang");
+  if (isPageLang(asked)) return asked;
   const stored = localStorage.getItem("pages:lang");
-  if (isLang(stored)) return stored;
-  return (navigator.language || "en").toLowerCase().startsWith("fr") ? "fr" : "en";
+  if (isPageLang(stored)) return stored;
+  return isPageLang(userLanguage) ? userLanguage : "en";
 }
 
 /** The visitor's language among those the page offers: the query, the last choice, the browser; null: none of them. */

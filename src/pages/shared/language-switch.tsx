@@ -20,3 +20,21 @@ export function LanguageSwitch(p: {
     </nav>
   );
 }
+
+/** The staff pages' language: a list of every catalogue language, each named in its own language. */
+export function LanguageSelect(p: { lang: PageLang; label: string; onPick: (lang: PageLang) => void }) {
+  return (
+    <select
+      class="lang-select"
+      aria-label={p.label}
+      value={p.lang}
+      onChange={(e: Event) => p.onPick((e.target as HTMLSelectElement).value as PageLang)}
+    >
+      {pageLanguages().map((m) => (
+        <option value={m.code} lang={m.code} dir={m.dir} selected={m.code === p.lang}>
+          {m.name}
+        </option>
+      ))}
+    </select>
+  );
+}

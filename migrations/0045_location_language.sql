@@ -1,0 +1,1 @@
+ALTER TABLE `locations` ADD `default_language` text;

@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { call, expectError, expectOk } from "../helpers/api";
+import { createApiKey, createOrganization, createQueueFixture, registerUser, type QueueFixture } from "../helpers/fixtures";
+import { capture, smsSent, type Captured } from "../helpers/notifications";
+import { randomMobile } from "../helpers/twilio";
+
+// Issue 42: each location has a default language (docs/languages.md). A visitor who chose none
+// gets it on every channel (its SMS, the kiosk, the status page); a language the organization does
+// not offer falls back to it, never to an error. It must be one the organization offers.
+
+let captured: Captured | undefined;
+afterEach(() => {
+  captured?.restore();
+  captured = undefined;
+});
+
+let addressNo = 0;
+const nextAddress = () => `198.51.100.${20 + (++addressNo % 200)}`;
+
+async function branch(): Promise<QueueFixture & { widget: string }> {
+  const owner = await registerUser();
+  const org = await createOrganization(owner, { type: "other" });
+  const f = await createQueueFixture(owner, org.id);
+  const { key } = await createApiKey(owner, org.id, ["widget"]);
+  return { ...f, widget: key };
+}
+
+const patchLocation = (f: QueueFixture, body: Record<string, unknown>) =>
+  call("PATCH", `/v1/locations/${f.locationId}`, { token: f.owner.token, body });
+
+const widgetJoin = (f: { queueId: string; widget: string }, body: Record<string, unknown>) =>
+  call("POST", `/v1/widget/queue/${f.queueId}/join`, {
+    apiKey: f.widget,
+    body: { phone: randomMobile(), ...body },
+    headers: { "CF-Connecting-IP": nextAddress() },
+  });
+
+describe("a location's default language", () => {
+  it("is set at creation or by PATCH, read back, cleared by null, and must be one the organization offers (400 naming defaultLanguage)", async () => {
+    const f = await branch();
+    const token = f.owner.token;
+    const before = expectOk(await call("GET", `/v1/business/locations`, { token, headers: { "X-Organization-Id": f.organizationId } }));
+    expect(before[0].defaultLanguage).toBeNull();
+
+    expect(expectOk(await patchLocation(f, { defaultLanguage: "es" })).defaultLanguage).toBe("es");
+    const created = expectOk(
+      await call("POST", "/v1/locations", {
+        token,
+        body: {
+          organizationId: f.organizationId,
+          name: "Casablanca",
+          address: "2 Bd Anfa",
+          latitude: 33.59,
+          longitude: -7.62,
+          defaultLanguage: "ar",
+        },
+      }),
+      201,
+    );
+    expect(created.defaultLanguage).toBe("ar");
+
+    // Outside the catalogue, or not offered by the organization: refused, naming the field.
+    expectError(await patchLocation(f, { defaultLanguage: "de" }), 400, "VALIDATION_ERROR", "defaultLanguage");
+    expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token, body: { languages: ["fr", "en", "es"] } }));
+    const refused = await patchLocation(f, { defaultLanguage: "pt" });
+    expectError(refused, 400, "VALIDATION_ERROR", "defaultLanguage");
+    expect(refused.body.error.details.reason).toContain("fr, en, es");
+    expectError(
+      await call("POST", "/v1/locations", {
+        token,
+        body: {
+          organizationId: f.organizationId,
+          name: "Lisboa",
+          address: "Rua Augusta",
+          latitude: 38.71,
+          longitude: -9.14,
+          defaultLanguage: "pt",
+        },
+      }),
+      400,
+      "VALIDATION_ERROR",
+      "defaultLanguage",
+    );
+    // Still Spanish after the refusals; null gives the organization's back.
+    const search = expectOk(await call("GET", `/v1/locations/search?organizationId=${f.organizationId}&q=Main`, { token }));
+    expect(search[0].defaultLanguage).toBe("es");
+    expect(expectOk(await patchLocation(f, { defaultLanguage: null })).defaultLanguage).toBeNull();
+  });
+
+  it("speaks to a visitor who chose none on every channel: a widget join's and a clerk's walk-in's SMS are Spanish, the kiosk and the ticket's place open in Spanish", async () => {
+    captured = capture();
+    const f = await branch();
+    expectOk(await patchLocation(f, { defaultLanguage: "es" }));
+
+    const kiosk = expectOk(await call("GET", `/v1/widget/locations/${f.locationId}/kiosk`, { apiKey: f.widget }));
+    expect(kiosk.defaultLanguage).toBe("es");
+
+    const ticket = expectOk(await widgetJoin(f, {}), 201);
+    const place = expectOk(
+      await call("GET", `/v1/widget/tickets/${ticket.id}/place`, { headers: { "X-Ticket-Token": ticket.ticketToken } }),
+    );
+    expect(place.defaultLanguage).toBe("es");
+
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { phone: randomMobile() } }), 201);
+    // A visitor's own choice still wins.
+    expectOk(await widgetJoin(f, { language: "fr" }), 201);
+
+    const bodies = (await smsSent(captured, f.queueId)).map((m) => m.body);
+    expect(bodies).toHaveLength(3);
+    expect(bodies[0]).toMatch(/^Está en la fila de Main queue, posición 1/);
+    expect(bodies[1]).toMatch(/^Está en la fila de Main queue, posición 2/);
+    expect(bodies[2]).toMatch(/^Vous êtes en attente pour Main queue, position 3/);
+  });
+
+  it("takes a language the organization does not offer; once it stops offering the location's default, the organization's default is used, never an error", async () => {
+    captured = capture();
+    const f = await branch();
+    const token = f.owner.token;
+    expectOk(
+      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
+        token,
+        body: { languages: ["fr", "ar", "pt"], defaultLanguage: "fr" },
+      }),
+    );
+    expectOk(await patchLocation(f, { defaultLanguage: "ar" }));
+    // Spanish is not offered: the location's Arabic, not the organization's French.
+    expectOk(await widgetJoin(f, { language: "es" }), 201);
+
+    // The organization drops Arabic: the location's default is no longer offered, so its own French.
+    expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token, body: { languages: ["fr", "pt"] } }));
+    expectOk(await widgetJoin(f, { language: "es" }), 201);
+    expect(expectOk(await call("GET", `/v1/widget/locations/${f.locationId}/kiosk`, { apiKey: f.widget })).defaultLanguage).toBe("fr");
+
+    const bodies = (await smsSent(captured, f.queueId)).map((m) => m.body);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[0]).toMatch(/^أنت في طابور Main queue، الترتيب 1/);
+    expect(bodies[1]).toMatch(/^Vous êtes en attente pour Main queue, position 2/);
+  });
+});
