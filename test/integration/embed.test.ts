@@ -14,13 +14,13 @@ describe("GET /v1/embed.js", () => {
 
   // 8 KB until the join widget learnt to follow its ticket (live position, your turn, leave);
   // 12 KB until it learnt to book (issue 38: service, day, slot, details, confirmation); 14 KB
-  // until its join form asked the service's questions (issue 45) and its booking spoke the
-  // catalogue's other languages (issue 42: es, pt, ar, nl, ~1.9 KB). The script is served
-  // unminified; minifying it at build time is the next cut.
-  it("is small enough to embed (under 16 KB gzipped)", async () => {
+  // until its join form asked the service's questions (issue 45, 15.0 KB) and its booking spoke
+  // the catalogue's other languages (issue 42: es, pt, ar, nl, ~1.9 KB): 17.0 KB with both. The
+  // script is served unminified; minifying it at build time is the next cut.
+  it("is small enough to embed (under 18 KB gzipped)", async () => {
     const res = await call("GET", "/v1/embed.js");
     const gzipped = await new Response(new Blob([res.body]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
-    expect(gzipped.byteLength).toBeLessThan(16 * 1024);
+    expect(gzipped.byteLength).toBeLessThan(18 * 1024);
   });
 
   it("carries the catalogue's booking words for the languages beyond en and fr, and each language's locale (issue 42)", async () => {
