@@ -12,7 +12,12 @@ import { callNext, completeTicket, issueTicket, skipAbsent, startServing } from 
 
 /** Real time between two steps of the alarm. */
 export const STEP_MS = 1000;
-/** A called visitor who will not come is marked absent this long (virtual) after the call. */
+/**
+ * A called visitor who will not come is marked absent this long (virtual) after the call, or
+ * half the queue's no-show timeout if shorter (the room would expire the call itself first), and
+ * at the latest just before the day's end: no call is left for the room to expire later, when the
+ * real clock reaches it, which would change the day's figures after it finished.
+ */
 export const NO_SHOW_AFTER_MS = 2 * 60_000;
 
 export type SimulationStatus = "running" | "finished" | "stopped" | "failed";
@@ -125,7 +130,8 @@ export async function advance(env: Env, s: SimulationState, until: number, stopp
       desk.ticketId = summary;
       desk.noShow = chance(s, s.spec.noShowRate);
       if (desk.noShow) {
-        desk.until = at + NO_SHOW_AFTER_MS;
+        const wait = Math.min(NO_SHOW_AFTER_MS, (queue.noShowTimeoutMinutes * 60_000) / 2);
+        desk.until = Math.min(at + wait, s.virtualEnd - 1);
       } else {
         await startServing(env, queue, summary, at);
         desk.until = at + exponential(s, serviceMs);

@@ -120,6 +120,9 @@ describe("simulated day (test mode)", () => {
     expect(summary.totals.created).toBe(sim.joined);
     expect(summary.totals.served).toBe(sim.served);
     expect(summary.totals.noShow).toBe(sim.noShows);
+    // No call is left for the room to expire later (which would change the day's figures).
+    const left = expectOk(await call("GET", `/v1/queues/${s.twinQueueId}/tickets?status=called`, { apiKey: s.testKey }));
+    expect(left).toHaveLength(0);
   }, 60_000);
 
   it("DELETE stops a day: no event after its answer", async () => {
