@@ -3776,6 +3776,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test/simulations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a simulated day of arrivals, calls, services and no-shows on a queue of the twin (a test key)
+         * @description The virtual clock starts now and runs `speed` times faster than the real one. Everything goes through the queue's room as real traffic does (walk-ins of the key, calls at `desks` desks, serves, completions, absences), with `at` = the virtual time, so events, webhooks and analytics show it. Needs QUEUE_OPERATE.
+         */
+        post: operations["startSimulation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test/simulations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A simulated day's progress and figures (a test key)
+         * @description A simulated day's progress and figures (a test key).
+         */
+        get: operations["getSimulation"];
+        put?: never;
+        post?: never;
+        /**
+         * Stop a simulated day: once this answers, it makes no more events (a test key)
+         * @description Stop a simulated day: once this answers, it makes no more events (a test key).
+         */
+        delete: operations["stopSimulation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -7273,6 +7317,61 @@ export interface components {
             liveOrganizationId: string;
             /** @description When the live catalogue was last copied in */
             catalogueCopiedAt: string | null;
+        };
+        Simulation: {
+            /** @example sim_0000000000000000000a */
+            id: string;
+            queueId: string;
+            /** @enum {string} */
+            status: "running" | "finished" | "stopped" | "failed";
+            /** @description Virtual time of the day's start (the real time it was created) */
+            virtualStart: string;
+            /** @description How far the virtual clock has run */
+            virtualNow: string;
+            virtualEnd: string;
+            joined: number;
+            called: number;
+            served: number;
+            noShows: number;
+            seed: number;
+            /** @description Why a failed simulation stopped */
+            error: string | null;
+        };
+        SimulationRequest: {
+            /** @description A queue of the twin */
+            queueId: string;
+            /**
+             * @description Mean arrivals per virtual hour (Poisson)
+             * @example 120
+             */
+            arrivalsPerHour: number;
+            /**
+             * @description Mean service time (exponential)
+             * @example 3
+             */
+            serviceMinutes: number;
+            /**
+             * @description Share of called visitors who never come (marked absent)
+             * @example 0.1
+             */
+            noShowRate: number;
+            /**
+             * @description Length of the simulated day (virtual minutes)
+             * @example 10
+             */
+            durationMinutes: number;
+            /**
+             * @description Desks calling the line (default 1)
+             * @example 2
+             */
+            desks?: number;
+            /**
+             * @description Virtual minutes per real minute, at most 60
+             * @example 60
+             */
+            speed: number;
+            /** @description Seed of the random draws: the same seed gives the same day (default random) */
+            seed?: number;
         };
     };
     responses: {
@@ -29941,6 +30040,243 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    startSimulation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Replays the first response for 24 h when the same key is sent again with the same body; another body is 409 CONFLICT
+                 * @example b9f1c2e4-3d5a-4f6b-8c7d-0e1f2a3b4c5d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "queueId": "que_d3m0q000000000000000",
+                 *       "arrivalsPerHour": 120,
+                 *       "serviceMinutes": 3,
+                 *       "noShowRate": 0.1,
+                 *       "durationMinutes": 10,
+                 *       "desks": 2,
+                 *       "speed": 60,
+                 *       "seed": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["SimulationRequest"];
+            };
+        };
+        responses: {
+            /** @description The simulation, running */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "id": "sim_0000000000000000000a",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "status": "running",
+                     *         "virtualStart": "2026-03-20T10:30:00.000Z",
+                     *         "virtualNow": "Demo",
+                     *         "virtualEnd": "2026-03-20T10:30:00.000Z",
+                     *         "joined": 1,
+                     *         "called": 1,
+                     *         "served": 1,
+                     *         "noShows": 1,
+                     *         "seed": 1,
+                     *         "error": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["Simulation"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getSimulation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path: {
+                /** @example qrt_d3m0qr000000000000000 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The simulation */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "id": "sim_0000000000000000000a",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "status": "running",
+                     *         "virtualStart": "2026-03-20T10:30:00.000Z",
+                     *         "virtualNow": "Demo",
+                     *         "virtualEnd": "2026-03-20T10:30:00.000Z",
+                     *         "joined": 1,
+                     *         "called": 1,
+                     *         "served": 1,
+                     *         "noShows": 1,
+                     *         "seed": 1,
+                     *         "error": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["Simulation"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    stopSimulation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request (1–128 characters of A-Z a-z 0-9 . _ : -), echoed back
+                 * @example checkout-7f3a
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Sessions that belong to several organizations name the one they act in (API keys carry theirs)
+                 * @example org_d3m00000000000000000
+                 */
+                "X-Organization-Id"?: components["parameters"]["OrganizationId"];
+            };
+            path: {
+                /** @example qrt_d3m0qr000000000000000 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The simulation, stopped (or already over) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                    "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                    "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "id": "sim_0000000000000000000a",
+                     *         "queueId": "que_d3m0q000000000000000",
+                     *         "status": "running",
+                     *         "virtualStart": "2026-03-20T10:30:00.000Z",
+                     *         "virtualNow": "Demo",
+                     *         "virtualEnd": "2026-03-20T10:30:00.000Z",
+                     *         "joined": 1,
+                     *         "called": 1,
+                     *         "served": 1,
+                     *         "noShows": 1,
+                     *         "seed": 1,
+                     *         "error": "Demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                        livemode?: boolean;
+                        data: components["schemas"]["Simulation"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403_2"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
         };
     };

@@ -131,6 +131,9 @@ export const NOT_AUDITED: Record<string, string> = {
   markNotificationRead: PERSONAL,
   deleteOrganization: "the organization's log is deleted with everything else it owns (CONTRACT §3)",
   resetTestMode: "empties a test-mode twin, log included, and touches nothing live (docs/test-mode.md)",
+  startSimulation:
+    "simulated traffic in a test-mode twin: every ticket change it makes is an event of the twin, nothing live is touched (docs/test-mode.md)",
+  stopSimulation: "stops simulated traffic in a test-mode twin; nothing live is touched (docs/test-mode.md)",
 
   joinQueue: VISITOR,
   joinQueueFromWidget: VISITOR,

@@ -51,6 +51,9 @@ export const OPERATIONS: Record<string, Operation> = {
   "DELETE /v1/organizations/{organizationId}/api-keys/{keyId}": { id: "revokeApiKey" },
   "GET /v1/test": { id: "getTestMode", organizationFromRequest: true },
   "POST /v1/test/reset": { id: "resetTestMode", organizationFromRequest: true },
+  "POST /v1/test/simulations": { id: "startSimulation", organizationFromRequest: true },
+  "GET /v1/test/simulations/{id}": { id: "getSimulation", organizationFromRequest: true },
+  "DELETE /v1/test/simulations/{id}": { id: "stopSimulation", organizationFromRequest: true },
 
   "POST /v1/locations": { id: "createLocation" },
   "GET /v1/business/locations": { id: "listLocations", organizationFromRequest: true },

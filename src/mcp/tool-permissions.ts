@@ -95,6 +95,9 @@ export const TOOL_PERMISSIONS: Readonly<Record<string, Permission | null>> = {
   revokeApiKey: "ORG_MANAGE",
   getTestMode: null,
   resetTestMode: "ORG_MANAGE",
+  startSimulation: "QUEUE_OPERATE",
+  getSimulation: "QUEUE_VIEW",
+  stopSimulation: "QUEUE_OPERATE",
 
   checkRemoteEligibility: "QUEUE_VIEW",
   confirmRemoteJoin: "QUEUE_OPERATE",
@@ -185,7 +188,13 @@ export const TOOL_PERMISSIONS: Readonly<Record<string, Permission | null>> = {
  * Tools only a test key sees (the operations under /v1/test, which answer 403 to any other key):
  * a live key's assistant is never offered a tool that cannot work for it (docs/test-mode.md).
  */
-export const TEST_MODE_TOOLS: ReadonlySet<string> = new Set(["getTestMode", "resetTestMode"]);
+export const TEST_MODE_TOOLS: ReadonlySet<string> = new Set([
+  "getTestMode",
+  "resetTestMode",
+  "startSimulation",
+  "getSimulation",
+  "stopSimulation",
+]);
 
 export const NOT_TOOLS: Readonly<Record<string, string>> = {
   streamEvents: "a WebSocket upgrade, not a request and an answer",

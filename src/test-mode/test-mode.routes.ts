@@ -6,7 +6,10 @@ import { forbidden } from "../http/errors";
 import { errors, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
-import { isTwinOrganizationId } from "../lib/ids";
+import { isTwinOrganizationId, randomString } from "../lib/ids";
+import { notFound } from "../http/errors";
+import { findQueue } from "../tickets/queues";
+import { newSimulation, type SimulationState } from "./simulation";
 import { isoOrNull } from "../lib/time";
 import { now } from "../lib/clock";
 import { findTwin, resetTwin, type OrganizationRow } from "./twin";
@@ -71,6 +74,154 @@ app.openapi(
     await authorize(c, twinId, "ORG_MANAGE");
     const twin = await resetTwin(c.env, twinId, now());
     return c.json(ok(testModeRecord(twin)), 200);
+  },
+);
+
+// ---- simulated days (docs/test-mode.md, "Simulated day") ------------------------------------
+
+const SimulationRequest = z
+  .object({
+    queueId: z.string().min(1).openapi({ description: "A queue of the twin" }),
+    arrivalsPerHour: z.number().min(0).max(3600).openapi({ description: "Mean arrivals per virtual hour (Poisson)", example: 120 }),
+    serviceMinutes: z.number().min(0.1).max(480).openapi({ description: "Mean service time (exponential)", example: 3 }),
+    noShowRate: z.number().min(0).max(1).openapi({ description: "Share of called visitors who never come (marked absent)", example: 0.1 }),
+    durationMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(1440)
+      .openapi({ description: "Length of the simulated day (virtual minutes)", example: 10 }),
+    desks: z.number().int().min(1).max(50).optional().openapi({ description: "Desks calling the line (default 1)", example: 2 }),
+    speed: z.number().min(1).max(60).openapi({ description: "Virtual minutes per real minute, at most 60", example: 60 }),
+    seed: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "Seed of the random draws: the same seed gives the same day (default random)" }),
+  })
+  .openapi("SimulationRequest");
+
+const Simulation = z
+  .object({
+    id: z.string().openapi({ example: "sim_0000000000000000000a" }),
+    queueId: z.string(),
+    status: z.enum(["running", "finished", "stopped", "failed"]),
+    virtualStart: z.string().openapi({ description: "Virtual time of the day's start (the real time it was created)" }),
+    virtualNow: z.string().openapi({ description: "How far the virtual clock has run" }),
+    virtualEnd: z.string(),
+    joined: z.number().int(),
+    called: z.number().int(),
+    served: z.number().int(),
+    noShows: z.number().int(),
+    seed: z.number().int(),
+    error: z.string().nullable().openapi({ description: "Why a failed simulation stopped" }),
+  })
+  .openapi("Simulation");
+
+const SimulationParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
+
+function simulationRecord(s: SimulationState) {
+  return {
+    id: s.id,
+    queueId: s.spec.queueId,
+    status: s.status,
+    virtualStart: new Date(s.virtualStart).toISOString(),
+    virtualNow: new Date(s.virtualNow).toISOString(),
+    virtualEnd: new Date(s.virtualEnd).toISOString(),
+    joined: s.joined,
+    called: s.called,
+    served: s.served,
+    noShows: s.noShows,
+    seed: s.spec.seed,
+    error: s.error,
+  };
+}
+
+function simulationObject(c: Context<AppEnv>, id: string) {
+  return c.env.SIMULATION.get(c.env.SIMULATION.idFromName(id));
+}
+
+/** The twin's simulation, or 404 (another organization's, or no such id). */
+async function ownSimulation(c: Context<AppEnv>, twinId: string, id: string) {
+  if (!/^sim_[0-9a-z]{20}$/.test(id)) throw notFound("Simulation");
+  const s = await simulationObject(c, id).read();
+  if (!s || s.organizationId !== twinId) throw notFound("Simulation");
+  return s;
+}
+
+app.openapi(
+  createRoute({
+    method: "post",
+    path: "/test/simulations",
+    tags,
+    summary: "Start a simulated day of arrivals, calls, services and no-shows on a queue of the twin (a test key)",
+    description:
+      "The virtual clock starts now and runs `speed` times faster than the real one. Everything goes through the queue's room as real " +
+      "traffic does (walk-ins of the key, calls at `desks` desks, serves, completions, absences), with `at` = the virtual time, so events, " +
+      "webhooks and analytics show it. Needs QUEUE_OPERATE.",
+    security: SECURITY.apiKey,
+    request: { body: { content: { "application/json": { schema: SimulationRequest } }, required: true } },
+    responses: { 201: jsonResponse(okEnvelope(Simulation), "The simulation, running"), ...errors() },
+  }),
+  async (c) => {
+    const twinId = twinOfKey(c);
+    const body = c.req.valid("json");
+    const actor = await authorize(c, twinId, "QUEUE_OPERATE");
+    const queue = await findQueue(c.env, body.queueId).catch(() => null);
+    if (!queue || queue.organizationId !== twinId) throw notFound("Queue");
+    const id = `sim_${randomString(20)}`;
+    const seed = body.seed ?? crypto.getRandomValues(new Uint32Array(1))[0]! | 0;
+    const spec = {
+      queueId: queue.id,
+      arrivalsPerHour: body.arrivalsPerHour,
+      serviceMinutes: body.serviceMinutes,
+      noShowRate: body.noShowRate,
+      durationMinutes: body.durationMinutes,
+      desks: body.desks ?? 1,
+      speed: body.speed,
+      seed,
+    };
+    const state = newSimulation(id, twinId, actor.userId ?? actor.apiKeyId!, spec, now());
+    await simulationObject(c, id).start(state);
+    return c.json(ok(simulationRecord(state)), 201);
+  },
+);
+
+app.openapi(
+  createRoute({
+    method: "get",
+    path: "/test/simulations/{id}",
+    tags,
+    summary: "A simulated day's progress and figures (a test key)",
+    security: SECURITY.apiKey,
+    request: { params: SimulationParams },
+    responses: { 200: jsonResponse(okEnvelope(Simulation), "The simulation"), ...errors() },
+  }),
+  async (c) => {
+    const twinId = twinOfKey(c);
+    await authorize(c, twinId, "QUEUE_VIEW");
+    const s = await ownSimulation(c, twinId, c.req.valid("param").id);
+    return c.json(ok(simulationRecord(s)), 200);
+  },
+);
+
+app.openapi(
+  createRoute({
+    method: "delete",
+    path: "/test/simulations/{id}",
+    tags,
+    summary: "Stop a simulated day: once this answers, it makes no more events (a test key)",
+    security: SECURITY.apiKey,
+    request: { params: SimulationParams },
+    responses: { 200: jsonResponse(okEnvelope(Simulation), "The simulation, stopped (or already over)"), ...errors() },
+  }),
+  async (c) => {
+    const twinId = twinOfKey(c);
+    await authorize(c, twinId, "QUEUE_OPERATE");
+    const id = c.req.valid("param").id;
+    await ownSimulation(c, twinId, id);
+    const s = await simulationObject(c, id).stop();
+    return c.json(ok(simulationRecord(s!)), 200);
   },
 );
 

@@ -60,6 +60,9 @@ const DOCUMENTED_NOW = "2026-03-20T09:30:00.000Z";
 const EXCLUDED: Record<string, string> = {
   getTestMode: "answers a test key only (the flow uses a live one): test/integration/test-mode.test.ts sends it",
   resetTestMode: "answers a test key only (the flow uses a live one): test/integration/test-mode.test.ts sends it",
+  startSimulation: "answers a test key only (the flow uses a live one): test/integration/test-simulations.test.ts sends it",
+  getSimulation: "answers a test key only (the flow uses a live one): test/integration/test-simulations.test.ts sends it",
+  stopSimulation: "answers a test key only (the flow uses a live one): test/integration/test-simulations.test.ts sends it",
   openLiveUpdates: "a WebSocket upgrade (101), not a request/response exchange: test/integration/widget.test.ts opens it",
   streamEvents: "a WebSocket upgrade (101), not a request/response exchange: test/integration/event-socket.test.ts opens it",
   receiveTwilioSms:
