@@ -95,7 +95,10 @@ describe("hot queries use their indexes", () => {
     const statements = await statementsOf(() => fanOutEvent(env, event, Date.now()));
     expect(queued).toHaveBeenCalledTimes(1);
 
-    const readBack = statements.find((s) => /SELECT id FROM webhook_deliveries\s+WHERE event_id = \?/.test(s));
+    // Raw SQL or Drizzle's quoted lower-case form: `select "id" from "webhook_deliveries" where ("webhook_deliveries"."event_id" = ?`.
+    const readBack = statements.find((s) =>
+      /select "?id"? from "?webhook_deliveries"?\s+where \(?("?webhook_deliveries"?\.)?"?event_id"? = \?/i.test(s),
+    );
     expect(readBack, statements.join("\n")).toBeDefined();
     expect(await plan(readBack!)).toMatch(/SEARCH webhook_deliveries USING (COVERING )?INDEX webhook_deliveries_event_idx \(event_id=\?\)/);
     expect(await scans(statements)).toEqual([]);
@@ -119,10 +122,10 @@ describe("hot queries use their indexes", () => {
         `${table}: ${statements.join("\n")}`,
       ).toBe(true);
     }
-    expect(await plan(statements.find((s) => s.includes("FROM remote_join_expiries"))!)).toMatch(
+    expect(await plan(statements.find((s) => /from "?remote_join_expiries"?/i.test(s))!)).toMatch(
       /USING (COVERING )?INDEX remote_join_expiries_expired_idx \(expired_at<\?\)/,
     );
-    expect(await plan(statements.find((s) => s.includes("FROM calendar_events"))!)).toMatch(
+    expect(await plan(statements.find((s) => /from "?calendar_events"?/i.test(s))!)).toMatch(
       /USING INDEX calendar_events_type_start_idx \(event_type=\? AND start_at<\?\)/,
     );
     expect(await scans(statements)).toEqual([]);
