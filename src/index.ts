@@ -18,7 +18,7 @@ export { QueueRoom } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
 export { OrganizationLedger } from "./ledger/ledger";
 export { EventHub } from "./webhooks";
-export { Simulation } from "./test-mode/simulation";
+export { Simulation } from "./test-mode";
 
 const app = createApp();
 

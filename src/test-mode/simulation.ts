@@ -198,7 +198,7 @@ async function callNextOrNull(
     const ticket = await callNext(env, queue, actorId, null, at, counter);
     return ticket.id;
   } catch (error) {
-    if (error instanceof Error && "code" in error && (error as { code: string }).code === "QUEUE_EMPTY") return null;
+    if (error instanceof Error && "code" in error && error.code === "QUEUE_EMPTY") return null;
     throw error;
   }
 }
