@@ -17,7 +17,10 @@ import { fakeInternet, type FakeInternet } from "../helpers/outbound";
 afterEach(() => vi.restoreAllMocks());
 
 const HOOK_HOST = "hooks.receiver.com";
-const HOOK_URL = `https://${HOOK_HOST}/queue-events`;
+// Each receiver() listens on a path of its own: a delivery of an earlier test, retried in the
+// background by the real queue consumer, must not be counted by a later test (seen in CI: a
+// "sends once" test received two calls).
+let HOOK_URL = `https://${HOOK_HOST}/queue-events`;
 
 interface Received {
   headers: Record<string, string>;
@@ -27,6 +30,7 @@ interface Received {
 /** The receiver: answers `status()` and records what it got. DNS for its host is public. */
 function receiver(status: () => number = () => 200): { net: FakeInternet; received: Received[] } {
   const received: Received[] = [];
+  HOOK_URL = `https://${HOOK_HOST}/queue-events/${unique("r")}`;
   const net = fakeInternet(
     { [HOOK_HOST]: { A: ["93.184.216.34"] } },
     {
