@@ -3,6 +3,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { readdir, readFile } from "node:fs/promises";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // stripe and standardwebhooks publish source maps that name files they do not publish, and
 // Vite warns once per file (~200 lines a run) when it reads them. Loading those packages as
@@ -46,17 +47,53 @@ async function prebundledDependencies(root: string): Promise<string[]> {
   return [...packages.filter((name) => !SUBPATHS_ONLY.includes(name)), ...specifiers].filter((s, i, all) => all.indexOf(s) === i).sort();
 }
 
-// Every integration file gets a runtime of its own (storage per file). `QUEUE_SHARED_RUNTIMES=1
-// npm test` makes them share runtimes instead (`isolate: false`, issue 37): a runtime's start
-// and the Worker's module graph are then paid once per worker, not once per file (~4 s a file on
-// the 2-core machine), and test/helpers/between-files.ts calls the pool's `reset()` after each
-// file (every Durable Object deleted, D1 included: the next file starts from empty storage).
-// It is off because it is slower: a shared file's own time grows with the number of files its
-// runtime ran before it, even with the reset (session 15's CI, against the same files isolated:
-// 1.2x for the first 15 files, 2.3-3x after), and the whole run took longer than isolated. The
-// cost is in the runtime itself, not in storage (its memory grew by 200 MB in a minute): find
-// what the isolate keeps between files before turning it on (docs/development.md).
-const SHARED_RUNTIMES = process.env.QUEUE_SHARED_RUNTIMES === "1";
+// Runtimes shared by a bounded group of integration files (issue 37). A runtime's start and the
+// Worker's module graph cost ~3-4 s a file on the 2-core machine; sharing one runtime saves that,
+// but a shared file's own time grows with the number of files its runtime ran before it (1.2x for
+// the first ~8, 2.4-3x after 15: docs/development.md). So the files are cut into groups of
+// RUNTIME_GROUP_SIZE, each group a vitest project with `isolate: false`, and the sequencer below
+// runs a group's files back to back: vitest reuses a runtime only for the next file of the same
+// project, so each of the two workers' runtimes sees about half a group and is then disposed.
+// test/helpers/between-files.ts calls the pool's `reset()` after each file (every Durable Object
+// deleted, D1 included): each file still starts from empty storage. The files with a budget of
+// their own (test/budgets.json: the long ones, where a 1.2x growth costs more than a start)
+// keep a runtime each. `QUEUE_RUNTIME_GROUP_SIZE=1` gives every file its own runtime.
+const RUNTIME_GROUP_SIZE = Math.max(1, Number(process.env.QUEUE_RUNTIME_GROUP_SIZE ?? 16));
+
+async function integrationProjects(root: string) {
+  const budgets = JSON.parse(await readFile(path.join(root, "test/budgets.json"), "utf8")) as Record<string, unknown>;
+  const files = (await readdir(path.join(root, "test/integration"), { recursive: true }))
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => `test/integration/${f.split(path.sep).join("/")}`)
+    .sort();
+  const alone = files.filter((f) => f in budgets || RUNTIME_GROUP_SIZE === 1);
+  const grouped = files.filter((f) => !alone.includes(f));
+  const projects = [];
+  if (alone.length > 0) projects.push({ extends: true as const, test: { name: "integration-isolated", include: alone, isolate: true } });
+  for (let i = 0; i < grouped.length; i += RUNTIME_GROUP_SIZE)
+    projects.push({
+      extends: true as const,
+      test: {
+        name: `integration-${i / RUNTIME_GROUP_SIZE + 1}`,
+        include: grouped.slice(i, i + RUNTIME_GROUP_SIZE),
+        isolate: false,
+        setupFiles: ["./test/helpers/between-files.ts"],
+      },
+    });
+  return projects;
+}
+
+/** A group's files back to back (see above), groups in their order, the longest file of a group first. */
+class GroupedSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const order = (name: string) => (name === "integration-isolated" ? -1 : name === "unit" ? 1e6 : Number(name.split("-")[1] ?? 0));
+    return sorted
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => order(a.spec.project.name) - order(b.spec.project.name) || a.i - b.i)
+      .map(({ spec }) => spec);
+  }
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -81,19 +118,12 @@ export default defineConfig(async () => {
       setupFiles: ["./test/helpers/apply-migrations.ts"],
       // A runtime's start is a workerd and the Worker's module graph loaded into it (2.5-4 s on the
       // 2-core machine). The unit files (pure functions) share runtimes and their loaded modules
-      // (`isolate: false`); the integration files do when SHARED_RUNTIMES (above; docs/development.md).
+      // (`isolate: false`); the integration files share them by groups (above).
       projects: [
+        ...(await integrationProjects(import.meta.dirname)),
         { extends: true as const, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
-        {
-          extends: true as const,
-          test: {
-            name: "integration",
-            include: ["test/integration/**/*.test.ts"],
-            isolate: !SHARED_RUNTIMES,
-            setupFiles: SHARED_RUNTIMES ? ["./test/helpers/between-files.ts"] : [],
-          },
-        },
       ],
+      sequence: { sequencer: GroupedSequencer },
       deps: { optimizer: { ssr: { enabled: true, include: await prebundledDependencies(import.meta.dirname) } } },
       // The outbox stand-in prints each message for `npm run dev`; tests read the delivery rows.
       onConsoleLog: (log: string) => !log.startsWith('{"notification":"outbox"'),

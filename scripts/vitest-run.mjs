@@ -38,9 +38,7 @@ vitest.stdout.on("data", (chunk) => {
   pending = lines.pop() ?? "";
   for (const line of lines) {
     // " ✓  unit  test/unit/ids.test.ts (2 tests)": the project's name (vitest.config.ts) comes first.
-    const m = /^\s*[✓❯×↓]\s+(?:(?:unit|integration-isolated|integration)\s+)?(test\/\S+\.test\.ts)\s/.exec(
-      line.replace(/\x1b\[[0-9;]*m/g, ""),
-    );
+    const m = /^\s*[✓❯×↓]\s+(?:(?:unit|integration(?:-\w+)?)\s+)?(test\/\S+\.test\.ts)\s/.exec(line.replace(/\x1b\[[0-9;]*m/g, ""));
     if (m && expected.has(m[1])) reported.add(m[1]);
   }
   if (allReportedAt === null && reported.size === expected.size) allReportedAt = Date.now();
