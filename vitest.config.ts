@@ -59,6 +59,8 @@ async function prebundledDependencies(root: string): Promise<string[]> {
 const SHARED_RUNTIMES = process.env.QUEUE_SHARED_RUNTIMES === "1";
 
 export default defineConfig(async () => {
+  // The Worker serves embed.js minified (src/widget/embed.min.js): written from the current source before every run.
+  await (await import("./scripts/build-embed.mjs")).buildEmbed();
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
     plugins: [
