@@ -363,6 +363,7 @@ export const staff: StaffStrings = {
     walkInPhone: "هاتف الزبون المحمول (اختياري)",
     walkInPhoneHint: "لإرسال رسالة عند حلول دوره، مثلًا {example}",
     walkInPhoneBad: "أدخل الرقم بالصيغة الدولية (+ وأرقام).",
+    walkInLanguage: "لغة الزبون (رسائله وصفحته)",
     asVip: "VIP (يُخدم أولًا)",
     addTicket: "إضافة التذكرة",
     live: "مباشر",

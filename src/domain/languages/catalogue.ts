@@ -344,6 +344,7 @@ export type ConsoleWordKey =
   | "walkInPhone"
   | "walkInPhoneHint"
   | "walkInPhoneBad"
+  | "walkInLanguage"
   | "asVip"
   | "addTicket"
   | "live"

@@ -366,6 +366,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Customer's mobile (optional)",
     walkInPhoneHint: "For a text when it is their turn, e.g. {example}",
     walkInPhoneBad: "Enter the number in international format (+ and digits).",
+    walkInLanguage: "Customer's language (their texts and page)",
     asVip: "VIP (served first)",
     addTicket: "Add the ticket",
     live: "Live",

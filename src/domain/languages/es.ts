@@ -371,6 +371,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Móvil del cliente (opcional)",
     walkInPhoneHint: "Para un SMS cuando sea su turno, p. ej. {example}",
     walkInPhoneBad: "Escriba el número en formato internacional (+ y cifras).",
+    walkInLanguage: "Idioma del cliente (sus SMS y su página)",
     asVip: "VIP (atendido primero)",
     addTicket: "Añadir el turno",
     live: "En directo",

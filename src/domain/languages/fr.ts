@@ -382,6 +382,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Mobile du client (facultatif)",
     walkInPhoneHint: "Pour un SMS quand c'est son tour, par ex. {example}",
     walkInPhoneBad: "Saisissez le numéro au format international (+ et chiffres).",
+    walkInLanguage: "Langue du client (ses SMS et sa page)",
     asVip: "VIP (servi en premier)",
     addTicket: "Ajouter le ticket",
     live: "En direct",

@@ -375,6 +375,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Gsm van de klant (optioneel)",
     walkInPhoneHint: "Voor een sms als het hun beurt is, bv. {example}",
     walkInPhoneBad: "Vul het nummer in internationaal formaat in (+ en cijfers).",
+    walkInLanguage: "Taal van de klant (sms'en en pagina)",
     asVip: "VIP (eerst geholpen)",
     addTicket: "Ticket toevoegen",
     live: "Live",

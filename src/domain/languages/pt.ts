@@ -369,6 +369,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Telemóvel do cliente (opcional)",
     walkInPhoneHint: "Para um SMS quando for a sua vez, p. ex. {example}",
     walkInPhoneBad: "Introduza o número em formato internacional (+ e algarismos).",
+    walkInLanguage: "Idioma do cliente (os SMS e a página)",
     asVip: "VIP (atendido primeiro)",
     addTicket: "Adicionar a senha",
     live: "Em direto",
