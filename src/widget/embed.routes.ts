@@ -38,17 +38,20 @@ const embed = createRoute({
 const CATALOGUE_SLOT = "QW_CATALOGUE";
 
 /** The intake words under embed.js's names (`qRequired`…): the join form's refusals of an answer. */
-const INTAKE_KEYS = {
-  optional: "qOptional",
-  required: "qRequired",
-  consent: "qConsent",
-  text: "qText",
-  number: "qNumber",
-  select: "qSelect",
-  date: "qDate",
-  phone: "qPhone",
-  email: "qEmail",
-} as const;
+function intakeWords(language: Language): Record<string, string> {
+  const w = CATALOGUES[language].intake;
+  return {
+    qOptional: w.optional,
+    qRequired: w.required,
+    qConsent: w.consent,
+    qText: w.text,
+    qNumber: w.number,
+    qSelect: w.select,
+    qDate: w.date,
+    qPhone: w.phone,
+    qEmail: w.email,
+  };
+}
 
 /**
  * The words of the languages the script does not hold itself (beyond en and fr: the catalogue's
@@ -60,10 +63,8 @@ export function embedCatalogue(): {
   names: Record<string, string>;
 } {
   const beyond = LANGUAGES.filter((l) => l !== "en" && l !== "fr");
-  const intake = (l: Language) =>
-    Object.fromEntries(Object.entries(INTAKE_KEYS).map(([key, name]) => [name, CATALOGUES[l].intake[key as keyof typeof INTAKE_KEYS]]));
   return {
-    words: Object.fromEntries(beyond.map((l) => [l, { ...CATALOGUES[l].widget, ...intake(l) }])),
+    words: Object.fromEntries(beyond.map((l) => [l, { ...CATALOGUES[l].widget, ...intakeWords(l) }])),
     locales: Object.fromEntries(LANGUAGES.map((l) => [l, CATALOGUES[l].meta.locale])),
     names: Object.fromEntries(LANGUAGES.map((l) => [l, CATALOGUES[l].meta.name])),
   };
