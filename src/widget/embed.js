@@ -757,8 +757,11 @@ fieldset{border:1px solid var(--bd);border-radius:8px;padding:6px 8px;margin:0;d
         const name = el("input", { name: "name", autocomplete: "name", maxlength: "120", required: true, "aria-describedby": "bk-name-err" });
         const phone = el("input", { name: "phone", type: "tel", autocomplete: "tel", placeholder: "+33612345678", "aria-describedby": "bk-phone-err" });
         const email = el("input", { name: "email", type: "email", autocomplete: "email", "aria-describedby": "bk-email-err" });
-        const lang = el("select", { name: "language" }, LANGS.map((l) => el("option", { value: l }, MORE.names[l] || l)));
-        lang.value = o.language;
+        // The languages the business offers (the kiosk info's list), each in its own name.
+        const listed = place && Array.isArray(place.languages) ? place.languages : LANGS;
+        const offered = LANGS.filter((l) => listed.includes(l));
+        const lang = el("select", { name: "language" }, offered.map((l) => el("option", { value: l, lang: l }, MORE.names[l] || l)));
+        lang.value = [o.language, place && place.defaultLanguage].find((l) => offered.includes(l)) || offered[0] || o.language;
         const errs = { name: problem("bk-name-err"), phone: problem("bk-phone-err"), email: problem("bk-email-err") };
         const button = el("button", { type: "submit" }, t.bookConfirm);
         const f = el("form", { novalidate: true },

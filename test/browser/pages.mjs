@@ -351,6 +351,11 @@ async function bookInWidget(page, api, lang, { axe: withAxe = false, shot = null
   await page.keyboard.press("Tab");
   await page.keyboard.press("Enter");
   await heading.filter({ hasText: fr ? "Vos coordonnées" : "Your details" }).waitFor({ timeout: STEP_MS });
+  // The messages' language: the languages the business offers (the demo: the whole catalogue), each in its own name (issue 42).
+  const languages = page.locator("#widget select[name=language]");
+  const names = await languages.locator("option").allTextContents();
+  check(names.join(",") === "Français,English,Español,Português,العربية,Nederlands", `the booking's languages: ${names}`);
+  check((await languages.inputValue()) === lang, `the booking's language starts at ${await languages.inputValue()}`);
   if (withAxe) await checkAxe(page, "the widget's details");
   // An empty name is refused in the page's words, at the field.
   await page.keyboard.press("Tab");
@@ -903,13 +908,26 @@ export function pageCases() {
         }
       },
     },
-    ...["en", "fr"].map((lang) => ({
+    ...["en", "fr", "ar"].map((lang) => ({
       name: `pages widget questions (${lang}): embed.js's join form asks the service's required question; unanswered, the join waits (said in the page's words); answered, the ticket has it (axe)`,
       async run({ browser, api }) {
         await resetDemo(api);
         await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
         const fr = lang === "fr";
-        const ctx = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: fr ? "fr-FR" : "en-GB" });
+        // Arabic (issue 42): the page's words in Arabic, the business's questions as it wrote them (English).
+        const ar = lang === "ar";
+        const W = {
+          name: fr ? "Votre nom (facultatif)" : ar ? "اسمك (اختياري)" : "Your name (optional)",
+          take: fr ? "Prendre un ticket" : ar ? "خذ تذكرة" : "Take a ticket",
+          required: fr ? "Merci de répondre à cette question." : ar ? "يرجى الإجابة عن هذا السؤال." : "Please answer this question.",
+          details: fr ? "Précisions (facultatif)" : ar ? "Details (اختياري)" : "Details (optional)",
+          short: fr
+            ? "Merci d'écrire une réponse courte (500 caractères au plus)."
+            : ar
+              ? "يرجى كتابة إجابة قصيرة (500 حرف على الأكثر)."
+              : "Please write a short answer (at most 500 characters).",
+        };
+        const ctx = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: fr ? "fr-FR" : ar ? "ar-MA" : "en-GB" });
         try {
           const p = await ctx.newPage();
           const joins = [];
@@ -927,15 +945,15 @@ export function pageCases() {
           const w = p.locator("#widget");
           const question = w.getByRole("group", { name: fr ? "Motif de la visite" : "Reason for the visit" });
           await question.waitFor({ timeout: STEP_MS });
-          await w.getByLabel(fr ? "Votre nom (facultatif)" : "Your name (optional)").fill(fr ? "Léa" : "Ada");
+          await w.getByLabel(W.name).fill(fr ? "Léa" : "Ada");
           await checkAxe(p, `the widget's question (${lang})`);
-          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
-          await w.getByText(fr ? "Merci de répondre à cette question." : "Please answer this question.").waitFor({ timeout: STEP_MS });
+          await w.getByRole("button", { name: W.take }).click();
+          await w.getByText(W.required).waitFor({ timeout: STEP_MS });
           check(joins.length === 0, "the join went with the required question unanswered");
           await checkAxe(p, `the widget's refused question (${lang})`);
           await w.getByLabel(fr ? "Problème de carte" : "Card issue").check();
           const joined = p.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          await w.getByRole("button", { name: W.take }).click();
           const res = await joined;
           check(res.status() === 201, `the join answered ${res.status()} ${await res.text()}`);
           const ticket = (await res.json()).data;
@@ -948,18 +966,19 @@ export function pageCases() {
           });
           await p.evaluate(() => localStorage.clear());
           await p.reload();
-          const note = w.getByLabel(fr ? "Précisions (facultatif)" : "Details (optional)");
+          const note = w.getByLabel(W.details);
           await note.waitFor({ timeout: STEP_MS });
           await w.getByLabel(fr ? "Ouvrir un compte" : "Open an account").check();
           await note.fill("abc\u202edef");
           const refused = p.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          await w.getByRole("button", { name: W.take }).click();
           check((await refused).status() === 400, "the join with a bidi override was not refused");
-          await w
-            .getByText(
-              fr ? "Merci d'écrire une réponse courte (500 caractères au plus)." : "Please write a short answer (at most 500 characters).",
-            )
-            .waitFor({ timeout: STEP_MS });
+          await w.getByText(W.short).waitFor({ timeout: STEP_MS });
+          if (ar)
+            check(
+              (await p.locator("#widget").evaluate((h) => h.shadowRoot.querySelector(".qw").getAttribute("dir"))) === "rtl",
+              "the Arabic widget is not right to left",
+            );
           check((await note.getAttribute("aria-invalid")) === "true", "the refused answer's input is not marked invalid");
         } finally {
           await ctx.close();
