@@ -96,6 +96,8 @@ class GroupedSequencer extends BaseSequencer {
 }
 
 export default defineConfig(async () => {
+  // The Worker serves embed.js minified (src/widget/embed.min.js): written from the current source before every run.
+  await (await import("./scripts/build-embed.mjs")).buildEmbed();
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
     plugins: [

@@ -32,6 +32,14 @@ if (!existsSync(script) || !existsSync(stamp) || readFileSync(stamp, "utf8") !==
   }
 }
 
+// The widget script, minified (src/widget/embed.min.js, which the Worker serves).
+try {
+  const { buildEmbed } = await import("./build-embed.mjs");
+  await buildEmbed();
+} catch (err) {
+  console.warn(`copy-assets: embed.js was not minified (${err.message.split("\n")[0]})`);
+}
+
 // The pages (/console, /kiosk, /t/…, /console/floor): bundled into public/pages on every install
 // and before `npm run dev` (docs/pages.md). esbuild is a devDependency: an install without it
 // (production-only) skips the pages with a warning.

@@ -25,7 +25,7 @@ await build({
     {
       name: "widget-script-as-text",
       setup(b) {
-        b.onLoad({ filter: /widget[\\/](embed|board)\.js$/ }, async (args) => ({
+        b.onLoad({ filter: /widget[\\/](embed|embed\.min|board)\.js$/ }, async (args) => ({
           contents: (await import("node:fs")).readFileSync(args.path, "utf8"),
           loader: "text",
         }));

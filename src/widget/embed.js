@@ -1,8 +1,7 @@
 /*! Queue widget: queue status, join form and display board. No dependencies; see README "Widget". */
 (() => {
   "use strict";
-  // Whole-line `//` comments are left out when the script is served (embed.routes.ts): no line of a
-  // multi-line string may start with `//`.
+  // Served minified (scripts/build-embed.mjs, esbuild): comments and long names are for readers here.
   // Captured now: currentScript is only set while the script first runs (also when async);
   // a tag manager that injects the script may leave it null, hence the lookup by path.
   const me = document.currentScript || document.querySelector('script[src*="/v1/embed.js"]');
@@ -78,14 +77,14 @@
       qEmail: "Merci de saisir une adresse e-mail, par ex. nom@exemple.fr.",
     },
   };
-  // The catalogue's languages (src/domain/languages, checked by test/unit/languages.test.ts). Words
-  // beyond en and fr come with the page (`strings`, as the board page passes them) and, for the
-  // booking, with the served script (MORE); a missing word falls back to English.
-  const LANGS = ["fr", "en", "es", "pt", "ar", "nl"];
+  // The catalogue's words for the languages beyond en and fr (its `widget` and `intake` sections),
+  // every language's locale and own name, put in when the script is served (embed.routes.ts).
+  const MORE = QW_CATALOGUE;
+  // The catalogue's languages, in its order (src/domain/languages): a language added there is known
+  // here too. A page may still pass its own words (`strings`, as the board page does); a missing
+  // word falls back to English.
+  const LANGS = Object.keys(MORE.locales);
   const RTL = ["ar", "fa", "he", "ur"];
-  // The catalogue's booking words for the languages beyond en and fr, and every language's locale,
-  // put in when the script is served (embed.routes.ts, from src/domain/languages `widget`).
-  const MORE = /* catalogue */ { words: {}, locales: {} };
   const LOCALES = Object.assign({ en: "en-GB", fr: "fr-FR" }, MORE.locales);
   /** The statuses of a ticket the visitor still holds (a held one comes back to the desk). */
   const LIVE = ["waiting", "called", "serving", "held"];
@@ -758,8 +757,11 @@ fieldset{border:1px solid var(--bd);border-radius:8px;padding:6px 8px;margin:0;d
         const name = el("input", { name: "name", autocomplete: "name", maxlength: "120", required: true, "aria-describedby": "bk-name-err" });
         const phone = el("input", { name: "phone", type: "tel", autocomplete: "tel", placeholder: "+33612345678", "aria-describedby": "bk-phone-err" });
         const email = el("input", { name: "email", type: "email", autocomplete: "email", "aria-describedby": "bk-email-err" });
-        const lang = el("select", { name: "language" }, el("option", { value: "fr" }, "Français"), el("option", { value: "en" }, "English"));
-        lang.value = o.language;
+        // The languages the business offers (the kiosk info's list), each in its own name.
+        const listed = place && Array.isArray(place.languages) ? place.languages : LANGS;
+        const offered = LANGS.filter((l) => listed.includes(l));
+        const lang = el("select", { name: "language" }, offered.map((l) => el("option", { value: l, lang: l }, MORE.names[l] || l)));
+        lang.value = [o.language, place && place.defaultLanguage].find((l) => offered.includes(l)) || offered[0] || o.language;
         const errs = { name: problem("bk-name-err"), phone: problem("bk-phone-err"), email: problem("bk-email-err") };
         const button = el("button", { type: "submit" }, t.bookConfirm);
         const f = el("form", { novalidate: true },

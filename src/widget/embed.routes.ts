@@ -3,8 +3,9 @@ import { errors, SECURITY } from "../http/openapi";
 import { router } from "../http/router";
 import { CATALOGUES, isLanguage, LANGUAGES, type Language } from "../domain/languages";
 import { BOARD_PAGE_CSP, boardPage } from "./board-page";
-// Imported as text (wrangler.toml [[rules]]): the file is served byte for byte, never bundled.
-import embedSource from "./embed.js";
+// Imported as text (wrangler.toml [[rules]]): served as it is, never bundled. embed.min.js is
+// embed.js minified by scripts/build-embed.mjs (on install, before dev, tests and deploy).
+import embedSource from "./embed.min.js";
 import boardSource from "./board.js";
 
 const app = router();
@@ -33,29 +34,49 @@ const embed = createRoute({
   },
 });
 
-/** Where the served script receives the catalogue's booking words and locales (src/widget/embed.js, MORE). */
-const CATALOGUE_SLOT = "/* catalogue */ { words: {}, locales: {} }";
+/** Where the served script receives the catalogue's words, locales and names (src/widget/embed.js, MORE). */
+const CATALOGUE_SLOT = "QW_CATALOGUE";
 
-/** The booking words of the languages the script does not hold itself (beyond en and fr), and every locale. */
-export function embedCatalogue(): { words: Record<string, Record<string, string>>; locales: Record<string, string> } {
-  const beyond = LANGUAGES.filter((l) => l !== "en" && l !== "fr");
+/** The intake words under embed.js's names (`qRequired`…): the join form's refusals of an answer. */
+function intakeWords(language: Language): Record<string, string> {
+  const w = CATALOGUES[language].intake;
   return {
-    words: Object.fromEntries(beyond.map((l) => [l, CATALOGUES[l].widget])),
-    locales: Object.fromEntries(LANGUAGES.map((l) => [l, CATALOGUES[l].meta.locale])),
+    qOptional: w.optional,
+    qRequired: w.required,
+    qConsent: w.consent,
+    qText: w.text,
+    qNumber: w.number,
+    qSelect: w.select,
+    qDate: w.date,
+    qPhone: w.phone,
+    qEmail: w.email,
   };
 }
 
 /**
- * The script as served: without its whole-line comments, which are for its readers here, not for
- * every visitor's download, and with the catalogue's booking words for every other language.
+ * The words of the languages the script does not hold itself (beyond en and fr: the catalogue's
+ * `widget` and `intake` sections), and every language's locale and own name.
  */
-function serveEmbed(source: string): string {
-  if (!source.includes(CATALOGUE_SLOT)) throw new Error("embed.js lost its catalogue slot");
-  return source
-    .replace(CATALOGUE_SLOT, JSON.stringify(embedCatalogue()))
-    .split("\n")
-    .filter((line) => !/^\s*\/\//.test(line))
-    .join("\n");
+export function embedCatalogue(): {
+  words: Record<string, Record<string, string>>;
+  locales: Record<string, string>;
+  names: Record<string, string>;
+} {
+  const beyond = LANGUAGES.filter((l) => l !== "en" && l !== "fr");
+  return {
+    words: Object.fromEntries(beyond.map((l) => [l, { ...CATALOGUES[l].widget, ...intakeWords(l) }])),
+    locales: Object.fromEntries(LANGUAGES.map((l) => [l, CATALOGUES[l].meta.locale])),
+    names: Object.fromEntries(LANGUAGES.map((l) => [l, CATALOGUES[l].meta.name])),
+  };
+}
+
+/**
+ * The script as served: embed.js minified at build time (scripts/build-embed.mjs: no comments,
+ * short names), with the catalogue's words for every other language in its slot.
+ */
+export function serveEmbed(minified: string): string {
+  if (minified.split(CATALOGUE_SLOT).length !== 2) throw new Error("embed.js lost its catalogue slot");
+  return minified.replace(CATALOGUE_SLOT, () => JSON.stringify(embedCatalogue()));
 }
 const servedEmbed = serveEmbed(embedSource);
 

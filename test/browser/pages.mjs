@@ -351,6 +351,11 @@ async function bookInWidget(page, api, lang, { axe: withAxe = false, shot = null
   await page.keyboard.press("Tab");
   await page.keyboard.press("Enter");
   await heading.filter({ hasText: fr ? "Vos coordonnées" : "Your details" }).waitFor({ timeout: STEP_MS });
+  // The messages' language: the languages the business offers (the demo: the whole catalogue), each in its own name (issue 42).
+  const languages = page.locator("#widget select[name=language]");
+  const names = await languages.locator("option").allTextContents();
+  check(names.join(",") === "Français,English,Español,Português,العربية,Nederlands", `the booking's languages: ${names}`);
+  check((await languages.inputValue()) === lang, `the booking's language starts at ${await languages.inputValue()}`);
   if (withAxe) await checkAxe(page, "the widget's details");
   // An empty name is refused in the page's words, at the field.
   await page.keyboard.press("Tab");
@@ -903,13 +908,26 @@ export function pageCases() {
         }
       },
     },
-    ...["en", "fr"].map((lang) => ({
+    ...["en", "fr", "ar"].map((lang) => ({
       name: `pages widget questions (${lang}): embed.js's join form asks the service's required question; unanswered, the join waits (said in the page's words); answered, the ticket has it (axe)`,
       async run({ browser, api }) {
         await resetDemo(api);
         await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
         const fr = lang === "fr";
-        const ctx = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: fr ? "fr-FR" : "en-GB" });
+        // Arabic (issue 42): the page's words in Arabic, the business's questions as it wrote them (English).
+        const ar = lang === "ar";
+        const W = {
+          name: fr ? "Votre nom (facultatif)" : ar ? "اسمك (اختياري)" : "Your name (optional)",
+          take: fr ? "Prendre un ticket" : ar ? "خذ تذكرة" : "Take a ticket",
+          required: fr ? "Merci de répondre à cette question." : ar ? "يرجى الإجابة عن هذا السؤال." : "Please answer this question.",
+          details: fr ? "Précisions (facultatif)" : ar ? "Details (اختياري)" : "Details (optional)",
+          short: fr
+            ? "Merci d'écrire une réponse courte (500 caractères au plus)."
+            : ar
+              ? "يرجى كتابة إجابة قصيرة (500 حرف على الأكثر)."
+              : "Please write a short answer (at most 500 characters).",
+        };
+        const ctx = await browser.newContext({ viewport: { width: 768, height: 1024 }, locale: fr ? "fr-FR" : ar ? "ar-MA" : "en-GB" });
         try {
           const p = await ctx.newPage();
           const joins = [];
@@ -927,15 +945,15 @@ export function pageCases() {
           const w = p.locator("#widget");
           const question = w.getByRole("group", { name: fr ? "Motif de la visite" : "Reason for the visit" });
           await question.waitFor({ timeout: STEP_MS });
-          await w.getByLabel(fr ? "Votre nom (facultatif)" : "Your name (optional)").fill(fr ? "Léa" : "Ada");
+          await w.getByLabel(W.name).fill(fr ? "Léa" : "Ada");
           await checkAxe(p, `the widget's question (${lang})`);
-          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
-          await w.getByText(fr ? "Merci de répondre à cette question." : "Please answer this question.").waitFor({ timeout: STEP_MS });
+          await w.getByRole("button", { name: W.take }).click();
+          await w.getByText(W.required).waitFor({ timeout: STEP_MS });
           check(joins.length === 0, "the join went with the required question unanswered");
           await checkAxe(p, `the widget's refused question (${lang})`);
           await w.getByLabel(fr ? "Problème de carte" : "Card issue").check();
           const joined = p.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          await w.getByRole("button", { name: W.take }).click();
           const res = await joined;
           check(res.status() === 201, `the join answered ${res.status()} ${await res.text()}`);
           const ticket = (await res.json()).data;
@@ -948,18 +966,19 @@ export function pageCases() {
           });
           await p.evaluate(() => localStorage.clear());
           await p.reload();
-          const note = w.getByLabel(fr ? "Précisions (facultatif)" : "Details (optional)");
+          const note = w.getByLabel(W.details);
           await note.waitFor({ timeout: STEP_MS });
           await w.getByLabel(fr ? "Ouvrir un compte" : "Open an account").check();
           await note.fill("abc\u202edef");
           const refused = p.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
-          await w.getByRole("button", { name: fr ? "Prendre un ticket" : "Take a ticket" }).click();
+          await w.getByRole("button", { name: W.take }).click();
           check((await refused).status() === 400, "the join with a bidi override was not refused");
-          await w
-            .getByText(
-              fr ? "Merci d'écrire une réponse courte (500 caractères au plus)." : "Please write a short answer (at most 500 characters).",
-            )
-            .waitFor({ timeout: STEP_MS });
+          await w.getByText(W.short).waitFor({ timeout: STEP_MS });
+          if (ar)
+            check(
+              (await p.locator("#widget").evaluate((h) => h.shadowRoot.querySelector(".qw").getAttribute("dir"))) === "rtl",
+              "the Arabic widget is not right to left",
+            );
           check((await note.getAttribute("aria-invalid")) === "true", "the refused answer's input is not marked invalid");
         } finally {
           await ctx.close();
@@ -1178,7 +1197,7 @@ export function pageCases() {
       },
     },
     {
-      name: "pages kiosk: a service with a required question: the kiosk asks it (refused unanswered, in the page's words), then issues the ticket with the answer (axe)",
+      name: "pages kiosk: a service with a required question: the kiosk asks it (refused unanswered, in the page's words), then issues the ticket with the answer; in Spanish the refusal is Spanish (axe)",
       async run({ browser, api }) {
         await resetDemo(api);
         await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
@@ -1201,6 +1220,15 @@ export function pageCases() {
           const stored = await must(api, "GET", `/tickets/${ticket.id}`);
           check(stored.intake?.reason === "card", `the ticket's intake: ${JSON.stringify(stored.intake)}`);
           check(stored.language === "en" || stored.language === undefined, `the ticket's language: ${stored.language}`);
+          // In Spanish (issue 42): the business's question as it wrote it (English), the page's own words in Spanish.
+          const es = await ctx.newPage();
+          await es.goto(kioskUrl(api, "es"), { timeout: STEP_MS });
+          await es.getByRole("button", { name: /Guichet/ }).click({ timeout: STEP_MS });
+          await es.getByRole("group", { name: "Reason for the visit" }).waitFor({ timeout: STEP_MS });
+          await es.getByRole("button", { name: "Sacar un turno" }).click();
+          await es.getByText("Responda a esta pregunta.").waitFor({ timeout: STEP_MS });
+          check((await es.getByText("Please answer this question.").count()) === 0, "the Spanish kiosk refused the answer in English");
+          await checkAxe(es, "the Spanish kiosk's refused question");
         } finally {
           await ctx.close();
         }
@@ -1246,6 +1274,58 @@ export function pageCases() {
           check(stored.phoneMasked?.endsWith("77"), `the walk-in's phone: ${stored.phoneMasked}`);
         } finally {
           await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages console walk-in language (issue 42): the walk-in form offers the organization's languages with the branch's default (Spanish) chosen, not the console's English; a pick (Português) is the ticket's language (axe)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await must(api, "PATCH", `/locations/${DEMO.location.id}`, { defaultLanguage: "es" });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+        try {
+          const p = await ctx.newPage();
+          await signIn(p, api, DEMO.operator);
+          await openDesk(p, "Guichet 1");
+          for (const [pick, expected, phone, texted] of [
+            [null, "es", "+33 6 12 34 02 81", /^Está en la fila de /],
+            ["pt", "pt", "+33 6 12 34 02 82", /^Está na fila de /],
+          ]) {
+            await p.keyboard.press("w");
+            const dialog = p.getByRole("dialog");
+            const select = dialog.getByLabel("Customer's language (their texts and page)");
+            await select.waitFor({ timeout: STEP_MS });
+            const chosen = await select.inputValue();
+            check(chosen === "es", `the walk-in's language starts at "${chosen}", not the branch's Spanish`);
+            const names = await select.locator("option").allTextContents();
+            check(
+              ["Français", "English", "Español", "Português", "العربية"].every((n) => names.includes(n)),
+              `offered: ${names.join(", ")}`,
+            );
+            await dialog.getByLabel("Customer's mobile (optional)").fill(phone);
+            if (pick) await select.selectOption(pick);
+            else {
+              await checkAxe(p, "the console's walk-in with its language");
+              if (screenshots) {
+                mkdirSync(screenshots, { recursive: true });
+                await p.screenshot({ path: path.join(screenshots, "console-walk-in-language-1280x800.png") });
+              }
+            }
+            const joined = p.waitForResponse((r) => r.url().endsWith(`/queues/${DEMO.queue.id}/operator-join`), { timeout: STEP_MS });
+            await dialog.getByRole("button", { name: "Add the ticket" }).click();
+            const res = await joined;
+            check(res.status() === 201, `the walk-in answered ${res.status()} ${await res.text()}`);
+            const sent = JSON.parse(res.request().postData() ?? "{}");
+            check(sent.language === expected, `the walk-in sent language ${sent.language}, not ${expected}`);
+            const ticket = (await res.json()).data;
+            await p.getByText(`Ticket ${ticket.displayCode} added`).waitFor({ timeout: STEP_MS });
+            // The ticket keeps that language: its SMS speaks it.
+            const sms = await outboxSms(ticket.id);
+            check(sms.length > 0 && texted.test(sms[0]), `the walk-in's SMS (${expected}): ${JSON.stringify(sms)}`);
+          }
+        } finally {
+          await ctx.close();
+          await must(api, "PATCH", `/locations/${DEMO.location.id}`, { defaultLanguage: null });
         }
       },
     },
@@ -1504,7 +1584,7 @@ export function pageCases() {
       },
     },
     {
-      name: "pages appointment reschedule: the appointment page moves a booking to another free slot with its manage token alone, in English then French (axe)",
+      name: "pages appointment reschedule: the appointment page moves a booking to another free slot with its manage token alone, in English, French, then Arabic right to left (issue 42) (axe)",
       async run({ browser, api, screenshots }) {
         await resetDemo(api);
         await bookable(api, 30);
@@ -1514,10 +1594,13 @@ export function pageCases() {
           for (const [lang, words] of [
             ["en", { change: "Change the time", moved: /^Your appointment is moved to /, current: /your current time/ }],
             ["fr", { change: "Changer l'horaire", moved: /^Votre rendez-vous est déplacé au /, current: /votre horaire actuel/ }],
+            ["ar", { change: "تغيير الوقت", moved: /^تم نقل موعدك إلى /, current: /وقتك الحالي/ }],
           ]) {
             const apt = await bookAhead(api, 120, 24 * 60);
             await page.goto(`${api}/appointments/${apt.id}?lang=${lang}#token=${apt.manageToken}`, { timeout: STEP_MS });
             await page.getByRole("button", { name: words.change }).click({ timeout: STEP_MS });
+            const dir = await page.evaluate(() => [document.documentElement.lang, document.documentElement.dir].join(" "));
+            check(dir === (lang === "ar" ? "ar rtl" : `${lang} ltr`), `the ${lang} page is "${dir}"`);
             await page.locator("[data-slot]").first().waitFor({ timeout: STEP_MS });
             const current = page.getByRole("radio", { name: words.current });
             check((await current.count()) === 1 && (await current.isDisabled()), "the current slot is not shown, disabled");
@@ -1526,7 +1609,11 @@ export function pageCases() {
             const dayField = page.locator("select[data-day]");
             const dayName = (await dayField.locator("option:checked").textContent()) ?? "";
             const weekdays =
-              lang === "fr" ? /^(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche) \d{1,2} \p{L}+$/u : /^[A-Z][a-z]+day,? /;
+              lang === "fr"
+                ? /^(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche) \d{1,2} \p{L}+$/u
+                : lang === "ar"
+                  ? /^\p{Script=Arabic}+،? \d{1,2} \p{Script=Arabic}+$/u
+                  : /^[A-Z][a-z]+day,? /;
             check(weekdays.test(dayName), `the day field says "${dayName}" on the ${lang} page`);
             check((await page.locator("input[type=date]").count()) === 0, "a date field in the browser's format");
             if ((await free.count()) === 0) {

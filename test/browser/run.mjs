@@ -1120,6 +1120,33 @@ const cases = [
       await shot(page, "visitor-your-turn-fr");
     },
   },
+  {
+    name: "visitor: the join widget in Spanish (issue 42, embed.js served minified): the form, the ticket, your turn, the ticket's language; screenshot",
+    async run({ page, api, open }) {
+      const served = await (await fetch(`${api}/v1/embed.js`)).text();
+      check(!served.includes("QW_CATALOGUE") && served.split("\n").length < 40, "embed.js is not served minified");
+      const { organizationId, admin, widget, queue } = await serverFixture(api, { fresh: true });
+      const config = `{ type: "join", queueId: "${queue.id}", organizationId: "${organizationId}", apiKey: "${widget}", showLogo: false, language: "es", onTicketCreated: (t) => window.tickets.push(t) }`;
+      await open("visitor-es", hostPage({ api, config }));
+      await waitForWidgetText(page, "Sacar un turno");
+      for (const words of ["Su nombre (opcional)", "Número de personas", "En espera", "Abierta"]) await waitForWidgetText(page, words);
+      const joined = page.waitForResponse((r) => r.url().endsWith(`/v1/widget/queue/${queue.id}/join`), { timeout: STEP_MS });
+      await page.locator("#widget button[type=submit]").click({ timeout: STEP_MS });
+      const { data: created } = await (await joined).json();
+      await waitForWidgetText(page, "Posición en la fila: 1");
+      await waitForWidgetText(page, "Salir de la fila");
+      // The visitor's read of the ticket: the join gave it the widget's language.
+      const read = await fetch(`${api}/v1/widget/tickets/${created.id}`, { headers: { "X-Ticket-Token": created.ticketToken } });
+      const ticket = (await read.json()).data;
+      check(ticket?.language === "es", `the ticket's language is ${ticket?.language}`);
+      await shot(page, "visitor-waiting-es");
+      await apiCall(api, admin, "POST", `/v1/queues/${queue.id}/call-next`, { serviceId: queue.serviceId, counter: "Ventanilla 2" });
+      await waitForWidgetText(page, "Es su turno: diríjase a Ventanilla 2");
+      const text = await widgetText(page);
+      check(!/Take a ticket|Your ticket|Leave the queue|undefined|null/.test(text), `English or a stray value in: ${text}`);
+      await shot(page, "visitor-your-turn-es");
+    },
+  },
   // ---- board
   // The display board as a waiting room sees it: screenshots in both orientations and both
   // languages (stub data aged against the real clock), and the real service's push.

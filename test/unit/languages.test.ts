@@ -6,6 +6,7 @@ import { REFUSALS, TEXT } from "../../src/pages/console/i18n";
 import { joinLanguages, joinRefusalText, normalizeText, readKeyword, replyText, smsKeywordOf } from "../../src/domain/keywords";
 import { render } from "../../src/domain/notification-templates";
 import embedSource from "../../src/widget/embed.js";
+import { embedCatalogue } from "../../src/widget/embed.routes";
 
 // The catalogue's completeness (docs/languages.md): every language has every key of English, no
 // other key, and each text uses exactly the variables the English one uses (a Spanish SMS missing
@@ -112,9 +113,9 @@ describe("the catalogue of languages", () => {
     expect(smsKeywordOf("mairie")).toEqual({ keyword: "MAIRIE" });
   });
 
-  it("embed.js knows the catalogue's languages (its LANGS list)", () => {
-    const listed = /const LANGS = (\[[^\]]*\])/.exec(embedSource)?.[1];
-    expect(listed && JSON.parse(listed)).toEqual(LANGUAGES);
+  it("embed.js knows the catalogue's languages: its LANGS are the served locales' languages, in the catalogue's order", () => {
+    expect(embedSource).toContain("const LANGS = Object.keys(MORE.locales);");
+    expect(Object.keys(embedCatalogue().locales)).toEqual(LANGUAGES);
   });
 
   it("the staff pages (console, floor) speak every catalogue language: each console text is filled, with no variable left", () => {
@@ -137,11 +138,36 @@ describe("the catalogue of languages", () => {
     expect(TEXT.ar.statusNames.serving).toBe("قيد الخدمة");
   });
 
-  it("embed.js holds the catalogue's English and French booking words as they are (the other languages are served with it)", () => {
+  it("embed.js holds the catalogue's English and French widget and intake words as they are (the other languages are served with it)", () => {
     for (const language of ["en", "fr"] as const) {
       for (const [key, text] of Object.entries(CATALOGUES[language].widget)) {
         expect(embedSource, `${language} ${key}`).toContain(`${key}: ${JSON.stringify(text)}`);
       }
+      const { agree: _agree, choose: _choose, ...refusals } = CATALOGUES[language].intake;
+      for (const [key, text] of Object.entries(refusals)) {
+        const name = `q${key[0]!.toUpperCase()}${key.slice(1)}`;
+        expect(embedSource, `${language} ${name}`).toContain(`${name}: ${JSON.stringify(text)}`);
+      }
     }
+  });
+
+  it("embed.js speaks every catalogue language: each has every word of English's (join, status, booking, questions), with its variables (issue 42)", () => {
+    /** The words embed.js holds itself for a language (its `T.<language>` block). */
+    const held = (language: string) => {
+      const block = new RegExp(`\\n    ${language}: \\{([\\s\\S]*?)\\n    \\},`).exec(embedSource)?.[1] ?? "";
+      return Object.fromEntries([...block.matchAll(/(\w+): ("(?:[^"\\]|\\.)*")/g)].map((m) => [m[1]!, JSON.parse(m[2]!) as string]));
+    };
+    const en = held("en");
+    expect(Object.keys(en).length).toBeGreaterThan(70);
+    const served = embedCatalogue().words;
+    for (const language of LANGUAGES.filter((l) => l !== "en")) {
+      const words = language === "fr" ? held("fr") : served[language]!;
+      expect(Object.keys(words).sort(), language).toEqual(Object.keys(en).sort());
+      for (const [key, text] of Object.entries(words)) {
+        expect(text.trim(), `${language} ${key}`).not.toBe("");
+        expect(variables(text), `${language} ${key}`).toEqual(variables(en[key]!));
+      }
+    }
+    expect(Object.keys(embedCatalogue().names)).toEqual(LANGUAGES);
   });
 });

@@ -10,7 +10,8 @@ import type {
   UssdKey,
   PlacementKey,
   StaffStrings,
-  WidgetBookingKey,
+  IntakeWords,
+  WidgetWords,
 } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "ar", name: "العربية", dir: "rtl", locale: "ar-MA" };
@@ -362,6 +363,7 @@ export const staff: StaffStrings = {
     walkInPhone: "هاتف الزبون المحمول (اختياري)",
     walkInPhoneHint: "لإرسال رسالة عند حلول دوره، مثلًا {example}",
     walkInPhoneBad: "أدخل الرقم بالصيغة الدولية (+ وأرقام).",
+    walkInLanguage: "لغة الزبون (رسائله وصفحته)",
     asVip: "VIP (يُخدم أولًا)",
     addTicket: "إضافة التذكرة",
     live: "مباشر",
@@ -483,7 +485,7 @@ export const staff: StaffStrings = {
 };
 
 /** The embeddable widget's booking words (src/widget/embed.js, served with them beyond en and fr). */
-export const widget: Record<WidgetBookingKey, string> = {
+export const widget: WidgetWords = {
   bookTitle: "حجز موعد",
   bookService: "اختر خدمة",
   bookDay: "اختر يومًا",
@@ -508,4 +510,65 @@ export const widget: Record<WidgetBookingKey, string> = {
   bookManage: "عرض الموعد أو تغييره أو إلغاؤه",
   bookAnother: "حجز موعد آخر",
   bookWith: "{service}، {when}",
+  // The join and status words (issue 42: every catalogue language).
+  waiting: "في الانتظار",
+  wait: "مدة الانتظار المتوقعة",
+  min: "~{n} د",
+  serving: "قيد الخدمة",
+  next: "التالي",
+  nowServing: "يُخدم الآن: {code}",
+  called: "{code}، {where}",
+  none: "لا أحد حتى الآن",
+  active: "مفتوح",
+  paused: "متوقف مؤقتا",
+  closed: "مغلق",
+  pausedMsg: "هذا الطابور متوقف مؤقتا: لا يمكن أخذ تذكرة الآن.",
+  closedMsg: "هذا الطابور مغلق.",
+  fullMsg: "هذا الطابور ممتلئ. حاول مرة أخرى لاحقا.",
+  notFound: "الطابور غير موجود",
+  orgNotFound: "المؤسسة غير موجودة",
+  auth: "مفتاح API لهذه الأداة مفقود أو غير صالح.",
+  offline: "تعذر الاتصال بخدمة الطابور. جارٍ إعادة المحاولة…",
+  config: "إعدادات الأداة غير مكتملة: {what} مفقود.",
+  loading: "جارٍ التحميل…",
+  failed: "حدث خطأ ما.",
+  join: "خذ تذكرة",
+  name: "اسمك (اختياري)",
+  phone: "الهاتف لتلقي الإشعارات (اختياري، مثلًا ⁦+212612345678⁩)",
+  party: "عدد الأشخاص",
+  sending: "جارٍ الإرسال…",
+  ticket: "تذكرتك",
+  position: "ترتيبك في الطابور: {n}",
+  another: "أخذ تذكرة أخرى",
+  joinFailed: "تعذر أخذ تذكرة: {msg}",
+  yourTicket: "تذكرتك هي {code}",
+  noQueues: "لا يوجد طابور للعرض",
+  sound: "تفعيل الصوت",
+  yourTurn: "حان دورك: توجه إلى {counter}",
+  yourTurnNow: "حان دورك!",
+  leave: "مغادرة الطابور",
+  left: "لقد غادرت الطابور.",
+  served: "تمت خدمتك. شكرا!",
+  missed: "لقد فات دورك.",
+  ended: "هذه التذكرة لم تعد نشطة.",
+  calledAt: "نداء {code}",
+  onHold: "تذكرتك معلقة: سيناديك الشباك مرة أخرى.",
+  late: "سأتأخر",
+  back: "مكانك محفوظ: تعود إلى الطابور الساعة {time}.",
+  lateNo: "لا يمكن تأجيل الدور الآن.",
+};
+
+/** The answers to a service's questions: the refusals under a field (the kiosk, the console's walk-in, embed.js). */
+export const intake: IntakeWords = {
+  optional: "(اختياري)",
+  required: "يرجى الإجابة عن هذا السؤال.",
+  consent: "يرجى تحديد المربع للمتابعة.",
+  text: "يرجى كتابة إجابة قصيرة (500 حرف على الأكثر).",
+  number: "يرجى إدخال رقم.",
+  select: "يرجى اختيار إحدى الإجابات.",
+  date: "يرجى إدخال تاريخ.",
+  phone: "يرجى إدخال الرقم بالصيغة الدولية، مثلًا ⁦+212 6 12 34 56 78⁩.",
+  email: "يرجى إدخال عنوان بريد إلكتروني، مثلًا ⁦name@example.com⁩.",
+  agree: "أوافق",
+  choose: "اختر…",
 };

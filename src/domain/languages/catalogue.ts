@@ -344,6 +344,7 @@ export type ConsoleWordKey =
   | "walkInPhone"
   | "walkInPhoneHint"
   | "walkInPhoneBad"
+  | "walkInLanguage"
   | "asVip"
   | "addTicket"
   | "live"
@@ -464,6 +465,60 @@ export type WidgetBookingKey =
   | "bookAnother"
   | "bookWith";
 
+/** The join and status words of the embeddable widget (embed.js `T`; issue 42: every catalogue language). */
+export type WidgetJoinKey =
+  | "waiting"
+  | "wait"
+  | "min"
+  | "serving"
+  | "next"
+  | "nowServing"
+  | "called"
+  | "none"
+  | "active"
+  | "paused"
+  | "closed"
+  | "pausedMsg"
+  | "closedMsg"
+  | "fullMsg"
+  | "notFound"
+  | "orgNotFound"
+  | "auth"
+  | "offline"
+  | "config"
+  | "loading"
+  | "failed"
+  | "join"
+  | "name"
+  | "phone"
+  | "party"
+  | "sending"
+  | "ticket"
+  | "position"
+  | "another"
+  | "joinFailed"
+  | "yourTicket"
+  | "noQueues"
+  | "sound"
+  | "yourTurn"
+  | "yourTurnNow"
+  | "leave"
+  | "left"
+  | "served"
+  | "missed"
+  | "ended"
+  | "calledAt"
+  | "onHold"
+  | "late"
+  | "back"
+  | "lateNo";
+export type WidgetWords = Record<WidgetBookingKey | WidgetJoinKey, string>;
+
+/** A service's questions on a page (src/pages/shared/intake.tsx, embed.js `q…`): the refusal of an answer by the question's type. */
+export type IntakeWordKey =
+  "optional" | "required" | "consent" | "text" | "number" | "select" | "date" | "phone" | "email" | "agree" | "choose";
+export type IntakeWords = Record<IntakeWordKey, string>;
+
 export interface StaffStrings {
   console: Record<ConsoleWordKey, string> & {
     statusNames: Record<"waiting" | "called" | "serving" | "served" | "skipped" | "expired" | "cancelled" | "held", string>;
@@ -489,7 +544,8 @@ export interface Catalogue {
   ussd: Record<UssdKey, string>;
   placement: Record<PlacementKey, string>;
   staff: StaffStrings;
-  widget: Record<WidgetBookingKey, string>;
+  widget: WidgetWords;
+  intake: IntakeWords;
 }
 
 /** Fills `{name}` and keeps a `[ … ]` clause only when every variable inside it has a value. */

@@ -9,7 +9,8 @@ import type {
   UssdKey,
   PlacementKey,
   StaffStrings,
-  WidgetBookingKey,
+  IntakeWords,
+  WidgetWords,
 } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "en", name: "English", dir: "ltr", locale: "en-GB" };
@@ -365,6 +366,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Customer's mobile (optional)",
     walkInPhoneHint: "For a text when it is their turn, e.g. {example}",
     walkInPhoneBad: "Enter the number in international format (+ and digits).",
+    walkInLanguage: "Customer's language (their texts and page)",
     asVip: "VIP (served first)",
     addTicket: "Add the ticket",
     live: "Live",
@@ -486,7 +488,7 @@ export const staff: StaffStrings = {
 };
 
 /** The embeddable widget's booking words (src/widget/embed.js, served with them beyond en and fr). */
-export const widget: Record<WidgetBookingKey, string> = {
+export const widget: WidgetWords = {
   bookTitle: "Book an appointment",
   bookService: "Choose a service",
   bookDay: "Choose a day",
@@ -511,4 +513,65 @@ export const widget: Record<WidgetBookingKey, string> = {
   bookManage: "See, move or cancel the appointment",
   bookAnother: "Book another appointment",
   bookWith: "{service}, {when}",
+  // The join and status words (issue 42: every catalogue language).
+  waiting: "Waiting",
+  wait: "Estimated wait",
+  min: "~{n} min",
+  serving: "Now serving",
+  next: "Next",
+  nowServing: "Now serving {code}",
+  called: "{code}, {where}",
+  none: "None yet",
+  active: "Open",
+  paused: "Paused",
+  closed: "Closed",
+  pausedMsg: "This queue is paused: taking a ticket is not possible right now.",
+  closedMsg: "This queue is closed.",
+  fullMsg: "This queue is full. Please try again later.",
+  notFound: "Queue not found",
+  orgNotFound: "Organization not found",
+  auth: "This widget's API key is missing or not valid.",
+  offline: "Cannot reach the queue service. Retrying…",
+  config: "Widget configuration is incomplete: {what} is missing.",
+  loading: "Loading…",
+  failed: "Something went wrong.",
+  join: "Take a ticket",
+  name: "Your name (optional)",
+  phone: "Phone for notifications (optional, e.g. +33612345678)",
+  party: "Party size",
+  sending: "Sending…",
+  ticket: "Your ticket",
+  position: "Position in line: {n}",
+  another: "Take another ticket",
+  joinFailed: "Could not take a ticket: {msg}",
+  yourTicket: "Your ticket is {code}",
+  noQueues: "No queue to display",
+  sound: "Enable sound",
+  yourTurn: "It's your turn — go to {counter}",
+  yourTurnNow: "It's your turn!",
+  leave: "Leave the queue",
+  left: "You left the queue.",
+  served: "You have been served. Thank you!",
+  missed: "Your turn has passed.",
+  ended: "This ticket is no longer active.",
+  calledAt: "Called {code}",
+  onHold: "Your ticket is on hold: the desk will call you back.",
+  late: "I'm running late",
+  back: "Your place is kept: back in line at {time}.",
+  lateNo: "A later turn is not possible now.",
+};
+
+/** The answers to a service's questions: the refusals under a field (the kiosk, the console's walk-in, embed.js). */
+export const intake: IntakeWords = {
+  optional: "(optional)",
+  required: "Please answer this question.",
+  consent: "Please tick the box to continue.",
+  text: "Please write a short answer (at most 500 characters).",
+  number: "Please enter a number.",
+  select: "Please choose one of the answers.",
+  date: "Please enter a date.",
+  phone: "Please enter the number in international format, e.g. +33 6 12 34 56 78.",
+  email: "Please enter an email address, e.g. name@example.com.",
+  agree: "I agree",
+  choose: "Choose…",
 };

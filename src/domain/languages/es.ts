@@ -9,7 +9,8 @@ import type {
   UssdKey,
   PlacementKey,
   StaffStrings,
-  WidgetBookingKey,
+  IntakeWords,
+  WidgetWords,
 } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "es", name: "Español", dir: "ltr", locale: "es-ES" };
@@ -370,6 +371,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Móvil del cliente (opcional)",
     walkInPhoneHint: "Para un SMS cuando sea su turno, p. ej. {example}",
     walkInPhoneBad: "Escriba el número en formato internacional (+ y cifras).",
+    walkInLanguage: "Idioma del cliente (sus SMS y su página)",
     asVip: "VIP (atendido primero)",
     addTicket: "Añadir el turno",
     live: "En directo",
@@ -491,7 +493,7 @@ export const staff: StaffStrings = {
 };
 
 /** The embeddable widget's booking words (src/widget/embed.js, served with them beyond en and fr). */
-export const widget: Record<WidgetBookingKey, string> = {
+export const widget: WidgetWords = {
   bookTitle: "Pedir cita",
   bookService: "Elija un servicio",
   bookDay: "Elija un día",
@@ -516,4 +518,65 @@ export const widget: Record<WidgetBookingKey, string> = {
   bookManage: "Ver, cambiar o cancelar la cita",
   bookAnother: "Pedir otra cita",
   bookWith: "{service}, {when}",
+  // The join and status words (issue 42: every catalogue language).
+  waiting: "En espera",
+  wait: "Espera estimada",
+  min: "~{n} min",
+  serving: "Atendiendo",
+  next: "Siguientes",
+  nowServing: "Atendiendo: {code}",
+  called: "{code}, {where}",
+  none: "Ninguno por ahora",
+  active: "Abierta",
+  paused: "En pausa",
+  closed: "Cerrada",
+  pausedMsg: "Esta fila está en pausa: ahora no se puede sacar turno.",
+  closedMsg: "Esta fila está cerrada.",
+  fullMsg: "Esta fila está completa. Vuelva a intentarlo más tarde.",
+  notFound: "Fila no encontrada",
+  orgNotFound: "Organización no encontrada",
+  auth: "La clave API de este widget falta o no es válida.",
+  offline: "No se puede contactar con el servicio de turnos. Reintentando…",
+  config: "La configuración del widget está incompleta: falta {what}.",
+  loading: "Cargando…",
+  failed: "Algo salió mal.",
+  join: "Sacar un turno",
+  name: "Su nombre (opcional)",
+  phone: "Teléfono para los avisos (opcional, p. ej. +34612345678)",
+  party: "Número de personas",
+  sending: "Enviando…",
+  ticket: "Su turno",
+  position: "Posición en la fila: {n}",
+  another: "Sacar otro turno",
+  joinFailed: "No se pudo sacar turno: {msg}",
+  yourTicket: "Su turno es el {code}",
+  noQueues: "Ninguna fila que mostrar",
+  sound: "Activar el sonido",
+  yourTurn: "Es su turno: diríjase a {counter}",
+  yourTurnNow: "¡Es su turno!",
+  leave: "Salir de la fila",
+  left: "Ha salido de la fila.",
+  served: "Ya ha sido atendido. ¡Gracias!",
+  missed: "Su turno ya pasó.",
+  ended: "Este turno ya no está activo.",
+  calledAt: "Llamada: {code}",
+  onHold: "Su turno está en espera: la ventanilla le volverá a llamar.",
+  late: "Llego tarde",
+  back: "Guardamos su lugar: vuelve a la fila a las {time}.",
+  lateNo: "Ahora no es posible un turno más tarde.",
+};
+
+/** The answers to a service's questions: the refusals under a field (the kiosk, the console's walk-in, embed.js). */
+export const intake: IntakeWords = {
+  optional: "(opcional)",
+  required: "Responda a esta pregunta.",
+  consent: "Marque la casilla para continuar.",
+  text: "Escriba una respuesta corta (500 caracteres como máximo).",
+  number: "Escriba un número.",
+  select: "Elija una de las respuestas.",
+  date: "Escriba una fecha.",
+  phone: "Escriba el número en formato internacional, p. ej. +34 612 34 56 78.",
+  email: "Escriba una dirección de correo, p. ej. nombre@ejemplo.es.",
+  agree: "Acepto",
+  choose: "Elegir…",
 };

@@ -9,7 +9,8 @@ import type {
   UssdKey,
   PlacementKey,
   StaffStrings,
-  WidgetBookingKey,
+  IntakeWords,
+  WidgetWords,
 } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "fr", name: "Français", dir: "ltr", locale: "fr-FR" };
@@ -381,6 +382,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Mobile du client (facultatif)",
     walkInPhoneHint: "Pour un SMS quand c'est son tour, par ex. {example}",
     walkInPhoneBad: "Saisissez le numéro au format international (+ et chiffres).",
+    walkInLanguage: "Langue du client (ses SMS et sa page)",
     asVip: "VIP (servi en premier)",
     addTicket: "Ajouter le ticket",
     live: "En direct",
@@ -503,7 +505,7 @@ export const staff: StaffStrings = {
 };
 
 /** The embeddable widget's booking words (src/widget/embed.js, served with them beyond en and fr). */
-export const widget: Record<WidgetBookingKey, string> = {
+export const widget: WidgetWords = {
   bookTitle: "Prendre rendez-vous",
   bookService: "Choisissez un service",
   bookDay: "Choisissez un jour",
@@ -528,4 +530,65 @@ export const widget: Record<WidgetBookingKey, string> = {
   bookManage: "Voir, déplacer ou annuler le rendez-vous",
   bookAnother: "Prendre un autre rendez-vous",
   bookWith: "{service}, {when}",
+  // The join and status words (issue 42: every catalogue language).
+  waiting: "En attente",
+  wait: "Attente estimée",
+  min: "~{n} min",
+  serving: "Numéros appelés",
+  next: "Prochains",
+  nowServing: "Numéro appelé : {code}",
+  called: "{code}, {where}",
+  none: "Aucun pour l'instant",
+  active: "Ouverte",
+  paused: "En pause",
+  closed: "Fermée",
+  pausedMsg: "Cette file est en pause : impossible de prendre un ticket pour le moment.",
+  closedMsg: "Cette file est fermée.",
+  fullMsg: "Cette file est complète. Réessayez plus tard.",
+  notFound: "File introuvable",
+  orgNotFound: "Organisation introuvable",
+  auth: "La clé API de ce widget est absente ou invalide.",
+  offline: "Service de file d'attente injoignable. Nouvel essai…",
+  config: "Configuration du widget incomplète : {what} manquant.",
+  loading: "Chargement…",
+  failed: "Une erreur est survenue.",
+  join: "Prendre un ticket",
+  name: "Votre nom (facultatif)",
+  phone: "Téléphone pour être prévenu (facultatif, ex. +33612345678)",
+  party: "Nombre de personnes",
+  sending: "Envoi…",
+  ticket: "Votre ticket",
+  position: "Position dans la file : {n}",
+  another: "Prendre un autre ticket",
+  joinFailed: "Impossible de prendre un ticket : {msg}",
+  yourTicket: "Votre ticket est le {code}",
+  noQueues: "Aucune file à afficher",
+  sound: "Activer le son",
+  yourTurn: "C'est votre tour — rendez-vous à : {counter}",
+  yourTurnNow: "C'est votre tour !",
+  leave: "Quitter la file",
+  left: "Vous avez quitté la file.",
+  served: "Vous avez été servi. Merci !",
+  missed: "Votre tour est passé.",
+  ended: "Ce ticket n'est plus actif.",
+  calledAt: "Appel du {code}",
+  onHold: "Votre ticket est en attente : le guichet vous rappellera.",
+  late: "Je suis en retard",
+  back: "Votre place est gardée : retour dans la file à {time}.",
+  lateNo: "Un tour plus tard n'est pas possible pour le moment.",
+};
+
+/** The answers to a service's questions: the refusals under a field (the kiosk, the console's walk-in, embed.js). */
+export const intake: IntakeWords = {
+  optional: "(facultatif)",
+  required: "Merci de répondre à cette question.",
+  consent: "Merci de cocher la case pour continuer.",
+  text: "Merci d'écrire une réponse courte (500 caractères au plus).",
+  number: "Merci de saisir un nombre.",
+  select: "Merci de choisir une des réponses.",
+  date: "Merci de saisir une date.",
+  phone: "Merci de saisir le numéro au format international, par ex. +33 6 12 34 56 78.",
+  email: "Merci de saisir une adresse e-mail, par ex. nom@exemple.fr.",
+  agree: "J'accepte",
+  choose: "Choisir…",
 };

@@ -9,7 +9,8 @@ import type {
   UssdKey,
   PlacementKey,
   StaffStrings,
-  WidgetBookingKey,
+  IntakeWords,
+  WidgetWords,
 } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "nl", name: "Nederlands", dir: "ltr", locale: "nl-BE" };
@@ -374,6 +375,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Gsm van de klant (optioneel)",
     walkInPhoneHint: "Voor een sms als het hun beurt is, bv. {example}",
     walkInPhoneBad: "Vul het nummer in internationaal formaat in (+ en cijfers).",
+    walkInLanguage: "Taal van de klant (sms'en en pagina)",
     asVip: "VIP (eerst geholpen)",
     addTicket: "Ticket toevoegen",
     live: "Live",
@@ -496,7 +498,7 @@ export const staff: StaffStrings = {
 };
 
 /** The embeddable widget's booking words (src/widget/embed.js, served with them beyond en and fr). */
-export const widget: Record<WidgetBookingKey, string> = {
+export const widget: WidgetWords = {
   bookTitle: "Een afspraak maken",
   bookService: "Kies een dienst",
   bookDay: "Kies een dag",
@@ -521,4 +523,65 @@ export const widget: Record<WidgetBookingKey, string> = {
   bookManage: "De afspraak bekijken, verplaatsen of annuleren",
   bookAnother: "Nog een afspraak maken",
   bookWith: "{service}, {when}",
+  // The join and status words (issue 42: every catalogue language).
+  waiting: "Wachtend",
+  wait: "Geschatte wachttijd",
+  min: "~{n} min",
+  serving: "Nu aan de beurt",
+  next: "Volgende",
+  nowServing: "Nu aan de beurt: {code}",
+  called: "{code}, {where}",
+  none: "Nog niemand",
+  active: "Open",
+  paused: "Gepauzeerd",
+  closed: "Gesloten",
+  pausedMsg: "Deze rij is gepauzeerd: een ticket nemen kan nu niet.",
+  closedMsg: "Deze rij is gesloten.",
+  fullMsg: "Deze rij is vol. Probeer het later opnieuw.",
+  notFound: "Rij niet gevonden",
+  orgNotFound: "Organisatie niet gevonden",
+  auth: "De API-sleutel van deze widget ontbreekt of is ongeldig.",
+  offline: "De wachtrijdienst is niet bereikbaar. Opnieuw proberen…",
+  config: "De configuratie van de widget is onvolledig: {what} ontbreekt.",
+  loading: "Laden…",
+  failed: "Er ging iets mis.",
+  join: "Neem een ticket",
+  name: "Uw naam (optioneel)",
+  phone: "Telefoon voor meldingen (optioneel, bv. +32470123456)",
+  party: "Aantal personen",
+  sending: "Versturen…",
+  ticket: "Uw ticket",
+  position: "Plaats in de rij: {n}",
+  another: "Nog een ticket nemen",
+  joinFailed: "Kon geen ticket nemen: {msg}",
+  yourTicket: "Uw ticket is {code}",
+  noQueues: "Geen rij om te tonen",
+  sound: "Geluid aanzetten",
+  yourTurn: "U bent aan de beurt: ga naar {counter}",
+  yourTurnNow: "U bent aan de beurt!",
+  leave: "De rij verlaten",
+  left: "U hebt de rij verlaten.",
+  served: "U bent geholpen. Bedankt!",
+  missed: "Uw beurt is voorbij.",
+  ended: "Dit ticket is niet meer actief.",
+  calledAt: "Oproep {code}",
+  onHold: "Uw ticket staat in de wacht: het loket roept u opnieuw.",
+  late: "Ik ben later",
+  back: "Uw plaats blijft bewaard: terug in de rij om {time}.",
+  lateNo: "Een latere beurt is nu niet mogelijk.",
+};
+
+/** The answers to a service's questions: the refusals under a field (the kiosk, the console's walk-in, embed.js). */
+export const intake: IntakeWords = {
+  optional: "(optioneel)",
+  required: "Beantwoord deze vraag.",
+  consent: "Vink het vakje aan om verder te gaan.",
+  text: "Schrijf een kort antwoord (hoogstens 500 tekens).",
+  number: "Vul een getal in.",
+  select: "Kies een van de antwoorden.",
+  date: "Vul een datum in.",
+  phone: "Vul het nummer in internationaal formaat in, bv. +32 470 12 34 56.",
+  email: "Vul een e-mailadres in, bv. naam@voorbeeld.be.",
+  agree: "Ik ga akkoord",
+  choose: "Kiezen…",
 };

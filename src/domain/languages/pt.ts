@@ -9,7 +9,8 @@ import type {
   UssdKey,
   PlacementKey,
   StaffStrings,
-  WidgetBookingKey,
+  IntakeWords,
+  WidgetWords,
 } from "./catalogue";
 
 export const meta: LanguageMeta = { code: "pt", name: "Português", dir: "ltr", locale: "pt-PT" };
@@ -368,6 +369,7 @@ export const staff: StaffStrings = {
     walkInPhone: "Telemóvel do cliente (opcional)",
     walkInPhoneHint: "Para um SMS quando for a sua vez, p. ex. {example}",
     walkInPhoneBad: "Introduza o número em formato internacional (+ e algarismos).",
+    walkInLanguage: "Idioma do cliente (os SMS e a página)",
     asVip: "VIP (atendido primeiro)",
     addTicket: "Adicionar a senha",
     live: "Em direto",
@@ -489,7 +491,7 @@ export const staff: StaffStrings = {
 };
 
 /** The embeddable widget's booking words (src/widget/embed.js, served with them beyond en and fr). */
-export const widget: Record<WidgetBookingKey, string> = {
+export const widget: WidgetWords = {
   bookTitle: "Fazer uma marcação",
   bookService: "Escolha um serviço",
   bookDay: "Escolha um dia",
@@ -514,4 +516,65 @@ export const widget: Record<WidgetBookingKey, string> = {
   bookManage: "Ver, alterar ou cancelar a marcação",
   bookAnother: "Fazer outra marcação",
   bookWith: "{service}, {when}",
+  // The join and status words (issue 42: every catalogue language).
+  waiting: "Em espera",
+  wait: "Espera estimada",
+  min: "~{n} min",
+  serving: "Em atendimento",
+  next: "Próximas",
+  nowServing: "Em atendimento: {code}",
+  called: "{code}, {where}",
+  none: "Nenhuma por agora",
+  active: "Aberta",
+  paused: "Em pausa",
+  closed: "Fechada",
+  pausedMsg: "Esta fila está em pausa: não é possível tirar senha neste momento.",
+  closedMsg: "Esta fila está fechada.",
+  fullMsg: "Esta fila está cheia. Tente mais tarde.",
+  notFound: "Fila não encontrada",
+  orgNotFound: "Organização não encontrada",
+  auth: "A chave API deste widget está em falta ou não é válida.",
+  offline: "Não é possível contactar o serviço de filas. A tentar de novo…",
+  config: "A configuração do widget está incompleta: falta {what}.",
+  loading: "A carregar…",
+  failed: "Ocorreu um erro.",
+  join: "Tirar senha",
+  name: "O seu nome (opcional)",
+  phone: "Telefone para os avisos (opcional, p. ex. +351912345678)",
+  party: "Número de pessoas",
+  sending: "A enviar…",
+  ticket: "A sua senha",
+  position: "Posição na fila: {n}",
+  another: "Tirar outra senha",
+  joinFailed: "Não foi possível tirar senha: {msg}",
+  yourTicket: "A sua senha é a {code}",
+  noQueues: "Nenhuma fila a mostrar",
+  sound: "Ativar o som",
+  yourTurn: "É a sua vez: dirija-se a {counter}",
+  yourTurnNow: "É a sua vez!",
+  leave: "Sair da fila",
+  left: "Saiu da fila.",
+  served: "Já foi atendido. Obrigado!",
+  missed: "A sua vez já passou.",
+  ended: "Esta senha já não está ativa.",
+  calledAt: "Chamada: {code}",
+  onHold: "A sua senha está em espera: o balcão voltará a chamá-lo.",
+  late: "Vou chegar atrasado",
+  back: "O seu lugar está guardado: volta à fila às {time}.",
+  lateNo: "Agora não é possível uma vez mais tarde.",
+};
+
+/** The answers to a service's questions: the refusals under a field (the kiosk, the console's walk-in, embed.js). */
+export const intake: IntakeWords = {
+  optional: "(opcional)",
+  required: "Responda a esta pergunta.",
+  consent: "Marque a caixa para continuar.",
+  text: "Escreva uma resposta curta (500 caracteres no máximo).",
+  number: "Introduza um número.",
+  select: "Escolha uma das respostas.",
+  date: "Introduza uma data.",
+  phone: "Introduza o número em formato internacional, p. ex. +351 912 345 678.",
+  email: "Introduza um endereço de e-mail, p. ex. nome@exemplo.pt.",
+  agree: "Aceito",
+  choose: "Escolher…",
 };

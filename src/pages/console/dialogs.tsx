@@ -7,7 +7,7 @@ import type { Ticket } from "./desk-view";
 import type { ConsoleText } from "./i18n";
 import type { IntakeAnswers } from "../shared/intake";
 import { IntakeAsk } from "./intake-ask";
-import { WalkInForm, type QueueChoice, type WalkIn, type WalkInRefusal } from "./walk-in";
+import { WalkInForm, type QueueChoice, type VisitorLanguages, type WalkIn, type WalkInRefusal } from "./walk-in";
 
 type Member = Schemas["Member"];
 type IntakeField = Schemas["IntakeField"];
@@ -28,6 +28,8 @@ export function DialogView(p: {
   queues: QueueChoice[];
   colleagues: Member[];
   deskQueues: QueueChoice[];
+  /** The walk-in's language choice: the organization's offered languages, the branch's default first. */
+  visitor: VisitorLanguages;
   onClose: () => void;
   onComplete: (outcome: string, note: string) => void;
   onPrevious: (ticket: Ticket, outcome: "served" | "absent") => void;
@@ -152,7 +154,17 @@ export function DialogView(p: {
     );
   } else {
     title = t.walkIn;
-    body = <WalkInForm t={t} lang={p.lang} queues={p.deskQueues} questions={p.questions} onCancel={p.onClose} onSubmit={p.onWalkIn} />;
+    body = (
+      <WalkInForm
+        t={t}
+        lang={p.lang}
+        queues={p.deskQueues}
+        visitor={p.visitor}
+        questions={p.questions}
+        onCancel={p.onClose}
+        onSubmit={p.onWalkIn}
+      />
+    );
   }
   return (
     <div class="overlay" onClick={(e: Event) => e.target === e.currentTarget && p.onClose()}>

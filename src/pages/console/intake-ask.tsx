@@ -2,7 +2,7 @@
 // 409 INTAKE_REQUIRED, the console asks the missing ones here, saves them on the ticket
 // (PATCH /v1/tickets/{ticketId}/intake) and the refused action is tried again.
 import { useState } from "hono/jsx/dom";
-import { staffLang, type PageLang } from "../shared/i18n";
+import type { PageLang } from "../shared/i18n";
 import { checkAnswers, IntakeInputs, readAnswers, type IntakeAnswers, type IntakeErrors, type IntakeField } from "../shared/intake";
 import type { ConsoleText } from "./i18n";
 import type { WalkInRefusal } from "./walk-in";
@@ -32,7 +32,7 @@ export function IntakeAsk(p: {
     e.preventDefault();
     if (sending) return;
     const answers = readAnswers(e.target as HTMLFormElement, fields);
-    const problems = checkAnswers(fields, answers, staffLang(lang));
+    const problems = checkAnswers(fields, answers, lang);
     setErrors(problems);
     setFormError(null);
     if (Object.keys(problems).length > 0) return;
@@ -47,7 +47,7 @@ export function IntakeAsk(p: {
   return (
     <form onSubmit={submit} noValidate data-intake-ask>
       <p>{t.intakeBeforeText}</p>
-      <IntakeInputs fields={fields} lang={staffLang(lang)} errors={errors} idPrefix="serve-intake" />
+      <IntakeInputs fields={fields} lang={lang} errors={errors} idPrefix="serve-intake" />
       {formError && (
         <p class="notice error" role="alert">
           {formError}

@@ -6,7 +6,7 @@ import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./console.css";
 import { ApiRefusal, defaultHeaders, type Schemas, type ServiceOutcome } from "../shared/api";
-import { rememberLang, showLang, signedInLang, staffPageLang, type PageLang } from "../shared/i18n";
+import { allPageLangs, rememberLang, showLang, signedInLang, staffPageLang, type PageLang } from "../shared/i18n";
 import { LanguageSelect } from "../shared/language-switch";
 import { joinRefusal } from "../shared/refusals";
 import { DayAppointments } from "./appointments";
@@ -53,6 +53,8 @@ function App() {
   const [questions, setQuestions] = useState<Record<string, IntakeField[]>>({});
   // Until they are read, the walk-in cannot be sent: a form without its questions would be refused by the API.
   const [questionsRead, setQuestionsRead] = useState(false);
+  // The languages the organization offers its visitors and its default (a walk-in's language choice).
+  const [offered, setOffered] = useState<{ languages: PageLang[]; defaultLanguage: PageLang } | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
   const [dialog, setDialog] = useState<Dialog>(null);
   const [busy, setBusy] = useState(false);
@@ -94,6 +96,11 @@ function App() {
         return;
       }
       defaultHeaders["X-Organization-Id"] = membership.organizationId;
+      get("/v1/organizations/{organizationId}", { organizationId: membership.organizationId }).then(
+        (org) => setOffered({ languages: org.languages, defaultLanguage: org.defaultLanguage }),
+        // Unread, a walk-in may still be given any language, the branch's default first.
+        () => setOffered(null),
+      );
       const locs = await get("/v1/business/locations", {}, { limit: 100 });
       setLocations(locs);
       const first = locs[0]?.id ?? "";
@@ -421,6 +428,16 @@ function App() {
     );
 
   const deskQueues = view?.queues ?? [];
+  // A walk-in speaks the branch's default language unless the clerk picks another (never the console's own).
+  const branchDefault = locations.find((l) => l.id === (desk?.locationId ?? locationId))?.defaultLanguage ?? null;
+  const offeredLanguages = offered?.languages ?? allPageLangs();
+  const visitor = {
+    offered: offeredLanguages,
+    preset:
+      branchDefault && offeredLanguages.includes(branchDefault)
+        ? branchDefault
+        : (offered?.defaultLanguage ?? branchDefault ?? offeredLanguages[0]!),
+  };
   const where = (tk: Ticket) => {
     const q = deskQueues.find((x) => x.id === tk.queueId);
     return `${q?.serviceName ?? ""} · ${q?.name ?? allQueues.find((x) => x.id === tk.queueId)?.name ?? ""}`;
@@ -502,6 +519,7 @@ function App() {
           queues={allQueues.filter((q) => q.id !== current?.queueId)}
           colleagues={colleagues}
           deskQueues={deskQueues}
+          visitor={visitor}
           onClose={() => setDialog(null)}
           onComplete={(outcome, note) => {
             setDialog(null);

@@ -1,11 +1,16 @@
 // "Add a walk-in" (W): the queue, the customer's name and mobile (optional: the only way a walk-in
-// is texted), and the service's join-time questions, checked by the API's rules before sending.
+// is texted), the customer's language (issue 42: among those the organization offers, the branch's
+// default first; never the console's own), and the service's join-time questions, checked by the
+// API's rules before sending.
 import { useState } from "hono/jsx/dom";
 /** A queue the walk-in may join. */
 export type QueueChoice = { id: string; name: string; serviceId: string };
-import { staffLang, type PageLang } from "../shared/i18n";
+import { languageMeta, type PageLang } from "../shared/i18n";
 import { askedAtJoin, checkAnswers, IntakeInputs, readAnswers, type IntakeErrors, type IntakeField } from "../shared/intake";
 import type { ConsoleText } from "./i18n";
+
+/** The languages a walk-in may be given: the organization's offered ones, and the branch's default, chosen at first. */
+export type VisitorLanguages = { offered: PageLang[]; preset: PageLang };
 
 export interface WalkIn {
   queueId: string;
@@ -22,6 +27,7 @@ export function WalkInForm(p: {
   t: ConsoleText;
   lang: PageLang;
   queues: QueueChoice[];
+  visitor: VisitorLanguages;
   /** Null while they are being read: the form shows, and cannot be sent yet. */
   questions: Record<string, IntakeField[]> | null;
   onCancel: () => void;
@@ -47,7 +53,7 @@ export function WalkInForm(p: {
     const visitorName = String(data.get("name") ?? "").trim();
     const phone = String(data.get("phone") ?? "").replace(/[\s.()-]/g, "");
     const intake = readAnswers(form, fields);
-    const problems = checkAnswers(fields, intake, staffLang(lang));
+    const problems = checkAnswers(fields, intake, lang);
     const badPhone = phone !== "" && !PHONE.test(phone) ? t.walkInPhoneBad : null;
     setErrors(problems);
     setPhoneError(badPhone);
@@ -61,7 +67,7 @@ export function WalkInForm(p: {
         ...(visitorName ? { visitorName } : {}),
         ...(phone ? { phone } : {}),
         ...(Object.keys(intake).length > 0 ? { intake } : {}),
-        language: lang,
+        language: p.visitor.offered.find((code) => code === data.get("language")) ?? p.visitor.preset,
       },
     });
     setSending(false);
@@ -105,7 +111,17 @@ export function WalkInForm(p: {
           </span>
         )}
       </label>
-      <IntakeInputs fields={fields} lang={staffLang(lang)} errors={errors} idPrefix="walkin" />
+      <label>
+        {t.walkInLanguage}
+        <select name="language" data-visitor-language>
+          {p.visitor.offered.map((code) => (
+            <option value={code} lang={code} selected={code === p.visitor.preset}>
+              {languageMeta(code).name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <IntakeInputs fields={fields} lang={lang} errors={errors} idPrefix="walkin" />
       <label class="check">
         <input type="checkbox" name="vip" /> {t.asVip}
       </label>

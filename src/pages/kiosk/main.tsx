@@ -8,18 +8,7 @@ import "../shared/base.css";
 import "./kiosk.css";
 import { api, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
 import { LanguageSwitch } from "../shared/language-switch";
-import {
-  langChosen,
-  languageMeta,
-  minutes,
-  pageWords,
-  rememberLang,
-  say,
-  showLang,
-  staffLang,
-  visitorLang,
-  type PageLang,
-} from "../shared/i18n";
+import { langChosen, languageMeta, minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
 import {
   askedAtJoin,
   checkAnswers,
@@ -232,7 +221,7 @@ function App() {
     e.preventDefault();
     if (!asking || busy) return;
     const answers = readAnswers(e.target as HTMLFormElement, asking.fields);
-    const problems = checkAnswers(asking.fields, answers, staffLang(lang));
+    const problems = checkAnswers(asking.fields, answers, lang);
     setAnswerErrors(problems);
     if (Object.keys(problems).length > 0) {
       document.querySelector<HTMLElement>(`[data-question="${Object.keys(problems)[0]}"] input`)?.focus();
@@ -424,7 +413,7 @@ function App() {
           <h2 id="questions-title">{t.questions}</h2>
           <p class="asked-service">{asking.queue.serviceName}</p>
           <form class="questions card" aria-labelledby="questions-title" onSubmit={answer} noValidate>
-            <IntakeInputs fields={asking.fields} lang={staffLang(lang)} errors={answerErrors} idPrefix="q" />
+            <IntakeInputs fields={asking.fields} lang={lang} errors={answerErrors} idPrefix="q" />
             <div class="actions">
               <button type="button" onClick={() => setAsking(null)}>
                 {t.back}

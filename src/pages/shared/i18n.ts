@@ -52,6 +52,8 @@ export function showLang(lang: PageLang): void {
 
 export const pageWords = (lang: PageLang): PageStrings => PAGE_LANGUAGES[lang].pages;
 export const languageMeta = (lang: PageLang): LanguageMeta => PAGE_LANGUAGES[lang].meta;
+/** Every language of the catalogue, in its order. */
+export const allPageLangs = (): PageLang[] => Object.keys(PAGE_LANGUAGES).filter(isPageLang);
 export const pageLanguages = (offered?: readonly string[]): LanguageMeta[] =>
   Object.values(PAGE_LANGUAGES)
     .map((l) => l.meta)

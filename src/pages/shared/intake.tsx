@@ -3,41 +3,16 @@
 // bundled: the same function decides), with the refusal worded in the page's language.
 import { checkJoinAnswers, type IntakeField as Field, type IntakeValue } from "../../domain/intake";
 import type { Schemas } from "./api";
-import type { Lang } from "./i18n";
+import { PAGE_LANGUAGES } from "../../domain/languages/pages";
+import { staffLang, type PageLang } from "./i18n";
 
 export type IntakeField = Schemas["IntakeField"];
 export type IntakeAnswers = Record<string, IntakeValue>;
 /** The refused answers, by question key, in the page's language. */
 export type IntakeErrors = Record<string, string>;
 
-const WORDS = {
-  en: {
-    optional: "(optional)",
-    required: "Please answer this question.",
-    consent: "Please tick the box to continue.",
-    text: "Please write a short answer (at most 500 characters).",
-    number: "Please enter a number.",
-    select: "Please choose one of the answers.",
-    date: "Please enter a date.",
-    phone: "Please enter the number in international format, e.g. +33 6 12 34 56 78.",
-    email: "Please enter an email address, e.g. name@example.com.",
-    agree: "I agree",
-    choose: "Choose…",
-  },
-  fr: {
-    optional: "(facultatif)",
-    required: "Merci de répondre à cette question.",
-    consent: "Merci de cocher la case pour continuer.",
-    text: "Merci d'écrire une réponse courte (500 caractères au plus).",
-    number: "Merci de saisir un nombre.",
-    select: "Merci de choisir une des réponses.",
-    date: "Merci de saisir une date.",
-    phone: "Merci de saisir le numéro au format international, par ex. +33 6 12 34 56 78.",
-    email: "Merci de saisir une adresse e-mail, par ex. nom@exemple.fr.",
-    agree: "J'accepte",
-    choose: "Choisir…",
-  },
-};
+/** The refusals of an answer in the page's language (the catalogue's `intake`, every language). */
+const wordsOf = (lang: PageLang) => PAGE_LANGUAGES[lang].intake;
 
 /** The questions a visitor answers when taking a ticket (`at_serve` ones are the staff's, later). */
 export function askedAtJoin(fields: readonly IntakeField[]): IntakeField[] {
@@ -45,8 +20,8 @@ export function askedAtJoin(fields: readonly IntakeField[]): IntakeField[] {
 }
 
 /** The words of a refused answer: `reason` as the API (or its rules here) gives it for `intake.<key>`. */
-export function intakeIssueText(field: IntakeField | undefined, reason: string, lang: Lang): string {
-  const w = WORDS[lang];
+export function intakeIssueText(field: IntakeField | undefined, reason: string, lang: PageLang): string {
+  const w = wordsOf(lang);
   if (!field) return w.required;
   if (field.type === "consent") return w.consent;
   if (reason.startsWith("is required")) return w.required;
@@ -73,7 +48,7 @@ export function readAnswers(form: HTMLFormElement, fields: readonly IntakeField[
 }
 
 /** The API's check of the answers, its refusals in the page's language (empty: the join may go). */
-export function checkAnswers(fields: readonly IntakeField[], answers: IntakeAnswers, lang: Lang): IntakeErrors {
+export function checkAnswers(fields: readonly IntakeField[], answers: IntakeAnswers, lang: PageLang): IntakeErrors {
   const checked = checkJoinAnswers(fields as Field[], answers);
   if (checked.ok) return {};
   const errors: IntakeErrors = {};
@@ -88,9 +63,14 @@ export function checkAnswers(fields: readonly IntakeField[], answers: IntakeAnsw
   return errors;
 }
 
-/** One input per question, labelled in the page's language, with its refusal under it. */
-export function IntakeInputs(p: { fields: readonly IntakeField[]; lang: Lang; errors: IntakeErrors; idPrefix: string }) {
-  const w = WORDS[p.lang];
+/**
+ * One input per question, labelled in the page's language, with its refusal under it. The business
+ * writes its questions in French and English: in another language they show in English, while the
+ * page's own words (optional, the refusals) are the page's language's.
+ */
+export function IntakeInputs(p: { fields: readonly IntakeField[]; lang: PageLang; errors: IntakeErrors; idPrefix: string }) {
+  const w = wordsOf(p.lang);
+  const written = staffLang(p.lang);
   return (
     <>
       {p.fields.map((f) => {
@@ -98,7 +78,7 @@ export function IntakeInputs(p: { fields: readonly IntakeField[]; lang: Lang; er
         const id = `${p.idPrefix}-${f.key}`;
         const error = p.errors[f.key];
         const errorId = `${id}-error`;
-        const label = `${f.label[p.lang]}${f.required === "at_join" ? "" : ` ${w.optional}`}`;
+        const label = `${f.label[written]}${f.required === "at_join" ? "" : ` ${w.optional}`}`;
         const shared = {
           name,
           "aria-invalid": error ? "true" : undefined,
@@ -118,7 +98,7 @@ export function IntakeInputs(p: { fields: readonly IntakeField[]; lang: Lang; er
                 {(f.options ?? []).map((o) => (
                   <label class="choice">
                     <input type="radio" name={name} value={o.value} />
-                    <span>{o.label[p.lang]}</span>
+                    <span>{o.label[written]}</span>
                   </label>
                 ))}
               </div>
