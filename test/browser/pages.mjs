@@ -1207,6 +1207,86 @@ export function pageCases() {
       },
     },
     {
+      name: "pages kiosk check-in questions: an appointment of a service with a required question: the kiosk asks it at check-in, shows the API's refusal of an answer under its field, then prints the appointment's ticket with the answers, EN and FR (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await bookable(api, 240);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+        const ACCOUNT = {
+          key: "account",
+          label: { fr: "Numéro de client", en: "Customer number" },
+          type: "text",
+          required: "at_join",
+        };
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          for (const lang of ["en", "fr"]) {
+            const w =
+              lang === "fr"
+                ? { have: "J'ai un rendez-vous", code: "Votre code d'arrivée", go: "Valider mon arrivée", reason: "Motif de la visite" }
+                : { have: "I have an appointment", code: "Your check-in code", go: "Check in", reason: "Reason for the visit" };
+            await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+            const booked = await bookAhead(api, 0, 60);
+            const k = await ctx.newPage();
+            await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
+            await k.getByRole("button", { name: w.have }).click({ timeout: STEP_MS });
+            await k.getByLabel(w.code).fill(booked.checkInCode);
+            await k.keyboard.press("Enter");
+            // The API refused the check-in without the answer: the kiosk asks the service's question.
+            await k.getByRole("group", { name: w.reason }).waitFor({ timeout: STEP_MS });
+            check((await must(api, "GET", `/appointments/${booked.id}`)).status === "booked", "checked in without the answer");
+            await checkAxe(k, `the kiosk's check-in questions (${lang})`);
+            // Unanswered: the page's own check, in its words.
+            await k.getByRole("button", { name: w.go }).click();
+            await k
+              .getByText(lang === "fr" ? "Merci de répondre à cette question." : "Please answer this question.")
+              .waitFor({ timeout: STEP_MS });
+            // The service adds a required question meanwhile: the API refuses the answers sent, and the kiosk shows why under the new field.
+            await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON, ACCOUNT] });
+            await k.getByLabel(lang === "fr" ? "Problème de carte" : "Card issue").check();
+            const refused = k.waitForResponse((r) => r.url().endsWith("/check-in"), { timeout: STEP_MS });
+            await k.getByRole("button", { name: w.go }).click();
+            check((await refused).status() === 400, `the check-in with one answer answered ${(await refused).status()}`);
+            const shownRefusal = await k.locator('[data-question="account"] .field-error').textContent({ timeout: STEP_MS });
+            check(
+              shownRefusal ===
+                (lang === "fr"
+                  ? "Numéro de client : Merci de répondre à cette question."
+                  : "Customer number: Please answer this question."),
+              `the API's refusal on the kiosk: ${shownRefusal}`,
+            );
+            await checkAxe(k, `the kiosk's check-in refusal under its field (${lang})`);
+            if (screenshots) {
+              mkdirSync(screenshots, { recursive: true });
+              await k.screenshot({ path: path.join(screenshots, `kiosk-check-in-questions-${lang}-1280x800.png`) });
+            }
+            await k.getByLabel(lang === "fr" ? "Problème de carte" : "Card issue").check();
+            await k.getByLabel(ACCOUNT.label[lang]).fill("C-4711");
+            const done = k.waitForResponse((r) => r.url().endsWith("/check-in"), { timeout: STEP_MS });
+            await k.getByRole("button", { name: w.go }).click();
+            const res = await done;
+            check(res.status() === 201, `the check-in with the answers answered ${res.status()} ${await res.text()}`);
+            await k.waitForSelector(".issued [data-kind=appointment]", { timeout: STEP_MS });
+            const after = await must(api, "GET", `/appointments/${booked.id}`);
+            const ticket = await must(api, "GET", `/tickets/${after.ticketId}`);
+            check(
+              after.status === "checked_in" &&
+                ticket.kind === "appointment" &&
+                ticket.intake?.reason === "card" &&
+                ticket.intake?.account === "C-4711" &&
+                (await k.locator(".issued [data-code]").textContent()) === ticket.displayCode,
+              `the ticket: ${JSON.stringify(ticket)}`,
+            );
+            if (screenshots) await k.screenshot({ path: path.join(screenshots, `kiosk-check-in-answered-${lang}-1280x800.png`) });
+            await k.close();
+          }
+        } finally {
+          await ctx.close();
+          await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
+        }
+      },
+    },
+    {
       name: "pages console: Add a walk-in asks the service's required question and takes the customer's phone (the ticket has both)",
       async run({ browser, api }) {
         await resetDemo(api);
