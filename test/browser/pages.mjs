@@ -738,6 +738,66 @@ export function pageCases() {
       },
     },
     {
+      name: "pages appointment chain: a visitor books in the widget, checks in at the kiosk with the code, and is on the console's line marked as an appointment with its reason, in EN then FR (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await bookable(api, 240);
+        try {
+          for (const lang of ["en", "fr"]) {
+            const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+            try {
+              const booked = await bookInWidget(await ctx.newPage(), api, lang);
+              const k = await ctx.newPage();
+              await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
+              await k
+                .getByRole("button", { name: lang === "fr" ? "J'ai un rendez-vous" : "I have an appointment" })
+                .click({ timeout: STEP_MS });
+              await k.getByLabel(lang === "fr" ? "Votre code d'arrivée" : "Your check-in code").fill(booked.code);
+              await k.keyboard.press("Enter");
+              await k.waitForSelector(".issued [data-kind=appointment]", { timeout: STEP_MS });
+              const checked = await must(api, "GET", `/appointments/${booked.id}`);
+              check(checked.status === "checked_in" && checked.ticketId, `after the kiosk: ${checked.status}`);
+              const ticket = await must(api, "GET", `/tickets/${checked.ticketId}`);
+              check(ticket.kind === "appointment", `the ticket's kind: ${ticket.kind}`);
+
+              const p = await ctx.newPage();
+              await signIn(p, api, DEMO.operator);
+              await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
+              if (lang === "fr") await p.getByRole("combobox", { name: "Language" }).selectOption("fr");
+              await openDesk(p, "Guichet 1");
+              const line = p.locator(`tr[data-ticket="${checked.ticketId}"]`);
+              await line.waitFor({ timeout: STEP_MS });
+              const mark = await line.locator('[data-mark="appointment"]').innerText();
+              check(
+                lang === "fr" ? /^Rendez-vous/.test(mark) : /^Appointment \d{2}:\d{2}$/.test(mark),
+                `the console's mark in ${lang}: ${mark}`,
+              );
+              const reason = await line.locator(".placement").innerText();
+              check(reason === ticket.placement.reason, `the reason shown: ${reason}; the API's: ${ticket.placement?.reason}`);
+              check(
+                lang === "fr" ? /^Rendez-vous de /.test(reason) : /^Appointment at /.test(reason),
+                `the reason is not in the visitor's language (${lang}): ${reason}`,
+              );
+              await checkAxe(p, `the console with the widget's appointment (${lang})`);
+              if (screenshots) {
+                mkdirSync(screenshots, { recursive: true });
+                await p.screenshot({ path: path.join(screenshots, `console-appointment-chain-${lang}-1280x800.png`) });
+              }
+              // The next run starts from an empty line.
+              for (const desk of await must(api, "GET", `/locations/${DEMO.location.id}/desks`)) {
+                if (desk.status === "open") await must(api, "POST", `/desks/${desk.id}/close`);
+              }
+              await must(api, "POST", `/queues/${DEMO.queue.id}/clear`);
+            } finally {
+              await ctx.close();
+            }
+          }
+        } finally {
+          await bookable(api, 240);
+        }
+      },
+    },
+    {
       name: "pages board: the board of one branch (location=) shows its name and open desks, never a second branch's queue or call (axe)",
       async run({ browser, api }) {
         await resetDemo(api);

@@ -195,6 +195,21 @@ describe("check-in", () => {
     expectOk(await call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { token: here.token, body: { code } }), 201);
   });
 
+  it("a key without QUEUE_OPERATE is 403 at the check-in and at the kiosk (a read key); the appointment stays booked", async () => {
+    const f = await clinic();
+    const apt = await book(f);
+    const reader = await createApiKey(f.owner, f.organizationId, ["read:queues"]);
+    testClock.set(START - 5 * MIN);
+    expectError(await checkIn(apt.id, { apiKey: reader.key }), 403, "AUTHORIZATION_ERROR");
+    const code = await checkInCode(apt.id);
+    expectError(
+      await call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { apiKey: reader.key, body: { code } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
+    expect(await appointmentRow(apt.id)).toMatchObject({ status: "booked", ticket_id: null });
+  });
+
   it("late past the grace: placed by arrival as a walk-in, or refused as a no-show when the service says so", async () => {
     const f = await clinic();
     const late = await book(f);
