@@ -367,7 +367,7 @@ export interface paths {
         put?: never;
         /**
          * Create a calendar event (CALENDAR_MANAGE)
-         * @description Any event type may be created; eventType defaults to event. Times: ISO 8601 with Z or an offset, or a date YYYY-MM-DD meaning 00:00 in the event's timezone (its location's, else the organization's first location's, else UTC). A date as recurrenceEndDate includes occurrences starting on that local day.
+         * @description Any event type may be created; eventType defaults to event. An `appointment` event with a `customer` is a real booking (docs/appointments.md): it needs `serviceId` and `locationId`, lasts the service's `durationMinutes`, has at most one attendee (the staff member), and is made exactly as POST /v1/appointments makes one (the same free-slot check and capacity: 409 SLOT_UNAVAILABLE when it cannot be taken); its title is the service's name; the customer is sent the confirmation; `appointmentId` names it. Without `customer`, an `appointment` event only marks its attendees busy. Times: ISO 8601 with Z or an offset, or a date YYYY-MM-DD meaning 00:00 in the event's timezone (its location's, else the organization's first location's, else UTC). A date as recurrenceEndDate includes occurrences starting on that local day.
          */
         post: operations["createCalendarEvent"];
         delete?: never;
@@ -408,14 +408,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a calendar event (every occurrence)
-         * @description Same rule as PATCH: CALENDAR_MANAGE, or your own unavailability event.
+         * @description Same rule as PATCH: CALENDAR_MANAGE, or your own unavailability event. Deleting a booking's event cancels the appointment (its slot is free again, the customer told); one no longer `booked` is 409 INVALID_STATE.
          */
         delete: operations["deleteCalendarEvent"];
         options?: never;
         head?: never;
         /**
          * Change a calendar event
-         * @description null clears an optional field. CALENDAR_MANAGE changes any event; with only CALENDAR_CREATE_OWN_AVAILABILITY a user changes their own unavailability events, and only title, description, startDate, endDate, recurrencePattern and recurrenceEndDate. Times: ISO 8601 with Z or an offset, or a date YYYY-MM-DD meaning 00:00 in the event's timezone (its location's, else the organization's first location's, else UTC). A date as recurrenceEndDate includes occurrences starting on that local day.
+         * @description null clears an optional field. CALENDAR_MANAGE changes any event; with only CALENDAR_CREATE_OWN_AVAILABILITY a user changes their own unavailability events, and only title, description, startDate, endDate, recurrencePattern and recurrenceEndDate. The event of a booking (`appointmentId`) moves with its appointment: startDate (endDate, if sent, the start plus the service's duration) and attendees (one staff member at most) reschedule it by the booking's rules (409 SLOT_UNAVAILABLE when the new slot cannot be taken; a booking no longer `booked` is 409 INVALID_STATE); any other field is 400 naming it. Times: ISO 8601 with Z or an offset, or a date YYYY-MM-DD meaning 00:00 in the event's timezone (its location's, else the organization's first location's, else UTC). A date as recurrenceEndDate includes occurrences starting on that local day.
          */
         patch: operations["updateCalendarEvent"];
         trace?: never;
@@ -3619,7 +3619,7 @@ export interface paths {
         put?: never;
         /**
          * Check an appointment in: its ticket in the service's queue
-         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them. When the service sets `booking.checkInRadiusMeters`, a check-in with the manage token must carry the phone's `position` (400 on `position` without), within that radius of the location, distance minus accuracy (else 422 OUT_OF_RANGE `details {distanceKm, maxKm}`); staff need none.
+         * @description By staff with QUEUE_OPERATE at the appointment's location, or by the customer with the manage token in `X-Appointment-Token`. Opens `checkInOpensMinutes` before the start (the queue's blend policy; earlier: 409 CHECK_IN_NOT_OPEN with `details.opensAt`). Makes a ticket of kind `appointment` (201); an appointment already checked in answers the same ticket (200). Past the start plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE (`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions (GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is 400 VALIDATION_ERROR naming `intake.<key>` (`details.serviceId` and `details.queueId` say whose questions: GET /v1/widget/queue/{queueId}/intake) and the appointment stays booked; the ticket carries them. When the service sets `booking.checkInRadiusMeters`, a check-in with the manage token must carry the phone's `position` (400 on `position` without), within that radius of the location, distance minus accuracy (else 422 OUT_OF_RANGE `details {distanceKm, maxKm}`); staff need none.
          */
         post: operations["checkInAppointment"];
         delete?: never;
@@ -4187,6 +4187,10 @@ export interface components {
                 osVersion: string;
             };
         };
+        CalendarEventWritten: components["schemas"]["CalendarEvent"] & {
+            /** @description The appointment this event is (an `appointment` event made with a `customer`), else null */
+            appointmentId: string | null;
+        };
         CalendarEvent: {
             id: string;
             organizationId: string;
@@ -4228,6 +4232,27 @@ export interface components {
             recurrencePattern?: "daily" | "weekly" | "monthly" | null;
             /** @example 2026-03-20T09:00:00+01:00 */
             recurrenceEndDate?: string | null;
+            customer?: components["schemas"]["CalendarAppointmentCustomer"];
+        };
+        /** @description For an `appointment` event: the booking's customer */
+        CalendarAppointmentCustomer: {
+            /** @example Awa Diallo */
+            name: string;
+            /**
+             * @description A personal mobile number in E.164 (premium, shared-cost and satellite ranges are refused)
+             * @example +33612345678
+             */
+            phone?: string | null;
+            /** Format: email */
+            email?: string | null;
+            /**
+             * @description The confirmation and reminders are in it
+             * @example fr
+             * @enum {string}
+             */
+            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            /** @description The customer's account (someone with a ticket or appointment of the organization): the appointment is in their own list */
+            userId?: string | null;
         };
         CreateAvailabilityRequest: {
             title: string;
@@ -11333,7 +11358,8 @@ export interface operations {
                      *         "timezone": "Europe/Paris",
                      *         "createdById": "usr_d3m0wner000000000000",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "appointmentId": "app_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -11342,7 +11368,7 @@ export interface operations {
                         success: true;
                         /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
                         livemode?: boolean;
-                        data: components["schemas"]["CalendarEvent"];
+                        data: components["schemas"]["CalendarEventWritten"];
                     };
                 };
             };
@@ -11591,7 +11617,8 @@ export interface operations {
                      *         "timezone": "Europe/Paris",
                      *         "createdById": "usr_d3m0wner000000000000",
                      *         "createdAt": "2026-03-20T10:30:00.000Z",
-                     *         "updatedAt": "2026-03-20T10:30:00.000Z"
+                     *         "updatedAt": "2026-03-20T10:30:00.000Z",
+                     *         "appointmentId": "app_d3m00000000000000000"
                      *       }
                      *     }
                      */
@@ -11600,7 +11627,7 @@ export interface operations {
                         success: true;
                         /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
                         livemode?: boolean;
-                        data: components["schemas"]["CalendarEvent"];
+                        data: components["schemas"]["CalendarEventWritten"];
                     };
                 };
             };

@@ -27,6 +27,7 @@ import {
 import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
 import { ApiError } from "../http/errors";
 import type { Env } from "../env";
+import { reaches } from "../domain/location-scope";
 
 // Check-in (docs/blend.md): by staff, by the customer's manage token, or at the kiosk by the
 // appointment's code. Each answers the appointment and its ticket: 201 when this call made the
@@ -97,7 +98,7 @@ const checkInRoute = createRoute({
     "plus `lateGraceMinutes`, the policy's `lateAction` applies: a ticket placed by arrival like a walk-in, or 409 INVALID_STATE " +
     "(`details.status` no_show). A cancelled or missed appointment: 409 INVALID_STATE. When the service asks intake questions " +
     "(GET /v1/services/{serviceId}/intake), `intake` carries the answers as a join does: a missing or wrong `at_join` answer is " +
-    "400 VALIDATION_ERROR naming `intake.<key>` and the appointment stays booked; the ticket carries them. When the service sets " +
+    "400 VALIDATION_ERROR naming `intake.<key>` (`details.serviceId` and `details.queueId` say whose questions: GET /v1/widget/queue/{queueId}/intake) and the appointment stays booked; the ticket carries them. When the service sets " +
     "`booking.checkInRadiusMeters`, a check-in with the manage token must carry the phone's `position` (400 on `position` without), " +
     "within that radius of the location, distance minus accuracy (else 422 OUT_OF_RANGE `details {distanceKm, maxKm}`); staff need none.",
   security: SECURITY.any,
@@ -204,7 +205,9 @@ const kioskCheckIn = createRoute({
 app.openapi(kioskCheckIn, async (c) => {
   const { locationId } = c.req.valid("param");
   const location = await kioskLocation(c.env, locationId);
-  await widgetActor(c, location.organizationId, "join", "Location");
+  const actor = await widgetActor(c, location.organizationId, "join", "Location");
+  // A member scoped to other locations is told what an unknown location answers (docs/security.md).
+  if (!reaches(actor.locationIds, [location.id])) throw notFound("Location");
   const at = now();
   const { code, qr, intake } = c.req.valid("json");
   if ((code === undefined) === (qr === undefined)) {

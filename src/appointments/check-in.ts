@@ -206,6 +206,15 @@ export async function checkIn(
         .where(and(eq(appointments.id, appointment.id), eq(appointments.status, "checked_in"), isNull(appointments.ticketId)))
         .run();
     }
+    // A missing or wrong answer names the queue and service whose questions to ask (the kiosk only has the code).
+    if (refusal instanceof ApiError && typeof refusal.details.field === "string" && refusal.details.field.startsWith("intake.")) {
+      throw new ApiError(
+        refusal.code,
+        refusal.message,
+        { ...refusal.details, serviceId: target.serviceId, queueId: target.id },
+        refusal.headers,
+      );
+    }
     throw refusal;
   }
   const done = await db

@@ -23,7 +23,15 @@ import {
   updateEvent,
 } from "./calendar";
 import { calendarChanged } from "../tickets/room-rules";
-import { PublicLine, PublicParagraph, RoleSchema } from "../http/schemas";
+import { CustomerPhone, Email, Language, PublicLine, PublicParagraph, RoleSchema } from "../http/schemas";
+import {
+  appointmentOfEvent,
+  bookFromCalendar,
+  bookingEvent,
+  cancelFromCalendar,
+  moveFromCalendar,
+} from "../appointments/calendar-bookings";
+import type { InstantInput } from "../lib/instant";
 import { deps } from "../http/deps";
 
 const app = router();
@@ -79,6 +87,33 @@ const EventRecord = z
   })
   .openapi("CalendarEvent");
 
+/** The answer of a create or a change: the event, and the appointment it is (issue 38 (e)). */
+const WrittenEventRecord = EventRecord.extend({
+  appointmentId: z
+    .string()
+    .nullable()
+    .openapi({ description: "The appointment this event is (an `appointment` event made with a `customer`), else null" }),
+}).openapi("CalendarEventWritten");
+
+const CalendarCustomer = z
+  .strictObject({
+    name: PublicLine(120).openapi({ example: "Awa Diallo" }),
+    phone: CustomerPhone.nullish(),
+    email: Email.nullish(),
+    language: Language.openapi({ description: "The confirmation and reminders are in it" }),
+    userId: z.string().min(1).max(64).nullish().openapi({
+      description:
+        "The customer's account (someone with a ticket or appointment of the organization): the appointment is in their own list",
+    }),
+  })
+  .openapi("CalendarAppointmentCustomer");
+
+/** A booking starts and ends at instants (a bare date would be midnight). */
+function instantMs(input: InstantInput, field: string): number {
+  if (input.kind !== "instant") throw validationError(field, "a booking starts and ends at an instant with Z or an offset");
+  return input.ms;
+}
+
 const OccurrenceRecord = EventRecord.extend({ occurrenceStart: z.string(), occurrenceEnd: z.string() }).openapi("CalendarOccurrence");
 
 const OrganizationParam = idParam("organizationId", "org");
@@ -114,7 +149,13 @@ const create = createRoute({
   path: "/calendar/organization/{organizationId}",
   tags,
   summary: "Create a calendar event (CALENDAR_MANAGE)",
-  description: `Any event type may be created; eventType defaults to event. ${TIME_NOTE}`,
+  description:
+    "Any event type may be created; eventType defaults to event. An `appointment` event with a `customer` is a real booking " +
+    "(docs/appointments.md): it needs `serviceId` and `locationId`, lasts the service's `durationMinutes`, has at most one " +
+    "attendee (the staff member), and is made exactly as POST /v1/appointments makes one (the same free-slot check and " +
+    "capacity: 409 SLOT_UNAVAILABLE when it cannot be taken); its title is the service's name; the customer is sent the " +
+    "confirmation; `appointmentId` names it. Without `customer`, an `appointment` event only marks its attendees busy. " +
+    `${TIME_NOTE}`,
   security: SECURITY.any,
   request: {
     params: OrganizationParam,
@@ -132,11 +173,12 @@ const create = createRoute({
           color: Color.nullable().optional(),
           recurrencePattern: Recurrence.nullable().optional(),
           recurrenceEndDate: Instant.nullable().optional(),
+          customer: CalendarCustomer.optional().openapi({ description: "For an `appointment` event: the booking's customer" }),
         })
         .openapi("CreateCalendarEventRequest"),
     ),
   },
-  responses: { 201: jsonResponse(okEnvelope(EventRecord), "Created"), ...errors() },
+  responses: { 201: jsonResponse(okEnvelope(WrittenEventRecord), "Created"), ...errors(409) },
 });
 
 app.openapi(create, async (c) => {
@@ -145,9 +187,32 @@ app.openapi(create, async (c) => {
   const input = c.req.valid("json");
   await scopedEventTarget(c, actor, input, true);
   const at = now();
-  const { event, timeZone } = await createEvent(deps(c), organizationId, actor.userId, input, at);
+  const { customer, ...fields } = input;
+  if (customer) {
+    if ((fields.eventType ?? "event") !== "appointment") throw validationError("customer", "only an `appointment` event has a customer");
+    // A real booking (issue 38 (e)): the appointment, its slot and its event, made as POST /v1/appointments makes them.
+    const { appointment } = await bookFromCalendar(
+      c.env,
+      {
+        organizationId,
+        serviceId: fields.serviceId,
+        locationId: fields.locationId,
+        start: instantMs(fields.startDate, "startDate"),
+        end: instantMs(fields.endDate, "endDate"),
+        attendees: fields.attendees,
+        recurrencePattern: fields.recurrencePattern,
+        description: fields.description,
+        customer,
+      },
+      at,
+    );
+    const { event, timeZone } = await bookingEvent(c.env, appointment);
+    await calendarChanged(c.env, organizationId, [event], at);
+    return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: appointment.id }), 201);
+  }
+  const { event, timeZone } = await createEvent(deps(c), organizationId, actor.userId, fields, at);
   await calendarChanged(c.env, organizationId, [event], at);
-  return c.json(ok(eventRecord(event, timeZone)), 201);
+  return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: null }), 201);
 });
 
 const createAvailability = createRoute({
@@ -194,7 +259,10 @@ const update = createRoute({
   description:
     "null clears an optional field. CALENDAR_MANAGE changes any event; with only CALENDAR_CREATE_OWN_AVAILABILITY " +
     "a user changes their own unavailability events, and only title, description, startDate, endDate, " +
-    `recurrencePattern and recurrenceEndDate. ${TIME_NOTE}`,
+    "recurrencePattern and recurrenceEndDate. The event of a booking (`appointmentId`) moves with its appointment: startDate " +
+    "(endDate, if sent, the start plus the service's duration) and attendees (one staff member at most) reschedule it by the " +
+    "booking's rules (409 SLOT_UNAVAILABLE when the new slot cannot be taken; a booking no longer `booked` is 409 INVALID_STATE); " +
+    `any other field is 400 naming it. ${TIME_NOTE}`,
   security: SECURITY.any,
   request: {
     params: EventParam,
@@ -216,7 +284,7 @@ const update = createRoute({
         .openapi("UpdateCalendarEventRequest"),
     ),
   },
-  responses: { 200: jsonResponse(okEnvelope(EventRecord), "Updated"), ...errors() },
+  responses: { 200: jsonResponse(okEnvelope(WrittenEventRecord), "Updated"), ...errors(409) },
 });
 
 app.openapi(update, async (c) => {
@@ -226,9 +294,26 @@ app.openapi(update, async (c) => {
   await scopedEventTarget(c, actor, patch);
   assertMayChange(actor, current, Object.keys(patch));
   const at = now();
+  const booking = current.eventType === "appointment" ? await appointmentOfEvent(c.env, current.id) : null;
+  if (booking) {
+    const moved = await moveFromCalendar(
+      c.env,
+      booking,
+      {
+        fields: Object.keys(patch),
+        start: patch.startDate ? instantMs(patch.startDate, "startDate") : undefined,
+        end: patch.endDate ? instantMs(patch.endDate, "endDate") : undefined,
+        attendees: patch.attendees,
+      },
+      at,
+    );
+    const { event, timeZone } = await bookingEvent(c.env, moved);
+    await calendarChanged(c.env, current.organizationId, [current, event], at);
+    return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: moved.id }), 200);
+  }
   const { event, timeZone } = await updateEvent(d, current, patch, at);
   await calendarChanged(c.env, current.organizationId, [current, event], at);
-  return c.json(ok(eventRecord(event, timeZone)), 200);
+  return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: null }), 200);
 });
 
 const remove = createRoute({
@@ -236,12 +321,14 @@ const remove = createRoute({
   path: "/calendar/{eventId}",
   tags,
   summary: "Delete a calendar event (every occurrence)",
-  description: "Same rule as PATCH: CALENDAR_MANAGE, or your own unavailability event.",
+  description:
+    "Same rule as PATCH: CALENDAR_MANAGE, or your own unavailability event. Deleting a booking's event cancels the appointment " +
+    "(its slot is free again, the customer told); one no longer `booked` is 409 INVALID_STATE.",
   security: SECURITY.any,
   request: { params: EventParam },
   responses: {
     200: jsonResponse(okEnvelope(z.object({ id: z.string(), deleted: z.literal(true) })), "Deleted"),
-    ...errors(),
+    ...errors(409),
   },
 });
 
@@ -249,7 +336,10 @@ app.openapi(remove, async (c) => {
   const d = deps(c);
   const { row: event, actor } = guarded(c, "calendarEvent", "CALENDAR_VIEW");
   assertMayChange(actor, event);
-  await deleteEvent(d, event.id);
+  const booking = event.eventType === "appointment" ? await appointmentOfEvent(c.env, event.id) : null;
+  // A booking's event goes with its appointment: cancelling deletes it.
+  if (booking) await cancelFromCalendar(c.env, booking, now());
+  else await deleteEvent(d, event.id);
   await calendarChanged(c.env, event.organizationId, [event], now());
   return c.json(ok({ id: event.id, deleted: true as const }), 200);
 });

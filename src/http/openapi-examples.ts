@@ -195,6 +195,8 @@ const REQUEST_AS: Record<string, Json> = {
     startDate: "2026-03-20T09:00:00+01:00",
     endDate: "2026-03-20T13:00:00+01:00",
     recurrenceEndDate: "2026-03-27T13:00:00+01:00",
+    // A shift has no customer (an `appointment` event with one is a booking: docs/appointments.md).
+    customer: undefined,
   },
   updateCalendarEvent: {
     title: "Morning shift",

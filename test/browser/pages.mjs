@@ -743,6 +743,66 @@ export function pageCases() {
       },
     },
     {
+      name: "pages appointment chain: a visitor books in the widget, checks in at the kiosk with the code, and is on the console's line marked as an appointment with its reason, in EN then FR (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await bookable(api, 240);
+        try {
+          for (const lang of ["en", "fr"]) {
+            const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: lang === "fr" ? "fr-FR" : "en-GB" });
+            try {
+              const booked = await bookInWidget(await ctx.newPage(), api, lang);
+              const k = await ctx.newPage();
+              await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
+              await k
+                .getByRole("button", { name: lang === "fr" ? "J'ai un rendez-vous" : "I have an appointment" })
+                .click({ timeout: STEP_MS });
+              await k.getByLabel(lang === "fr" ? "Votre code d'arrivée" : "Your check-in code").fill(booked.code);
+              await k.keyboard.press("Enter");
+              await k.waitForSelector(".issued [data-kind=appointment]", { timeout: STEP_MS });
+              const checked = await must(api, "GET", `/appointments/${booked.id}`);
+              check(checked.status === "checked_in" && checked.ticketId, `after the kiosk: ${checked.status}`);
+              const ticket = await must(api, "GET", `/tickets/${checked.ticketId}`);
+              check(ticket.kind === "appointment", `the ticket's kind: ${ticket.kind}`);
+
+              const p = await ctx.newPage();
+              await signIn(p, api, DEMO.operator);
+              await p.getByRole("button", { name: /Guichet 1/ }).waitFor({ timeout: STEP_MS });
+              if (lang === "fr") await p.getByRole("combobox", { name: "Language" }).selectOption("fr");
+              await openDesk(p, "Guichet 1");
+              const line = p.locator(`tr[data-ticket="${checked.ticketId}"]`);
+              await line.waitFor({ timeout: STEP_MS });
+              const mark = await line.locator('[data-mark="appointment"]').innerText();
+              check(
+                lang === "fr" ? /^Rendez-vous/.test(mark) : /^Appointment \d{2}:\d{2}$/.test(mark),
+                `the console's mark in ${lang}: ${mark}`,
+              );
+              const reason = await line.locator(".placement").innerText();
+              check(reason === ticket.placement.reason, `the reason shown: ${reason}; the API's: ${ticket.placement?.reason}`);
+              check(
+                lang === "fr" ? /^Rendez-vous de /.test(reason) : /^Appointment at /.test(reason),
+                `the reason is not in the visitor's language (${lang}): ${reason}`,
+              );
+              await checkAxe(p, `the console with the widget's appointment (${lang})`);
+              if (screenshots) {
+                mkdirSync(screenshots, { recursive: true });
+                await p.screenshot({ path: path.join(screenshots, `console-appointment-chain-${lang}-1280x800.png`) });
+              }
+              // The next run starts from an empty line.
+              for (const desk of await must(api, "GET", `/locations/${DEMO.location.id}/desks`)) {
+                if (desk.status === "open") await must(api, "POST", `/desks/${desk.id}/close`);
+              }
+              await must(api, "POST", `/queues/${DEMO.queue.id}/clear`);
+            } finally {
+              await ctx.close();
+            }
+          }
+        } finally {
+          await bookable(api, 240);
+        }
+      },
+    },
+    {
       name: "pages board: the board of one branch (location=) shows its name and open desks, never a second branch's queue or call (axe)",
       async run({ browser, api }) {
         await resetDemo(api);
@@ -1231,6 +1291,86 @@ export function pageCases() {
           await checkAxe(es, "the Spanish kiosk's refused question");
         } finally {
           await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages kiosk check-in questions: an appointment of a service with a required question: the kiosk asks it at check-in, shows the API's refusal of an answer under its field, then prints the appointment's ticket with the answers, EN and FR (axe, screenshots)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await bookable(api, 240);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+        const ACCOUNT = {
+          key: "account",
+          label: { fr: "Numéro de client", en: "Customer number" },
+          type: "text",
+          required: "at_join",
+        };
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          for (const lang of ["en", "fr"]) {
+            const w =
+              lang === "fr"
+                ? { have: "J'ai un rendez-vous", code: "Votre code d'arrivée", go: "Valider mon arrivée", reason: "Motif de la visite" }
+                : { have: "I have an appointment", code: "Your check-in code", go: "Check in", reason: "Reason for the visit" };
+            await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON] });
+            const booked = await bookAhead(api, 0, 60);
+            const k = await ctx.newPage();
+            await k.goto(kioskUrl(api, lang), { timeout: STEP_MS });
+            await k.getByRole("button", { name: w.have }).click({ timeout: STEP_MS });
+            await k.getByLabel(w.code).fill(booked.checkInCode);
+            await k.keyboard.press("Enter");
+            // The API refused the check-in without the answer: the kiosk asks the service's question.
+            await k.getByRole("group", { name: w.reason }).waitFor({ timeout: STEP_MS });
+            check((await must(api, "GET", `/appointments/${booked.id}`)).status === "booked", "checked in without the answer");
+            await checkAxe(k, `the kiosk's check-in questions (${lang})`);
+            // Unanswered: the page's own check, in its words.
+            await k.getByRole("button", { name: w.go }).click();
+            await k
+              .getByText(lang === "fr" ? "Merci de répondre à cette question." : "Please answer this question.")
+              .waitFor({ timeout: STEP_MS });
+            // The service adds a required question meanwhile: the API refuses the answers sent, and the kiosk shows why under the new field.
+            await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REQUIRED_REASON, ACCOUNT] });
+            await k.getByLabel(lang === "fr" ? "Problème de carte" : "Card issue").check();
+            const refused = k.waitForResponse((r) => r.url().endsWith("/check-in"), { timeout: STEP_MS });
+            await k.getByRole("button", { name: w.go }).click();
+            check((await refused).status() === 400, `the check-in with one answer answered ${(await refused).status()}`);
+            const shownRefusal = await k.locator('[data-question="account"] .field-error').textContent({ timeout: STEP_MS });
+            check(
+              shownRefusal ===
+                (lang === "fr"
+                  ? "Numéro de client : Merci de répondre à cette question."
+                  : "Customer number: Please answer this question."),
+              `the API's refusal on the kiosk: ${shownRefusal}`,
+            );
+            await checkAxe(k, `the kiosk's check-in refusal under its field (${lang})`);
+            if (screenshots) {
+              mkdirSync(screenshots, { recursive: true });
+              await k.screenshot({ path: path.join(screenshots, `kiosk-check-in-questions-${lang}-1280x800.png`) });
+            }
+            await k.getByLabel(lang === "fr" ? "Problème de carte" : "Card issue").check();
+            await k.getByLabel(ACCOUNT.label[lang]).fill("C-4711");
+            const done = k.waitForResponse((r) => r.url().endsWith("/check-in"), { timeout: STEP_MS });
+            await k.getByRole("button", { name: w.go }).click();
+            const res = await done;
+            check(res.status() === 201, `the check-in with the answers answered ${res.status()} ${await res.text()}`);
+            await k.waitForSelector(".issued [data-kind=appointment]", { timeout: STEP_MS });
+            const after = await must(api, "GET", `/appointments/${booked.id}`);
+            const ticket = await must(api, "GET", `/tickets/${after.ticketId}`);
+            check(
+              after.status === "checked_in" &&
+                ticket.kind === "appointment" &&
+                ticket.intake?.reason === "card" &&
+                ticket.intake?.account === "C-4711" &&
+                (await k.locator(".issued [data-code]").textContent()) === ticket.displayCode,
+              `the ticket: ${JSON.stringify(ticket)}`,
+            );
+            if (screenshots) await k.screenshot({ path: path.join(screenshots, `kiosk-check-in-answered-${lang}-1280x800.png`) });
+            await k.close();
+          }
+        } finally {
+          await ctx.close();
+          await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [REASON_QUESTION] });
         }
       },
     },

@@ -4,6 +4,7 @@ import { appointmentRow, bookAppointment } from "../helpers/booked-appointments"
 import { testClock } from "../helpers/clock";
 import { sweep } from "../helpers/cron";
 import {
+  acceptInvitation,
   addMember,
   createApiKey,
   createOrganization,
@@ -148,6 +149,65 @@ describe("check-in", () => {
     expectError(await checkIn(apt.id, { token: stranger.token }), 404, "NOT_FOUND");
     const operator = await addMember(f.owner, f.organizationId, "operator");
     expectOk(await checkIn(apt.id, { token: operator.token }), 201);
+  });
+
+  it("a member scoped to another location is told 404 (the scope rules), at the check-in and at that location's kiosk; one scoped here may check in", async () => {
+    const f = await clinic();
+    const [byStaff, byKiosk] = [await book(f), await book(f)];
+    const annex = expectOk(
+      await call("POST", "/v1/locations", {
+        token: f.owner.token,
+        body: { organizationId: f.organizationId, name: "Annex", address: "2 rue", latitude: 48.86, longitude: 2.36 },
+      }),
+      201,
+    ).id;
+    const scoped = async (locationIds: string[]) => {
+      const user = await registerUser();
+      expectOk(
+        await call("POST", `/v1/organizations/${f.organizationId}/members`, {
+          token: f.owner.token,
+          body: { email: user.email, role: "manager", locationIds },
+        }),
+        202,
+      );
+      await acceptInvitation(user, f.organizationId);
+      return user;
+    };
+    const elsewhere = await scoped([annex]);
+    const here = await scoped([f.locationId]);
+    testClock.set(START - 5 * MIN);
+    const unknown = await checkIn("apt_unknown", { token: elsewhere.token });
+    expectError(unknown, 404, "NOT_FOUND");
+    const refused = await checkIn(byStaff.id, { token: elsewhere.token });
+    expectError(refused, 404, "NOT_FOUND");
+    // The same answer as an unknown id: nothing tells that the appointment exists.
+    const told = (e: any) => ({ code: e.code, message: e.message, details: e.details });
+    expect(told(refused.body.error)).toEqual(told(unknown.body.error));
+    const code = await checkInCode(byKiosk.id);
+    expectError(
+      await call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { token: elsewhere.token, body: { code } }),
+      404,
+      "NOT_FOUND",
+    );
+    expect(await appointmentRow(byStaff.id)).toMatchObject({ status: "booked", ticket_id: null });
+    expect(await appointmentRow(byKiosk.id)).toMatchObject({ status: "booked", ticket_id: null });
+    expectOk(await checkIn(byStaff.id, { token: here.token }), 201);
+    expectOk(await call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { token: here.token, body: { code } }), 201);
+  });
+
+  it("a key without QUEUE_OPERATE is 403 at the check-in and at the kiosk (a read key); the appointment stays booked", async () => {
+    const f = await clinic();
+    const apt = await book(f);
+    const reader = await createApiKey(f.owner, f.organizationId, ["read:queues"]);
+    testClock.set(START - 5 * MIN);
+    expectError(await checkIn(apt.id, { apiKey: reader.key }), 403, "AUTHORIZATION_ERROR");
+    const code = await checkInCode(apt.id);
+    expectError(
+      await call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { apiKey: reader.key, body: { code } }),
+      403,
+      "AUTHORIZATION_ERROR",
+    );
+    expect(await appointmentRow(apt.id)).toMatchObject({ status: "booked", ticket_id: null });
   });
 
   it("late past the grace: placed by arrival as a walk-in, or refused as a no-show when the service says so", async () => {
@@ -308,7 +368,13 @@ describe("check-in with intake answers", () => {
     const code = await checkInCode(byKiosk.id);
     const kiosk = (body: Record<string, unknown>) =>
       call("POST", `/v1/widget/locations/${f.locationId}/check-in`, { apiKey: key.key, body: { code, ...body } });
-    expectError(await kiosk({}), 400, "VALIDATION_ERROR", "intake.reason");
+    const unanswered = await kiosk({});
+    expectError(unanswered, 400, "VALIDATION_ERROR", "intake.reason");
+    // The kiosk has only the code: the refusal names whose questions to ask, and the widget key reads them.
+    expect(unanswered.body.error.details).toMatchObject({ serviceId: f.serviceId, queueId: f.queueId });
+    const asked = expectOk(await call("GET", `/v1/widget/queue/${unanswered.body.error.details.queueId}/intake`, { apiKey: key.key }));
+    expect(asked.fields.map((q: { key: string }) => q.key)).toEqual(["reason", "account"]);
+    expectError(await kiosk({ intake: { reason: "visa" } }), 400, "VALIDATION_ERROR", "intake.reason");
     const printed = expectOk(await kiosk({ intake: { reason: "passport" } }), 201);
     const staffView = expectOk(await call("GET", `/v1/tickets/${printed.ticket.id}`, { token: f.owner.token }));
     expect(staffView).toMatchObject({ kind: "appointment", intake: { reason: "passport" } });

@@ -6,7 +6,7 @@ import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import { renderSVG } from "uqr";
 import "../shared/base.css";
 import "./kiosk.css";
-import { api, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
+import { api, ApiRefusal, defaultHeaders, type Schemas, type WidgetTicket } from "../shared/api";
 import { LanguageSwitch } from "../shared/language-switch";
 import { langChosen, languageMeta, minutes, pageWords, rememberLang, say, showLang, visitorLang, type PageLang } from "../shared/i18n";
 import {
@@ -26,6 +26,8 @@ type KioskInfo = Schemas["KioskInfo"];
 type Issued = WidgetTicket & { ticketToken: string | null };
 type KioskCheckIn = Schemas["KioskCheckIn"];
 type KioskQueue = KioskInfo["queues"][number];
+/** What the questions' step needs of a queue. */
+type AskedQueue = Pick<KioskQueue, "queueId" | "serviceName">;
 
 const IDLE_MS = 20_000;
 
@@ -92,7 +94,8 @@ function App() {
   /** null: untouched, the field shows the location's calling code. */
   const [phone, setPhone] = useState<string | null>(null);
   const [phoneInvalid, setPhoneInvalid] = useState(false);
-  const [asking, setAsking] = useState<{ queue: KioskQueue; fields: IntakeField[] } | null>(null);
+  /** The service's questions on screen: before a walk-in's ticket, or (`code`) before an appointment's check-in. */
+  const [asking, setAsking] = useState<{ queue: AskedQueue; fields: IntakeField[]; code?: string } | null>(null);
   const [answerErrors, setAnswerErrors] = useState<IntakeErrors>({});
   const [printState, setPrintState] = useState<"idle" | "printing" | "printed" | "failed">("idle");
   const [setupNote, setSetupNote] = useState<string | null>(null);
@@ -156,7 +159,7 @@ function App() {
     return true;
   };
 
-  const join = async (queue: KioskQueue, intake: IntakeAnswers | null, fields: IntakeField[]) => {
+  const join = async (queue: AskedQueue, intake: IntakeAnswers | null, fields: IntakeField[]) => {
     const name = visitorName.trim();
     const rawPhone = (phone ?? "").replace(/[\s.()-]/g, "");
     const sentPhone = rawPhone === prefix() || rawPhone === "+" ? "" : rawPhone;
@@ -227,22 +230,33 @@ function App() {
       document.querySelector<HTMLElement>(`[data-question="${Object.keys(problems)[0]}"] input`)?.focus();
       return;
     }
-    void join(asking.queue, answers, asking.fields);
+    if (asking.code !== undefined) void checkInWith(asking.code, answers);
+    else void join(asking.queue, answers, asking.fields);
   };
 
   /** The kiosk's "I have an appointment": the code checks the appointment in, its ticket is the receipt. */
-  const checkIn = async (e: Event) => {
+  const checkIn = (e: Event) => {
     e.preventDefault();
-    if (busy || code === null || !locationId) return;
-    const typed = code.replace(/[\s-]/g, "").toUpperCase();
+    if (busy || code === null) return;
+    void checkInWith(code.replace(/[\s-]/g, "").toUpperCase(), null);
+  };
+
+  /**
+   * Checks the appointment of `typed` in, with the answers to its service's questions once asked.
+   * The kiosk learns that the service asks questions from the API's refusal (`intake.<key>`, with
+   * the queue whose questions to read): it then asks them all, and shows a refused answer under its field.
+   */
+  const checkInWith = async (typed: string, intake: IntakeAnswers | null) => {
+    if (!locationId) return;
     setBusy(true);
     setError(null);
     try {
       const done = await api<KioskCheckIn>("POST", `/widget/locations/${encodeURIComponent(locationId)}/check-in`, {
-        body: { code: typed },
+        body: { code: typed, ...(intake ? { intake } : {}) },
       });
       const serviceName = info?.queues.find((q) => q.queueId === done.ticket.queueId)?.serviceName ?? "";
       setCode(null);
+      setAsking(null);
       setIssued({
         ticket: { ...done.ticket, ticketToken: done.ticketToken },
         serviceName,
@@ -251,8 +265,31 @@ function App() {
       });
       void printSilently({ ...done.ticket, ticketToken: done.ticketToken });
     } catch (err) {
-      setError(checkInRefusal(err, lang, info?.timezone ?? "UTC"));
-      document.querySelector<HTMLInputElement>('input[name="code"]')?.focus();
+      const field = err instanceof ApiRefusal && typeof err.details.field === "string" ? err.details.field : "";
+      const queueId = err instanceof ApiRefusal && typeof err.details.queueId === "string" ? err.details.queueId : null;
+      const key = field.slice("intake.".length);
+      if (field.startsWith("intake.") && asking?.code === typed && asking.fields.some((f) => f.key === key)) {
+        // An answer the API refused: its words under its field.
+        setAnswerErrors({ [key]: joinRefusal(err, lang, asking.fields).text });
+        document.querySelector<HTMLElement>(`[data-question="${key}"] input`)?.focus();
+      } else if (field.startsWith("intake.") && queueId) {
+        // The service asks questions (or asks one more than on screen): read them and ask them all.
+        try {
+          const found = await api<Schemas["ServiceIntake"]>("GET", `/widget/queue/${encodeURIComponent(queueId)}/intake`);
+          const fields = askedAtJoin(found.fields);
+          const queue = info?.queues.find((q) => q.queueId === queueId) ?? { queueId, serviceName: "" };
+          setAnswerErrors(asking?.code === typed ? { [key]: joinRefusal(err, lang, fields).text } : {});
+          setAsking({ queue, fields, code: typed });
+        } catch (failed) {
+          setAsking(null);
+          setError(checkInRefusal(failed, lang, info?.timezone ?? "UTC"));
+        }
+      } else {
+        setAsking(null);
+        setCode(typed);
+        setError(checkInRefusal(err, lang, info?.timezone ?? "UTC"));
+        document.querySelector<HTMLInputElement>('input[name="code"]')?.focus();
+      }
     } finally {
       setBusy(false);
     }
@@ -354,7 +391,7 @@ function App() {
     );
   }
 
-  if (code !== null) {
+  if (code !== null && !asking) {
     return (
       <div>
         {header}
@@ -419,7 +456,7 @@ function App() {
                 {t.back}
               </button>
               <button type="submit" class="primary" disabled={busy}>
-                {t.take}
+                {asking.code !== undefined ? t.checkIn : t.take}
               </button>
             </div>
           </form>
