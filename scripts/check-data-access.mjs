@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 217;
+const MAX_CASTS = 214;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -69,7 +69,6 @@ const RAW_SQL = {
     3,
     "a business SMS unit taken by conditional upsert (used < limit); the inbox list read through the keyset reader (http/keyset.ts)",
   ],
-  "src/notifications/sms-guard.ts": [16, "the SMS allowance: conditional updates of daily counters"],
   "src/queue-room/archive.ts": [2, "the room's archive drain: upserts guarded by the ticket's version"],
   "src/queue-room/outbox.ts": [1, "the room's outbox drain: upserts guarded by the ticket's version"],
   "src/queue-room/projection.ts": [8, "the ticket projection's upserts guarded by version"],
