@@ -29,8 +29,8 @@ const MAX_BATCH_ANY = 0;
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
 const RAW_SQL = {
   "src/appointments/appointment-rows.ts": [
-    13,
-    "booking, holds and moves: one conditional INSERT … SELECT / UPDATE (capacity by overlap, staff free)",
+    10,
+    "booking, holds and moves: one conditional INSERT … SELECT / UPDATE (capacity by overlap, staff free), with the statements batched with it",
   ],
   "src/analytics/analytics-aggregates.ts": [8, "projection deltas: upserts that add to hourly counters (ON CONFLICT … + excluded)"],
   "src/analytics/analytics-export.ts": [3, "the CSV export's streaming reads"],
