@@ -72,10 +72,6 @@ const RAW_SQL = {
   "src/queue-room/archive.ts": [2, "the room's archive drain: upserts guarded by the ticket's version"],
   "src/queue-room/outbox.ts": [1, "the room's outbox drain: upserts guarded by the ticket's version"],
   "src/queue-room/projection.ts": [8, "the ticket projection's upserts guarded by version"],
-  "src/webhooks/event-stream.ts": [
-    7,
-    "the event stream: INSERT OR IGNORE by event id and a 24 h purge (left raw here: main changed this file meanwhile, issue 40)",
-  ],
   "src/webhooks/webhooks.ts": [1, "a subscription created only while the plan's count allows it (conditional INSERT … SELECT)"],
 };
 
