@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 214;
+const MAX_CASTS = 213;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -44,7 +44,10 @@ const RAW_SQL = {
     4,
     "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
   ],
-  "src/audit/audit.ts": [25, "audit sealing: the hash chain is extended and checked in order; an entry written in its change's own batch"],
+  "src/audit/audit.ts": [
+    15,
+    "audit sealing: the hash chain is extended and checked in order (D1's rows_read); reads INDEXED BY; an entry inserted only if its change changed a row (changes() > 0)",
+  ],
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],
   "src/ledger/ledger.ts": [3, "the organization ledger flushes its counts to usage_counters (upsert)"],
