@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, inArray, lt } from "drizzle-orm";
 import { database, type Database } from "../db/client";
-import { appointmentHolds, appointments, members } from "../db/schema";
+import { appointmentHolds, appointments, calendarEvents, members } from "../db/schema";
 import { ACTIVE_STATUSES } from "./appointments-slots";
 
 // The appointments area's D1 statements. Booking, holding and rescheduling are each ONE
@@ -8,6 +8,10 @@ import { ACTIVE_STATUSES } from "./appointments-slots";
 // SQLite writer: the slot's capacity (every active appointment and live hold OVERLAPPING the
 // slot, as src/domain/slots.ts counts them) and the staff member's other bookings are checked
 // inside the write, so no two concurrent requests can both pass the check.
+// Those writes stay prepared SQL on the binding (allow-listed): an `INSERT … SELECT <values> WHERE`
+// has no table to select from, which Drizzle's insert().select() needs, and Drizzle 0.45's D1
+// batch cannot carry bound `sql` items, so the statements batched with them (the calendar event,
+// the hold converted or purged) stay prepared too. Everything else here is Drizzle.
 
 export type AppointmentRow = typeof appointments.$inferSelect;
 export type HoldRow = typeof appointmentHolds.$inferSelect;
@@ -179,19 +183,25 @@ export async function moveAppointment(d1: D1Database, id: string, claim: SlotCla
 
 /** Cancels a booked appointment and deletes its calendar event. The row after, or null if it was not booked. */
 export async function cancelAppointment(d1: D1Database, id: string, at: number): Promise<AppointmentRow | null> {
-  const [updated] = await d1.batch([
-    d1
-      .prepare(
-        `UPDATE appointments SET status = 'cancelled', cancelled_at = ?, updated_at = ? WHERE id = ? AND status = 'booked' RETURNING id`,
-      )
-      .bind(at, at, id),
-    d1
-      .prepare(
-        `DELETE FROM calendar_events WHERE id = (SELECT calendar_event_id FROM appointments WHERE id = ? AND status = 'cancelled' AND cancelled_at = ?)`,
-      )
-      .bind(id, at),
+  const db = database(d1);
+  const [updated] = await db.batch([
+    db
+      .update(appointments)
+      .set({ status: "cancelled", cancelledAt: at, updatedAt: at })
+      .where(and(eq(appointments.id, id), eq(appointments.status, "booked")))
+      .returning({ id: appointments.id }),
+    // The event of the appointment this batch cancelled (none when the update above found it not booked).
+    db.delete(calendarEvents).where(
+      eq(
+        calendarEvents.id,
+        db
+          .select({ id: appointments.calendarEventId })
+          .from(appointments)
+          .where(and(eq(appointments.id, id), eq(appointments.status, "cancelled"), eq(appointments.cancelledAt, at))),
+      ),
+    ),
   ]);
-  return (updated?.results?.length ?? 0) > 0 ? findAppointment(d1, id) : null;
+  return updated.length > 0 ? findAppointment(d1, id) : null;
 }
 
 /** Holds the slot if it is still free (and forgets expired holds). True when held. */

@@ -27,7 +27,8 @@ interface Matcher {
 const MATCHERS: Matcher[] = Object.entries(OPERATIONS).flatMap(([key, { id }]) => {
   const audited = AUDITED[id];
   if (!audited) return [];
-  const [method, path] = key.split(" ") as [string, string];
+  // Every key is "METHOD /path".
+  const [method = "", path = ""] = key.split(" ");
   const names: string[] = [];
   const source = path.replace(/[.]/g, "\\.").replace(/\{(\w+)\}/g, (_, name: string) => {
     names.push(name);

@@ -1,6 +1,6 @@
-import { sql } from "drizzle-orm";
+import { and, desc, eq, gte, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
 import { database, type Database } from "../db/client";
-import { auditEvents } from "../db/schema";
+import { auditChainAnchors, auditCheckpoints, auditEvents, subscriptions } from "../db/schema";
 import {
   auditHashInput,
   auditRetentionCutoff,
@@ -24,6 +24,16 @@ import type { Deps } from "../http/deps";
 // batch fails as a whole and it starts again from the chain's new head. Sealing is
 // deterministic (same head, same order, same hashes), so a sealer that lost the race to one
 // doing the very same work finds its updates already made.
+//
+// What stays prepared SQL on the binding here (allow-listed, scripts/check-data-access.mjs):
+// - the entry inserted only if the statement before it changed a row (`WHERE changes() > 0`: an
+//   INSERT … SELECT <values> with no table, which Drizzle cannot build), in both its forms;
+// - sealing and the reads of entries as whole rows (`AuditRow`, the columns the hash is computed
+//   over, as stored): the sealing batch's UNIQUE failure is how a lost race is told apart;
+// - the reads that name their index (`INDEXED BY`, which Drizzle cannot write), and retention's
+//   read of the organizations due, whose plan Drizzle's form of it loses (see there);
+// - the verify walk, whose `rowsRead` is D1's own count (`meta.rows_read`), which Drizzle's
+//   select does not hand back.
 
 export function newAuditId(): string {
   return `aud_${randomString(20)}`;
@@ -137,14 +147,22 @@ const SEAL_ATTEMPTS = 8;
 
 /** The chain's last sealed entry, else the anchor left by retention, else the chain's start. */
 async function chainHead(d1: D1Database, organizationId: string): Promise<{ seq: number; hash: string | null }> {
-  const [last, anchor] = await d1.batch<{ seq: number; hash: string }>([
-    d1
-      .prepare("SELECT seq, hash FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1")
-      .bind(organizationId),
-    d1.prepare("SELECT seq, hash FROM audit_chain_anchors WHERE organization_id = ?").bind(organizationId),
+  const db = database(d1);
+  const [last, anchor] = await db.batch([
+    db
+      .select({ seq: auditEvents.seq, hash: auditEvents.hash })
+      .from(auditEvents)
+      .where(and(eq(auditEvents.organizationId, organizationId), isNotNull(auditEvents.seq)))
+      .orderBy(desc(auditEvents.seq))
+      .limit(1),
+    db
+      .select({ seq: auditChainAnchors.seq, hash: auditChainAnchors.hash })
+      .from(auditChainAnchors)
+      .where(eq(auditChainAnchors.organizationId, organizationId)),
   ]);
-  const row = last!.results[0] ?? anchor!.results[0];
-  return row ? { seq: row.seq, hash: row.hash } : { seq: 0, hash: null };
+  // A sealed entry has its number (seq IS NOT NULL above).
+  const row = last[0] ?? anchor[0];
+  return row ? { seq: row.seq ?? 0, hash: row.hash } : { seq: 0, hash: null };
 }
 
 /**
@@ -434,18 +452,20 @@ export async function verifyAuditChain(env: AuditEnv, organizationId: string): P
 export async function checkpointAuditChain(env: AuditEnv, organizationId: string, at: number, every = 1): Promise<number | null> {
   const verdict = await verifyAuditChain(env, organizationId);
   if (!verdict.valid || verdict.lastSequence === null || verdict.checked < every) return null;
-  const head = await env.DB.prepare("SELECT seq, hash, key_id FROM audit_events WHERE organization_id = ? AND seq = ?")
-    .bind(organizationId, verdict.lastSequence)
-    .first<{ seq: number; hash: string; key_id: string | null }>();
+  const db = database(env.DB);
+  const head = await db
+    .select({ seq: auditEvents.seq, hash: auditEvents.hash, keyId: auditEvents.keyId })
+    .from(auditEvents)
+    .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.seq, verdict.lastSequence)))
+    .get();
   // Only a keyed entry is checkpointed: a walk from a checkpoint accepts no unkeyed entry after it.
-  if (!head || head.key_id === null) return null;
+  if (!head || head.keyId === null || head.hash === null) return null;
   const keys = auditKeyring(env);
-  const signature = (await keys.sign(keys.currentId, checkpointText(organizationId, head.seq, head.hash)))!;
-  await env.DB.prepare(
-    `INSERT INTO audit_checkpoints (organization_id, seq, hash, key_id, signature, created_at) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (organization_id, seq) DO NOTHING`,
-  )
-    .bind(organizationId, head.seq, head.hash, keys.currentId, signature, at)
+  const signature = (await keys.sign(keys.currentId, checkpointText(organizationId, verdict.lastSequence, head.hash)))!;
+  await db
+    .insert(auditCheckpoints)
+    .values({ organizationId, seq: verdict.lastSequence, hash: head.hash, keyId: keys.currentId, signature, createdAt: at })
+    .onConflictDoNothing({ target: [auditCheckpoints.organizationId, auditCheckpoints.seq] })
     .run();
   return head.seq;
 }
@@ -459,7 +479,10 @@ export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000)
   // Per plan, the organizations with an entry past that plan's limit (read through
   // audit_events_created_idx): an enterprise organization's month-old entries never take the
   // place of a starter organization's due ones.
-  const due = await d1.batch(
+  // This read stays prepared: as written here SQLite plans it through the created_at range; the
+  // same select built by Drizzle (bound LIMIT, no aliases) was planned as a walk of the whole
+  // (organization, time) index for the DISTINCT (query-plans.test caught it).
+  const due = await d1.batch<{ organization_id: string; plan: Plan }>(
     PLANS.map((plan) =>
       d1
         .prepare(
@@ -470,38 +493,44 @@ export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000)
         .bind(plan, auditRetentionCutoff(plan, at), plan),
     ),
   );
-  const orgs = { results: due.flatMap((r) => r.results as { organization_id: string; plan: Plan }[]) };
+  const orgs = due.flatMap((r) => r.results.map((row) => ({ organizationId: row.organization_id, plan: row.plan })));
+  const db = database(d1);
   let deleted = 0;
-  for (const { organization_id: organizationId, plan } of orgs.results) {
+  for (const { organizationId, plan } of orgs) {
     const cutoff = auditRetentionCutoff(plan, at);
     // Only a run of the chain's oldest entries goes (never past a kept one), so the kept chain has no hole.
-    const bounds = await d1
-      .prepare(
-        `SELECT MIN(seq) AS first, MAX(seq) AS last,
-           (SELECT MIN(seq) FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL AND created_at >= ?) AS first_kept
-         FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL`,
-      )
-      .bind(organizationId, cutoff, organizationId)
-      .first<{ first: number | null; last: number | null; first_kept: number | null }>();
+    const sealedOf = and(eq(auditEvents.organizationId, organizationId), isNotNull(auditEvents.seq));
+    const firstKept = db
+      .select({ seq: min(auditEvents.seq) })
+      .from(auditEvents)
+      .where(and(sealedOf, gte(auditEvents.createdAt, cutoff)));
+    const bounds = await db
+      .select({ first: min(auditEvents.seq), last: max(auditEvents.seq), firstKept: sql<number | null>`${firstKept}` })
+      .from(auditEvents)
+      .where(sealedOf)
+      .get();
     if (bounds?.first == null || bounds.last == null) continue;
-    const throughSeq = Math.min(bounds.first_kept === null ? bounds.last : bounds.first_kept - 1, bounds.first + limit - 1);
+    const throughSeq = Math.min(bounds.firstKept === null ? bounds.last : bounds.firstKept - 1, bounds.first + limit - 1);
     if (throughSeq < bounds.first) continue;
-    const through = await d1
-      .prepare("SELECT seq, hash FROM audit_events WHERE organization_id = ? AND seq = ?")
-      .bind(organizationId, throughSeq)
-      .first<{ seq: number; hash: string }>();
-    if (!through) continue;
-    const [, removed] = await d1.batch([
-      d1
-        .prepare(
-          `INSERT INTO audit_chain_anchors (organization_id, seq, hash, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (organization_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, updated_at = excluded.updated_at
-           WHERE excluded.seq > audit_chain_anchors.seq`,
-        )
-        .bind(organizationId, through.seq, through.hash, at),
-      d1.prepare("DELETE FROM audit_events WHERE organization_id = ? AND seq IS NOT NULL AND seq <= ?").bind(organizationId, through.seq),
+    const through = await db
+      .select({ hash: auditEvents.hash })
+      .from(auditEvents)
+      .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.seq, throughSeq)))
+      .get();
+    // A sealed entry has its hash.
+    if (!through?.hash) continue;
+    const [, removed] = await db.batch([
+      db
+        .insert(auditChainAnchors)
+        .values({ organizationId, seq: throughSeq, hash: through.hash, updatedAt: at })
+        .onConflictDoUpdate({
+          target: auditChainAnchors.organizationId,
+          set: { seq: sql`excluded.seq`, hash: sql`excluded.hash`, updatedAt: sql`excluded.updated_at` },
+          setWhere: sql`excluded.seq > ${auditChainAnchors.seq}`,
+        }),
+      db.delete(auditEvents).where(and(sealedOf, lte(auditEvents.seq, throughSeq))),
     ]);
-    deleted += removed!.meta.changes;
+    deleted += removed.meta.changes;
   }
   return deleted;
 }

@@ -55,6 +55,10 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+export function isEventType(type: string): type is EventType {
+  return EVENT_TYPES.some((t) => t === type);
+}
+
 /** What travels on the EVENTS queue; `id` (evt_…) de-duplicates deliveries. */
 export interface DomainEventMessage {
   id: string;

@@ -418,7 +418,7 @@ const BY_NAME: Record<string, unknown> = {
 export function exampleFor(schema: Json, doc: Json, name?: string, owner?: string, depth = 0): unknown {
   if (depth > 8 || !schema) return undefined;
   if (schema.$ref) {
-    const component = schema.$ref.split("/").pop() as string;
+    const component: string = schema.$ref.split("/").pop();
     return exampleFor(doc.components?.schemas?.[component], doc, name, component, depth + 1);
   }
   if (schema.example !== undefined) return schema.example;

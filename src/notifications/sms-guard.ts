@@ -1,6 +1,17 @@
-import { and, eq, isNotNull } from "drizzle-orm";
-import { database } from "../db/client";
-import { locations, smsPolicies, subscriptions } from "../db/schema";
+import { and, eq, exists, gt, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
+import { database, nonEmpty, type Database } from "../db/client";
+import {
+  locations,
+  members,
+  notificationDeliveries,
+  organizations,
+  phoneVerifications,
+  pushDevices,
+  smsCounters,
+  smsPolicies,
+  subscriptions,
+  users,
+} from "../db/schema";
 import {
   alertThreshold,
   allowedCountries,
@@ -91,19 +102,80 @@ export function refusalOf(phone: string, countries: string[] | null): string | n
 
 const dayKey = (at: number) => iso(at).slice(0, 10);
 
-/** Takes one unit of a counter if it is under `limit`; answers whether it was taken. */
-function take(env: Env, organizationId: string, scope: string, subject: string, day: string, limit: number) {
-  return env.DB.prepare(
-    `INSERT INTO sms_counters (organization_id, scope, subject, day, used) SELECT ?, ?, ?, ?, 1 WHERE ? > 0
-     ON CONFLICT (organization_id, scope, subject, day) DO UPDATE SET used = used + 1 WHERE used < ?
-     RETURNING used`,
-  ).bind(organizationId, scope, subject, day, limit, limit);
+type Scope = (typeof smsCounters.$inferSelect)["scope"];
+
+/** One counter of the day (or of a ticket's lifetime, day "-"). */
+interface Counter {
+  organizationId: string;
+  scope: Scope;
+  subject: string;
+  day: string;
 }
 
-function giveBack(env: Env, organizationId: string, scope: string, subject: string, day: string) {
-  return env.DB.prepare(
-    "UPDATE sms_counters SET used = used - 1 WHERE organization_id = ? AND scope = ? AND subject = ? AND day = ? AND used > 0",
-  ).bind(organizationId, scope, subject, day);
+/** One unit of a counter taken while it is under `limit`: the conditional upsert answers the new count. */
+function take(db: Database, c: Counter, limit: number) {
+  return db
+    .insert(smsCounters)
+    .values({ organizationId: c.organizationId, scope: c.scope, subject: c.subject, day: c.day, used: 1 })
+    .onConflictDoUpdate({
+      target: [smsCounters.organizationId, smsCounters.scope, smsCounters.subject, smsCounters.day],
+      set: { used: sql`${smsCounters.used} + 1` },
+      setWhere: lt(smsCounters.used, limit),
+    })
+    .returning({ used: smsCounters.used });
+}
+
+/**
+ * Takes one unit of each counter under its limit, in one batch (all or none written); answers per
+ * counter the count after taking, or null when it was at its limit. A limit of 0 or less takes
+ * nothing and writes no row (the statement is left out of the batch).
+ */
+async function takeUnits(db: Database, takes: (Counter & { limit: number })[]): Promise<(number | null)[]> {
+  const open = takes.flatMap((t, i) => (t.limit > 0 ? [{ t, i }] : []));
+  const statements = nonEmpty(open.map(({ t }) => take(db, t, t.limit)));
+  const answers: (number | null)[] = takes.map(() => null);
+  if (!statements) return answers;
+  const taken = await db.batch(statements);
+  open.forEach(({ i }, k) => (answers[i] = taken[k]?.[0]?.used ?? null));
+  return answers;
+}
+
+function giveBack(db: Database, c: Counter) {
+  return db
+    .update(smsCounters)
+    .set({ used: sql`${smsCounters.used} - 1` })
+    .where(
+      and(
+        eq(smsCounters.organizationId, c.organizationId),
+        eq(smsCounters.scope, c.scope),
+        eq(smsCounters.subject, c.subject),
+        eq(smsCounters.day, c.day),
+        gt(smsCounters.used, 0),
+      ),
+    );
+}
+
+/** Gives back one unit of each counter, in one batch. */
+async function giveBackUnits(db: Database, counters: Counter[]): Promise<void> {
+  const statements = nonEmpty(counters.map((c) => giveBack(db, c)));
+  if (statements) await db.batch(statements);
+}
+
+/** The organization's public SMS of the day so far. */
+async function dayUsed(db: Database, organizationId: string, day: string): Promise<number> {
+  const row = await db
+    .select({ used: smsCounters.used })
+    .from(smsCounters)
+    .where(
+      and(
+        eq(smsCounters.organizationId, organizationId),
+        eq(smsCounters.scope, "day"),
+        eq(smsCounters.subject, "org"),
+        eq(smsCounters.day, day),
+      ),
+    )
+    .get();
+  return row?.used ?? 0;
 }
 
 export interface VisitorPhone {
@@ -141,27 +213,36 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
   if (input.botToken !== undefined && (await botCheckDue(env, input.organizationId, policy, day))) {
     await assertHuman(env, input.botToken ?? null, input.address);
   }
-  const caps: { scope: string; subject: string; limit: number; name: string }[] = [
-    { scope: "phone", subject: input.phone, limit: policy.perPhonePerDay, name: "perPhonePerDay" },
+  const organizationId = input.organizationId;
+  const caps: (Counter & { limit: number; name: string })[] = [
+    { organizationId, scope: "phone", subject: input.phone, day, limit: policy.perPhonePerDay, name: "perPhonePerDay" },
     // An IPv6 subscriber's whole /64 is one address here, as in every per-address bucket.
     {
+      organizationId,
       scope: "address",
       subject: addressKey(input.address, ipv6PrefixBits(env.IPV6_PREFIX_BITS)),
+      day,
       limit: policy.perAddressPerDay,
       name: "perAddressPerDay",
     },
   ];
   if (input.widgetKeyId)
-    caps.push({ scope: "widget_key", subject: input.widgetKeyId, limit: policy.perWidgetKeyPerDay, name: "perWidgetKeyPerDay" });
-  const taken = await env.DB.batch(caps.map((c) => take(env, input.organizationId, c.scope, c.subject, day, c.limit)));
-  const refused = caps.findIndex((_c, i) => (taken[i]?.results?.length ?? 0) === 0);
-  const giveBackAll = async (back: typeof caps) => {
-    if (back.length > 0) await env.DB.batch(back.map((c) => giveBack(env, input.organizationId, c.scope, c.subject, day)));
-  };
+    caps.push({
+      organizationId,
+      scope: "widget_key",
+      subject: input.widgetKeyId,
+      day,
+      limit: policy.perWidgetKeyPerDay,
+      name: "perWidgetKeyPerDay",
+    });
+  const db = database(env.DB);
+  const taken = await takeUnits(db, caps);
+  const refused = taken.indexOf(null);
+  const giveBackAll = (back: Counter[]) => giveBackUnits(db, back);
   // The policy admitted under: the join's phone code (./phone-verification.ts) follows it. The
   // units go back if the join is then refused (./joins.ts): only an accepted join spends them.
   if (refused === -1) return { ...loaded, giveBack: () => giveBackAll(caps) };
-  await giveBackAll(caps.filter((_c, i) => (taken[i]?.results?.length ?? 0) > 0));
+  await giveBackAll(caps.filter((_c, i) => taken[i] !== null));
   const cap = caps[refused]!;
   const reset = utcDayStart(at) + DAY;
   const retryAfter = Math.max(1, Math.ceil((reset - at) / 1000));
@@ -177,12 +258,8 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
 async function botCheckDue(env: Env, organizationId: string, policy: SmsPolicy, day: string): Promise<boolean> {
   if (policy.botCheck === "off") return false;
   if (policy.botCheck === "always") return true;
-  const row = await env.DB.prepare(
-    "SELECT used FROM sms_counters WHERE organization_id = ? AND scope = 'day' AND subject = 'org' AND day = ?",
-  )
-    .bind(organizationId, day)
-    .first<{ used: number }>();
-  return (row?.used ?? 0) * 2 >= publicShare(policy.dailyCeiling, policy.businessReservePercent);
+  const used = await dayUsed(database(env.DB), organizationId, day);
+  return used * 2 >= publicShare(policy.dailyCeiling, policy.businessReservePercent);
 }
 
 export const BOT_TOKEN_HEADER = "CF-Turnstile-Response";
@@ -202,6 +279,47 @@ async function assertHuman(env: Env, token: string | null, address: string): Pro
   if (verdict === "failed") {
     throw new ApiError("VALIDATION_ERROR", "The bot check failed: solve it again", { field: BOT_TOKEN_HEADER, reason: "bot_check_failed" });
   }
+}
+
+/**
+ * What is known of a number before it is texted again: a message to it went out, the ticket has a
+ * code (verified or not), the number had a code on any ticket (verified or not). Read on the
+ * organization's row (always there while its deliveries are), one statement per delivery.
+ */
+function proofOf(db: Database, organizationId: string, phone: string, ticketId: string) {
+  const one = { one: sql`1` };
+  const code = (...where: SQL[]) =>
+    exists(
+      db
+        .select(one)
+        .from(phoneVerifications)
+        .where(and(...where)),
+    ).mapWith(Boolean);
+  const ofTicket = eq(phoneVerifications.ticketId, ticketId);
+  const ofPhone = [eq(phoneVerifications.organizationId, organizationId), eq(phoneVerifications.phone, phone)];
+  const verified = isNotNull(phoneVerifications.verifiedAt);
+  return db
+    .select({
+      sent: exists(
+        db
+          .select(one)
+          .from(notificationDeliveries)
+          .where(
+            and(
+              eq(notificationDeliveries.organizationId, organizationId),
+              inArray(notificationDeliveries.channel, ["sms", "whatsapp"]),
+              eq(notificationDeliveries.recipient, phone),
+              eq(notificationDeliveries.status, "sent"),
+            ),
+          ),
+      ).mapWith(Boolean),
+      hasCode: code(ofTicket),
+      verified: code(ofTicket, verified),
+      phoneCoded: code(...ofPhone),
+      phoneVerified: code(...ofPhone, verified),
+    })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
 }
 
 /** The message of a refused send, as the delivery row records it. */
@@ -227,7 +345,7 @@ export async function gatePublicSms(
     policies.set(orgId, await loadSmsPolicy(env, orgId));
   }
   const day = dayKey(at);
-  const open: { key: string; delivery: Delivery; org: string; ticket: string | null }[] = [];
+  const open: { key: string; delivery: Delivery; org: string; phone: string; ticket: string | null }[] = [];
   for (const c of claims) {
     const org = c.delivery.organizationId;
     const p = org ? policies.get(org) : undefined;
@@ -240,7 +358,7 @@ export async function gatePublicSms(
       refused.set(c.key, { reason: `SMS_REFUSED: ${why}` });
       continue;
     }
-    open.push({ key: c.key, delivery: c.delivery, org, ticket: c.delivery.data.ticketId ?? null });
+    open.push({ key: c.key, delivery: c.delivery, org, phone: c.delivery.target.phone, ticket: c.delivery.data.ticketId ?? null });
   }
   if (open.length === 0) return refused;
 
@@ -252,26 +370,17 @@ export async function gatePublicSms(
   // never sent a code (joined before the setting) keeps the first-message rule.
   const coded = (o: { org: string }) => policies.get(o.org)!.policy.requirePhoneCode;
   const later = open.filter((o) => o.delivery.type !== PHONE_CODE_MESSAGE && (o.delivery.type !== "ticket.created" || coded(o)));
+  const db = database(env.DB);
   if (later.length > 0) {
-    const proven = await env.DB.batch<{ sent: number; has_code: number; verified: number; phone_coded: number; phone_verified: number }>(
-      later.map((o) => {
-        const phone = (o.delivery.target as { phone: string }).phone;
-        return env.DB.prepare(
-          `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE organization_id = ?1 AND channel IN ('sms', 'whatsapp') AND recipient = ?2 AND status = 'sent') AS sent,
-           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3) AS has_code,
-           EXISTS (SELECT 1 FROM phone_verifications WHERE ticket_id = ?3 AND verified_at IS NOT NULL) AS verified,
-           EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2) AS phone_coded,
-           EXISTS (SELECT 1 FROM phone_verifications WHERE organization_id = ?1 AND phone = ?2 AND verified_at IS NOT NULL) AS phone_verified`,
-        ).bind(o.org, phone, o.ticket ?? "");
-      }),
-    );
+    const statements = nonEmpty(later.map((o) => proofOf(db, o.org, o.phone, o.ticket ?? "")));
+    const proven = statements ? await db.batch(statements) : [];
     const NOT_VERIFIED = "SMS_REFUSED: the number was not verified";
     later.forEach((o, i) => {
-      const row = proven[i]?.results?.[0];
-      if (coded(o) && (row?.has_code || o.delivery.type === "ticket.created")) {
+      const row = proven[i]?.[0];
+      if (coded(o) && (row?.hasCode || o.delivery.type === "ticket.created")) {
         if (!row?.verified) refused.set(o.key, { reason: NOT_VERIFIED });
-      } else if (coded(o) && row?.phone_coded) {
-        if (!row.phone_verified) refused.set(o.key, { reason: NOT_VERIFIED });
+      } else if (coded(o) && row?.phoneCoded) {
+        if (!row.phoneVerified) refused.set(o.key, { reason: NOT_VERIFIED });
       } else if (!row?.sent) refused.set(o.key, { reason: "SMS_REFUSED: no first message to this number was delivered" });
     });
   }
@@ -279,22 +388,23 @@ export async function gatePublicSms(
   if (candidates.length === 0) return refused;
 
   // Per ticket (its lifetime), then the day's public share of the ceiling; in this order, in one batch.
-  const statements: D1PreparedStatement[] = [];
-  for (const o of candidates) {
+  const takes = candidates.flatMap((o) => {
     const p = policies.get(o.org)!.policy;
-    statements.push(take(env, o.org, "ticket", o.ticket ?? o.key, "-", p.perTicket));
-    statements.push(take(env, o.org, "day", "org", day, publicShare(p.dailyCeiling, p.businessReservePercent)));
-  }
-  const taken = await env.DB.batch(statements);
-  const refunds: D1PreparedStatement[] = [];
+    return [
+      { organizationId: o.org, scope: "ticket" as const, subject: o.ticket ?? o.key, day: "-", limit: p.perTicket },
+      { organizationId: o.org, scope: "day" as const, subject: "org", day, limit: publicShare(p.dailyCeiling, p.businessReservePercent) },
+    ];
+  });
+  const taken = await takeUnits(db, takes);
+  const refunds: Counter[] = [];
   const alerts = new Map<string, number>();
   candidates.forEach((o, i) => {
-    const ticketOk = (taken[2 * i]?.results?.length ?? 0) > 0;
-    const dayRow = taken[2 * i + 1]?.results?.[0] as { used: number } | undefined;
+    const ticketOk = taken[2 * i] != null;
+    const dayUsedNow = taken[2 * i + 1] ?? null;
     const p = policies.get(o.org)!;
-    if (!ticketOk || !dayRow) {
-      if (ticketOk) refunds.push(giveBack(env, o.org, "ticket", o.ticket ?? o.key, "-"));
-      if (dayRow) refunds.push(giveBack(env, o.org, "day", "org", day));
+    if (!ticketOk || dayUsedNow === null) {
+      if (ticketOk) refunds.push(takes[2 * i]!);
+      if (dayUsedNow !== null) refunds.push(takes[2 * i + 1]!);
       refused.set(o.key, {
         reason: ticketOk
           ? `SMS_REFUSED: the day's public share of the ceiling (${publicShare(p.policy.dailyCeiling, p.policy.businessReservePercent)} of ${p.policy.dailyCeiling}) is used`
@@ -302,10 +412,10 @@ export async function gatePublicSms(
       });
       return;
     }
-    alerts.set(o.org, Math.max(alerts.get(o.org) ?? 0, dayRow.used));
+    alerts.set(o.org, Math.max(alerts.get(o.org) ?? 0, dayUsedNow));
     if (p.smsPerMonth !== null) o.delivery.smsLimit = publicShare(p.smsPerMonth, p.policy.businessReservePercent);
   });
-  if (refunds.length > 0) await env.DB.batch(refunds);
+  await giveBackUnits(db, refunds);
   for (const [org, used] of alerts) await alertIfNearCeiling(env, org, used, policies.get(org)!.policy, at, deliver);
   return refused;
 }
@@ -326,18 +436,18 @@ export async function takeBusinessSms(
   const refusal = refusalOf(phone, countries);
   if (refusal) throw validationError("phone", refusal);
   const day = dayKey(at);
-  const row = await take(env, organizationId, "day", "org", day, policy.dailyCeiling).first<{ used: number }>();
-  if (!row) {
+  const db = database(env.DB);
+  const counter: Counter = { organizationId, scope: "day", subject: "org", day };
+  const [used] = await takeUnits(db, [{ ...counter, limit: policy.dailyCeiling }]);
+  if (used === null || used === undefined) {
     throw new ApiError("QUOTA_EXCEEDED", `The day's ceiling of ${policy.dailyCeiling} SMS is reached`, {
       limit: policy.dailyCeiling,
       used: policy.dailyCeiling,
       resetsAt: iso(utcDayStart(at) + DAY),
     });
   }
-  await alertIfNearCeiling(env, organizationId, row.used, policy, at, deliver);
-  return async () => {
-    await giveBack(env, organizationId, "day", "org", day).run();
-  };
+  await alertIfNearCeiling(env, organizationId, used, policy, at, deliver);
+  return () => giveBackUnits(db, [counter]);
 }
 
 const ALERT_TEXT = {
@@ -362,22 +472,23 @@ async function alertIfNearCeiling(
 ): Promise<void> {
   if (used < alertThreshold(policy.dailyCeiling)) return;
   const day = dayKey(at);
-  const first = await env.DB.prepare(
-    "INSERT INTO sms_counters (organization_id, scope, subject, day, used) VALUES (?, 'alert', 'ceiling', ?, 1) ON CONFLICT DO NOTHING",
-  )
-    .bind(organizationId, day)
-    .run();
-  if (first.meta.changes === 0) return;
-  const owners = await env.DB.prepare(
-    `SELECT u.id, u.language, d.token FROM members m JOIN users u ON u.id = m.user_id
-     LEFT JOIN push_devices d ON d.user_id = u.id WHERE m.organization_id = ? AND m.role = 'owner'`,
-  )
-    .bind(organizationId)
-    .all<{ id: string; language: string; token: string | null }>();
+  const db = database(env.DB);
+  const first = await db
+    .insert(smsCounters)
+    .values({ organizationId, scope: "alert", subject: "ceiling", day, used: 1 })
+    .onConflictDoNothing()
+    .returning({ used: smsCounters.used });
+  if (first.length === 0) return;
+  const owners = await db
+    .select({ id: users.id, language: users.language, token: pushDevices.token })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .leftJoin(pushDevices, eq(pushDevices.userId, users.id))
+    .where(and(eq(members.organizationId, organizationId), eq(members.role, "owner")));
   const eventId = `sms_ceiling:${organizationId}:${day}`;
   const deliveries: Delivery[] = [];
   const told = new Set<string>();
-  for (const o of owners.results) {
+  for (const o of owners) {
     const text = (o.language === "fr" ? ALERT_TEXT.fr : ALERT_TEXT.en)(used, policy.dailyCeiling);
     const base = { eventId, organizationId, type: "sms.ceiling_warning", data: { type: "sms.ceiling_warning" }, ...text };
     if (!told.has(o.id)) deliveries.push({ ...base, channel: "in_app", target: { kind: "user", userId: o.id } });
@@ -398,32 +509,18 @@ export interface SmsPolicyView extends SmsPolicy {
 
 export async function readSmsPolicy(env: Env, organizationId: string, at: number): Promise<SmsPolicyView> {
   const { policy, countries } = await loadSmsPolicy(env, organizationId);
-  const row = await env.DB.prepare(
-    "SELECT used FROM sms_counters WHERE organization_id = ? AND scope = 'day' AND subject = 'org' AND day = ?",
-  )
-    .bind(organizationId, dayKey(at))
-    .first<{ used: number }>();
+  const sent = await dayUsed(database(env.DB), organizationId, dayKey(at));
   return {
     ...policy,
     effectiveCountries: countries,
     alertAtPercent: CEILING_ALERT_PERCENT,
     today: {
-      sent: row?.used ?? 0,
+      sent,
       publicLimit: publicShare(policy.dailyCeiling, policy.businessReservePercent),
       resetsAt: iso(utcDayStart(at) + DAY),
     },
   };
 }
-
-const COLUMNS: Record<Exclude<keyof SmsPolicySettings, "allowedCountries" | "requirePhoneCode">, string> = {
-  botCheck: "bot_check",
-  perPhonePerDay: "per_phone_per_day",
-  perAddressPerDay: "per_address_per_day",
-  perWidgetKeyPerDay: "per_widget_key_per_day",
-  perTicket: "per_ticket",
-  dailyCeiling: "daily_ceiling",
-  businessReservePercent: "business_reserve_percent",
-};
 
 /** A PATCH: a named field is set (null = back to its default); an unnamed one stays. */
 export async function updateSmsPolicy(
@@ -432,30 +529,29 @@ export async function updateSmsPolicy(
   changes: Partial<SmsPolicySettings>,
   at: number,
 ): Promise<SmsPolicyView> {
-  const exists = await env.DB.prepare("SELECT 1 AS ok FROM organizations WHERE id = ?").bind(organizationId).first();
-  if (!exists) throw notFound("Organization");
-  const sets: string[] = [];
-  const values: unknown[] = [];
-  if (changes.allowedCountries !== undefined) {
-    sets.push("allowed_countries = ?");
-    values.push(changes.allowedCountries === null ? null : JSON.stringify([...new Set(changes.allowedCountries)].sort()));
-  }
-  if (changes.requirePhoneCode !== undefined) {
-    sets.push("require_phone_code = ?");
-    values.push(changes.requirePhoneCode === null ? null : changes.requirePhoneCode ? 1 : 0);
-  }
-  for (const [field, column] of Object.entries(COLUMNS) as [keyof typeof COLUMNS, string][]) {
-    if (changes[field] === undefined) continue;
-    sets.push(`${column} = ?`);
-    values.push(changes[field]);
-  }
-  await env.DB.batch([
-    env.DB.prepare("INSERT INTO sms_policies (organization_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING").bind(organizationId, at),
-    env.DB.prepare(`UPDATE sms_policies SET ${[...sets, "updated_at = ?"].join(", ")} WHERE organization_id = ?`).bind(
-      ...values,
-      at,
-      organizationId,
-    ),
+  const db = database(env.DB);
+  const organization = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).get();
+  if (!organization) throw notFound("Organization");
+  const { allowedCountries, requirePhoneCode } = changes;
+  // Drizzle leaves a field that is undefined out of the SET: an unnamed setting stays as it is.
+  const set = {
+    allowedCountries:
+      allowedCountries === undefined || allowedCountries === null
+        ? allowedCountries
+        : JSON.stringify([...new Set(allowedCountries)].sort()),
+    requirePhoneCode: requirePhoneCode === undefined || requirePhoneCode === null ? requirePhoneCode : requirePhoneCode ? 1 : 0,
+    botCheck: changes.botCheck,
+    perPhonePerDay: changes.perPhonePerDay,
+    perAddressPerDay: changes.perAddressPerDay,
+    perWidgetKeyPerDay: changes.perWidgetKeyPerDay,
+    perTicket: changes.perTicket,
+    dailyCeiling: changes.dailyCeiling,
+    businessReservePercent: changes.businessReservePercent,
+    updatedAt: at,
+  } satisfies Partial<typeof smsPolicies.$inferInsert>;
+  await db.batch([
+    db.insert(smsPolicies).values({ organizationId, updatedAt: at }).onConflictDoNothing(),
+    db.update(smsPolicies).set(set).where(eq(smsPolicies.organizationId, organizationId)),
   ]);
   return readSmsPolicy(env, organizationId, at);
 }

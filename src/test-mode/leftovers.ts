@@ -1,7 +1,6 @@
 import { and, eq, gte, lt, notInArray } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import { getTableConfig, SQLiteTable, type SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { database } from "../db/client";
+import { database, nonEmpty } from "../db/client";
 import * as schema from "../db/schema";
 import { organizations } from "../db/schema";
 import type { Env } from "../env";
@@ -29,13 +28,12 @@ function tablesWithOrganization(): TwinTable[] {
 let tables: TwinTable[] | null = null;
 const TABLES = () => (tables ??= tablesWithOrganization());
 
-type Statement = BatchItem<"sqlite">;
-
 /** Deletes every row that names this (removed) twin, in one D1 batch. */
 export async function deleteTwinRows(env: Env, twinId: string): Promise<void> {
   const db = database(env.DB);
   const deletes = TABLES().map(({ table, organizationId }) => db.delete(table).where(eq(organizationId, twinId)));
-  await db.batch(deletes as unknown as [Statement, ...Statement[]]);
+  const statements = nonEmpty(deletes);
+  if (statements) await db.batch(statements);
 }
 
 /** A twin's id starts with `org_test` (src/lib/ids.ts): the range of every twin's id. */
@@ -56,6 +54,7 @@ export async function sweepTwinLeftovers(env: Env, at: number): Promise<number> 
   const deletes = TABLES().map(({ table, organizationId }) =>
     db.delete(table).where(and(gte(organizationId, TWIN_FROM), lt(organizationId, TWIN_TO), notInArray(organizationId, twins))),
   );
-  const results = (await db.batch(deletes as unknown as [Statement, ...Statement[]])) as unknown as { meta: { changes?: number } }[];
+  const statements = nonEmpty(deletes);
+  const results = statements ? await db.batch(statements) : [];
   return results.reduce((n, r) => n + (r.meta?.changes ?? 0), 0);
 }

@@ -3,6 +3,9 @@
 // a public URL (a laptop, a branch server behind a NAT) lists them from the last id it saw
 // (GET /v1/events?startingAfter=evt_…), which is also what `npm run webhooks:listen` polls.
 
+import { and, asc, eq, gt, inArray, lt, max, type SQL } from "drizzle-orm";
+import { database, nonEmpty, type Database } from "../db/client";
+import { organizationEvents } from "../db/schema";
 import type { DomainEventMessage, EventType } from "../domain/events";
 import { eventPayload, splitPersonalData, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
 import type { Env } from "../env";
@@ -29,15 +32,25 @@ export async function recordEvents(env: Env, events: readonly DomainEventMessage
       return { e, masked, sealed: personal === null ? null : await sealSecret(env, JSON.stringify(personal)) };
     }),
   );
-  await env.DB.batch([
+  const db = database(env.DB);
+  const statements = nonEmpty([
     ...rows.map(({ e, masked, sealed }) =>
-      env.DB.prepare(
-        `INSERT INTO organization_events (id, organization_id, type, queue_id, payload, personal_sealed, recorded_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-      ).bind(e.id, e.organizationId, e.type, e.queueId, JSON.stringify(masked), sealed, at),
+      db
+        .insert(organizationEvents)
+        .values({
+          id: e.id,
+          organizationId: e.organizationId,
+          type: e.type,
+          queueId: e.queueId,
+          payload: JSON.stringify(masked),
+          personalSealed: sealed,
+          recordedAt: at,
+        })
+        .onConflictDoNothing({ target: organizationEvents.id }),
     ),
-    env.DB.prepare("DELETE FROM organization_events WHERE recorded_at < ?").bind(at - EVENT_HISTORY_MS),
+    db.delete(organizationEvents).where(lt(organizationEvents.recordedAt, at - EVENT_HISTORY_MS)),
   ]);
+  if (statements) await db.batch(statements);
 }
 
 export interface EventFilter {
@@ -53,35 +66,38 @@ export type EventPage =
   | { kind: "unknownCursor" };
 
 /** The organization's events in recording order, after the cursor's event, filtered, as `reader` receives them. */
-export async function listEvents({ env }: Deps, organizationId: string, filter: EventFilter, reader: PayloadReader): Promise<EventPage> {
-  const db = env.DB;
-  const where = ["organization_id = ?"];
-  const binds: (string | number)[] = [organizationId];
+export async function listEvents(
+  { env, db }: Deps,
+  organizationId: string,
+  filter: EventFilter,
+  reader: PayloadReader,
+): Promise<EventPage> {
+  const where: SQL[] = [eq(organizationEvents.organizationId, organizationId)];
   if (filter.startingAfter !== null) {
-    const anchor = await db
-      .prepare("SELECT seq FROM organization_events WHERE id = ? AND organization_id = ?")
-      .bind(filter.startingAfter, organizationId)
-      .first<{ seq: number }>();
-    if (!anchor) return { kind: "unknownCursor" };
-    where.push("seq > ?");
-    binds.push(anchor.seq);
+    const anchor = await seqOf(db, organizationId, filter.startingAfter);
+    if (anchor === null) return { kind: "unknownCursor" };
+    where.push(gt(organizationEvents.seq, anchor));
   }
-  if (filter.types.length > 0) {
-    where.push(`type IN (${filter.types.map(() => "?").join(", ")})`);
-    binds.push(...filter.types);
-  }
-  if (filter.queueIds.length > 0) {
-    where.push(`queue_id IN (${filter.queueIds.map(() => "?").join(", ")})`);
-    binds.push(...filter.queueIds);
-  }
+  if (filter.types.length > 0) where.push(inArray(organizationEvents.type, [...filter.types]));
+  if (filter.queueIds.length > 0) where.push(inArray(organizationEvents.queueId, [...filter.queueIds]));
   const rows = await db
-    .prepare(`SELECT payload, personal_sealed FROM organization_events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
-    .bind(...binds, filter.limit + 1)
-    .all<{ payload: string; personal_sealed: string | null }>();
-  const items = await Promise.all(
-    rows.results.slice(0, filter.limit).map((r) => readStoredEvent(env, { payload: r.payload, personalSealed: r.personal_sealed }, reader)),
-  );
-  return { kind: "page", items, hasMore: rows.results.length > filter.limit };
+    .select({ payload: organizationEvents.payload, personalSealed: organizationEvents.personalSealed })
+    .from(organizationEvents)
+    .where(and(...where))
+    .orderBy(asc(organizationEvents.seq))
+    .limit(filter.limit + 1);
+  const items = await Promise.all(rows.slice(0, filter.limit).map((r) => readStoredEvent(env, r, reader)));
+  return { kind: "page", items, hasMore: rows.length > filter.limit };
+}
+
+/** The recording sequence of the organization's event `id`, or null when it is not kept (unknown, or older than 24 h). */
+async function seqOf(db: Database, organizationId: string, id: string): Promise<number | null> {
+  const row = await db
+    .select({ seq: organizationEvents.seq })
+    .from(organizationEvents)
+    .where(and(eq(organizationEvents.id, id), eq(organizationEvents.organizationId, organizationId)))
+    .get();
+  return row?.seq ?? null;
 }
 
 /**
@@ -89,18 +105,13 @@ export async function listEvents({ env }: Deps, organizationId: string, filter: 
  * event `after` names, or after the organization's last event so far. Null: `after` names no
  * event of this organization still kept.
  */
-export async function streamStartSeq({ env: { DB: db } }: Deps, organizationId: string, after: string | null): Promise<number | null> {
-  if (after !== null) {
-    const anchor = await db
-      .prepare("SELECT seq FROM organization_events WHERE id = ? AND organization_id = ?")
-      .bind(after, organizationId)
-      .first<{ seq: number }>();
-    return anchor?.seq ?? null;
-  }
+export async function streamStartSeq({ db }: Deps, organizationId: string, after: string | null): Promise<number | null> {
+  if (after !== null) return seqOf(db, organizationId, after);
   const last = await db
-    .prepare("SELECT MAX(seq) AS seq FROM organization_events WHERE organization_id = ?")
-    .bind(organizationId)
-    .first<{ seq: number | null }>();
+    .select({ seq: max(organizationEvents.seq) })
+    .from(organizationEvents)
+    .where(eq(organizationEvents.organizationId, organizationId))
+    .get();
   return last?.seq ?? 0;
 }
 

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { EVENT_TYPES, type EventType } from "../domain/events";
+import { EVENT_TYPES, isEventType, type EventType } from "../domain/events";
 import { authorize, organizationOfRequest } from "../http/auth";
 import { validationError } from "../http/errors";
 import { errors, idParam, jsonResponse, SECURITY } from "../http/openapi";
@@ -90,16 +90,14 @@ app.openapi(
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
     const reader = { version: c.get("apiVersion"), personalData: actor.can("PERSONAL_DATA_VIEW") };
     const query = c.req.valid("query");
-    const types = commaList(query.types);
-    const unknown = types.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-    if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
+    const types = eventTypes(commaList(query.types));
     const queueIds = commaList(query.queueIds);
     if (queueIds.length > 100) throw validationError("queueIds", "at most 100 queues");
     const page = await listEvents(
       deps(c),
       organizationId,
       {
-        types: types as EventType[],
+        types,
         queueIds,
         startingAfter: query.startingAfter ?? null,
         limit: query.limit,
@@ -175,9 +173,7 @@ app.openapi(
     }
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
     const query = c.req.valid("query");
-    const types = commaList(query.types);
-    const unknown = types.find((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-    if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
+    const types = eventTypes(commaList(query.types));
     const afterSeq = await streamStartSeq(deps(c), organizationId, query.after ?? null);
     if (afterSeq === null) {
       throw validationError("after", "no event of this organization with this id in the last 24 hours (connect again without it)");
@@ -193,5 +189,12 @@ app.openapi(
     return openEventStream(c.env, start);
   },
 );
+
+/** The listed event types, or 400 naming `types` for the first one that is not an event type. */
+function eventTypes(list: string[]): EventType[] {
+  const unknown = list.find((t) => !isEventType(t));
+  if (unknown !== undefined) throw validationError("types", `unknown event type ${unknown}`, { allowed: [...EVENT_TYPES] });
+  return list.filter(isEventType);
+}
 
 export default app;
