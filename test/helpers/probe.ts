@@ -11,6 +11,8 @@ import { acceptInvitation, addMember, createApiKey, createOrganization, register
 // declare, never by name:
 //   - security `[]` or `{}` among its alternatives: public (anonymous callers are its audience);
 //   - tag `Widget`: the widget's own rules (widget keys, ticket tokens; widget.test.ts);
+//   - tag `Test mode`: test keys of an organization's twin only (a session, as the probe asks,
+//     gets 403 whatever the id); test-simulations.test proves another twin's key gets the 404;
 //   - `x-outside-callers`: callers outside the organization (customers, a ticket's owner, an
 //     invitee) are its audience; their rules are tested with those routes.
 // Location-scoped resources get both probes; organization-level ones (`/organizations/{id}/…`,
@@ -37,6 +39,7 @@ interface Operation {
 export function exclusionOf(op: Operation): string | null {
   if (!op.security || op.security.length === 0 || op.security.some((s) => Object.keys(s).length === 0)) return "public";
   if (op.tags?.includes("Widget")) return "widget";
+  if (op.tags?.includes("Test mode")) return "test mode";
   if (op["x-outside-callers"]) return `outside callers: ${op["x-outside-callers"]}`;
   return null;
 }

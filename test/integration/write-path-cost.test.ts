@@ -31,10 +31,12 @@ describe("write-path hops", () => {
     // The joins share a drain when they land within its 150 ms window (DRAIN_DELAY_MS): on a quiet
     // machine the burst takes one window or two (≤ 3 drains); on a loaded one it is spread over
     // more, and each window may drain once, never once per join.
-    const windows = Math.ceil((Date.now() - started) / DRAIN_DELAY_MS);
     for (const r of burst) expectOk(r, 201);
     reset();
     await drained(f.queueId, 2_000);
+    // Counted until the last drain ended: under load a drain itself outlasts its window, and the
+    // joins accepted meanwhile wait for the next one (seen in CI: 5 drains for a 300 ms burst).
+    const windows = Math.ceil((Date.now() - started) / DRAIN_DELAY_MS);
     expect(cost.d1RoundTrips).toBeGreaterThan(0);
     expect(cost.d1RoundTrips).toBeLessThanOrEqual(Math.min(9, Math.max(3, windows + 1)));
   });
