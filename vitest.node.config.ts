@@ -4,6 +4,10 @@ import { defineConfig } from "vitest/config";
 
 // Tests that need Node rather than workerd: the OpenAPI schema validator compiles JSON
 // schemas with `new Function` and reads its schemas from disk, which workerd forbids.
+// The Worker imports embed.js minified (src/widget/embed.min.js, not committed): built here too, as
+// vitest.config.ts does, since this half may start first (scripts/build-embed.mjs writes it atomically).
+await (await import("./scripts/build-embed.mjs")).buildEmbed();
+
 export default defineConfig({
   plugins: [
     {
@@ -11,7 +15,7 @@ export default defineConfig({
       name: "widget-script-as-text",
       enforce: "pre",
       load(id) {
-        if (id.endsWith("/widget/embed.js") || id.endsWith("/widget/board.js"))
+        if (id.endsWith("/widget/embed.js") || id.endsWith("/widget/embed.min.js") || id.endsWith("/widget/board.js"))
           return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
         return undefined;
       },

@@ -4,7 +4,7 @@
 // suite (scripts/copy-assets.mjs), before every vitest run (vitest.config.ts) and before
 // `npm run deploy`, so nobody runs it by hand. esbuild (the pages' bundler) keeps the slot's name,
 // a global it cannot rename, and the `/*!` licence line.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
@@ -20,7 +20,13 @@ export async function buildEmbed() {
     legalComments: "inline",
   });
   if (code.split("QW_CATALOGUE").length !== 2) throw new Error("build-embed: the minified script must name QW_CATALOGUE exactly once");
-  writeFileSync(target, code);
+  // Written whole or not at all (a temporary file renamed over it), and only when it changed: the
+  // Node half of `npm test` reads the file while the Workers half's config builds it again.
+  if (!existsSync(target) || readFileSync(target, "utf8") !== code) {
+    const temporary = `${target}.${process.pid}.tmp`;
+    writeFileSync(temporary, code);
+    renameSync(temporary, target);
+  }
   return code;
 }
 
