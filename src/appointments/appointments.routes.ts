@@ -302,12 +302,7 @@ app.openapi(book, async (c) => {
       start: body.start,
       staffId: body.staffId ?? null,
       holdId: body.holdId ?? null,
-      customer: {
-        name: body.customer.name,
-        phone: body.customer.phone ?? null,
-        email: body.customer.email ?? null,
-        language: body.customer.language,
-      },
+      customer: body.customer,
       notes: body.notes ?? null,
       customerUserId,
     },

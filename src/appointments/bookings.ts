@@ -125,7 +125,8 @@ export interface BookingInput {
   start: number;
   staffId: string | null;
   holdId: string | null;
-  customer: { name: string; phone: string | null; email: string | null; language: Language };
+  /** As the API takes it: a missing phone or e-mail is stored as null. */
+  customer: { name: string; phone?: string | null | undefined; email?: string | null | undefined; language: Language };
   notes: string | null;
   /** The customer's own account (a customer session), else null (staff, a key, the widget). */
   customerUserId: string | null;
@@ -156,8 +157,8 @@ export async function bookAppointment(env: Env, input: BookingInput, at: number)
     const booked = await insertAppointment(env.DB, claimOf(place, slot, candidate, at, excluding), {
       id,
       customerName: input.customer.name,
-      customerPhone: input.customer.phone,
-      customerEmail: input.customer.email,
+      customerPhone: input.customer.phone ?? null,
+      customerEmail: input.customer.email ?? null,
       language: input.customer.language,
       notes: input.notes,
       customerUserId: input.customerUserId,

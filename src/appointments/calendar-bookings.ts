@@ -64,12 +64,7 @@ export async function bookFromCalendar(
       start: input.start,
       staffId: staff[0] ?? null,
       holdId: null,
-      customer: {
-        name: input.customer.name,
-        phone: input.customer.phone ?? null,
-        email: input.customer.email ?? null,
-        language: input.customer.language,
-      },
+      customer: input.customer,
       notes: input.description ?? null,
       customerUserId: userId,
     },

@@ -216,3 +216,40 @@ export async function walkIn(caller: Caller, queueId: string, opts: { vip?: bool
   const path = `/v1/queues/${queueId}/${opts.vip ? "vip-ticket" : "operator-join"}`;
   return expectOk<Schemas["Ticket"]>(await call("POST", path, { ...auth, body: {} }), 201);
 }
+
+/** A test-mode organization's two sides (docs/test-mode.md): its live catalogue and admin key, and a test key of its twin. */
+export interface TestModeSides {
+  owner: TestUser;
+  liveId: string;
+  liveQueueId: string;
+  liveKey: string;
+  testKey: string;
+  twinId: string;
+  /** The twin's copy of the live queue. */
+  twinQueueId: string;
+}
+
+export async function testModeSides(): Promise<TestModeSides> {
+  const owner = await registerUser();
+  const org = await createOrganization(owner);
+  await setPlan(org.id, "pro");
+  const { queueId } = await createCatalog(owner, org.id);
+  const { key: liveKey } = await createApiKey(owner, org.id, ["admin"]);
+  const created = expectOk(
+    await call("POST", `/v1/organizations/${org.id}/api-keys`, {
+      token: owner.token,
+      body: { name: "Sandbox", permissions: ["admin"], mode: "test" },
+    }),
+    201,
+  );
+  const twinQueues = expectOk(await call("GET", "/v1/business/queues", { apiKey: created.key }));
+  return {
+    owner,
+    liveId: org.id,
+    liveQueueId: queueId,
+    liveKey,
+    testKey: created.key,
+    twinId: created.organizationId,
+    twinQueueId: twinQueues[0].id,
+  };
+}

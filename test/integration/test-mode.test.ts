@@ -3,7 +3,17 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
 import { call, expectError, expectOk, unique } from "../helpers/api";
-import { createApiKey, createCatalog, createOrganization, registerUser, setPlan, walkIn, type TestUser } from "../helpers/fixtures";
+import {
+  createApiKey,
+  createCatalog,
+  createOrganization,
+  registerUser,
+  setPlan,
+  testModeSides,
+  walkIn,
+  type TestModeSides,
+  type TestUser,
+} from "../helpers/fixtures";
 import { capture, eventsOf, feedEvents, type Captured } from "../helpers/notifications";
 import { settle } from "../helpers/catalog";
 import { sweep } from "../helpers/cron";
@@ -20,31 +30,6 @@ afterEach(() => {
   captured = null;
   vi.restoreAllMocks();
 });
-
-interface Sides {
-  owner: TestUser;
-  liveId: string;
-  liveQueueId: string;
-  liveKey: string;
-  testKey: string;
-  twinId: string;
-}
-
-async function twoSides(): Promise<Sides> {
-  const owner = await registerUser();
-  const org = await createOrganization(owner);
-  await setPlan(org.id, "pro");
-  const { queueId } = await createCatalog(owner, org.id);
-  const { key: liveKey } = await createApiKey(owner, org.id, ["admin"]);
-  const created = expectOk(
-    await call("POST", `/v1/organizations/${org.id}/api-keys`, {
-      token: owner.token,
-      body: { name: "Sandbox", permissions: ["admin"], mode: "test" },
-    }),
-    201,
-  );
-  return { owner, liveId: org.id, liveQueueId: queueId, liveKey, testKey: created.key, twinId: created.organizationId };
-}
 
 /** Rows naming this organization, by table, in every D1 table with an organization_id column. */
 async function rowsNaming(organizationId: string): Promise<Record<string, number>> {
@@ -63,7 +48,7 @@ async function rowsNaming(organizationId: string): Promise<Record<string, number
   return counts;
 }
 
-async function twinQueueId(s: Sides): Promise<string> {
+async function twinQueueId(s: TestModeSides): Promise<string> {
   const queues = expectOk(await call("GET", "/v1/business/queues", { apiKey: s.testKey }));
   expect(queues).toHaveLength(1);
   return queues[0].id;
@@ -71,7 +56,7 @@ async function twinQueueId(s: Sides): Promise<string> {
 
 describe("test mode", () => {
   it("a test key is qk_test_…, works on a twin holding a copy of the live catalogue, and every answer says livemode", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     expect(s.testKey).toMatch(/^qk_test_/);
     expect(s.liveKey).toMatch(/^qk_live_/);
     expect(s.twinId).toMatch(/^org_test/);
@@ -125,7 +110,7 @@ describe("test mode", () => {
   });
 
   it("live and test never see each other's tickets, lists, keys, webhooks or events (404 both ways)", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     const testQueueId = await twinQueueId(s);
     captured = capture();
     const liveTicket = await walkIn({ apiKey: s.liveKey }, s.liveQueueId);
@@ -182,7 +167,7 @@ describe("test mode", () => {
   });
 
   it("POST /v1/test/reset empties the twin, keeps the test keys and copies the catalogue again; live keys and sessions may not call it", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     const oldQueueId = await twinQueueId(s);
     const ticket = await walkIn({ apiKey: s.testKey }, oldQueueId);
     expectOk(
@@ -246,7 +231,7 @@ describe("test mode", () => {
   });
 
   it("providers are always the local stand-ins: a twin's SMS is recorded by the outbox even with Twilio configured; billing and members are live only", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     const sent = fakeTwilio();
     const sms = async (key: string) => {
       const request = new Request("https://api.test/v1/notifications/sms", {
@@ -287,7 +272,7 @@ describe("test mode", () => {
   });
 
   it("a twin's queue is reached only with a key of the twin: public status, the widget socket, a customer's read and join, QR scans and bookings answer 404", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     const testQueueId = await twinQueueId(s);
     const customer = await registerUser({ accountType: "customer" });
     const { key: liveWidgetKey } = await createApiKey(s.owner, s.liveId, ["widget"]);

@@ -1,34 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk, type ApiResponse } from "../helpers/api";
-import { createApiKey, createCatalog, createOrganization, registerUser, setPlan } from "../helpers/fixtures";
+import { testModeSides } from "../helpers/fixtures";
 
 // A simulated day in a test-mode twin (issue 41, docs/test-mode.md "Simulated day"): arrivals,
 // calls, services and no-shows through the queue's room with `at` = the virtual time, so the
 // event feed and the analytics of the twin show exactly what the simulation counted.
-
-interface Sides {
-  liveKey: string;
-  liveQueueId: string;
-  testKey: string;
-  twinQueueId: string;
-}
-
-async function twoSides(): Promise<Sides> {
-  const owner = await registerUser();
-  const org = await createOrganization(owner);
-  await setPlan(org.id, "pro");
-  const { queueId: liveQueueId } = await createCatalog(owner, org.id);
-  const { key: liveKey } = await createApiKey(owner, org.id, ["admin"]);
-  const created = expectOk(
-    await call("POST", `/v1/organizations/${org.id}/api-keys`, {
-      token: owner.token,
-      body: { name: "Sandbox", permissions: ["admin"], mode: "test" },
-    }),
-    201,
-  );
-  const queues = expectOk(await call("GET", "/v1/business/queues", { apiKey: created.key }));
-  return { liveKey, liveQueueId, testKey: created.key, twinQueueId: queues[0].id };
-}
 
 interface SimEvent {
   id: string;
@@ -67,7 +43,7 @@ async function settledEvents(testKey: string, expected: number): Promise<SimEven
 
 describe("simulated day (test mode)", () => {
   it("a 10-minute day at 60x finishes in under 30 s, and its figures equal its events and the twin's analytics", async () => {
-    const [s, twin] = await Promise.all([twoSides(), twoSides()]);
+    const [s, twin] = await Promise.all([testModeSides(), testModeSides()]);
     const began = Date.now();
     const started = expectOk(
       await call("POST", "/v1/test/simulations", { apiKey: s.testKey, body: { queueId: s.twinQueueId, ...DAY } }),
@@ -126,7 +102,7 @@ describe("simulated day (test mode)", () => {
   }, 60_000);
 
   it("DELETE stops a day: no event after its answer", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     const started = expectOk(
       await call("POST", "/v1/test/simulations", {
         apiKey: s.testKey,
@@ -149,7 +125,7 @@ describe("simulated day (test mode)", () => {
   }, 60_000);
 
   it("a live key is refused, another twin's or an unknown id is 404, and bad input is a 400 naming the field", async () => {
-    const s = await twoSides();
+    const s = await testModeSides();
     const body = { queueId: s.twinQueueId, ...DAY };
     expectError(
       await call("POST", "/v1/test/simulations", { apiKey: s.liveKey, body: { ...body, queueId: s.liveQueueId } }),
@@ -185,7 +161,7 @@ describe("simulated day (test mode)", () => {
     const started = expectOk(await call("POST", "/v1/test/simulations", { apiKey: s.testKey, body: { ...body, durationMinutes: 1 } }), 201);
     expectError(await call("GET", `/v1/test/simulations/${started.id}`, { apiKey: s.liveKey }), 403, "AUTHORIZATION_ERROR");
     expectError(await call("DELETE", `/v1/test/simulations/${started.id}`, { apiKey: s.liveKey }), 403, "AUTHORIZATION_ERROR");
-    const other = await twoSides();
+    const other = await testModeSides();
     expectError(await call("GET", `/v1/test/simulations/${started.id}`, { apiKey: other.testKey }), 404, "NOT_FOUND");
     expectError(await call("GET", "/v1/test/simulations/sim_nope", { apiKey: s.testKey }), 404, "NOT_FOUND");
     expectOk(await call("DELETE", `/v1/test/simulations/${started.id}`, { apiKey: s.testKey }));
