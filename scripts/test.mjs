@@ -12,7 +12,31 @@ const args = process.argv.slice(2);
 const started = Date.now();
 const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
 
-const workers = spawn(process.execPath, [path.join("scripts", "vitest-run.mjs"), ...args], { stdio: "inherit" });
+const workers = spawn(process.execPath, [path.join("scripts", "vitest-run.mjs"), ...args], { stdio: ["inherit", "pipe", "pipe"] });
+// vitest's account of the failures (on stderr) scrolls far above the end of the log (the timing
+// report and the Node half's output come after it), and CI shows only the log's tail: keep it and
+// repeat it last.
+const failures = [];
+let capturing = false;
+function watch(stream, out) {
+  let partial = "";
+  stream.on("data", (chunk) => {
+    out.write(chunk);
+    partial += chunk.toString("utf8");
+    const lines = partial.split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
+      if (/⎯ (Failed Tests|Failed Suites|Unhandled Errors?) /.test(plain)) capturing = true;
+      if (/^\s*(Test Files|Tests|Errors)\s/.test(plain)) {
+        if (/failed|error/i.test(plain)) failures.push(plain);
+        capturing = false;
+      } else if (capturing) failures.push(plain);
+    }
+  });
+}
+watch(workers.stdout, process.stdout);
+watch(workers.stderr, process.stderr);
 const workersDone = new Promise((resolve) => workers.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 
 let nodeDone = Promise.resolve(0);
@@ -35,3 +59,10 @@ if (args.length === 0) {
   process.stdout.write(Buffer.concat(held));
   process.exitCode = workersCode || nodeCode;
 } else process.exitCode = workersCode;
+if (failures.length > 0) {
+  const MAX_LINES = 300;
+  console.log(
+    `\nnpm test: the Workers half's failures, repeated from above${failures.length > MAX_LINES ? ` (first ${MAX_LINES} lines)` : ""}:\n`,
+  );
+  console.log(failures.slice(0, MAX_LINES).join("\n"));
+}
