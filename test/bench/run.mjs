@@ -155,12 +155,31 @@ async function settle(queueId, via = call) {
 }
 
 /**
+ * Waits until the Worker's processes are idle (under a tenth of a core over 300 ms): the earlier
+ * load runs leave work behind them (outbox drains, the EVENTS consumer's notifications and
+ * webhooks), which would otherwise be counted in the next run's CPU per request (at one
+ * connection it doubled join's and GET ticket's figures). Answers false after 30 s.
+ */
+async function backgroundQuiet(target, windowMs = 300, maxMs = 30_000) {
+  const deadline = performance.now() + maxMs;
+  let before = target.cpu();
+  while (performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const after = target.cpu();
+    if (after.workerd - before.workerd + (after.node - before.node) < windowMs / 10) return true;
+    before = after;
+  }
+  return false;
+}
+
+/**
  * One load run, with the CPU time its processes spent per request: workerd (the Worker, its
  * Durable Objects, local D1) apart from wrangler's Node process, which relays every D1, Queue
  * and Durable Object subrequest under `wrangler dev` and would otherwise blur the comparison.
  */
 async function measure(title, options, target = worker) {
   log(`${title}`);
+  if (!(await backgroundQuiet(target))) notes.push(`${title}: the Worker was still busy with earlier work after 30 s; measured beside it.`);
   const before = target.cpu();
   const result = await load({ base: target.direct ?? target.base, title, duration: CONFIG.duration, ...options });
   const after = target.cpu();
