@@ -27,7 +27,8 @@ function watch(stream, out) {
     partial = lines.pop() ?? "";
     for (const line of lines) {
       const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
-      if (/⎯ (Failed Tests|Failed Suites|Unhandled Errors?) /.test(plain)) capturing = true;
+      if (/⎯ (Failed Tests|Failed Suites|Unhandled Errors?) /.test(plain) || /^OVER BUDGET: /.test(plain)) capturing = true;
+      if (/file\(s\) over their time budget/.test(plain) && !capturing) failures.push(plain);
       if (/^\s*(Test Files|Tests|Errors)\s/.test(plain)) {
         if (/failed|error/i.test(plain)) failures.push(plain);
         capturing = false;

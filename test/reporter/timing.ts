@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
 
@@ -9,6 +10,13 @@ import type { Reporter, TestModule } from "vitest/node";
 // The default budget is 60 s. test/budgets.json may raise it for a file, with a reason:
 //   { "test/integration/foo.test.ts": { "seconds": 90, "reason": "why this file needs longer" } }
 // QUEUE_TEST_BUDGET_SECONDS overrides the default (e.g. to show the check failing).
+//
+// A budget is a quiet machine's: the suite alone puts a load of about SUITE_LOAD on the 2-core
+// machine (two files at a time and the Node half). When the machine ran more beside it (the mean
+// load average over the run above that), every budget grows by the same factor, printed with the
+// times: a file that grew still shows against its neighbours, while a busy machine alone fails
+// nothing (seen: 4 files over budget at a load of 12, none on the same commit at 3).
+const SUITE_LOAD = 3;
 
 interface Budget {
   seconds: number;
@@ -37,13 +45,26 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export default class TimingReporter implements Reporter {
   private root = process.cwd();
+  private loads: number[] = [];
+  private sampler: ReturnType<typeof setInterval> | null = null;
 
   onInit(vitest: { config: { root: string } }): void {
     this.root = vitest.config.root;
+    this.sampler = setInterval(() => this.loads.push(os.loadavg()[0]!), 5_000);
+    this.sampler.unref();
+  }
+
+  /** How much the budgets stretch for this run: 1 on a quiet machine (above). */
+  private loadFactor(): { factor: number; meanLoad: number | null } {
+    if (this.sampler) clearInterval(this.sampler);
+    if (this.loads.length === 0) return { factor: 1, meanLoad: null };
+    const meanLoad = this.loads.reduce((a, b) => a + b, 0) / this.loads.length;
+    return { factor: Math.max(1, meanLoad / SUITE_LOAD), meanLoad };
   }
 
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const budgets = loadBudgets(this.root);
+    const { factor, meanLoad } = this.loadFactor();
     const fallback = Number(process.env.QUEUE_TEST_BUDGET_SECONDS) || DEFAULT_BUDGET_SECONDS;
     const files = testModules.map((m) => {
       // Skipped tests (a -t filter, .skip) cost nothing and are left out.
@@ -90,9 +111,17 @@ export default class TimingReporter implements Reporter {
           `  ${roles.ratio.toFixed(2).padStart(8)}  ${roles.name}  (first ten ${roles.first.toFixed(0)} ms, last ten ${roles.last.toFixed(0)} ms)`,
         );
     }
-    const over = files.filter((f) => f.ms > f.budget * 1000);
+    if (meanLoad !== null)
+      out.push(
+        "",
+        `Load average over the run: ${meanLoad.toFixed(1)} (the suite alone: about ${SUITE_LOAD}); budgets × ${factor.toFixed(2)} for this run.`,
+      );
+    const over = files.filter((f) => f.ms > f.budget * factor * 1000);
     for (const f of over) {
-      out.push("", `OVER BUDGET: ${f.name} took ${seconds(f.ms)}, its budget is ${f.budget} s. Its tests, in order:`);
+      out.push(
+        "",
+        `OVER BUDGET: ${f.name} took ${seconds(f.ms)}, its budget is ${f.budget} s (× ${factor.toFixed(2)} for the load). Its tests, in order:`,
+      );
       for (const t of f.tests) out.push(`  ${seconds(t.ms).padStart(8)}  ${t.name}`);
     }
     const unknown = Object.keys(budgets).filter((n) => !files.some((f) => f.name === n));
