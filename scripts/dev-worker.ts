@@ -26,7 +26,7 @@ import { createQueue, describeQueue, findQueue } from "../src/tickets/queues";
 import { DEMO } from "./seed.mjs";
 
 // Every Durable Object class of wrangler.toml, or `wrangler dev` refuses to start.
-export { EventHub, OrganizationLedger, QueueRoom, RateLimiter, Simulation } from "../src/index";
+export { EventHub, OrganizationLedger, QueueRoom, RateLimiter, Simulation, SocketHub } from "../src/index";
 
 interface DemoQueue {
   id: string;

@@ -14,7 +14,7 @@ import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
 import { setStreamLogin } from "./webhooks";
 
-export { QueueRoom } from "./room-host";
+export { QueueRoom, SocketHub } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
 export { OrganizationLedger } from "./ledger/ledger";
 export { EventHub } from "./webhooks";

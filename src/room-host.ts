@@ -1,12 +1,13 @@
 import type { Env } from "./env";
 import { QueueRoom as Room } from "./queue-room/queue-room";
+import { SocketHub as Hub } from "./queue-room/socket-hub";
 import { eq } from "drizzle-orm";
 import { database } from "./db/client";
 import { queues } from "./db/schema";
 import type { QueueFacts } from "./queue-room/contract";
 
-// The composition root of a queue's room: the class the platform instantiates (wrangler.toml's
-// QUEUE_ROOM), which gives the room its ports (queue-room/ports.ts): the organization's ticket
+// The composition root of a queue's room and of the socket hubs: the classes the platform
+// instantiates (wrangler.toml's QUEUE_ROOM and SOCKET_HUB), which gives the room its ports (queue-room/ports.ts): the organization's ticket
 // ledger and the catalog's queue facts. The room itself imports neither.
 
 /** Reads a queue's catalog row from D1: the room itself only knows its own queue. */
@@ -42,5 +43,12 @@ export class QueueRoom extends Room {
       },
       catalog: { queueFacts: (queueId) => queueFacts(env, queueId) },
     });
+  }
+}
+
+/** The socket hubs (wrangler.toml's SOCKET_HUB): the catalog port only, they hold no line. */
+export class SocketHub extends Hub {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, { catalog: { queueFacts: (queueId) => queueFacts(env, queueId) } });
   }
 }

@@ -317,9 +317,14 @@ export function roomClient(rooms: ObjectNamespace, name: string): RoomClient {
 /** Socket hubs for the spec's flow; each connection picks one at random. */
 export const SOCKET_HUBS = 8;
 
-/** The hub a spec-flow socket lands in. */
+/** The hub a spec-flow socket lands in: a SocketHub (socket-hub.ts) of this name. */
 export function hubName(shard: number): string {
-  return `hub:${shard}`;
+  return `socket-hub:${shard}`;
+}
+
+/** True for the name of a SocketHub: rooms reach their watchers by name, hubs in their own namespace. */
+export function isHubName(name: string): boolean {
+  return name.startsWith("socket-hub:");
 }
 
 /** The board's wire form of one queue (names from the room; times as ISO strings). */

@@ -4,6 +4,7 @@ import { now } from "../lib/clock";
 import { ARCHIVE_RETRY_MS, RoomArchive } from "./archive";
 import { Commands } from "./commands";
 import {
+  isHubName,
   roomClient,
   type CommandHandlers,
   type CommandResult,
@@ -356,7 +357,7 @@ export class QueueRoom extends DurableObject<Env> {
 
   private readonly peerHandlers: PeerHandlers = {
     watch: (m) => answerPeer("relay updates", () => this.sockets.watch(m.watcher, m.config, m.name)),
-    deliverUpdate: (m) => this.sockets.deliver(m.queueId, m.text, m.boardText),
+    deliverUpdate: (m) => (this.closedAsLegacyHub() ? 0 : this.sockets.deliver(m.queueId, m.text, m.boardText)),
     board: (m) => this.sockets.board(m.at),
     watchTicket: async (m) => {
       const room = this.store.room();
@@ -366,7 +367,7 @@ export class QueueRoom extends DurableObject<Env> {
       }
       return this.followers.watch(m.watcher, m.ticketId, m.token, m.at);
     },
-    deliverTicketUpdate: (m) => this.sockets.deliverTicket(m.ticketId, m.text, m.final),
+    deliverTicketUpdate: (m) => (this.closedAsLegacyHub() ? 0 : this.sockets.deliverTicket(m.ticketId, m.text, m.final)),
     abandonTransfer: (m) => answerPeer("abandon a hand-off", () => this.handOffs.abandon(m.handOffId)),
   };
 
@@ -374,11 +375,29 @@ export class QueueRoom extends DurableObject<Env> {
 
   /** A widget WebSocket forwarded by the Worker for this queue (GET /v1/widget/ws). */
   override async fetch(request: Request): Promise<Response> {
+    // Spec-flow sockets go to the SocketHub objects (socket-hub.ts); a room never becomes a hub.
+    if (new URL(request.url).searchParams.has("hub") && !this.sockets.isHub())
+      return new Response("Socket hubs are SocketHub objects", { status: 409 });
     return this.sockets.accept(request);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     await this.sockets.message(ws, message);
+  }
+
+  /**
+   * A room named `hub:<n>` that held spec-flow sockets before hubs became their own class
+   * (issue 36). Its sockets are not lost at the deploy: the rooms they watch still push here, and
+   * at the first push it closes them with 1012 ("restarting"), so their clients
+   * reconnect (embed.js, board.js and the pages do, within a second or two) and land in a
+   * SocketHub, where they subscribe again. Until that push it serves them as before. Answers true
+   * when it closed them. Remove once no such room
+   * holds a socket (a month after the deploy covers any board left on).
+   */
+  private closedAsLegacyHub(): boolean {
+    if (!this.sockets.isHub()) return false;
+    this.sockets.closeAll(1012, "The service moved this connection: reconnect");
+    return true;
   }
 
   override webSocketClose(ws: WebSocket, code: number, reason: string): void {
@@ -631,9 +650,9 @@ export class QueueRoom extends DurableObject<Env> {
     return { remoteJoin: this.remote.view(remote, this.store.row(ticketId)), ticket: this.views.ticket(cfg, ticketId, at) };
   }
 
-  /** Another queue's room, or a socket hub, by its name. */
+  /** Another queue's room, or a socket hub (its own class since issue 36), by its name. */
   private roomNamed(name: string): RoomClient {
-    return roomClient(this.env.QUEUE_ROOM, name);
+    return roomClient(isHubName(name) ? this.env.SOCKET_HUB : this.env.QUEUE_ROOM, name);
   }
 }
 

@@ -197,6 +197,18 @@ export class RoomSockets {
     return this.sql.exec<{ hub: string | null }>("SELECT hub FROM widget WHERE id = 1").one().hub;
   }
 
+  /** True in a socket hub, or in a QueueRoom that served as one before hubs had their own class. */
+  isHub(): boolean {
+    return this.hub() !== null;
+  }
+
+  /** Closes every socket here (their clients reconnect): answers how many. */
+  closeAll(code: number, reason: string): number {
+    const sockets = this.ctx.getWebSockets();
+    for (const ws of sockets) close(ws, code, reason);
+    return sockets.length;
+  }
+
   // The socket lifecycle (partyserver's is the model): nothing a client sends, and no
   // failure while answering it, escapes into the room. A bad message or an internal error is
   // answered with `{type: "error"}` and the socket stays open.

@@ -3,6 +3,7 @@ import { INTAKE_KEY, INTAKE_REQUIRED, INTAKE_TYPES, MAX_INTAKE_FIELDS, MAX_INTAK
 import { guarded } from "../access/guard";
 import { authorizeOnQueue, queueOfCaller, ticketQueueOfCaller } from "./queue-access";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
+import { locationsOfService } from "../catalog/location-scope";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -124,7 +125,7 @@ const widgetGet = createRoute({
 
 app.openapi(widgetGet, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
-  await widgetActor(c, queue.organizationId, "read", "Queue");
+  await widgetActor(c, queue.organizationId, "read", { what: "Queue", at: () => locationsOfService(c.env.DB, queue.serviceId) });
   const service = await serviceForIntake(c.env, queue.serviceId);
   return c.json(ok(await getIntake(c.env, service)), 200);
 });

@@ -19,6 +19,11 @@ export function roomOf(env: Env, queueId: string): RoomClient {
   return roomClient(env.QUEUE_ROOM, queueId);
 }
 
+/** A socket hub (queue-room/socket-hub.ts), by its name: only its `fetch` (a spec-flow socket) is for the Worker. */
+export function socketHub(env: Env, name: string): Pick<RoomClient, "fetch"> {
+  return roomClient(env.SOCKET_HUB, name);
+}
+
 /** What a room learns of its queue from the catalog row. */
 export function roomConfig(q: QueueRow): RoomConfig {
   return {

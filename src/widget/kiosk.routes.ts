@@ -51,7 +51,9 @@ const kiosk = createRoute({
 
 app.openapi(kiosk, async (c) => {
   const { locationId } = c.req.valid("param");
-  const info = await kioskInfo(c.env, locationId, (organizationId) => widgetActor(c, organizationId, "read", "Location"));
+  const info = await kioskInfo(c.env, locationId, (organizationId) =>
+    widgetActor(c, organizationId, "read", { what: "Location", at: [locationId] }),
+  );
   return c.json(ok(info), 200);
 });
 

@@ -3,11 +3,13 @@ import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { QUEUE_STATUSES, TICKET_SOURCES, TICKET_STATUSES } from "../domain/tickets";
-import { actorIn, type Actor } from "../http/auth";
+import { actorIn, type Actor, type ResourceLocations } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { publicQueue, queueOfCaller } from "../tickets/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { reachesOrganization } from "../http/livemode";
+import { reaches } from "../domain/location-scope";
+import { locationsOfService } from "../catalog/location-scope";
 import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import {
@@ -84,16 +86,23 @@ export const STATUS_CACHE_CONTROL = "public, max-age=5";
 /**
  * A widget key may call these routes; so may the organization's other keys and members:
  * `read` access (QUEUE_VIEW) for info, status and board, QUEUE_OPERATE (`write`, `admin`) to join.
+ * `resource` names what the route reaches and where (`at`: its locations, read only for a member
+ * scoped to some; null for the whole organization): a member scoped to other locations is
+ * answered what an unknown resource answers (docs/security.md), as the resource guards do.
  */
 export async function widgetActor(
   c: Context<AppEnv>,
   organizationId: string,
   need: "read" | "join",
-  what = "Organization",
+  resource: { what: string; at: ResourceLocations | null },
 ): Promise<Actor> {
-  const actor = await actorIn(c, organizationId, what);
+  const actor = await actorIn(c, organizationId, resource.what);
   const other = need === "read" ? "QUEUE_VIEW" : "QUEUE_OPERATE";
   if (!actor.can("WIDGET") && !actor.can(other)) throw permissionRefused(["WIDGET", other], actor);
+  if (actor.locationIds !== null && resource.at !== null) {
+    const at = typeof resource.at === "function" ? await resource.at() : resource.at;
+    if (!reaches(actor.locationIds, at)) throw notFound(resource.what);
+  }
   return actor;
 }
 
@@ -301,7 +310,7 @@ const info = createRoute({
 
 app.openapi(info, async (c) => {
   const { organizationId } = c.req.valid("param");
-  await widgetActor(c, organizationId, "read");
+  await widgetActor(c, organizationId, "read", { what: "Organization", at: null });
   return c.json(ok(await widgetInfo(c.env, organizationId)), 200);
 });
 
@@ -369,7 +378,10 @@ const join = createRoute({
 
 app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
-  const actor = await widgetActor(c, queue.organizationId, "join", "Queue");
+  const actor = await widgetActor(c, queue.organizationId, "join", {
+    what: "Queue",
+    at: () => locationsOfService(c.env.DB, queue.serviceId),
+  });
   const body = c.req.valid("json");
   const { ticket, token, phoneVerification, notifyBy } = await widgetJoin(
     c.env,
@@ -606,7 +618,7 @@ const board = createRoute({
 app.openapi(board, async (c) => {
   const { organizationId } = c.req.valid("param");
   const { location, queues } = c.req.valid("query");
-  await widgetActor(c, organizationId, "read");
+  await widgetActor(c, organizationId, "read", { what: "Organization", at: location ? [location] : null });
   return c.json(ok(await displayBoard(c.env, organizationId, now(), { locationId: location, queueIds: queues?.split(",") })), 200);
 });
 

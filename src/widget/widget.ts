@@ -16,7 +16,7 @@ import {
   type TicketView,
 } from "../queue-room/contract";
 import type { QueueRow } from "../http/credentials/queues";
-import { readRoom, roomOf } from "../tickets/queue-rooms";
+import { readRoom, roomOf, socketHub } from "../tickets/queue-rooms";
 import type { PhoneVerificationView } from "../visits/phone-verification";
 import { joinQueue } from "../tickets/joins";
 import type { IntakeValue } from "../domain/intake";
@@ -391,5 +391,5 @@ export async function connectToHub(env: Env, twinId: string | null = null): Prom
   // A test key's socket may follow its twin's queues (and only those); no other socket may follow a twin's.
   const twin = twinId === null ? "" : `&twin=${encodeURIComponent(twinId)}`;
   const request = new Request(`https://queue-room/ws?hub=${encodeURIComponent(name)}${twin}`, { headers: { Upgrade: "websocket" } });
-  return roomOf(env, name).fetch(request);
+  return socketHub(env, name).fetch(request);
 }

@@ -1,7 +1,6 @@
-import { SELF, runInDurableObject } from "cloudflare:test";
+import { env, SELF, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { hubName, SOCKET_HUBS } from "../../src/queue-room/contract";
-import { room } from "./catalog";
 
 // A widget WebSocket client over SELF.fetch (the test sees what a browser would), and the
 // socket hubs that hold spec-flow sockets.
@@ -11,6 +10,7 @@ export class SocketClient {
   private read = 0;
   private waiter: (() => void) | null = null;
   closed = false;
+  closeCode: number | null = null;
 
   constructor(readonly ws: WebSocket) {
     ws.accept();
@@ -19,8 +19,9 @@ export class SocketClient {
       this.messages.push(text === "pong" ? text : JSON.parse(text));
       this.waiter?.();
     });
-    ws.addEventListener("close", () => {
+    ws.addEventListener("close", (ev) => {
       this.closed = true;
+      this.closeCode = ev.code;
     });
   }
 
@@ -81,9 +82,9 @@ export class SocketClient {
   }
 }
 
-/** The socket hubs' stubs (each a QueueRoom named `hub:<n>`). */
+/** The socket hubs' stubs (each a SocketHub named `socket-hub:<n>`). */
 export function hubs() {
-  return Array.from({ length: SOCKET_HUBS }, (_, i) => room(hubName(i)));
+  return Array.from({ length: SOCKET_HUBS }, (_, i) => env.SOCKET_HUB.get(env.SOCKET_HUB.idFromName(hubName(i))));
 }
 
 /** Sockets held (hibernatable) by all hubs together. */

@@ -118,6 +118,10 @@ const operatorProbes: Probe[] = [
   ["desk open", "POST", () => `/v1/desks/${paris.deskId}/open`, () => ({})],
   ["floor", "GET", () => `/v1/locations/${paris.locationId}/floor`],
   ["calendar event delete", "DELETE", () => `/v1/calendar/${paris.eventId}`],
+  // The widget's routes also take a member's session (the console's kiosk and walk-in pages).
+  ["kiosk of the location", "GET", () => `/v1/widget/locations/${paris.locationId}/kiosk`],
+  ["widget join", "POST", () => `/v1/widget/queue/${paris.queueId}/join`, () => ({})],
+  ["widget questions", "GET", () => `/v1/widget/queue/${paris.queueId}/intake`],
 ];
 
 const managerProbes: Probe[] = [
@@ -158,6 +162,9 @@ describe("a Lyon-scoped member on Paris resources", () => {
     expect(expectOk(await call("GET", `/v1/tickets/${parisTicketId}`, { token: owner.token })).status).toBe("waiting");
     expect(expectOk(await call("GET", `/v1/services/${paris.serviceId}`, { token: owner.token })).name).toBe("Teller Paris");
     expect(expectOk(await call("GET", `/v1/queues/${paris.queueId}`, { token: owner.token })).status).toBe("active");
+    // The widget join above took no ticket: the walk-in is still the only one.
+    const tickets = expectOk(await call("GET", `/v1/queues/${paris.queueId}/tickets`, { token: owner.token }));
+    expect(tickets.map((t: { id: string }) => t.id)).toEqual([parisTicketId]);
   });
 
   it("cannot put Paris into Lyon's things: a service at Paris, a queue of Paris's service, a desk calling Paris, a ticket sent there", async () => {
