@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 202;
+const MAX_CASTS = 180;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -36,10 +36,6 @@ const RAW_SQL = {
   "src/analytics/analytics-export.ts": [3, "the CSV export's streaming reads"],
   "src/analytics/analytics.ts": [14, "the analytics reads: window functions and grouped joins"],
   "src/analytics/feedback.ts": [2, "the feedback analytics: the scope's queues through json_each, names by id lists"],
-  "src/privacy/data-subjects.ts": [
-    35,
-    "a person's rows found and erased table by table in one batch, matching inside JSON payloads (json_extract) across some twenty tables",
-  ],
   "src/analytics/analytics-scope.ts": [
     4,
     "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
