@@ -59,7 +59,6 @@ const RAW_SQL = {
   ],
   "src/jobs/analytics-backfill.ts": [5, "projection deltas rebuilt in chunks"],
   "src/jobs/anonymisation.ts": [2, "retention: personal data blanked in bulk"],
-  "src/jobs/sweeps.ts": [2, "retention: expired rows purged in bulk"],
   "src/notifications/notification-delivery.ts": [
     5,
     "conditional INSERT … SELECT: an in-app notification written only while its delivery key is unclaimed and its user exists; SMS units taken by conditional upsert (used < limit)",
