@@ -58,7 +58,6 @@ const RAW_SQL = {
     "the cursor reader of the lists still read with prepared SQL (notifications, deliveries, ticket messages): it reads the cursor row's keys; goes when those lists move to Drizzle (issue 41)",
   ],
   "src/jobs/analytics-backfill.ts": [5, "projection deltas rebuilt in chunks"],
-  "src/jobs/anonymisation.ts": [2, "retention: personal data blanked in bulk"],
   "src/notifications/notification-delivery.ts": [
     5,
     "conditional INSERT … SELECT: an in-app notification written only while its delivery key is unclaimed and its user exists; SMS units taken by conditional upsert (used < limit)",

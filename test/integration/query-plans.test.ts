@@ -47,7 +47,7 @@ async function plan(sql: string): Promise<string> {
  * backfill's next organization is an ordered read that stops at its LIMIT 1.
  */
 const MEANT_SCANS: { statement: RegExp; scan: string }[] = [
-  { statement: /FROM organizations o CROSS JOIN/, scan: "SCAN o" },
+  { statement: /FROM "?organizations"? "?o"? CROSS JOIN/i, scan: "SCAN o" },
   {
     statement: /FROM analytics_backfill ORDER BY organization_id LIMIT 1$/,
     scan: "SCAN analytics_backfill USING INDEX sqlite_autoindex_analytics_backfill_1",
