@@ -41,8 +41,8 @@ const RAW_SQL = {
     "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
   ],
   "src/audit/audit.ts": [
-    15,
-    "audit sealing: the hash chain is extended and checked in order (D1's rows_read); reads INDEXED BY; an entry inserted only if its change changed a row (changes() > 0)",
+    7,
+    "an entry inserted only if its change changed a row (INSERT … SELECT … WHERE changes() > 0, no table); the chain's verify walk, whose rowsRead is D1's own count (meta.rows_read)",
   ],
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],

@@ -54,7 +54,7 @@ const MEANT_SCANS: { statement: RegExp; scan: string }[] = [
   },
   // A partial index holding only the entries not sealed into their chain yet: few, by design.
   {
-    statement: /FROM audit_events INDEXED BY audit_events_unsealed_idx WHERE seq IS NULL LIMIT (100|\?)$/,
+    statement: /FROM "?audit_events"? INDEXED BY "?audit_events_unsealed_idx"? WHERE ("?audit_events"?\.)?"?seq"? IS NULL LIMIT (100|\?)$/i,
     scan: "SCAN audit_events USING INDEX audit_events_unsealed_idx",
   },
 ];
