@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 202;
+const MAX_CASTS = 180;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -36,17 +36,13 @@ const RAW_SQL = {
   "src/analytics/analytics-export.ts": [3, "the CSV export's streaming reads"],
   "src/analytics/analytics.ts": [14, "the analytics reads: window functions and grouped joins"],
   "src/analytics/feedback.ts": [2, "the feedback analytics: the scope's queues through json_each, names by id lists"],
-  "src/privacy/data-subjects.ts": [
-    35,
-    "a person's rows found and erased table by table in one batch, matching inside JSON payloads (json_extract) across some twenty tables",
-  ],
   "src/analytics/analytics-scope.ts": [
     4,
     "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
   ],
   "src/audit/audit.ts": [
-    15,
-    "audit sealing: the hash chain is extended and checked in order (D1's rows_read); reads INDEXED BY; an entry inserted only if its change changed a row (changes() > 0)",
+    7,
+    "an entry inserted only if its change changed a row (INSERT … SELECT … WHERE changes() > 0, no table); the chain's verify walk, whose rowsRead is D1's own count (meta.rows_read)",
   ],
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],
@@ -62,8 +58,6 @@ const RAW_SQL = {
     "the cursor reader of the lists still read with prepared SQL (notifications, deliveries, ticket messages): it reads the cursor row's keys; goes when those lists move to Drizzle (issue 41)",
   ],
   "src/jobs/analytics-backfill.ts": [5, "projection deltas rebuilt in chunks"],
-  "src/jobs/anonymisation.ts": [2, "retention: personal data blanked in bulk"],
-  "src/jobs/sweeps.ts": [2, "retention: expired rows purged in bulk"],
   "src/notifications/notification-delivery.ts": [
     5,
     "conditional INSERT … SELECT: an in-app notification written only while its delivery key is unclaimed and its user exists; SMS units taken by conditional upsert (used < limit)",

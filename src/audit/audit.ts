@@ -1,14 +1,9 @@
-import { and, desc, eq, gte, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
-import { database, type Database } from "../db/client";
+import { and, desc, eq, gt, gte, isNotNull, isNull, lt, lte, max, min, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { database, nonEmpty, type Database } from "../db/client";
+import { isUniqueViolation } from "../db/errors";
 import { auditChainAnchors, auditCheckpoints, auditEvents, subscriptions } from "../db/schema";
-import {
-  auditHashInput,
-  auditRetentionCutoff,
-  type AuditActorType,
-  type AuditChange,
-  type AuditEntry,
-  type AuditOrigin,
-} from "../domain/audit";
+import { auditHashInput, auditRetentionCutoff, type AuditChange, type AuditEntry, type AuditOrigin } from "../domain/audit";
 import { PLANS, type Plan } from "../domain/plans";
 import { auditKeyring, type AuditKeyEnv } from "../lib/audit-key";
 import { sha256Hex } from "../lib/crypto";
@@ -28,12 +23,10 @@ import type { Deps } from "../http/deps";
 // What stays prepared SQL on the binding here (allow-listed, scripts/check-data-access.mjs):
 // - the entry inserted only if the statement before it changed a row (`WHERE changes() > 0`: an
 //   INSERT … SELECT <values> with no table, which Drizzle cannot build), in both its forms;
-// - sealing and the reads of entries as whole rows (`AuditRow`, the columns the hash is computed
-//   over, as stored): the sealing batch's UNIQUE failure is how a lost race is told apart;
-// - the reads that name their index (`INDEXED BY`, which Drizzle cannot write), and retention's
-//   read of the organizations due, whose plan Drizzle's form of it loses (see there);
 // - the verify walk, whose `rowsRead` is D1's own count (`meta.rows_read`), which Drizzle's
 //   select does not hand back.
+// Everything else is Drizzle's; the reads that must go through one index name it in their FROM
+// (`indexedBy`, Drizzle having no index hint for SQLite).
 
 export function newAuditId(): string {
   return `aud_${randomString(20)}`;
@@ -103,40 +96,46 @@ export async function recordAuditWith({ db }: Pick<Deps, "db">, origin: AuditOri
   await auditInsert(db, origin, change, at).run();
 }
 
-interface AuditRow {
-  id: string;
-  organization_id: string;
-  seq: number | null;
-  actor_type: AuditActorType;
-  actor_id: string | null;
-  entity_type: string;
-  entity_id: string;
-  action: string;
-  changes: string;
-  ip: string | null;
-  request_id: string | null;
-  created_at: number;
-  prev_hash: string | null;
-  hash: string | null;
-  key_id: string | null;
-}
+/** An entry as stored: the columns its hash is computed over, as they are in D1. */
+type AuditRow = typeof auditEvents.$inferSelect;
+
+/** The columns of `AuditRow` for the verify walk's prepared reads (named as Drizzle names them). */
+const AUDIT_ROW_COLUMNS = `id, organization_id AS organizationId, seq, actor_type AS actorType, actor_id AS actorId,
+  entity_type AS entityType, entity_id AS entityId, action, changes, ip, request_id AS requestId, created_at AS createdAt,
+  prev_hash AS prevHash, hash, key_id AS keyId`;
 
 function entryOf(row: AuditRow, seq: number, prevHash: string | null): AuditEntry {
   return {
     id: row.id,
-    organizationId: row.organization_id,
+    organizationId: row.organizationId,
     seq,
-    actorType: row.actor_type,
-    actorId: row.actor_id,
-    entityType: row.entity_type,
-    entityId: row.entity_id,
+    actorType: row.actorType,
+    actorId: row.actorId,
+    entityType: row.entityType,
+    entityId: row.entityId,
     action: row.action,
     changes: row.changes,
     ip: row.ip,
-    requestId: row.request_id,
-    createdAt: row.created_at,
+    requestId: row.requestId,
+    createdAt: row.createdAt,
     prevHash,
   };
+}
+
+/**
+ * `table INDEXED BY index` as a FROM: the read goes through that index whatever SQLite's planner
+ * would have preferred (Drizzle has no index hint for SQLite).
+ */
+function indexedBy(table: SQLiteTable, index: string): SQL {
+  return sql`${table} INDEXED BY ${sql.identifier(index)}`;
+}
+
+/**
+ * A column selected from an `indexedBy` FROM, typed as the column: Drizzle refuses a column field
+ * whose table is not the query's own, and a FROM fragment is not one.
+ */
+function read<C extends SQLiteColumn>(column: C) {
+  return sql`${column}`.mapWith(column);
 }
 
 /** What the chain's functions need: the database and the audit key (never in the database). */
@@ -172,34 +171,40 @@ async function chainHead(d1: D1Database, organizationId: string): Promise<{ seq:
  */
 export async function sealAuditChain(env: AuditEnv, organizationId: string): Promise<number> {
   const d1 = env.DB;
+  const db = database(d1);
+  const e = auditEvents;
   const keys = auditKeyring(env);
   let sealed = 0;
   for (let attempt = 0; attempt < SEAL_ATTEMPTS;) {
     const head = await chainHead(d1, organizationId);
-    const pending = await d1
-      .prepare("SELECT * FROM audit_events WHERE organization_id = ? AND seq IS NULL ORDER BY created_at, id LIMIT ?")
-      .bind(organizationId, SEAL_PAGE)
-      .all<AuditRow>();
-    if (pending.results.length === 0) return sealed;
+    const pending = await db
+      .select()
+      .from(e)
+      .where(and(eq(e.organizationId, organizationId), isNull(e.seq)))
+      .orderBy(e.createdAt, e.id)
+      .limit(SEAL_PAGE);
     let { seq, hash } = head;
-    const updates: D1PreparedStatement[] = [];
-    for (const row of pending.results) {
+    const updates = [];
+    for (const row of pending) {
       seq += 1;
       const entry = entryOf(row, seq, hash);
       const next = (await keys.sign(keys.currentId, auditHashInput(entry)))!;
       updates.push(
-        d1
-          .prepare("UPDATE audit_events SET seq = ?, prev_hash = ?, hash = ?, key_id = ? WHERE id = ? AND seq IS NULL")
-          .bind(seq, hash, next, keys.currentId, row.id),
+        db
+          .update(e)
+          .set({ seq, prevHash: hash, hash: next, keyId: keys.currentId })
+          .where(and(eq(e.id, row.id), isNull(e.seq))),
       );
       hash = next;
     }
+    const batch = nonEmpty(updates);
+    if (batch === null) return sealed;
     try {
-      await d1.batch(updates);
-      sealed += updates.length;
+      await db.batch(batch);
+      sealed += batch.length;
     } catch (err) {
-      // Another sealer took one of these numbers first: read the new head and go again.
-      if (!/UNIQUE/i.test(String(err))) throw err;
+      // Another sealer took one of these numbers first (the unique (organization_id, seq)): read the new head and go again.
+      if (!isUniqueViolation(err, "audit_events.")) throw err;
       attempt += 1;
     }
   }
@@ -208,12 +213,12 @@ export async function sealAuditChain(env: AuditEnv, organizationId: string): Pro
 
 /** Seals every organization with entries not sealed yet (read through audit_events_unsealed_idx). */
 export async function sealPendingAudit(env: AuditEnv, limit = 100): Promise<string[]> {
-  const pending = await env.DB.prepare(
-    "SELECT DISTINCT organization_id FROM audit_events INDEXED BY audit_events_unsealed_idx WHERE seq IS NULL LIMIT ?",
-  )
-    .bind(limit)
-    .all<{ organization_id: string }>();
-  const organizations = pending.results.map((r) => r.organization_id);
+  const pending = await database(env.DB)
+    .selectDistinct({ organizationId: read(auditEvents.organizationId) })
+    .from(indexedBy(auditEvents, "audit_events_unsealed_idx"))
+    .where(isNull(auditEvents.seq))
+    .limit(limit);
+  const organizations = pending.map((r) => r.organizationId);
   for (const organizationId of organizations) await sealAuditChain(env, organizationId);
   return organizations;
 }
@@ -227,36 +232,35 @@ export interface AuditFilters {
   to?: number;
 }
 
-function whereOf(organizationId: string, f: AuditFilters, beforeSeq: number | null): { sql: string; params: unknown[] } {
-  const clauses = ["organization_id = ?", "seq IS NOT NULL"];
-  const params: unknown[] = [organizationId];
-  const add = (clause: string, value: unknown) => {
-    clauses.push(clause);
-    params.push(value);
-  };
-  if (f.entityType !== undefined) add("entity_type = ?", f.entityType);
-  if (f.entityId !== undefined) add("entity_id = ?", f.entityId);
-  if (f.actorId !== undefined) add("actor_id = ?", f.actorId);
-  if (f.action !== undefined) add("action = ?", f.action);
-  if (f.from !== undefined) add("created_at >= ?", f.from);
-  if (f.to !== undefined) add("created_at < ?", f.to);
-  if (beforeSeq !== null) add("seq < ?", beforeSeq);
-  return { sql: clauses.join(" AND "), params };
+/** The sealed entries of the organization that match the filters, before the cursor's number. */
+function whereOf(organizationId: string, f: AuditFilters, beforeSeq: number | null): SQL | undefined {
+  const e = auditEvents;
+  return and(
+    eq(e.organizationId, organizationId),
+    isNotNull(e.seq),
+    f.entityType === undefined ? undefined : eq(e.entityType, f.entityType),
+    f.entityId === undefined ? undefined : eq(e.entityId, f.entityId),
+    f.actorId === undefined ? undefined : eq(e.actorId, f.actorId),
+    f.action === undefined ? undefined : eq(e.action, f.action),
+    f.from === undefined ? undefined : gte(e.createdAt, f.from),
+    f.to === undefined ? undefined : lt(e.createdAt, f.to),
+    beforeSeq === null ? undefined : lt(e.seq, beforeSeq),
+  );
 }
 
 export function auditRecord(row: AuditRow) {
   return {
     id: row.id,
     sequence: row.seq!,
-    actor: { type: row.actor_type, id: row.actor_id },
-    entityType: row.entity_type,
-    entityId: row.entity_id,
+    actor: { type: row.actorType, id: row.actorId },
+    entityType: row.entityType,
+    entityId: row.entityId,
     action: row.action,
     changes: JSON.parse(row.changes) as Record<string, { before: unknown; after: unknown }>,
     ipAddress: row.ip,
-    requestId: row.request_id,
-    createdAt: iso(row.created_at),
-    previousHash: row.prev_hash,
+    requestId: row.requestId,
+    createdAt: iso(row.createdAt),
+    previousHash: row.prevHash,
     hash: row.hash!,
   };
 }
@@ -264,19 +268,20 @@ export type AuditRecord = ReturnType<typeof auditRecord>;
 
 /** One page, newest first, after the cursor (the number of the last entry of the page before). */
 export async function listAuditEvents(
-  { env: { DB: d1 } }: Deps,
+  { db }: Deps,
   organizationId: string,
   filters: AuditFilters,
   page: { limit: number; beforeSeq: number | null },
 ): Promise<{ rows: AuditRecord[]; hasMore: boolean }> {
   // A read never writes (issue 40): entries are sealed by the request that wrote them and by the cron.
-  const where = whereOf(organizationId, filters, page.beforeSeq);
-  const result = await d1
-    .prepare(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ?`)
-    .bind(...where.params, page.limit + 1)
-    .all<AuditRow>();
-  const rows = result.results.slice(0, page.limit).map(auditRecord);
-  return { rows, hasMore: result.results.length > page.limit };
+  const found = await db
+    .select()
+    .from(auditEvents)
+    .where(whereOf(organizationId, filters, page.beforeSeq))
+    .orderBy(desc(auditEvents.seq))
+    .limit(page.limit + 1);
+  const rows = found.slice(0, page.limit).map(auditRecord);
+  return { rows, hasMore: found.length > page.limit };
 }
 
 export const AUDIT_CSV_COLUMNS = [
@@ -416,20 +421,20 @@ export async function verifyAuditChain(env: AuditEnv, organizationId: string): P
   }
   for (;;) {
     const page = await d1
-      .prepare("SELECT * FROM audit_events WHERE organization_id = ? AND seq >= ? ORDER BY seq LIMIT ?")
+      .prepare(`SELECT ${AUDIT_ROW_COLUMNS} FROM audit_events WHERE organization_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
       .bind(organizationId, expectedSeq, VERIFY_PAGE)
       .run<AuditRow>();
     rowsRead += page.meta.rows_read ?? 0;
     for (const row of page.results) {
       if (row.seq !== expectedSeq) return verdict({ sequence: expectedSeq, entryId: null, reason: "missing_entry" });
-      if (row.prev_hash !== prevHash) return verdict({ sequence: row.seq, entryId: row.id, reason: "previous_hash_mismatch" });
-      const input = auditHashInput(entryOf(row, row.seq, row.prev_hash));
+      if (row.prevHash !== prevHash) return verdict({ sequence: row.seq, entryId: row.id, reason: "previous_hash_mismatch" });
+      const input = auditHashInput(entryOf(row, row.seq, row.prevHash));
       let hash: string | null;
-      if (row.key_id === null) {
+      if (row.keyId === null) {
         if (keyedSeen) return verdict({ sequence: row.seq, entryId: row.id, reason: "unkeyed_entry" });
         hash = await sha256Hex(input);
       } else {
-        hash = await keys.sign(row.key_id, input);
+        hash = await keys.sign(row.keyId, input);
         if (hash === null) return verdict({ sequence: row.seq, entryId: row.id, reason: "unknown_key" });
         keyedSeen = true;
       }
@@ -477,24 +482,23 @@ export async function checkpointAuditChain(env: AuditEnv, organizationId: string
  */
 export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000): Promise<number> {
   // Per plan, the organizations with an entry past that plan's limit (read through
-  // audit_events_created_idx): an enterprise organization's month-old entries never take the
-  // place of a starter organization's due ones.
-  // This read stays prepared: as written here SQLite plans it through the created_at range; the
-  // same select built by Drizzle (bound LIMIT, no aliases) was planned as a walk of the whole
-  // (organization, time) index for the DISTINCT (query-plans.test caught it).
-  const due = await d1.batch<{ organization_id: string; plan: Plan }>(
+  // audit_events_created_idx, named: left to itself SQLite walked the whole (organization, time)
+  // index for the DISTINCT, query-plans.test caught it): an enterprise organization's month-old
+  // entries never take the place of a starter organization's due ones.
+  const db = database(d1);
+  const e = auditEvents;
+  const s = subscriptions;
+  const reads = nonEmpty(
     PLANS.map((plan) =>
-      d1
-        .prepare(
-          `SELECT DISTINCT e.organization_id AS organization_id, ? AS plan
-           FROM audit_events e LEFT JOIN subscriptions s ON s.organization_id = e.organization_id
-           WHERE e.created_at < ? AND COALESCE(s.plan, 'starter') = ? LIMIT 100`,
-        )
-        .bind(plan, auditRetentionCutoff(plan, at), plan),
+      db
+        .selectDistinct({ organizationId: read(e.organizationId), plan: sql<Plan>`${plan}` })
+        .from(indexedBy(e, "audit_events_created_idx"))
+        .leftJoin(s, eq(s.organizationId, e.organizationId))
+        .where(and(lt(e.createdAt, auditRetentionCutoff(plan, at)), eq(sql`COALESCE(${s.plan}, 'starter')`, plan)))
+        .limit(100),
     ),
   );
-  const orgs = due.flatMap((r) => r.results.map((row) => ({ organizationId: row.organization_id, plan: row.plan })));
-  const db = database(d1);
+  const orgs = reads ? (await db.batch(reads)).flat() : [];
   let deleted = 0;
   for (const { organizationId, plan } of orgs) {
     const cutoff = auditRetentionCutoff(plan, at);
@@ -538,17 +542,22 @@ export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000)
 /** The minute sweep: seals what requests left unsealed and signs a checkpoint at each head it moved, then applies retention. */
 export async function sweepAuditLog(env: AuditEnv, at: number): Promise<void> {
   const sealed = await sealPendingAudit(env);
-  const uncheckpointed = await env.DB.prepare(
-    // The last two minutes' entries through the created_at index (a range), not a walk of every
-    // organization's entries in the (organization, time) index the GROUP BY would tempt SQLite into.
-    `SELECT e.organization_id AS organization_id FROM audit_events e INDEXED BY audit_events_created_idx
-     WHERE e.seq IS NOT NULL AND e.created_at >= ?
-       AND e.seq > COALESCE((SELECT MAX(c.seq) FROM audit_checkpoints c WHERE c.organization_id = e.organization_id), 0)
-     GROUP BY e.organization_id LIMIT 100`,
-  )
-    .bind(at - 2 * 60_000)
-    .all<{ organization_id: string }>();
-  for (const organizationId of new Set([...sealed, ...uncheckpointed.results.map((r) => r.organization_id)])) {
+  const db = database(env.DB);
+  const e = auditEvents;
+  const c = auditCheckpoints;
+  const lastCheckpoint = db
+    .select({ seq: max(c.seq) })
+    .from(c)
+    .where(eq(c.organizationId, e.organizationId));
+  // The last two minutes' entries through the created_at index (a range), not a walk of every
+  // organization's entries in the (organization, time) index the GROUP BY would tempt SQLite into.
+  const uncheckpointed = await db
+    .select({ organizationId: read(e.organizationId) })
+    .from(indexedBy(e, "audit_events_created_idx"))
+    .where(and(isNotNull(e.seq), gte(e.createdAt, at - 2 * 60_000), gt(e.seq, sql`COALESCE(${lastCheckpoint}, 0)`)))
+    .groupBy(e.organizationId)
+    .limit(100);
+  for (const organizationId of new Set([...sealed, ...uncheckpointed.map((r) => r.organizationId)])) {
     await checkpointAuditChain(env, organizationId, at);
   }
   await pruneAuditEvents(env.DB, at);

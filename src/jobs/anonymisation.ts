@@ -1,3 +1,15 @@
+import { and, eq, inArray, isNotNull, lt, ne, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { alias, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { database, type Database } from "../db/client";
+import {
+  notificationDeliveries,
+  organizations,
+  phoneVerifications,
+  ticketMessages,
+  tickets,
+  visitorPushSubscriptions,
+  webhookDeliveries,
+} from "../db/schema";
 import type { Env } from "../env";
 import { DAY } from "../lib/time";
 
@@ -20,56 +32,117 @@ import { DAY } from "../lib/time";
 //
 // Each statement walks organizations and, per organization, a partial index of the rows still
 // holding personal data (0010_data_retention.sql), so a run reads only what is left to do and
-// at most CHUNK rows per table; a backlog drains over the next minutes.
+// at most CHUNK rows per table; a backlog drains over the next minutes. The statements are
+// Drizzle's; the index each one reads is named in its FROM (Drizzle has no index hint), so the
+// plan cannot drift to the table's full (organization, time) index.
 
 const CHUNK = 500;
 export const ANONYMISED = "(anonymised)";
+/** The marker written into the statements as the partial indexes' WHERE writes it: a bound value would not match them. */
+const ANONYMISED_LITERAL = sql.raw(`'${ANONYMISED}'`);
 
-/**
- * The rows of `table` (alias d) in an organization past its retention: `o` first (CROSS JOIN
- * keeps that order), then the partial index named, which lists only rows still to do.
- */
-function due(table: string, index: string, key: string, personal: string, extra = ""): string {
-  return `SELECT d.${key} FROM organizations o CROSS JOIN ${table} AS d INDEXED BY ${index}
-    ON d.organization_id = o.id AND ${personal} AND d.created_at < ?1 - o.data_retention_days * ${DAY}${extra}
-    LIMIT ?2`;
+const o = alias(organizations, "o");
+
+/** The columns every swept table has: its organization and its creation time. */
+interface Dated {
+  organizationId: SQLiteColumn;
+  createdAt: SQLiteColumn;
 }
 
-export const ANONYMISE_TICKETS = `UPDATE tickets SET visitor_name = NULL
-  WHERE rowid IN (${due("tickets", "tickets_named_org_created_idx", "rowid", "d.visitor_name IS NOT NULL")})`;
+/**
+ * The keys (`key`, a column of `d`) of the rows of `table` (alias d) in an organization past its
+ * retention, CHUNK at most: `o` first (CROSS JOIN keeps that order), then the partial index
+ * named, which lists only rows still to do. Drizzle has no index hint: the FROM names it.
+ */
+function due(db: Database, table: SQLiteTable, index: string, d: Dated, key: SQLWrapper, personal: SQL | undefined, at: number) {
+  return db
+    .select({ key: sql`${key}` })
+    .from(o)
+    .crossJoin(sql`${table} AS ${sql.identifier("d")} INDEXED BY ${sql.identifier(index)}`)
+    .where(and(eq(d.organizationId, o.id), personal, lt(d.createdAt, sql`${at} - ${o.dataRetentionDays} * ${sql.raw(String(DAY))}`)))
+    .limit(CHUNK);
+}
+
+/** The rowid of a row of `d` (the swept tables are rowid tables). */
+const rowidOf = (d: SQLiteTable) => sql`${d}.rowid`;
+const rowid = sql`rowid`;
+
+export function anonymiseTickets(db: Database, at: number) {
+  const d = alias(tickets, "d");
+  return db
+    .update(tickets)
+    .set({ visitorName: null })
+    .where(inArray(rowid, due(db, tickets, "tickets_named_org_created_idx", d, rowidOf(d), isNotNull(d.visitorName), at)));
+}
 
 /** Personal intake answers (docs/visits.md) go with the name; the open answers stay, like the ticket's other facts. */
-export const ANONYMISE_TICKET_INTAKE = `UPDATE tickets SET intake_personal = NULL
-  WHERE rowid IN (${due("tickets", "tickets_intake_personal_org_created_idx", "rowid", "d.intake_personal IS NOT NULL")})`;
+export function anonymiseTicketIntake(db: Database, at: number) {
+  const d = alias(tickets, "d");
+  return db
+    .update(tickets)
+    .set({ intakePersonal: null })
+    .where(inArray(rowid, due(db, tickets, "tickets_intake_personal_org_created_idx", d, rowidOf(d), isNotNull(d.intakePersonal), at)));
+}
 
 /** The number a ticket keeps for conversations (docs/conversations.md). */
-export const ANONYMISE_TICKET_PHONES = `UPDATE tickets SET phone = NULL
-  WHERE rowid IN (${due("tickets", "tickets_phone_org_created_idx", "rowid", "d.phone IS NOT NULL")})`;
+export function anonymiseTicketPhones(db: Database, at: number) {
+  const d = alias(tickets, "d");
+  return db
+    .update(tickets)
+    .set({ phone: null })
+    .where(inArray(rowid, due(db, tickets, "tickets_phone_org_created_idx", d, rowidOf(d), isNotNull(d.phone), at)));
+}
 
 /** Texts exchanged with a ticket: the number and the words go, the fact of a message stays. */
-export const ANONYMISE_TICKET_MESSAGES = `UPDATE ticket_messages SET phone = '${ANONYMISED}', body = '${ANONYMISED}'
-  WHERE rowid IN (${due("ticket_messages", "ticket_messages_personal_idx", "rowid", `d.phone <> '${ANONYMISED}'`)})`;
+export function anonymiseTicketMessages(db: Database, at: number) {
+  const d = alias(ticketMessages, "d");
+  return db
+    .update(ticketMessages)
+    .set({ phone: ANONYMISED, body: ANONYMISED })
+    .where(
+      inArray(rowid, due(db, ticketMessages, "ticket_messages_personal_idx", d, rowidOf(d), sql`${d.phone} <> ${ANONYMISED_LITERAL}`, at)),
+    );
+}
 
-export const ANONYMISE_NOTIFICATION_DELIVERIES = `UPDATE notification_deliveries
-  SET recipient = '${ANONYMISED}', key = event_id || ':' || channel || ':${ANONYMISED}:' || id,
-      payload = '{"anonymised":true}', provider_response = NULL
-  WHERE key IN (${due(
-    "notification_deliveries",
-    "notification_deliveries_personal_idx",
-    "key",
-    `d.recipient <> '${ANONYMISED}'`,
-    " AND d.status IN ('sent', 'failed', 'dead_lettered')",
-  )})`;
+export function anonymiseNotificationDeliveries(db: Database, at: number) {
+  const n = notificationDeliveries;
+  const d = alias(n, "d");
+  const finished = and(sql`${d.recipient} <> ${ANONYMISED_LITERAL}`, inArray(d.status, ["sent", "failed", "dead_lettered"]));
+  return db
+    .update(n)
+    .set({
+      recipient: ANONYMISED,
+      key: sql`${n.eventId} || ':' || ${n.channel} || ${`:${ANONYMISED}:`} || ${n.id}`,
+      payload: '{"anonymised":true}',
+      providerResponse: null,
+    })
+    .where(inArray(n.key, due(db, n, "notification_deliveries_personal_idx", d, d.key, finished, at)));
+}
 
-export const ANONYMISE_WEBHOOK_DELIVERIES = `UPDATE webhook_deliveries
-  SET payload = json_replace(payload, '$.data.phone', NULL, '$.data.visitorName', NULL)
-  WHERE id IN (${due("webhook_deliveries", "webhook_deliveries_personal_idx", "id", "json_extract(d.payload, '$.data.phone') IS NOT NULL", " AND d.status <> 'pending'")})`;
+export function anonymiseWebhookDeliveries(db: Database, at: number) {
+  const w = webhookDeliveries;
+  const d = alias(w, "d");
+  // The path written as the partial index's WHERE writes it.
+  const finished = and(sql`json_extract(${d.payload}, '$.data.phone') IS NOT NULL`, ne(d.status, "pending"));
+  return db
+    .update(w)
+    .set({ payload: sql`json_replace(${w.payload}, '$.data.phone', NULL, '$.data.visitorName', NULL)` })
+    .where(inArray(w.id, due(db, w, "webhook_deliveries_personal_idx", d, d.id, finished, at)));
+}
 
-export const DELETE_VISITOR_PUSH = `DELETE FROM visitor_push_subscriptions
-  WHERE rowid IN (${due("visitor_push_subscriptions", "visitor_push_subscriptions_org_created_idx", "rowid", "1 = 1")})`;
+export function deleteVisitorPush(db: Database, at: number) {
+  const d = alias(visitorPushSubscriptions, "d");
+  return db
+    .delete(visitorPushSubscriptions)
+    .where(inArray(rowid, due(db, visitorPushSubscriptions, "visitor_push_subscriptions_org_created_idx", d, rowidOf(d), undefined, at)));
+}
 
-export const DELETE_PHONE_VERIFICATIONS = `DELETE FROM phone_verifications
-  WHERE rowid IN (${due("phone_verifications", "phone_verifications_org_created_idx", "rowid", "1 = 1")})`;
+export function deletePhoneVerifications(db: Database, at: number) {
+  const d = alias(phoneVerifications, "d");
+  return db
+    .delete(phoneVerifications)
+    .where(inArray(rowid, due(db, phoneVerifications, "phone_verifications_org_created_idx", d, rowidOf(d), undefined, at)));
+}
 
 export type AnonymisationCounts = {
   tickets: number;
@@ -82,34 +155,24 @@ export type AnonymisationCounts = {
 
 /** One bounded pass over every table; running it again changes nothing already done. */
 export async function anonymisePersonalData(env: Env, at: number): Promise<AnonymisationCounts> {
-  const [
-    tickets,
-    notificationDeliveries,
-    webhookDeliveries,
-    pushSubscriptions,
-    ticketIntake,
-    ticketPhones,
-    ticketMessages,
-    phoneVerifications,
-  ] = await env.DB.batch(
-    [
-      ANONYMISE_TICKETS,
-      ANONYMISE_NOTIFICATION_DELIVERIES,
-      ANONYMISE_WEBHOOK_DELIVERIES,
-      DELETE_VISITOR_PUSH,
-      ANONYMISE_TICKET_INTAKE,
-      ANONYMISE_TICKET_PHONES,
-      ANONYMISE_TICKET_MESSAGES,
-      DELETE_PHONE_VERIFICATIONS,
-    ].map((q) => env.DB.prepare(q).bind(at, CHUNK)),
-  );
+  const db = database(env.DB);
+  const [namedTickets, deliveries, hooks, pushes, ticketIntake, ticketPhones, messages, verifications] = await db.batch([
+    anonymiseTickets(db, at),
+    anonymiseNotificationDeliveries(db, at),
+    anonymiseWebhookDeliveries(db, at),
+    deleteVisitorPush(db, at),
+    anonymiseTicketIntake(db, at),
+    anonymiseTicketPhones(db, at),
+    anonymiseTicketMessages(db, at),
+    deletePhoneVerifications(db, at),
+  ]);
   return {
     // A ticket counts once per statement that changed it (its name, its personal answers, its phone).
-    tickets: tickets!.meta.changes + ticketIntake!.meta.changes + ticketPhones!.meta.changes,
-    ticketMessages: ticketMessages!.meta.changes,
-    notificationDeliveries: notificationDeliveries!.meta.changes,
-    webhookDeliveries: webhookDeliveries!.meta.changes,
-    pushSubscriptions: pushSubscriptions!.meta.changes,
-    phoneVerifications: phoneVerifications!.meta.changes,
+    tickets: namedTickets.meta.changes + ticketIntake.meta.changes + ticketPhones.meta.changes,
+    ticketMessages: messages.meta.changes,
+    notificationDeliveries: deliveries.meta.changes,
+    webhookDeliveries: hooks.meta.changes,
+    pushSubscriptions: pushes.meta.changes,
+    phoneVerifications: verifications.meta.changes,
   };
 }

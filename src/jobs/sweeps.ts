@@ -1,9 +1,10 @@
 import { penaltyLookback } from "../domain/remote-join";
 import type { Env } from "../env";
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { database, nonEmpty } from "../db/client";
-import { roomDeadlines } from "../db/schema";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { database, nonEmpty, type Database } from "../db/client";
+import { idempotencyKeys, remoteJoinExpiries, roomDeadlines } from "../db/schema";
 import { roomOf } from "../tickets";
 import { sweepSubscriptions } from "./billing-sweep";
 import { purgeExpiredSignIns, recheckDomains } from "../identity";
@@ -60,22 +61,37 @@ export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: numbe
 /** Rows purged per sweep; a backlog drains over the next minutes instead of one long delete. */
 const PURGE_LIMIT = 1000;
 
+/**
+ * The first `PURGE_LIMIT` rows of `table` matching `where`, by rowid: SQLite's DELETE takes no
+ * LIMIT unless built with it, so the bounded delete names its rows through a limited select.
+ */
+function firstRows(db: Database, table: SQLiteTable, where: SQL) {
+  return inArray(
+    sql`rowid`,
+    db
+      .select({ rowid: sql`rowid` })
+      .from(table)
+      .where(where)
+      .limit(PURGE_LIMIT),
+  );
+}
+
 /** Idempotency keys are answered for 24 h only; after that their stored responses are dead weight. */
 export async function purgeIdempotencyKeys(env: Env, at: number): Promise<number> {
-  const result = await env.DB.prepare(
-    "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)",
-  )
-    .bind(at, PURGE_LIMIT)
+  const db = database(env.DB);
+  const result = await db
+    .delete(idempotencyKeys)
+    .where(firstRows(db, idempotencyKeys, lte(idempotencyKeys.expiresAt, at)))
     .run();
   return result.meta.changes;
 }
 
 /** Remote-join expiries older than the penalty rule can ever look back are dropped. */
 export async function purgeRemoteJoinExpiries(env: Env, at: number): Promise<number> {
-  const result = await env.DB.prepare(
-    "DELETE FROM remote_join_expiries WHERE rowid IN (SELECT rowid FROM remote_join_expiries WHERE expired_at < ? LIMIT ?)",
-  )
-    .bind(penaltyLookback(at), PURGE_LIMIT)
+  const db = database(env.DB);
+  const result = await db
+    .delete(remoteJoinExpiries)
+    .where(firstRows(db, remoteJoinExpiries, lt(remoteJoinExpiries.expiredAt, penaltyLookback(at))))
     .run();
   return result.meta.changes;
 }

@@ -1,4 +1,29 @@
+import { and, eq, inArray, isNotNull, or, sql, type SQLWrapper } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { recordAudit } from "../audit/audit";
+import { database, type Database } from "../db/client";
+import {
+  appointments,
+  auditEvents,
+  calendarEvents,
+  entryScans,
+  inboundThreads,
+  notificationDeliveries,
+  notifications,
+  optOuts,
+  organizationEvents,
+  phoneVerifications,
+  pushDevices,
+  queues,
+  remoteJoinExpiries,
+  smsCounters,
+  smsSenders,
+  ticketMessages,
+  tickets as ticketsTable,
+  users,
+  visitorPushSubscriptions,
+  webhookDeliveries,
+} from "../db/schema";
 import type { AuditOrigin } from "../domain/audit";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
@@ -25,6 +50,9 @@ export interface DataSubject {
 }
 
 type Row = Record<string, unknown>;
+type AppointmentRow = typeof appointments.$inferSelect;
+type TicketRow = typeof ticketsTable.$inferSelect;
+type RoomTicket = SubjectTicket & { queueId: string };
 
 /** What identifies the person inside the organization, found once for export and erasure. */
 interface Subject {
@@ -33,142 +61,240 @@ interface Subject {
   email: string | null;
   /** Customer accounts with the e-mail (a staff account is never a data subject here). */
   userIds: string[];
-  appointments: Row[];
-  roomTickets: (SubjectTicket & { queueId: string })[];
+  appointments: AppointmentRow[];
+  roomTickets: RoomTicket[];
   /** Every ticket id of the person in this organization (rooms, D1, appointments' check-ins). */
   ticketIds: string[];
-  d1Tickets: Row[];
+  d1Tickets: TicketRow[];
 }
 
-const json = (values: string[]) => JSON.stringify(values);
-const IN_JSON = "(SELECT value FROM json_each(?))";
 /**
- * Deliveries to the person (?1 organization, ?2 their numbers and accounts, ?3 their tickets,
- * ?4 their accounts): texts, in-app, their visitor browser push endpoints, their devices' tokens.
+ * `column IN` a list bound as one JSON parameter (json_each): a person may have more tickets than
+ * the 100 parameters D1 binds a statement, and an empty list matches nothing.
  */
-const DELIVERED_TO = `(recipient IN (SELECT value FROM json_each(?2))
-  OR recipient IN (SELECT endpoint FROM visitor_push_subscriptions WHERE organization_id = ?1 AND ticket_id IN (SELECT value FROM json_each(?3)))
-  OR recipient IN (SELECT token FROM push_devices WHERE user_id IN (SELECT value FROM json_each(?4))))`;
+const inList = (column: SQLWrapper, values: readonly string[]) =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** '(anonymised)' written into the statement as the partial indexes' WHERE writes it: a bound value would not match them. */
+const ANONYMISED_LITERAL = sql.raw(`'${ANONYMISED}'`);
+
+/** `column = value` when the person was given by that identifier; nothing otherwise (an `or` drops it). */
+const sameIf = (column: SQLiteColumn, value: string | null) => (value === null ? undefined : eq(column, value));
 
 async function findSubject(env: Env, organizationId: string, who: DataSubject): Promise<Subject> {
-  const db = env.DB;
+  const db = database(env.DB);
   const phone = who.phone;
   const email = who.email;
-  const users = email
-    ? (await db.prepare("SELECT id FROM users WHERE email = ? AND account_type = 'customer'").bind(email).all<{ id: string }>()).results
+  const accounts = email
+    ? await db
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.email, email), eq(users.accountType, "customer")))
     : [];
-  const userIds = users.map((u) => u.id);
-  const [appointments, queues] = await db.batch<Row>([
+  const userIds = accounts.map((u) => u.id);
+  const a = appointments;
+  const [appointmentRows, queueRows] = await db.batch([
     db
-      .prepare(
-        `SELECT * FROM appointments WHERE organization_id = ?1
-           AND ((?2 IS NOT NULL AND customer_phone = ?2) OR (?3 IS NOT NULL AND customer_email = ?3) OR customer_user_id IN ${IN_JSON.replace("?", "?4")})
-         ORDER BY start_at`,
+      .select()
+      .from(a)
+      .where(
+        and(
+          eq(a.organizationId, organizationId),
+          or(sameIf(a.customerPhone, phone), sameIf(a.customerEmail, email), inList(a.customerUserId, userIds)),
+        ),
       )
-      .bind(organizationId, phone, email, json(userIds)),
-    db.prepare("SELECT id FROM queues WHERE organization_id = ?").bind(organizationId),
+      .orderBy(a.startAt),
+    db.select({ id: queues.id }).from(queues).where(eq(queues.organizationId, organizationId)),
   ]);
-  const appointmentRows = appointments!.results;
-  const appointmentTickets = appointmentRows.map((a) => a.ticket_id).filter((id): id is string => typeof id === "string");
+  const appointmentTickets = appointmentRows.map((r) => r.ticketId).filter((id): id is string => id !== null);
   const match: SubjectMatch = { phones: phone ? [phone] : [], userIds, ticketIds: appointmentTickets };
-  const queueIds = (queues!.results as { id: string }[]).map((q) => q.id);
   const perRoom = await Promise.all(
-    queueIds.map(async (queueId) =>
+    queueRows.map(async ({ id: queueId }) =>
       (await roomOf(env, queueId).query({ question: "subjectTickets", match })).map((t) => ({ ...t, queueId })),
     ),
   );
   const roomTickets = perRoom.flat();
-  const d1Tickets = (
-    await db
-      .prepare(
-        `SELECT * FROM tickets WHERE organization_id = ?1
-           AND ((?2 IS NOT NULL AND phone = ?2) OR user_id IN ${IN_JSON.replace("?", "?3")} OR id IN ${IN_JSON.replace("?", "?4")})
-         ORDER BY created_at`,
-      )
-      .bind(organizationId, phone, json(userIds), json([...appointmentTickets, ...roomTickets.map((t) => t.id)]))
-      .all<Row>()
-  ).results;
-  const ticketIds = [...new Set([...appointmentTickets, ...roomTickets.map((t) => t.id), ...d1Tickets.map((t) => t.id as string)])];
+  const t = ticketsTable;
+  const d1Tickets = await db
+    .select()
+    .from(t)
+    .where(
+      and(
+        eq(t.organizationId, organizationId),
+        or(sameIf(t.phone, phone), inList(t.userId, userIds), inList(t.id, [...appointmentTickets, ...roomTickets.map((r) => r.id)])),
+      ),
+    )
+    .orderBy(t.createdAt);
+  const ticketIds = [...new Set([...appointmentTickets, ...roomTickets.map((r) => r.id), ...d1Tickets.map((r) => r.id)])];
   return { organizationId, phone, email, userIds, appointments: appointmentRows, roomTickets, ticketIds, d1Tickets };
+}
+
+/** Deliveries to the person: texts and in-app to their numbers and accounts, their visitor browser push endpoints, their devices' tokens. */
+function deliveredTo(db: Database, s: Subject) {
+  const d = notificationDeliveries;
+  const v = visitorPushSubscriptions;
+  return or(
+    inList(d.recipient, recipientsOf(s)),
+    inArray(
+      d.recipient,
+      db
+        .select({ endpoint: v.endpoint })
+        .from(v)
+        .where(and(eq(v.organizationId, s.organizationId), inList(v.ticketId, s.ticketIds))),
+    ),
+    inArray(d.recipient, db.select({ token: pushDevices.token }).from(pushDevices).where(inList(pushDevices.userId, s.userIds))),
+  );
+}
+
+/** A stored event or webhook body about the person: their number, or one of their tickets. */
+function aboutThePerson(payload: SQLiteColumn, s: Subject) {
+  return or(
+    s.phone === null ? undefined : sql`json_extract(${payload}, '$.data.phone') = ${s.phone}`,
+    inList(sql`json_extract(${payload}, '$.data.ticketId')`, s.ticketIds),
+  );
+}
+
+/** The texts sent to an organization's own numbers (a thread on a number it owns is the person's through it). */
+function toNumbersOf(db: Database, organizationId: string) {
+  return db.select({ number: smsSenders.number }).from(smsSenders).where(eq(smsSenders.organizationId, organizationId));
 }
 
 /** The statements reading what else the organization holds about the person, in one batch. */
 function relatedReads(env: Env, s: Subject) {
-  const db = env.DB;
-  const tickets = json(s.ticketIds);
-  const users = json(s.userIds);
-  const appointmentIds = json(s.appointments.map((a) => a.id as string));
-  return db.batch<Row>([
+  const db = database(env.DB);
+  const org = s.organizationId;
+  const messages = ticketMessages;
+  const deliveries = notificationDeliveries;
+  const pushes = visitorPushSubscriptions;
+  const verifications = phoneVerifications;
+  const threads = inboundThreads;
+  const hooks = webhookDeliveries;
+  const events = organizationEvents;
+  const scans = entryScans;
+  const expiries = remoteJoinExpiries;
+  const audit = auditEvents;
+  return db.batch([
     db
-      .prepare(
-        `SELECT * FROM ticket_messages WHERE organization_id = ?1 AND ((?2 IS NOT NULL AND phone = ?2) OR ticket_id IN ${IN_JSON.replace("?", "?3")}) ORDER BY created_at`,
+      .select()
+      .from(messages)
+      .where(and(eq(messages.organizationId, org), or(sameIf(messages.phone, s.phone), inList(messages.ticketId, s.ticketIds))))
+      .orderBy(messages.createdAt),
+    db
+      .select({
+        key: deliveries.key,
+        id: deliveries.id,
+        eventId: deliveries.eventId,
+        type: deliveries.type,
+        channel: deliveries.channel,
+        recipient: deliveries.recipient,
+        provider: deliveries.provider,
+        status: deliveries.status,
+        attempts: deliveries.attempts,
+        payload: deliveries.payload,
+        createdAt: deliveries.createdAt,
+        updatedAt: deliveries.updatedAt,
+      })
+      .from(deliveries)
+      .where(and(eq(deliveries.organizationId, org), deliveredTo(db, s)))
+      .orderBy(deliveries.createdAt),
+    db
+      .select()
+      .from(optOuts)
+      .where(and(eq(optOuts.organizationId, org), eq(optOuts.phone, s.phone ?? ""))),
+    db
+      .select({ ticketId: pushes.ticketId, endpoint: pushes.endpoint, language: pushes.language, createdAt: pushes.createdAt })
+      .from(pushes)
+      .where(and(eq(pushes.organizationId, org), inList(pushes.ticketId, s.ticketIds))),
+    db
+      .select({
+        ticketId: verifications.ticketId,
+        phone: verifications.phone,
+        language: verifications.language,
+        verifiedAt: verifications.verifiedAt,
+        createdAt: verifications.createdAt,
+      })
+      .from(verifications)
+      .where(
+        and(eq(verifications.organizationId, org), or(sameIf(verifications.phone, s.phone), inList(verifications.ticketId, s.ticketIds))),
+      ),
+    db
+      .select()
+      .from(threads)
+      .where(
+        and(eq(threads.phone, s.phone ?? ""), or(inArray(threads.toNumber, toNumbersOf(db, org)), inList(threads.ticketId, s.ticketIds))),
+      ),
+    db
+      .select({ id: hooks.id, eventType: hooks.eventType, status: hooks.status, payload: hooks.payload, createdAt: hooks.createdAt })
+      .from(hooks)
+      .where(and(eq(hooks.organizationId, org), aboutThePerson(hooks.payload, s)))
+      .orderBy(hooks.createdAt),
+    db
+      .select({
+        id: events.id,
+        type: events.type,
+        payload: events.payload,
+        personalSealed: events.personalSealed,
+        recordedAt: events.recordedAt,
+      })
+      .from(events)
+      .where(and(eq(events.organizationId, org), aboutThePerson(events.payload, s)))
+      .orderBy(events.seq),
+    db
+      .select({
+        id: notifications.id,
+        type: notifications.type,
+        title: notifications.title,
+        body: notifications.body,
+        data: notifications.data,
+        readAt: notifications.readAt,
+        createdAt: notifications.createdAt,
+      })
+      .from(notifications)
+      .where(and(eq(notifications.organizationId, org), inList(notifications.userId, s.userIds))),
+    db
+      .select({
+        id: scans.id,
+        channel: scans.channel,
+        sourceId: scans.sourceId,
+        queueId: scans.queueId,
+        phoneModel: scans.phoneModel,
+        osVersion: scans.osVersion,
+        scannedAt: scans.scannedAt,
+      })
+      .from(scans)
+      .where(and(eq(scans.organizationId, org), inList(scans.userId, s.userIds))),
+    db
+      .select({ ticketId: expiries.ticketId, queueId: expiries.queueId, expiredAt: expiries.expiredAt })
+      .from(expiries)
+      .where(and(eq(expiries.organizationId, org), or(inList(expiries.userId, s.userIds), inList(expiries.ticketId, s.ticketIds)))),
+    db
+      .select({ subject: smsCounters.subject, day: smsCounters.day, used: smsCounters.used })
+      .from(smsCounters)
+      .where(and(eq(smsCounters.organizationId, org), eq(smsCounters.scope, "phone"), eq(smsCounters.subject, s.phone ?? ""))),
+    db
+      .select({
+        id: audit.id,
+        seq: audit.seq,
+        actorType: audit.actorType,
+        actorId: audit.actorId,
+        entityType: audit.entityType,
+        entityId: audit.entityId,
+        action: audit.action,
+        changes: audit.changes,
+        createdAt: audit.createdAt,
+      })
+      .from(audit)
+      .where(
+        and(
+          eq(audit.organizationId, org),
+          or(
+            inList(audit.entityId, [...s.ticketIds, ...s.appointments.map((x) => x.id), ...s.userIds]),
+            s.phone === null ? undefined : sql`instr(${audit.changes}, ${s.phone}) > 0`,
+            s.email === null ? undefined : sql`instr(${audit.changes}, ${s.email}) > 0`,
+          ),
+        ),
       )
-      .bind(s.organizationId, s.phone, tickets),
-    db
-      .prepare(
-        `SELECT key, id, event_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at
-           FROM notification_deliveries WHERE organization_id = ?1 AND ${DELIVERED_TO} ORDER BY created_at`,
-      )
-      .bind(s.organizationId, json(recipientsOf(s)), tickets, users),
-    db.prepare("SELECT * FROM opt_outs WHERE organization_id = ?1 AND phone = ?2").bind(s.organizationId, s.phone ?? ""),
-    db
-      .prepare(
-        `SELECT ticket_id, endpoint, language, created_at FROM visitor_push_subscriptions WHERE organization_id = ?1 AND ticket_id IN ${IN_JSON.replace("?", "?2")}`,
-      )
-      .bind(s.organizationId, tickets),
-    db
-      .prepare(
-        `SELECT ticket_id, phone, language, verified_at, created_at FROM phone_verifications
-           WHERE organization_id = ?1 AND ((?2 IS NOT NULL AND phone = ?2) OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(s.organizationId, s.phone, tickets),
-    db
-      .prepare(
-        `SELECT * FROM inbound_threads WHERE phone = ?1
-           AND (to_number IN (SELECT number FROM sms_senders WHERE organization_id = ?2) OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(s.phone ?? "", s.organizationId, tickets),
-    db
-      .prepare(
-        `SELECT id, event_type, status, payload, created_at FROM webhook_deliveries WHERE organization_id = ?1
-           AND ((?2 IS NOT NULL AND json_extract(payload, '$.data.phone') = ?2) OR json_extract(payload, '$.data.ticketId') IN ${IN_JSON.replace("?", "?3")})
-         ORDER BY created_at`,
-      )
-      .bind(s.organizationId, s.phone, tickets),
-    db
-      .prepare(
-        `SELECT id, type, payload, personal_sealed, recorded_at FROM organization_events WHERE organization_id = ?1
-           AND ((?2 IS NOT NULL AND json_extract(payload, '$.data.phone') = ?2) OR json_extract(payload, '$.data.ticketId') IN ${IN_JSON.replace("?", "?3")})
-         ORDER BY seq`,
-      )
-      .bind(s.organizationId, s.phone, tickets),
-    db
-      .prepare(
-        `SELECT id, type, title, body, data, read_at, created_at FROM notifications WHERE organization_id = ?1 AND user_id IN ${IN_JSON.replace("?", "?2")}`,
-      )
-      .bind(s.organizationId, users),
-    db
-      .prepare(
-        `SELECT id, channel, source_id, queue_id, phone_model, os_version, scanned_at FROM entry_scans WHERE organization_id = ?1 AND user_id IN ${IN_JSON.replace("?", "?2")}`,
-      )
-      .bind(s.organizationId, users),
-    db
-      .prepare(
-        `SELECT ticket_id, queue_id, expired_at FROM remote_join_expiries
-           WHERE organization_id = ?1 AND (user_id IN ${IN_JSON.replace("?", "?2")} OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(s.organizationId, users, tickets),
-    db
-      .prepare(`SELECT subject, day, used FROM sms_counters WHERE organization_id = ?1 AND scope = 'phone' AND subject = ?2`)
-      .bind(s.organizationId, s.phone ?? ""),
-    db
-      .prepare(
-        `SELECT id, seq, actor_type, actor_id, entity_type, entity_id, action, changes, created_at FROM audit_events
-           WHERE organization_id = ?1 AND (entity_id IN ${IN_JSON.replace("?", "?2")}
-             OR (?3 IS NOT NULL AND instr(changes, ?3) > 0) OR (?4 IS NOT NULL AND instr(changes, ?4) > 0))
-         ORDER BY created_at`,
-      )
-      .bind(s.organizationId, json([...s.ticketIds, ...JSON.parse(appointmentIds), ...s.userIds]), s.phone, s.email),
+      .orderBy(audit.createdAt),
   ]);
 }
 
@@ -177,48 +303,48 @@ function recipientsOf(s: Subject): string[] {
   return [...(s.phone ? [s.phone] : []), ...s.userIds];
 }
 
-const time = (v: unknown) => (typeof v === "number" ? iso(v) : null);
-const parsed = (v: unknown) => (typeof v === "string" ? (JSON.parse(v) as unknown) : null);
+const parsed = (v: string | null): unknown => (v === null ? null : JSON.parse(v));
 
-function ticketRecord(room: (SubjectTicket & { queueId: string }) | undefined, d1: Row | undefined) {
+/** One of the person's tickets: as its room holds it (live, or finished in the last day), else as the history holds it. */
+function ticketRecord(t: { room: RoomTicket; history?: TicketRow } | { room?: undefined; history: TicketRow }) {
+  const held = t.room ?? t.history;
   return {
-    id: (room?.id ?? d1?.id) as string,
-    queueId: (room?.queueId ?? d1?.queue_id) as string,
-    displayCode: (d1?.display_code as string | undefined) ?? null,
-    status: (room?.status ?? d1?.status) as string,
-    source: (room?.source ?? d1?.source) as string,
-    visitorName: room ? room.visitorName : ((d1?.visitor_name as string | null) ?? null),
-    phone: room ? room.phone : ((d1?.phone as string | null) ?? null),
-    partySize: (room?.partySize ?? d1?.party_size) as number,
-    intake: parsed(room ? room.intake : d1?.intake),
-    intakePersonal: parsed(room ? room.intakePersonal : d1?.intake_personal),
-    labels: parsed(room ? room.labels : d1?.labels) ?? [],
-    outcome: room ? room.outcome : ((d1?.outcome as string | null) ?? null),
-    note: room ? room.note : ((d1?.note as string | null) ?? null),
-    remoteJoinLocation: room?.remoteJoin
+    id: held.id,
+    queueId: held.queueId,
+    displayCode: t.history?.displayCode ?? null,
+    status: held.status,
+    source: held.source,
+    visitorName: held.visitorName,
+    phone: held.phone,
+    partySize: held.partySize,
+    intake: parsed(held.intake),
+    intakePersonal: parsed(held.intakePersonal),
+    labels: parsed(held.labels) ?? [],
+    outcome: held.outcome,
+    note: held.note,
+    remoteJoinLocation: t.room?.remoteJoin
       ? {
-          latitude: room.remoteJoin.latitude,
-          longitude: room.remoteJoin.longitude,
-          accuracyM: room.remoteJoin.accuracyM,
-          at: iso(room.remoteJoin.lastLocationAt),
+          latitude: t.room.remoteJoin.latitude,
+          longitude: t.room.remoteJoin.longitude,
+          accuracyM: t.room.remoteJoin.accuracyM,
+          at: iso(t.room.remoteJoin.lastLocationAt),
         }
       : null,
     /** Where it was read: the queue's room (live, or finished in the last day) or the history. */
-    heldIn: room ? ("room" as const) : ("history" as const),
-    createdAt: time(room?.createdAt ?? d1?.created_at),
-    updatedAt: time(room?.updatedAt ?? d1?.updated_at),
+    heldIn: t.room ? ("room" as const) : ("history" as const),
+    createdAt: iso(held.createdAt),
+    updatedAt: iso(held.updatedAt),
   };
 }
 
-/** Rows as stored, with epoch-ms columns (`*_at`) as ISO strings and JSON columns parsed. */
-function plain(rows: Row[], jsonColumns: string[] = []): Row[] {
+/** Rows as stored (keys in camelCase, as the API writes them), with epoch-ms columns (`…At`) as ISO strings and JSON columns parsed. */
+function plain<R extends object>(rows: R[], jsonColumns: readonly (keyof R & string)[] = []): Row[] {
   return rows.map((row) =>
     Object.fromEntries(
-      Object.entries(row).map(([k, v]) => {
-        const key = k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-        if (k.endsWith("_at") && typeof v === "number") return [key, iso(v)];
-        if (jsonColumns.includes(k) && typeof v === "string") return [key, JSON.parse(v) as unknown];
-        return [key, v];
+      Object.entries(row).map(([k, v]): [string, unknown] => {
+        if (k.endsWith("At") && typeof v === "number") return [k, iso(v)];
+        if (jsonColumns.some((c) => c === k) && typeof v === "string") return [k, JSON.parse(v)];
+        return [k, v];
       }),
     ),
   );
@@ -230,14 +356,18 @@ function newRequestId(): string {
 
 export async function exportDataSubject(env: Env, organizationId: string, who: DataSubject, origin: AuditOrigin, at: number) {
   const s = await findSubject(env, organizationId, who);
-  const [messages, deliveries, optOuts, pushes, verifications, threads, webhooks, events, inApp, scans, expiries, counters, audit] =
+  const [messages, deliveries, optOutRows, pushes, verifications, threads, webhooks, events, inApp, scans, expiries, counters, audit] =
     await relatedReads(env, s);
-  const byId = new Map(s.d1Tickets.map((t) => [t.id as string, t]));
+  const history = new Map(s.d1Tickets.map((t) => [t.id, t]));
   const rooms = new Map(s.roomTickets.map((t) => [t.id, t]));
   const tickets = s.ticketIds
-    .filter((id) => rooms.has(id) || byId.has(id))
-    .map((id) => ticketRecord(rooms.get(id), byId.get(id)))
-    .sort((a, b) => (a.createdAt ?? "").localeCompare(b.createdAt ?? ""));
+    .flatMap((id) => {
+      const room = rooms.get(id);
+      const stored = history.get(id);
+      if (room) return [ticketRecord({ room, history: stored })];
+      return stored ? [ticketRecord({ history: stored })] : [];
+    })
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   const document = {
     requestId: newRequestId(),
     organizationId,
@@ -245,28 +375,29 @@ export async function exportDataSubject(env: Env, organizationId: string, who: D
     generatedAt: iso(at),
     accounts: s.userIds,
     tickets,
-    appointments: plain(s.appointments.map(({ token_hash: _hidden, ...a }) => a)),
-    ticketMessages: plain(messages!.results),
-    notificationDeliveries: plain(deliveries!.results, ["payload"]),
-    inAppNotifications: plain(inApp!.results, ["data"]),
-    optOuts: plain(optOuts!.results),
-    visitorPushSubscriptions: plain(pushes!.results),
-    phoneVerifications: plain(verifications!.results),
-    inboundThreads: plain(threads!.results, ["menu"]),
-    webhookDeliveries: plain(webhooks!.results, ["payload"]),
+    appointments: plain(s.appointments.map(({ tokenHash: _hidden, ...a }) => a)),
+    ticketMessages: plain(messages),
+    notificationDeliveries: plain(deliveries, ["payload"]),
+    // `data` is read as JSON already (the schema's json column).
+    inAppNotifications: plain(inApp),
+    optOuts: plain(optOutRows),
+    visitorPushSubscriptions: plain(pushes),
+    phoneVerifications: plain(verifications),
+    inboundThreads: plain(threads, ["menu"]),
+    webhookDeliveries: plain(webhooks, ["payload"]),
     // The stored payload with its sealed personal fields opened (issue 40): the person gets their own number.
     events: plain(
       await Promise.all(
-        events!.results.map(async ({ personal_sealed, payload, ...e }) => ({
+        events.map(async ({ personalSealed, payload, ...e }) => ({
           ...e,
-          payload: await openStoredEvent(env, payload as string, (personal_sealed as string | null) ?? null),
+          payload: await openStoredEvent(env, payload, personalSealed),
         })),
       ),
     ),
-    entryScans: plain(scans!.results),
-    remoteJoinExpiries: plain(expiries!.results),
-    smsCounters: plain(counters!.results),
-    auditEvents: plain(audit!.results, ["changes"]),
+    entryScans: plain(scans),
+    remoteJoinExpiries: plain(expiries),
+    smsCounters: plain(counters),
+    auditEvents: plain(audit, ["changes"]),
   };
   await recordAudit(
     env.DB,
@@ -307,96 +438,130 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
     .filter((t) => ["waiting", "called", "serving", "held"].includes(t.status))
     .map((t) => ({ id: t.id, status: t.status }));
   const liveAppointments = s.appointments
-    .filter((a) => (a.status === "booked" || a.status === "checked_in") && (a.start_at as number) > at)
-    .map((a) => ({ id: a.id as string, status: a.status as string }));
+    .filter((a) => (a.status === "booked" || a.status === "checked_in") && a.startAt > at)
+    .map((a) => ({ id: a.id, status: a.status }));
   if (liveTickets.length > 0 || liveAppointments.length > 0) refuseLive(liveTickets, liveAppointments);
 
   // The rooms first (the single writer of their tickets): a ticket that joined meanwhile refuses.
   const match: SubjectMatch = { phones: s.phone ? [s.phone] : [], userIds: s.userIds, ticketIds: s.ticketIds };
-  const queues = [...new Set(s.roomTickets.map((t) => t.queueId))];
-  const erasures = await Promise.all(queues.map((q) => roomOf(env, q).command({ verb: "eraseSubject", match, at })));
+  const roomsHolding = [...new Set(s.roomTickets.map((t) => t.queueId))];
+  const erasures = await Promise.all(roomsHolding.map((q) => roomOf(env, q).command({ verb: "eraseSubject", match, at })));
   const late = erasures.flatMap((e) => e.live);
   if (late.length > 0) refuseLive(late, []);
 
-  const db = env.DB;
-  const tickets = json(s.ticketIds);
-  const users = json(s.userIds);
-  const appointmentIds = json(s.appointments.map((a) => a.id as string));
-  const calendarIds = json(s.appointments.map((a) => a.calendar_event_id).filter((id): id is string => typeof id === "string"));
-  const scrubPayload = `json_replace(payload, '$.data.phone', NULL, '$.data.visitorName', NULL, '$.data.email', NULL,
+  const db = database(env.DB);
+  const scrubbed = (
+    payload: SQLiteColumn,
+  ) => sql`json_replace(${payload}, '$.data.phone', NULL, '$.data.visitorName', NULL, '$.data.email', NULL,
     '$.data.customerName', NULL, '$.data.customerPhone', NULL, '$.data.customerEmail', NULL,
     '$.data.phoneMasked', NULL, '$.data.customerPhoneMasked', NULL)`;
-  const personalPayload = `((?2 IS NOT NULL AND json_extract(payload, '$.data.phone') = ?2) OR json_extract(payload, '$.data.ticketId') IN ${IN_JSON.replace("?", "?3")})`;
+  const t = ticketsTable;
+  const messages = ticketMessages;
+  const deliveries = notificationDeliveries;
+  const verifications = phoneVerifications;
+  const expiries = remoteJoinExpiries;
+  const a = appointments;
   const results = await db.batch([
     db
-      .prepare(
-        `UPDATE tickets SET visitor_name = NULL, phone = NULL, intake_personal = NULL, note = NULL, user_id = '${ANONYMISED}'
-         WHERE organization_id = ?1 AND id IN ${IN_JSON.replace("?", "?2")}
-           AND (visitor_name IS NOT NULL OR phone IS NOT NULL OR intake_personal IS NOT NULL OR note IS NOT NULL OR user_id <> '${ANONYMISED}')`,
-      )
-      .bind(organizationId, tickets),
+      .update(t)
+      .set({ visitorName: null, phone: null, intakePersonal: null, note: null, userId: ANONYMISED })
+      .where(
+        and(
+          eq(t.organizationId, organizationId),
+          inList(t.id, s.ticketIds),
+          or(
+            isNotNull(t.visitorName),
+            isNotNull(t.phone),
+            isNotNull(t.intakePersonal),
+            isNotNull(t.note),
+            sql`${t.userId} <> ${ANONYMISED_LITERAL}`,
+          ),
+        ),
+      ),
     db
-      .prepare(
-        `UPDATE ticket_messages SET phone = '${ANONYMISED}', body = '${ANONYMISED}'
-         WHERE organization_id = ?1 AND phone <> '${ANONYMISED}' AND ((?2 IS NOT NULL AND phone = ?2) OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(organizationId, s.phone, tickets),
+      .update(messages)
+      .set({ phone: ANONYMISED, body: ANONYMISED })
+      .where(
+        and(
+          eq(messages.organizationId, organizationId),
+          sql`${messages.phone} <> ${ANONYMISED_LITERAL}`,
+          or(sameIf(messages.phone, s.phone), inList(messages.ticketId, s.ticketIds)),
+        ),
+      ),
     db
-      .prepare(
-        `UPDATE notification_deliveries
-           SET recipient = '${ANONYMISED}', key = event_id || ':' || channel || ':${ANONYMISED}:' || id,
-               payload = '{"anonymised":true}', provider_response = NULL,
-               status = CASE WHEN status IN ('pending', 'retrying') THEN 'failed' ELSE status END
-         WHERE organization_id = ?1 AND ${DELIVERED_TO}`,
-      )
-      .bind(organizationId, json(recipientsOf(s)), tickets, users),
+      .update(deliveries)
+      .set({
+        recipient: ANONYMISED,
+        key: sql`${deliveries.eventId} || ':' || ${deliveries.channel} || ${`:${ANONYMISED}:`} || ${deliveries.id}`,
+        payload: '{"anonymised":true}',
+        providerResponse: null,
+        status: sql`CASE WHEN ${deliveries.status} IN ('pending', 'retrying') THEN 'failed' ELSE ${deliveries.status} END`,
+      })
+      .where(and(eq(deliveries.organizationId, organizationId), deliveredTo(db, s))),
     db
-      .prepare(`UPDATE webhook_deliveries SET payload = ${scrubPayload} WHERE organization_id = ?1 AND ${personalPayload}`)
-      .bind(organizationId, s.phone, tickets),
+      .update(webhookDeliveries)
+      .set({ payload: scrubbed(webhookDeliveries.payload) })
+      .where(and(eq(webhookDeliveries.organizationId, organizationId), aboutThePerson(webhookDeliveries.payload, s))),
+    // The sealed personal fields (full phone, e-mail) go with the masked ones (issue 40).
     db
-      // The sealed personal fields (full phone, e-mail) go with the masked ones (issue 40).
-      .prepare(
-        `UPDATE organization_events SET payload = ${scrubPayload}, personal_sealed = NULL WHERE organization_id = ?1 AND ${personalPayload}`,
-      )
-      .bind(organizationId, s.phone, tickets),
-    db.prepare("DELETE FROM opt_outs WHERE organization_id = ?1 AND phone = ?2").bind(organizationId, s.phone ?? ""),
+      .update(organizationEvents)
+      .set({ payload: scrubbed(organizationEvents.payload), personalSealed: null })
+      .where(and(eq(organizationEvents.organizationId, organizationId), aboutThePerson(organizationEvents.payload, s))),
+    db.delete(optOuts).where(and(eq(optOuts.organizationId, organizationId), eq(optOuts.phone, s.phone ?? ""))),
     db
-      .prepare(`DELETE FROM visitor_push_subscriptions WHERE organization_id = ?1 AND ticket_id IN ${IN_JSON.replace("?", "?2")}`)
-      .bind(organizationId, tickets),
+      .delete(visitorPushSubscriptions)
+      .where(and(eq(visitorPushSubscriptions.organizationId, organizationId), inList(visitorPushSubscriptions.ticketId, s.ticketIds))),
     db
-      .prepare(
-        `DELETE FROM phone_verifications WHERE organization_id = ?1 AND ((?2 IS NOT NULL AND phone = ?2) OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(organizationId, s.phone, tickets),
+      .delete(verifications)
+      .where(
+        and(
+          eq(verifications.organizationId, organizationId),
+          or(sameIf(verifications.phone, s.phone), inList(verifications.ticketId, s.ticketIds)),
+        ),
+      ),
     db
-      .prepare(
-        `DELETE FROM inbound_threads WHERE phone = ?1
-           AND (to_number IN (SELECT number FROM sms_senders WHERE organization_id = ?2) OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(s.phone ?? "", organizationId, tickets),
+      .delete(inboundThreads)
+      .where(
+        and(
+          eq(inboundThreads.phone, s.phone ?? ""),
+          or(inArray(inboundThreads.toNumber, toNumbersOf(db, organizationId)), inList(inboundThreads.ticketId, s.ticketIds)),
+        ),
+      ),
     db
-      .prepare("DELETE FROM sms_counters WHERE organization_id = ?1 AND scope = 'phone' AND subject = ?2")
-      .bind(organizationId, s.phone ?? ""),
+      .delete(smsCounters)
+      .where(and(eq(smsCounters.organizationId, organizationId), eq(smsCounters.scope, "phone"), eq(smsCounters.subject, s.phone ?? ""))),
+    db.delete(notifications).where(and(eq(notifications.organizationId, organizationId), inList(notifications.userId, s.userIds))),
+    db.delete(entryScans).where(and(eq(entryScans.organizationId, organizationId), inList(entryScans.userId, s.userIds))),
     db
-      .prepare(`DELETE FROM notifications WHERE organization_id = ?1 AND user_id IN ${IN_JSON.replace("?", "?2")}`)
-      .bind(organizationId, users),
+      .delete(expiries)
+      .where(
+        and(eq(expiries.organizationId, organizationId), or(inList(expiries.userId, s.userIds), inList(expiries.ticketId, s.ticketIds))),
+      ),
     db
-      .prepare(`DELETE FROM entry_scans WHERE organization_id = ?1 AND user_id IN ${IN_JSON.replace("?", "?2")}`)
-      .bind(organizationId, users),
+      .update(a)
+      .set({ customerName: ANONYMISED, customerPhone: null, customerEmail: null, notes: null, customerUserId: null })
+      .where(
+        and(
+          eq(a.organizationId, organizationId),
+          inList(
+            a.id,
+            s.appointments.map((x) => x.id),
+          ),
+          sql`${a.customerName} <> ${ANONYMISED_LITERAL}`,
+        ),
+      ),
     db
-      .prepare(
-        `DELETE FROM remote_join_expiries WHERE organization_id = ?1 AND (user_id IN ${IN_JSON.replace("?", "?2")} OR ticket_id IN ${IN_JSON.replace("?", "?3")})`,
-      )
-      .bind(organizationId, users, tickets),
-    db
-      .prepare(
-        `UPDATE appointments SET customer_name = '${ANONYMISED}', customer_phone = NULL, customer_email = NULL, notes = NULL, customer_user_id = NULL
-         WHERE organization_id = ?1 AND id IN ${IN_JSON.replace("?", "?2")} AND customer_name <> '${ANONYMISED}'`,
-      )
-      .bind(organizationId, appointmentIds),
-    db
-      .prepare(`UPDATE calendar_events SET description = NULL WHERE organization_id = ?1 AND id IN ${IN_JSON.replace("?", "?2")}`)
-      .bind(organizationId, calendarIds),
+      .update(calendarEvents)
+      .set({ description: null })
+      .where(
+        and(
+          eq(calendarEvents.organizationId, organizationId),
+          inList(
+            calendarEvents.id,
+            s.appointments.map((x) => x.calendarEventId).filter((id): id is string => id !== null),
+          ),
+        ),
+      ),
   ]);
   const changed = (i: number) => results[i]!.meta.changes;
   const erased = {

@@ -47,14 +47,14 @@ async function plan(sql: string): Promise<string> {
  * backfill's next organization is an ordered read that stops at its LIMIT 1.
  */
 const MEANT_SCANS: { statement: RegExp; scan: string }[] = [
-  { statement: /FROM organizations o CROSS JOIN/, scan: "SCAN o" },
+  { statement: /FROM "?organizations"? "?o"? CROSS JOIN/i, scan: "SCAN o" },
   {
     statement: /FROM analytics_backfill ORDER BY organization_id LIMIT 1$/,
     scan: "SCAN analytics_backfill USING INDEX sqlite_autoindex_analytics_backfill_1",
   },
   // A partial index holding only the entries not sealed into their chain yet: few, by design.
   {
-    statement: /FROM audit_events INDEXED BY audit_events_unsealed_idx WHERE seq IS NULL LIMIT (100|\?)$/,
+    statement: /FROM "?audit_events"? INDEXED BY "?audit_events_unsealed_idx"? WHERE ("?audit_events"?\.)?"?seq"? IS NULL LIMIT (100|\?)$/i,
     scan: "SCAN audit_events USING INDEX audit_events_unsealed_idx",
   },
 ];

@@ -1,10 +1,11 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { database } from "../../src/db/client";
 import {
-  ANONYMISE_NOTIFICATION_DELIVERIES,
-  ANONYMISE_TICKETS,
-  ANONYMISE_WEBHOOK_DELIVERIES,
-  DELETE_VISITOR_PUSH,
+  anonymiseNotificationDeliveries,
+  anonymiseTickets,
+  anonymiseWebhookDeliveries,
+  deleteVisitorPush,
 } from "../../src/jobs/anonymisation";
 import { newId } from "../../src/lib/ids";
 import { now } from "../../src/lib/clock";
@@ -163,13 +164,17 @@ describe("personal-data anonymisation", () => {
 
   it("each statement walks organizations, then the partial index of rows still holding personal data", async () => {
     const plans: Record<string, string> = {};
-    for (const [name, q] of Object.entries({
-      tickets: ANONYMISE_TICKETS,
-      notifications: ANONYMISE_NOTIFICATION_DELIVERIES,
-      webhooks: ANONYMISE_WEBHOOK_DELIVERIES,
-      push: DELETE_VISITOR_PUSH,
+    const db = database(env.DB);
+    for (const [name, statement] of Object.entries({
+      tickets: anonymiseTickets,
+      notifications: anonymiseNotificationDeliveries,
+      webhooks: anonymiseWebhookDeliveries,
+      push: deleteVisitorPush,
     })) {
-      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q}`).bind(0, 500).all<{ detail: string }>();
+      const q = statement(db, 0).toSQL();
+      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+        .bind(...q.params)
+        .all<{ detail: string }>();
       plans[name] = rows.results.map((r) => r.detail).join(" | ");
     }
     expect(plans.tickets).toMatch(/SEARCH d USING (COVERING )?INDEX tickets_named_org_created_idx/);

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ANONYMISE_TICKET_MESSAGES, ANONYMISE_TICKET_PHONES } from "../../src/jobs/anonymisation";
+import { database } from "../../src/db/client";
+import { anonymiseTicketMessages, anonymiseTicketPhones } from "../../src/jobs/anonymisation";
 import { now } from "../../src/lib/clock";
 import { call, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
@@ -61,11 +62,16 @@ describe("the anonymisation sweep and a ticket's phone", () => {
   });
 
   it("both statements read only the partial indexes of rows still holding a phone", async () => {
-    for (const [q, index] of [
-      [ANONYMISE_TICKET_PHONES, "tickets_phone_org_created_idx"],
-      [ANONYMISE_TICKET_MESSAGES, "ticket_messages_personal_idx"],
+    for (const [statement, index] of [
+      [anonymiseTicketPhones, "tickets_phone_org_created_idx"],
+      [anonymiseTicketMessages, "ticket_messages_personal_idx"],
     ] as const) {
-      const plan = (await env.DB.prepare(`EXPLAIN QUERY PLAN ${q}`).bind(0, 500).all<{ detail: string }>()).results
+      const q = statement(database(env.DB), 0).toSQL();
+      const plan = (
+        await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+          .bind(...q.params)
+          .all<{ detail: string }>()
+      ).results
         .map((r) => r.detail)
         .join(" | ");
       expect(plan).toMatch(new RegExp(`SEARCH d USING (COVERING )?INDEX ${index}`));
