@@ -354,7 +354,7 @@ async function bookInWidget(page, api, lang, { axe: withAxe = false, shot = null
   // The messages' language: the languages the business offers (the demo: the whole catalogue), each in its own name (issue 42).
   const languages = page.locator("#widget select[name=language]");
   const names = await languages.locator("option").allTextContents();
-  check(names.join(",") === "Français,English,العربية,Español,Nederlands,Português", `the booking's languages: ${names}`);
+  check(names.join(",") === "Français,English,العربية,Deutsch,Español,Nederlands,Português", `the booking's languages: ${names}`);
   check((await languages.inputValue()) === lang, `the booking's language starts at ${await languages.inputValue()}`);
   if (withAxe) await checkAxe(page, "the widget's details");
   // An empty name is refused in the page's words, at the field.

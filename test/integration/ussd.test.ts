@@ -162,6 +162,19 @@ const WORDS = {
     cancelled: "geannuleerd",
     invalid: "Ongeldige keuze",
   },
+  de: {
+    take: "1 Ticket ziehen",
+    choose: "Wählen Sie eine Warteschlange",
+    none: "Kein Ticket",
+    arrive: "Bei Ankunft",
+    already: "Sie haben schon",
+    position: /Nr\. \d+ in der Warteschlange/,
+    here: "dass Sie da sind",
+    confirm: /^CON Ticket A-\d{3} stornieren/,
+    kept: "bleibt bestehen",
+    cancelled: "storniert",
+    invalid: "Ungültige Auswahl",
+  },
 } as const satisfies Record<Language, unknown>;
 
 async function setLanguage(f: Fixture, defaultLanguage: "fr" | "en") {
@@ -169,7 +182,7 @@ async function setLanguage(f: Fixture, defaultLanguage: "fr" | "en") {
 }
 
 describe("USSD menus (issue 45)", () => {
-  // Six languages, eleven screens each (about 70 requests and ten queues): 24 s on the quiet
+  // Seven languages, eleven screens each (about 70 requests and ten queues): 24 s on the quiet
   // 2-core machine, past the 30 s default under load, so it has a longer timeout of its own.
   it("every screen of every flow is within 160 characters, in each language of the catalogue ('0*n' picks the n-th)", async () => {
     const f = await queueFixture("pro");
@@ -186,7 +199,7 @@ describe("USSD menus (issue 45)", () => {
 
     // The "0" screen lists the offered languages in their own names, the default first.
     const languages = screen(await dial(code, randomPhone(), "0"));
-    expect(languages).toBe("CON 1 Français\n2 English\n3 العربية\n4 Español\n5 Nederlands\n6 Português");
+    expect(languages).toBe("CON 1 Français\n2 English\n3 العربية\n4 Deutsch\n5 Español\n6 Nederlands\n7 Português");
     // French (the default) first, then every other language of the catalogue as `0*n` picks it.
     for (const [prefix, w] of LANGUAGES.map((language, i) => [i === 0 ? "" : `0*${i + 1}*`, WORDS[language]] as const)) {
       const main = screen(await dial(code, randomPhone(), prefix.replace(/\*$/, "")));

@@ -4,6 +4,7 @@ import type { Catalogue } from "./catalogue";
 import * as lang_fr from "./fr";
 import * as lang_en from "./en";
 import * as lang_ar from "./ar";
+import * as lang_de from "./de";
 import * as lang_es from "./es";
 import * as lang_nl from "./nl";
 import * as lang_pt from "./pt";
@@ -12,6 +13,7 @@ export const CATALOGUES = {
   fr: lang_fr,
   en: lang_en,
   ar: lang_ar,
+  de: lang_de,
   es: lang_es,
   nl: lang_nl,
   pt: lang_pt,

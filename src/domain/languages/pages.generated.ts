@@ -5,6 +5,7 @@ import type { Language } from "./index";
 import { meta as lang_fr_meta, pages as lang_fr_pages, intake as lang_fr_intake } from "./fr";
 import { meta as lang_en_meta, pages as lang_en_pages, intake as lang_en_intake } from "./en";
 import { meta as lang_ar_meta, pages as lang_ar_pages, intake as lang_ar_intake } from "./ar";
+import { meta as lang_de_meta, pages as lang_de_pages, intake as lang_de_intake } from "./de";
 import { meta as lang_es_meta, pages as lang_es_pages, intake as lang_es_intake } from "./es";
 import { meta as lang_nl_meta, pages as lang_nl_pages, intake as lang_nl_intake } from "./nl";
 import { meta as lang_pt_meta, pages as lang_pt_pages, intake as lang_pt_intake } from "./pt";
@@ -13,6 +14,7 @@ export const PAGE_LANGUAGES: Record<Language, { meta: LanguageMeta; pages: PageS
   fr: { meta: lang_fr_meta, pages: lang_fr_pages, intake: lang_fr_intake },
   en: { meta: lang_en_meta, pages: lang_en_pages, intake: lang_en_intake },
   ar: { meta: lang_ar_meta, pages: lang_ar_pages, intake: lang_ar_intake },
+  de: { meta: lang_de_meta, pages: lang_de_pages, intake: lang_de_intake },
   es: { meta: lang_es_meta, pages: lang_es_pages, intake: lang_es_intake },
   nl: { meta: lang_nl_meta, pages: lang_nl_pages, intake: lang_nl_intake },
   pt: { meta: lang_pt_meta, pages: lang_pt_pages, intake: lang_pt_intake },

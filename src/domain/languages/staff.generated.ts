@@ -5,6 +5,7 @@ import type { Language } from "./index";
 import { meta as lang_fr_meta, staff as lang_fr_staff } from "./fr";
 import { meta as lang_en_meta, staff as lang_en_staff } from "./en";
 import { meta as lang_ar_meta, staff as lang_ar_staff } from "./ar";
+import { meta as lang_de_meta, staff as lang_de_staff } from "./de";
 import { meta as lang_es_meta, staff as lang_es_staff } from "./es";
 import { meta as lang_nl_meta, staff as lang_nl_staff } from "./nl";
 import { meta as lang_pt_meta, staff as lang_pt_staff } from "./pt";
@@ -13,6 +14,7 @@ export const STAFF_LANGUAGES: Record<Language, { meta: LanguageMeta; staff: Staf
   fr: { meta: lang_fr_meta, staff: lang_fr_staff },
   en: { meta: lang_en_meta, staff: lang_en_staff },
   ar: { meta: lang_ar_meta, staff: lang_ar_staff },
+  de: { meta: lang_de_meta, staff: lang_de_staff },
   es: { meta: lang_es_meta, staff: lang_es_staff },
   nl: { meta: lang_nl_meta, staff: lang_nl_staff },
   pt: { meta: lang_pt_meta, staff: lang_pt_staff },
