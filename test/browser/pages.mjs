@@ -1504,6 +1504,39 @@ export function pageCases() {
       },
     },
     {
+      name: "pages german (issue 42): a language added as its file alone: the kiosk's switch offers Deutsch, the kiosk speaks German, its ticket's SMS is German (axe, screenshot)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [] });
+        const dir = screenshots ?? path.join(root, "test", "browser", ".artifacts", "screenshots", "pages");
+        mkdirSync(dir, { recursive: true });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          const k = await ctx.newPage();
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          await k.locator("nav.langs").getByRole("button", { name: "Deutsch" }).click({ timeout: STEP_MS });
+          await k.getByText("Wählen Sie Ihr Anliegen").waitFor({ timeout: STEP_MS });
+          const page = await k.evaluate(() => [document.documentElement.lang, document.documentElement.dir].join(" "));
+          check(page === "de ltr", `the German kiosk's document: ${page}`);
+          await checkAxe(k, "the kiosk in German");
+          await k.getByLabel(/Handynummer/).fill("+33 6 12 34 01 89");
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).click();
+          const ticket = (await (await joined).json()).data;
+          await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          await k.getByText("Ihr Ticket").first().waitFor({ timeout: STEP_MS });
+          await k.screenshot({ path: path.join(dir, "kiosk-de-ticket.png") });
+          const sms = await outboxSms(ticket.id);
+          check(
+            sms.some((body) => body.startsWith("Sie sind in der Warteschlange für Accueil")),
+            `the SMS of a German kiosk ticket: ${JSON.stringify(sms)}`,
+          );
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
       name: "pages kiosk: a phone typed while the kiosk was still loading is kept and the ticket has it",
       async run({ browser, api }) {
         await resetDemo(api);
