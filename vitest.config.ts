@@ -98,6 +98,8 @@ class GroupedSequencer extends BaseSequencer {
 export default defineConfig(async () => {
   // The Worker serves embed.js minified (src/widget/embed.min.js): written from the current source before every run.
   await (await import("./scripts/build-embed.mjs")).buildEmbed();
+  // The catalogue's lists, from the language files present (scripts/build-languages.mjs): a language just added is tested.
+  (await import("./scripts/build-languages.mjs")).buildLanguages();
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
     plugins: [

@@ -7,6 +7,8 @@ import { defineConfig } from "vitest/config";
 // The Worker imports embed.js minified (src/widget/embed.min.js, not committed): built here too, as
 // vitest.config.ts does, since this half may start first (scripts/build-embed.mjs writes it atomically).
 await (await import("./scripts/build-embed.mjs")).buildEmbed();
+// The catalogue's lists, from the language files present (scripts/build-languages.mjs).
+(await import("./scripts/build-languages.mjs")).buildLanguages();
 
 export default defineConfig({
   plugins: [

@@ -42,6 +42,8 @@ ${files.css ? `<link rel="stylesheet" href="/pages/${files.css}">` : ""}
 
 export async function buildPages({ quiet = false } = {}) {
   const esbuild = await import("esbuild");
+  // The pages import the catalogue's lists: written from the language files present first.
+  (await import("./build-languages.mjs")).buildLanguages();
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const result = await esbuild.build({

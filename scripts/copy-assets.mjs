@@ -32,6 +32,14 @@ if (!existsSync(script) || !existsSync(stamp) || readFileSync(stamp, "utf8") !==
   }
 }
 
+// The lists of the catalogue of languages, from the language files present (before the pages, which import them).
+try {
+  const { buildLanguages } = await import("./build-languages.mjs");
+  buildLanguages();
+} catch (err) {
+  console.warn(`copy-assets: the languages' lists were not written (${err.message.split("\n")[0]})`);
+}
+
 // The widget script, minified (src/widget/embed.min.js, which the Worker serves).
 try {
   const { buildEmbed } = await import("./build-embed.mjs");

@@ -12,6 +12,9 @@ const out = path.resolve(root, process.argv[2] ?? "clients/typescript/openapi.js
 const bundle = path.join(root, "node_modules", ".cache", "openapi-app.mjs");
 mkdirSync(path.dirname(bundle), { recursive: true });
 
+// The API's `language` enums are the catalogue's codes: its lists written from the language files present first.
+(await import("./build-languages.mjs")).buildLanguages();
+
 await build({
   entryPoints: [path.join(root, "src", "app.ts")],
   bundle: true,

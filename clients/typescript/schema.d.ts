@@ -3834,11 +3834,11 @@ export interface components {
             /** @enum {string} */
             accountType: "business" | "customer";
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description Used when a request names no organization and you have several memberships */
             defaultOrganizationId: string | null;
             createdAt: string;
@@ -3857,11 +3857,11 @@ export interface components {
             /** @enum {string} */
             accountType: "business" | "customer";
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
         };
         LoginRequest: {
             /** Format: email */
@@ -3891,13 +3891,13 @@ export interface components {
             billingEmail: string | null;
             availabilityRadiusKm: number | null;
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description The languages the business offers its visitors, in the catalogue's order: the pages' language switch and the joins' `language` (a language not offered falls back to `defaultLanguage`). Every language of the catalogue unless set. */
-            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
+            languages: ("fr" | "en" | "ar" | "de" | "es" | "nl" | "pt")[];
             logoUrl: string | null;
             /** @description Days after which visitors' personal data is anonymised (7–3650; default 90) */
             dataRetentionDays: number;
@@ -3941,13 +3941,13 @@ export interface components {
             /** @enum {string} */
             type?: "retail" | "healthcare" | "banking" | "government" | "other";
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description The languages the business offers (must include `defaultLanguage`); null: the whole catalogue */
-            languages?: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[] | null;
+            languages?: ("fr" | "en" | "ar" | "de" | "es" | "nl" | "pt")[] | null;
             /** Format: uri */
             logoUrl?: string | null;
             dataRetentionDays?: number;
@@ -4250,7 +4250,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description The customer's account (someone with a ticket or appointment of the organization): the appointment is in their own list */
             userId?: string | null;
         };
@@ -4325,7 +4325,7 @@ export interface components {
              * @example fr
              * @enum {string|null}
              */
-            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
+            defaultLanguage: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt" | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -4466,7 +4466,7 @@ export interface components {
              * @example fr
              * @enum {string|null}
              */
-            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
+            defaultLanguage?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt" | null;
         };
         NearbyLocation: components["schemas"]["Location"] & {
             distanceKm: number;
@@ -4494,7 +4494,7 @@ export interface components {
              * @example fr
              * @enum {string|null}
              */
-            defaultLanguage?: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
+            defaultLanguage?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt" | null;
             /**
              * @description Weekly opening hours in the location's timezone; null: open all day (the default)
              * @example {
@@ -4925,11 +4925,11 @@ export interface components {
              */
             notifyBy?: "sms" | "whatsapp";
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             intake?: components["schemas"]["IntakeAnswers"];
             route?: components["schemas"]["VisitRoute"];
         };
@@ -4964,7 +4964,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             route?: components["schemas"]["VisitRoute"];
         };
         PreviousCallMeta: {
@@ -5102,13 +5102,13 @@ export interface components {
             name: string;
             logoUrl: string | null;
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description The languages the pages offer, in the order of the language switch */
-            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
+            languages: ("fr" | "en" | "ar" | "de" | "es" | "nl" | "pt")[];
             queues: {
                 id: string;
                 name: string;
@@ -5188,7 +5188,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
         };
         VisitorTicket: {
             ticketId: string;
@@ -5232,7 +5232,7 @@ export interface components {
              * @example fr
              * @enum {string|null}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt" | null;
         };
         WidgetTicketPlace: {
             organization: {
@@ -5258,13 +5258,13 @@ export interface components {
                 maxDefers: number;
             };
             /**
-             * @description A language of the catalogue: fr, en, es, pt, ar, nl
+             * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description The languages the business offers: the status page's language switch */
-            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
+            languages: ("fr" | "en" | "ar" | "de" | "es" | "nl" | "pt")[];
         };
         StepBackRequest: {
             /**
@@ -5340,7 +5340,7 @@ export interface components {
                      * @example fr
                      * @enum {string|null}
                      */
-                    language: "fr" | "en" | "es" | "pt" | "ar" | "nl" | null;
+                    language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt" | null;
                 }[];
                 /** @description The next codes in call order (at most 5) */
                 nextWaiting: string[];
@@ -5362,9 +5362,9 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            defaultLanguage: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            defaultLanguage: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description The languages the pages offer, in the order of the language switch */
-            languages: ("fr" | "en" | "es" | "pt" | "ar" | "nl")[];
+            languages: ("fr" | "en" | "ar" | "de" | "es" | "nl" | "pt")[];
             /** @description Queues of the location's active services that take tickets now, by service name */
             queues: {
                 queueId: string;
@@ -5943,7 +5943,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             queueId: string | null;
             /**
              * @description Whose text is in force
@@ -5975,7 +5975,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -6003,7 +6003,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             /** @description A queue of the organization: its text wins over the organization's */
             queueId?: string | null;
             /**
@@ -6032,7 +6032,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
         };
         VisitorPushUnsubscribe: {
             /** Format: uri */
@@ -7072,11 +7072,11 @@ export interface components {
                 phone: string | null;
                 email: string | null;
                 /**
-                 * @description A language of the catalogue: fr, en, es, pt, ar, nl
+                 * @description A language of the catalogue: fr, en, ar, de, es, nl, pt
                  * @example fr
                  * @enum {string}
                  */
-                language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+                language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             };
             notes: string | null;
             /** @description The customer's account when they booked with it */
@@ -7127,7 +7127,7 @@ export interface components {
              * @example fr
              * @enum {string}
              */
-            language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+            language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
         };
         AppointmentHold: {
             /** @example hld_d3m0h0ld000000000000 */
@@ -16960,8 +16960,8 @@ export interface operations {
                 key: string;
                 /** @description Comma-separated queue ids to show; default every queue of the board */
                 queues?: string;
-                /** @description The board's words and voice: fr, en, es, pt, ar, nl; default en (ar lays the board out right to left) */
-                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+                /** @description The board's words and voice: fr, en, ar, de, es, nl, pt; default en (ar lays the board out right to left) */
+                language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
                 /** @description light or dark, default dark (screens) */
                 theme?: "light" | "dark";
                 /** @description Primary colour as hex without '#', e.g. 2563eb */
@@ -22057,7 +22057,7 @@ export interface operations {
                  * @example que_d3m0q000000000000000
                  */
                 queueId?: string;
-                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+                language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
                 /**
                  * @description The message
                  * @example ticket.called
@@ -22235,7 +22235,7 @@ export interface operations {
     resetMessageTemplate: {
         parameters: {
             query: {
-                language: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+                language: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
                 /**
                  * @description A queue of the organization: its text wins over the organization's
                  * @example que_d3m0q000000000000000
@@ -24845,7 +24845,7 @@ export interface operations {
                 /** @description escpos (default) or html */
                 format?: "escpos" | "html";
                 /** @description The receipt's language, a language of the catalogue (default en) */
-                language?: "fr" | "en" | "es" | "pt" | "ar" | "nl";
+                language?: "fr" | "en" | "ar" | "de" | "es" | "nl" | "pt";
             };
             header?: {
                 /** @description The `ticketToken` the widget join answered */

@@ -2,6 +2,7 @@
 // takes, and the same receipt as an HTML page for the browser's print dialog. Pure: the
 // content comes in already looked up and formatted.
 
+import { canDraw, drawText, type Bitmap } from "../lib/raster-text";
 import { CATALOGUES, type Language } from "./languages";
 
 export type ReceiptLanguage = Language;
@@ -77,25 +78,43 @@ export function cp1252(text: string): number[] {
 
 const inCodePage = (text: string) => !cp1252(text.replaceAll("?", "")).includes(0x3f);
 
+/** The dots an 80 mm printer's head prints across (72 mm at 203 dpi, 8 dots a millimetre). */
+export const RECEIPT_PRINT_DOTS = 576;
+
+/** `GS v 0`: a raster bit image, normal size, `width / 8` bytes a row. */
+function rasterImage(image: Bitmap): number[] {
+  const x = image.width / 8;
+  const out = [GS, 0x76, 0x30, 0, x & 0xff, x >> 8, image.height & 0xff, image.height >> 8];
+  for (const byte of image.data) out.push(byte);
+  return out;
+}
+
 /** `GS ( k` function: pL pH cn fn data (cn 49 = QR Code). */
 function qrFunction(fn: number, data: number[]): number[] {
   const length = data.length + 2;
   return [GS, 0x28, 0x6b, length & 0xff, length >> 8, 49, fn, ...data];
 }
 
-/** The receipt as ESC/POS commands: initialise, centred code in double size, service, place, time, QR, cut. */
+/**
+ * The receipt as ESC/POS commands: initialise, centred code in double size, service, place, time, QR, cut.
+ * A line WPC1252 has no letters for (Arabic: the labels of an Arabic ticket, or a queue, service or
+ * place named in Arabic) prints as raster images (`GS v 0`), its letters joined and right to left,
+ * one image a line of print, as FQM does; the code and the time stay text (Latin letters and digits).
+ */
 export function escposReceipt(r: ReceiptContent): Uint8Array {
-  // A script WPC1252 cannot print (Arabic) would come out as "?": its labels print in English
-  // (printing them as a raster image is docs/languages.md's open item).
   const own = receiptLabels(r.language);
-  const l = Object.values(own).every(inCodePage) ? own : receiptLabels("en");
+  // A script neither the code page nor the receipt's font has (none in the catalogue today) would come out as "?": English then.
+  const l = Object.values(own).every((text) => inCodePage(text) || canDraw(text)) ? own : receiptLabels("en");
   const bytes: number[] = [];
-  const line = (text: string) => bytes.push(...cp1252(text), LF);
+  const line = (text: string, bold = false) => {
+    if (inCodePage(text) || !canDraw(text)) bytes.push(...cp1252(text), LF);
+    else for (const image of drawText(text, { width: RECEIPT_PRINT_DOTS, bold })) bytes.push(...rasterImage(image));
+  };
   bytes.push(ESC, 0x40); // initialise
   bytes.push(ESC, 0x74, CODE_PAGE_WPC1252);
   bytes.push(ESC, 0x61, 1); // centre
   bytes.push(ESC, 0x45, 1); // bold
-  line(r.organizationName);
+  line(r.organizationName, true);
   bytes.push(ESC, 0x45, 0);
   line(l.ticket);
   bytes.push(GS, 0x21, 0x11); // double width and height

@@ -354,7 +354,7 @@ async function bookInWidget(page, api, lang, { axe: withAxe = false, shot = null
   // The messages' language: the languages the business offers (the demo: the whole catalogue), each in its own name (issue 42).
   const languages = page.locator("#widget select[name=language]");
   const names = await languages.locator("option").allTextContents();
-  check(names.join(",") === "Français,English,Español,Português,العربية,Nederlands", `the booking's languages: ${names}`);
+  check(names.join(",") === "Français,English,العربية,Deutsch,Español,Nederlands,Português", `the booking's languages: ${names}`);
   check((await languages.inputValue()) === lang, `the booking's language starts at ${await languages.inputValue()}`);
   if (withAxe) await checkAxe(page, "the widget's details");
   // An empty name is refused in the page's words, at the field.
@@ -1497,6 +1497,39 @@ export function pageCases() {
           check(
             sms.some((body) => body.startsWith("Vous êtes en attente pour Accueil")),
             `the SMS of a French kiosk ticket: ${JSON.stringify(sms)}`,
+          );
+        } finally {
+          await ctx.close();
+        }
+      },
+    },
+    {
+      name: "pages german (issue 42): a language added as its file alone: the kiosk's switch offers Deutsch, the kiosk speaks German, its ticket's SMS is German (axe, screenshot)",
+      async run({ browser, api, screenshots }) {
+        await resetDemo(api);
+        await must(api, "PUT", `/services/${DEMO.service.id}/intake`, { fields: [] });
+        const dir = screenshots ?? path.join(root, "test", "browser", ".artifacts", "screenshots", "pages");
+        mkdirSync(dir, { recursive: true });
+        const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB", hasTouch: true });
+        try {
+          const k = await ctx.newPage();
+          await k.goto(kioskUrl(api, "fr"), { timeout: STEP_MS });
+          await k.locator("nav.langs").getByRole("button", { name: "Deutsch" }).click({ timeout: STEP_MS });
+          await k.getByText("Wählen Sie Ihr Anliegen").waitFor({ timeout: STEP_MS });
+          const page = await k.evaluate(() => [document.documentElement.lang, document.documentElement.dir].join(" "));
+          check(page === "de ltr", `the German kiosk's document: ${page}`);
+          await checkAxe(k, "the kiosk in German");
+          await k.getByLabel(/Handynummer/).fill("+33 6 12 34 01 89");
+          const joined = k.waitForResponse((r) => r.url().endsWith(`/widget/queue/${DEMO.queue.id}/join`), { timeout: STEP_MS });
+          await k.getByRole("button", { name: /Guichet/ }).click();
+          const ticket = (await (await joined).json()).data;
+          await k.getByText(ticket.displayCode, { exact: true }).waitFor({ timeout: STEP_MS });
+          await k.getByText("Ihr Ticket").first().waitFor({ timeout: STEP_MS });
+          await k.screenshot({ path: path.join(dir, "kiosk-de-ticket.png") });
+          const sms = await outboxSms(ticket.id);
+          check(
+            sms.some((body) => body.startsWith("Sie sind in der Warteschlange für Accueil")),
+            `the SMS of a German kiosk ticket: ${JSON.stringify(sms)}`,
           );
         } finally {
           await ctx.close();

@@ -172,7 +172,7 @@ describe("booking", () => {
       "customer.name",
     );
     expectError(
-      await call("POST", "/v1/appointments", { ...awa, body: { ...bookBody(f, MON_0900), customer: { name: "A", language: "de" } } }),
+      await call("POST", "/v1/appointments", { ...awa, body: { ...bookBody(f, MON_0900), customer: { name: "A", language: "xx" } } }),
       400,
       "VALIDATION_ERROR",
       "customer.language",

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { createApiKey, createOrganization, registerUser, setPlan, walkIn, type TestUser } from "../helpers/fixtures";
+import { LANGUAGES } from "../../src/domain/languages";
 
 // The board of one branch (issue 39): `?location=` keeps the queues of the services offered at
 // that location, with its name, its open desks, and letters that never collide on its screen.
@@ -133,7 +134,7 @@ describe("where a visitor's ticket is (the status page's header)", () => {
       defer: { maxMinutes: 60, maxDefers: 2 },
       // The status page's language switch: the languages the business offers (all until set).
       defaultLanguage: "en",
-      languages: ["fr", "en", "es", "pt", "ar", "nl"],
+      languages: LANGUAGES,
     });
     expectError(await place(), 404, "NOT_FOUND");
     const other = expectOk(await call("POST", `/v1/widget/queue/${t.first.queueId}/join`, { apiKey: t.widgetKey, body: {} }), 201);

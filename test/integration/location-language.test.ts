@@ -60,7 +60,7 @@ describe("a location's default language", () => {
     expect(created.defaultLanguage).toBe("ar");
 
     // Outside the catalogue, or not offered by the organization: refused, naming the field.
-    expectError(await patchLocation(f, { defaultLanguage: "de" }), 400, "VALIDATION_ERROR", "defaultLanguage");
+    expectError(await patchLocation(f, { defaultLanguage: "xx" }), 400, "VALIDATION_ERROR", "defaultLanguage");
     expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token, body: { languages: ["fr", "en", "es"] } }));
     const refused = await patchLocation(f, { defaultLanguage: "pt" });
     expectError(refused, 400, "VALIDATION_ERROR", "defaultLanguage");

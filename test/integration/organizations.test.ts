@@ -97,7 +97,7 @@ describe("PATCH /v1/organizations/{id}", () => {
     ["a radius not in the list", { availabilityRadiusKm: 3 }, "availabilityRadiusKm"],
     ["a radius of the wrong type", { availabilityRadiusKm: "1" }, "availabilityRadiusKm"],
     ["a bad billing email", { billingEmail: "nope" }, "billingEmail"],
-    ["an unknown language", { defaultLanguage: "de" }, "defaultLanguage"],
+    ["an unknown language", { defaultLanguage: "xx" }, "defaultLanguage"],
     ["an unknown type", { type: "casino" }, "type"],
     ["a null name", { name: null }, "name"],
     ["an empty name", { name: "  " }, "name"],

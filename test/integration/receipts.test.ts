@@ -40,6 +40,8 @@ describe("ESC/POS receipt", () => {
     expect(doc.commands[0]).toBe("init");
     expect(doc.commands.at(-1)).toBe("cut 66");
     expect(doc.codePage).toBe(16);
+    // French prints as text in WPC1252: no raster image.
+    expect(doc.images).toEqual([]);
     const code = doc.lines.find((l) => l.text === k.ticket.displayCode);
     expect(code).toMatchObject({ align: "centre", width: 2, height: 2 });
     const texts = doc.lines.map((l) => l.text);
@@ -55,6 +57,56 @@ describe("ESC/POS receipt", () => {
       data: `https://api.test/t/${k.ticket.id}#token=${k.token}`,
       printed: true,
     });
+  });
+
+  it("prints an Arabic ticket's Arabic lines as raster images (GS v 0), its code and time as text, nothing as '?'", async () => {
+    const owner = await registerUser();
+    const org = await createOrganization(owner, { type: "banking", name: "بنك الأمل" });
+    const f = await createQueueFixture(owner, org.id);
+    expectOk(
+      await call("PATCH", `/v1/locations/${f.locationId}`, {
+        token: owner.token,
+        body: { timezone: "Africa/Casablanca", name: "وكالة الرباط" },
+      }),
+    );
+    expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token: owner.token, body: { name: "عمليات الصندوق" } }));
+    const widget = await createApiKey(owner, org.id, ["widget"]);
+    const ticket = expectOk(
+      await call("POST", `/v1/widget/queue/${f.queueId}/join`, { apiKey: widget.key, body: { language: "ar" } }),
+      201,
+    );
+    const res = await fetchReceipt(ticket.id, "?language=ar", { "X-Ticket-Token": ticket.ticketToken });
+    expect(res.status).toBe(200);
+    const doc = decodeEscpos(new Uint8Array(await res.arrayBuffer()));
+
+    // The organization, the label, the service, the place, "follow your turn" and "keep this ticket": six images.
+    const kinds = doc.printed.map((p) => ("image" in p ? "image" : "qr" in p ? "qr" : p.line.text));
+    expect(kinds).toEqual([
+      "image",
+      "image",
+      ticket.displayCode,
+      "",
+      "image",
+      "image",
+      expect.stringMatching(/^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}$/),
+      "",
+      "image",
+      "qr",
+      "",
+      "image",
+    ]);
+    for (const image of doc.images) {
+      // The head's width (72 mm at 8 dots a millimetre), a line of print high, normal size, with ink on it.
+      expect([image.width, image.mode]).toEqual([576, 0]);
+      expect(image.height).toBeGreaterThanOrEqual(24);
+      expect(image.height).toBeLessThanOrEqual(48);
+      expect(image.data.some((byte) => byte !== 0)).toBe(true);
+    }
+    // The code stays text, left to right, in double size; no letter fell back to "?" and no label to English.
+    expect(doc.lines.find((l) => l.text === ticket.displayCode)).toMatchObject({ width: 2, height: 2 });
+    expect(doc.lines.filter((l) => l.text.includes("?"))).toEqual([]);
+    expect(doc.lines.map((l) => l.text)).not.toContain("Your ticket");
+    expect(doc.qr?.printed).toBe(true);
   });
 
   it("is read by staff without the token, then with no QR (the server keeps only the token's hash)", async () => {

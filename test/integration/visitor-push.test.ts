@@ -183,7 +183,7 @@ describe("widget visitors' web push", () => {
     const b = await browser();
     const path = `/v1/widget/tickets/${t.id}/push-subscription`;
     expectError(
-      await call("POST", path, { apiKey: key.key, body: { ...b.subscription, language: "de" } }),
+      await call("POST", path, { apiKey: key.key, body: { ...b.subscription, language: "xx" } }),
       400,
       "VALIDATION_ERROR",
       "language",

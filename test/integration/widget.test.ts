@@ -4,6 +4,7 @@ import { call, expectError, expectOk, unique } from "../helpers/api";
 import { room } from "../helpers/catalog";
 import { addQueue, createApiKey, createOrganization, type Fixture, queueFixture, registerUser } from "../helpers/fixtures";
 import { SocketClient as Client } from "../helpers/widget-socket";
+import { LANGUAGES } from "../../src/domain/languages";
 
 // The widget routes over HTTP and the live channel over real WebSockets (SELF.fetch upgrade).
 
@@ -34,7 +35,7 @@ describe("widget HTTP routes", () => {
         organizationId: f.organizationId,
         name: "Test organization",
         logoUrl: null,
-        languages: ["fr", "en", "es", "pt", "ar", "nl"],
+        languages: LANGUAGES,
       });
       expect(info.queues).toEqual([{ id: f.queueId, name: "Main line", status: "active" }]);
     }

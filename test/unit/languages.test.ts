@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CATALOGUES, LANGUAGES, type Catalogue } from "../../src/domain/languages";
-import { PAGE_LANGUAGES } from "../../src/domain/languages/pages";
-import { STAFF_LANGUAGES } from "../../src/domain/languages/staff";
+import { PAGE_LANGUAGES } from "../../src/domain/languages/pages.generated";
+import { STAFF_LANGUAGES } from "../../src/domain/languages/staff.generated";
 import { REFUSALS, TEXT } from "../../src/pages/console/i18n";
 import { joinLanguages, joinRefusalText, normalizeText, readKeyword, replyText, smsKeywordOf } from "../../src/domain/keywords";
 import { render } from "../../src/domain/notification-templates";
@@ -27,8 +27,9 @@ const clauses = (text: string) => (text.match(/\[/g) ?? []).length;
 const english = texts(CATALOGUES.en as Catalogue);
 
 describe("the catalogue of languages", () => {
-  it("has en, fr, es, pt, ar and a sixth (nl), each file naming its own code, and the pages list the same ones", () => {
-    expect(LANGUAGES).toEqual(expect.arrayContaining(["en", "fr", "es", "pt", "ar", "nl"]));
+  it("is the language files present: French and English first, then by code (de added as its file alone), each naming its own code, and the pages list the same ones", () => {
+    // scripts/build-languages.mjs writes the lists from the files of src/domain/languages/ (CI checks they are current).
+    expect(LANGUAGES).toEqual(["fr", "en", "ar", "de", "es", "nl", "pt"]);
     for (const language of LANGUAGES) {
       const { meta } = CATALOGUES[language];
       expect(meta.code).toBe(language);
@@ -78,6 +79,12 @@ describe("the catalogue of languages", () => {
     expect(readKeyword("estado por favor")).toMatchObject({ keyword: "status", languages: ["es", "pt"] });
     expect(readKeyword("إلغاء")).toMatchObject({ keyword: "cancel", language: "ar" });
     expect(readKeyword("Annuleer")).toMatchObject({ keyword: "cancel", language: "nl" });
+    // German, typed with or without its umlaut; a word German shares keeps English first (the catalogue's order).
+    expect(readKeyword("Später 15")).toMatchObject({ keyword: "late", language: "de" });
+    expect(readKeyword("SPAETER")).toMatchObject({ keyword: "late", language: "de" });
+    expect(readKeyword("storno bitte")).toMatchObject({ keyword: "cancel", language: "de" });
+    expect(readKeyword("hier")).toMatchObject({ keyword: "here", languages: ["de", "nl"] });
+    expect(readKeyword("status")).toMatchObject({ keyword: "status", language: "en", languages: ["en", "de", "nl"] });
   });
 
   it("renders in every language with the values filled and optional clauses kept or dropped", () => {
@@ -90,6 +97,10 @@ describe("the catalogue of languages", () => {
       expect(replyText(language, "status", { code: "A-042", position: 2, wait: 5 }), language).toMatch(/A-042.*2.*5/s);
     }
     expect(render("ticket.created", "es", values).body).toBe("Está en la fila de Accueil, posición 3, espera estimada 12 min.");
+    expect(render("ticket.created", "de", values).body).toBe(
+      "Sie sind in der Warteschlange für Accueil, Platz 3, geschätzte Wartezeit 12 Minuten.",
+    );
+    expect(render("ticket.called", "de", { ...values, counter: null }).body).toBe("Ticket A-042: Bitte kommen Sie jetzt (Accueil).");
   });
 
   it("the later turn, the verdict and the join by text answer in every language; every join verb and keyword is reserved", () => {

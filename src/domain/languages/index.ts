@@ -1,14 +1,11 @@
-// The catalogue of languages (docs/languages.md): adding one is adding its file beside these and
-// one line below. The order is the order of language switches on the pages.
+// The catalogue of languages (docs/languages.md): one file per language beside this one. Adding
+// one is adding its file: scripts/build-languages.mjs writes the lists from the files present
+// (catalogues.generated.ts here; pages.generated.ts and staff.generated.ts for the browser bundles),
+// French and English first, then the others by code: the order of the language switches.
 import type { Catalogue } from "./catalogue";
-import * as ar from "./ar";
-import * as en from "./en";
-import * as es from "./es";
-import * as fr from "./fr";
-import * as nl from "./nl";
-import * as pt from "./pt";
+import { CATALOGUES } from "./catalogues.generated";
 
-export const CATALOGUES = { fr, en, es, pt, ar, nl } satisfies Record<string, Catalogue>;
+export { CATALOGUES };
 
 export type Language = keyof typeof CATALOGUES;
 export const LANGUAGES = Object.keys(CATALOGUES) as [Language, ...Language[]];

@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { ApiRefusal } from "../shared/api";
 import { languageMeta, type PageLang } from "../shared/i18n";
 import { fillText } from "../../domain/languages/catalogue";
-import { STAFF_LANGUAGES } from "../../domain/languages/staff";
+import { STAFF_LANGUAGES } from "../../domain/languages/staff.generated";
 import { get, post, type Answer } from "./client";
 import type { Ticket } from "./desk-view";
 import { refusalText } from "./refusal";

@@ -2,7 +2,7 @@
 // docs/languages.md): every catalogue language, Arabic right to left. The catalogue holds texts with
 // {variables}; this file turns the ones the views call with values into functions.
 import { fillText, type StaffStrings } from "../../domain/languages/catalogue";
-import { STAFF_LANGUAGES } from "../../domain/languages/staff";
+import { STAFF_LANGUAGES } from "../../domain/languages/staff.generated";
 import type { Language as PageLang } from "../../domain/languages";
 
 type Words = StaffStrings["console"];

@@ -12,7 +12,7 @@ import { api, ApiRefusal, defaultHeaders, type Location, type Membership, type S
 import { minutes, rememberLang, showLang, signedInLang, since, staffPageLang, type PageLang } from "../shared/i18n";
 import { LanguageSelect } from "../shared/language-switch";
 import { fillText, type StaffStrings } from "../../domain/languages/catalogue";
-import { STAFF_LANGUAGES } from "../../domain/languages/staff";
+import { STAFF_LANGUAGES } from "../../domain/languages/staff.generated";
 import { openLive, type LiveState } from "../shared/live";
 import { floorAlerts, waitLevel, type WaitLevel } from "../../domain/floor-alerts";
 

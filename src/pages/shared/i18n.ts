@@ -4,7 +4,7 @@
 // the browser, then once signed in the user's own language (`signedInLang`). `Lang` (French or
 // English) is left for staff-written words (intake questions), which exist in those two only.
 import { fillText, type LanguageMeta, type PageStrings } from "../../domain/languages/catalogue";
-import { PAGE_LANGUAGES } from "../../domain/languages/pages";
+import { PAGE_LANGUAGES } from "../../domain/languages/pages.generated";
 import type { Language } from "../../domain/languages";
 
 export type Lang = "fr" | "en";

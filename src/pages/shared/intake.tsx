@@ -3,7 +3,7 @@
 // bundled: the same function decides), with the refusal worded in the page's language.
 import { checkJoinAnswers, type IntakeField as Field, type IntakeValue } from "../../domain/intake";
 import type { Schemas } from "./api";
-import { PAGE_LANGUAGES } from "../../domain/languages/pages";
+import { PAGE_LANGUAGES } from "../../domain/languages/pages.generated";
 import { staffLang, type PageLang } from "./i18n";
 
 export type IntakeField = Schemas["IntakeField"];
