@@ -3,7 +3,8 @@ import { INTAKE_KEY, INTAKE_REQUIRED, INTAKE_TYPES, MAX_INTAKE_FIELDS, MAX_INTAK
 import { guarded } from "../access/guard";
 import { authorizeOnQueue, queueOfCaller, ticketQueueOfCaller } from "./queue-access";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { locationsOfService } from "../catalog/location-scope";
+import { serviceLocationsOf } from "../catalog/location-scope";
+import { deps } from "../http/deps";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
@@ -125,7 +126,7 @@ const widgetGet = createRoute({
 
 app.openapi(widgetGet, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
-  await widgetActor(c, queue.organizationId, "read", { what: "Queue", at: () => locationsOfService(c.env.DB, queue.serviceId) });
+  await widgetActor(c, queue.organizationId, "read", { what: "Queue", at: () => serviceLocationsOf(deps(c), queue.serviceId) });
   const service = await serviceForIntake(c.env, queue.serviceId);
   return c.json(ok(await getIntake(c.env, service)), 200);
 });

@@ -9,7 +9,8 @@ import { publicQueue, queueOfCaller } from "../tickets/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { reachesOrganization } from "../http/livemode";
 import { reaches } from "../domain/location-scope";
-import { locationsOfService } from "../catalog/location-scope";
+import { serviceLocationsOf } from "../catalog/location-scope";
+import { deps } from "../http/deps";
 import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
 import {
@@ -380,7 +381,7 @@ app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", {
     what: "Queue",
-    at: () => locationsOfService(c.env.DB, queue.serviceId),
+    at: () => serviceLocationsOf(deps(c), queue.serviceId),
   });
   const body = c.req.valid("json");
   const { ticket, token, phoneVerification, notifyBy } = await widgetJoin(
