@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 202;
+const MAX_CASTS = 198;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -32,17 +32,9 @@ const RAW_SQL = {
     10,
     "booking, holds and moves: one conditional INSERT … SELECT / UPDATE (capacity by overlap, staff free), with the statements batched with it",
   ],
-  "src/analytics/analytics-aggregates.ts": [8, "projection deltas: upserts that add to hourly counters (ON CONFLICT … + excluded)"],
-  "src/analytics/analytics-export.ts": [3, "the CSV export's streaming reads"],
-  "src/analytics/analytics.ts": [14, "the analytics reads: window functions and grouped joins"],
-  "src/analytics/feedback.ts": [2, "the feedback analytics: the scope's queues through json_each, names by id lists"],
   "src/privacy/data-subjects.ts": [
     35,
     "a person's rows found and erased table by table in one batch, matching inside JSON payloads (json_extract) across some twenty tables",
-  ],
-  "src/analytics/analytics-scope.ts": [
-    4,
-    "checks that a filter's location, service or queue is the organization's (table chosen at run time)",
   ],
   "src/audit/audit.ts": [
     15,
@@ -61,7 +53,10 @@ const RAW_SQL = {
     1,
     "the cursor reader of the lists still read with prepared SQL (notifications, deliveries, ticket messages): it reads the cursor row's keys; goes when those lists move to Drizzle (issue 41)",
   ],
-  "src/jobs/analytics-backfill.ts": [5, "projection deltas rebuilt in chunks"],
+  "src/jobs/analytics-backfill.ts": [
+    3,
+    "projection deltas rebuilt in chunks: a page's cursor move is written in one D1 batch with the drain's own raw statements (queue-room/projection.ts), so a page counts once",
+  ],
   "src/jobs/anonymisation.ts": [2, "retention: personal data blanked in bulk"],
   "src/jobs/sweeps.ts": [2, "retention: expired rows purged in bulk"],
   "src/notifications/notification-delivery.ts": [
