@@ -43,11 +43,6 @@ const RAW_SQL = {
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],
   "src/ledger/ledger.ts": [3, "the organization ledger flushes its counts to usage_counters (upsert)"],
-  "src/tickets/queues.ts": [
-    2,
-    "a queue created with its display letter chosen in the INSERT (unique per service), in one batch with its audit entry",
-  ],
-  "src/visits/labels.ts": [3, "a label added only while the list is not full (conditional INSERT)"],
   "src/db/prepared.ts": [2, "runs Drizzle-built reads prepared once per binding in one D1 batch (no SQL written there; issue 43)"],
   "src/http/keyset.ts": [
     1,
@@ -59,18 +54,13 @@ const RAW_SQL = {
   ],
   "src/jobs/anonymisation.ts": [2, "retention: personal data blanked in bulk"],
   "src/jobs/sweeps.ts": [2, "retention: expired rows purged in bulk"],
-  "src/notifications/notification-delivery.ts": [
-    5,
-    "conditional INSERT … SELECT: an in-app notification written only while its delivery key is unclaimed and its user exists; SMS units taken by conditional upsert (used < limit)",
-  ],
   "src/notifications/notifications.ts": [
-    3,
-    "a business SMS unit taken by conditional upsert (used < limit); the inbox list read through the keyset reader (http/keyset.ts)",
+    1,
+    "the deliveries list read through the SQL keyset reader (http/keyset.ts): ordered by rowid, which the schema has no column for",
   ],
   "src/queue-room/archive.ts": [2, "the room's archive drain: upserts guarded by the ticket's version"],
   "src/queue-room/outbox.ts": [1, "the room's outbox drain: upserts guarded by the ticket's version"],
   "src/queue-room/projection.ts": [8, "the ticket projection's upserts guarded by version"],
-  "src/webhooks/webhooks.ts": [1, "a subscription created only while the plan's count allows it (conditional INSERT … SELECT)"],
 };
 
 const isRouter = (f) => /\.routes\.ts$/.test(f) || /^src\/routes\//.test(f);
