@@ -26,6 +26,10 @@ import {
   type TicketFacts,
   type TicketForAnalytics,
 } from "../domain/analytics";
+import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { chunk, database, nonEmpty, type Database } from "../db/client";
+import { analyticsHourly, analyticsTicketFacts, tickets } from "../db/schema";
+import { inIds } from "./analytics-scope";
 
 // The drain's statements live with the room (queue-room/projection.ts, analyticsDrainStatements).
 
@@ -132,15 +136,36 @@ function hourlyTuple(r: HourlyRow): (string | number)[] {
   ];
 }
 
-const INSERT_HOURLY = `
-INSERT INTO analytics_hourly (organization_id, ${HOURLY_COLUMNS.join(", ")})
-SELECT ?1, ${HOURLY_COLUMNS.map((_, i) => `json_extract(j.value, '$[${i}]')`).join(", ")}
-FROM json_each(?2) AS j`;
+/**
+ * Inserts the rows of `table` given as JSON tuples (one statement whatever their number: D1 binds
+ * at most 100 values a statement), each tuple holding `tupleColumns` in that order; every row
+ * gets the organization.
+ */
+function insertTuples(
+  db: Database,
+  table: typeof analyticsHourly | typeof analyticsTicketFacts,
+  tupleColumns: readonly string[],
+  organizationId: string,
+  tuples: unknown[][],
+) {
+  // Insert … select takes the table's columns in their declared order.
+  const fields: Record<string, SQL> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const at = tupleColumns.indexOf(column.name);
+    if (column.name === "organization_id") fields[key] = sql`${organizationId}`;
+    else if (at >= 0) fields[key] = sql`json_extract(j.value, ${sql.raw(`'$[${at}]'`)})`;
+    else throw new Error(`${column.name}: not in the tuples`);
+  }
+  return db.insert(table).select(
+    db
+      .select(fields)
+      .from(sql`json_each(${JSON.stringify(tuples)}) AS j`)
+      .getSQL(),
+  );
+}
 
-const INSERT_FACTS = `
-INSERT INTO analytics_ticket_facts (organization_id, queue_id, ${FACT_COLUMNS.join(", ")})
-SELECT ?1, json_extract(j.value, '$[0]'), ${FACT_COLUMNS.map((_, i) => `json_extract(j.value, '$[${i + 1}]')`).join(", ")}
-FROM json_each(?2) AS j`;
+/** A facts tuple: the ticket's queue, then its facts (factTuple). */
+const FACT_TUPLE = ["queue_id", ...FACT_COLUMNS];
 
 const PAGE = 5_000;
 const WRITE_CHUNK = 1_000;
@@ -155,35 +180,55 @@ type ProjectionRow = TicketForAnalytics & { queue_id: string };
  * already reflects it only if it read the projection after that drain).
  */
 export async function rebuildAnalytics(
-  db: D1Database,
+  d1: D1Database,
   organizationId: string,
   queueIds?: readonly string[],
 ): Promise<{ tickets: number; hours: number }> {
-  const only = queueIds ? new Set(queueIds) : null;
-  const scope = only ? `AND queue_id IN (SELECT value FROM json_each(?2))` : "";
-  const scopeBinds = only ? [JSON.stringify([...only])] : [];
+  const db = database(d1);
+  const only = queueIds ? [...new Set(queueIds)] : null;
   await db.batch([
-    db.prepare(`DELETE FROM analytics_hourly WHERE organization_id = ?1 ${scope}`).bind(organizationId, ...scopeBinds),
-    db.prepare(`DELETE FROM analytics_ticket_facts WHERE organization_id = ?1 ${scope}`).bind(organizationId, ...scopeBinds),
+    db
+      .delete(analyticsHourly)
+      .where(and(eq(analyticsHourly.organizationId, organizationId), only ? inIds(analyticsHourly.queueId, only) : undefined)),
+    db
+      .delete(analyticsTicketFacts)
+      .where(and(eq(analyticsTicketFacts.organizationId, organizationId), only ? inIds(analyticsTicketFacts.queueId, only) : undefined)),
   ]);
 
   const rows = new Map<string, HourlyRow>();
   let after: [number, string] = [-1, ""];
   let count = 0;
   for (;;) {
-    const page = await db
-      .prepare(
-        `SELECT id, queue_id, status, source, called_at, serving_at, served_at, transferred_to_id, first_estimate_minutes, created_at, version
-         FROM tickets WHERE organization_id = ?1 AND (created_at, id) > (?2, ?3) ${only ? "AND queue_id IN (SELECT value FROM json_each(?4))" : ""}
-         ORDER BY created_at, id LIMIT ${PAGE}`,
+    const tk = tickets;
+    const page: ProjectionRow[] = await db
+      .select({
+        id: tk.id,
+        queue_id: tk.queueId,
+        status: tk.status,
+        source: tk.source,
+        called_at: tk.calledAt,
+        serving_at: tk.servingAt,
+        served_at: tk.servedAt,
+        transferred_to_id: tk.transferredToId,
+        first_estimate_minutes: tk.firstEstimateMinutes,
+        created_at: tk.createdAt,
+        version: tk.version,
+      })
+      .from(tk)
+      .where(
+        and(
+          eq(tk.organizationId, organizationId),
+          sql`(${tk.createdAt}, ${tk.id}) > (${after[0]}, ${after[1]})`,
+          only ? inIds(tk.queueId, only) : undefined,
+        ),
       )
-      .bind(organizationId, after[0], after[1], ...scopeBinds)
-      .all<ProjectionRow>();
-    const tickets = page.results;
-    if (tickets.length === 0) break;
-    count += tickets.length;
+      .orderBy(tk.createdAt, tk.id)
+      .limit(PAGE)
+      .all();
+    if (page.length === 0) break;
+    count += page.length;
     const facts: (string | number | null)[][] = [];
-    for (const t of tickets) {
+    for (const t of page) {
       const f = ticketFacts(t);
       facts.push([t.queue_id, ...factTuple(f)]);
       const key = `${t.queue_id}|${f.hourStart}`;
@@ -213,20 +258,18 @@ export async function rebuildAnalytics(
       }
       addToRow(row, f);
     }
-    const writes = [];
-    for (let i = 0; i < facts.length; i += WRITE_CHUNK) {
-      writes.push(db.prepare(INSERT_FACTS).bind(organizationId, JSON.stringify(facts.slice(i, i + WRITE_CHUNK))));
-    }
-    await db.batch(writes);
-    const last = tickets[tickets.length - 1]!;
+    const factWrites = nonEmpty(
+      chunk(facts, WRITE_CHUNK).map((tuples) => insertTuples(db, analyticsTicketFacts, FACT_TUPLE, organizationId, tuples)),
+    );
+    if (factWrites) await db.batch(factWrites);
+    const last = page[page.length - 1]!;
     after = [last.created_at, last.id];
-    if (tickets.length < PAGE) break;
+    if (page.length < PAGE) break;
   }
   const all = [...rows.values()];
-  const writes = [];
-  for (let i = 0; i < all.length; i += WRITE_CHUNK) {
-    writes.push(db.prepare(INSERT_HOURLY).bind(organizationId, JSON.stringify(all.slice(i, i + WRITE_CHUNK).map(hourlyTuple))));
-  }
-  if (writes.length > 0) await db.batch(writes);
+  const hourWrites = nonEmpty(
+    chunk(all, WRITE_CHUNK).map((slice) => insertTuples(db, analyticsHourly, HOURLY_COLUMNS, organizationId, slice.map(hourlyTuple))),
+  );
+  if (hourWrites) await db.batch(hourWrites);
   return { tickets: count, hours: all.length };
 }

@@ -1,6 +1,10 @@
 import { channelOf } from "../domain/analytics";
 import { csvRecord, isoInZone, UTF8_BOM, type CsvValue } from "../domain/csv";
-import type { AnalyticsScope } from "./analytics-scope";
+import { and, eq, gt, gte, lt, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { desks, locations, queues, serviceLocations, services, tickets } from "../db/schema";
+import { inIds, type AnalyticsScope, type ZoneScope } from "./analytics-scope";
 import type { Deps } from "../http/deps";
 
 // The tickets CSV export (docs/retention.md, "CSV export"): one row per ticket created in the
@@ -59,76 +63,74 @@ interface QueueFacts {
   timeZone: string;
 }
 
-interface ExportRow {
-  id: string;
-  queue_id: string;
-  display_code: string;
-  status: string;
-  source: string;
-  visitor_name: string | null;
-  assigned_to_id: string | null;
-  is_ghost_mode: number;
-  created_at: number;
-  called_at: number | null;
-  serving_at: number | null;
-  served_at: number | null;
-  transferred_to_id: string | null;
-  outcome: string | null;
-  desk_id: string | null;
-  counter: string | null;
-  intake: string | null;
-  intake_personal: string | null;
-  labels: string | null;
-  kind: string;
-  appointment_at: number | null;
+/** One keyset page: tickets of the zone's queues created in its [from, to), after the cursor, on tickets_org_created_idx. */
+export function exportPageQuery(db: Database, organizationId: string, zone: ZoneScope, after: { at: number; id: string }) {
+  const t = tickets;
+  return db
+    .select({
+      id: t.id,
+      queue_id: t.queueId,
+      display_code: t.displayCode,
+      status: t.status,
+      source: t.source,
+      visitor_name: t.visitorName,
+      assigned_to_id: t.assignedToId,
+      is_ghost_mode: t.isGhostMode,
+      created_at: t.createdAt,
+      called_at: t.calledAt,
+      serving_at: t.servingAt,
+      served_at: t.servedAt,
+      transferred_to_id: t.transferredToId,
+      outcome: t.outcome,
+      desk_id: t.deskId,
+      counter: t.counter,
+      intake: t.intake,
+      intake_personal: t.intakePersonal,
+      labels: t.labels,
+      kind: t.kind,
+      appointment_at: t.appointmentAt,
+    })
+    .from(t)
+    .where(
+      and(
+        eq(t.organizationId, organizationId),
+        gte(t.createdAt, zone.from),
+        lt(t.createdAt, zone.to),
+        inIds(t.queueId, zone.queueIds),
+        or(gt(t.createdAt, after.at), and(eq(t.createdAt, after.at), gt(t.id, after.id))),
+      ),
+    )
+    .orderBy(t.createdAt, t.id)
+    .limit(EXPORT_PAGE);
 }
 
-/** One keyset page: tickets of these queues created in [from, to), after the cursor. */
-export const EXPORT_PAGE_SQL = `SELECT id, queue_id, display_code, status, source, visitor_name, assigned_to_id, is_ghost_mode,
-  created_at, called_at, serving_at, served_at, transferred_to_id, outcome, desk_id, counter, intake, intake_personal, labels,
-  kind, appointment_at
-  FROM tickets
-  WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3
-    AND queue_id IN (SELECT value FROM json_each(?4))
-    AND (created_at > ?5 OR (created_at = ?5 AND id > ?6))
-  ORDER BY created_at, id LIMIT ?7`;
+type ExportRow = Awaited<ReturnType<ReturnType<typeof exportPageQuery>["all"]>>[number];
 
 /** The queue's name, service and location (the filter's, else the service's first), and the zone its times are read in. */
-async function queueFacts(db: D1Database, scope: AnalyticsScope, locationId: string | undefined): Promise<Map<string, QueueFacts>> {
+async function queueFacts(db: Database, scope: AnalyticsScope, locationId: string | undefined): Promise<Map<string, QueueFacts>> {
   if (scope.queueIds.length === 0) return new Map();
+  const q = alias(queues, "q");
+  const s = alias(services, "s");
+  const l = alias(locations, "l");
+  const sl = alias(serviceLocations, "sl");
+  const l2 = alias(locations, "l2");
+  const firstLocation = db
+    .select({ id: l2.id })
+    .from(sl)
+    .innerJoin(l2, eq(l2.id, sl.locationId))
+    .where(and(eq(sl.serviceId, q.serviceId), locationId === undefined ? undefined : eq(l2.id, locationId)))
+    .orderBy(l2.createdAt, l2.id)
+    .limit(1);
   const rows = await db
-    .prepare(
-      `SELECT q.id, q.name, s.id AS service_id, s.name AS service_name, l.id AS location_id, l.name AS location_name
-       FROM queues q JOIN services s ON s.id = q.service_id
-       LEFT JOIN locations l ON l.id = (
-         SELECT l2.id FROM service_locations sl JOIN locations l2 ON l2.id = sl.location_id
-         WHERE sl.service_id = q.service_id AND (?1 IS NULL OR l2.id = ?1) ORDER BY l2.created_at, l2.id LIMIT 1)
-       WHERE q.id IN (SELECT value FROM json_each(?2))`,
-    )
-    .bind(locationId ?? null, JSON.stringify(scope.queueIds))
-    .all<{
-      id: string;
-      name: string;
-      service_id: string;
-      service_name: string;
-      location_id: string | null;
-      location_name: string | null;
-    }>();
+    .select({ id: q.id, name: q.name, serviceId: s.id, serviceName: s.name, locationId: l.id, locationName: l.name })
+    .from(q)
+    .innerJoin(s, eq(s.id, q.serviceId))
+    .leftJoin(l, eq(l.id, sql`${firstLocation}`))
+    .where(inIds(q.id, scope.queueIds))
+    .all();
   const zoneOf = new Map<string, string>();
   for (const zone of scope.zones) for (const id of zone.queueIds) zoneOf.set(id, zone.timeZone);
-  return new Map(
-    rows.results.map((r) => [
-      r.id,
-      {
-        name: r.name,
-        serviceId: r.service_id,
-        serviceName: r.service_name,
-        locationId: r.location_id,
-        locationName: r.location_name,
-        timeZone: zoneOf.get(r.id) ?? "UTC",
-      },
-    ]),
-  );
+  return new Map(rows.map(({ id, ...facts }) => [id, { ...facts, timeZone: zoneOf.get(id) ?? "UTC" }]));
 }
 
 /** How the ticket ended, in the analytics' words; `open` while it is still in the line. */
@@ -143,12 +145,9 @@ const minutesBetween = (start: number | null, end: number | null): number | null
   start === null || end === null ? null : Math.round(((end - start) / 60_000) * 100) / 100;
 
 /** The organization's desks by id (a branch has a handful; read once per export). */
-async function deskNames(db: D1Database, organizationId: string): Promise<Map<string, string>> {
-  const rows = await db
-    .prepare("SELECT id, name FROM desks WHERE organization_id = ?1")
-    .bind(organizationId)
-    .all<{ id: string; name: string }>();
-  return new Map(rows.results.map((r) => [r.id, r.name]));
+async function deskNames(db: Database, organizationId: string): Promise<Map<string, string>> {
+  const rows = await db.select({ id: desks.id, name: desks.name }).from(desks).where(eq(desks.organizationId, organizationId)).all();
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 /** Both sides of the answers as one JSON object; null (an empty cell) when there are none. */
@@ -179,7 +178,7 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
     outcomeOf(r.status, r.transferred_to_id),
     r.assigned_to_id,
     r.desk_id === null ? null : (desks.get(r.desk_id) ?? null),
-    r.is_ghost_mode === 1,
+    r.is_ghost_mode,
     r.visitor_name,
     r.outcome,
     r.desk_id,
@@ -198,7 +197,7 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
  * zone (each zone's range is read in its own time zone, as the analytics reads are).
  */
 export async function ticketsCsvStream(
-  { env: { DB: db } }: Deps,
+  { db }: Deps,
   scope: AnalyticsScope,
   locationId: string | undefined,
 ): Promise<ReadableStream<Uint8Array>> {
@@ -220,11 +219,7 @@ export async function ticketsCsvStream(
         while (zoneIndex < zones.length) {
           const zone = zones[zoneIndex]!;
           const after = cursor ?? { at: zone.from, id: "" };
-          const page = await db
-            .prepare(EXPORT_PAGE_SQL)
-            .bind(scope.organizationId, zone.from, zone.to, JSON.stringify(zone.queueIds), after.at, after.id, EXPORT_PAGE)
-            .all<ExportRow>();
-          const rows = page.results;
+          const rows = await exportPageQuery(db, scope.organizationId, zone, after).all();
           if (rows.length < EXPORT_PAGE) {
             zoneIndex += 1;
             cursor = null;

@@ -17,7 +17,12 @@ import { ApiError, planRequired, validationError } from "../http/errors";
 import { now } from "../lib/clock";
 import { parseInstantInput, type InstantInput } from "../lib/instant";
 import { reaches, type LocationScope } from "../domain/location-scope";
-import { locationsOfService } from "../catalog/location-scope";
+import { serviceLocationsOf } from "../catalog/location-scope";
+import { and, eq, exists, sql, type SQL } from "drizzle-orm";
+import { alias, type SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { locations, queues, serviceLocations, services, subscriptions } from "../db/schema";
+import { deps } from "../http/deps";
 
 /** Plans that include analytics beyond the dashboard's counts. */
 export const ANALYTICS_PLANS: readonly Plan[] = ["pro", "enterprise"];
@@ -84,15 +89,22 @@ interface QueueZoneRow {
   timezone: string | null;
 }
 
-async function assertOwned(
-  db: D1Database,
-  table: "locations" | "services" | "queues",
-  field: string,
-  id: string | undefined,
-  organizationId: string,
-) {
+/** `column IN (ids)`, the list bound as one JSON parameter (D1 binds at most 100 values a statement). */
+export function inIds(column: SQLiteColumn, ids: readonly string[]): SQL {
+  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
+/** The tables a filter's id may name, chosen at run time. */
+const OWNED = { locations, services, queues } as const;
+
+async function assertOwned(db: Database, table: keyof typeof OWNED, field: string, id: string | undefined, organizationId: string) {
   if (id === undefined) return;
-  const row = await db.prepare(`SELECT 1 AS found FROM ${table} WHERE id = ? AND organization_id = ?`).bind(id, organizationId).first();
+  const t = OWNED[table];
+  const row = await db
+    .select({ found: sql<number>`1` })
+    .from(t)
+    .where(and(eq(t.id, id), eq(t.organizationId, organizationId)))
+    .get();
   const what = table === "locations" ? "Location" : table === "services" ? "Service" : "Queue";
   if (!row) throw new ApiError("NOT_FOUND", `${what} not found`, { field });
 }
@@ -103,66 +115,76 @@ async function assertOwned(
  * the stored zone is not a valid IANA name.
  */
 async function queuesInScope(
-  db: D1Database,
+  db: Database,
   organizationId: string,
   input: AnalyticsScopeInput,
   scope: LocationScope = null,
 ): Promise<QueueZoneRow[]> {
-  const where = ["q.organization_id = ?"];
-  const binds: (string | null)[] = [input.locationId ?? null, input.locationId ?? null, organizationId];
-  if (input.queueId !== undefined) {
-    where.push("q.id = ?");
-    binds.push(input.queueId);
-  }
-  if (input.serviceId !== undefined) {
-    where.push("q.service_id = ?");
-    binds.push(input.serviceId);
-  }
-  if (scope !== null) {
-    // A scoped member's analytics cover their locations' services only (issue 31).
-    where.push(
-      "EXISTS (SELECT 1 FROM service_locations y WHERE y.service_id = q.service_id AND y.location_id IN (SELECT value FROM json_each(?)))",
-    );
-    binds.push(JSON.stringify(scope));
-  }
-  if (input.locationId !== undefined) {
-    where.push("EXISTS (SELECT 1 FROM service_locations x WHERE x.service_id = q.service_id AND x.location_id = ?)");
-    binds.push(input.locationId);
-  }
-  const rows = await db
-    .prepare(
-      `SELECT q.id,
-         (SELECT l.timezone FROM service_locations sl JOIN locations l ON l.id = sl.location_id
-           WHERE sl.service_id = q.service_id AND (? IS NULL OR l.id = ?)
-           ORDER BY l.created_at, l.id LIMIT 1) AS timezone
-       FROM queues q WHERE ${where.join(" AND ")} ORDER BY q.id`,
+  const q = alias(queues, "q");
+  const sl = alias(serviceLocations, "sl");
+  const l = alias(locations, "l");
+  const zone = db
+    .select({ timezone: l.timezone })
+    .from(sl)
+    .innerJoin(l, eq(l.id, sl.locationId))
+    .where(and(eq(sl.serviceId, q.serviceId), input.locationId === undefined ? undefined : eq(l.id, input.locationId)))
+    .orderBy(l.createdAt, l.id)
+    .limit(1);
+  const y = alias(serviceLocations, "y");
+  const x = alias(serviceLocations, "x");
+  return db
+    .select({ id: q.id, timezone: sql<string | null>`${zone}` })
+    .from(q)
+    .where(
+      and(
+        eq(q.organizationId, organizationId),
+        input.queueId === undefined ? undefined : eq(q.id, input.queueId),
+        input.serviceId === undefined ? undefined : eq(q.serviceId, input.serviceId),
+        // A scoped member's analytics cover their locations' services only (issue 31).
+        scope === null
+          ? undefined
+          : exists(
+              db
+                .select({ found: sql`1` })
+                .from(y)
+                .where(and(eq(y.serviceId, q.serviceId), inIds(y.locationId, scope))),
+            ),
+        input.locationId === undefined
+          ? undefined
+          : exists(
+              db
+                .select({ found: sql`1` })
+                .from(x)
+                .where(and(eq(x.serviceId, q.serviceId), eq(x.locationId, input.locationId))),
+            ),
+      ),
     )
-    .bind(...binds)
-    .all<QueueZoneRow>();
-  return rows.results;
+    .orderBy(q.id)
+    .all();
 }
 
 /** A filter naming another location's resource answers as for another organization's (404, `details.field`). */
-async function assertWithinLocations(db: D1Database, scope: readonly string[], input: AnalyticsScopeInput): Promise<void> {
+async function assertWithinLocations(db: Database, scope: readonly string[], input: AnalyticsScopeInput): Promise<void> {
   if (input.locationId !== undefined && !scope.includes(input.locationId)) {
     throw new ApiError("NOT_FOUND", "Location not found", { field: "locationId" });
   }
-  if (input.serviceId !== undefined && !reaches(scope, await locationsOfService(db, input.serviceId))) {
+  if (input.serviceId !== undefined && !reaches(scope, await serviceLocationsOf({ db }, input.serviceId))) {
     throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
   }
   if (input.queueId !== undefined) {
-    const queue = await db
-      .prepare("SELECT service_id AS serviceId FROM queues WHERE id = ?")
-      .bind(input.queueId)
-      .first<{ serviceId: string }>();
-    if (!queue || !reaches(scope, await locationsOfService(db, queue.serviceId))) {
+    const queue = await db.select({ serviceId: queues.serviceId }).from(queues).where(eq(queues.id, input.queueId)).get();
+    if (!queue || !reaches(scope, await serviceLocationsOf({ db }, queue.serviceId))) {
       throw new ApiError("NOT_FOUND", "Queue not found", { field: "queueId" });
     }
   }
 }
 
-async function planOf(db: D1Database, organizationId: string): Promise<Plan> {
-  const row = await db.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?").bind(organizationId).first<{ plan: Plan }>();
+async function planOf(db: Database, organizationId: string): Promise<Plan> {
+  const row = await db
+    .select({ plan: subscriptions.plan })
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, organizationId))
+    .get();
   return row?.plan ?? "starter";
 }
 
@@ -195,7 +217,7 @@ export async function resolveAnalyticsScope(
 ): Promise<AnalyticsScope> {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "ANALYTICS_VIEW");
-  const db = c.env.DB;
+  const { db } = deps(c);
   const plan = await planOf(db, organizationId);
   assertAnalyticsPlan(plan, feature);
   await assertOwned(db, "locations", "locationId", input.locationId, organizationId);

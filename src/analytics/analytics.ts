@@ -17,7 +17,11 @@ import {
 } from "../domain/analytics";
 import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { DAY, HOUR, iso } from "../lib/time";
-import type { AnalyticsScope, ZoneScope } from "./analytics-scope";
+import { and, eq, gte, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { analyticsHourly as h, appointments, desks, queues, tickets, users } from "../db/schema";
+import { inIds, type AnalyticsScope, type ZoneScope } from "./analytics-scope";
 import type { Deps } from "../http/deps";
 
 export const GROUP_BY = ["hour", "day", "week"] as const;
@@ -25,49 +29,19 @@ export type GroupBy = (typeof GROUP_BY)[number];
 
 export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 
-interface HourlyRecord {
-  queue_id: string;
-  hour_start: number;
-  created: number;
-  served: number;
-  no_show: number;
-  cancelled: number;
-  transferred: number;
-  waited: number;
-  wait_ms: number;
-  wait_hist: string;
-  serviced: number;
-  service_ms: number;
-  service_hist: string;
-  estimated: number;
-  estimate_error_ms: number;
-  estimate_bias_ms: number;
-  estimate_error_hist: string;
-}
-
 /** The zone's range rounded out to whole UTC hours. */
 function hourRange(zone: { from: number; to: number }): { from: number; to: number } {
   return { from: Math.floor(zone.from / HOUR) * HOUR, to: Math.ceil(zone.to / HOUR) * HOUR };
 }
 
-/** The hot query: primary key (queue_id, hour_start) ranges, one per queue; each read takes only its columns. */
-export function hourlyQuery(columns: readonly (keyof HourlyRecord)[] | "*"): string {
-  return `SELECT ${columns === "*" ? "*" : columns.join(", ")} FROM analytics_hourly
-  WHERE queue_id IN (SELECT value FROM json_each(?1)) AND hour_start >= ?2 AND hour_start < ?3`;
+/** The hot read: one primary key (queue_id, hour_start) range per queue of the zone, over its whole hours. */
+function hourlyScope(zone: ZoneScope): SQL | undefined {
+  const range = hourRange(zone);
+  return and(inIds(h.queueId, zone.queueIds), gte(h.hourStart, range.from), lt(h.hourStart, range.to));
 }
 
-async function hourlyRows<K extends keyof HourlyRecord>(
-  db: D1Database,
-  zone: ZoneScope,
-  columns: readonly K[] | "*",
-): Promise<Pick<HourlyRecord, K>[]> {
-  const range = hourRange(zone);
-  const rows = await db
-    .prepare(hourlyQuery(columns))
-    .bind(JSON.stringify(zone.queueIds), range.from, range.to)
-    .all<Pick<HourlyRecord, K>>();
-  return rows.results;
-}
+/** A number written into the statement (not bound): the bucket arithmetic stays integer, as SQLite folds it. */
+const literal = (n: number) => sql.raw(String(n));
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 const dateLabel = (w: { year: number; month: number; day: number }) => `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}`;
@@ -157,55 +131,56 @@ function coveredRange(scope: AnalyticsScope): { from: string; to: string } {
  * constant, or a CASE over the few hours where it changes (DST). Read with the zone's clock,
  * hour by hour, so SQL buckets each row exactly as `clock.read(hour_start)` would.
  */
-function offsetSql(clock: ZoneClock, from: number, to: number): string {
+function offsetSql(clock: ZoneClock, from: number, to: number): SQL {
   const changes: [number, number][] = [];
   for (let hour = from; hour < to; hour += HOUR) {
     const offset = clock.offset(hour);
     if (changes.length === 0 || changes[changes.length - 1]![1] !== offset) changes.push([hour, offset]);
   }
-  if (changes.length <= 1) return String(changes[0]?.[1] ?? 0);
-  const whens = changes.slice(1).map(([startsAt], i) => `WHEN hour_start < ${startsAt} THEN ${changes[i]![1]}`);
-  return `(CASE ${whens.join(" ")} ELSE ${changes[changes.length - 1]![1]} END)`;
+  if (changes.length <= 1) return literal(changes[0]?.[1] ?? 0);
+  const whens = changes.slice(1).map(([startsAt], i) => sql`WHEN ${h.hourStart} < ${literal(startsAt)} THEN ${literal(changes[i]![1])}`);
+  return sql`(CASE ${sql.join(whens, sql` `)} ELSE ${literal(changes[changes.length - 1]![1])} END)`;
 }
 
 /** The bucket of an hour row as SQL: its hour start, its local day number, or its local week's Monday as a day number. */
-function bucketSql(groupBy: GroupBy, offset: string): string {
-  if (groupBy === "hour") return "hour_start";
-  const day = `((hour_start + ${offset}) / ${DAY})`;
+function bucketSql(groupBy: GroupBy, offset: SQL): SQL {
+  if (groupBy === "hour") return sql`${h.hourStart}`;
+  const day = sql`((${h.hourStart} + ${offset}) / ${literal(DAY)})`;
   // Day 0 (1970-01-01) was a Thursday: (day + 3) % 7 is 0 on Mondays.
-  return groupBy === "day" ? day : `(${day} - (${day} + 3) % 7)`;
+  return groupBy === "day" ? day : sql`(${day} - (${day} + 3) % 7)`;
 }
-
-const HOURLY_SCOPE = "queue_id IN (SELECT value FROM json_each(?1)) AND hour_start >= ?2 AND hour_start < ?3";
 
 /**
  * The summary's read: one row per bucket, summed by SQL on the primary key range, the hours'
- * sparse histograms concatenated (parsed once per bucket, not once per hour row).
+ * sparse histograms concatenated (parsed once per bucket, not once per hour row). `offset` is
+ * the zone's offset as SQL (offsetSql).
  */
-export function summaryQuery(groupBy: GroupBy, offset: string): string {
-  return `SELECT ${bucketSql(groupBy, offset)} AS bucket, sum(created) AS created, sum(served) AS served, sum(no_show) AS no_show,
-    sum(cancelled) AS cancelled, sum(transferred) AS transferred, sum(waited) AS waited, sum(wait_ms) AS wait_ms,
-    sum(serviced) AS serviced, sum(service_ms) AS service_ms,
-    group_concat(wait_hist) AS wait_hists, group_concat(service_hist) AS service_hists
-  FROM analytics_hourly WHERE ${HOURLY_SCOPE} GROUP BY bucket`;
+export function summaryQuery(db: Database, zone: ZoneScope, groupBy: GroupBy, offset: SQL) {
+  return db
+    .select({
+      bucket: sql<number>`${bucketSql(groupBy, offset)}`.as("bucket"),
+      created: sql<number>`sum(${h.created})`,
+      served: sql<number>`sum(${h.served})`,
+      no_show: sql<number>`sum(${h.noShow})`,
+      cancelled: sql<number>`sum(${h.cancelled})`,
+      transferred: sql<number>`sum(${h.transferred})`,
+      waited: sql<number>`sum(${h.waited})`,
+      wait_ms: sql<number>`sum(${h.waitMs})`,
+      serviced: sql<number>`sum(${h.serviced})`,
+      service_ms: sql<number>`sum(${h.serviceMs})`,
+      wait_hists: sql<string | null>`group_concat(${h.waitHist})`,
+      service_hists: sql<string | null>`group_concat(${h.serviceHist})`,
+    })
+    .from(h)
+    .where(hourlyScope(zone))
+    .groupBy(sql`bucket`);
 }
 
 /** The range's per-channel totals (the summary shows channels for the whole range only). */
-const CHANNELS_QUERY = `SELECT ${CHANNEL_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(", ")} FROM analytics_hourly WHERE ${HOURLY_SCOPE}`;
-
-interface SummaryRecord {
-  bucket: number;
-  created: number;
-  served: number;
-  no_show: number;
-  cancelled: number;
-  transferred: number;
-  waited: number;
-  wait_ms: number;
-  serviced: number;
-  service_ms: number;
-  wait_hists: string;
-  service_hists: string;
+function channelsQuery(db: Database, zone: ZoneScope) {
+  const sums: Record<string, SQL<number | null>> = {};
+  for (const column of CHANNEL_COLUMNS) sums[column] = sql<number | null>`sum(${sql.identifier(column)})`;
+  return db.select(sums).from(h).where(hourlyScope(zone));
 }
 
 /**
@@ -250,7 +225,7 @@ const dayOf = (dayNumber: number) => {
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 };
 
-export async function analyticsSummary({ env: { DB: db } }: Deps, scope: AnalyticsScope, groupBy: GroupBy) {
+export async function analyticsSummary({ db }: Deps, scope: AnalyticsScope, groupBy: GroupBy) {
   const totals = emptyFigures();
   const buckets = new Map<
     string,
@@ -260,12 +235,12 @@ export async function analyticsSummary({ env: { DB: db } }: Deps, scope: Analyti
     scope.zones.map(async (zone) => {
       const clock = new ZoneClock(zone.timeZone);
       const range = hourRange(zone);
-      const binds = [JSON.stringify(zone.queueIds), range.from, range.to];
-      const [rows, channels] = await db.batch<unknown>([
-        db.prepare(summaryQuery(groupBy, offsetSql(clock, range.from, range.to))).bind(...binds),
-        db.prepare(CHANNELS_QUERY).bind(...binds),
+      const [rows, channels] = await db.batch([
+        summaryQuery(db, zone, groupBy, offsetSql(clock, range.from, range.to)),
+        channelsQuery(db, zone),
       ]);
-      return { clock, rows: rows!.results as SummaryRecord[], channels: (channels!.results[0] ?? {}) as Record<string, number | null> };
+      const none: Record<string, number | null> = {};
+      return { clock, rows, channels: channels[0] ?? none };
     }),
   );
   for (const { clock, rows, channels } of zoneReads) {
@@ -326,23 +301,26 @@ export async function analyticsSummary({ env: { DB: db } }: Deps, scope: Analyti
 }
 
 /** Arrivals by local weekday (0 = Monday) and hour, summed by SQL. */
-export function heatmapQuery(offset: string): string {
-  const local = `(hour_start + ${offset})`;
-  return `SELECT ((${local} / ${DAY}) + 3) % 7 AS weekday, (${local} / ${HOUR}) % 24 AS hour, sum(created) AS created
-  FROM analytics_hourly WHERE ${HOURLY_SCOPE} GROUP BY weekday, hour`;
+function heatmapQuery(db: Database, zone: ZoneScope, offset: SQL) {
+  const local = sql`(${h.hourStart} + ${offset})`;
+  return db
+    .select({
+      weekday: sql<number>`((${local} / ${literal(DAY)}) + 3) % 7`.as("weekday"),
+      hour: sql<number>`(${local} / ${literal(HOUR)}) % 24`.as("hour"),
+      created: sql<number>`sum(${h.created})`,
+    })
+    .from(h)
+    .where(hourlyScope(zone))
+    .groupBy(sql`weekday`, sql`hour`);
 }
 
-export async function analyticsHeatmap({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
+export async function analyticsHeatmap({ db }: Deps, scope: AnalyticsScope) {
   const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
   let total = 0;
   const zoneRows = await Promise.all(
-    scope.zones.map(async (zone) => {
+    scope.zones.map((zone) => {
       const range = hourRange(zone);
-      const rows = await db
-        .prepare(heatmapQuery(offsetSql(new ZoneClock(zone.timeZone), range.from, range.to)))
-        .bind(JSON.stringify(zone.queueIds), range.from, range.to)
-        .all<{ weekday: number; hour: number; created: number }>();
-      return rows.results;
+      return heatmapQuery(db, zone, offsetSql(new ZoneClock(zone.timeZone), range.from, range.to)).all();
     }),
   );
   for (const rows of zoneRows) {
@@ -354,11 +332,24 @@ export async function analyticsHeatmap({ env: { DB: db } }: Deps, scope: Analyti
   return { ...coveredRange(scope), timeZones: scope.zones.map((z) => z.timeZone), weekdays: [...WEEKDAYS], total, arrivals };
 }
 
-export async function analyticsEstimates({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
+/** The estimates' read: the zone's hour rows, only their estimate columns. */
+export function estimatesQuery(db: Database, zone: ZoneScope) {
+  return db
+    .select({
+      queue_id: h.queueId,
+      estimated: h.estimated,
+      estimate_error_ms: h.estimateErrorMs,
+      estimate_bias_ms: h.estimateBiasMs,
+      estimate_error_hist: h.estimateErrorHist,
+    })
+    .from(h)
+    .where(hourlyScope(zone));
+}
+
+export async function analyticsEstimates({ db }: Deps, scope: AnalyticsScope) {
   const perQueue = new Map<string, AggregateFigures>(scope.queueIds.map((id) => [id, emptyFigures()]));
   const totals = emptyFigures();
-  const columns = ["queue_id", "estimated", "estimate_error_ms", "estimate_bias_ms", "estimate_error_hist"] as const;
-  const zoneRows = await Promise.all(scope.zones.map((zone) => hourlyRows(db, zone, columns)));
+  const zoneRows = await Promise.all(scope.zones.map((zone) => estimatesQuery(db, zone).all()));
   for (const rows of zoneRows) {
     for (const row of rows) {
       const figures = {
@@ -380,62 +371,74 @@ export async function analyticsEstimates({ env: { DB: db } }: Deps, scope: Analy
   };
 }
 
-async function queueNames(db: D1Database, ids: readonly string[]): Promise<Map<string, string>> {
+async function queueNames(db: Database, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await db
-    .prepare("SELECT id, name FROM queues WHERE id IN (SELECT value FROM json_each(?1))")
-    .bind(JSON.stringify(ids))
-    .all<{ id: string; name: string }>();
-  return new Map(rows.results.map((r) => [r.id, r.name]));
+  const rows = await db.select({ id: queues.id, name: queues.name }).from(queues).where(inIds(queues.id, ids)).all();
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
+
+const t = alias(tickets, "t");
+
+/** The range's tickets of the zone's queues that an operator called (on tickets_org_created_idx). */
+function calledInRange(organizationId: string, zone: ZoneScope): SQL | undefined {
+  const range = hourRange(zone);
+  return and(
+    eq(t.organizationId, organizationId),
+    gte(t.createdAt, range.from),
+    lt(t.createdAt, range.to),
+    inIds(t.queueId, zone.queueIds),
+    isNotNull(t.calledAt),
+    isNotNull(t.assignedToId),
+  );
+}
+
+/** The ticket's operator: never null in these reads (calledInRange keeps assigned tickets only). */
+const operatorOf = sql<string>`${t.assignedToId}`;
 
 /** Per final operator of each ticket created in the range (see docs/analytics.md). */
-export const OPERATORS_QUERY = `SELECT t.assigned_to_id AS operator_id,
-    count(*) AS calls,
-    sum(t.status = 'served') AS served,
-    sum(t.status IN ('expired', 'skipped')) AS no_shows,
-    sum(CASE WHEN t.status = 'served' AND t.serving_at IS NOT NULL AND t.served_at IS NOT NULL THEN 1 ELSE 0 END) AS serviced,
-    sum(CASE WHEN t.status = 'served' AND t.serving_at IS NOT NULL AND t.served_at IS NOT NULL THEN max(0, t.served_at - t.serving_at) ELSE 0 END) AS service_ms,
-    count(DISTINCT t.called_at / 3600000) AS active_hours,
-    coalesce(sum(t.recall_count), 0) AS recalls
-  FROM tickets AS t
-  WHERE t.organization_id = ?1 AND t.created_at >= ?2 AND t.created_at < ?3
-    AND t.queue_id IN (SELECT value FROM json_each(?4))
-    AND t.called_at IS NOT NULL AND t.assigned_to_id IS NOT NULL
-  GROUP BY t.assigned_to_id`;
-
-interface OperatorRecord {
-  operator_id: string;
-  calls: number;
-  served: number;
-  no_shows: number;
-  serviced: number;
-  service_ms: number;
-  active_hours: number;
-  recalls: number;
+export function operatorsQuery(db: Database, organizationId: string, zone: ZoneScope) {
+  const servedWithTimes = sql`${t.status} = 'served' AND ${t.servingAt} IS NOT NULL AND ${t.servedAt} IS NOT NULL`;
+  return db
+    .select({
+      operator_id: operatorOf,
+      calls: sql<number>`count(*)`,
+      served: sql<number>`sum(${t.status} = 'served')`,
+      no_shows: sql<number>`sum(${t.status} IN ('expired', 'skipped'))`,
+      serviced: sql<number>`sum(CASE WHEN ${servedWithTimes} THEN 1 ELSE 0 END)`,
+      service_ms: sql<number>`sum(CASE WHEN ${servedWithTimes} THEN max(0, ${t.servedAt} - ${t.servingAt}) ELSE 0 END)`,
+      active_hours: sql<number>`count(DISTINCT ${t.calledAt} / ${literal(HOUR)})`,
+      recalls: sql<number>`coalesce(sum(${t.recallCount}), 0)`,
+    })
+    .from(t)
+    .where(calledInRange(organizationId, zone))
+    .groupBy(t.assignedToId);
 }
 
-/** Per operator, the desk they called most of the range's tickets from (ties: the desk's id). */
-export const OPERATOR_DESKS_QUERY = `SELECT t.assigned_to_id AS operator_id, t.desk_id, count(*) AS calls
-  FROM tickets AS t
-  WHERE t.organization_id = ?1 AND t.created_at >= ?2 AND t.created_at < ?3
-    AND t.queue_id IN (SELECT value FROM json_each(?4))
-    AND t.called_at IS NOT NULL AND t.assigned_to_id IS NOT NULL AND t.desk_id IS NOT NULL
-  GROUP BY t.assigned_to_id, t.desk_id`;
+type OperatorRecord = Awaited<ReturnType<ReturnType<typeof operatorsQuery>["all"]>>[number];
 
-export async function analyticsOperators({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
+/** Per operator, the desk they called most of the range's tickets from (ties: the desk's id). */
+function operatorDesksQuery(db: Database, organizationId: string, zone: ZoneScope) {
+  return db
+    .select({ operator_id: operatorOf, desk_id: sql<string>`${t.deskId}`, calls: sql<number>`count(*)` })
+    .from(t)
+    .where(and(calledInRange(organizationId, zone), isNotNull(t.deskId)))
+    .groupBy(t.assignedToId, t.deskId);
+}
+
+export async function analyticsOperators({ db }: Deps, scope: AnalyticsScope) {
   const merged = new Map<string, OperatorRecord>();
   const deskCalls = new Map<string, Map<string, number>>();
   for (const zone of scope.zones) {
-    const range = hourRange(zone);
-    const args = [scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds)];
-    const [rows, desks] = await db.batch([db.prepare(OPERATORS_QUERY).bind(...args), db.prepare(OPERATOR_DESKS_QUERY).bind(...args)]);
-    for (const r of rows!.results as OperatorRecord[]) {
+    const [rows, desksOfOperators] = await db.batch([
+      operatorsQuery(db, scope.organizationId, zone),
+      operatorDesksQuery(db, scope.organizationId, zone),
+    ]);
+    for (const r of rows) {
       const into = merged.get(r.operator_id);
       if (!into) merged.set(r.operator_id, { ...r });
       else for (const k of ["calls", "served", "no_shows", "serviced", "service_ms", "active_hours", "recalls"] as const) into[k] += r[k];
     }
-    for (const r of desks!.results as { operator_id: string; desk_id: string; calls: number }[]) {
+    for (const r of desksOfOperators) {
       const perDesk = deskCalls.get(r.operator_id) ?? new Map<string, number>();
       perDesk.set(r.desk_id, (perDesk.get(r.desk_id) ?? 0) + r.calls);
       deskCalls.set(r.operator_id, perDesk);
@@ -449,19 +452,21 @@ export async function analyticsOperators({ env: { DB: db } }: Deps, scope: Analy
   const deskNames = new Map<string, string>();
   if (mainDesk.size > 0) {
     const rows = await db
-      .prepare("SELECT id, name FROM desks WHERE id IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify([...new Set(mainDesk.values())]))
-      .all<{ id: string; name: string }>();
-    for (const r of rows.results) deskNames.set(r.id, r.name);
+      .select({ id: desks.id, name: desks.name })
+      .from(desks)
+      .where(inIds(desks.id, [...new Set(mainDesk.values())]))
+      .all();
+    for (const r of rows) deskNames.set(r.id, r.name);
   }
   const ids = [...merged.keys()];
   const names = new Map<string, string>();
   if (ids.length > 0) {
     const rows = await db
-      .prepare("SELECT id, first_name, last_name FROM users WHERE id IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify(ids))
-      .all<{ id: string; first_name: string; last_name: string }>();
-    for (const r of rows.results) names.set(r.id, `${r.first_name} ${r.last_name}`.trim());
+      .select({ id: users.id, firstName: users.firstName, lastName: users.lastName })
+      .from(users)
+      .where(inIds(users.id, ids))
+      .all();
+    for (const r of rows) names.set(r.id, `${r.firstName} ${r.lastName}`.trim());
   }
   return {
     ...coveredRange(scope),
@@ -484,24 +489,47 @@ export async function analyticsOperators({ env: { DB: db } }: Deps, scope: Analy
 
 // ── By kind (docs/analytics.md): walk-ins and appointments, punctuality, no-show rate ──────
 
-const KINDS_QUERY = `SELECT kind, COUNT(*) AS created,
-    SUM(status = 'served') AS served,
-    SUM(status IN ('expired', 'skipped')) AS no_show,
-    SUM(status = 'cancelled' AND transferred_to_id IS NULL) AS cancelled,
-    SUM(called_at IS NOT NULL) AS waited,
-    SUM(CASE WHEN called_at IS NOT NULL THEN called_at - created_at ELSE 0 END) AS wait_ms,
-    SUM(appointment_at IS NOT NULL AND created_at <= appointment_at) AS before_start,
-    SUM(appointment_at IS NOT NULL AND created_at > appointment_at) AS after_start,
-    SUM(CASE WHEN appointment_at IS NOT NULL THEN created_at - appointment_at ELSE 0 END) AS from_start_ms
-  FROM tickets
-  WHERE organization_id = ?1 AND created_at >= ?2 AND created_at < ?3 AND queue_id IN (SELECT value FROM json_each(?4))
-  GROUP BY kind`;
+/** The range's tickets of the zone's queues, by kind. */
+function kindsQuery(db: Database, organizationId: string, zone: ZoneScope) {
+  const range = hourRange(zone);
+  const k = tickets;
+  return db
+    .select({
+      kind: k.kind,
+      created: sql<number>`COUNT(*)`,
+      served: sql<number>`SUM(${k.status} = 'served')`,
+      no_show: sql<number>`SUM(${k.status} IN ('expired', 'skipped'))`,
+      cancelled: sql<number>`SUM(${k.status} = 'cancelled' AND ${k.transferredToId} IS NULL)`,
+      waited: sql<number>`SUM(${k.calledAt} IS NOT NULL)`,
+      wait_ms: sql<number>`SUM(CASE WHEN ${k.calledAt} IS NOT NULL THEN ${k.calledAt} - ${k.createdAt} ELSE 0 END)`,
+      before_start: sql<number>`SUM(${k.appointmentAt} IS NOT NULL AND ${k.createdAt} <= ${k.appointmentAt})`,
+      after_start: sql<number>`SUM(${k.appointmentAt} IS NOT NULL AND ${k.createdAt} > ${k.appointmentAt})`,
+      from_start_ms: sql<number>`SUM(CASE WHEN ${k.appointmentAt} IS NOT NULL THEN ${k.createdAt} - ${k.appointmentAt} ELSE 0 END)`,
+    })
+    .from(k)
+    .where(
+      and(eq(k.organizationId, organizationId), gte(k.createdAt, range.from), lt(k.createdAt, range.to), inIds(k.queueId, zone.queueIds)),
+    )
+    .groupBy(k.kind);
+}
 
 /** Appointments of the scope's services starting in the range, by status. */
-const APPOINTMENTS_QUERY = `SELECT status, COUNT(*) AS n FROM appointments
-  WHERE organization_id = ?1 AND start_at >= ?2 AND start_at < ?3
-    AND service_id IN (SELECT service_id FROM queues WHERE id IN (SELECT value FROM json_each(?4)))
-  GROUP BY status`;
+function appointmentsQuery(db: Database, scope: AnalyticsScope) {
+  const range = hourRange(scope);
+  const a = appointments;
+  return db
+    .select({ status: a.status, n: sql<number>`COUNT(*)` })
+    .from(a)
+    .where(
+      and(
+        eq(a.organizationId, scope.organizationId),
+        gte(a.startAt, range.from),
+        lt(a.startAt, range.to),
+        inArray(a.serviceId, db.select({ serviceId: queues.serviceId }).from(queues).where(inIds(queues.id, scope.queueIds))),
+      ),
+    )
+    .groupBy(a.status);
+}
 
 interface KindRecord {
   kind: "walk_in" | "appointment";
@@ -518,15 +546,11 @@ interface KindRecord {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-export async function analyticsKinds({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
+export async function analyticsKinds({ db }: Deps, scope: AnalyticsScope) {
   const sums = { walk_in: emptyKind("walk_in"), appointment: emptyKind("appointment") };
   for (const zone of scope.zones) {
-    const range = hourRange(zone);
-    const rows = await db
-      .prepare(KINDS_QUERY)
-      .bind(scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds))
-      .all<KindRecord>();
-    for (const r of rows.results) {
+    const rows = await kindsQuery(db, scope.organizationId, zone).all();
+    for (const r of rows) {
       const into = sums[r.kind] ?? sums.walk_in;
       for (const k of [
         "created",
@@ -543,11 +567,8 @@ export async function analyticsKinds({ env: { DB: db } }: Deps, scope: Analytics
     }
   }
   const range = hourRange(scope);
-  const statuses = await db
-    .prepare(APPOINTMENTS_QUERY)
-    .bind(scope.organizationId, range.from, range.to, JSON.stringify(scope.queueIds))
-    .all<{ status: string; n: number }>();
-  const count = (status: string) => statuses.results.find((r) => r.status === status)?.n ?? 0;
+  const statuses = await appointmentsQuery(db, scope).all();
+  const count = (status: string) => statuses.find((r) => r.status === status)?.n ?? 0;
   const figures = (r: KindRecord) => ({
     created: r.created,
     served: r.served,
@@ -599,15 +620,34 @@ function emptyKind(kind: KindRecord["kind"]): KindRecord {
  * the scope: each visit's legs (the projection's rows carrying its `visit_id`), read through the
  * visit index. One row per visit.
  */
-const VISITS_QUERY = `SELECT f.leg_count AS leg_count, f.created_at AS started_at,
-    COUNT(l.id) AS legs_seen,
-    MAX(CASE WHEN l.leg_index = f.leg_count - 1 AND l.status = 'served' THEN l.served_at END) AS finished_at,
-    SUM(CASE WHEN l.called_at IS NOT NULL THEN l.called_at - l.created_at ELSE 0 END) AS wait_ms,
-    SUM(CASE WHEN l.served_at IS NOT NULL AND l.serving_at IS NOT NULL THEN l.served_at - l.serving_at ELSE 0 END) AS service_ms
-  FROM tickets f JOIN tickets l ON l.visit_id = f.id AND l.organization_id = f.organization_id
-  WHERE f.organization_id = ?1 AND f.created_at >= ?2 AND f.created_at < ?3
-    AND f.queue_id IN (SELECT value FROM json_each(?4)) AND f.visit_id = f.id AND f.leg_index = 0
-  GROUP BY f.id`;
+function visitsQuery(db: Database, organizationId: string, zone: ZoneScope) {
+  const range = hourRange(zone);
+  const f = alias(tickets, "f");
+  const l = alias(tickets, "l");
+  return db
+    .select({
+      // Not null on a visit's first leg (visit_id = id, leg_index = 0).
+      leg_count: sql<number>`${f.legCount}`,
+      started_at: f.createdAt,
+      legs_seen: sql<number>`COUNT(${l.id})`,
+      finished_at: sql<number | null>`MAX(CASE WHEN ${l.legIndex} = ${f.legCount} - 1 AND ${l.status} = 'served' THEN ${l.servedAt} END)`,
+      wait_ms: sql<number>`SUM(CASE WHEN ${l.calledAt} IS NOT NULL THEN ${l.calledAt} - ${l.createdAt} ELSE 0 END)`,
+      service_ms: sql<number>`SUM(CASE WHEN ${l.servedAt} IS NOT NULL AND ${l.servingAt} IS NOT NULL THEN ${l.servedAt} - ${l.servingAt} ELSE 0 END)`,
+    })
+    .from(f)
+    .innerJoin(l, and(eq(l.visitId, f.id), eq(l.organizationId, f.organizationId)))
+    .where(
+      and(
+        eq(f.organizationId, organizationId),
+        gte(f.createdAt, range.from),
+        lt(f.createdAt, range.to),
+        inIds(f.queueId, zone.queueIds),
+        eq(f.visitId, f.id),
+        sql`${f.legIndex} = 0`,
+      ),
+    )
+    .groupBy(f.id);
+}
 
 interface VisitRecord {
   leg_count: number;
@@ -654,16 +694,9 @@ function visitFigures(rows: VisitRecord[]): VisitFigures {
  * visit's total time (first join → last leg's completion) with its waits and service times
  * summed over the legs; in total and by number of legs.
  */
-export async function analyticsVisits({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
+export async function analyticsVisits({ db }: Deps, scope: AnalyticsScope) {
   const rows: VisitRecord[] = [];
-  for (const zone of scope.zones) {
-    const range = hourRange(zone);
-    const read = await db
-      .prepare(VISITS_QUERY)
-      .bind(scope.organizationId, range.from, range.to, JSON.stringify(zone.queueIds))
-      .all<VisitRecord>();
-    rows.push(...read.results);
-  }
+  for (const zone of scope.zones) rows.push(...(await visitsQuery(db, scope.organizationId, zone).all()));
   const range = hourRange(scope);
   const legCounts = [...new Set(rows.map((r) => r.leg_count))].sort((a, b) => a - b);
   return {

@@ -6,7 +6,11 @@
 
 import { wallTimeAt } from "../domain/recurrence";
 import { HOUR, iso, MINUTE } from "../lib/time";
-import type { AnalyticsScope } from "./analytics-scope";
+import { and, gte, lt, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { desks as deskTable, services as serviceTable, ticketFeedback, users } from "../db/schema";
+import { inIds, type AnalyticsScope } from "./analytics-scope";
 import type { Deps } from "../http/deps";
 
 /**
@@ -24,15 +28,6 @@ export interface ScoreFigures {
   /** Mean score, two decimals; null when none. */
   mean: number | null;
   distribution: ScoreDistribution;
-}
-
-interface FeedbackFact {
-  score: number;
-  wait_ms: number | null;
-  service_id: string;
-  desk_id: string | null;
-  operator_id: string | null;
-  ticket_created_at: number;
 }
 
 class Tally {
@@ -70,13 +65,18 @@ function tallyOf<K>(map: Map<K, Tally>, key: K): Tally {
   return t;
 }
 
-async function namesOf(db: D1Database, sql: string, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.prepare(sql).bind(JSON.stringify(ids)).all<{ id: string; name: string }>();
-  return new Map(rows.results.map((r) => [r.id, r.name]));
+/** The names of `ids`, read from the table whose `id` and `name` (a column or an expression of its columns) are given. */
+async function namesOf(db: Database, id: SQLiteColumn, name: SQLiteColumn | SQL, ids: string[]) {
+  if (ids.length === 0) return new Map<string, string>();
+  const rows = await db
+    .select({ id: sql<string>`${id}`, name: sql<string>`${name}` })
+    .from(id.table)
+    .where(inIds(id, ids))
+    .all();
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
-export async function analyticsFeedback({ env: { DB: db } }: Deps, scope: AnalyticsScope) {
+export async function analyticsFeedback({ db }: Deps, scope: AnalyticsScope) {
   const totals = new Tally();
   const byWait = FEEDBACK_WAIT_EDGES_MINUTES.map(() => new Tally());
   const services = new Map<string, Tally>();
@@ -88,16 +88,22 @@ export async function analyticsFeedback({ env: { DB: db } }: Deps, scope: Analyt
   for (const zone of scope.zones) {
     const from = Math.floor(zone.from / HOUR) * HOUR;
     const to = Math.ceil(zone.to / HOUR) * HOUR;
+    const f = ticketFeedback;
     const rows = await db
-      .prepare(
-        `SELECT score, wait_ms, service_id, desk_id, operator_id, ticket_created_at FROM ticket_feedback
-         WHERE queue_id IN (SELECT value FROM json_each(?1)) AND ticket_created_at >= ?2 AND ticket_created_at < ?3`,
-      )
-      .bind(JSON.stringify(zone.queueIds), from, to)
-      .all<FeedbackFact>();
+      .select({
+        score: f.score,
+        wait_ms: f.waitMs,
+        service_id: f.serviceId,
+        desk_id: f.deskId,
+        operator_id: f.operatorId,
+        ticket_created_at: f.ticketCreatedAt,
+      })
+      .from(f)
+      .where(and(inIds(f.queueId, zone.queueIds), gte(f.ticketCreatedAt, from), lt(f.ticketCreatedAt, to)))
+      .all();
     // The local hour is read once per quarter of an hour (Intl is slow; offsets are whole quarters).
     const hourOf = new Map<number, number>();
-    for (const r of rows.results) {
+    for (const r of rows) {
       totals.add(r.score);
       if (r.wait_ms === null) unmeasured += 1;
       else byWait[waitBucketOf(r.wait_ms)]!.add(r.score);
@@ -113,13 +119,9 @@ export async function analyticsFeedback({ env: { DB: db } }: Deps, scope: Analyt
 
   const known = <K>(m: Map<K | null, Tally>) => [...m.keys()].filter((k): k is K => k !== null);
   const [serviceNames, deskNames, operatorNames] = await Promise.all([
-    namesOf(db, "SELECT id, name FROM services WHERE id IN (SELECT value FROM json_each(?1))", [...services.keys()]),
-    namesOf(db, "SELECT id, name FROM desks WHERE id IN (SELECT value FROM json_each(?1))", known(desks)),
-    namesOf(
-      db,
-      "SELECT id, trim(first_name || ' ' || last_name) AS name FROM users WHERE id IN (SELECT value FROM json_each(?1))",
-      known(operators),
-    ),
+    namesOf(db, serviceTable.id, serviceTable.name, [...services.keys()]),
+    namesOf(db, deskTable.id, deskTable.name, known(desks)),
+    namesOf(db, users.id, sql<string>`trim(${users.firstName} || ' ' || ${users.lastName})`, known(operators)),
   ]);
   const byCount = <T extends { count: number }>(a: T, b: T) => b.count - a.count;
 

@@ -8,6 +8,9 @@
 // the aggregates end equal to a rebuild from the projection, with no manual step and a
 // bounded cost per run (one page of one organization).
 
+import { and, eq, gt, or } from "drizzle-orm";
+import { database } from "../db/client";
+import { analyticsBackfill, tickets as ticketTable } from "../db/schema";
 import type { TicketForAnalytics } from "../domain/analytics";
 import type { Env } from "../env";
 import { analyticsDrainStatements } from "../queue-room/contract";
@@ -19,19 +22,42 @@ type ProjectionRow = TicketForAnalytics & { queue_id: string };
 
 export async function backfillAnalytics(env: Env, _at: number): Promise<{ organizationId: string | null; tickets: number; done: boolean }> {
   const db = env.DB;
-  const next = await db
-    .prepare("SELECT organization_id, after_created_at, after_id FROM analytics_backfill ORDER BY organization_id LIMIT 1")
-    .first<{ organization_id: string; after_created_at: number; after_id: string }>();
+  const orm = database(db);
+  const b = analyticsBackfill;
+  const next = await orm
+    .select({ organization_id: b.organizationId, after_created_at: b.afterCreatedAt, after_id: b.afterId })
+    .from(b)
+    .orderBy(b.organizationId)
+    .limit(1)
+    .get();
   if (!next) return { organizationId: null, tickets: 0, done: true };
-  const page = await db
-    .prepare(
-      `SELECT id, queue_id, status, source, called_at, serving_at, served_at, transferred_to_id, first_estimate_minutes, created_at, version
-       FROM tickets WHERE organization_id = ?1 AND (created_at > ?2 OR (created_at = ?2 AND id > ?3))
-       ORDER BY created_at, id LIMIT ${BACKFILL_PAGE}`,
+  const tk = ticketTable;
+  const tickets: ProjectionRow[] = await orm
+    .select({
+      id: tk.id,
+      queue_id: tk.queueId,
+      status: tk.status,
+      source: tk.source,
+      called_at: tk.calledAt,
+      serving_at: tk.servingAt,
+      served_at: tk.servedAt,
+      transferred_to_id: tk.transferredToId,
+      first_estimate_minutes: tk.firstEstimateMinutes,
+      created_at: tk.createdAt,
+      version: tk.version,
+    })
+    .from(tk)
+    .where(
+      and(
+        eq(tk.organizationId, next.organization_id),
+        or(gt(tk.createdAt, next.after_created_at), and(eq(tk.createdAt, next.after_created_at), gt(tk.id, next.after_id))),
+      ),
     )
-    .bind(next.organization_id, next.after_created_at, next.after_id)
-    .all<ProjectionRow>();
-  const tickets = page.results;
+    .orderBy(tk.createdAt, tk.id)
+    .limit(BACKFILL_PAGE)
+    .all();
+  // The cursor's move is written in the same D1 batch as the drain's own statements (raw, from
+  // the room's projection), so a page is counted once or not at all: that batch stays raw here.
   const byQueue = new Map<string, ProjectionRow[]>();
   for (const t of tickets) byQueue.set(t.queue_id, [...(byQueue.get(t.queue_id) ?? []), t]);
   const statements: D1PreparedStatement[] = [];

@@ -1,7 +1,7 @@
-import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { and, eq, gt, lt, notExists, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { database, nonEmpty, type Database } from "../db/client";
-import { notificationDeliveries, pushDevices, usageCounters, visitorPushSubscriptions } from "../db/schema";
+import { notificationDeliveries, notifications, pushDevices, usageCounters, users, visitorPushSubscriptions } from "../db/schema";
 import { smsText } from "../domain/message-templates";
 import type { Env } from "../env";
 import { isTwinOrganizationId, newId } from "../lib/ids";
@@ -195,6 +195,23 @@ export function fellBack(outcome: SendOutcome): SendOutcome {
 }
 
 /**
+ * Takes one SMS unit of the month's allowance: the counter is created at 1 or raised by 1 while
+ * under `limit` (null: no limit); answers the new count, or no row when the allowance is used up.
+ * A limit of 0 takes nothing: callers do not ask.
+ */
+export function takeSmsUnit(db: Database, organizationId: string, period: string, limit: number | null) {
+  return db
+    .insert(usageCounters)
+    .values({ organizationId, period, metric: "sms", used: 1 })
+    .onConflictDoUpdate({
+      target: [usageCounters.organizationId, usageCounters.period, usageCounters.metric],
+      set: { used: sql`${usageCounters.used} + 1` },
+      setWhere: limit === null ? undefined : lt(usageCounters.used, limit),
+    })
+    .returning({ used: usageCounters.used });
+}
+
+/**
  * Stores in-app notifications and sends the other channels, once per delivery key. D1 sees
  * four batches at most (the in-app and the other claims side by side, SMS allowance, outcomes),
  * whatever the number of deliveries.
@@ -203,9 +220,10 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const report: DeliveryReport = { inApp: 0, sent: 0, retrying: 0, failed: 0 };
   if (deliveries.length === 0) return report;
   const db = database(env.DB);
-  // Conditional INSERT … SELECT (allow-listed): an in-app notification is written only while its
-  // delivery key is unclaimed and its user still exists, then the key is claimed, in that order.
-  const inAppClaims: D1PreparedStatement[] = [];
+  // Conditional INSERT … SELECT: an in-app notification is written only while its delivery key is
+  // unclaimed and its user still exists (the row is selected from the user's), then the key is
+  // claimed, in that order.
+  const inAppClaims = [];
   const claimIndex: { delivery: Delivery; key: string }[] = [];
   const sendClaims = [];
   for (const d of deliveries) {
@@ -213,15 +231,50 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
     const payload = JSON.stringify({ target: d.target, title: d.title, body: d.body, data: d.data } satisfies StoredPayload);
     if (d.channel === "in_app" && d.target.kind === "user") {
       inAppClaims.push(
-        env.DB.prepare(
-          `INSERT INTO notifications (id, user_id, organization_id, type, title, body, data, read_at, created_at)
-           SELECT ?, ?, ?, ?, ?, ?, ?, NULL, ? WHERE NOT EXISTS (SELECT 1 FROM notification_deliveries WHERE key = ?)
-           AND EXISTS (SELECT 1 FROM users WHERE id = ?)`,
-        ).bind(newId("ntf"), d.target.userId, d.organizationId, d.type, d.title, d.body, JSON.stringify(d.data), at, key, d.target.userId),
-        env.DB.prepare(
-          `INSERT INTO notification_deliveries (key, id, event_id, organization_id, type, channel, recipient, provider, status, attempts, payload, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, 'in_app', ?, 'in_app', 'sent', 1, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-        ).bind(key, newId("dlv"), d.eventId, d.organizationId, d.type, recipientOf(d.target), payload, at, at),
+        db.insert(notifications).select(
+          db
+            .select({
+              id: sql`${newId("ntf")}`.as("id"),
+              userId: users.id,
+              organizationId: sql`${d.organizationId}`.as("organization_id"),
+              type: sql`${d.type}`.as("type"),
+              title: sql`${d.title}`.as("title"),
+              body: sql`${d.body}`.as("body"),
+              data: sql`${JSON.stringify(d.data)}`.as("data"),
+              readAt: sql`NULL`.as("read_at"),
+              createdAt: sql`${at}`.as("created_at"),
+            })
+            .from(users)
+            .where(
+              and(
+                eq(users.id, d.target.userId),
+                notExists(
+                  db
+                    .select({ found: sql`1` })
+                    .from(notificationDeliveries)
+                    .where(eq(notificationDeliveries.key, key)),
+                ),
+              ),
+            ),
+        ),
+        db
+          .insert(notificationDeliveries)
+          .values({
+            key,
+            id: newId("dlv"),
+            eventId: d.eventId,
+            organizationId: d.organizationId,
+            type: d.type,
+            channel: "in_app",
+            recipient: recipientOf(d.target),
+            provider: "in_app",
+            status: "sent",
+            attempts: 1,
+            payload,
+            createdAt: at,
+            updatedAt: at,
+          })
+          .onConflictDoNothing({ target: notificationDeliveries.key }),
       );
       continue;
     }
@@ -253,10 +306,8 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
     );
   }
   const sendBatch = nonEmpty(sendClaims);
-  const [inAppWritten, claimed] = await Promise.all([
-    inAppClaims.length > 0 ? env.DB.batch(inAppClaims) : [],
-    sendBatch ? db.batch(sendBatch) : [],
-  ]);
+  const inAppBatch = nonEmpty(inAppClaims);
+  const [inAppWritten, claimed] = await Promise.all([inAppBatch ? db.batch(inAppBatch) : [], sendBatch ? db.batch(sendBatch) : []]);
   // A new in-app notification is one changed row of its INSERT.
   inAppWritten.forEach((result, i) => {
     if (i % 2 === 0 && result.meta.changes > 0) report.inApp += 1;
@@ -277,19 +328,17 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   const overQuota = new Set<string>();
   if (smsClaims.length > 0) {
     const period = utcMonth(at).key;
-    // Conditional upsert (allow-listed): a unit is taken only while the month's count is under the limit.
-    const taken = await env.DB.batch<{ used: number }>(
-      smsClaims.map((c) => {
-        const limit = c.delivery.smsLimit ?? null;
-        return env.DB.prepare(
-          `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
-           ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
-           RETURNING used`,
-        ).bind(c.delivery.organizationId, period, limit, limit, limit, limit);
-      }),
-    );
-    smsClaims.forEach((c, i) => {
-      if ((taken[i]?.results?.length ?? 0) === 0) overQuota.add(c.key);
+    // Conditional upsert: a unit is taken only while the month's count is under the limit (none with a limit of 0).
+    // (A claim without an organization was refused by the policy gate above.)
+    const withUnits = smsClaims.flatMap((c) => {
+      const { organizationId, smsLimit = null } = c.delivery;
+      return organizationId !== null && (smsLimit === null || smsLimit > 0) ? [{ key: c.key, organizationId, smsLimit }] : [];
+    });
+    for (const c of smsClaims) if (!withUnits.some((u) => u.key === c.key)) overQuota.add(c.key);
+    const takes = nonEmpty(withUnits.map((u) => takeSmsUnit(db, u.organizationId, period, u.smsLimit)));
+    const taken = takes ? await db.batch(takes) : [];
+    withUnits.forEach((u, i) => {
+      if ((taken[i]?.length ?? 0) === 0) overQuota.add(u.key);
     });
   }
 

@@ -3,12 +3,12 @@ import { database } from "../db/client";
 import { notificationDeliveries, notifications, pushDevices, subscriptions, usageCounters, users } from "../db/schema";
 import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
-import { keysetPageSql } from "../http/keyset";
+import { keysetPage, keysetPageSql } from "../http/keyset";
 import { entitlements, type Plan } from "../domain/plans";
 import { ApiError, notFound } from "../http/errors";
 import { newId, randomString } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
-import { deliver } from "./notification-delivery";
+import { deliver, takeSmsUnit } from "./notification-delivery";
 import { takeBusinessSms } from "./sms-guard";
 import { isOptedOut } from "./opt-outs";
 
@@ -90,23 +90,7 @@ export async function updatePreferences(env: Env, userId: string, changes: Parti
   return row;
 }
 
-interface NotificationRow {
-  id: string;
-  type: string;
-  title: string;
-  body: string;
-  data: string;
-  read_at: number | null;
-  created_at: number;
-}
-
 type Notification = Pick<typeof notifications.$inferSelect, "id" | "type" | "title" | "body" | "data" | "readAt" | "createdAt">;
-
-/** A row of the list's prepared read, in the schema's shape. */
-function notificationOf(r: NotificationRow): Notification {
-  const data: Record<string, string> = JSON.parse(r.data);
-  return { id: r.id, type: r.type, title: r.title, body: r.body, data, readAt: r.read_at, createdAt: r.created_at };
-}
 
 export function notificationRecord(r: Notification) {
   const data = r.data;
@@ -128,38 +112,36 @@ export function notificationRecord(r: Notification) {
 
 /** Newest first; `unreadOnly` keeps those with readAt null. */
 export async function listNotifications(env: Env, userId: string, q: { unreadOnly: boolean }, window: ListWindow) {
-  const filter = q.unreadOnly ? "AND read_at IS NULL" : "";
+  const db = database(env.DB);
+  const n = notifications;
+  const where = and(eq(n.userId, userId), q.unreadOnly ? isNull(n.readAt) : undefined);
   const [page, total] = await Promise.all([
-    keysetPageSql(
-      env.DB,
+    keysetPage(
+      db,
       window,
       {
-        table: "notifications",
-        cursorColumn: "id",
-        owner: { sql: "user_id = ?", binds: [userId] },
-        where: { sql: `user_id = ? ${filter}`, binds: [userId] },
+        table: n,
+        cursorColumn: n.id,
+        owner: eq(n.userId, userId),
+        where,
         keys: [
-          { column: "created_at", direction: "desc" },
-          { column: "id", direction: "desc" },
+          { column: n.createdAt, direction: "desc" },
+          { column: n.id, direction: "desc" },
         ],
       },
-      async (c) =>
-        (
-          await env.DB.prepare(
-            `SELECT id, type, title, body, data, read_at, created_at FROM notifications WHERE ${c.where}
-             ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
-          )
-            .bind(...c.binds, c.limit, c.offset)
-            .all<NotificationRow>()
-        ).results,
+      (c) =>
+        db
+          .select({ id: n.id, type: n.type, title: n.title, body: n.body, data: n.data, readAt: n.readAt, createdAt: n.createdAt })
+          .from(n)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
     ),
-    database(env.DB)
-      .select({ n: count() })
-      .from(notifications)
-      .where(and(eq(notifications.userId, userId), q.unreadOnly ? isNull(notifications.readAt) : undefined))
-      .get(),
+    db.select({ n: count() }).from(n).where(where).get(),
   ]);
-  return { rows: page.rows.map((r) => notificationRecord(notificationOf(r))), hasMore: page.hasMore, total: total?.n ?? 0 };
+  return { rows: page.rows.map(notificationRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
 }
 
 /** Marks one of the caller's notifications read (the first read time stays). */
@@ -218,13 +200,8 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   const period = utcMonth(at);
   // The day's ceiling first (whole, the public's share plus the business's reserve), then the month.
   const giveBackDay = await takeBusinessSms(env, organizationId, input.phone, at, deliver);
-  const taken = await env.DB.prepare(
-    `INSERT INTO usage_counters (organization_id, period, metric, used) SELECT ?, ?, 'sms', 1 WHERE ? IS NULL OR ? > 0
-     ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1 WHERE ? IS NULL OR used < ?
-     RETURNING used`,
-  )
-    .bind(organizationId, period.key, limit, limit, limit, limit)
-    .first<{ used: number }>();
+  // A conditional upsert: the unit is taken only while the month's count is under the limit.
+  const taken = limit !== null && limit <= 0 ? undefined : await takeSmsUnit(database(env.DB), organizationId, period.key, limit).get();
   if (!taken) {
     await giveBackDay();
     const row = await database(env.DB)

@@ -1,10 +1,10 @@
 import { changedFields, type AuditAction, type AuditChange, type AuditChanges, type AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { auditInsert, auditStatementIfChanged, recordAudit } from "../audit/audit";
-import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
+import { auditInsert, auditInsertIfChanged, recordAudit } from "../audit/audit";
+import { and, asc, count, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import { database } from "../db/client";
-import { members, queues, serviceLocations, services, subscriptions } from "../db/schema";
+import { members, queues, serviceIntake, serviceLocations, services, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
 import type { LocationScope } from "../domain/location-scope";
@@ -196,36 +196,48 @@ export async function createQueue(
     // does not know its queue. A refused insert leaves a configured room no id points at.
     await openRoom(env, row);
     try {
-      const insert = env.DB.prepare(
-        `INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, default_service_minutes, letter, status, archived_at, created_at, updated_at, intake_questions, target_wait_minutes, max_defer_minutes, max_defers)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?,
-           coalesce((SELECT json_array_length(fields) FROM service_intake WHERE service_id = ?), 0), ?, ?, ?
-         WHERE ? IS NULL OR (SELECT COUNT(*) FROM queues WHERE organization_id = ? AND archived_at IS NULL) < ?`,
-      ).bind(
-        row.id,
-        organizationId,
-        row.serviceId,
-        row.name,
-        row.description,
-        row.maxCapacity,
-        row.noShowTimeoutMinutes,
-        row.defaultServiceMinutes,
-        row.letter,
-        at,
-        at,
-        row.serviceId,
-        row.targetWaitMinutes,
-        row.maxDeferMinutes,
-        row.maxDefers,
-        maxQueues,
-        organizationId,
-        maxQueues,
+      // A conditional INSERT … SELECT: the row comes from the count of the organization's open
+      // queues, only while the plan allows one more; its intake count is copied from its service.
+      // Drizzle's insert … select names every column of the table, in the schema's order.
+      const openQueues = db
+        .select({ n: count().as("n") })
+        .from(queues)
+        .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt)))
+        .as("open_queues");
+      const intakeQuestions = db
+        .select({ n: sql<number>`json_array_length(${serviceIntake.fields})` })
+        .from(serviceIntake)
+        .where(eq(serviceIntake.serviceId, row.serviceId));
+      const insert = db.insert(queues).select(
+        db
+          .select({
+            id: sql`${row.id}`.as("id"),
+            organizationId: sql`${organizationId}`.as("organization_id"),
+            serviceId: sql`${row.serviceId}`.as("service_id"),
+            name: sql`${row.name}`.as("name"),
+            description: sql`${row.description}`.as("description"),
+            maxCapacity: sql`${row.maxCapacity}`.as("max_capacity"),
+            noShowTimeoutMinutes: sql`${row.noShowTimeoutMinutes}`.as("no_show_timeout_minutes"),
+            defaultServiceMinutes: sql`${row.defaultServiceMinutes}`.as("default_service_minutes"),
+            letter: sql`${row.letter}`.as("letter"),
+            status: sql`'active'`.as("status"),
+            archivedAt: sql`NULL`.as("archived_at"),
+            createdAt: sql`${at}`.as("created_at"),
+            updatedAt: sql`${at}`.as("updated_at"),
+            rulesVersion: sql`0`.as("rules_version"),
+            intakeQuestions: sql`coalesce(${intakeQuestions}, 0)`.as("intake_questions"),
+            blendPolicy: sql`NULL`.as("blend_policy"),
+            targetWaitMinutes: sql`${row.targetWaitMinutes}`.as("target_wait_minutes"),
+            maxDeferMinutes: sql`${row.maxDeferMinutes}`.as("max_defer_minutes"),
+            maxDefers: sql`${row.maxDefers}`.as("max_defers"),
+            smsKeyword: sql`NULL`.as("sms_keyword"),
+          })
+          .from(openQueues)
+          .where(maxQueues === null ? undefined : lt(openQueues.n, maxQueues)),
       );
-      const audited = origin
-        ? [auditStatementIfChanged(env.DB, origin, queueChange(row, "queue.created", changedFields(null, row, QUEUE_AUDITED_FIELDS)), at)]
-        : [];
-      const [result] = await env.DB.batch([insert, ...audited]);
-      if (result!.meta.changes === 0) throw queueLimitReached();
+      const change = queueChange(row, "queue.created", changedFields(null, row, QUEUE_AUDITED_FIELDS));
+      const [result] = origin ? await db.batch([insert, auditInsertIfChanged(db, origin, change, at)]) : [await insert.run()];
+      if (result.meta.changes === 0) throw queueLimitReached();
     } catch (err) {
       if (isUniqueViolation(err, "letter")) continue;
       throw err;

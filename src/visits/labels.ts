@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { and, asc, count, eq, lt, sql } from "drizzle-orm";
 import { database } from "../db/client";
 import { organizationLabels } from "../db/schema";
 import type { Env } from "../env";
@@ -36,15 +36,34 @@ export async function listLabels(env: Env, organizationId: string): Promise<Labe
  * CONFLICT once the list is full; then the room puts it on the ticket.
  */
 export async function addLabel(env: Env, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
-  const [inserted, present] = await env.DB.batch<{ label: string }>([
-    env.DB.prepare(
-      `INSERT INTO organization_labels (organization_id, label, created_at)
-       SELECT ?1, ?2, ?3 WHERE (SELECT COUNT(*) FROM organization_labels WHERE organization_id = ?1) < ?4
-       ON CONFLICT (organization_id, label) DO NOTHING`,
-    ).bind(queue.organizationId, label, at, MAX_ORGANIZATION_LABELS),
-    env.DB.prepare("SELECT label FROM organization_labels WHERE organization_id = ? AND label = ?").bind(queue.organizationId, label),
+  const db = database(env.DB);
+  const l = organizationLabels;
+  // A conditional INSERT … SELECT: the row comes from the count of the list, only while it is under the limit.
+  const list = db
+    .select({ size: count().as("size") })
+    .from(l)
+    .where(eq(l.organizationId, queue.organizationId))
+    .as("list");
+  const [inserted, present] = await db.batch([
+    db
+      .insert(l)
+      .select(
+        db
+          .select({
+            organizationId: sql`${queue.organizationId}`.as("organization_id"),
+            label: sql`${label}`.as("label"),
+            createdAt: sql`${at}`.as("created_at"),
+          })
+          .from(list)
+          .where(lt(list.size, MAX_ORGANIZATION_LABELS)),
+      )
+      .onConflictDoNothing({ target: [l.organizationId, l.label] }),
+    db
+      .select({ label: l.label })
+      .from(l)
+      .where(and(eq(l.organizationId, queue.organizationId), eq(l.label, label))),
   ]);
-  if (inserted!.meta.changes === 0 && present!.results.length === 0) {
+  if (inserted.meta.changes === 0 && present.length === 0) {
     throw new ApiError("CONFLICT", `An organization has at most ${MAX_ORGANIZATION_LABELS} labels`, {
       field: "label",
       reason: "too_many_labels",

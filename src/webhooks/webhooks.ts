@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { database, nonEmpty } from "../db/client";
 import { subscriptions, webhookDeliveries, webhooks } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
@@ -152,11 +152,37 @@ export async function createWebhook(
     apiVersion: input.apiVersion,
   };
   const db = database(env.DB);
-  // Drizzle's insert … select names every column of the table, in the schema's order.
+  const sealed = await sealSecret(env, secret);
+  // A conditional INSERT … SELECT: the row comes from the count of the organization's
+  // subscriptions, only while the plan allows one more. Drizzle's insert … select names every
+  // column of the table, in the schema's order.
+  const existing = db
+    .select({ n: count().as("n") })
+    .from(webhooks)
+    .where(eq(webhooks.organizationId, organizationId))
+    .as("existing");
   const insert = db.insert(webhooks).select(
-    sql`SELECT ${row.id}, ${organizationId}, ${url}, ${JSON.stringify(row.events)}, ${row.description}, ${row.enabled ? 1 : 0}, NULL,
-       ${await sealSecret(env, secret)}, NULL, NULL, '[]', NULL, ${at}, ${at}, ${row.includePersonalData ? 1 : 0}, ${row.apiVersion}
-     WHERE ${limit} IS NULL OR (SELECT count(*) FROM webhooks WHERE organization_id = ${organizationId}) < ${limit}`,
+    db
+      .select({
+        id: sql`${row.id}`.as("id"),
+        organizationId: sql`${organizationId}`.as("organization_id"),
+        url: sql`${url}`.as("url"),
+        events: sql`${JSON.stringify(row.events)}`.as("events"),
+        description: sql`${row.description}`.as("description"),
+        enabled: sql`${row.enabled ? 1 : 0}`.as("enabled"),
+        disabledReason: sql`NULL`.as("disabled_reason"),
+        secret: sql`${sealed}`.as("secret"),
+        previousSecret: sql`NULL`.as("previous_secret"),
+        previousSecretExpiresAt: sql`NULL`.as("previous_secret_expires_at"),
+        retiredSecrets: sql`'[]'`.as("retired_secrets"),
+        failingSince: sql`NULL`.as("failing_since"),
+        createdAt: sql`${at}`.as("created_at"),
+        updatedAt: sql`${at}`.as("updated_at"),
+        includePersonalData: sql`${row.includePersonalData ? 1 : 0}`.as("include_personal_data"),
+        apiVersion: sql`${row.apiVersion}`.as("api_version"),
+      })
+      .from(existing)
+      .where(limit === null ? undefined : lt(existing.n, limit)),
   );
   const change = { organizationId, entityType: "webhook", entityId: row.id, action: "webhook.created" as const };
   const [result] = await db.batch([

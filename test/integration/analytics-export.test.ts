@@ -1,7 +1,8 @@
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EXPORT_PAGE_SQL } from "../../src/analytics/analytics-export";
+import { exportPageQuery } from "../../src/analytics/analytics-export";
+import { database } from "../../src/db/client";
 import { now } from "../../src/lib/clock";
 import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService, settle } from "../helpers/catalog";
@@ -186,8 +187,9 @@ describe("GET /v1/analytics/export.csv", () => {
   });
 
   it("a page is one range read of the (organization, created_at) index", async () => {
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${EXPORT_PAGE_SQL}`)
-      .bind("org_x", 0, 1, "[]", 0, "", 10)
+    const page = exportPageQuery(database(env.DB), "org_x", { timeZone: "UTC", queueIds: [], from: 0, to: 1 }, { at: 0, id: "" }).toSQL();
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${page.sql}`)
+      .bind(...page.params)
       .all<{ detail: string }>();
     const detail = plan.results.map((r) => r.detail).join(" | ");
     expect(detail).toMatch(/SEARCH tickets USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);

@@ -1,7 +1,9 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { rebuildAnalytics } from "../../src/analytics/analytics-aggregates";
-import { hourlyQuery, OPERATORS_QUERY, summaryQuery } from "../../src/analytics/analytics";
+import { estimatesQuery, operatorsQuery, summaryQuery } from "../../src/analytics/analytics";
+import { database } from "../../src/db/client";
+import { sql } from "drizzle-orm";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService } from "../helpers/catalog";
 import { addMember, createApiKey, createOrganization, registerUser, setPlan, type TestUser } from "../helpers/fixtures";
@@ -456,31 +458,32 @@ describe("heatmap, estimates and operators over the same history", () => {
   });
 
   it("the hot queries use their indexes (EXPLAIN QUERY PLAN through D1)", async () => {
-    const plan = async (sql: string, ...binds: unknown[]) =>
-      (
-        await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
-          .bind(...binds)
+    const plan = async (query: { toSQL(): { sql: string; params: unknown[] } }) => {
+      const { sql: text, params } = query.toSQL();
+      return (
+        await env.DB.prepare(`EXPLAIN QUERY PLAN ${text}`)
+          .bind(...params)
           .all<{ detail: string }>()
       ).results
         .map((r) => r.detail)
         .join(" | ");
-    const hourly = await plan(hourlyQuery("*"), JSON.stringify(world.paris.queueIds), 0, Date.UTC(2027, 0, 1));
+    };
+    const db = database(env.DB);
+    const zone = { timeZone: "Europe/Paris", queueIds: world.paris.queueIds, from: 0, to: Date.UTC(2027, 0, 1) };
+    const hourly = await plan(estimatesQuery(db, zone));
     expect(hourly).toMatch(
       /SEARCH h?\s*analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
     );
     expect(hourly).not.toMatch(/SCAN analytics_hourly/);
     // The summary's grouped read (a DST change inside the range: the offset is a CASE) reads the same key range.
     const summary = await plan(
-      summaryQuery("day", "(CASE WHEN hour_start < 1774746000000 THEN 3600000 ELSE 7200000 END)"),
-      JSON.stringify(world.paris.queueIds),
-      0,
-      Date.UTC(2027, 0, 1),
+      summaryQuery(db, zone, "day", sql.raw("(CASE WHEN hour_start < 1774746000000 THEN 3600000 ELSE 7200000 END)")),
     );
     expect(summary).toMatch(
       /SEARCH analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
     );
     expect(summary).not.toMatch(/SCAN analytics_hourly/);
-    const operators = await plan(OPERATORS_QUERY, world.orgId, 0, Date.UTC(2027, 0, 1), JSON.stringify(world.paris.queueIds));
+    const operators = await plan(operatorsQuery(db, world.orgId, zone));
     expect(operators).toMatch(/SEARCH t USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
   });
 });

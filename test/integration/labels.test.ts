@@ -60,4 +60,25 @@ describe("POST/DELETE /v1/tickets/{ticketId}/labels", () => {
       "label",
     );
   });
+
+  it("a full organization list refuses a new label (409, the ticket unchanged) and still takes one it holds", async () => {
+    const f = await queueFixture("pro");
+    const ticket = await walkIn(f.owner, f.queueId);
+    // The list as staff left it: 200 labels (MAX_ORGANIZATION_LABELS), written straight into D1.
+    const names = Array.from({ length: 200 }, (_, i) => `kept-${i}`);
+    await env.DB.prepare(
+      "INSERT INTO organization_labels (organization_id, label, created_at) SELECT ?1, j.value, 0 FROM json_each(?2) AS j",
+    )
+      .bind(f.organizationId, JSON.stringify(names))
+      .run();
+    const label = (value: string) => call("POST", `/v1/tickets/${ticket.id}/labels`, { token: f.owner.token, body: { label: value } });
+
+    const refused = await label("one-more");
+    expectError(refused, 409, "CONFLICT", "label");
+    expect(refused.body.error.details).toMatchObject({ reason: "too_many_labels", limit: 200 });
+    expect(expectOk(await label("kept-7")).labels).toEqual(["kept-7"]);
+    const list = expectOk(await call("GET", `/v1/organizations/${f.organizationId}/labels`, { token: f.owner.token }));
+    expect(list).toHaveLength(200);
+    expect(list.some((l: any) => l.label === "one-more")).toBe(false);
+  });
 });

@@ -49,7 +49,8 @@ async function plan(sql: string): Promise<string> {
 const MEANT_SCANS: { statement: RegExp; scan: string }[] = [
   { statement: /FROM "?organizations"? "?o"? CROSS JOIN/i, scan: "SCAN o" },
   {
-    statement: /FROM analytics_backfill ORDER BY organization_id LIMIT 1$/,
+    // Raw SQL or Drizzle's quoted lower-case form (the limit bound).
+    statement: /from "?analytics_backfill"? order by ("?analytics_backfill"?\.)?"?organization_id"? limit (1|\?)$/i,
     scan: "SCAN analytics_backfill USING INDEX sqlite_autoindex_analytics_backfill_1",
   },
   // A partial index holding only the entries not sealed into their chain yet: few, by design.
