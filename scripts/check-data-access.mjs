@@ -33,7 +33,7 @@ const RAW_SQL = {
     "booking, holds and moves: one conditional INSERT … SELECT / UPDATE (capacity by overlap, staff free), with the statements batched with it",
   ],
   "src/audit/audit.ts": [
-    7,
+    6,
     "an entry inserted only if its change changed a row (INSERT … SELECT … WHERE changes() > 0, no table); the chain's verify walk, whose rowsRead is D1's own count (meta.rows_read)",
   ],
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
