@@ -36,9 +36,7 @@ const RAW_SQL = {
     6,
     "an entry inserted only if its change changed a row (INSERT … SELECT … WHERE changes() > 0, no table); the chain's verify walk, whose rowsRead is D1's own count (meta.rows_read)",
   ],
-  "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],
-  "src/ledger/ledger.ts": [3, "the organization ledger flushes its counts to usage_counters (upsert)"],
   "src/db/prepared.ts": [2, "runs Drizzle-built reads prepared once per binding in one D1 batch (no SQL written there; issue 43)"],
   "src/http/keyset.ts": [
     1,
