@@ -28,10 +28,6 @@ const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
 const RAW_SQL = {
-  "src/appointments/appointment-rows.ts": [
-    10,
-    "booking, holds and moves: one conditional INSERT … SELECT / UPDATE (capacity by overlap, staff free), with the statements batched with it",
-  ],
   "src/audit/audit.ts": [
     6,
     "an entry inserted only if its change changed a row (INSERT … SELECT … WHERE changes() > 0, no table); the chain's verify walk, whose rowsRead is D1's own count (meta.rows_read)",
