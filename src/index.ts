@@ -14,9 +14,8 @@ import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
 import { setStreamLogin } from "./webhooks";
 
-export { QueueRoom, SocketHub } from "./room-host";
+export { OrganizationLedger, QueueRoom, SocketHub } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
-export { OrganizationLedger } from "./ledger/ledger";
 export { EventHub } from "./webhooks";
 export { Simulation } from "./test-mode";
 

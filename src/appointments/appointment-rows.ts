@@ -1,4 +1,5 @@
-import { and, asc, eq, gte, inArray, lt } from "drizzle-orm";
+import { and, asc, count, eq, exists, gt, gte, inArray, lt, lte, ne, notExists, sql, type SQL } from "drizzle-orm";
+import type { SelectedFields } from "drizzle-orm/sqlite-core";
 import { database, type Database } from "../db/client";
 import { appointmentHolds, appointments, calendarEvents, members } from "../db/schema";
 import { ACTIVE_STATUSES } from "./appointments-slots";
@@ -7,11 +8,9 @@ import { ACTIVE_STATUSES } from "./appointments-slots";
 // conditional statement (`INSERT … SELECT … WHERE`, `UPDATE … WHERE`) that D1 runs on its single
 // SQLite writer: the slot's capacity (every active appointment and live hold OVERLAPPING the
 // slot, as src/domain/slots.ts counts them) and the staff member's other bookings are checked
-// inside the write, so no two concurrent requests can both pass the check.
-// Those writes stay prepared SQL on the binding (allow-listed): an `INSERT … SELECT <values> WHERE`
-// has no table to select from, which Drizzle's insert().select() needs, and Drizzle 0.45's D1
-// batch cannot carry bound `sql` items, so the statements batched with them (the calendar event,
-// the hold converted or purged) stay prepared too. Everything else here is Drizzle.
+// inside the write, so no two concurrent requests can both pass the check. The statements
+// batched with it (the calendar event, the hold converted or purged) follow what it did, in the
+// same batch.
 
 export type AppointmentRow = typeof appointments.$inferSelect;
 export type HoldRow = typeof appointmentHolds.$inferSelect;
@@ -31,46 +30,57 @@ export interface SlotClaim {
   excludeHoldId: string | null;
 }
 
-const ACTIVE = ACTIVE_STATUSES.map((s) => `'${s}'`).join(", ");
-
-/** `WHERE` of a write that takes the slot: capacity by overlap, the staff member free. */
-function slotIsFree(claim: SlotClaim): { sql: string; binds: unknown[] } {
-  const excludeAppointment = claim.excludeAppointmentId ?? "";
-  const excludeHold = claim.excludeHoldId ?? "";
-  return {
-    sql: `(SELECT COUNT(*) FROM appointments WHERE service_id = ? AND location_id = ? AND status IN (${ACTIVE})
-            AND start_at < ? AND end_at > ? AND id <> ?)
-        + (SELECT COUNT(*) FROM appointment_holds WHERE service_id = ? AND location_id = ? AND expires_at > ?
-            AND start_at < ? AND end_at > ? AND id <> ?) < ?
-      AND (? IS NULL OR (
-        NOT EXISTS (SELECT 1 FROM appointments WHERE staff_id = ? AND status IN (${ACTIVE}) AND start_at < ? AND end_at > ? AND id <> ?)
-        AND NOT EXISTS (SELECT 1 FROM appointment_holds WHERE staff_id = ? AND expires_at > ? AND start_at < ? AND end_at > ? AND id <> ?)))`,
-    binds: [
-      claim.serviceId,
-      claim.locationId,
-      claim.endAt,
-      claim.startAt,
-      excludeAppointment,
-      claim.serviceId,
-      claim.locationId,
-      claim.now,
-      claim.endAt,
-      claim.startAt,
-      excludeHold,
-      claim.capacity,
-      claim.staffId,
-      claim.staffId,
-      claim.endAt,
-      claim.startAt,
-      excludeAppointment,
-      claim.staffId,
-      claim.now,
-      claim.endAt,
-      claim.startAt,
-      excludeHold,
-    ],
-  };
+/**
+ * The slot as a one-row table of its counts, kept only while it is free: capacity by overlap
+ * (the active appointments and the live holds), and the staff member free of both. A write
+ * selects its row from it (`INSERT … SELECT`) or needs it to exist (`UPDATE … WHERE EXISTS`).
+ */
+function freeSlot<Fields extends SelectedFields>(db: Database, claim: SlotClaim, fields: Fields) {
+  const a = appointments;
+  const h = appointmentHolds;
+  const otherAppointment = claim.excludeAppointmentId === null ? undefined : ne(a.id, claim.excludeAppointmentId);
+  const otherHold = claim.excludeHoldId === null ? undefined : ne(h.id, claim.excludeHoldId);
+  const activeOverlap = and(
+    inArray(a.status, [...ACTIVE_STATUSES]),
+    lt(a.startAt, claim.endAt),
+    gt(a.endAt, claim.startAt),
+    otherAppointment,
+  );
+  const liveOverlap = and(gt(h.expiresAt, claim.now), lt(h.startAt, claim.endAt), gt(h.endAt, claim.startAt), otherHold);
+  const held = db
+    .select({ n: count() })
+    .from(h)
+    .where(and(eq(h.serviceId, claim.serviceId), eq(h.locationId, claim.locationId), liveOverlap));
+  const slot = db
+    .select({ booked: count().as("booked"), held: sql<number>`${held}`.as("held") })
+    .from(a)
+    .where(and(eq(a.serviceId, claim.serviceId), eq(a.locationId, claim.locationId), activeOverlap))
+    .as("slot");
+  const staffFree =
+    claim.staffId === null
+      ? undefined
+      : and(
+          notExists(
+            db
+              .select({ one: sql`1` })
+              .from(a)
+              .where(and(eq(a.staffId, claim.staffId), activeOverlap)),
+          ),
+          notExists(
+            db
+              .select({ one: sql`1` })
+              .from(h)
+              .where(and(eq(h.staffId, claim.staffId), liveOverlap)),
+          ),
+        );
+  return db
+    .select(fields)
+    .from(slot)
+    .where(and(lt(sql`${slot.booked} + ${slot.held}`, claim.capacity), staffFree));
 }
+
+/** A value of the row a write selects, under its column's name. */
+const value = (v: unknown, column: string) => sql`${v}`.as(column);
 
 export interface NewAppointment {
   id: string;
@@ -91,94 +101,100 @@ export interface NewAppointment {
  * conversion of a hold, in one atomic batch whose first statement decides. True when booked.
  */
 export async function insertAppointment(d1: D1Database, claim: SlotClaim, a: NewAppointment): Promise<boolean> {
-  const free = slotIsFree(claim);
-  const booked = `EXISTS (SELECT 1 FROM appointments WHERE id = ?)`;
-  const statements = [
-    d1
-      .prepare(
-        `INSERT INTO appointments (id, organization_id, service_id, location_id, staff_id, start_at, end_at, status, customer_name,
-           customer_phone, customer_email, language, notes, customer_user_id, calendar_event_id, token_hash, created_at, updated_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, 'booked', ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${free.sql}`,
-      )
-      .bind(
-        a.id,
-        claim.organizationId,
-        claim.serviceId,
-        claim.locationId,
-        claim.staffId,
-        claim.startAt,
-        claim.endAt,
-        a.customerName,
-        a.customerPhone,
-        a.customerEmail,
-        a.language,
-        a.notes,
-        a.customerUserId,
-        a.calendarEventId,
-        a.tokenHash,
-        claim.now,
-        claim.now,
-        ...free.binds,
-      ),
-    d1
-      .prepare(
-        `INSERT INTO calendar_events (id, organization_id, title, description, start_at, end_at, event_type, service_id, location_id,
-           attendees, created_at, updated_at)
-         SELECT ?, ?, ?, ?, ?, ?, 'appointment', ?, ?, ?, ?, ? WHERE ${booked}`,
-      )
-      .bind(
-        a.calendarEventId,
-        claim.organizationId,
-        a.title,
-        a.customerName,
-        claim.startAt,
-        claim.endAt,
-        claim.serviceId,
-        claim.locationId,
-        JSON.stringify(claim.staffId ? [claim.staffId] : []),
-        claim.now,
-        claim.now,
-        a.id,
-      ),
-  ];
-  if (claim.excludeHoldId) {
-    statements.push(d1.prepare(`DELETE FROM appointment_holds WHERE id = ? AND ${booked}`).bind(claim.excludeHoldId, a.id));
-  }
-  const [first] = await d1.batch(statements);
-  return (first?.meta.changes ?? 0) === 1;
+  const db = database(d1);
+  const booked = db
+    .select({ one: sql`1` })
+    .from(appointments)
+    .where(eq(appointments.id, a.id));
+  const book = db.insert(appointments).select(
+    freeSlot(db, claim, {
+      id: value(a.id, "id"),
+      organizationId: value(claim.organizationId, "organization_id"),
+      serviceId: value(claim.serviceId, "service_id"),
+      locationId: value(claim.locationId, "location_id"),
+      staffId: value(claim.staffId, "staff_id"),
+      startAt: value(claim.startAt, "start_at"),
+      endAt: value(claim.endAt, "end_at"),
+      status: value("booked", "status"),
+      customerName: value(a.customerName, "customer_name"),
+      customerPhone: value(a.customerPhone, "customer_phone"),
+      customerEmail: value(a.customerEmail, "customer_email"),
+      language: value(a.language, "language"),
+      notes: value(a.notes, "notes"),
+      customerUserId: value(a.customerUserId, "customer_user_id"),
+      calendarEventId: value(a.calendarEventId, "calendar_event_id"),
+      tokenHash: value(a.tokenHash, "token_hash"),
+      ticketId: value(null, "ticket_id"),
+      queueId: value(null, "queue_id"),
+      checkedInAt: value(null, "checked_in_at"),
+      cancelledAt: value(null, "cancelled_at"),
+      createdAt: value(claim.now, "created_at"),
+      updatedAt: value(claim.now, "updated_at"),
+    }),
+  );
+  // The calendar event is selected from the appointment this batch booked (none when refused).
+  const event = db.insert(calendarEvents).select(
+    db
+      .select({
+        id: value(a.calendarEventId, "id"),
+        organizationId: value(claim.organizationId, "organization_id"),
+        title: value(a.title, "title"),
+        description: value(a.customerName, "description"),
+        startAt: value(claim.startAt, "start_at"),
+        endAt: value(claim.endAt, "end_at"),
+        eventType: value("appointment", "event_type"),
+        serviceId: value(claim.serviceId, "service_id"),
+        locationId: value(claim.locationId, "location_id"),
+        attendees: value(JSON.stringify(claim.staffId ? [claim.staffId] : []), "attendees"),
+        color: value(null, "color"),
+        recurrencePattern: value(null, "recurrence_pattern"),
+        recurrenceEndAt: value(null, "recurrence_end_at"),
+        createdById: value(null, "created_by_id"),
+        createdAt: value(claim.now, "created_at"),
+        updatedAt: value(claim.now, "updated_at"),
+      })
+      .from(appointments)
+      .where(eq(appointments.id, a.id)),
+  );
+  const [first] = claim.excludeHoldId
+    ? await db.batch([book, event, db.delete(appointmentHolds).where(and(eq(appointmentHolds.id, claim.excludeHoldId), exists(booked)))])
+    : await db.batch([book, event]);
+  return first.meta.changes === 1;
 }
 
 /** Moves a booked appointment (and its calendar event) if the new slot is free. True when moved. */
 export async function moveAppointment(d1: D1Database, id: string, claim: SlotClaim, calendarEventId: string | null): Promise<boolean> {
-  const free = slotIsFree({ ...claim, excludeAppointmentId: id });
-  const statements = [
-    d1
-      .prepare(
-        `UPDATE appointments SET start_at = ?, end_at = ?, staff_id = ?, updated_at = ? WHERE id = ? AND status = 'booked' AND ${free.sql}`,
-      )
-      .bind(claim.startAt, claim.endAt, claim.staffId, claim.now, id, ...free.binds),
-  ];
-  if (calendarEventId) {
-    statements.push(
-      d1
-        .prepare(
-          `UPDATE calendar_events SET start_at = ?, end_at = ?, attendees = ?, updated_at = ?
-           WHERE id = ? AND EXISTS (SELECT 1 FROM appointments WHERE id = ? AND start_at = ? AND updated_at = ?)`,
-        )
-        .bind(
-          claim.startAt,
-          claim.endAt,
-          JSON.stringify(claim.staffId ? [claim.staffId] : []),
-          claim.now,
-          calendarEventId,
-          id,
-          claim.startAt,
-          claim.now,
-        ),
+  const db = database(d1);
+  const move = db
+    .update(appointments)
+    .set({ startAt: claim.startAt, endAt: claim.endAt, staffId: claim.staffId, updatedAt: claim.now })
+    .where(
+      and(
+        eq(appointments.id, id),
+        eq(appointments.status, "booked"),
+        exists(freeSlot(db, { ...claim, excludeAppointmentId: id }, { one: sql`1` })),
+      ),
     );
-  }
-  const [first] = await d1.batch(statements);
-  return (first?.meta.changes ?? 0) === 1;
+  if (!calendarEventId) return (await move.run()).meta.changes === 1;
+  const [first] = await db.batch([
+    move,
+    // The event follows only the move this batch made (its new start and time of change).
+    db
+      .update(calendarEvents)
+      .set({ startAt: claim.startAt, endAt: claim.endAt, attendees: claim.staffId ? [claim.staffId] : [], updatedAt: claim.now })
+      .where(
+        and(
+          eq(calendarEvents.id, calendarEventId),
+          exists(
+            db
+              .select({ one: sql`1` })
+              .from(appointments)
+              .where(and(eq(appointments.id, id), eq(appointments.startAt, claim.startAt), eq(appointments.updatedAt, claim.now))),
+          ),
+        ),
+      ),
+  ]);
+  return first.meta.changes === 1;
 }
 
 /** Cancels a booked appointment and deletes its calendar event. The row after, or null if it was not booked. */
@@ -206,28 +222,24 @@ export async function cancelAppointment(d1: D1Database, id: string, at: number):
 
 /** Holds the slot if it is still free (and forgets expired holds). True when held. */
 export async function insertHold(d1: D1Database, claim: SlotClaim, id: string, expiresAt: number): Promise<boolean> {
-  const free = slotIsFree(claim);
-  const [, inserted] = await d1.batch([
-    d1.prepare(`DELETE FROM appointment_holds WHERE expires_at <= ?`).bind(claim.now),
-    d1
-      .prepare(
-        `INSERT INTO appointment_holds (id, organization_id, service_id, location_id, staff_id, start_at, end_at, expires_at, created_at)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${free.sql}`,
-      )
-      .bind(
-        id,
-        claim.organizationId,
-        claim.serviceId,
-        claim.locationId,
-        claim.staffId,
-        claim.startAt,
-        claim.endAt,
-        expiresAt,
-        claim.now,
-        ...free.binds,
-      ),
+  const db = database(d1);
+  const [, inserted] = await db.batch([
+    db.delete(appointmentHolds).where(lte(appointmentHolds.expiresAt, claim.now)),
+    db.insert(appointmentHolds).select(
+      freeSlot(db, claim, {
+        id: value(id, "id"),
+        organizationId: value(claim.organizationId, "organization_id"),
+        serviceId: value(claim.serviceId, "service_id"),
+        locationId: value(claim.locationId, "location_id"),
+        staffId: value(claim.staffId, "staff_id"),
+        startAt: value(claim.startAt, "start_at"),
+        endAt: value(claim.endAt, "end_at"),
+        expiresAt: value(expiresAt, "expires_at"),
+        createdAt: value(claim.now, "created_at"),
+      }),
+    ),
   ]);
-  return (inserted?.meta.changes ?? 0) === 1;
+  return inserted.meta.changes === 1;
 }
 
 export async function findAppointment(d1: D1Database, id: string): Promise<AppointmentRow | null> {

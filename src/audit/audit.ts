@@ -22,7 +22,7 @@ import type { Deps } from "../http/deps";
 //
 // What stays prepared SQL on the binding here (allow-listed, scripts/check-data-access.mjs):
 // - the entry inserted only if the statement before it changed a row (`WHERE changes() > 0`: an
-//   INSERT … SELECT <values> with no table, which Drizzle cannot build), in both its forms;
+//   INSERT … SELECT <values> with no table, which Drizzle cannot build);
 // - the verify walk, whose `rowsRead` is D1's own count (`meta.rows_read`), which Drizzle's
 //   select does not hand back.
 // Everything else is Drizzle's; the reads that must go through one index name it in their FROM
@@ -62,28 +62,6 @@ export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: 
       ${change.entityId}, ${change.action}, ${JSON.stringify(change.changes ?? {})}, ${origin.ip}, ${origin.requestId}, ${at}, NULL, NULL, NULL
     WHERE changes() > 0`,
   );
-}
-
-/** `auditInsertIfChanged` as a raw D1 statement, for a batch of raw statements (src/tickets/queues.ts). */
-export function auditStatementIfChanged(d1: D1Database, origin: AuditOrigin, change: AuditChange, at: number): D1PreparedStatement {
-  return d1
-    .prepare(
-      `INSERT INTO audit_events (id, organization_id, seq, actor_type, actor_id, entity_type, entity_id, action, changes, ip, request_id, created_at)
-       SELECT ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
-    )
-    .bind(
-      newAuditId(),
-      change.organizationId,
-      origin.actor.type,
-      origin.actor.id,
-      change.entityType,
-      change.entityId,
-      change.action,
-      JSON.stringify(change.changes ?? {}),
-      origin.ip,
-      origin.requestId,
-      at,
-    );
 }
 
 /** Records an entry on its own: for a change that has no write of ours to share a batch with (an export, a sign-in). */

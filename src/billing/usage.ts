@@ -1,7 +1,8 @@
 // Usage of the current period (a UTC calendar month, whatever the billing period) and the
 // monthly API-call quota. Counters are exact under concurrency: one conditional upsert each.
-import { and, eq } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import { database } from "../db/client";
+import { isForeignKeyViolation } from "../db/errors";
 import { subscriptions, usageCounters } from "../db/schema";
 import { entitlements, type Limit } from "../domain/plans";
 import type { Env } from "../env";
@@ -67,24 +68,35 @@ export async function currentUsage(env: Env, organizationId: string, at: number)
  */
 export async function takeApiCall(env: Env, organizationId: string, limit: Limit, at: number): Promise<void> {
   const period = utcMonth(at);
-  const result = await env.DB.prepare(
-    `INSERT INTO usage_counters (organization_id, period, metric, used)
-     SELECT ?, ?, 'api_calls', 1 WHERE ? IS NULL OR ? > 0
-     ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = used + 1
-     WHERE ? IS NULL OR used < ?`,
-  )
-    .bind(organizationId, period.key, limit, limit, limit, limit)
-    .run()
-    .catch((err: unknown) => {
-      // The organization was deleted while this request was on its way (its keys go with it).
-      if (String(err).includes("FOREIGN KEY constraint failed"))
-        throw new ApiError("AUTHENTICATION_ERROR", "This API key's organization no longer exists");
-      throw err;
-    });
-  if (result.meta.changes > 0) return;
-  const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'api_calls'")
-    .bind(organizationId, period.key)
-    .first<{ used: number }>();
+  const db = database(env.DB);
+  const counter = and(
+    eq(usageCounters.organizationId, organizationId),
+    eq(usageCounters.period, period.key),
+    eq(usageCounters.metric, "api_calls"),
+  );
+  // One conditional upsert: the count goes up only while it is under the limit, decided by the
+  // statement itself. A limit of 0 refuses every call, so the statement is left out.
+  const taken =
+    limit !== null && limit <= 0
+      ? 0
+      : (
+          await db
+            .insert(usageCounters)
+            .values({ organizationId, period: period.key, metric: "api_calls", used: 1 })
+            .onConflictDoUpdate({
+              target: [usageCounters.organizationId, usageCounters.period, usageCounters.metric],
+              set: { used: sql`${usageCounters.used} + 1` },
+              setWhere: limit === null ? undefined : lt(usageCounters.used, limit),
+            })
+            .run()
+            .catch((err: unknown) => {
+              // The organization was deleted while this request was on its way (its keys go with it).
+              if (isForeignKeyViolation(err)) throw new ApiError("AUTHENTICATION_ERROR", "This API key's organization no longer exists");
+              throw err;
+            })
+        ).meta.changes;
+  if (taken > 0) return;
+  const row = await db.select({ used: usageCounters.used }).from(usageCounters).where(counter).get();
   throw new ApiError("QUOTA_EXCEEDED", `The monthly quota of ${limit} API calls is used up`, {
     limit,
     used: row?.used ?? limit,

@@ -1,9 +1,9 @@
-import { count, eq } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import { database } from "../db/client";
-import { ticketMessages, tickets } from "../db/schema";
+import { notificationDeliveries, ticketMessages, tickets } from "../db/schema";
 import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
-import { keysetPageSql } from "../http/keyset";
+import { keysetPage } from "../http/keyset";
 import { ApiError, notFound } from "../http/errors";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
@@ -54,16 +54,17 @@ export async function recordMessage(env: Env, m: NewMessage, at: number): Promis
   return id;
 }
 
+/** A message as the conversation lists it: its row and its delivery's state. */
 interface MessageRow {
   id: string;
   direction: MessageDirection;
   channel: MessageChannel;
   body: string;
   keyword: string | null;
-  author_id: string | null;
-  delivery_event_id: string | null;
-  delivery_status: string | null;
-  created_at: number;
+  authorId: string | null;
+  deliveryEventId: string | null;
+  deliveryStatus: string | null;
+  createdAt: number;
 }
 
 /** A delivery row's state, as the conversation shows it. */
@@ -93,42 +94,57 @@ export function messageRecord(r: MessageRow) {
     channel: r.channel,
     body: r.body,
     keyword: r.keyword,
-    authorId: r.author_id,
-    status: messageStatusOf(r.delivery_status, r.direction),
-    deliveryEventId: r.delivery_event_id,
-    createdAt: iso(r.created_at),
+    authorId: r.authorId,
+    status: messageStatusOf(r.deliveryStatus, r.direction),
+    deliveryEventId: r.deliveryEventId,
+    createdAt: iso(r.createdAt),
   };
 }
 export type MessageRecord = ReturnType<typeof messageRecord>;
 
 /** The conversation, oldest first (a chat reads downwards). */
 export async function listMessages(env: Env, ticketId: string, window: ListWindow) {
+  const db = database(env.DB);
+  const m = ticketMessages;
+  const d = notificationDeliveries;
   const [page, total] = await Promise.all([
-    keysetPageSql(
-      env.DB,
+    keysetPage(
+      db,
       window,
       {
-        table: "ticket_messages m",
-        cursorColumn: "m.id",
-        owner: { sql: "m.ticket_id = ?", binds: [ticketId] },
-        where: { sql: "m.ticket_id = ?", binds: [ticketId] },
+        table: m,
+        cursorColumn: m.id,
+        owner: eq(m.ticketId, ticketId),
+        where: eq(m.ticketId, ticketId),
+        // Two messages of the same millisecond keep the order they were written in (rowid).
         keys: [
-          { column: "m.created_at", direction: "asc" },
-          { column: "m.rowid", direction: "asc" },
+          { column: m.createdAt, direction: "asc" },
+          { column: sql`${m}.rowid`, direction: "asc" },
         ],
       },
-      async (c) =>
-        (
-          await env.DB.prepare(
-            `SELECT m.id, m.direction, m.channel, m.body, m.keyword, m.author_id, m.delivery_event_id, d.status AS delivery_status, m.created_at
-             FROM ticket_messages m LEFT JOIN notification_deliveries d ON d.key = m.delivery_event_id || ':' || m.channel || ':' || m.phone
-             WHERE ${c.where} ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
-          )
-            .bind(...c.binds, c.limit, c.offset)
-            .all<MessageRow>()
-        ).results,
+      (c) =>
+        db
+          .select({
+            id: m.id,
+            direction: m.direction,
+            channel: m.channel,
+            body: m.body,
+            keyword: m.keyword,
+            authorId: m.authorId,
+            deliveryEventId: m.deliveryEventId,
+            deliveryStatus: d.status,
+            createdAt: m.createdAt,
+          })
+          .from(m)
+          // A delivery's key is its event, channel and phone (notification-delivery.ts).
+          .leftJoin(d, eq(d.key, sql`${m.deliveryEventId} || ':' || ${m.channel} || ':' || ${m.phone}`))
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
     ),
-    database(env.DB).select({ n: count() }).from(ticketMessages).where(eq(ticketMessages.ticketId, ticketId)).get(),
+    db.select({ n: count() }).from(m).where(eq(m.ticketId, ticketId)).get(),
   ]);
   return { items: page.rows.map(messageRecord), hasMore: page.hasMore, total: total?.n ?? 0 };
 }

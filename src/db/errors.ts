@@ -9,3 +9,11 @@ export function isUniqueViolation(err: unknown, column: string): boolean {
   }
   return false;
 }
+
+/** A foreign key refused the write (its parent row is gone), on the error or one of its causes. */
+export function isForeignKeyViolation(err: unknown): boolean {
+  for (let e: unknown = err; e; e = e instanceof Error ? e.cause : undefined) {
+    if (String(e).includes("FOREIGN KEY constraint failed")) return true;
+  }
+  return false;
+}

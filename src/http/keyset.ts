@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, is, lt, or, SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { unknownCursor, type ListWindow } from "./cursor";
@@ -55,14 +55,18 @@ export interface DrizzleList {
   owner: SQL | undefined;
   /** The list's full filter (owner included). */
   where: SQL | undefined;
-  /** The order; the last key is unique. */
-  keys: readonly Key<SQLiteColumn>[];
+  /**
+   * The order; the last key is unique. A key is a column of `table`, or an expression over it
+   * (`sql\`${table}.rowid\``: the insertion order, for a table with no column that keeps it).
+   */
+  keys: readonly Key<SQLiteColumn | SQL>[];
 }
 
+// A column maps the value to its driver's form; an expression binds it as it is.
 const drizzleOps = {
-  eq: (c: SQLiteColumn, v: unknown) => eq(c, v),
-  gt: (c: SQLiteColumn, v: unknown) => gt(c, v),
-  lt: (c: SQLiteColumn, v: unknown) => lt(c, v),
+  eq: (c: SQLiteColumn | SQL, v: unknown) => (is(c, SQL) ? eq(c, v) : eq(c, v)),
+  gt: (c: SQLiteColumn | SQL, v: unknown) => (is(c, SQL) ? gt(c, v) : gt(c, v)),
+  lt: (c: SQLiteColumn | SQL, v: unknown) => (is(c, SQL) ? lt(c, v) : lt(c, v)),
   and: (parts: (SQL | undefined)[]) => and(...parts),
   or: (parts: (SQL | undefined)[]) => or(...parts),
 };
@@ -83,7 +87,7 @@ export async function keysetPage<Row>(
   if (window.cursor !== null) {
     const id = window.cursor.startingAfter ?? window.cursor.endingBefore;
     const anchor = await db
-      .select(Object.fromEntries(keys.map((k, i) => [`k${i}`, k.column])) as Record<string, SQLiteColumn>)
+      .select(Object.fromEntries(keys.map((k, i) => [`k${i}`, k.column])) as Record<string, SQLiteColumn | SQL>)
       .from(list.table)
       .where(and(eq(list.cursorColumn, id), list.owner))
       .get();
@@ -100,57 +104,6 @@ export async function keysetPage<Row>(
   }
   const orderBy = keys.map((k) => (k.direction === "asc" ? asc(k.column) : desc(k.column)));
   return finish(await read({ where, orderBy, limit: window.limit + 1, offset: window.offset }), window);
-}
-
-export interface SqlList {
-  table: string;
-  cursorColumn: string;
-  /** `column = ?` conditions of the owner, as SQL text and binds. */
-  owner: { sql: string; binds: unknown[] };
-  /** The list's full filter (owner included). */
-  where: { sql: string; binds: unknown[] };
-  keys: readonly Key<string>[];
-}
-
-type Fragment = { sql: string; binds: unknown[] };
-const sqlOps = {
-  eq: (c: string, v: unknown): Fragment => ({ sql: `${c} = ?`, binds: [v] }),
-  gt: (c: string, v: unknown): Fragment => ({ sql: `${c} > ?`, binds: [v] }),
-  lt: (c: string, v: unknown): Fragment => ({ sql: `${c} < ?`, binds: [v] }),
-  and: (parts: Fragment[]): Fragment => ({ sql: `(${parts.map((p) => p.sql).join(" AND ")})`, binds: parts.flatMap((p) => p.binds) }),
-  or: (parts: Fragment[]): Fragment => ({ sql: `(${parts.map((p) => p.sql).join(" OR ")})`, binds: parts.flatMap((p) => p.binds) }),
-};
-
-/** One page of a list read with prepared SQL: the same reader as keysetPage, in SQL text. */
-export async function keysetPageSql<Row>(
-  d1: D1Database,
-  window: ListWindow,
-  list: SqlList,
-  read: (clause: { where: string; orderBy: string; binds: unknown[]; limit: number; offset: number }) => Promise<Row[]>,
-): Promise<Page<Row>> {
-  let keys = list.keys;
-  let where: Fragment = list.where;
-  if (window.cursor !== null) {
-    const id = window.cursor.startingAfter ?? window.cursor.endingBefore;
-    const anchor = await d1
-      .prepare(
-        `SELECT ${keys.map((k, i) => `${k.column} AS k${i}`).join(", ")} FROM ${list.table} WHERE ${list.cursorColumn} = ? AND ${list.owner.sql}`,
-      )
-      .bind(id, ...list.owner.binds)
-      .first<Record<string, unknown>>();
-    if (!anchor) unknownCursor(window.cursor);
-    if (window.cursor.endingBefore !== null) keys = flip(keys);
-    where = sqlOps.and([
-      where,
-      after(
-        keys,
-        keys.map((_, i) => anchor[`k${i}`]),
-        sqlOps,
-      ),
-    ]);
-  }
-  const orderBy = keys.map((k) => `${k.column} ${k.direction.toUpperCase()}`).join(", ");
-  return finish(await read({ where: where.sql, orderBy, binds: where.binds, limit: window.limit + 1, offset: window.offset }), window);
 }
 
 /** One page of a list already in memory, in its order (a user's few organizations). */

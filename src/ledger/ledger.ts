@@ -26,6 +26,17 @@ export interface QuotaRefusal {
   details: { limit: number; used: number; resetsAt: string };
 }
 
+/**
+ * Where D1 keeps the counts (usage_counters), given by the composition root (src/room-host.ts):
+ * the ledger sits beside db/ and imports none of it, as the room does.
+ */
+export interface LedgerStore {
+  /** The month's count D1 holds (0 without a row). */
+  ticketsUsed(organizationId: string, period: string): Promise<number>;
+  /** Writes the months' counts in one batch, each only while the organization exists. */
+  writeTickets(organizationId: string, counts: readonly { period: string; used: number }[]): Promise<void>;
+}
+
 type PeriodRow = {
   period: string;
   used: number;
@@ -37,7 +48,11 @@ export class OrganizationLedger extends DurableObject<Env> {
   /** Months whose D1 count is being read, so concurrent first takes wait for the same read. */
   private readonly loading = new Map<string, Promise<void>>();
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly store: LedgerStore,
+  ) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrateLedger(ctx.storage);
@@ -81,15 +96,7 @@ export class OrganizationLedger extends DurableObject<Env> {
     if (behind.length === 0) return;
     // Written only while the organization exists: a count left behind by a deleted organization
     // has no row to go to, and a plain INSERT would fail the foreign key and retry for ever.
-    await this.env.DB.batch(
-      behind.map((row) =>
-        this.env.DB.prepare(
-          `INSERT INTO usage_counters (organization_id, period, metric, used)
-           SELECT ?1, ?2, 'tickets', ?3 WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?1)
-           ON CONFLICT (organization_id, period, metric) DO UPDATE SET used = excluded.used`,
-        ).bind(organizationId, row.period, row.used),
-      ),
-    );
+    await this.store.writeTickets(organizationId, behind);
     // Only what was written (or dropped with its organization) is marked written: a take
     // during the write stays behind.
     for (const row of behind) this.sql.exec("UPDATE ticket_periods SET flushed = ? WHERE period = ?", row.used, row.period);
@@ -120,12 +127,7 @@ export class OrganizationLedger extends DurableObject<Env> {
     let pending = this.loading.get(period);
     if (!pending) {
       pending = (async () => {
-        const row = await this.env.DB.prepare(
-          "SELECT used FROM usage_counters WHERE organization_id = ? AND period = ? AND metric = 'tickets'",
-        )
-          .bind(organizationId, period)
-          .first<{ used: number }>();
-        const used = row?.used ?? 0;
+        const used = await this.store.ticketsUsed(organizationId, period);
         this.sql.exec("INSERT OR IGNORE INTO ledger_meta (id, organization_id) VALUES (1, ?)", organizationId);
         this.sql.exec("INSERT OR IGNORE INTO ticket_periods (period, used, flushed) VALUES (?, ?, ?)", period, used, used);
       })().finally(() => this.loading.delete(period));

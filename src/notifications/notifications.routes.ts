@@ -303,7 +303,7 @@ app.openapi(deliveries, async (c) => {
   const { rows, total, hasMore } = await listDeliveries(c.env, organizationId, { status: q.status }, window);
   return c.json(
     okList(
-      rows as z.infer<typeof DeliveryRecord>[],
+      rows,
       listMeta(
         rows.map((r) => r.id),
         total,

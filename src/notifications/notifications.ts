@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { notificationDeliveries, notifications, pushDevices, subscriptions, usageCounters, users } from "../db/schema";
 import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
-import { keysetPage, keysetPageSql } from "../http/keyset";
+import { keysetPage } from "../http/keyset";
 import { entitlements, type Plan } from "../domain/plans";
 import { ApiError, notFound } from "../http/errors";
 import { newId, randomString } from "../lib/ids";
@@ -267,21 +267,6 @@ async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][num
 export const DELIVERY_STATUSES = ["pending", "retrying", "sent", "delivered", "failed", "dead_lettered"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  type: string;
-  channel: string;
-  recipient: string;
-  provider: string | null;
-  status: string;
-  attempts: number;
-  provider_response: string | null;
-  fallback_from: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
 /** Tokens and endpoints are credentials of a device: only their end is shown. */
 function maskRecipient(channel: string, recipient: string): string {
   if (channel === "push" || channel === "web_push") return `…${recipient.slice(-8)}`;
@@ -290,56 +275,64 @@ function maskRecipient(channel: string, recipient: string): string {
 
 /** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
 export async function listDeliveries(env: Env, organizationId: string, q: { status?: DeliveryStatus | undefined }, window: ListWindow) {
-  const filter = q.status ? "AND status = ?" : "";
-  const args = q.status ? [organizationId, q.status] : [organizationId];
+  const db = database(env.DB);
+  const d = notificationDeliveries;
+  const where = and(eq(d.organizationId, organizationId), q.status ? eq(d.status, q.status) : undefined);
   const [page, total] = await Promise.all([
-    keysetPageSql(
-      env.DB,
+    keysetPage(
+      db,
       window,
       {
-        table: "notification_deliveries",
-        cursorColumn: "id",
-        owner: { sql: "organization_id = ?", binds: [organizationId] },
-        where: { sql: `organization_id = ? ${filter}`, binds: args },
+        table: d,
+        cursorColumn: d.id,
+        owner: eq(d.organizationId, organizationId),
+        where,
+        // Deliveries of the same millisecond keep the order they were written in (rowid).
         keys: [
-          { column: "created_at", direction: "desc" },
-          { column: "rowid", direction: "desc" },
+          { column: d.createdAt, direction: "desc" },
+          { column: sql`${d}.rowid`, direction: "desc" },
         ],
       },
-      async (c) =>
-        (
-          await env.DB.prepare(
-            `SELECT id, event_id, type, channel, recipient, provider, status, attempts, provider_response,
-             json_extract(payload, '$.data.fallbackFrom') AS fallback_from, created_at, updated_at
-             FROM notification_deliveries WHERE ${c.where} ORDER BY ${c.orderBy} LIMIT ? OFFSET ?`,
-          )
-            .bind(...c.binds, c.limit, c.offset)
-            .all<DeliveryRow>()
-        ).results,
+      (c) =>
+        db
+          .select({
+            id: d.id,
+            eventId: d.eventId,
+            type: d.type,
+            channel: d.channel,
+            recipient: d.recipient,
+            provider: d.provider,
+            status: d.status,
+            attempts: d.attempts,
+            providerResponse: d.providerResponse,
+            fallbackFrom: sql<string | null>`json_extract(${d.payload}, '$.data.fallbackFrom')`,
+            createdAt: d.createdAt,
+            updatedAt: d.updatedAt,
+          })
+          .from(d)
+          .where(c.where)
+          .orderBy(...c.orderBy)
+          .limit(c.limit)
+          .offset(c.offset)
+          .all(),
     ),
-    database(env.DB)
-      .select({ n: count() })
-      .from(notificationDeliveries)
-      .where(
-        and(eq(notificationDeliveries.organizationId, organizationId), q.status ? eq(notificationDeliveries.status, q.status) : undefined),
-      )
-      .get(),
+    db.select({ n: count() }).from(d).where(where).get(),
   ]);
   return {
     hasMore: page.hasMore,
     rows: page.rows.map((r) => ({
       id: r.id,
-      eventId: r.event_id,
+      eventId: r.eventId,
       type: r.type,
       channel: r.channel,
       recipient: maskRecipient(r.channel, r.recipient),
       provider: r.provider,
       status: r.status,
       attempts: r.attempts,
-      providerResponse: r.provider_response,
-      fallbackFrom: r.fallback_from === "whatsapp" ? ("whatsapp" as const) : null,
-      createdAt: iso(r.created_at),
-      updatedAt: iso(r.updated_at),
+      providerResponse: r.providerResponse,
+      fallbackFrom: r.fallbackFrom === "whatsapp" ? ("whatsapp" as const) : null,
+      createdAt: iso(r.createdAt),
+      updatedAt: iso(r.updatedAt),
     })),
     total: total?.n ?? 0,
   };
