@@ -23,7 +23,7 @@ const report = process.argv.includes("--report");
 const ROUTERS_ON_THE_BINDING = {};
 
 /** Most `as` casts (not `as const`) in src/, and `batch<any>` calls: both only go down. */
-const MAX_CASTS = 176;
+const MAX_CASTS = 175;
 const MAX_BATCH_ANY = 0;
 
 /** Files that may run raw SQL on D1: [raw call sites allowed, why]. */
@@ -39,22 +39,18 @@ const RAW_SQL = {
   "src/billing/usage.ts": [2, "the API-call quota: a conditional upsert (used < limit)"],
   "src/conversations/conversations.ts": [1, "the ticket's conversation list read through the keyset reader (http/keyset.ts)"],
   "src/ledger/ledger.ts": [3, "the organization ledger flushes its counts to usage_counters (upsert)"],
-  "src/db/prepared.ts": [2, "runs Drizzle-built reads prepared once per binding in one D1 batch (no SQL written there; issue 43)"],
+  "src/db/prepared.ts": [
+    2,
+    "runs Drizzle-built reads and writes prepared once per binding in one D1 batch (no SQL written there; issue 43; the room's drain writes)",
+  ],
   "src/http/keyset.ts": [
     1,
     "the cursor reader of the lists still read with prepared SQL (notifications, deliveries, ticket messages): it reads the cursor row's keys; goes when those lists move to Drizzle (issue 41)",
-  ],
-  "src/jobs/analytics-backfill.ts": [
-    3,
-    "projection deltas rebuilt in chunks: a page's cursor move is written in one D1 batch with the drain's own raw statements (queue-room/projection.ts), so a page counts once",
   ],
   "src/notifications/notifications.ts": [
     1,
     "the deliveries list read through the SQL keyset reader (http/keyset.ts): ordered by rowid, which the schema has no column for",
   ],
-  "src/queue-room/archive.ts": [2, "the room's archive drain: upserts guarded by the ticket's version"],
-  "src/queue-room/outbox.ts": [1, "the room's outbox drain: upserts guarded by the ticket's version"],
-  "src/queue-room/projection.ts": [8, "the ticket projection's upserts guarded by version"],
 };
 
 const isRouter = (f) => /\.routes\.ts$/.test(f) || /^src\/routes\//.test(f);

@@ -8,6 +8,7 @@ import { database } from "../../src/db/client";
 import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { batchWrites } from "../../src/db/prepared";
 import { ticketUpsert } from "../../src/queue-room/projection";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 import { expectLogs } from "../helpers/console";
@@ -43,8 +44,8 @@ describe("outbox → D1 projection and EVENTS", () => {
     expect(later.version).toBeGreaterThan(first.version);
     // An at-least-once replay of the first state, through the drain's own upsert, must not
     // move the projection backwards.
-    const replay = await ticketUpsert(env.DB, older.cfg, older.ticket).run();
-    expect(replay.meta.changes).toBe(0);
+    const [replay] = await batchWrites(env.DB, [ticketUpsert(older.cfg, older.ticket)]);
+    expect(replay?.meta.changes).toBe(0);
     expect(await projected(t.id)).toEqual(later);
   });
 
