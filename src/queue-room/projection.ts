@@ -83,7 +83,7 @@ function hourlyColumn(name: string): AnySQLiteColumn {
 /**
  * One ticket's facts replace what it counted for in its hour's row, only when its stored facts
  * are absent or older than this version (the subquery `d` is empty otherwise: nothing moves).
- * Numbers are cast: D1 binds a JS number as REAL, and a bucket must read "16", not "16.0", as a key.
+ * The ticket's numbers are cast (`integer`).
  */
 const applyDelta = preparedWrite(
   [
