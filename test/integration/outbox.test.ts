@@ -49,6 +49,28 @@ describe("outbox → D1 projection and EVENTS", () => {
     expect(await projected(t.id)).toEqual(later);
   });
 
+  it("a drain only binds its statements: the ticket upsert and the aggregates' are built and prepared once, not per drain", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
+    await settle(f.queueId);
+    const prepared: string[] = [];
+    const prepare = env.DB.prepare.bind(env.DB);
+    const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      prepared.push(query);
+      return prepare(query);
+    });
+    try {
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+      await settle(f.queueId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await projected(t.id)).toMatchObject({ status: "called" });
+    const drainShapes = /^\s*(insert into "?(tickets|analytics_ticket_facts|analytics_hourly)"?|update "?analytics_hourly"?)\s/i;
+    expect(prepared.filter((q) => drainShapes.test(q))).toEqual([]);
+  });
+
   it("sends each event to EVENTS once per drain, with the DomainEventMessage shape", async () => {
     const f = await queueFixture("pro");
     const sent: DomainEventMessage[] = [];
