@@ -8,8 +8,9 @@
 // the aggregates end equal to a rebuild from the projection, with no manual step and a
 // bounded cost per run (one page of one organization).
 
-import { and, eq, gt, or } from "drizzle-orm";
+import { and, eq, gt, or, sql } from "drizzle-orm";
 import { database } from "../db/client";
+import { batchWrites, preparedWrite, withValues, type BoundWrite } from "../db/prepared";
 import { analyticsBackfill, tickets as ticketTable } from "../db/schema";
 import type { TicketForAnalytics } from "../domain/analytics";
 import type { Env } from "../env";
@@ -20,9 +21,26 @@ export const BACKFILL_PAGE = 250;
 
 type ProjectionRow = TicketForAnalytics & { queue_id: string };
 
+/** The organization's page counted: the cursor moves past its last ticket. */
+const cursorMoved = preparedWrite(["organizationId", "afterCreatedAt", "afterId", "tickets"], (db, p) =>
+  db
+    .update(analyticsBackfill)
+    .set({
+      afterCreatedAt: sql`${p.afterCreatedAt}`,
+      afterId: sql`${p.afterId}`,
+      tickets: sql`${analyticsBackfill.tickets} + ${p.tickets}`,
+    })
+    .where(eq(analyticsBackfill.organizationId, p.organizationId))
+    .prepare(),
+);
+
+/** The organization's last page counted: nothing is left to backfill. */
+const cursorDone = preparedWrite(["organizationId"], (db, p) =>
+  db.delete(analyticsBackfill).where(eq(analyticsBackfill.organizationId, p.organizationId)).prepare(),
+);
+
 export async function backfillAnalytics(env: Env, _at: number): Promise<{ organizationId: string | null; tickets: number; done: boolean }> {
-  const db = env.DB;
-  const orm = database(db);
+  const orm = database(env.DB);
   const b = analyticsBackfill;
   const next = await orm
     .select({ organization_id: b.organizationId, after_created_at: b.afterCreatedAt, after_id: b.afterId })
@@ -56,22 +74,25 @@ export async function backfillAnalytics(env: Env, _at: number): Promise<{ organi
     .orderBy(tk.createdAt, tk.id)
     .limit(BACKFILL_PAGE)
     .all();
-  // The cursor's move is written in the same D1 batch as the drain's own statements (raw, from
-  // the room's projection), so a page is counted once or not at all: that batch stays raw here.
+  // The cursor's move is written in the same D1 batch as the drain's own statements (the room's
+  // projection), so a page is counted once or not at all.
   const byQueue = new Map<string, ProjectionRow[]>();
   for (const t of tickets) byQueue.set(t.queue_id, [...(byQueue.get(t.queue_id) ?? []), t]);
-  const statements: D1PreparedStatement[] = [];
+  const statements: BoundWrite[] = [];
   for (const [queueId, rows] of byQueue)
-    statements.push(...analyticsDrainStatements(db, { organization_id: next.organization_id, queue_id: queueId }, rows));
-  const done = tickets.length < BACKFILL_PAGE;
+    statements.push(...analyticsDrainStatements({ organization_id: next.organization_id, queue_id: queueId }, rows));
   const last = tickets[tickets.length - 1];
+  const done = tickets.length < BACKFILL_PAGE || last === undefined;
   statements.push(
     done
-      ? db.prepare("DELETE FROM analytics_backfill WHERE organization_id = ?1").bind(next.organization_id)
-      : db
-          .prepare("UPDATE analytics_backfill SET after_created_at = ?2, after_id = ?3, tickets = tickets + ?4 WHERE organization_id = ?1")
-          .bind(next.organization_id, last!.created_at, last!.id, tickets.length),
+      ? withValues(cursorDone, { organizationId: next.organization_id })
+      : withValues(cursorMoved, {
+          organizationId: next.organization_id,
+          afterCreatedAt: last.created_at,
+          afterId: last.id,
+          tickets: tickets.length,
+        }),
   );
-  await db.batch(statements);
+  await batchWrites(env.DB, statements);
   return { organizationId: next.organization_id, tickets: tickets.length, done };
 }

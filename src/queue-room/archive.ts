@@ -1,3 +1,7 @@
+import { inArray, sql } from "drizzle-orm";
+import { database } from "../db/client";
+import { batchWrites } from "../db/prepared";
+import { tickets } from "../db/schema";
 import type { Env } from "../env";
 import { analyticsDrainStatements, ticketUpsert } from "./projection";
 import type { Configured, TicketRow } from "./rows";
@@ -90,20 +94,24 @@ export class RoomArchive {
    * change that emitted no event, or an outbox drained before this step existed).
    */
   private async projectedVersions(cfg: Configured, rows: readonly TicketRow[]): Promise<Map<string, number>> {
-    const db = this.env.DB;
+    const db = database(this.env.DB);
     const ids = JSON.stringify(rows.map((r) => r.id));
-    const read = () => db.prepare("SELECT id, version FROM tickets WHERE id IN (SELECT value FROM json_each(?))").bind(ids);
-    const first = await read().all<{ id: string; version: number }>();
-    const held = new Map(first.results.map((r) => [r.id, r.version]));
+    // The ids as one JSON parameter: a chunk holds more ids than a statement binds parameters.
+    const read = () =>
+      db
+        .select({ id: tickets.id, version: tickets.version })
+        .from(tickets)
+        .where(inArray(tickets.id, db.select({ value: sql`value` }).from(sql`json_each(${ids})`)))
+        .all();
+    const held = new Map((await read()).map((r) => [r.id, r.version]));
     const behind = rows.filter((r) => (held.get(r.id) ?? -1) < r.version);
     if (behind.length === 0) return held;
     // As the drain does: the projection and the analytics aggregates in one batch (both safe
     // to repeat), in slices so a batch stays a reasonable size.
     for (let i = 0; i < behind.length; i += 50) {
       const slice = behind.slice(i, i + 50);
-      await db.batch([...slice.map((t) => ticketUpsert(db, cfg, t)), ...analyticsDrainStatements(db, cfg, slice)]);
+      await batchWrites(this.env.DB, [...slice.map((t) => ticketUpsert(cfg, t)), ...analyticsDrainStatements(cfg, slice)]);
     }
-    const second = await read().all<{ id: string; version: number }>();
-    return new Map(second.results.map((r) => [r.id, r.version]));
+    return new Map((await read()).map((r) => [r.id, r.version]));
   }
 }

@@ -1,3 +1,4 @@
+import { batchWrites } from "../db/prepared";
 import { codeOf } from "./rows";
 import type { DomainEventMessage, EventType } from "../domain/events";
 import type { Env } from "../env";
@@ -91,8 +92,7 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
   const lastSeq = rows[rows.length - 1]!.seq;
 
   const messages = rows.map((r) => JSON.parse(r.message) as DomainEventMessage);
-  const db = env.DB;
-  await db.batch(drainStatements(db, cfg, tickets, deadline, messages));
+  await batchWrites(env.DB, drainStatements(cfg, tickets, deadline, messages));
   await env.EVENTS.sendBatch(messages.map((body) => ({ body, contentType: "json" as const })));
   sql.exec("DELETE FROM outbox WHERE seq <= ?", lastSeq);
   return rows.length === DRAIN_BATCH && sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n > 0;

@@ -1,3 +1,17 @@
+import { and, eq, exists, getTableColumns, or, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { alias, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { preparedWrite, withValues, type BoundWrite } from "../db/prepared";
+import {
+  analyticsHourly,
+  analyticsTicketFacts,
+  organizations,
+  queues,
+  remoteJoinExpiries,
+  roomDeadlines,
+  tickets,
+  users,
+} from "../db/schema";
 import { codeOf } from "./rows";
 import type { DomainEventMessage } from "../domain/events";
 import {
@@ -12,224 +26,526 @@ import {
 } from "../domain/analytics";
 import type { Configured, TicketRow } from "./rows";
 
-// The room's projection to D1: the SQL its outbox drain (outbox.ts) and its archive step
-// (archive.ts) write. D1 is the history and what the Worker's reads see; the room writes it
-// only through here.
+// The room's projection to D1: the statements its outbox drain (outbox.ts) and its archive step
+// (archive.ts) write, each set in one D1 batch (db/prepared.ts batchWrites). D1 is the history and
+// what the Worker's reads see; the room writes it only through here.
+//
+// A drain carries up to a hundred tickets, about two statements each: every statement's shape is
+// built by Drizzle once per isolate with placeholders (db/prepared.ts), and a drain only binds its
+// values. A conditional insert selects its row from the row that guards it (the organization, the
+// queue, the user), so the drain of a deleted organization's room writes nothing instead of
+// failing its batch on a foreign key.
 
 interface Owner {
   organization_id: string;
   queue_id: string;
 }
 
+/** A bound value selected as a column of the row an insert … select writes. */
+const bound = <K extends string>(p: Record<K, Placeholder<K>>, name: K) => sql`${p[name]}`.as(name);
+
+/** The row an upsert proposed (`excluded.<column>`), for its DO UPDATE SET. */
+const excluded = (column: AnySQLiteColumn) => sql.raw(`excluded.${column.name}`);
+
+/** A bound number read as an integer: D1 binds a JS number as REAL, and a bucket must read "16", not "16.0", as a key. */
+const integer = (value: Placeholder) => sql`CAST(${value} AS INTEGER)`;
+
+/** The organization still exists (a conditional insert's guard). */
+const organizationExists = (db: Database, id: Placeholder) =>
+  exists(
+    db
+      .select({ one: sql`1` })
+      .from(organizations)
+      .where(eq(organizations.id, id)),
+  );
+
+// ---- the analytics aggregates ----------------------------------------------------------------
+
 /** JSON path of a sparse histogram or channel key. */
-const path = (key: string) => `'$."' || ${key} || '"'`;
+const path = (key: SQL) => sql`'$."' || ${key} || '"'`;
 
 /** A sparse histogram column with one count moved from bucket `from` to bucket `to` (either may be NULL). */
-function moveCount(column: string, from: string, to: string): string {
-  const removed = `CASE WHEN ${from} IS NULL THEN ${column} ELSE json_set(${column}, ${path(from)}, coalesce(json_extract(${column}, ${path(from)}), 0) - 1) END`;
-  return `CASE WHEN ${to} IS NULL THEN ${removed} ELSE json_set(${removed}, ${path(to)}, coalesce(json_extract(${removed}, ${path(to)}), 0) + 1) END`;
+function moveCount(column: AnySQLiteColumn, from: SQL, to: SQL): SQL {
+  const removed = sql`CASE WHEN ${from} IS NULL THEN ${column} ELSE json_set(${column}, ${path(from)}, coalesce(json_extract(${column}, ${path(from)}), 0) - 1) END`;
+  return sql`CASE WHEN ${to} IS NULL THEN ${removed} ELSE json_set(${removed}, ${path(to)}, coalesce(json_extract(${removed}, ${path(to)}), 0) + 1) END`;
 }
 
-/** The delta of each channel metric (CHANNEL_METRICS), in the APPLY_DELTA subquery `d`. */
-const CHANNEL_DELTAS: Record<ChannelMetric, string> = { c: "d.dc", s: "d.ds", n: "d.dn", x: "d.dx", t: "d.dt", w: "d.dw", wm: "d.dwm" };
+/** The delta's names of each channel metric (CHANNEL_METRICS) in the subquery `d` of the delta. */
+const CHANNEL_DELTAS = { c: "dc", s: "ds", n: "dn", x: "dx", t: "dt", w: "dw", wm: "dwm" } as const satisfies Record<ChannelMetric, string>;
 
-/** Each channel column moves by its metric's delta when it is the ticket's channel (a comparison is 0 or 1). */
-function channelUpdate(): string {
-  return ANALYTICS_CHANNELS.flatMap((channel) =>
-    CHANNEL_METRICS.map((metric) => {
-      const column = channelColumn(channel, metric);
-      return `${column} = h.${column} + (d.channel = '${channel}') * ${CHANNEL_DELTAS[metric]}`;
-    }),
-  ).join(",\n  ");
+/** A column of analytics_hourly by its name (the schema declares the per-channel columns from CHANNEL_COLUMNS). */
+function hourlyColumn(name: string): AnySQLiteColumn {
+  const column = Object.values<AnySQLiteColumn>(getTableColumns(analyticsHourly)).find((c) => c.name === name);
+  if (!column) throw new Error(`analytics_hourly has no column ${name}`);
+  return column;
 }
 
-// ?1 ticket id, ?2 version, ?3 channel, ?4 served, ?5 no_show, ?6 cancelled, ?7 transferred,
-// ?8 wait_ms, ?9 wait_bucket, ?10 service_ms, ?11 service_bucket, ?12 estimate_error_ms,
-// ?13 estimate_error_bucket, ?14 estimate_bias_ms, ?15 queue id, ?16 hour start. Numbers are
-// cast: D1 binds a JS number as REAL, and a bucket must read "16", not "16.0", as a key.
-const APPLY_DELTA = `
-UPDATE analytics_hourly AS h SET
-  created = h.created + d.dc, served = h.served + d.ds, no_show = h.no_show + d.dn,
-  cancelled = h.cancelled + d.dx, transferred = h.transferred + d.dt,
-  waited = h.waited + d.dw, wait_ms = h.wait_ms + d.dwm, wait_hist = ${moveCount("h.wait_hist", "d.owb", "d.nwb")},
-  serviced = h.serviced + d.dsv, service_ms = h.service_ms + d.dsm, service_hist = ${moveCount("h.service_hist", "d.osb", "d.nsb")},
-  estimated = h.estimated + d.de, estimate_error_ms = h.estimate_error_ms + d.dem, estimate_bias_ms = h.estimate_bias_ms + d.deb,
-  estimate_error_hist = ${moveCount("h.estimate_error_hist", "d.oeb", "d.neb")},
-  ${channelUpdate()}
-FROM (
-  SELECT ?3 AS channel,
-    (o.ticket_id IS NULL) AS dc,
-    CAST(?4 AS INTEGER) - coalesce(o.served, 0) AS ds, CAST(?5 AS INTEGER) - coalesce(o.no_show, 0) AS dn,
-    CAST(?6 AS INTEGER) - coalesce(o.cancelled, 0) AS dx, CAST(?7 AS INTEGER) - coalesce(o.transferred, 0) AS dt,
-    (CAST(?8 AS INTEGER) IS NOT NULL) - (o.wait_ms IS NOT NULL) AS dw, coalesce(CAST(?8 AS INTEGER), 0) - coalesce(o.wait_ms, 0) AS dwm,
-    o.wait_bucket AS owb, CAST(?9 AS INTEGER) AS nwb,
-    (CAST(?10 AS INTEGER) IS NOT NULL) - (o.service_ms IS NOT NULL) AS dsv, coalesce(CAST(?10 AS INTEGER), 0) - coalesce(o.service_ms, 0) AS dsm,
-    o.service_bucket AS osb, CAST(?11 AS INTEGER) AS nsb,
-    (CAST(?12 AS INTEGER) IS NOT NULL) - (o.estimate_error_ms IS NOT NULL) AS de, coalesce(CAST(?12 AS INTEGER), 0) - coalesce(o.estimate_error_ms, 0) AS dem,
-    coalesce(CAST(?14 AS INTEGER), 0) - coalesce(o.estimate_bias_ms, 0) AS deb,
-    o.estimate_error_bucket AS oeb, CAST(?13 AS INTEGER) AS neb
-  FROM (SELECT ?1 AS ticket_id) AS n
-  LEFT JOIN analytics_ticket_facts AS o ON o.ticket_id = n.ticket_id
-  WHERE o.ticket_id IS NULL OR o.version < CAST(?2 AS INTEGER)
-) AS d
-WHERE h.queue_id = ?15 AND h.hour_start = CAST(?16 AS INTEGER)`;
+/**
+ * One ticket's facts replace what it counted for in its hour's row, only when its stored facts
+ * are absent or older than this version (the subquery `d` is empty otherwise: nothing moves).
+ * The ticket's numbers are cast (`integer`).
+ */
+const applyDelta = preparedWrite(
+  [
+    "ticketId",
+    "version",
+    "channel",
+    "served",
+    "noShow",
+    "cancelled",
+    "transferred",
+    "waitMs",
+    "waitBucket",
+    "serviceMs",
+    "serviceBucket",
+    "estimateErrorMs",
+    "estimateErrorBucket",
+    "estimateBiasMs",
+    "queueId",
+    "hourStart",
+  ],
+  (db, p) => {
+    const h = analyticsHourly;
+    const o = alias(analyticsTicketFacts, "o");
+    const d = db
+      .select({
+        channel: sql`${p.channel}`.as("channel"),
+        dc: sql`(${o.ticketId} IS NULL)`.as("dc"),
+        ds: sql`${integer(p.served)} - coalesce(${o.served}, 0)`.as("ds"),
+        dn: sql`${integer(p.noShow)} - coalesce(${o.noShow}, 0)`.as("dn"),
+        dx: sql`${integer(p.cancelled)} - coalesce(${o.cancelled}, 0)`.as("dx"),
+        dt: sql`${integer(p.transferred)} - coalesce(${o.transferred}, 0)`.as("dt"),
+        dw: sql`(${integer(p.waitMs)} IS NOT NULL) - (${o.waitMs} IS NOT NULL)`.as("dw"),
+        dwm: sql`coalesce(${integer(p.waitMs)}, 0) - coalesce(${o.waitMs}, 0)`.as("dwm"),
+        owb: sql`${o.waitBucket}`.as("owb"),
+        nwb: sql`${integer(p.waitBucket)}`.as("nwb"),
+        dsv: sql`(${integer(p.serviceMs)} IS NOT NULL) - (${o.serviceMs} IS NOT NULL)`.as("dsv"),
+        dsm: sql`coalesce(${integer(p.serviceMs)}, 0) - coalesce(${o.serviceMs}, 0)`.as("dsm"),
+        osb: sql`${o.serviceBucket}`.as("osb"),
+        nsb: sql`${integer(p.serviceBucket)}`.as("nsb"),
+        de: sql`(${integer(p.estimateErrorMs)} IS NOT NULL) - (${o.estimateErrorMs} IS NOT NULL)`.as("de"),
+        dem: sql`coalesce(${integer(p.estimateErrorMs)}, 0) - coalesce(${o.estimateErrorMs}, 0)`.as("dem"),
+        deb: sql`coalesce(${integer(p.estimateBiasMs)}, 0) - coalesce(${o.estimateBiasMs}, 0)`.as("deb"),
+        oeb: sql`${o.estimateErrorBucket}`.as("oeb"),
+        neb: sql`${integer(p.estimateErrorBucket)}`.as("neb"),
+      })
+      // A one-row table of the ticket id (no table read), so a ticket without stored facts still
+      // gives its row: the LEFT JOIN leaves its old facts NULL.
+      .from(sql`(SELECT ${p.ticketId} AS ticket_id) AS n`)
+      .leftJoin(o, sql`${o.ticketId} = n.ticket_id`)
+      .where(or(sql`${o.ticketId} IS NULL`, sql`${o.version} < ${integer(p.version)}`))
+      .as("d");
+    // A field of `d` named with its table (Drizzle would write the alias alone).
+    const of = (field: SQL.Aliased) => sql`${sql.identifier("d")}.${sql.identifier(field.fieldAlias)}`;
+    // Each channel column moves by its metric's delta when it is the ticket's channel (a comparison is 0 or 1).
+    const channels = Object.fromEntries(
+      ANALYTICS_CHANNELS.flatMap((channel) =>
+        CHANNEL_METRICS.map((metric) => {
+          const column = hourlyColumn(channelColumn(channel, metric));
+          return [column.name, sql`${column} + (${of(d.channel)} = ${sql.raw(`'${channel}'`)}) * ${of(d[CHANNEL_DELTAS[metric]])}`];
+        }),
+      ),
+    );
+    return db
+      .update(h)
+      .set({
+        created: sql`${h.created} + ${of(d.dc)}`,
+        served: sql`${h.served} + ${of(d.ds)}`,
+        noShow: sql`${h.noShow} + ${of(d.dn)}`,
+        cancelled: sql`${h.cancelled} + ${of(d.dx)}`,
+        transferred: sql`${h.transferred} + ${of(d.dt)}`,
+        waited: sql`${h.waited} + ${of(d.dw)}`,
+        waitMs: sql`${h.waitMs} + ${of(d.dwm)}`,
+        waitHist: moveCount(h.waitHist, of(d.owb), of(d.nwb)),
+        serviced: sql`${h.serviced} + ${of(d.dsv)}`,
+        serviceMs: sql`${h.serviceMs} + ${of(d.dsm)}`,
+        serviceHist: moveCount(h.serviceHist, of(d.osb), of(d.nsb)),
+        estimated: sql`${h.estimated} + ${of(d.de)}`,
+        estimateErrorMs: sql`${h.estimateErrorMs} + ${of(d.dem)}`,
+        estimateBiasMs: sql`${h.estimateBiasMs} + ${of(d.deb)}`,
+        estimateErrorHist: moveCount(h.estimateErrorHist, of(d.oeb), of(d.neb)),
+        ...channels,
+      })
+      .from(d)
+      .where(and(eq(h.queueId, p.queueId), eq(h.hourStart, integer(p.hourStart))))
+      .prepare();
+  },
+);
 
-/** ?1 queue id, ?2 organization id, ?3 JSON array of fact tuples (FACT_COLUMNS order). */
-const UPSERT_FACTS = `
-INSERT INTO analytics_ticket_facts (queue_id, organization_id, ${FACT_COLUMNS.join(", ")})
-SELECT ?1, ?2, ${FACT_COLUMNS.map((_, i) => `json_extract(j.value, '$[${i}]')`).join(", ")}
-FROM json_each(?3) AS j
-WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?2)
-ON CONFLICT (ticket_id) DO UPDATE SET
-  ${FACT_COLUMNS.filter((c) => c !== "ticket_id")
-    .map((c) => `${c} = excluded.${c}`)
-    .join(", ")}
-WHERE excluded.version > analytics_ticket_facts.version`;
+/** A fact column read from its place in a ticket's fact tuple (FACT_COLUMNS, factTuple). */
+function factAt(column: AnySQLiteColumn): SQL.Aliased {
+  const i = FACT_COLUMNS.findIndex((name) => name === column.name);
+  if (i < 0) throw new Error(`analytics_ticket_facts.${column.name} is not a fact column`);
+  return sql.raw(`json_extract(j.value, '$[${i}]')`).as(column.name);
+}
 
-/** ?1 queue id, ?2 organization id, ?3 JSON array of hour starts. */
-const ENSURE_ROWS = `
-INSERT INTO analytics_hourly (queue_id, hour_start, organization_id)
-SELECT ?1, j.value, ?2 FROM json_each(?3) AS j
-WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?2)
-ON CONFLICT (queue_id, hour_start) DO NOTHING`;
+/** The tickets' facts, as counted by the deltas: replaced only by a newer version. */
+const upsertFacts = preparedWrite(["queueId", "organizationId", "facts"], (db, p) => {
+  const f = analyticsTicketFacts;
+  return db
+    .insert(f)
+    .select(
+      db
+        .select({
+          ticketId: factAt(f.ticketId),
+          queueId: bound(p, "queueId"),
+          organizationId: bound(p, "organizationId"),
+          hourStart: factAt(f.hourStart),
+          channel: factAt(f.channel),
+          served: factAt(f.served),
+          noShow: factAt(f.noShow),
+          cancelled: factAt(f.cancelled),
+          transferred: factAt(f.transferred),
+          waitMs: factAt(f.waitMs),
+          waitBucket: factAt(f.waitBucket),
+          serviceMs: factAt(f.serviceMs),
+          serviceBucket: factAt(f.serviceBucket),
+          estimateErrorMs: factAt(f.estimateErrorMs),
+          estimateErrorBucket: factAt(f.estimateErrorBucket),
+          estimateBiasMs: factAt(f.estimateBiasMs),
+          version: factAt(f.version),
+        })
+        .from(sql`json_each(${p.facts}) AS j`)
+        .where(organizationExists(db, p.organizationId)),
+    )
+    .onConflictDoUpdate({
+      target: f.ticketId,
+      // Every fact a ticket's counting depends on: its hour, its channel and its figures.
+      set: Object.fromEntries(
+        Object.entries<AnySQLiteColumn>(getTableColumns(f))
+          .filter(([, c]) => c !== f.ticketId && FACT_COLUMNS.some((name) => name === c.name))
+          .map(([key, c]) => [key, excluded(c)]),
+      ),
+      setWhere: sql`excluded.version > ${f.version}`,
+    })
+    .prepare();
+});
+
+/** A column's default as a literal (the hour row's figures start at their defaults). */
+function defaultOf(column: AnySQLiteColumn): SQL.Aliased {
+  const value: unknown = column.default;
+  if (typeof value === "number") return sql.raw(String(value)).as(column.name);
+  if (typeof value === "string") return sql.raw(`'${value.replaceAll("'", "''")}'`).as(column.name);
+  throw new Error(`analytics_hourly.${column.name} has no literal default`);
+}
+
+/** The hour rows the deltas update, created when absent. */
+const ensureHours = preparedWrite(["queueId", "organizationId", "hours"], (db, p) => {
+  const h = analyticsHourly;
+  // Drizzle's insert … select names every column of the table: the figures take their defaults.
+  const figures = Object.entries<AnySQLiteColumn>(getTableColumns(h)).filter(
+    ([, c]) => c !== h.queueId && c !== h.hourStart && c !== h.organizationId,
+  );
+  return db
+    .insert(h)
+    .select(
+      db
+        .select({
+          queueId: bound(p, "queueId"),
+          hourStart: sql`j.value`.as("hour_start"),
+          organizationId: bound(p, "organizationId"),
+          ...Object.fromEntries(figures.map(([key, c]) => [key, defaultOf(c)])),
+        })
+        .from(sql`json_each(${p.hours}) AS j`)
+        .where(organizationExists(db, p.organizationId)),
+    )
+    .onConflictDoNothing({ target: [h.queueId, h.hourStart] })
+    .prepare();
+});
 
 /**
  * The statements that bring the aggregates up to date with these tickets (the room's current
- * rows), for the drain's batch. Safe to run any number of times (see the header).
+ * rows), for the drain's batch. Safe to run any number of times: a ticket's figures move only
+ * from the facts last counted to a newer version's.
  */
-export function analyticsDrainStatements(db: D1Database, owner: Owner, tickets: readonly TicketForAnalytics[]): D1PreparedStatement[] {
+export function analyticsDrainStatements(owner: Owner, tickets: readonly TicketForAnalytics[]): BoundWrite[] {
   if (tickets.length === 0) return [];
   const facts = tickets.map(ticketFacts);
   const hours = [...new Set(facts.map((f) => f.hourStart))];
-  const statements = [db.prepare(ENSURE_ROWS).bind(owner.queue_id, owner.organization_id, JSON.stringify(hours))];
-  for (const f of facts) {
-    statements.push(
-      db
-        .prepare(APPLY_DELTA)
-        .bind(
-          f.ticketId,
-          f.version,
-          f.channel,
-          f.served,
-          f.noShow,
-          f.cancelled,
-          f.transferred,
-          f.waitMs,
-          f.waitBucket,
-          f.serviceMs,
-          f.serviceBucket,
-          f.estimateErrorMs,
-          f.estimateErrorBucket,
-          f.estimateBiasMs,
-          owner.queue_id,
-          f.hourStart,
-        ),
-    );
-  }
-  statements.push(db.prepare(UPSERT_FACTS).bind(owner.queue_id, owner.organization_id, JSON.stringify(facts.map(factTuple))));
-  return statements;
+  const owned = { queueId: owner.queue_id, organizationId: owner.organization_id };
+  return [
+    withValues(ensureHours, { ...owned, hours: JSON.stringify(hours) }),
+    ...facts.map((f) => withValues(applyDelta, { ...f, queueId: owner.queue_id })),
+    withValues(upsertFacts, { ...owned, facts: JSON.stringify(facts.map(factTuple)) }),
+  ];
 }
 
 // ---- the ticket projection -------------------------------------------------------------------
 
-const UPSERT_TICKET = `
-INSERT INTO tickets (id, queue_id, service_id, organization_id, user_id, number, display_code, status, party_size,
-  is_priority, is_ghost_mode, source, visitor_name, assigned_to_id, called_at, serving_at, served_at, present_at,
-  skip_reason, recovered_from_id, transferred_to_id, created_at, updated_at, version, first_estimate_minutes,
-  outcome, note, held_at, stepped_back_places, counter, desk_id, recall_count, recalled_at, phone, intake, intake_personal, labels,
-  kind, appointment_at, deferred_until, defer_count, visit_id, leg_index, leg_count)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
-ON CONFLICT (id) DO UPDATE SET
-  status = excluded.status, assigned_to_id = excluded.assigned_to_id, called_at = excluded.called_at,
-  serving_at = excluded.serving_at, served_at = excluded.served_at, present_at = excluded.present_at,
-  skip_reason = excluded.skip_reason, transferred_to_id = excluded.transferred_to_id,
-  is_priority = excluded.is_priority, updated_at = excluded.updated_at, version = excluded.version,
-  first_estimate_minutes = coalesce(tickets.first_estimate_minutes, excluded.first_estimate_minutes),
-  outcome = excluded.outcome, note = excluded.note, held_at = excluded.held_at, stepped_back_places = excluded.stepped_back_places,
-  counter = excluded.counter, desk_id = excluded.desk_id, recall_count = excluded.recall_count,
-  recalled_at = excluded.recalled_at, intake = excluded.intake,
-  intake_personal = excluded.intake_personal, labels = excluded.labels,
-  deferred_until = excluded.deferred_until, defer_count = excluded.defer_count
-WHERE excluded.version > tickets.version`;
+/** The values of a ticket's projection: one per column (Drizzle checks the selected row against the table when it builds the insert). */
+const TICKET_COLUMNS = [
+  "id",
+  "queueId",
+  "serviceId",
+  "organizationId",
+  "userId",
+  "number",
+  "displayCode",
+  "status",
+  "partySize",
+  "isPriority",
+  "isGhostMode",
+  "source",
+  "visitorName",
+  "assignedToId",
+  "calledAt",
+  "servingAt",
+  "servedAt",
+  "presentAt",
+  "skipReason",
+  "recoveredFromId",
+  "transferredToId",
+  "createdAt",
+  "updatedAt",
+  "version",
+  "firstEstimateMinutes",
+  "outcome",
+  "note",
+  "heldAt",
+  "steppedBackPlaces",
+  "deferredUntil",
+  "deferCount",
+  "counter",
+  "deskId",
+  "recallCount",
+  "recalledAt",
+  "phone",
+  "intake",
+  "intakePersonal",
+  "labels",
+  "kind",
+  "appointmentAt",
+  "visitId",
+  "legIndex",
+  "legCount",
+] as const satisfies readonly (keyof typeof tickets.$inferSelect)[];
+
+/**
+ * The ticket as the room holds it, inserted or, when D1 holds an older version, updated: the
+ * fields a ticket keeps from its creation (number, code, owner, source, …) are not rewritten.
+ */
+const upsertTicket = preparedWrite(TICKET_COLUMNS, (db, p) => {
+  const t = tickets;
+  return db
+    .insert(t)
+    .select(
+      db
+        .select({
+          id: bound(p, "id"),
+          queueId: bound(p, "queueId"),
+          serviceId: bound(p, "serviceId"),
+          organizationId: bound(p, "organizationId"),
+          userId: bound(p, "userId"),
+          number: bound(p, "number"),
+          displayCode: bound(p, "displayCode"),
+          status: bound(p, "status"),
+          partySize: bound(p, "partySize"),
+          isPriority: bound(p, "isPriority"),
+          isGhostMode: bound(p, "isGhostMode"),
+          source: bound(p, "source"),
+          visitorName: bound(p, "visitorName"),
+          assignedToId: bound(p, "assignedToId"),
+          calledAt: bound(p, "calledAt"),
+          servingAt: bound(p, "servingAt"),
+          servedAt: bound(p, "servedAt"),
+          presentAt: bound(p, "presentAt"),
+          skipReason: bound(p, "skipReason"),
+          recoveredFromId: bound(p, "recoveredFromId"),
+          transferredToId: bound(p, "transferredToId"),
+          createdAt: bound(p, "createdAt"),
+          updatedAt: bound(p, "updatedAt"),
+          version: bound(p, "version"),
+          firstEstimateMinutes: bound(p, "firstEstimateMinutes"),
+          outcome: bound(p, "outcome"),
+          note: bound(p, "note"),
+          heldAt: bound(p, "heldAt"),
+          steppedBackPlaces: bound(p, "steppedBackPlaces"),
+          deferredUntil: bound(p, "deferredUntil"),
+          deferCount: bound(p, "deferCount"),
+          counter: bound(p, "counter"),
+          deskId: bound(p, "deskId"),
+          recallCount: bound(p, "recallCount"),
+          recalledAt: bound(p, "recalledAt"),
+          phone: bound(p, "phone"),
+          intake: bound(p, "intake"),
+          intakePersonal: bound(p, "intakePersonal"),
+          labels: bound(p, "labels"),
+          kind: bound(p, "kind"),
+          appointmentAt: bound(p, "appointmentAt"),
+          visitId: bound(p, "visitId"),
+          legIndex: bound(p, "legIndex"),
+          legCount: bound(p, "legCount"),
+        })
+        .from(organizations)
+        .where(eq(organizations.id, p.organizationId)),
+    )
+    .onConflictDoUpdate({
+      target: t.id,
+      set: {
+        status: excluded(t.status),
+        assignedToId: excluded(t.assignedToId),
+        calledAt: excluded(t.calledAt),
+        servingAt: excluded(t.servingAt),
+        servedAt: excluded(t.servedAt),
+        presentAt: excluded(t.presentAt),
+        skipReason: excluded(t.skipReason),
+        transferredToId: excluded(t.transferredToId),
+        isPriority: excluded(t.isPriority),
+        updatedAt: excluded(t.updatedAt),
+        version: excluded(t.version),
+        firstEstimateMinutes: sql`coalesce(${t.firstEstimateMinutes}, excluded.first_estimate_minutes)`,
+        outcome: excluded(t.outcome),
+        note: excluded(t.note),
+        heldAt: excluded(t.heldAt),
+        steppedBackPlaces: excluded(t.steppedBackPlaces),
+        counter: excluded(t.counter),
+        deskId: excluded(t.deskId),
+        recallCount: excluded(t.recallCount),
+        recalledAt: excluded(t.recalledAt),
+        intake: excluded(t.intake),
+        intakePersonal: excluded(t.intakePersonal),
+        labels: excluded(t.labels),
+        deferredUntil: excluded(t.deferredUntil),
+        deferCount: excluded(t.deferCount),
+      },
+      setWhere: sql`excluded.version > ${t.version}`,
+    })
+    .prepare();
+});
 
 /** The number as providers write it (joins accept spaces, dots and brackets): an inbound SMS finds it (issue 30). */
 function barePhoneOf(t: TicketRow): string | null {
   return t.phone === null ? null : t.phone.replace(/[\s().-]/g, "");
 }
 
+/** How many legs the ticket's visit has (its route, JSON); null for a one-service visit. */
+function legCountOf(t: TicketRow): number | null {
+  if (!t.route) return null;
+  const legs: unknown = JSON.parse(t.route);
+  return Array.isArray(legs) ? legs.length : null;
+}
+
 /**
  * The D1 projection of one ticket as the room holds it. Guarded by `version`: applied again
  * with an older row (an at-least-once replay) it changes nothing.
  */
-export function ticketUpsert(db: D1Database, cfg: Configured, t: TicketRow): D1PreparedStatement {
-  return db
-    .prepare(UPSERT_TICKET)
-    .bind(
-      t.id,
-      cfg.queue_id,
-      cfg.service_id,
-      cfg.organization_id,
-      t.user_id,
-      t.number,
-      codeOf(cfg.letter, t),
-      t.status,
-      t.party_size,
-      t.is_priority,
-      t.is_ghost_mode,
-      t.source,
-      t.visitor_name,
-      t.assigned_to_id,
-      t.called_at,
-      t.serving_at,
-      t.served_at,
-      t.present_at,
-      t.skip_reason,
-      t.recovered_from_id,
-      t.transferred_to_id,
-      t.created_at,
-      t.updated_at,
-      t.version,
-      t.first_estimate_minutes ?? null,
-      t.outcome ?? null,
-      t.note ?? null,
-      t.held_at ?? null,
-      t.stepped_back_places ?? null,
-      t.counter,
-      t.desk_id,
-      t.recall_count,
-      t.recalled_at,
-      barePhoneOf(t),
-      t.intake ?? null,
-      t.intake_personal ?? null,
-      t.labels ?? null,
-      t.kind ?? "walk_in",
-      t.appointment_at ?? null,
-      t.deferred_until ?? null,
-      t.defer_count ?? 0,
-      t.visit_id ?? null,
-      t.leg_index ?? null,
-      t.route ? (JSON.parse(t.route) as unknown[]).length : null,
-      cfg.organization_id,
-    );
+export function ticketUpsert(cfg: Configured, t: TicketRow): BoundWrite {
+  return withValues(upsertTicket, {
+    id: t.id,
+    queueId: cfg.queue_id,
+    serviceId: cfg.service_id,
+    organizationId: cfg.organization_id,
+    userId: t.user_id,
+    number: t.number,
+    displayCode: codeOf(cfg.letter, t),
+    status: t.status,
+    partySize: t.party_size,
+    isPriority: t.is_priority,
+    isGhostMode: t.is_ghost_mode,
+    source: t.source,
+    visitorName: t.visitor_name,
+    assignedToId: t.assigned_to_id,
+    calledAt: t.called_at,
+    servingAt: t.serving_at,
+    servedAt: t.served_at,
+    presentAt: t.present_at,
+    skipReason: t.skip_reason,
+    recoveredFromId: t.recovered_from_id,
+    transferredToId: t.transferred_to_id,
+    createdAt: t.created_at,
+    updatedAt: t.updated_at,
+    version: t.version,
+    firstEstimateMinutes: t.first_estimate_minutes ?? null,
+    outcome: t.outcome ?? null,
+    note: t.note ?? null,
+    heldAt: t.held_at ?? null,
+    steppedBackPlaces: t.stepped_back_places ?? null,
+    deferredUntil: t.deferred_until ?? null,
+    deferCount: t.defer_count ?? 0,
+    counter: t.counter,
+    deskId: t.desk_id,
+    recallCount: t.recall_count,
+    recalledAt: t.recalled_at,
+    phone: barePhoneOf(t),
+    intake: t.intake ?? null,
+    intakePersonal: t.intake_personal ?? null,
+    labels: t.labels ?? null,
+    kind: t.kind ?? "walk_in",
+    appointmentAt: t.appointment_at ?? null,
+    visitId: t.visit_id ?? null,
+    legIndex: t.leg_index ?? null,
+    legCount: legCountOf(t),
+  });
 }
+
+// ---- the queue, its deadline, remote-join expiries -------------------------------------------
+
+/** The queue's status and archive time as the room holds them, written only when they differ. */
+const queueStatus = preparedWrite(["queueId", "status", "archivedAt"], (db, p) =>
+  db
+    .update(queues)
+    .set({ status: sql`${p.status}`, archivedAt: sql`${p.archivedAt}` })
+    .where(and(eq(queues.id, p.queueId), or(sql`${queues.status} IS NOT ${p.status}`, sql`${queues.archivedAt} IS NOT ${p.archivedAt}`)))
+    .prepare(),
+);
+
+/** The room's next deadline for the cron sweep, while its queue exists. */
+const upsertDeadline = preparedWrite(["queueId", "organizationId", "dueAt"], (db, p) =>
+  db
+    .insert(roomDeadlines)
+    .select(
+      db
+        .select({ queueId: bound(p, "queueId"), organizationId: bound(p, "organizationId"), dueAt: bound(p, "dueAt") })
+        .from(queues)
+        .where(eq(queues.id, p.queueId)),
+    )
+    .onConflictDoUpdate({ target: roomDeadlines.queueId, set: { dueAt: excluded(roomDeadlines.dueAt) } })
+    .prepare(),
+);
+
+/** No deadline left (or the room retired): the sweep has nothing to wake it for. */
+const deleteDeadline = preparedWrite(["queueId"], (db, p) =>
+  db.delete(roomDeadlines).where(eq(roomDeadlines.queueId, p.queueId)).prepare(),
+);
+
+/** An expired remote join, while its user and organization exist; a replay inserts nothing. */
+const insertExpiry = preparedWrite(["ticketId", "userId", "organizationId", "queueId", "expiredAt"], (db, p) =>
+  db
+    .insert(remoteJoinExpiries)
+    .select(
+      db
+        .select({
+          ticketId: bound(p, "ticketId"),
+          userId: bound(p, "userId"),
+          organizationId: bound(p, "organizationId"),
+          queueId: bound(p, "queueId"),
+          expiredAt: bound(p, "expiredAt"),
+        })
+        .from(users)
+        .where(and(eq(users.id, p.userId), organizationExists(db, p.organizationId))),
+    )
+    .onConflictDoNothing({ target: remoteJoinExpiries.ticketId })
+    .prepare(),
+);
 
 /**
  * D1 statements that record the remote joins expired in this outbox batch, so the penalty
  * (counted per user across every queue) is read without asking each room. Replays insert nothing new.
  */
-export function remoteExpiryProjection(db: D1Database, messages: readonly DomainEventMessage[]): D1PreparedStatement[] {
-  return messages
-    .filter((m) => m.type === "remote_join.expired" && m.ticketId !== null && m.queueId !== null)
-    .map((m) =>
-      db
-        .prepare(
-          `INSERT INTO remote_join_expiries (ticket_id, user_id, organization_id, queue_id, expired_at)
-           SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) AND EXISTS (SELECT 1 FROM organizations WHERE id = ?)
-           ON CONFLICT (ticket_id) DO NOTHING`,
-        )
-        .bind(m.ticketId, m.data.userId, m.organizationId, m.queueId, Date.parse(m.occurredAt), m.data.userId, m.organizationId),
-    );
+export function remoteExpiryProjection(messages: readonly DomainEventMessage[]): BoundWrite[] {
+  return messages.flatMap((m) =>
+    m.type === "remote_join.expired" && m.ticketId !== null && m.queueId !== null
+      ? [
+          withValues(insertExpiry, {
+            ticketId: m.ticketId,
+            userId: typeof m.data.userId === "string" ? m.data.userId : null,
+            organizationId: m.organizationId,
+            queueId: m.queueId,
+            expiredAt: Date.parse(m.occurredAt),
+          }),
+        ]
+      : [],
+  );
 }
 
 /**
@@ -238,31 +554,19 @@ export function remoteExpiryProjection(db: D1Database, messages: readonly Domain
  * cron sweep, and the remote joins that expired.
  */
 export function drainStatements(
-  db: D1Database,
   cfg: Configured,
   tickets: readonly TicketRow[],
   deadline: number | null,
   messages: readonly DomainEventMessage[],
-): D1PreparedStatement[] {
-  const statements: D1PreparedStatement[] = tickets.map((t) => ticketUpsert(db, cfg, t));
-  // The analytics aggregates move in the same transaction, once per ticket version.
-  statements.push(...analyticsDrainStatements(db, cfg, tickets));
-  statements.push(
-    db
-      .prepare("UPDATE queues SET status = ?, archived_at = ? WHERE id = ? AND (status IS NOT ? OR archived_at IS NOT ?)")
-      .bind(cfg.status, cfg.archived_at, cfg.queue_id, cfg.status, cfg.archived_at),
-  );
-  statements.push(
+): BoundWrite[] {
+  return [
+    ...tickets.map((t) => ticketUpsert(cfg, t)),
+    // The analytics aggregates move in the same transaction, once per ticket version.
+    ...analyticsDrainStatements(cfg, tickets),
+    withValues(queueStatus, { queueId: cfg.queue_id, status: cfg.status, archivedAt: cfg.archived_at }),
     deadline === null || cfg.retired_at !== null
-      ? db.prepare("DELETE FROM room_deadlines WHERE queue_id = ?").bind(cfg.queue_id)
-      : db
-          .prepare(
-            `INSERT INTO room_deadlines (queue_id, organization_id, due_at) SELECT ?, ?, ?
-             WHERE EXISTS (SELECT 1 FROM queues WHERE id = ?)
-             ON CONFLICT (queue_id) DO UPDATE SET due_at = excluded.due_at`,
-          )
-          .bind(cfg.queue_id, cfg.organization_id, deadline, cfg.queue_id),
-  );
-  statements.push(...remoteExpiryProjection(db, messages));
-  return statements;
+      ? withValues(deleteDeadline, { queueId: cfg.queue_id })
+      : withValues(upsertDeadline, { queueId: cfg.queue_id, organizationId: cfg.organization_id, dueAt: deadline }),
+    ...remoteExpiryProjection(messages),
+  ];
 }

@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CHANNEL_COLUMNS } from "../../src/domain/analytics";
+import { batchWrites } from "../../src/db/prepared";
 import { analyticsDrainStatements } from "../../src/queue-room/projection";
 import { rebuildAnalytics } from "../../src/analytics/analytics-aggregates";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
@@ -105,8 +106,8 @@ describe("analytics aggregates kept by the outbox drain", () => {
     expect(settled[0]).toMatchObject({ created: 1, waited: 1, wait_ms: 4 * MINUTE });
 
     // The same batch again (at-least-once delivery), twice, then the older state.
-    for (let i = 0; i < 2; i++) await env.DB.batch(analyticsDrainStatements(env.DB, called.cfg, [called.ticket]));
-    await env.DB.batch(analyticsDrainStatements(env.DB, waiting.cfg, [waiting.ticket]));
+    for (let i = 0; i < 2; i++) await batchWrites(env.DB, analyticsDrainStatements(called.cfg, [called.ticket]));
+    await batchWrites(env.DB, analyticsDrainStatements(waiting.cfg, [waiting.ticket]));
     expect(await hourlyRows(f.queueId)).toEqual(settled);
 
     // A newer state still moves the figures, exactly once: the wait stays, the ticket is served.
@@ -116,7 +117,7 @@ describe("analytics aggregates kept by the outbox drain", () => {
     expectOk(await call("POST", `/v1/tickets/${t.id}/complete`, { token: f.owner.token }));
     await settle(f.queueId);
     const done = await roomRows(f.queueId, t.id);
-    await env.DB.batch(analyticsDrainStatements(env.DB, done.cfg, [done.ticket]));
+    await batchWrites(env.DB, analyticsDrainStatements(done.cfg, [done.ticket]));
     const [row] = await hourlyRows(f.queueId);
     expect(row).toMatchObject({ created: 1, served: 1, waited: 1, wait_ms: 4 * MINUTE, serviced: 1, service_ms: MINUTE });
     expect(row.wait_hist).toEqual({ "16": 1 });

@@ -8,6 +8,7 @@ import { database } from "../../src/db/client";
 import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { batchWrites } from "../../src/db/prepared";
 import { ticketUpsert } from "../../src/queue-room/projection";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 import { expectLogs } from "../helpers/console";
@@ -43,9 +44,31 @@ describe("outbox → D1 projection and EVENTS", () => {
     expect(later.version).toBeGreaterThan(first.version);
     // An at-least-once replay of the first state, through the drain's own upsert, must not
     // move the projection backwards.
-    const replay = await ticketUpsert(env.DB, older.cfg, older.ticket).run();
-    expect(replay.meta.changes).toBe(0);
+    const [replay] = await batchWrites(env.DB, [ticketUpsert(older.cfg, older.ticket)]);
+    expect(replay?.meta.changes).toBe(0);
     expect(await projected(t.id)).toEqual(later);
+  });
+
+  it("a drain only binds its statements: the ticket upsert and the aggregates' are built and prepared once, not per drain", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    const t = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
+    await settle(f.queueId);
+    const prepared: string[] = [];
+    const prepare = env.DB.prepare.bind(env.DB);
+    const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      prepared.push(query);
+      return prepare(query);
+    });
+    try {
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+      await settle(f.queueId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await projected(t.id)).toMatchObject({ status: "called" });
+    const drainShapes = /^\s*(insert into "?(tickets|analytics_ticket_facts|analytics_hourly)"?|update "?analytics_hourly"?)\s/i;
+    expect(prepared.filter((q) => drainShapes.test(q))).toEqual([]);
   });
 
   it("sends each event to EVENTS once per drain, with the DomainEventMessage shape", async () => {
