@@ -313,3 +313,38 @@ describe("the per-user limit, counted in the same call", () => {
     );
   });
 });
+
+describe("rows read across a change are never kept (the generation check; HTTP cannot time this race)", () => {
+  it("a load asked before 'changing' and answered after 'changed' judges its own request, then the object asks again", async () => {
+    const user = await registerUser();
+    const object = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`user:${user.id}`));
+    const slide = { idleMs: 12 * 3_600_000, granularityMs: 300_000 };
+    const at = Date.now();
+    const stored = expectOk(await call("GET", "/v1/auth/me", { token: user.token })).user;
+    const staleRows = {
+      session: { expiresAt: at + 3_600_000, lastSeenAt: at, absoluteExpiresAt: at + 86_400_000 },
+      user: { ...stored, passwordHash: "x", createdAt: at, updatedAt: at, defaultOrganizationId: null },
+      memberships: [{ organizationId: "org_stale", role: "owner" as const, locationIds: null }],
+    };
+    await runInDurableObject(object, (instance: any) => {
+      const first = instance.admitSession("hash-of-a-token", at, slide, []);
+      expect(first.verdict.state).toBe("load");
+      // The change begins and ends while the Worker reads D1 for the first request.
+      instance.accessChanging("change-1", at);
+      instance.accessChanged("change-1", at);
+      const late = instance.admitLoadedSession(first.verdict.generation, "hash-of-a-token", staleRows, at, slide, []);
+      expect(late.verdict.state).toBe("valid"); // judged on the rows it read: it was concurrent with the change
+      // Not kept: the next request is judged on a fresh load.
+      expect(instance.admitSession("hash-of-a-token", at, slide, []).verdict.state).toBe("load");
+      // While a lease is live, even rows asked for under it are not kept.
+      instance.accessChanging("change-2", at);
+      const during = instance.admitSession("hash-of-a-token", at, slide, []);
+      instance.admitLoadedSession(during.verdict.generation, "hash-of-a-token", staleRows, at, slide, []);
+      expect(instance.admitSession("hash-of-a-token", at, slide, []).verdict.state).toBe("load");
+      // The lease ends by itself after 30 s: the next load is kept again.
+      const after = instance.admitSession("hash-of-a-token", at + 30_001, slide, []);
+      instance.admitLoadedSession(after.verdict.generation, "hash-of-a-token", staleRows, at + 30_001, slide, []);
+      expect(instance.admitSession("hash-of-a-token", at + 30_002, slide, []).verdict.state).toBe("valid");
+    });
+  });
+});
