@@ -2,6 +2,8 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
+import type { RateLimiter } from "../../src/rate-limiter/rate-limiter";
+import type { AccessVerdict } from "../../src/rate-limiter/caller-access";
 import { insertPreviousFormatSession, meterBindings } from "../helpers/credentials";
 import {
   addMember,
@@ -23,6 +25,12 @@ import {
 
 const join = (token: string, queueId: string) => call("POST", `/v1/queues/${queueId}/join`, { token, body: {} });
 const callNext = (token: string, queueId: string) => call("POST", `/v1/queues/${queueId}/call-next`, { token, body: {} });
+
+/** The generation a `load` answer carries (any other answer fails the test). */
+function generationOf(verdict: AccessVerdict): string {
+  if (verdict.state !== "load") throw new Error(`expected a load, got ${verdict.state}`);
+  return verdict.generation;
+}
 
 const RPC_METHODS = new Set(["hit", "peek", "record", "admitSession", "admitLoadedSession", "accessChanging", "accessChanged"]);
 
@@ -326,24 +334,24 @@ describe("rows read across a change are never kept (the generation check; HTTP c
       user: { ...stored, passwordHash: "x", createdAt: at, updatedAt: at, defaultOrganizationId: null },
       memberships: [{ organizationId: "org_stale", role: "owner" as const, locationIds: null }],
     };
-    await runInDurableObject(object, (instance: any) => {
+    await runInDurableObject(object, (instance: RateLimiter) => {
       const first = instance.admitSession("hash-of-a-token", at, slide, []);
       expect(first.verdict.state).toBe("load");
       // The change begins and ends while the Worker reads D1 for the first request.
       instance.accessChanging("change-1", at);
       instance.accessChanged("change-1", at);
-      const late = instance.admitLoadedSession(first.verdict.generation, "hash-of-a-token", staleRows, at, slide, []);
+      const late = instance.admitLoadedSession(generationOf(first.verdict), "hash-of-a-token", staleRows, at, slide, []);
       expect(late.verdict.state).toBe("valid"); // judged on the rows it read: it was concurrent with the change
       // Not kept: the next request is judged on a fresh load.
       expect(instance.admitSession("hash-of-a-token", at, slide, []).verdict.state).toBe("load");
       // While a lease is live, even rows asked for under it are not kept.
       instance.accessChanging("change-2", at);
       const during = instance.admitSession("hash-of-a-token", at, slide, []);
-      instance.admitLoadedSession(during.verdict.generation, "hash-of-a-token", staleRows, at, slide, []);
+      instance.admitLoadedSession(generationOf(during.verdict), "hash-of-a-token", staleRows, at, slide, []);
       expect(instance.admitSession("hash-of-a-token", at, slide, []).verdict.state).toBe("load");
       // The lease ends by itself after 30 s: the next load is kept again.
       const after = instance.admitSession("hash-of-a-token", at + 30_001, slide, []);
-      instance.admitLoadedSession(after.verdict.generation, "hash-of-a-token", staleRows, at + 30_001, slide, []);
+      instance.admitLoadedSession(generationOf(after.verdict), "hash-of-a-token", staleRows, at + 30_001, slide, []);
       expect(instance.admitSession("hash-of-a-token", at + 30_002, slide, []).verdict.state).toBe("valid");
     });
   });
