@@ -7827,6 +7827,54 @@ export interface components {
                 };
             };
         };
+        /** @description `CHANGE_NOT_CONFIRMED`: a rule change is saved but not every queue's room confirmed it yet (`details.queueIds`, docs/room-rules.md), or a change of sessions or memberships was refused with nothing changed because the accounts' objects could not be told first (`details.change: access`, docs/hot-path.md); either way send the same request again after `Retry-After` seconds */
+        Error503: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CHANGE_NOT_CONFIRMED",
+                 *         "message": "a rule change is saved but not every queue's room confirmed it yet (`details.queueIds`, docs/room-rules.md), or a change of sessions or memberships was refused with nothing changed because the accounts' objects could not be told first (`details.change: access`, docs/hot-path.md)",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/CHANGE_NOT_CONFIRMED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
+                    error: {
+                        /** @enum {string} */
+                        code: "CHANGE_NOT_CONFIRMED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
         /** @description `CONFLICT`: a unique value is taken, or a concurrent change won; `details.field`; `INVALID_STATE`: not allowed from the current state; `details {status, allowed}` */
         Error409_2: {
             headers: {
@@ -8096,54 +8144,6 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "CONFLICT" | "QUEUE_PAUSED" | "QUEUE_CLOSED" | "QUEUE_FULL";
-                        message: string;
-                        details: {
-                            [key: string]: unknown;
-                        };
-                        /** Format: date-time */
-                        timestamp: string;
-                        requestId: string;
-                        /** @description Where this code is explained: GET /v1/errors/{code} */
-                        docUrl: string;
-                    };
-                };
-            };
-        };
-        /** @description `CHANGE_NOT_CONFIRMED`: the change is saved but not every queue's room confirmed it yet; send the same request again after `Retry-After` seconds; `details.queueIds` (docs/room-rules.md) */
-        Error503: {
-            headers: {
-                "X-Request-ID": components["headers"]["X-Request-ID"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
-                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
-                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "CHANGE_NOT_CONFIRMED",
-                 *         "message": "the change is saved but not every queue's room confirmed it yet",
-                 *         "details": {},
-                 *         "timestamp": "2026-03-20T10:30:00.000Z",
-                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
-                 *         "docUrl": "https://api.example.com/v1/errors/CHANGE_NOT_CONFIRMED"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @enum {boolean} */
-                    success: false;
-                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
-                    livemode?: boolean;
-                    error: {
-                        /** @enum {string} */
-                        code: "CHANGE_NOT_CONFIRMED";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -8615,6 +8615,54 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "SSO_FAILED";
+                        message: string;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        timestamp: string;
+                        requestId: string;
+                        /** @description Where this code is explained: GET /v1/errors/{code} */
+                        docUrl: string;
+                    };
+                };
+            };
+        };
+        /** @description `PROVIDER_UNAVAILABLE`: no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md); `CHANGE_NOT_CONFIRMED`: a rule change is saved but not every queue's room confirmed it yet (`details.queueIds`, docs/room-rules.md), or a change of sessions or memberships was refused with nothing changed because the accounts' objects could not be told first (`details.change: access`, docs/hot-path.md); either way send the same request again after `Retry-After` seconds */
+        Error503_3: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-API-RateLimit-Limit": components["headers"]["X-API-RateLimit-Limit"];
+                "X-API-RateLimit-Remaining": components["headers"]["X-API-RateLimit-Remaining"];
+                "X-API-RateLimit-Reset": components["headers"]["X-API-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PROVIDER_UNAVAILABLE",
+                 *         "message": "no payment provider is configured for this currency",
+                 *         "details": {},
+                 *         "timestamp": "2026-03-20T10:30:00.000Z",
+                 *         "requestId": "req_8kz2m4q7w1x9c3v5b6n0",
+                 *         "docUrl": "https://api.example.com/v1/errors/PROVIDER_UNAVAILABLE"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {boolean} */
+                    success: false;
+                    /** @description false when the answer comes from the organization's test-mode twin (a qk_test_… key: docs/test-mode.md) */
+                    livemode?: boolean;
+                    error: {
+                        /** @enum {string} */
+                        code: "PROVIDER_UNAVAILABLE" | "CHANGE_NOT_CONFIRMED";
                         message: string;
                         details: {
                             [key: string]: unknown;
@@ -9316,6 +9364,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateMe: {
@@ -9382,6 +9431,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     exportMe: {
@@ -9558,6 +9608,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listOrganizations: {
@@ -9746,6 +9797,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     getOrganization: {
@@ -9881,6 +9933,7 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateOrganization: {
@@ -10062,6 +10115,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     generateQrImage: {
@@ -16157,6 +16211,7 @@ export interface operations {
             403: components["responses"]["Error403_2"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     updateMember: {
@@ -16238,6 +16293,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listInvitations: {
@@ -16536,6 +16592,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409_2"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     declineInvitation: {
@@ -20249,7 +20306,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401_2"];
             429: components["responses"]["Error429"];
-            503: components["responses"]["Error503_2"];
+            503: components["responses"]["Error503_3"];
         };
     };
     listWebhooks: {
@@ -21267,6 +21324,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
         };
     };
     listNotifications: {

@@ -24,8 +24,22 @@ import {
   sessionRoleInQueueRead,
   type QueueRow,
 } from "./credentials/queues";
-import { sessionOf, sessionRead, sessionTokenForm, sessionUserRead, slidExpiry, writeSlide, type UserRow } from "./credentials/sessions";
-import { credentialRefusal, recordFailedCredential } from "./rate-limit";
+import {
+  membershipsOfUserRead,
+  SESSION_IDLE_MS,
+  sessionOf,
+  sessionRead,
+  sessionTokenForm,
+  sessionUserRead,
+  SLIDE_GRANULARITY_MS,
+  slidExpiry,
+  userIdOfSessionToken,
+  userRead,
+  writeSlide,
+  type UserRow,
+} from "./credentials/sessions";
+import { countsInUserBucket, credentialRefusal, recordFailedCredential, sessionRules } from "./rate-limit";
+import type { AccessRows, SlideRules, StoredUser } from "../rate-limiter/caller-access";
 import type { AppEnv } from "./context";
 import { primaryEnv } from "./d1-sessions";
 import { ApiError, forbidden, notFound, validationError } from "./errors";
@@ -165,6 +179,8 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
     };
   }
   const tokenHash = await sha256Hex(credential.value);
+  const userId = userIdOfSessionToken(credential.value);
+  if (userId !== null) return resolveByUserObject(c, userId, tokenHash, queueId, recent, kept, at);
   const sessionReads = [withValues(sessionRead, { tokenHash }), withValues(sessionUserRead, { tokenHash })] as const;
   const [[session], [user], queueRows, roleRows] =
     queueId === null
@@ -191,6 +207,65 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
   const { expiresAt, write } = slidExpiry(found, at);
   if (write) afterResponse(c, writeSlide(db, tokenHash, at, expiresAt), "session slide");
   return { kind: "session", ...found, expiresAt };
+}
+
+const SLIDE: SlideRules = { idleMs: SESSION_IDLE_MS, granularityMs: SLIDE_GRANULARITY_MS };
+
+/**
+ * A session token that carries its user's id (issue 43): judged by the user's object in one call
+ * (is the session live, who is the user, their memberships, and the per-user count), with no D1
+ * statement once the object holds them; the queue row the path names is read beside it unless
+ * this isolate keeps it. The object answers `load` when it lacks the session or while a change
+ * to the user's access runs: the rows are then read from D1 and handed to it with the request
+ * (rate-limiter/caller-access.ts).
+ */
+async function resolveByUserObject(
+  c: Context<AppEnv>,
+  userId: string,
+  tokenHash: string,
+  queueId: string | null,
+  recent: QueueRow | null,
+  kept: (row: QueueRow | undefined) => QueueRow | null,
+  at: number,
+): Promise<Principal | ApiError> {
+  const subject = `user:${userId}`;
+  const account = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
+  const counts = countsInUserBucket(c);
+  const rules = counts ? sessionRules() : [];
+  const [first, queueRows] = await Promise.all([
+    account.admitSession(tokenHash, at, SLIDE, rules),
+    queueId !== null && recent === null ? batchReads(c.env.DB, [withValues(queueRead, { queueId })]).then(([rows]) => rows) : null,
+  ]);
+  let admission = first;
+  if (admission.verdict.state === "load") {
+    const [[session], [user], memberships] = await batchReads(c.env.DB, [
+      withValues(sessionRead, { tokenHash }),
+      withValues(userRead, { userId }),
+      withValues(membershipsOfUserRead, { userId }),
+    ]);
+    const rows: AccessRows<StoredUser> = {
+      session:
+        session && session.userId === userId
+          ? { expiresAt: session.expiresAt, lastSeenAt: session.lastSeenAt, absoluteExpiresAt: session.absoluteExpiresAt }
+          : null,
+      user: user ?? null,
+      memberships,
+    };
+    admission = await account.admitLoadedSession(admission.verdict.generation, tokenHash, rows, at, SLIDE, rules);
+  }
+  const { verdict, decision } = admission;
+  if (verdict.state === "expired") return new ApiError("TOKEN_EXPIRED", "The session has expired; log in again");
+  if (verdict.state !== "valid") return unauthenticated(UNKNOWN_SESSION);
+  if (decision && counts) c.set("countedBy", { subject, decision });
+  if (queueId !== null) {
+    const queue = recent ?? kept(queueRows?.[0]);
+    const found = queue ? verdict.memberships.find((m) => m.organizationId === queue.organizationId) : undefined;
+    const membership = found ? { role: found.role, locationIds: found.locationIds ?? null } : null;
+    c.set("prefetchedQueue", { queueId, queue, role: membership?.role ?? null, membership });
+  }
+  const { session } = verdict;
+  if (verdict.writeSlide) afterResponse(c, writeSlide(database(c.env.DB), tokenHash, at, session.expiresAt), "session slide");
+  return { kind: "session", user: verdict.user, tokenHash, ...session };
 }
 
 function formOf(c: Context<AppEnv>, credential: Credential): Promise<CredentialForm> {

@@ -7,6 +7,7 @@ import type { UserRow } from "./credentials/sessions";
 import type { ApiError } from "./errors";
 import type { QueueRow } from "./credentials/queues";
 import type { LocationScope } from "../domain/location-scope";
+import type { RateDecision } from "../rate-limiter/rate-limiter";
 
 /** Who is calling: set by the authenticate middleware (./auth.ts), read by every route. */
 export type Principal =
@@ -73,6 +74,8 @@ export type AppEnv = {
     /** The version this request is answered in (./versioning.ts). */
     apiVersion: ApiVersion;
     rateLimitHeaders: Record<string, string>;
+    /** The request was already counted in this bucket, by the call that judged its session (./auth.ts). */
+    countedBy: { subject: string; decision: RateDecision };
     /** Roles of the session's user already read along with another row (see `rememberRole`). */
     knownRoles: Map<string, { role: Role; locationIds: readonly string[] | null } | null>;
     /** Why an optional credential (the session cookie) was not accepted; thrown by routes that need one. */

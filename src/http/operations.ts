@@ -16,6 +16,11 @@ export interface Operation {
 const STATE: ErrorCode[] = ["INVALID_STATE"];
 /** A change the queues' rooms must confirm before it is answered (tickets/room-rules.ts). */
 const RULES: ErrorCode[] = ["CHANGE_NOT_CONFIRMED"];
+/**
+ * A change of who may do what (sessions, memberships, the user row): refused with nothing changed
+ * when the user's object cannot be told first (http/credentials/access-changes.ts, issue 43).
+ */
+const ACCESS: ErrorCode[] = ["CHANGE_NOT_CONFIRMED"];
 const JOIN: ErrorCode[] = ["QUEUE_PAUSED", "QUEUE_CLOSED", "QUEUE_FULL", "QUOTA_EXCEEDED"];
 
 export const OPERATIONS: Record<string, Operation> = {
@@ -23,28 +28,28 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/auth/login": { id: "logIn", errors: ["SSO_REQUIRED"] },
   "GET /v1/auth/me": { id: "getMe" },
   "GET /v1/auth/me/export": { id: "exportMe" },
-  "DELETE /v1/auth/me": { id: "eraseMe", errors: ["CONFLICT"] },
+  "DELETE /v1/auth/me": { id: "eraseMe", errors: ["CONFLICT", ...ACCESS] },
   "POST /v1/auth/session/refresh": { id: "refreshSession" },
-  "POST /v1/auth/logout": { id: "logOut" },
+  "POST /v1/auth/logout": { id: "logOut", errors: ACCESS },
 
-  "POST /v1/organizations": { id: "createOrganization", errors: ["CONFLICT"] },
+  "POST /v1/organizations": { id: "createOrganization", errors: ["CONFLICT", ...ACCESS] },
   "GET /v1/organizations": { id: "listOrganizations" },
   "GET /v1/organizations/{organizationId}": { id: "getOrganization" },
   "PATCH /v1/organizations/{organizationId}": { id: "updateOrganization" },
-  "DELETE /v1/organizations/{organizationId}": { id: "deleteOrganization" },
-  "POST /v1/organizations/{organizationId}/transfer-ownership": { id: "transferOwnership", errors: ["CONFLICT"] },
+  "DELETE /v1/organizations/{organizationId}": { id: "deleteOrganization", errors: ACCESS },
+  "POST /v1/organizations/{organizationId}/transfer-ownership": { id: "transferOwnership", errors: ["CONFLICT", ...ACCESS] },
   "GET /v1/business/dashboard": { id: "getDashboard", organizationFromRequest: true },
 
   "GET /v1/organizations/{organizationId}/members": { id: "listMembers" },
   "POST /v1/organizations/{organizationId}/members": { id: "addMember", errors: ["CONFLICT", "QUOTA_EXCEEDED"] },
-  "PATCH /v1/organizations/{organizationId}/members/{userId}": { id: "updateMember" },
-  "DELETE /v1/organizations/{organizationId}/members/{userId}": { id: "removeMember" },
+  "PATCH /v1/organizations/{organizationId}/members/{userId}": { id: "updateMember", errors: ACCESS },
+  "DELETE /v1/organizations/{organizationId}/members/{userId}": { id: "removeMember", errors: ACCESS },
   "GET /v1/organizations/{organizationId}/invitations": { id: "listInvitations" },
   "DELETE /v1/organizations/{organizationId}/invitations/{invitationId}": { id: "revokeInvitation", errors: STATE },
   "GET /v1/invitations": { id: "listMyInvitations" },
-  "POST /v1/invitations/{invitationId}/accept": { id: "acceptInvitation", errors: ["INVALID_STATE", "CONFLICT"] },
+  "POST /v1/invitations/{invitationId}/accept": { id: "acceptInvitation", errors: ["INVALID_STATE", "CONFLICT", ...ACCESS] },
   "POST /v1/invitations/{invitationId}/decline": { id: "declineInvitation", errors: STATE },
-  "PATCH /v1/auth/me": { id: "updateMe" },
+  "PATCH /v1/auth/me": { id: "updateMe", errors: ACCESS },
 
   "POST /v1/organizations/{organizationId}/api-keys": { id: "createApiKey" },
   "GET /v1/organizations/{organizationId}/api-keys": { id: "listApiKeys" },
@@ -222,7 +227,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "POST /v1/push/register": { id: "registerPushDevice" },
   "DELETE /v1/push/unregister": { id: "unregisterPushDevice" },
   "GET /v1/notifications/preferences": { id: "getNotificationPreferences" },
-  "PATCH /v1/notifications/preferences": { id: "updateNotificationPreferences" },
+  "PATCH /v1/notifications/preferences": { id: "updateNotificationPreferences", errors: ACCESS },
   "GET /v1/notifications": { id: "listNotifications" },
   "POST /v1/notifications/read-all": { id: "markAllNotificationsRead" },
   "POST /v1/notifications/{notificationId}/read": { id: "markNotificationRead" },
@@ -282,7 +287,7 @@ export const OPERATIONS: Record<string, Operation> = {
   "PUT /v1/organizations/{organizationId}/sso": { id: "saveSsoConnection", errors: ["CONFLICT"] },
   "DELETE /v1/organizations/{organizationId}/sso": { id: "deleteSsoConnection" },
   "GET /v1/auth/sso/start": { id: "startSsoSignIn", errors: ["NOT_FOUND", "PROVIDER_UNAVAILABLE"] },
-  "GET /v1/auth/sso/callback": { id: "completeSsoSignIn", errors: ["SSO_FAILED", "PROVIDER_UNAVAILABLE"] },
+  "GET /v1/auth/sso/callback": { id: "completeSsoSignIn", errors: ["SSO_FAILED", "PROVIDER_UNAVAILABLE", ...ACCESS] },
   "GET /v1/tickets/{ticketId}/messages": { id: "listTicketMessages" },
   "POST /v1/tickets/{ticketId}/messages": { id: "sendTicketMessage", errors: ["PLAN_REQUIRED", "QUOTA_EXCEEDED", "CONFLICT"] },
   "GET /v1/organizations/{organizationId}/audit-events": { id: "listAuditEvents" },
@@ -337,6 +342,6 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   PAYMENT_PROVIDER_ERROR: "the payment provider did not answer as expected; retry later",
   PROVIDER_UNAVAILABLE: "no payment provider is configured for this currency; `details {currency, provider}` (docs/billing.md)",
   CHANGE_NOT_CONFIRMED:
-    "the change is saved but not every queue's room confirmed it yet; send the same request again after `Retry-After` seconds; `details.queueIds` (docs/room-rules.md)",
+    "a rule change is saved but not every queue's room confirmed it yet (`details.queueIds`, docs/room-rules.md), or a change of sessions or memberships was refused with nothing changed because the accounts' objects could not be told first (`details.change: access`, docs/hot-path.md); either way send the same request again after `Retry-After` seconds",
   INTERNAL_ERROR: "a fault on our side; quote the request id",
 };

@@ -118,6 +118,19 @@ interface Plan {
 const minuteRule = (name: string, limit: number | null): WindowRule => ({ name, limit, windowMs: MINUTE });
 const dayRule = (name: string, limit: number | null): WindowRule => ({ name, limit, windowMs: DAY });
 
+/** A user's own bucket: what a session request counts in, unless it is a public read. */
+export function sessionRules(): WindowRule[] {
+  return [minuteRule("minute", SESSION_LIMIT_PER_MINUTE)];
+}
+
+/**
+ * Whether a session request counts in its user's bucket (not a public read's): then its user's
+ * object counts it in the same call that judges the session (http/auth.ts, issue 43).
+ */
+export function countsInUserBucket(c: Context<AppEnv>): boolean {
+  return publicReadScope(c.req.method, c.req.path, (name) => c.req.query(name)) === null;
+}
+
 function planOf(c: Context<AppEnv>): Plan {
   const p = c.get("principal");
   if (p.kind === "apiKey" && !p.widgetOnly) {
@@ -151,7 +164,7 @@ function planOf(c: Context<AppEnv>): Plan {
     };
   }
   if (p.kind === "session") {
-    return { subject: `user:${p.user.id}`, rules: [minuteRule("minute", SESSION_LIMIT_PER_MINUTE)], minute: "minute", day: null };
+    return { subject: `user:${p.user.id}`, rules: sessionRules(), minute: "minute", day: null };
   }
   return { subject: ipSubject(c), rules: [minuteRule("minute", IP_LIMIT_PER_MINUTE)], minute: "minute", day: null };
 }
@@ -224,7 +237,9 @@ export function countUnverifiedWebhook(c: Context<AppEnv>): Promise<void> {
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (isProviderWebhook(c)) return next();
   const plan = planOf(c);
-  const decision = await limiter(c, plan.subject).hit(plan.rules, now());
+  // A session judged by its user's object was counted there, in the same call (http/auth.ts).
+  const counted = c.get("countedBy");
+  const decision = counted && counted.subject === plan.subject ? counted.decision : await limiter(c, plan.subject).hit(plan.rules, now());
   c.set("rateLimitHeaders", headersOf(decision, plan));
   if (!decision.allowed) throw refusal(decision);
   await next();

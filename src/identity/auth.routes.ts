@@ -238,7 +238,7 @@ app.openapi(logout, async (c) => {
   clearSessionCookie(c);
   const p = c.get("principal");
   if (p.kind === "apiKey") throw forbidden("This route needs a user session, not an API key");
-  if (p.kind === "session") await revokeSession(deps(c), p.tokenHash, now());
+  if (p.kind === "session") await revokeSession(deps(c), p.user.id, p.tokenHash, now());
   return c.json(ok({ loggedOut: true as const }), 200);
 });
 

@@ -233,7 +233,7 @@ export async function answerInvitation(
     throw invalidState(status, ["pending"], `This invitation is ${status}`);
   }
   if (answer === "accepted") {
-    await grantMembership(db, row.organizationId, user.id, row.role, at, row.locationIds ?? null);
+    await grantMembership({ db, env }, row.organizationId, user.id, row.role, at, row.locationIds ?? null);
     await publishEvent(env, {
       id: newId("evt"),
       type: "member.joined",

@@ -20,6 +20,7 @@ import { hashPassword } from "../lib/crypto";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
 import { userRecord } from "./users";
+import { changingAccess } from "../http/credentials/access-changes";
 import type { Deps } from "../http/deps";
 
 // A signed-in person's own data (GDPR articles 15 and 17, docs/personal-data.md): everything D1
@@ -139,7 +140,7 @@ async function soleOwnerships(db: Database, userId: string): Promise<{ id: strin
  * push devices, notifications and invitations go, and the user row keeps only its id (every
  * name, the e-mail and the password are replaced, so no sign-in can reach it again).
  */
-export async function eraseMe({ db }: Deps, user: UserRow, origin: AuditOrigin, at: number): Promise<{ organizationIds: string[] }> {
+export async function eraseMe({ db, env }: Deps, user: UserRow, origin: AuditOrigin, at: number): Promise<{ organizationIds: string[] }> {
   const blocking = await soleOwnerships(db, user.id);
   if (blocking.length > 0) {
     const names = blocking.map((o) => `"${o.name}" (${o.id})`).join(", ");
@@ -154,25 +155,28 @@ export async function eraseMe({ db }: Deps, user: UserRow, origin: AuditOrigin, 
   const entries = organizationIds.map((organizationId) =>
     auditInsert(db, origin, { organizationId, entityType: "member", entityId: user.id, action: "member.erased" }, at),
   );
-  await db.batch([
-    db.delete(members).where(eq(members.userId, user.id)),
-    ...entries,
-    db.delete(sessions).where(eq(sessions.userId, user.id)),
-    db.delete(pushDevices).where(eq(pushDevices.userId, user.id)),
-    db.delete(notifications).where(eq(notifications.userId, user.id)),
-    db.delete(invitations).where(eq(invitations.email, user.email)),
-    db.update(appointments).set({ customerUserId: null }).where(eq(appointments.customerUserId, user.id)),
-    db
-      .update(users)
-      .set({
-        email: `erased+${user.id}@invalid`,
-        passwordHash: unusable,
-        firstName: "",
-        lastName: "",
-        defaultOrganizationId: null,
-        updatedAt: at,
-      })
-      .where(eq(users.id, user.id)),
-  ]);
+  // Its sessions, memberships and row: the user's object hears of it before the answer (issue 43).
+  await changingAccess(env, [user.id], () =>
+    db.batch([
+      db.delete(members).where(eq(members.userId, user.id)),
+      ...entries,
+      db.delete(sessions).where(eq(sessions.userId, user.id)),
+      db.delete(pushDevices).where(eq(pushDevices.userId, user.id)),
+      db.delete(notifications).where(eq(notifications.userId, user.id)),
+      db.delete(invitations).where(eq(invitations.email, user.email)),
+      db.update(appointments).set({ customerUserId: null }).where(eq(appointments.customerUserId, user.id)),
+      db
+        .update(users)
+        .set({
+          email: `erased+${user.id}@invalid`,
+          passwordHash: unusable,
+          firstName: "",
+          lastName: "",
+          defaultOrganizationId: null,
+          updatedAt: at,
+        })
+        .where(eq(users.id, user.id)),
+    ]),
+  );
   return { organizationIds };
 }

@@ -12,6 +12,7 @@ import { iso } from "../lib/time";
 import { isUniqueViolation } from "../db/errors";
 import { defaultOrganizationOf } from "../http/credentials/memberships";
 import type { Deps } from "../http/deps";
+import { changingAccess } from "../http/credentials/access-changes";
 export { defaultOrganizationOf };
 
 /** Roles these routes may give; the owner role only moves through transfer-ownership. */
@@ -102,8 +103,9 @@ export async function listMembers({ db }: Deps, organizationId: string, window: 
 
 /**
  * One change to who belongs where. Every write to `members` in the code base is built by
- * `membershipStatement` and followed by `membershipsChanged`, so a cache of memberships (the
- * per-account object of issue 33) has exactly one place to hook.
+ * `membershipStatement` and sent inside `changingAccess` (http/credentials/access-changes.ts):
+ * the user's object holds their memberships for the hot path (issue 43) and must hear of it
+ * before the change is answered (scripts/check-access-writes.mjs).
  */
 export type MembershipWrite =
   | { kind: "grant"; organizationId: string; userId: string; role: Role; at: number; locationIds?: string[] | null }
@@ -141,23 +143,18 @@ export function membershipStatement(db: Database, w: MembershipWrite) {
   }
 }
 
-/**
- * Called after every committed membership write with the accounts whose memberships may have
- * changed. Nothing caches memberships yet; this is where that cache is told to forget.
- */
-export async function membershipsChanged(_userIds: readonly string[]): Promise<void> {}
-
-/** Runs one membership write and reports it; answers the rows it changed. */
+/** Runs one membership write, the member's object told around it; answers the rows it changed. */
 async function writeMembership(
-  db: Database,
+  { db, env }: Deps,
   w: MembershipWrite,
   audit?: { origin: AuditOrigin; change: AuditChange; at: number },
 ): Promise<number> {
   // The audit entry, if any, is written in the same batch and only if the write changed a row.
-  const result = audit
-    ? (await db.batch([membershipStatement(db, w), auditInsertIfChanged(db, audit.origin, audit.change, audit.at)]))[0]
-    : await membershipStatement(db, w).run();
-  await membershipsChanged([w.userId]);
+  const result = await changingAccess(env, [w.userId], async () =>
+    audit
+      ? (await db.batch([membershipStatement(db, w), auditInsertIfChanged(db, audit.origin, audit.change, audit.at)]))[0]
+      : await membershipStatement(db, w).run(),
+  );
   return result.meta.changes;
 }
 
@@ -166,7 +163,7 @@ async function writeMembership(
  * (identity/invitations.ts), never on someone else's say-so.
  */
 export async function grantMembership(
-  db: Database,
+  deps: Deps,
   organizationId: string,
   userId: string,
   role: GrantableRole,
@@ -174,7 +171,7 @@ export async function grantMembership(
   locationIds: string[] | null = null,
 ): Promise<void> {
   try {
-    await writeMembership(db, { kind: "grant", organizationId, userId, role, at, locationIds });
+    await writeMembership(deps, { kind: "grant", organizationId, userId, role, at, locationIds });
   } catch (err) {
     if (isUniqueViolation(err, "members.")) throw conflict("invitationId", "You are already a member of this organization");
     throw err;
@@ -186,13 +183,14 @@ export async function grantMembership(
  * transfer of ownership running at the same time cannot be undone by it.
  */
 export async function changeMemberRole(
-  { db }: Deps,
+  deps: Deps,
   organizationId: string,
   userId: string,
   change: { role?: GrantableRole; locationIds?: string[] | null },
   at: number,
   origin?: AuditOrigin,
 ): Promise<MemberRow> {
+  const { db } = deps;
   const { role, locationIds } = change;
   if (locationIds && role === undefined) {
     // Only managers and operators work at some locations; an admin keeps the whole organization.
@@ -219,7 +217,7 @@ export async function changeMemberRole(
         }
       : undefined;
   const changes = await writeMembership(
-    db,
+    deps,
     { kind: "role", organizationId, userId, role, locationIds, at, only: ne(members.role, "owner") },
     audit,
   );
@@ -229,7 +227,8 @@ export async function changeMemberRole(
   return updated;
 }
 
-export async function removeMember({ db }: Deps, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
+export async function removeMember(deps: Deps, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
+  const { db } = deps;
   const before = origin ? await findMember(db, organizationId, userId) : undefined;
   const audit =
     origin && before
@@ -245,7 +244,7 @@ export async function removeMember({ db }: Deps, organizationId: string, userId:
           },
         }
       : undefined;
-  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") }, audit);
+  const changes = await writeMembership(deps, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") }, audit);
   if (changes === 0) await explainUntouched(db, organizationId, userId);
 }
 
@@ -253,8 +252,9 @@ export async function removeMember({ db }: Deps, organizationId: string, userId:
  * A member leaves on their own: any organization but one they own (the owner transfers
  * ownership first, or deletes the organization).
  */
-export async function leaveOrganization({ db }: Deps, organizationId: string, userId: string): Promise<void> {
-  const changes = await writeMembership(db, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
+export async function leaveOrganization(deps: Deps, organizationId: string, userId: string): Promise<void> {
+  const { db } = deps;
+  const changes = await writeMembership(deps, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
   if (changes === 0) {
     const existing = await findMember(db, organizationId, userId);
     if (!existing) throw notFound("Member");
@@ -263,11 +263,14 @@ export async function leaveOrganization({ db }: Deps, organizationId: string, us
 }
 
 /** Sets (or with null clears) the user's default organization; they must be a member of it. */
-export async function setDefaultOrganization({ db }: Deps, userId: string, organizationId: string | null, at: number): Promise<void> {
+export async function setDefaultOrganization({ db, env }: Deps, userId: string, organizationId: string | null, at: number): Promise<void> {
   if (organizationId !== null && !(await findMember(db, organizationId, userId))) {
     throw new ApiError("NOT_FOUND", "You are not a member of this organization", { field: "defaultOrganizationId" });
   }
-  await db.update(users).set({ defaultOrganizationId: organizationId, updatedAt: at }).where(eq(users.id, userId)).run();
+  // The user row is held by the user's object too (issue 43).
+  await changingAccess(env, [userId], () =>
+    db.update(users).set({ defaultOrganizationId: organizationId, updatedAt: at }).where(eq(users.id, userId)).run(),
+  );
 }
 
 /** An owner or admin acts on the whole organization: a location scope would be a lie. */

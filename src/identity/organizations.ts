@@ -8,7 +8,8 @@ import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
 import { isUniqueViolation } from "../db/errors";
-import { membershipsChanged, membershipStatement } from "./members";
+import { membershipStatement } from "./members";
+import { changingAccess } from "../http/credentials/access-changes";
 import { retireQueues } from "../tickets/queue-rooms";
 import type { Deps } from "../http/deps";
 
@@ -44,7 +45,7 @@ export interface NewOrganization {
 }
 
 /** The organization, its owner and its starter subscription are written in one batch. */
-export async function createOrganization({ db }: Deps, ownerId: string, input: NewOrganization, at: number) {
+export async function createOrganization({ db, env }: Deps, ownerId: string, input: NewOrganization, at: number) {
   const row: OrganizationRow = {
     id: newId("org"),
     name: input.name,
@@ -68,18 +69,19 @@ export async function createOrganization({ db }: Deps, ownerId: string, input: N
   };
   const period = utcMonth(at);
   try {
-    await db.batch([
-      db.insert(organizations).values(row),
-      membershipStatement(db, { kind: "grant", organizationId: row.id, userId: ownerId, role: "owner", at }),
-      db.insert(subscriptions).values({
-        organizationId: row.id,
-        currentPeriodStart: period.start,
-        currentPeriodEnd: period.end,
-        createdAt: at,
-        updatedAt: at,
-      }),
-    ]);
-    await membershipsChanged([ownerId]);
+    await changingAccess(env, [ownerId], () =>
+      db.batch([
+        db.insert(organizations).values(row),
+        membershipStatement(db, { kind: "grant", organizationId: row.id, userId: ownerId, role: "owner", at }),
+        db.insert(subscriptions).values({
+          organizationId: row.id,
+          currentPeriodStart: period.start,
+          currentPeriodEnd: period.end,
+          createdAt: at,
+          updatedAt: at,
+        }),
+      ]),
+    );
   } catch (err) {
     if (isUniqueViolation(err, "slug")) throw conflict("slug", "This slug is already taken");
     throw err;
@@ -155,9 +157,12 @@ export async function deleteOrganization(env: Env, organizationId: string, at: n
     .where(inArray(queues.organizationId, twin ? [organizationId, twin.id] : [organizationId]))
     .all();
   const people = await db.select({ userId: members.userId }).from(members).where(eq(members.organizationId, organizationId)).all();
-  // The members rows go by cascade: still a membership write, so the hook hears of it.
-  await db.delete(organizations).where(eq(organizations.id, organizationId)).run();
-  await membershipsChanged(people.map((p) => p.userId));
+  // The members rows go by cascade: still a membership write, so each member's object hears of it.
+  await changingAccess(
+    env,
+    people.map((p) => p.userId),
+    () => db.delete(organizations).where(eq(organizations.id, organizationId)).run(),
+  );
   await retireQueues(
     env,
     owned.map((q) => q.id),
@@ -172,7 +177,7 @@ export async function deleteOrganization(env: Env, organizationId: string, at: n
  * demotion only once someone else holds the role.
  */
 export async function transferOwnership(
-  { db }: Deps,
+  { db, env }: Deps,
   organizationId: string,
   currentOwnerId: string,
   newOwnerId: string,
@@ -186,28 +191,29 @@ export async function transferOwnership(
     .get();
   if (!target) throw new ApiError("NOT_FOUND", "The new owner must be a member of the organization", { field: "newOwnerId" });
   const ownerStill = sql`exists (select 1 from ${members} where ${members.organizationId} = ${organizationId} and ${members.userId} = ${currentOwnerId} and ${members.role} = 'owner')`;
-  const [promoted] = await db.batch([
-    membershipStatement(db, {
-      kind: "role",
-      organizationId,
-      userId: newOwnerId,
-      role: "owner",
-      at,
-      only: and(ne(members.role, "owner"), ownerStill),
-    }),
-    membershipStatement(db, {
-      kind: "role",
-      organizationId,
-      userId: currentOwnerId,
-      role: "admin",
-      at,
-      only: and(
-        eq(members.role, "owner"),
-        sql`(select count(*) from ${members} where ${members.organizationId} = ${organizationId} and ${members.role} = 'owner') > 1`,
-      ),
-    }),
-  ]);
-  await membershipsChanged([newOwnerId, currentOwnerId]);
+  const [promoted] = await changingAccess(env, [newOwnerId, currentOwnerId], () =>
+    db.batch([
+      membershipStatement(db, {
+        kind: "role",
+        organizationId,
+        userId: newOwnerId,
+        role: "owner",
+        at,
+        only: and(ne(members.role, "owner"), ownerStill),
+      }),
+      membershipStatement(db, {
+        kind: "role",
+        organizationId,
+        userId: currentOwnerId,
+        role: "admin",
+        at,
+        only: and(
+          eq(members.role, "owner"),
+          sql`(select count(*) from ${members} where ${members.organizationId} = ${organizationId} and ${members.role} = 'owner') > 1`,
+        ),
+      }),
+    ]),
+  );
   if (promoted.meta.changes !== 1) {
     throw new ApiError("CONFLICT", "Ownership changed while this request ran; reload and try again", { field: "newOwnerId" });
   }

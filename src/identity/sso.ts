@@ -14,7 +14,8 @@ import { openSecret, sealSecret } from "../lib/secret-box";
 import { iso } from "../lib/time";
 import { discoverProvider, exchangeCode, ProviderError, providerKeys, type ProviderMetadata } from "../providers/oidc";
 import { publishEvent } from "../webhooks/domain-events";
-import { membershipsChanged, membershipStatement, type GrantableRole } from "./members";
+import { membershipStatement, type GrantableRole } from "./members";
+import { changingAccess } from "../http/credentials/access-changes";
 import { findUserByEmail } from "./users";
 import { locationsOfOrganization } from "../catalog/location-scope";
 
@@ -549,7 +550,15 @@ async function finishSignIn(
   if (!allowed) return refuse("domain_not_allowed", { domain });
   const user = await findOrCreateUser(db, email, claims, at);
   const membership = joiningMembership(connection, claims);
-  const joined = await joinJustInTime(db, { ...origin, actor: { type: "user", id: user.id } }, organizationId, user.id, membership, at);
+  const joined = await joinJustInTime(
+    env,
+    db,
+    { ...origin, actor: { type: "user", id: user.id } },
+    organizationId,
+    user.id,
+    membership,
+    at,
+  );
   await recordAudit(
     env.DB,
     { ...origin, actor: { type: "user", id: user.id } },
@@ -607,6 +616,7 @@ async function findOrCreateUser(db: Database, email: string, claims: JWTPayload,
 
 /** Makes the person a member with the default role unless they already are one; answers whether they joined. */
 async function joinJustInTime(
+  env: Env,
   db: Database,
   origin: AuditOrigin,
   organizationId: string,
@@ -622,31 +632,32 @@ async function joinJustInTime(
     .get();
   if (member) return false;
   try {
-    await db.batch([
-      membershipStatement(db, { kind: "grant", organizationId, userId, role, at, locationIds }),
-      auditInsert(
-        db,
-        origin,
-        {
-          organizationId,
-          entityType: "member",
-          entityId: userId,
-          action: "member.joined",
-          changes: {
-            role: { before: null, after: role },
-            via: { before: null, after: "sso" },
-            ...(mappedFrom ? { roleClaimValue: { before: null, after: mappedFrom } } : {}),
-            ...(locationIds ? { locationIds: { before: null, after: locationIds } } : {}),
+    await changingAccess(env, [userId], () =>
+      db.batch([
+        membershipStatement(db, { kind: "grant", organizationId, userId, role, at, locationIds }),
+        auditInsert(
+          db,
+          origin,
+          {
+            organizationId,
+            entityType: "member",
+            entityId: userId,
+            action: "member.joined",
+            changes: {
+              role: { before: null, after: role },
+              via: { before: null, after: "sso" },
+              ...(mappedFrom ? { roleClaimValue: { before: null, after: mappedFrom } } : {}),
+              ...(locationIds ? { locationIds: { before: null, after: locationIds } } : {}),
+            },
           },
-        },
-        at,
-      ),
-    ]);
+          at,
+        ),
+      ]),
+    );
   } catch (err) {
     if (isUniqueViolation(err, "members.")) return false;
     throw err;
   }
-  await membershipsChanged([userId]);
   return true;
 }
 

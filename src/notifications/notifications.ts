@@ -6,6 +6,7 @@ import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { entitlements, type Plan } from "../domain/plans";
 import { ApiError, notFound } from "../http/errors";
+import { changingAccess } from "../http/credentials/access-changes";
 import { newId, randomString } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
 import { deliver, takeSmsUnit } from "./notification-delivery";
@@ -81,11 +82,14 @@ export async function getPreferences(env: Env, userId: string): Promise<Preferen
 
 export async function updatePreferences(env: Env, userId: string, changes: Partial<Preferences>, at: number): Promise<Preferences> {
   // A field left out keeps its value (undefined is not written).
-  const [row] = await database(env.DB)
-    .update(users)
-    .set({ smsNotifications: changes.smsNotifications, ticketReminders: changes.ticketReminders, updatedAt: at })
-    .where(eq(users.id, userId))
-    .returning({ smsNotifications: users.smsNotifications, ticketReminders: users.ticketReminders });
+  // The user row is held by the user's object too (issue 43): it hears of the change first.
+  const [row] = await changingAccess(env, [userId], () =>
+    database(env.DB)
+      .update(users)
+      .set({ smsNotifications: changes.smsNotifications, ticketReminders: changes.ticketReminders, updatedAt: at })
+      .where(eq(users.id, userId))
+      .returning({ smsNotifications: users.smsNotifications, ticketReminders: users.ticketReminders }),
+  );
   if (!row) throw notFound("User");
   return row;
 }

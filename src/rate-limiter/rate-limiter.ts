@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { CallerAccess, type AccessRows, type AccessVerdict, type SlideRules, type StoredUser } from "./caller-access";
 
 export interface WindowRule {
   name: string;
@@ -75,6 +76,12 @@ const LOGIN_FAILURES = "login-failures";
 /** A bound on what one account's object keeps, whatever the number of guessers. */
 const MAX_LOGIN_FAILURES_KEPT = 256;
 
+/** A session request's answer from its user's object: who it is, and its count (null when refused unheard). */
+export interface SessionAdmission {
+  verdict: AccessVerdict;
+  decision: RateDecision | null;
+}
+
 /** How often counters of finished windows are deleted (see `alarm`). */
 const PRUNE_EVERY_MS = 60 * 60_000;
 
@@ -85,6 +92,43 @@ const PRUNE_EVERY_MS = 60 * 60_000;
  */
 export class RateLimiter extends DurableObject<Env> {
   private pruneScheduled = false;
+  /** A user's object (`user:<id>`) also holds the user's sessions and memberships (./caller-access.ts). */
+  private readonly access = new CallerAccess(this.ctx.storage);
+
+  /**
+   * A session request, in one call (issue 43): is the session live, who is the user, where are
+   * they a member, and the per-user count, counted only for a live session. `load`: the Worker
+   * reads the rows from D1 and calls `admitLoadedSession`.
+   */
+  admitSession(tokenHash: string, at: number, slide: SlideRules, rules: WindowRule[]): SessionAdmission {
+    return this.counted(this.access.admit(tokenHash, at, slide), rules, at);
+  }
+
+  admitLoadedSession(
+    generation: string,
+    tokenHash: string,
+    rows: AccessRows<StoredUser>,
+    at: number,
+    slide: SlideRules,
+    rules: WindowRule[],
+  ): SessionAdmission {
+    return this.counted(this.access.admitLoaded(generation, tokenHash, rows, at, slide), rules, at);
+  }
+
+  /** A write to this user's sessions, memberships or row is about to reach D1 (src/http/credentials/access-changes.ts). */
+  accessChanging(changeId: string, at: number): true {
+    this.access.changing(changeId, at);
+    return true;
+  }
+
+  accessChanged(changeId: string, at: number): true {
+    this.access.changed(changeId, at);
+    return true;
+  }
+
+  private counted(verdict: AccessVerdict, rules: WindowRule[], at: number): SessionAdmission {
+    return { verdict, decision: verdict.state === "valid" ? this.decide(rules, at, true) : null };
+  }
 
   /** Counts one request if every window has room; a refused request counts nowhere. */
   hit(rules: WindowRule[], at: number): RateDecision {
@@ -213,6 +257,8 @@ export class RateLimiter extends DurableObject<Env> {
     const at = Date.now();
     let kept = 0;
     for (const [name, counter] of this.ctx.storage.kv.list<Counter>()) {
+      // A lease of ./caller-access.ts is not a counter: it ends itself, checked on the next request.
+      if (name.startsWith("access:")) continue;
       if (counter.end !== undefined && counter.end <= at) this.ctx.storage.kv.delete(name);
       else kept++;
     }

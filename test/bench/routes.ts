@@ -74,9 +74,10 @@ export function benchRoutes() {
   );
 
   /**
-   * The credential lookup alone (issue 43): the production `authenticate` middleware, which for
-   * a path naming a queue reads the session, its user, the queue and the caller's role in one D1
-   * batch (as join and call-next do), then an empty answer. Its cost is this minus baseline A.
+   * The credential lookup alone (issue 43): the production `authenticate` middleware on a path
+   * naming a queue, then an empty answer. Its cost is this minus baseline A. A session token that
+   * carries its user is judged by the user's object (one call once warm, beside the queue row's
+   * read: docs/hot-path.md "The caller's object"); one of the previous format by one D1 batch.
    */
   app.get("/queues/:queueId/credential", authenticate as never, (c) => {
     requireCredential(c as unknown as Context<AppEnv>);

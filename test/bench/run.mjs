@@ -250,14 +250,15 @@ async function throughput(ctx, { nearby = true } = {}) {
     );
     row(`B: empty room RPC${label}`, null, c, baselines.B.get(c), null);
   }
-  // The credential lookup alone (issue 43, docs/hot-path.md): session, user, queue and role in one D1 batch.
+  // The credential lookup alone (issue 43, docs/hot-path.md): the user's object and the queue row
+  // (tokens carrying their user); one D1 batch for tokens of the previous format.
   for (const c of CONFIG.connections) {
     const result = await measure(
       `credential lookup${label}, ${c} conn`,
       { connections: c, path: `/__bench/queues/${pingQueue}/credential`, token: ctx.owner.token },
       target,
     );
-    row(`credential lookup (1 D1 batch)${label}`, "A", c, result, baselines.A.get(c));
+    row(`credential lookup (session)${label}`, "A", c, result, baselines.A.get(c));
   }
 
   for (const c of CONFIG.connections) {
@@ -556,7 +557,7 @@ function cpuTable(lines) {
   const routes = [
     ["A: empty route", (l) => pick("A: empty route", l)],
     ["B: empty room RPC", (l) => pick("B: empty room RPC", l)],
-    ["credential lookup (1 D1 batch)", (l) => pick("credential lookup", l)],
+    ["credential lookup (session)", (l) => pick("credential lookup", l)],
     ["join", (l) => pick("join", l)],
     ["call-next", (l) => pick("call-next", l)],
     ["GET ticket", (l) => pick("GET ticket", l)],

@@ -34,22 +34,39 @@ function allowAll(rules: WindowRule[]): RateDecision {
   };
 }
 
-/** Answers every limiter call (hit, peek, record) as allowed, without a Durable Object call. */
-const unlimited = {
-  idFromName: (name: string) => name,
-  get: () => ({
-    hit: async (rules: WindowRule[]) => allowAll(rules),
-    peek: async (rules: WindowRule[]) => allowAll(rules),
-    record: async () => undefined,
-  }),
-} as unknown as Env["RATE_LIMITER"];
+const unlimitedRules = (rules: WindowRule[]) => rules.map((r) => ({ ...r, limit: null }));
+
+/**
+ * Answers every limiter call (hit, peek, record) as allowed, without a Durable Object call. A
+ * session's own calls to its user's object (issue 43: it judges the session and counts in one
+ * call) reach the real object, with the per-user limit lifted: that call is the hot path's cost.
+ */
+function unlimited(real: Env["RATE_LIMITER"]): Env["RATE_LIMITER"] {
+  return {
+    idFromName: (name: string) => name,
+    get: (name: string) => {
+      const object = () => real.get(real.idFromName(name));
+      return {
+        hit: async (rules: WindowRule[]) => allowAll(rules),
+        peek: async (rules: WindowRule[]) => allowAll(rules),
+        record: async () => undefined,
+        admitSession: (tokenHash: string, at: number, slide: never, rules: WindowRule[]) =>
+          object().admitSession(tokenHash, at, slide, unlimitedRules(rules)),
+        admitLoadedSession: (generation: string, tokenHash: string, rows: never, at: number, slide: never, rules: WindowRule[]) =>
+          object().admitLoadedSession(generation, tokenHash, rows, at, slide, unlimitedRules(rules)),
+        accessChanging: (changeId: string, at: number) => object().accessChanging(changeId, at),
+        accessChanged: (changeId: string, at: number) => object().accessChanged(changeId, at),
+      };
+    },
+  } as unknown as Env["RATE_LIMITER"];
+}
 
 const bench = benchRoutes().onError((err, c) => errorResponse(err, c as never));
 
 export default {
   fetch(request, env, ctx) {
     if (new URL(request.url).pathname.startsWith("/__bench/")) return bench.fetch(request, env, ctx);
-    return worker.fetch(request, { ...env, RATE_LIMITER: unlimited }, ctx);
+    return worker.fetch(request, { ...env, RATE_LIMITER: unlimited(env.RATE_LIMITER) }, ctx);
   },
   queue: worker.queue,
   scheduled: worker.scheduled,

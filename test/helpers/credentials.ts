@@ -41,6 +41,33 @@ export async function insertLegacySession(userId: string, at = Date.now()): Prom
   return token;
 }
 
+/** `body` + its MAC under `secret` (by default the tests' TOKEN_SECRET), as src/lib/credentials.ts signs. */
+export async function signedWith(body: string, secret = env.TOKEN_SECRET!): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
+  return (
+    body +
+    [...mac]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("")
+      .slice(0, 32)
+  );
+}
+
+/**
+ * A live session token of the signed format issued until issue 43 (`sess_` + 40 characters + MAC,
+ * no user id): judged by the D1 lookup, as before, so no one is signed out by the new format.
+ */
+export async function insertPreviousFormatSession(userId: string, body = `sess_${randomBody(40)}`, at = Date.now()): Promise<string> {
+  const token = await signedWith(body);
+  await env.DB.prepare(
+    "INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at, absolute_expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+  )
+    .bind(await sha256Hex(token), userId, at, at, at + 86_400_000, at + 30 * 86_400_000)
+    .run();
+  return token;
+}
+
 /** A well-shaped credential whose MAC is wrong: what a guesser can make. */
 export function forgedApiKey(): string {
   return `qk_live_${randomBody(40)}${"0".repeat(32)}`;

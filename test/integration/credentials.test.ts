@@ -191,7 +191,7 @@ describe("signatures", () => {
     const f = await queueFixture("pro");
     const fresh = await createApiKey(f.owner, f.organizationId, ["read"]);
     expect(fresh.key).toMatch(/^qk_live_[0-9a-z]{40}[0-9a-f]{32}$/);
-    expect(f.owner.token).toMatch(/^sess_[0-9a-z]{40}[0-9a-f]{32}$/);
+    expect(f.owner.token).toMatch(/^sess_usr_[0-9a-z]{20}_[0-9a-z]{40}[0-9a-f]{32}$/);
     const legacy = await insertLegacyApiKey(f.organizationId, ["read"]);
     expectOk(await call("GET", `/v1/organizations/${f.organizationId}`, { apiKey: legacy.key, headers: from(freshIp()) }));
     const legacySession = await insertLegacySession(f.owner.id);

@@ -55,9 +55,10 @@ describe("the credential lookup's statements", () => {
     }
     const credential = new Set(credentialStatements());
     expect(prepared.filter((q) => credential.has(q))).toEqual([]);
-    // They did run: each request's credential batch holds them.
+    // They did run: the key's batch (key, subscription, queue) and the two ticket routes' queue
+    // rows. The sessions' own rows are held by their user's object by now (issue 43): none.
     const ran = batch.mock.calls.flatMap(([statements]) => statements).length;
-    expect(ran).toBeGreaterThanOrEqual(5 * 2);
+    expect(ran).toBeGreaterThanOrEqual(5);
     batch.mockRestore();
   });
 

@@ -6,6 +6,7 @@ import { adminKeyOf, ownerWithOrganization, runCron, subscription, upgradeThroug
 import { testClock } from "../helpers/clock";
 import { expectLogs } from "../helpers/console";
 import { meter } from "../helpers/meter";
+import { insertPreviousFormatSession, meterBindings } from "../helpers/credentials";
 
 // Issue 43, the queue row off the join's path (docs/hot-path.md): a join and a call-next use the
 // queue row this isolate read recently, so the credential batch reads no queue; the room decides
@@ -23,9 +24,12 @@ const join = (token: string, queueId: string, body: Record<string, unknown> = {}
   call("POST", `/v1/queues/${queueId}/join`, { token, body });
 
 describe("a join's D1 statements", () => {
-  it("fall by one once the isolate has read the queue: the batch reads the session, its user and the role, no queue", async () => {
+  it("fall by one once the isolate has read the queue: the batch reads the session, its user and the role, no queue (tokens of the previous format)", async () => {
     const f = await queueFixture("pro");
     const customer = await registerUser({ accountType: "customer" });
+    // Tokens without their user's id (issued until issue 43) are judged by the D1 batch.
+    const customerToken = await insertPreviousFormatSession(customer.id);
+    const ownerToken = await insertPreviousFormatSession(f.owner.id);
     const { cost, reset } = meter();
     // The credential batch is the request's first D1 round trip; the room's own drains come after.
     const batches = vi.mocked(env.DB.batch).mock.calls;
@@ -36,14 +40,32 @@ describe("a join's D1 statements", () => {
     };
 
     // The first: the queue row and the role through it are read with the credential.
-    expect(await credentialBatch(async () => expectOk(await join(customer.token, f.queueId), 201))).toBe(4);
-    expect(await credentialBatch(async () => expectOk(await join(customer.token, f.queueId), 201))).toBe(3);
+    expect(await credentialBatch(async () => expectOk(await join(customerToken, f.queueId), 201))).toBe(4);
+    expect(await credentialBatch(async () => expectOk(await join(customerToken, f.queueId), 201))).toBe(3);
     // call-next too: the owner's batch is the session, its user and the role in the organization.
     reset();
     expect(
-      await credentialBatch(async () => expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }))),
+      await credentialBatch(async () => expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: ownerToken }))),
     ).toBe(3);
     expect(cost.rooms).toBe(1);
+  });
+
+  it("are none once the user's object holds the session (tokens carrying their user, issue 43): the object, then the room", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    // Counted at the Worker's own bindings (the room's drains use its own).
+    const meter = meterBindings();
+    // The first join reads the queue row (beside the object's call), then the object's rows
+    // (session, user, memberships: one batch), handed back to it.
+    expectOk(await meter.call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: {} }), 201);
+    expect(meter.count.d1).toBeGreaterThan(0);
+    meter.reset();
+    expectOk(await meter.call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token, body: {} }), 201);
+    expect(meter.count).toEqual({ d1: 0, objects: 2, rooms: 1 });
+    // call-next: the owner's object was warmed by the catalog requests.
+    meter.reset();
+    expectOk(await meter.call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} }));
+    expect(meter.count).toEqual({ d1: 0, objects: 2, rooms: 1 });
   });
 });
 

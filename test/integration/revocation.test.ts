@@ -7,7 +7,8 @@ import { addMember, createApiKey, queueFixture, registerUser, walkIn } from "../
 // reads the path's queue and the caller's role), so anything an isolate kept from those
 // requests (prepared statements, the Drizzle client) is warm; the next request, in this same
 // isolate (the strictest case: other isolates share nothing but D1 and the objects), must be
-// refused. The lookup reads D1 on every request and keeps no answer (docs/hot-path.md).
+// refused. A session is held by its user's object since issue 43, told of every change before
+// the change answers (docs/hot-path.md "The caller's object"; more cases in caller-object.test.ts).
 
 describe("revocation on the very next request", () => {
   it("logout: the token is refused at once, on the queue routes and elsewhere", async () => {

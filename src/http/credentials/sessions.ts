@@ -1,12 +1,13 @@
 import { and, eq, isNull, lt, sql, type SQLWrapper } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { preparedRead } from "../../db/prepared";
-import { sessions, users } from "../../db/schema";
+import { members, sessions, users } from "../../db/schema";
 import { sha256Hex } from "../../lib/crypto";
 import { credentialForm, signCredential, type CredentialForm } from "../../lib/credentials";
 import { randomString } from "../../lib/ids";
 import { DAY, HOUR, MINUTE } from "../../lib/time";
 import type { Deps } from "../deps";
+import { changingAccess } from "./access-changes";
 
 export const SESSION_IDLE_MS = 12 * HOUR;
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
@@ -18,8 +19,14 @@ export const SLIDE_GRANULARITY_MS = 5 * MINUTE;
 
 export type UserRow = typeof users.$inferSelect;
 
-/** `sess_` + 40 random characters + the MAC of both (src/lib/credentials.ts). */
-const SIGNED_SESSION = /^sess_[0-9a-z]{40}[0-9a-f]{32}$/;
+/**
+ * `sess_` + the user's id + `_` + 40 random characters + the MAC of all of it (issue 43): the
+ * MAC vouches for the user id, so the request reaches the user's own object (sessions,
+ * memberships, the per-user count) before any lookup (docs/hot-path.md).
+ */
+const SIGNED_SESSION_OF_USER = /^sess_(usr_[0-9a-z]{20})_[0-9a-z]{40}[0-9a-f]{32}$/;
+/** `sess_` + 40 random characters + the MAC of both: issued until issue 43, judged by the D1 lookup. */
+const SIGNED_SESSION = /^sess_(?:usr_[0-9a-z]{20}_)?[0-9a-z]{40}[0-9a-f]{32}$/;
 /** Tokens issued before they were signed: judged by a lookup only. */
 const LEGACY_SESSION = /^sess_[0-9a-z]{40}$/;
 
@@ -27,8 +34,16 @@ export function sessionTokenForm(env: Parameters<typeof credentialForm>[0], toke
   return credentialForm(env, token, { signed: SIGNED_SESSION, legacy: LEGACY_SESSION });
 }
 
+/**
+ * The user id a session token carries, or null for the formats issued before it did. Trust it
+ * only once `sessionTokenForm` said "signed": the MAC covers it.
+ */
+export function userIdOfSessionToken(token: string): string | null {
+  return SIGNED_SESSION_OF_USER.exec(token)?.[1] ?? null;
+}
+
 export async function createSession(db: Database, env: Parameters<typeof signCredential>[0], userId: string, at: number) {
-  const token = await signCredential(env, `sess_${randomString(40)}`);
+  const token = await signCredential(env, `sess_${userId}_${randomString(40)}`);
   const absoluteExpiresAt = at + SESSION_ABSOLUTE_MS;
   const expiresAt = Math.min(at + SESSION_IDLE_MS, absoluteExpiresAt);
   await db.insert(sessions).values({
@@ -71,6 +86,17 @@ export function sessionUserQuery(db: Database, tokenHash: string | SQLWrapper) {
 /** The same two reads, prepared once per binding (the credential lookup, src/http/auth.ts). */
 export const sessionRead = preparedRead(["tokenHash"], (db, p) => sessionQuery(db, p.tokenHash).prepare());
 export const sessionUserRead = preparedRead(["tokenHash"], (db, p) => sessionUserQuery(db, p.tokenHash).prepare());
+
+// What the user's object is loaded with (http/auth.ts, rate-limiter/caller-access.ts): the
+// session, the user and every membership of the user, in one batch.
+export const userRead = preparedRead(["userId"], (db, p) => db.select().from(users).where(eq(users.id, p.userId)).limit(1).prepare());
+export const membershipsOfUserRead = preparedRead(["userId"], (db, p) =>
+  db
+    .select({ organizationId: members.organizationId, role: members.role, locationIds: members.locationIds })
+    .from(members)
+    .where(eq(members.userId, p.userId))
+    .prepare(),
+);
 
 /** What the rows found by `sessionQuery` and `sessionUserQuery` mean at `at`. */
 export function sessionOf(
@@ -129,6 +155,7 @@ export async function slideSession({ db }: Deps, s: Sliding, at: number, force =
   return expiresAt;
 }
 
-export async function revokeSession({ db }: Deps, tokenHash: string, at: number): Promise<void> {
-  await db.update(sessions).set({ revokedAt: at }).where(eq(sessions.tokenHash, tokenHash));
+/** Logout: the user's object hears of it before the answer (./access-changes.ts). */
+export async function revokeSession({ db, env }: Deps, userId: string, tokenHash: string, at: number): Promise<void> {
+  await changingAccess(env, [userId], () => db.update(sessions).set({ revokedAt: at }).where(eq(sessions.tokenHash, tokenHash)).run());
 }
