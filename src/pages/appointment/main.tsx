@@ -4,7 +4,7 @@
 // open ("check-in opens at …" before), then links to the ticket's status page; cancels after a
 // confirmation; moves it to another free slot (GET /v1/appointments/{id}/slots with the token,
 // then PATCH). Its words are the catalogue's (src/domain/languages, `pages.appointment`).
-import { render, useEffect, useState } from "hono/jsx/dom";
+import { render, useEffect, useLayoutEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "../status/status.css";
 import { api, ApiRefusal, type Schemas } from "../shared/api";
@@ -74,7 +74,8 @@ function App() {
   const [chosen, setChosen] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
-  useEffect(() => showLang(lang), [lang]);
+  // Before the paint, with the words of the same render: the page never shows one language under another's lang.
+  useLayoutEffect(() => showLang(lang), [lang]);
   useEffect(() => {
     if (!token) return;
     api<Appointment>("GET", `/appointments/${encodeURIComponent(appointmentId)}`, { headers })

@@ -2,7 +2,7 @@
 // Live: the widget socket signals a change of any of the desk's queues and the console reads its
 // desk again in one request (GET /v1/desks/{deskId}/console, ./desk-view.ts); no polling, no reload.
 // This file holds who is signed in, which desk, and the verbs; each view is its own module.
-import { render, useEffect, useRef, useState } from "hono/jsx/dom";
+import { render, useEffect, useLayoutEffect, useRef, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./console.css";
 import { ApiRefusal, defaultHeaders, type Schemas, type ServiceOutcome } from "../shared/api";
@@ -40,7 +40,8 @@ function App() {
   const [phase, setPhase] = useState<"loading" | "signin" | "pick" | "desk">("loading");
   const [lang, setLang] = useState<PageLang>(staffPageLang());
   // The document speaks the page's language, right to left in Arabic, from the first screen (sign-in) on.
-  useEffect(() => showLang(lang), [lang]);
+  // Before the paint, with the words of the same render: the page never shows one language under another's lang.
+  useLayoutEffect(() => showLang(lang), [lang]);
   const t = TEXT[lang];
   const [locations, setLocations] = useState<Location[]>([]);
   const [locationId, setLocationId] = useState<string>("");

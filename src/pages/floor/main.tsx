@@ -5,7 +5,7 @@
 // location's queues is the signal to read the floor again, and a one-second tick re-judges the
 // waits on the page's clock (src/domain/floor-alerts.ts), since time passing announces nothing.
 // Signs in by itself (the console's credentials), so the printed link works alone.
-import { render, useEffect, useRef, useState } from "hono/jsx/dom";
+import { render, useEffect, useLayoutEffect, useRef, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./floor.css";
 import { api, ApiRefusal, defaultHeaders, type Location, type Membership, type Schemas, type User } from "../shared/api";
@@ -96,7 +96,8 @@ const duration = (seconds: number | null, lang: PageLang) => (seconds === null ?
 function App() {
   const [lang, setLang] = useState<PageLang>(staffPageLang());
   // The document speaks the page's language, right to left in Arabic, from the first screen (sign-in) on.
-  useEffect(() => showLang(lang), [lang]);
+  // Before the paint, with the words of the same render: the page never shows one language under another's lang.
+  useLayoutEffect(() => showLang(lang), [lang]);
   const t = TEXT[lang];
   const [phase, setPhase] = useState<"loading" | "signin" | "floor">("loading");
   const [locations, setLocations] = useState<Location[]>([]);

@@ -2,7 +2,7 @@
 // location's open queues, optional name and phone, the service's questions when it has any, then
 // the ticket with its QR code to the visitor's status page; prints the receipt (silently on a
 // paired USB printer, ./printer.ts, else the print dialog); resets itself after 20 s without a touch.
-import { render, useEffect, useRef, useState } from "hono/jsx/dom";
+import { render, useEffect, useLayoutEffect, useRef, useState } from "hono/jsx/dom";
 import { renderSVG } from "uqr";
 import "../shared/base.css";
 import "./kiosk.css";
@@ -129,7 +129,8 @@ function App() {
     };
   }, [info?.locationId]);
 
-  useEffect(() => showLang(lang), [lang]);
+  // Before the paint, with the words of the same render: the page never shows one language under another's lang.
+  useLayoutEffect(() => showLang(lang), [lang]);
 
   useEffect(() => {
     if (!locationId || !key) return;

@@ -1,7 +1,7 @@
 // The visitor's status page (/t/{ticketId}#token=…): the token stays in the fragment (never sent
 // to a server, never in a log) and in this browser's storage. Follows the ticket over the widget
 // socket (ticket_update carries the whole VisitorTicket); leave, step back, web-push opt-in.
-import { render, useEffect, useState } from "hono/jsx/dom";
+import { render, useEffect, useLayoutEffect, useState } from "hono/jsx/dom";
 import "../shared/base.css";
 import "./status.css";
 import { api, ApiRefusal, type Schemas, type VisitorTicket } from "../shared/api";
@@ -130,7 +130,8 @@ function Verdict(props: { lang: PageLang; state: FeedbackState | null; onGiven: 
 function App() {
   const [lang, setLang] = useState<PageLang>(visitorLang() ?? "en");
   const t = words(lang);
-  useEffect(() => showLang(lang), [lang]);
+  // Before the paint, with the words of the same render: the page never shows one language under another's lang.
+  useLayoutEffect(() => showLang(lang), [lang]);
   const [ticket, setTicket] = useState<VisitorTicket | null>(null);
   const [missing, setMissing] = useState(!token);
   const [live, setLive] = useState<LiveState>("connecting");
