@@ -3,7 +3,10 @@
 //      service, or at most its area's repository;
 //  (b) raw SQL on D1 runs only in the allow-listed files below, each with its reason: a call of
 //      D1Database's prepare/batch/exec (found by type, whatever the variable is called), or a
-//      Drizzle sql`…` template holding a whole statement (SELECT/INSERT/UPDATE/DELETE/WITH…).
+//      Drizzle sql`…` template holding a whole statement (SELECT/INSERT/UPDATE/DELETE/WITH…);
+//  (c) a use case takes its dependencies as one `Deps` object (src/http/deps.ts): a top-level
+//      function of src/ whose first parameter is typed `Env`, `Database` or `D1Database` is
+//      allowed only in the layers listed in FIRST_PARAMETER_LAYERS, with their reasons.
 // The Durable Objects' own SQLite storage (ctx.storage.sql.exec in queue-room/, ledger/,
 // rate-limiter/) is not D1 and not counted.
 // Both lists are a ratchet: they hold today's files and must only shrink (goal: at most 20 raw
@@ -38,6 +41,29 @@ const RAW_SQL = {
   ],
 };
 
+/**
+ * Where a function may still take `Env`, `Database` or `D1Database` first (rule c), and why.
+ * Everything else (every area's use cases, repositories and statement builders, jobs' steps)
+ * takes `Deps`.
+ */
+const FIRST_PARAMETER_LAYERS = {
+  "src/db/": "the data-access layer itself: builds the Drizzle client and prepared statements from the binding",
+  "src/http/":
+    "cross-cutting middleware: builds `Deps` (deps.ts), the credential statements prepared once per binding, access-change notices",
+  "src/providers/": "outbound HTTP clients: read their base URLs and secrets from the bindings, touch no database",
+  "src/queue-room/": "the Durable Object's own code: its ports are its bindings (docs/queue-room.md)",
+  "src/ledger/": "a Durable Object",
+  "src/rate-limiter/": "a Durable Object",
+  "src/room-host.ts": "builds the Durable Objects' ports from the bindings",
+  "src/jobs/events-consumer.ts": "a queue consumer: the platform calls it with (batch, env); it builds `Deps` once",
+  "src/jobs/notifications-delivery.ts": "a queue consumer (batch, env)",
+  "src/jobs/webhook-deliveries.ts": "a queue consumer (batch, env)",
+  "src/audit/audit.ts": "the chain's sealing and verify walk run on `AuditEnv` (the binding and the audit keys) and raw D1 (rule b)",
+};
+const firstParameterAllowed = (file) =>
+  Object.keys(FIRST_PARAMETER_LAYERS).some((p) => file === p || (p.endsWith("/") && file.startsWith(p)));
+const BARE_DEPENDENCY = /^(Env|Database|D1Database)$/;
+
 const isRouter = (f) => /\.routes\.ts$/.test(f) || /^src\/routes\//.test(f);
 const STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|REPLACE|CREATE|DROP|ALTER|PRAGMA)\b/i;
 
@@ -48,6 +74,8 @@ const checker = program.getTypeChecker();
 
 const rawSites = new Map(); // file → [line]
 const routerHits = new Map(); // file → [line]
+const bareDependencies = new Map(); // file → ["name:line"]
+let useCases = 0; // top-level functions taking Deps first
 let casts = 0;
 let batchAny = 0;
 const sizes = [];
@@ -72,6 +100,23 @@ for (const sf of program.getSourceFiles()) {
     if (ts.isTaggedTemplateExpression(node) && node.tag.getText(sf) === "sql") {
       const head = ts.isNoSubstitutionTemplateLiteral(node.template) ? node.template.text : node.template.head.text;
       if (STATEMENT.test(head)) add(rawSites, node);
+    }
+    const fn =
+      ts.isFunctionDeclaration(node) && node.parent === sf
+        ? node
+        : ts.isVariableDeclaration(node) &&
+            node.parent.parent.parent === sf &&
+            node.initializer &&
+            (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer))
+          ? node.initializer
+          : null;
+    const first = fn?.parameters[0]?.type?.getText(sf);
+    if (first !== undefined) {
+      if (/^(Deps|Pick<Deps, .*>)$/.test(first)) useCases++;
+      if (BARE_DEPENDENCY.test(first) && !firstParameterAllowed(file))
+        (bareDependencies.get(file) ?? bareDependencies.set(file, []).get(file)).push(
+          `${(node.name ?? fn.name)?.getText(sf) ?? "?"}:${lineOf(node)}`,
+        );
     }
     if (ts.isAsExpression(node) && !(ts.isTypeReferenceNode(node.type) && node.type.getText(sf) === "const")) casts++;
     if (isRouter(file) && ts.isPropertyAccessExpression(node) && node.name.text === "DB" && /\benv$/.test(node.expression.getText(sf)))
@@ -102,6 +147,8 @@ for (const [file, [allowed]] of Object.entries(RAW_SQL)) {
   else if (found < allowed)
     failures.push(`${file}: ${found} raw SQL call sites now, ${allowed} allowed: lower its count in RAW_SQL to ${found}`);
 }
+for (const [file, names] of bareDependencies)
+  failures.push(`${file}: ${names.join(", ")} take Env/Database/D1Database first; take one \`Deps\` (src/http/deps.ts) instead`);
 if (casts > MAX_CASTS) failures.push(`${casts} \`as\` casts in src/, at most ${MAX_CASTS}: type the rows instead of casting them`);
 else if (casts < MAX_CASTS) failures.push(`${casts} \`as\` casts in src/ now: lower MAX_CASTS to ${casts}`);
 if (batchAny > MAX_BATCH_ANY) failures.push(`${batchAny} batch<any> in src/, at most ${MAX_BATCH_ANY}: batch typed Drizzle queries`);
@@ -113,6 +160,9 @@ if (report) {
   for (const [file, lines] of [...rawSites].sort((a, b) => b[1].length - a[1].length))
     console.log(`  ${String(lines.length).padStart(3)}  ${file}`);
   console.log(`routers naming env.DB: ${routerHits.size}`);
+  console.log(
+    `top-level functions taking Deps first: ${useCases}; taking Env/Database/D1Database first outside the layers: ${[...bareDependencies.values()].flat().length}`,
+  );
   console.log(`\`as\` casts (not \`as const\`): ${casts}; batch<any>: ${batchAny}; routers mounted at /v1: ${v1}`);
   console.log("largest files:");
   for (const [n, f] of sizes.sort((a, b) => b[0] - a[0]).slice(0, 10)) console.log(`  ${String(n).padStart(5)}  ${f}`);

@@ -24,6 +24,7 @@ import worker from "../src/index";
 import { installClock, now } from "../src/lib/clock";
 import { createQueue, describeQueue, findQueue } from "../src/tickets/queues";
 import { DEMO } from "./seed.mjs";
+import { depsOf } from "../src/http/deps";
 
 // Every Durable Object class of wrangler.toml, or `wrangler dev` refuses to start.
 export { EventHub, OrganizationLedger, QueueRoom, RateLimiter, Simulation, SocketHub } from "../src/index";
@@ -40,8 +41,8 @@ async function demoQueue(request: Request, env: Env): Promise<Response> {
   const existing = await env.DB.prepare("SELECT 1 AS found FROM queues WHERE id = ?").bind(input.id).first();
   const at = now();
   const queue = existing
-    ? await describeQueue(env, await findQueue(env, input.id), at)
-    : await createQueue(env, input.organizationId, { serviceId: input.serviceId, name: input.name }, at, input.id);
+    ? await describeQueue(depsOf(env), await findQueue(depsOf(env), input.id), at)
+    : await createQueue(depsOf(env), input.organizationId, { serviceId: input.serviceId, name: input.name }, at, input.id);
   return Response.json({ data: queue }, { status: existing ? 200 : 201 });
 }
 

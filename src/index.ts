@@ -13,6 +13,7 @@ import {
 import { runSweeps } from "./jobs/sweeps";
 import { consumeWebhookDeliveries, WEBHOOKS_QUEUE } from "./jobs/webhook-deliveries";
 import { setStreamLogin } from "./webhooks";
+import { depsOf } from "./http/deps";
 
 export { OrganizationLedger, QueueRoom, SocketHub } from "./room-host";
 export { RateLimiter } from "./rate-limiter/rate-limiter";
@@ -35,5 +36,5 @@ export default {
     if (batch.queue === EVENTS_DLQ) return consumeDeadEvents(batch as MessageBatch<DomainEventMessage>, env);
     return consumeEvents(batch as MessageBatch<DomainEventMessage>, env);
   },
-  scheduled: (controller, env, _ctx) => runSweeps(env, controller.scheduledTime),
+  scheduled: (controller, env, _ctx) => runSweeps(depsOf(env), controller.scheduledTime),
 } satisfies ExportedHandler<Env, DomainEventMessage | DeliveryMessage | WebhookDeliveryMessage>;

@@ -23,6 +23,7 @@ import { ApiError, notFound } from "../http/errors";
 import { reachesOrganization } from "../http/livemode";
 import { permissionRefused } from "../http/permission-refusal";
 import { queueOfCaller, ticketQueueOfCaller } from "../tickets/queue-access";
+import { deps, type Deps } from "../http/deps";
 
 // The resource guard (issue 36). Every resource with an id in its path has one guard, mounted
 // once in src/app.ts on `/v1/<resource>/:id` and `/v1/<resource>/:id/*`: it loads the resource,
@@ -60,58 +61,58 @@ interface Loaded<K extends ResourceKind> {
 
 type Loader<K extends ResourceKind> = (c: Context<AppEnv>, id: string) => Promise<Loaded<K>>;
 
-async function queueLocations(d1: D1Database, queueId: string | null): Promise<string[]> {
+async function queueLocations(deps: Deps, queueId: string | null): Promise<string[]> {
   if (queueId === null) return [];
-  const row = await database(d1)
+  const row = await deps.db
     .select({ serviceId: queues.serviceId })
     .from(queues)
     .where(inArray(queues.id, [queueId]))
     .get();
-  return row ? locationsOfService(d1, row.serviceId) : [];
+  return row ? locationsOfService(deps, row.serviceId) : [];
 }
 
 const loaders: { [K in ResourceKind]: Loader<K> } = {
   organization: async (_c, id) => ({ row: { id }, organizationId: id, at: null, what: "Organization" }),
   service: async (c, id) => {
-    const row = await findService(database(c.env.DB), id);
+    const row = await findService(deps(c), id);
     if (!row) throw notFound("Service");
-    return { row, organizationId: row.organizationId, at: () => locationsOfService(c.env.DB, row.id), what: "Service" };
+    return { row, organizationId: row.organizationId, at: () => locationsOfService(deps(c), row.id), what: "Service" };
   },
   location: async (c, id) => {
-    const row = await findLocation(database(c.env.DB), id);
+    const row = await findLocation(deps(c), id);
     if (!row) throw notFound("Location");
     return { row, organizationId: row.organizationId, at: [row.id], what: "Location" };
   },
   desk: async (c, id) => {
-    const row = await findDesk(c.env, id);
+    const row = await findDesk(deps(c), id);
     return { row, organizationId: row.organizationId, at: [row.locationId], what: "Desk" };
   },
   // The queue of `/queues/{id}` and `/tickets/{id}` was read with the credential (queue-access.ts):
   // no D1 round trip here; a member scoped to locations alone pays for the service's locations.
   queue: async (c, id) => {
     const row = await queueOfCaller(c, id);
-    return { row, organizationId: row.organizationId, at: () => locationsOfService(c.env.DB, row.serviceId), what: "Queue" };
+    return { row, organizationId: row.organizationId, at: () => locationsOfService(deps(c), row.serviceId), what: "Queue" };
   },
   ticket: async (c, id) => {
     const row = await ticketQueueOfCaller(c, id);
-    return { row, organizationId: row.organizationId, at: () => locationsOfService(c.env.DB, row.serviceId), what: "Ticket" };
+    return { row, organizationId: row.organizationId, at: () => locationsOfService(deps(c), row.serviceId), what: "Ticket" };
   },
   calendarEvent: async (c, id) => {
-    const row = await findEvent(database(c.env.DB), id);
-    return { row, organizationId: row.organizationId, at: eventLocations(c.env.DB, row) ?? null, what: "Calendar event" };
+    const row = await findEvent(deps(c), id);
+    return { row, organizationId: row.organizationId, at: eventLocations(deps(c), row) ?? null, what: "Calendar event" };
   },
   appointment: async (c, id) => {
-    const row = await findAppointment(c.env.DB, id);
+    const row = await findAppointment(deps(c), id);
     if (!row) throw notFound("Appointment");
     return { row, organizationId: row.organizationId, at: [row.locationId], what: "Appointment" };
   },
   nfcTag: async (c, id) => {
-    const row = await tagByNfcId(database(c.env.DB), id);
-    return { row, organizationId: row.organizationId, at: () => queueLocations(c.env.DB, row.queueId), what: "NFC tag" };
+    const row = await tagByNfcId(deps(c), id);
+    return { row, organizationId: row.organizationId, at: () => queueLocations(deps(c), row.queueId), what: "NFC tag" };
   },
   qrToken: async (c, id) => {
-    const row = await liveQrToken(database(c.env.DB), id);
-    const at = row.serviceId !== null ? () => locationsOfService(c.env.DB, row.serviceId!) : () => queueLocations(c.env.DB, row.queueId);
+    const row = await liveQrToken(deps(c), id);
+    const at = row.serviceId !== null ? () => locationsOfService(deps(c), row.serviceId!) : () => queueLocations(deps(c), row.queueId);
     return { row, organizationId: row.organizationId, at, what: "QR token" };
   },
 };

@@ -27,9 +27,10 @@ import {
   type TicketForAnalytics,
 } from "../domain/analytics";
 import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
-import { chunk, database, nonEmpty, type Database } from "../db/client";
+import { chunk, nonEmpty } from "../db/client";
 import { analyticsHourly, analyticsTicketFacts, tickets } from "../db/schema";
 import { inIds } from "./analytics-scope";
+import type { Deps } from "../http/deps";
 
 // The drain's statements live with the room (queue-room/projection.ts, analyticsDrainStatements).
 
@@ -142,7 +143,7 @@ function hourlyTuple(r: HourlyRow): (string | number)[] {
  * gets the organization.
  */
 function insertTuples(
-  db: Database,
+  { db }: Deps,
   table: typeof analyticsHourly | typeof analyticsTicketFacts,
   tupleColumns: readonly string[],
   organizationId: string,
@@ -180,11 +181,11 @@ type ProjectionRow = TicketForAnalytics & { queue_id: string };
  * already reflects it only if it read the projection after that drain).
  */
 export async function rebuildAnalytics(
-  d1: D1Database,
+  deps: Deps,
   organizationId: string,
   queueIds?: readonly string[],
 ): Promise<{ tickets: number; hours: number }> {
-  const db = database(d1);
+  const { db } = deps;
   const only = queueIds ? [...new Set(queueIds)] : null;
   await db.batch([
     db
@@ -259,7 +260,7 @@ export async function rebuildAnalytics(
       addToRow(row, f);
     }
     const factWrites = nonEmpty(
-      chunk(facts, WRITE_CHUNK).map((tuples) => insertTuples(db, analyticsTicketFacts, FACT_TUPLE, organizationId, tuples)),
+      chunk(facts, WRITE_CHUNK).map((tuples) => insertTuples(deps, analyticsTicketFacts, FACT_TUPLE, organizationId, tuples)),
     );
     if (factWrites) await db.batch(factWrites);
     const last = page[page.length - 1]!;
@@ -268,7 +269,7 @@ export async function rebuildAnalytics(
   }
   const all = [...rows.values()];
   const hourWrites = nonEmpty(
-    chunk(all, WRITE_CHUNK).map((slice) => insertTuples(db, analyticsHourly, HOURLY_COLUMNS, organizationId, slice.map(hourlyTuple))),
+    chunk(all, WRITE_CHUNK).map((slice) => insertTuples(deps, analyticsHourly, HOURLY_COLUMNS, organizationId, slice.map(hourlyTuple))),
   );
   if (hourWrites) await db.batch(hourWrites);
   return { tickets: count, hours: all.length };

@@ -2,7 +2,6 @@ import { channelOf } from "../domain/analytics";
 import { csvRecord, isoInZone, UTF8_BOM, type CsvValue } from "../domain/csv";
 import { and, eq, gt, gte, lt, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
 import { desks, locations, queues, serviceLocations, services, tickets } from "../db/schema";
 import { inIds, type AnalyticsScope, type ZoneScope } from "./analytics-scope";
 import type { Deps } from "../http/deps";
@@ -64,7 +63,7 @@ interface QueueFacts {
 }
 
 /** One keyset page: tickets of the zone's queues created in its [from, to), after the cursor, on tickets_org_created_idx. */
-export function exportPageQuery(db: Database, organizationId: string, zone: ZoneScope, after: { at: number; id: string }) {
+export function exportPageQuery({ db }: Deps, organizationId: string, zone: ZoneScope, after: { at: number; id: string }) {
   const t = tickets;
   return db
     .select({
@@ -107,7 +106,7 @@ export function exportPageQuery(db: Database, organizationId: string, zone: Zone
 type ExportRow = Awaited<ReturnType<ReturnType<typeof exportPageQuery>["all"]>>[number];
 
 /** The queue's name, service and location (the filter's, else the service's first), and the zone its times are read in. */
-async function queueFacts(db: Database, scope: AnalyticsScope, locationId: string | undefined): Promise<Map<string, QueueFacts>> {
+async function queueFacts({ db }: Deps, scope: AnalyticsScope, locationId: string | undefined): Promise<Map<string, QueueFacts>> {
   if (scope.queueIds.length === 0) return new Map();
   const q = alias(queues, "q");
   const s = alias(services, "s");
@@ -145,7 +144,7 @@ const minutesBetween = (start: number | null, end: number | null): number | null
   start === null || end === null ? null : Math.round(((end - start) / 60_000) * 100) / 100;
 
 /** The organization's desks by id (a branch has a handful; read once per export). */
-async function deskNames(db: Database, organizationId: string): Promise<Map<string, string>> {
+async function deskNames({ db }: Deps, organizationId: string): Promise<Map<string, string>> {
   const rows = await db.select({ id: desks.id, name: desks.name }).from(desks).where(eq(desks.organizationId, organizationId)).all();
   return new Map(rows.map((r) => [r.id, r.name]));
 }
@@ -197,11 +196,11 @@ function record(r: ExportRow, q: QueueFacts | undefined, desks: Map<string, stri
  * zone (each zone's range is read in its own time zone, as the analytics reads are).
  */
 export async function ticketsCsvStream(
-  { db }: Deps,
+  deps: Deps,
   scope: AnalyticsScope,
   locationId: string | undefined,
 ): Promise<ReadableStream<Uint8Array>> {
-  const [facts, desks] = await Promise.all([queueFacts(db, scope, locationId), deskNames(db, scope.organizationId)]);
+  const [facts, desks] = await Promise.all([queueFacts(deps, scope, locationId), deskNames(deps, scope.organizationId)]);
   const zones = scope.zones.filter((z) => z.queueIds.length > 0);
   const encoder = new TextEncoder();
   let zoneIndex = 0;
@@ -219,7 +218,7 @@ export async function ticketsCsvStream(
         while (zoneIndex < zones.length) {
           const zone = zones[zoneIndex]!;
           const after = cursor ?? { at: zone.from, id: "" };
-          const rows = await exportPageQuery(db, scope.organizationId, zone, after).all();
+          const rows = await exportPageQuery(deps, scope.organizationId, zone, after).all();
           if (rows.length < EXPORT_PAGE) {
             zoneIndex += 1;
             cursor = null;

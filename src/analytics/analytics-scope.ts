@@ -17,12 +17,11 @@ import { ApiError, planRequired, validationError } from "../http/errors";
 import { now } from "../lib/clock";
 import { parseInstantInput, type InstantInput } from "../lib/instant";
 import { reaches, type LocationScope } from "../domain/location-scope";
-import { serviceLocationsOf } from "../catalog/location-scope";
+import { locationsOfService } from "../catalog/location-scope";
 import { and, eq, exists, sql, type SQL } from "drizzle-orm";
 import { alias, type SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
 import { locations, queues, serviceLocations, services, subscriptions } from "../db/schema";
-import { deps } from "../http/deps";
+import { deps, type Deps } from "../http/deps";
 
 /** Plans that include analytics beyond the dashboard's counts. */
 export const ANALYTICS_PLANS: readonly Plan[] = ["pro", "enterprise"];
@@ -97,7 +96,7 @@ export function inIds(column: SQLiteColumn, ids: readonly string[]): SQL {
 /** The tables a filter's id may name, chosen at run time. */
 const OWNED = { locations, services, queues } as const;
 
-async function assertOwned(db: Database, table: keyof typeof OWNED, field: string, id: string | undefined, organizationId: string) {
+async function assertOwned({ db }: Deps, table: keyof typeof OWNED, field: string, id: string | undefined, organizationId: string) {
   if (id === undefined) return;
   const t = OWNED[table];
   const row = await db
@@ -115,7 +114,7 @@ async function assertOwned(db: Database, table: keyof typeof OWNED, field: strin
  * the stored zone is not a valid IANA name.
  */
 async function queuesInScope(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   input: AnalyticsScopeInput,
   scope: LocationScope = null,
@@ -164,22 +163,22 @@ async function queuesInScope(
 }
 
 /** A filter naming another location's resource answers as for another organization's (404, `details.field`). */
-async function assertWithinLocations(db: Database, scope: readonly string[], input: AnalyticsScopeInput): Promise<void> {
+async function assertWithinLocations({ db }: Deps, scope: readonly string[], input: AnalyticsScopeInput): Promise<void> {
   if (input.locationId !== undefined && !scope.includes(input.locationId)) {
     throw new ApiError("NOT_FOUND", "Location not found", { field: "locationId" });
   }
-  if (input.serviceId !== undefined && !reaches(scope, await serviceLocationsOf({ db }, input.serviceId))) {
+  if (input.serviceId !== undefined && !reaches(scope, await locationsOfService({ db }, input.serviceId))) {
     throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
   }
   if (input.queueId !== undefined) {
     const queue = await db.select({ serviceId: queues.serviceId }).from(queues).where(eq(queues.id, input.queueId)).get();
-    if (!queue || !reaches(scope, await serviceLocationsOf({ db }, queue.serviceId))) {
+    if (!queue || !reaches(scope, await locationsOfService({ db }, queue.serviceId))) {
       throw new ApiError("NOT_FOUND", "Queue not found", { field: "queueId" });
     }
   }
 }
 
-async function planOf(db: Database, organizationId: string): Promise<Plan> {
+async function planOf({ db }: Deps, organizationId: string): Promise<Plan> {
   const row = await db
     .select({ plan: subscriptions.plan })
     .from(subscriptions)
@@ -217,15 +216,15 @@ export async function resolveAnalyticsScope(
 ): Promise<AnalyticsScope> {
   const organizationId = await organizationOfRequest(c);
   const actor = await authorize(c, organizationId, "ANALYTICS_VIEW");
-  const { db } = deps(c);
-  const plan = await planOf(db, organizationId);
+  const requestDeps = deps(c);
+  const plan = await planOf(requestDeps, organizationId);
   assertAnalyticsPlan(plan, feature);
-  await assertOwned(db, "locations", "locationId", input.locationId, organizationId);
-  await assertOwned(db, "services", "serviceId", input.serviceId, organizationId);
-  await assertOwned(db, "queues", "queueId", input.queueId, organizationId);
-  if (actor.locationIds !== null) await assertWithinLocations(db, actor.locationIds, input);
+  await assertOwned(requestDeps, "locations", "locationId", input.locationId, organizationId);
+  await assertOwned(requestDeps, "services", "serviceId", input.serviceId, organizationId);
+  await assertOwned(requestDeps, "queues", "queueId", input.queueId, organizationId);
+  if (actor.locationIds !== null) await assertWithinLocations(requestDeps, actor.locationIds, input);
 
-  const rows = await queuesInScope(db, organizationId, input, actor.locationIds);
+  const rows = await queuesInScope(requestDeps, organizationId, input, actor.locationIds);
   const byZone = new Map<string, string[]>();
   for (const row of rows) {
     const zone = row.timezone !== null && isValidTimeZone(row.timezone) ? row.timezone : "UTC";

@@ -19,7 +19,6 @@ import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { DAY, HOUR, iso } from "../lib/time";
 import { and, eq, gte, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
 import { analyticsHourly as h, appointments, desks, queues, tickets, users } from "../db/schema";
 import { inIds, type AnalyticsScope, type ZoneScope } from "./analytics-scope";
 import type { Deps } from "../http/deps";
@@ -155,7 +154,7 @@ function bucketSql(groupBy: GroupBy, offset: SQL): SQL {
  * sparse histograms concatenated (parsed once per bucket, not once per hour row). `offset` is
  * the zone's offset as SQL (offsetSql).
  */
-export function summaryQuery(db: Database, zone: ZoneScope, groupBy: GroupBy, offset: SQL) {
+export function summaryQuery({ db }: Deps, zone: ZoneScope, groupBy: GroupBy, offset: SQL) {
   return db
     .select({
       bucket: sql<number>`${bucketSql(groupBy, offset)}`.as("bucket"),
@@ -177,7 +176,7 @@ export function summaryQuery(db: Database, zone: ZoneScope, groupBy: GroupBy, of
 }
 
 /** The range's per-channel totals (the summary shows channels for the whole range only). */
-function channelsQuery(db: Database, zone: ZoneScope) {
+function channelsQuery({ db }: Deps, zone: ZoneScope) {
   const sums: Record<string, SQL<number | null>> = {};
   for (const column of CHANNEL_COLUMNS) sums[column] = sql<number | null>`sum(${sql.identifier(column)})`;
   return db.select(sums).from(h).where(hourlyScope(zone));
@@ -225,7 +224,8 @@ const dayOf = (dayNumber: number) => {
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 };
 
-export async function analyticsSummary({ db }: Deps, scope: AnalyticsScope, groupBy: GroupBy) {
+export async function analyticsSummary(deps: Deps, scope: AnalyticsScope, groupBy: GroupBy) {
+  const { db } = deps;
   const totals = emptyFigures();
   const buckets = new Map<
     string,
@@ -236,8 +236,8 @@ export async function analyticsSummary({ db }: Deps, scope: AnalyticsScope, grou
       const clock = new ZoneClock(zone.timeZone);
       const range = hourRange(zone);
       const [rows, channels] = await db.batch([
-        summaryQuery(db, zone, groupBy, offsetSql(clock, range.from, range.to)),
-        channelsQuery(db, zone),
+        summaryQuery(deps, zone, groupBy, offsetSql(clock, range.from, range.to)),
+        channelsQuery(deps, zone),
       ]);
       const none: Record<string, number | null> = {};
       return { clock, rows, channels: channels[0] ?? none };
@@ -301,7 +301,7 @@ export async function analyticsSummary({ db }: Deps, scope: AnalyticsScope, grou
 }
 
 /** Arrivals by local weekday (0 = Monday) and hour, summed by SQL. */
-function heatmapQuery(db: Database, zone: ZoneScope, offset: SQL) {
+function heatmapQuery({ db }: Deps, zone: ZoneScope, offset: SQL) {
   const local = sql`(${h.hourStart} + ${offset})`;
   return db
     .select({
@@ -314,13 +314,13 @@ function heatmapQuery(db: Database, zone: ZoneScope, offset: SQL) {
     .groupBy(sql`weekday`, sql`hour`);
 }
 
-export async function analyticsHeatmap({ db }: Deps, scope: AnalyticsScope) {
+export async function analyticsHeatmap(deps: Deps, scope: AnalyticsScope) {
   const arrivals = WEEKDAYS.map(() => Array.from({ length: 24 }, () => 0));
   let total = 0;
   const zoneRows = await Promise.all(
     scope.zones.map((zone) => {
       const range = hourRange(zone);
-      return heatmapQuery(db, zone, offsetSql(new ZoneClock(zone.timeZone), range.from, range.to)).all();
+      return heatmapQuery(deps, zone, offsetSql(new ZoneClock(zone.timeZone), range.from, range.to)).all();
     }),
   );
   for (const rows of zoneRows) {
@@ -333,7 +333,7 @@ export async function analyticsHeatmap({ db }: Deps, scope: AnalyticsScope) {
 }
 
 /** The estimates' read: the zone's hour rows, only their estimate columns. */
-export function estimatesQuery(db: Database, zone: ZoneScope) {
+export function estimatesQuery({ db }: Deps, zone: ZoneScope) {
   return db
     .select({
       queue_id: h.queueId,
@@ -346,10 +346,10 @@ export function estimatesQuery(db: Database, zone: ZoneScope) {
     .where(hourlyScope(zone));
 }
 
-export async function analyticsEstimates({ db }: Deps, scope: AnalyticsScope) {
+export async function analyticsEstimates(deps: Deps, scope: AnalyticsScope) {
   const perQueue = new Map<string, AggregateFigures>(scope.queueIds.map((id) => [id, emptyFigures()]));
   const totals = emptyFigures();
-  const zoneRows = await Promise.all(scope.zones.map((zone) => estimatesQuery(db, zone).all()));
+  const zoneRows = await Promise.all(scope.zones.map((zone) => estimatesQuery(deps, zone).all()));
   for (const rows of zoneRows) {
     for (const row of rows) {
       const figures = {
@@ -363,7 +363,7 @@ export async function analyticsEstimates({ db }: Deps, scope: AnalyticsScope) {
       addFigures(totals, figures);
     }
   }
-  const names = await queueNames(db, scope.queueIds);
+  const names = await queueNames(deps, scope.queueIds);
   return {
     ...coveredRange(scope),
     totals: estimateFigures(totals),
@@ -371,7 +371,7 @@ export async function analyticsEstimates({ db }: Deps, scope: AnalyticsScope) {
   };
 }
 
-async function queueNames(db: Database, ids: readonly string[]): Promise<Map<string, string>> {
+async function queueNames({ db }: Deps, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db.select({ id: queues.id, name: queues.name }).from(queues).where(inIds(queues.id, ids)).all();
   return new Map(rows.map((r) => [r.id, r.name]));
@@ -396,7 +396,7 @@ function calledInRange(organizationId: string, zone: ZoneScope): SQL | undefined
 const operatorOf = sql<string>`${t.assignedToId}`;
 
 /** Per final operator of each ticket created in the range (see docs/analytics.md). */
-export function operatorsQuery(db: Database, organizationId: string, zone: ZoneScope) {
+export function operatorsQuery({ db }: Deps, organizationId: string, zone: ZoneScope) {
   const servedWithTimes = sql`${t.status} = 'served' AND ${t.servingAt} IS NOT NULL AND ${t.servedAt} IS NOT NULL`;
   return db
     .select({
@@ -417,7 +417,7 @@ export function operatorsQuery(db: Database, organizationId: string, zone: ZoneS
 type OperatorRecord = Awaited<ReturnType<ReturnType<typeof operatorsQuery>["all"]>>[number];
 
 /** Per operator, the desk they called most of the range's tickets from (ties: the desk's id). */
-function operatorDesksQuery(db: Database, organizationId: string, zone: ZoneScope) {
+function operatorDesksQuery({ db }: Deps, organizationId: string, zone: ZoneScope) {
   return db
     .select({ operator_id: operatorOf, desk_id: sql<string>`${t.deskId}`, calls: sql<number>`count(*)` })
     .from(t)
@@ -425,13 +425,14 @@ function operatorDesksQuery(db: Database, organizationId: string, zone: ZoneScop
     .groupBy(t.assignedToId, t.deskId);
 }
 
-export async function analyticsOperators({ db }: Deps, scope: AnalyticsScope) {
+export async function analyticsOperators(deps: Deps, scope: AnalyticsScope) {
+  const { db } = deps;
   const merged = new Map<string, OperatorRecord>();
   const deskCalls = new Map<string, Map<string, number>>();
   for (const zone of scope.zones) {
     const [rows, desksOfOperators] = await db.batch([
-      operatorsQuery(db, scope.organizationId, zone),
-      operatorDesksQuery(db, scope.organizationId, zone),
+      operatorsQuery(deps, scope.organizationId, zone),
+      operatorDesksQuery(deps, scope.organizationId, zone),
     ]);
     for (const r of rows) {
       const into = merged.get(r.operator_id);
@@ -490,7 +491,7 @@ export async function analyticsOperators({ db }: Deps, scope: AnalyticsScope) {
 // ── By kind (docs/analytics.md): walk-ins and appointments, punctuality, no-show rate ──────
 
 /** The range's tickets of the zone's queues, by kind. */
-function kindsQuery(db: Database, organizationId: string, zone: ZoneScope) {
+function kindsQuery({ db }: Deps, organizationId: string, zone: ZoneScope) {
   const range = hourRange(zone);
   const k = tickets;
   return db
@@ -514,7 +515,7 @@ function kindsQuery(db: Database, organizationId: string, zone: ZoneScope) {
 }
 
 /** Appointments of the scope's services starting in the range, by status. */
-function appointmentsQuery(db: Database, scope: AnalyticsScope) {
+function appointmentsQuery({ db }: Deps, scope: AnalyticsScope) {
   const range = hourRange(scope);
   const a = appointments;
   return db
@@ -546,10 +547,10 @@ interface KindRecord {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-export async function analyticsKinds({ db }: Deps, scope: AnalyticsScope) {
+export async function analyticsKinds(deps: Deps, scope: AnalyticsScope) {
   const sums = { walk_in: emptyKind("walk_in"), appointment: emptyKind("appointment") };
   for (const zone of scope.zones) {
-    const rows = await kindsQuery(db, scope.organizationId, zone).all();
+    const rows = await kindsQuery(deps, scope.organizationId, zone).all();
     for (const r of rows) {
       const into = sums[r.kind] ?? sums.walk_in;
       for (const k of [
@@ -567,7 +568,7 @@ export async function analyticsKinds({ db }: Deps, scope: AnalyticsScope) {
     }
   }
   const range = hourRange(scope);
-  const statuses = await appointmentsQuery(db, scope).all();
+  const statuses = await appointmentsQuery(deps, scope).all();
   const count = (status: string) => statuses.find((r) => r.status === status)?.n ?? 0;
   const figures = (r: KindRecord) => ({
     created: r.created,
@@ -620,7 +621,7 @@ function emptyKind(kind: KindRecord["kind"]): KindRecord {
  * the scope: each visit's legs (the projection's rows carrying its `visit_id`), read through the
  * visit index. One row per visit.
  */
-function visitsQuery(db: Database, organizationId: string, zone: ZoneScope) {
+function visitsQuery({ db }: Deps, organizationId: string, zone: ZoneScope) {
   const range = hourRange(zone);
   const f = alias(tickets, "f");
   const l = alias(tickets, "l");
@@ -694,9 +695,9 @@ function visitFigures(rows: VisitRecord[]): VisitFigures {
  * visit's total time (first join → last leg's completion) with its waits and service times
  * summed over the legs; in total and by number of legs.
  */
-export async function analyticsVisits({ db }: Deps, scope: AnalyticsScope) {
+export async function analyticsVisits(deps: Deps, scope: AnalyticsScope) {
   const rows: VisitRecord[] = [];
-  for (const zone of scope.zones) rows.push(...(await visitsQuery(db, scope.organizationId, zone).all()));
+  for (const zone of scope.zones) rows.push(...(await visitsQuery(deps, scope.organizationId, zone).all()));
   const range = hourRange(scope);
   const legCounts = [...new Set(rows.map((r) => r.leg_count))].sort((a, b) => a - b);
   return {

@@ -1,5 +1,4 @@
 import { and, count, eq, inArray, isNull } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { locations, queues, services, tickets } from "../db/schema";
 import type { LocationScope } from "../domain/location-scope";
 import { scopeIds, servicesAt } from "../catalog/location-scope";
@@ -24,7 +23,8 @@ function tally<K extends string>(
 }
 
 /** The counts of the business dashboard; archived queues are left out. */
-export async function dashboard({ db }: Deps, organizationId: string, at: number, scope: LocationScope = null) {
+export async function dashboard(deps: Deps, organizationId: string, at: number, scope: LocationScope = null) {
+  const { db } = deps;
   // A scoped member (issue 31) counts their locations' catalogue and tickets only.
   const within = scopeIds(scope);
   const [locationRows, serviceRows, queueRows] = await db.batch([
@@ -35,7 +35,7 @@ export async function dashboard({ db }: Deps, organizationId: string, at: number
     db
       .select({ key: services.status, n: count() })
       .from(services)
-      .where(and(eq(services.organizationId, organizationId), within ? inArray(services.id, servicesAt(db, within)) : undefined))
+      .where(and(eq(services.organizationId, organizationId), within ? inArray(services.id, servicesAt(deps, within)) : undefined))
       .groupBy(services.status),
     db
       .select({ key: queues.status, n: count() })
@@ -44,7 +44,7 @@ export async function dashboard({ db }: Deps, organizationId: string, at: number
         and(
           eq(queues.organizationId, organizationId),
           isNull(queues.archivedAt),
-          within ? inArray(queues.serviceId, servicesAt(db, within)) : undefined,
+          within ? inArray(queues.serviceId, servicesAt(deps, within)) : undefined,
         ),
       )
       .groupBy(queues.status),
@@ -55,6 +55,6 @@ export async function dashboard({ db }: Deps, organizationId: string, at: number
     locations: { total: locationRows[0]?.n ?? 0 },
     services: tally(SERVICE_STATUSES, serviceRows),
     queues: tally(QUEUE_STATUSES, queueRows),
-    tickets: await ticketFigures(db, organizationId, at, within ? inArray(tickets.serviceId, servicesAt(db, within)) : undefined),
+    tickets: await ticketFigures(deps, organizationId, at, within ? inArray(tickets.serviceId, servicesAt(deps, within)) : undefined),
   };
 }

@@ -8,7 +8,6 @@ import { wallTimeAt } from "../domain/recurrence";
 import { HOUR, iso, MINUTE } from "../lib/time";
 import { and, gte, lt, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
 import { desks as deskTable, services as serviceTable, ticketFeedback, users } from "../db/schema";
 import { inIds, type AnalyticsScope } from "./analytics-scope";
 import type { Deps } from "../http/deps";
@@ -66,7 +65,7 @@ function tallyOf<K>(map: Map<K, Tally>, key: K): Tally {
 }
 
 /** The names of `ids`, read from the table whose `id` and `name` (a column or an expression of its columns) are given. */
-async function namesOf(db: Database, id: SQLiteColumn, name: SQLiteColumn | SQL, ids: string[]) {
+async function namesOf({ db }: Deps, id: SQLiteColumn, name: SQLiteColumn | SQL, ids: string[]) {
   if (ids.length === 0) return new Map<string, string>();
   const rows = await db
     .select({ id: sql<string>`${id}`, name: sql<string>`${name}` })
@@ -76,7 +75,8 @@ async function namesOf(db: Database, id: SQLiteColumn, name: SQLiteColumn | SQL,
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
-export async function analyticsFeedback({ db }: Deps, scope: AnalyticsScope) {
+export async function analyticsFeedback(deps: Deps, scope: AnalyticsScope) {
+  const { db } = deps;
   const totals = new Tally();
   const byWait = FEEDBACK_WAIT_EDGES_MINUTES.map(() => new Tally());
   const services = new Map<string, Tally>();
@@ -119,9 +119,9 @@ export async function analyticsFeedback({ db }: Deps, scope: AnalyticsScope) {
 
   const known = <K>(m: Map<K | null, Tally>) => [...m.keys()].filter((k): k is K => k !== null);
   const [serviceNames, deskNames, operatorNames] = await Promise.all([
-    namesOf(db, serviceTable.id, serviceTable.name, [...services.keys()]),
-    namesOf(db, deskTable.id, deskTable.name, known(desks)),
-    namesOf(db, users.id, sql<string>`trim(${users.firstName} || ' ' || ${users.lastName})`, known(operators)),
+    namesOf(deps, serviceTable.id, serviceTable.name, [...services.keys()]),
+    namesOf(deps, deskTable.id, deskTable.name, known(desks)),
+    namesOf(deps, users.id, sql<string>`trim(${users.firstName} || ' ' || ${users.lastName})`, known(operators)),
   ]);
   const byCount = <T extends { count: number }>(a: T, b: T) => b.count - a.count;
 

@@ -1,8 +1,8 @@
 import { and, eq, gte, isNotNull, sql, type SQL } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { tickets } from "../db/schema";
 import { TICKET_STATUSES, type TicketStatus } from "../domain/tickets";
 import { MINUTE, utcDayStart } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 export interface TicketFigures {
   today: { total: number; byStatus: Record<TicketStatus, number> };
@@ -18,7 +18,7 @@ function minutes(ms: number | null | undefined): number | null {
 
 /** Today's figures from the tickets projection (the rooms' outboxes keep it up to date). */
 export async function ticketFigures(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   at: number,
   /** Only these tickets (a scoped member's locations, issue 31); absent = the whole organization. */

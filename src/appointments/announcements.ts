@@ -1,10 +1,8 @@
 import { eq } from "drizzle-orm";
-import { database } from "../db/client";
 import { organizations, pushDevices, services, subscriptions, users } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
 import { formatWhen, pickLanguage, render } from "../domain/notification-templates";
 import { entitlements } from "../domain/plans";
-import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
 import { deliver, type Delivery } from "../notifications/notification-delivery";
@@ -13,6 +11,7 @@ import type { CustomerTemplateKey } from "../domain/message-templates";
 import { publishEvent } from "../webhooks/domain-events";
 import { bookingPlace } from "./appointments-slots";
 import type { AppointmentRow } from "./appointment-rows";
+import { type Deps } from "../http/deps";
 
 // What a booking, a move or a cancellation tells (docs/appointments.md): the domain event
 // (`appointment.created|rescheduled|cancelled`, for the event stream and webhooks: no manage
@@ -29,7 +28,7 @@ const TEMPLATE: Record<AppointmentChange, CustomerTemplateKey> = {
 };
 
 /** The manage link of a new booking: its page reads the token from the fragment (never sent to a server). */
-export function manageLink(env: Env, appointmentId: string, token: string): string {
+export function manageLink({ env }: Deps, appointmentId: string, token: string): string {
   const base = (env.PUBLIC_BASE_URL ?? "").replace(/\/+$/, "");
   return `${base}/appointments/${appointmentId}#token=${token}`;
 }
@@ -57,12 +56,12 @@ export function appointmentEvent(change: AppointmentChange, a: AppointmentRow, a
 }
 
 /** Publishes the event and sends the customer's confirmation. Run after the answer (waitUntil). */
-export async function announce(env: Env, change: AppointmentChange, a: AppointmentRow, at: number, token?: string): Promise<void> {
+export async function announce(deps: Deps, change: AppointmentChange, a: AppointmentRow, at: number, token?: string): Promise<void> {
+  const { db } = deps;
   const event = appointmentEvent(change, a, at);
-  await publishEvent(env, event);
-  const db = database(env.DB);
+  await publishEvent(deps, event);
   const [place, org, user, devices] = await Promise.all([
-    bookingPlace(db, a.serviceId, a.locationId).catch(() => null),
+    bookingPlace(deps, a.serviceId, a.locationId).catch(() => null),
     db
       .select({ defaultLanguage: organizations.defaultLanguage, plan: subscriptions.plan })
       .from(organizations)
@@ -75,14 +74,14 @@ export async function announce(env: Env, change: AppointmentChange, a: Appointme
   const serviceName =
     place?.service.name ?? (await db.select({ name: services.name }).from(services).where(eq(services.id, a.serviceId)).get())?.name ?? "";
   const language = pickLanguage(a.language, org?.defaultLanguage);
-  const own = await businessText(env, a.organizationId, null, TEMPLATE[change], language);
+  const own = await businessText(deps, a.organizationId, null, TEMPLATE[change], language);
   const text = render(
     TEMPLATE[change],
     language,
     {
       title: serviceName,
       time: formatWhen(a.startAt, language, place?.timeZone ?? "UTC"),
-      link: token ? manageLink(env, a.id, token) : null,
+      link: token ? manageLink(deps, a.id, token) : null,
     },
     own,
   );
@@ -97,5 +96,5 @@ export async function announce(env: Env, change: AppointmentChange, a: Appointme
   if (a.customerPhone && plan.features.sms) {
     deliveries.push({ ...base, channel: "sms", target: { kind: "phone", phone: a.customerPhone }, smsLimit: plan.features.smsPerMonth });
   }
-  await deliver(env, deliveries, at);
+  await deliver(deps, deliveries, at);
 }

@@ -1,8 +1,9 @@
 import { and, asc, count, eq, exists, gt, gte, inArray, lt, lte, ne, notExists, sql, type SQL } from "drizzle-orm";
 import type { SelectedFields } from "drizzle-orm/sqlite-core";
-import { database, type Database } from "../db/client";
+import { database } from "../db/client";
 import { appointmentHolds, appointments, calendarEvents, members } from "../db/schema";
 import { ACTIVE_STATUSES } from "./appointments-slots";
+import type { Deps } from "../http/deps";
 
 // The appointments area's D1 statements. Booking, holding and rescheduling are each ONE
 // conditional statement (`INSERT … SELECT … WHERE`, `UPDATE … WHERE`) that D1 runs on its single
@@ -35,7 +36,7 @@ export interface SlotClaim {
  * (the active appointments and the live holds), and the staff member free of both. A write
  * selects its row from it (`INSERT … SELECT`) or needs it to exist (`UPDATE … WHERE EXISTS`).
  */
-function freeSlot<Fields extends SelectedFields>(db: Database, claim: SlotClaim, fields: Fields) {
+function freeSlot<Fields extends SelectedFields>({ db }: Deps, claim: SlotClaim, fields: Fields) {
   const a = appointments;
   const h = appointmentHolds;
   const otherAppointment = claim.excludeAppointmentId === null ? undefined : ne(a.id, claim.excludeAppointmentId);
@@ -100,14 +101,14 @@ export interface NewAppointment {
  * Books the slot if it is still free: the appointment, its calendar `appointment` event and the
  * conversion of a hold, in one atomic batch whose first statement decides. True when booked.
  */
-export async function insertAppointment(d1: D1Database, claim: SlotClaim, a: NewAppointment): Promise<boolean> {
-  const db = database(d1);
+export async function insertAppointment(deps: Deps, claim: SlotClaim, a: NewAppointment): Promise<boolean> {
+  const { db } = deps;
   const booked = db
     .select({ one: sql`1` })
     .from(appointments)
     .where(eq(appointments.id, a.id));
   const book = db.insert(appointments).select(
-    freeSlot(db, claim, {
+    freeSlot(deps, claim, {
       id: value(a.id, "id"),
       organizationId: value(claim.organizationId, "organization_id"),
       serviceId: value(claim.serviceId, "service_id"),
@@ -163,8 +164,8 @@ export async function insertAppointment(d1: D1Database, claim: SlotClaim, a: New
 }
 
 /** Moves a booked appointment (and its calendar event) if the new slot is free. True when moved. */
-export async function moveAppointment(d1: D1Database, id: string, claim: SlotClaim, calendarEventId: string | null): Promise<boolean> {
-  const db = database(d1);
+export async function moveAppointment(deps: Deps, id: string, claim: SlotClaim, calendarEventId: string | null): Promise<boolean> {
+  const { db } = deps;
   const move = db
     .update(appointments)
     .set({ startAt: claim.startAt, endAt: claim.endAt, staffId: claim.staffId, updatedAt: claim.now })
@@ -172,7 +173,7 @@ export async function moveAppointment(d1: D1Database, id: string, claim: SlotCla
       and(
         eq(appointments.id, id),
         eq(appointments.status, "booked"),
-        exists(freeSlot(db, { ...claim, excludeAppointmentId: id }, { one: sql`1` })),
+        exists(freeSlot(deps, { ...claim, excludeAppointmentId: id }, { one: sql`1` })),
       ),
     );
   if (!calendarEventId) return (await move.run()).meta.changes === 1;
@@ -198,7 +199,8 @@ export async function moveAppointment(d1: D1Database, id: string, claim: SlotCla
 }
 
 /** Cancels a booked appointment and deletes its calendar event. The row after, or null if it was not booked. */
-export async function cancelAppointment(d1: D1Database, id: string, at: number): Promise<AppointmentRow | null> {
+export async function cancelAppointment(deps: Deps, id: string, at: number): Promise<AppointmentRow | null> {
+  const d1 = deps.env.DB;
   const db = database(d1);
   const [updated] = await db.batch([
     db
@@ -217,16 +219,16 @@ export async function cancelAppointment(d1: D1Database, id: string, at: number):
       ),
     ),
   ]);
-  return updated.length > 0 ? findAppointment(d1, id) : null;
+  return updated.length > 0 ? findAppointment(deps, id) : null;
 }
 
 /** Holds the slot if it is still free (and forgets expired holds). True when held. */
-export async function insertHold(d1: D1Database, claim: SlotClaim, id: string, expiresAt: number): Promise<boolean> {
-  const db = database(d1);
+export async function insertHold(deps: Deps, claim: SlotClaim, id: string, expiresAt: number): Promise<boolean> {
+  const { db } = deps;
   const [, inserted] = await db.batch([
     db.delete(appointmentHolds).where(lte(appointmentHolds.expiresAt, claim.now)),
     db.insert(appointmentHolds).select(
-      freeSlot(db, claim, {
+      freeSlot(deps, claim, {
         id: value(id, "id"),
         organizationId: value(claim.organizationId, "organization_id"),
         serviceId: value(claim.serviceId, "service_id"),
@@ -242,16 +244,16 @@ export async function insertHold(d1: D1Database, claim: SlotClaim, id: string, e
   return inserted.meta.changes === 1;
 }
 
-export async function findAppointment(d1: D1Database, id: string): Promise<AppointmentRow | null> {
-  return (await database(d1).select().from(appointments).where(eq(appointments.id, id)).get()) ?? null;
+export async function findAppointment({ db }: Deps, id: string): Promise<AppointmentRow | null> {
+  return (await db.select().from(appointments).where(eq(appointments.id, id)).get()) ?? null;
 }
 
-export async function findHold(db: Database, id: string): Promise<HoldRow | undefined> {
+export async function findHold({ db }: Deps, id: string): Promise<HoldRow | undefined> {
   return db.select().from(appointmentHolds).where(eq(appointmentHolds.id, id)).get();
 }
 
 /** Each staff member's active appointments over [from, to): the round-robin's measure. */
-export async function bookingsPerStaff(db: Database, staffIds: readonly string[], from: number, to: number): Promise<Map<string, number>> {
+export async function bookingsPerStaff({ db }: Deps, staffIds: readonly string[], from: number, to: number): Promise<Map<string, number>> {
   if (staffIds.length === 0) return new Map();
   const rows = await db
     .select({ staffId: appointments.staffId, startAt: appointments.startAt })
@@ -270,7 +272,7 @@ export async function bookingsPerStaff(db: Database, staffIds: readonly string[]
   return out;
 }
 
-export async function isMember(db: Database, organizationId: string, userId: string): Promise<boolean> {
+export async function isMember({ db }: Deps, organizationId: string, userId: string): Promise<boolean> {
   const row = await db
     .select({ userId: members.userId })
     .from(members)
@@ -280,7 +282,7 @@ export async function isMember(db: Database, organizationId: string, userId: str
 }
 
 /** A location's appointments starting in [from, to), in start order (cancelled ones included). */
-export async function appointmentsAt(db: Database, locationId: string, from: number, to: number): Promise<AppointmentRow[]> {
+export async function appointmentsAt({ db }: Deps, locationId: string, from: number, to: number): Promise<AppointmentRow[]> {
   return db
     .select()
     .from(appointments)
@@ -290,7 +292,7 @@ export async function appointmentsAt(db: Database, locationId: string, from: num
 }
 
 /** A customer's own appointments from `from` on (and the last day's), in start order. */
-export async function appointmentsOfCustomer(db: Database, userId: string, from: number, limit: number): Promise<AppointmentRow[]> {
+export async function appointmentsOfCustomer({ db }: Deps, userId: string, from: number, limit: number): Promise<AppointmentRow[]> {
   return db
     .select()
     .from(appointments)

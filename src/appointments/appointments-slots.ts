@@ -1,5 +1,4 @@
 import { and, eq, gt, gte, inArray, lt, ne } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { appointmentHolds, appointments, locations, serviceLocations, services } from "../db/schema";
 import { openIntervals, type Interval } from "../domain/opening-hours";
 import { isValidTimeZone, wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
@@ -7,6 +6,7 @@ import { allSlots, type BookingSettings, type Slot, type StaffTime } from "../do
 import { ApiError, notFound } from "../http/errors";
 import { DAY } from "../lib/time";
 import { occurrencesBetween, type ExpandedOccurrence } from "../calendar/calendar";
+import type { Deps } from "../http/deps";
 
 // The free slots of a service at a location (docs/appointments.md): the location's opening
 // hours and closures, the staff's shifts, breaks and unavailability from the team calendar,
@@ -28,7 +28,7 @@ export interface BookingPlace {
 }
 
 /** The service and one of its locations, bookable; refused SERVICE_NOT_BOOKABLE when the service takes no appointments. */
-export async function bookingPlace(db: Database, serviceId: string, locationId: string): Promise<BookingPlace> {
+export async function bookingPlace({ db }: Deps, serviceId: string, locationId: string): Promise<BookingPlace> {
   const row = await db
     .select({ service: services, location: locations })
     .from(services)
@@ -71,16 +71,17 @@ export interface Excluding {
  * a bookable service at such a location should have hours, or shifts in the team calendar.
  */
 export async function slotsBetween(
-  db: Database,
+  deps: Deps,
   place: BookingPlace,
   from: number,
   to: number,
   now: number,
   excluding: Excluding = {},
 ): Promise<Slot[]> {
+  const { db } = deps;
   const rangeStart = localDayStart(from, place.timeZone);
   const [occurrences, booked, held] = await Promise.all([
-    occurrencesBetween(db, place.service.organizationId, rangeStart, to),
+    occurrencesBetween(deps, place.service.organizationId, rangeStart, to),
     db
       .select({
         id: appointments.id,

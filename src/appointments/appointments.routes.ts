@@ -15,6 +15,7 @@ import { appointmentOfCaller, appointmentsOfUser, bookerOf, dayAtLocation, freeS
 import { bookAppointment, cancelBooking, holdSlot, HOLD_MINUTES, rescheduleAppointment } from "./bookings";
 import { APPOINTMENT_TOKEN_HEADER } from "./manage-token";
 import type { AppointmentRow } from "./appointment-rows";
+import { deps } from "../http/deps";
 
 // Booking settings of a service, its free slots, and appointments (docs/appointments.md).
 
@@ -117,7 +118,7 @@ app.openapi(slots, async (c) => {
   const { locationId, from, to } = c.req.valid("query");
   const fromInput = parseInstantInput(from)!;
   const toInput = parseInstantInput(to)!;
-  const found = await freeSlots(c.env, principal, serviceId, locationId, fromInput, toInput, now());
+  const found = await freeSlots(deps(c), principal, serviceId, locationId, fromInput, toInput, now());
   return c.json(ok(found.map((s) => ({ ...s, start: iso(s.start), end: iso(s.end) }))), 200);
 });
 
@@ -295,7 +296,7 @@ app.openapi(book, async (c) => {
   const customerUserId = await bookerOf(c, body.serviceId, body.locationId);
   const at = now();
   const { appointment, token } = await bookAppointment(
-    c.env,
+    deps(c),
     {
       serviceId: body.serviceId,
       locationId: body.locationId,
@@ -308,7 +309,7 @@ app.openapi(book, async (c) => {
     },
     at,
   );
-  c.executionCtx.waitUntil(announce(c.env, "created", appointment, at, token).catch(logFailure));
+  c.executionCtx.waitUntil(announce(deps(c), "created", appointment, at, token).catch(logFailure));
   return c.json(ok({ ...(await record(appointment)), manageToken: token }), 201);
 });
 
@@ -332,7 +333,7 @@ app.openapi(hold, async (c) => {
   const body = c.req.valid("json");
   await bookerOf(c, body.serviceId, body.locationId);
   const row = await holdSlot(
-    c.env,
+    deps(c),
     { serviceId: body.serviceId, locationId: body.locationId, start: body.start, staffId: body.staffId ?? null },
     now(),
   );
@@ -368,7 +369,7 @@ const getOne = createRoute({
 
 app.openapi(getOne, async (c) => {
   const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
-  return c.json(ok({ ...(await record(row)), place: await placeOf(c.env, row) }), 200);
+  return c.json(ok({ ...(await record(row)), place: await placeOf(deps(c), row) }), 200);
 });
 
 const slotsToMove = createRoute({
@@ -406,7 +407,7 @@ const slotsToMove = createRoute({
 app.openapi(slotsToMove, async (c) => {
   const { row } = await appointmentOfCaller(c, "QUEUE_VIEW");
   const { from, to } = c.req.valid("query");
-  const found = await slotsToMoveTo(c.env, row, parseInstantInput(from)!, parseInstantInput(to)!, now());
+  const found = await slotsToMoveTo(deps(c), row, parseInstantInput(from)!, parseInstantInput(to)!, now());
   return c.json(ok(found.map((s) => ({ ...s, start: iso(s.start), end: iso(s.end) }))), 200);
 });
 
@@ -436,12 +437,12 @@ app.openapi(reschedule, async (c) => {
   const body = c.req.valid("json");
   const at = now();
   const moved = await rescheduleAppointment(
-    c.env,
+    deps(c),
     row,
     body.staffId === undefined ? { start: body.start } : { start: body.start, staffId: body.staffId },
     at,
   );
-  c.executionCtx.waitUntil(announce(c.env, "rescheduled", moved, at).catch(logFailure));
+  c.executionCtx.waitUntil(announce(deps(c), "rescheduled", moved, at).catch(logFailure));
   return c.json(ok(await record(moved)), 200);
 });
 
@@ -463,8 +464,8 @@ const cancel = createRoute({
 app.openapi(cancel, async (c) => {
   const { row } = await appointmentOfCaller(c, "QUEUE_OPERATE");
   const at = now();
-  const cancelled = await cancelBooking(c.env, row, at);
-  c.executionCtx.waitUntil(announce(c.env, "cancelled", cancelled, at).catch(logFailure));
+  const cancelled = await cancelBooking(deps(c), row, at);
+  c.executionCtx.waitUntil(announce(deps(c), "cancelled", cancelled, at).catch(logFailure));
   return c.json(ok(await record(cancelled)), 200);
 });
 
@@ -489,7 +490,7 @@ const locationDay = createRoute({
 app.openapi(locationDay, async (c) => {
   const { row } = guarded(c, "location", "QUEUE_VIEW");
   const { date } = c.req.valid("query");
-  const list = await dayAtLocation(c.env, row.id, row.timezone, date ?? null, now());
+  const list = await dayAtLocation(deps(c), row.id, row.timezone, date ?? null, now());
   return c.json(okList(await Promise.all(list.map(record)), { total: list.length, page: 1, limit: list.length, hasMore: false }), 200);
 });
 
@@ -505,7 +506,7 @@ const mine = createRoute({
 
 app.openapi(mine, async (c) => {
   const user = requireUser(c);
-  const list = await appointmentsOfUser(c.env, user.user.id, now());
+  const list = await appointmentsOfUser(deps(c), user.user.id, now());
   return c.json(okList(await Promise.all(list.map(record)), { total: list.length, page: 1, limit: 100, hasMore: false }), 200);
 });
 

@@ -7,7 +7,6 @@ import { checkInOpensAt } from "../domain/blend";
 import type { Permission } from "../domain/permissions";
 import { isValidTimeZone, wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { DEFAULT_BOOKING, type Slot } from "../domain/slots";
-import type { Env } from "../env";
 import { membershipOf, requireCredential, type Principal } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { reachesOrganization } from "../http/livemode";
@@ -17,6 +16,7 @@ import { DAY, iso } from "../lib/time";
 import { bookingPlace, MAX_SLOT_RANGE_MS, slotsBetween } from "./appointments-slots";
 import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
 import { appointmentsAt, appointmentsOfCustomer, findAppointment, type AppointmentRow } from "./appointment-rows";
+import { deps, type Deps } from "../http/deps";
 
 // Appointments (docs/appointments.md): use cases behind src/appointments/appointments.routes.ts.
 
@@ -28,19 +28,15 @@ function instantIn(input: InstantInput, timeZone: string): number {
 }
 
 /** Customers (any signed-in user) see any service's slots; an API key only its organization's (others: 404). */
-async function assertMaySeeService(env: Env, principal: Credential, serviceId: string): Promise<void> {
-  const row = await database(env.DB)
-    .select({ organizationId: services.organizationId })
-    .from(services)
-    .where(eq(services.id, serviceId))
-    .get();
+async function assertMaySeeService({ db }: Deps, principal: Credential, serviceId: string): Promise<void> {
+  const row = await db.select({ organizationId: services.organizationId }).from(services).where(eq(services.id, serviceId)).get();
   if (!row || (principal.kind === "apiKey" && principal.organizationId !== row.organizationId)) throw notFound("Service");
   if (!reachesOrganization(principal, row.organizationId)) throw notFound("Service");
 }
 
 /** The free slots of the service at the location over [from, to). */
 export async function freeSlots(
-  env: Env,
+  deps: Deps,
   principal: Credential,
   serviceId: string,
   locationId: string,
@@ -48,14 +44,13 @@ export async function freeSlots(
   toInput: InstantInput,
   at: number,
 ): Promise<Slot[]> {
-  await assertMaySeeService(env, principal, serviceId);
-  const db = database(env.DB);
-  const place = await bookingPlace(db, serviceId, locationId);
+  await assertMaySeeService(deps, principal, serviceId);
+  const place = await bookingPlace(deps, serviceId, locationId);
   const from = instantIn(fromInput, place.timeZone);
   const to = instantIn(toInput, place.timeZone);
   if (to <= from) throw validationError("to", "must be after from");
   if (to - from > MAX_SLOT_RANGE_MS) throw validationError("to", "at most 31 days after from");
-  const all = await slotsBetween(db, place, from, to, at);
+  const all = await slotsBetween(deps, place, from, to, at);
   return all.filter((s) => s.remaining > 0);
 }
 
@@ -64,20 +59,19 @@ export async function freeSlots(
  * location, where it does not compete with itself (its own slot is among them, `current`).
  */
 export async function slotsToMoveTo(
-  env: Env,
+  deps: Deps,
   row: AppointmentRow,
   fromInput: InstantInput,
   toInput: InstantInput,
   at: number,
 ): Promise<(Slot & { current: boolean })[]> {
   if (row.status !== "booked") throw invalidState(row.status, ["booked"], `This appointment is ${row.status}`);
-  const db = database(env.DB);
-  const place = await bookingPlace(db, row.serviceId, row.locationId);
+  const place = await bookingPlace(deps, row.serviceId, row.locationId);
   const from = instantIn(fromInput, place.timeZone);
   const to = instantIn(toInput, place.timeZone);
   if (to <= from) throw validationError("to", "must be after from");
   if (to - from > MAX_SLOT_RANGE_MS) throw validationError("to", "at most 31 days after from");
-  const all = await slotsBetween(db, place, from, to, at, { appointmentId: row.id });
+  const all = await slotsBetween(deps, place, from, to, at, { appointmentId: row.id });
   return all.filter((s) => s.remaining > 0).map((s) => ({ ...s, current: s.start === row.startAt }));
 }
 
@@ -119,11 +113,11 @@ export async function appointmentOfCaller(
 ): Promise<{ row: AppointmentRow; by: "customer" | "staff" }> {
   const id = c.req.param("appointmentId")!;
   const resolved = c.get("guarded");
-  const row = resolved?.kind === "appointment" ? (resolved.row as AppointmentRow) : await findAppointment(c.env.DB, id);
+  const row = resolved?.kind === "appointment" ? (resolved.row as AppointmentRow) : await findAppointment(deps(c), id);
   if (!row) throw notFound("Appointment");
   const token = c.req.header(APPOINTMENT_TOKEN_HEADER);
   if (token !== undefined) {
-    const hash = await manageTokenHash(c.env, token);
+    const hash = await manageTokenHash(deps(c), token);
     if (hash !== null && hash === row.tokenHash) return { row, by: "customer" };
     throw notFound("Appointment");
   }
@@ -138,7 +132,7 @@ export async function appointmentOfCaller(
 
 /** The location's appointments of one local day (today where it is, by default). */
 export async function dayAtLocation(
-  env: Env,
+  deps: Deps,
   locationId: string,
   timezone: string,
   date: string | null,
@@ -157,17 +151,16 @@ export async function dayAtLocation(
   const next = new Date(Date.UTC(year, month - 1, day + 1));
   const from = zonedWallTimeToUtc(year, month, day, 0, 0, 0, zone);
   const to = zonedWallTimeToUtc(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), 0, 0, 0, zone);
-  return appointmentsAt(database(env.DB), locationId, from, to);
+  return appointmentsAt(deps, locationId, from, to);
 }
 
 /** A customer's own appointments, from a day ago on. */
-export async function appointmentsOfUser(env: Env, userId: string, at: number): Promise<AppointmentRow[]> {
-  return appointmentsOfCustomer(database(env.DB), userId, at - DAY, 100);
+export async function appointmentsOfUser(deps: Deps, userId: string, at: number): Promise<AppointmentRow[]> {
+  return appointmentsOfCustomer(deps, userId, at - DAY, 100);
 }
 
 /** The manage page's context of one appointment: its service's and location's names, the zone, when check-in opens. */
-export async function placeOf(env: Env, row: AppointmentRow) {
-  const db = database(env.DB);
+export async function placeOf({ db }: Deps, row: AppointmentRow) {
   const [service, location] = await Promise.all([
     db.select({ name: services.name, booking: services.booking }).from(services).where(eq(services.id, row.serviceId)).get(),
     db.select({ name: locations.name, timezone: locations.timezone }).from(locations).where(eq(locations.id, row.locationId)).get(),

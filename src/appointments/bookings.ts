@@ -1,8 +1,6 @@
 import type { Language } from "../domain/languages";
-import { database, type Database } from "../db/client";
 import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
 import { bookableWindow } from "../domain/slots";
-import type { Env } from "../env";
 import { ApiError, invalidState, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, MINUTE } from "../lib/time";
@@ -21,6 +19,7 @@ import {
   type HoldRow,
   type SlotClaim,
 } from "./appointment-rows";
+import { type Deps } from "../http/deps";
 
 // Booking, holding, rescheduling and cancelling appointments (docs/appointments.md). The slot
 // is checked twice: first by the same computation as GET /v1/services/{serviceId}/slots (hours,
@@ -64,7 +63,7 @@ interface FreeSlot {
 
 /** The slot starting at `start` if it can be taken, with whom; else 409 SLOT_UNAVAILABLE saying why. */
 async function slotAt(
-  db: Database,
+  deps: Deps,
   place: BookingPlace,
   start: number,
   at: number,
@@ -76,13 +75,13 @@ async function slotAt(
   if (start < window.start) throw slotUnavailable("too_soon", bounds);
   if (start >= window.end) throw slotUnavailable("beyond_horizon", bounds);
   const endAt = start + place.settings.durationMinutes * MINUTE;
-  const slot = (await slotsBetween(db, place, start, endAt, at, excluding)).find((s) => s.start === start);
+  const slot = (await slotsBetween(deps, place, start, endAt, at, excluding)).find((s) => s.start === start);
   if (!slot) throw slotUnavailable("no_slot");
   if (slot.remaining <= 0) throw slotUnavailable("full");
   if (staffId) {
     if (slot.staffIds.length > 0) {
       if (!slot.staffIds.includes(staffId)) throw slotUnavailable("staff_busy");
-    } else if (!(await isMember(db, place.service.organizationId, staffId))) {
+    } else if (!(await isMember(deps, place.service.organizationId, staffId))) {
       throw validationError("staffId", "not a member of the service's organization");
     }
     return { startAt: start, endAt, candidates: [staffId] };
@@ -90,7 +89,7 @@ async function slotAt(
   if (slot.staffIds.length === 0) return { startAt: start, endAt, candidates: [null] };
   // Round-robin: the least booked that day first, then by id, so load spreads evenly.
   const day = localDay(start, place.timeZone);
-  const load = await bookingsPerStaff(db, slot.staffIds, day.from, day.to);
+  const load = await bookingsPerStaff(deps, slot.staffIds, day.from, day.to);
   const candidates = [...slot.staffIds].sort((a, b) => (load.get(a) ?? 0) - (load.get(b) ?? 0) || a.localeCompare(b));
   return { startAt: start, endAt, candidates };
 }
@@ -111,8 +110,8 @@ function claimOf(place: BookingPlace, slot: FreeSlot, staffId: string | null, at
 }
 
 /** A bookable place for a new booking or hold: the service must be active too. */
-async function placeFor(db: Database, serviceId: string, locationId: string): Promise<BookingPlace> {
-  const place = await bookingPlace(db, serviceId, locationId);
+async function placeFor(deps: Deps, serviceId: string, locationId: string): Promise<BookingPlace> {
+  const place = await bookingPlace(deps, serviceId, locationId);
   if (place.service.status !== "active") {
     throw new ApiError("VALIDATION_ERROR", "This service is not active", { field: "serviceId", reason: "not_bookable" });
   }
@@ -133,13 +132,16 @@ export interface BookingInput {
 }
 
 /** Books a slot; answers the appointment and its manage token (the only time it is seen). */
-export async function bookAppointment(env: Env, input: BookingInput, at: number): Promise<{ appointment: AppointmentRow; token: string }> {
-  const db = database(env.DB);
-  const place = await placeFor(db, input.serviceId, input.locationId);
+export async function bookAppointment(
+  deps: Deps,
+  input: BookingInput,
+  at: number,
+): Promise<{ appointment: AppointmentRow; token: string }> {
+  const place = await placeFor(deps, input.serviceId, input.locationId);
   let staffId = input.staffId;
   const excluding: Excluding = {};
   if (input.holdId) {
-    const hold = await findHold(db, input.holdId);
+    const hold = await findHold(deps, input.holdId);
     if (!hold || hold.serviceId !== input.serviceId || hold.locationId !== input.locationId || hold.startAt !== input.start) {
       throw validationError("holdId", "no hold of this service, location and start");
     }
@@ -150,11 +152,11 @@ export async function bookAppointment(env: Env, input: BookingInput, at: number)
       staffId = staffId ?? hold.staffId;
     }
   }
-  const slot = await slotAt(db, place, input.start, at, staffId, excluding);
-  const { token, tokenHash } = await newManageToken(env);
+  const slot = await slotAt(deps, place, input.start, at, staffId, excluding);
+  const { token, tokenHash } = await newManageToken(deps);
   const id = newId("apt");
   for (const candidate of slot.candidates) {
-    const booked = await insertAppointment(env.DB, claimOf(place, slot, candidate, at, excluding), {
+    const booked = await insertAppointment(deps, claimOf(place, slot, candidate, at, excluding), {
       id,
       customerName: input.customer.name,
       customerPhone: input.customer.phone ?? null,
@@ -166,7 +168,7 @@ export async function bookAppointment(env: Env, input: BookingInput, at: number)
       tokenHash,
       title: place.service.name,
     });
-    if (booked) return { appointment: (await findAppointment(env.DB, id))!, token };
+    if (booked) return { appointment: (await findAppointment(deps, id))!, token };
   }
   throw slotUnavailable(staffId ? "staff_busy" : "full");
 }
@@ -179,32 +181,30 @@ export interface HoldInput {
 }
 
 /** Holds a slot for HOLD_MINUTES; it counts against the slot's capacity until it expires. */
-export async function holdSlot(env: Env, input: HoldInput, at: number): Promise<HoldRow> {
-  const db = database(env.DB);
-  const place = await placeFor(db, input.serviceId, input.locationId);
-  const slot = await slotAt(db, place, input.start, at, input.staffId, {});
+export async function holdSlot(deps: Deps, input: HoldInput, at: number): Promise<HoldRow> {
+  const place = await placeFor(deps, input.serviceId, input.locationId);
+  const slot = await slotAt(deps, place, input.start, at, input.staffId, {});
   const id = newId("hld");
   const expiresAt = at + HOLD_MINUTES * MINUTE;
   for (const candidate of slot.candidates) {
-    if (await insertHold(env.DB, claimOf(place, slot, candidate, at, {}), id, expiresAt)) return (await findHold(db, id))!;
+    if (await insertHold(deps, claimOf(place, slot, candidate, at, {}), id, expiresAt)) return (await findHold(deps, id))!;
   }
   throw slotUnavailable(input.staffId ? "staff_busy" : "full");
 }
 
 /** Moves a booked appointment to another free slot of its service and location. */
 export async function rescheduleAppointment(
-  env: Env,
+  deps: Deps,
   current: AppointmentRow,
   change: { start: number; staffId?: string | null },
   at: number,
 ): Promise<AppointmentRow> {
   if (current.status !== "booked") throw invalidState(current.status, ["booked"], `This appointment is ${current.status}`);
-  const db = database(env.DB);
-  const place = await bookingPlace(db, current.serviceId, current.locationId);
+  const place = await bookingPlace(deps, current.serviceId, current.locationId);
   const excluding: Excluding = { appointmentId: current.id };
   // Unless another is named, the same staff member keeps it if they are free at the new time.
   let staffId = change.staffId === undefined ? null : change.staffId;
-  let slot = await slotAt(db, place, change.start, at, staffId, excluding);
+  let slot = await slotAt(deps, place, change.start, at, staffId, excluding);
   if (change.staffId === undefined && current.staffId) {
     const withoutShifts = slot.candidates.length === 1 && slot.candidates[0] === null;
     if (withoutShifts || slot.candidates.includes(current.staffId)) {
@@ -213,21 +213,21 @@ export async function rescheduleAppointment(
     }
   }
   for (const candidate of slot.candidates) {
-    if (await moveAppointment(env.DB, current.id, claimOf(place, slot, candidate, at, excluding), current.calendarEventId)) {
-      return (await findAppointment(env.DB, current.id))!;
+    if (await moveAppointment(deps, current.id, claimOf(place, slot, candidate, at, excluding), current.calendarEventId)) {
+      return (await findAppointment(deps, current.id))!;
     }
   }
-  const now = await findAppointment(env.DB, current.id);
+  const now = await findAppointment(deps, current.id);
   if (now && now.status !== "booked") throw invalidState(now.status, ["booked"], `This appointment is ${now.status}`);
   throw slotUnavailable(staffId ? "staff_busy" : "full");
 }
 
 /** Cancels a booked appointment: its slot is free again and its calendar event is gone. */
-export async function cancelBooking(env: Env, current: AppointmentRow, at: number): Promise<AppointmentRow> {
+export async function cancelBooking(deps: Deps, current: AppointmentRow, at: number): Promise<AppointmentRow> {
   if (current.status !== "booked") throw invalidState(current.status, ["booked"], `This appointment is ${current.status}`);
-  const row = await cancelAppointment(env.DB, current.id, at);
+  const row = await cancelAppointment(deps, current.id, at);
   if (!row) {
-    const now = await findAppointment(env.DB, current.id);
+    const now = await findAppointment(deps, current.id);
     throw invalidState(now?.status ?? "cancelled", ["booked"], `This appointment is ${now?.status ?? "cancelled"}`);
   }
   return row;

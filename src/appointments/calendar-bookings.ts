@@ -1,14 +1,13 @@
 import { and, eq } from "drizzle-orm";
-import { database } from "../db/client";
 import { appointments, calendarEvents, locations, tickets } from "../db/schema";
 import type { Language } from "../domain/languages";
-import type { Env } from "../env";
 import { notFound, validationError } from "../http/errors";
 import { MINUTE } from "../lib/time";
 import { announce } from "./announcements";
 import { bookingPlace } from "./appointments-slots";
 import { findAppointment, type AppointmentRow } from "./appointment-rows";
 import { bookAppointment, cancelBooking, rescheduleAppointment } from "./bookings";
+import { type Deps } from "../http/deps";
 
 // Appointments made through the team calendar (docs/appointments.md, issue 38 (e)): an
 // `appointment` event created with a `customer` is a real booking, made by the same code as
@@ -39,7 +38,7 @@ export interface CalendarBooking {
 
 /** Books the slot the calendar event names; answers the appointment (its `calendarEventId` is the event) and its manage token. */
 export async function bookFromCalendar(
-  env: Env,
+  deps: Deps,
   input: CalendarBooking,
   at: number,
 ): Promise<{ appointment: AppointmentRow; token: string }> {
@@ -48,16 +47,15 @@ export async function bookFromCalendar(
   if (input.recurrencePattern) throw validationError("recurrencePattern", "a booking happens once");
   const staff = [...new Set(input.attendees ?? [])];
   if (staff.length > 1) throw validationError("attendees", "a booking is with one staff member at most");
-  const db = database(env.DB);
-  const place = await bookingPlace(db, input.serviceId, input.locationId);
+  const place = await bookingPlace(deps, input.serviceId, input.locationId);
   if (place.service.organizationId !== input.organizationId) throw notFound("Service");
   assertLength(input.start, input.end, place.settings.durationMinutes);
   const userId = input.customer.userId ?? null;
-  if (userId !== null && !(await isCustomerOf(env, input.organizationId, userId))) {
+  if (userId !== null && !(await isCustomerOf(deps, input.organizationId, userId))) {
     throw validationError("customer.userId", "not a customer of the organization (no ticket or appointment with it)");
   }
   const booked = await bookAppointment(
-    env,
+    deps,
     {
       serviceId: input.serviceId,
       locationId: input.locationId,
@@ -70,23 +68,19 @@ export async function bookFromCalendar(
     },
     at,
   );
-  await announce(env, "created", booked.appointment, at, booked.token).catch(logFailure);
+  await announce(deps, "created", booked.appointment, at, booked.token).catch(logFailure);
   return booked;
 }
 
 /** The appointment whose calendar event this is, if any. */
-export async function appointmentOfEvent(env: Env, eventId: string): Promise<AppointmentRow | null> {
-  const row = await database(env.DB)
-    .select({ id: appointments.id })
-    .from(appointments)
-    .where(eq(appointments.calendarEventId, eventId))
-    .get();
-  return row ? findAppointment(env.DB, row.id) : null;
+export async function appointmentOfEvent(deps: Deps, eventId: string): Promise<AppointmentRow | null> {
+  const { db } = deps;
+  const row = await db.select({ id: appointments.id }).from(appointments).where(eq(appointments.calendarEventId, eventId)).get();
+  return row ? findAppointment(deps, row.id) : null;
 }
 
 /** The booking's calendar event as the calendar answers it, with its location's zone. */
-export async function bookingEvent(env: Env, appointment: AppointmentRow) {
-  const db = database(env.DB);
+export async function bookingEvent({ db }: Deps, appointment: AppointmentRow) {
   const [event, place] = await Promise.all([
     db
       .select()
@@ -107,14 +101,14 @@ const MOVABLE = new Set(["startDate", "endDate", "attendees"]);
  * slot of its service and location, its duration), which moves the event with it.
  */
 export async function moveFromCalendar(
-  env: Env,
+  deps: Deps,
   appointment: AppointmentRow,
   patch: { fields: string[]; start?: number | undefined; end?: number | undefined; attendees?: string[] | null | undefined },
   at: number,
 ): Promise<AppointmentRow> {
   const fixed = patch.fields.find((f) => !MOVABLE.has(f));
   if (fixed) throw validationError(fixed, "this event is an appointment's: change its time or staff member, or cancel it");
-  const place = await bookingPlace(database(env.DB), appointment.serviceId, appointment.locationId);
+  const place = await bookingPlace(deps, appointment.serviceId, appointment.locationId);
   const start = patch.start ?? appointment.startAt;
   assertLength(start, patch.end ?? start + (appointment.endAt - appointment.startAt), place.settings.durationMinutes);
   let staffId: string | null | undefined;
@@ -123,15 +117,15 @@ export async function moveFromCalendar(
     if (staff.length > 1) throw validationError("attendees", "a booking is with one staff member at most");
     staffId = staff[0] ?? null;
   }
-  const moved = await rescheduleAppointment(env, appointment, { start, ...(staffId !== undefined ? { staffId } : {}) }, at);
-  await announce(env, "rescheduled", moved, at).catch(logFailure);
+  const moved = await rescheduleAppointment(deps, appointment, { start, ...(staffId !== undefined ? { staffId } : {}) }, at);
+  await announce(deps, "rescheduled", moved, at).catch(logFailure);
   return moved;
 }
 
 /** A DELETE of a booking's event cancels the appointment (which deletes the event). */
-export async function cancelFromCalendar(env: Env, appointment: AppointmentRow, at: number): Promise<AppointmentRow> {
-  const cancelled = await cancelBooking(env, appointment, at);
-  await announce(env, "cancelled", cancelled, at).catch(logFailure);
+export async function cancelFromCalendar(deps: Deps, appointment: AppointmentRow, at: number): Promise<AppointmentRow> {
+  const cancelled = await cancelBooking(deps, appointment, at);
+  await announce(deps, "cancelled", cancelled, at).catch(logFailure);
   return cancelled;
 }
 
@@ -142,8 +136,7 @@ function assertLength(start: number, end: number, durationMinutes: number): void
 }
 
 /** Someone the organization has served or booked: a ticket in one of its queues, or an appointment. */
-async function isCustomerOf(env: Env, organizationId: string, userId: string): Promise<boolean> {
-  const db = database(env.DB);
+async function isCustomerOf({ db }: Deps, organizationId: string, userId: string): Promise<boolean> {
   const [ticket, appointment] = await Promise.all([
     db
       .select({ id: tickets.id })

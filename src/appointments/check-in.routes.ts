@@ -26,7 +26,7 @@ import {
 } from "./check-in";
 import { APPOINTMENT_TOKEN_HEADER, manageTokenHash } from "./manage-token";
 import { ApiError } from "../http/errors";
-import type { Env } from "../env";
+import { deps, type Deps } from "../http/deps";
 
 // Check-in (docs/blend.md): by staff, by the customer's manage token, or at the kiosk by the
 // appointment's code. Each answers the appointment and its ticket: 201 when this call made the
@@ -125,8 +125,8 @@ const checkInRoute = createRoute({
 async function checkable(c: Context<AppEnv>, appointmentId: string): Promise<{ row: AppointmentRow; channel: "staff" | "customer" }> {
   const token = c.req.header(APPOINTMENT_TOKEN_HEADER);
   if (token !== undefined) {
-    const hash = await manageTokenHash(c.env, token);
-    const row = hash === null ? null : await findAppointment(c.env, appointmentId).catch(() => null);
+    const hash = await manageTokenHash(deps(c), token);
+    const row = hash === null ? null : await findAppointment(deps(c), appointmentId).catch(() => null);
     // A wrong token is told nothing more than an unknown appointment.
     if (row === null || hash !== row.tokenHash) throw notFound("Appointment");
     return { row, channel: "customer" };
@@ -143,7 +143,7 @@ async function answer(c: Context<AppEnv>, done: CheckedIn) {
 app.openapi(checkInRoute, async (c) => {
   const { row, channel } = await checkable(c, c.req.valid("param").appointmentId);
   const { intake, position } = c.req.valid("json");
-  const done = await checkIn(c.env, row, channel, now(), intake, position);
+  const done = await checkIn(deps(c), row, channel, now(), intake, position);
   const body = ok(await answer(c, done));
   return done.created ? c.json(body, 201) : c.json(body, 200);
 });
@@ -203,7 +203,7 @@ const kioskCheckIn = createRoute({
 
 app.openapi(kioskCheckIn, async (c) => {
   const { locationId } = c.req.valid("param");
-  const location = await kioskLocation(c.env, locationId);
+  const location = await kioskLocation(deps(c), locationId);
   await widgetActor(c, location.organizationId, "join", { what: "Location", at: [location.id] });
   const at = now();
   const { code, qr, intake } = c.req.valid("json");
@@ -213,8 +213,9 @@ app.openapi(kioskCheckIn, async (c) => {
       reason: "exactly one of code and qr",
     });
   }
-  const row = code !== undefined ? await appointmentByCode(c.env, location.id, code, at) : await appointmentByQr(c.env, location.id, qr!);
-  const done = await checkIn(c.env, row, "kiosk", at, intake);
+  const row =
+    code !== undefined ? await appointmentByCode(deps(c), location.id, code, at) : await appointmentByQr(deps(c), location.id, qr!);
+  const done = await checkIn(deps(c), row, "kiosk", at, intake);
   const body = ok({
     appointment: await appointmentRecord(done.appointment),
     ticket: widgetTicket(done.ticket),
@@ -228,14 +229,14 @@ const MANAGE_LINK_ID = /\/appointments\/(apt_[A-Za-z0-9]{1,60})(?=[/?#]|$)/;
 const MANAGE_LINK_TOKEN = /[#?&]token=([A-Za-z0-9_-]{1,128})(?=&|$)/;
 
 /** The appointment a scanned manage link names, if its token is its own and it is at this location (else 404). */
-async function appointmentByQr(env: Env, locationId: string, qr: string): Promise<AppointmentRow> {
+async function appointmentByQr(deps: Deps, locationId: string, qr: string): Promise<AppointmentRow> {
   const id = MANAGE_LINK_ID.exec(qr.trim())?.[1];
   const token = MANAGE_LINK_TOKEN.exec(qr.trim())?.[1];
   if (!id || !token) {
     throw new ApiError("VALIDATION_ERROR", "This QR code is not an appointment's", { field: "qr", reason: "not a manage link" });
   }
-  const hash = await manageTokenHash(env, token);
-  const row = hash === null ? null : await findAppointment(env, id).catch(() => null);
+  const hash = await manageTokenHash(deps, token);
+  const row = hash === null ? null : await findAppointment(deps, id).catch(() => null);
   // A wrong token, or an appointment of another location, is told nothing more than an unknown one.
   if (row === null || hash !== row.tokenHash || row.locationId !== locationId) throw notFound("Appointment");
   return row;

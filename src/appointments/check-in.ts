@@ -1,5 +1,4 @@
 import { and, asc, eq, inArray, isNull, lte, ne } from "drizzle-orm";
-import { database } from "../db/client";
 import { appointments, locations, queues, services } from "../db/schema";
 import { checkInOpensAt, isLate } from "../domain/blend";
 import { formatWhen, pickLanguage, render } from "../domain/notification-templates";
@@ -7,7 +6,6 @@ import { businessText } from "../notifications/message-templates";
 import { DEFAULT_BOOKING, type BookingSettings } from "../domain/slots";
 import type { EventType } from "../domain/events";
 import type { TicketSource } from "../domain/tickets";
-import type { Env } from "../env";
 import { ApiError, invalidState, notFound } from "../http/errors";
 import type { QueueRow } from "../http/credentials/queues";
 import { sha256Hex } from "../lib/crypto";
@@ -21,6 +19,7 @@ import { geofenceStatus } from "../domain/remote-join";
 import { joinQueue } from "../tickets/joins";
 import { getTicket, type TicketView } from "../tickets/tickets";
 import { publishEvent } from "../webhooks/domain-events";
+import { type Deps } from "../http/deps";
 
 // Check-in of a booked appointment (docs/blend.md): a ticket of kind `appointment` in the
 // service's queue, placed by the queue's blend policy. Exactly one ticket per appointment
@@ -68,15 +67,15 @@ export function normalizeCode(code: string): string {
   return code.toUpperCase().replace(/[\s-]/g, "").replace(/O/g, "0").replace(/[IL]/g, "1");
 }
 
-export async function findAppointment(env: Env, id: string): Promise<AppointmentRow> {
-  const row = await database(env.DB).select().from(appointments).where(eq(appointments.id, id)).get();
+export async function findAppointment({ db }: Deps, id: string): Promise<AppointmentRow> {
+  const row = await db.select().from(appointments).where(eq(appointments.id, id)).get();
   if (!row) throw notFound("Appointment");
   return row;
 }
 
 /** The location a kiosk checks appointments in at. */
-export async function kioskLocation(env: Env, locationId: string): Promise<{ id: string; organizationId: string }> {
-  const row = await database(env.DB)
+export async function kioskLocation({ db }: Deps, locationId: string): Promise<{ id: string; organizationId: string }> {
+  const row = await db
     .select({ id: locations.id, organizationId: locations.organizationId })
     .from(locations)
     .where(eq(locations.id, locationId))
@@ -86,8 +85,7 @@ export async function kioskLocation(env: Env, locationId: string): Promise<{ id:
 }
 
 /** The queue an appointment checks into: the one it names, else its service's first open queue. */
-export async function queueForAppointment(env: Env, appointment: AppointmentRow): Promise<QueueRow> {
-  const db = database(env.DB);
+export async function queueForAppointment({ db }: Deps, appointment: AppointmentRow): Promise<QueueRow> {
   const named = appointment.queueId ? await db.select().from(queues).where(eq(queues.id, appointment.queueId)).get() : undefined;
   if (named) return named;
   const first = await db
@@ -106,39 +104,40 @@ export async function queueForAppointment(env: Env, appointment: AppointmentRow)
 }
 
 /** The service's booking settings: when check-in opens, the grace, what a late check-in becomes. */
-async function bookingOf(env: Env, serviceId: string): Promise<BookingSettings> {
-  const row = await database(env.DB).select({ booking: services.booking }).from(services).where(eq(services.id, serviceId)).get();
+async function bookingOf({ db }: Deps, serviceId: string): Promise<BookingSettings> {
+  const row = await db.select({ booking: services.booking }).from(services).where(eq(services.id, serviceId)).get();
   return { ...DEFAULT_BOOKING, ...(row?.booking ?? {}) };
 }
 
 /** The appointment, checked in: a new ticket, or the one it already has. */
 export async function checkIn(
-  env: Env,
+  deps: Deps,
   appointment: AppointmentRow,
   channel: CheckInChannel,
   at: number,
   answers?: Record<string, IntakeValue | null>,
   position?: CheckInPosition,
 ): Promise<CheckedIn> {
-  const queue = await queueForAppointment(env, appointment);
+  const { db } = deps;
+  const queue = await queueForAppointment(deps, appointment);
   if (appointment.status === "checked_in" && appointment.ticketId) {
     return {
       appointment,
-      ticket: await ticketOf(env, appointment.ticketId, appointment.queueId ?? queue.id, at),
+      ticket: await ticketOf(deps, appointment.ticketId, appointment.queueId ?? queue.id, at),
       created: false,
       token: null,
     };
   }
-  const booking = await bookingOf(env, appointment.serviceId);
+  const booking = await bookingOf(deps, appointment.serviceId);
   if (appointment.status === "booked") assertOpen(appointment, booking, at);
   if (appointment.status !== "booked" && appointment.status !== "checked_in") {
     throw invalidState(appointment.status, ["booked", "checked_in"], `This appointment is ${appointment.status}`);
   }
-  if (channel === "customer" && appointment.status === "booked") await assertNearby(env, appointment, booking, position);
+  if (channel === "customer" && appointment.status === "booked") await assertNearby(deps, appointment, booking, position);
   const late = isLate(appointment.startAt, at, booking.lateGraceMinutes);
   if (appointment.status === "booked" && late && booking.lateBecomes === "no_show") {
-    const missed = await markNoShow(env, appointment.id, at);
-    if (missed) await announceNoShow(env, [missed], at, "late");
+    const missed = await markNoShow(deps, appointment.id, at);
+    if (missed) await announceNoShow(deps, [missed], at, "late");
     throw new ApiError("INVALID_STATE", "Too late to check in: this appointment is now a no-show", {
       status: "no_show",
       allowed: ["booked", "checked_in"],
@@ -146,7 +145,6 @@ export async function checkIn(
       closedAt: iso(appointment.startAt + booking.lateGraceMinutes * 60_000),
     });
   }
-  const db = database(env.DB);
   const claimed = await db
     .update(appointments)
     .set({ status: "checked_in", checkedInAt: at, queueId: queue.id, updatedAt: at })
@@ -156,24 +154,24 @@ export async function checkIn(
   let current = claimed;
   if (!current) {
     // Another check-in won the claim (or the row moved on): answer what it is now.
-    current = await findAppointment(env, appointment.id);
+    current = await findAppointment(deps, appointment.id);
     if (current.status !== "checked_in") {
       throw invalidState(current.status, ["booked", "checked_in"], `This appointment is ${current.status}`);
     }
     if (current.ticketId)
       return {
         appointment: current,
-        ticket: await ticketOf(env, current.ticketId, current.queueId ?? queue.id, at),
+        ticket: await ticketOf(deps, current.ticketId, current.queueId ?? queue.id, at),
         created: false,
         token: null,
       };
   }
-  const target = current.queueId && current.queueId !== queue.id ? await queueForAppointment(env, current) : queue;
+  const target = current.queueId && current.queueId !== queue.id ? await queueForAppointment(deps, current) : queue;
   let ticket: TicketView;
   let token: string | null = null;
   try {
     ({ ticket, token } = await joinQueue(
-      env,
+      deps,
       target,
       {
         ticket: {
@@ -223,9 +221,9 @@ export async function checkIn(
     .where(and(eq(appointments.id, appointment.id), isNull(appointments.ticketId)))
     .returning()
     .get();
-  const row = done ?? (await findAppointment(env, appointment.id));
+  const row = done ?? (await findAppointment(deps, appointment.id));
   if (claimed) {
-    await publish(env, "appointment.checked_in", row, at, {
+    await publish(deps, "appointment.checked_in", row, at, {
       ticketId: ticket.id,
       displayCode: ticket.displayCode,
       channel,
@@ -246,7 +244,7 @@ export interface CheckInPosition extends Point {
  * manage token must send a position that may be within it, distance minus the fix's accuracy,
  * as remote join's geofence counts (domain/remote-join.ts). No radius: from anywhere.
  */
-async function assertNearby(env: Env, appointment: AppointmentRow, booking: BookingSettings, position: CheckInPosition | undefined) {
+async function assertNearby({ db }: Deps, appointment: AppointmentRow, booking: BookingSettings, position: CheckInPosition | undefined) {
   const radiusM = booking.checkInRadiusMeters ?? null;
   if (radiusM === null) return;
   if (!position) {
@@ -255,7 +253,7 @@ async function assertNearby(env: Env, appointment: AppointmentRow, booking: Book
       reason: "required: the service checks in within its radius of the location",
     });
   }
-  const place = await database(env.DB)
+  const place = await db
     .select({ latitude: locations.latitude, longitude: locations.longitude })
     .from(locations)
     .where(eq(locations.id, appointment.locationId))
@@ -281,16 +279,16 @@ function assertOpen(appointment: AppointmentRow, booking: BookingSettings, at: n
   }
 }
 
-async function ticketOf(env: Env, ticketId: string, queueId: string, at: number): Promise<TicketView> {
-  const queue = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
+async function ticketOf(deps: Deps, ticketId: string, queueId: string, at: number): Promise<TicketView> {
+  const { db } = deps;
+  const queue = await db.select().from(queues).where(eq(queues.id, queueId)).get();
   if (!queue) throw notFound("Queue");
-  return getTicket(env, queue, ticketId, at);
+  return getTicket(deps, queue, ticketId, at);
 }
 
 /** The kiosk's lookup: a booked or checked-in appointment of the location whose check-in window holds `at`. */
-export async function appointmentByCode(env: Env, locationId: string, code: string, at: number): Promise<AppointmentRow> {
+export async function appointmentByCode({ db }: Deps, locationId: string, code: string, at: number): Promise<AppointmentRow> {
   const wanted = normalizeCode(code);
-  const db = database(env.DB);
   // Check-in opens at most 4 hours ahead (the booking settings' bound), and an appointment stays findable
   // for a day after its start so a late arrival is told what became of it.
   const rows = await db
@@ -317,9 +315,9 @@ const MAX_CHECK_IN_OPENS_MINUTES = 240;
 
 // ---- no-shows --------------------------------------------------------------------------------
 
-async function markNoShow(env: Env, id: string, at: number): Promise<AppointmentRow | null> {
+async function markNoShow({ db }: Deps, id: string, at: number): Promise<AppointmentRow | null> {
   return (
-    (await database(env.DB)
+    (await db
       .update(appointments)
       .set({ status: "no_show", updatedAt: at })
       .where(and(eq(appointments.id, id), eq(appointments.status, "booked")))
@@ -336,8 +334,8 @@ const SWEEP_BATCH = 100;
  * service's `lateGraceMinutes` becomes `no_show` (which frees its slot: the slots count only
  * booked and checked-in rows), `appointment.no_show` is published and the customer is told.
  */
-export async function sweepMissedAppointments(env: Env, at: number): Promise<number> {
-  const db = database(env.DB);
+export async function sweepMissedAppointments(deps: Deps, at: number): Promise<number> {
+  const { db } = deps;
   const due = await db
     .select()
     .from(appointments)
@@ -352,22 +350,22 @@ export async function sweepMissedAppointments(env: Env, at: number): Promise<num
   const missed: AppointmentRow[] = [];
   for (const a of due) {
     if (!isLate(a.startAt, at, graceOf.get(a.serviceId) ?? DEFAULT_BOOKING.lateGraceMinutes)) continue;
-    const row = await markNoShow(env, a.id, at);
+    const row = await markNoShow(deps, a.id, at);
     if (row) missed.push(row);
   }
-  if (missed.length > 0) await announceNoShow(env, missed, at, "not_checked_in");
+  if (missed.length > 0) await announceNoShow(deps, missed, at, "not_checked_in");
   return missed.length;
 }
 
 /** `appointment.no_show` for each, and the customer told in their language (in the app, and by SMS when they gave a phone). */
-async function announceNoShow(env: Env, rows: AppointmentRow[], at: number, reason: "late" | "not_checked_in"): Promise<void> {
-  const zones = await locationZones(env, rows);
+async function announceNoShow(deps: Deps, rows: AppointmentRow[], at: number, reason: "late" | "not_checked_in"): Promise<void> {
+  const zones = await locationZones(deps, rows);
   const deliveries: Delivery[] = [];
   for (const row of rows) {
-    await publish(env, "appointment.no_show", row, at, { reason });
+    await publish(deps, "appointment.no_show", row, at, { reason });
     // The catalogue's text (docs/languages.md), or the business's own words for it (docs/message-templates.md).
     const language = pickLanguage(row.language);
-    const own = await businessText(env, row.organizationId, null, "appointment.no_show", language);
+    const own = await businessText(deps, row.organizationId, null, "appointment.no_show", language);
     const text = render(
       "appointment.no_show",
       language,
@@ -385,21 +383,17 @@ async function announceNoShow(env: Env, rows: AppointmentRow[], at: number, reas
     if (row.customerUserId) deliveries.push({ ...base, channel: "in_app", target: { kind: "user", userId: row.customerUserId } });
     if (row.customerPhone) deliveries.push({ ...base, channel: "sms", target: { kind: "phone", phone: row.customerPhone } });
   }
-  if (deliveries.length > 0) await deliver(env, deliveries, at);
+  if (deliveries.length > 0) await deliver(deps, deliveries, at);
 }
 
-async function locationZones(env: Env, rows: AppointmentRow[]): Promise<Map<string, string>> {
+async function locationZones({ db }: Deps, rows: AppointmentRow[]): Promise<Map<string, string>> {
   const ids = [...new Set(rows.map((r) => r.locationId))].slice(0, 90);
-  const found = await database(env.DB)
-    .select({ id: locations.id, timezone: locations.timezone })
-    .from(locations)
-    .where(inArray(locations.id, ids))
-    .all();
+  const found = await db.select({ id: locations.id, timezone: locations.timezone }).from(locations).where(inArray(locations.id, ids)).all();
   return new Map(found.map((r) => [r.id, r.timezone]));
 }
 
-async function publish(env: Env, type: EventType, row: AppointmentRow, at: number, data: Record<string, unknown>): Promise<void> {
-  await publishEvent(env, {
+async function publish(deps: Deps, type: EventType, row: AppointmentRow, at: number, data: Record<string, unknown>): Promise<void> {
+  await publishEvent(deps, {
     id: newId("evt"),
     type,
     organizationId: row.organizationId,

@@ -1,6 +1,6 @@
-import type { Env } from "../env";
 import { credentialForm, signCredential, type CredentialForm } from "../lib/credentials";
 import { sha256Hex } from "../lib/crypto";
+import type { Deps } from "../http/deps";
 
 // The appointment's manage token (docs/appointments.md): the customer's capability for one
 // appointment (see, reschedule, cancel, check in), like the visitor's ticket token. 128 random
@@ -22,18 +22,18 @@ function base64url(bytes: Uint8Array): string {
 }
 
 /** A new token and the hash the row keeps. */
-export async function newManageToken(env: Env): Promise<{ token: string; tokenHash: string }> {
+export async function newManageToken({ env }: Deps): Promise<{ token: string; tokenHash: string }> {
   const token = await signCredential(env, base64url(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES))), "base64url");
   return { token, tokenHash: await sha256Hex(token) };
 }
 
 /** Whether a presented token is one we signed (checked before any lookup: a forged one costs nothing). */
-export function manageTokenForm(env: Env, token: string): Promise<CredentialForm> {
+export function manageTokenForm({ env }: Deps, token: string): Promise<CredentialForm> {
   return credentialForm(env, token, { signed: SIGNED_MANAGE_TOKEN, legacy: NEVER }, "base64url");
 }
 
 /** The hash to compare with `appointments.token_hash`, or null for a token that is not ours. */
-export async function manageTokenHash(env: Env, token: string | undefined): Promise<string | null> {
-  if (!token || (await manageTokenForm(env, token)) !== "signed") return null;
+export async function manageTokenHash(deps: Deps, token: string | undefined): Promise<string | null> {
+  if (!token || (await manageTokenForm(deps, token)) !== "signed") return null;
   return sha256Hex(token);
 }

@@ -10,6 +10,7 @@ import { isId } from "../lib/ids";
 import { now } from "../lib/clock";
 import { recordAudit } from "./audit";
 import { AUDITED, type AuditedOperation } from "./audited-operations";
+import { deps } from "../http/deps";
 
 // One entry for every change (issue 40, docs/security.md). Routes that record their own entry in
 // the batch of the change (with the fields before and after) mark the request through
@@ -170,7 +171,7 @@ export const recordEveryChange = createMiddleware<AppEnv>(async (c, next) => {
             : (params[target.param] ?? organizationId);
     const changes = await changesOf(c, audited, data);
     await recordAudit(
-      c.env.DB,
+      deps(c),
       origin,
       { organizationId, entityType: audited.entityType, entityId, action: audited.action, changes },
       now(),

@@ -11,7 +11,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { parseInstantInput, utcInstant } from "../lib/instant";
-import { AUDIT_CSV_COLUMNS, auditCsvRows, listAuditEvents, recordAuditWith, verifyAuditChain, type AuditFilters } from "./audit";
+import { AUDIT_CSV_COLUMNS, auditCsvRows, listAuditEvents, recordAudit, verifyAuditChain, type AuditFilters } from "./audit";
 import { deps } from "../http/deps";
 
 // The audit log, read-only (docs/security.md): admins and owners, or a key with read:audit.
@@ -137,7 +137,7 @@ app.openapi(exportCsv, async (c) => {
   const actor = await auditReader(c, organizationId);
   const q = c.req.valid("query");
   const filters = filtersOf(q);
-  await recordAuditWith(
+  await recordAudit(
     deps(c),
     auditOrigin(c, actor),
     {

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, gte, isNotNull, isNull, lt, lte, max, min, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { database, nonEmpty, type Database } from "../db/client";
+import { database, nonEmpty } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { auditChainAnchors, auditCheckpoints, auditEvents, subscriptions } from "../db/schema";
 import { auditHashInput, auditRetentionCutoff, type AuditChange, type AuditEntry, type AuditOrigin } from "../domain/audit";
@@ -9,7 +9,7 @@ import { auditKeyring, type AuditKeyEnv } from "../lib/audit-key";
 import { sha256Hex } from "../lib/crypto";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
-import type { Deps } from "../http/deps";
+import { type Deps } from "../http/deps";
 
 // The audit log (docs/security.md, "Audit log"). A change and its entry are written in one D1
 // batch (`auditInsert` is a statement to put in it), so an entry exists exactly when the change
@@ -33,7 +33,7 @@ export function newAuditId(): string {
 }
 
 /** The insert of one entry, to run in the batch of the change it records. */
-export function auditInsert(db: Database, origin: AuditOrigin, change: AuditChange, at: number) {
+export function auditInsert({ db }: Pick<Deps, "db">, origin: AuditOrigin, change: AuditChange, at: number) {
   return db.insert(auditEvents).values({
     id: newAuditId(),
     organizationId: change.organizationId,
@@ -55,7 +55,7 @@ export function auditInsert(db: Database, origin: AuditOrigin, change: AuditChan
  * changed a row (SQLite's changes()): for a conditional update whose condition decides whether
  * the change happened at all (a revocation of a key not revoked yet).
  */
-export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: AuditChange, at: number) {
+export function auditInsertIfChanged({ db }: Pick<Deps, "db">, origin: AuditOrigin, change: AuditChange, at: number) {
   // Drizzle's insert … select names every column of the table, in the schema's order.
   return db.insert(auditEvents).select(
     sql`SELECT ${newAuditId()}, ${change.organizationId}, NULL, ${origin.actor.type}, ${origin.actor.id}, ${change.entityType},
@@ -65,13 +65,8 @@ export function auditInsertIfChanged(db: Database, origin: AuditOrigin, change: 
 }
 
 /** Records an entry on its own: for a change that has no write of ours to share a batch with (an export, a sign-in). */
-export async function recordAudit(d1: D1Database, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
-  await recordAuditWith({ db: database(d1) }, origin, change, at);
-}
-
-/** `recordAudit` for a caller holding its dependencies (a router). */
-export async function recordAuditWith({ db }: Pick<Deps, "db">, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
-  await auditInsert(db, origin, change, at).run();
+export async function recordAudit(deps: Pick<Deps, "db">, origin: AuditOrigin, change: AuditChange, at: number): Promise<void> {
+  await auditInsert(deps, origin, change, at).run();
 }
 
 /** An entry as stored: the columns its hash is computed over, as they are in D1. */
@@ -458,12 +453,11 @@ export async function checkpointAuditChain(env: AuditEnv, organizationId: string
  * entries past their plan's limit are deleted, and the last one deleted becomes the anchor the
  * kept chain starts from, in the same batch.
  */
-export async function pruneAuditEvents(d1: D1Database, at: number, limit = 1000): Promise<number> {
+export async function pruneAuditEvents({ db }: Pick<Deps, "db">, at: number, limit = 1000): Promise<number> {
   // Per plan, the organizations with an entry past that plan's limit (read through
   // audit_events_created_idx, named: left to itself SQLite walked the whole (organization, time)
   // index for the DISTINCT, query-plans.test caught it): an enterprise organization's month-old
   // entries never take the place of a starter organization's due ones.
-  const db = database(d1);
   const e = auditEvents;
   const s = subscriptions;
   const reads = nonEmpty(
@@ -538,5 +532,5 @@ export async function sweepAuditLog(env: AuditEnv, at: number): Promise<void> {
   for (const organizationId of new Set([...sealed, ...uncheckpointed.map((r) => r.organizationId)])) {
     await checkpointAuditChain(env, organizationId, at);
   }
-  await pruneAuditEvents(env.DB, at);
+  await pruneAuditEvents({ db: database(env.DB) }, at);
 }

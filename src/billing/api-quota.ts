@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { now } from "../lib/clock";
 import { takeApiCall } from "./usage";
 import type { AppEnv } from "../http/context";
+import { deps } from "../http/deps";
 
 /**
  * The monthly API-call quota of the organization's plan (spec §8 Monthly quotas): every
@@ -11,7 +12,7 @@ import type { AppEnv } from "../http/context";
 export const apiCallQuota = createMiddleware<AppEnv>(async (c, next) => {
   const p = c.get("principal");
   if (p.kind === "apiKey" && !p.widgetOnly) {
-    await takeApiCall(c.env, p.organizationId, p.apiCallsPerMonth, now());
+    await takeApiCall(deps(c), p.organizationId, p.apiCallsPerMonth, now());
   }
   await next();
 });

@@ -2,13 +2,11 @@
 // event once (by its id), and never let an older event undo a newer state.
 import { and, eq, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
 import { recordAudit } from "../audit/audit";
-import { database, type Database } from "../db/client";
 import { billingCheckouts, billingEvents, invoices, subscriptions } from "../db/schema";
 
 type Invoice = typeof invoices.$inferInsert;
 import { GRACE_PERIOD_MS, periodEnd } from "../domain/billing";
 import { PLAN_RANK, type Plan } from "../domain/plans";
-import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import type { CheckoutPaid, ProviderEvent, ProviderName, RenewalOutcome } from "../providers/billing";
@@ -17,6 +15,7 @@ import { parseSandboxEvent, SANDBOX_SIGNATURE_HEADER, sandboxEnabled } from "../
 import { cancelStripeSubscription, parseStripeEvent } from "../providers/stripe";
 import { fallToStarter, type CheckoutRow } from "./billing";
 import { rulesChanged } from "../tickets/room-rules";
+import { type Deps } from "../http/deps";
 
 export const SIGNATURE_HEADERS: Record<ProviderName, string> = {
   stripe: "Stripe-Signature",
@@ -36,7 +35,7 @@ export interface Receipt {
  * 5-minute window is 400 with nothing changed; an event type we do not use is acknowledged.
  */
 export async function receiveProviderEvent(
-  env: Env,
+  deps: Deps,
   provider: ProviderName,
   rawBody: string,
   signature: string | undefined,
@@ -44,6 +43,7 @@ export async function receiveProviderEvent(
   /** Runs once the signature has verified, before the event is applied (the provider's rate bucket). */
   verified: () => Promise<void> = async () => {},
 ): Promise<Receipt> {
+  const { db, env } = deps;
   // In production the sandbox does not exist: its events are not even read.
   if (provider === "sandbox" && !sandboxEnabled(env)) throw notFound("Route");
   const event =
@@ -59,7 +59,6 @@ export async function receiveProviderEvent(
     });
   }
   await verified();
-  const db = database(env.DB);
   const thisEvent = and(eq(billingEvents.provider, provider), eq(billingEvents.eventId, event.id));
   const claimed = await db
     .insert(billingEvents)
@@ -68,13 +67,13 @@ export async function receiveProviderEvent(
     .returning({ eventId: billingEvents.eventId });
   if (claimed.length === 0) return { eventId: event.id, type: event.type, applied: false };
   try {
-    const applied = await applyEvent(env, event, at);
+    const applied = await applyEvent(deps, event, at);
     const organizationId = applied?.organizationId ?? null;
-    if (applied) await auditPlanChange(env, provider, event.id, applied, at);
+    if (applied) await auditPlanChange(deps, provider, event.id, applied, at);
     if (organizationId) {
       await db.update(billingEvents).set({ organizationId }).where(thisEvent);
       // The plan may have changed: the rooms learn its limits before the provider is answered.
-      await rulesChanged(env, organizationId, at);
+      await rulesChanged(deps, organizationId, at);
     }
   } catch (err) {
     // Not applied: let the provider's retry try again.
@@ -95,16 +94,17 @@ interface Applied {
  * (`subscription.plan_changed`, issue 40): the actor is the system (no person or key acted),
  * the changes say the plan before and after and which provider event did it.
  */
-async function auditPlanChange(env: Env, provider: ProviderName, eventId: string, applied: Applied, at: number): Promise<void> {
+async function auditPlanChange(deps: Deps, provider: ProviderName, eventId: string, applied: Applied, at: number): Promise<void> {
+  const { db } = deps;
   if (!applied.planBefore) return;
-  const now = await database(env.DB)
+  const now = await db
     .select({ plan: subscriptions.plan })
     .from(subscriptions)
     .where(eq(subscriptions.organizationId, applied.organizationId))
     .get();
   if (!now || now.plan === applied.planBefore) return;
   await recordAudit(
-    env.DB,
+    deps,
     { actor: { type: "system", id: null }, ip: null, requestId: null },
     {
       organizationId: applied.organizationId,
@@ -120,8 +120,8 @@ async function auditPlanChange(env: Env, provider: ProviderName, eventId: string
   );
 }
 
-async function planOf(env: Env, organizationId: string): Promise<Plan | null> {
-  const row = await database(env.DB)
+async function planOf({ db }: Deps, organizationId: string): Promise<Plan | null> {
+  const row = await db
     .select({ plan: subscriptions.plan })
     .from(subscriptions)
     .where(eq(subscriptions.organizationId, organizationId))
@@ -130,26 +130,27 @@ async function planOf(env: Env, organizationId: string): Promise<Plan | null> {
 }
 
 /** Applies the event's change; answers the organization it concerned, if any, with its plan before. */
-async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<Applied | null> {
+async function applyEvent(deps: Deps, event: ProviderEvent, at: number): Promise<Applied | null> {
+  const { db } = deps;
   const change = event.change;
   switch (change.kind) {
     case "checkout_paid": {
-      const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
-      const planBefore = checkout ? await planOf(env, checkout.organizationId) : null;
-      const organizationId = await applyCheckoutPaid(env, event, change, at);
+      const checkout = await checkoutOf(deps, event.provider, change.checkoutId, change.providerRef);
+      const planBefore = checkout ? await planOf(deps, checkout.organizationId) : null;
+      const organizationId = await applyCheckoutPaid(deps, event, change, at);
       return organizationId ? { organizationId, planBefore } : null;
     }
     case "renewal_paid":
     case "renewal_failed": {
-      const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
-      const organizationId = await applyRenewal(env, event, change, at);
+      const sub = await subscriptionOfProvider(deps, event.provider, change.providerSubscriptionId);
+      const organizationId = await applyRenewal(deps, event, change, at);
       return organizationId ? { organizationId, planBefore: sub?.plan ?? null } : null;
     }
     case "subscription_ended": {
-      const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
+      const sub = await subscriptionOfProvider(deps, event.provider, change.providerSubscriptionId);
       if (!sub) return null;
       await fallToStarter(
-        env,
+        deps,
         sub.organizationId,
         at,
         and(
@@ -160,9 +161,9 @@ async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<A
       return { organizationId: sub.organizationId, planBefore: sub.plan };
     }
     case "checkout_failed": {
-      const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
+      const checkout = await checkoutOf(deps, event.provider, change.checkoutId, change.providerRef);
       if (!checkout) return null;
-      await database(env.DB)
+      await db
         .update(billingCheckouts)
         .set({ status: "failed" })
         .where(and(eq(billingCheckouts.id, checkout.id), eq(billingCheckouts.status, "open")));
@@ -174,12 +175,11 @@ async function applyEvent(env: Env, event: ProviderEvent, at: number): Promise<A
 }
 
 async function checkoutOf(
-  env: Env,
+  { db }: Deps,
   provider: ProviderName,
   checkoutId: string | null,
   providerRef: string | null,
 ): Promise<CheckoutRow | null> {
-  const db = database(env.DB);
   const row = checkoutId
     ? await db.select().from(billingCheckouts).where(eq(billingCheckouts.id, checkoutId)).get()
     : providerRef
@@ -193,8 +193,8 @@ async function checkoutOf(
   return row && row.provider === provider ? row : null;
 }
 
-async function subscriptionOfProvider(env: Env, provider: ProviderName, providerSubscriptionId: string) {
-  return database(env.DB)
+async function subscriptionOfProvider({ db }: Deps, provider: ProviderName, providerSubscriptionId: string) {
+  return db
     .select()
     .from(subscriptions)
     .where(and(eq(subscriptions.provider, provider), eq(subscriptions.providerSubscriptionId, providerSubscriptionId)))
@@ -203,7 +203,7 @@ async function subscriptionOfProvider(env: Env, provider: ProviderName, provider
 
 /** One invoice per provider payment id; a paid invoice never turns back into a failed one. */
 function upsertInvoice(
-  db: Database,
+  { db }: Deps,
   invoice: {
     organizationId: string;
     provider: ProviderName;
@@ -229,8 +229,9 @@ function upsertInvoice(
     });
 }
 
-async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: CheckoutPaid, at: number): Promise<string | null> {
-  const checkout = await checkoutOf(env, event.provider, change.checkoutId, change.providerRef);
+async function applyCheckoutPaid(deps: Deps, event: ProviderEvent, change: CheckoutPaid, at: number): Promise<string | null> {
+  const { db } = deps;
+  const checkout = await checkoutOf(deps, event.provider, change.checkoutId, change.providerRef);
   if (!checkout) return null;
   if (change.paidAmount !== null && change.paidAmount !== checkout.amount) {
     console.error(
@@ -238,12 +239,11 @@ async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: Checkou
     );
     return checkout.organizationId;
   }
-  const db = database(env.DB);
   const before = await db.select().from(subscriptions).where(eq(subscriptions.organizationId, checkout.organizationId)).get();
   const start = change.periodStart ?? event.createdAt;
   const end = change.periodEnd ?? periodEnd(start, checkout.billingInterval);
   const invoice = upsertInvoice(
-    db,
+    deps,
     {
       organizationId: checkout.organizationId,
       provider: event.provider,
@@ -305,12 +305,12 @@ async function applyCheckoutPaid(env: Env, event: ProviderEvent, change: Checkou
   ]);
   // An upgrade from one Stripe subscription to another: the old one must stop charging.
   if (before?.provider === "stripe" && before.providerSubscriptionId && before.providerSubscriptionId !== change.providerSubscriptionId) {
-    await stopOldStripeSubscription(env, before.providerSubscriptionId);
+    await stopOldStripeSubscription(deps, before.providerSubscriptionId);
   }
   return checkout.organizationId;
 }
 
-async function stopOldStripeSubscription(env: Env, subscriptionId: string): Promise<void> {
+async function stopOldStripeSubscription({ env }: Deps, subscriptionId: string): Promise<void> {
   if (!env.STRIPE_SECRET_KEY) return;
   try {
     await cancelStripeSubscription(env, subscriptionId);
@@ -319,17 +319,17 @@ async function stopOldStripeSubscription(env: Env, subscriptionId: string): Prom
   }
 }
 
-async function applyRenewal(env: Env, event: ProviderEvent, change: RenewalOutcome, at: number): Promise<string | null> {
-  const sub = await subscriptionOfProvider(env, event.provider, change.providerSubscriptionId);
+async function applyRenewal(deps: Deps, event: ProviderEvent, change: RenewalOutcome, at: number): Promise<string | null> {
+  const { db } = deps;
+  const sub = await subscriptionOfProvider(deps, event.provider, change.providerSubscriptionId);
   if (!sub) return null;
   // A scheduled downgrade to another paid plan starts with the first renewal after it.
   const renewedPlan: Plan =
     sub.scheduledPlan && sub.scheduledPlan !== "starter" && PLAN_RANK[sub.scheduledPlan] < PLAN_RANK[sub.plan]
       ? sub.scheduledPlan
       : sub.plan;
-  const db = database(env.DB);
   const invoice = upsertInvoice(
-    db,
+    deps,
     {
       organizationId: sub.organizationId,
       provider: event.provider,

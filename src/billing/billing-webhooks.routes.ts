@@ -11,6 +11,7 @@ import type { ProviderName } from "../providers/billing";
 import { newSandboxRef, sandboxEnabled, signSandboxEvent } from "../providers/sandbox";
 import { findCheckout, verifiedDomainsOf, type CheckoutRow } from "./billing";
 import { receiveProviderEvent, SIGNATURE_HEADERS } from "./billing-events";
+import { deps } from "../http/deps";
 
 // The providers' webhook receivers, and the checkout page the sandbox provider serves.
 
@@ -37,7 +38,7 @@ async function receive(c: Context<AppEnv>, provider: ProviderName) {
   const raw = await c.req.text();
   const signature = c.req.header(SIGNATURE_HEADERS[provider]);
   try {
-    const receipt = await receiveProviderEvent(c.env, provider, raw, signature, now(), () => countVerifiedWebhook(c, provider));
+    const receipt = await receiveProviderEvent(deps(c), provider, raw, signature, now(), () => countVerifiedWebhook(c, provider));
     return c.json(ok(receipt), 200);
   } catch (err) {
     // Not signed by the provider: anyone's anonymous request, in the strict bucket of its address.
@@ -170,12 +171,12 @@ async function safeReturnUrl(c: Context<AppEnv>, row: CheckoutRow): Promise<stri
   const own = new URL(c.env.PUBLIC_BASE_URL ?? c.req.url).origin;
   if (url.origin === own) return url.toString();
   const host = url.hostname.toLowerCase();
-  const domains = await verifiedDomainsOf(c.env, row.organizationId);
+  const domains = await verifiedDomainsOf(deps(c), row.organizationId);
   return url.protocol === "https:" && domains.some((d) => host === d || host.endsWith(`.${d}`)) ? url.toString() : null;
 }
 
 app.openapi(showCheckout, async (c) => {
-  const row = await findCheckout(c.env, c.req.valid("param").checkoutId);
+  const row = await findCheckout(deps(c), c.req.valid("param").checkoutId);
   if (!row) throw notFound("Checkout");
   const status = checkoutStatus(row, now());
   if (wantsHtml(c)) {
@@ -208,7 +209,7 @@ app.openapi(payCheckout, async (c) => {
   const at = now();
   // In production the sandbox does not exist (docs/billing.md): nothing is paid here.
   if (!sandboxEnabled(c.env)) throw notFound("Route");
-  const row = await findCheckout(c.env, c.req.valid("param").checkoutId);
+  const row = await findCheckout(deps(c), c.req.valid("param").checkoutId);
   // Only the sandbox's own checkouts are paid here; a real provider's are paid on its page.
   if (!row || row.provider !== "sandbox") throw notFound("Checkout");
   const status = checkoutStatus(row, at);
@@ -226,8 +227,8 @@ app.openapi(payCheckout, async (c) => {
     },
     at,
   );
-  const receipt = await receiveProviderEvent(c.env, "sandbox", signed.rawBody, signed.signature, at);
-  const after = checkoutStatus((await findCheckout(c.env, row.id))!, at);
+  const receipt = await receiveProviderEvent(deps(c), "sandbox", signed.rawBody, signed.signature, at);
+  const after = checkoutStatus((await findCheckout(deps(c), row.id))!, at);
   if (wantsHtml(c)) {
     const returnTo = await safeReturnUrl(c, row);
     protectPage(c, returnTo);

@@ -113,7 +113,7 @@ const getSubscription = createRoute({
 app.openapi(getSubscription, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorizeBillingRead(c, organizationId);
-  return c.json(ok(await describeSubscription(c.env, organizationId, now())), 200);
+  return c.json(ok(await describeSubscription(deps(c), organizationId, now())), 200);
 });
 
 /** A test-mode twin has its live organization's plan and never pays (docs/test-mode.md). */
@@ -153,7 +153,7 @@ app.openapi(patchSubscription, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
   refuseInTestMode(organizationId);
-  return c.json(ok(await changePlan(c.env, organizationId, c.req.valid("json"), baseUrlOf(c), now())), 200);
+  return c.json(ok(await changePlan(deps(c), organizationId, c.req.valid("json"), baseUrlOf(c), now())), 200);
 });
 
 const cancel = createRoute({
@@ -176,7 +176,7 @@ app.openapi(cancel, async (c) => {
   await authorize(c, organizationId, "ORG_MANAGE");
   refuseInTestMode(organizationId);
   const { reason } = c.req.valid("json");
-  return c.json(ok(await cancelSubscription(c.env, organizationId, reason || null, now())), 200);
+  return c.json(ok(await cancelSubscription(deps(c), organizationId, reason || null, now())), 200);
 });
 
 const usage = createRoute({
@@ -192,7 +192,7 @@ const usage = createRoute({
 app.openapi(usage, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorizeBillingRead(c, organizationId);
-  return c.json(ok(await currentUsage(c.env, organizationId, now())), 200);
+  return c.json(ok(await currentUsage(deps(c), organizationId, now())), 200);
 });
 
 const history = createRoute({
@@ -267,7 +267,7 @@ app.openapi(fedapayCheckout, async (c) => {
   refuseInTestMode(body.organizationId);
   const at = now();
   const checkout = await startCheckout(
-    c.env,
+    deps(c),
     body.organizationId,
     body.plan,
     body.billingInterval,
@@ -276,7 +276,7 @@ app.openapi(fedapayCheckout, async (c) => {
     baseUrlOf(c),
     at,
   );
-  return c.json(ok({ ...(await describeSubscription(c.env, body.organizationId, at)), checkout }), 201);
+  return c.json(ok({ ...(await describeSubscription(deps(c), body.organizationId, at)), checkout }), 201);
 });
 
 export default app;

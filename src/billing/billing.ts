@@ -1,11 +1,9 @@
 // Subscription use cases: read, change plan (checkout or scheduled downgrade), cancel, and the
 // state moves shared by the webhook receiver and the cron sweep.
 import { and, desc, eq, gt, ne, type SQL } from "drizzle-orm";
-import { database } from "../db/client";
 import { billingCheckouts, organizations, subscriptions, verifiedDomains } from "../db/schema";
 import { CHECKOUT_TTL_MS, planChange, priceOf, providerForCurrency, subscriptionRecord } from "../domain/billing";
 import type { BillingInterval, Currency, PaidPlan, Plan } from "../domain/plans";
-import type { Env } from "../env";
 import { ApiError, invalidState, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { utcMonth } from "../lib/time";
@@ -13,18 +11,19 @@ import type { CheckoutRequest, CheckoutSession } from "../providers/billing";
 import { createFedaPayCheckout } from "../providers/fedapay";
 import { createSandboxCheckout, sandboxEnabled } from "../providers/sandbox";
 import { createStripeCheckout, setStripeCancelAtPeriodEnd, setStripeRenewalPrice } from "../providers/stripe";
+import type { Deps } from "../http/deps";
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export type CheckoutRow = typeof billingCheckouts.$inferSelect;
 
-export async function loadSubscription(env: Env, organizationId: string): Promise<SubscriptionRow> {
-  const row = await database(env.DB).select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
+export async function loadSubscription({ db }: Deps, organizationId: string): Promise<SubscriptionRow> {
+  const row = await db.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
   if (!row) throw notFound("Organization");
   return row;
 }
 
-export async function openCheckoutOf(env: Env, organizationId: string, at: number): Promise<CheckoutRow | null> {
-  const row = await database(env.DB)
+export async function openCheckoutOf({ db }: Deps, organizationId: string, at: number): Promise<CheckoutRow | null> {
+  const row = await db
     .select()
     .from(billingCheckouts)
     .where(
@@ -37,12 +36,12 @@ export async function openCheckoutOf(env: Env, organizationId: string, at: numbe
 
 export type SubscriptionRecord = ReturnType<typeof subscriptionRecord>;
 
-export async function describeSubscription(env: Env, organizationId: string, at: number): Promise<SubscriptionRecord> {
-  const [sub, checkout] = await Promise.all([loadSubscription(env, organizationId), openCheckoutOf(env, organizationId, at)]);
+export async function describeSubscription(deps: Deps, organizationId: string, at: number): Promise<SubscriptionRecord> {
+  const [sub, checkout] = await Promise.all([loadSubscription(deps, organizationId), openCheckoutOf(deps, organizationId, at)]);
   return subscriptionRecord(sub, checkout);
 }
 
-function stripeOf(env: Env, sub: SubscriptionRow): string | null {
+function stripeOf({ env }: Deps, sub: SubscriptionRow): string | null {
   return sub.provider === "stripe" && sub.providerSubscriptionId && env.STRIPE_SECRET_KEY ? sub.providerSubscriptionId : null;
 }
 
@@ -72,20 +71,20 @@ export interface PlanChangeInput {
  * scheduled for the end of the paid period; asking for the plan in force drops a scheduled change.
  */
 export async function changePlan(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   input: PlanChangeInput,
   baseUrl: string,
   at: number,
 ): Promise<SubscriptionRecord & { checkout?: CheckoutView }> {
-  const sub = await loadSubscription(env, organizationId);
+  const { db, env } = deps;
+  const sub = await loadSubscription(deps, organizationId);
   const interval = input.billingInterval ?? (sub.plan === "starter" ? "monthly" : sub.billingInterval);
   const change = planChange(sub, input.plan, interval);
-  const db = database(env.DB);
   if (change === "checkout") {
     const currency = input.currency ?? sub.currency;
     const checkout = await startCheckout(
-      env,
+      deps,
       organizationId,
       input.plan as PaidPlan,
       interval,
@@ -94,10 +93,10 @@ export async function changePlan(
       baseUrl,
       at,
     );
-    return { ...(await describeSubscription(env, organizationId, at)), checkout };
+    return { ...(await describeSubscription(deps, organizationId, at)), checkout };
   }
   if (change === "schedule") {
-    const stripeId = stripeOf(env, sub);
+    const stripeId = stripeOf(deps, sub);
     if (input.plan === "starter" && stripeId)
       await atProvider("cancel at period end", () => setStripeCancelAtPeriodEnd(env, stripeId, true));
     if (input.plan !== "starter" && stripeId)
@@ -107,7 +106,7 @@ export async function changePlan(
       .set({ scheduledPlan: input.plan, cancelAtPeriodEnd: input.plan === "starter", updatedAt: at })
       .where(eq(subscriptions.organizationId, organizationId));
   } else if (change === "resume") {
-    const stripeId = stripeOf(env, sub);
+    const stripeId = stripeOf(deps, sub);
     if (sub.cancelAtPeriodEnd && stripeId) await atProvider("resume", () => setStripeCancelAtPeriodEnd(env, stripeId, false));
     if (sub.scheduledPlan && sub.scheduledPlan !== "starter" && stripeId && sub.plan !== "starter") {
       const current = sub.plan;
@@ -118,17 +117,22 @@ export async function changePlan(
       .set({ scheduledPlan: null, cancelAtPeriodEnd: false, cancelReason: null, updatedAt: at })
       .where(eq(subscriptions.organizationId, organizationId));
   }
-  return describeSubscription(env, organizationId, at);
+  return describeSubscription(deps, organizationId, at);
 }
 
 /** Cancel: the paid plan stays until currentPeriodEnd, then the sweep moves the organization to starter. */
-export async function cancelSubscription(env: Env, organizationId: string, reason: string | null, at: number): Promise<SubscriptionRecord> {
-  const sub = await loadSubscription(env, organizationId);
-  const checkout = await openCheckoutOf(env, organizationId, at);
+export async function cancelSubscription(
+  deps: Deps,
+  organizationId: string,
+  reason: string | null,
+  at: number,
+): Promise<SubscriptionRecord> {
+  const { db, env } = deps;
+  const sub = await loadSubscription(deps, organizationId);
+  const checkout = await openCheckoutOf(deps, organizationId, at);
   if (sub.plan === "starter" && !checkout) {
     throw invalidState("starter", ["pro", "enterprise"], "The free starter plan has nothing to cancel");
   }
-  const db = database(env.DB);
   if (checkout) {
     await db
       .update(billingCheckouts)
@@ -136,14 +140,14 @@ export async function cancelSubscription(env: Env, organizationId: string, reaso
       .where(and(eq(billingCheckouts.id, checkout.id), eq(billingCheckouts.status, "open")));
   }
   if (sub.plan !== "starter") {
-    const stripeId = stripeOf(env, sub);
+    const stripeId = stripeOf(deps, sub);
     if (stripeId && !sub.cancelAtPeriodEnd) await atProvider("cancel at period end", () => setStripeCancelAtPeriodEnd(env, stripeId, true));
     await db
       .update(subscriptions)
       .set({ cancelAtPeriodEnd: true, scheduledPlan: "starter", cancelReason: reason, updatedAt: at })
       .where(eq(subscriptions.organizationId, organizationId));
   }
-  return describeSubscription(env, organizationId, at);
+  return describeSubscription(deps, organizationId, at);
 }
 
 export interface CheckoutView {
@@ -162,7 +166,7 @@ export interface CheckoutView {
  * (so a fast provider event finds it), then completed with the provider's url and reference.
  */
 export async function startCheckout(
-  env: Env,
+  { db, env }: Deps,
   organizationId: string,
   plan: PaidPlan,
   interval: BillingInterval,
@@ -171,7 +175,6 @@ export async function startCheckout(
   baseUrl: string,
   at: number,
 ): Promise<CheckoutView> {
-  const db = database(env.DB);
   const org = await db
     .select({ name: organizations.name, billingEmail: organizations.billingEmail })
     .from(organizations)
@@ -249,9 +252,9 @@ export async function startCheckout(
 }
 
 /** Puts an organization back on the free plan (a calendar-month period) when `when` still holds; answers how many rows moved (0 or 1). */
-export async function fallToStarter(env: Env, organizationId: string, at: number, when: SQL | undefined): Promise<number> {
+export async function fallToStarter({ db }: Deps, organizationId: string, at: number, when: SQL | undefined): Promise<number> {
   const month = utcMonth(at);
-  const result = await database(env.DB)
+  const result = await db
     .update(subscriptions)
     .set({
       plan: "starter",
@@ -272,13 +275,13 @@ export async function fallToStarter(env: Env, organizationId: string, at: number
   return result.meta.changes;
 }
 
-export async function findCheckout(env: Env, id: string): Promise<CheckoutRow | null> {
-  return (await database(env.DB).select().from(billingCheckouts).where(eq(billingCheckouts.id, id)).get()) ?? null;
+export async function findCheckout({ db }: Deps, id: string): Promise<CheckoutRow | null> {
+  return (await db.select().from(billingCheckouts).where(eq(billingCheckouts.id, id)).get()) ?? null;
 }
 
 /** The organization's verified domains (lower case): where a checkout may send the payer back to. */
-export async function verifiedDomainsOf(env: Env, organizationId: string): Promise<string[]> {
-  const rows = await database(env.DB)
+export async function verifiedDomainsOf({ db }: Deps, organizationId: string): Promise<string[]> {
+  const rows = await db
     .select({ domain: verifiedDomains.domain })
     .from(verifiedDomains)
     .where(and(eq(verifiedDomains.organizationId, organizationId), eq(verifiedDomains.status, "verified")));

@@ -1,14 +1,13 @@
 // Usage of the current period (a UTC calendar month, whatever the billing period) and the
 // monthly API-call quota. Counters are exact under concurrency: one conditional upsert each.
 import { and, eq, lt, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { subscriptions, usageCounters } from "../db/schema";
 import { entitlements, type Limit } from "../domain/plans";
-import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { flushTicketCount } from "../tickets/quota";
 import { iso, utcMonth } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 export const USAGE_METRICS = ["tickets", "api_calls", "sms", "webhook_deliveries"] as const;
 export type UsageMetric = (typeof USAGE_METRICS)[number];
@@ -27,11 +26,11 @@ function smsLimit(features: object & { sms: boolean }): Limit {
   return features.sms ? null : 0;
 }
 
-export async function currentUsage(env: Env, organizationId: string, at: number) {
+export async function currentUsage(deps: Deps, organizationId: string, at: number) {
+  const { db } = deps;
   const period = utcMonth(at);
   // The tickets count lives in the organization's ledger; D1 holds it once flushed.
-  await flushTicketCount(env, organizationId);
-  const db = database(env.DB);
+  await flushTicketCount(deps, organizationId);
   const [sub, rows] = await Promise.all([
     db.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get(),
     db
@@ -66,9 +65,8 @@ export async function currentUsage(env: Env, organizationId: string, at: number)
  * Counts one API call against the organization's monthly quota, or refuses it with
  * 403 QUOTA_EXCEEDED once `limit` calls were counted this month. Exact under concurrency.
  */
-export async function takeApiCall(env: Env, organizationId: string, limit: Limit, at: number): Promise<void> {
+export async function takeApiCall({ db }: Deps, organizationId: string, limit: Limit, at: number): Promise<void> {
   const period = utcMonth(at);
-  const db = database(env.DB);
   const counter = and(
     eq(usageCounters.organizationId, organizationId),
     eq(usageCounters.period, period.key),

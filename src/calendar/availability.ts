@@ -1,11 +1,9 @@
 import { asc, count, eq } from "drizzle-orm";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { database, type Database } from "../db/client";
 import { members, users } from "../db/schema";
-import type { Env } from "../env";
 import { occurrencesCovering, type EventType, type ExpandedOccurrence } from "./calendar";
-import type { Deps } from "../http/deps";
+import { type Deps } from "../http/deps";
 
 // Real-time effect of the calendar (CONTRACT §6): who may call tickets now, and which
 // services refuse joins now.
@@ -38,30 +36,31 @@ function latest(covering: readonly ExpandedOccurrence[]): Block | null {
  * covers `at` and lists them, or lists nobody.
  */
 export async function operatorBlock(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   userId: string,
   at: number,
 ): Promise<{ eventId: string; until: number } | null> {
-  const covering = await occurrencesCovering(database(env.DB), organizationId, at, BLOCKING_TYPES);
+  const covering = await occurrencesCovering(deps, organizationId, at, BLOCKING_TYPES);
   const block = latest(covering.filter((o) => concerns(o, userId)));
   return block && { eventId: block.eventId, until: block.until };
 }
 
 /** A closure of this service covering `at`: joins to its queues are refused until it ends. */
 export async function serviceClosure(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   serviceId: string,
   at: number,
 ): Promise<{ eventId: string; until: number } | null> {
-  const covering = await occurrencesCovering(database(env.DB), organizationId, at, ["closure"], serviceId);
+  const covering = await occurrencesCovering(deps, organizationId, at, ["closure"], serviceId);
   const block = latest(covering);
   return block && { eventId: block.eventId, until: block.until };
 }
 
 /** Each member of the organization, one page, with what blocks them at `at`. */
-export async function membersAvailability({ db }: Deps, organizationId: string, at: number, window: ListWindow) {
+export async function membersAvailability(deps: Deps, organizationId: string, at: number, window: ListWindow) {
+  const { db } = deps;
   const where = eq(members.organizationId, organizationId);
   const [{ rows, hasMore }, totals, covering] = await Promise.all([
     keysetPage(
@@ -89,7 +88,7 @@ export async function membersAvailability({ db }: Deps, organizationId: string, 
           .all(),
     ),
     db.select({ total: count() }).from(members).where(eq(members.organizationId, organizationId)).all(),
-    occurrencesCovering(db, organizationId, at, BLOCKING_TYPES),
+    occurrencesCovering(deps, organizationId, at, BLOCKING_TYPES),
   ]);
   const items = rows.map((m) => {
     const block = latest(covering.filter((o) => concerns(o, m.userId)));

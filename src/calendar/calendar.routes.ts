@@ -192,7 +192,7 @@ app.openapi(create, async (c) => {
     if ((fields.eventType ?? "event") !== "appointment") throw validationError("customer", "only an `appointment` event has a customer");
     // A real booking (issue 38 (e)): the appointment, its slot and its event, made as POST /v1/appointments makes them.
     const { appointment } = await bookFromCalendar(
-      c.env,
+      deps(c),
       {
         organizationId,
         serviceId: fields.serviceId,
@@ -206,12 +206,12 @@ app.openapi(create, async (c) => {
       },
       at,
     );
-    const { event, timeZone } = await bookingEvent(c.env, appointment);
-    await calendarChanged(c.env, organizationId, [event], at);
+    const { event, timeZone } = await bookingEvent(deps(c), appointment);
+    await calendarChanged(deps(c), organizationId, [event], at);
     return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: appointment.id }), 201);
   }
   const { event, timeZone } = await createEvent(deps(c), organizationId, actor.userId, fields, at);
-  await calendarChanged(c.env, organizationId, [event], at);
+  await calendarChanged(deps(c), organizationId, [event], at);
   return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: null }), 201);
 });
 
@@ -247,7 +247,7 @@ app.openapi(createAvailability, async (c) => {
   const input = { ...c.req.valid("json"), eventType: "unavailability" as const, attendees: [user.id] };
   const at = now();
   const { event, timeZone } = await createEvent(deps(c), organizationId, user.id, input, at);
-  await calendarChanged(c.env, organizationId, [event], at);
+  await calendarChanged(deps(c), organizationId, [event], at);
   return c.json(ok(eventRecord(event, timeZone)), 201);
 });
 
@@ -294,10 +294,10 @@ app.openapi(update, async (c) => {
   await scopedEventTarget(c, actor, patch);
   assertMayChange(actor, current, Object.keys(patch));
   const at = now();
-  const booking = current.eventType === "appointment" ? await appointmentOfEvent(c.env, current.id) : null;
+  const booking = current.eventType === "appointment" ? await appointmentOfEvent(deps(c), current.id) : null;
   if (booking) {
     const moved = await moveFromCalendar(
-      c.env,
+      deps(c),
       booking,
       {
         fields: Object.keys(patch),
@@ -307,12 +307,12 @@ app.openapi(update, async (c) => {
       },
       at,
     );
-    const { event, timeZone } = await bookingEvent(c.env, moved);
-    await calendarChanged(c.env, current.organizationId, [current, event], at);
+    const { event, timeZone } = await bookingEvent(deps(c), moved);
+    await calendarChanged(deps(c), current.organizationId, [current, event], at);
     return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: moved.id }), 200);
   }
   const { event, timeZone } = await updateEvent(d, current, patch, at);
-  await calendarChanged(c.env, current.organizationId, [current, event], at);
+  await calendarChanged(deps(c), current.organizationId, [current, event], at);
   return c.json(ok({ ...eventRecord(event, timeZone), appointmentId: null }), 200);
 });
 
@@ -336,11 +336,11 @@ app.openapi(remove, async (c) => {
   const d = deps(c);
   const { row: event, actor } = guarded(c, "calendarEvent", "CALENDAR_VIEW");
   assertMayChange(actor, event);
-  const booking = event.eventType === "appointment" ? await appointmentOfEvent(c.env, event.id) : null;
+  const booking = event.eventType === "appointment" ? await appointmentOfEvent(deps(c), event.id) : null;
   // A booking's event goes with its appointment: cancelling deletes it.
-  if (booking) await cancelFromCalendar(c.env, booking, now());
+  if (booking) await cancelFromCalendar(deps(c), booking, now());
   else await deleteEvent(d, event.id);
-  await calendarChanged(c.env, event.organizationId, [event], now());
+  await calendarChanged(deps(c), event.organizationId, [event], now());
   return c.json(ok({ id: event.id, deleted: true as const }), 200);
 });
 
@@ -371,8 +371,8 @@ app.openapi(list, async (c) => {
   if (end <= start) throw validationError("endDate", "must be after startDate");
   if (end - start > MAX_RANGE) throw validationError("endDate", "the range may span at most 366 days");
   const d = deps(c);
-  const only = actor.locationIds === null ? undefined : eventsWithin(d.db, actor.locationIds);
-  const items = await occurrencesBetween(d.db, organizationId, start, end, only);
+  const only = actor.locationIds === null ? undefined : eventsWithin(d, actor.locationIds);
+  const items = await occurrencesBetween(d, organizationId, start, end, only);
   const data = items.map((i) => occurrenceRecord(i.event, i.occurrence, i.timeZone));
   return c.json(okList(data, { total: data.length, page: 1, limit: MAX_OCCURRENCES, hasMore: false }), 200);
 });

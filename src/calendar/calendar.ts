@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
-import { chunk, type Database } from "../db/client";
+import { chunk } from "../db/client";
 import { calendarEvents, locations, members, services } from "../db/schema";
 import {
   expandOccurrences,
@@ -33,12 +33,12 @@ export interface OrganizationZones {
   fallback: string;
 }
 
-export async function organizationZones(db: Database, organizationId: string): Promise<OrganizationZones> {
-  return zonesOf(await organizationZonesQuery(db, organizationId).all());
+export async function organizationZones(deps: Deps, organizationId: string): Promise<OrganizationZones> {
+  return zonesOf(await organizationZonesQuery(deps, organizationId).all());
 }
 
 /** The read behind `organizationZones`, for a caller that batches it with others. */
-export function organizationZonesQuery(db: Database, organizationId: string) {
+export function organizationZonesQuery({ db }: Deps, organizationId: string) {
   return db
     .select({ id: locations.id, timezone: locations.timezone })
     .from(locations)
@@ -110,7 +110,7 @@ export interface EventInput {
   recurrenceEndDate?: InstantInput | null | undefined;
 }
 
-async function assertService(db: Database, organizationId: string, serviceId: string): Promise<void> {
+async function assertService({ db }: Deps, organizationId: string, serviceId: string): Promise<void> {
   const row = await db
     .select({ id: services.id })
     .from(services)
@@ -119,7 +119,7 @@ async function assertService(db: Database, organizationId: string, serviceId: st
   if (!row) throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
 }
 
-async function assertMembers(db: Database, organizationId: string, userIds: readonly string[]): Promise<void> {
+async function assertMembers({ db }: Deps, organizationId: string, userIds: readonly string[]): Promise<void> {
   const found = new Set<string>();
   // One parameter is the organization id; D1 binds at most 100 a statement.
   for (const ids of chunk(userIds, 90)) {
@@ -137,7 +137,7 @@ async function assertMembers(db: Database, organizationId: string, userIds: read
 }
 
 /** The event row a create or patch produces, checked as a whole (a patch may move one end). */
-async function resolveEvent(db: Database, base: EventRow, input: EventInput, zones: OrganizationZones): Promise<EventRow> {
+async function resolveEvent(deps: Deps, base: EventRow, input: EventInput, zones: OrganizationZones): Promise<EventRow> {
   const organizationId = base.organizationId;
   if (input.locationId && !zones.byLocation.has(input.locationId)) {
     throw new ApiError("NOT_FOUND", "Location not found", { field: "locationId" });
@@ -165,11 +165,11 @@ async function resolveEvent(db: Database, base: EventRow, input: EventInput, zon
     throw validationError("recurrenceEndDate", "must not be before startDate");
   }
 
-  if (input.serviceId) await assertService(db, organizationId, input.serviceId);
+  if (input.serviceId) await assertService(deps, organizationId, input.serviceId);
   let attendees = base.attendees;
   if (input.attendees !== undefined) {
     attendees = [...new Set(input.attendees ?? [])];
-    await assertMembers(db, organizationId, attendees);
+    await assertMembers(deps, organizationId, attendees);
   }
 
   return {
@@ -189,12 +189,13 @@ async function resolveEvent(db: Database, base: EventRow, input: EventInput, zon
 }
 
 export async function createEvent(
-  { db }: Deps,
+  deps: Deps,
   organizationId: string,
   createdById: string | null,
   input: EventInput & { title: string; startDate: InstantInput; endDate: InstantInput },
   at: number,
 ): Promise<{ event: EventRow; timeZone: string }> {
+  const { db } = deps;
   const blank: EventRow = {
     id: newId("evt"),
     organizationId,
@@ -213,20 +214,21 @@ export async function createEvent(
     createdAt: at,
     updatedAt: at,
   };
-  const zones = await organizationZones(db, organizationId);
-  const event = await resolveEvent(db, blank, input, zones);
+  const zones = await organizationZones(deps, organizationId);
+  const event = await resolveEvent(deps, blank, input, zones);
   await db.insert(calendarEvents).values(event);
   return { event, timeZone: zoneOf(zones, event.locationId) };
 }
 
-export async function updateEvent({ db }: Deps, current: EventRow, patch: EventInput, at: number) {
-  const zones = await organizationZones(db, current.organizationId);
-  const event = { ...(await resolveEvent(db, current, patch, zones)), updatedAt: at };
+export async function updateEvent(deps: Deps, current: EventRow, patch: EventInput, at: number) {
+  const { db } = deps;
+  const zones = await organizationZones(deps, current.organizationId);
+  const event = { ...(await resolveEvent(deps, current, patch, zones)), updatedAt: at };
   await db.update(calendarEvents).set(event).where(eq(calendarEvents.id, current.id));
   return { event, timeZone: zoneOf(zones, event.locationId) };
 }
 
-export async function findEvent(db: Database, eventId: string): Promise<EventRow> {
+export async function findEvent({ db }: Deps, eventId: string): Promise<EventRow> {
   const row = await db.select().from(calendarEvents).where(eq(calendarEvents.id, eventId)).get();
   if (!row) throw notFound("Calendar event");
   return row;
@@ -277,12 +279,12 @@ export function assertMayChange(actor: Actor, event: EventRow, patchedFields: re
  * overlap is decided by the expansion; this only keeps the candidate set small, with a
  * day of slack for wall-clock lengths stretched by a DST change.
  */
-export async function candidateEvents(db: Database, organizationId: string, from: number, to: number, extra?: SQL): Promise<EventRow[]> {
-  return candidateEventsQuery(db, organizationId, from, to, extra).all();
+export async function candidateEvents(deps: Deps, organizationId: string, from: number, to: number, extra?: SQL): Promise<EventRow[]> {
+  return candidateEventsQuery(deps, organizationId, from, to, extra).all();
 }
 
 /** The read behind `candidateEvents`, for a caller that batches it with others. */
-export function candidateEventsQuery(db: Database, organizationId: string, from: number, to: number, extra?: SQL) {
+export function candidateEventsQuery({ db }: Deps, organizationId: string, from: number, to: number, extra?: SQL) {
   return db
     .select()
     .from(calendarEvents)
@@ -314,14 +316,17 @@ export interface ExpandedOccurrence {
 
 /** Every occurrence overlapping [from, to), in start order; more than MAX_OCCURRENCES is refused. */
 export async function occurrencesBetween(
-  db: Database,
+  deps: Deps,
   organizationId: string,
   from: number,
   to: number,
   /** Only these events (a scoped member's, issue 31); absent = every event of the organization. */
   only?: SQL,
 ): Promise<ExpandedOccurrence[]> {
-  const [events, zones] = await Promise.all([candidateEvents(db, organizationId, from, to, only), organizationZones(db, organizationId)]);
+  const [events, zones] = await Promise.all([
+    candidateEvents(deps, organizationId, from, to, only),
+    organizationZones(deps, organizationId),
+  ]);
   const out: ExpandedOccurrence[] = [];
   for (const event of events) {
     const timeZone = zoneOf(zones, event.locationId);
@@ -337,7 +342,7 @@ export async function occurrencesBetween(
 
 /** Occurrences covering the instant `at`, among events of the given types. */
 export async function occurrencesCovering(
-  db: Database,
+  deps: Deps,
   organizationId: string,
   at: number,
   eventTypes: readonly EventType[],
@@ -347,9 +352,9 @@ export async function occurrencesCovering(
     inArray(calendarEvents.eventType, [...eventTypes]),
     serviceId === undefined ? undefined : eq(calendarEvents.serviceId, serviceId),
   );
-  const events = await candidateEvents(db, organizationId, at, at + 1, filter);
+  const events = await candidateEvents(deps, organizationId, at, at + 1, filter);
   if (events.length === 0) return [];
-  const zones = await organizationZones(db, organizationId);
+  const zones = await organizationZones(deps, organizationId);
   return events.flatMap((event) => {
     const timeZone = zoneOf(zones, event.locationId);
     return expandOccurrences(event, at, at + 1, timeZone).map((occurrence) => ({ event, occurrence, timeZone }));

@@ -1,5 +1,4 @@
 import { and, eq, inArray, isNull, or, type SQL } from "drizzle-orm";
-import { database, type Database } from "../db/client";
 import { calendarEvents, locations, serviceLocations } from "../db/schema";
 import type { LocationScope } from "../domain/location-scope";
 import type { Deps } from "../http/deps";
@@ -8,12 +7,7 @@ import type { Deps } from "../http/deps";
 // for a member scoped to some locations: the whole organization's members never pay for them.
 
 /** The locations a service (and so each of its queues) is offered at. */
-export async function locationsOfService(d1: D1Database, serviceId: string): Promise<string[]> {
-  return serviceLocationsOf({ db: database(d1) }, serviceId);
-}
-
-/** `locationsOfService` for a caller holding its dependencies (a router). */
-export async function serviceLocationsOf({ db }: Pick<Deps, "db">, serviceId: string): Promise<string[]> {
+export async function locationsOfService({ db }: Pick<Deps, "db">, serviceId: string): Promise<string[]> {
   const rows = await db
     .select({ id: serviceLocations.locationId })
     .from(serviceLocations)
@@ -23,7 +17,7 @@ export async function serviceLocationsOf({ db }: Pick<Deps, "db">, serviceId: st
 }
 
 /** The services offered at one of the scope's locations, as a subquery for a listing's filter. */
-export function servicesAt(db: Database, scope: readonly string[]) {
+export function servicesAt({ db }: Deps, scope: readonly string[]) {
   return db
     .select({ id: serviceLocations.serviceId })
     .from(serviceLocations)
@@ -50,20 +44,20 @@ export function scopeIds(scope: LocationScope): string[] | null {
  * The calendar events a scoped member sees: those of the whole organization (no location and no
  * service: a public holiday, their own unavailability) and those at or for one of their locations.
  */
-export function eventsWithin(db: Database, scope: readonly string[]): SQL {
+export function eventsWithin(deps: Deps, scope: readonly string[]): SQL {
   return or(
     and(isNull(calendarEvents.locationId), isNull(calendarEvents.serviceId)),
     inArray(calendarEvents.locationId, [...scope]),
-    inArray(calendarEvents.serviceId, servicesAt(db, scope)),
+    inArray(calendarEvents.serviceId, servicesAt(deps, scope)),
   )!;
 }
 
 /** Where a calendar event applies, for `authorize`; undefined = the whole organization. */
 export function eventLocations(
-  d1: D1Database,
+  deps: Deps,
   event: { locationId: string | null; serviceId: string | null },
 ): (() => Promise<string[]>) | undefined {
   if (event.locationId !== null) return async () => [event.locationId!];
-  if (event.serviceId !== null) return () => locationsOfService(d1, event.serviceId!);
+  if (event.serviceId !== null) return () => locationsOfService(deps, event.serviceId!);
   return undefined;
 }

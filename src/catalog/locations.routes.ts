@@ -281,7 +281,7 @@ app.openapi(update, async (c) => {
   // Closures and breaks are expanded in their location's timezone: the rooms' copies follow it.
   // Opening hours close the queues of the location's services outside them, like a closure.
   if (row.timezone !== current.timezone || JSON.stringify(row.openingHours) !== JSON.stringify(current.openingHours))
-    await rulesChanged(c.env, current.organizationId, at);
+    await rulesChanged(deps(c), current.organizationId, at);
   return c.json(ok(locationRecord(row)), 200);
 });
 
@@ -314,9 +314,9 @@ app.openapi(remove, async (c) => {
   const d = deps(c);
   const { row: current, actor } = guarded(c, "location", "LOCATION_MANAGE");
   const { serviceIds, queueIds } = await deleteLocation(d, current, now(), auditOrigin(c, actor));
-  await retireQueues(c.env, queueIds, now());
+  await retireQueues(deps(c), queueIds, now());
   // Events of this location now take the organization's fallback timezone.
-  await rulesChanged(c.env, current.organizationId, now());
+  await rulesChanged(deps(c), current.organizationId, now());
   return c.json(ok({ id: current.id, deleted: true as const, deletedServiceIds: serviceIds, deletedQueueIds: queueIds }), 200);
 });
 

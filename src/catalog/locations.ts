@@ -4,7 +4,6 @@ import { keysetPage } from "../http/keyset";
 import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { and, asc, between, count, eq, inArray, ne, notExists, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
 import { boundingBox, distanceKm, type BoundingBox, type Point } from "../domain/geo";
 import type { OpeningHours } from "../domain/opening-hours";
@@ -52,12 +51,13 @@ export interface LocationFields {
 const AUDITED_FIELDS = ["name", "address", "latitude", "longitude", "timezone", "phone", "email"] as const;
 
 export async function createLocation(
-  { db }: Deps,
+  deps: Deps,
   organizationId: string,
   input: LocationFields,
   at: number,
   origin?: AuditOrigin,
 ): Promise<LocationRow> {
+  const { db } = deps;
   const row: LocationRow = {
     id: newId("loc"),
     organizationId,
@@ -78,7 +78,7 @@ export async function createLocation(
   else {
     // The entry in the batch of the change (docs/security.md): one exists exactly when the location does.
     const change = { organizationId, entityType: "location", entityId: row.id, action: "location.created" as const };
-    await db.batch([insert, auditInsert(db, origin, { ...change, changes: changedFields(null, row, AUDITED_FIELDS) }, at)]);
+    await db.batch([insert, auditInsert(deps, origin, { ...change, changes: changedFields(null, row, AUDITED_FIELDS) }, at)]);
   }
   return row;
 }
@@ -95,7 +95,7 @@ export async function checkLocationLanguage({ db }: Deps, organizationId: string
     throw validationError("defaultLanguage", `must be one of the organization's languages: ${offered.join(", ")}`);
 }
 
-export async function findLocation(db: Database, id: string): Promise<LocationRow | undefined> {
+export async function findLocation({ db }: Deps, id: string): Promise<LocationRow | undefined> {
   return db.select().from(locations).where(eq(locations.id, id)).get();
 }
 
@@ -154,7 +154,7 @@ export async function listLocations(
  * `locations_geo_idx` (a latitude range on the index, longitudes checked on its entries).
  * Exported so a test can check the query plan of this very statement.
  */
-export function nearbyCandidates(db: Database, box: BoundingBox) {
+export function nearbyCandidates({ db }: Deps, box: BoundingBox) {
   const [[west1, east1], [west2, east2]] = box.longitudeRanges;
   return db
     .select({ location: locations, organizationName: organizations.name })
@@ -175,8 +175,8 @@ export interface NearbyLocation {
 }
 
 /** Locations of every organization within the radius, nearest first. */
-export async function findNearby({ db }: Deps, center: Point, radiusKm: number, limit: number): Promise<NearbyLocation[]> {
-  const candidates = await nearbyCandidates(db, boundingBox(center, radiusKm)).all();
+export async function findNearby(deps: Deps, center: Point, radiusKm: number, limit: number): Promise<NearbyLocation[]> {
+  const candidates = await nearbyCandidates(deps, boundingBox(center, radiusKm)).all();
   return candidates
     .map((c) => ({ ...c, distanceKm: distanceKm(center, c.location) }))
     .filter((c) => c.distanceKm <= radiusKm)
@@ -187,12 +187,13 @@ export async function findNearby({ db }: Deps, center: Point, radiusKm: number, 
 export type LocationPatch = Partial<LocationFields> & { openingHours?: OpeningHours | null | undefined };
 
 export async function updateLocation(
-  { db }: Deps,
+  deps: Deps,
   current: LocationRow,
   patch: LocationPatch,
   at: number,
   origin?: AuditOrigin,
 ): Promise<LocationRow> {
+  const { db } = deps;
   const changes: Partial<LocationRow> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.address !== undefined) changes.address = patch.address;
@@ -212,7 +213,7 @@ export async function updateLocation(
       ? await db.batch([
           update,
           auditInsert(
-            db,
+            deps,
             origin,
             {
               organizationId: current.organizationId,
@@ -234,11 +235,12 @@ export async function updateLocation(
  * queue ids returned are exactly those deleted: their rooms must then be retired.
  */
 export async function deleteLocation(
-  { db }: Deps,
+  deps: Deps,
   current: LocationRow,
   at: number,
   origin?: AuditOrigin,
 ): Promise<{ queueIds: string[]; serviceIds: string[] }> {
+  const { db } = deps;
   const id = current.id;
   const other = alias(serviceLocations, "other_link");
   const linkedOnlyHere = db
@@ -264,7 +266,7 @@ export async function deleteLocation(
     ...(origin
       ? [
           auditInsertIfChanged(
-            db,
+            deps,
             origin,
             {
               organizationId: current.organizationId,

@@ -8,6 +8,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { addOutcome, listOutcomes, MAX_OUTCOMES_PER_SERVICE, outcomeRecord, removeOutcome } from "./service-outcomes";
 import { PublicLine } from "../http/schemas";
+import { deps } from "../http/deps";
 
 // The outcomes a service offers at completion (docs/desks.md, outcomes).
 
@@ -56,7 +57,7 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const service = serviceOf(c, "SERVICE_MANAGE");
-  return c.json(ok(outcomeRecord(await addOutcome(c.env, service, c.req.valid("json"), now()))), 201);
+  return c.json(ok(outcomeRecord(await addOutcome(deps(c), service, c.req.valid("json"), now()))), 201);
 });
 
 const list = createRoute({
@@ -72,7 +73,7 @@ const list = createRoute({
 
 app.openapi(list, async (c) => {
   const service = serviceOf(c, "SERVICE_VIEW");
-  return c.json(ok((await listOutcomes(c.env, service.id)).map(outcomeRecord)), 200);
+  return c.json(ok((await listOutcomes(deps(c), service.id)).map(outcomeRecord)), 200);
 });
 
 const remove = createRoute({
@@ -97,7 +98,7 @@ const remove = createRoute({
 app.openapi(remove, async (c) => {
   const { code } = c.req.valid("param");
   const service = serviceOf(c, "SERVICE_MANAGE");
-  await removeOutcome(c.env, service.id, code);
+  await removeOutcome(deps(c), service.id, code);
   return c.json(ok({ code, deleted: true as const }), 200);
 });
 

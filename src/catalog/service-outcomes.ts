@@ -1,9 +1,8 @@
 import { and, asc, count, eq } from "drizzle-orm";
-import { database } from "../db/client";
 import { serviceOutcomes } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { iso } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 // The outcomes a service offers at completion (docs/desks.md, outcomes): "opened an account",
 // "needs a second visit". Kept in D1 per service; the ticket's room records the code the
@@ -18,8 +17,8 @@ export function outcomeRecord(row: OutcomeRow) {
   return { serviceId: row.serviceId, code: row.code, label: row.label, createdAt: iso(row.createdAt) };
 }
 
-export async function listOutcomes(env: Env, serviceId: string): Promise<OutcomeRow[]> {
-  return database(env.DB)
+export async function listOutcomes({ db }: Deps, serviceId: string): Promise<OutcomeRow[]> {
+  return db
     .select()
     .from(serviceOutcomes)
     .where(eq(serviceOutcomes.serviceId, serviceId))
@@ -29,12 +28,11 @@ export async function listOutcomes(env: Env, serviceId: string): Promise<Outcome
 
 /** A code already used is 409 CONFLICT (field code); the 51st outcome is 409 CONFLICT too. */
 export async function addOutcome(
-  env: Env,
+  { db }: Deps,
   service: { id: string; organizationId: string },
   input: { code: string; label: string },
   at: number,
 ): Promise<OutcomeRow> {
-  const db = database(env.DB);
   const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(serviceOutcomes).where(eq(serviceOutcomes.serviceId, service.id));
   if (n >= MAX_OUTCOMES_PER_SERVICE) {
     throw new ApiError("CONFLICT", `A service has at most ${MAX_OUTCOMES_PER_SERVICE} outcomes`, {
@@ -55,8 +53,8 @@ export async function addOutcome(
   return row;
 }
 
-export async function removeOutcome(env: Env, serviceId: string, code: string): Promise<void> {
-  const gone = await database(env.DB)
+export async function removeOutcome({ db }: Deps, serviceId: string, code: string): Promise<void> {
+  const gone = await db
     .delete(serviceOutcomes)
     .where(and(eq(serviceOutcomes.serviceId, serviceId), eq(serviceOutcomes.code, code)))
     .returning()
@@ -65,8 +63,8 @@ export async function removeOutcome(env: Env, serviceId: string, code: string): 
 }
 
 /** The outcome a completion names, or 400 VALIDATION_ERROR (field outcome) when the service has no such code. */
-export async function outcomeOfService(env: Env, serviceId: string, code: string): Promise<OutcomeRow> {
-  const row = await database(env.DB)
+export async function outcomeOfService({ db }: Deps, serviceId: string, code: string): Promise<OutcomeRow> {
+  const row = await db
     .select()
     .from(serviceOutcomes)
     .where(and(eq(serviceOutcomes.serviceId, serviceId), eq(serviceOutcomes.code, code)))

@@ -275,9 +275,9 @@ app.openapi(update, async (c) => {
     await authorizeResources(c, "SERVICE_MANAGE", { locationIds: input.locationIds });
   const at = now();
   const updated = await updateService(d, row, input, at, auditOrigin(c, actor));
-  await serviceChanged(c.env, row, updated, at, input.status !== undefined);
+  await serviceChanged(deps(c), row, updated, at, input.status !== undefined);
   // Its locations' opening hours close its queues: new links, new hours (docs/appointments.md).
-  if (c.req.valid("json").locationIds) await rulesChanged(c.env, row.organizationId, at, { serviceId: row.id });
+  if (c.req.valid("json").locationIds) await rulesChanged(deps(c), row.organizationId, at, { serviceId: row.id });
   const [record] = await serviceRecords(d, [updated], at);
   return c.json(ok(record!), 200);
 });
@@ -299,7 +299,7 @@ const remove = createRoute({
 app.openapi(remove, async (c) => {
   const { d, row } = serviceOf(c, "SERVICE_MANAGE");
   const queueIds = await deleteService(d, row, now(), requestAuditOrigin(c));
-  await retireQueues(c.env, queueIds, now());
+  await retireQueues(deps(c), queueIds, now());
   return c.json(ok({ id: row.id, deleted: true as const, deletedQueueIds: queueIds }), 200);
 });
 

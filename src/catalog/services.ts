@@ -5,7 +5,7 @@ import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { and, asc, count, eq, exists, inArray, isNull, lt, or, sql, type Column } from "drizzle-orm";
 import { DEFAULT_BOOKING, type BookingSettings } from "../domain/slots";
 import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
-import { chunk, type Database } from "../db/client";
+import { chunk } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
 import { entitlements, type Plan } from "../domain/plans";
 import { ApiError, notFound, planRequired, validationError } from "../http/errors";
@@ -38,7 +38,7 @@ export async function listServiceTypes({ db }: Deps, organizationType?: Organiza
   return rows.map(serviceTypeRecord);
 }
 
-async function assertServiceTypeFits(db: Database, serviceTypeId: string, organizationType: OrganizationType): Promise<void> {
+async function assertServiceTypeFits({ db }: Deps, serviceTypeId: string, organizationType: OrganizationType): Promise<void> {
   const type = await db.select().from(serviceTypes).where(eq(serviceTypes.id, serviceTypeId)).get();
   if (!type) throw validationError("serviceTypeId", "unknown service type (see GET /v1/services/types)");
   if (type.organizationType !== organizationType && type.organizationType !== "other") {
@@ -55,10 +55,11 @@ async function assertServiceTypeFits(db: Database, serviceTypeId: string, organi
  * unknown one, so ids of other organizations are never confirmed.
  */
 export async function organizationOfLocations(
-  { db }: Deps,
+  deps: Deps,
   locationIds: readonly string[],
   authorizeIn: (organizationId: string) => Promise<unknown>,
 ): Promise<string> {
+  const { db } = deps;
   const rows = await db
     .select({ id: locations.id, organizationId: locations.organizationId })
     .from(locations)
@@ -67,12 +68,12 @@ export async function organizationOfLocations(
   const first = rows.find((r) => r.id === locationIds[0]) ?? rows[0];
   if (!first) throw new ApiError("NOT_FOUND", "Location not found", { field: "locationIds", id: locationIds[0] });
   await authorizeIn(first.organizationId);
-  await assertLocationsOf(db, first.organizationId, locationIds, rows);
+  await assertLocationsOf(deps, first.organizationId, locationIds, rows);
   return first.organizationId;
 }
 
 async function assertLocationsOf(
-  db: Database,
+  { db }: Deps,
   organizationId: string,
   locationIds: readonly string[],
   known?: readonly { id: string; organizationId: string }[],
@@ -89,7 +90,7 @@ async function assertLocationsOf(
   if (missing) throw new ApiError("NOT_FOUND", "Location not found", { field: "locationIds", id: missing });
 }
 
-async function organizationContext(db: Database, organizationId: string): Promise<{ type: OrganizationType; plan: Plan }> {
+async function organizationContext({ db }: Deps, organizationId: string): Promise<{ type: OrganizationType; plan: Plan }> {
   const row = await db
     .select({ type: organizations.type, plan: subscriptions.plan })
     .from(organizations)
@@ -101,7 +102,7 @@ async function organizationContext(db: Database, organizationId: string): Promis
 }
 
 /** Links inserted only if the service row exists, so a refused service leaves no link behind. */
-function linkStatements(db: Database, serviceId: string, locationIds: readonly string[]) {
+function linkStatements({ db }: Deps, serviceId: string, locationIds: readonly string[]) {
   return chunk(locationIds, IDS_PER_STATEMENT).map((ids) =>
     db
       .insert(serviceLocations)
@@ -149,14 +150,15 @@ export interface NewService {
 const AUDITED_FIELDS = ["name", "description", "serviceTypeId", "isVirtual", "maxRemoteJoinRadiusKm", "status"] as const;
 
 export async function createService(
-  { db }: Deps,
+  deps: Deps,
   organizationId: string,
   input: NewService,
   at: number,
   origin?: AuditOrigin,
 ): Promise<ServiceRow> {
-  const org = await organizationContext(db, organizationId);
-  await assertServiceTypeFits(db, input.serviceTypeId, org.type);
+  const { db } = deps;
+  const org = await organizationContext(deps, organizationId);
+  await assertServiceTypeFits(deps, input.serviceTypeId, org.type);
   const maxServices = entitlements({ plan: org.plan }).features.maxServices;
   const row: ServiceRow = {
     id: newId("svc"),
@@ -199,7 +201,7 @@ export async function createService(
     ...(origin
       ? [
           auditInsertIfChanged(
-            db,
+            deps,
             origin,
             {
               organizationId,
@@ -212,7 +214,7 @@ export async function createService(
           ),
         ]
       : []),
-    ...linkStatements(db, row.id, input.locationIds),
+    ...linkStatements(deps, row.id, input.locationIds),
   ]);
   if (inserted.meta.changes === 0) {
     throw planRequired(`The ${org.plan} plan allows ${maxServices} service(s); upgrade to add more`, {
@@ -224,7 +226,7 @@ export async function createService(
   return row;
 }
 
-export async function findService(db: Database, id: string): Promise<ServiceRow | undefined> {
+export async function findService({ db }: Deps, id: string): Promise<ServiceRow | undefined> {
   return db.select().from(services).where(eq(services.id, id)).get();
 }
 
@@ -237,18 +239,19 @@ export interface ServiceFilter {
 }
 
 export async function listServices(
-  { db }: Deps,
+  deps: Deps,
   organizationId: string,
   window: ListWindow,
   filter: ServiceFilter = {},
 ): Promise<{ rows: ServiceRow[]; total: number; hasMore: boolean }> {
+  const { db } = deps;
   const where = and(
     eq(services.organizationId, organizationId),
     // One bound parameter for the whole id list, whatever its length.
     filter.ids ? sql`${services.id} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))` : undefined,
     filter.q ? likeContains(services.name, filter.q) : undefined,
     filter.statuses ? inArray(services.status, [...filter.statuses]) : undefined,
-    filter.scope ? inArray(services.id, servicesAt(db, filter.scope)) : undefined,
+    filter.scope ? inArray(services.id, servicesAt(deps, filter.scope)) : undefined,
   );
   const [page, totals] = await Promise.all([
     keysetPage(
@@ -301,7 +304,7 @@ async function inChunks<T>(ids: readonly string[], read: (ids: string[]) => Prom
  * Links, live (not archived) queues and ticket figures of several services at once.
  * Figures come from the tickets projection of those queues; "today" is the UTC day.
  */
-export async function serviceDetails(db: Database, serviceIds: readonly string[], at: number): Promise<Map<string, ServiceDetails>> {
+export async function serviceDetails({ db }: Deps, serviceIds: readonly string[], at: number): Promise<Map<string, ServiceDetails>> {
   const details = new Map<string, ServiceDetails>(
     serviceIds.map((id) => [id, { locationIds: [], queues: [], statistics: { queueCount: 0, waitingCount: 0, servedToday: 0 } }]),
   );
@@ -371,9 +374,9 @@ export function serviceRecord(s: ServiceRow, d: ServiceDetails) {
   };
 }
 
-export async function serviceRecords({ db }: Deps, rows: readonly ServiceRow[], at: number) {
+export async function serviceRecords(deps: Deps, rows: readonly ServiceRow[], at: number) {
   const details = await serviceDetails(
-    db,
+    deps,
     rows.map((r) => r.id),
     at,
   );
@@ -394,17 +397,18 @@ export interface ServicePatch {
 
 /** Changes the fields given; `locationIds` replaces every link, in the same batch. */
 export async function updateService(
-  { db }: Deps,
+  deps: Deps,
   current: ServiceRow,
   patch: ServicePatch,
   at: number,
   origin?: AuditOrigin,
 ): Promise<ServiceRow> {
+  const { db } = deps;
   if (patch.serviceTypeId !== undefined && patch.serviceTypeId !== current.serviceTypeId) {
-    const org = await organizationContext(db, current.organizationId);
-    await assertServiceTypeFits(db, patch.serviceTypeId, org.type);
+    const org = await organizationContext(deps, current.organizationId);
+    await assertServiceTypeFits(deps, patch.serviceTypeId, org.type);
   }
-  if (patch.locationIds) await assertLocationsOf(db, current.organizationId, patch.locationIds);
+  if (patch.locationIds) await assertLocationsOf(deps, current.organizationId, patch.locationIds);
   const { locationIds, ...fields } = patch;
   const changes: Partial<ServiceRow> = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   if (Object.keys(changes).length === 0 && !locationIds) return current;
@@ -417,12 +421,12 @@ export async function updateService(
       .set({ ...changes, updatedAt: at })
       .where(eq(services.id, current.id)),
     ...(locationIds
-      ? [db.delete(serviceLocations).where(eq(serviceLocations.serviceId, current.id)), ...linkStatements(db, current.id, locationIds)]
+      ? [db.delete(serviceLocations).where(eq(serviceLocations.serviceId, current.id)), ...linkStatements(deps, current.id, locationIds)]
       : []),
     ...(origin && Object.keys(audited).length > 0
       ? [
           auditInsert(
-            db,
+            deps,
             origin,
             {
               organizationId: current.organizationId,
@@ -440,7 +444,8 @@ export async function updateService(
 }
 
 /** Deletes the service; its queues and links go by cascade. Returns the queue ids to retire. */
-export async function deleteService({ db }: Deps, current: ServiceRow, at: number, origin?: AuditOrigin): Promise<string[]> {
+export async function deleteService(deps: Deps, current: ServiceRow, at: number, origin?: AuditOrigin): Promise<string[]> {
+  const { db } = deps;
   const id = current.id;
   const [gone] = await db.batch([
     db.select({ id: queues.id }).from(queues).where(eq(queues.serviceId, id)),
@@ -449,7 +454,7 @@ export async function deleteService({ db }: Deps, current: ServiceRow, at: numbe
     ...(origin
       ? [
           auditInsertIfChanged(
-            db,
+            deps,
             origin,
             {
               organizationId: current.organizationId,

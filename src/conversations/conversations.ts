@@ -1,7 +1,5 @@
 import { count, eq, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { notificationDeliveries, ticketMessages, tickets } from "../db/schema";
-import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { ApiError, notFound } from "../http/errors";
@@ -12,6 +10,7 @@ import { sendBusinessSms } from "../notifications/notifications";
 import { isOptedOut } from "../notifications/opt-outs";
 import { whatsappReplyNumber } from "../notifications/whatsapp";
 import { newId } from "../lib/ids";
+import type { Deps } from "../http/deps";
 
 // A ticket's conversation (docs/conversations.md): the customer's texts and our answers, both
 // ways, each outbound one with the state of its delivery. Staff replies go by the customer's
@@ -35,9 +34,9 @@ export interface NewMessage {
   deliveryEventId: string | null;
 }
 
-export async function recordMessage(env: Env, m: NewMessage, at: number): Promise<string> {
+export async function recordMessage({ db }: Deps, m: NewMessage, at: number): Promise<string> {
   const id = `msg_${randomString(20)}`;
-  await database(env.DB).insert(ticketMessages).values({
+  await db.insert(ticketMessages).values({
     id,
     organizationId: m.organizationId,
     ticketId: m.ticketId,
@@ -103,8 +102,7 @@ export function messageRecord(r: MessageRow) {
 export type MessageRecord = ReturnType<typeof messageRecord>;
 
 /** The conversation, oldest first (a chat reads downwards). */
-export async function listMessages(env: Env, ticketId: string, window: ListWindow) {
-  const db = database(env.DB);
+export async function listMessages({ db }: Deps, ticketId: string, window: ListWindow) {
   const m = ticketMessages;
   const d = notificationDeliveries;
   const [page, total] = await Promise.all([
@@ -155,14 +153,14 @@ export async function listMessages(env: Env, ticketId: string, window: ListWindo
  * its state (sent, queued for a retry, failed).
  */
 export async function sendWhatsappStaffReply(
-  env: Env,
+  deps: Deps,
   ticket: { id: string; organizationId: string },
   input: { phone: string; phoneNumberId: string; text: string; sentBy: string },
   at: number,
 ): Promise<{ id: string; status: "sent" | "queued" | "failed" }> {
   const id = newId("ntf");
   const report = await deliver(
-    env,
+    deps,
     [
       {
         eventId: id,
@@ -182,8 +180,8 @@ export async function sendWhatsappStaffReply(
 }
 
 /** The phone the customer gave at the join, as the tickets projection holds it. */
-async function phoneOfTicket(env: Env, ticketId: string): Promise<string | null> {
-  const row = await database(env.DB).select({ phone: tickets.phone }).from(tickets).where(eq(tickets.id, ticketId)).get();
+async function phoneOfTicket({ db }: Deps, ticketId: string): Promise<string | null> {
+  const row = await db.select({ phone: tickets.phone }).from(tickets).where(eq(tickets.id, ticketId)).get();
   if (!row) throw notFound("Ticket");
   return row.phone;
 }
@@ -194,29 +192,29 @@ async function phoneOfTicket(env: Env, ticketId: string): Promise<string | null>
  * plan and caps of any business SMS for an SMS (402, 403 QUOTA_EXCEEDED).
  */
 export async function sendStaffReply(
-  env: Env,
+  deps: Deps,
   ticket: { id: string; queueId: string; organizationId: string },
   text: string,
   authorId: string,
   at: number,
 ): Promise<MessageRecord> {
-  const phone = await phoneOfTicket(env, ticket.id);
+  const phone = await phoneOfTicket(deps, ticket.id);
   if (!phone) {
     throw new ApiError("CONFLICT", "This ticket's customer gave no phone number to answer on", { field: "ticketId", reason: "no_phone" });
   }
-  if (await isOptedOut(env, ticket.organizationId, phone)) {
+  if (await isOptedOut(deps, ticket.organizationId, phone)) {
     throw new ApiError("CONFLICT", "This number sent STOP: nothing is sent to it until it sends START", {
       field: "ticketId",
       reason: "opted_out",
     });
   }
-  const phoneNumberId = await whatsappReplyNumber(env, ticket, phone, at);
+  const phoneNumberId = await whatsappReplyNumber(deps, ticket, phone, at);
   const channel = phoneNumberId ? "whatsapp" : "sms";
   const sent = phoneNumberId
-    ? await sendWhatsappStaffReply(env, ticket, { phone, phoneNumberId, text, sentBy: authorId }, at)
-    : await sendBusinessSms(env, ticket.organizationId, { phone, message: text, purpose: "ticket_reply", sentBy: authorId }, at);
+    ? await sendWhatsappStaffReply(deps, ticket, { phone, phoneNumberId, text, sentBy: authorId }, at)
+    : await sendBusinessSms(deps, ticket.organizationId, { phone, message: text, purpose: "ticket_reply", sentBy: authorId }, at);
   const id = await recordMessage(
-    env,
+    deps,
     {
       organizationId: ticket.organizationId,
       ticketId: ticket.id,

@@ -1,5 +1,5 @@
-import type { Env } from "../env";
 import { MINUTE } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 // Inbound limits (docs/conversations.md, "Inbound limits"): a customer's texts, WhatsApp
 // messages and USSD screens are counted per sending number and per organization, in the exact
@@ -20,7 +20,7 @@ function limitOf(value: string | undefined, fallback: number): number {
   return value !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-async function take(env: Env, subject: string, limit: number, at: number): Promise<boolean> {
+async function take({ env }: Deps, subject: string, limit: number, at: number): Promise<boolean> {
   const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
   const decision = await limiter.hit([{ name: "inbound", limit, windowMs: INBOUND_WINDOW_MS }], at);
   return decision.allowed;
@@ -35,19 +35,20 @@ export interface InboundGate {
  * Counts one inbound message of `phone`, and of each organization it is found to be for (at most
  * once per organization): false once a counter is full (a refused message is not counted in it).
  */
-export function inboundGate(env: Env, phone: string, at: number): InboundGate {
+export function inboundGate(deps: Deps, phone: string, at: number): InboundGate {
+  const { env } = deps;
   let numberAnswer: Promise<boolean> | null = null;
   const organizations = new Map<string, Promise<boolean>>();
   return {
     number() {
-      numberAnswer ??= take(env, `inbound:number:${phone}`, limitOf(env.INBOUND_LIMIT_PER_NUMBER, INBOUND_LIMIT_PER_NUMBER), at);
+      numberAnswer ??= take(deps, `inbound:number:${phone}`, limitOf(env.INBOUND_LIMIT_PER_NUMBER, INBOUND_LIMIT_PER_NUMBER), at);
       return numberAnswer;
     },
     organization(organizationId) {
       let answer = organizations.get(organizationId);
       if (!answer) {
         answer = take(
-          env,
+          deps,
           `inbound:organization:${organizationId}`,
           limitOf(env.INBOUND_LIMIT_PER_ORGANIZATION, INBOUND_LIMIT_PER_ORGANIZATION),
           at,

@@ -1,8 +1,7 @@
 import { and, eq, lt } from "drizzle-orm";
-import { database } from "../db/client";
 import { inboundReceipts } from "../db/schema";
-import type { Env } from "../env";
 import { DAY } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 // Exactly once (issue 44): each provider message (Twilio's MessageSid, a WhatsApp message id) is
 // taken once. A replayed signed request, or the provider's own retry after a timeout, finds its
@@ -11,8 +10,7 @@ import { DAY } from "../lib/time";
 export const INBOUND_RECEIPT_RETENTION_MS = 400 * DAY;
 
 /** True the first time this message is seen (its receipt is written); false for a replay. */
-export async function takeReceipt(env: Env, provider: string, messageId: string, at: number): Promise<boolean> {
-  const db = database(env.DB);
+export async function takeReceipt({ db }: Deps, provider: string, messageId: string, at: number): Promise<boolean> {
   const [, taken] = await db.batch([
     // Old receipts go with the traffic that makes them (receivedAt is indexed: each request
     // deletes the few that expired since the last one).
@@ -28,8 +26,6 @@ export async function takeReceipt(env: Env, provider: string, messageId: string,
 }
 
 /** The message could not be acted on (a fault): its retry must act. */
-export async function releaseReceipt(env: Env, provider: string, messageId: string): Promise<void> {
-  await database(env.DB)
-    .delete(inboundReceipts)
-    .where(and(eq(inboundReceipts.provider, provider), eq(inboundReceipts.messageId, messageId)));
+export async function releaseReceipt({ db }: Deps, provider: string, messageId: string): Promise<void> {
+  await db.delete(inboundReceipts).where(and(eq(inboundReceipts.provider, provider), eq(inboundReceipts.messageId, messageId)));
 }

@@ -1,7 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { database } from "../db/client";
 import { notificationDeliveries } from "../db/schema";
-import type { Env } from "../env";
+import type { Deps } from "../http/deps";
 
 // A provider's report on an SMS we sent (docs/conversations.md): the delivery row moves
 // forward only — pending/retrying → sent → delivered, or → failed — so callbacks arriving out
@@ -19,7 +18,7 @@ const FROM: Record<ReportedState, (typeof notificationDeliveries.$inferSelect.st
 
 /** Answers whether the delivery moved. An unknown delivery, or one already further, is left as is. */
 export async function applyDeliveryReport(
-  env: Env,
+  { db }: Deps,
   deliveryKey: string,
   state: ReportedState,
   providerAnswer: string,
@@ -27,7 +26,7 @@ export async function applyDeliveryReport(
 ): Promise<boolean> {
   const from = FROM[state];
   if (state === "queued" || from.length === 0) return false;
-  const res = await database(env.DB)
+  const res = await db
     .update(notificationDeliveries)
     .set({ status: state, providerResponse: providerAnswer.slice(0, 1000), updatedAt: at })
     .where(

@@ -1,8 +1,7 @@
 import { lt } from "drizzle-orm";
-import { database } from "../db/client";
 import { inboundThreads } from "../db/schema";
-import type { Env } from "../env";
 import { DAY } from "../lib/time";
+import type { Deps } from "../http/deps";
 
 // A customer's thread with a shared number (docs/conversations.md): which organization they
 // chose, a menu awaiting their answer, the text held meanwhile. It serves the tickets of the day;
@@ -11,8 +10,8 @@ import { DAY } from "../lib/time";
 
 export const INBOUND_THREAD_TTL_MS = 2 * DAY;
 
-export async function purgeInboundThreads(env: Env, at: number): Promise<number> {
-  const gone = await database(env.DB)
+export async function purgeInboundThreads({ db }: Deps, at: number): Promise<number> {
+  const gone = await db
     .delete(inboundThreads)
     .where(lt(inboundThreads.updatedAt, at - INBOUND_THREAD_TTL_MS))
     .returning({ phone: inboundThreads.phone });

@@ -11,6 +11,7 @@ import { receiveText } from "./inbound";
 import { releaseReceipt, takeReceipt } from "./inbound-receipts";
 import { applyDeliveryReport } from "./inbound-status";
 import { ok } from "../http/respond";
+import { deps } from "../http/deps";
 
 // What customers send us (docs/conversations.md). Providers call these routes, signed with
 // their secret; without the secret (local development) the routes take unsigned messages, so a
@@ -102,12 +103,12 @@ app.openapi(twilioSms, async (c) => {
   const messageSid = c.env.TWILIO_AUTH_TOKEN ? field(form, "MessageSid") : (form.get("MessageSid") ?? crypto.randomUUID());
   const at = now();
   // A replay or Twilio's retry of a message already taken: 200, and nothing acts or answers again.
-  if (!(await takeReceipt(c.env, "twilio", messageSid, at))) return c.body(twiml(null), 200, TWIML_HEADERS) as never;
+  if (!(await takeReceipt(deps(c), "twilio", messageSid, at))) return c.body(twiml(null), 200, TWIML_HEADERS) as never;
   let outcome;
   try {
-    outcome = await receiveText(c.env, { channel: "sms", from, to: form.get("To"), body: form.get("Body") ?? "" }, at);
+    outcome = await receiveText(deps(c), { channel: "sms", from, to: form.get("To"), body: form.get("Body") ?? "" }, at);
   } catch (err) {
-    await releaseReceipt(c.env, "twilio", messageSid);
+    await releaseReceipt(deps(c), "twilio", messageSid);
     throw err;
   }
   if (!c.env.TWILIO_AUTH_TOKEN) {
@@ -147,7 +148,7 @@ app.openapi(twilioStatus, async (c) => {
     throw new ApiError("VALIDATION_ERROR", `Invalid value for MessageStatus: unknown status ${reported}`, { field: "MessageStatus" });
   const answer =
     `callback ${reported}${form.get("ErrorCode") ? ` error ${form.get("ErrorCode")}` : ""} ${form.get("MessageSid") ?? ""}`.trim();
-  const applied = await applyDeliveryReport(c.env, c.req.valid("query").delivery, state, answer, now());
+  const applied = await applyDeliveryReport(deps(c), c.req.valid("query").delivery, state, answer, now());
   return c.json(ok({ state, applied }), 200);
 });
 

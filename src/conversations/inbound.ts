@@ -16,9 +16,7 @@ import {
   type ReplyKey,
 } from "../domain/keywords";
 import { isLanguage } from "../domain/languages";
-import type { Env } from "../env";
 import { and, desc, eq, inArray, isNull, notExists } from "drizzle-orm";
-import { database } from "../db/client";
 import { inboundThreads, organizations, queues, smsSenders, tickets } from "../db/schema";
 import { ApiError } from "../http/errors";
 import { findQueue } from "../tickets/queues";
@@ -31,6 +29,7 @@ import { safeParagraph } from "../domain/public-text";
 import { MINUTE } from "../lib/time";
 import { recordFeedback, servedTicketToRate } from "../visits/feedback";
 import { inboundGate, type InboundGate } from "./inbound-limits";
+import { type Deps } from "../http/deps";
 
 // A customer's text (SMS or WhatsApp), whatever provider carried it: matched to a live
 // ticket of the business the conversation is with, read as a keyword or kept as a message for
@@ -117,12 +116,8 @@ function languageOfNumber(phone: string): Language {
 }
 
 /** The organization a number (or sender) belongs to; null for a number several organizations text from. */
-async function ownerOfNumber(env: Env, to: string): Promise<string | null> {
-  const row = await database(env.DB)
-    .select({ organizationId: smsSenders.organizationId })
-    .from(smsSenders)
-    .where(eq(smsSenders.number, to))
-    .get();
+async function ownerOfNumber({ db }: Deps, to: string): Promise<string | null> {
+  const row = await db.select({ organizationId: smsSenders.organizationId }).from(smsSenders).where(eq(smsSenders.number, to)).get();
   return row?.organizationId ?? null;
 }
 
@@ -131,8 +126,9 @@ async function ownerOfNumber(env: Env, to: string): Promise<string | null> {
  * `organizationId` when the number belongs to one. The projection finds them; each one's room
  * says whether it is still live (the projection lags the room).
  */
-export async function liveTickets(env: Env, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
-  const rows: LiveTicket[] = await database(env.DB)
+export async function liveTickets(deps: Deps, phone: string, organizationId: string | null, at: number): Promise<LiveTicket[]> {
+  const { db } = deps;
+  const rows: LiveTicket[] = await db
     .select({
       id: tickets.id,
       queue_id: tickets.queueId,
@@ -155,9 +151,9 @@ export async function liveTickets(env: Env, phone: string, organizationId: strin
   const perOrganization = new Map<string, LiveTicket>();
   for (const row of rows) {
     if (perOrganization.has(row.organization_id)) continue;
-    const queue = await findQueue(env, row.queue_id).catch(() => null);
+    const queue = await findQueue(deps, row.queue_id).catch(() => null);
     if (!queue) continue;
-    const view = await getTicket(env, queue, row.id, at).catch(() => null);
+    const view = await getTicket(deps, queue, row.id, at).catch(() => null);
     if (view && LIVE_STATUSES.includes(view.status)) perOrganization.set(row.organization_id, row);
     if (perOrganization.size >= MENU_SIZE) break;
   }
@@ -165,11 +161,8 @@ export async function liveTickets(env: Env, phone: string, organizationId: strin
 }
 
 /** Every organization that ever had a ticket of this number (a STOP on a shared number covers them all). */
-async function organizationsOfNumber(env: Env, phone: string): Promise<string[]> {
-  const rows = await database(env.DB)
-    .selectDistinct({ organizationId: tickets.organizationId })
-    .from(tickets)
-    .where(eq(tickets.phone, phone));
+async function organizationsOfNumber({ db }: Deps, phone: string): Promise<string[]> {
+  const rows = await db.selectDistinct({ organizationId: tickets.organizationId }).from(tickets).where(eq(tickets.phone, phone));
   return rows.map((r) => r.organizationId);
 }
 
@@ -185,8 +178,8 @@ interface Thread {
   updatedAt: number;
 }
 
-async function readThread(env: Env, phone: string, to: string): Promise<Thread | null> {
-  const row = await database(env.DB)
+async function readThread({ db }: Deps, phone: string, to: string): Promise<Thread | null> {
+  const row = await db
     .select({
       ticketId: inboundThreads.ticketId,
       menu: inboundThreads.menu,
@@ -201,14 +194,14 @@ async function readThread(env: Env, phone: string, to: string): Promise<Thread |
   return { ...row, menu };
 }
 
-async function writeThread(env: Env, phone: string, to: string, thread: Omit<Thread, "updatedAt">, at: number): Promise<void> {
+async function writeThread({ db }: Deps, phone: string, to: string, thread: Omit<Thread, "updatedAt">, at: number): Promise<void> {
   const row = {
     ticketId: thread.ticketId,
     menu: thread.menu ? JSON.stringify(thread.menu) : null,
     pendingBody: thread.pendingBody,
     updatedAt: at,
   };
-  await database(env.DB)
+  await db
     .insert(inboundThreads)
     .values({ phone, toNumber: to, ...row })
     .onConflictDoUpdate({ target: [inboundThreads.phone, inboundThreads.toNumber], set: row });
@@ -246,17 +239,17 @@ const languageOf = (read: ReadText, ticket: LiveTicket | null, phone: string): L
   return read.language ?? own ?? languageOfNumber(phone);
 };
 
-export async function receiveText(env: Env, input: InboundText, at: number): Promise<InboundOutcome> {
+export async function receiveText(deps: Deps, input: InboundText, at: number): Promise<InboundOutcome> {
   const phone = barePhone(input.from);
   // Short codes, premium and non-mobile senders are never answered: a reply to them costs the business.
   if (!isAnswerableSender(phone)) return { reply: null, ticketId: null, keyword: null, action: "ignored" };
   const body = safeParagraph(input.body, INBOUND_TEXT_MAX);
   const to = input.to ? barePhone(input.to) : UNKNOWN_TO;
-  const owner = input.organizationId ?? (input.to ? await ownerOfNumber(env, to) : null);
+  const owner = input.organizationId ?? (input.to ? await ownerOfNumber(deps, to) : null);
   // Inbound limits (./inbound-limits.ts): the number first, then the business once it is known.
-  const gate = inboundGate(env, phone, at);
-  if (!(await gate.number()) || (owner && !(await gate.organization(owner)))) return limited(env, body, phone, owner, input.channel, at);
-  const [tickets, thread] = await Promise.all([liveTickets(env, phone, owner, at), readThread(env, phone, to)]);
+  const gate = inboundGate(deps, phone, at);
+  if (!(await gate.number()) || (owner && !(await gate.organization(owner)))) return limited(deps, body, phone, owner, input.channel, at);
+  const [tickets, thread] = await Promise.all([liveTickets(deps, phone, owner, at), readThread(deps, phone, to)]);
 
   // An answer to the menu: the chosen ticket takes the text the menu held.
   const menuAnswer = /^\s*(\d{1,2})\s*[.)]?\s*$/.exec(body);
@@ -265,37 +258,37 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
     const ticket = picked ? tickets.find((t) => t.id === picked.ticketId) : undefined;
     if (ticket) {
       if (!(await gate.organization(ticket.organization_id))) return LIMITED;
-      await writeThread(env, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
-      return actOn(env, ticket, { ...input, body: thread.pendingBody ?? "STATUS" }, phone, at);
+      await writeThread(deps, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
+      return actOn(deps, ticket, { ...input, body: thread.pendingBody ?? "STATUS" }, phone, at);
     }
   }
 
   // A queue's join keyword ("MAIRIE", "JOIN MAIRIE"): a ticket through the one join.
   const asked = keywordOfText(body);
-  const queue = asked ? await queueOfKeyword(env, asked, owner) : null;
+  const queue = asked ? await queueOfKeyword(deps, asked, owner) : null;
   if (queue) {
     if (!(await gate.organization(queue.organizationId))) return LIMITED;
-    return joinByText(env, queue, { ...input, body }, phone, to, at);
+    return joinByText(deps, queue, { ...input, body }, phone, to, at);
   }
 
   const read = readKeyword(body);
   if (read.keyword === "stop" || read.keyword === "start") {
     // STOP on a number several businesses text from silences every one of them that texted this number.
-    const organizations = owner ? [owner] : await organizationsOfNumber(env, phone);
+    const organizations = owner ? [owner] : await organizationsOfNumber(deps, phone);
     for (const org of organizations) {
-      if (read.keyword === "stop") await optOut(env, org, phone, input.channel, at);
-      else await optIn(env, org, phone);
+      if (read.keyword === "stop") await optOut(deps, org, phone, input.channel, at);
+      else await optIn(deps, org, phone);
     }
     const only = tickets.length === 1 ? tickets[0]! : null;
     const reply = replyText(languageOf(read, only, phone), read.keyword);
-    if (only) await recordExchange(env, only, { ...input, body }, phone, read.keyword, reply, at);
+    if (only) await recordExchange(deps, only, { ...input, body }, phone, read.keyword, reply, at);
     return { reply, ticketId: only?.id ?? null, keyword: read.keyword, action: read.keyword === "stop" ? "opted_out" : "opted_in" };
   }
 
   // No live ticket: one digit 1–5 rates the visit just served (docs/visits.md, feedback).
   const score = /^\s*([1-5])\s*[.!]?\s*$/.exec(body);
   if (tickets.length === 0 && score) {
-    const rated = await rateByText(env, { ...input, body }, phone, owner, Number(score[1]), gate, at);
+    const rated = await rateByText(deps, { ...input, body }, phone, owner, Number(score[1]), gate, at);
     if (rated) return rated;
   }
 
@@ -310,13 +303,13 @@ export async function receiveText(env: Env, input: InboundText, at: number): Pro
 
   const chosen = thread?.ticketId ? tickets.find((t) => t.id === thread.ticketId) : undefined;
   const ticket = chosen ?? (tickets.length === 1 ? tickets[0]! : null);
-  if (ticket) return (await gate.organization(ticket.organization_id)) ? actOn(env, ticket, { ...input, body }, phone, at) : LIMITED;
+  if (ticket) return (await gate.organization(ticket.organization_id)) ? actOn(deps, ticket, { ...input, body }, phone, at) : LIMITED;
 
   // Live tickets at several businesses and no choice yet: ask, and keep the text until the answer.
   const language = read.language ?? languageOfNumber(phone);
   if (read.keyword === "help") return { reply: replyText(language, "help"), ticketId: null, keyword: "help", action: "help" };
   const menu = tickets.map((t) => ({ ticketId: t.id, organizationId: t.organization_id }));
-  await writeThread(env, phone, to, { ticketId: null, menu, pendingBody: body }, at);
+  await writeThread(deps, phone, to, { ticketId: null, menu, pendingBody: body }, at);
   return { reply: replyText(language, "choose", { options: menuText(tickets) }), ticketId: null, keyword: read.keyword, action: "asked" };
 }
 
@@ -327,7 +320,7 @@ const LIMITED: InboundOutcome = { reply: null, ticketId: null, keyword: null, ac
  * honoured (silently): a number's refusal of our texts is never lost to a limit.
  */
 async function limited(
-  env: Env,
+  deps: Deps,
   body: string,
   phone: string,
   owner: string | null,
@@ -335,28 +328,28 @@ async function limited(
   at: number,
 ): Promise<InboundOutcome> {
   if (readKeyword(body).keyword !== "stop") return LIMITED;
-  for (const org of owner ? [owner] : await organizationsOfNumber(env, phone)) await optOut(env, org, phone, channel, at);
+  for (const org of owner ? [owner] : await organizationsOfNumber(deps, phone)) await optOut(deps, org, phone, channel, at);
   return { ...LIMITED, keyword: "stop" };
 }
 
 /** The text read on the one ticket it belongs to. */
-async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: string, at: number): Promise<InboundOutcome> {
+async function actOn(deps: Deps, ticket: LiveTicket, input: InboundText, phone: string, at: number): Promise<InboundOutcome> {
   const read = readKeyword(input.body);
   const say = (key: ReplyKey, values: Parameters<typeof replyText>[2] = {}) => replyText(languageOf(read, ticket, phone), key, values);
-  const queue = await findQueue(env, ticket.queue_id);
+  const queue = await findQueue(deps, ticket.queue_id);
   const code = ticket.display_code;
   let action: string;
   let key: ReplyKey;
   let values: Parameters<typeof replyText>[2] = { code };
   switch (read.keyword) {
     case "here":
-      [action, key] = (await attempt(() => markPresent(env, queue, ticket.id, at))) ? ["present", "here"] : ["refused", "refused"];
+      [action, key] = (await attempt(() => markPresent(deps, queue, ticket.id, at))) ? ["present", "here"] : ["refused", "refused"];
       break;
     case "late": {
       // "RETARD 15": not called in the next 15 minutes (docs/visits.md, defer); a bare LATE lets a few pass.
       const minutes = lateMinutes(input.body);
       if (minutes === null) {
-        [action, key] = (await attempt(() => stepBackTicket(env, queue, ticket.id, LATE_STEP_BACK_PLACES, at)))
+        [action, key] = (await attempt(() => stepBackTicket(deps, queue, ticket.id, LATE_STEP_BACK_PLACES, at)))
           ? ["stepped_back", "late"]
           : ["refused", "refused"];
         break;
@@ -365,17 +358,17 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
         [action, key, values] = ["refused", "deferTooFar", { code, max: queue.maxDeferMinutes }];
         break;
       }
-      const after = await attemptValue(() => deferTicket(env, queue, ticket.id, { until: at + minutes * MINUTE }, at));
+      const after = await attemptValue(() => deferTicket(deps, queue, ticket.id, { until: at + minutes * MINUTE }, at));
       [action, key, values] = after
         ? ["deferred", "deferred", { code, minutes, wait: after.estimatedWaitMinutes }]
         : ["refused", "refused", { code }];
       break;
     }
     case "cancel":
-      [action, key] = (await attempt(() => cancelTicket(env, queue, ticket.id, at))) ? ["cancelled", "cancel"] : ["refused", "refused"];
+      [action, key] = (await attempt(() => cancelTicket(deps, queue, ticket.id, at))) ? ["cancelled", "cancel"] : ["refused", "refused"];
       break;
     case "status": {
-      const view = await getTicket(env, queue, ticket.id, at);
+      const view = await getTicket(deps, queue, ticket.id, at);
       values = { code, position: view.position, wait: view.estimatedWaitMinutes };
       [action, key] = ["status", "status"];
       break;
@@ -387,8 +380,8 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
       [action, key] = ["message", "received"];
   }
   // A number that said STOP still acts on its ticket, but hears back only to HELP.
-  const reply = read.keyword !== "help" && (await isOptedOut(env, ticket.organization_id, phone)) ? null : say(key, values);
-  await recordExchange(env, ticket, input, phone, read.keyword, reply, at);
+  const reply = read.keyword !== "help" && (await isOptedOut(deps, ticket.organization_id, phone)) ? null : say(key, values);
+  await recordExchange(deps, ticket, input, phone, read.keyword, reply, at);
   return { reply, ticketId: ticket.id, keyword: read.keyword, action };
 }
 
@@ -398,7 +391,7 @@ async function actOn(env: Env, ticket: LiveTicket, input: InboundText, phone: st
  * the text goes on as any other.
  */
 async function rateByText(
-  env: Env,
+  deps: Deps,
   input: InboundText,
   phone: string,
   owner: string | null,
@@ -406,15 +399,15 @@ async function rateByText(
   gate: InboundGate,
   at: number,
 ): Promise<InboundOutcome | null> {
-  const served = await servedTicketToRate(env, phone, owner, at);
+  const served = await servedTicketToRate(deps, phone, owner, at);
   if (!served) return null;
   if (!(await gate.organization(served.organizationId))) return LIMITED;
-  const queue = await findQueue(env, served.queueId).catch(() => null);
+  const queue = await findQueue(deps, served.queueId).catch(() => null);
   if (!queue) return null;
   let key: ReplyKey = "feedbackAlready";
   if (!served.rated) {
     try {
-      await recordFeedback(env, await getTicket(env, queue, served.id, at), { score, comment: null, channel: "sms" }, at);
+      await recordFeedback(deps, await getTicket(deps, queue, served.id, at), { score, comment: null, channel: "sms" }, at);
       key = "feedback";
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
@@ -430,16 +423,16 @@ async function rateByText(
     name: queue.name,
   };
   const language = languageOf({ keyword: null, language: null, languages: [] }, ticket, phone);
-  const reply = (await isOptedOut(env, served.organizationId, phone))
+  const reply = (await isOptedOut(deps, served.organizationId, phone))
     ? null
     : replyText(language, key, { code: served.displayCode, score });
-  await recordExchange(env, ticket, input, phone, null, reply, at);
+  await recordExchange(deps, ticket, input, phone, null, reply, at);
   return { reply, ticketId: served.id, keyword: null, action: key === "feedback" ? "feedback" : "refused" };
 }
 
 /** The customer's text and our answer, on the ticket's conversation. */
 async function recordExchange(
-  env: Env,
+  deps: Deps,
   ticket: LiveTicket,
   input: InboundText,
   phone: string,
@@ -448,9 +441,9 @@ async function recordExchange(
   at: number,
 ): Promise<void> {
   const base = { organizationId: ticket.organization_id, ticketId: ticket.id, queueId: ticket.queue_id, channel: input.channel, phone };
-  await recordMessage(env, { ...base, direction: "in", body: input.body, keyword, authorId: null, deliveryEventId: null }, at);
+  await recordMessage(deps, { ...base, direction: "in", body: input.body, keyword, authorId: null, deliveryEventId: null }, at);
   if (reply !== null) {
-    await recordMessage(env, { ...base, direction: "out", body: reply, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
+    await recordMessage(deps, { ...base, direction: "out", body: reply, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
   }
 }
 
@@ -459,8 +452,8 @@ async function recordExchange(
  * several organizations text from, among those without a number of their own, and only when
  * exactly one queue answers to it (two organizations with the same word: neither is guessed).
  */
-async function queueOfKeyword(env: Env, keyword: string, owner: string | null): Promise<QueueRow | null> {
-  const db = database(env.DB);
+async function queueOfKeyword(deps: Deps, keyword: string, owner: string | null): Promise<QueueRow | null> {
+  const { db } = deps;
   const named = and(eq(queues.smsKeyword, keyword), isNull(queues.archivedAt));
   const rows = owner
     ? await db
@@ -480,7 +473,7 @@ async function queueOfKeyword(env: Env, keyword: string, owner: string | null): 
         )
         .limit(2);
   if (rows.length !== 1) return null;
-  return findQueue(env, rows[0]!.id).catch(() => null);
+  return findQueue(deps, rows[0]!.id).catch(() => null);
 }
 
 /** The userId of a ticket taken by text or USSD: no account, the phone is the customer's handle. */
@@ -491,8 +484,9 @@ export const PHONE_VISITOR = { sms: "visitor_sms", ussd: "visitor_ussd" } as con
  * vouched for by the carrier that delivered its text. A number with a live ticket in that queue
  * is told its place instead of taking a second one. The answer is the code and the place.
  */
-async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: string, to: string, at: number): Promise<InboundOutcome> {
-  const org = await database(env.DB)
+async function joinByText(deps: Deps, queue: QueueRow, input: InboundText, phone: string, to: string, at: number): Promise<InboundOutcome> {
+  const { db } = deps;
+  const org = await db
     .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage })
     .from(organizations)
     .where(eq(organizations.id, queue.organizationId))
@@ -502,12 +496,12 @@ async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: 
   const orgLanguage = isLanguage(org?.defaultLanguage) ? org.defaultLanguage : null;
   const language: Language =
     (orgLanguage && verbLanguages.includes(orgLanguage) ? orgLanguage : verbLanguages[0]) ?? orgLanguage ?? languageOfNumber(phone);
-  const [held] = await liveTickets(env, phone, queue.organizationId, at);
-  if (held && held.queue_id === queue.id) return actOn(env, held, { ...input, body: statusWord(language) }, phone, at);
+  const [held] = await liveTickets(deps, phone, queue.organizationId, at);
+  if (held && held.queue_id === queue.id) return actOn(deps, held, { ...input, body: statusWord(language) }, phone, at);
   let ticket;
   try {
     ({ ticket } = await joinQueue(
-      env,
+      deps,
       queue,
       {
         ticket: {
@@ -533,8 +527,8 @@ async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: 
     const reply = replyText(language, "joinRefused", { queue: queue.name, reason: joinRefusalText(language, err.code) });
     return { reply, ticketId: null, keyword: null, action: "join_refused" };
   }
-  if (to !== UNKNOWN_TO) await writeThread(env, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
-  const reply = (await isOptedOut(env, queue.organizationId, phone))
+  if (to !== UNKNOWN_TO) await writeThread(deps, phone, to, { ticketId: ticket.id, menu: null, pendingBody: null }, at);
+  const reply = (await isOptedOut(deps, queue.organizationId, phone))
     ? null
     : replyText(language, "joined", {
         queue: queue.name,
@@ -550,6 +544,6 @@ async function joinByText(env: Env, queue: QueueRow, input: InboundText, phone: 
     default_language: org?.defaultLanguage ?? null,
     name: org?.name ?? "",
   };
-  await recordExchange(env, live, input, phone, null, reply, at);
+  await recordExchange(deps, live, input, phone, null, reply, at);
   return { reply, ticketId: ticket.id, keyword: null, action: "joined" };
 }

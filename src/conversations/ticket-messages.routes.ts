@@ -9,6 +9,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { listMessages, sendStaffReply } from "./conversations";
 import type { Context } from "hono";
+import { deps } from "../http/deps";
 
 // A ticket's conversation with its customer (docs/conversations.md): what they texted, and the
 // staff's answers through their channel.
@@ -75,7 +76,7 @@ app.openapi(list, async (c) => {
   const { ticketId } = c.req.valid("param");
   await operated(c, ticketId, "QUEUE_VIEW");
   const window = listWindow(c.req.valid("query"));
-  const { items, total, hasMore } = await listMessages(c.env, ticketId, window);
+  const { items, total, hasMore } = await listMessages(deps(c), ticketId, window);
   return c.json(
     {
       ...ok(items),
@@ -110,7 +111,7 @@ app.openapi(send, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { queue, actor } = await operated(c, ticketId, "QUEUE_OPERATE");
   const message = await sendStaffReply(
-    c.env,
+    deps(c),
     { id: ticketId, queueId: queue.id, organizationId: queue.organizationId },
     c.req.valid("json").text,
     actor.userId ?? actor.apiKeyId!,

@@ -7,6 +7,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { answerUssd, authenticateUssd, registerUssdCode, removeUssdCode, ussdCodeOf } from "./ussd";
+import { deps } from "../http/deps";
 
 // USSD (docs/conversations.md): the aggregator's session callback, and the organization's
 // registration of its code.
@@ -71,7 +72,7 @@ app.openapi(register, async (c) => {
   await authorize(c, organizationId, "ORG_MANAGE");
   const body = c.req.valid("json");
   const record = await registerUssdCode(
-    c.env,
+    deps(c),
     organizationId,
     { serviceCode: body.serviceCode, allowedAddresses: body.allowedAddresses ?? null },
     now(),
@@ -92,7 +93,7 @@ const read = createRoute({
 app.openapi(read, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
-  return c.json(ok(await ussdCodeOf(c.env, organizationId)), 200);
+  return c.json(ok(await ussdCodeOf(deps(c), organizationId)), 200);
 });
 
 const remove = createRoute({
@@ -108,7 +109,7 @@ const remove = createRoute({
 app.openapi(remove, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_MANAGE");
-  await removeUssdCode(c.env, organizationId);
+  await removeUssdCode(deps(c), organizationId);
   return c.json(ok({ removed: true as const }), 200);
 });
 
@@ -152,7 +153,7 @@ app.openapi(callback, async (c) => {
   const form = new URLSearchParams(await c.req.text());
   const secret = c.req.header(USSD_SECRET_HEADER) ?? c.req.valid("query").secret ?? null;
   const serviceCode = form.get("serviceCode")?.trim() ?? "";
-  const caller = SERVICE_CODE.test(serviceCode) ? await authenticateUssd(c.env, serviceCode, secret, clientIp(c)) : null;
+  const caller = SERVICE_CODE.test(serviceCode) ? await authenticateUssd(deps(c), serviceCode, secret, clientIp(c)) : null;
   if (!caller) {
     // Not the aggregator of this code: any anonymous request, in the strict bucket of its address.
     await countUnverifiedWebhook(c);
@@ -165,7 +166,7 @@ app.openapi(callback, async (c) => {
     phoneNumber: field(form, "phoneNumber"),
     text: (form.get("text") ?? "").slice(0, 200),
   };
-  const screen = await answerUssd(c.env, caller.organizationId, session, now());
+  const screen = await answerUssd(deps(c), caller.organizationId, session, now());
   return c.body(screen, 200, { "Content-Type": "text/plain; charset=utf-8" }) as never;
 });
 

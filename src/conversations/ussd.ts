@@ -1,10 +1,8 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
-import { database } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { organizations, queues, ussdCodes } from "../db/schema";
 import { languageName, offeredLanguages } from "../domain/languages";
 import { readUssdText, ussdLanguageOf, ussdScreens, type TicketFacts } from "../domain/ussd-menu";
-import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { addressKey } from "../lib/addresses";
 import { constantTimeEqual, sha256Hex } from "../lib/crypto";
@@ -18,6 +16,7 @@ import { recordMessage } from "./conversations";
 import { liveTickets, PHONE_VISITOR, type LiveTicket } from "./inbound";
 import { releaseReceipt, takeReceipt } from "./inbound-receipts";
 import { inboundGate } from "./inbound-limits";
+import { type Deps } from "../http/deps";
 
 // USSD (docs/conversations.md): a customer on any phone dials the organization's code; the
 // aggregator (Africa's Talking and its peers) calls us once per screen with the session's inputs
@@ -43,14 +42,13 @@ const recordOf = (r: UssdRow): UssdCodeRecord => ({
 
 /** Creates or replaces the organization's code; every call issues a new secret (answered once). */
 export async function registerUssdCode(
-  env: Env,
+  { db }: Deps,
   organizationId: string,
   input: { serviceCode: string; allowedAddresses: string[] | null },
   at: number,
 ): Promise<UssdCodeRecord & { secret: string }> {
   const secret = `ussd_${randomString(32)}`;
   const secretHash = await sha256Hex(secret);
-  const db = database(env.DB);
   try {
     const [row] = await db
       .insert(ussdCodes)
@@ -76,14 +74,14 @@ export async function registerUssdCode(
   }
 }
 
-export async function ussdCodeOf(env: Env, organizationId: string): Promise<UssdCodeRecord> {
-  const row = await database(env.DB).select().from(ussdCodes).where(eq(ussdCodes.organizationId, organizationId)).get();
+export async function ussdCodeOf({ db }: Deps, organizationId: string): Promise<UssdCodeRecord> {
+  const row = await db.select().from(ussdCodes).where(eq(ussdCodes.organizationId, organizationId)).get();
   if (!row) throw notFound("USSD code");
   return recordOf(row);
 }
 
-export async function removeUssdCode(env: Env, organizationId: string): Promise<void> {
-  const gone = await database(env.DB).delete(ussdCodes).where(eq(ussdCodes.organizationId, organizationId)).returning();
+export async function removeUssdCode({ db }: Deps, organizationId: string): Promise<void> {
+  const gone = await db.delete(ussdCodes).where(eq(ussdCodes.organizationId, organizationId)).returning();
   if (gone.length === 0) throw notFound("USSD code");
 }
 
@@ -92,12 +90,12 @@ export async function removeUssdCode(env: Env, organizationId: string): Promise<
  * address not listed (the caller cannot tell which: nothing reveals what codes exist).
  */
 export async function authenticateUssd(
-  env: Env,
+  { db }: Deps,
   serviceCode: string,
   secret: string | null,
   address: string,
 ): Promise<{ organizationId: string; serviceCode: string } | null> {
-  const row = await database(env.DB).select().from(ussdCodes).where(eq(ussdCodes.serviceCode, serviceCode)).get();
+  const row = await db.select().from(ussdCodes).where(eq(ussdCodes.serviceCode, serviceCode)).get();
   // Hashing a given secret first makes the comparison the same length whatever was sent.
   const given = await sha256Hex(secret ?? "");
   const matches = constantTimeEqual(given, row?.secretHash ?? "0".repeat(64));
@@ -131,8 +129,8 @@ async function refusedBy(act: () => Promise<unknown>): Promise<ApiError | null> 
 }
 
 /** The queues a customer may pick, in the order the list screen numbers them. */
-async function openQueues(env: Env, organizationId: string): Promise<{ id: string; name: string }[]> {
-  return database(env.DB)
+async function openQueues({ db }: Deps, organizationId: string): Promise<{ id: string; name: string }[]> {
+  return db
     .select({ id: queues.id, name: queues.name })
     .from(queues)
     .where(and(eq(queues.organizationId, organizationId), isNull(queues.archivedAt), ne(queues.status, "closed")))
@@ -140,8 +138,9 @@ async function openQueues(env: Env, organizationId: string): Promise<{ id: strin
 }
 
 /** One screen of the session: its answer, `CON …` or `END …`. */
-export async function answerUssd(env: Env, organizationId: string, session: UssdSession, at: number): Promise<string> {
-  const [org] = await database(env.DB)
+export async function answerUssd(deps: Deps, organizationId: string, session: UssdSession, at: number): Promise<string> {
+  const { db } = deps;
+  const [org] = await db
     .select({ name: organizations.name, defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
     .from(organizations)
     .where(eq(organizations.id, organizationId));
@@ -155,7 +154,7 @@ export async function answerUssd(env: Env, organizationId: string, session: Ussd
   const phone = barePhone(session.phoneNumber);
   const screens = ussdScreens;
   // Every screen counts towards the inbound limits of the number and of the organization.
-  const gate = inboundGate(env, phone, at);
+  const gate = inboundGate(deps, phone, at);
   if (!(await gate.number()) || !(await gate.organization(organizationId))) return screens.busy(language);
 
   if (!chosen || step.step === "invalid") return screens.invalid(language, session.serviceCode);
@@ -164,40 +163,40 @@ export async function answerUssd(env: Env, organizationId: string, session: Ussd
   if (step.step === "queues")
     return screens.queues(
       language,
-      (await openQueues(env, organizationId)).map((q) => q.name),
+      (await openQueues(deps, organizationId)).map((q) => q.name),
     ).screen;
 
   // Steps that act are taken once per session and input: the aggregator's retry of the same
   // screen tells the customer where they stand instead of acting again.
   const acts = step.step === "join" || step.step === "here" || step.step === "cancel";
   const receipt = `${session.serviceCode}:${session.sessionId}:${session.text}`;
-  if (acts && !(await takeReceipt(env, "ussd", receipt, at))) {
-    const [ticket] = await liveTickets(env, phone, organizationId, at);
-    return ticket ? screens.position(language, await factsOfLive(env, ticket, at)) : screens.noTicket(language);
+  if (acts && !(await takeReceipt(deps, "ussd", receipt, at))) {
+    const [ticket] = await liveTickets(deps, phone, organizationId, at);
+    return ticket ? screens.position(language, await factsOfLive(deps, ticket, at)) : screens.noTicket(language);
   }
   try {
     return await act();
   } catch (err) {
-    if (acts) await releaseReceipt(env, "ussd", receipt);
+    if (acts) await releaseReceipt(deps, "ussd", receipt);
     throw err;
   }
 
   async function act(): Promise<string> {
     if (step.step === "join") {
-      const queues = await openQueues(env, organizationId);
+      const queues = await openQueues(deps, organizationId);
       const { shown } = screens.queues(
         language,
         queues.map((q) => q.name),
       );
       const picked = step.choice <= shown ? queues[step.choice - 1] : undefined;
       if (!picked) return screens.invalid(language, session.serviceCode);
-      const queue = await findQueue(env, picked.id);
-      const [held] = await liveTickets(env, phone, organizationId, at);
-      if (held && held.queue_id === queue.id) return screens.already(language, await factsOfLive(env, held, at));
+      const queue = await findQueue(deps, picked.id);
+      const [held] = await liveTickets(deps, phone, organizationId, at);
+      if (held && held.queue_id === queue.id) return screens.already(language, await factsOfLive(deps, held, at));
       let joined;
       const refusal = await refusedBy(async () => {
         joined = await joinQueue(
-          env,
+          deps,
           queue,
           {
             ticket: {
@@ -220,14 +219,14 @@ export async function answerUssd(env: Env, organizationId: string, session: Ussd
       if (refusal || !joined) return screens.refused(language, refusal?.code ?? "other");
       const { ticket } = joined as Awaited<ReturnType<typeof joinQueue>>;
       const answer = screens.joined(language, factsOf(ticket), queue.name, session.serviceCode);
-      await record(env, { id: ticket.id, queue_id: queue.id, organization_id: organizationId }, phone, session.text, answer, at);
+      await record(deps, { id: ticket.id, queue_id: queue.id, organization_id: organizationId }, phone, session.text, answer, at);
       return answer;
     }
 
-    const [ticket] = await liveTickets(env, phone, organizationId, at);
+    const [ticket] = await liveTickets(deps, phone, organizationId, at);
     if (!ticket) return screens.noTicket(language);
-    const facts = await factsOfLive(env, ticket, at);
-    const queue = await findQueue(env, ticket.queue_id);
+    const facts = await factsOfLive(deps, ticket, at);
+    const queue = await findQueue(deps, ticket.queue_id);
     let answer: string;
     switch (step.step) {
       case "position":
@@ -237,31 +236,31 @@ export async function answerUssd(env: Env, organizationId: string, session: Ussd
       case "keep":
         return screens.kept(language, facts);
       case "here":
-        answer = (await refusedBy(() => markPresent(env, queue, ticket.id, at)))
+        answer = (await refusedBy(() => markPresent(deps, queue, ticket.id, at)))
           ? screens.hereRefused(language, facts)
           : screens.here(language, facts);
         break;
       case "cancel":
-        answer = (await refusedBy(() => cancelTicket(env, queue, ticket.id, at)))
+        answer = (await refusedBy(() => cancelTicket(deps, queue, ticket.id, at)))
           ? screens.cancelRefused(language, facts)
           : screens.cancelled(language, facts);
         break;
       default:
         return screens.invalid(language, session.serviceCode);
     }
-    await record(env, ticket, phone, session.text, answer, at);
+    await record(deps, ticket, phone, session.text, answer, at);
     return answer;
   }
 }
 
-async function factsOfLive(env: Env, ticket: LiveTicket, at: number): Promise<TicketFacts> {
-  const queue = await findQueue(env, ticket.queue_id);
-  return factsOf(await getTicket(env, queue, ticket.id, at));
+async function factsOfLive(deps: Deps, ticket: LiveTicket, at: number): Promise<TicketFacts> {
+  const queue = await findQueue(deps, ticket.queue_id);
+  return factsOf(await getTicket(deps, queue, ticket.id, at));
 }
 
 /** What the customer chose and what we answered, on the ticket's conversation (channel `ussd`). */
 async function record(
-  env: Env,
+  deps: Deps,
   ticket: Pick<LiveTicket, "id" | "queue_id" | "organization_id">,
   phone: string,
   inputs: string,
@@ -269,6 +268,6 @@ async function record(
   at: number,
 ): Promise<void> {
   const base = { organizationId: ticket.organization_id, ticketId: ticket.id, queueId: ticket.queue_id, channel: "ussd" as const, phone };
-  await recordMessage(env, { ...base, direction: "in", body: inputs, keyword: null, authorId: null, deliveryEventId: null }, at);
-  await recordMessage(env, { ...base, direction: "out", body: answer, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
+  await recordMessage(deps, { ...base, direction: "in", body: inputs, keyword: null, authorId: null, deliveryEventId: null }, at);
+  await recordMessage(deps, { ...base, direction: "out", body: answer, keyword: null, authorId: null, deliveryEventId: null }, at + 1);
 }

@@ -15,6 +15,7 @@ import { inboundMessagesOf, isWhatsappSigned, WHATSAPP_SIGNATURE_HEADER, type Wh
 import { findQueue } from "../tickets/queues";
 import { receiveText } from "./inbound";
 import { releaseReceipt, takeReceipt } from "./inbound-receipts";
+import { deps } from "../http/deps";
 
 // WhatsApp, the customer's side (docs/conversations.md, "WhatsApp"): Meta's webhook brings the
 // customer's messages and quick-reply taps, signed with the app secret; the business number
@@ -117,25 +118,25 @@ const receive = createRoute({
 
 /** One customer message: acted on once, answered from the number it was sent to. */
 async function receiveOne(c: Context<AppEnv>, m: WhatsappInbound, at: number): Promise<boolean> {
-  const organizationId = await organizationOfWhatsappNumber(c.env, m.phoneNumberId);
+  const organizationId = await organizationOfWhatsappNumber(deps(c), m.phoneNumberId);
   if (!organizationId) return false;
-  if (!(await takeReceipt(c.env, "whatsapp", m.id, at))) return false;
+  if (!(await takeReceipt(deps(c), "whatsapp", m.id, at))) return false;
   let outcome;
   try {
-    await openWhatsappWindow(c.env, organizationId, m.from, at);
+    await openWhatsappWindow(deps(c), organizationId, m.from, at);
     outcome = await receiveText(
-      c.env,
+      deps(c),
       { channel: "whatsapp", from: m.from, to: `whatsapp:${m.phoneNumberId}`, body: m.body, organizationId },
       at,
     );
   } catch (err) {
-    await releaseReceipt(c.env, "whatsapp", m.id);
+    await releaseReceipt(deps(c), "whatsapp", m.id);
     throw err;
   }
   if (outcome.reply !== null) {
     // A reply to the customer's own message: inside the window, not counted as a visitor's SMS.
     await deliver(
-      c.env,
+      deps(c),
       [
         {
           eventId: `wamsg_${m.id}`,
@@ -212,9 +213,9 @@ const link = createRoute({
 });
 
 app.openapi(link, async (c) => {
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await findQueue(deps(c), c.req.valid("param").queueId);
   await authorize(c, queue.organizationId, "QUEUE_VIEW");
-  const link = await whatsappJoinLink(c.env, queue.organizationId, queue.id);
+  const link = await whatsappJoinLink(deps(c), queue.organizationId, queue.id);
   if (!link) throw new ApiError("NOT_FOUND", "This organization has no WhatsApp number", { reason: "whatsapp_not_configured" });
   return c.json(ok(link), 200);
 });

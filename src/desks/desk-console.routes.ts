@@ -7,6 +7,7 @@ import { now } from "../lib/clock";
 import { TicketRecord } from "../tickets/tickets.routes";
 import { DeskRecord } from "./desks.routes";
 import { CONSOLE_LINE_MAX, deskConsole } from "./desk-console";
+import { deps } from "../http/deps";
 
 // The counter console's one read (docs/pages.md): what a desk shows, read again on every live
 // signal of its queues. Thin: desks/desk-console.ts reads it.
@@ -62,7 +63,7 @@ const consoleRoute = createRoute({
 
 app.openapi(consoleRoute, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
-  return c.json(ok(await deskConsole(c.env, desk, actor.userId ?? actor.apiKeyId!, now())), 200);
+  return c.json(ok(await deskConsole(deps(c), desk, actor.userId ?? actor.apiKeyId!, now())), 200);
 });
 
 export default app;

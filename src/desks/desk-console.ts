@@ -1,14 +1,13 @@
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
-import { database } from "../db/client";
 import { locations, queues, services } from "../db/schema";
 import type { TicketStatus } from "../domain/tickets";
-import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/contract";
 import { roomOf } from "../tickets/queue-rooms";
 import { ticketRecord } from "../tickets/tickets";
 import { deskRecord, type DeskRow } from "./desks";
+import { type Deps } from "../http/deps";
 
 // What a counter console shows of its desk, in one read (docs/pages.md, issue 39): the branch,
 // the desk's queues with their counts, the line in the desk's order, the held tickets, and the
@@ -49,8 +48,8 @@ interface QueueLive {
   atDesks: TicketView[];
 }
 
-async function readQueue(env: Env, queueId: string, at: number): Promise<QueueLive | null> {
-  const room = roomOf(env, queueId);
+async function readQueue(deps: Deps, queueId: string, at: number): Promise<QueueLive | null> {
+  const room = roomOf(deps, queueId);
   const page = (status: TicketStatus, limit: number) => room.query({ question: "tickets", query: { status, offset: 0, limit }, at });
   const [waiting, called, serving, held] = await Promise.all([
     page("waiting", CONSOLE_LINE_MAX),
@@ -86,8 +85,8 @@ function currentOf(actorId: string, deskId: string, live: readonly TicketView[])
   return mine[0] ?? null;
 }
 
-export async function deskConsole(env: Env, desk: DeskRow, actorId: string, at: number): Promise<DeskConsole> {
-  const db = database(env.DB);
+export async function deskConsole(deps: Deps, desk: DeskRow, actorId: string, at: number): Promise<DeskConsole> {
+  const { db } = deps;
   const [location, rows] = await Promise.all([
     db
       .select({ id: locations.id, name: locations.name, address: locations.address, timezone: locations.timezone })
@@ -115,7 +114,7 @@ export async function deskConsole(env: Env, desk: DeskRow, actorId: string, at: 
   // The desk's order of its queues, not the catalog's.
   const order = new Map(desk.queueIds.map((id, i) => [id, i]));
   rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
-  const live = await Promise.all(rows.map((q) => readQueue(env, q.id, at)));
+  const live = await Promise.all(rows.map((q) => readQueue(deps, q.id, at)));
   const present = rows.flatMap((q, i) => (live[i] ? [{ q, l: live[i]! }] : []));
   const current = currentOf(
     actorId,

@@ -13,6 +13,7 @@ import { callAtDeskAfterPrevious } from "../tickets/previous-call";
 import { ticketRecord } from "../tickets/tickets";
 import { PreviousCallMeta, PreviousOutcomeField, PublicLine } from "../http/schemas";
 import { TicketRecord } from "../tickets/tickets.routes";
+import { deps } from "../http/deps";
 
 // Desks (counters) and calling from them (docs/desks.md). Thin: the rules are in
 // desks/desks.ts and domain/desks.ts.
@@ -80,7 +81,7 @@ const create = createRoute({
 
 app.openapi(create, async (c) => {
   const { row: location, actor } = guarded(c, "location", "QUEUE_MANAGE");
-  const row = await createDesk(c.env, location, c.req.valid("json"), now(), actor.locationIds, auditOrigin(c, actor));
+  const row = await createDesk(deps(c), location, c.req.valid("json"), now(), actor.locationIds, auditOrigin(c, actor));
   return c.json(ok(deskRecord(row)), 201);
 });
 
@@ -98,7 +99,7 @@ const list = createRoute({
 app.openapi(list, async (c) => {
   const { row: location } = guarded(c, "location", "QUEUE_OPERATE");
   const window = listWindow(c.req.valid("query"));
-  const { rows, total, hasMore } = await listDesks(c.env, location.id, window);
+  const { rows, total, hasMore } = await listDesks(deps(c), location.id, window);
   return c.json(
     okList(
       rows.map(deskRecord),
@@ -156,7 +157,7 @@ const update = createRoute({
 
 app.openapi(update, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_MANAGE");
-  const row = await updateDesk(c.env, desk, c.req.valid("json"), now(), actor.locationIds, auditOrigin(c, actor));
+  const row = await updateDesk(deps(c), desk, c.req.valid("json"), now(), actor.locationIds, auditOrigin(c, actor));
   return c.json(ok(deskRecord(row)), 200);
 });
 
@@ -173,7 +174,7 @@ const remove = createRoute({
 
 app.openapi(remove, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_MANAGE");
-  await deleteDesk(c.env, desk, now(), auditOrigin(c, actor));
+  await deleteDesk(deps(c), desk, now(), auditOrigin(c, actor));
   return c.json(ok({ id: desk.id, deleted: true as const }), 200);
 });
 
@@ -192,7 +193,7 @@ const open = createRoute({
 
 app.openapi(open, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
-  const row = await openDesk(c.env, desk, actingId(actor), now());
+  const row = await openDesk(deps(c), desk, actingId(actor), now());
   return c.json(ok(deskRecord(row)), 200);
 });
 
@@ -211,7 +212,7 @@ const close = createRoute({
 
 app.openapi(close, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
-  const row = await closeDesk(c.env, desk, actingId(actor), actor.can("QUEUE_MANAGE"), now());
+  const row = await closeDesk(deps(c), desk, actingId(actor), actor.can("QUEUE_MANAGE"), now());
   return c.json(ok(deskRecord(row)), 200);
 });
 
@@ -240,7 +241,7 @@ app.openapi(callNextRoute, async (c) => {
   const { row: desk, actor } = guarded(c, "desk", "QUEUE_OPERATE");
   const { previousOutcome } = c.req.valid("json");
   const { ticket, previous } = await callAtDeskAfterPrevious(
-    c.env,
+    deps(c),
     desk,
     actingId(actor),
     actor.userId,

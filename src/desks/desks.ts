@@ -1,10 +1,8 @@
 import { and, count, eq, inArray, isNull } from "drizzle-orm";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { database } from "../db/client";
 import { desks, locations, queues } from "../db/schema";
 import { DESK_CALL_ATTEMPTS, pickCandidate, type DeskCandidate } from "../domain/desks";
-import type { Env } from "../env";
 import { ApiError, invalidState, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
@@ -18,6 +16,7 @@ import type { LocationScope } from "../domain/location-scope";
 import { servicesAt } from "../catalog/location-scope";
 import { auditInsert, auditInsertIfChanged } from "../audit/audit";
 import { changedFields, type AuditAction, type AuditOrigin } from "../domain/audit";
+import { type Deps } from "../http/deps";
 
 // Desks (counters): where an operator sits and the queues they call from (docs/desks.md).
 // The desk row is D1's; the tickets stay their rooms'. A desk call reads each queue's head,
@@ -47,14 +46,14 @@ export function deskLabel(d: DeskRow): string {
   return d.displayName ?? d.name;
 }
 
-export async function findDesk(env: Env, deskId: string): Promise<DeskRow> {
-  const row = await database(env.DB).select().from(desks).where(eq(desks.id, deskId)).get();
+export async function findDesk({ db }: Deps, deskId: string): Promise<DeskRow> {
+  const row = await db.select().from(desks).where(eq(desks.id, deskId)).get();
   if (!row) throw notFound("Desk");
   return row;
 }
 
-export async function findDeskLocation(env: Env, locationId: string): Promise<{ id: string; organizationId: string }> {
-  const row = await database(env.DB)
+export async function findDeskLocation({ db }: Deps, locationId: string): Promise<{ id: string; organizationId: string }> {
+  const row = await db
     .select({ id: locations.id, organizationId: locations.organizationId })
     .from(locations)
     .where(eq(locations.id, locationId))
@@ -67,9 +66,14 @@ export async function findDeskLocation(env: Env, locationId: string): Promise<{ 
  * Every queue id must be a queue of the organization (404 otherwise, as for any other id), and
  * for a scoped manager one of their locations' queues (issue 31).
  */
-async function checkQueues(env: Env, organizationId: string, queueIds: readonly string[], scope: LocationScope = null): Promise<string[]> {
+async function checkQueues(
+  deps: Deps,
+  organizationId: string,
+  queueIds: readonly string[],
+  scope: LocationScope = null,
+): Promise<string[]> {
+  const { db } = deps;
   const unique = [...new Set(queueIds)];
-  const db = database(env.DB);
   const found = await db
     .select({ id: queues.id })
     .from(queues)
@@ -77,7 +81,7 @@ async function checkQueues(env: Env, organizationId: string, queueIds: readonly 
       and(
         eq(queues.organizationId, organizationId),
         inArray(queues.id, unique),
-        scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+        scope ? inArray(queues.serviceId, servicesAt(deps, scope)) : undefined,
       ),
     )
     .all();
@@ -116,14 +120,15 @@ function deskChange(desk: DeskRow, action: AuditAction, before: DeskRow | null, 
 }
 
 export async function createDesk(
-  env: Env,
+  deps: Deps,
   location: { id: string; organizationId: string },
   input: DeskFields,
   at: number,
   scope: LocationScope = null,
   origin?: AuditOrigin,
 ) {
-  const queueIds = await checkQueues(env, location.organizationId, input.queueIds, scope);
+  const { db } = deps;
+  const queueIds = await checkQueues(deps, location.organizationId, input.queueIds, scope);
   const queueWeights = checkWeights(input.weights ?? {}, queueIds);
   const row: DeskRow = {
     id: newId("dsk"),
@@ -138,19 +143,17 @@ export async function createDesk(
     createdAt: at,
     updatedAt: at,
   };
-  const db = database(env.DB);
   const insert = db.insert(desks).values(row);
   if (!origin) await insert;
-  else await db.batch([insert, auditInsert(db, origin, deskChange(row, "desk.created", null, row), at)]);
+  else await db.batch([insert, auditInsert(deps, origin, deskChange(row, "desk.created", null, row), at)]);
   return row;
 }
 
 export async function listDesks(
-  env: Env,
+  { db }: Deps,
   locationId: string,
   window: ListWindow,
 ): Promise<{ rows: DeskRow[]; total: number; hasMore: boolean }> {
-  const db = database(env.DB);
   const where = eq(desks.locationId, locationId);
   const [page, counted] = await Promise.all([
     keysetPage(
@@ -182,17 +185,18 @@ export async function listDesks(
 }
 
 export async function updateDesk(
-  env: Env,
+  deps: Deps,
   desk: DeskRow,
   patch: Partial<DeskFields>,
   at: number,
   scope: LocationScope = null,
   origin?: AuditOrigin,
 ): Promise<DeskRow> {
+  const { db } = deps;
   const set: Partial<DeskRow> = { updatedAt: at };
   if (patch.name !== undefined) set.name = patch.name;
   if (patch.displayName !== undefined) set.displayName = patch.displayName;
-  if (patch.queueIds !== undefined) set.queueIds = await checkQueues(env, desk.organizationId, patch.queueIds, scope);
+  if (patch.queueIds !== undefined) set.queueIds = await checkQueues(deps, desk.organizationId, patch.queueIds, scope);
   // New weights replace the old; new queues alone keep the weights of the queues that stay.
   if (patch.weights !== undefined || set.queueIds !== undefined) {
     set.queueWeights = checkWeights(
@@ -200,11 +204,10 @@ export async function updateDesk(
       set.queueIds ?? desk.queueIds,
     );
   }
-  const db = database(env.DB);
   const update = db.update(desks).set(set).where(eq(desks.id, desk.id)).returning();
   // The entry only if the update found the desk (changes() of the statement before it).
   const [rows] = origin
-    ? await db.batch([update, auditInsertIfChanged(db, origin, deskChange(desk, "desk.updated", desk, { ...desk, ...set }), at)])
+    ? await db.batch([update, auditInsertIfChanged(deps, origin, deskChange(desk, "desk.updated", desk, { ...desk, ...set }), at)])
     : [await update.all()];
   const row = rows[0];
   if (!row) throw notFound("Desk");
@@ -215,11 +218,11 @@ function pickWeights(weights: Record<string, number>, queueIds: readonly string[
   return Object.fromEntries(Object.entries(weights).filter(([id]) => queueIds.includes(id)));
 }
 
-export async function deleteDesk(env: Env, desk: DeskRow, at: number, origin?: AuditOrigin): Promise<void> {
-  const db = database(env.DB);
+export async function deleteDesk(deps: Deps, desk: DeskRow, at: number, origin?: AuditOrigin): Promise<void> {
+  const { db } = deps;
   const remove = db.delete(desks).where(eq(desks.id, desk.id));
   if (!origin) await remove;
-  else await db.batch([remove, auditInsertIfChanged(db, origin, deskChange(desk, "desk.deleted", desk, null), at)]);
+  else await db.batch([remove, auditInsertIfChanged(deps, origin, deskChange(desk, "desk.deleted", desk, null), at)]);
 }
 
 /**
@@ -227,10 +230,11 @@ export async function deleteDesk(env: Env, desk: DeskRow, at: number, origin?: A
  * conditional on the desk being free, and the partial unique index on operator_id refuses a
  * second desk. Opening the desk one already holds is a no-op.
  */
-export async function openDesk(env: Env, desk: DeskRow, operatorId: string, at: number): Promise<DeskRow> {
+export async function openDesk(deps: Deps, desk: DeskRow, operatorId: string, at: number): Promise<DeskRow> {
+  const { db } = deps;
   let row: DeskRow | undefined;
   try {
-    row = await database(env.DB)
+    row = await db
       .update(desks)
       .set({ operatorId, openedAt: at, updatedAt: at })
       .where(and(eq(desks.id, desk.id), isNull(desks.operatorId)))
@@ -238,25 +242,25 @@ export async function openDesk(env: Env, desk: DeskRow, operatorId: string, at: 
       .get();
   } catch (err) {
     if (!isUniqueViolation(err, "operator_id")) throw err;
-    const other = await database(env.DB).select({ id: desks.id }).from(desks).where(eq(desks.operatorId, operatorId)).get();
+    const other = await db.select({ id: desks.id }).from(desks).where(eq(desks.operatorId, operatorId)).get();
     throw new ApiError("CONFLICT", "You already have another desk open: close it first", {
       reason: "operator_has_desk",
       deskId: other?.id ?? null,
     });
   }
   if (row) return row;
-  const current = await findDesk(env, desk.id);
+  const current = await findDesk(deps, desk.id);
   if (current.operatorId === operatorId) return current;
   throw new ApiError("CONFLICT", "Another operator has this desk open", { reason: "desk_occupied", operatorId: current.operatorId });
 }
 
 /** Closed by the operator who has it open, or by a manager (`force`). */
-export async function closeDesk(env: Env, desk: DeskRow, operatorId: string, force: boolean, at: number): Promise<DeskRow> {
+export async function closeDesk({ db }: Deps, desk: DeskRow, operatorId: string, force: boolean, at: number): Promise<DeskRow> {
   if (desk.operatorId === null) throw invalidState("closed", ["open"], "This desk is not open");
   if (desk.operatorId !== operatorId && !force) {
     throw new ApiError("CONFLICT", "Another operator has this desk open", { reason: "desk_occupied", operatorId: desk.operatorId });
   }
-  const row = await database(env.DB)
+  const row = await db
     .update(desks)
     .set({ operatorId: null, openedAt: null, updatedAt: at })
     .where(and(eq(desks.id, desk.id), eq(desks.operatorId, desk.operatorId)))
@@ -288,7 +292,7 @@ export function assertAtDesk(desk: DeskRow, operatorId: string): void {
  * which may be ordered after it). Two desks never get the same ticket: only its room calls it.
  */
 export async function callAtDesk(
-  env: Env,
+  deps: Deps,
   desk: DeskRow,
   operatorId: string,
   userId: string | null,
@@ -298,8 +302,8 @@ export async function callAtDesk(
   /** What became of the caller's previous calls at this desk (docs/floor.md); null: report the latest open one. */
   outcome: PreviousOutcome | null = null,
 ): Promise<{ ticket: TicketView; previous: PreviousCalls }> {
+  const { db } = deps;
   assertAtDesk(desk, operatorId);
-  const db = database(env.DB);
   // Queues deleted since the desk was set up are left out (their rows are gone).
   const liveQueues =
     desk.queueIds.length === 0
@@ -311,14 +315,14 @@ export async function callAtDesk(
             and(
               eq(queues.organizationId, desk.organizationId),
               inArray(queues.id, desk.queueIds),
-              scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+              scope ? inArray(queues.serviceId, servicesAt(deps, scope)) : undefined,
             ),
           )
           .all();
   const live = liveQueues.map((q) => q.id);
   // Each room checks the member's breaks on its copy of the rules as it answers its head; with
   // no queue left to ask, the calendar is read.
-  if (userId !== null && liveQueues.length === 0) await assertMayCall(env, desk.organizationId, userId, at);
+  if (userId !== null && liveQueues.length === 0) await assertMayCall(deps, desk.organizationId, userId, at);
   const label = deskLabel(desk);
   // The first read of each queue settles the caller's previous calls at this desk there, in the
   // same room call (issue 43): committed even when nothing is then left to call.
@@ -326,17 +330,17 @@ export async function callAtDesk(
   for (let attempt = 0; attempt < DESK_CALL_ATTEMPTS; attempt++) {
     let heads: (DeskCandidate | null)[];
     if (attempt === 0) {
-      const settled = await Promise.all(liveQueues.map((q) => readHeadAfterPrevious(env, q, desk.id, operatorId, userId, outcome, at)));
+      const settled = await Promise.all(liveQueues.map((q) => readHeadAfterPrevious(deps, q, desk.id, operatorId, userId, outcome, at)));
       heads = settled.map((s) => s.head);
       previous = mergePrevious(settled.map((s) => s.previous));
     } else {
-      heads = await Promise.all(liveQueues.map((q) => readHead(env, q, userId, at)));
+      heads = await Promise.all(liveQueues.map((q) => readHead(deps, q, userId, at)));
     }
     // Every head is ranked at the call's one instant, here and in the room (docs/desks.md).
     const weighting = { at, weights: desk.queueWeights };
     const choice = pickCandidate(heads, weighting);
     if (choice === null) throw new ApiError("QUEUE_EMPTY", "No ticket is waiting to be called at this desk's queues", { deskId: desk.id });
-    const result = await roomOf(env, choice.pick.queueId).command({
+    const result = await roomOf(deps, choice.pick.queueId).command({
       verb: "callAtDesk",
       operatorId,
       deskId: desk.id,
@@ -346,7 +350,7 @@ export async function callAtDesk(
       weights: desk.queueWeights,
     });
     if (result.ok) {
-      await finishElsewhere(env, live, choice.pick.queueId, operatorId, at);
+      await finishElsewhere(deps, live, choice.pick.queueId, operatorId, at);
       return { ticket: result.value, previous };
     }
     // The picked queue moved on (another desk called its head, it emptied or closed): read again.
@@ -356,8 +360,8 @@ export async function callAtDesk(
   throw new ApiError("CONFLICT", "The desk's queues are changing too fast; call again", { reason: "desk_contended", deskId: desk.id });
 }
 
-async function assertMayCall(env: Env, organizationId: string, userId: string, at: number): Promise<void> {
-  const block = await operatorBlock(env, organizationId, userId, at);
+async function assertMayCall(deps: Deps, organizationId: string, userId: string, at: number): Promise<void> {
+  const block = await operatorBlock(deps, organizationId, userId, at);
   if (block) {
     throw new ApiError("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
       eventId: block.eventId,
@@ -368,10 +372,10 @@ async function assertMayCall(env: Env, organizationId: string, userId: string, a
 
 type LiveQueue = { id: string; organizationId: string; rulesVersion: number };
 
-async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: number): Promise<DeskCandidate | null> {
+async function readHead(deps: Deps, queue: LiveQueue, userId: string | null, at: number): Promise<DeskCandidate | null> {
   try {
-    return await withRules(env, queue, at, () =>
-      roomOf(env, queue.id).query({ question: "deskHead", at, userId, rulesVersion: queue.rulesVersion }),
+    return await withRules(deps, queue, at, () =>
+      roomOf(deps, queue.id).query({ question: "deskHead", at, userId, rulesVersion: queue.rulesVersion }),
     );
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND") return null; // deleted meanwhile
@@ -380,7 +384,7 @@ async function readHead(env: Env, queue: LiveQueue, userId: string | null, at: n
 }
 
 async function readHeadAfterPrevious(
-  env: Env,
+  deps: Deps,
   queue: LiveQueue,
   deskId: string,
   operatorId: string,
@@ -389,8 +393,8 @@ async function readHeadAfterPrevious(
   at: number,
 ): Promise<{ head: DeskCandidate | null; previous: PreviousCalls | null }> {
   try {
-    return await withRules(env, queue, at, () =>
-      roomOf(env, queue.id).command({
+    return await withRules(deps, queue, at, () =>
+      roomOf(deps, queue.id).command({
         verb: "deskHeadAfterPrevious",
         operatorId,
         deskId,
@@ -419,8 +423,8 @@ function mergePrevious(parts: readonly (PreviousCalls | null)[]): PreviousCalls 
 }
 
 /** As a call on one queue completes what the operator was serving there, a desk call does at all its queues. */
-async function finishElsewhere(env: Env, queueIds: readonly string[], calledIn: string, operatorId: string, at: number): Promise<void> {
+async function finishElsewhere(deps: Deps, queueIds: readonly string[], calledIn: string, operatorId: string, at: number): Promise<void> {
   await Promise.all(
-    queueIds.filter((id) => id !== calledIn).map((id) => roomOf(env, id).command({ verb: "finishServingOf", operatorId, at })),
+    queueIds.filter((id) => id !== calledIn).map((id) => roomOf(deps, id).command({ verb: "finishServingOf", operatorId, at })),
   );
 }

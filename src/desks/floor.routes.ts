@@ -5,6 +5,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { FLOOR_LINE_WINDOW, locationFloor } from "./floor";
+import { deps } from "../http/deps";
 
 // The floor of a location (docs/floor.md): desks and queues live, for the floor view
 // (/console/floor) and any supervisor's screen. Thin: desks/floor.ts reads it.
@@ -126,7 +127,7 @@ const floor = createRoute({
 
 app.openapi(floor, async (c) => {
   const { row: location } = guarded(c, "location", "QUEUE_VIEW");
-  return c.json(ok(await locationFloor(c.env, location, now())), 200);
+  return c.json(ok(await locationFloor(deps(c), location, now())), 200);
 });
 
 export default app;

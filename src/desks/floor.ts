@@ -1,13 +1,12 @@
 import { and, asc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import { floorAlerts, waitLevel, type FloorAlert, type WaitLevel } from "../domain/floor-alerts";
-import { database } from "../db/client";
 import { apiKeys, desks, queues, serviceLocations, tickets, users } from "../db/schema";
 import type { TicketStatus } from "../domain/tickets";
 import { wallTimeAt, zonedWallTimeToUtc } from "../domain/recurrence";
-import type { Env } from "../env";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/contract";
 import { roomOf } from "../tickets/queue-rooms";
+import { type Deps } from "../http/deps";
 
 // The floor of a location (docs/floor.md): what a branch manager watches — per desk its
 // operator and the ticket at it, per queue its line. Live state is read from the rooms (no
@@ -91,8 +90,8 @@ interface QueueLive {
 }
 
 /** One room's live line; null when the room no longer has the queue (deleted meanwhile). */
-async function readQueue(env: Env, queueId: string, at: number): Promise<QueueLive | null> {
-  const room = roomOf(env, queueId);
+async function readQueue(deps: Deps, queueId: string, at: number): Promise<QueueLive | null> {
+  const room = roomOf(deps, queueId);
   const page = (status: TicketStatus, limit: number) => room.query({ question: "tickets", query: { status, offset: 0, limit }, at });
   const [waiting, called, serving, held] = await Promise.all([
     page("waiting", FLOOR_LINE_WINDOW),
@@ -155,8 +154,8 @@ function waitingEntry(t: TicketView, at: number, target: number | null): FloorWa
   };
 }
 
-export async function locationFloor(env: Env, location: FloorLocation, at: number): Promise<Floor> {
-  const db = database(env.DB);
+export async function locationFloor(deps: Deps, location: FloorLocation, at: number): Promise<Floor> {
+  const { db } = deps;
   const [deskRows, locationQueues] = await Promise.all([
     db
       .select()
@@ -190,9 +189,9 @@ export async function locationFloor(env: Env, location: FloorLocation, at: numbe
 
   const operatorIds = [...new Set(deskRows.map((d) => d.operatorId).filter((id): id is string => id !== null))];
   const [live, today, names] = await Promise.all([
-    Promise.all(queueIds.map((id) => readQueue(env, id, at))),
-    todayOf(env, location.organizationId, queueIds, localDayStart(at, location.timezone)),
-    operatorNames(env, location.organizationId, operatorIds),
+    Promise.all(queueIds.map((id) => readQueue(deps, id, at))),
+    todayOf(deps, location.organizationId, queueIds, localDayStart(at, location.timezone)),
+    operatorNames(deps, location.organizationId, operatorIds),
   ]);
   const atDesks = live.flatMap((l) => l?.atDesks ?? []);
   const floorDesks = deskRows.map((d) => ({
@@ -256,9 +255,9 @@ export async function locationFloor(env: Env, location: FloorLocation, at: numbe
  * service (start to completion) of tickets completed today. Reads the organization's tickets
  * created since the day before (its created-at index): a ticket waits less than a day.
  */
-async function todayOf(env: Env, organizationId: string, queueIds: readonly string[], since: number): Promise<Map<string, FloorToday>> {
+async function todayOf({ db }: Deps, organizationId: string, queueIds: readonly string[], since: number): Promise<Map<string, FloorToday>> {
   if (queueIds.length === 0) return new Map();
-  const rows = await database(env.DB)
+  const rows = await db
     .select({
       queueId: tickets.queueId,
       served: sql<number>`sum(case when ${tickets.status} = 'served' and ${tickets.servedAt} >= ${since} then 1 else 0 end)`,
@@ -293,9 +292,8 @@ async function todayOf(env: Env, organizationId: string, queueIds: readonly stri
 }
 
 /** A member's full name; an API key (a kiosk integration) by its name, which only staff see here. */
-async function operatorNames(env: Env, organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
+async function operatorNames({ db }: Deps, organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const db = database(env.DB);
   const [people, keys] = await Promise.all([
     db
       .select({ id: users.id, firstName: users.firstName, lastName: users.lastName })

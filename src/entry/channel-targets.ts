@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { queues, services } from "../db/schema";
 import { invalidState, notFound } from "../http/errors";
+import type { Deps } from "../http/deps";
 
 // The catalog rows a QR code or an NFC tag points at. Unknown ids are 404; the caller then
 // authorizes on the returned organization (another organization's ids are 404 as well).
@@ -13,7 +13,7 @@ export interface QueueTarget {
   archivedAt: number | null;
 }
 
-export async function queueTarget(db: Database, queueId: string): Promise<QueueTarget> {
+export async function queueTarget({ db }: Deps, queueId: string): Promise<QueueTarget> {
   const row = await db
     .select({ id: queues.id, organizationId: queues.organizationId, serviceId: queues.serviceId, archivedAt: queues.archivedAt })
     .from(queues)
@@ -31,7 +31,7 @@ export function assertNotArchived(queue: QueueTarget): void {
   if (queue.archivedAt !== null) throw invalidState("archived", ["active", "paused", "closed"], "This queue is archived");
 }
 
-export async function serviceTarget(db: Database, serviceId: string): Promise<{ id: string; organizationId: string }> {
+export async function serviceTarget({ db }: Deps, serviceId: string): Promise<{ id: string; organizationId: string }> {
   const row = await db
     .select({ id: services.id, organizationId: services.organizationId })
     .from(services)

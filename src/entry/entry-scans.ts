@@ -1,11 +1,9 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { database, type Database } from "../db/client";
 import { entryScans, qrTokens, queues } from "../db/schema";
 import { distanceKm, type Point } from "../domain/geo";
 import { qrTokenStatus } from "../domain/qr";
 import { NFC_MAX_DISTANCE_KM } from "../domain/remote-join";
 import type { TicketSource } from "../domain/tickets";
-import type { Env } from "../env";
 import { memberRole } from "../http/auth";
 import { ApiError, forbidden, invalidState, notFound } from "../http/errors";
 import { roleAllows } from "../domain/permissions";
@@ -19,6 +17,7 @@ import { inRoom } from "../tickets/queue-rooms";
 import { isWithin, outOfRange, reachOf } from "../tickets/remote-join";
 import { ticketRecord } from "../tickets/tickets";
 import { joinQueue } from "../tickets/joins";
+import { type Deps } from "../http/deps";
 
 // What a scan of a QR code or an NFC tag does (CONTRACT §5). Every accepted scan is recorded
 // with its user and time: a remote join confirms arrival with it (`qr_scan` / `nfc_scan`).
@@ -47,7 +46,7 @@ interface ScanRecord {
   osVersion?: string | null;
 }
 
-async function recordScan(db: Database, scan: ScanRecord, at: number): Promise<void> {
+async function recordScan({ db }: Deps, scan: ScanRecord, at: number): Promise<void> {
   await db.insert(entryScans).values({ id: newId("scn"), phoneModel: null, osVersion: null, ...scan, scannedAt: at });
 }
 
@@ -55,10 +54,10 @@ async function recordScan(db: Database, scan: ScanRecord, at: number): Promise<v
  * Joins the queue unless the scanner already holds a live ticket in it: scanning the code at
  * the door on arrival must not give someone who joined remotely a second place.
  */
-async function joinOnce(env: Env, queue: QueueRow, scanner: Scanner, source: TicketSource, at: number): Promise<ScanOutcome> {
-  const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
+async function joinOnce(deps: Deps, queue: QueueRow, scanner: Scanner, source: TicketSource, at: number): Promise<ScanOutcome> {
+  const live = await inRoom(deps, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
   if (live) return { action: "already_in_queue", ticket: live, queues: [] };
-  const { ticket } = await joinQueue(env, queue, { ticket: newTicketOf(scanner, source) }, at);
+  const { ticket } = await joinQueue(deps, queue, { ticket: newTicketOf(scanner, source) }, at);
   return { action: "joined", ticket, queues: [] };
 }
 
@@ -76,7 +75,7 @@ function newTicketOf(scanner: Scanner, source: TicketSource) {
 }
 
 /** Queues a service-wide token works on: the service's queues that are not archived, oldest first. */
-async function queuesOfService(db: Database, serviceId: string): Promise<QueueRow[]> {
+async function queuesOfService({ db }: Deps, serviceId: string): Promise<QueueRow[]> {
   return db
     .select()
     .from(queues)
@@ -86,9 +85,9 @@ async function queuesOfService(db: Database, serviceId: string): Promise<QueueRo
 }
 
 /** The first of these queues whose room takes tickets now (the room holds the status). */
-async function firstActive(env: Env, candidates: QueueRow[], at: number): Promise<QueueRow | undefined> {
+async function firstActive(deps: Deps, candidates: QueueRow[], at: number): Promise<QueueRow | undefined> {
   for (const queue of candidates) {
-    if ((await liveSummary(env, queue, at)).status === "active") return queue;
+    if ((await liveSummary(deps, queue, at)).status === "active") return queue;
   }
   return undefined;
 }
@@ -104,16 +103,16 @@ function assertUsable(token: QrTokenRow, at: number): void {
     throw new ApiError("QR_TOKEN_EXPIRED", "This QR code has expired", { status, expiredAt: iso(token.expiresAt!) });
 }
 
-export async function scanQrToken(env: Env, scanner: Scanner, input: { token: string } & Point, at: number): Promise<ScanOutcome> {
-  const db = database(env.DB);
+export async function scanQrToken(deps: Deps, scanner: Scanner, input: { token: string } & Point, at: number): Promise<ScanOutcome> {
+  const { db, env } = deps;
   const token = await db.select().from(qrTokens).where(eq(qrTokens.token, input.token)).get();
   // A twin's codes are for its test keys, and a scanner is a user, always live (docs/test-mode.md).
   if (!token || isTwinOrganizationId(token.organizationId)) throw new ApiError("NOT_FOUND", "QR code not found", { field: "token" });
   assertUsable(token, at);
-  const reach = token.serviceId === null ? { distanceKm: null, maxRadiusKm: 0 } : await reachOf(db, token.serviceId, input);
+  const reach = token.serviceId === null ? { distanceKm: null, maxRadiusKm: 0 } : await reachOf(deps, token.serviceId, input);
   if (!isWithin(reach)) throw outOfRange(reach);
   await recordScan(
-    db,
+    deps,
     {
       userId: scanner.id,
       organizationId: token.organizationId,
@@ -124,24 +123,24 @@ export async function scanQrToken(env: Env, scanner: Scanner, input: { token: st
     },
     at,
   );
-  const scoped = token.queueId !== null ? [await findQueue(env, token.queueId)] : await queuesOfService(db, token.serviceId!);
+  const scoped = token.queueId !== null ? [await findQueue(deps, token.queueId)] : await queuesOfService(deps, token.serviceId!);
 
   switch (token.purpose) {
     case "queue_join":
-      return joinOnce(env, scoped[0]!, scanner, "qr", at);
+      return joinOnce(deps, scoped[0]!, scanner, "qr", at);
     case "service_checkin": {
-      const queue = await firstActive(env, scoped, at);
+      const queue = await firstActive(deps, scoped, at);
       if (!queue) throw new ApiError("QUEUE_CLOSED", "No queue of this service is taking tickets", { reason: "no_active_queue" });
-      return joinOnce(env, queue, scanner, "qr", at);
+      return joinOnce(deps, queue, scanner, "qr", at);
     }
     case "single_use_invite":
-      return joinWithInvite(env, token, scoped[0]!, scanner, at);
+      return joinWithInvite(deps, token, scoped[0]!, scanner, at);
     case "verification":
-      return verifyPresence(env, scoped, scanner, at);
+      return verifyPresence(deps, scoped, scanner, at);
     case "operator_access": {
       const role = await memberRole(env, token.organizationId, scanner.id);
       if (!role || !roleAllows(role, "QUEUE_OPERATE")) throw forbidden("This code gives access to the queue's operators only");
-      return { action: "operator_access", ticket: null, queues: await Promise.all(scoped.map((q) => describeQueue(env, q, at))) };
+      return { action: "operator_access", ticket: null, queues: await Promise.all(scoped.map((q) => describeQueue(deps, q, at))) };
     }
   }
 }
@@ -150,10 +149,10 @@ export async function scanQrToken(env: Env, scanner: Scanner, input: { token: st
  * The invitation is claimed before the join (a conditional update, so two scanners cannot
  * both use it) and handed back if the join is refused.
  */
-async function joinWithInvite(env: Env, token: QrTokenRow, queue: QueueRow, scanner: Scanner, at: number): Promise<ScanOutcome> {
-  const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
+async function joinWithInvite(deps: Deps, token: QrTokenRow, queue: QueueRow, scanner: Scanner, at: number): Promise<ScanOutcome> {
+  const { db } = deps;
+  const live = await inRoom(deps, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
   if (live) return { action: "already_in_queue", ticket: live, queues: [] };
-  const db = database(env.DB);
   const claimed = await db
     .update(qrTokens)
     .set({ usedAt: at, usedByUserId: scanner.id })
@@ -162,7 +161,7 @@ async function joinWithInvite(env: Env, token: QrTokenRow, queue: QueueRow, scan
     .get();
   if (!claimed) throw new ApiError("QR_TOKEN_USED", "This QR code has already been used", { status: "used" });
   try {
-    return { action: "joined", ticket: (await joinQueue(env, queue, { ticket: newTicketOf(scanner, "qr") }, at)).ticket, queues: [] };
+    return { action: "joined", ticket: (await joinQueue(deps, queue, { ticket: newTicketOf(scanner, "qr") }, at)).ticket, queues: [] };
   } catch (err) {
     await db
       .update(qrTokens)
@@ -173,13 +172,13 @@ async function joinWithInvite(env: Env, token: QrTokenRow, queue: QueueRow, scan
 }
 
 /** Marks present the scanner's live ticket in the token's queue (or the first of the service's queues holding one). */
-async function verifyPresence(env: Env, scoped: QueueRow[], scanner: Scanner, at: number): Promise<ScanOutcome> {
+async function verifyPresence(deps: Deps, scoped: QueueRow[], scanner: Scanner, at: number): Promise<ScanOutcome> {
   for (const queue of scoped) {
-    const live = await inRoom(env, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
+    const live = await inRoom(deps, queue, (room) => room.query({ question: "liveTicketOf", userId: scanner.id, at }));
     if (live)
       return {
         action: "present",
-        ticket: await inRoom(env, queue, (room) => room.command({ verb: "presentOwn", userId: scanner.id, at })),
+        ticket: await inRoom(deps, queue, (room) => room.command({ verb: "presentOwn", userId: scanner.id, at })),
         queues: [],
       };
   }
@@ -193,24 +192,23 @@ export interface DeviceInfo {
 
 /** A tap on a tag: enabled, within 200 m of it, counted in its statistics, then a join of its queue. */
 export async function scanNfcTag(
-  env: Env,
+  deps: Deps,
   scanner: Scanner,
   input: { nfcId: string; deviceInfo?: DeviceInfo | undefined } & Point,
   at: number,
 ): Promise<ScanOutcome> {
-  const db = database(env.DB);
-  const tag = await tagByNfcId(db, input.nfcId);
+  const tag = await tagByNfcId(deps, input.nfcId);
   if (isTwinOrganizationId(tag.organizationId)) throw notFound("NFC tag");
   if (!tag.enabled) throw invalidState("disabled", ["enabled"], "This NFC tag is disabled");
   const distance = distanceKm(input, tag);
   if (distance > NFC_MAX_DISTANCE_KM) throw outOfRange({ distanceKm: distance, maxRadiusKm: NFC_MAX_DISTANCE_KM });
-  const queue = await findQueue(env, tag.queueId);
+  const queue = await findQueue(deps, tag.queueId);
   // One device = one user's phone model and OS version; only a hash is kept for the count.
   const device = input.deviceInfo ?? null;
   const deviceHash = await sha256Hex(`${scanner.id}|${device?.phoneModel ?? ""}|${device?.osVersion ?? ""}`);
-  await recordNfcScan(db, tag.id, deviceHash, at);
+  await recordNfcScan(deps, tag.id, deviceHash, at);
   await recordScan(
-    db,
+    deps,
     {
       userId: scanner.id,
       organizationId: tag.organizationId,
@@ -223,7 +221,7 @@ export async function scanNfcTag(
     },
     at,
   );
-  return joinOnce(env, queue, scanner, "nfc", at);
+  return joinOnce(deps, queue, scanner, "nfc", at);
 }
 
 export function scanOutcomeRecord(o: ScanOutcome) {

@@ -1,7 +1,6 @@
 import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import type { Database } from "../db/client";
 import { nfcTagDevices, nfcTags } from "../db/schema";
 import { conflict, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -57,7 +56,7 @@ export async function createNfcTag(
   return row;
 }
 
-export async function tagByNfcId(db: Database, nfcId: string): Promise<NfcTagRow> {
+export async function tagByNfcId({ db }: Deps, nfcId: string): Promise<NfcTagRow> {
   const row = await db.select().from(nfcTags).where(eq(nfcTags.nfcId, nfcId)).get();
   if (!row) throw notFound("NFC tag");
   return row;
@@ -133,7 +132,7 @@ export async function listNfcTags(
  * per device), in one batch so the statistics never disagree. The scan route calls this
  * after it has accepted the scan; `deviceHash` is a hash, never the raw device details.
  */
-export async function recordNfcScan(db: Database, tagId: string, deviceHash: string, at: number): Promise<void> {
+export async function recordNfcScan({ db }: Deps, tagId: string, deviceHash: string, at: number): Promise<void> {
   await db.batch([
     db
       .update(nfcTags)

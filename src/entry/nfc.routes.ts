@@ -80,7 +80,7 @@ app.openapi(create, async (c) => {
   const body = c.req.valid("json");
   const d = deps(c);
   await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [body.queueId] });
-  const queue = await queueTarget(d.db, body.queueId);
+  const queue = await queueTarget(d, body.queueId);
   assertNotArchived(queue);
   const row = await createNfcTag(d, { ...body, kind: body.kind ?? "physical", organizationId: queue.organizationId }, now());
   return c.json(ok(nfcTagRecord(row, 0)), 201);
@@ -141,7 +141,7 @@ app.openapi(update, async (c) => {
     const target = await authorizeResources(c, "QUEUE_MANAGE", { queueIds: [changes.queueId] });
     // A tag never moves to another organization, even one the caller also manages.
     if (target.organizationId !== tag.organizationId) throw notFound("Queue");
-    const queue = await queueTarget(d.db, changes.queueId);
+    const queue = await queueTarget(d, changes.queueId);
     assertNotArchived(queue);
   }
   const row = await updateNfcTag(d, tag.id, changes, now());
@@ -213,7 +213,7 @@ const scan = createRoute({
 
 app.openapi(scan, async (c) => {
   const { user } = requireUser(c);
-  const outcome = await scanNfcTag(c.env, user, c.req.valid("json"), now());
+  const outcome = await scanNfcTag(deps(c), user, c.req.valid("json"), now());
   return c.json(ok(scanOutcomeRecord(outcome)), outcome.action === "joined" ? 201 : 200);
 });
 

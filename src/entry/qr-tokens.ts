@@ -1,7 +1,6 @@
 import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import type { Database } from "../db/client";
 import { qrTokens } from "../db/schema";
 import { qrTargetProblem, qrTokenStatus, type QrPurpose } from "../domain/qr";
 import { notFound, validationError } from "../http/errors";
@@ -49,17 +48,17 @@ export interface QrTarget {
  * (assertQueueOfService): before it, another organization's queue must stay a plain 404.
  */
 export async function resolveQrTarget(
-  { db }: Deps,
+  deps: Deps,
   purpose: QrPurpose,
   ids: { queueId?: string | undefined; serviceId?: string | undefined },
 ): Promise<QrTarget> {
   const problem = qrTargetProblem(purpose, ids);
   if (problem) throw validationError(problem.field, problem.reason);
   if (ids.queueId) {
-    const queue = await queueTarget(db, ids.queueId);
+    const queue = await queueTarget(deps, ids.queueId);
     return { organizationId: queue.organizationId, serviceId: queue.serviceId, queueId: queue.id, queue };
   }
-  const service = await serviceTarget(db, ids.serviceId!);
+  const service = await serviceTarget(deps, ids.serviceId!);
   return { organizationId: service.organizationId, serviceId: service.id, queueId: null, queue: null };
 }
 
@@ -140,7 +139,7 @@ export async function listQrTokens(
 }
 
 /** A token that is not revoked; a revoked one is gone as far as the management routes go. */
-export async function liveQrToken(db: Database, id: string): Promise<QrTokenRow> {
+export async function liveQrToken({ db }: Deps, id: string): Promise<QrTokenRow> {
   const row = await db
     .select()
     .from(qrTokens)

@@ -230,7 +230,7 @@ const scan = createRoute({
 
 app.openapi(scan, async (c) => {
   const { user } = requireUser(c);
-  const outcome = await scanQrToken(c.env, user, c.req.valid("json"), now());
+  const outcome = await scanQrToken(deps(c), user, c.req.valid("json"), now());
   return c.json(ok(scanOutcomeRecord(outcome)), outcome.action === "joined" ? 201 : 200);
 });
 

@@ -103,12 +103,12 @@ app.openapi(create, async (c) => {
   }
   // A test key belongs to the twin, so it can only ever reach the twin (docs/test-mode.md).
   const owner =
-    body.mode === "test" && !isTwinOrganizationId(organizationId) ? (await ensureTwin(c.env, organizationId, now())).id : organizationId;
+    body.mode === "test" && !isTwinOrganizationId(organizationId) ? (await ensureTwin(deps(c), organizationId, now())).id : organizationId;
   const allowedOrigins = body.allowedOrigins
     ? allowedWidgetOrigins(
         body.permissions ?? [],
         body.allowedOrigins,
-        (await listDomains(c.env, organizationId)).filter((d) => d.status === "verified").map((d) => d.domain),
+        (await listDomains(deps(c), organizationId)).filter((d) => d.status === "verified").map((d) => d.domain),
       )
     : null;
   const { key, record } = await createApiKey(

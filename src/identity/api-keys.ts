@@ -1,6 +1,5 @@
 import { CURRENT_API_VERSION } from "../domain/api-versions";
 import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
 import type { KeyPermission } from "../domain/permissions";
 import type { ListWindow } from "../http/cursor";
@@ -38,7 +37,7 @@ export function apiKeyRecord(k: ApiKeyRow) {
  * can never be read again. `createdBy` is the user or the key that asked for it.
  */
 export async function createApiKey(
-  { db }: Deps,
+  deps: Deps,
   env: Parameters<typeof mintApiKey>[0],
   organizationId: string,
   input: { name: string; permissions: KeyPermission[]; allowedOrigins?: string[] | null },
@@ -46,6 +45,7 @@ export async function createApiKey(
   at: number,
   origin?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRow }> {
+  const { db } = deps;
   const minted = await mintApiKey(env, organizationId);
   const record: ApiKeyRow = {
     id: newId("key"),
@@ -71,7 +71,7 @@ export async function createApiKey(
       API_KEY_AUDITED,
     );
     const entry = { organizationId, entityType: "api_key", entityId: record.id, action: "api_key.created" as const, changes };
-    await db.batch([insert, auditInsert(db, origin, entry, at)]);
+    await db.batch([insert, auditInsert(deps, origin, entry, at)]);
   } else {
     await insert.run();
   }
@@ -117,13 +117,8 @@ export async function listActiveApiKeys({ db }: Deps, organizationId: string, wi
  * Revokes the key for good. The row stays so that the key is answered with KEY_REVOKED
  * rather than "unknown", which tells an integrator what happened.
  */
-export async function revokeApiKey(
-  { db }: Deps,
-  organizationId: string,
-  keyId: string,
-  at: number,
-  origin: AuditOrigin,
-): Promise<ApiKeyRow> {
+export async function revokeApiKey(deps: Deps, organizationId: string, keyId: string, at: number, origin: AuditOrigin): Promise<ApiKeyRow> {
+  const { db } = deps;
   // The entry is written in the same batch, only if the revocation changed a row.
   const [[revoked]] = await db.batch([
     db
@@ -131,7 +126,7 @@ export async function revokeApiKey(
       .set({ revokedAt: at })
       .where(and(eq(apiKeys.id, keyId), active(organizationId)))
       .returning(),
-    auditInsertIfChanged(db, origin, { organizationId, entityType: "api_key", entityId: keyId, action: "api_key.revoked" }, at),
+    auditInsertIfChanged(deps, origin, { organizationId, entityType: "api_key", entityId: keyId, action: "api_key.revoked" }, at),
   ]);
   if (!revoked) throw notFound("API key");
   return revoked;
@@ -140,7 +135,7 @@ export async function revokeApiKey(
 /** How stale `lastUsedAt` may get: one write per key per minute at most, whatever the traffic. */
 export const LAST_USED_GRANULARITY_MS = 60_000;
 
-export async function recordApiKeyUse(db: Database, keyId: string, at: number): Promise<void> {
+export async function recordApiKeyUse({ db }: Deps, keyId: string, at: number): Promise<void> {
   await db
     .update(apiKeys)
     .set({ lastUsedAt: at })

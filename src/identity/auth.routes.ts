@@ -10,9 +10,8 @@ import { now } from "../lib/clock";
 import { DECOY_PASSWORD_HASH, sha256Hex, verifyPassword } from "../lib/crypto";
 import { iso } from "../lib/time";
 import { revokeSession, slideSession } from "../http/credentials/sessions";
-import { deps } from "../http/deps";
+import { deps, type Deps } from "../http/deps";
 import { setSessionCookie } from "./session-cookie";
-import type { Env } from "../env";
 import { enforcedSsoFor } from "./sso";
 import { accountByEmail, membershipsOfUser, openSession, registerAccount, userRecord } from "./users";
 import { eraseMe, exportMe } from "./me-data";
@@ -27,8 +26,8 @@ function signInCode(): string {
 }
 
 /** An e-mail whose organization enforces single sign-on has no password: neither a new one nor a check of one. */
-async function refuseEnforcedSso(env: Env, email: string): Promise<void> {
-  const organizationId = await enforcedSsoFor(env, email);
+async function refuseEnforcedSso(deps: Deps, email: string): Promise<void> {
+  const organizationId = await enforcedSsoFor(deps, email);
   if (!organizationId) return;
   throw new ApiError("SSO_REQUIRED", "Your organization signs you in with its identity provider", {
     field: "email",
@@ -70,7 +69,7 @@ const register = createRoute({
 
 app.openapi(register, async (c) => {
   const body = c.req.valid("json");
-  await refuseEnforcedSso(c.env, body.email);
+  await refuseEnforcedSso(deps(c), body.email);
   const { user, session } = await registerAccount(deps(c), body, now());
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 201);
@@ -112,7 +111,7 @@ const login = createRoute({
 app.openapi(login, async (c) => {
   const { email, password, challengeCode } = c.req.valid("json");
   // Single sign-on enforced for the e-mail's domain: no password is checked (nor counted as a failure).
-  await refuseEnforcedSso(c.env, email);
+  await refuseEnforcedSso(deps(c), email);
   const candidate = signInCode();
   const gate = await beginLoginAttempt(c, email, {
     candidateHash: await sha256Hex(candidate),
@@ -142,7 +141,7 @@ app.openapi(login, async (c) => {
   const at = now();
   const session = await openSession(d, user.id, at);
   // A console sign-in is in the log of each organization the person works for (docs/security.md).
-  await recordSignIn(d.db, auditOrigin(c, { userId: user.id, apiKeyId: null }), user.id, "password", at);
+  await recordSignIn(d, auditOrigin(c, { userId: user.id, apiKeyId: null }), user.id, "password", at);
   setSessionCookie(c, session.token);
   return c.json(ok({ user: userRecord(user), session: { token: session.token, expiresAt: iso(session.expiresAt) } }), 200);
 });

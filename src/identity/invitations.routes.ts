@@ -108,14 +108,14 @@ function answerRoute(answer: "accept" | "decline") {
 app.openapi(answerRoute("accept"), async (c) => {
   const { user } = requireUser(c);
   const at = now();
-  const row = await answerInvitation(c.env, user, c.req.valid("param").invitationId, "accepted", at);
+  const row = await answerInvitation(deps(c), user, c.req.valid("param").invitationId, "accepted", at);
   return c.json(ok(invitationRecord(row, at)), 200);
 });
 
 app.openapi(answerRoute("decline"), async (c) => {
   const { user } = requireUser(c);
   const at = now();
-  const row = await answerInvitation(c.env, user, c.req.valid("param").invitationId, "declined", at);
+  const row = await answerInvitation(deps(c), user, c.req.valid("param").invitationId, "declined", at);
   return c.json(ok(invitationRecord(row, at)), 200);
 });
 

@@ -1,9 +1,7 @@
 import { and, desc, eq, gt, count } from "drizzle-orm";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
-import { database, type Database } from "../db/client";
 import { invitations, notifications, organizations } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError, conflict, invalidState, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso } from "../lib/time";
@@ -12,7 +10,7 @@ import { publishEvent } from "../webhooks/domain-events";
 import { findMember, grantMembership, type GrantableRole } from "./members";
 import { findUserByEmail } from "./users";
 import type { UserRow } from "../http/credentials/sessions";
-import type { Deps } from "../http/deps";
+import { type Deps } from "../http/deps";
 
 // Membership by consent (issue 26). Adding a member only offers membership: the invitee
 // accepts (or declines) with their own session, signed in with the invited e-mail. The answer
@@ -45,7 +43,7 @@ export function invitationRecord(i: InvitationRow, at: number, organizationName?
  * refreshes that invitation (new role, 7 more days) and sends it again.
  */
 export async function inviteMember(
-  env: Env,
+  deps: Deps,
   input: {
     organizationId: string;
     email: string;
@@ -57,16 +55,16 @@ export async function inviteMember(
   },
   at: number,
 ): Promise<InvitationRow> {
-  const db = database(env.DB);
+  const { db } = deps;
   const { organizationId, email, role } = input;
   const locationIds = input.locationIds ?? null;
   const [organization, account] = await Promise.all([
     db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).get(),
-    findUserByEmail(db, email),
+    findUserByEmail(deps, email),
   ]);
   if (!organization) throw notFound("Organization");
   // Already a member: the inviter can list members anyway, so saying so reveals nothing new.
-  if (account && (await findMember(db, organizationId, account.id))) throw conflict("email", "This person is already a member");
+  if (account && (await findMember(deps, organizationId, account.id))) throw conflict("email", "This person is already a member");
 
   const expiresAt = at + INVITATION_VALIDITY_MS;
   const pending = and(eq(invitations.organizationId, organizationId), eq(invitations.email, email), eq(invitations.status, "pending"));
@@ -105,7 +103,7 @@ export async function inviteMember(
       .returning()
       .get();
   }
-  await deliverInvitation(db, invitation, organization.name, account, input.origin, at);
+  await deliverInvitation(deps, invitation, organization.name, account, input.origin, at);
   return invitation;
 }
 
@@ -115,7 +113,7 @@ export async function inviteMember(
  * the work done does not depend on whether the account exists.
  */
 async function deliverInvitation(
-  db: Database,
+  { db }: Deps,
   invitation: InvitationRow,
   organizationName: string,
   account: UserRow | undefined,
@@ -212,13 +210,13 @@ export async function revokeInvitation({ db }: Deps, organizationId: string, inv
  * answers at once settle it once.
  */
 export async function answerInvitation(
-  env: Env,
+  deps: Deps,
   user: UserRow,
   invitationId: string,
   answer: "accepted" | "declined",
   at: number,
 ): Promise<InvitationRow> {
-  const db = database(env.DB);
+  const { db, env } = deps;
   const mine = and(eq(invitations.id, invitationId), eq(invitations.email, user.email.toLowerCase()));
   const row = await db
     .update(invitations)
@@ -234,7 +232,7 @@ export async function answerInvitation(
   }
   if (answer === "accepted") {
     await grantMembership({ db, env }, row.organizationId, user.id, row.role, at, row.locationIds ?? null);
-    await publishEvent(env, {
+    await publishEvent(deps, {
       id: newId("evt"),
       type: "member.joined",
       organizationId: row.organizationId,

@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
-import { database } from "../db/client";
 import { now } from "../lib/clock";
 import { LAST_USED_GRANULARITY_MS, recordApiKeyUse } from "./api-keys";
 import type { AppEnv } from "../http/context";
+import { deps } from "../http/deps";
 
 /**
  * Notes when an API key was last used, after the response and off its path. The key's row,
@@ -15,7 +15,7 @@ export const trackApiKeyUse = createMiddleware<AppEnv>(async (c, next) => {
   if (p?.kind !== "apiKey") return;
   const at = now();
   if (p.lastUsedAt !== null && p.lastUsedAt >= at - LAST_USED_GRANULARITY_MS) return;
-  const write = recordApiKeyUse(database(c.env.DB), p.keyId, at).catch((err: unknown) =>
+  const write = recordApiKeyUse(deps(c), p.keyId, at).catch((err: unknown) =>
     console.error(JSON.stringify({ requestId: c.get("requestId"), error: `lastUsedAt: ${String(err)}` })),
   );
   c.executionCtx.waitUntil(write);

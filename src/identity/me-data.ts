@@ -1,6 +1,5 @@
 import { and, desc, eq, inArray, ne, or } from "drizzle-orm";
 import { auditInsert } from "../audit/audit";
-import type { Database } from "../db/client";
 import {
   appointments,
   auditEvents,
@@ -108,7 +107,7 @@ export async function exportMe({ db }: Deps, user: UserRow, at: number) {
 }
 
 /** The organizations the person is the only owner of: they must hand them over or delete them first. */
-async function soleOwnerships(db: Database, userId: string): Promise<{ id: string; name: string }[]> {
+async function soleOwnerships({ db }: Deps, userId: string): Promise<{ id: string; name: string }[]> {
   const owned = await db
     .select({ id: organizations.id, name: organizations.name })
     .from(members)
@@ -140,8 +139,9 @@ async function soleOwnerships(db: Database, userId: string): Promise<{ id: strin
  * push devices, notifications and invitations go, and the user row keeps only its id (every
  * name, the e-mail and the password are replaced, so no sign-in can reach it again).
  */
-export async function eraseMe({ db, env }: Deps, user: UserRow, origin: AuditOrigin, at: number): Promise<{ organizationIds: string[] }> {
-  const blocking = await soleOwnerships(db, user.id);
+export async function eraseMe(deps: Deps, user: UserRow, origin: AuditOrigin, at: number): Promise<{ organizationIds: string[] }> {
+  const { db, env } = deps;
+  const blocking = await soleOwnerships(deps, user.id);
   if (blocking.length > 0) {
     const names = blocking.map((o) => `"${o.name}" (${o.id})`).join(", ");
     throw new ApiError("CONFLICT", `You are the last owner of ${names}: transfer its ownership or delete it before erasing your account`, {
@@ -153,7 +153,7 @@ export async function eraseMe({ db, env }: Deps, user: UserRow, origin: AuditOri
   const organizationIds = memberships.map((m) => m.organizationId);
   const unusable = await hashPassword(randomString(32));
   const entries = organizationIds.map((organizationId) =>
-    auditInsert(db, origin, { organizationId, entityType: "member", entityId: user.id, action: "member.erased" }, at),
+    auditInsert(deps, origin, { organizationId, entityType: "member", entityId: user.id, action: "member.erased" }, at),
   );
   // Its sessions, memberships and row: the user's object hears of it before the answer (issue 43).
   await changingAccess(env, [user.id], () =>

@@ -135,7 +135,7 @@ app.openapi(add, async (c) => {
   const scope = await checkedScope(c, organizationId, role, locationIds);
   const at = now();
   const invitation = await inviteMember(
-    c.env,
+    deps(c),
     { organizationId, email, role, locationIds: scope, invitedBy: actor.userId ?? actor.apiKeyId, origin: new URL(c.req.url).origin },
     at,
   );

@@ -2,9 +2,7 @@ import type { AuditChange, AuditChanges, AuditOrigin } from "../domain/audit";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { auditInsertIfChanged } from "../audit/audit";
-import { database } from "../db/client";
 import { and, count, eq, ne, type SQL } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { members, users } from "../db/schema";
 import type { Role } from "../domain/permissions";
 import { ApiError, conflict, forbidden, notFound, validationError } from "../http/errors";
@@ -60,7 +58,7 @@ function ownerIsUntouchable(): ApiError {
   return forbidden("The owner cannot be changed or removed here; use transfer-ownership");
 }
 
-export async function findMember(db: Database, organizationId: string, userId: string): Promise<MemberRow | undefined> {
+export async function findMember({ db }: Deps, organizationId: string, userId: string): Promise<MemberRow | undefined> {
   return db
     .select(memberColumns)
     .from(members)
@@ -112,7 +110,7 @@ export type MembershipWrite =
   | { kind: "role"; organizationId: string; userId: string; role?: Role; at: number; only?: SQL; locationIds?: string[] | null }
   | { kind: "revoke"; organizationId: string; userId: string; only?: SQL };
 
-export function membershipStatement(db: Database, w: MembershipWrite) {
+export function membershipStatement({ db }: Deps, w: MembershipWrite) {
   const row = and(eq(members.organizationId, w.organizationId), eq(members.userId, w.userId));
   switch (w.kind) {
     case "grant":
@@ -145,15 +143,16 @@ export function membershipStatement(db: Database, w: MembershipWrite) {
 
 /** Runs one membership write, the member's object told around it; answers the rows it changed. */
 async function writeMembership(
-  { db, env }: Deps,
+  deps: Deps,
   w: MembershipWrite,
   audit?: { origin: AuditOrigin; change: AuditChange; at: number },
 ): Promise<number> {
+  const { db, env } = deps;
   // The audit entry, if any, is written in the same batch and only if the write changed a row.
   const result = await changingAccess(env, [w.userId], async () =>
     audit
-      ? (await db.batch([membershipStatement(db, w), auditInsertIfChanged(db, audit.origin, audit.change, audit.at)]))[0]
-      : await membershipStatement(db, w).run(),
+      ? (await db.batch([membershipStatement(deps, w), auditInsertIfChanged(deps, audit.origin, audit.change, audit.at)]))[0]
+      : await membershipStatement(deps, w).run(),
   );
   return result.meta.changes;
 }
@@ -190,14 +189,13 @@ export async function changeMemberRole(
   at: number,
   origin?: AuditOrigin,
 ): Promise<MemberRow> {
-  const { db } = deps;
   const { role, locationIds } = change;
   if (locationIds && role === undefined) {
     // Only managers and operators work at some locations; an admin keeps the whole organization.
-    const current = await findMember(db, organizationId, userId);
+    const current = await findMember(deps, organizationId, userId);
     if (current && UNSCOPED_ROLES.includes(current.role)) throw scopeOfUnscopedRole(current.role);
   }
-  const before = origin ? await findMember(db, organizationId, userId) : undefined;
+  const before = origin ? await findMember(deps, organizationId, userId) : undefined;
   const audited: AuditChanges = {};
   if (before && role !== undefined && before.role !== role) audited.role = { before: before.role, after: role };
   if (before && locationIds !== undefined && JSON.stringify(before.locationIds ?? null) !== JSON.stringify(locationIds ?? null))
@@ -221,15 +219,14 @@ export async function changeMemberRole(
     { kind: "role", organizationId, userId, role, locationIds, at, only: ne(members.role, "owner") },
     audit,
   );
-  if (changes === 0) await explainUntouched(db, organizationId, userId);
-  const updated = await findMember(db, organizationId, userId);
+  if (changes === 0) await explainUntouched(deps, organizationId, userId);
+  const updated = await findMember(deps, organizationId, userId);
   if (!updated) throw notFound("Member");
   return updated;
 }
 
 export async function removeMember(deps: Deps, organizationId: string, userId: string, origin?: AuditOrigin, at = 0): Promise<void> {
-  const { db } = deps;
-  const before = origin ? await findMember(db, organizationId, userId) : undefined;
+  const before = origin ? await findMember(deps, organizationId, userId) : undefined;
   const audit =
     origin && before
       ? {
@@ -245,7 +242,7 @@ export async function removeMember(deps: Deps, organizationId: string, userId: s
         }
       : undefined;
   const changes = await writeMembership(deps, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") }, audit);
-  if (changes === 0) await explainUntouched(db, organizationId, userId);
+  if (changes === 0) await explainUntouched(deps, organizationId, userId);
 }
 
 /**
@@ -253,18 +250,18 @@ export async function removeMember(deps: Deps, organizationId: string, userId: s
  * ownership first, or deletes the organization).
  */
 export async function leaveOrganization(deps: Deps, organizationId: string, userId: string): Promise<void> {
-  const { db } = deps;
   const changes = await writeMembership(deps, { kind: "revoke", organizationId, userId, only: ne(members.role, "owner") });
   if (changes === 0) {
-    const existing = await findMember(db, organizationId, userId);
+    const existing = await findMember(deps, organizationId, userId);
     if (!existing) throw notFound("Member");
     throw forbidden("The owner cannot leave; transfer ownership or delete the organization first");
   }
 }
 
 /** Sets (or with null clears) the user's default organization; they must be a member of it. */
-export async function setDefaultOrganization({ db, env }: Deps, userId: string, organizationId: string | null, at: number): Promise<void> {
-  if (organizationId !== null && !(await findMember(db, organizationId, userId))) {
+export async function setDefaultOrganization(deps: Deps, userId: string, organizationId: string | null, at: number): Promise<void> {
+  const { db, env } = deps;
+  if (organizationId !== null && !(await findMember(deps, organizationId, userId))) {
     throw new ApiError("NOT_FOUND", "You are not a member of this organization", { field: "defaultOrganizationId" });
   }
   // The user row is held by the user's object too (issue 43).
@@ -278,7 +275,7 @@ export function scopeOfUnscopedRole(role: Role): ApiError {
   return validationError("locationIds", `a ${role} acts on the whole organization; only managers and operators work at some locations`);
 }
 
-async function explainUntouched(db: Database, organizationId: string, userId: string): Promise<never> {
-  const existing = await findMember(db, organizationId, userId);
+async function explainUntouched(deps: Deps, organizationId: string, userId: string): Promise<never> {
+  const existing = await findMember(deps, organizationId, userId);
   throw existing ? ownerIsUntouchable() : notFound("Member");
 }

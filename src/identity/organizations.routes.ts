@@ -226,7 +226,7 @@ const remove = createRoute({
 app.openapi(remove, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "ORG_DELETE");
-  await deleteOrganization(c.env, organizationId, now());
+  await deleteOrganization(deps(c), organizationId, now());
   return c.json(ok({ id: organizationId, deleted: true as const }), 200);
 });
 

@@ -1,9 +1,7 @@
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { DATA_RETENTION_DEFAULT_DAYS } from "../domain/retention";
 import { offeredLanguages } from "../domain/languages";
-import { database, type Database } from "../db/client";
 import { members, organizations, queues, subscriptions } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, utcMonth } from "../lib/time";
@@ -45,7 +43,8 @@ export interface NewOrganization {
 }
 
 /** The organization, its owner and its starter subscription are written in one batch. */
-export async function createOrganization({ db, env }: Deps, ownerId: string, input: NewOrganization, at: number) {
+export async function createOrganization(deps: Deps, ownerId: string, input: NewOrganization, at: number) {
+  const { db, env } = deps;
   const row: OrganizationRow = {
     id: newId("org"),
     name: input.name,
@@ -72,7 +71,7 @@ export async function createOrganization({ db, env }: Deps, ownerId: string, inp
     await changingAccess(env, [ownerId], () =>
       db.batch([
         db.insert(organizations).values(row),
-        membershipStatement(db, { kind: "grant", organizationId: row.id, userId: ownerId, role: "owner", at }),
+        membershipStatement(deps, { kind: "grant", organizationId: row.id, userId: ownerId, role: "owner", at }),
         db.insert(subscriptions).values({
           organizationId: row.id,
           currentPeriodStart: period.start,
@@ -143,8 +142,8 @@ export async function updateOrganization(
  * Deletes the organization; the schema's foreign keys cascade to everything it owns. Its
  * queue ids are read first so their rooms can be retired once the catalog rows are gone.
  */
-export async function deleteOrganization(env: Env, organizationId: string, at: number): Promise<void> {
-  const db = database(env.DB);
+export async function deleteOrganization(deps: Deps, organizationId: string, at: number): Promise<void> {
+  const { db, env } = deps;
   // Its test-mode twin goes with it (by cascade, docs/test-mode.md): the twin's rooms are retired too.
   const twin = await db
     .select({ id: organizations.id })
@@ -164,7 +163,7 @@ export async function deleteOrganization(env: Env, organizationId: string, at: n
     () => db.delete(organizations).where(eq(organizations.id, organizationId)).run(),
   );
   await retireQueues(
-    env,
+    deps,
     owned.map((q) => q.id),
     at,
   );
@@ -177,12 +176,13 @@ export async function deleteOrganization(env: Env, organizationId: string, at: n
  * demotion only once someone else holds the role.
  */
 export async function transferOwnership(
-  { db, env }: Deps,
+  deps: Deps,
   organizationId: string,
   currentOwnerId: string,
   newOwnerId: string,
   at: number,
 ): Promise<void> {
+  const { db, env } = deps;
   if (newOwnerId === currentOwnerId) throw validationError("newOwnerId", "you already own this organization");
   const target = await db
     .select({ role: members.role })
@@ -193,7 +193,7 @@ export async function transferOwnership(
   const ownerStill = sql`exists (select 1 from ${members} where ${members.organizationId} = ${organizationId} and ${members.userId} = ${currentOwnerId} and ${members.role} = 'owner')`;
   const [promoted] = await changingAccess(env, [newOwnerId, currentOwnerId], () =>
     db.batch([
-      membershipStatement(db, {
+      membershipStatement(deps, {
         kind: "role",
         organizationId,
         userId: newOwnerId,
@@ -201,7 +201,7 @@ export async function transferOwnership(
         at,
         only: and(ne(members.role, "owner"), ownerStill),
       }),
-      membershipStatement(db, {
+      membershipStatement(deps, {
         kind: "role",
         organizationId,
         userId: currentOwnerId,

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { auditInsert } from "../audit/audit";
-import type { Database } from "../db/client";
 import { members } from "../db/schema";
 import type { AuditOrigin } from "../domain/audit";
+import type { Deps } from "../http/deps";
 
 /** How a person signed in: a password (POST /v1/auth/login) or their organization's identity provider. */
 export type SignInMethod = "password" | "sso";
@@ -12,11 +12,12 @@ export type SignInMethod = "password" | "sso";
  * of (`session.signed_in`, issue 40): who, how, from which address. The session's token is never
  * written. A person with no membership (a customer) leaves no entry: no organization's log is theirs.
  */
-export async function recordSignIn(db: Database, origin: AuditOrigin, userId: string, method: SignInMethod, at: number): Promise<number> {
+export async function recordSignIn(deps: Deps, origin: AuditOrigin, userId: string, method: SignInMethod, at: number): Promise<number> {
+  const { db } = deps;
   const memberships = await db.select({ organizationId: members.organizationId }).from(members).where(eq(members.userId, userId)).all();
   const entries = memberships.map((m) =>
     auditInsert(
-      db,
+      deps,
       origin,
       {
         organizationId: m.organizationId,

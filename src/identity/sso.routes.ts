@@ -22,6 +22,7 @@ import {
   startSignIn,
 } from "./sso";
 import { userRecord } from "./users";
+import { deps } from "../http/deps";
 
 // Single sign-on with OpenID Connect (docs/sso.md): the organization's connection (ORG_MANAGE)
 // and the two legs of the browser's round trip through the identity provider.
@@ -142,7 +143,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await requireSsoConnection(c.env, organizationId)), 200);
+    return c.json(ok(await requireSsoConnection(deps(c), organizationId)), 200);
   },
 );
 
@@ -163,7 +164,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     const origin = auditOrigin(c, await authorize(c, organizationId, "ORG_MANAGE"));
-    return c.json(ok(await saveSsoConnection(c.env, origin, organizationId, c.req.valid("json"), now())), 200);
+    return c.json(ok(await saveSsoConnection(deps(c), origin, organizationId, c.req.valid("json"), now())), 200);
   },
 );
 
@@ -180,7 +181,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     const origin = auditOrigin(c, await authorize(c, organizationId, "ORG_MANAGE"));
-    await deleteSsoConnection(c.env, origin, organizationId, now());
+    await deleteSsoConnection(deps(c), origin, organizationId, now());
     return c.json(ok({ deleted: true as const }), 200);
   },
 );
@@ -222,7 +223,7 @@ app.openapi(
     const redirectUri = new URL(CALLBACK_PATH, c.req.url).toString();
     let started: Awaited<ReturnType<typeof startSignIn>>;
     try {
-      started = await startSignIn(c.env, { organizationId: organization, email }, redirectUri, now(), returnTo ?? null);
+      started = await startSignIn(deps(c), { organizationId: organization, email }, redirectUri, now(), returnTo ?? null);
     } catch (err) {
       // A page's button: the browser goes back to the page, which says why, rather than to a JSON error.
       if (returnTo && err instanceof ApiError && (err.code === "NOT_FOUND" || err.code === "PROVIDER_UNAVAILABLE"))
@@ -286,7 +287,7 @@ app.openapi(
     let signedIn: Awaited<ReturnType<typeof completeSignIn>>;
     try {
       signedIn = await completeSignIn(
-        c.env,
+        deps(c),
         { state: query.state, code: query.code, error: query.error, cookieState },
         { ip: ip === "unknown" ? null : ip, requestId: c.get("requestId") ?? null },
         at,
@@ -299,7 +300,7 @@ app.openapi(
       throw err;
     }
     const { user, organizationId, returnTo } = signedIn;
-    const session = await sessionForSignIn(c.env, user.id, at);
+    const session = await sessionForSignIn(deps(c), user.id, at);
     setSessionCookie(c, session.token);
     if (returnTo) return c.redirect(returnTo, 303) as never;
     return c.json(

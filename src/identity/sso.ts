@@ -1,11 +1,9 @@
 import { and, eq, inArray, lt, ne } from "drizzle-orm";
 import { createLocalJWKSet, errors as jose, jwtVerify, type JWTPayload } from "jose";
 import { auditInsert, recordAudit } from "../audit/audit";
-import { database, type Database } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { members, ssoConnections, ssoDomains, ssoSignIns, users, verifiedDomains } from "../db/schema";
 import { changedFields, type AuditOrigin } from "../domain/audit";
-import type { Env } from "../env";
 import { createSession, type UserRow } from "../http/credentials/sessions";
 import { ApiError, conflict, notFound, validationError } from "../http/errors";
 import { hashPassword, sha256Hex } from "../lib/crypto";
@@ -18,6 +16,7 @@ import { membershipStatement, type GrantableRole } from "./members";
 import { changingAccess } from "../http/credentials/access-changes";
 import { findUserByEmail } from "./users";
 import { locationsOfOrganization } from "../catalog/location-scope";
+import { type Deps } from "../http/deps";
 
 // Single sign-on with OpenID Connect (docs/sso.md): the authorization code flow with PKCE
 // (S256), a state bound to the browser by a cookie and used once, a nonce in the ID token, and
@@ -98,20 +97,19 @@ export function ssoRecord(row: SsoConnectionRow, domains: string[]) {
 }
 export type SsoRecord = ReturnType<typeof ssoRecord>;
 
-async function domainsOf(db: Database, organizationId: string): Promise<string[]> {
+async function domainsOf({ db }: Deps, organizationId: string): Promise<string[]> {
   const rows = await db.select({ domain: ssoDomains.domain }).from(ssoDomains).where(eq(ssoDomains.organizationId, organizationId)).all();
   return rows.map((r) => r.domain).sort();
 }
 
-export async function findSsoConnection(db: Database, organizationId: string): Promise<SsoConnectionRow | undefined> {
+export async function findSsoConnection({ db }: Deps, organizationId: string): Promise<SsoConnectionRow | undefined> {
   return db.select().from(ssoConnections).where(eq(ssoConnections.organizationId, organizationId)).get();
 }
 
-export async function requireSsoConnection(env: Env, organizationId: string): Promise<SsoRecord> {
-  const db = database(env.DB);
-  const row = await findSsoConnection(db, organizationId);
+export async function requireSsoConnection(deps: Deps, organizationId: string): Promise<SsoRecord> {
+  const row = await findSsoConnection(deps, organizationId);
   if (!row) throw notFound("Single sign-on configuration");
-  return ssoRecord(row, await domainsOf(db, organizationId));
+  return ssoRecord(row, await domainsOf(deps, organizationId));
 }
 
 export interface SaveSso {
@@ -177,13 +175,13 @@ export function joiningMembership(
  * connection keeps its secret.
  */
 export async function saveSsoConnection(
-  env: Env,
+  deps: Deps,
   origin: AuditOrigin,
   organizationId: string,
   body: SaveSso,
   at: number,
 ): Promise<SsoRecord> {
-  const db = database(env.DB);
+  const { db, env } = deps;
   const domains = [...new Set(body.domains.map((d) => d.toLowerCase().replace(/\.$/, "")))].sort();
   const verified = await db
     .select({ domain: verifiedDomains.domain })
@@ -222,7 +220,7 @@ export async function saveSsoConnection(
     const index = defaultLocationIds.findIndex((id) => !known.has(id));
     if (index >= 0) throw validationError(`defaultLocationIds.${index}`, "not a location of this organization");
   }
-  const before = await findSsoConnection(db, organizationId);
+  const before = await findSsoConnection(deps, organizationId);
   if (!before && body.clientSecret === undefined) throw validationError("clientSecret", "required when single sign-on is first configured");
   try {
     await discoverProvider(env, body.issuer, at, true);
@@ -244,7 +242,7 @@ export async function saveSsoConnection(
     createdAt: before?.createdAt ?? at,
     updatedAt: at,
   };
-  const beforeDomains = before ? await domainsOf(db, organizationId) : [];
+  const beforeDomains = before ? await domainsOf(deps, organizationId) : [];
   const view = (r: SsoConnectionRow | undefined, d: string[]) =>
     r
       ? {
@@ -282,7 +280,7 @@ export async function saveSsoConnection(
       db.delete(ssoDomains).where(eq(ssoDomains.organizationId, organizationId)),
       db.insert(ssoDomains).values(domains.map((domain) => ({ domain, organizationId }))),
       auditInsert(
-        db,
+        deps,
         origin,
         {
           organizationId,
@@ -301,15 +299,15 @@ export async function saveSsoConnection(
   return ssoRecord(row, domains);
 }
 
-export async function deleteSsoConnection(env: Env, origin: AuditOrigin, organizationId: string, at: number): Promise<void> {
-  const db = database(env.DB);
-  const before = await findSsoConnection(db, organizationId);
+export async function deleteSsoConnection(deps: Deps, origin: AuditOrigin, organizationId: string, at: number): Promise<void> {
+  const { db } = deps;
+  const before = await findSsoConnection(deps, organizationId);
   if (!before) throw notFound("Single sign-on configuration");
   await db.batch([
     db.delete(ssoConnections).where(eq(ssoConnections.organizationId, organizationId)),
     db.delete(ssoDomains).where(eq(ssoDomains.organizationId, organizationId)),
     db.delete(ssoSignIns).where(eq(ssoSignIns.organizationId, organizationId)),
-    auditInsert(db, origin, { organizationId, entityType: "sso_connection", entityId: organizationId, action: "sso.deleted" }, at),
+    auditInsert(deps, origin, { organizationId, entityType: "sso_connection", entityId: organizationId, action: "sso.deleted" }, at),
   ]);
 }
 
@@ -318,8 +316,8 @@ function domainOf(email: string): string {
 }
 
 /** The organization whose enforced single sign-on covers this e-mail, if any: its password is refused. */
-export async function enforcedSsoFor(env: Env, email: string): Promise<string | null> {
-  const row = await database(env.DB)
+export async function enforcedSsoFor({ db }: Deps, email: string): Promise<string | null> {
+  const row = await db
     .select({ organizationId: ssoDomains.organizationId })
     .from(ssoDomains)
     .innerJoin(ssoConnections, eq(ssoConnections.organizationId, ssoDomains.organizationId))
@@ -336,13 +334,13 @@ function base64Url(bytes: ArrayBuffer): string {
 
 /** Where `GET /v1/auth/sso/start` sends the browser, and the state its cookie must carry back. */
 export async function startSignIn(
-  env: Env,
+  deps: Deps,
   by: { organizationId?: string; email?: string },
   redirectUri: string,
   at: number,
   returnTo: string | null = null,
 ): Promise<{ location: string; state: string; organizationId: string }> {
-  const db = database(env.DB);
+  const { db, env } = deps;
   let organizationId = by.organizationId;
   if (!organizationId) {
     const row = await db
@@ -353,7 +351,7 @@ export async function startSignIn(
     if (!row) throw notFound("Single sign-on for this e-mail domain");
     organizationId = row.organizationId;
   }
-  const connection = await findSsoConnection(db, organizationId);
+  const connection = await findSsoConnection(deps, organizationId);
   if (!connection) throw notFound("Single sign-on for this organization");
   let provider: ProviderMetadata;
   try {
@@ -402,7 +400,7 @@ export interface Callback {
 }
 
 /** Checks the ID token with jose: signature (the provider's keys), issuer, audience, expiry; then the nonce. */
-async function verifyIdToken(env: Env, provider: ProviderMetadata, clientId: string, idToken: string, nonce: string, at: number) {
+async function verifyIdToken({ env }: Deps, provider: ProviderMetadata, clientId: string, idToken: string, nonce: string, at: number) {
   const options = {
     issuer: provider.issuer,
     audience: clientId,
@@ -462,12 +460,12 @@ function nameParts(claims: JWTPayload, email: string): { firstName: string; last
  * or created and made a member with the default role. A refusal creates nothing.
  */
 export async function completeSignIn(
-  env: Env,
+  deps: Deps,
   callback: Callback,
   origin: Omit<AuditOrigin, "actor">,
   at: number,
 ): Promise<{ user: UserRow; organizationId: string; returnTo: string | null }> {
-  const db = database(env.DB);
+  const { db } = deps;
   if (!callback.state || !callback.cookieState || callback.state !== callback.cookieState) throw ssoRefused("state_invalid");
   const attempt = await db
     .delete(ssoSignIns)
@@ -476,7 +474,7 @@ export async function completeSignIn(
     .get();
   if (!attempt) throw ssoRefused("state_invalid");
   try {
-    return { ...(await finishSignIn(env, callback, origin, attempt, at)), returnTo: attempt.returnTo };
+    return { ...(await finishSignIn(deps, callback, origin, attempt, at)), returnTo: attempt.returnTo };
   } catch (err) {
     if (attempt.returnTo && err instanceof ApiError) throw new SsoPageRefusal(err, attempt.returnTo);
     throw err;
@@ -484,17 +482,17 @@ export async function completeSignIn(
 }
 
 async function finishSignIn(
-  env: Env,
+  deps: Deps,
   callback: Callback,
   origin: Omit<AuditOrigin, "actor">,
   attempt: typeof ssoSignIns.$inferSelect,
   at: number,
 ): Promise<{ user: UserRow; organizationId: string }> {
-  const db = database(env.DB);
+  const { db, env } = deps;
   const organizationId = attempt.organizationId;
   const refuse = async (reason: SsoRefusal, details: Record<string, unknown> = {}): Promise<never> => {
     await recordAudit(
-      env.DB,
+      deps,
       { ...origin, actor: { type: "system", id: null } },
       {
         organizationId,
@@ -510,7 +508,7 @@ async function finishSignIn(
   if (attempt.expiresAt < at) return refuse("state_expired");
   if (callback.error) return refuse("provider_error", { error: callback.error.slice(0, 200) });
   if (!callback.code) throw validationError("code", "required");
-  const connection = await findSsoConnection(db, organizationId);
+  const connection = await findSsoConnection(deps, organizationId);
   if (!connection) throw ssoRefused("not_configured");
   let provider: ProviderMetadata;
   try {
@@ -533,7 +531,7 @@ async function finishSignIn(
   if ("refused" in exchanged) return refuse("token_exchange_failed", { error: exchanged.refused });
   let claims: JWTPayload;
   try {
-    claims = await verifyIdToken(env, provider, connection.clientId, exchanged.idToken, attempt.nonce, at);
+    claims = await verifyIdToken(deps, provider, connection.clientId, exchanged.idToken, attempt.nonce, at);
   } catch (err) {
     if (err instanceof ApiError && typeof err.details.reason === "string") return refuse(err.details.reason as SsoRefusal);
     throw err;
@@ -548,19 +546,11 @@ async function finishSignIn(
     .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.organizationId, organizationId)))
     .get();
   if (!allowed) return refuse("domain_not_allowed", { domain });
-  const user = await findOrCreateUser(db, email, claims, at);
+  const user = await findOrCreateUser(deps, email, claims, at);
   const membership = joiningMembership(connection, claims);
-  const joined = await joinJustInTime(
-    env,
-    db,
-    { ...origin, actor: { type: "user", id: user.id } },
-    organizationId,
-    user.id,
-    membership,
-    at,
-  );
+  const joined = await joinJustInTime(deps, { ...origin, actor: { type: "user", id: user.id } }, organizationId, user.id, membership, at);
   await recordAudit(
-    env.DB,
+    deps,
     { ...origin, actor: { type: "user", id: user.id } },
     {
       organizationId,
@@ -572,7 +562,7 @@ async function finishSignIn(
     at,
   );
   if (joined) {
-    await publishEvent(env, {
+    await publishEvent(deps, {
       id: newId("evt"),
       type: "member.joined",
       organizationId,
@@ -585,8 +575,9 @@ async function finishSignIn(
   return { user, organizationId };
 }
 
-async function findOrCreateUser(db: Database, email: string, claims: JWTPayload, at: number): Promise<UserRow> {
-  const existing = await findUserByEmail(db, email);
+async function findOrCreateUser(deps: Deps, email: string, claims: JWTPayload, at: number): Promise<UserRow> {
+  const { db } = deps;
+  const existing = await findUserByEmail(deps, email);
   if (existing) return existing;
   const user = {
     id: newId("usr"),
@@ -608,7 +599,7 @@ async function findOrCreateUser(db: Database, email: string, claims: JWTPayload,
     await db.insert(users).values(user);
   } catch (err) {
     // Two first sign-ins at once: the other one created the account.
-    if (String(err).includes("UNIQUE")) return (await findUserByEmail(db, email))!;
+    if (String(err).includes("UNIQUE")) return (await findUserByEmail(deps, email))!;
     throw err;
   }
   return user as UserRow;
@@ -616,14 +607,14 @@ async function findOrCreateUser(db: Database, email: string, claims: JWTPayload,
 
 /** Makes the person a member with the default role unless they already are one; answers whether they joined. */
 async function joinJustInTime(
-  env: Env,
-  db: Database,
+  deps: Deps,
   origin: AuditOrigin,
   organizationId: string,
   userId: string,
   membership: { role: GrantableRole; locationIds: string[] | null; mappedFrom: string | null },
   at: number,
 ): Promise<boolean> {
+  const { db, env } = deps;
   const { role, locationIds, mappedFrom } = membership;
   const member = await db
     .select({ role: members.role })
@@ -634,9 +625,9 @@ async function joinJustInTime(
   try {
     await changingAccess(env, [userId], () =>
       db.batch([
-        membershipStatement(db, { kind: "grant", organizationId, userId, role, at, locationIds }),
+        membershipStatement(deps, { kind: "grant", organizationId, userId, role, at, locationIds }),
         auditInsert(
-          db,
+          deps,
           origin,
           {
             organizationId,
@@ -668,8 +659,7 @@ const SIGN_IN_PURGE_LIMIT = 1000;
  * The minute cron: sign-ins started and never finished (or refused) are deleted once expired,
  * with their nonce and PKCE verifier. Answers how many were deleted.
  */
-export async function purgeExpiredSignIns(env: Env, at: number): Promise<number> {
-  const db = database(env.DB);
+export async function purgeExpiredSignIns({ db }: Deps, at: number): Promise<number> {
   const expired = db
     .select({ stateHash: ssoSignIns.stateHash })
     .from(ssoSignIns)
@@ -680,6 +670,6 @@ export async function purgeExpiredSignIns(env: Env, at: number): Promise<number>
 }
 
 /** Our session for a person the provider vouched for: the same one a password login issues. */
-export function sessionForSignIn(env: Env, userId: string, at: number) {
-  return createSession(database(env.DB), env, userId, at);
+export function sessionForSignIn({ db, env }: Deps, userId: string, at: number) {
+  return createSession(db, env, userId, at);
 }

@@ -1,5 +1,4 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
 import { members, users } from "../db/schema";
 import { iso } from "../lib/time";
 import { hashPassword } from "../lib/crypto";
@@ -24,13 +23,13 @@ export function userRecord(u: Omit<UserRow, "defaultOrganizationId"> & { default
   };
 }
 
-export async function findUserByEmail(db: Database, email: string): Promise<UserRow | undefined> {
+export async function findUserByEmail({ db }: Deps, email: string): Promise<UserRow | undefined> {
   return db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
 }
 
 /** The account asked for by e-mail (a sign-in), through the caller's dependencies. */
-export async function accountByEmail({ db }: Deps, email: string): Promise<UserRow | undefined> {
-  return findUserByEmail(db, email);
+export async function accountByEmail(deps: Deps, email: string): Promise<UserRow | undefined> {
+  return findUserByEmail(deps, email);
 }
 
 export interface Registration {
@@ -43,8 +42,9 @@ export interface Registration {
 }
 
 /** A new account and its first session; an e-mail already registered is 409 CONFLICT (field email). */
-export async function registerAccount({ db, env }: Deps, input: Registration, at: number) {
-  if (await findUserByEmail(db, input.email)) throw conflict("email", "An account with this email already exists");
+export async function registerAccount(deps: Deps, input: Registration, at: number) {
+  const { db, env } = deps;
+  if (await findUserByEmail(deps, input.email)) throw conflict("email", "An account with this email already exists");
   const user = {
     id: newId("usr"),
     email: input.email,

@@ -6,6 +6,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { iso } from "../lib/time";
 import { domainRecord, generateToken, proofInstructions, VERIFICATION_METHODS, verificationStatus, verifyDomain } from "./verification";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Domain verification"];
@@ -44,7 +45,7 @@ app.openapi(
   async (c) => {
     const organizationId = await organizationOfRequest(c);
     await authorize(c, organizationId, "ORG_MANAGE");
-    const { token, createdAt } = await generateToken(c.env, organizationId, now());
+    const { token, createdAt } = await generateToken(deps(c), organizationId, now());
     return c.json(ok({ token, createdAt: iso(createdAt), instructions: proofInstructions(null, token) }), 201);
   },
 );
@@ -78,7 +79,7 @@ app.openapi(
     const organizationId = await organizationOfRequest(c);
     await authorize(c, organizationId, "ORG_MANAGE");
     const { domain, method } = c.req.valid("json");
-    return c.json(ok(domainRecord(await verifyDomain(c.env, organizationId, domain, method, now()))), 200);
+    return c.json(ok(domainRecord(await verifyDomain(deps(c), organizationId, domain, method, now()))), 200);
   },
 );
 
@@ -101,7 +102,7 @@ app.openapi(
   async (c) => {
     const organizationId = await organizationOfRequest(c);
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await verificationStatus(c.env, organizationId)), 200);
+    return c.json(ok(await verificationStatus(deps(c), organizationId)), 200);
   },
 );
 

@@ -1,14 +1,13 @@
 import { and, eq, isNotNull, lte } from "drizzle-orm";
-import { database } from "../db/client";
 import { verificationTokens, verifiedDomains } from "../db/schema";
 import { hostNameRefusal, normalizeHost } from "../domain/public-hosts";
-import type { Env } from "../env";
 import { validationError } from "../http/errors";
 import { randomString } from "../lib/ids";
 import { DAY, HOUR, iso, isoOrNull } from "../lib/time";
 import { ApiError } from "../http/errors";
 import { resolve, txtText } from "../providers/doh";
 import { OutboundFailure, OutboundRefusal, ResolverUnavailable, safeFetch } from "../providers/safe-fetch";
+import type { Deps } from "../http/deps";
 
 export const VERIFICATION_METHODS = ["dns", "file", "meta"] as const;
 export type VerificationMethod = (typeof VERIFICATION_METHODS)[number];
@@ -34,9 +33,9 @@ export function domainRecord(d: VerifiedDomainRow) {
 }
 
 /** A new token replaces the previous one: proofs carrying the old one no longer count. */
-export async function generateToken(env: Env, organizationId: string, at: number): Promise<{ token: string; createdAt: number }> {
+export async function generateToken({ db }: Deps, organizationId: string, at: number): Promise<{ token: string; createdAt: number }> {
   const token = randomString(32);
-  await database(env.DB)
+  await db
     .insert(verificationTokens)
     .values({ organizationId, token, createdAt: at })
     .onConflictDoUpdate({ target: verificationTokens.organizationId, set: { token, createdAt: at } })
@@ -56,7 +55,7 @@ export function proofInstructions(domain: string | null, token: string) {
 /** The outcome of one look for the proof: found, absent (failed), or not conclusive (pending). */
 type Check = { result: "found" } | { result: "absent"; reason: string } | { result: "unknown"; reason: string };
 
-async function checkDns(env: Env, domain: string, token: string): Promise<Check> {
+async function checkDns({ env }: Deps, domain: string, token: string): Promise<Check> {
   const expected = `${PROOF_NAME}=${token}`;
   const answers = await Promise.all([domain, `_${PROOF_NAME}.${domain}`].map((name) => resolve(env.DOH_RESOLVER_URL, name, "TXT")));
   for (const a of answers) if (a.status === "ok" && a.records.some((r) => txtText(r).trim() === expected)) return { result: "found" };
@@ -65,7 +64,7 @@ async function checkDns(env: Env, domain: string, token: string): Promise<Check>
   return { result: "absent", reason: `no TXT record "${expected}" on ${domain} or _${PROOF_NAME}.${domain}` };
 }
 
-async function fetchPage(env: Env, url: string): Promise<{ ok: true; body: string } | { ok: false; check: Check }> {
+async function fetchPage({ env }: Deps, url: string): Promise<{ ok: true; body: string } | { ok: false; check: Check }> {
   try {
     const res = await safeFetch(env, url, { followRedirects: true, readBody: true });
     if (res.status >= 500) return { ok: false, check: { result: "unknown", reason: `${url} answered HTTP ${res.status}` } };
@@ -79,17 +78,17 @@ async function fetchPage(env: Env, url: string): Promise<{ ok: true; body: strin
   }
 }
 
-async function checkFile(env: Env, domain: string, token: string): Promise<Check> {
+async function checkFile(deps: Deps, domain: string, token: string): Promise<Check> {
   const url = `https://${domain}/${PROOF_NAME}.html`;
-  const page = await fetchPage(env, url);
+  const page = await fetchPage(deps, url);
   if (!page.ok) return page.check;
   const found = new RegExp(`(^|[^A-Za-z0-9_-])${PROOF_NAME}=${token}($|[^A-Za-z0-9])`).test(page.body);
   return found ? { result: "found" } : { result: "absent", reason: `${url} does not contain ${PROOF_NAME}=${token}` };
 }
 
-async function checkMeta(env: Env, domain: string, token: string): Promise<Check> {
+async function checkMeta(deps: Deps, domain: string, token: string): Promise<Check> {
   const url = `https://${domain}/`;
-  const page = await fetchPage(env, url);
+  const page = await fetchPage(deps, url);
   if (!page.ok) return page.check;
   let found = false;
   await new HTMLRewriter()
@@ -105,7 +104,7 @@ async function checkMeta(env: Env, domain: string, token: string): Promise<Check
     : { result: "absent", reason: `no <meta name="${PROOF_NAME}" content="${token}"> in the head of ${url}` };
 }
 
-const CHECKS: Record<VerificationMethod, (env: Env, domain: string, token: string) => Promise<Check>> = {
+const CHECKS: Record<VerificationMethod, (deps: Deps, domain: string, token: string) => Promise<Check>> = {
   dns: checkDns,
   file: checkFile,
   meta: checkMeta,
@@ -119,16 +118,16 @@ export function verifiableDomain(raw: string): string {
   return domain;
 }
 
-async function currentToken(env: Env, organizationId: string): Promise<string | null> {
-  const row = await database(env.DB).select().from(verificationTokens).where(eq(verificationTokens.organizationId, organizationId)).get();
+async function currentToken({ db }: Deps, organizationId: string): Promise<string | null> {
+  const row = await db.select().from(verificationTokens).where(eq(verificationTokens.organizationId, organizationId)).get();
   return row?.token ?? null;
 }
 
 /** Looks for the proof now; a destination the outbound guard refuses is a 400 on `domain`. */
-async function lookForProof(env: Env, domain: string, method: VerificationMethod, token: string | null): Promise<Check> {
+async function lookForProof(deps: Deps, domain: string, method: VerificationMethod, token: string | null): Promise<Check> {
   if (!token) return { result: "absent", reason: "the organization has no verification token (generate one first)" };
   try {
-    return await CHECKS[method](env, domain, token);
+    return await CHECKS[method](deps, domain, token);
   } catch (err) {
     if (err instanceof OutboundRefusal) throw validationError("domain", err.reason);
     throw err;
@@ -162,23 +161,23 @@ function nextState(previous: VerifiedDomainRow | undefined, check: Check, at: nu
 }
 
 export async function verifyDomain(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   rawDomain: string,
   method: VerificationMethod,
   at: number,
 ): Promise<VerifiedDomainRow> {
+  const { db } = deps;
   const domain = verifiableDomain(rawDomain);
-  const db = database(env.DB);
   const [token, previous] = await Promise.all([
-    currentToken(env, organizationId),
+    currentToken(deps, organizationId),
     db
       .select()
       .from(verifiedDomains)
       .where(and(eq(verifiedDomains.organizationId, organizationId), eq(verifiedDomains.domain, domain)))
       .get(),
   ]);
-  const check = await lookForProof(env, domain, method, token);
+  const check = await lookForProof(deps, domain, method, token);
   // A new method starts a new attempt: its pending time counts from now.
   const base = previous && previous.method === method ? previous : undefined;
   const state = nextState(base, check, at);
@@ -202,19 +201,15 @@ export async function verifyDomain(
   return row;
 }
 
-export async function listDomains(env: Env, organizationId: string): Promise<VerifiedDomainRow[]> {
-  return database(env.DB)
-    .select()
-    .from(verifiedDomains)
-    .where(eq(verifiedDomains.organizationId, organizationId))
-    .orderBy(verifiedDomains.domain)
-    .all();
+export async function listDomains({ db }: Deps, organizationId: string): Promise<VerifiedDomainRow[]> {
+  return db.select().from(verifiedDomains).where(eq(verifiedDomains.organizationId, organizationId)).orderBy(verifiedDomains.domain).all();
 }
 
-export async function verificationStatus(env: Env, organizationId: string) {
+export async function verificationStatus(deps: Deps, organizationId: string) {
+  const { db } = deps;
   const [token, domains] = await Promise.all([
-    database(env.DB).select().from(verificationTokens).where(eq(verificationTokens.organizationId, organizationId)).get(),
-    listDomains(env, organizationId),
+    db.select().from(verificationTokens).where(eq(verificationTokens.organizationId, organizationId)).get(),
+    listDomains(deps, organizationId),
   ]);
   return {
     tokenGeneratedAt: isoOrNull(token?.createdAt),
@@ -230,8 +225,8 @@ const RECHECK_LIMIT = 20;
  * The cron's re-check: every domain whose next check is due looks for its proof again, with
  * the organization's current token. A verified domain whose proof is gone drops to failed.
  */
-export async function recheckDomains(env: Env, at: number): Promise<{ checked: number; dropped: number }> {
-  const db = database(env.DB);
+export async function recheckDomains(deps: Deps, at: number): Promise<{ checked: number; dropped: number }> {
+  const { db } = deps;
   const due = await db
     .select({ organizationId: verifiedDomains.organizationId, domain: verifiedDomains.domain })
     .from(verifiedDomains)
@@ -246,7 +241,7 @@ export async function recheckDomains(env: Env, at: number): Promise<{ checked: n
     if (!previous) continue;
     let check: Check;
     try {
-      check = await lookForProof(env, d.domain, previous.method, await currentToken(env, d.organizationId));
+      check = await lookForProof(deps, d.domain, previous.method, await currentToken(deps, d.organizationId));
     } catch (err) {
       // The destination is now refused by the guard (e.g. it resolves to a private address).
       if (!(err instanceof ApiError)) throw err;

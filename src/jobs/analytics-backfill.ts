@@ -9,12 +9,11 @@
 // bounded cost per run (one page of one organization).
 
 import { and, eq, gt, or, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { batchWrites, preparedWrite, withValues, type BoundWrite } from "../db/prepared";
 import { analyticsBackfill, tickets as ticketTable } from "../db/schema";
 import type { TicketForAnalytics } from "../domain/analytics";
-import type { Env } from "../env";
 import { analyticsDrainStatements } from "../queue-room/contract";
+import type { Deps } from "../http/deps";
 
 /** Tickets counted per run: one D1 batch of about as many statements. */
 export const BACKFILL_PAGE = 250;
@@ -39,8 +38,11 @@ const cursorDone = preparedWrite(["organizationId"], (db, p) =>
   db.delete(analyticsBackfill).where(eq(analyticsBackfill.organizationId, p.organizationId)).prepare(),
 );
 
-export async function backfillAnalytics(env: Env, _at: number): Promise<{ organizationId: string | null; tickets: number; done: boolean }> {
-  const orm = database(env.DB);
+export async function backfillAnalytics(
+  { db, env }: Deps,
+  _at: number,
+): Promise<{ organizationId: string | null; tickets: number; done: boolean }> {
+  const orm = db;
   const b = analyticsBackfill;
   const next = await orm
     .select({ organization_id: b.organizationId, after_created_at: b.afterCreatedAt, after_id: b.afterId })

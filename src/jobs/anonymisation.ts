@@ -1,6 +1,5 @@
 import { and, eq, inArray, isNotNull, lt, ne, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { alias, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { database, type Database } from "../db/client";
 import {
   notificationDeliveries,
   organizations,
@@ -10,8 +9,8 @@ import {
   visitorPushSubscriptions,
   webhookDeliveries,
 } from "../db/schema";
-import type { Env } from "../env";
 import { DAY } from "../lib/time";
+import { type Deps } from "../http/deps";
 
 // The personal-data sweep (docs/retention.md): past each organization's `data_retention_days`,
 // the records that still hold a visitor's personal data are anonymised in place. What is
@@ -54,7 +53,7 @@ interface Dated {
  * retention, CHUNK at most: `o` first (CROSS JOIN keeps that order), then the partial index
  * named, which lists only rows still to do. Drizzle has no index hint: the FROM names it.
  */
-function due(db: Database, table: SQLiteTable, index: string, d: Dated, key: SQLWrapper, personal: SQL | undefined, at: number) {
+function due({ db }: Deps, table: SQLiteTable, index: string, d: Dated, key: SQLWrapper, personal: SQL | undefined, at: number) {
   return db
     .select({ key: sql`${key}` })
     .from(o)
@@ -67,44 +66,52 @@ function due(db: Database, table: SQLiteTable, index: string, d: Dated, key: SQL
 const rowidOf = (d: SQLiteTable) => sql`${d}.rowid`;
 const rowid = sql`rowid`;
 
-export function anonymiseTickets(db: Database, at: number) {
+export function anonymiseTickets(deps: Deps, at: number) {
+  const { db } = deps;
   const d = alias(tickets, "d");
   return db
     .update(tickets)
     .set({ visitorName: null })
-    .where(inArray(rowid, due(db, tickets, "tickets_named_org_created_idx", d, rowidOf(d), isNotNull(d.visitorName), at)));
+    .where(inArray(rowid, due(deps, tickets, "tickets_named_org_created_idx", d, rowidOf(d), isNotNull(d.visitorName), at)));
 }
 
 /** Personal intake answers (docs/visits.md) go with the name; the open answers stay, like the ticket's other facts. */
-export function anonymiseTicketIntake(db: Database, at: number) {
+export function anonymiseTicketIntake(deps: Deps, at: number) {
+  const { db } = deps;
   const d = alias(tickets, "d");
   return db
     .update(tickets)
     .set({ intakePersonal: null })
-    .where(inArray(rowid, due(db, tickets, "tickets_intake_personal_org_created_idx", d, rowidOf(d), isNotNull(d.intakePersonal), at)));
+    .where(inArray(rowid, due(deps, tickets, "tickets_intake_personal_org_created_idx", d, rowidOf(d), isNotNull(d.intakePersonal), at)));
 }
 
 /** The number a ticket keeps for conversations (docs/conversations.md). */
-export function anonymiseTicketPhones(db: Database, at: number) {
+export function anonymiseTicketPhones(deps: Deps, at: number) {
+  const { db } = deps;
   const d = alias(tickets, "d");
   return db
     .update(tickets)
     .set({ phone: null })
-    .where(inArray(rowid, due(db, tickets, "tickets_phone_org_created_idx", d, rowidOf(d), isNotNull(d.phone), at)));
+    .where(inArray(rowid, due(deps, tickets, "tickets_phone_org_created_idx", d, rowidOf(d), isNotNull(d.phone), at)));
 }
 
 /** Texts exchanged with a ticket: the number and the words go, the fact of a message stays. */
-export function anonymiseTicketMessages(db: Database, at: number) {
+export function anonymiseTicketMessages(deps: Deps, at: number) {
+  const { db } = deps;
   const d = alias(ticketMessages, "d");
   return db
     .update(ticketMessages)
     .set({ phone: ANONYMISED, body: ANONYMISED })
     .where(
-      inArray(rowid, due(db, ticketMessages, "ticket_messages_personal_idx", d, rowidOf(d), sql`${d.phone} <> ${ANONYMISED_LITERAL}`, at)),
+      inArray(
+        rowid,
+        due(deps, ticketMessages, "ticket_messages_personal_idx", d, rowidOf(d), sql`${d.phone} <> ${ANONYMISED_LITERAL}`, at),
+      ),
     );
 }
 
-export function anonymiseNotificationDeliveries(db: Database, at: number) {
+export function anonymiseNotificationDeliveries(deps: Deps, at: number) {
+  const { db } = deps;
   const n = notificationDeliveries;
   const d = alias(n, "d");
   const finished = and(sql`${d.recipient} <> ${ANONYMISED_LITERAL}`, inArray(d.status, ["sent", "failed", "dead_lettered"]));
@@ -116,10 +123,11 @@ export function anonymiseNotificationDeliveries(db: Database, at: number) {
       payload: '{"anonymised":true}',
       providerResponse: null,
     })
-    .where(inArray(n.key, due(db, n, "notification_deliveries_personal_idx", d, d.key, finished, at)));
+    .where(inArray(n.key, due(deps, n, "notification_deliveries_personal_idx", d, d.key, finished, at)));
 }
 
-export function anonymiseWebhookDeliveries(db: Database, at: number) {
+export function anonymiseWebhookDeliveries(deps: Deps, at: number) {
+  const { db } = deps;
   const w = webhookDeliveries;
   const d = alias(w, "d");
   // The path written as the partial index's WHERE writes it.
@@ -127,21 +135,23 @@ export function anonymiseWebhookDeliveries(db: Database, at: number) {
   return db
     .update(w)
     .set({ payload: sql`json_replace(${w.payload}, '$.data.phone', NULL, '$.data.visitorName', NULL)` })
-    .where(inArray(w.id, due(db, w, "webhook_deliveries_personal_idx", d, d.id, finished, at)));
+    .where(inArray(w.id, due(deps, w, "webhook_deliveries_personal_idx", d, d.id, finished, at)));
 }
 
-export function deleteVisitorPush(db: Database, at: number) {
+export function deleteVisitorPush(deps: Deps, at: number) {
+  const { db } = deps;
   const d = alias(visitorPushSubscriptions, "d");
   return db
     .delete(visitorPushSubscriptions)
-    .where(inArray(rowid, due(db, visitorPushSubscriptions, "visitor_push_subscriptions_org_created_idx", d, rowidOf(d), undefined, at)));
+    .where(inArray(rowid, due(deps, visitorPushSubscriptions, "visitor_push_subscriptions_org_created_idx", d, rowidOf(d), undefined, at)));
 }
 
-export function deletePhoneVerifications(db: Database, at: number) {
+export function deletePhoneVerifications(deps: Deps, at: number) {
+  const { db } = deps;
   const d = alias(phoneVerifications, "d");
   return db
     .delete(phoneVerifications)
-    .where(inArray(rowid, due(db, phoneVerifications, "phone_verifications_org_created_idx", d, rowidOf(d), undefined, at)));
+    .where(inArray(rowid, due(deps, phoneVerifications, "phone_verifications_org_created_idx", d, rowidOf(d), undefined, at)));
 }
 
 export type AnonymisationCounts = {
@@ -154,17 +164,17 @@ export type AnonymisationCounts = {
 };
 
 /** One bounded pass over every table; running it again changes nothing already done. */
-export async function anonymisePersonalData(env: Env, at: number): Promise<AnonymisationCounts> {
-  const db = database(env.DB);
+export async function anonymisePersonalData(deps: Deps, at: number): Promise<AnonymisationCounts> {
+  const { db } = deps;
   const [namedTickets, deliveries, hooks, pushes, ticketIntake, ticketPhones, messages, verifications] = await db.batch([
-    anonymiseTickets(db, at),
-    anonymiseNotificationDeliveries(db, at),
-    anonymiseWebhookDeliveries(db, at),
-    deleteVisitorPush(db, at),
-    anonymiseTicketIntake(db, at),
-    anonymiseTicketPhones(db, at),
-    anonymiseTicketMessages(db, at),
-    deletePhoneVerifications(db, at),
+    anonymiseTickets(deps, at),
+    anonymiseNotificationDeliveries(deps, at),
+    anonymiseWebhookDeliveries(deps, at),
+    deleteVisitorPush(deps, at),
+    anonymiseTicketIntake(deps, at),
+    anonymiseTicketPhones(deps, at),
+    anonymiseTicketMessages(deps, at),
+    deletePhoneVerifications(deps, at),
   ]);
   return {
     // A ticket counts once per statement that changed it (its name, its personal answers, its phone).

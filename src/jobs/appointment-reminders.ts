@@ -1,13 +1,13 @@
 import { formatWhen, pickLanguage, render } from "../domain/notification-templates";
 import { expandOccurrences, isValidTimeZone } from "../domain/recurrence";
-import type { Env } from "../env";
 import { and, eq, gt, inArray, isNotNull, isNull, lte, notExists, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { chunk, database, nonEmpty, type Database } from "../db/client";
+import { chunk, nonEmpty, type Database } from "../db/client";
 import { appointmentReminders, appointments, calendarEvents, locations, organizations, pushDevices, users } from "../db/schema";
 import { DAY } from "../lib/time";
 import { effectiveTemplate } from "../domain/message-templates";
 import { deliver, templateOverrides, type Delivery } from "../notifications";
+import { type Deps } from "../http/deps";
 
 // appointment.reminder: each occurrence of an `appointment` calendar event (recurring ones
 // included) reminds its attendees once, 24 h before it starts, from the minute sweep; an event
@@ -39,7 +39,7 @@ interface Due {
 /** An organization's first location, whose time zone an event without a location falls back to. */
 const first = alias(locations, "first_location");
 
-function candidates(db: Database, at: number, after: string) {
+function candidates({ db }: Deps, at: number, after: string) {
   const horizon = at + DAY;
   const e = calendarEvents;
   const fallbackTimezone = db
@@ -115,7 +115,7 @@ function recipients(d: Due): { userId: string; language: string | null }[] {
   return out;
 }
 
-async function remindPage(env: Env, db: Database, due: Due[], at: number): Promise<number> {
+async function remindPage(deps: Deps, db: Database, due: Due[], at: number): Promise<number> {
   const userIds = [...new Set(due.flatMap((d) => recipients(d).map((r) => r.userId)))];
   const chunks = chunk(userIds, USER_CHUNK);
   const userReads = nonEmpty(
@@ -136,7 +136,7 @@ async function remindPage(env: Env, db: Database, due: Due[], at: number): Promi
   const userById = new Map(userRows.flat().map((u) => [u.id, u]));
   const deliveries: Delivery[] = [];
   // The business's own text of the reminder, where it wrote one (docs/message-templates.md).
-  const overrides = await templateOverrides(env, [...new Set(due.map((d) => d.row.organizationId))]);
+  const overrides = await templateOverrides(deps, [...new Set(due.map((d) => d.row.organizationId))]);
   for (const d of due) {
     for (const r of recipients(d)) {
       const user = userById.get(r.userId);
@@ -162,7 +162,7 @@ async function remindPage(env: Env, db: Database, due: Due[], at: number): Promi
         deliveries.push({ ...base, channel: "push", target: { kind: "device", token: t.token } });
     }
   }
-  const report = await deliver(env, deliveries, at);
+  const report = await deliver(deps, deliveries, at);
   // Recorded once handed over: a run that failed before this line is done again next minute.
   const records = nonEmpty(
     due.map((d) =>
@@ -173,14 +173,14 @@ async function remindPage(env: Env, db: Database, due: Due[], at: number): Promi
   return report.inApp;
 }
 
-export async function remindAppointments(env: Env, at: number): Promise<number> {
-  const db = database(env.DB);
+export async function remindAppointments(deps: Deps, at: number): Promise<number> {
+  const { db } = deps;
   let after = "";
   let reminded = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const rows = await candidates(db, at, after);
+    const rows = await candidates(deps, at, after);
     const due = dueOccurrences(rows, at);
-    if (due.length > 0) reminded += await remindPage(env, db, due, at);
+    if (due.length > 0) reminded += await remindPage(deps, db, due, at);
     if (rows.length < PAGE) break;
     after = rows[rows.length - 1]!.id;
   }

@@ -1,15 +1,14 @@
 // The billing part of the minute sweep: what happens when a paid period ends.
 import { and, eq, inArray, lte, ne, or, type SQL } from "drizzle-orm";
-import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import { GRACE_PERIOD_MS, periodEnd, priceOf } from "../domain/billing";
 import { PLAN_RANK, type PaidPlan } from "../domain/plans";
-import type { Env } from "../env";
 import { utcMonth } from "../lib/time";
 import { newSandboxRef, signSandboxEvent } from "../providers/sandbox";
 import { fallToStarter, type SubscriptionRow, receiveProviderEvent } from "../billing";
 import { rulesChanged } from "../tickets";
 import { ApiError } from "../http/errors";
+import { type Deps } from "../http/deps";
 
 const SWEEP_LIMIT = 200;
 
@@ -22,11 +21,12 @@ const SWEEP_LIMIT = 200;
  * - Stripe renews on its own; if no renewal came within the grace period → starter.
  * Starter periods simply roll over to the current calendar month. Running it twice changes nothing more.
  */
-export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewed: number; fellBack: number }> {
+export async function sweepSubscriptions(deps: Deps, at: number): Promise<{ renewed: number; fellBack: number }> {
+  const { db } = deps;
   // Only rows with something to do now, so Stripe subscriptions waiting for their renewal event
   // (or past_due ones inside their grace) never crowd the others out of the batch.
   const s = subscriptions;
-  const due = await database(env.DB)
+  const due = await db
     .select()
     .from(s)
     .where(
@@ -48,31 +48,31 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
   for (const sub of due) {
     const ended = sub.currentPeriodEnd;
     if (sub.cancelAtPeriodEnd || sub.scheduledPlan === "starter") {
-      fellBack += await fellToStarter(env, sub.organizationId, at, eq(s.currentPeriodEnd, ended));
+      fellBack += await fellToStarter(deps, sub.organizationId, at, eq(s.currentPeriodEnd, ended));
     } else if (sub.status === "past_due") {
       if (sub.graceUntil !== null && sub.graceUntil <= at) {
-        fellBack += await fellToStarter(env, sub.organizationId, at, and(eq(s.status, "past_due"), lte(s.graceUntil, at)));
+        fellBack += await fellToStarter(deps, sub.organizationId, at, and(eq(s.status, "past_due"), lte(s.graceUntil, at)));
       }
     } else if (sub.provider === "sandbox" && sub.providerSubscriptionId) {
       try {
-        await chargeSandboxRenewal(env, sub, sub.providerSubscriptionId, at);
+        await chargeSandboxRenewal(deps, sub, sub.providerSubscriptionId, at);
         renewed += 1;
       } catch (err) {
         // One organization's failure must not stop the others' renewals; the next sweep tries again.
         console.error(JSON.stringify({ billing: "sandbox renewal", organizationId: sub.organizationId, error: String(err) }));
       }
     } else if (sub.provider === "fedapay") {
-      await database(env.DB)
+      await db
         .update(s)
         .set({ status: "past_due", graceUntil: ended + GRACE_PERIOD_MS, updatedAt: at })
         .where(and(eq(s.organizationId, sub.organizationId), eq(s.status, "active"), eq(s.currentPeriodEnd, ended)));
     } else if (ended + GRACE_PERIOD_MS <= at) {
       // Stripe never told us about this period: after the grace period, nothing paid means starter.
-      fellBack += await fellToStarter(env, sub.organizationId, at, eq(s.currentPeriodEnd, ended));
+      fellBack += await fellToStarter(deps, sub.organizationId, at, eq(s.currentPeriodEnd, ended));
     }
   }
   const month = utcMonth(at);
-  await database(env.DB)
+  await db
     .update(s)
     .set({ currentPeriodStart: month.start, currentPeriodEnd: month.end, updatedAt: at })
     .where(and(eq(s.plan, "starter"), lte(s.currentPeriodEnd, at)));
@@ -80,11 +80,11 @@ export async function sweepSubscriptions(env: Env, at: number): Promise<{ renewe
 }
 
 /** Moves the organization back to starter while `when` holds; when it applied, its rooms learn the starter limits. */
-async function fellToStarter(env: Env, organizationId: string, at: number, when: SQL | undefined): Promise<number> {
-  const changed = await fallToStarter(env, organizationId, at, when);
+async function fellToStarter(deps: Deps, organizationId: string, at: number, when: SQL | undefined): Promise<number> {
+  const changed = await fallToStarter(deps, organizationId, at, when);
   if (changed > 0) {
     try {
-      await rulesChanged(env, organizationId, at);
+      await rulesChanged(deps, organizationId, at);
     } catch (err) {
       // A room that did not confirm the starter limits must not stop the other organizations'
       // sweep. The plan is in D1 with a new rules version: every request that reads the queue
@@ -97,7 +97,8 @@ async function fellToStarter(env: Env, organizationId: string, at: number, when:
 }
 
 /** The sandbox's recurring payment: one signed invoice event, through the same receiver as a provider's. */
-async function chargeSandboxRenewal(env: Env, sub: SubscriptionRow, subscriptionId: string, at: number): Promise<void> {
+async function chargeSandboxRenewal(deps: Deps, sub: SubscriptionRow, subscriptionId: string, at: number): Promise<void> {
+  const { env } = deps;
   const current = sub.plan;
   if (current === "starter") return; // the sweep takes paid plans only
   // A downgrade scheduled for the period's end is what the renewal charges.
@@ -117,5 +118,5 @@ async function chargeSandboxRenewal(env: Env, sub: SubscriptionRow, subscription
     },
     at,
   );
-  await receiveProviderEvent(env, "sandbox", signed.rawBody, signed.signature, at);
+  await receiveProviderEvent(deps, "sandbox", signed.rawBody, signed.signature, at);
 }

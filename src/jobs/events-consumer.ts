@@ -6,26 +6,28 @@ import { database, nonEmpty } from "../db/client";
 import { notificationDeliveries } from "../db/schema";
 import { announceEvents, recordEvents, fanOutEvent } from "../webhooks";
 import { notifyEvents } from "./notifications";
+import { depsOf, type Deps } from "../http/deps";
 
 /**
  * The EVENTS queue consumer: a small dispatcher. Each handler takes the whole batch and is
  * idempotent per event id (delivery is at least once). A handler that throws makes the whole
  * batch retry with backoff; the others' de-duplication keeps the retry harmless.
  */
-const HANDLERS: ((env: Env, events: DomainEventMessage[]) => Promise<unknown>)[] = [
+const HANDLERS: ((deps: Deps, events: DomainEventMessage[]) => Promise<unknown>)[] = [
   notifyEvents,
-  (env, events) => recordEvents(env, events, now()),
+  (deps, events) => recordEvents(deps, events, now()),
   // After recording: the live sockets read what was recorded (webhooks/event-hub.ts).
   announceEvents,
-  async (env, events) => {
-    for (const event of events) await fanOutEvent(env, event, now());
+  async (deps, events) => {
+    for (const event of events) await fanOutEvent(deps, event, now());
   },
 ];
 
 export async function consumeEvents(batch: MessageBatch<DomainEventMessage>, env: Env): Promise<void> {
   const events = batch.messages.map((m) => m.body);
+  const deps = depsOf(env);
   try {
-    for (const handle of HANDLERS) await handle(env, events);
+    for (const handle of HANDLERS) await handle(deps, events);
   } catch (err) {
     console.error(JSON.stringify({ consumer: "events", error: String(err) }));
     const attempts = Math.max(...batch.messages.map((m) => m.attempts), 1);

@@ -18,6 +18,7 @@ import {
 
 export type { DeliveryMessage } from "../notifications";
 import type { DeliveryMessage } from "../notifications";
+import { depsOf } from "../http/deps";
 
 // The NOTIFICATIONS queue: one message per push/SMS/web push delivery whose provider failed
 // for a reason that may pass (5xx, 429, network). Each attempt re-reads the delivery row, so a
@@ -29,7 +30,8 @@ export const NOTIFICATIONS_DLQ = "queue-service-notifications-dlq";
 
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const keys = batch.messages.map((m) => m.body.key);
-  const db = database(env.DB);
+  const deps = depsOf(env);
+  const { db } = deps;
   const rows = await db
     .select({
       key: notificationDeliveries.key,
@@ -56,7 +58,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
         return;
       }
       const payload = JSON.parse(row.payload) as { target: Target; title: string; body: string; data: Record<string, string> };
-      let outcome = await sendOne(env, row.channel, payload, row.organizationId, row.key);
+      let outcome = await sendOne(deps, row.channel, payload, row.organizationId, row.key);
       // A WhatsApp message that still does not go falls back to SMS (its unit held for it).
       const fallback = smsFallbackOf(
         { ...payload, eventId: row.eventId, organizationId: row.organizationId, type: row.type, channel: row.channel },
@@ -67,14 +69,14 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
         outcome = fellBack(outcome);
       }
       const counted = isMeteredChannel(row.channel) && !fallback;
-      writes.push(...outcomeStatements(db, row.key, row.channel, payload.target, outcome, at, row.organizationId, counted));
+      writes.push(...outcomeStatements(deps, row.key, row.channel, payload.target, outcome, at, row.organizationId, counted));
       if (!outcome.ok && outcome.transient) message.retry({ delaySeconds: retryDelaySeconds(message.attempts + 1) });
       else message.ack();
     }),
   );
   const settled = nonEmpty(writes);
   if (settled) await db.batch(settled);
-  if (fallbacks.length > 0) await deliver(env, fallbacks, at);
+  if (fallbacks.length > 0) await deliver(deps, fallbacks, at);
 }
 
 /** Dead letters become a visible record: the delivery row, `dead_lettered`, with the last answer. */

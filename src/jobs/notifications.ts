@@ -2,10 +2,9 @@ import type { DomainEventMessage } from "../domain/events";
 import { pickLanguage, render, type Language, type TemplateKey, type TemplateValues } from "../domain/notification-templates";
 import { ROLES, roleAllows, type Role } from "../domain/permissions";
 import { entitlements, type Plan } from "../domain/plans";
-import type { Env } from "../env";
 import { now } from "../lib/clock";
 import { and, eq, inArray } from "drizzle-orm";
-import { chunk, database, nonEmpty } from "../db/client";
+import { chunk, nonEmpty } from "../db/client";
 import {
   members,
   organizations,
@@ -29,6 +28,7 @@ import {
   type WhatsappTemplateKind,
   WHATSAPP_FALLBACK,
 } from "../notifications";
+import { type Deps } from "../http/deps";
 
 // Domain events → notifications (CONTRACT §7): who receives each event, on which channels,
 // in which language. Called by the EVENTS dispatcher (./events-consumer.ts) with a whole
@@ -105,7 +105,8 @@ function customerUserId(event: DomainEventMessage): string | null {
 }
 
 /** Everything the batch's events need, in one D1 round trip (at most 100 values per IN). */
-export async function loadContext(env: Env, events: DomainEventMessage[]): Promise<NotificationContext> {
+export async function loadContext(deps: Deps, events: DomainEventMessage[]): Promise<NotificationContext> {
+  const { db } = deps;
   const queueIds = [...new Set(events.map((e) => e.queueId).filter((q): q is string => !!q))].slice(0, 100);
   const orgIds = [...new Set(events.map((e) => e.organizationId))].slice(0, 100);
   const operatorOrgs = [...new Set(events.filter((e) => OPERATOR_TYPES.has(e.type)).map((e) => e.organizationId))].slice(0, 100);
@@ -116,7 +117,6 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
     if (e.type === "member.joined" && str(e.data.userId)) userIds.add(String(e.data.userId));
   }
   const ticketIds = [...new Set(events.map((e) => e.ticketId).filter((t): t is string => !!t))].slice(0, 100);
-  const db = database(env.DB);
   const [queueRows, orgs, memberRows, browsers, channels, whatsapp] = await db.batch([
     db.select({ id: queues.id, name: queues.name }).from(queues).where(inArray(queues.id, queueIds)),
     db
@@ -178,7 +178,7 @@ export async function loadContext(env: Env, events: DomainEventMessage[]): Promi
     members: group(memberRows, (m) => m.organizationId),
     devices: deviceMap,
     browsers: group(browsers, (b) => b.ticketId),
-    templates: events.some((e) => CUSTOMER_TYPES.has(e.type)) ? await templateOverrides(env, orgIds) : [],
+    templates: events.some((e) => CUSTOMER_TYPES.has(e.type)) ? await templateOverrides(deps, orgIds) : [],
     whatsappTickets: new Set(channels.map((r) => r.ticketId)),
     whatsapp: new Map(
       whatsapp.map((r) => [
@@ -327,33 +327,32 @@ export function deliveriesFor(event: DomainEventMessage, ctx: NotificationContex
 }
 
 /** Terminal ticket events end the visitor's browser subscriptions for those tickets. */
-async function dropBrowserSubscriptions(env: Env, events: DomainEventMessage[]): Promise<void> {
+async function dropBrowserSubscriptions({ db }: Deps, events: DomainEventMessage[]): Promise<void> {
   const done = [...new Set(events.filter((e) => FINAL_TYPES.has(e.type) && e.ticketId).map((e) => e.ticketId!))];
-  const db = database(env.DB);
   const deletes = nonEmpty(done.map((id) => db.delete(visitorPushSubscriptions).where(eq(visitorPushSubscriptions.ticketId, id))));
   if (deletes) await db.batch(deletes);
 }
 
 /** The customer events whose ticket's phone sent STOP to the organization (docs/conversations.md). */
-async function silencedEvents(env: Env, events: DomainEventMessage[]): Promise<Set<string>> {
+async function silencedEvents(deps: Deps, events: DomainEventMessage[]): Promise<Set<string>> {
   const withPhone = events
     .filter((e) => CUSTOMER_TYPES.has(e.type) && str(e.data.phone))
     .map((e) => ({ eventId: e.id, organizationId: e.organizationId, phone: barePhone(String(e.data.phone)) }));
   if (withPhone.length === 0) return new Set();
-  const out = await optedOutAmong(env, withPhone);
+  const out = await optedOutAmong(deps, withPhone);
   return new Set(withPhone.filter((p) => out.has(`${p.organizationId}|${p.phone}`)).map((p) => p.eventId));
 }
 
 /** Turns a batch of domain events into notifications; throws (so the batch is retried) only on D1 faults. */
-export async function notifyEvents(env: Env, events: DomainEventMessage[]): Promise<DeliveryReport> {
+export async function notifyEvents(deps: Deps, events: DomainEventMessage[]): Promise<DeliveryReport> {
   const relevant = events.filter(told);
   if (relevant.length === 0) return { inApp: 0, sent: 0, retrying: 0, failed: 0 };
-  const ctx = await loadContext(env, relevant);
-  const silenced = await silencedEvents(env, relevant);
+  const ctx = await loadContext(deps, relevant);
+  const silenced = await silencedEvents(deps, relevant);
   // A number that sent STOP hears nothing more of that ticket: no SMS, push nor web push (the in-app list stays).
   const deliveries = relevant.flatMap((e) => deliveriesFor(e, ctx)).filter((d) => d.channel === "in_app" || !silenced.has(d.eventId));
-  const report = await deliver(env, deliveries, now());
-  await dropBrowserSubscriptions(env, relevant);
+  const report = await deliver(deps, deliveries, now());
+  await dropBrowserSubscriptions(deps, relevant);
   return report;
 }
 

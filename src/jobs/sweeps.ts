@@ -1,9 +1,8 @@
 import { penaltyLookback } from "../domain/remote-join";
-import type { Env } from "../env";
 import { and, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { database, nonEmpty, type Database } from "../db/client";
+import { nonEmpty } from "../db/client";
 import { idempotencyKeys, remoteJoinExpiries, roomDeadlines } from "../db/schema";
 import { roomOf } from "../tickets";
 import { sweepSubscriptions } from "./billing-sweep";
@@ -15,6 +14,7 @@ import { sweepAuditLog } from "../audit";
 import { purgeInboundThreads } from "../conversations";
 import { sweepMissedAppointments } from "../appointments";
 import { sweepTwinLeftovers } from "../test-mode";
+import type { Deps } from "../http/deps";
 
 /** How many rooms one sweep wakes at most; the rest are due again next minute. */
 const SWEEP_LIMIT = 500;
@@ -27,14 +27,14 @@ const PARALLEL = 20;
  * `room_deadlines` through their outbox; here only the row of a room that no longer exists is
  * removed, and a row left behind by a deadline that moved later is moved on.
  */
-export async function sweepNoShows(env: Env, at: number): Promise<{ rooms: number; expired: number }> {
-  const db = database(env.DB);
+export async function sweepNoShows(deps: Deps, at: number): Promise<{ rooms: number; expired: number }> {
+  const { db } = deps;
   const d = roomDeadlines;
   const due = await db.select({ queueId: d.queueId, dueAt: d.dueAt }).from(d).where(lte(d.dueAt, at)).orderBy(d.dueAt).limit(SWEEP_LIMIT);
   let expired = 0;
   for (let i = 0; i < due.length; i += PARALLEL) {
     const slice = due.slice(i, i + PARALLEL);
-    const outcomes = await Promise.all(slice.map((r) => roomOf(env, r.queueId).command({ verb: "expireDue", at })));
+    const outcomes = await Promise.all(slice.map((r) => roomOf(deps, r.queueId).command({ verb: "expireDue", at })));
     const writes: BatchItem<"sqlite">[] = [];
     outcomes.forEach((o, j) => {
       expired += o.expired;
@@ -65,7 +65,7 @@ const PURGE_LIMIT = 1000;
  * The first `PURGE_LIMIT` rows of `table` matching `where`, by rowid: SQLite's DELETE takes no
  * LIMIT unless built with it, so the bounded delete names its rows through a limited select.
  */
-function firstRows(db: Database, table: SQLiteTable, where: SQL) {
+function firstRows({ db }: Deps, table: SQLiteTable, where: SQL) {
   return inArray(
     sql`rowid`,
     db
@@ -77,26 +77,26 @@ function firstRows(db: Database, table: SQLiteTable, where: SQL) {
 }
 
 /** Idempotency keys are answered for 24 h only; after that their stored responses are dead weight. */
-export async function purgeIdempotencyKeys(env: Env, at: number): Promise<number> {
-  const db = database(env.DB);
+export async function purgeIdempotencyKeys(deps: Deps, at: number): Promise<number> {
+  const { db } = deps;
   const result = await db
     .delete(idempotencyKeys)
-    .where(firstRows(db, idempotencyKeys, lte(idempotencyKeys.expiresAt, at)))
+    .where(firstRows(deps, idempotencyKeys, lte(idempotencyKeys.expiresAt, at)))
     .run();
   return result.meta.changes;
 }
 
 /** Remote-join expiries older than the penalty rule can ever look back are dropped. */
-export async function purgeRemoteJoinExpiries(env: Env, at: number): Promise<number> {
-  const db = database(env.DB);
+export async function purgeRemoteJoinExpiries(deps: Deps, at: number): Promise<number> {
+  const { db } = deps;
   const result = await db
     .delete(remoteJoinExpiries)
-    .where(firstRows(db, remoteJoinExpiries, lt(remoteJoinExpiries.expiredAt, penaltyLookback(at))))
+    .where(firstRows(deps, remoteJoinExpiries, lt(remoteJoinExpiries.expiredAt, penaltyLookback(at))))
     .run();
   return result.meta.changes;
 }
 
-const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
+const SWEEPS: [string, (deps: Deps, at: number) => Promise<unknown>][] = [
   ["no-shows", sweepNoShows],
   ["idempotency keys", purgeIdempotencyKeys],
   ["remote-join expiries", purgeRemoteJoinExpiries],
@@ -108,7 +108,7 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
   ["personal data", anonymisePersonalData],
   ["inbound threads", purgeInboundThreads],
   ["analytics backfill", backfillAnalytics],
-  ["audit log", (env, at) => sweepAuditLog(env, at)],
+  ["audit log", ({ env }, at) => sweepAuditLog(env, at)],
   ["reset test-mode twins' leftovers", sweepTwinLeftovers],
 ];
 
@@ -116,10 +116,10 @@ const SWEEPS: [string, (env: Env, at: number) => Promise<unknown>][] = [
  * The minute cron. Each sweep runs on its own: one that fails (a provider or a database hiccup)
  * is logged and retried next minute, and never keeps the others from running.
  */
-export async function runSweeps(env: Env, scheduledTime: number): Promise<void> {
+export async function runSweeps(deps: Deps, scheduledTime: number): Promise<void> {
   for (const [name, sweep] of SWEEPS) {
     try {
-      await sweep(env, scheduledTime);
+      await sweep(deps, scheduledTime);
     } catch (err) {
       console.error(JSON.stringify({ sweep: name, error: String(err) }));
     }

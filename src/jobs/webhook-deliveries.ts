@@ -1,6 +1,5 @@
 import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { database } from "../db/client";
 import { usageCounters, webhookDeliveries, webhooks } from "../db/schema";
 import { FAILING_DISABLE_MS, RETRY_WINDOW_MS, retryDelaySeconds, type WebhookDeliveryMessage } from "../domain/webhooks";
 import type { Env } from "../env";
@@ -9,6 +8,7 @@ import { now } from "../lib/clock";
 import { utcMonth } from "../lib/time";
 import { OutboundFailure, OutboundRefusal, safeFetch } from "../providers/safe-fetch";
 import { type DeliveryRow, loopbackReceivers, type WebhookRow } from "../webhooks";
+import { type Deps, depsOf } from "../http/deps";
 
 /** The queue's name as Queues reports it in `batch.queue` (wrangler.toml). */
 export const WEBHOOKS_QUEUE = "queue-service-webhooks";
@@ -27,7 +27,7 @@ export async function consumeWebhookDeliveries(batch: MessageBatch<WebhookDelive
   await Promise.all(
     batch.messages.map(async (message) => {
       try {
-        const outcome = await attemptDelivery(env, message.body.deliveryId, now(), Math.random());
+        const outcome = await attemptDelivery(depsOf(env), message.body.deliveryId, now(), Math.random());
         if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
         else message.ack();
       } catch (err) {
@@ -47,13 +47,13 @@ export function signatureHeader(webhook: WebhookRow, id: string, at: number, bod
   return secrets.map((s) => new Webhook(s).sign(id, timestamp, body)).join(" ");
 }
 
-function deliveries(env: Env) {
-  return database(env.DB);
+function deliveries({ db }: Deps) {
+  return db;
 }
 
 /** Takes the delivery for LEASE_MS if it is pending, not held and due; null otherwise. */
-async function claim(env: Env, deliveryId: string, at: number): Promise<DeliveryRow | null> {
-  const [row] = await deliveries(env)
+async function claim(deps: Deps, deliveryId: string, at: number): Promise<DeliveryRow | null> {
+  const [row] = await deliveries(deps)
     .update(webhookDeliveries)
     .set({ leaseUntil: at + LEASE_MS, updatedAt: at })
     .where(
@@ -69,8 +69,9 @@ async function claim(env: Env, deliveryId: string, at: number): Promise<Delivery
 }
 
 /** The subscription with its secrets opened (stored sealed, src/lib/secret-box.ts), only to sign. */
-async function loadWebhook(env: Env, webhookId: string): Promise<WebhookRow | null> {
-  const [r] = await deliveries(env).select().from(webhooks).where(eq(webhooks.id, webhookId));
+async function loadWebhook(deps: Deps, webhookId: string): Promise<WebhookRow | null> {
+  const { env } = deps;
+  const [r] = await deliveries(deps).select().from(webhooks).where(eq(webhooks.id, webhookId));
   if (!r) return null;
   return {
     ...r,
@@ -92,10 +93,10 @@ interface Attempt {
  * One attempt at one delivery, at `at`. Returns whether the message is done or must come back
  * after a delay. Exported for the tests of the retry schedule (they move the clock).
  */
-export async function attemptDelivery(env: Env, deliveryId: string, at: number, jitter: number): Promise<Outcome> {
-  const delivery = await claim(env, deliveryId, at);
+export async function attemptDelivery(deps: Deps, deliveryId: string, at: number, jitter: number): Promise<Outcome> {
+  const delivery = await claim(deps, deliveryId, at);
   if (!delivery) {
-    const [row] = await deliveries(env)
+    const [row] = await deliveries(deps)
       .select({
         status: webhookDeliveries.status,
         nextAttemptAt: webhookDeliveries.nextAttemptAt,
@@ -109,26 +110,26 @@ export async function attemptDelivery(env: Env, deliveryId: string, at: number, 
     }
     return { kind: "done" };
   }
-  const webhook = await loadWebhook(env, delivery.webhookId);
+  const webhook = await loadWebhook(deps, delivery.webhookId);
   if (!webhook || !webhook.enabled) {
     const reason = webhook?.disabledReason ? `the subscription is disabled: ${webhook.disabledReason}` : "the subscription is disabled";
-    await finish(env, delivery, "failed", { responseStatus: null, durationMs: null, error: reason }, at, false);
+    await finish(deps, delivery, "failed", { responseStatus: null, durationMs: null, error: reason }, at, false);
     return { kind: "done" };
   }
-  const attempt = await send(env, webhook, delivery, at);
+  const attempt = await send(deps, webhook, delivery, at);
   if (attempt.responseStatus !== null && attempt.responseStatus >= 200 && attempt.responseStatus < 300) {
-    await finish(env, delivery, "succeeded", attempt, at, true);
+    await finish(deps, delivery, "succeeded", attempt, at, true);
     if (webhook.failingSince !== null)
-      await deliveries(env).update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id));
+      await deliveries(deps).update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, webhook.id));
     return { kind: "done" };
   }
-  await noteFailure(env, webhook, attempt, at);
+  await noteFailure(deps, webhook, attempt, at);
   const delaySeconds = retryDelaySeconds(delivery.attempts + 1, jitter);
   if (at + delaySeconds * 1000 > delivery.createdAt + RETRY_WINDOW_MS) {
-    await finish(env, delivery, "failed", attempt, at, true);
+    await finish(deps, delivery, "failed", attempt, at, true);
     return { kind: "done" };
   }
-  await deliveries(env)
+  await deliveries(deps)
     .update(webhookDeliveries)
     .set({
       attempts: sql`${webhookDeliveries.attempts} + 1`,
@@ -143,7 +144,7 @@ export async function attemptDelivery(env: Env, deliveryId: string, at: number, 
   return { kind: "retry", delaySeconds };
 }
 
-async function send(env: Env, webhook: WebhookRow, delivery: DeliveryRow, at: number): Promise<Attempt> {
+async function send({ env }: Deps, webhook: WebhookRow, delivery: DeliveryRow, at: number): Promise<Attempt> {
   const headers = {
     "Content-Type": "application/json",
     "User-Agent": "queue-service-webhooks/1",
@@ -171,14 +172,14 @@ async function send(env: Env, webhook: WebhookRow, delivery: DeliveryRow, at: nu
  * the period's webhook usage, in the same atomic batch.
  */
 async function finish(
-  env: Env,
+  deps: Deps,
   delivery: DeliveryRow,
   status: "succeeded" | "failed",
   attempt: Attempt,
   at: number,
   attempted: boolean,
 ): Promise<void> {
-  const db = deliveries(env);
+  const db = deliveries(deps);
   // The count first, on the condition that this consumer still holds the delivery; then the close.
   await db.batch([
     db
@@ -224,18 +225,18 @@ function heldBy(delivery: DeliveryRow) {
 }
 
 /** Every failed attempt extends the subscription's failing streak; 3 days of it disables it. */
-async function noteFailure(env: Env, webhook: WebhookRow, attempt: Attempt, at: number): Promise<void> {
+async function noteFailure(deps: Deps, webhook: WebhookRow, attempt: Attempt, at: number): Promise<void> {
   const since = webhook.failingSince ?? at;
   if (at - since >= FAILING_DISABLE_MS) {
     const reason = `Every delivery failed for 3 days (last: ${attempt.error ?? "no answer"}); fix the endpoint, then enable the subscription again`;
-    await deliveries(env)
+    await deliveries(deps)
       .update(webhooks)
       .set({ enabled: false, disabledReason: reason, updatedAt: at })
       .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true)));
     return;
   }
   if (webhook.failingSince === null) {
-    await deliveries(env)
+    await deliveries(deps)
       .update(webhooks)
       .set({ failingSince: at })
       .where(and(eq(webhooks.id, webhook.id), isNull(webhooks.failingSince)));

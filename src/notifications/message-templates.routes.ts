@@ -7,6 +7,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { listMessageTemplates, previewMessageTemplate, resetMessageTemplate, saveMessageTemplate } from "./message-templates";
+import { deps } from "../http/deps";
 
 // The business's own words (docs/message-templates.md): every automatic message a customer
 // receives, rewritten per organization and per queue, in each language, checked on save.
@@ -82,7 +83,7 @@ app.openapi(
     const { organizationId } = c.req.valid("param");
     const q = c.req.valid("query");
     await authorize(c, organizationId, "ORG_MANAGE");
-    const list = await listMessageTemplates(c.env, organizationId, {
+    const list = await listMessageTemplates(deps(c), organizationId, {
       queueId: q.queueId ?? null,
       language: q.language ?? null,
       key: q.templateKey ?? null,
@@ -116,9 +117,9 @@ app.openapi(
     await authorize(c, organizationId, "ORG_MANAGE");
     const queueId = body.queueId ?? null;
     // A title left out keeps the one in force (ours, or the organization's for a queue).
-    const title = body.title ?? (await listMessageTemplates(c.env, organizationId, { queueId, language: body.language, key }))[0]!.title;
+    const title = body.title ?? (await listMessageTemplates(deps(c), organizationId, { queueId, language: body.language, key }))[0]!.title;
     const saved = await saveMessageTemplate(
-      c.env,
+      deps(c),
       organizationId,
       key,
       { language: body.language, queueId, title, body: body.body },
@@ -142,7 +143,7 @@ app.openapi(
     const { organizationId, templateKey: key } = c.req.valid("param");
     const q = c.req.valid("query");
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await resetMessageTemplate(c.env, organizationId, key, { language: q.language, queueId: q.queueId ?? null })), 200);
+    return c.json(ok(await resetMessageTemplate(deps(c), organizationId, key, { language: q.language, queueId: q.queueId ?? null })), 200);
   },
 );
 
@@ -184,7 +185,7 @@ app.openapi(
     const { organizationId, templateKey: key } = c.req.valid("param");
     const body = c.req.valid("json");
     await authorize(c, organizationId, "ORG_MANAGE");
-    const preview = await previewMessageTemplate(c.env, organizationId, key, {
+    const preview = await previewMessageTemplate(deps(c), organizationId, key, {
       language: body.language,
       queueId: body.queueId ?? null,
       title: body.title,

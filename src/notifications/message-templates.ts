@@ -1,5 +1,4 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { database } from "../db/client";
 import { messageTemplates, queues } from "../db/schema";
 import {
   CUSTOMER_TEMPLATE_KEYS,
@@ -14,17 +13,17 @@ import {
   type TemplateSource,
 } from "../domain/message-templates";
 import { LANGUAGES, renderText, type Language, type TemplateText } from "../domain/notification-templates";
-import type { Env } from "../env";
 import { notFound, validationError } from "../http/errors";
+import type { Deps } from "../http/deps";
 
 // The business's own words (docs/message-templates.md): its texts per organization and per
 // queue, read by every sender through `templateOverrides` and saved only when the variables
 // they use are ones the sender fills.
 
 /** Every override of these organizations, in one read (a batch of notifications shares it). */
-export async function templateOverrides(env: Env, organizationIds: readonly string[]): Promise<TemplateOverride[]> {
+export async function templateOverrides({ db }: Deps, organizationIds: readonly string[]): Promise<TemplateOverride[]> {
   if (organizationIds.length === 0) return [];
-  const rows = await database(env.DB)
+  const rows = await db
     .select()
     .from(messageTemplates)
     .where(inArray(messageTemplates.organizationId, [...new Set(organizationIds)]))
@@ -52,9 +51,9 @@ export interface MessageTemplateView {
 }
 
 /** A queue of the organization, or the 404 naming the field. */
-async function checkQueue(env: Env, organizationId: string, queueId: string | null): Promise<void> {
+async function checkQueue({ db }: Deps, organizationId: string, queueId: string | null): Promise<void> {
   if (queueId === null) return;
-  const row = await database(env.DB)
+  const row = await db
     .select({ id: queues.id })
     .from(queues)
     .where(and(eq(queues.id, queueId), eq(queues.organizationId, organizationId)))
@@ -86,12 +85,12 @@ function view(
 
 /** The texts in force for the organization (or one queue), every message and language. */
 export async function listMessageTemplates(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   filter: { queueId: string | null; language: Language | null; key: CustomerTemplateKey | null },
 ): Promise<MessageTemplateView[]> {
-  await checkQueue(env, organizationId, filter.queueId);
-  const overrides = await templateOverrides(env, [organizationId]);
+  await checkQueue(deps, organizationId, filter.queueId);
+  const overrides = await templateOverrides(deps, [organizationId]);
   const languages = filter.language ? [filter.language] : [...LANGUAGES];
   const keys = filter.key ? [filter.key] : [...CUSTOMER_TEMPLATE_KEYS];
   return keys.flatMap((key) => languages.map((language) => view(overrides, organizationId, key, language, filter.queueId)));
@@ -104,14 +103,15 @@ function checkText(key: CustomerTemplateKey, text: TemplateText): void {
 }
 
 export async function saveMessageTemplate(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   key: CustomerTemplateKey,
   input: { language: Language; queueId: string | null; title: string; body: string },
   at: number,
 ): Promise<MessageTemplateView> {
+  const { db } = deps;
   checkText(key, input);
-  await checkQueue(env, organizationId, input.queueId);
+  await checkQueue(deps, organizationId, input.queueId);
   const row = {
     organizationId,
     queueScope: input.queueId ?? "",
@@ -121,7 +121,7 @@ export async function saveMessageTemplate(
     body: input.body,
     updatedAt: at,
   };
-  await database(env.DB)
+  await db
     .insert(messageTemplates)
     .values(row)
     .onConflictDoUpdate({
@@ -129,18 +129,19 @@ export async function saveMessageTemplate(
       set: { title: row.title, body: row.body, updatedAt: at },
     })
     .run();
-  return view(await templateOverrides(env, [organizationId]), organizationId, key, input.language, input.queueId);
+  return view(await templateOverrides(deps, [organizationId]), organizationId, key, input.language, input.queueId);
 }
 
 /** Puts a message back to the organization's text (for a queue) or ours (for the organization). */
 export async function resetMessageTemplate(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   key: CustomerTemplateKey,
   input: { language: Language; queueId: string | null },
 ): Promise<MessageTemplateView> {
-  await checkQueue(env, organizationId, input.queueId);
-  await database(env.DB)
+  const { db } = deps;
+  await checkQueue(deps, organizationId, input.queueId);
+  await db
     .delete(messageTemplates)
     .where(
       and(
@@ -151,7 +152,7 @@ export async function resetMessageTemplate(
       ),
     )
     .run();
-  return view(await templateOverrides(env, [organizationId]), organizationId, key, input.language, input.queueId);
+  return view(await templateOverrides(deps, [organizationId]), organizationId, key, input.language, input.queueId);
 }
 
 /** A sample ticket's values: what the preview fills a text with. */
@@ -173,14 +174,15 @@ export const SAMPLE_VALUES = {
  * receive it; the text given, else the one in force. The queue's real name fills {queue}.
  */
 export async function previewMessageTemplate(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   key: CustomerTemplateKey,
   input: { language: Language; queueId: string | null; title?: string; body?: string },
 ): Promise<{ title: string; body: string; smsText: string; sms: SmsCost; source: TemplateSource | "draft" }> {
+  const { db } = deps;
   let queueName = "Accueil";
   if (input.queueId !== null) {
-    const row = await database(env.DB)
+    const row = await db
       .select({ name: queues.name })
       .from(queues)
       .where(and(eq(queues.id, input.queueId), eq(queues.organizationId, organizationId)))
@@ -188,7 +190,7 @@ export async function previewMessageTemplate(
     if (!row) throw notFound("Queue");
     queueName = row.name;
   }
-  const inForce = effectiveTemplate(await templateOverrides(env, [organizationId]), organizationId, key, input.language, input.queueId);
+  const inForce = effectiveTemplate(await templateOverrides(deps, [organizationId]), organizationId, key, input.language, input.queueId);
   const draft = input.title !== undefined || input.body !== undefined;
   const text = { title: input.title ?? inForce.title, body: input.body ?? inForce.body };
   if (draft) checkText(key, text);
@@ -199,12 +201,12 @@ export async function previewMessageTemplate(
 
 /** The text one message is sent with: the queue's, else the organization's, else ours. */
 export async function businessText(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   queueId: string | null,
   key: CustomerTemplateKey,
   language: Language,
 ): Promise<TemplateText> {
-  const { title, body } = effectiveTemplate(await templateOverrides(env, [organizationId]), organizationId, key, language, queueId);
+  const { title, body } = effectiveTemplate(await templateOverrides(deps, [organizationId]), organizationId, key, language, queueId);
   return { title, body };
 }

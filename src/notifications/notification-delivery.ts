@@ -1,9 +1,8 @@
 import { and, eq, gt, lt, notExists, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { database, nonEmpty, type Database } from "../db/client";
+import { nonEmpty } from "../db/client";
 import { notificationDeliveries, notifications, pushDevices, usageCounters, users, visitorPushSubscriptions } from "../db/schema";
 import { smsText } from "../domain/message-templates";
-import type { Env } from "../env";
 import { isTwinOrganizationId, newId } from "../lib/ids";
 import { outboxSend } from "../providers";
 import { utcMonth } from "../lib/time";
@@ -25,6 +24,7 @@ import type { Channel, Delivery, Target } from "../domain/deliveries";
 /** What a retry message carries: the delivery row holds everything else. */
 export type { DeliveryMessage } from "../domain/deliveries";
 import type { DeliveryMessage } from "../domain/deliveries";
+import { type Deps } from "../http/deps";
 
 export interface DeliveryReport {
   inApp: number;
@@ -69,25 +69,26 @@ interface StoredPayload {
  * Where Twilio reports an SMS's fate (delivered, failed: docs/conversations.md), signed like any
  * of its webhooks; only with a public origin to give it.
  */
-function statusCallbackOf(env: Env, key: string | undefined): string | undefined {
+function statusCallbackOf({ env }: Deps, key: string | undefined): string | undefined {
   const base = env.PUBLIC_BASE_URL?.replace(/\/+$/, "");
   return base && key ? `${base}/v1/inbound/sms/twilio/status?delivery=${encodeURIComponent(key)}` : undefined;
 }
 
 export async function sendOne(
-  env: Env,
+  deps: Deps,
   channel: Channel,
   p: StoredPayload,
   organizationId: string | null,
   key?: string,
 ): Promise<SendOutcome> {
+  const { env } = deps;
   const t = p.target;
   // A test-mode twin's notifications never leave through a real provider (docs/test-mode.md):
   // the outbox records them, whatever secrets are configured.
   if (organizationId !== null && isTwinOrganizationId(organizationId)) return outboxSend(channel, recipientOf(t), p);
   if (channel === "push" && t.kind === "device") return sendPush(env, t.token, { title: p.title, body: p.body, data: p.data });
-  if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, smsText(p), statusCallbackOf(env, key));
-  if (channel === "whatsapp" && t.kind === "phone") return sendWhatsappDelivery(env, t.phone, p, now());
+  if (channel === "sms" && t.kind === "phone") return sendSms(env, t.phone, smsText(p), statusCallbackOf(deps, key));
+  if (channel === "whatsapp" && t.kind === "phone") return sendWhatsappDelivery(deps, t.phone, p, now());
   if (channel === "web_push" && t.kind === "browser") {
     return sendWebPush(env, t, { title: p.title, body: p.body, data: p.data });
   }
@@ -109,7 +110,7 @@ async function inParallel<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 
 /** The statements that record one provider answer (and drop a dead token or refund an SMS). */
 export function outcomeStatements(
-  db: Database,
+  { db }: Deps,
   key: string,
   channel: Channel,
   target: Target,
@@ -199,7 +200,7 @@ export function fellBack(outcome: SendOutcome): SendOutcome {
  * under `limit` (null: no limit); answers the new count, or no row when the allowance is used up.
  * A limit of 0 takes nothing: callers do not ask.
  */
-export function takeSmsUnit(db: Database, organizationId: string, period: string, limit: number | null) {
+export function takeSmsUnit({ db }: Deps, organizationId: string, period: string, limit: number | null) {
   return db
     .insert(usageCounters)
     .values({ organizationId, period, metric: "sms", used: 1 })
@@ -216,10 +217,10 @@ export function takeSmsUnit(db: Database, organizationId: string, period: string
  * four batches at most (the in-app and the other claims side by side, SMS allowance, outcomes),
  * whatever the number of deliveries.
  */
-export async function deliver(env: Env, deliveries: Delivery[], at: number): Promise<DeliveryReport> {
+export async function deliver(deps: Deps, deliveries: Delivery[], at: number): Promise<DeliveryReport> {
+  const { db, env } = deps;
   const report: DeliveryReport = { inApp: 0, sent: 0, retrying: 0, failed: 0 };
   if (deliveries.length === 0) return report;
-  const db = database(env.DB);
   // Conditional INSERT … SELECT: an in-app notification is written only while its delivery key is
   // unclaimed and its user still exists (the row is selected from the user's), then the key is
   // claimed, in that order.
@@ -316,7 +317,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   if (mine.length === 0) return report;
   // Visitors' SMS (and WhatsApp messages) first pass the organization's caps (./sms-guard.ts); the business's own do not.
   const refusedByPolicy = await gatePublicSms(
-    env,
+    deps,
     mine.filter((c) => isMeteredChannel(c.delivery.channel) && c.delivery.countUsage !== false),
     at,
     deliver,
@@ -335,7 +336,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
       return organizationId !== null && (smsLimit === null || smsLimit > 0) ? [{ key: c.key, organizationId, smsLimit }] : [];
     });
     for (const c of smsClaims) if (!withUnits.some((u) => u.key === c.key)) overQuota.add(c.key);
-    const takes = nonEmpty(withUnits.map((u) => takeSmsUnit(db, u.organizationId, period, u.smsLimit)));
+    const takes = nonEmpty(withUnits.map((u) => takeSmsUnit(deps, u.organizationId, period, u.smsLimit)));
     const taken = takes ? await db.batch(takes) : [];
     withUnits.forEach((u, i) => {
       if ((taken[i]?.length ?? 0) === 0) overQuota.add(u.key);
@@ -353,7 +354,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
         response: "QUOTA_EXCEEDED: the organization's monthly SMS allowance is used up",
       };
     const d = c.delivery;
-    return sendOne(env, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data }, d.organizationId, c.key);
+    return sendOne(deps, d.channel, { target: d.target, title: d.title, body: d.body, data: d.data }, d.organizationId, c.key);
   });
 
   const writes: BatchItem<"sqlite">[] = [];
@@ -374,7 +375,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
       // The unit stays taken for the SMS that carries the message now.
       [outcome, counted] = [fellBack(outcome), false];
     }
-    writes.push(...outcomeStatements(db, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
+    writes.push(...outcomeStatements(deps, c.key, c.delivery.channel, c.delivery.target, outcome, at, c.delivery.organizationId, counted));
     if (outcome.ok) report.sent += 1;
     else if (outcome.transient) {
       report.retrying += 1;
@@ -385,7 +386,7 @@ export async function deliver(env: Env, deliveries: Delivery[], at: number): Pro
   if (settled) await db.batch(settled);
   if (retries.length > 0) await env.NOTIFICATIONS.sendBatch(retries);
   if (fallbacks.length > 0) {
-    const more = await deliver(env, fallbacks, at);
+    const more = await deliver(deps, fallbacks, at);
     report.sent += more.sent;
     report.retrying += more.retrying;
     report.failed += more.failed;

@@ -20,6 +20,7 @@ import {
   updatePreferences,
 } from "./notifications";
 import { PublicParagraph } from "../http/schemas";
+import { deps } from "../http/deps";
 
 // Spec §4.15 with CONTRACT §7. Devices, preferences and the inbox belong to the signed-in
 // user (a session); the SMS route is the business's (ORG_MANAGE or QUEUE_OPERATE, key or member).
@@ -66,7 +67,7 @@ app.openapi(register, async (c) => {
   const { user } = requireUser(c);
   const body = c.req.valid("json");
   const device = await registerDevice(
-    c.env,
+    deps(c),
     user.id,
     { platform: body.platform, fcmToken: body.fcmToken, deviceId: body.deviceId ?? null },
     now(),
@@ -88,7 +89,7 @@ const unregister = createRoute({
 app.openapi(unregister, async (c) => {
   const { user } = requireUser(c);
   const { fcmToken } = c.req.valid("json");
-  await unregisterDevice(c.env, user.id, fcmToken);
+  await unregisterDevice(deps(c), user.id, fcmToken);
   return c.json(ok({ fcmToken, removed: true as const }), 200);
 });
 
@@ -105,7 +106,7 @@ const getPrefs = createRoute({
 
 app.openapi(getPrefs, async (c) => {
   const { user } = requireUser(c);
-  return c.json(ok(await getPreferences(c.env, user.id)), 200);
+  return c.json(ok(await getPreferences(deps(c), user.id)), 200);
 });
 
 const patchPrefs = createRoute({
@@ -128,7 +129,7 @@ const patchPrefs = createRoute({
 
 app.openapi(patchPrefs, async (c) => {
   const { user } = requireUser(c);
-  return c.json(ok(await updatePreferences(c.env, user.id, c.req.valid("json"), now())), 200);
+  return c.json(ok(await updatePreferences(deps(c), user.id, c.req.valid("json"), now())), 200);
 });
 
 const NotificationRecord = z
@@ -168,7 +169,7 @@ app.openapi(list, async (c) => {
   const { user } = requireUser(c);
   const q = c.req.valid("query");
   const window = listWindow(q);
-  const { rows, total, hasMore } = await listNotifications(c.env, user.id, { unreadOnly: q.unreadOnly ?? false }, window);
+  const { rows, total, hasMore } = await listNotifications(deps(c), user.id, { unreadOnly: q.unreadOnly ?? false }, window);
   return c.json(
     okList(
       rows,
@@ -194,7 +195,7 @@ const readAll = createRoute({
 
 app.openapi(readAll, async (c) => {
   const { user } = requireUser(c);
-  return c.json(ok({ updated: await markAllRead(c.env, user.id, now()) }), 200);
+  return c.json(ok({ updated: await markAllRead(deps(c), user.id, now()) }), 200);
 });
 
 const read = createRoute({
@@ -211,7 +212,7 @@ const read = createRoute({
 
 app.openapi(read, async (c) => {
   const { user } = requireUser(c);
-  return c.json(ok(await markRead(c.env, user.id, c.req.valid("param").notificationId, now())), 200);
+  return c.json(ok(await markRead(deps(c), user.id, c.req.valid("param").notificationId, now())), 200);
 });
 
 const SmsResult = z
@@ -256,7 +257,7 @@ app.openapi(sms, async (c) => {
   const actor = await actorIn(c, organizationId);
   if (!actor.can("QUEUE_OPERATE") && !actor.can("ORG_MANAGE")) throw permissionRefused(["QUEUE_OPERATE", "ORG_MANAGE"], actor);
   const sentBy = principal.kind === "apiKey" ? principal.keyId : principal.user.id;
-  const result = await sendBusinessSms(c.env, organizationId, { ...body, sentBy }, now());
+  const result = await sendBusinessSms(deps(c), organizationId, { ...body, sentBy }, now());
   return c.json(ok(result), 201);
 });
 
@@ -300,7 +301,7 @@ app.openapi(deliveries, async (c) => {
   await authorize(c, organizationId, "ORG_MANAGE");
   const q = c.req.valid("query");
   const window = listWindow(q);
-  const { rows, total, hasMore } = await listDeliveries(c.env, organizationId, { status: q.status }, window);
+  const { rows, total, hasMore } = await listDeliveries(deps(c), organizationId, { status: q.status }, window);
   return c.json(
     okList(
       rows,

@@ -1,7 +1,5 @@
 import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { notificationDeliveries, notifications, pushDevices, subscriptions, usageCounters, users } from "../db/schema";
-import type { Env } from "../env";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { entitlements, type Plan } from "../domain/plans";
@@ -12,6 +10,7 @@ import { iso, utcMonth } from "../lib/time";
 import { deliver, takeSmsUnit } from "./notification-delivery";
 import { takeBusinessSms } from "./sms-guard";
 import { isOptedOut } from "./opt-outs";
+import { type Deps } from "../http/deps";
 
 // The user-facing side of notifications: devices, preferences, the in-app inbox, and the
 // business's own SMS sends (counted in the month's SMS usage, like ticket SMS).
@@ -20,12 +19,12 @@ export type Platform = "ios" | "android" | "web";
 
 /** Idempotent per token: a token that moves to another user is re-owned by the latest one. */
 export async function registerDevice(
-  env: Env,
+  { db }: Deps,
   userId: string,
   input: { platform: Platform; fcmToken: string; deviceId: string | null },
   at: number,
 ) {
-  const [row] = await database(env.DB)
+  const [row] = await db
     .insert(pushDevices)
     .values({
       id: `dev_${randomString(20)}`,
@@ -57,8 +56,8 @@ export async function registerDevice(
 }
 
 /** Only the caller's own token goes; another user's token is the same 404 as an unknown one. */
-export async function unregisterDevice(env: Env, userId: string, token: string): Promise<void> {
-  const gone = await database(env.DB)
+export async function unregisterDevice({ db }: Deps, userId: string, token: string): Promise<void> {
+  const gone = await db
     .delete(pushDevices)
     .where(and(eq(pushDevices.token, token), eq(pushDevices.userId, userId)))
     .returning({ id: pushDevices.id });
@@ -70,8 +69,8 @@ export interface Preferences {
   ticketReminders: boolean;
 }
 
-export async function getPreferences(env: Env, userId: string): Promise<Preferences> {
-  const row = await database(env.DB)
+export async function getPreferences({ db }: Deps, userId: string): Promise<Preferences> {
+  const row = await db
     .select({ smsNotifications: users.smsNotifications, ticketReminders: users.ticketReminders })
     .from(users)
     .where(eq(users.id, userId))
@@ -80,11 +79,16 @@ export async function getPreferences(env: Env, userId: string): Promise<Preferen
   return row;
 }
 
-export async function updatePreferences(env: Env, userId: string, changes: Partial<Preferences>, at: number): Promise<Preferences> {
+export async function updatePreferences(
+  { db, env }: Deps,
+  userId: string,
+  changes: Partial<Preferences>,
+  at: number,
+): Promise<Preferences> {
   // A field left out keeps its value (undefined is not written).
   // The user row is held by the user's object too (issue 43): it hears of the change first.
   const [row] = await changingAccess(env, [userId], () =>
-    database(env.DB)
+    db
       .update(users)
       .set({ smsNotifications: changes.smsNotifications, ticketReminders: changes.ticketReminders, updatedAt: at })
       .where(eq(users.id, userId))
@@ -115,8 +119,7 @@ export function notificationRecord(r: Notification) {
 }
 
 /** Newest first; `unreadOnly` keeps those with readAt null. */
-export async function listNotifications(env: Env, userId: string, q: { unreadOnly: boolean }, window: ListWindow) {
-  const db = database(env.DB);
+export async function listNotifications({ db }: Deps, userId: string, q: { unreadOnly: boolean }, window: ListWindow) {
   const n = notifications;
   const where = and(eq(n.userId, userId), q.unreadOnly ? isNull(n.readAt) : undefined);
   const [page, total] = await Promise.all([
@@ -149,8 +152,8 @@ export async function listNotifications(env: Env, userId: string, q: { unreadOnl
 }
 
 /** Marks one of the caller's notifications read (the first read time stays). */
-export async function markRead(env: Env, userId: string, id: string, at: number) {
-  const [row] = await database(env.DB)
+export async function markRead({ db }: Deps, userId: string, id: string, at: number) {
+  const [row] = await db
     .update(notifications)
     .set({ readAt: sql`coalesce(${notifications.readAt}, ${at})` })
     .where(and(eq(notifications.id, id), eq(notifications.userId, userId)))
@@ -159,8 +162,8 @@ export async function markRead(env: Env, userId: string, id: string, at: number)
   return notificationRecord(row);
 }
 
-export async function markAllRead(env: Env, userId: string, at: number): Promise<number> {
-  const read = await database(env.DB)
+export async function markAllRead({ db }: Deps, userId: string, at: number): Promise<number> {
+  const read = await db
     .update(notifications)
     .set({ readAt: at })
     .where(and(eq(notifications.userId, userId), isNull(notifications.readAt)))
@@ -171,8 +174,8 @@ export async function markAllRead(env: Env, userId: string, at: number): Promise
 export const SMS_PURPOSES = ["ticket_update", "reminder", "announcement", "appointment"] as const;
 export type SmsPurpose = (typeof SMS_PURPOSES)[number];
 
-async function planOf(env: Env, organizationId: string): Promise<Plan> {
-  const row = await database(env.DB)
+async function planOf({ db }: Deps, organizationId: string): Promise<Plan> {
+  const row = await db
     .select({ plan: subscriptions.plan })
     .from(subscriptions)
     .where(eq(subscriptions.organizationId, organizationId))
@@ -185,16 +188,17 @@ async function planOf(env: Env, organizationId: string): Promise<Plan> {
  * allowance is used (the unit is taken before sending, exactly under concurrency).
  */
 export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   // "ticket_reply": a member's answer in a ticket's conversation (./conversations.ts).
   input: { phone: string; message: string; purpose: P; sentBy: string },
   at: number,
 ) {
-  const plan = await planOf(env, organizationId);
+  const { db } = deps;
+  const plan = await planOf(deps, organizationId);
   const features = entitlements({ plan }).features;
   if (!features.sms) throw new ApiError("PLAN_REQUIRED", "Sending SMS needs the pro plan", { requiredPlan: "pro", currentPlan: plan });
-  if (await isOptedOut(env, organizationId, input.phone)) {
+  if (await isOptedOut(deps, organizationId, input.phone)) {
     throw new ApiError("CONFLICT", "This number sent STOP: nothing is sent to it until it sends START", {
       field: "phone",
       reason: "opted_out",
@@ -203,12 +207,12 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   const limit = features.smsPerMonth;
   const period = utcMonth(at);
   // The day's ceiling first (whole, the public's share plus the business's reserve), then the month.
-  const giveBackDay = await takeBusinessSms(env, organizationId, input.phone, at, deliver);
+  const giveBackDay = await takeBusinessSms(deps, organizationId, input.phone, at, deliver);
   // A conditional upsert: the unit is taken only while the month's count is under the limit.
-  const taken = limit !== null && limit <= 0 ? undefined : await takeSmsUnit(database(env.DB), organizationId, period.key, limit).get();
+  const taken = limit !== null && limit <= 0 ? undefined : await takeSmsUnit(deps, organizationId, period.key, limit).get();
   if (!taken) {
     await giveBackDay();
-    const row = await database(env.DB)
+    const row = await db
       .select({ used: usageCounters.used })
       .from(usageCounters)
       .where(and(eq(usageCounters.organizationId, organizationId), eq(usageCounters.period, period.key), eq(usageCounters.metric, "sms")))
@@ -232,11 +236,11 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
     data: { purpose: input.purpose, sentBy: input.sentBy },
     smsLimit: null,
   };
-  const report = await deliverBusinessSms(env, d, at);
+  const report = await deliverBusinessSms(deps, d, at);
   let used = taken.used;
   if (report === "failed") {
     // Refused for good by the provider: nothing was sent, the unit goes back.
-    await database(env.DB)
+    await db
       .update(usageCounters)
       .set({ used: sql`${usageCounters.used} - 1` })
       .where(
@@ -259,9 +263,9 @@ export async function sendBusinessSms<P extends SmsPurpose | "ticket_reply">(
   };
 }
 
-async function deliverBusinessSms(env: Env, d: Parameters<typeof deliver>[1][number], at: number): Promise<"sent" | "queued" | "failed"> {
+async function deliverBusinessSms(deps: Deps, d: Parameters<typeof deliver>[1][number], at: number): Promise<"sent" | "queued" | "failed"> {
   // Counted above: `deliver` must not take a second unit (countUsage false).
-  const report = await deliver(env, [{ ...d, countUsage: false }], at);
+  const report = await deliver(deps, [{ ...d, countUsage: false }], at);
   if (report.sent > 0) return "sent";
   if (report.retrying > 0) return "queued";
   return "failed";
@@ -278,8 +282,7 @@ function maskRecipient(channel: string, recipient: string): string {
 }
 
 /** The organization's delivery records, newest first: where support sees failed and dead-lettered sends. */
-export async function listDeliveries(env: Env, organizationId: string, q: { status?: DeliveryStatus | undefined }, window: ListWindow) {
-  const db = database(env.DB);
+export async function listDeliveries({ db }: Deps, organizationId: string, q: { status?: DeliveryStatus | undefined }, window: ListWindow) {
   const d = notificationDeliveries;
   const where = and(eq(d.organizationId, organizationId), q.status ? eq(d.status, q.status) : undefined);
   const [page, total] = await Promise.all([

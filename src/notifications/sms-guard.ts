@@ -1,5 +1,5 @@
 import { and, eq, exists, gt, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
-import { database, nonEmpty, type Database } from "../db/client";
+import { nonEmpty } from "../db/client";
 import {
   locations,
   members,
@@ -26,14 +26,14 @@ import {
 import { verifyTurnstile } from "../providers/turnstile";
 import { entitlements, type Plan } from "../domain/plans";
 import { PHONE_CODE_MESSAGE } from "../domain/phone-codes";
-import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { DAY, iso, utcDayStart } from "../lib/time";
 import { addressKey, ipv6PrefixBits } from "../lib/addresses";
 import type { Delivery } from "../domain/deliveries";
+import { type Deps } from "../http/deps";
 
 /** How the owners' alert goes out: the delivery step, handed in (it calls this guard first). */
-export type Deliver = (env: Env, deliveries: Delivery[], at: number) => Promise<unknown>;
+export type Deliver = (deps: Deps, deliveries: Delivery[], at: number) => Promise<unknown>;
 
 // The SMS an organization pays for, guarded against toll fraud (docs/limits.md, "SMS and
 // messaging caps"). Two moments: a visitor giving a phone at a join (country, per-number,
@@ -68,8 +68,7 @@ function settingsOf(row: PolicyRow | undefined): Partial<SmsPolicySettings> {
 }
 
 /** The policy in force, in one D1 round trip. */
-export async function loadSmsPolicy(env: Env, organizationId: string): Promise<OrganizationSmsPolicy> {
-  const db = database(env.DB);
+export async function loadSmsPolicy({ db }: Deps, organizationId: string): Promise<OrganizationSmsPolicy> {
   const [policies, plans, phones] = await db.batch([
     db.select().from(smsPolicies).where(eq(smsPolicies.organizationId, organizationId)),
     db.select({ plan: subscriptions.plan }).from(subscriptions).where(eq(subscriptions.organizationId, organizationId)),
@@ -113,7 +112,7 @@ interface Counter {
 }
 
 /** One unit of a counter taken while it is under `limit`: the conditional upsert answers the new count. */
-function take(db: Database, c: Counter, limit: number) {
+function take({ db }: Deps, c: Counter, limit: number) {
   return db
     .insert(smsCounters)
     .values({ organizationId: c.organizationId, scope: c.scope, subject: c.subject, day: c.day, used: 1 })
@@ -130,9 +129,10 @@ function take(db: Database, c: Counter, limit: number) {
  * counter the count after taking, or null when it was at its limit. A limit of 0 or less takes
  * nothing and writes no row (the statement is left out of the batch).
  */
-async function takeUnits(db: Database, takes: (Counter & { limit: number })[]): Promise<(number | null)[]> {
+async function takeUnits(deps: Deps, takes: (Counter & { limit: number })[]): Promise<(number | null)[]> {
+  const { db } = deps;
   const open = takes.flatMap((t, i) => (t.limit > 0 ? [{ t, i }] : []));
-  const statements = nonEmpty(open.map(({ t }) => take(db, t, t.limit)));
+  const statements = nonEmpty(open.map(({ t }) => take(deps, t, t.limit)));
   const answers: (number | null)[] = takes.map(() => null);
   if (!statements) return answers;
   const taken = await db.batch(statements);
@@ -140,7 +140,7 @@ async function takeUnits(db: Database, takes: (Counter & { limit: number })[]): 
   return answers;
 }
 
-function giveBack(db: Database, c: Counter) {
+function giveBack({ db }: Deps, c: Counter) {
   return db
     .update(smsCounters)
     .set({ used: sql`${smsCounters.used} - 1` })
@@ -156,13 +156,14 @@ function giveBack(db: Database, c: Counter) {
 }
 
 /** Gives back one unit of each counter, in one batch. */
-async function giveBackUnits(db: Database, counters: Counter[]): Promise<void> {
-  const statements = nonEmpty(counters.map((c) => giveBack(db, c)));
+async function giveBackUnits(deps: Deps, counters: Counter[]): Promise<void> {
+  const { db } = deps;
+  const statements = nonEmpty(counters.map((c) => giveBack(deps, c)));
   if (statements) await db.batch(statements);
 }
 
 /** The organization's public SMS of the day so far. */
-async function dayUsed(db: Database, organizationId: string, day: string): Promise<number> {
+async function dayUsed({ db }: Deps, organizationId: string, day: string): Promise<number> {
   const row = await db
     .select({ used: smsCounters.used })
     .from(smsCounters)
@@ -204,14 +205,15 @@ export interface AdmittedPhone extends OrganizationSmsPolicy {
  * The units are taken before the ticket exists, so a refused join costs neither a ticket nor an SMS;
  * a join refused after it (./joins.ts) gives them back. Answers the policy in force.
  */
-export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: number): Promise<AdmittedPhone> {
-  const loaded = await loadSmsPolicy(env, input.organizationId);
+export async function admitVisitorPhone(deps: Deps, input: VisitorPhone, at: number): Promise<AdmittedPhone> {
+  const { env } = deps;
+  const loaded = await loadSmsPolicy(deps, input.organizationId);
   const { policy, countries } = loaded;
   const refusal = refusalOf(input.phone, countries);
   if (refusal) throw validationError("phone", refusal);
   const day = dayKey(at);
-  if (input.botToken !== undefined && (await botCheckDue(env, input.organizationId, policy, day))) {
-    await assertHuman(env, input.botToken ?? null, input.address);
+  if (input.botToken !== undefined && (await botCheckDue(deps, input.organizationId, policy, day))) {
+    await assertHuman(deps, input.botToken ?? null, input.address);
   }
   const organizationId = input.organizationId;
   const caps: (Counter & { limit: number; name: string })[] = [
@@ -235,10 +237,9 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
       limit: policy.perWidgetKeyPerDay,
       name: "perWidgetKeyPerDay",
     });
-  const db = database(env.DB);
-  const taken = await takeUnits(db, caps);
+  const taken = await takeUnits(deps, caps);
   const refused = taken.indexOf(null);
-  const giveBackAll = (back: Counter[]) => giveBackUnits(db, back);
+  const giveBackAll = (back: Counter[]) => giveBackUnits(deps, back);
   // The policy admitted under: the join's phone code (./phone-verification.ts) follows it. The
   // units go back if the join is then refused (./joins.ts): only an accepted join spends them.
   if (refused === -1) return { ...loaded, giveBack: () => giveBackAll(caps) };
@@ -255,17 +256,17 @@ export async function admitVisitorPhone(env: Env, input: VisitorPhone, at: numbe
 }
 
 /** Whether this public join must pass the bot check: always, or once the day's visitor share is half used. */
-async function botCheckDue(env: Env, organizationId: string, policy: SmsPolicy, day: string): Promise<boolean> {
+async function botCheckDue(deps: Deps, organizationId: string, policy: SmsPolicy, day: string): Promise<boolean> {
   if (policy.botCheck === "off") return false;
   if (policy.botCheck === "always") return true;
-  const used = await dayUsed(database(env.DB), organizationId, day);
+  const used = await dayUsed(deps, organizationId, day);
   return used * 2 >= publicShare(policy.dailyCeiling, policy.businessReservePercent);
 }
 
 export const BOT_TOKEN_HEADER = "CF-Turnstile-Response";
 
 /** 400 naming the header unless Turnstile vouches for this token (checked server-side, once). */
-async function assertHuman(env: Env, token: string | null, address: string): Promise<void> {
+async function assertHuman({ env }: Deps, token: string | null, address: string): Promise<void> {
   if (!token) {
     throw new ApiError("VALIDATION_ERROR", "This organization asks for the bot check before texting a visitor: send the Turnstile token", {
       field: BOT_TOKEN_HEADER,
@@ -286,7 +287,7 @@ async function assertHuman(env: Env, token: string | null, address: string): Pro
  * code (verified or not), the number had a code on any ticket (verified or not). Read on the
  * organization's row (always there while its deliveries are), one statement per delivery.
  */
-function proofOf(db: Database, organizationId: string, phone: string, ticketId: string) {
+function proofOf({ db }: Deps, organizationId: string, phone: string, ticketId: string) {
   const one = { one: sql`1` };
   const code = (...where: SQL[]) =>
     exists(
@@ -333,16 +334,17 @@ export interface SmsRefusal {
  * and their `smsLimit` is lowered to the public share of the month's allowance.
  */
 export async function gatePublicSms(
-  env: Env,
+  deps: Deps,
   claims: { key: string; delivery: Delivery }[],
   at: number,
   deliver: Deliver,
 ): Promise<Map<string, SmsRefusal>> {
+  const { db } = deps;
   const refused = new Map<string, SmsRefusal>();
   if (claims.length === 0) return refused;
   const policies = new Map<string, OrganizationSmsPolicy>();
   for (const orgId of new Set(claims.map((c) => c.delivery.organizationId).filter((o): o is string => !!o))) {
-    policies.set(orgId, await loadSmsPolicy(env, orgId));
+    policies.set(orgId, await loadSmsPolicy(deps, orgId));
   }
   const day = dayKey(at);
   const open: { key: string; delivery: Delivery; org: string; phone: string; ticket: string | null }[] = [];
@@ -370,9 +372,8 @@ export async function gatePublicSms(
   // never sent a code (joined before the setting) keeps the first-message rule.
   const coded = (o: { org: string }) => policies.get(o.org)!.policy.requirePhoneCode;
   const later = open.filter((o) => o.delivery.type !== PHONE_CODE_MESSAGE && (o.delivery.type !== "ticket.created" || coded(o)));
-  const db = database(env.DB);
   if (later.length > 0) {
-    const statements = nonEmpty(later.map((o) => proofOf(db, o.org, o.phone, o.ticket ?? "")));
+    const statements = nonEmpty(later.map((o) => proofOf(deps, o.org, o.phone, o.ticket ?? "")));
     const proven = statements ? await db.batch(statements) : [];
     const NOT_VERIFIED = "SMS_REFUSED: the number was not verified";
     later.forEach((o, i) => {
@@ -395,7 +396,7 @@ export async function gatePublicSms(
       { organizationId: o.org, scope: "day" as const, subject: "org", day, limit: publicShare(p.dailyCeiling, p.businessReservePercent) },
     ];
   });
-  const taken = await takeUnits(db, takes);
+  const taken = await takeUnits(deps, takes);
   const refunds: Counter[] = [];
   const alerts = new Map<string, number>();
   candidates.forEach((o, i) => {
@@ -415,8 +416,8 @@ export async function gatePublicSms(
     alerts.set(o.org, Math.max(alerts.get(o.org) ?? 0, dayUsedNow));
     if (p.smsPerMonth !== null) o.delivery.smsLimit = publicShare(p.smsPerMonth, p.policy.businessReservePercent);
   });
-  await giveBackUnits(db, refunds);
-  for (const [org, used] of alerts) await alertIfNearCeiling(env, org, used, policies.get(org)!.policy, at, deliver);
+  await giveBackUnits(deps, refunds);
+  for (const [org, used] of alerts) await alertIfNearCeiling(deps, org, used, policies.get(org)!.policy, at, deliver);
   return refused;
 }
 
@@ -426,19 +427,18 @@ export async function gatePublicSms(
  * Answers the function that gives the unit back (when the month's allowance then refuses).
  */
 export async function takeBusinessSms(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   phone: string,
   at: number,
   deliver: Deliver,
 ): Promise<() => Promise<void>> {
-  const { policy, countries } = await loadSmsPolicy(env, organizationId);
+  const { policy, countries } = await loadSmsPolicy(deps, organizationId);
   const refusal = refusalOf(phone, countries);
   if (refusal) throw validationError("phone", refusal);
   const day = dayKey(at);
-  const db = database(env.DB);
   const counter: Counter = { organizationId, scope: "day", subject: "org", day };
-  const [used] = await takeUnits(db, [{ ...counter, limit: policy.dailyCeiling }]);
+  const [used] = await takeUnits(deps, [{ ...counter, limit: policy.dailyCeiling }]);
   if (used === null || used === undefined) {
     throw new ApiError("QUOTA_EXCEEDED", `The day's ceiling of ${policy.dailyCeiling} SMS is reached`, {
       limit: policy.dailyCeiling,
@@ -446,8 +446,8 @@ export async function takeBusinessSms(
       resetsAt: iso(utcDayStart(at) + DAY),
     });
   }
-  await alertIfNearCeiling(env, organizationId, used, policy, at, deliver);
-  return () => giveBackUnits(db, [counter]);
+  await alertIfNearCeiling(deps, organizationId, used, policy, at, deliver);
+  return () => giveBackUnits(deps, [counter]);
 }
 
 const ALERT_TEXT = {
@@ -463,16 +463,16 @@ const ALERT_TEXT = {
 
 /** Once a UTC day, the owners hear (in-app and push) that the day's SMS reached 80 % of the ceiling. */
 async function alertIfNearCeiling(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   used: number,
   policy: SmsPolicy,
   at: number,
   deliver: Deliver,
 ): Promise<void> {
+  const { db } = deps;
   if (used < alertThreshold(policy.dailyCeiling)) return;
   const day = dayKey(at);
-  const db = database(env.DB);
   const first = await db
     .insert(smsCounters)
     .values({ organizationId, scope: "alert", subject: "ceiling", day, used: 1 })
@@ -495,7 +495,7 @@ async function alertIfNearCeiling(
     told.add(o.id);
     if (o.token) deliveries.push({ ...base, channel: "push", target: { kind: "device", token: o.token } });
   }
-  await deliver(env, deliveries, at);
+  await deliver(deps, deliveries, at);
 }
 
 // ---- the settings route's side --------------------------------------------------------------
@@ -507,9 +507,9 @@ export interface SmsPolicyView extends SmsPolicy {
   today: { sent: number; publicLimit: number; resetsAt: string };
 }
 
-export async function readSmsPolicy(env: Env, organizationId: string, at: number): Promise<SmsPolicyView> {
-  const { policy, countries } = await loadSmsPolicy(env, organizationId);
-  const sent = await dayUsed(database(env.DB), organizationId, dayKey(at));
+export async function readSmsPolicy(deps: Deps, organizationId: string, at: number): Promise<SmsPolicyView> {
+  const { policy, countries } = await loadSmsPolicy(deps, organizationId);
+  const sent = await dayUsed(deps, organizationId, dayKey(at));
   return {
     ...policy,
     effectiveCountries: countries,
@@ -524,12 +524,12 @@ export async function readSmsPolicy(env: Env, organizationId: string, at: number
 
 /** A PATCH: a named field is set (null = back to its default); an unnamed one stays. */
 export async function updateSmsPolicy(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   changes: Partial<SmsPolicySettings>,
   at: number,
 ): Promise<SmsPolicyView> {
-  const db = database(env.DB);
+  const { db } = deps;
   const organization = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).get();
   if (!organization) throw notFound("Organization");
   const { allowedCountries, requirePhoneCode } = changes;
@@ -553,5 +553,5 @@ export async function updateSmsPolicy(
     db.insert(smsPolicies).values({ organizationId, updatedAt: at }).onConflictDoNothing(),
     db.update(smsPolicies).set(set).where(eq(smsPolicies.organizationId, organizationId)),
   ]);
-  return readSmsPolicy(env, organizationId, at);
+  return readSmsPolicy(deps, organizationId, at);
 }

@@ -6,6 +6,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { readSmsPolicy, updateSmsPolicy } from "./sms-guard";
+import { deps } from "../http/deps";
 
 // The organization's SMS policy: which countries its visitors' numbers may be in and the caps
 // that keep a public join form from spending its SMS (docs/limits.md, "SMS and messaging caps").
@@ -151,7 +152,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await readSmsPolicy(c.env, organizationId, now())), 200);
+    return c.json(ok(await readSmsPolicy(deps(c), organizationId, now())), 200);
   },
 );
 
@@ -168,7 +169,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await updateSmsPolicy(c.env, organizationId, c.req.valid("json"), now())), 200);
+    return c.json(ok(await updateSmsPolicy(deps(c), organizationId, c.req.valid("json"), now())), 200);
   },
 );
 

@@ -5,6 +5,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { deleteWhatsappSettings, requireWhatsappSettings, saveWhatsappSettings } from "./whatsapp";
+import { deps } from "../http/deps";
 
 // The organization's WhatsApp Business number on Meta's Cloud API and its approved templates
 // (docs/notifications.md, "WhatsApp"). The access token and app secret are the platform's
@@ -84,7 +85,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await requireWhatsappSettings(c.env, organizationId)), 200);
+    return c.json(ok(await requireWhatsappSettings(deps(c), organizationId)), 200);
   },
 );
 
@@ -104,7 +105,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "ORG_MANAGE");
-    return c.json(ok(await saveWhatsappSettings(c.env, organizationId, c.req.valid("json"), now())), 200);
+    return c.json(ok(await saveWhatsappSettings(deps(c), organizationId, c.req.valid("json"), now())), 200);
   },
 );
 
@@ -124,7 +125,7 @@ app.openapi(
   async (c) => {
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "ORG_MANAGE");
-    await deleteWhatsappSettings(c.env, organizationId);
+    await deleteWhatsappSettings(deps(c), organizationId);
     return c.json(ok({ deleted: true as const }), 200);
   },
 );

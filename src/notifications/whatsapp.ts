@@ -1,13 +1,12 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { organizations, queues, ticketChannels, ticketMessages, whatsappSettings, whatsappWindows } from "../db/schema";
 import { CATALOGUES, isLanguage, type Language } from "../domain/languages";
 import { smsText } from "../domain/message-templates";
-import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { DAY, HOUR, iso } from "../lib/time";
 import { sendWhatsapp, type SendOutcome } from "../providers";
 import type { WhatsappMessage } from "../providers/whatsapp";
+import type { Deps } from "../http/deps";
 
 // WhatsApp as a notification channel (docs/notifications.md, "WhatsApp"). An organization
 // connects its business number (Meta's phone_number_id) and names its approved templates; a
@@ -58,20 +57,20 @@ function settingsRecord(r: SettingsRow): WhatsappSettings {
   };
 }
 
-export async function readWhatsappSettings(env: Env, organizationId: string): Promise<WhatsappSettings | null> {
-  const [row] = await database(env.DB).select().from(whatsappSettings).where(eq(whatsappSettings.organizationId, organizationId));
+export async function readWhatsappSettings({ db }: Deps, organizationId: string): Promise<WhatsappSettings | null> {
+  const [row] = await db.select().from(whatsappSettings).where(eq(whatsappSettings.organizationId, organizationId));
   return row ? settingsRecord(row) : null;
 }
 
-export async function requireWhatsappSettings(env: Env, organizationId: string): Promise<WhatsappSettings> {
-  const settings = await readWhatsappSettings(env, organizationId);
+export async function requireWhatsappSettings(deps: Deps, organizationId: string): Promise<WhatsappSettings> {
+  const settings = await readWhatsappSettings(deps, organizationId);
   if (!settings) throw notFound("WhatsApp configuration");
   return settings;
 }
 
 /** The organization a business number belongs to (inbound messages name it). */
-export async function organizationOfWhatsappNumber(env: Env, phoneNumberId: string): Promise<string | null> {
-  const [row] = await database(env.DB)
+export async function organizationOfWhatsappNumber({ db }: Deps, phoneNumberId: string): Promise<string | null> {
+  const [row] = await db
     .select({ organizationId: whatsappSettings.organizationId })
     .from(whatsappSettings)
     .where(eq(whatsappSettings.phoneNumberId, phoneNumberId));
@@ -85,8 +84,9 @@ export interface WhatsappSettingsInput {
 }
 
 /** Connects (or changes) the organization's number; a number another organization uses is 409. */
-export async function saveWhatsappSettings(env: Env, organizationId: string, input: WhatsappSettingsInput, at: number) {
-  const owner = await organizationOfWhatsappNumber(env, input.phoneNumberId);
+export async function saveWhatsappSettings(deps: Deps, organizationId: string, input: WhatsappSettingsInput, at: number) {
+  const { db } = deps;
+  const owner = await organizationOfWhatsappNumber(deps, input.phoneNumberId);
   if (owner && owner !== organizationId) {
     throw new ApiError("CONFLICT", "This WhatsApp phone number id is connected to another organization", { field: "phoneNumberId" });
   }
@@ -100,7 +100,7 @@ export async function saveWhatsappSettings(env: Env, organizationId: string, inp
     reminderTemplate: t.reminder ?? null,
     updatedAt: at,
   };
-  const [row] = await database(env.DB)
+  const [row] = await db
     .insert(whatsappSettings)
     .values({ organizationId, ...values, createdAt: at })
     .onConflictDoUpdate({ target: whatsappSettings.organizationId, set: values })
@@ -108,8 +108,8 @@ export async function saveWhatsappSettings(env: Env, organizationId: string, inp
   return settingsRecord(row!);
 }
 
-export async function deleteWhatsappSettings(env: Env, organizationId: string): Promise<void> {
-  const gone = await database(env.DB)
+export async function deleteWhatsappSettings({ db }: Deps, organizationId: string): Promise<void> {
+  const gone = await db
     .delete(whatsappSettings)
     .where(eq(whatsappSettings.organizationId, organizationId))
     .returning({ id: whatsappSettings.organizationId });
@@ -117,14 +117,14 @@ export async function deleteWhatsappSettings(env: Env, organizationId: string): 
 }
 
 /** A join's choice of WhatsApp: refused (400 naming the field) unless the organization has a number. */
-export async function checkWhatsappChoice(env: Env, organizationId: string, phone: string | null): Promise<void> {
+export async function checkWhatsappChoice(deps: Deps, organizationId: string, phone: string | null): Promise<void> {
   if (!phone) {
     throw new ApiError("VALIDATION_ERROR", "Invalid value for phone: WhatsApp notifications need the customer's number", {
       field: "phone",
       reason: "required",
     });
   }
-  if (!(await readWhatsappSettings(env, organizationId))) {
+  if (!(await readWhatsappSettings(deps, organizationId))) {
     throw new ApiError("VALIDATION_ERROR", "Invalid value for notifyBy: this organization has no WhatsApp number", {
       field: "notifyBy",
       reason: "not_configured",
@@ -133,16 +133,12 @@ export async function checkWhatsappChoice(env: Env, organizationId: string, phon
 }
 
 /** Records that this ticket's messages go by WhatsApp. */
-export async function chooseWhatsapp(env: Env, organizationId: string, ticketId: string, at: number): Promise<void> {
-  await database(env.DB)
-    .insert(ticketChannels)
-    .values({ ticketId, organizationId, channel: "whatsapp", createdAt: at })
-    .onConflictDoNothing();
+export async function chooseWhatsapp({ db }: Deps, organizationId: string, ticketId: string, at: number): Promise<void> {
+  await db.insert(ticketChannels).values({ ticketId, organizationId, channel: "whatsapp", createdAt: at }).onConflictDoNothing();
 }
 
 /** The customer wrote to the business: the window for free text opens (or extends) from `at`. */
-export async function openWhatsappWindow(env: Env, organizationId: string, phone: string, at: number): Promise<void> {
-  const db = database(env.DB);
+export async function openWhatsappWindow({ db }: Deps, organizationId: string, phone: string, at: number): Promise<void> {
   await db.batch([
     db.delete(whatsappWindows).where(lt(whatsappWindows.lastInboundAt, at - WINDOW_RETENTION_MS)),
     db
@@ -152,8 +148,8 @@ export async function openWhatsappWindow(env: Env, organizationId: string, phone
   ]);
 }
 
-export async function isWhatsappWindowOpen(env: Env, organizationId: string, phone: string, at: number): Promise<boolean> {
-  const [row] = await database(env.DB)
+export async function isWhatsappWindowOpen({ db }: Deps, organizationId: string, phone: string, at: number): Promise<boolean> {
+  const [row] = await db
     .select({ at: whatsappWindows.lastInboundAt })
     .from(whatsappWindows)
     .where(and(eq(whatsappWindows.organizationId, organizationId), eq(whatsappWindows.phone, phone)));
@@ -182,11 +178,12 @@ export function whatsappData(
 
 /** Sends one stored WhatsApp delivery: its template, else free text inside the window. */
 export async function sendWhatsappDelivery(
-  env: Env,
+  deps: Deps,
   phone: string,
   p: { title: string; body: string; data: Record<string, string> },
   at: number,
 ): Promise<SendOutcome> {
+  const { env } = deps;
   const { waOrganizationId: organizationId, waPhoneNumberId: phoneNumberId, waTemplate: template } = p.data;
   if (!organizationId || !phoneNumberId) return { ok: false, provider: "whatsapp", transient: false, response: "no WhatsApp number" };
   let message: WhatsappMessage;
@@ -201,7 +198,7 @@ export async function sendWhatsappDelivery(
         quickReplies: quickReplies(language),
       },
     };
-  } else if (await isWhatsappWindowOpen(env, organizationId, phone, at)) {
+  } else if (await isWhatsappWindowOpen(deps, organizationId, phone, at)) {
     message = { kind: "text", body: smsText(p) };
   } else {
     return {
@@ -222,13 +219,13 @@ export async function sendWhatsappDelivery(
  * A queue without a keyword gets its id instead, which joins nothing: `smsKeyword: null` says so.
  */
 export async function whatsappJoinLink(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   queueId: string,
 ): Promise<{ url: string; phoneNumber: string; text: string; smsKeyword: string | null } | null> {
-  const settings = await readWhatsappSettings(env, organizationId);
+  const { db } = deps;
+  const settings = await readWhatsappSettings(deps, organizationId);
   if (!settings) return null;
-  const db = database(env.DB);
   const [[org], [queue]] = await Promise.all([
     db.select({ language: organizations.defaultLanguage }).from(organizations).where(eq(organizations.id, organizationId)),
     db.select({ smsKeyword: queues.smsKeyword }).from(queues).where(eq(queues.id, queueId)),
@@ -247,12 +244,12 @@ export async function whatsappJoinLink(
  * their 24-hour window is open (free text is delivered only then). Null: the answer goes by SMS.
  */
 export async function whatsappReplyNumber(
-  env: Env,
+  deps: Deps,
   ticket: { id: string; organizationId: string },
   phone: string,
   at: number,
 ): Promise<string | null> {
-  const db = database(env.DB);
+  const { db } = deps;
   const [chosen, lastIn] = await db.batch([
     db
       .select({ ticketId: ticketChannels.ticketId })
@@ -267,7 +264,7 @@ export async function whatsappReplyNumber(
       .limit(1),
   ]);
   if (chosen.length === 0 && lastIn[0]?.channel !== "whatsapp") return null;
-  const settings = await readWhatsappSettings(env, ticket.organizationId);
-  if (!settings || !(await isWhatsappWindowOpen(env, ticket.organizationId, phone, at))) return null;
+  const settings = await readWhatsappSettings(deps, ticket.organizationId);
+  if (!settings || !(await isWhatsappWindowOpen(deps, ticket.organizationId, phone, at))) return null;
   return settings.phoneNumberId;
 }

@@ -10,6 +10,7 @@ import { router } from "../http/router";
 import { E164_PHONE, Email } from "../http/schemas";
 import { now } from "../lib/clock";
 import { eraseDataSubject, exportDataSubject, type DataSubject } from "./data-subjects";
+import { deps } from "../http/deps";
 
 // A person's data on request (docs/personal-data.md): owners and admins (or a key with `admin`);
 // each request is itself audited, without the data.
@@ -135,7 +136,7 @@ app.openapi(exportRoute, async (c) => {
   const { organizationId } = c.req.valid("param");
   const actor = await privacyOfficer(c, organizationId);
   const subject = subjectOf(c.req.valid("json"));
-  const document = await exportDataSubject(c.env, organizationId, subject, auditOrigin(c, actor), now());
+  const document = await exportDataSubject(deps(c), organizationId, subject, auditOrigin(c, actor), now());
   c.header("Content-Disposition", `attachment; filename="data-subject-${document.requestId}.json"`);
   return c.json(ok(document), 200);
 });
@@ -162,7 +163,7 @@ app.openapi(eraseRoute, async (c) => {
   const { organizationId } = c.req.valid("param");
   const actor = await privacyOfficer(c, organizationId);
   const subject = subjectOf(c.req.valid("json"));
-  return c.json(ok(await eraseDataSubject(c.env, organizationId, subject, auditOrigin(c, actor), now())), 200);
+  return c.json(ok(await eraseDataSubject(deps(c), organizationId, subject, auditOrigin(c, actor), now())), 200);
 });
 
 export default app;

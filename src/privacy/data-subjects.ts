@@ -1,7 +1,6 @@
 import { and, eq, inArray, isNotNull, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { recordAudit } from "../audit/audit";
-import { database, type Database } from "../db/client";
 import {
   appointments,
   auditEvents,
@@ -25,13 +24,13 @@ import {
   webhookDeliveries,
 } from "../db/schema";
 import type { AuditOrigin } from "../domain/audit";
-import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { randomString } from "../lib/ids";
 import { iso } from "../lib/time";
 import type { SubjectMatch, SubjectTicket } from "../queue-room/contract";
 import { roomOf } from "../tickets/queue-rooms";
 import { openStoredEvent } from "../webhooks/stored-events";
+import { type Deps } from "../http/deps";
 
 // A person's data on request (GDPR articles 15 and 17, docs/personal-data.md): everything one
 // organization holds about a customer it knows by their phone number and/or e-mail address, as
@@ -81,8 +80,8 @@ const ANONYMISED_LITERAL = sql.raw(`'${ANONYMISED}'`);
 /** `column = value` when the person was given by that identifier; nothing otherwise (an `or` drops it). */
 const sameIf = (column: SQLiteColumn, value: string | null) => (value === null ? undefined : eq(column, value));
 
-async function findSubject(env: Env, organizationId: string, who: DataSubject): Promise<Subject> {
-  const db = database(env.DB);
+async function findSubject(deps: Deps, organizationId: string, who: DataSubject): Promise<Subject> {
+  const { db } = deps;
   const phone = who.phone;
   const email = who.email;
   const accounts = email
@@ -110,7 +109,7 @@ async function findSubject(env: Env, organizationId: string, who: DataSubject): 
   const match: SubjectMatch = { phones: phone ? [phone] : [], userIds, ticketIds: appointmentTickets };
   const perRoom = await Promise.all(
     queueRows.map(async ({ id: queueId }) =>
-      (await roomOf(env, queueId).query({ question: "subjectTickets", match })).map((t) => ({ ...t, queueId })),
+      (await roomOf(deps, queueId).query({ question: "subjectTickets", match })).map((t) => ({ ...t, queueId })),
     ),
   );
   const roomTickets = perRoom.flat();
@@ -130,7 +129,7 @@ async function findSubject(env: Env, organizationId: string, who: DataSubject): 
 }
 
 /** Deliveries to the person: texts and in-app to their numbers and accounts, their visitor browser push endpoints, their devices' tokens. */
-function deliveredTo(db: Database, s: Subject) {
+function deliveredTo({ db }: Deps, s: Subject) {
   const d = notificationDeliveries;
   const v = visitorPushSubscriptions;
   return or(
@@ -155,13 +154,13 @@ function aboutThePerson(payload: SQLiteColumn, s: Subject) {
 }
 
 /** The texts sent to an organization's own numbers (a thread on a number it owns is the person's through it). */
-function toNumbersOf(db: Database, organizationId: string) {
+function toNumbersOf({ db }: Deps, organizationId: string) {
   return db.select({ number: smsSenders.number }).from(smsSenders).where(eq(smsSenders.organizationId, organizationId));
 }
 
 /** The statements reading what else the organization holds about the person, in one batch. */
-function relatedReads(env: Env, s: Subject) {
-  const db = database(env.DB);
+function relatedReads(deps: Deps, s: Subject) {
+  const { db } = deps;
   const org = s.organizationId;
   const messages = ticketMessages;
   const deliveries = notificationDeliveries;
@@ -195,7 +194,7 @@ function relatedReads(env: Env, s: Subject) {
         updatedAt: deliveries.updatedAt,
       })
       .from(deliveries)
-      .where(and(eq(deliveries.organizationId, org), deliveredTo(db, s)))
+      .where(and(eq(deliveries.organizationId, org), deliveredTo(deps, s)))
       .orderBy(deliveries.createdAt),
     db
       .select()
@@ -221,7 +220,7 @@ function relatedReads(env: Env, s: Subject) {
       .select()
       .from(threads)
       .where(
-        and(eq(threads.phone, s.phone ?? ""), or(inArray(threads.toNumber, toNumbersOf(db, org)), inList(threads.ticketId, s.ticketIds))),
+        and(eq(threads.phone, s.phone ?? ""), or(inArray(threads.toNumber, toNumbersOf(deps, org)), inList(threads.ticketId, s.ticketIds))),
       ),
     db
       .select({ id: hooks.id, eventType: hooks.eventType, status: hooks.status, payload: hooks.payload, createdAt: hooks.createdAt })
@@ -354,10 +353,11 @@ function newRequestId(): string {
   return `dsr_${randomString(20)}`;
 }
 
-export async function exportDataSubject(env: Env, organizationId: string, who: DataSubject, origin: AuditOrigin, at: number) {
-  const s = await findSubject(env, organizationId, who);
+export async function exportDataSubject(deps: Deps, organizationId: string, who: DataSubject, origin: AuditOrigin, at: number) {
+  const { env } = deps;
+  const s = await findSubject(deps, organizationId, who);
   const [messages, deliveries, optOutRows, pushes, verifications, threads, webhooks, events, inApp, scans, expiries, counters, audit] =
-    await relatedReads(env, s);
+    await relatedReads(deps, s);
   const history = new Map(s.d1Tickets.map((t) => [t.id, t]));
   const rooms = new Map(s.roomTickets.map((t) => [t.id, t]));
   const tickets = s.ticketIds
@@ -400,7 +400,7 @@ export async function exportDataSubject(env: Env, organizationId: string, who: D
     auditEvents: plain(audit, ["changes"]),
   };
   await recordAudit(
-    env.DB,
+    deps,
     origin,
     {
       organizationId,
@@ -432,8 +432,9 @@ function refuseLive(tickets: { id: string; status: string }[], appointments: { i
   );
 }
 
-export async function eraseDataSubject(env: Env, organizationId: string, who: DataSubject, origin: AuditOrigin, at: number) {
-  const s = await findSubject(env, organizationId, who);
+export async function eraseDataSubject(deps: Deps, organizationId: string, who: DataSubject, origin: AuditOrigin, at: number) {
+  const { db } = deps;
+  const s = await findSubject(deps, organizationId, who);
   const liveTickets = s.roomTickets
     .filter((t) => ["waiting", "called", "serving", "held"].includes(t.status))
     .map((t) => ({ id: t.id, status: t.status }));
@@ -445,11 +446,9 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
   // The rooms first (the single writer of their tickets): a ticket that joined meanwhile refuses.
   const match: SubjectMatch = { phones: s.phone ? [s.phone] : [], userIds: s.userIds, ticketIds: s.ticketIds };
   const roomsHolding = [...new Set(s.roomTickets.map((t) => t.queueId))];
-  const erasures = await Promise.all(roomsHolding.map((q) => roomOf(env, q).command({ verb: "eraseSubject", match, at })));
+  const erasures = await Promise.all(roomsHolding.map((q) => roomOf(deps, q).command({ verb: "eraseSubject", match, at })));
   const late = erasures.flatMap((e) => e.live);
   if (late.length > 0) refuseLive(late, []);
-
-  const db = database(env.DB);
   const scrubbed = (
     payload: SQLiteColumn,
   ) => sql`json_replace(${payload}, '$.data.phone', NULL, '$.data.visitorName', NULL, '$.data.email', NULL,
@@ -497,7 +496,7 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
         providerResponse: null,
         status: sql`CASE WHEN ${deliveries.status} IN ('pending', 'retrying') THEN 'failed' ELSE ${deliveries.status} END`,
       })
-      .where(and(eq(deliveries.organizationId, organizationId), deliveredTo(db, s))),
+      .where(and(eq(deliveries.organizationId, organizationId), deliveredTo(deps, s))),
     db
       .update(webhookDeliveries)
       .set({ payload: scrubbed(webhookDeliveries.payload) })
@@ -524,7 +523,7 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
       .where(
         and(
           eq(inboundThreads.phone, s.phone ?? ""),
-          or(inArray(inboundThreads.toNumber, toNumbersOf(db, organizationId)), inList(inboundThreads.ticketId, s.ticketIds)),
+          or(inArray(inboundThreads.toNumber, toNumbersOf(deps, organizationId)), inList(inboundThreads.ticketId, s.ticketIds)),
         ),
       ),
     db
@@ -587,7 +586,7 @@ export async function eraseDataSubject(env: Env, organizationId: string, who: Da
   };
   const requestId = newRequestId();
   await recordAudit(
-    env.DB,
+    deps,
     origin,
     {
       organizationId,

@@ -1,9 +1,9 @@
 import { and, eq, gte, lt, notInArray } from "drizzle-orm";
 import { getTableConfig, SQLiteTable, type SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { database, nonEmpty } from "../db/client";
+import { nonEmpty } from "../db/client";
 import * as schema from "../db/schema";
 import { organizations } from "../db/schema";
-import type { Env } from "../env";
+import type { Deps } from "../http/deps";
 
 // A reset twin leaves nothing behind (docs/test-mode.md). Most of what a twin owns goes with its
 // organization row by cascade; the rest (tickets and their history, events, deliveries, analytics,
@@ -42,8 +42,7 @@ let tables: TwinTable[] | null = null;
 const TABLES = () => (tables ??= tablesWithOrganization());
 
 /** Deletes every row that names this (removed) twin, in one D1 batch. */
-export async function deleteTwinRows(env: Env, twinId: string): Promise<void> {
-  const db = database(env.DB);
+export async function deleteTwinRows({ db }: Deps, twinId: string): Promise<void> {
   const deletes = TABLES().map(({ table, organizationId }) => db.delete(table).where(eq(organizationId, twinId)));
   const statements = nonEmpty(deletes);
   if (statements) await db.batch(statements);
@@ -62,9 +61,8 @@ const TWIN_TO = "org_tesu";
  * leftovers go with their own retention purge instead (query-plans.test holds the pass to its
  * indexes). Answers the rows deleted.
  */
-export async function sweepTwinLeftovers(env: Env, at: number): Promise<number> {
+export async function sweepTwinLeftovers({ db }: Deps, at: number): Promise<number> {
   if (new Date(at).getUTCMinutes() % 10 !== 0) return 0;
-  const db = database(env.DB);
   const twins = db
     .select({ id: organizations.id })
     .from(organizations)

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { findQueue } from "../tickets/queues";
 import { callNext, completeTicket, issueTicket, skipAbsent, startServing } from "../tickets/tickets";
+import { type Deps, depsOf } from "../http/deps";
 
 // A simulated day in a test-mode twin (issue 41, docs/test-mode.md "Simulated day"). One
 // Durable Object per simulation; its alarm steps a virtual clock that runs `speed` times faster
@@ -111,9 +112,9 @@ export function newSimulation(id: string, organizationId: string, actorId: strin
  * Runs every happening of the virtual clock up to `until` (excluded), in time order: a desk
  * finishing before an arrival at the same instant. Stops at the day's end.
  */
-export async function advance(env: Env, s: SimulationState, until: number, stopping: () => boolean = () => false): Promise<void> {
+export async function advance(deps: Deps, s: SimulationState, until: number, stopping: () => boolean = () => false): Promise<void> {
   const end = Math.min(until, s.virtualEnd);
-  const queue = await findQueue(env, s.spec.queueId);
+  const queue = await findQueue(deps, s.spec.queueId);
   const serviceMs = s.spec.serviceMinutes * 60_000;
   const arrivalMs = s.spec.arrivalsPerHour > 0 ? 3_600_000 / s.spec.arrivalsPerHour : Number.POSITIVE_INFINITY;
   for (;;) {
@@ -124,7 +125,7 @@ export async function advance(env: Env, s: SimulationState, until: number, stopp
       if (desk.ticketId !== null) continue;
       const at = Math.max(s.virtualNow, desk.until);
       if (at >= end || stopping()) continue;
-      const summary = await callNextOrNull(env, queue, deskOperator(s, i), at, `Desk ${i + 1}`);
+      const summary = await callNextOrNull(deps, queue, deskOperator(s, i), at, `Desk ${i + 1}`);
       if (!summary) continue;
       s.called++;
       desk.ticketId = summary;
@@ -133,7 +134,7 @@ export async function advance(env: Env, s: SimulationState, until: number, stopp
         const wait = Math.min(NO_SHOW_AFTER_MS, (queue.noShowTimeoutMinutes * 60_000) / 2);
         desk.until = Math.min(at + wait, s.virtualEnd - 1);
       } else {
-        await startServing(env, queue, summary, at);
+        await startServing(deps, queue, summary, at);
         desk.until = at + exponential(s, serviceMs);
       }
     }
@@ -145,10 +146,10 @@ export async function advance(env: Env, s: SimulationState, until: number, stopp
     if (nextDesk && nextDesk.until === nextAt) {
       const ticketId = nextDesk.ticketId!;
       if (nextDesk.noShow) {
-        await skipAbsent(env, queue, ticketId, "no_show", nextAt);
+        await skipAbsent(deps, queue, ticketId, "no_show", nextAt);
         s.noShows++;
       } else {
-        await completeTicket(env, queue, ticketId, nextAt);
+        await completeTicket(deps, queue, ticketId, nextAt);
         s.served++;
       }
       nextDesk.ticketId = null;
@@ -156,7 +157,7 @@ export async function advance(env: Env, s: SimulationState, until: number, stopp
       continue;
     }
     await issueTicket(
-      env,
+      deps,
       queue,
       {
         userId: s.actorId,
@@ -188,14 +189,14 @@ export function deskOperator(s: SimulationState, desk: number): string {
 
 /** The called ticket's id, or null when nobody waits. */
 async function callNextOrNull(
-  env: Env,
+  deps: Deps,
   queue: Awaited<ReturnType<typeof findQueue>>,
   actorId: string,
   at: number,
   counter: string,
 ): Promise<string | null> {
   try {
-    const ticket = await callNext(env, queue, actorId, null, at, counter);
+    const ticket = await callNext(deps, queue, actorId, null, at, counter);
     return ticket.id;
   } catch (error) {
     if (error instanceof Error && "code" in error && error.code === "QUEUE_EMPTY") return null;
@@ -238,7 +239,7 @@ export class Simulation extends DurableObject<Env> {
     const until = s.virtualNow + STEP_MS * s.spec.speed;
     this.step = (async () => {
       try {
-        await advance(this.env, s, until, () => this.stopping);
+        await advance(depsOf(this.env), s, until, () => this.stopping);
       } catch (error) {
         s.status = "failed";
         s.error = error instanceof Error ? error.message : String(error);

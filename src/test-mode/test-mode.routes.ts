@@ -13,6 +13,7 @@ import { newSimulation, type SimulationState } from "./simulation";
 import { isoOrNull } from "../lib/time";
 import { now } from "../lib/clock";
 import { findTwin, resetTwin, type OrganizationRow } from "./twin";
+import { deps } from "../http/deps";
 
 // /v1/test/*: what only a test key may do (docs/test-mode.md).
 
@@ -51,7 +52,7 @@ app.openapi(
   async (c) => {
     const twinId = twinOfKey(c);
     await authorize(c, twinId, "QUEUE_VIEW");
-    const twin = await findTwin(c.env, twinId);
+    const twin = await findTwin(deps(c), twinId);
     if (!twin) throw forbidden("This test key's twin was reset away; use a key of the current twin");
     return c.json(ok(testModeRecord(twin)), 200);
   },
@@ -72,7 +73,7 @@ app.openapi(
   async (c) => {
     const twinId = twinOfKey(c);
     await authorize(c, twinId, "ORG_MANAGE");
-    const twin = await resetTwin(c.env, twinId, now());
+    const twin = await resetTwin(deps(c), twinId, now());
     return c.json(ok(testModeRecord(twin)), 200);
   },
 );
@@ -167,7 +168,7 @@ app.openapi(
     const twinId = twinOfKey(c);
     const body = c.req.valid("json");
     const actor = await authorize(c, twinId, "QUEUE_OPERATE");
-    const queue = await findQueue(c.env, body.queueId).catch(() => null);
+    const queue = await findQueue(deps(c), body.queueId).catch(() => null);
     if (!queue || queue.organizationId !== twinId) throw notFound("Queue");
     const id = `sim_${randomString(20)}`;
     const seed = body.seed ?? crypto.getRandomValues(new Uint32Array(1))[0]! | 0;

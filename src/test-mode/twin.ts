@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { chunk, database, type Database } from "../db/client";
+import { chunk } from "../db/client";
 import {
   apiKeys,
   desks,
@@ -14,11 +14,11 @@ import {
   subscriptions,
 } from "../db/schema";
 import { isUniqueViolation } from "../db/errors";
-import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { isTwinOrganizationId, newId, newTwinOrganizationId } from "../lib/ids";
 import { openRoom, retireQueues } from "../tickets/queue-rooms";
 import { deleteTwinRows } from "./leftovers";
+import { type Deps } from "../http/deps";
 
 // Test mode (docs/test-mode.md). An organization's twin is an organization row of its own, linked
 // to the live one by `live_organization_id`; a test key belongs to the twin. Every read and write
@@ -31,35 +31,35 @@ type QueueRow = typeof queues.$inferSelect;
 type Statement = BatchItem<"sqlite">;
 
 /** The twin with this id (a test key's organization), or undefined. */
-export function findTwin(env: Env, twinId: string): Promise<OrganizationRow | undefined> {
-  return database(env.DB).select().from(organizations).where(eq(organizations.id, twinId)).get();
+export function findTwin({ db }: Deps, twinId: string): Promise<OrganizationRow | undefined> {
+  return db.select().from(organizations).where(eq(organizations.id, twinId)).get();
 }
 
-export function twinOf(db: Database, liveOrganizationId: string): Promise<OrganizationRow | undefined> {
+export function twinOf({ db }: Deps, liveOrganizationId: string): Promise<OrganizationRow | undefined> {
   return db.select().from(organizations).where(eq(organizations.liveOrganizationId, liveOrganizationId)).get();
 }
 
 /** The live organization's twin, made (with a copy of the catalogue) on first use. */
-export async function ensureTwin(env: Env, liveOrganizationId: string, at: number): Promise<OrganizationRow> {
+export async function ensureTwin(deps: Deps, liveOrganizationId: string, at: number): Promise<OrganizationRow> {
+  const { db } = deps;
   if (isTwinOrganizationId(liveOrganizationId)) throw new Error("a twin has no twin");
-  const db = database(env.DB);
-  const existing = await twinOf(db, liveOrganizationId);
+  const existing = await twinOf(deps, liveOrganizationId);
   if (existing) return existing;
   const live = await db.select().from(organizations).where(eq(organizations.id, liveOrganizationId)).get();
   if (!live) throw notFound("Organization");
   const twin = twinRow(live, at);
   try {
-    const subscription = await twinSubscription(db, live.id, twin.id, at);
+    const subscription = await twinSubscription(deps, live.id, twin.id, at);
     await db.batch([db.insert(organizations).values(twin), db.insert(subscriptions).values(subscription)]);
   } catch (err) {
     // Two first uses at once: the unique link lets one twin exist; the other caller takes it.
     if (isUniqueViolation(err, "live_organization_id")) {
-      const made = await twinOf(db, liveOrganizationId);
+      const made = await twinOf(deps, liveOrganizationId);
       if (made) return made;
     }
     throw err;
   }
-  await copyCatalogue(env, live.id, twin.id, at);
+  await copyCatalogue(deps, live.id, twin.id, at);
   return (await db.select().from(organizations).where(eq(organizations.id, twin.id)).get()) ?? twin;
 }
 
@@ -78,7 +78,7 @@ function twinRow(live: OrganizationRow, at: number): OrganizationRow {
 }
 
 /** The twin has the live plan's features and limits, and no payment provider: nothing is ever charged. */
-async function twinSubscription(db: Database, liveId: string, twinId: string, at: number): Promise<typeof subscriptions.$inferInsert> {
+async function twinSubscription({ db }: Deps, liveId: string, twinId: string, at: number): Promise<typeof subscriptions.$inferInsert> {
   const live = await db.select().from(subscriptions).where(eq(subscriptions.organizationId, liveId)).get();
   return {
     organizationId: twinId,
@@ -103,8 +103,8 @@ async function twinSubscription(db: Database, liveId: string, twinId: string, at
  * exists, as a queue's creation does) and desks. Keywords customers text to join are not copied,
  * so an inbound message always reaches the live queue.
  */
-async function copyCatalogue(env: Env, liveId: string, twinId: string, at: number): Promise<void> {
-  const db = database(env.DB);
+async function copyCatalogue(deps: Deps, liveId: string, twinId: string, at: number): Promise<void> {
+  const { db } = deps;
   const [liveLocations, liveServices, liveQueues, liveDesks] = await Promise.all([
     db.select().from(locations).where(eq(locations.organizationId, liveId)).all(),
     db.select().from(services).where(eq(services.organizationId, liveId)).all(),
@@ -181,7 +181,7 @@ async function copyCatalogue(env: Env, liveId: string, twinId: string, at: numbe
     db.update(organizations).set({ catalogueCopiedAt: at }).where(eq(organizations.id, twinId)),
   ];
   // The rooms learn their queues before any row names them (src/tickets/queues.ts createQueue).
-  for (const group of chunk(twinQueues, 10)) await Promise.all(group.map((q) => openRoom(env, q)));
+  for (const group of chunk(twinQueues, 10)) await Promise.all(group.map((q) => openRoom(deps, q)));
   for (const group of chunk(writes, 50)) await db.batch(group as [Statement, ...Statement[]]);
 }
 
@@ -192,8 +192,8 @@ async function copyCatalogue(env: Env, liveId: string, twinId: string, at: numbe
  * old twin's id, which no key resolves to any more, so a reset can never leave old data visible.
  * Answers the new twin.
  */
-export async function resetTwin(env: Env, twinId: string, at: number): Promise<OrganizationRow> {
-  const db = database(env.DB);
+export async function resetTwin(deps: Deps, twinId: string, at: number): Promise<OrganizationRow> {
+  const { db } = deps;
   const old = await db.select().from(organizations).where(eq(organizations.id, twinId)).get();
   if (!old || old.liveOrganizationId === null) throw notFound("Organization");
   const liveId = old.liveOrganizationId;
@@ -202,7 +202,7 @@ export async function resetTwin(env: Env, twinId: string, at: number): Promise<O
   const oldQueues = await db.select({ id: queues.id }).from(queues).where(eq(queues.organizationId, twinId)).all();
   const twin = twinRow(live, at);
   const moveKeys: SQL = eq(apiKeys.organizationId, twinId);
-  const subscription = await twinSubscription(db, liveId, twin.id, at);
+  const subscription = await twinSubscription(deps, liveId, twin.id, at);
   await db.batch([
     db.update(organizations).set({ liveOrganizationId: null }).where(eq(organizations.id, twinId)),
     db.insert(organizations).values(twin),
@@ -211,12 +211,12 @@ export async function resetTwin(env: Env, twinId: string, at: number): Promise<O
     db.delete(organizations).where(eq(organizations.id, twinId)),
   ]);
   await retireQueues(
-    env,
+    deps,
     oldQueues.map((q) => q.id),
     at,
   );
   // What the cascade did not remove (tickets, events, deliveries, analytics…; ./leftovers.ts).
-  await deleteTwinRows(env, twinId);
-  await copyCatalogue(env, liveId, twin.id, at);
+  await deleteTwinRows(deps, twinId);
+  await copyCatalogue(deps, liveId, twin.id, at);
   return (await db.select().from(organizations).where(eq(organizations.id, twin.id)).get()) ?? twin;
 }

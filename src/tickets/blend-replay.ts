@@ -1,16 +1,15 @@
 import { and, asc, eq, gte, isNotNull, lt } from "drizzle-orm";
-import { database } from "../db/client";
 import { locations, serviceLocations, services, tickets } from "../db/schema";
 import { DEFAULT_BLEND_POLICY, isLate, type BlendPolicy } from "../domain/blend";
 import { recordedOutcome, replayBlend, type RecordedTicket, type ReplayOutcome } from "../domain/blend-replay";
 import { resolveRange } from "../domain/analytics-range";
 import { DEFAULT_BOOKING } from "../domain/slots";
-import type { Env } from "../env";
 import { validationError } from "../http/errors";
 import type { QueueRow } from "../http/credentials/queues";
 import type { InstantInput } from "../lib/instant";
 import { isValidTimeZone } from "../domain/recurrence";
 import { blendOf } from "./blend";
+import type { Deps } from "../http/deps";
 
 // POST /v1/business/queues/{id}/blend/replay (docs/blend.md, "Replay"): the period's called
 // tickets read from D1's history, replayed under the policy given (domain/blend-replay.ts).
@@ -30,14 +29,13 @@ export interface ReplayAnswer {
 }
 
 export async function replayPeriod(
-  env: Env,
+  { db }: Deps,
   queue: QueueRow,
   given: Partial<BlendPolicy>,
   fromInput: InstantInput,
   toInput: InstantInput,
   at: number,
 ): Promise<ReplayAnswer> {
-  const db = database(env.DB);
   const [serviceRows, zoneRows] = await db.batch([
     db.select({ booking: services.booking }).from(services).where(eq(services.id, queue.serviceId)),
     db

@@ -10,6 +10,7 @@ import type { ReplayOutcome } from "../domain/blend-replay";
 import { PLACEMENT_RULES, TICKET_KINDS } from "../domain/blend";
 import { blendOf, setBlend } from "./blend";
 import { REPLAY_MAX_DAYS, REPLAY_MAX_TICKETS, replayPeriod } from "./blend-replay";
+import { deps } from "../http/deps";
 
 // GET/PUT /v1/business/queues/{queueId}/blend (docs/blend.md).
 
@@ -84,7 +85,7 @@ const put = createRoute({
 
 app.openapi(put, async (c) => {
   const { row } = guarded(c, "queue", "QUEUE_MANAGE");
-  return c.json(ok(await setBlend(c.env, row, c.req.valid("json"), now())), 200);
+  return c.json(ok(await setBlend(deps(c), row, c.req.valid("json"), now())), 200);
 });
 
 // ── Replay: a past period under another policy ─────────────────────────────────────────────
@@ -175,7 +176,7 @@ const outcomeJson = (o: ReplayOutcome) => ({ ...o, calls: o.calls.map((call) => 
 app.openapi(replay, async (c) => {
   const { row } = guarded(c, "queue", "QUEUE_MANAGE");
   const body = c.req.valid("json");
-  const answer = await replayPeriod(c.env, row, body.policy, parseInstantInput(body.from)!, parseInstantInput(body.to)!, now());
+  const answer = await replayPeriod(deps(c), row, body.policy, parseInstantInput(body.from)!, parseInstantInput(body.to)!, now());
   return c.json(
     ok({
       ...answer,

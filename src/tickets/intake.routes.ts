@@ -3,7 +3,7 @@ import { INTAKE_KEY, INTAKE_REQUIRED, INTAKE_TYPES, MAX_INTAKE_FIELDS, MAX_INTAK
 import { guarded } from "../access/guard";
 import { authorizeOnQueue, queueOfCaller, ticketQueueOfCaller } from "./queue-access";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
-import { serviceLocationsOf } from "../catalog/location-scope";
+import { locationsOfService } from "../catalog/location-scope";
 import { deps } from "../http/deps";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
@@ -94,7 +94,7 @@ const put = createRoute({
 
 app.openapi(put, async (c) => {
   const { row: service } = guarded(c, "service", "SERVICE_MANAGE");
-  return c.json(ok(await putIntake(c.env, service, c.req.valid("json").fields, now())), 200);
+  return c.json(ok(await putIntake(deps(c), service, c.req.valid("json").fields, now())), 200);
 });
 
 const get = createRoute({
@@ -110,7 +110,7 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const { row: service } = guarded(c, "service", "SERVICE_VIEW");
-  return c.json(ok(await getIntake(c.env, service)), 200);
+  return c.json(ok(await getIntake(deps(c), service)), 200);
 });
 
 const widgetGet = createRoute({
@@ -126,9 +126,9 @@ const widgetGet = createRoute({
 
 app.openapi(widgetGet, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
-  await widgetActor(c, queue.organizationId, "read", { what: "Queue", at: () => serviceLocationsOf(deps(c), queue.serviceId) });
-  const service = await serviceForIntake(c.env, queue.serviceId);
-  return c.json(ok(await getIntake(c.env, service)), 200);
+  await widgetActor(c, queue.organizationId, "read", { what: "Queue", at: () => locationsOfService(deps(c), queue.serviceId) });
+  const service = await serviceForIntake(deps(c), queue.serviceId);
+  return c.json(ok(await getIntake(deps(c), service)), 200);
 });
 
 const edit = createRoute({
@@ -152,8 +152,8 @@ app.openapi(edit, async (c) => {
   const queue = await ticketQueueOfCaller(c, ticketId);
   await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
   const at = now();
-  const ticket = await getTicket(c.env, queue, ticketId, at);
-  return c.json(ok(ticketRecord(await editAnswers(c.env, queue, ticket, c.req.valid("json").answers, at))), 200);
+  const ticket = await getTicket(deps(c), queue, ticketId, at);
+  return c.json(ok(ticketRecord(await editAnswers(deps(c), queue, ticket, c.req.valid("json").answers, at))), 200);
 });
 
 export default app;

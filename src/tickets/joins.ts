@@ -1,8 +1,6 @@
 import { eq } from "drizzle-orm";
-import { database } from "../db/client";
 import { locations, organizations, serviceLocations } from "../db/schema";
 import { isLanguage, offeredLanguages } from "../domain/languages";
-import type { Env } from "../env";
 import type { TicketView } from "../queue-room/contract";
 import { NO_PHONE_VERIFICATION, startPhoneVerification, vouchForPhone, type PhoneVerificationView } from "../visits/phone-verification";
 import type { QueueRow } from "../http/credentials/queues";
@@ -11,6 +9,7 @@ import { checkWhatsappChoice, chooseWhatsapp } from "../notifications/whatsapp";
 import { issueTicket, type JoinInput } from "./tickets";
 import { issueVisitorTicket } from "./visitor-tickets";
 import { resolveRoute, withVisitEstimate } from "./visit-route";
+import type { Deps } from "../http/deps";
 
 // The one join (issue 36): every entry channel takes its ticket here: the app, the widget and
 // the kiosk, the clerk's walk-in and VIP, remote join, QR and NFC scans. A join that gives a
@@ -61,9 +60,8 @@ export interface Joined {
  * offered, the organization's default: never an error. null: no choice and no location default
  * (later messages take the account's, else the organization's).
  */
-async function ticketLanguageOf(env: Env, queue: QueueRow, language: string | null): Promise<string | null> {
+async function ticketLanguageOf({ db }: Deps, queue: QueueRow, language: string | null): Promise<string | null> {
   if (language !== null && !isLanguage(language)) return language;
-  const db = database(env.DB);
   const [org, places] = await Promise.all([
     db
       .select({ defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
@@ -86,18 +84,21 @@ async function ticketLanguageOf(env: Env, queue: QueueRow, language: string | nu
   return language === null ? null : org.defaultLanguage;
 }
 
-export async function joinQueue(env: Env, queue: QueueRow, given: Join, at: number): Promise<Joined> {
-  const [route, language] = await Promise.all([resolveRoute(env, queue, given.route), ticketLanguageOf(env, queue, given.ticket.language)]);
+export async function joinQueue(deps: Deps, queue: QueueRow, given: Join, at: number): Promise<Joined> {
+  const [route, language] = await Promise.all([
+    resolveRoute(deps, queue, given.route),
+    ticketLanguageOf(deps, queue, given.ticket.language),
+  ]);
   const ticket = { ...given.ticket, language, ...(route === null ? {} : { route }) };
   const join: Join = { ...given, ticket };
   const phone = join.ticket.phone;
   if (phone && !join.caller) throw new Error("a join with a phone needs its caller's address");
   const whatsapp = join.notifyBy === "whatsapp";
-  if (whatsapp) await checkWhatsappChoice(env, queue.organizationId, phone);
+  if (whatsapp) await checkWhatsappChoice(deps, queue.organizationId, phone);
   const admitted =
     phone && join.caller
       ? await admitVisitorPhone(
-          env,
+          deps,
           {
             organizationId: queue.organizationId,
             phone,
@@ -111,24 +112,24 @@ export async function joinQueue(env: Env, queue: QueueRow, given: Join, at: numb
   let issued: { ticket: TicketView; token: string | null };
   try {
     issued = join.withToken
-      ? await issueVisitorTicket(env, queue, join.ticket, at)
-      : { ticket: await issueTicket(env, queue, join.ticket, at), token: null };
+      ? await issueVisitorTicket(deps, queue, join.ticket, at)
+      : { ticket: await issueTicket(deps, queue, join.ticket, at), token: null };
   } catch (refusal) {
     await admitted?.giveBack();
     throw refusal;
   }
   // Written as the join answers, before the room's events reach the notification consumer.
-  if (whatsapp) await chooseWhatsapp(env, queue.organizationId, issued.ticket.id, at);
+  if (whatsapp) await chooseWhatsapp(deps, queue.organizationId, issued.ticket.id, at);
   // Where the organization requires it, the number's first SMS is a one-time code (docs/limits.md),
   // unless staff vouch for the person.
   const verify = join.staffVouched ? vouchForPhone : startPhoneVerification;
   const phoneVerification =
     admitted && phone
-      ? await verify(env, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
+      ? await verify(deps, { ...issued.ticket, queueName: queue.name }, phone, join.ticket.language, admitted, at)
       : NO_PHONE_VERIFICATION;
   return {
     ...issued,
-    ticket: await withVisitEstimate(env, issued.ticket, at),
+    ticket: await withVisitEstimate(deps, issued.ticket, at),
     phoneVerification,
     notifyBy: phone ? (whatsapp ? "whatsapp" : "sms") : null,
   };

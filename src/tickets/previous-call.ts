@@ -1,4 +1,3 @@
-import type { Env } from "../env";
 import { iso } from "../lib/time";
 import type { PreviousCalls, TicketView } from "../queue-room/contract";
 import { callAtDesk, type DeskRow } from "../desks/desks";
@@ -15,6 +14,7 @@ import { withRules } from "./room-rules";
 
 export { NO_SHOW_REASON, PREVIOUS_OUTCOMES, type PreviousOutcome } from "../domain/tickets";
 import type { PreviousOutcome } from "../domain/tickets";
+import type { Deps } from "../http/deps";
 
 export interface PreviousCallReport {
   /** The caller's latest call there that was never started, left as it is (no previousOutcome sent). */
@@ -35,7 +35,7 @@ function report(previous: PreviousCalls): PreviousCallReport {
  * one room round trip (issue 43; the room settles and calls in the same invocation).
  */
 export async function callNextAfterPrevious(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   operatorId: string,
   userId: string | null,
@@ -43,8 +43,8 @@ export async function callNextAfterPrevious(
   counter: string | null,
   outcome: PreviousOutcome | undefined,
 ): Promise<{ ticket: TicketView; previous: PreviousCallReport }> {
-  const { ticket, previous } = await withRules(env, queue, at, () =>
-    roomOf(env, queue.id).command({
+  const { ticket, previous } = await withRules(deps, queue, at, () =>
+    roomOf(deps, queue.id).command({
       verb: "callNextAfterPrevious",
       operatorId,
       at,
@@ -59,7 +59,7 @@ export async function callNextAfterPrevious(
 
 /** A desk's call-next after settling the caller's previous call at that desk (over its queues). */
 export async function callAtDeskAfterPrevious(
-  env: Env,
+  deps: Deps,
   desk: DeskRow,
   operatorId: string,
   userId: string | null,
@@ -70,6 +70,6 @@ export async function callAtDeskAfterPrevious(
 ): Promise<{ ticket: TicketView; previous: PreviousCallReport }> {
   // The desk's queues settle the caller's previous calls at it as they answer their heads: one
   // room call per queue, in parallel, then the call (docs/desks.md).
-  const { ticket, previous } = await callAtDesk(env, desk, operatorId, userId, at, scope, outcome ?? null);
+  const { ticket, previous } = await callAtDesk(deps, desk, operatorId, userId, at, scope, outcome ?? null);
   return { ticket, previous: report(previous) };
 }

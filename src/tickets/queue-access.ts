@@ -5,6 +5,7 @@ import type { Permission } from "../domain/permissions";
 import { authorize, rememberRole, type Actor } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { ApiError, notFound } from "../http/errors";
+import { deps } from "../http/deps";
 
 /**
  * The queue a route acts on. For a session, the caller's membership of the queue's
@@ -19,8 +20,8 @@ export async function queueOfCaller(c: Context<AppEnv>, queueId: string): Promis
     if (principal.kind === "session") rememberRole(c, prefetched.queue.organizationId, prefetched.membership);
     return prefetched.queue;
   }
-  if (principal.kind !== "session") return findQueue(c.env, queueId);
-  const { queue, role, locationIds } = await findQueueWithRole(c.env, queueId, principal.user.id);
+  if (principal.kind !== "session") return findQueue(deps(c), queueId);
+  const { queue, role, locationIds } = await findQueueWithRole(deps(c), queueId, principal.user.id);
   rememberRole(c, queue.organizationId, role ? { role, locationIds } : null);
   return queue;
 }
@@ -40,7 +41,7 @@ export async function publicQueue(c: Context<AppEnv>, queueId: string): Promise<
   const at = Date.now();
   const cached = publicQueues.get(queueId);
   if (cached && cached.until > at) return cached.queue;
-  const queue = await findQueue(c.env, queueId);
+  const queue = await findQueue(deps(c), queueId);
   publicQueues.delete(queueId);
   if (publicQueues.size >= PUBLIC_QUEUE_CACHE_SIZE) publicQueues.delete(publicQueues.keys().next().value!);
   publicQueues.set(queueId, { queue, until: at + PUBLIC_QUEUE_TTL_MS });

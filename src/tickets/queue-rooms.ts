@@ -1,7 +1,7 @@
 import type { queues } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { roomClient, type RoomClient, type RoomConfig, type RoomError, type RoomResult } from "../queue-room/contract";
+import type { Deps } from "../http/deps";
 
 // The Worker's one way to reach a queue's room (queue-room/contract.ts). Services (never
 // routes) go through here:
@@ -15,12 +15,12 @@ import { roomClient, type RoomClient, type RoomConfig, type RoomError, type Room
 type QueueRow = typeof queues.$inferSelect;
 
 /** A queue's room. Services use the functions below; the rooms reach each other by the contract. */
-export function roomOf(env: Env, queueId: string): RoomClient {
+export function roomOf({ env }: Deps, queueId: string): RoomClient {
   return roomClient(env.QUEUE_ROOM, queueId);
 }
 
 /** A socket hub (queue-room/socket-hub.ts), by its name: only its `fetch` (a spec-flow socket) is for the Worker. */
-export function socketHub(env: Env, name: string): Pick<RoomClient, "fetch"> {
+export function socketHub({ env }: Deps, name: string): Pick<RoomClient, "fetch"> {
   return roomClient(env.SOCKET_HUB, name);
 }
 
@@ -40,8 +40,8 @@ export function roomConfig(q: QueueRow): RoomConfig {
 }
 
 /** Gives a new queue's room its configuration (a room keeps the first it was given). */
-export async function openRoom(env: Env, queue: QueueRow): Promise<void> {
-  await roomOf(env, queue.id).configure(roomConfig(queue));
+export async function openRoom(deps: Deps, queue: QueueRow): Promise<void> {
+  await roomOf(deps, queue.id).configure(roomConfig(queue));
 }
 
 /** A room's refusal as the API answers it. */
@@ -69,18 +69,18 @@ export function unwrap<T>(result: RoomResult<T>): T {
 }
 
 /** Runs one command (or query) in the queue's room; a refusal is thrown as its ApiError. */
-export async function inRoom<T>(env: Env, queue: { id: string }, command: (room: RoomClient) => Promise<RoomResult<T>>): Promise<T> {
-  return unwrap(await command(roomOf(env, queue.id)));
+export async function inRoom<T>(deps: Deps, queue: { id: string }, command: (room: RoomClient) => Promise<RoomResult<T>>): Promise<T> {
+  return unwrap(await command(roomOf(deps, queue.id)));
 }
 
 /** A read the room answers null once its queue is gone (deleted): that is a 404. */
-export async function readRoom<T>(env: Env, queue: { id: string }, read: (room: RoomClient) => Promise<T | null>): Promise<T> {
-  const value = await read(roomOf(env, queue.id));
+export async function readRoom<T>(deps: Deps, queue: { id: string }, read: (room: RoomClient) => Promise<T | null>): Promise<T> {
+  const value = await read(roomOf(deps, queue.id));
   if (value === null) throw notFound("Queue");
   return value;
 }
 
 /** Called after queues are deleted from the catalog, so their rooms cancel what was live. */
-export async function retireQueues(env: Env, queueIds: readonly string[], at: number): Promise<void> {
-  await Promise.all(queueIds.map((id) => roomOf(env, id).command({ verb: "retire", at })));
+export async function retireQueues(deps: Deps, queueIds: readonly string[], at: number): Promise<void> {
+  await Promise.all(queueIds.map((id) => roomOf(deps, id).command({ verb: "retire", at })));
 }

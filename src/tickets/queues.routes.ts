@@ -7,7 +7,7 @@ import { authorize, organizationOfRequest, requireCredential, requireUser, type 
 import type { AppEnv } from "../http/context";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { reaches } from "../domain/location-scope";
-import { serviceLocationsOf } from "../catalog/location-scope";
+import { locationsOfService } from "../catalog/location-scope";
 import { deps } from "../http/deps";
 import {
   errors,
@@ -157,10 +157,10 @@ app.openapi(create, async (c) => {
   const actor = await authorize(c, organizationId, "QUEUE_MANAGE");
   const input = c.req.valid("json");
   // A scoped manager adds queues to their locations' services only (issue 31).
-  if (actor.locationIds !== null && !reaches(actor.locationIds, await serviceLocationsOf(deps(c), input.serviceId))) {
+  if (actor.locationIds !== null && !reaches(actor.locationIds, await locationsOfService(deps(c), input.serviceId))) {
     throw new ApiError("NOT_FOUND", "Service not found", { field: "serviceId" });
   }
-  return c.json(ok(await createQueue(c.env, organizationId, input, now(), undefined, auditOrigin(c, actor))), 201);
+  return c.json(ok(await createQueue(deps(c), organizationId, input, now(), undefined, auditOrigin(c, actor))), 201);
 });
 
 const list = createRoute({
@@ -178,7 +178,7 @@ app.openapi(list, async (c) => {
   const actor = await authorize(c, organizationId, "QUEUE_VIEW");
   const query = c.req.valid("query");
   const window = listWindow(query);
-  const { items, total, hasMore } = await listQueues(c.env, organizationId, query.serviceId, window, now(), actor.locationIds);
+  const { items, total, hasMore } = await listQueues(deps(c), organizationId, query.serviceId, window, now(), actor.locationIds);
   return c.json(
     okList(
       items,
@@ -209,7 +209,7 @@ app.openapi(get, async (c) => {
   const principal = requireCredential(c);
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   if (principal.kind === "apiKey" && principal.organizationId !== queue.organizationId) throw notFound("Queue");
-  return c.json(ok(await describeQueue(c.env, queue, now())), 200);
+  return c.json(ok(await describeQueue(deps(c), queue, now())), 200);
 });
 
 const status = createRoute({
@@ -225,7 +225,7 @@ const status = createRoute({
 
 app.openapi(status, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await setQueueStatus(c.env, queue, c.req.valid("json").status, now(), auditOrigin(c, actor))), 200);
+  return c.json(ok(await setQueueStatus(deps(c), queue, c.req.valid("json").status, now(), auditOrigin(c, actor))), 200);
 });
 
 const update = createRoute({
@@ -277,7 +277,7 @@ app.openapi(update, async (c) => {
     if ("refused" in read) throw validationError("smsKeyword", read.refused);
     keyword = read.keyword;
   }
-  return c.json(ok(await updateQueue(c.env, queue, { ...patch, smsKeyword: keyword }, now(), auditOrigin(c, actor))), 200);
+  return c.json(ok(await updateQueue(deps(c), queue, { ...patch, smsKeyword: keyword }, now(), auditOrigin(c, actor))), 200);
 });
 
 const join = createRoute({
@@ -319,7 +319,7 @@ app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const body = c.req.valid("json");
   const { ticket, phoneVerification, notifyBy } = await joinQueue(
-    c.env,
+    deps(c),
     queue,
     {
       notifyBy: body.notifyBy,
@@ -390,7 +390,7 @@ for (const [route, isPriority] of [
     const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_OPERATE");
     const body = c.req.valid("json");
     const { ticket } = await joinQueue(
-      c.env,
+      deps(c),
       queue,
       {
         ticket: {
@@ -453,7 +453,7 @@ app.openapi(callNextRoute, async (c) => {
   // The board shows the chosen label, else the member's first name; never an API key's name.
   const principal = c.get("principal");
   const label = counter ?? (principal.kind === "session" ? principal.user.firstName : null);
-  const { ticket, previous } = await callNextAfterPrevious(c.env, queue, actingId(actor), actor.userId, now(), label, previousOutcome);
+  const { ticket, previous } = await callNextAfterPrevious(deps(c), queue, actingId(actor), actor.userId, now(), label, previousOutcome);
   return c.json({ ...ok(ticketRecord(ticket)), meta: previous }, 200);
 });
 
@@ -469,7 +469,7 @@ const clear = createRoute({
 
 app.openapi(clear, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await clearQueue(c.env, queue, now(), auditOrigin(c, actor))), 200);
+  return c.json(ok(await clearQueue(deps(c), queue, now(), auditOrigin(c, actor))), 200);
 });
 
 const archive = createRoute({
@@ -485,7 +485,7 @@ const archive = createRoute({
 
 app.openapi(archive, async (c) => {
   const { queue, actor } = await queueFor(c, c.req.valid("param").queueId, "QUEUE_MANAGE");
-  return c.json(ok(await archiveQueue(c.env, queue, now(), auditOrigin(c, actor))), 200);
+  return c.json(ok(await archiveQueue(deps(c), queue, now(), auditOrigin(c, actor))), 200);
 });
 
 const tickets = createRoute({
@@ -508,7 +508,7 @@ app.openapi(tickets, async (c) => {
   const query = c.req.valid("query");
   const cursor = cursorOf(query);
   const window = pageWindow(query);
-  const page = await listTickets(c.env, queue, query.status, window, now(), cursor, query.label ?? null);
+  const page = await listTickets(deps(c), queue, query.status, window, now(), cursor, query.label ?? null);
   if (page.anchorMissing && cursor) unknownCursor(cursor);
   const read = cursor ? { cursor, hasMore: page.hasMore ?? false } : { cursor, page: window.page, offset: window.offset };
   return c.json(okList(page.items.map(ticketRecord), cursorMeta(page.items, { total: page.total, limit: window.limit, ...read })), 200);

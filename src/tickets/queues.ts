@@ -3,7 +3,6 @@ import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { auditInsert, auditInsertIfChanged, recordAudit } from "../audit/audit";
 import { and, asc, count, eq, inArray, isNull, lt, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { members, queues, serviceIntake, serviceLocations, services, subscriptions } from "../db/schema";
 import { nextLetter } from "../domain/display-code";
 import type { Role } from "../domain/permissions";
@@ -12,7 +11,6 @@ import { servicesAt } from "../catalog/location-scope";
 import { entitlements } from "../domain/plans";
 import { DEFAULT_MAX_DEFER_MINUTES, DEFAULT_MAX_DEFERS, DEFAULT_NO_SHOW_MINUTES, type QueueStatus } from "../domain/tickets";
 import { DEFAULT_MINUTES_PER_TICKET } from "../domain/wait-estimate";
-import type { Env } from "../env";
 import { ApiError, notFound, planRequired } from "../http/errors";
 import { newId } from "../lib/ids";
 import { iso, isoOrNull } from "../lib/time";
@@ -20,10 +18,11 @@ import type { QueueSummary, RoomSettings } from "../queue-room/contract";
 import { isUniqueViolation } from "../db/errors";
 import { inRoom, openRoom, readRoom } from "./queue-rooms";
 import { type QueueRow, queueQuery, sessionRoleInQueueQuery } from "../http/credentials/queues";
+import { type Deps } from "../http/deps";
 export { type QueueRow, queueQuery, sessionRoleInQueueQuery };
 
-export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
-  const row = await database(env.DB).select().from(queues).where(eq(queues.id, queueId)).get();
+export async function findQueue({ db }: Deps, queueId: string): Promise<QueueRow> {
+  const row = await db.select().from(queues).where(eq(queues.id, queueId)).get();
   if (!row) throw notFound("Queue");
   return row;
 }
@@ -33,11 +32,11 @@ export async function findQueue(env: Env, queueId: string): Promise<QueueRow> {
  * operator's hot path (call-next, serve…) this saves the membership round trip.
  */
 export async function findQueueWithRole(
-  env: Env,
+  { db }: Deps,
   queueId: string,
   userId: string,
 ): Promise<{ queue: QueueRow; role: Role | null; locationIds: string[] | null }> {
-  const row = await database(env.DB)
+  const row = await db
     .select({ queue: queues, role: members.role, locationIds: members.locationIds })
     .from(queues)
     .leftJoin(members, and(eq(members.organizationId, queues.organizationId), eq(members.userId, userId)))
@@ -78,12 +77,12 @@ export type QueueRecord = ReturnType<typeof queueRecord>;
  * The queue's status, capacity and live counts as its room holds them now. D1's status column
  * follows through the room's outbox a moment later: a decision on the status asks the room.
  */
-export async function liveSummary(env: Env, queue: QueueRow, at: number): Promise<QueueSummary> {
-  return readRoom(env, queue, (room) => room.query({ question: "summary", at }));
+export async function liveSummary(deps: Deps, queue: QueueRow, at: number): Promise<QueueSummary> {
+  return readRoom(deps, queue, (room) => room.query({ question: "summary", at }));
 }
 
-export async function describeQueue(env: Env, queue: QueueRow, at: number): Promise<QueueRecord> {
-  return queueRecord(queue, await liveSummary(env, queue, at));
+export async function describeQueue(deps: Deps, queue: QueueRow, at: number): Promise<QueueRecord> {
+  return queueRecord(queue, await liveSummary(deps, queue, at));
 }
 
 export interface NewQueue {
@@ -106,7 +105,7 @@ const LETTER_ATTEMPTS = 5;
  * cannot both pass; a letter taken concurrently is retried with the next one.
  */
 export async function createQueue(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   input: NewQueue,
   at: number,
@@ -115,7 +114,7 @@ export async function createQueue(
   /** Who creates it: the entry is written in the insert's batch, only if the insert wrote the row (issue 40). */
   origin?: AuditOrigin,
 ): Promise<QueueRecord> {
-  const db = database(env.DB);
+  const { db } = deps;
   const service = await db
     .select({ id: services.id })
     .from(services)
@@ -194,7 +193,7 @@ export async function createQueue(
     };
     // The room learns its queue before the row exists, so no D1 row ever names a room that
     // does not know its queue. A refused insert leaves a configured room no id points at.
-    await openRoom(env, row);
+    await openRoom(deps, row);
     try {
       // A conditional INSERT … SELECT: the row comes from the count of the organization's open
       // queues, only while the plan allows one more; its intake count is copied from its service.
@@ -236,19 +235,19 @@ export async function createQueue(
           .where(maxQueues === null ? undefined : lt(openQueues.n, maxQueues)),
       );
       const change = queueChange(row, "queue.created", changedFields(null, row, QUEUE_AUDITED_FIELDS));
-      const [result] = origin ? await db.batch([insert, auditInsertIfChanged(db, origin, change, at)]) : [await insert.run()];
+      const [result] = origin ? await db.batch([insert, auditInsertIfChanged(deps, origin, change, at)]) : [await insert.run()];
       if (result.meta.changes === 0) throw queueLimitReached();
     } catch (err) {
       if (isUniqueViolation(err, "letter")) continue;
       throw err;
     }
-    return describeQueue(env, row, at);
+    return describeQueue(deps, row, at);
   }
   throw new ApiError("CONFLICT", "Too many queues are being created for this service at once; retry", { field: "serviceId" });
 }
 
 export async function listQueues(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   serviceId: string | undefined,
   window: ListWindow,
@@ -256,10 +255,10 @@ export async function listQueues(
   /** A scoped member's locations (issue 31): only the queues of services offered there. */
   scope: LocationScope = null,
 ): Promise<{ items: QueueRecord[]; total: number; hasMore: boolean }> {
-  const db = database(env.DB);
+  const { db } = deps;
   const where = and(
     eq(queues.organizationId, organizationId),
-    scope ? inArray(queues.serviceId, servicesAt(db, scope)) : undefined,
+    scope ? inArray(queues.serviceId, servicesAt(deps, scope)) : undefined,
     isNull(queues.archivedAt),
     serviceId === undefined ? undefined : eq(queues.serviceId, serviceId),
   );
@@ -289,12 +288,12 @@ export async function listQueues(
     ),
     db.select({ n: count() }).from(queues).where(where).get(),
   ]);
-  const items = await Promise.all(page.rows.map((q) => describeQueue(env, q, at)));
+  const items = await Promise.all(page.rows.map((q) => describeQueue(deps, q, at)));
   return { items, total: totals?.n ?? 0, hasMore: page.hasMore };
 }
 
 export async function setQueueStatus(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   status: QueueStatus,
   at: number,
@@ -302,10 +301,10 @@ export async function setQueueStatus(
 ): Promise<QueueRecord> {
   // D1's status follows through the room's outbox only: a second writer here could land
   // after a later change had been drained, and leave D1 behind for good.
-  const summary = await inRoom(env, queue, (room) => room.command({ verb: "setStatus", status, at }));
+  const summary = await inRoom(deps, queue, (room) => room.command({ verb: "setStatus", status, at }));
   // The room committed the change: the entry follows it (the room has no D1 batch to share).
   if (origin && queue.status !== status) {
-    await recordAudit(env.DB, origin, queueChange(queue, "queue.status_changed", { status: { before: queue.status, after: status } }), at);
+    await recordAudit(deps, origin, queueChange(queue, "queue.status_changed", { status: { before: queue.status, after: status } }), at);
   }
   return queueRecord(queue, summary);
 }
@@ -328,12 +327,13 @@ export interface QueuePatch {
  * then follows, names included. A failure in between leaves D1 behind the room, and the
  * same PATCH repeated completes it.
  */
-export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
+export async function updateQueue(deps: Deps, queue: QueueRow, patch: QueuePatch, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
+  const { db } = deps;
   const settings: RoomSettings = {};
   if (patch.maxCapacity !== undefined) settings.maxCapacity = patch.maxCapacity;
   if (patch.noShowTimeoutMinutes !== undefined) settings.noShowTimeoutMinutes = patch.noShowTimeoutMinutes;
   if (patch.defaultServiceMinutes !== undefined) settings.defaultServiceMinutes = patch.defaultServiceMinutes;
-  const summary = await inRoom(env, queue, (room) => room.command({ verb: "reconfigure", settings, at }));
+  const summary = await inRoom(deps, queue, (room) => room.command({ verb: "reconfigure", settings, at }));
   const changes: Partial<QueueRow> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.description !== undefined) changes.description = patch.description;
@@ -347,13 +347,12 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   if (Object.keys(changes).length === 0) return queueRecord(queue, summary);
   const audited = changedFields(queue, changes, Object.keys(changes));
   changes.updatedAt = at;
-  const db = database(env.DB);
   const update = db.update(queues).set(changes).where(eq(queues.id, queue.id)).returning();
   let updated: QueueRow | undefined;
   try {
     [[updated]] =
       origin && Object.keys(audited).length > 0
-        ? await db.batch([update, auditInsert(db, origin, queueChange(queue, "queue.updated", audited), at)])
+        ? await db.batch([update, auditInsert(deps, origin, queueChange(queue, "queue.updated", audited), at)])
         : [await update.all()];
   } catch (err) {
     if (isUniqueViolation(err, "sms_keyword")) {
@@ -364,13 +363,14 @@ export async function updateQueue(env: Env, queue: QueueRow, patch: QueuePatch, 
   return queueRecord(updated ?? { ...queue, ...changes }, summary);
 }
 
-export async function archiveQueue(env: Env, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
-  const summary = await inRoom(env, queue, (room) => room.command({ verb: "archive", at }));
-  if (origin && queue.archivedAt === null) await recordAudit(env.DB, origin, queueChange(queue, "queue.archived"), at);
+export async function archiveQueue(deps: Deps, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<QueueRecord> {
+  const { db } = deps;
+  const summary = await inRoom(deps, queue, (room) => room.command({ verb: "archive", at }));
+  if (origin && queue.archivedAt === null) await recordAudit(deps, origin, queueChange(queue, "queue.archived"), at);
   // Archiving is final (the room refuses every later change), so recording it at once cannot
   // go stale: listings and the plan's queue count leave the queue out right away. The status
   // column itself is still written by the room's outbox only.
-  await database(env.DB)
+  await db
     .update(queues)
     .set({ archivedAt: summary.archivedAt, updatedAt: at })
     .where(and(eq(queues.id, queue.id), isNull(queues.archivedAt)))
@@ -378,11 +378,11 @@ export async function archiveQueue(env: Env, queue: QueueRow, at: number, origin
   return queueRecord({ ...queue, updatedAt: at }, summary);
 }
 
-export async function clearQueue(env: Env, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<{ cancelled: number }> {
-  const cleared = await inRoom(env, queue, (room) => room.command({ verb: "clear", at }));
+export async function clearQueue(deps: Deps, queue: QueueRow, at: number, origin?: AuditOrigin): Promise<{ cancelled: number }> {
+  const cleared = await inRoom(deps, queue, (room) => room.command({ verb: "clear", at }));
   if (origin) {
     await recordAudit(
-      env.DB,
+      deps,
       origin,
       queueChange(queue, "queue.cleared", { cancelledTickets: { before: null, after: cleared.cancelled } }),
       at,

@@ -16,6 +16,7 @@ import { confirmArrival, eligibility, remoteJoinAndTicket, remoteJoinOf, startRe
 import { getTicket } from "./tickets";
 import { ticketQueueOfCaller } from "./queue-access";
 import { TicketRecord } from "./tickets.routes";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Remote join"];
@@ -82,10 +83,10 @@ const eligibilityRoute = createRoute({
 
 app.openapi(eligibilityRoute, async (c) => {
   const principal = requireCredential(c);
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await findQueue(deps(c), c.req.valid("param").queueId);
   if (principal.kind === "apiKey") await authorize(c, queue.organizationId, "QUEUE_VIEW", "Queue");
   const userId = principal.kind === "session" ? principal.user.id : null;
-  return c.json(ok(await eligibility(c.env, queue, c.req.valid("json"), userId, now())), 200);
+  return c.json(ok(await eligibility(deps(c), queue, c.req.valid("json"), userId, now())), 200);
 });
 
 const start = createRoute({
@@ -108,9 +109,9 @@ const start = createRoute({
 
 app.openapi(start, async (c) => {
   const { user } = requireUser(c);
-  const queue = await findQueue(c.env, c.req.valid("param").queueId);
+  const queue = await findQueue(deps(c), c.req.valid("param").queueId);
   const { intake, ...point } = c.req.valid("json");
-  const started = await startRemoteJoin(c.env, queue, user, point, now(), intake);
+  const started = await startRemoteJoin(deps(c), queue, user, point, now(), intake);
   return c.json(ok(remoteJoinAndTicket(started)), 201);
 });
 
@@ -120,7 +121,7 @@ const TicketParam = idParam("ticketId", "tkt");
 async function remoteTicket(c: Context<AppEnv>, ticketId: string): Promise<{ queue: QueueRow; ticket: TicketView }> {
   try {
     const queue = await ticketQueueOfCaller(c, ticketId);
-    return { queue, ticket: await getTicket(c.env, queue, ticketId, now()) };
+    return { queue, ticket: await getTicket(deps(c), queue, ticketId, now()) };
   } catch (err) {
     if (err instanceof ApiError && err.code === "NOT_FOUND") throw notFound("Remote join");
     throw err;
@@ -155,7 +156,7 @@ app.openapi(location, async (c) => {
   if (principal.kind !== "session" || ticket.userId !== principal.user.id) throw notFound("Remote join");
   const body = c.req.valid("json");
   const updated = await updateRemoteLocation(
-    c.env,
+    deps(c),
     queue,
     ticketId,
     { latitude: body.latitude, longitude: body.longitude, accuracyM: body.accuracy ?? 0 },
@@ -205,7 +206,7 @@ app.openapi(confirm, async (c) => {
     if (!actor.can("QUEUE_OPERATE")) throw permissionRefused("QUEUE_OPERATE", actor);
     method ??= "manual";
   }
-  return c.json(ok(remoteJoinAndTicket(await confirmArrival(c.env, queue, ticketId, method, ticket.userId, now()))), 200);
+  return c.json(ok(remoteJoinAndTicket(await confirmArrival(deps(c), queue, ticketId, method, ticket.userId, now()))), 200);
 });
 
 const get = createRoute({
@@ -228,7 +229,7 @@ app.openapi(get, async (c) => {
     const actor = await actorIn(c, queue.organizationId, "Remote join");
     if (!actor.can("QUEUE_VIEW")) throw permissionRefused("QUEUE_VIEW", actor);
   }
-  return c.json(ok(remoteJoinAndTicket(await remoteJoinOf(c.env, queue, ticketId, now()))), 200);
+  return c.json(ok(remoteJoinAndTicket(await remoteJoinOf(deps(c), queue, ticketId, now()))), 200);
 });
 
 export default app;

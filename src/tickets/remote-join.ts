@@ -1,10 +1,8 @@
 import { and, eq, gt, gte, isNull, or } from "drizzle-orm";
 import type { IntakeValue } from "../domain/intake";
-import { database, type Database } from "../db/client";
 import { entryScans, locations, organizations, remoteJoinExpiries, serviceLocations, services } from "../db/schema";
 import { distanceKm, type Point } from "../domain/geo";
 import { allowedRadiusKm, penaltyLookback, penaltyUntil, SCAN_PROOF_MS, type ConfirmMethod } from "../domain/remote-join";
-import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { RemoteJoinAndTicket, RemoteJoinView } from "../queue-room/contract";
@@ -12,6 +10,7 @@ import { liveSummary, type QueueRow } from "./queues";
 import { inRoom } from "./queue-rooms";
 import { ticketRecord } from "./tickets";
 import { joinQueue } from "./joins";
+import { type Deps } from "../http/deps";
 
 /** Distances are reported to the metre. */
 export function roundKm(km: number): number {
@@ -25,7 +24,7 @@ export interface Reach {
 }
 
 /** How far `point` is from the service and how far it may be (CONTRACT §5's allowed radius). */
-export async function reachOf(db: Database, serviceId: string, point: Point): Promise<Reach> {
+export async function reachOf({ db }: Deps, serviceId: string, point: Point): Promise<Reach> {
   const rows = await db
     .select({
       serviceRadius: services.maxRemoteJoinRadiusKm,
@@ -62,7 +61,7 @@ export function outOfRange(reach: Reach, maxKm = reach.maxRadiusKm): ApiError {
 }
 
 /** The end of the user's remote-join penalty, or null (3 expiries in 7 days → 24 hours). */
-export async function penaltyOf(db: Database, userId: string, at: number): Promise<number | null> {
+export async function penaltyOf({ db }: Deps, userId: string, at: number): Promise<number | null> {
   const rows = await db
     .select({ expiredAt: remoteJoinExpiries.expiredAt })
     .from(remoteJoinExpiries)
@@ -86,12 +85,11 @@ export interface Eligibility {
  * Whether a customer at `point` may start a remote join now. The reasons, first that applies:
  * the user's penalty, the queue's state, a service without a location, the distance.
  */
-export async function eligibility(env: Env, queue: QueueRow, point: Point, userId: string | null, at: number): Promise<Eligibility> {
-  const db = database(env.DB);
+export async function eligibility(deps: Deps, queue: QueueRow, point: Point, userId: string | null, at: number): Promise<Eligibility> {
   const [reach, penalty, live] = await Promise.all([
-    reachOf(db, queue.serviceId, point),
-    userId === null ? null : penaltyOf(db, userId, at),
-    liveSummary(env, queue, at),
+    reachOf(deps, queue.serviceId, point),
+    userId === null ? null : penaltyOf(deps, userId, at),
+    liveSummary(deps, queue, at),
   ]);
   const base = { distanceKm: reach.distanceKm === null ? null : roundKm(reach.distanceKm), maxRadiusKm: reach.maxRadiusKm };
   if (penalty !== null) return { eligible: false, ...base, reason: "penalty", penaltyUntil: iso(penalty) };
@@ -131,25 +129,24 @@ export function remoteJoinAndTicket(r: RemoteJoinAndTicket) {
 
 /** Penalty first (403), then the distance (422), then the usual ticket rules. */
 export async function startRemoteJoin(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   user: { id: string; language: string },
   point: Point,
   at: number,
   answers?: Record<string, IntakeValue | null>,
 ): Promise<RemoteJoinAndTicket> {
-  const db = database(env.DB);
-  const penalty = await penaltyOf(db, user.id, at);
+  const penalty = await penaltyOf(deps, user.id, at);
   if (penalty !== null) {
     throw new ApiError("REMOTE_JOIN_PENALTY", "Remote join is suspended after repeated expired remote joins", {
       status: "penalty",
       until: iso(penalty),
     });
   }
-  const reach = await reachOf(db, queue.serviceId, point);
+  const reach = await reachOf(deps, queue.serviceId, point);
   if (!isWithin(reach)) throw outOfRange(reach);
   const { ticket } = await joinQueue(
-    env,
+    deps,
     queue,
     {
       ticket: {
@@ -166,32 +163,32 @@ export async function startRemoteJoin(
     },
     at,
   );
-  return inRoom(env, queue, (room) => room.query({ question: "remoteJoin", ticketId: ticket.id, at }));
+  return inRoom(deps, queue, (room) => room.query({ question: "remoteJoin", ticketId: ticket.id, at }));
 }
 
 /** A remote join and its ticket as they stand. */
-export async function remoteJoinOf(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<RemoteJoinAndTicket> {
-  return inRoom(env, queue, (room) => room.query({ question: "remoteJoin", ticketId, at }));
+export async function remoteJoinOf(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<RemoteJoinAndTicket> {
+  return inRoom(deps, queue, (room) => room.query({ question: "remoteJoin", ticketId, at }));
 }
 
 export async function updateRemoteLocation(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   ticketId: string,
   location: Point & { accuracyM: number },
   at: number,
 ): Promise<RemoteJoinAndTicket> {
-  const reach = await reachOf(database(env.DB), queue.serviceId, location);
+  const reach = await reachOf(deps, queue.serviceId, location);
   // A service without a location has no geofence to enter: the join stays travelling.
   const distanceM = reach.distanceKm === null ? Number.MAX_SAFE_INTEGER : reach.distanceKm * 1000;
-  return inRoom(env, queue, (room) => room.command({ verb: "updateRemoteLocation", ticketId, location: { ...location, distanceM }, at }));
+  return inRoom(deps, queue, (room) => room.command({ verb: "updateRemoteLocation", ticketId, location: { ...location, distanceM }, at }));
 }
 
 /**
  * A scan by `userId` in the last 10 minutes of a QR code or NFC tag of this queue (or, for a
  * QR code made for the whole service, of its service).
  */
-export async function hasRecentScan(db: Database, userId: string, channel: "qr" | "nfc", queue: QueueRow, at: number): Promise<boolean> {
+export async function hasRecentScan({ db }: Deps, userId: string, channel: "qr" | "nfc", queue: QueueRow, at: number): Promise<boolean> {
   const row = await db
     .select({ id: entryScans.id })
     .from(entryScans)
@@ -209,7 +206,7 @@ export async function hasRecentScan(db: Database, userId: string, channel: "qr" 
 }
 
 export async function confirmArrival(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   ticketId: string,
   method: ConfirmMethod,
@@ -218,7 +215,7 @@ export async function confirmArrival(
 ): Promise<RemoteJoinAndTicket> {
   if (method === "qr_scan" || method === "nfc_scan") {
     const channel = method === "qr_scan" ? "qr" : "nfc";
-    if (!(await hasRecentScan(database(env.DB), ownerId, channel, queue, at))) {
+    if (!(await hasRecentScan(deps, ownerId, channel, queue, at))) {
       throw new ApiError(
         "INVALID_STATE",
         `No scan of this queue's ${method === "qr_scan" ? "QR code" : "NFC tag"} by the ticket's owner in the last 10 minutes`,
@@ -230,5 +227,5 @@ export async function confirmArrival(
       );
     }
   }
-  return inRoom(env, queue, (room) => room.command({ verb: "confirmRemote", ticketId, method, at }));
+  return inRoom(deps, queue, (room) => room.command({ verb: "confirmRemote", ticketId, method, at }));
 }

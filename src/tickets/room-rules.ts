@@ -1,17 +1,16 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { calendarEvents, locations, queues, serviceLocations, services, subscriptions } from "../db/schema";
 import { DEFAULT_BLEND_POLICY } from "../domain/blend";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
 import { entitlements } from "../domain/plans";
 import { expandOccurrences, isValidTimeZone, MAX_OCCURRENCES } from "../domain/recurrence";
-import type { Env } from "../env";
 import { DAY } from "../lib/time";
 import type { RoomResult, RoomRulesCopy, RuleBlock } from "../queue-room/contract";
 import { BLOCKING_TYPES } from "../calendar/availability";
 import { candidateEventsQuery, organizationZonesQuery, zoneOf, zonesOf } from "../calendar/calendar";
 import { ApiError } from "../http/errors";
 import { roomFailure, roomOf } from "./queue-rooms";
+import { type Deps } from "../http/deps";
 
 // The rules each queue's room holds (docs/room-rules.md, queue-room/rules.ts), loaded from D1
 // (their source of truth) in one batch and pushed to the rooms:
@@ -42,14 +41,14 @@ interface QueueCopy {
 
 /** A rule of the organization changed (in D1 already): every room it concerns gets the new rules now. */
 export async function rulesChanged(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   at: number,
   scope: { serviceId: string } | null = null,
 ): Promise<void> {
-  const copies = await loadCopies(env, organizationId, scope, at, true);
+  const copies = await loadCopies(deps, organizationId, scope, at, true);
   const push = (list: readonly QueueCopy[]) =>
-    Promise.allSettled(list.map(({ queueId, copy }) => roomOf(env, queueId).command({ verb: "applyRules", copy })));
+    Promise.allSettled(list.map(({ queueId, copy }) => roomOf(deps, queueId).command({ verb: "applyRules", copy })));
   const first = await push(copies);
   const missed = copies.filter((_, i) => first[i]!.status === "rejected");
   if (missed.length === 0) return;
@@ -71,33 +70,33 @@ export async function rulesChanged(
 }
 
 /** Loads the queue's rules from D1 and gives them to its room. */
-export async function refreshRoomRules(env: Env, queue: { id: string; organizationId: string }, at: number): Promise<void> {
-  const copies = await loadCopies(env, queue.organizationId, { queueId: queue.id }, at, false);
-  await Promise.all(copies.map(({ queueId, copy }) => roomOf(env, queueId).command({ verb: "applyRules", copy })));
+export async function refreshRoomRules(deps: Deps, queue: { id: string; organizationId: string }, at: number): Promise<void> {
+  const copies = await loadCopies(deps, queue.organizationId, { queueId: queue.id }, at, false);
+  await Promise.all(copies.map(({ queueId, copy }) => roomOf(deps, queueId).command({ verb: "applyRules", copy })));
 }
 
 /** Runs a command that checks the rules; a room whose copy is stale gets a fresh one and is asked once more. */
 export async function withRules<T>(
-  env: Env,
+  deps: Deps,
   queue: { id: string; organizationId: string },
   at: number,
   command: () => Promise<RoomResult<T>>,
 ): Promise<T> {
-  const result = await withRulesResult(env, queue, at, command);
+  const result = await withRulesResult(deps, queue, at, command);
   if (!result.ok) throw roomFailure(result.error);
   return result.value;
 }
 
 /** `withRules`, answering the room's refusal as it is. */
 export async function withRulesResult<T>(
-  env: Env,
+  deps: Deps,
   queue: { id: string; organizationId: string },
   at: number,
   command: () => Promise<RoomResult<T>>,
 ): Promise<RoomResult<T>> {
   const result = await command();
   if (result.ok || result.error.code !== "RULES_STALE") return result;
-  await refreshRoomRules(env, queue, at);
+  await refreshRoomRules(deps, queue, at);
   return command();
 }
 
@@ -105,8 +104,8 @@ export async function withRulesResult<T>(
  * One D1 batch (one transaction): with `bump`, the queues in scope take a new rules version
  * first, so every copy read here carries a version no older copy can beat.
  */
-async function loadCopies(env: Env, organizationId: string, scope: QueueScope, at: number, bump: boolean): Promise<QueueCopy[]> {
-  const db = database(env.DB);
+async function loadCopies(deps: Deps, organizationId: string, scope: QueueScope, at: number, bump: boolean): Promise<QueueCopy[]> {
+  const { db } = deps;
   const from = at - RULES_LOOKBACK_MS;
   const until = at + RULES_HORIZON_MS;
   const inScope = and(
@@ -122,8 +121,8 @@ async function loadCopies(env: Env, organizationId: string, scope: QueueScope, a
     .select({ id: services.id, status: services.status })
     .from(services)
     .where(eq(services.organizationId, organizationId));
-  const eventRead = candidateEventsQuery(db, organizationId, from, until, inArray(calendarEvents.eventType, [...BLOCKING_TYPES]));
-  const zoneRead = organizationZonesQuery(db, organizationId);
+  const eventRead = candidateEventsQuery(deps, organizationId, from, until, inArray(calendarEvents.eventType, [...BLOCKING_TYPES]));
+  const zoneRead = organizationZonesQuery(deps, organizationId);
   const planRead = db
     .select({ plan: subscriptions.plan, rateTierOverride: subscriptions.rateTierOverride })
     .from(subscriptions)
@@ -226,23 +225,23 @@ function hoursClosures(
 
 /** A calendar event was created, changed or deleted: rooms learn it when a closure, break or unavailability is involved. */
 export async function calendarChanged(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   events: readonly ({ eventType: string } | null)[],
   at: number,
 ): Promise<void> {
   const blocking: readonly string[] = BLOCKING_TYPES;
-  if (events.some((e) => e !== null && blocking.includes(e.eventType))) await rulesChanged(env, organizationId, at);
+  if (events.some((e) => e !== null && blocking.includes(e.eventType))) await rulesChanged(deps, organizationId, at);
 }
 
 /** A service was changed: its queues' rooms learn a new status. */
 export async function serviceChanged(
-  env: Env,
+  deps: Deps,
   before: { id: string; organizationId: string; status: string },
   after: { status: string },
   at: number,
   /** The request named the status: pushed even unchanged, so sending a change again after a 500 re-pushes it. */
   named = false,
 ) {
-  if (named || before.status !== after.status) await rulesChanged(env, before.organizationId, at, { serviceId: before.id });
+  if (named || before.status !== after.status) await rulesChanged(deps, before.organizationId, at, { serviceId: before.id });
 }

@@ -26,6 +26,7 @@ import {
 } from "./tickets";
 import { TicketRecord } from "./tickets.routes";
 import { PublicLine } from "../http/schemas";
+import { deps } from "../http/deps";
 
 // The operator's verbs beyond the spec's (docs/desks.md): recall, return to the line, hold and resume, and the
 // owner's step back. Each is one command of the ticket's room.
@@ -58,7 +59,7 @@ const recall = createRoute({
 app.openapi(recall, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  return c.json(ok(ticketRecord(await recallTicket(c.env, queue, ticketId, now()))), 200);
+  return c.json(ok(ticketRecord(await recallTicket(deps(c), queue, ticketId, now()))), 200);
 });
 
 const returnRoute = createRoute({
@@ -93,7 +94,7 @@ app.openapi(returnRoute, async (c) => {
   if (position !== "after" && afterTicketId !== undefined) throw validationError("afterTicketId", "only with position after");
   const queue = await operated(c, ticketId);
   const place = position === "after" ? { position, afterTicketId: afterTicketId! } : { position };
-  return c.json(ok(ticketRecord(await returnTicket(c.env, queue, ticketId, place, now()))), 200);
+  return c.json(ok(ticketRecord(await returnTicket(deps(c), queue, ticketId, place, now()))), 200);
 });
 
 const hold = createRoute({
@@ -120,7 +121,7 @@ const hold = createRoute({
 app.openapi(hold, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  return c.json(ok(ticketRecord(await holdTicket(c.env, queue, ticketId, c.req.valid("json").reason ?? null, now()))), 200);
+  return c.json(ok(ticketRecord(await holdTicket(deps(c), queue, ticketId, c.req.valid("json").reason ?? null, now()))), 200);
 });
 
 const resume = createRoute({
@@ -140,7 +141,7 @@ const resume = createRoute({
 app.openapi(resume, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  return c.json(ok(ticketRecord(await resumeTicket(c.env, queue, ticketId, now()))), 200);
+  return c.json(ok(ticketRecord(await resumeTicket(deps(c), queue, ticketId, now()))), 200);
 });
 
 export const StepBackRequest = z
@@ -175,9 +176,9 @@ app.openapi(stepBack, async (c) => {
   const queue = await ticketQueueOfCaller(c, ticketId);
   const principal = requireCredential(c);
   const at = now();
-  const own = principal.kind === "session" && (await getTicket(c.env, queue, ticketId, at)).userId === principal.user.id;
+  const own = principal.kind === "session" && (await getTicket(deps(c), queue, ticketId, at)).userId === principal.user.id;
   if (!own) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
-  return c.json(ok(ticketRecord(await stepBackTicket(c.env, queue, ticketId, c.req.valid("json").places, at))), 200);
+  return c.json(ok(ticketRecord(await stepBackTicket(deps(c), queue, ticketId, c.req.valid("json").places, at))), 200);
 });
 
 export const DeferTicketRequest = z
@@ -237,9 +238,9 @@ app.openapi(deferRoute, async (c) => {
   const request = deferRequestOf(c.req.valid("json"), at);
   const queue = await ticketQueueOfCaller(c, ticketId);
   const principal = requireCredential(c);
-  const own = principal.kind === "session" && (await getTicket(c.env, queue, ticketId, at)).userId === principal.user.id;
+  const own = principal.kind === "session" && (await getTicket(deps(c), queue, ticketId, at)).userId === principal.user.id;
   if (!own) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
-  return c.json(ok(ticketRecord(await deferTicket(c.env, queue, ticketId, request, at))), 200);
+  return c.json(ok(ticketRecord(await deferTicket(deps(c), queue, ticketId, request, at))), 200);
 });
 
 const vip = createRoute({
@@ -262,7 +263,7 @@ const vip = createRoute({
 app.openapi(vip, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  return c.json(ok(ticketRecord(await prioritizeTicket(c.env, queue, ticketId, now()))), 200);
+  return c.json(ok(ticketRecord(await prioritizeTicket(deps(c), queue, ticketId, now()))), 200);
 });
 
 const unVip = createRoute({
@@ -283,7 +284,7 @@ const unVip = createRoute({
 app.openapi(unVip, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  return c.json(ok(ticketRecord(await unprioritizeTicket(c.env, queue, ticketId, now()))), 200);
+  return c.json(ok(ticketRecord(await unprioritizeTicket(deps(c), queue, ticketId, now()))), 200);
 });
 
 export default app;

@@ -26,6 +26,7 @@ import {
   transferToOperator,
   transferToQueue,
 } from "./tickets";
+import { deps } from "../http/deps";
 
 const app = router();
 const tags = ["Tickets"];
@@ -138,13 +139,13 @@ async function ownedOr(c: Context<AppEnv>, ticketId: string, permission: Permiss
   const queue = await ticketQueueOfCaller(c, ticketId);
   const at = now();
   if (principal.kind === "session") {
-    const ticket = await getTicket(c.env, queue, ticketId, at);
+    const ticket = await getTicket(deps(c), queue, ticketId, at);
     if (ticket.userId === principal.user.id) return { queue, ticket };
     await authorizeOnQueue(c, queue, permission);
     return { queue, ticket };
   }
   await authorizeOnQueue(c, queue, permission);
-  return { queue, ticket: await getTicket(c.env, queue, ticketId, at) };
+  return { queue, ticket: await getTicket(deps(c), queue, ticketId, at) };
 }
 
 const get = createRoute({
@@ -161,7 +162,7 @@ const get = createRoute({
 
 app.openapi(get, async (c) => {
   const { ticket } = await ownedOr(c, c.req.valid("param").ticketId, "QUEUE_VIEW");
-  return c.json(ok(ticketRecord(await withVisitEstimate(c.env, ticket, now()))), 200);
+  return c.json(ok(ticketRecord(await withVisitEstimate(deps(c), ticket, now()))), 200);
 });
 
 const cancel = createRoute({
@@ -178,7 +179,7 @@ const cancel = createRoute({
 app.openapi(cancel, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { queue } = await ownedOr(c, ticketId, "QUEUE_OPERATE");
-  return c.json(ok(ticketRecord(await cancelTicket(c.env, queue, ticketId, now()))), 200);
+  return c.json(ok(ticketRecord(await cancelTicket(deps(c), queue, ticketId, now()))), 200);
 });
 
 type SimpleOperation = typeof startServing;
@@ -206,7 +207,7 @@ for (const [name, summary, operation, rule] of simple) {
   app.openapi(route, async (c) => {
     const { ticketId } = c.req.valid("param");
     const queue = await operated(c, ticketId);
-    return c.json(ok(ticketRecord(await operation(c.env, queue, ticketId, now()))), 200);
+    return c.json(ok(ticketRecord(await operation(deps(c), queue, ticketId, now()))), 200);
   });
 }
 
@@ -245,7 +246,7 @@ app.openapi(complete, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
   const { outcome, note } = c.req.valid("json");
-  return c.json(ok(ticketRecord(await completeTicket(c.env, queue, ticketId, now(), { outcome, note }))), 200);
+  return c.json(ok(ticketRecord(await completeTicket(deps(c), queue, ticketId, now(), { outcome, note }))), 200);
 });
 
 const skip = createRoute({
@@ -269,7 +270,7 @@ app.openapi(skip, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
   const reason = c.req.valid("json").reason ?? "absent";
-  return c.json(ok(ticketRecord(await skipAbsent(c.env, queue, ticketId, reason, now()))), 200);
+  return c.json(ok(ticketRecord(await skipAbsent(deps(c), queue, ticketId, reason, now()))), 200);
 });
 
 const recover = createRoute({
@@ -289,7 +290,7 @@ const recover = createRoute({
 app.openapi(recover, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  return c.json(ok(ticketRecord(await recoverTicket(c.env, queue, ticketId, c.req.valid("json").recoveryOption, now()))), 200);
+  return c.json(ok(ticketRecord(await recoverTicket(deps(c), queue, ticketId, c.req.valid("json").recoveryOption, now()))), 200);
 });
 
 const transferQueue = createRoute({
@@ -314,7 +315,7 @@ app.openapi(transferQueue, async (c) => {
   const body = c.req.valid("json");
   // The caller's membership was read by `operated`: this costs no second read.
   const { locationIds } = await actorIn(c, queue.organizationId);
-  const moved = await transferToQueue(c.env, queue, ticketId, body.targetQueueId, body.prioritize ?? false, now(), locationIds);
+  const moved = await transferToQueue(deps(c), queue, ticketId, body.targetQueueId, body.prioritize ?? false, now(), locationIds);
   return c.json(ok(ticketRecord(moved)), 200);
 });
 
@@ -334,7 +335,7 @@ const transfer = createRoute({
 app.openapi(transfer, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await operated(c, ticketId);
-  const moved = await transferToOperator(c.env, queue, ticketId, c.req.valid("json").targetOperatorId, now());
+  const moved = await transferToOperator(deps(c), queue, ticketId, c.req.valid("json").targetOperatorId, now());
   return c.json(ok(ticketRecord(moved)), 200);
 });
 

@@ -1,10 +1,8 @@
 import { and, eq } from "drizzle-orm";
-import { database } from "../db/client";
 import { members, subscriptions, tickets } from "../db/schema";
 import { roleAllows } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
-import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import type { DeferBounds, DeferRequest, NewTicket, ReturnPlace, RoomResult, TicketPage, TicketView } from "../queue-room/contract";
@@ -21,6 +19,7 @@ import { withRules, withRulesResult } from "./room-rules";
 import { answersAtJoin, answersNeededToServe } from "./intake";
 import type { IntakeAnswers, IntakeValue } from "../domain/intake";
 import { maskPhone } from "../domain/phone-mask";
+import { type Deps } from "../http/deps";
 
 export function ticketRecord(t: TicketView) {
   return {
@@ -77,20 +76,20 @@ export function ticketRecord(t: TicketView) {
 }
 export type TicketRecord = ReturnType<typeof ticketRecord>;
 
-export async function getTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  const result = await roomOf(env, queue.id).query({ question: "ticket", ticketId, at });
+export async function getTicket(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  const result = await roomOf(deps, queue.id).query({ question: "ticket", ticketId, at });
   if (result.ok) return result.value;
   // A finished ticket the room archived (docs/retention.md) is read from its D1 projection.
   if (result.error.code === "NOT_FOUND") {
-    const archived = await archivedTicket(env, queue.id, ticketId);
+    const archived = await archivedTicket(deps, queue.id, ticketId);
     if (archived) return archived;
   }
   throw roomFailure(result.error);
 }
 
 /** A ticket as D1 holds it once its room let it go: finished, so no position nor wait. */
-async function archivedTicket(env: Env, queueId: string, ticketId: string): Promise<TicketView | null> {
-  const t = await database(env.DB)
+async function archivedTicket({ db }: Deps, queueId: string, ticketId: string): Promise<TicketView | null> {
+  const t = await db
     .select()
     .from(tickets)
     .where(and(eq(tickets.id, ticketId), eq(tickets.queueId, queueId)))
@@ -158,21 +157,21 @@ async function archivedTicket(env: Env, queueId: string, ticketId: string): Prom
  * the rules, at least as new as the queue row's `rulesVersion`), and the organization's
  * monthly quota must have room (a unit its ledger gives, given back if the room refuses).
  */
-export async function issueTicket(env: Env, queue: QueueRow, given: JoinInput, at: number, tokenHash?: string): Promise<TicketView> {
+export async function issueTicket(deps: Deps, queue: QueueRow, given: JoinInput, at: number, tokenHash?: string): Promise<TicketView> {
   const { answers, ...rest } = given;
   const attempt = async (row: QueueRow) => {
     // The intake answers are checked against the service's questions first (docs/visits.md).
-    const { open, personal } = await answersAtJoin(env, row, answers);
+    const { open, personal } = await answersAtJoin(deps, row, answers);
     const input: NewTicket = { ...rest, intake: open, intakePersonal: personal };
-    return withRulesResult(env, row, at, () =>
-      roomOf(env, row.id).command({ verb: "join", input, at, tokenHash, rulesVersion: row.rulesVersion, rowMayBeKept: true }),
+    return withRulesResult(deps, row, at, () =>
+      roomOf(deps, row.id).command({ verb: "join", input, at, tokenHash, rulesVersion: row.rulesVersion, rowMayBeKept: true }),
     );
   };
   let result = await attempt(queue);
   // The row was older than the rules the room holds (one this isolate kept, or read just before
   // a change): judged again on the row as D1 has it now.
   if (!result.ok && result.error.code === "QUEUE_ROW_STALE") {
-    const fresh = await findQueue(env, queue.id);
+    const fresh = await findQueue(deps, queue.id);
     rememberQueueRow(fresh);
     result = await attempt(fresh);
   }
@@ -188,20 +187,20 @@ function parseJsonAnswers(json: string | null): IntakeAnswers {
 
 /** Refused OPERATOR_UNAVAILABLE while a break, closure or unavailability covers the calling member (the room's copy). */
 export async function callNext(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   operatorId: string,
   userId: string | null,
   at: number,
   counter: string | null = null,
 ): Promise<TicketView> {
-  return withRules(env, queue, at, () =>
-    roomOf(env, queue.id).command({ verb: "callNext", operatorId, at, counter, userId, rulesVersion: queue.rulesVersion }),
+  return withRules(deps, queue, at, () =>
+    roomOf(deps, queue.id).command({ verb: "callNext", operatorId, at, counter, userId, rulesVersion: queue.rulesVersion }),
   );
 }
 
 export async function listTickets(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   status: TicketStatus | undefined,
   window: { offset: number; limit: number },
@@ -209,7 +208,7 @@ export async function listTickets(
   cursor: { startingAfter: string | null; endingBefore: string | null } | null = null,
   label: string | null = null,
 ): Promise<TicketPage> {
-  return inRoom(env, queue, (room) =>
+  return inRoom(deps, queue, (room) =>
     room.query({
       question: "tickets",
       query: { status: status ?? null, offset: window.offset, limit: window.limit, label, ...cursor },
@@ -219,66 +218,66 @@ export async function listTickets(
 }
 
 /** Cancels a waiting or called ticket (its owner or an operator: the route decides who may). */
-export async function cancelTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "cancel", ticketId, at }));
+export async function cancelTicket(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "cancel", ticketId, at }));
 }
 
 /** The customer is here: a waiting or called ticket is marked present (a remote join becomes callable). */
-export async function returnTicket(env: Env, queue: QueueRow, ticketId: string, place: ReturnPlace, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "returnToLine", ticketId, place, at }));
+export async function returnTicket(deps: Deps, queue: QueueRow, ticketId: string, place: ReturnPlace, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "returnToLine", ticketId, place, at }));
 }
 
-export async function recallTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "recall", ticketId, at }));
+export async function recallTicket(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "recall", ticketId, at }));
 }
 
-export async function markPresent(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "present", ticketId, at }));
+export async function markPresent(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "present", ticketId, at }));
 }
 
 /** Refused (409 INTAKE_REQUIRED) while one of the service's `at_serve` questions is unanswered on the ticket. */
-export async function startServing(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  const requiredAnswers = await answersNeededToServe(env, queue);
-  return inRoom(env, queue, (room) => room.command({ verb: "serve", ticketId, at, requiredAnswers }));
+export async function startServing(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  const requiredAnswers = await answersNeededToServe(deps, queue);
+  return inRoom(deps, queue, (room) => room.command({ verb: "serve", ticketId, at, requiredAnswers }));
 }
 
 /** With an outcome, it must be one of the queue's service's (400 VALIDATION_ERROR, field outcome, otherwise). */
 export async function completeTicket(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   ticketId: string,
   at: number,
   given: { outcome?: string | undefined; note?: string | undefined } = {},
 ): Promise<TicketView> {
-  const outcome = given.outcome === undefined ? null : await outcomeOfService(env, queue.serviceId, given.outcome);
+  const outcome = given.outcome === undefined ? null : await outcomeOfService(deps, queue.serviceId, given.outcome);
   const result = { outcome: outcome?.code ?? null, outcomeLabel: outcome?.label ?? null, note: given.note ?? null };
-  const requiredAnswers = await answersNeededToServe(env, queue);
-  return inRoom(env, queue, (room) => room.command({ verb: "complete", ticketId, at, result, requiredAnswers }));
+  const requiredAnswers = await answersNeededToServe(deps, queue);
+  return inRoom(deps, queue, (room) => room.command({ verb: "complete", ticketId, at, result, requiredAnswers }));
 }
 
 /** Sets a called or serving ticket aside (docs/desks.md, hold). */
-export async function holdTicket(env: Env, queue: QueueRow, ticketId: string, reason: string | null, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "hold", ticketId, reason, at }));
+export async function holdTicket(deps: Deps, queue: QueueRow, ticketId: string, reason: string | null, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "hold", ticketId, reason, at }));
 }
 
 /** A held ticket goes back to the state it was held from, with its operator and desk. */
-export async function resumeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "resume", ticketId, at }));
+export async function resumeTicket(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "resume", ticketId, at }));
 }
 
 /** Staff make a waiting ticket VIP: into the priority lane, behind the VIPs already waiting (issue 27). */
-export async function prioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "prioritize", ticketId, at }));
+export async function prioritizeTicket(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "prioritize", ticketId, at }));
 }
 
 /** Undoes a VIP mark: the waiting ticket goes back to the regular line at its number's place. */
-export async function unprioritizeTicket(env: Env, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "unprioritize", ticketId, at }));
+export async function unprioritizeTicket(deps: Deps, queue: QueueRow, ticketId: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "unprioritize", ticketId, at }));
 }
 
 /** "Let others pass": the waiting ticket moves behind up to `places` tickets, once. */
-export async function stepBackTicket(env: Env, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "stepBack", ticketId, places, at }));
+export async function stepBackTicket(deps: Deps, queue: QueueRow, ticketId: string, places: number, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "stepBack", ticketId, places, at }));
 }
 
 /** The queue's bounds on a later turn (docs/visits.md, defer), from its row. */
@@ -287,12 +286,12 @@ export function deferBounds(queue: QueueRow): DeferBounds {
 }
 
 /** A later turn: not called before `until`, or `places` further back, within the queue's bounds. */
-export async function deferTicket(env: Env, queue: QueueRow, ticketId: string, request: DeferRequest, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "defer", ticketId, request, bounds: deferBounds(queue), at }));
+export async function deferTicket(deps: Deps, queue: QueueRow, ticketId: string, request: DeferRequest, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "defer", ticketId, request, bounds: deferBounds(queue), at }));
 }
 
-export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "skipAbsent", ticketId, reason, at }));
+export async function skipAbsent(deps: Deps, queue: QueueRow, ticketId: string, reason: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "skipAbsent", ticketId, reason, at }));
 }
 
 /**
@@ -300,20 +299,27 @@ export async function skipAbsent(env: Env, queue: QueueRow, ticketId: string, re
  * ledger first, as a join does, and gives it back if the room refuses (issue 26: rejoins went
  * past the quota). `restore` creates nothing and is not counted.
  */
-export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string, option: RecoveryOption, at: number): Promise<TicketView> {
-  if (option !== "rejoin") return inRoom(env, queue, (room) => room.command({ verb: "recover", ticketId, option, at }));
-  const subscription = await database(env.DB)
+export async function recoverTicket(
+  deps: Deps,
+  queue: QueueRow,
+  ticketId: string,
+  option: RecoveryOption,
+  at: number,
+): Promise<TicketView> {
+  const { db } = deps;
+  if (option !== "rejoin") return inRoom(deps, queue, (room) => room.command({ verb: "recover", ticketId, option, at }));
+  const subscription = await db
     .select({ plan: subscriptions.plan, rateTierOverride: subscriptions.rateTierOverride })
     .from(subscriptions)
     .where(eq(subscriptions.organizationId, queue.organizationId))
     .get();
   const limit = entitlements(subscription ?? { plan: "starter" }).quotas.ticketsPerMonth;
-  const ledger = ledgerOf(env, queue.organizationId);
+  const ledger = ledgerOf(deps, queue.organizationId);
   const unit = await ledger.take(queue.organizationId, at, limit);
   if (!unit.ok) throw roomFailure(unit.error);
   let recovered: RoomResult<TicketView>;
   try {
-    recovered = await roomOf(env, queue.id).command({ verb: "recover", ticketId, option, at });
+    recovered = await roomOf(deps, queue.id).command({ verb: "recover", ticketId, option, at });
   } catch (err) {
     await ledger.refund(unit.value.period);
     throw err;
@@ -327,13 +333,14 @@ export async function recoverTicket(env: Env, queue: QueueRow, ticketId: string,
 
 /** The new operator must be a member whose role may operate queues. */
 export async function transferToOperator(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   ticketId: string,
   targetOperatorId: string,
   at: number,
 ): Promise<TicketView> {
-  const member = await database(env.DB)
+  const { db } = deps;
+  const member = await db
     .select({ role: members.role })
     .from(members)
     .where(and(eq(members.organizationId, queue.organizationId), eq(members.userId, targetOperatorId)))
@@ -341,7 +348,7 @@ export async function transferToOperator(
   if (!member || !roleAllows(member.role, "QUEUE_OPERATE")) {
     throw validationError("targetOperatorId", "not a member of this organization who may operate queues");
   }
-  return inRoom(env, queue, (room) => room.command({ verb: "assign", ticketId, operatorId: targetOperatorId, at }));
+  return inRoom(deps, queue, (room) => room.command({ verb: "assign", ticketId, operatorId: targetOperatorId, at }));
 }
 
 /**
@@ -355,7 +362,7 @@ export async function transferToOperator(
  * there) or it is told never to admit that hand-off, and the ticket is free again.
  */
 export async function transferToQueue(
-  env: Env,
+  deps: Deps,
   source: QueueRow,
   ticketId: string,
   targetQueueId: string,
@@ -365,24 +372,24 @@ export async function transferToQueue(
   scope: LocationScope = null,
 ): Promise<TicketView> {
   if (targetQueueId === source.id) throw validationError("targetQueueId", "the ticket is already in this queue");
-  const target = await findQueue(env, targetQueueId).catch((err: unknown) => {
+  const target = await findQueue(deps, targetQueueId).catch((err: unknown) => {
     if (err instanceof ApiError && err.code === "NOT_FOUND") throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
     throw err;
   });
   if (
     target.organizationId !== source.organizationId ||
-    (scope !== null && !reaches(scope, await locationsOfService(env.DB, target.serviceId)))
+    (scope !== null && !reaches(scope, await locationsOfService(deps, target.serviceId)))
   ) {
     throw new ApiError("NOT_FOUND", "Queue not found", { field: "targetQueueId" });
   }
 
   for (let attempt = 0; attempt < 2; attempt++) {
-    const reservation = await inRoom(env, source, (room) =>
+    const reservation = await inRoom(deps, source, (room) =>
       room.command({ verb: "reserveTransfer", ticketId, targetQueueId: target.id, at }),
     );
     const { handOffId } = reservation.snapshot;
     if (reservation.kind === "pending" && reservation.targetQueueId !== target.id) {
-      const admitted = await inRoom(env, source, (room) => room.command({ verb: "settleTransfer", ticketId, at }));
+      const admitted = await inRoom(deps, source, (room) => room.command({ verb: "settleTransfer", ticketId, at }));
       if (admitted !== null) {
         throw new ApiError("INVALID_STATE", "The ticket was already moved to another queue", {
           status: "cancelled",
@@ -394,16 +401,16 @@ export async function transferToQueue(
     }
     let admitted: TicketView;
     try {
-      admitted = await inRoom(env, target, (room) =>
+      admitted = await inRoom(deps, target, (room) =>
         room.command({ verb: "admitTransferred", snapshot: reservation.snapshot, prioritize, at }),
       );
     } catch (err) {
       // Only a definite refusal frees the ticket; after a failure of unknown outcome the
       // reservation stays, and a retry (or the source's alarm) finds out whether the target admitted it.
-      if (err instanceof ApiError) await roomOf(env, source.id).command({ verb: "releaseTransfer", ticketId, handOffId, at });
+      if (err instanceof ApiError) await roomOf(deps, source.id).command({ verb: "releaseTransfer", ticketId, handOffId, at });
       throw err;
     }
-    await inRoom(env, source, (room) => room.command({ verb: "completeTransfer", ticketId, handOffId, newTicketId: admitted.id, at }));
+    await inRoom(deps, source, (room) => room.command({ verb: "completeTransfer", ticketId, handOffId, newTicketId: admitted.id, at }));
     return admitted;
   }
   throw roomFailure({ code: "CONFLICT", message: "The ticket is being moved by another request; retry", details: { field: "ticketId" } });

@@ -1,12 +1,11 @@
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
-import { database } from "../db/client";
 import { queues, serviceLocations, services } from "../db/schema";
 import type { RouteLeg } from "../domain/visit-route";
-import type { Env } from "../env";
 import { validationError } from "../http/errors";
 import type { QueueRow } from "../http/credentials/queues";
 import type { TicketView } from "../queue-room/contract";
 import { roomOf } from "./queue-rooms";
+import type { Deps } from "../http/deps";
 
 // Several services in one visit (docs/visits.md): the Worker's side. A join's `route` (service
 // ids) is checked and resolved once, to the queue each leg waits in and where it enters that
@@ -17,13 +16,12 @@ import { roomOf } from "./queue-rooms";
  * organization, active, at a location of the joined queue's service, with a queue there (its
  * first open one; the first leg is the joined queue). A wrong entry is 400 naming `route.<i>`.
  */
-export async function resolveRoute(env: Env, queue: QueueRow, serviceIds: readonly string[] | undefined): Promise<RouteLeg[] | null> {
+export async function resolveRoute({ db }: Deps, queue: QueueRow, serviceIds: readonly string[] | undefined): Promise<RouteLeg[] | null> {
   if (serviceIds === undefined || serviceIds.length === 0) return null;
   if (serviceIds[0] !== queue.serviceId) {
     throw validationError("route.0", `must be the service of the queue joined (${queue.serviceId})`);
   }
   if (serviceIds.length === 1) return null;
-  const db = database(env.DB);
   const ids = [...new Set(serviceIds)];
   const [found, links, open] = await db.batch([
     db
@@ -62,10 +60,10 @@ export async function resolveRoute(env: Env, queue: QueueRow, serviceIds: readon
  * current wait, plus each remaining leg's service time (its queue's default minutes per
  * visitor). Null for a one-service visit or a finished leg.
  */
-export async function withVisitEstimate(env: Env, ticket: TicketView, at: number): Promise<TicketView> {
+export async function withVisitEstimate(deps: Deps, ticket: TicketView, at: number): Promise<TicketView> {
   if (ticket.route === null || ticket.leg === null || !["waiting", "called", "serving", "held"].includes(ticket.status)) return ticket;
   const remaining = ticket.route.slice(ticket.leg.index - 1);
-  const summaries = await Promise.all(remaining.map((leg) => roomOf(env, leg.queueId).query({ question: "summary", at })));
+  const summaries = await Promise.all(remaining.map((leg) => roomOf(deps, leg.queueId).query({ question: "summary", at })));
   let minutes = ticket.estimatedWaitMinutes ?? 0;
   summaries.forEach((summary, i) => {
     if (summary === null) return;

@@ -6,6 +6,7 @@ import { router } from "../http/router";
 import { now } from "../lib/clock";
 import { TICKET_TOKEN_HEADER, withTicketToken } from "../widget/widget.routes";
 import { FEEDBACK_COMMENT_MAX, feedbackRecord, giveVisitorFeedback, visitorFeedbackState } from "./feedback";
+import { deps } from "../http/deps";
 
 // The customer's verdict (docs/visits.md, feedback), with the ticket's token, as the visitor's
 // other ticket routes: a missing or wrong token is 404. The widget routes' CORS applies.
@@ -78,7 +79,7 @@ app.openapi(give, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { score, comment } = c.req.valid("json");
   const row = await withTicketToken(c, ticketId, (queue, token) =>
-    giveVisitorFeedback(c.env, queue, ticketId, token, { score, comment: comment ? comment : null }, now()),
+    giveVisitorFeedback(deps(c), queue, ticketId, token, { score, comment: comment ? comment : null }, now()),
   );
   return c.json(ok(feedbackRecord(row)), 201);
 });
@@ -98,7 +99,7 @@ const read = createRoute({
 
 app.openapi(read, async (c) => {
   const { ticketId } = c.req.valid("param");
-  const state = await withTicketToken(c, ticketId, (queue, token) => visitorFeedbackState(c.env, queue, ticketId, token, now()));
+  const state = await withTicketToken(c, ticketId, (queue, token) => visitorFeedbackState(deps(c), queue, ticketId, token, now()));
   return c.json(ok(state), 200);
 });
 

@@ -1,8 +1,6 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { organizations, ticketFeedback, tickets } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
-import type { Env } from "../env";
 import { ApiError, invalidState } from "../http/errors";
 import type { QueueRow } from "../http/credentials/queues";
 import { sha256Hex } from "../lib/crypto";
@@ -12,6 +10,7 @@ import type { TicketView } from "../queue-room/contract";
 import { roomOf } from "../tickets/queue-rooms";
 import { getTicket } from "../tickets/tickets";
 import { publishEvent } from "../webhooks/domain-events";
+import { type Deps } from "../http/deps";
 
 // The customer's verdict on a visit (docs/visits.md, feedback): a score 1–5 and an optional
 // comment, once per ticket, after it was served and within 7 days of that. Given on the status
@@ -85,7 +84,8 @@ function feedbackEvent(type: "ticket.feedback" | "ticket.feedback_low", ticket: 
  * FEEDBACK_WINDOW_CLOSED past the window, 409 FEEDBACK_ALREADY_GIVEN the second time (the
  * primary key decides under concurrency). Then publishes the events.
  */
-export async function recordFeedback(env: Env, ticket: TicketView, input: FeedbackInput, at: number): Promise<FeedbackRow> {
+export async function recordFeedback(deps: Deps, ticket: TicketView, input: FeedbackInput, at: number): Promise<FeedbackRow> {
+  const { db } = deps;
   if (ticket.status !== "served") throw invalidState(ticket.status, ["served"], "Feedback is taken once the ticket was served");
   const servedAt = ticket.servedAt ?? ticket.updatedAt;
   if (at > servedAt + FEEDBACK_WINDOW_MS) {
@@ -94,7 +94,7 @@ export async function recordFeedback(env: Env, ticket: TicketView, input: Feedba
       closedAt: iso(servedAt + FEEDBACK_WINDOW_MS),
     });
   }
-  const row = await database(env.DB)
+  const row = await db
     .insert(ticketFeedback)
     .values({
       ticketId: ticket.id,
@@ -115,49 +115,49 @@ export async function recordFeedback(env: Env, ticket: TicketView, input: Feedba
     .returning()
     .get();
   if (!row) throw new ApiError("FEEDBACK_ALREADY_GIVEN", "This visit was rated already (once per ticket)");
-  await publishEvent(env, feedbackEvent("ticket.feedback", ticket, row, at));
-  if (row.score <= LOW_SCORE_MAX) await publishEvent(env, feedbackEvent("ticket.feedback_low", ticket, row, at));
+  await publishEvent(deps, feedbackEvent("ticket.feedback", ticket, row, at));
+  if (row.score <= LOW_SCORE_MAX) await publishEvent(deps, feedbackEvent("ticket.feedback_low", ticket, row, at));
   return row;
 }
 
-export async function feedbackOf(env: Env, ticketId: string): Promise<FeedbackRow | undefined> {
-  return database(env.DB).select().from(ticketFeedback).where(eq(ticketFeedback.ticketId, ticketId)).get();
+export async function feedbackOf({ db }: Deps, ticketId: string): Promise<FeedbackRow | undefined> {
+  return db.select().from(ticketFeedback).where(eq(ticketFeedback.ticketId, ticketId)).get();
 }
 
 /**
  * The ticket the token opens, for its verdict; null for a wrong token (a 404, as for the
  * ticket's read). A live ticket is answered too: the caller refuses it (not served yet).
  */
-async function ticketOfToken(env: Env, queue: QueueRow, ticketId: string, token: string, at: number): Promise<TicketView | null> {
-  const opened = await roomOf(env, queue.id).query({ question: "visitorVerdict", ticketId, tokenHash: await sha256Hex(token) });
+async function ticketOfToken(deps: Deps, queue: QueueRow, ticketId: string, token: string, at: number): Promise<TicketView | null> {
+  const opened = await roomOf(deps, queue.id).query({ question: "visitorVerdict", ticketId, tokenHash: await sha256Hex(token) });
   if (opened === null) return null;
-  const ticket = await getTicket(env, queue, ticketId, at).catch(() => null);
+  const ticket = await getTicket(deps, queue, ticketId, at).catch(() => null);
   if (ticket === null) return null;
   return opened.state === "served" && ticket.servedAt === null ? { ...ticket, servedAt: opened.servedAt } : ticket;
 }
 
 /** The visitor's verdict, with the ticket's token; null for a wrong token. */
 export async function giveVisitorFeedback(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   ticketId: string,
   token: string,
   input: Omit<FeedbackInput, "channel">,
   at: number,
 ): Promise<FeedbackRow | null> {
-  const ticket = await ticketOfToken(env, queue, ticketId, token, at);
+  const ticket = await ticketOfToken(deps, queue, ticketId, token, at);
   if (ticket === null) return null;
-  return recordFeedback(env, ticket, { ...input, channel: "widget" }, at);
+  return recordFeedback(deps, ticket, { ...input, channel: "widget" }, at);
 }
 
 /** Where the visitor's verdict stands, with the ticket's token; null for a wrong token. */
-export async function visitorFeedbackState(env: Env, queue: QueueRow, ticketId: string, token: string, at: number) {
-  const ticket = await ticketOfToken(env, queue, ticketId, token, at);
+export async function visitorFeedbackState(deps: Deps, queue: QueueRow, ticketId: string, token: string, at: number) {
+  const ticket = await ticketOfToken(deps, queue, ticketId, token, at);
   if (ticket === null) return null;
   if (ticket.status !== "served" || ticket.servedAt === null) {
     return { status: "not_served" as const, servedAt: null, closesAt: null, feedback: null };
   }
-  return feedbackState(ticket.servedAt, await feedbackOf(env, ticketId), at);
+  return feedbackState(ticket.servedAt, await feedbackOf(deps, ticketId), at);
 }
 
 /**
@@ -166,7 +166,7 @@ export async function visitorFeedbackState(env: Env, queue: QueueRow, ticketId: 
  * on a shared number, only when a single organization has one (never a guess between two).
  */
 export async function servedTicketToRate(
-  env: Env,
+  { db }: Deps,
   phone: string,
   organizationId: string | null,
   at: number,
@@ -178,7 +178,7 @@ export async function servedTicketToRate(
   defaultLanguage: string | null;
   rated: boolean;
 } | null> {
-  const rows = await database(env.DB)
+  const rows = await db
     .select({
       id: tickets.id,
       queueId: tickets.queueId,

@@ -9,6 +9,7 @@ import { addLabel, labelRecord, listLabels, MAX_ORGANIZATION_LABELS, removeLabel
 import { ticketRecord } from "../tickets/tickets";
 import { TicketLabel } from "../http/schemas";
 import { TicketRecord } from "../tickets/tickets.routes";
+import { deps } from "../http/deps";
 
 // Ticket labels and the organization's label list (docs/visits.md).
 
@@ -35,7 +36,7 @@ app.openapi(add, async (c) => {
   const { ticketId } = c.req.valid("param");
   const queue = await ticketQueueOfCaller(c, ticketId);
   await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
-  return c.json(ok(ticketRecord(await addLabel(c.env, queue, ticketId, c.req.valid("json").label, now()))), 200);
+  return c.json(ok(ticketRecord(await addLabel(deps(c), queue, ticketId, c.req.valid("json").label, now()))), 200);
 });
 
 const remove = createRoute({
@@ -53,7 +54,7 @@ app.openapi(remove, async (c) => {
   const { ticketId, label } = c.req.valid("param");
   const queue = await ticketQueueOfCaller(c, ticketId);
   await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
-  return c.json(ok(ticketRecord(await removeLabel(c.env, queue, ticketId, label, now()))), 200);
+  return c.json(ok(ticketRecord(await removeLabel(deps(c), queue, ticketId, label, now()))), 200);
 });
 
 const OrganizationLabel = z.object({ label: z.string(), createdAt: z.string() }).openapi("OrganizationLabel");
@@ -72,7 +73,7 @@ const list = createRoute({
 app.openapi(list, async (c) => {
   const { organizationId } = c.req.valid("param");
   await authorize(c, organizationId, "QUEUE_VIEW");
-  return c.json(ok((await listLabels(c.env, organizationId)).map(labelRecord)), 200);
+  return c.json(ok((await listLabels(deps(c), organizationId)).map(labelRecord)), 200);
 });
 
 export default app;

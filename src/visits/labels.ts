@@ -1,12 +1,11 @@
 import { and, asc, count, eq, lt, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { organizationLabels } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { iso } from "../lib/time";
 import type { TicketView } from "../queue-room/contract";
 import type { QueueRow } from "../http/credentials/queues";
 import { inRoom } from "../tickets/queue-rooms";
+import type { Deps } from "../http/deps";
 
 // Labels (docs/visits.md): staff tag a ticket ("interpreter", "second-visit") to find it again
 // in listings. The ticket's labels live on its row in the room (the single writer of a ticket),
@@ -22,8 +21,8 @@ export function labelRecord(row: LabelRow) {
   return { label: row.label, createdAt: iso(row.createdAt) };
 }
 
-export async function listLabels(env: Env, organizationId: string): Promise<LabelRow[]> {
-  return database(env.DB)
+export async function listLabels({ db }: Deps, organizationId: string): Promise<LabelRow[]> {
+  return db
     .select()
     .from(organizationLabels)
     .where(eq(organizationLabels.organizationId, organizationId))
@@ -35,8 +34,8 @@ export async function listLabels(env: Env, organizationId: string): Promise<Labe
  * The label joins the organization's list first (a no-op when it is there), refused 409
  * CONFLICT once the list is full; then the room puts it on the ticket.
  */
-export async function addLabel(env: Env, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
-  const db = database(env.DB);
+export async function addLabel(deps: Deps, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
+  const { db } = deps;
   const l = organizationLabels;
   // A conditional INSERT … SELECT: the row comes from the count of the list, only while it is under the limit.
   const list = db
@@ -70,10 +69,10 @@ export async function addLabel(env: Env, queue: QueueRow, ticketId: string, labe
       limit: MAX_ORGANIZATION_LABELS,
     });
   }
-  return inRoom(env, queue, (room) => room.command({ verb: "label", ticketId, label, add: true, at }));
+  return inRoom(deps, queue, (room) => room.command({ verb: "label", ticketId, label, add: true, at }));
 }
 
 /** Takes the label off the ticket; it stays in the organization's list. */
-export async function removeLabel(env: Env, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
-  return inRoom(env, queue, (room) => room.command({ verb: "label", ticketId, label, add: false, at }));
+export async function removeLabel(deps: Deps, queue: QueueRow, ticketId: string, label: string, at: number): Promise<TicketView> {
+  return inRoom(deps, queue, (room) => room.command({ verb: "label", ticketId, label, add: false, at }));
 }

@@ -13,6 +13,7 @@ import { getTicket } from "../tickets/tickets";
 import { readVisitorTicket } from "../tickets/visitor-tickets";
 import { PhoneVerificationSchema } from "../http/schemas";
 import { TICKET_TOKEN_HEADER, withTicketToken } from "../widget/widget.routes";
+import { deps } from "../http/deps";
 
 // The visitor gives back the one-time code texted at their join, or asks for a new one
 // (docs/limits.md, "SMS and messaging caps": requirePhoneCode). Authorised as the visitor's other
@@ -37,13 +38,13 @@ async function codeTicketOf(c: Context<AppEnv>, ticketId: string): Promise<CodeT
   const at = now();
   if (c.req.header(TICKET_TOKEN_HEADER)?.trim()) {
     return withTicketToken(c, ticketId, async (queue, token) => {
-      const visitor = await readVisitorTicket(c.env, queue, ticketId, token, at);
+      const visitor = await readVisitorTicket(deps(c), queue, ticketId, token, at);
       return visitor && { id: ticketId, organizationId: queue.organizationId, displayCode: visitor.displayCode, queueName: queue.name };
     });
   }
   const principal = requireCredential(c);
   const queue = await ticketQueueOfCaller(c, ticketId);
-  const ticket = await getTicket(c.env, queue, ticketId, at);
+  const ticket = await getTicket(deps(c), queue, ticketId, at);
   if (principal.kind !== "session" || ticket.userId !== principal.user.id) await authorizeOnQueue(c, queue, "QUEUE_OPERATE");
   return { id: ticket.id, organizationId: ticket.organizationId, displayCode: ticket.displayCode, queueName: queue.name };
 }
@@ -65,7 +66,7 @@ const read = createRoute({
 app.openapi(read, async (c) => {
   const { ticketId } = c.req.valid("param");
   const ticket = await codeTicketOf(c, ticketId);
-  return c.json(ok({ ticketId: ticket.id, ...(await phoneVerificationOf(c.env, ticket.id, now())) }), 200);
+  return c.json(ok({ ticketId: ticket.id, ...(await phoneVerificationOf(deps(c), ticket.id, now())) }), 200);
 });
 
 const verify = createRoute({
@@ -103,7 +104,7 @@ const verify = createRoute({
 app.openapi(verify, async (c) => {
   const { ticketId } = c.req.valid("param");
   const ticket = await codeTicketOf(c, ticketId);
-  const view = await verifyPhoneCode(c.env, ticket.id, c.req.valid("json").code, now());
+  const view = await verifyPhoneCode(deps(c), ticket.id, c.req.valid("json").code, now());
   return c.json(ok({ ticketId: ticket.id, ...view }), 200);
 });
 
@@ -130,7 +131,7 @@ const resend = createRoute({
 app.openapi(resend, async (c) => {
   const { ticketId } = c.req.valid("param");
   const ticket = await codeTicketOf(c, ticketId);
-  return c.json(ok({ ticketId: ticket.id, ...(await resendPhoneCode(c.env, ticket, now())) }), 200);
+  return c.json(ok({ ticketId: ticket.id, ...(await resendPhoneCode(deps(c), ticket, now())) }), 200);
 });
 
 export default app;

@@ -10,9 +10,7 @@ import {
   type PhoneVerificationStatus,
 } from "../domain/phone-codes";
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
-import { database } from "../db/client";
 import { notificationDeliveries, organizations, phoneVerifications } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError, validationError } from "../http/errors";
 import { MAC_HEX_LENGTH, signCredential, verifyCredential } from "../lib/credentials";
 import { DAY, iso, utcDayStart } from "../lib/time";
@@ -20,6 +18,7 @@ import { deliver, deliveryKey } from "../notifications/notification-delivery";
 import { barePhone, isOptedOut } from "../notifications/opt-outs";
 import { businessText } from "../notifications/message-templates";
 import type { OrganizationSmsPolicy } from "../notifications/sms-guard";
+import { type Deps } from "../http/deps";
 
 // A visitor's number proven by a one-time code (docs/limits.md, "SMS and messaging caps"). At a
 // join that gives a phone, an organization with `requirePhoneCode` texts a 6-digit code, through
@@ -61,18 +60,18 @@ function viewOf(row: Row | null, at: number): PhoneVerificationView {
 }
 
 /** The MAC of a ticket's code: the ticket id is in it, so one code's MAC says nothing of another ticket's. */
-async function codeHash(env: Env, ticketId: string, code: string): Promise<string> {
+async function codeHash({ env }: Deps, ticketId: string, code: string): Promise<string> {
   return (await signCredential(env, `phone-code:${ticketId}:${code}`)).slice(-MAC_HEX_LENGTH);
 }
 
 /** Constant time, under the current or the previous TOKEN_SECRET (a rotation does not void pending codes). */
-function codeMatches(env: Env, ticketId: string, code: string, hash: string): Promise<boolean> {
+function codeMatches({ env }: Deps, ticketId: string, code: string, hash: string): Promise<boolean> {
   return verifyCredential(env, `phone-code:${ticketId}:${code}${hash}`);
 }
 
-async function readRow(env: Env, ticketId: string): Promise<Row | null> {
+async function readRow({ db }: Deps, ticketId: string): Promise<Row | null> {
   const p = phoneVerifications;
-  const row = await database(env.DB)
+  const row = await db
     .select({
       phone: p.phone,
       language: p.language,
@@ -94,15 +93,15 @@ async function readRow(env: Env, ticketId: string): Promise<Row | null> {
  * (or will, on a passing failure). Once the provider has had it, the delivery row keeps the
  * message without the code.
  */
-async function textCode(env: Env, ticket: CodeTicket, row: Pick<Row, "phone" | "language">, code: string, sendNo: number, at: number) {
-  const db = database(env.DB);
+async function textCode(deps: Deps, ticket: CodeTicket, row: Pick<Row, "phone" | "language">, code: string, sendNo: number, at: number) {
+  const { db } = deps;
   const org = await db
     .select({ defaultLanguage: organizations.defaultLanguage })
     .from(organizations)
     .where(eq(organizations.id, ticket.organizationId))
     .get();
   const language = pickLanguage(row.language, org?.defaultLanguage);
-  const own = await businessText(env, ticket.organizationId, ticket.queueId ?? null, PHONE_CODE_MESSAGE, language);
+  const own = await businessText(deps, ticket.organizationId, ticket.queueId ?? null, PHONE_CODE_MESSAGE, language);
   const text = render(PHONE_CODE_MESSAGE, language, { otp: code, code: ticket.displayCode, queue: ticket.queueName }, own);
   const delivery: Delivery = {
     eventId: `phone_code:${ticket.id}:${sendNo}`,
@@ -113,7 +112,7 @@ async function textCode(env: Env, ticket: CodeTicket, row: Pick<Row, "phone" | "
     ...text,
     data: { type: PHONE_CODE_MESSAGE, ticketId: ticket.id, displayCode: ticket.displayCode },
   };
-  await deliver(env, [delivery], at);
+  await deliver(deps, [delivery], at);
   const redacted = JSON.stringify({
     target: delivery.target,
     title: text.title,
@@ -139,27 +138,28 @@ async function textCode(env: Env, ticket: CodeTicket, row: Pick<Row, "phone" | "
  * Without the setting, on a plan without SMS, or for a number that sent STOP: `none`.
  */
 export async function startPhoneVerification(
-  env: Env,
+  deps: Deps,
   ticket: CodeTicket,
   phone: string,
   language: string | null,
   admitted: OrganizationSmsPolicy,
   at: number,
 ): Promise<PhoneVerificationView> {
+  const { db } = deps;
   if (!admitted.policy.requirePhoneCode || admitted.smsPerMonth === 0) return NO_PHONE_VERIFICATION;
   const bare = barePhone(phone);
-  if (await isOptedOut(env, ticket.organizationId, bare)) return NO_PHONE_VERIFICATION;
+  if (await isOptedOut(deps, ticket.organizationId, bare)) return NO_PHONE_VERIFICATION;
   const code = newPhoneCode();
   const expiresAt = at + PHONE_CODE_TTL_MS;
   // Stored before it is sent: the visitor may type it back as soon as it arrives.
-  await database(env.DB)
+  await db
     .insert(phoneVerifications)
     .values({
       ticketId: ticket.id,
       organizationId: ticket.organizationId,
       phone: bare,
       language,
-      codeHash: await codeHash(env, ticket.id, code),
+      codeHash: await codeHash(deps, ticket.id, code),
       expiresAt,
       failedAttempts: 0,
       codesSent: 1,
@@ -168,7 +168,7 @@ export async function startPhoneVerification(
       updatedAt: at,
     })
     .onConflictDoNothing({ target: phoneVerifications.ticketId });
-  await textCode(env, ticket, { phone: bare, language }, code, 1, at);
+  await textCode(deps, ticket, { phone: bare, language }, code, 1, at);
   return { status: "pending", expiresAt: iso(expiresAt) };
 }
 
@@ -180,25 +180,26 @@ export async function startPhoneVerification(
  * `none`, as for any join.
  */
 export async function vouchForPhone(
-  env: Env,
+  deps: Deps,
   ticket: CodeTicket,
   phone: string,
   language: string | null,
   admitted: OrganizationSmsPolicy,
   at: number,
 ): Promise<PhoneVerificationView> {
+  const { db } = deps;
   if (!admitted.policy.requirePhoneCode || admitted.smsPerMonth === 0) return NO_PHONE_VERIFICATION;
   const bare = barePhone(phone);
-  if (await isOptedOut(env, ticket.organizationId, bare)) return NO_PHONE_VERIFICATION;
+  if (await isOptedOut(deps, ticket.organizationId, bare)) return NO_PHONE_VERIFICATION;
   // No code exists: the stored MAC is of a fresh random code nobody is told, and none was sent.
-  await database(env.DB)
+  await db
     .insert(phoneVerifications)
     .values({
       ticketId: ticket.id,
       organizationId: ticket.organizationId,
       phone: bare,
       language,
-      codeHash: await codeHash(env, ticket.id, newPhoneCode()),
+      codeHash: await codeHash(deps, ticket.id, newPhoneCode()),
       expiresAt: at,
       failedAttempts: 0,
       codesSent: 0,
@@ -211,8 +212,8 @@ export async function vouchForPhone(
 }
 
 /** The verification of a ticket, for its holder's page; `none` when it has none. */
-export async function phoneVerificationOf(env: Env, ticketId: string, at: number): Promise<PhoneVerificationView> {
-  return viewOf(await readRow(env, ticketId), at);
+export async function phoneVerificationOf(deps: Deps, ticketId: string, at: number): Promise<PhoneVerificationView> {
+  return viewOf(await readRow(deps, ticketId), at);
 }
 
 function nothingToVerify(): ApiError {
@@ -236,21 +237,21 @@ function deadCode(reason: "too_many_attempts" | "expired"): ApiError {
  * The visitor gives the code back: `verified` (also when it already was); 400 naming `code` with
  * `attemptsLeft` for a wrong code; 409 INVALID_STATE for a dead or expired code, or none at all.
  */
-export async function verifyPhoneCode(env: Env, ticketId: string, code: string, at: number): Promise<PhoneVerificationView> {
-  const row = await readRow(env, ticketId);
+export async function verifyPhoneCode(deps: Deps, ticketId: string, code: string, at: number): Promise<PhoneVerificationView> {
+  const { db } = deps;
+  const row = await readRow(deps, ticketId);
   if (!row) throw nothingToVerify();
   if (row.verifiedAt !== null) return viewOf(row, at);
   const dead = deadReason(stateOf(row), at);
   if (dead) throw deadCode(dead);
   const p = phoneVerifications;
-  const db = database(env.DB);
   const unverified = and(
     eq(p.ticketId, ticketId),
     eq(p.codeHash, row.codeHash),
     isNull(p.verifiedAt),
     lt(p.failedAttempts, PHONE_CODE_MAX_ATTEMPTS),
   );
-  if (await codeMatches(env, ticketId, code, row.codeHash)) {
+  if (await codeMatches(deps, ticketId, code, row.codeHash)) {
     // Only while the code read is still the ticket's, alive, and not killed by concurrent wrong tries.
     const [done] = await db
       .update(p)
@@ -258,14 +259,14 @@ export async function verifyPhoneCode(env: Env, ticketId: string, code: string, 
       .where(and(unverified, gt(p.expiresAt, at)))
       .returning({ verifiedAt: p.verifiedAt });
     if (done) return { status: "verified", expiresAt: null };
-    return answerAfterRace(env, ticketId, at);
+    return answerAfterRace(deps, ticketId, at);
   }
   const [failed] = await db
     .update(p)
     .set({ failedAttempts: sql`${p.failedAttempts} + 1`, updatedAt: at })
     .where(unverified)
     .returning({ failedAttempts: p.failedAttempts });
-  if (!failed) return answerAfterRace(env, ticketId, at);
+  if (!failed) return answerAfterRace(deps, ticketId, at);
   const attemptsLeft = PHONE_CODE_MAX_ATTEMPTS - failed.failedAttempts;
   throw validationError(
     "code",
@@ -277,8 +278,8 @@ export async function verifyPhoneCode(env: Env, ticketId: string, code: string, 
 }
 
 /** The row changed between the read and the write (a concurrent try or resend): answer by what it is now. */
-async function answerAfterRace(env: Env, ticketId: string, at: number): Promise<PhoneVerificationView> {
-  const now = await readRow(env, ticketId);
+async function answerAfterRace(deps: Deps, ticketId: string, at: number): Promise<PhoneVerificationView> {
+  const now = await readRow(deps, ticketId);
   if (!now) throw nothingToVerify();
   if (now.verifiedAt !== null) return viewOf(now, at);
   throw deadCode(deadReason(stateOf(now), at) ?? "too_many_attempts");
@@ -288,21 +289,22 @@ async function answerAfterRace(env: Env, ticketId: string, at: number): Promise<
  * A new code, texted like the first: it counts against the per-ticket cap, the day's ceiling and
  * the allowance (429 when refused, the previous code left as it was). Already verified: nothing sent.
  */
-export async function resendPhoneCode(env: Env, ticket: CodeTicket, at: number): Promise<PhoneVerificationView> {
+export async function resendPhoneCode(deps: Deps, ticket: CodeTicket, at: number): Promise<PhoneVerificationView> {
+  const { db } = deps;
   // The send's number is taken first: concurrent resends are distinct messages, and only the last one's code is kept.
   const p = phoneVerifications;
-  const [taken] = await database(env.DB)
+  const [taken] = await db
     .update(p)
     .set({ codesSent: sql`${p.codesSent} + 1`, updatedAt: at })
     .where(and(eq(p.ticketId, ticket.id), isNull(p.verifiedAt)))
     .returning({ phone: p.phone, language: p.language, codesSent: p.codesSent });
   if (!taken) {
-    const row = await readRow(env, ticket.id);
+    const row = await readRow(deps, ticket.id);
     if (!row) throw nothingToVerify();
     return viewOf(row, at);
   }
   const code = newPhoneCode();
-  const refused = await textCode(env, ticket, taken, code, taken.codesSent, at);
+  const refused = await textCode(deps, ticket, taken, code, taken.codesSent, at);
   if (refused) {
     const reset = utcDayStart(at) + DAY;
     const retryAfter = Math.max(1, Math.ceil((reset - at) / 1000));
@@ -314,9 +316,9 @@ export async function resendPhoneCode(env: Env, ticket: CodeTicket, at: number):
     );
   }
   const expiresAt = at + PHONE_CODE_TTL_MS;
-  await database(env.DB)
+  await db
     .update(p)
-    .set({ codeHash: await codeHash(env, ticket.id, code), expiresAt, failedAttempts: 0, updatedAt: at })
+    .set({ codeHash: await codeHash(deps, ticket.id, code), expiresAt, failedAttempts: 0, updatedAt: at })
     .where(and(eq(p.ticketId, ticket.id), eq(p.codesSent, taken.codesSent), isNull(p.verifiedAt)));
   return { status: "pending", expiresAt: iso(expiresAt) };
 }

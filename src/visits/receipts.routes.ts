@@ -16,6 +16,7 @@ import { getTicket } from "../tickets/tickets";
 import { readVisitorTicket, ticketTokenForm } from "../tickets/visitor-tickets";
 import { Language } from "../http/schemas";
 import { TICKET_TOKEN_HEADER } from "../widget/widget.routes";
+import { deps } from "../http/deps";
 
 // A ticket's receipt (docs/receipts.md): ESC/POS for a thermal printer, or an 80 mm HTML page.
 
@@ -66,23 +67,23 @@ async function readableTicket(c: Context<AppEnv>, ticketId: string, at: number):
     // As the widget's token routes judge a token: one we did not sign is refused on the spot;
     // only the unsigned format handed before is looked up behind the failed-credential limit.
     const queueId = queueIdOfTicket(ticketId);
-    const form = queueId ? await ticketTokenForm(c.env, token) : "forged";
+    const form = queueId ? await ticketTokenForm(deps(c), token) : "forged";
     if (form === "forged" || !queueId) throw notFound("Ticket");
     if (form === "legacy") {
       const refused = await credentialRefusal(c);
       if (refused) throw refused;
     }
-    const queue = await findQueue(c.env, queueId).catch(() => null);
-    const visitor = queue ? await readVisitorTicket(c.env, queue, ticketId, token, at) : null;
+    const queue = await findQueue(deps(c), queueId).catch(() => null);
+    const visitor = queue ? await readVisitorTicket(deps(c), queue, ticketId, token, at) : null;
     if (!queue || !visitor) {
       if (form === "legacy") await recordFailedCredential(c);
       throw notFound("Ticket");
     }
-    return { ticket: await getTicket(c.env, queue, ticketId, at), token };
+    return { ticket: await getTicket(deps(c), queue, ticketId, at), token };
   }
   const queue = await ticketQueueOfCaller(c, ticketId);
   await authorizeOnQueue(c, queue, "QUEUE_VIEW");
-  return { ticket: await getTicket(c.env, queue, ticketId, at), token: null };
+  return { ticket: await getTicket(deps(c), queue, ticketId, at), token: null };
 }
 
 /** Where the visitor's status page is served (the public address when configured, else this request's). */
@@ -95,7 +96,7 @@ app.openapi(receipt, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { format, language } = c.req.valid("query");
   const { ticket, token } = await readableTicket(c, ticketId, now());
-  const content = await receiptContent(c.env, ticket, token ? statusPageUrl(c, ticket.id, token) : null, language);
+  const content = await receiptContent(deps(c), ticket, token ? statusPageUrl(c, ticket.id, token) : null, language);
   if (format === "html") {
     return c.body(receiptPage(content), 200, { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": RECEIPT_PAGE_CSP });
   }

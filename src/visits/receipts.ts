@@ -1,10 +1,9 @@
 import { asc, eq } from "drizzle-orm";
-import { database } from "../db/client";
 import { locations, organizations, serviceLocations, services } from "../db/schema";
 import { escposReceipt, htmlReceipt, receiptTime, type ReceiptContent, type ReceiptLanguage } from "../domain/receipt";
-import type { Env } from "../env";
 import type { TicketView } from "../queue-room/contract";
 import { qrSvg } from "../entry/qr-images";
+import type { Deps } from "../http/deps";
 
 // A ticket's receipt (docs/receipts.md): what it prints is looked up here, the bytes and the
 // page are made by domain/receipt.ts.
@@ -13,8 +12,7 @@ import { qrSvg } from "../entry/qr-images";
 const RECEIPT_QR_PIXELS = 400;
 
 /** The organization, the service and the service's first location (its name and time zone). */
-async function receiptFacts(env: Env, ticket: TicketView) {
-  const db = database(env.DB);
+async function receiptFacts({ db }: Deps, ticket: TicketView) {
   const [org, service, place] = await Promise.all([
     db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, ticket.organizationId)).get(),
     db.select({ name: services.name }).from(services).where(eq(services.id, ticket.serviceId)).get(),
@@ -30,12 +28,12 @@ async function receiptFacts(env: Env, ticket: TicketView) {
 }
 
 export async function receiptContent(
-  env: Env,
+  deps: Deps,
   ticket: TicketView,
   statusUrl: string | null,
   language: ReceiptLanguage,
 ): Promise<ReceiptContent> {
-  const facts = await receiptFacts(env, ticket);
+  const facts = await receiptFacts(deps, ticket);
   return {
     displayCode: ticket.displayCode,
     organizationName: facts.organizationName,

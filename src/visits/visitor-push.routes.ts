@@ -59,11 +59,11 @@ const TicketParam = idParam("ticketId", "tkt");
 async function visitorTicket(c: Parameters<typeof actorIn>[0], ticketId: string) {
   const queueId = queueIdOfTicket(ticketId);
   if (!queueId) throw notFound("Ticket");
-  const queue = await findQueue(c.env, queueId).catch(() => {
+  const queue = await findQueue(deps(c), queueId).catch(() => {
     throw notFound("Ticket");
   });
   const actor = await actorIn(c, queue.organizationId, "Ticket");
-  const ticket = await getTicket(c.env, queue, ticketId, now()).catch(() => {
+  const ticket = await getTicket(deps(c), queue, ticketId, now()).catch(() => {
     throw notFound("Ticket");
   });
   if (ticket.source !== "widget" || ticket.userId !== (actor.apiKeyId ?? actor.userId)) throw notFound("Ticket");

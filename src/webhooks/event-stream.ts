@@ -4,11 +4,10 @@
 // (GET /v1/events?startingAfter=evt_…), which is also what `npm run webhooks:listen` polls.
 
 import { and, asc, eq, gt, inArray, lt, max, type SQL } from "drizzle-orm";
-import { database, nonEmpty, type Database } from "../db/client";
+import { nonEmpty } from "../db/client";
 import { organizationEvents } from "../db/schema";
 import type { DomainEventMessage, EventType } from "../domain/events";
 import { eventPayload, splitPersonalData, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
-import type { Env } from "../env";
 import { sealSecret } from "../lib/secret-box";
 import { readStoredEvent } from "./stored-events";
 import { DAY } from "../lib/time";
@@ -24,7 +23,7 @@ export const EVENT_HISTORY_MS = DAY;
  * data (issue 40, docs/security.md): the phone masked, no e-mail; the full values are sealed
  * apart in `personal_sealed`, opened only for a reader that receives them (`readStoredEvent`).
  */
-export async function recordEvents(env: Env, events: readonly DomainEventMessage[], at: number): Promise<void> {
+export async function recordEvents({ db, env }: Deps, events: readonly DomainEventMessage[], at: number): Promise<void> {
   if (events.length === 0) return;
   const rows = await Promise.all(
     events.map(async (e) => {
@@ -32,7 +31,6 @@ export async function recordEvents(env: Env, events: readonly DomainEventMessage
       return { e, masked, sealed: personal === null ? null : await sealSecret(env, JSON.stringify(personal)) };
     }),
   );
-  const db = database(env.DB);
   const statements = nonEmpty([
     ...rows.map(({ e, masked, sealed }) =>
       db
@@ -66,15 +64,11 @@ export type EventPage =
   | { kind: "unknownCursor" };
 
 /** The organization's events in recording order, after the cursor's event, filtered, as `reader` receives them. */
-export async function listEvents(
-  { env, db }: Deps,
-  organizationId: string,
-  filter: EventFilter,
-  reader: PayloadReader,
-): Promise<EventPage> {
+export async function listEvents(deps: Deps, organizationId: string, filter: EventFilter, reader: PayloadReader): Promise<EventPage> {
+  const { env, db } = deps;
   const where: SQL[] = [eq(organizationEvents.organizationId, organizationId)];
   if (filter.startingAfter !== null) {
-    const anchor = await seqOf(db, organizationId, filter.startingAfter);
+    const anchor = await seqOf(deps, organizationId, filter.startingAfter);
     if (anchor === null) return { kind: "unknownCursor" };
     where.push(gt(organizationEvents.seq, anchor));
   }
@@ -91,7 +85,7 @@ export async function listEvents(
 }
 
 /** The recording sequence of the organization's event `id`, or null when it is not kept (unknown, or older than 24 h). */
-async function seqOf(db: Database, organizationId: string, id: string): Promise<number | null> {
+async function seqOf({ db }: Deps, organizationId: string, id: string): Promise<number | null> {
   const row = await db
     .select({ seq: organizationEvents.seq })
     .from(organizationEvents)
@@ -105,8 +99,9 @@ async function seqOf(db: Database, organizationId: string, id: string): Promise<
  * event `after` names, or after the organization's last event so far. Null: `after` names no
  * event of this organization still kept.
  */
-export async function streamStartSeq({ db }: Deps, organizationId: string, after: string | null): Promise<number | null> {
-  if (after !== null) return seqOf(db, organizationId, after);
+export async function streamStartSeq(deps: Deps, organizationId: string, after: string | null): Promise<number | null> {
+  const { db } = deps;
+  if (after !== null) return seqOf(deps, organizationId, after);
   const last = await db
     .select({ seq: max(organizationEvents.seq) })
     .from(organizationEvents)
@@ -116,7 +111,7 @@ export async function streamStartSeq({ db }: Deps, organizationId: string, after
 }
 
 /** Hands an upgrade without a credential to the organization's event hub, which waits for its login message (event-hub.ts). */
-export function openPendingStream(env: Env, pending: PendingStart): Promise<Response> {
+export function openPendingStream({ env }: Deps, pending: PendingStart): Promise<Response> {
   const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(pending.organizationId));
   return hub.fetch(
     new Request("https://event-hub/stream", { headers: { Upgrade: "websocket", "X-Stream-Pending": JSON.stringify(pending) } }),
@@ -124,7 +119,7 @@ export function openPendingStream(env: Env, pending: PendingStart): Promise<Resp
 }
 
 /** Hands an authorized upgrade to the organization's event hub (event-hub.ts). */
-export function openEventStream(env: Env, start: StreamStart): Promise<Response> {
+export function openEventStream({ env }: Deps, start: StreamStart): Promise<Response> {
   const hub = env.EVENT_HUB.get(env.EVENT_HUB.idFromName(start.organizationId));
   return hub.fetch(new Request("https://event-hub/stream", { headers: { Upgrade: "websocket", "X-Stream-Start": JSON.stringify(start) } }));
 }
@@ -133,7 +128,7 @@ export function openEventStream(env: Env, start: StreamStart): Promise<Response>
  * Tells each organization's hub that its events were recorded, so its sockets get them now. A
  * hub that cannot be reached is logged, not retried: its sockets get the events with the next poke.
  */
-export async function announceEvents(env: Env, events: readonly DomainEventMessage[]): Promise<void> {
+export async function announceEvents({ env }: Deps, events: readonly DomainEventMessage[]): Promise<void> {
   const organizations = [...new Set(events.map((e) => e.organizationId))];
   await Promise.all(
     organizations.map(async (organizationId) => {

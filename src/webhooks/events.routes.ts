@@ -169,7 +169,7 @@ app.openapi(
     if (!login && c.get("principal").kind === "anonymous") {
       // No credential at all: a browser logs in with its first message (docs/event-socket.md).
       const url = new URL(c.req.url);
-      return openPendingStream(c.env, { organizationId, query: url.search, address: clientIp(c), protocol });
+      return openPendingStream(deps(c), { organizationId, query: url.search, address: clientIp(c), protocol });
     }
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE");
     const query = c.req.valid("query");
@@ -186,7 +186,7 @@ app.openapi(
       protocol,
     };
     if (login) return c.json(ok(start), 200);
-    return openEventStream(c.env, start);
+    return openEventStream(deps(c), start);
   },
 );
 

@@ -23,6 +23,7 @@ import {
   webhookRecord,
 } from "./webhooks";
 import { PublicParagraph } from "../http/schemas";
+import { deps } from "../http/deps";
 
 const app = router();
 
@@ -139,7 +140,7 @@ app.openapi(
     const body = c.req.valid("json");
     if (body.includePersonalData) requirePersonalDataGrant(actor);
     const { row, secret } = await createWebhook(
-      c.env,
+      deps(c),
       organizationId,
       { ...body, apiVersion: c.get("apiVersion") },
       now(),
@@ -164,7 +165,7 @@ app.openapi(
     const { organizationId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE");
     const window = listWindow(c.req.valid("query"));
-    const { rows, total, hasMore } = await listWebhooks(c.env, organizationId, window);
+    const { rows, total, hasMore } = await listWebhooks(deps(c), organizationId, window);
     return c.json(
       okList(
         rows.map(webhookRecord),
@@ -194,7 +195,7 @@ app.openapi(
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    return c.json(ok(webhookRecord(await findWebhook(c.env, organizationId, webhookId))), 200);
+    return c.json(ok(webhookRecord(await findWebhook(deps(c), organizationId, webhookId))), 200);
   },
 );
 
@@ -214,7 +215,7 @@ app.openapi(
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
     const body = c.req.valid("json");
     if (body.includePersonalData) requirePersonalDataGrant(actor);
-    return c.json(ok(webhookRecord(await updateWebhook(c.env, organizationId, webhookId, body, now(), auditOrigin(c, actor)))), 200);
+    return c.json(ok(webhookRecord(await updateWebhook(deps(c), organizationId, webhookId, body, now(), auditOrigin(c, actor)))), 200);
   },
 );
 
@@ -232,7 +233,7 @@ app.openapi(
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    return c.json(ok(webhookRecord(await deleteWebhook(c.env, organizationId, webhookId, now(), auditOrigin(c, actor)))), 200);
+    return c.json(ok(webhookRecord(await deleteWebhook(deps(c), organizationId, webhookId, now(), auditOrigin(c, actor)))), 200);
   },
 );
 
@@ -250,7 +251,7 @@ app.openapi(
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
     const actor = await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    const { row, secret } = await rotateWebhookSecret(c.env, organizationId, webhookId, now(), auditOrigin(c, actor));
+    const { row, secret } = await rotateWebhookSecret(deps(c), organizationId, webhookId, now(), auditOrigin(c, actor));
     return c.json(ok({ ...webhookRecord(row), secret }), 200);
   },
 );
@@ -269,7 +270,7 @@ app.openapi(
   async (c) => {
     const { organizationId, webhookId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    return c.json(ok(deliveryRecord(await sendTestEvent(c.env, organizationId, webhookId, now()))), 202);
+    return c.json(ok(deliveryRecord(await sendTestEvent(deps(c), organizationId, webhookId, now()))), 202);
   },
 );
 
@@ -288,7 +289,7 @@ app.openapi(
     const { organizationId, webhookId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
     const window = listWindow(c.req.valid("query"));
-    const { rows, total, hasMore } = await listDeliveries(c.env, organizationId, webhookId, window);
+    const { rows, total, hasMore } = await listDeliveries(deps(c), organizationId, webhookId, window);
     return c.json(
       okList(
         rows.map(deliveryRecord),
@@ -318,7 +319,7 @@ app.openapi(
   async (c) => {
     const { organizationId, webhookId, deliveryId } = c.req.valid("param");
     await authorize(c, organizationId, "WEBHOOK_MANAGE", "Webhook");
-    return c.json(ok(deliveryRecord(await redeliver(c.env, organizationId, webhookId, deliveryId, now()))), 202);
+    return c.json(ok(deliveryRecord(await redeliver(deps(c), organizationId, webhookId, deliveryId, now()))), 202);
   },
 );
 

@@ -7,7 +7,6 @@ import { auditInsertIfChanged } from "../audit/audit";
 import { FIRST_API_VERSION, isApiVersion, type ApiVersion } from "../domain/api-versions";
 import { changedFields, type AuditOrigin } from "../domain/audit";
 import { payloadFor, subscribes, TEST_EVENT, type WebhookPayload, eventPayload } from "../domain/webhooks";
-import type { Env } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { sealSecret } from "../lib/secret-box";
@@ -15,6 +14,7 @@ import { DAY, iso, isoOrNull } from "../lib/time";
 import type { ListWindow } from "../http/cursor";
 import { keysetPage } from "../http/keyset";
 import { checkDestination, checkUrlShape, OutboundRefusal, ResolverUnavailable } from "../providers/safe-fetch";
+import { type Deps } from "../http/deps";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -88,7 +88,7 @@ export function mintWebhookSecret(): string {
  * our own resolver cannot be reached the URL is kept on its shape alone: every delivery checks
  * the address again, which is where it matters, and our outage is not the customer's error.
  */
-async function guardedUrl(env: Env, url: string): Promise<string> {
+async function guardedUrl({ env }: Deps, url: string): Promise<string> {
   const options = { loopback: loopbackReceivers(env) };
   try {
     return (await checkDestination(env, url, options)).toString();
@@ -99,8 +99,8 @@ async function guardedUrl(env: Env, url: string): Promise<string> {
   }
 }
 
-export async function findWebhook(env: Env, organizationId: string, webhookId: string): Promise<WebhookRow> {
-  const row = await database(env.DB)
+export async function findWebhook({ db }: Deps, organizationId: string, webhookId: string): Promise<WebhookRow> {
+  const row = await db
     .select()
     .from(webhooks)
     .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
@@ -123,13 +123,14 @@ export interface WebhookInput {
  * insert itself counts the organization's subscriptions and inserts nothing at the limit.
  */
 export async function createWebhook(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   input: WebhookInput & { apiVersion: ApiVersion },
   at: number,
   origin: AuditOrigin,
 ): Promise<{ row: WebhookRow; secret: string }> {
-  const url = await guardedUrl(env, input.url);
+  const { db, env } = deps;
+  const url = await guardedUrl(deps, input.url);
   const sub = await database(env.DB).select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId)).get();
   const limit = entitlements(sub ?? { plan: "starter" }).quotas.webhooks;
   const secret = mintWebhookSecret();
@@ -151,7 +152,6 @@ export async function createWebhook(
     includePersonalData: input.includePersonalData ?? false,
     apiVersion: input.apiVersion,
   };
-  const db = database(env.DB);
   const sealed = await sealSecret(env, secret);
   // A conditional INSERT … SELECT: the row comes from the count of the organization's
   // subscriptions, only while the plan allows one more. Drizzle's insert … select names every
@@ -187,7 +187,7 @@ export async function createWebhook(
   const change = { organizationId, entityType: "webhook", entityId: row.id, action: "webhook.created" as const };
   const [result] = await db.batch([
     insert,
-    auditInsertIfChanged(db, origin, { ...change, changes: changedFields(null, auditedView(row), AUDITED_FIELDS) }, at),
+    auditInsertIfChanged(deps, origin, { ...change, changes: changedFields(null, auditedView(row), AUDITED_FIELDS) }, at),
   ]);
   if (result.meta.changes === 0) {
     throw new ApiError("QUOTA_EXCEEDED", `The plan allows ${limit} webhook subscription${limit === 1 ? "" : "s"}`, {
@@ -199,8 +199,7 @@ export async function createWebhook(
   return { row, secret };
 }
 
-export async function listWebhooks(env: Env, organizationId: string, window: ListWindow) {
-  const db = database(env.DB);
+export async function listWebhooks({ db }: Deps, organizationId: string, window: ListWindow) {
   const where = eq(webhooks.organizationId, organizationId);
   const [page, total] = await Promise.all([
     keysetPage(
@@ -232,16 +231,17 @@ export async function listWebhooks(env: Env, organizationId: string, window: Lis
 }
 
 export async function updateWebhook(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   webhookId: string,
   patch: Partial<WebhookInput>,
   at: number,
   origin: AuditOrigin,
 ): Promise<WebhookRow> {
-  const before = await findWebhook(env, organizationId, webhookId);
+  const { db } = deps;
+  const before = await findWebhook(deps, organizationId, webhookId);
   const set: Partial<WebhookRow> = { updatedAt: at };
-  if (patch.url !== undefined) set.url = await guardedUrl(env, patch.url);
+  if (patch.url !== undefined) set.url = await guardedUrl(deps, patch.url);
   if (patch.events !== undefined) set.events = [...new Set(patch.events)];
   if (patch.description !== undefined) set.description = patch.description;
   if (patch.enabled !== undefined) {
@@ -251,7 +251,6 @@ export async function updateWebhook(
   }
   if (patch.includePersonalData !== undefined) set.includePersonalData = patch.includePersonalData;
   if (patch.apiVersion !== undefined) set.apiVersion = patch.apiVersion;
-  const db = database(env.DB);
   const changes = changedFields(auditedView(before), auditedView({ ...before, ...set }), AUDITED_FIELDS);
   const [rows] = await db.batch([
     db
@@ -260,7 +259,7 @@ export async function updateWebhook(
       .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
       .returning(),
     auditInsertIfChanged(
-      db,
+      deps,
       origin,
       { organizationId, entityType: "webhook", entityId: webhookId, action: "webhook.updated", changes },
       at,
@@ -272,19 +271,19 @@ export async function updateWebhook(
 }
 
 export async function deleteWebhook(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   webhookId: string,
   at: number,
   origin: AuditOrigin,
 ): Promise<WebhookRow> {
-  const db = database(env.DB);
+  const { db } = deps;
   const [rows] = await db.batch([
     db
       .delete(webhooks)
       .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId)))
       .returning(),
-    auditInsertIfChanged(db, origin, { organizationId, entityType: "webhook", entityId: webhookId, action: "webhook.deleted" }, at),
+    auditInsertIfChanged(deps, origin, { organizationId, entityType: "webhook", entityId: webhookId, action: "webhook.deleted" }, at),
   ]);
   const row = rows[0];
   if (!row) throw notFound("Webhook");
@@ -293,13 +292,14 @@ export async function deleteWebhook(
 
 /** A new secret; the one it replaces keeps signing for 24 h so receivers can switch without a gap. */
 export async function rotateWebhookSecret(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   webhookId: string,
   at: number,
   origin: AuditOrigin,
 ): Promise<{ row: WebhookRow; secret: string }> {
-  const current = await findWebhook(env, organizationId, webhookId);
+  const { db, env } = deps;
+  const current = await findWebhook(deps, organizationId, webhookId);
   const secret = mintWebhookSecret();
   // Every secret younger than 24 h keeps signing (issue 26): the one being replaced, and the
   // earlier ones still inside their overlap.
@@ -309,7 +309,6 @@ export async function rotateWebhookSecret(
       : []),
     ...(current.retiredSecrets ?? []).filter((r) => r.expiresAt > at),
   ];
-  const db = database(env.DB);
   const [rows] = await db.batch([
     db
       .update(webhooks)
@@ -323,7 +322,7 @@ export async function rotateWebhookSecret(
       .where(and(eq(webhooks.id, webhookId), eq(webhooks.organizationId, organizationId), eq(webhooks.secret, current.secret)))
       .returning(),
     auditInsertIfChanged(
-      db,
+      deps,
       origin,
       {
         organizationId,
@@ -340,9 +339,9 @@ export async function rotateWebhookSecret(
   return { row, secret };
 }
 
-export async function listDeliveries(env: Env, organizationId: string, webhookId: string, window: ListWindow) {
-  await findWebhook(env, organizationId, webhookId);
-  const db = database(env.DB);
+export async function listDeliveries(deps: Deps, organizationId: string, webhookId: string, window: ListWindow) {
+  const { db } = deps;
+  await findWebhook(deps, organizationId, webhookId);
   const where = eq(webhookDeliveries.webhookId, webhookId);
   const [page, total] = await Promise.all([
     keysetPage(
@@ -396,9 +395,16 @@ function newDelivery(webhook: WebhookRow, payload: WebhookPayload, at: number, r
 }
 
 /** Sends the same event again as a new delivery (same body and `webhook-id`, new attempts). */
-export async function redeliver(env: Env, organizationId: string, webhookId: string, deliveryId: string, at: number): Promise<DeliveryRow> {
-  const webhook = await findWebhook(env, organizationId, webhookId);
-  const original = await database(env.DB)
+export async function redeliver(
+  deps: Deps,
+  organizationId: string,
+  webhookId: string,
+  deliveryId: string,
+  at: number,
+): Promise<DeliveryRow> {
+  const { db, env } = deps;
+  const webhook = await findWebhook(deps, organizationId, webhookId);
+  const original = await db
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
@@ -408,14 +414,15 @@ export async function redeliver(env: Env, organizationId: string, webhookId: str
     ...newDelivery(webhook, { id: original.eventId, type: original.eventType } as WebhookPayload, at, original.id),
     payload: original.payload,
   };
-  await database(env.DB).insert(webhookDeliveries).values(row);
+  await db.insert(webhookDeliveries).values(row);
   await env.WEBHOOKS.send({ deliveryId: row.id });
   return row;
 }
 
 /** A `webhook.test` event sent to this subscription only, enabled or not. */
-export async function sendTestEvent(env: Env, organizationId: string, webhookId: string, at: number): Promise<DeliveryRow> {
-  const webhook = await findWebhook(env, organizationId, webhookId);
+export async function sendTestEvent(deps: Deps, organizationId: string, webhookId: string, at: number): Promise<DeliveryRow> {
+  const { db, env } = deps;
+  const webhook = await findWebhook(deps, organizationId, webhookId);
   const payload: WebhookPayload = {
     id: newId("evt"),
     type: TEST_EVENT,
@@ -424,7 +431,7 @@ export async function sendTestEvent(env: Env, organizationId: string, webhookId:
     data: { webhookId, message: "A test event: your endpoint is reachable and checks signatures." },
   };
   const row = newDelivery(webhook, payload, at, null);
-  await database(env.DB).insert(webhookDeliveries).values(row);
+  await db.insert(webhookDeliveries).values(row);
   await env.WEBHOOKS.send({ deliveryId: row.id });
   return row;
 }
@@ -436,8 +443,8 @@ export async function sendTestEvent(env: Env, organizationId: string, webhookId:
  * first run stopped between the insert and the send (two copies never both send: the
  * consumer leases the row).
  */
-export async function fanOutEvent(env: Env, event: DomainEventMessage, at: number): Promise<number> {
-  const subs = await database(env.DB)
+export async function fanOutEvent({ db, env }: Deps, event: DomainEventMessage, at: number): Promise<number> {
+  const subs = await db
     .select()
     .from(webhooks)
     .where(and(eq(webhooks.organizationId, event.organizationId), eq(webhooks.enabled, true)))
@@ -449,7 +456,6 @@ export async function fanOutEvent(env: Env, event: DomainEventMessage, at: numbe
   const rows = targets.map((w) =>
     newDelivery(w, payloadFor(payload, { version: webhookVersion(w), personalData: w.includePersonalData }), at, null),
   );
-  const db = database(env.DB);
   const inserts = nonEmpty(rows.map((r) => db.insert(webhookDeliveries).values(r).onConflictDoNothing()));
   if (inserts) await db.batch(inserts);
   const unsent = await db

@@ -5,6 +5,7 @@ import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { kioskInfo } from "./kiosk";
 import { widgetActor } from "./widget.routes";
+import { deps } from "../http/deps";
 
 // The ticket kiosk's one read (the /kiosk page, docs/pages.md): a widget key may call only the
 // widget routes, and none of them names a location's services.
@@ -51,7 +52,7 @@ const kiosk = createRoute({
 
 app.openapi(kiosk, async (c) => {
   const { locationId } = c.req.valid("param");
-  const info = await kioskInfo(c.env, locationId, (organizationId) =>
+  const info = await kioskInfo(deps(c), locationId, (organizationId) =>
     widgetActor(c, organizationId, "read", { what: "Location", at: [locationId] }),
   );
   return c.json(ok(info), 200);

@@ -1,17 +1,15 @@
 import { and, asc, eq, isNull } from "drizzle-orm";
-import { database } from "../db/client";
 import { locations, organizations, queues, serviceLocations, services } from "../db/schema";
-import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { offeredLanguages, placeLanguage } from "../domain/languages";
+import type { Deps } from "../http/deps";
 
 /**
  * What a ticket kiosk at one location shows (GET /v1/widget/locations/{locationId}/kiosk): the
  * location, its organization's public face, and the queues of the location's active services
  * that take tickets now (status `active`, not archived), one button each.
  */
-export async function kioskInfo(env: Env, locationId: string, allow: (organizationId: string) => Promise<unknown>) {
-  const db = database(env.DB);
+export async function kioskInfo({ db }: Deps, locationId: string, allow: (organizationId: string) => Promise<unknown>) {
   const location = await db.select().from(locations).where(eq(locations.id, locationId)).get();
   if (!location) throw notFound("Location");
   // Who may read it depends on the location's organization, known only now.

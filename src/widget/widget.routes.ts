@@ -9,7 +9,7 @@ import { publicQueue, queueOfCaller } from "../tickets/queue-access";
 import { forbidden, notFound, validationError } from "../http/errors";
 import { reachesOrganization } from "../http/livemode";
 import { reaches } from "../domain/location-scope";
-import { serviceLocationsOf } from "../catalog/location-scope";
+import { locationsOfService } from "../catalog/location-scope";
 import { deps } from "../http/deps";
 import { permissionRefused } from "../http/permission-refusal";
 import { errors, idParam, jsonBody, jsonResponse, okEnvelope, SECURITY } from "../http/openapi";
@@ -312,7 +312,7 @@ const info = createRoute({
 app.openapi(info, async (c) => {
   const { organizationId } = c.req.valid("param");
   await widgetActor(c, organizationId, "read", { what: "Organization", at: null });
-  return c.json(ok(await widgetInfo(c.env, organizationId)), 200);
+  return c.json(ok(await widgetInfo(deps(c), organizationId)), 200);
 });
 
 // ---- status (public) --------------------------------------------------------------------------
@@ -337,7 +337,7 @@ const status = createRoute({
 app.openapi(status, async (c) => {
   const queue = await publicQueue(c, c.req.valid("param").queueId);
   if (!reachesOrganization(c.get("principal"), queue.organizationId)) throw notFound("Queue");
-  const body = ok(await widgetStatus(c.env, queue, now()));
+  const body = ok(await widgetStatus(deps(c), queue, now()));
   const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
   const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
   const match = c.req.header("If-None-Match");
@@ -381,11 +381,11 @@ app.openapi(join, async (c) => {
   const queue = await queueOfCaller(c, c.req.valid("param").queueId);
   const actor = await widgetActor(c, queue.organizationId, "join", {
     what: "Queue",
-    at: () => serviceLocationsOf(deps(c), queue.serviceId),
+    at: () => locationsOfService(deps(c), queue.serviceId),
   });
   const body = c.req.valid("json");
   const { ticket, token, phoneVerification, notifyBy } = await widgetJoin(
-    c.env,
+    deps(c),
     queue,
     {
       actingId: actor.userId ?? actor.apiKeyId!,
@@ -431,7 +431,7 @@ export async function withTicketToken<T>(
 ): Promise<T> {
   const token = c.req.header(TICKET_TOKEN_HEADER)?.trim();
   const queueId = queueIdOfTicket(ticketId);
-  const form = token && queueId ? await ticketTokenForm(c.env, token) : "forged";
+  const form = token && queueId ? await ticketTokenForm(deps(c), token) : "forged";
   if (form === "forged" || !token || !queueId) throw notFound("Ticket");
   if (form === "legacy") {
     const refused = await credentialRefusal(c);
@@ -439,7 +439,7 @@ export async function withTicketToken<T>(
   }
   // A visitor polling their ticket reads like the status: the queue row may come from memory
   // (its name only; the room checks the token and knows a deleted queue). Leaving reads D1.
-  const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(c.env, queueId);
+  const read = c.req.method === "GET" ? publicQueue(c, queueId) : findQueue(deps(c), queueId);
   const queue = await read.catch(() => null);
   const result = queue ? await use(queue, token) : null;
   if (result === null) {
@@ -467,7 +467,7 @@ const visitorTicket = createRoute({
 
 app.openapi(visitorTicket, async (c) => {
   const { ticketId } = c.req.valid("param");
-  const data = await withTicketToken(c, ticketId, (queue, token) => readVisitorTicket(c.env, queue, ticketId, token, now()));
+  const data = await withTicketToken(c, ticketId, (queue, token) => readVisitorTicket(deps(c), queue, ticketId, token, now()));
   return c.json(ok(data), 200);
 });
 
@@ -514,8 +514,8 @@ const visitorTicketPlace = createRoute({
 app.openapi(visitorTicketPlace, async (c) => {
   const { ticketId } = c.req.valid("param");
   const data = await withTicketToken(c, ticketId, async (queue, token) => {
-    if ((await readVisitorTicket(c.env, queue, ticketId, token, now())) === null) return null;
-    const place = await ticketPlace(c.env, queue);
+    if ((await readVisitorTicket(deps(c), queue, ticketId, token, now())) === null) return null;
+    const place = await ticketPlace(deps(c), queue);
     const { maxDeferMinutes, maxDefers } = deferBounds(queue);
     return place && { ...place, defer: { maxMinutes: maxDeferMinutes, maxDefers } };
   });
@@ -537,7 +537,7 @@ const leave = createRoute({
 
 app.openapi(leave, async (c) => {
   const { ticketId } = c.req.valid("param");
-  const data = await withTicketToken(c, ticketId, (queue, token) => leaveQueue(c.env, queue, ticketId, token, now()));
+  const data = await withTicketToken(c, ticketId, (queue, token) => leaveQueue(deps(c), queue, ticketId, token, now()));
   return c.json(ok(data), 200);
 });
 
@@ -558,7 +558,7 @@ const visitorStepBackRoute = createRoute({
 app.openapi(visitorStepBackRoute, async (c) => {
   const { ticketId } = c.req.valid("param");
   const { places } = c.req.valid("json");
-  const data = await withTicketToken(c, ticketId, (queue, token) => visitorStepBack(c.env, queue, ticketId, token, places, now()));
+  const data = await withTicketToken(c, ticketId, (queue, token) => visitorStepBack(deps(c), queue, ticketId, token, places, now()));
   return c.json(ok(data), 200);
 });
 
@@ -580,7 +580,7 @@ app.openapi(visitorDeferRoute, async (c) => {
   const { ticketId } = c.req.valid("param");
   const at = now();
   const request = deferRequestOf(c.req.valid("json"), at);
-  const data = await withTicketToken(c, ticketId, (queue, token) => visitorDefer(c.env, queue, ticketId, token, request, at));
+  const data = await withTicketToken(c, ticketId, (queue, token) => visitorDefer(deps(c), queue, ticketId, token, request, at));
   return c.json(ok(data), 200);
 });
 
@@ -620,7 +620,7 @@ app.openapi(board, async (c) => {
   const { organizationId } = c.req.valid("param");
   const { location, queues } = c.req.valid("query");
   await widgetActor(c, organizationId, "read", { what: "Organization", at: location ? [location] : null });
-  return c.json(ok(await displayBoard(c.env, organizationId, now(), { locationId: location, queueIds: queues?.split(",") })), 200);
+  return c.json(ok(await displayBoard(deps(c), organizationId, now(), { locationId: location, queueIds: queues?.split(",") })), 200);
 });
 
 // ---- WebSocket --------------------------------------------------------------------------------
@@ -664,10 +664,10 @@ app.openapi(socket, async (c) => {
   const principal = c.get("principal");
   if (queueId === undefined)
     return connectToHub(
-      c.env,
+      deps(c),
       principal.kind === "apiKey" && isTwinOrganizationId(principal.organizationId) ? principal.organizationId : null,
     );
-  return connectToRoom(c.env, queueId, view ?? "status", (organizationId) => reachesOrganization(principal, organizationId));
+  return connectToRoom(deps(c), queueId, view ?? "status", (organizationId) => reachesOrganization(principal, organizationId));
 });
 
 export default app;

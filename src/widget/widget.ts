@@ -1,9 +1,7 @@
 import { offeredLanguages, placeLanguage, type Language } from "../domain/languages";
 import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { closedByHours, type OpeningHours } from "../domain/opening-hours";
-import { database } from "../db/client";
 import { apiKeys, desks, locations, organizations, queues, serviceLocations, services, users } from "../db/schema";
-import type { Env } from "../env";
 import { ApiError, notFound } from "../http/errors";
 import { iso, isoOrNull } from "../lib/time";
 import {
@@ -21,10 +19,10 @@ import type { PhoneVerificationView } from "../visits/phone-verification";
 import { joinQueue } from "../tickets/joins";
 import type { IntakeValue } from "../domain/intake";
 import { occurrencesBetween } from "../calendar/calendar";
+import { type Deps } from "../http/deps";
 
 /** The organization's public face for the widget: name, logo, languages and open queues. */
-export async function widgetInfo(env: Env, organizationId: string) {
-  const db = database(env.DB);
+export async function widgetInfo({ db }: Deps, organizationId: string) {
   const [org, rows] = await Promise.all([
     db.select().from(organizations).where(eq(organizations.id, organizationId)).get(),
     db
@@ -49,8 +47,7 @@ export async function widgetInfo(env: Env, organizationId: string) {
  * What the status page's header shows (docs/pages.md): the business, the service and the
  * branch of the queue's service (null when the service is offered at several locations).
  */
-export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationId" | "serviceId">) {
-  const db = database(env.DB);
+export async function ticketPlace({ db }: Deps, queue: Pick<QueueRow, "organizationId" | "serviceId">) {
   const [org, service, places] = await Promise.all([
     db
       .select({
@@ -91,8 +88,8 @@ export async function ticketPlace(env: Env, queue: Pick<QueueRow, "organizationI
 }
 
 /** The name comes from D1 (renames show at once); the live figures from the room. */
-export async function widgetStatus(env: Env, queue: QueueRow, at: number): Promise<QueueStatusData> {
-  const status = await readRoom(env, queue, (room) => room.query({ question: "widgetStatus", at }));
+export async function widgetStatus(deps: Deps, queue: QueueRow, at: number): Promise<QueueStatusData> {
+  const status = await readRoom(deps, queue, (room) => room.query({ question: "widgetStatus", at }));
   return { ...status, name: queue.name };
 }
 
@@ -118,13 +115,13 @@ export interface WidgetJoin {
 
 /** A widget ticket and the visitor's token for it (visitor-tickets.ts). */
 export async function widgetJoin(
-  env: Env,
+  deps: Deps,
   queue: QueueRow,
   input: WidgetJoin,
   at: number,
 ): Promise<{ ticket: TicketView; token: string; phoneVerification: PhoneVerificationView; notifyBy: "sms" | "whatsapp" | null }> {
   const joined = await joinQueue(
-    env,
+    deps,
     queue,
     {
       ticket: {
@@ -178,8 +175,7 @@ const ID_CHUNK = 90;
  * Who is at each counter, as a waiting room may see it: a member's first name, or the name
  * of the API key that called (a kiosk or counter integration names its key after the desk).
  */
-async function callerNames(env: Env, organizationId: string, ids: string[]): Promise<Map<string, string>> {
-  const db = database(env.DB);
+async function callerNames({ db }: Deps, organizationId: string, ids: string[]): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   for (let i = 0; i < ids.length; i += ID_CHUNK) {
     const chunk = ids.slice(i, i + ID_CHUNK);
@@ -210,8 +206,8 @@ export interface BoardFilter {
  * board's clock (the location's, else the organization's first location's, else UTC); the
  * location's open desks, so a desks layout shows a counter before its first call.
  */
-export async function displayBoard(env: Env, organizationId: string, at: number, filter: BoardFilter = {}) {
-  const db = database(env.DB);
+export async function displayBoard(deps: Deps, organizationId: string, at: number, filter: BoardFilter = {}) {
+  const { db } = deps;
   const locationId = filter.locationId ?? null;
   const placeColumns = {
     id: locations.id,
@@ -278,14 +274,14 @@ export async function displayBoard(env: Env, organizationId: string, at: number,
   const wanted = filter.queueIds ? new Set(filter.queueIds) : null;
   const shown = wanted ? rows.filter((q) => wanted.has(q.id)) : rows;
   const boards = await Promise.all(
-    shown.map((q) => readRoom<BoardData>(env, q, (room) => room.query({ question: "widgetBoard", at })).catch(() => null)),
+    shown.map((q) => readRoom<BoardData>(deps, q, (room) => room.query({ question: "widgetBoard", at })).catch(() => null)),
   );
   const callerIds = [
     ...new Set(boards.flatMap((b) => b?.called.map((c) => c.assignedToId) ?? []).filter((id): id is string => id !== null)),
   ];
   const [names, closures] = await Promise.all([
-    callerNames(env, organizationId, callerIds),
-    boardClosures(env, organizationId, place ?? null, at),
+    callerNames(deps, organizationId, callerIds),
+    boardClosures(deps, organizationId, place ?? null, at),
   ]);
   const shownIds = new Set(shown.map((q) => q.id));
   return {
@@ -330,7 +326,7 @@ const BOARD_CLOSURES_AHEAD_MS = 24 * 3_600_000;
  * too busy to expand (the range's cap) leaves the board open rather than failing it.
  */
 async function boardClosures(
-  env: Env,
+  deps: Deps,
   organizationId: string,
   place: { id: string; timezone: string; openingHours: OpeningHours | null } | null,
   at: number,
@@ -342,7 +338,7 @@ async function boardClosures(
     : [];
   const closedHours = hours.map((i) => ({ start: iso(i.start), end: iso(i.end) }));
   try {
-    const occurrences = await occurrencesBetween(database(env.DB), organizationId, at, at + BOARD_CLOSURES_AHEAD_MS);
+    const occurrences = await occurrencesBetween(deps, organizationId, at, at + BOARD_CLOSURES_AHEAD_MS);
     return occurrences
       .filter(
         (o) =>
@@ -369,15 +365,15 @@ function roomSocketRequest(queueId: string, view: SubscriptionView = "status"): 
 
 /** Fast path: the queue is known from the URL, so the socket goes straight to its room. */
 export async function connectToRoom(
-  env: Env,
+  deps: Deps,
   queueId: string,
   view: SubscriptionView = "status",
   reaches: (organizationId: string) => boolean = () => true,
 ): Promise<Response> {
-  const db = database(env.DB);
+  const { db } = deps;
   const queue = await db.select({ id: queues.id, organizationId: queues.organizationId }).from(queues).where(eq(queues.id, queueId)).get();
   if (!queue || !reaches(queue.organizationId)) throw notFound("Queue");
-  return roomOf(env, queueId).fetch(roomSocketRequest(queueId, view));
+  return roomOf(deps, queueId).fetch(roomSocketRequest(queueId, view));
 }
 
 /**
@@ -386,10 +382,10 @@ export async function connectToRoom(
  * queue's room does on the fast path; no Worker invocation stays open per socket. The hub
  * answers subscribes by watching the queues' rooms (sockets.ts).
  */
-export async function connectToHub(env: Env, twinId: string | null = null): Promise<Response> {
+export async function connectToHub(deps: Deps, twinId: string | null = null): Promise<Response> {
   const name = hubName(Math.floor(Math.random() * SOCKET_HUBS));
   // A test key's socket may follow its twin's queues (and only those); no other socket may follow a twin's.
   const twin = twinId === null ? "" : `&twin=${encodeURIComponent(twinId)}`;
   const request = new Request(`https://queue-room/ws?hub=${encodeURIComponent(name)}${twin}`, { headers: { Upgrade: "websocket" } });
-  return socketHub(env, name).fetch(request);
+  return socketHub(deps, name).fetch(request);
 }

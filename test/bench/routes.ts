@@ -12,6 +12,7 @@ import { findQueue } from "../../src/tickets/queues";
 import { readRoom } from "../../src/tickets/queue-rooms";
 import { issueTicket } from "../../src/tickets/tickets";
 import type { BenchEnv } from "./worker";
+import { deps } from "../../src/http/deps";
 
 // Routes for `npm run bench` only (test/bench/run.mjs), served by the bench's own entry
 // (test/bench/worker.ts), never by the Worker that deploys: the two baselines the real routes
@@ -96,7 +97,7 @@ export function benchRoutes() {
   /** `count` waiting tickets through the join service (rules and quota), as the real route adds them. */
   app.post("/queues/:queueId/tickets", async (c) => {
     const { count, userId } = await body(c, SeedTickets);
-    const queue = await findQueue(c.env, c.req.param("queueId"));
+    const queue = await findQueue(deps(c), c.req.param("queueId"));
     const ticket: NewTicket = {
       userId,
       partySize: 1,
@@ -109,9 +110,9 @@ export function benchRoutes() {
     };
     for (let done = 0; done < count; done += SEED_IN_FLIGHT) {
       const batch = Math.min(SEED_IN_FLIGHT, count - done);
-      await Promise.all(Array.from({ length: batch }, () => issueTicket(c.env, queue, ticket, now())));
+      await Promise.all(Array.from({ length: batch }, () => issueTicket(deps(c), queue, ticket, now())));
     }
-    const summary = await readRoom(c.env, queue, (room) => room.query({ question: "summary", at: now() }));
+    const summary = await readRoom(deps(c), queue, (room) => room.query({ question: "summary", at: now() }));
     return c.json(ok({ seeded: count, waitingCount: summary.waitingCount }));
   });
 
@@ -163,7 +164,7 @@ export function benchRoutes() {
    */
   app.post("/analytics/history", async (c) => {
     const input = await body(c, SeedHistory);
-    const queue = await findQueue(c.env, input.queueId);
+    const queue = await findQueue(deps(c), input.queueId);
     const statements: D1PreparedStatement[] = [];
     for (let from = input.from; from < input.from + input.count; from += HISTORY_ROWS_PER_STATEMENT) {
       const to = Math.min(input.from + input.count, from + HISTORY_ROWS_PER_STATEMENT);
@@ -193,8 +194,8 @@ export function benchRoutes() {
 
   /** The queue's aggregates rebuilt from the projection (what a migration of existing data runs). */
   app.post("/analytics/rebuild/:queueId", async (c) => {
-    const queue = await findQueue(c.env, c.req.param("queueId"));
-    return c.json(ok(await rebuildAnalytics(c.env.DB, queue.organizationId, [queue.id])));
+    const queue = await findQueue(deps(c), c.req.param("queueId"));
+    return c.json(ok(await rebuildAnalytics(deps(c), queue.organizationId, [queue.id])));
   });
 
   return app;

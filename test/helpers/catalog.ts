@@ -5,6 +5,7 @@ import { findQueue } from "../../src/tickets/queues";
 import { refreshRoomRules } from "../../src/tickets/room-rules";
 import type { QueueRoom } from "../../src/queue-room/queue-room";
 import { openRoom } from "../../src/tickets/queue-rooms";
+import { depsOf } from "../../src/http/deps";
 
 // Storage-level helpers: rows written straight into D1 that the routes would refuse (a
 // back-dated location, a service at no location) and a room's outbox settled
@@ -71,8 +72,8 @@ export const OPEN_RULES: RoomRulesCopy = {
  * version a join then names (for tests that send commands to the room directly).
  */
 export async function rulesVersionOf(queueId: string, at = Date.now()): Promise<number> {
-  const queue = await findQueue(env, queueId);
-  await refreshRoomRules(env, queue, at);
+  const queue = await findQueue(depsOf(env), queueId);
+  await refreshRoomRules(depsOf(env), queue, at);
   return queue.rulesVersion;
 }
 
@@ -118,7 +119,7 @@ export async function insertQueue(queue: { id: string; organizationId: string; s
     maxDefers: 2,
     smsKeyword: null,
   };
-  await openRoom(env, row);
+  await openRoom(depsOf(env), row);
   await env.DB.prepare(
     "INSERT INTO queues (id, organization_id, service_id, name, description, max_capacity, no_show_timeout_minutes, letter, status, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, NULL, 5, 'A', 'active', NULL, ?, ?)",
   )

@@ -11,6 +11,7 @@ import { newId } from "../../src/lib/ids";
 import { openRoom } from "../../src/tickets/queue-rooms";
 import { unique } from "./api";
 import type { Fixture, TestUser } from "./fixtures";
+import { depsOf } from "../../src/http/deps";
 
 // A whole organization written straight into D1 (issue 37): an owner with a session, the
 // organization and its subscription, a location, a service there, a queue and an admin key,
@@ -91,7 +92,7 @@ export async function seedQueueFixture(plan: SeedOptions["plan"] = "pro", opts: 
   const periodEnd = Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1);
   const db = env.DB;
   // As the queue route: the room learns its queue before the row exists.
-  await openRoom(env, queue);
+  await openRoom(depsOf(env), queue);
   await db.batch([
     db
       .prepare(

@@ -9,6 +9,7 @@ import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 // The aggregates kept by the outbox drain: the figures of a real ticket journey, nothing
 // counted twice when a batch is replayed, and the drain's rows equal to a rebuild.
@@ -86,7 +87,7 @@ describe("analytics aggregates kept by the outbox drain", () => {
 
     // A rebuild from the projection gives the same row.
     const before = await hourlyRows(f.queueId);
-    await rebuildAnalytics(env.DB, f.organizationId, [f.queueId]);
+    await rebuildAnalytics(depsOf(env), f.organizationId, [f.queueId]);
     expect(await hourlyRows(f.queueId)).toEqual(before);
   });
 

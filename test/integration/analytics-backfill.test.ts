@@ -7,6 +7,7 @@ import { settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { addQueue, queueFixture, registerUser } from "../helpers/fixtures";
 import { sweep } from "../helpers/cron";
+import { depsOf } from "../../src/http/deps";
 
 // Tickets that existed before the aggregates (migration 0008) are counted by the minute sweep
 // for every organization migration 0015 listed: a bounded page per run, through the drain's
@@ -91,7 +92,7 @@ describe("analytics backfill of tickets older than the aggregates", () => {
     expect(await summary(f)).toEqual(done);
 
     // Equal to a rebuild from the projection, figure for figure.
-    await rebuildAnalytics(env.DB, f.organizationId);
+    await rebuildAnalytics(depsOf(env), f.organizationId);
     expect(await summary(f)).toEqual(done);
     expect(done.totals.served).toBeGreaterThan(0);
     expect(done.totals.waitMinutes.count).toBeGreaterThan(0);

@@ -2,13 +2,13 @@ import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { exportPageQuery } from "../../src/analytics/analytics-export";
-import { database } from "../../src/db/client";
 import { now } from "../../src/lib/clock";
 import { call, fetchWorker, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService, settle } from "../helpers/catalog";
 import { testClock } from "../helpers/clock";
 import { createApiKey, queueFixture, setPlan } from "../helpers/fixtures";
 import { bookAppointment } from "../helpers/booked-appointments";
+import { depsOf } from "../../src/http/deps";
 
 // GET /v1/analytics/export.csv: one row per ticket, RFC 4180, UTF-8 with a BOM, formula
 // injection neutralised, times with the location's offset, anonymised rows without names.
@@ -187,7 +187,7 @@ describe("GET /v1/analytics/export.csv", () => {
   });
 
   it("a page is one range read of the (organization, created_at) index", async () => {
-    const page = exportPageQuery(database(env.DB), "org_x", { timeZone: "UTC", queueIds: [], from: 0, to: 1 }, { at: 0, id: "" }).toSQL();
+    const page = exportPageQuery(depsOf(env), "org_x", { timeZone: "UTC", queueIds: [], from: 0, to: 1 }, { at: 0, id: "" }).toSQL();
     const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${page.sql}`)
       .bind(...page.params)
       .all<{ detail: string }>();

@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService } from "../helpers/catalog";
 import { addMember, createApiKey, createOrganization, registerUser, setPlan, type TestUser } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 // Analytics over a generated history: thousands of tickets written straight into the D1
 // projection (two time zones, both with a DST change inside the range, several operators and
@@ -273,7 +274,7 @@ beforeAll(async () => {
     ...generate(newYork.queueIds[0]!, 1500, ids.slice(1), random),
   ];
   await insertTickets(org.id, parisService, tickets);
-  const rebuilt = await rebuildAnalytics(env.DB, org.id);
+  const rebuilt = await rebuildAnalytics(depsOf(env), org.id);
   expect(rebuilt.tickets).toBe(tickets.length);
   world = { owner, orgId: org.id, paris, newYork, operators, tickets };
 }, 120_000);
@@ -470,20 +471,20 @@ describe("heatmap, estimates and operators over the same history", () => {
     };
     const db = database(env.DB);
     const zone = { timeZone: "Europe/Paris", queueIds: world.paris.queueIds, from: 0, to: Date.UTC(2027, 0, 1) };
-    const hourly = await plan(estimatesQuery(db, zone));
+    const hourly = await plan(estimatesQuery(depsOf(env), zone));
     expect(hourly).toMatch(
       /SEARCH h?\s*analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
     );
     expect(hourly).not.toMatch(/SCAN analytics_hourly/);
     // The summary's grouped read (a DST change inside the range: the offset is a CASE) reads the same key range.
     const summary = await plan(
-      summaryQuery(db, zone, "day", sql.raw("(CASE WHEN hour_start < 1774746000000 THEN 3600000 ELSE 7200000 END)")),
+      summaryQuery(depsOf(env), zone, "day", sql.raw("(CASE WHEN hour_start < 1774746000000 THEN 3600000 ELSE 7200000 END)")),
     );
     expect(summary).toMatch(
       /SEARCH analytics_hourly USING (PRIMARY KEY|INDEX sqlite_autoindex_analytics_hourly_1) \(queue_id=\? AND hour_start>\? AND hour_start<\?\)/,
     );
     expect(summary).not.toMatch(/SCAN analytics_hourly/);
-    const operators = await plan(operatorsQuery(db, world.orgId, zone));
+    const operators = await plan(operatorsQuery(depsOf(env), world.orgId, zone));
     expect(operators).toMatch(/SEARCH t USING INDEX tickets_org_created_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
   });
 });

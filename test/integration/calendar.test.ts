@@ -5,6 +5,7 @@ import { operatorBlock, serviceClosure } from "../../src/calendar/availability";
 import { call, expectError, expectOk } from "../helpers/api";
 import { insertLocation, insertService } from "../helpers/catalog";
 import { addMember, createOrganization, registerUser, type TestUser } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -530,16 +531,19 @@ describe("availability", () => {
     );
     // A week later Paris is on summer time: 12:00 local is 10:00Z.
     const at = Date.parse("2026-03-30T10:30:00Z");
-    expect(await serviceClosure(env, t2.orgId, serviceId, at)).toEqual({ eventId: closure.id, until: Date.parse("2026-03-30T11:00:00Z") });
-    expect(await serviceClosure(env, t2.orgId, otherService, at)).toBeNull();
-    expect(await serviceClosure(env, t2.orgId, serviceId, Date.parse("2026-03-30T11:30:00Z"))).toBeNull();
-    expect(await operatorBlock(env, t2.orgId, t2.manager.id, at)).toEqual({
+    expect(await serviceClosure(depsOf(env), t2.orgId, serviceId, at)).toEqual({
       eventId: closure.id,
       until: Date.parse("2026-03-30T11:00:00Z"),
     });
-    expect(await operatorBlock(env, t2.orgId, t2.operator.id, at)).toBeNull();
+    expect(await serviceClosure(depsOf(env), t2.orgId, otherService, at)).toBeNull();
+    expect(await serviceClosure(depsOf(env), t2.orgId, serviceId, Date.parse("2026-03-30T11:30:00Z"))).toBeNull();
+    expect(await operatorBlock(depsOf(env), t2.orgId, t2.manager.id, at)).toEqual({
+      eventId: closure.id,
+      until: Date.parse("2026-03-30T11:00:00Z"),
+    });
+    expect(await operatorBlock(depsOf(env), t2.orgId, t2.operator.id, at)).toBeNull();
     // The unavailability has no location: the organization's first location (Paris) applies.
-    expect(await operatorBlock(env, t2.orgId, t2.operator.id, Date.parse("2026-03-30T14:15:00Z"))).toEqual({
+    expect(await operatorBlock(depsOf(env), t2.orgId, t2.operator.id, Date.parse("2026-03-30T14:15:00Z"))).toEqual({
       eventId: brk.id,
       until: Date.parse("2026-03-30T15:00:00Z"),
     });

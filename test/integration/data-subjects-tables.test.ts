@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { eraseDataSubject, exportDataSubject } from "../../src/privacy/data-subjects";
 import { unique } from "../helpers/api";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 // A person's data on request across every table it reaches (docs/personal-data.md): a customer
 // known by phone, e-mail and account is seeded in each table the export reads and the erasure
@@ -152,7 +153,7 @@ async function seed() {
 describe("a person's data in every table", () => {
   it("the export finds each seeded row, in the API's shape; the erasure changes exactly those; a second changes nothing", async () => {
     const s = await seed();
-    const doc = await exportDataSubject(env, s.org, s.subject, origin, s.at);
+    const doc = await exportDataSubject(depsOf(env), s.org, s.subject, origin, s.at);
     const counts = Object.fromEntries(Object.entries(doc).flatMap(([k, v]) => (Array.isArray(v) ? [[k, v.length]] : [])));
     expect(counts).toEqual({
       accounts: 1,
@@ -193,7 +194,7 @@ describe("a person's data in every table", () => {
       ["history", "A-003", ["vip"], { b: 2 }],
     ]);
 
-    const erased = await eraseDataSubject(env, s.org, s.subject, origin, s.at);
+    const erased = await eraseDataSubject(depsOf(env), s.org, s.subject, origin, s.at);
     expect(erased).toMatchObject({
       tickets: 3,
       ticketsAnonymised: 3,
@@ -240,13 +241,13 @@ describe("a person's data in every table", () => {
     const calendar = await env.DB.prepare("SELECT description FROM calendar_events WHERE organization_id = ?").bind(s.org).first();
     expect(calendar).toEqual({ description: null });
 
-    const after = await exportDataSubject(env, s.org, s.subject, origin, s.at);
+    const after = await exportDataSubject(depsOf(env), s.org, s.subject, origin, s.at);
     const left = Object.fromEntries(Object.entries(after).flatMap(([k, v]) => (Array.isArray(v) && v.length > 0 ? [[k, v.length]] : [])));
     // The account stays (it is not the organization's); the tickets stay, anonymised, no longer the
     // person's; audit entries are chained and never rewritten (docs/personal-data.md): the one
     // whose changes hold the e-mail is still found by it.
     expect(left).toEqual({ accounts: 1, auditEvents: 1 });
-    const again = await eraseDataSubject(env, s.org, s.subject, origin, s.at);
+    const again = await eraseDataSubject(depsOf(env), s.org, s.subject, origin, s.at);
     expect(Object.entries(again).filter(([k, v]) => typeof v === "number" && v > 0 && k !== "tickets")).toEqual([]);
   });
 });

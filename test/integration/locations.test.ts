@@ -1,11 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
 import { boundingBox, destination, distanceKm } from "../../src/domain/geo";
 import { testClock } from "../helpers/clock";
 import { nearbyCandidates } from "../../src/catalog/locations";
 import { call, expectError, expectOk } from "../helpers/api";
 import { addMember, createOrganization, createQueue, registerUser, type TestUser } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 
@@ -222,7 +222,7 @@ describe("GET /v1/locations/nearby", () => {
     await env.DB.prepare("ANALYZE").run();
 
     for (const center of [PARIS, { latitude: -16.5, longitude: 179.99 }, { latitude: 89.95, longitude: 0 }]) {
-      const query = nearbyCandidates(database(env.DB), boundingBox(center, 50)).toSQL();
+      const query = nearbyCandidates(depsOf(env), boundingBox(center, 50)).toSQL();
       const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
         .bind(...query.params)
         .all<{ detail: string }>();

@@ -14,6 +14,7 @@ import {
   registerUser,
   type TestUser,
 } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 let owner: TestUser;
 let org: any;
@@ -152,7 +153,7 @@ describe("PATCH /v1/nfc/tags/{nfcId}", () => {
   it("disables and re-enables a tag, keeping its statistics", async () => {
     testClock.set("2026-04-02T09:00:00.000Z");
     const tag = await registerTag();
-    await recordNfcScan(database(env.DB), tag.id, "device-a", Date.parse("2026-04-02T09:30:00.000Z"));
+    await recordNfcScan(depsOf(env), tag.id, "device-a", Date.parse("2026-04-02T09:30:00.000Z"));
     testClock.set("2026-04-02T10:00:00.000Z");
     const disabled = expectOk(await call("PATCH", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token, body: { enabled: false } }));
     expect(disabled).toMatchObject({
@@ -239,11 +240,11 @@ describe("recordNfcScan", () => {
     const tag = await registerTag();
     const db = database(env.DB);
     const t0 = Date.parse("2026-04-04T08:00:00.000Z");
-    await recordNfcScan(db, tag.id, "device-a", t0);
-    await recordNfcScan(db, tag.id, "device-b", t0 + 60_000);
-    await recordNfcScan(db, tag.id, "device-a", t0 + 120_000);
+    await recordNfcScan(depsOf(env), tag.id, "device-a", t0);
+    await recordNfcScan(depsOf(env), tag.id, "device-b", t0 + 60_000);
+    await recordNfcScan(depsOf(env), tag.id, "device-a", t0 + 120_000);
     // A late-arriving scan does not move lastScannedAt backwards.
-    await recordNfcScan(db, tag.id, "device-c", t0 + 30_000);
+    await recordNfcScan(depsOf(env), tag.id, "device-c", t0 + 30_000);
     const read = expectOk(await call("GET", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token }));
     expect(read).toMatchObject({ scanCount: 4, uniqueDevices: 3, lastScannedAt: "2026-04-04T08:02:00.000Z" });
     const listed = expectOk(
@@ -256,7 +257,7 @@ describe("recordNfcScan", () => {
     const tag = await registerTag();
     const db = database(env.DB);
     const at = Date.parse("2026-04-05T08:00:00.000Z");
-    await Promise.all(Array.from({ length: 20 }, (_, i) => recordNfcScan(db, tag.id, `device-${i % 5}`, at + i)));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => recordNfcScan(depsOf(env), tag.id, `device-${i % 5}`, at + i)));
     const read = expectOk(await call("GET", `/v1/nfc/tags/${tag.nfcId}`, { token: owner.token }));
     expect(read).toMatchObject({ scanCount: 20, uniqueDevices: 5, lastScannedAt: new Date(at + 19).toISOString() });
   });

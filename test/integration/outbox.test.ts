@@ -4,7 +4,6 @@ import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { testClock } from "../helpers/clock";
 import { ticketFigures } from "../../src/analytics/ticket-stats";
-import { database } from "../../src/db/client";
 import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
@@ -13,6 +12,7 @@ import { ticketUpsert } from "../../src/queue-room/projection";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 import { expectLogs } from "../helpers/console";
 import { sweep } from "../helpers/cron";
+import { depsOf } from "../../src/http/deps";
 
 /** The room's own rows for a ticket, as the drain reads them. */
 async function roomRows(queueId: string, ticketId: string): Promise<{ cfg: Configured; ticket: TicketRow }> {
@@ -257,7 +257,7 @@ describe("retire and ticket figures", () => {
     testClock.advance(6 * 60_000);
     await call("POST", `/v1/tickets/${t.id}/complete`, { token: f.owner.token });
     await settle(f.queueId);
-    const figures = await ticketFigures(database(env.DB), f.organizationId, Date.parse("2026-07-01T12:00:00.000Z"));
+    const figures = await ticketFigures(depsOf(env), f.organizationId, Date.parse("2026-07-01T12:00:00.000Z"));
     expect(figures.today.byStatus).toMatchObject({ served: 1, waiting: 1, called: 0 });
     expect(figures.averageWaitMinutes).toBe(4);
     expect(figures.averageServiceMinutes).toBe(6);

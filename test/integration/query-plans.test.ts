@@ -4,6 +4,7 @@ import type { DomainEventMessage } from "../../src/domain/events";
 import { fanOutEvent } from "../../src/webhooks/webhooks";
 import { sweep } from "../helpers/cron";
 import { createOrganization, registerUser } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 // The queries that run on every event or every minute read through an index, never a whole
 // table. The statements are the ones the code runs (caught at D1's prepare while it runs,
@@ -93,7 +94,7 @@ describe("hot queries use their indexes", () => {
       occurredAt: new Date().toISOString(),
       data: {},
     };
-    const statements = await statementsOf(() => fanOutEvent(env, event, Date.now()));
+    const statements = await statementsOf(() => fanOutEvent(depsOf(env), event, Date.now()));
     expect(queued).toHaveBeenCalledTimes(1);
 
     // Raw SQL or Drizzle's quoted lower-case form: `select "id" from "webhook_deliveries" where ("webhook_deliveries"."event_id" = ?`.

@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
+import { depsOf } from "../../src/http/deps";
 import {
   anonymiseNotificationDeliveries,
   anonymiseTickets,
@@ -171,7 +172,7 @@ describe("personal-data anonymisation", () => {
       webhooks: anonymiseWebhookDeliveries,
       push: deleteVisitorPush,
     })) {
-      const q = statement(db, 0).toSQL();
+      const q = statement(depsOf(env), 0).toSQL();
       const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
         .bind(...q.params)
         .all<{ detail: string }>();

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
+import { depsOf } from "../../src/http/deps";
 import { anonymiseTicketMessages, anonymiseTicketPhones } from "../../src/jobs/anonymisation";
 import { now } from "../../src/lib/clock";
 import { call, expectOk, unique } from "../helpers/api";
@@ -66,7 +66,7 @@ describe("the anonymisation sweep and a ticket's phone", () => {
       [anonymiseTicketPhones, "tickets_phone_org_created_idx"],
       [anonymiseTicketMessages, "ticket_messages_personal_idx"],
     ] as const) {
-      const q = statement(database(env.DB), 0).toSQL();
+      const q = statement(depsOf(env), 0).toSQL();
       const plan = (
         await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
           .bind(...q.params)

@@ -7,6 +7,7 @@ import { call, expectError, expectOk } from "../helpers/api";
 import { adminKeyOf, ownerWithOrganization, runCron, subscription, upgradeThroughSandbox } from "../helpers/billing";
 import { testClock } from "../helpers/clock";
 import { addMember, addQueue, createApiKey, createCatalog, queueFixture } from "../helpers/fixtures";
+import { depsOf } from "../../src/http/deps";
 
 // The room holds the rules a join and a call-next check (docs/room-rules.md): every change is
 // in the room before it is answered, a copy past its window is refreshed from D1, and the
@@ -252,8 +253,8 @@ describe("D1 round trips on the hot path", () => {
     });
     // The event was pushed to the room of the queue that existed then; a queue created after it
     // has no copy until its first command.
-    const fresh = await findQueue(env as Env, await addQueue(f));
-    const queue = await findQueue(env as Env, f.queueId);
+    const fresh = await findQueue(depsOf(env as Env), await addQueue(f));
+    const queue = await findQueue(depsOf(env as Env), f.queueId);
     const input = {
       userId: operator.id,
       partySize: 1,
@@ -268,18 +269,18 @@ describe("D1 round trips on the hot path", () => {
 
     // The first join of a room with no copy loads it: one D1 batch.
     const first = counting();
-    await issueTicket(first.env, fresh, input, at);
+    await issueTicket(depsOf(first.env), fresh, input, at);
     expect(first.trips()).toBe(1);
     const again = counting();
-    await issueTicket(again.env, fresh, input, at);
+    await issueTicket(depsOf(again.env), fresh, input, at);
     expect(again.trips()).toBe(0);
 
     const join = counting();
-    await issueTicket(join.env, queue, input, at + 1);
+    await issueTicket(depsOf(join.env), queue, input, at + 1);
     expect(join.trips()).toBe(0);
 
     const next = counting();
-    await callNext(next.env, queue, operator.id, operator.id, at + 2);
+    await callNext(depsOf(next.env), queue, operator.id, operator.id, at + 2);
     expect(next.trips()).toBe(0);
   });
 });
