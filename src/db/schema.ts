@@ -789,7 +789,7 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_personal_idx")
       .on(t.organizationId, t.createdAt)
       .where(sql`json_extract(payload, '$.data.phone') IS NOT NULL`),
-    // fanOutEvent reads back one event's deliveries (migration 0019).
+    // fanOutEvents reads back a batch of events' deliveries (migration 0019).
     index("webhook_deliveries_event_idx").on(t.eventId),
   ],
 );

@@ -4,7 +4,7 @@ import { now } from "../lib/clock";
 import { newId } from "../lib/ids";
 import { database, nonEmpty } from "../db/client";
 import { notificationDeliveries } from "../db/schema";
-import { announceEvents, recordEvents, fanOutEvent } from "../webhooks";
+import { announceEvents, recordEvents, fanOutEvents } from "../webhooks";
 import { notifyEvents } from "./notifications";
 import { depsOf, type Deps } from "../http/deps";
 
@@ -18,9 +18,7 @@ const HANDLERS: ((deps: Deps, events: DomainEventMessage[]) => Promise<unknown>)
   (deps, events) => recordEvents(deps, events, now()),
   // After recording: the live sockets read what was recorded (webhooks/event-hub.ts).
   announceEvents,
-  async (deps, events) => {
-    for (const event of events) await fanOutEvent(deps, event, now());
-  },
+  (deps, events) => fanOutEvents(deps, events, now()),
 ];
 
 export async function consumeEvents(batch: MessageBatch<DomainEventMessage>, env: Env): Promise<void> {

@@ -3,5 +3,5 @@
 export { announceEvents, recordEvents } from "./event-stream";
 export { EventHub, setStreamLogin } from "./event-hub";
 export { default as eventRoutes } from "./events.routes";
-export { type DeliveryRow, fanOutEvent, loopbackReceivers, type WebhookRow } from "./webhooks";
+export { type DeliveryRow, fanOutEvents, loopbackReceivers, type WebhookRow } from "./webhooks";
 export { default as webhookRoutes } from "./webhooks.routes";

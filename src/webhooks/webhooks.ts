@@ -1,5 +1,5 @@
-import { and, count, desc, eq, isNull, lt, sql } from "drizzle-orm";
-import { database, nonEmpty } from "../db/client";
+import { and, count, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { chunk, database, nonEmpty } from "../db/client";
 import { subscriptions, webhookDeliveries, webhooks } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
 import { entitlements } from "../domain/plans";
@@ -436,40 +436,63 @@ export async function sendTestEvent(deps: Deps, organizationId: string, webhookI
   return row;
 }
 
+/** Events, organizations or deliveries named in one statement: well below D1's 100 bound values. */
+const FAN_OUT_CHUNK = 50;
+
 /**
- * Fan-out of one domain event to the organization's enabled subscriptions for its type. Safe
- * to run again for the same event (the EVENTS queue is at least once): the (event,
- * subscription) row is unique, and a delivery not yet attempted is queued again in case the
- * first run stopped between the insert and the send (two copies never both send: the
- * consumer leases the row).
+ * Fan-out of a batch of domain events to their organizations' enabled subscriptions for each
+ * event's type. The subscriptions of every organization in the batch are read once (not once
+ * per event: a batch of joins is one read), the deliveries inserted in one D1 batch, read back
+ * and queued together. Safe to run again for the same events (the EVENTS queue is at least
+ * once): the (event, subscription) row is unique, and a delivery not yet attempted is queued
+ * again in case the first run stopped between the insert and the send (two copies never both
+ * send: the consumer leases the row). Answers the number of deliveries queued.
  */
-export async function fanOutEvent({ db, env }: Deps, event: DomainEventMessage, at: number): Promise<number> {
-  const subs = await db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.organizationId, event.organizationId), eq(webhooks.enabled, true)))
-    .all();
-  const targets = subs.filter((w) => subscribes(w.events, event.type));
-  if (targets.length === 0) return 0;
-  const payload = eventPayload(event);
-  // Each subscription gets the payload of its own version and opt-in (issue 40).
-  const rows = targets.map((w) =>
-    newDelivery(w, payloadFor(payload, { version: webhookVersion(w), personalData: w.includePersonalData }), at, null),
-  );
+export async function fanOutEvents({ db, env }: Deps, events: readonly DomainEventMessage[], at: number): Promise<number> {
+  if (events.length === 0) return 0;
+  const organizationIds = [...new Set(events.map((e) => e.organizationId))];
+  const subscribed = new Map<string, WebhookRow[]>();
+  for (const ids of chunk(organizationIds, FAN_OUT_CHUNK)) {
+    const rows = await db
+      .select()
+      .from(webhooks)
+      .where(and(inArray(webhooks.organizationId, ids), eq(webhooks.enabled, true)))
+      .all();
+    for (const w of rows) subscribed.set(w.organizationId, [...(subscribed.get(w.organizationId) ?? []), w]);
+  }
+  const rows: DeliveryRow[] = [];
+  const fannedOut: DomainEventMessage[] = [];
+  for (const event of events) {
+    const targets = (subscribed.get(event.organizationId) ?? []).filter((w) => subscribes(w.events, event.type));
+    if (targets.length === 0) continue;
+    fannedOut.push(event);
+    const payload = eventPayload(event);
+    // Each subscription gets the payload of its own version and opt-in (issue 40).
+    for (const w of targets)
+      rows.push(newDelivery(w, payloadFor(payload, { version: webhookVersion(w), personalData: w.includePersonalData }), at, null));
+  }
   const inserts = nonEmpty(rows.map((r) => db.insert(webhookDeliveries).values(r).onConflictDoNothing()));
-  if (inserts) await db.batch(inserts);
-  const unsent = await db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.eventId, event.id),
-        eq(webhookDeliveries.organizationId, event.organizationId),
-        isNull(webhookDeliveries.redeliveryOf),
-        eq(webhookDeliveries.status, "pending"),
-        eq(webhookDeliveries.attempts, 0),
-      ),
-    );
-  if (unsent.length > 0) await env.WEBHOOKS.sendBatch(unsent.map((r) => ({ body: { deliveryId: r.id } })));
-  return unsent.length;
+  if (!inserts) return 0;
+  await db.batch(inserts);
+  let queued = 0;
+  for (const group of chunk(fannedOut, FAN_OUT_CHUNK)) {
+    const unsent = await db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          inArray(
+            webhookDeliveries.eventId,
+            group.map((e) => e.id),
+          ),
+          isNull(webhookDeliveries.redeliveryOf),
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.attempts, 0),
+        ),
+      );
+    // An event id is ours (evt_ + random), so it names one organization's deliveries only.
+    for (const ids of chunk(unsent, 100)) await env.WEBHOOKS.sendBatch(ids.map((r) => ({ body: { deliveryId: r.id } })));
+    queued += unsent.length;
+  }
+  return queued;
 }

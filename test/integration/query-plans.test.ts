@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
-import { fanOutEvent } from "../../src/webhooks/webhooks";
+import { fanOutEvents } from "../../src/webhooks/webhooks";
 import { sweep } from "../helpers/cron";
 import { createOrganization, registerUser } from "../helpers/fixtures";
 import { depsOf } from "../../src/http/deps";
@@ -75,35 +75,69 @@ async function scans(statements: string[]): Promise<{ sql: string; plan: string 
 }
 
 describe("hot queries use their indexes", () => {
-  it("fanOutEvent: one event's deliveries are read back through webhook_deliveries_event_idx, not every delivery", async () => {
-    const owner = await registerUser();
-    const org = await createOrganization(owner);
+  it("fanOutEvents: a batch reads its organizations' subscriptions once, and its deliveries back through webhook_deliveries_event_idx", async () => {
+    const subscribed = await createOrganization(await registerUser());
+    const unsubscribed = await createOrganization(await registerUser());
     await env.DB.prepare(
       "INSERT INTO webhooks (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example.com/in', '[\"*\"]', 1, 'whsec_AAAA', 0, 0)",
     )
-      .bind(`whk_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`, org.id)
+      .bind(`whk_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`, subscribed.id)
       .run();
     // The delivery messages stay here: this test is about the reads, not the sending.
     const queued = vi.spyOn(env.WEBHOOKS, "sendBatch").mockResolvedValue(undefined as never);
-    const event: DomainEventMessage = {
+    const event = (organizationId: string): DomainEventMessage => ({
       id: `evt_${crypto.randomUUID().replace(/-/g, "")}`,
       type: "ticket.created",
-      organizationId: org.id,
+      organizationId,
       queueId: null,
       ticketId: null,
       occurredAt: new Date().toISOString(),
       data: {},
-    };
-    const statements = await statementsOf(() => fanOutEvent(depsOf(env), event, Date.now()));
-    expect(queued).toHaveBeenCalledTimes(1);
+    });
+    // A batch as the EVENTS consumer gets it: joins of two organizations, interleaved.
+    const events = [subscribed.id, unsubscribed.id, subscribed.id, unsubscribed.id, subscribed.id, unsubscribed.id].map(event);
+    const prepared: string[] = [];
+    const prepare = env.DB.prepare.bind(env.DB);
+    const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      prepared.push(query);
+      return prepare(query);
+    });
+    try {
+      expect(await fanOutEvents(depsOf(env), events, Date.now())).toBe(3);
+    } finally {
+      spy.mockRestore();
+    }
 
-    // Raw SQL or Drizzle's quoted lower-case form: `select "id" from "webhook_deliveries" where ("webhook_deliveries"."event_id" = ?`.
-    const readBack = statements.find((s) =>
-      /select "?id"? from "?webhook_deliveries"?\s+where \(?("?webhook_deliveries"?\.)?"?event_id"? = \?/i.test(s),
+    // One read of the subscriptions for the six events (it was one per event).
+    const subscriptionReads = prepared.filter((s) => /from "?webhooks"?\s+where/i.test(s));
+    expect(subscriptionReads, prepared.join("\n")).toHaveLength(1);
+    // The subscribed organization's three events got a delivery each, queued in one send; the other's none.
+    const stored = await env.DB.prepare("SELECT event_id, organization_id FROM webhook_deliveries WHERE event_id IN (?, ?, ?, ?, ?, ?)")
+      .bind(...events.map((e) => e.id))
+      .all<{ event_id: string; organization_id: string }>();
+    expect(stored.results.map((r) => r.event_id).sort()).toEqual(
+      events
+        .filter((e) => e.organizationId === subscribed.id)
+        .map((e) => e.id)
+        .sort(),
     );
-    expect(readBack, statements.join("\n")).toBeDefined();
+    expect(queued).toHaveBeenCalledTimes(1);
+    expect(queued.mock.calls[0]![0]).toHaveLength(3);
+
+    // Raw SQL or Drizzle's quoted lower-case form: `select "id" from "webhook_deliveries" where ("webhook_deliveries"."event_id" in (?, ?, ?)`.
+    const readBack = prepared.find((s) =>
+      /select "?id"? from "?webhook_deliveries"?\s+where \(?("?webhook_deliveries"?\.)?"?event_id"? in \(/i.test(s),
+    );
+    expect(readBack, prepared.join("\n")).toBeDefined();
     expect(await plan(readBack!)).toMatch(/SEARCH webhook_deliveries USING (COVERING )?INDEX webhook_deliveries_event_idx \(event_id=\?\)/);
-    expect(await scans(statements)).toEqual([]);
+    expect(await scans([...new Set(prepared)])).toEqual([]);
+
+    // The queue delivers at least once: the same batch again adds no delivery and queues the three not yet attempted.
+    expect(await fanOutEvents(depsOf(env), events, Date.now())).toBe(3);
+    const again = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE organization_id = ?")
+      .bind(subscribed.id)
+      .first<{ n: number }>();
+    expect(again?.n).toBe(3);
   });
 
   it("the minute sweep: every statement it runs on D1 reads through an index", async () => {
