@@ -1,5 +1,5 @@
-import { and, eq } from "drizzle-orm";
-import { members, subscriptions, tickets } from "../db/schema";
+import { and, eq, exists } from "drizzle-orm";
+import { members, queues, subscriptions, tickets } from "../db/schema";
 import { roleAllows } from "../domain/permissions";
 import { entitlements } from "../domain/plans";
 import type { RecoveryOption, TicketStatus } from "../domain/tickets";
@@ -87,12 +87,22 @@ export async function getTicket(deps: Deps, queue: QueueRow, ticketId: string, a
   throw roomFailure(result.error);
 }
 
-/** A ticket as D1 holds it once its room let it go: finished, so no position nor wait. */
+/**
+ * A ticket as D1 holds it once its room let it go: finished, so no position nor wait. Only while
+ * its queue exists: a deleted queue's tickets stay in D1 for analytics, and a ticket's read may
+ * come with a queue row this isolate kept from before the deletion (credentials/queues.ts).
+ */
 async function archivedTicket({ db }: Deps, queueId: string, ticketId: string): Promise<TicketView | null> {
   const t = await db
     .select()
     .from(tickets)
-    .where(and(eq(tickets.id, ticketId), eq(tickets.queueId, queueId)))
+    .where(
+      and(
+        eq(tickets.id, ticketId),
+        eq(tickets.queueId, queueId),
+        exists(db.select({ id: queues.id }).from(queues).where(eq(queues.id, queueId))),
+      ),
+    )
     .get();
   if (!t) return null;
   return {

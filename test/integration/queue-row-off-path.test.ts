@@ -7,6 +7,7 @@ import { testClock } from "../helpers/clock";
 import { expectLogs } from "../helpers/console";
 import { meter } from "../helpers/meter";
 import { insertPreviousFormatSession, meterBindings } from "../helpers/credentials";
+import { settle } from "../helpers/catalog";
 
 // Issue 43, the queue row off the join's path (docs/hot-path.md): a join and a call-next use the
 // queue row this isolate read recently, so the credential batch reads no queue; the room decides
@@ -66,6 +67,36 @@ describe("a join's D1 statements", () => {
     meter.reset();
     expectOk(await meter.call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token, body: {} }));
     expect(meter.count).toEqual({ d1: 0, objects: 2, rooms: 1 });
+  });
+});
+
+describe("a ticket's read (GET /v1/tickets/{id})", () => {
+  it("reads no D1 once the isolate holds its queue's row and the user's object the session: the object, then the room", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    const ticket = expectOk<{ id: string }>(await join(customer.token, f.queueId), 201);
+    const meter = meterBindings();
+    // The owner's and the customer's reads, each with the row the join left in this isolate.
+    const mine = expectOk<{ id: string; status: string }>(await meter.call("GET", `/v1/tickets/${ticket.id}`, { token: customer.token }));
+    expect(mine).toMatchObject({ id: ticket.id, status: "waiting" });
+    expect(meter.count).toEqual({ d1: 0, objects: 2, rooms: 1 });
+    meter.reset();
+    expectOk(await meter.call("GET", `/v1/tickets/${ticket.id}`, { token: f.owner.token }));
+    expect(meter.count).toEqual({ d1: 0, objects: 2, rooms: 1 });
+  });
+
+  it("answers 404 once its service is deleted, though the isolate still keeps the queue's row", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    const ticket = expectOk<{ id: string }>(await join(customer.token, f.queueId), 201);
+    expectOk(await call("GET", `/v1/tickets/${ticket.id}`, { token: customer.token }));
+    expectOk(await call("DELETE", `/v1/services/${f.serviceId}`, { token: f.owner.token }));
+    await settle(f.queueId);
+    const history = await env.DB.prepare("SELECT status FROM tickets WHERE id = ?").bind(ticket.id).first<{ status: string }>();
+    expect(history?.status).toBe("cancelled");
+    // The cancelled ticket is still in D1's history (analytics), but its queue is gone: not found, for both.
+    expectError(await call("GET", `/v1/tickets/${ticket.id}`, { token: customer.token }), 404, "NOT_FOUND");
+    expectError(await call("GET", `/v1/tickets/${ticket.id}`, { token: f.owner.token }), 404, "NOT_FOUND");
   });
 });
 

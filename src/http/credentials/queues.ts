@@ -56,12 +56,13 @@ export const sessionRoleInOrganizationRead = preparedRead(["organizationId", "to
   sessionRoleInOrganizationQuery(db, p.organizationId, p.tokenHash).prepare(),
 );
 
-// The queue row off the join's path (issue 43, docs/hot-path.md). A join and a call-next take
-// from the queue row only what never changes (its id, organization, service and letter) and the
-// rules version it was read at; the room decides the rest (status, capacity, rules, quota), and
-// refuses a join whose row is older than the rules it holds (QUEUE_ROW_STALE: the Worker reads
-// the row again). So these two routes may use a row this isolate read recently instead of
-// reading it with the credential; every other route reads it fresh.
+// The queue row off the hot paths (issue 43, docs/hot-path.md). A join, a call-next and a
+// ticket's read take from the queue row only what never changes (its id, organization, service
+// and letter) and the rules version it was read at; the room decides the rest (status,
+// capacity, rules, quota, whether the queue still exists), and refuses a join whose row is older
+// than the rules it holds (QUEUE_ROW_STALE: the Worker reads the row again). So these three
+// routes may use a row this isolate read recently instead of reading it with the credential;
+// every other route reads it fresh.
 
 /** How long a queue row read from D1 may stand in for it on the hot routes (its name, at worst, is that old). */
 export const HOT_QUEUE_TTL_MS = 60_000;
@@ -81,9 +82,10 @@ export function recentQueueRow(queueId: string, at = Date.now()): QueueRow | nul
   return kept && kept.until > at ? kept.queue : null;
 }
 
-/** The routes that may use a recent row: a join and a call-next on `/v1/queues/{queueId}/…`. */
-const HOT_ROUTE = /^\/v1\/queues\/[^/]+\/(join|call-next)$/;
+/** The routes that may use a recent row: a join and a call-next on `/v1/queues/{queueId}/…`, a ticket's read. */
+const HOT_WRITE = /^\/v1\/queues\/[^/]+\/(join|call-next)$/;
+const HOT_READ = /^\/v1\/tickets\/[^/]+$/;
 
 export function isHotQueueRoute(method: string, path: string): boolean {
-  return method === "POST" && HOT_ROUTE.test(path);
+  return method === "POST" ? HOT_WRITE.test(path) : method === "GET" && HOT_READ.test(path);
 }
