@@ -202,11 +202,17 @@ export class Commands {
     /** At a desk: only the calls made at it. */
     deskId: string | null = null,
   ): PreviousCalls {
-    const open = (
+    // Without an outcome only the latest is reported: an operator who calls without settling
+    // leaves a called ticket behind at each call, and reading them all grew with every call.
+    const mine =
       deskId === null
-        ? this.store.rowsWhere("status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId)
-        : this.store.rowsWhere("status = 'called' AND assigned_to_id = ? AND desk_id = ? AND transferring_to IS NULL", operatorId, deskId)
-    ).sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
+        ? ["status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId]
+        : ["status = 'called' AND assigned_to_id = ? AND desk_id = ? AND transferring_to IS NULL", operatorId, deskId];
+    const [condition, ...args] = mine;
+    const open =
+      outcome === null
+        ? this.store.rowsWhere(`${condition} ORDER BY called_at DESC, lane, order_key LIMIT 1`, ...args)
+        : this.store.rowsWhere(condition!, ...args).sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
     const code = (row: TicketRow) => codeOf(cfg.letter, row);
     if (outcome === null) {
       const latest = open[0];
