@@ -1,37 +1,20 @@
-import {
-  createTableRelationsHelpers,
-  extractTablesRelationalConfig,
-  type ExtractTablesWithRelations,
-  type RelationalSchemaConfig,
-} from "drizzle-orm";
 import { DrizzleD1Database, SQLiteD1Session } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import * as schema from "./schema";
-
-type Tables = ExtractTablesWithRelations<typeof schema>;
 
 /**
- * The relational schema, read once per isolate. `drizzle(d1, { schema })` reads it again for every
- * client (`extractTablesRelationalConfig`: 0.4 ms, and 0.5 ms more building the client, in the
- * join's CPU profile), and every request builds a client for its own D1 session
- * (src/http/d1-sessions.ts). So the client is assembled here as `drizzle()` does (drizzle-orm
- * 0.45, d1/driver.js), with the schema and the dialect made once.
+ * The client without the relational schema. `drizzle(d1, { schema })` builds a relational query
+ * builder for each of the schema's tables in every client (`db.query.<table>`), and every request
+ * gets a client for its own D1 session (src/http/d1-sessions.ts): 0.5 ms of a join's CPU profile,
+ * though a join runs no D1 statement (issue 43). Nothing of ours uses `db.query` (its type is
+ * empty here, so a use would not compile); every query names its tables through the query
+ * builder, and batches map their rows without the schema. So the client is assembled as
+ * `drizzle()` does (drizzle-orm 0.45, d1/driver.js), with no schema and the dialect made once.
  */
-let relational: RelationalSchemaConfig<Tables> | undefined;
 const dialect = new SQLiteAsyncDialect();
 
-function relationalSchema(): RelationalSchemaConfig<Tables> {
-  if (!relational) {
-    const config = extractTablesRelationalConfig<Tables>(schema, createTableRelationsHelpers);
-    relational = { fullSchema: schema, schema: config.tables, tableNamesMap: config.tableNamesMap };
-  }
-  return relational;
-}
-
 function newDatabase(d1: D1Database) {
-  const shape = relationalSchema();
-  const session = new SQLiteD1Session<typeof schema, Tables>(d1, dialect, shape, {});
-  return Object.assign(new DrizzleD1Database<typeof schema>("async", dialect, session, shape), { $client: d1 });
+  const session = new SQLiteD1Session<Record<string, never>, Record<string, never>>(d1, dialect, undefined, {});
+  return Object.assign(new DrizzleD1Database<Record<string, never>>("async", dialect, session, undefined), { $client: d1 });
 }
 
 export type Database = ReturnType<typeof newDatabase>;
