@@ -15,8 +15,8 @@ import { tagByNfcId, type NfcTagRow } from "../entry/nfc-tags";
 import { liveQrToken, type QrTokenRow } from "../entry/qr-tokens";
 import type { QueueRow } from "../http/credentials/queues";
 import { findService, type ServiceRow } from "../catalog/services";
-import { actorIn, requireCredential, type ResourceLocations } from "../http/auth";
-import type { Actor, AppEnv, Guarded, ScopedActor } from "../http/context";
+import { memberIn, requireCredential, type ResourceLocations } from "../http/auth";
+import type { AppEnv, Guarded, ScopedActor } from "../http/context";
 
 export type { Guarded, ScopedActor };
 import { ApiError, notFound } from "../http/errors";
@@ -118,19 +118,9 @@ const loaders: { [K in ResourceKind]: Loader<K> } = {
 };
 
 /** The caller as a member of the organization who reaches `at`, or null (an outsider). */
-async function memberReaching(
-  c: Context<AppEnv>,
-  organizationId: string,
-  at: ResourceLocations | null,
-  what: string,
-): Promise<ScopedActor | null> {
-  let actor: Actor;
-  try {
-    actor = await actorIn(c, organizationId, what);
-  } catch (err) {
-    if (err instanceof ApiError && err.code === "NOT_FOUND") return null;
-    throw err;
-  }
+async function memberReaching(c: Context<AppEnv>, organizationId: string, at: ResourceLocations | null): Promise<ScopedActor | null> {
+  const actor = await memberIn(c, organizationId);
+  if (actor === null) return null;
   if (actor.locationIds !== null && at !== null) {
     const resourceLocations = typeof at === "function" ? await at() : at;
     if (!reaches(actor.locationIds, resourceLocations)) return null;
@@ -209,7 +199,7 @@ export function guard(kind: ResourceKind, path: string, wellFormed: (id: string)
       if (open && err instanceof ApiError && err.code === "NOT_FOUND") return next();
       throw err;
     }
-    const member = await memberReaching(c, loaded.organizationId, loaded.at, loaded.what);
+    const member = await memberReaching(c, loaded.organizationId, loaded.at);
     // A test-mode twin has no outsiders: only its own keys reach it (docs/test-mode.md).
     if (!member && !reachesOrganization(c.get("principal"), loaded.organizationId)) throw notFound(loaded.what);
     if (!member && !open) throw outsiderRefusal(c, kind, loaded.what);
@@ -319,7 +309,7 @@ export async function authorizeResources(
   const first = named[0]!;
   if (first.organizationId === undefined) throw notFound(first.what);
   const organizationId = first.organizationId;
-  const actor = await memberReaching(c, organizationId, null, first.what);
+  const actor = await memberReaching(c, organizationId, null);
   if (!actor) throw notFound(first.what);
   for (const resource of named) {
     if (resource.organizationId !== organizationId || !reaches(actor.locationIds, resource.at)) throw notFound(resource.what);

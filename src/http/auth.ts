@@ -395,21 +395,27 @@ export function rememberRole(c: Context<AppEnv>, organizationId: string, members
  * caller from another organization, issue 31/36), whatever the call site passes.
  */
 export async function actorIn(c: Context<AppEnv>, organizationId: string, what = "Organization"): Promise<Actor> {
+  return (await memberIn(c, organizationId)) ?? Promise.reject(notFound(what));
+}
+
+/**
+ * `actorIn` for a caller that may be an outsider: null instead of the 404. The resource guard
+ * asks it of every customer's join and ticket read, where throwing (an error and its stack
+ * built, then caught) cost 0.3 ms a request (issue 43).
+ */
+export async function memberIn(c: Context<AppEnv>, organizationId: string): Promise<Actor | null> {
   const p = requireCredential(c);
   const guarded = c.get("guarded");
-  if (guarded && guarded.organizationId === organizationId) {
-    if (!guarded.member) throw notFound(what);
-    return guarded.member;
-  }
+  if (guarded && guarded.organizationId === organizationId) return guarded.member ?? null;
   if (p.kind === "apiKey") {
-    if (p.organizationId !== organizationId) throw notFound(what);
+    if (p.organizationId !== organizationId) return null;
     return { organizationId, userId: null, apiKeyId: p.keyId, role: null, locationIds: null, can: (perm) => p.permissions.has(perm) };
   }
   const known = c.get("knownRoles");
   const membership = known?.has(organizationId)
     ? (known.get(organizationId) ?? null)
     : await membershipOf(primaryEnv(c), organizationId, p.user.id);
-  if (!membership) throw notFound(what);
+  if (!membership) return null;
   const { role, locationIds } = membership;
   return { organizationId, userId: p.user.id, apiKeyId: null, role, locationIds, can: (perm) => roleAllows(role, perm) };
 }
