@@ -11,12 +11,12 @@ import { depsOf } from "../../src/http/deps";
 // Drizzle's included), each planned by D1's own SQLite with EXPLAIN QUERY PLAN: an index
 // dropped or a query rewritten past its index fails here rather than in production.
 
-/** Every SQL text `run` prepares on D1, in order, without duplicates. */
-async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
-  const seen = new Set<string>();
+/** Every SQL text `run` prepares on D1, in order, each time it is prepared. */
+async function preparedDuring(run: () => Promise<unknown>): Promise<string[]> {
+  const prepared: string[] = [];
   const prepare = env.DB.prepare.bind(env.DB);
   const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
-    seen.add(query);
+    prepared.push(query);
     return prepare(query);
   });
   try {
@@ -24,7 +24,12 @@ async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
   } finally {
     spy.mockRestore();
   }
-  return [...seen];
+  return prepared;
+}
+
+/** Every SQL text `run` prepares on D1, in order, without duplicates. */
+async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
+  return [...new Set(await preparedDuring(run))];
 }
 
 /** How many parameters a statement takes (`?` or numbered `?N`, outside string literals). */
@@ -96,17 +101,11 @@ describe("hot queries use their indexes", () => {
     });
     // A batch as the EVENTS consumer gets it: joins of two organizations, interleaved.
     const events = [subscribed.id, unsubscribed.id, subscribed.id, unsubscribed.id, subscribed.id, unsubscribed.id].map(event);
-    const prepared: string[] = [];
-    const prepare = env.DB.prepare.bind(env.DB);
-    const spy = vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
-      prepared.push(query);
-      return prepare(query);
+    let queuedCount = 0;
+    const prepared = await preparedDuring(async () => {
+      queuedCount = await fanOutEvents(depsOf(env), events, Date.now());
     });
-    try {
-      expect(await fanOutEvents(depsOf(env), events, Date.now())).toBe(3);
-    } finally {
-      spy.mockRestore();
-    }
+    expect(queuedCount).toBe(3);
 
     // One read of the subscriptions for the six events (it was one per event).
     const subscriptionReads = prepared.filter((s) => /from "?webhooks"?\s+where/i.test(s));
