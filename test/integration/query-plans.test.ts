@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { DomainEventMessage } from "../../src/domain/events";
 import { fanOutEvents } from "../../src/webhooks/webhooks";
+import { recordEvents } from "../../src/webhooks/event-stream";
 import { sweep } from "../helpers/cron";
 import { createOrganization, registerUser } from "../helpers/fixtures";
 import { depsOf } from "../../src/http/deps";
@@ -137,6 +138,29 @@ describe("hot queries use their indexes", () => {
       .bind(subscribed.id)
       .first<{ n: number }>();
     expect(again?.n).toBe(3);
+  });
+
+  it("recordEvents: a batch of 30 events is 3 inserts of the event stream, in the batch's order, and a replay adds none", async () => {
+    const org = await createOrganization(await registerUser());
+    const events: DomainEventMessage[] = Array.from({ length: 30 }, (_, i) => ({
+      id: `evt_${crypto.randomUUID().replace(/-/g, "")}`,
+      type: "ticket.created",
+      organizationId: org.id,
+      queueId: null,
+      ticketId: null,
+      occurredAt: new Date().toISOString(),
+      data: { position: i + 1 },
+    }));
+    const prepared = await preparedDuring(() => recordEvents(depsOf(env), events, Date.now()));
+    // 12 rows to a statement (8 columns, under D1's 100 bound values): 12 + 12 + 6.
+    expect(prepared.filter((s) => /^insert into "?organization_events"?/i.test(s))).toHaveLength(3);
+    const stored = async () =>
+      (
+        await env.DB.prepare("SELECT id FROM organization_events WHERE organization_id = ? ORDER BY seq").bind(org.id).all<{ id: string }>()
+      ).results.map((r) => r.id);
+    expect(await stored()).toEqual(events.map((e) => e.id));
+    await recordEvents(depsOf(env), events, Date.now());
+    expect(await stored()).toEqual(events.map((e) => e.id));
   });
 
   it("the minute sweep: every statement it runs on D1 reads through an index", async () => {
