@@ -14,6 +14,7 @@ import type { LocationScope } from "../domain/location-scope";
 import { scopeIds } from "./location-scope";
 import { iso } from "../lib/time";
 import type { Deps } from "../http/deps";
+import { forgetJoinLanguages } from "./join-languages";
 
 export type LocationRow = typeof locations.$inferSelect;
 
@@ -226,6 +227,8 @@ export async function updateLocation(
           ),
         ])
       : [await update.all()];
+  // After the write: a join in between would keep the old default again.
+  if (changes.defaultLanguage !== undefined) forgetJoinLanguages();
   return updated ?? { ...current, ...changes };
 }
 
@@ -280,5 +283,6 @@ export async function deleteLocation(
         ]
       : []),
   ]);
+  forgetJoinLanguages();
   return { serviceIds: goneServices.map((s) => s.id), queueIds: goneQueues.map((q) => q.id) };
 }

@@ -6,6 +6,7 @@ import { and, asc, count, eq, exists, inArray, isNull, lt, or, sql, type Column 
 import { DEFAULT_BOOKING, type BookingSettings } from "../domain/slots";
 import { DEFAULT_ROUTE_ENTRY, type RouteEntry } from "../domain/visit-route";
 import { chunk } from "../db/client";
+import { forgetJoinLanguages } from "./join-languages";
 import { locations, organizations, queues, serviceLocations, services, serviceTypes, subscriptions, tickets } from "../db/schema";
 import { entitlements, type Plan } from "../domain/plans";
 import { ApiError, notFound, planRequired, validationError } from "../http/errors";
@@ -440,6 +441,8 @@ export async function updateService(
         ]
       : []),
   ]);
+  // After the write: a join in between would keep the old locations' defaults again.
+  if (locationIds) forgetJoinLanguages();
   return updated;
 }
 

@@ -9,6 +9,7 @@ import { isUniqueViolation } from "../db/errors";
 import { membershipStatement } from "./members";
 import { changingAccess } from "../http/credentials/access-changes";
 import { retireQueues } from "../tickets/queue-rooms";
+import { forgetJoinLanguages } from "../catalog/join-languages";
 import type { Deps } from "../http/deps";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -135,6 +136,7 @@ export async function updateOrganization(
     .returning()
     .get();
   if (!updated) throw notFound("Organization");
+  if (changes.languages !== undefined || changes.defaultLanguage !== undefined) forgetJoinLanguages();
   return updated;
 }
 

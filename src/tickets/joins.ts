@@ -1,6 +1,5 @@
-import { eq } from "drizzle-orm";
-import { locations, organizations, serviceLocations } from "../db/schema";
-import { isLanguage, offeredLanguages } from "../domain/languages";
+import { joinLanguages } from "../catalog/join-languages";
+import { isLanguage } from "../domain/languages";
 import type { TicketView } from "../queue-room/contract";
 import { NO_PHONE_VERIFICATION, startPhoneVerification, vouchForPhone, type PhoneVerificationView } from "../visits/phone-verification";
 import type { QueueRow } from "../http/credentials/queues";
@@ -60,28 +59,16 @@ export interface Joined {
  * offered, the organization's default: never an error. null: no choice and no location default
  * (later messages take the account's, else the organization's).
  */
-async function ticketLanguageOf({ db }: Deps, queue: QueueRow, language: string | null): Promise<string | null> {
+async function ticketLanguageOf(deps: Deps, queue: QueueRow, language: string | null): Promise<string | null> {
   if (language !== null && !isLanguage(language)) return language;
-  const [org, places] = await Promise.all([
-    db
-      .select({ defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })
-      .from(organizations)
-      .where(eq(organizations.id, queue.organizationId))
-      .get(),
-    db
-      .select({ defaultLanguage: locations.defaultLanguage })
-      .from(serviceLocations)
-      .innerJoin(locations, eq(locations.id, serviceLocations.locationId))
-      .where(eq(serviceLocations.serviceId, queue.serviceId))
-      .all(),
-  ]);
-  if (!org) return language;
-  const offered = offeredLanguages(org.languages);
+  const facts = await joinLanguages(deps, queue.organizationId, queue.serviceId);
+  if (!facts) return language;
+  const { offered } = facts;
   if (language !== null && offered.includes(language)) return language;
-  const defaults = new Set(places.map((p) => p.defaultLanguage));
+  const defaults = new Set(facts.locationDefaults);
   const [only] = defaults.size === 1 ? [...defaults] : [null];
   if (only && offered.includes(only)) return only;
-  return language === null ? null : org.defaultLanguage;
+  return language === null ? null : facts.organizationDefault;
 }
 
 export async function joinQueue(deps: Deps, queue: QueueRow, given: Join, at: number): Promise<Joined> {

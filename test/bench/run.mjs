@@ -618,6 +618,14 @@ function table() {
     lines.push("| --- | ---: | ---: |");
     for (const f of p.frames) lines.push(`| \`${f.frame}\` | ${fmt(f.msPerRequest, 3)} | ${fmt(f.share * 100, 1)} % |`);
     lines.push("");
+    if (p.steps?.length) {
+      lines.push(`Our functions by total time (self and callees, the outermost call on a stack), ${p.route}:`);
+      lines.push("");
+      lines.push("| Function | ms/req | share |");
+      lines.push("| --- | ---: | ---: |");
+      for (const f of p.steps) lines.push(`| \`${f.frame}\` | ${fmt(f.msPerRequest, 3)} | ${fmt(f.share * 100, 1)} % |`);
+      lines.push("");
+    }
   }
   const g = sections.growth;
   if (g.length > 0) {

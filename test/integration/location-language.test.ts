@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { createApiKey, createOrganization, createQueueFixture, registerUser, type QueueFixture } from "../helpers/fixtures";
 import { capture, smsSent, type Captured } from "../helpers/notifications";
@@ -135,5 +136,80 @@ describe("a location's default language", () => {
     expect(bodies).toHaveLength(2);
     expect(bodies[0]).toMatch(/^أنت في طابور Main queue، الترتيب 1/);
     expect(bodies[1]).toMatch(/^Vous êtes en attente pour Main queue, position 2/);
+  });
+
+  it("is read once per isolate for a run of joins (issue 43), and a change through the API applies to the very next join", async () => {
+    captured = capture();
+    const f = await branch();
+    const token = f.owner.token;
+    expectOk(
+      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
+        token,
+        body: { languages: ["fr", "es", "de"], defaultLanguage: "fr" },
+      }),
+    );
+    expectOk(await patchLocation(f, { defaultLanguage: "es" }));
+    const join = async () => expectOk(await widgetJoin(f, {}), 201);
+    await join();
+    // The facts are kept: the next join reads neither the organization's row nor the service's locations.
+    // Every statement the join prepares, on the binding or on the request's D1 session (http/d1-sessions.ts).
+    const prepared: string[] = [];
+    const prepare = env.DB.prepare.bind(env.DB);
+    const withSession = env.DB.withSession.bind(env.DB);
+    const spies = [
+      vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+        prepared.push(query);
+        return prepare(query);
+      }),
+      vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+        const session = withSession(constraint);
+        const prepareOnSession = session.prepare.bind(session);
+        session.prepare = (query: string) => {
+          prepared.push(query);
+          return prepareOnSession(query);
+        };
+        return session;
+      }),
+    ];
+    try {
+      await join();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    // It did reach D1 (the SMS guard's counters, the ticket's projection): the spies see the session's statements.
+    expect(prepared.length).toBeGreaterThan(0);
+    expect(prepared.filter((q) => /from "service_locations"/.test(q))).toEqual([]);
+    expect(prepared.filter((q) => /select "default_language", "languages" from "organizations"/.test(q))).toEqual([]);
+    // Each change through the API forgets them: the location's default, the organization's
+    // languages (German no longer offered: the organization's French), the service's locations.
+    expectOk(await patchLocation(f, { defaultLanguage: "de" }));
+    await join();
+    expectOk(await call("PATCH", `/v1/organizations/${f.organizationId}`, { token, body: { languages: ["fr", "es"] } }));
+    await join();
+    const annex = expectOk(
+      await call("POST", "/v1/locations", {
+        token,
+        body: {
+          organizationId: f.organizationId,
+          name: "Annex",
+          address: "2 rue de la Paix",
+          latitude: 48.86,
+          longitude: 2.33,
+          timezone: "Europe/Paris",
+          defaultLanguage: "es",
+        },
+      }),
+      201,
+    );
+    expectOk(await call("PATCH", `/v1/services/${f.serviceId}`, { token, body: { locationIds: [annex.id] } }));
+    await join();
+
+    const bodies = (await smsSent(captured, f.queueId)).map((m) => m.body);
+    expect(bodies).toHaveLength(5);
+    expect(bodies[0]).toMatch(/^Está en la fila/);
+    expect(bodies[1]).toMatch(/^Está en la fila/);
+    expect(bodies[2]).toMatch(/^Sie sind in der Warteschlange/);
+    expect(bodies[3]).toMatch(/^Vous êtes en attente/);
+    expect(bodies[4]).toMatch(/^Está en la fila/);
   });
 });
