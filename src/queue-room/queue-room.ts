@@ -109,7 +109,7 @@ export class QueueRoom extends DurableObject<Env> {
       refuse,
     });
     this.commands = new Commands(this.store, this.views, this.remote);
-    this.handOffs = new HandOffs(this.store, (fn) => ctx.storage.transactionSync(fn), {
+    this.handOffs = new HandOffs(this.store, (fn) => this.transaction(fn), {
       mutate: (at, fn) => this.mutate(at, fn),
       existing: (id) => this.commands.existing(id),
       admit: (cfg, input, at) => this.commands.admit(cfg, input, at),
@@ -214,7 +214,10 @@ export class QueueRoom extends DurableObject<Env> {
     // A new copy of the rules (tickets/room-rules.ts); an older one than the room holds is ignored.
     applyRules: (c) => {
       if (this.store.room().retired_at !== null) return false;
-      return this.ctx.storage.transactionSync(() => this.rules.apply(c.copy));
+      const applied = this.transaction(() => this.rules.apply(c.copy));
+      // The blend policy travels in the copy: the store's kept one is read again.
+      if (applied) this.store.forget();
+      return applied;
     },
     join: (c) => this.join(c.input, c.at, c.tokenHash, c.rulesVersion, c.rowMayBeKept ?? false),
     callNext: (c) =>
@@ -425,6 +428,7 @@ export class QueueRoom extends DurableObject<Env> {
       config.archivedAt,
       config.defaultServiceMinutes ?? null,
     );
+    this.store.forget();
   }
 
   /**
@@ -576,6 +580,20 @@ export class QueueRoom extends DurableObject<Env> {
 
   // ---- the change path ----------------------------------------------------------------------
 
+  /**
+   * One storage transaction. When it rolls back, what the store and the rules kept of the room
+   * row and the rules is dropped: a copy taken inside it may hold what was undone.
+   */
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (err) {
+      this.store.forget();
+      this.rules.forget();
+      throw err;
+    }
+  }
+
   /** The room row, checked once: its queue is known and not deleted. */
   private configured(): Configured {
     const room = this.store.room();
@@ -604,7 +622,7 @@ export class QueueRoom extends DurableObject<Env> {
    */
   private change<T>(at: number, fn: () => T, { announce = true }: { announce?: boolean } = {}): RoomResult<T> {
     try {
-      const value = this.ctx.storage.transactionSync(() => {
+      const value = this.transaction(() => {
         const out = fn();
         const cfg = configuredOf(this.store.room());
         if (cfg !== null && cfg.retired_at === null) {

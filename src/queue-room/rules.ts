@@ -18,12 +18,20 @@ type RulesRow = {
 };
 
 export class RoomRules {
+  /** The copy's row, kept between reads (issue 43); undefined: read it. The room drops it with `forget` when a transaction rolls back. */
+  private kept: RulesRow | null | undefined;
+
   constructor(private readonly sql: SqlStorage) {}
+
+  forget(): void {
+    this.kept = undefined;
+  }
 
   /** Keeps `copy` unless the room already holds a newer version (pushes may cross). */
   apply(copy: RoomRulesCopy): boolean {
     const current = this.row();
     if (current !== null && current.version > copy.version) return false;
+    this.kept = undefined;
     this.sql.exec(
       `INSERT INTO room_rules (id, version, valid_from, valid_until, service_status, tickets_per_month, blend) VALUES (1, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET version = excluded.version, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
@@ -98,10 +106,10 @@ export class RoomRules {
   }
 
   private row(): RulesRow | null {
-    return (
+    if (this.kept !== undefined) return this.kept;
+    return (this.kept =
       this.sql.exec<RulesRow>("SELECT version, valid_from, valid_until, service_status, tickets_per_month FROM room_rules").toArray()[0] ??
-      null
-    );
+      null);
   }
 
   private fresh(at: number, version: number): RulesRow {

@@ -222,6 +222,11 @@ export const ROOM_MIGRATIONS: readonly string[] = [
    ALTER TABLE tickets ADD COLUMN routed_from_id TEXT;
    ALTER TABLE tickets ADD COLUMN routed_to_id TEXT;
    ALTER TABLE tickets ADD COLUMN route_token_hash TEXT;`,
+  // Issue 43: every call-next reads the caller's latest call still open (commands.ts
+  // settlePreviousCalls), which scanned every called ticket and sorted them: an operator who
+  // calls without settling leaves one behind at each call. Only called tickets are in it, in the
+  // order the read wants, so a join's insert does not maintain it.
+  `CREATE INDEX tickets_called_by ON tickets (assigned_to_id, called_at DESC, lane, order_key) WHERE status = 'called';`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */
