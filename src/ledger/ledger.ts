@@ -47,6 +47,14 @@ export class OrganizationLedger extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** Months whose D1 count is being read, so concurrent first takes wait for the same read. */
   private readonly loading = new Map<string, Promise<void>>();
+  /**
+   * Each month's count as stored, kept in memory once read (issue 43: a take read its row twice
+   * and the alarm once). This object is the single writer of ticket_periods; every write of a
+   * count goes through `count`.
+   */
+  private readonly used = new Map<string, number>();
+  /** An alarm is armed (set here, cleared when it runs): a take does not ask the storage again. */
+  private flushArmed = false;
 
   constructor(
     ctx: DurableObjectState,
@@ -66,7 +74,7 @@ export class OrganizationLedger extends DurableObject<Env> {
     const period = utcMonth(at);
     await this.load(organizationId, period.key);
     // No await from here to the write: the check and the count are one step of this object.
-    const used = this.periodRow(period.key)!.used;
+    const used = this.used.get(period.key) ?? this.periodRow(period.key)!.used;
     if (limit !== null && used >= limit) {
       return {
         ok: false,
@@ -77,15 +85,21 @@ export class OrganizationLedger extends DurableObject<Env> {
         },
       };
     }
-    this.sql.exec("UPDATE ticket_periods SET used = used + 1 WHERE period = ?", period.key);
+    this.count(period.key, "UPDATE ticket_periods SET used = used + 1 WHERE period = ? RETURNING used");
     this.scheduleFlush();
     return { ok: true, value: { period: period.key } };
   }
 
   /** Gives back a unit taken for a ticket that was not created. */
   refund(period: string): void {
-    this.sql.exec("UPDATE ticket_periods SET used = used - 1 WHERE period = ? AND used > 0", period);
+    this.count(period, "UPDATE ticket_periods SET used = used - 1 WHERE period = ? AND used > 0 RETURNING used");
     this.scheduleFlush();
+  }
+
+  /** Writes a month's count with `update` (it answers the new count) and keeps what was written. */
+  private count(period: string, update: string): void {
+    const row = this.sql.exec<{ used: number }>(update, period).toArray()[0];
+    if (row) this.used.set(period, row.used);
   }
 
   /** Writes every count D1 does not hold yet; the usage route calls it before reading D1. */
@@ -103,11 +117,13 @@ export class OrganizationLedger extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    this.flushArmed = false;
     try {
       await this.flush();
     } catch (err) {
       console.warn(`organization ledger: usage write failed, retrying in ${FLUSH_RETRY_MS / 1000} s: ${String(err)}`);
       await this.ctx.storage.setAlarm(Date.now() + FLUSH_RETRY_MS);
+      this.flushArmed = true;
       return;
     }
     if (this.sql.exec("SELECT 1 FROM ticket_periods WHERE used != flushed").toArray().length > 0) this.scheduleFlush();
@@ -123,13 +139,19 @@ export class OrganizationLedger extends DurableObject<Env> {
 
   /** The month's count starts from D1's (read once per month, shared by concurrent takes). */
   private async load(organizationId: string, period: string): Promise<void> {
-    if (this.periodRow(period) !== null) return;
+    if (this.used.has(period)) return;
+    const stored = this.periodRow(period);
+    if (stored !== null) {
+      this.used.set(period, stored.used);
+      return;
+    }
     let pending = this.loading.get(period);
     if (!pending) {
       pending = (async () => {
         const used = await this.store.ticketsUsed(organizationId, period);
         this.sql.exec("INSERT OR IGNORE INTO ledger_meta (id, organization_id) VALUES (1, ?)", organizationId);
         this.sql.exec("INSERT OR IGNORE INTO ticket_periods (period, used, flushed) VALUES (?, ?, ?)", period, used, used);
+        this.used.set(period, this.periodRow(period)!.used);
       })().finally(() => this.loading.delete(period));
       this.loading.set(period, pending);
     }
@@ -138,6 +160,8 @@ export class OrganizationLedger extends DurableObject<Env> {
 
   /** One alarm covers every change until it runs (an armed alarm is left as it is). */
   private scheduleFlush(): void {
+    if (this.flushArmed) return;
+    this.flushArmed = true;
     void this.ctx.storage.getAlarm().then((armed) => {
       if (armed === null) return this.ctx.storage.setAlarm(Date.now() + FLUSH_DELAY_MS);
     });

@@ -454,6 +454,7 @@ export class QueueRoom extends DurableObject<Env> {
     if (!admitted.ok || admitted.value !== null) return admitted.ok ? { ok: true, value: admitted.value! } : admitted;
     const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion, rowMayBeKept));
     if (!allowed.ok) return allowed;
+    const rulesChecked = this.rules.generation;
     const { ledger } = this.ports;
     const organizationId = this.configured().organization_id;
     const unit = await ledger.take(organizationId, at, allowed.value.ticketsPerMonth);
@@ -468,8 +469,8 @@ export class QueueRoom extends DurableObject<Env> {
           const cfg = this.configured();
           again = this.checkedIn(cfg, input, at);
           if (again !== null) return again;
-          // Checked again in the transaction: a copy pushed while the unit was taken applies.
-          this.rules.assertJoin(at, rulesVersion, rowMayBeKept);
+          // Checked again in the transaction when a copy was pushed while the unit was taken.
+          if (this.rules.generation !== rulesChecked) this.rules.assertJoin(at, rulesVersion, rowMayBeKept);
           return create(cfg);
         },
         { announce: false },

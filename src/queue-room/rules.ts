@@ -20,18 +20,21 @@ type RulesRow = {
 export class RoomRules {
   /** The copy's row, kept between reads (issue 43); undefined: read it. The room drops it with `forget` when a transaction rolls back. */
   private kept: RulesRow | null | undefined;
+  /** Moves whenever the copy may have changed (a new copy, a rollback): a check made at the same generation and instant stands. */
+  generation = 0;
 
   constructor(private readonly sql: SqlStorage) {}
 
   forget(): void {
     this.kept = undefined;
+    this.generation += 1;
   }
 
   /** Keeps `copy` unless the room already holds a newer version (pushes may cross). */
   apply(copy: RoomRulesCopy): boolean {
     const current = this.row();
     if (current !== null && current.version > copy.version) return false;
-    this.kept = undefined;
+    this.forget();
     this.sql.exec(
       `INSERT INTO room_rules (id, version, valid_from, valid_until, service_status, tickets_per_month, blend) VALUES (1, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET version = excluded.version, valid_from = excluded.valid_from, valid_until = excluded.valid_until,

@@ -120,13 +120,25 @@ export class CallerAccess<User = StoredUser> {
     this.counter += 1;
   }
 
+  /**
+   * The leases as stored, kept in memory once read (issue 43: a read of the storage on every
+   * request). This object is their only writer, and every write goes through `keepLeases`.
+   */
+  private leases: Lease[] | null = null;
+
+  private keepLeases(leases: Lease[]): void {
+    if (leases.length > 0) this.storage.kv.put(LEASES, leases);
+    else this.storage.kv.delete(LEASES);
+    this.leases = leases;
+  }
+
   /** The leases still running at `at`; an expired one is removed and the object reloads once. */
   private liveLeases(at: number): Lease[] {
-    const leases = this.storage.kv.get<Lease[]>(LEASES) ?? [];
+    const leases = (this.leases ??= this.storage.kv.get<Lease[]>(LEASES) ?? []);
+    if (leases.length === 0) return leases;
     const live = leases.filter((l) => l.until > at);
     if (live.length !== leases.length) {
-      if (live.length > 0) this.storage.kv.put(LEASES, live);
-      else this.storage.kv.delete(LEASES);
+      this.keepLeases(live);
       this.forget();
     }
     return live;
@@ -176,15 +188,13 @@ export class CallerAccess<User = StoredUser> {
   /** A change to this user's sessions, memberships or row is about to be written to D1. */
   changing(changeId: string, at: number): void {
     const leases = this.liveLeases(at).filter((l) => l.id !== changeId);
-    this.storage.kv.put(LEASES, [...leases, { id: changeId, until: at + ACCESS_LEASE_MS }]);
+    this.keepLeases([...leases, { id: changeId, until: at + ACCESS_LEASE_MS }]);
     this.forget();
   }
 
   /** The change is written (or given up): what the object held before it is dropped. */
   changed(changeId: string, at: number): void {
-    const leases = this.liveLeases(at).filter((l) => l.id !== changeId);
-    if (leases.length > 0) this.storage.kv.put(LEASES, leases);
-    else this.storage.kv.delete(LEASES);
+    this.keepLeases(this.liveLeases(at).filter((l) => l.id !== changeId));
     this.forget();
   }
 }
