@@ -9,6 +9,15 @@ import type { RoomRulesCopy } from "./types";
 // room must hold. A copy older than that version, or an instant outside the window the copy
 // covers, is refused RULES_STALE: the Worker loads the rules again and retries.
 
+type Block = {
+  seq: number;
+  closes_service: number;
+  user_id: string | null;
+  event_id: string;
+  start_at: number;
+  end_at: number;
+};
+
 type RulesRow = {
   version: number;
   valid_from: number;
@@ -18,8 +27,9 @@ type RulesRow = {
 };
 
 export class RoomRules {
-  /** The copy's row, kept between reads (issue 43); undefined: read it. The room drops it with `forget` when a transaction rolls back. */
+  /** The copy's row and its blocks, kept between reads (issue 43); undefined: read them. The room drops them with `forget` when a transaction rolls back. */
   private kept: RulesRow | null | undefined;
+  private keptBlocks: Block[] | undefined;
   /** Moves whenever the copy may have changed (a new copy, a rollback): a check made at the same generation and instant stands. */
   generation = 0;
 
@@ -27,6 +37,7 @@ export class RoomRules {
 
   forget(): void {
     this.kept = undefined;
+    this.keptBlocks = undefined;
     this.generation += 1;
   }
 
@@ -84,7 +95,7 @@ export class RoomRules {
         serviceStatus: rules.service_status,
       });
     }
-    const closure = this.latestCovering(at, "closes_service = 1");
+    const closure = this.latestCovering(at, (b) => b.closes_service === 1);
     if (closure) {
       refuse("QUEUE_CLOSED", "This service is closed right now", {
         reason: "closure",
@@ -99,7 +110,7 @@ export class RoomRules {
   assertMayCall(userId: string | null, at: number, version: number): void {
     if (userId === null) return;
     this.fresh(at, version);
-    const block = this.latestCovering(at, "(user_id IS NULL OR user_id = ?)", userId);
+    const block = this.latestCovering(at, (b) => b.user_id === null || b.user_id === userId);
     if (block) {
       refuse("OPERATOR_UNAVAILABLE", "You are on a break, closure or unavailability right now", {
         eventId: block.event_id,
@@ -123,17 +134,15 @@ export class RoomRules {
     return rules;
   }
 
-  /** The covering occurrence that ends last (the first such in D1's order), as the calendar answers it. */
-  private latestCovering(at: number, where: string, ...binds: unknown[]): { event_id: string; end_at: number } | null {
-    return (
-      this.sql
-        .exec<{ event_id: string; end_at: number }>(
-          `SELECT event_id, end_at FROM room_blocks WHERE start_at <= ? AND end_at > ? AND ${where} ORDER BY end_at DESC, seq ASC LIMIT 1`,
-          at,
-          at,
-          ...binds,
-        )
-        .toArray()[0] ?? null
-    );
+  /**
+   * The covering occurrence that ends last (the first such in D1's order), as the calendar answers
+   * it. The blocks are read once per copy: a window of days of closures and breaks, a few hundred
+   * rows at most, and a join and a call-next each asked the storage (0.25 ms of a join).
+   */
+  private latestCovering(at: number, applies: (block: Block) => boolean): Block | null {
+    this.keptBlocks ??= this.sql
+      .exec<Block>("SELECT seq, closes_service, user_id, event_id, start_at, end_at FROM room_blocks ORDER BY end_at DESC, seq ASC")
+      .toArray();
+    return this.keptBlocks.find((b) => b.start_at <= at && b.end_at > at && applies(b)) ?? null;
   }
 }

@@ -29,7 +29,7 @@ export class RoomStore {
    * taken inside it may hold what was undone) and after a write made elsewhere (learnConfig, a
    * new copy of the rules). Each read answers a new object: a row handed out never changes.
    */
-  private kept: { room?: ConfigRow; blend?: BlendCopy } = {};
+  private kept: { room?: ConfigRow; blend?: BlendCopy; appointmentWaiting?: boolean } = {};
 
   room(): ConfigRow {
     return (this.kept.room ??= readRoom(this.sql));
@@ -111,6 +111,7 @@ export class RoomStore {
       }>("UPDATE room SET next_number = next_number + 1, version = version + 1 WHERE id = 1 RETURNING next_number - 1 AS n, version")
       .one();
     this.keepRoom({ next_number: number + 1, version });
+    if ((draft.kind ?? "walk_in") === "appointment") this.kept.appointmentWaiting = true;
     const lane: Lane = draft.isPriority ? LANE.priority : LANE.regular;
     const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
     return this.sql
@@ -162,6 +163,10 @@ export class RoomStore {
       this.bumpVersion(),
       id,
     );
+    // Whether an appointment waits changes only when a ticket's kind changes, one starts waiting,
+    // or one leaves the line while some appointment waits.
+    if ("kind" in fields || ("status" in fields && (fields.status === "waiting" || this.kept.appointmentWaiting !== false)))
+      delete this.kept.appointmentWaiting;
     this.onTicketChange(id, fields, at);
   }
 
@@ -286,14 +291,20 @@ export class RoomStore {
    * out here from the whole line: a queue holding appointments is a desk's line, tens of tickets.
    */
   blendedWaiting(at: number): TicketRow[] | null {
-    const any = this.sql.exec("SELECT 1 FROM tickets WHERE status = 'waiting' AND kind = 'appointment' LIMIT 1").toArray();
-    if (any.length === 0) return null;
+    if (!this.appointmentWaiting()) return null;
     const rows = this.sql.exec<TicketRow>("SELECT * FROM tickets WHERE status = 'waiting' ORDER BY lane, order_key").toArray();
     return blendOrder(rows.map(blendTicketOf), this.blendCopy().policy, at).map((b) => b.ticket.row);
   }
 
+  /** Whether any appointment waits, kept between reads (issue 43: asked several times by every change). */
+  private appointmentWaiting(): boolean {
+    return (this.kept.appointmentWaiting ??=
+      this.sql.exec("SELECT 1 FROM tickets WHERE status = 'waiting' AND kind = 'appointment' LIMIT 1").toArray().length > 0);
+  }
+
   /** When each appointment now waiting early (its window not open yet) goes ahead of walk-ins, soonest first. */
   appointmentsOpening(policy: BlendPolicy, at: number): number[] {
+    if (!this.appointmentWaiting()) return [];
     return this.sql
       .exec<{ at: number }>(
         "SELECT appointment_at - ? AS at FROM tickets WHERE status = 'waiting' AND kind = 'appointment' AND appointment_late = 0 AND lane <> 0 AND appointment_at IS NOT NULL",
