@@ -51,10 +51,20 @@ function keyring(env: SecretBoxEnv): { id: string; raw: string }[] {
   return ring;
 }
 
-async function aesKey(raw: string): Promise<CryptoKey> {
-  const bytes = fromBase64Url(raw);
-  if (bytes.length !== 32) throw new Error("SECRETS_KEY must be 32 bytes, base64 (openssl rand -base64 32)");
-  return crypto.subtle.importKey("raw", bytes, "AES-GCM", false, ["encrypt", "decrypt"]);
+/** Each key imported once per isolate (issue 43: an import on every sealed event), not extractable. */
+const imported = new Map<string, Promise<CryptoKey>>();
+
+function aesKey(raw: string): Promise<CryptoKey> {
+  let key = imported.get(raw);
+  if (!key) {
+    const bytes = fromBase64Url(raw);
+    if (bytes.length !== 32) return Promise.reject(new Error("SECRETS_KEY must be 32 bytes, base64 (openssl rand -base64 32)"));
+    key = crypto.subtle.importKey("raw", bytes, "AES-GCM", false, ["encrypt", "decrypt"]);
+    // A failed import is not kept: the next use tries again.
+    key.catch(() => imported.delete(raw));
+    imported.set(raw, key);
+  }
+  return key;
 }
 
 export function isSealed(stored: string): boolean {
